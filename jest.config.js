@@ -1,0 +1,28 @@
+// Two projects: fast unit tests beside the code, and integration/e2e suites that talk to the real
+// PostgreSQL, Redis, Kafka and kube-apiserver started by test/infra.
+const transform = {
+  '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
+};
+const moduleNameMapper = {
+  '^@lore/operator$': '<rootDir>/operator/src/index.ts',
+  '^@lore/([a-z-]+)$': '<rootDir>/services/$1/src/index.ts',
+};
+const common = { transform, moduleNameMapper, testEnvironment: 'node', rootDir: __dirname };
+
+module.exports = {
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/services/*/src/**/*.test.ts', '<rootDir>/operator/src/**/*.test.ts'],
+      testPathIgnorePatterns: ['\\.int\\.test\\.ts$', '/dist/', '/node_modules/'],
+    },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/**/*.int.test.ts', '<rootDir>/services/*/test/**/*.int.test.ts', '<rootDir>/operator/test/**/*.int.test.ts'],
+      testPathIgnorePatterns: ['/dist/', '/node_modules/'],
+      testTimeout: 120000,
+    },
+  ],
+};

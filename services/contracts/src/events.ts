@@ -1,0 +1,58 @@
+import { z } from 'zod';
+
+/** Every Kafka topic Lore uses. Topic names live only here. */
+export const TOPICS = {
+  memoryIngest: 'lore.memory.ingest',
+  memoryUploads: 'lore.memory.uploads',
+  events: 'lore.events',
+  webhookDeliveries: 'lore.webhook.deliveries',
+  webhookRetry1s: 'lore.webhook.retry.1s',
+  webhookRetry2s: 'lore.webhook.retry.2s',
+  webhookRetry4s: 'lore.webhook.retry.4s',
+  webhookRetry8s: 'lore.webhook.retry.8s',
+  webhookRetry30s: 'lore.webhook.retry.30s',
+  webhookDead: 'lore.webhook.dead',
+  graphJobs: 'lore.graph.jobs',
+  connectorsIndex: 'lore.connectors.index',
+} as const;
+
+export type TopicName = (typeof TOPICS)[keyof typeof TOPICS];
+
+/** The seven public event kinds of spec 1 (webhook subscriptions choose among these). */
+export const EVENT_KINDS = [
+  'memory.ingest.completed',
+  'memory.ingest.dlp_flagged',
+  'memory.ingest.auto_routed',
+  'memory.entity.created',
+  'memory.entity.contradiction_detected',
+  'memory.entity.contradiction_resolved',
+  'memory.health.assessed',
+] as const;
+
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+export const EventScopeSchema = z.object({
+  tenant_id: z.string(),
+  workspace_id: z.string(),
+  memory_id: z.string(),
+});
+
+/**
+ * The domain event envelope: the same shape travels on `lore.events` and is delivered to webhook receivers.
+ * `occurred_at` is ISO 8601 UTC with milliseconds.
+ */
+export const EventEnvelopeSchema = z.object({
+  event_id: z.string().min(1),
+  event: z.enum(EVENT_KINDS),
+  occurred_at: z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+  scope: EventScopeSchema,
+  payload: z.record(z.string(), z.unknown()),
+});
+
+export type EventEnvelope = z.infer<typeof EventEnvelopeSchema>;
+export type EventScope = z.infer<typeof EventScopeSchema>;
+
+/** ISO 8601 UTC with exactly three fractional digits. */
+export function isoMillis(date: Date = new Date()): string {
+  return date.toISOString();
+}

@@ -1,0 +1,76 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Db, Sql } from '../ports/db';
+import { APP_ROLE } from '../ports/db';
+
+export interface MigrationSet {
+  /** PostgreSQL schema the service owns, e.g. `gateway`. */
+  schema: string;
+  /** Folder of `NNNN_name.sql` files, applied in name order, each once, each in its own transaction. */
+  dir: string;
+}
+
+const IDENT = /^[a-z_][a-z0-9_]*$/;
+
+/**
+ * Applies a service's pending migrations as the schema owner, then grants the application role what it needs.
+ * Safe to run from several processes at once: an advisory lock serialises them.
+ */
+export async function runMigrations(db: Db, set: MigrationSet): Promise<string[]> {
+  if (!IDENT.test(set.schema)) throw new Error(`invalid schema name ${set.schema}`);
+  const files = (await readdir(set.dir)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort();
+  const applied: string[] = [];
+  await db.asOwner(async (sql) => {
+    await sql.query(`SELECT pg_advisory_lock(hashtext($1))`, [`lore.migrate.${set.schema}`]);
+    try {
+      await sql.query(`CREATE SCHEMA IF NOT EXISTS ${set.schema}`);
+      await sql.query(
+        `CREATE TABLE IF NOT EXISTS ${set.schema}.schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
+      const done = new Set(
+        (await sql.query<{ version: string }>(`SELECT version FROM ${set.schema}.schema_migrations`)).rows.map((r) => r.version),
+      );
+      for (const file of files) {
+        if (done.has(file)) continue;
+        const text = await readFile(join(set.dir, file), 'utf8');
+        await sql.query('BEGIN');
+        try {
+          await execScript(sql, text);
+          await sql.query(`INSERT INTO ${set.schema}.schema_migrations (version) VALUES ($1)`, [file]);
+          await sql.query('COMMIT');
+        } catch (err) {
+          await sql.query('ROLLBACK');
+          throw new Error(`migration ${set.schema}/${file} failed: ${(err as Error).message}`, { cause: err });
+        }
+        applied.push(file);
+      }
+      await grantAppRole(sql, set.schema);
+    } finally {
+      await sql.query(`SELECT pg_advisory_unlock(hashtext($1))`, [`lore.migrate.${set.schema}`]);
+    }
+  });
+  return applied;
+}
+
+/** The application role may use the schema's tables, sequences and functions; it never owns them. */
+async function grantAppRole(sql: Sql, schema: string): Promise<void> {
+  await sql.query(`GRANT USAGE ON SCHEMA ${schema} TO ${APP_ROLE}`);
+  await sql.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${APP_ROLE}`);
+  await sql.query(`GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${schema} TO ${APP_ROLE}`);
+  await sql.query(`GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ${schema} TO ${APP_ROLE}`);
+  await sql.query(`REVOKE ALL ON ${schema}.schema_migrations FROM ${APP_ROLE}`);
+}
+
+/** Multi-statement scripts: pg's simple protocol accepts them when no parameters are passed. */
+async function execScript(sql: Sql, text: string): Promise<void> {
+  await sql.query(text);
+}
+
+/** Creates the application role if this database does not have it yet (embedded mode, fresh clusters). */
+export async function ensureAppRole(sql: Sql, password?: string): Promise<void> {
+  const exists = await sql.query(`SELECT 1 FROM pg_roles WHERE rolname = $1`, [APP_ROLE]);
+  if (exists.rowCount === 0) {
+    const login = password ? `LOGIN PASSWORD '${password.replace(/'/g, "''")}'` : 'NOLOGIN';
+    await sql.query(`CREATE ROLE ${APP_ROLE} ${login} NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE`);
+  }
+}

@@ -1,0 +1,98 @@
+import type { Logger } from 'pino';
+
+export type HealthCheck = () => Promise<{ ok: boolean; details?: Record<string, unknown> }>;
+
+interface ShutdownHook {
+  name: string;
+  fn: () => Promise<void>;
+  timeoutMs: number;
+}
+
+/**
+ * Startup and shutdown of one process. Readiness is false until `markStarted` and false again from the first
+ * moment of shutdown, so load balancers drain the process before its server closes.
+ */
+export class Lifecycle {
+  private started = false;
+  private stopping = false;
+  private readonly hooks: ShutdownHook[] = [];
+  private readonly checks = new Map<string, HealthCheck>();
+  private shutdownPromise?: Promise<void>;
+
+  constructor(private readonly logger: Logger) {}
+
+  /** Registers a readiness check for a dependency (database, cache, broker...). */
+  addCheck(name: string, check: HealthCheck): void {
+    this.checks.set(name, check);
+  }
+
+  /** Hooks run in reverse registration order: the last thing started is the first stopped. */
+  onShutdown(name: string, fn: () => Promise<void>, timeoutMs = 10_000): void {
+    this.hooks.push({ name, fn, timeoutMs });
+  }
+
+  markStarted(): void {
+    this.started = true;
+  }
+
+  get isStopping(): boolean {
+    return this.stopping;
+  }
+
+  async readiness(): Promise<{ ready: boolean; checks: Record<string, unknown> }> {
+    const checks: Record<string, unknown> = {};
+    if (!this.started || this.stopping) {
+      return { ready: false, checks: { lifecycle: this.stopping ? 'stopping' : 'starting' } };
+    }
+    let ready = true;
+    await Promise.all(
+      [...this.checks].map(async ([name, check]) => {
+        try {
+          const r = await withTimeout(check(), 2_000, `readiness check ${name}`);
+          checks[name] = { ok: r.ok, ...(r.details ?? {}) };
+          if (!r.ok) ready = false;
+        } catch (err) {
+          ready = false;
+          checks[name] = { ok: false, error: err instanceof Error ? err.message : String(err) };
+        }
+      }),
+    );
+    return { ready, checks };
+  }
+
+  shutdown(reason = 'shutdown'): Promise<void> {
+    if (this.shutdownPromise) return this.shutdownPromise;
+    this.stopping = true;
+    this.logger.info({ reason }, 'shutting down');
+    this.shutdownPromise = (async () => {
+      for (const hook of [...this.hooks].reverse()) {
+        try {
+          await withTimeout(hook.fn(), hook.timeoutMs, hook.name);
+          this.logger.debug({ hook: hook.name }, 'shutdown hook done');
+        } catch (err) {
+          this.logger.error({ err, hook: hook.name }, 'shutdown hook failed');
+        }
+      }
+      this.logger.info('shutdown complete');
+    })();
+    return this.shutdownPromise;
+  }
+
+  /** Wires SIGTERM/SIGINT to a graceful shutdown, then exits. */
+  installSignalHandlers(exit: (code: number) => void = (c) => process.exit(c)): void {
+    const handler = (signal: NodeJS.Signals) => {
+      void this.shutdown(signal).then(() => exit(0));
+    };
+    process.once('SIGTERM', handler);
+    process.once('SIGINT', handler);
+  }
+}
+
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+    timer.unref?.();
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

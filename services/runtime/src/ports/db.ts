@@ -1,0 +1,32 @@
+export interface SqlResult<T> {
+  rows: T[];
+  rowCount: number;
+}
+
+/** Anything that runs SQL: a pool, a transaction, an embedded database. */
+export interface Sql {
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<SqlResult<T>>;
+}
+
+/**
+ * The database port. Queries run as the application role, which cannot bypass row-level security.
+ * `withTenant` opens a transaction and sets `lore.tenant_id` for the policies; every tenant-owned read or
+ * write goes through it. Never await another `Db` call while inside a transaction callback: embedded
+ * PostgreSQL has a single backend and would deadlock.
+ */
+export interface Db extends Sql {
+  readonly kind: 'postgres' | 'pglite';
+  /** True when the pgvector extension is installed and usable. */
+  readonly hasVector: boolean;
+  tx<T>(fn: (sql: Sql) => Promise<T>): Promise<T>;
+  withTenant<T>(tenantId: string, fn: (sql: Sql) => Promise<T>): Promise<T>;
+  /** Runs `fn` as the schema owner (migrations, security-definer setup). Not for request paths. */
+  asOwner<T>(fn: (sql: Sql) => Promise<T>): Promise<T>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The setting row-level security policies read: `current_setting('lore.tenant_id', true)`. */
+export const TENANT_SETTING = 'lore.tenant_id';
+/** The login role applications use; it owns nothing and has NOBYPASSRLS. */
+export const APP_ROLE = 'lore_app';
