@@ -13,3 +13,4 @@ export * from './ports/blob-store';
 export * from './db/migrate';
 export * from './db/postgres';
 export * from './db/pglite';
+export * from './identity/internal-identity';
