@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine: installs dependencies, type-checks, lints, starts the real
+# infrastructure (PostgreSQL, Redis, Kafka, etcd + kube-apiserver), runs unit and integration suites, and prints
+# one closing line `N passed, N failed`.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+export LORE_CACHE_DIR="${LORE_CACHE_DIR:-$HOME/.cache/lore}"
+export LORE_INFRA_DIR="${LORE_INFRA_DIR:-$LORE_CACHE_DIR/run}"
+REPORTS="$ROOT/.lore-test"
+rm -rf "$REPORTS"; mkdir -p "$REPORTS"
+
+step() { printf '\n==> %s (%ss)\n' "$1" "$SECONDS"; }
+fail_setup() { echo "setup failed: $1" >&2; echo "0 passed, 1 failed"; exit 1; }
+
+step "install dependencies"
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund --loglevel=error || fail_setup "npm ci"
+fi
+
+step "type-check (tsc -b)"
+npx tsc -b || fail_setup "type-check"
+
+step "lint"
+npx eslint . || fail_setup "lint"
+
+step "start PostgreSQL, Redis, Kafka"
+bash test/infra/up.sh || fail_setup "test/infra/up.sh"
+set -a; . "$LORE_INFRA_DIR/env"; set +a
+
+if [ -f test/infra/k8s/up.sh ]; then
+  step "build (cached) and start etcd + kube-apiserver"
+  bash test/infra/k8s/build.sh || fail_setup "test/infra/k8s/build.sh"
+  bash test/infra/k8s/up.sh || fail_setup "test/infra/k8s/up.sh"
+  set -a; . "$LORE_INFRA_DIR/k8s/env"; set +a
+fi
+
+step "unit tests"
+npx jest --selectProjects unit --ci --json --outputFile="$REPORTS/unit.json" ${LORE_JEST_ARGS:-}
+unit_rc=$?
+
+step "integration tests"
+npx jest --selectProjects integration --ci --runInBand --json --outputFile="$REPORTS/integration.json" ${LORE_JEST_ARGS:-}
+int_rc=$?
+
+step "totals"
+node -e '
+  const fs = require("fs");
+  let passed = 0, failed = 0;
+  for (const f of process.argv.slice(1)) {
+    if (!fs.existsSync(f)) { failed += 1; console.error("missing report " + f); continue; }
+    const r = JSON.parse(fs.readFileSync(f, "utf8"));
+    passed += r.numPassedTests;
+    failed += r.numFailedTests + (r.numRuntimeErrorTestSuites || 0);
+  }
+  console.log(passed + " passed, " + failed + " failed");
+' "$REPORTS/unit.json" "$REPORTS/integration.json"
+
+if [ $unit_rc -ne 0 ] || [ $int_rc -ne 0 ]; then exit 1; fi
+exit 0
