@@ -1,0 +1,73 @@
+import { groundAnswer, markersIn, type SourceChunk } from './citations';
+
+const sources: SourceChunk[] = [
+  { index: 1, title: 'Refund policy', document_id: 'doc_a', content: 'Refunds are issued within five business days after the return arrives.' },
+  { index: 2, title: 'Pricing', document_id: 'doc_b', content: 'The Pro plan costs 49 dollars per month and includes 10 seats.' },
+  { index: 3, title: 'Support', document_id: 'doc_c', content: 'Support is available by chat from 9 to 17 on weekdays.' },
+];
+
+function expectValid(result: ReturnType<typeof groundAnswer>) {
+  const cited = new Set(result.citations.map((c) => c.index));
+  for (const n of markersIn(result.answer)) expect(cited.has(n)).toBe(true);
+  for (const c of result.citations) expect(markersIn(result.answer)).toContain(c.index);
+}
+
+describe('citation grounding', () => {
+  it('keeps markers that the cited chunk supports', () => {
+    const r = groundAnswer('Refunds are issued within five business days [1]. The Pro plan costs 49 dollars per month [2].', sources);
+    expect(r.answer).toBe('Refunds are issued within five business days [1]. The Pro plan costs 49 dollars per month [2].');
+    expect(r.citations).toEqual([
+      { index: 1, title: 'Refund policy', document_id: 'doc_a' },
+      { index: 2, title: 'Pricing', document_id: 'doc_b' },
+    ]);
+    expect(r.removed_markers).toBe(0);
+    expectValid(r);
+  });
+
+  it('removes invented markers that point at no source', () => {
+    const r = groundAnswer('Refunds are issued within five business days [7].', sources, { minOverlap: 0.5, repair: false });
+    expect(markersIn(r.answer)).toEqual([]);
+    expect(r.removed_markers).toBe(1);
+    expect(r.citations).toEqual([]);
+    expectValid(r);
+  });
+
+  it('moves a misattributed marker to the source that supports the claim', () => {
+    const r = groundAnswer('Support is available by chat on weekdays [2].', sources);
+    expect(r.answer).toBe('Support is available by chat on weekdays [3].');
+    expect(r.removed_markers).toBe(1);
+    expect(r.added_markers).toBe(1);
+    expectValid(r);
+  });
+
+  it('leaves an unsupported claim without any marker', () => {
+    const r = groundAnswer('The company was founded on the moon in 1802 [1].', sources);
+    expect(markersIn(r.answer)).toEqual([]);
+    expect(r.unsupported_sentences).toBe(1);
+    expectValid(r);
+  });
+
+  it('rejects a claim whose number differs from the source', () => {
+    const r = groundAnswer('The Pro plan costs 59 dollars per month [2].', sources);
+    expect(markersIn(r.answer)).toEqual([]);
+    expectValid(r);
+  });
+
+  it('checks each marker of a sentence against its own clause', () => {
+    const r = groundAnswer('Refunds take five business days [1] and the Pro plan costs 49 dollars per month [2].', sources);
+    expect(markersIn(r.answer)).toEqual([1, 2]);
+    expectValid(r);
+  });
+
+  it('adds a marker to a supported but unmarked sentence', () => {
+    const r = groundAnswer('Here is what I found:\nRefunds are issued within five business days.', sources);
+    expect(r.answer).toBe('Here is what I found:\nRefunds are issued within five business days [1].');
+    expectValid(r);
+  });
+
+  it('drops duplicate markers of one clause', () => {
+    const r = groundAnswer('Refunds are issued within five business days [1][1].', sources);
+    expect(r.answer).toBe('Refunds are issued within five business days [1].');
+    expectValid(r);
+  });
+});

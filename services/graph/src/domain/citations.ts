@@ -1,0 +1,187 @@
+import { contentTerms, numbersIn, splitSentences, termSet } from './text';
+
+/** A retrieved chunk as the answerer saw it, numbered from 1 in retrieval order. */
+export interface SourceChunk {
+  index: number;
+  title: string;
+  document_id: string;
+  content: string;
+}
+
+export interface Citation {
+  index: number;
+  title: string;
+  document_id: string;
+}
+
+export interface GroundingOptions {
+  /** Share of a claim's content terms that must occur in the cited chunk. */
+  minOverlap: number;
+  /** Attach a marker to an unmarked (or wrongly marked) claim when one source clearly supports it. */
+  repair: boolean;
+}
+
+export const DEFAULT_GROUNDING: GroundingOptions = { minOverlap: 0.5, repair: true };
+
+export interface GroundedAnswer {
+  answer: string;
+  citations: Citation[];
+  /** Markers dropped: pointing at no source, or at a source that does not support the claim. */
+  removed_markers: number;
+  /** Markers added by repair. */
+  added_markers: number;
+  /** Sentences with content that no source supports (left without a marker). */
+  unsupported_sentences: number;
+}
+
+const MARKER = /\s*\[(\d{1,3})\]/g;
+
+/**
+ * How well `chunk` supports `claim`: the share of the claim's content terms found in the chunk, forced to 0
+ * when the claim states a number the chunk does not contain (numbers are where paraphrase turns into error).
+ */
+export function supportScore(claim: string, chunkTerms: Set<string>, chunkNumbers: Set<string>): number {
+  const terms = new Set(contentTerms(claim));
+  if (terms.size === 0) return 0;
+  for (const n of numbersIn(claim)) if (!chunkNumbers.has(n)) return 0;
+  let hit = 0;
+  for (const t of terms) if (chunkTerms.has(t)) hit += 1;
+  return hit / terms.size;
+}
+
+interface Segment {
+  text: string;
+  markers: number[];
+}
+
+/** "A [1] and B [2]." → [{A,[1]}, {and B,[2]}, {.,[]}]: each marker vouches for the text just before it. */
+function segments(sentence: string): Segment[] {
+  const out: Segment[] = [];
+  let cursor = 0;
+  let current: Segment = { text: '', markers: [] };
+  for (const m of sentence.matchAll(MARKER)) {
+    const before = sentence.slice(cursor, m.index);
+    if (current.markers.length > 0 && before.trim() !== '') {
+      out.push(current);
+      current = { text: '', markers: [] };
+    }
+    current.text += before;
+    current.markers.push(Number(m[1]));
+    cursor = (m.index ?? 0) + m[0].length;
+  }
+  const tail = sentence.slice(cursor);
+  if (current.markers.length > 0 && tail.trim() !== '') {
+    out.push(current);
+    current = { text: tail, markers: [] };
+  } else {
+    current.text += tail;
+  }
+  out.push(current);
+  return out;
+}
+
+/**
+ * Checks every `[n]` marker of an answer against the chunk it cites before the answer leaves the service:
+ * markers that cite nothing or an unsupportive chunk are removed, a claim no source supports carries no
+ * marker, and (with repair on) a supported claim gets the marker of its best source. The citation list holds
+ * exactly the sources still cited, so every marker maps to a citation and every citation to a marker.
+ */
+export function groundAnswer(answer: string, sources: SourceChunk[], options: GroundingOptions = DEFAULT_GROUNDING): GroundedAnswer {
+  const byIndex = new Map(sources.map((s) => [s.index, { source: s, terms: termSet(`${s.title} ${s.content}`), numbers: new Set(numbersIn(`${s.title} ${s.content}`)) }]));
+  let removed = 0;
+  let added = 0;
+  let unsupported = 0;
+  const used = new Set<number>();
+
+  const paragraphs = answer.replace(/\r\n?/g, '\n').split('\n');
+  const outParagraphs = paragraphs.map((paragraph) => {
+    if (paragraph.trim() === '') return '';
+    const lead = /^\s*(?:[-*•]|\d+[.)])\s+/.exec(paragraph)?.[0] ?? '';
+    const sentences = splitSentences(paragraph.slice(lead.length), 500);
+    const rendered = sentences.map((sentence) => {
+      const segs = segments(sentence);
+      const wholeClaim = sentence.replace(MARKER, '');
+      let sentenceHasMarker = false;
+      for (const seg of segs) {
+        const claim = contentTerms(seg.text).length >= 2 ? seg.text : wholeClaim;
+        const kept: number[] = [];
+        for (const n of seg.markers) {
+          const s = byIndex.get(n);
+          if (!s || kept.includes(n) || supportScore(claim, s.terms, s.numbers) < options.minOverlap) {
+            removed += 1;
+            continue;
+          }
+          kept.push(n);
+        }
+        seg.markers = kept;
+        if (kept.length > 0) sentenceHasMarker = true;
+      }
+      const isClaim = contentTerms(wholeClaim).length >= 2;
+      if (!sentenceHasMarker && isClaim) {
+        const best = options.repair ? bestSource(wholeClaim, byIndex, options.minOverlap) : undefined;
+        if (best !== undefined) {
+          const target = [...segs].reverse().find((s) => s.text.replace(/[\s.!?;:,"')\]]/g, '').length > 0) ?? segs[0];
+          target?.markers.push(best);
+          added += 1;
+        } else {
+          unsupported += 1;
+        }
+      }
+      for (const seg of segs) for (const n of seg.markers) used.add(n);
+      return render(segs);
+    });
+    return lead + rendered.join(' ');
+  });
+
+  const citations = [...used]
+    .sort((a, b) => a - b)
+    .map((n) => {
+      const s = byIndex.get(n)?.source as SourceChunk;
+      return { index: n, title: s.title, document_id: s.document_id };
+    });
+  return {
+    answer: outParagraphs.join('\n').replace(/\n{3,}/g, '\n\n').trim(),
+    citations,
+    removed_markers: removed,
+    added_markers: added,
+    unsupported_sentences: unsupported,
+  };
+}
+
+function bestSource(
+  claim: string,
+  byIndex: Map<number, { terms: Set<string>; numbers: Set<string> }>,
+  minOverlap: number,
+): number | undefined {
+  let best: number | undefined;
+  let bestScore = minOverlap;
+  for (const [n, s] of byIndex) {
+    const score = supportScore(claim, s.terms, s.numbers);
+    if (score > bestScore || (score === bestScore && best === undefined && score >= minOverlap)) {
+      best = n;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+function render(segs: Segment[]): string {
+  let out = '';
+  for (const seg of segs) {
+    if (seg.markers.length === 0) {
+      out += seg.text;
+      continue;
+    }
+    const text = seg.text.replace(/\s+$/, '');
+    const marks = seg.markers.map((n) => `[${n}]`).join('');
+    // Markers sit before the sentence's closing punctuation: "… five days [1]."
+    const end = /[.!?;:]+["')\]]*$/.exec(text);
+    out += end ? `${text.slice(0, end.index).trimEnd()} ${marks}${end[0]}` : `${text} ${marks}`;
+  }
+  return out.replace(/\s+([.!?;:,])/g, '$1').replace(/\s{2,}/g, ' ').trim();
+}
+
+/** Every marker of `answer` (for tests and for the invariant check before responding). */
+export function markersIn(answer: string): number[] {
+  return [...answer.matchAll(/\[(\d{1,3})\]/g)].map((m) => Number(m[1]));
+}

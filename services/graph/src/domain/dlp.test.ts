@@ -1,0 +1,111 @@
+import { isCardNumber, isFrenchNir, isIban, isPhone, isSpanishId, luhnValid, scanAndMask } from './dlp';
+
+function nir(body: string): string {
+  return `${body}${String(97 - Number(BigInt(body) % 97n)).padStart(2, '0')}`;
+}
+
+/** Each seeded secret, the kind it must be reported as, and a sentence around it. */
+const SEEDED: Array<{ kind: string; value: string; text: (v: string) => string }> = [
+  { kind: 'card_number', value: '4111 1111 1111 1111', text: (v) => `Charge the card ${v} for the renewal.` },
+  { kind: 'card_number', value: '5555-5555-5555-4444', text: (v) => `Backup card: ${v}.` },
+  { kind: 'card_number', value: '378282246310005', text: (v) => `Amex ${v} expires soon.` },
+  { kind: 'iban', value: 'GB82 WEST 1234 5698 7654 32', text: (v) => `Wire the money to ${v} today.` },
+  { kind: 'iban', value: 'DE89370400440532013000', text: (v) => `IBAN ${v}` },
+  { kind: 'national_id', value: '123-45-6789', text: (v) => `Her SSN is ${v}.` },
+  { kind: 'national_id', value: 'AB 12 34 56 C', text: (v) => `NI number ${v} on file.` },
+  { kind: 'national_id', value: '12345678Z', text: (v) => `DNI ${v}.` },
+  { kind: 'national_id', value: nir('1841276451089'), text: (v) => `NIR ${v}` },
+  { kind: 'email', value: 'jane.doe+billing@example.co.uk', text: (v) => `Contact ${v} for invoices.` },
+  { kind: 'phone', value: '+1 415 555 0132', text: (v) => `Call ${v} after 5pm.` },
+  { kind: 'phone', value: '(415) 555-0199', text: (v) => `Office ${v}.` },
+  { kind: 'phone', value: '+44 20 7946 0958', text: (v) => `London desk ${v}.` },
+  { kind: 'api_key', value: 'AKIAIOSFODNN7EXAMPLE', text: (v) => `aws key ${v} in the runbook` },
+  { kind: 'api_key', value: 'sk-proj-abcDEF1234567890ghijKLMNOP', text: (v) => `OPENAI ${v}` },
+  { kind: 'api_key', value: `ghp_${'a1B2c3D4e5'.repeat(4)}`, text: (v) => `token ghp: ${v}` },
+  { kind: 'api_key', value: 'ck_live_9f8e7d6c5b4a39281706', text: (v) => `our key ${v} (do not share)` },
+  { kind: 'api_key', value: 'xoxb-1234567890-abcdefghij', text: (v) => `slack ${v}` },
+  {
+    kind: 'jwt',
+    value: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
+    text: (v) => `session=${v}`,
+  },
+  {
+    kind: 'private_key',
+    value: '-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7bq\nZZ9abc==\n-----END RSA PRIVATE KEY-----',
+    text: (v) => `deploy key:\n${v}\nend`,
+  },
+  { kind: 'url_password', value: 'hunter2-Secret', text: (v) => `DATABASE_URL=postgres://admin:${v}@db.internal:5432/app` },
+  { kind: 'secret_assignment', value: 'CorrectHorse42', text: (v) => `password=${v}` },
+  { kind: 'secret_assignment', value: 'Tr0ub4dor&3', text: (v) => `The wifi password is ${v} for guests.` },
+];
+
+describe('DLP masking', () => {
+  it.each(SEEDED)('masks a $kind and reports it', ({ kind, value, text }) => {
+    const input = text(value);
+    const r = scanAndMask(input);
+    expect(r.text).not.toContain(value);
+    expect(r.text).toContain(`[REDACTED:${kind}]`);
+    expect(r.kinds[kind as keyof typeof r.kinds]).toBeGreaterThanOrEqual(1);
+    expect(r.matches).toBeGreaterThanOrEqual(1);
+  });
+
+  it('masks every seeded secret in one document and counts each once', () => {
+    const doc = SEEDED.map((s) => s.text(s.value)).join('\n\n');
+    const r = scanAndMask(doc);
+    for (const s of SEEDED) expect(r.text).not.toContain(s.value);
+    expect(r.matches).toBe(SEEDED.length);
+  });
+
+  it('leaves ordinary business text alone', () => {
+    const text =
+      'Invoice 2024-05-01 for order 12345678901 totals 1,250.00 EUR. Version 1.2.3 shipped on 03/04/2024. ' +
+      'Call the team at the stand-up. Our token budget is 4000. The password is stored in the vault.';
+    const r = scanAndMask(text);
+    expect(r.matches).toBe(0);
+    expect(r.text).toBe(text);
+  });
+
+  it('rejects numbers that fail their checksum', () => {
+    expect(scanAndMask('card 4111 1111 1111 1112').matches).toBe(0);
+    expect(scanAndMask('iban GB82 WEST 1234 5698 7654 33').matches).toBe(0);
+    expect(scanAndMask('DNI 12345678A').matches).toBe(0);
+  });
+
+  it('keeps the host of a URL while masking its password', () => {
+    const r = scanAndMask('redis://cache:s3cr3tPass@redis.internal:6379/0');
+    expect(r.text).toBe('redis://cache:[REDACTED:url_password]@redis.internal:6379/0');
+  });
+
+  it('masks an unterminated private key to the end of the text', () => {
+    const r = scanAndMask('key follows -----BEGIN PRIVATE KEY-----\nMIIBVQIBADANBgkqhkiG9w0BAQEFAASC');
+    expect(r.text).toBe('key follows [REDACTED:private_key]');
+  });
+});
+
+describe('checksums', () => {
+  it('validates Luhn', () => {
+    expect(luhnValid('79927398713')).toBe(true);
+    expect(luhnValid('79927398710')).toBe(false);
+  });
+  it('accepts only plausible card numbers', () => {
+    expect(isCardNumber('4012888888881881')).toBe(true);
+    expect(isCardNumber('0000000000000000')).toBe(false);
+    expect(isCardNumber('1234567812345670')).toBe(false);
+  });
+  it('validates IBAN length and mod 97', () => {
+    expect(isIban('FR14 2004 1010 0505 0001 3M02 606')).toBe(true);
+    expect(isIban('FR14 2004 1010 0505 0001 3M02 60')).toBe(false);
+  });
+  it('validates Spanish and French ids', () => {
+    expect(isSpanishId('X1234567L')).toBe(true);
+    expect(isSpanishId('X1234567A')).toBe(false);
+    expect(isFrenchNir(nir('2690549588157'))).toBe(true);
+    expect(isFrenchNir('269054958815700')).toBe(false);
+  });
+  it('tells phones from dates and amounts', () => {
+    expect(isPhone('+33 1 42 68 53 00')).toBe(true);
+    expect(isPhone('020 7946 0958')).toBe(true);
+    expect(isPhone('2024-05-01')).toBe(false);
+    expect(isPhone('10.000.000')).toBe(false);
+  });
+});

@@ -1,0 +1,273 @@
+/**
+ * Data-loss prevention at the perimeter: sensitive values are found and replaced by `[REDACTED:<kind>]` before
+ * anything is stored, embedded, indexed, logged or published. The scanner keeps counts per kind and never the
+ * values themselves, so the result can travel into events and logs.
+ *
+ * Detectors run over the original text; overlapping findings are resolved by detector priority (the more
+ * specific detector wins: a private key block beats the e-mail address inside its comment line). Numeric
+ * detectors validate checksums (Luhn, IBAN mod 97, national-id check digits) so order numbers and dates survive.
+ */
+
+export const DLP_KINDS = [
+  'private_key',
+  'jwt',
+  'url_password',
+  'api_key',
+  'secret_assignment',
+  'email',
+  'iban',
+  'card_number',
+  'national_id',
+  'phone',
+] as const;
+
+export type DlpKind = (typeof DLP_KINDS)[number];
+
+export interface DlpResult {
+  text: string;
+  /** Number of masked values. */
+  matches: number;
+  /** Masked values per kind (only kinds that matched). */
+  kinds: Partial<Record<DlpKind, number>>;
+}
+
+interface Finding {
+  start: number;
+  end: number;
+  kind: DlpKind;
+  priority: number;
+}
+
+interface Detector {
+  kind: DlpKind;
+  find(text: string): Array<{ start: number; end: number }>;
+}
+
+export function maskToken(kind: DlpKind): string {
+  return `[REDACTED:${kind}]`;
+}
+
+/** Upper bound on findings per text: a pathological input cannot make the scanner allocate without limit. */
+const MAX_FINDINGS = 50_000;
+
+function regexDetector(kind: DlpKind, pattern: RegExp, options: { group?: number; accept?: (match: string) => boolean } = {}): Detector {
+  // `d` gives the offsets of capture groups, so a detector can mask only the secret part of its match.
+  const flags = `${pattern.flags.replace(/[gd]/g, '')}gd`;
+  return {
+    kind,
+    find(text) {
+      const out: Array<{ start: number; end: number }> = [];
+      const re = new RegExp(pattern.source, flags);
+      let m: RegExpExecArray | null;
+      while ((m = re.exec(text)) !== null && out.length < MAX_FINDINGS) {
+        if (m[0].length === 0) {
+          re.lastIndex += 1;
+          continue;
+        }
+        const span = options.group === undefined ? m.indices?.[0] : m.indices?.[options.group];
+        if (!span) continue;
+        const value = text.slice(span[0], span[1]);
+        if (value.length === 0) continue;
+        if (options.accept && !options.accept(value)) continue;
+        out.push({ start: span[0], end: span[1] });
+      }
+      return out;
+    },
+  };
+}
+
+export function luhnValid(digits: string): boolean {
+  let sum = 0;
+  let double = false;
+  for (let i = digits.length - 1; i >= 0; i -= 1) {
+    let d = digits.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return false;
+    if (double) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+    double = !double;
+  }
+  return sum % 10 === 0;
+}
+
+/** Card numbers: 13–19 digits of a known issuer range that pass Luhn; all-same digits are test noise. */
+export function isCardNumber(raw: string): boolean {
+  const digits = raw.replace(/[ -]/g, '');
+  if (digits.length < 13 || digits.length > 19) return false;
+  if (/^(\d)\1+$/.test(digits)) return false;
+  if (!/^(?:4|5[1-5]|2[2-7]|3[47]|3[0689]|6(?:011|5|4[4-9]|2)|35|5[06-9]|6)/.test(digits)) return false;
+  return luhnValid(digits);
+}
+
+const IBAN_LENGTHS: Record<string, number> = {
+  AD: 24, AE: 23, AL: 28, AT: 20, AZ: 28, BA: 20, BE: 16, BG: 22, BH: 22, BR: 29, CH: 21, CR: 22, CY: 28, CZ: 24,
+  DE: 22, DK: 18, DO: 28, EE: 20, EG: 29, ES: 24, FI: 18, FO: 18, FR: 27, GB: 22, GE: 22, GI: 23, GL: 18, GR: 27,
+  GT: 28, HR: 21, HU: 28, IE: 22, IL: 23, IS: 26, IT: 27, JO: 30, KW: 30, KZ: 20, LB: 28, LI: 21, LT: 20, LU: 20,
+  LV: 21, MC: 27, MD: 24, ME: 22, MK: 19, MR: 27, MT: 31, MU: 30, NL: 18, NO: 15, PK: 24, PL: 28, PS: 29, PT: 25,
+  QA: 29, RO: 24, RS: 22, SA: 24, SE: 24, SI: 19, SK: 24, SM: 27, TN: 24, TR: 26, UA: 29, VG: 24, XK: 20,
+};
+
+/** IBAN: known country length and the ISO 7064 mod-97 check. */
+export function isIban(raw: string): boolean {
+  const iban = raw.replace(/[ -]/g, '').toUpperCase();
+  const country = iban.slice(0, 2);
+  const expected = IBAN_LENGTHS[country];
+  if (expected === undefined || iban.length !== expected) return false;
+  const rearranged = iban.slice(4) + iban.slice(0, 4);
+  let remainder = 0;
+  for (const ch of rearranged) {
+    const code = ch.charCodeAt(0);
+    const value = code >= 65 && code <= 90 ? String(code - 55) : ch;
+    for (const digit of value) {
+      remainder = (remainder * 10 + (digit.charCodeAt(0) - 48)) % 97;
+    }
+  }
+  return remainder === 1;
+}
+
+const DNI_LETTERS = 'TRWAGMYFPDXBNJZSQVHLCKE';
+
+/** Spanish DNI (8 digits + check letter) and NIE (X/Y/Z + 7 digits + check letter). */
+export function isSpanishId(raw: string): boolean {
+  const v = raw.toUpperCase();
+  const m = /^([XYZ]?)(\d{7,8})([A-Z])$/.exec(v);
+  if (!m) return false;
+  const prefix = m[1] ?? '';
+  const digits = m[2] ?? '';
+  if (prefix === '' && digits.length !== 8) return false;
+  if (prefix !== '' && digits.length !== 7) return false;
+  const n = Number(`${prefix === '' ? '' : String('XYZ'.indexOf(prefix))}${digits}`);
+  return DNI_LETTERS[n % 23] === m[3];
+}
+
+/** French social security number (NIR): 13 digits + a 2-digit key equal to 97 − (number mod 97). */
+export function isFrenchNir(raw: string): boolean {
+  const v = raw.replace(/\s/g, '').toUpperCase();
+  const m = /^([12]\d{4}(?:\d{2}|2A|2B)\d{6})(\d{2})$/.exec(v);
+  if (!m) return false;
+  const body = (m[1] ?? '').replace('2A', '19').replace('2B', '18');
+  const key = Number(m[2]);
+  return 97 - Number(BigInt(body) % 97n) === key;
+}
+
+/** Dutch BSN: 9 digits passing the "11-proof". */
+export function isDutchBsn(raw: string): boolean {
+  if (!/^\d{9}$/.test(raw)) return false;
+  let sum = 0;
+  for (let i = 0; i < 8; i += 1) sum += Number(raw[i]) * (9 - i);
+  sum -= Number(raw[8]);
+  return sum % 11 === 0 && sum !== 0;
+}
+
+/**
+ * Phone numbers: 8–15 digits in a recognisable telephone layout (international prefix, area code in brackets,
+ * North-American 3-3-4 grouping, or a national trunk "0" with spaced groups). Dates, dotted amounts and bare
+ * digit runs are left alone: they are far more often order numbers than phones.
+ */
+export function isPhone(raw: string): boolean {
+  const v = raw.trim();
+  const digits = v.replace(/\D/g, '');
+  if (digits.length < 8 || digits.length > 15) return false;
+  if (/^(\d)\1+$/.test(digits)) return false;
+  if (/^\d{4}[-./]\d{1,2}[-./]\d{1,2}$|^\d{1,2}[-./]\d{1,2}[-./]\d{2,4}$/.test(v)) return false;
+  if (v.startsWith('+') || v.startsWith('(')) return true;
+  if (/^\d{3}[-. ]\d{3}[-. ]\d{4}$/.test(v)) return true;
+  return /^0\d{1,4}(?:[ -]\d{2,4}){2,4}$/.test(v);
+}
+
+const SECRET_NAMES =
+  'password|passwd|pwd|passphrase|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?key(?:[_-]?id)?|secret[_-]?access[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|private[_-]?key|token';
+const PLACEHOLDER = /^(?:\[REDACTED:|(?:null|none|undefined|true|false|required|optional|redacted|changeme|\*+|x+)$)/i;
+
+/** A value after "password is ..." only counts when it looks machine-made: letters and digits or symbols. */
+function looksSecret(v: string): boolean {
+  if (PLACEHOLDER.test(v)) return false;
+  const classes = [/[a-z]/, /[A-Z]/, /\d/, /[^A-Za-z0-9]/].filter((r) => r.test(v)).length;
+  return /\d/.test(v) ? classes >= 2 : classes >= 3;
+}
+
+const DETECTORS: Detector[] = [
+  // PEM blocks, including an unterminated one (everything up to the end of the text is key material).
+  regexDetector('private_key', /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)/),
+  regexDetector('jwt', /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/),
+  // scheme://user:password@host: only the password is masked; the host stays useful.
+  regexDetector('url_password', /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@]{1,128}:([^\s@/]{1,256})@/i, { group: 1 }),
+  regexDetector(
+    'api_key',
+    new RegExp(
+      [
+        String.raw`\bsk-(?:proj-|ant-|live-)?[A-Za-z0-9_-]{20,}`,
+        String.raw`\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`,
+        String.raw`\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b`,
+        String.raw`\bgh[pousr]_[A-Za-z0-9]{30,}`,
+        String.raw`\bgithub_pat_[A-Za-z0-9_]{22,}`,
+        String.raw`\bglpat-[A-Za-z0-9_-]{20,}`,
+        String.raw`\bxox[abposr]-[A-Za-z0-9-]{10,}`,
+        String.raw`\bAIza[0-9A-Za-z_-]{35}`,
+        String.raw`\bnpm_[A-Za-z0-9]{36}`,
+        String.raw`\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`,
+        String.raw`\b(?:ck_live|ck_test|ck_eph|mk)_[A-Za-z0-9_-]{16,}`,
+        String.raw`\bhf_[A-Za-z0-9]{30,}`,
+        String.raw`(?<=\bBearer\s+)[A-Za-z0-9._~+/-]{20,}=*`,
+      ].join('|'),
+    ),
+  ),
+  // key = value / "key": "value" for names that are secrets by definition.
+  regexDetector('secret_assignment', new RegExp(String.raw`\b(?:${SECRET_NAMES})["']?\s*(?:[:=]|=>)\s*["']?([^\s"',;]{6,256})`, 'i'), {
+    group: 1,
+    accept: (v) => !PLACEHOLDER.test(v),
+  }),
+  // Prose: "the password is Tr0ub4dor&3".
+  regexDetector('secret_assignment', new RegExp(String.raw`\b(?:${SECRET_NAMES})\s+(?:is|was)\s+["']?([^\s"',;]{6,256}?)["']?(?=[\s"',;]|[.!?](?:\s|$)|$)`, 'i'), {
+    group: 1,
+    accept: looksSecret,
+  }),
+  regexDetector('email', /\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b/),
+  regexDetector('iban', /\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]){11,30}\b/, { accept: isIban }),
+  regexDetector('card_number', /\b\d(?:[ -]?\d){12,18}\b/, { accept: isCardNumber }),
+  regexDetector(
+    'national_id',
+    new RegExp(
+      [
+        // US SSN, written with separators (bare 9-digit runs are too ambiguous).
+        String.raw`\b(?!000|666|9\d\d)\d{3}[- ](?!00)\d{2}[- ](?!0000)\d{4}\b`,
+        // UK National Insurance number.
+        String.raw`\b[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b`,
+      ].join('|'),
+    ),
+    { accept: (v) => !/^(?:BG|GB|KN|NK|NT|TN|ZZ)/i.test(v.replace(/\s/g, '')) || /^\d/.test(v) },
+  ),
+  regexDetector('national_id', /\b[XYZ]?\d{7,8}[A-Z]\b/, { accept: isSpanishId }),
+  regexDetector('national_id', /\b[12] ?\d{2} ?\d{2} ?(?:\d{2}|2A|2B) ?\d{3} ?\d{3} ?\d{2}\b/, { accept: isFrenchNir }),
+  regexDetector('national_id', /(?<=\b(?:BSN|burgerservicenummer)\W{0,3})\d{9}\b/i, { accept: isDutchBsn }),
+  regexDetector('phone', /(?<![\w+.-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{1,4}(?:[\s.-]\d{2,4}){1,4}(?![\w-])|(?<![\w+])\+\d{8,15}\b/, { accept: isPhone }),
+];
+
+/** Scans and masks; the returned text is the only form of the content that may leave the request. */
+export function scanAndMask(text: string): DlpResult {
+  const findings: Finding[] = [];
+  DETECTORS.forEach((detector, priority) => {
+    for (const f of detector.find(text)) findings.push({ ...f, kind: detector.kind, priority });
+  });
+  // Highest priority first, then leftmost, then longest: accept a finding only if it overlaps nothing accepted.
+  findings.sort((a, b) => a.priority - b.priority || a.start - b.start || b.end - a.end);
+  const accepted: Finding[] = [];
+  for (const f of findings) {
+    if (accepted.some((a) => f.start < a.end && a.start < f.end)) continue;
+    accepted.push(f);
+    if (accepted.length >= MAX_FINDINGS) break;
+  }
+  accepted.sort((a, b) => a.start - b.start);
+  const kinds: Partial<Record<DlpKind, number>> = {};
+  let out = '';
+  let cursor = 0;
+  for (const f of accepted) {
+    out += text.slice(cursor, f.start) + maskToken(f.kind);
+    cursor = f.end;
+    kinds[f.kind] = (kinds[f.kind] ?? 0) + 1;
+  }
+  out += text.slice(cursor);
+  return { text: out, matches: accepted.length, kinds };
+}

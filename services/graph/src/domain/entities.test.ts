@@ -1,0 +1,80 @@
+import { extractEntities, extractFacts, findContradictions, normalizeValue, type StoredFact } from './entities';
+
+describe('entity extraction', () => {
+  it('finds multi-word names and classifies organisations, people and places', () => {
+    const text =
+      'Acme Corp signed a contract with Globex. The deal was negotiated by Dr. Jane Smith in Berlin. ' +
+      'Acme Corp will deliver in March. NASA approved it.';
+    const entities = extractEntities(text);
+    const byKey = new Map(entities.map((e) => [e.key, e]));
+    expect(byKey.get('acme corp')).toMatchObject({ kind: 'organization', mentions: 2 });
+    expect(byKey.get('jane smith')?.kind).toBe('person');
+    expect(byKey.get('berlin')?.kind).toBe('place');
+    expect(byKey.has('globex')).toBe(true);
+    expect(byKey.get('nasa')?.kind).toBe('organization');
+    expect(byKey.has('the')).toBe(false);
+    expect(byKey.has('march')).toBe(false);
+  });
+
+  it('ignores sentence openers that are not names', () => {
+    const entities = extractEntities('Refunds take five days. Shipping is free. Invoices are monthly.');
+    expect(entities).toEqual([]);
+  });
+
+  it('never turns a masked value into an entity', () => {
+    expect(extractEntities('Write to [REDACTED:email] today.').map((e) => e.key)).toEqual([]);
+  });
+});
+
+describe('fact extraction', () => {
+  it('reads location, founding year, leader, price and counts', () => {
+    const facts = extractFacts(
+      'Acme Corp is headquartered in Berlin. Acme Corp was founded in 1999. Globex is led by Hank Scorpio. ' +
+        'The Pro Plan costs $49 per month. Initech has 250 employees. The CEO of Umbrella is Albert Wesker.',
+      0,
+    );
+    const simple = facts.map((f) => [f.entity_key, f.attribute, f.value_norm]);
+    expect(simple).toEqual([
+      ['acme corp', 'location', 'berlin'],
+      ['acme corp', 'founded', '1999'],
+      ['globex', 'leader', 'hank scorpio'],
+      ['pro plan', 'price', '49 per month'],
+      ['initech', 'employe', '250'],
+      ['umbrella', 'ceo', 'albert wesker'],
+    ]);
+  });
+
+  it('skips sentences with masked values', () => {
+    expect(extractFacts("Acme Corp's password is [REDACTED:secret_assignment].", 0)).toEqual([]);
+  });
+
+  it('normalises numbers for comparison', () => {
+    expect(normalizeValue('$1,200.00')).toBe('1200');
+    expect(normalizeValue('1200')).toBe('1200');
+  });
+});
+
+describe('contradictions', () => {
+  const fact = (doc: string, value: string): StoredFact => ({
+    doc_id: doc,
+    entity_key: 'acme corp',
+    entity_name: 'Acme Corp',
+    attribute: 'location',
+    value,
+    value_norm: normalizeValue(value),
+    sentence: `Acme Corp is headquartered in ${value}.`,
+    chunk_ord: 0,
+  });
+
+  it('reports two documents that disagree', () => {
+    const pairs = findContradictions([fact('d2', 'Munich')], [fact('d1', 'Berlin')]);
+    expect(pairs).toHaveLength(1);
+    expect(pairs[0]?.a.doc_id).toBe('d1');
+    expect(pairs[0]?.b.value).toBe('Munich');
+  });
+
+  it('ignores agreement and a document disagreeing with itself', () => {
+    expect(findContradictions([fact('d2', 'Berlin')], [fact('d1', 'berlin')])).toEqual([]);
+    expect(findContradictions([fact('d1', 'Munich')], [fact('d1', 'Berlin')])).toEqual([]);
+  });
+});

@@ -1,0 +1,199 @@
+import { splitSentences, stem, STOPWORDS } from './text';
+
+export type EntityKind = 'organization' | 'person' | 'place' | 'concept';
+
+export interface ExtractedEntity {
+  /** Normalised key: lower case, single spaces, no leading article. Unique per memory. */
+  key: string;
+  name: string;
+  kind: EntityKind;
+  mentions: number;
+}
+
+/** A statement "subject has attribute = value" found in one sentence of one chunk. */
+export interface Fact {
+  entity_key: string;
+  entity_name: string;
+  attribute: string;
+  value: string;
+  /** Comparable form of the value (numbers without separators, lower case). */
+  value_norm: string;
+  sentence: string;
+  chunk_ord: number;
+}
+
+const NAME = String.raw`(?:[A-Z][\p{L}\p{N}&'’-]*|[A-Z0-9]{2,})(?:\s+(?:of|for|and|&|de|van|von)\s+[A-Z][\p{L}\p{N}&'’-]*|\s+(?:[A-Z][\p{L}\p{N}&'’-]*|[A-Z0-9]{2,}))*`;
+const NAME_RE = new RegExp(NAME, 'gu');
+
+const NOT_NAMES = new Set(
+  (
+    'the a an this that these those it its our we they he she i you there here however therefore also when while if ' +
+    'monday tuesday wednesday thursday friday saturday sunday january february march april may june july august ' +
+    'september october november december q1 q2 q3 q4 redacted yes no ok note summary introduction conclusion'
+  ).split(' '),
+);
+const ORG_SUFFIX = /\b(?:inc|ltd|llc|gmbh|corp|corporation|company|co|plc|ag|sa|bank|university|group|labs|foundation|institute|agency|ministry)\.?$/i;
+const PERSON_TITLE = /\b(?:mr|mrs|ms|dr|prof|sir|madam)\.?\s+$/i;
+const PLACE_PREP = /\b(?:in|at|from|near|to)\s+$/i;
+
+export function entityKey(name: string): string {
+  return name
+    .replace(/^(?:the|a|an)\s+/i, '')
+    .replace(/['’]s$/i, '')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .toLowerCase();
+}
+
+function cleanName(raw: string): string | null {
+  let name = raw.replace(/['’]s$/, '').trim();
+  const parts = name.split(/\s+/);
+  while (parts.length > 0 && NOT_NAMES.has((parts[0] ?? '').toLowerCase())) parts.shift();
+  while (parts.length > 0 && /^(?:of|for|and|&|de|van|von)$/i.test(parts[parts.length - 1] ?? '')) parts.pop();
+  name = parts.join(' ');
+  if (name.length < 2 || name.length > 80) return null;
+  if (parts.every((p) => STOPWORDS.has(p.toLowerCase()) || NOT_NAMES.has(p.toLowerCase()))) return null;
+  if (/^\d+$/.test(name)) return null;
+  return name;
+}
+
+/**
+ * Rule-based named-entity extraction: runs of capitalised words (with "of", "&"… inside), minus sentence-initial
+ * function words. A single capitalised word at the very start of a sentence counts only if it also appears
+ * capitalised elsewhere, which keeps ordinary sentence openers out of the graph.
+ */
+export function extractEntities(text: string, limit = 500): ExtractedEntity[] {
+  const found = new Map<string, ExtractedEntity>();
+  const sentences = splitSentences(text.replace(/\[REDACTED:[a-z_]+\]/g, ' '), 20_000);
+  const midSentence = new Set<string>();
+  const candidates: Array<{ name: string; initial: boolean; before: string }> = [];
+  for (const sentence of sentences) {
+    for (const m of sentence.matchAll(NAME_RE)) {
+      const name = cleanName(m[0]);
+      if (!name) continue;
+      const offset = m.index ?? 0;
+      const initial = sentence.slice(0, offset).trim() === '' && name === m[0].trim();
+      if (!initial) midSentence.add(entityKey(name));
+      candidates.push({ name, initial, before: sentence.slice(Math.max(0, offset - 12), offset) });
+    }
+  }
+  for (const c of candidates) {
+    const key = entityKey(c.name);
+    if (!key) continue;
+    if (c.initial && !c.name.includes(' ') && !midSentence.has(key) && !/^[A-Z0-9]{2,}$/.test(c.name)) continue;
+    const existing = found.get(key);
+    if (existing) {
+      existing.mentions += 1;
+      continue;
+    }
+    if (found.size >= limit) continue;
+    found.set(key, { key, name: c.name, kind: kindOf(c.name, c.before), mentions: 1 });
+  }
+  return [...found.values()];
+}
+
+function kindOf(name: string, before: string): EntityKind {
+  if (ORG_SUFFIX.test(name)) return 'organization';
+  if (PERSON_TITLE.test(before)) return 'person';
+  if (PLACE_PREP.test(before)) return 'place';
+  if (/^[A-Z0-9]{2,}$/.test(name)) return 'organization';
+  return 'concept';
+}
+
+const SUBJECT = String.raw`(?<subj>${NAME})`;
+const VALUE = String.raw`(?<val>[^.;!?]{1,80}?)`;
+const END = String.raw`(?=\s*(?:[.;!?]|,|\s+(?:and|but|since|because|while|which|who)\b|$))`;
+
+/** Statement shapes that carry a checkable fact. The attribute comes from the pattern or from the text. */
+const FACT_PATTERNS: Array<{ re: RegExp; attribute?: string }> = [
+  { re: new RegExp(String.raw`${SUBJECT}\s+(?:is|was|are|were)\s+(?:headquartered|based|located)\s+in\s+${VALUE}${END}`, 'u'), attribute: 'location' },
+  { re: new RegExp(String.raw`${SUBJECT}\s+(?:was\s+)?(?:founded|established|created)\s+in\s+(?<val>\d{4})`, 'u'), attribute: 'founded' },
+  { re: new RegExp(String.raw`${SUBJECT}\s+(?:is|was)\s+(?:led|run|managed|headed)\s+by\s+${VALUE}${END}`, 'u'), attribute: 'leader' },
+  { re: new RegExp(String.raw`${SUBJECT}\s+(?:costs?|is\s+priced\s+at)\s+(?<val>[$€£]?\s?\d[\d,.]*(?:\s*(?:[A-Z]{3}|dollars|euros|pounds))?(?:\s+(?:per|a)\s+\w+)?)`, 'u'), attribute: 'price' },
+  { re: new RegExp(String.raw`${SUBJECT}\s+(?:has|employs|had|employed)\s+(?:about\s+|around\s+|over\s+|roughly\s+)?(?<val>\d[\d,.]*)\s+(?<attr>[a-z]+)`, 'u') },
+  { re: new RegExp(String.raw`${SUBJECT}['’]s\s+(?<attr>[a-z][a-z -]{1,40}?)\s+(?:is|was|are|equals)\s+${VALUE}${END}`, 'u') },
+  { re: new RegExp(String.raw`\b(?:[Tt]he\s+)?(?<attr>[A-Za-z][A-Za-z -]{1,40}?)\s+of\s+${SUBJECT}\s+(?:is|was|are|equals)\s+${VALUE}${END}`, 'u') },
+];
+
+export function normalizeValue(value: string): string {
+  const v = value.trim().replace(/\s+/g, ' ').toLowerCase();
+  const num = /^[$€£]?\s?(\d[\d,]*(?:\.\d+)?)\b/.exec(v);
+  if (num) {
+    const rest = v.slice(num[0].length).trim();
+    return `${(num[1] ?? '').replace(/,/g, '').replace(/\.0+$/, '')}${rest ? ` ${rest.split(' ').map(stem).join(' ')}` : ''}`;
+  }
+  return v.replace(/^(?:the|a|an)\s+/, '').replace(/[.,;:]+$/, '');
+}
+
+function normalizeAttribute(attr: string): string {
+  return attr
+    .trim()
+    .toLowerCase()
+    .split(/\s+/)
+    .filter((w) => !STOPWORDS.has(w))
+    .map(stem)
+    .join(' ');
+}
+
+/** Facts of one chunk, at most `limit`. Sentences are checked against each pattern; first match wins. */
+export function extractFacts(text: string, chunkOrd: number, limit = 200): Fact[] {
+  const out: Fact[] = [];
+  for (const sentence of splitSentences(text, 5_000)) {
+    if (out.length >= limit) break;
+    if (sentence.includes('[REDACTED:')) continue; // masked values are not facts anyone can compare
+    for (const p of FACT_PATTERNS) {
+      const m = p.re.exec(sentence);
+      const groups = m?.groups;
+      if (!groups?.subj || !groups.val) continue;
+      const name = cleanName(groups.subj);
+      const attribute = p.attribute ?? normalizeAttribute(groups.attr ?? '');
+      const value = groups.val.trim();
+      if (!name || !attribute || !value) continue;
+      out.push({
+        entity_key: entityKey(name),
+        entity_name: name,
+        attribute,
+        value,
+        value_norm: normalizeValue(value),
+        sentence: sentence.slice(0, 500),
+        chunk_ord: chunkOrd,
+      });
+      break;
+    }
+  }
+  return out;
+}
+
+export interface StoredFact extends Fact {
+  doc_id: string;
+}
+
+export interface ContradictionPair {
+  entity_key: string;
+  entity_name: string;
+  attribute: string;
+  a: StoredFact;
+  b: StoredFact;
+}
+
+/**
+ * Two sources disagree when they state the same attribute of the same entity with different values. Only
+ * facts from different documents are compared (a document revising itself is not a contradiction between
+ * sources), and each disagreeing (document, value) pair is reported once.
+ */
+export function findContradictions(incoming: StoredFact[], existing: StoredFact[], limit = 100): ContradictionPair[] {
+  const out: ContradictionPair[] = [];
+  const seen = new Set<string>();
+  for (const f of incoming) {
+    for (const e of existing) {
+      if (out.length >= limit) return out;
+      if (e.doc_id === f.doc_id || e.entity_key !== f.entity_key || e.attribute !== f.attribute) continue;
+      if (e.value_norm === f.value_norm) continue;
+      const key = `${f.entity_key}\u0000${f.attribute}\u0000${e.doc_id}\u0000${e.value_norm}\u0000${f.value_norm}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push({ entity_key: f.entity_key, entity_name: f.entity_name, attribute: f.attribute, a: e, b: f });
+    }
+  }
+  return out;
+}
