@@ -1,13 +1,18 @@
 // Two projects: fast unit tests beside the code, and integration/e2e suites that talk to the real
 // PostgreSQL, Redis, Kafka and kube-apiserver started by test/infra.
+const swc = ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }];
 const transform = {
-  '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
+  '^.+\\.(t|j)sx?$': swc,
+  // PGlite's CommonJS build loads Node built-ins with dynamic import(), which jest's module sandbox only allows under
+  // --experimental-vm-modules; compiling it like our own code turns those into require() calls.
+  '/node_modules/@electric-sql/pglite[^/]*/dist/.+\\.cjs$': swc,
 };
 const moduleNameMapper = {
   '^@lore/operator$': '<rootDir>/operator/src/index.ts',
   '^@lore/([a-z-]+)$': '<rootDir>/services/$1/src/index.ts',
 };
-const common = { transform, moduleNameMapper, testEnvironment: 'node', rootDir: __dirname };
+const transformIgnorePatterns = ['/node_modules/(?!@electric-sql/pglite)'];
+const common = { transform, transformIgnorePatterns, moduleNameMapper, testEnvironment: 'node', rootDir: __dirname };
 
 module.exports = {
   projects: [

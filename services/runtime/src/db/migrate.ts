@@ -6,8 +6,16 @@ import { APP_ROLE } from '../ports/db';
 export interface MigrationSet {
   /** PostgreSQL schema the service owns, e.g. `gateway`. */
   schema: string;
-  /** Folder of `NNNN_name.sql` files, applied in name order, each once, each in its own transaction. */
+  /**
+   * Folder of `NNNN_name.sql` files, applied in name order, each once, each in its own transaction with
+   * `search_path` set to the schema (unqualified names land there).
+   */
   dir: string;
+  /**
+   * Tables the application role gets fewer rights on than the default SELECT, INSERT, UPDATE, DELETE
+   * (e.g. an append-only table). Re-applied after the default grants on every run.
+   */
+  appPrivileges?: Record<string, Array<'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE'>>;
 }
 
 const IDENT = /^[a-z_][a-z0-9_]*$/;
@@ -35,6 +43,7 @@ export async function runMigrations(db: Db, set: MigrationSet): Promise<string[]
         const text = await readFile(join(set.dir, file), 'utf8');
         await sql.query('BEGIN');
         try {
+          await sql.query(`SET LOCAL search_path TO ${set.schema}, public`);
           await execScript(sql, text);
           await sql.query(`INSERT INTO ${set.schema}.schema_migrations (version) VALUES ($1)`, [file]);
           await sql.query('COMMIT');
@@ -44,7 +53,7 @@ export async function runMigrations(db: Db, set: MigrationSet): Promise<string[]
         }
         applied.push(file);
       }
-      await grantAppRole(sql, set.schema);
+      await grantAppRole(sql, set);
     } finally {
       await sql.query(`SELECT pg_advisory_unlock(hashtext($1))`, [`lore.migrate.${set.schema}`]);
     }
@@ -53,12 +62,18 @@ export async function runMigrations(db: Db, set: MigrationSet): Promise<string[]
 }
 
 /** The application role may use the schema's tables, sequences and functions; it never owns them. */
-async function grantAppRole(sql: Sql, schema: string): Promise<void> {
+async function grantAppRole(sql: Sql, set: MigrationSet): Promise<void> {
+  const schema = set.schema;
   await sql.query(`GRANT USAGE ON SCHEMA ${schema} TO ${APP_ROLE}`);
   await sql.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${APP_ROLE}`);
   await sql.query(`GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${schema} TO ${APP_ROLE}`);
   await sql.query(`GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ${schema} TO ${APP_ROLE}`);
   await sql.query(`REVOKE ALL ON ${schema}.schema_migrations FROM ${APP_ROLE}`);
+  for (const [table, privileges] of Object.entries(set.appPrivileges ?? {})) {
+    if (!IDENT.test(table)) throw new Error(`invalid table name ${table}`);
+    await sql.query(`REVOKE ALL ON ${schema}.${table} FROM ${APP_ROLE}`);
+    if (privileges.length > 0) await sql.query(`GRANT ${privileges.join(', ')} ON ${schema}.${table} TO ${APP_ROLE}`);
+  }
 }
 
 /** Multi-statement scripts: pg's simple protocol accepts them when no parameters are passed. */

@@ -1,25 +1,43 @@
-import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { PGlite, types, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import type { Db, Sql, SqlResult } from '../ports/db';
 import { APP_ROLE, TENANT_SETTING } from '../ports/db';
 import { ensureAppRole } from './migrate';
 
 /**
+ * Values come back as node-postgres returns them, so code written against one adapter behaves the same on the
+ * other: `bigint` as a string (PGlite would give a lossy number), `bytea` as a Buffer (PGlite gives a Uint8Array).
+ */
+const PARSERS = {
+  [types.INT8]: (x: string) => x,
+  [types.BYTEA]: (x: string) => Buffer.from(x.slice(2), 'hex'),
+};
+
+/**
  * Embedded PostgreSQL (PGlite, with pgvector). One backend: the superuser owns the schemas and every
  * application query runs under `SET LOCAL ROLE lore_app`, so row-level security applies exactly as on a server.
+ *
+ * The session user stays the superuser, so a deliberate `RESET ROLE` inside a callback would escape the policies:
+ * embedded mode guards against forgotten tenant filters, not against hostile SQL (see docs/runtime.md).
  */
 export class PgliteDb implements Db {
   readonly kind = 'pglite' as const;
   readonly hasVector = true;
+  /**
+   * Every unit of work (transaction or owner script) runs alone. PGlite serialises statements, but an owner script
+   * issuing its own BEGIN/COMMIT would otherwise interleave with another caller's transaction.
+   */
+  private tail: Promise<unknown> = Promise.resolve();
 
   private constructor(private readonly pg: PGlite) {}
 
   /** `dataDir` undefined keeps the database in memory (unit tests). */
   static async open(dataDir?: string): Promise<PgliteDb> {
-    const pg = dataDir ? new PGlite(dataDir, { extensions: { vector } }) : new PGlite({ extensions: { vector } });
+    const options = { extensions: { vector }, parsers: PARSERS };
+    const pg = dataDir ? new PGlite(dataDir, options) : new PGlite(options);
     await pg.waitReady;
     await pg.exec('CREATE EXTENSION IF NOT EXISTS vector');
-    await ensureAppRole(wrapRaw(pg));
+    await ensureAppRole(wrap(pg));
     return new PgliteDb(pg);
   }
 
@@ -28,14 +46,16 @@ export class PgliteDb implements Db {
   }
 
   tx<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
-    return this.pg.transaction(async (t) => {
-      await t.query(`SET LOCAL ROLE ${APP_ROLE}`);
-      return fn(wrapTx(t));
-    });
+    return this.exclusive(() =>
+      this.pg.transaction(async (t) => {
+        await t.query(`SET LOCAL ROLE ${APP_ROLE}`);
+        return fn(wrap(t));
+      }),
+    );
   }
 
   withTenant<T>(tenantId: string, fn: (sql: Sql) => Promise<T>): Promise<T> {
-    if (!tenantId) throw new Error('withTenant requires a tenant id');
+    if (!tenantId) return Promise.reject(new Error('withTenant requires a tenant id'));
     return this.tx(async (sql) => {
       await sql.query(`SELECT set_config($1, $2, true)`, [TENANT_SETTING, tenantId]);
       return fn(sql);
@@ -43,7 +63,7 @@ export class PgliteDb implements Db {
   }
 
   asOwner<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
-    return fn(wrapRaw(this.pg));
+    return this.exclusive(() => fn(wrap(this.pg)));
   }
 
   async ping(): Promise<void> {
@@ -51,35 +71,33 @@ export class PgliteDb implements Db {
   }
 
   async close(): Promise<void> {
+    await this.tail.catch(() => undefined);
     await this.pg.close();
+  }
+
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(fn, fn);
+    this.tail = run.catch(() => undefined);
+    return run;
   }
 }
 
-function wrapTx(t: Transaction): Sql {
+function wrap(target: PGlite | Transaction): Sql {
   return {
     async query<T>(text: string, params?: unknown[]): Promise<SqlResult<T>> {
       if (!params || params.length === 0) {
         // Multi-statement scripts need the simple protocol.
-        const results = await t.exec(text);
+        const results = await target.exec(text);
         const last = results[results.length - 1];
-        return { rows: (last?.rows ?? []) as T[], rowCount: last?.affectedRows ?? last?.rows.length ?? 0 };
+        return { rows: (last?.rows ?? []) as T[], rowCount: last ? countOf(last) : 0 };
       }
-      const r = await t.query<T>(text, params);
-      return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
+      const r = await target.query<T>(text, params);
+      return { rows: r.rows, rowCount: countOf(r) };
     },
   };
 }
 
-function wrapRaw(pg: PGlite): Sql {
-  return {
-    async query<T>(text: string, params?: unknown[]): Promise<SqlResult<T>> {
-      if (!params || params.length === 0) {
-        const results = await pg.exec(text);
-        const last = results[results.length - 1];
-        return { rows: (last?.rows ?? []) as T[], rowCount: last?.affectedRows ?? last?.rows.length ?? 0 };
-      }
-      const r = await pg.query<T>(text, params);
-      return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
-    },
-  };
+/** node-postgres semantics: rows returned for SELECT, rows touched for INSERT/UPDATE/DELETE. */
+function countOf(r: { rows: unknown[]; rowCount?: number; affectedRows?: number }): number {
+  return r.rowCount ?? r.affectedRows ?? r.rows.length;
 }

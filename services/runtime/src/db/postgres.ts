@@ -64,8 +64,10 @@ export class PostgresDb implements Db {
 
   async asOwner<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
     if (!this.options.ownerUrl) throw new Error('no owner connection configured (LORE_DATABASE_OWNER_URL)');
-    this.ownerPool ??= new Pool({ connectionString: this.options.ownerUrl, max: 2, application_name: 'lore-owner' });
-    this.ownerPool.on('error', () => undefined);
+    if (!this.ownerPool) {
+      this.ownerPool = new Pool({ connectionString: this.options.ownerUrl, max: 2, application_name: 'lore-owner' });
+      this.ownerPool.on('error', () => undefined);
+    }
     const client = await this.ownerPool.connect();
     try {
       return await fn(wrap(client));
