@@ -1,0 +1,88 @@
+/**
+ * The `BlobStore` contract, run on PGlite (unit tests) and real PostgreSQL (test/runtime).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { BlobStore } from '../ports/blob-store';
+
+export interface BlobFixture {
+  store: BlobStore;
+  close(): Promise<void>;
+}
+
+export function describeBlobStoreContract(name: string, open: () => Promise<BlobFixture>): void {
+  describe(`BlobStore contract: ${name}`, () => {
+    let fx: BlobFixture;
+    let store: BlobStore;
+    const tenant = `t-${randomBytes(4).toString('hex')}`;
+    const otherTenant = `t-${randomBytes(4).toString('hex')}`;
+
+    beforeAll(async () => {
+      fx = await open();
+      store = fx.store;
+    });
+    afterAll(async () => {
+      await fx?.close();
+    });
+
+    it('stores bytes exactly and describes them', async () => {
+      const data = randomBytes(300_000);
+      const info = await store.put(tenant, `${tenant}/uploads/a`, data, 'application/pdf');
+      expect(info).toEqual({
+        key: `${tenant}/uploads/a`,
+        size: data.length,
+        contentType: 'application/pdf',
+        sha256: createHash('sha256').update(data).digest('hex'),
+        createdAt: expect.any(Date),
+      });
+      const got = await store.get(tenant, `${tenant}/uploads/a`);
+      expect(got?.info).toEqual(info);
+      expect(Buffer.compare(got!.data, data)).toBe(0);
+    });
+
+    it('reads a stream body', async () => {
+      const parts = [Buffer.from('hello '), Buffer.from('streamed '), Buffer.from('world')];
+      const info = await store.put(tenant, `${tenant}/uploads/s`, Readable.from(parts), 'text/plain');
+      expect(info.size).toBe(20);
+      expect((await store.get(tenant, `${tenant}/uploads/s`))!.data.toString()).toBe('hello streamed world');
+    });
+
+    it('replaces a blob put again under the same key', async () => {
+      await store.put(tenant, `${tenant}/r`, Buffer.from('v1'), 'text/plain');
+      await store.put(tenant, `${tenant}/r`, Buffer.from('version 2'), 'text/markdown');
+      const got = await store.get(tenant, `${tenant}/r`);
+      expect(got!.data.toString()).toBe('version 2');
+      expect(got!.info.contentType).toBe('text/markdown');
+    });
+
+    it('answers null for a missing blob and deletes idempotently', async () => {
+      expect(await store.get(tenant, `${tenant}/missing`)).toBeNull();
+      await store.put(tenant, `${tenant}/d`, Buffer.from('x'), 'text/plain');
+      await store.delete(tenant, `${tenant}/d`);
+      await store.delete(tenant, `${tenant}/d`);
+      expect(await store.get(tenant, `${tenant}/d`)).toBeNull();
+    });
+
+    it("never shows or deletes another tenant's blob", async () => {
+      await store.put(tenant, 'shared-key', Buffer.from('mine'), 'text/plain');
+      expect(await store.get(otherTenant, 'shared-key')).toBeNull();
+      await store.delete(otherTenant, 'shared-key');
+      await store.put(otherTenant, 'shared-key', Buffer.from('theirs'), 'text/plain');
+      expect((await store.get(tenant, 'shared-key'))!.data.toString()).toBe('mine');
+      expect((await store.get(otherTenant, 'shared-key'))!.data.toString()).toBe('theirs');
+    });
+
+    it('refuses a body over the limit with PAYLOAD_TOO_LARGE, buffer or stream, and stores nothing', async () => {
+      await expect(store.put(tenant, `${tenant}/big`, randomBytes(1025), 'application/octet-stream', 1024)).rejects.toMatchObject({
+        code: 'PAYLOAD_TOO_LARGE',
+      });
+      const endless = Readable.from((function* () {
+        for (;;) yield randomBytes(512);
+      })());
+      await expect(store.put(tenant, `${tenant}/big`, endless, 'application/octet-stream', 4096)).rejects.toMatchObject({
+        code: 'PAYLOAD_TOO_LARGE',
+      });
+      expect(await store.get(tenant, `${tenant}/big`)).toBeNull();
+    });
+  });
+}

@@ -1,0 +1,84 @@
+import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { AppError } from '../errors/app-error';
+import type { BlobInfo, BlobStore } from '../ports/blob-store';
+import type { Db } from '../ports/db';
+
+/** A bytea value travels hex-encoded in one protocol message (1 GiB at most): stay well below. */
+export const MAX_BLOB_BYTES = 256 * 1024 * 1024;
+
+interface BlobRow {
+  key: string;
+  size: string;
+  content_type: string;
+  sha256: string;
+  created_at: Date;
+  data?: Buffer;
+}
+
+/**
+ * Blobs in PostgreSQL (`runtime.blobs`, row-level security by tenant), the default store. The same code runs on
+ * PGlite in embedded mode. Putting an existing key replaces it.
+ */
+export class PostgresBlobStore implements BlobStore {
+  readonly kind = 'postgres' as const;
+
+  constructor(private readonly db: Db) {}
+
+  async put(tenantId: string, key: string, data: Buffer | Readable, contentType: string, maxBytes = MAX_BLOB_BYTES): Promise<BlobInfo> {
+    if (!key) throw new Error('a blob needs a key');
+    const bytes = await readAll(data, Math.min(maxBytes, MAX_BLOB_BYTES));
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const r = await this.db.withTenant(tenantId, (sql) =>
+      sql.query<BlobRow>(
+        `INSERT INTO runtime.blobs (tenant_id, key, content_type, size, sha256, data) VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (tenant_id, key) DO UPDATE
+           SET content_type = excluded.content_type, size = excluded.size, sha256 = excluded.sha256,
+               data = excluded.data, created_at = now()
+         RETURNING key, size, content_type, sha256, created_at`,
+        [tenantId, key, contentType, bytes.length, sha256, bytes],
+      ),
+    );
+    return toInfo(r.rows[0]!);
+  }
+
+  async get(tenantId: string, key: string): Promise<{ info: BlobInfo; data: Buffer } | null> {
+    const r = await this.db.withTenant(tenantId, (sql) =>
+      sql.query<BlobRow>(`SELECT key, size, content_type, sha256, created_at, data FROM runtime.blobs WHERE tenant_id = $1 AND key = $2`, [
+        tenantId,
+        key,
+      ]),
+    );
+    const row = r.rows[0];
+    return row ? { info: toInfo(row), data: row.data! } : null;
+  }
+
+  async delete(tenantId: string, key: string): Promise<void> {
+    await this.db.withTenant(tenantId, (sql) => sql.query(`DELETE FROM runtime.blobs WHERE tenant_id = $1 AND key = $2`, [tenantId, key]));
+  }
+}
+
+function toInfo(row: BlobRow): BlobInfo {
+  return { key: row.key, size: Number(row.size), contentType: row.content_type, sha256: row.sha256, createdAt: row.created_at };
+}
+
+/** Reads a body into memory, failing as soon as it passes `maxBytes` (the rest of the stream is not read). */
+async function readAll(data: Buffer | Readable, maxBytes: number): Promise<Buffer> {
+  const tooLarge = () => new AppError('PAYLOAD_TOO_LARGE', `blob exceeds ${maxBytes} bytes`);
+  if (Buffer.isBuffer(data)) {
+    if (data.length > maxBytes) throw tooLarge();
+    return data;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of data) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+    size += buf.length;
+    if (size > maxBytes) {
+      data.destroy();
+      throw tooLarge();
+    }
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks, size);
+}

@@ -1,0 +1,229 @@
+/**
+ * The `EventBus` contract: one suite, run against MemoryBus (unit tests) and KafkaBus on a real broker
+ * (test/runtime). Not a test file itself: each adapter's test calls `describeBusContract`.
+ */
+import { randomBytes } from 'node:crypto';
+import { ROOT_CONTEXT, context, trace, TraceFlags } from '@opentelemetry/api';
+import type { Registry } from 'prom-client';
+import type { BusMessage, EventBus, Subscription } from '../ports/event-bus';
+import { activeTraceId } from '../telemetry/propagation';
+import { startTelemetry } from '../telemetry/setup';
+
+export interface BusFixture {
+  bus: EventBus;
+  metrics: Registry;
+  /** How long a message may take to arrive (a broker needs more than a Map). */
+  deliveryTimeoutMs: number;
+  close(): Promise<void>;
+}
+
+export async function waitFor(what: string, predicate: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function counterValue(registry: Registry, name: string, topic: string): Promise<number> {
+  const metric = registry.getSingleMetric(name);
+  if (!metric) return 0;
+  const data = await metric.get();
+  return data.values.filter((v) => v.labels.topic === topic).reduce((sum, v) => sum + v.value, 0);
+}
+
+export function describeBusContract(name: string, open: () => Promise<BusFixture>): void {
+  describe(`EventBus contract: ${name}`, () => {
+    let fx: BusFixture;
+    let bus: EventBus;
+    let timeout: number;
+    const subscriptions: Subscription[] = [];
+    const runId = randomBytes(4).toString('hex');
+    let seq = 0;
+    /** A topic of its own per test, created before use. */
+    const freshTopic = async () => {
+      const topic = `lore.contract.${runId}.${++seq}`;
+      await bus.ensureTopics([topic]);
+      return topic;
+    };
+    const group = (s: string) => `contract-${runId}-${s}-${seq}`;
+    const subscribe = async (opts: { groupId: string; topics: string[]; fromBeginning?: boolean }, handler: (m: BusMessage) => Promise<void>) => {
+      const s = await bus.subscribe(opts, handler);
+      subscriptions.push(s);
+      return s;
+    };
+    const text = (m: BusMessage) => m.value.toString('utf8');
+
+    beforeAll(async () => {
+      startTelemetry({});
+      fx = await open();
+      bus = fx.bus;
+      timeout = fx.deliveryTimeoutMs;
+    });
+    afterEach(async () => {
+      await Promise.all(subscriptions.splice(0).map((s) => s.stop()));
+    });
+    afterAll(async () => {
+      await fx?.close();
+    });
+
+    it('delivers the key, value and headers of what was published', async () => {
+      const topic = await freshTopic();
+      await bus.publish(topic, [
+        { key: 'k1', value: JSON.stringify({ n: 1 }), headers: { 'event-id': 'e-1' } },
+        { key: 'k2', value: Buffer.from([1, 2, 3]), headers: { 'event-id': 'e-2', other: 'x' } },
+      ]);
+      const got: BusMessage[] = [];
+      await subscribe({ groupId: group('basic'), topics: [topic], fromBeginning: true }, async (m) => {
+        got.push(m);
+      });
+      await waitFor('2 messages', () => got.length >= 2, timeout);
+      const byKey = Object.fromEntries(got.map((m) => [m.key, m]));
+      expect(JSON.parse(text(byKey.k1!))).toEqual({ n: 1 });
+      expect(byKey.k1!.headers['event-id']).toBe('e-1');
+      expect([...byKey.k2!.value]).toEqual([1, 2, 3]);
+      expect(byKey.k2!.headers).toMatchObject({ 'event-id': 'e-2', other: 'x' });
+      for (const m of got) {
+        expect(m.topic).toBe(topic);
+        expect(typeof m.partition).toBe('number');
+        expect(m.offset).toMatch(/^\d+$/);
+      }
+    });
+
+    it('keeps the order of messages with the same key', async () => {
+      const topic = await freshTopic();
+      const keys = ['alpha', 'beta', 'gamma', 'delta'];
+      for (let batch = 0; batch < 5; batch++) {
+        await bus.publish(
+          topic,
+          Array.from({ length: 24 }, (_, i) => {
+            const n = batch * 6 + Math.floor(i / keys.length);
+            return { key: keys[i % keys.length]!, value: String(n) };
+          }),
+        );
+      }
+      const seen = new Map<string, number[]>();
+      await subscribe({ groupId: group('order'), topics: [topic], fromBeginning: true }, async (m) => {
+        seen.set(m.key, [...(seen.get(m.key) ?? []), Number(text(m))]);
+        // Uneven handler times must not reorder anything.
+        if (Number(text(m)) % 7 === 0) await new Promise((r) => setTimeout(r, 5));
+      });
+      await waitFor('120 messages', () => [...seen.values()].reduce((s, v) => s + v.length, 0) >= 120, timeout);
+      for (const key of keys) expect(seen.get(key)).toEqual(Array.from({ length: 30 }, (_, i) => i));
+    });
+
+    it('gives a failing handler the same message again, before anything behind it, and counts the failures', async () => {
+      const topic = await freshTopic();
+      const failuresBefore = await counterValue(fx.metrics, 'lore_bus_handler_failures_total', topic);
+      await bus.publish(topic, Array.from({ length: 6 }, (_, i) => ({ key: 'one-key', value: String(i) })));
+      const done: number[] = [];
+      let attemptsOnTwo = 0;
+      await subscribe({ groupId: group('retry'), topics: [topic], fromBeginning: true }, async (m) => {
+        const n = Number(text(m));
+        if (n === 2 && ++attemptsOnTwo <= 2) throw new Error('transient failure');
+        done.push(n);
+      });
+      await waitFor('6 handled messages', () => done.length >= 6, timeout);
+      expect(done).toEqual([0, 1, 2, 3, 4, 5]);
+      expect(attemptsOnTwo).toBe(3);
+      expect((await counterValue(fx.metrics, 'lore_bus_handler_failures_total', topic)) - failuresBefore).toBe(2);
+    });
+
+    it("delivers every message once to each group, sharing a topic's partitions among a group's members", async () => {
+      const topic = await freshTopic();
+      const shared = group('shared');
+      const memberA: string[] = [];
+      const memberB: string[] = [];
+      const other: string[] = [];
+      await subscribe({ groupId: shared, topics: [topic] }, async (m) => void memberA.push(text(m)));
+      await subscribe({ groupId: shared, topics: [topic] }, async (m) => void memberB.push(text(m)));
+      await subscribe({ groupId: group('other'), topics: [topic] }, async (m) => void other.push(text(m)));
+      const sent = Array.from({ length: 48 }, (_, i) => `m${i}`);
+      await bus.publish(topic, sent.map((value, i) => ({ key: `key-${i % 12}`, value })));
+      await waitFor('both groups to have everything', () => memberA.length + memberB.length >= 48 && other.length >= 48, timeout);
+      await new Promise((r) => setTimeout(r, 200));
+      expect([...memberA, ...memberB].sort()).toEqual([...sent].sort());
+      expect([...other].sort()).toEqual([...sent].sort());
+      expect(memberA.length).toBeGreaterThan(0);
+      expect(memberB.length).toBeGreaterThan(0);
+    });
+
+    it('starts a new group after the last message unless it asks for the beginning', async () => {
+      const topic = await freshTopic();
+      await bus.publish(topic, [{ key: 'k', value: 'before' }]);
+      const late: string[] = [];
+      const early: string[] = [];
+      await subscribe({ groupId: group('late'), topics: [topic] }, async (m) => void late.push(text(m)));
+      await subscribe({ groupId: group('early'), topics: [topic], fromBeginning: true }, async (m) => void early.push(text(m)));
+      await bus.publish(topic, [{ key: 'k', value: 'after' }]);
+      await waitFor('the message published after subscribing', () => late.length >= 1 && early.length >= 2, timeout);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(late).toEqual(['after']);
+      expect(early).toEqual(['before', 'after']);
+    });
+
+    it('resumes a group after the last message its handlers finished', async () => {
+      const topic = await freshTopic();
+      const groupId = group('resume');
+      const first: string[] = [];
+      const s = await subscribe({ groupId, topics: [topic], fromBeginning: true }, async (m) => void first.push(text(m)));
+      await bus.publish(topic, ['a', 'b', 'c'].map((value) => ({ key: 'k', value })));
+      await waitFor('the first three', () => first.length >= 3, timeout);
+      await s.stop();
+      await bus.publish(topic, ['d', 'e'].map((value) => ({ key: 'k', value })));
+      const second: string[] = [];
+      await subscribe({ groupId, topics: [topic], fromBeginning: true }, async (m) => void second.push(text(m)));
+      await waitFor('the next two', () => second.length >= 2, timeout);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(first).toEqual(['a', 'b', 'c']);
+      expect(second).toEqual(['d', 'e']);
+    });
+
+    it('stops promptly while a handler keeps failing, and the message then goes to the next member', async () => {
+      const topic = await freshTopic();
+      const groupId = group('stuck');
+      let failures = 0;
+      const s = await subscribe({ groupId, topics: [topic], fromBeginning: true }, async () => {
+        failures += 1;
+        throw new Error('permanent failure');
+      });
+      await bus.publish(topic, [{ key: 'k', value: 'poison' }]);
+      await waitFor('a failure', () => failures >= 1, timeout);
+      const started = Date.now();
+      await s.stop();
+      expect(Date.now() - started).toBeLessThan(5_000);
+      const got: string[] = [];
+      await subscribe({ groupId, topics: [topic], fromBeginning: true }, async (m) => void got.push(text(m)));
+      await waitFor('the redelivered message', () => got.length >= 1, timeout);
+      expect(got[0]).toBe('poison');
+    });
+
+    it("runs the handler in the publisher's trace", async () => {
+      const topic = await freshTopic();
+      const traceId = randomBytes(16).toString('hex');
+      const parent = trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId: randomBytes(8).toString('hex'), traceFlags: TraceFlags.SAMPLED, isRemote: true });
+      await context.with(parent, () => bus.publish(topic, [{ key: 'k', value: 'traced' }]));
+      const seen: Array<{ traceId?: string; traceparent?: string }> = [];
+      await subscribe({ groupId: group('trace'), topics: [topic], fromBeginning: true }, async (m) => {
+        seen.push({ traceId: activeTraceId(), traceparent: m.headers.traceparent });
+      });
+      await waitFor('the traced message', () => seen.length >= 1, timeout);
+      expect(seen[0]!.traceparent).toContain(traceId);
+      expect(seen[0]!.traceId).toBe(traceId);
+    });
+
+    it('counts published and consumed messages per topic', async () => {
+      const topic = await freshTopic();
+      await bus.publish(topic, [1, 2, 3].map((n) => ({ key: `k${n}`, value: String(n) })));
+      let handled = 0;
+      await subscribe({ groupId: group('count'), topics: [topic], fromBeginning: true }, async () => void handled++);
+      await waitFor('3 messages', () => handled >= 3, timeout);
+      expect(await counterValue(fx.metrics, 'lore_bus_messages_published_total', topic)).toBe(3);
+      expect(await counterValue(fx.metrics, 'lore_bus_messages_consumed_total', topic)).toBe(3);
+    });
+
+    it('answers ping', async () => {
+      await expect(bus.ping()).resolves.toBeUndefined();
+    });
+  });
+}

@@ -1,0 +1,261 @@
+import {
+  Kafka,
+  Partitioners,
+  logLevel as KafkaLogLevel,
+  type Admin,
+  type IHeaders,
+  type LogEntry,
+  type Producer,
+} from 'kafkajs';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { BusMessage, EventBus, OutgoingMessage, SubscribeOptions, Subscription } from '../ports/event-bus';
+import { injectTraceHeaders, withExtractedContext } from '../telemetry/propagation';
+import { busMetrics, type BusMetrics } from './metrics';
+import { DEFAULT_HANDLER_RETRY, Sleeper, backoffMs, type HandlerRetry } from './retry';
+
+export interface KafkaBusOptions {
+  brokers: string[];
+  clientId: string;
+  logger: Logger;
+  metrics?: Registry;
+  /** Partitions for topics this bus creates; default: the broker's `num.partitions`. */
+  partitions?: number;
+  handlerRetry?: HandlerRetry;
+  /** Partitions one subscription works on at once (order is per partition either way). Default 4. */
+  partitionsConsumedConcurrently?: number;
+  /** How long `subscribe` waits for the consumer to join its group before resolving anyway. Default 30 s. */
+  joinTimeoutMs?: number;
+}
+
+/**
+ * Client retries: long enough to ride out a broker restart (a publish waits rather than fails), bounded so a dead
+ * cluster surfaces as an error. A consumer that still crashes after them is restarted by kafkajs.
+ */
+const CLIENT_RETRY = { initialRetryTime: 300, maxRetryTime: 5_000, retries: 12 };
+
+/**
+ * The event bus on Kafka (kafkajs). `publish` resolves after every in-sync replica acknowledged (acks=-1, idempotent
+ * producer, one request in flight so retries cannot reorder). A subscription awaits its handler per message, keeps
+ * per-partition order, and lets kafkajs commit an offset only after the handler resolved; a handler that throws is
+ * retried in place with capped exponential backoff, heartbeating meanwhile, so nothing behind it overtakes it.
+ */
+export class KafkaBus implements EventBus {
+  readonly kind = 'kafka' as const;
+  private readonly kafka: Kafka;
+  private readonly logger: Logger;
+  private readonly metrics: BusMetrics;
+  private readonly retry: HandlerRetry;
+  private producer?: Promise<Producer>;
+  private admin?: Promise<Admin>;
+  private readonly subscriptions = new Set<Subscription>();
+  private closed = false;
+
+  constructor(private readonly opts: KafkaBusOptions) {
+    this.logger = opts.logger.child({ component: 'kafka-bus' });
+    this.metrics = busMetrics(opts.metrics);
+    this.retry = opts.handlerRetry ?? DEFAULT_HANDLER_RETRY;
+    this.kafka = new Kafka({
+      clientId: opts.clientId,
+      brokers: opts.brokers,
+      connectionTimeout: 3_000,
+      requestTimeout: 30_000,
+      retry: CLIENT_RETRY,
+      logLevel: KafkaLogLevel.WARN,
+      logCreator: () => (entry: LogEntry) => this.kafkaLog(entry),
+    });
+  }
+
+  async ensureTopics(topics: string[]): Promise<void> {
+    const admin = await this.connectedAdmin();
+    const existing = new Set(await admin.listTopics());
+    const missing = topics.filter((t) => !existing.has(t));
+    if (missing.length === 0) return;
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: missing.map((topic) => ({ topic, numPartitions: this.opts.partitions ?? -1, replicationFactor: -1 })),
+    });
+  }
+
+  async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
+    if (this.closed) throw new Error('bus is closed');
+    if (messages.length === 0) return;
+    const producer = await this.connectedProducer();
+    await producer.send({
+      topic,
+      acks: -1,
+      messages: messages.map((m) => ({
+        key: m.key,
+        value: m.value,
+        // A traceparent the caller carries (the outbox keeps the enqueuing request's) wins over the active one.
+        headers: { ...injectTraceHeaders({}), ...m.headers },
+      })),
+    });
+    this.metrics.published.inc({ topic }, messages.length);
+  }
+
+  async subscribe(options: SubscribeOptions, handler: (message: BusMessage) => Promise<void>): Promise<Subscription> {
+    if (this.closed) throw new Error('bus is closed');
+    if (!options.fromBeginning) await this.startNewGroupAtEnd(options.groupId, options.topics);
+    const consumer = this.kafka.consumer({
+      groupId: options.groupId,
+      allowAutoTopicCreation: false,
+      sessionTimeout: 30_000,
+      heartbeatInterval: 3_000,
+      maxWaitTimeInMs: 1_000,
+      retry: CLIENT_RETRY,
+    });
+    const sleeper = new Sleeper();
+    let stopping = false;
+    consumer.on(consumer.events.CRASH, (e) =>
+      this.logger.error({ err: e.payload.error, group: options.groupId, restart: e.payload.restart }, 'consumer crashed'),
+    );
+    const joined = new Promise<void>((resolve) => {
+      const remove = consumer.on(consumer.events.GROUP_JOIN, () => {
+        remove();
+        resolve();
+      });
+    });
+
+    await consumer.connect();
+    await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning ?? false });
+    await consumer.run({
+      autoCommit: true,
+      partitionsConsumedConcurrently: this.opts.partitionsConsumedConcurrently ?? 4,
+      eachMessage: async ({ topic, partition, message, heartbeat }) => {
+        const msg: BusMessage = {
+          topic,
+          partition,
+          offset: message.offset,
+          key: message.key?.toString('utf8') ?? '',
+          value: message.value ?? Buffer.alloc(0),
+          headers: headersOf(message.headers),
+        };
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await withExtractedContext(msg.headers, () => handler(msg));
+            this.metrics.consumed.inc({ topic });
+            return;
+          } catch (err) {
+            this.metrics.handlerFailures.inc({ topic });
+            // Throwing leaves the offset uncommitted: whoever owns the partition next gets the message again.
+            if (stopping) throw err;
+            const delayMs = backoffMs(this.retry, attempt);
+            this.logger.warn(
+              { err, topic, partition, offset: message.offset, attempt, delay_ms: delayMs },
+              'event handler failed; retrying',
+            );
+            await sleeper.sleep(delayMs);
+            // Keeps the membership alive through long retries; throws during a rebalance, handing the message over.
+            await heartbeat();
+          }
+        }
+      },
+    });
+
+    const timeoutMs = this.opts.joinTimeoutMs ?? 30_000;
+    let timer: NodeJS.Timeout | undefined;
+    const joinedInTime = await Promise.race([
+      joined.then(() => true),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
+    ]);
+    clearTimeout(timer);
+    if (!joinedInTime) this.logger.warn({ group: options.groupId, timeout_ms: timeoutMs }, 'consumer has not joined its group yet');
+
+    const subscription: Subscription = {
+      stop: async () => {
+        if (!this.subscriptions.delete(subscription)) return;
+        stopping = true;
+        sleeper.abort();
+        // Waits for the handler in progress, then commits what was resolved.
+        await consumer.disconnect();
+      },
+    };
+    this.subscriptions.add(subscription);
+    return subscription;
+  }
+
+  async ping(): Promise<void> {
+    const admin = await this.connectedAdmin();
+    await admin.describeCluster();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.allSettled([...this.subscriptions].map((s) => s.stop()));
+    const [producer, admin] = await Promise.allSettled([this.producer, this.admin]);
+    if (producer.status === 'fulfilled' && producer.value) await producer.value.disconnect();
+    if (admin.status === 'fulfilled' && admin.value) await admin.value.disconnect();
+  }
+
+  /**
+   * A group that has never committed starts at the end of each partition as of this call, so every message
+   * published after `subscribe` resolved is delivered (kafkajs alone would pick "latest" only at its first fetch,
+   * missing what was published in between).
+   */
+  private async startNewGroupAtEnd(groupId: string, topics: string[]): Promise<void> {
+    const admin = await this.connectedAdmin();
+    const committed = await admin.fetchOffsets({ groupId, topics });
+    for (const { topic, partitions } of committed) {
+      const fresh = new Set(partitions.filter((p) => p.offset === '-1').map((p) => p.partition));
+      if (fresh.size === 0) continue;
+      const ends = await admin.fetchTopicOffsets(topic);
+      const seek = ends.filter((e) => fresh.has(e.partition)).map((e) => ({ partition: e.partition, offset: e.high }));
+      try {
+        await admin.setOffsets({ groupId, topic, partitions: seek });
+      } catch (err) {
+        // The group is already running elsewhere: its members own the starting point.
+        this.logger.debug({ err, group: groupId, topic }, 'did not set starting offsets');
+      }
+    }
+  }
+
+  private connectedProducer(): Promise<Producer> {
+    this.producer ??= (async () => {
+      const producer = this.kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+        createPartitioner: Partitioners.DefaultPartitioner,
+        retry: CLIENT_RETRY,
+      });
+      await producer.connect();
+      return producer;
+    })().catch((err) => {
+      this.producer = undefined;
+      throw err;
+    });
+    return this.producer;
+  }
+
+  private connectedAdmin(): Promise<Admin> {
+    this.admin ??= (async () => {
+      const admin = this.kafka.admin({ retry: CLIENT_RETRY });
+      await admin.connect();
+      return admin;
+    })().catch((err) => {
+      this.admin = undefined;
+      throw err;
+    });
+    return this.admin;
+  }
+
+  private kafkaLog({ level, namespace, log }: LogEntry): void {
+    const { message, timestamp: _t, logger: _l, ...rest } = log as Record<string, unknown> & { message: string };
+    const fields = { namespace, ...rest };
+    if (level === KafkaLogLevel.ERROR) this.logger.error(fields, message);
+    else if (level === KafkaLogLevel.WARN) this.logger.warn(fields, message);
+    else this.logger.debug(fields, message);
+  }
+}
+
+function headersOf(headers: IHeaders | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers ?? {})) {
+    if (v === undefined) continue;
+    const first = Array.isArray(v) ? v[0] : v;
+    if (first !== undefined) out[k] = first.toString();
+  }
+  return out;
+}

@@ -1,0 +1,239 @@
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { BusMessage, EventBus, OutgoingMessage, SubscribeOptions, Subscription } from '../ports/event-bus';
+import { injectTraceHeaders, withExtractedContext } from '../telemetry/propagation';
+import { busMetrics, type BusMetrics } from './metrics';
+import { DEFAULT_HANDLER_RETRY, Sleeper, backoffMs, type HandlerRetry } from './retry';
+
+export interface MemoryBusOptions {
+  logger?: Logger;
+  metrics?: Registry;
+  /** Partitions per topic; a key always maps to the same one, so order is kept per key. Default 4. */
+  partitions?: number;
+  /** Messages kept per partition once every active group has consumed them (for late `fromBeginning` groups). */
+  retainPerPartition?: number;
+  handlerRetry?: HandlerRetry;
+}
+
+interface StoredMessage {
+  key: string;
+  value: Buffer;
+  headers: Record<string, string>;
+}
+
+class PartitionLog {
+  base = 0;
+  messages: StoredMessage[] = [];
+  get end(): number {
+    return this.base + this.messages.length;
+  }
+}
+
+type Handler = (message: BusMessage) => Promise<void>;
+
+interface Member {
+  topics: Set<string>;
+  handler: Handler;
+  stopped: boolean;
+  inFlight: Set<Promise<unknown>>;
+}
+
+interface Group {
+  members: Member[];
+  /** Next offset to deliver, per `topic/partition`: the committed position. */
+  offsets: Map<string, number>;
+  workers: Set<string>;
+}
+
+/**
+ * The in-process event bus (embedded mode, unit tests), with Kafka's semantics: partitions chosen by key, each
+ * consumer group receives every message once, partitions of a topic are shared among a group's members, a
+ * message's offset advances only after its handler resolved, and a handler that throws gets the same message again
+ * (after a capped exponential backoff) before anything behind it. `publish` resolves once the message is in the log.
+ */
+export class MemoryBus implements EventBus {
+  readonly kind = 'memory' as const;
+  private readonly topics = new Map<string, PartitionLog[]>();
+  private readonly groups = new Map<string, Group>();
+  private readonly partitions: number;
+  private readonly retain: number;
+  private readonly retry: HandlerRetry;
+  private readonly metrics: BusMetrics;
+  private readonly logger?: Logger;
+  private readonly sleeper = new Sleeper();
+  /** Workers waiting for a message or a membership change. */
+  private waiters = new Set<() => void>();
+  private closed = false;
+
+  constructor(opts: MemoryBusOptions = {}) {
+    this.logger = opts.logger?.child({ component: 'memory-bus' });
+    this.partitions = opts.partitions ?? 4;
+    this.retain = opts.retainPerPartition ?? 10_000;
+    this.retry = opts.handlerRetry ?? DEFAULT_HANDLER_RETRY;
+    this.metrics = busMetrics(opts.metrics);
+  }
+
+  async ensureTopics(topics: string[]): Promise<void> {
+    for (const t of topics) this.log(t);
+  }
+
+  async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
+    if (this.closed) throw new Error('bus is closed');
+    const logs = this.log(topic);
+    for (const m of messages) {
+      logs[partitionOf(m.key, this.partitions)]!.messages.push({
+        key: m.key,
+        value: Buffer.isBuffer(m.value) ? Buffer.from(m.value) : Buffer.from(m.value, 'utf8'),
+        // A traceparent the caller carries (the outbox keeps the enqueuing request's) wins over the active one.
+        headers: { ...injectTraceHeaders({}), ...m.headers },
+      });
+    }
+    this.metrics.published.inc({ topic }, messages.length);
+    this.wake();
+  }
+
+  async subscribe(options: SubscribeOptions, handler: Handler): Promise<Subscription> {
+    if (this.closed) throw new Error('bus is closed');
+    let group = this.groups.get(options.groupId);
+    if (!group) {
+      group = { members: [], offsets: new Map(), workers: new Set() };
+      this.groups.set(options.groupId, group);
+    }
+    const member: Member = { topics: new Set(options.topics), handler, stopped: false, inFlight: new Set() };
+    group.members.push(member);
+    for (const topic of options.topics) {
+      this.log(topic).forEach((log, p) => {
+        const k = slot(topic, p);
+        if (!group.offsets.has(k)) group.offsets.set(k, options.fromBeginning ? log.base : log.end);
+        if (!group.workers.has(k)) {
+          group.workers.add(k);
+          void this.work(group, topic, p);
+        }
+      });
+    }
+    this.wake();
+    return {
+      stop: async () => {
+        if (member.stopped) return;
+        member.stopped = true;
+        group.members.splice(group.members.indexOf(member), 1);
+        this.sleeper.abort();
+        this.wake();
+        // Like a Kafka consumer leaving: the handler in progress finishes; its offset is kept if it succeeded.
+        await Promise.allSettled([...member.inFlight]);
+      },
+    };
+  }
+
+  async ping(): Promise<void> {
+    if (this.closed) throw new Error('bus is closed');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const inFlight: Promise<unknown>[] = [];
+    for (const group of this.groups.values()) {
+      for (const m of group.members) {
+        m.stopped = true;
+        inFlight.push(...m.inFlight);
+      }
+      group.members = [];
+    }
+    this.sleeper.abort();
+    this.wake();
+    await Promise.allSettled(inFlight);
+  }
+
+  /** One worker per (group, topic, partition): the only place messages of that partition are delivered from. */
+  private async work(group: Group, topic: string, p: number): Promise<void> {
+    const k = slot(topic, p);
+    const log = this.log(topic)[p]!;
+    let attempt = 0;
+    for (;;) {
+      const owners = this.closed ? [] : group.members.filter((m) => m.topics.has(topic));
+      if (owners.length === 0) {
+        // Restarted by the next subscribe of this group to the topic.
+        group.workers.delete(k);
+        return;
+      }
+      const owner = owners[p % owners.length]!;
+      const offset = Math.max(group.offsets.get(k) ?? log.base, log.base);
+      if (offset >= log.end) {
+        await new Promise<void>((resolve) => this.waiters.add(resolve));
+        continue;
+      }
+      const stored = log.messages[offset - log.base]!;
+      const message: BusMessage = {
+        topic,
+        partition: p,
+        offset: String(offset),
+        key: stored.key,
+        value: stored.value,
+        headers: { ...stored.headers },
+      };
+      const run = withExtractedContext(message.headers, () => owner.handler(message));
+      owner.inFlight.add(run);
+      try {
+        await run;
+        this.metrics.consumed.inc({ topic });
+        group.offsets.set(k, offset + 1);
+        attempt = 0;
+        this.trim(topic, p);
+      } catch (err) {
+        attempt += 1;
+        this.metrics.handlerFailures.inc({ topic });
+        const delayMs = backoffMs(this.retry, attempt);
+        this.logger?.warn({ err, topic, partition: p, offset, attempt, delay_ms: delayMs }, 'event handler failed; retrying');
+        // A member that left hands the message to the next owner at once.
+        if (!owner.stopped) await this.sleeper.sleep(delayMs);
+      } finally {
+        owner.inFlight.delete(run);
+      }
+    }
+  }
+
+  /** Drops what every active group has consumed, keeping the newest `retainPerPartition` messages. */
+  private trim(topic: string, p: number): void {
+    const log = this.log(topic)[p]!;
+    let consumedByAll = log.end;
+    for (const group of this.groups.values()) {
+      if (!group.members.some((m) => m.topics.has(topic))) continue;
+      consumedByAll = Math.min(consumedByAll, group.offsets.get(slot(topic, p)) ?? log.base);
+    }
+    const dropTo = Math.min(consumedByAll, log.end - this.retain);
+    if (dropTo > log.base) {
+      log.messages.splice(0, dropTo - log.base);
+      log.base = dropTo;
+    }
+  }
+
+  private log(topic: string): PartitionLog[] {
+    let logs = this.topics.get(topic);
+    if (!logs) {
+      logs = Array.from({ length: this.partitions }, () => new PartitionLog());
+      this.topics.set(topic, logs);
+    }
+    return logs;
+  }
+
+  private wake(): void {
+    const waiters = this.waiters;
+    this.waiters = new Set();
+    for (const resolve of waiters) resolve();
+  }
+}
+
+function slot(topic: string, partition: number): string {
+  return `${topic}\u0000${partition}`;
+}
+
+/** FNV-1a: stable across processes and restarts, so a key keeps its partition. */
+function partitionOf(key: string, partitions: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % partitions;
+}

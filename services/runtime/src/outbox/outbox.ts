@@ -1,0 +1,236 @@
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { Gauge, type Registry } from 'prom-client';
+import { runMigrations, type MigrationSet } from '../db/migrate';
+import type { Db, Sql } from '../ports/db';
+import type { EventBus, OutgoingMessage } from '../ports/event-bus';
+import { EVENT_ID_HEADER } from '../bus/event-id';
+import { injectTraceHeaders } from '../telemetry/propagation';
+
+export interface OutboxMessage {
+  topic: string;
+  key: string;
+  eventId: string;
+  /** Serialised as JSON. */
+  value: unknown;
+  headers?: Record<string, string>;
+}
+
+/** The runtime kit's schema: outbox, processed_events, blobs. */
+export const RUNTIME_MIGRATIONS: MigrationSet = {
+  schema: 'runtime',
+  dir: join(__dirname, '..', '..', 'migrations'),
+  appPrivileges: {
+    // Never DELETE: an event waiting for the broker cannot be erased by application code (prune_outbox removes
+    // only rows delivered long ago).
+    outbox: ['SELECT', 'INSERT', 'UPDATE'],
+    processed_events: ['SELECT', 'INSERT', 'DELETE'],
+  },
+};
+
+export async function runRuntimeMigrations(db: Db): Promise<void> {
+  await runMigrations(db, RUNTIME_MIGRATIONS);
+}
+
+/**
+ * Records an event in the caller's transaction (usually `db.withTenant`): it is published if and only if that
+ * transaction commits. The active trace context is stored with it, so the consumer continues the request's trace.
+ */
+export async function enqueueOutbox(sql: Sql, msg: OutboxMessage): Promise<void> {
+  if (!msg.topic || !msg.eventId) throw new Error('an outbox message needs a topic and an eventId');
+  const value = JSON.stringify(msg.value);
+  if (value === undefined) throw new Error('an outbox message needs a JSON-serialisable value');
+  const headers = injectTraceHeaders({ ...msg.headers });
+  await sql.query(`INSERT INTO runtime.outbox (topic, key, event_id, value, headers) VALUES ($1, $2, $3, $4::jsonb, $5::jsonb)`, [
+    msg.topic,
+    msg.key,
+    msg.eventId,
+    value,
+    JSON.stringify(headers),
+  ]);
+}
+
+/**
+ * Idempotency marker for consumers: true the first time `consumer` claims `eventId`, false for a redelivery. Call it
+ * in the same transaction as the side effects, so a rolled-back attempt leaves the event unclaimed.
+ */
+export async function claimEvent(sql: Sql, consumer: string, eventId: string): Promise<boolean> {
+  const r = await sql.query(
+    `INSERT INTO runtime.processed_events (consumer, event_id) VALUES ($1, $2) ON CONFLICT (consumer, event_id) DO NOTHING`,
+    [consumer, eventId],
+  );
+  return r.rowCount === 1;
+}
+
+export interface OutboxRelayOptions {
+  db: Db;
+  bus: EventBus;
+  logger: Logger;
+  metrics?: Registry;
+  /** Pause between scans when the outbox was empty. Default 200 ms. */
+  pollIntervalMs?: number;
+  /** Rows published per transaction. Default 100. */
+  batchSize?: number;
+  /** How long published rows are kept before pruning. Default 24 h. */
+  retentionMs?: number;
+}
+
+interface OutboxRow {
+  id: string;
+  topic: string;
+  key: string;
+  event_id: string;
+  value: string;
+  headers: Record<string, string>;
+}
+
+/** Any constant shared by every relay of a database: only one relay publishes at a time, in id order. */
+const RELAY_LOCK = 'lore.outbox.relay';
+const PRUNE_EVERY_MS = 60_000;
+const MAX_ERROR_BACKOFF_MS = 10_000;
+
+/**
+ * Publishes outbox rows in id order and marks them published only after the broker acknowledged: a crash between
+ * the two publishes the rows again (consumers dedupe on `event-id`), never loses them. Several replicas may run; a
+ * transaction-scoped advisory lock lets one publish at a time so order is kept.
+ */
+export class OutboxRelay {
+  private readonly db: Db;
+  private readonly bus: EventBus;
+  private readonly logger: Logger;
+  private readonly pollIntervalMs: number;
+  private readonly batchSize: number;
+  private readonly retentionMs: number;
+  private loop?: Promise<void>;
+  private stopping = false;
+  private wake?: () => void;
+  private lastPrune = 0;
+
+  constructor(opts: OutboxRelayOptions) {
+    this.db = opts.db;
+    this.bus = opts.bus;
+    this.logger = opts.logger.child({ component: 'outbox-relay' });
+    this.pollIntervalMs = opts.pollIntervalMs ?? 200;
+    this.batchSize = opts.batchSize ?? 100;
+    this.retentionMs = opts.retentionMs ?? 24 * 3600_000;
+    if (opts.metrics) this.registerBacklogGauge(opts.metrics);
+  }
+
+  start(): void {
+    if (this.loop) return;
+    this.stopping = false;
+    this.loop = this.run();
+  }
+
+  /** Finishes the batch in progress (so nothing is published twice needlessly), then returns. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake?.();
+    await this.loop;
+    this.loop = undefined;
+  }
+
+  /**
+   * Publishes one batch; returns how many rows it published (0 when empty or another relay holds the lock). A
+   * failure after part of the batch was acknowledged still marks that part, then throws.
+   */
+  async drainOnce(): Promise<number> {
+    let failure: unknown;
+    const published = await this.db.tx(async (sql) => {
+      const lock = await sql.query<{ locked: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked`, [RELAY_LOCK]);
+      if (!lock.rows[0]?.locked) return 0;
+      const { rows } = await sql.query<OutboxRow>(
+        `SELECT id, topic, key, event_id, value::text AS value, headers FROM runtime.outbox
+          WHERE published_at IS NULL ORDER BY id LIMIT $1`,
+        [this.batchSize],
+      );
+      const done: string[] = [];
+      try {
+        // Consecutive rows of one topic go in one request; the order of the rows is the order on the wire.
+        for (let i = 0; i < rows.length; ) {
+          let j = i;
+          while (j < rows.length && rows[j]!.topic === rows[i]!.topic) j++;
+          const run = rows.slice(i, j);
+          await this.bus.publish(run[0]!.topic, run.map(toMessage));
+          done.push(...run.map((r) => r.id));
+          i = j;
+        }
+      } catch (err) {
+        failure = err;
+      }
+      if (done.length > 0) {
+        await sql.query(`UPDATE runtime.outbox SET published_at = now() WHERE id = ANY($1::bigint[])`, [done]);
+      }
+      return done.length;
+    });
+    if (failure) throw failure;
+    return published;
+  }
+
+  private async run(): Promise<void> {
+    let errors = 0;
+    while (!this.stopping) {
+      let delay = this.pollIntervalMs;
+      try {
+        const n = await this.drainOnce();
+        errors = 0;
+        if (n >= this.batchSize) delay = 0;
+        await this.pruneIfDue();
+      } catch (err) {
+        errors += 1;
+        delay = Math.min(MAX_ERROR_BACKOFF_MS, this.pollIntervalMs * 2 ** Math.min(errors, 10));
+        this.logger.warn({ err, attempt: errors, delay_ms: delay }, 'outbox relay failed; retrying');
+      }
+      if (delay > 0 && !this.stopping) await this.sleep(delay);
+    }
+  }
+
+  private async pruneIfDue(): Promise<void> {
+    if (Date.now() - this.lastPrune < PRUNE_EVERY_MS) return;
+    this.lastPrune = Date.now();
+    const r = await this.db.query<{ pruned: string }>(`SELECT runtime.prune_outbox(make_interval(secs => $1)) AS pruned`, [
+      this.retentionMs / 1000,
+    ]);
+    const pruned = Number(r.rows[0]?.pruned ?? 0);
+    if (pruned > 0) this.logger.debug({ pruned }, 'pruned published outbox rows');
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  private registerBacklogGauge(registry: Registry): void {
+    const name = 'lore_outbox_backlog_messages';
+    if (registry.getSingleMetric(name)) return;
+    const db = this.db;
+    const logger = this.logger;
+    new Gauge({
+      name,
+      help: 'Outbox rows committed but not yet acknowledged by the broker',
+      registers: [registry],
+      async collect() {
+        try {
+          const r = await db.query<{ n: string }>(`SELECT count(*) AS n FROM runtime.outbox WHERE published_at IS NULL`);
+          this.set(Number(r.rows[0]?.n ?? 0));
+        } catch (err) {
+          logger.warn({ err }, 'could not measure the outbox backlog');
+        }
+      },
+    });
+  }
+}
+
+function toMessage(row: OutboxRow): OutgoingMessage {
+  return {
+    key: row.key,
+    value: Buffer.from(row.value, 'utf8'),
+    headers: { ...row.headers, [EVENT_ID_HEADER]: row.event_id },
+  };
+}

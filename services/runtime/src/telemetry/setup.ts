@@ -1,0 +1,77 @@
+import { context, propagation, diag, DiagConsoleLogger, DiagLogLevel } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
+
+export interface TelemetryHandle {
+  /** True when the OpenTelemetry SDK runs and exports spans; false in propagation-only mode. */
+  readonly enabled: boolean;
+  shutdown(): Promise<void>;
+}
+
+const HANDLE = Symbol.for('lore.telemetry');
+type Global = typeof globalThis & { [HANDLE]?: TelemetryHandle };
+
+const PROBE_PATHS = /^\/(livez|readyz|metrics)(\/|\?|$)/;
+
+function truthy(v: string | undefined): boolean {
+  return v !== undefined && ['1', 'true', 'yes'].includes(v.trim().toLowerCase());
+}
+
+/** The SDK runs when an OTLP endpoint is configured or `LORE_OTEL_ENABLED` asks for it, unless the SDK is disabled. */
+export function telemetryWanted(env: NodeJS.ProcessEnv = process.env): boolean {
+  if (truthy(env.OTEL_SDK_DISABLED)) return false;
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || truthy(env.LORE_OTEL_ENABLED));
+}
+
+/**
+ * Starts tracing once per process, before the modules it instruments are loaded (see `register.ts`). Either the
+ * full SDK (HTTP server and client spans, OTLP export configured by the standard `OTEL_*` variables), or, when
+ * telemetry is off, only W3C propagation and async context, so trace ids still flow through HTTP helpers, Kafka
+ * headers and log lines at no export cost. Calling it again returns the first handle.
+ */
+export function startTelemetry(env: NodeJS.ProcessEnv = process.env): TelemetryHandle {
+  const g = globalThis as Global;
+  if (g[HANDLE]) return g[HANDLE];
+  const handle = telemetryWanted(env) ? startSdk(env) : installPropagation();
+  g[HANDLE] = handle;
+  return handle;
+}
+
+/** Flushes and stops the SDK started by `startTelemetry` (a shutdown hook); a no-op when none runs. */
+export async function shutdownTelemetry(): Promise<void> {
+  await (globalThis as Global)[HANDLE]?.shutdown();
+}
+
+function installPropagation(): TelemetryHandle {
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(
+    new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
+  );
+  return { enabled: false, shutdown: async () => undefined };
+}
+
+function startSdk(env: NodeJS.ProcessEnv): TelemetryHandle {
+  // Required lazily: without telemetry the process never loads the SDK and its exporters.
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
+  const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  if (!env.OTEL_LOG_LEVEL) diag.setLogger(new DiagConsoleLogger(), DiagLogLevel.ERROR);
+  const sdk = new NodeSDK({
+    serviceName: env.OTEL_SERVICE_NAME ?? env.LORE_SERVICE ?? 'lore',
+    textMapPropagator: new CompositePropagator({
+      propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
+    }),
+    instrumentations: [
+      new HttpInstrumentation({
+        // Probes and scrapes would drown the traces that matter.
+        ignoreIncomingRequestHook: (req) => PROBE_PATHS.test(req.url ?? ''),
+      }),
+    ],
+    // Metrics go through prom-client's /metrics and logs through pino: the SDK exports traces only.
+    metricReaders: [],
+    logRecordProcessors: [],
+  });
+  sdk.start();
+  return { enabled: true, shutdown: () => sdk.shutdown() };
+}
