@@ -1,1 +1,12 @@
-export {};
+export { createGateway, migrateGateway, GATEWAY_MIGRATIONS_DIR, type Gateway, type CreateGatewayOptions } from './gateway';
+export type { GatewayDeps, GatewayContext } from './context';
+export { gatewayConfig, gatewayEnvSchema, configFromEnv, DEFAULT_PLANS, type GatewayConfig, type PlanLimits, type UpstreamName } from './config';
+export type { GatewayState, AdmitInput, AdmitResult, RateOutcome, RateSpec } from './state/gateway-state';
+export { MemoryGatewayState } from './state/memory-state';
+export { RedisGatewayState } from './state/redis-state';
+export { ensureDevTenant } from './operations/dev-tenant';
+export { createTenant, upsertMemory, deleteMemory } from './operations/tenancy';
+export { createKey, rotateKey, revokeKey } from './operations/keys';
+export { createUser } from './operations/identity';
+export { pingHandler } from './routes/pages/handlers';
+export { parseCredential, hasValidChecksum, KEY_PREFIX } from './domain/credentials';

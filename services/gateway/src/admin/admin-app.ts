@@ -1,0 +1,108 @@
+import Router, { type RouterContext } from '@koa/router';
+import { AppError, createHttpApp, notFoundFallback, validate, type LoreApp, type LoreState } from '@lore/runtime';
+import type { GatewayContext } from '../context';
+import { secretsEqual } from '../domain/credentials';
+import { createKeyBody } from '../routes/api-keys/schema';
+import { createKey, getKey, presentKey, revokeKey, rotateKey } from '../operations/keys';
+import { createTenant, deleteMemory, upsertMemory } from '../operations/tenancy';
+import { createUser } from '../operations/identity';
+import { updateBilling } from '../store/tenants';
+import { billingBody, createTenantBody, createUserBody, idParam, putMemoryBody, rotateBody } from './schema';
+
+/** The JSON body the runtime's body parser put on the request. */
+function bodyOf(ctx: RouterContext<LoreState>): unknown {
+  return (ctx.request as unknown as { body?: unknown }).body;
+}
+
+/**
+ * The internal admin API (operator, CLI-like automation). It listens on its own port, never on the public
+ * router, and every call needs `Authorization: Bearer <GATEWAY_ADMIN_TOKEN>`, compared in constant time.
+ */
+export function createAdminApp(context: GatewayContext): LoreApp {
+  const app = createHttpApp({ service: 'gateway-admin', logger: context.logger, metrics: context.metrics, bodyLimitBytes: 256 * 1024 });
+  const token = context.config.adminToken;
+
+  app.use(notFoundFallback());
+  app.use(async (ctx, next) => {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
+    if (!token || !m || !secretsEqual(m[1]!, token)) throw AppError.unauthorized('the admin credential is missing or wrong');
+    await next();
+  });
+
+  const router = new Router<LoreState>({ prefix: '/internal/v1' });
+  const param = (ctx: RouterContext<LoreState>, name: string): string => {
+    const v = ctx.params[name] ?? '';
+    if (!idParam.safeParse(v).success) throw AppError.notFound(name.replace('_id', ''));
+    return v;
+  };
+
+  router.post('/tenants', async (ctx) => {
+    const body = validate(createTenantBody, bodyOf(ctx));
+    const { tenant, created } = await createTenant(context, body);
+    ctx.status = created ? 201 : 200;
+    ctx.body = { tenant_id: tenant.tenant_id, name: tenant.name, plan: tenant.plan, default_workspace_id: tenant.default_workspace_id };
+  });
+
+  router.put('/tenants/:tenant_id/billing', async (ctx) => {
+    const body = validate(billingBody, bodyOf(ctx));
+    if (body.plan !== undefined && !(body.plan in context.config.plans)) throw AppError.badRequest(`unknown plan "${body.plan}"`);
+    const tenant = await updateBilling(context.db, param(ctx, 'tenant_id'), body);
+    if (!tenant) throw AppError.notFound('tenant');
+    context.caches.tenants.delete(tenant.tenant_id);
+    ctx.body = { tenant_id: tenant.tenant_id, plan: tenant.plan, credit_balance: tenant.credit_balance };
+  });
+
+  router.post('/tenants/:tenant_id/users', async (ctx) => {
+    const body = validate(createUserBody, bodyOf(ctx));
+    const user = await createUser(context, param(ctx, 'tenant_id'), body).catch((err: unknown) => {
+      // A tenant that does not exist fails the foreign key: answer as the resource that is missing.
+      if ((err as { code?: string }).code === '23503') throw AppError.notFound('tenant');
+      throw err;
+    });
+    ctx.status = 201;
+    ctx.body = { user_id: user.user_id, tenant_id: user.tenant_id, email: user.email, role: user.role };
+  });
+
+  router.put('/tenants/:tenant_id/memories/:memory_id', async (ctx) => {
+    const body = validate(putMemoryBody, bodyOf(ctx));
+    const memory = await upsertMemory(context, param(ctx, 'tenant_id'), param(ctx, 'memory_id'), body);
+    ctx.body = { memory_id: memory.memory_id, hostname: memory.hostname, workspace_id: memory.workspace_id };
+  });
+
+  router.delete('/tenants/:tenant_id/memories/:memory_id', async (ctx) => {
+    const retain = ctx.query.retain_data;
+    if (retain !== undefined && retain !== 'true' && retain !== 'false') throw AppError.badRequest('retain_data must be true or false');
+    await deleteMemory(context, param(ctx, 'tenant_id'), param(ctx, 'memory_id'), retain === 'true');
+    ctx.status = 204;
+  });
+
+  router.post('/tenants/:tenant_id/keys', async (ctx) => {
+    const body = validate(createKeyBody, bodyOf(ctx));
+    const { record, plaintext } = await createKey(context, param(ctx, 'tenant_id'), body, 'admin-api');
+    ctx.status = 201;
+    ctx.set('cache-control', 'no-store');
+    ctx.body = { key_id: record.key_id, key: plaintext, prefix: record.prefix, type: record.type, memory_id: record.memory_id, expires_at: record.expires_at };
+  });
+
+  router.post('/tenants/:tenant_id/keys/:key_id/rotate', async (ctx) => {
+    const body = validate(rotateBody, bodyOf(ctx) ?? {});
+    const r = await rotateKey(context, param(ctx, 'tenant_id'), param(ctx, 'key_id'), body.overlap_seconds, 'admin-api');
+    ctx.status = 201;
+    ctx.set('cache-control', 'no-store');
+    ctx.body = { key_id: r.record.key_id, key: r.plaintext, prefix: r.record.prefix, replaced_key_id: r.replaced.key_id, replaced_key_expires_at: r.replaced.expires_at };
+  });
+
+  router.get('/tenants/:tenant_id/keys/:key_id', async (ctx) => {
+    const key = await getKey(context.db, param(ctx, 'tenant_id'), param(ctx, 'key_id'));
+    if (!key) throw AppError.notFound('key');
+    ctx.body = presentKey(key);
+  });
+
+  router.delete('/tenants/:tenant_id/keys/:key_id', async (ctx) => {
+    await revokeKey(context, param(ctx, 'tenant_id'), param(ctx, 'key_id'));
+    ctx.status = 204;
+  });
+
+  app.use(router.routes());
+  return app;
+}

@@ -1,0 +1,182 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { randomUUID } from 'node:crypto';
+import Router from '@koa/router';
+import type Koa from 'koa';
+import { AppError, createHttpApp, errorBody, isAppError, notFoundFallback, type LoreApp } from '@lore/runtime';
+import type { GatewayContext } from './context';
+import { authenticate, identityOf, type RequestFacts } from './auth/authenticate';
+import { clientAddress } from './domain/network';
+import { FORWARD_ROUTES, isAmbiguousPath, matchForward, type ForwardMatch } from './forward/route-table';
+import { parseUpstream, proxyHttp, proxyUpgrade, upstreamHeaders, upstreamPath, writeRawResponse, type ProxyFailure, type UpstreamTarget } from './forward/proxy';
+import { hostMemoryOf, requestFacts, setHostMemory } from './http/guards';
+import type { GatewayKoaContext, GatewayRequestState } from './http/state';
+import { webhookRouteDeps } from './http/extension';
+import { memoryForHost } from './operations/tenancy';
+import { registerWorkspaceRoutes } from './routes/workspaces/handlers';
+import { registerProjectRoutes } from './routes/projects/handlers';
+import { registerPageRoutes } from './routes/pages/handlers';
+import { registerApiKeyRoutes } from './routes/api-keys/handlers';
+import { registerOauthRoutes } from './routes/oauth/handlers';
+import { registerAuthRoutes } from './routes/auth/handlers';
+import { registerPasswordRoutes } from './routes/password/handlers';
+import { registerWebhookRoutes } from './routes/webhooks';
+import type { UpstreamName } from './config';
+
+export interface PublicApp {
+  app: LoreApp;
+  /** Attach to the HTTP server's `upgrade` event: websockets are authenticated and spliced to the upstream. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  upstreams: Map<UpstreamName, UpstreamTarget>;
+}
+
+const MEMORY_PREFIX = '/api/v1/memory';
+
+function isMemoryPath(path: string): boolean {
+  return path === MEMORY_PREFIX || path.startsWith(`${MEMORY_PREFIX}/`);
+}
+
+function failureError(f: ProxyFailure): AppError {
+  if (f.kind === 'timeout') return new AppError('GATEWAY_TIMEOUT', f.message);
+  if (f.kind === 'too_large') return new AppError('PAYLOAD_TOO_LARGE', f.message);
+  return new AppError('BAD_GATEWAY', f.message);
+}
+
+/** The public listener: the gateway's own routes, then the forwarding table, then 404 for everything else. */
+export function createPublicApp(context: GatewayContext): PublicApp {
+  const app = createHttpApp({ service: 'gateway', logger: context.logger, metrics: context.metrics, parseBodies: false, bodyLimitBytes: context.config.bodyLimitBytes });
+  const upstreams = new Map<UpstreamName, UpstreamTarget>();
+  for (const [name, spec] of Object.entries(context.config.upstreams) as Array<[UpstreamName, string | undefined]>) {
+    if (spec) upstreams.set(name, parseUpstream(name, spec));
+  }
+
+  app.use(async (ctx, next) => {
+    ctx.set('x-content-type-options', 'nosniff');
+    await next();
+  });
+  app.use(notFoundFallback());
+  // Paths an upstream could read differently from the gateway never get past this point.
+  app.use(async (ctx, next) => {
+    if (isAmbiguousPath(ctx.path)) throw AppError.notFound('route');
+    const hostMemory = await memoryForHost(context, ctx.get('host'));
+    // A memory's own hostname serves that memory's /api/v1/memory routes and nothing else.
+    if (hostMemory && !isMemoryPath(ctx.path)) throw AppError.notFound('route');
+    setHostMemory(ctx, hostMemory);
+    await next();
+  });
+
+  const router = new Router<GatewayRequestState>();
+  registerPageRoutes(router, context);
+  registerWorkspaceRoutes(router, context);
+  registerProjectRoutes(router, context);
+  registerApiKeyRoutes(router, context);
+  registerOauthRoutes(router, context);
+  registerAuthRoutes(router, context);
+  registerPasswordRoutes(router, context);
+  registerWebhookRoutes(router, webhookRouteDeps(context));
+  app.use(router.routes());
+
+  app.use(async (ctx: Koa.ParameterizedContext<GatewayRequestState>, next) => {
+    if ((ctx as unknown as { _matchedRoute?: string })._matchedRoute) return next();
+    const match = matchForward(ctx.method, ctx.path);
+    const target = match ? upstreams.get(match.route.upstream) : undefined;
+    if (!match || !target) return next();
+    await forward(context, ctx as GatewayKoaContext, match, target);
+  });
+
+  const handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    void upgrade(context, upstreams, req, socket, head);
+  };
+  return { app, handleUpgrade, upstreams };
+}
+
+async function authorise(context: GatewayContext, facts: RequestFacts, match: ForwardMatch): Promise<{ token: string | null; headers: Record<string, string> }> {
+  if (!match.rule) return { token: null, headers: {} };
+  try {
+    const outcome = await authenticate(context, facts, match.rule);
+    const token = await context.signer.sign(identityOf(outcome.principal, facts.requestId));
+    return { token, headers: outcome.headers };
+  } catch (err) {
+    const body = match.route.missingCredentialBody;
+    if (body !== undefined && isAppError(err) && err.status === 401 && facts.headers['x-api-key'] === undefined) {
+      throw new AppError('UNAUTHORIZED', err.message, { body });
+    }
+    throw err;
+  }
+}
+
+async function forward(context: GatewayContext, ctx: GatewayKoaContext, match: ForwardMatch, target: UpstreamTarget): Promise<void> {
+  const facts = requestFacts(ctx, hostMemoryOf(ctx));
+  let auth: { token: string | null; headers: Record<string, string> };
+  try {
+    auth = await authorise(context, facts, match);
+  } catch (err) {
+    if (isAppError(err)) for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
+    throw err;
+  }
+  const declared = Number(ctx.get('content-length') || '0');
+  if (declared > context.config.proxy.maxBodyBytes) throw new AppError('PAYLOAD_TOO_LARGE', `request body exceeds ${context.config.proxy.maxBodyBytes} bytes`);
+  const headers = upstreamHeaders(ctx.req.headers, {
+    identityToken: auth.token,
+    requestId: ctx.state.requestId,
+    clientAddress: clientAddress(ctx.req.socket.remoteAddress, ctx.req.headers['x-forwarded-for'], context.trustedProxies),
+    keepApiKey: match.route.keepApiKey === true,
+    apiKeyCookie: context.config.apiKeyCookie,
+  });
+  ctx.respond = false;
+  const extra = { ...auth.headers, 'x-request-id': ctx.state.requestId };
+  const result = await proxyHttp(ctx.req, ctx.res, target, upstreamPath(target, ctx.originalUrl), headers, context.config.proxy, extra);
+  if ('kind' in result) {
+    context.gatewayMetrics.upstreamErrors.inc({ upstream: target.name, kind: result.kind });
+    ctx.respond = true;
+    throw failureError(result);
+  }
+}
+
+const REASONS: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 402: 'Payment Required', 403: 'Forbidden', 404: 'Not Found', 413: 'Payload Too Large', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 504: 'Gateway Timeout' };
+
+async function upgrade(context: GatewayContext, upstreams: Map<UpstreamName, UpstreamTarget>, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  const requestId = randomUUID();
+  const refuse = (err: AppError) => {
+    writeRawResponse(socket, err.status, REASONS[err.status] ?? 'Error', errorBody(err, requestId), { ...err.headers, 'x-request-id': requestId });
+  };
+  socket.on('error', () => socket.destroy());
+  try {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    if (isAmbiguousPath(path)) throw AppError.notFound('route');
+    const hostMemory = await memoryForHost(context, String(req.headers.host ?? ''));
+    if (hostMemory && !isMemoryPath(path)) throw AppError.notFound('route');
+    const match = matchForward(req.method ?? 'GET', path, FORWARD_ROUTES);
+    const target = match ? upstreams.get(match.route.upstream) : undefined;
+    if (!match || !target) throw AppError.notFound('route');
+    const facts: RequestFacts = {
+      host: String(req.headers.host ?? ''),
+      headers: req.headers,
+      remoteAddress: req.socket.remoteAddress,
+      query: new URLSearchParams(q < 0 ? '' : url.slice(q + 1)),
+      requestId,
+      hostMemory,
+    };
+    const auth = await authorise(context, facts, match);
+    const headers = upstreamHeaders(req.headers, {
+      identityToken: auth.token,
+      requestId,
+      clientAddress: clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], context.trustedProxies),
+      keepApiKey: match.route.keepApiKey === true,
+      apiKeyCookie: context.config.apiKeyCookie,
+      upgrade: true,
+    });
+    proxyUpgrade(req, socket, head, target, upstreamPath(target, url), headers, context.config.proxy, (failure) => {
+      context.gatewayMetrics.upstreamErrors.inc({ upstream: target.name, kind: failure.kind });
+      refuse(failureError(failure));
+    });
+  } catch (err) {
+    if (isAppError(err)) refuse(err);
+    else {
+      context.logger.error({ err, request_id: requestId }, 'websocket upgrade failed');
+      refuse(new AppError('INTERNAL', 'internal error'));
+    }
+  }
+}

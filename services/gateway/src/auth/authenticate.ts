@@ -1,0 +1,365 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { AppError, type CredentialKind, type Identity } from '@lore/runtime';
+import { digestsEqual, keyTypeOfPrefix, parseCredential, sha256Hex, type ParsedCredential } from '../domain/credentials';
+import { addressAllowed, clientAddress, parseCidrList } from '../domain/network';
+import { appPermissionDenies, oauthScopesDeny, scopeDenies, type Access, type KeyScope, type Module, type Need } from '../domain/scope';
+import type { CachedCredential, GatewayContext, TenantContext } from '../context';
+import { planOf } from '../context';
+import { keyByHash } from '../store/api-keys';
+import { tokenByHash } from '../store/oauth';
+import { tenantContext, tenantMemory } from '../operations/tenancy';
+import { resolveSession } from '../operations/identity';
+import { creditError, planLimitError } from '../operations/billing';
+import type { RateOutcome } from '../state/gateway-state';
+
+/** Where a surface accepts its credential (ARCHITECTURE.md §1). */
+export type CredentialSource = 'x-api-key' | 'bearer' | 'cookie' | 'query';
+
+export interface RouteRule {
+  module: Module;
+  access: Access;
+  /** Operation name inside the app, for `app_permissions`. */
+  operation: string;
+  sources: readonly CredentialSource[];
+  /** Bearer session JWTs of signed-in users are accepted too (core and agents surfaces). */
+  allowSessions: boolean;
+  /** Data-plane routes need credits when the tenant is metered. */
+  metered: boolean;
+}
+
+export interface RequestFacts {
+  host: string;
+  headers: IncomingHttpHeaders;
+  remoteAddress: string | undefined;
+  query: URLSearchParams;
+  requestId: string;
+  /** The memory whose own hostname the request came to, if any. */
+  hostMemory: { tenant_id: string; memory_id: string; workspace_id: string } | null;
+}
+
+export interface Principal {
+  credential: CredentialKind;
+  tenantId: string;
+  /** Key id, OAuth client id or user id. */
+  subject: string;
+  role: string;
+  workspaceId: string;
+  memoryId: string;
+  projectId: string | null;
+  /** The workspace the credential is bound to (pinned keys, project keys, mk_ keys); null: the whole tenant. */
+  pinnedWorkspaceId: string | null;
+  keyScope: KeyScope | null;
+  oauthScopes: string[] | null;
+  tenant: TenantContext;
+}
+
+export interface AuthOutcome {
+  principal: Principal;
+  /** RateLimit-* headers for the response. */
+  headers: Record<string, string>;
+}
+
+const unauthorized = (message: string) => AppError.unauthorized(message);
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function cookieValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const raw = header(headers, 'cookie');
+  if (!raw || raw.length > 16_384) return undefined;
+  for (const part of raw.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
+}
+
+type Presented = { kind: 'credential'; parsed: ParsedCredential } | { kind: 'session'; token: string };
+
+/** Finds the credential in the places this surface accepts, or explains why there is none. */
+function presentedCredential(ctx: GatewayContext, facts: RequestFacts, rule: RouteRule): Presented {
+  const h = facts.headers;
+  const candidates: Array<{ value: string; bearer: boolean }> = [];
+  for (const source of rule.sources) {
+    if (source === 'x-api-key') {
+      const v = header(h, 'x-api-key');
+      if (v !== undefined) candidates.push({ value: v.trim(), bearer: false });
+    } else if (source === 'bearer') {
+      const v = header(h, 'authorization');
+      if (v !== undefined) {
+        const m = /^Bearer\s+(\S+)\s*$/i.exec(v);
+        if (!m) throw unauthorized('the Authorization header must be "Bearer <credential>"');
+        candidates.push({ value: m[1]!, bearer: true });
+      }
+    } else if (source === 'cookie') {
+      const v = cookieValue(h, ctx.config.apiKeyCookie);
+      if (v !== undefined) candidates.push({ value: v, bearer: false });
+    } else if (source === 'query') {
+      const v = facts.query.get('api-key');
+      if (v !== null) candidates.push({ value: v, bearer: false });
+    }
+  }
+  const first = candidates[0];
+  if (!first) {
+    if (!rule.sources.includes('bearer') && header(h, 'authorization') !== undefined) {
+      throw unauthorized('send the API key in the x-api-key header, not in Authorization');
+    }
+    throw unauthorized('a credential is required in the x-api-key header');
+  }
+  const parsed = parseCredential(first.value);
+  if (parsed) return { kind: 'credential', parsed };
+  if (first.bearer && rule.allowSessions && first.value.split('.').length === 3) return { kind: 'session', token: first.value };
+  throw unauthorized('the credential is malformed or mistyped');
+}
+
+async function loadCredential(ctx: GatewayContext, parsed: ParsedCredential, useCache: boolean): Promise<CachedCredential | null> {
+  const hash = sha256Hex(parsed.secret);
+  const cacheKey = `${parsed.kind === 'key' ? 'k' : 'o'}:${hash}`;
+  let cred = useCache ? ctx.caches.credentials.get(cacheKey) : undefined;
+  if (!cred) {
+    if (parsed.kind === 'key') {
+      const row = await keyByHash(ctx.db, hash);
+      if (!row) return null;
+      cred = { kind: 'key', row, ipAllowlist: parseCidrList(row.ip_allowlist) };
+    } else {
+      const row = await tokenByHash(ctx.db, hash);
+      if (!row) return null;
+      cred = { kind: 'oauth', row, ipAllowlist: parseCidrList(row.ip_allowlist) };
+    }
+    ctx.caches.credentials.set(cacheKey, cred);
+  }
+  const stored = cred.kind === 'key' ? cred.row.key_hash : cred.row.token_hash;
+  return digestsEqual(stored, hash) ? cred : null;
+}
+
+/** Revoked or expired according to the record itself (the database's view, possibly cached). */
+function deadReason(cred: CachedCredential, now: number): string | null {
+  if (cred.kind === 'key') {
+    if (cred.row.revoked_at_ms !== null) return 'the key has been revoked';
+    if (cred.row.expires_at_ms !== null && cred.row.expires_at_ms <= now) return 'the key has expired';
+    return null;
+  }
+  if (cred.row.client_revoked) return 'the OAuth client has been revoked';
+  if (cred.row.expires_at_ms <= now) return 'the access token has expired';
+  return null;
+}
+
+function rateHeaders(rate: RateOutcome | null, perSecond: number): Record<string, string> {
+  if (!rate) return {};
+  const headers: Record<string, string> = {
+    'RateLimit-Limit': String(rate.limit),
+    'RateLimit-Remaining': String(rate.remaining),
+    'RateLimit-Reset': String(Math.max(0, Math.ceil(rate.resetAfterMs / 1000))),
+    'RateLimit-Policy': `${rate.limit};w=${Math.max(1, Math.round(rate.limit / perSecond))}`,
+  };
+  if (!rate.allowed) headers['Retry-After'] = String(Math.max(1, Math.ceil(rate.retryAfterMs / 1000)));
+  return headers;
+}
+
+interface Target {
+  workspaceId: string;
+  memoryId: string;
+}
+
+/**
+ * Which workspace and memory the request acts on. The credential's pins come first; `workspace_id` and
+ * `memory_id` query parameters may narrow within what the credential reaches. Anything outside it is 404.
+ */
+async function resolveTarget(
+  ctx: GatewayContext,
+  tenant: TenantContext,
+  facts: RequestFacts,
+  pins: { workspaceId: string | null; memoryId: string | null },
+): Promise<Target | AppError> {
+  const tenantId = tenant.tenant.tenant_id;
+  let workspaceId: string | null = null;
+  let memoryId: string | null = null;
+  if (facts.hostMemory) {
+    if (facts.hostMemory.tenant_id !== tenantId) return AppError.notFound('memory');
+    if (pins.memoryId && pins.memoryId !== facts.hostMemory.memory_id) return AppError.notFound('memory');
+    memoryId = facts.hostMemory.memory_id;
+    workspaceId = facts.hostMemory.workspace_id;
+  } else if (pins.memoryId) {
+    return AppError.forbidden('an mk_ key is accepted only on its own memory\'s hostname');
+  }
+  const memParam = facts.query.get('memory_id');
+  if (memParam !== null) {
+    if (memoryId !== null && memParam !== memoryId) return AppError.notFound('memory');
+    const m = memParam.length <= 128 ? await tenantMemory(ctx, tenantId, memParam) : null;
+    if (!m) return AppError.notFound('memory');
+    memoryId = m.memory_id;
+    workspaceId = m.workspace_id;
+  }
+  const wsParam = facts.query.get('workspace_id');
+  if (wsParam !== null) {
+    if (!tenant.workspaces.has(wsParam) || (workspaceId !== null && workspaceId !== wsParam)) return AppError.notFound('workspace');
+    workspaceId = wsParam;
+  }
+  if (pins.workspaceId && workspaceId !== null && workspaceId !== pins.workspaceId) return AppError.notFound('workspace');
+  workspaceId ??= pins.workspaceId ?? tenant.tenant.active_workspace_id ?? tenant.tenant.default_workspace_id;
+  if (!workspaceId) return AppError.notFound('workspace');
+  memoryId ??= tenant.workspaces.get(workspaceId)?.primary_memory_id ?? '';
+  return { workspaceId, memoryId };
+}
+
+/**
+ * The whole credential pipeline for one request: find and verify the credential, resolve tenant, workspace
+ * and memory, apply IP allowlist, scope, app permissions and credits locally, then one round trip to the
+ * shared state for revocation, rate limit and monthly quota. Throws the AppError to answer with.
+ */
+export async function authenticate(ctx: GatewayContext, facts: RequestFacts, rule: RouteRule): Promise<AuthOutcome> {
+  const presented = presentedCredential(ctx, facts, rule);
+  if (presented.kind === 'session') return authenticateSession(ctx, facts, rule, presented.token);
+
+  const now = Date.now();
+  let cred = await loadCredential(ctx, presented.parsed, true);
+  if (!cred) {
+    ctx.gatewayMetrics.authDecisions.inc({ outcome: 'unknown_credential' });
+    throw unauthorized('the credential is not valid');
+  }
+  const dead = deadReason(cred, now);
+  if (dead) {
+    ctx.gatewayMetrics.authDecisions.inc({ outcome: 'dead_credential' });
+    throw unauthorized(dead);
+  }
+  const row = cred.row;
+  const tenant = await tenantContext(ctx, row.tenant_id);
+  if (!tenant) throw unauthorized('the credential is not valid');
+
+  let credential: CredentialKind;
+  let subject: string;
+  let role: string;
+  let keyScope: KeyScope | null = null;
+  let oauthScopes: string[] | null = null;
+  let pins: { workspaceId: string | null; memoryId: string | null };
+  let projectId: string | null;
+  let rate = ctx.config.rateLimit;
+  if (cred.kind === 'key') {
+    credential = keyTypeOfPrefix(cred.row.type);
+    subject = cred.row.key_id;
+    role = cred.row.type === 'memory' ? 'memory' : 'tenant_admin';
+    keyScope = cred.row.scopes;
+    pins = { workspaceId: cred.row.workspace_id, memoryId: cred.row.type === 'memory' ? cred.row.memory_id : null };
+    projectId = cred.row.project_id;
+    if (cred.row.rate_limit) rate = { perSecond: cred.row.rate_limit.per_second, burst: cred.row.rate_limit.burst };
+  } else {
+    credential = 'oauth';
+    subject = cred.row.client_id;
+    role = 'integration';
+    oauthScopes = cred.row.scopes;
+    pins = { workspaceId: cred.row.workspace_id, memoryId: null };
+    projectId = cred.row.project_id;
+  }
+
+  // Local decisions first; a refused request still asks the shared state whether the credential is revoked,
+  // because "revoked" (401) must win over any other answer.
+  let denial: AppError | null = null;
+  const target = await resolveTarget(ctx, tenant, facts, pins);
+  if (target instanceof AppError) denial = target;
+  const need: Need = { module: rule.module, access: rule.access, operation: rule.operation, memoryId: target instanceof AppError ? null : target.memoryId };
+  if (!denial && cred.kind === 'key' && cred.row.type === 'memory' && rule.module !== 'memory') {
+    denial = AppError.forbidden('an mk_ key reaches only its memory\'s /api/v1/memory routes');
+  }
+  if (!denial && !addressAllowed(clientAddress(facts.remoteAddress, facts.headers['x-forwarded-for'], ctx.trustedProxies), cred.ipAllowlist)) {
+    denial = AppError.forbidden('the credential is not allowed from this address');
+  }
+  if (!denial) {
+    const reason =
+      cred.kind === 'key'
+        ? (scopeDenies(cred.row.scopes, need) ?? appPermissionDenies(cred.row.app_permissions, need))
+        : oauthScopesDeny(cred.row.scopes, need);
+    if (reason) denial = AppError.forbidden(reason);
+  }
+  const balance = tenant.tenant.credit_balance;
+  if (!denial && rule.metered && balance !== null && balance <= 0) denial = creditError(balance);
+
+  const plan = planOf(ctx, tenant.tenant);
+  const admitted = await ctx.state.admit({
+    subject,
+    consume: denial === null,
+    rate,
+    quota: plan.requests_per_month ? { tenantId: tenant.tenant.tenant_id, limit: plan.requests_per_month } : null,
+  });
+  if (ctx.epoch.value !== admitted.epoch) {
+    const first = ctx.epoch.value === null;
+    ctx.epoch.value = admitted.epoch;
+    if (!first) {
+      // The shared state lost its records (or is new): nothing cached can be trusted; ask the database.
+      ctx.caches.credentials.clear();
+      ctx.caches.tenants.clear();
+      cred = await loadCredential(ctx, presented.parsed, false);
+      if (!cred || deadReason(cred, Date.now())) throw unauthorized('the credential is not valid');
+    }
+  }
+  if (admitted.revoked) {
+    ctx.gatewayMetrics.authDecisions.inc({ outcome: 'revoked' });
+    throw unauthorized('the credential has been revoked');
+  }
+  if (denial) {
+    ctx.gatewayMetrics.authDecisions.inc({ outcome: `denied_${denial.status}` });
+    throw denial;
+  }
+  const headers = rateHeaders(admitted.rate, rate.perSecond);
+  if (admitted.rate && !admitted.rate.allowed) {
+    ctx.gatewayMetrics.rateLimitDecisions.inc({ decision: 'limited' });
+    throw new AppError('RATE_LIMITED', 'the rate limit of this credential is exhausted; retry later', { headers });
+  }
+  ctx.gatewayMetrics.rateLimitDecisions.inc({ decision: 'allowed' });
+  if (admitted.quotaExceeded) {
+    const err = planLimitError(`the ${tenant.tenant.plan} plan's monthly request quota is used up`, { limit: 'requests_per_month', value: plan.requests_per_month ?? 0 });
+    Object.assign(err.headers, headers);
+    throw err;
+  }
+  ctx.gatewayMetrics.authDecisions.inc({ outcome: 'ok' });
+  const t = target as Target;
+  return {
+    principal: {
+      credential, tenantId: tenant.tenant.tenant_id, subject, role, workspaceId: t.workspaceId, memoryId: t.memoryId, projectId,
+      pinnedWorkspaceId: pins.workspaceId ?? (pins.memoryId || projectId ? t.workspaceId : null), keyScope, oauthScopes, tenant,
+    },
+    headers,
+  };
+}
+
+/** Bearer session JWTs on the surfaces that accept signed-in users (core, agents). */
+async function authenticateSession(ctx: GatewayContext, facts: RequestFacts, rule: RouteRule, token: string): Promise<AuthOutcome> {
+  const user = await resolveSession(ctx, token);
+  if (!user) throw unauthorized('the session is not valid');
+  const tenant = await tenantContext(ctx, user.tenant_id);
+  if (!tenant) throw unauthorized('the session is not valid');
+  const target = await resolveTarget(ctx, tenant, facts, { workspaceId: null, memoryId: null });
+  let denial: AppError | null = target instanceof AppError ? target : null;
+  const balance = tenant.tenant.credit_balance;
+  if (!denial && rule.metered && balance !== null && balance <= 0) denial = creditError(balance);
+  const admitted = await ctx.state.admit({ subject: user.user_id, consume: denial === null, rate: ctx.config.rateLimit, quota: null });
+  if (admitted.revoked) throw unauthorized('the session is not valid');
+  if (denial) throw denial;
+  const headers = rateHeaders(admitted.rate, ctx.config.rateLimit.perSecond);
+  if (admitted.rate && !admitted.rate.allowed) throw new AppError('RATE_LIMITED', 'the rate limit is exhausted; retry later', { headers });
+  const t = target as Target;
+  return {
+    principal: {
+      credential: 'session', tenantId: user.tenant_id, subject: user.user_id, role: user.role, workspaceId: t.workspaceId,
+      memoryId: t.memoryId, projectId: null, pinnedWorkspaceId: null, keyScope: null, oauthScopes: null, tenant,
+    },
+    headers,
+  };
+}
+
+/** The identity internal services receive (signed by the caller with IdentitySigner). */
+export function identityOf(principal: Principal, requestId: string): Identity {
+  const identity: Identity = {
+    tenant_id: principal.tenantId,
+    workspace_id: principal.workspaceId,
+    memory_id: principal.memoryId,
+    credential: principal.credential,
+    subject: principal.subject,
+    role: principal.role,
+    project_id: principal.projectId,
+    request_id: requestId,
+  };
+  if (principal.keyScope && Object.keys(principal.keyScope).length > 0) identity.scopes = principal.keyScope;
+  return identity;
+}

@@ -1,0 +1,83 @@
+import type { Db, IdentitySigner, Logger } from '@lore/runtime';
+import type { Registry } from 'prom-client';
+import { Counter } from 'prom-client';
+import type { GatewayConfig, PlanLimits } from './config';
+import type { GatewayState } from './state/gateway-state';
+import { TtlCache } from './auth/ttl-cache';
+import type { KeyAuthRow } from './store/api-keys';
+import type { OauthTokenAuthRow } from './store/oauth';
+import type { Tenant } from './store/tenants';
+import type { Workspace } from './store/workspaces';
+import { parseCidrList, type Cidr } from './domain/network';
+
+/** What the gateway was given: the ports and the validated configuration. */
+export interface GatewayDeps {
+  db: Db;
+  state: GatewayState;
+  logger: Logger;
+  metrics: Registry;
+  signer: IdentitySigner;
+  config: GatewayConfig;
+}
+
+export interface TenantContext {
+  tenant: Tenant;
+  workspaces: Map<string, Workspace>;
+}
+
+export type CachedCredential = { kind: 'key'; row: KeyAuthRow; ipAllowlist: Cidr[] } | { kind: 'oauth'; row: OauthTokenAuthRow; ipAllowlist: Cidr[] };
+
+export interface GatewayMetrics {
+  authDecisions: Counter<'outcome'>;
+  rateLimitDecisions: Counter<'decision'>;
+  upstreamErrors: Counter<'upstream' | 'kind'>;
+}
+
+/** The deps plus the process-local caches and metrics every part of the gateway shares. */
+export interface GatewayContext extends GatewayDeps {
+  caches: {
+    credentials: TtlCache<CachedCredential>;
+    tenants: TtlCache<TenantContext>;
+    hosts: TtlCache<{ tenant_id: string; memory_id: string; workspace_id: string } | null>;
+    memories: TtlCache<{ memory_id: string; workspace_id: string } | null>;
+  };
+  trustedProxies: Cidr[];
+  gatewayMetrics: GatewayMetrics;
+  /** Last epoch seen from the shared state; a change flushes the credential cache. */
+  epoch: { value: string | null };
+}
+
+function counter<L extends string>(registry: Registry, name: string, help: string, labelNames: L[]): Counter<L> {
+  const existing = registry.getSingleMetric(name);
+  if (existing) return existing as Counter<L>;
+  return new Counter({ name, help, labelNames, registers: [registry] });
+}
+
+export function buildContext(deps: GatewayDeps): GatewayContext {
+  const c = deps.config.cacheTtlMs;
+  return {
+    ...deps,
+    caches: {
+      credentials: new TtlCache(c.credentials, 50_000),
+      tenants: new TtlCache(c.tenants, 10_000),
+      hosts: new TtlCache(c.hosts, 10_000),
+      memories: new TtlCache(c.tenants, 50_000),
+    },
+    trustedProxies: parseCidrList(deps.config.trustedProxies),
+    gatewayMetrics: {
+      authDecisions: counter(deps.metrics, 'lore_gateway_auth_decisions_total', 'Authentication outcomes by result', ['outcome']),
+      rateLimitDecisions: counter(deps.metrics, 'lore_gateway_rate_limit_decisions_total', 'Rate-limit decisions', ['decision']),
+      upstreamErrors: counter(deps.metrics, 'lore_gateway_upstream_errors_total', 'Forwarding failures by upstream and kind', ['upstream', 'kind']),
+    },
+    epoch: { value: null },
+  };
+}
+
+export function planOf(ctx: GatewayContext, tenant: Tenant): PlanLimits {
+  return ctx.config.plans[tenant.plan] ?? ctx.config.plans[ctx.config.defaultPlan] ?? {};
+}
+
+/** How long a revocation record must outlive any cached copy of a credential on any replica. */
+export function revocationRecordTtlMs(ctx: GatewayContext, extraMs = 0): number {
+  return extraMs + Math.max(86_400_000, 10 * ctx.config.cacheTtlMs.credentials);
+}

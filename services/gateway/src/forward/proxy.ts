@@ -1,0 +1,274 @@
+import { Agent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
+import type { Duplex } from 'node:stream';
+import { IDENTITY_HEADER, TRUST_HEADERS } from '@lore/runtime';
+
+/** Where an upstream lives: a TCP address (optionally with a base path) or a unix socket. */
+export interface UpstreamTarget {
+  name: string;
+  protocol: 'http:' | 'https:';
+  host?: string;
+  port?: number;
+  socketPath?: string;
+  basePath: string;
+  agent: Agent;
+}
+
+export function parseUpstream(name: string, spec: string): UpstreamTarget {
+  if (spec.startsWith('unix:')) {
+    return { name, protocol: 'http:', socketPath: spec.slice('unix:'.length), basePath: '', agent: new Agent({ keepAlive: true, maxSockets: 512 }) };
+  }
+  const u = new URL(spec);
+  const https = u.protocol === 'https:';
+  return {
+    name,
+    protocol: https ? 'https:' : 'http:',
+    host: u.hostname,
+    port: Number(u.port || (https ? 443 : 80)),
+    basePath: u.pathname.replace(/\/+$/, ''),
+    agent: https ? new HttpsAgent({ keepAlive: true, maxSockets: 512 }) : new Agent({ keepAlive: true, maxSockets: 512 }),
+  };
+}
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
+const STRIPPED = new Set([...TRUST_HEADERS.map((h) => h.toLowerCase()), 'authorization', 'x-api-key', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'forwarded', 'x-real-ip']);
+
+export interface ForwardOptions {
+  identityToken: string | null;
+  requestId: string;
+  clientAddress: string | null;
+  keepApiKey: boolean;
+  apiKeyCookie: string;
+  upgrade?: boolean;
+}
+
+/** Removes one cookie from a Cookie header, keeping the others. */
+function withoutCookie(cookieHeader: string, name: string): string {
+  return cookieHeader
+    .split(';')
+    .map((c) => c.trim())
+    .filter((c) => c !== '' && !c.startsWith(`${name}=`))
+    .join('; ');
+}
+
+/**
+ * Headers for the upstream: hop-by-hop and every client-supplied trust or credential header removed, the
+ * gateway's signed identity and forwarding facts added. Internal services never see a client's claims.
+ */
+export function upstreamHeaders(incoming: IncomingHttpHeaders, opts: ForwardOptions): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  const connectionTokens = String(incoming.connection ?? '').toLowerCase().split(',').map((t) => t.trim());
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value === undefined) continue;
+    const lower = name.toLowerCase();
+    if (HOP_BY_HOP.has(lower) || connectionTokens.includes(lower)) continue;
+    if ((STRIPPED.has(lower) || lower.startsWith('x-lore-')) && !(opts.keepApiKey && lower === 'x-api-key')) continue;
+    if (lower === 'cookie') {
+      const kept = withoutCookie(Array.isArray(value) ? value.join('; ') : value, opts.apiKeyCookie);
+      if (kept) out.cookie = kept;
+      continue;
+    }
+    out[lower] = value;
+  }
+  if (opts.identityToken) out[IDENTITY_HEADER] = opts.identityToken;
+  out['x-request-id'] = opts.requestId;
+  if (opts.clientAddress) out['x-forwarded-for'] = opts.clientAddress;
+  if (incoming.host) out['x-forwarded-host'] = incoming.host;
+  if (opts.upgrade) {
+    out.connection = 'Upgrade';
+    out.upgrade = incoming.upgrade ?? 'websocket';
+  }
+  return out;
+}
+
+/** Drops the `api-key` query parameter (websocket credential) before the URL goes upstream. */
+export function upstreamPath(target: UpstreamTarget, rawUrl: string): string {
+  const q = rawUrl.indexOf('?');
+  const path = q < 0 ? rawUrl : rawUrl.slice(0, q);
+  if (q < 0) return target.basePath + path;
+  const params = new URLSearchParams(rawUrl.slice(q + 1));
+  params.delete('api-key');
+  const query = params.toString();
+  return target.basePath + path + (query ? `?${query}` : '');
+}
+
+export function openUpstream(target: UpstreamTarget, method: string, path: string, headers: OutgoingHttpHeaders): ClientRequest {
+  const common = { method, path, headers, agent: target.agent };
+  if (target.socketPath) return httpRequest({ ...common, socketPath: target.socketPath });
+  const opts = { ...common, host: target.host, port: target.port };
+  return target.protocol === 'https:' ? httpsRequest(opts) : httpRequest(opts);
+}
+
+export type ProxyFailure = { kind: 'unavailable' | 'timeout' | 'too_large'; message: string };
+
+const RESPONSE_HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'trailer']);
+
+function responseHeaders(res: IncomingMessage): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(res.headers)) {
+    if (value !== undefined && !RESPONSE_HOP_BY_HOP.has(name.toLowerCase())) out[name] = value;
+  }
+  return out;
+}
+
+export interface ProxyTimeouts {
+  connectTimeoutMs: number;
+  responseTimeoutMs: number;
+  idleTimeoutMs: number;
+  maxBodyBytes: number;
+}
+
+/**
+ * Streams one request to the upstream and its response back, chunk by chunk (SSE, multipart and large bodies
+ * are never buffered). Resolves with the status sent to the client, or with a failure when nothing was sent
+ * yet so the caller can answer 502/504/413 in the gateway's error shape.
+ */
+export function proxyHttp(
+  req: IncomingMessage,
+  res: ServerResponse,
+  target: UpstreamTarget,
+  path: string,
+  headers: OutgoingHttpHeaders,
+  timeouts: ProxyTimeouts,
+  extraResponseHeaders: Record<string, string>,
+): Promise<{ status: number } | ProxyFailure> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const settle = (v: { status: number } | ProxyFailure) => {
+      if (!settled) {
+        settled = true;
+        resolve(v);
+      }
+    };
+    const upstream = openUpstream(target, req.method ?? 'GET', path, headers);
+    let connectTimer: NodeJS.Timeout | undefined;
+    let responseTimer: NodeJS.Timeout | undefined;
+    const clear = () => {
+      clearTimeout(connectTimer);
+      clearTimeout(responseTimer);
+    };
+    const fail = (failure: ProxyFailure) => {
+      clear();
+      upstream.destroy();
+      if (res.headersSent) {
+        res.destroy();
+        settle({ status: res.statusCode });
+      } else settle(failure);
+    };
+
+    upstream.on('socket', (socket) => {
+      const connecting = (socket as unknown as { connecting?: boolean }).connecting;
+      if (connecting) {
+        connectTimer = setTimeout(() => fail({ kind: 'timeout', message: `upstream ${target.name} did not accept the connection in time` }), timeouts.connectTimeoutMs);
+        socket.once('connect', () => clearTimeout(connectTimer));
+      }
+    });
+    responseTimer = setTimeout(() => fail({ kind: 'timeout', message: `upstream ${target.name} did not answer in time` }), timeouts.responseTimeoutMs);
+
+    upstream.on('error', (err: NodeJS.ErrnoException) => {
+      if (settled) return;
+      fail({ kind: 'unavailable', message: `upstream ${target.name} is unavailable (${err.code ?? 'error'})` });
+    });
+
+    upstream.on('response', (upRes) => {
+      clear();
+      const h = responseHeaders(upRes);
+      for (const [k, v] of Object.entries(extraResponseHeaders)) h[k] = v;
+      res.writeHead(upRes.statusCode ?? 502, h);
+      // Streams (SSE) must reach the client as they are produced.
+      res.flushHeaders();
+      upRes.setTimeout(timeouts.idleTimeoutMs, () => {
+        upRes.destroy();
+        res.destroy();
+      });
+      upRes.pipe(res);
+      upRes.on('end', () => settle({ status: upRes.statusCode ?? 502 }));
+      upRes.on('error', () => {
+        res.destroy();
+        settle({ status: upRes.statusCode ?? 502 });
+      });
+    });
+
+    res.on('close', () => {
+      // The client went away: stop the upstream work too.
+      if (!res.writableFinished) upstream.destroy();
+      clear();
+      settle({ status: res.statusCode });
+    });
+
+    let received = 0;
+    req.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > timeouts.maxBodyBytes) {
+        req.unpipe(upstream);
+        fail({ kind: 'too_large', message: `request body exceeds ${timeouts.maxBodyBytes} bytes` });
+      }
+    });
+    req.pipe(upstream);
+  });
+}
+
+/** Writes a minimal HTTP response on a raw socket (refused websocket upgrades). */
+export function writeRawResponse(socket: Duplex, status: number, reason: string, body: unknown, headers: Record<string, string> = {}): void {
+  const payload = JSON.stringify(body);
+  const lines = [
+    `HTTP/1.1 ${status} ${reason}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(payload)}`,
+    'Connection: close',
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+  ];
+  socket.end(`${lines.join('\r\n')}\r\n\r\n${payload}`);
+}
+
+/** Opens the upstream websocket (or any Upgrade) and splices the two sockets together. */
+export function proxyUpgrade(
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  target: UpstreamTarget,
+  path: string,
+  headers: OutgoingHttpHeaders,
+  timeouts: ProxyTimeouts,
+  onFailure: (failure: ProxyFailure) => void,
+): void {
+  const upstream = openUpstream(target, req.method ?? 'GET', path, headers);
+  const timer = setTimeout(() => {
+    upstream.destroy();
+    onFailure({ kind: 'timeout', message: `upstream ${target.name} did not answer in time` });
+  }, timeouts.responseTimeoutMs);
+  upstream.on('error', (err: NodeJS.ErrnoException) => {
+    clearTimeout(timer);
+    onFailure({ kind: 'unavailable', message: `upstream ${target.name} is unavailable (${err.code ?? 'error'})` });
+  });
+  upstream.on('response', (upRes) => {
+    // The upstream refused the upgrade: relay its answer as is.
+    clearTimeout(timer);
+    const lines = [`HTTP/1.1 ${upRes.statusCode} ${upRes.statusMessage ?? ''}`];
+    for (const [k, v] of Object.entries(responseHeaders(upRes))) lines.push(`${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`);
+    lines.push('Connection: close');
+    socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+    upRes.pipe(socket);
+  });
+  upstream.on('upgrade', (upRes, upSocket, upHead) => {
+    clearTimeout(timer);
+    const lines = [`HTTP/1.1 101 Switching Protocols`];
+    for (const [k, v] of Object.entries(upRes.headers)) {
+      if (v !== undefined) lines.push(`${k}: ${Array.isArray(v) ? v.join(', ') : v}`);
+    }
+    socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+    if (upHead.length > 0) socket.write(upHead);
+    if (head.length > 0) upSocket.write(head);
+    upSocket.setTimeout(timeouts.idleTimeoutMs, () => upSocket.destroy());
+    upSocket.pipe(socket).pipe(upSocket);
+    const close = () => {
+      upSocket.destroy();
+      socket.destroy();
+    };
+    upSocket.on('error', close);
+    socket.on('error', close);
+    upSocket.on('close', close);
+    socket.on('close', close);
+  });
+  upstream.end();
+}

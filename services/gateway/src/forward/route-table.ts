@@ -1,0 +1,134 @@
+import type { Access, Module } from '../domain/scope';
+import type { CredentialSource, RouteRule } from '../auth/authenticate';
+import type { UpstreamName } from '../config';
+
+/**
+ * One public surface that the gateway forwards to an internal service (ARCHITECTURE.md §1). The gateway owns
+ * authentication, scope, limits and the identity header; the upstream owns everything else.
+ */
+export interface ForwardRoute {
+  name: string;
+  upstream: UpstreamName;
+  /** Path prefixes (matched on segment boundaries) and exact paths that belong to the surface. */
+  prefixes: readonly string[];
+  exact?: readonly string[];
+  /** Exact paths served without a credential (health, service descriptions). */
+  open?: readonly string[];
+  module: (path: string) => Module;
+  sources: readonly CredentialSource[];
+  allowSessions: boolean;
+  metered: boolean;
+  /** POST routes that only read (search, chat questions): a read-only key may call them. */
+  readPosts?: readonly RegExp[];
+  /** Index of the path segment naming the operation, for `app_permissions`. */
+  operationSegment: number;
+  /** The MCP server calls the public API back with the caller's own key (spec 3), so it keeps x-api-key. */
+  keepApiKey?: boolean;
+  /** Body to answer a request without credential (spec 3 fixes the MCP server's). */
+  missingCredentialBody?: unknown;
+  /** Only served on a memory's own hostname (and on the gateway host). */
+  memoryRoute?: boolean;
+}
+
+export const FORWARD_ROUTES: readonly ForwardRoute[] = [
+  {
+    name: 'memory',
+    upstream: 'graph',
+    prefixes: ['/api/v1/memory'],
+    module: () => 'memory',
+    sources: ['x-api-key'],
+    allowSessions: false,
+    metered: true,
+    readPosts: [/^\/api\/v1\/memory\/search(\/stream)?$/],
+    operationSegment: 3,
+    memoryRoute: true,
+  },
+  {
+    name: 'graph',
+    upstream: 'graph',
+    prefixes: ['/memory/departments', '/memory/upload', '/memory/ingest/connectors', '/memory/generate', '/memory/chat'],
+    open: ['/openapi.json'],
+    module: () => 'graph',
+    sources: ['bearer', 'x-api-key'],
+    allowSessions: true,
+    metered: true,
+    readPosts: [/^\/memory\/chat$/],
+    operationSegment: 2,
+  },
+  {
+    name: 'core',
+    upstream: 'core',
+    prefixes: ['/api/chat', '/api/manage'],
+    module: (path) => (path.startsWith('/api/manage') ? 'connectors' : 'chat'),
+    sources: ['bearer', 'cookie', 'x-api-key'],
+    allowSessions: true,
+    metered: true,
+    operationSegment: 3,
+  },
+  {
+    name: 'agents',
+    upstream: 'agents',
+    prefixes: [
+      '/company-search', '/people-search', '/service-deep-search', '/webandreasearch', '/agentic-crawler', '/research',
+      '/api/workflow', '/api/lists/csv', '/api/service-routing', '/api/stream', '/api/company', '/api/seed', '/api/agent',
+    ],
+    open: ['/api/health', '/api/service-routing/health', '/'],
+    module: () => 'agents',
+    sources: ['bearer', 'cookie', 'x-api-key', 'query'],
+    allowSessions: true,
+    metered: true,
+    operationSegment: 1,
+  },
+  {
+    name: 'mcp',
+    upstream: 'mcp',
+    prefixes: ['/mcp'],
+    open: ['/health'],
+    module: () => 'mcp',
+    sources: ['x-api-key'],
+    allowSessions: false,
+    metered: true,
+    // Every MCP call is a POST; what it may change is decided when the server calls the API back with the key.
+    readPosts: [/^\/mcp/],
+    operationSegment: 1,
+    keepApiKey: true,
+    missingCredentialBody: { success: false, error: 'Missing x-api-key header' },
+  },
+];
+
+export interface ForwardMatch {
+  route: ForwardRoute;
+  /** Null for open paths. */
+  rule: RouteRule | null;
+}
+
+function under(path: string, prefix: string): boolean {
+  return path === prefix || path.startsWith(`${prefix}/`);
+}
+
+/** The forward route for a path, with the rule the credential must satisfy; null when no surface owns it. */
+export function matchForward(method: string, path: string, routes: readonly ForwardRoute[] = FORWARD_ROUTES): ForwardMatch | null {
+  for (const route of routes) {
+    if (route.open?.includes(path)) return { route, rule: null };
+    if (!route.prefixes.some((p) => under(path, p)) && !route.exact?.includes(path)) continue;
+    const safe = method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
+    const access: Access = safe || (method === 'POST' && route.readPosts?.some((re) => re.test(path))) ? 'read' : 'write';
+    const operation = path.split('/')[route.operationSegment] ?? '';
+    return {
+      route,
+      rule: { module: route.module(path), access, operation, sources: route.sources, allowSessions: route.allowSessions, metered: route.metered },
+    };
+  }
+  return null;
+}
+
+/**
+ * Paths an upstream might normalise into something else (`..`, `.`, empty or encoded separators, backslashes)
+ * are refused before routing, so what the gateway authorised is exactly what the upstream serves.
+ */
+export function isAmbiguousPath(rawPath: string): boolean {
+  if (!rawPath.startsWith('/') || rawPath.length > 4096) return true;
+  if (rawPath.includes('//') || rawPath.includes('\\')) return true;
+  if (/%2e|%2f|%5c|%00/i.test(rawPath)) return true;
+  return rawPath.split('/').some((seg) => seg === '.' || seg === '..');
+}

@@ -1,0 +1,65 @@
+import { join } from 'node:path';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import Router from '@koa/router';
+import { createHttpApp, opsRouter, runMigrations, type Lifecycle, type LoreApp, type LoreState } from '@lore/runtime';
+import { buildContext, type GatewayContext, type GatewayDeps } from './context';
+import { createPublicApp } from './app';
+import { createAdminApp } from './admin/admin-app';
+
+/** Folder of the gateway's SQL migrations (also used by the chart's migration job and the embedded mode). */
+export const GATEWAY_MIGRATIONS_DIR = join(__dirname, '..', 'migrations');
+
+export async function migrateGateway(db: GatewayDeps['db']): Promise<string[]> {
+  return runMigrations(db, { schema: 'gateway', dir: GATEWAY_MIGRATIONS_DIR });
+}
+
+export interface Gateway {
+  /** The public listener's app. Attach `handleUpgrade` to its server's `upgrade` event for websockets. */
+  publicApp: LoreApp;
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** The internal admin API; serve it on a separate, cluster-internal port. */
+  adminApp: LoreApp;
+  /** `/livez`, `/readyz`, `/metrics`, when a lifecycle was given. */
+  opsApp?: LoreApp;
+  context: GatewayContext;
+  close(): Promise<void>;
+}
+
+export interface CreateGatewayOptions {
+  lifecycle?: Lifecycle;
+  /** Apply pending migrations first (default true). */
+  migrate?: boolean;
+}
+
+/** Composes the gateway from its ports; the process (main.ts or the embedded mode) owns the listeners. */
+export async function createGateway(deps: GatewayDeps, options: CreateGatewayOptions = {}): Promise<Gateway> {
+  if (options.migrate !== false) await migrateGateway(deps.db);
+  const context = buildContext(deps);
+  const pub = createPublicApp(context);
+  const adminApp = createAdminApp(context);
+  let opsApp: LoreApp | undefined;
+  if (options.lifecycle) {
+    opsApp = createHttpApp({ service: 'gateway-ops', logger: deps.logger, metrics: deps.metrics });
+    const router: Router<LoreState> = opsRouter(options.lifecycle, deps.metrics);
+    opsApp.use(router.routes());
+    options.lifecycle.addCheck('database', async () => {
+      await deps.db.ping();
+      return { ok: true };
+    });
+    options.lifecycle.addCheck('state', async () => {
+      await deps.state.ping();
+      return { ok: true, details: { kind: deps.state.kind } };
+    });
+  }
+  return {
+    publicApp: pub.app,
+    handleUpgrade: pub.handleUpgrade,
+    adminApp,
+    opsApp,
+    context,
+    async close() {
+      for (const target of pub.upstreams.values()) target.agent.destroy();
+    },
+  };
+}

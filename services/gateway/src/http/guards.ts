@@ -1,0 +1,68 @@
+import type Koa from 'koa';
+import { AppError } from '@lore/runtime';
+import { authenticate, type RequestFacts, type RouteRule } from '../auth/authenticate';
+import type { GatewayContext } from '../context';
+import { resolveSession } from '../operations/identity';
+import type { GatewayKoaContext, GatewayRequestState } from './state';
+
+export function requestFacts(ctx: Koa.ParameterizedContext<GatewayRequestState>, hostMemory: RequestFacts['hostMemory']): RequestFacts {
+  return {
+    host: ctx.get('host'),
+    headers: ctx.req.headers,
+    remoteAddress: ctx.req.socket.remoteAddress,
+    query: new URLSearchParams(ctx.querystring),
+    requestId: ctx.state.requestId,
+    hostMemory,
+  };
+}
+
+/** Host → memory, resolved once per request by the public app and kept on the Koa context. */
+export const HOST_MEMORY = Symbol('hostMemory');
+type WithHost = { [HOST_MEMORY]?: RequestFacts['hostMemory'] };
+
+export function hostMemoryOf(ctx: Koa.ParameterizedContext<GatewayRequestState>): RequestFacts['hostMemory'] {
+  return (ctx as unknown as WithHost)[HOST_MEMORY] ?? null;
+}
+
+export function setHostMemory(ctx: Koa.ParameterizedContext<GatewayRequestState>, value: RequestFacts['hostMemory']): void {
+  (ctx as unknown as WithHost)[HOST_MEMORY] = value;
+}
+
+export type ApiKeyRule = Pick<RouteRule, 'module' | 'access' | 'operation'> & { metered?: boolean };
+
+/** Control-plane routes: a credential in `x-api-key` only (keys and OAuth tokens). */
+export function requireApiKey(context: GatewayContext, rule: ApiKeyRule) {
+  const full: RouteRule = { ...rule, metered: rule.metered ?? false, sources: ['x-api-key'], allowSessions: false };
+  return async (ctx: GatewayKoaContext, next: Koa.Next) => {
+    const outcome = await authenticate(context, requestFacts(ctx, hostMemoryOf(ctx)), full).catch((err: unknown) => {
+      if (err instanceof AppError) for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
+      throw err;
+    });
+    for (const [k, v] of Object.entries(outcome.headers)) ctx.set(k, v);
+    ctx.state.principal = outcome.principal;
+    await next();
+  };
+}
+
+/**
+ * Portal routes (key and OAuth-client management): a signed-in user's session JWT in
+ * `Authorization: Bearer`. An API key or token in x-api-key makes these routes invisible (404), as spec 1 says.
+ */
+export function requireSession(context: GatewayContext, opts: { admin: boolean }) {
+  return async (ctx: GatewayKoaContext, next: Koa.Next) => {
+    if (ctx.get('x-api-key') !== '') throw AppError.notFound('route');
+    const auth = ctx.get('authorization');
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    if (!m) throw AppError.unauthorized('a signed-in session is required (Authorization: Bearer <session token>)');
+    const user = await resolveSession(context, m[1]!);
+    if (!user) throw AppError.unauthorized('the session is not valid');
+    const admitted = await context.state.admit({ subject: user.user_id, consume: true, rate: context.config.rateLimit, quota: null });
+    if (admitted.revoked) throw AppError.unauthorized('the session is not valid');
+    if (admitted.rate && !admitted.rate.allowed) {
+      throw new AppError('RATE_LIMITED', 'too many requests; retry later', { headers: { 'Retry-After': String(Math.max(1, Math.ceil(admitted.rate.retryAfterMs / 1000))) } });
+    }
+    if (opts.admin && user.role !== 'admin') throw AppError.forbidden('this needs an administrator');
+    ctx.state.user = user;
+    await next();
+  };
+}

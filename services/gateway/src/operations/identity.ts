@@ -1,0 +1,148 @@
+import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
+import { SignJWT, jwtVerify } from 'jose';
+import { AppError } from '@lore/runtime';
+import { REFRESH_TOKEN_PREFIX, hasValidChecksum, mintSecret, newId, randomBase62, sha256Hex, digestsEqual } from '../domain/credentials';
+import type { GatewayContext } from '../context';
+import { getPasswordHash, getUser, getUserByEmail, insertUser, replacePassword, userForLogin, type User } from '../store/users';
+import { insertRefreshToken, refreshTokenByHash, revokeRefreshToken } from '../store/refresh-tokens';
+
+const ISSUER = 'lore-gateway';
+const AUDIENCE = 'lore-portal';
+
+/** Passwords: at least 12 characters (long passphrases beat composition rules), at most 256 (hashing cost). */
+export const PASSWORD_MIN = 12;
+export const PASSWORD_MAX = 256;
+
+/** A fixed hash verified when no account matches, so a wrong e-mail costs the same time as a wrong password. */
+let dummyHash: Promise<string> | null = null;
+function timingDummy(): Promise<string> {
+  dummyHash ??= argonHash(randomBase62(24));
+  return dummyHash;
+}
+
+export function hashPassword(password: string): Promise<string> {
+  return argonHash(password);
+}
+
+export async function createUser(ctx: GatewayContext, tenantId: string, input: { email: string; password: string; role: User['role'] }): Promise<User> {
+  const created = await insertUser(ctx.db, tenantId, {
+    user_id: newId('usr'),
+    email: input.email.trim(),
+    password_hash: await hashPassword(input.password),
+    role: input.role,
+  });
+  if (created === 'email_taken') throw new AppError('CONFLICT', 'a user with this e-mail address exists');
+  return created;
+}
+
+export interface SessionClaims {
+  userId: string;
+  tenantId: string;
+  role: User['role'];
+  issuedAtMs: number;
+}
+
+function sessionKey(ctx: GatewayContext): Uint8Array {
+  return new TextEncoder().encode(ctx.config.sessions.secret);
+}
+
+export async function issueSessionToken(ctx: GatewayContext, user: { user_id: string; tenant_id: string; role: User['role'] }): Promise<string> {
+  const now = Date.now();
+  return new SignJWT({ tid: user.tenant_id, role: user.role, iat_ms: now })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuer(ISSUER)
+    .setAudience(AUDIENCE)
+    .setSubject(user.user_id)
+    .setIssuedAt(Math.floor(now / 1000))
+    .setExpirationTime(Math.floor(now / 1000) + ctx.config.sessions.ttlSeconds)
+    .setJti(randomBase62(16))
+    .sign(sessionKey(ctx));
+}
+
+/** Verifies a session JWT's signature and lifetime; null when it is not one of ours or has expired. */
+export async function verifySessionToken(ctx: GatewayContext, token: string): Promise<SessionClaims | null> {
+  if (token.length > 4096 || token.split('.').length !== 3) return null;
+  try {
+    const { payload } = await jwtVerify(token, sessionKey(ctx), { issuer: ISSUER, audience: AUDIENCE, algorithms: ['HS256'] });
+    if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string' || (payload.role !== 'admin' && payload.role !== 'member')) return null;
+    return { userId: payload.sub, tenantId: payload.tid, role: payload.role, issuedAtMs: typeof payload.iat_ms === 'number' ? payload.iat_ms : (payload.iat ?? 0) * 1000 };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A signed-in user for one request: the JWT must verify, the account must exist and be enabled, and the token
+ * must be newer than the last password change or reset (checked against the database each time).
+ */
+export async function resolveSession(ctx: GatewayContext, token: string): Promise<User | null> {
+  const claims = await verifySessionToken(ctx, token);
+  if (!claims) return null;
+  const user = await getUser(ctx.db, claims.tenantId, claims.userId);
+  if (!user || user.disabled_at || claims.issuedAtMs < user.sessions_valid_after_ms) return null;
+  return user;
+}
+
+export interface LoginResult {
+  token: string;
+  expiresIn: number;
+  refreshToken: string;
+  user: User;
+}
+
+async function startSession(ctx: GatewayContext, user: User): Promise<LoginResult> {
+  const refreshToken = mintSecret(REFRESH_TOKEN_PREFIX);
+  await insertRefreshToken(ctx.db, user.tenant_id, {
+    token_id: newId('rtk'),
+    user_id: user.user_id,
+    token_hash: sha256Hex(refreshToken),
+    expires_at: new Date(Date.now() + ctx.config.sessions.refreshTtlSeconds * 1000).toISOString(),
+  });
+  return { token: await issueSessionToken(ctx, user), expiresIn: ctx.config.sessions.ttlSeconds, refreshToken, user };
+}
+
+/** E-mail and password in, a session out; every failure is the same 401 so accounts cannot be enumerated. */
+export async function login(ctx: GatewayContext, email: string, password: string): Promise<LoginResult> {
+  const found = await userForLogin(ctx.db, email.trim());
+  const ok = await argonVerify(found?.password_hash ?? (await timingDummy()), password).catch(() => false);
+  if (!found || !ok || found.disabled) throw AppError.unauthorized('the e-mail address or password is wrong');
+  const user = await getUser(ctx.db, found.tenant_id, found.user_id);
+  if (!user) throw AppError.unauthorized('the e-mail address or password is wrong');
+  return startSession(ctx, user);
+}
+
+export type RefreshOutcome = { ok: true; token: string; expiresIn: number } | { ok: false };
+
+/** Exchanges the refresh cookie for a new session JWT (spec 2). The refresh token itself stays as it is. */
+export async function refresh(ctx: GatewayContext, refreshToken: string): Promise<RefreshOutcome> {
+  if (!hasValidChecksum(refreshToken, REFRESH_TOKEN_PREFIX)) return { ok: false };
+  const hash = sha256Hex(refreshToken);
+  const row = await refreshTokenByHash(ctx.db, hash);
+  if (!row || !digestsEqual(row.token_hash, hash) || row.revoked || row.expires_at_ms <= Date.now()) return { ok: false };
+  const user = await getUser(ctx.db, row.tenant_id, row.user_id);
+  if (!user || user.disabled_at) return { ok: false };
+  return { ok: true, token: await issueSessionToken(ctx, user), expiresIn: ctx.config.sessions.ttlSeconds };
+}
+
+export async function logout(ctx: GatewayContext, refreshToken: string): Promise<void> {
+  if (!hasValidChecksum(refreshToken, REFRESH_TOKEN_PREFIX)) return;
+  const row = await refreshTokenByHash(ctx.db, sha256Hex(refreshToken));
+  if (row) await revokeRefreshToken(ctx.db, row.tenant_id, row.token_id);
+}
+
+/** Changing a password ends every session of the account, this one included: the user signs in again. */
+export async function changePassword(ctx: GatewayContext, user: User, oldPassword: string, newPassword: string): Promise<'ok' | 'wrong_password'> {
+  const current = await getPasswordHash(ctx.db, user.tenant_id, user.user_id);
+  if (!current || !(await argonVerify(current, oldPassword).catch(() => false))) return 'wrong_password';
+  await replacePassword(ctx.db, user.tenant_id, user.user_id, await hashPassword(newPassword), Date.now());
+  return 'ok';
+}
+
+/** Admin reset: a random temporary password, shown once; the account's sessions end. */
+export async function resetPassword(ctx: GatewayContext, tenantId: string, email: string): Promise<{ user: User; password: string } | null> {
+  const user = await getUserByEmail(ctx.db, tenantId, email);
+  if (!user) return null;
+  const password = randomBase62(20);
+  await replacePassword(ctx.db, tenantId, user.user_id, await hashPassword(password), Date.now());
+  return { user, password };
+}

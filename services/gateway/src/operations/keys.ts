@@ -1,0 +1,213 @@
+import { AppError } from '@lore/runtime';
+import { KEY_PREFIX, displayPrefix, mintSecret, newId, sha256Hex, type KeyType } from '../domain/credentials';
+import { invalidCidrs } from '../domain/network';
+import { validateAppPermissions, type AppPermissions, type KeyScope } from '../domain/scope';
+import type { GatewayContext } from '../context';
+import { planOf, revocationRecordTtlMs } from '../context';
+import { countUsableKeys, getKey, getKeyIn, insertKeyIn, listKeys, markReplacedIn, revokeKeyIn, type ApiKeyRecord, type RateLimitSetting } from '../store/api-keys';
+import { getMemoryIn } from '../store/memories';
+import { getWorkspaceIn } from '../store/workspaces';
+import { getTenant } from '../store/tenants';
+import { planLimitError } from './billing';
+
+export interface CreateKeyInput {
+  type: KeyType;
+  name: string;
+  memory_id?: string | null;
+  workspace_id?: string | null;
+  project_id?: string | null;
+  scopes?: KeyScope;
+  ip_allowlist?: string[];
+  app_permissions?: AppPermissions;
+  expires_at?: string | null;
+  rate_limit?: RateLimitSetting | null;
+}
+
+/** A key as shown to its owner: never the plaintext, never the hash. */
+export interface PresentedKey {
+  key_id: string;
+  name: string;
+  type: KeyType;
+  prefix: string;
+  status: 'active' | 'expired' | 'revoked';
+  memory_id: string | null;
+  workspace_id: string | null;
+  project_id: string | null;
+  scopes: KeyScope;
+  ip_allowlist: string[];
+  app_permissions: AppPermissions;
+  rate_limit: RateLimitSetting | null;
+  expires_at: string | null;
+  revoked_at: string | null;
+  replaced_by: string | null;
+  rotated_from: string | null;
+  created_by: string;
+  created_at: string;
+}
+
+export function presentKey(k: ApiKeyRecord, now = Date.now()): PresentedKey {
+  const status = k.revoked_at ? 'revoked' : k.expires_at && Date.parse(k.expires_at) <= now ? 'expired' : 'active';
+  return {
+    key_id: k.key_id,
+    name: k.name,
+    type: k.type,
+    prefix: k.prefix,
+    status,
+    memory_id: k.memory_id,
+    workspace_id: k.workspace_id,
+    project_id: k.project_id,
+    scopes: k.scopes,
+    ip_allowlist: k.ip_allowlist,
+    app_permissions: k.app_permissions,
+    rate_limit: k.rate_limit,
+    expires_at: k.expires_at,
+    revoked_at: k.revoked_at,
+    replaced_by: k.replaced_by,
+    rotated_from: k.rotated_from,
+    created_by: k.created_by,
+    created_at: k.created_at,
+  };
+}
+
+function checkOptions(ctx: GatewayContext, input: CreateKeyInput, now: number): string | null {
+  const problems: string[] = [];
+  const bad = invalidCidrs(input.ip_allowlist ?? []);
+  if (bad.length > 0) problems.push(`ip_allowlist: invalid CIDR ranges ${bad.join(', ')}`);
+  if (input.app_permissions) problems.push(...validateAppPermissions(input.app_permissions));
+  if (input.expires_at) {
+    const at = Date.parse(input.expires_at);
+    if (Number.isNaN(at)) problems.push('expires_at must be an ISO 8601 date-time');
+    else if (at <= now) problems.push('expires_at must be in the future');
+    else if (input.type === 'ephemeral' && at > now + ctx.config.ephemeralTtlSeconds * 1000) {
+      problems.push(`ephemeral keys live at most ${ctx.config.ephemeralTtlSeconds} seconds`);
+    }
+  }
+  if (input.type === 'memory' && !input.memory_id) problems.push('memory_id is required for memory (mk_) keys');
+  return problems.length > 0 ? problems.join('; ') : null;
+}
+
+/** Creates a key and returns its plaintext, which is never shown again. */
+export async function createKey(ctx: GatewayContext, tenantId: string, input: CreateKeyInput, createdBy: string): Promise<{ record: ApiKeyRecord; plaintext: string }> {
+  const now = Date.now();
+  const problem = checkOptions(ctx, input, now);
+  if (problem) throw new AppError('VALIDATION_FAILED', problem);
+  const tenant = await getTenant(ctx.db, tenantId);
+  if (!tenant) throw AppError.notFound('tenant');
+  const plan = planOf(ctx, tenant);
+  if (plan.max_keys !== undefined && (await countUsableKeys(ctx.db, tenantId)) >= plan.max_keys) {
+    throw planLimitError(`the ${tenant.plan} plan allows ${plan.max_keys} active keys`, { limit: 'max_keys', value: plan.max_keys });
+  }
+  const expiresAt =
+    input.expires_at ?? (input.type === 'ephemeral' ? new Date(now + ctx.config.ephemeralTtlSeconds * 1000).toISOString() : null);
+  const prefix = KEY_PREFIX[input.type];
+  const plaintext = mintSecret(prefix);
+  const record = await ctx.db.withTenant(tenantId, async (sql) => {
+    let workspaceId = input.workspace_id ?? null;
+    if (workspaceId && !(await getWorkspaceIn(sql, tenantId, workspaceId))) throw AppError.notFound('workspace');
+    if (input.memory_id) {
+      const memory = await getMemoryIn(sql, tenantId, input.memory_id);
+      if (!memory || memory.deleted_at) throw AppError.notFound('memory');
+      if (workspaceId && memory.workspace_id !== workspaceId) throw AppError.notFound('memory');
+      // A memory key lives in its memory's workspace.
+      if (input.type === 'memory') workspaceId = memory.workspace_id;
+    }
+    if (input.project_id) {
+      const p = await sql.query<{ workspace_id: string }>(`SELECT workspace_id FROM gateway.projects WHERE tenant_id = $1 AND project_id = $2`, [tenantId, input.project_id]);
+      if (!p.rows[0]) throw AppError.notFound('project');
+      if (workspaceId && p.rows[0].workspace_id !== workspaceId) throw AppError.notFound('project');
+      workspaceId = p.rows[0].workspace_id;
+    }
+    return insertKeyIn(sql, {
+      tenant_id: tenantId,
+      key_id: newId('key'),
+      type: input.type,
+      name: input.name,
+      key_hash: sha256Hex(plaintext),
+      prefix: displayPrefix(plaintext, prefix),
+      memory_id: input.memory_id ?? null,
+      workspace_id: workspaceId,
+      project_id: input.project_id ?? null,
+      scopes: input.scopes ?? {},
+      ip_allowlist: input.ip_allowlist ?? [],
+      app_permissions: input.app_permissions ?? {},
+      rate_limit: input.rate_limit ?? null,
+      expires_at: expiresAt,
+      rotated_from: null,
+      created_by: createdBy,
+    });
+  });
+  return { record, plaintext };
+}
+
+/**
+ * Rotation: a replacement with the same options, its plaintext returned once; the old key keeps working for
+ * the overlap and then stops. The stop time is written to the shared revocation record as well as the
+ * database, so no replica's cached copy of the old key outlives the overlap.
+ */
+export async function rotateKey(
+  ctx: GatewayContext,
+  tenantId: string,
+  keyId: string,
+  overlapSeconds: number | undefined,
+  createdBy: string,
+): Promise<{ record: ApiKeyRecord; plaintext: string; replaced: ApiKeyRecord }> {
+  const overlap = overlapSeconds ?? ctx.config.rotation.defaultOverlapSeconds;
+  if (!Number.isInteger(overlap) || overlap < 0 || overlap > ctx.config.rotation.maxOverlapSeconds) {
+    throw new AppError('VALIDATION_FAILED', `overlap_seconds must be an integer between 0 and ${ctx.config.rotation.maxOverlapSeconds}`);
+  }
+  const now = Date.now();
+  const notAfter = now + overlap * 1000;
+  const result = await ctx.db.withTenant(tenantId, async (sql) => {
+    // Row lock: two concurrent rotations of one key must not both succeed.
+    const locked = await sql.query(`SELECT key_id FROM gateway.api_keys WHERE tenant_id = $1 AND key_id = $2 FOR UPDATE`, [tenantId, keyId]);
+    if (!locked.rows[0]) return null;
+    const old = (await getKeyIn(sql, tenantId, keyId))!;
+    if (old.revoked_at) throw new AppError('CONFLICT', 'the key is revoked');
+    if (old.expires_at && Date.parse(old.expires_at) <= now) throw new AppError('CONFLICT', 'the key has expired');
+    if (old.replaced_by) throw new AppError('CONFLICT', `the key was already rotated (replacement ${old.replaced_by})`);
+    const prefix = KEY_PREFIX[old.type];
+    const plaintext = mintSecret(prefix);
+    let expiresAt = old.expires_at;
+    if (old.type === 'ephemeral') expiresAt = new Date(now + ctx.config.ephemeralTtlSeconds * 1000).toISOString();
+    const record = await insertKeyIn(sql, {
+      tenant_id: tenantId,
+      key_id: newId('key'),
+      type: old.type,
+      name: old.name,
+      key_hash: sha256Hex(plaintext),
+      prefix: displayPrefix(plaintext, prefix),
+      memory_id: old.memory_id,
+      workspace_id: old.workspace_id,
+      project_id: old.project_id,
+      scopes: old.scopes,
+      ip_allowlist: old.ip_allowlist,
+      app_permissions: old.app_permissions,
+      rate_limit: old.rate_limit,
+      expires_at: expiresAt,
+      rotated_from: old.key_id,
+      created_by: createdBy,
+    });
+    await markReplacedIn(sql, tenantId, keyId, record.key_id, new Date(notAfter).toISOString());
+    const replaced = (await getKeyIn(sql, tenantId, keyId))!;
+    return { record, plaintext, replaced };
+  });
+  if (!result) throw AppError.notFound('key');
+  await ctx.state.revoke([keyId], notAfter, revocationRecordTtlMs(ctx, overlap * 1000));
+  dropCachedKey(ctx, result.replaced.key_hash);
+  return result;
+}
+
+/** Revokes at once: database first, then the shared record every replica checks on every request. */
+export async function revokeKey(ctx: GatewayContext, tenantId: string, keyId: string): Promise<ApiKeyRecord | null> {
+  const record = await ctx.db.withTenant(tenantId, (sql) => revokeKeyIn(sql, tenantId, keyId));
+  if (!record) return null;
+  await ctx.state.revoke([keyId], 0, revocationRecordTtlMs(ctx));
+  dropCachedKey(ctx, record.key_hash);
+  return record;
+}
+
+function dropCachedKey(ctx: GatewayContext, hash: string): void {
+  ctx.caches.credentials.delete(`k:${hash}`);
+}
+
+export { getKey, listKeys };

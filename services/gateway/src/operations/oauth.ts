@@ -1,0 +1,91 @@
+import { AppError } from '@lore/runtime';
+import { OAUTH_SECRET_PREFIX, OAUTH_TOKEN_PREFIX, digestsEqual, hasValidChecksum, mintSecret, newId, sha256Hex } from '../domain/credentials';
+import { invalidCidrs } from '../domain/network';
+import { invalidOauthScopes, scopesCovered } from '../domain/scope';
+import type { GatewayContext } from '../context';
+import { revocationRecordTtlMs } from '../context';
+import { clientForToken, insertClient, insertToken, listClients, purgeExpiredTokens, revokeClient, type OauthClient } from '../store/oauth';
+import { getWorkspaceIn } from '../store/workspaces';
+
+export async function createOauthClient(
+  ctx: GatewayContext,
+  tenantId: string,
+  input: { name: string; scopes: string[]; workspace_id?: string | null; project_id?: string | null; ip_allowlist?: string[] },
+  createdBy: string,
+): Promise<{ client: OauthClient; secret: string }> {
+  const problems = [
+    ...invalidOauthScopes(input.scopes).map((s) => `unknown scope "${s}"`),
+    ...invalidCidrs(input.ip_allowlist ?? []).map((c) => `invalid CIDR range "${c}"`),
+  ];
+  if (problems.length > 0) throw new AppError('VALIDATION_FAILED', problems.join('; '));
+  if (input.workspace_id) {
+    const ws = await ctx.db.withTenant(tenantId, (sql) => getWorkspaceIn(sql, tenantId, input.workspace_id!));
+    if (!ws) throw AppError.notFound('workspace');
+  }
+  if (input.project_id) {
+    const found = await ctx.db.withTenant(tenantId, (sql) =>
+      sql.query(`SELECT 1 FROM gateway.projects WHERE tenant_id = $1 AND project_id = $2`, [tenantId, input.project_id]),
+    );
+    if (found.rowCount === 0) throw AppError.notFound('project');
+  }
+  const secret = mintSecret(OAUTH_SECRET_PREFIX);
+  const client = await insertClient(ctx.db, tenantId, {
+    client_id: newId('oc'),
+    name: input.name,
+    secret_hash: sha256Hex(secret),
+    scopes: [...new Set(input.scopes)],
+    workspace_id: input.workspace_id ?? null,
+    project_id: input.project_id ?? null,
+    ip_allowlist: input.ip_allowlist ?? [],
+    created_by: createdBy,
+  });
+  return { client, secret };
+}
+
+/** Revoking a client ends every token it was issued, on every replica, at once (one record keyed on the client). */
+export async function revokeOauthClient(ctx: GatewayContext, tenantId: string, clientId: string): Promise<OauthClient | null> {
+  const client = await revokeClient(ctx.db, tenantId, clientId);
+  if (!client) return null;
+  await ctx.state.revoke([clientId], 0, revocationRecordTtlMs(ctx, ctx.config.oauth.tokenTtlSeconds * 1000));
+  ctx.caches.credentials.clear();
+  return client;
+}
+
+export { listClients };
+
+/** RFC 6749 §5.2 error codes; the token endpoint answers in that shape, not the gateway's own. */
+export class OauthError extends Error {
+  constructor(readonly status: 400 | 401, readonly error: string, readonly description: string) {
+    super(description);
+  }
+}
+
+/** Client-credentials grant: a bearer access token (`oat_…`, opaque) for at most the client's scopes. */
+export async function issueClientToken(
+  ctx: GatewayContext,
+  clientId: string,
+  clientSecret: string,
+  requestedScope: string | undefined,
+): Promise<{ access_token: string; token_type: 'Bearer'; expires_in: number; scope: string }> {
+  if (!hasValidChecksum(clientSecret, OAUTH_SECRET_PREFIX) || clientId.length > 64) throw new OauthError(401, 'invalid_client', 'client authentication failed');
+  const client = await clientForToken(ctx.db, clientId);
+  if (!client || !digestsEqual(client.secret_hash, sha256Hex(clientSecret)) || client.revoked) {
+    throw new OauthError(401, 'invalid_client', 'client authentication failed');
+  }
+  const requested = requestedScope ? [...new Set(requestedScope.split(' ').filter(Boolean))] : client.scopes;
+  if (requested.length > 64 || invalidOauthScopes(requested).length > 0 || !scopesCovered(requested, client.scopes)) {
+    throw new OauthError(400, 'invalid_scope', 'the requested scope is unknown or exceeds what the client was granted');
+  }
+  const token = mintSecret(OAUTH_TOKEN_PREFIX);
+  const ttl = ctx.config.oauth.tokenTtlSeconds;
+  await insertToken(ctx.db, client.tenant_id, {
+    token_id: newId('oat'),
+    client_id: client.client_id,
+    token_hash: sha256Hex(token),
+    scopes: requested,
+    expires_at: new Date(Date.now() + ttl * 1000).toISOString(),
+  });
+  // Opportunistic clean-up keeps the token table bounded without a separate job.
+  if (Math.random() < 0.01) await purgeExpiredTokens(ctx.db, client.tenant_id).catch(() => 0);
+  return { access_token: token, token_type: 'Bearer', expires_in: ttl, scope: requested.join(' ') };
+}

@@ -1,0 +1,179 @@
+import { AppError, type Sql } from '@lore/runtime';
+import { newId } from '../domain/credentials';
+import type { GatewayContext, TenantContext } from '../context';
+import { revocationRecordTtlMs } from '../context';
+import { insertTenant, setWorkspacePointers, getTenant, type Tenant } from '../store/tenants';
+import { insertWorkspace, listWorkspacesIn, setPrimaryMemory, getWorkspaceIn, slugTaken, type Workspace } from '../store/workspaces';
+import { getMemoryIn, hardDeleteMemoryIn, insertMemory, memoryOwner, softDeleteMemoryIn, upsertMemoryIn, memoryByHostname, type Memory } from '../store/memories';
+import { revokeKeysOfMemoryIn } from '../store/api-keys';
+import { isUniqueViolation, slugify } from '../store/rows';
+
+/** A hostname for a memory the gateway created itself: DNS-safe, derived from the id. */
+export function defaultHostname(memoryId: string, baseDomain: string): string {
+  return `${memoryId.toLowerCase().replace(/[^a-z0-9-]/g, '-')}.${baseDomain}`;
+}
+
+async function createWorkspaceIn(ctx: GatewayContext, sql: Sql, tenantId: string, name: string): Promise<{ workspace: Workspace; memory: Memory }> {
+  let slug = slugify(name);
+  for (let i = 2; (await slugTaken(sql, tenantId, slug)) && i < 100; i++) slug = `${slugify(name)}-${i}`;
+  const workspace = await insertWorkspace(sql, tenantId, { workspace_id: newId('ws'), name, slug });
+  const memoryId = newId('mem');
+  const memory = await insertMemory(sql, tenantId, {
+    memory_id: memoryId,
+    workspace_id: workspace.workspace_id,
+    name: `${name} memory`,
+    hostname: defaultHostname(memoryId, ctx.config.memoryBaseDomain),
+  });
+  await setPrimaryMemory(sql, tenantId, workspace.workspace_id, memory.memory_id);
+  return { workspace: { ...workspace, primary_memory_id: memory.memory_id }, memory };
+}
+
+/**
+ * Creates a tenant with its default (and active) workspace and that workspace's primary memory, in one
+ * transaction. Idempotent on `tenant_id`: a second call returns the existing tenant with `created: false`.
+ */
+export async function createTenant(ctx: GatewayContext, input: { tenant_id?: string; name: string; plan?: string }): Promise<{ tenant: Tenant; created: boolean }> {
+  const tenantId = input.tenant_id ?? newId('ten');
+  const plan = input.plan ?? ctx.config.defaultPlan;
+  if (!(plan in ctx.config.plans)) throw AppError.badRequest(`unknown plan "${plan}"`);
+  const result = await ctx.db.withTenant(tenantId, async (sql) => {
+    const { tenant, created } = await insertTenant(sql, tenantId, { name: input.name, plan });
+    if (!created) return { tenant, created };
+    const { workspace } = await createWorkspaceIn(ctx, sql, tenantId, 'Default');
+    await setWorkspacePointers(sql, tenantId, { default: workspace.workspace_id, active: workspace.workspace_id });
+    return { tenant: { ...tenant, default_workspace_id: workspace.workspace_id, active_workspace_id: workspace.workspace_id }, created };
+  });
+  ctx.caches.tenants.delete(tenantId);
+  return result;
+}
+
+export async function createWorkspace(ctx: GatewayContext, tenantId: string, name: string): Promise<Workspace> {
+  const { workspace } = await ctx.db.withTenant(tenantId, (sql) => createWorkspaceIn(ctx, sql, tenantId, name));
+  ctx.caches.tenants.delete(tenantId);
+  return workspace;
+}
+
+export async function activateWorkspace(ctx: GatewayContext, tenantId: string, workspaceId: string): Promise<boolean> {
+  const ok = await ctx.db.withTenant(tenantId, async (sql) => {
+    if (!(await getWorkspaceIn(sql, tenantId, workspaceId))) return false;
+    await setWorkspacePointers(sql, tenantId, { active: workspaceId });
+    return true;
+  });
+  ctx.caches.tenants.delete(tenantId);
+  return ok;
+}
+
+/** The tenant and its workspaces, cached briefly: every authenticated request needs them. */
+export async function tenantContext(ctx: GatewayContext, tenantId: string): Promise<TenantContext | null> {
+  const cached = ctx.caches.tenants.get(tenantId);
+  if (cached) return cached;
+  const loaded = await ctx.db.withTenant(tenantId, async (sql) => {
+    const t = await sql.query(
+      `SELECT tenant_id, name, plan, credit_balance, default_workspace_id, active_workspace_id, created_at FROM gateway.tenants WHERE tenant_id = $1`,
+      [tenantId],
+    );
+    if (!t.rows[0]) return null;
+    const workspaces = await listWorkspacesIn(sql, tenantId);
+    return { row: t.rows[0], workspaces };
+  });
+  if (!loaded) return null;
+  const tenant = await toTenantFromRow(loaded.row);
+  const value: TenantContext = { tenant, workspaces: new Map(loaded.workspaces.map((w) => [w.workspace_id, w])) };
+  ctx.caches.tenants.set(tenantId, value);
+  return value;
+}
+
+async function toTenantFromRow(r: Record<string, unknown>): Promise<Tenant> {
+  return {
+    tenant_id: String(r.tenant_id),
+    name: String(r.name),
+    plan: String(r.plan),
+    credit_balance: r.credit_balance === null || r.credit_balance === undefined ? null : Number(r.credit_balance),
+    default_workspace_id: (r.default_workspace_id as string | null) ?? null,
+    active_workspace_id: (r.active_workspace_id as string | null) ?? null,
+    created_at: r.created_at instanceof Date ? r.created_at.toISOString() : String(r.created_at),
+  };
+}
+
+/** A memory of this tenant (live only), cached briefly. */
+export async function tenantMemory(ctx: GatewayContext, tenantId: string, memoryId: string): Promise<{ memory_id: string; workspace_id: string } | null> {
+  const key = `${tenantId}\u0000${memoryId}`;
+  const cached = ctx.caches.memories.get(key);
+  if (cached !== undefined) return cached;
+  const m = await ctx.db.withTenant(tenantId, (sql) => getMemoryIn(sql, tenantId, memoryId));
+  const value = m && !m.deleted_at ? { memory_id: m.memory_id, workspace_id: m.workspace_id } : null;
+  ctx.caches.memories.set(key, value);
+  return value;
+}
+
+/** Which memory (if any) a Host header names; unknown hosts are cached too, so floods of junk hosts stay cheap. */
+export async function memoryForHost(ctx: GatewayContext, host: string): Promise<{ tenant_id: string; memory_id: string; workspace_id: string } | null> {
+  const hostname = host.toLowerCase().replace(/:\d+$/, '');
+  if (!hostname || hostname.length > 253) return null;
+  const cached = ctx.caches.hosts.get(hostname);
+  if (cached !== undefined) return cached;
+  const m = await memoryByHostname(ctx.db, hostname);
+  ctx.caches.hosts.set(hostname, m);
+  return m;
+}
+
+/**
+ * Creates or updates a memory (the operator's `Memory` resource). The id is global: one owned by another tenant
+ * is a CONFLICT, as is a hostname held by another live memory.
+ */
+export async function upsertMemory(
+  ctx: GatewayContext,
+  tenantId: string,
+  memoryId: string,
+  input: { name: string; hostname: string; workspace_id?: string },
+): Promise<Memory> {
+  const tenant = await getTenant(ctx.db, tenantId);
+  if (!tenant) throw AppError.notFound('tenant');
+  const owner = await memoryOwner(ctx.db, memoryId);
+  if (owner !== null && owner !== tenantId) throw new AppError('CONFLICT', 'the memory id is already in use');
+  const hostname = input.hostname.toLowerCase();
+  const holder = await memoryByHostname(ctx.db, hostname);
+  if (holder && holder.memory_id !== memoryId) throw new AppError('CONFLICT', `hostname ${hostname} is already used by another memory`);
+  const workspaceId = input.workspace_id ?? tenant.default_workspace_id;
+  if (!workspaceId) throw AppError.notFound('workspace');
+  try {
+    const memory = await ctx.db.withTenant(tenantId, async (sql) => {
+      if (!(await getWorkspaceIn(sql, tenantId, workspaceId))) throw AppError.notFound('workspace');
+      const previous = await getMemoryIn(sql, tenantId, memoryId);
+      const saved = await upsertMemoryIn(sql, tenantId, { memory_id: memoryId, workspace_id: workspaceId, name: input.name, hostname });
+      return { saved, previousHost: previous?.hostname ?? null };
+    });
+    if (memory.previousHost) ctx.caches.hosts.delete(memory.previousHost);
+    ctx.caches.hosts.delete(hostname);
+    ctx.caches.memories.delete(`${tenantId}\u0000${memoryId}`);
+    return memory.saved;
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new AppError('CONFLICT', `hostname ${hostname} is already used by another memory`);
+    throw err;
+  }
+}
+
+/**
+ * Deletes a memory: every key bound to it is revoked first (database, then the shared revocation record, so no
+ * replica accepts them on the next request). With `retainData` the row stays (soft delete) so the data plane
+ * can keep the memory's content; otherwise the row is removed. Idempotent.
+ */
+export async function deleteMemory(ctx: GatewayContext, tenantId: string, memoryId: string, retainData: boolean): Promise<void> {
+  const result = await ctx.db.withTenant(tenantId, async (sql) => {
+    const existing = await getMemoryIn(sql, tenantId, memoryId);
+    if (!existing) return null;
+    const keyIds = await revokeKeysOfMemoryIn(sql, tenantId, memoryId);
+    await sql.query(`UPDATE gateway.workspaces SET primary_memory_id = NULL WHERE tenant_id = $1 AND primary_memory_id = $2`, [tenantId, memoryId]);
+    if (retainData) await softDeleteMemoryIn(sql, tenantId, memoryId);
+    else await hardDeleteMemoryIn(sql, tenantId, memoryId);
+    return { keyIds, hostname: existing.hostname };
+  });
+  if (!result) return;
+  await ctx.state.revoke(result.keyIds, 0, revocationRecordTtlMs(ctx));
+  ctx.caches.credentials.clear();
+  ctx.caches.hosts.delete(result.hostname);
+  ctx.caches.memories.delete(`${tenantId}\u0000${memoryId}`);
+  ctx.caches.tenants.delete(tenantId);
+}
+
+export type { Workspace, Memory, Tenant };

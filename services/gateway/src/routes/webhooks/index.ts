@@ -1,0 +1,2 @@
+export { registerWebhookRoutes, presentWebhook, presentDelivery, type WebhookRoutesDeps } from './handlers';
+export * from './schema';

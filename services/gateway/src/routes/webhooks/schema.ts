@@ -1,0 +1,117 @@
+import { EVENT_KINDS } from '@lore/contracts';
+import { z } from 'zod';
+import { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS } from '../../webhooks/subscriptions';
+
+/**
+ * Request and response shapes of `/api/v1/webhooks...`. Spec 1 fixes `url` (HTTPS) and `events` (its seven kinds)
+ * and says the secret is returned once; everything else here is our design (docs/webhooks.md).
+ */
+
+const eventKinds = z.array(z.enum(EVENT_KINDS)).min(1).max(EVENT_KINDS.length * 2);
+const webhookUrl = z.string().trim().min(1).max(2048);
+const description = z.string().trim().max(500).nullable();
+
+export const createWebhookBody = z
+  .object({
+    url: webhookUrl,
+    events: eventKinds,
+    description: description.optional(),
+    enabled: z.boolean().optional(),
+  })
+  .strict();
+
+export const updateWebhookBody = z
+  .object({
+    url: webhookUrl.optional(),
+    events: eventKinds.optional(),
+    description: description.optional(),
+    enabled: z.boolean().optional(),
+  })
+  .strict()
+  .refine((b) => Object.keys(b).length > 0, { message: 'name at least one of url, events, description, enabled' });
+
+export const rotateSecretBody = z
+  .object({
+    overlap_seconds: z.number().int().min(0).max(MAX_OVERLAP_SECONDS).default(DEFAULT_OVERLAP_SECONDS),
+  })
+  .strict();
+
+const isoDate = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
+
+export const replayBody = z.union([
+  z.object({ delivery_ids: z.array(z.string().min(1).max(64)).min(1).max(100) }).strict(),
+  z
+    .object({ from: isoDate.optional(), to: isoDate.optional() })
+    .strict()
+    .refine((b) => b.from !== undefined || b.to !== undefined, { message: 'give delivery_ids, or from and/or to' })
+    .refine((b) => !b.from || !b.to || b.from < b.to, { message: 'from must be before to' }),
+]);
+
+const limit = (max: number, dflt: number) => z.coerce.number().int().min(1).max(max).default(dflt);
+
+export const listWebhooksQuery = z.object({ limit: limit(200, 50), cursor: z.string().max(64).optional() });
+
+export const listDeliveriesQuery = z.object({
+  limit: limit(200, 50),
+  cursor: z.string().max(64).optional(),
+  status: z.enum(['pending', 'retrying', 'succeeded', 'dead']).optional(),
+});
+
+export const listDeadLettersQuery = z
+  .object({ limit: limit(200, 50), cursor: z.string().max(64).optional(), from: isoDate.optional(), to: isoDate.optional() })
+  .refine((q) => !q.from || !q.to || q.from < q.to, { message: 'from must be before to' });
+
+export const WebhookViewSchema = z.object({
+  webhook_id: z.string(),
+  url: z.string(),
+  events: z.array(z.enum(EVENT_KINDS)),
+  description: z.string().nullable(),
+  enabled: z.boolean(),
+  /** `manual` or `dead_letters` while disabled, else null. */
+  disabled_reason: z.enum(['manual', 'dead_letters']).nullable(),
+  disabled_at: z.string().nullable(),
+  /** Null for a tenant-wide subscription; set when a workspace-pinned key created it. */
+  workspace_id: z.string().nullable(),
+  /** While a rotation overlap lasts: until when the previous secret still signs. */
+  previous_secret_expires_at: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type WebhookView = z.infer<typeof WebhookViewSchema>;
+
+/** Creation and rotation answers: the view plus the signing secret, shown only in these two responses. */
+export const WebhookWithSecretSchema = WebhookViewSchema.extend({ secret: z.string() });
+
+export const DeliveryViewSchema = z.object({
+  delivery_id: z.string(),
+  event_id: z.string(),
+  event: z.string(),
+  status: z.enum(['pending', 'retrying', 'succeeded', 'dead']),
+  attempt_count: z.number().int(),
+  /** 1 for the original schedule, +1 per replay. */
+  cycle: z.number().int(),
+  next_attempt_at: z.string().nullable(),
+  last_status_code: z.number().int().nullable(),
+  last_outcome: z.string().nullable(),
+  dead_reason: z.string().nullable(),
+  created_at: z.string(),
+  succeeded_at: z.string().nullable(),
+  dead_at: z.string().nullable(),
+});
+export type DeliveryView = z.infer<typeof DeliveryViewSchema>;
+
+export const AttemptViewSchema = z.object({
+  attempt: z.number().int(),
+  cycle: z.number().int(),
+  /** 0 for the first attempt of a cycle, 1..5 for the retries after 1, 2, 4, 8 and 30 s. */
+  step: z.number().int(),
+  scheduled_for: z.string(),
+  started_at: z.string(),
+  latency_ms: z.number().int(),
+  status_code: z.number().int().nullable(),
+  outcome: z.enum(['succeeded', 'http_error', 'redirect', 'timeout', 'network_error', 'refused']),
+  error: z.string().nullable(),
+  /** The first 1024 bytes of the response body at most. */
+  response_snippet: z.string().nullable(),
+});
+export type AttemptView = z.infer<typeof AttemptViewSchema>;

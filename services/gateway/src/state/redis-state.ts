@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { emissionIntervalUs } from './gcra';
+import { monthKey, secondsToMonthEnd, type AdmitInput, type AdmitResult, type GatewayState, type RateOutcome, type RateSpec } from './gateway-state';
+
+/**
+ * One script answers the whole hot path: is the subject revoked, may it spend a rate-limit token, and is the
+ * tenant's monthly quota left. Time comes from the Redis server (TIME) so every replica judges with one clock.
+ *
+ * KEYS: 1 revocation record, 2 rate bucket (TAT in microseconds), 3 monthly quota counter, 4 epoch
+ * ARGV: 1 consume (0/1), 2 emission interval us, 3 burst, 4 quota limit (0 = none), 5 quota ttl s, 6 fresh epoch
+ * Returns: { revoked, epoch, allowed, remaining, retry_after_us, reset_after_us, quota_exceeded, quota_used }
+ */
+const ADMIT_LUA = `
+local t = redis.call('TIME')
+local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local now_ms = math.floor(now_us / 1000)
+local epoch = redis.call('GET', KEYS[4])
+if not epoch then
+  redis.call('SET', KEYS[4], ARGV[6])
+  epoch = ARGV[6]
+end
+local not_after = redis.call('GET', KEYS[1])
+if not_after and now_ms >= tonumber(not_after) then
+  return {1, epoch, 0, 0, 0, 0, 0, 0}
+end
+if ARGV[1] ~= '1' then
+  return {0, epoch, -1, 0, 0, 0, 0, 0}
+end
+local interval = tonumber(ARGV[2])
+local burst = tonumber(ARGV[3])
+local tat = tonumber(redis.call('GET', KEYS[2]) or '0')
+if tat < now_us then tat = now_us end
+local new_tat = tat + interval
+local allow_at = new_tat - interval * burst
+if now_us < allow_at then
+  return {0, epoch, 0, 0, allow_at - now_us, tat - now_us, 0, 0}
+end
+local used = 0
+local limit = tonumber(ARGV[4])
+if limit > 0 then
+  used = tonumber(redis.call('GET', KEYS[3]) or '0')
+  if used >= limit then
+    return {0, epoch, 1, 0, 0, 0, 1, used}
+  end
+  used = redis.call('INCR', KEYS[3])
+  if used == 1 then redis.call('EXPIRE', KEYS[3], tonumber(ARGV[5])) end
+end
+redis.call('SET', KEYS[2], string.format('%d', new_tat), 'PX', math.floor((new_tat - now_us) / 1000) + 1000)
+local remaining = math.floor((now_us - allow_at) / interval)
+return {0, epoch, 1, remaining, 0, new_tat - now_us, 0, used}
+`;
+
+/** Writes a revocation record unless an earlier one exists. KEYS: records; ARGV: 1 not-after ms, 2 ttl ms. */
+const REVOKE_LUA = `
+for i, key in ipairs(KEYS) do
+  local existing = redis.call('GET', key)
+  local value = tonumber(ARGV[1])
+  if existing and tonumber(existing) < value then value = tonumber(existing) end
+  redis.call('SET', key, string.format('%d', value), 'PX', tonumber(ARGV[2]))
+end
+return #KEYS
+`;
+
+/** A plain GCRA hit. KEYS: 1 bucket; ARGV: 1 interval us, 2 burst. */
+const HIT_LUA = `
+local t = redis.call('TIME')
+local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local interval = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat < now_us then tat = now_us end
+local new_tat = tat + interval
+local allow_at = new_tat - interval * burst
+if now_us < allow_at then return {0, 0, allow_at - now_us, tat - now_us} end
+redis.call('SET', KEYS[1], string.format('%d', new_tat), 'PX', math.floor((new_tat - now_us) / 1000) + 1000)
+return {1, math.floor((now_us - allow_at) / interval), 0, new_tat - now_us}
+`;
+
+type AdmitReply = [number, string, number, number, number, number, number, number];
+
+interface ScriptedRedis extends Redis {
+  loreAdmit(k1: string, k2: string, k3: string, k4: string, ...argv: string[]): Promise<AdmitReply>;
+  loreHit(k1: string, ...argv: string[]): Promise<[number, number, number, number]>;
+}
+
+export interface RedisStateOptions {
+  /** Namespace of every key, so several deployments can share one Redis. */
+  prefix?: string;
+}
+
+export class RedisGatewayState implements GatewayState {
+  readonly kind = 'redis' as const;
+  private readonly redis: ScriptedRedis;
+  private readonly prefix: string;
+  private readonly freshEpoch = randomUUID();
+  private trips = 0;
+
+  constructor(redis: Redis, options: RedisStateOptions = {}) {
+    this.prefix = options.prefix ?? 'lore:gw:';
+    // defineCommand sends EVALSHA and falls back to EVAL once after a script-cache flush.
+    redis.defineCommand('loreAdmit', { numberOfKeys: 4, lua: ADMIT_LUA });
+    redis.defineCommand('loreHit', { numberOfKeys: 1, lua: HIT_LUA });
+    this.redis = redis as ScriptedRedis;
+  }
+
+  async admit(input: AdmitInput): Promise<AdmitResult> {
+    this.trips++;
+    const p = this.prefix;
+    const reply = await this.redis.loreAdmit(
+      `${p}rv:${input.subject}`,
+      `${p}rl:${input.subject}`,
+      input.quota ? `${p}q:${input.quota.tenantId}:${monthKey()}` : `${p}q:none`,
+      `${p}epoch`,
+      input.consume ? '1' : '0',
+      String(emissionIntervalUs(input.rate.perSecond)),
+      String(input.rate.burst),
+      String(input.quota?.limit ?? 0),
+      String(secondsToMonthEnd()),
+      this.freshEpoch,
+    );
+    const [revoked, epoch, allowed, remaining, retryUs, resetUs, quotaExceeded, quotaUsed] = reply;
+    const rate: RateOutcome | null =
+      revoked === 1 || allowed === -1
+        ? null
+        : {
+            allowed: allowed === 1,
+            limit: input.rate.burst,
+            remaining: Number(remaining),
+            retryAfterMs: Math.ceil(Number(retryUs) / 1000),
+            resetAfterMs: Math.ceil(Number(resetUs) / 1000),
+          };
+    return { revoked: revoked === 1, epoch: String(epoch), rate, quotaExceeded: quotaExceeded === 1, quotaUsed: Number(quotaUsed) };
+  }
+
+  async revoke(subjects: readonly string[], notAfterMs: number, ttlMs: number): Promise<void> {
+    if (subjects.length === 0) return;
+    // Bounded batches: a memory with many keys is revoked in several scripts rather than one huge one.
+    for (let i = 0; i < subjects.length; i += 500) {
+      const batch = subjects.slice(i, i + 500).map((s) => `${this.prefix}rv:${s}`);
+      this.trips++;
+      await this.redis.eval(REVOKE_LUA, batch.length, ...batch, String(Math.max(0, Math.floor(notAfterMs))), String(Math.ceil(ttlMs)));
+    }
+  }
+
+  async hit(key: string, rate: RateSpec): Promise<RateOutcome> {
+    this.trips++;
+    const [allowed, remaining, retryUs, resetUs] = await this.redis.loreHit(`${this.prefix}hit:${key}`, String(emissionIntervalUs(rate.perSecond)), String(rate.burst));
+    return {
+      allowed: allowed === 1,
+      limit: rate.burst,
+      remaining: Number(remaining),
+      retryAfterMs: Math.ceil(Number(retryUs) / 1000),
+      resetAfterMs: Math.ceil(Number(resetUs) / 1000),
+    };
+  }
+
+  roundTrips(): number {
+    return this.trips;
+  }
+
+  async ping(): Promise<void> {
+    await this.redis.ping();
+  }
+
+  async close(): Promise<void> {
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}

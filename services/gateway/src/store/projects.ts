@@ -1,0 +1,75 @@
+import type { Db } from '@lore/runtime';
+import { isUniqueViolation, isoRequired } from './rows';
+
+export interface Project {
+  project_id: string;
+  workspace_id: string;
+  name: string;
+  slug: string;
+  description: string;
+  icon: string;
+  created_at: string;
+}
+
+const COLS = 'project_id, workspace_id, name, slug, description, icon, created_at';
+
+function toProject(r: Record<string, unknown>): Project {
+  return {
+    project_id: String(r.project_id),
+    workspace_id: String(r.workspace_id),
+    name: String(r.name),
+    slug: String(r.slug),
+    description: String(r.description ?? ''),
+    icon: String(r.icon ?? ''),
+    created_at: isoRequired(r.created_at),
+  };
+}
+
+export async function listProjects(db: Db, tenantId: string, workspaceId: string, opts: { onlyProjectId?: string | null; limit: number }): Promise<Project[]> {
+  return db.withTenant(tenantId, async (sql) => {
+    const r = await sql.query(
+      `SELECT ${COLS} FROM gateway.projects WHERE tenant_id = $1 AND workspace_id = $2 AND ($3::text IS NULL OR project_id = $3)
+        ORDER BY created_at, project_id LIMIT $4`,
+      [tenantId, workspaceId, opts.onlyProjectId ?? null, opts.limit],
+    );
+    return r.rows.map(toProject);
+  });
+}
+
+export async function countProjects(db: Db, tenantId: string): Promise<number> {
+  return db.withTenant(tenantId, async (sql) => {
+    const r = await sql.query<{ n: string }>(`SELECT count(*) AS n FROM gateway.projects WHERE tenant_id = $1`, [tenantId]);
+    return Number(r.rows[0]?.n ?? 0);
+  });
+}
+
+export async function getProject(db: Db, tenantId: string, projectId: string): Promise<Project | null> {
+  return db.withTenant(tenantId, async (sql) => {
+    const r = await sql.query(`SELECT ${COLS} FROM gateway.projects WHERE tenant_id = $1 AND project_id = $2`, [tenantId, projectId]);
+    return r.rows[0] ? toProject(r.rows[0]) : null;
+  });
+}
+
+/** Inserts a project; a slug already used in the workspace gets a numeric suffix (a few tries, then CONFLICT). */
+export async function insertProject(
+  db: Db,
+  tenantId: string,
+  p: { project_id: string; workspace_id: string; name: string; slug: string; description: string; icon: string },
+): Promise<Project | 'slug_taken'> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const slug = attempt === 0 ? p.slug : `${p.slug}-${attempt + 1}`;
+    try {
+      return await db.withTenant(tenantId, async (sql) => {
+        const r = await sql.query(
+          `INSERT INTO gateway.projects (tenant_id, project_id, workspace_id, name, slug, description, icon)
+           VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLS}`,
+          [tenantId, p.project_id, p.workspace_id, p.name, slug, p.description, p.icon],
+        );
+        return toProject(r.rows[0]!);
+      });
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+    }
+  }
+  return 'slug_taken';
+}

@@ -1,0 +1,64 @@
+import type { Db, Sql } from '@lore/runtime';
+import { isoRequired, numOrNull } from './rows';
+
+export interface Tenant {
+  tenant_id: string;
+  name: string;
+  plan: string;
+  credit_balance: number | null;
+  default_workspace_id: string | null;
+  active_workspace_id: string | null;
+  created_at: string;
+}
+
+function toTenant(r: Record<string, unknown>): Tenant {
+  return {
+    tenant_id: String(r.tenant_id),
+    name: String(r.name),
+    plan: String(r.plan),
+    credit_balance: numOrNull(r.credit_balance),
+    default_workspace_id: (r.default_workspace_id as string | null) ?? null,
+    active_workspace_id: (r.active_workspace_id as string | null) ?? null,
+    created_at: isoRequired(r.created_at),
+  };
+}
+
+const COLS = 'tenant_id, name, plan, credit_balance, default_workspace_id, active_workspace_id, created_at';
+
+/** Inserts the tenant unless it exists; `created` tells which. Runs inside the caller's tenant transaction. */
+export async function insertTenant(sql: Sql, tenantId: string, input: { name: string; plan: string }): Promise<{ tenant: Tenant; created: boolean }> {
+  const ins = await sql.query(
+    `INSERT INTO gateway.tenants (tenant_id, name, plan) VALUES ($1, $2, $3) ON CONFLICT (tenant_id) DO NOTHING RETURNING ${COLS}`,
+    [tenantId, input.name, input.plan],
+  );
+  if (ins.rows[0]) return { tenant: toTenant(ins.rows[0]), created: true };
+  const existing = await sql.query(`SELECT ${COLS} FROM gateway.tenants WHERE tenant_id = $1`, [tenantId]);
+  return { tenant: toTenant(existing.rows[0]!), created: false };
+}
+
+export async function setWorkspacePointers(sql: Sql, tenantId: string, pointers: { default?: string; active?: string }): Promise<void> {
+  await sql.query(
+    `UPDATE gateway.tenants SET default_workspace_id = COALESCE($2, default_workspace_id),
+            active_workspace_id = COALESCE($3, active_workspace_id), updated_at = now() WHERE tenant_id = $1`,
+    [tenantId, pointers.default ?? null, pointers.active ?? null],
+  );
+}
+
+export async function getTenant(db: Db, tenantId: string): Promise<Tenant | null> {
+  return db.withTenant(tenantId, async (sql) => {
+    const r = await sql.query(`SELECT ${COLS} FROM gateway.tenants WHERE tenant_id = $1`, [tenantId]);
+    return r.rows[0] ? toTenant(r.rows[0]) : null;
+  });
+}
+
+export async function updateBilling(db: Db, tenantId: string, input: { plan?: string; credit_balance?: number | null }): Promise<Tenant | null> {
+  return db.withTenant(tenantId, async (sql) => {
+    const r = await sql.query(
+      `UPDATE gateway.tenants SET plan = COALESCE($2, plan),
+              credit_balance = CASE WHEN $3::boolean THEN $4::bigint ELSE credit_balance END, updated_at = now()
+        WHERE tenant_id = $1 RETURNING ${COLS}`,
+      [tenantId, input.plan ?? null, input.credit_balance !== undefined, input.credit_balance ?? null],
+    );
+    return r.rows[0] ? toTenant(r.rows[0]) : null;
+  });
+}

@@ -1,0 +1,96 @@
+import type { Db } from '@lore/runtime';
+import { iso, isoRequired, isUniqueViolation, millisOrNull } from './rows';
+
+export interface User {
+  user_id: string;
+  tenant_id: string;
+  email: string;
+  role: 'admin' | 'member';
+  sessions_valid_after_ms: number;
+  disabled_at: string | null;
+  created_at: string;
+}
+
+const COLS = 'user_id, tenant_id, email, role, sessions_valid_after, disabled_at, created_at';
+
+function toUser(r: Record<string, unknown>): User {
+  return {
+    user_id: String(r.user_id),
+    tenant_id: String(r.tenant_id),
+    email: String(r.email),
+    role: r.role as User['role'],
+    sessions_valid_after_ms: millisOrNull(r.sessions_valid_after) ?? 0,
+    disabled_at: iso(r.disabled_at),
+    created_at: isoRequired(r.created_at),
+  };
+}
+
+export async function insertUser(
+  db: Db,
+  tenantId: string,
+  u: { user_id: string; email: string; password_hash: string; role: User['role'] },
+): Promise<User | 'email_taken'> {
+  try {
+    return await db.withTenant(tenantId, async (sql) => {
+      const r = await sql.query(
+        `INSERT INTO gateway.users (tenant_id, user_id, email, password_hash, role) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLS}`,
+        [tenantId, u.user_id, u.email, u.password_hash, u.role],
+      );
+      return toUser(r.rows[0]!);
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) return 'email_taken';
+    throw err;
+  }
+}
+
+export async function getUser(db: Db, tenantId: string, userId: string): Promise<User | null> {
+  return db.withTenant(tenantId, async (sql) => {
+    const r = await sql.query(`SELECT ${COLS} FROM gateway.users WHERE tenant_id = $1 AND user_id = $2`, [tenantId, userId]);
+    return r.rows[0] ? toUser(r.rows[0]) : null;
+  });
+}
+
+export async function getUserByEmail(db: Db, tenantId: string, email: string): Promise<User | null> {
+  return db.withTenant(tenantId, async (sql) => {
+    const r = await sql.query(`SELECT ${COLS} FROM gateway.users WHERE tenant_id = $1 AND lower(email) = lower($2)`, [tenantId, email]);
+    return r.rows[0] ? toUser(r.rows[0]) : null;
+  });
+}
+
+export async function getPasswordHash(db: Db, tenantId: string, userId: string): Promise<string | null> {
+  return db.withTenant(tenantId, async (sql) => {
+    const r = await sql.query<{ password_hash: string }>(`SELECT password_hash FROM gateway.users WHERE tenant_id = $1 AND user_id = $2`, [tenantId, userId]);
+    return r.rows[0]?.password_hash ?? null;
+  });
+}
+
+/**
+ * Sets a new password hash and invalidates every session and refresh token issued so far, in one transaction.
+ * `validAfterMs` is the instant from which session JWTs are accepted again.
+ */
+export async function replacePassword(db: Db, tenantId: string, userId: string, passwordHash: string, validAfterMs: number): Promise<boolean> {
+  return db.withTenant(tenantId, async (sql) => {
+    const r = await sql.query(
+      `UPDATE gateway.users SET password_hash = $3, sessions_valid_after = to_timestamp($4::double precision / 1000.0)
+        WHERE tenant_id = $1 AND user_id = $2`,
+      [tenantId, userId, passwordHash, validAfterMs],
+    );
+    await sql.query(`UPDATE gateway.refresh_tokens SET revoked_at = now() WHERE tenant_id = $1 AND user_id = $2 AND revoked_at IS NULL`, [tenantId, userId]);
+    return r.rowCount > 0;
+  });
+}
+
+/** Login lookup across tenants by e-mail (SECURITY DEFINER). */
+export async function userForLogin(db: Db, email: string): Promise<{ tenant_id: string; user_id: string; password_hash: string; role: string; disabled: boolean } | null> {
+  const r = await db.query(`SELECT * FROM gateway.login_user($1)`, [email]);
+  const row = r.rows[0];
+  if (!row) return null;
+  return {
+    tenant_id: String(row.tenant_id),
+    user_id: String(row.user_id),
+    password_hash: String(row.password_hash),
+    role: String(row.role),
+    disabled: row.disabled_at !== null && row.disabled_at !== undefined,
+  };
+}

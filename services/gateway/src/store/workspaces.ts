@@ -1,0 +1,53 @@
+import type { Db, Sql } from '@lore/runtime';
+import { isoRequired } from './rows';
+
+export interface Workspace {
+  workspace_id: string;
+  name: string;
+  slug: string;
+  primary_memory_id: string | null;
+  created_at: string;
+}
+
+const COLS = 'workspace_id, name, slug, primary_memory_id, created_at';
+
+function toWorkspace(r: Record<string, unknown>): Workspace {
+  return {
+    workspace_id: String(r.workspace_id),
+    name: String(r.name),
+    slug: String(r.slug),
+    primary_memory_id: (r.primary_memory_id as string | null) ?? null,
+    created_at: isoRequired(r.created_at),
+  };
+}
+
+export async function insertWorkspace(sql: Sql, tenantId: string, ws: { workspace_id: string; name: string; slug: string }): Promise<Workspace> {
+  const r = await sql.query(
+    `INSERT INTO gateway.workspaces (tenant_id, workspace_id, name, slug) VALUES ($1, $2, $3, $4) RETURNING ${COLS}`,
+    [tenantId, ws.workspace_id, ws.name, ws.slug],
+  );
+  return toWorkspace(r.rows[0]!);
+}
+
+export async function setPrimaryMemory(sql: Sql, tenantId: string, workspaceId: string, memoryId: string): Promise<void> {
+  await sql.query(`UPDATE gateway.workspaces SET primary_memory_id = $3 WHERE tenant_id = $1 AND workspace_id = $2`, [tenantId, workspaceId, memoryId]);
+}
+
+export async function listWorkspacesIn(sql: Sql, tenantId: string, limit = 1000): Promise<Workspace[]> {
+  const r = await sql.query(`SELECT ${COLS} FROM gateway.workspaces WHERE tenant_id = $1 ORDER BY created_at, workspace_id LIMIT $2`, [tenantId, limit]);
+  return r.rows.map(toWorkspace);
+}
+
+export async function listWorkspaces(db: Db, tenantId: string): Promise<Workspace[]> {
+  return db.withTenant(tenantId, (sql) => listWorkspacesIn(sql, tenantId));
+}
+
+export async function getWorkspaceIn(sql: Sql, tenantId: string, workspaceId: string): Promise<Workspace | null> {
+  const r = await sql.query(`SELECT ${COLS} FROM gateway.workspaces WHERE tenant_id = $1 AND workspace_id = $2`, [tenantId, workspaceId]);
+  return r.rows[0] ? toWorkspace(r.rows[0]) : null;
+}
+
+export async function slugTaken(sql: Sql, tenantId: string, slug: string): Promise<boolean> {
+  const r = await sql.query(`SELECT 1 FROM gateway.workspaces WHERE tenant_id = $1 AND slug = $2`, [tenantId, slug]);
+  return r.rowCount > 0;
+}
