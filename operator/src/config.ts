@@ -1,0 +1,129 @@
+import { z } from 'zod';
+import { envInt, envSecret, envBool, parseConfig } from '@lore/runtime';
+import type { OperatorSettings } from './controllers/settings';
+
+const DNS_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+const annotations = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (!v) return {} as Record<string, string>;
+    try {
+      const parsed = JSON.parse(v) as unknown;
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed) && Object.values(parsed).every((x) => typeof x === 'string')) {
+        return parsed as Record<string, string>;
+      }
+    } catch {
+      // reported below
+    }
+    ctx.addIssue({ code: 'custom', message: 'must be a JSON object of string values, e.g. {"cert-manager.io/cluster-issuer":"letsencrypt"}' });
+    return z.NEVER;
+  });
+
+/** The operator's environment, parsed once. Secrets have no defaults; every problem is reported at once. */
+export const operatorEnvSchema = z
+  .object({
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
+    LORE_OPERATOR_HEALTH_PORT: envInt(8081, 0, 65535),
+    LORE_OPERATOR_HEALTH_HOST: z.string().default('0.0.0.0'),
+    /** Kubeconfig file; when unset: KUBECONFIG, ~/.kube/config or the in-cluster service account. */
+    LORE_OPERATOR_KUBECONFIG: z.string().optional(),
+    LORE_OPERATOR_ADMIN_URL: z.url({ error: 'must be the URL of the gateway internal admin listener' }),
+    LORE_OPERATOR_ADMIN_TOKEN: envSecret(24),
+    LORE_OPERATOR_BASE_DOMAIN: z.string().regex(DNS_NAME, 'must be a lowercase DNS name'),
+    POD_NAMESPACE: z.string().regex(DNS_LABEL).optional(),
+    POD_NAME: z.string().optional(),
+    LORE_OPERATOR_GATEWAY_NAMESPACE: z.string().regex(DNS_LABEL).optional(),
+    LORE_OPERATOR_GATEWAY_SERVICE: z.string().regex(DNS_LABEL, 'must be a Service name'),
+    LORE_OPERATOR_GATEWAY_SERVICE_PORT: z
+      .string()
+      .default('80')
+      .transform((v) => (/^\d+$/.test(v) ? Number(v) : v)),
+    LORE_OPERATOR_INGRESS_CLASS: z.string().optional(),
+    LORE_OPERATOR_INGRESS_ANNOTATIONS: annotations,
+    LORE_OPERATOR_INGRESS_TLS_MODE: z.enum(['none', 'secret', 'per-host']).default('none'),
+    LORE_OPERATOR_INGRESS_TLS_SECRET: z.string().optional(),
+    LORE_OPERATOR_DATA_RETENTION: z.enum(['Retain', 'Delete']).default('Retain'),
+    LORE_OPERATOR_MEMORY_KEY_OVERLAP_SECONDS: envInt(3600, 0, 30 * 86400),
+    LORE_OPERATOR_NAMESPACE_SELECTOR: z.string().optional(),
+    LORE_OPERATOR_WORKERS: envInt(4, 1, 64),
+    LORE_OPERATOR_RESYNC_SECONDS: envInt(600, 0, 86400),
+    LORE_OPERATOR_LEADER_ELECTION: envBool(true),
+    LORE_OPERATOR_LEASE_NAME: z.string().regex(DNS_LABEL).default('lore-operator'),
+    LORE_OPERATOR_LEASE_NAMESPACE: z.string().regex(DNS_LABEL).optional(),
+    LORE_OPERATOR_LEASE_DURATION_SECONDS: envInt(15, 2, 600),
+    LORE_OPERATOR_RENEW_DEADLINE_SECONDS: envInt(10, 1, 599),
+    LORE_OPERATOR_RETRY_PERIOD_SECONDS: envInt(2, 1, 60),
+    /** Fault injection for crash-recovery tests only: `key-recorded` kills the process at that point. */
+    LORE_OPERATOR_CRASH_AT: z.enum(['key-recorded']).optional(),
+  })
+  .superRefine((env, ctx) => {
+    if (!env.LORE_OPERATOR_GATEWAY_NAMESPACE && !env.POD_NAMESPACE) {
+      ctx.addIssue({ code: 'custom', path: ['LORE_OPERATOR_GATEWAY_NAMESPACE'], message: 'is required when POD_NAMESPACE is not set' });
+    }
+    if (env.LORE_OPERATOR_LEADER_ELECTION && !env.LORE_OPERATOR_LEASE_NAMESPACE && !env.POD_NAMESPACE) {
+      ctx.addIssue({ code: 'custom', path: ['LORE_OPERATOR_LEASE_NAMESPACE'], message: 'is required for leader election when POD_NAMESPACE is not set' });
+    }
+    if (env.LORE_OPERATOR_INGRESS_TLS_MODE === 'secret' && !env.LORE_OPERATOR_INGRESS_TLS_SECRET) {
+      ctx.addIssue({ code: 'custom', path: ['LORE_OPERATOR_INGRESS_TLS_SECRET'], message: 'is required when LORE_OPERATOR_INGRESS_TLS_MODE is secret' });
+    }
+    if (env.LORE_OPERATOR_RENEW_DEADLINE_SECONDS >= env.LORE_OPERATOR_LEASE_DURATION_SECONDS) {
+      ctx.addIssue({ code: 'custom', path: ['LORE_OPERATOR_RENEW_DEADLINE_SECONDS'], message: 'must be shorter than LORE_OPERATOR_LEASE_DURATION_SECONDS' });
+    }
+  });
+
+export type OperatorEnv = z.infer<typeof operatorEnvSchema>;
+
+export interface OperatorConfig {
+  logLevel: string;
+  health: { host: string; port: number };
+  kubeconfig?: string;
+  admin: { url: string; token: string };
+  settings: OperatorSettings;
+  namespaceSelector?: string;
+  workers: number;
+  resyncMs: number;
+  identity: string;
+  leaderElection?: { namespace: string; name: string; leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
+  crashAt?: 'key-recorded';
+}
+
+export function loadOperatorConfig(env: Record<string, string | undefined>, fallbackIdentity: string): OperatorConfig {
+  const e = parseConfig(operatorEnvSchema, env);
+  const podNamespace = e.POD_NAMESPACE;
+  return {
+    logLevel: e.LOG_LEVEL,
+    health: { host: e.LORE_OPERATOR_HEALTH_HOST, port: e.LORE_OPERATOR_HEALTH_PORT },
+    kubeconfig: e.LORE_OPERATOR_KUBECONFIG,
+    admin: { url: e.LORE_OPERATOR_ADMIN_URL, token: e.LORE_OPERATOR_ADMIN_TOKEN },
+    settings: {
+      baseDomain: e.LORE_OPERATOR_BASE_DOMAIN,
+      gatewayNamespace: (e.LORE_OPERATOR_GATEWAY_NAMESPACE ?? podNamespace)!,
+      gatewayServiceName: e.LORE_OPERATOR_GATEWAY_SERVICE,
+      gatewayServicePort: e.LORE_OPERATOR_GATEWAY_SERVICE_PORT,
+      ingress: {
+        className: e.LORE_OPERATOR_INGRESS_CLASS || undefined,
+        annotations: e.LORE_OPERATOR_INGRESS_ANNOTATIONS,
+        tls: { mode: e.LORE_OPERATOR_INGRESS_TLS_MODE, secretName: e.LORE_OPERATOR_INGRESS_TLS_SECRET },
+      },
+      defaultDataRetention: e.LORE_OPERATOR_DATA_RETENTION,
+      memoryKeyOverlapSeconds: e.LORE_OPERATOR_MEMORY_KEY_OVERLAP_SECONDS,
+    },
+    namespaceSelector: e.LORE_OPERATOR_NAMESPACE_SELECTOR || undefined,
+    workers: e.LORE_OPERATOR_WORKERS,
+    resyncMs: e.LORE_OPERATOR_RESYNC_SECONDS * 1000,
+    identity: e.POD_NAME || fallbackIdentity,
+    leaderElection: e.LORE_OPERATOR_LEADER_ELECTION
+      ? {
+          namespace: (e.LORE_OPERATOR_LEASE_NAMESPACE ?? podNamespace)!,
+          name: e.LORE_OPERATOR_LEASE_NAME,
+          leaseDurationMs: e.LORE_OPERATOR_LEASE_DURATION_SECONDS * 1000,
+          renewDeadlineMs: e.LORE_OPERATOR_RENEW_DEADLINE_SECONDS * 1000,
+          retryPeriodMs: e.LORE_OPERATOR_RETRY_PERIOD_SECONDS * 1000,
+        }
+      : undefined,
+    crashAt: e.LORE_OPERATOR_CRASH_AT,
+  };
+}

@@ -1,0 +1,318 @@
+import { isNotFound } from '../kube/errors';
+import { API_KEY, SECRET } from '../kube/resources';
+import { splitKey } from '../kube/types';
+import { isPlatformStatus, type CreateKeyRequest, type KeyRecord } from '../platform/admin-client';
+import { FIELD_MANAGER, applyIfChanged, isControlledBy } from '../runtime/apply';
+import { READY, isConditionTrue, setCondition } from '../runtime/conditions';
+import type { Reconcile, ReconcileResult } from '../runtime/controller';
+import { withFinalizer } from '../runtime/finalizer';
+import { KEY_ISSUED } from './condition-types';
+import type { ControllerContext } from './context';
+import {
+  StaleCacheError,
+  assertCurrent,
+  keySecret,
+  keyState,
+  secretKeyId,
+  secretOwnership,
+  secretPlaintext,
+  settlePendingKey,
+} from './key-secret';
+import { API_KEY_FINALIZER } from './names';
+import { StatusSession } from './status-session';
+import { resolveTenant } from './tenant';
+import type { ApiKeyObject, ApiKeyStatus, MemoryObject, SecretObject } from './types';
+
+type Session = StatusSession<ApiKeyStatus, ApiKeyObject>;
+
+/** Keys whose Memory is involved: used to requeue ApiKeys when a Memory changes. */
+export function apiKeysReferencing(keys: ApiKeyObject[], memory: MemoryObject): string[] {
+  const ns = memory.metadata.namespace;
+  const name = memory.metadata.name;
+  return keys
+    .filter((k) => k.metadata.namespace === ns && (k.spec?.memoryRef?.name === name || (k.spec?.scopes?.memories ?? []).includes(String(name))))
+    .map((k) => `${k.metadata.namespace}/${k.metadata.name}`);
+}
+
+/**
+ * ApiKey → a platform key with the spec's options; its plaintext is written once per issued key into the named
+ * Secret. Changing spec.rotationRequest rotates (the previous key keeps working for the overlap); deleting the
+ * ApiKey revokes every key it issued at once.
+ */
+export function apiKeyReconciler(ctx: ControllerContext): Reconcile {
+  const reconcile = withFinalizer<ApiKeyObject>(ctx.kube, API_KEY, API_KEY_FINALIZER, {
+    apply: (obj) => applyApiKey(ctx, obj),
+    cleanup: (obj) => cleanupApiKey(ctx, obj),
+  });
+  return async (key) => {
+    const { namespace, name } = splitKey(key);
+    const obj = ctx.caches.apiKeys.get(namespace, name);
+    if (!obj) return;
+    if (!ctx.caches.namespaces.get(undefined, String(namespace)) && !obj.metadata.deletionTimestamp) return;
+    return reconcile(obj);
+  };
+}
+
+async function applyApiKey(ctx: ControllerContext, obj: ApiKeyObject): Promise<ReconcileResult | void> {
+  const now = ctx.now?.() ?? new Date();
+  const s: Session = new StatusSession(ctx.kube, API_KEY, obj, ctx.events, now);
+  try {
+    return await issue(ctx, s, now);
+  } catch (err) {
+    await s.reportFailure(err);
+    throw err;
+  }
+}
+
+async function issue(ctx: ControllerContext, s: Session, now: Date): Promise<ReconcileResult | void> {
+  const obj = s.obj;
+  const spec = obj.spec!;
+  const namespace = String(obj.metadata.namespace);
+  const name = String(obj.metadata.name);
+  const status = s.status;
+  const wasReady = isConditionTrue(obj.status?.conditions, READY);
+
+  const tenant = resolveTenant(ctx.caches.namespaces.get(undefined, namespace)!);
+  if (!tenant.ok) return s.stall(tenant.reason, tenant.message);
+  if (status.tenantId && status.tenantId !== tenant.tenantId) {
+    return s.stall('TenantChanged', `this key was issued in tenant ${status.tenantId} but namespace ${namespace} now names tenant ${tenant.tenantId}; delete and recreate the ApiKey`);
+  }
+  const tenantId = tenant.tenantId;
+  await ctx.tenants.ensure(tenantId);
+  status.tenantId = tenantId;
+
+  // Memories named by the spec must be provisioned first; their events requeue this key.
+  let memoryId: string | undefined;
+  if (spec.type === 'memory') {
+    const memory = ctx.caches.memories.get(namespace, spec.memoryRef!.name);
+    const waiting = memoryProblem(memory, spec.memoryRef!.name, tenantId);
+    if (waiting) return waitFor(s, waiting);
+    memoryId = memory!.status!.memoryId;
+    status.memoryId = memoryId;
+    status.hostname = memory!.status!.hostname;
+  }
+  const scopedMemoryIds: string[] = [];
+  for (const m of spec.scopes?.memories ?? []) {
+    const memory = ctx.caches.memories.get(namespace, m);
+    const waiting = memoryProblem(memory, m, tenantId);
+    if (waiting) return waitFor(s, waiting);
+    scopedMemoryIds.push(memory!.status!.memoryId!);
+  }
+
+  const secret = ctx.caches.secrets.get(namespace, spec.secretName);
+  if (secretOwnership(secret, obj) === 'foreign') {
+    return s.stall('SecretConflict', `Secret ${spec.secretName} exists and is not managed by this ApiKey; delete it or choose another secretName`);
+  }
+  const extra: Record<string, string> = { type: spec.type };
+  if (memoryId) extra['memory-id'] = memoryId;
+  if (status.hostname && spec.type === 'memory') extra.hostname = status.hostname;
+
+  // An interrupted issuance first: confirm it if its Secret was written, otherwise revoke it.
+  if (status.pendingKeyId) {
+    await assertCurrent(ctx.kube, API_KEY, obj);
+    const outcome = await settlePendingKey(ctx.kube, ctx.admin, { tenantId, pendingKeyId: status.pendingKeyId, namespace, secretName: spec.secretName });
+    if (outcome.confirmed) {
+      // Confirming completes whatever issuance it was, including a rotation.
+      if (status.keyId && status.keyId !== outcome.confirmed) {
+        const previous = await ctx.admin.getKey(tenantId, status.keyId);
+        status.previousKeyId = status.keyId;
+        status.previousKeyExpiresAt = previous?.expires_at ?? undefined;
+      }
+      status.keyId = outcome.confirmed;
+      status.lastRotationRequest = spec.rotationRequest;
+    }
+    if (outcome.revoked) {
+      ctx.logger.warn({ apikey: `${namespace}/${name}`, key_id: outcome.revoked }, 'revoked a key whose Secret was never written (interrupted issuance)');
+      await ctx.events.record(obj, 'Warning', 'KeyRevoked', 'RecoverKey', `revoked key ${outcome.revoked}: an interrupted issuance never wrote it to Secret ${spec.secretName}`);
+    }
+    status.pendingKeyId = undefined;
+    s.summarize({ state: 'progressing', reason: 'KeySettled', message: 'settled an interrupted key issuance' });
+    await s.write();
+    return { requeueAfterMs: 0 };
+  }
+
+  // What is wrong with the key in the Secret, if anything.
+  let need: 'NotIssued' | 'SecretMissing' | 'SecretMismatch' | 'KeyMissing' | 'KeyRevoked' | 'Rotation' | undefined;
+  let current: KeyRecord | undefined;
+  if (!status.keyId) need = 'NotIssued';
+  else if (!secret) need = 'SecretMissing';
+  else if (secretKeyId(secret) !== status.keyId || !secretPlaintext(secret)) need = 'SecretMismatch';
+  else {
+    current = await ctx.admin.getKey(tenantId, status.keyId);
+    const state = keyState(current, now);
+    if (state === 'missing') need = 'KeyMissing';
+    else if (state === 'revoked') need = 'KeyRevoked';
+    else if (state === 'expired') {
+      if ((spec.rotationRequest ?? '') !== (status.lastRotationRequest ?? '')) need = 'KeyMissing';
+      else return s.stall('KeyExpired', `key ${status.keyId} expired at ${current?.expires_at}; change spec.rotationRequest to issue a new one, or delete the ApiKey`);
+    } else if ((spec.rotationRequest ?? '') !== (status.lastRotationRequest ?? '')) need = 'Rotation';
+  }
+
+  if (!need) {
+    await applyIfChanged(ctx.kube, SECRET, keySecret(obj, spec.secretName, secretPlaintext(secret)!, status.keyId!, extra), secret);
+    return finish(ctx, s, { wasReady, current, now });
+  }
+
+  // Issuing is irreversible: only on the newest state of the object and of its Secret.
+  await assertCurrent(ctx.kube, API_KEY, obj);
+  let oldUsable = false;
+  if (status.keyId && need !== 'NotIssued' && need !== 'KeyMissing' && need !== 'KeyRevoked') {
+    if (need === 'SecretMissing' || need === 'SecretMismatch') {
+      const live = await ctx.kube.get<SecretObject>(SECRET, namespace, spec.secretName);
+      if (live && !isControlledBy(live, obj)) {
+        return (await s.stall('SecretConflict', `Secret ${spec.secretName} exists and is not managed by this ApiKey`)) ?? {};
+      }
+      if (secretKeyId(live) === status.keyId && secretPlaintext(live)) throw new StaleCacheError(`Secret ${namespace}/${spec.secretName}`);
+    }
+    oldUsable = keyState(current ?? (await ctx.admin.getKey(tenantId, status.keyId)), now) === 'usable';
+  }
+
+  const overlap = spec.rotationOverlapSeconds ?? 3600;
+  let issued: { key_id: string; key: string; replaced?: { id: string; expiresAt: string | null } };
+  if (oldUsable) {
+    try {
+      const r = await ctx.admin.rotateKey(tenantId, status.keyId!, overlap);
+      issued = { key_id: r.key_id, key: r.key, replaced: { id: r.replaced_key_id, expiresAt: r.replaced_key_expires_at } };
+    } catch (err) {
+      if (!isPlatformStatus(err, 404)) throw err;
+      issued = await create(ctx, tenantId, obj, memoryId, scopedMemoryIds);
+    }
+  } else {
+    try {
+      issued = await create(ctx, tenantId, obj, memoryId, scopedMemoryIds);
+    } catch (err) {
+      if (isPlatformStatus(err, 400) || isPlatformStatus(err, 422)) return s.stall('Rejected', `the platform refused the key options: ${err.message}`);
+      throw err;
+    }
+  }
+
+  status.pendingKeyId = issued.key_id;
+  s.summarize({ state: 'progressing', reason: 'IssuingKey', message: `writing key ${issued.key_id} to Secret ${spec.secretName}` });
+  try {
+    await s.write();
+  } catch (err) {
+    await ctx.admin.revokeKey(tenantId, issued.key_id).catch(() => undefined);
+    throw err;
+  }
+  ctx.hooks?.afterKeyRecorded?.();
+  await ctx.kube.apply(SECRET, keySecret(obj, spec.secretName, issued.key, issued.key_id, extra), FIELD_MANAGER);
+
+  const previous = status.keyId;
+  status.keyId = issued.key_id;
+  status.pendingKeyId = undefined;
+  status.lastRotationRequest = spec.rotationRequest;
+  if (issued.replaced) {
+    status.previousKeyId = issued.replaced.id;
+    status.previousKeyExpiresAt = issued.replaced.expiresAt ?? undefined;
+    status.rotatedAt = now.toISOString();
+  } else if (previous && previous !== issued.key_id) {
+    // A fresh key replaced a dead one: nothing left to overlap.
+    status.previousKeyId = undefined;
+    status.previousKeyExpiresAt = undefined;
+  }
+  const record = await ctx.admin.getKey(tenantId, issued.key_id);
+  await ctx.events.record(
+    s.obj,
+    'Normal',
+    need === 'Rotation' ? 'KeyRotated' : 'KeyIssued',
+    need === 'Rotation' ? 'RotateKey' : 'IssueKey',
+    need === 'Rotation'
+      ? `rotated: key ${issued.key_id} is in Secret ${spec.secretName}; ${previous} keeps working until ${status.previousKeyExpiresAt ?? 'now'}`
+      : `issued key ${issued.key_id} into Secret ${spec.secretName}${previous ? ` (${need}; replaced ${previous})` : ''}`,
+  );
+  return finish(ctx, s, { wasReady, current: record, now });
+}
+
+async function create(
+  ctx: ControllerContext,
+  tenantId: string,
+  obj: ApiKeyObject,
+  memoryId: string | undefined,
+  scopedMemoryIds: string[],
+): Promise<{ key_id: string; key: string }> {
+  const spec = obj.spec!;
+  const body: CreateKeyRequest = { type: spec.type, name: spec.displayName ?? `${obj.metadata.namespace}/${obj.metadata.name}` };
+  if (memoryId) body.memory_id = memoryId;
+  if (spec.scopes) {
+    const scopes: NonNullable<CreateKeyRequest['scopes']> = {};
+    if (spec.scopes.modules?.length) scopes.modules = spec.scopes.modules;
+    if (scopedMemoryIds.length) scopes.memories = scopedMemoryIds;
+    if (spec.scopes.access) scopes.access = spec.scopes.access;
+    if (Object.keys(scopes).length) body.scopes = scopes;
+  }
+  if (spec.ipAllowlist?.length) body.ip_allowlist = spec.ipAllowlist;
+  if (spec.appPermissions && Object.keys(spec.appPermissions).length) body.app_permissions = spec.appPermissions;
+  if (spec.expiresAt) body.expires_at = new Date(spec.expiresAt).toISOString();
+  const c = await ctx.admin.createKey(tenantId, body);
+  return { key_id: c.key_id, key: c.key };
+}
+
+/** Final status of a key in place, and when to look again (end of the overlap, expiry). */
+async function finish(ctx: ControllerContext, s: Session, args: { wasReady: boolean; current: KeyRecord | undefined; now: Date }): Promise<ReconcileResult | void> {
+  const { status } = s;
+  const { now } = args;
+  if (args.current?.prefix) status.prefix = String(args.current.prefix);
+  status.expiresAt = args.current?.expires_at ?? undefined;
+  let requeueAt: number | undefined;
+  if (status.previousKeyExpiresAt) {
+    const end = Date.parse(status.previousKeyExpiresAt);
+    if (end <= now.getTime()) {
+      status.previousKeyId = undefined;
+      status.previousKeyExpiresAt = undefined;
+    } else requeueAt = end;
+  }
+  if (status.expiresAt) {
+    const exp = Date.parse(status.expiresAt);
+    requeueAt = requeueAt === undefined ? exp : Math.min(requeueAt, exp);
+  }
+  status.conditions = setCondition(
+    status.conditions,
+    { type: KEY_ISSUED, status: 'True', reason: 'KeyInSecret', message: `key ${status.keyId} is in Secret ${s.obj.spec!.secretName}` },
+    s.generation,
+    now,
+  );
+  s.summarize({ state: 'ready', reason: 'KeyIssued', message: `key ${status.keyId} is in Secret ${s.obj.spec!.secretName}` });
+  await s.write();
+  if (!args.wasReady) await ctx.events.record(s.obj, 'Normal', 'Ready', 'IssueKey', `key ${status.keyId} is ready in Secret ${s.obj.spec!.secretName}`);
+  if (requeueAt === undefined) return undefined;
+  // Wake up just after the moment (capped so a far expiry still gets looked at daily).
+  return { requeueAfterMs: Math.min(Math.max(requeueAt - now.getTime() + 500, 500), 24 * 3600_000) };
+}
+
+function memoryProblem(memory: MemoryObject | undefined, name: string, tenantId: string): { reason: string; message: string } | undefined {
+  if (!memory || memory.metadata.deletionTimestamp) return { reason: 'MemoryNotFound', message: `Memory ${name} does not exist in this namespace` };
+  if (!memory.status?.memoryId || !isConditionTrue(memory.status.conditions, READY)) {
+    return { reason: 'MemoryNotReady', message: `waiting for Memory ${name} to become Ready` };
+  }
+  if (memory.status.tenantId !== tenantId) return { reason: 'MemoryNotFound', message: `Memory ${name} belongs to another tenant` };
+  return undefined;
+}
+
+async function waitFor(s: Session, problem: { reason: string; message: string }): Promise<ReconcileResult | void> {
+  s.summarize({ state: 'progressing', reason: problem.reason, message: problem.message });
+  await s.write();
+}
+
+async function cleanupApiKey(ctx: ControllerContext, obj: ApiKeyObject): Promise<{ done: boolean }> {
+  const namespace = String(obj.metadata.namespace);
+  const status = obj.status ?? {};
+  let tenantId = status.tenantId;
+  if (!tenantId) {
+    const ns = ctx.caches.namespaces.get(undefined, namespace);
+    const r = ns ? resolveTenant(ns) : undefined;
+    if (r?.ok) tenantId = r.tenantId;
+  }
+  const ids = [status.keyId, status.previousKeyId, status.pendingKeyId].filter((x): x is string => !!x);
+  if (tenantId) for (const id of ids) await ctx.admin.revokeKey(tenantId, id);
+  if (ids.length && tenantId) await ctx.events.record(obj, 'Normal', 'KeyRevoked', 'RevokeKey', `revoked ${ids.join(', ')}`);
+  const secretName = obj.spec?.secretName;
+  const secret = secretName ? ctx.caches.secrets.get(namespace, secretName) : undefined;
+  if (secret && secretName && isControlledBy(secret, obj)) {
+    try {
+      await ctx.kube.delete(SECRET, namespace, secretName, { preconditions: { uid: secret.metadata.uid } });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+  return { done: true };
+}

@@ -1,0 +1,279 @@
+import { isNotFound } from '../kube/errors';
+import { INGRESS, MEMORY, SECRET } from '../kube/resources';
+import { splitKey } from '../kube/types';
+import { isPlatformStatus, type KeyRecord } from '../platform/admin-client';
+import { FIELD_MANAGER, applyIfChanged, isControlledBy } from '../runtime/apply';
+import { READY, isConditionTrue, removeCondition, setCondition } from '../runtime/conditions';
+import type { Reconcile, ReconcileResult } from '../runtime/controller';
+import { withFinalizer } from '../runtime/finalizer';
+import { INGRESS_READY, KEY_ISSUED, PROVISIONED } from './condition-types';
+import type { ControllerContext } from './context';
+import {
+  StaleCacheError,
+  assertCurrent,
+  keySecret,
+  keyState,
+  secretKeyId,
+  secretOwnership,
+  secretPlaintext,
+  settlePendingKey,
+} from './key-secret';
+import { memoryIngress } from './memory-ingress';
+import { MEMORY_FINALIZER, defaultKeySecretName, ingressNameFor, memoryHostname, memoryIdFor } from './names';
+import { StatusSession } from './status-session';
+import { resolveTenant } from './tenant';
+import type { MemoryObject, MemoryStatus, SecretObject } from './types';
+
+
+type Session = StatusSession<MemoryStatus, MemoryObject>;
+
+/**
+ * Memory → a memory in the platform, its hostname, an Ingress in the gateway's namespace routing the host to
+ * the gateway, and a Secret with an mk_ key. Deleting the Memory deprovisions it (data kept or erased as
+ * configured), revokes its keys and removes the Ingress and Secret; all through a finalizer the reconcile code
+ * never touches.
+ */
+export function memoryReconciler(ctx: ControllerContext): Reconcile {
+  const reconcile = withFinalizer<MemoryObject>(ctx.kube, MEMORY, MEMORY_FINALIZER, {
+    apply: (obj) => applyMemory(ctx, obj),
+    cleanup: (obj) => cleanupMemory(ctx, obj),
+  });
+  return async (key) => {
+    const { namespace, name } = splitKey(key);
+    const obj = ctx.caches.memories.get(namespace, name);
+    if (!obj) return;
+    // A namespace outside the operator's selection is not ours to serve (cleanup of our own finalizer aside).
+    if (!ctx.caches.namespaces.get(undefined, String(namespace)) && !obj.metadata.deletionTimestamp) return;
+    return reconcile(obj);
+  };
+}
+
+async function applyMemory(ctx: ControllerContext, obj: MemoryObject): Promise<ReconcileResult | void> {
+  const now = ctx.now?.() ?? new Date();
+  const s: Session = new StatusSession(ctx.kube, MEMORY, obj, ctx.events, now);
+  try {
+    return await provision(ctx, s, now);
+  } catch (err) {
+    await s.reportFailure(err);
+    throw err;
+  }
+}
+
+async function provision(ctx: ControllerContext, s: Session, now: Date): Promise<ReconcileResult | void> {
+  const obj = s.obj;
+  const namespace = String(obj.metadata.namespace);
+  const name = String(obj.metadata.name);
+  const uid = String(obj.metadata.uid);
+  const status = s.status;
+  const wasReady = isConditionTrue(obj.status?.conditions, READY);
+
+  // 1. Tenant, from the namespace only.
+  const tenant = resolveTenant(ctx.caches.namespaces.get(undefined, namespace)!);
+  if (!tenant.ok) return s.stall(tenant.reason, tenant.message);
+  if (status.tenantId && status.tenantId !== tenant.tenantId) {
+    return s.stall(
+      'TenantChanged',
+      `this memory lives in tenant ${status.tenantId} but namespace ${namespace} now names tenant ${tenant.tenantId}; restore the namespace's tenant, or delete and recreate the Memory`,
+    );
+  }
+  const tenantId = tenant.tenantId;
+  await ctx.tenants.ensure(tenantId);
+
+  // 2. The memory in the platform (idempotent: its id derives from the object's uid).
+  const memoryId = status.memoryId ?? memoryIdFor(uid);
+  const hostname = memoryHostname(obj.spec, name, namespace, ctx.settings.baseDomain);
+  let record;
+  try {
+    record = await ctx.admin.putMemory(tenantId, memoryId, {
+      name: obj.spec?.displayName ?? `${namespace}/${name}`,
+      hostname,
+      ...(obj.spec?.workspaceId ? { workspace_id: obj.spec.workspaceId } : {}),
+    });
+  } catch (err) {
+    if (isPlatformStatus(err, 409)) {
+      return s.stall('HostnameConflict', `hostname ${hostname} already belongs to another memory; choose another spec.hostname`, 5 * 60_000);
+    }
+    if (isPlatformStatus(err, 400) || isPlatformStatus(err, 422)) return s.stall('Rejected', `the platform refused the memory: ${err.message}`);
+    throw err;
+  }
+  Object.assign(status, { tenantId, memoryId, hostname: record.hostname || hostname, workspaceId: record.workspace_id });
+  status.conditions = setCondition(
+    status.conditions,
+    { type: PROVISIONED, status: 'True', reason: 'Provisioned', message: `memory ${memoryId} exists in tenant ${tenantId}` },
+    s.generation,
+    now,
+  );
+
+  // 3. The mk_ key and its Secret.
+  const secretName = obj.spec?.keySecretName ?? defaultKeySecretName(name);
+  status.keySecretName = secretName;
+  const secret = ctx.caches.secrets.get(namespace, secretName);
+  if (secretOwnership(secret, obj) === 'foreign') {
+    return s.stall('SecretConflict', `Secret ${secretName} exists and is not managed by this Memory; delete it or set spec.keySecretName`);
+  }
+  const keyOutcome = await ensureMemoryKey(ctx, s, { tenantId, memoryId, hostname: status.hostname!, secretName, secret, now });
+  if (keyOutcome) return keyOutcome;
+  status.conditions = setCondition(
+    status.conditions,
+    { type: KEY_ISSUED, status: 'True', reason: 'KeyInSecret', message: `mk_ key ${status.keyId} is in Secret ${secretName}` },
+    s.generation,
+    now,
+  );
+
+  // 4. The Ingress routing the hostname to the gateway.
+  const ingressName = ingressNameFor(namespace, name, uid);
+  const gatewayNs = ctx.settings.gatewayNamespace;
+  if (obj.spec?.ingress?.enabled !== false) {
+    const desired = memoryIngress(obj, ingressName, status.hostname!, ctx.settings);
+    await applyIfChanged(ctx.kube, INGRESS, desired, ctx.caches.ingresses.get(gatewayNs, ingressName));
+    status.ingressName = ingressName;
+    status.conditions = setCondition(
+      status.conditions,
+      {
+        type: INGRESS_READY,
+        status: 'True',
+        reason: 'Configured',
+        message: `Ingress ${gatewayNs}/${ingressName} routes ${status.hostname} to Service ${ctx.settings.gatewayServiceName}`,
+      },
+      s.generation,
+      now,
+    );
+  } else {
+    if (ctx.caches.ingresses.get(gatewayNs, ingressName)) await deleteIgnoringAbsent(ctx, INGRESS, gatewayNs, ingressName);
+    status.ingressName = undefined;
+    status.conditions = removeCondition(status.conditions, INGRESS_READY);
+  }
+
+  s.summarize({ state: 'ready', reason: 'Provisioned', message: `memory ${memoryId} is served on ${status.hostname}` });
+  await s.write();
+  if (!wasReady) await ctx.events.record(s.obj, 'Normal', 'Ready', 'Provision', `memory ${memoryId} is served on ${status.hostname}`);
+}
+
+/**
+ * Makes the Secret hold a working mk_ key of this memory. Returns a result to end the reconcile early, or
+ * undefined when the key is in place. Order of a new issuance: the platform creates the key; its id is
+ * recorded in status (pendingKeyId); the Secret is written; the id is confirmed as keyId. A crash anywhere
+ * after the record is settled by `settlePendingKey` on the next reconcile.
+ */
+async function ensureMemoryKey(
+  ctx: ControllerContext,
+  s: Session,
+  args: { tenantId: string; memoryId: string; hostname: string; secretName: string; secret: SecretObject | undefined; now: Date },
+): Promise<ReconcileResult | undefined> {
+  const { tenantId, memoryId, hostname, secretName, secret, now } = args;
+  const status = s.status;
+  const namespace = String(s.obj.metadata.namespace);
+  const name = String(s.obj.metadata.name);
+  const extra = { hostname, 'memory-id': memoryId };
+
+  if (status.pendingKeyId) {
+    await assertCurrent(ctx.kube, MEMORY, s.obj);
+    const outcome = await settlePendingKey(ctx.kube, ctx.admin, { tenantId, pendingKeyId: status.pendingKeyId, namespace, secretName });
+    if (outcome.confirmed) status.keyId = outcome.confirmed;
+    if (outcome.revoked) {
+      ctx.logger.warn({ memory: `${namespace}/${name}`, key_id: outcome.revoked }, 'revoked a key whose Secret was never written (interrupted issuance)');
+      await ctx.events.record(s.obj, 'Warning', 'KeyRevoked', 'RecoverKey', `revoked key ${outcome.revoked}: an interrupted issuance never wrote it to Secret ${secretName}`);
+    }
+    status.pendingKeyId = undefined;
+    s.summarize({ state: 'progressing', reason: 'KeySettled', message: 'settled an interrupted key issuance' });
+    await s.write();
+    // Start over from the cache, which the watch brings up to date with the live Secret.
+    return { requeueAfterMs: 0 };
+  }
+
+  let need: string | undefined;
+  if (!status.keyId) need = 'NotIssued';
+  else if (!secret) need = 'SecretMissing';
+  else if (secretKeyId(secret) !== status.keyId || !secretPlaintext(secret)) need = 'SecretMismatch';
+  let current: KeyRecord | undefined;
+  if (!need) {
+    current = await ctx.admin.getKey(tenantId, status.keyId!);
+    const state = keyState(current, now);
+    if (state !== 'usable') need = `Key${state[0]!.toUpperCase()}${state.slice(1)}`;
+  }
+  if (!need) {
+    // The key is fine: keep the Secret's metadata and public data as desired (repairs edited labels, a moved host).
+    await applyIfChanged(ctx.kube, SECRET, keySecret(s.obj, secretName, secretPlaintext(secret)!, status.keyId!, extra), secret);
+    return undefined;
+  }
+
+  // Issuing is irreversible: act only on the newest state.
+  await assertCurrent(ctx.kube, MEMORY, s.obj);
+  let oldUsable = false;
+  if (status.keyId && (need === 'SecretMissing' || need === 'SecretMismatch')) {
+    const live = await ctx.kube.get<SecretObject>(SECRET, namespace, secretName);
+    if (live && !isControlledBy(live, s.obj)) {
+      const r = await s.stall('SecretConflict', `Secret ${secretName} exists and is not managed by this Memory; delete it or set spec.keySecretName`);
+      return r ?? {};
+    }
+    if (secretKeyId(live) === status.keyId && secretPlaintext(live)) throw new StaleCacheError(`Secret ${namespace}/${secretName}`);
+    oldUsable = keyState(await ctx.admin.getKey(tenantId, status.keyId), now) === 'usable';
+  }
+
+  // The plaintext of the old key is gone from the Secret: replace it, keeping the old one working for the
+  // overlap (pods that loaded it keep running). A dead old key is simply replaced by a new one.
+  let issued: { key_id: string; key: string };
+  if (oldUsable) {
+    const r = await ctx.admin.rotateKey(tenantId, status.keyId!, ctx.settings.memoryKeyOverlapSeconds);
+    issued = { key_id: r.key_id, key: r.key };
+  } else {
+    const c = await ctx.admin.createKey(tenantId, { type: 'memory', name: `k8s ${namespace}/${name}`, memory_id: memoryId });
+    issued = { key_id: c.key_id, key: c.key };
+  }
+
+  status.pendingKeyId = issued.key_id;
+  s.summarize({ state: 'progressing', reason: 'IssuingKey', message: `writing key ${issued.key_id} to Secret ${secretName}` });
+  try {
+    await s.write();
+  } catch (err) {
+    // Not recorded anywhere: revoke it now rather than leave a working key nobody knows about.
+    await ctx.admin.revokeKey(tenantId, issued.key_id).catch(() => undefined);
+    throw err;
+  }
+  ctx.hooks?.afterKeyRecorded?.();
+  await ctx.kube.apply(SECRET, keySecret(s.obj, secretName, issued.key, issued.key_id, extra), FIELD_MANAGER);
+  const previous = status.keyId;
+  status.keyId = issued.key_id;
+  status.pendingKeyId = undefined;
+  await ctx.events.record(
+    s.obj,
+    'Normal',
+    'KeyIssued',
+    'IssueKey',
+    previous ? `issued mk_ key ${issued.key_id} into Secret ${secretName} (${need}; replaced ${previous})` : `issued mk_ key ${issued.key_id} into Secret ${secretName}`,
+  );
+  return undefined;
+}
+
+async function cleanupMemory(ctx: ControllerContext, obj: MemoryObject): Promise<{ done: boolean }> {
+  const namespace = String(obj.metadata.namespace);
+  const name = String(obj.metadata.name);
+  const status = obj.status ?? {};
+  let tenantId = status.tenantId;
+  if (!tenantId) {
+    const ns = ctx.caches.namespaces.get(undefined, namespace);
+    const r = ns ? resolveTenant(ns) : undefined;
+    if (r?.ok) tenantId = r.tenantId;
+  }
+  if (tenantId) {
+    const memoryId = status.memoryId ?? memoryIdFor(String(obj.metadata.uid));
+    const retain = (obj.spec?.dataRetention ?? ctx.settings.defaultDataRetention) === 'Retain';
+    await ctx.admin.deleteMemory(tenantId, memoryId, retain);
+    // The platform revokes a deleted memory's keys; revoking ours explicitly costs little and leaves no doubt.
+    for (const keyId of [status.keyId, status.pendingKeyId]) if (keyId) await ctx.admin.revokeKey(tenantId, keyId);
+    await ctx.events.record(obj, 'Normal', 'Deprovisioned', 'Deprovision', `memory ${memoryId} deleted (data ${retain ? 'retained' : 'erased'}); its keys are revoked`);
+  }
+  await deleteIgnoringAbsent(ctx, INGRESS, ctx.settings.gatewayNamespace, status.ingressName ?? ingressNameFor(namespace, name, String(obj.metadata.uid)));
+  const secretName = status.keySecretName ?? obj.spec?.keySecretName ?? defaultKeySecretName(name);
+  const secret = ctx.caches.secrets.get(namespace, secretName);
+  if (secret && isControlledBy(secret, obj)) await deleteIgnoringAbsent(ctx, SECRET, namespace, secretName, secret.metadata.uid);
+  return { done: true };
+}
+
+async function deleteIgnoringAbsent(ctx: ControllerContext, rt: typeof INGRESS, namespace: string, name: string, uid?: string): Promise<void> {
+  try {
+    await ctx.kube.delete(rt, namespace, name, uid ? { preconditions: { uid } } : {});
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+}

@@ -1,0 +1,34 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { createLogger, createMetricsRegistry, exitOnConfigError } from '@lore/runtime';
+import { loadOperatorConfig } from './config';
+import { composeOperator } from './compose';
+import { connectionFromKubeConfig } from './kube/kubeconfig';
+
+/** Composition root of the operator process: the only place that reads the environment. */
+async function main(): Promise<void> {
+  const config = loadOperatorConfig(process.env, `${hostname()}-${randomBytes(3).toString('hex')}`);
+  const logger = createLogger({ level: config.logLevel, service: 'operator' });
+  const registry = createMetricsRegistry('operator');
+  const { connection } = await connectionFromKubeConfig(config.kubeconfig);
+  const composed = composeOperator({
+    config,
+    connection,
+    logger,
+    registry,
+    // Fault injection for the crash-recovery suite: die without any cleanup, like a killed pod.
+    hooks: config.crashAt === 'key-recorded' ? { afterKeyRecorded: () => process.kill(process.pid, 'SIGKILL') } : undefined,
+    onLostLeadership: () => {
+      logger.error('leadership lost: exiting so that this replica restarts as a fresh candidate');
+      process.exit(1);
+    },
+  });
+  composed.lifecycle.installSignalHandlers();
+  const server = await composed.start();
+  logger.info(
+    { port: server.port, identity: config.identity, leader_election: !!config.leaderElection, gateway_namespace: config.settings.gatewayNamespace },
+    'operator started',
+  );
+}
+
+main().catch(exitOnConfigError);

@@ -1,0 +1,231 @@
+import type { Logger } from '@lore/runtime';
+import type { KubeClient } from './kube/client';
+import { API_KEY, INGRESS, MEMORY, NAMESPACE, SECRET } from './kube/resources';
+import { objectKey, type KubeObject } from './kube/types';
+import type { PlatformAdmin } from './platform/admin-client';
+import { apiKeyReconciler, apiKeysReferencing } from './controllers/api-key-controller';
+import type { ControllerContext } from './controllers/context';
+import { memoryReconciler } from './controllers/memory-controller';
+import { MEMORY_ANNOTATION } from './controllers/memory-ingress';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWNER_KIND_LABEL } from './controllers/names';
+import type { ControllerHooks, OperatorSettings } from './controllers/settings';
+import { TenantRegistry } from './controllers/tenant';
+import type { ApiKeyObject, IngressObject, MemoryObject, NamespaceObject, SecretObject } from './controllers/types';
+import type { BackoffOptions } from './runtime/backoff';
+import { Controller } from './runtime/controller';
+import { deepEqual } from './runtime/equality';
+import { KubeEventRecorder, type EventRecorder } from './runtime/events';
+import { Informer } from './runtime/informer';
+import { LeaderElector } from './runtime/leader-election';
+import type { OperatorMetrics } from './runtime/metrics';
+
+export interface LeaderElectionSettings {
+  namespace: string;
+  name: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+export interface OperatorOptions {
+  kube: KubeClient;
+  admin: PlatformAdmin;
+  logger: Logger;
+  metrics: OperatorMetrics;
+  settings: OperatorSettings;
+  /** This replica's name (the pod name): Lease holder and Event reportingInstance. */
+  identity: string;
+  /** Serve only namespaces matching this label selector (all namespaces when empty). */
+  namespaceSelector?: string;
+  workers?: number;
+  /** Periodic resync of every Memory and ApiKey; 0 disables it. */
+  resyncMs?: number;
+  backoff?: BackoffOptions;
+  /** Leader election through a Lease; `undefined` runs the controllers at once (single replica, tests). */
+  leaderElection?: LeaderElectionSettings;
+  hooks?: ControllerHooks;
+  events?: EventRecorder;
+  /** Leadership was lost: the process should exit so it restarts as a fresh candidate. */
+  onLostLeadership?: () => void;
+}
+
+/**
+ * The operator: informers on namespaces, Memories, ApiKeys and the Secrets and Ingresses it manages, a controller
+ * per kind, and leader election. Caches fill on every replica (a standby is warm); only the leader reconciles.
+ */
+export class LoreOperator {
+  readonly memories: Informer<MemoryObject>;
+  readonly apiKeys: Informer<ApiKeyObject>;
+  readonly namespaces: Informer<NamespaceObject>;
+  readonly secrets: Informer<SecretObject>;
+  readonly ingresses: Informer<IngressObject>;
+  readonly memoryController: Controller;
+  readonly apiKeyController: Controller;
+  private readonly elector?: LeaderElector;
+  private readonly log: Logger;
+  private started = false;
+  private controllersRunning = false;
+
+  constructor(private readonly opts: OperatorOptions) {
+    const { kube, logger, settings } = opts;
+    this.log = logger;
+    const resyncMs = opts.resyncMs ?? 10 * 60_000;
+    const managed = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
+    this.namespaces = new Informer({ kube, logger, resource: NAMESPACE, labelSelector: opts.namespaceSelector || undefined });
+    this.memories = new Informer({ kube, logger, resource: MEMORY, resyncMs });
+    this.apiKeys = new Informer({ kube, logger, resource: API_KEY, resyncMs });
+    this.secrets = new Informer({ kube, logger, resource: SECRET, labelSelector: managed });
+    this.ingresses = new Informer({
+      kube,
+      logger,
+      resource: INGRESS,
+      namespace: settings.gatewayNamespace,
+      labelSelector: `${managed},${OWNER_KIND_LABEL}=Memory`,
+    });
+
+    const ctx: ControllerContext = {
+      kube,
+      admin: opts.admin,
+      events: opts.events ?? new KubeEventRecorder({ kube, logger, controller: 'lore.dev/operator', instance: opts.identity }),
+      tenants: new TenantRegistry(opts.admin),
+      settings,
+      logger,
+      caches: { namespaces: this.namespaces, memories: this.memories, apiKeys: this.apiKeys, secrets: this.secrets, ingresses: this.ingresses },
+      hooks: opts.hooks,
+    };
+    const common = { logger, metrics: opts.metrics, workers: opts.workers ?? 4, backoff: opts.backoff };
+    this.memoryController = new Controller({ ...common, name: 'memory', reconcile: memoryReconciler(ctx) });
+    this.apiKeyController = new Controller({ ...common, name: 'apikey', reconcile: apiKeyReconciler(ctx) });
+    this.wire();
+
+    if (opts.leaderElection) {
+      this.elector = new LeaderElector({
+        kube,
+        logger,
+        identity: opts.identity,
+        ...opts.leaderElection,
+        onStartedLeading: () => this.startControllers(),
+        onStoppedLeading: () => {
+          void this.stopControllers().then(() => opts.onLostLeadership?.());
+        },
+      });
+    }
+  }
+
+  /** Starts the informers, waits for their caches, then campaigns for leadership (or starts reconciling). */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    const informers = [this.namespaces, this.memories, this.apiKeys, this.secrets, this.ingresses];
+    for (const i of informers) i.start();
+    await Promise.all(informers.map((i) => i.waitForSync()));
+    this.log.info('caches synced');
+    if (this.elector) this.elector.start();
+    else this.startControllers();
+  }
+
+  async stop(): Promise<void> {
+    await this.stopControllers();
+    await this.elector?.stop();
+    this.opts.metrics.leader.set(0);
+    await Promise.all([this.namespaces, this.memories, this.apiKeys, this.secrets, this.ingresses].map((i) => i.stop()));
+  }
+
+  get synced(): boolean {
+    return [this.namespaces, this.memories, this.apiKeys, this.secrets, this.ingresses].every((i) => i.hasSynced());
+  }
+
+  get isLeader(): boolean {
+    return this.controllersRunning;
+  }
+
+  private startControllers(): void {
+    if (this.controllersRunning) return;
+    this.controllersRunning = true;
+    this.opts.metrics.leader.set(1);
+    this.memoryController.start();
+    this.apiKeyController.start();
+  }
+
+  private async stopControllers(): Promise<void> {
+    if (!this.controllersRunning) return;
+    this.controllersRunning = false;
+    this.opts.metrics.leader.set(0);
+    await Promise.all([this.memoryController.stop(), this.apiKeyController.stop()]);
+  }
+
+  private wire(): void {
+    const mem = this.memoryController;
+    const keys = this.apiKeyController;
+
+    this.namespaces.addHandlers({
+      onAdd: (ns) => this.enqueueNamespace(ns),
+      onUpdate: (old, ns) => {
+        if (!deepEqual(old.metadata.labels, ns.metadata.labels) || !deepEqual(old.metadata.annotations, ns.metadata.annotations)) this.enqueueNamespace(ns);
+      },
+    });
+
+    const referencing = (m: MemoryObject) => apiKeysReferencing(this.apiKeys.list(), m).forEach((k) => keys.enqueue(k));
+    this.memories.addHandlers({
+      onAdd: (m) => {
+        mem.enqueue(objectKey(m));
+        referencing(m);
+      },
+      onUpdate: (old, m) => {
+        if (needsReconcile(old, m)) mem.enqueue(objectKey(m));
+        referencing(m);
+      },
+      onDelete: (m) => {
+        mem.enqueue(objectKey(m));
+        referencing(m);
+      },
+      onResync: (m) => mem.enqueue(objectKey(m)),
+    });
+
+    this.apiKeys.addHandlers({
+      onAdd: (k) => keys.enqueue(objectKey(k)),
+      onUpdate: (old, k) => {
+        if (needsReconcile(old, k)) keys.enqueue(objectKey(k));
+      },
+      onDelete: (k) => keys.enqueue(objectKey(k)),
+      onResync: (k) => keys.enqueue(objectKey(k)),
+    });
+
+    const toOwner = (s: SecretObject) => {
+      const ref = s.metadata.ownerReferences?.find((r) => r.controller && r.apiVersion.startsWith('lore.dev/'));
+      if (!ref) return;
+      const key = `${s.metadata.namespace}/${ref.name}`;
+      if (ref.kind === 'Memory') mem.enqueue(key);
+      else if (ref.kind === 'ApiKey') keys.enqueue(key);
+    };
+    this.secrets.addHandlers({ onAdd: toOwner, onUpdate: (_o, s) => toOwner(s), onDelete: toOwner });
+
+    const toMemory = (i: IngressObject) => {
+      const key = i.metadata.annotations?.[MEMORY_ANNOTATION];
+      if (key) mem.enqueue(key);
+    };
+    this.ingresses.addHandlers({ onAdd: toMemory, onUpdate: (_o, i) => toMemory(i), onDelete: toMemory });
+  }
+
+  private enqueueNamespace(ns: NamespaceObject): void {
+    const name = ns.metadata.name;
+    for (const m of this.memories.list((o) => o.metadata.namespace === name)) this.memoryController.enqueue(objectKey(m));
+    for (const k of this.apiKeys.list((o) => o.metadata.namespace === name)) this.apiKeyController.enqueue(objectKey(k));
+  }
+}
+
+/**
+ * Whether an update of a Memory or ApiKey can change what the operator must do. Writes of our own status come
+ * back as watch events; reconciling them again would only confirm what was just written.
+ */
+export function needsReconcile(old: KubeObject, obj: KubeObject): boolean {
+  const a = old.metadata;
+  const b = obj.metadata;
+  return (
+    a.generation !== b.generation ||
+    a.deletionTimestamp !== b.deletionTimestamp ||
+    !deepEqual(a.finalizers, b.finalizers) ||
+    !deepEqual(a.labels, b.labels) ||
+    !deepEqual(a.annotations, b.annotations)
+  );
+}

@@ -1,0 +1,184 @@
+/**
+ * The gateway's internal admin API, as the operator uses it. A separate listener of the gateway, authenticated
+ * with the operator's own service credential (`Authorization: Bearer <admin token>`), never exposed publicly.
+ */
+
+export type KeyType = 'live' | 'test' | 'ephemeral' | 'memory';
+
+export interface KeyScopes {
+  modules?: string[];
+  memories?: string[];
+  access?: 'read' | 'write' | 'read_write';
+}
+
+export interface CreateKeyRequest {
+  type: KeyType;
+  name: string;
+  memory_id?: string;
+  scopes?: KeyScopes;
+  ip_allowlist?: string[];
+  app_permissions?: Record<string, unknown>;
+  expires_at?: string;
+}
+
+export interface CreatedKey {
+  key_id: string;
+  /** Plaintext, returned once. Never log it. */
+  key: string;
+  prefix: string;
+  type: KeyType;
+  memory_id: string | null;
+  expires_at: string | null;
+}
+
+export interface RotatedKey {
+  key_id: string;
+  /** Plaintext of the replacement, returned once. Never log it. */
+  key: string;
+  replaced_key_id: string;
+  replaced_key_expires_at: string | null;
+}
+
+export interface KeyRecord {
+  key_id: string;
+  type?: KeyType;
+  prefix?: string;
+  memory_id?: string | null;
+  revoked_at?: string | null;
+  expires_at?: string | null;
+  [field: string]: unknown;
+}
+
+export interface MemoryRecord {
+  memory_id: string;
+  hostname: string;
+  workspace_id: string;
+}
+
+export interface PlatformAdmin {
+  /** Creates the tenant if it does not exist (idempotent on tenant_id). */
+  ensureTenant(tenantId: string, name: string): Promise<void>;
+  /** Creates or updates a memory (idempotent). Throws `PlatformError` with status 409 when the hostname is taken. */
+  putMemory(tenantId: string, memoryId: string, body: { name: string; hostname: string; workspace_id?: string }): Promise<MemoryRecord>;
+  /** Deletes a memory and revokes its keys; resolves when it is already gone. */
+  deleteMemory(tenantId: string, memoryId: string, retainData: boolean): Promise<void>;
+  createKey(tenantId: string, body: CreateKeyRequest): Promise<CreatedKey>;
+  rotateKey(tenantId: string, keyId: string, overlapSeconds: number): Promise<RotatedKey>;
+  /** The key record without plaintext, or `undefined` when the platform does not know the key. */
+  getKey(tenantId: string, keyId: string): Promise<KeyRecord | undefined>;
+  /** Revokes a key at once (idempotent). */
+  revokeKey(tenantId: string, keyId: string): Promise<void>;
+}
+
+/** A refusal or failure of the admin API. `kind` feeds the reconcile error metric. */
+export class PlatformError extends Error {
+  readonly kind = 'platform';
+  constructor(
+    readonly operation: string,
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(`platform ${operation}: ${status} ${code}: ${message}`);
+    this.name = 'PlatformError';
+  }
+}
+
+export function isPlatformStatus(err: unknown, status: number): err is PlatformError {
+  return err instanceof PlatformError && err.status === status;
+}
+
+export interface HttpPlatformAdminOptions {
+  /** Base URL of the gateway's internal admin listener, e.g. http://lore-gateway-admin:8082 */
+  baseUrl: string;
+  /** The operator's service credential. */
+  token: string;
+  timeoutMs?: number;
+  /** Called after each call with its operation name and HTTP status (0 for a network failure). */
+  observe?: (operation: string, status: number) => void;
+}
+
+/** `PlatformAdmin` over HTTP (Node's fetch). */
+export class HttpPlatformAdmin implements PlatformAdmin {
+  private readonly base: string;
+
+  constructor(private readonly opts: HttpPlatformAdminOptions) {
+    this.base = opts.baseUrl.replace(/\/+$/, '');
+  }
+
+  async ensureTenant(tenantId: string, name: string): Promise<void> {
+    await this.call('ensure_tenant', 'POST', '/internal/v1/tenants', { tenant_id: tenantId, name });
+  }
+
+  async putMemory(tenantId: string, memoryId: string, body: { name: string; hostname: string; workspace_id?: string }): Promise<MemoryRecord> {
+    return (await this.call('put_memory', 'PUT', `${this.tenantPath(tenantId)}/memories/${enc(memoryId)}`, body)) as MemoryRecord;
+  }
+
+  async deleteMemory(tenantId: string, memoryId: string, retainData: boolean): Promise<void> {
+    await this.call('delete_memory', 'DELETE', `${this.tenantPath(tenantId)}/memories/${enc(memoryId)}?retain_data=${retainData}`, undefined, [404]);
+  }
+
+  async createKey(tenantId: string, body: CreateKeyRequest): Promise<CreatedKey> {
+    return (await this.call('create_key', 'POST', `${this.tenantPath(tenantId)}/keys`, body)) as CreatedKey;
+  }
+
+  async rotateKey(tenantId: string, keyId: string, overlapSeconds: number): Promise<RotatedKey> {
+    return (await this.call('rotate_key', 'POST', `${this.tenantPath(tenantId)}/keys/${enc(keyId)}/rotate`, { overlap_seconds: overlapSeconds })) as RotatedKey;
+  }
+
+  async getKey(tenantId: string, keyId: string): Promise<KeyRecord | undefined> {
+    const r = await this.call('get_key', 'GET', `${this.tenantPath(tenantId)}/keys/${enc(keyId)}`, undefined, [404]);
+    return r === undefined ? undefined : (r as KeyRecord);
+  }
+
+  async revokeKey(tenantId: string, keyId: string): Promise<void> {
+    await this.call('revoke_key', 'DELETE', `${this.tenantPath(tenantId)}/keys/${enc(keyId)}`, undefined, [404]);
+  }
+
+  private tenantPath(tenantId: string): string {
+    return `/internal/v1/tenants/${enc(tenantId)}`;
+  }
+
+  /** Resolves the JSON body, `undefined` for an empty body or for a status listed in `absentOk`. */
+  private async call(operation: string, method: string, path: string, body?: unknown, absentOk: number[] = []): Promise<unknown> {
+    let status = 0;
+    try {
+      const res = await fetch(`${this.base}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${this.opts.token}`,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 15_000),
+      });
+      status = res.status;
+      const text = await res.text();
+      if (absentOk.includes(res.status)) return undefined;
+      if (res.status < 200 || res.status >= 300) {
+        const { code, message } = errorOf(text);
+        throw new PlatformError(operation, res.status, code, message);
+      }
+      return text ? (JSON.parse(text) as unknown) : undefined;
+    } catch (err) {
+      if (err instanceof PlatformError) throw err;
+      throw new PlatformError(operation, 0, 'UNREACHABLE', err instanceof Error ? err.message : String(err));
+    } finally {
+      this.opts.observe?.(operation, status);
+    }
+  }
+}
+
+function enc(s: string): string {
+  return encodeURIComponent(s);
+}
+
+function errorOf(text: string): { code: string; message: string } {
+  try {
+    const body = JSON.parse(text) as { error?: { code?: string; message?: string } };
+    return { code: body.error?.code ?? 'ERROR', message: body.error?.message ?? text.slice(0, 300) };
+  } catch {
+    return { code: 'ERROR', message: text.slice(0, 300) };
+  }
+}

@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto';
+import {
+  PlatformError,
+  type CreateKeyRequest,
+  type CreatedKey,
+  type KeyRecord,
+  type MemoryRecord,
+  type PlatformAdmin,
+  type RotatedKey,
+} from './admin-client';
+
+interface StoredKey extends KeyRecord {
+  tenant_id: string;
+  plaintext: string;
+  request: CreateKeyRequest;
+}
+
+/**
+ * An in-process `PlatformAdmin` with the admin API's observable rules (idempotent tenants and memories, hostname
+ * uniqueness, revocation, rotation with an overlap). Used by the unit tests of the controllers; the integration
+ * suites run the real gateway instead.
+ */
+export class InMemoryPlatformAdmin implements PlatformAdmin {
+  readonly tenants = new Map<string, string>();
+  readonly memories = new Map<string, MemoryRecord & { tenant_id: string; name: string; deleted?: boolean; retained?: boolean }>();
+  readonly keys = new Map<string, StoredKey>();
+  readonly calls: string[] = [];
+  /** Set to make the next call of an operation fail (transient errors in tests). */
+  readonly failNext = new Map<string, number>();
+
+  async ensureTenant(tenantId: string, name: string): Promise<void> {
+    this.enter('ensure_tenant');
+    if (!this.tenants.has(tenantId)) this.tenants.set(tenantId, name);
+  }
+
+  async putMemory(tenantId: string, memoryId: string, body: { name: string; hostname: string; workspace_id?: string }): Promise<MemoryRecord> {
+    this.enter('put_memory');
+    this.requireTenant(tenantId);
+    for (const m of this.memories.values()) {
+      if (!m.deleted && m.hostname === body.hostname && m.memory_id !== memoryId) {
+        throw new PlatformError('put_memory', 409, 'CONFLICT', `hostname ${body.hostname} belongs to another memory`);
+      }
+    }
+    const existing = this.memories.get(memoryId);
+    if (existing && existing.tenant_id !== tenantId) throw new PlatformError('put_memory', 404, 'NOT_FOUND', 'memory not found');
+    const record = { memory_id: memoryId, hostname: body.hostname, workspace_id: body.workspace_id ?? existing?.workspace_id ?? `ws_${tenantId}`, tenant_id: tenantId, name: body.name };
+    this.memories.set(memoryId, record);
+    return { memory_id: record.memory_id, hostname: record.hostname, workspace_id: record.workspace_id };
+  }
+
+  async deleteMemory(tenantId: string, memoryId: string, retainData: boolean): Promise<void> {
+    this.enter('delete_memory');
+    const m = this.memories.get(memoryId);
+    if (!m || m.tenant_id !== tenantId) return;
+    m.deleted = true;
+    m.retained = retainData;
+    for (const k of this.keys.values()) if (k.memory_id === memoryId && !k.revoked_at) k.revoked_at = new Date().toISOString();
+  }
+
+  async createKey(tenantId: string, body: CreateKeyRequest): Promise<CreatedKey> {
+    this.enter('create_key');
+    this.requireTenant(tenantId);
+    if (body.type === 'memory') {
+      const m = body.memory_id ? this.memories.get(body.memory_id) : undefined;
+      if (!m || m.deleted || m.tenant_id !== tenantId) throw new PlatformError('create_key', 404, 'NOT_FOUND', 'memory not found');
+    }
+    const key = this.store(tenantId, body, body.expires_at ?? (body.type === 'ephemeral' ? new Date(Date.now() + 86_400_000).toISOString() : null));
+    return { key_id: key.key_id, key: key.plaintext, prefix: String(key.prefix), type: body.type, memory_id: body.memory_id ?? null, expires_at: key.expires_at ?? null };
+  }
+
+  async rotateKey(tenantId: string, keyId: string, overlapSeconds: number): Promise<RotatedKey> {
+    this.enter('rotate_key');
+    const old = this.keys.get(keyId);
+    if (!old || old.tenant_id !== tenantId || old.revoked_at) throw new PlatformError('rotate_key', 404, 'NOT_FOUND', 'key not found');
+    const replacement = this.store(tenantId, old.request, old.expires_at ?? null);
+    old.expires_at = new Date(Date.now() + overlapSeconds * 1000).toISOString();
+    return { key_id: replacement.key_id, key: replacement.plaintext, replaced_key_id: keyId, replaced_key_expires_at: old.expires_at };
+  }
+
+  async getKey(tenantId: string, keyId: string): Promise<KeyRecord | undefined> {
+    this.enter('get_key');
+    const k = this.keys.get(keyId);
+    if (!k || k.tenant_id !== tenantId) return undefined;
+    return { key_id: k.key_id, type: k.type, prefix: k.prefix, memory_id: k.memory_id, revoked_at: k.revoked_at ?? null, expires_at: k.expires_at ?? null };
+  }
+
+  async revokeKey(tenantId: string, keyId: string): Promise<void> {
+    this.enter('revoke_key');
+    const k = this.keys.get(keyId);
+    if (k && k.tenant_id === tenantId && !k.revoked_at) k.revoked_at = new Date().toISOString();
+  }
+
+  /** Keys of a tenant that would authenticate now. */
+  workingKeys(tenantId?: string): StoredKey[] {
+    const now = Date.now();
+    return [...this.keys.values()].filter(
+      (k) => (!tenantId || k.tenant_id === tenantId) && !k.revoked_at && (!k.expires_at || Date.parse(k.expires_at) > now),
+    );
+  }
+
+  private store(tenantId: string, request: CreateKeyRequest, expiresAt: string | null): StoredKey {
+    const prefix = request.type === 'memory' ? 'mk_' : request.type === 'ephemeral' ? 'ck_eph_' : `ck_${request.type}_`;
+    const keyId = `key_${randomBytes(6).toString('hex')}`;
+    const stored: StoredKey = {
+      key_id: keyId,
+      type: request.type,
+      prefix: `${prefix}${randomBytes(3).toString('hex')}`,
+      memory_id: request.memory_id ?? null,
+      revoked_at: null,
+      expires_at: expiresAt,
+      tenant_id: tenantId,
+      plaintext: `${prefix}${randomBytes(16).toString('hex')}`,
+      request,
+    };
+    this.keys.set(keyId, stored);
+    return stored;
+  }
+
+  private requireTenant(tenantId: string): void {
+    if (!this.tenants.has(tenantId)) throw new PlatformError('tenant', 404, 'NOT_FOUND', 'tenant not found');
+  }
+
+  private enter(operation: string): void {
+    this.calls.push(operation);
+    const n = this.failNext.get(operation) ?? 0;
+    if (n > 0) {
+      this.failNext.set(operation, n - 1);
+      throw new PlatformError(operation, 503, 'UNAVAILABLE', 'injected failure');
+    }
+  }
+}
