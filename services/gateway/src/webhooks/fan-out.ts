@@ -1,0 +1,94 @@
+import { EventEnvelopeSchema, TOPICS, type EventEnvelope } from '@lore/contracts';
+import { claimEvent, type BusMessage, type Db, type EventBus, type Logger } from '@lore/runtime';
+import { newId } from './ids';
+import { encodeDeliveryMessage } from './messages';
+import type { WebhookMetrics } from './metrics';
+import { awaitingFirstAttempt, insertDeliveries } from './store/deliveries';
+import { subscriptionsForEvent } from './store/subscriptions';
+
+/** The consumer name under which domain events are claimed in `runtime.processed_events`. */
+export const FANOUT_CONSUMER = 'webhooks.fanout';
+
+export interface FanOutDeps {
+  db: Db;
+  bus: EventBus;
+  logger: Logger;
+  metrics: WebhookMetrics;
+  /** Subscriptions one event is delivered to at most (per tenant); the subscription limit keeps it unreachable. */
+  maxSubscriptionsPerEvent: number;
+}
+
+/**
+ * The exact bytes a receiver gets: the envelope of spec 1 with its fields in a fixed order and nothing else (the
+ * schema strips any field a producer added).
+ */
+export function serializeEnvelope(e: EventEnvelope): string {
+  return JSON.stringify({
+    event_id: e.event_id,
+    event: e.event,
+    occurred_at: e.occurred_at,
+    scope: { tenant_id: e.scope.tenant_id, workspace_id: e.scope.workspace_id, memory_id: e.scope.memory_id },
+    payload: e.payload,
+  });
+}
+
+export function parseEnvelope(value: Buffer): EventEnvelope | null {
+  try {
+    const parsed = EventEnvelopeSchema.safeParse(JSON.parse(value.toString('utf8')));
+    if (!parsed.success || parsed.data.scope.tenant_id === '') return null;
+    return parsed.data;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Turns one domain event from `lore.events` into one delivery per matching subscription, inside the event's tenant.
+ * The deliveries are created once (the claim makes a redelivered event skip matching, so a subscription created
+ * later never receives older events); every delivery of the event still waiting for its first attempt is then
+ * announced on `lore.webhook.deliveries`, which also repairs a crash between the commit and the publish.
+ */
+export class FanOut {
+  constructor(private readonly deps: FanOutDeps) {}
+
+  async handle(message: BusMessage): Promise<void> {
+    const envelope = parseEnvelope(message.value);
+    if (!envelope) {
+      this.deps.metrics.fanout.inc({ result: 'invalid' });
+      this.deps.logger.warn({ topic: message.topic, offset: message.offset }, 'domain event does not match the envelope schema; not delivered');
+      return;
+    }
+    const tenantId = envelope.scope.tenant_id;
+    const limit = this.deps.maxSubscriptionsPerEvent;
+    const pending = await this.deps.db.withTenant(tenantId, async (sql) => {
+      if (await claimEvent(sql, FANOUT_CONSUMER, envelope.event_id)) {
+        const subscriptions = await subscriptionsForEvent(sql, tenantId, envelope.event, envelope.scope.workspace_id, limit);
+        const body = serializeEnvelope(envelope);
+        await insertDeliveries(
+          sql,
+          tenantId,
+          subscriptions.map((s) => ({ id: newId('dlv'), subscriptionId: s.id, eventId: envelope.event_id, event: envelope.event, body })),
+        );
+      }
+      return awaitingFirstAttempt(sql, tenantId, envelope.event_id, limit);
+    });
+    this.deps.metrics.fanout.inc({ result: pending.length > 0 ? 'delivered' : 'no_subscribers' });
+    if (pending.length === 0) return;
+    const dueAt = new Date().toISOString();
+    await this.deps.bus.publish(
+      TOPICS.webhookDeliveries,
+      pending.map((d) =>
+        encodeDeliveryMessage({
+          v: 1,
+          tenant_id: tenantId,
+          delivery_id: d.id,
+          subscription_id: d.subscriptionId,
+          event_id: d.eventId,
+          cycle: d.cycle,
+          step: 0,
+          due_at: dueAt,
+        }),
+      ),
+    );
+  }
+}

@@ -1,0 +1,194 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+/**
+ * Outbound safety for webhook delivery (server-side request forgery). A subscriber chooses the URL, so the worker
+ * must never be turned into a client of the platform's own network: loopback, private, link-local, CGNAT,
+ * multicast, unspecified, reserved and cloud metadata addresses are refused, for IPv4 and IPv6 alike, including
+ * IPv4 hidden inside IPv6 (mapped, compatible, NAT64, 6to4, Teredo).
+ *
+ * The check runs on the addresses the name resolves to, before any connection, and the connection is then pinned to
+ * the checked address, so a second DNS answer cannot swap in another address (DNS rebinding).
+ */
+
+export type RefusalReason =
+  | 'invalid_url'
+  | 'scheme_not_https'
+  | 'credentials_in_url'
+  | 'forbidden_name'
+  | 'forbidden_address'
+  | 'unresolvable';
+
+export class TargetRefusedError extends Error {
+  constructor(
+    readonly reason: RefusalReason,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TargetRefusedError';
+  }
+}
+
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** Resolves a host name to every address it has. Injected in tests to simulate hostile DNS answers. */
+export type HostLookup = (hostname: string) => Promise<ResolvedAddress[]>;
+
+export interface TargetGuardOptions {
+  /**
+   * Test-only: accept loopback addresses (127.0.0.0/8, ::1) so tests can run receivers on the same machine.
+   * The worker's configuration refuses this setting when NODE_ENV is production.
+   */
+  allowLoopback?: boolean;
+  lookup?: HostLookup;
+  /** Most addresses one name may resolve to before the answer is treated as hostile. */
+  maxAddresses?: number;
+}
+
+export interface ResolvedTarget {
+  url: URL;
+  /** Host name without IPv6 brackets; used for SNI, certificate checks and the Host header. */
+  hostname: string;
+  port: number;
+  /** The checked address the connection must use. */
+  address: string;
+  family: 4 | 6;
+}
+
+const URL_MAX_LENGTH = 2048;
+
+/** Addresses that are public by range but serve instance metadata in some clouds. */
+const METADATA_ADDRESSES = new Set(['168.63.129.16']);
+
+/** Names that never leave the machine or its cloud (RFC 6761, metadata services). */
+const FORBIDDEN_NAMES = new Set(['localhost', 'metadata', 'metadata.google.internal', 'instance-data', 'kubernetes.default']);
+const FORBIDDEN_SUFFIXES = ['.localhost', '.local', '.internal', '.svc', '.cluster.local', '.home.arpa'];
+
+/** IPv6 prefixes whose low 32 bits are an IPv4 address that a relay or the host stack would connect to. */
+const IPV4_EMBEDDING_RANGES = new Set(['ipv4Mapped', 'rfc6145', 'rfc6052', '6to4', 'teredo']);
+
+const defaultLookup: HostLookup = async (hostname) => {
+  const answers = await dnsLookup(hostname, { all: true, verbatim: true });
+  return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+};
+
+/**
+ * Why `address` may not be contacted, or null when it may. `address` must be a literal IP in canonical form (what a
+ * resolver returns, or the WHATWG URL parser's output, which has already folded decimal, octal and hex forms).
+ */
+export function addressRefusal(address: string, allowLoopback = false): string | null {
+  const kind = isIP(address);
+  if (kind === 0) return 'not an IP address';
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv4') return ipv4Refusal(parsed as ipaddr.IPv4, allowLoopback);
+  const v6 = parsed as ipaddr.IPv6;
+  if (v6.zoneId) return 'scoped IPv6 address';
+  const range = v6.range();
+  if (range === 'ipv4Mapped') return ipv4Refusal(v6.toIPv4Address(), allowLoopback);
+  if (IPV4_EMBEDDING_RANGES.has(range)) return `IPv6 ${range} address`;
+  if (range === 'loopback') return allowLoopback ? null : 'IPv6 loopback';
+  // IPv4-compatible addresses (::a.b.c.d, deprecated) and everything else outside global unicast 2000::/3.
+  if (v6.parts[0]! >>> 13 !== 0b001) return `IPv6 ${range === 'unicast' ? 'non-global' : range} address`;
+  if (range !== 'unicast') return `IPv6 ${range} address`;
+  return null;
+}
+
+function ipv4Refusal(v4: ipaddr.IPv4, allowLoopback: boolean): string | null {
+  const range = v4.range();
+  if (range === 'loopback') return allowLoopback ? null : 'IPv4 loopback';
+  if (range !== 'unicast') return `IPv4 ${range} address`;
+  if (METADATA_ADDRESSES.has(v4.toString())) return 'cloud metadata address';
+  return null;
+}
+
+function nameRefusal(hostname: string, allowLoopback: boolean): string | null {
+  const name = hostname.toLowerCase().replace(/\.$/, '');
+  if (name === '') return 'empty host';
+  if (allowLoopback && (name === 'localhost' || name.endsWith('.localhost'))) return null;
+  if (FORBIDDEN_NAMES.has(name)) return `host name ${name} is local`;
+  for (const suffix of FORBIDDEN_SUFFIXES) {
+    if (name.endsWith(suffix)) return `host names under ${suffix} are local`;
+  }
+  // A single label ("intranet") can only be resolved by a local search domain.
+  if (!name.includes('.')) return 'single-label host names are local';
+  return null;
+}
+
+/** The host of a parsed URL without IPv6 brackets. */
+function bareHost(url: URL): string {
+  return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+}
+
+/**
+ * Syntactic checks of a subscriber's URL, without DNS: HTTPS, no credentials, no literal forbidden address and no
+ * local host name. Used when a subscription is created or changed; delivery repeats them and checks DNS answers.
+ */
+export function checkWebhookUrl(raw: string, options: { allowLoopback?: boolean } = {}): URL {
+  if (raw.length > URL_MAX_LENGTH) throw new TargetRefusedError('invalid_url', `URL longer than ${URL_MAX_LENGTH} characters`);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new TargetRefusedError('invalid_url', 'not a valid absolute URL');
+  }
+  if (url.protocol !== 'https:') throw new TargetRefusedError('scheme_not_https', 'webhook URLs must use https');
+  if (url.username || url.password) throw new TargetRefusedError('credentials_in_url', 'webhook URLs must not carry credentials');
+  const host = bareHost(url);
+  if (isIP(host)) {
+    const refusal = addressRefusal(host, options.allowLoopback);
+    if (refusal) throw new TargetRefusedError('forbidden_address', `${refusal} is not allowed`);
+  } else {
+    const refusal = nameRefusal(host, options.allowLoopback ?? false);
+    if (refusal) throw new TargetRefusedError('forbidden_name', refusal);
+  }
+  return url;
+}
+
+/** Resolves and checks delivery targets; one instance per worker. */
+export class TargetGuard {
+  private readonly allowLoopback: boolean;
+  private readonly lookup: HostLookup;
+  private readonly maxAddresses: number;
+
+  constructor(options: TargetGuardOptions = {}) {
+    this.allowLoopback = options.allowLoopback ?? false;
+    this.lookup = options.lookup ?? defaultLookup;
+    this.maxAddresses = options.maxAddresses ?? 32;
+  }
+
+  /** True when a connection to `address` is allowed (used again on the connected socket as a second line). */
+  isAllowedAddress(address: string): boolean {
+    return addressRefusal(address, this.allowLoopback) === null;
+  }
+
+  /**
+   * Checks the URL, resolves its host and checks every address. One forbidden address refuses the whole target:
+   * a name that mixes public and private answers is hostile. Returns the address to pin the connection to.
+   */
+  async resolve(raw: string): Promise<ResolvedTarget> {
+    const url = checkWebhookUrl(raw, { allowLoopback: this.allowLoopback });
+    const hostname = bareHost(url);
+    const port = url.port ? Number(url.port) : 443;
+    const literal = isIP(hostname);
+    if (literal) return { url, hostname, port, address: hostname, family: literal === 6 ? 6 : 4 };
+
+    let answers: ResolvedAddress[];
+    try {
+      answers = await this.lookup(hostname);
+    } catch (err) {
+      throw new TargetRefusedError('unresolvable', `could not resolve ${hostname}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+    }
+    if (answers.length === 0) throw new TargetRefusedError('unresolvable', `${hostname} has no addresses`);
+    if (answers.length > this.maxAddresses) throw new TargetRefusedError('unresolvable', `${hostname} has too many addresses`);
+    for (const answer of answers) {
+      const refusal = addressRefusal(answer.address, this.allowLoopback);
+      if (refusal) throw new TargetRefusedError('forbidden_address', `${hostname} resolves to a forbidden address (${refusal})`);
+    }
+    const chosen = answers[0]!;
+    return { url, hostname, port, address: chosen.address, family: isIP(chosen.address) === 6 ? 6 : 4 };
+  }
+}

@@ -1,0 +1,153 @@
+import { TOPICS } from '@lore/contracts';
+import type { BusMessage, Db, EventBus, Logger, Subscription } from '@lore/runtime';
+import type { Registry } from 'prom-client';
+import { AbortedError, AttemptProcessor } from './attempt-processor';
+import { FanOut } from './fan-out';
+import { WebhookHttpClient } from './http-client';
+import { KeyedLimiter } from './keyed-limiter';
+import { webhookMetrics } from './metrics';
+import { RETRY_DELAYS_MS, RETRY_TOPICS } from './schedule';
+import { TargetGuard, type HostLookup } from './target-guard';
+
+export interface WebhooksWorkerConfig {
+  /** Whole-attempt deadline; a slower receiver has failed the attempt. */
+  deliveryTimeoutMs: number;
+  /** Attempts in flight against one endpoint, per worker process. */
+  concurrencyPerEndpoint: number;
+  /** Consecutive dead letters after which an endpoint is disabled automatically; 0 never disables. */
+  disableAfterDeadLetters: number;
+  /** Prefix of the consumer group ids (one group per topic). */
+  groupIdPrefix: string;
+  /**
+   * Where a consumer group that has never committed starts: `earliest` (production: an event published before the
+   * worker's first start is still delivered) or `latest` (tests with throw-away groups on a shared broker).
+   */
+  startFrom: 'earliest' | 'latest';
+  /** Subscriptions one event fans out to at most. */
+  maxSubscriptionsPerEvent: number;
+  /** Test-only: accept loopback receivers. Refused by the worker's config parser in production. */
+  allowLoopback: boolean;
+  /** Test-only: an extra trusted certificate authority (PEM). Refused by the config parser in production. */
+  extraCaPem?: string;
+}
+
+export const DEFAULT_WORKER_CONFIG: WebhooksWorkerConfig = {
+  deliveryTimeoutMs: 5_000,
+  concurrencyPerEndpoint: 4,
+  disableAfterDeadLetters: 10,
+  groupIdPrefix: 'lore.webhooks',
+  startFrom: 'earliest',
+  maxSubscriptionsPerEvent: 100,
+  allowLoopback: false,
+};
+
+export interface WebhooksWorkerDeps {
+  db: Db;
+  bus: EventBus;
+  logger: Logger;
+  metrics?: Registry;
+  config?: Partial<WebhooksWorkerConfig>;
+  /** Replaces DNS resolution (tests simulate hostile answers with it). */
+  lookup?: HostLookup;
+}
+
+export interface WebhooksWorker {
+  /** Creates the topics if needed and joins the consumer groups. */
+  start(): Promise<void>;
+  /** Ends waiting holds (their messages stay uncommitted for the next owner), leaves the groups, closes sockets. */
+  stop(): Promise<void>;
+  readonly running: boolean;
+}
+
+/** Every topic the webhook pipeline reads or writes. */
+export const WEBHOOK_TOPICS: string[] = [TOPICS.events, TOPICS.webhookDeliveries, ...RETRY_TOPICS, TOPICS.webhookDead];
+
+/**
+ * The webhooks worker: fan-out from `lore.events`, first attempts from `lore.webhook.deliveries`, one consumer group
+ * per retry topic (each topic is a delay line whose messages all wait the same time, so holding the head of a
+ * partition until it is due never delays a message due earlier), and dead letters to `lore.webhook.dead`.
+ * Runs as the `webhooks` deployment (webhooks-main.ts) or inside the embedded process on a MemoryBus.
+ */
+export function createWebhooksWorker(deps: WebhooksWorkerDeps): WebhooksWorker {
+  const config: WebhooksWorkerConfig = { ...DEFAULT_WORKER_CONFIG, ...stripUndefined(deps.config ?? {}) };
+  const logger = deps.logger.child({ component: 'webhooks-worker' });
+  const metrics = webhookMetrics(deps.metrics);
+  const guard = new TargetGuard({ allowLoopback: config.allowLoopback, ...(deps.lookup ? { lookup: deps.lookup } : {}) });
+  let client: WebhookHttpClient | undefined;
+  let abort = new AbortController();
+  let subscriptions: Subscription[] = [];
+  let running = false;
+
+  const build = () => {
+    client = new WebhookHttpClient({
+      guard,
+      timeoutMs: config.deliveryTimeoutMs,
+      maxSocketsPerOrigin: Math.max(config.concurrencyPerEndpoint, 1),
+      ...(config.extraCaPem ? { extraCaPem: config.extraCaPem } : {}),
+    });
+    const fanOut = new FanOut({ db: deps.db, bus: deps.bus, logger, metrics, maxSubscriptionsPerEvent: config.maxSubscriptionsPerEvent });
+    const attempts = new AttemptProcessor({
+      db: deps.db,
+      bus: deps.bus,
+      client,
+      limiter: new KeyedLimiter(config.concurrencyPerEndpoint),
+      logger,
+      metrics,
+      deliveryTimeoutMs: config.deliveryTimeoutMs,
+      disableAfterDeadLetters: config.disableAfterDeadLetters,
+    });
+    return { fanOut, attempts };
+  };
+
+  return {
+    get running() {
+      return running;
+    },
+    async start() {
+      if (running) return;
+      abort = new AbortController();
+      const { fanOut, attempts } = build();
+      const signal = abort.signal;
+      await deps.bus.ensureTopics(WEBHOOK_TOPICS);
+      const fromBeginning = config.startFrom === 'earliest';
+      const attemptHandler = (message: BusMessage) =>
+        attempts.handle(message, signal).catch((err: unknown) => {
+          // A stopping worker leaves the message uncommitted; anything else is logged and retried by the bus.
+          if (!(err instanceof AbortedError)) logger.error({ err, topic: message.topic, offset: message.offset }, 'delivery attempt failed');
+          throw err;
+        });
+      const plans: Array<{ group: string; topic: string; handler: (m: BusMessage) => Promise<void> }> = [
+        { group: 'fanout', topic: TOPICS.events, handler: (m) => fanOut.handle(m) },
+        { group: 'deliveries', topic: TOPICS.webhookDeliveries, handler: attemptHandler },
+        ...RETRY_TOPICS.map((topic, i) => ({ group: `retry.${RETRY_DELAYS_MS[i]! / 1000}s`, topic, handler: attemptHandler })),
+      ];
+      try {
+        subscriptions = await Promise.all(
+          plans.map((p) => deps.bus.subscribe({ groupId: `${config.groupIdPrefix}.${p.group}`, topics: [p.topic], fromBeginning }, p.handler)),
+        );
+      } catch (err) {
+        abort.abort();
+        client?.close();
+        throw err;
+      }
+      running = true;
+      logger.info({ groups: plans.length, timeout_ms: config.deliveryTimeoutMs, allow_loopback: config.allowLoopback }, 'webhooks worker started');
+    },
+    async stop() {
+      if (!running) return;
+      running = false;
+      // Leaving the groups first marks each subscription as stopping, so the holds ended by the abort hand their
+      // messages back instead of being retried in place.
+      const leaving = subscriptions.map((s) => s.stop());
+      abort.abort();
+      await Promise.allSettled(leaving);
+      subscriptions = [];
+      client?.close();
+      logger.info('webhooks worker stopped');
+    },
+  };
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
