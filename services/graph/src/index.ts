@@ -1,1 +1,10 @@
-export {};
+export { createGraphService, GRAPH_MIGRATIONS, type GraphService, type GraphServiceDeps, type GraphDescription } from './graph-service';
+export { MEMORY_PREFIX } from './app';
+export type { Embedder, LanguageModel, AnswerRequest } from './ai/ports';
+export { HashedEmbedder } from './ai/hashed-embedder';
+export { ExtractiveLanguageModel } from './ai/extractive-model';
+export { OpenAiEmbedder, type OpenAiEmbedderOptions } from './ai/openai-embedder';
+export { OpenAiLanguageModel, type OpenAiLanguageModelOptions } from './ai/openai-language-model';
+export { TesseractOcr, type OcrEngine } from './extract/ocr';
+export { DEFAULT_MEMORY_CONFIG, type MemoryConfig } from './memory/context';
+export { graphConfigSchema, buildAi, type GraphConfig } from './config';

@@ -1,0 +1,84 @@
+import { envBool, envInt, envSecret, type Logger } from '@lore/runtime';
+import { z } from 'zod';
+import { ExtractiveLanguageModel } from './ai/extractive-model';
+import { HashedEmbedder } from './ai/hashed-embedder';
+import { OpenAiEmbedder } from './ai/openai-embedder';
+import { OpenAiLanguageModel } from './ai/openai-language-model';
+import type { Embedder, LanguageModel } from './ai/ports';
+
+const optionalUrl = z
+  .string()
+  .optional()
+  .transform((v) => (v === '' ? undefined : v))
+  .refine((v) => v === undefined || /^https?:\/\/\S+$/.test(v), { message: 'must be an http(s) URL' });
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === '' ? undefined : v));
+
+/**
+ * The environment of the graph processes (api and worker share it), parsed once by `main.ts` /
+ * `worker-main.ts`. Secrets have no default. The AI variables are optional: without a base URL the embedded
+ * extractive answerer and hashed embedder are used.
+ */
+export const graphConfigSchema = z
+  .object({
+    LORE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    LORE_GRAPH_HOST: z.string().default('0.0.0.0'),
+    LORE_GRAPH_PORT: envInt(8083, 1, 65535),
+    LORE_DATABASE_URL: z.string({ error: 'is required' }).min(1),
+    LORE_DATABASE_OWNER_URL: optionalString,
+    LORE_KAFKA_BROKERS: z.string({ error: 'is required' }).min(1),
+    LORE_IDENTITY_SECRET: envSecret(32),
+    LORE_GRAPH_MIGRATE: envBool(false),
+    LORE_GRAPH_VECTORS: envBool(true),
+    LORE_GRAPH_OCR: envBool(true),
+    LORE_GRAPH_UPLOAD_MAX_BYTES: envInt(25 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+    LORE_GRAPH_BODY_LIMIT_BYTES: envInt(2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+    LORE_GRAPH_RELAY: envBool(true),
+    LORE_AI_LLM_BASE_URL: optionalUrl,
+    LORE_AI_LLM_MODEL: optionalString,
+    LORE_AI_LLM_API_KEY: optionalString,
+    LORE_AI_LLM_TIMEOUT_MS: envInt(60_000, 100, 600_000),
+    LORE_AI_LLM_RETRIES: envInt(2, 0, 10),
+    LORE_AI_EMBEDDINGS_BASE_URL: optionalUrl,
+    LORE_AI_EMBEDDINGS_MODEL: optionalString,
+    LORE_AI_EMBEDDINGS_API_KEY: optionalString,
+    LORE_AI_EMBEDDINGS_DIMS: envInt(384, 16, 4096),
+    LORE_AI_EMBEDDINGS_TIMEOUT_MS: envInt(30_000, 100, 600_000),
+    LORE_AI_EMBEDDINGS_RETRIES: envInt(2, 0, 10),
+  })
+  .superRefine((c, ctx) => {
+    if (c.LORE_AI_LLM_BASE_URL && !c.LORE_AI_LLM_MODEL) ctx.addIssue({ code: 'custom', path: ['LORE_AI_LLM_MODEL'], message: 'is required with LORE_AI_LLM_BASE_URL' });
+    if (c.LORE_AI_EMBEDDINGS_BASE_URL && !c.LORE_AI_EMBEDDINGS_MODEL) {
+      ctx.addIssue({ code: 'custom', path: ['LORE_AI_EMBEDDINGS_MODEL'], message: 'is required with LORE_AI_EMBEDDINGS_BASE_URL' });
+    }
+  });
+
+export type GraphConfig = z.infer<typeof graphConfigSchema>;
+
+/** The AI ports a configuration asks for: OpenAI-compatible providers when configured, embedded defaults otherwise. */
+export function buildAi(c: GraphConfig, logger: Logger): { languageModel: LanguageModel; embedder: Embedder } {
+  const languageModel = c.LORE_AI_LLM_BASE_URL
+    ? new OpenAiLanguageModel({
+        baseUrl: c.LORE_AI_LLM_BASE_URL,
+        model: c.LORE_AI_LLM_MODEL ?? '',
+        apiKey: c.LORE_AI_LLM_API_KEY,
+        timeoutMs: c.LORE_AI_LLM_TIMEOUT_MS,
+        retries: c.LORE_AI_LLM_RETRIES,
+        logger,
+      })
+    : new ExtractiveLanguageModel();
+  const embedder = c.LORE_AI_EMBEDDINGS_BASE_URL
+    ? new OpenAiEmbedder({
+        baseUrl: c.LORE_AI_EMBEDDINGS_BASE_URL,
+        model: c.LORE_AI_EMBEDDINGS_MODEL ?? '',
+        apiKey: c.LORE_AI_EMBEDDINGS_API_KEY,
+        dims: c.LORE_AI_EMBEDDINGS_DIMS,
+        timeoutMs: c.LORE_AI_EMBEDDINGS_TIMEOUT_MS,
+        retries: c.LORE_AI_EMBEDDINGS_RETRIES,
+        logger,
+      })
+    : new HashedEmbedder(c.LORE_AI_EMBEDDINGS_DIMS);
+  return { languageModel, embedder };
+}

@@ -1,0 +1,152 @@
+import mammoth from 'mammoth';
+import { PNG } from 'pngjs';
+import { htmlToText } from './html';
+import type { OcrEngine } from './ocr';
+import { parsePdf, type PdfImage } from './pdf';
+import { cleanMarkdown, csvToText, jsonToText } from './tabular';
+
+export type FileKind = 'text' | 'markdown' | 'html' | 'pdf' | 'docx' | 'csv' | 'json' | 'image';
+
+export class UnsupportedFileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnsupportedFileError';
+  }
+}
+
+const EXTENSIONS: Record<string, FileKind> = {
+  txt: 'text', text: 'text', log: 'text', md: 'markdown', markdown: 'markdown', mdx: 'markdown', html: 'html', htm: 'html',
+  xhtml: 'html', pdf: 'pdf', docx: 'docx', csv: 'csv', tsv: 'csv', json: 'json', png: 'image', jpg: 'image', jpeg: 'image',
+  gif: 'image', bmp: 'image', webp: 'image', tif: 'image', tiff: 'image', pbm: 'image',
+};
+
+/** Magic bytes first (a client's content type or extension can be wrong), then the extension, then the type. */
+export function detectKind(filename: string, contentType: string, bytes: Buffer): FileKind | null {
+  const head = bytes.subarray(0, 16);
+  if (head.subarray(0, 5).toString('latin1') === '%PDF-') return 'pdf';
+  if (head[0] === 0x89 && head.subarray(1, 4).toString('latin1') === 'PNG') return 'image';
+  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'image';
+  if (head.subarray(0, 4).toString('latin1') === 'GIF8') return 'image';
+  if (head.subarray(0, 2).toString('latin1') === 'BM') return 'image';
+  if (head.subarray(0, 4).toString('latin1') === 'II*\u0000' || head.subarray(0, 4).toString('latin1') === 'MM\u0000*') return 'image';
+  if (head.subarray(0, 4).toString('latin1') === 'RIFF' && head.subarray(8, 12).toString('latin1') === 'WEBP') return 'image';
+  const ext = /\.([a-z0-9]{1,8})$/i.exec(filename)?.[1]?.toLowerCase();
+  if (head[0] === 0x50 && head[1] === 0x4b) return ext === 'docx' || contentType.includes('wordprocessingml') ? 'docx' : null;
+  if (ext && EXTENSIONS[ext]) return EXTENSIONS[ext] ?? null;
+  const type = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
+  if (type === 'text/markdown') return 'markdown';
+  if (type === 'text/html') return 'html';
+  if (type === 'text/csv') return 'csv';
+  if (type === 'application/json') return 'json';
+  if (type.startsWith('image/')) return 'image';
+  if (type.startsWith('text/') || looksLikeText(bytes)) return 'text';
+  return null;
+}
+
+function looksLikeText(bytes: Buffer): boolean {
+  const sample = bytes.subarray(0, 4096);
+  if (sample.includes(0)) return false;
+  return !sample.toString('utf8').includes('\uFFFD');
+}
+
+export interface ExtractOptions {
+  ocr: OcrEngine | null;
+  pdfTimeoutMs: number;
+  maxPdfPages: number;
+  /** A PDF page whose text layer is shorter than this is treated as a scan and OCRed. */
+  ocrBelowChars: number;
+  /** Most images recognised per file. */
+  maxOcrImages: number;
+}
+
+export interface Extracted {
+  text: string;
+  /** How the text should be chunked: Markdown keeps its headings. */
+  contentType: 'text' | 'markdown';
+  extractor: string;
+  ocr: boolean;
+  title: string | null;
+}
+
+function decodeUtf8(bytes: Buffer): string {
+  const text = bytes.toString('utf8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/** Raw pixels (1, 3 or 4 channels) to PNG, the format the OCR engine reads. */
+export function pixelsToPng(img: Pick<PdfImage, 'width' | 'height' | 'channels' | 'data'>): Buffer {
+  const png = new PNG({ width: img.width, height: img.height });
+  const px = img.width * img.height;
+  for (let i = 0; i < px; i += 1) {
+    const o = i * 4;
+    if (img.channels === 1) {
+      const g = img.data[i] ?? 0;
+      png.data[o] = g;
+      png.data[o + 1] = g;
+      png.data[o + 2] = g;
+      png.data[o + 3] = 255;
+    } else {
+      const s = i * img.channels;
+      png.data[o] = img.data[s] ?? 0;
+      png.data[o + 1] = img.data[s + 1] ?? 0;
+      png.data[o + 2] = img.data[s + 2] ?? 0;
+      png.data[o + 3] = img.channels === 4 ? (img.data[s + 3] ?? 255) : 255;
+    }
+  }
+  return PNG.sync.write(png);
+}
+
+/** Turns an uploaded file into text for the ingest pipeline. Throws `UnsupportedFileError` for what it cannot read. */
+export async function extractDocument(kind: FileKind, bytes: Buffer, options: ExtractOptions): Promise<Extracted> {
+  switch (kind) {
+    case 'text':
+      return { text: decodeUtf8(bytes), contentType: 'text', extractor: 'text', ocr: false, title: null };
+    case 'markdown':
+      return { text: cleanMarkdown(decodeUtf8(bytes)), contentType: 'markdown', extractor: 'markdown', ocr: false, title: null };
+    case 'html': {
+      const { text, title } = htmlToText(decodeUtf8(bytes));
+      return { text, contentType: 'markdown', extractor: 'html', ocr: false, title };
+    }
+    case 'csv':
+      return { text: csvToText(decodeUtf8(bytes)), contentType: 'text', extractor: 'csv', ocr: false, title: null };
+    case 'json':
+      try {
+        return { text: jsonToText(decodeUtf8(bytes)), contentType: 'text', extractor: 'json', ocr: false, title: null };
+      } catch {
+        throw new UnsupportedFileError('the file is not valid JSON');
+      }
+    case 'docx': {
+      try {
+        const r = await mammoth.extractRawText({ buffer: bytes });
+        return { text: r.value, contentType: 'text', extractor: 'docx', ocr: false, title: null };
+      } catch {
+        throw new UnsupportedFileError('the file is not a readable DOCX document');
+      }
+    }
+    case 'image': {
+      if (!options.ocr) throw new UnsupportedFileError('OCR is disabled, so images cannot be read');
+      return { text: await options.ocr.recognize(bytes), contentType: 'text', extractor: 'ocr', ocr: true, title: null };
+    }
+    case 'pdf': {
+      let pdf;
+      try {
+        pdf = await parsePdf(bytes, { timeoutMs: options.pdfTimeoutMs, maxPages: options.maxPdfPages, ocrBelowChars: options.ocrBelowChars });
+      } catch (err) {
+        throw new UnsupportedFileError((err as Error).message.slice(0, 200));
+      }
+      const byPage = pdf.pages.map((t) => t.trim());
+      let ocrUsed = false;
+      if (options.ocr && pdf.images.length > 0) {
+        for (const img of pdf.images.slice(0, options.maxOcrImages)) {
+          if (img.width * img.height > 40_000_000) continue; // a bomb, not a page
+          const text = (await options.ocr.recognize(pixelsToPng(img))).trim();
+          if (!text) continue;
+          ocrUsed = true;
+          const i = img.page - 1;
+          byPage[i] = `${byPage[i] ?? ''}\n${text}`.trim();
+        }
+      }
+      return { text: byPage.filter(Boolean).join('\n\n'), contentType: 'text', extractor: ocrUsed ? 'pdf+ocr' : 'pdf', ocr: ocrUsed, title: null };
+    }
+  }
+}

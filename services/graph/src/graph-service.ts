@@ -1,0 +1,191 @@
+import { join } from 'node:path';
+import { MemoryIngestMessageSchema, MemoryUploadMessageSchema, TOPICS } from '@lore/contracts';
+import {
+  OutboxRelay,
+  eventIdOf,
+  runMigrations,
+  runRuntimeMigrations,
+  type BlobStore,
+  type BusMessage,
+  type Db,
+  type EventBus,
+  type IdentitySigner,
+  type Lifecycle,
+  type LoreApp,
+  type Logger,
+  type Subscription,
+} from '@lore/runtime';
+import type { Registry } from 'prom-client';
+import type { z } from 'zod';
+import { ExtractiveLanguageModel } from './ai/extractive-model';
+import { HashedEmbedder } from './ai/hashed-embedder';
+import { describeAi, type AiDescription, type Embedder, type LanguageModel } from './ai/ports';
+import { createGraphApp } from './app';
+import { TesseractOcr, type OcrEngine } from './extract/ocr';
+import { createGraphMetrics, DEFAULT_MEMORY_CONFIG, type MemoryConfig, type MemoryDeps } from './memory/context';
+import { failDocument, indexDocument } from './memory/indexer';
+import { processUpload } from './memory/uploads';
+
+export const GRAPH_MIGRATIONS = { schema: 'graph', dir: join(__dirname, '..', 'migrations') };
+
+export interface GraphServiceDeps {
+  db: Db;
+  bus: EventBus;
+  blobs: BlobStore;
+  logger: Logger;
+  metrics: Registry;
+  signer: IdentitySigner;
+  /** Default: the embedded extractive answerer. */
+  languageModel?: LanguageModel;
+  /** Default: the hashed embedder (384 dimensions). */
+  embedder?: Embedder;
+  /** Default: tesseract.js with the English model from npm; `null` disables OCR. */
+  ocr?: OcrEngine | null;
+  config?: Partial<MemoryConfig>;
+  /** Largest JSON body (bytes). Default 2 MiB. */
+  bodyLimitBytes?: number;
+  /** Apply the runtime and graph migrations at start (dev, embedded, tests). Default true. */
+  migrate?: boolean;
+  /** Use pgvector when the database has it. Default true. */
+  vectors?: boolean;
+  /** `worker.start()` also runs an outbox relay. Default true (embedded mode may run one shared relay instead). */
+  relay?: boolean;
+  /** Kafka consumer group of the worker. Default `graph-worker`. */
+  consumerGroup?: string;
+  /** Registers the readiness check `graph` (with which AI and retrieval mode are active). */
+  lifecycle?: Lifecycle;
+}
+
+export interface GraphDescription extends AiDescription {
+  retrieval: 'hybrid' | 'lexical';
+  vectors: boolean;
+  ocr: string;
+}
+
+export interface GraphService {
+  app: LoreApp;
+  worker: { start(): Promise<void>; stop(): Promise<void> };
+  describe(): GraphDescription;
+  close(): Promise<void>;
+}
+
+async function hasEmbeddingColumn(db: Db): Promise<boolean> {
+  const r = await db.query(
+    `SELECT 1 FROM information_schema.columns WHERE table_schema = 'graph' AND table_name = 'chunks' AND column_name = 'embedding'`,
+  );
+  return r.rowCount > 0;
+}
+
+/**
+ * The graph service's memory data plane, composed from ports: the HTTP app (`/api/v1/memory/*`) and the
+ * worker (consumers of `lore.memory.ingest` and `lore.memory.uploads`, plus an outbox relay). The same code runs
+ * as two processes in a cluster and inside the embedded single process.
+ */
+export async function createGraphService(deps: GraphServiceDeps): Promise<GraphService> {
+  const logger = deps.logger.child({ component: 'graph' });
+  if (deps.migrate !== false) {
+    await runRuntimeMigrations(deps.db);
+    await runMigrations(deps.db, GRAPH_MIGRATIONS);
+  }
+  const vectors = deps.vectors !== false && deps.db.hasVector && (await hasEmbeddingColumn(deps.db));
+  if (!vectors) logger.warn({ db: deps.db.kind }, 'pgvector unavailable or disabled: memory search runs lexical-only');
+  const ownOcr = deps.ocr === undefined;
+  const ocr = deps.ocr === undefined ? new TesseractOcr({ timeoutMs: 120_000, logger }) : deps.ocr;
+  const memory: MemoryDeps = {
+    db: deps.db,
+    bus: deps.bus,
+    blobs: deps.blobs,
+    logger,
+    metrics: createGraphMetrics(deps.metrics),
+    languageModel: deps.languageModel ?? new ExtractiveLanguageModel(),
+    embedder: deps.embedder ?? new HashedEmbedder(384),
+    ocr,
+    vectors,
+    config: { ...DEFAULT_MEMORY_CONFIG, ...deps.config },
+  };
+  const description: GraphDescription = {
+    ...describeAi(memory.languageModel, memory.embedder),
+    retrieval: vectors ? 'hybrid' : 'lexical',
+    vectors,
+    ocr: ocr ? ocr.kind : 'disabled',
+  };
+  logger.info(description, 'memory data plane ready');
+  deps.lifecycle?.addCheck('graph', async () => {
+    await deps.db.ping();
+    return { ok: true, details: { ...description } };
+  });
+
+  const app = createGraphApp({ memory, signer: deps.signer, logger: deps.logger, metrics: deps.metrics, bodyLimitBytes: deps.bodyLimitBytes ?? 2 * 1024 * 1024 });
+
+  const group = deps.consumerGroup ?? 'graph-worker';
+  const relay = deps.relay === false ? null : new OutboxRelay({ db: deps.db, bus: deps.bus, logger, metrics: deps.metrics, pollIntervalMs: 50 });
+  let subscriptions: Subscription[] = [];
+  /** Failed attempts per event in this process; bounded by the number of failing messages in flight. */
+  const attempts = new Map<string, number>();
+
+  function parse<S extends z.ZodType>(schema: S, message: BusMessage): z.infer<S> | null {
+    try {
+      return schema.parse(JSON.parse(message.value.toString('utf8')));
+    } catch {
+      logger.error({ topic: message.topic, offset: message.offset }, 'dropping a malformed message');
+      return null;
+    }
+  }
+
+  async function onIngest(message: BusMessage): Promise<void> {
+    const msg = parse(MemoryIngestMessageSchema, message);
+    if (!msg) return;
+    const eventId = eventIdOf(message) ?? msg.event_id;
+    try {
+      const outcome = await indexDocument(memory, msg, eventId);
+      attempts.delete(eventId);
+      logger.debug({ doc_id: msg.doc_id, outcome }, 'ingest message handled');
+    } catch (err) {
+      const n = (attempts.get(eventId) ?? 0) + 1;
+      attempts.set(eventId, n);
+      if (n < memory.config.maxIndexAttempts) {
+        logger.warn({ err, doc_id: msg.doc_id, attempt: n }, 'indexing failed; the message will be redelivered');
+        throw err;
+      }
+      attempts.delete(eventId);
+      logger.error({ err, doc_id: msg.doc_id, attempts: n }, 'indexing failed repeatedly; marking the document failed');
+      await failDocument(memory, msg, eventId, 'indexing failed repeatedly');
+    }
+  }
+
+  async function onUpload(message: BusMessage): Promise<void> {
+    const msg = parse(MemoryUploadMessageSchema, message);
+    if (!msg) return;
+    const eventId = eventIdOf(message) ?? msg.event_id;
+    const outcome = await processUpload(memory, msg, eventId);
+    logger.info({ upload_id: msg.upload_id, outcome }, 'upload handled');
+  }
+
+  const worker = {
+    async start(): Promise<void> {
+      if (subscriptions.length > 0) return;
+      await deps.bus.ensureTopics([TOPICS.memoryIngest, TOPICS.memoryUploads, TOPICS.events]);
+      subscriptions = [
+        await deps.bus.subscribe({ groupId: group, topics: [TOPICS.memoryIngest], fromBeginning: true }, onIngest),
+        await deps.bus.subscribe({ groupId: `${group}-uploads`, topics: [TOPICS.memoryUploads], fromBeginning: true }, onUpload),
+      ];
+      relay?.start();
+    },
+    async stop(): Promise<void> {
+      const subs = subscriptions;
+      subscriptions = [];
+      await Promise.all(subs.map((s) => s.stop()));
+      await relay?.stop();
+    },
+  };
+
+  return {
+    app,
+    worker,
+    describe: () => description,
+    async close() {
+      await worker.stop();
+      if (ownOcr) await ocr?.close();
+    },
+  };
+}

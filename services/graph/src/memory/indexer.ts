@@ -1,0 +1,118 @@
+import { claimEvent } from '@lore/runtime';
+import type { MemoryIngestMessage } from '@lore/contracts';
+import { chunkText } from '../domain/chunking';
+import { extractEntities, extractFacts, findContradictions, type Fact } from '../domain/entities';
+import { assessHealth } from '../domain/health';
+import { healthInputs } from '../store/governance';
+import {
+  existingFacts,
+  loadDocumentToIndex,
+  markFailed,
+  markIndexed,
+  writeChunks,
+  writeContradictions,
+  writeEntities,
+  writeFacts,
+} from '../store/index-store';
+import { claimHealthSlot } from '../store/memories';
+import { setUploadStatus } from '../store/uploads';
+import { newId, type MemoryDeps, type MemoryScope } from './context';
+import { emitEvent } from './events';
+
+export const INGEST_CONSUMER = 'graph-worker.ingest';
+
+/** Events of one kind per document are capped: a document naming 5,000 things must not flood webhooks. */
+const MAX_ENTITY_EVENTS = 100;
+const MAX_CONTRADICTION_EVENTS = 50;
+
+export type IndexOutcome = 'indexed' | 'duplicate' | 'missing' | 'failed';
+
+/**
+ * Indexes one accepted document. Heavy work (chunking, embeddings, entity and fact extraction) happens outside
+ * any transaction; then ONE transaction claims the event, writes chunks, postings, statistics, entities, facts and
+ * contradictions, flips the document to `indexed` and records the events. A crash anywhere before the commit
+ * leaves nothing behind and the redelivered message starts over; a redelivery after the commit finds the claim
+ * and does nothing. So every document is indexed exactly once.
+ */
+export async function indexDocument(deps: MemoryDeps, msg: MemoryIngestMessage, eventId: string): Promise<IndexOutcome> {
+  const doc = await deps.db.withTenant(msg.tenant_id, (sql) => loadDocumentToIndex(sql, msg.tenant_id, msg.doc_id));
+  if (!doc) return 'missing';
+  if (doc.status === 'indexed') return 'duplicate';
+  const scope: MemoryScope = { tenantId: msg.tenant_id, workspaceId: doc.workspace_id, memoryId: doc.memory_id };
+
+  const chunks = chunkText(doc.content);
+  const embeddings = deps.vectors && chunks.length > 0
+    ? await deps.embedder.embed(chunks.map((c) => `${doc.title}\n${c.heading ?? ''}\n${c.content}`))
+    : null;
+  const entities = extractEntities(doc.content);
+  const facts: Fact[] = chunks.flatMap((c) => extractFacts(c.content, c.ord, 50)).slice(0, 500);
+
+  const started = await deps.db.withTenant(msg.tenant_id, async (sql) => {
+    if (!(await claimEvent(sql, INGEST_CONSUMER, eventId))) return null;
+    const current = await loadDocumentToIndex(sql, msg.tenant_id, msg.doc_id);
+    if (!current || current.status === 'indexed') return null;
+    // The vault may have changed (review) between the read above and now: index under the current one.
+    const target = { ...doc, vault_id: current.vault_id };
+    const chunkCount = await writeChunks(sql, msg.tenant_id, target, chunks, embeddings);
+    const created = await writeEntities(sql, msg.tenant_id, target, entities, () => newId('ent'));
+    const known = await existingFacts(sql, msg.tenant_id, doc.memory_id, doc.doc_id, [...new Set(facts.map((f) => f.entity_key))]);
+    const pairs = findContradictions(facts.map((f) => ({ ...f, doc_id: doc.doc_id })), known);
+    await writeFacts(sql, msg.tenant_id, target, facts);
+    const contradictions = await writeContradictions(sql, msg.tenant_id, target, pairs, () => newId('ctr'));
+    await markIndexed(sql, msg.tenant_id, doc.doc_id, chunkCount, entities.length);
+    if (doc.upload_id) await setUploadStatus(sql, msg.tenant_id, doc.upload_id, 'completed', { doc_id: doc.doc_id });
+
+    for (const e of created.slice(0, MAX_ENTITY_EVENTS)) {
+      await emitEvent(sql, 'memory.entity.created', scope, { entity_id: e.entity_id, name: e.name, kind: e.kind, doc_id: doc.doc_id });
+    }
+    for (const c of contradictions.slice(0, MAX_CONTRADICTION_EVENTS)) {
+      await emitEvent(sql, 'memory.entity.contradiction_detected', scope, {
+        contradiction_id: c.contradiction_id,
+        entity: c.entity_name,
+        attribute: c.attribute,
+        sources: [
+          { document_id: c.doc_a, value: c.value_a },
+          { document_id: c.doc_b, value: c.value_b },
+        ],
+      });
+    }
+    await emitEvent(sql, 'memory.ingest.completed', scope, {
+      doc_id: doc.doc_id,
+      vault_id: current.vault_id,
+      chunk_count: chunkCount,
+      upload_id: doc.upload_id,
+    });
+    if (await claimHealthSlot(sql, msg.tenant_id, doc.memory_id, deps.config.healthIntervalMs)) {
+      const health = assessHealth(await healthInputs(sql, msg.tenant_id, doc.memory_id, deps.config.staleAfterMs));
+      await emitEvent(sql, 'memory.health.assessed', scope, {
+        score: health.score,
+        status: health.status,
+        diagnostics: health.diagnostics.map((d) => ({ code: d.code, severity: d.severity, value: d.value })),
+      });
+    }
+    return { createdAt: await documentAge(sql, msg.tenant_id, doc.doc_id) };
+  });
+  if (!started) return 'duplicate';
+  deps.metrics.indexed.inc({ result: 'indexed' });
+  if (started.createdAt !== null) deps.metrics.ingestToIndexed.observe(started.createdAt);
+  return 'indexed';
+}
+
+async function documentAge(sql: import('@lore/runtime').Sql, tenantId: string, docId: string): Promise<number | null> {
+  const r = await sql.query<{ age: number }>(
+    `SELECT extract(epoch FROM (clock_timestamp() - created_at))::float8 AS age FROM graph.documents WHERE tenant_id = $1 AND doc_id = $2`,
+    [tenantId, docId],
+  );
+  return r.rows[0] ? Number(r.rows[0].age) : null;
+}
+
+/** Gives up on a document after repeated failures: marks it failed (visible in status and health), once. */
+export async function failDocument(deps: MemoryDeps, msg: MemoryIngestMessage, eventId: string, error: string): Promise<void> {
+  await deps.db.withTenant(msg.tenant_id, async (sql) => {
+    if (!(await claimEvent(sql, INGEST_CONSUMER, eventId))) return;
+    await markFailed(sql, msg.tenant_id, msg.doc_id, error);
+    const doc = await loadDocumentToIndex(sql, msg.tenant_id, msg.doc_id);
+    if (doc?.upload_id) await setUploadStatus(sql, msg.tenant_id, doc.upload_id, 'failed', { error: 'indexing failed' });
+  });
+  deps.metrics.indexed.inc({ result: 'failed' });
+}

@@ -1,0 +1,140 @@
+import { groundAnswer, type Citation, type SourceChunk } from '../domain/citations';
+import { extractEntities } from '../domain/entities';
+import { suggestFollowups } from '../domain/extractive';
+import { reciprocalRankFusion } from '../domain/ranking';
+import { truncate } from '../domain/text';
+import { lexicalSearch, loadChunks, vectorSearch, type ChunkRow } from '../store/search-store';
+import type { MemoryDeps, MemoryScope } from './context';
+
+export interface SearchOptions {
+  vaultIds?: string[];
+  topK?: number;
+}
+
+export interface RetrievedSource extends SourceChunk {
+  chunk_id: string;
+  vault_id: string;
+  heading: string | null;
+  snippet: string;
+  /** Rank in each retriever that found it (1-based). */
+  ranks: Record<string, number>;
+}
+
+export interface Retrieval {
+  mode: 'hybrid' | 'lexical';
+  sources: RetrievedSource[];
+}
+
+/**
+ * Hybrid retrieval: BM25 over the postings and nearest neighbours over the embeddings (where pgvector exists),
+ * both inside one tenant transaction, fused with reciprocal rank fusion. The query is embedded before the
+ * transaction opens (a provider call must not hold a database backend).
+ */
+export async function retrieve(deps: MemoryDeps, scope: MemoryScope, query: string, options: SearchOptions = {}): Promise<Retrieval> {
+  const topK = Math.max(1, Math.min(options.topK ?? deps.config.searchTopK, 20));
+  const pool = Math.max(topK, deps.config.candidatePool);
+  const embedding = deps.vectors ? (await deps.embedder.embed([query]))[0] ?? null : null;
+  const s = { tenantId: scope.tenantId, memoryId: scope.memoryId, vaultIds: options.vaultIds };
+  const rows = await deps.db.withTenant(scope.tenantId, async (sql) => {
+    const lexical = await lexicalSearch(sql, s, query, pool);
+    const vector = embedding ? await vectorSearch(sql, s, embedding, pool) : [];
+    const fused = reciprocalRankFusion(
+      [
+        { name: 'full_text', ids: lexical.map((h) => h.chunk_id) },
+        { name: 'vector', ids: vector.map((h) => h.chunk_id) },
+      ],
+      60,
+      topK,
+    );
+    const rows = await loadChunks(sql, s, fused.map((f) => f.id));
+    const byId = new Map(rows.map((r) => [r.chunk_id, r]));
+    return fused.map((f) => ({ f, row: byId.get(f.id) }));
+  });
+  const sources = rows
+    .filter((x): x is { f: (typeof x)['f']; row: ChunkRow } => x.row !== undefined)
+    .map(({ f, row }, i) => ({
+      index: i + 1,
+      title: row.title,
+      document_id: row.doc_id,
+      content: row.content,
+      chunk_id: row.chunk_id,
+      vault_id: row.vault_id,
+      heading: row.heading,
+      snippet: truncate(row.content, 280),
+      ranks: f.ranks,
+    }));
+  return { mode: embedding ? 'hybrid' : 'lexical', sources };
+}
+
+export interface SearchAnswer {
+  answer: string;
+  citations: Citation[];
+  chunk_count: number;
+  suggested_followups: string[];
+}
+
+/** Cut point after the last complete sentence (and the markers that follow it) in streamed text. */
+function completeUpTo(text: string): number {
+  let cut = 0;
+  for (const m of text.matchAll(/[.!?]["')\]]*(?:\s*\[\d{1,3}\])*\s+(?=[^\s[])/g)) cut = (m.index ?? 0) + m[0].length;
+  return cut;
+}
+
+export type AnswerPiece = { type: 'token'; text: string } | { type: 'done'; result: SearchAnswer };
+
+/**
+ * Streams an answer whose every marker was checked. The model's text is buffered to sentence boundaries; each
+ * complete sentence is grounded against the sources before any of it is sent, so an invented or unsupported
+ * marker never leaves the service, not even for a moment in a stream. The final piece carries the whole answer
+ * (exactly the concatenation of the tokens sent), the citations actually used, and follow-ups.
+ */
+export async function* answerStream(deps: MemoryDeps, question: string, sources: RetrievedSource[], signal?: AbortSignal): AsyncGenerator<AnswerPiece> {
+  const cited = new Map<number, Citation>();
+  let sent = '';
+  let buffer = '';
+  let removed = 0;
+  const emit = function* (raw: string): Generator<AnswerPiece> {
+    const grounded = groundAnswer(raw, sources);
+    removed += grounded.removed_markers;
+    for (const c of grounded.citations) cited.set(c.index, c);
+    if (!grounded.answer) return;
+    const text = (sent ? ' ' : '') + grounded.answer;
+    sent += text;
+    for (const piece of text.match(/\s*\S+/g) ?? []) yield { type: 'token', text: piece };
+  };
+  if (sources.length > 0) {
+    for await (const piece of deps.languageModel.stream({ question, sources, maxTokens: deps.config.answerMaxTokens, signal })) {
+      buffer += piece;
+      if (buffer.length > 100_000) break; // a runaway model cannot grow the buffer without bound
+      const cut = completeUpTo(buffer);
+      if (cut > 0) {
+        yield* emit(buffer.slice(0, cut));
+        buffer = buffer.slice(cut);
+      }
+    }
+  }
+  if (buffer.trim()) yield* emit(buffer);
+  if (!sent) yield* emit(sources.length === 0 ? 'The memory holds nothing that matches this question.' : 'The sources found do not answer this question.');
+  if (removed > 0) deps.metrics.citationsRemoved.inc(removed);
+  const entityNames = extractEntities(sources.map((s) => s.content).join('\n\n'), 20)
+    .sort((a, b) => b.mentions - a.mentions)
+    .map((e) => e.name);
+  yield {
+    type: 'done',
+    result: {
+      answer: sent,
+      citations: [...cited.values()].sort((a, b) => a.index - b.index),
+      chunk_count: sources.length,
+      suggested_followups: suggestFollowups(question, sources, entityNames),
+    },
+  };
+}
+
+export async function search(deps: MemoryDeps, scope: MemoryScope, query: string, options: SearchOptions = {}): Promise<SearchAnswer & { mode: string }> {
+  const started = process.hrtime.bigint();
+  const retrieval = await retrieve(deps, scope, query, options);
+  let result: SearchAnswer | undefined;
+  for await (const piece of answerStream(deps, query, retrieval.sources)) if (piece.type === 'done') result = piece.result;
+  deps.metrics.searchDuration.observe({ mode: retrieval.mode, stream: 'false' }, Number(process.hrtime.bigint() - started) / 1e9);
+  return { ...(result as SearchAnswer), mode: retrieval.mode };
+}

@@ -1,0 +1,141 @@
+import type { Readable } from 'node:stream';
+import { TOPICS, type MemoryUploadMessage } from '@lore/contracts';
+import { AppError, claimEvent, enqueueOutbox } from '@lore/runtime';
+import { scanAndMask } from '../domain/dlp';
+import { truncate } from '../domain/text';
+import { detectKind, extractDocument, UnsupportedFileError } from '../extract';
+import { ensureMemory } from '../store/memories';
+import { getUpload, insertUpload, setUploadStatus, type UploadRow } from '../store/uploads';
+import { newId, type MemoryDeps, type MemoryScope } from './context';
+import { acceptDocument } from './ingest';
+
+export const UPLOAD_CONSUMER = 'graph-worker.uploads';
+
+export interface UploadView {
+  upload_id: string;
+  status: UploadRow['status'];
+  filename: string;
+  size_bytes: number;
+  doc_id: string | null;
+  extractor: string | null;
+  ocr: boolean;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export function uploadView(u: UploadRow): UploadView {
+  return {
+    upload_id: u.upload_id,
+    status: u.status,
+    filename: u.filename,
+    size_bytes: u.size_bytes,
+    doc_id: u.doc_id,
+    extractor: u.extractor,
+    ocr: u.ocr,
+    error: u.error,
+    created_at: u.created_at,
+    updated_at: u.updated_at,
+  };
+}
+
+/**
+ * Stores the uploaded bytes (the blob store enforces the size limit while reading the stream), then in one
+ * transaction records the upload as `pending` and the `lore.memory.uploads` message. The file name is masked
+ * like content: people name files after customers.
+ */
+export async function acceptUpload(
+  deps: MemoryDeps,
+  scope: MemoryScope,
+  file: { filename: string; contentType: string; stream: Readable },
+): Promise<UploadView> {
+  const uploadId = newId('upl');
+  const blobKey = `${scope.tenantId}/uploads/${uploadId}`;
+  const info = await deps.blobs.put(scope.tenantId, blobKey, file.stream, file.contentType || 'application/octet-stream', deps.config.uploadMaxBytes);
+  const filename = truncate(scanAndMask(file.filename || 'upload').text, 200);
+  const row = await deps.db.withTenant(scope.tenantId, async (sql) => {
+    await ensureMemory(sql, scope.tenantId, scope.memoryId);
+    const u = await insertUpload(sql, scope.tenantId, {
+      upload_id: uploadId,
+      memory_id: scope.memoryId,
+      workspace_id: scope.workspaceId,
+      filename,
+      content_type: info.contentType,
+      size_bytes: info.size,
+      blob_key: blobKey,
+    });
+    const message: MemoryUploadMessage = {
+      event_id: newId('upm'),
+      tenant_id: scope.tenantId,
+      workspace_id: scope.workspaceId,
+      memory_id: scope.memoryId,
+      upload_id: uploadId,
+    };
+    await enqueueOutbox(sql, { topic: TOPICS.memoryUploads, key: scope.memoryId, eventId: message.event_id, value: message });
+    return u;
+  });
+  return uploadView(row);
+}
+
+export async function getUploadView(deps: MemoryDeps, scope: MemoryScope, uploadId: string): Promise<UploadView> {
+  const u = await deps.db.withTenant(scope.tenantId, (sql) => getUpload(sql, scope.tenantId, uploadId));
+  if (!u || u.memory_id !== scope.memoryId) throw AppError.notFound('upload');
+  return uploadView(u);
+}
+
+/**
+ * Background half of an upload: extract text (OCR for images and scanned PDFs), then hand it to the same
+ * ingest path as `POST /ingest` (DLP, routing, outbox) with the upload's claim in the same transaction. A file
+ * that cannot be read ends `failed` with a reason; infrastructure errors throw so the bus redelivers.
+ */
+export async function processUpload(deps: MemoryDeps, msg: MemoryUploadMessage, eventId: string): Promise<'accepted' | 'duplicate' | 'missing' | 'failed'> {
+  const upload = await deps.db.withTenant(msg.tenant_id, (sql) => getUpload(sql, msg.tenant_id, msg.upload_id));
+  if (!upload) return 'missing';
+  if (upload.status !== 'pending' && upload.status !== 'extracting') return 'duplicate';
+  await deps.db.withTenant(msg.tenant_id, (sql) => setUploadStatus(sql, msg.tenant_id, upload.upload_id, 'extracting'));
+  const blob = await deps.blobs.get(msg.tenant_id, upload.blob_key);
+  if (!blob) {
+    await fail(deps, msg, eventId, 'the uploaded file is gone');
+    return 'failed';
+  }
+  const kind = detectKind(upload.filename, upload.content_type, blob.data);
+  let extracted;
+  try {
+    if (!kind) throw new UnsupportedFileError('unsupported file type');
+    extracted = await extractDocument(kind, blob.data, {
+      ocr: deps.ocr,
+      pdfTimeoutMs: deps.config.pdfTimeoutMs,
+      maxPdfPages: deps.config.maxPdfPages,
+      ocrBelowChars: deps.config.ocrBelowChars,
+      maxOcrImages: deps.config.maxOcrImages,
+    });
+    if (!extracted.text.trim()) throw new UnsupportedFileError('no text could be extracted from the file');
+    if (extracted.text.length > deps.config.maxContentChars) extracted.text = extracted.text.slice(0, deps.config.maxContentChars);
+  } catch (err) {
+    if (!(err instanceof UnsupportedFileError)) throw err;
+    deps.metrics.uploads.inc({ kind: kind ?? 'unknown', result: 'failed' });
+    await fail(deps, msg, eventId, err.message);
+    return 'failed';
+  }
+  const scope: MemoryScope = { tenantId: msg.tenant_id, workspaceId: upload.workspace_id, memoryId: upload.memory_id };
+  const result = await acceptDocument(
+    deps,
+    scope,
+    { content: extracted.text, content_type: extracted.contentType, title: extracted.title ?? upload.filename, routing: { mode: 'auto' } },
+    {
+      source: 'upload',
+      uploadId: upload.upload_id,
+      before: (sql) => claimEvent(sql, UPLOAD_CONSUMER, eventId),
+      after: (sql, r) => setUploadStatus(sql, msg.tenant_id, upload.upload_id, 'indexing', { doc_id: r.doc_id, extractor: extracted.extractor, ocr: extracted.ocr }),
+    },
+  );
+  deps.metrics.uploads.inc({ kind, result: 'accepted' });
+  return result ? 'accepted' : 'duplicate';
+}
+
+async function fail(deps: MemoryDeps, msg: MemoryUploadMessage, eventId: string, reason: string): Promise<void> {
+  await deps.db.withTenant(msg.tenant_id, async (sql) => {
+    if (!(await claimEvent(sql, UPLOAD_CONSUMER, eventId))) return;
+    await setUploadStatus(sql, msg.tenant_id, msg.upload_id, 'failed', { error: reason });
+  });
+}

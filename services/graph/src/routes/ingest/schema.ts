@@ -1,0 +1,22 @@
+import { z } from 'zod';
+
+export const RoutingSchema = z.discriminatedUnion('mode', [
+  z.object({ mode: z.literal('auto') }),
+  z.object({ mode: z.literal('manual'), vault_id: z.string().min(1).max(64) }),
+  z.object({ mode: z.literal('review') }),
+]);
+
+export const IngestBodySchema = z.object({
+  content: z.string().min(1, 'content is required'),
+  content_type: z.enum(['text', 'markdown', 'html']).default('text'),
+  title: z.string().max(500).optional(),
+  routing: RoutingSchema.default({ mode: 'auto' }),
+});
+
+export const IngestResultSchema = z.object({
+  doc_id: z.string(),
+  vault_id: z.string(),
+  routing_confidence: z.number().min(0).max(1),
+  needs_review: z.boolean(),
+  dlp_matches: z.number().int().min(0),
+});

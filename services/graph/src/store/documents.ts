@@ -1,0 +1,158 @@
+import type { Sql } from '@lore/runtime';
+
+export type DocumentStatus = 'queued' | 'indexed' | 'failed';
+
+export interface NewDocument {
+  doc_id: string;
+  memory_id: string;
+  workspace_id: string;
+  vault_id: string;
+  title: string;
+  content_type: string;
+  content: string;
+  content_sha256: string;
+  source: 'ingest' | 'upload';
+  upload_id: string | null;
+  routing_mode: string;
+  routing_confidence: number;
+  routing_scores: Array<{ vault_id: string; score: number }>;
+  needs_review: boolean;
+  dlp_matches: number;
+  dlp_kinds: Record<string, number>;
+}
+
+export interface DocumentView {
+  doc_id: string;
+  vault_id: string;
+  title: string;
+  content_type: string;
+  source: string;
+  upload_id: string | null;
+  status: DocumentStatus;
+  routing_mode: string;
+  routing_confidence: number;
+  needs_review: boolean;
+  dlp_matches: number;
+  dlp_kinds: Record<string, number>;
+  chunk_count: number;
+  entity_count: number;
+  error: string | null;
+  created_at: string;
+  indexed_at: string | null;
+}
+
+const VIEW = `doc_id, vault_id, title, content_type, source, upload_id, status, routing_mode, routing_confidence,
+  needs_review, dlp_matches, dlp_kinds, chunk_count, entity_count, error, created_at, indexed_at`;
+
+interface Raw extends Omit<DocumentView, 'created_at' | 'indexed_at' | 'routing_confidence'> {
+  created_at: Date | string;
+  indexed_at: Date | string | null;
+  routing_confidence: number | string;
+}
+
+function toView(r: Raw): DocumentView {
+  return {
+    ...r,
+    routing_confidence: Number(r.routing_confidence),
+    created_at: new Date(r.created_at).toISOString(),
+    indexed_at: r.indexed_at ? new Date(r.indexed_at).toISOString() : null,
+  };
+}
+
+export async function insertDocument(sql: Sql, tenantId: string, d: NewDocument): Promise<void> {
+  await sql.query(
+    `INSERT INTO graph.documents (tenant_id, memory_id, workspace_id, doc_id, vault_id, title, content_type, content, content_sha256,
+       source, upload_id, routing_mode, routing_confidence, routing_scores, needs_review, dlp_matches, dlp_kinds)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::jsonb, $15, $16, $17::jsonb)`,
+    [
+      tenantId,
+      d.memory_id,
+      d.workspace_id,
+      d.doc_id,
+      d.vault_id,
+      d.title,
+      d.content_type,
+      d.content,
+      d.content_sha256,
+      d.source,
+      d.upload_id,
+      d.routing_mode,
+      d.routing_confidence,
+      JSON.stringify(d.routing_scores),
+      d.needs_review,
+      d.dlp_matches,
+      JSON.stringify(d.dlp_kinds),
+    ],
+  );
+}
+
+export async function getDocument(sql: Sql, tenantId: string, memoryId: string, docId: string): Promise<DocumentView | null> {
+  const r = await sql.query<Raw>(`SELECT ${VIEW} FROM graph.documents WHERE tenant_id = $1 AND memory_id = $2 AND doc_id = $3`, [
+    tenantId,
+    memoryId,
+    docId,
+  ]);
+  return r.rows[0] ? toView(r.rows[0]) : null;
+}
+
+export interface ListFilter {
+  vault_id?: string;
+  status?: DocumentStatus;
+  needs_review?: boolean;
+  limit: number;
+  /** Keyset cursor: documents created strictly before this (created_at, doc_id). */
+  before?: { created_at: string; doc_id: string };
+}
+
+export async function listDocuments(sql: Sql, tenantId: string, memoryId: string, f: ListFilter): Promise<DocumentView[]> {
+  const r = await sql.query<Raw>(
+    `SELECT ${VIEW} FROM graph.documents
+      WHERE tenant_id = $1 AND memory_id = $2
+        AND ($3::text IS NULL OR vault_id = $3)
+        AND ($4::text IS NULL OR status = $4)
+        AND ($5::boolean IS NULL OR needs_review = $5)
+        AND ($6::timestamptz IS NULL OR (created_at, doc_id) < ($6::timestamptz, $7::text))
+      ORDER BY created_at DESC, doc_id DESC
+      LIMIT $8`,
+    [tenantId, memoryId, f.vault_id ?? null, f.status ?? null, f.needs_review ?? null, f.before?.created_at ?? null, f.before?.doc_id ?? null, f.limit],
+  );
+  return r.rows.map(toView);
+}
+
+/** Files a document into a vault (review action): the chunks follow, and it leaves the review queue. */
+export async function fileDocument(sql: Sql, tenantId: string, memoryId: string, docId: string, vaultId: string): Promise<boolean> {
+  const r = await sql.query(
+    `UPDATE graph.documents SET vault_id = $4, needs_review = false, routing_mode = 'review', updated_at = now()
+      WHERE tenant_id = $1 AND memory_id = $2 AND doc_id = $3`,
+    [tenantId, memoryId, docId, vaultId],
+  );
+  if (r.rowCount !== 1) return false;
+  await sql.query(`UPDATE graph.chunks SET vault_id = $4 WHERE tenant_id = $1 AND memory_id = $2 AND doc_id = $3`, [tenantId, memoryId, docId, vaultId]);
+  return true;
+}
+
+/** Deletes a document and keeps the BM25 statistics true (they count what is indexed). */
+export async function deleteDocument(sql: Sql, tenantId: string, memoryId: string, docId: string): Promise<boolean> {
+  await sql.query(
+    `UPDATE graph.term_stats ts SET df = ts.df - x.n
+       FROM (SELECT p.term, count(*)::int AS n FROM graph.postings p JOIN graph.chunks c ON c.chunk_id = p.chunk_id
+              WHERE c.tenant_id = $1 AND c.memory_id = $2 AND c.doc_id = $3 GROUP BY p.term) x
+      WHERE ts.tenant_id = $1 AND ts.memory_id = $2 AND ts.term = x.term`,
+    [tenantId, memoryId, docId],
+  );
+  await sql.query(
+    `UPDATE graph.corpus_stats cs SET chunk_count = cs.chunk_count - x.n, total_dl = cs.total_dl - x.dl
+       FROM (SELECT count(*) AS n, coalesce(sum(dl), 0) AS dl FROM graph.chunks WHERE tenant_id = $1 AND memory_id = $2 AND doc_id = $3) x
+      WHERE cs.tenant_id = $1 AND cs.memory_id = $2`,
+    [tenantId, memoryId, docId],
+  );
+  await sql.query(
+    `UPDATE graph.entities e SET mention_count = greatest(0, e.mention_count - m.mentions)
+       FROM graph.entity_mentions m
+      WHERE m.tenant_id = $1 AND m.memory_id = $2 AND m.doc_id = $3 AND e.tenant_id = m.tenant_id AND e.memory_id = m.memory_id AND e.entity_key = m.entity_key`,
+    [tenantId, memoryId, docId],
+  );
+  await sql.query(`DELETE FROM graph.contradictions WHERE tenant_id = $1 AND memory_id = $2 AND (doc_a = $3 OR doc_b = $3)`, [tenantId, memoryId, docId]);
+  const r = await sql.query(`DELETE FROM graph.documents WHERE tenant_id = $1 AND memory_id = $2 AND doc_id = $3`, [tenantId, memoryId, docId]);
+  return r.rowCount === 1;
+}

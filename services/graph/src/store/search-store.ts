@@ -1,0 +1,95 @@
+import type { Sql } from '@lore/runtime';
+import { vectorLiteral } from './index-store';
+
+export interface ScoredChunk {
+  chunk_id: string;
+  score: number;
+}
+
+export interface SearchScope {
+  tenantId: string;
+  memoryId: string;
+  /** Restrict to these vaults (all when undefined). */
+  vaultIds?: string[];
+}
+
+/** BM25 parameters (Robertson/Spärck Jones defaults used by Lucene). */
+const K1 = 1.2;
+const B = 0.75;
+
+/**
+ * BM25 over the postings table. Query lexemes come from the same `to_tsvector('english', …)` that indexed the
+ * chunks, so stemming and stop words agree exactly. Every predicate on the RLS-protected tables is an equality
+ * on text or bigint (leakproof), so the btree stays usable under the tenant policy. The explicit tenant
+ * condition duplicates the policy on purpose: it makes the plan identical with and without RLS.
+ */
+export async function lexicalSearch(sql: Sql, scope: SearchScope, query: string, limit: number): Promise<ScoredChunk[]> {
+  const r = await sql.query<{ chunk_id: string; score: number }>(
+    `WITH q AS (
+       SELECT DISTINCT l.lexeme AS term FROM unnest(to_tsvector('english', $3)) l LIMIT 64
+     ), s AS (
+       SELECT greatest(chunk_count, 1)::float8 AS n, greatest(total_dl::float8 / greatest(chunk_count, 1), 1) AS avgdl
+         FROM graph.corpus_stats WHERE tenant_id = $1 AND memory_id = $2
+     ), w AS (
+       SELECT q.term, ln(1 + (s.n - ts.df + 0.5) / (ts.df + 0.5)) AS idf
+         FROM q JOIN graph.term_stats ts ON ts.tenant_id = $1 AND ts.memory_id = $2 AND ts.term = q.term CROSS JOIN s
+        WHERE ts.df > 0
+     )
+     SELECT p.chunk_id::text AS chunk_id,
+            sum(w.idf * p.tf * ${K1 + 1} / (p.tf + ${K1} * (${1 - B} + ${B} * p.dl / s.avgdl)))::float8 AS score
+       FROM w JOIN graph.postings p ON p.tenant_id = $1 AND p.memory_id = $2 AND p.term = w.term
+       CROSS JOIN s
+      WHERE ($5::text[] IS NULL OR EXISTS (
+              SELECT 1 FROM graph.chunks c WHERE c.chunk_id = p.chunk_id AND c.tenant_id = $1 AND c.vault_id = ANY($5::text[])))
+      GROUP BY p.chunk_id
+      ORDER BY score DESC, p.chunk_id
+      LIMIT $4`,
+    [scope.tenantId, scope.memoryId, query, limit, scope.vaultIds ?? null],
+  );
+  return r.rows.map((x) => ({ chunk_id: x.chunk_id, score: Number(x.score) }));
+}
+
+/** Dimensions the migration built an HNSW expression index for. */
+export const INDEXED_DIMS = 384;
+
+/**
+ * Nearest chunks by cosine distance. For the indexed dimension the query repeats the index expression and its
+ * partial predicate literally so the planner can use HNSW; other dimensions scan exactly.
+ */
+export async function vectorSearch(sql: Sql, scope: SearchScope, embedding: number[], limit: number): Promise<ScoredChunk[]> {
+  const dims = embedding.length;
+  if (!Number.isInteger(dims) || dims <= 0) return [];
+  const expr = dims === INDEXED_DIMS ? `c.embedding::vector(${INDEXED_DIMS})` : 'c.embedding';
+  const cast = dims === INDEXED_DIMS ? `::vector(${INDEXED_DIMS})` : '::vector';
+  const r = await sql.query<{ chunk_id: string; distance: number }>(
+    `SELECT c.chunk_id::text AS chunk_id, (${expr} <=> $3${cast})::float8 AS distance
+       FROM graph.chunks c
+      WHERE c.tenant_id = $1 AND c.memory_id = $2 AND c.embedding_dims = ${dims}
+        AND ($5::text[] IS NULL OR c.vault_id = ANY($5::text[]))
+      ORDER BY ${expr} <=> $3${cast}
+      LIMIT $4`,
+    [scope.tenantId, scope.memoryId, vectorLiteral(embedding), limit, scope.vaultIds ?? null],
+  );
+  return r.rows.map((x) => ({ chunk_id: x.chunk_id, score: 1 - Number(x.distance) }));
+}
+
+export interface ChunkRow {
+  chunk_id: string;
+  doc_id: string;
+  vault_id: string;
+  ord: number;
+  heading: string | null;
+  content: string;
+  title: string;
+}
+
+export async function loadChunks(sql: Sql, scope: SearchScope, chunkIds: string[]): Promise<ChunkRow[]> {
+  if (chunkIds.length === 0) return [];
+  const r = await sql.query<ChunkRow>(
+    `SELECT c.chunk_id::text AS chunk_id, c.doc_id, c.vault_id, c.ord, c.heading, c.content, d.title
+       FROM graph.chunks c JOIN graph.documents d ON d.tenant_id = c.tenant_id AND d.doc_id = c.doc_id
+      WHERE c.tenant_id = $1 AND c.memory_id = $2 AND c.chunk_id = ANY($3::bigint[])`,
+    [scope.tenantId, scope.memoryId, chunkIds],
+  );
+  return r.rows;
+}

@@ -1,0 +1,24 @@
+// PDF parsing in a worker thread: PDF.js (through unpdf) is ECMAScript-module only and CPU-heavy, so it runs
+// here, off the service's event loop, with its own memory ceiling, and the caller can terminate it on timeout.
+// Input (workerData): { data: Uint8Array, ocrBelowChars: number, maxPages: number }.
+// Output (message): { pages: string[], totalPages: number, images: [{ page, width, height, channels, data }] }
+// where images are the raster images of pages whose text layer is shorter than ocrBelowChars (scanned pages).
+import { parentPort, workerData } from 'node:worker_threads';
+import { extractImages, extractText, getDocumentProxy } from 'unpdf';
+
+const { data, ocrBelowChars, maxPages } = workerData;
+try {
+  const pdf = await getDocumentProxy(new Uint8Array(data));
+  const { totalPages, text } = await extractText(pdf, { mergePages: false });
+  const pages = text.slice(0, maxPages);
+  const images = [];
+  for (let i = 0; i < pages.length; i += 1) {
+    if ((pages[i] ?? '').trim().length >= ocrBelowChars) continue;
+    for (const img of await extractImages(pdf, i + 1)) {
+      images.push({ page: i + 1, width: img.width, height: img.height, channels: img.channels, data: img.data });
+    }
+  }
+  parentPort.postMessage({ ok: true, pages, totalPages, images });
+} catch (err) {
+  parentPort.postMessage({ ok: false, error: err instanceof Error ? err.message : String(err) });
+}
