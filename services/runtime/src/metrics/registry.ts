@@ -15,6 +15,16 @@ export function createMetricsRegistry(service: string, opts: { defaultMetrics?: 
 }
 
 export function createHttpMetrics(registry: Registry): HttpMetrics {
+  // Several apps of one process (public, admin, ops listeners; the embedded mode's services) share a registry.
+  const existingDuration = registry.getSingleMetric('lore_http_request_duration_seconds');
+  const existingTotal = registry.getSingleMetric('lore_http_requests_total');
+  if (existingDuration && existingTotal) {
+    return {
+      registry,
+      requestDuration: existingDuration as Histogram<'method' | 'route' | 'status'>,
+      requestsTotal: existingTotal as Counter<'method' | 'route' | 'status'>,
+    };
+  }
   // Route labels use the matched route template, never the raw path, so label values stay bounded.
   const requestDuration = new Histogram({
     name: 'lore_http_request_duration_seconds',
