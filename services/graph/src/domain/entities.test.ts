@@ -44,6 +44,11 @@ describe('fact extraction', () => {
     ]);
   });
 
+  it('stops a value before qualifiers', () => {
+    expect(extractFacts('Acme Corp is headquartered in Munich according to the 2024 filing.', 0).map((f) => f.value)).toEqual(['Munich']);
+    expect(extractFacts('Acme Corp is based in Oslo since 2021.', 0).map((f) => f.value)).toEqual(['Oslo']);
+  });
+
   it('skips sentences with masked values', () => {
     expect(extractFacts("Acme Corp's password is [REDACTED:secret_assignment].", 0)).toEqual([]);
   });

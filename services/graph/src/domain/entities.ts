@@ -102,7 +102,7 @@ function kindOf(name: string, before: string): EntityKind {
 
 const SUBJECT = String.raw`(?<subj>${NAME})`;
 const VALUE = String.raw`(?<val>[^.;!?]{1,80}?)`;
-const END = String.raw`(?=\s*(?:[.;!?]|,|\s+(?:and|but|since|because|while|which|who)\b|$))`;
+const END = String.raw`(?=\s*(?:[.;!?]|,|\s+(?:and|but|since|because|while|which|who|according|as|per|from|until|after|before|when|in\s+\d{4})\b|$))`;
 
 /** Statement shapes that carry a checkable fact. The attribute comes from the pattern or from the text. */
 const FACT_PATTERNS: Array<{ re: RegExp; attribute?: string }> = [

@@ -1,0 +1,56 @@
+/** Seeded secrets for the DLP suites: every value must vanish from everything the service keeps or says. */
+function nir(body: string): string {
+  return `${body}${String(97 - Number(BigInt(body) % 97n)).padStart(2, '0')}`;
+}
+
+export const SEEDED_SECRETS: Array<{ kind: string; value: string; sentence: (v: string) => string }> = [
+  { kind: 'card_number', value: '4111 1111 1111 1111', sentence: (v) => `The Falcon vendor card is ${v} for renewals.` },
+  { kind: 'card_number', value: '5555-5555-5555-4444', sentence: (v) => `Backup Falcon card: ${v}.` },
+  { kind: 'iban', value: 'GB82 WEST 1234 5698 7654 32', sentence: (v) => `Falcon payouts go to ${v} monthly.` },
+  { kind: 'national_id', value: '123-45-6789', sentence: (v) => `The Falcon contractor SSN is ${v}.` },
+  { kind: 'national_id', value: nir('1841276451089'), sentence: (v) => `Falcon French employee NIR ${v}.` },
+  { kind: 'email', value: 'falcon.owner@example.com', sentence: (v) => `Falcon owner e-mail: ${v}.` },
+  { kind: 'phone', value: '+1 415 555 0132', sentence: (v) => `Falcon on-call phone ${v}.` },
+  { kind: 'api_key', value: 'AKIAIOSFODNN7EXAMPLE', sentence: (v) => `Falcon AWS key ${v} is in the vault.` },
+  { kind: 'api_key', value: 'sk-proj-FalconSecret1234567890abcdEFGH', sentence: (v) => `Falcon model key ${v}.` },
+  {
+    kind: 'jwt',
+    value: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJmYWxjb24ifQ.c2lnbmF0dXJlLW9mLWZhbGNvbi10b2tlbg',
+    sentence: (v) => `Falcon session token ${v}.`,
+  },
+  {
+    kind: 'private_key',
+    value: '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAAFalconKeyMaterial\n-----END OPENSSH PRIVATE KEY-----',
+    sentence: (v) => `Falcon deploy key:\n${v}\n`,
+  },
+  { kind: 'url_password', value: 'Falc0nDbPass!', sentence: (v) => `Falcon database: postgres://falcon:${v}@db.falcon.internal:5432/app` },
+  { kind: 'secret_assignment', value: 'FalconHunter42', sentence: (v) => `Falcon admin password=${v}` },
+];
+
+export function secretDocument(): string {
+  return ['# Falcon operations', 'The Falcon project is operated by the platform team.', ...SEEDED_SECRETS.map((s) => s.sentence(s.value))].join('\n\n');
+}
+
+/** Fragments of each secret that are distinctive enough to search for in dumps (digits without separators too). */
+export function secretNeedles(): string[] {
+  const out = new Set<string>();
+  for (const s of SEEDED_SECRETS) {
+    out.add(s.value);
+    const compact = s.value.replace(/[\s-]/g, '');
+    if (compact.length >= 8) out.add(compact);
+  }
+  return [...out];
+}
+
+export const VAULTS = [
+  {
+    name: 'Finance',
+    description: 'Invoices, budgets, revenue, expenses, payroll and quarterly financial reports.',
+    examples: ['Q3 revenue grew 12% while operating expenses fell.', 'Invoice 443 is overdue; payment terms are net 30.'],
+  },
+  {
+    name: 'Engineering',
+    description: 'Software architecture, deployments, incidents, databases, APIs and code reviews.',
+    examples: ['The API gateway deployment failed because the database migration timed out.', 'Postmortem for the Kafka incident.'],
+  },
+];

@@ -1,0 +1,30 @@
+import { startHarness, waitIndexed, type Harness } from './support';
+
+describe('memory on embedded PostgreSQL (PGlite + memory bus)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ backend: 'pglite' });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('ingests, indexes and answers with valid citations using hybrid retrieval', async () => {
+    const who = h.identity('t_smoke');
+    const ingest = await h.call('POST', '/api/v1/memory/ingest', who, {
+      content: 'Refunds are issued within five business days after the return arrives. The Pro plan costs 49 dollars per month.',
+      content_type: 'text',
+      routing: { mode: 'auto' },
+    });
+    expect(ingest.status).toBe(200);
+    expect(ingest.body).toMatchObject({ vault_id: 'v_unassigned', needs_review: true, dlp_matches: 0 });
+    const doc = await waitIndexed(h, who, ingest.body.doc_id);
+    expect(doc.status).toBe('indexed');
+    const s = await h.call('POST', '/api/v1/memory/search', who, { query: 'How long do refunds take?' });
+    expect(s.status).toBe(200);
+    expect(s.body.retrieval).toBe('hybrid');
+    expect(s.body.answer).toContain('[1]');
+    expect(s.body.citations).toEqual([{ index: 1, title: expect.any(String), document_id: ingest.body.doc_id }]);
+    expect(s.body.chunk_count).toBeGreaterThan(0);
+  });
+});
