@@ -10,3 +10,4 @@ export { createKey, rotateKey, revokeKey } from './operations/keys';
 export { createUser } from './operations/identity';
 export { pingHandler } from './routes/pages/handlers';
 export { parseCredential, hasValidChecksum, KEY_PREFIX } from './domain/credentials';
+export { createWebhooksWorker, type WebhooksWorker, type WebhooksWorkerDeps } from './webhooks';
