@@ -1,0 +1,79 @@
+import Router from '@koa/router';
+import {
+  KafkaBus,
+  Lifecycle,
+  OutboxRelay,
+  PostgresDb,
+  createHttpApp,
+  createLogger,
+  createMetricsRegistry,
+  exitOnConfigError,
+  listen,
+  opsRouter,
+  parseConfig,
+  runRuntimeMigrations,
+  type LoreState,
+} from '@lore/runtime';
+import { migrateGateway } from './gateway';
+import { webhooksEnvSchema, workerConfigFromEnv } from './webhooks/config';
+import { createWebhooksWorker } from './webhooks/worker';
+
+/**
+ * The `webhooks` deployment: consumes domain events, signs and delivers them, retries on the documented schedule,
+ * dead-letters. The only place that reads the environment and builds clients for it.
+ */
+async function main(): Promise<void> {
+  const env = parseConfig(webhooksEnvSchema, process.env);
+  const logger = createLogger({ level: env.LOG_LEVEL, service: 'webhooks' });
+  const metrics = createMetricsRegistry('webhooks');
+  const lifecycle = new Lifecycle(logger);
+  lifecycle.installSignalHandlers();
+
+  const db = await new PostgresDb({ url: env.LORE_DATABASE_URL, ...(env.LORE_DATABASE_OWNER_URL ? { ownerUrl: env.LORE_DATABASE_OWNER_URL } : {}) }).init();
+  lifecycle.onShutdown('database', () => db.close());
+  if (env.WEBHOOKS_RUN_MIGRATIONS) {
+    await runRuntimeMigrations(db);
+    await migrateGateway(db);
+  }
+
+  const bus = new KafkaBus({
+    brokers: env.LORE_KAFKA_BROKERS,
+    clientId: 'lore-webhooks',
+    logger,
+    metrics,
+    ...(env.WEBHOOKS_KAFKA_PARTITIONS > 0 ? { partitions: env.WEBHOOKS_KAFKA_PARTITIONS } : {}),
+  });
+  lifecycle.onShutdown('event bus', () => bus.close());
+
+  // Dead-letter replays are enqueued in the outbox by the gateway; this relay makes sure they are published even
+  // when no other service runs one (relays of one database take turns through an advisory lock).
+  if (env.WEBHOOKS_RUN_OUTBOX_RELAY) {
+    const relay = new OutboxRelay({ db, bus, logger, metrics });
+    relay.start();
+    lifecycle.onShutdown('outbox relay', () => relay.stop());
+  }
+
+  const worker = createWebhooksWorker({ db, bus, logger, metrics, config: workerConfigFromEnv(env) });
+  lifecycle.addCheck('database', async () => {
+    await db.ping();
+    return { ok: true };
+  });
+  lifecycle.addCheck('event bus', async () => {
+    await bus.ping();
+    return { ok: true, details: { kind: bus.kind } };
+  });
+  lifecycle.addCheck('worker', async () => ({ ok: worker.running }));
+
+  const ops = createHttpApp({ service: 'webhooks-ops', logger, metrics });
+  const router: Router<LoreState> = opsRouter(lifecycle, metrics);
+  ops.use(router.routes());
+  const opsServer = await listen(ops, env.WEBHOOKS_OPS_PORT, env.WEBHOOKS_OPS_HOST);
+  lifecycle.onShutdown('ops listener', () => opsServer.close());
+
+  await worker.start();
+  lifecycle.onShutdown('webhooks worker', () => worker.stop(), 15_000);
+  lifecycle.markStarted();
+  logger.info({ ops_port: opsServer.port }, 'webhooks worker ready');
+}
+
+main().catch(exitOnConfigError);

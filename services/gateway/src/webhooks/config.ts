@@ -1,0 +1,60 @@
+import { readFileSync } from 'node:fs';
+import { envBool, envInt } from '@lore/runtime';
+import { z } from 'zod';
+import type { WebhooksWorkerConfig } from './worker';
+
+/**
+ * The webhooks worker's environment, parsed once by webhooks-main.ts. The two test-only settings (loopback
+ * receivers, an extra certificate authority) are refused outright when NODE_ENV is production, so a mistaken value
+ * in a production deployment stops the process instead of opening the internal network to subscribers.
+ */
+export const webhooksEnvSchema = z
+  .object({
+    NODE_ENV: z.string().default('development'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    LORE_DATABASE_URL: z.string({ error: 'is required' }).min(1),
+    LORE_DATABASE_OWNER_URL: z.string().optional(),
+    LORE_KAFKA_BROKERS: z
+      .string({ error: 'is required' })
+      .min(1)
+      .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+    WEBHOOKS_OPS_HOST: z.string().default('0.0.0.0'),
+    WEBHOOKS_OPS_PORT: envInt(9091, 0, 65535),
+    WEBHOOKS_DELIVERY_TIMEOUT_MS: envInt(5_000, 200, 30_000),
+    WEBHOOKS_CONCURRENCY_PER_ENDPOINT: envInt(4, 1, 64),
+    WEBHOOKS_DISABLE_AFTER_DEAD_LETTERS: envInt(10, 0, 100_000),
+    WEBHOOKS_GROUP_ID_PREFIX: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/).default('lore.webhooks'),
+    WEBHOOKS_START_FROM: z.enum(['earliest', 'latest']).default('earliest'),
+    WEBHOOKS_KAFKA_PARTITIONS: envInt(0, 0, 1000),
+    WEBHOOKS_RUN_MIGRATIONS: envBool(false),
+    WEBHOOKS_RUN_OUTBOX_RELAY: envBool(true),
+    WEBHOOKS_TEST_ALLOW_LOOPBACK: envBool(false),
+    WEBHOOKS_TEST_CA_FILE: z.string().optional(),
+  })
+  .superRefine((env, ctx) => {
+    const production = env.NODE_ENV === 'production';
+    if (production && env.WEBHOOKS_TEST_ALLOW_LOOPBACK) {
+      ctx.addIssue({ code: 'custom', path: ['WEBHOOKS_TEST_ALLOW_LOOPBACK'], message: 'is a test-only setting and is refused when NODE_ENV=production' });
+    }
+    if (production && env.WEBHOOKS_TEST_CA_FILE) {
+      ctx.addIssue({ code: 'custom', path: ['WEBHOOKS_TEST_CA_FILE'], message: 'is a test-only setting and is refused when NODE_ENV=production' });
+    }
+    if (env.WEBHOOKS_RUN_MIGRATIONS && !env.LORE_DATABASE_OWNER_URL) {
+      ctx.addIssue({ code: 'custom', path: ['LORE_DATABASE_OWNER_URL'], message: 'is required when WEBHOOKS_RUN_MIGRATIONS is true' });
+    }
+  });
+
+export type WebhooksEnv = z.infer<typeof webhooksEnvSchema>;
+
+export function workerConfigFromEnv(env: WebhooksEnv, readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): WebhooksWorkerConfig {
+  return {
+    deliveryTimeoutMs: env.WEBHOOKS_DELIVERY_TIMEOUT_MS,
+    concurrencyPerEndpoint: env.WEBHOOKS_CONCURRENCY_PER_ENDPOINT,
+    disableAfterDeadLetters: env.WEBHOOKS_DISABLE_AFTER_DEAD_LETTERS,
+    groupIdPrefix: env.WEBHOOKS_GROUP_ID_PREFIX,
+    startFrom: env.WEBHOOKS_START_FROM,
+    maxSubscriptionsPerEvent: 100,
+    allowLoopback: env.WEBHOOKS_TEST_ALLOW_LOOPBACK,
+    ...(env.WEBHOOKS_TEST_CA_FILE ? { extraCaPem: readFile(env.WEBHOOKS_TEST_CA_FILE) } : {}),
+  };
+}
