@@ -1,0 +1,195 @@
+import { Agent, createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { IdentitySigner, PostgresDb, createLogger, createMetricsRegistry, listen, type StartedServer } from '@lore/runtime';
+import { createGateway, gatewayConfig, RedisGatewayState, type Gateway, type GatewayConfig } from '@lore/gateway';
+import { freshDatabase, requireEnv, type TestDatabase } from '../support/infra';
+
+export const IDENTITY_SECRET = 'test-identity-secret-0123456789abcdef';
+export const SESSION_SECRET = 'test-session-secret-0123456789abcdef';
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+
+export interface HttpResult {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  json: any;
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+
+/** A plain HTTP client: unlike fetch it lets a test set Host and read every header. */
+export function http(
+  baseUrl: string,
+  method: string,
+  path: string,
+  opts: { headers?: Record<string, string>; body?: unknown; raw?: string | Buffer } = {},
+): Promise<HttpResult> {
+  const u = new URL(baseUrl);
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  let payload: string | Buffer | undefined;
+  if (opts.raw !== undefined) payload = opts.raw;
+  else if (opts.body !== undefined) {
+    payload = JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  if (payload !== undefined) headers['content-length'] = String(Buffer.byteLength(payload));
+  return new Promise((resolve, reject) => {
+    const req = request({ host: u.hostname, port: u.port, method, path, headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown = undefined;
+        try {
+          json = text ? JSON.parse(text) : undefined;
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (payload !== undefined) req.write(payload);
+    req.end();
+  });
+}
+
+/** An upstream that answers every request with what it received, so tests can see exactly what got through. */
+export interface EchoUpstream {
+  url: string;
+  server: Server;
+  received: Array<{ method: string; url: string; headers: IncomingHttpHeaders; bodyBytes: number }>;
+  close(): Promise<void>;
+}
+
+export async function startEcho(): Promise<EchoUpstream> {
+  const received: EchoUpstream['received'] = [];
+  const server = createServer((req, res) => {
+    if (req.url?.startsWith('/slow')) return; // never answers: timeout tests
+    let bytes = 0;
+    req.on('data', (c: Buffer) => (bytes += c.length));
+    req.on('end', () => {
+      received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, bodyBytes: bytes });
+      if (received.length > 20_000) received.splice(0, 10_000);
+      if (req.url?.includes('/stream')) {
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        res.write('event: sources\ndata: []\n\n');
+        setTimeout(() => res.write('event: token\ndata: "hello"\n\n'), 150);
+        setTimeout(() => res.end('event: done\ndata: {}\n\n'), 300);
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body_bytes: bytes }));
+    });
+  });
+  server.on('upgrade', (req, socket) => {
+    received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, bodyBytes: 0 });
+    socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
+    socket.on('data', (d: Buffer) => socket.write(d));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    server,
+    received,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+export interface GatewayUnderTest {
+  gateway: Gateway;
+  publicUrl: string;
+  adminUrl: string;
+  db: PostgresDb;
+  redis: Redis;
+  state: RedisGatewayState;
+  signer: IdentitySigner;
+  servers: StartedServer[];
+  close(): Promise<void>;
+}
+
+/** One gateway instance on real PostgreSQL and Redis; several may share a database and a Redis prefix. */
+export async function startGateway(
+  database: TestDatabase,
+  overrides: Partial<Omit<GatewayConfig, 'sessions'>> = {},
+  opts: { redisPrefix: string; migrate?: boolean },
+): Promise<GatewayUnderTest> {
+  const db = await new PostgresDb({ url: database.url, ownerUrl: database.ownerUrl, maxConnections: 10 }).init();
+  const redis = new Redis(requireEnv('LORE_TEST_REDIS_URL'), { maxRetriesPerRequest: 1 });
+  const state = new RedisGatewayState(redis, { prefix: opts.redisPrefix });
+  const signer = new IdentitySigner(IDENTITY_SECRET);
+  const config = gatewayConfig({
+    adminToken: ADMIN_TOKEN,
+    ...overrides,
+    sessions: { secret: SESSION_SECRET, cookieSecure: false },
+  });
+  const gateway = await createGateway(
+    { db, state, logger: createLogger({ level: 'silent', service: 'gateway-test' }), metrics: createMetricsRegistry('gateway-test', { defaultMetrics: false }), signer, config },
+    { migrate: opts.migrate ?? true },
+  );
+  const pub = await listen(gateway.publicApp, 0, '127.0.0.1');
+  pub.server.on('upgrade', gateway.handleUpgrade);
+  const admin = await listen(gateway.adminApp, 0, '127.0.0.1');
+  return {
+    gateway,
+    publicUrl: pub.url,
+    adminUrl: admin.url,
+    db,
+    redis,
+    state,
+    signer,
+    servers: [pub, admin],
+    async close() {
+      await pub.close(100);
+      await admin.close(100);
+      await gateway.close();
+      await state.close();
+      await db.close();
+    },
+  };
+}
+
+export function adminCall(g: { adminUrl: string }, method: string, path: string, body?: unknown): Promise<HttpResult> {
+  return http(g.adminUrl, method, path, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body });
+}
+
+export interface TenantFixture {
+  tenantId: string;
+  key: string;
+  keyId: string;
+  workspaceId: string;
+  memoryId: string;
+}
+
+export function uid(): string {
+  return randomBytes(5).toString('hex');
+}
+
+/** A tenant with its default workspace and a ck_live_ key, made through the admin API like the operator does. */
+export async function makeTenant(g: { adminUrl: string; publicUrl: string }, keyOptions: Record<string, unknown> = {}): Promise<TenantFixture> {
+  const tenantId = `t-${uid()}`;
+  const t = await adminCall(g, 'POST', '/internal/v1/tenants', { tenant_id: tenantId, name: `Tenant ${tenantId}` });
+  if (t.status !== 201) throw new Error(`tenant creation failed: ${t.status} ${t.text}`);
+  const k = await adminCall(g, 'POST', `/internal/v1/tenants/${tenantId}/keys`, { type: 'live', name: 'main', ...keyOptions });
+  if (k.status !== 201) throw new Error(`key creation failed: ${k.status} ${k.text}`);
+  const ws = await http(g.publicUrl, 'GET', '/api/v1/workspaces', { headers: { 'x-api-key': k.json.key } });
+  if (ws.status !== 200) throw new Error(`workspace listing failed: ${ws.status} ${ws.text}`);
+  return { tenantId, key: k.json.key, keyId: k.json.key_id, workspaceId: ws.json.active_workspace_id, memoryId: ws.json.workspaces[0].primary_memory_id };
+}
+
+export async function makeKey(g: { adminUrl: string }, tenantId: string, options: Record<string, unknown>): Promise<{ key: string; keyId: string; expiresAt: string | null }> {
+  const k = await adminCall(g, 'POST', `/internal/v1/tenants/${tenantId}/keys`, { type: 'live', name: 'k', ...options });
+  if (k.status !== 201) throw new Error(`key creation failed: ${k.status} ${k.text}`);
+  return { key: k.json.key, keyId: k.json.key_id, expiresAt: k.json.expires_at };
+}
+
+export { freshDatabase };
