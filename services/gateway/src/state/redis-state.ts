@@ -93,7 +93,6 @@ export class RedisGatewayState implements GatewayState {
   readonly kind = 'redis' as const;
   private readonly redis: ScriptedRedis;
   private readonly prefix: string;
-  private readonly freshEpoch = randomUUID();
   private trips = 0;
 
   constructor(redis: Redis, options: RedisStateOptions = {}) {
@@ -117,7 +116,8 @@ export class RedisGatewayState implements GatewayState {
       String(input.rate.burst),
       String(input.quota?.limit ?? 0),
       String(secondsToMonthEnd()),
-      this.freshEpoch,
+      // A new value each call: if the store was emptied, the epoch written now differs from every earlier one.
+      randomUUID(),
     );
     const [revoked, epoch, allowed, remaining, retryUs, resetUs, quotaExceeded, quotaUsed] = reply;
     const rate: RateOutcome | null =

@@ -1,0 +1,292 @@
+import { freshDatabase, type TestDatabase } from '../support/infra';
+import { adminCall, http, makeKey, makeTenant, startEcho, startGateway, uid, type EchoUpstream, type GatewayUnderTest, type TenantFixture } from './harness';
+
+jest.setTimeout(120_000);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', () => {
+  let database: TestDatabase;
+  let g: GatewayUnderTest;
+  let echo: EchoUpstream;
+  let t: TenantFixture;
+  const ping = (key: string) => http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': key } });
+
+  beforeAll(async () => {
+    database = await freshDatabase('lore_gwcred');
+    echo = await startEcho();
+    g = await startGateway(database, { upstreams: { graph: echo.url } }, { redisPrefix: `gwcred:${uid()}:` });
+    t = await makeTenant(g);
+  });
+  afterAll(async () => {
+    await g?.close();
+    await echo?.close();
+    await database?.drop();
+  });
+
+  describe('key format', () => {
+    it('returns the plaintext once, with a type prefix and a checksum, and never again', async () => {
+      const created = await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/keys`, { type: 'test', name: 'fmt' });
+      expect(created.status).toBe(201);
+      expect(created.json.key).toMatch(/^ck_test_[0-9A-Za-z]{46}$/);
+      expect(created.json.prefix).toBe(created.json.key.slice(0, 12));
+      const shown = await adminCall(g, 'GET', `/internal/v1/tenants/${t.tenantId}/keys/${created.json.key_id}`);
+      expect(shown.status).toBe(200);
+      expect(JSON.stringify(shown.json)).not.toContain(created.json.key);
+      expect(shown.json.revoked_at).toBeNull();
+      const stored = await g.db.asOwner((sql) => sql.query<{ key_hash: string }>(`SELECT key_hash FROM gateway.api_keys WHERE key_id = $1`, [created.json.key_id]));
+      expect(stored.rows[0]!.key_hash).toMatch(/^[0-9a-f]{64}$/);
+      expect(stored.rows[0]!.key_hash).not.toContain(created.json.key.slice(8));
+    });
+  });
+
+  describe('rotation', () => {
+    it('keeps the old key working for the overlap, then only the new one', async () => {
+      const old = await makeKey(g, t.tenantId, {});
+      expect((await ping(old.key)).status).toBe(200);
+      const r = await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/keys/${old.keyId}/rotate`, { overlap_seconds: 2 });
+      expect(r.status).toBe(201);
+      expect(r.json.replaced_key_id).toBe(old.keyId);
+      expect(Date.parse(r.json.replaced_key_expires_at)).toBeGreaterThan(Date.now());
+      expect((await ping(old.key)).status).toBe(200);
+      expect((await ping(r.json.key)).status).toBe(200);
+      await sleep(2300);
+      expect((await ping(old.key)).status).toBe(401);
+      expect((await ping(r.json.key)).status).toBe(200);
+      const again = await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/keys/${old.keyId}/rotate`, {});
+      expect(again.status).toBe(409);
+    });
+
+    it('with no overlap stops the old key at once', async () => {
+      const old = await makeKey(g, t.tenantId, {});
+      expect((await ping(old.key)).status).toBe(200);
+      const r = await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/keys/${old.keyId}/rotate`, { overlap_seconds: 0 });
+      expect(r.status).toBe(201);
+      expect((await ping(old.key)).status).toBe(401);
+      expect((await ping(r.json.key)).status).toBe(200);
+    });
+  });
+
+  describe('expiry', () => {
+    it('gives ephemeral keys 24 hours by default and refuses longer', async () => {
+      const eph = await makeKey(g, t.tenantId, { type: 'ephemeral' });
+      expect(eph.key.startsWith('ck_eph_')).toBe(true);
+      const ttl = Date.parse(eph.expiresAt!) - Date.now();
+      expect(ttl).toBeGreaterThan(24 * 3600_000 - 60_000);
+      expect(ttl).toBeLessThanOrEqual(24 * 3600_000);
+      const tooLong = await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/keys`, { type: 'ephemeral', name: 'x', expires_at: new Date(Date.now() + 25 * 3600_000).toISOString() });
+      expect(tooLong.status).toBe(400);
+    });
+
+    it('stops an ephemeral key when it expires', async () => {
+      const eph = await makeKey(g, t.tenantId, { type: 'ephemeral', expires_at: new Date(Date.now() + 1200).toISOString() });
+      expect((await ping(eph.key)).status).toBe(200);
+      await sleep(1400);
+      const r = await ping(eph.key);
+      expect(r.status).toBe(401);
+      expect(r.json.error.message).toMatch(/expired/);
+    });
+  });
+
+  describe('memory keys (mk_)', () => {
+    it('work on their memory\'s own hostname and nowhere else', async () => {
+      const host = `edge-${uid()}.example.test`;
+      const put = await adminCall(g, 'PUT', `/internal/v1/tenants/${t.tenantId}/memories/mem-${uid()}`, { name: 'Edge', hostname: host });
+      expect(put.status).toBe(200);
+      const other = await adminCall(g, 'PUT', `/internal/v1/tenants/${t.tenantId}/memories/mem-${uid()}`, { name: 'Other', hostname: `other-${uid()}.example.test` });
+      const mk = await makeKey(g, t.tenantId, { type: 'memory', memory_id: put.json.memory_id });
+      expect(mk.key.startsWith('mk_')).toBe(true);
+      const search = (headers: Record<string, string>) => http(g.publicUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': mk.key, ...headers }, body: { query: 'q' } });
+      const own = await search({ host });
+      expect(own.status).toBe(200);
+      const identity = await g.signer.verify(own.json.headers['x-lore-identity']);
+      expect(identity).toMatchObject({ tenant_id: t.tenantId, memory_id: put.json.memory_id, credential: 'mk', workspace_id: put.json.workspace_id });
+      expect((await search({ host: other.json.hostname })).status).toBe(404);
+      expect((await search({})).status).toBe(403);
+      expect((await ping(mk.key)).status).toBe(403);
+      // The memory host serves only that memory's routes.
+      expect((await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': mk.key, host } })).status).toBe(404);
+      // A ck_ key of the same tenant may use the memory host; another tenant's may not.
+      expect((await http(g.publicUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': t.key, host }, body: {} })).status).toBe(200);
+      const stranger = await makeTenant(g);
+      expect((await http(g.publicUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': stranger.key, host }, body: {} })).status).toBe(404);
+    });
+
+    it('are revoked with their memory', async () => {
+      const host = `gone-${uid()}.example.test`;
+      const put = await adminCall(g, 'PUT', `/internal/v1/tenants/${t.tenantId}/memories/mem-${uid()}`, { name: 'Gone', hostname: host });
+      const mk = await makeKey(g, t.tenantId, { type: 'memory', memory_id: put.json.memory_id });
+      expect((await http(g.publicUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': mk.key, host }, body: {} })).status).toBe(200);
+      expect((await adminCall(g, 'DELETE', `/internal/v1/tenants/${t.tenantId}/memories/${put.json.memory_id}?retain_data=true`)).status).toBe(204);
+      expect((await http(g.publicUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': mk.key, host }, body: {} })).status).toBe(401);
+      expect((await adminCall(g, 'DELETE', `/internal/v1/tenants/${t.tenantId}/memories/${put.json.memory_id}?retain_data=false`)).status).toBe(204);
+      expect((await adminCall(g, 'GET', `/internal/v1/tenants/${t.tenantId}/keys/${mk.keyId}`)).json.revoked_at).not.toBeNull();
+    });
+  });
+
+  describe('admin API contract', () => {
+    it('is idempotent on tenant and memory, and refuses a hostname held by another memory', async () => {
+      const id = `t-${uid()}`;
+      expect((await adminCall(g, 'POST', '/internal/v1/tenants', { tenant_id: id, name: 'A' })).status).toBe(201);
+      const again = await adminCall(g, 'POST', '/internal/v1/tenants', { tenant_id: id, name: 'A' });
+      expect(again.status).toBe(200);
+      expect(again.json).toMatchObject({ tenant_id: id, name: 'A' });
+      const host = `dup-${uid()}.example.test`;
+      const m1 = await adminCall(g, 'PUT', `/internal/v1/tenants/${id}/memories/m1-${id}`, { name: 'one', hostname: host });
+      expect(m1.status).toBe(200);
+      expect(m1.json).toEqual({ memory_id: `m1-${id}`, hostname: host, workspace_id: expect.any(String) });
+      expect((await adminCall(g, 'PUT', `/internal/v1/tenants/${id}/memories/m1-${id}`, { name: 'one renamed', hostname: host })).status).toBe(200);
+      const clash = await adminCall(g, 'PUT', `/internal/v1/tenants/${t.tenantId}/memories/m2-${id}`, { name: 'two', hostname: host });
+      expect(clash.status).toBe(409);
+      expect(clash.json.error.code).toBe('CONFLICT');
+      expect((await adminCall(g, 'PUT', `/internal/v1/tenants/${t.tenantId}/memories/m1-${id}`, { name: 'steal', hostname: `x-${uid()}.example.test` })).status).toBe(409);
+      expect((await adminCall(g, 'DELETE', `/internal/v1/tenants/${id}/memories/never-${uid()}`)).status).toBe(204);
+      expect((await adminCall(g, 'GET', `/internal/v1/tenants/${id}/keys/key_missing`)).status).toBe(404);
+      const k = await makeKey(g, id, {});
+      expect((await adminCall(g, 'DELETE', `/internal/v1/tenants/${id}/keys/${k.keyId}`)).status).toBe(204);
+      expect((await adminCall(g, 'DELETE', `/internal/v1/tenants/${id}/keys/${k.keyId}`)).status).toBe(204);
+      expect((await adminCall(g, 'GET', `/internal/v1/tenants/${t.tenantId}/keys/${k.keyId}`)).status).toBe(404);
+    });
+  });
+
+  describe('portal sessions and key management', () => {
+    const email = `admin-${uid()}@example.test`;
+    const password = 'correct horse battery staple';
+    let session = '';
+    let cookie = '';
+
+    beforeAll(async () => {
+      const u = await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email, password, role: 'admin' });
+      expect(u.status).toBe(201);
+      const login = await http(g.publicUrl, 'POST', '/api/auth/login', { body: { email, password } });
+      expect(login.status).toBe(200);
+      expect(login.json.expiresIn).toBe(1296000);
+      session = login.json.token;
+      const setCookie = String(login.headers['set-cookie']);
+      expect(setCookie).toMatch(/refresh_token=rt_/);
+      expect(setCookie).toMatch(/HttpOnly/);
+      expect(setCookie).toMatch(/Max-Age=2592000/);
+      cookie = setCookie.split(';')[0]!;
+    });
+
+    it('refuses a wrong password with the same 401 as an unknown account', async () => {
+      const wrong = await http(g.publicUrl, 'POST', '/api/auth/login', { body: { email, password: 'nope nope nope' } });
+      const unknown = await http(g.publicUrl, 'POST', '/api/auth/login', { body: { email: `x-${uid()}@example.test`, password: 'nope nope nope' } });
+      expect(wrong.status).toBe(401);
+      expect(unknown.status).toBe(401);
+      expect(wrong.json.error.message).toBe(unknown.json.error.message);
+    });
+
+    it('refreshes exactly as spec 2 says', async () => {
+      const ok = await http(g.publicUrl, 'POST', '/api/auth/refresh', { headers: { cookie } });
+      expect(ok.status).toBe(200);
+      expect(ok.json).toEqual({ token: expect.any(String), expiresIn: 1296000 });
+      const missing = await http(g.publicUrl, 'POST', '/api/auth/refresh');
+      expect(missing.status).toBe(400);
+      const invalid = await http(g.publicUrl, 'POST', '/api/auth/refresh', { headers: { cookie: 'refresh_token=rt_bogus' } });
+      expect(invalid.status).toBe(401);
+      expect(invalid.json).toEqual({ error: { code: 'INVALID_REFRESH_TOKEN', message: expect.any(String), status: 401 } });
+    });
+
+    it('creates, lists, rotates and revokes keys for a signed-in admin', async () => {
+      const auth = { authorization: `Bearer ${session}` };
+      const created = await http(g.publicUrl, 'POST', '/api/v1/api-keys', { headers: auth, body: { type: 'live', name: 'portal', scopes: { modules: ['pages'] } } });
+      expect(created.status).toBe(201);
+      expect((await ping(created.json.key)).status).toBe(200);
+      const list = await http(g.publicUrl, 'GET', '/api/v1/api-keys', { headers: auth });
+      expect(list.status).toBe(200);
+      expect(list.json.api_keys.map((k: { key_id: string }) => k.key_id)).toContain(created.json.key_id);
+      expect(JSON.stringify(list.json)).not.toContain(created.json.key);
+      const rotated = await http(g.publicUrl, 'POST', `/api/v1/api-keys/${created.json.key_id}/rotate`, { headers: auth, body: { overlap_seconds: 60 } });
+      expect(rotated.status).toBe(201);
+      expect((await ping(created.json.key)).status).toBe(200);
+      expect((await ping(rotated.json.key)).status).toBe(200);
+      const revoked = await http(g.publicUrl, 'DELETE', `/api/v1/api-keys/${created.json.key_id}`, { headers: auth });
+      expect(revoked.status).toBe(200);
+      expect(revoked.json.status).toBe('revoked');
+      expect((await ping(created.json.key)).status).toBe(401);
+      expect((await http(g.publicUrl, 'DELETE', `/api/v1/api-keys/key_${uid()}`, { headers: auth })).status).toBe(404);
+      expect((await http(g.publicUrl, 'GET', '/api/v1/api-keys')).status).toBe(401);
+      expect((await http(g.publicUrl, 'GET', '/api/v1/api-keys', { headers: { authorization: 'Bearer not.a.jwt' } })).status).toBe(401);
+    });
+
+    it('does not let a member manage keys, nor an admin touch another tenant\'s keys', async () => {
+      const memberEmail = `member-${uid()}@example.test`;
+      await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email: memberEmail, password, role: 'member' });
+      const m = await http(g.publicUrl, 'POST', '/api/auth/login', { body: { email: memberEmail, password } });
+      expect((await http(g.publicUrl, 'GET', '/api/v1/api-keys', { headers: { authorization: `Bearer ${m.json.token}` } })).status).toBe(403);
+      const other = await makeTenant(g);
+      const r = await http(g.publicUrl, 'DELETE', `/api/v1/api-keys/${other.keyId}`, { headers: { authorization: `Bearer ${session}` } });
+      expect(r.status).toBe(404);
+      expect((await ping(other.key)).status).toBe(200);
+    });
+
+    it('changes and resets passwords (spec 2), ending old sessions', async () => {
+      const userEmail = `user-${uid()}@example.test`;
+      await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email: userEmail, password, role: 'member' });
+      const login = await http(g.publicUrl, 'POST', '/api/auth/login', { body: { email: userEmail, password } });
+      const userAuth = { authorization: `Bearer ${login.json.token}` };
+      const invalid = await http(g.publicUrl, 'POST', '/api/password/change-password', { headers: userAuth, body: { old_password: password, new_password: 'short' } });
+      expect(invalid.status).toBe(422);
+      expect(invalid.json.detail[0]).toMatchObject({ loc: ['body', 'new_password'], msg: expect.any(String), type: expect.any(String) });
+      const wrong = await http(g.publicUrl, 'POST', '/api/password/change-password?tenant_id=someone-else', { headers: userAuth, body: { old_password: 'wrong password!', new_password: 'another long passphrase' } });
+      expect(wrong.status).toBe(400);
+      const changed = await http(g.publicUrl, 'POST', '/api/password/change-password', { headers: userAuth, body: { old_password: password, new_password: 'another long passphrase' } });
+      expect(changed.status).toBe(200);
+      expect(changed.json).toEqual({});
+      expect((await http(g.publicUrl, 'POST', '/api/password/change-password', { headers: userAuth, body: { old_password: 'x', new_password: 'yet another passphrase' } })).status).toBe(401);
+      expect((await http(g.publicUrl, 'POST', '/api/auth/login', { body: { email: userEmail, password: 'another long passphrase' } })).status).toBe(200);
+
+      const memberReset = await http(g.publicUrl, 'POST', '/api/password/reset_password', { headers: userAuth, body: { user_email: email } });
+      expect(memberReset.status).toBe(401);
+      const reset = await http(g.publicUrl, 'POST', '/api/password/reset_password', { headers: { authorization: `Bearer ${session}` }, body: { user_email: userEmail } });
+      expect(reset.status).toBe(200);
+      expect(reset.json.new_password).toMatch(/^[0-9A-Za-z]{20}$/);
+      expect((await http(g.publicUrl, 'POST', '/api/auth/login', { body: { email: userEmail, password: reset.json.new_password } })).status).toBe(200);
+      const other = await makeTenant(g);
+      const foreignEmail = `foreign-${uid()}@example.test`;
+      await adminCall(g, 'POST', `/internal/v1/tenants/${other.tenantId}/users`, { email: foreignEmail, password, role: 'member' });
+      expect((await http(g.publicUrl, 'POST', '/api/password/reset_password', { headers: { authorization: `Bearer ${session}` }, body: { user_email: foreignEmail } })).status).toBe(404);
+    });
+
+    it('issues OAuth client-credentials tokens that act within their scopes', async () => {
+      const auth = { authorization: `Bearer ${session}` };
+      const client = await http(g.publicUrl, 'POST', '/api/v1/oauth-clients', { headers: auth, body: { name: 'integration', scopes: ['projects:read', 'pages:read'] } });
+      expect(client.status).toBe(201);
+      const basic = Buffer.from(`${client.json.client_id}:${client.json.client_secret}`).toString('base64');
+      const tok = await http(g.publicUrl, 'POST', '/api/v1/oauth/token', {
+        headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+        raw: 'grant_type=client_credentials&scope=projects:read',
+      });
+      expect(tok.status).toBe(200);
+      expect(tok.json).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'projects:read' });
+      expect((await http(g.publicUrl, 'GET', '/api/v1/projects', { headers: { 'x-api-key': tok.json.access_token } })).status).toBe(200);
+      expect((await http(g.publicUrl, 'POST', '/api/v1/projects', { headers: { 'x-api-key': tok.json.access_token }, body: { name: 'n' } })).status).toBe(403);
+      expect((await ping(tok.json.access_token)).status).toBe(403);
+      const tooMuch = await http(g.publicUrl, 'POST', '/api/v1/oauth/token', { body: { grant_type: 'client_credentials', client_id: client.json.client_id, client_secret: client.json.client_secret, scope: 'projects:write' } });
+      expect(tooMuch.status).toBe(400);
+      expect(tooMuch.json.error).toBe('invalid_scope');
+      const bad = await http(g.publicUrl, 'POST', '/api/v1/oauth/token', { body: { grant_type: 'client_credentials', client_id: client.json.client_id, client_secret: 'ocs_wrong' } });
+      expect(bad.status).toBe(401);
+      expect(bad.json.error).toBe('invalid_client');
+      const gone = await http(g.publicUrl, 'DELETE', `/api/v1/oauth-clients/${client.json.client_id}`, { headers: auth });
+      expect(gone.status).toBe(200);
+      expect((await http(g.publicUrl, 'GET', '/api/v1/projects', { headers: { 'x-api-key': tok.json.access_token } })).status).toBe(401);
+    });
+  });
+
+  describe('project scope', () => {
+    it('keeps a project-scoped key inside its project', async () => {
+      const p1 = await http(g.publicUrl, 'POST', '/api/v1/projects', { headers: { 'x-api-key': t.key }, body: { name: `One ${uid()}` } });
+      const p2 = await http(g.publicUrl, 'POST', '/api/v1/projects', { headers: { 'x-api-key': t.key }, body: { name: `Two ${uid()}` } });
+      const scoped = await makeKey(g, t.tenantId, { project_id: p1.json.project_id });
+      const list = await http(g.publicUrl, 'GET', '/api/v1/projects', { headers: { 'x-api-key': scoped.key } });
+      expect(list.json).toEqual({ projects: [expect.objectContaining({ project_id: p1.json.project_id })], count: 1 });
+      expect((await http(g.publicUrl, 'GET', `/api/v1/projects/${p1.json.project_id}`, { headers: { 'x-api-key': scoped.key } })).status).toBe(200);
+      expect((await http(g.publicUrl, 'GET', `/api/v1/projects/${p2.json.project_id}`, { headers: { 'x-api-key': scoped.key } })).status).toBe(404);
+      expect((await http(g.publicUrl, 'POST', '/api/v1/projects', { headers: { 'x-api-key': scoped.key }, body: { name: 'x' } })).status).toBe(403);
+      const full = await http(g.publicUrl, 'GET', '/api/v1/projects', { headers: { 'x-api-key': t.key } });
+      expect(full.json.count).toBeGreaterThanOrEqual(2);
+    });
+  });
+});
