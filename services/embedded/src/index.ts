@@ -1,1 +1,2 @@
-export {};
+export { startEmbedded, type Embedded, type DevCredentials } from './embedded';
+export { embeddedEnvSchema, type EmbeddedConfig } from './config';

@@ -1,0 +1,20 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { envInt } from '@lore/runtime';
+
+/** Embedded mode's environment. Everything has a default: the newcomer's first minute needs no setup. */
+export const embeddedEnvSchema = z.object({
+  PORT: envInt(8080, 0, 65535),
+  LORE_HOST: z.string().default('127.0.0.1'),
+  /** Probes and metrics, on their own port so the public port keeps no unversioned routes; 0 turns them off. */
+  LORE_OPS_PORT: envInt(9090, 0, 65535),
+  LORE_DATA_DIR: z
+    .string()
+    .default('.lore')
+    .transform((p) => resolve(p)),
+  LORE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** OCR of images and scanned PDFs (tesseract.js, English); `false` skips it for a lighter process. */
+  LORE_OCR: z.enum(['true', 'false']).default('true'),
+});
+
+export type EmbeddedConfig = z.infer<typeof embeddedEnvSchema>;

@@ -1,0 +1,119 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..');
+
+interface Booted {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+}
+
+/** Starts `npm start`'s entry exactly as a newcomer would, on a free port, and waits for the ready line. */
+function boot(dataDir: string): Promise<Booted> {
+  const child = spawn(process.execPath, [join(ROOT, 'scripts', 'start-embedded.mjs')], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', LORE_OPS_PORT: '0', LORE_DATA_DIR: dataDir, LORE_LOG_LEVEL: 'warn', LORE_OCR: 'false' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`embedded mode not ready within 60 s:\n${out}`)), 60_000);
+    const check = () => {
+      const m = /Lore is ready on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1]!, output: () => out });
+      }
+    };
+    child.stdout!.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`embedded mode exited with ${code}:\n${out}`));
+    });
+  });
+}
+
+async function stop(b: Booted): Promise<void> {
+  if (b.child.exitCode !== null) return;
+  const exited = new Promise((r) => b.child.once('exit', r));
+  b.child.kill('SIGTERM');
+  await exited;
+}
+
+describe('embedded mode', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'lore-embedded-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('boots from an empty data directory, writes the dev credentials and serves ping with that key; a second boot reuses it', async () => {
+    const first = await boot(dataDir);
+    let key: string;
+    let tenant: string;
+    try {
+      const file = join(dataDir, 'dev-credentials.json');
+      const creds = JSON.parse(readFileSync(file, 'utf8')) as { tenant_id: string; api_key: string };
+      expect(Object.keys(creds).sort()).toEqual(['api_key', 'tenant_id']);
+      expect(creds.api_key).toMatch(/^ck_test_/);
+      expect(statSync(file).mode & 0o077).toBe(0);
+      expect(first.output()).toContain(creds.api_key);
+      key = creds.api_key;
+      tenant = creds.tenant_id;
+
+      const ping = await fetch(`${first.url}/api/v1/pages/ping`, { headers: { 'x-api-key': key } });
+      expect(ping.status).toBe(200);
+      const body = (await ping.json()) as Record<string, unknown>;
+      expect(body).toMatchObject({ status: 'ok', tenant_id: tenant });
+      expect(typeof body.service).toBe('string');
+      expect(typeof body.role).toBe('string');
+
+      const anonymous = await fetch(`${first.url}/api/v1/pages/ping`);
+      expect(anonymous.status).toBe(401);
+      const wrong = await fetch(`${first.url}/api/v1/pages/ping`, { headers: { 'x-api-key': `${key.slice(0, -1)}x` } });
+      expect(wrong.status).toBe(401);
+    } finally {
+      await stop(first);
+    }
+
+    const second = await boot(dataDir);
+    try {
+      const creds = JSON.parse(readFileSync(join(dataDir, 'dev-credentials.json'), 'utf8')) as { api_key: string };
+      expect(creds.api_key).toBe(key);
+      const ping = await fetch(`${second.url}/api/v1/pages/ping`, { headers: { 'x-api-key': key } });
+      expect(ping.status).toBe(200);
+      expect(((await ping.json()) as { tenant_id: string }).tenant_id).toBe(tenant);
+    } finally {
+      await stop(second);
+    }
+  }, 150_000);
+
+  it('ingests and answers a cited search through the gateway', async () => {
+    const b = await boot(dataDir);
+    try {
+      const { api_key: key } = JSON.parse(readFileSync(join(dataDir, 'dev-credentials.json'), 'utf8')) as { api_key: string };
+      const headers = { 'x-api-key': key, 'content-type': 'application/json' };
+      const ingest = await fetch(`${b.url}/api/v1/memory/ingest`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ content: 'Lighthouse keepers on Skerry Point log the fog horn every evening at nine.', content_type: 'text', routing: { mode: 'auto' } }),
+      });
+      expect(ingest.status).toBe(200);
+      const doc = (await ingest.json()) as { doc_id: string };
+      let answer: { answer: string; citations: Array<{ index: number; document_id: string }> } | undefined;
+      for (let i = 0; i < 50; i++) {
+        const res = await fetch(`${b.url}/api/v1/memory/search`, { method: 'POST', headers, body: JSON.stringify({ query: 'When is the fog horn logged on Skerry Point?' }) });
+        expect(res.status).toBe(200);
+        answer = (await res.json()) as typeof answer;
+        if (answer!.citations.some((c) => c.document_id === doc.doc_id)) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(answer!.citations.map((c) => c.document_id)).toContain(doc.doc_id);
+      expect(answer!.answer).toMatch(/\[\d+\]/);
+    } finally {
+      await stop(b);
+    }
+  }, 120_000);
+});
