@@ -1,0 +1,123 @@
+import { freshDatabase, type TestDatabase } from '../support/infra';
+import { adminCall, http, makeKey, makeTenant, startEcho, startGateway, uid, type EchoUpstream, type GatewayUnderTest } from './harness';
+
+jest.setTimeout(120_000);
+
+describe('gateway limits: per-key rate limit, plan limits, credit balance', () => {
+  let database: TestDatabase;
+  let g: GatewayUnderTest;
+  let echo: EchoUpstream;
+
+  beforeAll(async () => {
+    database = await freshDatabase('lore_gwlim');
+    echo = await startEcho();
+    g = await startGateway(
+      database,
+      {
+        upstreams: { graph: echo.url },
+        plans: { tiny: { requests_per_month: 5, max_projects: 1, max_keys: 3 }, unlimited: {} },
+        defaultPlan: 'unlimited',
+      },
+      { redisPrefix: `gwlim:${uid()}:` },
+    );
+  });
+  afterAll(async () => {
+    await g?.close();
+    await echo?.close();
+    await database?.drop();
+  });
+
+  it('admits between 99% and 100% of the configured rate under concurrent load', async () => {
+    const t = await makeTenant(g);
+    const perSecond = 150;
+    // A burst of a third of a second's worth rides out scheduling hiccups of a loaded machine.
+    const burst = 50;
+    const k = await makeKey(g, t.tenantId, { rate_limit: { per_second: perSecond, burst } });
+    // Warm the caches, then let the bucket fill up again, so the timed run starts from a full bucket.
+    expect((await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': k.key } })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1000));
+    const durationMs = 5000;
+    let admitted = 0;
+    let limited = 0;
+    let other = 0;
+    const start = Date.now();
+    let lastEnd = start;
+    const worker = async () => {
+      while (Date.now() - start < durationMs) {
+        const r = await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': k.key } });
+        if (r.status === 200) {
+          admitted++;
+          lastEnd = Date.now();
+        } else if (r.status === 429) limited++;
+        else other++;
+      }
+    };
+    await Promise.all(Array.from({ length: 24 }, worker));
+    const window = (lastEnd - start) / 1000;
+    const allowed = burst + perSecond * window;
+    const share = admitted / allowed;
+    expect(other).toBe(0);
+    // The load must exceed the rate, or the test proves nothing.
+    expect(limited).toBeGreaterThan(admitted / 2);
+    expect(share).toBeGreaterThanOrEqual(0.99);
+    expect(share).toBeLessThanOrEqual(1.0);
+  });
+
+  it('answers 429 with Retry-After and RateLimit headers', async () => {
+    const t = await makeTenant(g);
+    const k = await makeKey(g, t.tenantId, { rate_limit: { per_second: 0.5, burst: 2 } });
+    const ok = await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': k.key } });
+    expect(ok.status).toBe(200);
+    expect(ok.headers['ratelimit-limit']).toBe('2');
+    expect(ok.headers['ratelimit-remaining']).toBe('1');
+    expect(ok.headers['ratelimit-policy']).toBe('2;w=4');
+    await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': k.key } });
+    const r = await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': k.key } });
+    expect(r.status).toBe(429);
+    expect(r.json.error.code).toBe('RATE_LIMITED');
+    expect(Number(r.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(r.headers['retry-after'])).toBeLessThanOrEqual(2);
+    expect(r.headers['ratelimit-remaining']).toBe('0');
+    expect(Number(r.headers['ratelimit-reset'])).toBeGreaterThan(0);
+    // Limits are per key: another key of the tenant is unaffected.
+    const k2 = await makeKey(g, t.tenantId, {});
+    expect((await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': k2.key } })).status).toBe(200);
+  });
+
+  it('tells a plan limit from a credit balance in the 402', async () => {
+    const t = await makeTenant(g);
+    expect((await adminCall(g, 'PUT', `/internal/v1/tenants/${t.tenantId}/billing`, { plan: 'tiny' })).status).toBe(200);
+    // A fresh key so the tenant cache of this replica is not involved in what the test sees.
+    const project = await http(g.publicUrl, 'POST', '/api/v1/projects', { headers: { 'x-api-key': t.key }, body: { name: 'only' } });
+    expect(project.status).toBe(201);
+    const second = await http(g.publicUrl, 'POST', '/api/v1/projects', { headers: { 'x-api-key': t.key }, body: { name: 'second' } });
+    expect(second.status).toBe(402);
+    expect(second.json.error).toMatchObject({ code: 'PLAN_LIMIT_EXCEEDED', details: { reason: 'plan_limit', limit: 'max_projects' } });
+    let last = second;
+    for (let i = 0; i < 6 && last.status !== 402 || i === 0; i++) {
+      last = await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': t.key } });
+    }
+    expect(last.status).toBe(402);
+    expect(last.json.error).toMatchObject({ code: 'PLAN_LIMIT_EXCEEDED', details: { reason: 'plan_limit', limit: 'requests_per_month' } });
+
+    const c = await makeTenant(g);
+    expect((await adminCall(g, 'PUT', `/internal/v1/tenants/${c.tenantId}/billing`, { credit_balance: 0 })).status).toBe(200);
+    const search = await http(g.publicUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': c.key }, body: { query: 'q' } });
+    expect(search.status).toBe(402);
+    expect(search.json.error).toMatchObject({ code: 'INSUFFICIENT_CREDITS', details: { reason: 'credit_balance' } });
+    // The control plane is not metered.
+    expect((await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': c.key } })).status).toBe(200);
+    expect((await adminCall(g, 'PUT', `/internal/v1/tenants/${c.tenantId}/billing`, { credit_balance: 100 })).status).toBe(200);
+    expect((await http(g.publicUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': c.key }, body: { query: 'q' } })).status).toBe(200);
+  });
+
+  it('limits keys per plan with the same plan-limit 402', async () => {
+    const t = await makeTenant(g);
+    expect((await adminCall(g, 'PUT', `/internal/v1/tenants/${t.tenantId}/billing`, { plan: 'tiny' })).status).toBe(200);
+    await makeKey(g, t.tenantId, {});
+    await makeKey(g, t.tenantId, {});
+    const r = await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/keys`, { type: 'live', name: 'one too many' });
+    expect(r.status).toBe(402);
+    expect(r.json.error.details.reason).toBe('plan_limit');
+  });
+});
