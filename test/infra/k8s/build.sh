@@ -44,9 +44,10 @@ log() { printf '[k8s-build %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
 # ---- version probes ---------------------------------------------------------------------------
-etcd_ok()      { [[ -x "$BIN_DIR/etcd" ]] && "$BIN_DIR/etcd" --version 2>/dev/null | grep -qx "etcd Version: ${LORE_ETCD_VERSION#v}"; }
+# (outputs are captured first: `cmd | grep -q` can fail under pipefail when grep exits early and cmd gets SIGPIPE)
+etcd_ok()      { [[ -x "$BIN_DIR/etcd" ]] || return 1; local o; o="$("$BIN_DIR/etcd" --version 2>/dev/null)" || return 1; [[ "$o" == *"etcd Version: ${LORE_ETCD_VERSION#v}"$'\n'* ]]; }
 apiserver_ok() { [[ -x "$BIN_DIR/kube-apiserver" ]] && [[ "$("$BIN_DIR/kube-apiserver" --version 2>/dev/null)" == "Kubernetes $LORE_K8S_VERSION" ]]; }
-kubectl_ok()   { [[ -x "$BIN_DIR/kubectl" ]] && "$BIN_DIR/kubectl" version --client -o json 2>/dev/null | grep -q "\"gitVersion\": \"$LORE_K8S_VERSION\""; }
+kubectl_ok()   { [[ -x "$BIN_DIR/kubectl" ]] || return 1; local o; o="$("$BIN_DIR/kubectl" version --client -o json 2>/dev/null)" || return 1; [[ "$o" == *"\"gitVersion\": \"$LORE_K8S_VERSION\""* ]]; }
 helm_ok()      { [[ -x "$BIN_DIR/helm" ]] && [[ "$("$BIN_DIR/helm" version --template '{{.Version}}' 2>/dev/null)" == "$LORE_HELM_VERSION" ]]; }
 all_ok()       { etcd_ok && apiserver_ok && kubectl_ok && helm_ok; }
 

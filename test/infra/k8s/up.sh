@@ -48,14 +48,21 @@ is_ours() { local pid="$1" marker="$2"; [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev
 port_pid() { ss -Hltnp "sport = :$1" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n1 | cut -d= -f2; }
 # Prints the pid of our running process (from the pid file or, failing that, the one listening on PORT).
 # Exit status: 0 running (pid printed), 1 not running, 2 port taken by a process that is not ours.
-find_ours() {  # find_ours NAME MARKER PORT PORT_ENV_VAR
-  local name="$1" marker="$2" port="$3" portvar="$4" pid=""
+find_ours() {  # find_ours NAME MARKER PORT PORT_ENV_VAR PORT_ARG
+  local name="$1" marker="$2" port="$3" portvar="$4" portarg="$5" pid=""
   pid="$(cat "$RUN_DIR/$name.pid" 2>/dev/null || true)"
-  if is_ours "$pid" "$marker"; then echo "$pid"; return 0; fi
+  if is_ours "$pid" "$marker"; then
+    if [[ "$(cmdline_of "$pid")" == *"$portarg"* ]]; then echo "$pid"; return 0; fi
+    # Ours (same run dir) but started with other ports: replace it, a run dir serves one configuration.
+    log "$name (pid $pid) runs with other ports than requested ($portarg): restarting it"
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 75); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
   [[ -f "$RUN_DIR/$name.pid" ]] && { log "removing stale $name.pid ($pid)"; rm -f "$RUN_DIR/$name.pid"; }
   pid="$(port_pid "$port")"
   if [[ -n "$pid" ]]; then
-    if is_ours "$pid" "$marker"; then log "adopting running $name (pid $pid)"; echo "$pid" >"$RUN_DIR/$name.pid"; echo "$pid"; return 0; fi
+    if is_ours "$pid" "$marker" && [[ "$(cmdline_of "$pid")" == *"$portarg"* ]]; then log "adopting running $name (pid $pid)"; echo "$pid" >"$RUN_DIR/$name.pid"; echo "$pid"; return 0; fi
     log "ERROR: port $port is taken by another process (pid $pid: $(cmdline_of "$pid" | cut -c1-120)); set $portvar"
     return 2
   fi
@@ -93,7 +100,8 @@ SERVER="https://127.0.0.1:$KUBE_PORT"
 # ---- etcd -------------------------------------------------------------------------------------
 ETCD_MARKER="--data-dir=$ETCD_DATA"
 etcd_healthy() { curl -fsS --max-time 2 "http://127.0.0.1:$ETCD_PORT/health" 2>/dev/null | grep -q '"health":"true"'; }
-rc=0; ETCD_PID="$(find_ours etcd "$ETCD_MARKER" "$ETCD_PORT" LORE_ETCD_PORT)" || rc=$?
+rc=0; ETCD_PID="$(find_ours etcd "$ETCD_MARKER" "$ETCD_PORT" LORE_ETCD_PORT \
+  "--listen-client-urls=http://127.0.0.1:$ETCD_PORT --advertise-client-urls=http://127.0.0.1:$ETCD_PORT --listen-peer-urls=http://127.0.0.1:$ETCD_PEER_PORT ")" || rc=$?
 (( rc > 1 )) && exit 1
 if (( rc == 0 )); then
   log "etcd already running (pid $ETCD_PID)"
@@ -120,7 +128,8 @@ log "etcd healthy"
 # ---- kube-apiserver ---------------------------------------------------------------------------
 API_MARKER="--cert-dir=$CERT_DIR"
 api_ready() { curl -fsS --max-time 3 --cacert "$PKI/ca.crt" -H "Authorization: Bearer $TOKEN" "$SERVER/readyz" 2>/dev/null | grep -qx ok; }
-rc=0; API_PID="$(find_ours kube-apiserver "$API_MARKER" "$KUBE_PORT" LORE_KUBE_PORT)" || rc=$?
+rc=0; API_PID="$(find_ours kube-apiserver "$API_MARKER" "$KUBE_PORT" LORE_KUBE_PORT \
+  "--etcd-servers=http://127.0.0.1:$ETCD_PORT --secure-port=$KUBE_PORT ")" || rc=$?
 (( rc > 1 )) && exit 1
 if (( rc == 0 )); then
   log "kube-apiserver already running (pid $API_PID)"
@@ -135,7 +144,7 @@ else
     --service-account-key-file="$PKI/sa.key" --service-account-signing-key-file="$PKI/sa.key" \
     --token-auth-file="$PKI/tokens.csv" --authorization-mode=RBAC \
     --disable-admission-plugins=ServiceAccount \
-    --profiling=false --v=1 \
+    --profiling=false \
     >>"$RUN_DIR/kube-apiserver.log" 2>&1 </dev/null &
   API_PID=$!
   echo "$API_PID" >"$RUN_DIR/kube-apiserver.pid"
@@ -143,6 +152,8 @@ fi
 t0=$(date +%s)
 until api_ready; do
   kill -0 "$API_PID" 2>/dev/null || { tail -n 30 "$RUN_DIR/kube-apiserver.log" >&2; die "kube-apiserver exited; see $RUN_DIR/kube-apiserver.log"; }
+  code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 3 --cacert "$PKI/ca.crt" -H "Authorization: Bearer $TOKEN" "$SERVER/readyz" 2>/dev/null || true)"
+  [[ "$code" == 401 || "$code" == 403 ]] && die "$SERVER answers $code to our token: it is not the apiserver of $RUN_DIR"
   (( $(date +%s) - t0 > READY_TIMEOUT )) && die "kube-apiserver not ready after ${READY_TIMEOUT}s; see $RUN_DIR/kube-apiserver.log"
   sleep 0.5
 done
