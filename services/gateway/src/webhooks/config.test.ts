@@ -1,0 +1,37 @@
+import { ConfigError, parseConfig } from '@lore/runtime';
+import { webhooksEnvSchema, workerConfigFromEnv } from './config';
+
+const base = { LORE_DATABASE_URL: 'postgres://app@db/lore', LORE_KAFKA_BROKERS: 'k1:9092, k2:9092' };
+
+describe('webhooks worker configuration', () => {
+  it('has production defaults: 5 s timeout, no loopback, no extra CA, earliest start', () => {
+    const config = workerConfigFromEnv(parseConfig(webhooksEnvSchema, base));
+    expect(config).toMatchObject({ deliveryTimeoutMs: 5000, allowLoopback: false, startFrom: 'earliest', groupIdPrefix: 'lore.webhooks' });
+    expect(config.extraCaPem).toBeUndefined();
+    expect(parseConfig(webhooksEnvSchema, base).LORE_KAFKA_BROKERS).toEqual(['k1:9092', 'k2:9092']);
+  });
+
+  it('refuses the test-only settings when NODE_ENV is production, reporting both at once', () => {
+    const env = { ...base, NODE_ENV: 'production', WEBHOOKS_TEST_ALLOW_LOOPBACK: 'true', WEBHOOKS_TEST_CA_FILE: '/tmp/ca.pem' };
+    try {
+      parseConfig(webhooksEnvSchema, env);
+      throw new Error('expected a configuration error');
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      const problems = (err as ConfigError).problems.join('\n');
+      expect(problems).toMatch(/WEBHOOKS_TEST_ALLOW_LOOPBACK/);
+      expect(problems).toMatch(/WEBHOOKS_TEST_CA_FILE/);
+    }
+  });
+
+  it('accepts the test-only settings outside production and reads the CA file', () => {
+    const env = parseConfig(webhooksEnvSchema, { ...base, NODE_ENV: 'test', WEBHOOKS_TEST_ALLOW_LOOPBACK: 'true', WEBHOOKS_TEST_CA_FILE: '/ca.pem' });
+    const config = workerConfigFromEnv(env, (p) => `PEM from ${p}`);
+    expect(config).toMatchObject({ allowLoopback: true, extraCaPem: 'PEM from /ca.pem' });
+  });
+
+  it('rejects a delivery timeout outside a few seconds and missing required values', () => {
+    expect(() => parseConfig(webhooksEnvSchema, { ...base, WEBHOOKS_DELIVERY_TIMEOUT_MS: '120000' })).toThrow(ConfigError);
+    expect(() => parseConfig(webhooksEnvSchema, {})).toThrow(/LORE_DATABASE_URL[\s\S]*LORE_KAFKA_BROKERS|LORE_KAFKA_BROKERS[\s\S]*LORE_DATABASE_URL/);
+  });
+});

@@ -1,0 +1,73 @@
+import { addressRefusal, checkWebhookUrl, TargetGuard, TargetRefusedError } from './target-guard';
+
+describe('addressRefusal', () => {
+  it.each([
+    '127.0.0.1', '127.8.9.10', '10.0.0.1', '172.16.5.4', '192.168.10.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.251',
+    '255.255.255.255', '240.1.2.3', '198.18.0.1', '192.0.2.55', '168.63.129.16',
+    '::1', '::', 'fe80::1', 'fc00::1', 'fd00:ec2::254', 'fec0::1', 'ff05::2', '::ffff:127.0.0.1', '::ffff:10.1.1.1', '::7f00:1',
+    '64:ff9b::a00:1', '2002:a00:1::1', '2001:0:4136:e378::1', '2001:db8::1', '100::1',
+  ])('refuses %s', (address) => {
+    expect(addressRefusal(address)).not.toBeNull();
+  });
+
+  it.each(['93.184.216.34', '8.8.8.8', '1.1.1.1', '2606:4700::1111', '2a00:1450:4001::200e', '::ffff:93.184.216.34'])('allows the public address %s', (address) => {
+    expect(addressRefusal(address)).toBeNull();
+  });
+
+  it('allows loopback only with the test-only switch, and nothing else with it', () => {
+    expect(addressRefusal('127.0.0.1', true)).toBeNull();
+    expect(addressRefusal('::1', true)).toBeNull();
+    expect(addressRefusal('::ffff:127.0.0.1', true)).toBeNull();
+    expect(addressRefusal('10.0.0.1', true)).not.toBeNull();
+    expect(addressRefusal('169.254.169.254', true)).not.toBeNull();
+  });
+
+  it('refuses anything that is not a literal address', () => {
+    expect(addressRefusal('example.com')).not.toBeNull();
+  });
+});
+
+describe('checkWebhookUrl', () => {
+  it('accepts public https URLs and keeps path and query', () => {
+    expect(checkWebhookUrl('https://hooks.example.com:8443/in?x=1').toString()).toBe('https://hooks.example.com:8443/in?x=1');
+  });
+
+  it.each([
+    ['http://hooks.example.com/', 'scheme_not_https'],
+    ['ftp://hooks.example.com/', 'scheme_not_https'],
+    ['https://u:p@hooks.example.com/', 'credentials_in_url'],
+    ['not a url', 'invalid_url'],
+    ['https://2130706433/', 'forbidden_address'],
+    ['https://[::ffff:7f00:1]/', 'forbidden_address'],
+    ['https://foo.localhost/', 'forbidden_name'],
+    ['https://intranet/', 'forbidden_name'],
+  ])('refuses %s (%s)', (url, reason) => {
+    try {
+      checkWebhookUrl(url);
+      throw new Error('expected a refusal');
+    } catch (err) {
+      expect(err).toBeInstanceOf(TargetRefusedError);
+      expect((err as TargetRefusedError).reason).toBe(reason);
+    }
+  });
+});
+
+describe('TargetGuard.resolve', () => {
+  it('refuses a name when any of its answers is forbidden and pins the first answer otherwise', async () => {
+    const guard = new TargetGuard({
+      lookup: async (name) =>
+        name === 'mixed.example.com'
+          ? [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.1', family: 4 }]
+          : [{ address: '93.184.216.34', family: 4 }, { address: '2606:4700::1111', family: 6 }],
+    });
+    await expect(guard.resolve('https://mixed.example.com/')).rejects.toMatchObject({ reason: 'forbidden_address' });
+    await expect(guard.resolve('https://ok.example.com/x')).resolves.toMatchObject({ address: '93.184.216.34', family: 4, port: 443, hostname: 'ok.example.com' });
+  });
+
+  it('treats resolver failures and empty answers as unresolvable', async () => {
+    const failing = new TargetGuard({ lookup: async () => Promise.reject(Object.assign(new Error('nope'), { code: 'ENOTFOUND' })) });
+    await expect(failing.resolve('https://gone.example.com/')).rejects.toMatchObject({ reason: 'unresolvable' });
+    const empty = new TargetGuard({ lookup: async () => [] });
+    await expect(empty.resolve('https://empty.example.com/')).rejects.toMatchObject({ reason: 'unresolvable' });
+  });
+});
