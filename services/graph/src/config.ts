@@ -25,7 +25,7 @@ export const graphConfigSchema = z
   .object({
     LORE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     LORE_GRAPH_HOST: z.string().default('0.0.0.0'),
-    LORE_GRAPH_PORT: envInt(8083, 1, 65535),
+    LORE_GRAPH_PORT: envInt(8083, 0, 65535),
     LORE_DATABASE_URL: z.string({ error: 'is required' }).min(1),
     LORE_DATABASE_OWNER_URL: optionalString,
     LORE_KAFKA_BROKERS: z.string({ error: 'is required' }).min(1),
@@ -36,6 +36,7 @@ export const graphConfigSchema = z
     LORE_GRAPH_UPLOAD_MAX_BYTES: envInt(25 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     LORE_GRAPH_BODY_LIMIT_BYTES: envInt(2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
     LORE_GRAPH_RELAY: envBool(true),
+    LORE_GRAPH_CONSUMER_GROUP: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/).default('graph-worker'),
     LORE_AI_LLM_BASE_URL: optionalUrl,
     LORE_AI_LLM_MODEL: optionalString,
     LORE_AI_LLM_API_KEY: optionalString,

@@ -45,6 +45,7 @@ async function main(): Promise<void> {
     migrate: config.LORE_GRAPH_MIGRATE,
     vectors: config.LORE_GRAPH_VECTORS,
     relay: config.LORE_GRAPH_RELAY,
+    consumerGroup: config.LORE_GRAPH_CONSUMER_GROUP,
     lifecycle,
   });
   await graph.worker.start();
