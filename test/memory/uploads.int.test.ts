@@ -1,0 +1,104 @@
+import { IDENTITY_HEADER } from '@lore/runtime';
+import { TesseractOcr } from '@lore/graph';
+import { uniqueSuffix } from '../support/infra';
+import { docx, renderPng, scannedPdf, textPdf } from './files';
+import { eventually, startHarness, type Harness } from './support';
+
+jest.setTimeout(300_000);
+
+describe('uploads: every file type, OCR, limits', () => {
+  let h: Harness;
+  let ocr: TesseractOcr;
+  const run = uniqueSuffix();
+  const tenant = `t_up_${run}`;
+
+  beforeAll(async () => {
+    ocr = new TesseractOcr({ timeoutMs: 120_000 });
+    h = await startHarness({ backend: 'postgres', graph: { ocr, config: { uploadMaxBytes: 2 * 1024 * 1024 } } });
+  });
+  afterAll(async () => {
+    await h?.close();
+    await ocr?.close();
+  });
+
+  async function upload(who: any, filename: string, data: Buffer | string, type: string) {
+    const form = new FormData();
+    form.append('note', 'ignored field');
+    form.append('file', new Blob([data], { type }), filename);
+    const res = await fetch(`${h.url}/api/v1/memory/uploads`, { method: 'POST', headers: { [IDENTITY_HEADER]: await h.signer.sign(who) }, body: form });
+    return { status: res.status, body: (await res.json()) as any };
+  }
+
+  async function settled(who: any, uploadId: string) {
+    return eventually(async () => {
+      const r = await h.call('GET', `/api/v1/memory/uploads/${uploadId}`, who);
+      return r.body.status === 'completed' || r.body.status === 'failed' ? r.body : undefined;
+    }, 180_000, `upload ${uploadId}`);
+  }
+
+  const cases: Array<{ name: string; filename: string; type: string; make: () => Promise<Buffer | string>; query: string; expect: RegExp; extractor: string; ocr?: boolean }> = [
+    { name: 'plain text', filename: 'notes.txt', type: 'text/plain', make: async () => 'The Heron depot stores spare turbine blades.', query: 'Heron depot turbine blades', expect: /turbine blades/, extractor: 'text' },
+    { name: 'Markdown', filename: 'guide.md', type: 'text/markdown', make: async () => '# Ibis onboarding\n\nNew **Ibis** staff receive a badge on day one.', query: 'Ibis badge day one', expect: /badge/, extractor: 'markdown' },
+    { name: 'HTML', filename: 'page.html', type: 'text/html', make: async () => '<html><head><title>Crane</title><script>var x=1</script></head><body><h1>Crane policy</h1><p>Crane visitors sign in at &quot;gate four&quot;.</p></body></html>', query: 'Crane visitors gate', expect: /gate four/, extractor: 'html' },
+    { name: 'PDF with text', filename: 'report.pdf', type: 'application/pdf', make: () => textPdf(['The Egret pipeline moves 300 barrels per hour.', 'Egret maintenance is on Sundays.']), query: 'Egret pipeline barrels', expect: /300 barrels/, extractor: 'pdf' },
+    { name: 'DOCX', filename: 'memo.docx', type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', make: () => docx(['The Stork office closes at six.', 'Stork parking is free.']), query: 'Stork office closes', expect: /closes at six/, extractor: 'docx' },
+    { name: 'CSV', filename: 'staff.csv', type: 'text/csv', make: async () => 'name,team,city\n"Plover, Ann",Design,Lisbon\nBob Plover,Ops,Porto\n', query: 'Plover Design Lisbon', expect: /Lisbon/, extractor: 'csv' },
+    { name: 'JSON', filename: 'config.json', type: 'application/json', make: async () => JSON.stringify({ swift: { region: 'eu-west', replicas: 5 } }), query: 'swift region replicas', expect: /eu-west/, extractor: 'json' },
+    { name: 'image (OCR)', filename: 'scan.png', type: 'image/png', make: () => renderPng(['Quarterly revenue of Pelican', 'reached 42 million euros']), query: 'Pelican quarterly revenue', expect: /Pelican/i, extractor: 'ocr', ocr: true },
+    { name: 'scanned PDF (OCR)', filename: 'scanned.pdf', type: 'application/pdf', make: async () => scannedPdf(await renderPng(['The Albatross warehouse', 'opens in Bergen'])), query: 'Albatross warehouse Bergen', expect: /Albatross/i, extractor: 'pdf+ocr', ocr: true },
+  ];
+
+  it.each(cases)('extracts, indexes and answers from $name', async (c) => {
+    const who = h.identity(tenant);
+    const accepted = await upload(who, c.filename, await c.make(), c.type);
+    expect(accepted.status).toBe(202);
+    expect(accepted.body).toMatchObject({ status: 'pending', filename: c.filename });
+    const done = await settled(who, accepted.body.upload_id);
+    expect(done).toMatchObject({ status: 'completed', extractor: c.extractor, ocr: c.ocr === true });
+    const doc = await h.call('GET', `/api/v1/memory/documents/${done.doc_id}`, who);
+    expect(doc.body).toMatchObject({ status: 'indexed', source: 'upload', upload_id: accepted.body.upload_id });
+    const s = await h.call('POST', '/api/v1/memory/search', who, { query: c.query });
+    expect(s.body.citations.map((x: any) => x.document_id)).toContain(done.doc_id);
+    expect(s.body.answer).toMatch(c.expect);
+  });
+
+  it('answers 413 above the configured size limit', async () => {
+    // Declared far above the limit: refused from Content-Length before reading.
+    const r = await upload(h.identity(tenant), 'big.txt', 'a'.repeat(2 * 1024 * 1024 + 100_000), 'text/plain');
+    expect(r.status).toBe(413);
+    // Just over: refused while the stream is read.
+    const justOver = await upload(h.identity(tenant), 'big2.txt', 'b'.repeat(2 * 1024 * 1024 + 10), 'text/plain');
+    expect(justOver.status).toBe(413);
+  });
+
+  it('fails an unreadable file with a reason, and masks secrets in uploads too', async () => {
+    const who = h.identity(tenant);
+    const bad = await upload(who, 'blob.bin', Buffer.from([0, 1, 2, 3, 0, 255, 254, 0]), 'application/octet-stream');
+    expect(bad.status).toBe(202);
+    const failed = await settled(who, bad.body.upload_id);
+    expect(failed).toMatchObject({ status: 'failed', error: 'unsupported file type', doc_id: null });
+    const secret = await upload(who, 'jane.doe@example.com notes.txt', 'Contact jane.doe@example.com or card 4111 1111 1111 1111 about the Kite order.', 'text/plain');
+    const done = await settled(who, secret.body.upload_id);
+    expect(done.filename).toBe('[REDACTED:email] notes.txt');
+    const doc = await h.call('GET', `/api/v1/memory/documents/${done.doc_id}`, who);
+    expect(doc.body.dlp_matches).toBe(2);
+  });
+
+  it('rejects requests without a file, and hides uploads of other tenants', async () => {
+    const who = h.identity(tenant);
+    const form = new FormData();
+    form.append('note', 'no file here');
+    const res = await fetch(`${h.url}/api/v1/memory/uploads`, { method: 'POST', headers: { [IDENTITY_HEADER]: await h.signer.sign(who) }, body: form });
+    expect(res.status).toBe(400);
+    const json = await fetch(`${h.url}/api/v1/memory/uploads`, {
+      method: 'POST',
+      headers: { [IDENTITY_HEADER]: await h.signer.sign(who), 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(json.status).toBe(415);
+    const mine = await upload(who, 'x.txt', 'The Wren file.', 'text/plain');
+    const other = h.identity(`t_other_${run}`);
+    expect((await h.call('GET', `/api/v1/memory/uploads/${mine.body.upload_id}`, other)).status).toBe(404);
+    await settled(who, mine.body.upload_id);
+  });
+});
