@@ -26,7 +26,7 @@ export function htmlToText(html: string): { text: string; title: string | null }
   s = s.replace(/<(\/?)([a-zA-Z][a-zA-Z0-9]*)\b[^>]*>/g, (_tag, close: string, name: string) => {
     const n = name.toLowerCase();
     if (!close && /^h[1-6]$/.test(n)) return `\n\n${'#'.repeat(Number(n[1]))} `;
-    if (!close && n === 'li') return '\n- ';
+    if (n === 'li') return close ? '' : '\n- ';
     if (n === 'td' || n === 'th') return ' | ';
     return BLOCK.test(n) ? '\n\n' : '';
   });

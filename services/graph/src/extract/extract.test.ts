@@ -1,0 +1,42 @@
+import { htmlToText } from './html';
+import { detectKind, pixelsToPng } from './index';
+import { csvToText, jsonToText, parseCsv } from './tabular';
+
+describe('HTML to text', () => {
+  it('keeps headings, paragraphs and list items; drops scripts, styles and comments', () => {
+    const { text, title } = htmlToText(
+      '<html><head><title>Guide &amp; FAQ</title><style>p{}</style></head><body><!-- x --><h2>Refunds</h2><p>Five&nbsp;days.</p><ul><li>One</li><li>Two</li></ul><script>alert(1)</script></body></html>',
+    );
+    expect(title).toBe('Guide & FAQ');
+    expect(text).toBe('## Refunds\n\nFive days.\n\n- One\n- Two');
+  });
+});
+
+describe('tables', () => {
+  it('parses quoted CSV fields and sniffs the delimiter', () => {
+    expect(parseCsv('a;b\n"x;1";"say ""hi"""\n')).toEqual([
+      ['a', 'b'],
+      ['x;1', 'say "hi"'],
+    ]);
+  });
+  it('writes one self-contained line per record', () => {
+    expect(csvToText('name,city\nAnn,Lisbon\nBob,\n')).toBe('name: Ann; city: Lisbon.\nname: Bob.');
+  });
+  it('flattens JSON to paths', () => {
+    expect(jsonToText('{"a":{"b":[1,{"c":"x"}]},"d":null}')).toBe('a.b[0]: 1.\na.b[1].c: x.');
+  });
+});
+
+describe('file kinds', () => {
+  it('trusts magic bytes over names and types', () => {
+    expect(detectKind('x.txt', 'text/plain', Buffer.from('%PDF-1.7 ...'))).toBe('pdf');
+    expect(detectKind('x.bin', '', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0]))).toBe('image');
+    expect(detectKind('notes.md', '', Buffer.from('# hi'))).toBe('markdown');
+    expect(detectKind('unknown', 'application/octet-stream', Buffer.from([0, 1, 2]))).toBeNull();
+    expect(detectKind('archive.zip', 'application/zip', Buffer.from([0x50, 0x4b, 3, 4]))).toBeNull();
+  });
+  it('encodes raw grey pixels as a PNG', () => {
+    const png = pixelsToPng({ width: 2, height: 1, channels: 1, data: new Uint8Array([0, 255]) });
+    expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
+  });
+});
