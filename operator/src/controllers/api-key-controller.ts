@@ -153,16 +153,17 @@ async function issue(ctx: ControllerContext, s: Session, now: Date): Promise<Rec
     return finish(ctx, s, { wasReady, current, now });
   }
 
-  // Issuing is irreversible: only on the newest state of the object and of its Secret.
+  // Issuing is irreversible: only on the newest state of the object and of its Secret. The Secret is read live
+  // because the cache holds only Secrets this operator manages: a user's Secret must be seen, never overwritten.
   await assertCurrent(ctx.kube, API_KEY, obj);
+  const live = await ctx.kube.get<SecretObject>(SECRET, namespace, spec.secretName);
+  if (live && !isControlledBy(live, obj)) {
+    return (await s.stall('SecretConflict', `Secret ${spec.secretName} exists and is not managed by this ApiKey; delete it or choose another secretName`, 60_000))!;
+  }
   let oldUsable = false;
   if (status.keyId && need !== 'NotIssued' && need !== 'KeyMissing' && need !== 'KeyRevoked') {
-    if (need === 'SecretMissing' || need === 'SecretMismatch') {
-      const live = await ctx.kube.get<SecretObject>(SECRET, namespace, spec.secretName);
-      if (live && !isControlledBy(live, obj)) {
-        return (await s.stall('SecretConflict', `Secret ${spec.secretName} exists and is not managed by this ApiKey`)) ?? {};
-      }
-      if (secretKeyId(live) === status.keyId && secretPlaintext(live)) throw new StaleCacheError(`Secret ${namespace}/${spec.secretName}`);
+    if ((need === 'SecretMissing' || need === 'SecretMismatch') && secretKeyId(live) === status.keyId && secretPlaintext(live)) {
+      throw new StaleCacheError(`Secret ${namespace}/${spec.secretName}`);
     }
     oldUsable = keyState(current ?? (await ctx.admin.getKey(tenantId, status.keyId)), now) === 'usable';
   }
@@ -174,7 +175,8 @@ async function issue(ctx: ControllerContext, s: Session, now: Date): Promise<Rec
       const r = await ctx.admin.rotateKey(tenantId, status.keyId!, overlap);
       issued = { key_id: r.key_id, key: r.key, replaced: { id: r.replaced_key_id, expiresAt: r.replaced_key_expires_at } };
     } catch (err) {
-      if (!isPlatformStatus(err, 404)) throw err;
+      // Gone, or already rotated by an interrupted issuance: a fresh key with the same options does it.
+      if (!isPlatformStatus(err, 404) && !isPlatformStatus(err, 409)) throw err;
       issued = await create(ctx, tenantId, obj, memoryId, scopedMemoryIds);
     }
   } else {

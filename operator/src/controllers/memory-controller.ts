@@ -91,7 +91,7 @@ async function provision(ctx: ControllerContext, s: Session, now: Date): Promise
     });
   } catch (err) {
     if (isPlatformStatus(err, 409)) {
-      return s.stall('HostnameConflict', `hostname ${hostname} already belongs to another memory; choose another spec.hostname`, 5 * 60_000);
+      return s.stall('HostnameConflict', `hostname ${hostname} cannot be used (${err.message}); choose another spec.hostname`, 5 * 60_000);
     }
     if (isPlatformStatus(err, 400) || isPlatformStatus(err, 422)) return s.stall('Rejected', `the platform refused the memory: ${err.message}`);
     throw err;
@@ -197,28 +197,37 @@ async function ensureMemoryKey(
     return undefined;
   }
 
-  // Issuing is irreversible: act only on the newest state.
+  // Issuing is irreversible: act only on the newest state. The Secret is read live because the cache holds only
+  // Secrets this operator manages: a user's Secret of the same name must be seen, and never overwritten.
   await assertCurrent(ctx.kube, MEMORY, s.obj);
+  const live = await ctx.kube.get<SecretObject>(SECRET, namespace, secretName);
+  if (live && !isControlledBy(live, s.obj)) {
+    return (await s.stall('SecretConflict', `Secret ${secretName} exists and is not managed by this Memory; delete it or set spec.keySecretName`, 60_000))!;
+  }
   let oldUsable = false;
   if (status.keyId && (need === 'SecretMissing' || need === 'SecretMismatch')) {
-    const live = await ctx.kube.get<SecretObject>(SECRET, namespace, secretName);
-    if (live && !isControlledBy(live, s.obj)) {
-      const r = await s.stall('SecretConflict', `Secret ${secretName} exists and is not managed by this Memory; delete it or set spec.keySecretName`);
-      return r ?? {};
-    }
     if (secretKeyId(live) === status.keyId && secretPlaintext(live)) throw new StaleCacheError(`Secret ${namespace}/${secretName}`);
     oldUsable = keyState(await ctx.admin.getKey(tenantId, status.keyId), now) === 'usable';
   }
 
   // The plaintext of the old key is gone from the Secret: replace it, keeping the old one working for the
   // overlap (pods that loaded it keep running). A dead old key is simply replaced by a new one.
+  const createFresh = async () => {
+    const c = await ctx.admin.createKey(tenantId, { type: 'memory', name: `k8s ${namespace}/${name}`, memory_id: memoryId });
+    return { key_id: c.key_id, key: c.key };
+  };
   let issued: { key_id: string; key: string };
   if (oldUsable) {
-    const r = await ctx.admin.rotateKey(tenantId, status.keyId!, ctx.settings.memoryKeyOverlapSeconds);
-    issued = { key_id: r.key_id, key: r.key };
+    try {
+      const r = await ctx.admin.rotateKey(tenantId, status.keyId!, ctx.settings.memoryKeyOverlapSeconds);
+      issued = { key_id: r.key_id, key: r.key };
+    } catch (err) {
+      // Gone, or already rotated by an interrupted issuance: a fresh key does it.
+      if (!isPlatformStatus(err, 404) && !isPlatformStatus(err, 409)) throw err;
+      issued = await createFresh();
+    }
   } else {
-    const c = await ctx.admin.createKey(tenantId, { type: 'memory', name: `k8s ${namespace}/${name}`, memory_id: memoryId });
-    issued = { key_id: c.key_id, key: c.key };
+    issued = await createFresh();
   }
 
   status.pendingKeyId = issued.key_id;

@@ -31,7 +31,8 @@ export interface ApiKeySpec {
   displayName?: string;
   scopes?: { modules?: string[]; memories?: string[]; access?: 'read' | 'write' | 'read_write' };
   ipAllowlist?: string[];
-  appPermissions?: Record<string, unknown>;
+  /** app → operations (`["*"]` all, `[]` none), passed to the platform as app_permissions. */
+  appPermissions?: Record<string, string[]>;
   expiresAt?: string;
   rotationRequest?: string;
   rotationOverlapSeconds?: number;

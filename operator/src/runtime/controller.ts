@@ -103,8 +103,9 @@ export class Controller {
       const delay = this.queue.addRateLimited(key);
       const failures = this.queue.failuresOf(key);
       const log = { key, kind, failures, retry_in_ms: delay, err: err instanceof Error ? err.message : String(err) };
-      // Conflicts are the normal price of optimistic locking: the watch brings the newer object.
-      if (kind === 'conflict') this.log.debug(log, 'reconcile conflict; retrying');
+      // Conflicts and a cache one version behind are the normal price of optimistic locking: the watch brings
+      // the newer object.
+      if (kind === 'conflict' || kind === 'stale') this.log.debug(log, 'reconcile raced a newer version; retrying');
       else this.log.warn(log, 'reconcile failed; retrying with backoff');
     } finally {
       this.opts.metrics.inFlight.dec(labels);

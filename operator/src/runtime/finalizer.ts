@@ -1,4 +1,5 @@
 import type { KubeClient, JsonPatchOp } from '../kube/client';
+import { isNotFound } from '../kube/errors';
 import type { ResourceType } from '../kube/resources';
 import type { KubeObject } from '../kube/types';
 import type { ReconcileResult } from './controller';
@@ -34,10 +35,15 @@ export function withFinalizer<T extends KubeObject>(
       if (!has) return;
       const result = await handlers.cleanup(obj);
       if (!result.done) return { requeueAfterMs: result.requeueAfterMs ?? 5_000 };
-      await kube.jsonPatch(rt, obj.metadata.namespace, String(obj.metadata.name), [
-        { op: 'test', path: '/metadata/finalizers', value: finalizers },
-        { op: 'replace', path: '/metadata/finalizers', value: finalizers.filter((f) => f !== finalizer) },
-      ]);
+      try {
+        await kube.jsonPatch(rt, obj.metadata.namespace, String(obj.metadata.name), [
+          { op: 'test', path: '/metadata/finalizers', value: finalizers },
+          { op: 'replace', path: '/metadata/finalizers', value: finalizers.filter((f) => f !== finalizer) },
+        ]);
+      } catch (err) {
+        // Already gone: an earlier pass removed the finalizer and the API server finished the deletion.
+        if (!isNotFound(err)) throw err;
+      }
       return;
     }
     let current = obj;
