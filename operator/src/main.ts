@@ -4,6 +4,7 @@ import { createLogger, createMetricsRegistry, exitOnConfigError } from '@lore/ru
 import { loadOperatorConfig } from './config';
 import { composeOperator } from './compose';
 import { connectionFromKubeConfig } from './kube/kubeconfig';
+import type { ControllerHooks } from './controllers/settings';
 
 /** Composition root of the operator process: the only place that reads the environment. */
 async function main(): Promise<void> {
@@ -16,8 +17,7 @@ async function main(): Promise<void> {
     connection,
     logger,
     registry,
-    // Fault injection for the crash-recovery suite: die without any cleanup, like a killed pod.
-    hooks: config.crashAt === 'key-recorded' ? { afterKeyRecorded: () => process.kill(process.pid, 'SIGKILL') } : undefined,
+    hooks: crashHooks(config.crashAt),
     onLostLeadership: () => {
       logger.error('leadership lost: exiting so that this replica restarts as a fresh candidate');
       process.exit(1);
@@ -29,6 +29,14 @@ async function main(): Promise<void> {
     { port: server.port, identity: config.identity, leader_election: !!config.leaderElection, gateway_namespace: config.settings.gatewayNamespace },
     'operator started',
   );
+}
+
+/** Fault injection for the crash-recovery suite: die without any cleanup, like a killed pod. */
+function crashHooks(at: 'key-recorded' | 'secret-written' | undefined): ControllerHooks | undefined {
+  const die = () => process.kill(process.pid, 'SIGKILL');
+  if (at === 'key-recorded') return { afterKeyRecorded: die };
+  if (at === 'secret-written') return { afterSecretWritten: die };
+  return undefined;
 }
 
 main().catch(exitOnConfigError);

@@ -198,6 +198,7 @@ async function issue(ctx: ControllerContext, s: Session, now: Date): Promise<Rec
   }
   ctx.hooks?.afterKeyRecorded?.();
   await ctx.kube.apply(SECRET, keySecret(obj, spec.secretName, issued.key, issued.key_id, extra), FIELD_MANAGER);
+  ctx.hooks?.afterSecretWritten?.();
 
   const previous = status.keyId;
   status.keyId = issued.key_id;

@@ -241,6 +241,7 @@ async function ensureMemoryKey(
   }
   ctx.hooks?.afterKeyRecorded?.();
   await ctx.kube.apply(SECRET, keySecret(s.obj, secretName, issued.key, issued.key_id, extra), FIELD_MANAGER);
+  ctx.hooks?.afterSecretWritten?.();
   const previous = status.keyId;
   status.keyId = issued.key_id;
   status.pendingKeyId = undefined;

@@ -28,4 +28,6 @@ export interface OperatorSettings {
 export interface ControllerHooks {
   /** After a new key's id is recorded in status, before its Secret is written. */
   afterKeyRecorded?(): void;
+  /** After the Secret holds the new key, before status confirms it. */
+  afterSecretWritten?(): void;
 }

@@ -57,6 +57,8 @@ export interface Platform {
   graphCalls: Array<{ path: string; memory_id: string; tenant_id: string; credential: string }>;
   /** Keys of a memory that would authenticate now, read from the gateway's own table. */
   workingKeysOfMemory(memoryId: string): Promise<string[]>;
+  /** Working keys by their platform name (the operator names ApiKey keys `<namespace>/<name>`). */
+  workingKeysNamed(name: string): Promise<string[]>;
   keyRow(keyId: string): Promise<{ revoked_at: string | null; expires_at: string | null } | undefined>;
   close(): Promise<void>;
 }
@@ -122,6 +124,15 @@ export async function startPlatform(): Promise<Platform> {
         sql.query<{ key_id: string }>(
           `SELECT key_id FROM gateway.api_keys WHERE memory_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()) ORDER BY key_id`,
           [memoryId],
+        ),
+      );
+      return r.rows.map((x) => x.key_id);
+    },
+    async workingKeysNamed(name) {
+      const r = await db.asOwner((sql) =>
+        sql.query<{ key_id: string }>(
+          `SELECT key_id FROM gateway.api_keys WHERE name = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()) ORDER BY key_id`,
+          [name],
         ),
       );
       return r.rows.map((x) => x.key_id);

@@ -1,0 +1,153 @@
+import { createNamespace, installCrds, kubectl, kubectlJson, kubectlOk, runId } from './support/kube';
+import { createSystemNamespace, operatorEnv, spawnOperator, waitHealthy, type OperatorProcess, type SuiteScope } from './support/operator';
+import { http, startPlatform, type Platform } from './support/platform';
+import { waitFor } from './support/wait';
+
+jest.setTimeout(180_000);
+
+/**
+ * The compiled operator as a real process, killed with SIGKILL in the middle of a reconcile, then restarted:
+ * it must converge, and no key it issued may be left working unless it is the one in the Secret.
+ */
+describe('crash recovery', () => {
+  let platform: Platform;
+  let scope: SuiteScope;
+  const procs: OperatorProcess[] = [];
+  let port = 19_400 + Math.floor(Math.random() * 500);
+
+  beforeAll(async () => {
+    await installCrds();
+    const run = runId();
+    scope = { run, systemNamespace: await createSystemNamespace(run) };
+    platform = await startPlatform();
+  });
+
+  afterEach(async () => {
+    for (const p of procs.splice(0)) await p.kill('SIGTERM');
+  });
+
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  async function start(extra: Record<string, string> = {}): Promise<OperatorProcess> {
+    const p = await spawnOperator(operatorEnv(scope, platform, { LORE_OPERATOR_LEADER_ELECTION: 'false', ...extra }), port++);
+    procs.push(p);
+    return p;
+  }
+
+  const condition = (obj: any, type: string) => (obj.status?.conditions ?? []).find((c: any) => c.type === type);
+
+  async function waitReady(kind: string, ns: string, name: string): Promise<any> {
+    return waitFor(`${kind} ${ns}/${name} Ready`, async () => {
+      const o = await kubectlJson(['-n', ns, 'get', kind, name]);
+      return condition(o, 'Ready')?.status === 'True' && !o.status.pendingKeyId ? o : undefined;
+    }, 60_000);
+  }
+
+  async function secretKey(ns: string, name: string): Promise<{ key: string; keyId: string }> {
+    const s = await kubectlJson(['-n', ns, 'get', 'secret', name]);
+    return { key: Buffer.from(s.data['api-key'], 'base64').toString(), keyId: Buffer.from(s.data['key-id'], 'base64').toString() };
+  }
+
+  it('dies after recording a new mk_ key but before writing its Secret: the restart revokes it and issues a fresh one', async () => {
+    const ns = await createNamespace(scope.run, { tenant: `tenant-${scope.run}-a` });
+    const crashing = await start({ LORE_OPERATOR_CRASH_AT: 'key-recorded' });
+    await waitHealthy(crashing);
+    await kubectlOk(['-n', ns, 'apply', '-f', '-'], JSON.stringify({ apiVersion: 'lore.dev/v1alpha1', kind: 'Memory', metadata: { name: 'm' }, spec: {} }));
+    expect(await crashing.exited).toBe(-1);
+
+    const interrupted = await kubectlJson(['-n', ns, 'get', 'memory', 'm']);
+    const orphan = interrupted.status.pendingKeyId as string;
+    expect(orphan).toBeTruthy();
+    expect(interrupted.status.keyId).toBeUndefined();
+    expect((await kubectl(['-n', ns, 'get', 'secret', 'm-memory-key'])).code).not.toBe(0);
+    // At this instant the orphan is a working key of the memory.
+    expect(await platform.workingKeysOfMemory(interrupted.status.memoryId)).toEqual([orphan]);
+
+    await waitHealthy(await start());
+    const m = await waitReady('memory', ns, 'm');
+    const { key, keyId } = await secretKey(ns, 'm-memory-key');
+    expect(keyId).toBe(m.status.keyId);
+    expect(keyId).not.toBe(orphan);
+    expect((await platform.keyRow(orphan))?.revoked_at).toBeTruthy();
+    expect(await platform.workingKeysOfMemory(m.status.memoryId)).toEqual([keyId]);
+    const ok = await http(platform.publicUrl, 'POST', '/api/v1/memory/search', { headers: { host: m.status.hostname, 'x-api-key': key }, body: { query: 'q' } });
+    expect(ok.status).toBe(200);
+    const events = await kubectlJson(['-n', ns, 'get', 'events.events.k8s.io', '--field-selector', 'regarding.name=m']);
+    expect(events.items.some((e: any) => e.reason === 'KeyRevoked' && e.note.includes(orphan))).toBe(true);
+  });
+
+  it('dies after writing the Secret but before confirming: the restart keeps that key and issues nothing', async () => {
+    const ns = await createNamespace(scope.run, { tenant: `tenant-${scope.run}-b` });
+    const crashing = await start({ LORE_OPERATOR_CRASH_AT: 'secret-written' });
+    await waitHealthy(crashing);
+    await kubectlOk(['-n', ns, 'apply', '-f', '-'], JSON.stringify({ apiVersion: 'lore.dev/v1alpha1', kind: 'ApiKey', metadata: { name: 'k' }, spec: { type: 'live', secretName: 'k' } }));
+    expect(await crashing.exited).toBe(-1);
+    const interrupted = await kubectlJson(['-n', ns, 'get', 'apikey', 'k']);
+    const written = await secretKey(ns, 'k');
+    expect(written.keyId).toBe(interrupted.status.pendingKeyId);
+
+    await waitHealthy(await start());
+    const k = await waitReady('apikey', ns, 'k');
+    expect(k.status.keyId).toBe(written.keyId);
+    expect((await secretKey(ns, 'k')).keyId).toBe(written.keyId);
+    expect(await platform.workingKeysNamed(`${ns}/k`)).toEqual([written.keyId]);
+  });
+
+  it('dies in the middle of a rotation: the restart revokes the unrecorded replacement and completes the rotation', async () => {
+    const ns = await createNamespace(scope.run, { tenant: `tenant-${scope.run}-c` });
+    const normal = await start();
+    await waitHealthy(normal);
+    const spec = { type: 'test', secretName: 'r', rotationOverlapSeconds: 600 };
+    await kubectlOk(['-n', ns, 'apply', '-f', '-'], JSON.stringify({ apiVersion: 'lore.dev/v1alpha1', kind: 'ApiKey', metadata: { name: 'r' }, spec }));
+    const before = await waitReady('apikey', ns, 'r');
+    await normal.kill('SIGTERM');
+
+    const crashing = await start({ LORE_OPERATOR_CRASH_AT: 'key-recorded' });
+    await waitHealthy(crashing);
+    await kubectlOk(['-n', ns, 'apply', '-f', '-'], JSON.stringify({ apiVersion: 'lore.dev/v1alpha1', kind: 'ApiKey', metadata: { name: 'r' }, spec: { ...spec, rotationRequest: 'now' } }));
+    expect(await crashing.exited).toBe(-1);
+    const orphan = (await kubectlJson(['-n', ns, 'get', 'apikey', 'r'])).status.pendingKeyId as string;
+    expect(orphan).toBeTruthy();
+
+    await waitHealthy(await start());
+    const after = await waitFor('rotation completed', async () => {
+      const k = await waitReady('apikey', ns, 'r');
+      return k.status.lastRotationRequest === 'now' ? k : undefined;
+    });
+    expect(after.status.keyId).not.toBe(before.status.keyId);
+    expect(after.status.keyId).not.toBe(orphan);
+    expect((await platform.keyRow(orphan))?.revoked_at).toBeTruthy();
+    const working = await platform.workingKeysNamed(`${ns}/r`);
+    // The current key, plus the original one inside its overlap (rotated with the spec's 600 s).
+    expect(working.sort()).toEqual([after.status.keyId, before.status.keyId].sort());
+    expect((await secretKey(ns, 'r')).keyId).toBe(after.status.keyId);
+  });
+
+  it('converges after a SIGKILL at a random moment while many objects are being provisioned', async () => {
+    const ns = await createNamespace(scope.run, { tenant: `tenant-${scope.run}-d` });
+    const first = await start();
+    await waitHealthy(first);
+    const docs: string[] = [];
+    for (let i = 0; i < 10; i++) docs.push(JSON.stringify({ apiVersion: 'lore.dev/v1alpha1', kind: 'Memory', metadata: { name: `m${i}` }, spec: {} }));
+    for (let i = 0; i < 5; i++) docs.push(JSON.stringify({ apiVersion: 'lore.dev/v1alpha1', kind: 'ApiKey', metadata: { name: `k${i}` }, spec: { type: 'live', secretName: `k${i}` } }));
+    const applied = kubectlOk(['-n', ns, 'apply', '-f', '-'], docs.join('\n---\n'));
+    await new Promise((r) => setTimeout(r, 300 + Math.random() * 700));
+    await first.kill('SIGKILL');
+    await applied;
+
+    await waitHealthy(await start());
+    for (let i = 0; i < 10; i++) {
+      const m = await waitReady('memory', ns, `m${i}`);
+      const { keyId } = await secretKey(ns, `m${i}-memory-key`);
+      expect(keyId).toBe(m.status.keyId);
+    }
+    for (let i = 0; i < 5; i++) {
+      const k = await waitReady('apikey', ns, `k${i}`);
+      const { key, keyId } = await secretKey(ns, `k${i}`);
+      expect(keyId).toBe(k.status.keyId);
+      expect((await http(platform.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { host: '127.0.0.1', 'x-api-key': key } })).status).toBe(200);
+    }
+  });
+});
