@@ -1,0 +1,131 @@
+import { API_KEY, MEMORY, NAMESPACE, SECRET } from '../kube/resources';
+import { PlatformError } from '../platform/admin-client';
+import { controllerFixture, namespace, settle } from '../testing/controller-fixture';
+import { apiKeyReconciler, apiKeysReferencing } from './api-key-controller';
+import { memoryReconciler } from './memory-controller';
+import type { ApiKeyObject, MemoryObject, SecretObject } from './types';
+
+function apiKey(name: string, ns: string, spec: ApiKeyObject['spec']): ApiKeyObject {
+  return { apiVersion: 'lore.dev/v1alpha1', kind: 'ApiKey', metadata: { name, namespace: ns }, spec };
+}
+const cond = (o: ApiKeyObject | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
+const secretKeyId = (s: SecretObject | undefined) => Buffer.from(s!.data!['key-id']!, 'base64').toString();
+
+describe('api key reconciler', () => {
+  it('creates the key with the spec options in the namespace tenant and writes its plaintext once', async () => {
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(MEMORY, { apiVersion: 'lore.dev/v1alpha1', kind: 'Memory', metadata: { name: 'kb', namespace: 'team' }, spec: {} });
+    await settle(memoryReconciler(ctx), 'team/kb');
+    const memoryId = kube.peek<MemoryObject>(MEMORY, 'team', 'kb')!.status!.memoryId!;
+    kube.seed(
+      API_KEY,
+      apiKey('ci', 'team', {
+        type: 'live',
+        secretName: 'ci',
+        displayName: 'CI pipeline',
+        scopes: { modules: ['memory'], memories: ['kb'], access: 'read' },
+        ipAllowlist: ['10.0.0.0/8'],
+        appPermissions: { memory: ['search'] },
+        expiresAt: '2099-01-01T00:00:00Z',
+      }),
+    );
+    await settle(apiKeyReconciler(ctx), 'team/ci');
+    const k = kube.peek<ApiKeyObject>(API_KEY, 'team', 'ci')!;
+    expect(cond(k, 'Ready')?.status).toBe('True');
+    expect(admin.keys.get(k.status!.keyId!)!.request).toEqual({
+      type: 'live',
+      name: 'CI pipeline',
+      scopes: { modules: ['memory'], memories: [memoryId], access: 'read' },
+      ip_allowlist: ['10.0.0.0/8'],
+      app_permissions: { memory: ['search'] },
+      expires_at: '2099-01-01T00:00:00.000Z',
+    });
+    expect(secretKeyId(kube.peek(SECRET, 'team', 'ci'))).toBe(k.status!.keyId);
+    expect(k.status!.expiresAt).toBe('2099-01-01T00:00:00.000Z');
+  });
+
+  it('waits for the referenced Memory, then issues an mk_ key bound to it', async () => {
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(API_KEY, apiKey('edge', 'team', { type: 'memory', secretName: 'edge', memoryRef: { name: 'kb' } }));
+    const reconcile = apiKeyReconciler(ctx);
+    await settle(reconcile, 'team/edge');
+    let k = kube.peek<ApiKeyObject>(API_KEY, 'team', 'edge')!;
+    expect(cond(k, 'Ready')).toMatchObject({ status: 'False', reason: 'MemoryNotFound' });
+    expect(cond(k, 'Reconciling')?.status).toBe('True');
+    expect(admin.keys.size).toBe(0);
+
+    kube.seed(MEMORY, { apiVersion: 'lore.dev/v1alpha1', kind: 'Memory', metadata: { name: 'kb', namespace: 'team' }, spec: {} });
+    const memory = kube.peek<MemoryObject>(MEMORY, 'team', 'kb')!;
+    expect(apiKeysReferencing(kube.all<ApiKeyObject>(API_KEY), memory)).toEqual(['team/edge']);
+    await settle(memoryReconciler(ctx), 'team/kb');
+    await settle(reconcile, 'team/edge');
+    k = kube.peek<ApiKeyObject>(API_KEY, 'team', 'edge')!;
+    const m = kube.peek<MemoryObject>(MEMORY, 'team', 'kb')!;
+    expect(k.status).toMatchObject({ memoryId: m.status!.memoryId, hostname: m.status!.hostname });
+    expect(admin.keys.get(k.status!.keyId!)).toMatchObject({ type: 'memory', memory_id: m.status!.memoryId });
+  });
+
+  it('rotates when rotationRequest changes, keeping the previous key for the overlap', async () => {
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(API_KEY, apiKey('r', 'team', { type: 'test', secretName: 'r', rotationOverlapSeconds: 120 }));
+    const reconcile = apiKeyReconciler(ctx);
+    await settle(reconcile, 'team/r');
+    const first = kube.peek<ApiKeyObject>(API_KEY, 'team', 'r')!;
+    await kube.replace(API_KEY, { ...first, spec: { ...first.spec!, rotationRequest: '2030-01' } });
+    const r = await settle(reconcile, 'team/r');
+    const rotated = kube.peek<ApiKeyObject>(API_KEY, 'team', 'r')!;
+    expect(rotated.status).toMatchObject({ previousKeyId: first.status!.keyId, lastRotationRequest: '2030-01' });
+    expect(rotated.status!.keyId).not.toBe(first.status!.keyId);
+    expect(secretKeyId(kube.peek(SECRET, 'team', 'r'))).toBe(rotated.status!.keyId);
+    expect(admin.workingKeys('acme').map((k) => k.key_id).sort()).toEqual([first.status!.keyId, rotated.status!.keyId].sort());
+    // Woken up at the end of the overlap to forget the previous key.
+    expect(r).toEqual({ requeueAfterMs: expect.any(Number) });
+    expect((r as { requeueAfterMs: number }).requeueAfterMs).toBeGreaterThan(100_000);
+  });
+
+  it('revokes every key it issued on delete, then lets the object go', async () => {
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(API_KEY, apiKey('d', 'team', { type: 'live', secretName: 'd', rotationOverlapSeconds: 600 }));
+    const reconcile = apiKeyReconciler(ctx);
+    await settle(reconcile, 'team/d');
+    const k = kube.peek<ApiKeyObject>(API_KEY, 'team', 'd')!;
+    await kube.replace(API_KEY, { ...k, spec: { ...k.spec!, rotationRequest: 'x' } });
+    await settle(reconcile, 'team/d');
+    expect(admin.workingKeys('acme')).toHaveLength(2);
+    kube.userDelete(API_KEY, 'team', 'd');
+    await settle(reconcile, 'team/d');
+    expect(admin.workingKeys('acme')).toEqual([]);
+    expect(kube.peek(API_KEY, 'team', 'd')).toBeUndefined();
+    expect(kube.peek(SECRET, 'team', 'd')).toBeUndefined();
+  });
+
+  it('stalls on an expired key instead of silently issuing a new one', async () => {
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(API_KEY, apiKey('e', 'team', { type: 'ephemeral', secretName: 'e' }));
+    const reconcile = apiKeyReconciler(ctx);
+    await settle(reconcile, 'team/e');
+    const k = kube.peek<ApiKeyObject>(API_KEY, 'team', 'e')!;
+    admin.keys.get(k.status!.keyId!)!.expires_at = new Date(Date.now() - 1000).toISOString();
+    await settle(reconcile, 'team/e');
+    expect(cond(kube.peek(API_KEY, 'team', 'e'), 'Stalled')?.reason).toBe('KeyExpired');
+    expect(admin.keys.size).toBe(1);
+  });
+
+  it('shows a platform refusal of the options as Stalled/Rejected', async () => {
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(API_KEY, apiKey('x', 'team', { type: 'live', secretName: 'x' }));
+    admin.createKey = async () => {
+      throw new PlatformError('create_key', 400, 'VALIDATION_FAILED', 'expires_at must be in the future');
+    };
+    await settle(apiKeyReconciler(ctx), 'team/x');
+    const k = kube.peek<ApiKeyObject>(API_KEY, 'team', 'x')!;
+    expect(cond(k, 'Stalled')).toMatchObject({ reason: 'Rejected' });
+    expect(cond(k, 'Ready')!.message).toContain('expires_at must be in the future');
+  });
+});

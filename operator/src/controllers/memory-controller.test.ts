@@ -1,0 +1,185 @@
+import { INGRESS, MEMORY, NAMESPACE, SECRET } from '../kube/resources';
+import { controllerFixture, namespace, settle } from '../testing/controller-fixture';
+import { memoryReconciler } from './memory-controller';
+import type { MemoryObject, SecretObject } from './types';
+
+function memory(name: string, ns: string, spec: MemoryObject['spec'] = {}): MemoryObject {
+  return { apiVersion: 'lore.dev/v1alpha1', kind: 'Memory', metadata: { name, namespace: ns }, spec };
+}
+
+const cond = (m: MemoryObject | undefined, type: string) => m?.status?.conditions?.find((c) => c.type === type);
+
+describe('memory reconciler', () => {
+  it('provisions the memory, an mk_ key in an owned Secret and an Ingress, then reports Ready', async () => {
+    const { ctx, kube, admin, events } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(MEMORY, memory('notes', 'team'));
+    await settle(memoryReconciler(ctx), 'team/notes');
+
+    const m = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
+    expect(m.metadata.finalizers).toEqual(['lore.dev/memory-deprovision']);
+    expect(m.status).toMatchObject({ tenantId: 'acme', hostname: 'notes-team.mem.example.test', observedGeneration: 1 });
+    expect(cond(m, 'Ready')).toMatchObject({ status: 'True', reason: 'Provisioned', observedGeneration: 1 });
+    expect(admin.memories.get(m.status!.memoryId!)).toMatchObject({ tenant_id: 'acme', hostname: 'notes-team.mem.example.test', name: 'team/notes' });
+
+    const secret = kube.peek<SecretObject>(SECRET, 'team', 'notes-memory-key')!;
+    expect(secret.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Memory', uid: m.metadata.uid, controller: true });
+    const plaintext = Buffer.from(secret.data!['api-key']!, 'base64').toString();
+    expect(plaintext).toMatch(/^mk_/);
+    expect(admin.workingKeys('acme').map((k) => k.key_id)).toEqual([m.status!.keyId]);
+
+    const ing = kube.peek(INGRESS, 'lore-system', m.status!.ingressName!)!;
+    expect((ing as any).spec.rules[0].host).toBe('notes-team.mem.example.test');
+    expect(events.map((e) => e.reason)).toEqual(['KeyIssued', 'Ready']);
+  });
+
+  it('makes no write at all when reconciling an object that is already in its desired state', async () => {
+    const { ctx, kube } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(MEMORY, memory('notes', 'team'));
+    const reconcile = memoryReconciler(ctx);
+    await settle(reconcile, 'team/notes');
+    const mark = kube.writes.length;
+    for (let i = 0; i < 3; i++) await reconcile('team/notes');
+    expect(kube.writesSince(mark)).toEqual([]);
+  });
+
+  it('is Stalled without a tenant on the namespace and never contacts the platform', async () => {
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team'));
+    kube.seed(MEMORY, memory('notes', 'team'));
+    await settle(memoryReconciler(ctx), 'team/notes');
+    const m = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
+    expect(cond(m, 'Stalled')).toMatchObject({ status: 'True', reason: 'TenantNotAssigned' });
+    expect(cond(m, 'Ready')).toMatchObject({ status: 'False' });
+    expect(admin.calls).toEqual([]);
+  });
+
+  it('ignores objects in namespaces the operator does not serve', async () => {
+    const { ctx, kube } = controllerFixture();
+    kube.seed(MEMORY, memory('notes', 'elsewhere'));
+    await settle(memoryReconciler(ctx), 'elsewhere/notes');
+    expect(kube.writes).toEqual([]);
+  });
+
+  it('revokes a key recorded as pending whose Secret was never written, then issues a fresh one', async () => {
+    const { ctx, kube, admin } = controllerFixture({
+      afterKeyRecorded: () => {
+        throw new Error('crash');
+      },
+    });
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(MEMORY, memory('notes', 'team'));
+    await expect(memoryReconciler(ctx)('team/notes')).rejects.toThrow('crash');
+    const pending = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!.status!.pendingKeyId!;
+    expect(pending).toBeTruthy();
+    expect(kube.peek(SECRET, 'team', 'notes-memory-key')).toBeUndefined();
+
+    ctx.hooks = undefined;
+    await settle(memoryReconciler(ctx), 'team/notes');
+    const m = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
+    expect(m.status!.pendingKeyId).toBeUndefined();
+    expect(m.status!.keyId).not.toBe(pending);
+    expect(admin.keys.get(pending)!.revoked_at).toBeTruthy();
+    expect(admin.workingKeys('acme').map((k) => k.key_id)).toEqual([m.status!.keyId]);
+  });
+
+  it('confirms a pending key that did reach the Secret instead of issuing another', async () => {
+    const { ctx, kube, admin } = controllerFixture({
+      afterSecretWritten: () => {
+        throw new Error('crash');
+      },
+    });
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(MEMORY, memory('notes', 'team'));
+    await expect(memoryReconciler(ctx)('team/notes')).rejects.toThrow('crash');
+    const pending = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!.status!.pendingKeyId!;
+    ctx.hooks = undefined;
+    await settle(memoryReconciler(ctx), 'team/notes');
+    expect(kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!.status!.keyId).toBe(pending);
+    expect(admin.keys.size).toBe(1);
+  });
+
+  it('rotates the key with an overlap when its Secret is deleted, and reissues when the key was revoked', async () => {
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(MEMORY, memory('notes', 'team'));
+    const reconcile = memoryReconciler(ctx);
+    await settle(reconcile, 'team/notes');
+    const first = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!.status!.keyId!;
+
+    kube.userDelete(SECRET, 'team', 'notes-memory-key');
+    await settle(reconcile, 'team/notes');
+    const second = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!.status!.keyId!;
+    expect(second).not.toBe(first);
+    expect(admin.keys.get(first)!.expires_at).toBeTruthy();
+    expect(admin.keys.get(first)!.revoked_at).toBeNull();
+
+    await admin.revokeKey('acme', second);
+    await settle(reconcile, 'team/notes');
+    const third = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!.status!.keyId!;
+    expect(third).not.toBe(second);
+    const s = kube.peek<SecretObject>(SECRET, 'team', 'notes-memory-key')!;
+    expect(Buffer.from(s.data!['key-id']!, 'base64').toString()).toBe(third);
+  });
+
+  it('stalls on a hostname held by another memory, and on a Secret it does not own', async () => {
+    const { ctx, kube } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('a', 't1'));
+    kube.seed(NAMESPACE, namespace('b', 't2'));
+    kube.seed(MEMORY, memory('one', 'a', { hostname: 'kb.example.org' }));
+    kube.seed(MEMORY, memory('two', 'b', { hostname: 'kb.example.org' }));
+    const reconcile = memoryReconciler(ctx);
+    await settle(reconcile, 'a/one');
+    const r = await settle(reconcile, 'b/two');
+    expect(r).toEqual({ requeueAfterMs: 300_000 });
+    expect(cond(kube.peek<MemoryObject>(MEMORY, 'b', 'two'), 'Stalled')?.reason).toBe('HostnameConflict');
+
+    kube.seed(SECRET, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'three-memory-key', namespace: 'a' }, data: { x: 'eA==' } });
+    kube.seed(MEMORY, memory('three', 'a'));
+    await settle(reconcile, 'a/three');
+    expect(cond(kube.peek<MemoryObject>(MEMORY, 'a', 'three'), 'Stalled')?.reason).toBe('SecretConflict');
+    expect(kube.peek<SecretObject>(SECRET, 'a', 'three-memory-key')!.data).toEqual({ x: 'eA==' });
+  });
+
+  it('deprovisions on delete: memory removed with the configured retention, keys revoked, children deleted, finalizer last', async () => {
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(MEMORY, memory('notes', 'team', { dataRetention: 'Delete' }));
+    const reconcile = memoryReconciler(ctx);
+    await settle(reconcile, 'team/notes');
+    const m = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
+    kube.userDelete(MEMORY, 'team', 'notes');
+    expect(kube.peek(MEMORY, 'team', 'notes')).toBeDefined();
+
+    // A failing platform keeps the finalizer: nothing is forgotten.
+    admin.failNext.set('delete_memory', 1);
+    await expect(reconcile('team/notes')).rejects.toThrow('injected failure');
+    expect(kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!.metadata.finalizers).toEqual(['lore.dev/memory-deprovision']);
+
+    await settle(reconcile, 'team/notes');
+    expect(kube.peek(MEMORY, 'team', 'notes')).toBeUndefined();
+    expect(admin.memories.get(m.status!.memoryId!)).toMatchObject({ deleted: true, retained: false });
+    expect(admin.workingKeys('acme')).toEqual([]);
+    expect(kube.peek(SECRET, 'team', 'notes-memory-key')).toBeUndefined();
+    expect(kube.peek(INGRESS, 'lore-system', m.status!.ingressName!)).toBeUndefined();
+  });
+
+  it('keeps the transition time of unchanged conditions when the spec changes', async () => {
+    const { ctx, kube } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(MEMORY, memory('notes', 'team'));
+    let clock = new Date('2030-01-01T00:00:00Z');
+    ctx.now = () => clock;
+    const reconcile = memoryReconciler(ctx);
+    await settle(reconcile, 'team/notes');
+    const before = cond(kube.peek<MemoryObject>(MEMORY, 'team', 'notes'), 'Ready')!;
+    clock = new Date('2030-01-02T00:00:00Z');
+    const current = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
+    await kube.replace(MEMORY, { ...current, spec: { hostname: 'moved.example.org' } });
+    await settle(reconcile, 'team/notes');
+    const after = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
+    expect(after.status!.hostname).toBe('moved.example.org');
+    expect(cond(after, 'Ready')).toMatchObject({ status: 'True', observedGeneration: 2, lastTransitionTime: before.lastTransitionTime });
+  });
+});
