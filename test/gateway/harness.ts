@@ -66,11 +66,21 @@ export interface EchoUpstream {
   close(): Promise<void>;
 }
 
-export async function startEcho(): Promise<EchoUpstream> {
+export async function startEcho(opts: { socketPath?: string } = {}): Promise<EchoUpstream> {
   const received: EchoUpstream['received'] = [];
   const server = createServer((req, res) => {
-    if (req.url?.startsWith('/slow')) return; // never answers: timeout tests
+    if (req.url?.includes('/slow')) return; // never answers: timeout tests
     let bytes = 0;
+    if (req.url?.includes('/early')) {
+      // Answers on the first body chunk: proves the gateway streams request bodies instead of buffering them.
+      req.once('data', (c: Buffer) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write(JSON.stringify({ first_chunk_bytes: c.length }));
+        req.on('end', () => res.end());
+      });
+      req.on('data', () => undefined);
+      return;
+    }
     req.on('data', (c: Buffer) => (bytes += c.length));
     req.on('end', () => {
       received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, bodyBytes: bytes });
@@ -86,19 +96,25 @@ export async function startEcho(): Promise<EchoUpstream> {
       res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body_bytes: bytes }));
     });
   });
+  const upgraded = new Set<import('node:stream').Duplex>();
   server.on('upgrade', (req, socket) => {
+    upgraded.add(socket);
+    socket.on('close', () => upgraded.delete(socket));
+    socket.on('error', () => socket.destroy());
     received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, bodyBytes: 0 });
     socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
     socket.on('data', (d: Buffer) => socket.write(d));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const port = (server.address() as AddressInfo).port;
+  if (opts.socketPath) await new Promise<void>((r) => server.listen(opts.socketPath, () => r()));
+  else await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const url = opts.socketPath ? `unix:${opts.socketPath}` : `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     server,
     received,
     close: () =>
       new Promise<void>((r) => {
+        for (const s of upgraded) s.destroy();
         server.closeAllConnections();
         server.close(() => r());
       }),
@@ -149,9 +165,9 @@ export async function startGateway(
     signer,
     servers: [pub, admin],
     async close() {
+      await gateway.close();
       await pub.close(100);
       await admin.close(100);
-      await gateway.close();
       await state.close();
       await db.close();
     },

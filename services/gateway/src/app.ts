@@ -28,6 +28,8 @@ export interface PublicApp {
   /** Attach to the HTTP server's `upgrade` event: websockets are authenticated and spliced to the upstream. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   upstreams: Map<UpstreamName, UpstreamTarget>;
+  /** Ends every open websocket (shutdown: the HTTP server does not track upgraded sockets). */
+  closeUpgraded(): void;
 }
 
 const MEMORY_PREFIX = '/api/v1/memory';
@@ -84,10 +86,17 @@ export function createPublicApp(context: GatewayContext): PublicApp {
     await forward(context, ctx as GatewayKoaContext, match, target);
   });
 
+  const upgraded = new Set<Duplex>();
   const handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgraded.add(socket);
+    socket.once('close', () => upgraded.delete(socket));
     void upgrade(context, upstreams, req, socket, head);
   };
-  return { app, handleUpgrade, upstreams };
+  const closeUpgraded = () => {
+    for (const s of upgraded) s.destroy();
+    upgraded.clear();
+  };
+  return { app, handleUpgrade, upstreams, closeUpgraded };
 }
 
 async function authorise(context: GatewayContext, facts: RequestFacts, match: ForwardMatch): Promise<{ token: string | null; headers: Record<string, string> }> {

@@ -59,6 +59,7 @@ export async function createGateway(deps: GatewayDeps, options: CreateGatewayOpt
     opsApp,
     context,
     async close() {
+      pub.closeUpgraded();
       for (const target of pub.upstreams.values()) target.agent.destroy();
     },
   };

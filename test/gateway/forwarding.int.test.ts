@@ -1,0 +1,172 @@
+import { request } from 'node:http';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freshDatabase, type TestDatabase } from '../support/infra';
+import { http, makeTenant, startEcho, startGateway, uid, type EchoUpstream, type GatewayUnderTest, type TenantFixture } from './harness';
+import { freePort } from './processes';
+
+jest.setTimeout(120_000);
+
+describe('gateway forwarding: streams, uploads, websockets, failures', () => {
+  let database: TestDatabase;
+  let g: GatewayUnderTest;
+  let echo: EchoUpstream;
+  let unixEcho: EchoUpstream;
+  let t: TenantFixture;
+
+  beforeAll(async () => {
+    database = await freshDatabase('lore_gwfwd');
+    echo = await startEcho();
+    unixEcho = await startEcho({ socketPath: join(tmpdir(), `lore-gw-${uid()}.sock`) });
+    const closedPort = await freePort();
+    g = await startGateway(
+      database,
+      {
+        // graph and agents over TCP, mcp over a unix socket (as in embedded mode), core pointing at nothing.
+        upstreams: { graph: echo.url, agents: echo.url, mcp: unixEcho.url, core: `http://127.0.0.1:${closedPort}` },
+        proxy: { connectTimeoutMs: 2000, responseTimeoutMs: 800, idleTimeoutMs: 10_000, maxBodyBytes: 5 * 1024 * 1024 },
+      },
+      { redisPrefix: `gwfwd:${uid()}:` },
+    );
+    t = await makeTenant(g);
+  });
+  afterAll(async () => {
+    await g?.close();
+    await echo?.close();
+    await unixEcho?.close();
+    await database?.drop();
+  });
+
+  it('streams server-sent events as they are produced (sources before the first token)', async () => {
+    const u = new URL(g.publicUrl);
+    const events: Array<{ at: number; text: string }> = [];
+    const started = Date.now();
+    await new Promise<void>((resolve, reject) => {
+      const req = request({ host: u.hostname, port: u.port, method: 'POST', path: '/api/v1/memory/search/stream', headers: { 'x-api-key': t.key, 'content-type': 'application/json' } }, (res) => {
+        expect(res.statusCode).toBe(200);
+        expect(res.headers['content-type']).toBe('text/event-stream');
+        res.on('data', (c: Buffer) => events.push({ at: Date.now() - started, text: c.toString() }));
+        res.on('end', () => resolve());
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify({ query: 'q' }));
+    });
+    expect(events[0]!.text).toContain('event: sources');
+    expect(events[0]!.text).not.toContain('event: token');
+    const last = events[events.length - 1]!;
+    expect(last.text).toContain('event: done');
+    // The first frame arrived well before the stream ended: nothing was buffered.
+    expect(last.at - events[0]!.at).toBeGreaterThanOrEqual(200);
+  });
+
+  it('passes request bodies through unbuffered (the upstream answers on the first chunk)', async () => {
+    const u = new URL(g.publicUrl);
+    const boundary = `----lore${uid()}`;
+    const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\n`;
+    const body = await new Promise<string>((resolve, reject) => {
+      const req = request(
+        { host: u.hostname, port: u.port, method: 'POST', path: '/api/v1/memory/uploads/early', headers: { 'x-api-key': t.key, 'content-type': `multipart/form-data; boundary=${boundary}`, 'transfer-encoding': 'chunked' } },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => {
+            text += c.toString();
+            // Only now, after the upstream answered, does the client send the rest.
+            if (!req.writableEnded) req.end(`${'x'.repeat(1024 * 1024)}\r\n--${boundary}--\r\n`);
+          });
+          res.on('end', () => resolve(text));
+        },
+      );
+      req.on('error', reject);
+      req.write(head);
+    });
+    expect(JSON.parse(body).first_chunk_bytes).toBeGreaterThan(0);
+  });
+
+  it('refuses bodies over the forwarding limit with 413', async () => {
+    const r = await http(g.publicUrl, 'POST', '/api/v1/memory/uploads', { headers: { 'x-api-key': t.key, 'content-type': 'application/octet-stream' }, raw: Buffer.alloc(6 * 1024 * 1024) });
+    expect(r.status).toBe(413);
+  });
+
+  it('answers 502 when the upstream is down and 504 when it is too slow, in the gateway error shape', async () => {
+    const down = await http(g.publicUrl, 'GET', '/api/chat/get-user-chat-sessions', { headers: { authorization: `Bearer ${t.key}` } });
+    expect(down.status).toBe(502);
+    expect(down.json.error).toMatchObject({ code: 'BAD_GATEWAY', request_id: expect.any(String) });
+    const slow = await http(g.publicUrl, 'POST', '/api/v1/memory/slow', { headers: { 'x-api-key': t.key }, body: {} });
+    expect(slow.status).toBe(504);
+    expect(slow.json.error.code).toBe('GATEWAY_TIMEOUT');
+  });
+
+  it('forwards over a unix socket and keeps the caller\'s x-api-key only for the MCP server', async () => {
+    const r = await http(g.publicUrl, 'POST', '/mcp', { headers: { 'x-api-key': t.key }, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    expect(r.status).toBe(200);
+    expect(r.json.headers['x-api-key']).toBe(t.key);
+    expect((await g.signer.verify(r.json.headers['x-lore-identity'])).tenant_id).toBe(t.tenantId);
+    const missing = await http(g.publicUrl, 'POST', '/mcp', { body: {} });
+    expect(missing.status).toBe(401);
+    expect(missing.json).toEqual({ success: false, error: 'Missing x-api-key header' });
+    const health = await http(g.publicUrl, 'GET', '/health');
+    expect(health.status).toBe(200);
+    expect(health.json.headers['x-lore-identity']).toBeUndefined();
+  });
+
+  it('serves open health routes without a credential and never with an identity', async () => {
+    const r = await http(g.publicUrl, 'GET', '/api/health', { headers: { 'x-lore-identity': 'forged', 'x-tenant-id': 'forged' } });
+    expect(r.status).toBe(200);
+    expect(r.json.headers['x-lore-identity']).toBeUndefined();
+    expect(r.json.headers['x-tenant-id']).toBeUndefined();
+  });
+
+  async function rawUpgrade(path: string): Promise<{ head: string; socket: import('node:net').Socket }> {
+    const u = new URL(g.publicUrl);
+    const socket = connect(Number(u.port), u.hostname);
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: ${u.host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
+    const head = await new Promise<string>((resolve) => {
+      let buf = '';
+      const onData = (d: Buffer) => {
+        buf += d.toString();
+        const end = buf.indexOf('\r\n\r\n');
+        if (end >= 0) {
+          socket.off('data', onData);
+          resolve(buf);
+        }
+      };
+      socket.on('data', onData);
+    });
+    return { head, socket };
+  }
+
+  it('authenticates websocket upgrades from ?api-key= and splices them to the upstream', async () => {
+    const before = echo.received.length;
+    const { head, socket } = await rawUpgrade(`/api/agent/web-and-research?api-key=${t.key}&thread_id=th1`);
+    expect(head.startsWith('HTTP/1.1 101')).toBe(true);
+    const echoed = await new Promise<string>((resolve) => {
+      socket.once('data', (d: Buffer) => resolve(d.toString()));
+      socket.write('hello through the gateway');
+    });
+    expect(echoed).toBe('hello through the gateway');
+    socket.destroy();
+    const seen = echo.received.slice(before).find((x) => x.url.startsWith('/api/agent/web-and-research'))!;
+    expect(seen.url).toBe('/api/agent/web-and-research?thread_id=th1');
+    expect((await g.signer.verify(String(seen.headers['x-lore-identity']))).tenant_id).toBe(t.tenantId);
+
+    const refused = await rawUpgrade('/api/agent/web-and-research?thread_id=th1');
+    expect(refused.head.startsWith('HTTP/1.1 401')).toBe(true);
+    refused.socket.destroy();
+    const unknown = await rawUpgrade(`/not-a-surface?api-key=${t.key}`);
+    expect(unknown.head.startsWith('HTTP/1.1 404')).toBe(true);
+    unknown.socket.destroy();
+  });
+
+  it('answers 404 for a surface whose upstream is not configured, like any unknown route', async () => {
+    const bare = await startGateway(database, { upstreams: {} }, { redisPrefix: `gwfwd2:${uid()}:`, migrate: false });
+    try {
+      const r = await http(bare.publicUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': t.key }, body: {} });
+      expect(r.status).toBe(404);
+      expect(r.json.error.code).toBe('NOT_FOUND');
+      expect((await http(bare.publicUrl, 'GET', '/api/health')).status).toBe(404);
+    } finally {
+      await bare.close();
+    }
+  });
+});
