@@ -1,0 +1,60 @@
+# syntax=docker/dockerfile:1
+#
+# The one Lore image. Every deployment of the Helm chart runs it with a different entry point:
+#   services/gateway/dist/main.js           gateway
+#   services/gateway/dist/webhooks-main.js  webhooks worker
+#   services/graph/dist/main.js             graph (memory data plane API)
+#   services/graph/dist/worker-main.js      graph-worker
+#   operator/dist/main.js                   operator
+#   services/{core,agents,mcp}/dist/main.js when those services ship
+# and the chart's migrations Job runs its own script with the same node_modules.
+#
+#   docker build -t lore:dev .
+#
+# Not built in CI (the CI machines have no container engine): it is kept correct by construction, reviewed by
+# reading, and its paths are the ones `npx tsc -b` produces and the chart references (docs/chart.md).
+
+ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+
+# ---- build: install everything, compile every workspace, then drop dev dependencies --------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+ENV CI=true \
+    npm_config_fund=false \
+    npm_config_audit=false \
+    npm_config_update_notifier=false
+# Every workspace's sources come in before `npm ci`: the lockfile lists each workspace, and a workspace whose
+# manifest is missing would make `npm ci` refuse. (.dockerignore keeps node_modules and dist out.)
+COPY package.json package-lock.json .npmrc tsconfig.base.json tsconfig.json ./
+COPY services/ services/
+COPY operator/ operator/
+RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
+RUN npx tsc -b \
+ && npm prune --omit=dev --no-audit --no-fund \
+ # What the running image needs of each workspace: manifests, compiled code, SQL migrations, worker scripts.
+ && rm -rf services/*/src services/*/test services/*/tsconfig.json operator/src operator/test operator/tsconfig.json \
+ && find services operator -path '*/dist/*' \( -name '*.test.js' -o -name '*.test.js.map' -o -name '*.test.d.ts' -o -name '*.test.d.ts.map' -o -name '*.tsbuildinfo' \) -delete
+
+# ---- runtime: node, the compiled workspaces and production dependencies, as an unprivileged user ------------
+FROM ${NODE_IMAGE} AS runtime
+ARG VERSION=0.1.0
+LABEL org.opencontainers.image.title="lore" \
+      org.opencontainers.image.description="Lore: gateway, workers, memory data plane and Kubernetes operator" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.licenses="Apache-2.0"
+ENV NODE_ENV=production \
+    # OpenTelemetry must load before any other module (it wraps node:http); it stays idle without an endpoint.
+    NODE_OPTIONS="--require=/app/services/runtime/dist/telemetry/register.js --enable-source-maps"
+WORKDIR /app
+# Files stay owned by root and read-only for the process: nothing in /app is writable at run time.
+COPY --from=build /src/package.json /src/package-lock.json ./
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/services ./services
+COPY --from=build /src/operator ./operator
+# A fixed non-root uid/gid that matches the chart's securityContext (runAsUser/runAsGroup 10001).
+RUN groupadd --system --gid 10001 lore \
+ && useradd --system --uid 10001 --gid lore --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin lore
+USER 10001:10001
+EXPOSE 8080 8081 8083 9090 9091
+ENTRYPOINT ["node"]
+CMD ["services/gateway/dist/main.js"]
