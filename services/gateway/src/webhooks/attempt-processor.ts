@@ -10,13 +10,13 @@ import {
   acquireLease,
   applyTransition,
   getDelivery,
-  insertAttempt,
   leaseRemainingMs,
+  recordAttempt,
   releaseLease,
   type DeliveryRow,
   type DeliveryTransition,
 } from './store/deliveries';
-import { getSubscription, recordDeadLetter, resetDeadLetterStreak, type SubscriptionRow } from './store/subscriptions';
+import { recordDeadLetter, type SubscriptionRow } from './store/subscriptions';
 
 /** The consumer name under which attempts are claimed in `runtime.processed_events`. */
 export const ATTEMPT_CONSUMER = 'webhooks.attempt';
@@ -97,19 +97,13 @@ export class AttemptProcessor {
     const leaseMs = this.deps.deliveryTimeoutMs + LEASE_GRACE_MS;
     for (let round = 0; ; round++) {
       const state = await this.deps.db.withTenant(m.tenant_id, async (sql) => {
-        const delivery = await acquireLease(sql, m.tenant_id, m.delivery_id, m.cycle, m.step, leaseMs);
-        if (delivery) {
-          const subscription = await getSubscription(sql, m.tenant_id, delivery.subscriptionId);
-          return { kind: 'leased' as const, delivery, subscription };
-        }
+        const leased = await acquireLease(sql, m.tenant_id, m.delivery_id, m.cycle, m.step, leaseMs);
+        if (leased) return { kind: 'leased' as const, ...leased };
         const current = await getDelivery(sql, m.tenant_id, m.delivery_id);
         const waitMs = current ? await leaseRemainingMs(sql, m.tenant_id, m.delivery_id) : 0;
         return { kind: 'not_leased' as const, current, waitMs };
       });
-      if (state.kind === 'leased') {
-        if (state.subscription) return { delivery: state.delivery, subscription: state.subscription };
-        return 'handled';
-      }
+      if (state.kind === 'leased') return { delivery: state.delivery, subscription: state.subscription };
       const { current, waitMs } = state;
       if (!current) return 'handled'; // the subscription (and with it the delivery) was deleted
       const waitingForThis = current.cycle === m.cycle && current.nextStep === m.step && (current.status === 'pending' || current.status === 'retrying');
@@ -156,32 +150,27 @@ export class AttemptProcessor {
     const outcome = await this.deps.db.withTenant(m.tenant_id, async (sql) => {
       // Two workers can only both get here if a lease expired mid-attempt; the claim lets exactly one record.
       if (!(await claimEvent(sql, ATTEMPT_CONSUMER, attemptKey(m)))) return 'duplicate' as const;
-      const current = await getDelivery(sql, m.tenant_id, m.delivery_id, { forUpdate: true });
-      if (!current || current.cycle !== m.cycle || current.nextStep !== m.step) return 'duplicate' as const;
-      await insertAttempt(sql, m.tenant_id, {
-        deliveryId: delivery.id,
-        subscriptionId: delivery.subscriptionId,
-        eventId: delivery.eventId,
-        attempt,
-        cycle: m.cycle,
-        step: m.step,
-        scheduledFor: new Date(m.due_at),
-        startedAt,
-        latencyMs: result.latencyMs,
-        statusCode: result.statusCode,
-        outcome: result.outcome,
-        error: result.error,
-        responseSnippet: result.responseSnippet,
-      });
-      await applyTransition(sql, m.tenant_id, delivery.id, transition, {
-        attempts: attempt,
-        statusCode: result.statusCode,
-        outcome: result.outcome,
-      });
-      if (transition.status === 'succeeded') {
-        await resetDeadLetterStreak(sql, m.tenant_id, delivery.subscriptionId);
-        return 'recorded' as const;
-      }
+      const recorded = await recordAttempt(
+        sql,
+        m.tenant_id,
+        {
+          deliveryId: delivery.id,
+          subscriptionId: delivery.subscriptionId,
+          eventId: delivery.eventId,
+          attempt,
+          cycle: m.cycle,
+          step: m.step,
+          scheduledFor: new Date(m.due_at),
+          startedAt,
+          latencyMs: result.latencyMs,
+          statusCode: result.statusCode,
+          outcome: result.outcome,
+          error: result.error,
+          responseSnippet: result.responseSnippet,
+        },
+        transition,
+      );
+      if (!recorded) return 'duplicate' as const;
       if (transition.status === 'dead' && this.deps.disableAfterDeadLetters > 0) {
         const disabled = await recordDeadLetter(sql, m.tenant_id, delivery.subscriptionId, this.deps.disableAfterDeadLetters);
         return disabled ? ('disabled' as const) : ('recorded' as const);

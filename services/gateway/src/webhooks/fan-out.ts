@@ -1,10 +1,8 @@
 import { EventEnvelopeSchema, TOPICS, type EventEnvelope } from '@lore/contracts';
 import { claimEvent, type BusMessage, type Db, type EventBus, type Logger } from '@lore/runtime';
-import { newId } from './ids';
 import { encodeDeliveryMessage } from './messages';
 import type { WebhookMetrics } from './metrics';
-import { awaitingFirstAttempt, insertDeliveries } from './store/deliveries';
-import { subscriptionsForEvent } from './store/subscriptions';
+import { fanOutEvent } from './store/deliveries';
 
 /** The consumer name under which domain events are claimed in `runtime.processed_events`. */
 export const FANOUT_CONSUMER = 'webhooks.fanout';
@@ -60,17 +58,10 @@ export class FanOut {
     }
     const tenantId = envelope.scope.tenant_id;
     const limit = this.deps.maxSubscriptionsPerEvent;
+    const event = { eventId: envelope.event_id, event: envelope.event, workspaceId: envelope.scope.workspace_id, body: serializeEnvelope(envelope) };
     const pending = await this.deps.db.withTenant(tenantId, async (sql) => {
-      if (await claimEvent(sql, FANOUT_CONSUMER, envelope.event_id)) {
-        const subscriptions = await subscriptionsForEvent(sql, tenantId, envelope.event, envelope.scope.workspace_id, limit);
-        const body = serializeEnvelope(envelope);
-        await insertDeliveries(
-          sql,
-          tenantId,
-          subscriptions.map((s) => ({ id: newId('dlv'), subscriptionId: s.id, eventId: envelope.event_id, event: envelope.event, body })),
-        );
-      }
-      return awaitingFirstAttempt(sql, tenantId, envelope.event_id, limit);
+      const first = await claimEvent(sql, FANOUT_CONSUMER, envelope.event_id);
+      return fanOutEvent(sql, tenantId, event, first, limit);
     });
     this.deps.metrics.fanout.inc({ result: pending.length > 0 ? 'delivered' : 'no_subscribers' });
     if (pending.length === 0) return;
@@ -83,7 +74,7 @@ export class FanOut {
           tenant_id: tenantId,
           delivery_id: d.id,
           subscription_id: d.subscriptionId,
-          event_id: d.eventId,
+          event_id: envelope.event_id,
           cycle: d.cycle,
           step: 0,
           due_at: dueAt,

@@ -1,7 +1,7 @@
 import { Agent, request, type RequestOptions } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import type { LookupFunction, Socket } from 'node:net';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates } from 'node:tls';
 import { TargetGuard, TargetRefusedError, type ResolvedTarget } from './target-guard';
 
 export type AttemptOutcome = 'succeeded' | 'http_error' | 'redirect' | 'timeout' | 'network_error' | 'refused';
@@ -64,7 +64,9 @@ export class WebhookHttpClient {
       maxSockets: options.maxSocketsPerOrigin ?? 16,
       maxFreeSockets: 4,
       scheduling: 'lifo',
-      ...(options.extraCaPem ? { ca: [...rootCertificates, options.extraCaPem] } : {}),
+      // A prepared context rather than a `ca` list: the agent keys its socket pool on the options, and a long CA
+      // list in them would be serialised on every request.
+      ...(options.extraCaPem ? { secureContext: createSecureContext({ ca: [...rootCertificates, options.extraCaPem] }) } : {}),
     });
   }
 

@@ -1,5 +1,6 @@
 import type { Sql } from '@lore/runtime';
 import type { AttemptOutcome } from '../http-client';
+import { SUBSCRIPTION_COLS, toSubscription, type SubscriptionRow } from './subscriptions';
 
 /**
  * SQL of deliveries (one per event and subscription) and their attempts. Every function runs on a transaction
@@ -98,35 +99,46 @@ function toAttempt(r: Record<string, unknown>): AttemptRow {
   };
 }
 
-export interface NewDelivery {
-  id: string;
-  subscriptionId: string;
+export interface EventForFanOut {
   eventId: string;
   event: string;
+  workspaceId: string;
+  /** The exact bytes receivers get. */
   body: string;
 }
 
-/** Creates the deliveries of one event; a delivery that already exists for (subscription, event) is kept as is. */
-export async function insertDeliveries(sql: Sql, tenantId: string, deliveries: NewDelivery[]): Promise<void> {
-  for (const d of deliveries) {
-    await sql.query(
-      `INSERT INTO gateway.webhook_deliveries (id, tenant_id, subscription_id, event_id, event, body, status, next_attempt_at)
-       VALUES ($1, $2, $3, $4, $5, $6, 'pending', now())
-       ON CONFLICT (subscription_id, event_id) DO NOTHING`,
-      [d.id, tenantId, d.subscriptionId, d.eventId, d.event, d.body],
-    );
-  }
+export interface PendingFirstAttempt {
+  id: string;
+  subscriptionId: string;
+  cycle: number;
 }
 
-/** Deliveries of an event still waiting for the first attempt of their cycle (fan-out re-announces them). */
-export async function awaitingFirstAttempt(sql: Sql, tenantId: string, eventId: string, limit: number): Promise<DeliveryRow[]> {
-  const r = await sql.query(
-    `SELECT ${COLS} FROM gateway.webhook_deliveries
-      WHERE tenant_id = $1 AND event_id = $2 AND status = 'pending' AND next_step = 0
-      ORDER BY id LIMIT $3`,
-    [tenantId, eventId, limit],
+/**
+ * Fan-out in one statement (it runs once per domain event, so round trips matter): when `create` is true, a
+ * delivery is created for every enabled subscription of the tenant that wants the event kind from that workspace
+ * (an existing one is kept); then every delivery of the event still waiting for the first attempt of its cycle is
+ * returned, the new ones and any left from an earlier, interrupted fan-out. At most `limit` subscriptions.
+ */
+export async function fanOutEvent(sql: Sql, tenantId: string, e: EventForFanOut, create: boolean, limit: number): Promise<PendingFirstAttempt[]> {
+  const r = await sql.query<{ id: string; subscription_id: string; cycle: number }>(
+    `WITH subs AS (
+        SELECT id FROM gateway.webhook_subscriptions
+         WHERE $6::boolean AND tenant_id = $1 AND enabled AND events @> ARRAY[$3::text] AND (workspace_id IS NULL OR workspace_id = $4)
+         ORDER BY created_at, id LIMIT $7
+      ), created AS (
+        INSERT INTO gateway.webhook_deliveries (id, tenant_id, subscription_id, event_id, event, body, status, next_attempt_at)
+        SELECT 'dlv_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 24), $1, subs.id, $2, $3, $5, 'pending', now() FROM subs
+        ON CONFLICT (subscription_id, event_id) DO NOTHING
+        RETURNING id, subscription_id, cycle
+      )
+      SELECT id, subscription_id, cycle FROM created
+      UNION
+      SELECT id, subscription_id, cycle FROM gateway.webhook_deliveries
+       WHERE tenant_id = $1 AND event_id = $2 AND status = 'pending' AND next_step = 0
+      LIMIT $7`,
+    [tenantId, e.eventId, e.event, e.workspaceId, e.body, create, limit],
   );
-  return r.rows.map(toDelivery);
+  return r.rows.map((row) => ({ id: String(row.id), subscriptionId: String(row.subscription_id), cycle: Number(row.cycle) }));
 }
 
 export async function getDelivery(sql: Sql, tenantId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<DeliveryRow | null> {
@@ -209,20 +221,23 @@ export async function reviveDeadLetters(
   const byIds = select.ids !== undefined;
   const r = await sql.query(
     `WITH chosen AS (
-        SELECT id FROM gateway.webhook_deliveries
+        SELECT id, dead_at FROM gateway.webhook_deliveries
          WHERE tenant_id = $1 AND subscription_id = $2 AND status = 'dead'
            AND (NOT $3::boolean OR id = ANY($4::text[]))
            AND ($3::boolean OR (($5::timestamptz IS NULL OR dead_at >= $5) AND ($6::timestamptz IS NULL OR dead_at < $6)))
          ORDER BY dead_at, id LIMIT $7
          FOR UPDATE
+      ), revived AS (
+        UPDATE gateway.webhook_deliveries d SET
+          status = 'pending', cycle = d.cycle + 1, next_step = 0, next_attempt_at = now(),
+          dead_reason = NULL, dead_at = NULL, updated_at = now()
+          FROM chosen WHERE d.id = chosen.id AND d.tenant_id = $1
+        RETURNING ${COLS.split(',')
+          .map((c) => `d.${c.trim()}`)
+          .join(', ')}
       )
-      UPDATE gateway.webhook_deliveries d SET
-        status = 'pending', cycle = d.cycle + 1, next_step = 0, next_attempt_at = now(),
-        dead_reason = NULL, dead_at = NULL, updated_at = now()
-        FROM chosen WHERE d.id = chosen.id AND d.tenant_id = $1
-      RETURNING ${COLS.split(',')
-        .map((c) => `d.${c.trim()}`)
-        .join(', ')}`,
+      -- UPDATE ... RETURNING has no order of its own: answer in dead-letter order.
+      SELECT revived.* FROM revived JOIN chosen USING (id) ORDER BY chosen.dead_at, chosen.id`,
     [tenantId, subscriptionId, byIds, byIds ? select.ids : [], byIds ? null : (select.from ?? null), byIds ? null : (select.to ?? null), limit],
   );
   return r.rows.map(toDelivery);
@@ -230,7 +245,8 @@ export async function reviveDeadLetters(
 
 /**
  * Takes the attempt lease for (cycle, step) when the delivery is waiting for exactly that attempt and nobody else
- * holds it. Returns the delivery when taken; otherwise null (the caller reads the row to find out why).
+ * holds it, and reads the subscription in the same statement. Returns both when taken; otherwise null (the caller
+ * reads the row to find out why).
  */
 export async function acquireLease(
   sql: Sql,
@@ -239,15 +255,22 @@ export async function acquireLease(
   cycle: number,
   step: number,
   leaseMs: number,
-): Promise<DeliveryRow | null> {
+): Promise<{ delivery: DeliveryRow; subscription: SubscriptionRow } | null> {
   const r = await sql.query(
-    `UPDATE gateway.webhook_deliveries SET lease_until = now() + make_interval(secs => $5::double precision / 1000)
-      WHERE tenant_id = $1 AND id = $2 AND cycle = $3 AND next_step = $4 AND status IN ('pending', 'retrying')
-        AND (lease_until IS NULL OR lease_until < now())
-      RETURNING ${COLS}`,
+    `WITH leased AS (
+        UPDATE gateway.webhook_deliveries SET lease_until = now() + make_interval(secs => $5::double precision / 1000)
+         WHERE tenant_id = $1 AND id = $2 AND cycle = $3 AND next_step = $4 AND status IN ('pending', 'retrying')
+           AND (lease_until IS NULL OR lease_until < now())
+        RETURNING ${COLS}
+      )
+      SELECT leased.*, ${SUBSCRIPTION_COLS.map((c) => `s.${c} AS s_${c}`).join(', ')}
+        FROM leased JOIN gateway.webhook_subscriptions s ON s.id = leased.subscription_id AND s.tenant_id = leased.tenant_id`,
     [tenantId, deliveryId, cycle, step, leaseMs],
   );
-  return r.rows[0] ? toDelivery(r.rows[0]) : null;
+  const row = r.rows[0];
+  if (!row) return null;
+  const sub = Object.fromEntries(SUBSCRIPTION_COLS.map((c) => [c, row[`s_${c}`]]));
+  return { delivery: toDelivery(row), subscription: toSubscription(sub) };
 }
 
 /** Milliseconds until another worker's lease on the delivery ends (0 when none is held). */
@@ -280,12 +303,46 @@ export interface RecordedAttempt {
   responseSnippet: string | null;
 }
 
-export async function insertAttempt(sql: Sql, tenantId: string, a: RecordedAttempt): Promise<void> {
-  await sql.query(
-    `INSERT INTO gateway.webhook_attempts
-       (tenant_id, delivery_id, subscription_id, event_id, attempt, cycle, step, scheduled_for, started_at, latency_ms,
-        status_code, outcome, error, response_snippet)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+/** The state after an attempt: acknowledged, waiting for a retry, or dead. */
+export type DeliveryTransition =
+  | { status: 'succeeded'; at: Date }
+  | { status: 'retrying'; nextStep: number; nextAttemptAt: Date }
+  | { status: 'dead'; at: Date; reason: string };
+
+/**
+ * Records an attempt and moves the delivery to its next state in one statement, provided the delivery is still
+ * waiting for exactly this attempt (cycle and step); a success also ends the endpoint's dead-letter streak. Returns
+ * false when the delivery moved on meanwhile (nothing is written then).
+ */
+export async function recordAttempt(sql: Sql, tenantId: string, a: RecordedAttempt, t: DeliveryTransition): Promise<boolean> {
+  const r = await sql.query<{ updated: string }>(
+    `WITH moved AS (
+        UPDATE gateway.webhook_deliveries SET
+           status = $15,
+           next_step = COALESCE($16, next_step),
+           next_attempt_at = $17,
+           attempts = $5,
+           last_status_code = $11,
+           last_outcome = $12,
+           succeeded_at = CASE WHEN $15 = 'succeeded' THEN $18::timestamptz ELSE succeeded_at END,
+           dead_at = CASE WHEN $15 = 'dead' THEN $18::timestamptz ELSE NULL END,
+           dead_reason = CASE WHEN $15 = 'dead' THEN $19 ELSE NULL END,
+           lease_until = NULL,
+           updated_at = now()
+         WHERE tenant_id = $1 AND id = $2 AND cycle = $6 AND next_step = $7
+        RETURNING id
+      ), attempt AS (
+        INSERT INTO gateway.webhook_attempts
+          (tenant_id, delivery_id, subscription_id, event_id, attempt, cycle, step, scheduled_for, started_at, latency_ms,
+           status_code, outcome, error, response_snippet)
+        SELECT $1, moved.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 FROM moved
+        RETURNING 1
+      ), streak AS (
+        UPDATE gateway.webhook_subscriptions SET consecutive_dead_letters = 0
+         WHERE $15 = 'succeeded' AND tenant_id = $1 AND id = $3 AND consecutive_dead_letters <> 0 AND EXISTS (SELECT 1 FROM moved)
+        RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM attempt) AS updated`,
     [
       tenantId,
       a.deliveryId,
@@ -301,15 +358,15 @@ export async function insertAttempt(sql: Sql, tenantId: string, a: RecordedAttem
       a.outcome,
       a.error,
       a.responseSnippet,
+      t.status,
+      t.status === 'retrying' ? t.nextStep : null,
+      t.status === 'retrying' ? t.nextAttemptAt : null,
+      t.status === 'retrying' ? null : t.at,
+      t.status === 'dead' ? t.reason : null,
     ],
   );
+  return Number(r.rows[0]?.updated ?? 0) === 1;
 }
-
-/** The state after an attempt: acknowledged, waiting for a retry, or dead. */
-export type DeliveryTransition =
-  | { status: 'succeeded'; at: Date }
-  | { status: 'retrying'; nextStep: number; nextAttemptAt: Date }
-  | { status: 'dead'; at: Date; reason: string };
 
 export async function applyTransition(
   sql: Sql,

@@ -23,8 +23,24 @@ export interface SubscriptionRow {
   updatedAt: Date;
 }
 
-const COLS = `id, tenant_id, workspace_id, url, events, description, enabled, disabled_reason, disabled_at, secret, previous_secret,
-  previous_secret_expires_at, consecutive_dead_letters, created_at, updated_at`;
+export const SUBSCRIPTION_COLS = [
+  'id',
+  'tenant_id',
+  'workspace_id',
+  'url',
+  'events',
+  'description',
+  'enabled',
+  'disabled_reason',
+  'disabled_at',
+  'secret',
+  'previous_secret',
+  'previous_secret_expires_at',
+  'consecutive_dead_letters',
+  'created_at',
+  'updated_at',
+] as const;
+const COLS = SUBSCRIPTION_COLS.join(', ');
 
 function date(value: unknown): Date {
   return value instanceof Date ? value : new Date(String(value));
@@ -173,32 +189,6 @@ export async function rotateSecret(
     [tenantId, id, newSecret, previousExpiresAt],
   );
   return r.rows[0] ? toSubscription(r.rows[0]) : null;
-}
-
-/** Enabled subscriptions of the tenant that want `event` from `workspaceId`, for fan-out; at most `limit`. */
-export async function subscriptionsForEvent(
-  sql: Sql,
-  tenantId: string,
-  event: string,
-  workspaceId: string,
-  limit: number,
-): Promise<SubscriptionRow[]> {
-  const r = await sql.query(
-    `SELECT ${COLS} FROM gateway.webhook_subscriptions
-      WHERE tenant_id = $1 AND enabled AND events @> ARRAY[$2::text] AND (workspace_id IS NULL OR workspace_id = $3)
-      ORDER BY created_at, id LIMIT $4`,
-    [tenantId, event, workspaceId, limit],
-  );
-  return r.rows.map(toSubscription);
-}
-
-/** A success ends a dead-letter streak. */
-export async function resetDeadLetterStreak(sql: Sql, tenantId: string, id: string): Promise<void> {
-  await sql.query(
-    `UPDATE gateway.webhook_subscriptions SET consecutive_dead_letters = 0
-      WHERE tenant_id = $1 AND id = $2 AND consecutive_dead_letters <> 0`,
-    [tenantId, id],
-  );
 }
 
 /**

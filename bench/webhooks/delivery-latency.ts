@@ -1,0 +1,150 @@
+/**
+ * Webhook delivery latency: from the commit of a domain event (outbox row in the producer's transaction) to the
+ * first delivery attempt arriving at an HTTPS receiver, at a steady 100 events/s, on real PostgreSQL and Kafka.
+ * Path: outbox → relay → lore.events → fan-out → lore.webhook.deliveries → attempt → receiver.
+ *
+ * Baseline, measured in the same run and at the same rate: a raw Kafka produce → consume round on one topic.
+ * Prints p50/p95/p99 of both and the ratio of the p95s. Target: p95 ≤ 500 ms.
+ *
+ *   bash test/infra/up.sh && set -a && . ~/.cache/lore/run/env && set +a && npm run bench:webhooks
+ *   (BENCH_EVENTS=1500 BENCH_RATE=100 BENCH_TENANTS=10 to change the load; BENCH_TENANTS=1 is the worst case:
+ *   one tenant's events share one partition of lore.events, so its fan-out is sequential)
+ */
+import { randomUUID } from 'node:crypto';
+import { OutboxRelay } from '@lore/runtime';
+import {
+  commitEvent,
+  createTestPki,
+  envelope,
+  kafkaBus,
+  now,
+  silentLogger,
+  startReceiver,
+  startWorker,
+  subscribe,
+  tenantId,
+  uniqueGroupPrefix,
+  webhooksDatabase,
+} from '../../test/webhooks/support';
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 1500);
+const RATE = Number(process.env.BENCH_RATE ?? 100);
+/** Events are spread round-robin over this many tenants (lore.events is keyed by tenant). */
+const TENANTS = Number(process.env.BENCH_TENANTS ?? 10);
+const WARMUP = 30;
+const RELAY_POLL_MS = 50;
+const BASELINE_TOPIC = 'lore.bench.webhooks-baseline';
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i]!;
+}
+
+function summary(values: number[]): { n: number; p50: number; p95: number; p99: number; max: number } {
+  const s = [...values].sort((a, b) => a - b);
+  return { n: s.length, p50: percentile(s, 50), p95: percentile(s, 95), p99: percentile(s, 99), max: s[s.length - 1] ?? NaN };
+}
+
+/** Runs `fn` `count` times at `rate` per second, on a fixed schedule (no coordinated omission from slow calls). */
+async function paced(count: number, rate: number, fn: (i: number) => Promise<void>): Promise<void> {
+  const start = now();
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; i < count; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    inFlight.push(fn(i));
+  }
+  await Promise.all(inFlight);
+}
+
+async function waitUntil(what: string, cond: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function main(): Promise<void> {
+  const pki = createTestPki();
+  const store = await webhooksDatabase();
+  const bus = kafkaBus('bench');
+  const arrivals = new Map<string, number>();
+  const receiver = await startReceiver(pki, (_i, req) => {
+    const id = req.headers['webhook-id'];
+    if (typeof id === 'string' && !arrivals.has(id)) arrivals.set(id, now());
+    return { status: 204 };
+  });
+  const worker = await startWorker(store.db, bus, pki, { groupIdPrefix: uniqueGroupPrefix('bench'), concurrencyPerEndpoint: 16 });
+  const relay = new OutboxRelay({ db: store.db, bus, logger: silentLogger, pollIntervalMs: RELAY_POLL_MS });
+  relay.start();
+
+  // Baseline consumer: raw produce → consume on one topic, same broker, same process.
+  await bus.ensureTopics([BASELINE_TOPIC]);
+  const baseline = new Map<string, number>();
+  const baselineSub = await bus.subscribe({ groupId: uniqueGroupPrefix('bench-baseline'), topics: [BASELINE_TOPIC], fromBeginning: false }, async (m) => {
+    const sent = Number(m.headers['sent-at']);
+    baseline.set(m.key, now() - sent);
+  });
+
+  try {
+    const tenants = Array.from({ length: TENANTS }, () => tenantId());
+    for (const t of tenants) await subscribe(store.db, t, `${receiver.url}/bench`, ['memory.ingest.completed']);
+    const tenant = tenants[0]!;
+
+    // Warm-up: connections, prepared plans, JIT.
+    const warm: string[] = [];
+    await paced(WARMUP, 20, async () => {
+      const e = envelope(tenant);
+      warm.push(e.event_id);
+      await commitEvent(store.db, e);
+      await bus.publish(BASELINE_TOPIC, [{ key: randomUUID(), value: 'warm', headers: { 'sent-at': String(now()) } }]);
+    });
+    await waitUntil('warm-up deliveries', () => warm.every((id) => arrivals.has(id)), 30_000);
+    baseline.clear();
+
+    // Measured run: webhook events and baseline messages interleaved at the same rate.
+    const committed = new Map<string, number>();
+    const baselineKeys: string[] = [];
+    await paced(EVENTS, RATE, async (i) => {
+      if (i % 2 === 0) {
+        const key = randomUUID();
+        baselineKeys.push(key);
+        await bus.publish(BASELINE_TOPIC, [{ key, value: 'x', headers: { 'sent-at': String(now()) } }]);
+      }
+      const e = envelope(tenants[i % tenants.length]!, 'memory.ingest.completed', { doc_id: `doc_${i}`, vault_id: 'v_bench' });
+      const at = await commitEvent(store.db, e);
+      committed.set(e.event_id, at);
+    });
+    await waitUntil('every delivery', () => [...committed.keys()].every((id) => arrivals.has(id)), 60_000);
+    await waitUntil('every baseline message', () => baselineKeys.every((k) => baseline.has(k)), 30_000);
+
+    const webhook = summary([...committed].map(([id, at]) => arrivals.get(id)! - at));
+    const raw = summary(baselineKeys.map((k) => baseline.get(k)!));
+    const fmt = (v: number) => `${v.toFixed(1)} ms`;
+    const out = [
+      `webhook delivery latency, commit → first attempt at the receiver (${webhook.n} events at ${RATE}/s over ${TENANTS} tenant(s), relay poll ${RELAY_POLL_MS} ms)`,
+      `  webhooks:  p50 ${fmt(webhook.p50)}  p95 ${fmt(webhook.p95)}  p99 ${fmt(webhook.p99)}  max ${fmt(webhook.max)}`,
+      `  baseline (raw Kafka produce → consume, ${raw.n} messages): p50 ${fmt(raw.p50)}  p95 ${fmt(raw.p95)}  p99 ${fmt(raw.p99)}`,
+      `  ratio p95 webhooks / p95 baseline: ${(webhook.p95 / raw.p95).toFixed(2)}x`,
+      `  target p95 ≤ 500 ms: ${webhook.p95 <= 500 ? 'met' : 'NOT met'}`,
+    ];
+    process.stdout.write(`${out.join('\n')}\n`);
+    if (webhook.p95 > 500) process.exitCode = 1;
+  } finally {
+    await baselineSub.stop();
+    await relay.stop();
+    await worker.stop();
+    await bus.close();
+    await receiver.close();
+    await store.close();
+    pki.cleanup();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
