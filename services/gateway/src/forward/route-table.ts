@@ -20,7 +20,7 @@ export interface ForwardRoute {
   metered: boolean;
   /** POST routes that only read (search, chat questions): a read-only key may call them. */
   readPosts?: readonly RegExp[];
-  /** Index of the path segment naming the operation, for `app_permissions`. */
+  /** Index of the path segment naming the operation, for `app_permissions` (index 0 is the empty segment before the first slash). */
   operationSegment: number;
   /** The MCP server calls the public API back with the caller's own key (spec 3), so it keeps x-api-key. */
   keepApiKey?: boolean;
@@ -40,7 +40,7 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
     allowSessions: false,
     metered: true,
     readPosts: [/^\/api\/v1\/memory\/search(\/stream)?$/],
-    operationSegment: 3,
+    operationSegment: 4,
     memoryRoute: true,
   },
   {

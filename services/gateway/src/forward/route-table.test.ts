@@ -1,0 +1,58 @@
+import { TRUST_HEADERS } from '@lore/runtime';
+import { isAmbiguousPath, matchForward } from './route-table';
+import { parseUpstream, upstreamHeaders, upstreamPath } from './proxy';
+
+describe('forwarding table', () => {
+  it('sends each public surface to its upstream with the right module and access', () => {
+    expect(matchForward('POST', '/api/v1/memory/search')).toMatchObject({ route: { upstream: 'graph' }, rule: { module: 'memory', access: 'read', operation: 'search' } });
+    expect(matchForward('POST', '/api/v1/memory/ingest')?.rule).toMatchObject({ access: 'write', operation: 'ingest', metered: true });
+    expect(matchForward('GET', '/memory/departments/g1')).toMatchObject({ route: { upstream: 'graph' }, rule: { module: 'graph', access: 'read' } });
+    expect(matchForward('POST', '/api/manage/admin/connector')).toMatchObject({ route: { upstream: 'core' }, rule: { module: 'connectors', access: 'write' } });
+    expect(matchForward('POST', '/api/chat/send-message')?.rule?.module).toBe('chat');
+    expect(matchForward('POST', '/company-search/start')).toMatchObject({ route: { upstream: 'agents' }, rule: { module: 'agents' } });
+    expect(matchForward('POST', '/mcp')).toMatchObject({ route: { upstream: 'mcp', keepApiKey: true } });
+  });
+
+  it('serves health and description routes without a credential', () => {
+    expect(matchForward('GET', '/api/health')).toMatchObject({ route: { upstream: 'agents' }, rule: null });
+    expect(matchForward('GET', '/health')).toMatchObject({ route: { upstream: 'mcp' }, rule: null });
+    expect(matchForward('GET', '/openapi.json')).toMatchObject({ route: { upstream: 'graph' }, rule: null });
+  });
+
+  it('matches prefixes on segment boundaries only and owns nothing else', () => {
+    expect(matchForward('GET', '/api/v1/memoryx')).toBeNull();
+    expect(matchForward('GET', '/mcpx')).toBeNull();
+    expect(matchForward('GET', '/internal/v1/tenants')).toBeNull();
+    expect(matchForward('GET', '/api/v1/projects')).toBeNull();
+  });
+
+  it('refuses paths an upstream could normalise differently', () => {
+    for (const p of ['/api/v1/memory/../projects', '/api/v1//x', '/a/%2e%2e/b', '/a\\b', '/a/./b', 'relative', '/a%2fb']) expect(isAmbiguousPath(p)).toBe(true);
+    expect(isAmbiguousPath('/api/v1/memory/search')).toBe(false);
+  });
+});
+
+describe('upstream requests', () => {
+  it('strips trust, credential and hop-by-hop headers and adds the signed identity', () => {
+    const incoming: Record<string, string> = { host: 'gw', connection: 'keep-alive, x-drop', 'x-drop': '1', 'content-type': 'application/json', authorization: 'Bearer k', 'x-api-key': 'k', cookie: 'lore_api_key=k; theme=dark', 'x-lore-anything': 'x' };
+    for (const h of TRUST_HEADERS) incoming[h] = 'spoofed';
+    const out = upstreamHeaders(incoming, { identityToken: 'signed', requestId: 'req-1', clientAddress: '203.0.113.1', keepApiKey: false, apiKeyCookie: 'lore_api_key' });
+    for (const h of TRUST_HEADERS) if (h !== 'x-lore-identity') expect(out[h]).toBeUndefined();
+    expect(out['x-lore-identity']).toBe('signed');
+    expect(out.authorization).toBeUndefined();
+    expect(out['x-api-key']).toBeUndefined();
+    expect(out['x-drop']).toBeUndefined();
+    expect(out['x-lore-anything']).toBeUndefined();
+    expect(out.cookie).toBe('theme=dark');
+    expect(out['content-type']).toBe('application/json');
+    expect(out['x-forwarded-for']).toBe('203.0.113.1');
+    expect(upstreamHeaders({ 'x-api-key': 'k' }, { identityToken: null, requestId: 'r', clientAddress: null, keepApiKey: true, apiKeyCookie: 'c' })['x-api-key']).toBe('k');
+  });
+
+  it('drops the api-key query parameter and keeps a base path', () => {
+    const target = parseUpstream('agents', 'http://agents:8000/base');
+    expect(upstreamPath(target, '/api/agent/x?api-key=secret&thread_id=1')).toBe('/base/api/agent/x?thread_id=1');
+    expect(upstreamPath(target, '/api/health')).toBe('/base/api/health');
+    expect(parseUpstream('mcp', 'unix:/run/lore/mcp.sock')).toMatchObject({ socketPath: '/run/lore/mcp.sock', basePath: '' });
+  });
+});

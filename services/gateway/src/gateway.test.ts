@@ -1,0 +1,65 @@
+import { IdentitySigner, PgliteDb, createLogger, createMetricsRegistry, listen, type StartedServer } from '@lore/runtime';
+import { createGateway, type Gateway } from './gateway';
+import { gatewayConfig } from './config';
+import { MemoryGatewayState } from './state/memory-state';
+import { ensureDevTenant } from './operations/dev-tenant';
+
+/** The embedded composition: PGlite, in-process state, the same apps the cluster runs. */
+describe('gateway on embedded PostgreSQL (embedded mode)', () => {
+  let db: PgliteDb;
+  let gateway: Gateway;
+  let server: StartedServer;
+
+  beforeAll(async () => {
+    db = await PgliteDb.open();
+    gateway = await createGateway({
+      db,
+      state: new MemoryGatewayState(),
+      logger: createLogger({ level: 'silent', service: 'gateway-unit' }),
+      metrics: createMetricsRegistry('gateway-unit', { defaultMetrics: false }),
+      signer: new IdentitySigner('unit-identity-secret-0123456789abcdef'),
+      config: gatewayConfig({ sessions: { secret: 'unit-session-secret-0123456789abcdef' } }),
+    });
+    server = await listen(gateway.publicApp, 0, '127.0.0.1');
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.close(100);
+    await gateway?.close();
+    await db?.close();
+  });
+
+  it('creates a dev tenant with a ck_test_ key that answers the ping', async () => {
+    const dev = await ensureDevTenant(gateway.context);
+    expect(dev.api_key.startsWith('ck_test_')).toBe(true);
+    const r = await fetch(`${server.url}/api/v1/pages/ping`, { headers: { 'x-api-key': dev.api_key } });
+    expect(r.status).toBe(200);
+    expect(await r.json()).toEqual({ status: 'ok', service: 'gateway', tenant_id: dev.tenant_id, role: 'tenant_admin' });
+    const again = await ensureDevTenant(gateway.context);
+    expect(again).toMatchObject({ tenant_id: dev.tenant_id, created: false });
+  });
+
+  it('lists the default workspace with its primary memory', async () => {
+    const dev = await ensureDevTenant(gateway.context, { tenantId: 'dev-ws' });
+    const r = await fetch(`${server.url}/api/v1/workspaces`, { headers: { 'x-api-key': dev.api_key } });
+    const body = (await r.json()) as { workspaces: Array<{ is_default: boolean; primary_memory_id: string }>; active_workspace_id: string; default_workspace_id: string };
+    expect(body.workspaces).toHaveLength(1);
+    expect(body.workspaces[0]!.is_default).toBe(true);
+    expect(body.workspaces[0]!.primary_memory_id).toMatch(/^mem_/);
+    expect(body.active_workspace_id).toBe(body.default_workspace_id);
+  });
+
+  it('keeps row-level security on for the application role', async () => {
+    const dev = await ensureDevTenant(gateway.context, { tenantId: 'dev-rls' });
+    const visible = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM gateway.api_keys`);
+    expect(visible.rows[0]!.n).toBe(0);
+    const own = await db.withTenant(dev.tenant_id, (sql) => sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM gateway.api_keys`));
+    expect(own.rows[0]!.n).toBe(1);
+  });
+
+  it('answers 401 for a missing key and 404 for routes it does not own', async () => {
+    expect((await fetch(`${server.url}/api/v1/pages/ping`)).status).toBe(401);
+    const r = await fetch(`${server.url}/api/v1/memory/search`, { method: 'POST' });
+    expect(r.status).toBe(404);
+  });
+});
