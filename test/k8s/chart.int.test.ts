@@ -1,0 +1,218 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT, createNamespace, installCrds, runId } from '../../operator/test/support/kube';
+import { CHART, FULL, MINIMAL, helm, kubectl, kubectlOk, renderObjects, template, yamlToObject } from './support';
+
+jest.setTimeout(180_000);
+
+/** The Helm chart: lint, render, server-side validation on a real kube-apiserver, and its refusals. */
+describe('charts/lore', () => {
+  let ns: string;
+
+  beforeAll(async () => {
+    await installCrds();
+    await kubectlOk(['apply', '--server-side', '-f', join(__dirname, 'fixtures', 'servicemonitor-crd.yaml')]);
+    await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd/servicemonitors.monitoring.coreos.com']);
+    ns = await createNamespace(runId(), { prefix: 'chart' });
+  });
+
+  it('passes helm lint with the minimal and the full values', async () => {
+    for (const values of [MINIMAL, FULL]) {
+      const r = await helm(['lint', CHART, '--strict', '-f', values]);
+      expect(`${r.stdout}${r.stderr}`).toContain('1 chart(s) linted, 0 chart(s) failed');
+      expect(r.code).toBe(0);
+    }
+  });
+
+  it.each([
+    ['minimal', MINIMAL],
+    ['full', FULL],
+  ])('renders the %s values into objects the API server accepts (kubectl apply --dry-run=server)', async (_name, values) => {
+    const r = await template('lore', ns, ['-f', values]);
+    expect(r.code).toBe(0);
+    const applied = await kubectl(['apply', '--dry-run=server', '-n', ns, '-f', '-'], r.yaml);
+    expect(applied.stderr).toBe('');
+    expect(applied.code).toBe(0);
+    expect(applied.stdout).toMatch(/deployment\.apps\/lore-gateway created \(server dry run\)/);
+  });
+
+  it('renders every deployment of the architecture from one image, the services that do not exist yet only on request', async () => {
+    const minimal = await renderObjects('lore', ns, ['-f', MINIMAL]);
+    const deployments = (objs: any[]) => objs.filter((o) => o.kind === 'Deployment').map((d) => d.metadata.labels['app.kubernetes.io/component']).sort();
+    expect(deployments(minimal)).toEqual(['gateway', 'graph', 'graph-worker', 'operator', 'webhooks']);
+    const full = await renderObjects('lore', ns, ['-f', FULL]);
+    expect(deployments(full)).toEqual(['agents', 'core', 'gateway', 'graph', 'graph-worker', 'mcp', 'operator', 'webhooks']);
+    const images = new Set(full.filter((o) => o.kind === 'Deployment' || o.kind === 'Job').map((o) => o.spec.template.spec.containers[0].image));
+    expect(images).toEqual(new Set(['registry.example.com/lore/lore@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef']));
+    const args = Object.fromEntries(full.filter((o) => o.kind === 'Deployment').map((d) => [d.metadata.labels['app.kubernetes.io/component'], d.spec.template.spec.containers[0].args[0]]));
+    expect(args).toMatchObject({
+      gateway: 'services/gateway/dist/main.js',
+      webhooks: 'services/gateway/dist/webhooks-main.js',
+      graph: 'services/graph/dist/main.js',
+      'graph-worker': 'services/graph/dist/worker-main.js',
+      operator: 'operator/dist/main.js',
+    });
+    for (const kind of ['HorizontalPodAutoscaler', 'NetworkPolicy', 'ServiceMonitor', 'PodDisruptionBudget', 'Ingress']) {
+      expect(full.some((o) => o.kind === kind)).toBe(true);
+    }
+    for (const kind of ['HorizontalPodAutoscaler', 'NetworkPolicy', 'ServiceMonitor', 'Ingress']) {
+      expect(minimal.some((o) => o.kind === kind)).toBe(false);
+    }
+    // The gateway forwards to the graph Service the chart created.
+    const gw = minimal.find((o) => o.kind === 'Deployment' && o.metadata.name === 'lore-gateway');
+    expect(gw.spec.template.spec.containers[0].env).toEqual(expect.arrayContaining([{ name: 'GATEWAY_UPSTREAM_GRAPH', value: `http://lore-graph.${ns}.svc:8083` }]));
+  });
+
+  it('runs every pod with the restricted security context, probes and checksum annotations', async () => {
+    const objs = await renderObjects('lore', ns, ['-f', FULL]);
+    const pods = objs.filter((o) => o.kind === 'Deployment' || o.kind === 'Job');
+    expect(pods.length).toBeGreaterThan(8);
+    for (const p of pods) {
+      const spec = p.spec.template.spec;
+      expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, seccompProfile: { type: 'RuntimeDefault' } });
+      for (const c of spec.containers) {
+        expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+        expect(c.resources.requests).toBeDefined();
+      }
+      if (p.kind === 'Deployment') {
+        const c = spec.containers[0];
+        expect(c.livenessProbe.httpGet.path).toBe('/livez');
+        expect(c.readinessProbe.httpGet.path).toBe('/readyz');
+        expect(Object.keys(p.spec.template.metadata.annotations)).toEqual(expect.arrayContaining(['checksum/config', 'checksum/secret']));
+      }
+    }
+    // Only the operator gets a service account token; only the migrations Job sees the owner's URL.
+    expect(pods.filter((p) => p.spec.template.spec.automountServiceAccountToken !== false).map((p) => p.metadata.name)).toEqual(['lore-operator']);
+    const ownerUrl = pods.filter((p) => JSON.stringify(p.spec.template.spec.containers[0].env).includes('LORE_DATABASE_OWNER_URL'));
+    expect(ownerUrl.map((p) => p.kind)).toEqual(['Job']);
+    const operatorEnv = JSON.stringify(pods.find((p) => p.metadata.name === 'lore-operator').spec.template.spec.containers[0].env);
+    expect(operatorEnv).not.toContain('LORE_DATABASE_URL');
+  });
+
+  it('rolls pods when the configuration changes (checksum annotations)', async () => {
+    const checksum = async (extra: string[]) => {
+      const objs = await renderObjects('lore', ns, ['-f', MINIMAL, ...extra]);
+      return objs.find((o) => o.kind === 'Deployment' && o.metadata.name === 'lore-gateway').spec.template.metadata.annotations;
+    };
+    const a = await checksum([]);
+    const b = await checksum(['--set', 'config.logLevel=debug']);
+    const c = await checksum(['--set', 'secrets.adminToken=another-admin-token-0123456789']);
+    expect(b['checksum/config']).not.toBe(a['checksum/config']);
+    expect(b['checksum/secret']).toBe(a['checksum/secret']);
+    expect(c['checksum/secret']).not.toBe(a['checksum/secret']);
+  });
+
+  it('cuts every name to 63 characters, keeping component names distinct', async () => {
+    const release = `r${'x'.repeat(52)}`;
+    const objs = await renderObjects(release, ns, ['-f', FULL]);
+    const overridden = await renderObjects(release, ns, ['-f', FULL, '--set', `fullnameOverride=${'f'.repeat(63)}`]);
+    for (const o of overridden) expect(o.metadata.name.length).toBeLessThanOrEqual(63);
+    const names = objs.filter((o) => o.kind !== 'CustomResourceDefinition').map((o) => `${o.kind}/${o.metadata.name}`);
+    for (const n of names) expect(n.split('/')[1]!.length).toBeLessThanOrEqual(63);
+    expect(new Set(names).size).toBe(names.length);
+    const r = await template(release, ns, ['-f', FULL, '--set', `fullnameOverride=${'f'.repeat(63)}`]);
+    const applied = await kubectl(['apply', '--dry-run=server', '-n', ns, '-f', '-'], r.yaml);
+    expect(applied.stderr).toBe('');
+  });
+
+  it.each([
+    ['no database', ['--set', 'externalDatabase.url='], 'externalDatabase.url is required'],
+    ['inline secrets beside an existing Secret', ['--set', 'secrets.existingSecret=mine'], 'secrets.existingSecret is set: leave'],
+    ['a short identity secret', ['--set', 'secrets.identitySecret=short'], 'secrets.identitySecret must be at least 32 characters'],
+    ['the owner as application role', ['--set', 'externalDatabase.url=postgres://lore_owner:owner-password@postgres.data.svc:5432/lore'], 'must not connect as the schema owner'],
+    ['no Kafka', ['--set-json', 'externalKafka.brokers=[]'], 'externalKafka.brokers is required'],
+    ['the operator without the gateway', ['--set', 'gateway.enabled=false'], 'operator.enabled needs gateway.enabled'],
+    ['graph-worker without graph', ['--set', 'graph.enabled=false'], 'graphWorker.enabled needs graph.enabled'],
+    ['two operators without leader election', ['--set', 'operator.leaderElection=false'], 'needs operator.leaderElection'],
+    ['shared TLS without its Secret', ['--set', 'operator.ingress.tls.mode=secret'], 'set operator.ingress.tls.secretName'],
+    ['a TLS Secret for another mode', ['--set', 'operator.ingress.tls.secretName=wild'], 'only used with operator.ingress.tls.mode=secret'],
+    ['an Ingress without a host', ['--set', 'gateway.ingress.enabled=true'], 'gateway.ingress.enabled needs gateway.ingress.host'],
+    ['min above max replicas', ['--set', 'gateway.autoscaling.enabled=true', '--set', 'gateway.autoscaling.minReplicas=5', '--set', 'gateway.autoscaling.maxReplicas=3'], 'minReplicas (5) is greater than maxReplicas (3)'],
+    ['a PDB that blocks every drain', ['--set', 'gateway.pdb.minAvailable=2'], 'gateway.pdb.minAvailable (2) must be below its replicas (2)'],
+  ])('fails at template time on %s', async (_name, args, message) => {
+    const r = await template('lore', ns, ['-f', MINIMAL, ...args]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(message);
+  });
+
+  it.each([
+    ['a misspelt top-level key', ['--set', 'gatway.enabled=false'], 'gatway'],
+    ['an unknown retention', ['--set', 'operator.dataRetention=Sometimes'], 'dataRetention'],
+    ['a negative replica count', ['--set', 'gateway.replicaCount=-1'], 'replicaCount'],
+    ['an invalid TLS mode', ['--set', 'operator.ingress.tls.mode=always'], 'mode'],
+    ['a broker without a port', ['--set', 'externalKafka.brokers[0]=kafka'], 'brokers'],
+  ])('refuses %s through values.schema.json', async (_name, args, field) => {
+    const r = await template('lore', ns, ['-f', MINIMAL, ...args]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('values don\'t meet the specifications of the schema');
+    expect(r.stderr).toContain(field);
+  });
+
+  it('documents every value in values.yaml with a comment', () => {
+    const lines = readFileSync(join(CHART, 'values.yaml'), 'utf8').split('\n');
+    // Kubernetes objects passed through as they are (documented once, on their key).
+    const passthrough = new Set(['resources', 'seccompProfile', 'capabilities']);
+    const undocumented: string[] = [];
+    const parents: Array<{ indent: number; key: string }> = [];
+    lines.forEach((line, i) => {
+      const m = /^(\s*)([A-Za-z][\w-]*):/.exec(line);
+      if (!m) return;
+      const indent = m[1]!.length;
+      while (parents.length && parents[parents.length - 1]!.indent >= indent) parents.pop();
+      const parent = parents[parents.length - 1]?.key;
+      const isParent = (lines[i + 1] ?? '').startsWith(`${m[1]}  `) && !/:\s*\S/.test(line.slice(m[0].length - 1));
+      const documented = /^\s*#/.test(lines[i - 1] ?? '') || isParent || (parent !== undefined && passthrough.has(parent));
+      if (!documented) undocumented.push(`${i + 1}: ${line.trim()}`);
+      parents.push({ indent, key: m[2]! });
+    });
+    expect(undocumented).toEqual([]);
+  });
+
+  describe('CRDs', () => {
+    it('ships byte-for-byte copies of crds/ in the chart', () => {
+      const source = readdirSync(join(REPO_ROOT, 'crds')).filter((f) => f.endsWith('.yaml')).sort();
+      const copies = readdirSync(join(CHART, 'files', 'crds')).filter((f) => f.endsWith('.yaml')).sort();
+      expect(copies).toEqual(source);
+      for (const f of source) {
+        expect(readFileSync(join(CHART, 'files', 'crds', f), 'utf8')).toBe(readFileSync(join(REPO_ROOT, 'crds', f), 'utf8'));
+      }
+    });
+
+    it('renders them unchanged but for the keep policy and release labels, and only when crds.install', async () => {
+      const rendered = (await renderObjects('lore', ns, ['-f', MINIMAL])).filter((o) => o.kind === 'CustomResourceDefinition');
+      expect(rendered.map((c) => c.metadata.name).sort()).toEqual(['apikeys.lore.dev', 'memories.lore.dev']);
+      for (const crd of rendered) {
+        expect(crd.metadata.annotations['helm.sh/resource-policy']).toBe('keep');
+        const file = crd.metadata.name === 'memories.lore.dev' ? 'lore.dev_memories.yaml' : 'lore.dev_apikeys.yaml';
+        const source = await yamlToObject(join(REPO_ROOT, 'crds', file));
+        expect(crd.spec).toEqual(source.spec);
+        expect(crd.metadata.labels).toMatchObject(source.metadata.labels);
+      }
+      const without = await renderObjects('lore', ns, ['-f', MINIMAL, '--set', 'crds.install=false', '--api-versions', 'lore.dev/v1alpha1']);
+      expect(without.some((o) => o.kind === 'CustomResourceDefinition')).toBe(false);
+      // Without the CRDs in the cluster (or named with --api-versions) the operator would have nothing to watch.
+      const missing = await template('lore', ns, ['-f', MINIMAL, '--set', 'crds.install=false']);
+      expect(missing.code).not.toBe(0);
+      expect(missing.stderr).toContain('needs the Memory and ApiKey CRDs already installed');
+    });
+  });
+
+  it('installs, upgrades and uninstalls for real (hooks aside: no controller runs Jobs here)', async () => {
+    const release = `it-${runId()}`;
+    const install = await helm(['install', release, CHART, '-n', ns, '-f', MINIMAL, '--set', 'crds.install=false', '--no-hooks', '--wait=false']);
+    expect(install.stderr).toBe('');
+    expect(install.code).toBe(0);
+    const before = JSON.parse(await kubectlOk(['-n', ns, 'get', 'deployment', `${release}-lore-gateway`, '-o', 'json']));
+    const upgrade = await helm(['upgrade', release, CHART, '-n', ns, '-f', MINIMAL, '--set', 'crds.install=false', '--set', 'config.logLevel=debug', '--no-hooks']);
+    expect(upgrade.code).toBe(0);
+    const after = JSON.parse(await kubectlOk(['-n', ns, 'get', 'deployment', `${release}-lore-gateway`, '-o', 'json']));
+    expect(after.spec.template.metadata.annotations['checksum/config']).not.toBe(before.spec.template.metadata.annotations['checksum/config']);
+    const cm = JSON.parse(await kubectlOk(['-n', ns, 'get', 'configmap', `${release}-lore`, '-o', 'json']));
+    expect(cm.data['log-level']).toBe('debug');
+    const uninstall = await helm(['uninstall', release, '-n', ns, '--no-hooks']);
+    expect(uninstall.code).toBe(0);
+    expect((await kubectl(['-n', ns, 'get', 'deployment', `${release}-lore-gateway`])).code).not.toBe(0);
+    // The CRDs (installed outside this release here) are untouched.
+    expect((await kubectl(['get', 'crd', 'memories.lore.dev'])).code).toBe(0);
+  });
+});
