@@ -6,6 +6,7 @@ import type { Registry } from 'prom-client';
 import { composeOperator, type ComposedOperator } from '../../src/compose';
 import type { OperatorConfig } from '../../src/config';
 import type { ControllerHooks } from '../../src/controllers/settings';
+import type { KubeConnection } from '../../src/kube/client';
 import { ADMIN_TOKEN, type Platform } from './platform';
 import { REPO_ROOT, kubectlOk, testConnection } from './kube';
 import { requireEnv } from '../../../test/support/infra';
@@ -57,11 +58,11 @@ export interface InProcessOperator {
 }
 
 /** The operator inside the test process: same composition as main.ts, on the test control plane. */
-export async function startInProcessOperator(config: OperatorConfig, hooks?: ControllerHooks): Promise<InProcessOperator> {
+export async function startInProcessOperator(config: OperatorConfig, hooks?: ControllerHooks, connection: KubeConnection = testConnection()): Promise<InProcessOperator> {
   const registry = createMetricsRegistry('operator', { defaultMetrics: false });
   const composed = composeOperator({
     config,
-    connection: testConnection(),
+    connection,
     logger: createLogger({ level: process.env.LORE_TEST_OPERATOR_LOG ?? config.logLevel, service: 'operator' }),
     registry,
     hooks,
