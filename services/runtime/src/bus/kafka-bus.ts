@@ -1,3 +1,4 @@
+import { connect, type Socket } from 'node:net';
 import {
   Kafka,
   Partitioners,
@@ -49,6 +50,8 @@ export class KafkaBus implements EventBus {
   private producer?: Promise<Producer>;
   private admin?: Promise<Admin>;
   private readonly subscriptions = new Set<Subscription>();
+  /** Every broker connection kafkajs opened, so `close` can end the ones it forgets (see `close`). */
+  private readonly sockets = new Set<Socket>();
   private closed = false;
 
   constructor(private readonly opts: KafkaBusOptions) {
@@ -63,6 +66,13 @@ export class KafkaBus implements EventBus {
       retry: CLIENT_RETRY,
       logLevel: KafkaLogLevel.WARN,
       logCreator: () => (entry: LogEntry) => this.kafkaLog(entry),
+      socketFactory: ({ host, port, onConnect }) => {
+        const socket = connect({ host, port }, onConnect);
+        socket.setKeepAlive(true, 60_000);
+        this.sockets.add(socket);
+        socket.once('close', () => this.sockets.delete(socket));
+        return socket;
+      },
     });
   }
 
@@ -96,6 +106,8 @@ export class KafkaBus implements EventBus {
 
   async subscribe(options: SubscribeOptions, handler: (message: BusMessage) => Promise<void>): Promise<Subscription> {
     if (this.closed) throw new Error('bus is closed');
+    const sleeper = new Sleeper();
+    let stopping = false;
     if (!options.fromBeginning) await this.startNewGroupAtEnd(options.groupId, options.topics);
     const consumer = this.kafka.consumer({
       groupId: options.groupId,
@@ -103,10 +115,9 @@ export class KafkaBus implements EventBus {
       sessionTimeout: 30_000,
       heartbeatInterval: 3_000,
       maxWaitTimeInMs: 1_000,
-      retry: CLIENT_RETRY,
+      // kafkajs restarts a crashed consumer on a timer; one that crashed while being stopped must stay stopped.
+      retry: { ...CLIENT_RETRY, restartOnFailure: async () => !stopping },
     });
-    const sleeper = new Sleeper();
-    let stopping = false;
     consumer.on(consumer.events.CRASH, (e) =>
       this.logger.error({ err: e.payload.error, group: options.groupId, restart: e.payload.restart }, 'consumer crashed'),
     );
@@ -187,6 +198,8 @@ export class KafkaBus implements EventBus {
     const [producer, admin] = await Promise.allSettled([this.producer, this.admin]);
     if (producer.status === 'fulfilled' && producer.value) await producer.value.disconnect();
     if (admin.status === 'fulfilled' && admin.value) await admin.value.disconnect();
+    // After a broker restart kafkajs can keep a connection it no longer tracks, which would hold the process open.
+    for (const socket of this.sockets) socket.destroy();
   }
 
   /**
