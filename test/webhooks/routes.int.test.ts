@@ -3,6 +3,7 @@ import { runRuntimeMigrations } from '@lore/runtime';
 import { Webhook } from 'standardwebhooks';
 import { freshDatabase, http, makeKey, makeTenant, startGateway, uid, type GatewayUnderTest, type TenantFixture } from '../gateway/harness';
 import type { TestDatabase } from '../support/infra';
+import { AttemptViewSchema, DeliveryViewSchema, WebhookViewSchema, WebhookWithSecretSchema } from '../../services/gateway/src/routes/webhooks';
 
 /**
  * `/api/v1/webhooks...` black-box over HTTP through the real gateway (real PostgreSQL and Redis): the contract of
@@ -42,6 +43,8 @@ describe('POST /api/v1/webhooks', () => {
     expect(created.headers['cache-control']).toBe('no-store');
     expect(created.json).toMatchObject({ url: URL_OK, events: ['memory.ingest.completed', 'memory.entity.created'], enabled: true, disabled_reason: null });
     expect(created.json.webhook_id).toMatch(/^wh_[0-9a-f]{24}$/);
+    // The answers are exactly the documented shapes.
+    WebhookWithSecretSchema.strict().parse(created.json);
     expect(created.json.secret).toMatch(/^whsec_/);
     // The secret is a working Standard Webhooks secret.
     expect(() => new Webhook(created.json.secret)).not.toThrow();
@@ -49,6 +52,7 @@ describe('POST /api/v1/webhooks', () => {
     const fetched = await call(alice, 'GET', `/api/v1/webhooks/${created.json.webhook_id}`);
     expect(fetched.status).toBe(200);
     expect(fetched.json.secret).toBeUndefined();
+    WebhookViewSchema.strict().parse(fetched.json);
     expect(JSON.stringify(fetched.json)).not.toContain(created.json.secret);
     const listed = await call(alice, 'GET', '/api/v1/webhooks');
     expect(JSON.stringify(listed.json)).not.toContain(created.json.secret);
@@ -166,6 +170,8 @@ describe('dead letters and replay', () => {
     expect((await call(t, 'POST', `/api/v1/webhooks/${id}/dead-letters/replay`, { delivery_ids: ids })).json.replayed).toBe(0);
     const detail = await call(t, 'GET', `/api/v1/webhooks/${id}/deliveries/${ids[0]}`);
     expect(detail.json).toMatchObject({ status: 'pending', cycle: 2, dead_at: null, attempts: [] });
+    DeliveryViewSchema.extend({ attempts: AttemptViewSchema.array() }).strict().parse(detail.json);
+    for (const d of all.json.dead_letters) DeliveryViewSchema.strict().parse(d);
 
     const outbox = await g.db.asOwner((sql) =>
       sql.query<{ topic: string; value: { delivery_id: string; cycle: number; step: number } }>(`SELECT topic, value FROM runtime.outbox WHERE key LIKE $1 ORDER BY id`, [`${t.tenantId}/%`]),

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
-/** Opaque ids with a readable prefix: `wh_` subscriptions, `dlv_` deliveries. 96 random bits. */
-export function newId(prefix: 'wh' | 'dlv'): string {
+/** Opaque subscription ids with a readable prefix (`wh_`), 96 random bits. Delivery ids (`dlv_`) are made in SQL. */
+export function newId(prefix: 'wh'): string {
   return `${prefix}_${randomBytes(12).toString('hex')}`;
 }
 
-export const ID_PATTERN = /^(wh|dlv)_[0-9a-f]{24}$/;
