@@ -17,6 +17,7 @@ import {
   enqueueOutbox,
   runRuntimeMigrations,
   type BusMessage,
+  type Db,
   type EventBus,
   type Logger,
 } from '@lore/runtime';
@@ -230,7 +231,7 @@ export function envelope(tenant: string, event: EventKind = 'memory.ingest.compl
 }
 
 /** Commits an event through the outbox, the way producers do (the relay publishes it to `lore.events`). */
-export async function commitEvent(db: PostgresDb, e: EventEnvelope): Promise<number> {
+export async function commitEvent(db: Db, e: EventEnvelope): Promise<number> {
   await db.withTenant(e.scope.tenant_id, (sql) => enqueueOutbox(sql, { topic: TOPICS.events, key: e.scope.tenant_id, eventId: e.event_id, value: e }));
   return now();
 }
