@@ -3,7 +3,6 @@ import { checkWebhookUrl, TargetGuard, type HostLookup, type ResolvedAddress } f
 import { createTestPki, startCountingListener, startReceiver, type Receiver, type TestPki } from './support';
 
 // The real module object, so the spy sees every TLS connection the https module opens.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const tls = require('node:tls') as typeof import('node:tls');
 
 /**
