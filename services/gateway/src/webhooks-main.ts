@@ -42,13 +42,15 @@ async function main(): Promise<void> {
     logger,
     metrics,
     ...(env.WEBHOOKS_KAFKA_PARTITIONS > 0 ? { partitions: env.WEBHOOKS_KAFKA_PARTITIONS } : {}),
+    // Each consumer group works on this many partitions at once; a partition itself is handled in order.
+    partitionsConsumedConcurrently: env.WEBHOOKS_CONSUMER_CONCURRENCY,
   });
   lifecycle.onShutdown('event bus', () => bus.close());
 
   // Dead-letter replays are enqueued in the outbox by the gateway; this relay makes sure they are published even
   // when no other service runs one (relays of one database take turns through an advisory lock).
   if (env.WEBHOOKS_RUN_OUTBOX_RELAY) {
-    const relay = new OutboxRelay({ db, bus, logger, metrics });
+    const relay = new OutboxRelay({ db, bus, logger, metrics, pollIntervalMs: 50 });
     relay.start();
     lifecycle.onShutdown('outbox relay', () => relay.stop());
   }

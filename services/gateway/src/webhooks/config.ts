@@ -26,6 +26,7 @@ export const webhooksEnvSchema = z
     WEBHOOKS_GROUP_ID_PREFIX: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/).default('lore.webhooks'),
     WEBHOOKS_START_FROM: z.enum(['earliest', 'latest']).default('earliest'),
     WEBHOOKS_KAFKA_PARTITIONS: envInt(0, 0, 1000),
+    WEBHOOKS_CONSUMER_CONCURRENCY: envInt(8, 1, 256),
     WEBHOOKS_RUN_MIGRATIONS: envBool(false),
     WEBHOOKS_RUN_OUTBOX_RELAY: envBool(true),
     WEBHOOKS_TEST_ALLOW_LOOPBACK: envBool(false),
