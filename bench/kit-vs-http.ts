@@ -1,0 +1,159 @@
+/**
+ * The runtime kit's Koa app (request id, access log to a sink, RED metrics, error middleware, router) against a bare
+ * `node:http` handler, in the same run, at the same concurrency, on loopback. Each server runs in its own child
+ * process so the load generator (autocannon, in this process) does not share its event loop; rounds alternate so
+ * drift hits both alike. Prints the throughput ratio, p50/p99 of both, and PASS/FAIL against the target.
+ *
+ *   npx tsx bench/kit-vs-http.ts            (or npm run bench:kit)
+ *   BENCH_SECONDS=10 BENCH_CONNECTIONS=64 BENCH_ROUNDS=3 npx tsx bench/kit-vs-http.ts
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import autocannon from 'autocannon';
+import Router from '@koa/router';
+import { createHttpApp, notFoundFallback, type LoreState } from '../services/runtime/src/http/app';
+import { listen } from '../services/runtime/src/http/server';
+import { createLogger } from '../services/runtime/src/log/logger';
+import { createMetricsRegistry } from '../services/runtime/src/metrics/registry';
+
+const TARGET_RATIO = 0.5;
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const BODY = JSON.stringify({ status: 'ok', service: 'bench' });
+
+type Kind = 'bare' | 'kit';
+
+async function serve(kind: Kind): Promise<number> {
+  if (kind === 'bare') {
+    const server = createServer((req, res) => {
+      res.statusCode = 200;
+      res.setHeader('content-type', 'application/json; charset=utf-8');
+      res.end(BODY);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return (server.address() as AddressInfo).port;
+  }
+  // Every line is formatted as in production, then dropped: the cost of logging without the cost of a disk.
+  const sink = new Writable({ write: (_chunk, _enc, done) => done() });
+  const logger = createLogger({ level: 'info', service: 'bench', destination: sink });
+  const metrics = createMetricsRegistry('bench');
+  const app = createHttpApp({ service: 'bench', logger, metrics });
+  const router = new Router<LoreState>();
+  router.get('/api/v1/pages/ping', (ctx) => {
+    ctx.body = { status: 'ok', service: 'bench' };
+  });
+  app.use(notFoundFallback());
+  app.use(router.routes());
+  const started = await listen(app, 0, '127.0.0.1');
+  return started.port;
+}
+
+interface Measure {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  /** Server CPU time per request (user + system): independent of what else loads the machine. */
+  cpuUs: number;
+}
+
+interface Server {
+  child: ChildProcess;
+  port: number;
+}
+
+/** The server's own CPU time so far, in microseconds (asked over IPC). */
+function cpuOf(server: Server): Promise<number> {
+  return new Promise((resolve) => {
+    server.child.once('message', (m: { cpu: number }) => resolve(m.cpu));
+    server.child.send('cpu');
+  });
+}
+
+async function measure(server: Server, seconds: number): Promise<Measure> {
+  const cpuBefore = await cpuOf(server);
+  const r = await autocannon({
+    url: `http://127.0.0.1:${server.port}/api/v1/pages/ping`,
+    connections: CONNECTIONS,
+    duration: seconds,
+    pipelining: 1,
+  });
+  const cpuUs = (await cpuOf(server)) - cpuBefore;
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.timeouts + r.non2xx,
+    cpuUs: cpuUs / Math.max(1, r.requests.total),
+  };
+}
+
+function start(kind: Kind): Promise<Server> {
+  // The child inherits this process's execArgv, so it runs through tsx too.
+  const child = fork(__filename, ['--serve', kind], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    child.once('message', (m: { port: number }) => resolve({ child, port: m.port }));
+    child.once('exit', (code) => reject(new Error(`${kind} server exited with ${code}`)));
+  });
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const fmt = (n: number, digits = 0) => n.toFixed(digits).padStart(10);
+
+async function main(): Promise<void> {
+  const servers = { bare: await start('bare'), kit: await start('kit') };
+  const results: Record<Kind, Measure[]> = { bare: [], kit: [] };
+  try {
+    console.log(`kit vs node:http — ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS}s each, loopback`);
+    for (const kind of ['bare', 'kit'] as const) await measure(servers[kind], 1); // JIT warm-up
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const kind of ['bare', 'kit'] as const) results[kind].push(await measure(servers[kind], SECONDS));
+    }
+  } finally {
+    servers.bare.child.kill();
+    servers.kit.child.kill();
+  }
+  const summary = (kind: Kind) => ({
+    rps: mean(results[kind].map((m) => m.rps)),
+    p50: mean(results[kind].map((m) => m.p50)),
+    p99: mean(results[kind].map((m) => m.p99)),
+    errors: results[kind].reduce((s, m) => s + m.errors, 0),
+    cpuUs: mean(results[kind].map((m) => m.cpuUs)),
+  });
+  const bare = summary('bare');
+  const kit = summary('kit');
+  const ratio = kit.rps / bare.rps;
+  console.log(`${'server'.padEnd(10)}${'req/s'.padStart(10)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'cpu µs/req'.padStart(12)}${'errors'.padStart(8)}`);
+  for (const [label, m] of [['node:http', bare], ['kit', kit]] as const) {
+    console.log(`${label.padEnd(10)}${fmt(m.rps)}${fmt(m.p50, 2)}${fmt(m.p99, 2)}${fmt(m.cpuUs, 1).padStart(12)}${String(m.errors).padStart(8)}`);
+  }
+  console.log(`server CPU per request kit/node:http = ${(kit.cpuUs / bare.cpuUs).toFixed(2)}x (load on the machine does not change this one)`);
+  const pass = ratio >= TARGET_RATIO && bare.errors === 0 && kit.errors === 0;
+  console.log(`throughput ratio kit/node:http = ${ratio.toFixed(3)} (target >= ${TARGET_RATIO}): ${pass ? 'PASS' : 'FAIL'}`);
+  process.exitCode = pass ? 0 : 1;
+}
+
+const serveIndex = process.argv.indexOf('--serve');
+if (serveIndex >= 0) {
+  serve(process.argv[serveIndex + 1] as Kind).then(
+    (port) => {
+      process.on('message', () => {
+        const { user, system } = process.cpuUsage();
+        process.send?.({ cpu: user + system });
+      });
+      process.send?.({ port });
+    },
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+} else {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
