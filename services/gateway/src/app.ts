@@ -10,7 +10,7 @@ import { clientAddress } from './domain/network';
 import { FORWARD_ROUTES, isAmbiguousPath, matchForward, type ForwardMatch } from './forward/route-table';
 import { parseUpstream, proxyHttp, proxyUpgrade, upstreamHeaders, upstreamPath, writeRawResponse, type ProxyFailure, type UpstreamTarget } from './forward/proxy';
 import { hostMemoryOf, requestFacts, setHostMemory } from './http/guards';
-import type { GatewayKoaContext, GatewayRequestState } from './http/state';
+import type { GatewayKoaContext, GatewayRequestState, GatewayRouter } from './http/state';
 import { webhookRouteDeps } from './http/extension';
 import { memoryForHost } from './operations/tenancy';
 import { registerWorkspaceRoutes } from './routes/workspaces/handlers';
@@ -45,7 +45,7 @@ function failureError(f: ProxyFailure): AppError {
 }
 
 /** The public listener: the gateway's own routes, then the forwarding table, then 404 for everything else. */
-export function createPublicApp(context: GatewayContext): PublicApp {
+export function createPublicApp(context: GatewayContext, extraRoutes?: (router: GatewayRouter, context: GatewayContext) => void): PublicApp {
   const app = createHttpApp({ service: 'gateway', logger: context.logger, metrics: context.metrics, parseBodies: false, bodyLimitBytes: context.config.bodyLimitBytes });
   const upstreams = new Map<UpstreamName, UpstreamTarget>();
   for (const [name, spec] of Object.entries(context.config.upstreams) as Array<[UpstreamName, string | undefined]>) {
@@ -76,6 +76,7 @@ export function createPublicApp(context: GatewayContext): PublicApp {
   registerAuthRoutes(router, context);
   registerPasswordRoutes(router, context);
   registerWebhookRoutes(router, webhookRouteDeps(context));
+  extraRoutes?.(router, context);
   app.use(router.routes());
 
   app.use(async (ctx: Koa.ParameterizedContext<GatewayRequestState>, next) => {

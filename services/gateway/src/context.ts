@@ -30,6 +30,9 @@ export type CachedCredential = { kind: 'key'; row: KeyAuthRow; ipAllowlist: Cidr
 export interface GatewayMetrics {
   authDecisions: Counter<'outcome'>;
   rateLimitDecisions: Counter<'decision'>;
+  /** Pre-bound children for the hot path (no label hashing per request). */
+  authOk: { inc(): void };
+  rateAllowed: { inc(): void };
   upstreamErrors: Counter<'upstream' | 'kind'>;
 }
 
@@ -53,6 +56,18 @@ function counter<L extends string>(registry: Registry, name: string, help: strin
   return new Counter({ name, help, labelNames, registers: [registry] });
 }
 
+function metricsFor(registry: Registry): GatewayMetrics {
+  const authDecisions = counter(registry, 'lore_gateway_auth_decisions_total', 'Authentication outcomes by result', ['outcome']);
+  const rateLimitDecisions = counter(registry, 'lore_gateway_rate_limit_decisions_total', 'Rate-limit decisions', ['decision']);
+  return {
+    authDecisions,
+    rateLimitDecisions,
+    authOk: authDecisions.labels('ok'),
+    rateAllowed: rateLimitDecisions.labels('allowed'),
+    upstreamErrors: counter(registry, 'lore_gateway_upstream_errors_total', 'Forwarding failures by upstream and kind', ['upstream', 'kind']),
+  };
+}
+
 export function buildContext(deps: GatewayDeps): GatewayContext {
   const c = deps.config.cacheTtlMs;
   return {
@@ -64,11 +79,7 @@ export function buildContext(deps: GatewayDeps): GatewayContext {
       memories: new TtlCache(c.tenants, 50_000),
     },
     trustedProxies: parseCidrList(deps.config.trustedProxies),
-    gatewayMetrics: {
-      authDecisions: counter(deps.metrics, 'lore_gateway_auth_decisions_total', 'Authentication outcomes by result', ['outcome']),
-      rateLimitDecisions: counter(deps.metrics, 'lore_gateway_rate_limit_decisions_total', 'Rate-limit decisions', ['decision']),
-      upstreamErrors: counter(deps.metrics, 'lore_gateway_upstream_errors_total', 'Forwarding failures by upstream and kind', ['upstream', 'kind']),
-    },
+    gatewayMetrics: metricsFor(deps.metrics),
     epoch: { value: null },
   };
 }

@@ -5,6 +5,7 @@ import Router from '@koa/router';
 import { createHttpApp, opsRouter, runMigrations, type Lifecycle, type LoreApp, type LoreState } from '@lore/runtime';
 import { buildContext, type GatewayContext, type GatewayDeps } from './context';
 import { createPublicApp } from './app';
+import type { GatewayRouter } from './http/state';
 import { createAdminApp } from './admin/admin-app';
 
 /** Folder of the gateway's SQL migrations (also used by the chart's migration job and the embedded mode). */
@@ -28,6 +29,11 @@ export interface Gateway {
 
 export interface CreateGatewayOptions {
   lifecycle?: Lifecycle;
+  /**
+   * Extra public routes registered after the gateway's own (the embedded mode's status page, the benchmark's
+   * unauthenticated twin of the ping). They run through the same pipeline; they are never added from config.
+   */
+  extraRoutes?: (router: GatewayRouter, context: GatewayContext) => void;
   /** Apply pending migrations first (default true). */
   migrate?: boolean;
 }
@@ -36,7 +42,7 @@ export interface CreateGatewayOptions {
 export async function createGateway(deps: GatewayDeps, options: CreateGatewayOptions = {}): Promise<Gateway> {
   if (options.migrate !== false) await migrateGateway(deps.db);
   const context = buildContext(deps);
-  const pub = createPublicApp(context);
+  const pub = createPublicApp(context, options.extraRoutes);
   const adminApp = createAdminApp(context);
   let opsApp: LoreApp | undefined;
   if (options.lifecycle) {

@@ -11,3 +11,4 @@ export { createUser } from './operations/identity';
 export { pingHandler } from './routes/pages/handlers';
 export { parseCredential, hasValidChecksum, KEY_PREFIX } from './domain/credentials';
 export { createWebhooksWorker, type WebhooksWorker, type WebhooksWorkerDeps } from './webhooks';
+export type { GatewayRouter, GatewayKoaContext } from './http/state';

@@ -262,7 +262,7 @@ export async function authenticate(ctx: GatewayContext, facts: RequestFacts, rul
   if (!denial && cred.kind === 'key' && cred.row.type === 'memory' && rule.module !== 'memory') {
     denial = AppError.forbidden('an mk_ key reaches only its memory\'s /api/v1/memory routes');
   }
-  if (!denial && !addressAllowed(clientAddress(facts.remoteAddress, facts.headers['x-forwarded-for'], ctx.trustedProxies), cred.ipAllowlist)) {
+  if (!denial && cred.ipAllowlist.length > 0 && !addressAllowed(clientAddress(facts.remoteAddress, facts.headers['x-forwarded-for'], ctx.trustedProxies), cred.ipAllowlist)) {
     denial = AppError.forbidden('the credential is not allowed from this address');
   }
   if (!denial) {
@@ -306,13 +306,13 @@ export async function authenticate(ctx: GatewayContext, facts: RequestFacts, rul
     ctx.gatewayMetrics.rateLimitDecisions.inc({ decision: 'limited' });
     throw new AppError('RATE_LIMITED', 'the rate limit of this credential is exhausted; retry later', { headers });
   }
-  ctx.gatewayMetrics.rateLimitDecisions.inc({ decision: 'allowed' });
+  ctx.gatewayMetrics.rateAllowed.inc();
   if (admitted.quotaExceeded) {
     const err = planLimitError(`the ${tenant.tenant.plan} plan's monthly request quota is used up`, { limit: 'requests_per_month', value: plan.requests_per_month ?? 0 });
     Object.assign(err.headers, headers);
     throw err;
   }
-  ctx.gatewayMetrics.authDecisions.inc({ outcome: 'ok' });
+  ctx.gatewayMetrics.authOk.inc();
   const t = target as Target;
   return {
     principal: {

@@ -5,12 +5,15 @@ import type { GatewayContext } from '../context';
 import { resolveSession } from '../operations/identity';
 import type { GatewayKoaContext, GatewayRequestState } from './state';
 
+/** Shared by requests without a query string; never mutated. */
+const EMPTY_QUERY = new URLSearchParams();
+
 export function requestFacts(ctx: Koa.ParameterizedContext<GatewayRequestState>, hostMemory: RequestFacts['hostMemory']): RequestFacts {
   return {
     host: ctx.get('host'),
     headers: ctx.req.headers,
     remoteAddress: ctx.req.socket.remoteAddress,
-    query: new URLSearchParams(ctx.querystring),
+    query: ctx.querystring === '' ? EMPTY_QUERY : new URLSearchParams(ctx.querystring),
     requestId: ctx.state.requestId,
     hostMemory,
   };

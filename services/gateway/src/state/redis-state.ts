@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { emissionIntervalUs } from './gcra';
 import { monthKey, secondsToMonthEnd, type AdmitInput, type AdmitResult, type GatewayState, type RateOutcome, type RateSpec } from './gateway-state';
@@ -79,9 +79,12 @@ return {1, math.floor((now_us - allow_at) / interval), 0, new_tat - now_us}
 
 type AdmitReply = [number, string, number, number, number, number, number, number];
 
-interface ScriptedRedis extends Redis {
-  loreAdmit(k1: string, k2: string, k3: string, k4: string, ...argv: string[]): Promise<AdmitReply>;
-  loreHit(k1: string, ...argv: string[]): Promise<[number, number, number, number]>;
+const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+const ADMIT_SHA = sha1(ADMIT_LUA);
+const HIT_SHA = sha1(HIT_LUA);
+
+function isNoScript(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('NOSCRIPT');
 }
 
 export interface RedisStateOptions {
@@ -91,33 +94,45 @@ export interface RedisStateOptions {
 
 export class RedisGatewayState implements GatewayState {
   readonly kind = 'redis' as const;
-  private readonly redis: ScriptedRedis;
+  private readonly redis: Redis;
   private readonly prefix: string;
   private trips = 0;
 
   constructor(redis: Redis, options: RedisStateOptions = {}) {
     this.prefix = options.prefix ?? 'lore:gw:';
-    // defineCommand sends EVALSHA and falls back to EVAL once after a script-cache flush.
-    redis.defineCommand('loreAdmit', { numberOfKeys: 4, lua: ADMIT_LUA });
-    redis.defineCommand('loreHit', { numberOfKeys: 1, lua: HIT_LUA });
-    this.redis = redis as ScriptedRedis;
+    this.redis = redis;
+  }
+
+  /**
+   * EVALSHA, and EVAL only when the server does not know the script (first use, restart, SCRIPT FLUSH). The
+   * NOSCRIPT fallback costs a second round trip once per script per Redis start; every other call makes one.
+   */
+  private async script<T>(sha: string, lua: string, keys: string[], argv: string[]): Promise<T> {
+    try {
+      return (await this.redis.evalsha(sha, keys.length, ...keys, ...argv)) as T;
+    } catch (err) {
+      if (!isNoScript(err)) throw err;
+      this.trips++;
+      return (await this.redis.eval(lua, keys.length, ...keys, ...argv)) as T;
+    }
   }
 
   async admit(input: AdmitInput): Promise<AdmitResult> {
     this.trips++;
     const p = this.prefix;
-    const reply = await this.redis.loreAdmit(
-      `${p}rv:${input.subject}`,
-      `${p}rl:${input.subject}`,
-      input.quota ? `${p}q:${input.quota.tenantId}:${monthKey()}` : `${p}q:none`,
-      `${p}epoch`,
-      input.consume ? '1' : '0',
-      String(emissionIntervalUs(input.rate.perSecond)),
-      String(input.rate.burst),
-      String(input.quota?.limit ?? 0),
-      String(secondsToMonthEnd()),
-      // A new value each call: if the store was emptied, the epoch written now differs from every earlier one.
-      randomUUID(),
+    const reply = await this.script<AdmitReply>(
+      ADMIT_SHA,
+      ADMIT_LUA,
+      [`${p}rv:${input.subject}`, `${p}rl:${input.subject}`, input.quota ? `${p}q:${input.quota.tenantId}:${monthKey()}` : `${p}q:none`, `${p}epoch`],
+      [
+        input.consume ? '1' : '0',
+        String(emissionIntervalUs(input.rate.perSecond)),
+        String(input.rate.burst),
+        String(input.quota?.limit ?? 0),
+        String(secondsToMonthEnd()),
+        // A new value each call: if the store was emptied, the epoch written now differs from every earlier one.
+        randomUUID(),
+      ],
     );
     const [revoked, epoch, allowed, remaining, retryUs, resetUs, quotaExceeded, quotaUsed] = reply;
     const rate: RateOutcome | null =
@@ -145,7 +160,10 @@ export class RedisGatewayState implements GatewayState {
 
   async hit(key: string, rate: RateSpec): Promise<RateOutcome> {
     this.trips++;
-    const [allowed, remaining, retryUs, resetUs] = await this.redis.loreHit(`${this.prefix}hit:${key}`, String(emissionIntervalUs(rate.perSecond)), String(rate.burst));
+    const [allowed, remaining, retryUs, resetUs] = await this.script<[number, number, number, number]>(HIT_SHA, HIT_LUA, [`${this.prefix}hit:${key}`], [
+      String(emissionIntervalUs(rate.perSecond)),
+      String(rate.burst),
+    ]);
     return {
       allowed: allowed === 1,
       limit: rate.burst,
