@@ -1,5 +1,7 @@
 import { startHarness, waitIndexed, type Harness } from './support';
 
+jest.setTimeout(120_000);
+
 describe('memory on embedded PostgreSQL (PGlite + memory bus)', () => {
   let h: Harness;
   beforeAll(async () => {

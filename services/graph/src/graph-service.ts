@@ -64,6 +64,8 @@ export interface GraphDescription extends AiDescription {
 
 export interface GraphService {
   app: LoreApp;
+  /** The composed dependencies, for in-process tools (benchmarks, the embedded mode's own wiring). */
+  memory: MemoryDeps;
   worker: { start(): Promise<void>; stop(): Promise<void> };
   describe(): GraphDescription;
   close(): Promise<void>;
@@ -102,6 +104,7 @@ export async function createGraphService(deps: GraphServiceDeps): Promise<GraphS
     ocr,
     vectors,
     config: { ...DEFAULT_MEMORY_CONFIG, ...deps.config },
+    knownMemories: new Set(),
   };
   const description: GraphDescription = {
     ...describeAi(memory.languageModel, memory.embedder),
@@ -181,6 +184,7 @@ export async function createGraphService(deps: GraphServiceDeps): Promise<GraphS
 
   return {
     app,
+    memory,
     worker,
     describe: () => description,
     async close() {

@@ -8,3 +8,6 @@ export { OpenAiLanguageModel, type OpenAiLanguageModelOptions } from './ai/opena
 export { TesseractOcr, type OcrEngine } from './extract/ocr';
 export { DEFAULT_MEMORY_CONFIG, type MemoryConfig } from './memory/context';
 export { graphConfigSchema, buildAi, type GraphConfig } from './config';
+export { retrieve, search, type Retrieval, type RetrievedSource } from './memory/search';
+export type { MemoryDeps, MemoryScope } from './memory/context';
+export { lexicalSearch, vectorSearch } from './store/search-store';

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { BlobStore, Db, EventBus, Logger } from '@lore/runtime';
+import type { BlobStore, Db, EventBus, Logger, Sql } from '@lore/runtime';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Embedder, LanguageModel } from '../ai/ports';
 import type { OcrEngine } from '../extract/ocr';
+import { ensureMemory } from '../store/memories';
 
 export interface MemoryConfig {
   /** Largest upload accepted (bytes); larger answers 413. */
@@ -80,6 +81,8 @@ export interface MemoryDeps {
   /** True when chunks carry embeddings (pgvector present and not disabled). */
   vectors: boolean;
   config: MemoryConfig;
+  /** Memories this process saw committed (memories are never deleted here); lets requests skip ensureMemory. */
+  knownMemories: Set<string>;
 }
 
 /** Who and where: always taken from the verified identity (or, in the worker, from our own messages). */
@@ -87,6 +90,20 @@ export interface MemoryScope {
   tenantId: string;
   workspaceId: string;
   memoryId: string;
+}
+
+const KNOWN_MEMORIES_LIMIT = 10_000;
+
+/** Creates the memory's lazy state unless this process already saw it committed. */
+export async function ensureMemoryOnce(deps: MemoryDeps, sql: Sql, scope: MemoryScope): Promise<void> {
+  if (deps.knownMemories.has(`${scope.tenantId}\u0000${scope.memoryId}`)) return;
+  await ensureMemory(sql, scope.tenantId, scope.memoryId);
+}
+
+/** Call after the transaction that ran `ensureMemoryOnce` committed. */
+export function rememberMemory(deps: MemoryDeps, scope: MemoryScope): void {
+  if (deps.knownMemories.size >= KNOWN_MEMORIES_LIMIT) deps.knownMemories.clear();
+  deps.knownMemories.add(`${scope.tenantId}\u0000${scope.memoryId}`);
 }
 
 export function newId(prefix: string): string {

@@ -3,17 +3,18 @@ import { assessHealth, type HealthAssessment } from '../domain/health';
 import { UNASSIGNED_VAULT } from '../domain/routing';
 import { deleteDocument, fileDocument, getDocument, listDocuments, type DocumentView, type ListFilter } from '../store/documents';
 import { getContradiction, healthInputs, listContradictions, resolveContradiction, type ContradictionView } from '../store/governance';
-import { ensureMemory } from '../store/memories';
 import { deleteVault, getVault, insertVault, listVaults, updateVault, type VaultRow } from '../store/vaults';
-import type { MemoryDeps, MemoryScope } from './context';
+import { ensureMemoryOnce, rememberMemory, type MemoryDeps, type MemoryScope } from './context';
 import { emitEvent } from './events';
 
 /** Runs `fn` in the tenant's transaction with the memory's lazily created state in place. */
-function inMemory<T>(deps: MemoryDeps, scope: MemoryScope, fn: (sql: import('@lore/runtime').Sql) => Promise<T>): Promise<T> {
-  return deps.db.withTenant(scope.tenantId, async (sql) => {
-    await ensureMemory(sql, scope.tenantId, scope.memoryId);
+async function inMemory<T>(deps: MemoryDeps, scope: MemoryScope, fn: (sql: import('@lore/runtime').Sql) => Promise<T>): Promise<T> {
+  const result = await deps.db.withTenant(scope.tenantId, async (sql) => {
+    await ensureMemoryOnce(deps, sql, scope);
     return fn(sql);
   });
+  rememberMemory(deps, scope);
+  return result;
 }
 
 export function vaultIdFromName(name: string): string {

@@ -90,20 +90,12 @@ export async function indexDocument(deps: MemoryDeps, msg: MemoryIngestMessage, 
         diagnostics: health.diagnostics.map((d) => ({ code: d.code, severity: d.severity, value: d.value })),
       });
     }
-    return { createdAt: await documentAge(sql, msg.tenant_id, doc.doc_id) };
+    return { age: Number(current.age_seconds ?? 0) };
   });
   if (!started) return 'duplicate';
   deps.metrics.indexed.inc({ result: 'indexed' });
-  if (started.createdAt !== null) deps.metrics.ingestToIndexed.observe(started.createdAt);
+  deps.metrics.ingestToIndexed.observe(started.age);
   return 'indexed';
-}
-
-async function documentAge(sql: import('@lore/runtime').Sql, tenantId: string, docId: string): Promise<number | null> {
-  const r = await sql.query<{ age: number }>(
-    `SELECT extract(epoch FROM (clock_timestamp() - created_at))::float8 AS age FROM graph.documents WHERE tenant_id = $1 AND doc_id = $2`,
-    [tenantId, docId],
-  );
-  return r.rows[0] ? Number(r.rows[0].age) : null;
 }
 
 /** Gives up on a document after repeated failures: marks it failed (visible in status and health), once. */

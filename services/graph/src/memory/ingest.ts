@@ -6,9 +6,8 @@ import { classify, UNASSIGNED_VAULT, type RoutingDecision } from '../domain/rout
 import { truncate } from '../domain/text';
 import { htmlToText } from '../extract/html';
 import { insertDocument } from '../store/documents';
-import { ensureMemory } from '../store/memories';
 import { getVault, vaultProfiles } from '../store/vaults';
-import { newId, type MemoryDeps, type MemoryScope } from './context';
+import { ensureMemoryOnce, newId, rememberMemory, type MemoryDeps, type MemoryScope } from './context';
 import { emitEvent } from './events';
 
 export type Routing = { mode: 'auto' } | { mode: 'manual'; vault_id: string } | { mode: 'review' };
@@ -73,7 +72,7 @@ export async function acceptDocument(deps: MemoryDeps, scope: MemoryScope, input
 
   const result = await deps.db.withTenant(scope.tenantId, async (sql) => {
     if (options.before && !(await options.before(sql))) return null;
-    await ensureMemory(sql, scope.tenantId, scope.memoryId);
+    await ensureMemoryOnce(deps, sql, scope);
     let decision: RoutingDecision;
     if (input.routing.mode === 'manual') {
       const vault = await getVault(sql, scope.tenantId, scope.memoryId, input.routing.vault_id);
@@ -133,6 +132,7 @@ export async function acceptDocument(deps: MemoryDeps, scope: MemoryScope, input
     return r;
   });
   if (result) {
+    rememberMemory(deps, scope);
     deps.metrics.ingested.inc({ source: options.source, routed: result.needs_review ? 'review' : 'vault' });
     for (const [kind, n] of Object.entries(dlp.kinds)) deps.metrics.dlpMatches.inc({ kind }, n);
   }

@@ -4,9 +4,8 @@ import { AppError, claimEvent, enqueueOutbox } from '@lore/runtime';
 import { scanAndMask } from '../domain/dlp';
 import { truncate } from '../domain/text';
 import { detectKind, extractDocument, UnsupportedFileError } from '../extract';
-import { ensureMemory } from '../store/memories';
 import { getUpload, insertUpload, setUploadStatus, type UploadRow } from '../store/uploads';
-import { newId, type MemoryDeps, type MemoryScope } from './context';
+import { ensureMemoryOnce, newId, rememberMemory, type MemoryDeps, type MemoryScope } from './context';
 import { acceptDocument } from './ingest';
 
 export const UPLOAD_CONSUMER = 'graph-worker.uploads';
@@ -54,7 +53,7 @@ export async function acceptUpload(
   const info = await deps.blobs.put(scope.tenantId, blobKey, file.stream, file.contentType || 'application/octet-stream', deps.config.uploadMaxBytes);
   const filename = truncate(scanAndMask(file.filename || 'upload').text, 200);
   const row = await deps.db.withTenant(scope.tenantId, async (sql) => {
-    await ensureMemory(sql, scope.tenantId, scope.memoryId);
+    await ensureMemoryOnce(deps, sql, scope);
     const u = await insertUpload(sql, scope.tenantId, {
       upload_id: uploadId,
       memory_id: scope.memoryId,
@@ -74,6 +73,7 @@ export async function acceptUpload(
     await enqueueOutbox(sql, { topic: TOPICS.memoryUploads, key: scope.memoryId, eventId: message.event_id, value: message });
     return u;
   });
+  rememberMemory(deps, scope);
   return uploadView(row);
 }
 

@@ -135,8 +135,8 @@ export async function fileDocument(sql: Sql, tenantId: string, memoryId: string,
 export async function deleteDocument(sql: Sql, tenantId: string, memoryId: string, docId: string): Promise<boolean> {
   await sql.query(
     `UPDATE graph.term_stats ts SET df = ts.df - x.n
-       FROM (SELECT p.term, count(*)::int AS n FROM graph.postings p JOIN graph.chunks c ON c.chunk_id = p.chunk_id
-              WHERE c.tenant_id = $1 AND c.memory_id = $2 AND c.doc_id = $3 GROUP BY p.term) x
+       FROM (SELECT l.lexeme AS term, count(*)::int AS n FROM graph.chunks c, unnest(c.tsv) l
+              WHERE c.tenant_id = $1 AND c.memory_id = $2 AND c.doc_id = $3 GROUP BY l.lexeme) x
       WHERE ts.tenant_id = $1 AND ts.memory_id = $2 AND ts.term = x.term`,
     [tenantId, memoryId, docId],
   );

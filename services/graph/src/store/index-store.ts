@@ -11,11 +11,15 @@ export interface DocumentToIndex {
   content: string;
   status: string;
   upload_id: string | null;
+  /** Seconds since the document was accepted (for the ingest-to-searchable metric). */
+  age_seconds?: number;
 }
 
 export async function loadDocumentToIndex(sql: Sql, tenantId: string, docId: string): Promise<DocumentToIndex | null> {
   const r = await sql.query<DocumentToIndex>(
-    `SELECT doc_id, memory_id, workspace_id, vault_id, title, content, status, upload_id FROM graph.documents WHERE tenant_id = $1 AND doc_id = $2`,
+    `SELECT doc_id, memory_id, workspace_id, vault_id, title, content, status, upload_id,
+            extract(epoch FROM (clock_timestamp() - created_at))::float8 AS age_seconds
+       FROM graph.documents WHERE tenant_id = $1 AND doc_id = $2`,
     [tenantId, docId],
   );
   return r.rows[0] ?? null;
@@ -69,12 +73,13 @@ export async function writeChunks(
       WHERE c.tenant_id = $1 AND c.doc_id = $2`,
     [tenantId, doc.doc_id],
   );
+  // Document frequencies straight from the new chunks' vectors (never a join over all postings of the tenant).
   // Sorted by term: two transactions touching the same terms lock them in the same order (no deadlock).
   await sql.query(
     `INSERT INTO graph.term_stats (tenant_id, memory_id, term, df)
-     SELECT $1, $2, p.term, count(*)::int FROM graph.postings p JOIN graph.chunks c ON c.chunk_id = p.chunk_id
-      WHERE c.tenant_id = $1 AND c.doc_id = $3 AND p.tenant_id = $1
-      GROUP BY p.term ORDER BY p.term
+     SELECT $1, $2, l.lexeme, count(*)::int FROM graph.chunks c, unnest(c.tsv) l
+      WHERE c.tenant_id = $1 AND c.doc_id = $3
+      GROUP BY l.lexeme ORDER BY l.lexeme
      ON CONFLICT (tenant_id, memory_id, term) DO UPDATE SET df = graph.term_stats.df + excluded.df`,
     [tenantId, doc.memory_id, doc.doc_id],
   );
