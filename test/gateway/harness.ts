@@ -137,10 +137,11 @@ export interface GatewayUnderTest {
 export async function startGateway(
   database: TestDatabase,
   overrides: Partial<Omit<GatewayConfig, 'sessions'>> = {},
-  opts: { redisPrefix: string; migrate?: boolean },
+  opts: { redisPrefix: string; migrate?: boolean; redisUrl?: string },
 ): Promise<GatewayUnderTest> {
   const db = await new PostgresDb({ url: database.url, ownerUrl: database.ownerUrl, maxConnections: 10 }).init();
-  const redis = new Redis(requireEnv('LORE_TEST_REDIS_URL'), { maxRetriesPerRequest: 1 });
+  const redis = new Redis(opts.redisUrl ?? requireEnv('LORE_TEST_REDIS_URL'), { maxRetriesPerRequest: 1 });
+  redis.on('error', () => undefined);
   const state = new RedisGatewayState(redis, { prefix: opts.redisPrefix });
   const signer = new IdentitySigner(IDENTITY_SECRET);
   const config = gatewayConfig({
@@ -168,7 +169,7 @@ export async function startGateway(
       await gateway.close();
       await pub.close(100);
       await admin.close(100);
-      await state.close();
+      await state.close().catch(() => redis.disconnect());
       await db.close();
     },
   };

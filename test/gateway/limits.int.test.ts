@@ -1,5 +1,6 @@
 import { freshDatabase, type TestDatabase } from '../support/infra';
 import { adminCall, http, makeKey, makeTenant, startEcho, startGateway, uid, type EchoUpstream, type GatewayUnderTest } from './harness';
+import { freePort } from './processes';
 
 jest.setTimeout(120_000);
 
@@ -119,5 +120,23 @@ describe('gateway limits: per-key rate limit, plan limits, credit balance', () =
     const r = await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/keys`, { type: 'live', name: 'one too many' });
     expect(r.status).toBe(402);
     expect(r.json.error.details.reason).toBe('plan_limit');
+  });
+
+  it('fails closed with 503 when the shared state is unreachable', async () => {
+    const t = await makeTenant(g);
+    const cut = await startGateway(database, {}, { redisPrefix: `gwlim2:${uid()}:`, migrate: false, redisUrl: `redis://127.0.0.1:${await freePort()}` });
+    try {
+      const r = await http(cut.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': t.key } });
+      expect(r.status).toBe(503);
+      expect(r.json.error.code).toBe('UNAVAILABLE');
+      expect(r.headers['retry-after']).toBe('1');
+      const revoke = await adminCall(cut, 'DELETE', `/internal/v1/tenants/${t.tenantId}/keys/${t.keyId}`);
+      expect(revoke.status).toBe(503);
+    } finally {
+      await cut.close();
+    }
+    // The failed revoke is retried (as its 503 asks) through a gateway that reaches Redis: the key stops everywhere.
+    expect((await adminCall(g, 'DELETE', `/internal/v1/tenants/${t.tenantId}/keys/${t.keyId}`)).status).toBe(204);
+    expect((await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': t.key } })).status).toBe(401);
   });
 });

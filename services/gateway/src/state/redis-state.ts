@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { AppError } from '@lore/runtime';
 import { emissionIntervalUs } from './gcra';
 import { monthKey, secondsToMonthEnd, type AdmitInput, type AdmitResult, type GatewayState, type RateOutcome, type RateSpec } from './gateway-state';
 
@@ -83,6 +84,14 @@ const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
 const ADMIT_SHA = sha1(ADMIT_LUA);
 const HIT_SHA = sha1(HIT_LUA);
 
+/**
+ * Without the shared state the gateway cannot tell whether a credential was revoked: it fails closed with 503
+ * (and a revoke call fails too, so its caller retries; the database already holds the revocation).
+ */
+function unavailable(err: unknown): AppError {
+  return new AppError('UNAVAILABLE', 'the gateway cannot reach its shared state; retry shortly', { cause: err, headers: { 'Retry-After': '1' } });
+}
+
 function isNoScript(err: unknown): boolean {
   return err instanceof Error && err.message.startsWith('NOSCRIPT');
 }
@@ -111,9 +120,9 @@ export class RedisGatewayState implements GatewayState {
     try {
       return (await this.redis.evalsha(sha, keys.length, ...keys, ...argv)) as T;
     } catch (err) {
-      if (!isNoScript(err)) throw err;
+      if (!isNoScript(err)) throw unavailable(err);
       this.trips++;
-      return (await this.redis.eval(lua, keys.length, ...keys, ...argv)) as T;
+      return (await this.redis.eval(lua, keys.length, ...keys, ...argv).catch((e: unknown) => Promise.reject(unavailable(e)))) as T;
     }
   }
 
@@ -154,7 +163,9 @@ export class RedisGatewayState implements GatewayState {
     for (let i = 0; i < subjects.length; i += 500) {
       const batch = subjects.slice(i, i + 500).map((s) => `${this.prefix}rv:${s}`);
       this.trips++;
-      await this.redis.eval(REVOKE_LUA, batch.length, ...batch, String(Math.max(0, Math.floor(notAfterMs))), String(Math.ceil(ttlMs)));
+      await this.redis
+        .eval(REVOKE_LUA, batch.length, ...batch, String(Math.max(0, Math.floor(notAfterMs))), String(Math.ceil(ttlMs)))
+        .catch((e: unknown) => Promise.reject(unavailable(e)));
     }
   }
 
