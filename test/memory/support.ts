@@ -51,14 +51,19 @@ export interface HarnessOptions {
   /** Start the worker in-process (default true). */
   worker?: boolean;
   graph?: Partial<GraphServiceDeps>;
+  /** Use this database instead of a fresh one (it is not dropped by `close`). */
+  database?: TestDatabase;
+  /** Identity secret shared with a gateway under test. */
+  secret?: string;
 }
 
 /** The graph service in-process over HTTP, on real PostgreSQL + Kafka (or PGlite + the memory bus). */
 export async function startHarness(options: HarnessOptions): Promise<Harness & { database?: TestDatabase }> {
   let database: TestDatabase | undefined;
   let db: Db;
+  const ownDatabase = options.backend === 'postgres' && !options.database;
   if (options.backend === 'postgres') {
-    database = await freshDatabase('lore_mem');
+    database = options.database ?? (await freshDatabase('lore_mem'));
     db = await new PostgresDb({ url: database.url, ownerUrl: database.ownerUrl }).init();
   } else {
     db = await PgliteDb.open();
@@ -70,7 +75,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness & {
     (options.bus ?? (options.backend === 'postgres' ? 'kafka' : 'memory')) === 'kafka'
       ? new KafkaBus({ brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','), clientId: `graph-test-${uniqueSuffix()}`, logger, partitions: 2 })
       : new MemoryBus({ logger });
-  const signer = new IdentitySigner(SECRET);
+  const signer = new IdentitySigner(options.secret ?? SECRET);
   const suffix = uniqueSuffix();
   const graph = await createGraphService({
     db,
@@ -124,7 +129,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness & {
       await graph.close();
       await bus.close();
       await db.close();
-      await database?.drop();
+      if (ownDatabase) await database?.drop();
     },
   };
 }
