@@ -101,6 +101,43 @@ describe('gateway security suite (every public route)', () => {
     }
   });
 
+  it('believes X-Forwarded-For only from configured proxies', async () => {
+    const k = await makeKey(g, a.tenant.tenantId, { ip_allowlist: ['203.0.113.0/24'] });
+    const spoofed = { 'x-api-key': k.key, 'x-forwarded-for': '203.0.113.9' };
+    // This gateway trusts no proxy: a client cannot talk its way into the allowlist.
+    expect((await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: spoofed })).status).toBe(403);
+    const behindProxy = await startGateway(database, { trustedProxies: ['127.0.0.0/8'] }, { redisPrefix: `gwsec2:${uid()}:`, migrate: false });
+    try {
+      expect((await http(behindProxy.publicUrl, 'GET', '/api/v1/pages/ping', { headers: spoofed })).status).toBe(200);
+      // The proxy appends the real peer: a forged first hop does not help an outsider.
+      const forgedFirst = { 'x-api-key': k.key, 'x-forwarded-for': '203.0.113.9, 198.51.100.7' };
+      expect((await http(behindProxy.publicUrl, 'GET', '/api/v1/pages/ping', { headers: forgedFirst })).status).toBe(403);
+    } finally {
+      await behindProxy.close();
+    }
+  });
+
+  it('narrows app_permissions to named operations of an app', async () => {
+    const k = await makeKey(g, a.tenant.tenantId, { app_permissions: { memory: ['ingest'], pages: true } });
+    const h = { 'x-api-key': k.key };
+    expect((await http(g.publicUrl, 'POST', '/api/v1/memory/ingest', { headers: h, body: {} })).status).toBe(200);
+    expect((await http(g.publicUrl, 'POST', '/api/v1/memory/search', { headers: h, body: {} })).status).toBe(403);
+    expect((await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: h })).status).toBe(200);
+    expect((await http(g.publicUrl, 'GET', '/api/v1/projects', { headers: h })).status).toBe(403);
+  });
+
+  it('accepts a signed-in user\'s session on the bearer surfaces and forwards the user as the identity', async () => {
+    const email = `u-${uid()}@example.test`;
+    await adminCall(g, 'POST', `/internal/v1/tenants/${a.tenant.tenantId}/users`, { email, password: 'a long enough password', role: 'member' });
+    const login = await http(g.publicUrl, 'POST', '/api/auth/login', { body: { email, password: 'a long enough password' } });
+    const r = await http(g.publicUrl, 'GET', '/api/chat/get-user-chat-sessions', { headers: { authorization: `Bearer ${login.json.token}` } });
+    expect(r.status).toBe(200);
+    const identity = await g.signer.verify(r.json.headers['x-lore-identity']);
+    expect(identity).toMatchObject({ tenant_id: a.tenant.tenantId, credential: 'session', role: 'member', subject: login.json.user.user_id });
+    // Sessions are not API keys: the x-api-key surfaces do not take them.
+    expect((await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': login.json.token } })).status).toBe(401);
+  });
+
   it('answers 404 for another tenant\'s resources on every route that names one', async () => {
     const key = a.tenant.key;
     expect((await http(g.publicUrl, 'GET', `/api/v1/projects/${b.projectId}`, { headers: { 'x-api-key': key } })).status).toBe(404);
