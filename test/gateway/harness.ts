@@ -14,7 +14,6 @@ export interface HttpResult {
   status: number;
   headers: IncomingHttpHeaders;
   text: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   json: any;
 }
 

@@ -142,10 +142,10 @@ export function proxyHttp(
     };
     const upstream = openUpstream(target, req.method ?? 'GET', path, headers);
     let connectTimer: NodeJS.Timeout | undefined;
-    let responseTimer: NodeJS.Timeout | undefined;
+    const timers: { response?: NodeJS.Timeout } = {};
     const clear = () => {
       clearTimeout(connectTimer);
-      clearTimeout(responseTimer);
+      clearTimeout(timers.response);
     };
     const fail = (failure: ProxyFailure) => {
       clear();
@@ -163,7 +163,7 @@ export function proxyHttp(
         socket.once('connect', () => clearTimeout(connectTimer));
       }
     });
-    responseTimer = setTimeout(() => fail({ kind: 'timeout', message: `upstream ${target.name} did not answer in time` }), timeouts.responseTimeoutMs);
+    timers.response = setTimeout(() => fail({ kind: 'timeout', message: `upstream ${target.name} did not answer in time` }), timeouts.responseTimeoutMs);
 
     upstream.on('error', (err: NodeJS.ErrnoException) => {
       if (settled) return;
