@@ -3,7 +3,7 @@
  * of the ping route in the same pipeline, and on a second port the same handler in a bare runtime app. Prints
  * its URLs as one JSON line.
  */
-import Router from '@koa/router';
+import Router, { type RouterMiddleware } from '@koa/router';
 import { Redis } from 'ioredis';
 import { IdentitySigner, PostgresDb, createHttpApp, createLogger, createMetricsRegistry, listen, type LoreState } from '@lore/runtime';
 import { createGateway, gatewayConfig, pingHandler, RedisGatewayState } from '@lore/gateway';
@@ -38,7 +38,7 @@ async function main(): Promise<void> {
   );
   const baseline = createHttpApp({ service: 'bench-baseline', logger, metrics, parseBodies: false });
   const router = new Router<LoreState>();
-  router.get('/api/v1/pages/ping', pingHandler as unknown as Router.Middleware<LoreState>);
+  router.get('/api/v1/pages/ping', pingHandler as unknown as RouterMiddleware<LoreState>);
   router.get('/__bench/round-trips', (ctx) => {
     const cpu = process.cpuUsage();
     ctx.body = { round_trips: state.roundTrips(), cpu_us: cpu.user + cpu.system };
