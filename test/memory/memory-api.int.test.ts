@@ -23,7 +23,7 @@ function expectValidCitations(body: any, allowedDocs: Set<string>) {
 
 describe('memory data plane on PostgreSQL + Kafka', () => {
   let h: Harness & { database?: { ownerUrl: string } };
-  let events: Array<{ key: string; envelope: any }> = [];
+  const events: Array<{ key: string; envelope: any }> = [];
   let sub: Subscription;
   const run = uniqueSuffix();
   const tenantA = `t_a_${run}`;

@@ -82,6 +82,9 @@ describe('uploads: every file type, OCR, limits', () => {
     expect(done.filename).toBe('[REDACTED:email] notes.txt');
     const doc = await h.call('GET', `/api/v1/memory/documents/${done.doc_id}`, who);
     expect(doc.body.dlp_matches).toBe(2);
+    // The original bytes (with the unmasked values) are gone once the upload settled.
+    const blobs = await h.db.withTenant(tenant, (sql) => sql.query(`SELECT key FROM runtime.blobs WHERE tenant_id = $1`, [tenant]));
+    expect(blobs.rows).toEqual([]);
   });
 
   it('rejects requests without a file, and hides uploads of other tenants', async () => {

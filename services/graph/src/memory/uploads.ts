@@ -86,12 +86,17 @@ export async function getUploadView(deps: MemoryDeps, scope: MemoryScope, upload
 /**
  * Background half of an upload: extract text (OCR for images and scanned PDFs), then hand it to the same
  * ingest path as `POST /ingest` (DLP, routing, outbox) with the upload's claim in the same transaction. A file
- * that cannot be read ends `failed` with a reason; infrastructure errors throw so the bus redelivers.
+ * that cannot be read ends `failed` with a reason; infrastructure errors throw so the bus redelivers. The
+ * uploaded bytes are deleted once the upload is settled, so unmasked content is kept only while it waits.
  */
 export async function processUpload(deps: MemoryDeps, msg: MemoryUploadMessage, eventId: string): Promise<'accepted' | 'duplicate' | 'missing' | 'failed'> {
   const upload = await deps.db.withTenant(msg.tenant_id, (sql) => getUpload(sql, msg.tenant_id, msg.upload_id));
   if (!upload) return 'missing';
-  if (upload.status !== 'pending' && upload.status !== 'extracting') return 'duplicate';
+  if (upload.status !== 'pending' && upload.status !== 'extracting') {
+    // Processed before (a redelivery, perhaps after a crash between the commit and the deletion below).
+    await deps.blobs.delete(msg.tenant_id, upload.blob_key);
+    return 'duplicate';
+  }
   await deps.db.withTenant(msg.tenant_id, (sql) => setUploadStatus(sql, msg.tenant_id, upload.upload_id, 'extracting'));
   const blob = await deps.blobs.get(msg.tenant_id, upload.blob_key);
   if (!blob) {
@@ -115,6 +120,7 @@ export async function processUpload(deps: MemoryDeps, msg: MemoryUploadMessage, 
     if (!(err instanceof UnsupportedFileError)) throw err;
     deps.metrics.uploads.inc({ kind: kind ?? 'unknown', result: 'failed' });
     await fail(deps, msg, eventId, err.message);
+    await deps.blobs.delete(msg.tenant_id, upload.blob_key);
     return 'failed';
   }
   const scope: MemoryScope = { tenantId: msg.tenant_id, workspaceId: upload.workspace_id, memoryId: upload.memory_id };
@@ -130,6 +136,8 @@ export async function processUpload(deps: MemoryDeps, msg: MemoryUploadMessage, 
     },
   );
   deps.metrics.uploads.inc({ kind, result: 'accepted' });
+  // The original file may hold what DLP masked: once its masked text is stored, the bytes go.
+  await deps.blobs.delete(msg.tenant_id, upload.blob_key);
   return result ? 'accepted' : 'duplicate';
 }
 
