@@ -1,4 +1,5 @@
 import { EventEnvelopeSchema, TOPICS } from '@lore/contracts';
+import { IngestResultSchema, memorySchemas, SearchAnswerSchema } from '@lore/graph';
 import type { BusMessage, Subscription } from '@lore/runtime';
 import { Client } from 'pg';
 import { uniqueSuffix } from '../support/infra';
@@ -311,6 +312,32 @@ describe('memory data plane on PostgreSQL + Kafka', () => {
     expect(bad.body.error.details.map((d: any) => d.path).sort()).toEqual(['content', 'routing.mode']);
     expect((await h.call('POST', '/api/v1/memory/search', who, { query: '' })).status).toBe(400);
     expect((await h.call('GET', '/api/v1/memory/nothing-here', who)).status).toBe(404);
+  });
+
+  it('answers in the documented shapes', async () => {
+    const who = h.identity(tenantA);
+    const ing = await h.call('POST', '/api/v1/memory/ingest', who, { content: 'The Lark office has a rooftop garden.', routing: { mode: 'manual', vault_id: 'v_finance' } });
+    expect(IngestResultSchema.strict().safeParse(ing.body).error).toBeUndefined();
+    const doc = await waitIndexed(h, who, ing.body.doc_id);
+    expect(memorySchemas.DocumentSchema.strict().safeParse(doc).error).toBeUndefined();
+    const search = await h.call('POST', '/api/v1/memory/search', who, { query: 'Lark rooftop garden', vault_ids: ['v_finance'] });
+    expect(SearchAnswerSchema.strict().safeParse(search.body).error).toBeUndefined();
+    expect(search.body.citations.map((c: any) => c.document_id)).toEqual([ing.body.doc_id]);
+    const elsewhere = await h.call('POST', '/api/v1/memory/search', who, { query: 'Lark rooftop garden', vault_ids: ['v_engineering'] });
+    expect(elsewhere.body.citations.map((c: any) => c.document_id)).not.toContain(ing.body.doc_id);
+    const checks: Array<[string, any]> = [
+      ['/api/v1/memory/vaults', memorySchemas.VaultListSchema],
+      ['/api/v1/memory/documents?limit=5', memorySchemas.DocumentListSchema],
+      ['/api/v1/memory/review', memorySchemas.DocumentListSchema],
+      ['/api/v1/memory/contradictions', memorySchemas.ContradictionListSchema],
+      ['/api/v1/memory/health', memorySchemas.HealthSchema],
+    ];
+    for (const [path, schema] of checks) {
+      const r = await h.call('GET', path, who);
+      expect({ path, error: schema.safeParse(r.body).error }).toEqual({ path, error: undefined });
+    }
+    const bad = await h.call('POST', '/api/v1/memory/search', who, { query: '' });
+    expect(memorySchemas.ErrorSchema.safeParse(bad.body).success).toBe(true);
   });
 
   it('deletes a document and keeps it out of search', async () => {

@@ -11,3 +11,7 @@ export { graphConfigSchema, buildAi, type GraphConfig } from './config';
 export { retrieve, search, type Retrieval, type RetrievedSource } from './memory/search';
 export type { MemoryDeps, MemoryScope } from './memory/context';
 export { lexicalSearch, vectorSearch } from './store/search-store';
+export * as memorySchemas from './routes/responses';
+export { IngestResultSchema } from './routes/ingest/schema';
+export { SearchAnswerSchema } from './routes/search/schema';
+export { buildOpenApi } from './openapi';
