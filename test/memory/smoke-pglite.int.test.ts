@@ -1,11 +1,14 @@
+import { createLogger, Lifecycle } from '@lore/runtime';
 import { startHarness, waitIndexed, type Harness } from './support';
 
 jest.setTimeout(120_000);
 
 describe('memory on embedded PostgreSQL (PGlite + memory bus)', () => {
   let h: Harness;
+  const lifecycle = new Lifecycle(createLogger({ level: 'silent', service: 'smoke' }));
   beforeAll(async () => {
-    h = await startHarness({ backend: 'pglite' });
+    h = await startHarness({ backend: 'pglite', graph: { lifecycle } });
+    lifecycle.markStarted();
   });
   afterAll(async () => {
     await h?.close();
@@ -28,5 +31,39 @@ describe('memory on embedded PostgreSQL (PGlite + memory bus)', () => {
     expect(s.body.answer).toContain('[1]');
     expect(s.body.citations).toEqual([{ index: 1, title: expect.any(String), document_id: ingest.body.doc_id }]);
     expect(s.body.chunk_count).toBeGreaterThan(0);
+  });
+
+  it('says in readiness which language model, embedder and retrieval mode run', async () => {
+    const r = await lifecycle.readiness();
+    expect(r.ready).toBe(true);
+    expect(r.checks.graph).toMatchObject({
+      ok: true,
+      retrieval: 'hybrid',
+      vectors: true,
+      language_model: { kind: 'extractive' },
+      embedder: { kind: 'hashed', dims: 384 },
+      ocr: 'disabled',
+    });
+  });
+});
+
+describe('memory without vectors', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ backend: 'pglite', graph: { vectors: false } });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('runs lexical-only search, says so, and logs it at start', async () => {
+    const who = h.identity('t_lexical');
+    const ingest = await h.call('POST', '/api/v1/memory/ingest', who, { content: 'The Heron depot stores spare turbine blades.', routing: { mode: 'auto' } });
+    await waitIndexed(h, who, ingest.body.doc_id);
+    const s = await h.call('POST', '/api/v1/memory/search', who, { query: 'turbine blades depot' });
+    expect(s.body.retrieval).toBe('lexical');
+    expect(s.body.citations.map((c: any) => c.document_id)).toEqual([ingest.body.doc_id]);
+    expect(h.graph.describe()).toMatchObject({ retrieval: 'lexical', vectors: false });
+    expect(h.logs.text()).toContain('memory search runs lexical-only');
   });
 });
