@@ -28,3 +28,29 @@ export const createKeyBody = z
   .strict();
 
 export const rotateKeyBody = z.object({ overlap_seconds: z.number().int().min(0).optional() }).strict();
+
+export const keyView = z.object({
+  key_id: z.string(),
+  name: z.string(),
+  type: z.enum(['live', 'test', 'ephemeral', 'memory']),
+  prefix: z.string(),
+  status: z.enum(['active', 'expired', 'revoked']),
+  memory_id: z.string().nullable(),
+  workspace_id: z.string().nullable(),
+  project_id: z.string().nullable(),
+  scopes: keyScopeSchema,
+  ip_allowlist: z.array(z.string()),
+  app_permissions: z.record(z.string(), z.union([z.boolean(), z.array(z.string())])),
+  rate_limit: rateLimitSchema.nullable(),
+  expires_at: z.string().nullable(),
+  revoked_at: z.string().nullable(),
+  replaced_by: z.string().nullable(),
+  rotated_from: z.string().nullable(),
+  created_by: z.string(),
+  created_at: z.string(),
+});
+
+/** Creation and rotation add the plaintext, shown only in that response. */
+export const createdKeyView = keyView.extend({ key: z.string() });
+export const rotatedKeyView = createdKeyView.extend({ replaced_key_id: z.string(), replaced_key_expires_at: z.string().nullable() });
+export const keyListView = z.object({ api_keys: z.array(keyView), count: z.number().int() });

@@ -9,3 +9,27 @@ export const createClientBody = z
     ip_allowlist: z.array(z.string().max(64)).max(100).optional(),
   })
   .strict();
+
+export const clientView = z.object({
+  client_id: z.string(),
+  tenant_id: z.string(),
+  name: z.string(),
+  scopes: z.array(z.string()),
+  workspace_id: z.string().nullable(),
+  project_id: z.string().nullable(),
+  ip_allowlist: z.array(z.string()),
+  revoked_at: z.string().nullable(),
+  created_at: z.string(),
+});
+export const createdClientView = clientView.extend({ client_secret: z.string() });
+export const clientListView = z.object({ oauth_clients: z.array(clientView), count: z.number().int() });
+
+/** RFC 6749 §4.4.2 token request (form-encoded or JSON) and §5.1 / §5.2 answers. */
+export const tokenRequest = z.object({
+  grant_type: z.literal('client_credentials'),
+  client_id: z.string().optional(),
+  client_secret: z.string().optional(),
+  scope: z.string().optional(),
+});
+export const tokenView = z.object({ access_token: z.string(), token_type: z.literal('Bearer'), expires_in: z.number().int(), scope: z.string() });
+export const oauthErrorView = z.object({ error: z.string(), error_description: z.string() });

@@ -9,8 +9,9 @@ export const changePasswordBody = z.object({
 
 export const userResetBody = z.object({ user_email: z.string().trim().min(3).max(320) });
 
-export interface UserResetResponse {
-  user_id: string;
-  user_email: string;
-  new_password: string;
-}
+export const userResetResponse = z.object({ user_id: z.string(), user_email: z.string(), new_password: z.string() });
+export type UserResetResponse = z.infer<typeof userResetResponse>;
+
+/** Spec 2's error bodies: `detail` (string) and the 422 HTTPValidationError. */
+export const detailView = z.object({ detail: z.string() });
+export const validationErrorView = z.object({ detail: z.array(z.object({ loc: z.array(z.string()), msg: z.string(), type: z.string() })) });

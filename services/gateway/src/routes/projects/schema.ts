@@ -10,12 +10,15 @@ export const createProjectBody = z
   })
   .strict();
 
-export interface ProjectView {
-  project_id: string;
-  name: string;
-  slug: string;
-  description: string;
-  icon: string;
-  workspace_id: string;
-  created_at: string;
-}
+export const projectView = z.object({
+  project_id: z.string(),
+  name: z.string(),
+  slug: z.string(),
+  description: z.string(),
+  icon: z.string(),
+  workspace_id: z.string(),
+  created_at: z.string(),
+});
+export type ProjectView = z.infer<typeof projectView>;
+
+export const projectListView = z.object({ projects: z.array(projectView), count: z.number().int() });

@@ -2,16 +2,18 @@ import { z } from 'zod';
 
 export const createWorkspaceBody = z.object({ name: z.string().trim().min(1).max(200) }).strict();
 
-export interface WorkspaceView {
-  workspace_id: string;
-  name: string;
-  slug: string;
-  is_default: boolean;
-  primary_memory_id: string;
-}
+export const workspaceView = z.object({
+  workspace_id: z.string(),
+  name: z.string(),
+  slug: z.string(),
+  is_default: z.boolean(),
+  primary_memory_id: z.string(),
+});
+export type WorkspaceView = z.infer<typeof workspaceView>;
 
-export interface WorkspaceListView {
-  workspaces: WorkspaceView[];
-  active_workspace_id: string;
-  default_workspace_id: string;
-}
+export const workspaceListView = z.object({
+  workspaces: z.array(workspaceView),
+  active_workspace_id: z.string(),
+  default_workspace_id: z.string(),
+});
+export type WorkspaceListView = z.infer<typeof workspaceListView>;
