@@ -7,7 +7,7 @@ import { apiKeyReconciler, apiKeysReferencing } from './controllers/api-key-cont
 import type { ControllerContext } from './controllers/context';
 import { memoryReconciler } from './controllers/memory-controller';
 import { MEMORY_ANNOTATION } from './controllers/memory-ingress';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWNER_KIND_LABEL } from './controllers/names';
+import { API_KEY_FINALIZER, MANAGED_BY_LABEL, MANAGED_BY_VALUE, MEMORY_FINALIZER, OWNER_KIND_LABEL } from './controllers/names';
 import type { ControllerHooks, OperatorSettings } from './controllers/settings';
 import { TenantRegistry } from './controllers/tenant';
 import type { ApiKeyObject, IngressObject, MemoryObject, NamespaceObject, SecretObject } from './controllers/types';
@@ -62,6 +62,7 @@ export class LoreOperator {
   readonly memoryController: Controller;
   readonly apiKeyController: Controller;
   private readonly elector?: LeaderElector;
+  private readonly events: EventRecorder;
   private readonly log: Logger;
   private started = false;
   private controllersRunning = false;
@@ -83,10 +84,11 @@ export class LoreOperator {
       labelSelector: `${managed},${OWNER_KIND_LABEL}=Memory`,
     });
 
+    this.events = opts.events ?? new KubeEventRecorder({ kube, logger, controller: 'lore.dev/operator', instance: opts.identity });
     const ctx: ControllerContext = {
       kube,
       admin: opts.admin,
-      events: opts.events ?? new KubeEventRecorder({ kube, logger, controller: 'lore.dev/operator', instance: opts.identity }),
+      events: this.events,
       tenants: new TenantRegistry(opts.admin),
       settings,
       logger,
@@ -126,6 +128,7 @@ export class LoreOperator {
 
   async stop(): Promise<void> {
     await this.stopControllers();
+    await this.events.flush?.();
     await this.elector?.stop();
     this.opts.metrics.leader.set(0);
     await Promise.all([this.namespaces, this.memories, this.apiKeys, this.secrets, this.ingresses].map((i) => i.stop()));
@@ -165,32 +168,44 @@ export class LoreOperator {
       },
     });
 
+    // Objects of namespaces this operator does not serve are never queued (a finalizer of ours still is: the
+    // cleanup it stands for must run). Namespaces arriving later queue their objects themselves.
+    const served = (o: KubeObject, finalizer: string) =>
+      !!this.namespaces.get(undefined, String(o.metadata.namespace)) || (!!o.metadata.deletionTimestamp && !!o.metadata.finalizers?.includes(finalizer));
     const referencing = (m: MemoryObject) => apiKeysReferencing(this.apiKeys.list(), m).forEach((k) => keys.enqueue(k));
+    const memory = (m: MemoryObject) => {
+      if (served(m, MEMORY_FINALIZER)) mem.enqueue(objectKey(m));
+    };
+    const apiKey = (k: ApiKeyObject) => {
+      if (served(k, API_KEY_FINALIZER)) keys.enqueue(objectKey(k));
+    };
     this.memories.addHandlers({
       onAdd: (m) => {
-        mem.enqueue(objectKey(m));
+        memory(m);
         referencing(m);
       },
       onUpdate: (old, m) => {
-        if (needsReconcile(old, m)) mem.enqueue(objectKey(m));
+        if (needsReconcile(old, m, MEMORY_FINALIZER)) memory(m);
         referencing(m);
       },
       onDelete: (m) => {
-        mem.enqueue(objectKey(m));
+        memory(m);
         referencing(m);
       },
-      onResync: (m) => mem.enqueue(objectKey(m)),
+      onResync: memory,
     });
 
     this.apiKeys.addHandlers({
-      onAdd: (k) => keys.enqueue(objectKey(k)),
+      onAdd: apiKey,
       onUpdate: (old, k) => {
-        if (needsReconcile(old, k)) keys.enqueue(objectKey(k));
+        if (needsReconcile(old, k, API_KEY_FINALIZER)) apiKey(k);
       },
-      onDelete: (k) => keys.enqueue(objectKey(k)),
-      onResync: (k) => keys.enqueue(objectKey(k)),
+      onDelete: apiKey,
+      onResync: apiKey,
     });
 
+    // Children: a change or a deletion by anyone is drift to repair. Their creation is the operator's own
+    // write (or part of the initial list, whose owners are queued anyway), so it queues nothing.
     const toOwner = (s: SecretObject) => {
       const ref = s.metadata.ownerReferences?.find((r) => r.controller && r.apiVersion.startsWith('lore.dev/'));
       if (!ref) return;
@@ -198,13 +213,13 @@ export class LoreOperator {
       if (ref.kind === 'Memory') mem.enqueue(key);
       else if (ref.kind === 'ApiKey') keys.enqueue(key);
     };
-    this.secrets.addHandlers({ onAdd: toOwner, onUpdate: (_o, s) => toOwner(s), onDelete: toOwner });
+    this.secrets.addHandlers({ onUpdate: (_o, s) => toOwner(s), onDelete: toOwner });
 
     const toMemory = (i: IngressObject) => {
       const key = i.metadata.annotations?.[MEMORY_ANNOTATION];
       if (key) mem.enqueue(key);
     };
-    this.ingresses.addHandlers({ onAdd: toMemory, onUpdate: (_o, i) => toMemory(i), onDelete: toMemory });
+    this.ingresses.addHandlers({ onUpdate: (_o, i) => toMemory(i), onDelete: toMemory });
   }
 
   private enqueueNamespace(ns: NamespaceObject): void {
@@ -218,14 +233,23 @@ export class LoreOperator {
  * Whether an update of a Memory or ApiKey can change what the operator must do. Writes of our own status come
  * back as watch events; reconciling them again would only confirm what was just written.
  */
-export function needsReconcile(old: KubeObject, obj: KubeObject): boolean {
+export function needsReconcile(old: KubeObject, obj: KubeObject, ownFinalizer: string): boolean {
   const a = old.metadata;
   const b = obj.metadata;
   return (
     a.generation !== b.generation ||
     a.deletionTimestamp !== b.deletionTimestamp ||
-    !deepEqual(a.finalizers, b.finalizers) ||
+    !deepEqual(withoutAddedOwn(a.finalizers, b.finalizers, ownFinalizer), b.finalizers) ||
     !deepEqual(a.labels, b.labels) ||
     !deepEqual(a.annotations, b.annotations)
   );
+}
+
+/**
+ * The old finalizer list as it would be after the operator added its own finalizer: that addition is the
+ * reconcile's first step, and the reconcile that made it goes on with the patched object.
+ */
+function withoutAddedOwn(before: string[] | undefined, after: string[] | undefined, own: string): string[] | undefined {
+  if (!after?.includes(own) || before?.includes(own)) return before;
+  return [...(before ?? []), own];
 }

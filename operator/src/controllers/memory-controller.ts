@@ -104,14 +104,17 @@ async function provision(ctx: ControllerContext, s: Session, now: Date): Promise
     now,
   );
 
-  // 3. The mk_ key and its Secret.
+  // 3 and 4, side by side (independent): the mk_ key in its Secret, and the Ingress routing the hostname.
   const secretName = obj.spec?.keySecretName ?? defaultKeySecretName(name);
   status.keySecretName = secretName;
   const secret = ctx.caches.secrets.get(namespace, secretName);
   if (secretOwnership(secret, obj) === 'foreign') {
     return s.stall('SecretConflict', `Secret ${secretName} exists and is not managed by this Memory; delete it or set spec.keySecretName`);
   }
-  const keyOutcome = await ensureMemoryKey(ctx, s, { tenantId, memoryId, hostname: status.hostname!, secretName, secret, now });
+  const [keyOutcome] = await Promise.all([
+    ensureMemoryKey(ctx, s, { tenantId, memoryId, hostname: status.hostname!, secretName, secret, now }),
+    ensureIngress(ctx, s, now),
+  ]);
   if (keyOutcome) return keyOutcome;
   status.conditions = setCondition(
     status.conditions,
@@ -120,33 +123,37 @@ async function provision(ctx: ControllerContext, s: Session, now: Date): Promise
     now,
   );
 
-  // 4. The Ingress routing the hostname to the gateway.
-  const ingressName = ingressNameFor(namespace, name, uid);
-  const gatewayNs = ctx.settings.gatewayNamespace;
-  if (obj.spec?.ingress?.enabled !== false) {
-    const desired = memoryIngress(obj, ingressName, status.hostname!, ctx.settings);
-    await applyIfChanged(ctx.kube, INGRESS, desired, ctx.caches.ingresses.get(gatewayNs, ingressName));
-    status.ingressName = ingressName;
-    status.conditions = setCondition(
-      status.conditions,
-      {
-        type: INGRESS_READY,
-        status: 'True',
-        reason: 'Configured',
-        message: `Ingress ${gatewayNs}/${ingressName} routes ${status.hostname} to Service ${ctx.settings.gatewayServiceName}`,
-      },
-      s.generation,
-      now,
-    );
-  } else {
-    if (ctx.caches.ingresses.get(gatewayNs, ingressName)) await deleteIgnoringAbsent(ctx, INGRESS, gatewayNs, ingressName);
-    status.ingressName = undefined;
-    status.conditions = removeCondition(status.conditions, INGRESS_READY);
-  }
-
   s.summarize({ state: 'ready', reason: 'Provisioned', message: `memory ${memoryId} is served on ${status.hostname}` });
   await s.write();
   if (!wasReady) await ctx.events.record(s.obj, 'Normal', 'Ready', 'Provision', `memory ${memoryId} is served on ${status.hostname}`);
+}
+
+/** The Ingress routing the memory's hostname to the gateway, in the gateway's namespace (or none, if disabled). */
+async function ensureIngress(ctx: ControllerContext, s: Session, now: Date): Promise<void> {
+  const obj = s.obj;
+  const status = s.status;
+  const ingressName = ingressNameFor(String(obj.metadata.namespace), String(obj.metadata.name), String(obj.metadata.uid));
+  const gatewayNs = ctx.settings.gatewayNamespace;
+  if (obj.spec?.ingress?.enabled === false) {
+    if (ctx.caches.ingresses.get(gatewayNs, ingressName)) await deleteIgnoringAbsent(ctx, INGRESS, gatewayNs, ingressName);
+    status.ingressName = undefined;
+    status.conditions = removeCondition(status.conditions, INGRESS_READY);
+    return;
+  }
+  const desired = memoryIngress(obj, ingressName, status.hostname!, ctx.settings);
+  await applyIfChanged(ctx.kube, INGRESS, desired, ctx.caches.ingresses.get(gatewayNs, ingressName));
+  status.ingressName = ingressName;
+  status.conditions = setCondition(
+    status.conditions,
+    {
+      type: INGRESS_READY,
+      status: 'True',
+      reason: 'Configured',
+      message: `Ingress ${gatewayNs}/${ingressName} routes ${status.hostname} to Service ${ctx.settings.gatewayServiceName}`,
+    },
+    s.generation,
+    now,
+  );
 }
 
 /**

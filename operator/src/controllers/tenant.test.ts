@@ -26,6 +26,13 @@ describe('TenantRegistry', () => {
     expect(admin.calls).toEqual(['ensure_tenant', 'ensure_tenant']);
   });
 
+  it('shares one call between concurrent first uses', async () => {
+    const admin = new InMemoryPlatformAdmin();
+    const reg = new TenantRegistry(admin);
+    await Promise.all([reg.ensure('acme'), reg.ensure('acme'), reg.ensure('acme')]);
+    expect(admin.calls).toEqual(['ensure_tenant']);
+  });
+
   it('retries a tenant whose creation failed', async () => {
     const admin = new InMemoryPlatformAdmin();
     admin.failNext.set('ensure_tenant', 1);

@@ -32,12 +32,21 @@ export function resolveTenant(ns: NamespaceObject): TenantResolution {
 /** Makes sure a tenant exists in the platform once per process (the admin call is idempotent; this saves calls). */
 export class TenantRegistry {
   private readonly known = new Set<string>();
+  private readonly inFlight = new Map<string, Promise<void>>();
 
   constructor(private readonly admin: PlatformAdmin) {}
 
   async ensure(tenantId: string): Promise<void> {
     if (this.known.has(tenantId)) return;
-    await this.admin.ensureTenant(tenantId, tenantId);
-    this.known.add(tenantId);
+    // Workers provisioning a new tenant's first objects at once share one call.
+    let call = this.inFlight.get(tenantId);
+    if (!call) {
+      call = this.admin
+        .ensureTenant(tenantId, tenantId)
+        .then(() => void this.known.add(tenantId))
+        .finally(() => this.inFlight.delete(tenantId));
+      this.inFlight.set(tenantId, call);
+    }
+    await call;
   }
 }

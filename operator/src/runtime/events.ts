@@ -7,8 +7,10 @@ import type { KubeObject } from '../kube/types';
 export type EventType = 'Normal' | 'Warning';
 
 export interface EventRecorder {
-  /** Records an event about `obj`; best effort (a failed event never fails a reconcile). */
+  /** Records an event about `obj`; best effort, never delaying or failing a reconcile. */
   record(obj: KubeObject, type: EventType, reason: string, action: string, note: string): Promise<void>;
+  /** Waits for events still being sent. */
+  flush?(): Promise<void>;
 }
 
 export interface KubeEventRecorderOptions {
@@ -28,6 +30,7 @@ export interface KubeEventRecorderOptions {
  */
 export class KubeEventRecorder implements EventRecorder {
   private readonly recent = new Map<string, number>();
+  private readonly pending = new Set<Promise<void>>();
 
   constructor(private readonly opts: KubeEventRecorderOptions) {}
 
@@ -62,11 +65,20 @@ export class KubeEventRecorder implements EventRecorder {
         resourceVersion: obj.metadata.resourceVersion,
       },
     };
-    try {
-      await this.opts.kube.create(EVENT, event);
-    } catch (err) {
-      this.opts.logger.warn({ err: err instanceof Error ? err.message : String(err), reason }, 'could not record event');
-    }
+    // Sent in the background: an event is a report, and a reconcile must not wait for (or fail with) it.
+    const sent = this.opts.kube
+      .create(EVENT, event)
+      .then(() => undefined)
+      .catch((err: unknown) => {
+        this.opts.logger.warn({ err: err instanceof Error ? err.message : String(err), reason }, 'could not record event');
+      })
+      .finally(() => this.pending.delete(sent));
+    this.pending.add(sent);
+  }
+
+  /** Waits for events still being sent (graceful shutdown). */
+  async flush(): Promise<void> {
+    await Promise.all([...this.pending]);
   }
 }
 
