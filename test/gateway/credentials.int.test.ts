@@ -177,6 +177,16 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       expect(wrong.json.error.message).toBe(unknown.json.error.message);
     });
 
+    it('refuses NUL characters in bodies as a client error, on public and admin routes', async () => {
+      const r = await http(g.publicUrl, 'POST', '/api/auth/login', { body: { email: 'a\u0000b@example.test', password: 'x' } });
+      expect(r.status).toBe(400);
+      const token = await http(g.publicUrl, 'POST', '/api/v1/oauth/token', { headers: { 'content-type': 'application/json' }, raw: '\u0000' });
+      expect(token.status).toBe(400);
+      expect(token.json.error).toBe('invalid_request');
+      const admin = await adminCall(g, 'POST', '/internal/v1/tenants', { name: 'nul\u0000name' });
+      expect(admin.status).toBe(400);
+    });
+
     it('refreshes exactly as spec 2 says', async () => {
       const ok = await http(g.publicUrl, 'POST', '/api/auth/refresh', { headers: { cookie } });
       expect(ok.status).toBe(200);

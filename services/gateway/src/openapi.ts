@@ -39,6 +39,11 @@ const sessionErrors = {
   '403': err('the signed-in user is not an administrator'),
   '404': err('unknown id, another tenant\'s resource, or the route was called with an API key'),
 };
+const bodyErrors = {
+  '400': err('malformed JSON or invalid fields (every issue listed in `error.details`)'),
+  '413': err('body larger than the limit'),
+  '415': err('body is not JSON'),
+};
 const workspaceParam = { name: 'workspace_id', in: 'query', required: false, schema: { type: 'string' }, description: 'act in this workspace of the tenant' };
 const idParam = (name: string) => ({ name, in: 'path', required: true, schema: { type: 'string' } });
 
@@ -66,21 +71,21 @@ export function gatewayOpenApi(extraPaths: Record<string, Json> = {}): Json {
       '/api/v1/pages/ping': { get: { operationId: 'ping', security: KEY, responses: { '200': json(pingView, 'the tenant resolved from the credential'), ...keyErrors } } },
       '/api/v1/workspaces': {
         get: { operationId: 'listWorkspaces', security: KEY, responses: { '200': json(workspaceListView, 'workspace list wrapper'), ...keyErrors } },
-        post: { operationId: 'createWorkspace', security: KEY, requestBody: body(createWorkspaceBody), responses: { '201': json(workspaceView, 'the new workspace'), ...keyErrors } },
+        post: { operationId: 'createWorkspace', security: KEY, requestBody: body(createWorkspaceBody), responses: { ...bodyErrors, '201': json(workspaceView, 'the new workspace'), ...keyErrors } },
       },
       '/api/v1/workspaces/{workspace_id}/activate': {
         post: { operationId: 'activateWorkspace', security: KEY, parameters: [idParam('workspace_id')], responses: { '200': json(workspaceListView, 'workspace list wrapper'), ...keyErrors } },
       },
       '/api/v1/projects': {
         get: { operationId: 'listProjects', security: KEY, parameters: [workspaceParam], responses: { '200': json(projectListView, 'project list wrapper'), ...keyErrors } },
-        post: { operationId: 'createProject', security: KEY, parameters: [workspaceParam], requestBody: body(createProjectBody), responses: { '201': json(projectView, 'the project'), '409': err('slug taken'), ...keyErrors } },
+        post: { operationId: 'createProject', security: KEY, parameters: [workspaceParam], requestBody: body(createProjectBody), responses: { ...bodyErrors, '201': json(projectView, 'the project'), '409': err('slug taken'), ...keyErrors } },
       },
       '/api/v1/projects/{project_id}': {
         get: { operationId: 'getProject', security: KEY, parameters: [idParam('project_id'), workspaceParam], responses: { '200': json(projectView, 'the project'), ...keyErrors } },
       },
       '/api/v1/api-keys': {
         get: { operationId: 'listKeys', security: SESSION, responses: { '200': json(keyListView, 'keys of the tenant, without plaintext'), ...sessionErrors } },
-        post: { operationId: 'createKey', security: SESSION, requestBody: body(createKeyBody), responses: { '201': json(createdKeyView, 'the key; `key` is shown only here'), '402': err('plan limit'), ...sessionErrors } },
+        post: { operationId: 'createKey', security: SESSION, requestBody: body(createKeyBody), responses: { ...bodyErrors, '201': json(createdKeyView, 'the key; `key` is shown only here'), '402': err('plan limit'), ...sessionErrors } },
       },
       '/api/v1/api-keys/{key_id}': {
         get: { operationId: 'getKey', security: SESSION, parameters: [idParam('key_id')], responses: { '200': json(keyView, 'the key'), ...sessionErrors } },
@@ -89,12 +94,12 @@ export function gatewayOpenApi(extraPaths: Record<string, Json> = {}): Json {
       '/api/v1/api-keys/{key_id}/rotate': {
         post: {
           operationId: 'rotateKey', security: SESSION, parameters: [idParam('key_id')], requestBody: body(rotateKeyBody),
-          responses: { '201': json(rotatedKeyView, 'the replacement; the old key works until replaced_key_expires_at'), '409': err('revoked, expired or already rotated'), ...sessionErrors },
+          responses: { ...bodyErrors, '201': json(rotatedKeyView, 'the replacement; the old key works until replaced_key_expires_at'), '409': err('revoked, expired or already rotated'), ...sessionErrors },
         },
       },
       '/api/v1/oauth-clients': {
         get: { operationId: 'listOauthClients', security: SESSION, responses: { '200': json(clientListView, 'OAuth clients'), ...sessionErrors } },
-        post: { operationId: 'createOauthClient', security: SESSION, requestBody: body(createClientBody), responses: { '201': json(createdClientView, '`client_secret` is shown only here'), ...sessionErrors } },
+        post: { operationId: 'createOauthClient', security: SESSION, requestBody: body(createClientBody), responses: { ...bodyErrors, '201': json(createdClientView, '`client_secret` is shown only here'), ...sessionErrors } },
       },
       '/api/v1/oauth-clients/{client_id}': {
         delete: { operationId: 'revokeOauthClient', security: SESSION, parameters: [idParam('client_id')], responses: { '200': json(clientView, 'revoked with all its tokens'), ...sessionErrors } },
@@ -103,11 +108,11 @@ export function gatewayOpenApi(extraPaths: Record<string, Json> = {}): Json {
         post: {
           operationId: 'oauthToken', security: [],
           requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: schema(tokenRequest) }, 'application/json': { schema: schema(tokenRequest) } } },
-          responses: { '200': json(tokenView, 'access token'), '400': json(oauthErrorView, 'invalid_scope or unsupported_grant_type'), '401': json(oauthErrorView, 'invalid_client'), '429': json(oauthErrorView, 'slow_down') },
+          responses: { '200': json(tokenView, 'access token'), '400': json(oauthErrorView, 'invalid_request, invalid_scope or unsupported_grant_type'), '401': json(oauthErrorView, 'invalid_client'), '429': json(oauthErrorView, 'slow_down') },
         },
       },
       '/api/auth/login': {
-        post: { operationId: 'login', security: [], requestBody: body(loginBody), responses: { '200': json(loginView, 'session JWT; the refresh_token cookie is set'), '401': err('wrong e-mail address or password'), '429': err('too many attempts') } },
+        post: { operationId: 'login', security: [], requestBody: body(loginBody), responses: { ...bodyErrors, '200': json(loginView, 'session JWT; the refresh_token cookie is set'), '401': err('wrong e-mail address or password'), '429': err('too many attempts') } },
       },
       '/api/auth/refresh': {
         post: {
@@ -119,13 +124,13 @@ export function gatewayOpenApi(extraPaths: Record<string, Json> = {}): Json {
       '/api/password/change-password': {
         post: {
           operationId: 'changePassword', security: SESSION, requestBody: body(changePasswordBody),
-          responses: { '200': json(z.object({}), 'changed; every session of the account ends'), '400': json(detailView, 'wrong current password'), '401': json(detailView, 'not signed in'), '422': json(validationErrorView, 'invalid body') },
+          responses: { '200': json(z.object({}), 'changed; every session of the account ends'), '400': json(detailView, 'wrong current password'), '401': json(detailView, 'not signed in'), '413': err('body larger than the limit'), '422': json(validationErrorView, 'invalid body') },
         },
       },
       '/api/password/reset_password': {
         post: {
           operationId: 'resetPassword', security: SESSION, requestBody: body(userResetBody),
-          responses: { '200': json(userResetResponse, 'a temporary password, shown once'), '403': json(detailView, 'administrators only'), '404': json(detailView, 'no such user in the tenant'), '422': json(validationErrorView, 'invalid body') },
+          responses: { '200': json(userResetResponse, 'a temporary password, shown once'), '401': json(detailView, 'not signed in'), '403': json(detailView, 'administrators only'), '404': json(detailView, 'no such user in the tenant'), '413': err('body larger than the limit'), '422': json(validationErrorView, 'invalid body') },
         },
       },
       ...extraPaths,

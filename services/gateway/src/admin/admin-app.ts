@@ -2,6 +2,7 @@ import Router, { type RouterContext } from '@koa/router';
 import { AppError, createHttpApp, notFoundFallback, validate, type LoreApp, type LoreState } from '@lore/runtime';
 import type { GatewayContext } from '../context';
 import { secretsEqual } from '../domain/credentials';
+import { containsNul } from '../http/body';
 import { createKeyBody } from '../routes/api-keys/schema';
 import { createKey, getKey, presentKey, revokeKey, rotateKey } from '../operations/keys';
 import { createTenant, deleteMemory, upsertMemory } from '../operations/tenancy';
@@ -26,6 +27,11 @@ export function createAdminApp(context: GatewayContext): LoreApp {
   app.use(async (ctx, next) => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
     if (!token || !m || !secretsEqual(m[1]!, token)) throw AppError.unauthorized('the admin credential is missing or wrong');
+    await next();
+  });
+
+  app.use(async (ctx, next) => {
+    if (containsNul(bodyOf(ctx as unknown as RouterContext<LoreState>))) throw AppError.badRequest('strings in the body must not contain NUL characters');
     await next();
   });
 

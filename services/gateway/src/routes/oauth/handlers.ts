@@ -45,7 +45,14 @@ export function registerOauthRoutes(router: GatewayRouter, context: GatewayConte
   router.post('/api/v1/oauth/token', async (ctx) => {
     ctx.set('cache-control', 'no-store');
     ctx.set('pragma', 'no-cache');
-    const body = await readJsonOrForm(ctx.req, 16 * 1024);
+    let body: Record<string, unknown>;
+    try {
+      body = await readJsonOrForm(ctx.req, 16 * 1024);
+    } catch {
+      ctx.status = 400;
+      ctx.body = { error: 'invalid_request', error_description: 'the body must be form-encoded or JSON' };
+      return;
+    }
     const basic = basicCredentials(ctx.get('authorization'));
     const clientId = basic?.id ?? (typeof body.client_id === 'string' ? body.client_id : '');
     const clientSecret = basic?.secret ?? (typeof body.client_secret === 'string' ? body.client_secret : '');

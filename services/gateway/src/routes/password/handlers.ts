@@ -2,7 +2,7 @@ import type Koa from 'koa';
 import type { z } from 'zod';
 import { AppError } from '@lore/runtime';
 import type { GatewayContext } from '../../context';
-import { readRawBody } from '../../http/body';
+import { parseJsonText, readRawBody } from '../../http/body';
 import type { GatewayKoaContext, GatewayRouter } from '../../http/state';
 import { resolveSession, changePassword, resetPassword } from '../../operations/identity';
 import type { User } from '../../store/users';
@@ -19,7 +19,7 @@ function validate422<S extends z.ZodType>(schema: S, input: unknown): z.infer<S>
 async function body422(ctx: GatewayKoaContext, limit: number): Promise<unknown> {
   const text = await readRawBody(ctx.req, limit);
   try {
-    return text.trim() === '' ? {} : (JSON.parse(text) as unknown);
+    return text.trim() === '' ? {} : parseJsonText(text);
   } catch {
     throw new AppError('UNPROCESSABLE', 'request body is not JSON', { body: { detail: [{ loc: ['body'], msg: 'invalid JSON', type: 'json_invalid' }] } });
   }
