@@ -79,9 +79,9 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
     });
 
     it('stops an ephemeral key when it expires', async () => {
-      const eph = await makeKey(g, t.tenantId, { type: 'ephemeral', expires_at: new Date(Date.now() + 1200).toISOString() });
+      const eph = await makeKey(g, t.tenantId, { type: 'ephemeral', expires_at: new Date(Date.now() + 3000).toISOString() });
       expect((await ping(eph.key)).status).toBe(200);
-      await sleep(1400);
+      await sleep(Date.parse(eph.expiresAt!) - Date.now() + 200);
       const r = await ping(eph.key);
       expect(r.status).toBe(401);
       expect(r.json.error.message).toMatch(/expired/);
