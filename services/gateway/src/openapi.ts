@@ -117,7 +117,7 @@ export function gatewayOpenApi(extraPaths: Record<string, Json> = {}): Json {
       '/api/auth/refresh': {
         post: {
           operationId: 'refresh', security: [], parameters: [{ name: 'refresh_token', in: 'cookie', required: true, schema: { type: 'string' } }],
-          responses: { '200': json(refreshView, 'a new session JWT'), '400': json(refreshErrorView, 'no refresh_token cookie'), '401': json(refreshErrorView, 'INVALID_REFRESH_TOKEN'), '500': err('server fault; retry with backoff') },
+          responses: { '200': json(refreshView, 'a new session JWT'), '400': json(refreshErrorView, 'no refresh_token cookie'), '401': json(refreshErrorView, 'INVALID_REFRESH_TOKEN'), '500': json(refreshErrorView, 'server fault; retry with backoff') },
         },
       },
       '/api/auth/logout': { post: { operationId: 'logout', security: [], responses: { '204': { description: 'refresh token revoked, cookie cleared' } } } },

@@ -61,7 +61,11 @@ export function registerAuthRoutes(router: GatewayRouter, context: GatewayContex
   router.post('/api/auth/refresh', async (ctx) => {
     const token = readCookie(ctx, REFRESH_COOKIE);
     if (!token) throw refreshError('MISSING_REFRESH_TOKEN', 'the refresh_token cookie is missing');
-    const r = await refresh(context, token);
+    const r = await refresh(context, token).catch((err: unknown) => {
+      // Spec 2: a server fault is a 500 the client retries with backoff; same error object as the other failures.
+      ctx.state.log.error({ err }, 'refresh failed');
+      throw new AppError('INTERNAL', 'the session could not be refreshed; retry with backoff', { body: { error: { code: 'INTERNAL', message: 'the session could not be refreshed; retry with backoff', status: 500 } } });
+    });
     if (!r.ok) throw refreshError('INVALID_REFRESH_TOKEN', 'the refresh token is expired or invalid');
     ctx.set('cache-control', 'no-store');
     ctx.body = { token: r.token, expiresIn: r.expiresIn };

@@ -10,4 +10,4 @@ export const loginView = z.object({
 /** Spec 2: `token` and `expiresIn` (1296000 for the 15-day session). */
 export const refreshView = z.object({ token: z.string(), expiresIn: z.number().int() });
 /** Spec 2's refresh error object (400 MISSING_REFRESH_TOKEN is ours, in the same shape). */
-export const refreshErrorView = z.object({ error: z.object({ code: z.enum(['MISSING_REFRESH_TOKEN', 'INVALID_REFRESH_TOKEN']), message: z.string(), status: z.number().int() }) });
+export const refreshErrorView = z.object({ error: z.object({ code: z.enum(['MISSING_REFRESH_TOKEN', 'INVALID_REFRESH_TOKEN', 'INTERNAL']), message: z.string(), status: z.number().int() }) });
