@@ -1,0 +1,47 @@
+import { ConfigError, parseConfig } from '@lore/runtime';
+import { configFromEnv, gatewayEnvSchema } from './config';
+
+const base = {
+  LORE_DATABASE_URL: 'postgres://app@db/lore',
+  LORE_REDIS_URL: 'redis://redis:6379',
+  LORE_IDENTITY_SECRET: 'i'.repeat(32),
+  GATEWAY_SESSION_SECRET: 's'.repeat(32),
+  GATEWAY_ADMIN_TOKEN: 'a'.repeat(24),
+};
+
+describe('gateway configuration', () => {
+  it('builds a config with documented defaults', () => {
+    const config = configFromEnv(parseConfig(gatewayEnvSchema, base));
+    expect(config.rateLimit).toEqual({ perSecond: 100, burst: 200 });
+    expect(config.sessions).toMatchObject({ ttlSeconds: 1_296_000, refreshTtlSeconds: 2_592_000, cookieSecure: true });
+    expect(config.upstreams).toEqual({});
+    expect(config.defaultPlan).toBe('unlimited');
+    expect(config.adminToken).toBe(base.GATEWAY_ADMIN_TOKEN);
+  });
+
+  it('reads upstreams as URLs or unix sockets and proxies as CIDRs', () => {
+    const config = configFromEnv(
+      parseConfig(gatewayEnvSchema, { ...base, GATEWAY_UPSTREAM_GRAPH: 'http://graph:8080', GATEWAY_UPSTREAM_MCP: 'unix:/run/mcp.sock', GATEWAY_TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8' }),
+    );
+    expect(config.upstreams).toEqual({ graph: 'http://graph:8080', mcp: 'unix:/run/mcp.sock' });
+    expect(config.trustedProxies).toEqual(['10.0.0.0/8', 'fd00::/8']);
+  });
+
+  it('reports every problem at once, and secrets have no defaults', () => {
+    let caught: ConfigError | undefined;
+    try {
+      parseConfig(gatewayEnvSchema, { LORE_REDIS_URL: 'redis://x', GATEWAY_TRUSTED_PROXIES: 'nope', GATEWAY_UPSTREAM_CORE: 'ftp://x', GATEWAY_PORT: 'abc', GATEWAY_COOKIE_SECURE: 'maybe' });
+    } catch (err) {
+      caught = err as ConfigError;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    const text = caught!.problems.join('\n');
+    for (const name of ['LORE_DATABASE_URL', 'LORE_IDENTITY_SECRET', 'GATEWAY_SESSION_SECRET', 'GATEWAY_ADMIN_TOKEN', 'GATEWAY_TRUSTED_PROXIES', 'GATEWAY_UPSTREAM_CORE', 'GATEWAY_PORT', 'GATEWAY_COOKIE_SECURE']) {
+      expect(text).toContain(name);
+    }
+  });
+
+  it('refuses a default plan that is not in the plan table', () => {
+    expect(() => parseConfig(gatewayEnvSchema, { ...base, GATEWAY_PLANS: '{"tiny":{"requests_per_month":10}}', GATEWAY_DEFAULT_PLAN: 'huge' })).toThrow(/GATEWAY_DEFAULT_PLAN/);
+  });
+});
