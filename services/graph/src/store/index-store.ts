@@ -2,6 +2,10 @@ import type { Sql } from '@lore/runtime';
 import type { Chunk } from '../domain/chunking';
 import type { ContradictionPair, ExtractedEntity, Fact, StoredFact } from '../domain/entities';
 
+/** BM25 parameters (the defaults Lucene uses). */
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
+
 export interface DocumentToIndex {
   doc_id: string;
   memory_id: string;
@@ -66,12 +70,19 @@ export async function writeChunks(
                FROM unnest($6::int[], $7::text[], $8::text[]${withVectors ? ', $9::text[]' : ''}) AS u(ord, heading, content${withVectors ? ', emb' : ''})) x`,
     params,
   );
+  // Impact = the BM25 term weight without idf, with the memory's average chunk length as of now.
   await sql.query(
-    `INSERT INTO graph.postings (tenant_id, memory_id, term, chunk_id, tf, dl)
-     SELECT c.tenant_id, c.memory_id, l.lexeme, c.chunk_id, least(coalesce(array_length(l.positions, 1), 1), 32767), c.dl
-       FROM graph.chunks c, unnest(c.tsv) l
+    `INSERT INTO graph.postings (tenant_id, memory_id, term, chunk_id, tf, dl, impact)
+     SELECT c.tenant_id, c.memory_id, l.lexeme, c.chunk_id, x.tf, c.dl,
+            x.tf * ${BM25_K1 + 1} / (x.tf + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * c.dl / a.avgdl))
+       FROM graph.chunks c
+       CROSS JOIN LATERAL unnest(c.tsv) l
+       CROSS JOIN LATERAL (SELECT least(coalesce(array_length(l.positions, 1), 1), 32767) AS tf) x
+       CROSS JOIN (
+         SELECT coalesce((SELECT total_dl::float8 / nullif(chunk_count, 0) FROM graph.corpus_stats WHERE tenant_id = $1 AND memory_id = $3),
+                         (SELECT avg(dl)::float8 FROM graph.chunks WHERE tenant_id = $1 AND doc_id = $2), 1) AS avgdl) a
       WHERE c.tenant_id = $1 AND c.doc_id = $2`,
-    [tenantId, doc.doc_id],
+    [tenantId, doc.doc_id, doc.memory_id],
   );
   // Document frequencies straight from the new chunks' vectors (never a join over all postings of the tenant).
   // Sorted by term: two transactions touching the same terms lock them in the same order (no deadlock).

@@ -13,36 +13,39 @@ export interface SearchScope {
   vaultIds?: string[];
 }
 
-/** BM25 parameters (Robertson/Spärck Jones defaults used by Lucene). */
-const K1 = 1.2;
-const B = 0.75;
+/** Postings read per query term, strongest first: bounds the cost of a common word. */
+export const POSTINGS_PER_TERM = 1000;
 
 /**
- * BM25 over the postings table. Query lexemes come from the same `to_tsvector('english', …)` that indexed the
- * chunks, so stemming and stop words agree exactly. Every predicate on the RLS-protected tables is an equality
- * on text or bigint (leakproof), so the btree stays usable under the tenant policy. The explicit tenant
- * condition duplicates the policy on purpose: it makes the plan identical with and without RLS.
+ * BM25 over impact-ordered postings. Query lexemes come from the same `to_tsvector('english', …)` that indexed
+ * the chunks, so stemming and stop words agree exactly. For each term only its POSTINGS_PER_TERM strongest
+ * postings are read (index order), then idf × impact is summed per chunk: exact for every term rarer than
+ * the cut-off, and for common words it keeps the chunks where they weigh most. Every predicate on the
+ * RLS-protected tables is an equality on text or bigint (leakproof), so the index stays usable under the tenant
+ * policy; the explicit tenant condition duplicates the policy on purpose, making the plan identical with and
+ * without RLS.
  */
 export async function lexicalSearch(sql: Sql, scope: SearchScope, query: string, limit: number): Promise<ScoredChunk[]> {
   const r = await sql.query<{ chunk_id: string; score: number }>(
     `WITH q AS (
-       SELECT DISTINCT l.lexeme AS term FROM unnest(to_tsvector('english', $3)) l LIMIT 64
-     ), s AS (
-       SELECT greatest(chunk_count, 1)::float8 AS n, greatest(total_dl::float8 / greatest(chunk_count, 1), 1) AS avgdl
-         FROM graph.corpus_stats WHERE tenant_id = $1 AND memory_id = $2
+       SELECT DISTINCT l.lexeme AS term FROM unnest(to_tsvector('english', $3)) l LIMIT 32
      ), w AS (
-       SELECT q.term, ln(1 + (s.n - ts.df + 0.5) / (ts.df + 0.5)) AS idf
-         FROM q JOIN graph.term_stats ts ON ts.tenant_id = $1 AND ts.memory_id = $2 AND ts.term = q.term CROSS JOIN s
+       SELECT q.term, ln(1 + (greatest(s.chunk_count, 1) - ts.df + 0.5) / (ts.df + 0.5)) AS idf
+         FROM q
+         JOIN graph.term_stats ts ON ts.tenant_id = $1 AND ts.memory_id = $2 AND ts.term = q.term
+         JOIN graph.corpus_stats s ON s.tenant_id = $1 AND s.memory_id = $2
         WHERE ts.df > 0
      )
-     SELECT p.chunk_id::text AS chunk_id,
-            sum(w.idf * p.tf * ${K1 + 1} / (p.tf + ${K1} * (${1 - B} + ${B} * p.dl / s.avgdl)))::float8 AS score
-       FROM w JOIN graph.postings p ON p.tenant_id = $1 AND p.memory_id = $2 AND p.term = w.term
-       CROSS JOIN s
-      WHERE ($5::text[] IS NULL OR EXISTS (
-              SELECT 1 FROM graph.chunks c WHERE c.chunk_id = p.chunk_id AND c.tenant_id = $1 AND c.vault_id = ANY($5::text[])))
-      GROUP BY p.chunk_id
-      ORDER BY score DESC, p.chunk_id
+     SELECT x.chunk_id::text AS chunk_id, sum(w.idf * x.impact)::float8 AS score
+       FROM w CROSS JOIN LATERAL (
+              SELECT p.chunk_id, p.impact FROM graph.postings p
+               WHERE p.tenant_id = $1 AND p.memory_id = $2 AND p.term = w.term
+                 AND ($5::text[] IS NULL OR EXISTS (
+                       SELECT 1 FROM graph.chunks c WHERE c.chunk_id = p.chunk_id AND c.tenant_id = $1 AND c.vault_id = ANY($5::text[])))
+               ORDER BY p.impact DESC
+               LIMIT ${POSTINGS_PER_TERM}) x
+      GROUP BY x.chunk_id
+      ORDER BY score DESC, x.chunk_id
       LIMIT $4`,
     [scope.tenantId, scope.memoryId, query, limit, scope.vaultIds ?? null],
   );
