@@ -39,8 +39,8 @@ export interface GatewayMetrics {
 /** The deps plus the process-local caches and metrics every part of the gateway shares. */
 export interface GatewayContext extends GatewayDeps {
   caches: {
-    credentials: TtlCache<CachedCredential>;
-    tenants: TtlCache<TenantContext>;
+    credentials: TtlCache<CachedCredential | null>;
+    tenants: TtlCache<TenantContext | null>;
     hosts: TtlCache<{ tenant_id: string; memory_id: string; workspace_id: string } | null>;
     memories: TtlCache<{ memory_id: string; workspace_id: string } | null>;
   };
@@ -72,11 +72,12 @@ export function buildContext(deps: GatewayDeps): GatewayContext {
   const c = deps.config.cacheTtlMs;
   return {
     ...deps,
+    // Entries are served up to one more lifetime while a single background load refreshes them (see TtlCache).
     caches: {
-      credentials: new TtlCache(c.credentials, 50_000),
-      tenants: new TtlCache(c.tenants, 10_000),
-      hosts: new TtlCache(c.hosts, 10_000),
-      memories: new TtlCache(c.tenants, 50_000),
+      credentials: new TtlCache(c.credentials, 50_000, Date.now, c.credentials),
+      tenants: new TtlCache(c.tenants, 10_000, Date.now, c.tenants),
+      hosts: new TtlCache(c.hosts, 10_000, Date.now, c.hosts),
+      memories: new TtlCache(c.tenants, 50_000, Date.now, c.tenants),
     },
     trustedProxies: parseCidrList(deps.config.trustedProxies),
     gatewayMetrics: metricsFor(deps.metrics),

@@ -114,22 +114,28 @@ function presentedCredential(ctx: GatewayContext, facts: RequestFacts, rule: Rou
   throw unauthorized('the credential is malformed or mistyped');
 }
 
+async function fetchCredential(ctx: GatewayContext, parsed: ParsedCredential, hash: string): Promise<CachedCredential | null> {
+  if (parsed.kind === 'key') {
+    const row = await keyByHash(ctx.db, hash);
+    return row ? { kind: 'key', row, ipAllowlist: parseCidrList(row.ip_allowlist) } : null;
+  }
+  const row = await tokenByHash(ctx.db, hash);
+  return row ? { kind: 'oauth', row, ipAllowlist: parseCidrList(row.ip_allowlist) } : null;
+}
+
 async function loadCredential(ctx: GatewayContext, parsed: ParsedCredential, useCache: boolean): Promise<CachedCredential | null> {
   const hash = sha256Hex(parsed.secret);
   const cacheKey = `${parsed.kind === 'key' ? 'k' : 'o'}:${hash}`;
-  let cred = useCache ? ctx.caches.credentials.get(cacheKey) : undefined;
-  if (!cred) {
-    if (parsed.kind === 'key') {
-      const row = await keyByHash(ctx.db, hash);
-      if (!row) return null;
-      cred = { kind: 'key', row, ipAllowlist: parseCidrList(row.ip_allowlist) };
-    } else {
-      const row = await tokenByHash(ctx.db, hash);
-      if (!row) return null;
-      cred = { kind: 'oauth', row, ipAllowlist: parseCidrList(row.ip_allowlist) };
-    }
-    ctx.caches.credentials.set(cacheKey, cred);
+  let cred: CachedCredential | null;
+  if (useCache) {
+    cred = await ctx.caches.credentials.getOrLoad(cacheKey, () => fetchCredential(ctx, parsed, hash));
+    // Unknown secrets are not remembered: random guesses must not push real keys out of the cache.
+    if (cred === null) ctx.caches.credentials.delete(cacheKey);
+  } else {
+    cred = await fetchCredential(ctx, parsed, hash);
+    if (cred) ctx.caches.credentials.set(cacheKey, cred);
   }
+  if (!cred) return null;
   const stored = cred.kind === 'key' ? cred.row.key_hash : cred.row.token_hash;
   return digestsEqual(stored, hash) ? cred : null;
 }

@@ -65,8 +65,12 @@ export async function activateWorkspace(ctx: GatewayContext, tenantId: string, w
 
 /** The tenant and its workspaces, cached briefly: every authenticated request needs them. */
 export async function tenantContext(ctx: GatewayContext, tenantId: string): Promise<TenantContext | null> {
-  const cached = ctx.caches.tenants.get(tenantId);
-  if (cached) return cached;
+  const value = await ctx.caches.tenants.getOrLoad(tenantId, () => loadTenantContext(ctx, tenantId));
+  if (value === null) ctx.caches.tenants.delete(tenantId);
+  return value;
+}
+
+async function loadTenantContext(ctx: GatewayContext, tenantId: string): Promise<TenantContext | null> {
   const loaded = await ctx.db.withTenant(tenantId, async (sql) => {
     const t = await sql.query(
       `SELECT tenant_id, name, plan, credit_balance, default_workspace_id, active_workspace_id, created_at FROM gateway.tenants WHERE tenant_id = $1`,
@@ -77,13 +81,10 @@ export async function tenantContext(ctx: GatewayContext, tenantId: string): Prom
     return { row: t.rows[0], workspaces };
   });
   if (!loaded) return null;
-  const tenant = await toTenantFromRow(loaded.row);
-  const value: TenantContext = { tenant, workspaces: new Map(loaded.workspaces.map((w) => [w.workspace_id, w])) };
-  ctx.caches.tenants.set(tenantId, value);
-  return value;
+  return { tenant: toTenantFromRow(loaded.row), workspaces: new Map(loaded.workspaces.map((w) => [w.workspace_id, w])) };
 }
 
-async function toTenantFromRow(r: Record<string, unknown>): Promise<Tenant> {
+function toTenantFromRow(r: Record<string, unknown>): Tenant {
   return {
     tenant_id: String(r.tenant_id),
     name: String(r.name),
@@ -97,24 +98,17 @@ async function toTenantFromRow(r: Record<string, unknown>): Promise<Tenant> {
 
 /** A memory of this tenant (live only), cached briefly. */
 export async function tenantMemory(ctx: GatewayContext, tenantId: string, memoryId: string): Promise<{ memory_id: string; workspace_id: string } | null> {
-  const key = `${tenantId}\u0000${memoryId}`;
-  const cached = ctx.caches.memories.get(key);
-  if (cached !== undefined) return cached;
-  const m = await ctx.db.withTenant(tenantId, (sql) => getMemoryIn(sql, tenantId, memoryId));
-  const value = m && !m.deleted_at ? { memory_id: m.memory_id, workspace_id: m.workspace_id } : null;
-  ctx.caches.memories.set(key, value);
-  return value;
+  return ctx.caches.memories.getOrLoad(`${tenantId}\u0000${memoryId}`, async () => {
+    const m = await ctx.db.withTenant(tenantId, (sql) => getMemoryIn(sql, tenantId, memoryId));
+    return m && !m.deleted_at ? { memory_id: m.memory_id, workspace_id: m.workspace_id } : null;
+  });
 }
 
 /** Which memory (if any) a Host header names; unknown hosts are cached too, so floods of junk hosts stay cheap. */
 export async function memoryForHost(ctx: GatewayContext, host: string): Promise<{ tenant_id: string; memory_id: string; workspace_id: string } | null> {
   const hostname = host.toLowerCase().replace(/:\d+$/, '');
   if (!hostname || hostname.length > 253) return null;
-  const cached = ctx.caches.hosts.get(hostname);
-  if (cached !== undefined) return cached;
-  const m = await memoryByHostname(ctx.db, hostname);
-  ctx.caches.hosts.set(hostname, m);
-  return m;
+  return ctx.caches.hosts.getOrLoad(hostname, () => memoryByHostname(ctx.db, hostname));
 }
 
 /**
