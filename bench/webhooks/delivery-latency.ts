@@ -11,12 +11,14 @@
  *   one tenant's events share one partition of lore.events, so its fan-out is sequential)
  */
 import { randomUUID } from 'node:crypto';
-import { OutboxRelay } from '@lore/runtime';
+import { TOPICS } from '@lore/contracts';
+import { KafkaBus, OutboxRelay, createMetricsRegistry } from '@lore/runtime';
+import { Kafka, logLevel } from 'kafkajs';
+import { RETRY_TOPICS } from '../../services/gateway/src/webhooks/schedule';
 import {
   commitEvent,
   createTestPki,
   envelope,
-  kafkaBus,
   now,
   silentLogger,
   startReceiver,
@@ -34,6 +36,47 @@ const TENANTS = Number(process.env.BENCH_TENANTS ?? 10);
 const WARMUP = 30;
 const RELAY_POLL_MS = 50;
 const BASELINE_TOPIC = 'lore.bench.webhooks-baseline';
+/** What docs/webhooks.md recommends for the webhook topics; the worker process's default consumer concurrency. */
+const WEBHOOK_PARTITIONS = 12;
+const CONSUMER_CONCURRENCY = 8;
+
+/**
+ * The topics the webhook pipeline reads get the partitions a deployment would give them (docs/webhooks.md). On a
+ * shared test broker they may already exist with the broker default; partitions are only ever added, never removed.
+ */
+async function provisionWebhookTopics(brokers: string[]): Promise<void> {
+  const kafka = new Kafka({ clientId: 'bench-webhooks-admin', brokers, logLevel: logLevel.NOTHING });
+  // lore.events too: the fan-out's parallelism is its partition count (events are keyed by tenant).
+  const topics = [TOPICS.events, TOPICS.webhookDeliveries, ...RETRY_TOPICS, TOPICS.webhookDead];
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const existing = new Set(await admin.listTopics());
+    const missing = topics.filter((t) => !existing.has(t));
+    if (missing.length > 0) await admin.createTopics({ waitForLeaders: true, topics: missing.map((topic) => ({ topic, numPartitions: WEBHOOK_PARTITIONS })) });
+    const meta = await admin.fetchTopicMetadata({ topics: topics.filter((t) => existing.has(t)) });
+    const grow = meta.topics.filter((t) => t.partitions.length < WEBHOOK_PARTITIONS).map((t) => ({ topic: t.name, count: WEBHOOK_PARTITIONS }));
+    if (grow.length > 0) await admin.createPartitions({ topicPartitions: grow, validateOnly: false });
+  } finally {
+    await admin.disconnect();
+  }
+  // New partitions serve reads only once they have a leader. A fresh client each round: an admin client keeps the
+  // metadata it read before the partitions were added.
+  for (let round = 0; round < 60; round++) {
+    const check = kafka.admin();
+    await check.connect();
+    try {
+      const ready = await Promise.all(topics.map(async (t) => (await check.fetchTopicOffsets(t)).length >= WEBHOOK_PARTITIONS));
+      if (ready.every(Boolean)) return;
+    } catch {
+      // Not led yet: try again.
+    } finally {
+      await check.disconnect();
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error('the webhook topics did not get leaders for their new partitions within 30 s');
+}
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -70,7 +113,16 @@ async function waitUntil(what: string, cond: () => boolean, timeoutMs: number): 
 async function main(): Promise<void> {
   const pki = createTestPki();
   const store = await webhooksDatabase();
-  const bus = kafkaBus('bench');
+  const brokers = (process.env.LORE_TEST_KAFKA_BROKERS ?? '').split(',').filter(Boolean);
+  if (brokers.length === 0) throw new Error('LORE_TEST_KAFKA_BROKERS is not set: start test/infra/up.sh and source its env file');
+  await provisionWebhookTopics(brokers);
+  const bus = new KafkaBus({
+    brokers,
+    clientId: 'bench-webhooks',
+    logger: silentLogger,
+    metrics: createMetricsRegistry('bench-webhooks', { defaultMetrics: false }),
+    partitionsConsumedConcurrently: CONSUMER_CONCURRENCY,
+  });
   const arrivals = new Map<string, number>();
   const receiver = await startReceiver(pki, (_i, req) => {
     const id = req.headers['webhook-id'];
@@ -125,7 +177,7 @@ async function main(): Promise<void> {
     const raw = summary(baselineKeys.map((k) => baseline.get(k)!));
     const fmt = (v: number) => `${v.toFixed(1)} ms`;
     const out = [
-      `webhook delivery latency, commit → first attempt at the receiver (${webhook.n} events at ${RATE}/s over ${TENANTS} tenant(s), relay poll ${RELAY_POLL_MS} ms)`,
+      `webhook delivery latency, commit → first attempt at the receiver (${webhook.n} events at ${RATE}/s over ${TENANTS} tenant(s), relay poll ${RELAY_POLL_MS} ms, ${WEBHOOK_PARTITIONS} partitions, consumer concurrency ${CONSUMER_CONCURRENCY})`,
       `  webhooks:  p50 ${fmt(webhook.p50)}  p95 ${fmt(webhook.p95)}  p99 ${fmt(webhook.p99)}  max ${fmt(webhook.max)}`,
       `  baseline (raw Kafka produce → consume, ${raw.n} messages): p50 ${fmt(raw.p50)}  p95 ${fmt(raw.p95)}  p99 ${fmt(raw.p99)}`,
       `  ratio p95 webhooks / p95 baseline: ${(webhook.p95 / raw.p95).toFixed(2)}x`,
