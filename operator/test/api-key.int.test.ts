@@ -140,7 +140,7 @@ describe('ApiKey', () => {
     expect(k.status).toMatchObject({ memoryId: mem.status.memoryId, hostname: mem.status.hostname });
     const ok = await http(platform.publicUrl, 'POST', '/api/v1/memory/search', { headers: { host: mem.status.hostname, 'x-api-key': s.key }, body: { query: 'q' } });
     expect(ok.status).toBe(200);
-    expect(ok.json.memory_id).toBe(mem.status.memoryId);
+    expect(ok.json).toEqual(expect.objectContaining({ answer: expect.any(String), citations: expect.any(Array) }));
     expect((await ping(s.key)).status).toBe(403);
   });
 

@@ -91,10 +91,18 @@ describe('Memory', () => {
     expect(keyId).toBe(m.status.keyId);
     expect(hostname).toBe(expectedHost);
 
-    const ok = await search(expectedHost, key);
-    expect(ok.status).toBe(200);
-    expect(ok.json.memory_id).toBe(m.status.memoryId);
-    expect(platform.graphCalls.at(-1)).toMatchObject({ memory_id: m.status.memoryId, tenant_id: tenant, credential: 'mk' });
+    // The key works on its memory's host, end to end through the gateway into the graph service.
+    const ingest = await http(platform.publicUrl, 'POST', '/api/v1/memory/ingest', {
+      headers: { host: expectedHost, 'x-api-key': key },
+      body: { content: 'The Osprey data center in Lisbon runs entirely on solar power.', content_type: 'text', routing: { mode: 'auto' } },
+    });
+    expect(ingest.status).toBe(200);
+    const found = await waitFor('the ingested document cited by search', async () => {
+      const r = await http(platform.publicUrl, 'POST', '/api/v1/memory/search', { headers: { host: expectedHost, 'x-api-key': key }, body: { query: 'What powers the Osprey data center?' } });
+      return r.status === 200 && r.json.citations.length > 0 ? r : undefined;
+    });
+    expect(found.json.citations[0].document_id).toBe(ingest.json.doc_id);
+    expect(found.json.answer).toMatch(/\[1\]/);
 
     // Refused elsewhere: on the gateway's own host, and on another memory's host.
     const gatewayHost = await search('127.0.0.1', key);

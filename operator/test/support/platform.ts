@@ -1,8 +1,8 @@
-import { createServer, request, Agent, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request, Agent } from 'node:http';
 import { Redis } from 'ioredis';
-import { IdentitySigner, PostgresDb, createLogger, createMetricsRegistry, listen, type StartedServer } from '@lore/runtime';
+import { IdentitySigner, KafkaBus, PostgresBlobStore, PostgresDb, createLogger, createMetricsRegistry, listen, type StartedServer } from '@lore/runtime';
 import { createGateway, gatewayConfig, RedisGatewayState } from '@lore/gateway';
+import { createGraphService } from '@lore/graph';
 import { freshDatabase, requireEnv, type TestDatabase } from '../../../test/support/infra';
 
 export const ADMIN_TOKEN = 'operator-suite-admin-token-0123456789';
@@ -53,8 +53,6 @@ export interface Platform {
   adminUrl: string;
   database: TestDatabase;
   db: PostgresDb;
-  /** Requests the memory data plane received, with the identity the gateway signed for each. */
-  graphCalls: Array<{ path: string; memory_id: string; tenant_id: string; credential: string }>;
   /** Keys of a memory that would authenticate now, read from the gateway's own table. */
   workingKeysOfMemory(memoryId: string): Promise<string[]>;
   /** Working keys by their platform name (the operator names ApiKey keys `<namespace>/<name>`). */
@@ -64,42 +62,37 @@ export interface Platform {
 }
 
 /**
- * The real gateway (public and internal admin listeners) on a fresh PostgreSQL database and real Redis, with
- * the memory routes forwarded to a data-plane upstream that checks the gateway's signed identity and answers
- * 200 with it. The graph service owns those routes in a full install; here the point is what the gateway lets
- * through for a key the operator provisioned.
+ * The real platform a Memory is provisioned into: the gateway (public and internal admin listeners) and the
+ * graph service (memory data plane, its worker consuming Kafka) on one fresh PostgreSQL database, real Redis
+ * and real Kafka, the gateway forwarding memory routes to the graph service.
  */
 export async function startPlatform(): Promise<Platform> {
   const database = await freshDatabase('lore_op');
   const signer = new IdentitySigner(IDENTITY_SECRET);
-  const graphCalls: Platform['graphCalls'] = [];
-  const graph: Server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      void signer
-        .verify(String(req.headers['x-lore-identity'] ?? ''))
-        .then((idn) => {
-          graphCalls.push({ path: req.url ?? '', memory_id: idn.memory_id, tenant_id: idn.tenant_id, credential: idn.credential });
-          res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ answer: 'ok [1]', citations: [{ index: 1, title: 't', document_id: 'd' }], chunk_count: 1, suggested_followups: [], memory_id: idn.memory_id }));
-        })
-        .catch(() => {
-          res.writeHead(401, { 'content-type': 'application/json' });
-          res.end('{"error":"no identity"}');
-        });
-    });
-  });
-  await new Promise<void>((r) => graph.listen(0, '127.0.0.1', () => r()));
-  const graphUrl = `http://127.0.0.1:${(graph.address() as AddressInfo).port}`;
-
+  const logger = createLogger({ level: 'silent', service: 'platform' });
   const db = await new PostgresDb({ url: database.url, ownerUrl: database.ownerUrl, maxConnections: 10 }).init();
+  const suffix = database.name;
+  const bus = new KafkaBus({ brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','), clientId: `op-${suffix}`, logger, partitions: 2 });
+  const graph = await createGraphService({
+    db,
+    bus,
+    blobs: new PostgresBlobStore(db),
+    logger,
+    metrics: createMetricsRegistry('graph', { defaultMetrics: false }),
+    signer,
+    ocr: null,
+    consumerGroup: `graph-worker-${suffix}`,
+  });
+  await graph.worker.start();
+  const graphServer = await listen(graph.app, 0, '127.0.0.1');
+  const graphUrl = graphServer.url;
   const redis = new Redis(requireEnv('LORE_TEST_REDIS_URL'), { maxRetriesPerRequest: 1 });
   const state = new RedisGatewayState(redis, { prefix: `lore:op-test:${database.name}:` });
   const gateway = await createGateway(
     {
       db,
       state,
-      logger: createLogger({ level: 'silent', service: 'gateway' }),
+      logger,
       metrics: createMetricsRegistry('gateway', { defaultMetrics: false }),
       signer,
       config: gatewayConfig({
@@ -118,7 +111,6 @@ export async function startPlatform(): Promise<Platform> {
     adminUrl: servers[1]!.url,
     database,
     db,
-    graphCalls,
     async workingKeysOfMemory(memoryId) {
       const r = await db.asOwner((sql) =>
         sql.query<{ key_id: string }>(
@@ -146,10 +138,12 @@ export async function startPlatform(): Promise<Platform> {
     async close() {
       for (const s of servers) await s.close(100);
       await gateway.close();
+      await graphServer.close(100);
+      await graph.worker.stop();
+      await graph.close();
+      await bus.close();
       await state.close();
       await db.close();
-      graph.closeAllConnections();
-      await new Promise<void>((r) => graph.close(() => r()));
       await database.drop();
       agent.destroy();
     },
