@@ -14,6 +14,9 @@ describe('charts/lore', () => {
     await kubectlOk(['apply', '--server-side', '-f', join(__dirname, 'fixtures', 'servicemonitor-crd.yaml')]);
     await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd/servicemonitors.monitoring.coreos.com']);
     ns = await createNamespace(runId(), { prefix: 'chart' });
+    // The API server's PodSecurity admission then warns about any pod template that is not "restricted";
+    // the dry runs below fail on any warning.
+    await kubectlOk(['label', 'namespace', ns, 'pod-security.kubernetes.io/enforce=restricted', 'pod-security.kubernetes.io/warn=restricted']);
   });
 
   it('passes helm lint with the minimal and the full values', async () => {
@@ -34,6 +37,12 @@ describe('charts/lore', () => {
     expect(applied.stderr).toBe('');
     expect(applied.code).toBe(0);
     expect(applied.stdout).toMatch(/deployment\.apps\/lore-gateway created \(server dry run\)/);
+  });
+
+  it('would be warned about by PodSecurity "restricted" if a pod weakened its security context', async () => {
+    const r = await template('lore', ns, ['-f', MINIMAL, '--set', 'containerSecurityContext.allowPrivilegeEscalation=true']);
+    const applied = await kubectl(['apply', '--dry-run=server', '-n', ns, '-f', '-'], r.yaml);
+    expect(applied.stderr).toContain('would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false');
   });
 
   it('renders every deployment of the architecture from one image, the services that do not exist yet only on request', async () => {
