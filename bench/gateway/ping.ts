@@ -102,7 +102,7 @@ async function main(): Promise<void> {
   requireEnv('LORE_TEST_PG_URL');
   const database = await freshDatabase('lore_bench_gw');
   const redis = await privateRedis();
-  const server = await startServer({ BENCH_DB_URL: database.url, BENCH_DB_OWNER_URL: database.ownerUrl, BENCH_REDIS_URL: redis.url });
+  const server = await startServer({ BENCH_DB_URL: database.url, BENCH_DB_OWNER_URL: database.ownerUrl, BENCH_REDIS_URL: redis.url, BENCH_AUTO_PIPELINE: process.argv.includes('--auto-pipeline') ? '1' : '0' });
   const counter = new Redis(redis.url);
   try {
     const { urls } = server;
@@ -128,13 +128,23 @@ async function main(): Promise<void> {
     let authOk = 0;
     let callsDuringAuth = 0;
     let tripsDuringAuth = 0;
-    const trips = async () => ((await (await fetch(`${urls.baseline}/__bench/round-trips`)).json()) as { round_trips: number }).round_trips;
+    const stats = async () => (await (await fetch(`${urls.baseline}/__bench/round-trips`)).json()) as { round_trips: number; cpu_us: number };
+    const trips = async () => (await stats()).round_trips;
+    let baseCpu = 0;
+    let baseOk = 0;
+    let authCpu = 0;
     for (let round = 0; round < ROUNDS; round++) {
-      baseRps.push((await throughput(base, basePath, CONNECTIONS, THROUGHPUT_MS)).rps);
+      const cpuBase0 = (await stats()).cpu_us;
+      const rb = await throughput(base, basePath, CONNECTIONS, THROUGHPUT_MS);
+      baseCpu += (await stats()).cpu_us - cpuBase0;
+      baseOk += rb.ok;
+      baseRps.push(rb.rps);
       bareRps.push((await throughput(bare, path, CONNECTIONS, THROUGHPUT_MS)).rps);
       const calls0 = await commandCalls(counter);
       const trips0 = await trips();
+      const cpuAuth0 = (await stats()).cpu_us;
       const r = await throughput(auth, path, CONNECTIONS, THROUGHPUT_MS);
+      authCpu += (await stats()).cpu_us - cpuAuth0;
       callsDuringAuth += (await commandCalls(counter)) - calls0;
       tripsDuringAuth += (await trips()) - trips0;
       authOk += r.ok;
@@ -158,6 +168,7 @@ async function main(): Promise<void> {
       `gateway ping benchmark (${CONNECTIONS} connections, ${ROUNDS} x ${THROUGHPUT_MS / 1000}s per side, open loop ${RATE} req/s for ${OPEN_MS / 1000}s)`,
       `throughput   no auth ${fmt(meanBase, 0)} req/s   full pipeline ${fmt(meanAuth, 0)} req/s   ratio ${fmt(ratio * 100, 1)}%   (target >= 60%)`,
       `reference    bare runtime app ${fmt(meanBare, 0)} req/s   full pipeline / bare ${fmt((meanAuth / meanBare) * 100, 1)}%`,
+      `server CPU   no auth ${fmt(baseCpu / baseOk, 1)} us/req   full pipeline ${fmt(authCpu / authOk, 1)} us/req   (the gateway process only; Redis and the load generator are separate processes)`,
       `open loop    no auth p50 ${fmt(p(sb, 50))} ms p99 ${fmt(p(sb, 99))} ms   full pipeline p50 ${fmt(p(sa, 50))} ms p99 ${fmt(p(sa, 99))} ms   failed ${openBase.failed}/${openAuth.failed}`,
       `added        p50 ${fmt(addedP50)} ms (target <= 1)   p99 ${fmt(addedP99)} ms (target <= 5)`,
       `redis        ${fmt(perRequest, 3)} round trips per authenticated request by INFO commandstats, ${fmt(tripsDuringAuth / authOk, 3)} by the state port (target <= 1)`,

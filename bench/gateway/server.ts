@@ -15,7 +15,7 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: 'warn', service: 'bench-gateway' });
   const metrics = createMetricsRegistry('bench-gateway', { defaultMetrics: false });
   const db = await new PostgresDb({ url: dbUrl, ownerUrl, maxConnections: 10 }).init();
-  const state = new RedisGatewayState(new Redis(redisUrl), { prefix: 'bench:gw:' });
+  const state = new RedisGatewayState(new Redis(redisUrl, { enableAutoPipelining: process.env.BENCH_AUTO_PIPELINE === '1' }), { prefix: 'bench:gw:' });
   const gateway = await createGateway(
     {
       db,
