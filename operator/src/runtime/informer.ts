@@ -161,8 +161,12 @@ export class Informer<T extends KubeObject> {
   private async watchOnce(): Promise<void> {
     const base = this.opts.watchTimeoutSeconds ?? 300;
     const timeoutSeconds = Math.round(base + Math.random() * base);
+    if (this.stopped) return;
     const ac = new AbortController();
     this.currentWatch = ac;
+    // stop() may come between the list and this watch: it must end this watch too.
+    const onStop = () => ac.abort();
+    this.stopping.signal.addEventListener('abort', onStop, { once: true });
     let idle: NodeJS.Timeout | undefined;
     const armIdle = () => {
       if (idle) clearTimeout(idle);
@@ -193,6 +197,7 @@ export class Informer<T extends KubeObject> {
       if (!ac.signal.aborted) throw err;
     } finally {
       if (idle) clearTimeout(idle);
+      this.stopping.signal.removeEventListener('abort', onStop);
       this.currentWatch = undefined;
     }
     if (expired) throw new WatchExpired('resource version expired');
