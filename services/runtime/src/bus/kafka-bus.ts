@@ -198,8 +198,9 @@ export class KafkaBus implements EventBus {
     const [producer, admin] = await Promise.allSettled([this.producer, this.admin]);
     if (producer.status === 'fulfilled' && producer.value) await producer.value.disconnect();
     if (admin.status === 'fulfilled' && admin.value) await admin.value.disconnect();
-    // After a broker restart kafkajs can keep a connection it no longer tracks, which would hold the process open.
-    for (const socket of this.sockets) socket.destroy();
+    // After a broker restart kafkajs can keep a connection it no longer tracks (with a 100 ms request-timeout timer)
+    // that would hold the process open. Failing its socket makes kafkajs tear the connection down itself.
+    for (const socket of this.sockets) socket.destroy(new Error('event bus closed'));
   }
 
   /**
@@ -257,7 +258,9 @@ export class KafkaBus implements EventBus {
   private kafkaLog({ level, namespace, log }: LogEntry): void {
     const { message, timestamp: _t, logger: _l, ...rest } = log as Record<string, unknown> & { message: string };
     const fields = { namespace, ...rest };
-    if (level === KafkaLogLevel.ERROR) this.logger.error(fields, message);
+    // Connections failing because `close` ended them are expected.
+    if (this.closed) this.logger.debug(fields, message);
+    else if (level === KafkaLogLevel.ERROR) this.logger.error(fields, message);
     else if (level === KafkaLogLevel.WARN) this.logger.warn(fields, message);
     else this.logger.debug(fields, message);
   }
