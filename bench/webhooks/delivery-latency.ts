@@ -113,7 +113,8 @@ async function waitUntil(what: string, cond: () => boolean, timeoutMs: number): 
 
 async function main(): Promise<void> {
   const pki = createTestPki();
-  const store = await webhooksDatabase();
+  // As many connections as the worker has handlers at once (fan-out and deliveries), plus the relay and producer.
+  const store = await webhooksDatabase(2 * CONSUMER_CONCURRENCY + 8);
   const brokers = (process.env.LORE_TEST_KAFKA_BROKERS ?? '').split(',').filter(Boolean);
   if (brokers.length === 0) throw new Error('LORE_TEST_KAFKA_BROKERS is not set: start test/infra/up.sh and source its env file');
   await provisionWebhookTopics(brokers);

@@ -169,9 +169,9 @@ export interface WebhooksDb {
 }
 
 /** A fresh database with the runtime's and the gateway's migrations applied (the webhook tables among them). */
-export async function webhooksDatabase(): Promise<WebhooksDb> {
+export async function webhooksDatabase(maxConnections = 12): Promise<WebhooksDb> {
   const database = await freshDatabase('lore_wh');
-  const db = await new PostgresDb({ url: database.url, ownerUrl: database.ownerUrl, maxConnections: 12 }).init();
+  const db = await new PostgresDb({ url: database.url, ownerUrl: database.ownerUrl, maxConnections }).init();
   await runRuntimeMigrations(db);
   await migrateGateway(db);
   return {

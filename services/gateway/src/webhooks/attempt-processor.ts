@@ -1,5 +1,5 @@
 import { TOPICS } from '@lore/contracts';
-import { claimEvent, injectTraceHeaders, type BusMessage, type Db, type EventBus, type Logger } from '@lore/runtime';
+import { claimEvent, injectTraceHeaders, type BusMessage, type Db, type Logger, type OutgoingMessage } from '@lore/runtime';
 import type { WebhookHttpClient, AttemptResult } from './http-client';
 import type { KeyedLimiter } from './keyed-limiter';
 import { attemptKey, decodeDeliveryMessage, encodeDeliveryMessage, messageKey, type DeadLetterMessage, type DeliveryMessage } from './messages';
@@ -30,7 +30,8 @@ const MAX_LEASE_WAITS = 3;
 
 export interface AttemptProcessorDeps {
   db: Db;
-  bus: EventBus;
+  /** Resolves once the broker acknowledged (a PublishBatcher in the worker). */
+  publish: (topic: string, messages: OutgoingMessage[]) => Promise<void>;
   client: WebhookHttpClient;
   limiter: KeyedLimiter;
   logger: Logger;
@@ -224,7 +225,7 @@ export class AttemptProcessor {
 
   private async publishRetry(m: DeliveryMessage, step: number, dueAt: Date): Promise<void> {
     const next: DeliveryMessage = { ...m, step, due_at: dueAt.toISOString() };
-    await this.deps.bus.publish(topicForStep(step), [encodeDeliveryMessage(next)]);
+    await this.deps.publish(topicForStep(step), [encodeDeliveryMessage(next)]);
   }
 
   private async publishDead(m: DeliveryMessage, event: string, attempts: number, reason: string, at: Date): Promise<void> {
@@ -240,7 +241,7 @@ export class AttemptProcessor {
       reason,
       dead_at: at.toISOString(),
     };
-    await this.deps.bus.publish(TOPICS.webhookDead, [
+    await this.deps.publish(TOPICS.webhookDead, [
       { key: messageKey(m.tenant_id, m.delivery_id), value: JSON.stringify(dead), headers: { 'event-id': `${attemptKey(m)}:dead` } },
     ]);
   }

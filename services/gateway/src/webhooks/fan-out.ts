@@ -1,5 +1,5 @@
 import { EventEnvelopeSchema, TOPICS, type EventEnvelope } from '@lore/contracts';
-import { claimEvent, type BusMessage, type Db, type EventBus, type Logger } from '@lore/runtime';
+import { claimEvent, type BusMessage, type Db, type Logger, type OutgoingMessage } from '@lore/runtime';
 import { encodeDeliveryMessage } from './messages';
 import type { WebhookMetrics } from './metrics';
 import { fanOutEvent } from './store/deliveries';
@@ -9,7 +9,8 @@ export const FANOUT_CONSUMER = 'webhooks.fanout';
 
 export interface FanOutDeps {
   db: Db;
-  bus: EventBus;
+  /** Resolves once the broker acknowledged (a PublishBatcher in the worker). */
+  publish: (topic: string, messages: OutgoingMessage[]) => Promise<void>;
   logger: Logger;
   metrics: WebhookMetrics;
   /** Subscriptions one event is delivered to at most (per tenant); the subscription limit keeps it unreachable. */
@@ -66,7 +67,7 @@ export class FanOut {
     this.deps.metrics.fanout.inc({ result: pending.length > 0 ? 'delivered' : 'no_subscribers' });
     if (pending.length === 0) return;
     const dueAt = new Date().toISOString();
-    await this.deps.bus.publish(
+    await this.deps.publish(
       TOPICS.webhookDeliveries,
       pending.map((d) =>
         encodeDeliveryMessage({

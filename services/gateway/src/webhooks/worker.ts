@@ -1,10 +1,11 @@
 import { TOPICS } from '@lore/contracts';
-import type { BusMessage, Db, EventBus, Logger, Subscription } from '@lore/runtime';
+import type { BusMessage, Db, EventBus, Logger, OutgoingMessage, Subscription } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { AbortedError, AttemptProcessor } from './attempt-processor';
 import { FanOut } from './fan-out';
 import { WebhookHttpClient } from './http-client';
 import { KeyedLimiter } from './keyed-limiter';
+import { PublishBatcher } from './publish-batcher';
 import { webhookMetrics } from './metrics';
 import { RETRY_DELAYS_MS, RETRY_TOPICS } from './schedule';
 import { TargetGuard, type HostLookup } from './target-guard';
@@ -85,10 +86,13 @@ export function createWebhooksWorker(deps: WebhooksWorkerDeps): WebhooksWorker {
       maxSocketsPerOrigin: Math.max(config.concurrencyPerEndpoint, 1),
       ...(config.extraCaPem ? { extraCaPem: config.extraCaPem } : {}),
     });
-    const fanOut = new FanOut({ db: deps.db, bus: deps.bus, logger, metrics, maxSubscriptionsPerEvent: config.maxSubscriptionsPerEvent });
+    // Concurrent handlers share broker round trips; each still waits for its own acknowledgement.
+    const batcher = new PublishBatcher(deps.bus);
+    const publish = (topic: string, messages: OutgoingMessage[]) => batcher.publish(topic, messages);
+    const fanOut = new FanOut({ db: deps.db, publish, logger, metrics, maxSubscriptionsPerEvent: config.maxSubscriptionsPerEvent });
     const attempts = new AttemptProcessor({
       db: deps.db,
-      bus: deps.bus,
+      publish,
       client,
       limiter: new KeyedLimiter(config.concurrencyPerEndpoint),
       logger,
