@@ -7,6 +7,7 @@ import {
   Lifecycle,
   listen,
   opsRouter,
+  OutboxRelay,
   parseConfig,
   PostgresBlobStore,
   PostgresDb,
@@ -47,7 +48,6 @@ async function main(): Promise<void> {
   lifecycle.onShutdown('http server', () => server.close());
   if (config.LORE_GRAPH_RELAY) {
     // Only the relay part of the worker: consumers run in graph-worker.
-    const { OutboxRelay } = await import('@lore/runtime');
     const relay = new OutboxRelay({ db, bus, logger, metrics });
     relay.start();
     lifecycle.onShutdown('outbox relay', () => relay.stop());
