@@ -13,6 +13,7 @@ export * from './runtime/equality';
 export * from './runtime/apply';
 export * from './runtime/status';
 export * from './runtime/finalizer';
+export * from './runtime/freshness';
 export * from './runtime/events';
 export * from './runtime/leader-election';
 export * from './runtime/metrics';

@@ -3,6 +3,7 @@ import { SECRET, type ResourceType } from '../kube/resources';
 import type { KubeObject } from '../kube/types';
 import type { KeyRecord, PlatformAdmin } from '../platform/admin-client';
 import { controllerReference, isControlledBy } from '../runtime/apply';
+import { isFresh } from '../runtime/freshness';
 import { KEY_ID_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWNER_KIND_LABEL } from './names';
 import type { SecretObject } from './types';
 
@@ -68,9 +69,10 @@ export class StaleCacheError extends Error {
 /**
  * Before any irreversible action (issuing or revoking a key) the cached owner must be the newest version: a
  * reconcile that ran on a stale copy could otherwise revoke a key that was confirmed a moment ago. One GET,
- * only on the unhappy path.
+ * only on that path, and none when the object is the server's answer to a write of this reconcile.
  */
 export async function assertCurrent(kube: KubeClient, rt: ResourceType, obj: KubeObject): Promise<void> {
+  if (isFresh(obj)) return;
   const live = await kube.get(rt, obj.metadata.namespace, String(obj.metadata.name));
   if (!live || live.metadata.resourceVersion !== obj.metadata.resourceVersion) throw new StaleCacheError(`${rt.kind} ${obj.metadata.namespace}/${obj.metadata.name}`);
 }

@@ -79,6 +79,13 @@ async function provision(ctx: ControllerContext, s: Session, now: Date): Promise
   const tenantId = tenant.tenantId;
   await ctx.tenants.ensure(tenantId);
 
+  // A key will be issued (first issuance, or its Secret is gone): the live read of the Secret that must precede
+  // it starts now, alongside the platform call.
+  const secretName = obj.spec?.keySecretName ?? defaultKeySecretName(name);
+  const secret = ctx.caches.secrets.get(namespace, secretName);
+  const liveSecret = !status.pendingKeyId && (!status.keyId || !secret) ? ctx.kube.get<SecretObject>(SECRET, namespace, secretName) : undefined;
+  liveSecret?.catch(() => undefined);
+
   // 2. The memory in the platform (idempotent: its id derives from the object's uid).
   const memoryId = status.memoryId ?? memoryIdFor(uid);
   const hostname = memoryHostname(obj.spec, name, namespace, ctx.settings.baseDomain);
@@ -105,14 +112,12 @@ async function provision(ctx: ControllerContext, s: Session, now: Date): Promise
   );
 
   // 3 and 4, side by side (independent): the mk_ key in its Secret, and the Ingress routing the hostname.
-  const secretName = obj.spec?.keySecretName ?? defaultKeySecretName(name);
   status.keySecretName = secretName;
-  const secret = ctx.caches.secrets.get(namespace, secretName);
   if (secretOwnership(secret, obj) === 'foreign') {
     return s.stall('SecretConflict', `Secret ${secretName} exists and is not managed by this Memory; delete it or set spec.keySecretName`);
   }
   const [keyOutcome] = await Promise.all([
-    ensureMemoryKey(ctx, s, { tenantId, memoryId, hostname: status.hostname!, secretName, secret, now }),
+    ensureMemoryKey(ctx, s, { tenantId, memoryId, hostname: status.hostname!, secretName, secret, liveSecret, now }),
     ensureIngress(ctx, s, now),
   ]);
   if (keyOutcome) return keyOutcome;
@@ -165,7 +170,16 @@ async function ensureIngress(ctx: ControllerContext, s: Session, now: Date): Pro
 async function ensureMemoryKey(
   ctx: ControllerContext,
   s: Session,
-  args: { tenantId: string; memoryId: string; hostname: string; secretName: string; secret: SecretObject | undefined; now: Date },
+  args: {
+    tenantId: string;
+    memoryId: string;
+    hostname: string;
+    secretName: string;
+    secret: SecretObject | undefined;
+    /** The Secret read live, when the read was started early. */
+    liveSecret?: Promise<SecretObject | undefined>;
+    now: Date;
+  },
 ): Promise<ReconcileResult | undefined> {
   const { tenantId, memoryId, hostname, secretName, secret, now } = args;
   const status = s.status;
@@ -207,7 +221,7 @@ async function ensureMemoryKey(
   // Issuing is irreversible: act only on the newest state. The Secret is read live because the cache holds only
   // Secrets this operator manages: a user's Secret of the same name must be seen, and never overwritten.
   await assertCurrent(ctx.kube, MEMORY, s.obj);
-  const live = await ctx.kube.get<SecretObject>(SECRET, namespace, secretName);
+  const live = await (args.liveSecret ?? ctx.kube.get<SecretObject>(SECRET, namespace, secretName));
   if (live && !isControlledBy(live, s.obj)) {
     return (await s.stall('SecretConflict', `Secret ${secretName} exists and is not managed by this Memory; delete it or set spec.keySecretName`, 60_000))!;
   }

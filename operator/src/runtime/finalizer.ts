@@ -3,6 +3,7 @@ import { isNotFound } from '../kube/errors';
 import type { ResourceType } from '../kube/resources';
 import type { KubeObject } from '../kube/types';
 import type { ReconcileResult } from './controller';
+import { markFresh } from './freshness';
 
 export interface FinalizedHandlers<T extends KubeObject> {
   /** Brings the world in line with a live object. Never sees finalizers. */
@@ -57,7 +58,7 @@ export function withFinalizer<T extends KubeObject>(
             { op: 'test', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion },
             { op: 'add', path: '/metadata/finalizers', value: [finalizer] },
           ];
-      current = await kube.jsonPatch<T>(rt, obj.metadata.namespace, String(obj.metadata.name), ops);
+      current = markFresh(await kube.jsonPatch<T>(rt, obj.metadata.namespace, String(obj.metadata.name), ops));
     }
     return handlers.apply(current);
   };

@@ -2,6 +2,7 @@ import type { KubeClient } from '../kube/client';
 import type { ResourceType } from '../kube/resources';
 import type { KubeObject } from '../kube/types';
 import { deepEqual } from './equality';
+import { markFresh } from './freshness';
 
 /**
  * Writes `status` through the status subresource only when it differs from what the object already has. The PUT
@@ -16,7 +17,7 @@ export async function writeStatusIfChanged<T extends KubeObject & { status?: unk
   status: unknown,
 ): Promise<{ obj: T; written: boolean }> {
   if (deepEqual(stripUndefined(obj.status ?? {}), stripUndefined(status))) return { obj, written: false };
-  const updated = await kube.replaceStatus<T>(rt, { ...obj, status: stripUndefined(status) });
+  const updated = markFresh(await kube.replaceStatus<T>(rt, { ...obj, status: stripUndefined(status) }));
   return { obj: updated, written: true };
 }
 
