@@ -10,7 +10,9 @@
  *   (BENCH_EVENTS=1500 BENCH_RATE=100 BENCH_TENANTS=10 to change the load; BENCH_TENANTS=1 is the worst case:
  *   one tenant's events share one partition of lore.events, so its fan-out is sequential)
  */
+import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { cpus, loadavg } from 'node:os';
 import { TOPICS } from '@lore/contracts';
 import { KafkaBus, OutboxRelay, createMetricsRegistry } from '@lore/runtime';
@@ -22,7 +24,6 @@ import {
   envelope,
   now,
   silentLogger,
-  startReceiver,
   startWorker,
   subscribe,
   tenantId,
@@ -39,7 +40,7 @@ const RELAY_POLL_MS = 50;
 const BASELINE_TOPIC = 'lore.bench.webhooks-baseline';
 /** What docs/webhooks.md recommends for the webhook topics; the worker process's default consumer concurrency. */
 const WEBHOOK_PARTITIONS = 12;
-const CONSUMER_CONCURRENCY = 8;
+const CONSUMER_CONCURRENCY = Number(process.env.BENCH_CONSUMER_CONCURRENCY ?? 8);
 
 /**
  * The topics the webhook pipeline reads get the partitions a deployment would give them (docs/webhooks.md). On a
@@ -131,11 +132,19 @@ async function main(): Promise<void> {
   const bus = newBus('worker');
   const producerBus = newBus('producer');
   const probeBus = newBus('baseline');
+  // The receiver runs in its own process, so its TLS work does not share the worker's event loop.
   const arrivals = new Map<string, number>();
-  const receiver = await startReceiver(pki, (_i, req) => {
-    const id = req.headers['webhook-id'];
-    if (typeof id === 'string' && !arrivals.has(id)) arrivals.set(id, now());
-    return { status: 204 };
+  const child = fork(join(__dirname, 'receiver-process.ts'), [], {
+    execArgv: ['--conditions=lore-src', '--import', 'tsx'],
+    env: { ...process.env, BENCH_PKI_DIR: pki.dir },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const receiverUrl = await new Promise<string>((resolve, reject) => {
+    child.on('message', (m: { ready?: string; id?: string; at?: number }) => {
+      if (m.ready) resolve(m.ready);
+      else if (m.id && m.at !== undefined && !arrivals.has(m.id)) arrivals.set(m.id, m.at);
+    });
+    child.once('exit', (code) => reject(new Error(`receiver process exited (${code})`)));
   });
   const worker = await startWorker(store.db, bus, pki, { groupIdPrefix: uniqueGroupPrefix('bench'), concurrencyPerEndpoint: 16 });
   const relay = new OutboxRelay({ db: store.db, bus: producerBus, logger: silentLogger, pollIntervalMs: RELAY_POLL_MS });
@@ -151,7 +160,7 @@ async function main(): Promise<void> {
 
   try {
     const tenants = Array.from({ length: TENANTS }, () => tenantId());
-    for (const t of tenants) await subscribe(store.db, t, `${receiver.url}/bench`, ['memory.ingest.completed']);
+    for (const t of tenants) await subscribe(store.db, t, `${receiverUrl}/bench`, ['memory.ingest.completed']);
     const tenant = tenants[0]!;
 
     // Warm-up: connections, prepared plans, JIT.
@@ -202,7 +211,7 @@ async function main(): Promise<void> {
     await bus.close();
     await producerBus.close();
     await probeBus.close();
-    await receiver.close();
+    child.disconnect();
     await store.close();
     pki.cleanup();
   }

@@ -58,11 +58,14 @@ export class WebhookHttpClient {
     this.snippetBytes = options.snippetBytes ?? 1024;
     this.maxResponseBytes = options.maxResponseBytes ?? 64 * 1024;
     this.userAgent = options.userAgent ?? 'Lore-Webhooks/1';
+    const maxSockets = options.maxSocketsPerOrigin ?? 16;
     this.agent = new Agent({
       keepAlive: true,
       keepAliveMsecs: 10_000,
-      maxSockets: options.maxSocketsPerOrigin ?? 16,
-      maxFreeSockets: 4,
+      maxSockets,
+      // Idle connections are kept up to the same bound: closing them only to open new ones costs a TLS handshake
+      // per attempt on a busy endpoint.
+      maxFreeSockets: maxSockets,
       scheduling: 'lifo',
       // A prepared context rather than a `ca` list: the agent keys its socket pool on the options, and a long CA
       // list in them would be serialised on every request.
