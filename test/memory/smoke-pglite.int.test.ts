@@ -67,3 +67,32 @@ describe('memory without vectors', () => {
     expect(h.logs.text()).toContain('memory search runs lexical-only');
   });
 });
+
+describe('streamed search when the client goes away', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ backend: 'pglite' });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('stops answering and keeps serving others', async () => {
+    const who = h.identity('t_abort');
+    const ingest = await h.call('POST', '/api/v1/memory/ingest', who, { content: 'The Gannet archive keeps invoices for ten years.', routing: { mode: 'auto' } });
+    await waitIndexed(h, who, ingest.body.doc_id);
+    const controller = new AbortController();
+    const res = await fetch(`${h.url}/api/v1/memory/search/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-lore-identity': await h.signer.sign(who) },
+      body: JSON.stringify({ query: 'Gannet archive invoices' }),
+      signal: controller.signal,
+    });
+    expect(res.status).toBe(200);
+    controller.abort();
+    await expect(res.text()).rejects.toThrow();
+    const after = await h.call('POST', '/api/v1/memory/search', who, { query: 'Gannet archive invoices' });
+    expect(after.status).toBe(200);
+    expect(after.body.citations.map((c: any) => c.document_id)).toEqual([ingest.body.doc_id]);
+  });
+});

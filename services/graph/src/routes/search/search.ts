@@ -35,7 +35,10 @@ export function searchRoutes(deps: RouteDeps): Router<GraphState> {
     const retrieval = await retrieve(deps.memory, ctx.state.scope, body.query, { vaultIds: body.vault_ids, topK: body.top_k });
     const abort = new AbortController();
     const stream = new PassThrough();
-    ctx.req.on('close', () => abort.abort());
+    // The request body was consumed already; the response closing before it finished means the client left.
+    ctx.res.on('close', () => {
+      if (!ctx.res.writableFinished) abort.abort();
+    });
     ctx.status = 200;
     ctx.set('content-type', 'text/event-stream; charset=utf-8');
     ctx.set('cache-control', 'no-cache, no-transform');
