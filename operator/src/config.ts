@@ -48,7 +48,7 @@ export const operatorEnvSchema = z
     LORE_OPERATOR_DATA_RETENTION: z.enum(['Retain', 'Delete']).default('Retain'),
     LORE_OPERATOR_MEMORY_KEY_OVERLAP_SECONDS: envInt(3600, 0, 30 * 86400),
     LORE_OPERATOR_NAMESPACE_SELECTOR: z.string().optional(),
-    LORE_OPERATOR_WORKERS: envInt(4, 1, 64),
+    LORE_OPERATOR_WORKERS: envInt(8, 1, 64),
     LORE_OPERATOR_RESYNC_SECONDS: envInt(600, 0, 86400),
     LORE_OPERATOR_LEADER_ELECTION: envBool(true),
     LORE_OPERATOR_LEASE_NAME: z.string().regex(DNS_LABEL).default('lore-operator'),

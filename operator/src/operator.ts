@@ -95,7 +95,7 @@ export class LoreOperator {
       caches: { namespaces: this.namespaces, memories: this.memories, apiKeys: this.apiKeys, secrets: this.secrets, ingresses: this.ingresses },
       hooks: opts.hooks,
     };
-    const common = { logger, metrics: opts.metrics, workers: opts.workers ?? 4, backoff: opts.backoff };
+    const common = { logger, metrics: opts.metrics, workers: opts.workers ?? 8, backoff: opts.backoff };
     this.memoryController = new Controller({ ...common, name: 'memory', reconcile: memoryReconciler(ctx) });
     this.apiKeyController = new Controller({ ...common, name: 'apikey', reconcile: apiKeyReconciler(ctx) });
     this.wire();
