@@ -1,7 +1,7 @@
 import { createNamespace, installCrds, kubectl, kubectlJson, kubectlOk, runId } from './support/kube';
-import { BASE_DOMAIN, createSystemNamespace, operatorConfig, startInProcessOperator, type InProcessOperator, type SuiteScope } from './support/operator';
+import { BASE_DOMAIN, createSystemNamespace, metricValue, operatorConfig, startInProcessOperator, type InProcessOperator, type SuiteScope } from './support/operator';
 import { http, startPlatform, type Platform } from './support/platform';
-import { waitFor } from './support/wait';
+import { sleep, waitFor } from './support/wait';
 
 /**
  * Memory objects on a real kube-apiserver, reconciled by the operator into the real gateway (PostgreSQL, Redis):
@@ -115,6 +115,22 @@ describe('Memory', () => {
     const events = await kubectlJson(['-n', ns, 'get', 'events.events.k8s.io', '--field-selector', `regarding.name=notes`]);
     expect(events.items.map((e: any) => e.reason)).toEqual(expect.arrayContaining(['KeyIssued', 'Ready']));
     expect(events.items.every((e: any) => e.reportingController === 'lore.dev/operator')).toBe(true);
+  });
+
+  it('makes no write at all when a resync finds everything as it should be', async () => {
+    const ns = await createNamespace(scope.run, { tenant: `tenant-${scope.run}-z` });
+    for (const n of ['q1', 'q2', 'q3']) await kubectlOk(['-n', ns, 'apply', '-f', '-'], memoryYaml(n));
+    for (const n of ['q1', 'q2', 'q3']) await waitReady(ns, n);
+    await sleep(1_000);
+    const metrics = async () => (await fetch(op.metricsUrl)).text();
+    const writes = (t: string) => ['create', 'update', 'apply', 'patch', 'delete'].reduce((n, verb) => n + metricValue(t, 'lore_operator_kube_requests_total', { verb }), 0);
+    const reconciles = (t: string) => metricValue(t, 'lore_operator_reconcile_duration_seconds_count', { controller: 'memory' });
+    const before = await metrics();
+    const served = op.composed.operator.memories.list((m) => op.composed.operator.namespaces.get(undefined, String(m.metadata.namespace)) !== undefined).length;
+    op.composed.operator.memories.resync();
+    await waitFor('the resync reconciled every served Memory', async () => reconciles(await metrics()) - reconciles(before) >= served);
+    await sleep(500);
+    expect(writes(await metrics())).toBe(writes(before));
   });
 
   it('repairs drift: a deleted Ingress comes back, a deleted Secret gets a new working key', async () => {
