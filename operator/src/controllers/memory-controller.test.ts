@@ -165,6 +165,24 @@ describe('memory reconciler', () => {
     expect(kube.peek(INGRESS, 'lore-system', m.status!.ingressName!)).toBeUndefined();
   });
 
+  it('removes the Ingress and its condition when spec.ingress.enabled turns false', async () => {
+    const { ctx, kube } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(MEMORY, memory('notes', 'team'));
+    const reconcile = memoryReconciler(ctx);
+    await settle(reconcile, 'team/notes');
+    const m = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
+    const ingressName = m.status!.ingressName!;
+    expect(kube.peek(INGRESS, 'lore-system', ingressName)).toBeDefined();
+    await kube.replace(MEMORY, { ...m, spec: { ingress: { enabled: false } } });
+    await settle(reconcile, 'team/notes');
+    const after = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
+    expect(kube.peek(INGRESS, 'lore-system', ingressName)).toBeUndefined();
+    expect(after.status!.ingressName).toBeUndefined();
+    expect(cond(after, 'IngressReady')).toBeUndefined();
+    expect(cond(after, 'Ready')?.status).toBe('True');
+  });
+
   it('keeps the transition time of unchanged conditions when the spec changes', async () => {
     const { ctx, kube } = controllerFixture();
     kube.seed(NAMESPACE, namespace('team', 'acme'));
