@@ -23,12 +23,14 @@ ENV CI=true \
     npm_config_fund=false \
     npm_config_audit=false \
     npm_config_update_notifier=false
-# Every workspace's sources come in before `npm ci`: the lockfile lists each workspace, and a workspace whose
-# manifest is missing would make `npm ci` refuse. (.dockerignore keeps node_modules and dist out.)
+# Every workspace's sources come in before the install: the lockfile lists each workspace. `npm install` (not
+# `npm ci`) installs the lockfile's pinned versions; `npm ci` refuses a lockfile that lacks other platforms'
+# optional native binaries, which ours does (it is resolved against a mirror carrying linux builds only).
+# (.dockerignore keeps node_modules and dist out.)
 COPY package.json package-lock.json .npmrc tsconfig.base.json tsconfig.json ./
 COPY services/ services/
 COPY operator/ operator/
-RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
+RUN --mount=type=cache,target=/root/.npm npm install --no-audit --no-fund
 RUN npx tsc -b \
  && npm prune --omit=dev --no-audit --no-fund \
  # What the running image needs of each workspace: manifests, compiled code, SQL migrations, worker scripts.

@@ -2,7 +2,7 @@
 .PHONY: install start test test-unit test-int typecheck lint infra-up infra-down k8s-up k8s-down bench
 
 install:
-	npm ci --no-audit --no-fund
+	npm install --no-audit --no-fund
 
 start:
 	npm start
