@@ -3,7 +3,10 @@ import { trace } from '@opentelemetry/api';
 
 export type { Logger } from 'pino';
 
-/** Paths never written to logs: credentials, auth headers, cookies and anything named like a secret. */
+/**
+ * Header paths never written to logs: credentials, auth headers, cookies. These are exact paths, which pino
+ * compiles into direct property accesses (cheap on every line).
+ */
 export const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers["x-api-key"]',
@@ -13,20 +16,55 @@ export const REDACT_PATHS = [
   'headers.authorization',
   'headers["x-api-key"]',
   'headers.cookie',
-  '*.password',
-  '*.secret',
-  '*.api_key',
-  '*.apiKey',
-  '*.token',
-  '*.key',
-  '*.plaintext',
-  '*.signing_secret',
-  'password',
-  'secret',
-  'api_key',
-  'token',
-  'plaintext',
+  'headers["x-lore-identity"]',
 ];
+
+export const REDACTED = '[redacted]';
+
+/** Field names that are secret wherever they appear at the top of a log object. */
+const SECRET_TOP = new Set(['password', 'secret', 'api_key', 'apiKey', 'token', 'plaintext', 'signing_secret']);
+/** Field names that are secret one level down (`{ key: { key: ... } }`-style objects). */
+const SECRET_NESTED = new Set([...SECRET_TOP, 'key']);
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+function redactNested(value: Record<string, unknown>): Record<string, unknown> {
+  let copy: Record<string, unknown> | undefined;
+  for (const k in value) {
+    if (SECRET_NESTED.has(k) && value[k] !== undefined) {
+      copy ??= { ...value };
+      copy[k] = REDACTED;
+    }
+  }
+  return copy ?? value;
+}
+
+/**
+ * One pass over a log object: secret-named fields at the top level and one level down are censored. Objects the
+ * caller passed are never mutated (a changed object is copied), and a line with nothing secret costs one loop
+ * over its few keys — the wildcard paths pino offers cost a tree walk on every line.
+ */
+export function redactSecrets(obj: Record<string, unknown>): Record<string, unknown> {
+  let out: Record<string, unknown> | undefined;
+  for (const k in obj) {
+    const v = obj[k];
+    let next = v;
+    if (SECRET_TOP.has(k)) {
+      if (v !== undefined) next = REDACTED;
+    } else if (isPlainObject(v)) {
+      next = redactNested(v);
+    }
+    if (next !== v) {
+      out ??= { ...obj };
+      out[k] = next;
+    }
+  }
+  return out ?? obj;
+}
 
 export interface LoggerConfig {
   level: string;
@@ -39,9 +77,9 @@ export function createLogger(config: LoggerConfig): Logger {
   const options: LoggerOptions = {
     level: config.level,
     base: { service: config.service },
-    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    redact: { paths: REDACT_PATHS, censor: REDACTED },
     timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
+    formatters: { level: (label) => ({ level: label }), log: redactSecrets },
     // Every line carries the active trace so logs and traces join up.
     mixin() {
       const span = trace.getActiveSpan();

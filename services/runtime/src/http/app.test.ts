@@ -1,0 +1,115 @@
+import { Writable } from 'node:stream';
+import Router from '@koa/router';
+import pino from 'pino';
+import { createHttpApp, notFoundFallback, opsRouter, type LoreState } from './app';
+import { listen, type StartedServer } from './server';
+import { AppError } from '../errors/app-error';
+import { createLogger } from '../log/logger';
+import { createMetricsRegistry } from '../metrics/registry';
+import { Lifecycle } from '../lifecycle/lifecycle';
+
+describe('createHttpApp', () => {
+  const lines: Record<string, unknown>[] = [];
+  let server: StartedServer;
+  let lifecycle: Lifecycle;
+  let dbOk = true;
+
+  beforeAll(async () => {
+    const destination = new Writable({
+      write(chunk: Buffer, _e, done) {
+        for (const l of chunk.toString().split('\n')) if (l) lines.push(JSON.parse(l) as Record<string, unknown>);
+        done();
+      },
+    });
+    const logger = createLogger({ level: 'info', service: 'app-test', destination });
+    const metrics = createMetricsRegistry('app_test');
+    lifecycle = new Lifecycle(pino({ level: 'silent' }));
+    lifecycle.addCheck('db', async () => ({ ok: dbOk }));
+    const app = createHttpApp({ service: 'app-test', logger, metrics, bodyLimitBytes: 64 });
+    const router = new Router<LoreState>();
+    router.get('/items/:id', (ctx) => {
+      ctx.body = { id: ctx.params.id, request_id: ctx.state.requestId };
+    });
+    router.post('/echo', (ctx) => {
+      ctx.body = { got: ctx.request.body };
+    });
+    router.get('/conflict', () => {
+      throw new AppError('CONFLICT', 'already there', { headers: { 'retry-after': '3' } });
+    });
+    router.get('/crash', () => {
+      throw new Error('secret internals');
+    });
+    app.use(notFoundFallback());
+    app.use(opsRouter(lifecycle, metrics).routes());
+    app.use(router.routes());
+    server = await listen(app, 0, '127.0.0.1');
+  });
+  afterAll(() => server.close(100));
+
+  it('gives every request an id, echoing a well-formed incoming one', async () => {
+    const fresh = await fetch(`${server.url}/items/7`);
+    const id = fresh.headers.get('x-request-id');
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await fresh.json()).toEqual({ id: '7', request_id: id });
+    const kept = await fetch(`${server.url}/items/7`, { headers: { 'x-request-id': 'client-req-0001' } });
+    expect(kept.headers.get('x-request-id')).toBe('client-req-0001');
+    const bad = await fetch(`${server.url}/items/7`, { headers: { 'x-request-id': 'no spaces <allowed>' } });
+    expect(bad.headers.get('x-request-id')).not.toBe('no spaces <allowed>');
+  });
+
+  it('writes one access line per request with the route template, status and duration', async () => {
+    lines.length = 0;
+    await fetch(`${server.url}/items/42`, { headers: { 'x-request-id': 'access-log-0001' } });
+    await new Promise((r) => setTimeout(r, 20));
+    const line = lines.find((l) => l.request_id === 'access-log-0001');
+    expect(line).toMatchObject({ msg: 'request', method: 'GET', path: '/items/42', route: '/items/:id', status: 200 });
+    expect(typeof line!.duration_ms).toBe('number');
+  });
+
+  it('maps AppError to its status, headers and the error body', async () => {
+    const res = await fetch(`${server.url}/conflict`, { headers: { 'x-request-id': 'conflict-00001' } });
+    expect(res.status).toBe(409);
+    expect(res.headers.get('retry-after')).toBe('3');
+    expect(await res.json()).toEqual({ error: { code: 'CONFLICT', message: 'already there', request_id: 'conflict-00001' } });
+  });
+
+  it('hides unexpected errors behind a 500 INTERNAL body', async () => {
+    const res = await fetch(`${server.url}/crash`);
+    expect(res.status).toBe(500);
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('INTERNAL');
+    expect(JSON.stringify(body)).not.toContain('secret internals');
+  });
+
+  it('answers unknown routes with the closed 404 body', async () => {
+    const res = await fetch(`${server.url}/nope`);
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
+  });
+
+  it('parses JSON bodies, answers 400 to malformed JSON and 413 past the body limit', async () => {
+    const ok = await fetch(`${server.url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+    expect(await ok.json()).toEqual({ got: { a: 1 } });
+    const bad = await fetch(`${server.url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('BAD_REQUEST');
+    const big = await fetch(`${server.url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ a: 'x'.repeat(200) }) });
+    expect(big.status).toBe(413);
+    expect(((await big.json()) as { error: { code: string } }).error.code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('serves livez always, readyz from the checks and the lifecycle, and metrics with per-route series', async () => {
+    expect((await fetch(`${server.url}/livez`)).status).toBe(200);
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(503); // not started yet
+    lifecycle.markStarted();
+    const ready = await fetch(`${server.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { db: { ok: true } } });
+    dbOk = false;
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(503);
+    dbOk = true;
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/route="\/items\/:id"/);
+    expect(metrics).toMatch(/status="409"/);
+  });
+});

@@ -1,0 +1,71 @@
+import { Writable } from 'node:stream';
+import { createLogger, redactSecrets, REDACTED } from './logger';
+
+function capture() {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { lines, logger: createLogger({ level: 'debug', service: 'test', destination }) };
+}
+
+const flush = () => new Promise((r) => setImmediate(r));
+
+describe('logger redaction', () => {
+  it('censors authorization, api key, identity and cookie headers', async () => {
+    const { lines, logger } = capture();
+    logger.info(
+      {
+        req: { headers: { authorization: 'Bearer ck_live_abc', 'x-api-key': 'ck_live_def', cookie: 'sid=1', 'x-lore-identity': 'jwt', accept: '*/*' } },
+        res: { headers: { 'set-cookie': 'sid=2' } },
+        headers: { authorization: 'Bearer x', cookie: 'c', 'x-api-key': 'k', 'x-lore-identity': 'i', host: 'h' },
+      },
+      'request',
+    );
+    await flush();
+    const line = JSON.stringify(lines[0]);
+    for (const secret of ['ck_live_abc', 'ck_live_def', 'sid=1', 'sid=2', '"jwt"', 'Bearer x']) expect(line).not.toContain(secret);
+    const req = lines[0]!.req as { headers: Record<string, string> };
+    expect(req.headers.authorization).toBe(REDACTED);
+    expect(req.headers.accept).toBe('*/*');
+    expect((lines[0]!.headers as Record<string, string>).host).toBe('h');
+  });
+
+  it('censors secret-named fields at the top level and one level down, keeping the rest', async () => {
+    const { lines, logger } = capture();
+    logger.warn({ token: 't0p', password: 'pw', apiKey: 'ak', key_id: 'kid_1', subscription: { signing_secret: 'whsec_x', key: 'k', id: 's1' } }, 'x');
+    await flush();
+    const line = lines[0]!;
+    expect(line.token).toBe(REDACTED);
+    expect(line.password).toBe(REDACTED);
+    expect(line.apiKey).toBe(REDACTED);
+    expect(line.key_id).toBe('kid_1');
+    expect(line.subscription).toEqual({ signing_secret: REDACTED, key: REDACTED, id: 's1' });
+    expect(JSON.stringify(line)).not.toMatch(/t0p|whsec_x|"pw"/);
+  });
+
+  it('never mutates the object the caller logged', () => {
+    const nested = { secret: 's', name: 'n' };
+    const obj = { token: 'tok', nested };
+    const out = redactSecrets(obj);
+    expect(out).not.toBe(obj);
+    expect(obj.token).toBe('tok');
+    expect(nested.secret).toBe('s');
+    expect(out).toEqual({ token: REDACTED, nested: { secret: REDACTED, name: 'n' } });
+  });
+
+  it('returns the same object when nothing is secret (no copy on the hot path)', () => {
+    const obj = { method: 'GET', path: '/x', status: 200, labels: { a: 1 } };
+    expect(redactSecrets(obj)).toBe(obj);
+  });
+
+  it('writes level as a word, the service, and the message', async () => {
+    const { lines, logger } = capture();
+    logger.child({ request_id: 'r1' }).error('boom');
+    await flush();
+    expect(lines[0]).toMatchObject({ level: 'error', service: 'test', request_id: 'r1', msg: 'boom' });
+  });
+});
