@@ -33,6 +33,11 @@ describe('createHttpApp', () => {
     router.post('/echo', (ctx) => {
       ctx.body = { got: ctx.request.body };
     });
+    router.get('/bound', (ctx) => {
+      ctx.state.log = ctx.state.log.child({ tenant_id: 't_1' });
+      ctx.state.log.info('inside');
+      ctx.body = {};
+    });
     router.get('/conflict', () => {
       throw new AppError('CONFLICT', 'already there', { headers: { 'retry-after': '3' } });
     });
@@ -64,6 +69,16 @@ describe('createHttpApp', () => {
     const line = lines.find((l) => l.request_id === 'access-log-0001');
     expect(line).toMatchObject({ msg: 'request', method: 'GET', path: '/items/42', route: '/items/:id', status: 200 });
     expect(typeof line!.duration_ms).toBe('number');
+  });
+
+  it("joins a handler's own lines and the access line through the request's child logger", async () => {
+    lines.length = 0;
+    await fetch(`${server.url}/bound`, { headers: { 'x-request-id': 'bound-log-0001' } });
+    await new Promise((r) => setTimeout(r, 20));
+    const mine = lines.filter((l) => l.request_id === 'bound-log-0001');
+    expect(mine.map((l) => l.msg)).toEqual(['inside', 'request']);
+    for (const l of mine) expect(l.tenant_id).toBe('t_1');
+    expect(mine.filter((l) => l.msg === 'request')).toHaveLength(1);
   });
 
   it('maps AppError to its status, headers and the error body', async () => {

@@ -31,6 +31,34 @@ export interface HttpAppOptions {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 /**
+ * `ctx.state` of every request. The request's child logger (bound to its id) is built on first use: most
+ * requests never log beyond the access line, and a pino child per request is a measurable share of the kit's
+ * cost. Handlers may still replace `log` with a more specific child.
+ */
+class RequestState {
+  private child?: Logger;
+  [key: string]: unknown;
+
+  constructor(
+    private readonly base: Logger,
+    readonly requestId: string,
+  ) {}
+
+  get log(): Logger {
+    this.child ??= this.base.child({ request_id: this.requestId });
+    return this.child;
+  }
+
+  set log(logger: Logger) {
+    this.child = logger;
+  }
+
+  childIfMade(): Logger | undefined {
+    return this.child;
+  }
+}
+
+/**
  * The Koa app every Lore process uses: request ids, a child logger per request, access logs, RED metrics per
  * route template, body-size limits and one error mapping. Routes are added by the caller.
  */
@@ -42,8 +70,8 @@ export function createHttpApp(options: HttpAppOptions): LoreApp {
   app.use(async (ctx, next) => {
     const incoming = ctx.get('x-request-id');
     const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    ctx.state.requestId = requestId;
-    ctx.state.log = options.logger.child({ request_id: requestId });
+    const state = new RequestState(options.logger, requestId);
+    ctx.state = state as unknown as LoreState;
     ctx.set('x-request-id', requestId);
     const start = process.hrtime.bigint();
     try {
@@ -56,10 +84,12 @@ export function createHttpApp(options: HttpAppOptions): LoreApp {
       const labels = { method: ctx.method, route: String(route), status: String(ctx.status) };
       http.requestDuration.observe(labels, seconds);
       http.requestsTotal.inc(labels);
-      ctx.state.log.info(
-        { method: ctx.method, path: ctx.path, route, status: ctx.status, duration_ms: Math.round(seconds * 1e4) / 10 },
-        'request',
-      );
+      const line = { method: ctx.method, path: ctx.path, route, status: ctx.status, duration_ms: Math.round(seconds * 1e4) / 10 };
+      // A handler that logged already made the request's child logger (it carries request_id and whatever the
+      // handler bound); otherwise the base logger writes the id as a field and no child is built at all.
+      const child = state.childIfMade();
+      if (child) child.info(line, 'request');
+      else options.logger.info({ request_id: requestId, ...line }, 'request');
     }
   });
 
