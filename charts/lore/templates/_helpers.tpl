@@ -113,21 +113,29 @@ checksum/secret: {{ include (print .Template.BasePath "/secret.yaml") . | sha256
 {{- end }}
 {{- end }}
 
-{{/* What the platform services need besides: database, Redis, Kafka, the identity secret (not the operator). */}}
+{{/*
+What the platform services need besides (args: dict with root, redis, identity): database and Kafka always;
+Redis and the identity secret only for the components that read them, so no pod holds a secret it never uses.
+*/}}
 {{- define "lore.platformEnv" -}}
+{{- $root := .root }}
 - name: LORE_DATABASE_URL
-  valueFrom: { secretKeyRef: { name: {{ include "lore.secretName" . }}, key: database-url } }
+  valueFrom: { secretKeyRef: { name: {{ include "lore.secretName" $root }}, key: database-url } }
+{{- if .redis }}
 - name: LORE_REDIS_URL
-  valueFrom: { secretKeyRef: { name: {{ include "lore.secretName" . }}, key: redis-url } }
+  valueFrom: { secretKeyRef: { name: {{ include "lore.secretName" $root }}, key: redis-url } }
+{{- end }}
 - name: LORE_KAFKA_BROKERS
-  valueFrom: { configMapKeyRef: { name: {{ include "lore.fullname" . }}, key: kafka-brokers } }
+  valueFrom: { configMapKeyRef: { name: {{ include "lore.fullname" $root }}, key: kafka-brokers } }
+{{- if .identity }}
 - name: LORE_IDENTITY_SECRET
-  valueFrom: { secretKeyRef: { name: {{ include "lore.secretName" . }}, key: identity-secret } }
+  valueFrom: { secretKeyRef: { name: {{ include "lore.secretName" $root }}, key: identity-secret } }
+{{- end }}
 {{- end }}
 
 {{/*
 One Deployment of the shared image (args: dict with root, component, values, args, env, ports, probePort,
-serviceAccountName, withoutPlatformEnv). Every component differs only in these.
+serviceAccountName, withoutPlatformEnv, withoutRedis, withoutIdentity). Every component differs only in these.
 */}}
 {{- define "lore.deployment" -}}
 {{- $root := .root }}
@@ -183,7 +191,7 @@ spec:
           env:
             {{- include "lore.commonEnv" $root | nindent 12 }}
             {{- if not .withoutPlatformEnv }}
-            {{- include "lore.platformEnv" $root | nindent 12 }}
+            {{- include "lore.platformEnv" (dict "root" $root "redis" (not .withoutRedis) "identity" (not .withoutIdentity)) | nindent 12 }}
             {{- end }}
             - name: OTEL_SERVICE_NAME
               value: {{ .component }}

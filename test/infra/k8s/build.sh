@@ -17,7 +17,7 @@ LORE_K8S_VERSION="${LORE_K8S_VERSION:-v1.33.13}"   # newest v1.33 patch served b
 LORE_ETCD_VERSION="${LORE_ETCD_VERSION:-v3.5.21}"
 LORE_HELM_VERSION="${LORE_HELM_VERSION:-v3.19.5}"  # newest v3.19 patch served by the Go proxy when pinned
 
-LORE_CACHE="${LORE_CACHE:-$HOME/.cache/lore}"
+LORE_CACHE="${LORE_CACHE_DIR:-$HOME/.cache/lore}"
 K8S_ROOT="$LORE_CACHE/k8s/$LORE_K8S_VERSION"
 BIN_DIR="$K8S_ROOT/bin"
 WORK_DIR="$K8S_ROOT/work"        # throw-away wrapper modules (kept so re-runs are quick; safe to delete)
