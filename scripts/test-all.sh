@@ -21,8 +21,11 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm install --no-audit --no-fund --loglevel=error || fail_setup "npm install"
 fi
 
-step "type-check (tsc -b)"
+step "type-check (tsc -b, then the suites and benchmarks outside the build)"
 npx tsc -b || fail_setup "type-check"
+for project in test operator/test bench; do
+  npx tsc -p "$project/tsconfig.json" --noEmit || fail_setup "type-check of $project"
+done
 
 step "lint"
 npx eslint . || fail_setup "lint"
