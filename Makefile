@@ -18,6 +18,7 @@ test-int: infra-up
 
 typecheck:
 	npx tsc -b
+	for p in test operator/test bench; do npx tsc -p $$p/tsconfig.json --noEmit || exit 1; done
 
 lint:
 	npx eslint .
