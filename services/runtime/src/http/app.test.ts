@@ -7,6 +7,7 @@ import { AppError } from '../errors/app-error';
 import { createLogger } from '../log/logger';
 import { createMetricsRegistry } from '../metrics/registry';
 import { Lifecycle } from '../lifecycle/lifecycle';
+import { startTelemetry } from '../telemetry/setup';
 
 describe('createHttpApp', () => {
   const lines: Record<string, unknown>[] = [];
@@ -15,6 +16,7 @@ describe('createHttpApp', () => {
   let dbOk = true;
 
   beforeAll(async () => {
+    startTelemetry({}); // propagation only (no exporter), as in a process without an OTLP endpoint
     const destination = new Writable({
       write(chunk: Buffer, _e, done) {
         for (const l of chunk.toString().split('\n')) if (l) lines.push(JSON.parse(l) as Record<string, unknown>);
@@ -79,6 +81,19 @@ describe('createHttpApp', () => {
     expect(mine.map((l) => l.msg)).toEqual(['inside', 'request']);
     for (const l of mine) expect(l.tenant_id).toBe('t_1');
     expect(mine.filter((l) => l.msg === 'request')).toHaveLength(1);
+  });
+
+  it("continues the caller's W3C trace: the request's log lines carry its trace id", async () => {
+    lines.length = 0;
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    await fetch(`${server.url}/bound`, { headers: { 'x-request-id': 'traced-req-0001', traceparent: `00-${traceId}-00f067aa0ba902b7-01` } });
+    await new Promise((r) => setTimeout(r, 20));
+    const mine = lines.filter((l) => l.request_id === 'traced-req-0001');
+    expect(mine).toHaveLength(2);
+    for (const l of mine) expect(l.trace_id).toBe(traceId);
+    await fetch(`${server.url}/items/1`, { headers: { 'x-request-id': 'untraced-req-01' } });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(lines.find((l) => l.request_id === 'untraced-req-01')?.trace_id).toBeUndefined();
   });
 
   it('maps AppError to its status, headers and the error body', async () => {

@@ -7,6 +7,7 @@ import type { Registry } from 'prom-client';
 import { AppError, errorBody, isAppError } from '../errors/app-error';
 import { createHttpMetrics } from '../metrics/registry';
 import type { Lifecycle } from '../lifecycle/lifecycle';
+import { traceContextMiddleware } from '../telemetry/http';
 
 export interface LoreState {
   requestId: string;
@@ -67,6 +68,9 @@ export function createHttpApp(options: HttpAppOptions): LoreApp {
   const http = createHttpMetrics(options.metrics);
   const limit = options.bodyLimitBytes ?? 1024 * 1024;
 
+  // First: the caller's trace (W3C traceparent) becomes this request's context, so every log line, outgoing call
+  // and published event of the request carries it, with or without the SDK exporting spans.
+  app.use(traceContextMiddleware());
   app.use(async (ctx, next) => {
     const incoming = ctx.get('x-request-id');
     const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { shutdownTelemetry } from '../telemetry/setup';
 
 export type HealthCheck = () => Promise<{ ok: boolean; details?: Record<string, unknown> }>;
 
@@ -19,7 +20,10 @@ export class Lifecycle {
   private readonly checks = new Map<string, HealthCheck>();
   private shutdownPromise?: Promise<void>;
 
-  constructor(private readonly logger: Logger) {}
+  constructor(private readonly logger: Logger) {
+    // Registered first, so it runs last: spans of the drain itself are flushed too.
+    this.onShutdown('tracer', shutdownTelemetry, 5_000);
+  }
 
   /** Registers a readiness check for a dependency (database, cache, broker...). */
   addCheck(name: string, check: HealthCheck): void {
