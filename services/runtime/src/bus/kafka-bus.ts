@@ -27,6 +27,10 @@ export interface KafkaBusOptions {
   partitionsConsumedConcurrently?: number;
   /** How long `subscribe` waits for the consumer to join its group before resolving anyway. Default 30 s. */
   joinTimeoutMs?: number;
+  /** Consumer session: a member silent this long is evicted from its group. Default 30 s. */
+  sessionTimeoutMs?: number;
+  /** Heartbeat period, also while a handler runs. Default 3 s. */
+  heartbeatIntervalMs?: number;
 }
 
 /**
@@ -109,11 +113,12 @@ export class KafkaBus implements EventBus {
     const sleeper = new Sleeper();
     let stopping = false;
     if (!options.fromBeginning) await this.startNewGroupAtEnd(options.groupId, options.topics);
+    const heartbeatMs = this.opts.heartbeatIntervalMs ?? 3_000;
     const consumer = this.kafka.consumer({
       groupId: options.groupId,
       allowAutoTopicCreation: false,
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3_000,
+      sessionTimeout: this.opts.sessionTimeoutMs ?? 30_000,
+      heartbeatInterval: heartbeatMs,
       maxWaitTimeInMs: 1_000,
       // kafkajs restarts a crashed consumer on a timer; one that crashed while being stopped must stay stopped.
       retry: { ...CLIENT_RETRY, restartOnFailure: async () => !stopping },
@@ -142,24 +147,33 @@ export class KafkaBus implements EventBus {
           value: message.value ?? Buffer.alloc(0),
           headers: headersOf(message.headers),
         };
-        for (let attempt = 1; ; attempt++) {
-          try {
-            await withExtractedContext(msg.headers, () => handler(msg));
-            this.metrics.consumed.inc({ topic });
-            return;
-          } catch (err) {
-            this.metrics.handlerFailures.inc({ topic });
-            // Throwing leaves the offset uncommitted: whoever owns the partition next gets the message again.
-            if (stopping) throw err;
-            const delayMs = backoffMs(this.retry, attempt);
-            this.logger.warn(
-              { err, topic, partition, offset: message.offset, attempt, delay_ms: delayMs },
-              'event handler failed; retrying',
-            );
-            await sleeper.sleep(delayMs);
-            // Keeps the membership alive through long retries; throws during a rebalance, handing the message over.
-            await heartbeat();
+        // kafkajs heartbeats only between messages: a handler running past the session timeout (a slow webhook
+        // receiver, a large extraction) would get the member evicted and its partitions, this message included,
+        // handed to another member. So heartbeat on a timer while the handler runs; a heartbeat refused during a
+        // rebalance is simply retried on the next tick.
+        const beat = setInterval(() => void heartbeat().catch(() => undefined), heartbeatMs);
+        try {
+          for (let attempt = 1; ; attempt++) {
+            try {
+              await withExtractedContext(msg.headers, () => handler(msg));
+              this.metrics.consumed.inc({ topic });
+              return;
+            } catch (err) {
+              this.metrics.handlerFailures.inc({ topic });
+              // Throwing leaves the offset uncommitted: whoever owns the partition next gets the message again.
+              if (stopping) throw err;
+              const delayMs = backoffMs(this.retry, attempt);
+              this.logger.warn(
+                { err, topic, partition, offset: message.offset, attempt, delay_ms: delayMs },
+                'event handler failed; retrying',
+              );
+              await sleeper.sleep(delayMs);
+              // Keeps the membership alive through long retries; throws during a rebalance, handing the message over.
+              await heartbeat();
+            }
           }
+        } finally {
+          clearInterval(beat);
         }
       },
     });
