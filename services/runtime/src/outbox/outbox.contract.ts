@@ -215,6 +215,21 @@ export function describeOutboxContract(name: string, open: () => Promise<OutboxF
       expect(left.rows.map((r) => r.key)).toEqual(['1 hour', 'pending']);
     });
 
+    it('prunes idempotency markers older than their retention, keeping recent ones', async () => {
+      const consumer = `prune-${runId}`;
+      const ids = { old: randomUUID(), recent: randomUUID() };
+      await db.withTenant('t-prune', (sql) => claimEvent(sql, consumer, ids.recent));
+      await db.query(`INSERT INTO runtime.processed_events (consumer, event_id, processed_at) VALUES ($1, $2, now() - interval '8 days')`, [consumer, ids.old]);
+      const relay = new OutboxRelay({ db, bus, logger, processedRetentionMs: 7 * 24 * 3600_000 });
+      const pruned = await relay.prune();
+      expect(pruned.processed).toBeGreaterThanOrEqual(1);
+      const left = await db.query<{ event_id: string }>(`SELECT event_id FROM runtime.processed_events WHERE consumer = $1`, [consumer]);
+      expect(left.rows.map((r) => r.event_id)).toEqual([ids.recent]);
+      // A marker pruned away no longer dedupes: the retention must outlast any redelivery.
+      expect(await db.withTenant('t-prune', (sql) => claimEvent(sql, consumer, ids.old))).toBe(true);
+      expect(await db.withTenant('t-prune', (sql) => claimEvent(sql, consumer, ids.recent))).toBe(false);
+    });
+
     it('claims an event id once per consumer, and not when the claiming transaction rolled back', async () => {
       const eventId = randomUUID();
       await expect(

@@ -73,6 +73,11 @@ export interface OutboxRelayOptions {
   batchSize?: number;
   /** How long published rows are kept before pruning. Default 24 h. */
   retentionMs?: number;
+  /**
+   * How long consumers' idempotency markers (`runtime.processed_events`) are kept. A redelivery older than this
+   * would be handled again, so it should exceed the broker's retention of the topics. Default 7 days.
+   */
+  processedRetentionMs?: number;
 }
 
 interface OutboxRow {
@@ -87,6 +92,9 @@ interface OutboxRow {
 /** Any constant shared by every relay of a database: only one relay publishes at a time, in id order. */
 const RELAY_LOCK = 'lore.outbox.relay';
 const PRUNE_EVERY_MS = 60_000;
+/** Idempotency markers deleted per statement, and statements per prune (the rest waits for the next one). */
+const PRUNE_BATCH = 5_000;
+const PRUNE_MAX_BATCHES = 20;
 const MAX_ERROR_BACKOFF_MS = 10_000;
 
 /**
@@ -101,6 +109,7 @@ export class OutboxRelay {
   private readonly pollIntervalMs: number;
   private readonly batchSize: number;
   private readonly retentionMs: number;
+  private readonly processedRetentionMs: number;
   private loop?: Promise<void>;
   private stopping = false;
   private wake?: () => void;
@@ -113,6 +122,7 @@ export class OutboxRelay {
     this.pollIntervalMs = opts.pollIntervalMs ?? 200;
     this.batchSize = opts.batchSize ?? 100;
     this.retentionMs = opts.retentionMs ?? 24 * 3600_000;
+    this.processedRetentionMs = opts.processedRetentionMs ?? 7 * 24 * 3600_000;
     if (opts.metrics) this.registerBacklogGauge(opts.metrics);
   }
 
@@ -188,11 +198,29 @@ export class OutboxRelay {
   private async pruneIfDue(): Promise<void> {
     if (Date.now() - this.lastPrune < PRUNE_EVERY_MS) return;
     this.lastPrune = Date.now();
+    const { outbox, processed } = await this.prune();
+    if (outbox + processed > 0) this.logger.debug({ outbox, processed_events: processed }, 'pruned old outbox rows and idempotency markers');
+  }
+
+  /**
+   * Removes published outbox rows older than the retention and idempotency markers older than theirs (each in
+   * bounded batches, so no long lock); the relay does this once a minute. Returns how many rows each lost.
+   */
+  async prune(): Promise<{ outbox: number; processed: number }> {
     const r = await this.db.query<{ pruned: string }>(`SELECT runtime.prune_outbox(make_interval(secs => $1)) AS pruned`, [
       this.retentionMs / 1000,
     ]);
-    const pruned = Number(r.rows[0]?.pruned ?? 0);
-    if (pruned > 0) this.logger.debug({ pruned }, 'pruned published outbox rows');
+    let processed = 0;
+    for (let batch = 0; batch < PRUNE_MAX_BATCHES; batch++) {
+      const d = await this.db.query(
+        `DELETE FROM runtime.processed_events WHERE ctid IN (
+           SELECT ctid FROM runtime.processed_events WHERE processed_at < now() - make_interval(secs => $1) LIMIT $2)`,
+        [this.processedRetentionMs / 1000, PRUNE_BATCH],
+      );
+      processed += d.rowCount ?? 0;
+      if ((d.rowCount ?? 0) < PRUNE_BATCH) break;
+    }
+    return { outbox: Number(r.rows[0]?.pruned ?? 0), processed };
   }
 
   private sleep(ms: number): Promise<void> {
