@@ -1,0 +1,60 @@
+import {
+  createLogger,
+  createMetricsRegistry,
+  IdentitySigner,
+  KafkaBus,
+  Lifecycle,
+  parseConfig,
+  PostgresBlobStore,
+  PostgresDb,
+  type Logger,
+} from '@lore/runtime';
+import type { Registry } from 'prom-client';
+import { buildAi, graphConfigSchema, type GraphConfig } from './config';
+import type { GraphServiceDeps } from './graph-service';
+
+/** What both graph deployments (API and worker) start the same way. */
+export interface GraphProcess {
+  config: GraphConfig;
+  logger: Logger;
+  metrics: Registry;
+  lifecycle: Lifecycle;
+  /** The dependencies of `createGraphService` every graph process shares; each adds its own part. */
+  deps: GraphServiceDeps;
+}
+
+/**
+ * Config (parsed once), logger, metrics, lifecycle with signal handlers, the PostgreSQL pool and the Kafka bus,
+ * each registered for shutdown in the order that stops them after the service using them.
+ */
+export async function startGraphProcess(service: 'graph' | 'graph-worker'): Promise<GraphProcess> {
+  const config = parseConfig(graphConfigSchema, process.env);
+  const logger = createLogger({ level: config.LORE_LOG_LEVEL, service });
+  const metrics = createMetricsRegistry(service);
+  const lifecycle = new Lifecycle(logger);
+  lifecycle.installSignalHandlers();
+
+  const db = await new PostgresDb({ url: config.LORE_DATABASE_URL, ownerUrl: config.LORE_DATABASE_OWNER_URL }).init();
+  lifecycle.onShutdown('database', () => db.close());
+  const bus = new KafkaBus({ brokers: config.LORE_KAFKA_BROKERS.split(','), clientId: `lore-${service}`, logger, metrics });
+  lifecycle.onShutdown('event bus', () => bus.close());
+  return {
+    config,
+    logger,
+    metrics,
+    lifecycle,
+    deps: {
+      db,
+      bus,
+      blobs: new PostgresBlobStore(db),
+      logger,
+      metrics,
+      signer: new IdentitySigner(config.LORE_IDENTITY_SECRET),
+      ...buildAi(config, logger),
+      config: { uploadMaxBytes: config.LORE_GRAPH_UPLOAD_MAX_BYTES },
+      migrate: config.LORE_GRAPH_MIGRATE,
+      vectors: config.LORE_GRAPH_VECTORS,
+      lifecycle,
+    },
+  };
+}
