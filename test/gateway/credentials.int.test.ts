@@ -149,6 +149,135 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
     });
   });
 
+  describe('admin API client tokens (idempotent key issuance)', () => {
+    const keysOf = (tenantId: string) => `/internal/v1/tenants/${tenantId}/keys`;
+    const rowsWithToken = async (tenantId: string, token: string) =>
+      (await g.db.asOwner((sql) => sql.query<{ key_id: string }>(`SELECT key_id FROM gateway.api_keys WHERE tenant_id = $1 AND client_token = $2`, [tenantId, token]))).rows.map((r) => r.key_id);
+    const keyCount = async (tenantId: string) =>
+      Number((await g.db.asOwner((sql) => sql.query<{ n: string }>(`SELECT count(*) AS n FROM gateway.api_keys WHERE tenant_id = $1`, [tenantId]))).rows[0]!.n);
+
+    it('accepts 1 to 128 characters of [A-Za-z0-9._:-] and refuses anything else with VALIDATION_FAILED, creating nothing', async () => {
+      const before = await keyCount(t.tenantId);
+      const bad: unknown[] = ['', 'a'.repeat(129), 'has space', 'slash/y', 'ü', 'semi;colon', 'nul\u0001', 42, null, ['a']];
+      for (const client_token of bad) {
+        const r = await adminCall(g, 'POST', keysOf(t.tenantId), { type: 'live', name: 'tok', client_token });
+        expect([client_token, r.status, r.json.error?.code]).toEqual([client_token, 400, 'VALIDATION_FAILED']);
+        expect(r.json.error.details).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'client_token' })]));
+      }
+      const rot = await adminCall(g, 'POST', `${keysOf(t.tenantId)}/${t.keyId}/rotate`, { overlap_seconds: 60, client_token: 'no spaces allowed' });
+      expect(rot.status).toBe(400);
+      expect(rot.json.error.code).toBe('VALIDATION_FAILED');
+      expect(await keyCount(t.tenantId)).toBe(before);
+      expect((await adminCall(g, 'GET', `${keysOf(t.tenantId)}/${t.keyId}`)).json.replaced_by).toBeNull();
+
+      for (const client_token of ['a'.repeat(128), 'A', `Op.tok_en:${uid()}-9`]) {
+        const ok = await adminCall(g, 'POST', keysOf(t.tenantId), { type: 'test', name: 'tok', client_token });
+        expect(ok.status).toBe(201);
+        expect(await rowsWithToken(t.tenantId, client_token)).toEqual([ok.json.key_id]);
+      }
+    });
+
+    it('answers a second create with the same token 409 CONFLICT naming the first key, per tenant, without a new key', async () => {
+      const token = `tok-${uid()}`;
+      const first = await adminCall(g, 'POST', keysOf(t.tenantId), { type: 'live', name: 'once', client_token: token });
+      expect(first.status).toBe(201);
+      const before = await keyCount(t.tenantId);
+      // Also with other options: the token alone decides.
+      for (const body of [{ type: 'live', name: 'once', client_token: token }, { type: 'test', name: 'other', client_token: token }]) {
+        const again = await adminCall(g, 'POST', keysOf(t.tenantId), body);
+        expect(again.status).toBe(409);
+        expect(again.json.error).toMatchObject({ code: 'CONFLICT', details: { key_id: first.json.key_id } });
+        expect(again.json.key).toBeUndefined();
+        expect(again.text).not.toContain(first.json.key);
+      }
+      expect(await keyCount(t.tenantId)).toBe(before);
+      expect(await rowsWithToken(t.tenantId, token)).toEqual([first.json.key_id]);
+      // The first key is untouched and works.
+      expect((await ping(first.json.key)).status).toBe(200);
+      // Tokens are the caller's, per tenant: another tenant may use the same one.
+      const other = await makeTenant(g);
+      const elsewhere = await adminCall(g, 'POST', keysOf(other.tenantId), { type: 'live', name: 'once', client_token: token });
+      expect(elsewhere.status).toBe(201);
+      expect(elsewhere.json.key_id).not.toBe(first.json.key_id);
+      // A replay is a replay even once the key is revoked.
+      expect((await adminCall(g, 'DELETE', `${keysOf(t.tenantId)}/${first.json.key_id}`)).status).toBe(204);
+      const afterRevoke = await adminCall(g, 'POST', keysOf(t.tenantId), { type: 'live', name: 'once', client_token: token });
+      expect(afterRevoke.status).toBe(409);
+      expect(afterRevoke.json.error.details).toEqual({ key_id: first.json.key_id });
+    });
+
+    it('looks a key up by its token: the record without plaintext, or an empty list', async () => {
+      const token = `look:${uid()}`;
+      const created = await adminCall(g, 'POST', keysOf(t.tenantId), { type: 'live', name: 'lookup', client_token: token, scopes: { modules: ['pages'] } });
+      expect(created.status).toBe(201);
+      const found = await adminCall(g, 'GET', `${keysOf(t.tenantId)}?client_token=${encodeURIComponent(token)}`);
+      expect(found.status).toBe(200);
+      const one = await adminCall(g, 'GET', `${keysOf(t.tenantId)}/${created.json.key_id}`);
+      expect(found.json).toEqual({ api_keys: [one.json] });
+      expect(found.json.api_keys[0]).toMatchObject({ key_id: created.json.key_id, status: 'active', name: 'lookup' });
+      expect(found.text).not.toContain(created.json.key);
+      expect(found.json.api_keys[0].key_hash).toBeUndefined();
+
+      const none = await adminCall(g, 'GET', `${keysOf(t.tenantId)}?client_token=never-${uid()}`);
+      expect(none.status).toBe(200);
+      expect(none.json).toEqual({ api_keys: [] });
+      // Per tenant: another tenant does not see it.
+      const other = await makeTenant(g);
+      expect((await adminCall(g, 'GET', `${keysOf(other.tenantId)}?client_token=${encodeURIComponent(token)}`)).json).toEqual({ api_keys: [] });
+      expect((await adminCall(g, 'GET', `${keysOf(`t-missing-${uid()}`)}?client_token=x`)).status).toBe(404);
+
+      // Revoked keys are still found, with their status.
+      await adminCall(g, 'DELETE', `${keysOf(t.tenantId)}/${created.json.key_id}`);
+      const revoked = await adminCall(g, 'GET', `${keysOf(t.tenantId)}?client_token=${encodeURIComponent(token)}`);
+      expect(revoked.json.api_keys).toEqual([expect.objectContaining({ key_id: created.json.key_id, status: 'revoked' })]);
+
+      for (const q of ['', '?client_token=', '?client_token=bad%20token', '?client_token=a&client_token=b', `?client_token=${'x'.repeat(129)}`, '?client_token=a&other=1']) {
+        const r = await adminCall(g, 'GET', `${keysOf(t.tenantId)}${q}`);
+        expect([q, r.status, r.json.error?.code]).toEqual([q, 400, 'VALIDATION_FAILED']);
+      }
+      expect((await http(g.adminUrl, 'GET', `${keysOf(t.tenantId)}?client_token=${encodeURIComponent(token)}`)).status).toBe(401);
+    });
+
+    it('lets exactly one of many simultaneous creates with one token through; the others get 409 naming it', async () => {
+      for (let round = 0; round < 5; round++) {
+        const token = `race-${round}-${uid()}`;
+        const answers = await Promise.all(
+          Array.from({ length: 8 }, (_, i) => adminCall(g, 'POST', keysOf(t.tenantId), { type: 'live', name: `race ${i}`, client_token: token })),
+        );
+        const created = answers.filter((a) => a.status === 201);
+        const refused = answers.filter((a) => a.status === 409);
+        expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
+        expect(created).toHaveLength(1);
+        for (const r of refused) expect(r.json.error).toMatchObject({ code: 'CONFLICT', details: { key_id: created[0]!.json.key_id } });
+        expect(await rowsWithToken(t.tenantId, token)).toEqual([created[0]!.json.key_id]);
+      }
+    });
+
+    it('makes rotation idempotent too: a replay or a simultaneous twin names the replacement', async () => {
+      const original = await makeKey(g, t.tenantId, { name: 'rot-tok' });
+      const token = `rot-${uid()}`;
+      const path = `${keysOf(t.tenantId)}/${original.keyId}/rotate`;
+      const answers = await Promise.all(Array.from({ length: 4 }, () => adminCall(g, 'POST', path, { overlap_seconds: 60, client_token: token })));
+      expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409]);
+      const rotated = answers.find((a) => a.status === 201)!;
+      expect(rotated.json.replaced_key_id).toBe(original.keyId);
+      for (const r of answers.filter((a) => a.status === 409)) expect(r.json.error).toMatchObject({ code: 'CONFLICT', details: { key_id: rotated.json.key_id } });
+      const replay = await adminCall(g, 'POST', path, { client_token: token });
+      expect(replay.status).toBe(409);
+      expect(replay.json.error.details).toEqual({ key_id: rotated.json.key_id });
+      const found = await adminCall(g, 'GET', `${keysOf(t.tenantId)}?client_token=${token}`);
+      expect(found.json.api_keys).toEqual([expect.objectContaining({ key_id: rotated.json.key_id, rotated_from: original.keyId, status: 'active' })]);
+      expect(await rowsWithToken(t.tenantId, token)).toEqual([rotated.json.key_id]);
+      // Rotating another key with a token a create already used makes nothing either.
+      const other = await makeKey(g, t.tenantId, { name: 'rot-tok-2' });
+      const reuse = await adminCall(g, 'POST', `${keysOf(t.tenantId)}/${other.keyId}/rotate`, { client_token: token });
+      expect(reuse.status).toBe(409);
+      expect((await adminCall(g, 'GET', `${keysOf(t.tenantId)}/${other.keyId}`)).json.replaced_by).toBeNull();
+      // Without a token, rotation behaves as before.
+      expect((await adminCall(g, 'POST', `${keysOf(t.tenantId)}/${other.keyId}/rotate`, { overlap_seconds: 60 })).status).toBe(201);
+    });
+  });
+
   describe('portal sessions and key management', () => {
     const email = `admin-${uid()}@example.test`;
     const password = 'correct horse battery staple';

@@ -3,12 +3,11 @@ import { AppError, createHttpApp, notFoundFallback, validate, type LoreApp, type
 import type { GatewayContext } from '../context';
 import { secretsEqual } from '../domain/credentials';
 import { containsNul } from '../http/body';
-import { createKeyBody } from '../routes/api-keys/schema';
-import { createKey, getKey, presentKey, revokeKey, rotateKey } from '../operations/keys';
+import { createKey, getKey, getKeyByClientToken, presentKey, revokeKey, rotateKey } from '../operations/keys';
 import { createTenant, deleteMemory, upsertMemory } from '../operations/tenancy';
 import { createUser } from '../operations/identity';
-import { updateBilling } from '../store/tenants';
-import { billingBody, createTenantBody, createUserBody, idParam, putMemoryBody, rotateBody } from './schema';
+import { getTenant, updateBilling } from '../store/tenants';
+import { adminCreateKeyBody, billingBody, createTenantBody, createUserBody, idParam, keyLookupQuery, putMemoryBody, rotateBody } from './schema';
 
 /** The JSON body the runtime's body parser put on the request. */
 function bodyOf(ctx: RouterContext<LoreState>): unknown {
@@ -83,8 +82,8 @@ export function createAdminApp(context: GatewayContext): LoreApp {
   });
 
   router.post('/tenants/:tenant_id/keys', async (ctx) => {
-    const body = validate(createKeyBody, bodyOf(ctx));
-    const { record, plaintext } = await createKey(context, param(ctx, 'tenant_id'), body, 'admin-api');
+    const { client_token: clientToken, ...options } = validate(adminCreateKeyBody, bodyOf(ctx));
+    const { record, plaintext } = await createKey(context, param(ctx, 'tenant_id'), options, 'admin-api', { clientToken });
     ctx.status = 201;
     ctx.set('cache-control', 'no-store');
     ctx.body = { key_id: record.key_id, key: plaintext, prefix: record.prefix, type: record.type, memory_id: record.memory_id, expires_at: record.expires_at };
@@ -92,10 +91,19 @@ export function createAdminApp(context: GatewayContext): LoreApp {
 
   router.post('/tenants/:tenant_id/keys/:key_id/rotate', async (ctx) => {
     const body = validate(rotateBody, bodyOf(ctx) ?? {});
-    const r = await rotateKey(context, param(ctx, 'tenant_id'), param(ctx, 'key_id'), body.overlap_seconds, 'admin-api');
+    const r = await rotateKey(context, param(ctx, 'tenant_id'), param(ctx, 'key_id'), body.overlap_seconds, 'admin-api', { clientToken: body.client_token });
     ctx.status = 201;
     ctx.set('cache-control', 'no-store');
     ctx.body = { key_id: r.record.key_id, key: r.plaintext, prefix: r.record.prefix, replaced_key_id: r.replaced.key_id, replaced_key_expires_at: r.replaced.expires_at };
+  });
+
+  // Finds the key a create or rotate call made, by the client token sent with it: 0 or 1 records.
+  router.get('/tenants/:tenant_id/keys', async (ctx) => {
+    const tenantId = param(ctx, 'tenant_id');
+    const query = validate(keyLookupQuery, ctx.query, 'query');
+    if (!(await getTenant(context.db, tenantId))) throw AppError.notFound('tenant');
+    const key = await getKeyByClientToken(context.db, tenantId, query.client_token);
+    ctx.body = { api_keys: key ? [presentKey(key)] : [] };
   });
 
   router.get('/tenants/:tenant_id/keys/:key_id', async (ctx) => {

@@ -4,7 +4,20 @@ import { invalidCidrs } from '../domain/network';
 import { validateAppPermissions, type AppPermissions, type KeyScope } from '../domain/scope';
 import type { GatewayContext } from '../context';
 import { planOf, revocationRecordTtlMs } from '../context';
-import { countUsableKeys, getKey, getKeyIn, insertKeyIn, listKeys, markReplacedIn, revokeKeyIn, type ApiKeyRecord, type RateLimitSetting } from '../store/api-keys';
+import {
+  countUsableKeys,
+  getKey,
+  getKeyByClientToken,
+  getKeyByClientTokenIn,
+  getKeyIn,
+  insertKeyIn,
+  isClientTokenTaken,
+  listKeys,
+  markReplacedIn,
+  revokeKeyIn,
+  type ApiKeyRecord,
+  type RateLimitSetting,
+} from '../store/api-keys';
 import { getMemoryIn } from '../store/memories';
 import { getWorkspaceIn } from '../store/workspaces';
 import { getTenant } from '../store/tenants';
@@ -86,13 +99,58 @@ function checkOptions(ctx: GatewayContext, input: CreateKeyInput, now: number): 
   return problems.length > 0 ? problems.join('; ') : null;
 }
 
+/** Options of a create or rotate call made through the internal admin API. */
+export interface IssueOptions {
+  /**
+   * The caller's idempotency token: at most one key per tenant is ever made with it. A repeated call answers
+   * 409 CONFLICT naming the key (its plaintext is not stored, so it cannot be shown again), and the key can
+   * be looked up by the token when the caller never saw the answer.
+   */
+  clientToken?: string;
+}
+
+/** The answer to a call whose client token already made a key. */
+function tokenReplayed(existing: ApiKeyRecord): AppError {
+  return new AppError('CONFLICT', `client_token was already used: it made key ${existing.key_id}, whose plaintext cannot be shown again`, {
+    details: { key_id: existing.key_id },
+  });
+}
+
+/**
+ * Runs an insert that carries a client token. Two calls with one token can both pass the early lookup; the
+ * unique index lets exactly one insert through, and the other learns which key won.
+ */
+async function withTokenGuard<T>(ctx: GatewayContext, tenantId: string, clientToken: string | undefined, insert: () => Promise<T>): Promise<T> {
+  try {
+    return await insert();
+  } catch (err) {
+    if (!clientToken || !isClientTokenTaken(err)) throw err;
+    const existing = await getKeyByClientToken(ctx.db, tenantId, clientToken);
+    // The winner committed before the index refused this insert, so it is visible now.
+    if (!existing) throw err;
+    throw tokenReplayed(existing);
+  }
+}
+
 /** Creates a key and returns its plaintext, which is never shown again. */
-export async function createKey(ctx: GatewayContext, tenantId: string, input: CreateKeyInput, createdBy: string): Promise<{ record: ApiKeyRecord; plaintext: string }> {
+export async function createKey(
+  ctx: GatewayContext,
+  tenantId: string,
+  input: CreateKeyInput,
+  createdBy: string,
+  opts: IssueOptions = {},
+): Promise<{ record: ApiKeyRecord; plaintext: string }> {
   const now = Date.now();
   const problem = checkOptions(ctx, input, now);
   if (problem) throw new AppError('VALIDATION_FAILED', problem);
   const tenant = await getTenant(ctx.db, tenantId);
   if (!tenant) throw AppError.notFound('tenant');
+  const clientToken = opts.clientToken;
+  if (clientToken) {
+    // A replay is answered as such before anything else (a plan limit reached by that very key included).
+    const existing = await getKeyByClientToken(ctx.db, tenantId, clientToken);
+    if (existing) throw tokenReplayed(existing);
+  }
   const plan = planOf(ctx, tenant);
   if (plan.max_keys !== undefined && (await countUsableKeys(ctx.db, tenantId)) >= plan.max_keys) {
     throw planLimitError(`the ${tenant.plan} plan allows ${plan.max_keys} active keys`, { limit: 'max_keys', value: plan.max_keys });
@@ -101,7 +159,7 @@ export async function createKey(ctx: GatewayContext, tenantId: string, input: Cr
     input.expires_at ?? (input.type === 'ephemeral' ? new Date(now + ctx.config.ephemeralTtlSeconds * 1000).toISOString() : null);
   const prefix = KEY_PREFIX[input.type];
   const plaintext = mintSecret(prefix);
-  const record = await ctx.db.withTenant(tenantId, async (sql) => {
+  const record = await withTokenGuard(ctx, tenantId, clientToken, () => ctx.db.withTenant(tenantId, async (sql) => {
     let workspaceId = input.workspace_id ?? null;
     if (workspaceId && !(await getWorkspaceIn(sql, tenantId, workspaceId))) throw AppError.notFound('workspace');
     if (input.memory_id) {
@@ -134,8 +192,9 @@ export async function createKey(ctx: GatewayContext, tenantId: string, input: Cr
       expires_at: expiresAt,
       rotated_from: null,
       created_by: createdBy,
+      client_token: clientToken ?? null,
     });
-  });
+  }));
   return { record, plaintext };
 }
 
@@ -150,6 +209,7 @@ export async function rotateKey(
   keyId: string,
   overlapSeconds: number | undefined,
   createdBy: string,
+  opts: IssueOptions = {},
 ): Promise<{ record: ApiKeyRecord; plaintext: string; replaced: ApiKeyRecord }> {
   const overlap = overlapSeconds ?? ctx.config.rotation.defaultOverlapSeconds;
   if (!Number.isInteger(overlap) || overlap < 0 || overlap > ctx.config.rotation.maxOverlapSeconds) {
@@ -157,10 +217,17 @@ export async function rotateKey(
   }
   const now = Date.now();
   const notAfter = now + overlap * 1000;
-  const result = await ctx.db.withTenant(tenantId, async (sql) => {
+  const clientToken = opts.clientToken;
+  const result = await withTokenGuard(ctx, tenantId, clientToken, () => ctx.db.withTenant(tenantId, async (sql) => {
     // Row lock: two concurrent rotations of one key must not both succeed.
     const locked = await sql.query(`SELECT key_id FROM gateway.api_keys WHERE tenant_id = $1 AND key_id = $2 FOR UPDATE`, [tenantId, keyId]);
     if (!locked.rows[0]) return null;
+    if (clientToken) {
+      // Read after the lock: a concurrent rotation with the same token has committed by now, and a replay is
+      // answered with the replacement it made rather than with "already rotated".
+      const existing = await getKeyByClientTokenIn(sql, tenantId, clientToken);
+      if (existing) throw tokenReplayed(existing);
+    }
     const old = (await getKeyIn(sql, tenantId, keyId))!;
     if (old.revoked_at) throw new AppError('CONFLICT', 'the key is revoked');
     if (old.expires_at && Date.parse(old.expires_at) <= now) throw new AppError('CONFLICT', 'the key has expired');
@@ -186,11 +253,12 @@ export async function rotateKey(
       expires_at: expiresAt,
       rotated_from: old.key_id,
       created_by: createdBy,
+      client_token: clientToken ?? null,
     });
     await markReplacedIn(sql, tenantId, keyId, record.key_id, new Date(notAfter).toISOString());
     const replaced = (await getKeyIn(sql, tenantId, keyId))!;
     return { record, plaintext, replaced };
-  });
+  }));
   if (!result) throw AppError.notFound('key');
   await ctx.state.revoke([keyId], notAfter, revocationRecordTtlMs(ctx, overlap * 1000));
   dropCachedKey(ctx, result.replaced.key_hash);
@@ -210,4 +278,4 @@ function dropCachedKey(ctx: GatewayContext, hash: string): void {
   ctx.caches.credentials.delete(`k:${hash}`);
 }
 
-export { getKey, listKeys };
+export { getKey, getKeyByClientToken, listKeys };

@@ -29,10 +29,15 @@ export interface ApiKeyRecord {
   rotated_from: string | null;
   created_by: string;
   created_at: string;
+  /** The caller's idempotency token of the create or rotate call that made the key (admin API), if any. */
+  client_token: string | null;
 }
 
 const COLS = `tenant_id, key_id, type, name, key_hash, prefix, memory_id, workspace_id, project_id, scopes, ip_allowlist,
-  app_permissions, rate_limit, expires_at, revoked_at, replaced_by, rotated_from, created_by, created_at`;
+  app_permissions, rate_limit, expires_at, revoked_at, replaced_by, rotated_from, created_by, created_at, client_token`;
+
+/** The unique index that makes a client token name at most one key per tenant (migration 0002). */
+export const CLIENT_TOKEN_INDEX = 'api_keys_client_token';
 
 function toKey(r: Record<string, unknown>): ApiKeyRecord {
   return {
@@ -55,20 +60,22 @@ function toKey(r: Record<string, unknown>): ApiKeyRecord {
     rotated_from: (r.rotated_from as string | null) ?? null,
     created_by: String(r.created_by),
     created_at: isoRequired(r.created_at),
+    client_token: (r.client_token as string | null) ?? null,
   };
 }
 
-export type NewApiKey = Omit<ApiKeyRecord, 'revoked_at' | 'replaced_by' | 'created_at'>;
+export type NewApiKey = Omit<ApiKeyRecord, 'revoked_at' | 'replaced_by' | 'created_at' | 'client_token'> & { client_token?: string | null };
 
 export async function insertKeyIn(sql: Sql, k: NewApiKey): Promise<ApiKeyRecord> {
   const r = await sql.query(
     `INSERT INTO gateway.api_keys (tenant_id, key_id, type, name, key_hash, prefix, memory_id, workspace_id, project_id, scopes,
-        ip_allowlist, app_permissions, rate_limit, expires_at, rotated_from, created_by)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::text[], $12::jsonb, $13::jsonb, $14, $15, $16) RETURNING ${COLS}`,
+        ip_allowlist, app_permissions, rate_limit, expires_at, rotated_from, created_by, client_token)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::text[], $12::jsonb, $13::jsonb, $14, $15, $16, $17) RETURNING ${COLS}`,
     [
       k.tenant_id, k.key_id, k.type, k.name, k.key_hash, k.prefix, k.memory_id, k.workspace_id, k.project_id,
       JSON.stringify(k.scopes), k.ip_allowlist, JSON.stringify(k.app_permissions),
       k.rate_limit === null ? null : JSON.stringify(k.rate_limit), k.expires_at, k.rotated_from, k.created_by,
+      k.client_token ?? null,
     ],
   );
   return toKey(r.rows[0]!);
@@ -85,6 +92,22 @@ export async function getKeyIn(sql: Sql, tenantId: string, keyId: string): Promi
 
 export async function getKey(db: Db, tenantId: string, keyId: string): Promise<ApiKeyRecord | null> {
   return db.withTenant(tenantId, (sql) => getKeyIn(sql, tenantId, keyId));
+}
+
+/** The key a create or rotate call with this client token made, if any (at most one per tenant). */
+export async function getKeyByClientTokenIn(sql: Sql, tenantId: string, clientToken: string): Promise<ApiKeyRecord | null> {
+  const r = await sql.query(`SELECT ${COLS} FROM gateway.api_keys WHERE tenant_id = $1 AND client_token = $2`, [tenantId, clientToken]);
+  return r.rows[0] ? toKey(r.rows[0]) : null;
+}
+
+export async function getKeyByClientToken(db: Db, tenantId: string, clientToken: string): Promise<ApiKeyRecord | null> {
+  return db.withTenant(tenantId, (sql) => getKeyByClientTokenIn(sql, tenantId, clientToken));
+}
+
+/** Whether an error is the unique index on client tokens refusing a second key with the same token. */
+export function isClientTokenTaken(err: unknown): boolean {
+  const e = err as { code?: string; constraint?: string } | null;
+  return !!e && e.code === '23505' && e.constraint === CLIENT_TOKEN_INDEX;
 }
 
 export async function listKeys(db: Db, tenantId: string, limit: number): Promise<ApiKeyRecord[]> {
