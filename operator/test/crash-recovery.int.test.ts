@@ -41,7 +41,7 @@ describe('crash recovery', () => {
   async function waitReady(kind: string, ns: string, name: string): Promise<any> {
     return waitFor(`${kind} ${ns}/${name} Ready`, async () => {
       const o = await kubectlJson(['-n', ns, 'get', kind, name]);
-      return condition(o, 'Ready')?.status === 'True' && !o.status.pendingKeyId ? o : undefined;
+      return condition(o, 'Ready')?.status === 'True' && !o.status.pendingKeyId && !o.status.pendingKeyToken ? o : undefined;
     }, 60_000);
   }
 
@@ -76,6 +76,74 @@ describe('crash recovery', () => {
     expect(ok.status).toBe(200);
     const events = await kubectlJson(['-n', ns, 'get', 'events.events.k8s.io', '--field-selector', 'regarding.name=m']);
     expect(events.items.some((e: any) => e.reason === 'KeyRevoked' && e.note.includes(orphan))).toBe(true);
+  });
+
+  it('dies after the platform made an mk_ key but before its id was recorded: the restart finds it by its token and revokes it', async () => {
+    const tenant = `tenant-${scope.run}-e`;
+    const ns = await createNamespace(scope.run, { tenant });
+    const crashing = await start({ LORE_OPERATOR_CRASH_AT: 'key-created' });
+    await waitHealthy(crashing);
+    await kubectlOk(['-n', ns, 'apply', '-f', '-'], JSON.stringify({ apiVersion: 'lore.dev/v1alpha1', kind: 'Memory', metadata: { name: 'm' }, spec: {} }));
+    expect(await crashing.exited).toBe(-1);
+
+    // Nothing in Kubernetes names the key: only the token recorded before the call.
+    const interrupted = await kubectlJson(['-n', ns, 'get', 'memory', 'm']);
+    const token = interrupted.status.pendingKeyToken as string;
+    expect(token).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
+    expect(interrupted.status.pendingKeyId).toBeUndefined();
+    expect(interrupted.status.keyId).toBeUndefined();
+    expect((await kubectl(['-n', ns, 'get', 'secret', 'm-memory-key'])).code).not.toBe(0);
+    const orphan = await platform.keyIdByClientToken(tenant, token);
+    expect(orphan).toBeTruthy();
+    // At this instant the orphan is a working key of the memory that no Secret holds.
+    expect(await platform.workingKeysOfMemory(interrupted.status.memoryId)).toEqual([orphan]);
+
+    await waitHealthy(await start());
+    const m = await waitReady('memory', ns, 'm');
+    const { key, keyId } = await secretKey(ns, 'm-memory-key');
+    expect(keyId).toBe(m.status.keyId);
+    expect(keyId).not.toBe(orphan);
+    expect((await platform.keyRow(orphan!))?.revoked_at).toBeTruthy();
+    // No working key of the tenant that is not in a Secret.
+    expect(await platform.workingKeysOfTenant(tenant)).toEqual([keyId]);
+    const ok = await http(platform.publicUrl, 'POST', '/api/v1/memory/search', { headers: { host: m.status.hostname, 'x-api-key': key }, body: { query: 'q' } });
+    expect(ok.status).toBe(200);
+    const events = await kubectlJson(['-n', ns, 'get', 'events.events.k8s.io', '--field-selector', 'regarding.name=m']);
+    expect(events.items.some((e: any) => e.reason === 'KeyRevoked' && e.note.includes(orphan))).toBe(true);
+  });
+
+  it('dies after the platform rotated a key but before the replacement was recorded: the restart revokes it and completes the rotation', async () => {
+    const tenant = `tenant-${scope.run}-f`;
+    const ns = await createNamespace(scope.run, { tenant });
+    const normal = await start();
+    await waitHealthy(normal);
+    const spec = { type: 'live', secretName: 'q', rotationOverlapSeconds: 600 };
+    await kubectlOk(['-n', ns, 'apply', '-f', '-'], JSON.stringify({ apiVersion: 'lore.dev/v1alpha1', kind: 'ApiKey', metadata: { name: 'q' }, spec }));
+    const before = await waitReady('apikey', ns, 'q');
+    await normal.kill('SIGTERM');
+
+    const crashing = await start({ LORE_OPERATOR_CRASH_AT: 'key-created' });
+    await waitHealthy(crashing);
+    await kubectlOk(['-n', ns, 'apply', '-f', '-'], JSON.stringify({ apiVersion: 'lore.dev/v1alpha1', kind: 'ApiKey', metadata: { name: 'q' }, spec: { ...spec, rotationRequest: 'now' } }));
+    expect(await crashing.exited).toBe(-1);
+    const interrupted = await kubectlJson(['-n', ns, 'get', 'apikey', 'q']);
+    expect(interrupted.status.pendingKeyId).toBeUndefined();
+    expect(interrupted.status.keyId).toBe(before.status.keyId);
+    const orphan = await platform.keyIdByClientToken(tenant, interrupted.status.pendingKeyToken);
+    expect(orphan).toBeTruthy();
+    expect((await platform.workingKeysNamed(`${ns}/q`)).sort()).toEqual([before.status.keyId, orphan].sort());
+
+    await waitHealthy(await start());
+    const after = await waitFor('rotation completed', async () => {
+      const k = await waitReady('apikey', ns, 'q');
+      return k.status.lastRotationRequest === 'now' ? k : undefined;
+    });
+    expect(after.status.keyId).not.toBe(orphan);
+    expect(after.status.keyId).not.toBe(before.status.keyId);
+    expect((await platform.keyRow(orphan!))?.revoked_at).toBeTruthy();
+    expect((await secretKey(ns, 'q')).keyId).toBe(after.status.keyId);
+    // The current key, plus the original inside the overlap the interrupted rotation gave it; nothing else.
+    expect((await platform.workingKeysOfTenant(tenant)).sort()).toEqual([after.status.keyId, before.status.keyId].sort());
   });
 
   it('dies after writing the Secret but before confirming: the restart keeps that key and issues nothing', async () => {
@@ -126,7 +194,8 @@ describe('crash recovery', () => {
   });
 
   it('converges after a SIGKILL at a random moment while many objects are being provisioned', async () => {
-    const ns = await createNamespace(scope.run, { tenant: `tenant-${scope.run}-d` });
+    const tenant = `tenant-${scope.run}-d`;
+    const ns = await createNamespace(scope.run, { tenant });
     const first = await start();
     await waitHealthy(first);
     const docs: string[] = [];
@@ -138,16 +207,21 @@ describe('crash recovery', () => {
     await applied;
 
     await waitHealthy(await start());
+    const inSecrets: string[] = [];
     for (let i = 0; i < 10; i++) {
       const m = await waitReady('memory', ns, `m${i}`);
       const { keyId } = await secretKey(ns, `m${i}-memory-key`);
       expect(keyId).toBe(m.status.keyId);
+      inSecrets.push(keyId);
     }
     for (let i = 0; i < 5; i++) {
       const k = await waitReady('apikey', ns, `k${i}`);
       const { key, keyId } = await secretKey(ns, `k${i}`);
       expect(keyId).toBe(k.status.keyId);
+      inSecrets.push(keyId);
       expect((await http(platform.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { host: '127.0.0.1', 'x-api-key': key } })).status).toBe(200);
     }
+    // Wherever the kill landed (the platform's answer to a create included), every working key is in a Secret.
+    expect((await platform.workingKeysOfTenant(tenant)).sort()).toEqual(inSecrets.sort());
   });
 });

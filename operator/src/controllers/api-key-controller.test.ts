@@ -40,7 +40,9 @@ describe('api key reconciler', () => {
       ip_allowlist: ['10.0.0.0/8'],
       app_permissions: { memory: ['search'] },
       expires_at: '2099-01-01T00:00:00.000Z',
+      client_token: expect.stringMatching(/^[A-Za-z0-9._:-]{1,128}$/),
     });
+    expect(k.status!.pendingKeyToken).toBeUndefined();
     expect(secretKeyId(kube.peek(SECRET, 'team', 'ci'))).toBe(k.status!.keyId);
     expect(k.status!.expiresAt).toBe('2099-01-01T00:00:00.000Z');
   });
@@ -127,5 +129,90 @@ describe('api key reconciler', () => {
     const k = kube.peek<ApiKeyObject>(API_KEY, 'team', 'x')!;
     expect(cond(k, 'Stalled')).toMatchObject({ reason: 'Rejected' });
     expect(cond(k, 'Ready')!.message).toContain('expires_at must be in the future');
+    // A refusal made no key: no token is left to look up.
+    expect(k.status!.pendingKeyToken).toBeUndefined();
+  });
+
+  it('records the call\'s token before rotating; a crash before the answer is recorded is settled by the token', async () => {
+    const { ctx, kube, admin, events } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(API_KEY, apiKey('r', 'team', { type: 'test', secretName: 'r', rotationOverlapSeconds: 120 }));
+    const reconcile = apiKeyReconciler(ctx);
+    await settle(reconcile, 'team/r');
+    const first = kube.peek<ApiKeyObject>(API_KEY, 'team', 'r')!;
+    await kube.replace(API_KEY, { ...first, spec: { ...first.spec!, rotationRequest: 'now' } });
+
+    // The token is in status at the moment of the platform call.
+    let tokenAtCall: string | undefined;
+    const rotate = admin.rotateKey.bind(admin);
+    admin.rotateKey = async (t, id, overlap, token) => {
+      tokenAtCall = kube.peek<ApiKeyObject>(API_KEY, 'team', 'r')!.status!.pendingKeyToken;
+      expect(token).toBe(tokenAtCall);
+      return rotate(t, id, overlap, token);
+    };
+    ctx.hooks = {
+      afterKeyCreated: () => {
+        throw new Error('crash');
+      },
+    };
+    await expect(reconcile('team/r')).rejects.toThrow('crash');
+    const interrupted = kube.peek<ApiKeyObject>(API_KEY, 'team', 'r')!;
+    expect(tokenAtCall).toBeTruthy();
+    expect(interrupted.status).toMatchObject({ pendingKeyToken: tokenAtCall, keyId: first.status!.keyId });
+    expect(interrupted.status!.pendingKeyId).toBeUndefined();
+    const orphan = (await admin.findKeyByClientToken('acme', tokenAtCall!))!.key_id;
+    expect(admin.workingKeys('acme').map((k) => k.key_id)).toContain(orphan);
+
+    ctx.hooks = undefined;
+    admin.rotateKey = rotate;
+    await settle(reconcile, 'team/r');
+    const after = kube.peek<ApiKeyObject>(API_KEY, 'team', 'r')!;
+    expect(after.status!.pendingKeyToken).toBeUndefined();
+    expect(after.status!.pendingKeyId).toBeUndefined();
+    expect(after.status!.lastRotationRequest).toBe('now');
+    expect(after.status!.keyId).not.toBe(orphan);
+    expect(after.status!.keyId).not.toBe(first.status!.keyId);
+    expect(admin.keys.get(orphan)!.revoked_at).toBeTruthy();
+    expect(secretKeyId(kube.peek(SECRET, 'team', 'r'))).toBe(after.status!.keyId);
+    // The original stays inside the overlap the half-done rotation gave it; nothing else works.
+    expect(admin.workingKeys('acme').map((k) => k.key_id).sort()).toEqual([first.status!.keyId, after.status!.keyId].sort());
+    expect(events.some((e) => e.reason === 'KeyRevoked' && e.note.includes(orphan))).toBe(true);
+  });
+
+  it('drops a token whose call made no key and issues with a new one', async () => {
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(API_KEY, apiKey('u', 'team', { type: 'live', secretName: 'u' }));
+    const reconcile = apiKeyReconciler(ctx);
+    admin.failNext.set('create_key', 1);
+    await expect(reconcile('team/u')).rejects.toThrow('injected failure');
+    // No answer (a 503 here): whether a key was made is unknown, so the token stays for the next reconcile.
+    const token = kube.peek<ApiKeyObject>(API_KEY, 'team', 'u')!.status!.pendingKeyToken;
+    expect(token).toBeTruthy();
+    await settle(reconcile, 'team/u');
+    const k = kube.peek<ApiKeyObject>(API_KEY, 'team', 'u')!;
+    expect(cond(k, 'Ready')?.status).toBe('True');
+    expect(k.status!.pendingKeyToken).toBeUndefined();
+    expect(admin.keys.size).toBe(1);
+    expect(await admin.findKeyByClientToken('acme', token!)).toBeUndefined();
+  });
+
+  it('revokes on delete a key known only by the token of an interrupted call', async () => {
+    const { ctx, kube, admin } = controllerFixture({
+      afterKeyCreated: () => {
+        throw new Error('crash');
+      },
+    });
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(API_KEY, apiKey('g', 'team', { type: 'live', secretName: 'g' }));
+    const reconcile = apiKeyReconciler(ctx);
+    await expect(reconcile('team/g')).rejects.toThrow('crash');
+    expect(kube.peek<ApiKeyObject>(API_KEY, 'team', 'g')!.status!.pendingKeyToken).toBeTruthy();
+    expect(admin.workingKeys('acme')).toHaveLength(1);
+    ctx.hooks = undefined;
+    kube.userDelete(API_KEY, 'team', 'g');
+    await settle(reconcile, 'team/g');
+    expect(kube.peek(API_KEY, 'team', 'g')).toBeUndefined();
+    expect(admin.workingKeys('acme')).toEqual([]);
   });
 });

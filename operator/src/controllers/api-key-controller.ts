@@ -1,7 +1,7 @@
 import { isNotFound } from '../kube/errors';
 import { API_KEY, SECRET } from '../kube/resources';
 import { splitKey } from '../kube/types';
-import { isPlatformStatus, type CreateKeyRequest, type KeyRecord } from '../platform/admin-client';
+import { isPlatformRefusal, isPlatformStatus, type CreateKeyRequest, type KeyRecord } from '../platform/admin-client';
 import { FIELD_MANAGER, applyIfChanged, isControlledBy } from '../runtime/apply';
 import { READY, isConditionTrue, setCondition } from '../runtime/conditions';
 import type { Reconcile, ReconcileResult } from '../runtime/controller';
@@ -13,6 +13,7 @@ import {
   assertCurrent,
   keySecret,
   keyState,
+  newKeyToken,
   secretKeyId,
   secretOwnership,
   secretPlaintext,
@@ -107,10 +108,17 @@ async function issue(ctx: ControllerContext, s: Session, now: Date): Promise<Rec
   if (memoryId) extra['memory-id'] = memoryId;
   if (status.hostname && spec.type === 'memory') extra.hostname = status.hostname;
 
-  // An interrupted issuance first: confirm it if its Secret was written, otherwise revoke it.
-  if (status.pendingKeyId) {
+  // An interrupted issuance first (known by its key id, or only by the token sent with the call): confirm it if
+  // its Secret was written, otherwise revoke it.
+  if (status.pendingKeyId || status.pendingKeyToken) {
     await assertCurrent(ctx.kube, API_KEY, obj);
-    const outcome = await settlePendingKey(ctx.kube, ctx.admin, { tenantId, pendingKeyId: status.pendingKeyId, namespace, secretName: spec.secretName });
+    const outcome = await settlePendingKey(ctx.kube, ctx.admin, {
+      tenantId,
+      pendingKeyId: status.pendingKeyId,
+      pendingKeyToken: status.pendingKeyToken,
+      namespace,
+      secretName: spec.secretName,
+    });
     if (outcome.confirmed) {
       // Confirming completes whatever issuance it was, including a rotation.
       if (status.keyId && status.keyId !== outcome.confirmed) {
@@ -126,6 +134,7 @@ async function issue(ctx: ControllerContext, s: Session, now: Date): Promise<Rec
       await ctx.events.record(obj, 'Warning', 'KeyRevoked', 'RecoverKey', `revoked key ${outcome.revoked}: an interrupted issuance never wrote it to Secret ${spec.secretName}`);
     }
     status.pendingKeyId = undefined;
+    status.pendingKeyToken = undefined;
     s.summarize({ state: 'progressing', reason: 'KeySettled', message: 'settled an interrupted key issuance' });
     await s.write();
     return { requeueAfterMs: 0 };
@@ -168,27 +177,43 @@ async function issue(ctx: ControllerContext, s: Session, now: Date): Promise<Rec
     oldUsable = keyState(current ?? (await ctx.admin.getKey(tenantId, status.keyId)), now) === 'usable';
   }
 
-  const overlap = spec.rotationOverlapSeconds ?? 3600;
-  let issued: { key_id: string; key: string; replaced?: { id: string; expiresAt: string | null } };
-  if (oldUsable) {
-    try {
-      const r = await ctx.admin.rotateKey(tenantId, status.keyId!, overlap);
-      issued = { key_id: r.key_id, key: r.key, replaced: { id: r.replaced_key_id, expiresAt: r.replaced_key_expires_at } };
-    } catch (err) {
-      // Gone, or already rotated by an interrupted issuance: a fresh key with the same options does it.
-      if (!isPlatformStatus(err, 404) && !isPlatformStatus(err, 409)) throw err;
-      issued = await create(ctx, tenantId, obj, memoryId, scopedMemoryIds);
-    }
-  } else {
-    try {
-      issued = await create(ctx, tenantId, obj, memoryId, scopedMemoryIds);
-    } catch (err) {
-      if (isPlatformStatus(err, 400) || isPlatformStatus(err, 422)) return s.stall('Rejected', `the platform refused the key options: ${err.message}`);
-      throw err;
-    }
-  }
+  // The token of this call is recorded before the call: a crash before its answer is recorded leaves a key the
+  // next reconcile finds by the token (and settles above), never one nobody knows about.
+  const token = newKeyToken();
+  status.pendingKeyToken = token;
+  s.summarize({ state: 'progressing', reason: 'IssuingKey', message: `issuing a key for Secret ${spec.secretName}` });
+  await s.write();
 
+  const overlap = spec.rotationOverlapSeconds ?? 3600;
+  type Issued = { key_id: string; key: string; replaced?: { id: string; expiresAt: string | null } };
+  const rotateOrCreate = async (): Promise<Issued> => {
+    if (!oldUsable) return create(ctx, tenantId, obj, memoryId, scopedMemoryIds, token);
+    try {
+      const r = await ctx.admin.rotateKey(tenantId, status.keyId!, overlap, token);
+      return { key_id: r.key_id, key: r.key, replaced: { id: r.replaced_key_id, expiresAt: r.replaced_key_expires_at } };
+    } catch (err) {
+      // Gone, or already rotated by an interrupted issuance: a fresh key with the same options does it. (The
+      // refused rotation made no key, so the token is still unused.)
+      if (!isPlatformStatus(err, 404) && !isPlatformStatus(err, 409)) throw err;
+      return create(ctx, tenantId, obj, memoryId, scopedMemoryIds, token);
+    }
+  };
+  let issued: Issued;
+  try {
+    issued = await rotateOrCreate();
+  } catch (err) {
+    // Without an answer the token stays: the next reconcile looks for the key the call may have made.
+    if (!isPlatformRefusal(err)) throw err;
+    // A refusal made no key: nothing to look for.
+    status.pendingKeyToken = undefined;
+    if (!oldUsable && (isPlatformStatus(err, 400) || isPlatformStatus(err, 422))) return s.stall('Rejected', `the platform refused the key options: ${err.message}`);
+    throw err;
+  }
+  ctx.hooks?.afterKeyCreated?.();
+
+  // The id replaces the token as the record of the pending key.
   status.pendingKeyId = issued.key_id;
+  status.pendingKeyToken = undefined;
   s.summarize({ state: 'progressing', reason: 'IssuingKey', message: `writing key ${issued.key_id} to Secret ${spec.secretName}` });
   try {
     await s.write();
@@ -232,9 +257,10 @@ async function create(
   obj: ApiKeyObject,
   memoryId: string | undefined,
   scopedMemoryIds: string[],
+  clientToken: string,
 ): Promise<{ key_id: string; key: string }> {
   const spec = obj.spec!;
-  const body: CreateKeyRequest = { type: spec.type, name: spec.displayName ?? `${obj.metadata.namespace}/${obj.metadata.name}` };
+  const body: CreateKeyRequest = { type: spec.type, name: spec.displayName ?? `${obj.metadata.namespace}/${obj.metadata.name}`, client_token: clientToken };
   if (memoryId) body.memory_id = memoryId;
   if (spec.scopes) {
     const scopes: NonNullable<CreateKeyRequest['scopes']> = {};
@@ -306,6 +332,11 @@ async function cleanupApiKey(ctx: ControllerContext, obj: ApiKeyObject): Promise
     if (r?.ok) tenantId = r.tenantId;
   }
   const ids = [status.keyId, status.previousKeyId, status.pendingKeyId].filter((x): x is string => !!x);
+  // A key made by an issuance interrupted before its id was recorded is found by the call's token.
+  if (tenantId && status.pendingKeyToken) {
+    const found = await ctx.admin.findKeyByClientToken(tenantId, status.pendingKeyToken);
+    if (found && !ids.includes(found.key_id)) ids.push(found.key_id);
+  }
   if (tenantId) for (const id of ids) await ctx.admin.revokeKey(tenantId, id);
   if (ids.length && tenantId) await ctx.events.record(obj, 'Normal', 'KeyRevoked', 'RevokeKey', `revoked ${ids.join(', ')}`);
   const secretName = obj.spec?.secretName;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { KubeClient } from '../kube/client';
 import { SECRET, type ResourceType } from '../kube/resources';
 import type { KubeObject } from '../kube/types';
@@ -85,19 +86,33 @@ export interface PendingOutcome {
 }
 
 /**
- * Settles a key recorded as pending by an interrupted issuance. The Secret is read live, not from the cache:
- * if it carries the pending key, the issuance completed and only its confirmation was lost; otherwise the key
- * never reached anyone and is revoked, so it cannot linger as a working orphan.
+ * A fresh idempotency token for one create or rotate call. It is recorded in status (`pendingKeyToken`) before
+ * the call and sent with it, so a key whose id was never recorded can still be found and settled.
+ */
+export function newKeyToken(): string {
+  return `op-${randomBytes(18).toString('base64url')}`;
+}
+
+/**
+ * Settles an interrupted issuance, known by the id of the key it made (`pendingKeyId`, recorded after the
+ * platform answered) or only by the client token sent with the call (`pendingKeyToken`, recorded before it).
+ * A token is looked up in the platform first: no key means the call never made one, and there is nothing to
+ * settle. The Secret is read live, not from the cache: if it carries the pending key, the issuance completed
+ * and only its confirmation was lost; otherwise the key never reached anyone and is revoked, so it cannot
+ * linger as a working orphan.
  */
 export async function settlePendingKey(
   kube: KubeClient,
   admin: PlatformAdmin,
-  args: { tenantId: string; pendingKeyId: string; namespace: string; secretName: string },
+  args: { tenantId: string; pendingKeyId?: string; pendingKeyToken?: string; namespace: string; secretName: string },
 ): Promise<PendingOutcome> {
+  let keyId = args.pendingKeyId;
+  if (!keyId && args.pendingKeyToken) keyId = (await admin.findKeyByClientToken(args.tenantId, args.pendingKeyToken))?.key_id;
+  if (!keyId) return {};
   const live = await kube.get<SecretObject>(SECRET, args.namespace, args.secretName);
-  if (secretKeyId(live) === args.pendingKeyId) return { confirmed: args.pendingKeyId };
-  await admin.revokeKey(args.tenantId, args.pendingKeyId);
-  return { revoked: args.pendingKeyId };
+  if (secretKeyId(live) === keyId) return { confirmed: keyId };
+  await admin.revokeKey(args.tenantId, keyId);
+  return { revoked: keyId };
 }
 
 function b64(s: string): string {

@@ -84,6 +84,33 @@ describe('memory reconciler', () => {
     expect(admin.workingKeys('acme').map((k) => k.key_id)).toEqual([m.status!.keyId]);
   });
 
+  it('finds by its token a key the platform made but whose id was never recorded, revokes it and issues a fresh one', async () => {
+    const { ctx, kube, admin, events } = controllerFixture({
+      afterKeyCreated: () => {
+        throw new Error('crash');
+      },
+    });
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(MEMORY, memory('notes', 'team'));
+    await expect(memoryReconciler(ctx)('team/notes')).rejects.toThrow('crash');
+    const interrupted = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!.status!;
+    expect(interrupted.pendingKeyId).toBeUndefined();
+    expect(interrupted.keyId).toBeUndefined();
+    expect(interrupted.pendingKeyToken).toBeTruthy();
+    const [orphan] = admin.workingKeys('acme');
+    expect(orphan!.client_token).toBe(interrupted.pendingKeyToken);
+
+    ctx.hooks = undefined;
+    await settle(memoryReconciler(ctx), 'team/notes');
+    const m = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
+    expect(cond(m, 'Ready')?.status).toBe('True');
+    expect(m.status!.pendingKeyToken).toBeUndefined();
+    expect(m.status!.keyId).not.toBe(orphan!.key_id);
+    expect(admin.keys.get(orphan!.key_id)!.revoked_at).toBeTruthy();
+    expect(admin.workingKeys('acme').map((k) => k.key_id)).toEqual([m.status!.keyId]);
+    expect(events.filter((e) => e.reason === 'KeyRevoked').map((e) => e.note)).toEqual([expect.stringContaining(orphan!.key_id)]);
+  });
+
   it('confirms a pending key that did reach the Secret instead of issuing another', async () => {
     const { ctx, kube, admin } = controllerFixture({
       afterSecretWritten: () => {

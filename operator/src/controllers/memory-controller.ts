@@ -1,7 +1,7 @@
 import { isNotFound } from '../kube/errors';
 import { INGRESS, MEMORY, SECRET } from '../kube/resources';
 import { splitKey } from '../kube/types';
-import { isPlatformStatus, type KeyRecord } from '../platform/admin-client';
+import { isPlatformRefusal, isPlatformStatus, type KeyRecord } from '../platform/admin-client';
 import { FIELD_MANAGER, applyIfChanged, isControlledBy } from '../runtime/apply';
 import { READY, isConditionTrue, removeCondition, setCondition } from '../runtime/conditions';
 import type { Reconcile, ReconcileResult } from '../runtime/controller';
@@ -13,6 +13,7 @@ import {
   assertCurrent,
   keySecret,
   keyState,
+  newKeyToken,
   secretKeyId,
   secretOwnership,
   secretPlaintext,
@@ -83,7 +84,8 @@ async function provision(ctx: ControllerContext, s: Session, now: Date): Promise
   // it starts now, alongside the platform call.
   const secretName = obj.spec?.keySecretName ?? defaultKeySecretName(name);
   const secret = ctx.caches.secrets.get(namespace, secretName);
-  const liveSecret = !status.pendingKeyId && (!status.keyId || !secret) ? ctx.kube.get<SecretObject>(SECRET, namespace, secretName) : undefined;
+  const settling = !!(status.pendingKeyId || status.pendingKeyToken);
+  const liveSecret = !settling && (!status.keyId || !secret) ? ctx.kube.get<SecretObject>(SECRET, namespace, secretName) : undefined;
   liveSecret?.catch(() => undefined);
 
   // 2. The memory in the platform (idempotent: its id derives from the object's uid).
@@ -163,9 +165,10 @@ async function ensureIngress(ctx: ControllerContext, s: Session, now: Date): Pro
 
 /**
  * Makes the Secret hold a working mk_ key of this memory. Returns a result to end the reconcile early, or
- * undefined when the key is in place. Order of a new issuance: the platform creates the key; its id is
- * recorded in status (pendingKeyId); the Secret is written; the id is confirmed as keyId. A crash anywhere
- * after the record is settled by `settlePendingKey` on the next reconcile.
+ * undefined when the key is in place. Order of a new issuance: a client token is recorded in status
+ * (pendingKeyToken); the platform creates the key with that token; its id replaces the token in status
+ * (pendingKeyId); the Secret is written; the id is confirmed as keyId. A crash anywhere after the token is
+ * recorded is settled by `settlePendingKey` on the next reconcile.
  */
 async function ensureMemoryKey(
   ctx: ControllerContext,
@@ -187,15 +190,22 @@ async function ensureMemoryKey(
   const name = String(s.obj.metadata.name);
   const extra = { hostname, 'memory-id': memoryId };
 
-  if (status.pendingKeyId) {
+  if (status.pendingKeyId || status.pendingKeyToken) {
     await assertCurrent(ctx.kube, MEMORY, s.obj);
-    const outcome = await settlePendingKey(ctx.kube, ctx.admin, { tenantId, pendingKeyId: status.pendingKeyId, namespace, secretName });
+    const outcome = await settlePendingKey(ctx.kube, ctx.admin, {
+      tenantId,
+      pendingKeyId: status.pendingKeyId,
+      pendingKeyToken: status.pendingKeyToken,
+      namespace,
+      secretName,
+    });
     if (outcome.confirmed) status.keyId = outcome.confirmed;
     if (outcome.revoked) {
       ctx.logger.warn({ memory: `${namespace}/${name}`, key_id: outcome.revoked }, 'revoked a key whose Secret was never written (interrupted issuance)');
       await ctx.events.record(s.obj, 'Warning', 'KeyRevoked', 'RecoverKey', `revoked key ${outcome.revoked}: an interrupted issuance never wrote it to Secret ${secretName}`);
     }
     status.pendingKeyId = undefined;
+    status.pendingKeyToken = undefined;
     s.summarize({ state: 'progressing', reason: 'KeySettled', message: 'settled an interrupted key issuance' });
     await s.write();
     // Start over from the cache, which the watch brings up to date with the live Secret.
@@ -231,27 +241,43 @@ async function ensureMemoryKey(
     oldUsable = keyState(await ctx.admin.getKey(tenantId, status.keyId), now) === 'usable';
   }
 
+  // The call's token is recorded before the call, so a crash before its answer is recorded cannot leave a key
+  // nobody knows about: the next reconcile finds it by the token.
+  const token = newKeyToken();
+  status.pendingKeyToken = token;
+  s.summarize({ state: 'progressing', reason: 'IssuingKey', message: `issuing an mk_ key for Secret ${secretName}` });
+  await s.write();
+
   // The plaintext of the old key is gone from the Secret: replace it, keeping the old one working for the
   // overlap (pods that loaded it keep running). A dead old key is simply replaced by a new one.
   const createFresh = async () => {
-    const c = await ctx.admin.createKey(tenantId, { type: 'memory', name: `k8s ${namespace}/${name}`, memory_id: memoryId });
+    const c = await ctx.admin.createKey(tenantId, { type: 'memory', name: `k8s ${namespace}/${name}`, memory_id: memoryId, client_token: token });
     return { key_id: c.key_id, key: c.key };
   };
-  let issued: { key_id: string; key: string };
-  if (oldUsable) {
+  const rotateOrCreate = async (): Promise<{ key_id: string; key: string }> => {
+    if (!oldUsable) return createFresh();
     try {
-      const r = await ctx.admin.rotateKey(tenantId, status.keyId!, ctx.settings.memoryKeyOverlapSeconds);
-      issued = { key_id: r.key_id, key: r.key };
+      const r = await ctx.admin.rotateKey(tenantId, status.keyId!, ctx.settings.memoryKeyOverlapSeconds, token);
+      return { key_id: r.key_id, key: r.key };
     } catch (err) {
       // Gone, or already rotated by an interrupted issuance: a fresh key does it.
       if (!isPlatformStatus(err, 404) && !isPlatformStatus(err, 409)) throw err;
-      issued = await createFresh();
+      return createFresh();
     }
-  } else {
-    issued = await createFresh();
+  };
+  let issued: { key_id: string; key: string };
+  try {
+    issued = await rotateOrCreate();
+  } catch (err) {
+    // A refusal made no key, so there is nothing to look for by the token; without an answer, it stays.
+    if (isPlatformRefusal(err)) status.pendingKeyToken = undefined;
+    throw err;
   }
+  ctx.hooks?.afterKeyCreated?.();
 
+  // The id replaces the token as the record of the pending key.
   status.pendingKeyId = issued.key_id;
+  status.pendingKeyToken = undefined;
   s.summarize({ state: 'progressing', reason: 'IssuingKey', message: `writing key ${issued.key_id} to Secret ${secretName}` });
   try {
     await s.write();

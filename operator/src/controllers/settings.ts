@@ -26,6 +26,8 @@ export interface OperatorSettings {
 
 /** Fault injection for crash-recovery tests: the process dies at exactly this point of a key issuance. */
 export interface ControllerHooks {
+  /** After the platform answered a create or rotate call, before the new key's id is recorded in status. */
+  afterKeyCreated?(): void;
   /** After a new key's id is recorded in status, before its Secret is written. */
   afterKeyRecorded?(): void;
   /** After the Secret holds the new key, before status confirms it. */

@@ -18,6 +18,7 @@ export interface MemoryStatus {
   keySecretName?: string;
   keyId?: string;
   pendingKeyId?: string;
+  pendingKeyToken?: string;
   ingressName?: string;
   conditions?: Condition[];
 }
@@ -44,6 +45,7 @@ export interface ApiKeyStatus {
   keyId?: string;
   prefix?: string;
   pendingKeyId?: string;
+  pendingKeyToken?: string;
   memoryId?: string;
   hostname?: string;
   expiresAt?: string;

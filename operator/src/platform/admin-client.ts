@@ -19,6 +19,11 @@ export interface CreateKeyRequest {
   ip_allowlist?: string[];
   app_permissions?: Record<string, unknown>;
   expires_at?: string;
+  /**
+   * Idempotency token (1 to 128 of `[A-Za-z0-9._:-]`): the platform makes at most one key per tenant with it,
+   * and `findKeyByClientToken` finds that key even when the answer to the call was never read.
+   */
+  client_token?: string;
 }
 
 export interface CreatedKey {
@@ -62,10 +67,14 @@ export interface PlatformAdmin {
   putMemory(tenantId: string, memoryId: string, body: { name: string; hostname: string; workspace_id?: string }): Promise<MemoryRecord>;
   /** Deletes a memory and revokes its keys; resolves when it is already gone. */
   deleteMemory(tenantId: string, memoryId: string, retainData: boolean): Promise<void>;
+  /** Throws `PlatformError` 409 `CONFLICT` when `client_token` already made a key (which it does not return). */
   createKey(tenantId: string, body: CreateKeyRequest): Promise<CreatedKey>;
-  rotateKey(tenantId: string, keyId: string, overlapSeconds: number): Promise<RotatedKey>;
+  /** `clientToken` as for `createKey`. */
+  rotateKey(tenantId: string, keyId: string, overlapSeconds: number, clientToken?: string): Promise<RotatedKey>;
   /** The key record without plaintext, or `undefined` when the platform does not know the key. */
   getKey(tenantId: string, keyId: string): Promise<KeyRecord | undefined>;
+  /** The key a create or rotate call with this client token made (revoked or not), or `undefined` if none. */
+  findKeyByClientToken(tenantId: string, clientToken: string): Promise<KeyRecord | undefined>;
   /** Revokes a key at once (idempotent). */
   revokeKey(tenantId: string, keyId: string): Promise<void>;
 }
@@ -86,6 +95,14 @@ export class PlatformError extends Error {
 
 export function isPlatformStatus(err: unknown, status: number): err is PlatformError {
   return err instanceof PlatformError && err.status === status;
+}
+
+/**
+ * The platform answered and refused (4xx): a refused create or rotate made no key. Anything else (no answer,
+ * a 5xx) leaves open whether a key was made.
+ */
+export function isPlatformRefusal(err: unknown): err is PlatformError {
+  return err instanceof PlatformError && err.status >= 400 && err.status < 500;
 }
 
 export interface HttpPlatformAdminOptions {
@@ -122,13 +139,19 @@ export class HttpPlatformAdmin implements PlatformAdmin {
     return (await this.call('create_key', 'POST', `${this.tenantPath(tenantId)}/keys`, body)) as CreatedKey;
   }
 
-  async rotateKey(tenantId: string, keyId: string, overlapSeconds: number): Promise<RotatedKey> {
-    return (await this.call('rotate_key', 'POST', `${this.tenantPath(tenantId)}/keys/${enc(keyId)}/rotate`, { overlap_seconds: overlapSeconds })) as RotatedKey;
+  async rotateKey(tenantId: string, keyId: string, overlapSeconds: number, clientToken?: string): Promise<RotatedKey> {
+    const body = clientToken === undefined ? { overlap_seconds: overlapSeconds } : { overlap_seconds: overlapSeconds, client_token: clientToken };
+    return (await this.call('rotate_key', 'POST', `${this.tenantPath(tenantId)}/keys/${enc(keyId)}/rotate`, body)) as RotatedKey;
   }
 
   async getKey(tenantId: string, keyId: string): Promise<KeyRecord | undefined> {
     const r = await this.call('get_key', 'GET', `${this.tenantPath(tenantId)}/keys/${enc(keyId)}`, undefined, [404]);
     return r === undefined ? undefined : (r as KeyRecord);
+  }
+
+  async findKeyByClientToken(tenantId: string, clientToken: string): Promise<KeyRecord | undefined> {
+    const r = (await this.call('find_key', 'GET', `${this.tenantPath(tenantId)}/keys?client_token=${enc(clientToken)}`)) as { api_keys?: KeyRecord[] } | undefined;
+    return r?.api_keys?.[0];
   }
 
   async revokeKey(tenantId: string, keyId: string): Promise<void> {

@@ -13,6 +13,7 @@ interface StoredKey extends KeyRecord {
   tenant_id: string;
   plaintext: string;
   request: CreateKeyRequest;
+  client_token?: string;
 }
 
 /**
@@ -64,15 +65,17 @@ export class InMemoryPlatformAdmin implements PlatformAdmin {
       const m = body.memory_id ? this.memories.get(body.memory_id) : undefined;
       if (!m || m.deleted || m.tenant_id !== tenantId) throw new PlatformError('create_key', 404, 'NOT_FOUND', 'memory not found');
     }
-    const key = this.store(tenantId, body, body.expires_at ?? (body.type === 'ephemeral' ? new Date(Date.now() + 86_400_000).toISOString() : null));
+    this.refuseReplay('create_key', tenantId, body.client_token);
+    const key = this.store(tenantId, body, body.expires_at ?? (body.type === 'ephemeral' ? new Date(Date.now() + 86_400_000).toISOString() : null), body.client_token);
     return { key_id: key.key_id, key: key.plaintext, prefix: String(key.prefix), type: body.type, memory_id: body.memory_id ?? null, expires_at: key.expires_at ?? null };
   }
 
-  async rotateKey(tenantId: string, keyId: string, overlapSeconds: number): Promise<RotatedKey> {
+  async rotateKey(tenantId: string, keyId: string, overlapSeconds: number, clientToken?: string): Promise<RotatedKey> {
     this.enter('rotate_key');
     const old = this.keys.get(keyId);
     if (!old || old.tenant_id !== tenantId || old.revoked_at) throw new PlatformError('rotate_key', 404, 'NOT_FOUND', 'key not found');
-    const replacement = this.store(tenantId, old.request, old.expires_at ?? null);
+    this.refuseReplay('rotate_key', tenantId, clientToken);
+    const replacement = this.store(tenantId, old.request, old.expires_at ?? null, clientToken);
     old.expires_at = new Date(Date.now() + overlapSeconds * 1000).toISOString();
     return { key_id: replacement.key_id, key: replacement.plaintext, replaced_key_id: keyId, replaced_key_expires_at: old.expires_at };
   }
@@ -81,7 +84,13 @@ export class InMemoryPlatformAdmin implements PlatformAdmin {
     this.enter('get_key');
     const k = this.keys.get(keyId);
     if (!k || k.tenant_id !== tenantId) return undefined;
-    return { key_id: k.key_id, type: k.type, prefix: k.prefix, memory_id: k.memory_id, revoked_at: k.revoked_at ?? null, expires_at: k.expires_at ?? null };
+    return record(k);
+  }
+
+  async findKeyByClientToken(tenantId: string, clientToken: string): Promise<KeyRecord | undefined> {
+    this.enter('find_key');
+    const k = this.byToken(tenantId, clientToken);
+    return k ? record(k) : undefined;
   }
 
   async revokeKey(tenantId: string, keyId: string): Promise<void> {
@@ -98,7 +107,17 @@ export class InMemoryPlatformAdmin implements PlatformAdmin {
     );
   }
 
-  private store(tenantId: string, request: CreateKeyRequest, expiresAt: string | null): StoredKey {
+  private byToken(tenantId: string, clientToken: string): StoredKey | undefined {
+    for (const k of this.keys.values()) if (k.tenant_id === tenantId && k.client_token === clientToken) return k;
+    return undefined;
+  }
+
+  private refuseReplay(operation: string, tenantId: string, clientToken: string | undefined): void {
+    const existing = clientToken === undefined ? undefined : this.byToken(tenantId, clientToken);
+    if (existing) throw new PlatformError(operation, 409, 'CONFLICT', `client_token was already used: it made key ${existing.key_id}`);
+  }
+
+  private store(tenantId: string, request: CreateKeyRequest, expiresAt: string | null, clientToken?: string): StoredKey {
     const prefix = request.type === 'memory' ? 'mk_' : request.type === 'ephemeral' ? 'ck_eph_' : `ck_${request.type}_`;
     const keyId = `key_${randomBytes(6).toString('hex')}`;
     const stored: StoredKey = {
@@ -111,6 +130,7 @@ export class InMemoryPlatformAdmin implements PlatformAdmin {
       tenant_id: tenantId,
       plaintext: `${prefix}${randomBytes(16).toString('hex')}`,
       request,
+      ...(clientToken === undefined ? {} : { client_token: clientToken }),
     };
     this.keys.set(keyId, stored);
     return stored;
@@ -128,4 +148,8 @@ export class InMemoryPlatformAdmin implements PlatformAdmin {
       throw new PlatformError(operation, 503, 'UNAVAILABLE', 'injected failure');
     }
   }
+}
+
+function record(k: StoredKey): KeyRecord {
+  return { key_id: k.key_id, type: k.type, prefix: k.prefix, memory_id: k.memory_id, revoked_at: k.revoked_at ?? null, expires_at: k.expires_at ?? null };
 }

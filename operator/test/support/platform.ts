@@ -57,7 +57,11 @@ export interface Platform {
   workingKeysOfMemory(memoryId: string): Promise<string[]>;
   /** Working keys by their platform name (the operator names ApiKey keys `<namespace>/<name>`). */
   workingKeysNamed(name: string): Promise<string[]>;
+  /** Keys of a tenant that would authenticate now. */
+  workingKeysOfTenant(tenantId: string): Promise<string[]>;
   keyRow(keyId: string): Promise<{ revoked_at: string | null; expires_at: string | null } | undefined>;
+  /** The id of the key a create or rotate call with this client token made, read from the gateway's table. */
+  keyIdByClientToken(tenantId: string, clientToken: string): Promise<string | undefined>;
   close(): Promise<void>;
 }
 
@@ -128,6 +132,21 @@ export async function startPlatform(): Promise<Platform> {
         ),
       );
       return r.rows.map((x) => x.key_id);
+    },
+    async workingKeysOfTenant(tenantId) {
+      const r = await db.asOwner((sql) =>
+        sql.query<{ key_id: string }>(
+          `SELECT key_id FROM gateway.api_keys WHERE tenant_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()) ORDER BY key_id`,
+          [tenantId],
+        ),
+      );
+      return r.rows.map((x) => x.key_id);
+    },
+    async keyIdByClientToken(tenantId, clientToken) {
+      const r = await db.asOwner((sql) =>
+        sql.query<{ key_id: string }>(`SELECT key_id FROM gateway.api_keys WHERE tenant_id = $1 AND client_token = $2`, [tenantId, clientToken]),
+      );
+      return r.rows[0]?.key_id;
     },
     async keyRow(keyId) {
       const r = await db.asOwner((sql) =>
