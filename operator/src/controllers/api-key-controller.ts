@@ -1,11 +1,9 @@
 import { isNotFound } from '../kube/errors';
 import { API_KEY, SECRET } from '../kube/resources';
-import { splitKey } from '../kube/types';
 import { isPlatformRefusal, isPlatformStatus, type CreateKeyRequest, type KeyRecord } from '../platform/admin-client';
 import { FIELD_MANAGER, applyIfChanged, isControlledBy } from '../runtime/apply';
 import { READY, isConditionTrue, setCondition } from '../runtime/conditions';
 import type { Reconcile, ReconcileResult } from '../runtime/controller';
-import { withFinalizer } from '../runtime/finalizer';
 import { KEY_ISSUED } from './condition-types';
 import type { ControllerContext } from './context';
 import {
@@ -20,7 +18,8 @@ import {
   settlePendingKey,
 } from './key-secret';
 import { API_KEY_FINALIZER } from './names';
-import { StatusSession } from './status-session';
+import type { StatusSession } from './status-session';
+import { tenantReconciler } from './tenant-reconciler';
 import { resolveTenant } from './tenant';
 import type { ApiKeyObject, ApiKeyStatus, MemoryObject, SecretObject } from './types';
 
@@ -41,28 +40,13 @@ export function apiKeysReferencing(keys: ApiKeyObject[], memory: MemoryObject): 
  * ApiKey revokes every key it issued at once.
  */
 export function apiKeyReconciler(ctx: ControllerContext): Reconcile {
-  const reconcile = withFinalizer<ApiKeyObject>(ctx.kube, API_KEY, API_KEY_FINALIZER, {
-    apply: (obj) => applyApiKey(ctx, obj),
-    cleanup: (obj) => cleanupApiKey(ctx, obj),
+  return tenantReconciler<ApiKeyStatus, ApiKeyObject>(ctx, {
+    rt: API_KEY,
+    finalizer: API_KEY_FINALIZER,
+    cache: (c) => c.caches.apiKeys,
+    apply: issue,
+    cleanup: cleanupApiKey,
   });
-  return async (key) => {
-    const { namespace, name } = splitKey(key);
-    const obj = ctx.caches.apiKeys.get(namespace, name);
-    if (!obj) return;
-    if (!ctx.caches.namespaces.get(undefined, String(namespace)) && !obj.metadata.deletionTimestamp) return;
-    return reconcile(obj);
-  };
-}
-
-async function applyApiKey(ctx: ControllerContext, obj: ApiKeyObject): Promise<ReconcileResult | void> {
-  const now = ctx.now?.() ?? new Date();
-  const s: Session = new StatusSession(ctx.kube, API_KEY, obj, ctx.events, now);
-  try {
-    return await issue(ctx, s, now);
-  } catch (err) {
-    await s.reportFailure(err);
-    throw err;
-  }
 }
 
 async function issue(ctx: ControllerContext, s: Session, now: Date): Promise<ReconcileResult | void> {

@@ -1,11 +1,9 @@
 import { isNotFound } from '../kube/errors';
 import { INGRESS, MEMORY, SECRET } from '../kube/resources';
-import { splitKey } from '../kube/types';
 import { isPlatformRefusal, isPlatformStatus, type KeyRecord } from '../platform/admin-client';
 import { FIELD_MANAGER, applyIfChanged, isControlledBy } from '../runtime/apply';
 import { READY, isConditionTrue, removeCondition, setCondition } from '../runtime/conditions';
 import type { Reconcile, ReconcileResult } from '../runtime/controller';
-import { withFinalizer } from '../runtime/finalizer';
 import { INGRESS_READY, KEY_ISSUED, PROVISIONED } from './condition-types';
 import type { ControllerContext } from './context';
 import {
@@ -21,7 +19,8 @@ import {
 } from './key-secret';
 import { memoryIngress } from './memory-ingress';
 import { MEMORY_FINALIZER, defaultKeySecretName, ingressNameFor, memoryHostname, memoryIdFor } from './names';
-import { StatusSession } from './status-session';
+import type { StatusSession } from './status-session';
+import { tenantReconciler } from './tenant-reconciler';
 import { resolveTenant } from './tenant';
 import type { MemoryObject, MemoryStatus, SecretObject } from './types';
 
@@ -35,29 +34,13 @@ type Session = StatusSession<MemoryStatus, MemoryObject>;
  * never touches.
  */
 export function memoryReconciler(ctx: ControllerContext): Reconcile {
-  const reconcile = withFinalizer<MemoryObject>(ctx.kube, MEMORY, MEMORY_FINALIZER, {
-    apply: (obj) => applyMemory(ctx, obj),
-    cleanup: (obj) => cleanupMemory(ctx, obj),
+  return tenantReconciler<MemoryStatus, MemoryObject>(ctx, {
+    rt: MEMORY,
+    finalizer: MEMORY_FINALIZER,
+    cache: (c) => c.caches.memories,
+    apply: provision,
+    cleanup: cleanupMemory,
   });
-  return async (key) => {
-    const { namespace, name } = splitKey(key);
-    const obj = ctx.caches.memories.get(namespace, name);
-    if (!obj) return;
-    // A namespace outside the operator's selection is not ours to serve (cleanup of our own finalizer aside).
-    if (!ctx.caches.namespaces.get(undefined, String(namespace)) && !obj.metadata.deletionTimestamp) return;
-    return reconcile(obj);
-  };
-}
-
-async function applyMemory(ctx: ControllerContext, obj: MemoryObject): Promise<ReconcileResult | void> {
-  const now = ctx.now?.() ?? new Date();
-  const s: Session = new StatusSession(ctx.kube, MEMORY, obj, ctx.events, now);
-  try {
-    return await provision(ctx, s, now);
-  } catch (err) {
-    await s.reportFailure(err);
-    throw err;
-  }
 }
 
 async function provision(ctx: ControllerContext, s: Session, now: Date): Promise<ReconcileResult | void> {

@@ -1,0 +1,54 @@
+import type { ResourceType } from '../kube/resources';
+import { splitKey, type Condition, type KubeObject } from '../kube/types';
+import type { Reconcile, ReconcileResult } from '../runtime/controller';
+import { withFinalizer } from '../runtime/finalizer';
+import type { ControllerContext } from './context';
+import { StatusSession } from './status-session';
+import type { ObjectCache } from './types';
+
+interface ReconciledStatus {
+  observedGeneration?: number;
+  conditions?: Condition[];
+}
+
+export interface TenantReconcilerSpec<S extends ReconciledStatus, T extends KubeObject & { status?: S }> {
+  rt: ResourceType;
+  finalizer: string;
+  cache: (ctx: ControllerContext) => ObjectCache<T>;
+  /** Brings the platform and the cluster in line with the object, editing its status through the session. */
+  apply: (ctx: ControllerContext, s: StatusSession<S, T>, now: Date) => Promise<ReconcileResult | void>;
+  /** Undoes what apply did, once the object is being deleted; `done: false` retries. */
+  cleanup: (ctx: ControllerContext, obj: T) => Promise<{ done: boolean; requeueAfterMs?: number }>;
+}
+
+/**
+ * The reconcile every tenant-scoped Lore resource shares: read the object from the cache, serve it only in a
+ * namespace the operator selects (its own finalizer's cleanup aside), keep the finalizer, and run `apply` with a
+ * status session whose failure is recorded on the object (status and event) before the error goes to backoff.
+ */
+export function tenantReconciler<S extends ReconciledStatus, T extends KubeObject & { status?: S }>(
+  ctx: ControllerContext,
+  spec: TenantReconcilerSpec<S, T>,
+): Reconcile {
+  const reconcile = withFinalizer<T>(ctx.kube, spec.rt, spec.finalizer, {
+    apply: async (obj) => {
+      const now = ctx.now?.() ?? new Date();
+      const s = new StatusSession<S, T>(ctx.kube, spec.rt, obj, ctx.events, now);
+      try {
+        return await spec.apply(ctx, s, now);
+      } catch (err) {
+        await s.reportFailure(err);
+        throw err;
+      }
+    },
+    cleanup: (obj) => spec.cleanup(ctx, obj),
+  });
+  return async (key) => {
+    const { namespace, name } = splitKey(key);
+    const obj = spec.cache(ctx).get(namespace, name);
+    if (!obj) return;
+    // A namespace outside the operator's selection is not ours to serve (cleanup of our own finalizer aside).
+    if (!ctx.caches.namespaces.get(undefined, String(namespace)) && !obj.metadata.deletionTimestamp) return;
+    return reconcile(obj);
+  };
+}
