@@ -21,6 +21,9 @@ module.exports = {
       displayName: 'unit',
       testMatch: ['<rootDir>/services/*/src/**/*.test.ts', '<rootDir>/operator/src/**/*.test.ts'],
       testPathIgnorePatterns: ['\\.int\\.test\\.ts$', '/dist/', '/node_modules/'],
+      // Unit suites run while the test command builds the Kubernetes binaries in the background: a loaded
+      // machine must not turn a slow-but-correct test (PGlite boots, key derivations) into a failure.
+      testTimeout: 30000,
     },
     {
       ...common,
