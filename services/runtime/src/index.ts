@@ -14,6 +14,7 @@ export * from './db/migrate';
 export * from './db/postgres';
 export * from './db/pglite';
 export * from './identity/internal-identity';
+export * from './crypto/secret-box';
 export * from './cache/memory-cache';
 export * from './cache/redis-cache';
 export * from './bus/memory-bus';
