@@ -5,7 +5,7 @@
  */
 import Router, { type RouterMiddleware } from '@koa/router';
 import { Redis } from 'ioredis';
-import { IdentitySigner, PostgresDb, createHttpApp, createLogger, createMetricsRegistry, listen, type LoreState } from '@lore/runtime';
+import { IdentitySigner, PostgresDb, createHttpApp, createLogger, createMetricsRegistry, generateEncryptionKey, listen, parseEncryptionKeys, type LoreState } from '@lore/runtime';
 import { createGateway, gatewayConfig, pingHandler, RedisGatewayState } from '@lore/gateway';
 
 async function main(): Promise<void> {
@@ -26,6 +26,7 @@ async function main(): Promise<void> {
       config: gatewayConfig({
         adminToken: 'bench-admin-token-0123456789abcdef',
         sessions: { secret: 'bench-session-secret-0123456789abcdef' },
+        encryptionKeys: parseEncryptionKeys(generateEncryptionKey('bench')),
         rateLimit: { perSecond: 1_000_000, burst: 1_000_000 },
       }),
     },

@@ -53,7 +53,16 @@ describe('embedded mode', () => {
     const first = await boot(dataDir);
     let key: string;
     let tenant: string;
+    let encryptionKeys: string;
     try {
+      // Generated secrets, the encryption key ring for stored webhook secrets among them, readable only by the owner.
+      const secretsFile = join(dataDir, 'secrets.json');
+      const secrets = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
+      expect(Object.keys(secrets).sort()).toEqual(['encryption_keys', 'identity_secret', 'session_secret']);
+      expect(secrets.encryption_keys).toMatch(/^k1:[A-Za-z0-9+/]{43}=$/);
+      expect(statSync(secretsFile).mode & 0o077).toBe(0);
+      encryptionKeys = secrets.encryption_keys!;
+
       const file = join(dataDir, 'dev-credentials.json');
       const creds = JSON.parse(readFileSync(file, 'utf8')) as { tenant_id: string; api_key: string };
       expect(Object.keys(creds).sort()).toEqual(['api_key', 'tenant_id']);
@@ -74,6 +83,15 @@ describe('embedded mode', () => {
       expect(anonymous.status).toBe(401);
       const wrong = await fetch(`${first.url}/api/v1/pages/ping`, { headers: { 'x-api-key': `${key.slice(0, -1)}x` } });
       expect(wrong.status).toBe(401);
+
+      // A webhook subscription: its signing secret is sealed with that key before it is stored.
+      const webhook = await fetch(`${first.url}/api/v1/webhooks`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: 'https://hooks.example.com/lore', events: ['memory.ingest.completed'] }),
+      });
+      expect(webhook.status).toBe(201);
+      expect(((await webhook.json()) as { secret: string }).secret).toMatch(/^whsec_/);
     } finally {
       await stop(first);
     }
@@ -82,6 +100,8 @@ describe('embedded mode', () => {
     try {
       const creds = JSON.parse(readFileSync(join(dataDir, 'dev-credentials.json'), 'utf8')) as { api_key: string };
       expect(creds.api_key).toBe(key);
+      // The same key ring, so what the first boot sealed still opens.
+      expect((JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8')) as Record<string, string>).encryption_keys).toBe(encryptionKeys);
       const ping = await fetch(`${second.url}/api/v1/pages/ping`, { headers: { 'x-api-key': key } });
       expect(ping.status).toBe(200);
       expect(((await ping.json()) as { tenant_id: string }).tenant_id).toBe(tenant);

@@ -5,10 +5,13 @@ import { Redis } from 'ioredis';
 import { IdentitySigner, PostgresDb, createLogger, createMetricsRegistry, listen, type StartedServer } from '@lore/runtime';
 import { createGateway, gatewayConfig, RedisGatewayState, type Gateway, type GatewayConfig } from '@lore/gateway';
 import { freshDatabase, requireEnv, type TestDatabase } from '../support/infra';
+import { TEST_ENCRYPTION_KEYS, testEncryptionKeys } from '../support/encryption';
 
 export const IDENTITY_SECRET = 'test-identity-secret-0123456789abcdef';
 export const SESSION_SECRET = 'test-session-secret-0123456789abcdef';
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+/** `LORE_ENCRYPTION_KEYS` of every gateway the suites start (the webhooks suites' worker uses the same ring). */
+export const ENCRYPTION_KEYS = TEST_ENCRYPTION_KEYS;
 
 export interface HttpResult {
   status: number;
@@ -145,6 +148,7 @@ export async function startGateway(
   const signer = new IdentitySigner(IDENTITY_SECRET);
   const config = gatewayConfig({
     adminToken: ADMIN_TOKEN,
+    encryptionKeys: testEncryptionKeys(),
     ...overrides,
     sessions: { secret: SESSION_SECRET, cookieSecure: false },
   });

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { requireEnv, type TestDatabase } from '../support/infra';
-import { ADMIN_TOKEN, IDENTITY_SECRET, SESSION_SECRET } from './harness';
+import { ADMIN_TOKEN, ENCRYPTION_KEYS, IDENTITY_SECRET, SESSION_SECRET } from './harness';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -43,6 +43,7 @@ export async function spawnGateway(database: TestDatabase, extraEnv: Record<stri
     LORE_IDENTITY_SECRET: IDENTITY_SECRET,
     GATEWAY_SESSION_SECRET: SESSION_SECRET,
     GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN,
+    LORE_ENCRYPTION_KEYS: ENCRYPTION_KEYS,
     GATEWAY_COOKIE_SECURE: 'false',
     ...extraEnv,
   };

@@ -1,8 +1,7 @@
 import { migrateGateway } from '@lore/gateway';
 import { MemoryBus, OutboxRelay, PgliteDb, createMetricsRegistry, runRuntimeMigrations } from '@lore/runtime';
 import { createWebhooksWorker, type WebhooksWorker } from '../../services/gateway/src/webhooks/worker';
-import { WebhookService } from '../../services/gateway/src/webhooks/subscriptions';
-import { assertSigned, commitEvent, createTestPki, envelope, eventually, silentLogger, startReceiver, tenantId, type Receiver, type TestPki } from './support';
+import { assertSigned, commitEvent, createTestPki, envelope, eventually, silentLogger, startReceiver, tenantId, testEncryptionKeys, webhookService, type Receiver, type TestPki } from './support';
 
 /**
  * Embedded mode: the same worker in-process on the in-memory bus and embedded PostgreSQL (PGlite), as
@@ -28,6 +27,7 @@ beforeAll(async () => {
     bus,
     logger: silentLogger,
     metrics: createMetricsRegistry('webhooks-embedded-test', { defaultMetrics: false }),
+    encryptionKeys: testEncryptionKeys(),
     config: { allowLoopback: true, extraCaPem: pki.caPem, deliveryTimeoutMs: 2000 },
   });
   await worker.start();
@@ -48,7 +48,7 @@ afterAll(async () => {
 describe('webhooks in embedded mode (PGlite + in-memory bus)', () => {
   it('delivers, retries after 1 s, and lands in the right state', async () => {
     const tenant = tenantId();
-    const service = new WebhookService(db, { allowLoopbackTargets: true });
+    const service = webhookService(db);
     const { subscription, secret } = await service.create({ tenantId: tenant, workspaceId: null }, { url: `${receiver.url}/embedded`, events: ['memory.ingest.completed'] });
     const e = envelope(tenant);
     await commitEvent(db, e);

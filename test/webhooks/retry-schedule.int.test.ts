@@ -1,6 +1,5 @@
 import { TOPICS } from '@lore/contracts';
 import { OutboxRelay, type KafkaBus } from '@lore/runtime';
-import { WebhookService } from '../../services/gateway/src/webhooks/subscriptions';
 import type { WebhooksWorker } from '../../services/gateway/src/webhooks/worker';
 import {
   assertSigned,
@@ -16,6 +15,7 @@ import {
   subscribe,
   tenantId,
   uniqueGroupPrefix,
+  webhookService,
   webhooksDatabase,
   type Receiver,
   type TestPki,
@@ -66,7 +66,7 @@ beforeAll(async () => {
     subs[name] = await subscribe(store.db, tenant, `${receiver.url}/${name}`);
   }
   // One event per receiver; each subscription only reacts to its own kind so every receiver gets exactly one.
-  const service = new WebhookService(store.db, { allowLoopbackTargets: true });
+  const service = webhookService(store.db);
   const kinds = { failing: 'memory.ingest.completed', flaky: 'memory.entity.created', slow: 'memory.health.assessed' } as const;
   for (const [name, kind] of Object.entries(kinds)) {
     await service.update({ tenantId: tenant, workspaceId: null }, subs[name]!.id, { events: [kind] });
@@ -141,7 +141,7 @@ describe('webhook retry schedule', () => {
       dead.messages.some((m) => JSON.parse(m.value.toString()).delivery_id === row.id), 10_000);
 
     // One dead letter reaches the threshold of this worker (1): the endpoint is disabled automatically.
-    const service = new WebhookService(store.db, { allowLoopbackTargets: true });
+    const service = webhookService(store.db);
     const viewer = { tenantId: tenant, workspaceId: null };
     const disabled = await service.get(viewer, subs.failing!.id);
     expect(disabled).toMatchObject({ enabled: false, disabledReason: 'dead_letters' });

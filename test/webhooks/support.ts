@@ -26,6 +26,9 @@ import { createWebhooksWorker, type WebhooksWorker, type WebhooksWorkerConfig } 
 import { WebhookService } from '../../services/gateway/src/webhooks/subscriptions';
 import type { HostLookup } from '../../services/gateway/src/webhooks/target-guard';
 import { freshDatabase, requireEnv, type TestDatabase } from '../support/infra';
+import { testEncryptionKeys, testSecretBox } from '../support/encryption';
+
+export { TEST_ENCRYPTION_KEYS, testEncryptionKeys, testSecretBox } from '../support/encryption';
 
 export const silentLogger: Logger = createLogger({ level: process.env.LORE_TEST_LOG_LEVEL ?? 'silent', service: 'webhooks-test' });
 
@@ -209,6 +212,7 @@ export async function startWorker(
     bus,
     logger: silentLogger,
     metrics: createMetricsRegistry('webhooks-worker-test', { defaultMetrics: false }),
+    encryptionKeys: testEncryptionKeys(),
     config: { startFrom: 'latest', allowLoopback: true, extraCaPem: pki.caPem, ...config },
     ...(lookup ? { lookup } : {}),
   });
@@ -248,9 +252,13 @@ export function startRelay(db: PostgresDb, bus: EventBus, pollIntervalMs = 200):
   return relay;
 }
 
+/** The subscription rules as the gateway runs them, sealing with the test key ring; loopback receivers allowed. */
+export function webhookService(db: Db): WebhookService {
+  return new WebhookService(db, testSecretBox(), { allowLoopbackTargets: true });
+}
+
 export async function subscribe(db: PostgresDb, tenant: string, url: string, events: EventKind[] = [...EVENT_KINDS]): Promise<{ id: string; secret: string }> {
-  const service = new WebhookService(db, { allowLoopbackTargets: true });
-  const { subscription, secret } = await service.create({ tenantId: tenant, workspaceId: null }, { url, events });
+  const { subscription, secret } = await webhookService(db).create({ tenantId: tenant, workspaceId: null }, { url, events });
   return { id: subscription.id, secret };
 }
 

@@ -4,6 +4,7 @@ import { IdentitySigner, KafkaBus, PostgresBlobStore, PostgresDb, createLogger, 
 import { createGateway, gatewayConfig, RedisGatewayState } from '@lore/gateway';
 import { createGraphService } from '@lore/graph';
 import { freshDatabase, requireEnv, type TestDatabase } from '../../../test/support/infra';
+import { testEncryptionKeys } from '../../../test/support/encryption';
 
 export const ADMIN_TOKEN = 'operator-suite-admin-token-0123456789';
 const IDENTITY_SECRET = 'operator-suite-identity-secret-0123456789abcdef';
@@ -104,6 +105,7 @@ export async function startPlatform(): Promise<Platform> {
         upstreams: { graph: graphUrl },
         // Caches on: revocation and rotation must still take effect on the very next request.
         sessions: { secret: SESSION_SECRET, cookieSecure: false },
+        encryptionKeys: testEncryptionKeys(),
       }),
     },
     { migrate: true },

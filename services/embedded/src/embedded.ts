@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,6 +13,7 @@ import {
   listen,
   opsRouter,
   createHttpApp,
+  parseEncryptionKeys,
   runRuntimeMigrations,
   type Logger,
   type StartedServer,
@@ -21,15 +21,11 @@ import {
 import { createGateway, ensureDevTenant, gatewayConfig, MemoryGatewayState, createWebhooksWorker } from '@lore/gateway';
 import { createGraphService } from '@lore/graph';
 import type { EmbeddedConfig } from './config';
+import { loadSecrets } from './secrets';
 
 export interface DevCredentials {
   tenant_id: string;
   api_key: string;
-}
-
-interface EmbeddedSecrets {
-  identity_secret: string;
-  session_secret: string;
 }
 
 export interface Embedded {
@@ -43,21 +39,6 @@ export interface Embedded {
   stop(): Promise<void>;
 }
 
-/**
- * Secrets of the embedded mode are generated on first start and kept in the data directory (mode 0600): the
- * process needs no configuration, and nothing secret is defaulted in code.
- */
-async function loadSecrets(dataDir: string): Promise<EmbeddedSecrets> {
-  const file = join(dataDir, 'secrets.json');
-  if (existsSync(file)) return JSON.parse(await readFile(file, 'utf8')) as EmbeddedSecrets;
-  const secrets: EmbeddedSecrets = {
-    identity_secret: randomBytes(32).toString('base64url'),
-    session_secret: randomBytes(32).toString('base64url'),
-  };
-  await writeFile(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
-  return secrets;
-}
-
 /** Every Lore service and worker in one process: PGlite, in-memory state and bus, one public port. */
 export async function startEmbedded(config: EmbeddedConfig, logger: Logger): Promise<Embedded> {
   await mkdir(config.LORE_DATA_DIR, { recursive: true });
@@ -66,6 +47,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger): Pro
   const lifecycle = new Lifecycle(logger);
   const metrics = createMetricsRegistry('lore');
   const signer = new IdentitySigner(secrets.identity_secret);
+  const encryptionKeys = parseEncryptionKeys(secrets.encryption_keys);
 
   const db = await PgliteDb.open(join(config.LORE_DATA_DIR, 'pg'));
   lifecycle.onShutdown('database', () => db.close());
@@ -108,13 +90,14 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger): Pro
       config: gatewayConfig({
         sessions: { secret: secrets.session_secret, cookieSecure: false },
         upstreams: { graph: `unix:${graphSocket}` },
+        encryptionKeys,
       }),
     },
     { lifecycle },
   );
   lifecycle.onShutdown('gateway', () => gateway.close());
 
-  const webhooks = createWebhooksWorker({ db, bus, logger: logger.child({ service: 'webhooks' }), metrics });
+  const webhooks = createWebhooksWorker({ db, bus, logger: logger.child({ service: 'webhooks' }), metrics, encryptionKeys });
   const relay = new OutboxRelay({ db, bus, logger, metrics, pollIntervalMs: 50 });
 
   const server = await listen(gateway.publicApp, config.PORT, config.LORE_HOST);

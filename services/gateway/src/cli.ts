@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { IdentitySigner, PostgresDb, createLogger, createMetricsRegistry, parseConfig, ConfigError } from '@lore/runtime';
+import { IdentitySigner, PostgresDb, createLogger, createMetricsRegistry, generateEncryptionKey, parseConfig, parseEncryptionKeys, ConfigError } from '@lore/runtime';
 import { buildContext } from './context';
 import { gatewayConfig, DEFAULT_PLANS } from './config';
 import { migrateGateway } from './gateway';
@@ -66,14 +66,15 @@ async function run(argv: string[]): Promise<number> {
   const db = await new PostgresDb({ url: env.LORE_DATABASE_URL, ownerUrl: env.LORE_DATABASE_OWNER_URL, maxConnections: 2 }).init();
   try {
     if (values.migrate) await migrateGateway(db);
-    // Creating rows touches neither Redis nor the identity signer; the in-process state stands in for them.
+    // Creating rows touches neither Redis, the identity signer nor sealed secrets (no webhook is created here): the
+    // in-process state, a random signer and a throw-away key ring stand in for them.
     const context = buildContext({
       db,
       state: new MemoryGatewayState(),
       logger: createLogger({ level: 'warn', service: 'gateway-cli' }),
       metrics: createMetricsRegistry('gateway-cli', { defaultMetrics: false }),
       signer: new IdentitySigner(randomBase62(40)),
-      config: gatewayConfig({ sessions: { secret: randomBase62(40) }, plans: { ...DEFAULT_PLANS, [values.plan!]: DEFAULT_PLANS[values.plan!] ?? {} }, defaultPlan: values.plan! }),
+      config: gatewayConfig({ sessions: { secret: randomBase62(40) }, encryptionKeys: parseEncryptionKeys(generateEncryptionKey('cli')), plans: { ...DEFAULT_PLANS, [values.plan!]: DEFAULT_PLANS[values.plan!] ?? {} }, defaultPlan: values.plan! }),
     });
     const { tenant, created } = await createTenant(context, { tenant_id: values['tenant-id'], name: values.name, plan: values.plan });
     const { record, plaintext } = await createKey(context, tenant.tenant_id, { type: keyType, name: values['key-name']! }, 'cli');

@@ -1,4 +1,4 @@
-import { ConfigError, parseConfig } from '@lore/runtime';
+import { ConfigError, generateEncryptionKey, parseConfig } from '@lore/runtime';
 import { configFromEnv, gatewayEnvSchema } from './config';
 
 const base = {
@@ -7,6 +7,7 @@ const base = {
   LORE_IDENTITY_SECRET: 'i'.repeat(32),
   GATEWAY_SESSION_SECRET: 's'.repeat(32),
   GATEWAY_ADMIN_TOKEN: 'a'.repeat(24),
+  LORE_ENCRYPTION_KEYS: `k2:${Buffer.alloc(32, 2).toString('base64')},${generateEncryptionKey('k1')}`,
 };
 
 describe('gateway configuration', () => {
@@ -17,6 +18,9 @@ describe('gateway configuration', () => {
     expect(config.upstreams).toEqual({});
     expect(config.defaultPlan).toBe('unlimited');
     expect(config.adminToken).toBe(base.GATEWAY_ADMIN_TOKEN);
+    // The key ring in order: the first key seals.
+    expect(config.encryptionKeys.map((k) => k.id)).toEqual(['k2', 'k1']);
+    expect(config.encryptionKeys[0]!.key.equals(Buffer.alloc(32, 2))).toBe(true);
   });
 
   it('reads upstreams as URLs or unix sockets and proxies as CIDRs', () => {
@@ -36,8 +40,20 @@ describe('gateway configuration', () => {
     }
     expect(caught).toBeInstanceOf(ConfigError);
     const text = caught!.problems.join('\n');
-    for (const name of ['LORE_DATABASE_URL', 'LORE_IDENTITY_SECRET', 'GATEWAY_SESSION_SECRET', 'GATEWAY_ADMIN_TOKEN', 'GATEWAY_TRUSTED_PROXIES', 'GATEWAY_UPSTREAM_CORE', 'GATEWAY_PORT', 'GATEWAY_COOKIE_SECURE']) {
+    for (const name of ['LORE_DATABASE_URL', 'LORE_IDENTITY_SECRET', 'GATEWAY_SESSION_SECRET', 'GATEWAY_ADMIN_TOKEN', 'LORE_ENCRYPTION_KEYS', 'GATEWAY_TRUSTED_PROXIES', 'GATEWAY_UPSTREAM_CORE', 'GATEWAY_PORT', 'GATEWAY_COOKIE_SECURE']) {
       expect(text).toContain(name);
+    }
+  });
+
+  it('refuses an encryption key that is not 32 bytes, naming the variable but not the key', () => {
+    const material = Buffer.alloc(24, 7).toString('base64');
+    try {
+      parseConfig(gatewayEnvSchema, { ...base, LORE_ENCRYPTION_KEYS: `k1:${material}` });
+      throw new Error('expected a ConfigError');
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).problems).toEqual([expect.stringMatching(/^LORE_ENCRYPTION_KEYS: key 1 \("k1"\) must be 32 bytes once base64-decoded, got 24/)]);
+      expect((err as Error).message).not.toContain(material);
     }
   });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envBool, envInt, envSecret } from '@lore/runtime';
+import { envBool, envEncryptionKeys, envInt, envSecret, type EncryptionKey } from '@lore/runtime';
 import { invalidCidrs } from './domain/network';
 
 /** Limits of one plan. Absent numbers mean "no limit". */
@@ -43,12 +43,20 @@ export interface GatewayConfig {
   memoryBaseDomain: string;
   /** Name of the cookie that may carry an API key on the core and agents surfaces. */
   apiKeyCookie: string;
+  /**
+   * Key ring sealing secrets the gateway stores and must read back (webhook signing secrets): the first key seals,
+   * every key opens. The webhooks worker needs the same keys. A secret, so there is no default.
+   */
+  encryptionKeys: EncryptionKey[];
 }
 
 export const SESSION_TTL_SECONDS = 15 * 24 * 3600;
 export const REFRESH_TTL_SECONDS = 30 * 24 * 3600;
 
-export type GatewayConfigInput = Partial<Omit<GatewayConfig, 'sessions'>> & { sessions: { secret: string } & Partial<GatewayConfig['sessions']> };
+export type GatewayConfigInput = Partial<Omit<GatewayConfig, 'sessions' | 'encryptionKeys'>> & {
+  sessions: { secret: string } & Partial<GatewayConfig['sessions']>;
+  encryptionKeys: EncryptionKey[];
+};
 
 export function gatewayConfig(overrides: GatewayConfigInput): GatewayConfig {
   return {
@@ -125,6 +133,7 @@ export const gatewayEnvSchema = z
     LORE_IDENTITY_SECRET: envSecret(32),
     GATEWAY_SESSION_SECRET: envSecret(32),
     GATEWAY_ADMIN_TOKEN: envSecret(24),
+    LORE_ENCRYPTION_KEYS: envEncryptionKeys(),
     GATEWAY_COOKIE_SECURE: envBool(true),
     GATEWAY_TRUSTED_PROXIES: cidrList,
     GATEWAY_RATE_LIMIT_PER_SECOND: envInt(100, 1, 1_000_000),
@@ -176,5 +185,6 @@ export function configFromEnv(env: GatewayEnv): GatewayConfig {
     },
     adminToken: env.GATEWAY_ADMIN_TOKEN,
     memoryBaseDomain: env.GATEWAY_MEMORY_BASE_DOMAIN,
+    encryptionKeys: env.LORE_ENCRYPTION_KEYS,
   });
 }

@@ -1,4 +1,4 @@
-import type { Db, IdentitySigner, Logger } from '@lore/runtime';
+import { SecretBox, type Db, type IdentitySigner, type Logger } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { Counter } from 'prom-client';
 import type { GatewayConfig, PlanLimits } from './config';
@@ -46,6 +46,8 @@ export interface GatewayContext extends GatewayDeps {
   };
   trustedProxies: Cidr[];
   gatewayMetrics: GatewayMetrics;
+  /** Seals and opens secrets stored in the database (webhook signing secrets) with `config.encryptionKeys`. */
+  secretBox: SecretBox;
   /** Last epoch seen from the shared state; a change flushes the credential cache. */
   epoch: { value: string | null };
 }
@@ -81,6 +83,7 @@ export function buildContext(deps: GatewayDeps): GatewayContext {
     },
     trustedProxies: parseCidrList(deps.config.trustedProxies),
     gatewayMetrics: metricsFor(deps.metrics),
+    secretBox: new SecretBox(deps.config.encryptionKeys),
     epoch: { value: null },
   };
 }

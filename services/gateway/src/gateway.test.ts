@@ -1,4 +1,4 @@
-import { IdentitySigner, PgliteDb, createLogger, createMetricsRegistry, listen, type StartedServer } from '@lore/runtime';
+import { IdentitySigner, PgliteDb, createLogger, createMetricsRegistry, generateEncryptionKey, listen, parseEncryptionKeys, type StartedServer } from '@lore/runtime';
 import { createGateway, type Gateway } from './gateway';
 import { gatewayConfig } from './config';
 import { MemoryGatewayState } from './state/memory-state';
@@ -18,7 +18,7 @@ describe('gateway on embedded PostgreSQL (embedded mode)', () => {
       logger: createLogger({ level: 'silent', service: 'gateway-unit' }),
       metrics: createMetricsRegistry('gateway-unit', { defaultMetrics: false }),
       signer: new IdentitySigner('unit-identity-secret-0123456789abcdef'),
-      config: gatewayConfig({ sessions: { secret: 'unit-session-secret-0123456789abcdef' } }),
+      config: gatewayConfig({ sessions: { secret: 'unit-session-secret-0123456789abcdef' }, encryptionKeys: parseEncryptionKeys(generateEncryptionKey('unit')) }),
     });
     server = await listen(gateway.publicApp, 0, '127.0.0.1');
   }, 60_000);

@@ -7,6 +7,7 @@ import { buildContext, type GatewayContext, type GatewayDeps } from './context';
 import { createPublicApp } from './app';
 import type { GatewayRouter } from './http/state';
 import { createAdminApp } from './admin/admin-app';
+import { sealStoredSecrets } from './webhooks/seal-stored-secrets';
 
 /** Folder of the gateway's SQL migrations (also used by the chart's migration job and the embedded mode). */
 export const GATEWAY_MIGRATIONS_DIR = join(__dirname, '..', 'migrations');
@@ -36,6 +37,11 @@ export interface CreateGatewayOptions {
   extraRoutes?: (router: GatewayRouter, context: GatewayContext) => void;
   /** Apply pending migrations first (default true). */
   migrate?: boolean;
+  /**
+   * After start, in the background, seal stored webhook secrets that are still plaintext or sealed with an older
+   * key (default true; see webhooks/seal-stored-secrets.ts). `close()` ends the pass.
+   */
+  sealStoredSecrets?: boolean;
 }
 
 /** Composes the gateway from its ports; the process (main.ts or the embedded mode) owns the listeners. */
@@ -58,6 +64,16 @@ export async function createGateway(deps: GatewayDeps, options: CreateGatewayOpt
       return { ok: true, details: { kind: deps.state.kind } };
     });
   }
+  const stopSealing = new AbortController();
+  const sealing =
+    options.sealStoredSecrets === false
+      ? Promise.resolve()
+      : sealStoredSecrets(deps.db, context.secretBox, deps.logger, { signal: stopSealing.signal }).then(
+          () => undefined,
+          (err: unknown) => {
+            if (!stopSealing.signal.aborted) deps.logger.error({ err }, 'sealing stored webhook secrets failed; the next start tries again');
+          },
+        );
   return {
     publicApp: pub.app,
     handleUpgrade: pub.handleUpgrade,
@@ -67,6 +83,8 @@ export async function createGateway(deps: GatewayDeps, options: CreateGatewayOpt
     async close() {
       pub.closeUpgraded();
       for (const target of pub.upstreams.values()) target.agent.destroy();
+      stopSealing.abort();
+      await sealing;
     },
   };
 }

@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { TOPICS } from '@lore/contracts';
 import {
   KafkaBus,
   Lifecycle,
@@ -50,12 +51,15 @@ async function main(): Promise<void> {
   // Dead-letter replays are enqueued in the outbox by the gateway; this relay makes sure they are published even
   // when no other service runs one (relays of one database take turns through an advisory lock).
   if (env.WEBHOOKS_RUN_OUTBOX_RELAY) {
+    // The gateway also enqueues memory lifecycle messages (for the graph worker). The relay publishes in id order:
+    // without their topic (a deployment without the graph) every event behind the first one would wait for ever.
+    await bus.ensureTopics([TOPICS.memoryLifecycle]);
     const relay = new OutboxRelay({ db, bus, logger, metrics, pollIntervalMs: 50 });
     relay.start();
     lifecycle.onShutdown('outbox relay', () => relay.stop());
   }
 
-  const worker = createWebhooksWorker({ db, bus, logger, metrics, config: workerConfigFromEnv(env) });
+  const worker = createWebhooksWorker({ db, bus, logger, metrics, config: workerConfigFromEnv(env), encryptionKeys: env.LORE_ENCRYPTION_KEYS });
   lifecycle.addCheck('database', async () => {
     await db.ping();
     return { ok: true };

@@ -1,11 +1,12 @@
 import { TOPICS } from '@lore/contracts';
-import { claimEvent, injectTraceHeaders, type BusMessage, type Db, type Logger, type OutgoingMessage } from '@lore/runtime';
+import { SealedValueError, claimEvent, injectTraceHeaders, type BusMessage, type Db, type Logger, type OutgoingMessage, type SecretBox } from '@lore/runtime';
 import type { WebhookHttpClient, AttemptResult } from './http-client';
 import type { KeyedLimiter } from './keyed-limiter';
 import { attemptKey, decodeDeliveryMessage, encodeDeliveryMessage, messageKey, type DeadLetterMessage, type DeliveryMessage } from './messages';
 import type { WebhookMetrics } from './metrics';
 import { afterFailure, RETRY_DELAYS_MS, topicForStep } from './schedule';
-import { signatureHeaders } from './signing';
+import { openSigningSecret } from './secret-storage';
+import { signatureHeaders, type SigningSecrets } from './signing';
 import {
   acquireLease,
   applyTransition,
@@ -39,6 +40,8 @@ export interface AttemptProcessorDeps {
   deliveryTimeoutMs: number;
   /** Consecutive dead letters that disable an endpoint; 0 never disables. */
   disableAfterDeadLetters: number;
+  /** Opens the stored signing secrets (the gateway sealed them). */
+  secrets: SecretBox;
 }
 
 export class AbortedError extends Error {
@@ -74,11 +77,30 @@ export class AttemptProcessor {
       return;
     }
 
-    this.deps.metrics.lateness.observe({ step: String(m.step) }, Math.max(0, Date.now() - dueMs) / 1000);
     const startedAt = new Date();
+    let secrets: SigningSecrets;
+    try {
+      secrets = this.signingSecrets(subscription, startedAt);
+    } catch (err) {
+      if (!(err instanceof SealedValueError)) throw err;
+      const log = this.deps.logger.child({ delivery_id: delivery.id, subscription_id: subscription.id });
+      if (err.reason === 'unknown_key') {
+        // Configuration, not data: the ring lacks the key that sealed this secret. Nothing is sent; the lease goes
+        // back and the bus retries the message, so the delivery resumes once the worker has the key.
+        log.error({ reason: err.reason, message: err.message }, 'webhook secret sealed with a key this worker does not have (LORE_ENCRYPTION_KEYS)');
+        await this.deps.db.withTenant(m.tenant_id, (sql) => releaseLease(sql, m.tenant_id, m.delivery_id)).catch(() => undefined);
+        throw err;
+      }
+      // The stored value was altered or moved from another row: never sign with it. The delivery is dead-lettered
+      // without an attempt and can be replayed once the secret is rotated.
+      log.error({ reason: err.reason }, 'stored webhook secret does not open; delivery dead-lettered');
+      await this.deadLetter(m, delivery, 'secret_unreadable');
+      return;
+    }
+    this.deps.metrics.lateness.observe({ step: String(m.step) }, Math.max(0, startedAt.getTime() - dueMs) / 1000);
     let result: AttemptResult;
     try {
-      result = await this.deps.limiter.run(subscription.id, () => this.send(delivery, subscription, startedAt));
+      result = await this.deps.limiter.run(subscription.id, () => this.send(delivery, subscription, secrets, startedAt));
     } catch (err) {
       // An unexpected local failure (not the receiver's): give the lease back and let the bus retry the message.
       await this.deps.db.withTenant(m.tenant_id, (sql) => releaseLease(sql, m.tenant_id, m.delivery_id)).catch(() => undefined);
@@ -119,15 +141,21 @@ export class AttemptProcessor {
     }
   }
 
-  private send(delivery: DeliveryRow, subscription: SubscriptionRow, startedAt: Date): Promise<AttemptResult> {
+  /** The secrets that sign an attempt starting at `startedAt`: the current one, and the replaced one during its overlap. */
+  private signingSecrets(subscription: SubscriptionRow, startedAt: Date): SigningSecrets {
+    const open = (stored: string) => openSigningSecret(this.deps.secrets, subscription.tenantId, subscription.id, stored);
     const overlapActive =
-      subscription.previousSecret !== null &&
+      subscription.storedPreviousSecret !== null &&
       subscription.previousSecretExpiresAt !== null &&
       subscription.previousSecretExpiresAt.getTime() > startedAt.getTime();
+    return { current: open(subscription.storedSecret), previous: overlapActive ? open(subscription.storedPreviousSecret!) : null };
+  }
+
+  private send(delivery: DeliveryRow, subscription: SubscriptionRow, secrets: SigningSecrets, startedAt: Date): Promise<AttemptResult> {
     const headers = {
       ...injectTraceHeaders({}),
       ...signatureHeaders({
-        secrets: { current: subscription.secret, previous: overlapActive ? subscription.previousSecret : null },
+        secrets,
         messageId: delivery.eventId,
         timestampSeconds: Math.floor(startedAt.getTime() / 1000),
         body: delivery.body,

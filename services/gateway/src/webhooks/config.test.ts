@@ -1,7 +1,7 @@
-import { ConfigError, parseConfig } from '@lore/runtime';
+import { ConfigError, generateEncryptionKey, parseConfig } from '@lore/runtime';
 import { webhooksEnvSchema, workerConfigFromEnv } from './config';
 
-const base = { LORE_DATABASE_URL: 'postgres://app@db/lore', LORE_KAFKA_BROKERS: 'k1:9092, k2:9092' };
+const base = { LORE_DATABASE_URL: 'postgres://app@db/lore', LORE_KAFKA_BROKERS: 'k1:9092, k2:9092', LORE_ENCRYPTION_KEYS: generateEncryptionKey('k1') };
 
 describe('webhooks worker configuration', () => {
   it('has production defaults: 5 s timeout, no loopback, no extra CA, earliest start', () => {
@@ -33,5 +33,20 @@ describe('webhooks worker configuration', () => {
   it('rejects a delivery timeout outside a few seconds and missing required values', () => {
     expect(() => parseConfig(webhooksEnvSchema, { ...base, WEBHOOKS_DELIVERY_TIMEOUT_MS: '120000' })).toThrow(ConfigError);
     expect(() => parseConfig(webhooksEnvSchema, {})).toThrow(/LORE_DATABASE_URL[\s\S]*LORE_KAFKA_BROKERS|LORE_KAFKA_BROKERS[\s\S]*LORE_DATABASE_URL/);
+  });
+
+  it('needs the encryption key ring: required, and a key of the wrong length is refused with the other problems', () => {
+    expect(parseConfig(webhooksEnvSchema, base).LORE_ENCRYPTION_KEYS.map((k) => k.id)).toEqual(['k1']);
+    const { LORE_ENCRYPTION_KEYS: _omitted, ...withoutKeys } = base;
+    expect(() => parseConfig(webhooksEnvSchema, withoutKeys)).toThrow(/LORE_ENCRYPTION_KEYS: is required \(secrets have no default\)/);
+    try {
+      parseConfig(webhooksEnvSchema, { ...base, LORE_ENCRYPTION_KEYS: 'k1:c2hvcnQ=', WEBHOOKS_DELIVERY_TIMEOUT_MS: '1' });
+      throw new Error('expected a configuration error');
+    } catch (err) {
+      const problems = (err as ConfigError).problems.join('\n');
+      expect(problems).toMatch(/LORE_ENCRYPTION_KEYS: key 1 \("k1"\) must be 32 bytes once base64-decoded, got 5/);
+      expect(problems).toMatch(/WEBHOOKS_DELIVERY_TIMEOUT_MS/);
+      expect(problems).not.toContain('c2hvcnQ=');
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { envBool, envInt } from '@lore/runtime';
+import { envBool, envEncryptionKeys, envInt } from '@lore/runtime';
 import { z } from 'zod';
 import type { WebhooksWorkerConfig } from './worker';
 
@@ -14,6 +14,8 @@ export const webhooksEnvSchema = z
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     LORE_DATABASE_URL: z.string({ error: 'is required' }).min(1),
     LORE_DATABASE_OWNER_URL: z.string().optional(),
+    // The gateway's key ring: it seals the signing secrets, the worker opens them to sign.
+    LORE_ENCRYPTION_KEYS: envEncryptionKeys(),
     LORE_KAFKA_BROKERS: z
       .string({ error: 'is required' })
       .min(1)

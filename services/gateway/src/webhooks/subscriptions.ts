@@ -1,7 +1,8 @@
 import { TOPICS, type EventKind } from '@lore/contracts';
-import { AppError, enqueueOutbox, type Db } from '@lore/runtime';
+import { AppError, SealedValueError, enqueueOutbox, type Db, type Logger, type SecretBox } from '@lore/runtime';
 import { newId } from './ids';
 import { attemptKey, DUE_AT_HEADER, messageKey, TENANT_HEADER, type DeliveryMessage } from './messages';
+import { resealSigningSecret, sealSigningSecret } from './secret-storage';
 import { generateSigningSecret } from './signing';
 import {
   getDeliveryOfSubscription,
@@ -39,6 +40,8 @@ export interface WebhookServiceOptions {
   allowLoopbackTargets?: boolean;
   /** Subscriptions one tenant may have. */
   maxSubscriptionsPerTenant?: number;
+  /** Where a rotation reports a replaced secret it could not re-seal (kept as stored). */
+  logger?: Logger;
 }
 
 export interface NewSubscription {
@@ -67,6 +70,7 @@ export const MAX_REPLAY = 1000;
 /**
  * The subscription rules behind the webhook routes: URL checks, per-tenant limits, secret issue and rotation,
  * delivery history and dead-letter replay. No HTTP here; every read and write runs inside the caller's tenant.
+ * Signing secrets are sealed with `secrets` before they reach the database (secret-storage.ts).
  */
 export class WebhookService {
   private readonly allowLoopback: boolean;
@@ -74,28 +78,31 @@ export class WebhookService {
 
   constructor(
     private readonly db: Db,
-    options: WebhookServiceOptions = {},
+    private readonly secrets: SecretBox,
+    private readonly options: WebhookServiceOptions = {},
   ) {
     this.allowLoopback = options.allowLoopbackTargets ?? false;
     this.maxSubscriptions = options.maxSubscriptionsPerTenant ?? DEFAULT_MAX_SUBSCRIPTIONS;
   }
 
-  /** Creates a subscription; the signing secret is returned here and never again. */
+  /** Creates a subscription; the signing secret is returned here and never again (the row keeps it sealed). */
   async create(viewer: Viewer, input: NewSubscription): Promise<{ subscription: SubscriptionRow; secret: string }> {
     const url = this.checkUrl(input.url);
     const secret = generateSigningSecret();
+    const id = newId('wh');
+    const storedSecret = sealSigningSecret(this.secrets, viewer.tenantId, id, secret);
     const subscription = await this.db.withTenant(viewer.tenantId, async (sql) => {
       // Serialises concurrent creations of one tenant so the limit cannot be overshot.
       await sql.query(`SELECT pg_advisory_xact_lock(hashtext('lore.webhooks.create'), hashtext($1))`, [viewer.tenantId]);
       if ((await countSubscriptions(sql, viewer.tenantId)) >= this.maxSubscriptions) return null;
       return insertSubscription(sql, viewer.tenantId, {
-        id: newId('wh'),
+        id,
         workspaceId: viewer.workspaceId,
         url,
         events: dedupe(input.events),
         description: input.description ?? null,
         enabled: input.enabled ?? true,
-        secret,
+        storedSecret,
       });
     });
     if (!subscription) {
@@ -146,13 +153,29 @@ export class WebhookService {
    */
   async rotateSecret(viewer: Viewer, id: string, overlapSeconds: number): Promise<{ subscription: SubscriptionRow; secret: string }> {
     const secret = generateSigningSecret();
+    const storedSecret = sealSigningSecret(this.secrets, viewer.tenantId, id, secret);
     const rotated = await this.db.withTenant(viewer.tenantId, async (sql) => {
       const current = await getSubscription(sql, viewer.tenantId, id, { forUpdate: true });
       if (!current || !this.canSee(viewer, current)) return null;
       const expires = overlapSeconds > 0 ? new Date(Date.now() + overlapSeconds * 1000) : null;
-      return rotateSecret(sql, viewer.tenantId, id, secret, expires);
+      const storedPrevious = expires ? this.resealReplaced(current) : null;
+      return rotateSecret(sql, viewer.tenantId, id, { storedSecret, storedPrevious, previousExpiresAt: expires });
     });
     return { subscription: this.visible(viewer, rotated), secret };
+  }
+
+  /**
+   * The replaced secret, sealed with today's key if it was plaintext or sealed with an older key. One that does not
+   * open is kept as stored: the rotation still replaces it, and the worker reports it if it is ever needed.
+   */
+  private resealReplaced(current: SubscriptionRow): string {
+    try {
+      return resealSigningSecret(this.secrets, current.tenantId, current.id, current.storedSecret);
+    } catch (err) {
+      if (!(err instanceof SealedValueError)) throw err;
+      this.options.logger?.warn({ subscription_id: current.id, reason: err.reason }, 'replaced webhook secret could not be re-sealed; kept as stored');
+      return current.storedSecret;
+    }
   }
 
   async deliveries(

@@ -1,5 +1,5 @@
 import { TOPICS } from '@lore/contracts';
-import type { BusMessage, Db, EventBus, Logger, OutgoingMessage, Subscription } from '@lore/runtime';
+import { SecretBox, type BusMessage, type Db, type EncryptionKey, type EventBus, type Logger, type OutgoingMessage, type Subscription } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { AbortedError, AttemptProcessor } from './attempt-processor';
 import { FanOut } from './fan-out';
@@ -48,6 +48,11 @@ export interface WebhooksWorkerDeps {
   logger: Logger;
   metrics?: Registry;
   config?: Partial<WebhooksWorkerConfig>;
+  /**
+   * The key ring the gateway seals signing secrets with (`LORE_ENCRYPTION_KEYS`): the same keys, or the worker
+   * cannot sign. A secret, so it has no default.
+   */
+  encryptionKeys: readonly EncryptionKey[];
   /** Replaces DNS resolution (tests simulate hostile answers with it). */
   lookup?: HostLookup;
 }
@@ -73,6 +78,7 @@ export function createWebhooksWorker(deps: WebhooksWorkerDeps): WebhooksWorker {
   const config: WebhooksWorkerConfig = { ...DEFAULT_WORKER_CONFIG, ...stripUndefined(deps.config ?? {}) };
   const logger = deps.logger.child({ component: 'webhooks-worker' });
   const metrics = webhookMetrics(deps.metrics);
+  const secrets = new SecretBox(deps.encryptionKeys);
   const guard = new TargetGuard({ allowLoopback: config.allowLoopback, ...(deps.lookup ? { lookup: deps.lookup } : {}) });
   let client: WebhookHttpClient | undefined;
   let abort = new AbortController();
@@ -99,6 +105,7 @@ export function createWebhooksWorker(deps: WebhooksWorkerDeps): WebhooksWorker {
       metrics,
       deliveryTimeoutMs: config.deliveryTimeoutMs,
       disableAfterDeadLetters: config.disableAfterDeadLetters,
+      secrets,
     });
     return { fanOut, attempts };
   };

@@ -27,7 +27,7 @@ const ATTEMPTS_SHOWN = 100;
 const ID_MAX = 64;
 
 export function presentWebhook(s: SubscriptionRow, now = new Date()): WebhookView {
-  const overlap = s.previousSecret !== null && s.previousSecretExpiresAt !== null && s.previousSecretExpiresAt > now;
+  const overlap = s.storedPreviousSecret !== null && s.previousSecretExpiresAt !== null && s.previousSecretExpiresAt > now;
   return {
     webhook_id: s.id,
     url: s.url,
@@ -104,7 +104,7 @@ function query(ctx: Koa.Context | GatewayKoaContext): Record<string, string> {
 
 /** `/api/v1/webhooks...`: subscriptions, secret rotation, delivery history, dead letters and replay. */
 export function registerWebhookRoutes(router: GatewayRouter, deps: WebhookRoutesDeps): void {
-  const service = new WebhookService(deps.context.db, deps.webhooks);
+  const service = new WebhookService(deps.context.db, deps.context.secretBox, { logger: deps.context.logger, ...deps.webhooks });
   const limit = deps.context.config.bodyLimitBytes;
   const read = (operation: string) => deps.requireApiKey({ module: 'webhooks', access: 'read', operation });
   const write = (operation: string) => deps.requireApiKey({ module: 'webhooks', access: 'write', operation });

@@ -15,8 +15,10 @@ export interface SubscriptionRow {
   enabled: boolean;
   disabledReason: 'manual' | 'dead_letters' | null;
   disabledAt: Date | null;
-  secret: string;
-  previousSecret: string | null;
+  /** The signing secret as stored: sealed (`enc:v1:...`), or plaintext in a row written before encryption. */
+  storedSecret: string;
+  /** The secret replaced by the last rotation, stored the same way; signs beside `storedSecret` during an overlap. */
+  storedPreviousSecret: string | null;
   previousSecretExpiresAt: Date | null;
   consecutiveDeadLetters: number;
   createdAt: Date;
@@ -70,8 +72,8 @@ export function toSubscription(r: Record<string, unknown>): SubscriptionRow {
     enabled: r.enabled === true,
     disabledReason: (r.disabled_reason as SubscriptionRow['disabledReason']) ?? null,
     disabledAt: dateOrNull(r.disabled_at),
-    secret: String(r.secret),
-    previousSecret: r.previous_secret === null || r.previous_secret === undefined ? null : String(r.previous_secret),
+    storedSecret: String(r.secret),
+    storedPreviousSecret: r.previous_secret === null || r.previous_secret === undefined ? null : String(r.previous_secret),
     previousSecretExpiresAt: dateOrNull(r.previous_secret_expires_at),
     consecutiveDeadLetters: Number(r.consecutive_dead_letters ?? 0),
     createdAt: date(r.created_at),
@@ -82,13 +84,13 @@ export function toSubscription(r: Record<string, unknown>): SubscriptionRow {
 export async function insertSubscription(
   sql: Sql,
   tenantId: string,
-  s: { id: string; workspaceId: string | null; url: string; events: string[]; description: string | null; enabled: boolean; secret: string },
+  s: { id: string; workspaceId: string | null; url: string; events: string[]; description: string | null; enabled: boolean; storedSecret: string },
 ): Promise<SubscriptionRow> {
   const r = await sql.query(
     `INSERT INTO gateway.webhook_subscriptions (id, tenant_id, workspace_id, url, events, description, enabled, disabled_reason, disabled_at, secret)
      VALUES ($1, $2, $8, $3, $4::text[], $5, $6, CASE WHEN $6 THEN NULL ELSE 'manual' END, CASE WHEN $6 THEN NULL ELSE now() END, $7)
      RETURNING ${COLS}`,
-    [s.id, tenantId, s.url, s.events, s.description, s.enabled, s.secret, s.workspaceId],
+    [s.id, tenantId, s.url, s.events, s.description, s.enabled, s.storedSecret, s.workspaceId],
   );
   return toSubscription(r.rows[0]!);
 }
@@ -168,27 +170,48 @@ export async function deleteSubscription(sql: Sql, tenantId: string, id: string)
 }
 
 /**
- * Installs a new secret. With an overlap the replaced secret keeps signing (beside the new one) until
- * `previousExpiresAt`; without one it stops at once. Rotating during an overlap drops the oldest secret.
+ * Installs a new secret (both values as stored, i.e. sealed). With an overlap the replaced secret (`storedPrevious`,
+ * the caller's copy of the current one) keeps signing beside the new one until `previousExpiresAt`; without one it
+ * stops at once. Rotating during an overlap drops the oldest secret.
  */
 export async function rotateSecret(
   sql: Sql,
   tenantId: string,
   id: string,
-  newSecret: string,
-  previousExpiresAt: Date | null,
+  rotation: { storedSecret: string; storedPrevious: string | null; previousExpiresAt: Date | null },
 ): Promise<SubscriptionRow | null> {
+  const keepPrevious = rotation.previousExpiresAt !== null && rotation.storedPrevious !== null;
   const r = await sql.query(
     `UPDATE gateway.webhook_subscriptions SET
-        previous_secret = CASE WHEN $4::timestamptz IS NULL THEN NULL ELSE secret END,
-        previous_secret_expires_at = $4::timestamptz,
+        previous_secret = $4,
+        previous_secret_expires_at = $5::timestamptz,
         secret = $3,
         updated_at = now()
       WHERE tenant_id = $1 AND id = $2
       RETURNING ${COLS}`,
-    [tenantId, id, newSecret, previousExpiresAt],
+    [tenantId, id, rotation.storedSecret, keepPrevious ? rotation.storedPrevious : null, keepPrevious ? rotation.previousExpiresAt : null],
   );
   return r.rows[0] ? toSubscription(r.rows[0]) : null;
+}
+
+/** Rewrites the stored secrets of one row (sealing plaintext, re-sealing under a new key); nothing else changes. */
+export async function replaceStoredSecrets(sql: Sql, tenantId: string, id: string, stored: { secret: string; previous: string | null }): Promise<boolean> {
+  const r = await sql.query(`UPDATE gateway.webhook_subscriptions SET secret = $3, previous_secret = $4 WHERE tenant_id = $1 AND id = $2`, [
+    tenantId,
+    id,
+    stored.secret,
+    stored.previous,
+  ]);
+  return r.rowCount > 0;
+}
+
+/**
+ * Across tenants, in id order: subscriptions with a secret not sealed by the key whose sealed values start with
+ * `sealedPrefix` (security-definer function; ids only, never a secret).
+ */
+export async function subscriptionsToSeal(db: Sql, sealedPrefix: string, after: string | null, limit: number): Promise<Array<{ tenantId: string; id: string }>> {
+  const r = await db.query<{ tenant_id: string; id: string }>(`SELECT tenant_id, id FROM gateway.webhook_secrets_to_seal($1, $2, $3)`, [sealedPrefix, after, limit]);
+  return r.rows.map((row) => ({ tenantId: String(row.tenant_id), id: String(row.id) }));
 }
 
 /**

@@ -1,0 +1,35 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseEncryptionKeys } from '@lore/runtime';
+import { loadSecrets } from './secrets';
+
+describe('embedded secrets.json', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'lore-embedded-secrets-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('generates every secret on first start, an encryption key ring among them, and reuses them after', async () => {
+    const first = await loadSecrets(dir);
+    const file = join(dir, 'secrets.json');
+    expect(statSync(file).mode & 0o077).toBe(0);
+    const keys = parseEncryptionKeys(first.encryption_keys);
+    expect(keys).toHaveLength(1);
+    expect(keys[0]!.key).toHaveLength(32);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(first);
+    expect(await loadSecrets(dir)).toEqual(first);
+  });
+
+  it('adds the key ring to a file written before it existed, keeping the other secrets', async () => {
+    const file = join(dir, 'secrets.json');
+    writeFileSync(file, JSON.stringify({ identity_secret: 'old-identity', session_secret: 'old-session' }), { mode: 0o644 });
+    const loaded = await loadSecrets(dir);
+    expect(loaded).toMatchObject({ identity_secret: 'old-identity', session_secret: 'old-session' });
+    expect(parseEncryptionKeys(loaded.encryption_keys)).toHaveLength(1);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(loaded);
+    expect(statSync(file).mode & 0o077).toBe(0);
+    expect((await loadSecrets(dir)).encryption_keys).toBe(loaded.encryption_keys);
+  });
+});
