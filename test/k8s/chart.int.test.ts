@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT, createNamespace, installCrds, runId } from '../../operator/test/support/kube';
@@ -98,6 +99,30 @@ describe('charts/lore', () => {
     expect(operatorEnv).not.toContain('LORE_DATABASE_URL');
   });
 
+  it('gives the encryption key ring to the gateway and the webhooks worker only, from the Secret', async () => {
+    for (const [values, secret] of [
+      [MINIMAL, 'lore'],
+      [FULL, 'lore-credentials'],
+    ] as const) {
+      const objs = await renderObjects('lore', ns, ['-f', values]);
+      const pods = objs.filter((o) => o.kind === 'Deployment' || o.kind === 'Job');
+      const holders = pods.filter((p) => p.spec.template.spec.containers[0].env.some((e: { name: string }) => e.name === 'LORE_ENCRYPTION_KEYS'));
+      expect(holders.map((p) => p.metadata.labels['app.kubernetes.io/component']).sort()).toEqual(['gateway', 'webhooks']);
+      for (const p of holders) {
+        const env = p.spec.template.spec.containers[0].env.find((e: { name: string }) => e.name === 'LORE_ENCRYPTION_KEYS');
+        expect(env).toEqual({ name: 'LORE_ENCRYPTION_KEYS', valueFrom: { secretKeyRef: { name: secret, key: 'encryption-keys' } } });
+      }
+    }
+    const minimal = await renderObjects('lore', ns, ['-f', MINIMAL]);
+    const rendered = minimal.find((o) => o.kind === 'Secret' && o.metadata.name === 'lore');
+    expect(Buffer.from(rendered.data['encryption-keys'], 'base64').toString()).toMatch(/^k1:[A-Za-z0-9+/]{43}=$/);
+    // A ring of several keys (the new one first) renders; commas in --set are escaped.
+    const [k2, k1] = [`k2:${randomBytes(32).toString('base64')}`, `k1:${randomBytes(32).toString('base64')}`];
+    const withRing = await renderObjects('lore', ns, ['-f', MINIMAL, '--set', `secrets.encryptionKeys=${k2}\\,${k1}`]);
+    const ringSecret = withRing.find((o) => o.kind === 'Secret' && o.metadata.name === 'lore');
+    expect(Buffer.from(ringSecret.data['encryption-keys'], 'base64').toString()).toBe(`${k2},${k1}`);
+  });
+
   it('rolls pods when the configuration changes (checksum annotations)', async () => {
     const checksum = async (extra: string[]) => {
       const objs = await renderObjects('lore', ns, ['-f', MINIMAL, ...extra]);
@@ -128,6 +153,9 @@ describe('charts/lore', () => {
     ['no database', ['--set', 'externalDatabase.url='], 'externalDatabase.url is required'],
     ['inline secrets beside an existing Secret', ['--set', 'secrets.existingSecret=mine'], 'secrets.existingSecret is set: leave'],
     ['a short identity secret', ['--set', 'secrets.identitySecret=short'], 'secrets.identitySecret must be at least 32 characters'],
+    ['no encryption keys', ['--set', 'secrets.encryptionKeys='], 'secrets.encryptionKeys is required by the gateway and the webhooks worker'],
+    ['an encryption key that is not 32 bytes', ['--set', 'secrets.encryptionKeys=k1:c2hvcnQ='], 'secrets.encryptionKeys: entry 1 must be id:base64-of-32-bytes'],
+    ['an encryption key id listed twice', ['--set-json', `secrets.encryptionKeys="k1:${'A'.repeat(43)}=,k1:${'B'.repeat(43)}="`], 'the id "k1" appears twice'],
     ['the owner as application role', ['--set', 'externalDatabase.url=postgres://lore_owner:owner-password@postgres.data.svc:5432/lore'], 'must not connect as the schema owner'],
     ['no Kafka', ['--set-json', 'externalKafka.brokers=[]'], 'externalKafka.brokers is required'],
     ['the operator without the gateway', ['--set', 'gateway.enabled=false'], 'operator.enabled needs gateway.enabled'],
