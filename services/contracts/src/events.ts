@@ -4,6 +4,7 @@ import { z } from 'zod';
 export const TOPICS = {
   memoryIngest: 'lore.memory.ingest',
   memoryUploads: 'lore.memory.uploads',
+  memoryLifecycle: 'lore.memory.lifecycle',
   events: 'lore.events',
   webhookDeliveries: 'lore.webhook.deliveries',
   webhookRetry1s: 'lore.webhook.retry.1s',

@@ -72,5 +72,35 @@ export const MemoryUploadMessageSchema = z.object({
   upload_id: z.string(),
 });
 
+/**
+ * The messages on `lore.memory.lifecycle` (keyed by memory id, so one memory's changes arrive in order), written
+ * by the gateway through the outbox in the transaction that changed the memory. `memory.deleted` is sent only when
+ * the data is not retained: the data plane erases everything the memory holds. `memory.created` is sent when a
+ * memory id is created (again) through the admin API, so a data plane that erased an earlier memory of that id
+ * lets the new one be written to.
+ */
+export const MemoryDeletedMessageSchema = z.object({
+  event_id: z.string().min(1),
+  type: z.literal('memory.deleted'),
+  tenant_id: z.string().min(1),
+  memory_id: z.string().min(1),
+  retain_data: z.literal(false),
+  occurred_at: z.string(),
+});
+
+export const MemoryCreatedMessageSchema = z.object({
+  event_id: z.string().min(1),
+  type: z.literal('memory.created'),
+  tenant_id: z.string().min(1),
+  memory_id: z.string().min(1),
+  occurred_at: z.string(),
+});
+
+export const MemoryLifecycleMessageSchema = z.discriminatedUnion('type', [MemoryDeletedMessageSchema, MemoryCreatedMessageSchema]);
+
+export type MemoryDeletedMessage = z.infer<typeof MemoryDeletedMessageSchema>;
+export type MemoryCreatedMessage = z.infer<typeof MemoryCreatedMessageSchema>;
+export type MemoryLifecycleMessage = z.infer<typeof MemoryLifecycleMessageSchema>;
+
 export type MemoryIngestMessage = z.infer<typeof MemoryIngestMessageSchema>;
 export type MemoryUploadMessage = z.infer<typeof MemoryUploadMessageSchema>;
