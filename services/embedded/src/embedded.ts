@@ -15,11 +15,12 @@ import {
   createHttpApp,
   parseEncryptionKeys,
   runRuntimeMigrations,
+  type Db,
   type Logger,
   type StartedServer,
 } from '@lore/runtime';
-import { createGateway, ensureDevTenant, gatewayConfig, MemoryGatewayState, createWebhooksWorker } from '@lore/gateway';
-import { createGraphService } from '@lore/graph';
+import { createGateway, ensureDevTenant, gatewayConfig, MemoryGatewayState, createWebhooksWorker, type Gateway } from '@lore/gateway';
+import { createGraphService, type GraphService } from '@lore/graph';
 import type { EmbeddedConfig } from './config';
 import { loadSecrets } from './secrets';
 
@@ -36,6 +37,11 @@ export interface Embedded {
   /** True when this start created the dev tenant and its key. */
   createdCredentials: boolean;
   lifecycle: Lifecycle;
+  /**
+   * The composed parts, for in-process tools and tests (embedded mode has no admin listener: an operation such as
+   * deleting a memory is called on `gateway.context`). Clients use `url`.
+   */
+  parts: { db: Db; gateway: Gateway; graph: GraphService };
   stop(): Promise<void>;
 }
 
@@ -113,6 +119,8 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger): Pro
     lifecycle.onShutdown('ops server', () => ops!.close());
   }
 
+  // The graph worker consumes ingest, uploads and the gateway's memory lifecycle messages (a memory deleted without
+  // retaining its data is erased); the one relay below publishes what the gateway and the graph enqueue.
   await graph.worker.start();
   lifecycle.onShutdown('graph worker', () => graph.worker.stop());
   await webhooks.start();
@@ -129,6 +137,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger): Pro
     credentials: credentials.credentials,
     createdCredentials: credentials.created,
     lifecycle,
+    parts: { db, gateway, graph },
     stop: () => lifecycle.shutdown('stop'),
   };
 }

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Router from '@koa/router';
-import { createHttpApp, opsRouter, runMigrations, type Lifecycle, type LoreApp, type LoreState } from '@lore/runtime';
+import { createHttpApp, opsRouter, runMigrations, runRuntimeMigrations, type Lifecycle, type LoreApp, type LoreState } from '@lore/runtime';
 import { buildContext, type GatewayContext, type GatewayDeps } from './context';
 import { createPublicApp } from './app';
 import type { GatewayRouter } from './http/state';
@@ -12,7 +12,13 @@ import { sealStoredSecrets } from './webhooks/seal-stored-secrets';
 /** Folder of the gateway's SQL migrations (also used by the chart's migration job and the embedded mode). */
 export const GATEWAY_MIGRATIONS_DIR = join(__dirname, '..', 'migrations');
 
+/**
+ * Applies the runtime kit's schema, then the gateway's. The gateway writes to `runtime.outbox` (memory lifecycle
+ * messages for the graph, webhook replays), so it needs the runtime schema even where no other service created it.
+ * Both sets are idempotent and serialised by an advisory lock. Returns the gateway migrations applied.
+ */
 export async function migrateGateway(db: GatewayDeps['db']): Promise<string[]> {
+  await runRuntimeMigrations(db);
   return runMigrations(db, { schema: 'gateway', dir: GATEWAY_MIGRATIONS_DIR });
 }
 

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { MemoryIngestMessageSchema, MemoryUploadMessageSchema, TOPICS } from '@lore/contracts';
+import { MemoryIngestMessageSchema, MemoryLifecycleMessageSchema, MemoryUploadMessageSchema, TOPICS } from '@lore/contracts';
 import {
   OutboxRelay,
   eventIdOf,
@@ -24,6 +24,7 @@ import { createGraphApp } from './app';
 import { TesseractOcr, type OcrEngine } from './extract/ocr';
 import { createGraphMetrics, DEFAULT_MEMORY_CONFIG, type MemoryConfig, type MemoryDeps } from './memory/context';
 import { failDocument, indexDocument } from './memory/indexer';
+import { eraseMemory, reopenMemory } from './memory/lifecycle';
 import { processUpload } from './memory/uploads';
 
 export const GRAPH_MIGRATIONS = { schema: 'graph', dir: join(__dirname, '..', 'migrations') };
@@ -78,9 +79,13 @@ async function hasEmbeddingColumn(db: Db): Promise<boolean> {
   return r.rowCount > 0;
 }
 
+/** The topics the graph worker consumes or publishes to; `worker.start()` makes sure they exist. */
+export const GRAPH_TOPICS = [TOPICS.memoryIngest, TOPICS.memoryUploads, TOPICS.memoryLifecycle, TOPICS.events];
+
 /**
  * The graph service's memory data plane, composed from ports: the HTTP app (`/api/v1/memory/*`) and the
- * worker (consumers of `lore.memory.ingest` and `lore.memory.uploads`, plus an outbox relay). The same code runs
+ * worker (consumers of `lore.memory.ingest`, `lore.memory.uploads` and `lore.memory.lifecycle`, plus an outbox
+ * relay). The same code runs
  * as two processes in a cluster and inside the embedded single process.
  */
 export async function createGraphService(deps: GraphServiceDeps): Promise<GraphService> {
@@ -164,13 +169,28 @@ export async function createGraphService(deps: GraphServiceDeps): Promise<GraphS
     logger.info({ upload_id: msg.upload_id, outcome }, 'upload handled');
   }
 
+  /** The gateway's messages about a memory's life; failures are retried by the bus (every step is idempotent). */
+  async function onLifecycle(message: BusMessage): Promise<void> {
+    const msg = parse(MemoryLifecycleMessageSchema, message);
+    if (!msg) return;
+    const eventId = eventIdOf(message) ?? msg.event_id;
+    if (msg.type === 'memory.deleted') {
+      const result = await eraseMemory(memory, msg, eventId);
+      logger.info({ tenant_id: msg.tenant_id, memory_id: msg.memory_id, outcome: result.outcome }, 'memory deletion handled');
+    } else {
+      const outcome = await reopenMemory(memory, msg, eventId);
+      logger.debug({ tenant_id: msg.tenant_id, memory_id: msg.memory_id, outcome }, 'memory creation handled');
+    }
+  }
+
   const worker = {
     async start(): Promise<void> {
       if (subscriptions.length > 0) return;
-      await deps.bus.ensureTopics([TOPICS.memoryIngest, TOPICS.memoryUploads, TOPICS.events]);
+      await deps.bus.ensureTopics(GRAPH_TOPICS);
       subscriptions = [
         await deps.bus.subscribe({ groupId: group, topics: [TOPICS.memoryIngest], fromBeginning: true }, onIngest),
         await deps.bus.subscribe({ groupId: `${group}-uploads`, topics: [TOPICS.memoryUploads], fromBeginning: true }, onUpload),
+        await deps.bus.subscribe({ groupId: `${group}-lifecycle`, topics: [TOPICS.memoryLifecycle], fromBeginning: true }, onLifecycle),
       ];
       relay?.start();
     },

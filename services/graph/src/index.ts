@@ -1,4 +1,4 @@
-export { createGraphService, GRAPH_MIGRATIONS, type GraphService, type GraphServiceDeps, type GraphDescription } from './graph-service';
+export { createGraphService, GRAPH_MIGRATIONS, GRAPH_TOPICS, type GraphService, type GraphServiceDeps, type GraphDescription } from './graph-service';
 export { MEMORY_PREFIX } from './app';
 export type { Embedder, LanguageModel, AnswerRequest } from './ai/ports';
 export { HashedEmbedder } from './ai/hashed-embedder';
@@ -6,7 +6,8 @@ export { ExtractiveLanguageModel } from './ai/extractive-model';
 export { OpenAiEmbedder, type OpenAiEmbedderOptions } from './ai/openai-embedder';
 export { OpenAiLanguageModel, type OpenAiLanguageModelOptions } from './ai/openai-language-model';
 export { TesseractOcr, type OcrEngine } from './extract/ocr';
-export { DEFAULT_MEMORY_CONFIG, type MemoryConfig } from './memory/context';
+export { DEFAULT_MEMORY_CONFIG, MemoryErasedError, type MemoryConfig } from './memory/context';
+export { eraseMemory, reopenMemory, LIFECYCLE_CONSUMER, type ErasureResult } from './memory/lifecycle';
 export { graphConfigSchema, buildAi, type GraphConfig } from './config';
 export { retrieve, search, type Retrieval, type RetrievedSource } from './memory/search';
 export type { MemoryDeps, MemoryScope } from './memory/context';

@@ -1,5 +1,5 @@
 import { exitOnConfigError, listen, opsRouter, OutboxRelay } from '@lore/runtime';
-import { createGraphService } from './graph-service';
+import { createGraphService, GRAPH_TOPICS } from './graph-service';
 import { startGraphProcess } from './process';
 
 /** The `graph` deployment: the memory HTTP API (plus an outbox relay for what it writes). */
@@ -15,7 +15,9 @@ async function main(): Promise<void> {
   const server = await listen(graph.app, config.LORE_GRAPH_PORT, config.LORE_GRAPH_HOST);
   lifecycle.onShutdown('http server', () => server.close());
   if (config.LORE_GRAPH_RELAY) {
-    // Only the relay part of the worker: consumers run in graph-worker.
+    // Only the relay part of the worker: consumers run in graph-worker. The relay publishes in id order, so a
+    // missing topic would hold back every event behind it until graph-worker created it.
+    await deps.bus.ensureTopics(GRAPH_TOPICS);
     const relay = new OutboxRelay({ db: deps.db, bus: deps.bus, logger, metrics });
     relay.start();
     lifecycle.onShutdown('outbox relay', () => relay.stop());

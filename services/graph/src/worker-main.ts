@@ -6,8 +6,8 @@ import { startGraphProcess } from './process';
 
 /**
  * The `graph-worker` deployment: consumes `lore.memory.ingest` and `lore.memory.uploads` (chunking, embeddings,
- * indexing, entities, contradictions, extraction and OCR), relays the outbox, and serves only its probes and
- * metrics on LORE_GRAPH_PORT.
+ * indexing, entities, contradictions, extraction and OCR) and `lore.memory.lifecycle` (erasing deleted memories),
+ * relays the outbox, and serves only its probes and metrics on LORE_GRAPH_PORT.
  */
 async function main(): Promise<void> {
   const { config, logger, metrics, lifecycle, deps } = await startGraphProcess('graph-worker');

@@ -1,4 +1,5 @@
-import { AppError, type Sql } from '@lore/runtime';
+import { TOPICS, isoMillis, type MemoryLifecycleMessage } from '@lore/contracts';
+import { AppError, enqueueOutbox, type Sql } from '@lore/runtime';
 import { newId } from '../domain/credentials';
 import type { GatewayContext, TenantContext } from '../context';
 import { revocationRecordTtlMs } from '../context';
@@ -112,6 +113,16 @@ export async function memoryForHost(ctx: GatewayContext, host: string): Promise<
 }
 
 /**
+ * Tells the data plane about a memory's life, in the caller's transaction (the outbox): the message exists if and
+ * only if the change committed, and it is keyed by memory id so one memory's messages are consumed in order.
+ */
+async function announceMemory(sql: Sql, tenantId: string, memoryId: string, type: MemoryLifecycleMessage['type']): Promise<void> {
+  const base = { event_id: newId('mle'), tenant_id: tenantId, memory_id: memoryId, occurred_at: isoMillis() };
+  const message: MemoryLifecycleMessage = type === 'memory.deleted' ? { ...base, type, retain_data: false } : { ...base, type };
+  await enqueueOutbox(sql, { topic: TOPICS.memoryLifecycle, key: memoryId, eventId: message.event_id, value: message });
+}
+
+/**
  * Creates or updates a memory (the operator's `Memory` resource). The id is global: one owned by another tenant
  * is a CONFLICT, as is a hostname held by another live memory.
  */
@@ -135,6 +146,9 @@ export async function upsertMemory(
       if (!(await getWorkspaceIn(sql, tenantId, workspaceId))) throw AppError.notFound('workspace');
       const previous = await getMemoryIn(sql, tenantId, memoryId);
       const saved = await upsertMemoryIn(sql, tenantId, { memory_id: memoryId, workspace_id: workspaceId, name: input.name, hostname });
+      // A new row (ids chosen by the caller may be reused after an erasing delete): the data plane lifts the
+      // erasure of the earlier memory with this id, after finishing it.
+      if (!previous) await announceMemory(sql, tenantId, memoryId, 'memory.created');
       return { saved, previousHost: previous?.hostname ?? null };
     });
     if (memory.previousHost) ctx.caches.hosts.delete(memory.previousHost);
@@ -150,7 +164,9 @@ export async function upsertMemory(
 /**
  * Deletes a memory: every key bound to it is revoked first (database, then the shared revocation record, so no
  * replica accepts them on the next request). With `retainData` the row stays (soft delete) so the data plane
- * can keep the memory's content; otherwise the row is removed. Idempotent.
+ * can keep the memory's content; otherwise the row is removed and, in the same transaction, `memory.deleted` is
+ * enqueued on `lore.memory.lifecycle`: the graph worker erases the memory's data when it consumes it. Idempotent
+ * (a memory already gone enqueues nothing: its erasure was enqueued by the call that removed it).
  */
 export async function deleteMemory(ctx: GatewayContext, tenantId: string, memoryId: string, retainData: boolean): Promise<void> {
   const result = await ctx.db.withTenant(tenantId, async (sql) => {
@@ -158,8 +174,12 @@ export async function deleteMemory(ctx: GatewayContext, tenantId: string, memory
     if (!existing) return null;
     const keyIds = await revokeKeysOfMemoryIn(sql, tenantId, memoryId);
     await sql.query(`UPDATE gateway.workspaces SET primary_memory_id = NULL WHERE tenant_id = $1 AND primary_memory_id = $2`, [tenantId, memoryId]);
-    if (retainData) await softDeleteMemoryIn(sql, tenantId, memoryId);
-    else await hardDeleteMemoryIn(sql, tenantId, memoryId);
+    if (retainData) {
+      await softDeleteMemoryIn(sql, tenantId, memoryId);
+    } else {
+      await hardDeleteMemoryIn(sql, tenantId, memoryId);
+      await announceMemory(sql, tenantId, memoryId, 'memory.deleted');
+    }
     return { keyIds, hostname: existing.hostname };
   });
   if (!result) return;

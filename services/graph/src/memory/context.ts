@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { BlobStore, Db, EventBus, Logger, Sql } from '@lore/runtime';
+import { AppError, type BlobStore, type Db, type EventBus, type Logger, type Sql } from '@lore/runtime';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Embedder, LanguageModel } from '../ai/ports';
 import type { OcrEngine } from '../extract/ocr';
-import { ensureMemory } from '../store/memories';
+import { ensureUnassignedVault, insertMemoryRow, memoryErasing } from '../store/memories';
 
 export interface MemoryConfig {
   /** Largest upload accepted (bytes); larger answers 413. */
@@ -25,6 +25,8 @@ export interface MemoryConfig {
   maxOcrImages: number;
   /** Failed indexing attempts of one document before it is marked failed. */
   maxIndexAttempts: number;
+  /** Rows (or documents, uploads) deleted per transaction when a memory is erased. */
+  eraseBatchRows: number;
 }
 
 export const DEFAULT_MEMORY_CONFIG: MemoryConfig = {
@@ -40,6 +42,7 @@ export const DEFAULT_MEMORY_CONFIG: MemoryConfig = {
   ocrBelowChars: 20,
   maxOcrImages: 50,
   maxIndexAttempts: 5,
+  eraseBatchRows: 500,
 };
 
 export interface GraphMetrics {
@@ -50,6 +53,7 @@ export interface GraphMetrics {
   searchDuration: Histogram<'mode' | 'stream'>;
   citationsRemoved: Counter;
   uploads: Counter<'kind' | 'result'>;
+  erasures: Counter<'outcome'>;
 }
 
 export function createGraphMetrics(registry: Registry): GraphMetrics {
@@ -66,6 +70,7 @@ export function createGraphMetrics(registry: Registry): GraphMetrics {
     searchDuration: histogram('lore_memory_search_duration_seconds', 'Search latency until the answer is complete', ['mode', 'stream'], [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]),
     citationsRemoved: counter('lore_memory_citation_markers_removed_total', 'Answer markers dropped by the grounding check', []),
     uploads: counter('lore_memory_uploads_total', 'Uploads processed, by detected kind and result', ['kind', 'result']),
+    erasures: counter('lore_memory_erasures_total', 'Memory lifecycle messages handled: erasures completed, duplicates, erasures lifted', ['outcome']),
   };
 }
 
@@ -81,7 +86,10 @@ export interface MemoryDeps {
   /** True when chunks carry embeddings (pgvector present and not disabled). */
   vectors: boolean;
   config: MemoryConfig;
-  /** Memories this process saw committed (memories are never deleted here); lets requests skip ensureMemory. */
+  /**
+   * Memories whose row and `v_unassigned` vault this process saw committed; lets requests skip creating them. (The
+   * row is never deleted: an erased memory keeps it as its tombstone, and lifting the erasure recreates the vault.)
+   */
   knownMemories: Set<string>;
 }
 
@@ -94,13 +102,26 @@ export interface MemoryScope {
 
 const KNOWN_MEMORIES_LIMIT = 10_000;
 
-/** Creates the memory's lazy state unless this process already saw it committed. */
-export async function ensureMemoryOnce(deps: MemoryDeps, sql: Sql, scope: MemoryScope): Promise<void> {
-  if (deps.knownMemories.has(`${scope.tenantId}\u0000${scope.memoryId}`)) return;
-  await ensureMemory(sql, scope.tenantId, scope.memoryId);
+/** A write to a memory that is being or was erased (the gateway deleted it without retaining its data). */
+export class MemoryErasedError extends AppError {
+  constructor() {
+    super('NOT_FOUND', 'memory not found');
+  }
 }
 
-/** Call after the transaction that ran `ensureMemoryOnce` committed. */
+/**
+ * Opens the memory for work in the caller's transaction: creates its lazy state unless this process already saw it
+ * committed, and refuses (404, `MemoryErasedError`) when it is being or was erased. Every transaction that writes
+ * to a memory calls this first, so no write can outlive an erasure (see `memoryErasing` for the locking).
+ */
+export async function openMemory(deps: MemoryDeps, sql: Sql, scope: MemoryScope): Promise<void> {
+  const known = deps.knownMemories.has(`${scope.tenantId}\u0000${scope.memoryId}`);
+  if (!known) await insertMemoryRow(sql, scope.tenantId, scope.memoryId);
+  if (await memoryErasing(sql, scope.tenantId, scope.memoryId)) throw new MemoryErasedError();
+  if (!known) await ensureUnassignedVault(sql, scope.tenantId, scope.memoryId);
+}
+
+/** Call after the transaction that ran `openMemory` committed. */
 export function rememberMemory(deps: MemoryDeps, scope: MemoryScope): void {
   if (deps.knownMemories.size >= KNOWN_MEMORIES_LIMIT) deps.knownMemories.clear();
   deps.knownMemories.add(`${scope.tenantId}\u0000${scope.memoryId}`);

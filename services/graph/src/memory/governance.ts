@@ -4,13 +4,13 @@ import { UNASSIGNED_VAULT } from '../domain/routing';
 import { deleteDocument, fileDocument, getDocument, listDocuments, type DocumentView, type ListFilter } from '../store/documents';
 import { getContradiction, healthInputs, listContradictions, resolveContradiction, type ContradictionView } from '../store/governance';
 import { deleteVault, getVault, insertVault, listVaults, updateVault, type VaultRow } from '../store/vaults';
-import { ensureMemoryOnce, rememberMemory, type MemoryDeps, type MemoryScope } from './context';
+import { openMemory, rememberMemory, type MemoryDeps, type MemoryScope } from './context';
 import { emitEvent } from './events';
 
-/** Runs `fn` in the tenant's transaction with the memory's lazily created state in place. */
+/** Runs `fn` in the tenant's transaction with the memory's lazily created state in place (404 once it was erased). */
 async function inMemory<T>(deps: MemoryDeps, scope: MemoryScope, fn: (sql: import('@lore/runtime').Sql) => Promise<T>): Promise<T> {
   const result = await deps.db.withTenant(scope.tenantId, async (sql) => {
-    await ensureMemoryOnce(deps, sql, scope);
+    await openMemory(deps, sql, scope);
     return fn(sql);
   });
   rememberMemory(deps, scope);

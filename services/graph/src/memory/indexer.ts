@@ -14,7 +14,7 @@ import {
   writeEntities,
   writeFacts,
 } from '../store/index-store';
-import { claimHealthSlot } from '../store/memories';
+import { claimHealthSlot, memoryErasing } from '../store/memories';
 import { setUploadStatus } from '../store/uploads';
 import { newId, type MemoryDeps, type MemoryScope } from './context';
 import { emitEvent } from './events';
@@ -25,7 +25,7 @@ export const INGEST_CONSUMER = 'graph-worker.ingest';
 const MAX_ENTITY_EVENTS = 100;
 const MAX_CONTRADICTION_EVENTS = 50;
 
-export type IndexOutcome = 'indexed' | 'duplicate' | 'missing' | 'failed';
+export type IndexOutcome = 'indexed' | 'duplicate' | 'missing' | 'failed' | 'erased';
 
 /**
  * Indexes one accepted document. Heavy work (chunking, embeddings, entity and fact extraction) happens outside
@@ -49,6 +49,9 @@ export async function indexDocument(deps: MemoryDeps, msg: MemoryIngestMessage, 
 
   const started = await deps.db.withTenant(msg.tenant_id, async (sql) => {
     if (!(await claimEvent(sql, INGEST_CONSUMER, eventId))) return null;
+    // An erasure of the memory waits for this transaction, or this one sees it: the document is (or will be)
+    // gone, and nothing must be written for it.
+    if (await memoryErasing(sql, msg.tenant_id, doc.memory_id)) return 'erased' as const;
     const current = await loadDocumentToIndex(sql, msg.tenant_id, msg.doc_id);
     if (!current || current.status === 'indexed') return null;
     // The vault may have changed (review) between the read above and now: index under the current one.
@@ -93,6 +96,7 @@ export async function indexDocument(deps: MemoryDeps, msg: MemoryIngestMessage, 
     return { age: Number(current.age_seconds ?? 0) };
   });
   if (!started) return 'duplicate';
+  if (started === 'erased') return 'erased';
   deps.metrics.indexed.inc({ result: 'indexed' });
   deps.metrics.ingestToIndexed.observe(started.age);
   return 'indexed';

@@ -7,7 +7,7 @@ import { truncate } from '../domain/text';
 import { htmlToText } from '../extract/html';
 import { insertDocument } from '../store/documents';
 import { getVault, vaultProfiles } from '../store/vaults';
-import { ensureMemoryOnce, newId, rememberMemory, type MemoryDeps, type MemoryScope } from './context';
+import { newId, openMemory, rememberMemory, type MemoryDeps, type MemoryScope } from './context';
 import { emitEvent } from './events';
 
 export type Routing = { mode: 'auto' } | { mode: 'manual'; vault_id: string } | { mode: 'review' };
@@ -72,7 +72,7 @@ export async function acceptDocument(deps: MemoryDeps, scope: MemoryScope, input
 
   const result = await deps.db.withTenant(scope.tenantId, async (sql) => {
     if (options.before && !(await options.before(sql))) return null;
-    await ensureMemoryOnce(deps, sql, scope);
+    await openMemory(deps, sql, scope);
     let decision: RoutingDecision;
     if (input.routing.mode === 'manual') {
       const vault = await getVault(sql, scope.tenantId, scope.memoryId, input.routing.vault_id);

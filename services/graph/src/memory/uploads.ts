@@ -5,7 +5,7 @@ import { scanAndMask } from '../domain/dlp';
 import { truncate } from '../domain/text';
 import { detectKind, extractDocument, UnsupportedFileError } from '../extract';
 import { getUpload, insertUpload, setUploadStatus, type UploadRow } from '../store/uploads';
-import { ensureMemoryOnce, newId, rememberMemory, type MemoryDeps, type MemoryScope } from './context';
+import { MemoryErasedError, newId, openMemory, rememberMemory, type MemoryDeps, type MemoryScope } from './context';
 import { acceptDocument } from './ingest';
 
 export const UPLOAD_CONSUMER = 'graph-worker.uploads';
@@ -53,7 +53,7 @@ export async function acceptUpload(
   const info = await deps.blobs.put(scope.tenantId, blobKey, file.stream, file.contentType || 'application/octet-stream', deps.config.uploadMaxBytes);
   const filename = truncate(scanAndMask(file.filename || 'upload').text, 200);
   const row = await deps.db.withTenant(scope.tenantId, async (sql) => {
-    await ensureMemoryOnce(deps, sql, scope);
+    await openMemory(deps, sql, scope);
     const u = await insertUpload(sql, scope.tenantId, {
       upload_id: uploadId,
       memory_id: scope.memoryId,
@@ -72,6 +72,10 @@ export async function acceptUpload(
     };
     await enqueueOutbox(sql, { topic: TOPICS.memoryUploads, key: scope.memoryId, eventId: message.event_id, value: message });
     return u;
+  }).catch(async (err: unknown) => {
+    // No upload row refers to the bytes (the memory was erased meanwhile, or the transaction failed): drop them.
+    await deps.blobs.delete(scope.tenantId, blobKey).catch((e: unknown) => deps.logger.warn({ err: e, upload_id: uploadId }, 'could not delete the bytes of a refused upload'));
+    throw err;
   });
   rememberMemory(deps, scope);
   return uploadView(row);
@@ -89,7 +93,11 @@ export async function getUploadView(deps: MemoryDeps, scope: MemoryScope, upload
  * that cannot be read ends `failed` with a reason; infrastructure errors throw so the bus redelivers. The
  * uploaded bytes are deleted once the upload is settled, so unmasked content is kept only while it waits.
  */
-export async function processUpload(deps: MemoryDeps, msg: MemoryUploadMessage, eventId: string): Promise<'accepted' | 'duplicate' | 'missing' | 'failed'> {
+export async function processUpload(
+  deps: MemoryDeps,
+  msg: MemoryUploadMessage,
+  eventId: string,
+): Promise<'accepted' | 'duplicate' | 'missing' | 'failed' | 'erased'> {
   const upload = await deps.db.withTenant(msg.tenant_id, (sql) => getUpload(sql, msg.tenant_id, msg.upload_id));
   if (!upload) return 'missing';
   if (upload.status !== 'pending' && upload.status !== 'extracting') {
@@ -124,17 +132,25 @@ export async function processUpload(deps: MemoryDeps, msg: MemoryUploadMessage, 
     return 'failed';
   }
   const scope: MemoryScope = { tenantId: msg.tenant_id, workspaceId: upload.workspace_id, memoryId: upload.memory_id };
-  const result = await acceptDocument(
-    deps,
-    scope,
-    { content: extracted.text, content_type: extracted.contentType, title: extracted.title ?? upload.filename, routing: { mode: 'auto' } },
-    {
-      source: 'upload',
-      uploadId: upload.upload_id,
-      before: (sql) => claimEvent(sql, UPLOAD_CONSUMER, eventId),
-      after: (sql, r) => setUploadStatus(sql, msg.tenant_id, upload.upload_id, 'indexing', { doc_id: r.doc_id, extractor: extracted.extractor, ocr: extracted.ocr }),
-    },
-  );
+  let result;
+  try {
+    result = await acceptDocument(
+      deps,
+      scope,
+      { content: extracted.text, content_type: extracted.contentType, title: extracted.title ?? upload.filename, routing: { mode: 'auto' } },
+      {
+        source: 'upload',
+        uploadId: upload.upload_id,
+        before: (sql) => claimEvent(sql, UPLOAD_CONSUMER, eventId),
+        after: (sql, r) => setUploadStatus(sql, msg.tenant_id, upload.upload_id, 'indexing', { doc_id: r.doc_id, extractor: extracted.extractor, ocr: extracted.ocr }),
+      },
+    );
+  } catch (err) {
+    if (!(err instanceof MemoryErasedError)) throw err;
+    // The memory was erased while the file was being read: keep nothing of it.
+    await deps.blobs.delete(msg.tenant_id, upload.blob_key);
+    return 'erased';
+  }
   deps.metrics.uploads.inc({ kind, result: 'accepted' });
   // The original file may hold what DLP masked: once its masked text is stored, the bytes go.
   await deps.blobs.delete(msg.tenant_id, upload.blob_key);
