@@ -117,6 +117,12 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       const put = await adminCall(g, 'PUT', `/internal/v1/tenants/${t.tenantId}/memories/mem-${uid()}`, { name: 'Gone', hostname: host });
       const mk = await makeKey(g, t.tenantId, { type: 'memory', memory_id: put.json.memory_id });
       expect((await http(g.publicUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': mk.key, host }, body: {} })).status).toBe(200);
+      for (const query of ['', '?retain_data=yes']) {
+        const refused = await adminCall(g, 'DELETE', `/internal/v1/tenants/${t.tenantId}/memories/${put.json.memory_id}${query}`);
+        expect(refused.status).toBe(400);
+      }
+      // A refused delete changed nothing.
+      expect((await http(g.publicUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': mk.key, host }, body: {} })).status).toBe(200);
       expect((await adminCall(g, 'DELETE', `/internal/v1/tenants/${t.tenantId}/memories/${put.json.memory_id}?retain_data=true`)).status).toBe(204);
       expect((await http(g.publicUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': mk.key, host }, body: {} })).status).toBe(401);
       expect((await adminCall(g, 'DELETE', `/internal/v1/tenants/${t.tenantId}/memories/${put.json.memory_id}?retain_data=false`)).status).toBe(204);
@@ -140,7 +146,7 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       expect(clash.status).toBe(409);
       expect(clash.json.error.code).toBe('CONFLICT');
       expect((await adminCall(g, 'PUT', `/internal/v1/tenants/${t.tenantId}/memories/m1-${id}`, { name: 'steal', hostname: `x-${uid()}.example.test` })).status).toBe(409);
-      expect((await adminCall(g, 'DELETE', `/internal/v1/tenants/${id}/memories/never-${uid()}`)).status).toBe(204);
+      expect((await adminCall(g, 'DELETE', `/internal/v1/tenants/${id}/memories/never-${uid()}?retain_data=false`)).status).toBe(204);
       expect((await adminCall(g, 'GET', `/internal/v1/tenants/${id}/keys/key_missing`)).status).toBe(404);
       const k = await makeKey(g, id, {});
       expect((await adminCall(g, 'DELETE', `/internal/v1/tenants/${id}/keys/${k.keyId}`)).status).toBe(204);

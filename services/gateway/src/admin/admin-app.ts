@@ -75,8 +75,11 @@ export function createAdminApp(context: GatewayContext): LoreApp {
   });
 
   router.delete('/tenants/:tenant_id/memories/:memory_id', async (ctx) => {
+    // Required: erasing a memory's data cannot be undone, so it is never what a call that forgot to say means.
     const retain = ctx.query.retain_data;
-    if (retain !== undefined && retain !== 'true' && retain !== 'false') throw AppError.badRequest('retain_data must be true or false');
+    if (retain !== 'true' && retain !== 'false') {
+      throw AppError.badRequest('retain_data is required and must be true (keep the data) or false (erase it)');
+    }
     await deleteMemory(context, param(ctx, 'tenant_id'), param(ctx, 'memory_id'), retain === 'true');
     ctx.status = 204;
   });
