@@ -1,6 +1,7 @@
 /**
  * The runtime kit's Koa app (request id, access log to a sink, RED metrics, error middleware, router) against a bare
- * `node:http` handler, in the same run, at the same concurrency, on loopback. Each server runs in its own child
+ * `node:http` handler (plain Koa with the same route is measured too, as a reference for the framework's own
+ * cost), in the same run, at the same concurrency, on loopback. Each server runs in its own child
  * process so the load generator (autocannon, in this process) does not share its event loop; rounds alternate so
  * drift hits both alike. Prints the throughput ratio, p50/p99 of both, and PASS/FAIL against the target.
  *
@@ -12,6 +13,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
+import Koa from 'koa';
 import Router from '@koa/router';
 import { createHttpApp, notFoundFallback, type LoreState } from '../services/runtime/src/http/app';
 import { listen } from '../services/runtime/src/http/server';
@@ -24,7 +26,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const BODY = JSON.stringify({ status: 'ok', service: 'bench' });
 
-type Kind = 'bare' | 'kit';
+/** bare node:http (the baseline), plain Koa with the same router (reference: the framework's own cost), the kit. */
+type Kind = 'bare' | 'koa' | 'kit';
 
 async function serve(kind: Kind): Promise<number> {
   if (kind === 'bare') {
@@ -35,6 +38,16 @@ async function serve(kind: Kind): Promise<number> {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return (server.address() as AddressInfo).port;
+  }
+  if (kind === 'koa') {
+    const app = new Koa();
+    const router = new Router();
+    router.get('/api/v1/pages/ping', (ctx) => {
+      ctx.body = { status: 'ok', service: 'bench' };
+    });
+    app.use(router.routes());
+    const started = await listen(app, 0, '127.0.0.1');
+    return started.port;
   }
   // Every line is formatted as in production, then dropped: the cost of logging without the cost of a disk.
   const sink = new Writable({ write: (_chunk, _enc, done) => done() });
@@ -104,17 +117,16 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const fmt = (n: number, digits = 0) => n.toFixed(digits).padStart(10);
 
 async function main(): Promise<void> {
-  const servers = { bare: await start('bare'), kit: await start('kit') };
-  const results: Record<Kind, Measure[]> = { bare: [], kit: [] };
+  const servers = { bare: await start('bare'), koa: await start('koa'), kit: await start('kit') };
+  const results: Record<Kind, Measure[]> = { bare: [], koa: [], kit: [] };
   try {
     console.log(`kit vs node:http — ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS}s each, loopback`);
-    for (const kind of ['bare', 'kit'] as const) await measure(servers[kind], 1); // JIT warm-up
+    for (const kind of ['bare', 'koa', 'kit'] as const) await measure(servers[kind], 1); // JIT warm-up
     for (let round = 0; round < ROUNDS; round++) {
-      for (const kind of ['bare', 'kit'] as const) results[kind].push(await measure(servers[kind], SECONDS));
+      for (const kind of ['bare', 'koa', 'kit'] as const) results[kind].push(await measure(servers[kind], SECONDS));
     }
   } finally {
-    servers.bare.child.kill();
-    servers.kit.child.kill();
+    for (const server of Object.values(servers)) server.child.kill();
   }
   const summary = (kind: Kind) => ({
     rps: mean(results[kind].map((m) => m.rps)),
@@ -124,14 +136,16 @@ async function main(): Promise<void> {
     cpuUs: mean(results[kind].map((m) => m.cpuUs)),
   });
   const bare = summary('bare');
+  const koa = summary('koa');
   const kit = summary('kit');
   const ratio = kit.rps / bare.rps;
   console.log(`${'server'.padEnd(10)}${'req/s'.padStart(10)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'cpu µs/req'.padStart(12)}${'errors'.padStart(8)}`);
-  for (const [label, m] of [['node:http', bare], ['kit', kit]] as const) {
+  for (const [label, m] of [['node:http', bare], ['koa', koa], ['kit', kit]] as const) {
     console.log(`${label.padEnd(10)}${fmt(m.rps)}${fmt(m.p50, 2)}${fmt(m.p99, 2)}${fmt(m.cpuUs, 1).padStart(12)}${String(m.errors).padStart(8)}`);
   }
-  console.log(`server CPU per request kit/node:http = ${(kit.cpuUs / bare.cpuUs).toFixed(2)}x (load on the machine does not change this one)`);
-  const pass = ratio >= TARGET_RATIO && bare.errors === 0 && kit.errors === 0;
+  console.log(`server CPU per request kit/node:http = ${(kit.cpuUs / bare.cpuUs).toFixed(2)}x, koa/node:http = ${(koa.cpuUs / bare.cpuUs).toFixed(2)}x`);
+  console.log(`reference: plain Koa keeps ${(koa.rps / bare.rps).toFixed(3)} of node:http; the kit keeps ${(kit.rps / koa.rps).toFixed(3)} of plain Koa`);
+  const pass = ratio >= TARGET_RATIO && bare.errors === 0 && koa.errors === 0 && kit.errors === 0;
   console.log(`throughput ratio kit/node:http = ${ratio.toFixed(3)} (target >= ${TARGET_RATIO}): ${pass ? 'PASS' : 'FAIL'}`);
   process.exitCode = pass ? 0 : 1;
 }
