@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { createLogger, redactSecrets, REDACTED } from './logger';
+import { createLogger, isoTimestamp, redactSecrets, REDACTED } from './logger';
 
 function capture() {
   const lines: Record<string, unknown>[] = [];
@@ -67,5 +67,17 @@ describe('logger redaction', () => {
     logger.child({ request_id: 'r1' }).error('boom');
     await flush();
     expect(lines[0]).toMatchObject({ level: 'error', service: 'test', request_id: 'r1', msg: 'boom' });
+  });
+
+  it('stamps ISO-8601 UTC times with milliseconds, matching Date#toISOString', () => {
+    const spy = jest.spyOn(Date, 'now');
+    try {
+      for (const t of [Date.UTC(2026, 10, 22, 7, 5, 9, 4), Date.UTC(2026, 10, 22, 7, 5, 9, 87), Date.UTC(2026, 10, 22, 7, 5, 10, 999), Date.UTC(2027, 0, 1, 0, 0, 0, 0)]) {
+        spy.mockReturnValue(t);
+        expect(isoTimestamp()).toBe(`,"time":"${new Date(t).toISOString()}"`);
+      }
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

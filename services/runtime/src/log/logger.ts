@@ -66,6 +66,24 @@ export function redactSecrets(obj: Record<string, unknown>): Record<string, unkn
   return out ?? obj;
 }
 
+let stampSecond = -1;
+let stampPrefix = '';
+
+/**
+ * pino's `time` field as ISO-8601 UTC with milliseconds, like `stdTimeFunctions.isoTime`, but formatting the date
+ * once per second: `Date#toISOString` on every line was the single most expensive step of an access log line.
+ */
+export function isoTimestamp(): string {
+  const now = Date.now();
+  const second = Math.floor(now / 1000);
+  if (second !== stampSecond) {
+    stampSecond = second;
+    stampPrefix = new Date(second * 1000).toISOString().slice(0, 19);
+  }
+  const ms = now - second * 1000;
+  return `,"time":"${stampPrefix}.${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z"`;
+}
+
 export interface LoggerConfig {
   level: string;
   service: string;
@@ -78,7 +96,7 @@ export function createLogger(config: LoggerConfig): Logger {
     level: config.level,
     base: { service: config.service },
     redact: { paths: REDACT_PATHS, censor: REDACTED },
-    timestamp: pino.stdTimeFunctions.isoTime,
+    timestamp: isoTimestamp,
     formatters: { level: (label) => ({ level: label }), log: redactSecrets },
     // Every line carries the active trace so logs and traces join up.
     mixin() {
