@@ -129,7 +129,7 @@ async function main(): Promise<void> {
     const applyReconcileMeanMs = (1000 * metricValue(applied, 'lore_operator_reconcile_duration_seconds_sum', { controller: 'memory' })) / applyReconciles;
     const applyKubeCalls = metricValue(applied, 'lore_operator_kube_request_duration_seconds_count');
     const applyPlatformCalls = metricValue(applied, 'lore_operator_platform_requests_total');
-    if (process.env.LORE_BENCH_DEBUG) process.stderr.write(applied.split('\n').filter((l) => /^lore_operator_(reconcile_errors|reconcile_duration_seconds_count|kube_requests_total|platform_requests_total)/.test(l)).join('\n') + '\n');
+    if (process.env.LORE_BENCH_DEBUG) process.stderr.write(applied.split('\n').filter((l) => /^lore_operator_(reconcile_errors|reconcile_duration_seconds_(count|sum)|kube_requests_total|platform_requests_total|(kube|platform)_request_duration_seconds_(count|sum))/.test(l)).join('\n') + '\n');
     const opWrites = (text: string) => OPERATOR_WRITE_VERBS.reduce((sum, verb) => sum + metricValue(text, 'lore_operator_kube_requests_total', { verb }), 0);
     const before = await metrics();
     const serverBefore = await apiserverWrites(conn);

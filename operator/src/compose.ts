@@ -40,7 +40,10 @@ export function composeOperator(opts: ComposeOptions): ComposedOperator {
     new HttpPlatformAdmin({
       baseUrl: config.admin.url,
       token: config.admin.token,
-      observe: (operation, status) => metrics.platformRequests.inc({ operation, status: String(status) }),
+      observe: (operation, status, seconds) => {
+        metrics.platformRequests.inc({ operation, status: String(status) });
+        metrics.platformRequestDuration.observe({ operation }, seconds);
+      },
     });
   const operator = new LoreOperator({
     kube,

@@ -12,6 +12,7 @@ export interface OperatorMetrics {
   kubeRequests: Counter<'verb' | 'resource' | 'code'>;
   kubeRequestDuration: Histogram<'verb'>;
   platformRequests: Counter<'operation' | 'status'>;
+  platformRequestDuration: Histogram<'operation'>;
 }
 
 export function createOperatorMetrics(registry: Registry): OperatorMetrics {
@@ -76,6 +77,13 @@ export function createOperatorMetrics(registry: Registry): OperatorMetrics {
       name: 'lore_operator_platform_requests_total',
       help: 'Calls to the gateway internal admin API by operation and HTTP status',
       labelNames: ['operation', 'status'] as const,
+      registers,
+    }),
+    platformRequestDuration: new Histogram({
+      name: 'lore_operator_platform_request_duration_seconds',
+      help: 'Latency of calls to the gateway internal admin API by operation',
+      labelNames: ['operation'] as const,
+      buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
     }),
   };
