@@ -1,3 +1,4 @@
+import { issuanceToken } from '../src/controllers/key-secret';
 import { createNamespace, installCrds, kubectl, kubectlJson, kubectlOk, runId } from './support/kube';
 import { createSystemNamespace, operatorEnv, spawnOperator, waitHealthy, type OperatorProcess, type SuiteScope } from './support/operator';
 import { http, startPlatform, type Platform } from './support/platform';
@@ -50,35 +51,7 @@ describe('crash recovery', () => {
     return { key: Buffer.from(s.data['api-key'], 'base64').toString(), keyId: Buffer.from(s.data['key-id'], 'base64').toString() };
   }
 
-  it('dies after recording a new mk_ key but before writing its Secret: the restart revokes it and issues a fresh one', async () => {
-    const ns = await createNamespace(scope.run, { tenant: `tenant-${scope.run}-a` });
-    const crashing = await start({ LORE_OPERATOR_CRASH_AT: 'key-recorded' });
-    await waitHealthy(crashing);
-    await kubectlOk(['-n', ns, 'apply', '-f', '-'], JSON.stringify({ apiVersion: 'lore.dev/v1alpha1', kind: 'Memory', metadata: { name: 'm' }, spec: {} }));
-    expect(await crashing.exited).toBe(-1);
-
-    const interrupted = await kubectlJson(['-n', ns, 'get', 'memory', 'm']);
-    const orphan = interrupted.status.pendingKeyId as string;
-    expect(orphan).toBeTruthy();
-    expect(interrupted.status.keyId).toBeUndefined();
-    expect((await kubectl(['-n', ns, 'get', 'secret', 'm-memory-key'])).code).not.toBe(0);
-    // At this instant the orphan is a working key of the memory.
-    expect(await platform.workingKeysOfMemory(interrupted.status.memoryId)).toEqual([orphan]);
-
-    await waitHealthy(await start());
-    const m = await waitReady('memory', ns, 'm');
-    const { key, keyId } = await secretKey(ns, 'm-memory-key');
-    expect(keyId).toBe(m.status.keyId);
-    expect(keyId).not.toBe(orphan);
-    expect((await platform.keyRow(orphan))?.revoked_at).toBeTruthy();
-    expect(await platform.workingKeysOfMemory(m.status.memoryId)).toEqual([keyId]);
-    const ok = await http(platform.publicUrl, 'POST', '/api/v1/memory/search', { headers: { host: m.status.hostname, 'x-api-key': key }, body: { query: 'q' } });
-    expect(ok.status).toBe(200);
-    const events = await kubectlJson(['-n', ns, 'get', 'events.events.k8s.io', '--field-selector', 'regarding.name=m']);
-    expect(events.items.some((e: any) => e.reason === 'KeyRevoked' && e.note.includes(orphan))).toBe(true);
-  });
-
-  it('dies after the platform made an mk_ key but before its id was recorded: the restart finds it by its token and revokes it', async () => {
+  it('dies after the platform made an mk_ key, before anything in Kubernetes names it: the restart finds it by the repeated call and revokes it', async () => {
     const tenant = `tenant-${scope.run}-e`;
     const ns = await createNamespace(scope.run, { tenant });
     const crashing = await start({ LORE_OPERATOR_CRASH_AT: 'key-created' });
@@ -86,14 +59,14 @@ describe('crash recovery', () => {
     await kubectlOk(['-n', ns, 'apply', '-f', '-'], JSON.stringify({ apiVersion: 'lore.dev/v1alpha1', kind: 'Memory', metadata: { name: 'm' }, spec: {} }));
     expect(await crashing.exited).toBe(-1);
 
-    // Nothing in Kubernetes names the key: only the token recorded before the call.
+    // Nothing in Kubernetes names the key; the token of the call derives from the object's uid (no key yet,
+    // attempt 0), so the restart's repeated call is answered with the key's id.
     const interrupted = await kubectlJson(['-n', ns, 'get', 'memory', 'm']);
-    const token = interrupted.status.pendingKeyToken as string;
-    expect(token).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
-    expect(interrupted.status.pendingKeyId).toBeUndefined();
     expect(interrupted.status.keyId).toBeUndefined();
+    expect(interrupted.status.pendingKeyId).toBeUndefined();
+    expect(interrupted.status.pendingKeyToken).toBeUndefined();
     expect((await kubectl(['-n', ns, 'get', 'secret', 'm-memory-key'])).code).not.toBe(0);
-    const orphan = await platform.keyIdByClientToken(tenant, token);
+    const orphan = await platform.keyIdByClientToken(tenant, issuanceToken(interrupted.metadata.uid, undefined, 0));
     expect(orphan).toBeTruthy();
     // At this instant the orphan is a working key of the memory that no Secret holds.
     expect(await platform.workingKeysOfMemory(interrupted.status.memoryId)).toEqual([orphan]);
@@ -110,6 +83,26 @@ describe('crash recovery', () => {
     expect(ok.status).toBe(200);
     const events = await kubectlJson(['-n', ns, 'get', 'events.events.k8s.io', '--field-selector', 'regarding.name=m']);
     expect(events.items.some((e: any) => e.reason === 'KeyRevoked' && e.note.includes(orphan))).toBe(true);
+  });
+
+  it('dies after writing an mk_ key into its Secret, before status names it: the restart keeps that key and issues nothing', async () => {
+    const tenant = `tenant-${scope.run}-a`;
+    const ns = await createNamespace(scope.run, { tenant });
+    const crashing = await start({ LORE_OPERATOR_CRASH_AT: 'secret-written' });
+    await waitHealthy(crashing);
+    await kubectlOk(['-n', ns, 'apply', '-f', '-'], JSON.stringify({ apiVersion: 'lore.dev/v1alpha1', kind: 'Memory', metadata: { name: 'm' }, spec: {} }));
+    expect(await crashing.exited).toBe(-1);
+    const interrupted = await kubectlJson(['-n', ns, 'get', 'memory', 'm']);
+    expect(interrupted.status.keyId).toBeUndefined();
+    const written = await secretKey(ns, 'm-memory-key');
+
+    await waitHealthy(await start());
+    const m = await waitReady('memory', ns, 'm');
+    expect(m.status.keyId).toBe(written.keyId);
+    expect((await secretKey(ns, 'm-memory-key')).keyId).toBe(written.keyId);
+    expect(await platform.workingKeysOfTenant(tenant)).toEqual([written.keyId]);
+    const ok = await http(platform.publicUrl, 'POST', '/api/v1/memory/search', { headers: { host: m.status.hostname, 'x-api-key': written.key }, body: { query: 'q' } });
+    expect(ok.status).toBe(200);
   });
 
   it('dies after the platform rotated a key but before the replacement was recorded: the restart revokes it and completes the rotation', async () => {

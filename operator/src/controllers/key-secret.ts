@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { KubeClient } from '../kube/client';
 import { SECRET, type ResourceType } from '../kube/resources';
 import type { KubeObject } from '../kube/types';
@@ -91,6 +91,18 @@ export interface PendingOutcome {
  */
 export function newKeyToken(): string {
   return `op-${randomBytes(18).toString('base64url')}`;
+}
+
+/**
+ * The client token of one issuance attempt, derived from what status already records: the owner's uid, the key
+ * the issuance replaces (none for a first key) and the attempt number. A process that dies after the platform
+ * made a key, before anything in Kubernetes names it, computes the same token on its next reconcile, and the
+ * repeated call answers 409 with that key's id (`replayedKeyId`); an attempt whose key was revoked as an orphan
+ * is followed by the next number. Nothing has to be written before the platform call.
+ */
+export function issuanceToken(ownerUid: string, baseKeyId: string | undefined, attempt: number): string {
+  const digest = createHash('sha256').update(`${ownerUid}\n${baseKeyId ?? ''}\n${attempt}`).digest('base64url');
+  return `iss1-${digest}`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { INGRESS, MEMORY, NAMESPACE, SECRET } from '../kube/resources';
 import { controllerFixture, namespace, settle } from '../testing/controller-fixture';
+import { issuanceToken } from './key-secret';
 import { memoryReconciler } from './memory-controller';
 import type { MemoryObject, SecretObject } from './types';
 
@@ -62,29 +63,17 @@ describe('memory reconciler', () => {
     expect(kube.writes).toEqual([]);
   });
 
-  it('revokes a key recorded as pending whose Secret was never written, then issues a fresh one', async () => {
-    const { ctx, kube, admin } = controllerFixture({
-      afterKeyRecorded: () => {
-        throw new Error('crash');
-      },
-    });
+  it('provisions a new Memory with one status write: nothing is recorded before the platform makes the key', async () => {
+    const { ctx, kube } = controllerFixture();
     kube.seed(NAMESPACE, namespace('team', 'acme'));
     kube.seed(MEMORY, memory('notes', 'team'));
-    await expect(memoryReconciler(ctx)('team/notes')).rejects.toThrow('crash');
-    const pending = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!.status!.pendingKeyId!;
-    expect(pending).toBeTruthy();
-    expect(kube.peek(SECRET, 'team', 'notes-memory-key')).toBeUndefined();
-
-    ctx.hooks = undefined;
     await settle(memoryReconciler(ctx), 'team/notes');
-    const m = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
-    expect(m.status!.pendingKeyId).toBeUndefined();
-    expect(m.status!.keyId).not.toBe(pending);
-    expect(admin.keys.get(pending)!.revoked_at).toBeTruthy();
-    expect(admin.workingKeys('acme').map((k) => k.key_id)).toEqual([m.status!.keyId]);
+    expect(kube.writes.map((w) => `${w.verb} ${w.resource}`).sort()).toEqual(
+      ['patch memories', 'apply ingresses', 'apply secrets', 'update-status memories'].sort(),
+    );
   });
 
-  it('finds by its token a key the platform made but whose id was never recorded, revokes it and issues a fresh one', async () => {
+  it('finds a key the platform made before a crash (nothing in Kubernetes names it) by the repeated call, revokes it and issues a fresh one', async () => {
     const { ctx, kube, admin, events } = controllerFixture({
       afterKeyCreated: () => {
         throw new Error('crash');
@@ -93,25 +82,53 @@ describe('memory reconciler', () => {
     kube.seed(NAMESPACE, namespace('team', 'acme'));
     kube.seed(MEMORY, memory('notes', 'team'));
     await expect(memoryReconciler(ctx)('team/notes')).rejects.toThrow('crash');
-    const interrupted = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!.status!;
-    expect(interrupted.pendingKeyId).toBeUndefined();
-    expect(interrupted.keyId).toBeUndefined();
-    expect(interrupted.pendingKeyToken).toBeTruthy();
+    const interrupted = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
+    expect(interrupted.status?.keyId).toBeUndefined();
+    expect(interrupted.status?.pendingKeyId).toBeUndefined();
+    expect(interrupted.status?.pendingKeyToken).toBeUndefined();
+    expect(kube.peek(SECRET, 'team', 'notes-memory-key')).toBeUndefined();
     const [orphan] = admin.workingKeys('acme');
-    expect(orphan!.client_token).toBe(interrupted.pendingKeyToken);
+    expect(orphan!.client_token).toBe(issuanceToken(String(interrupted.metadata.uid), undefined, 0));
 
     ctx.hooks = undefined;
     await settle(memoryReconciler(ctx), 'team/notes');
     const m = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
     expect(cond(m, 'Ready')?.status).toBe('True');
-    expect(m.status!.pendingKeyToken).toBeUndefined();
     expect(m.status!.keyId).not.toBe(orphan!.key_id);
     expect(admin.keys.get(orphan!.key_id)!.revoked_at).toBeTruthy();
+    expect(admin.keys.get(m.status!.keyId!)!.client_token).toBe(issuanceToken(String(m.metadata.uid), undefined, 1));
     expect(admin.workingKeys('acme').map((k) => k.key_id)).toEqual([m.status!.keyId]);
+    const s = kube.peek<SecretObject>(SECRET, 'team', 'notes-memory-key')!;
+    expect(Buffer.from(s.data!['key-id']!, 'base64').toString()).toBe(m.status!.keyId);
     expect(events.filter((e) => e.reason === 'KeyRevoked').map((e) => e.note)).toEqual([expect.stringContaining(orphan!.key_id)]);
   });
 
-  it('confirms a pending key that did reach the Secret instead of issuing another', async () => {
+  it('walks past several interrupted attempts, and finds a key whose create answer was lost', async () => {
+    const { ctx, kube, admin } = controllerFixture({
+      afterKeyCreated: () => {
+        throw new Error('crash');
+      },
+    });
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(MEMORY, memory('notes', 'team'));
+    const reconcile = memoryReconciler(ctx);
+    await expect(reconcile('team/notes')).rejects.toThrow('crash');
+    await expect(reconcile('team/notes')).rejects.toThrow('crash');
+    expect(admin.workingKeys('acme')).toHaveLength(1);
+    expect(admin.keys.size).toBe(2);
+    ctx.hooks = undefined;
+    admin.loseAnswerNext.set('create_key', 1);
+    await expect(reconcile('team/notes')).rejects.toThrow('injected loss of the answer');
+    expect(admin.keys.size).toBe(3);
+
+    await settle(reconcile, 'team/notes');
+    const m = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
+    expect(admin.keys.size).toBe(4);
+    expect(admin.workingKeys('acme').map((k) => k.key_id)).toEqual([m.status!.keyId]);
+    expect(admin.keys.get(m.status!.keyId!)!.client_token).toBe(issuanceToken(String(m.metadata.uid), undefined, 3));
+  });
+
+  it('keeps the key that did reach the Secret before a crash instead of issuing another', async () => {
     const { ctx, kube, admin } = controllerFixture({
       afterSecretWritten: () => {
         throw new Error('crash');
@@ -120,11 +137,67 @@ describe('memory reconciler', () => {
     kube.seed(NAMESPACE, namespace('team', 'acme'));
     kube.seed(MEMORY, memory('notes', 'team'));
     await expect(memoryReconciler(ctx)('team/notes')).rejects.toThrow('crash');
-    const pending = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!.status!.pendingKeyId!;
+    expect(kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!.status?.keyId).toBeUndefined();
+    const written = Buffer.from(kube.peek<SecretObject>(SECRET, 'team', 'notes-memory-key')!.data!['key-id']!, 'base64').toString();
     ctx.hooks = undefined;
     await settle(memoryReconciler(ctx), 'team/notes');
-    expect(kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!.status!.keyId).toBe(pending);
+    const m = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
+    expect(m.status!.keyId).toBe(written);
+    expect(cond(m, 'Ready')?.status).toBe('True');
     expect(admin.keys.size).toBe(1);
+  });
+
+  it('completes a rotation interrupted after the platform answered: the replacement is revoked, the original keeps its overlap', async () => {
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(MEMORY, memory('notes', 'team'));
+    const reconcile = memoryReconciler(ctx);
+    await settle(reconcile, 'team/notes');
+    const first = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!.status!.keyId!;
+
+    kube.userDelete(SECRET, 'team', 'notes-memory-key');
+    ctx.hooks = {
+      afterKeyCreated: () => {
+        throw new Error('crash');
+      },
+    };
+    await expect(reconcile('team/notes')).rejects.toThrow('crash');
+    const orphan = admin.workingKeys('acme').find((k) => k.key_id !== first)!;
+    expect(admin.keys.get(first)!.replaced_by).toBe(orphan.key_id);
+
+    ctx.hooks = undefined;
+    await settle(reconcile, 'team/notes');
+    const m = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
+    expect([first, orphan.key_id]).not.toContain(m.status!.keyId);
+    expect(admin.keys.get(orphan.key_id)!.revoked_at).toBeTruthy();
+    expect(admin.workingKeys('acme').map((k) => k.key_id).sort()).toEqual([first, m.status!.keyId!].sort());
+    const s = kube.peek<SecretObject>(SECRET, 'team', 'notes-memory-key')!;
+    expect(Buffer.from(s.data!['key-id']!, 'base64').toString()).toBe(m.status!.keyId);
+  });
+
+  it('settles a pending key id or token left in status by an operator of the earlier design', async () => {
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(MEMORY, memory('notes', 'team'));
+    const reconcile = memoryReconciler(ctx);
+    await settle(reconcile, 'team/notes');
+    const current = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
+    const keyId = current.status!.keyId!;
+    const byToken = await admin.createKey('acme', { type: 'memory', name: 'x', memory_id: current.status!.memoryId!, client_token: 'op-legacy-token' });
+    await kube.replaceStatus(MEMORY, { ...current, status: { ...current.status, pendingKeyToken: 'op-legacy-token' } });
+    await settle(reconcile, 'team/notes');
+    const byId = await admin.createKey('acme', { type: 'memory', name: 'y', memory_id: current.status!.memoryId! });
+    const again = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
+    await kube.replaceStatus(MEMORY, { ...again, status: { ...again.status, pendingKeyId: byId.key_id } });
+    await settle(reconcile, 'team/notes');
+
+    const m = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
+    expect(m.status).not.toHaveProperty('pendingKeyToken');
+    expect(m.status).not.toHaveProperty('pendingKeyId');
+    expect(m.status!.keyId).toBe(keyId);
+    expect(admin.keys.get(byToken.key_id)!.revoked_at).toBeTruthy();
+    expect(admin.keys.get(byId.key_id)!.revoked_at).toBeTruthy();
+    expect(admin.workingKeys('acme').map((k) => k.key_id)).toEqual([keyId]);
   });
 
   it('rotates the key with an overlap when its Secret is deleted, and reissues when the key was revoked', async () => {

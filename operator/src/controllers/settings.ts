@@ -26,9 +26,9 @@ export interface OperatorSettings {
 
 /** Fault injection for crash-recovery tests: the process dies at exactly this point of a key issuance. */
 export interface ControllerHooks {
-  /** After the platform answered a create or rotate call, before the new key's id is recorded in status. */
+  /** After the platform answered a create or rotate call, before anything in Kubernetes names the new key. */
   afterKeyCreated?(): void;
-  /** After a new key's id is recorded in status, before its Secret is written. */
+  /** ApiKey only: after a new key's id is recorded in status (pendingKeyId), before its Secret is written. */
   afterKeyRecorded?(): void;
   /** After the Secret holds the new key, before status confirms it. */
   afterSecretWritten?(): void;

@@ -67,9 +67,12 @@ export interface PlatformAdmin {
   putMemory(tenantId: string, memoryId: string, body: { name: string; hostname: string; workspace_id?: string }): Promise<MemoryRecord>;
   /** Deletes a memory and revokes its keys; resolves when it is already gone. */
   deleteMemory(tenantId: string, memoryId: string, retainData: boolean): Promise<void>;
-  /** Throws `PlatformError` 409 `CONFLICT` when `client_token` already made a key (which it does not return). */
+  /**
+   * Throws `PlatformError` 409 `CONFLICT` with `details.key_id` when `client_token` already made a key (whose
+   * plaintext is not returned again): see `replayedKeyId`.
+   */
   createKey(tenantId: string, body: CreateKeyRequest): Promise<CreatedKey>;
-  /** `clientToken` as for `createKey`. */
+  /** `clientToken` as for `createKey` (a replay is answered before any other check of the key but its existence). */
   rotateKey(tenantId: string, keyId: string, overlapSeconds: number, clientToken?: string): Promise<RotatedKey>;
   /** The key record without plaintext, or `undefined` when the platform does not know the key. */
   getKey(tenantId: string, keyId: string): Promise<KeyRecord | undefined>;
@@ -87,6 +90,8 @@ export class PlatformError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The error's `details`, when the platform sent any. */
+    readonly details?: unknown,
   ) {
     super(`platform ${operation}: ${status} ${code}: ${message}`);
     this.name = 'PlatformError';
@@ -95,6 +100,16 @@ export class PlatformError extends Error {
 
 export function isPlatformStatus(err: unknown, status: number): err is PlatformError {
   return err instanceof PlatformError && err.status === status;
+}
+
+/**
+ * The key a create or rotate call's client token had already made, when the error is the platform's answer to
+ * such a replay (409 with `details.key_id`); `undefined` for any other error, a 409 for another reason included.
+ */
+export function replayedKeyId(err: unknown): string | undefined {
+  if (!isPlatformStatus(err, 409)) return undefined;
+  const keyId = (err.details as { key_id?: unknown } | undefined)?.key_id;
+  return typeof keyId === 'string' && keyId ? keyId : undefined;
 }
 
 /**
@@ -111,8 +126,8 @@ export interface HttpPlatformAdminOptions {
   /** The operator's service credential. */
   token: string;
   timeoutMs?: number;
-  /** Called after each call with its operation name and HTTP status (0 for a network failure). */
-  observe?: (operation: string, status: number) => void;
+  /** Called after each call with its operation name, HTTP status (0 for a network failure) and duration. */
+  observe?: (operation: string, status: number, seconds: number) => void;
 }
 
 /** `PlatformAdmin` over HTTP (Node's fetch). */
@@ -165,6 +180,7 @@ export class HttpPlatformAdmin implements PlatformAdmin {
   /** Resolves the JSON body, `undefined` for an empty body or for a status listed in `absentOk`. */
   private async call(operation: string, method: string, path: string, body?: unknown, absentOk: number[] = []): Promise<unknown> {
     let status = 0;
+    const started = process.hrtime.bigint();
     try {
       const res = await fetch(`${this.base}${path}`, {
         method,
@@ -180,15 +196,15 @@ export class HttpPlatformAdmin implements PlatformAdmin {
       const text = await res.text();
       if (absentOk.includes(res.status)) return undefined;
       if (res.status < 200 || res.status >= 300) {
-        const { code, message } = errorOf(text);
-        throw new PlatformError(operation, res.status, code, message);
+        const { code, message, details } = errorOf(text);
+        throw new PlatformError(operation, res.status, code, message, details);
       }
       return text ? (JSON.parse(text) as unknown) : undefined;
     } catch (err) {
       if (err instanceof PlatformError) throw err;
       throw new PlatformError(operation, 0, 'UNREACHABLE', err instanceof Error ? err.message : String(err));
     } finally {
-      this.opts.observe?.(operation, status);
+      this.opts.observe?.(operation, status, Number(process.hrtime.bigint() - started) / 1e9);
     }
   }
 }
@@ -197,10 +213,10 @@ function enc(s: string): string {
   return encodeURIComponent(s);
 }
 
-function errorOf(text: string): { code: string; message: string } {
+function errorOf(text: string): { code: string; message: string; details?: unknown } {
   try {
-    const body = JSON.parse(text) as { error?: { code?: string; message?: string } };
-    return { code: body.error?.code ?? 'ERROR', message: body.error?.message ?? text.slice(0, 300) };
+    const body = JSON.parse(text) as { error?: { code?: string; message?: string; details?: unknown } };
+    return { code: body.error?.code ?? 'ERROR', message: body.error?.message ?? text.slice(0, 300), details: body.error?.details };
   } catch {
     return { code: 'ERROR', message: text.slice(0, 300) };
   }

@@ -14,6 +14,7 @@ interface StoredKey extends KeyRecord {
   plaintext: string;
   request: CreateKeyRequest;
   client_token?: string;
+  replaced_by?: string;
 }
 
 /**
@@ -28,6 +29,8 @@ export class InMemoryPlatformAdmin implements PlatformAdmin {
   readonly calls: string[] = [];
   /** Set to make the next call of an operation fail (transient errors in tests). */
   readonly failNext = new Map<string, number>();
+  /** Set to make the next call of an operation take effect but lose its answer (a timeout after the commit). */
+  readonly loseAnswerNext = new Map<string, number>();
 
   async ensureTenant(tenantId: string, name: string): Promise<void> {
     this.enter('ensure_tenant');
@@ -67,16 +70,23 @@ export class InMemoryPlatformAdmin implements PlatformAdmin {
     }
     this.refuseReplay('create_key', tenantId, body.client_token);
     const key = this.store(tenantId, body, body.expires_at ?? (body.type === 'ephemeral' ? new Date(Date.now() + 86_400_000).toISOString() : null), body.client_token);
+    this.answer('create_key');
     return { key_id: key.key_id, key: key.plaintext, prefix: String(key.prefix), type: body.type, memory_id: body.memory_id ?? null, expires_at: key.expires_at ?? null };
   }
 
   async rotateKey(tenantId: string, keyId: string, overlapSeconds: number, clientToken?: string): Promise<RotatedKey> {
     this.enter('rotate_key');
     const old = this.keys.get(keyId);
-    if (!old || old.tenant_id !== tenantId || old.revoked_at) throw new PlatformError('rotate_key', 404, 'NOT_FOUND', 'key not found');
+    if (!old || old.tenant_id !== tenantId) throw new PlatformError('rotate_key', 404, 'NOT_FOUND', 'key not found');
+    // As in the gateway: a replayed token is answered first, then the state of the key.
     this.refuseReplay('rotate_key', tenantId, clientToken);
+    if (old.revoked_at) throw new PlatformError('rotate_key', 409, 'CONFLICT', 'the key is revoked');
+    if (old.expires_at && Date.parse(old.expires_at) <= Date.now()) throw new PlatformError('rotate_key', 409, 'CONFLICT', 'the key has expired');
+    if (old.replaced_by) throw new PlatformError('rotate_key', 409, 'CONFLICT', `the key was already rotated (replacement ${old.replaced_by})`);
     const replacement = this.store(tenantId, old.request, old.expires_at ?? null, clientToken);
     old.expires_at = new Date(Date.now() + overlapSeconds * 1000).toISOString();
+    old.replaced_by = replacement.key_id;
+    this.answer('rotate_key');
     return { key_id: replacement.key_id, key: replacement.plaintext, replaced_key_id: keyId, replaced_key_expires_at: old.expires_at };
   }
 
@@ -114,7 +124,9 @@ export class InMemoryPlatformAdmin implements PlatformAdmin {
 
   private refuseReplay(operation: string, tenantId: string, clientToken: string | undefined): void {
     const existing = clientToken === undefined ? undefined : this.byToken(tenantId, clientToken);
-    if (existing) throw new PlatformError(operation, 409, 'CONFLICT', `client_token was already used: it made key ${existing.key_id}`);
+    if (existing) {
+      throw new PlatformError(operation, 409, 'CONFLICT', `client_token was already used: it made key ${existing.key_id}`, { key_id: existing.key_id });
+    }
   }
 
   private store(tenantId: string, request: CreateKeyRequest, expiresAt: string | null, clientToken?: string): StoredKey {
@@ -138,6 +150,14 @@ export class InMemoryPlatformAdmin implements PlatformAdmin {
 
   private requireTenant(tenantId: string): void {
     if (!this.tenants.has(tenantId)) throw new PlatformError('tenant', 404, 'NOT_FOUND', 'tenant not found');
+  }
+
+  private answer(operation: string): void {
+    const n = this.loseAnswerNext.get(operation) ?? 0;
+    if (n > 0) {
+      this.loseAnswerNext.set(operation, n - 1);
+      throw new PlatformError(operation, 0, 'UNREACHABLE', 'injected loss of the answer');
+    }
   }
 
   private enter(operation: string): void {
