@@ -65,6 +65,21 @@ describe('DLP masking', () => {
     expect(r.text).toBe(text);
   });
 
+  it('masks every value of a document at the content limit, however many there are', () => {
+    // 55,000 e-mail addresses in 495,000 characters (the content limit is 500,000): more than any fixed cap.
+    const n = 55_000;
+    const parts: string[] = [];
+    for (let i = 0; i < n; i += 1) parts.push(`${String.fromCharCode(97 + (i % 26))}${i % 10}@ex.io`);
+    const text = parts.join(' ').padEnd(495_000, ' ');
+    expect(text.length).toBe(495_000);
+    const started = Date.now();
+    const r = scanAndMask(text);
+    expect(r.matches).toBe(n);
+    expect(r.kinds).toEqual({ email: n });
+    expect(r.text).not.toMatch(/@ex\.io/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
   it('rejects numbers that fail their checksum', () => {
     expect(scanAndMask('card 4111 1111 1111 1112').matches).toBe(0);
     expect(scanAndMask('iban GB82 WEST 1234 5698 7654 33').matches).toBe(0);

@@ -47,9 +47,11 @@ export function maskToken(kind: DlpKind): string {
   return `[REDACTED:${kind}]`;
 }
 
-/** Upper bound on findings per text: a pathological input cannot make the scanner allocate without limit. */
-const MAX_FINDINGS = 50_000;
-
+/**
+ * There is deliberately no cap on the number of findings: a value found is a value masked, however many there
+ * are. Work and memory stay linear in the text's length (the matches of one detector never overlap, and the
+ * overlap check below walks each finding's characters once), and the content limit bounds that length.
+ */
 function regexDetector(kind: DlpKind, pattern: RegExp, options: { group?: number; accept?: (match: string) => boolean } = {}): Detector {
   // `d` gives the offsets of capture groups, so a detector can mask only the secret part of its match.
   const flags = `${pattern.flags.replace(/[gd]/g, '')}gd`;
@@ -59,7 +61,7 @@ function regexDetector(kind: DlpKind, pattern: RegExp, options: { group?: number
       const out: Array<{ start: number; end: number }> = [];
       const re = new RegExp(pattern.source, flags);
       let m: RegExpExecArray | null;
-      while ((m = re.exec(text)) !== null && out.length < MAX_FINDINGS) {
+      while ((m = re.exec(text)) !== null) {
         if (m[0].length === 0) {
           re.lastIndex += 1;
           continue;
@@ -252,12 +254,22 @@ export function scanAndMask(text: string): DlpResult {
     for (const f of detector.find(text)) findings.push({ ...f, kind: detector.kind, priority });
   });
   // Highest priority first, then leftmost, then longest: accept a finding only if it overlaps nothing accepted.
+  // `taken` marks the characters already masked; each detector's findings are disjoint, so the checks walk at
+  // most (detectors × text length) characters in all, whatever the number of findings.
   findings.sort((a, b) => a.priority - b.priority || a.start - b.start || b.end - a.end);
+  const taken = new Uint8Array(text.length);
   const accepted: Finding[] = [];
   for (const f of findings) {
-    if (accepted.some((a) => f.start < a.end && a.start < f.end)) continue;
+    let free = true;
+    for (let i = f.start; i < f.end; i += 1) {
+      if (taken[i] === 1) {
+        free = false;
+        break;
+      }
+    }
+    if (!free) continue;
+    taken.fill(1, f.start, f.end);
     accepted.push(f);
-    if (accepted.length >= MAX_FINDINGS) break;
   }
   accepted.sort((a, b) => a.start - b.start);
   const kinds: Partial<Record<DlpKind, number>> = {};
