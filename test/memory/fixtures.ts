@@ -25,7 +25,28 @@ export const SEEDED_SECRETS: Array<{ kind: string; value: string; sentence: (v: 
   },
   { kind: 'url_password', value: 'Falc0nDbPass!', sentence: (v) => `Falcon database: postgres://falcon:${v}@db.falcon.internal:5432/app` },
   { kind: 'secret_assignment', value: 'FalconHunter42', sentence: (v) => `Falcon admin password=${v}` },
+  // Environment-variable style names (the secret word follows an underscore).
+  { kind: 'secret_assignment', value: 'Falc0nDbEnvPw', sentence: (v) => `Falcon env file:\nDB_PASSWORD=${v}\n` },
+  { kind: 'secret_assignment', value: 'Falc0nPostgresPw', sentence: (v) => `Falcon compose:\nPOSTGRES_PASSWORD=${v}\n` },
+  { kind: 'secret_assignment', value: 'Falc0nMysqlRoot', sentence: (v) => `Falcon compose:\n  MYSQL_ROOT_PASSWORD: ${v}\n` },
+  { kind: 'secret_assignment', value: 'FalconAwsSecret/K7MDENG+bPxRfiCY', sentence: (v) => `Falcon CI:\nAWS_SECRET_ACCESS_KEY=${v}\n` },
+  { kind: 'secret_assignment', value: 'FalconGhActions9Tok', sentence: (v) => `Falcon CI:\nGITHUB_TOKEN=${v}\n` },
+  { kind: 'url_password', value: 'Falc0nRedisPw', sentence: (v) => `Falcon cache: redis://:${v}@cache.falcon.internal:6379/0` },
+  { kind: 'iban', value: 'de89 3704 0044 0532 0130 00', sentence: (v) => `Falcon rent goes to iban ${v} every month.` },
+  { kind: 'phone', value: '+49 30 12345678', sentence: (v) => `Falcon Berlin desk ${v}.` },
+  {
+    kind: 'api_key',
+    value: 'https://hooks.slack.com/services/T0FALCON1/B0FALCON2/FalconWebhookSecret0123',
+    sentence: (v) => `Falcon alerts post to ${v} from the deploy job.`,
+  },
 ];
+
+/** How many values of each kind the seeded document holds. */
+export function seededKinds(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const s of SEEDED_SECRETS) out[s.kind] = (out[s.kind] ?? 0) + 1;
+  return out;
+}
 
 export function secretDocument(): string {
   return ['# Falcon operations', 'The Falcon project is operated by the platform team.', ...SEEDED_SECRETS.map((s) => s.sentence(s.value))].join('\n\n');

@@ -37,6 +37,23 @@ const SEEDED: Array<{ kind: string; value: string; text: (v: string) => string }
   { kind: 'url_password', value: 'hunter2-Secret', text: (v) => `DATABASE_URL=postgres://admin:${v}@db.internal:5432/app` },
   { kind: 'secret_assignment', value: 'CorrectHorse42', text: (v) => `password=${v}` },
   { kind: 'secret_assignment', value: 'Tr0ub4dor&3', text: (v) => `The wifi password is ${v} for guests.` },
+  // Environment-variable style names: the name starts after an underscore, where `\b` sees no boundary.
+  { kind: 'secret_assignment', value: 'pg-Sup3rS3cret', text: (v) => `DB_PASSWORD=${v}` },
+  { kind: 'secret_assignment', value: 'postgresPw2024', text: (v) => `export POSTGRES_PASSWORD="${v}"` },
+  { kind: 'secret_assignment', value: 'r00tMysqlPass', text: (v) => `environment:\n  MYSQL_ROOT_PASSWORD: ${v}\n` },
+  { kind: 'secret_assignment', value: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', text: (v) => `AWS_SECRET_ACCESS_KEY=${v}` },
+  { kind: 'secret_assignment', value: 'GhActionsTok3n9', text: (v) => `GITHUB_TOKEN=${v} npm publish` },
+  { kind: 'secret_assignment', value: 'd3adb33fBase64Key', text: (v) => `DJANGO_SECRET_KEY='${v}'` },
+  { kind: 'url_password', value: 'R3disOnlyPw', text: (v) => `REDIS_URL=redis://:${v}@cache.internal:6379/0` },
+  { kind: 'iban', value: 'de89 3704 0044 0532 0130 00', text: (v) => `pay the rent to iban ${v} for the flat` },
+  { kind: 'iban', value: 'gb82west12345698765432', text: (v) => `account ${v}.` },
+  { kind: 'phone', value: '+49 30 12345678', text: (v) => `Berlin office ${v}, ask for Jan.` },
+  { kind: 'phone', value: '030 12345678', text: (v) => `Tel. ${v}` },
+  {
+    kind: 'api_key',
+    value: 'https://hooks.slack.com/services/T0ABCDEF1/B0GHIJKL2/abcdefghijklmnopqrstuvwx',
+    text: (v) => `Alerts post to ${v} from the deploy job.`,
+  },
 ];
 
 describe('DLP masking', () => {
@@ -65,6 +82,20 @@ describe('DLP masking', () => {
     expect(r.text).toBe(text);
   });
 
+  it('leaves names that only contain a secret word, and placeholders, alone', () => {
+    const text =
+      'MAX_TOKENS=4096 PASSWORD_FILE=/run/secrets/db DB_PASSWORD=changeme GITHUB_TOKEN=${{ secrets.TOKEN }} ' +
+      'token_count: 12 password_policy=strict mypassword=abcdefgh1';
+    const r = scanAndMask(text);
+    expect(r.text).toBe(text);
+    expect(r.matches).toBe(0);
+  });
+
+  it('masks exactly the IBAN in lowercase prose, not the words after it', () => {
+    expect(scanAndMask('send it to gb82 west 1234 5698 7654 32 today please').text).toBe('send it to [REDACTED:iban] today please');
+    expect(scanAndMask('de89370400440532013000x').matches).toBe(0);
+  });
+
   it('masks every value of a document at the content limit, however many there are', () => {
     // 55,000 e-mail addresses in 495,000 characters (the content limit is 500,000): more than any fixed cap.
     const n = 55_000;
@@ -83,6 +114,7 @@ describe('DLP masking', () => {
   it('rejects numbers that fail their checksum', () => {
     expect(scanAndMask('card 4111 1111 1111 1112').matches).toBe(0);
     expect(scanAndMask('iban GB82 WEST 1234 5698 7654 33').matches).toBe(0);
+    expect(scanAndMask('iban gb82 west 1234 5698 7654 33').matches).toBe(0);
     expect(scanAndMask('DNI 12345678A').matches).toBe(0);
   });
 
@@ -122,5 +154,7 @@ describe('checksums', () => {
     expect(isPhone('020 7946 0958')).toBe(true);
     expect(isPhone('2024-05-01')).toBe(false);
     expect(isPhone('10.000.000')).toBe(false);
+    expect(isPhone('+49 30 12345678')).toBe(true);
+    expect(isPhone('1234 56789012')).toBe(false);
   });
 });

@@ -111,7 +111,46 @@ const IBAN_LENGTHS: Record<string, number> = {
   QA: 29, RO: 24, RS: 22, SA: 24, SE: 24, SI: 19, SK: 24, SM: 27, TN: 24, TR: 26, UA: 29, VG: 24, XK: 20,
 };
 
-/** IBAN: known country length and the ISO 7064 mod-97 check. */
+/**
+ * IBAN candidates in any letter case, grouped by spaces or dashes or not at all: two letters and two digits,
+ * then exactly as many letters and digits as the country's IBAN has (a greedy pattern would swallow the words
+ * that follow a lowercase IBAN), then no further letter or digit. The checksum is checked afterwards.
+ */
+function ibanDetector(): Detector {
+  return {
+    kind: 'iban',
+    find(text) {
+      const out: Array<{ start: number; end: number }> = [];
+      const re = /(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}/g;
+      let m: RegExpExecArray | null;
+      while ((m = re.exec(text)) !== null) {
+        const expected = IBAN_LENGTHS[m[0].slice(0, 2).toUpperCase()];
+        if (expected === undefined) continue;
+        let count = 4;
+        let i = m.index + 4;
+        while (count < expected && i < text.length) {
+          const c = text.charCodeAt(i);
+          const alnum = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+          if (alnum) {
+            count += 1;
+            i += 1;
+          } else if ((c === 32 || c === 45) && i + 1 < text.length && /[A-Za-z0-9]/.test(text.charAt(i + 1))) {
+            i += 1;
+          } else {
+            break;
+          }
+        }
+        if (count !== expected || /[A-Za-z0-9]/.test(text.charAt(i))) continue;
+        if (!isIban(text.slice(m.index, i))) continue;
+        out.push({ start: m.index, end: i });
+        re.lastIndex = i;
+      }
+      return out;
+    },
+  };
+}
+
+/** IBAN: known country length and the ISO 7064 mod-97 check (any letter case). */
 export function isIban(raw: string): boolean {
   const iban = raw.replace(/[ -]/g, '').toUpperCase();
   const country = iban.slice(0, 2);
@@ -165,7 +204,8 @@ export function isDutchBsn(raw: string): boolean {
 
 /**
  * Phone numbers: 8–15 digits in a recognisable telephone layout (international prefix, area code in brackets,
- * North-American 3-3-4 grouping, or a national trunk "0" with spaced groups). Dates, dotted amounts and bare
+ * North-American 3-3-4 grouping, or a national trunk "0" with spaced groups); groups may be long, as subscriber
+ * numbers are in many countries (+49 30 12345678). Dates, dotted amounts and bare
  * digit runs are left alone: they are far more often order numbers than phones.
  */
 export function isPhone(raw: string): boolean {
@@ -176,11 +216,19 @@ export function isPhone(raw: string): boolean {
   if (/^\d{4}[-./]\d{1,2}[-./]\d{1,2}$|^\d{1,2}[-./]\d{1,2}[-./]\d{2,4}$/.test(v)) return false;
   if (v.startsWith('+') || v.startsWith('(')) return true;
   if (/^\d{3}[-. ]\d{3}[-. ]\d{4}$/.test(v)) return true;
-  return /^0\d{1,4}(?:[ -]\d{2,4}){2,4}$/.test(v);
+  // National trunk "0": spaced groups of 2–4 digits, or an area code and one long subscriber number (030 12345678).
+  return /^0\d{1,4}(?:[ -]\d{2,4}){2,4}$/.test(v) || /^0\d{2,4}[ -]\d{5,8}$/.test(v);
 }
 
 const SECRET_NAMES =
-  'password|passwd|pwd|passphrase|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?key(?:[_-]?id)?|secret[_-]?access[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|private[_-]?key|token';
+  'password|passwd|pwd|passphrase|secret|client[_-]?secret|secret[_-]?key(?:[_-]?base)?|api[_-]?key|apikey|access[_-]?key(?:[_-]?id)?|secret[_-]?access[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|private[_-]?key|signing[_-]?key|encryption[_-]?key|token';
+/**
+ * Where a secret name may start: not inside a word, but after an underscore, so the environment-variable style
+ * (`DB_PASSWORD`, `MYSQL_ROOT_PASSWORD`, `AWS_SECRET_ACCESS_KEY`, `GITHUB_TOKEN`) counts (`\b` would not see a
+ * boundary between `_` and a letter). `MAX_TOKENS=` or `PASSWORD_FILE=` stay alone: the name must be followed
+ * by the assignment itself.
+ */
+const NAME_START = '(?<![A-Za-z0-9])';
 const PLACEHOLDER = /^(?:\[REDACTED:|(?:null|none|undefined|true|false|required|optional|redacted|changeme|\*+|x+)$)/i;
 
 /** A value after "password is ..." only counts when it looks machine-made: letters and digits or symbols. */
@@ -194,8 +242,9 @@ const DETECTORS: Detector[] = [
   // PEM blocks, including an unterminated one (everything up to the end of the text is key material).
   regexDetector('private_key', /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)/),
   regexDetector('jwt', /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/),
-  // scheme://user:password@host: only the password is masked; the host stays useful.
-  regexDetector('url_password', /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@]{1,128}:([^\s@/]{1,256})@/i, { group: 1 }),
+  // scheme://user:password@host (the user may be empty: redis://:password@host): only the password is masked;
+  // the host stays useful.
+  regexDetector('url_password', /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@]{0,128}:([^\s@/]{1,256})@/i, { group: 1 }),
   regexDetector(
     'api_key',
     new RegExp(
@@ -213,21 +262,24 @@ const DETECTORS: Detector[] = [
         String.raw`\b(?:ck_live|ck_test|ck_eph|mk)_[A-Za-z0-9_-]{16,}`,
         String.raw`\bhf_[A-Za-z0-9]{30,}`,
         String.raw`(?<=\bBearer\s+)[A-Za-z0-9._~+/-]{20,}=*`,
+        // Incoming-webhook URLs are credentials in themselves: whoever has one can post.
+        String.raw`\bhttps?:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/[A-Za-z0-9_\/-]{16,}`,
+        String.raw`\bhttps?:\/\/(?:ptb\.|canary\.)?discord(?:app)?\.com\/api\/webhooks\/\d{5,}\/[A-Za-z0-9_-]{20,}`,
       ].join('|'),
     ),
   ),
   // key = value / "key": "value" for names that are secrets by definition.
-  regexDetector('secret_assignment', new RegExp(String.raw`\b(?:${SECRET_NAMES})["']?\s*(?:[:=]|=>)\s*["']?([^\s"',;]{6,256})`, 'i'), {
+  regexDetector('secret_assignment', new RegExp(String.raw`${NAME_START}(?:${SECRET_NAMES})["']?\s*(?:[:=]|=>)\s*["']?([^\s"',;]{6,256})`, 'i'), {
     group: 1,
     accept: (v) => !PLACEHOLDER.test(v),
   }),
   // Prose: "the password is Tr0ub4dor&3".
-  regexDetector('secret_assignment', new RegExp(String.raw`\b(?:${SECRET_NAMES})\s+(?:is|was)\s+["']?([^\s"',;]{6,256}?)["']?(?=[\s"',;]|[.!?](?:\s|$)|$)`, 'i'), {
+  regexDetector('secret_assignment', new RegExp(String.raw`${NAME_START}(?:${SECRET_NAMES})\s+(?:is|was)\s+["']?([^\s"',;]{6,256}?)["']?(?=[\s"',;]|[.!?](?:\s|$)|$)`, 'i'), {
     group: 1,
     accept: looksSecret,
   }),
   regexDetector('email', /\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b/),
-  regexDetector('iban', /\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]){11,30}\b/, { accept: isIban }),
+  ibanDetector(),
   regexDetector('card_number', /\b\d(?:[ -]?\d){12,18}\b/, { accept: isCardNumber }),
   regexDetector(
     'national_id',
@@ -244,7 +296,7 @@ const DETECTORS: Detector[] = [
   regexDetector('national_id', /\b[XYZ]?\d{7,8}[A-Z]\b/, { accept: isSpanishId }),
   regexDetector('national_id', /\b[12] ?\d{2} ?\d{2} ?(?:\d{2}|2A|2B) ?\d{3} ?\d{3} ?\d{2}\b/, { accept: isFrenchNir }),
   regexDetector('national_id', /(?<=\b(?:BSN|burgerservicenummer)\W{0,3})\d{9}\b/i, { accept: isDutchBsn }),
-  regexDetector('phone', /(?<![\w+.-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{1,4}(?:[\s.-]\d{2,4}){1,4}(?![\w-])|(?<![\w+])\+\d{8,15}\b/, { accept: isPhone }),
+  regexDetector('phone', /(?<![\w+.-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{1,4}(?:[\s.-]\d{2,10}){1,4}(?![\w-])|(?<![\w+])\+\d{8,15}\b/, { accept: isPhone }),
 ];
 
 /** Scans and masks; the returned text is the only form of the content that may leave the request. */
