@@ -52,13 +52,15 @@ export function secretDocument(): string {
   return ['# Falcon operations', 'The Falcon project is operated by the platform team.', ...SEEDED_SECRETS.map((s) => s.sentence(s.value))].join('\n\n');
 }
 
-/** Fragments of each secret that are distinctive enough to search for in dumps (digits without separators too). */
+/** Fragments of each secret that are distinctive enough to search for in dumps (digits without separators, inner lines of keys too). */
 export function secretNeedles(): string[] {
   const out = new Set<string>();
   for (const s of SEEDED_SECRETS) {
     out.add(s.value);
     const compact = s.value.replace(/[\s-]/g, '');
     if (compact.length >= 8) out.add(compact);
+    // A multi-line value (a PEM block) also by each inner line: a partial leak must not pass as "not found".
+    for (const line of s.value.split('\n')) if (line.length >= 12 && !line.startsWith('-----')) out.add(line);
   }
   return [...out];
 }
