@@ -1,4 +1,4 @@
-import { groundAnswer, markersIn, type SourceChunk } from './citations';
+import { groundAnswer, hasOtherMarkerForm, markersIn, normalizeMarkers, type SourceChunk } from './citations';
 
 const sources: SourceChunk[] = [
   { index: 1, title: 'Refund policy', document_id: 'doc_a', content: 'Refunds are issued within five business days after the return arrives.' },
@@ -69,5 +69,39 @@ describe('citation grounding', () => {
     const r = groundAnswer('Refunds are issued within five business days [1][1].', sources);
     expect(r.answer).toBe('Refunds are issued within five business days [1].');
     expectValid(r);
+  });
+
+  it('splits list and range markers into single ones and checks each', () => {
+    const r = groundAnswer('Refunds are issued within five business days [1, 2]. The Pro plan costs 49 dollars per month [1-2].', sources);
+    expect(r.answer).toBe('Refunds are issued within five business days [1]. The Pro plan costs 49 dollars per month [2].');
+    expect(r.removed_markers).toBe(2);
+    expectValid(r);
+  });
+
+  it('checks markers with inner spaces, leading zeros or too many digits like the others', () => {
+    const r = groundAnswer('Refunds are issued within five business days [ 1 ]. The Pro plan costs 49 dollars per month [1234].', sources, { minOverlap: 0.5, repair: false });
+    expect(r.answer).toBe('Refunds are issued within five business days [1]. The Pro plan costs 49 dollars per month.');
+    expect(r.removed_markers).toBe(1);
+    expect(groundAnswer('Support is available by chat on weekdays [003].', sources).answer).toBe('Support is available by chat on weekdays [3].');
+    expectValid(r);
+  });
+
+  it('drops other bracketed-number forms, and reversed or huge ranges', () => {
+    const r = groundAnswer(
+      'Refunds are issued within five business days [source 1]. Support is available by chat on weekdays [#3][^3]. The Pro plan costs 49 dollars per month [2-1][1-999].',
+      sources,
+      { minOverlap: 0.5, repair: false },
+    );
+    expect(r.answer).toBe('Refunds are issued within five business days. Support is available by chat on weekdays. The Pro plan costs 49 dollars per month.');
+    expect(r.removed_markers).toBe(5);
+    expect(hasOtherMarkerForm(r.answer)).toBe(false);
+    expectValid(r);
+  });
+
+  it('leaves bracketed prose alone', () => {
+    expect(normalizeMarkers('See the [2024 report] and [appendix B].')).toEqual({ text: 'See the [2024 report] and [appendix B].', dropped: 0 });
+    expect(normalizeMarkers('[1; 3] [2 and 3] [1–2]').text).toBe('[1][3] [2][3] [1][2]');
+    expect(hasOtherMarkerForm('Refunds [1][2].')).toBe(false);
+    expect(hasOtherMarkerForm('Refunds [1,2].')).toBe(true);
   });
 });

@@ -34,7 +34,62 @@ export interface GroundedAnswer {
   unsupported_sentences: number;
 }
 
-const MARKER = /\s*\[(\d{1,3})\]/g;
+const MARKER = /\s*\[(\d+)\]/g;
+
+/** A list or range of source numbers in brackets: `[1, 2]`, `[1-3]`, `[ 1 ]`, `[1; 2]`, `[1–3, 5]`, `[1234]`. */
+const LIST_MARKER = /[[［【]\s*(\d{1,12}(?:\s*(?:[,;]|[-–—]|and|to)\s*\d{1,12})*)\s*[\]］】]/gi;
+/** A short bracketed run on one line (candidates for "another marker form"). */
+const BRACKETED = /[[［【]([^[\]［］【】\n]{1,40})[\]］】]/g;
+const CITATION_WORDS = /\b(?:sources?|src|refs?|references?|docs?|documents?|chunks?|citations?|cite|passages?|pp?|pages?|no|nr|and|to)\b/gi;
+
+/**
+ * Any other bracketed form a model may use to cite a number (`[source 1]`, `[#2]`, `[^3]`, `[doc 1, p. 2]`,
+ * `[1a]`, `[1.2]`): it cannot be checked against one source, so it is dropped. Only a bracketed run holding a
+ * digit and nothing but citation words, punctuation and at most one other letter qualifies, so ordinary
+ * bracketed prose ("[2024 report]", "[see appendix 2]") stays.
+ */
+function isOtherNumberMarker(inner: string): boolean {
+  if (!/\d/.test(inner)) return false;
+  const rest = inner.replace(CITATION_WORDS, '').replace(/[\d\s#^:.,;\-–—()]/g, '');
+  return rest.length <= 1;
+}
+/** Ranges longer than this are not a citation of each source in them; they are dropped whole. */
+const MAX_RANGE = 20;
+
+/**
+ * Rewrites every bracketed-number marker into single `[n]` markers before grounding: a list `[1, 2]` or a range
+ * `[1-3]` becomes `[1][2][3]` (each then checked like any other), `[ 1 ]` becomes `[1]`, and any other
+ * bracketed-number form is removed. Returns the rewritten text and how many markers were dropped outright.
+ */
+export function normalizeMarkers(text: string): { text: string; dropped: number } {
+  let dropped = 0;
+  const listed = text.replace(LIST_MARKER, (_all, body: string) => {
+    const out: string[] = [];
+    for (const part of body.split(/\s*[,;]\s*|\s+and\s+/i)) {
+      const range = /^(\d+)\s*(?:[-–—]|to)\s*(\d+)$/i.exec(part.trim());
+      if (range) {
+        const from = Number(range[1]);
+        const to = Number(range[2]);
+        if (to < from || to - from >= MAX_RANGE) {
+          dropped += 1;
+          continue;
+        }
+        for (let n = from; n <= to; n += 1) out.push(`[${n}]`);
+      } else if (/^\d+$/.test(part.trim())) {
+        out.push(`[${Number(part.trim())}]`);
+      } else {
+        dropped += 1;
+      }
+    }
+    return out.join('');
+  });
+  const cleaned = listed.replace(BRACKETED, (all: string, inner: string) => {
+    if (/^\[\d+\]$/.test(all) || !isOtherNumberMarker(inner)) return all;
+    dropped += 1;
+    return '';
+  });
+  return { text: cleaned, dropped };
+}
 
 /**
  * How well `chunk` supports `claim`: the share of the claim's content terms found in the chunk, forced to 0
@@ -81,19 +136,21 @@ function segments(sentence: string): Segment[] {
 }
 
 /**
- * Checks every `[n]` marker of an answer against the chunk it cites before the answer leaves the service:
+ * Checks every `[n]` marker of an answer against the chunk it cites before the answer leaves the service
+ * (list and range markers are first split into single ones, other bracketed-number forms removed):
  * markers that cite nothing or an unsupportive chunk are removed, a claim no source supports carries no
  * marker, and (with repair on) a supported claim gets the marker of its best source. The citation list holds
  * exactly the sources still cited, so every marker maps to a citation and every citation to a marker.
  */
 export function groundAnswer(answer: string, sources: SourceChunk[], options: GroundingOptions = DEFAULT_GROUNDING): GroundedAnswer {
   const byIndex = new Map(sources.map((s) => [s.index, { source: s, terms: termSet(`${s.title} ${s.content}`), numbers: new Set(numbersIn(`${s.title} ${s.content}`)) }]));
-  let removed = 0;
+  const normalized = normalizeMarkers(answer);
+  let removed = normalized.dropped;
   let added = 0;
   let unsupported = 0;
   const used = new Set<number>();
 
-  const paragraphs = answer.replace(/\r\n?/g, '\n').split('\n');
+  const paragraphs = normalized.text.replace(/\r\n?/g, '\n').split('\n');
   const outParagraphs = paragraphs.map((paragraph) => {
     if (paragraph.trim() === '') return '';
     const lead = /^\s*(?:[-*•]|\d+[.)])\s+/.exec(paragraph)?.[0] ?? '';
@@ -183,5 +240,10 @@ function render(segs: Segment[]): string {
 
 /** Every marker of `answer` (for tests and for the invariant check before responding). */
 export function markersIn(answer: string): number[] {
-  return [...answer.matchAll(/\[(\d{1,3})\]/g)].map((m) => Number(m[1]));
+  return [...answer.matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1]));
+}
+
+/** Whether `answer` holds a bracketed-number marker in any form other than a single `[n]` (never after grounding). */
+export function hasOtherMarkerForm(answer: string): boolean {
+  return normalizeMarkers(answer).text !== answer;
 }

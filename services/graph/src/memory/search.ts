@@ -76,7 +76,9 @@ export interface SearchAnswer {
 /** Cut point after the last complete sentence (and the markers that follow it) in streamed text. */
 function completeUpTo(text: string): number {
   let cut = 0;
-  for (const m of text.matchAll(/[.!?]["')\]]*(?:\s*\[\d{1,3}\])*\s+(?=[^\s[])/g)) cut = (m.index ?? 0) + m[0].length;
+  // Markers in any bracketed form ([1], [1, 2], [1-3], [source 2]) stay with the sentence before them, and no cut
+  // falls before an opening bracket whose marker has not arrived whole.
+  for (const m of text.matchAll(/[.!?]["')\]]*(?:\s*[[［【][^[\]［］【】\n]{0,40}[\]］】])*\s+(?=[^\s[［【])/g)) cut = (m.index ?? 0) + m[0].length;
   return cut;
 }
 
