@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT, createNamespace, installCrds, runId } from '../../operator/test/support/kube';
+import { REPO_ROOT, createNamespace, installCrds, runId, waitCrdsEstablished } from '../../operator/test/support/kube';
 import { CHART, FULL, MINIMAL, helm, kubectl, kubectlOk, renderObjects, template, yamlToObject } from './support';
 
 jest.setTimeout(180_000);
@@ -13,7 +13,7 @@ describe('charts/lore', () => {
   beforeAll(async () => {
     await installCrds();
     await kubectlOk(['apply', '--server-side', '-f', join(__dirname, 'fixtures', 'servicemonitor-crd.yaml')]);
-    await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd/servicemonitors.monitoring.coreos.com']);
+    await waitCrdsEstablished(['servicemonitors.monitoring.coreos.com']);
     ns = await createNamespace(runId(), { prefix: 'chart' });
     // The API server's PodSecurity admission then warns about any pod template that is not "restricted";
     // the dry runs below fail on any warning.
@@ -31,18 +31,18 @@ describe('charts/lore', () => {
   it.each([
     ['minimal', MINIMAL],
     ['full', FULL],
-  ])('renders the %s values into objects the API server accepts (kubectl apply --dry-run=server)', async (_name, values) => {
+  ])('renders the %s values into objects the API server accepts (kubectl apply --server-side --dry-run=server)', async (_name, values) => {
     const r = await template('lore', ns, ['-f', values]);
     expect(r.code).toBe(0);
-    const applied = await kubectl(['apply', '--dry-run=server', '-n', ns, '-f', '-'], r.yaml);
+    const applied = await kubectl(['apply', '--server-side', '--force-conflicts', '--dry-run=server', '-n', ns, '-f', '-'], r.yaml);
     expect(applied.stderr).toBe('');
     expect(applied.code).toBe(0);
-    expect(applied.stdout).toMatch(/deployment\.apps\/lore-gateway created \(server dry run\)/);
+    expect(applied.stdout).toMatch(/deployment\.apps\/lore-gateway serverside-applied \(server dry run\)/);
   });
 
   it('would be warned about by PodSecurity "restricted" if a pod weakened its security context', async () => {
     const r = await template('lore', ns, ['-f', MINIMAL, '--set', 'containerSecurityContext.allowPrivilegeEscalation=true']);
-    const applied = await kubectl(['apply', '--dry-run=server', '-n', ns, '-f', '-'], r.yaml);
+    const applied = await kubectl(['apply', '--server-side', '--force-conflicts', '--dry-run=server', '-n', ns, '-f', '-'], r.yaml);
     expect(applied.stderr).toContain('would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false');
   });
 
@@ -145,7 +145,7 @@ describe('charts/lore', () => {
     for (const n of names) expect(n.split('/')[1]!.length).toBeLessThanOrEqual(63);
     expect(new Set(names).size).toBe(names.length);
     const r = await template(release, ns, ['-f', FULL, '--set', `fullnameOverride=${'f'.repeat(63)}`]);
-    const applied = await kubectl(['apply', '--dry-run=server', '-n', ns, '-f', '-'], r.yaml);
+    const applied = await kubectl(['apply', '--server-side', '--force-conflicts', '--dry-run=server', '-n', ns, '-f', '-'], r.yaml);
     expect(applied.stderr).toBe('');
   });
 

@@ -64,7 +64,23 @@ export async function kubectlJson<T = any>(args: string[]): Promise<T> {
 /** Installs (or updates) the CRDs from crds/ and waits until the API server serves them. */
 export async function installCrds(): Promise<void> {
   await kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(REPO_ROOT, 'crds')]);
-  await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd/memories.lore.dev', 'crd/apikeys.lore.dev']);
+  await waitCrdsEstablished(['memories.lore.dev', 'apikeys.lore.dev']);
+}
+
+/**
+ * Waits until every named CRD reports `Established=True`. Polls rather than using `kubectl wait`, which fails at
+ * once (instead of waiting) while a just-created CRD has no `status.conditions` at all.
+ */
+export async function waitCrdsEstablished(names: string[], timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const name of names) {
+    for (;;) {
+      const r = await kubectl(['get', `crd/${name}`, '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}']);
+      if (r.code === 0 && r.stdout.trim() === 'True') break;
+      if (Date.now() > deadline) throw new Error(`CRD ${name} not Established within ${timeoutMs} ms: ${r.stderr || r.stdout || 'no condition yet'}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
 }
 
 export function runId(): string {
