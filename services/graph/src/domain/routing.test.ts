@@ -70,4 +70,15 @@ describe('vault classifier', () => {
       expect(d.confidence).toBeLessThanOrEqual(1);
     }
   });
+
+  it('routes a document at exactly 0.70 to its vault, and one just below to review', () => {
+    const at = classify('The note mentions revenue and budgets and overdue and database.', vaults);
+    expect(REVIEW_THRESHOLD).toBe(0.7);
+    expect(at.confidence).toBe(0.7);
+    expect(at).toMatchObject({ vault_id: 'v_finance', needs_review: false });
+    const below = classify('The note mentions budgets and overdue and migration.', vaults);
+    expect(below.confidence).toBeLessThan(0.7);
+    expect(below.confidence).toBeGreaterThanOrEqual(0.69);
+    expect(below).toMatchObject({ vault_id: UNASSIGNED_VAULT, needs_review: true });
+  });
 });
