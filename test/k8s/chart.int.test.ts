@@ -123,6 +123,23 @@ describe('charts/lore', () => {
     expect(Buffer.from(ringSecret.data['encryption-keys'], 'base64').toString()).toBe(`${k2},${k1}`);
   });
 
+  it('drains every Deployment before it is signalled: a preStop sleep, then the grace period on top', async () => {
+    const deployments = (await renderObjects('lore', ns, ['-f', FULL])).filter((o) => o.kind === 'Deployment');
+    expect(deployments.length).toBeGreaterThan(4);
+    for (const d of deployments) {
+      expect(d.spec.template.spec.terminationGracePeriodSeconds).toBe(35);
+      expect(d.spec.template.spec.containers[0].lifecycle).toEqual({ preStop: { sleep: { seconds: 5 } } });
+    }
+    const off = (await renderObjects('lore', ns, ['-f', MINIMAL, '--set', 'shutdown.drainSeconds=0', '--set', 'shutdown.graceSeconds=20']))
+      .filter((o) => o.kind === 'Deployment');
+    for (const d of off) {
+      expect(d.spec.template.spec.terminationGracePeriodSeconds).toBe(20);
+      expect(d.spec.template.spec.containers[0].lifecycle).toBeUndefined();
+    }
+    const refused = await template('lore', ns, ['-f', MINIMAL, '--set', 'shutdown.drainSeconds=-1']);
+    expect(refused.code).not.toBe(0);
+  });
+
   it('rolls pods when the configuration changes (checksum annotations)', async () => {
     const checksum = async (extra: string[]) => {
       const objs = await renderObjects('lore', ns, ['-f', MINIMAL, ...extra]);

@@ -181,7 +181,7 @@ spec:
       {{- end }}
       securityContext:
         {{- toYaml $root.Values.podSecurityContext | nindent 8 }}
-      terminationGracePeriodSeconds: 30
+      terminationGracePeriodSeconds: {{ add $root.Values.shutdown.drainSeconds $root.Values.shutdown.graceSeconds }}
       containers:
         - name: {{ .component }}
           image: {{ include "lore.image" $root }}
@@ -203,6 +203,12 @@ spec:
             {{- end }}
           ports:
             {{- toYaml .ports | nindent 12 }}
+          {{- if gt (int $root.Values.shutdown.drainSeconds) 0 }}
+          lifecycle:
+            preStop:
+              sleep:
+                seconds: {{ $root.Values.shutdown.drainSeconds }}
+          {{- end }}
           # Liveness asks only whether the process is up; readiness whether its dependencies answer.
           livenessProbe:
             httpGet: { path: /livez, port: {{ .probePort }} }

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import {
   IdentitySigner, Lifecycle, PostgresDb, createLogger, createMetricsRegistry, exitOnConfigError, listen, parseConfig,
+  type StartedServer,
 } from '@lore/runtime';
 import { configFromEnv, gatewayEnvSchema } from './config';
 import { createGateway } from './gateway';
@@ -13,6 +14,10 @@ async function main(): Promise<void> {
   const metrics = createMetricsRegistry('gateway');
   const lifecycle = new Lifecycle(logger);
   lifecycle.installSignalHandlers();
+  // Registered first so it closes after everything else but the tracer: while the public and admin listeners
+  // drain, /readyz keeps answering 503 and /metrics stays scrapeable.
+  let ops: StartedServer | undefined;
+  lifecycle.onShutdown('ops listener', async () => ops?.close());
 
   const db = await new PostgresDb({ url: env.LORE_DATABASE_URL, ownerUrl: env.LORE_DATABASE_OWNER_URL }).init();
   lifecycle.onShutdown('database', () => db.close());
@@ -33,8 +38,7 @@ async function main(): Promise<void> {
   const admin = await listen(gateway.adminApp, env.GATEWAY_ADMIN_PORT, env.GATEWAY_ADMIN_HOST);
   lifecycle.onShutdown('admin listener', () => admin.close());
   if (gateway.opsApp) {
-    const ops = await listen(gateway.opsApp, env.GATEWAY_OPS_PORT, env.GATEWAY_HOST);
-    lifecycle.onShutdown('ops listener', () => ops.close());
+    ops = await listen(gateway.opsApp, env.GATEWAY_OPS_PORT, env.GATEWAY_HOST);
     logger.info({ port: ops.port }, 'ops listening');
   }
   lifecycle.markStarted();
