@@ -15,6 +15,16 @@ export const embeddedEnvSchema = z.object({
   LORE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** OCR of images and scanned PDFs (tesseract.js, English); `false` skips it for a lighter process. */
   LORE_OCR: z.enum(['true', 'false']).default('true'),
+  /**
+   * Memory embeddings: `auto` uses the local model (all-MiniLM-L6-v2) only if `scripts/fetch-model.sh` already
+   * put it in the cache (a first start never waits for a download), else the hashed embedder.
+   */
+  LORE_EMBEDDER: z.enum(['auto', 'hashed', 'local-model']).default('auto'),
+  /** The local model's folder; default `$LORE_CACHE_DIR/models/all-minilm-l6-v2-int8-1.0.0`. */
+  LORE_EMBEDDER_MODEL_DIR: z
+    .string()
+    .optional()
+    .transform((p) => (p ? resolve(p) : undefined)),
 });
 
 export type EmbeddedConfig = z.infer<typeof embeddedEnvSchema>;

@@ -20,7 +20,7 @@ import {
   type StartedServer,
 } from '@lore/runtime';
 import { createGateway, ensureDevTenant, gatewayConfig, MemoryGatewayState, createWebhooksWorker, type Gateway } from '@lore/gateway';
-import { createGraphService, type GraphService } from '@lore/graph';
+import { createGraphService, selectEmbeddedEmbedder, type GraphService } from '@lore/graph';
 import type { EmbeddedConfig } from './config';
 import { loadSecrets } from './secrets';
 
@@ -71,6 +71,14 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger): Pro
   lifecycle.onShutdown('sockets', () => rm(socketDir, { recursive: true, force: true }));
   const graphSocket = join(socketDir, 'graph.sock');
 
+  // The local embedding model only if it is already in the cache: loading it takes about half a second, and
+  // nothing is downloaded here.
+  const embedding = await selectEmbeddedEmbedder({
+    choice: config.LORE_EMBEDDER,
+    modelDir: config.LORE_EMBEDDER_MODEL_DIR,
+    logger: logger.child({ service: 'graph' }),
+  });
+  lifecycle.onShutdown('embedder', () => embedding.close());
   const graph = await createGraphService({
     db,
     bus,
@@ -78,6 +86,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger): Pro
     logger: logger.child({ service: 'graph' }),
     metrics,
     signer,
+    embedder: embedding.embedder,
     ...(config.LORE_OCR === 'false' ? { ocr: null } : {}),
     relay: false,
     lifecycle,

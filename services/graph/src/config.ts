@@ -1,10 +1,10 @@
 import { envBool, envInt, envSecret, type Logger } from '@lore/runtime';
 import { z } from 'zod';
 import { ExtractiveLanguageModel } from './ai/extractive-model';
-import { HashedEmbedder } from './ai/hashed-embedder';
 import { OpenAiEmbedder } from './ai/openai-embedder';
 import { OpenAiLanguageModel } from './ai/openai-language-model';
 import type { Embedder, LanguageModel } from './ai/ports';
+import { selectEmbeddedEmbedder } from './ai/select-embedder';
 
 const optionalUrl = z
   .string()
@@ -19,7 +19,7 @@ const optionalString = z
 /**
  * The environment of the graph processes (api and worker share it), parsed once by `main.ts` /
  * `worker-main.ts`. Secrets have no default. The AI variables are optional: without a base URL the embedded
- * extractive answerer and hashed embedder are used.
+ * extractive answerer and the local embedder (the fetched model, else the hashed one) are used.
  */
 export const graphConfigSchema = z
   .object({
@@ -48,6 +48,10 @@ export const graphConfigSchema = z
     LORE_AI_EMBEDDINGS_DIMS: envInt(384, 16, 4096),
     LORE_AI_EMBEDDINGS_TIMEOUT_MS: envInt(30_000, 100, 600_000),
     LORE_AI_EMBEDDINGS_RETRIES: envInt(2, 0, 10),
+    /** Without LORE_AI_EMBEDDINGS_BASE_URL: `auto` (local model if fetched, else hashed), `hashed`, `local-model`. */
+    LORE_EMBEDDER: z.enum(['auto', 'hashed', 'local-model']).default('auto'),
+    LORE_EMBEDDER_MODEL_DIR: optionalString,
+    LORE_EMBEDDER_THREADS: envInt(1, 1, 64),
   })
   .superRefine((c, ctx) => {
     if (c.LORE_AI_LLM_BASE_URL && !c.LORE_AI_LLM_MODEL) ctx.addIssue({ code: 'custom', path: ['LORE_AI_LLM_MODEL'], message: 'is required with LORE_AI_LLM_BASE_URL' });
@@ -58,8 +62,11 @@ export const graphConfigSchema = z
 
 export type GraphConfig = z.infer<typeof graphConfigSchema>;
 
-/** The AI ports a configuration asks for: OpenAI-compatible providers when configured, embedded defaults otherwise. */
-export function buildAi(c: GraphConfig, logger: Logger): { languageModel: LanguageModel; embedder: Embedder } {
+/**
+ * The AI ports a configuration asks for: OpenAI-compatible providers when configured, embedded defaults otherwise
+ * (the local embedding model when LORE_EMBEDDER allows and it is in the cache). `close` stops what they run.
+ */
+export async function buildAi(c: GraphConfig, logger: Logger): Promise<{ languageModel: LanguageModel; embedder: Embedder; close(): Promise<void> }> {
   const languageModel = c.LORE_AI_LLM_BASE_URL
     ? new OpenAiLanguageModel({
         baseUrl: c.LORE_AI_LLM_BASE_URL,
@@ -70,16 +77,24 @@ export function buildAi(c: GraphConfig, logger: Logger): { languageModel: Langua
         logger,
       })
     : new ExtractiveLanguageModel();
-  const embedder = c.LORE_AI_EMBEDDINGS_BASE_URL
-    ? new OpenAiEmbedder({
-        baseUrl: c.LORE_AI_EMBEDDINGS_BASE_URL,
-        model: c.LORE_AI_EMBEDDINGS_MODEL ?? '',
-        apiKey: c.LORE_AI_EMBEDDINGS_API_KEY,
-        dims: c.LORE_AI_EMBEDDINGS_DIMS,
-        timeoutMs: c.LORE_AI_EMBEDDINGS_TIMEOUT_MS,
-        retries: c.LORE_AI_EMBEDDINGS_RETRIES,
-        logger,
-      })
-    : new HashedEmbedder(c.LORE_AI_EMBEDDINGS_DIMS);
-  return { languageModel, embedder };
+  if (c.LORE_AI_EMBEDDINGS_BASE_URL) {
+    const embedder = new OpenAiEmbedder({
+      baseUrl: c.LORE_AI_EMBEDDINGS_BASE_URL,
+      model: c.LORE_AI_EMBEDDINGS_MODEL ?? '',
+      apiKey: c.LORE_AI_EMBEDDINGS_API_KEY,
+      dims: c.LORE_AI_EMBEDDINGS_DIMS,
+      timeoutMs: c.LORE_AI_EMBEDDINGS_TIMEOUT_MS,
+      retries: c.LORE_AI_EMBEDDINGS_RETRIES,
+      logger,
+    });
+    return { languageModel, embedder, close: async () => {} };
+  }
+  const selected = await selectEmbeddedEmbedder({
+    choice: c.LORE_EMBEDDER,
+    modelDir: c.LORE_EMBEDDER_MODEL_DIR,
+    hashedDims: c.LORE_AI_EMBEDDINGS_DIMS,
+    threads: c.LORE_EMBEDDER_THREADS,
+    logger,
+  });
+  return { languageModel, embedder: selected.embedder, close: selected.close };
 }

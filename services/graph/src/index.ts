@@ -2,6 +2,8 @@ export { createGraphService, GRAPH_MIGRATIONS, GRAPH_TOPICS, type GraphService, 
 export { MEMORY_PREFIX } from './app';
 export type { Embedder, LanguageModel, AnswerRequest } from './ai/ports';
 export { HashedEmbedder } from './ai/hashed-embedder';
+export { LocalModelEmbedder, defaultModelDir, hasLocalModel, type LocalModelEmbedderOptions } from './ai/local-model-embedder';
+export { selectEmbeddedEmbedder, type EmbedderChoice, type SelectedEmbedder } from './ai/select-embedder';
 export { ExtractiveLanguageModel } from './ai/extractive-model';
 export { OpenAiEmbedder, type OpenAiEmbedderOptions } from './ai/openai-embedder';
 export { OpenAiLanguageModel, type OpenAiLanguageModelOptions } from './ai/openai-language-model';

@@ -38,6 +38,8 @@ export async function startGraphProcess(service: 'graph' | 'graph-worker'): Prom
   lifecycle.onShutdown('database', () => db.close());
   const bus = new KafkaBus({ brokers: config.LORE_KAFKA_BROKERS.split(','), clientId: `lore-${service}`, logger, metrics });
   lifecycle.onShutdown('event bus', () => bus.close());
+  const { close: closeAi, ...ai } = await buildAi(config, logger);
+  lifecycle.onShutdown('ai', closeAi);
   return {
     config,
     logger,
@@ -50,7 +52,7 @@ export async function startGraphProcess(service: 'graph' | 'graph-worker'): Prom
       logger,
       metrics,
       signer: new IdentitySigner(config.LORE_IDENTITY_SECRET),
-      ...buildAi(config, logger),
+      ...ai,
       config: { uploadMaxBytes: config.LORE_GRAPH_UPLOAD_MAX_BYTES },
       migrate: config.LORE_GRAPH_MIGRATE,
       vectors: config.LORE_GRAPH_VECTORS,

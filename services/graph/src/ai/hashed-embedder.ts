@@ -22,7 +22,11 @@ export class HashedEmbedder implements Embedder {
   readonly kind = 'hashed' as const;
   readonly model: string;
 
-  constructor(readonly dims = 384) {
+  /** `detail`: why this embedder runs (e.g. no local model in the cache), shown in `/readyz`. */
+  constructor(
+    readonly dims = 384,
+    readonly detail?: string,
+  ) {
     if (!Number.isInteger(dims) || dims < 16 || dims > 4096) throw new Error('dims must be an integer in [16, 4096]');
     this.model = `lore-hashed-v1-${dims}`;
   }
