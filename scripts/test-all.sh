@@ -52,6 +52,9 @@ if [ -f test/infra/k8s/up.sh ]; then
   set -a; . "$LORE_INFRA_DIR/k8s/env"; set +a
 fi
 
+step "fetch the local embedding model (cached; test/ai runs it)"
+bash scripts/fetch-model.sh >/dev/null || fail_setup "scripts/fetch-model.sh"
+
 step "integration tests"
 npx jest --selectProjects integration --ci --runInBand --json --outputFile="$REPORTS/integration.json" ${LORE_JEST_ARGS:-}
 int_rc=$?

@@ -1,5 +1,5 @@
 import { createLogger, createMetricsRegistry, IdentitySigner, IDENTITY_HEADER, listen, MemoryBus, PgliteDb, PostgresBlobStore, PostgresDb, KafkaBus, type Db, type EventBus, type Identity } from '@lore/runtime';
-import { createGraphService, type GraphService } from '@lore/graph';
+import { createGraphService, type Embedder, type GraphService } from '@lore/graph';
 import { freshDatabase, type TestDatabase } from '../../test/support/infra';
 
 export const BENCH_SECRET = 'bench-memory-identity-secret-0123456789abcdef';
@@ -17,9 +17,9 @@ export interface BenchStack {
 /**
  * The service as it runs: embedded (PGlite + in-process bus) by default; with `--backend cluster` real
  * PostgreSQL (a fresh database, dropped afterwards) and Kafka from the test infrastructure's environment
- * (`set -a; . ~/.cache/lore/run/env; set +a`).
+ * (`set -a; . ~/.cache/lore/run/env; set +a`). `embedder`: default the hashed one.
  */
-export async function startStack(): Promise<BenchStack> {
+export async function startStack(options: { embedder?: Embedder } = {}): Promise<BenchStack> {
   const logger = createLogger({ level: process.env.LORE_BENCH_LOG_LEVEL ?? 'warn', service: 'bench-memory' });
   const metrics = createMetricsRegistry('bench', { defaultMetrics: false });
   const cluster = arg('backend', 'embedded') === 'cluster';
@@ -34,7 +34,7 @@ export async function startStack(): Promise<BenchStack> {
   const brokers = cluster ? process.env.LORE_TEST_KAFKA_BROKERS : undefined;
   const bus: EventBus = brokers ? new KafkaBus({ brokers: brokers.split(','), clientId: 'bench-memory', logger }) : new MemoryBus({ logger });
   const signer = new IdentitySigner(BENCH_SECRET);
-  const graph = await createGraphService({ db, bus, blobs: new PostgresBlobStore(db), logger, metrics, signer, ocr: null, consumerGroup: `bench-${Date.now()}` });
+  const graph = await createGraphService({ db, bus, blobs: new PostgresBlobStore(db), logger, metrics, signer, ocr: null, consumerGroup: `bench-${Date.now()}`, ...(options.embedder ? { embedder: options.embedder } : {}) });
   await graph.worker.start();
   const server = await listen(graph.app, 0, '127.0.0.1');
   return {

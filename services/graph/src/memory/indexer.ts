@@ -42,7 +42,7 @@ export async function indexDocument(deps: MemoryDeps, msg: MemoryIngestMessage, 
 
   const chunks = chunkText(doc.content);
   const embeddings = deps.vectors && chunks.length > 0
-    ? await deps.embedder.embed(chunks.map((c) => `${doc.title}\n${c.heading ?? ''}\n${c.content}`))
+    ? { model: deps.embedder.model, vectors: await deps.embedder.embed(chunks.map((c) => `${doc.title}\n${c.heading ?? ''}\n${c.content}`)) }
     : null;
   const entities = extractEntities(doc.content);
   const facts: Fact[] = chunks.flatMap((c) => extractFacts(c.content, c.ord, 50)).slice(0, 500);

@@ -37,7 +37,7 @@ export async function retrieve(deps: MemoryDeps, scope: MemoryScope, query: stri
   const s = { tenantId: scope.tenantId, memoryId: scope.memoryId, vaultIds: options.vaultIds };
   const rows = await deps.db.withTenant(scope.tenantId, async (sql) => {
     const lexical = await lexicalSearch(sql, s, query, pool);
-    const vector = embedding ? await vectorSearch(sql, s, embedding, pool) : [];
+    const vector = embedding ? await vectorSearch(sql, s, embedding, deps.embedder.model, pool) : [];
     const fused = reciprocalRankFusion(
       [
         { name: 'full_text', ids: lexical.map((h) => h.chunk_id) },

@@ -36,7 +36,8 @@ export function vectorLiteral(v: number[]): string {
 
 /**
  * Writes the chunks of one document with their full-text vectors (PostgreSQL's English analysis of title,
- * heading and text), their postings and, when given, their embeddings; then folds them into the BM25 statistics.
+ * heading and text), their postings and, when given, their embeddings with the model that made them; then folds
+ * them into the BM25 statistics.
  * Runs inside the indexing transaction. Returns the number of chunks.
  */
 export async function writeChunks(
@@ -44,7 +45,7 @@ export async function writeChunks(
   tenantId: string,
   doc: DocumentToIndex,
   chunks: Chunk[],
-  embeddings: number[][] | null,
+  embeddings: { model: string; vectors: number[][] } | null,
 ): Promise<number> {
   if (chunks.length === 0) return 0;
   const withVectors = embeddings !== null;
@@ -58,12 +59,12 @@ export async function writeChunks(
     chunks.map((c) => c.heading),
     chunks.map((c) => c.content),
   ];
-  if (withVectors) params.push(embeddings.map(vectorLiteral), embeddings[0]?.length ?? 0);
+  if (withVectors) params.push(embeddings.vectors.map(vectorLiteral), embeddings.vectors[0]?.length ?? 0, embeddings.model);
   await sql.query(
-    `INSERT INTO graph.chunks (tenant_id, memory_id, doc_id, vault_id, ord, heading, content, tsv, dl${withVectors ? ', embedding, embedding_dims' : ''})
+    `INSERT INTO graph.chunks (tenant_id, memory_id, doc_id, vault_id, ord, heading, content, tsv, dl${withVectors ? ', embedding, embedding_dims, embedding_model' : ''})
      SELECT $1, $2, $3, $4, x.ord, x.heading, x.content, x.tsv,
             (SELECT coalesce(sum(coalesce(array_length(l.positions, 1), 1)), 0) FROM unnest(x.tsv) l)::int
-            ${withVectors ? ', x.emb::vector, $10' : ''}
+            ${withVectors ? ', x.emb::vector, $10, $11' : ''}
        FROM (SELECT u.ord, u.heading, u.content,
                     to_tsvector('english', $5 || ' ' || coalesce(u.heading, '') || ' ' || u.content) AS tsv
                     ${withVectors ? ', u.emb' : ''}

@@ -56,10 +56,11 @@ export async function lexicalSearch(sql: Sql, scope: SearchScope, query: string,
 export const INDEXED_DIMS = 384;
 
 /**
- * Nearest chunks by cosine distance. For the indexed dimension the query repeats the index expression and its
- * partial predicate literally so the planner can use HNSW; other dimensions scan exactly.
+ * Nearest chunks by cosine distance, among those embedded by `model` (vectors of different models are not
+ * comparable). For the indexed dimension the query repeats the index expression and its partial predicate
+ * literally so the planner can use HNSW; other dimensions scan exactly.
  */
-export async function vectorSearch(sql: Sql, scope: SearchScope, embedding: number[], limit: number): Promise<ScoredChunk[]> {
+export async function vectorSearch(sql: Sql, scope: SearchScope, embedding: number[], model: string, limit: number): Promise<ScoredChunk[]> {
   const dims = embedding.length;
   if (!Number.isInteger(dims) || dims <= 0) return [];
   const expr = dims === INDEXED_DIMS ? `c.embedding::vector(${INDEXED_DIMS})` : 'c.embedding';
@@ -67,11 +68,11 @@ export async function vectorSearch(sql: Sql, scope: SearchScope, embedding: numb
   const r = await sql.query<{ chunk_id: string; distance: number }>(
     `SELECT c.chunk_id::text AS chunk_id, (${expr} <=> $3${cast})::float8 AS distance
        FROM graph.chunks c
-      WHERE c.tenant_id = $1 AND c.memory_id = $2 AND c.embedding_dims = ${dims}
+      WHERE c.tenant_id = $1 AND c.memory_id = $2 AND c.embedding_dims = ${dims} AND c.embedding_model = $6
         AND ($5::text[] IS NULL OR c.vault_id = ANY($5::text[]))
       ORDER BY ${expr} <=> $3${cast}
       LIMIT $4`,
-    [scope.tenantId, scope.memoryId, vectorLiteral(embedding), limit, scope.vaultIds ?? null],
+    [scope.tenantId, scope.memoryId, vectorLiteral(embedding), limit, scope.vaultIds ?? null, model],
   );
   return r.rows.map((x) => ({ chunk_id: x.chunk_id, score: 1 - Number(x.distance) }));
 }
