@@ -172,6 +172,10 @@ export function proxyHttp(
 
     upstream.on('response', (upRes) => {
       clear();
+      // The upstream answered before the client finished sending (an early 413, say): once the upstream stops
+      // reading, nothing reads the rest of the client's body, so this connection cannot carry another request.
+      // Close it after this response instead of leaving the client blocked on a body nobody reads.
+      if (!req.complete) res.shouldKeepAlive = false;
       const h = responseHeaders(upRes);
       for (const [k, v] of Object.entries(extraResponseHeaders)) h[k] = v;
       res.writeHead(upRes.statusCode ?? 502, h);
@@ -182,7 +186,13 @@ export function proxyHttp(
         res.destroy();
       });
       upRes.pipe(res);
-      upRes.on('end', () => settle({ status: upRes.statusCode ?? 502 }));
+      upRes.on('end', () => {
+        if (!req.complete) {
+          req.unpipe(upstream);
+          req.resume();
+        }
+        settle({ status: upRes.statusCode ?? 502 });
+      });
       upRes.on('error', () => {
         res.destroy();
         settle({ status: upRes.statusCode ?? 502 });
