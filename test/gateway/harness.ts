@@ -1,8 +1,8 @@
 import { Agent, createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { IdentitySigner, PostgresDb, createLogger, createMetricsRegistry, listen, type StartedServer } from '@lore/runtime';
+import { IdentitySigner, PostgresDb, createLogger, createMetricsRegistry, listen, type Logger, type StartedServer } from '@lore/runtime';
 import { createGateway, gatewayConfig, RedisGatewayState, type Gateway, type GatewayConfig } from '@lore/gateway';
 import { freshDatabase, requireEnv, type TestDatabase } from '../support/infra';
 import { TEST_ENCRYPTION_KEYS, testEncryptionKeys } from '../support/encryption';
@@ -139,7 +139,7 @@ export interface GatewayUnderTest {
 export async function startGateway(
   database: TestDatabase,
   overrides: Partial<Omit<GatewayConfig, 'sessions'>> = {},
-  opts: { redisPrefix: string; migrate?: boolean; redisUrl?: string },
+  opts: { redisPrefix: string; migrate?: boolean; redisUrl?: string; logger?: Logger },
 ): Promise<GatewayUnderTest> {
   const db = await new PostgresDb({ url: database.url, ownerUrl: database.ownerUrl, maxConnections: 10 }).init();
   const redis = new Redis(opts.redisUrl ?? requireEnv('LORE_TEST_REDIS_URL'), { maxRetriesPerRequest: 1 });
@@ -153,7 +153,7 @@ export async function startGateway(
     sessions: { secret: SESSION_SECRET, cookieSecure: false },
   });
   const gateway = await createGateway(
-    { db, state, logger: createLogger({ level: 'silent', service: 'gateway-test' }), metrics: createMetricsRegistry('gateway-test', { defaultMetrics: false }), signer, config },
+    { db, state, logger: opts.logger ?? createLogger({ level: 'silent', service: 'gateway-test' }), metrics: createMetricsRegistry('gateway-test', { defaultMetrics: false }), signer, config },
     { migrate: opts.migrate ?? true },
   );
   const pub = await listen(gateway.publicApp, 0, '127.0.0.1');
@@ -176,6 +176,21 @@ export async function startGateway(
       await db.close();
     },
   };
+}
+
+/**
+ * An HS256 JWT signed with the test gateways' session secret: lets a suite build sessions a gateway could have
+ * issued (expired ones, ones from a replica with another clock) without waiting for them.
+ */
+export function signSessionJwt(payload: Record<string, unknown>): string {
+  const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+  const unsigned = `${part({ alg: 'HS256', typ: 'JWT' })}.${part(payload)}`;
+  return `${unsigned}.${createHmac('sha256', SESSION_SECRET).update(unsigned).digest('base64url')}`;
+}
+
+/** The claims of a JWT (signature not checked). */
+export function jwtClaims(jwt: string): Record<string, unknown> {
+  return JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
 }
 
 export function adminCall(g: { adminUrl: string }, method: string, path: string, body?: unknown): Promise<HttpResult> {

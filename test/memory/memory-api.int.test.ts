@@ -22,7 +22,8 @@ function expectValidCitations(body: any, allowedDocs: Set<string>) {
   expect(Array.isArray(body.suggested_followups)).toBe(true);
 }
 
-describe('memory data plane on PostgreSQL + Kafka', () => {
+/** Clients reach the graph through the real gateway (API keys, Redis), as in production. */
+describe('memory data plane through the gateway on PostgreSQL, Redis and Kafka', () => {
   let h: Harness & { database?: { ownerUrl: string } };
   const events: Array<{ key: string; envelope: any }> = [];
   let sub: Subscription;
@@ -32,7 +33,7 @@ describe('memory data plane on PostgreSQL + Kafka', () => {
   const docsA = new Set<string>();
 
   beforeAll(async () => {
-    h = await startHarness({ backend: 'postgres' });
+    h = await startHarness({ backend: 'postgres', via: 'gateway' });
     sub = await h.bus.subscribe({ groupId: `events-probe-${run}`, topics: [TOPICS.events], fromBeginning: true }, async (m: BusMessage) => {
       const envelope = JSON.parse(m.value.toString('utf8'));
       if (String(envelope.scope?.tenant_id).endsWith(run)) events.push({ key: m.key, envelope });
@@ -127,15 +128,15 @@ describe('memory data plane on PostgreSQL + Kafka', () => {
     );
     expect(completed.key).toBe(tenantA);
     expect(completed.envelope.payload).toMatchObject({ doc_id: a.doc_id, vault_id: expect.any(String) });
-    expect(completed.envelope.scope).toEqual({ tenant_id: tenantA, workspace_id: `ws_${tenantA}`, memory_id: `mem_${tenantA}` });
+    expect(completed.envelope.scope).toEqual(await h.scopeOf(who));
   });
 
   it('streams sources first, then answer tokens, then a done frame', async () => {
     const who = h.identity(tenantA);
-    const { signer, url } = h;
-    const res = await fetch(`${url}/api/v1/memory/search/stream`, {
+    const target = await h.authorize(who, '/api/v1/memory/search/stream');
+    const res = await fetch(target.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-lore-identity': await signer.sign(who) },
+      headers: { 'content-type': 'application/json', ...target.headers },
       body: JSON.stringify({ query: 'How long do refunds take?' }),
     });
     expect(res.status).toBe(200);
@@ -189,6 +190,8 @@ describe('memory data plane on PostgreSQL + Kafka', () => {
     } finally {
       await owner.end();
     }
+    // The logs are the graph's and the gateway's (the harness captures both).
+    expect(h.logs.text()).toContain('gateway-test');
     const haystacks = { database: dump, answers: answers.join('\n'), events: JSON.stringify(events), logs: h.logs.text() };
     for (const needle of secretNeedles()) {
       for (const [where, text] of Object.entries(haystacks)) {
@@ -258,9 +261,18 @@ describe('memory data plane on PostgreSQL + Kafka', () => {
 
   it("never shows another tenant's documents, even to crafted queries or the same memory id", async () => {
     const a = h.identity(tenantA);
-    const b = h.identity(tenantB, `mem_${tenantA}`); // another tenant that happens to use the same memory id
+    const b = h.identity(tenantB);
     const secret = await ingest(b, 'Project Nightingale budget is 77 million and Nightingale launches in Reykjavik.');
     await waitIndexed(h, b, secret.doc_id);
+    // Another tenant whose memory has the same id as A's: the gateway cannot make one (its memory ids are
+    // global), so its document goes straight to the graph with a signed identity; A must not see it either.
+    const sameId = h.identity(`t_c_${run}`, (await h.scopeOf(a)).memory_id);
+    const twin = await h.callGraph('POST', '/api/v1/memory/ingest', sameId, { content: 'Nightingale twin memory: the Reykjavik budget is 77 million.', routing: { mode: 'auto' } });
+    expect(twin.status).toBe(200);
+    await eventually(async () => {
+      const r = await h.callGraph('GET', `/api/v1/memory/documents/${twin.body.doc_id}`, sameId);
+      return r.body?.status === 'indexed' ? r.body : undefined;
+    }, 60_000, 'twin indexed');
     const own = await h.call('POST', '/api/v1/memory/search', b, { query: 'Nightingale budget' });
     expect(own.body.citations.map((c: any) => c.document_id)).toContain(secret.doc_id);
     const crafted = [
@@ -277,12 +289,14 @@ describe('memory data plane on PostgreSQL + Kafka', () => {
       const r = await h.call('POST', '/api/v1/memory/search', a, { query });
       expect(r.status).toBe(200);
       expect(r.text).not.toContain(secret.doc_id);
+      expect(r.text).not.toContain(twin.body.doc_id);
       expect(r.text).not.toMatch(/77 million|Reykjavik/);
       expectValidCitations(r.body, docsA);
     }
-    const stream = await fetch(`${h.url}/api/v1/memory/search/stream`, {
+    const target = await h.authorize(a, '/api/v1/memory/search/stream');
+    const stream = await fetch(target.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-lore-identity': await h.signer.sign(a) },
+      headers: { 'content-type': 'application/json', ...target.headers },
       body: JSON.stringify({ query: 'Nightingale Reykjavik budget' }),
     });
     expect(await stream.text()).not.toMatch(/Reykjavik|77 million/);
