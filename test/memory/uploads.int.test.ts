@@ -70,6 +70,14 @@ describe('uploads through the gateway: every file type, OCR, limits', () => {
     const s = await h.call('POST', '/api/v1/memory/search', who, { query: c.query });
     expect(s.body.citations.map((x: any) => x.document_id)).toContain(done.doc_id);
     expect(s.body.answer).toMatch(c.expect);
+    // The upload ends with memory.ingest.completed on lore.events, naming the upload and its document.
+    const completed = await eventually(
+      async () => events.find((e) => e.event === 'memory.ingest.completed' && e.payload.upload_id === accepted.body.upload_id),
+      60_000,
+      'ingest.completed of the upload',
+    );
+    expect(completed.payload).toMatchObject({ upload_id: accepted.body.upload_id, doc_id: done.doc_id, vault_id: expect.any(String) });
+    expect(completed.scope).toEqual(await h.scopeOf(who));
   });
 
   it('answers 413 above the configured size limit', async () => {
