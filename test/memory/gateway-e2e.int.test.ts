@@ -1,12 +1,18 @@
 import { request } from 'node:http';
 import { freshDatabase, type TestDatabase } from '../support/infra';
 import { adminCall, http, IDENTITY_SECRET, makeKey, makeTenant, startGateway, uid, type GatewayUnderTest, type TenantFixture } from '../gateway/harness';
+import { OpenAiLanguageModel } from '@lore/graph';
+import { LoopbackModel } from './loopback-model';
 import { eventually, parseSse, startHarness, type Harness } from './support';
 
 jest.setTimeout(180_000);
 
-/** Memory routes end to end: client → gateway (keys, identity) → graph (real PostgreSQL, Redis, Kafka). */
+/**
+ * Memory routes end to end: client → gateway (keys, identity) → graph (real PostgreSQL, Redis, Kafka), with the
+ * graph answering through its OpenAI-compatible LanguageModel against a loopback model server.
+ */
 describe('memory through the gateway', () => {
+  let model: LoopbackModel;
   let database: TestDatabase;
   let graph: Harness;
   let g: GatewayUnderTest;
@@ -14,8 +20,10 @@ describe('memory through the gateway', () => {
   let b: TenantFixture;
 
   beforeAll(async () => {
+    model = await new LoopbackModel().start();
     database = await freshDatabase('lore_mem_e2e');
-    graph = await startHarness({ backend: 'postgres', database, secret: IDENTITY_SECRET });
+    const languageModel = new OpenAiLanguageModel({ baseUrl: model.url, model: 'loopback', timeoutMs: 10_000, retries: 0 });
+    graph = await startHarness({ backend: 'postgres', database, secret: IDENTITY_SECRET, graph: { languageModel } });
     g = await startGateway(database, { upstreams: { graph: graph.url } }, { redisPrefix: `mem-e2e-${uid()}` });
     a = await makeTenant(g);
     b = await makeTenant(g);
@@ -24,6 +32,11 @@ describe('memory through the gateway', () => {
     await g?.close();
     await graph?.close();
     await database?.drop();
+    await model?.stop();
+  });
+  afterEach(() => {
+    model.script = null;
+    model.failAfter = null;
   });
 
   const call = (t: { key: string }, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
@@ -72,6 +85,53 @@ describe('memory through the gateway', () => {
     expect(parsed[parsed.length - 1]?.event).toBe('done');
     expect(parsed.filter((f) => f.event === 'token').length).toBeGreaterThan(0);
     expect(parsed.slice(1, -1).every((f) => f.event === 'token')).toBe(true);
+  });
+
+  async function streamed(t: { key: string }, query: string) {
+    const res = await fetch(`${g.publicUrl}/api/v1/memory/search/stream`, {
+      method: 'POST',
+      headers: { 'x-api-key': t.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ query }),
+    });
+    expect(res.status).toBe(200);
+    return parseSse(await res.text());
+  }
+
+  it('lets only checked single [n] markers out, whatever marker forms the model writes', async () => {
+    model.script =
+      'The Osprey data center runs on solar power since 2022 [1, 2]. Osprey runs on solar power [1-3]. ' +
+      'Solar power runs the Osprey data center [ 1 ]. The moon is made of green cheese [1234][source 1][#1].';
+    const json = await call(a, 'POST', '/api/v1/memory/search', { query: 'What powers the Osprey data center?' });
+    expect(json.status).toBe(200);
+    const frames = await streamed(a, 'What powers the Osprey data center?');
+    const done = frames[frames.length - 1]!;
+    expect(done.event).toBe('done');
+    const tokens = frames.filter((f) => f.event === 'token').map((f) => f.data.text).join('');
+    for (const answer of [json.json, done.data]) {
+      // Every bracket left is a single [n]; each maps to a citation and each citation to a marker.
+      expect(answer.answer).not.toMatch(/\[(?!\d+\])/);
+      expect(answer.answer).not.toMatch(/1234|source 1|#1/);
+      const markers = [...String(answer.answer).matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1]));
+      expect([...new Set(markers)].sort()).toEqual(answer.citations.map((c: any) => c.index));
+      expect(markers.length).toBeGreaterThan(0);
+      expect(answer.answer).toContain('The moon is made of green cheese.');
+    }
+    expect(tokens).toBe(done.data.answer);
+    expect(done.data.answer).toBe(json.json.answer);
+  });
+
+  it('ends a stream whose model fails mid-answer with an error frame after the tokens sent', async () => {
+    model.failAfter = 'The Osprey data center runs on solar power since 2022 [1]. It also has a wind';
+    const frames = await streamed(a, 'What powers the Osprey data center?');
+    expect(frames[0]?.event).toBe('sources');
+    const last = frames[frames.length - 1]!;
+    expect(last.event).toBe('error');
+    expect(last.data).toEqual({ code: 'INTERNAL', message: 'the answer could not be completed' });
+    expect(frames.some((f) => f.event === 'done')).toBe(false);
+    // The complete, checked sentence went out before the failure; the unfinished one never did.
+    const text = frames.filter((f) => f.event === 'token').map((f) => f.data.text).join('');
+    expect(text).toBe('The Osprey data center runs on solar power since 2022 [1].');
+    expect(frames.map((f) => Number(f.id))).toEqual(frames.map((_, i) => i));
   });
 
   it('accepts an upload through the gateway and reports its status', async () => {
