@@ -37,7 +37,7 @@ export async function selectEmbeddedEmbedder(options: EmbeddedEmbedderOptions): 
       throw new Error(`LORE_EMBEDDER=local-model but the model folder ${dir} is incomplete: run scripts/fetch-model.sh`);
     }
     options.logger.info({ model_dir: dir }, 'no local embedding model in the cache (scripts/fetch-model.sh fetches it): hashed embedder');
-    return hashed('no local model in the cache (scripts/fetch-model.sh fetches it)');
+    return hashed('no local model in the cache; bash scripts/fetch-model.sh fetches it');
   }
   try {
     const started = Date.now();
