@@ -1,50 +1,136 @@
+/**
+ * Where a route takes its credential:
+ * - `x-api-key`: the gateway API (keys and OAuth access tokens in `x-api-key`);
+ * - `bearer`: forwarded surfaces that read `Authorization: Bearer <key, token or session>`;
+ * - `session`: portal routes (key and OAuth-client management) that take only a signed-in user's session JWT;
+ * - `client`: the OAuth token endpoint, where the credential is the client's id and secret (HTTP Basic).
+ */
+export type Via = 'x-api-key' | 'bearer' | 'session' | 'client';
+
 /** Every public route the gateway serves or forwards, as the security suite exercises them. */
 export interface PublicRoute {
   name: string;
   method: string;
   path: string;
-  /** Where this surface expects the credential. */
-  via: 'x-api-key' | 'bearer';
+  via: Via;
   module: string;
   body?: unknown;
+  /** A raw body with its content type (form-encoded token requests). */
+  raw?: { contentType: string; text: string };
   /** Forwarded to an upstream (the echo server in tests). */
   forwarded: boolean;
+  /**
+   * The path or body names a resource of the world the route was built for (a project, webhook, delivery, key,
+   * OAuth client, workspace): built from another tenant's ids, the call must answer 404.
+   */
+  namesResource: boolean;
 }
 
-export function publicRoutes(ids: { projectId: string; workspaceId: string }): PublicRoute[] {
+/** The resources of one tenant that routes name. "Spare" ones exist to be consumed (deleted, rotated) once. */
+export interface WorldIds {
+  projectId: string;
+  workspaceId: string;
+  webhookId: string;
+  spareWebhookId: string;
+  deliveryId: string;
+  spareKeyIds: { rotate: string; revoke: string };
+  spareOauthClientId: string;
+}
+
+export const WEBHOOK_URL = 'https://hooks.example.com/lore';
+
+export function publicRoutes(ids: WorldIds): PublicRoute[] {
+  const wh = `/api/v1/webhooks/${ids.webhookId}`;
+  const api = (name: string, method: string, path: string, module: string, extra: Partial<PublicRoute> = {}): PublicRoute => ({
+    name, method, path, via: 'x-api-key', module, forwarded: false, namesResource: false, ...extra,
+  });
+  const session = (name: string, method: string, path: string, extra: Partial<PublicRoute> = {}): PublicRoute => ({
+    name, method, path, via: 'session', module: 'portal', forwarded: false, namesResource: false, ...extra,
+  });
   return [
-    { name: 'ping', method: 'GET', path: '/api/v1/pages/ping', via: 'x-api-key', module: 'pages', forwarded: false },
-    { name: 'list workspaces', method: 'GET', path: '/api/v1/workspaces', via: 'x-api-key', module: 'workspaces', forwarded: false },
-    { name: 'create workspace', method: 'POST', path: '/api/v1/workspaces', via: 'x-api-key', module: 'workspaces', body: { name: 'Extra' }, forwarded: false },
-    { name: 'activate workspace', method: 'POST', path: `/api/v1/workspaces/${ids.workspaceId}/activate`, via: 'x-api-key', module: 'workspaces', forwarded: false },
-    { name: 'list projects', method: 'GET', path: '/api/v1/projects', via: 'x-api-key', module: 'projects', forwarded: false },
-    { name: 'create project', method: 'POST', path: '/api/v1/projects', via: 'x-api-key', module: 'projects', body: { name: 'P' }, forwarded: false },
-    { name: 'get project', method: 'GET', path: `/api/v1/projects/${ids.projectId}`, via: 'x-api-key', module: 'projects', forwarded: false },
-    { name: 'list webhooks', method: 'GET', path: '/api/v1/webhooks', via: 'x-api-key', module: 'webhooks', forwarded: false },
-    { name: 'memory ingest', method: 'POST', path: '/api/v1/memory/ingest', via: 'x-api-key', module: 'memory', body: { content: 'x', content_type: 'text', routing: { mode: 'auto' } }, forwarded: true },
-    { name: 'memory search', method: 'POST', path: '/api/v1/memory/search', via: 'x-api-key', module: 'memory', body: { query: 'x' }, forwarded: true },
-    { name: 'memory search stream', method: 'POST', path: '/api/v1/memory/search/stream', via: 'x-api-key', module: 'memory', body: { query: 'x' }, forwarded: true },
-    { name: 'memory uploads', method: 'POST', path: '/api/v1/memory/uploads', via: 'x-api-key', module: 'memory', body: { file: 'x' }, forwarded: true },
-    { name: 'graph departments', method: 'GET', path: '/memory/departments', via: 'bearer', module: 'graph', forwarded: true },
-    { name: 'graph chat', method: 'POST', path: '/memory/chat', via: 'bearer', module: 'graph', body: { listId: 'l', question: 'q' }, forwarded: true },
-    { name: 'core chat sessions', method: 'GET', path: '/api/chat/get-user-chat-sessions', via: 'bearer', module: 'chat', forwarded: true },
-    { name: 'core connectors', method: 'GET', path: '/api/manage/admin/connector/status', via: 'bearer', module: 'connectors', forwarded: true },
-    { name: 'agents company search', method: 'POST', path: '/company-search/start', via: 'bearer', module: 'agents', body: { prompt: 'x' }, forwarded: true },
-    { name: 'agents workflow', method: 'GET', path: '/api/workflow/list', via: 'bearer', module: 'agents', forwarded: true },
-    { name: 'mcp', method: 'POST', path: '/mcp', via: 'x-api-key', module: 'mcp', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, forwarded: true },
+    api('ping', 'GET', '/api/v1/pages/ping', 'pages'),
+    api('list workspaces', 'GET', '/api/v1/workspaces', 'workspaces'),
+    api('create workspace', 'POST', '/api/v1/workspaces', 'workspaces', { body: { name: 'Extra' } }),
+    api('activate workspace', 'POST', `/api/v1/workspaces/${ids.workspaceId}/activate`, 'workspaces', { namesResource: true }),
+    api('list projects', 'GET', '/api/v1/projects', 'projects'),
+    api('create project', 'POST', '/api/v1/projects', 'projects', { body: { name: 'P' } }),
+    api('get project', 'GET', `/api/v1/projects/${ids.projectId}`, 'projects', { namesResource: true }),
+    api('create webhook', 'POST', '/api/v1/webhooks', 'webhooks', { body: { url: WEBHOOK_URL, events: ['memory.ingest.completed'] } }),
+    api('list webhooks', 'GET', '/api/v1/webhooks', 'webhooks'),
+    api('get webhook', 'GET', wh, 'webhooks', { namesResource: true }),
+    // `enabled: true` is also how a disabled endpoint is re-enabled.
+    api('update webhook', 'PATCH', wh, 'webhooks', { body: { description: 'updated', enabled: true }, namesResource: true }),
+    api('delete webhook', 'DELETE', `/api/v1/webhooks/${ids.spareWebhookId}`, 'webhooks', { namesResource: true }),
+    api('rotate webhook secret', 'POST', `${wh}/rotate-secret`, 'webhooks', { body: { overlap_seconds: 60 }, namesResource: true }),
+    api('list webhook deliveries', 'GET', `${wh}/deliveries`, 'webhooks', { namesResource: true }),
+    api('get webhook delivery', 'GET', `${wh}/deliveries/${ids.deliveryId}`, 'webhooks', { namesResource: true }),
+    api('list dead letters', 'GET', `${wh}/dead-letters`, 'webhooks', { namesResource: true }),
+    api('replay dead letters', 'POST', `${wh}/dead-letters/replay`, 'webhooks', { body: { delivery_ids: [ids.deliveryId] }, namesResource: true }),
+    api('memory ingest', 'POST', '/api/v1/memory/ingest', 'memory', { body: { content: 'x', content_type: 'text', routing: { mode: 'auto' } }, forwarded: true }),
+    api('memory search', 'POST', '/api/v1/memory/search', 'memory', { body: { query: 'x' }, forwarded: true }),
+    api('memory search stream', 'POST', '/api/v1/memory/search/stream', 'memory', { body: { query: 'x' }, forwarded: true }),
+    api('memory uploads', 'POST', '/api/v1/memory/uploads', 'memory', { body: { file: 'x' }, forwarded: true }),
+    { name: 'graph departments', method: 'GET', path: '/memory/departments', via: 'bearer', module: 'graph', forwarded: true, namesResource: false },
+    { name: 'graph chat', method: 'POST', path: '/memory/chat', via: 'bearer', module: 'graph', body: { listId: 'l', question: 'q' }, forwarded: true, namesResource: false },
+    { name: 'core chat sessions', method: 'GET', path: '/api/chat/get-user-chat-sessions', via: 'bearer', module: 'chat', forwarded: true, namesResource: false },
+    { name: 'core connectors', method: 'GET', path: '/api/manage/admin/connector/status', via: 'bearer', module: 'connectors', forwarded: true, namesResource: false },
+    { name: 'agents company search', method: 'POST', path: '/company-search/start', via: 'bearer', module: 'agents', body: { prompt: 'x' }, forwarded: true, namesResource: false },
+    { name: 'agents workflow', method: 'GET', path: '/api/workflow/list', via: 'bearer', module: 'agents', forwarded: true, namesResource: false },
+    api('mcp', 'POST', '/mcp', 'mcp', { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, forwarded: true }),
+    session('list api keys', 'GET', '/api/v1/api-keys'),
+    session('create api key', 'POST', '/api/v1/api-keys', { body: { type: 'live', name: 'matrix', workspace_id: ids.workspaceId, project_id: ids.projectId }, namesResource: true }),
+    session('get api key', 'GET', `/api/v1/api-keys/${ids.spareKeyIds.rotate}`, { namesResource: true }),
+    session('rotate api key', 'POST', `/api/v1/api-keys/${ids.spareKeyIds.rotate}/rotate`, { body: { overlap_seconds: 0 }, namesResource: true }),
+    session('revoke api key', 'DELETE', `/api/v1/api-keys/${ids.spareKeyIds.revoke}`, { namesResource: true }),
+    session('list oauth clients', 'GET', '/api/v1/oauth-clients'),
+    session('create oauth client', 'POST', '/api/v1/oauth-clients', { body: { name: 'matrix', scopes: ['pages:read'], workspace_id: ids.workspaceId, project_id: ids.projectId }, namesResource: true }),
+    session('revoke oauth client', 'DELETE', `/api/v1/oauth-clients/${ids.spareOauthClientId}`, { namesResource: true }),
+    {
+      name: 'oauth token', method: 'POST', path: '/api/v1/oauth/token', via: 'client', module: 'oauth', forwarded: false, namesResource: false,
+      raw: { contentType: 'application/x-www-form-urlencoded', text: 'grant_type=client_credentials' },
+    },
   ];
 }
 
-export function credentialHeaders(route: PublicRoute, key: string): Record<string, string> {
-  return route.via === 'x-api-key' ? { 'x-api-key': key } : { authorization: `Bearer ${key}` };
+/** The credentials of one tenant, one per kind of route. */
+export interface Credentials {
+  /** A ck_ key (x-api-key and bearer routes). */
+  key: string;
+  /** An administrator's session JWT (session routes). */
+  session: string;
+  /** An OAuth client's id and secret (the token endpoint). */
+  client: { id: string; secret: string };
 }
 
-/** The same key in a header this surface does not read. */
-export function wrongHeader(route: PublicRoute, key: string): Record<string, string> {
-  return route.via === 'x-api-key' ? { authorization: `Bearer ${key}` } : { 'x-api-token': key, 'api-key': key };
+export function basic(client: { id: string; secret: string }): string {
+  return `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`;
 }
 
-/** One character of the body changed: the checksum no longer matches. */
+/** The headers that carry `secret` the way this route expects its credential. */
+export function credentialHeaders(route: PublicRoute, secret: string): Record<string, string> {
+  if (route.via === 'x-api-key') return { 'x-api-key': secret };
+  if (route.via === 'client') return { authorization: secret };
+  return { authorization: `Bearer ${secret}` };
+}
+
+/** The route's own credential out of a tenant's set. */
+export function credentialOf(route: PublicRoute, c: Credentials): string {
+  if (route.via === 'session') return c.session;
+  if (route.via === 'client') return basic(c.client);
+  return c.key;
+}
+
+/** The same credential in a header this surface does not read. */
+export function wrongHeader(route: PublicRoute, secret: string): Record<string, string> {
+  if (route.via === 'x-api-key') return { authorization: `Bearer ${secret}` };
+  // A session route seeing any x-api-key answers 404 (key management is invisible to API keys), so the wrong
+  // places for a session are ones nothing reads: a cookie and a made-up header.
+  if (route.via === 'session') return { cookie: `session=${secret}`, 'x-session-token': secret };
+  if (route.via === 'client') return { 'x-api-key': secret, 'proxy-authorization': secret };
+  return { 'x-api-token': secret, 'api-key': secret };
+}
+
+/** One character of the body changed: the checksum (or a JWT's signature) no longer matches. */
 export function mistype(key: string): string {
   const i = key.length - 10;
   const c = key[i] === 'a' ? 'b' : 'a';

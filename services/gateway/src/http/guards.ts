@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import { AppError } from '@lore/runtime';
 import { authenticate, type RequestFacts, type RouteRule } from '../auth/authenticate';
+import { parseCredential } from '../domain/credentials';
 import type { GatewayContext } from '../context';
 import { resolveSession } from '../operations/identity';
 import type { GatewayKoaContext, GatewayRequestState } from './state';
@@ -48,8 +49,9 @@ export function requireApiKey(context: GatewayContext, rule: ApiKeyRule) {
 }
 
 /**
- * Portal routes (key and OAuth-client management): a signed-in user's session JWT in
- * `Authorization: Bearer`. An API key or token in x-api-key makes these routes invisible (404), as spec 1 says.
+ * Portal routes (key and OAuth-client management): a signed-in user's session JWT in `Authorization: Bearer`.
+ * An API key or OAuth token makes these routes invisible (404), as spec 1 says, wherever it is sent: in
+ * x-api-key, or as the bearer credential instead of a session.
  */
 export function requireSession(context: GatewayContext, opts: { admin: boolean }) {
   return async (ctx: GatewayKoaContext, next: Koa.Next) => {
@@ -57,6 +59,7 @@ export function requireSession(context: GatewayContext, opts: { admin: boolean }
     const auth = ctx.get('authorization');
     const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
     if (!m) throw AppError.unauthorized('a signed-in session is required (Authorization: Bearer <session token>)');
+    if (parseCredential(m[1]!) !== null) throw AppError.notFound('route');
     const user = await resolveSession(context, m[1]!);
     if (!user) throw AppError.unauthorized('the session is not valid');
     const admitted = await context.state.admit({ subject: user.user_id, consume: true, rate: context.config.rateLimit, quota: null });
