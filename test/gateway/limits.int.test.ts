@@ -85,6 +85,53 @@ describe('gateway limits: per-key rate limit, plan limits, credit balance', () =
     expect((await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': k2.key } })).status).toBe(200);
   });
 
+  it('limits signed-in users per user on the portal and password routes, with RateLimit headers on every answer', async () => {
+    const slow = await startGateway(database, { rateLimit: { perSecond: 0.5, burst: 2 } }, { redisPrefix: `gwlim2:${uid()}:`, migrate: false });
+    try {
+      const t = await makeTenant(slow);
+      const password = 'a long enough password';
+      const users: Record<'admin' | 'member', string> = { admin: '', member: '' };
+      for (const role of ['admin', 'member'] as const) {
+        const email = `${role}-${uid()}@example.test`;
+        expect((await adminCall(slow, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email, password, role })).status).toBe(201);
+        const login = await http(slow.publicUrl, 'POST', '/api/auth/login', { body: { email, password } });
+        expect(login.status).toBe(200);
+        users[role] = login.json.token;
+      }
+      const keys = (token: string) => http(slow.publicUrl, 'GET', '/api/v1/api-keys', { headers: { authorization: `Bearer ${token}` } });
+      const first = await keys(users.admin);
+      expect(first.status).toBe(200);
+      expect(first.headers['ratelimit-limit']).toBe('2');
+      expect(first.headers['ratelimit-remaining']).toBe('1');
+      expect(first.headers['ratelimit-policy']).toBe('2;w=4');
+      expect(first.headers['ratelimit-reset']).toBeDefined();
+      expect(first.headers['retry-after']).toBeUndefined();
+      expect((await keys(users.admin)).headers['ratelimit-remaining']).toBe('0');
+      const limited = await keys(users.admin);
+      expect(limited.status).toBe(429);
+      expect(limited.json.error.code).toBe('RATE_LIMITED');
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(limited.headers['ratelimit-limit']).toBe('2');
+      expect(limited.headers['ratelimit-remaining']).toBe('0');
+      expect(Number(limited.headers['ratelimit-reset'])).toBeGreaterThan(0);
+      // Spec 2's password routes share the user's bucket and keep their own error shape.
+      const pw = await http(slow.publicUrl, 'POST', '/api/password/change-password', { headers: { authorization: `Bearer ${users.admin}` }, body: { old_password: 'x', new_password: 'another long passphrase' } });
+      expect(pw.status).toBe(429);
+      expect(pw.json).toEqual({ detail: expect.any(String) });
+      expect(pw.headers['ratelimit-remaining']).toBe('0');
+      expect(Number(pw.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      // Per user: the member has a bucket of its own, and a refusal for the role carries the headers too.
+      const member = await keys(users.member);
+      expect(member.status).toBe(403);
+      expect(member.headers['ratelimit-remaining']).toBe('1');
+      const memberPw = await http(slow.publicUrl, 'POST', '/api/password/change-password', { headers: { authorization: `Bearer ${users.member}` }, body: { old_password: 'wrong password!', new_password: 'another long passphrase' } });
+      expect(memberPw.status).toBe(400);
+      expect(memberPw.headers['ratelimit-remaining']).toBe('0');
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('tells a plan limit from a credit balance in the 402', async () => {
     const t = await makeTenant(g);
     expect((await adminCall(g, 'PUT', `/internal/v1/tenants/${t.tenantId}/billing`, { plan: 'tiny' })).status).toBe(200);

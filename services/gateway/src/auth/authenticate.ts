@@ -152,7 +152,8 @@ function deadReason(cred: CachedCredential, now: number): string | null {
   return null;
 }
 
-function rateHeaders(rate: RateOutcome | null, perSecond: number): Record<string, string> {
+/** `RateLimit-*` headers of an answer (and `Retry-After` when the bucket is empty). */
+export function rateHeaders(rate: RateOutcome | null, perSecond: number): Record<string, string> {
   if (!rate) return {};
   const headers: Record<string, string> = {
     'RateLimit-Limit': String(rate.limit),

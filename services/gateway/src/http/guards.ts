@@ -1,9 +1,10 @@
 import type Koa from 'koa';
 import { AppError } from '@lore/runtime';
-import { authenticate, type RequestFacts, type RouteRule } from '../auth/authenticate';
+import { authenticate, rateHeaders, type RequestFacts, type RouteRule } from '../auth/authenticate';
 import { parseCredential } from '../domain/credentials';
 import type { GatewayContext } from '../context';
 import { resolveSession } from '../operations/identity';
+import type { User } from '../store/users';
 import type { GatewayKoaContext, GatewayRequestState } from './state';
 
 /** Shared by requests without a query string; never mutated. */
@@ -49,6 +50,23 @@ export function requireApiKey(context: GatewayContext, rule: ApiKeyRule) {
 }
 
 /**
+ * One request of a signed-in user against the shared state: revocation of the user, then the per-user rate
+ * limit. Returns the `RateLimit-*` headers every answer carries; a 429 (built by `limited`, so routes with a
+ * spec-fixed error shape keep it) carries them too, with `Retry-After`.
+ */
+export async function admitSession(
+  context: GatewayContext,
+  user: User,
+  limited: (headers: Record<string, string>) => AppError = (headers) => new AppError('RATE_LIMITED', 'too many requests; retry later', { headers }),
+): Promise<Record<string, string> | null> {
+  const admitted = await context.state.admit({ subject: user.user_id, consume: true, rate: context.config.rateLimit, quota: null });
+  if (admitted.revoked) return null;
+  const headers = rateHeaders(admitted.rate, context.config.rateLimit.perSecond);
+  if (admitted.rate && !admitted.rate.allowed) throw limited(headers);
+  return headers;
+}
+
+/**
  * Portal routes (key and OAuth-client management): a signed-in user's session JWT in `Authorization: Bearer`.
  * An API key or OAuth token makes these routes invisible (404), as spec 1 says, wherever it is sent: in
  * x-api-key, or as the bearer credential instead of a session.
@@ -62,11 +80,9 @@ export function requireSession(context: GatewayContext, opts: { admin: boolean }
     if (parseCredential(m[1]!) !== null) throw AppError.notFound('route');
     const user = await resolveSession(context, m[1]!);
     if (!user) throw AppError.unauthorized('the session is not valid');
-    const admitted = await context.state.admit({ subject: user.user_id, consume: true, rate: context.config.rateLimit, quota: null });
-    if (admitted.revoked) throw AppError.unauthorized('the session is not valid');
-    if (admitted.rate && !admitted.rate.allowed) {
-      throw new AppError('RATE_LIMITED', 'too many requests; retry later', { headers: { 'Retry-After': String(Math.max(1, Math.ceil(admitted.rate.retryAfterMs / 1000))) } });
-    }
+    const headers = await admitSession(context, user);
+    if (!headers) throw AppError.unauthorized('the session is not valid');
+    ctx.set(headers);
     if (opts.admin && user.role !== 'admin') throw AppError.forbidden('this needs an administrator');
     ctx.state.user = user;
     await next();

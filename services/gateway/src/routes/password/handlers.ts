@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { AppError } from '@lore/runtime';
 import type { GatewayContext } from '../../context';
 import { parseJsonText, readRawBody } from '../../http/body';
+import { admitSession } from '../../http/guards';
 import type { GatewayKoaContext, GatewayRouter } from '../../http/state';
 import { resolveSession, changePassword, resetPassword } from '../../operations/identity';
 import type { User } from '../../store/users';
@@ -25,12 +26,17 @@ async function body422(ctx: GatewayKoaContext, limit: number): Promise<unknown> 
   }
 }
 
-/** Spec 2's routes take a session bearer token; errors use its `detail` shape. */
+const notSignedIn = () => new AppError('UNAUTHORIZED', 'not signed in', { body: { detail: 'a valid session token is required' } });
+
+/** Spec 2's routes take a session bearer token, rate-limited per user like every portal route; errors use its `detail` shape. */
 function session(context: GatewayContext) {
   return async (ctx: GatewayKoaContext, next: Koa.Next) => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
     const user = m ? await resolveSession(context, m[1]!) : null;
-    if (!user) throw new AppError('UNAUTHORIZED', 'not signed in', { body: { detail: 'a valid session token is required' } });
+    if (!user) throw notSignedIn();
+    const headers = await admitSession(context, user, (h) => new AppError('RATE_LIMITED', 'too many requests', { headers: h, body: { detail: 'too many requests; retry later' } }));
+    if (!headers) throw notSignedIn();
+    ctx.set(headers);
     ctx.state.user = user;
     await next();
   };
