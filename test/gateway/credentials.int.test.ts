@@ -51,8 +51,13 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       expect((await ping(old.key)).status).toBe(200);
       expect((await ping(r.json.key)).status).toBe(200);
       await sleep(2300);
-      expect((await ping(old.key)).status).toBe(401);
+      // Spec 1: the original is revoked once the overlap ends (not merely expired).
+      const after = await ping(old.key);
+      expect(after.status).toBe(401);
+      expect(after.json.error.message).toMatch(/revoked/);
       expect((await ping(r.json.key)).status).toBe(200);
+      const record = await adminCall(g, 'GET', `/internal/v1/tenants/${t.tenantId}/keys/${old.keyId}`);
+      expect(record.json).toMatchObject({ status: 'revoked', revoked_at: r.json.replaced_key_expires_at, replaced_by: r.json.key_id });
       const again = await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/keys/${old.keyId}/rotate`, {});
       expect(again.status).toBe(409);
     });
@@ -62,8 +67,16 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       expect((await ping(old.key)).status).toBe(200);
       const r = await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/keys/${old.keyId}/rotate`, { overlap_seconds: 0 });
       expect(r.status).toBe(201);
-      expect((await ping(old.key)).status).toBe(401);
+      const after = await ping(old.key);
+      expect(after.status).toBe(401);
+      expect(after.json.error.message).toMatch(/revoked/);
       expect((await ping(r.json.key)).status).toBe(200);
+      expect((await adminCall(g, 'GET', `/internal/v1/tenants/${t.tenantId}/keys/${old.keyId}`)).json.status).toBe('revoked');
+      expect((await adminCall(g, 'GET', `/internal/v1/tenants/${t.tenantId}/keys/${r.json.key_id}`)).json.status).toBe('active');
+      // Rotating the revoked original again names its replacement.
+      const again = await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/keys/${old.keyId}/rotate`, {});
+      expect(again.status).toBe(409);
+      expect(again.json.error.message).toContain(r.json.key_id);
     });
   });
 
@@ -85,6 +98,7 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       const r = await ping(eph.key);
       expect(r.status).toBe(401);
       expect(r.json.error.message).toMatch(/expired/);
+      expect((await adminCall(g, 'GET', `/internal/v1/tenants/${t.tenantId}/keys/${eph.keyId}`)).json).toMatchObject({ status: 'expired', revoked_at: null });
     });
   });
 

@@ -144,7 +144,10 @@ async function loadCredential(ctx: GatewayContext, parsed: ParsedCredential, use
 function deadReason(cred: CachedCredential, now: number): string | null {
   if (cred.kind === 'key') {
     if (cred.row.revoked_at_ms !== null) return 'the key has been revoked';
-    if (cred.row.expires_at_ms !== null && cred.row.expires_at_ms <= now) return 'the key has expired';
+    if (cred.row.expires_at_ms !== null && cred.row.expires_at_ms <= now) {
+      // Spec 1: the original of a rotation is revoked once the overlap ends.
+      return cred.row.replaced_by !== null ? 'the key has been revoked: it was rotated and its overlap has ended' : 'the key has expired';
+    }
     return null;
   }
   if (cred.row.client_revoked) return 'the OAuth client has been revoked';

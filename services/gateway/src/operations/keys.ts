@@ -58,8 +58,15 @@ export interface PresentedKey {
   created_at: string;
 }
 
+/**
+ * A key as the portal and the admin API show it. The old key of a rotation is `revoked` once its overlap has
+ * ended (spec 1: "original revoked afterwards"), with `revoked_at` the instant the overlap ended; any other key
+ * past its `expires_at` is `expired`.
+ */
 export function presentKey(k: ApiKeyRecord, now = Date.now()): PresentedKey {
-  const status = k.revoked_at ? 'revoked' : k.expires_at && Date.parse(k.expires_at) <= now ? 'expired' : 'active';
+  const ended = k.expires_at !== null && Date.parse(k.expires_at) <= now;
+  const rotatedOut = ended && k.replaced_by !== null && k.revoked_at === null;
+  const status = k.revoked_at || rotatedOut ? 'revoked' : ended ? 'expired' : 'active';
   return {
     key_id: k.key_id,
     name: k.name,
@@ -74,7 +81,7 @@ export function presentKey(k: ApiKeyRecord, now = Date.now()): PresentedKey {
     app_permissions: k.app_permissions,
     rate_limit: k.rate_limit,
     expires_at: k.expires_at,
-    revoked_at: k.revoked_at,
+    revoked_at: rotatedOut ? k.expires_at : k.revoked_at,
     replaced_by: k.replaced_by,
     rotated_from: k.rotated_from,
     created_by: k.created_by,
@@ -230,8 +237,8 @@ export async function rotateKey(
     }
     const old = (await getKeyIn(sql, tenantId, keyId))!;
     if (old.revoked_at) throw new AppError('CONFLICT', 'the key is revoked');
-    if (old.expires_at && Date.parse(old.expires_at) <= now) throw new AppError('CONFLICT', 'the key has expired');
     if (old.replaced_by) throw new AppError('CONFLICT', `the key was already rotated (replacement ${old.replaced_by})`);
+    if (old.expires_at && Date.parse(old.expires_at) <= now) throw new AppError('CONFLICT', 'the key has expired');
     const prefix = KEY_PREFIX[old.type];
     const plaintext = mintSecret(prefix);
     let expiresAt = old.expires_at;

@@ -166,6 +166,8 @@ export interface KeyAuthRow {
   rate_limit: RateLimitSetting | null;
   expires_at_ms: number | null;
   revoked_at_ms: number | null;
+  /** Set on the old key of a rotation: once `expires_at` passes, it is revoked (not merely expired). */
+  replaced_by: string | null;
 }
 
 export async function keyByHash(db: Db, hash: string): Promise<KeyAuthRow | null> {
@@ -187,5 +189,6 @@ export async function keyByHash(db: Db, hash: string): Promise<KeyAuthRow | null
     rate_limit: json<RateLimitSetting | null>(row.rate_limit, null),
     expires_at_ms: millisOrNull(row.expires_at),
     revoked_at_ms: millisOrNull(row.revoked_at),
+    replaced_by: (row.replaced_by as string | null | undefined) ?? null,
   };
 }
