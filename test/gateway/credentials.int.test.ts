@@ -1,5 +1,5 @@
 import { freshDatabase, type TestDatabase } from '../support/infra';
-import { adminCall, http, makeKey, makeTenant, startEcho, startGateway, uid, type EchoUpstream, type GatewayUnderTest, type TenantFixture } from './harness';
+import { adminCall, jwtClaims, signSessionJwt, http, makeKey, makeTenant, startEcho, startGateway, uid, type EchoUpstream, type GatewayUnderTest, type TenantFixture } from './harness';
 
 jest.setTimeout(120_000);
 
@@ -15,7 +15,8 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
   beforeAll(async () => {
     database = await freshDatabase('lore_gwcred');
     echo = await startEcho();
-    g = await startGateway(database, { upstreams: { graph: echo.url } }, { redisPrefix: `gwcred:${uid()}:` });
+    // Many sign-ins from one address: the login throttle (10 at once, then 1/s) would refuse some of them.
+    g = await startGateway(database, { upstreams: { graph: echo.url }, loginRateLimit: { perSecond: 50, burst: 100 } }, { redisPrefix: `gwcred:${uid()}:` });
     t = await makeTenant(g);
   });
   afterAll(async () => {
@@ -394,10 +395,17 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       expect(changed.status).toBe(200);
       expect(changed.json).toEqual({});
       expect((await http(g.publicUrl, 'POST', '/api/password/change-password', { headers: userAuth, body: { old_password: 'x', new_password: 'yet another passphrase' } })).status).toBe(401);
-      expect((await http(g.publicUrl, 'POST', '/api/auth/login', { body: { email: userEmail, password: 'another long passphrase' } })).status).toBe(200);
+      const relogin = await http(g.publicUrl, 'POST', '/api/auth/login', { body: { email: userEmail, password: 'another long passphrase' } });
+      expect(relogin.status).toBe(200);
 
-      const memberReset = await http(g.publicUrl, 'POST', '/api/password/reset_password', { headers: userAuth, body: { user_email: email } });
-      expect(memberReset.status).toBe(401);
+      // A member with a live session (the one before the change has ended) is refused as a member: 403.
+      const memberAuth = { authorization: `Bearer ${relogin.json.token}` };
+      expect((await http(g.publicUrl, 'POST', '/api/auth/refresh', { headers: { cookie: String(relogin.headers['set-cookie']).split(';')[0]! } })).status).toBe(200);
+      const memberReset = await http(g.publicUrl, 'POST', '/api/password/reset_password', { headers: memberAuth, body: { user_email: email } });
+      expect(memberReset.status).toBe(403);
+      expect(memberReset.json).toEqual({ detail: expect.any(String) });
+      // The member could not reset the administrator's password: it still signs in.
+      expect((await http(g.publicUrl, 'POST', '/api/auth/login', { body: { email, password } })).status).toBe(200);
       const reset = await http(g.publicUrl, 'POST', '/api/password/reset_password', { headers: { authorization: `Bearer ${session}` }, body: { user_email: userEmail } });
       expect(reset.status).toBe(200);
       expect(reset.json.new_password).toMatch(/^[0-9A-Za-z]{20}$/);
@@ -406,6 +414,63 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       const foreignEmail = `foreign-${uid()}@example.test`;
       await adminCall(g, 'POST', `/internal/v1/tenants/${other.tenantId}/users`, { email: foreignEmail, password, role: 'member' });
       expect((await http(g.publicUrl, 'POST', '/api/password/reset_password', { headers: { authorization: `Bearer ${session}` }, body: { user_email: foreignEmail } })).status).toBe(404);
+    });
+
+    it('ends every session and refresh token issued before a password change or reset', async () => {
+      const userEmail = `refresh-${uid()}@example.test`;
+      await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email: userEmail, password, role: 'member' });
+      const signIn = async (pw: string) => {
+        const r = await http(g.publicUrl, 'POST', '/api/auth/login', { body: { email: userEmail, password: pw } });
+        expect(r.status).toBe(200);
+        return { token: r.json.token as string, cookie: String(r.headers['set-cookie']).split(';')[0]! };
+      };
+      const refreshWith = (cookieHeader: string) => http(g.publicUrl, 'POST', '/api/auth/refresh', { headers: { cookie: cookieHeader } });
+      const usable = async (token: string) =>
+        (await http(g.publicUrl, 'POST', '/api/password/change-password', { headers: { authorization: `Bearer ${token}` }, body: { old_password: 'not the password', new_password: 'irrelevant passphrase' } })).status;
+      const first = await signIn(password);
+      const second = await signIn(password);
+      const refreshed = await refreshWith(first.cookie);
+      expect(refreshed.status).toBe(200);
+      // 400 = the session was accepted and the (deliberately wrong) current password refused.
+      expect(await usable(refreshed.json.token)).toBe(400);
+
+      const changed = await http(g.publicUrl, 'POST', '/api/password/change-password', { headers: { authorization: `Bearer ${first.token}` }, body: { old_password: password, new_password: 'a changed passphrase' } });
+      expect(changed.status).toBe(200);
+      for (const cookieHeader of [first.cookie, second.cookie]) {
+        const r = await refreshWith(cookieHeader);
+        expect(r.status).toBe(401);
+        expect(r.json).toEqual({ error: { code: 'INVALID_REFRESH_TOKEN', message: expect.any(String), status: 401 } });
+      }
+      for (const token of [first.token, second.token, refreshed.json.token]) expect(await usable(token)).toBe(401);
+      // A session of the new password works, and so does its refresh token.
+      const third = await signIn('a changed passphrase');
+      const again = await refreshWith(third.cookie);
+      expect(again.status).toBe(200);
+      expect(await usable(again.json.token)).toBe(400);
+
+      // An administrator's reset ends them the same way.
+      const reset = await http(g.publicUrl, 'POST', '/api/password/reset_password', { headers: { authorization: `Bearer ${session}` }, body: { user_email: userEmail } });
+      expect(reset.status).toBe(200);
+      expect((await refreshWith(third.cookie)).status).toBe(401);
+      expect(await usable(third.token)).toBe(401);
+      expect(await usable(again.json.token)).toBe(401);
+      expect(await usable((await signIn(reset.json.new_password)).token)).toBe(400);
+    });
+
+    it('ties a session to the password generation it was issued under, not to clocks', async () => {
+      const userEmail = `clock-${uid()}@example.test`;
+      await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email: userEmail, password, role: 'member' });
+      const login = await http(g.publicUrl, 'POST', '/api/auth/login', { body: { email: userEmail, password } });
+      // What a replica whose clock runs a minute ahead would have issued just before the change.
+      const ahead = Math.floor(Date.now() / 1000) + 60;
+      const fromTheFuture = signSessionJwt({ ...jwtClaims(login.json.token), iat: ahead, iat_ms: ahead * 1000, exp: ahead + 3600 });
+      const probe = (token: string) =>
+        http(g.publicUrl, 'POST', '/api/password/change-password', { headers: { authorization: `Bearer ${token}` }, body: { old_password: 'not the password', new_password: 'irrelevant passphrase' } });
+      expect((await probe(fromTheFuture)).status).toBe(400);
+      const changed = await http(g.publicUrl, 'POST', '/api/password/change-password', { headers: { authorization: `Bearer ${login.json.token}` }, body: { old_password: password, new_password: 'a changed passphrase' } });
+      expect(changed.status).toBe(200);
+      expect((await probe(fromTheFuture)).status).toBe(401);
+      expect((await probe(login.json.token)).status).toBe(401);
     });
 
     it('issues OAuth client-credentials tokens that act within their scopes', async () => {

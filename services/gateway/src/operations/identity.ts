@@ -4,7 +4,7 @@ import { AppError } from '@lore/runtime';
 import { REFRESH_TOKEN_PREFIX, hasValidChecksum, mintSecret, newId, randomBase62, sha256Hex, digestsEqual } from '../domain/credentials';
 import type { GatewayContext } from '../context';
 import { getPasswordHash, getUser, getUserByEmail, insertUser, replacePassword, userForLogin, type User } from '../store/users';
-import { insertRefreshToken, refreshTokenByHash, revokeRefreshToken } from '../store/refresh-tokens';
+import { insertRefreshTokenIfPassword, refreshTokenByHash, revokeRefreshToken, userOfLiveRefreshToken } from '../store/refresh-tokens';
 
 const ISSUER = 'lore-gateway';
 const AUDIENCE = 'lore-portal';
@@ -39,16 +39,21 @@ export interface SessionClaims {
   userId: string;
   tenantId: string;
   role: User['role'];
-  issuedAtMs: number;
+  /** The account's session generation when the token was issued (`User.sessions_valid_after_ms`). */
+  generation: number;
 }
 
 function sessionKey(ctx: GatewayContext): Uint8Array {
   return new TextEncoder().encode(ctx.config.sessions.secret);
 }
 
-export async function issueSessionToken(ctx: GatewayContext, user: { user_id: string; tenant_id: string; role: User['role'] }): Promise<string> {
+/**
+ * A session JWT for `user` as read together with the password it signed in with (or the refresh token it
+ * presented): the token carries the account's session generation and dies with it.
+ */
+export async function issueSessionToken(ctx: GatewayContext, user: Pick<User, 'user_id' | 'tenant_id' | 'role' | 'sessions_valid_after_ms'>): Promise<string> {
   const now = Date.now();
-  return new SignJWT({ tid: user.tenant_id, role: user.role, iat_ms: now })
+  return new SignJWT({ tid: user.tenant_id, role: user.role, gen: user.sessions_valid_after_ms })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuer(ISSUER)
     .setAudience(AUDIENCE)
@@ -65,7 +70,8 @@ export async function verifySessionToken(ctx: GatewayContext, token: string): Pr
   try {
     const { payload } = await jwtVerify(token, sessionKey(ctx), { issuer: ISSUER, audience: AUDIENCE, algorithms: ['HS256'] });
     if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string' || (payload.role !== 'admin' && payload.role !== 'member')) return null;
-    return { userId: payload.sub, tenantId: payload.tid, role: payload.role, issuedAtMs: typeof payload.iat_ms === 'number' ? payload.iat_ms : (payload.iat ?? 0) * 1000 };
+    if (typeof payload.gen !== 'number') return null;
+    return { userId: payload.sub, tenantId: payload.tid, role: payload.role, generation: payload.gen };
   } catch {
     return null;
   }
@@ -73,13 +79,15 @@ export async function verifySessionToken(ctx: GatewayContext, token: string): Pr
 
 /**
  * A signed-in user for one request: the JWT must verify, the account must exist and be enabled, and the token
- * must be newer than the last password change or reset (checked against the database each time).
+ * must belong to the account's current session generation (checked against the database each time). A password
+ * change or reset starts a new generation, so every session issued before it fails, whatever the clocks of the
+ * replicas that issued and check it say.
  */
 export async function resolveSession(ctx: GatewayContext, token: string): Promise<User | null> {
   const claims = await verifySessionToken(ctx, token);
   if (!claims) return null;
   const user = await getUser(ctx.db, claims.tenantId, claims.userId);
-  if (!user || user.disabled_at || claims.issuedAtMs < user.sessions_valid_after_ms) return null;
+  if (!user || user.disabled_at || claims.generation !== user.sessions_valid_after_ms) return null;
   return user;
 }
 
@@ -90,25 +98,23 @@ export interface LoginResult {
   user: User;
 }
 
-async function startSession(ctx: GatewayContext, user: User): Promise<LoginResult> {
+/** E-mail and password in, a session out; every failure is the same 401 so accounts cannot be enumerated. */
+export async function login(ctx: GatewayContext, email: string, password: string): Promise<LoginResult> {
+  const wrong = () => AppError.unauthorized('the e-mail address or password is wrong');
+  const found = await userForLogin(ctx.db, email.trim());
+  const ok = await argonVerify(found?.password_hash ?? (await timingDummy()), password).catch(() => false);
+  if (!found || !ok || found.disabled) throw wrong();
+  // The password was checked outside any transaction (hashing is slow). The refresh token is written only if
+  // that password is still the account's, and the session generation is read in the same statement: a password
+  // change that commits while this login runs either ends this session too or makes the login fail.
   const refreshToken = mintSecret(REFRESH_TOKEN_PREFIX);
-  await insertRefreshToken(ctx.db, user.tenant_id, {
+  const user = await insertRefreshTokenIfPassword(ctx.db, found.tenant_id, found.user_id, found.password_hash, {
     token_id: newId('rtk'),
-    user_id: user.user_id,
     token_hash: sha256Hex(refreshToken),
     expires_at: new Date(Date.now() + ctx.config.sessions.refreshTtlSeconds * 1000).toISOString(),
   });
+  if (!user) throw wrong();
   return { token: await issueSessionToken(ctx, user), expiresIn: ctx.config.sessions.ttlSeconds, refreshToken, user };
-}
-
-/** E-mail and password in, a session out; every failure is the same 401 so accounts cannot be enumerated. */
-export async function login(ctx: GatewayContext, email: string, password: string): Promise<LoginResult> {
-  const found = await userForLogin(ctx.db, email.trim());
-  const ok = await argonVerify(found?.password_hash ?? (await timingDummy()), password).catch(() => false);
-  if (!found || !ok || found.disabled) throw AppError.unauthorized('the e-mail address or password is wrong');
-  const user = await getUser(ctx.db, found.tenant_id, found.user_id);
-  if (!user) throw AppError.unauthorized('the e-mail address or password is wrong');
-  return startSession(ctx, user);
 }
 
 export type RefreshOutcome = { ok: true; token: string; expiresIn: number } | { ok: false };
@@ -119,7 +125,9 @@ export async function refresh(ctx: GatewayContext, refreshToken: string): Promis
   const hash = sha256Hex(refreshToken);
   const row = await refreshTokenByHash(ctx.db, hash);
   if (!row || !digestsEqual(row.token_hash, hash) || row.revoked || row.expires_at_ms <= Date.now()) return { ok: false };
-  const user = await getUser(ctx.db, row.tenant_id, row.user_id);
+  // The token's validity and the account's session generation come from one statement: a refresh racing a
+  // password change gets either nothing or a session of the old generation, which the change has ended.
+  const user = await userOfLiveRefreshToken(ctx.db, row.tenant_id, row.token_id);
   if (!user || user.disabled_at) return { ok: false };
   return { ok: true, token: await issueSessionToken(ctx, user), expiresIn: ctx.config.sessions.ttlSeconds };
 }
@@ -134,7 +142,7 @@ export async function logout(ctx: GatewayContext, refreshToken: string): Promise
 export async function changePassword(ctx: GatewayContext, user: User, oldPassword: string, newPassword: string): Promise<'ok' | 'wrong_password'> {
   const current = await getPasswordHash(ctx.db, user.tenant_id, user.user_id);
   if (!current || !(await argonVerify(current, oldPassword).catch(() => false))) return 'wrong_password';
-  await replacePassword(ctx.db, user.tenant_id, user.user_id, await hashPassword(newPassword), Date.now());
+  await replacePassword(ctx.db, user.tenant_id, user.user_id, await hashPassword(newPassword));
   return 'ok';
 }
 
@@ -143,6 +151,6 @@ export async function resetPassword(ctx: GatewayContext, tenantId: string, email
   const user = await getUserByEmail(ctx.db, tenantId, email);
   if (!user) return null;
   const password = randomBase62(20);
-  await replacePassword(ctx.db, tenantId, user.user_id, await hashPassword(password), Date.now());
+  await replacePassword(ctx.db, tenantId, user.user_id, await hashPassword(password));
   return { user, password };
 }

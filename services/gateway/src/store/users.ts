@@ -11,9 +11,11 @@ export interface User {
   created_at: string;
 }
 
-const COLS = 'user_id, tenant_id, email, role, sessions_valid_after, disabled_at, created_at';
+/** The columns `toUser` reads (unqualified: only for queries where `gateway.users` is the only table). */
+export const USER_COLS = 'user_id, tenant_id, email, role, sessions_valid_after, disabled_at, created_at';
+const COLS = USER_COLS;
 
-function toUser(r: Record<string, unknown>): User {
+export function toUser(r: Record<string, unknown>): User {
   return {
     user_id: String(r.user_id),
     tenant_id: String(r.tenant_id),
@@ -66,15 +68,20 @@ export async function getPasswordHash(db: Db, tenantId: string, userId: string):
 }
 
 /**
- * Sets a new password hash and invalidates every session and refresh token issued so far, in one transaction.
- * `validAfterMs` is the instant from which session JWTs are accepted again.
+ * Sets a new password hash and ends every session and refresh token issued so far, in one transaction: the
+ * refresh tokens are revoked and `sessions_valid_after` moves on. That column is the account's session
+ * generation: session JWTs carry the value they were issued under and are accepted only while it is current.
+ * It is taken from the database clock and always moves by at least 2 ms (whole milliseconds, so the value a
+ * client reads back is exact), so two changes never share a generation.
  */
-export async function replacePassword(db: Db, tenantId: string, userId: string, passwordHash: string, validAfterMs: number): Promise<boolean> {
+export async function replacePassword(db: Db, tenantId: string, userId: string, passwordHash: string): Promise<boolean> {
   return db.withTenant(tenantId, async (sql) => {
     const r = await sql.query(
-      `UPDATE gateway.users SET password_hash = $3, sessions_valid_after = to_timestamp($4::double precision / 1000.0)
+      `UPDATE gateway.users
+          SET password_hash = $3,
+              sessions_valid_after = date_trunc('milliseconds', greatest(clock_timestamp(), sessions_valid_after + interval '2 milliseconds'))
         WHERE tenant_id = $1 AND user_id = $2`,
-      [tenantId, userId, passwordHash, validAfterMs],
+      [tenantId, userId, passwordHash],
     );
     await sql.query(`UPDATE gateway.refresh_tokens SET revoked_at = now() WHERE tenant_id = $1 AND user_id = $2 AND revoked_at IS NULL`, [tenantId, userId]);
     return r.rowCount > 0;
