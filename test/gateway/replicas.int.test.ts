@@ -40,6 +40,31 @@ describe('two gateway processes sharing PostgreSQL and Redis', () => {
     }
   });
 
+  it('rejects a key revoked through the portal route on one process on the other at once, every time', async () => {
+    const email = `admin-${uid()}@example.test`;
+    const password = 'a long enough password';
+    expect((await adminCall(one, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email, password, role: 'admin' })).status).toBe(201);
+    const login = await http(one.publicUrl, 'POST', '/api/auth/login', { body: { email, password } });
+    expect(login.status).toBe(200);
+    const portal = { authorization: `Bearer ${login.json.token}` };
+    for (let i = 0; i < 10; i++) {
+      const created = await http(one.publicUrl, 'POST', '/api/v1/api-keys', { headers: portal, body: { type: 'live', name: `portal-${i}` } });
+      expect(created.status).toBe(201);
+      const key = created.json.key as string;
+      // Both processes hold the key in their caches (long-lived on purpose in this suite).
+      expect((await ping(one, key)).status).toBe(200);
+      expect((await ping(two, key)).status).toBe(200);
+      const [via, other] = i % 2 === 0 ? [one, two] : [two, one];
+      const revoked = await http(via.publicUrl, 'DELETE', `/api/v1/api-keys/${created.json.key_id}`, { headers: portal });
+      expect(revoked.status).toBe(200);
+      expect(revoked.json.status).toBe('revoked');
+      const after = await ping(other, key);
+      expect({ i, status: after.status }).toEqual({ i, status: 401 });
+      expect(after.json.error.message).toMatch(/revoked/);
+      expect((await ping(via, key)).status).toBe(401);
+    }
+  });
+
   it('ends a rotated key without overlap on the other process at once', async () => {
     const k = await makeKey(one, t.tenantId, {});
     expect((await ping(two, k.key)).status).toBe(200);

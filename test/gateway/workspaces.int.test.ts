@@ -1,0 +1,131 @@
+import { freshDatabase, type TestDatabase } from '../support/infra';
+import { http, makeKey, makeTenant, startEcho, startGateway, uid, type EchoUpstream, type GatewayUnderTest, type TenantFixture } from './harness';
+
+jest.setTimeout(120_000);
+
+describe('gateway workspaces: the list wrapper, the active workspace, workspace-pinned keys', () => {
+  let database: TestDatabase;
+  let g: GatewayUnderTest;
+  let echo: EchoUpstream;
+  let t: TenantFixture;
+  const as = (key: string) => ({ 'x-api-key': key });
+
+  /** The memory a forwarded memory request acts on, as the upstream sees it in the signed identity. */
+  async function memoryOfSearch(key: string, query = ''): Promise<{ status: number; memory_id?: string; workspace_id?: string }> {
+    const r = await http(g.publicUrl, 'POST', `/api/v1/memory/search${query}`, { headers: as(key), body: { query: 'q' } });
+    if (r.status !== 200) return { status: r.status };
+    const identity = await g.signer.verify(String(r.json.headers['x-lore-identity']));
+    return { status: 200, memory_id: identity.memory_id, workspace_id: identity.workspace_id };
+  }
+
+  beforeAll(async () => {
+    database = await freshDatabase('lore_gwws');
+    echo = await startEcho();
+    g = await startGateway(database, { upstreams: { graph: echo.url } }, { redisPrefix: `gwws:${uid()}:` });
+    t = await makeTenant(g);
+  });
+  afterAll(async () => {
+    await g?.close();
+    await echo?.close();
+    await database?.drop();
+  });
+
+  it('lists workspaces in the spec 1 wrapper: workspaces, active_workspace_id, default_workspace_id', async () => {
+    const r = await http(g.publicUrl, 'GET', '/api/v1/workspaces', { headers: as(t.key) });
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.json).sort()).toEqual(['active_workspace_id', 'default_workspace_id', 'workspaces']);
+    expect(r.json.workspaces).toHaveLength(1);
+    const [ws] = r.json.workspaces;
+    expect(Object.keys(ws).sort()).toEqual(['is_default', 'name', 'primary_memory_id', 'slug', 'workspace_id']);
+    expect(ws).toEqual({
+      workspace_id: expect.any(String),
+      name: expect.any(String),
+      slug: expect.stringMatching(/^[a-z0-9-]+$/),
+      is_default: true,
+      primary_memory_id: expect.any(String),
+    });
+    expect(ws.workspace_id.length).toBeGreaterThan(0);
+    expect(ws.primary_memory_id.length).toBeGreaterThan(0);
+    // A new tenant's default workspace is also the active one.
+    expect(r.json.default_workspace_id).toBe(ws.workspace_id);
+    expect(r.json.active_workspace_id).toBe(ws.workspace_id);
+  });
+
+  it('switches the active workspace; a request naming no memory then uses the new active workspace\'s memory', async () => {
+    const tenant = await makeTenant(g);
+    const before = await memoryOfSearch(tenant.key);
+    expect(before).toEqual({ status: 200, memory_id: tenant.memoryId, workspace_id: tenant.workspaceId });
+
+    const created = await http(g.publicUrl, 'POST', '/api/v1/workspaces', { headers: as(tenant.key), body: { name: `Research ${uid()}` } });
+    expect(created.status).toBe(201);
+    const second = created.json;
+    expect(second).toMatchObject({ is_default: false, workspace_id: expect.any(String), primary_memory_id: expect.any(String) });
+    expect(second.primary_memory_id).not.toBe(tenant.memoryId);
+    // Creating a workspace does not switch to it.
+    expect((await memoryOfSearch(tenant.key)).memory_id).toBe(tenant.memoryId);
+
+    const activated = await http(g.publicUrl, 'POST', `/api/v1/workspaces/${second.workspace_id}/activate`, { headers: as(tenant.key) });
+    expect(activated.status).toBe(200);
+    expect(activated.json.active_workspace_id).toBe(second.workspace_id);
+    expect(activated.json.default_workspace_id).toBe(tenant.workspaceId);
+    expect(activated.json.workspaces.map((w: { workspace_id: string; is_default: boolean }) => [w.workspace_id, w.is_default]).sort()).toEqual(
+      [[tenant.workspaceId, true], [second.workspace_id, false]].sort(),
+    );
+    const listed = await http(g.publicUrl, 'GET', '/api/v1/workspaces', { headers: as(tenant.key) });
+    expect(listed.json).toEqual(activated.json);
+
+    // No memory named: the active workspace's primary memory.
+    expect(await memoryOfSearch(tenant.key)).toEqual({ status: 200, memory_id: second.primary_memory_id, workspace_id: second.workspace_id });
+    // Naming one still works, and projects follow the active workspace too.
+    expect(await memoryOfSearch(tenant.key, `?memory_id=${tenant.memoryId}`)).toEqual({ status: 200, memory_id: tenant.memoryId, workspace_id: tenant.workspaceId });
+    const project = await http(g.publicUrl, 'POST', '/api/v1/projects', { headers: as(tenant.key), body: { name: `In second ${uid()}` } });
+    expect(project.status).toBe(201);
+    expect(project.json.workspace_id).toBe(second.workspace_id);
+
+    // And back.
+    expect((await http(g.publicUrl, 'POST', `/api/v1/workspaces/${tenant.workspaceId}/activate`, { headers: as(tenant.key) })).status).toBe(200);
+    expect(await memoryOfSearch(tenant.key)).toEqual({ status: 200, memory_id: tenant.memoryId, workspace_id: tenant.workspaceId });
+  });
+
+  it('keeps a key pinned to one workspace out of every other workspace: its projects and memory are 404', async () => {
+    const tenant = await makeTenant(g);
+    const other = await http(g.publicUrl, 'POST', '/api/v1/workspaces', { headers: as(tenant.key), body: { name: `Other ${uid()}` } });
+    expect(other.status).toBe(201);
+    const otherWs = other.json.workspace_id as string;
+    const otherMemory = other.json.primary_memory_id as string;
+    const inOther = await http(g.publicUrl, 'POST', `/api/v1/projects?workspace_id=${otherWs}`, { headers: as(tenant.key), body: { name: `Theirs ${uid()}` } });
+    expect(inOther.status).toBe(201);
+    expect(inOther.json.workspace_id).toBe(otherWs);
+    const inHome = await http(g.publicUrl, 'POST', '/api/v1/projects', { headers: as(tenant.key), body: { name: `Ours ${uid()}` } });
+    expect(inHome.json.workspace_id).toBe(tenant.workspaceId);
+
+    const pinned = await makeKey(g, tenant.tenantId, { workspace_id: tenant.workspaceId });
+    const h = as(pinned.key);
+    // Its own workspace works.
+    expect((await http(g.publicUrl, 'GET', `/api/v1/projects/${inHome.json.project_id}`, { headers: h })).status).toBe(200);
+    expect(await memoryOfSearch(pinned.key)).toEqual({ status: 200, memory_id: tenant.memoryId, workspace_id: tenant.workspaceId });
+    const list = await http(g.publicUrl, 'GET', '/api/v1/workspaces', { headers: h });
+    expect(list.json.workspaces.map((w: { workspace_id: string }) => w.workspace_id)).toEqual([tenant.workspaceId]);
+    const projects = await http(g.publicUrl, 'GET', '/api/v1/projects', { headers: h });
+    expect(projects.json.projects.map((p: { project_id: string }) => p.project_id)).toEqual([inHome.json.project_id]);
+
+    // The other workspace's project and memory, however named, do not exist for it.
+    const refused: Array<[string, string, string]> = [
+      ['GET', `/api/v1/projects/${inOther.json.project_id}`, 'project by id'],
+      ['GET', `/api/v1/projects/${inOther.json.project_id}?workspace_id=${otherWs}`, 'project with its workspace'],
+      ['GET', `/api/v1/projects?workspace_id=${otherWs}`, 'project list of the workspace'],
+      ['POST', `/api/v1/memory/search?memory_id=${otherMemory}`, 'memory by id'],
+      ['POST', `/api/v1/memory/search?workspace_id=${otherWs}`, 'memory of the workspace'],
+      ['POST', `/api/v1/memory/ingest?memory_id=${otherMemory}`, 'ingest into the memory'],
+      ['POST', `/api/v1/workspaces/${otherWs}/activate`, 'activating the workspace'],
+    ];
+    for (const [method, path, label] of refused) {
+      const r = await http(g.publicUrl, method, path, { headers: h, body: method === 'POST' ? { query: 'q' } : undefined });
+      expect({ label, status: r.status }).toEqual({ label, status: 404 });
+    }
+    // Switching the tenant's active workspace does not move a pinned key.
+    expect((await http(g.publicUrl, 'POST', `/api/v1/workspaces/${otherWs}/activate`, { headers: as(tenant.key) })).status).toBe(200);
+    expect(await memoryOfSearch(pinned.key)).toEqual({ status: 200, memory_id: tenant.memoryId, workspace_id: tenant.workspaceId });
+    expect((await http(g.publicUrl, 'GET', `/api/v1/projects/${inOther.json.project_id}`, { headers: h })).status).toBe(404);
+  });
+});
