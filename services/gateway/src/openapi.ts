@@ -37,7 +37,8 @@ const keyErrors = {
 const sessionErrors = {
   '401': err('no valid portal session'),
   '403': err('the signed-in user is not an administrator'),
-  '404': err('unknown id, another tenant\'s resource, or the route was called with an API key'),
+  '404': err('unknown id, another tenant\'s resource, or the route was called with an API key or OAuth token (in x-api-key or as the bearer)'),
+  '429': err('per-user rate limit; see Retry-After and RateLimit-* headers'),
 };
 const bodyErrors = {
   '400': err('malformed JSON or invalid fields (every issue listed in `error.details`)'),
@@ -124,13 +125,13 @@ export function gatewayOpenApi(extraPaths: Record<string, Json> = {}): Json {
       '/api/password/change-password': {
         post: {
           operationId: 'changePassword', security: SESSION, requestBody: body(changePasswordBody),
-          responses: { '200': json(z.object({}), 'changed; every session of the account ends'), '400': json(detailView, 'wrong current password'), '401': json(detailView, 'not signed in'), '413': err('body larger than the limit'), '422': json(validationErrorView, 'invalid body') },
+          responses: { '200': json(z.object({}), 'changed; every session of the account ends'), '400': json(detailView, 'wrong current password'), '401': json(detailView, 'not signed in'), '413': err('body larger than the limit'), '422': json(validationErrorView, 'invalid body'), '429': json(detailView, 'per-user rate limit; see Retry-After and RateLimit-* headers') },
         },
       },
       '/api/password/reset_password': {
         post: {
           operationId: 'resetPassword', security: SESSION, requestBody: body(userResetBody),
-          responses: { '200': json(userResetResponse, 'a temporary password, shown once'), '401': json(detailView, 'not signed in'), '403': json(detailView, 'administrators only'), '404': json(detailView, 'no such user in the tenant'), '413': err('body larger than the limit'), '422': json(validationErrorView, 'invalid body') },
+          responses: { '200': json(userResetResponse, 'a temporary password, shown once'), '401': json(detailView, 'not signed in'), '403': json(detailView, 'administrators only'), '404': json(detailView, 'no such user in the tenant'), '413': err('body larger than the limit'), '422': json(validationErrorView, 'invalid body'), '429': json(detailView, 'per-user rate limit; see Retry-After and RateLimit-* headers') },
         },
       },
       ...extraPaths,
