@@ -24,6 +24,8 @@ export interface PublicRoute {
    * OAuth client, workspace): built from another tenant's ids, the call must answer 404.
    */
   namesResource: boolean;
+  /** Spec 2's password routes: errors are `{ detail }`, not the gateway's error object. */
+  detailErrors?: boolean;
 }
 
 /** The resources of one tenant that routes name. "Spare" ones exist to be consumed (deleted, rotated) once. */
@@ -35,9 +37,13 @@ export interface WorldIds {
   deliveryId: string;
   spareKeyIds: { rotate: string; revoke: string };
   spareOauthClientId: string;
+  /** A user of the tenant whose password an administrator may reset. */
+  resettableEmail: string;
 }
 
 export const WEBHOOK_URL = 'https://hooks.example.com/lore';
+/** The password of every user the suite creates. */
+export const PASSWORD = 'a long enough password';
 
 export function publicRoutes(ids: WorldIds): PublicRoute[] {
   const wh = `/api/v1/webhooks/${ids.webhookId}`;
@@ -85,6 +91,10 @@ export function publicRoutes(ids: WorldIds): PublicRoute[] {
     session('list oauth clients', 'GET', '/api/v1/oauth-clients'),
     session('create oauth client', 'POST', '/api/v1/oauth-clients', { body: { name: 'matrix', scopes: ['pages:read'], workspace_id: ids.workspaceId, project_id: ids.projectId }, namesResource: true }),
     session('revoke oauth client', 'DELETE', `/api/v1/oauth-clients/${ids.spareOauthClientId}`, { namesResource: true }),
+    // Spec 2's password routes. Changing a password ends the sessions of the account, so the suite's sanity call
+    // of this route uses a session of its own (see the suite).
+    session('change password', 'POST', '/api/password/change-password', { body: { old_password: PASSWORD, new_password: 'a different long password' }, detailErrors: true }),
+    session('reset password', 'POST', '/api/password/reset_password', { body: { user_email: ids.resettableEmail }, namesResource: true, detailErrors: true }),
     {
       name: 'oauth token', method: 'POST', path: '/api/v1/oauth/token', via: 'client', module: 'oauth', forwarded: false, namesResource: false,
       raw: { contentType: 'application/x-www-form-urlencoded', text: 'grant_type=client_credentials' },

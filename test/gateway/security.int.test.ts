@@ -1,7 +1,7 @@
 import { TRUST_HEADERS } from '@lore/runtime';
 import { freshDatabase, type TestDatabase } from '../support/infra';
 import { adminCall, jwtClaims, signSessionJwt, http, makeKey, makeTenant, startEcho, startGateway, uid, type EchoUpstream, type GatewayUnderTest, type TenantFixture } from './harness';
-import { WEBHOOK_URL, basic, credentialHeaders, credentialOf, mistype, otherModule, publicRoutes, wrongHeader, type Credentials, type PublicRoute, type WorldIds } from './routes';
+import { PASSWORD, WEBHOOK_URL, basic, credentialHeaders, credentialOf, mistype, otherModule, publicRoutes, wrongHeader, type Credentials, type PublicRoute, type WorldIds } from './routes';
 
 interface World {
   tenant: TenantFixture;
@@ -12,8 +12,6 @@ interface World {
   admin: { email: string; userId: string };
   routes: PublicRoute[];
 }
-
-const PASSWORD = 'a long enough password';
 
 jest.setTimeout(180_000);
 
@@ -91,6 +89,7 @@ describe('gateway security suite (every public route)', () => {
       deliveryId,
       spareKeyIds: { rotate: (await makeKey(g, tenant.tenantId, { name: 'spare' })).keyId, revoke: (await makeKey(g, tenant.tenantId, { name: 'spare' })).keyId },
       spareOauthClientId: (await oauthClient(admin.token, { scopes: ['pages:read'] })).id,
+      resettableEmail: (await user(tenant.tenantId, 'member')).email,
     };
     const client = await oauthClient(admin.token, { scopes: ['*:write'] });
     return {
@@ -113,7 +112,8 @@ describe('gateway security suite (every public route)', () => {
     echo = await startEcho();
     g = await startGateway(
       database,
-      { upstreams: { graph: echo.url, core: echo.url, agents: echo.url, mcp: echo.url }, rateLimit: { perSecond: 10_000, burst: 10_000 } },
+      // Many sign-ins from one address: the login throttle's default would refuse some.
+      { upstreams: { graph: echo.url, core: echo.url, agents: echo.url, mcp: echo.url }, rateLimit: { perSecond: 10_000, burst: 10_000 }, loginRateLimit: { perSecond: 100, burst: 200 } },
       { redisPrefix: `gwsec:${uid()}:` },
     );
     a = await world();
@@ -146,12 +146,13 @@ describe('gateway security suite (every public route)', () => {
   });
 
   it('covers every route the gateway registers on its public listener', () => {
-    // The router's own table (koa-router hangs itself on the middleware it returns). Login, refresh, logout and
-    // spec 2's password routes are not in the matrix: they have their own tests (credentials suite).
+    // The router's own table (koa-router hangs itself on the middleware it returns). Login, logout and
+    // spec 2's refresh route are not in the matrix: they take a password or the refresh cookie, no credential
+    // (credentials suite).
     type Layer = { path: string; methods: string[] };
     const mounted = g.gateway.publicApp.middleware.find((m) => 'router' in m) as unknown as { router: { stack: Layer[] } } | undefined;
     const registered = (mounted?.router.stack ?? [])
-      .filter((l) => !/^\/api\/(auth|password)\//.test(l.path))
+      .filter((l) => !l.path.startsWith('/api/auth/'))
       .flatMap((l) => l.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${l.path.replace(/:[a-z_]+/g, ':id')}`));
     const ownIds = new Set([a.ids.projectId, a.ids.workspaceId, a.ids.webhookId, a.ids.spareWebhookId, a.ids.deliveryId, a.ids.spareKeyIds.rotate, a.ids.spareKeyIds.revoke, a.ids.spareOauthClientId]);
     const covered = new Set(a.routes.filter((r) => !r.forwarded).map((r) => `${r.method} ${r.path.split('/').map((seg) => (ownIds.has(seg) ? ':id' : seg)).join('/')}`));
@@ -161,7 +162,9 @@ describe('gateway security suite (every public route)', () => {
 
   it('accepts the right credential on every route (sanity for the refusals below)', async () => {
     for (const route of a.routes) {
-      const r = await call(route, credentialHeaders(route, credentialOf(route, a.creds)));
+      // Changing a password ends the account's sessions: that call gets a user of its own.
+      const credential = route.name === 'change password' ? (await user(a.tenant.tenantId, 'member')).token : credentialOf(route, a.creds);
+      const r = await call(route, credentialHeaders(route, credential));
       expect({ route: route.name, ok: r.status < 300, status: r.status }).toEqual({ route: route.name, ok: true, status: r.status });
     }
   });
@@ -208,6 +211,10 @@ describe('gateway security suite (every public route)', () => {
           expect(r.json.error).toBe('invalid_client');
           continue;
         }
+        if (route.detailErrors) {
+          expect(typeof r.json.detail).toBe('string');
+          continue;
+        }
         expect(r.json.error.code).toBe('UNAUTHORIZED');
         expect(typeof r.json.error.request_id).toBe('string');
       }
@@ -224,6 +231,10 @@ describe('gateway security suite (every public route)', () => {
     for (const m of ['pages', 'projects']) tokenFor.set(m, await token(await oauthClient(a.creds.session, { scopes: [`${m}:write`] })));
     const member = await user(a.tenant.tenantId, 'member');
     for (const route of a.routes) {
+      if (route.name === 'change password') {
+        // Every signed-in user may change their own password: no role, scope or allowlist narrows it.
+        continue;
+      }
       if (route.via === 'session') {
         // Sessions carry no key scope and no IP allowlist: what narrows a user is the role, and these routes are
         // for administrators.
@@ -318,7 +329,8 @@ describe('gateway security suite (every public route)', () => {
         // routes take no workspace, memory or resource parameter (the tenant always comes from the session),
         // and the token endpoint issues tokens of the authenticated client's own tenant; a foreign client's
         // secret is a 401 (above).
-        expect(['list api keys', 'list oauth clients', 'oauth token']).toContain(route.name);
+        // Changing a password acts on the signed-in user's own account only.
+        expect(['list api keys', 'list oauth clients', 'oauth token', 'change password']).toContain(route.name);
         continue;
       }
       for (const [label, r, path] of attempts) {
@@ -337,6 +349,7 @@ describe('gateway security suite (every public route)', () => {
       const k = await http(g.publicUrl, 'GET', `/api/v1/api-keys/${keyId}`, { headers: asSession(b.creds.session) });
       expect({ keyId, status: k.json.status, replaced_by: k.json.replaced_by }).toEqual({ keyId, status: 'active', replaced_by: null });
     }
+    expect((await login(b.ids.resettableEmail)).token).toBeTruthy();
     const clients = await http(g.publicUrl, 'GET', '/api/v1/oauth-clients', { headers: asSession(b.creds.session) });
     expect(clients.json.oauth_clients.find((c: { client_id: string }) => c.client_id === b.ids.spareOauthClientId)).toMatchObject({ revoked_at: null });
     expect(clients.json.oauth_clients.map((c: { workspace_id: string | null }) => c.workspace_id)).not.toContain(a.tenant.workspaceId);
