@@ -111,6 +111,22 @@ describe('uploads through the gateway: every file type, OCR, limits', () => {
     expect(blobs.rows).toEqual([]);
   });
 
+  it('keeps the first 500,000 characters of a longer file, masked before the cut', async () => {
+    const who = h.identity(tenant);
+    const filler = 'The Linnet archive holds weekly notes. ';
+    // A card number across the 500,000-character cut: cutting before masking would keep "4111 1111" in clear.
+    const head = filler.repeat(Math.ceil(499_990 / filler.length)).slice(0, 499_990);
+    const up = await upload(who, 'long.txt', `${head} 4111 1111 1111 1111 closes the archive.`, 'text/plain');
+    expect(up.status).toBe(202);
+    const done = await settled(who, up.body.upload_id);
+    expect(done.status).toBe('completed');
+    const rows = await h.db.withTenant(tenant, (sql) => sql.query<{ content: string }>(`SELECT content FROM graph.documents WHERE doc_id = $1`, [done.doc_id]));
+    const content = rows.rows[0]!.content;
+    expect(content.length).toBeLessThanOrEqual(500_000);
+    expect(content.startsWith('The Linnet archive')).toBe(true);
+    expect(content).not.toMatch(/4111/);
+  });
+
   it('rejects requests without a file, and hides uploads of other tenants', async () => {
     const who = h.identity(tenant);
     const form = new FormData();

@@ -111,6 +111,20 @@ describe('DLP masking', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
+  it('masks before it cuts: a value across the cut is neither kept in part nor counted', () => {
+    const text = `${'x'.repeat(95)} 4111 1111 1111 1111 and more text after it`;
+    // Cutting first would keep "4111 1" in clear: no detector recognises half a card number.
+    expect(scanAndMask(text.slice(0, 100)).text).toContain('4111');
+    const r = scanAndMask(text, { maxChars: 100 });
+    expect(r.text).toBe(`${'x'.repeat(95)} `);
+    expect(r.matches).toBe(0);
+    const kept = scanAndMask(`mail a@ex.io then ${'y'.repeat(200)} card 4111 1111 1111 1111`, { maxChars: 60 });
+    expect(kept.text).toBe(`mail [REDACTED:email] then ${'y'.repeat(33)}`);
+    expect(kept.text.length).toBe(60);
+    expect(kept).toMatchObject({ matches: 1, kinds: { email: 1 } });
+    expect(scanAndMask('short a@ex.io', { maxChars: 100 }).text).toBe('short [REDACTED:email]');
+  });
+
   it('rejects numbers that fail their checksum', () => {
     expect(scanAndMask('card 4111 1111 1111 1112').matches).toBe(0);
     expect(scanAndMask('iban GB82 WEST 1234 5698 7654 33').matches).toBe(0);

@@ -299,17 +299,32 @@ const DETECTORS: Detector[] = [
   regexDetector('phone', /(?<![\w+.-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{1,4}(?:[\s.-]\d{2,10}){1,4}(?![\w-])|(?<![\w+])\+\d{8,15}\b/, { accept: isPhone }),
 ];
 
-/** Scans and masks; the returned text is the only form of the content that may leave the request. */
-export function scanAndMask(text: string): DlpResult {
+/**
+ * Text scanned past a cut, so a value that straddles the cut is still found whole and masked (a PEM block longer
+ * than this is masked to the end of the window anyway: an unterminated block counts to the end).
+ */
+const CUT_MARGIN = 16_384;
+
+/**
+ * Scans and masks; the returned text is the only form of the content that may leave the request.
+ *
+ * With `maxChars`, the result is cut to at most that many characters (an extracted upload longer than the
+ * content limit): the scan covers a margin past the cut, the cut never splits a mask, and only the values kept
+ * are counted. Cutting first and masking after would leave the kept half of a value that straddles the cut
+ * (the first digits of a card, the head of a token) in clear, as no detector recognises half a value.
+ */
+export function scanAndMask(text: string, options: { maxChars?: number } = {}): DlpResult {
+  const max = options.maxChars;
+  const source = max !== undefined && text.length > max ? text.slice(0, max + CUT_MARGIN) : text;
   const findings: Finding[] = [];
   DETECTORS.forEach((detector, priority) => {
-    for (const f of detector.find(text)) findings.push({ ...f, kind: detector.kind, priority });
+    for (const f of detector.find(source)) findings.push({ ...f, kind: detector.kind, priority });
   });
   // Highest priority first, then leftmost, then longest: accept a finding only if it overlaps nothing accepted.
   // `taken` marks the characters already masked; each detector's findings are disjoint, so the checks walk at
   // most (detectors × text length) characters in all, whatever the number of findings.
   findings.sort((a, b) => a.priority - b.priority || a.start - b.start || b.end - a.end);
-  const taken = new Uint8Array(text.length);
+  const taken = new Uint8Array(source.length);
   const accepted: Finding[] = [];
   for (const f of findings) {
     let free = true;
@@ -324,14 +339,22 @@ export function scanAndMask(text: string): DlpResult {
     accepted.push(f);
   }
   accepted.sort((a, b) => a.start - b.start);
+  const limit = max ?? Number.POSITIVE_INFINITY;
   const kinds: Partial<Record<DlpKind, number>> = {};
+  let matches = 0;
   let out = '';
   let cursor = 0;
   for (const f of accepted) {
-    out += text.slice(cursor, f.start) + maskToken(f.kind);
+    const plain = source.slice(cursor, f.start);
+    const token = maskToken(f.kind);
+    if (out.length + plain.length + token.length > limit) break;
+    out += plain + token;
     cursor = f.end;
     kinds[f.kind] = (kinds[f.kind] ?? 0) + 1;
+    matches += 1;
   }
-  out += text.slice(cursor);
-  return { text: out, matches: accepted.length, kinds };
+  // The rest up to the next unkept finding is plain text (no value in it), so it may be cut anywhere.
+  const nextFinding = accepted[matches]?.start ?? source.length;
+  out += source.slice(cursor, nextFinding).slice(0, Math.max(0, limit - out.length));
+  return { text: out, matches, kinds };
 }

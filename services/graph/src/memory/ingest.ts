@@ -35,6 +35,11 @@ export interface AcceptOptions {
   before?: (sql: Sql) => Promise<boolean>;
   /** Runs last in the transaction (e.g. to link the upload to its document). */
   after?: (sql: Sql, result: IngestResult) => Promise<void>;
+  /**
+   * Keep the first `maxContentChars` characters of a longer text instead of refusing it (text extracted from an
+   * upload); DLP masks before it cuts, so a value across the cut is not kept in part.
+   */
+  cutToLimit?: boolean;
 }
 
 /** A title that cannot leak: the given one or the first line of the masked text, both masked and bounded. */
@@ -53,7 +58,7 @@ function titleOf(masked: string, given: string | undefined): string {
  * `dlp_flagged` / `auto_routed` events are recorded. Either all of it happens or none.
  */
 export async function acceptDocument(deps: MemoryDeps, scope: MemoryScope, input: IngestInput, options: AcceptOptions): Promise<IngestResult | null> {
-  if (input.content.length > deps.config.maxContentChars) {
+  if (input.content.length > deps.config.maxContentChars && !options.cutToLimit) {
     throw new AppError('PAYLOAD_TOO_LARGE', `content exceeds ${deps.config.maxContentChars} characters`);
   }
   let text = input.content;
@@ -66,7 +71,7 @@ export async function acceptDocument(deps: MemoryDeps, scope: MemoryScope, input
     contentType = 'markdown';
   }
   if (!text.trim()) throw new AppError('VALIDATION_FAILED', 'content is empty', { details: [{ path: 'content', message: 'has no text' }] });
-  const dlp: DlpResult = scanAndMask(text);
+  const dlp: DlpResult = scanAndMask(text, options.cutToLimit ? { maxChars: deps.config.maxContentChars } : {});
   const title = titleOf(dlp.text, input.title ?? htmlTitle ?? undefined);
   const docId = newId('doc');
 

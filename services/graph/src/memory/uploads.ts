@@ -123,7 +123,6 @@ export async function processUpload(
       maxOcrImages: deps.config.maxOcrImages,
     });
     if (!extracted.text.trim()) throw new UnsupportedFileError('no text could be extracted from the file');
-    if (extracted.text.length > deps.config.maxContentChars) extracted.text = extracted.text.slice(0, deps.config.maxContentChars);
   } catch (err) {
     if (!(err instanceof UnsupportedFileError)) throw err;
     deps.metrics.uploads.inc({ kind: kind ?? 'unknown', result: 'failed' });
@@ -141,6 +140,8 @@ export async function processUpload(
       {
         source: 'upload',
         uploadId: upload.upload_id,
+        // A longer extracted text keeps its first maxContentChars characters, cut after masking.
+        cutToLimit: true,
         before: (sql) => claimEvent(sql, UPLOAD_CONSUMER, eventId),
         after: (sql, r) => setUploadStatus(sql, msg.tenant_id, upload.upload_id, 'indexing', { doc_id: r.doc_id, extractor: extracted.extractor, ocr: extracted.ocr }),
       },
