@@ -457,6 +457,33 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       expect(await usable((await signIn(reset.json.new_password)).token)).toBe(400);
     });
 
+    it('never leaves a sign-in with the old password alive when it races a password change', async () => {
+      // The sign-in starts at offsets spanning the change's own run (two argon2 computations and a commit), so
+      // in some rounds it reads the old hash before the change commits and finishes after it.
+      let signedInWithOldPassword = 0;
+      for (let offset = 0; offset <= 160; offset += 10) {
+        const userEmail = `race-${offset}-${uid()}@example.test`;
+        await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email: userEmail, password, role: 'member' });
+        const own = await http(g.publicUrl, 'POST', '/api/auth/login', { body: { email: userEmail, password } });
+        const change = http(g.publicUrl, 'POST', '/api/password/change-password', { headers: { authorization: `Bearer ${own.json.token}` }, body: { old_password: password, new_password: 'a changed passphrase' } });
+        const racer = sleep(offset).then(() => http(g.publicUrl, 'POST', '/api/auth/login', { body: { email: userEmail, password } }));
+        const [changed, raced] = await Promise.all([change, racer]);
+        expect(changed.status).toBe(200);
+        if (raced.status !== 200) {
+          expect(raced.status).toBe(401);
+          continue;
+        }
+        signedInWithOldPassword++;
+        const cookieHeader = String(raced.headers['set-cookie']).split(';')[0]!;
+        const refreshed = await http(g.publicUrl, 'POST', '/api/auth/refresh', { headers: { cookie: cookieHeader } });
+        expect({ offset, refresh: refreshed.status }).toEqual({ offset, refresh: 401 });
+        const used = await http(g.publicUrl, 'POST', '/api/password/change-password', { headers: { authorization: `Bearer ${raced.json.token}` }, body: { old_password: 'x', new_password: 'irrelevant passphrase' } });
+        expect({ offset, session: used.status }).toEqual({ offset, session: 401 });
+      }
+      // The early rounds sign in before the change commits: the property above was exercised.
+      expect(signedInWithOldPassword).toBeGreaterThan(0);
+    });
+
     it('ties a session to the password generation it was issued under, not to clocks', async () => {
       const userEmail = `clock-${uid()}@example.test`;
       await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email: userEmail, password, role: 'member' });
