@@ -132,6 +132,41 @@ export function describeDbContract(name: string, open: () => Promise<DbFixture>)
       expect(mine.rows).toEqual([{ id: 'x', body: 'mine' }]);
     });
 
+    it('runs a prepared statement like any other, again and again, in and out of tenant transactions', async () => {
+      const select = `SELECT id, body FROM ${schema}.notes WHERE id = ANY($1::text[]) ORDER BY id`;
+      await insertNote('t-prep', 'p1', 'one');
+      await insertNote('t-prep', 'p2', 'two');
+      for (let i = 0; i < 8; i++) {
+        const rows = await db.withTenant('t-prep', async (sql) => (await sql.query(select, [['p1', 'p2']], { prepare: true })).rows);
+        expect(rows).toEqual([
+          { id: 'p1', body: 'one' },
+          { id: 'p2', body: 'two' },
+        ]);
+        // The same prepared text sees only the tenant of its transaction, and nothing without one.
+        const other = await db.withTenant('t-prep-other', async (sql) => (await sql.query(select, [['p1']], { prepare: true })).rowCount);
+        expect(other).toBe(0);
+        expect((await db.query(select, [['p1']], { prepare: true })).rowCount).toBe(0);
+      }
+      const updated = await db.withTenant('t-prep', (sql) =>
+        sql.query(`UPDATE ${schema}.notes SET n = n + $2 WHERE id = $1`, ['p1', 5], { prepare: true }),
+      );
+      expect(updated.rowCount).toBe(1);
+    });
+
+    it('sets a tenant id with quotes and backslashes exactly as given, never as SQL', async () => {
+      const odd = `t-'); SET ROLE lore_owner; --\\'x`;
+      await insertNote(odd, 'q', 'quoted');
+      const seen = await db.withTenant(odd, async (sql) => ({
+        setting: (await sql.query<{ t: string }>(`SELECT current_setting('lore.tenant_id', true) AS t`)).rows[0]?.t,
+        role: (await sql.query<{ r: string }>(`SELECT current_user AS r`)).rows[0]?.r,
+        rows: (await sql.query<{ tenant_id: string }>(`SELECT tenant_id FROM ${schema}.notes`)).rows,
+      }));
+      expect(seen.setting).toBe(odd);
+      expect(seen.role).not.toBe(fx.ownerRole ?? '(no owner role)');
+      expect(seen.rows).toEqual([{ tenant_id: odd }]);
+      await expect(db.withTenant('t-\0', async () => 1)).rejects.toThrow();
+    });
+
     it('does not leak the tenant setting to the next transaction on the same connection', async () => {
       await insertNote('t-leak', 'n', 'secret');
       for (let i = 0; i < 5; i++) {

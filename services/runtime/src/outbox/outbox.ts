@@ -41,13 +41,11 @@ export async function enqueueOutbox(sql: Sql, msg: OutboxMessage): Promise<void>
   const value = JSON.stringify(msg.value);
   if (value === undefined) throw new Error('an outbox message needs a JSON-serialisable value');
   const headers = injectTraceHeaders({ ...msg.headers });
-  await sql.query(`INSERT INTO runtime.outbox (topic, key, event_id, value, headers) VALUES ($1, $2, $3, $4::jsonb, $5::jsonb)`, [
-    msg.topic,
-    msg.key,
-    msg.eventId,
-    value,
-    JSON.stringify(headers),
-  ]);
+  await sql.query(
+    `INSERT INTO runtime.outbox (topic, key, event_id, value, headers) VALUES ($1, $2, $3, $4::jsonb, $5::jsonb)`,
+    [msg.topic, msg.key, msg.eventId, value, JSON.stringify(headers)],
+    { prepare: true },
+  );
 }
 
 /**
@@ -58,6 +56,7 @@ export async function claimEvent(sql: Sql, consumer: string, eventId: string): P
   const r = await sql.query(
     `INSERT INTO runtime.processed_events (consumer, event_id) VALUES ($1, $2) ON CONFLICT (consumer, event_id) DO NOTHING`,
     [consumer, eventId],
+    { prepare: true },
   );
   return r.rowCount === 1;
 }
@@ -147,12 +146,13 @@ export class OutboxRelay {
   async drainOnce(): Promise<number> {
     let failure: unknown;
     const published = await this.db.tx(async (sql) => {
-      const lock = await sql.query<{ locked: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked`, [RELAY_LOCK]);
+      const lock = await sql.query<{ locked: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked`, [RELAY_LOCK], { prepare: true });
       if (!lock.rows[0]?.locked) return 0;
       const { rows } = await sql.query<OutboxRow>(
         `SELECT id, topic, key, event_id, value::text AS value, headers FROM runtime.outbox
           WHERE published_at IS NULL ORDER BY id LIMIT $1`,
         [this.batchSize],
+        { prepare: true },
       );
       const done: string[] = [];
       try {
@@ -169,7 +169,7 @@ export class OutboxRelay {
         failure = err;
       }
       if (done.length > 0) {
-        await sql.query(`UPDATE runtime.outbox SET published_at = now() WHERE id = ANY($1::bigint[])`, [done]);
+        await sql.query(`UPDATE runtime.outbox SET published_at = now() WHERE id = ANY($1::bigint[])`, [done], { prepare: true });
       }
       return done.length;
     });

@@ -3,9 +3,18 @@ export interface SqlResult<T> {
   rowCount: number;
 }
 
+export interface QueryOptions {
+  /**
+   * A hot statement with fixed text (it runs for every event or request): the adapter may keep it prepared per
+   * connection, so the server parses and plans it once instead of on every run. Only for text without inlined
+   * values: each distinct text becomes one prepared statement on every connection that runs it.
+   */
+  prepare?: boolean;
+}
+
 /** Anything that runs SQL: a pool, a transaction, an embedded database. */
 export interface Sql {
-  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<SqlResult<T>>;
+  query<T = Record<string, unknown>>(text: string, params?: unknown[], options?: QueryOptions): Promise<SqlResult<T>>;
 }
 
 /**
