@@ -10,6 +10,7 @@ function slowBus(delayMs: number): { bus: EventBus; sends: Array<{ topic: string
     kind: 'memory',
     ensureTopics: (t) => inner.ensureTopics(t),
     subscribe: (o, h) => inner.subscribe(o, h),
+    subscribeBatch: (o, h) => inner.subscribeBatch(o, h),
     ping: () => inner.ping(),
     close: () => inner.close(),
     async publish(topic: string, messages: OutgoingMessage[]) {

@@ -222,6 +222,64 @@ export function describeBusContract(name: string, open: () => Promise<BusFixture
       expect(await counterValue(fx.metrics, 'lore_bus_messages_consumed_total', topic)).toBe(3);
     });
 
+    it('hands a batch handler waiting messages of one partition together, in order, at most maxBatch at once', async () => {
+      const topic = await freshTopic();
+      // Published before the group starts, so they are all waiting when it does.
+      await bus.publish(topic, Array.from({ length: 40 }, (_, i) => ({ key: i % 2 === 0 ? 'even' : 'odd', value: String(i) })));
+      const batches: BusMessage[][] = [];
+      const s = await bus.subscribeBatch({ groupId: group('batch'), topics: [topic], fromBeginning: true, maxBatch: 8 }, async (ms) => {
+        batches.push(ms);
+      });
+      subscriptions.push(s);
+      await waitFor('40 messages', () => batches.flat().length >= 40, timeout);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(batches.flat()).toHaveLength(40);
+      for (const b of batches) {
+        expect(b.length).toBeGreaterThanOrEqual(1);
+        expect(b.length).toBeLessThanOrEqual(8);
+        expect(new Set(b.map((m) => `${m.topic}/${m.partition}`)).size).toBe(1);
+        const offsets = b.map((m) => BigInt(m.offset));
+        offsets.slice(1).forEach((o, i) => expect(o).toBeGreaterThan(offsets[i]!));
+      }
+      expect(batches.some((b) => b.length > 1)).toBe(true);
+      for (const key of ['even', 'odd']) {
+        const values = batches.flat().filter((m) => m.key === key).map((m) => Number(text(m)));
+        expect(values).toEqual(Array.from({ length: 20 }, (_, i) => 2 * i + (key === 'odd' ? 1 : 0)));
+      }
+      expect(await counterValue(fx.metrics, 'lore_bus_messages_consumed_total', topic)).toBe(40);
+    });
+
+    it('gives a failing batch handler the same messages again before anything behind them, and resumes after the last batch that succeeded', async () => {
+      const topic = await freshTopic();
+      const groupId = group('batch-retry');
+      await bus.publish(topic, Array.from({ length: 10 }, (_, i) => ({ key: 'one-key', value: String(i) })));
+      const calls: number[][] = [];
+      const done: number[] = [];
+      let failures = 0;
+      const s = await bus.subscribeBatch({ groupId, topics: [topic], fromBeginning: true, maxBatch: 4 }, async (ms) => {
+        const values = ms.map((m) => Number(text(m)));
+        calls.push(values);
+        if (values.includes(5) && ++failures <= 2) throw new Error('transient failure');
+        done.push(...values);
+      });
+      await waitFor('10 handled messages', () => done.length >= 10, timeout);
+      expect(done).toEqual(Array.from({ length: 10 }, (_, i) => i));
+      // The failed call was repeated with the same first message, and nothing after it ran in between.
+      const failed = calls.findIndex((c) => c.includes(5));
+      expect(calls[failed + 1]![0]).toBe(calls[failed]![0]);
+      expect(calls[failed + 2]![0]).toBe(calls[failed]![0]);
+      await s.stop();
+      await bus.publish(topic, [{ key: 'one-key', value: '10' }]);
+      const after: number[] = [];
+      const again = await bus.subscribeBatch({ groupId, topics: [topic], fromBeginning: true }, async (ms) => {
+        after.push(...ms.map((m) => Number(text(m))));
+      });
+      subscriptions.push(again);
+      await waitFor('the message published after the stop', () => after.length >= 1, timeout);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(after).toEqual([10]);
+    });
+
     it('answers ping', async () => {
       await expect(bus.ping()).resolves.toBeUndefined();
     });

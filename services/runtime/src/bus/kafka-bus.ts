@@ -5,12 +5,13 @@ import {
   logLevel as KafkaLogLevel,
   type Admin,
   type IHeaders,
+  type KafkaMessage,
   type LogEntry,
   type Producer,
 } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { BusMessage, EventBus, OutgoingMessage, SubscribeOptions, Subscription } from '../ports/event-bus';
+import type { BusMessage, EventBus, OutgoingMessage, SubscribeBatchOptions, SubscribeOptions, Subscription } from '../ports/event-bus';
 import { injectTraceHeaders, withExtractedContext } from '../telemetry/propagation';
 import { busMetrics, type BusMetrics } from './metrics';
 import { DEFAULT_HANDLER_RETRY, Sleeper, backoffMs, type HandlerRetry } from './retry';
@@ -108,7 +109,20 @@ export class KafkaBus implements EventBus {
     this.metrics.published.inc({ topic }, messages.length);
   }
 
-  async subscribe(options: SubscribeOptions, handler: (message: BusMessage) => Promise<void>): Promise<Subscription> {
+  subscribe(options: SubscribeOptions, handler: (message: BusMessage) => Promise<void>): Promise<Subscription> {
+    return this.join(options, { kind: 'each', handler });
+  }
+
+  subscribeBatch(options: SubscribeBatchOptions, handler: (messages: BusMessage[]) => Promise<void>): Promise<Subscription> {
+    return this.join(options, { kind: 'batch', handler, maxBatch: Math.max(1, Math.floor(options.maxBatch ?? 100)) });
+  }
+
+  private async join(
+    options: SubscribeOptions,
+    mode:
+      | { kind: 'each'; handler: (message: BusMessage) => Promise<void> }
+      | { kind: 'batch'; handler: (messages: BusMessage[]) => Promise<void>; maxBatch: number },
+  ): Promise<Subscription> {
     if (this.closed) throw new Error('bus is closed');
     const sleeper = new Sleeper();
     let stopping = false;
@@ -133,50 +147,80 @@ export class KafkaBus implements EventBus {
       });
     });
 
+    /**
+     * Runs `work` for the messages of one partition until it resolves. kafkajs heartbeats only between messages: a
+     * handler running past the session timeout (a slow webhook receiver, a large extraction) would get the member
+     * evicted and its partitions, these messages included, handed to another member. So heartbeat on a timer while
+     * the handler runs; a heartbeat refused during a rebalance is simply retried on the next tick. A handler that
+     * throws is retried in place with backoff; throwing out of here leaves the offsets uncommitted.
+     */
+    const untilHandled = async (
+      topic: string,
+      partition: number,
+      first: KafkaMessage,
+      count: number,
+      heartbeat: () => Promise<void>,
+      work: () => Promise<void>,
+    ): Promise<void> => {
+      const beat = setInterval(() => void heartbeat().catch(() => undefined), heartbeatMs);
+      try {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await work();
+            this.metrics.consumed.inc({ topic }, count);
+            return;
+          } catch (err) {
+            this.metrics.handlerFailures.inc({ topic });
+            // Throwing leaves the offset uncommitted: whoever owns the partition next gets the message again.
+            if (stopping) throw err;
+            const delayMs = backoffMs(this.retry, attempt);
+            this.logger.warn(
+              { err, topic, partition, offset: first.offset, messages: count, attempt, delay_ms: delayMs },
+              'event handler failed; retrying',
+            );
+            await sleeper.sleep(delayMs);
+            // Keeps the membership alive through long retries; throws during a rebalance, handing the message over.
+            await heartbeat();
+          }
+        }
+      } finally {
+        clearInterval(beat);
+      }
+    };
+
     await consumer.connect();
     await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning ?? false });
-    await consumer.run({
-      autoCommit: true,
-      partitionsConsumedConcurrently: this.opts.partitionsConsumedConcurrently ?? 4,
-      eachMessage: async ({ topic, partition, message, heartbeat }) => {
-        const msg: BusMessage = {
-          topic,
-          partition,
-          offset: message.offset,
-          key: message.key?.toString('utf8') ?? '',
-          value: message.value ?? Buffer.alloc(0),
-          headers: headersOf(message.headers),
-        };
-        // kafkajs heartbeats only between messages: a handler running past the session timeout (a slow webhook
-        // receiver, a large extraction) would get the member evicted and its partitions, this message included,
-        // handed to another member. So heartbeat on a timer while the handler runs; a heartbeat refused during a
-        // rebalance is simply retried on the next tick.
-        const beat = setInterval(() => void heartbeat().catch(() => undefined), heartbeatMs);
-        try {
-          for (let attempt = 1; ; attempt++) {
-            try {
-              await withExtractedContext(msg.headers, () => handler(msg));
-              this.metrics.consumed.inc({ topic });
-              return;
-            } catch (err) {
-              this.metrics.handlerFailures.inc({ topic });
-              // Throwing leaves the offset uncommitted: whoever owns the partition next gets the message again.
-              if (stopping) throw err;
-              const delayMs = backoffMs(this.retry, attempt);
-              this.logger.warn(
-                { err, topic, partition, offset: message.offset, attempt, delay_ms: delayMs },
-                'event handler failed; retrying',
-              );
-              await sleeper.sleep(delayMs);
-              // Keeps the membership alive through long retries; throws during a rebalance, handing the message over.
-              await heartbeat();
-            }
+    const partitionsConsumedConcurrently = this.opts.partitionsConsumedConcurrently ?? 4;
+    if (mode.kind === 'each') {
+      const handler = mode.handler;
+      await consumer.run({
+        autoCommit: true,
+        partitionsConsumedConcurrently,
+        eachMessage: async ({ topic, partition, message, heartbeat }) => {
+          const msg = toBusMessage(topic, partition, message);
+          await untilHandled(topic, partition, message, 1, heartbeat, () => withExtractedContext(msg.headers, () => handler(msg)));
+        },
+      });
+    } else {
+      const { handler, maxBatch } = mode;
+      await consumer.run({
+        autoCommit: true,
+        // Offsets are resolved chunk by chunk below, only after the handler resolved for the chunk.
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently,
+        eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+          const { topic, partition } = batch;
+          for (let i = 0; i < batch.messages.length; i += maxBatch) {
+            // A rebalance or a stop hands the rest of the fetched messages to the partition's next owner.
+            if (!isRunning() || isStale() || stopping) return;
+            const chunk = batch.messages.slice(i, i + maxBatch);
+            const messages = chunk.map((m) => toBusMessage(topic, partition, m));
+            await untilHandled(topic, partition, chunk[0]!, chunk.length, heartbeat, () => handler(messages));
+            resolveOffset(chunk[chunk.length - 1]!.offset);
           }
-        } finally {
-          clearInterval(beat);
-        }
-      },
-    });
+        },
+      });
+    }
 
     const timeoutMs = this.opts.joinTimeoutMs ?? 30_000;
     let timer: NodeJS.Timeout | undefined;
@@ -278,6 +322,17 @@ export class KafkaBus implements EventBus {
     else if (level === KafkaLogLevel.WARN) this.logger.warn(fields, message);
     else this.logger.debug(fields, message);
   }
+}
+
+function toBusMessage(topic: string, partition: number, message: KafkaMessage): BusMessage {
+  return {
+    topic,
+    partition,
+    offset: message.offset,
+    key: message.key?.toString('utf8') ?? '',
+    value: message.value ?? Buffer.alloc(0),
+    headers: headersOf(message.headers),
+  };
 }
 
 function headersOf(headers: IHeaders | undefined): Record<string, string> {

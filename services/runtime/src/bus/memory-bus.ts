@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { BusMessage, EventBus, OutgoingMessage, SubscribeOptions, Subscription } from '../ports/event-bus';
+import type { BusMessage, EventBus, OutgoingMessage, SubscribeBatchOptions, SubscribeOptions, Subscription } from '../ports/event-bus';
 import { injectTraceHeaders, withExtractedContext } from '../telemetry/propagation';
 import { busMetrics, type BusMetrics } from './metrics';
 import { DEFAULT_HANDLER_RETRY, Sleeper, backoffMs, type HandlerRetry } from './retry';
@@ -30,10 +30,13 @@ class PartitionLog {
 }
 
 type Handler = (message: BusMessage) => Promise<void>;
+type BatchHandler = (messages: BusMessage[]) => Promise<void>;
 
 interface Member {
   topics: Set<string>;
-  handler: Handler;
+  handler: BatchHandler;
+  /** Messages per handler call: 1 for `subscribe`. */
+  maxBatch: number;
   stopped: boolean;
   inFlight: Set<Promise<unknown>>;
 }
@@ -92,14 +95,23 @@ export class MemoryBus implements EventBus {
     this.wake();
   }
 
-  async subscribe(options: SubscribeOptions, handler: Handler): Promise<Subscription> {
+  subscribe(options: SubscribeOptions, handler: Handler): Promise<Subscription> {
+    // One message per call, run in the trace of its publisher.
+    return this.join(options, 1, ([message]) => withExtractedContext(message!.headers, () => handler(message!)));
+  }
+
+  subscribeBatch(options: SubscribeBatchOptions, handler: BatchHandler): Promise<Subscription> {
+    return this.join(options, Math.max(1, Math.floor(options.maxBatch ?? 100)), handler);
+  }
+
+  private async join(options: SubscribeOptions, maxBatch: number, handler: BatchHandler): Promise<Subscription> {
     if (this.closed) throw new Error('bus is closed');
     let group = this.groups.get(options.groupId);
     if (!group) {
       group = { members: [], offsets: new Map(), workers: new Set() };
       this.groups.set(options.groupId, group);
     }
-    const member: Member = { topics: new Set(options.topics), handler, stopped: false, inFlight: new Set() };
+    const member: Member = { topics: new Set(options.topics), handler, maxBatch, stopped: false, inFlight: new Set() };
     group.members.push(member);
     for (const topic of options.topics) {
       this.log(topic).forEach((log, p) => {
@@ -163,21 +175,21 @@ export class MemoryBus implements EventBus {
         await new Promise<void>((resolve) => this.waiters.add(resolve));
         continue;
       }
-      const stored = log.messages[offset - log.base]!;
-      const message: BusMessage = {
+      const count = Math.min(owner.maxBatch, log.end - offset);
+      const messages: BusMessage[] = log.messages.slice(offset - log.base, offset - log.base + count).map((stored, i) => ({
         topic,
         partition: p,
-        offset: String(offset),
+        offset: String(offset + i),
         key: stored.key,
         value: stored.value,
         headers: { ...stored.headers },
-      };
-      const run = withExtractedContext(message.headers, () => owner.handler(message));
+      }));
+      const run = owner.handler(messages);
       owner.inFlight.add(run);
       try {
         await run;
-        this.metrics.consumed.inc({ topic });
-        group.offsets.set(k, offset + 1);
+        this.metrics.consumed.inc({ topic }, count);
+        group.offsets.set(k, offset + count);
         attempt = 0;
         this.trim(topic, p);
       } catch (err) {

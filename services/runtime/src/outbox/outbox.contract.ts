@@ -123,6 +123,7 @@ export function describeOutboxContract(name: string, open: () => Promise<OutboxF
         kind: bus.kind,
         ensureTopics: (t) => bus.ensureTopics(t),
         subscribe: (o, h) => bus.subscribe(o, h),
+        subscribeBatch: (o, h) => bus.subscribeBatch(o, h),
         ping: () => bus.ping(),
         close: () => bus.close(),
         publish: async (t: string, m: OutgoingMessage[]) => {
