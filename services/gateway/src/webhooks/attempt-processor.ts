@@ -178,10 +178,10 @@ export class AttemptProcessor {
     const attempt = delivery.attempts + 1;
     const outcome = await this.deps.db.withTenant(m.tenant_id, async (sql) => {
       // Two workers can only both get here if a lease expired mid-attempt; the claim lets exactly one record.
-      if (!(await claimEvent(sql, ATTEMPT_CONSUMER, attemptKey(m)))) return 'duplicate' as const;
       const recorded = await recordAttempt(
         sql,
         m.tenant_id,
+        { consumer: ATTEMPT_CONSUMER, key: attemptKey(m) },
         {
           deliveryId: delivery.id,
           subscriptionId: delivery.subscriptionId,

@@ -65,6 +65,9 @@ export interface WebhooksWorker {
   readonly running: boolean;
 }
 
+/** Domain events fanned out in one statement (per tenant) at most. */
+const FANOUT_MAX_BATCH = 100;
+
 /** Every topic the webhook pipeline reads or writes. */
 export const WEBHOOK_TOPICS: string[] = [TOPICS.events, TOPICS.webhookDeliveries, ...RETRY_TOPICS, TOPICS.webhookDead];
 
@@ -128,21 +131,24 @@ export function createWebhooksWorker(deps: WebhooksWorkerDeps): WebhooksWorker {
           throw err;
         });
       const plans: Array<{ group: string; topic: string; handler: (m: BusMessage) => Promise<void> }> = [
-        { group: 'fanout', topic: TOPICS.events, handler: (m) => fanOut.handle(m) },
         { group: 'deliveries', topic: TOPICS.webhookDeliveries, handler: attemptHandler },
         ...RETRY_TOPICS.map((topic, i) => ({ group: `retry.${RETRY_DELAYS_MS[i]! / 1000}s`, topic, handler: attemptHandler })),
       ];
       try {
-        subscriptions = await Promise.all(
-          plans.map((p) => deps.bus.subscribe({ groupId: `${config.groupIdPrefix}.${p.group}`, topics: [p.topic], fromBeginning }, p.handler)),
-        );
+        subscriptions = await Promise.all([
+          // The fan-out takes what waits in a partition of lore.events at once: one statement per tenant in it.
+          deps.bus.subscribeBatch({ groupId: `${config.groupIdPrefix}.fanout`, topics: [TOPICS.events], fromBeginning, maxBatch: FANOUT_MAX_BATCH }, (ms) =>
+            fanOut.handleBatch(ms),
+          ),
+          ...plans.map((p) => deps.bus.subscribe({ groupId: `${config.groupIdPrefix}.${p.group}`, topics: [p.topic], fromBeginning }, p.handler)),
+        ]);
       } catch (err) {
         abort.abort();
         client?.close();
         throw err;
       }
       running = true;
-      logger.info({ groups: plans.length, timeout_ms: config.deliveryTimeoutMs, allow_loopback: config.allowLoopback }, 'webhooks worker started');
+      logger.info({ groups: plans.length + 1, timeout_ms: config.deliveryTimeoutMs, allow_loopback: config.allowLoopback }, 'webhooks worker started');
     },
     async stop() {
       if (!running) return;

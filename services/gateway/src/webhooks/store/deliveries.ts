@@ -110,35 +110,53 @@ export interface EventForFanOut {
 export interface PendingFirstAttempt {
   id: string;
   subscriptionId: string;
+  eventId: string;
   cycle: number;
 }
 
 /**
- * Fan-out in one statement (it runs once per domain event, so round trips matter): when `create` is true, a
- * delivery is created for every enabled subscription of the tenant that wants the event kind from that workspace
- * (an existing one is kept); then every delivery of the event still waiting for the first attempt of its cycle is
- * returned, the new ones and any left from an earlier, interrupted fan-out. At most `limit` subscriptions.
+ * Fan-out of some events of one tenant in one statement (it runs for every domain event, so round trips matter):
+ * each event is claimed as `consumer` in `runtime.processed_events` (the marker `claimEvent` writes); for every
+ * event claimed now, a delivery is created for every enabled subscription of the tenant that wants the event kind
+ * from that workspace (at most `limit` per event, an existing one is kept). Returned: every delivery of these events
+ * still waiting for the first attempt of its cycle, the new ones and any left from an earlier, interrupted
+ * fan-out (an event claimed before, whose deliveries may not have been announced).
  */
-export async function fanOutEvent(sql: Sql, tenantId: string, e: EventForFanOut, create: boolean, limit: number): Promise<PendingFirstAttempt[]> {
-  const r = await sql.query<{ id: string; subscription_id: string; cycle: number }>(
-    `WITH subs AS (
-        SELECT id FROM gateway.webhook_subscriptions
-         WHERE $6::boolean AND tenant_id = $1 AND enabled AND events @> ARRAY[$3::text] AND (workspace_id IS NULL OR workspace_id = $4)
-         ORDER BY created_at, id LIMIT $7
+export async function fanOutEvents(sql: Sql, tenantId: string, consumer: string, events: EventForFanOut[], limit: number): Promise<PendingFirstAttempt[]> {
+  if (events.length === 0) return [];
+  const r = await sql.query<{ id: string; subscription_id: string; event_id: string; cycle: number }>(
+    `WITH ev AS (
+        SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS e(event_id, event, workspace_id, body)
+      ), claimed AS (
+        INSERT INTO runtime.processed_events (consumer, event_id) SELECT $6, event_id FROM ev
+        ON CONFLICT (consumer, event_id) DO NOTHING
+        RETURNING event_id
       ), created AS (
         INSERT INTO gateway.webhook_deliveries (id, tenant_id, subscription_id, event_id, event, body, status, next_attempt_at)
-        SELECT 'dlv_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 24), $1, subs.id, $2, $3, $5, 'pending', now() FROM subs
+        SELECT 'dlv_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 24), $1, subs.id, ev.event_id, ev.event, ev.body, 'pending', now()
+          FROM ev JOIN claimed ON claimed.event_id = ev.event_id
+          CROSS JOIN LATERAL (
+            SELECT s.id FROM gateway.webhook_subscriptions s
+             WHERE s.tenant_id = $1 AND s.enabled AND s.events @> ARRAY[ev.event] AND (s.workspace_id IS NULL OR s.workspace_id = ev.workspace_id)
+             ORDER BY s.created_at, s.id LIMIT $7
+          ) subs
         ON CONFLICT (subscription_id, event_id) DO NOTHING
-        RETURNING id, subscription_id, cycle
+        RETURNING id, subscription_id, event_id, cycle
       )
-      SELECT id, subscription_id, cycle FROM created
+      SELECT id, subscription_id, event_id, cycle FROM created
       UNION
-      SELECT id, subscription_id, cycle FROM gateway.webhook_deliveries
-       WHERE tenant_id = $1 AND event_id = $2 AND status = 'pending' AND next_step = 0
-      LIMIT $7`,
-    [tenantId, e.eventId, e.event, e.workspaceId, e.body, create, limit],
+      -- Events claimed earlier: deliveries left waiting by an interrupted fan-out. Looked up through the unique
+      -- (subscription_id, event_id) index, so the cost does not grow with the tenant's delivery history.
+      SELECT d.id, d.subscription_id, d.event_id, d.cycle
+        FROM ev
+        JOIN gateway.webhook_subscriptions s ON s.tenant_id = $1
+        JOIN gateway.webhook_deliveries d ON d.subscription_id = s.id AND d.event_id = ev.event_id
+       WHERE ev.event_id NOT IN (SELECT event_id FROM claimed)
+         AND d.tenant_id = $1 AND d.status = 'pending' AND d.next_step = 0`,
+    [tenantId, events.map((e) => e.eventId), events.map((e) => e.event), events.map((e) => e.workspaceId), events.map((e) => e.body), consumer, limit],
+    { prepare: true },
   );
-  return r.rows.map((row) => ({ id: String(row.id), subscriptionId: String(row.subscription_id), cycle: Number(row.cycle) }));
+  return r.rows.map((row) => ({ id: String(row.id), subscriptionId: String(row.subscription_id), eventId: String(row.event_id), cycle: Number(row.cycle) }));
 }
 
 export async function getDelivery(sql: Sql, tenantId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<DeliveryRow | null> {
@@ -266,6 +284,7 @@ export async function acquireLease(
       SELECT leased.*, ${SUBSCRIPTION_COLS.map((c) => `s.${c} AS s_${c}`).join(', ')}
         FROM leased JOIN gateway.webhook_subscriptions s ON s.id = leased.subscription_id AND s.tenant_id = leased.tenant_id`,
     [tenantId, deliveryId, cycle, step, leaseMs],
+    { prepare: true },
   );
   const row = r.rows[0];
   if (!row) return null;
@@ -310,13 +329,25 @@ export type DeliveryTransition =
   | { status: 'dead'; at: Date; reason: string };
 
 /**
- * Records an attempt and moves the delivery to its next state in one statement, provided the delivery is still
- * waiting for exactly this attempt (cycle and step); a success also ends the endpoint's dead-letter streak. Returns
- * false when the delivery moved on meanwhile (nothing is written then).
+ * Records an attempt and moves the delivery to its next state in one statement, provided `claim` is claimed now in
+ * `runtime.processed_events` (the marker `claimEvent` writes: exactly one record per attempt, even if two workers
+ * got this far) and the delivery is still waiting for exactly this attempt (cycle and step); a success also ends the
+ * endpoint's dead-letter streak. Returns false when the attempt was claimed before or the delivery moved on
+ * meanwhile (nothing but the claim is written then).
  */
-export async function recordAttempt(sql: Sql, tenantId: string, a: RecordedAttempt, t: DeliveryTransition): Promise<boolean> {
+export async function recordAttempt(
+  sql: Sql,
+  tenantId: string,
+  claim: { consumer: string; key: string },
+  a: RecordedAttempt,
+  t: DeliveryTransition,
+): Promise<boolean> {
   const r = await sql.query<{ updated: string }>(
-    `WITH moved AS (
+    `WITH claimed AS (
+        INSERT INTO runtime.processed_events (consumer, event_id) VALUES ($20, $21)
+        ON CONFLICT (consumer, event_id) DO NOTHING
+        RETURNING 1
+      ), moved AS (
         UPDATE gateway.webhook_deliveries SET
            status = $15,
            next_step = COALESCE($16, next_step),
@@ -329,7 +360,7 @@ export async function recordAttempt(sql: Sql, tenantId: string, a: RecordedAttem
            dead_reason = CASE WHEN $15 = 'dead' THEN $19 ELSE NULL END,
            lease_until = NULL,
            updated_at = now()
-         WHERE tenant_id = $1 AND id = $2 AND cycle = $6 AND next_step = $7
+         WHERE tenant_id = $1 AND id = $2 AND cycle = $6 AND next_step = $7 AND EXISTS (SELECT 1 FROM claimed)
         RETURNING id
       ), attempt AS (
         INSERT INTO gateway.webhook_attempts
@@ -363,7 +394,10 @@ export async function recordAttempt(sql: Sql, tenantId: string, a: RecordedAttem
       t.status === 'retrying' ? t.nextAttemptAt : null,
       t.status === 'retrying' ? null : t.at,
       t.status === 'dead' ? t.reason : null,
+      claim.consumer,
+      claim.key,
     ],
+    { prepare: true },
   );
   return Number(r.rows[0]?.updated ?? 0) === 1;
 }
