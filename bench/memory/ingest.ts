@@ -5,9 +5,13 @@
  * Baseline in the same run: the same measurement for documents sent one at a time on an idle service.
  * Target: p95 ≤ 2 s at 20 documents/s for 60 s.
  *
- *   npx tsx --conditions=lore-src bench/memory/ingest.ts [--rate 20] [--seconds 60]
+ *   npx tsx --conditions=lore-src bench/memory/ingest.ts [--rate 20] [--seconds 60] [--embedder hashed|local-model]
+ *
+ * `--embedder local-model` indexes with the local model (fetched by `scripts/fetch-model.sh`) instead of the
+ * hashed embedder.
  */
 import { TOPICS } from '@lore/contracts';
+import { defaultModelDir, LocalModelEmbedder } from '@lore/graph';
 import { arg, benchIdentity, percentile, post, startStack } from './common';
 
 const TARGET_P95_S = 2;
@@ -28,7 +32,8 @@ async function main(): Promise<void> {
   const seconds = Number(arg('seconds', '60'));
   const total = Math.round(rate * seconds);
   if (!(rate > 0 && rate <= 500 && seconds > 0 && seconds <= 600)) throw new Error('rate must be in (0, 500] and seconds in (0, 600]');
-  const stack = await startStack();
+  const embedder = arg('embedder', 'hashed') === 'local-model' ? await LocalModelEmbedder.load({ dir: defaultModelDir() }) : undefined;
+  const stack = await startStack({ embedder });
   const completed = new Map<string, number>();
   const sub = await stack.bus.subscribe({ groupId: `bench-ingest-${Date.now()}`, topics: [TOPICS.events] }, async (m) => {
     const e = JSON.parse(m.value.toString('utf8'));
@@ -93,6 +98,7 @@ async function main(): Promise<void> {
   } finally {
     await sub.stop();
     await stack.close();
+    await embedder?.close();
   }
 }
 
