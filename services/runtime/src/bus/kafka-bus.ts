@@ -266,7 +266,27 @@ export class KafkaBus implements EventBus {
    * published after `subscribe` resolved is delivered (kafkajs alone would pick "latest" only at its first fetch,
    * missing what was published in between).
    */
+  /**
+   * kafkajs' admin does not retry these offset calls on a retriable broker answer; right after a topic was created
+   * (or a broker restarted) its partitions may still be electing a leader (NOT_LEADER_FOR_PARTITION,
+   * LEADER_NOT_AVAILABLE). Retry with backoff, refreshing the topics' metadata between tries.
+   */
   private async startNewGroupAtEnd(groupId: string, topics: string[]): Promise<void> {
+    const retry: HandlerRetry = { initialMs: 100, maxMs: 2_000 };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.trySetNewGroupAtEnd(groupId, topics);
+      } catch (err) {
+        const retriable = (err as { retriable?: boolean }).retriable === true;
+        if (!retriable || attempt >= 10) throw err;
+        this.logger.debug({ err, group: groupId, attempt }, 'starting offsets not set yet; retrying');
+        await new Promise((resolve) => setTimeout(resolve, backoffMs(retry, attempt)));
+        await (await this.connectedAdmin()).fetchTopicMetadata({ topics }).catch(() => undefined);
+      }
+    }
+  }
+
+  private async trySetNewGroupAtEnd(groupId: string, topics: string[]): Promise<void> {
     const admin = await this.connectedAdmin();
     const committed = await admin.fetchOffsets({ groupId, topics });
     for (const { topic, partitions } of committed) {
