@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,10 +14,10 @@ interface Booted {
 }
 
 /** Starts `npm start`'s entry exactly as a newcomer would, on a free port, and waits for the ready line. */
-function boot(dataDir: string): Promise<Booted> {
+function boot(dataDir: string, env: Record<string, string> = {}): Promise<Booted> {
   const child = spawn(process.execPath, [join(ROOT, 'scripts', 'start-embedded.mjs')], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', LORE_OPS_PORT: '0', LORE_DATA_DIR: dataDir, LORE_LOG_LEVEL: 'warn', LORE_OCR: 'false' },
+    env: { ...process.env, PORT: '0', LORE_OPS_PORT: '0', LORE_DATA_DIR: dataDir, LORE_LOG_LEVEL: 'warn', LORE_OCR: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -110,9 +112,14 @@ describe('embedded mode', () => {
     }
   }, 150_000);
 
-  it('ingests and answers a cited search through the gateway', async () => {
-    const b = await boot(dataDir);
+  it('ingests and answers a cited search through the gateway, even when its ops port is taken', async () => {
+    // Something else already listens on the ops port: Lore still starts, says so, and serves its public port.
+    const squatter = createServer((_req, res) => res.end('not lore'));
+    await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
+    const taken = (squatter.address() as AddressInfo).port;
+    const b = await boot(dataDir, { LORE_OPS_PORT: String(taken) });
     try {
+      expect(b.output()).toContain('ops port in use');
       const { api_key: key } = JSON.parse(readFileSync(join(dataDir, 'dev-credentials.json'), 'utf8')) as { api_key: string };
       const headers = { 'x-api-key': key, 'content-type': 'application/json' };
       const ingest = await fetch(`${b.url}/api/v1/memory/ingest`, {
@@ -134,6 +141,7 @@ describe('embedded mode', () => {
       expect(answer!.answer).toMatch(/\[\d+\]/);
     } finally {
       await stop(b);
+      squatter.close();
     }
   }, 120_000);
 });

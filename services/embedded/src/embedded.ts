@@ -124,8 +124,14 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger): Pro
   if (config.LORE_OPS_PORT > 0) {
     const opsApp = createHttpApp({ service: 'ops', logger, metrics });
     opsApp.use(opsRouter(lifecycle, metrics).routes());
-    ops = await listen(opsApp, config.LORE_OPS_PORT, config.LORE_HOST);
-    lifecycle.onShutdown('ops server', () => ops!.close());
+    try {
+      ops = await listen(opsApp, config.LORE_OPS_PORT, config.LORE_HOST);
+      lifecycle.onShutdown('ops server', () => ops!.close());
+    } catch (err) {
+      // Probes and metrics are a convenience here: a busy port must not keep the newcomer's Lore from starting.
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+      logger.warn({ port: config.LORE_OPS_PORT }, 'ops port in use: probes and metrics are off (set LORE_OPS_PORT to another port, 0 for none)');
+    }
   }
 
   // The graph worker consumes ingest, uploads and the gateway's memory lifecycle messages (a memory deleted without
