@@ -62,14 +62,13 @@ beforeAll(async () => {
   // The first answer is a 200, but only after the deadline: it must not count.
   slow = await startReceiver(pki, (i) => (i === 0 ? { status: 200, delayMs: TIMEOUT_MS + 700 } : { status: 200 }));
 
-  for (const [name, receiver] of [['failing', failing], ['flaky', flaky], ['slow', slow]] as const) {
-    subs[name] = await subscribe(store.db, tenant, `${receiver.url}/${name}`);
-  }
-  // One event per receiver; each subscription only reacts to its own kind so every receiver gets exactly one.
-  const service = webhookService(store.db);
+  // One event per receiver; each subscription reacts only to its own kind from the start, so every receiver gets
+  // exactly one (a subscription still wanting every kind while the first event fans out would get that one too).
   const kinds = { failing: 'memory.ingest.completed', flaky: 'memory.entity.created', slow: 'memory.health.assessed' } as const;
+  for (const [name, receiver] of [['failing', failing], ['flaky', flaky], ['slow', slow]] as const) {
+    subs[name] = await subscribe(store.db, tenant, `${receiver.url}/${name}`, [kinds[name]]);
+  }
   for (const [name, kind] of Object.entries(kinds)) {
-    await service.update({ tenantId: tenant, workspaceId: null }, subs[name]!.id, { events: [kind] });
     events[name] = envelope(tenant, kind);
     await publishEvent(bus, events[name]!);
   }
