@@ -1,4 +1,6 @@
 import { Writable } from 'node:stream';
+import { context, trace } from '@opentelemetry/api';
+import { startTelemetry } from '../telemetry/setup';
 import { createLogger, isoTimestamp, redactSecrets, REDACTED } from './logger';
 
 function capture() {
@@ -67,6 +69,25 @@ describe('logger redaction', () => {
     logger.child({ request_id: 'r1' }).error('boom');
     await flush();
     expect(lines[0]).toMatchObject({ level: 'error', service: 'test', request_id: 'r1', msg: 'boom' });
+  });
+
+  it('adds the active trace to lines inside it only, never changing the logged object', async () => {
+    startTelemetry({}); // propagation only: an async context manager, no exporter
+    const { lines, logger } = capture();
+    const traced = trace.setSpanContext(context.active(), { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1 });
+    const obj = { op: 'x' };
+    context.with(traced, () => {
+      logger.info(obj, 'inside');
+      logger.info({ span_id: 'mine' }, 'own field wins');
+    });
+    logger.info(obj, 'outside');
+    await flush();
+    expect(lines[0]).toMatchObject({ op: 'x', msg: 'inside', trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', span_id: '00f067aa0ba902b7' });
+    expect(lines[1]).toMatchObject({ msg: 'own field wins', trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', span_id: 'mine' });
+    expect(lines[2]).toMatchObject({ op: 'x', msg: 'outside' });
+    expect(lines[2]).not.toHaveProperty('trace_id');
+    expect(lines[2]).not.toHaveProperty('span_id');
+    expect(obj).toEqual({ op: 'x' });
   });
 
   it('stamps ISO-8601 UTC times with milliseconds, matching Date#toISOString', () => {

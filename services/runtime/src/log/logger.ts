@@ -84,6 +84,17 @@ export function isoTimestamp(): string {
   return `,"time":"${stampPrefix}.${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z"`;
 }
 
+/** What the mixin returns outside any trace: one shared, empty, frozen object. */
+const NO_TRACE: Record<string, never> = Object.freeze({});
+
+/**
+ * pino's default merge copies every field of the logged object into the mixin's object, on every line; outside a
+ * trace there is nothing to add, so the logged object is used as it is (pino only reads it).
+ */
+function mergeTrace(logged: object, mixed: object): object {
+  return mixed === NO_TRACE ? logged : Object.assign(mixed, logged);
+}
+
 export interface LoggerConfig {
   level: string;
   service: string;
@@ -101,10 +112,11 @@ export function createLogger(config: LoggerConfig): Logger {
     // Every line carries the active trace so logs and traces join up.
     mixin() {
       const span = trace.getActiveSpan();
-      if (!span) return {};
+      if (!span) return NO_TRACE;
       const ctx = span.spanContext();
       return { trace_id: ctx.traceId, span_id: ctx.spanId };
     },
+    mixinMergeStrategy: mergeTrace,
   };
   return config.destination ? pino(options, config.destination) : pino(options);
 }
