@@ -35,10 +35,28 @@ describe('createHttpApp', () => {
     router.post('/echo', (ctx) => {
       ctx.body = { got: ctx.request.body };
     });
+    router.patch('/echo', (ctx) => {
+      ctx.body = { got: ctx.request.body };
+    });
+    router.delete('/echo', (ctx) => {
+      ctx.body = { got: ctx.request.body ?? null };
+    });
     router.get('/bound', (ctx) => {
       ctx.state.log = ctx.state.log.child({ tenant_id: 't_1' });
       ctx.state.log.info('inside');
       ctx.body = {};
+    });
+    router.get('/text', (ctx) => {
+      ctx.body = 'plain words';
+    });
+    router.get('/emptied', (ctx) => {
+      ctx.body = { dropped: true };
+      ctx.status = 204;
+    });
+    router.get('/circular', (ctx) => {
+      const body: Record<string, unknown> = {};
+      body.self = body;
+      ctx.body = body;
     });
     router.get('/conflict', () => {
       throw new AppError('CONFLICT', 'already there', { headers: { 'retry-after': '3' } });
@@ -126,6 +144,57 @@ describe('createHttpApp', () => {
     const big = await fetch(`${server.url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ a: 'x'.repeat(200) }) });
     expect(big.status).toBe(413);
     expect(((await big.json()) as { error: { code: string } }).error.code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('parses PATCH bodies too, and leaves bodies of other methods to the handler', async () => {
+    const json = { 'content-type': 'application/json' };
+    const patched = await fetch(`${server.url}/echo`, { method: 'PATCH', headers: json, body: '{"b":2}' });
+    expect(await patched.json()).toEqual({ got: { b: 2 } });
+    const tooBig = await fetch(`${server.url}/echo`, { method: 'PATCH', headers: json, body: JSON.stringify({ a: 'x'.repeat(200) }) });
+    expect(tooBig.status).toBe(413);
+    const deleted = await fetch(`${server.url}/echo`, { method: 'DELETE', headers: json, body: '{"c":3' });
+    expect(deleted.status).toBe(200);
+    expect(await deleted.json()).toEqual({ got: null });
+  });
+
+  it('counts each request once in the RED metrics, by method, route template and status', async () => {
+    const count = async (series: string) => {
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith(`lore_http_requests_total{${series},`));
+      return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+    };
+    const before = await count('method="GET",route="/items/:id",status="200"');
+    const notFound = await count('method="GET",route="unmatched",status="404"');
+    await fetch(`${server.url}/items/1`);
+    await fetch(`${server.url}/items/2`);
+    await fetch(`${server.url}/nope/at/all`);
+    expect(await count('method="GET",route="/items/:id",status="200"')).toBe(before + 2);
+    expect(await count('method="GET",route="unmatched",status="404"')).toBe(notFound + 1);
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    expect(text).toMatch(/lore_http_request_duration_seconds_bucket\{[^}]*route="\/items\/:id"[^}]*le="\+Inf"[^}]*\} \d+/);
+  });
+
+  it('answers JSON bodies with their type and exact length, and leaves other bodies, HEAD and empty statuses to Koa', async () => {
+    const json = await fetch(`${server.url}/items/caf%C3%A9`, { headers: { 'x-request-id': 'json-body-0001' } });
+    const text = await json.text();
+    expect(JSON.parse(text)).toEqual({ id: 'café', request_id: 'json-body-0001' });
+    expect(json.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(json.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+    const head = await fetch(`${server.url}/items/caf%C3%A9`, { method: 'HEAD', headers: { 'x-request-id': 'json-body-0001' } });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+    expect(await head.text()).toBe('');
+    const plain = await fetch(`${server.url}/text`);
+    expect(plain.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(await plain.text()).toBe('plain words');
+    const emptied = await fetch(`${server.url}/emptied`);
+    expect(emptied.status).toBe(204);
+    expect(await emptied.text()).toBe('');
+    lines.length = 0;
+    const circular = await fetch(`${server.url}/circular`, { headers: { 'x-request-id': 'circular-00001' } });
+    expect(circular.status).toBe(500);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(lines.find((l) => l.msg === 'response failed')).toMatchObject({ level: 'error', request_id: 'circular-00001' });
   });
 
   it('serves livez always, readyz from the checks and the lifecycle, and metrics with per-route series', async () => {

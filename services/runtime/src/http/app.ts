@@ -7,7 +7,7 @@ import type { Registry } from 'prom-client';
 import { AppError, errorBody, isAppError } from '../errors/app-error';
 import { createHttpMetrics } from '../metrics/registry';
 import type { Lifecycle } from '../lifecycle/lifecycle';
-import { traceContextMiddleware } from '../telemetry/http';
+import { inCallerTrace } from '../telemetry/http';
 
 export interface LoreState {
   requestId: string;
@@ -59,62 +59,105 @@ class RequestState {
   }
 }
 
+/** The methods whose bodies are parsed (the body parser's own default set); other requests never reach it. */
+const BODY_METHODS = ['POST', 'PUT', 'PATCH'];
+
 /**
  * The Koa app every Lore process uses: request ids, a child logger per request, access logs, RED metrics per
  * route template, body-size limits and one error mapping. Routes are added by the caller.
+ *
+ * All of it runs in one outer middleware (one async frame per request instead of one per concern): the caller's
+ * trace is continued first, then the request id, the timing, the body parser (called directly, and only for
+ * methods that carry a body), the error mapping, the RED metrics and the access line, and last a JSON body is
+ * sent (see `respondJson`).
  */
 export function createHttpApp(options: HttpAppOptions): LoreApp {
   const app = new Koa<LoreState>({ proxy: options.proxy ?? false });
   const http = createHttpMetrics(options.metrics);
   const limit = options.bodyLimitBytes ?? 1024 * 1024;
+  const logger = options.logger;
+  const parseBody =
+    options.parseBodies === false
+      ? undefined
+      : bodyParser({
+          parsedMethods: BODY_METHODS,
+          enableTypes: ['json', 'text', 'form'],
+          jsonLimit: limit,
+          textLimit: limit,
+          formLimit: limit,
+          encoding: 'utf-8',
+          onError: (err: Error & { status?: number; type?: string }) => {
+            if (err.status === 413 || err.type === 'entity.too.large') {
+              throw new AppError('PAYLOAD_TOO_LARGE', `request body exceeds ${limit} bytes`);
+            }
+            throw new AppError('BAD_REQUEST', 'request body is not valid JSON');
+          },
+        });
 
-  // First: the caller's trace (W3C traceparent) becomes this request's context, so every log line, outgoing call
-  // and published event of the request carries it, with or without the SDK exporting spans.
-  app.use(traceContextMiddleware());
-  app.use(async (ctx, next) => {
-    const incoming = ctx.get('x-request-id');
-    const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    const state = new RequestState(options.logger, requestId);
+  const handle = async (ctx: LoreContext, next: Koa.Next): Promise<void> => {
+    const incoming = ctx.req.headers['x-request-id'];
+    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const state = new RequestState(logger, requestId);
     ctx.state = state as unknown as LoreState;
-    ctx.set('x-request-id', requestId);
-    const start = process.hrtime.bigint();
+    ctx.res.setHeader('x-request-id', requestId);
+    const start = performance.now();
     try {
-      await next();
+      if (parseBody !== undefined && BODY_METHODS.includes(ctx.method)) await parseBody(ctx, next);
+      else await next();
     } catch (err) {
       respondWithError(ctx, err);
     } finally {
-      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+      const ms = performance.now() - start;
+      const method = ctx.method;
       const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
-      const labels = { method: ctx.method, route: String(route), status: String(ctx.status) };
-      http.requestDuration.observe(labels, seconds);
-      http.requestsTotal.inc(labels);
-      const line = { method: ctx.method, path: ctx.path, route, status: ctx.status, duration_ms: Math.round(seconds * 1e4) / 10 };
+      const status = ctx.res.statusCode;
+      http.observe(method, route, status, ms / 1000);
+      const durationMs = Math.round(ms * 10) / 10;
       // A handler that logged already made the request's child logger (it carries request_id and whatever the
       // handler bound); otherwise the base logger writes the id as a field and no child is built at all.
       const child = state.childIfMade();
-      if (child) child.info(line, 'request');
-      else options.logger.info({ request_id: requestId, ...line }, 'request');
+      if (child) child.info({ method, path: ctx.path, route, status, duration_ms: durationMs }, 'request');
+      else logger.info({ request_id: requestId, method, path: ctx.path, route, status, duration_ms: durationMs }, 'request');
     }
+    respondJson(ctx);
+  };
+
+  // Errors Koa itself meets (a body that cannot be sent, a failed stream) go to the log, not to Koa's console
+  // printer; like Koa's, 404s, client errors it exposes and a silent app write nothing.
+  app.on('error', (err: Error & { status?: number; expose?: boolean }, ctx?: LoreContext) => {
+    if (err.status === 404 || err.expose || app.silent) return;
+    (ctx?.state?.log ?? logger).error({ err }, 'response failed');
   });
 
-  if (options.parseBodies !== false) {
-    app.use(
-      bodyParser({
-        enableTypes: ['json', 'text', 'form'],
-        jsonLimit: limit,
-        textLimit: limit,
-        formLimit: limit,
-        encoding: 'utf-8',
-        onError: (err: Error & { status?: number; type?: string }) => {
-          if (err.status === 413 || err.type === 'entity.too.large') {
-            throw new AppError('PAYLOAD_TOO_LARGE', `request body exceeds ${limit} bytes`);
-          }
-          throw new AppError('BAD_REQUEST', 'request body is not valid JSON');
-        },
-      }),
-    );
-  }
+  // The caller's trace (W3C traceparent) becomes this request's context first, so every log line (the access
+  // line too), outgoing call and published event of the request carries it, with or without the SDK.
+  app.use((ctx, next) => (ctx.req.headers.traceparent === undefined ? handle(ctx, next) : inCallerTrace(ctx.req.headers, () => handle(ctx, next))));
   return app;
+}
+
+/** Statuses whose responses carry no body (Koa strips it). */
+const EMPTY_STATUS = new Set([204, 205, 304]);
+
+/**
+ * Sends a plain-object or array body as JSON, as Koa's response step would (`JSON.stringify`, Content-Length
+ * unless Transfer-Encoding is set; the type was set by Koa's body setter), minus that step's generic checks for
+ * every other kind of body. Anything else (strings, buffers, streams, other objects, HEAD, empty statuses, a
+ * response already started or closed, `ctx.respond = false`) is left to Koa. A body that cannot be serialised
+ * throws before anything is sent, so Koa's own error handling answers as before. (Content-Length must be set
+ * here: Koa's body setter removed it, and `node:http` then falls back to chunked encoding.)
+ */
+function respondJson(ctx: LoreContext): void {
+  const body: unknown = ctx.body;
+  if (body === null || typeof body !== 'object' || ctx.respond === false) return;
+  const proto = Object.getPrototypeOf(body) as unknown;
+  if (proto !== Object.prototype && proto !== Array.prototype && proto !== null) return;
+  const res = ctx.res;
+  if (ctx.method === 'HEAD' || EMPTY_STATUS.has(res.statusCode) || res.headersSent || res.writableEnded) return;
+  if (res.socket && !res.socket.writable) return;
+  const json = JSON.stringify(body);
+  ctx.respond = false;
+  if (!res.hasHeader('transfer-encoding')) res.setHeader('content-length', Buffer.byteLength(json));
+  res.end(json);
 }
 
 function respondWithError(ctx: LoreContext, err: unknown): void {
