@@ -38,15 +38,16 @@ describe('logger redaction', () => {
 
   it('censors secret-named fields at the top level and one level down, keeping the rest', async () => {
     const { lines, logger } = capture();
-    logger.warn({ token: 't0p', password: 'pw', apiKey: 'ak', key_id: 'kid_1', subscription: { signing_secret: 'whsec_x', key: 'k', id: 's1' } }, 'x');
+    logger.warn({ token: 't0p', password: 'pw', apiKey: 'ak', key: 'ck_live_top', key_id: 'kid_1', subscription: { signing_secret: 'whsec_x', key: 'k', id: 's1' } }, 'x');
     await flush();
     const line = lines[0]!;
+    expect(line.key).toBe(REDACTED);
     expect(line.token).toBe(REDACTED);
     expect(line.password).toBe(REDACTED);
     expect(line.apiKey).toBe(REDACTED);
     expect(line.key_id).toBe('kid_1');
     expect(line.subscription).toEqual({ signing_secret: REDACTED, key: REDACTED, id: 's1' });
-    expect(JSON.stringify(line)).not.toMatch(/t0p|whsec_x|"pw"/);
+    expect(JSON.stringify(line)).not.toMatch(/t0p|whsec_x|"pw"|ck_live_top/);
   });
 
   it('never mutates the object the caller logged', () => {

@@ -21,10 +21,12 @@ export const REDACT_PATHS = [
 
 export const REDACTED = '[redacted]';
 
-/** Field names that are secret wherever they appear at the top of a log object. */
-const SECRET_TOP = new Set(['password', 'secret', 'api_key', 'apiKey', 'token', 'plaintext', 'signing_secret']);
-/** Field names that are secret one level down (`{ key: { key: ... } }`-style objects). */
-const SECRET_NESTED = new Set([...SECRET_TOP, 'key']);
+/**
+ * Field names that are secret wherever they appear at the top of a log object or one level down. A bare `key` is
+ * taken for a credential: log an identifier as `key_id` (or a message key as `message_key`).
+ */
+const SECRET_TOP = new Set(['password', 'secret', 'api_key', 'apiKey', 'key', 'token', 'plaintext', 'signing_secret']);
+const SECRET_NESTED = SECRET_TOP;
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
