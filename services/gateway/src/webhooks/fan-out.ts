@@ -1,6 +1,6 @@
 import { EventEnvelopeSchema, TOPICS, type EventEnvelope } from '@lore/contracts';
 import type { BusMessage, Db, Logger, OutgoingMessage } from '@lore/runtime';
-import { encodeDeliveryMessage } from './messages';
+import { encodeDeliveryMessage, firstAttemptMessage } from './messages';
 import type { WebhookMetrics } from './metrics';
 import { fanOutEvents } from './store/deliveries';
 
@@ -76,20 +76,7 @@ export class FanOut {
       const delivered = new Set(pending.map((d) => d.eventId));
       for (const e of envelopes) this.deps.metrics.fanout.inc({ result: delivered.has(e.event_id) ? 'delivered' : 'no_subscribers' });
       const dueAt = new Date().toISOString();
-      for (const d of pending) {
-        announce.push(
-          encodeDeliveryMessage({
-            v: 1,
-            tenant_id: tenantId,
-            delivery_id: d.id,
-            subscription_id: d.subscriptionId,
-            event_id: d.eventId,
-            cycle: d.cycle,
-            step: 0,
-            due_at: dueAt,
-          }),
-        );
-      }
+      for (const d of pending) announce.push(encodeDeliveryMessage(firstAttemptMessage(tenantId, d, dueAt)));
     }
     if (announce.length > 0) await this.deps.publish(TOPICS.webhookDeliveries, announce);
   }

@@ -48,6 +48,15 @@ export function messageKey(tenantId: string, deliveryId: string): string {
   return `${tenantId}/${deliveryId}`;
 }
 
+/** The message of a delivery's first attempt (step 0) in a cycle: a new delivery's, or a replayed dead letter's. */
+export function firstAttemptMessage(
+  tenantId: string,
+  d: { id: string; subscriptionId: string; eventId: string; cycle: number },
+  dueAt: string,
+): DeliveryMessage {
+  return { v: 1, tenant_id: tenantId, delivery_id: d.id, subscription_id: d.subscriptionId, event_id: d.eventId, cycle: d.cycle, step: 0, due_at: dueAt };
+}
+
 export function encodeDeliveryMessage(m: DeliveryMessage): { key: string; value: string; headers: Record<string, string> } {
   return {
     key: messageKey(m.tenant_id, m.delivery_id),

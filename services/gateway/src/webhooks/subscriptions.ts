@@ -1,7 +1,7 @@
 import { TOPICS, type EventKind } from '@lore/contracts';
 import { AppError, SealedValueError, enqueueOutbox, type Db, type Logger, type SecretBox } from '@lore/runtime';
 import { newId } from './ids';
-import { attemptKey, DUE_AT_HEADER, messageKey, TENANT_HEADER, type DeliveryMessage } from './messages';
+import { attemptKey, DUE_AT_HEADER, firstAttemptMessage, messageKey, TENANT_HEADER } from './messages';
 import { resealSigningSecret, sealSigningSecret } from './secret-storage';
 import { generateSigningSecret } from './signing';
 import {
@@ -230,16 +230,7 @@ export class WebhookService {
       );
       const dueAt = new Date().toISOString();
       for (const d of revived) {
-        const message: DeliveryMessage = {
-          v: 1,
-          tenant_id: viewer.tenantId,
-          delivery_id: d.id,
-          subscription_id: d.subscriptionId,
-          event_id: d.eventId,
-          cycle: d.cycle,
-          step: 0,
-          due_at: dueAt,
-        };
+        const message = firstAttemptMessage(viewer.tenantId, d, dueAt);
         await enqueueOutbox(sql, {
           topic: TOPICS.webhookDeliveries,
           key: messageKey(viewer.tenantId, d.id),
