@@ -11,8 +11,8 @@
 #
 #   docker build -t lore:dev .
 #
-# Not built in CI (the CI machines have no container engine): it is kept correct by construction, reviewed by
-# reading, and its paths are the ones `npx tsc -b` produces and the chart references (docs/chart.md).
+# CI has no container engine: test/k8s/image.int.test.ts runs this file's build stage as written on the host and
+# checks the result as the runtime stage would run it (docs/chart.md, "The image").
 
 ARG NODE_IMAGE=node:20.20.2-bookworm-slim
 
