@@ -10,6 +10,16 @@ function memory(name: string, ns: string, spec: MemoryObject['spec'] = {}): Memo
 
 const cond = (m: MemoryObject | undefined, type: string) => m?.status?.conditions?.find((c) => c.type === type);
 
+/** A namespace of tenant `acme` with Memory `team/notes`, reconciled until it settled (provisioned and Ready). */
+async function provisionedNotes() {
+  const fixture = controllerFixture();
+  fixture.kube.seed(NAMESPACE, namespace('team', 'acme'));
+  fixture.kube.seed(MEMORY, memory('notes', 'team'));
+  const reconcile = memoryReconciler(fixture.ctx);
+  await settle(reconcile, 'team/notes');
+  return { ...fixture, reconcile };
+}
+
 describe('memory reconciler', () => {
   it('provisions the memory, an mk_ key in an owned Secret and an Ingress, then reports Ready', async () => {
     const { ctx, kube, admin, events } = controllerFixture();
@@ -35,11 +45,7 @@ describe('memory reconciler', () => {
   });
 
   it('makes no write at all when reconciling an object that is already in its desired state', async () => {
-    const { ctx, kube } = controllerFixture();
-    kube.seed(NAMESPACE, namespace('team', 'acme'));
-    kube.seed(MEMORY, memory('notes', 'team'));
-    const reconcile = memoryReconciler(ctx);
-    await settle(reconcile, 'team/notes');
+    const { kube, reconcile } = await provisionedNotes();
     const mark = kube.writes.length;
     for (let i = 0; i < 3; i++) await reconcile('team/notes');
     expect(kube.writesSince(mark)).toEqual([]);
@@ -148,11 +154,7 @@ describe('memory reconciler', () => {
   });
 
   it('completes a rotation interrupted after the platform answered: the replacement is revoked, the original keeps its overlap', async () => {
-    const { ctx, kube, admin } = controllerFixture();
-    kube.seed(NAMESPACE, namespace('team', 'acme'));
-    kube.seed(MEMORY, memory('notes', 'team'));
-    const reconcile = memoryReconciler(ctx);
-    await settle(reconcile, 'team/notes');
+    const { ctx, kube, admin, reconcile } = await provisionedNotes();
     const first = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!.status!.keyId!;
 
     kube.userDelete(SECRET, 'team', 'notes-memory-key');
@@ -176,11 +178,7 @@ describe('memory reconciler', () => {
   });
 
   it('settles a pending key id or token left in status by an operator of the earlier design', async () => {
-    const { ctx, kube, admin } = controllerFixture();
-    kube.seed(NAMESPACE, namespace('team', 'acme'));
-    kube.seed(MEMORY, memory('notes', 'team'));
-    const reconcile = memoryReconciler(ctx);
-    await settle(reconcile, 'team/notes');
+    const { kube, admin, reconcile } = await provisionedNotes();
     const current = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
     const keyId = current.status!.keyId!;
     const byToken = await admin.createKey('acme', { type: 'memory', name: 'x', memory_id: current.status!.memoryId!, client_token: 'op-legacy-token' });
@@ -201,11 +199,7 @@ describe('memory reconciler', () => {
   });
 
   it('rotates the key with an overlap when its Secret is deleted, and reissues when the key was revoked', async () => {
-    const { ctx, kube, admin } = controllerFixture();
-    kube.seed(NAMESPACE, namespace('team', 'acme'));
-    kube.seed(MEMORY, memory('notes', 'team'));
-    const reconcile = memoryReconciler(ctx);
-    await settle(reconcile, 'team/notes');
+    const { kube, admin, reconcile } = await provisionedNotes();
     const first = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!.status!.keyId!;
 
     kube.userDelete(SECRET, 'team', 'notes-memory-key');
@@ -266,11 +260,7 @@ describe('memory reconciler', () => {
   });
 
   it('removes the Ingress and its condition when spec.ingress.enabled turns false', async () => {
-    const { ctx, kube } = controllerFixture();
-    kube.seed(NAMESPACE, namespace('team', 'acme'));
-    kube.seed(MEMORY, memory('notes', 'team'));
-    const reconcile = memoryReconciler(ctx);
-    await settle(reconcile, 'team/notes');
+    const { kube, reconcile } = await provisionedNotes();
     const m = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
     const ingressName = m.status!.ingressName!;
     expect(kube.peek(INGRESS, 'lore-system', ingressName)).toBeDefined();
