@@ -1,5 +1,8 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
+/** Seconds, for one request to the API server or to the platform (watches excluded). */
+const REQUEST_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
 /** The operator's own metrics. Labels are bounded: controller names, verbs, result kinds; never object names. */
 export interface OperatorMetrics {
   reconcileDuration: Histogram<'controller' | 'result'>;
@@ -70,7 +73,7 @@ export function createOperatorMetrics(registry: Registry): OperatorMetrics {
       name: 'lore_operator_kube_request_duration_seconds',
       help: 'Latency of requests to the Kubernetes API server (watches excluded)',
       labelNames: ['verb'] as const,
-      buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      buckets: REQUEST_BUCKETS,
       registers,
     }),
     platformRequests: new Counter({
@@ -83,7 +86,7 @@ export function createOperatorMetrics(registry: Registry): OperatorMetrics {
       name: 'lore_operator_platform_request_duration_seconds',
       help: 'Latency of calls to the gateway internal admin API by operation',
       labelNames: ['operation'] as const,
-      buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      buckets: REQUEST_BUCKETS,
       registers,
     }),
   };
