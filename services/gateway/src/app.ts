@@ -12,7 +12,7 @@ import { parseUpstream, proxyHttp, proxyUpgrade, upstreamHeaders, upstreamPath, 
 import { hostMemoryOf, requestFacts, setHostMemory } from './http/guards';
 import type { GatewayKoaContext, GatewayRequestState, GatewayRouter } from './http/state';
 import { webhookRouteDeps } from './http/extension';
-import { memoryForHost } from './operations/tenancy';
+import { memoryForHost } from './application/tenancy';
 import { registerWorkspaceRoutes } from './routes/workspaces/handlers';
 import { registerProjectRoutes } from './routes/projects/handlers';
 import { registerPageRoutes } from './routes/pages/handlers';

@@ -5,9 +5,9 @@ import { buildContext } from './context';
 import { gatewayConfig, DEFAULT_PLANS } from './config';
 import { migrateGateway } from './gateway';
 import { MemoryGatewayState } from './state/memory-state';
-import { createTenant } from './operations/tenancy';
-import { createKey } from './operations/keys';
-import { createUser } from './operations/identity';
+import { createTenant } from './application/tenancy';
+import { createKey } from './application/keys';
+import { createUser } from './application/identity';
 import { randomBase62 } from './domain/credentials';
 
 const USAGE = `Create a tenant and its first API key in a Lore deployment's database.

@@ -2,7 +2,7 @@ import { IdentitySigner, PgliteDb, createLogger, createMetricsRegistry, generate
 import { createGateway, type Gateway } from './gateway';
 import { gatewayConfig } from './config';
 import { MemoryGatewayState } from './state/memory-state';
-import { ensureDevTenant } from './operations/dev-tenant';
+import { ensureDevTenant } from './application/dev-tenant';
 
 /** The embedded composition: PGlite, in-process state, the same apps the cluster runs. */
 describe('gateway on embedded PostgreSQL (embedded mode)', () => {

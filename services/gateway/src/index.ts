@@ -4,10 +4,10 @@ export { gatewayConfig, gatewayEnvSchema, configFromEnv, DEFAULT_PLANS, type Gat
 export type { GatewayState, AdmitInput, AdmitResult, RateOutcome, RateSpec } from './state/gateway-state';
 export { MemoryGatewayState } from './state/memory-state';
 export { RedisGatewayState } from './state/redis-state';
-export { ensureDevTenant } from './operations/dev-tenant';
-export { createTenant, upsertMemory, deleteMemory } from './operations/tenancy';
-export { createKey, rotateKey, revokeKey } from './operations/keys';
-export { createUser } from './operations/identity';
+export { ensureDevTenant } from './application/dev-tenant';
+export { createTenant, upsertMemory, deleteMemory } from './application/tenancy';
+export { createKey, rotateKey, revokeKey } from './application/keys';
+export { createUser } from './application/identity';
 export { pingHandler } from './routes/pages/handlers';
 export { parseCredential, hasValidChecksum, KEY_PREFIX } from './domain/credentials';
 export { createWebhooksWorker, type WebhooksWorker, type WebhooksWorkerDeps } from './webhooks';

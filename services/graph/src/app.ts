@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { createHttpApp, notFoundFallback, type IdentitySigner, type LoreApp, type Logger } from '@lore/runtime';
 import type { Registry } from 'prom-client';
-import type { MemoryDeps } from './memory/context';
+import type { MemoryDeps } from './application/context';
 import { contradictionRoutes } from './routes/contradictions/contradictions';
 import { identityMiddleware, type GraphState } from './routes/context';
 import { documentRoutes } from './routes/documents/documents';

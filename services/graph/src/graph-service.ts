@@ -22,10 +22,10 @@ import { HashedEmbedder } from './ai/hashed-embedder';
 import { describeAi, type AiDescription, type Embedder, type LanguageModel } from './ai/ports';
 import { createGraphApp } from './app';
 import { TesseractOcr, type OcrEngine } from './extract/ocr';
-import { createGraphMetrics, DEFAULT_MEMORY_CONFIG, type MemoryConfig, type MemoryDeps } from './memory/context';
-import { failDocument, indexDocument } from './memory/indexer';
-import { eraseMemory, reopenMemory } from './memory/lifecycle';
-import { processUpload } from './memory/uploads';
+import { createGraphMetrics, DEFAULT_MEMORY_CONFIG, type MemoryConfig, type MemoryDeps } from './application/context';
+import { failDocument, indexDocument } from './application/indexer';
+import { eraseMemory, reopenMemory } from './application/lifecycle';
+import { processUpload } from './application/uploads';
 
 export const GRAPH_MIGRATIONS = { schema: 'graph', dir: join(__dirname, '..', 'migrations') };
 

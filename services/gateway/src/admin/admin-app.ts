@@ -3,9 +3,9 @@ import { AppError, createHttpApp, notFoundFallback, validate, type LoreApp, type
 import type { GatewayContext } from '../context';
 import { secretsEqual } from '../domain/credentials';
 import { containsNul } from '../http/body';
-import { createKey, getKey, getKeyByClientToken, presentKey, revokeKey, rotateKey } from '../operations/keys';
-import { createTenant, deleteMemory, upsertMemory } from '../operations/tenancy';
-import { createUser } from '../operations/identity';
+import { createKey, getKey, getKeyByClientToken, presentKey, revokeKey, rotateKey } from '../application/keys';
+import { createTenant, deleteMemory, upsertMemory } from '../application/tenancy';
+import { createUser } from '../application/identity';
 import { getTenant, updateBilling } from '../store/tenants';
 import { adminCreateKeyBody, billingBody, createTenantBody, createUserBody, idParam, keyLookupQuery, putMemoryBody, rotateBody } from './schema';
 

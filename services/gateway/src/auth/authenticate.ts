@@ -7,9 +7,9 @@ import type { CachedCredential, GatewayContext, TenantContext } from '../context
 import { planOf } from '../context';
 import { keyByHash } from '../store/api-keys';
 import { tokenByHash } from '../store/oauth';
-import { tenantContext, tenantMemory } from '../operations/tenancy';
-import { resolveSession } from '../operations/identity';
-import { creditError, planLimitError } from '../operations/billing';
+import { tenantContext, tenantMemory } from '../application/tenancy';
+import { resolveSession } from '../application/identity';
+import { creditError, planLimitError } from '../application/billing';
 import type { RateOutcome } from '../state/gateway-state';
 
 /** Where a surface accepts its credential (ARCHITECTURE.md §1). */

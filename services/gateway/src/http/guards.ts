@@ -3,7 +3,7 @@ import { AppError } from '@lore/runtime';
 import { authenticate, rateHeaders, type RequestFacts, type RouteRule } from '../auth/authenticate';
 import { parseCredential } from '../domain/credentials';
 import type { GatewayContext } from '../context';
-import { resolveSession } from '../operations/identity';
+import { resolveSession } from '../application/identity';
 import type { User } from '../store/users';
 import type { GatewayKoaContext, GatewayRequestState } from './state';
 

@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMetricsRegistry } from '@lore/runtime';
-import { createGraphMetrics, DEFAULT_MEMORY_CONFIG, type MemoryDeps } from '../memory/context';
-import { answerStream, type RetrievedSource } from '../memory/search';
+import { createGraphMetrics, DEFAULT_MEMORY_CONFIG, type MemoryDeps } from '../application/context';
+import { answerStream, type RetrievedSource } from '../application/search';
 import { AiProviderError } from './openai-client';
 import { OpenAiEmbedder } from './openai-embedder';
 import { OpenAiLanguageModel } from './openai-language-model';

@@ -1,6 +1,6 @@
 import { AppError, IDENTITY_HEADER, type Identity, type IdentitySigner, type LoreContext, type LoreState } from '@lore/runtime';
 import type Koa from 'koa';
-import type { MemoryDeps, MemoryScope } from '../memory/context';
+import type { MemoryDeps, MemoryScope } from '../application/context';
 
 export interface GraphState extends LoreState {
   identity: Identity;

@@ -3,7 +3,7 @@ import type { GatewayContext } from '../../context';
 import { requireSession } from '../../http/guards';
 import { readJson } from '../../http/body';
 import type { GatewayRouter } from '../../http/state';
-import { createKey, getKey, listKeys, presentKey, revokeKey, rotateKey } from '../../operations/keys';
+import { createKey, getKey, listKeys, presentKey, revokeKey, rotateKey } from '../../application/keys';
 import { createKeyBody, rotateKeyBody } from './schema';
 
 const LIST_LIMIT = 1000;

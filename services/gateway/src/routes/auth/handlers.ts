@@ -4,7 +4,7 @@ import type { GatewayContext } from '../../context';
 import { clientAddress } from '../../domain/network';
 import { readJson } from '../../http/body';
 import type { GatewayKoaContext, GatewayRouter } from '../../http/state';
-import { login, logout, refresh } from '../../operations/identity';
+import { login, logout, refresh } from '../../application/identity';
 import { loginBody } from './schema';
 
 export const REFRESH_COOKIE = 'refresh_token';

@@ -3,7 +3,7 @@ import type { GatewayContext } from '../../context';
 import { requireSession } from '../../http/guards';
 import { readJson, readJsonOrForm } from '../../http/body';
 import type { GatewayRouter } from '../../http/state';
-import { OauthError, createOauthClient, issueClientToken, listClients, revokeOauthClient } from '../../operations/oauth';
+import { OauthError, createOauthClient, issueClientToken, listClients, revokeOauthClient } from '../../application/oauth';
 import { createClientBody } from './schema';
 
 function basicCredentials(header: string): { id: string; secret: string } | null {

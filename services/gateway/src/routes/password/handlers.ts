@@ -5,7 +5,7 @@ import type { GatewayContext } from '../../context';
 import { parseJsonText, readRawBody } from '../../http/body';
 import { admitSession } from '../../http/guards';
 import type { GatewayKoaContext, GatewayRouter } from '../../http/state';
-import { resolveSession, changePassword, resetPassword } from '../../operations/identity';
+import { resolveSession, changePassword, resetPassword } from '../../application/identity';
 import type { User } from '../../store/users';
 import { changePasswordBody, userResetBody, type UserResetResponse } from './schema';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PASSWORD_MAX, PASSWORD_MIN } from '../../operations/identity';
+import { PASSWORD_MAX, PASSWORD_MIN } from '../../application/identity';
 
 /** Spec 2 names these ChangePasswordRequest, UserResetRequest and UserResetResponse without fields; ours: */
 export const changePasswordBody = z.object({

@@ -5,7 +5,7 @@ import { planOf } from '../../context';
 import { requireApiKey } from '../../http/guards';
 import { readJson } from '../../http/body';
 import type { GatewayRouter } from '../../http/state';
-import { planLimitError } from '../../operations/billing';
+import { planLimitError } from '../../application/billing';
 import { countProjects, getProject, insertProject, listProjects, type Project } from '../../store/projects';
 import { slugify } from '../../store/rows';
 import { createProjectBody, type ProjectView } from './schema';

@@ -3,7 +3,7 @@ import type { GatewayContext, TenantContext } from '../../context';
 import { requireApiKey } from '../../http/guards';
 import { readJson } from '../../http/body';
 import type { GatewayRouter } from '../../http/state';
-import { activateWorkspace, createWorkspace, tenantContext } from '../../operations/tenancy';
+import { activateWorkspace, createWorkspace, tenantContext } from '../../application/tenancy';
 import type { Workspace } from '../../store/workspaces';
 import { createWorkspaceBody, type WorkspaceListView, type WorkspaceView } from './schema';
 

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { validate } from '@lore/runtime';
 import { z } from 'zod';
-import { contradictionsOf, resolve } from '../../memory/governance';
+import { contradictionsOf, resolve } from '../../application/governance';
 import { bodyOf, requireWrite, type GraphState, type RouteDeps } from '../context';
 
 const QuerySchema = z.object({ status: z.enum(['open', 'resolved']).optional(), limit: z.coerce.number().int().min(1).max(200).default(50) });

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { AppError, validate } from '@lore/runtime';
 import { z } from 'zod';
-import { documentOf, documentsOf, removeDocument } from '../../memory/governance';
+import { documentOf, documentsOf, removeDocument } from '../../application/governance';
 import { requireWrite, type GraphState, type RouteDeps } from '../context';
 
 const ListQuerySchema = z.object({

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { health } from '../../memory/governance';
+import { health } from '../../application/governance';
 import { requireWrite, type GraphState, type RouteDeps } from '../context';
 
 /** Memory health: GET computes it; POST /health/assess also publishes `memory.health.assessed`. */

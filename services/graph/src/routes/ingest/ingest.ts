@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import { validate } from '@lore/runtime';
-import { acceptDocument } from '../../memory/ingest';
+import { acceptDocument } from '../../application/ingest';
 import { bodyOf, requireWrite, type GraphState, type RouteDeps } from '../context';
 import { IngestBodySchema } from './schema';
 

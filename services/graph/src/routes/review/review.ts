@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { validate } from '@lore/runtime';
 import { z } from 'zod';
-import { documentsOf, fileIntoVault } from '../../memory/governance';
+import { documentsOf, fileIntoVault } from '../../application/governance';
 import { bodyOf, requireWrite, type GraphState, type RouteDeps } from '../context';
 import { decodeCursor, encodeCursor } from '../documents/documents';
 

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import Router from '@koa/router';
 import { validate } from '@lore/runtime';
-import { answerStream, retrieve, search } from '../../memory/search';
+import { answerStream, retrieve, search } from '../../application/search';
 import { bodyOf, type GraphState, type RouteDeps } from '../context';
 import { SearchBodySchema } from './schema';
 

@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import Router from '@koa/router';
 import { AppError } from '@lore/runtime';
 import busboy from 'busboy';
-import { acceptUpload, getUploadView, type UploadView } from '../../memory/uploads';
+import { acceptUpload, getUploadView, type UploadView } from '../../application/uploads';
 import { requireWrite, type GraphContext, type GraphState, type RouteDeps } from '../context';
 
 /** Multipart overhead allowed on top of the file itself before Content-Length alone says 413. */

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import { validate } from '@lore/runtime';
-import { changeVault, createVault, removeVault, vaultOf, vaultsOf } from '../../memory/governance';
+import { changeVault, createVault, removeVault, vaultOf, vaultsOf } from '../../application/governance';
 import { bodyOf, requireWrite, type GraphState, type RouteDeps } from '../context';
 import { CreateVaultSchema, UpdateVaultSchema } from './schema';
 
