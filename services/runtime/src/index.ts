@@ -27,3 +27,6 @@ export * from './blob/postgres-blob-store';
 export * from './telemetry/propagation';
 export * from './telemetry/http';
 export { startTelemetry, shutdownTelemetry, telemetryWanted, type TelemetryHandle } from './telemetry/setup';
+export * from './http/body';
+export * from './http/routes';
+export { validateOpenApiDocument, type OpenApiValidation } from './http/openapi-validate';

@@ -1,0 +1,207 @@
+import Router from '@koa/router';
+import pino from 'pino';
+import { z } from 'zod';
+import { validate as validateOpenApi } from './openapi-validate';
+import { createHttpApp, notFoundFallback, type LoreState } from './app';
+import { listen, type StartedServer } from './server';
+import { AppError } from '../errors/app-error';
+import { createMetricsRegistry } from '../metrics/registry';
+import { openApiDocument, openApiPath, RouteTable, routeFor } from './routes';
+
+const route = routeFor<LoreState>();
+
+const itemView = z.object({ id: z.string(), name: z.string(), count: z.number().int() });
+const createItem = z.object({ name: z.string().min(1).max(20), count: z.number().int().min(0) }).strict();
+
+function table(checkResponses = true) {
+  const t = new RouteTable<LoreState>({
+    bodyLimitBytes: 256,
+    checkResponses,
+    commonResponses: () => ({ 401: { description: 'no credential' } }),
+  });
+  t.add(
+    route({
+      method: 'post',
+      path: '/items',
+      operationId: 'createItem',
+      summary: 'create an item',
+      body: createItem,
+      ok: { status: 201, description: 'the item', schema: itemView },
+      handler: (_ctx, { body }) => ({ id: 'it_1', name: body.name, count: body.count }),
+    }),
+    route({
+      method: 'get',
+      path: '/items/:item_id',
+      operationId: 'getItem',
+      summary: 'one item',
+      params: z.object({ item_id: z.string().regex(/^it_[0-9]+$/) }),
+      query: z.object({ verbose: z.enum(['true', 'false']).optional() }),
+      ok: { status: 200, description: 'the item', schema: itemView },
+      handler: (_ctx, { params, query }) => ({ id: params.item_id, name: query.verbose === 'true' ? 'long name' : 'name', count: 1 }),
+    }),
+    route({
+      method: 'get',
+      path: '/drift',
+      operationId: 'drift',
+      summary: 'answers what its schema does not declare',
+      ok: { status: 200, description: 'never valid', schema: itemView },
+      // The cast stands for a presenter that drifted from its view: the table must catch it.
+      handler: () => ({ id: 1 }) as unknown as z.input<typeof itemView>,
+    }),
+    route({
+      method: 'post',
+      path: '/token',
+      operationId: 'token',
+      summary: 'JSON or form',
+      body: z.object({ grant_type: z.literal('client_credentials') }),
+      bodyKind: 'json-or-form',
+      invalid: (issues) => new AppError('UNPROCESSABLE', 'bad token request', { body: { detail: issues } }),
+      ok: { status: 200, description: 'ok', schema: z.object({ ok: z.boolean() }) },
+      handler: () => ({ ok: true }),
+    }),
+    route({
+      method: 'delete',
+      path: '/items/:item_id',
+      operationId: 'deleteItem',
+      summary: 'answers itself',
+      ok: { status: 204, description: 'gone' },
+      handler: (ctx) => {
+        ctx.status = 204;
+      },
+    }),
+  );
+  return t;
+}
+
+describe('RouteTable', () => {
+  let server: StartedServer;
+  let base: string;
+
+  beforeAll(async () => {
+    const logger = pino({ level: 'silent' });
+    const app = createHttpApp({ service: 'routes-test', logger, metrics: createMetricsRegistry('routes_test'), parseBodies: false });
+    app.use(notFoundFallback());
+    const router = new Router<LoreState>();
+    table().mount(router);
+    app.use(router.routes());
+    server = await listen(app, 0, '127.0.0.1');
+    base = `http://127.0.0.1:${server.port}`;
+  });
+  afterAll(async () => server.close());
+
+  const post = (path: string, body: string | Buffer, type = 'application/json') => fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': type }, body });
+
+  it('validates the body with every issue listed and answers with the declared status', async () => {
+    const ok = await post('/items', JSON.stringify({ name: 'a', count: 2 }));
+    expect(ok.status).toBe(201);
+    expect(await ok.json()).toEqual({ id: 'it_1', name: 'a', count: 2 });
+
+    const bad = await post('/items', JSON.stringify({ name: '', count: -1, extra: true }));
+    expect(bad.status).toBe(400);
+    const body = (await bad.json()) as { error: { code: string; details: Array<{ path: string }> } };
+    expect(body.error.code).toBe('VALIDATION_FAILED');
+    expect(body.error.details.map((d) => d.path).sort()).toEqual(['', 'count', 'name']);
+  });
+
+  it.each([
+    ['a NUL character', '{"name":"a\\u0000b","count":1}', 'NUL'],
+    ['a NUL in a key', '{"na\\u0000me":"a","count":1}', 'NUL'],
+    ['a lone high surrogate', '{"name":"a\\ud800","count":1}', 'surrogate'],
+    ['a lone low surrogate', '{"name":"\\udc00a","count":1}', 'surrogate'],
+    ['malformed JSON', '{"name":', 'not valid JSON'],
+  ])('refuses %s with 400 and the error envelope', async (_what, text, words) => {
+    const res = await post('/items', text);
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { code: string; message: string; request_id: string } };
+    expect(body.error.code).toBe('BAD_REQUEST');
+    expect(body.error.message).toContain(words);
+    expect(body.error.request_id).toBeTruthy();
+  });
+
+  it('keeps a well-formed surrogate pair (an emoji) as it is', async () => {
+    const res = await post('/items', JSON.stringify({ name: 'ok \u{1F600}', count: 1 }));
+    expect(res.status).toBe(201);
+    expect(((await res.json()) as { name: string }).name).toBe('ok \u{1F600}');
+  });
+
+  it('refuses invalid UTF-8 with 400', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xc3, 0x28]), Buffer.from('","count":1}')]);
+    const res = await post('/items', bytes);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain('UTF-8');
+  });
+
+  it('refuses a body over the limit with 413 and another media type with 415', async () => {
+    const big = await post('/items', JSON.stringify({ name: 'x'.repeat(300), count: 1 }));
+    expect(big.status).toBe(413);
+    const text = await post('/items', 'name=a', 'text/plain');
+    expect(text.status).toBe(415);
+  });
+
+  it('refuses a body nested deeper than the limit with 400 instead of exhausting the stack', async () => {
+    const res = await post('/token', `${'['.repeat(100)}${']'.repeat(100)}`);
+    expect(res.status).toBe(400);
+  });
+
+  it('validates path and query parameters', async () => {
+    expect((await fetch(`${base}/items/it_7?verbose=true`)).status).toBe(200);
+    expect(await (await fetch(`${base}/items/it_7?verbose=true`)).json()).toEqual({ id: 'it_7', name: 'long name', count: 1 });
+    const badPath = await fetch(`${base}/items/nope`);
+    expect(badPath.status).toBe(400);
+    const badQuery = await fetch(`${base}/items/it_7?verbose=maybe`);
+    expect(badQuery.status).toBe(400);
+    expect(((await badQuery.json()) as { error: { message: string } }).error.message).toBe('query is invalid');
+  });
+
+  it('reads forms where the route takes them, refuses %00 in a form, and uses the route\'s own invalid shape', async () => {
+    expect((await post('/token', 'grant_type=client_credentials', 'application/x-www-form-urlencoded')).status).toBe(200);
+    expect((await post('/token', 'grant_type=client%00credentials', 'application/x-www-form-urlencoded')).status).toBe(400);
+    const wrong = await post('/token', JSON.stringify({ grant_type: 'password' }));
+    expect(wrong.status).toBe(422);
+    expect(await wrong.json()).toEqual({ detail: [expect.objectContaining({ path: 'grant_type' })] });
+  });
+
+  it('turns a body its schema does not declare into a 500 when responses are checked', async () => {
+    const res = await fetch(`${base}/drift`);
+    expect(res.status).toBe(500);
+  });
+
+  it('lets a handler answer by itself', async () => {
+    const res = await fetch(`${base}/items/it_1`, { method: 'DELETE' });
+    expect(res.status).toBe(204);
+  });
+});
+
+describe('RouteTable OpenAPI', () => {
+  it('documents exactly the mounted routes as a valid OpenAPI 3.1 document', async () => {
+    const t = table();
+    const doc = openApiDocument({ title: 'test', version: '1' }, t.openApiPaths());
+    const result = await validateOpenApi(doc);
+    expect(result).toEqual({ valid: true, errors: [] });
+    const paths = doc.paths as Record<string, Record<string, { operationId: string; responses: Record<string, unknown>; parameters?: Array<{ name: string; in: string; required: boolean }> }>>;
+    expect(Object.keys(paths).sort()).toEqual(['/drift', '/items', '/items/{item_id}', '/token']);
+    const get = paths['/items/{item_id}']!.get!;
+    expect(get.operationId).toBe('getItem');
+    expect(get.parameters).toEqual([
+      expect.objectContaining({ name: 'item_id', in: 'path', required: true }),
+      expect.objectContaining({ name: 'verbose', in: 'query', required: false }),
+    ]);
+    expect(Object.keys(paths['/items']!.post!.responses).sort()).toEqual(['201', '400', '401']);
+    expect(Object.keys(paths['/token']!.post!.responses).sort()).toEqual(['200', '401']);
+    const router = new Router<LoreState>();
+    t.mount(router);
+    const mounted = router.stack.flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m.toLowerCase()} ${openApiPath(String(layer.path))}`));
+    const documented = Object.entries(paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m} ${p}`));
+    expect(mounted.sort()).toEqual(documented.sort());
+  });
+
+  it('refuses a route declared twice', () => {
+    const t = table();
+    expect(() => t.add(route({ method: 'get', path: '/items/:id', operationId: 'other', summary: 'x', ok: { status: 200, description: 'x' }, handler: () => undefined }))).toThrow(/declared twice/);
+  });
+
+  it('reports an invalid document', async () => {
+    const result = await validateOpenApi({ openapi: '3.1.0', info: { title: 't' }, paths: {} });
+    expect(result.valid).toBe(false);
+  });
+});

@@ -1,0 +1,289 @@
+import type Koa from 'koa';
+import type Router from '@koa/router';
+import type { RouterContext, RouterMiddleware } from '@koa/router';
+import { z } from 'zod';
+import { AppError } from '../errors/app-error';
+import { readJson, readJsonOrForm, assertCleanStrings } from './body';
+import { zodIssues, type ValidationIssue } from './validate';
+
+/**
+ * One route = one definition: method, path, the zod schemas of what it reads and answers, the guards in front of
+ * it, the handler, and the OpenAPI operation built from the same declaration. Registering a route and documenting
+ * it are one act, so no route can be served undocumented (see docs/service-template.md).
+ */
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+type Json = Record<string, unknown>;
+
+/** How a route reads its body: JSON, JSON or a URL-encoded form, or not at all (the handler streams it). */
+export type BodyKind = 'json' | 'json-or-form' | 'stream';
+
+export interface ResponseSpec {
+  description: string;
+  /** zod schema of a JSON answer; absent for answers without a JSON body. */
+  schema?: z.ZodType;
+  /** Other media types (text/event-stream, multipart...) with an optional JSON Schema each. */
+  content?: Record<string, { schema?: Json }>;
+  headers?: Record<string, Json>;
+}
+
+type Out<T, Fallback> = T extends z.ZodType ? z.output<T> : Fallback;
+type In<T> = T extends z.ZodType ? z.input<T> : unknown;
+
+export interface RouteInput<P, Q, B> {
+  params: Out<P, Record<string, string>>;
+  query: Out<Q, Record<string, string | string[] | undefined>>;
+  body: Out<B, undefined>;
+}
+
+export interface RouteDefinition<State, P = undefined, Q = undefined, B = undefined, R = undefined> {
+  method: HttpMethod;
+  /** The router's path (`/api/v1/projects/:project_id`); the document shows it as `/api/v1/projects/{project_id}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags?: string[];
+  /** OpenAPI security requirements; `[]` for a route without a credential; absent: the document's default. */
+  security?: Array<Record<string, string[]>>;
+  /** Path parameters; every parameter of `path` not described here is documented as a string. */
+  params?: P;
+  /** Query parameters (values arrive as strings: coerce in the schema). */
+  query?: Q;
+  /** The body's schema; how it is read (`bodyKind`, default `json`). */
+  body?: B;
+  bodyKind?: BodyKind;
+  /** Media types a `stream` body accepts, for the document (e.g. `multipart/form-data`). */
+  bodyContent?: Record<string, { schema?: Json }>;
+  /** Everything in front of the handler, in order: authentication, limits, scope checks. */
+  guards?: Array<Koa.Middleware<State>>;
+  /** The success answer. */
+  ok: { status: number; description: string; schema?: R; content?: Record<string, { schema?: Json }>; headers?: Record<string, Json> };
+  /** Every other status this route answers itself (the table adds the statuses common to all its routes). */
+  responses?: Record<number, ResponseSpec>;
+  /** An invalid body, query or path answers this error instead of the table's default (spec 2's `detail`, spec 3's 422s). */
+  invalid?: (issues: ValidationIssue[], where: 'body' | 'query' | 'path') => AppError;
+  /**
+   * Returns the success body (sent with `ok.status`), or undefined when it answered itself (a stream, a redirect,
+   * an empty status it set).
+   */
+  handler: (ctx: RouterContext<State>, input: RouteInput<P, Q, B>) => Promise<In<R> | undefined | void> | In<R> | undefined | void;
+}
+
+// The table stores definitions with their types erased; `route()` is what keeps each one checked where it is written.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRoute<State> = RouteDefinition<State, any, any, any, any>;
+
+/**
+ * Typed definitions for one service's request state: `const route = routeFor<MyState>()`, then
+ * `route({ method, path, ..., handler })` infers params, query, body and answer types from the schemas.
+ */
+export function routeFor<State>() {
+  return <P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined, R extends z.ZodType | undefined = undefined>(
+    def: RouteDefinition<State, P, Q, B, R>,
+  ): AnyRoute<State> => def as AnyRoute<State>;
+}
+
+export interface RouteTableOptions<State> {
+  /** Largest body a route reads, in bytes. */
+  bodyLimitBytes: number;
+  /** Statuses every route of the table may answer (authentication, limits), by route. */
+  commonResponses?: (route: AnyRoute<State>) => Record<number, ResponseSpec>;
+  /** The error an invalid request gets when the route names none (default: 400 VALIDATION_FAILED with every issue). */
+  invalid?: (issues: ValidationIssue[], where: 'body' | 'query' | 'path') => AppError;
+  /**
+   * Check every success body against its schema before sending it (tests and development): a handler that
+   * answers something its document does not declare is a 500 naming the mismatch, not a silent drift.
+   */
+  checkResponses?: boolean;
+}
+
+const defaultInvalid = (issues: ValidationIssue[], where: 'body' | 'query' | 'path') =>
+  new AppError('VALIDATION_FAILED', `${where === 'body' ? 'request body' : where === 'query' ? 'query' : 'path'} is invalid`, { details: issues });
+
+/** The OpenAPI form of a router path: `:name` (with an optional `(pattern)`) becomes `{name}`. */
+export function openApiPath(path: string): string {
+  return path.replace(/:([A-Za-z0-9_]+)(\([^)]*\))?/g, '{$1}');
+}
+
+/** A path with its parameter names left out: `/a/:id` and `/a/:key` are the same route. */
+function pathShape(path: string): string {
+  return openApiPath(path).replace(/\{[^}]*\}/g, '{}');
+}
+
+function pathParamNames(path: string): string[] {
+  return [...path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]!);
+}
+
+/** JSON Schema (2020-12, the dialect of OpenAPI 3.1) of a zod schema, without the per-schema `$schema` line. */
+export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output' = 'output'): Json {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Json;
+  return rest;
+}
+
+function responseObject(spec: ResponseSpec): Json {
+  const content: Json = {};
+  if (spec.schema) content['application/json'] = { schema: jsonSchemaOf(spec.schema, 'output') };
+  for (const [type, media] of Object.entries(spec.content ?? {})) content[type] = media.schema ? { schema: media.schema } : {};
+  return {
+    description: spec.description,
+    ...(spec.headers ? { headers: spec.headers } : {}),
+    ...(Object.keys(content).length > 0 ? { content } : {}),
+  };
+}
+
+function objectShape(schema: z.ZodType | undefined): Record<string, z.ZodType> {
+  if (schema instanceof z.ZodObject) return schema.shape as Record<string, z.ZodType>;
+  return {};
+}
+
+function parameters(route: AnyRoute<unknown>): Json[] {
+  const out: Json[] = [];
+  const pathShape = objectShape(route.params as z.ZodType | undefined);
+  for (const name of pathParamNames(route.path)) {
+    const s = pathShape[name];
+    out.push({ name, in: 'path', required: true, schema: s ? jsonSchemaOf(s, 'input') : { type: 'string' } });
+  }
+  for (const [name, s] of Object.entries(objectShape(route.query as z.ZodType | undefined))) {
+    const { description, ...schema } = jsonSchemaOf(s, 'input');
+    out.push({ name, in: 'query', required: !s.safeParse(undefined).success, schema, ...(typeof description === 'string' ? { description } : {}) });
+  }
+  return out;
+}
+
+function requestBody(route: AnyRoute<unknown>): Json | undefined {
+  const kind = route.bodyKind ?? 'json';
+  if (kind === 'stream') {
+    return route.bodyContent ? { required: true, content: route.bodyContent } : undefined;
+  }
+  if (!route.body) return undefined;
+  const schema = jsonSchemaOf(route.body as z.ZodType, 'input');
+  const content: Json = { 'application/json': { schema } };
+  if (kind === 'json-or-form') content['application/x-www-form-urlencoded'] = { schema };
+  return { required: !(route.body as z.ZodType).safeParse(undefined).success, content };
+}
+
+/**
+ * The routes of one service (or one listener of it): mounts each definition on a router with its guards, body
+ * reading and validation, and renders the OpenAPI paths of exactly what it mounted.
+ */
+export class RouteTable<State> {
+  private readonly list: Array<AnyRoute<State>> = [];
+
+  constructor(private readonly options: RouteTableOptions<State>) {}
+
+  add(...routes: Array<AnyRoute<State> | Array<AnyRoute<State>>>): this {
+    for (const r of routes.flat()) {
+      const clash = this.list.find((x) => x.operationId === r.operationId || (x.method === r.method && pathShape(x.path) === pathShape(r.path)));
+      if (clash) throw new Error(`route ${r.method.toUpperCase()} ${r.path} (${r.operationId}) is declared twice`);
+      this.list.push(r);
+    }
+    return this;
+  }
+
+  routes(): ReadonlyArray<AnyRoute<State>> {
+    return this.list;
+  }
+
+  /** Registers every route on `router` (guards first, then the handler). */
+  mount(router: Router<State>): void {
+    for (const route of this.list) {
+      router.register(route.path, [route.method.toUpperCase()], [...(route.guards ?? []), this.endpoint(route)] as RouterMiddleware<State>[], {
+        name: route.operationId,
+      });
+    }
+  }
+
+  private endpoint(route: AnyRoute<State>): Koa.Middleware<State> {
+    const limits = { limitBytes: this.options.bodyLimitBytes };
+    const invalid = route.invalid ?? this.options.invalid ?? defaultInvalid;
+    const check = <T extends z.ZodType>(schema: T | undefined, value: unknown, where: 'body' | 'query' | 'path') => {
+      if (!schema) return value;
+      const parsed = schema.safeParse(value);
+      if (!parsed.success) throw invalid(zodIssues(parsed.error), where);
+      return parsed.data as unknown;
+    };
+    const kind = route.bodyKind ?? 'json';
+    const okSchema = route.ok.schema as z.ZodType | undefined;
+    return async (koaCtx) => {
+      const ctx = koaCtx as unknown as RouterContext<State>;
+      const params = check(route.params as z.ZodType | undefined, ctx.params, 'path');
+      const query = check(route.query as z.ZodType | undefined, ctx.query, 'query');
+      let body: unknown;
+      if (route.body && kind !== 'stream') {
+        const raw = await readBodyOnce(ctx, kind, limits);
+        body = check(route.body as z.ZodType, raw, 'body');
+      }
+      const result = await route.handler(ctx, { params, query, body } as RouteInput<unknown, unknown, unknown>);
+      if (result === undefined) return;
+      if (this.options.checkResponses && okSchema) {
+        const parsed = okSchema.safeParse(result);
+        if (!parsed.success) {
+          throw new AppError('INTERNAL', `${route.operationId} answered a body its schema does not declare`, { details: zodIssues(parsed.error) });
+        }
+      }
+      ctx.status = route.ok.status;
+      ctx.body = result;
+    };
+  }
+
+  /** OpenAPI `paths` of every mounted route, merged into `extra` (paths this table does not serve itself). */
+  openApiPaths(extra: Record<string, Json> = {}): Record<string, Json> {
+    const paths: Record<string, Json> = { ...extra };
+    for (const route of this.list) {
+      const path = openApiPath(route.path);
+      const responses: Json = { [route.ok.status]: responseObject(route.ok as ResponseSpec) };
+      const others = { ...this.options.commonResponses?.(route), ...route.responses };
+      for (const [status, spec] of Object.entries(others)) if (Number(status) !== route.ok.status) responses[status] = responseObject(spec);
+      if (route.body && (route.bodyKind ?? 'json') !== 'stream' && responses['400'] === undefined && !route.invalid) {
+        responses['400'] = { description: 'invalid request (every issue listed in `error.details`)' };
+      }
+      const params = parameters(route as AnyRoute<unknown>);
+      const reqBody = requestBody(route as AnyRoute<unknown>);
+      const operation: Json = {
+        operationId: route.operationId,
+        summary: route.summary,
+        ...(route.description ? { description: route.description } : {}),
+        ...(route.tags ? { tags: route.tags } : {}),
+        ...(route.security ? { security: route.security } : {}),
+        ...(params.length > 0 ? { parameters: params } : {}),
+        ...(reqBody ? { requestBody: reqBody } : {}),
+        responses,
+      };
+      paths[path] = { ...(paths[path] as Json | undefined), [route.method]: operation };
+    }
+    return paths;
+  }
+}
+
+/** Reads and parses a body once per request (a guard may have needed it first); NUL and bad Unicode are 400. */
+async function readBodyOnce<State>(ctx: RouterContext<State>, kind: 'json' | 'json-or-form', limits: { limitBytes: number }): Promise<unknown> {
+  const request = ctx.request as { body?: unknown };
+  if (request.body !== undefined) {
+    // Parsed by an earlier step of this request (a guard): the same checks apply.
+    assertCleanStrings(request.body);
+    return request.body;
+  }
+  const value = kind === 'json-or-form' ? await readJsonOrForm(ctx.req, limits) : await readJson(ctx.req, limits);
+  request.body = value;
+  return value;
+}
+
+export interface OpenApiInfo {
+  title: string;
+  version: string;
+  description?: string;
+}
+
+/** A whole OpenAPI 3.1 document around a table's paths. */
+export function openApiDocument(info: OpenApiInfo, paths: Record<string, Json>, extra: { components?: Json; security?: Array<Record<string, string[]>>; servers?: Json[] } = {}): Json {
+  return {
+    openapi: '3.1.0',
+    info,
+    ...(extra.servers ? { servers: extra.servers } : {}),
+    ...(extra.components ? { components: extra.components } : {}),
+    ...(extra.security ? { security: extra.security } : {}),
+    paths,
+  };
+}
