@@ -1,5 +1,6 @@
 import { createLogger, createMetricsRegistry, IdentitySigner, IDENTITY_HEADER, listen, MemoryBus, PgliteDb, PostgresBlobStore, PostgresDb, KafkaBus, type Db, type EventBus, type Identity } from '@lore/runtime';
-import { createGraphService, type Embedder, type GraphService } from '@lore/graph';
+import type { Embedder } from '@lore/ai';
+import { createGraphService, type GraphService } from '@lore/graph';
 import { freshDatabase, type TestDatabase } from '../../test/support/infra';
 
 export const BENCH_SECRET = 'bench-memory-identity-secret-0123456789abcdef';

@@ -11,7 +11,7 @@
  * hashed embedder.
  */
 import { TOPICS } from '@lore/contracts';
-import { defaultModelDir, LocalModelEmbedder } from '@lore/graph';
+import { defaultModelDir, LocalModelEmbedder } from '@lore/ai';
 import { arg, benchIdentity, percentile, post, startStack } from './common';
 
 const TARGET_P95_S = 2;

@@ -9,7 +9,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { defaultModelDir, hasLocalModel, lexicalSearch, LocalModelEmbedder, retrieve, vectorSearch, type Embedder } from '@lore/graph';
+import { defaultModelDir, hasLocalModel, LocalModelEmbedder, type Embedder } from '@lore/ai';
+import { lexicalSearch, retrieve, vectorSearch } from '@lore/graph';
 import { ndcgAtK, recallAtK } from '../../services/graph/src/domain/ranking';
 import { arg, benchIdentity, get, post, startStack } from './common';
 

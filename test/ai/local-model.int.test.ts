@@ -1,5 +1,6 @@
 import { createLogger, createMetricsRegistry, IdentitySigner, IDENTITY_HEADER, listen, MemoryBus, PgliteDb, PostgresBlobStore, type Identity, type StartedServer } from '@lore/runtime';
-import { createGraphService, defaultModelDir, HashedEmbedder, hasLocalModel, LocalModelEmbedder, retrieve, vectorSearch, type Embedder, type GraphService } from '@lore/graph';
+import { defaultModelDir, HashedEmbedder, hasLocalModel, LocalModelEmbedder, type Embedder } from '@lore/ai';
+import { createGraphService, retrieve, vectorSearch, type GraphService } from '@lore/graph';
 
 // The real local embedding model (all-MiniLM-L6-v2, int8 ONNX). The test command fetches it into the cache
 // (`scripts/fetch-model.sh`) before the integration suites; without it these tests fail and say so.

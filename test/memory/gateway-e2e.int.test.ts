@@ -1,8 +1,8 @@
 import { request } from 'node:http';
 import { freshDatabase, type TestDatabase } from '../support/infra';
 import { adminCall, http, IDENTITY_SECRET, makeKey, makeTenant, startGateway, uid, type GatewayUnderTest, type TenantFixture } from '../gateway/harness';
-import { OpenAiLanguageModel } from '@lore/graph';
-import { LoopbackModel } from './loopback-model';
+import { OpenAiLanguageModel } from '@lore/ai';
+import { LoopbackModel } from '../support/loopback-model';
 import { eventually, parseSse, startHarness, type Harness } from './support';
 
 jest.setTimeout(180_000);

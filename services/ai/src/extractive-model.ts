@@ -1,4 +1,4 @@
-import { extractiveAnswer } from '../domain/extractive';
+import { extractiveAnswer } from './extractive';
 import type { AnswerRequest, LanguageModel } from './ports';
 
 /**

@@ -17,7 +17,7 @@ const QUESTION_NOISE = new Set(
     .flatMap((w) => contentTerms(w)),
 );
 
-export const NO_ANSWER = 'The memory holds nothing that answers this question.';
+export const NO_ANSWER = 'The sources hold nothing that answers this question.';
 
 /**
  * The embedded answerer: quotes the retrieved sentences that best cover the question, each followed by the
@@ -69,34 +69,4 @@ function withMarker(sentence: string, index: number): string {
   const clean = sentence.replace(/\s*\[\d{1,3}\]/g, '').trim();
   const end = /[.!?]+["')\]]*$/.exec(clean);
   return end ? `${clean.slice(0, end.index)} [${index}]${end[0]}` : `${clean} [${index}].`;
-}
-
-/**
- * Follow-up questions built from what the sources talk about and the question did not: the most frequent
- * unasked names and headings. Deterministic, at most `limit`.
- */
-export function suggestFollowups(question: string, sources: SourceChunk[], entityNames: string[], limit = 3): string[] {
-  const asked = new Set(contentTerms(question));
-  const out: string[] = [];
-  const seen = new Set<string>();
-  const add = (q: string, key: string) => {
-    if (out.length >= limit || seen.has(key)) return;
-    seen.add(key);
-    out.push(q);
-  };
-  for (const name of entityNames) {
-    const terms = contentTerms(name);
-    if (terms.length === 0 || terms.every((t) => asked.has(t))) continue;
-    add(`What else does the memory say about ${name}?`, terms.join(' '));
-  }
-  for (const s of sources) {
-    const terms = contentTerms(s.title);
-    if (terms.length === 0 || terms.every((t) => asked.has(t))) continue;
-    add(`What are the key points of "${s.title}"?`, terms.join(' '));
-  }
-  if (out.length < limit && sources.length > 0) {
-    const focus = question.replace(/[?.!]+$/, '').trim();
-    if (focus) add(`Which sources disagree about ${focus.length > 80 ? `${focus.slice(0, 77)}…` : focus}?`, 'disagree');
-  }
-  return out;
 }

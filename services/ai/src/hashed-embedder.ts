@@ -1,4 +1,4 @@
-import { contentTerms } from '../domain/text';
+import { contentTerms } from './text';
 import type { Embedder } from './ports';
 
 /** FNV-1a, 32 bits: fast, stable across processes and versions (the index depends on it). */

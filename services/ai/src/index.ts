@@ -1,2 +1,23 @@
-/** AI ports shared by every Lore service (filled in by the move out of services/graph). */
-export {};
+/** AI ports shared by every Lore service: the language model and embedder ports, their adapters and defaults. */
+export { describeAi, type AiDescription, type AnswerRequest, type Embedder, type LanguageModel } from './ports';
+export { AiProviderError, OpenAiClient, sseData, type OpenAiClientOptions } from './openai-client';
+export { OpenAiLanguageModel, buildMessages, type OpenAiLanguageModelOptions } from './openai-language-model';
+export { OpenAiEmbedder, type OpenAiEmbedderOptions } from './openai-embedder';
+export { ExtractiveLanguageModel } from './extractive-model';
+export { HashedEmbedder } from './hashed-embedder';
+export { LocalModelEmbedder, defaultModelDir, hasLocalModel, LOCAL_MODEL_FOLDER, MODEL_MANIFEST, type LocalModelEmbedderOptions } from './local-model-embedder';
+export { selectEmbeddedEmbedder, type EmbeddedEmbedderOptions, type EmbedderChoice, type SelectedEmbedder } from './select-embedder';
+export {
+  DEFAULT_GROUNDING,
+  groundAnswer,
+  hasOtherMarkerForm,
+  markersIn,
+  normalizeMarkers,
+  supportScore,
+  type Citation,
+  type GroundedAnswer,
+  type GroundingOptions,
+  type SourceChunk,
+} from './citations';
+export { DEFAULT_EXTRACTIVE, extractiveAnswer, NO_ANSWER, type ExtractiveOptions } from './extractive';
+export { contentTerms, numbersIn, splitSentences, stem, STOPWORDS, termSet, truncate, words } from './text';

@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Logger } from '@lore/runtime';
 
 export interface OpenAiClientOptions {
   /** e.g. `https://api.openai.com/v1`, `http://vllm:8000/v1`, `http://ollama:11434/v1`. */

@@ -1,4 +1,4 @@
-import type { SourceChunk } from '../domain/citations';
+import type { SourceChunk } from './citations';
 import { AiProviderError, OpenAiClient, sseData, type OpenAiClientOptions } from './openai-client';
 import type { AnswerRequest, LanguageModel } from './ports';
 

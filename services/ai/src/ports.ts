@@ -1,4 +1,4 @@
-import type { SourceChunk } from '../domain/citations';
+import type { SourceChunk } from './citations';
 
 export interface AnswerRequest {
   question: string;

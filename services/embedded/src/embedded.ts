@@ -20,7 +20,8 @@ import {
   type StartedServer,
 } from '@lore/runtime';
 import { createGateway, ensureDevTenant, gatewayConfig, MemoryGatewayState, createWebhooksWorker, type Gateway } from '@lore/gateway';
-import { createGraphService, selectEmbeddedEmbedder, type GraphService } from '@lore/graph';
+import { selectEmbeddedEmbedder } from '@lore/ai';
+import { createGraphService, type GraphService } from '@lore/graph';
 import type { EmbeddedConfig } from './config';
 import { loadSecrets } from './secrets';
 

@@ -1,10 +1,6 @@
+import { ExtractiveLanguageModel, OpenAiEmbedder, OpenAiLanguageModel, selectEmbeddedEmbedder, type Embedder, type LanguageModel } from '@lore/ai';
 import { envBool, envInt, envSecret, type Logger } from '@lore/runtime';
 import { z } from 'zod';
-import { ExtractiveLanguageModel } from './ai/extractive-model';
-import { OpenAiEmbedder } from './ai/openai-embedder';
-import { OpenAiLanguageModel } from './ai/openai-language-model';
-import type { Embedder, LanguageModel } from './ai/ports';
-import { selectEmbeddedEmbedder } from './ai/select-embedder';
 
 const optionalUrl = z
   .string()

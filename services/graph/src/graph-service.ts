@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { describeAi, ExtractiveLanguageModel, HashedEmbedder, type AiDescription, type Embedder, type LanguageModel } from '@lore/ai';
 import { MemoryIngestMessageSchema, MemoryLifecycleMessageSchema, MemoryUploadMessageSchema, TOPICS } from '@lore/contracts';
 import {
   OutboxRelay,
@@ -17,9 +18,6 @@ import {
 } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import type { z } from 'zod';
-import { ExtractiveLanguageModel } from './ai/extractive-model';
-import { HashedEmbedder } from './ai/hashed-embedder';
-import { describeAi, type AiDescription, type Embedder, type LanguageModel } from './ai/ports';
 import { createGraphApp } from './app';
 import { TesseractOcr, type OcrEngine } from './extract/ocr';
 import { createGraphMetrics, DEFAULT_MEMORY_CONFIG, type MemoryConfig, type MemoryDeps } from './application/context';

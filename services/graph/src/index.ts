@@ -1,12 +1,5 @@
 export { createGraphService, GRAPH_MIGRATIONS, GRAPH_TOPICS, type GraphService, type GraphServiceDeps, type GraphDescription } from './graph-service';
 export { MEMORY_PREFIX } from './app';
-export type { Embedder, LanguageModel, AnswerRequest } from './ai/ports';
-export { HashedEmbedder } from './ai/hashed-embedder';
-export { LocalModelEmbedder, defaultModelDir, hasLocalModel, type LocalModelEmbedderOptions } from './ai/local-model-embedder';
-export { selectEmbeddedEmbedder, type EmbedderChoice, type SelectedEmbedder } from './ai/select-embedder';
-export { ExtractiveLanguageModel } from './ai/extractive-model';
-export { OpenAiEmbedder, type OpenAiEmbedderOptions } from './ai/openai-embedder';
-export { OpenAiLanguageModel, type OpenAiLanguageModelOptions } from './ai/openai-language-model';
 export { TesseractOcr, type OcrEngine } from './extract/ocr';
 export { DEFAULT_MEMORY_CONFIG, MemoryErasedError, type MemoryConfig } from './application/context';
 export { eraseMemory, reopenMemory, LIFECYCLE_CONSUMER, type ErasureResult } from './application/lifecycle';

@@ -1,8 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMetricsRegistry } from '@lore/runtime';
-import { OpenAiLanguageModel } from '../ai/openai-language-model';
-import { markersIn, hasOtherMarkerForm } from '../domain/citations';
+import { hasOtherMarkerForm, markersIn, OpenAiLanguageModel } from '@lore/ai';
 import { createGraphMetrics, DEFAULT_MEMORY_CONFIG, type MemoryDeps } from './context';
 import { answerStream, type RetrievedSource } from './search';
 
@@ -71,7 +70,7 @@ describe('citation markers in any form from an OpenAI-compatible model', () => {
       config: DEFAULT_MEMORY_CONFIG,
     } as unknown as MemoryDeps;
     let streamed = '';
-    let done: { answer: string; citations: Array<{ index: number }> } | undefined;
+    let done: { answer: string; citations: Array<{ index: number; title: string; document_id: string }> } | undefined;
     for await (const piece of answerStream(deps, 'refunds, pricing and support?', sources)) {
       if (piece.type === 'token') streamed += piece.text;
       else done = piece.result;
@@ -106,5 +105,11 @@ describe('citation markers in any form from an OpenAI-compatible model', () => {
   it('keeps a marker list that follows the sentence end with that sentence in the stream', async () => {
     const done = await answer('Refunds are issued within five business days. [1, 3] The Pro plan costs 49 dollars per month. [2-2]');
     expect(done.answer).toBe('Refunds are issued within five business days [1]. The Pro plan costs 49 dollars per month [2].');
+  });
+
+  it("never lets a model's invented marker out of the service", async () => {
+    const done = await answer('Refunds are issued within five business days [1]. The moon is made of cheese [7].');
+    expect(done.answer).toBe('Refunds are issued within five business days [1]. The moon is made of cheese.');
+    expect(done.citations).toEqual([{ index: 1, title: 'Refund policy', document_id: 'doc_1' }]);
   });
 });

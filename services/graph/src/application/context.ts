@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { Embedder, LanguageModel } from '@lore/ai';
 import { AppError, type BlobStore, type Db, type EventBus, type Logger, type Sql } from '@lore/runtime';
 import { Counter, Histogram, type Registry } from 'prom-client';
-import type { Embedder, LanguageModel } from '../ai/ports';
 import type { OcrEngine } from '../extract/ocr';
 import { ensureUnassignedVault, insertMemoryRow, memoryErasing } from '../store/memories';
 

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
+import { truncate } from '@lore/ai';
 import { TOPICS, type MemoryIngestMessage } from '@lore/contracts';
 import { AppError, enqueueOutbox, type Sql } from '@lore/runtime';
 import { scanAndMask, type DlpResult } from '../domain/dlp';
 import { classify, UNASSIGNED_VAULT, type RoutingDecision } from '../domain/routing';
-import { truncate } from '../domain/text';
 import { htmlToText } from '../extract/html';
 import { insertDocument } from '../store/documents';
 import { getVault, vaultProfiles } from '../store/vaults';

@@ -1,8 +1,7 @@
-import { groundAnswer, type Citation, type SourceChunk } from '../domain/citations';
+import { groundAnswer, truncate, type Citation, type SourceChunk } from '@lore/ai';
 import { extractEntities } from '../domain/entities';
-import { suggestFollowups } from '../domain/extractive';
+import { suggestFollowups } from '../domain/followups';
 import { reciprocalRankFusion } from '../domain/ranking';
-import { truncate } from '../domain/text';
 import { lexicalSearch, loadChunks, vectorSearch, type ChunkRow } from '../store/search-store';
 import type { MemoryDeps, MemoryScope } from './context';
 

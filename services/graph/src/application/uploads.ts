@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
+import { truncate } from '@lore/ai';
 import { TOPICS, type MemoryUploadMessage } from '@lore/contracts';
 import { AppError, claimEvent, enqueueOutbox } from '@lore/runtime';
 import { scanAndMask } from '../domain/dlp';
-import { truncate } from '../domain/text';
 import { detectKind, extractDocument, UnsupportedFileError } from '../extract';
 import { getUpload, insertUpload, setUploadStatus, type UploadRow } from '../store/uploads';
 import { MemoryErasedError, newId, openMemory, rememberMemory, type MemoryDeps, type MemoryScope } from './context';

@@ -1,4 +1,4 @@
-import { splitSentences, words } from './text';
+import { splitSentences, words } from '@lore/ai';
 
 export interface Chunk {
   ord: number;

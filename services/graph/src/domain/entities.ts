@@ -1,4 +1,4 @@
-import { splitSentences, stem, STOPWORDS } from './text';
+import { splitSentences, stem, STOPWORDS } from '@lore/ai';
 
 export type EntityKind = 'organization' | 'person' | 'place' | 'concept';
 

@@ -1,4 +1,4 @@
-import { contentTerms } from './text';
+import { contentTerms } from '@lore/ai';
 
 /** The vault that receives everything the classifier is not sure about. It always exists in every memory. */
 export const UNASSIGNED_VAULT = 'v_unassigned';
