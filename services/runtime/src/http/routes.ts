@@ -72,7 +72,6 @@ export interface RouteDefinition<State, P = undefined, Q = undefined, B = undefi
 }
 
 // The table stores definitions with their types erased; `route()` is what keeps each one checked where it is written.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyRoute<State> = RouteDefinition<State, any, any, any, any>;
 
 /**
