@@ -11,13 +11,16 @@ import { startGraphProcess } from './process';
  */
 async function main(): Promise<void> {
   const { config, logger, metrics, lifecycle, deps } = await startGraphProcess('graph-worker');
+  const ocr = config.LORE_GRAPH_OCR ? new TesseractOcr({ timeoutMs: 120_000, logger }) : null;
   const graph = await createGraphService({
     ...deps,
-    ocr: config.LORE_GRAPH_OCR ? new TesseractOcr({ timeoutMs: 120_000, logger }) : null,
+    ocr,
     relay: config.LORE_GRAPH_RELAY,
     consumerGroup: config.LORE_GRAPH_CONSUMER_GROUP,
   });
   await graph.worker.start();
+  // A given OCR engine is ours to close; hooks run in reverse order, so this one after the consumers stopped.
+  if (ocr) lifecycle.onShutdown('ocr', () => ocr.close());
   lifecycle.onShutdown('graph worker', () => graph.close());
   const ops = new Koa();
   ops.use(opsRouter(lifecycle, metrics).routes());

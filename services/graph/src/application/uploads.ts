@@ -3,7 +3,7 @@ import { truncate } from '@lore/ai';
 import { TOPICS, type MemoryUploadMessage } from '@lore/contracts';
 import { AppError, claimEvent, enqueueOutbox } from '@lore/runtime';
 import { scanAndMask } from '../domain/dlp';
-import { detectKind, extractDocument, UnsupportedFileError } from '../extract';
+import { detectKind, extractDocument, extractionFailureReason, UnsupportedFileError } from '../extract';
 import { getUpload, insertUpload, setUploadStatus, type UploadRow } from '../store/uploads';
 import { MemoryErasedError, newId, openMemory, rememberMemory, type MemoryDeps, type MemoryScope } from './context';
 import { acceptDocument } from './ingest';
@@ -90,7 +90,8 @@ export async function getUploadView(deps: MemoryDeps, scope: MemoryScope, upload
 /**
  * Background half of an upload: extract text (OCR for images and scanned PDFs), then hand it to the same
  * ingest path as `POST /ingest` (DLP, routing, outbox) with the upload's claim in the same transaction. A file
- * that cannot be read ends `failed` with a reason; infrastructure errors throw so the bus redelivers. The
+ * that cannot be read, and any failure of extraction (a parser's exception, a worker thread that dies or times
+ * out), ends `failed` with a reason; only infrastructure errors (database, blob store) throw so the bus redelivers. The
  * uploaded bytes are deleted once the upload is settled, so unmasked content is kept only while it waits.
  */
 export async function processUpload(
@@ -121,12 +122,16 @@ export async function processUpload(
       maxPdfPages: deps.config.maxPdfPages,
       ocrBelowChars: deps.config.ocrBelowChars,
       maxOcrImages: deps.config.maxOcrImages,
+      logger: deps.logger,
     });
     if (!extracted.text.trim()) throw new UnsupportedFileError('no text could be extracted from the file');
   } catch (err) {
-    if (!(err instanceof UnsupportedFileError)) throw err;
+    // Whatever a parser, an extractor or a worker thread did, it concerns this file only: the upload fails with a
+    // reason and the consumer goes on (retrying would fail the same way, and hold back the uploads behind it).
+    const reason = extractionFailureReason(kind, err);
+    if (!(err instanceof UnsupportedFileError)) deps.logger.warn({ err, upload_id: upload.upload_id, kind, reason }, 'extracting an upload failed');
     deps.metrics.uploads.inc({ kind: kind ?? 'unknown', result: 'failed' });
-    await fail(deps, msg, eventId, err.message);
+    await fail(deps, msg, eventId, reason);
     await deps.blobs.delete(msg.tenant_id, upload.blob_key);
     return 'failed';
   }

@@ -1,9 +1,13 @@
 import mammoth from 'mammoth';
+import type { Logger } from 'pino';
 import { PNG } from 'pngjs';
 import { htmlToText } from './html';
 import type { OcrEngine } from './ocr';
 import { parsePdf, type PdfImage } from './pdf';
 import { cleanMarkdown, csvToText, jsonToText } from './tabular';
+import { WorkerFailure } from './worker-thread';
+
+export { WorkerFailure } from './worker-thread';
 
 export type FileKind = 'text' | 'markdown' | 'html' | 'pdf' | 'docx' | 'csv' | 'json' | 'image';
 
@@ -57,6 +61,22 @@ export interface ExtractOptions {
   ocrBelowChars: number;
   /** Most images recognised per file. */
   maxOcrImages: number;
+  /** Receives the worker threads' console output (debug level). */
+  logger?: Logger;
+}
+
+const KIND_LABEL: Record<FileKind, string> = {
+  text: 'text', markdown: 'Markdown', html: 'HTML', pdf: 'a PDF document', docx: 'a DOCX document', csv: 'CSV', json: 'JSON', image: 'an image',
+};
+
+/**
+ * The reason an upload's `error` gives when its file could not be turned into text. Our own failures carry
+ * messages written for the user; anything else a parser throws (a library's internal error, which may name
+ * paths or internals) becomes a generic sentence for the kind, and the caller logs the original.
+ */
+export function extractionFailureReason(kind: FileKind | null, err: unknown): string {
+  if (err instanceof UnsupportedFileError || err instanceof WorkerFailure) return err.message;
+  return kind ? `the file could not be read as ${KIND_LABEL[kind]}` : 'the file could not be read';
 }
 
 export interface Extracted {
@@ -96,7 +116,10 @@ export function pixelsToPng(img: Pick<PdfImage, 'width' | 'height' | 'channels' 
   return PNG.sync.write(png);
 }
 
-/** Turns an uploaded file into text for the ingest pipeline. Throws `UnsupportedFileError` for what it cannot read. */
+/**
+ * Turns an uploaded file into text for the ingest pipeline. Throws `UnsupportedFileError` for what it cannot read
+ * and `WorkerFailure` when a parser's or the OCR engine's thread fails; `extractionFailureReason` words either.
+ */
 export async function extractDocument(kind: FileKind, bytes: Buffer, options: ExtractOptions): Promise<Extracted> {
   switch (kind) {
     case 'text':
@@ -130,7 +153,7 @@ export async function extractDocument(kind: FileKind, bytes: Buffer, options: Ex
     case 'pdf': {
       let pdf;
       try {
-        pdf = await parsePdf(bytes, { timeoutMs: options.pdfTimeoutMs, maxPages: options.maxPdfPages, ocrBelowChars: options.ocrBelowChars });
+        pdf = await parsePdf(bytes, { timeoutMs: options.pdfTimeoutMs, maxPages: options.maxPdfPages, ocrBelowChars: options.ocrBelowChars, logger: options.logger });
       } catch (err) {
         throw new UnsupportedFileError((err as Error).message.slice(0, 200));
       }

@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
-import { createWorker } from 'tesseract.js';
+import { WorkerChannel } from './worker-thread';
 
 /** Text recognition for images and scanned PDF pages. */
 export interface OcrEngine {
@@ -9,58 +9,52 @@ export interface OcrEngine {
   close(): Promise<void>;
 }
 
-interface TesseractWorker {
-  recognize(image: Buffer): Promise<{ data: { text: string } }>;
-  terminate(): Promise<unknown>;
-}
+/** `workers/` sits beside `src/` and `dist/`, so the path is the same from sources (tests) and the build. */
+const WORKER = join(__dirname, '..', '..', 'workers', 'ocr.mjs');
 
 /**
- * tesseract.js (WebAssembly, in a worker thread) with the English LSTM model shipped by the
- * `@tesseract.js-data/eng` package: no download at run time. One worker, created on first use, serialises
- * recognitions; the time per image is bounded by `timeoutMs` (a stuck recognition recycles the worker).
+ * tesseract.js (WebAssembly) with the English LSTM model shipped by the `@tesseract.js-data/eng` package: no
+ * download at run time. It runs in a worker thread of ours (`workers/ocr.mjs`, started clean: see
+ * `worker-thread.ts`), created on first use; recognitions are serialised, each bounded by `timeoutMs`. Any
+ * failure of the thread, or of tesseract's own thread inside it, rejects that recognition and recycles the worker;
+ * it never reaches the process.
  */
 export class TesseractOcr implements OcrEngine {
   readonly kind = 'tesseract.js';
-  private worker?: Promise<TesseractWorker>;
+  private readonly channel: WorkerChannel;
   private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly options: { timeoutMs: number; logger?: Logger }) {}
+  constructor(private readonly options: { timeoutMs: number; logger?: Logger; workerFile?: string }) {
+    this.channel = new WorkerChannel({
+      file: options.workerFile ?? WORKER,
+      what: 'the OCR engine',
+      workerData: { langPath: TesseractOcr.langPath() },
+      logger: options.logger,
+    });
+  }
 
   static langPath(): string {
     return join(dirname(require.resolve('@tesseract.js-data/eng/package.json')), '4.0.0_best_int');
   }
 
-  private getWorker(): Promise<TesseractWorker> {
-    this.worker ??= createWorker('eng', 1, { langPath: TesseractOcr.langPath(), cacheMethod: 'none', gzip: true }) as Promise<TesseractWorker>;
-    return this.worker;
-  }
-
   recognize(image: Buffer): Promise<string> {
     const run = this.queue.then(async () => {
-      const worker = await this.getWorker();
-      let timer: NodeJS.Timeout | undefined;
+      // A copy of our own to hand over: a Buffer may be a view of a pool other code still uses.
+      const copy = new Uint8Array(image);
       try {
-        const result = await Promise.race([
-          worker.recognize(image),
-          new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`OCR took longer than ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
-          }),
-        ]);
-        return result.data.text;
+        const reply = await this.channel.request<{ text: string }>({ image: copy }, [copy.buffer], this.options.timeoutMs);
+        return reply.text;
       } catch (err) {
-        await this.close();
+        // A file tesseract could not read may leave its engine in any state: start the next file on a fresh one.
+        await this.channel.close();
         throw err;
-      } finally {
-        clearTimeout(timer);
       }
     });
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  async close(): Promise<void> {
-    const w = this.worker;
-    this.worker = undefined;
-    if (w) await (await w.catch(() => null))?.terminate();
+  close(): Promise<void> {
+    return this.channel.close();
   }
 }

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import { runWorkerOnce } from './worker-thread';
 
 export interface PdfImage {
   page: number;
@@ -19,25 +20,23 @@ export interface PdfContent {
 /** `workers/` sits beside `src/` and `dist/`, so the path is the same from sources (tests) and the build. */
 const WORKER = join(__dirname, '..', '..', 'workers', 'pdf-extract.mjs');
 
-export function parsePdf(data: Buffer, options: { timeoutMs: number; maxPages: number; ocrBelowChars: number }): Promise<PdfContent> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(WORKER, {
-      workerData: { data: new Uint8Array(data), ocrBelowChars: options.ocrBelowChars, maxPages: options.maxPages },
-      resourceLimits: { maxOldGenerationSizeMb: 512 },
-    });
-    let settled = false;
-    const finish = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      void worker.terminate();
-      fn();
-    };
-    const timer = setTimeout(() => finish(() => reject(new Error(`PDF parsing took longer than ${options.timeoutMs} ms`))), options.timeoutMs);
-    worker.once('message', (m: { ok: boolean; error?: string } & PdfContent) =>
-      finish(() => (m.ok ? resolve({ pages: m.pages, totalPages: m.totalPages, images: m.images }) : reject(new Error(`unreadable PDF: ${m.error ?? 'unknown'}`)))),
-    );
-    worker.once('error', (err) => finish(() => reject(err)));
-    worker.once('exit', (code) => finish(() => reject(new Error(`PDF worker exited with code ${code}`))));
+/** A worker's answer: the content, or why PDF.js could not read the file. */
+type PdfReply = ({ ok: true } & PdfContent) | { ok: false; error?: string };
+
+/**
+ * Parses a PDF in its own worker thread (a clean start, a memory ceiling, a timeout). A file PDF.js cannot read,
+ * and a thread that fails in any way, reject with an error whose message says why in words a user can read.
+ */
+export async function parsePdf(data: Buffer, options: { timeoutMs: number; maxPages: number; ocrBelowChars: number; logger?: Logger }): Promise<PdfContent> {
+  const bytes = new Uint8Array(data);
+  const m = await runWorkerOnce<PdfReply>(WORKER, {
+    what: 'the PDF parser',
+    workerData: { data: bytes, ocrBelowChars: options.ocrBelowChars, maxPages: options.maxPages },
+    transferList: [bytes.buffer],
+    timeoutMs: options.timeoutMs,
+    resourceLimits: { maxOldGenerationSizeMb: 512 },
+    logger: options.logger,
   });
+  if (!m.ok) throw new Error(`unreadable PDF: ${(m.error ?? 'unknown').slice(0, 200)}`);
+  return { pages: m.pages, totalPages: m.totalPages, images: m.images };
 }
