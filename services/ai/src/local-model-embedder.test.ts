@@ -1,8 +1,9 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '@lore/runtime';
-import { boundTokens, hasLocalModel, meanPool, MODEL_MANIFEST, readModelManifest } from './local-model-embedder';
+import { boundTokens, hasLocalModel, InferenceWorker, meanPool, MODEL_MANIFEST, readModelManifest } from './local-model-embedder';
 import { selectEmbeddedEmbedder } from './select-embedder';
 
 // The model itself is exercised in test/ai/local-model.int.test.ts (the test command fetches it first); these
@@ -80,5 +81,88 @@ describe('local model embedder pieces', () => {
     expect(auto.embedder.kind).toBe('hashed');
     expect(auto.embedder.detail).toContain('did not load');
     await expect(selectEmbeddedEmbedder({ choice: 'local-model', modelDir: dir, logger })).rejects.toThrow();
+  });
+});
+
+/** A stand-in for onnxruntime-node: a session whose hidden state is all ones; an input of 13 tokens ends the thread. */
+const STUB_ORT = `
+exports.Tensor = class { constructor(type, data, dims) { this.type = type; this.data = data; this.dims = dims; } };
+exports.InferenceSession = { create: async () => ({
+  inputNames: ['input_ids', 'attention_mask'],
+  outputNames: ['last_hidden_state'],
+  run: async (feeds) => {
+    const [batch, seqLen] = feeds.input_ids.dims;
+    if (seqLen === 13) process.exit(7);
+    return { last_hidden_state: { data: new Float32Array(batch * seqLen * 4).fill(1), dims: [batch, seqLen, 4] } };
+  },
+}) };
+`;
+
+describe('the inference thread', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'lore-ort-'));
+    await writeFile(join(dir, 'ort-stub.cjs'), STUB_ORT);
+    await writeFile(join(dir, 'ort-broken.cjs'), "throw new Error('this runtime does not load');");
+    // Fail only inside the inference thread (not in the loader's own thread): they show whether the parent's flags
+    // and preloads reach it.
+    await writeFile(join(dir, 'worker-poison.mjs'), "import { workerData } from 'node:worker_threads';\nif (workerData?.ortPath) throw new Error('inherited --import ran in the inference thread');\n");
+    await writeFile(join(dir, 'worker-poison.cjs'), "if (require('node:worker_threads').workerData?.ortPath) throw new Error('NODE_OPTIONS preload ran in the inference thread');\n");
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('runs inference off the main thread and returns the hidden state', async () => {
+    const worker = new InferenceWorker('model.onnx', 1, join(dir, 'ort-stub.cjs'));
+    try {
+      await worker.load();
+      const out = await worker.run(new Int32Array([101, 7, 102]), [3], 3);
+      expect(out.dims).toEqual([1, 3, 4]);
+      expect(Array.from(out.hidden)).toEqual(new Array(12).fill(1));
+    } finally {
+      await worker.close();
+    }
+  });
+
+  it('a thread that dies mid-inference rejects the waiting call, and the next call starts a new thread', async () => {
+    const worker = new InferenceWorker('model.onnx', 1, join(dir, 'ort-stub.cjs'));
+    try {
+      await expect(worker.run(new Int32Array(13), [13], 13)).rejects.toThrow('local embedding model worker exited (7)');
+      const out = await worker.run(new Int32Array([101, 102]), [2], 2);
+      expect(out.dims).toEqual([1, 2, 4]);
+    } finally {
+      await worker.close();
+    }
+  });
+
+  it('a runtime that throws while loading rejects the load and every later call, without reaching the process', async () => {
+    const worker = new InferenceWorker('model.onnx', 1, join(dir, 'ort-broken.cjs'));
+    await expect(worker.load()).rejects.toThrow('local embedding model worker failed: this runtime does not load');
+    await expect(worker.run(new Int32Array([101, 102]), [2], 2)).rejects.toThrow('this runtime does not load');
+    await worker.close();
+  });
+
+  it("starts clean when the process was started with a TypeScript --import and NODE_OPTIONS preloads", async () => {
+    const script = join(dir, 'start-worker.ts');
+    await writeFile(
+      script,
+      [
+        `import { InferenceWorker } from ${JSON.stringify(join(__dirname, 'local-model-embedder.ts'))};`,
+        `const worker = new InferenceWorker('model.onnx', 1, ${JSON.stringify(join(dir, 'ort-stub.cjs'))});`,
+        "worker.load().then(() => worker.run(new Int32Array([101, 102]), [2], 2)).then(",
+        "  (out) => { process.stdout.write(`ok ${out.dims.join('x')}`); return worker.close(); },",
+        "  (err) => { process.stdout.write(`failed: ${err.message}`); process.exitCode = 1; },",
+        ');',
+      ].join('\n'),
+    );
+    const result = spawnSync(process.execPath, ['--import', 'tsx', '--import', join(dir, 'worker-poison.mjs'), script], {
+      cwd: join(__dirname, '..', '..', '..'),
+      env: { ...process.env, NODE_OPTIONS: `--require=${join(dir, 'worker-poison.cjs')}` },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(`${result.stdout}${result.stderr}`).toBe('ok 1x2x4');
+    expect(result.status).toBe(0);
   });
 });

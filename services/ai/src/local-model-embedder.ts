@@ -138,28 +138,44 @@ parentPort.on('message', (msg) => {
 });
 `;
 
-class InferenceWorker {
+/**
+ * How the inference thread starts: no inherited flags (a parent started with `--import` of a TypeScript file or a
+ * telemetry preload would make the thread fail before our code runs), and an empty environment, which also keeps
+ * `NODE_OPTIONS` preloads and the process's secrets out of it. The thread's source is plain JavaScript and needs
+ * neither.
+ */
+export const INFERENCE_WORKER_OPTIONS = { execArgv: [] as string[], env: {} as Record<string, string> };
+
+/**
+ * The inference thread and the calls waiting on it. A thread that fails (an `error` event, an exit, a message that
+ * cannot be decoded) rejects every pending call with the reason and is forgotten; the next call starts a new one.
+ * Nothing the thread does can reach the process.
+ */
+export class InferenceWorker {
   private worker: Worker | null = null;
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (r: WorkerReply) => void; reject: (e: Error) => void }>();
+  /** Calls waiting for a reply, with the thread that owes it (a dying thread fails only its own calls). */
+  private readonly pending = new Map<number, { worker: Worker; resolve: (r: WorkerReply) => void; reject: (e: Error) => void }>();
   private loading: Promise<void> | null = null;
 
+  /** `ortPath`: the module the thread loads as ONNX Runtime (default onnxruntime-node; tests give a stand-in). */
   constructor(
     private readonly modelPath: string,
     private readonly threads: number,
+    private readonly ortPath: string = require.resolve('onnxruntime-node'),
   ) {}
 
   /** Starts the worker and loads the model; after a crash the next call starts a new one. */
   private ensure(): Promise<void> {
     if (this.worker && this.loading) return this.loading;
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ortPath: require.resolve('onnxruntime-node') } });
-    // An idle model never keeps the process alive; a request in flight does (see `request`).
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ortPath: this.ortPath }, ...INFERENCE_WORKER_OPTIONS });
+    // An idle model never keeps the process alive; a request in flight does (see `send`).
     worker.unref();
     worker.on('message', (reply: WorkerReply) => {
       const p = this.pending.get(reply.id);
       if (!p) return;
       this.pending.delete(reply.id);
-      if (this.pending.size === 0) worker.unref();
+      if (!this.waitsOn(worker)) worker.unref();
       if (reply.ok) p.resolve(reply);
       else p.reject(new Error(`local embedding model: ${reply.error ?? 'inference failed'}`));
     });
@@ -168,23 +184,50 @@ class InferenceWorker {
         this.worker = null;
         this.loading = null;
       }
-      for (const p of this.pending.values()) p.reject(err);
-      this.pending.clear();
+      for (const [id, p] of this.pending) {
+        if (p.worker !== worker) continue;
+        this.pending.delete(id);
+        p.reject(err);
+      }
     };
     worker.on('error', (err) => fail(new Error(`local embedding model worker failed: ${err.message}`)));
+    worker.on('messageerror', (err) => {
+      fail(new Error(`local embedding model worker sent an unreadable message: ${err.message}`));
+      void worker.terminate();
+    });
     worker.on('exit', (code) => fail(new Error(`local embedding model worker exited (${code})`)));
     this.worker = worker;
-    this.loading = this.send(worker, { type: 'load', modelPath: this.modelPath, threads: this.threads }).then(() => undefined);
-    return this.loading;
+    const loading = this.send(worker, { type: 'load', modelPath: this.modelPath, threads: this.threads }).then(() => undefined);
+    // A failed load forgets the thread (it may still run): the next call starts over instead of reusing it.
+    loading.catch(() => {
+      if (this.worker === worker) {
+        this.worker = null;
+        this.loading = null;
+        void worker.terminate();
+      }
+    });
+    this.loading = loading;
+    return loading;
   }
 
   private send(worker: Worker, msg: Record<string, unknown>, transfer: ArrayBuffer[] = []): Promise<WorkerReply> {
     const id = this.nextId++;
     return new Promise<WorkerReply>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { worker, resolve, reject });
       worker.ref();
-      worker.postMessage({ ...msg, id }, transfer);
+      try {
+        worker.postMessage({ ...msg, id }, transfer);
+      } catch (err) {
+        this.pending.delete(id);
+        if (!this.waitsOn(worker)) worker.unref();
+        reject(new Error(`local embedding model worker could not be reached: ${(err as Error).message}`));
+      }
     });
+  }
+
+  private waitsOn(worker: Worker): boolean {
+    for (const p of this.pending.values()) if (p.worker === worker) return true;
+    return false;
   }
 
   async load(): Promise<void> {
