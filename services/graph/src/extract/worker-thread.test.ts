@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { extractionFailureReason, UnsupportedFileError } from './index';
+import { extractionFailureReason, pixelsToPng, UnsupportedFileError } from './index';
 import { TesseractOcr } from './ocr';
 import { parsePdf } from './pdf';
 import { runWorkerOnce, WorkerChannel, WorkerFailure } from './worker-thread';
@@ -113,7 +113,6 @@ describe('the real extractors on broken files', () => {
       const truncated = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
       await expect(ocr.recognize(truncated)).rejects.toThrow(/^the OCR engine could not read the file: .*image/);
       // A white 64×32 page: readable, no text.
-      const { pixelsToPng } = await import('./index');
       const blank = pixelsToPng({ width: 64, height: 32, channels: 1, data: new Uint8Array(64 * 32).fill(255) });
       await expect(ocr.recognize(blank)).resolves.toEqual(expect.any(String));
     } finally {
