@@ -1,6 +1,7 @@
 import { isNotFound } from '../kube/errors';
 import { API_KEY, SECRET } from '../kube/resources';
-import { isPlatformRefusal, isPlatformStatus, type CreateKeyRequest, type KeyRecord } from '../platform/admin-client';
+import type { AdminCreateKeyBody, KeyView } from '@lore/contracts';
+import { isPlatformRefusal, isPlatformStatus } from '../platform/admin-client';
 import { FIELD_MANAGER, applyIfChanged, isControlledBy } from '../runtime/apply';
 import { READY, isConditionTrue, setCondition } from '../runtime/conditions';
 import type { Reconcile, ReconcileResult } from '../runtime/controller';
@@ -126,7 +127,7 @@ async function issue(ctx: ControllerContext, s: Session, now: Date): Promise<Rec
 
   // What is wrong with the key in the Secret, if anything.
   let need: 'NotIssued' | 'SecretMissing' | 'SecretMismatch' | 'KeyMissing' | 'KeyRevoked' | 'Rotation' | undefined;
-  let current: KeyRecord | undefined;
+  let current: KeyView | undefined;
   if (!status.keyId) need = 'NotIssued';
   else if (!secret) need = 'SecretMissing';
   else if (secretKeyId(secret) !== status.keyId || !secretPlaintext(secret)) need = 'SecretMismatch';
@@ -244,10 +245,10 @@ async function create(
   clientToken: string,
 ): Promise<{ key_id: string; key: string }> {
   const spec = obj.spec!;
-  const body: CreateKeyRequest = { type: spec.type, name: spec.displayName ?? `${obj.metadata.namespace}/${obj.metadata.name}`, client_token: clientToken };
+  const body: AdminCreateKeyBody = { type: spec.type, name: spec.displayName ?? `${obj.metadata.namespace}/${obj.metadata.name}`, client_token: clientToken };
   if (memoryId) body.memory_id = memoryId;
   if (spec.scopes) {
-    const scopes: NonNullable<CreateKeyRequest['scopes']> = {};
+    const scopes: NonNullable<AdminCreateKeyBody['scopes']> = {};
     if (spec.scopes.modules?.length) scopes.modules = spec.scopes.modules;
     if (scopedMemoryIds.length) scopes.memories = scopedMemoryIds;
     if (spec.scopes.access) scopes.access = spec.scopes.access;
@@ -261,7 +262,7 @@ async function create(
 }
 
 /** Final status of a key in place, and when to look again (end of the overlap, expiry). */
-async function finish(ctx: ControllerContext, s: Session, args: { wasReady: boolean; current: KeyRecord | undefined; now: Date }): Promise<ReconcileResult | void> {
+async function finish(ctx: ControllerContext, s: Session, args: { wasReady: boolean; current: KeyView | undefined; now: Date }): Promise<ReconcileResult | void> {
   const { status } = s;
   const { now } = args;
   if (args.current?.prefix) status.prefix = String(args.current.prefix);

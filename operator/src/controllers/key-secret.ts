@@ -2,7 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { KubeClient } from '../kube/client';
 import { SECRET, type ResourceType } from '../kube/resources';
 import type { KubeObject } from '../kube/types';
-import type { KeyRecord, PlatformAdmin } from '../platform/admin-client';
+import type { KeyView } from '@lore/contracts';
+import type { PlatformAdmin } from '../platform/admin-client';
 import { controllerReference, isControlledBy } from '../runtime/apply';
 import { isFresh } from '../runtime/freshness';
 import { KEY_ID_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWNER_KIND_LABEL } from './names';
@@ -51,7 +52,7 @@ export function secretOwnership(secret: SecretObject | undefined, owner: KubeObj
 }
 
 /** Whether a platform key still authenticates: known, not revoked, not expired. */
-export function keyState(rec: KeyRecord | undefined, now: Date): 'usable' | 'missing' | 'revoked' | 'expired' {
+export function keyState(rec: KeyView | undefined, now: Date): 'usable' | 'missing' | 'revoked' | 'expired' {
   if (!rec) return 'missing';
   if (rec.revoked_at) return 'revoked';
   if (rec.expires_at && Date.parse(rec.expires_at) <= now.getTime()) return 'expired';

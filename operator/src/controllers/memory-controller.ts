@@ -1,6 +1,7 @@
 import { isNotFound } from '../kube/errors';
 import { INGRESS, MEMORY, SECRET } from '../kube/resources';
-import { isPlatformStatus, replayedKeyId, type KeyRecord } from '../platform/admin-client';
+import type { KeyView } from '@lore/contracts';
+import { isPlatformStatus, replayedKeyId } from '../platform/admin-client';
 import { FIELD_MANAGER, applyIfChanged, isControlledBy } from '../runtime/apply';
 import { READY, isConditionTrue, removeCondition, setCondition } from '../runtime/conditions';
 import type { Reconcile, ReconcileResult } from '../runtime/controller';
@@ -201,7 +202,7 @@ async function ensureMemoryKey(
   if (!status.keyId) need = 'NotIssued';
   else if (!secret) need = 'SecretMissing';
   else if (secretKeyId(secret) !== status.keyId || !secretPlaintext(secret)) need = 'SecretMismatch';
-  let current: KeyRecord | undefined;
+  let current: KeyView | undefined;
   if (!need) {
     current = await ctx.admin.getKey(tenantId, status.keyId!);
     const state = keyState(current, now);

@@ -1,3 +1,4 @@
+import type { KeyAccess, KeyType, Module } from '@lore/contracts';
 import type { Condition, KubeObject } from '../kube/types';
 
 export interface MemorySpec {
@@ -26,11 +27,12 @@ export interface MemoryStatus {
 export type MemoryObject = KubeObject & { spec?: MemorySpec; status?: MemoryStatus };
 
 export interface ApiKeySpec {
-  type: 'live' | 'test' | 'ephemeral' | 'memory';
+  type: KeyType;
   memoryRef?: { name: string };
   secretName: string;
   displayName?: string;
-  scopes?: { modules?: string[]; memories?: string[]; access?: 'read' | 'write' | 'read_write' };
+  /** The CRD's schema admits only the platform's modules (`MODULES`). `memories` names Memory objects. */
+  scopes?: { modules?: Module[]; memories?: string[]; access?: KeyAccess };
   ipAllowlist?: string[];
   /** app → operations (`["*"]` all, `[]` none), passed to the platform as app_permissions. */
   appPermissions?: Record<string, string[]>;

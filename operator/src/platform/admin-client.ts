@@ -1,83 +1,45 @@
+import {
+  AdminCreatedKeySchema,
+  AdminErrorBodySchema,
+  AdminKeyLookupSchema,
+  AdminMemorySchema,
+  AdminRotatedKeySchema,
+  AdminTenantSchema,
+  KeyViewSchema,
+  type AdminCreateKeyBody,
+  type AdminCreatedKey,
+  type AdminMemory,
+  type AdminPutMemoryBody,
+  type AdminRotatedKey,
+  type KeyView,
+} from '@lore/contracts';
+import type { z } from 'zod';
+
 /**
  * The gateway's internal admin API, as the operator uses it. A separate listener of the gateway, authenticated
  * with the operator's own service credential (`Authorization: Bearer <admin token>`), never exposed publicly.
  */
 
-export type KeyType = 'live' | 'test' | 'ephemeral' | 'memory';
-
-export interface KeyScopes {
-  modules?: string[];
-  memories?: string[];
-  access?: 'read' | 'write' | 'read_write';
-}
-
-export interface CreateKeyRequest {
-  type: KeyType;
-  name: string;
-  memory_id?: string;
-  scopes?: KeyScopes;
-  ip_allowlist?: string[];
-  app_permissions?: Record<string, unknown>;
-  expires_at?: string;
-  /**
-   * Idempotency token (1 to 128 of `[A-Za-z0-9._:-]`): the platform makes at most one key per tenant with it,
-   * and `findKeyByClientToken` finds that key even when the answer to the call was never read.
-   */
-  client_token?: string;
-}
-
-export interface CreatedKey {
-  key_id: string;
-  /** Plaintext, returned once. Never log it. */
-  key: string;
-  prefix: string;
-  type: KeyType;
-  memory_id: string | null;
-  expires_at: string | null;
-}
-
-export interface RotatedKey {
-  key_id: string;
-  /** Plaintext of the replacement, returned once. Never log it. */
-  key: string;
-  replaced_key_id: string;
-  replaced_key_expires_at: string | null;
-}
-
-export interface KeyRecord {
-  key_id: string;
-  type?: KeyType;
-  prefix?: string;
-  memory_id?: string | null;
-  revoked_at?: string | null;
-  expires_at?: string | null;
-  [field: string]: unknown;
-}
-
-export interface MemoryRecord {
-  memory_id: string;
-  hostname: string;
-  workspace_id: string;
-}
+// Requests and answers are the admin API's contract in @lore/contracts, shared with the gateway that serves it.
 
 export interface PlatformAdmin {
   /** Creates the tenant if it does not exist (idempotent on tenant_id). */
   ensureTenant(tenantId: string, name: string): Promise<void>;
   /** Creates or updates a memory (idempotent). Throws `PlatformError` with status 409 when the hostname is taken. */
-  putMemory(tenantId: string, memoryId: string, body: { name: string; hostname: string; workspace_id?: string }): Promise<MemoryRecord>;
+  putMemory(tenantId: string, memoryId: string, body: AdminPutMemoryBody): Promise<AdminMemory>;
   /** Deletes a memory and revokes its keys; resolves when it is already gone. */
   deleteMemory(tenantId: string, memoryId: string, retainData: boolean): Promise<void>;
   /**
    * Throws `PlatformError` 409 `CONFLICT` with `details.key_id` when `client_token` already made a key (whose
    * plaintext is not returned again): see `replayedKeyId`.
    */
-  createKey(tenantId: string, body: CreateKeyRequest): Promise<CreatedKey>;
+  createKey(tenantId: string, body: AdminCreateKeyBody): Promise<AdminCreatedKey>;
   /** `clientToken` as for `createKey` (a replay is answered before any other check of the key but its existence). */
-  rotateKey(tenantId: string, keyId: string, overlapSeconds: number, clientToken?: string): Promise<RotatedKey>;
+  rotateKey(tenantId: string, keyId: string, overlapSeconds: number, clientToken?: string): Promise<AdminRotatedKey>;
   /** The key record without plaintext, or `undefined` when the platform does not know the key. */
-  getKey(tenantId: string, keyId: string): Promise<KeyRecord | undefined>;
+  getKey(tenantId: string, keyId: string): Promise<KeyView | undefined>;
   /** The key a create or rotate call with this client token made (revoked or not), or `undefined` if none. */
-  findKeyByClientToken(tenantId: string, clientToken: string): Promise<KeyRecord | undefined>;
+  findKeyByClientToken(tenantId: string, clientToken: string): Promise<KeyView | undefined>;
   /** Revokes a key at once (idempotent). */
   revokeKey(tenantId: string, keyId: string): Promise<void>;
 }
@@ -139,46 +101,61 @@ export class HttpPlatformAdmin implements PlatformAdmin {
   }
 
   async ensureTenant(tenantId: string, name: string): Promise<void> {
-    await this.call('ensure_tenant', 'POST', '/internal/v1/tenants', { tenant_id: tenantId, name });
+    await this.call('ensure_tenant', 'POST', '/internal/v1/tenants', AdminTenantSchema, { tenant_id: tenantId, name });
   }
 
-  async putMemory(tenantId: string, memoryId: string, body: { name: string; hostname: string; workspace_id?: string }): Promise<MemoryRecord> {
-    return (await this.call('put_memory', 'PUT', `${this.tenantPath(tenantId)}/memories/${enc(memoryId)}`, body)) as MemoryRecord;
+  async putMemory(tenantId: string, memoryId: string, body: AdminPutMemoryBody): Promise<AdminMemory> {
+    return this.call('put_memory', 'PUT', `${this.tenantPath(tenantId)}/memories/${enc(memoryId)}`, AdminMemorySchema, body);
   }
 
   async deleteMemory(tenantId: string, memoryId: string, retainData: boolean): Promise<void> {
-    await this.call('delete_memory', 'DELETE', `${this.tenantPath(tenantId)}/memories/${enc(memoryId)}?retain_data=${retainData}`, undefined, [404]);
+    await this.callOrAbsent('delete_memory', 'DELETE', `${this.tenantPath(tenantId)}/memories/${enc(memoryId)}?retain_data=${retainData}`, undefined);
   }
 
-  async createKey(tenantId: string, body: CreateKeyRequest): Promise<CreatedKey> {
-    return (await this.call('create_key', 'POST', `${this.tenantPath(tenantId)}/keys`, body)) as CreatedKey;
+  async createKey(tenantId: string, body: AdminCreateKeyBody): Promise<AdminCreatedKey> {
+    return this.call('create_key', 'POST', `${this.tenantPath(tenantId)}/keys`, AdminCreatedKeySchema, body);
   }
 
-  async rotateKey(tenantId: string, keyId: string, overlapSeconds: number, clientToken?: string): Promise<RotatedKey> {
+  async rotateKey(tenantId: string, keyId: string, overlapSeconds: number, clientToken?: string): Promise<AdminRotatedKey> {
     const body = clientToken === undefined ? { overlap_seconds: overlapSeconds } : { overlap_seconds: overlapSeconds, client_token: clientToken };
-    return (await this.call('rotate_key', 'POST', `${this.tenantPath(tenantId)}/keys/${enc(keyId)}/rotate`, body)) as RotatedKey;
+    return this.call('rotate_key', 'POST', `${this.tenantPath(tenantId)}/keys/${enc(keyId)}/rotate`, AdminRotatedKeySchema, body);
   }
 
-  async getKey(tenantId: string, keyId: string): Promise<KeyRecord | undefined> {
-    const r = await this.call('get_key', 'GET', `${this.tenantPath(tenantId)}/keys/${enc(keyId)}`, undefined, [404]);
-    return r === undefined ? undefined : (r as KeyRecord);
+  async getKey(tenantId: string, keyId: string): Promise<KeyView | undefined> {
+    return this.callOrAbsent('get_key', 'GET', `${this.tenantPath(tenantId)}/keys/${enc(keyId)}`, KeyViewSchema);
   }
 
-  async findKeyByClientToken(tenantId: string, clientToken: string): Promise<KeyRecord | undefined> {
-    const r = (await this.call('find_key', 'GET', `${this.tenantPath(tenantId)}/keys?client_token=${enc(clientToken)}`)) as { api_keys?: KeyRecord[] } | undefined;
-    return r?.api_keys?.[0];
+  async findKeyByClientToken(tenantId: string, clientToken: string): Promise<KeyView | undefined> {
+    const r = await this.call('find_key', 'GET', `${this.tenantPath(tenantId)}/keys?client_token=${enc(clientToken)}`, AdminKeyLookupSchema);
+    return r.api_keys[0];
   }
 
   async revokeKey(tenantId: string, keyId: string): Promise<void> {
-    await this.call('revoke_key', 'DELETE', `${this.tenantPath(tenantId)}/keys/${enc(keyId)}`, undefined, [404]);
+    await this.callOrAbsent('revoke_key', 'DELETE', `${this.tenantPath(tenantId)}/keys/${enc(keyId)}`, undefined);
   }
 
   private tenantPath(tenantId: string): string {
     return `/internal/v1/tenants/${enc(tenantId)}`;
   }
 
-  /** Resolves the JSON body, `undefined` for an empty body or for a status listed in `absentOk`. */
-  private async call(operation: string, method: string, path: string, body?: unknown, absentOk: number[] = []): Promise<unknown> {
+  /** The answer parsed with its contract schema (none for an operation answered with 204). */
+  private async call<S extends z.ZodType>(operation: string, method: string, path: string, schema: S, body?: unknown): Promise<z.output<S>>;
+  private async call(operation: string, method: string, path: string, schema: undefined, body?: unknown): Promise<void>;
+  private async call(operation: string, method: string, path: string, schema: z.ZodType | undefined, body?: unknown): Promise<unknown> {
+    const answer = await this.send(operation, method, path, body, false);
+    return parseAnswer(operation, answer!, schema);
+  }
+
+  /** As `call`, but a 404 resolves `undefined` (the thing is already gone or never existed). */
+  private async callOrAbsent<S extends z.ZodType>(operation: string, method: string, path: string, schema: S): Promise<z.output<S> | undefined>;
+  private async callOrAbsent(operation: string, method: string, path: string, schema: undefined): Promise<void>;
+  private async callOrAbsent(operation: string, method: string, path: string, schema: z.ZodType | undefined): Promise<unknown> {
+    const answer = await this.send(operation, method, path, undefined, true);
+    return answer === undefined ? undefined : parseAnswer(operation, answer, schema);
+  }
+
+  /** The status and body of a 2xx answer; `undefined` for a 404 when `absentOk`. Anything else throws. */
+  private async send(operation: string, method: string, path: string, body: unknown, absentOk: boolean): Promise<{ status: number; text: string } | undefined> {
     let status = 0;
     const started = process.hrtime.bigint();
     try {
@@ -194,12 +171,12 @@ export class HttpPlatformAdmin implements PlatformAdmin {
       });
       status = res.status;
       const text = await res.text();
-      if (absentOk.includes(res.status)) return undefined;
+      if (absentOk && res.status === 404) return undefined;
       if (res.status < 200 || res.status >= 300) {
         const { code, message, details } = errorOf(text);
         throw new PlatformError(operation, res.status, code, message, details);
       }
-      return text ? (JSON.parse(text) as unknown) : undefined;
+      return { status: res.status, text };
     } catch (err) {
       if (err instanceof PlatformError) throw err;
       throw new PlatformError(operation, 0, 'UNREACHABLE', err instanceof Error ? err.message : String(err));
@@ -209,15 +186,40 @@ export class HttpPlatformAdmin implements PlatformAdmin {
   }
 }
 
+/**
+ * A 2xx answer that does not match the contract is a `PlatformError` with code `MALFORMED_ANSWER` and the answer's
+ * status, never a crash: the status (2xx, not a refusal) says the call may have taken effect, as a lost answer does.
+ */
+function parseAnswer(operation: string, answer: { status: number; text: string }, schema: z.ZodType | undefined): unknown {
+  if (!schema) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(answer.text);
+  } catch {
+    throw new PlatformError(operation, answer.status, 'MALFORMED_ANSWER', 'the answer is not JSON');
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`);
+    throw new PlatformError(operation, answer.status, 'MALFORMED_ANSWER', `the answer does not match the admin API contract: ${issues.slice(0, 5).join('; ')}`, { issues });
+  }
+  return parsed.data;
+}
+
 function enc(s: string): string {
   return encodeURIComponent(s);
 }
 
+/** The refusal's `{error:{code,message,details}}`; a body of another shape (a proxy's page) is kept as the message. */
 function errorOf(text: string): { code: string; message: string; details?: unknown } {
+  let json: unknown;
   try {
-    const body = JSON.parse(text) as { error?: { code?: string; message?: string; details?: unknown } };
-    return { code: body.error?.code ?? 'ERROR', message: body.error?.message ?? text.slice(0, 300), details: body.error?.details };
+    json = JSON.parse(text);
   } catch {
     return { code: 'ERROR', message: text.slice(0, 300) };
   }
+  const parsed = AdminErrorBodySchema.safeParse(json);
+  if (!parsed.success) return { code: 'ERROR', message: text.slice(0, 300) };
+  const { code, message, details } = parsed.data.error;
+  return { code, message, details };
 }

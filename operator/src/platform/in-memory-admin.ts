@@ -1,20 +1,21 @@
 import { randomBytes } from 'node:crypto';
-import {
-  PlatformError,
-  type CreateKeyRequest,
-  type CreatedKey,
-  type KeyRecord,
-  type MemoryRecord,
-  type PlatformAdmin,
-  type RotatedKey,
-} from './admin-client';
+import type { AdminCreateKeyBody, AdminCreatedKey, AdminMemory, AdminPutMemoryBody, AdminRotatedKey, KeyType, KeyView } from '@lore/contracts';
+import { PlatformError, type PlatformAdmin } from './admin-client';
 
-interface StoredKey extends KeyRecord {
+interface StoredKey {
+  key_id: string;
+  type: KeyType;
+  prefix: string;
+  memory_id: string | null;
+  revoked_at: string | null;
+  expires_at: string | null;
+  created_at: string;
   tenant_id: string;
   plaintext: string;
-  request: CreateKeyRequest;
+  request: AdminCreateKeyBody;
   client_token?: string;
   replaced_by?: string;
+  rotated_from?: string;
 }
 
 /**
@@ -24,7 +25,7 @@ interface StoredKey extends KeyRecord {
  */
 export class InMemoryPlatformAdmin implements PlatformAdmin {
   readonly tenants = new Map<string, string>();
-  readonly memories = new Map<string, MemoryRecord & { tenant_id: string; name: string; deleted?: boolean; retained?: boolean }>();
+  readonly memories = new Map<string, AdminMemory & { tenant_id: string; name: string; deleted?: boolean; retained?: boolean }>();
   readonly keys = new Map<string, StoredKey>();
   readonly calls: string[] = [];
   /** Set to make the next call of an operation fail (transient errors in tests). */
@@ -37,7 +38,7 @@ export class InMemoryPlatformAdmin implements PlatformAdmin {
     if (!this.tenants.has(tenantId)) this.tenants.set(tenantId, name);
   }
 
-  async putMemory(tenantId: string, memoryId: string, body: { name: string; hostname: string; workspace_id?: string }): Promise<MemoryRecord> {
+  async putMemory(tenantId: string, memoryId: string, body: AdminPutMemoryBody): Promise<AdminMemory> {
     this.enter('put_memory');
     this.requireTenant(tenantId);
     for (const m of this.memories.values()) {
@@ -61,7 +62,7 @@ export class InMemoryPlatformAdmin implements PlatformAdmin {
     for (const k of this.keys.values()) if (k.memory_id === memoryId && !k.revoked_at) k.revoked_at = new Date().toISOString();
   }
 
-  async createKey(tenantId: string, body: CreateKeyRequest): Promise<CreatedKey> {
+  async createKey(tenantId: string, body: AdminCreateKeyBody): Promise<AdminCreatedKey> {
     this.enter('create_key');
     this.requireTenant(tenantId);
     if (body.type === 'memory') {
@@ -71,10 +72,10 @@ export class InMemoryPlatformAdmin implements PlatformAdmin {
     this.refuseReplay('create_key', tenantId, body.client_token);
     const key = this.store(tenantId, body, body.expires_at ?? (body.type === 'ephemeral' ? new Date(Date.now() + 86_400_000).toISOString() : null), body.client_token);
     this.answer('create_key');
-    return { key_id: key.key_id, key: key.plaintext, prefix: String(key.prefix), type: body.type, memory_id: body.memory_id ?? null, expires_at: key.expires_at ?? null };
+    return { key_id: key.key_id, key: key.plaintext, prefix: key.prefix, type: body.type, memory_id: body.memory_id ?? null, expires_at: key.expires_at };
   }
 
-  async rotateKey(tenantId: string, keyId: string, overlapSeconds: number, clientToken?: string): Promise<RotatedKey> {
+  async rotateKey(tenantId: string, keyId: string, overlapSeconds: number, clientToken?: string): Promise<AdminRotatedKey> {
     this.enter('rotate_key');
     const old = this.keys.get(keyId);
     if (!old || old.tenant_id !== tenantId) throw new PlatformError('rotate_key', 404, 'NOT_FOUND', 'key not found');
@@ -83,21 +84,22 @@ export class InMemoryPlatformAdmin implements PlatformAdmin {
     if (old.revoked_at) throw new PlatformError('rotate_key', 409, 'CONFLICT', 'the key is revoked');
     if (old.expires_at && Date.parse(old.expires_at) <= Date.now()) throw new PlatformError('rotate_key', 409, 'CONFLICT', 'the key has expired');
     if (old.replaced_by) throw new PlatformError('rotate_key', 409, 'CONFLICT', `the key was already rotated (replacement ${old.replaced_by})`);
-    const replacement = this.store(tenantId, old.request, old.expires_at ?? null, clientToken);
+    const replacement = this.store(tenantId, old.request, old.expires_at, clientToken);
+    replacement.rotated_from = keyId;
     old.expires_at = new Date(Date.now() + overlapSeconds * 1000).toISOString();
     old.replaced_by = replacement.key_id;
     this.answer('rotate_key');
-    return { key_id: replacement.key_id, key: replacement.plaintext, replaced_key_id: keyId, replaced_key_expires_at: old.expires_at };
+    return { key_id: replacement.key_id, key: replacement.plaintext, prefix: replacement.prefix, replaced_key_id: keyId, replaced_key_expires_at: old.expires_at };
   }
 
-  async getKey(tenantId: string, keyId: string): Promise<KeyRecord | undefined> {
+  async getKey(tenantId: string, keyId: string): Promise<KeyView | undefined> {
     this.enter('get_key');
     const k = this.keys.get(keyId);
     if (!k || k.tenant_id !== tenantId) return undefined;
     return record(k);
   }
 
-  async findKeyByClientToken(tenantId: string, clientToken: string): Promise<KeyRecord | undefined> {
+  async findKeyByClientToken(tenantId: string, clientToken: string): Promise<KeyView | undefined> {
     this.enter('find_key');
     const k = this.byToken(tenantId, clientToken);
     return k ? record(k) : undefined;
@@ -129,7 +131,7 @@ export class InMemoryPlatformAdmin implements PlatformAdmin {
     }
   }
 
-  private store(tenantId: string, request: CreateKeyRequest, expiresAt: string | null, clientToken?: string): StoredKey {
+  private store(tenantId: string, request: AdminCreateKeyBody, expiresAt: string | null, clientToken?: string): StoredKey {
     const prefix = request.type === 'memory' ? 'mk_' : request.type === 'ephemeral' ? 'ck_eph_' : `ck_${request.type}_`;
     const keyId = `key_${randomBytes(6).toString('hex')}`;
     const stored: StoredKey = {
@@ -139,6 +141,7 @@ export class InMemoryPlatformAdmin implements PlatformAdmin {
       memory_id: request.memory_id ?? null,
       revoked_at: null,
       expires_at: expiresAt,
+      created_at: new Date().toISOString(),
       tenant_id: tenantId,
       plaintext: `${prefix}${randomBytes(16).toString('hex')}`,
       request,
@@ -170,6 +173,29 @@ export class InMemoryPlatformAdmin implements PlatformAdmin {
   }
 }
 
-function record(k: StoredKey): KeyRecord {
-  return { key_id: k.key_id, type: k.type, prefix: k.prefix, memory_id: k.memory_id, revoked_at: k.revoked_at ?? null, expires_at: k.expires_at ?? null };
+/** The key as the admin API presents it (KeyViewSchema), with the same status rules as the gateway's. */
+function record(k: StoredKey, now = Date.now()): KeyView {
+  const ended = k.expires_at !== null && Date.parse(k.expires_at) <= now;
+  const rotatedOut = ended && k.replaced_by !== undefined && k.revoked_at === null;
+  const r = k.request;
+  return {
+    key_id: k.key_id,
+    name: r.name,
+    type: r.type,
+    prefix: k.prefix,
+    status: k.revoked_at || rotatedOut ? 'revoked' : ended ? 'expired' : 'active',
+    memory_id: k.memory_id,
+    workspace_id: r.workspace_id ?? null,
+    project_id: r.project_id ?? null,
+    scopes: r.scopes ?? {},
+    ip_allowlist: r.ip_allowlist ?? [],
+    app_permissions: r.app_permissions ?? {},
+    rate_limit: r.rate_limit ?? null,
+    expires_at: k.expires_at,
+    revoked_at: rotatedOut ? k.expires_at : k.revoked_at,
+    replaced_by: k.replaced_by ?? null,
+    rotated_from: k.rotated_from ?? null,
+    created_by: 'admin-api',
+    created_at: k.created_at,
+  };
 }

@@ -1,2 +1,5 @@
 export * from './events';
 export * from './memory';
+export * from './keys';
+export * from './admin';
+export * from './identity';

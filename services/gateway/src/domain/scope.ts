@@ -1,16 +1,12 @@
+import { MODULES, type Module, type KeyScopes as KeyScope } from '@lore/contracts';
+
 /** Read routes never change state; everything else is a write. Search is a POST but reads. */
 export type Access = 'read' | 'write';
 export type KeyAccess = 'read' | 'write' | 'read_write';
 
-/** The modules a key scope or an OAuth scope can name: one per public surface of the platform. */
-export const MODULES = ['workspaces', 'projects', 'pages', 'memory', 'webhooks', 'chat', 'connectors', 'graph', 'agents', 'mcp'] as const;
-export type Module = (typeof MODULES)[number];
-
-export interface KeyScope {
-  modules?: string[];
-  memories?: string[];
-  access?: KeyAccess;
-}
+// The modules a key scope or an OAuth scope can name, and the scope's shape, are shared with the admin API and the
+// internal identity: @lore/contracts declares them.
+export { MODULES, type Module, type KeyScope };
 
 /** What one request needs from the credential. */
 export interface Need {

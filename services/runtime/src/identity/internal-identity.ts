@@ -1,4 +1,5 @@
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { IdentityClaimsSchema, type Identity } from '@lore/contracts';
 import { AppError } from '../errors/app-error';
 
 /** The header carrying the gateway's signed identity to internal services. Clients can never set it. */
@@ -18,24 +19,7 @@ export const TRUST_HEADERS = [
   'x-authenticated-user',
 ];
 
-export type CredentialKind = 'ck_live' | 'ck_test' | 'ck_eph' | 'mk' | 'oauth' | 'session';
-
-/** Who is calling, as verified by the gateway. Internal services read nothing else about the caller. */
-export interface Identity {
-  tenant_id: string;
-  /** The workspace the request runs in (the active one unless the credential pins another). */
-  workspace_id: string;
-  /** The memory the request targets: the key's memory for mk_ keys, else the workspace's primary memory. */
-  memory_id: string;
-  credential: CredentialKind;
-  /** API key id, OAuth client id, or user id for sessions. */
-  subject: string;
-  role: string;
-  project_id?: string | null;
-  /** Key scope; empty means unrestricted. */
-  scopes?: { modules?: string[]; memories?: string[]; access?: 'read' | 'write' | 'read_write' };
-  request_id?: string;
-}
+export type { CredentialKind, Identity } from '@lore/contracts';
 
 const ISSUER = 'lore-gateway';
 const AUDIENCE = 'lore-internal';
@@ -62,9 +46,11 @@ export class IdentitySigner {
     if (!token) throw AppError.unauthorized('missing gateway identity');
     try {
       const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, audience: AUDIENCE, algorithms: ['HS256'] });
-      const idn = payload.idn as Identity | undefined;
-      if (!idn || typeof idn.tenant_id !== 'string' || !idn.tenant_id) throw new Error('no identity claim');
-      return idn;
+      // The claims are parsed, not trusted by shape: a token signed with the right secret but carrying claims this
+      // version does not understand is refused like a forged one.
+      const claims = IdentityClaimsSchema.safeParse(payload.idn);
+      if (!claims.success) throw new Error('no valid identity claim');
+      return claims.data;
     } catch (err) {
       if (err instanceof joseErrors.JOSEError || err instanceof Error) {
         throw AppError.unauthorized('invalid gateway identity');

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { KeyScopesSchema } from './keys';
+
+/** The credential a request came with, as the gateway verified it. */
+export const CredentialKindSchema = z.enum(['ck_live', 'ck_test', 'ck_eph', 'mk', 'oauth', 'session']);
+export type CredentialKind = z.infer<typeof CredentialKindSchema>;
+
+/**
+ * The claims of the internal identity token (`idn` in the gateway-signed JWT): who is calling. Internal services
+ * read nothing else about the caller, and refuse a token whose claims do not parse.
+ */
+export const IdentityClaimsSchema = z.object({
+  tenant_id: z.string().min(1),
+  /** The workspace the request runs in (the active one unless the credential pins another). */
+  workspace_id: z.string(),
+  /** The memory the request targets: the key's memory for mk_ keys, else the workspace's primary memory. */
+  memory_id: z.string(),
+  credential: CredentialKindSchema,
+  /** API key id, OAuth client id, or user id for sessions. */
+  subject: z.string(),
+  role: z.string(),
+  project_id: z.string().nullish(),
+  /** Key scope; absent or empty means unrestricted. */
+  scopes: KeyScopesSchema.optional(),
+  request_id: z.string().optional(),
+});
+export type Identity = z.infer<typeof IdentityClaimsSchema>;
