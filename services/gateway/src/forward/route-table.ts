@@ -70,7 +70,9 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
     upstream: 'agents',
     prefixes: [
       '/company-search', '/people-search', '/service-deep-search', '/webandreasearch', '/agentic-crawler', '/research',
-      '/api/workflow', '/api/lists/csv', '/api/service-routing', '/api/stream', '/api/company', '/api/seed', '/api/agent',
+      '/api/workflow', '/api/lists/csv', '/api/service-routing', '/api/stream', '/api/company', '/api/seed',
+      // Websockets (spec 3): deep search's progress socket and the web-research and crawler sockets.
+      '/api/service-deep-search', '/api/agent',
     ],
     open: ['/api/health', '/api/service-routing/health', '/'],
     module: () => 'agents',
