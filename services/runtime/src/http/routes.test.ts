@@ -60,6 +60,17 @@ function table(checkResponses = true) {
       handler: () => ({ ok: true }),
     }),
     route({
+      method: 'post',
+      path: '/detail',
+      operationId: 'detailShape',
+      summary: 'words the reader\'s refusals in its own shape and reads a cookie',
+      parameters: [{ name: 'session', in: 'cookie', required: false, schema: { type: 'string' } }],
+      body: z.object({ note: z.string() }),
+      unreadable: (err) => new AppError(err.code, err.message, { body: { detail: err.message } }),
+      ok: { status: 200, description: 'the note', schema: z.object({ note: z.string() }) },
+      handler: (_ctx, { body }) => ({ note: body.note }),
+    }),
+    route({
       method: 'delete',
       path: '/items/:item_id',
       operationId: 'deleteItem',
@@ -161,6 +172,17 @@ describe('RouteTable', () => {
     expect(await wrong.json()).toEqual({ detail: [expect.objectContaining({ path: 'grant_type' })] });
   });
 
+  it('answers the reader\'s refusals in the route\'s own shape with the reader\'s status', async () => {
+    const nul = await post('/detail', '{"note":"a\\u0000"}');
+    expect(nul.status).toBe(400);
+    expect(((await nul.json()) as { detail: string }).detail).toContain('NUL');
+    const big = await post('/detail', JSON.stringify({ note: 'x'.repeat(300) }));
+    expect(big.status).toBe(413);
+    expect(((await big.json()) as { detail: string }).detail).toContain('exceeds');
+    const fine = await post('/detail', JSON.stringify({ note: 'x' }));
+    expect(await fine.json()).toEqual({ note: 'x' });
+  });
+
   it('turns a body its schema does not declare into a 500 when responses are checked', async () => {
     const res = await fetch(`${base}/drift`);
     expect(res.status).toBe(500);
@@ -179,7 +201,8 @@ describe('RouteTable OpenAPI', () => {
     const result = await validateOpenApi(doc);
     expect(result).toEqual({ valid: true, errors: [] });
     const paths = doc.paths as Record<string, Record<string, { operationId: string; responses: Record<string, unknown>; parameters?: Array<{ name: string; in: string; required: boolean }> }>>;
-    expect(Object.keys(paths).sort()).toEqual(['/drift', '/items', '/items/{item_id}', '/token']);
+    expect(Object.keys(paths).sort()).toEqual(['/detail', '/drift', '/items', '/items/{item_id}', '/token']);
+    expect(paths['/detail']!.post!.parameters).toEqual([{ name: 'session', in: 'cookie', required: false, schema: { type: 'string' } }]);
     const get = paths['/items/{item_id}']!.get!;
     expect(get.operationId).toBe('getItem');
     expect(get.parameters).toEqual([

@@ -51,6 +51,11 @@ export interface RouteDefinition<State, P = undefined, Q = undefined, B = undefi
   params?: P;
   /** Query parameters (values arrive as strings: coerce in the schema). */
   query?: Q;
+  /**
+   * Further OpenAPI parameter objects the handler or a guard reads itself (a cookie, a header), documented as
+   * given after the path and query parameters.
+   */
+  parameters?: Json[];
   /** The body's schema; how it is read (`bodyKind`, default `json`). */
   body?: B;
   bodyKind?: BodyKind;
@@ -64,6 +69,11 @@ export interface RouteDefinition<State, P = undefined, Q = undefined, B = undefi
   responses?: Record<number, ResponseSpec>;
   /** An invalid body, query or path answers this error instead of the table's default (spec 2's `detail`, spec 3's 422s). */
   invalid?: (issues: ValidationIssue[], where: 'body' | 'query' | 'path') => AppError;
+  /**
+   * Words the body reader's refusals (413, 415, 400 for bytes that are not clean JSON) in the route's spec-fixed
+   * shape; the status stays the reader's. Default: the error envelope.
+   */
+  unreadable?: (err: AppError) => AppError;
   /**
    * Returns the success body (sent with `ok.status`), or undefined when it answered itself (a stream, a redirect,
    * an empty status it set).
@@ -148,6 +158,7 @@ function parameters(route: AnyRoute<unknown>): Json[] {
     const { description, ...schema } = jsonSchemaOf(s, 'input');
     out.push({ name, in: 'query', required: !s.safeParse(undefined).success, schema, ...(typeof description === 'string' ? { description } : {}) });
   }
+  out.push(...(route.parameters ?? []));
   return out;
 }
 
@@ -211,7 +222,12 @@ export class RouteTable<State> {
       const query = check(route.query as z.ZodType | undefined, ctx.query, 'query');
       let body: unknown;
       if (route.body && kind !== 'stream') {
-        const raw = await readBodyOnce(ctx, kind, limits);
+        let raw: unknown;
+        try {
+          raw = await readBodyOnce(ctx, kind, limits);
+        } catch (err) {
+          throw route.unreadable && err instanceof AppError ? route.unreadable(err) : err;
+        }
         body = check(route.body as z.ZodType, raw, 'body');
       }
       const result = await route.handler(ctx, { params, query, body } as RouteInput<unknown, unknown, unknown>);
