@@ -1,5 +1,5 @@
-import { WebhookHttpClient } from '../../services/gateway/src/webhooks/http-client';
-import { checkWebhookUrl, TargetGuard, type HostLookup, type ResolvedAddress } from '../../services/gateway/src/webhooks/target-guard';
+import { WebhookHttpClient } from '../../services/gateway/src/webhooks/delivery-client';
+import { checkWebhookUrl, TargetGuard, type HostLookup, type ResolvedAddress } from '@lore/outbound';
 import { createTestPki, startCountingListener, startReceiver, type Receiver, type TestPki } from './support';
 
 // The real module object, so the spy sees every TLS connection the https module opens.

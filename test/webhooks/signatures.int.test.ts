@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { signingSecretContext } from '../../services/gateway/src/webhooks/secret-storage';
 import { sealStoredSecrets } from '../../services/gateway/src/webhooks/seal-stored-secrets';
 import { generateSigningSecret } from '../../services/gateway/src/webhooks/signing';
-import type { HostLookup } from '../../services/gateway/src/webhooks/target-guard';
+import type { HostLookup } from '@lore/outbound';
 import { http, makeTenant, startGateway, uid, type GatewayUnderTest, type TenantFixture } from '../gateway/harness';
 import type { WebhooksWorker } from '../../services/gateway/src/webhooks/worker';
 import {

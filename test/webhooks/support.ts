@@ -24,7 +24,7 @@ import {
 import { migrateGateway } from '@lore/gateway';
 import { createWebhooksWorker, type WebhooksWorker, type WebhooksWorkerConfig } from '../../services/gateway/src/webhooks/worker';
 import { WebhookService } from '../../services/gateway/src/webhooks/subscriptions';
-import type { HostLookup } from '../../services/gateway/src/webhooks/target-guard';
+import type { HostLookup } from '@lore/outbound';
 import { freshDatabase, requireEnv, type TestDatabase } from '../support/infra';
 import { testEncryptionKeys, testSecretBox } from '../support/encryption';
 

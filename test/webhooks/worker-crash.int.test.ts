@@ -106,7 +106,7 @@ describe('webhooks worker killed mid-schedule', () => {
       WEBHOOKS_OPS_HOST: '127.0.0.1',
       WEBHOOKS_DELIVERY_TIMEOUT_MS: '2000',
       WEBHOOKS_RUN_OUTBOX_RELAY: 'false',
-      WEBHOOKS_TEST_ALLOW_LOOPBACK: 'true',
+      LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
       WEBHOOKS_TEST_CA_FILE: pki.caFile,
     };
     const tenant = tenantId();

@@ -60,4 +60,13 @@ describe('gateway configuration', () => {
   it('refuses a default plan that is not in the plan table', () => {
     expect(() => parseConfig(gatewayEnvSchema, { ...base, GATEWAY_PLANS: '{"tiny":{"requests_per_month":10}}', GATEWAY_DEFAULT_PLAN: 'huge' })).toThrow(/GATEWAY_DEFAULT_PLAN/);
   });
+
+  it('allows loopback webhook receivers only with LORE_WEBHOOKS_ALLOW_LOOPBACK, and refuses that setting in production', () => {
+    expect(configFromEnv(parseConfig(gatewayEnvSchema, base)).webhooks).toEqual({ allowLoopback: false });
+    expect(configFromEnv(parseConfig(gatewayEnvSchema, { ...base, LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true' })).webhooks).toEqual({ allowLoopback: true });
+    expect(() => parseConfig(gatewayEnvSchema, { ...base, NODE_ENV: 'production', LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true' })).toThrow(
+      /LORE_WEBHOOKS_ALLOW_LOOPBACK: .*refused when NODE_ENV=production/,
+    );
+    expect(configFromEnv(parseConfig(gatewayEnvSchema, { ...base, NODE_ENV: 'production' })).webhooks.allowLoopback).toBe(false);
+  });
 });

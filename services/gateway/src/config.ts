@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { envBool, envEncryptionKeys, envInt, envSecret, type EncryptionKey } from '@lore/runtime';
 import { invalidCidrs } from './domain/network';
+import { allowLoopbackSetting, refuseLoopbackInProduction } from './webhooks/config';
 
 /** Limits of one plan. Absent numbers mean "no limit". */
 export interface PlanLimits {
@@ -48,6 +49,8 @@ export interface GatewayConfig {
    * every key opens. The webhooks worker needs the same keys. A secret, so there is no default.
    */
   encryptionKeys: EncryptionKey[];
+  /** `LORE_WEBHOOKS_ALLOW_LOOPBACK`: subscriptions may name loopback receivers (never in production). */
+  webhooks: { allowLoopback: boolean };
 }
 
 export const SESSION_TTL_SECONDS = 15 * 24 * 3600;
@@ -75,6 +78,7 @@ export function gatewayConfig(overrides: GatewayConfigInput): GatewayConfig {
     adminToken: null,
     memoryBaseDomain: 'memory.localhost',
     apiKeyCookie: 'lore_api_key',
+    webhooks: { allowLoopback: false },
     ...overrides,
     sessions: { ...{ ttlSeconds: SESSION_TTL_SECONDS, refreshTtlSeconds: REFRESH_TTL_SECONDS, cookieSecure: true }, ...overrides.sessions },
   };
@@ -120,6 +124,7 @@ const plansJson = z
 /** The gateway process's environment, parsed once by main.ts. */
 export const gatewayEnvSchema = z
   .object({
+    NODE_ENV: z.string().optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     GATEWAY_HOST: z.string().default('0.0.0.0'),
     GATEWAY_PORT: envInt(8080, 0, 65535),
@@ -153,8 +158,10 @@ export const gatewayEnvSchema = z
     GATEWAY_PROXY_MAX_BODY_BYTES: envInt(100 * 1024 * 1024, 1, 10 * 1024 * 1024 * 1024),
     GATEWAY_MEMORY_BASE_DOMAIN: z.string().regex(/^[a-z0-9.-]+$/).default('memory.localhost'),
     GATEWAY_RUN_MIGRATIONS: envBool(true),
+    LORE_WEBHOOKS_ALLOW_LOOPBACK: allowLoopbackSetting,
   })
   .superRefine((env, ctx) => {
+    refuseLoopbackInProduction(env, ctx);
     if (!(env.GATEWAY_DEFAULT_PLAN in env.GATEWAY_PLANS)) {
       ctx.addIssue({ code: 'custom', path: ['GATEWAY_DEFAULT_PLAN'], message: `must name one of the plans (${Object.keys(env.GATEWAY_PLANS).join(', ')})` });
     }
@@ -186,5 +193,6 @@ export function configFromEnv(env: GatewayEnv): GatewayConfig {
     adminToken: env.GATEWAY_ADMIN_TOKEN,
     memoryBaseDomain: env.GATEWAY_MEMORY_BASE_DOMAIN,
     encryptionKeys: env.LORE_ENCRYPTION_KEYS,
+    webhooks: { allowLoopback: env.LORE_WEBHOOKS_ALLOW_LOOPBACK },
   });
 }

@@ -10,5 +10,5 @@ export { createKey, rotateKey, revokeKey } from './application/keys';
 export { createUser } from './application/identity';
 export { pingHandler } from './routes/pages/handlers';
 export { parseCredential, hasValidChecksum, KEY_PREFIX } from './domain/credentials';
-export { createWebhooksWorker, type WebhooksWorker, type WebhooksWorkerDeps } from './webhooks';
+export { createWebhooksWorker, allowLoopbackSetting, refuseLoopbackInProduction, type WebhooksWorker, type WebhooksWorkerDeps } from './webhooks';
 export type { GatewayRouter, GatewayKoaContext } from './http/state';

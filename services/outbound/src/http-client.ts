@@ -1,132 +1,253 @@
-import { Agent, request, type RequestOptions } from 'node:https';
-import type { IncomingMessage } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type RequestOptions } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction, Socket } from 'node:net';
 import { createSecureContext, rootCertificates } from 'node:tls';
+import { MIMEType, TextDecoder } from 'node:util';
 import { TargetGuard, TargetRefusedError, type ResolvedTarget } from './target-guard';
 
-export type AttemptOutcome = 'succeeded' | 'http_error' | 'redirect' | 'timeout' | 'network_error' | 'refused';
+/**
+ * Why a fetch produced no usable response. `refused`: the guard (or the connected peer check) said no, before any
+ * byte was sent to a forbidden address; `too_large`: the body passed the limit and the caller asked for an error.
+ */
+export type OutboundErrorKind = 'refused' | 'timeout' | 'network_error' | 'too_large' | 'too_many_redirects' | 'invalid_request' | 'aborted';
 
-export interface AttemptResult {
-  outcome: AttemptOutcome;
-  statusCode: number | null;
-  latencyMs: number;
-  /** The start of the response body, at most `snippetBytes` bytes, as text. */
-  responseSnippet: string | null;
-  /** Why the attempt failed, safe to show to the subscriber. */
-  error: string | null;
+export class OutboundError extends Error {
+  constructor(
+    readonly kind: OutboundErrorKind,
+    message: string,
+    /** What had arrived when the fetch failed, for callers that record attempts (a webhook's late answer). */
+    readonly partial: { status: number | null; body: Buffer | null } = { status: null, body: null },
+  ) {
+    super(message);
+    this.name = 'OutboundError';
+  }
 }
 
-export interface SendInput {
-  url: string;
-  body: string;
-  headers: Record<string, string>;
-}
+export type OutboundMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
-export interface WebhookHttpClientOptions {
-  guard: TargetGuard;
-  /** Whole-attempt deadline: resolution, connection, TLS, response headers and body. */
-  timeoutMs: number;
-  /** Bytes of the response body kept for the attempt record. */
-  snippetBytes?: number;
-  /** Bytes read before the rest of a large response is dropped with its connection. */
+export interface OutboundRequest {
+  url: string | URL;
+  method?: OutboundMethod;
+  /** Caller headers; `host`, `content-length`, `user-agent`, `connection` and `transfer-encoding` are the client's. */
+  headers?: Record<string, string>;
+  body?: string | Uint8Array;
+  /**
+   * `follow` (default): up to `maxRedirects` hops, every hop checked by the guard again and pinned again;
+   * `manual`: a 3xx is returned as the response (webhook deliveries never follow one).
+   */
+  redirect?: 'follow' | 'manual';
+  maxRedirects?: number;
+  /** Bytes of body read at most; enforced while reading, so a server cannot stream more at us. */
   maxResponseBytes?: number;
+  /** Past `maxResponseBytes`: `error` (default) fails the fetch; `truncate` keeps the first bytes and says so. */
+  oversize?: 'error' | 'truncate';
+  /** Deadline of the whole fetch: every resolution, connection, redirect hop, header and body byte. */
+  timeoutMs?: number;
+  /** Deadline of one TCP connection and its TLS handshake (a reused connection has none). */
+  connectTimeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface OutboundResponse {
+  /** The URL that answered (after redirects). */
+  url: string;
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  /** True when the body was cut at `maxResponseBytes` (only with `oversize: 'truncate'`). */
+  truncated: boolean;
+  /** Media type without parameters, lower case (`text/html`), or null when absent or unparseable. */
+  contentType: string | null;
+  /** The charset parameter as the server sent it, lower case, or null. */
+  charset: string | null;
+  /** Every URL redirected to, in order. */
+  redirects: string[];
+  /** The checked address the final connection went to. */
+  address: string;
+  elapsedMs: number;
+  /** The body decoded with `charset` (UTF-8 when absent or unknown to the platform's decoder). */
+  text(): string;
+}
+
+export interface OutboundHttpClientOptions {
+  guard: TargetGuard;
+  /** Sent on every request; fetchers that honour robots.txt use the same product token there. */
+  userAgent: string;
+  timeoutMs?: number;
+  connectTimeoutMs?: number;
+  maxResponseBytes?: number;
+  maxRedirects?: number;
   /** Test-only: an extra certificate authority (PEM) trusted besides the public roots. */
   extraCaPem?: string;
-  /** Sockets kept per receiver origin; also caps parallel connections to one origin. */
+  /** Sockets kept per origin; also caps parallel connections to one origin. */
   maxSocketsPerOrigin?: number;
-  userAgent?: string;
 }
 
-const ERROR_TEXT_MAX = 300;
+export const OUTBOUND_DEFAULTS = {
+  timeoutMs: 10_000,
+  connectTimeoutMs: 5_000,
+  maxResponseBytes: 5 * 1024 * 1024,
+  maxRedirects: 5,
+  maxSocketsPerOrigin: 16,
+} as const;
+
+/** Hard ceilings a caller's per-request values are clamped to. */
+const MAX_REDIRECTS_CEILING = 20;
+const MAX_TIMEOUT_MS = 5 * 60_000;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const METHODS = new Set<string>(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+/** Headers the client owns: framing, the pinned host and the product token. */
+const CLIENT_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'user-agent', 'keep-alive', 'upgrade', 'te', 'trailer']);
+/** Credentials a redirect to another origin must not carry along. */
+const ORIGIN_BOUND_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization']);
 
 /**
- * Sends one delivery attempt. Redirects are never followed (a 3xx is a failed attempt): following one would need
- * the same address checks again and gives a receiver a way to point the worker elsewhere; a subscriber who moves
- * its endpoint updates the subscription instead.
+ * The one way a Lore service talks to a URL a user chose. Every hop goes through the guard (scheme, names, every
+ * DNS answer), the connection is pinned to the checked address, the connected peer is checked again, and bodies,
+ * time and redirects are bounded. Compression is not negotiated (`accept-encoding: identity`), so the size limit is
+ * the size of what the caller gets.
  */
-export class WebhookHttpClient {
-  private readonly agent: Agent;
+export class OutboundHttpClient {
   private readonly guard: TargetGuard;
-  private readonly timeoutMs: number;
-  private readonly snippetBytes: number;
-  private readonly maxResponseBytes: number;
+  private readonly http: HttpAgent;
+  private readonly https: HttpsAgent;
   private readonly userAgent: string;
+  private readonly defaults: { timeoutMs: number; connectTimeoutMs: number; maxResponseBytes: number; maxRedirects: number };
 
-  constructor(options: WebhookHttpClientOptions) {
+  constructor(options: OutboundHttpClientOptions) {
     this.guard = options.guard;
-    this.timeoutMs = options.timeoutMs;
-    this.snippetBytes = options.snippetBytes ?? 1024;
-    this.maxResponseBytes = options.maxResponseBytes ?? 64 * 1024;
-    this.userAgent = options.userAgent ?? 'Lore-Webhooks/1';
-    const maxSockets = options.maxSocketsPerOrigin ?? 16;
-    this.agent = new Agent({
-      keepAlive: true,
-      keepAliveMsecs: 10_000,
-      maxSockets,
-      // Idle connections are kept up to the same bound: closing them only to open new ones costs a TLS handshake
-      // per attempt on a busy endpoint.
-      maxFreeSockets: maxSockets,
-      scheduling: 'lifo',
+    this.userAgent = options.userAgent;
+    this.defaults = {
+      timeoutMs: options.timeoutMs ?? OUTBOUND_DEFAULTS.timeoutMs,
+      connectTimeoutMs: options.connectTimeoutMs ?? OUTBOUND_DEFAULTS.connectTimeoutMs,
+      maxResponseBytes: options.maxResponseBytes ?? OUTBOUND_DEFAULTS.maxResponseBytes,
+      maxRedirects: options.maxRedirects ?? OUTBOUND_DEFAULTS.maxRedirects,
+    };
+    const maxSockets = options.maxSocketsPerOrigin ?? OUTBOUND_DEFAULTS.maxSocketsPerOrigin;
+    // Idle connections are kept up to the same bound: closing them only to open new ones costs a TLS handshake per
+    // request on a busy origin.
+    const pool = { keepAlive: true, keepAliveMsecs: 10_000, maxSockets, maxFreeSockets: maxSockets, scheduling: 'lifo' as const };
+    this.http = new HttpAgent(pool);
+    this.https = new HttpsAgent({
+      ...pool,
       // A prepared context rather than a `ca` list: the agent keys its socket pool on the options, and a long CA
       // list in them would be serialised on every request.
       ...(options.extraCaPem ? { secureContext: createSecureContext({ ca: [...rootCertificates, options.extraCaPem] }) } : {}),
     });
   }
 
-  async send(input: SendInput): Promise<AttemptResult> {
+  async fetch(input: OutboundRequest): Promise<OutboundResponse> {
     const started = performance.now();
-    const elapsed = () => Math.max(0, Math.round(performance.now() - started));
+    const timeoutMs = clamp(input.timeoutMs ?? this.defaults.timeoutMs, 1, MAX_TIMEOUT_MS);
+    const connectTimeoutMs = clamp(input.connectTimeoutMs ?? this.defaults.connectTimeoutMs, 1, timeoutMs);
+    const maxRedirects = clamp(input.maxRedirects ?? this.defaults.maxRedirects, 0, MAX_REDIRECTS_CEILING);
+    const limits = { maxBytes: Math.max(0, input.maxResponseBytes ?? this.defaults.maxResponseBytes), truncate: input.oversize === 'truncate' };
+    let method = (input.method ?? 'GET').toUpperCase();
+    if (!METHODS.has(method)) throw new OutboundError('invalid_request', `method ${method.slice(0, 20)} is not supported`);
+    let body: Buffer | null = input.body === undefined ? null : Buffer.from(input.body);
+    let headers = callerHeaders(input.headers ?? {});
+
     const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), this.timeoutMs);
+    const timer = setTimeout(() => deadline.abort(new OutboundError('timeout', `no complete response within ${timeoutMs} ms`)), timeoutMs);
+    const onCallerAbort = () => deadline.abort(new OutboundError('aborted', 'the fetch was cancelled'));
+    if (input.signal?.aborted) onCallerAbort();
+    else input.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const signal = deadline.signal;
+
     try {
-      let target: ResolvedTarget;
-      try {
-        target = await untilAborted(this.guard.resolve(input.url), deadline.signal);
-      } catch (err) {
-        if (err instanceof TargetRefusedError) return failure('refused', null, elapsed(), null, err.message);
-        if (deadline.signal.aborted) return failure('timeout', null, elapsed(), null, `no response within ${this.timeoutMs} ms`);
-        throw err;
+      let url: URL | string = input.url;
+      const redirects: string[] = [];
+      for (;;) {
+        const target = await this.check(url, signal);
+        const res = await this.exchange(target, { method, headers, body, connectTimeoutMs }, signal);
+        const status = res.statusCode ?? 0;
+        const location = res.headers.location;
+        if (input.redirect !== 'manual' && REDIRECT_STATUSES.has(status) && typeof location === 'string' && location !== '') {
+          // The body of a redirect is not wanted; the socket is dropped rather than drained.
+          res.destroy();
+          if (redirects.length >= maxRedirects) throw new OutboundError('too_many_redirects', `more than ${maxRedirects} redirects`, { status, body: null });
+          let next: URL;
+          try {
+            next = new URL(location, target.url);
+          } catch {
+            throw new OutboundError('refused', 'redirect to an invalid URL', { status, body: null });
+          }
+          if (next.origin !== target.url.origin) headers = withoutOriginBound(headers);
+          // 303 always, and 301/302 after a POST as every browser does, continue as GET without a body.
+          if (status === 303 || ((status === 301 || status === 302) && method === 'POST')) {
+            if (method !== 'HEAD') method = 'GET';
+            body = null;
+            headers = withoutBodyHeaders(headers);
+          }
+          redirects.push(next.href);
+          url = next;
+          continue;
+        }
+        const read = await readBody(res, limits, signal);
+        const { contentType, charset } = parseContentType(res.headers['content-type']);
+        const finalBody = read.body;
+        return {
+          url: target.url.href,
+          status,
+          headers: res.headers,
+          body: finalBody,
+          truncated: read.truncated,
+          contentType,
+          charset,
+          redirects,
+          address: target.address,
+          elapsedMs: Math.round(performance.now() - started),
+          text: () => decode(finalBody, charset),
+        };
       }
-      const result = await this.exchange(target, input, deadline.signal);
-      const latencyMs = elapsed();
-      // A response that completed after the deadline is not an acknowledgement, whatever its status.
-      if (deadline.signal.aborted || latencyMs > this.timeoutMs) {
-        return failure('timeout', result.statusCode, latencyMs, result.snippet, `no complete response within ${this.timeoutMs} ms`);
+    } catch (err) {
+      // Whatever was in flight when the deadline or the caller ended the fetch reports as that, not as a socket error.
+      if (signal.aborted && signal.reason instanceof OutboundError && !(err instanceof OutboundError && err.kind === signal.reason.kind)) {
+        const partial = err instanceof OutboundError ? err.partial : undefined;
+        throw new OutboundError(signal.reason.kind, signal.reason.message, partial);
       }
-      if (result.error) return failure(result.error.outcome, result.statusCode, latencyMs, result.snippet, result.error.message);
-      const status = result.statusCode ?? 0;
-      if (status >= 200 && status < 300) return { outcome: 'succeeded', statusCode: status, latencyMs, responseSnippet: result.snippet, error: null };
-      if (status >= 300 && status < 400) {
-        return failure('redirect', status, latencyMs, result.snippet, 'redirects are not followed; update the subscription URL instead');
-      }
-      return failure('http_error', status, latencyMs, result.snippet, `receiver answered ${status}`);
+      throw err;
     } finally {
       clearTimeout(timer);
+      input.signal?.removeEventListener('abort', onCallerAbort);
     }
   }
 
   close(): void {
-    this.agent.destroy();
+    this.http.destroy();
+    this.https.destroy();
+  }
+
+  private async check(url: string | URL, signal: AbortSignal): Promise<ResolvedTarget> {
+    try {
+      return await untilAborted(this.guard.resolve(url), signal);
+    } catch (err) {
+      if (err instanceof TargetRefusedError) throw new OutboundError('refused', err.message);
+      throw err;
+    }
   }
 
   private exchange(
     target: ResolvedTarget,
-    input: SendInput,
+    req: { method: string; headers: Record<string, string>; body: Buffer | null; connectTimeoutMs: number },
     signal: AbortSignal,
-  ): Promise<{ statusCode: number | null; snippet: string | null; error?: { outcome: AttemptOutcome; message: string } }> {
-    return new Promise((resolve) => {
+  ): Promise<IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      if (signal.aborted) return reject(signal.reason);
       let settled = false;
-      let statusCode: number | null = null;
-      const chunks: Buffer[] = [];
-      let kept = 0;
-      let received = 0;
-      const snippet = () => (kept > 0 ? toSnippet(Buffer.concat(chunks), this.snippetBytes) : null);
-      const done = (error?: { outcome: AttemptOutcome; message: string }) => {
+      let connectTimer: NodeJS.Timeout | undefined;
+      const fail = (err: OutboundError) => {
         if (settled) return;
         settled = true;
-        signal.removeEventListener('abort', onAbort);
-        resolve({ statusCode, snippet: snippet(), ...(error ? { error } : {}) });
+        cleanup();
+        outgoing.destroy();
+        reject(err);
       };
+      const cleanup = () => {
+        clearTimeout(connectTimer);
+        signal.removeEventListener('abort', onAbort);
+      };
+      const onAbort = () => fail(signal.reason as OutboundError);
 
       // The connection goes to the address the guard checked, never to a fresh DNS answer.
       const pinnedLookup: LookupFunction = (_hostname, options, callback) => {
@@ -134,75 +255,150 @@ export class WebhookHttpClient {
         if (all) (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: target.address, family: target.family }]);
         else callback(null, target.address, target.family);
       };
-      const path = `${target.url.pathname}${target.url.search}`;
+      const https = target.url.protocol === 'https:';
       const options: RequestOptions = {
-        method: 'POST',
+        method: req.method,
         hostname: target.hostname,
         port: target.port,
-        path,
-        agent: this.agent,
+        path: `${target.url.pathname}${target.url.search}`,
+        agent: https ? this.https : this.http,
         lookup: pinnedLookup,
         family: target.family,
         headers: {
-          ...input.headers,
+          ...req.headers,
           host: target.url.host,
-          'content-type': 'application/json',
-          'content-length': String(Buffer.byteLength(input.body)),
           'user-agent': this.userAgent,
+          ...(req.headers['accept-encoding'] === undefined ? { 'accept-encoding': 'identity' } : {}),
+          ...(req.body !== null ? { 'content-length': String(req.body.length) } : {}),
         },
       };
-      const req = request(options);
-
-      const onAbort = () => {
-        req.destroy();
-        done({ outcome: 'timeout', message: `no complete response within ${this.timeoutMs} ms` });
-      };
+      let outgoing: ReturnType<typeof httpRequest>;
+      try {
+        outgoing = (https ? httpsRequest : httpRequest)(options);
+      } catch (err) {
+        // Node refuses bad header names or values (CR/LF) before any connection.
+        cleanup();
+        return reject(new OutboundError('invalid_request', `request refused: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`));
+      }
       signal.addEventListener('abort', onAbort, { once: true });
 
-      // Second line of defence: whatever socket the request ends up on, its peer must be an allowed address.
-      req.on('socket', (socket: Socket) => {
-        const check = () => {
+      outgoing.on('socket', (socket: Socket) => {
+        // Second line of defence: whatever socket the request ends up on, its peer must be an allowed address.
+        const checkPeer = () => {
           const peer = socket.remoteAddress;
-          if (peer && !this.guard.isAllowedAddress(peer)) {
-            req.destroy();
-            done({ outcome: 'refused', message: 'connected peer address is not allowed' });
-          }
+          if (peer && !this.guard.isAllowedAddress(peer)) fail(new OutboundError('refused', 'connected peer address is not allowed'));
         };
-        if (socket.remoteAddress) check();
-        else socket.once('connect', check);
+        if (socket.remoteAddress) checkPeer();
+        else socket.once('connect', checkPeer);
+        if (socket.connecting) {
+          connectTimer = setTimeout(() => fail(new OutboundError('timeout', `no connection within ${req.connectTimeoutMs} ms`)), req.connectTimeoutMs);
+          socket.once(https ? 'secureConnect' : 'connect', () => clearTimeout(connectTimer));
+        }
       });
-      req.on('response', (res: IncomingMessage) => {
-        statusCode = res.statusCode ?? null;
-        res.on('data', (chunk: Buffer) => {
-          received += chunk.length;
-          if (kept < this.snippetBytes) {
-            chunks.push(chunk);
-            kept += chunk.length;
-          }
-          if (received > this.maxResponseBytes) {
-            // Enough is known; do not let a receiver stream at us. The socket is discarded, not reused.
-            res.destroy();
-            done();
-          }
-        });
-        res.on('end', () => done());
-        res.on('error', (err) => done({ outcome: 'network_error', message: describe(err) }));
-        res.on('aborted', () => done({ outcome: 'network_error', message: 'response aborted' }));
+      outgoing.on('response', (res: IncomingMessage) => {
+        if (settled) return void res.destroy();
+        settled = true;
+        cleanup();
+        resolve(res);
       });
-      req.on('error', (err) => done({ outcome: 'network_error', message: describe(err) }));
-      req.end(input.body);
+      outgoing.on('error', (err) => fail(new OutboundError('network_error', describe(err))));
+      outgoing.end(req.body ?? undefined);
     });
   }
 }
 
-function failure(outcome: AttemptOutcome, statusCode: number | null, latencyMs: number, snippet: string | null, error: string): AttemptResult {
-  return { outcome, statusCode, latencyMs, responseSnippet: snippet, error: error.slice(0, ERROR_TEXT_MAX) };
+/** The body, at most `maxBytes`; the rest is never read (the connection is discarded instead). */
+function readBody(res: IncomingMessage, limits: { maxBytes: number; truncate: boolean }, signal: AbortSignal): Promise<{ body: Buffer; truncated: boolean }> {
+  const status = res.statusCode ?? null;
+  const declared = Number(res.headers['content-length']);
+  if (!limits.truncate && Number.isFinite(declared) && declared > limits.maxBytes) {
+    res.destroy();
+    return Promise.reject(new OutboundError('too_large', `response of ${declared} bytes is larger than the limit of ${limits.maxBytes}`, { status, body: null }));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let settled = false;
+    const finish = (err: OutboundError | null, truncated = false) => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      const body = Buffer.concat(chunks).subarray(0, limits.maxBytes);
+      if (err) reject(new OutboundError(err.kind, err.message, { status, body }));
+      else resolve({ body, truncated });
+    };
+    const onAbort = () => {
+      res.destroy();
+      finish(signal.reason as OutboundError);
+    };
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    res.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      received += chunk.length;
+      chunks.push(chunk);
+      if (received > limits.maxBytes) {
+        // Enough is known; do not let a server stream at us. The socket is discarded, not reused.
+        if (limits.truncate) finish(null, true);
+        else finish(new OutboundError('too_large', `response is larger than the limit of ${limits.maxBytes} bytes`));
+        res.destroy();
+      }
+    });
+    res.on('end', () => finish(null));
+    res.on('error', (err) => finish(new OutboundError('network_error', describe(err))));
+    res.on('aborted', () => finish(new OutboundError('network_error', 'response aborted')));
+    res.on('close', () => {
+      if (!res.complete) finish(new OutboundError('network_error', 'response aborted'));
+    });
+  });
+}
+
+/** Media type and charset of a Content-Type header; nulls for an absent or malformed one. */
+export function parseContentType(header: string | undefined): { contentType: string | null; charset: string | null } {
+  if (!header) return { contentType: null, charset: null };
+  try {
+    const mime = new MIMEType(header);
+    return { contentType: mime.essence, charset: mime.params.get('charset')?.toLowerCase() ?? null };
+  } catch {
+    return { contentType: null, charset: null };
+  }
+}
+
+function decode(body: Buffer, charset: string | null): string {
+  let decoder: TextDecoder;
+  try {
+    decoder = new TextDecoder(charset ?? 'utf-8');
+  } catch {
+    decoder = new TextDecoder('utf-8');
+  }
+  return decoder.decode(body);
+}
+
+function callerHeaders(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (!CLIENT_HEADERS.has(lower)) out[lower] = value;
+  }
+  return out;
+}
+
+function withoutOriginBound(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !ORIGIN_BOUND_HEADERS.has(name)));
+}
+
+function withoutBodyHeaders(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !name.startsWith('content-')));
+}
+
+function clamp(value: number, min: number, max: number): number {
+  return Math.min(Math.max(Math.floor(value), min), max);
 }
 
 /** `promise`, or a rejection as soon as `signal` aborts (a resolver that hangs must not outlive the deadline). */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new Error('aborted'));
+    const onAbort = () => reject(signal.reason);
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then(
@@ -216,14 +412,6 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
       },
     );
   });
-}
-
-/** Text of at most `maxBytes` bytes, without NUL (PostgreSQL text refuses it) and without a torn last character. */
-function toSnippet(data: Buffer, maxBytes: number): string {
-  const text = data.subarray(0, maxBytes).toString('utf8').replace(/\u0000/g, '');
-  // A multi-byte character cut at the limit decodes to U+FFFD; drop it rather than store a broken character.
-  const trimmed = data.length > maxBytes ? text.replace(/\uFFFD$/, '') : text;
-  return trimmed.slice(0, maxBytes);
 }
 
 function describe(err: Error): string {

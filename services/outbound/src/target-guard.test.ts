@@ -1,4 +1,4 @@
-import { addressRefusal, checkWebhookUrl, TargetGuard, TargetRefusedError } from './target-guard';
+import { addressRefusal, checkTargetUrl, checkWebhookUrl, TargetGuard, TargetRefusedError } from './target-guard';
 
 describe('addressRefusal', () => {
   it.each([
@@ -33,8 +33,8 @@ describe('checkWebhookUrl', () => {
   });
 
   it.each([
-    ['http://hooks.example.com/', 'scheme_not_https'],
-    ['ftp://hooks.example.com/', 'scheme_not_https'],
+    ['http://hooks.example.com/', 'scheme_not_allowed'],
+    ['ftp://hooks.example.com/', 'scheme_not_allowed'],
     ['https://u:p@hooks.example.com/', 'credentials_in_url'],
     ['not a url', 'invalid_url'],
     ['https://2130706433/', 'forbidden_address'],
@@ -52,7 +52,49 @@ describe('checkWebhookUrl', () => {
   });
 });
 
+describe('checkTargetUrl', () => {
+  it('accepts http and https by default and nothing else', () => {
+    expect(checkTargetUrl('http://pages.example.com/a').protocol).toBe('http:');
+    expect(checkTargetUrl('https://pages.example.com/a').protocol).toBe('https:');
+    expect(() => checkTargetUrl('file:///etc/passwd')).toThrow(expect.objectContaining({ reason: 'scheme_not_allowed' }));
+    expect(() => checkTargetUrl('gopher://pages.example.com/')).toThrow(expect.objectContaining({ reason: 'scheme_not_allowed' }));
+  });
+
+  it('with loopback allowed, accepts plain http for loopback hosts only, even where https is required', () => {
+    const policy = { protocols: ['https:'] as const, allowLoopback: true };
+    for (const url of ['http://127.0.0.1:9000/hook', 'http://localhost:9000/hook', 'http://[::1]:9000/hook', 'http://hooks.localhost/']) {
+      expect(checkTargetUrl(url, policy).href).toBe(new URL(url).href);
+    }
+    expect(() => checkTargetUrl('http://hooks.example.com/', policy)).toThrow(expect.objectContaining({ reason: 'scheme_not_allowed' }));
+    expect(() => checkWebhookUrl('http://127.0.0.1:9000/hook')).toThrow(expect.objectContaining({ reason: 'scheme_not_allowed' }));
+  });
+
+  it('never opens private ranges or metadata addresses, whatever the policy', () => {
+    const policy = { allowLoopback: true };
+    for (const url of ['http://10.0.0.1/', 'http://169.254.169.254/latest/meta-data/', 'http://[fd00:ec2::254]/', 'http://100.64.0.1/', 'http://metadata.google.internal/']) {
+      expect(() => checkTargetUrl(url, policy)).toThrow(TargetRefusedError);
+    }
+  });
+});
+
 describe('TargetGuard.resolve', () => {
+  it('lets plain http through to a loopback name only when every answer is loopback', async () => {
+    const guard = new TargetGuard({
+      protocols: ['https:'],
+      allowLoopback: true,
+      lookup: async (name) => [{ address: name === 'localhost' ? '127.0.0.1' : '93.184.216.34', family: 4 }],
+    });
+    await expect(guard.resolve('http://localhost:8123/in')).resolves.toMatchObject({ address: '127.0.0.1', port: 8123 });
+    const hostile = new TargetGuard({ protocols: ['https:'], allowLoopback: true, lookup: async () => [{ address: '93.184.216.34', family: 4 }] });
+    await expect(hostile.resolve('http://localhost:8123/in')).rejects.toMatchObject({ reason: 'scheme_not_allowed' });
+  });
+
+  it('uses the scheme default port', async () => {
+    const guard = new TargetGuard({ lookup: async () => [{ address: '93.184.216.34', family: 4 }] });
+    await expect(guard.resolve('http://pages.example.com/')).resolves.toMatchObject({ port: 80 });
+    await expect(guard.resolve('https://pages.example.com/')).resolves.toMatchObject({ port: 443 });
+  });
+
   it('refuses a name when any of its answers is forbidden and pins the first answer otherwise', async () => {
     const guard = new TargetGuard({
       lookup: async (name) =>

@@ -3,10 +3,10 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /**
- * Outbound safety for webhook delivery (server-side request forgery). A subscriber chooses the URL, so the worker
- * must never be turned into a client of the platform's own network: loopback, private, link-local, CGNAT,
- * multicast, unspecified, reserved and cloud metadata addresses are refused, for IPv4 and IPv6 alike, including
- * IPv4 hidden inside IPv6 (mapped, compatible, NAT64, 6to4, Teredo).
+ * Outbound safety (server-side request forgery) for every URL a user chooses: webhook receivers, connector
+ * endpoints, pages to crawl. Lore must never be turned into a client of its own network: loopback, private,
+ * link-local, CGNAT, multicast, unspecified, reserved and cloud metadata addresses are refused, for IPv4 and IPv6
+ * alike, including IPv4 hidden inside IPv6 (mapped, compatible, NAT64, 6to4, Teredo).
  *
  * The check runs on the addresses the name resolves to, before any connection, and the connection is then pinned to
  * the checked address, so a second DNS answer cannot swap in another address (DNS rebinding).
@@ -14,7 +14,7 @@ import ipaddr from 'ipaddr.js';
 
 export type RefusalReason =
   | 'invalid_url'
-  | 'scheme_not_https'
+  | 'scheme_not_allowed'
   | 'credentials_in_url'
   | 'forbidden_name'
   | 'forbidden_address'
@@ -38,12 +38,21 @@ export interface ResolvedAddress {
 /** Resolves a host name to every address it has. Injected in tests to simulate hostile DNS answers. */
 export type HostLookup = (hostname: string) => Promise<ResolvedAddress[]>;
 
-export interface TargetGuardOptions {
+export type Protocol = 'http:' | 'https:';
+
+/** What a caller accepts beyond the fixed refusals. Nothing here can open private ranges or metadata addresses. */
+export interface TargetPolicy {
+  /** Schemes accepted; default both. Webhook receivers are https only. */
+  protocols?: readonly Protocol[];
   /**
-   * Test-only: accept loopback addresses (127.0.0.0/8, ::1) so tests can run receivers on the same machine.
-   * The worker's configuration refuses this setting when NODE_ENV is production.
+   * Accept loopback targets (127.0.0.0/8, ::1, `localhost`) so a developer can receive on their own machine, and
+   * accept plain http for them even when `protocols` says https only (a receiver on loopback has no certificate and
+   * its traffic never leaves the host). Configurations refuse the setting behind this when NODE_ENV is production.
    */
   allowLoopback?: boolean;
+}
+
+export interface TargetGuardOptions extends TargetPolicy {
   lookup?: HostLookup;
   /** Most addresses one name may resolve to before the answer is treated as hostile. */
   maxAddresses?: number;
@@ -60,6 +69,8 @@ export interface ResolvedTarget {
 }
 
 const URL_MAX_LENGTH = 2048;
+const ALL_PROTOCOLS: readonly Protocol[] = ['http:', 'https:'];
+const DEFAULT_PORTS: Record<Protocol, number> = { 'http:': 80, 'https:': 443 };
 
 /** Addresses that are public by range but serve instance metadata in some clouds. */
 const METADATA_ADDRESSES = new Set(['168.63.129.16']);
@@ -123,39 +134,63 @@ function bareHost(url: URL): string {
   return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
 }
 
+/** True when `host` (bare, from a parsed URL) names the machine itself: a loopback literal or a `localhost` name. */
+function isLoopbackHost(host: string): boolean {
+  if (isIP(host)) {
+    const parsed = ipaddr.process(host);
+    return parsed.range() === 'loopback';
+  }
+  const name = host.toLowerCase().replace(/\.$/, '');
+  return name === 'localhost' || name.endsWith('.localhost');
+}
+
 /**
- * Syntactic checks of a subscriber's URL, without DNS: HTTPS, no credentials, no literal forbidden address and no
- * local host name. Used when a subscription is created or changed; delivery repeats them and checks DNS answers.
+ * Syntactic checks of a user-given URL, without DNS: an accepted scheme, no credentials, no literal forbidden
+ * address and no local host name. Used when a URL is stored (a webhook subscription, a connector); fetching repeats
+ * them and checks the DNS answers.
  */
-export function checkWebhookUrl(raw: string, options: { allowLoopback?: boolean } = {}): URL {
-  if (raw.length > URL_MAX_LENGTH) throw new TargetRefusedError('invalid_url', `URL longer than ${URL_MAX_LENGTH} characters`);
+export function checkTargetUrl(raw: string | URL, policy: TargetPolicy = {}): URL {
+  const text = typeof raw === 'string' ? raw : raw.href;
+  if (text.length > URL_MAX_LENGTH) throw new TargetRefusedError('invalid_url', `URL longer than ${URL_MAX_LENGTH} characters`);
   let url: URL;
   try {
-    url = new URL(raw);
+    url = new URL(text);
   } catch {
     throw new TargetRefusedError('invalid_url', 'not a valid absolute URL');
   }
-  if (url.protocol !== 'https:') throw new TargetRefusedError('scheme_not_https', 'webhook URLs must use https');
-  if (url.username || url.password) throw new TargetRefusedError('credentials_in_url', 'webhook URLs must not carry credentials');
+  const protocols = policy.protocols ?? ALL_PROTOCOLS;
+  const allowLoopback = policy.allowLoopback ?? false;
   const host = bareHost(url);
+  const plainHttpToLoopback = allowLoopback && url.protocol === 'http:' && isLoopbackHost(host);
+  if (!(protocols as readonly string[]).includes(url.protocol) && !plainHttpToLoopback) {
+    throw new TargetRefusedError('scheme_not_allowed', `URLs must use ${protocols.map((p) => p.slice(0, -1)).join(' or ')}`);
+  }
+  if (url.username || url.password) throw new TargetRefusedError('credentials_in_url', 'URLs must not carry credentials');
   if (isIP(host)) {
-    const refusal = addressRefusal(host, options.allowLoopback);
+    const refusal = addressRefusal(host, allowLoopback);
     if (refusal) throw new TargetRefusedError('forbidden_address', `${refusal} is not allowed`);
   } else {
-    const refusal = nameRefusal(host, options.allowLoopback ?? false);
+    const refusal = nameRefusal(host, allowLoopback);
     if (refusal) throw new TargetRefusedError('forbidden_name', refusal);
   }
   return url;
 }
 
-/** Resolves and checks delivery targets; one instance per worker. */
+/** A webhook receiver's URL: https only (plain http only for loopback receivers, and only when those are allowed). */
+export function checkWebhookUrl(raw: string, options: { allowLoopback?: boolean } = {}): URL {
+  return checkTargetUrl(raw, { protocols: ['https:'], allowLoopback: options.allowLoopback ?? false });
+}
+
+/** Resolves and checks targets; one instance per client (a worker, a crawler). */
 export class TargetGuard {
-  private readonly allowLoopback: boolean;
+  readonly allowLoopback: boolean;
+  private readonly protocols: readonly Protocol[];
   private readonly lookup: HostLookup;
   private readonly maxAddresses: number;
 
   constructor(options: TargetGuardOptions = {}) {
     this.allowLoopback = options.allowLoopback ?? false;
+    this.protocols = options.protocols ?? ALL_PROTOCOLS;
     this.lookup = options.lookup ?? defaultLookup;
     this.maxAddresses = options.maxAddresses ?? 32;
   }
@@ -169,10 +204,13 @@ export class TargetGuard {
    * Checks the URL, resolves its host and checks every address. One forbidden address refuses the whole target:
    * a name that mixes public and private answers is hostile. Returns the address to pin the connection to.
    */
-  async resolve(raw: string): Promise<ResolvedTarget> {
-    const url = checkWebhookUrl(raw, { allowLoopback: this.allowLoopback });
+  async resolve(raw: string | URL): Promise<ResolvedTarget> {
+    const url = checkTargetUrl(raw, { protocols: this.protocols, allowLoopback: this.allowLoopback });
     const hostname = bareHost(url);
-    const port = url.port ? Number(url.port) : 443;
+    const port = url.port ? Number(url.port) : DEFAULT_PORTS[url.protocol as Protocol];
+    // Plain http outside the accepted schemes was let through only for a loopback host: its answers must all be
+    // loopback too (a hosts file could point `localhost` elsewhere).
+    const loopbackOnly = !(this.protocols as readonly string[]).includes(url.protocol);
     const literal = isIP(hostname);
     if (literal) return { url, hostname, port, address: hostname, family: literal === 6 ? 6 : 4 };
 
@@ -187,6 +225,9 @@ export class TargetGuard {
     for (const answer of answers) {
       const refusal = addressRefusal(answer.address, this.allowLoopback);
       if (refusal) throw new TargetRefusedError('forbidden_address', `${hostname} resolves to a forbidden address (${refusal})`);
+      if (loopbackOnly && ipaddr.process(answer.address).range() !== 'loopback') {
+        throw new TargetRefusedError('scheme_not_allowed', `plain http is accepted only for loopback hosts, and ${hostname} is not one`);
+      }
     }
     const chosen = answers[0]!;
     return { url, hostname, port, address: chosen.address, family: isIP(chosen.address) === 6 ? 6 : 4 };

@@ -1,6 +1,6 @@
 import { TOPICS } from '@lore/contracts';
 import { SealedValueError, claimEvent, injectTraceHeaders, type BusMessage, type Db, type Logger, type OutgoingMessage, type SecretBox } from '@lore/runtime';
-import type { WebhookHttpClient, AttemptResult } from './http-client';
+import type { WebhookHttpClient, AttemptResult } from './delivery-client';
 import type { KeyedLimiter } from './keyed-limiter';
 import { attemptKey, decodeDeliveryMessage, encodeDeliveryMessage, messageKey, type DeadLetterMessage, type DeliveryMessage } from './messages';
 import type { WebhookMetrics } from './metrics';

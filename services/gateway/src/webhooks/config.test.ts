@@ -11,23 +11,28 @@ describe('webhooks worker configuration', () => {
     expect(parseConfig(webhooksEnvSchema, base).LORE_KAFKA_BROKERS).toEqual(['k1:9092', 'k2:9092']);
   });
 
-  it('refuses the test-only settings when NODE_ENV is production, reporting both at once', () => {
-    const env = { ...base, NODE_ENV: 'production', WEBHOOKS_TEST_ALLOW_LOOPBACK: 'true', WEBHOOKS_TEST_CA_FILE: '/tmp/ca.pem' };
+  it('refuses the loopback and test CA settings when NODE_ENV is production, reporting both at once', () => {
+    const env = { ...base, NODE_ENV: 'production', LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true', WEBHOOKS_TEST_CA_FILE: '/tmp/ca.pem' };
     try {
       parseConfig(webhooksEnvSchema, env);
       throw new Error('expected a configuration error');
     } catch (err) {
       expect(err).toBeInstanceOf(ConfigError);
       const problems = (err as ConfigError).problems.join('\n');
-      expect(problems).toMatch(/WEBHOOKS_TEST_ALLOW_LOOPBACK/);
+      expect(problems).toMatch(/LORE_WEBHOOKS_ALLOW_LOOPBACK: .*refused when NODE_ENV=production/);
       expect(problems).toMatch(/WEBHOOKS_TEST_CA_FILE/);
     }
   });
 
-  it('accepts the test-only settings outside production and reads the CA file', () => {
-    const env = parseConfig(webhooksEnvSchema, { ...base, NODE_ENV: 'test', WEBHOOKS_TEST_ALLOW_LOOPBACK: 'true', WEBHOOKS_TEST_CA_FILE: '/ca.pem' });
+  it('accepts the loopback and test CA settings outside production and reads the CA file', () => {
+    const env = parseConfig(webhooksEnvSchema, { ...base, NODE_ENV: 'test', LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true', WEBHOOKS_TEST_CA_FILE: '/ca.pem' });
     const config = workerConfigFromEnv(env, (p) => `PEM from ${p}`);
     expect(config).toMatchObject({ allowLoopback: true, extraCaPem: 'PEM from /ca.pem' });
+  });
+
+  it('in production without the loopback setting starts with loopback refused', () => {
+    const config = workerConfigFromEnv(parseConfig(webhooksEnvSchema, { ...base, NODE_ENV: 'production', LORE_WEBHOOKS_ALLOW_LOOPBACK: 'false' }));
+    expect(config.allowLoopback).toBe(false);
   });
 
   it('rejects a delivery timeout outside a few seconds and missing required values', () => {

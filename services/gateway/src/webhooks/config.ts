@@ -4,9 +4,28 @@ import { z } from 'zod';
 import type { WebhooksWorkerConfig } from './worker';
 
 /**
- * The webhooks worker's environment, parsed once by webhooks-main.ts. The two test-only settings (loopback
- * receivers, an extra certificate authority) are refused outright when NODE_ENV is production, so a mistaken value
- * in a production deployment stops the process instead of opening the internal network to subscribers.
+ * `LORE_WEBHOOKS_ALLOW_LOOPBACK=true` lets a developer receive webhooks on their own machine: loopback receivers
+ * (127.0.0.0/8, ::1, `localhost`, plain http among them) are accepted when a subscription is created and when it is
+ * delivered. It opens loopback only, never private ranges or metadata addresses. The gateway, the webhooks worker
+ * and embedded mode read it, and each refuses it when NODE_ENV is production.
+ */
+export const allowLoopbackSetting = envBool(false);
+
+/** Adds the configuration problem of a loopback setting in production (for the three schemas that read it). */
+export function refuseLoopbackInProduction(env: { NODE_ENV?: string | undefined; LORE_WEBHOOKS_ALLOW_LOOPBACK: boolean }, ctx: z.RefinementCtx): void {
+  if (env.NODE_ENV === 'production' && env.LORE_WEBHOOKS_ALLOW_LOOPBACK) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['LORE_WEBHOOKS_ALLOW_LOOPBACK'],
+      message: 'opens webhook delivery to this machine and is refused when NODE_ENV=production',
+    });
+  }
+}
+
+/**
+ * The webhooks worker's environment, parsed once by webhooks-main.ts. The loopback setting and the test-only extra
+ * certificate authority are refused outright when NODE_ENV is production, so a mistaken value in a production
+ * deployment stops the process instead of opening the internal network to subscribers.
  */
 export const webhooksEnvSchema = z
   .object({
@@ -31,14 +50,12 @@ export const webhooksEnvSchema = z
     WEBHOOKS_CONSUMER_CONCURRENCY: envInt(8, 1, 256),
     WEBHOOKS_RUN_MIGRATIONS: envBool(false),
     WEBHOOKS_RUN_OUTBOX_RELAY: envBool(true),
-    WEBHOOKS_TEST_ALLOW_LOOPBACK: envBool(false),
+    LORE_WEBHOOKS_ALLOW_LOOPBACK: allowLoopbackSetting,
     WEBHOOKS_TEST_CA_FILE: z.string().optional(),
   })
   .superRefine((env, ctx) => {
     const production = env.NODE_ENV === 'production';
-    if (production && env.WEBHOOKS_TEST_ALLOW_LOOPBACK) {
-      ctx.addIssue({ code: 'custom', path: ['WEBHOOKS_TEST_ALLOW_LOOPBACK'], message: 'is a test-only setting and is refused when NODE_ENV=production' });
-    }
+    refuseLoopbackInProduction(env, ctx);
     if (production && env.WEBHOOKS_TEST_CA_FILE) {
       ctx.addIssue({ code: 'custom', path: ['WEBHOOKS_TEST_CA_FILE'], message: 'is a test-only setting and is refused when NODE_ENV=production' });
     }
@@ -57,7 +74,7 @@ export function workerConfigFromEnv(env: WebhooksEnv, readFile: (path: string) =
     groupIdPrefix: env.WEBHOOKS_GROUP_ID_PREFIX,
     startFrom: env.WEBHOOKS_START_FROM,
     maxSubscriptionsPerEvent: 100,
-    allowLoopback: env.WEBHOOKS_TEST_ALLOW_LOOPBACK,
+    allowLoopback: env.LORE_WEBHOOKS_ALLOW_LOOPBACK,
     ...(env.WEBHOOKS_TEST_CA_FILE ? { extraCaPem: readFile(env.WEBHOOKS_TEST_CA_FILE) } : {}),
   };
 }

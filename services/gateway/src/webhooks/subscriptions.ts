@@ -24,7 +24,7 @@ import {
   updateSubscription,
   type SubscriptionRow,
 } from './store/subscriptions';
-import { checkWebhookUrl, TargetRefusedError } from './target-guard';
+import { checkWebhookUrl, TargetRefusedError } from '@lore/outbound';
 
 /**
  * Who manages subscriptions: the tenant, and the workspace a pinned credential is bound to (null: the whole
@@ -36,7 +36,7 @@ export interface Viewer {
 }
 
 export interface WebhookServiceOptions {
-  /** Test-only: accept loopback receiver URLs at creation (the worker has the matching setting). */
+  /** `LORE_WEBHOOKS_ALLOW_LOOPBACK`: accept loopback receiver URLs at creation (the worker has the same setting). */
   allowLoopbackTargets?: boolean;
   /** Subscriptions one tenant may have. */
   maxSubscriptionsPerTenant?: number;

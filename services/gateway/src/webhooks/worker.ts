@@ -3,12 +3,12 @@ import { SecretBox, type BusMessage, type Db, type EncryptionKey, type EventBus,
 import type { Registry } from 'prom-client';
 import { AbortedError, AttemptProcessor } from './attempt-processor';
 import { FanOut } from './fan-out';
-import { WebhookHttpClient } from './http-client';
+import { WebhookHttpClient } from './delivery-client';
 import { KeyedLimiter } from './keyed-limiter';
 import { PublishBatcher } from './publish-batcher';
 import { webhookMetrics } from './metrics';
 import { RETRY_DELAYS_MS, RETRY_TOPICS } from './schedule';
-import { TargetGuard, type HostLookup } from './target-guard';
+import { TargetGuard, type HostLookup } from '@lore/outbound';
 
 export interface WebhooksWorkerConfig {
   /** Whole-attempt deadline; a slower receiver has failed the attempt. */
@@ -26,7 +26,7 @@ export interface WebhooksWorkerConfig {
   startFrom: 'earliest' | 'latest';
   /** Subscriptions one event fans out to at most. */
   maxSubscriptionsPerEvent: number;
-  /** Test-only: accept loopback receivers. Refused by the worker's config parser in production. */
+  /** `LORE_WEBHOOKS_ALLOW_LOOPBACK`: accept loopback receivers. Refused by the config parsers in production. */
   allowLoopback: boolean;
   /** Test-only: an extra trusted certificate authority (PEM). Refused by the config parser in production. */
   extraCaPem?: string;
@@ -82,7 +82,8 @@ export function createWebhooksWorker(deps: WebhooksWorkerDeps): WebhooksWorker {
   const logger = deps.logger.child({ component: 'webhooks-worker' });
   const metrics = webhookMetrics(deps.metrics);
   const secrets = new SecretBox(deps.encryptionKeys);
-  const guard = new TargetGuard({ allowLoopback: config.allowLoopback, ...(deps.lookup ? { lookup: deps.lookup } : {}) });
+  // Receivers are https only; plain http only to loopback, and only when loopback is allowed (checkWebhookUrl).
+  const guard = new TargetGuard({ protocols: ['https:'], allowLoopback: config.allowLoopback, ...(deps.lookup ? { lookup: deps.lookup } : {}) });
   let client: WebhookHttpClient | undefined;
   let abort = new AbortController();
   let subscriptions: Subscription[] = [];

@@ -19,7 +19,7 @@ import {
 } from './schema';
 
 export interface WebhookRoutesDeps extends WebhookRouteDeps {
-  /** Subscription rules; `allowLoopbackTargets` comes from a test-only setting that production refuses. */
+  /** Subscription rules beyond the gateway's config (tests); loopback targets follow `config.webhooks.allowLoopback`. */
   webhooks?: WebhookServiceOptions;
 }
 
@@ -104,7 +104,11 @@ function query(ctx: Koa.Context | GatewayKoaContext): Record<string, string> {
 
 /** `/api/v1/webhooks...`: subscriptions, secret rotation, delivery history, dead letters and replay. */
 export function registerWebhookRoutes(router: GatewayRouter, deps: WebhookRoutesDeps): void {
-  const service = new WebhookService(deps.context.db, deps.context.secretBox, { logger: deps.context.logger, ...deps.webhooks });
+  const service = new WebhookService(deps.context.db, deps.context.secretBox, {
+    logger: deps.context.logger,
+    allowLoopbackTargets: deps.context.config.webhooks.allowLoopback,
+    ...deps.webhooks,
+  });
   const limit = deps.context.config.bodyLimitBytes;
   const read = (operation: string) => deps.requireApiKey({ module: 'webhooks', access: 'read', operation });
   const write = (operation: string) => deps.requireApiKey({ module: 'webhooks', access: 'write', operation });

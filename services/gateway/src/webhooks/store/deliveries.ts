@@ -1,5 +1,5 @@
 import type { Sql } from '@lore/runtime';
-import type { AttemptOutcome } from '../http-client';
+import type { AttemptOutcome } from '../delivery-client';
 import { SUBSCRIPTION_COLS, toSubscription, type SubscriptionRow } from './subscriptions';
 
 /**
