@@ -1,9 +1,29 @@
+import { createHash } from 'node:crypto';
+import type { SourceChunk } from './citations';
 import { extractiveAnswer } from './extractive';
-import type { AnswerRequest, LanguageModel } from './ports';
+import type { AnswerRequest, ChatCompletion, ChatMessage, ChatRequest, ChatStreamEvent, JsonSchema, LanguageModel, ToolChoice, ToolDefinition } from './ports';
+import { fillSchema, nameWords, QUERY_NAMES, snake } from './schema-filler';
+import { completeChecked, streamChecked } from './structured-output';
+import { contentTerms } from './text';
 
 /**
- * The embedded default language model: extractive answers (quoted sentences with their chunk's marker), streamed
- * word by word so the streaming route behaves as with a real model.
+ * The embedded default language model: no model file, no network, and the same answer for the same input.
+ *
+ * - Cited answers (`stream`): quoted sentences with their chunk's marker, streamed word by word so the streaming
+ *   route behaves as with a real model.
+ * - Tool calls (`chat`, `chatStream`): while tools are offered and the conversation holds no tool result after the
+ *   last user message, it calls one tool: the named one for a named `tool_choice`; otherwise the tool whose name
+ *   and description share the most words with that message, a tool taking a query-like string argument (`query`,
+ *   `question`, `q`, …) counting half a word more (so a search tool is called with the user's question). Ties go to
+ *   the tool offered first. Under `auto` a tool with no shared word and no query argument is not called; under
+ *   `required` the best one is. Arguments are the tool's parameters filled from the message (`fillSchema`). The
+ *   call id is a hash of the conversation and the tool name.
+ * - Once tool results are present (or tools are not offered, or `tool_choice` is `none`): an extractive answer to
+ *   the last user message from the tool results (a JSON list of records with `title`/`content`-like fields is
+ *   read as one source per record, anything else as one source per result), or from the system messages when
+ *   there are no results, with `[n]` markers numbered in that order.
+ * - Structured output (`json_schema`): the schema filled from the last user message and the sources by rules
+ *   (`fillSchema`), then checked against the schema like any model's answer.
  */
 export class ExtractiveLanguageModel implements LanguageModel {
   readonly kind = 'extractive' as const;
@@ -19,4 +39,139 @@ export class ExtractiveLanguageModel implements LanguageModel {
       yield piece;
     }
   }
+
+  chat(request: ChatRequest): Promise<ChatCompletion> {
+    return completeChecked(request, async (r) => embeddedCompletion(r));
+  }
+
+  chatStream(request: ChatRequest): AsyncIterable<ChatStreamEvent> {
+    return streamChecked(request, (r) => streamCompletion(embeddedCompletion(r)));
+  }
+}
+
+/** Streams a finished completion the way a server would: words of text, then each call's id and name, then its arguments in pieces. */
+async function* streamCompletion(completion: ChatCompletion): AsyncGenerator<ChatStreamEvent> {
+  for (const piece of completion.message.content?.match(/\S+\s*/g) ?? []) yield { type: 'text', text: piece };
+  for (const [index, call] of (completion.message.tool_calls ?? []).entries()) {
+    yield { type: 'tool_call', index, id: call.id, name: call.function.name, arguments: '' };
+    for (let i = 0; i < call.function.arguments.length; i += 16) yield { type: 'tool_call', index, arguments: call.function.arguments.slice(i, i + 16) };
+  }
+  yield { type: 'done', completion };
+}
+
+/** The embedded model's answer to a chat request (see `ExtractiveLanguageModel`). Pure and deterministic. */
+export function embeddedCompletion(request: ChatRequest): ChatCompletion {
+  const messages = request.messages;
+  const lastUser = findLastIndex(messages, (m) => m.role === 'user');
+  const question = lastUser >= 0 ? (messages[lastUser]?.content ?? '') : '';
+  const results = messages.slice(lastUser + 1).filter((m): m is Extract<ChatMessage, { role: 'tool' }> => m.role === 'tool');
+  const tools = request.tools ?? [];
+  const choice: ToolChoice = request.tool_choice ?? (tools.length > 0 ? 'auto' : 'none');
+  if (tools.length > 0 && choice !== 'none' && results.length === 0) {
+    const tool = chooseTool(tools, choice, question);
+    if (tool) {
+      const args = tool.function.parameters ? fillSchema(tool.function.parameters, question, question) : {};
+      const id = `call_${createHash('sha256').update(JSON.stringify(messages)).update('\0').update(tool.function.name).digest('hex').slice(0, 24)}`;
+      return {
+        message: { role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: tool.function.name, arguments: JSON.stringify(args) } }] },
+        finish_reason: 'tool_calls',
+      };
+    }
+  }
+  const sources = results.length > 0 ? sourcesFromResults(messages, results) : sourcesFromSystem(messages);
+  const format = request.response_format;
+  if (format?.type === 'json_schema') {
+    const text = [question, ...sources.map((s) => `${s.title}\n${s.content}`)].join('\n\n');
+    return { message: { role: 'assistant', content: JSON.stringify(fillSchema(format.json_schema.schema, text, question)) }, finish_reason: 'stop' };
+  }
+  return { message: { role: 'assistant', content: extractiveAnswer(question, sources) }, finish_reason: 'stop' };
+}
+
+function findLastIndex<T>(items: T[], test: (item: T) => boolean): number {
+  for (let i = items.length - 1; i >= 0; i -= 1) if (test(items[i] as T)) return i;
+  return -1;
+}
+
+function takesQuery(parameters: JsonSchema | undefined): boolean {
+  const props = (parameters?.properties ?? {}) as Record<string, JsonSchema>;
+  return Object.entries(props).some(([key, p]) => QUERY_NAMES.test(snake(key)) && (p.type === 'string' || (Array.isArray(p.type) && p.type.includes('string'))));
+}
+
+/** The tool the embedded model calls, or none (see `ExtractiveLanguageModel`). */
+export function chooseTool(tools: ToolDefinition[], choice: ToolChoice, message: string): ToolDefinition | undefined {
+  if (typeof choice === 'object') return tools.find((t) => t.function.name === choice.function.name);
+  if (choice === 'none') return undefined;
+  const asked = new Set(contentTerms(message));
+  let best: { tool: ToolDefinition; score: number } | undefined;
+  for (const tool of tools) {
+    const terms = new Set(contentTerms(`${nameWords(tool.function.name)} ${tool.function.description ?? ''}`));
+    let score = takesQuery(tool.function.parameters) ? 0.5 : 0;
+    for (const t of asked) if (terms.has(t)) score += 1;
+    if (!best || score > best.score) best = { tool, score };
+  }
+  if (!best) return undefined;
+  return choice === 'required' || best.score > 0 ? best.tool : undefined;
+}
+
+const LIST_KEYS = ['results', 'items', 'data', 'documents', 'hits', 'sources', 'chunks', 'matches'];
+const TITLE_KEYS = ['title', 'name', 'heading', 'subject'];
+const CONTENT_KEYS = ['content', 'text', 'snippet', 'body', 'answer', 'summary', 'description'];
+const ID_KEYS = ['document_id', 'id', 'url', 'chunk_id'];
+const MAX_SOURCES = 20;
+
+function field(record: Record<string, unknown>, keys: string[]): string | undefined {
+  for (const k of keys) {
+    const v = record[k];
+    if (typeof v === 'string' && v.trim() !== '') return v;
+    if (typeof v === 'number') return String(v);
+  }
+  return undefined;
+}
+
+/** Tool results as numbered sources: one per record of a JSON list of records, else one per result. */
+function sourcesFromResults(messages: ChatMessage[], results: Array<Extract<ChatMessage, { role: 'tool' }>>): SourceChunk[] {
+  const names = new Map<string, string>();
+  for (const m of messages) if (m.role === 'assistant') for (const c of m.tool_calls ?? []) names.set(c.id, c.function.name);
+  const out: SourceChunk[] = [];
+  for (const result of results) {
+    const toolName = names.get(result.tool_call_id) ?? 'tool result';
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(result.content);
+    } catch {
+      parsed = undefined;
+    }
+    let records: unknown[] | undefined;
+    if (Array.isArray(parsed)) records = parsed;
+    else if (parsed && typeof parsed === 'object') {
+      const list = LIST_KEYS.map((k) => (parsed as Record<string, unknown>)[k]).find(Array.isArray);
+      records = list ?? [parsed];
+    }
+    if (!records) {
+      out.push({ index: out.length + 1, title: toolName, document_id: result.tool_call_id, content: result.content });
+      continue;
+    }
+    for (const [i, record] of records.entries()) {
+      if (out.length >= MAX_SOURCES) break;
+      if (typeof record === 'string') {
+        out.push({ index: out.length + 1, title: toolName, document_id: `${result.tool_call_id}#${i}`, content: record });
+      } else if (record && typeof record === 'object') {
+        const r = record as Record<string, unknown>;
+        out.push({
+          index: out.length + 1,
+          title: field(r, TITLE_KEYS) ?? toolName,
+          document_id: field(r, ID_KEYS) ?? `${result.tool_call_id}#${i}`,
+          content: field(r, CONTENT_KEYS) ?? JSON.stringify(r),
+        });
+      }
+    }
+  }
+  return out.slice(0, MAX_SOURCES);
+}
+
+function sourcesFromSystem(messages: ChatMessage[]): SourceChunk[] {
+  return messages
+    .filter((m): m is Extract<ChatMessage, { role: 'system' }> => m.role === 'system')
+    .slice(0, MAX_SOURCES)
+    .map((m, i) => ({ index: i + 1, title: 'context', document_id: `system#${i}`, content: m.content }));
 }

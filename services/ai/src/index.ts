@@ -1,9 +1,28 @@
 /** AI ports shared by every Lore service: the language model and embedder ports, their adapters and defaults. */
-export { describeAi, type AiDescription, type AnswerRequest, type Embedder, type LanguageModel } from './ports';
+export {
+  describeAi,
+  type AiDescription,
+  type AnswerRequest,
+  type ChatCompletion,
+  type ChatMessage,
+  type ChatRequest,
+  type ChatStreamEvent,
+  type Embedder,
+  type FinishReason,
+  type JsonSchema,
+  type JsonSchemaFormat,
+  type LanguageModel,
+  type ResponseFormat,
+  type ToolCall,
+  type ToolChoice,
+  type ToolDefinition,
+} from './ports';
+export { AiOutputError, checkCompletion, completeChecked, parseJsonAnswer, parseToolArguments, schemaIssues, streamChecked, type AiOutputReason } from './structured-output';
+export { fillSchema } from './schema-filler';
 export { AiProviderError, OpenAiClient, sseData, type OpenAiClientOptions } from './openai-client';
 export { OpenAiLanguageModel, buildMessages, type OpenAiLanguageModelOptions } from './openai-language-model';
 export { OpenAiEmbedder, type OpenAiEmbedderOptions } from './openai-embedder';
-export { ExtractiveLanguageModel } from './extractive-model';
+export { chooseTool, embeddedCompletion, ExtractiveLanguageModel } from './extractive-model';
 export { HashedEmbedder } from './hashed-embedder';
 export { LocalModelEmbedder, defaultModelDir, hasLocalModel, LOCAL_MODEL_FOLDER, MODEL_MANIFEST, type LocalModelEmbedderOptions } from './local-model-embedder';
 export { selectEmbeddedEmbedder, type EmbeddedEmbedderOptions, type EmbedderChoice, type SelectedEmbedder } from './select-embedder';

@@ -1,6 +1,8 @@
+import { z } from 'zod';
 import type { SourceChunk } from './citations';
 import { AiProviderError, OpenAiClient, sseData, type OpenAiClientOptions } from './openai-client';
-import type { AnswerRequest, LanguageModel } from './ports';
+import type { AnswerRequest, ChatCompletion, ChatMessage, ChatRequest, ChatStreamEvent, FinishReason, LanguageModel, ToolCall } from './ports';
+import { AiOutputError, completeChecked, streamChecked } from './structured-output';
 
 export interface OpenAiLanguageModelOptions extends OpenAiClientOptions {
   model: string;
@@ -18,7 +20,7 @@ const SYSTEM_PROMPT = [
 /** Sources are capped so a prompt stays within common context windows whatever the chunk sizes. */
 const MAX_SOURCE_CHARS = 2_000;
 
-export function buildMessages(question: string, sources: SourceChunk[]): Array<{ role: string; content: string }> {
+export function buildMessages(question: string, sources: SourceChunk[]): ChatMessage[] {
   const listing = sources.map((s) => `[${s.index}] ${s.title}\n${s.content.slice(0, MAX_SOURCE_CHARS)}`).join('\n\n');
   return [
     { role: 'system', content: SYSTEM_PROMPT },
@@ -26,7 +28,67 @@ export function buildMessages(question: string, sources: SourceChunk[]): Array<{
   ];
 }
 
-/** Chat completions with `stream: true` against any OpenAI-compatible server (OpenAI, vLLM, Ollama, llama.cpp). */
+const WireToolCall = z.object({
+  id: z.string(),
+  type: z.literal('function').optional(),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
+const WireCompletion = z.object({
+  choices: z
+    .array(
+      z.object({
+        message: z.object({
+          content: z.string().nullish(),
+          tool_calls: z.array(WireToolCall).nullish(),
+          refusal: z.string().nullish(),
+        }),
+        finish_reason: z.string().nullish(),
+      }),
+    )
+    .min(1),
+});
+const WireChunk = z.object({
+  choices: z
+    .array(
+      z.object({
+        delta: z
+          .object({
+            content: z.string().nullish(),
+            refusal: z.string().nullish(),
+            tool_calls: z
+              .array(
+                z.object({
+                  index: z.number().int().min(0).max(127),
+                  id: z.string().nullish(),
+                  function: z.object({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
+                }),
+              )
+              .nullish(),
+          })
+          .nullish(),
+        finish_reason: z.string().nullish(),
+      }),
+    )
+    .nullish(),
+});
+
+const FINISH: ReadonlySet<string> = new Set(['stop', 'length', 'tool_calls', 'content_filter']);
+
+function finishReason(raw: string | null | undefined, calls: ToolCall[]): FinishReason {
+  if (calls.length > 0) return 'tool_calls';
+  return raw && FINISH.has(raw) ? (raw as FinishReason) : 'stop';
+}
+
+function refused(refusal: string): AiOutputError {
+  return new AiOutputError(`the model refused: ${refusal.slice(0, 300)}`, 'refusal', [refusal.slice(0, 300)], 1);
+}
+
+/**
+ * Chat completions against any OpenAI-compatible server (OpenAI, vLLM, Ollama, llama.cpp): cited answers streamed
+ * with `stream: true`, and chat with tool calling (`tools`, `tool_choice`, assistant `tool_calls`, `tool` results)
+ * and structured output (`response_format: json_schema`), each answer checked and retried once (see
+ * `structured-output.ts`).
+ */
 export class OpenAiLanguageModel implements LanguageModel {
   readonly kind = 'openai' as const;
   readonly model: string;
@@ -38,36 +100,115 @@ export class OpenAiLanguageModel implements LanguageModel {
   }
 
   async *stream(request: AnswerRequest): AsyncIterable<string> {
-    const res = await this.client.post(
-      '/chat/completions',
-      {
-        model: this.model,
-        messages: buildMessages(request.question, request.sources),
-        stream: true,
-        max_tokens: request.maxTokens,
-        temperature: this.options.temperature ?? 0,
-      },
-      request.signal,
-    );
+    const chat = this.once({ messages: buildMessages(request.question, request.sources), maxTokens: request.maxTokens, signal: request.signal });
+    for await (const event of chat) if (event.type === 'text' && event.text.length > 0) yield event.text;
+  }
+
+  chat(request: ChatRequest): Promise<ChatCompletion> {
+    return completeChecked(request, (r) => this.completeOnce(r));
+  }
+
+  chatStream(request: ChatRequest): AsyncIterable<ChatStreamEvent> {
+    return streamChecked(request, (r) => this.once(r));
+  }
+
+  private body(request: ChatRequest, stream: boolean): Record<string, unknown> {
+    const tools = request.tools ?? [];
+    return {
+      model: this.model,
+      messages: request.messages,
+      stream,
+      ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
+      temperature: this.options.temperature ?? 0,
+      ...(tools.length > 0 ? { tools, ...(request.tool_choice ? { tool_choice: request.tool_choice } : {}) } : {}),
+      ...(request.response_format ? { response_format: request.response_format } : {}),
+    };
+  }
+
+  private async completeOnce(request: ChatRequest): Promise<ChatCompletion> {
+    const res = await this.client.post('/chat/completions', this.body(request, false), request.signal);
+    return this.readWhole(res);
+  }
+
+  private async readWhole(res: Response): Promise<ChatCompletion> {
+    const parsed = WireCompletion.safeParse(await res.json().catch(() => null));
+    if (!parsed.success) throw new AiProviderError('AI provider answered without a chat completion');
+    const choice = parsed.data.choices[0]!;
+    if (choice.message.refusal) throw refused(choice.message.refusal);
+    const calls = (choice.message.tool_calls ?? []).map((c): ToolCall => ({ id: c.id, type: 'function', function: c.function }));
+    return {
+      message: { role: 'assistant', content: choice.message.content ?? null, ...(calls.length > 0 ? { tool_calls: calls } : {}) },
+      finish_reason: finishReason(choice.finish_reason, calls),
+    };
+  }
+
+  /** One streamed attempt: text and tool-call pieces as they arrive, then the completion they add up to. */
+  private async *once(request: ChatRequest): AsyncGenerator<ChatStreamEvent> {
+    const res = await this.client.post('/chat/completions', this.body(request, true), request.signal);
     if (!res.body) throw new AiProviderError('AI provider sent no body');
     const type = res.headers.get('content-type') ?? '';
     if (!type.includes('text/event-stream')) {
       // Some servers ignore `stream`: accept a whole completion too.
-      const json = (await res.json()) as { choices?: Array<{ message?: { content?: string } }> };
-      const text = json.choices?.[0]?.message?.content;
-      if (typeof text !== 'string') throw new AiProviderError('AI provider answered without a message');
-      yield text;
+      const completion = await this.readWhole(res);
+      if (completion.message.content) yield { type: 'text', text: completion.message.content };
+      for (const [index, call] of (completion.message.tool_calls ?? []).entries()) {
+        yield { type: 'tool_call', index, id: call.id, name: call.function.name, arguments: call.function.arguments };
+      }
+      yield { type: 'done', completion };
       return;
     }
+    let content = '';
+    let refusal = '';
+    let finish: string | null | undefined;
+    // Tool calls arrive in pieces keyed by `index`: the first piece carries the id and name, later ones append to
+    // the arguments text.
+    const calls = new Map<number, { id: string; name: string; arguments: string }>();
     for await (const payload of sseData(res.body)) {
-      let parsed: { choices?: Array<{ delta?: { content?: string | null } }> };
+      let json: unknown;
       try {
-        parsed = JSON.parse(payload);
+        json = JSON.parse(payload);
       } catch {
         throw new AiProviderError('AI provider sent a malformed stream event');
       }
-      const piece = parsed.choices?.[0]?.delta?.content;
-      if (typeof piece === 'string' && piece.length > 0) yield piece;
+      const chunk = WireChunk.safeParse(json);
+      if (!chunk.success) throw new AiProviderError('AI provider sent a stream event that is not a chat completion chunk');
+      const choice = chunk.data.choices?.[0];
+      if (!choice) continue;
+      if (choice.finish_reason) finish = choice.finish_reason;
+      const delta = choice.delta;
+      if (!delta) continue;
+      if (delta.refusal) refusal += delta.refusal;
+      if (typeof delta.content === 'string' && delta.content.length > 0) {
+        content += delta.content;
+        yield { type: 'text', text: delta.content };
+      }
+      for (const piece of delta.tool_calls ?? []) {
+        const call = calls.get(piece.index) ?? { id: '', name: '', arguments: '' };
+        if (piece.id) call.id = piece.id;
+        if (piece.function?.name) call.name += piece.function.name;
+        const args = piece.function?.arguments ?? '';
+        call.arguments += args;
+        if (call.arguments.length > 1_000_000) throw new AiProviderError('AI provider sent oversized tool call arguments');
+        calls.set(piece.index, call);
+        yield {
+          type: 'tool_call',
+          index: piece.index,
+          ...(piece.id ? { id: piece.id } : {}),
+          ...(piece.function?.name ? { name: piece.function.name } : {}),
+          arguments: args,
+        };
+      }
     }
+    if (refusal) throw refused(refusal);
+    const toolCalls = [...calls.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([index, c]): ToolCall => ({ id: c.id || `call_${index}`, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+    yield {
+      type: 'done',
+      completion: {
+        message: { role: 'assistant', content: content.length > 0 || toolCalls.length === 0 ? content : null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
+        finish_reason: finishReason(finish, toolCalls),
+      },
+    };
   }
 }

@@ -2,6 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { SourceChunk } from './citations';
 import { AiProviderError } from './openai-client';
+import type { ChatRequest, ChatStreamEvent, JsonSchemaFormat, ToolDefinition } from './ports';
+import { AiOutputError, parseToolArguments } from './structured-output';
 import { OpenAiEmbedder } from './openai-embedder';
 import { OpenAiLanguageModel } from './openai-language-model';
 
@@ -14,6 +16,8 @@ class FakeOpenAi {
   failures: number[] = [];
   delayMs = 0;
   completion = 'Refunds are issued within five business days [1]. The moon is made of cheese [7].';
+  /** Scripted answers, one per chat request, before the default completion. */
+  replies: Array<{ content?: string; tool_calls?: Array<{ id: string; name: string; arguments: string }>; refusal?: string }> = [];
   dims = 8;
 
   async start(): Promise<void> {
@@ -40,16 +44,36 @@ class FakeOpenAi {
       return;
     }
     if (req.url === '/v1/chat/completions') {
+      const reply = this.replies.shift() ?? { content: this.completion };
+      const calls = reply.tool_calls ?? [];
+      const finish = calls.length > 0 ? 'tool_calls' : 'stop';
       if (!body.stream) {
+        const message = {
+          role: 'assistant',
+          content: reply.content ?? null,
+          ...(calls.length > 0 ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}),
+          ...(reply.refusal ? { refusal: reply.refusal } : {}),
+        };
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: this.completion } }] }));
+        res.end(JSON.stringify({ id: 'c1', object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finish }] }));
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      for (const piece of this.completion.match(/\S+\s*/g) ?? []) {
-        res.write(`data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: piece } }] })}\n\n`);
+      const chunk = (delta: unknown, finishReason: string | null = null) =>
+        res.write(`data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`);
+      chunk({ role: 'assistant', content: '' });
+      for (const piece of reply.content?.match(/\S+\s*/g) ?? []) chunk({ content: piece });
+      if (reply.refusal) chunk({ refusal: reply.refusal });
+      // Each call opens with its id and name, then its arguments arrive 7 characters at a time, the calls' pieces
+      // interleaved, as OpenAI streams parallel tool calls.
+      calls.forEach((c, index) => chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] }));
+      const longest = Math.max(0, ...calls.map((c) => c.arguments.length));
+      for (let at = 0; at < longest; at += 7) {
+        calls.forEach((c, index) => {
+          if (at < c.arguments.length) chunk({ tool_calls: [{ index, function: { arguments: c.arguments.slice(at, at + 7) } }] });
+        });
       }
-      res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
+      chunk({}, finish);
       res.end('data: [DONE]\n\n');
       return;
     }
@@ -82,6 +106,7 @@ describe('OpenAI-compatible providers against a loopback server', () => {
     fake.requests = [];
     fake.failures = [];
     fake.delayMs = 0;
+    fake.replies = [];
   });
 
   it('streams a chat completion with the key, model and numbered sources', async () => {
@@ -129,5 +154,152 @@ describe('OpenAI-compatible providers against a loopback server', () => {
   it('refuses embeddings of the wrong size', async () => {
     const e = new OpenAiEmbedder({ baseUrl: fake.url, model: 'm', dims: 16, timeoutMs: 5_000, retries: 0 });
     await expect(e.embed(['a'])).rejects.toThrow(/not 16 finite numbers/);
+  });
+});
+
+const searchTool: ToolDefinition = {
+  type: 'function',
+  function: {
+    name: 'search_documents',
+    description: 'Search the knowledge base',
+    parameters: { type: 'object', properties: { query: { type: 'string' }, limit: { type: 'integer', minimum: 1 } }, required: ['query', 'limit'], additionalProperties: false },
+    strict: true,
+  },
+};
+const weatherTool: ToolDefinition = {
+  type: 'function',
+  function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+};
+const ticketFormat: JsonSchemaFormat = {
+  type: 'json_schema',
+  json_schema: {
+    name: 'ticket',
+    strict: true,
+    schema: {
+      type: 'object',
+      properties: { title: { type: 'string' }, priority: { enum: ['low', 'high'] }, hours: { type: 'number' } },
+      required: ['title', 'priority', 'hours'],
+      additionalProperties: false,
+    },
+  },
+};
+
+async function drain(events: AsyncIterable<ChatStreamEvent>): Promise<ChatStreamEvent[]> {
+  const out: ChatStreamEvent[] = [];
+  for await (const e of events) out.push(e);
+  return out;
+}
+
+describe('tool calling and structured output in the OpenAI wire format', () => {
+  const fake = new FakeOpenAi();
+  const lm = () => new OpenAiLanguageModel({ baseUrl: fake.url, model: 'tools-model', timeoutMs: 5_000, retries: 0 });
+  beforeAll(() => fake.start());
+  afterAll(() => fake.stop());
+  beforeEach(() => {
+    fake.requests = [];
+    fake.replies = [];
+  });
+
+  it('sends tools, tool_choice and the tool round trip, and reads the assistant tool calls', async () => {
+    fake.replies = [{ tool_calls: [{ id: 'call_a', name: 'search_documents', arguments: '{"query":"refund time","limit":3}' }] }];
+    const request: ChatRequest = {
+      messages: [
+        { role: 'system', content: 'Use the tools.' },
+        { role: 'user', content: 'How long do refunds take?' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+        { role: 'tool', tool_call_id: 'call_0', content: '{"temperature":3}' },
+      ],
+      tools: [searchTool, weatherTool],
+      tool_choice: { type: 'function', function: { name: 'search_documents' } },
+      maxTokens: 50,
+    };
+    const completion = await lm().chat(request);
+    expect(completion.finish_reason).toBe('tool_calls');
+    expect(completion.message.tool_calls).toEqual([{ id: 'call_a', type: 'function', function: { name: 'search_documents', arguments: '{"query":"refund time","limit":3}' } }]);
+    const body = fake.requests[0]!.body;
+    expect(body).toMatchObject({ model: 'tools-model', stream: false, max_tokens: 50, tools: [searchTool, weatherTool], tool_choice: { type: 'function', function: { name: 'search_documents' } } });
+    expect(body.messages[2]).toEqual(request.messages[2]);
+    expect(body.messages[3]).toEqual({ role: 'tool', tool_call_id: 'call_0', content: '{"temperature":3}' });
+    expect(parseToolArguments(completion.message.tool_calls![0]!, request.tools!)).toEqual({ query: 'refund time', limit: 3 });
+  });
+
+  it('accumulates streamed tool-call deltas by index into whole calls', async () => {
+    fake.replies = [
+      {
+        tool_calls: [
+          { id: 'call_1', name: 'search_documents', arguments: '{"query":"refunds for damaged goods","limit":5}' },
+          { id: 'call_2', name: 'get_weather', arguments: '{"city":"Rotterdam"}' },
+        ],
+      },
+    ];
+    const events = await drain(lm().chatStream({ messages: [{ role: 'user', content: 'refunds and weather' }], tools: [searchTool, weatherTool], tool_choice: 'auto' }));
+    const pieces = events.filter((e): e is Extract<ChatStreamEvent, { type: 'tool_call' }> => e.type === 'tool_call');
+    // The arguments really arrived in pieces, interleaved between the two calls.
+    expect(pieces.filter((p) => p.index === 0).length).toBeGreaterThan(3);
+    expect(pieces.slice(2, 4).map((p) => p.index)).toEqual([0, 1]);
+    expect(pieces.filter((p) => p.index === 1).map((p) => p.arguments).join('')).toBe('{"city":"Rotterdam"}');
+    const done = events.at(-1);
+    expect(done?.type).toBe('done');
+    const completion = (done as Extract<ChatStreamEvent, { type: 'done' }>).completion;
+    expect(completion.finish_reason).toBe('tool_calls');
+    expect(completion.message.tool_calls).toEqual([
+      { id: 'call_1', type: 'function', function: { name: 'search_documents', arguments: '{"query":"refunds for damaged goods","limit":5}' } },
+      { id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rotterdam"}' } },
+    ]);
+    expect(fake.requests[0]!.body).toMatchObject({ stream: true, tool_choice: 'auto' });
+  });
+
+  it('validates a json_schema answer, retries once with the problem, and returns the parsed value', async () => {
+    fake.replies = [{ content: '{"title":"Broken login","priority":"urgent","hours":"two"}' }, { content: '{"title":"Broken login","priority":"high","hours":2}' }];
+    const completion = await lm().chat({ messages: [{ role: 'user', content: 'File a ticket: login broken' }], response_format: ticketFormat });
+    expect(completion.parsed).toEqual({ title: 'Broken login', priority: 'high', hours: 2 });
+    expect(fake.requests).toHaveLength(2);
+    expect(fake.requests[0]!.body.response_format).toEqual(ticketFormat);
+    const retry = fake.requests[1]!.body.messages;
+    expect(retry).toHaveLength(3);
+    expect(retry[1]).toEqual({ role: 'assistant', content: '{"title":"Broken login","priority":"urgent","hours":"two"}' });
+    expect(retry[2].content).toMatch(/does not match the JSON schema "ticket".*priority.*hours/);
+  });
+
+  it('gives a typed error when the answer breaks the schema twice, after exactly one retry', async () => {
+    fake.replies = [{ content: '{"title":"x","priority":"urgent","hours":1}' }, { content: 'Sure! Here is your ticket.' }];
+    const error = await lm()
+      .chat({ messages: [{ role: 'user', content: 'File a ticket' }], response_format: ticketFormat })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AiOutputError);
+    expect(error).toMatchObject({ reason: 'invalid_json', attempts: 2 });
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it('refuses a call of a tool that was not offered or with arguments that break its parameters', async () => {
+    fake.replies = [
+      { tool_calls: [{ id: 'c1', name: 'delete_everything', arguments: '{}' }] },
+      { tool_calls: [{ id: 'c2', name: 'search_documents', arguments: '{"query":"x","limit":0}' }] },
+    ];
+    const error = (await lm()
+      .chat({ messages: [{ role: 'user', content: 'search x' }], tools: [searchTool] })
+      .catch((e: unknown) => e)) as AiOutputError;
+    expect(error).toBeInstanceOf(AiOutputError);
+    expect(error.reason).toBe('invalid_arguments');
+    expect(error.issues.join(' ')).toMatch(/limit/);
+    // The retry told the model, in a tool message answering its call, why the call was not made.
+    const feedback = fake.requests[1]!.body.messages;
+    expect(feedback[1]).toMatchObject({ role: 'assistant', tool_calls: [{ id: 'c1', function: { name: 'delete_everything' } }] });
+    expect(feedback[2]).toMatchObject({ role: 'tool', tool_call_id: 'c1' });
+    expect(feedback[2].content).toMatch(/not one of the offered tools/);
+  });
+
+  it('streams a retry event when the first streamed answer breaks the schema', async () => {
+    fake.replies = [{ content: '{"title":"x"}' }, { content: '{"title":"x","priority":"low","hours":1.5}' }];
+    const events = await drain(lm().chatStream({ messages: [{ role: 'user', content: 'ticket' }], response_format: ticketFormat }));
+    const types = events.map((e) => e.type);
+    expect(types.filter((t) => t === 'retry')).toHaveLength(1);
+    expect(types.indexOf('retry')).toBeLessThan(types.lastIndexOf('text'));
+    expect(events.at(-1)).toMatchObject({ type: 'done', completion: { parsed: { title: 'x', priority: 'low', hours: 1.5 } } });
+  });
+
+  it('reports a refusal as a typed error', async () => {
+    fake.replies = [{ refusal: 'I cannot help with that.' }];
+    await expect(lm().chat({ messages: [{ role: 'user', content: 'x' }], response_format: ticketFormat })).rejects.toMatchObject({ name: 'AiOutputError', reason: 'refusal' });
   });
 });

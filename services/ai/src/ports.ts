@@ -8,14 +8,83 @@ export interface AnswerRequest {
   signal?: AbortSignal;
 }
 
+/** A JSON Schema (the subset OpenAI's structured outputs accept: objects, arrays, scalars, enums, anyOf, $defs). */
+export type JsonSchema = Record<string, unknown>;
+
+/** A call the assistant asks for, in the OpenAI wire format: `arguments` is a JSON text. */
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** One chat message in the OpenAI wire format. */
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: ToolCall[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+/** A function the model may call; `parameters` is the JSON Schema of its arguments object. */
+export interface ToolDefinition {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: JsonSchema; strict?: boolean };
+}
+
+/** `auto`: the model decides; `none`: no call; `required`: at least one call; or this one function. */
+export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
+
+/** Structured output: the answer is one JSON value that matches `schema`. */
+export interface JsonSchemaFormat {
+  type: 'json_schema';
+  json_schema: { name: string; description?: string; schema: JsonSchema; strict?: boolean };
+}
+
+export type ResponseFormat = { type: 'text' } | JsonSchemaFormat;
+
+export interface ChatRequest {
+  messages: ChatMessage[];
+  tools?: ToolDefinition[];
+  tool_choice?: ToolChoice;
+  response_format?: ResponseFormat;
+  maxTokens?: number;
+  signal?: AbortSignal;
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
+
+export interface ChatCompletion {
+  message: { role: 'assistant'; content: string | null; tool_calls?: ToolCall[] };
+  finish_reason: FinishReason;
+  /** With a `json_schema` response format: the answer parsed and validated against the schema. */
+  parsed?: unknown;
+}
+
 /**
- * Writes an answer from numbered sources, streaming text pieces. Whatever it writes is checked by the citation
- * grounding before it leaves the service, so an implementation need not be trusted to cite correctly.
+ * A streamed chat completion: text as it arrives, each tool call's pieces as they arrive (`arguments` is the next
+ * piece of the JSON text; `id` and `name` come with the first piece of a call), then the whole completion, checked
+ * like `chat`'s. `retry`: the answer streamed so far did not match the request and is dropped; a second answer
+ * follows (at most once).
+ */
+export type ChatStreamEvent =
+  | { type: 'text'; text: string }
+  | { type: 'tool_call'; index: number; id?: string; name?: string; arguments: string }
+  | { type: 'retry'; reason: string; issues: string[] }
+  | { type: 'done'; completion: ChatCompletion };
+
+/**
+ * A language model. `stream` writes an answer from numbered sources, streaming text pieces; whatever it writes is
+ * checked by the citation grounding before it leaves the service, so an implementation need not be trusted to
+ * cite correctly. `chat` and `chatStream` are chat completions in the OpenAI wire format with tool calling and
+ * structured output: every tool call names an offered tool with arguments that match its parameters, and a
+ * `json_schema` answer matches its schema, or the call fails with an `AiOutputError` (after one retry).
  */
 export interface LanguageModel {
   readonly kind: 'extractive' | 'openai';
   readonly model: string;
   stream(request: AnswerRequest): AsyncIterable<string>;
+  chat(request: ChatRequest): Promise<ChatCompletion>;
+  chatStream(request: ChatRequest): AsyncIterable<ChatStreamEvent>;
 }
 
 /** Turns texts into unit-length vectors of `dims` dimensions (cosine similarity = dot product). */
