@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { REPO_ROOT } from '../../operator/test/support/kube';
+import { envPairs, runtimeStageEnv, stageInstructions } from '../support/dockerfile';
 import { freshDatabase, type TestDatabase } from '../support/infra';
 import { MINIMAL, renderObjects } from './support';
 
@@ -16,38 +17,6 @@ jest.setTimeout(900_000);
  * starts loads all its modules from the pruned tree under the image's NODE_OPTIONS, every production dependency
  * of every workspace resolves, and the migrations Job's script migrates a real PostgreSQL from it.
  */
-
-interface Instruction {
-  op: string;
-  args: string;
-}
-
-/** Dockerfile instructions of the named stage: continuation lines joined, comment lines inside them dropped. */
-function stageInstructions(dockerfile: string, stage: string): Instruction[] {
-  const out: Instruction[] = [];
-  let current = '';
-  for (const raw of dockerfile.split('\n')) {
-    const line = raw.trim();
-    if (line.startsWith('#')) continue;
-    if (line === '' && current === '') continue;
-    current += current ? ` ${line.replace(/\\$/, '').trim()}` : line.replace(/\\$/, '').trim();
-    if (line.endsWith('\\')) continue;
-    const m = /^(\w+)\s+([\s\S]*)$/.exec(current);
-    if (m) out.push({ op: m[1]!.toUpperCase(), args: m[2]! });
-    current = '';
-  }
-  const from = out.findIndex((i) => i.op === 'FROM' && new RegExp(`\\bAS\\s+${stage}$`, 'i').test(i.args));
-  if (from < 0) throw new Error(`no stage ${stage} in the Dockerfile`);
-  const end = out.findIndex((i, n) => n > from && i.op === 'FROM');
-  return out.slice(from + 1, end < 0 ? undefined : end);
-}
-
-/** `KEY=value KEY2="value 2"` of an ENV instruction. */
-function envPairs(args: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const m of args.matchAll(/(\w+)=("([^"]*)"|\S+)/g)) env[m[1]!] = m[3] ?? m[2]!;
-  return env;
-}
 
 /** Tracked files below `sources` that a build context would carry (.dockerignore's patterns that apply here). */
 function contextFiles(sources: string[]): string[] {
@@ -108,11 +77,7 @@ describe('the Dockerfile', () => {
       }
     }
     // The runtime stage's environment, its /app being this folder.
-    runtimeEnv = {};
-    for (const step of stageInstructions(dockerfile, 'runtime')) {
-      if (step.op === 'ENV') Object.assign(runtimeEnv, envPairs(step.args));
-    }
-    for (const [k, v] of Object.entries(runtimeEnv)) runtimeEnv[k] = v.replaceAll('/app/', `${app}/`);
+    runtimeEnv = runtimeStageEnv(dockerfile, app);
   });
 
   afterAll(async () => {
