@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { envInt } from '@lore/runtime';
+import { allowLoopbackSetting, refuseLoopbackInProduction } from '@lore/gateway';
 
 /** Embedded mode's environment. Everything has a default: the newcomer's first minute needs no setup. */
 export const embeddedEnvSchema = z.object({
@@ -25,6 +26,9 @@ export const embeddedEnvSchema = z.object({
     .string()
     .optional()
     .transform((p) => (p ? resolve(p) : undefined)),
-});
+  NODE_ENV: z.string().optional(),
+  /** `true`: webhook subscriptions may name receivers on this machine (docs/webhooks.md); refused in production. */
+  LORE_WEBHOOKS_ALLOW_LOOPBACK: allowLoopbackSetting,
+}).superRefine(refuseLoopbackInProduction);
 
 export type EmbeddedConfig = z.infer<typeof embeddedEnvSchema>;

@@ -107,13 +107,21 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger): Pro
         sessions: { secret: secrets.session_secret, cookieSecure: false },
         upstreams: { graph: `unix:${graphSocket}` },
         encryptionKeys,
+        webhooks: { allowLoopback: config.LORE_WEBHOOKS_ALLOW_LOOPBACK },
       }),
     },
     { lifecycle },
   );
   lifecycle.onShutdown('gateway', () => gateway.close());
 
-  const webhooks = createWebhooksWorker({ db, bus, logger: logger.child({ service: 'webhooks' }), metrics, encryptionKeys });
+  const webhooks = createWebhooksWorker({
+    db,
+    bus,
+    logger: logger.child({ service: 'webhooks' }),
+    metrics,
+    encryptionKeys,
+    config: { allowLoopback: config.LORE_WEBHOOKS_ALLOW_LOOPBACK },
+  });
   const relay = new OutboxRelay({ db, bus, logger, metrics, pollIntervalMs: 50 });
 
   const server = await listen(gateway.publicApp, config.PORT, config.LORE_HOST);
