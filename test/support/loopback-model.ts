@@ -1,19 +1,36 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/** One scripted assistant turn: text, tool calls, or both. `arguments` may be given as an object (sent as JSON). */
+export interface LoopbackTurn {
+  content?: string;
+  tool_calls?: Array<{ name: string; arguments: unknown; id?: string }>;
+}
+
+interface ChatBody {
+  stream?: boolean;
+  messages?: Array<{ role: string; content: string | null; tool_call_id?: string }>;
+  tools?: Array<{ function: { name: string } }>;
+}
+
 /**
- * A chat model on a loopback port that speaks the OpenAI wire format (`POST /v1/chat/completions`, streamed
- * `data:` events, `[DONE]`), for suites that run the graph with its OpenAI-compatible LanguageModel.
+ * The test world's one chat model on a loopback port, speaking the OpenAI wire format
+ * (`POST /v1/chat/completions`, whole completions or streamed `data:` events ending with `[DONE]`), for suites
+ * that run a service with its OpenAI-compatible LanguageModel.
  *
  * By default it answers with the first sentence of source [1] and the marker [1]. A test may script the
- * completion (`script`), and make the model fail mid-answer (`failAfter`: the text it streams before the
- * connection drops). The completion is streamed a few characters per event, so markers arrive split.
+ * completion (`script`), make the model fail mid-answer (`failAfter`: the text it streams before the connection
+ * drops), or queue whole turns (`turns`, one per request, before the defaults) including tool calls. Text is
+ * streamed a few characters per event, so markers arrive split; a tool call is streamed as OpenAI does: its index,
+ * id and name first, then its JSON arguments a few characters per event. Every request body is kept in `bodies`.
  */
 export class LoopbackModel {
   server!: Server;
   url = '';
   script: string | null = null;
   failAfter: string | null = null;
+  turns: LoopbackTurn[] = [];
+  bodies: ChatBody[] = [];
   requests = 0;
 
   async start(): Promise<this> {
@@ -26,13 +43,27 @@ export class LoopbackModel {
           res.writeHead(404).end();
           return;
         }
-        const body = JSON.parse(raw || '{}') as { messages?: Array<{ role: string; content: string }> };
+        const body = JSON.parse(raw || '{}') as ChatBody;
+        this.bodies.push(body);
         const prompt = body.messages?.find((m) => m.role === 'user')?.content ?? '';
+        const turn = this.turns.shift() ?? { content: this.script ?? LoopbackModel.quoteFirstSource(prompt) };
+        const calls = (turn.tool_calls ?? []).map((c, i) => ({
+          id: c.id ?? `call_loopback_${this.requests}_${i}`,
+          type: 'function' as const,
+          function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) },
+        }));
+        const finish = calls.length > 0 ? 'tool_calls' : 'stop';
+        if (body.stream === false && this.failAfter === null) {
+          const message = { role: 'assistant', content: turn.content ?? null, ...(calls.length > 0 ? { tool_calls: calls } : {}) };
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finish }] }));
+          return;
+        }
         res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const event = (delta: unknown, finishReason: string | null = null) =>
+          res.write(`data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`);
         const send = (text: string) => {
-          for (let i = 0; i < text.length; i += 4) {
-            res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: text.slice(i, i + 4) } }] })}\n\n`);
-          }
+          for (let i = 0; i < text.length; i += 4) event({ content: text.slice(i, i + 4) });
         };
         if (this.failAfter !== null) {
           send(this.failAfter);
@@ -40,8 +71,12 @@ export class LoopbackModel {
           setTimeout(() => res.socket?.destroy(), 50);
           return;
         }
-        send(this.script ?? LoopbackModel.quoteFirstSource(prompt));
-        res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
+        if (turn.content) send(turn.content);
+        calls.forEach((call, index) => {
+          event({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] });
+          for (let i = 0; i < call.function.arguments.length; i += 5) event({ tool_calls: [{ index, function: { arguments: call.function.arguments.slice(i, i + 5) } }] });
+        });
+        event({}, finish);
         res.end('data: [DONE]\n\n');
       });
     });
