@@ -57,7 +57,7 @@ export const operatorEnvSchema = z
     LORE_OPERATOR_RENEW_DEADLINE_SECONDS: envInt(10, 1, 599),
     LORE_OPERATOR_RETRY_PERIOD_SECONDS: envInt(2, 1, 60),
     /** Fault injection for crash-recovery tests only: the process kills itself at that point of a key issuance. */
-    LORE_OPERATOR_CRASH_AT: z.enum(['key-created', 'key-recorded', 'secret-written']).optional(),
+    LORE_OPERATOR_CRASH_AT: z.enum(['key-created', 'secret-written']).optional(),
   })
   .superRefine((env, ctx) => {
     if (!env.LORE_OPERATOR_GATEWAY_NAMESPACE && !env.POD_NAMESPACE) {
@@ -87,7 +87,7 @@ export interface OperatorConfig {
   resyncMs: number;
   identity: string;
   leaderElection?: { namespace: string; name: string; leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
-  crashAt?: 'key-created' | 'key-recorded' | 'secret-written';
+  crashAt?: 'key-created' | 'secret-written';
 }
 
 export function loadOperatorConfig(env: Record<string, string | undefined>, fallbackIdentity: string): OperatorConfig {

@@ -32,10 +32,9 @@ async function main(): Promise<void> {
 }
 
 /** Fault injection for the crash-recovery suite: die without any cleanup, like a killed pod. */
-function crashHooks(at: 'key-created' | 'key-recorded' | 'secret-written' | undefined): ControllerHooks | undefined {
+function crashHooks(at: 'key-created' | 'secret-written' | undefined): ControllerHooks | undefined {
   const die = () => process.kill(process.pid, 'SIGKILL');
   if (at === 'key-created') return { afterKeyCreated: die };
-  if (at === 'key-recorded') return { afterKeyRecorded: die };
   if (at === 'secret-written') return { afterSecretWritten: die };
   return undefined;
 }

@@ -2,6 +2,7 @@ import { API_KEY, MEMORY, NAMESPACE, SECRET } from '../kube/resources';
 import { PlatformError } from '../platform/admin-client';
 import { controllerFixture, namespace, settle } from '../testing/controller-fixture';
 import { apiKeyReconciler, apiKeysReferencing } from './api-key-controller';
+import { issuanceToken } from './key-secret';
 import { memoryReconciler } from './memory-controller';
 import type { ApiKeyObject, MemoryObject, SecretObject } from './types';
 
@@ -133,7 +134,17 @@ describe('api key reconciler', () => {
     expect(k.status!.pendingKeyToken).toBeUndefined();
   });
 
-  it('records the call\'s token before rotating; a crash before the answer is recorded is settled by the token', async () => {
+  it('issues a new ApiKey with one status write: nothing is recorded before the platform makes the key', async () => {
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(API_KEY, apiKey('one', 'team', { type: 'live', secretName: 'one' }));
+    await settle(apiKeyReconciler(ctx), 'team/one');
+    expect(kube.writes.map((w) => `${w.verb} ${w.resource}`).sort()).toEqual(['patch apikeys', 'apply secrets', 'update-status apikeys'].sort());
+    const k = kube.peek<ApiKeyObject>(API_KEY, 'team', 'one')!;
+    expect(admin.keys.get(k.status!.keyId!)!.client_token).toBe(issuanceToken(String(k.metadata.uid), undefined, 0));
+  });
+
+  it('rotates with a token derived from the status; a crash after the platform answered is found by the repeated call', async () => {
     const { ctx, kube, admin, events } = controllerFixture();
     kube.seed(NAMESPACE, namespace('team', 'acme'));
     kube.seed(API_KEY, apiKey('r', 'team', { type: 'test', secretName: 'r', rotationOverlapSeconds: 120 }));
@@ -142,12 +153,13 @@ describe('api key reconciler', () => {
     const first = kube.peek<ApiKeyObject>(API_KEY, 'team', 'r')!;
     await kube.replace(API_KEY, { ...first, spec: { ...first.spec!, rotationRequest: 'now' } });
 
-    // The token is in status at the moment of the platform call.
+    const mark = kube.writes.length;
     let tokenAtCall: string | undefined;
     const rotate = admin.rotateKey.bind(admin);
     admin.rotateKey = async (t, id, overlap, token) => {
-      tokenAtCall = kube.peek<ApiKeyObject>(API_KEY, 'team', 'r')!.status!.pendingKeyToken;
-      expect(token).toBe(tokenAtCall);
+      tokenAtCall = token;
+      // Nothing in Kubernetes was written for this issuance before the call.
+      expect(kube.writesSince(mark)).toEqual([]);
       return rotate(t, id, overlap, token);
     };
     ctx.hooks = {
@@ -156,9 +168,10 @@ describe('api key reconciler', () => {
       },
     };
     await expect(reconcile('team/r')).rejects.toThrow('crash');
+    expect(tokenAtCall).toBe(issuanceToken(String(first.metadata.uid), first.status!.keyId, 0));
     const interrupted = kube.peek<ApiKeyObject>(API_KEY, 'team', 'r')!;
-    expect(tokenAtCall).toBeTruthy();
-    expect(interrupted.status).toMatchObject({ pendingKeyToken: tokenAtCall, keyId: first.status!.keyId });
+    expect(interrupted.status).toMatchObject({ keyId: first.status!.keyId });
+    expect(interrupted.status!.pendingKeyToken).toBeUndefined();
     expect(interrupted.status!.pendingKeyId).toBeUndefined();
     const orphan = (await admin.findKeyByClientToken('acme', tokenAtCall!))!.key_id;
     expect(admin.workingKeys('acme').map((k) => k.key_id)).toContain(orphan);
@@ -167,11 +180,10 @@ describe('api key reconciler', () => {
     admin.rotateKey = rotate;
     await settle(reconcile, 'team/r');
     const after = kube.peek<ApiKeyObject>(API_KEY, 'team', 'r')!;
-    expect(after.status!.pendingKeyToken).toBeUndefined();
-    expect(after.status!.pendingKeyId).toBeUndefined();
     expect(after.status!.lastRotationRequest).toBe('now');
     expect(after.status!.keyId).not.toBe(orphan);
     expect(after.status!.keyId).not.toBe(first.status!.keyId);
+    expect(admin.keys.get(after.status!.keyId!)!.client_token).toBe(issuanceToken(String(first.metadata.uid), first.status!.keyId, 1));
     expect(admin.keys.get(orphan)!.revoked_at).toBeTruthy();
     expect(secretKeyId(kube.peek(SECRET, 'team', 'r'))).toBe(after.status!.keyId);
     // The original stays inside the overlap the half-done rotation gave it; nothing else works.
@@ -179,25 +191,52 @@ describe('api key reconciler', () => {
     expect(events.some((e) => e.reason === 'KeyRevoked' && e.note.includes(orphan))).toBe(true);
   });
 
-  it('drops a token whose call made no key and issues with a new one', async () => {
+  it('keeps the rotated key that reached the Secret before a crash, with the original\'s overlap', async () => {
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(API_KEY, apiKey('w', 'team', { type: 'live', secretName: 'w', rotationOverlapSeconds: 300 }));
+    const reconcile = apiKeyReconciler(ctx);
+    await settle(reconcile, 'team/w');
+    const first = kube.peek<ApiKeyObject>(API_KEY, 'team', 'w')!;
+    await kube.replace(API_KEY, { ...first, spec: { ...first.spec!, rotationRequest: 'now' } });
+    ctx.hooks = {
+      afterSecretWritten: () => {
+        throw new Error('crash');
+      },
+    };
+    await expect(reconcile('team/w')).rejects.toThrow('crash');
+    expect(kube.peek<ApiKeyObject>(API_KEY, 'team', 'w')!.status!.keyId).toBe(first.status!.keyId);
+    const written = secretKeyId(kube.peek(SECRET, 'team', 'w'));
+    expect(written).not.toBe(first.status!.keyId);
+
+    ctx.hooks = undefined;
+    await settle(reconcile, 'team/w');
+    const after = kube.peek<ApiKeyObject>(API_KEY, 'team', 'w')!;
+    expect(after.status).toMatchObject({ keyId: written, previousKeyId: first.status!.keyId, lastRotationRequest: 'now' });
+    expect(Date.parse(after.status!.previousKeyExpiresAt!)).toBeGreaterThan(Date.now() + 200_000);
+    expect(admin.keys.size).toBe(2);
+    expect(cond(after, 'Ready')?.status).toBe('True');
+  });
+
+  it('retries a call that got no answer with the same token, so it makes one key', async () => {
     const { ctx, kube, admin } = controllerFixture();
     kube.seed(NAMESPACE, namespace('team', 'acme'));
     kube.seed(API_KEY, apiKey('u', 'team', { type: 'live', secretName: 'u' }));
     const reconcile = apiKeyReconciler(ctx);
-    admin.failNext.set('create_key', 1);
-    await expect(reconcile('team/u')).rejects.toThrow('injected failure');
-    // No answer (a 503 here): whether a key was made is unknown, so the token stays for the next reconcile.
-    const token = kube.peek<ApiKeyObject>(API_KEY, 'team', 'u')!.status!.pendingKeyToken;
-    expect(token).toBeTruthy();
+    admin.loseAnswerNext.set('create_key', 1);
+    await expect(reconcile('team/u')).rejects.toThrow('injected loss of the answer');
+    expect(kube.peek<ApiKeyObject>(API_KEY, 'team', 'u')!.status?.pendingKeyToken).toBeUndefined();
+    expect(admin.keys.size).toBe(1);
     await settle(reconcile, 'team/u');
     const k = kube.peek<ApiKeyObject>(API_KEY, 'team', 'u')!;
     expect(cond(k, 'Ready')?.status).toBe('True');
-    expect(k.status!.pendingKeyToken).toBeUndefined();
-    expect(admin.keys.size).toBe(1);
-    expect(await admin.findKeyByClientToken('acme', token!)).toBeUndefined();
+    // The lost key was found by the replay and revoked (its plaintext is gone); the next attempt's key is in use.
+    expect(admin.keys.size).toBe(2);
+    expect(admin.workingKeys('acme').map((w) => w.key_id)).toEqual([k.status!.keyId]);
+    expect(admin.keys.get(k.status!.keyId!)!.client_token).toBe(issuanceToken(String(k.metadata.uid), undefined, 1));
   });
 
-  it('revokes on delete a key known only by the token of an interrupted call', async () => {
+  it('revokes on delete a key that only its derived token names (crash after the platform call)', async () => {
     const { ctx, kube, admin } = controllerFixture({
       afterKeyCreated: () => {
         throw new Error('crash');
@@ -207,12 +246,32 @@ describe('api key reconciler', () => {
     kube.seed(API_KEY, apiKey('g', 'team', { type: 'live', secretName: 'g' }));
     const reconcile = apiKeyReconciler(ctx);
     await expect(reconcile('team/g')).rejects.toThrow('crash');
-    expect(kube.peek<ApiKeyObject>(API_KEY, 'team', 'g')!.status!.pendingKeyToken).toBeTruthy();
+    await expect(reconcile('team/g')).rejects.toThrow('crash');
+    // Two interrupted attempts: the second revoked the first's key and made its own.
+    expect(kube.peek<ApiKeyObject>(API_KEY, 'team', 'g')!.status?.keyId).toBeUndefined();
+    expect(admin.keys.size).toBe(2);
     expect(admin.workingKeys('acme')).toHaveLength(1);
     ctx.hooks = undefined;
     kube.userDelete(API_KEY, 'team', 'g');
     await settle(reconcile, 'team/g');
     expect(kube.peek(API_KEY, 'team', 'g')).toBeUndefined();
     expect(admin.workingKeys('acme')).toEqual([]);
+  });
+
+  it('settles a pending key token left in status by an operator of the earlier design', async () => {
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(API_KEY, apiKey('l', 'team', { type: 'live', secretName: 'l' }));
+    const reconcile = apiKeyReconciler(ctx);
+    await settle(reconcile, 'team/l');
+    const current = kube.peek<ApiKeyObject>(API_KEY, 'team', 'l')!;
+    const legacy = await admin.createKey('acme', { type: 'live', name: 'x', client_token: 'op-legacy-token' });
+    await kube.replaceStatus(API_KEY, { ...current, status: { ...current.status, pendingKeyToken: 'op-legacy-token' } });
+    await settle(reconcile, 'team/l');
+    const k = kube.peek<ApiKeyObject>(API_KEY, 'team', 'l')!;
+    expect(k.status).not.toHaveProperty('pendingKeyToken');
+    expect(k.status!.keyId).toBe(current.status!.keyId);
+    expect(admin.keys.get(legacy.key_id)!.revoked_at).toBeTruthy();
+    expect(admin.workingKeys('acme').map((w) => w.key_id)).toEqual([current.status!.keyId]);
   });
 });

@@ -1,8 +1,8 @@
 import { isNotFound } from '../kube/errors';
 import { API_KEY, SECRET } from '../kube/resources';
 import type { AdminCreateKeyBody, KeyView } from '@lore/contracts';
-import { isPlatformRefusal, isPlatformStatus } from '../platform/admin-client';
-import { FIELD_MANAGER, applyIfChanged, isControlledBy } from '../runtime/apply';
+import { isPlatformStatus } from '../platform/admin-client';
+import { applyIfChanged, isControlledBy } from '../runtime/apply';
 import { READY, isConditionTrue, setCondition } from '../runtime/conditions';
 import type { Reconcile, ReconcileResult } from '../runtime/controller';
 import { KEY_ISSUED } from './condition-types';
@@ -12,12 +12,12 @@ import {
   assertCurrent,
   keySecret,
   keyState,
-  newKeyToken,
   secretKeyId,
   secretOwnership,
   secretPlaintext,
   settlePendingKey,
 } from './key-secret';
+import { issueKeyIntoSecret, keysOfInterruptedIssuances, type IssuedKey } from './key-issuance';
 import { API_KEY_FINALIZER } from './names';
 import type { StatusSession } from './status-session';
 import { tenantReconciler } from './tenant-reconciler';
@@ -162,61 +162,38 @@ async function issue(ctx: ControllerContext, s: Session, now: Date): Promise<Rec
     oldUsable = keyState(current ?? (await ctx.admin.getKey(tenantId, status.keyId)), now) === 'usable';
   }
 
-  // The token of this call is recorded before the call: a crash before its answer is recorded leaves a key the
-  // next reconcile finds by the token (and settles above), never one nobody knows about.
-  const token = newKeyToken();
-  status.pendingKeyToken = token;
-  s.summarize({ state: 'progressing', reason: 'IssuingKey', message: `issuing a key for Secret ${spec.secretName}` });
-  await s.write();
-
-  const overlap = spec.rotationOverlapSeconds ?? 3600;
-  type Issued = { key_id: string; key: string; replaced?: { id: string; expiresAt: string | null } };
-  const rotateOrCreate = async (): Promise<Issued> => {
-    if (!oldUsable) return create(ctx, tenantId, obj, memoryId, scopedMemoryIds, token);
-    try {
-      const r = await ctx.admin.rotateKey(tenantId, status.keyId!, overlap, token);
-      return { key_id: r.key_id, key: r.key, replaced: { id: r.replaced_key_id, expiresAt: r.replaced_key_expires_at } };
-    } catch (err) {
-      // Gone, or already rotated by an interrupted issuance: a fresh key with the same options does it. (The
-      // refused rotation made no key, so the token is still unused.)
-      if (!isPlatformStatus(err, 404) && !isPlatformStatus(err, 409)) throw err;
-      return create(ctx, tenantId, obj, memoryId, scopedMemoryIds, token);
-    }
-  };
-  let issued: Issued;
+  // Nothing is written before the platform call: see key-issuance.ts for how a crash at any step is found.
+  let issued: IssuedKey;
   try {
-    issued = await rotateOrCreate();
+    issued = await issueKeyIntoSecret(ctx, {
+      tenantId,
+      owner: obj,
+      base: status.keyId,
+      baseUsable: oldUsable,
+      overlapSeconds: spec.rotationOverlapSeconds ?? 3600,
+      options: keyOptions(obj, memoryId, scopedMemoryIds),
+      secretName: spec.secretName,
+      live,
+      extra,
+    });
   } catch (err) {
-    // Without an answer the token stays: the next reconcile looks for the key the call may have made.
-    if (!isPlatformRefusal(err)) throw err;
-    // A refusal made no key: nothing to look for.
-    status.pendingKeyToken = undefined;
-    if (!oldUsable && (isPlatformStatus(err, 400) || isPlatformStatus(err, 422))) return s.stall('Rejected', `the platform refused the key options: ${err.message}`);
+    // A refusal of a fresh key's options made no key: the spec has to change.
+    if (!oldUsable && (isPlatformStatus(err, 400) || isPlatformStatus(err, 422))) return s.stall('Rejected', `the platform refused the key options: ${(err as Error).message}`);
     throw err;
   }
-  ctx.hooks?.afterKeyCreated?.();
-
-  // The id replaces the token as the record of the pending key.
-  status.pendingKeyId = issued.key_id;
-  status.pendingKeyToken = undefined;
-  s.summarize({ state: 'progressing', reason: 'IssuingKey', message: `writing key ${issued.key_id} to Secret ${spec.secretName}` });
-  try {
-    await s.write();
-  } catch (err) {
-    await ctx.admin.revokeKey(tenantId, issued.key_id).catch(() => undefined);
-    throw err;
-  }
-  ctx.hooks?.afterKeyRecorded?.();
-  await ctx.kube.apply(SECRET, keySecret(obj, spec.secretName, issued.key, issued.key_id, extra), FIELD_MANAGER);
-  ctx.hooks?.afterSecretWritten?.();
 
   const previous = status.keyId;
   status.keyId = issued.key_id;
-  status.pendingKeyId = undefined;
   status.lastRotationRequest = spec.rotationRequest;
-  if (issued.replaced) {
-    status.previousKeyId = issued.replaced.id;
-    status.previousKeyExpiresAt = issued.replaced.expiresAt ?? undefined;
+  let replaced = issued.replaced;
+  if (!replaced && issued.recovered && previous && previous !== issued.key_id) {
+    // A confirmed interrupted issuance does not say whether it rotated: the old key does, by still working.
+    const old = await ctx.admin.getKey(tenantId, previous);
+    if (keyState(old, now) === 'usable' && old?.replaced_by === issued.key_id) replaced = { id: previous, expiresAt: old.expires_at };
+  }
+  if (replaced) {
+    status.previousKeyId = replaced.id;
+    status.previousKeyExpiresAt = replaced.expiresAt ?? undefined;
     status.rotatedAt = now.toISOString();
   } else if (previous && previous !== issued.key_id) {
     // A fresh key replaced a dead one: nothing left to overlap.
@@ -224,28 +201,24 @@ async function issue(ctx: ControllerContext, s: Session, now: Date): Promise<Rec
     status.previousKeyExpiresAt = undefined;
   }
   const record = await ctx.admin.getKey(tenantId, issued.key_id);
-  await ctx.events.record(
-    s.obj,
-    'Normal',
-    need === 'Rotation' ? 'KeyRotated' : 'KeyIssued',
-    need === 'Rotation' ? 'RotateKey' : 'IssueKey',
-    need === 'Rotation'
-      ? `rotated: key ${issued.key_id} is in Secret ${spec.secretName}; ${previous} keeps working until ${status.previousKeyExpiresAt ?? 'now'}`
-      : `issued key ${issued.key_id} into Secret ${spec.secretName}${previous ? ` (${need}; replaced ${previous})` : ''}`,
-  );
+  if (!issued.recovered) {
+    await ctx.events.record(
+      s.obj,
+      'Normal',
+      need === 'Rotation' ? 'KeyRotated' : 'KeyIssued',
+      need === 'Rotation' ? 'RotateKey' : 'IssueKey',
+      need === 'Rotation'
+        ? `rotated: key ${issued.key_id} is in Secret ${spec.secretName}; ${previous} keeps working until ${status.previousKeyExpiresAt ?? 'now'}`
+        : `issued key ${issued.key_id} into Secret ${spec.secretName}${previous ? ` (${need}; replaced ${previous})` : ''}`,
+    );
+  }
   return finish(ctx, s, { wasReady, current: record, now });
 }
 
-async function create(
-  ctx: ControllerContext,
-  tenantId: string,
-  obj: ApiKeyObject,
-  memoryId: string | undefined,
-  scopedMemoryIds: string[],
-  clientToken: string,
-): Promise<{ key_id: string; key: string }> {
+/** The platform options of the key the spec describes (Memory names resolved to memory ids). */
+function keyOptions(obj: ApiKeyObject, memoryId: string | undefined, scopedMemoryIds: string[]): Omit<AdminCreateKeyBody, 'client_token'> {
   const spec = obj.spec!;
-  const body: AdminCreateKeyBody = { type: spec.type, name: spec.displayName ?? `${obj.metadata.namespace}/${obj.metadata.name}`, client_token: clientToken };
+  const body: Omit<AdminCreateKeyBody, 'client_token'> = { type: spec.type, name: spec.displayName ?? `${obj.metadata.namespace}/${obj.metadata.name}` };
   if (memoryId) body.memory_id = memoryId;
   if (spec.scopes) {
     const scopes: NonNullable<AdminCreateKeyBody['scopes']> = {};
@@ -257,8 +230,7 @@ async function create(
   if (spec.ipAllowlist?.length) body.ip_allowlist = spec.ipAllowlist;
   if (spec.appPermissions && Object.keys(spec.appPermissions).length) body.app_permissions = spec.appPermissions;
   if (spec.expiresAt) body.expires_at = new Date(spec.expiresAt).toISOString();
-  const c = await ctx.admin.createKey(tenantId, body);
-  return { key_id: c.key_id, key: c.key };
+  return body;
 }
 
 /** Final status of a key in place, and when to look again (end of the overlap, expiry). */
@@ -317,10 +289,15 @@ async function cleanupApiKey(ctx: ControllerContext, obj: ApiKeyObject): Promise
     if (r?.ok) tenantId = r.tenantId;
   }
   const ids = [status.keyId, status.previousKeyId, status.pendingKeyId].filter((x): x is string => !!x);
-  // A key made by an issuance interrupted before its id was recorded is found by the call's token.
-  if (tenantId && status.pendingKeyToken) {
-    const found = await ctx.admin.findKeyByClientToken(tenantId, status.pendingKeyToken);
-    if (found && !ids.includes(found.key_id)) ids.push(found.key_id);
+  if (tenantId) {
+    // Keys of an issuance interrupted before anything in Kubernetes named them are found by their tokens: the
+    // derived ones, and the recorded one of an operator of the earlier design.
+    const found = await keysOfInterruptedIssuances(ctx, tenantId, obj, status.keyId);
+    if (status.pendingKeyToken) {
+      const legacy = await ctx.admin.findKeyByClientToken(tenantId, status.pendingKeyToken);
+      if (legacy) found.push(legacy.key_id);
+    }
+    for (const id of found) if (!ids.includes(id)) ids.push(id);
   }
   if (tenantId) for (const id of ids) await ctx.admin.revokeKey(tenantId, id);
   if (ids.length && tenantId) await ctx.events.record(obj, 'Normal', 'KeyRevoked', 'RevokeKey', `revoked ${ids.join(', ')}`);

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { KubeClient } from '../kube/client';
 import { SECRET, type ResourceType } from '../kube/resources';
 import type { KubeObject } from '../kube/types';
@@ -87,14 +87,6 @@ export interface PendingOutcome {
 }
 
 /**
- * A fresh idempotency token for one create or rotate call. It is recorded in status (`pendingKeyToken`) before
- * the call and sent with it, so a key whose id was never recorded can still be found and settled.
- */
-export function newKeyToken(): string {
-  return `op-${randomBytes(18).toString('base64url')}`;
-}
-
-/**
  * The client token of one issuance attempt, derived from what status already records: the owner's uid, the key
  * the issuance replaces (none for a first key) and the attempt number. A process that dies after the platform
  * made a key, before anything in Kubernetes names it, computes the same token on its next reconcile, and the
@@ -107,8 +99,9 @@ export function issuanceToken(ownerUid: string, baseKeyId: string | undefined, a
 }
 
 /**
- * Settles an interrupted issuance, known by the id of the key it made (`pendingKeyId`, recorded after the
- * platform answered) or only by the client token sent with the call (`pendingKeyToken`, recorded before it).
+ * Settles an issuance an operator of the earlier design interrupted, known by the id of the key it made
+ * (`pendingKeyId`, recorded after the platform answered) or only by the random client token it recorded before
+ * the call (`pendingKeyToken`). Today's issuances write neither (key-issuance.ts); this is for upgrades.
  * A token is looked up in the platform first: no key means the call never made one, and there is nothing to
  * settle. The Secret is read live, not from the cache: if it carries the pending key, the issuance completed
  * and only its confirmation was lost; otherwise the key never reached anyone and is revoked, so it cannot

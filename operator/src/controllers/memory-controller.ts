@@ -1,8 +1,8 @@
 import { isNotFound } from '../kube/errors';
 import { INGRESS, MEMORY, SECRET } from '../kube/resources';
 import type { KeyView } from '@lore/contracts';
-import { isPlatformStatus, replayedKeyId } from '../platform/admin-client';
-import { FIELD_MANAGER, applyIfChanged, isControlledBy } from '../runtime/apply';
+import { isPlatformStatus } from '../platform/admin-client';
+import { applyIfChanged, isControlledBy } from '../runtime/apply';
 import { READY, isConditionTrue, removeCondition, setCondition } from '../runtime/conditions';
 import type { Reconcile, ReconcileResult } from '../runtime/controller';
 import { INGRESS_READY, KEY_ISSUED, PROVISIONED } from './condition-types';
@@ -11,13 +11,13 @@ import {
   StaleCacheError,
   assertCurrent,
   keySecret,
-  issuanceToken,
   keyState,
   secretKeyId,
   secretOwnership,
   secretPlaintext,
   settlePendingKey,
 } from './key-secret';
+import { issueKeyIntoSecret } from './key-issuance';
 import { memoryIngress } from './memory-ingress';
 import { MEMORY_FINALIZER, defaultKeySecretName, ingressNameFor, memoryHostname, memoryIdFor } from './names';
 import type { StatusSession } from './status-session';
@@ -149,11 +149,9 @@ async function ensureIngress(ctx: ControllerContext, s: Session, now: Date): Pro
 
 /**
  * Makes the Secret hold a working mk_ key of this memory. Returns a result to end the reconcile early, or
- * undefined when the key is in place (status.keyId set; the caller's status write confirms it). Order of a new
- * issuance: the platform makes the key with a token derived from the status (`issuanceToken`); the Secret is
- * written; the caller's final status write records the id as keyId. A crash between any two steps is found by
- * the next reconcile, which computes the same token and gets the key's id from the platform's 409
- * (`issueMemoryKey`). A status still carrying pendingKeyId or pendingKeyToken (written by an operator of the
+ * undefined when the key is in place (status.keyId set; the caller's status write confirms it). A new key is
+ * issued by the protocol ApiKey uses too (`issueKeyIntoSecret`): platform call with a token derived from the
+ * status, Secret, then the caller's final status write records the id as keyId. A status still carrying pendingKeyId or pendingKeyToken (written by an operator of the
  * earlier design, which recorded a random token first) is settled by `settlePendingKey`.
  */
 async function ensureMemoryKey(
@@ -227,21 +225,21 @@ async function ensureMemoryKey(
     oldUsable = keyState(await ctx.admin.getKey(tenantId, status.keyId), now) === 'usable';
   }
 
-  // The token of each attempt derives from what status already holds (uid, the key being replaced, attempt
-  // number): a crash after the platform made a key but before the Secret and status name it is found by the
-  // repeated call's 409, so nothing is written before the call.
-  const issued = await issueMemoryKey(ctx, s, { tenantId, memoryId, secretName, live, oldUsable });
-  if (!issued.key) {
-    // An interrupted issuance had already written its key into the Secret: only its confirmation was lost.
-    ctx.logger.info({ memory: `${namespace}/${name}`, key_id: issued.key_id }, 'confirmed the key an interrupted issuance wrote to the Secret');
-    await applyIfChanged(ctx.kube, SECRET, keySecret(s.obj, secretName, secretPlaintext(live)!, issued.key_id, extra), live);
-  } else {
-    ctx.hooks?.afterKeyCreated?.();
-    await ctx.kube.apply(SECRET, keySecret(s.obj, secretName, issued.key, issued.key_id, extra), FIELD_MANAGER);
-    ctx.hooks?.afterSecretWritten?.();
-  }
+  // Nothing is written before the platform call: see key-issuance.ts for how a crash at any step is found.
+  const issued = await issueKeyIntoSecret(ctx, {
+    tenantId,
+    owner: s.obj,
+    base: status.keyId,
+    baseUsable: oldUsable,
+    overlapSeconds: ctx.settings.memoryKeyOverlapSeconds,
+    options: { type: 'memory', name: `k8s ${namespace}/${name}`, memory_id: memoryId },
+    secretName,
+    live,
+    extra,
+  });
   const previous = status.keyId;
   status.keyId = issued.key_id;
+  if (issued.recovered) return undefined;
   await ctx.events.record(
     s.obj,
     'Normal',
@@ -250,58 +248,6 @@ async function ensureMemoryKey(
     previous ? `issued mk_ key ${issued.key_id} into Secret ${secretName} (${need}; replaced ${previous})` : `issued mk_ key ${issued.key_id} into Secret ${secretName}`,
   );
   return undefined;
-}
-
-/** Keys of one base an issuance walks through at most: each step past the first is a key a crash left behind. */
-const MAX_ISSUANCE_ATTEMPTS = 20;
-
-/**
- * Makes the platform issue a new mk_ key (a rotation of the current key when it still works, so pods that
- * loaded it keep running for the overlap; a fresh key otherwise) with the token of attempt 0, 1, ... of this
- * state. A token that already made a key means an earlier issuance was interrupted after the platform's
- * answer: if the live Secret holds that key, it is the result (returned without plaintext, `key` undefined);
- * otherwise its plaintext is lost, so it is revoked and the next attempt's token is used.
- */
-async function issueMemoryKey(
-  ctx: ControllerContext,
-  s: Session,
-  args: { tenantId: string; memoryId: string; secretName: string; live: SecretObject | undefined; oldUsable: boolean },
-): Promise<{ key_id: string; key?: string }> {
-  const { tenantId, memoryId, secretName, live, oldUsable } = args;
-  const namespace = String(s.obj.metadata.namespace);
-  const name = String(s.obj.metadata.name);
-  const uid = String(s.obj.metadata.uid);
-  const base = s.status.keyId;
-  const createFresh = async (token: string) => {
-    const c = await ctx.admin.createKey(tenantId, { type: 'memory', name: `k8s ${namespace}/${name}`, memory_id: memoryId, client_token: token });
-    return { key_id: c.key_id, key: c.key };
-  };
-  const rotateOrCreate = async (token: string): Promise<{ key_id: string; key: string }> => {
-    if (!oldUsable) return createFresh(token);
-    try {
-      const r = await ctx.admin.rotateKey(tenantId, base!, ctx.settings.memoryKeyOverlapSeconds, token);
-      return { key_id: r.key_id, key: r.key };
-    } catch (err) {
-      // A replay is answered before anything else: the key this token made is the answer.
-      if (replayedKeyId(err)) throw err;
-      // Gone, or already rotated by an interrupted attempt: a fresh key does it (the token is still unused).
-      if (!isPlatformStatus(err, 404) && !isPlatformStatus(err, 409)) throw err;
-      return createFresh(token);
-    }
-  };
-  for (let attempt = 0; attempt < MAX_ISSUANCE_ATTEMPTS; attempt++) {
-    try {
-      return await rotateOrCreate(issuanceToken(uid, base, attempt));
-    } catch (err) {
-      const made = replayedKeyId(err);
-      if (!made) throw err;
-      if (secretKeyId(live) === made && secretPlaintext(live)) return { key_id: made };
-      await ctx.admin.revokeKey(tenantId, made);
-      ctx.logger.warn({ memory: `${namespace}/${name}`, key_id: made }, 'revoked a key whose Secret was never written (interrupted issuance)');
-      await ctx.events.record(s.obj, 'Warning', 'KeyRevoked', 'RecoverKey', `revoked key ${made}: an interrupted issuance never wrote it to Secret ${secretName}`);
-    }
-  }
-  throw new Error(`${MAX_ISSUANCE_ATTEMPTS} issuance attempts for Memory ${namespace}/${name} all found keys of interrupted issuances; retrying`);
 }
 
 async function cleanupMemory(ctx: ControllerContext, obj: MemoryObject): Promise<{ done: boolean }> {

@@ -28,8 +28,6 @@ export interface OperatorSettings {
 export interface ControllerHooks {
   /** After the platform answered a create or rotate call, before anything in Kubernetes names the new key. */
   afterKeyCreated?(): void;
-  /** ApiKey only: after a new key's id is recorded in status (pendingKeyId), before its Secret is written. */
-  afterKeyRecorded?(): void;
   /** After the Secret holds the new key, before status confirms it. */
   afterSecretWritten?(): void;
 }
