@@ -56,23 +56,27 @@ describe('embedded mode', () => {
     let key: string;
     let tenant: string;
     let encryptionKeys: string;
+    let firstCreds: Record<string, string>;
     try {
       // Generated secrets, the encryption key ring for stored webhook secrets among them, readable only by the owner.
       const secretsFile = join(dataDir, 'secrets.json');
       const secrets = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
-      expect(Object.keys(secrets).sort()).toEqual(['encryption_keys', 'identity_secret', 'session_secret']);
+      expect(Object.keys(secrets).sort()).toEqual(['admin_token', 'encryption_keys', 'identity_secret', 'session_secret']);
       expect(secrets.encryption_keys).toMatch(/^k1:[A-Za-z0-9+/]{43}=$/);
       expect(statSync(secretsFile).mode & 0o077).toBe(0);
       encryptionKeys = secrets.encryption_keys!;
 
       const file = join(dataDir, 'dev-credentials.json');
-      const creds = JSON.parse(readFileSync(file, 'utf8')) as { tenant_id: string; api_key: string };
-      expect(Object.keys(creds).sort()).toEqual(['api_key', 'tenant_id']);
+      const creds = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+      expect(Object.keys(creds).sort()).toEqual(['admin_email', 'admin_password', 'admin_token', 'api_key', 'tenant_id']);
       expect(creds.api_key).toMatch(/^ck_test_/);
+      expect(creds.admin_token).toBe(secrets.admin_token);
       expect(statSync(file).mode & 0o077).toBe(0);
-      expect(first.output()).toContain(creds.api_key);
-      key = creds.api_key;
-      tenant = creds.tenant_id;
+      // The first start shows every new secret once, at the terminal.
+      for (const secret of [creds.api_key!, creds.admin_password!, creds.admin_token!]) expect(first.output()).toContain(secret);
+      firstCreds = creds;
+      key = creds.api_key!;
+      tenant = creds.tenant_id!;
 
       const ping = await fetch(`${first.url}/api/v1/pages/ping`, { headers: { 'x-api-key': key } });
       expect(ping.status).toBe(200);
@@ -100,8 +104,10 @@ describe('embedded mode', () => {
 
     const second = await boot(dataDir);
     try {
-      const creds = JSON.parse(readFileSync(join(dataDir, 'dev-credentials.json'), 'utf8')) as { api_key: string };
-      expect(creds.api_key).toBe(key);
+      const creds = JSON.parse(readFileSync(join(dataDir, 'dev-credentials.json'), 'utf8')) as Record<string, string>;
+      expect(creds).toEqual(firstCreds!);
+      // A restart reveals nothing: the secrets stay in the file.
+      for (const secret of [creds.api_key!, creds.admin_password!, creds.admin_token!]) expect(second.output()).not.toContain(secret);
       // The same key ring, so what the first boot sealed still opens.
       expect((JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8')) as Record<string, string>).encryption_keys).toBe(encryptionKeys);
       const ping = await fetch(`${second.url}/api/v1/pages/ping`, { headers: { 'x-api-key': key } });

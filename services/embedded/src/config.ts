@@ -9,6 +9,8 @@ export const embeddedEnvSchema = z.object({
   LORE_HOST: z.string().default('127.0.0.1'),
   /** Probes and metrics, on their own port so the public port keeps no unversioned routes; 0 turns them off. */
   LORE_OPS_PORT: envInt(9090, 0, 65535),
+  /** The gateway's internal admin API (tenants, users, keys), always on 127.0.0.1 only; 0 turns it off. */
+  LORE_ADMIN_PORT: envInt(9081, 0, 65535),
   LORE_DATA_DIR: z
     .string()
     .default('.lore')

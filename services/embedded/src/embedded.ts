@@ -1,5 +1,4 @@
-import { existsSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -19,28 +18,29 @@ import {
   type Logger,
   type StartedServer,
 } from '@lore/runtime';
-import { createGateway, ensureDevTenant, gatewayConfig, MemoryGatewayState, createWebhooksWorker, type Gateway } from '@lore/gateway';
+import { createGateway, gatewayConfig, MemoryGatewayState, createWebhooksWorker, type Gateway } from '@lore/gateway';
 import { selectEmbeddedEmbedder } from '@lore/ai';
 import { createGraphService, type GraphService } from '@lore/graph';
 import type { EmbeddedConfig } from './config';
 import { loadSecrets } from './secrets';
+import { ensureDevCredentials, type DevCredentials, type DevSecret } from './dev-credentials';
 
-export interface DevCredentials {
-  tenant_id: string;
-  api_key: string;
-}
+export type { DevCredentials, DevSecret };
 
 export interface Embedded {
   url: string;
   port: number;
   opsUrl: string | null;
+  /** The internal admin API on 127.0.0.1 (token in the credentials), or null when it is off. */
+  adminUrl: string | null;
   credentials: DevCredentials;
-  /** True when this start created the dev tenant and its key. */
-  createdCredentials: boolean;
+  /** The credentials file (`<data dir>/dev-credentials.json`). */
+  credentialsFile: string;
+  /** The secrets this start created: shown once, at the terminal, by `npm start`. */
+  freshSecrets: DevSecret[];
   lifecycle: Lifecycle;
   /**
-   * The composed parts, for in-process tools and tests (embedded mode has no admin listener: an operation such as
-   * deleting a memory is called on `gateway.context`). Clients use `url`.
+   * The composed parts, for in-process tools and tests. Clients use `url`, and `adminUrl` for the admin API.
    */
   parts: { db: Db; gateway: Gateway; graph: GraphService };
   stop(): Promise<void>;
@@ -105,6 +105,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger): Pro
       signer,
       config: gatewayConfig({
         sessions: { secret: secrets.session_secret, cookieSecure: false },
+        adminToken: secrets.admin_token,
         upstreams: { graph: `unix:${graphSocket}` },
         encryptionKeys,
         webhooks: { allowLoopback: config.LORE_WEBHOOKS_ALLOW_LOOPBACK },
@@ -127,7 +128,27 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger): Pro
   const server = await listen(gateway.publicApp, config.PORT, config.LORE_HOST);
   server.server.on('upgrade', gateway.handleUpgrade);
   lifecycle.onShutdown('public server', () => server.close());
-  const credentials = await devCredentials(config.LORE_DATA_DIR, gateway.context, server.url);
+  const credentials = await ensureDevCredentials({
+    dataDir: config.LORE_DATA_DIR,
+    gateway: gateway.context,
+    adminToken: secrets.admin_token,
+    keyTenant: (apiKey) => keyTenant(server.url, apiKey),
+    logger,
+  });
+
+  // The admin API is what a cluster keeps inside (the operator's and automation's door): here it listens on the
+  // loopback interface only, whatever LORE_HOST says, and needs the generated token.
+  let admin: StartedServer | null = null;
+  if (config.LORE_ADMIN_PORT > 0) {
+    try {
+      admin = await listen(gateway.adminApp, config.LORE_ADMIN_PORT, '127.0.0.1');
+      lifecycle.onShutdown('admin server', () => admin!.close());
+    } catch (err) {
+      // Like the ops port: a busy port must not keep the public API from starting.
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+      logger.warn({ port: config.LORE_ADMIN_PORT }, 'admin port in use: the admin API is off (set LORE_ADMIN_PORT to another port, 0 for none)');
+    }
+  }
 
   let ops: StartedServer | null = null;
   if (config.LORE_OPS_PORT > 0) {
@@ -158,39 +179,27 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger): Pro
     url: server.url,
     port: server.port,
     opsUrl: ops?.url ?? null,
+    adminUrl: admin?.url ?? null,
     credentials: credentials.credentials,
-    createdCredentials: credentials.created,
+    credentialsFile: join(config.LORE_DATA_DIR, 'dev-credentials.json'),
+    freshSecrets: credentials.fresh,
     lifecycle,
     parts: { db, gateway, graph },
     stop: () => lifecycle.shutdown('stop'),
   };
 }
 
-/**
- * Reuses `dev-credentials.json` while its key still authenticates against this data directory's database;
- * otherwise (first start, or a wiped database) creates the dev tenant and a fresh key.
- */
-async function devCredentials(
-  dataDir: string,
-  ctx: Parameters<typeof ensureDevTenant>[0],
-  baseUrl: string,
-): Promise<{ credentials: DevCredentials; created: boolean }> {
-  const file = join(dataDir, 'dev-credentials.json');
-  if (existsSync(file)) {
-    const saved = JSON.parse(await readFile(file, 'utf8')) as DevCredentials;
-    if (saved.api_key && (await keyAuthenticates(baseUrl, saved.api_key))) return { credentials: saved, created: false };
-  }
-  const dev = await ensureDevTenant(ctx);
-  const credentials: DevCredentials = { tenant_id: dev.tenant_id, api_key: dev.api_key };
-  await writeFile(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
-  return { credentials, created: true };
-}
-
-/** Asks the gateway itself, through the same pipeline every client uses. */
-async function keyAuthenticates(baseUrl: string, apiKey: string): Promise<boolean> {
+/** The tenant a key authenticates as, asked of the gateway itself through the pipeline every client goes through. */
+async function keyTenant(baseUrl: string, apiKey: string): Promise<string | null> {
+  // A hand-edited file must not turn into an invalid header (fetch would throw): such a value is simply no key.
+  if (!/^[\x21-\x7e]{1,512}$/.test(apiKey)) return null;
   const res = await fetch(`${baseUrl}/api/v1/pages/ping`, { headers: { 'x-api-key': apiKey } });
-  await res.arrayBuffer();
-  return res.status === 200;
+  if (res.status !== 200) {
+    await res.arrayBuffer();
+    return null;
+  }
+  const body = (await res.json()) as { tenant_id?: unknown };
+  return typeof body.tenant_id === 'string' ? body.tenant_id : null;
 }
 
 function listenUnix(handler: Parameters<typeof import('node:http').createServer>[1], path: string): Promise<{ close(): Promise<void> }> {

@@ -1,6 +1,7 @@
 import { createLogger, exitOnConfigError, parseConfig } from '@lore/runtime';
 import { embeddedEnvSchema } from './config';
 import { startEmbedded } from './embedded';
+import { readyBanner } from './banner';
 
 /** `npm start`: the whole platform in one process. */
 async function main(): Promise<void> {
@@ -10,14 +11,17 @@ async function main(): Promise<void> {
   const lore = await startEmbedded(config, logger);
   lore.lifecycle.installSignalHandlers();
   const { embedder } = lore.parts.graph.describe();
-  logger.info({ url: lore.url, ops: lore.opsUrl, tenant_id: lore.credentials.tenant_id, embedder, ms: Date.now() - started }, 'lore is ready');
-  // Printed for the person at the terminal (the key is theirs, in their own data directory).
+  logger.info({ url: lore.url, ops: lore.opsUrl, admin: lore.adminUrl, tenant_id: lore.credentials.tenant_id, embedder, ms: Date.now() - started }, 'lore is ready');
+  // Printed for the person at the terminal, never logged: new secrets once, on the start that made them.
   process.stdout.write(
-    `\nLore is ready on ${lore.url}\n` +
-      `  tenant:  ${lore.credentials.tenant_id}\n` +
-      `  api key: ${lore.credentials.api_key}${lore.createdCredentials ? '  (new; saved in dev-credentials.json)' : '  (from dev-credentials.json)'}\n` +
-      `  memory embedder: ${embedder.kind} ${embedder.model}${embedder.kind === 'hashed' && embedder.detail ? ` (${embedder.detail})` : ''}\n` +
-      `  try:     curl -H "x-api-key: ${lore.credentials.api_key}" ${lore.url}/api/v1/pages/ping\n\n`,
+    readyBanner({
+      url: lore.url,
+      adminUrl: lore.adminUrl,
+      credentialsFile: lore.credentialsFile,
+      credentials: lore.credentials,
+      fresh: lore.freshSecrets,
+      embedder: `${embedder.kind} ${embedder.model}${embedder.kind === 'hashed' && embedder.detail ? ` (${embedder.detail})` : ''}`,
+    }),
   );
 }
 

@@ -18,6 +18,7 @@ describe('embedded secrets.json', () => {
     const keys = parseEncryptionKeys(first.encryption_keys);
     expect(keys).toHaveLength(1);
     expect(keys[0]!.key).toHaveLength(32);
+    expect(first.admin_token.length).toBeGreaterThanOrEqual(40);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(first);
     expect(await loadSecrets(dir)).toEqual(first);
   });
@@ -31,5 +32,8 @@ describe('embedded secrets.json', () => {
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(loaded);
     expect(statSync(file).mode & 0o077).toBe(0);
     expect((await loadSecrets(dir)).encryption_keys).toBe(loaded.encryption_keys);
+    // The admin API's token came later still: added the same way, then kept.
+    expect(loaded.admin_token.length).toBeGreaterThanOrEqual(40);
+    expect((await loadSecrets(dir)).admin_token).toBe(loaded.admin_token);
   });
 });

@@ -4,7 +4,7 @@ export { gatewayConfig, gatewayEnvSchema, configFromEnv, DEFAULT_PLANS, type Gat
 export type { GatewayState, AdmitInput, AdmitResult, RateOutcome, RateSpec } from './state/gateway-state';
 export { MemoryGatewayState } from './state/memory-state';
 export { RedisGatewayState } from './state/redis-state';
-export { ensureDevTenant } from './application/dev-tenant';
+export { ensureDevTenant, ensureDevAdmin } from './application/dev-tenant';
 export { createTenant, upsertMemory, deleteMemory } from './application/tenancy';
 export { createKey, rotateKey, revokeKey } from './application/keys';
 export { createUser } from './application/identity';
