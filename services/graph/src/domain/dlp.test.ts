@@ -1,4 +1,4 @@
-import { isCardNumber, isFrenchNir, isIban, isPhone, isSpanishId, luhnValid, scanAndMask } from './dlp';
+import { isCardNumber, isFrenchNir, isIban, isPhone, isSpanishId, luhnValid, scanAndMask, scanView, type DlpWork } from './dlp';
 
 function nir(body: string): string {
   return `${body}${String(97 - Number(BigInt(body) % 97n)).padStart(2, '0')}`;
@@ -140,6 +140,135 @@ describe('DLP masking', () => {
   it('masks an unterminated private key to the end of the text', () => {
     const r = scanAndMask('key follows -----BEGIN PRIVATE KEY-----\nMIIBVQIBADANBgkqhkiG9w0BAQEFAASC');
     expect(r.text).toBe('key follows [REDACTED:private_key]');
+  });
+});
+
+/** The characters that render as nothing and must not hide a value: zero-width space, non-joiner, joiner, word joiner, byte-order mark, soft hyphen. */
+const INVISIBLES = ['\u200B', '\u200C', '\u200D', '\u2060', '\uFEFF', '\u00AD'];
+
+describe('DLP on obfuscated values', () => {
+  it.each(INVISIBLES.map((c) => [c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0'), c]))(
+    'U+%s inside a token or an e-mail address hides nothing, and is masked with the value',
+    (_code, c) => {
+      const text = `mail ja${c}ne.doe@exam${c}ple.com, aws AKIA${c}IOSFODNN7EXAMPLE, openai sk-proj-abc${c}DEF1234567890ghijKLMNOP, card 4111${c}1111 1111 1111.`;
+      const r = scanAndMask(text);
+      expect(r.text).toBe('mail [REDACTED:email], aws [REDACTED:api_key], openai [REDACTED:api_key], card [REDACTED:card_number].');
+      expect(r.kinds).toEqual({ email: 1, api_key: 2, card_number: 1 });
+    },
+  );
+
+  it('keeps invisible characters and full-width text that sit outside any value', () => {
+    const text = 'Ｈｅｌｌｏ\u200B, card ４１１１ １１１１ １１１１ １１１１\u200B ok\u00AD.';
+    expect(scanAndMask(text).text).toBe('Ｈｅｌｌｏ\u200B, card [REDACTED:card_number]\u200B ok\u00AD.');
+  });
+
+  it('reads full-width digits, full-width at signs and other compatibility forms', () => {
+    expect(scanAndMask('card ４１１１ １１１１ １１１１ １１１１ now').text).toBe('card [REDACTED:card_number] now');
+    expect(scanAndMask('card ５２００－８２８２－８２８２－８２１０ now').text).toBe('card [REDACTED:card_number] now');
+    expect(scanAndMask('write to jane.doe＠example.com today').text).toBe('write to [REDACTED:email] today');
+    expect(scanAndMask('write to ｊａｎｅ＠ｅｘａｍｐｌｅ．ｃｏｍ today').text).toBe('write to [REDACTED:email] today');
+    expect(scanAndMask('key ＡＫＩＡＩＯＳＦＯＤＮＮ７ＥＸＡＭＰＬＥ here').text).toBe('key [REDACTED:api_key] here');
+    // Mathematical bold digits are two UTF-16 units each: the mask covers both halves of every one.
+    expect(scanAndMask('card 𝟒𝟎𝟏𝟐 𝟖𝟖𝟖𝟖 𝟖𝟖𝟖𝟖 𝟏𝟖𝟖𝟏 now').text).toBe('card [REDACTED:card_number] now');
+  });
+
+  it('understands dots, dashes, spaced dashes and double spaces between card groups', () => {
+    expect(scanAndMask('card 4111.1111.1111.1111 now').text).toBe('card [REDACTED:card_number] now');
+    expect(scanAndMask('card 4111 - 1111 - 1111 - 1111 now').text).toBe('card [REDACTED:card_number] now');
+    expect(scanAndMask('amex 3782  822463  10005 now').text).toBe('amex [REDACTED:card_number] now');
+    expect(scanAndMask('card 6011\u20131111\u20131111\u20131117 now').text).toBe('card [REDACTED:card_number] now');
+    expect(scanAndMask('card 4242 . 4242 . 4242 . 4242.').text).toBe('card [REDACTED:card_number].');
+    // A number in front of the card does not hide it.
+    expect(scanAndMask('order 12 4111 1111 1111 1111').text).toBe('order 12 [REDACTED:card_number]');
+    expect(scanAndMask('ref 0.4111.1111.1111.1111').text).toBe('ref 0.[REDACTED:card_number]');
+  });
+
+  it('joins a card number broken over one line, grouped or not, and masks the line break with it', () => {
+    expect(scanAndMask('Card 4111 1111\n1111 1111 expires').text).toBe('Card [REDACTED:card_number] expires');
+    expect(scanAndMask('Card 4111111111\n111111 expires').text).toBe('Card [REDACTED:card_number] expires');
+    expect(scanAndMask('card 5555 5555 \r\n    5555 4444.').text).toBe('card [REDACTED:card_number].');
+    expect(scanAndMask('card 4111.1111.\n1111.1111 ok').text).toBe('card [REDACTED:card_number] ok');
+    expect(scanAndMask('4111 1111\n1111 1111').text).toBe('[REDACTED:card_number]');
+    // The next line's number stays: only a valid card is joined.
+    expect(scanAndMask('card 4111 1111 1111 1111\n2024 renewal').text).toBe('card [REDACTED:card_number]\n2024 renewal');
+    expect(scanAndMask('card 4111 1111 1111 1111\r\n1111 next').text).toBe('card [REDACTED:card_number]\r\n1111 next');
+  });
+
+  it('joins an AWS key id or an IBAN broken over one line', () => {
+    expect(scanAndMask('aws AKIAIOSFOD\nNN7EXAMPLE in the runbook').text).toBe('aws [REDACTED:api_key] in the runbook');
+    expect(scanAndMask('aws AK\n  IAIOSFODNN7EXAMPLE in the runbook').text).toBe('aws [REDACTED:api_key] in the runbook');
+    expect(scanAndMask('aws AKIAIOSFODNN7EXAMPLE\nNEXT line').text).toBe('aws [REDACTED:api_key]\nNEXT line');
+    expect(scanAndMask('iban DE89 3704 0044\n0532 0130 00 ok').text).toBe('iban [REDACTED:iban] ok');
+    expect(scanAndMask('iban GB82 WEST 1234\n5698 7654 33 ok').matches).toBe(0);
+  });
+
+  it('leaves a column of numbers alone even when two rows would join into a valid card', () => {
+    // 4111111111111111 and 5200828282828210 pass Luhn and the issuer check.
+    for (const text of ['41111111\n11111111', '  52008282\r\n  82828210\r\n', 'Totals:\n41111111\n11111111\nend']) {
+      const r = scanAndMask(text);
+      expect(r.text).toBe(text);
+      expect(r.matches).toBe(0);
+    }
+    // A blank line is two breaks: never joined.
+    expect(scanAndMask('card 4111 1111\n\n1111 1111').matches).toBe(0);
+  });
+
+  it('does not read prices, dotted thousands, decimals or mixed separators as cards', () => {
+    // Each of these has digits that pass Luhn and the issuer check once the separators are dropped.
+    for (const text of ['prices 44.50 33.20 41.10 52.00 each', 'total 4.111.111.111.111.004 units', 'ratio 5.123456789012304', 'ids 4111.1111 1111-1111']) {
+      expect(isCardNumber(text.replace(/\D/g, ''))).toBe(true);
+      expect(scanAndMask(text)).toEqual({ text, matches: 0, kinds: {} });
+    }
+  });
+
+  it('masks the whole original character when a value covers part of what it became', () => {
+    // U+2488 becomes "1." and U+246A becomes "11": the card ends inside the first and at the end of the second.
+    expect(scanAndMask('card 4111 1111 1111 111\u2488 end').text).toBe('card [REDACTED:card_number] end');
+    expect(scanAndMask('card 4111 1111 1111 11\u246A end').text).toBe('card [REDACTED:card_number] end');
+    // Several characters become one: e + U+0301 compose to é inside an address.
+    expect(scanAndMask('write to jose\u0301@example.com today').text).toBe('write to [REDACTED:email] today');
+    expect(scanAndMask('write to josé@example.com today').text).toBe('write to [REDACTED:email] today');
+  });
+
+  it('maps every normalised character back to the original characters it came from', () => {
+    const v = scanView('a\uFB01e\u0301\u200Bb\uD835\uDFD2');
+    expect(v.text).toBe('afiéb4');
+    expect([...v.from!]).toEqual([0, 1, 1, 2, 5, 6]);
+    expect([...v.to!]).toEqual([1, 2, 2, 4, 6, 8]);
+    expect(scanView('plain ASCII')).toEqual({ text: 'plain ASCII', from: null, to: null });
+  });
+
+  it('masks a document at the content limit full of obfuscated values with work linear in its length', () => {
+    const unit =
+      'card ４１１１ １１１１ １１１１ １１１１, key AKIAIOSFOD\nNN7EXAMPLE, mail ja\u200Bne＠exa\u00ADmple.com, card 4111.1111.\n1111.1111;\n';
+    const documentOf = (length: number): { text: string; values: number } => {
+      const copies = Math.floor(length / unit.length);
+      return { text: unit.repeat(copies).padEnd(length, '1 '), values: copies * 4 };
+    };
+    const measure = (length: number): { steps: number; length: number } => {
+      const { text, values } = documentOf(length);
+      const work: DlpWork = { steps: 0 };
+      const r = scanAndMask(text, { work });
+      expect(r.matches).toBe(values);
+      expect(r.kinds).toEqual({ card_number: values / 2, api_key: values / 4, email: values / 4 });
+      expect(r.text).not.toMatch(/[１＠\u200B\u00AD]|AKIA|4111/);
+      return { steps: work.steps, length };
+    };
+    const half = measure(250_000);
+    const full = measure(500_000);
+    // A bounded number of steps per character, and twice the text costs twice the work (quadratic would be 4×).
+    expect(full.steps / full.length).toBeLessThan(12);
+    expect(full.steps / half.steps).toBeGreaterThan(1.8);
+    expect(full.steps / half.steps).toBeLessThan(2.2);
+  });
+
+  it('keeps the work per character bounded on runs built to make candidates expensive', () => {
+    for (const unit of ['4 ', '4.1.', '41111111\n', '4111 1111\n', '\u200B', 'e\u0301', 'AKIA\n']) {
+      const text = unit.repeat(Math.ceil(500_000 / unit.length)).slice(0, 500_000);
+      const work: DlpWork = { steps: 0 };
+      scanAndMask(text, { work });
+      expect(work.steps / text.length).toBeLessThan(24);
+    }
   });
 });
 

@@ -3,9 +3,12 @@
  * anything is stored, embedded, indexed, logged or published. The scanner keeps counts per kind and never the
  * values themselves, so the result can travel into events and logs.
  *
- * Detectors run over the original text; overlapping findings are resolved by detector priority (the more
- * specific detector wins: a private key block beats the e-mail address inside its comment line). Numeric
- * detectors validate checksums (Luhn, IBAN mod 97, national-id check digits) so order numbers and dates survive.
+ * Detectors read a normalised view of the text (NFKC, invisible characters removed, dashes unified), so a value
+ * written with full-width digits, a zero-width space or a soft hyphen inside is still recognised; each finding
+ * is mapped back to the original characters it came from, and the mask replaces exactly those. Overlapping
+ * findings are resolved by detector priority (the more specific detector wins: a private key block beats the
+ * e-mail address inside its comment line). Numeric detectors validate checksums (Luhn, IBAN mod 97,
+ * national-id check digits) so order numbers and dates survive.
  */
 
 export const DLP_KINDS = [
@@ -38,13 +41,130 @@ interface Finding {
   priority: number;
 }
 
+/**
+ * Counts the steps of the scanner's own loops (normalising, card candidates, line checks, the overlap walk), so a
+ * test can bound the work per character without timing anything. Regular expressions are not counted: each one
+ * is written so that a failed attempt at one position costs a bounded number of steps.
+ */
+export interface DlpWork {
+  steps: number;
+}
+
+interface Span {
+  start: number;
+  end: number;
+}
+
 interface Detector {
   kind: DlpKind;
-  find(text: string): Array<{ start: number; end: number }>;
+  find(text: string, work: DlpWork): Span[];
 }
 
 export function maskToken(kind: DlpKind): string {
   return `[REDACTED:${kind}]`;
+}
+
+/**
+ * The text the detectors read, and where each of its characters came from: view character `j` was produced by
+ * the original characters `[from[j], to[j])`. `from`/`to` are null when the view is the original itself.
+ */
+export interface ScanView {
+  text: string;
+  from: Int32Array | null;
+  to: Int32Array | null;
+}
+
+/**
+ * Characters that render as nothing (zero-width space and joiners, word joiner, byte-order mark, soft hyphen,
+ * bidirectional controls, variation selectors…): written inside a value, they hide it from a pattern without
+ * changing what a reader sees.
+ */
+const INVISIBLE = /\p{Default_Ignorable_Code_Point}/gu;
+/** Dash punctuation and the minus sign read as `-`, so a card grouped with en dashes is still grouped. */
+const DASH = /[\p{Pd}\u2212]/gu;
+const MARK_AT = /\p{M}/uy;
+
+function markAt(text: string, index: number): boolean {
+  if (index >= text.length || text.charCodeAt(index) < 0x300) return false;
+  MARK_AT.lastIndex = index;
+  return MARK_AT.test(text);
+}
+
+function codeUnitsAt(text: string, index: number): number {
+  const c = text.charCodeAt(index);
+  if (c >= 0xd800 && c <= 0xdbff && index + 1 < text.length) {
+    const d = text.charCodeAt(index + 1);
+    if (d >= 0xdc00 && d <= 0xdfff) return 2;
+  }
+  return 1;
+}
+
+/**
+ * Builds the normalised view. The text is cut into segments — one code point and the combining marks that follow
+ * it — and each segment is normalised on its own (NFKC, then invisible characters dropped, dashes unified), so
+ * every view character maps to exactly one segment: one original character may become several (`ﬁ` → `fi`,
+ * `½` → `1⁄2`), several may become one (`e` + U+0301 → `é`), an invisible one becomes none. A finding that covers
+ * any character of a segment masks the whole segment, so no part of an original character stays in clear.
+ * Plain ASCII is its own view (no copy, no map); ASCII characters cost one step each otherwise.
+ */
+export function scanView(text: string, work: DlpWork = { steps: 0 }): ScanView {
+  if (!/[^\u0000-\u007f]/.test(text)) return { text, from: null, to: null };
+  let from = new Int32Array(text.length + 16);
+  let to = new Int32Array(text.length + 16);
+  const parts: string[] = [];
+  const cache = new Map<string, string>();
+  let n = 0;
+  let plainStart = 0;
+  let i = 0;
+  const grow = (needed: number): void => {
+    if (needed <= from.length) return;
+    const size = Math.max(needed, from.length * 2);
+    const f = new Int32Array(size);
+    f.set(from.subarray(0, n));
+    const t = new Int32Array(size);
+    t.set(to.subarray(0, n));
+    from = f;
+    to = t;
+  };
+  while (i < text.length) {
+    work.steps += 1;
+    if (text.charCodeAt(i) < 0x80 && !markAt(text, i + 1)) {
+      if (n >= from.length) grow(n + 1);
+      from[n] = i;
+      to[n] = i + 1;
+      n += 1;
+      i += 1;
+      continue;
+    }
+    if (plainStart < i) parts.push(text.slice(plainStart, i));
+    let end = i + codeUnitsAt(text, i);
+    while (markAt(text, end)) end += codeUnitsAt(text, end);
+    const segment = text.slice(i, end);
+    let normal = cache.get(segment);
+    if (normal === undefined) {
+      normal = segment.normalize('NFKC');
+      if (/[^\u0000-\u007f]/.test(normal)) normal = normal.replace(INVISIBLE, '').replace(DASH, '-');
+      cache.set(segment, normal);
+    }
+    grow(n + normal.length);
+    for (let k = 0; k < normal.length; k += 1) {
+      from[n] = i;
+      to[n] = end;
+      n += 1;
+    }
+    parts.push(normal);
+    work.steps += end - i;
+    i = end;
+    plainStart = end;
+  }
+  if (plainStart < text.length) parts.push(text.slice(plainStart));
+  return { text: parts.join(''), from: from.subarray(0, n), to: to.subarray(0, n) };
+}
+
+/** The original offsets of the view's characters `[start, end)` (end > start). */
+function originalSpan(view: ScanView, start: number, end: number): Span {
+  if (view.from === null || view.to === null) return { start, end };
+  return { start: view.from[start] ?? 0, end: view.to[end - 1] ?? 0 };
 }
 
 /**
@@ -58,7 +178,7 @@ function regexDetector(kind: DlpKind, pattern: RegExp, options: { group?: number
   return {
     kind,
     find(text) {
-      const out: Array<{ start: number; end: number }> = [];
+      const out: Span[] = [];
       const re = new RegExp(pattern.source, flags);
       let m: RegExpExecArray | null;
       while ((m = re.exec(text)) !== null) {
@@ -103,6 +223,162 @@ export function isCardNumber(raw: string): boolean {
   return luhnValid(digits);
 }
 
+/**
+ * One line break between two parts of a value, with the indentation around it (a blank line is two breaks and
+ * never joins).
+ */
+const LINE_BREAK_GAP = String.raw`[ \t]{0,16}(?:\r\n|[\n\r\u2028\u2029])[ \t]{0,16}`;
+const LINE_END = /[\n\r\u2028\u2029]/;
+
+/**
+ * A run of digit groups, each separator one of: one or two spaces, a dot or dash with a space either side or
+ * not, or a line break (after an optional dot or dash). Every separator holds a non-digit, so the run is found
+ * in one pass without backtracking between groups.
+ */
+const CARD_RUN = new RegExp(String.raw`\d+(?:(?: {1,2}| ?[.-] ?|[.-]?${LINE_BREAK_GAP})\d+)*`, 'g');
+/** Separator classes inside a candidate: a line break stands for any separator, or for none. */
+const SEP_LINE_BREAK = '\n';
+const SEP_BLOCKED = '';
+/** One space or one dash: the classic groupings, which may mix and take groups of any length. */
+const SEP_CLASSIC = ' ';
+
+function isWordChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+}
+
+function isLineEnd(c: number): boolean {
+  return c === 10 || c === 13 || c === 0x2028 || c === 0x2029;
+}
+
+/**
+ * A line break joins two digit groups unless both lines hold nothing but one bare number each: that is a column
+ * of numbers (a table of two 8-digit amounts), not a value cut in two. Each line is read once per break next to
+ * it, and a line has at most two, so the checks of a whole text stay linear.
+ */
+function joinsAcrossLine(text: string, breakStart: number, breakEnd: number, work: DlpWork): boolean {
+  let lineStart = breakStart;
+  while (lineStart > 0 && !isLineEnd(text.charCodeAt(lineStart - 1))) lineStart -= 1;
+  let lineEnd = breakEnd;
+  while (lineEnd < text.length && !isLineEnd(text.charCodeAt(lineEnd))) lineEnd += 1;
+  work.steps += lineEnd - lineStart;
+  const bare = (from: number, to: number): boolean => /^[ \t]*\d+[ \t]*$/.test(text.slice(from, to));
+  return !(bare(lineStart, breakStart) && bare(breakEnd, lineEnd));
+}
+
+/** Luhn's doubled digit: 2d, less 9 when that has two digits. */
+const LUHN_DOUBLE = [0, 2, 4, 6, 8, 1, 3, 5, 7, 9];
+
+/**
+ * Card numbers as people write and disguise them: 13–19 digits in groups separated by spaces, dashes or dots
+ * (`4111.1111.1111.1111`, `3782 - 822463 - 10005`), or broken over a line. Within one candidate every separator
+ * must be the same (one space and one dash count as the same classic separator), and with any other separator
+ * each group has 3–6 digits, as card groups do — so prices (`45.50 33.20 …`), decimals and dotted thousands are
+ * not read as cards. A candidate starts and ends at group boundaries; from each group the longest valid
+ * candidate is taken, so a number in front of a card ("order 12 4111 1111 1111 1111") does not hide it. Each
+ * start looks at no more than 19 digits, so the work is linear in the text.
+ */
+function cardDetector(): Detector {
+  return {
+    kind: 'card_number',
+    find(text, work) {
+      const out: Span[] = [];
+      let steps = 0;
+      const runs = new RegExp(CARD_RUN.source, 'g');
+      let m: RegExpExecArray | null;
+      while ((m = runs.exec(text)) !== null) {
+        const run = m[0];
+        if (run.length < 13) continue;
+        const base = m.index;
+        const starts: number[] = [];
+        const ends: number[] = [];
+        const seps: string[] = [];
+        const groups = /\d+/g;
+        let g: RegExpExecArray | null;
+        while ((g = groups.exec(run)) !== null) {
+          steps += 1;
+          const start = base + g.index;
+          const previousEnd = ends[ends.length - 1];
+          if (previousEnd !== undefined) {
+            const sep = text.slice(previousEnd, start);
+            const lb = LINE_END.exec(sep);
+            if (lb) {
+              const breakStart = previousEnd + lb.index;
+              const breakEnd = breakStart + (sep.startsWith('\r\n', lb.index) ? 2 : 1);
+              seps.push(joinsAcrossLine(text, breakStart, breakEnd, work) ? SEP_LINE_BREAK : SEP_BLOCKED);
+            } else {
+              seps.push(sep === ' ' || sep === '-' ? SEP_CLASSIC : sep);
+            }
+          }
+          starts.push(start);
+          ends.push(start + g[0].length);
+        }
+        const count = starts.length;
+        const runEnd = base + run.length;
+        let i = 0;
+        while (i < count) {
+          // Every issuer range starts with 2–6: other starts are skipped before any candidate is built.
+          const first = text.charCodeAt(starts[i] as number);
+          if ((i === 0 && base > 0 && isWordChar(text.charCodeAt(base - 1))) || first < 50 || first > 54) {
+            i += 1;
+            continue;
+          }
+          let digits = 0;
+          // Luhn sums of the digits so far, with the last digit kept (plain) or doubled: appending a digit swaps
+          // the roles, so each extension costs its own digits only.
+          let plain = 0;
+          let doubled = 0;
+          let sameDigits = true;
+          let kind: string | null = null;
+          let shortest = 20;
+          let longest = 0;
+          let best = -1;
+          for (let k = i; k < count; k += 1) {
+            steps += 1;
+            if (k > i) {
+              const sep = seps[k - 1] as string;
+              if (sep === SEP_BLOCKED) break;
+              if (sep !== SEP_LINE_BREAK) {
+                if (kind === null) kind = sep;
+                else if (kind !== sep) break;
+              }
+            }
+            const start = starts[k] as number;
+            const end = ends[k] as number;
+            if (digits + end - start > 19) break;
+            digits += end - start;
+            steps += end - start;
+            for (let p = start; p < end; p += 1) {
+              const d = text.charCodeAt(p) - 48;
+              const nextPlain = doubled + d;
+              doubled = plain + (LUHN_DOUBLE[d] as number);
+              plain = nextPlain;
+              if (d !== first - 48) sameDigits = false;
+            }
+            if (end - start < shortest) shortest = end - start;
+            if (end - start > longest) longest = end - start;
+            if (digits < 13) continue;
+            if (k === count - 1 && runEnd < text.length && isWordChar(text.charCodeAt(runEnd))) continue;
+            if (kind !== null && kind !== SEP_CLASSIC && (shortest < 3 || longest > 6)) continue;
+            // The digits are copied out only for a candidate that passes Luhn and is not one digit repeated.
+            if (plain % 10 !== 0 || sameDigits) continue;
+            let value = '';
+            for (let g = i; g <= k; g += 1) value += text.slice(starts[g], ends[g]);
+            if (isCardNumber(value)) best = k;
+          }
+          if (best >= 0) {
+            out.push({ start: starts[i] as number, end: ends[best] as number });
+            i = best + 1;
+          } else {
+            i += 1;
+          }
+        }
+      }
+      work.steps += steps;
+      return out;
+    },
+  };
+}
+
 const IBAN_LENGTHS: Record<string, number> = {
   AD: 24, AE: 23, AL: 28, AT: 20, AZ: 28, BA: 20, BE: 16, BG: 22, BH: 22, BR: 29, CH: 21, CR: 22, CY: 28, CZ: 24,
   DE: 22, DK: 18, DO: 28, EE: 20, EG: 29, ES: 24, FI: 18, FO: 18, FR: 27, GB: 22, GE: 22, GI: 23, GL: 18, GR: 27,
@@ -114,13 +390,16 @@ const IBAN_LENGTHS: Record<string, number> = {
 /**
  * IBAN candidates in any letter case, grouped by spaces or dashes or not at all: two letters and two digits,
  * then exactly as many letters and digits as the country's IBAN has (a greedy pattern would swallow the words
- * that follow a lowercase IBAN), then no further letter or digit. The checksum is checked afterwards.
+ * that follow a lowercase IBAN), then no further letter or digit. The checksum is checked afterwards. One line
+ * break (with the indentation around it) may sit between two characters: the exact length and mod 97 keep a
+ * wrapped IBAN from being confused with the words of the next line.
  */
 function ibanDetector(): Detector {
   return {
     kind: 'iban',
     find(text) {
-      const out: Array<{ start: number; end: number }> = [];
+      const out: Span[] = [];
+      const gap = new RegExp(`${LINE_BREAK_GAP}(?=[A-Za-z0-9])`, 'y');
       const re = /(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}/g;
       let m: RegExpExecArray | null;
       while ((m = re.exec(text)) !== null) {
@@ -137,7 +416,9 @@ function ibanDetector(): Detector {
           } else if ((c === 32 || c === 45) && i + 1 < text.length && /[A-Za-z0-9]/.test(text.charAt(i + 1))) {
             i += 1;
           } else {
-            break;
+            gap.lastIndex = i;
+            if (!gap.test(text)) break;
+            i = gap.lastIndex;
           }
         }
         if (count !== expected || /[A-Za-z0-9]/.test(text.charAt(i))) continue;
@@ -152,7 +433,7 @@ function ibanDetector(): Detector {
 
 /** IBAN: known country length and the ISO 7064 mod-97 check (any letter case). */
 export function isIban(raw: string): boolean {
-  const iban = raw.replace(/[ -]/g, '').toUpperCase();
+  const iban = raw.replace(/[\s-]/g, '').toUpperCase();
   const country = iban.slice(0, 2);
   const expected = IBAN_LENGTHS[country];
   if (expected === undefined || iban.length !== expected) return false;
@@ -238,6 +519,16 @@ function looksSecret(v: string): boolean {
   return /\d/.test(v) ? classes >= 2 : classes >= 3;
 }
 
+/**
+ * AWS access key ids, also broken over a line anywhere (`AKIAIOSFOD` / `NN7EXAMPLE`): a prefix and exactly 16
+ * upper-case letters or digits with word boundaries on both sides leave no room for the words of the next line.
+ */
+const AWS_KEY_ID = (() => {
+  const gap = `(?:${LINE_BREAK_GAP})?`;
+  const prefixes = ['AKIA', 'ASIA', 'AGPA', 'AIDA', 'AROA'].map((p) => [...p].join(gap)).join('|');
+  return String.raw`\b(?:${prefixes})(?:${gap}[0-9A-Z]){16}\b`;
+})();
+
 const DETECTORS: Detector[] = [
   // PEM blocks, including an unterminated one (everything up to the end of the text is key material).
   regexDetector('private_key', /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)/),
@@ -251,7 +542,7 @@ const DETECTORS: Detector[] = [
       [
         String.raw`\bsk-(?:proj-|ant-|live-)?[A-Za-z0-9_-]{20,}`,
         String.raw`\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`,
-        String.raw`\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b`,
+        AWS_KEY_ID,
         String.raw`\bgh[pousr]_[A-Za-z0-9]{30,}`,
         String.raw`\bgithub_pat_[A-Za-z0-9_]{22,}`,
         String.raw`\bglpat-[A-Za-z0-9_-]{20,}`,
@@ -278,9 +569,13 @@ const DETECTORS: Detector[] = [
     group: 1,
     accept: looksSecret,
   }),
-  regexDetector('email', /\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b/),
+  // Letters of any script, as internationalised addresses have them (and as NFKC composes them: jose + U+0301).
+  regexDetector(
+    'email',
+    /(?<![\p{L}\p{M}\p{N}_])[\p{L}\p{N}_][\p{L}\p{M}\p{N}._%+-]{0,63}@[\p{L}\p{M}\p{N}-]{1,63}(?:\.[\p{L}\p{M}\p{N}-]{1,63})*\.\p{L}[\p{L}\p{M}]{1,23}(?![\p{L}\p{M}\p{N}_])/u,
+  ),
   ibanDetector(),
-  regexDetector('card_number', /\b\d(?:[ -]?\d){12,18}\b/, { accept: isCardNumber }),
+  cardDetector(),
   regexDetector(
     'national_id',
     new RegExp(
@@ -313,29 +608,37 @@ const CUT_MARGIN = 16_384;
  * are counted. Cutting first and masking after would leave the kept half of a value that straddles the cut
  * (the first digits of a card, the head of a token) in clear, as no detector recognises half a value.
  */
-export function scanAndMask(text: string, options: { maxChars?: number } = {}): DlpResult {
+export function scanAndMask(text: string, options: { maxChars?: number; work?: DlpWork } = {}): DlpResult {
   const max = options.maxChars;
+  const work = options.work ?? { steps: 0 };
   const source = max !== undefined && text.length > max ? text.slice(0, max + CUT_MARGIN) : text;
+  // Detectors read the normalised view; their findings are mapped back to the original characters, which are
+  // the ones masked (the invisible characters and line breaks inside a value included).
+  const view = scanView(source, work);
   const findings: Finding[] = [];
   DETECTORS.forEach((detector, priority) => {
-    for (const f of detector.find(source)) findings.push({ ...f, kind: detector.kind, priority });
+    for (const f of detector.find(view.text, work)) findings.push({ ...originalSpan(view, f.start, f.end), kind: detector.kind, priority });
   });
   // Highest priority first, then leftmost, then longest: accept a finding only if it overlaps nothing accepted.
-  // `taken` marks the characters already masked; each detector's findings are disjoint, so the checks walk at
-  // most (detectors × text length) characters in all, whatever the number of findings.
+  // `taken` marks the characters already masked; each detector's findings are disjoint (the map back to the
+  // original keeps their order), so the checks walk at most (detectors × text length) characters in all,
+  // whatever the number of findings.
   findings.sort((a, b) => a.priority - b.priority || a.start - b.start || b.end - a.end);
   const taken = new Uint8Array(source.length);
   const accepted: Finding[] = [];
   for (const f of findings) {
     let free = true;
-    for (let i = f.start; i < f.end; i += 1) {
+    let i = f.start;
+    for (; i < f.end; i += 1) {
       if (taken[i] === 1) {
         free = false;
         break;
       }
     }
+    work.steps += i - f.start + 1;
     if (!free) continue;
     taken.fill(1, f.start, f.end);
+    work.steps += f.end - f.start;
     accepted.push(f);
   }
   accepted.sort((a, b) => a.start - b.start);
