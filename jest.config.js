@@ -10,6 +10,8 @@ const transform = {
 const moduleNameMapper = {
   '^@lore/operator$': '<rootDir>/operator/src/index.ts',
   '^@lore/([a-z-]+)$': '<rootDir>/services/$1/src/index.ts',
+  // Subpath exports (e.g. @lore/runtime/kit): the package.json `exports` entry `./<name>` maps to src/<name>.ts.
+  '^@lore/([a-z-]+)/([a-z-]+)$': '<rootDir>/services/$1/src/$2.ts',
 };
 const transformIgnorePatterns = ['/node_modules/(?!@electric-sql/pglite)'];
 const common = { transform, transformIgnorePatterns, moduleNameMapper, testEnvironment: 'node', rootDir: __dirname };

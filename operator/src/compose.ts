@@ -1,4 +1,4 @@
-import { Lifecycle, createHttpApp, listen, opsRouter, type Logger, type StartedServer } from '@lore/runtime';
+import { Lifecycle, createHttpApp, listen, opsRouter, type Logger, type StartedServer } from '@lore/runtime/kit';
 import type { Registry } from 'prom-client';
 import type { OperatorConfig } from './config';
 import type { ControllerHooks } from './controllers/settings';

@@ -1,4 +1,4 @@
-import { ConfigError } from '@lore/runtime';
+import { ConfigError } from '@lore/runtime/kit';
 import { loadOperatorConfig } from './config';
 
 const base = {

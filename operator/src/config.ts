@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envInt, envSecret, envBool, parseConfig } from '@lore/runtime';
+import { envInt, envSecret, envBool, parseConfig } from '@lore/runtime/kit';
 import type { OperatorSettings } from './controllers/settings';
 
 const DNS_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { createLogger, createMetricsRegistry, exitOnConfigError } from '@lore/runtime';
+import { createLogger, createMetricsRegistry, exitOnConfigError } from '@lore/runtime/kit';
 import { loadOperatorConfig } from './config';
 import { composeOperator } from './compose';
 import { connectionFromKubeConfig } from './kube/kubeconfig';

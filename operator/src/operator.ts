@@ -1,4 +1,4 @@
-import type { Logger } from '@lore/runtime';
+import type { Logger } from '@lore/runtime/kit';
 import type { KubeClient } from './kube/client';
 import { API_KEY, INGRESS, MEMORY, NAMESPACE, SECRET } from './kube/resources';
 import { objectKey, type KubeObject } from './kube/types';

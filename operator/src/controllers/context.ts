@@ -1,4 +1,4 @@
-import type { Logger } from '@lore/runtime';
+import type { Logger } from '@lore/runtime/kit';
 import type { KubeClient } from '../kube/client';
 import type { PlatformAdmin } from '../platform/admin-client';
 import type { EventRecorder } from '../runtime/events';

@@ -1,4 +1,4 @@
-import { createLogger, createMetricsRegistry } from '@lore/runtime';
+import { createLogger, createMetricsRegistry } from '@lore/runtime/kit';
 import { Controller } from './controller';
 import { createOperatorMetrics } from './metrics';
 

@@ -1,4 +1,4 @@
-import type { Logger } from '@lore/runtime';
+import type { Logger } from '@lore/runtime/kit';
 import { KubeApiError } from '../kube/errors';
 import { DEFAULT_BACKOFF, type BackoffOptions } from './backoff';
 import type { OperatorMetrics } from './metrics';

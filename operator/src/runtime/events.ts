@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Logger } from '@lore/runtime';
+import type { Logger } from '@lore/runtime/kit';
 import type { KubeClient } from '../kube/client';
 import { EVENT } from '../kube/resources';
 import type { KubeObject } from '../kube/types';

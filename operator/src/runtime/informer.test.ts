@@ -1,4 +1,4 @@
-import { createLogger } from '@lore/runtime';
+import { createLogger } from '@lore/runtime/kit';
 import type { KubeClient, ListOptions, WatchOptions } from '../kube/client';
 import { KubeApiError } from '../kube/errors';
 import { MEMORY } from '../kube/resources';

@@ -1,4 +1,4 @@
-import type { Logger } from '@lore/runtime';
+import type { Logger } from '@lore/runtime/kit';
 import type { KubeClient } from '../kube/client';
 import { KubeApiError, isGone } from '../kube/errors';
 import type { ResourceType } from '../kube/resources';

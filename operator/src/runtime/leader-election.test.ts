@@ -1,4 +1,4 @@
-import { createLogger } from '@lore/runtime';
+import { createLogger } from '@lore/runtime/kit';
 import { LEASE } from '../kube/resources';
 import { FakeKube } from '../testing/fake-kube';
 import { LeaderElector } from './leader-election';

@@ -1,4 +1,4 @@
-import type { Logger } from '@lore/runtime';
+import type { Logger } from '@lore/runtime/kit';
 import type { KubeClient } from '../kube/client';
 import { isAlreadyExists, isConflict } from '../kube/errors';
 import { LEASE } from '../kube/resources';

@@ -1,4 +1,4 @@
-import { createLogger } from '@lore/runtime';
+import { createLogger } from '@lore/runtime/kit';
 import type { ControllerContext } from '../controllers/context';
 import type { OperatorSettings, ControllerHooks } from '../controllers/settings';
 import { TenantRegistry } from '../controllers/tenant';

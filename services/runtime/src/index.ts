@@ -1,11 +1,6 @@
-export * from './config/config';
-export * from './log/logger';
-export * from './errors/app-error';
-export * from './http/app';
-export * from './http/server';
-export * from './http/validate';
-export * from './metrics/registry';
-export * from './lifecycle/lifecycle';
+// The whole runtime: the light kit (also importable alone as `@lore/runtime/kit`, see kit.ts) and the ports with
+// their adapters, whose drivers (PGlite, pg, ioredis, kafkajs) load with this module.
+export * from './kit';
 export * from './ports/db';
 export * from './ports/cache';
 export * from './ports/event-bus';
@@ -13,7 +8,6 @@ export * from './ports/blob-store';
 export * from './db/migrate';
 export * from './db/postgres';
 export * from './db/pglite';
-export * from './identity/internal-identity';
 export * from './crypto/secret-box';
 export * from './cache/memory-cache';
 export * from './cache/redis-cache';
@@ -24,9 +18,6 @@ export { busMetrics, type BusMetrics } from './bus/metrics';
 export type { HandlerRetry } from './bus/retry';
 export * from './outbox/outbox';
 export * from './blob/postgres-blob-store';
-export * from './telemetry/propagation';
-export * from './telemetry/http';
-export { startTelemetry, shutdownTelemetry, telemetryWanted, type TelemetryHandle } from './telemetry/setup';
 export * from './http/body';
 export * from './http/routes';
 export { validateOpenApiDocument, type OpenApiValidation } from './http/openapi-validate';

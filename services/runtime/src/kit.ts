@@ -1,0 +1,18 @@
+/**
+ * `@lore/runtime/kit`: the light part of the runtime — config, logging, errors, the Koa app with probes and
+ * metrics, lifecycle, the internal identity and telemetry. It loads none of the adapters' drivers (PGlite,
+ * pg, ioredis, kafkajs), so a process that needs no database, cache or bus (the operator, a CLI) imports this
+ * instead of the root `@lore/runtime`, which re-exports everything here plus the ports' adapters.
+ */
+export * from './config/config';
+export * from './log/logger';
+export * from './errors/app-error';
+export * from './http/app';
+export * from './http/server';
+export * from './http/validate';
+export * from './metrics/registry';
+export * from './lifecycle/lifecycle';
+export * from './identity/internal-identity';
+export * from './telemetry/propagation';
+export * from './telemetry/http';
+export { startTelemetry, shutdownTelemetry, telemetryWanted, type TelemetryHandle } from './telemetry/setup';
