@@ -39,6 +39,17 @@ export const SEEDED_SECRETS: Array<{ kind: string; value: string; sentence: (v: 
     value: 'https://hooks.slack.com/services/T0FALCON1/B0FALCON2/FalconWebhookSecret0123',
     sentence: (v) => `Falcon alerts post to ${v} from the deploy job.`,
   },
+  // Obfuscated values: DLP reads a normalised view (NFKC, invisible characters dropped, one line break inside a
+  // card, IBAN or AWS key id joined) and masks the original characters, invisible ones and line breaks included.
+  { kind: 'card_number', value: '4012 8888\n8888 1881', sentence: (v) => `Falcon spare card ${v} is blocked.` },
+  { kind: 'api_key', value: 'AKIAJFALCON\nBACKUP7Q2', sentence: (v) => `Falcon backup AWS key ${v} rotates monthly.` },
+  { kind: 'iban', value: 'FR14 2004 1010 0505\n0001 3M02 606', sentence: (v) => `Falcon Paris payroll goes to ${v} each month.` },
+  { kind: 'email', value: 'falcon\u200B.billing@exam\u200Dple.com', sentence: (v) => `Falcon billing e-mail: ${v}.` },
+  { kind: 'api_key', value: 'sk-proj-Falcon\u00ADObfuscated\u2060Key\uFEFF1234567890', sentence: (v) => `Falcon batch model key ${v}.` },
+  { kind: 'card_number', value: '４２４２ ４２４２ ４２４２ ４２４２', sentence: (v) => `Falcon travel card ${v} for flights.` },
+  { kind: 'email', value: 'falcon.travel＠example.com', sentence: (v) => `Falcon travel desk: ${v}.` },
+  { kind: 'card_number', value: '5105.1051.0510.5100', sentence: (v) => `Falcon fuel card ${v} at the depot.` },
+  { kind: 'card_number', value: '6011 \u2013 1111 \u2013 1111 \u2013 1117', sentence: (v) => `Falcon hotel card ${v} on file.` },
 ];
 
 /** How many values of each kind the seeded document holds. */
@@ -52,15 +63,23 @@ export function secretDocument(): string {
   return ['# Falcon operations', 'The Falcon project is operated by the platform team.', ...SEEDED_SECRETS.map((s) => s.sentence(s.value))].join('\n\n');
 }
 
-/** Fragments of each secret that are distinctive enough to search for in dumps (digits without separators, inner lines of keys too). */
+const INVISIBLE = /[\u00AD\u200B-\u200D\u2060\uFEFF]/g;
+
+/**
+ * Fragments of each secret that are distinctive enough to search for in dumps: the value as written and as read
+ * (NFKC, invisible characters dropped), digits without separators, and each line of a multi-line value (the inner
+ * lines of a PEM block, each half of a value broken over a line): a partial leak must not pass as "not found".
+ */
 export function secretNeedles(): string[] {
   const out = new Set<string>();
   for (const s of SEEDED_SECRETS) {
-    out.add(s.value);
-    const compact = s.value.replace(/[\s-]/g, '');
-    if (compact.length >= 8) out.add(compact);
-    // A multi-line value (a PEM block) also by each inner line: a partial leak must not pass as "not found".
-    for (const line of s.value.split('\n')) if (line.length >= 12 && !line.startsWith('-----')) out.add(line);
+    for (const form of [s.value, s.value.normalize('NFKC').replace(INVISIBLE, '')]) {
+      out.add(form);
+      const compact = form.replace(/[\s\u2013-]/g, '');
+      if (compact.length >= 8) out.add(compact);
+      if (/^[\d\s.\u2013-]+$/.test(form)) out.add(form.replace(/\D/g, ''));
+      for (const line of form.split('\n')) if (line.trim().length >= 8 && !line.startsWith('-----')) out.add(line.trim());
+    }
   }
   return [...out];
 }
