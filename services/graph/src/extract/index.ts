@@ -2,6 +2,7 @@ import mammoth from 'mammoth';
 import type { Logger } from 'pino';
 import { PNG } from 'pngjs';
 import { htmlToText } from './html';
+import { imageSize, MAX_OCR_PIXELS } from './image-size';
 import type { OcrEngine } from './ocr';
 import { parsePdf, type PdfImage } from './pdf';
 import { cleanMarkdown, csvToText, jsonToText } from './tabular';
@@ -148,6 +149,10 @@ export async function extractDocument(kind: FileKind, bytes: Buffer, options: Ex
     }
     case 'image': {
       if (!options.ocr) throw new UnsupportedFileError('OCR is disabled, so images cannot be read');
+      const size = imageSize(bytes);
+      if (size && size.width * size.height > MAX_OCR_PIXELS) {
+        throw new UnsupportedFileError(`the image is too large to read: ${size.width}×${size.height} pixels (at most ${MAX_OCR_PIXELS / 1_000_000} million)`);
+      }
       return { text: await options.ocr.recognize(bytes), contentType: 'text', extractor: 'ocr', ocr: true, title: null };
     }
     case 'pdf': {
@@ -161,7 +166,7 @@ export async function extractDocument(kind: FileKind, bytes: Buffer, options: Ex
       let ocrUsed = false;
       if (options.ocr && pdf.images.length > 0) {
         for (const img of pdf.images.slice(0, options.maxOcrImages)) {
-          if (img.width * img.height > 40_000_000) continue; // a bomb, not a page
+          if (img.width * img.height > MAX_OCR_PIXELS) continue; // a bomb, not a page
           const text = (await options.ocr.recognize(pixelsToPng(img))).trim();
           if (!text) continue;
           ocrUsed = true;
