@@ -58,7 +58,7 @@ const WireChunk = z.object({
             tool_calls: z
               .array(
                 z.object({
-                  index: z.number().int().min(0).max(127),
+                  index: z.number().int().min(0).max(127).optional(),
                   id: z.string().nullish(),
                   function: z.object({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
                 }),
@@ -77,6 +77,18 @@ const FINISH: ReadonlySet<string> = new Set(['stop', 'length', 'tool_calls', 'co
 function finishReason(raw: string | null | undefined, calls: ToolCall[]): FinishReason {
   if (calls.length > 0) return 'tool_calls';
   return raw && FINISH.has(raw) ? (raw as FinishReason) : 'stop';
+}
+
+/**
+ * Some servers leave out `index`: a piece with a known id continues that call, a piece with a new id opens the
+ * next call, a piece with neither continues the last one.
+ */
+function indexWithout(calls: Map<number, { id: string }>, id: string | null | undefined): number {
+  if (id) {
+    for (const [index, call] of calls) if (call.id === id) return index;
+    return calls.size;
+  }
+  return Math.max(0, calls.size - 1);
 }
 
 function refused(refusal: string): AiOutputError {
@@ -183,16 +195,19 @@ export class OpenAiLanguageModel implements LanguageModel {
         yield { type: 'text', text: delta.content };
       }
       for (const piece of delta.tool_calls ?? []) {
-        const call = calls.get(piece.index) ?? { id: '', name: '', arguments: '' };
+        const index = piece.index ?? indexWithout(calls, piece.id);
+        const call = calls.get(index) ?? { id: '', name: '', arguments: '' };
         if (piece.id) call.id = piece.id;
-        if (piece.function?.name) call.name += piece.function.name;
+        // OpenAI sends a name once; servers that repeat it with every piece must not have it doubled.
+        const name = piece.function?.name;
+        if (name && call.name !== name) call.name += name;
         const args = piece.function?.arguments ?? '';
         call.arguments += args;
         if (call.arguments.length > 1_000_000) throw new AiProviderError('AI provider sent oversized tool call arguments');
-        calls.set(piece.index, call);
+        calls.set(index, call);
         yield {
           type: 'tool_call',
-          index: piece.index,
+          index,
           ...(piece.id ? { id: piece.id } : {}),
           ...(piece.function?.name ? { name: piece.function.name } : {}),
           arguments: args,

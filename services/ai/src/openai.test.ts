@@ -17,7 +17,7 @@ class FakeOpenAi {
   delayMs = 0;
   completion = 'Refunds are issued within five business days [1]. The moon is made of cheese [7].';
   /** Scripted answers, one per chat request, before the default completion. */
-  replies: Array<{ content?: string; tool_calls?: Array<{ id: string; name: string; arguments: string }>; refusal?: string }> = [];
+  replies: Array<{ content?: string; tool_calls?: Array<{ id: string; name: string; arguments: string }>; refusal?: string; deltas?: unknown[] }> = [];
   dims = 8;
 
   async start(): Promise<void> {
@@ -62,6 +62,8 @@ class FakeOpenAi {
       const chunk = (delta: unknown, finishReason: string | null = null) =>
         res.write(`data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`);
       chunk({ role: 'assistant', content: '' });
+      // A reply given as raw deltas is streamed as written (servers that deviate from OpenAI's chunking).
+      for (const delta of reply.deltas ?? []) chunk(delta);
       for (const piece of reply.content?.match(/\S+\s*/g) ?? []) chunk({ content: piece });
       if (reply.refusal) chunk({ refusal: reply.refusal });
       // Each call opens with its id and name, then its arguments arrive 7 characters at a time, the calls' pieces
@@ -296,6 +298,25 @@ describe('tool calling and structured output in the OpenAI wire format', () => {
     expect(types.filter((t) => t === 'retry')).toHaveLength(1);
     expect(types.indexOf('retry')).toBeLessThan(types.lastIndexOf('text'));
     expect(events.at(-1)).toMatchObject({ type: 'done', completion: { parsed: { title: 'x', priority: 'low', hours: 1.5 } } });
+  });
+
+  it('reads tool calls from servers that leave out the index or repeat the name with every piece', async () => {
+    fake.replies = [
+      {
+        deltas: [
+          { tool_calls: [{ id: 'w1', type: 'function', function: { name: 'get_weather', arguments: '{"city":' } }] },
+          { tool_calls: [{ id: 'w1', type: 'function', function: { name: 'get_weather', arguments: '"Oslo"}' } }] },
+          { tool_calls: [{ id: 's1', type: 'function', function: { name: 'search_documents', arguments: '{"query":"x",' } }] },
+          { tool_calls: [{ function: { arguments: '"limit":1}' } }] },
+        ],
+      },
+    ];
+    const events = await drain(lm().chatStream({ messages: [{ role: 'user', content: 'x' }], tools: [searchTool, weatherTool] }));
+    const done = events.at(-1) as Extract<ChatStreamEvent, { type: 'done' }>;
+    expect(done.completion.message.tool_calls?.map((c) => [c.id, c.function.name, c.function.arguments])).toEqual([
+      ['w1', 'get_weather', '{"city":"Oslo"}'],
+      ['s1', 'search_documents', '{"query":"x","limit":1}'],
+    ]);
   });
 
   it('reports a refusal as a typed error', async () => {
