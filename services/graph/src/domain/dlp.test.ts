@@ -176,6 +176,7 @@ describe('DLP on obfuscated values', () => {
     expect(scanAndMask('card 4111.1111.1111.1111 now').text).toBe('card [REDACTED:card_number] now');
     expect(scanAndMask('card 4111 - 1111 - 1111 - 1111 now').text).toBe('card [REDACTED:card_number] now');
     expect(scanAndMask('amex 3782  822463  10005 now').text).toBe('amex [REDACTED:card_number] now');
+    expect(scanAndMask('card 4111   1111   1111   1111 now').text).toBe('card [REDACTED:card_number] now');
     expect(scanAndMask('card 6011\u20131111\u20131111\u20131117 now').text).toBe('card [REDACTED:card_number] now');
     expect(scanAndMask('card 4242 . 4242 . 4242 . 4242.').text).toBe('card [REDACTED:card_number].');
     // A number in front of the card does not hide it.

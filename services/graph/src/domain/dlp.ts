@@ -231,11 +231,11 @@ const LINE_BREAK_GAP = String.raw`[ \t]{0,16}(?:\r\n|[\n\r\u2028\u2029])[ \t]{0,
 const LINE_END = /[\n\r\u2028\u2029]/;
 
 /**
- * A run of digit groups, each separator one of: one or two spaces, a dot or dash with a space either side or
+ * A run of digit groups, each separator one of: one to three spaces, a dot or dash with a space either side or
  * not, or a line break (after an optional dot or dash). Every separator holds a non-digit, so the run is found
  * in one pass without backtracking between groups.
  */
-const CARD_RUN = new RegExp(String.raw`\d+(?:(?: {1,2}| ?[.-] ?|[.-]?${LINE_BREAK_GAP})\d+)*`, 'g');
+const CARD_RUN = new RegExp(String.raw`\d+(?:(?: {1,3}| ?[.-] ?|[.-]?${LINE_BREAK_GAP})\d+)*`, 'g');
 /** Separator classes inside a candidate: a line break stands for any separator, or for none. */
 const SEP_LINE_BREAK = '\n';
 const SEP_BLOCKED = '';
