@@ -231,6 +231,13 @@ describe('DLP on obfuscated values', () => {
     expect(scanAndMask('write to josé@example.com today').text).toBe('write to [REDACTED:email] today');
   });
 
+  it('masks an obfuscated value across the cut before cutting, in original characters', () => {
+    const text = `${'x'.repeat(95)} ４１１１ １１１１\n１１１１ １１１１ and more text after it`;
+    expect(scanAndMask(text, { maxChars: 100 })).toEqual({ text: `${'x'.repeat(95)} `, matches: 0, kinds: {} });
+    const kept = scanAndMask(`mail a\u200B@ex.io then ${'y'.repeat(200)}`, { maxChars: 40 });
+    expect(kept).toEqual({ text: `mail [REDACTED:email] then ${'y'.repeat(13)}`, matches: 1, kinds: { email: 1 } });
+  });
+
   it('maps every normalised character back to the original characters it came from', () => {
     const v = scanView('a\uFB01e\u0301\u200Bb\uD835\uDFD2');
     expect(v.text).toBe('afiéb4');
