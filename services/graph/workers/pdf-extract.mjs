@@ -1,14 +1,17 @@
 // PDF parsing in a worker thread: PDF.js (through unpdf) is ECMAScript-module only and CPU-heavy, so it runs
 // here, off the service's event loop, with its own memory ceiling, and the caller can terminate it on timeout.
-// Input (workerData): { data: Uint8Array, ocrBelowChars: number, maxPages: number }.
+// Input (workerData): { data: Uint8Array, ocrBelowChars: number, maxPages: number, maxImagePixels: number }.
 // Output (message): { pages: string[], totalPages: number, images: [{ page, width, height, channels, data }] }
 // where images are the raster images of pages whose text layer is shorter than ocrBelowChars (scanned pages).
 import { parentPort, workerData } from 'node:worker_threads';
 import { extractImages, extractText, getDocumentProxy } from 'unpdf';
 
-const { data, ocrBelowChars, maxPages } = workerData;
+const { data, ocrBelowChars, maxPages, maxImagePixels } = workerData;
 try {
-  const pdf = await getDocumentProxy(new Uint8Array(data));
+  // PDF.js decodes an image into memory outside this thread's heap ceiling: an image larger than the OCR engine
+  // would read is dropped before it is decoded (a few kilobytes of a PDF can declare gigabytes of pixels). Fonts
+  // are never compiled to JavaScript.
+  const pdf = await getDocumentProxy(new Uint8Array(data), { maxImageSize: maxImagePixels, isEvalSupported: false });
   const { totalPages, text } = await extractText(pdf, { mergePages: false });
   const pages = text.slice(0, maxPages);
   const images = [];

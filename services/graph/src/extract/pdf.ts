@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { MAX_OCR_PIXELS } from './image-size';
 import { runWorkerOnce } from './worker-thread';
 
 export interface PdfImage {
@@ -31,7 +32,7 @@ export async function parsePdf(data: Buffer, options: { timeoutMs: number; maxPa
   const bytes = new Uint8Array(data);
   const m = await runWorkerOnce<PdfReply>(WORKER, {
     what: 'the PDF parser',
-    workerData: { data: bytes, ocrBelowChars: options.ocrBelowChars, maxPages: options.maxPages },
+    workerData: { data: bytes, ocrBelowChars: options.ocrBelowChars, maxPages: options.maxPages, maxImagePixels: MAX_OCR_PIXELS },
     transferList: [bytes.buffer],
     timeoutMs: options.timeoutMs,
     resourceLimits: { maxOldGenerationSizeMb: 512 },

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { deflateSync } from 'node:zlib';
 import { extractionFailureReason, pixelsToPng, UnsupportedFileError } from './index';
 import { TesseractOcr } from './ocr';
 import { parsePdf } from './pdf';
@@ -11,6 +12,33 @@ import { runWorkerOnce, WorkerChannel, WorkerFailure } from './worker-thread';
 jest.setTimeout(60_000);
 
 const ROOT = join(__dirname, '..', '..', '..', '..');
+
+/** A one-page PDF whose page is one grey image of the given size (a scan, as far as the extractor knows). */
+function pdfWithImage(width: number, height: number): Buffer {
+  const pixels = deflateSync(Buffer.alloc(width * height, 255));
+  const parts: Buffer[] = [Buffer.from('%PDF-1.4\n')];
+  const offsets: number[] = [];
+  const add = (b: Buffer) => {
+    offsets.push(parts.reduce((n, p) => n + p.length, 0));
+    parts.push(b);
+  };
+  const content = 'q 612 0 0 792 0 0 cm /Im1 Do Q';
+  add(Buffer.from('1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n'));
+  add(Buffer.from('2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj\n'));
+  add(Buffer.from('3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /Im1 4 0 R >> >> /Contents 5 0 R >>\nendobj\n'));
+  add(
+    Buffer.concat([
+      Buffer.from(`4 0 obj\n<< /Type /XObject /Subtype /Image /Width ${width} /Height ${height} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Length ${pixels.length} >>\nstream\n`),
+      pixels,
+      Buffer.from('\nendstream\nendobj\n'),
+    ]),
+  );
+  add(Buffer.from(`5 0 obj\n<< /Length ${content.length} >>\nstream\n${content}\nendstream\nendobj\n`));
+  const xref = parts.reduce((n, p) => n + p.length, 0);
+  const entries = offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('');
+  parts.push(Buffer.from(`xref\n0 6\n0000000000 65535 f \n${entries}trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`));
+  return Buffer.concat(parts);
+}
 
 /** Small worker scripts, each misbehaving in one way. */
 const SCRIPTS: Record<string, string> = {
@@ -127,6 +155,15 @@ describe('the real extractors on broken files', () => {
     const options = { timeoutMs: 30_000, maxPages: 10, ocrBelowChars: 20 };
     await expect(parsePdf(Buffer.from('%PDF-1.7\nnot really a pdf'), options)).rejects.toThrow(/^unreadable PDF: /);
     await expect(parsePdf(Buffer.from('%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R'), options)).rejects.toThrow(/^unreadable PDF: /);
+  });
+
+  it('the PDF parser drops a page image above the OCR limit before decoding it, and keeps a normal scan', async () => {
+    const options = { timeoutMs: 30_000, maxPages: 10, ocrBelowChars: 20 };
+    const small = await parsePdf(pdfWithImage(120, 80), options);
+    expect(small.images.map((i) => [i.width, i.height])).toEqual([[120, 80]]);
+    // 7000×7000 = 49 million pixels: PDF.js would decode them outside the worker's heap ceiling.
+    const huge = await parsePdf(pdfWithImage(7000, 7000), options);
+    expect(huge.images).toEqual([]);
   });
 
   it('words every failure for the upload: our own messages as they are, anything else generically', () => {
