@@ -154,7 +154,7 @@ export async function startGateway(
   });
   const gateway = await createGateway(
     { db, state, logger: opts.logger ?? createLogger({ level: 'silent', service: 'gateway-test' }), metrics: createMetricsRegistry('gateway-test', { defaultMetrics: false }), signer, config },
-    { migrate: opts.migrate ?? true },
+    { migrate: opts.migrate ?? true, checkResponses: true },
   );
   const pub = await listen(gateway.publicApp, 0, '127.0.0.1');
   pub.server.on('upgrade', gateway.handleUpgrade);

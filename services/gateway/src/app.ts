@@ -3,24 +3,29 @@ import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import type Koa from 'koa';
-import { AppError, createHttpApp, errorBody, isAppError, notFoundFallback, type LoreApp } from '@lore/runtime';
+import { AppError, RouteTable, createHttpApp, errorBody, isAppError, notFoundFallback, type LoreApp } from '@lore/runtime';
 import type { GatewayContext } from './context';
 import { authenticate, identityOf, type RequestFacts } from './auth/authenticate';
 import { clientAddress } from './domain/network';
 import { FORWARD_ROUTES, isAmbiguousPath, matchForward, type ForwardMatch } from './forward/route-table';
 import { parseUpstream, proxyHttp, proxyUpgrade, upstreamHeaders, upstreamPath, writeRawResponse, type ProxyFailure, type UpstreamTarget } from './forward/proxy';
-import { hostMemoryOf, requestFacts, setHostMemory } from './http/guards';
+import { hostMemoryOf, requestFacts, requireApiKey, requireDetailSession, requireSession, setHostMemory } from './http/guards';
 import type { GatewayKoaContext, GatewayRequestState, GatewayRouter } from './http/state';
-import { webhookRouteDeps } from './http/extension';
-import { memoryForHost } from './application/tenancy';
-import { registerWorkspaceRoutes } from './routes/workspaces/handlers';
+import { NONE, route } from './http/route';
+import { activateWorkspace, createWorkspace, memoryForHost, tenantContext } from './application/tenancy';
+import { createKey, getKey, listKeys, revokeKey, rotateKey } from './application/keys';
+import { createOauthClient, issueClientToken, listClients, revokeOauthClient } from './application/oauth';
+import { changePassword, login, logout, refresh, resetPassword } from './application/identity';
+import { WebhookService } from './webhooks/subscriptions';
+import { gatewayOpenApi, publicResponses } from './openapi';
+import { pageRoutes, type PageRouteDeps } from './routes/pages/routes';
+import { workspaceRoutes, type WorkspaceRouteDeps } from './routes/workspaces/routes';
+import { apiKeyRoutes, type ApiKeyRouteDeps } from './routes/api-keys/routes';
+import { oauthRoutes, type OauthRouteDeps } from './routes/oauth/routes';
+import { authRoutes, type AuthRouteDeps } from './routes/auth/routes';
+import { passwordRoutes, type PasswordRouteDeps } from './routes/password/routes';
+import { webhookRoutes, type WebhookRouteDeps } from './routes/webhooks/routes';
 import { registerProjectRoutes } from './routes/projects/handlers';
-import { registerPageRoutes } from './routes/pages/handlers';
-import { registerApiKeyRoutes } from './routes/api-keys/handlers';
-import { registerOauthRoutes } from './routes/oauth/handlers';
-import { registerAuthRoutes } from './routes/auth/handlers';
-import { registerPasswordRoutes } from './routes/password/handlers';
-import { registerWebhookRoutes } from './routes/webhooks';
 import type { UpstreamName } from './config';
 
 export interface PublicApp {
@@ -44,8 +49,122 @@ function failureError(f: ProxyFailure): AppError {
   return new AppError('BAD_GATEWAY', f.message);
 }
 
+export interface PublicAppOptions {
+  /** Routes registered by hand after the table's (the benchmark's unauthenticated twin of the ping): undocumented. */
+  extraRoutes?: (router: GatewayRouter, context: GatewayContext) => void;
+  /** Check every success body against its declared schema (tests): a drift is a 500 naming it. */
+  checkResponses?: boolean;
+}
+
+/** What the public listener's route modules call, each module given only its own part. */
+export interface PublicRouteDeps {
+  pages: PageRouteDeps;
+  workspaces: WorkspaceRouteDeps;
+  apiKeys: ApiKeyRouteDeps;
+  oauth: OauthRouteDeps;
+  auth: AuthRouteDeps;
+  password: PasswordRouteDeps;
+  webhooks: WebhookRouteDeps;
+}
+
+/** Binds the application layer and the guards to one gateway's context, resource by resource. */
+export function publicRouteDeps(context: GatewayContext): PublicRouteDeps {
+  const guard = (rule: Parameters<typeof requireApiKey>[1]) => requireApiKey(context, rule);
+  const session = (opts: { admin: boolean }) => requireSession(context, opts);
+  const throttle = (key: string) => context.state.hit(key, context.config.loginRateLimit);
+  return {
+    pages: { guard },
+    workspaces: {
+      guard,
+      workspaces: {
+        create: (tenantId, name) => createWorkspace(context, tenantId, name),
+        activate: (tenantId, id) => activateWorkspace(context, tenantId, id),
+        tenant: (tenantId) => tenantContext(context, tenantId),
+      },
+    },
+    apiKeys: {
+      session,
+      keys: {
+        create: (tenantId, input, by) => createKey(context, tenantId, input, by),
+        list: (tenantId, limit) => listKeys(context.db, tenantId, limit),
+        get: (tenantId, id) => getKey(context.db, tenantId, id),
+        rotate: (tenantId, id, overlap, by) => rotateKey(context, tenantId, id, overlap, by),
+        revoke: (tenantId, id) => revokeKey(context, tenantId, id),
+      },
+    },
+    oauth: {
+      session,
+      clients: {
+        create: (tenantId, input, by) => createOauthClient(context, tenantId, input, by),
+        list: (tenantId, limit) => listClients(context.db, tenantId, limit),
+        revoke: (tenantId, id) => revokeOauthClient(context, tenantId, id),
+      },
+      tokens: {
+        issue: (id, secret, scope) => issueClientToken(context, id, secret, scope),
+        throttle: (clientId) => throttle(`oauth:${clientId}`),
+      },
+    },
+    auth: {
+      sessions: { login: (email, password) => login(context, email, password), refresh: (token) => refresh(context, token), logout: (token) => logout(context, token) },
+      throttle,
+      clientAddress: (req) => clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], context.trustedProxies),
+      cookie: { secure: context.config.sessions.cookieSecure, refreshTtlSeconds: context.config.sessions.refreshTtlSeconds },
+    },
+    password: {
+      session: requireDetailSession(context),
+      passwords: { change: (user, oldPassword, newPassword) => changePassword(context, user, oldPassword, newPassword), reset: (tenantId, email) => resetPassword(context, tenantId, email) },
+    },
+    webhooks: {
+      guard,
+      webhooks: new WebhookService(context.db, context.secretBox, { logger: context.logger, allowLoopbackTargets: context.config.webhooks.allowLoopback }),
+    },
+  };
+}
+
+/**
+ * Every route the gateway serves itself on its public listener, from the route modules, plus the document of
+ * exactly those routes at `GET /api/v1/openapi.json` (no credential: it describes the API, it holds nothing of a
+ * tenant's; docs/gateway.md).
+ */
+export function publicRouteTable(deps: PublicRouteDeps, options: { bodyLimitBytes: number; checkResponses?: boolean }): RouteTable<GatewayRequestState> {
+  const table = new RouteTable<GatewayRequestState>({ bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses, commonResponses: publicResponses });
+  let document: Record<string, unknown> | undefined;
+  table.add(
+    pageRoutes(deps.pages),
+    workspaceRoutes(deps.workspaces),
+    apiKeyRoutes(deps.apiKeys),
+    oauthRoutes(deps.oauth),
+    authRoutes(deps.auth),
+    passwordRoutes(deps.password),
+    webhookRoutes(deps.webhooks),
+    route({
+      method: 'get', path: '/api/v1/openapi.json', operationId: 'openApiDocument', summary: 'This document (OpenAPI 3.1)',
+      security: NONE,
+      ok: { status: 200, description: 'the OpenAPI 3.1 document of the gateway\'s own public routes', content: { 'application/json': { schema: { type: 'object' } } } },
+      handler: (ctx) => {
+        ctx.set('cache-control', 'public, max-age=300');
+        document ??= gatewayOpenApi(table);
+        return document;
+      },
+    }),
+  );
+  return table;
+}
+
+/**
+ * The document without a running gateway (the committed openapi.json and its test): the same route modules with
+ * dependencies that are never called, since documenting a route only reads its declaration.
+ */
+export function documentedGatewayOpenApi(): Record<string, unknown> {
+  const never = (): never => {
+    throw new Error('a route of the documentation-only table was called');
+  };
+  const inert: unknown = new Proxy(never, { get: () => inert, apply: () => inert });
+  return gatewayOpenApi(publicRouteTable(inert as PublicRouteDeps, { bodyLimitBytes: 1 }));
+}
+
 /** The public listener: the gateway's own routes, then the forwarding table, then 404 for everything else. */
-export function createPublicApp(context: GatewayContext, extraRoutes?: (router: GatewayRouter, context: GatewayContext) => void): PublicApp {
+export function createPublicApp(context: GatewayContext, options: PublicAppOptions = {}): PublicApp {
   const app = createHttpApp({ service: 'gateway', logger: context.logger, metrics: context.metrics, parseBodies: false, bodyLimitBytes: context.config.bodyLimitBytes });
   const upstreams = new Map<UpstreamName, UpstreamTarget>();
   for (const [name, spec] of Object.entries(context.config.upstreams) as Array<[UpstreamName, string | undefined]>) {
@@ -68,15 +187,10 @@ export function createPublicApp(context: GatewayContext, extraRoutes?: (router: 
   });
 
   const router = new Router<GatewayRequestState>();
-  registerPageRoutes(router, context);
-  registerWorkspaceRoutes(router, context);
+  publicRouteTable(publicRouteDeps(context), { bodyLimitBytes: context.config.bodyLimitBytes, checkResponses: options.checkResponses }).mount(router);
+  // Being moved onto route definitions by the projects rewrite; documented by hand until then (openapi.ts).
   registerProjectRoutes(router, context);
-  registerApiKeyRoutes(router, context);
-  registerOauthRoutes(router, context);
-  registerAuthRoutes(router, context);
-  registerPasswordRoutes(router, context);
-  registerWebhookRoutes(router, webhookRouteDeps(context));
-  extraRoutes?.(router, context);
+  options.extraRoutes?.(router, context);
   app.use(router.routes());
 
   app.use(async (ctx: Koa.ParameterizedContext<GatewayRequestState>, next) => {

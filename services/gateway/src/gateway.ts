@@ -41,6 +41,8 @@ export interface CreateGatewayOptions {
    * unauthenticated twin of the ping). They run through the same pipeline; they are never added from config.
    */
   extraRoutes?: (router: GatewayRouter, context: GatewayContext) => void;
+  /** Check every success body of the gateway's own routes against its declared schema (tests; a drift is a 500). */
+  checkResponses?: boolean;
   /** Apply pending migrations first (default true). */
   migrate?: boolean;
   /**
@@ -54,7 +56,7 @@ export interface CreateGatewayOptions {
 export async function createGateway(deps: GatewayDeps, options: CreateGatewayOptions = {}): Promise<Gateway> {
   if (options.migrate !== false) await migrateGateway(deps.db);
   const context = buildContext(deps);
-  const pub = createPublicApp(context, options.extraRoutes);
+  const pub = createPublicApp(context, { extraRoutes: options.extraRoutes, checkResponses: options.checkResponses });
   const adminApp = createAdminApp(context);
   let opsApp: LoreApp | undefined;
   if (options.lifecycle) {

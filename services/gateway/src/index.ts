@@ -8,7 +8,7 @@ export { ensureDevTenant, ensureDevAdmin } from './application/dev-tenant';
 export { createTenant, upsertMemory, deleteMemory } from './application/tenancy';
 export { createKey, rotateKey, revokeKey } from './application/keys';
 export { createUser } from './application/identity';
-export { pingHandler } from './routes/pages/handlers';
+export { pingHandler } from './routes/pages/routes';
 export { parseCredential, hasValidChecksum, KEY_PREFIX } from './domain/credentials';
 export { createWebhooksWorker, allowLoopbackSetting, refuseLoopbackInProduction, type WebhooksWorker, type WebhooksWorkerDeps } from './webhooks';
 export type { GatewayRouter, GatewayKoaContext } from './http/state';

@@ -5,7 +5,9 @@ import { parseCredential } from '../domain/credentials';
 import type { GatewayContext } from '../context';
 import { resolveSession } from '../application/identity';
 import type { User } from '../store/users';
-import type { GatewayKoaContext, GatewayRequestState } from './state';
+import type { GatewayRequestState } from './state';
+
+type Ctx = Koa.ParameterizedContext<GatewayRequestState>;
 
 /** Shared by requests without a query string; never mutated. */
 const EMPTY_QUERY = new URLSearchParams();
@@ -38,7 +40,7 @@ export type ApiKeyRule = Pick<RouteRule, 'module' | 'access' | 'operation'> & { 
 /** Control-plane routes: a credential in `x-api-key` only (keys and OAuth tokens). */
 export function requireApiKey(context: GatewayContext, rule: ApiKeyRule) {
   const full: RouteRule = { ...rule, metered: rule.metered ?? false, sources: ['x-api-key'], allowSessions: false };
-  return async (ctx: GatewayKoaContext, next: Koa.Next) => {
+  return async (ctx: Ctx, next: Koa.Next) => {
     const outcome = await authenticate(context, requestFacts(ctx, hostMemoryOf(ctx)), full).catch((err: unknown) => {
       if (err instanceof AppError) for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
       throw err;
@@ -72,7 +74,7 @@ export async function admitSession(
  * x-api-key, or as the bearer credential instead of a session.
  */
 export function requireSession(context: GatewayContext, opts: { admin: boolean }) {
-  return async (ctx: GatewayKoaContext, next: Koa.Next) => {
+  return async (ctx: Ctx, next: Koa.Next) => {
     if (ctx.get('x-api-key') !== '') throw AppError.notFound('route');
     const auth = ctx.get('authorization');
     const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
@@ -84,6 +86,25 @@ export function requireSession(context: GatewayContext, opts: { admin: boolean }
     if (!headers) throw AppError.unauthorized('the session is not valid');
     ctx.set(headers);
     if (opts.admin && user.role !== 'admin') throw AppError.forbidden('this needs an administrator');
+    ctx.state.user = user;
+    await next();
+  };
+}
+
+const notSignedIn = () => new AppError('UNAUTHORIZED', 'not signed in', { body: { detail: 'a valid session token is required' } });
+
+/**
+ * Spec 2's password routes: a session bearer token, rate-limited per user like every portal route, with errors in
+ * spec 2's `detail` shape.
+ */
+export function requireDetailSession(context: GatewayContext) {
+  return async (ctx: Ctx, next: Koa.Next) => {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
+    const user = m ? await resolveSession(context, m[1]!) : null;
+    if (!user) throw notSignedIn();
+    const headers = await admitSession(context, user, (h) => new AppError('RATE_LIMITED', 'too many requests', { headers: h, body: { detail: 'too many requests; retry later' } }));
+    if (!headers) throw notSignedIn();
+    ctx.set(headers);
     ctx.state.user = user;
     await next();
   };

@@ -66,6 +66,7 @@ function table(checkResponses = true) {
       summary: 'words the reader\'s refusals in its own shape and reads a cookie',
       parameters: [{ name: 'session', in: 'cookie', required: false, schema: { type: 'string' } }],
       body: z.object({ note: z.string() }),
+      bodyLimitBytes: 64,
       unreadable: (err) => new AppError(err.code, err.message, { body: { detail: err.message } }),
       ok: { status: 200, description: 'the note', schema: z.object({ note: z.string() }) },
       handler: (_ctx, { body }) => ({ note: body.note }),
@@ -176,7 +177,8 @@ describe('RouteTable', () => {
     const nul = await post('/detail', '{"note":"a\\u0000"}');
     expect(nul.status).toBe(400);
     expect(((await nul.json()) as { detail: string }).detail).toContain('NUL');
-    const big = await post('/detail', JSON.stringify({ note: 'x'.repeat(300) }));
+    // Over the route's own limit (64 bytes), under the table's (256).
+    const big = await post('/detail', JSON.stringify({ note: 'x'.repeat(100) }));
     expect(big.status).toBe(413);
     expect(((await big.json()) as { detail: string }).detail).toContain('exceeds');
     const fine = await post('/detail', JSON.stringify({ note: 'x' }));

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { OauthClient } from '../../store/oauth';
 
 export const createClientBody = z
   .object({
@@ -33,3 +34,25 @@ export const tokenRequest = z.object({
 });
 export const tokenView = z.object({ access_token: z.string(), token_type: z.literal('Bearer'), expires_in: z.number().int(), scope: z.string() });
 export const oauthErrorView = z.object({ error: z.string(), error_description: z.string() });
+
+export function presentClient(c: OauthClient): z.input<typeof clientView> {
+  return {
+    client_id: c.client_id,
+    tenant_id: c.tenant_id,
+    name: c.name,
+    scopes: c.scopes,
+    workspace_id: c.workspace_id,
+    project_id: c.project_id,
+    ip_allowlist: c.ip_allowlist,
+    revoked_at: c.revoked_at,
+    created_at: c.created_at,
+  };
+}
+
+export function presentCreatedClient(c: OauthClient, secret: string): z.input<typeof createdClientView> {
+  return { ...presentClient(c), client_secret: secret };
+}
+
+export function presentClientList(clients: OauthClient[]): z.input<typeof clientListView> {
+  return { oauth_clients: clients.map(presentClient), count: clients.length };
+}

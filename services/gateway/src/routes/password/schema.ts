@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PASSWORD_MAX, PASSWORD_MIN } from '../../application/identity';
+import type { User } from '../../store/users';
 
 /** Spec 2 names these ChangePasswordRequest, UserResetRequest and UserResetResponse without fields; ours: */
 export const changePasswordBody = z.object({
@@ -10,8 +11,15 @@ export const changePasswordBody = z.object({
 export const userResetBody = z.object({ user_email: z.string().trim().min(3).max(320) });
 
 export const userResetResponse = z.object({ user_id: z.string(), user_email: z.string(), new_password: z.string() });
-export type UserResetResponse = z.infer<typeof userResetResponse>;
+export type UserResetResponse = z.input<typeof userResetResponse>;
+
+/** Spec 2: 200 with an empty schema. */
+export const changedView = z.object({});
 
 /** Spec 2's error bodies: `detail` (string) and the 422 HTTPValidationError. */
 export const detailView = z.object({ detail: z.string() });
 export const validationErrorView = z.object({ detail: z.array(z.object({ loc: z.array(z.string()), msg: z.string(), type: z.string() })) });
+
+export function presentReset(r: { user: User; password: string }): UserResetResponse {
+  return { user_id: r.user.user_id, user_email: r.user.email, new_password: r.password };
+}

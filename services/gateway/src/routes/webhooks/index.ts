@@ -1,2 +1,2 @@
-export { registerWebhookRoutes, presentWebhook, presentDelivery, type WebhookRoutesDeps } from './handlers';
+export { webhookRoutes, type WebhookRouteDeps } from './routes';
 export * from './schema';

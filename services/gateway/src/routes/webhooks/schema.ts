@@ -1,6 +1,8 @@
 import { EVENT_KINDS } from '@lore/contracts';
 import { z } from 'zod';
 import { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS } from '../../webhooks/subscriptions';
+import type { AttemptRow, DeliveryRow } from '../../webhooks/store/deliveries';
+import type { SubscriptionRow } from '../../webhooks/store/subscriptions';
 
 /**
  * Request and response shapes of `/api/v1/webhooks...`. Spec 1 fixes `url` (HTTPS) and `events` (its seven kinds)
@@ -77,7 +79,7 @@ export const WebhookViewSchema = z.object({
   created_at: z.string(),
   updated_at: z.string(),
 });
-export type WebhookView = z.infer<typeof WebhookViewSchema>;
+export type WebhookView = z.input<typeof WebhookViewSchema>;
 
 /** Creation and rotation answers: the view plus the signing secret, shown only in these two responses. */
 export const WebhookWithSecretSchema = WebhookViewSchema.extend({ secret: z.string() });
@@ -98,7 +100,7 @@ export const DeliveryViewSchema = z.object({
   succeeded_at: z.string().nullable(),
   dead_at: z.string().nullable(),
 });
-export type DeliveryView = z.infer<typeof DeliveryViewSchema>;
+export type DeliveryView = z.input<typeof DeliveryViewSchema>;
 
 export const AttemptViewSchema = z.object({
   attempt: z.number().int(),
@@ -114,4 +116,64 @@ export const AttemptViewSchema = z.object({
   /** The first 1024 bytes of the response body at most. */
   response_snippet: z.string().nullable(),
 });
-export type AttemptView = z.infer<typeof AttemptViewSchema>;
+export type AttemptView = z.input<typeof AttemptViewSchema>;
+
+export const webhookListView = z.object({ webhooks: z.array(WebhookViewSchema), count: z.number().int(), next_cursor: z.string().nullable() });
+export const deliveryListView = z.object({ deliveries: z.array(DeliveryViewSchema), count: z.number().int(), next_cursor: z.string().nullable() });
+export const deliveryDetailView = DeliveryViewSchema.extend({ attempts: z.array(AttemptViewSchema) });
+export const deadLetterListView = z.object({ dead_letters: z.array(DeliveryViewSchema), count: z.number().int(), next_cursor: z.string().nullable() });
+export const replayView = z.object({ replayed: z.number().int(), delivery_ids: z.array(z.string()) });
+
+export function presentWebhook(s: SubscriptionRow, now = new Date()): WebhookView {
+  const overlap = s.storedPreviousSecret !== null && s.previousSecretExpiresAt !== null && s.previousSecretExpiresAt > now;
+  return {
+    webhook_id: s.id,
+    url: s.url,
+    events: s.events as WebhookView['events'],
+    description: s.description,
+    enabled: s.enabled,
+    disabled_reason: s.disabledReason,
+    disabled_at: s.disabledAt?.toISOString() ?? null,
+    workspace_id: s.workspaceId,
+    previous_secret_expires_at: overlap ? s.previousSecretExpiresAt!.toISOString() : null,
+    created_at: s.createdAt.toISOString(),
+    updated_at: s.updatedAt.toISOString(),
+  };
+}
+
+export function presentDelivery(d: DeliveryRow): DeliveryView {
+  return {
+    delivery_id: d.id,
+    event_id: d.eventId,
+    event: d.event,
+    status: d.status,
+    attempt_count: d.attempts,
+    cycle: d.cycle,
+    next_attempt_at: d.status === 'pending' || d.status === 'retrying' ? (d.nextAttemptAt?.toISOString() ?? null) : null,
+    last_status_code: d.lastStatusCode,
+    last_outcome: d.lastOutcome,
+    dead_reason: d.deadReason,
+    created_at: d.createdAt.toISOString(),
+    succeeded_at: d.succeededAt?.toISOString() ?? null,
+    dead_at: d.deadAt?.toISOString() ?? null,
+  };
+}
+
+export function presentAttempt(a: AttemptRow): AttemptView {
+  return {
+    attempt: a.attempt,
+    cycle: a.cycle,
+    step: a.step,
+    scheduled_for: a.scheduledFor.toISOString(),
+    started_at: a.startedAt.toISOString(),
+    latency_ms: a.latencyMs,
+    status_code: a.statusCode,
+    outcome: a.outcome,
+    error: a.error,
+    response_snippet: a.responseSnippet,
+  };
+}
+
+export function presentWebhookWithSecret(s: SubscriptionRow, secret: string): z.input<typeof WebhookWithSecretSchema> {
+  return { ...presentWebhook(s), secret };
+}

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import type { TenantContext } from '../../context';
+import type { Workspace } from '../../store/workspaces';
 
 export const createWorkspaceBody = z.object({ name: z.string().trim().min(1).max(200) }).strict();
 
@@ -9,11 +11,31 @@ export const workspaceView = z.object({
   is_default: z.boolean(),
   primary_memory_id: z.string(),
 });
-export type WorkspaceView = z.infer<typeof workspaceView>;
+export type WorkspaceView = z.input<typeof workspaceView>;
 
 export const workspaceListView = z.object({
   workspaces: z.array(workspaceView),
   active_workspace_id: z.string(),
   default_workspace_id: z.string(),
 });
-export type WorkspaceListView = z.infer<typeof workspaceListView>;
+export type WorkspaceListView = z.input<typeof workspaceListView>;
+
+export function presentWorkspace(w: Workspace, tenant: TenantContext): WorkspaceView {
+  return {
+    workspace_id: w.workspace_id,
+    name: w.name,
+    slug: w.slug,
+    is_default: tenant.tenant.default_workspace_id === w.workspace_id,
+    primary_memory_id: w.primary_memory_id ?? '',
+  };
+}
+
+/** A credential pinned to a workspace sees only that one; the others are invisible, not forbidden. */
+export function presentWorkspaceList(tenant: TenantContext, pinned: string | null): WorkspaceListView {
+  const all = [...tenant.workspaces.values()].filter((w) => pinned === null || w.workspace_id === pinned);
+  return {
+    workspaces: all.map((w) => presentWorkspace(w, tenant)),
+    active_workspace_id: pinned ?? tenant.tenant.active_workspace_id ?? '',
+    default_workspace_id: tenant.tenant.default_workspace_id ?? '',
+  };
+}

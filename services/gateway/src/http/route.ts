@@ -1,0 +1,40 @@
+import type Koa from 'koa';
+import { z } from 'zod';
+import { routeFor, type ResponseSpec } from '@lore/runtime';
+import type { ApiKeyRule } from './guards';
+import type { GatewayRequestState } from './state';
+
+/** Typed route definitions of the public listener (services/runtime/src/http/routes.ts). */
+export const route = routeFor<GatewayRequestState>();
+
+/** A guard: middleware in front of a handler (authentication, scope, limits). */
+export type Guard = Koa.Middleware<GatewayRequestState>;
+/** x-api-key credential (keys and OAuth access tokens), scope, IP allowlist, rate limit; sets `principal`. */
+export type KeyGuard = (rule: ApiKeyRule) => Guard;
+/** A signed-in user's session (portal routes); `admin` narrows to administrators; sets `user`. */
+export type SessionGuard = (opts: { admin: boolean }) => Guard;
+
+/** OpenAPI security requirements of the three kinds of public route. */
+export const KEY: Array<Record<string, string[]>> = [{ apiKey: [] }, { oauth2: [] }];
+export const SESSION: Array<Record<string, string[]>> = [{ portalSession: [] }];
+export const NONE: Array<Record<string, string[]>> = [];
+
+/** The gateway's error envelope. */
+export const errorView = z.object({
+  error: z.object({ code: z.string(), message: z.string(), request_id: z.string(), details: z.unknown().optional() }),
+});
+
+export const err = (description: string): ResponseSpec => ({ description, schema: errorView });
+
+const header = (description: string) => ({ description, schema: { type: 'string' } });
+
+/** What every answer of a rate-limited credential carries (IETF RateLimit fields, draft 7). */
+export const RATE_HEADERS = {
+  'RateLimit-Limit': header('requests allowed in the window'),
+  'RateLimit-Remaining': header('requests left in the window'),
+  'RateLimit-Reset': header('seconds until the window is full again'),
+  'RateLimit-Policy': header('limit and window, e.g. `200;w=2`'),
+};
+
+/** The 429 of a rate-limited credential: `Retry-After` plus the RateLimit fields. */
+export const RATE_LIMITED_HEADERS = { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } }, ...RATE_HEADERS };

@@ -1,0 +1,122 @@
+import { AppError } from '@lore/runtime';
+import { z } from 'zod';
+import { OauthError } from '../../application/oauth';
+import type { OauthClient } from '../../store/oauth';
+import { NONE, SESSION, route, type SessionGuard } from '../../http/route';
+import { clientListView, clientView, createClientBody, createdClientView, oauthErrorView, presentClient, presentClientList, presentCreatedClient, tokenRequest, tokenView } from './schema';
+
+export interface OauthRouteDeps {
+  session: SessionGuard;
+  clients: {
+    create(tenantId: string, input: z.output<typeof createClientBody>, createdBy: string): Promise<{ client: OauthClient; secret: string }>;
+    list(tenantId: string, limit: number): Promise<OauthClient[]>;
+    /** Revokes the client and every token it was issued; null when the tenant has no such client. */
+    revoke(tenantId: string, clientId: string): Promise<OauthClient | null>;
+  };
+  tokens: {
+    /** Throws OauthError (RFC 6749 §5.2) when the client, its secret or the scope is refused. */
+    issue(clientId: string, clientSecret: string, scope: string | undefined): Promise<z.input<typeof tokenView>>;
+    /** Per-client throttle of token requests. */
+    throttle(clientId: string): Promise<{ allowed: boolean; retryAfterMs: number }>;
+  };
+}
+
+const LIST_LIMIT = 1000;
+/** A token request is a few short fields; anyone may send one, so the limit is small. */
+const TOKEN_BODY_LIMIT = 16 * 1024;
+
+function basicCredentials(header: string): { id: string; secret: string } | null {
+  const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+  if (!m) return null;
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return null;
+  try {
+    return { id: decodeURIComponent(decoded.slice(0, colon)), secret: decodeURIComponent(decoded.slice(colon + 1)) };
+  } catch {
+    return null;
+  }
+}
+
+/** An RFC 6749 §5.2 error: `{ error, error_description }` with the RFC's status. */
+function rfcError(status: 400 | 401 | 429, error: string, description: string, headers: Record<string, string> = {}): AppError {
+  const code = status === 400 ? 'BAD_REQUEST' : status === 401 ? 'UNAUTHORIZED' : 'RATE_LIMITED';
+  return new AppError(code, description, { headers, body: { error, error_description: description } });
+}
+
+export function oauthRoutes(deps: OauthRouteDeps) {
+  const admin = deps.session({ admin: true });
+  return [
+    route({
+      method: 'post', path: '/api/v1/oauth-clients', operationId: 'createOauthClient', summary: 'Create an OAuth client (its secret is shown only here)',
+      security: SESSION, guards: [admin],
+      body: createClientBody,
+      ok: { status: 201, description: '`client_secret` is shown only here', schema: createdClientView },
+      handler: async (ctx, { body }) => {
+        const user = ctx.state.user!;
+        const { client, secret } = await deps.clients.create(user.tenant_id, body, `user:${user.user_id}`);
+        ctx.set('cache-control', 'no-store');
+        return presentCreatedClient(client, secret);
+      },
+    }),
+    route({
+      method: 'get', path: '/api/v1/oauth-clients', operationId: 'listOauthClients', summary: 'The tenant\'s OAuth clients',
+      security: SESSION, guards: [admin],
+      ok: { status: 200, description: 'OAuth clients', schema: clientListView },
+      handler: async (ctx) => presentClientList(await deps.clients.list(ctx.state.user!.tenant_id, LIST_LIMIT)),
+    }),
+    route({
+      method: 'delete', path: '/api/v1/oauth-clients/:client_id', operationId: 'revokeOauthClient', summary: 'Revoke a client and every token it was issued',
+      security: SESSION, guards: [admin],
+      params: z.object({ client_id: z.string() }),
+      ok: { status: 200, description: 'revoked with all its tokens', schema: clientView },
+      handler: async (ctx, { params }) => {
+        const client = await deps.clients.revoke(ctx.state.user!.tenant_id, params.client_id);
+        if (!client) throw AppError.notFound('oauth client');
+        return presentClient(client);
+      },
+    }),
+    /**
+     * RFC 6749 client-credentials grant. The client authenticates with HTTP Basic or `client_id` + `client_secret`
+     * in the body (form-encoded or JSON); answers and errors use the RFC's shapes. A body the reader refuses is
+     * `invalid_request` (400), except a body over the limit (413) or of another media type (415), which keep the
+     * gateway's error envelope: the RFC has no code for them.
+     */
+    route({
+      method: 'post', path: '/api/v1/oauth/token', operationId: 'oauthToken', summary: 'Client-credentials grant (RFC 6749 §4.4)',
+      security: NONE,
+      body: tokenRequest,
+      bodyKind: 'json-or-form',
+      bodyLimitBytes: TOKEN_BODY_LIMIT,
+      unreadable: (e) => (e.status === 400 ? rfcError(400, 'invalid_request', e.message) : e),
+      invalid: (issues) =>
+        issues.some((i) => i.path === 'grant_type')
+          ? rfcError(400, 'unsupported_grant_type', 'only grant_type=client_credentials is supported')
+          : rfcError(400, 'invalid_request', issues.map((i) => `${i.path}: ${i.message}`).join('; ')),
+      ok: { status: 200, description: 'access token', schema: tokenView },
+      responses: {
+        400: { description: 'invalid_request, invalid_scope or unsupported_grant_type', schema: oauthErrorView },
+        401: { description: 'invalid_client', schema: oauthErrorView },
+        429: { description: 'slow_down', schema: oauthErrorView, headers: { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } } },
+      },
+      handler: async (ctx, { body }) => {
+        ctx.set('cache-control', 'no-store');
+        ctx.set('pragma', 'no-cache');
+        const basic = basicCredentials(ctx.get('authorization'));
+        const clientId = basic?.id ?? body.client_id ?? '';
+        const clientSecret = basic?.secret ?? body.client_secret ?? '';
+        try {
+          if (!clientId || !clientSecret) throw new OauthError(401, 'invalid_client', 'client authentication failed');
+          const limited = await deps.tokens.throttle(clientId.slice(0, 64));
+          if (!limited.allowed) {
+            throw rfcError(429, 'slow_down', 'too many token requests for this client', { 'Retry-After': String(Math.max(1, Math.ceil(limited.retryAfterMs / 1000))) });
+          }
+          return await deps.tokens.issue(clientId, clientSecret, body.scope);
+        } catch (e) {
+          if (!(e instanceof OauthError)) throw e;
+          throw rfcError(e.status, e.error, e.description, e.status === 401 ? { 'WWW-Authenticate': 'Basic realm="lore"' } : {});
+        }
+      },
+    }),
+  ];
+}

@@ -1,0 +1,59 @@
+import { AppError } from '@lore/runtime';
+import { z } from 'zod';
+import type { TenantContext } from '../../context';
+import type { Workspace } from '../../store/workspaces';
+import { KEY, route, type KeyGuard } from '../../http/route';
+import { createWorkspaceBody, presentWorkspace, presentWorkspaceList, workspaceListView, workspaceView } from './schema';
+
+export interface WorkspaceRouteDeps {
+  guard: KeyGuard;
+  workspaces: {
+    create(tenantId: string, name: string): Promise<Workspace>;
+    /** False when the tenant has no such workspace. */
+    activate(tenantId: string, workspaceId: string): Promise<boolean>;
+    /** The tenant with its workspaces, freshly read. */
+    tenant(tenantId: string): Promise<TenantContext | null>;
+  };
+}
+
+export function workspaceRoutes(deps: WorkspaceRouteDeps) {
+  return [
+    route({
+      method: 'get', path: '/api/v1/workspaces', operationId: 'listWorkspaces', summary: 'The tenant\'s workspaces, active and default',
+      security: KEY, guards: [deps.guard({ module: 'workspaces', access: 'read', operation: 'list' })],
+      ok: { status: 200, description: 'workspace list wrapper', schema: workspaceListView },
+      handler: (ctx) => {
+        const p = ctx.state.principal!;
+        return presentWorkspaceList(p.tenant, p.pinnedWorkspaceId);
+      },
+    }),
+    route({
+      method: 'post', path: '/api/v1/workspaces', operationId: 'createWorkspace', summary: 'Create a workspace with its own primary memory',
+      security: KEY, guards: [deps.guard({ module: 'workspaces', access: 'write', operation: 'create' })],
+      body: createWorkspaceBody,
+      ok: { status: 201, description: 'the new workspace', schema: workspaceView },
+      handler: async (ctx, { body }) => {
+        const p = ctx.state.principal!;
+        if (p.pinnedWorkspaceId !== null) throw AppError.forbidden('a credential bound to one workspace cannot create workspaces');
+        const ws = await deps.workspaces.create(p.tenantId, body.name);
+        return presentWorkspace(ws, (await deps.workspaces.tenant(p.tenantId)) ?? p.tenant);
+      },
+    }),
+    route({
+      method: 'post', path: '/api/v1/workspaces/:workspace_id/activate', operationId: 'activateWorkspace', summary: 'Make a workspace the tenant\'s active one',
+      security: KEY, guards: [deps.guard({ module: 'workspaces', access: 'write', operation: 'activate' })],
+      params: z.object({ workspace_id: z.string() }),
+      ok: { status: 200, description: 'workspace list wrapper', schema: workspaceListView },
+      handler: async (ctx, { params }) => {
+        const p = ctx.state.principal!;
+        const id = params.workspace_id;
+        if (p.pinnedWorkspaceId !== null) {
+          if (p.pinnedWorkspaceId !== id) throw AppError.notFound('workspace');
+          throw AppError.forbidden('a credential bound to one workspace cannot change the active workspace');
+        }
+        if (!(await deps.workspaces.activate(p.tenantId, id))) throw AppError.notFound('workspace');
+        return presentWorkspaceList((await deps.workspaces.tenant(p.tenantId)) ?? p.tenant, null);
+      },
+    }),
+  ];
+}
