@@ -16,10 +16,20 @@ import {
   type WebhooksDb,
 } from './support';
 
-/** Attempts against one endpoint are bounded per worker, however many deliveries are due at once. */
-jest.setTimeout(90_000);
+/**
+ * Attempts against one endpoint are bounded per worker, however many deliveries are due at once.
+ *
+ * Every assertion states something the worker guarantees, never a race: the bound, every delivery made once, the
+ * least time twelve slow answers two at a time can take, and the other endpoint served. It does NOT assert that the
+ * other endpoint is served before the busy one's backlog drains: a delivery waiting for a busy endpoint's slot holds
+ * its partition (docs/webhooks.md, "Concurrency and ordering"), so a delivery behind it in the same partition waits
+ * too, and which partition each one lands in is chance. (That order was asserted here once and failed on a loaded
+ * machine.)
+ */
+jest.setTimeout(120_000);
 
 const BOUND = 2;
+const ANSWER_MS = 400;
 let pki: TestPki;
 let store: WebhooksDb;
 let bus: KafkaBus;
@@ -37,8 +47,8 @@ beforeAll(async () => {
   slow = await startReceiver(pki, () => {
     inFlight += 1;
     peak = Math.max(peak, inFlight);
-    setTimeout(() => (inFlight -= 1), 400);
-    return { status: 200, delayMs: 400 };
+    setTimeout(() => (inFlight -= 1), ANSWER_MS);
+    return { status: 200, delayMs: ANSWER_MS };
   });
   fast = await startReceiver(pki, () => ({ status: 200 }));
 });
@@ -53,23 +63,26 @@ afterAll(async () => {
 });
 
 describe('per-endpoint concurrency', () => {
-  it(`never has more than ${BOUND} attempts in flight against one endpoint, and other endpoints are not held up`, async () => {
+  it(`never has more than ${BOUND} attempts in flight against one endpoint and delivers every event once`, async () => {
     const busy = tenantId();
     const other = tenantId();
     await subscribe(store.db, busy, `${slow.url}/slow`, ['memory.entity.created']);
     await subscribe(store.db, other, `${fast.url}/fast`, ['memory.entity.created']);
     const events = Array.from({ length: 12 }, () => envelope(busy, 'memory.entity.created'));
-    const started = Date.now();
     await Promise.all(events.map((e) => publishEvent(bus, e)));
     await publishEvent(bus, envelope(other, 'memory.entity.created'));
 
-    const [otherDelivery] = await fast.waitFor(1, 30_000);
-    const seen = await slow.waitFor(12, 60_000);
+    const seen = await slow.waitFor(12, 90_000);
+    const [otherDelivery] = await fast.waitFor(1, 60_000);
     expect(new Set(seen.map((r) => r.headers['webhook-id'])).size).toBe(12);
+    expect(otherDelivery!.path).toBe('/hooks/fast');
     // Deliveries spread over several partitions, so the worker had more than two ready at once: the bound held them.
     expect(peak).toBe(BOUND);
-    // Twelve 400 ms answers two at a time take at least 2.4 s; the other tenant's endpoint got its event meanwhile.
-    expect(seen[11]!.at - started).toBeGreaterThanOrEqual(2400);
-    expect(otherDelivery!.at).toBeLessThan(seen[11]!.at);
+    // Twelve answers of 400 ms, two at a time, cannot take less than six rounds from the first request on.
+    expect(seen[11]!.at - seen[0]!.at).toBeGreaterThanOrEqual((12 / BOUND - 1) * ANSWER_MS);
+    // Let the last answers go out, then nothing is retried: each endpoint saw each delivery exactly once.
+    await new Promise((resolve) => setTimeout(resolve, 2 * ANSWER_MS + 1_500));
+    expect(slow.requests).toHaveLength(12);
+    expect(fast.requests).toHaveLength(1);
   });
 });
