@@ -12,6 +12,7 @@ import {
   freePort,
   multipart,
   noise,
+  pdfWithImage,
   pngClaimingHugeSize,
   rawRequest,
   startProcess,
@@ -30,7 +31,7 @@ interface UploadCase {
   type: string;
   make: () => Promise<Buffer | string>;
   /** `completed` with this extractor, `failed`, or either (a damaged file some readers still make sense of). */
-  expect: { status: 'completed'; extractor: string } | { status: 'failed' } | { status: 'either' };
+  expect: { status: 'completed'; extractor: string } | { status: 'failed'; reason?: RegExp } | { status: 'either' };
 }
 
 /** Every type the extractors read (services/graph/src/extract), each as users send them. */
@@ -48,22 +49,23 @@ const VALID: UploadCase[] = [
 
 /** A damaged file of each type, and files that only pretend to be one. */
 const CORRUPT: UploadCase[] = [
-  { name: 'PNG cut after its signature', filename: 'cut.png', type: 'image/png', make: async () => (await renderPng(['Truncated'])).subarray(0, 20), expect: { status: 'failed' } },
+  { name: 'PNG cut after its signature', filename: 'cut.png', type: 'image/png', make: async () => (await renderPng(['Truncated'])).subarray(0, 20), expect: { status: 'failed', reason: /^the OCR engine could not read the file/ } },
   { name: 'PNG cut in half', filename: 'half.png', type: 'image/png', make: async () => { const png = await renderPng(['Half a heron']); return png.subarray(0, png.length >> 1); }, expect: { status: 'either' } },
-  { name: 'PNG claiming 60000×60000 pixels', filename: 'bomb.png', type: 'image/png', make: async () => pngClaimingHugeSize(), expect: { status: 'failed' } },
+  { name: 'PNG claiming 60000×60000 pixels', filename: 'bomb.png', type: 'image/png', make: async () => pngClaimingHugeSize(), expect: { status: 'failed', reason: /^the image is too large to read: 60000×60000 pixels/ } },
   { name: 'JPEG of noise', filename: 'photo.jpg', type: 'image/jpeg', make: async () => Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), noise(4096)]), expect: { status: 'failed' } },
   { name: 'GIF of noise', filename: 'anim.gif', type: 'image/gif', make: async () => Buffer.concat([Buffer.from('GIF89a'), noise(2048, 3)]), expect: { status: 'failed' } },
-  { name: 'PDF of garbage', filename: 'garbage.pdf', type: 'application/pdf', make: async () => Buffer.concat([Buffer.from('%PDF-1.7\n'), noise(8192, 11)]), expect: { status: 'failed' } },
+  { name: 'PDF of garbage', filename: 'garbage.pdf', type: 'application/pdf', make: async () => Buffer.concat([Buffer.from('%PDF-1.7\n'), noise(8192, 11)]), expect: { status: 'failed', reason: /^unreadable PDF: / } },
   { name: 'PDF cut in half', filename: 'half.pdf', type: 'application/pdf', make: async () => { const pdf = await textPdf(['The Egret pipeline']); return pdf.subarray(0, pdf.length >> 1); }, expect: { status: 'either' } },
-  { name: 'DOCX that is a broken zip', filename: 'broken.docx', type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', make: async () => Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04]), noise(2048, 5)]), expect: { status: 'failed' } },
-  { name: 'DOCX without its document part', filename: 'empty.docx', type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', make: docxWithoutDocument, expect: { status: 'failed' } },
-  { name: 'JSON cut short', filename: 'cut.json', type: 'application/json', make: async () => '{"swift": {"region": "eu-', expect: { status: 'failed' } },
+  { name: 'PDF scan of 49 million pixels', filename: 'huge-scan.pdf', type: 'application/pdf', make: async () => pdfWithImage(7000, 7000), expect: { status: 'failed', reason: /^no text could be extracted/ } },
+  { name: 'DOCX that is a broken zip', filename: 'broken.docx', type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', make: async () => Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04]), noise(2048, 5)]), expect: { status: 'failed', reason: /DOCX/ } },
+  { name: 'DOCX without its document part', filename: 'empty.docx', type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', make: docxWithoutDocument, expect: { status: 'failed', reason: /DOCX/ } },
+  { name: 'JSON cut short', filename: 'cut.json', type: 'application/json', make: async () => '{"swift": {"region": "eu-', expect: { status: 'failed', reason: /not valid JSON/ } },
   { name: 'JSON nested 100000 deep', filename: 'deep.json', type: 'application/json', make: async () => `${'['.repeat(100_000)}1${']'.repeat(100_000)}`, expect: { status: 'either' } },
   { name: 'CSV with an unterminated quote', filename: 'quote.csv', type: 'text/csv', make: async () => 'name,city\n"Ann,Lisbon\nBob,Porto\n', expect: { status: 'either' } },
   { name: 'HTML that is only tags', filename: 'tags.html', type: 'text/html', make: async () => '<<<div><script>while(1){}</script><p></p>', expect: { status: 'either' } },
   { name: 'text that is not UTF-8', filename: 'latin1.txt', type: 'text/plain', make: async () => Buffer.concat([Buffer.from([0xff, 0xfe, 0xfd]), Buffer.from(' Caf\xe9 menu', 'latin1')]), expect: { status: 'either' } },
-  { name: 'empty file', filename: 'empty.txt', type: 'text/plain', make: async () => Buffer.alloc(0), expect: { status: 'failed' } },
-  { name: 'binary of no known type', filename: 'blob.bin', type: 'application/octet-stream', make: async () => Buffer.concat([Buffer.from([0, 1, 2, 3]), noise(1024, 13)]), expect: { status: 'failed' } },
+  { name: 'empty file', filename: 'empty.txt', type: 'text/plain', make: async () => Buffer.alloc(0), expect: { status: 'failed', reason: /^no text could be extracted/ } },
+  { name: 'binary of no known type', filename: 'blob.bin', type: 'application/octet-stream', make: async () => Buffer.concat([Buffer.from([0, 1, 2, 3]), noise(1024, 13)]), expect: { status: 'failed', reason: /^unsupported file type$/ } },
 ];
 
 /** What a failed upload's reason must never carry: stack frames or machine paths. */
@@ -79,7 +81,10 @@ function checkSettled(c: UploadCase, done: Settled): void {
   if (done.status === 'failed') expectReadableReason(done.error);
   else expect(done.doc_id).toEqual(expect.any(String));
   if (c.expect.status === 'completed') expect({ name: c.name, status: done.status, extractor: done.extractor, error: done.error }).toEqual({ name: c.name, status: 'completed', extractor: c.expect.extractor, error: null });
-  else if (c.expect.status === 'failed') expect({ name: c.name, status: done.status }).toEqual({ name: c.name, status: 'failed' });
+  else if (c.expect.status === 'failed') {
+    expect({ name: c.name, status: done.status }).toEqual({ name: c.name, status: 'failed' });
+    if (c.expect.reason) expect(done.error).toMatch(c.expect.reason);
+  }
   else expect(['completed', 'failed']).toContain(done.status);
 }
 
@@ -255,8 +260,8 @@ describe('the image entry points (graph and graph-worker from dist/ under the im
   }
 
   it.each([
-    { name: 'PNG cut after its signature', filename: 'cut.png', type: 'image/png', make: async () => (await renderPng(['Truncated'])).subarray(0, 20), expect: { status: 'failed' } },
-    { name: 'PDF of garbage', filename: 'garbage.pdf', type: 'application/pdf', make: async () => Buffer.concat([Buffer.from('%PDF-1.7\n'), noise(8192, 11)]), expect: { status: 'failed' } },
+    { name: 'PNG cut after its signature', filename: 'cut.png', type: 'image/png', make: async () => (await renderPng(['Truncated'])).subarray(0, 20), expect: { status: 'failed', reason: /^the OCR engine could not read the file/ } },
+    { name: 'PDF of garbage', filename: 'garbage.pdf', type: 'application/pdf', make: async () => Buffer.concat([Buffer.from('%PDF-1.7\n'), noise(8192, 11)]), expect: { status: 'failed', reason: /^unreadable PDF: / } },
     { name: 'PNG (OCR)', filename: 'scan.png', type: 'image/png', make: () => renderPng(['Quarterly revenue of Pelican']), expect: { status: 'completed', extractor: 'ocr' } },
     { name: 'PDF', filename: 'report.pdf', type: 'application/pdf', make: () => textPdf(['The Egret pipeline moves 300 barrels per hour.']), expect: { status: 'completed', extractor: 'pdf' } },
   ] as UploadCase[])('$name: settles, and both processes still answer', async (c) => {
