@@ -69,6 +69,13 @@ describe('the gateway\'s served OpenAPI document and its body reader', () => {
     });
   });
 
+  it('answers another method on a route of its own as an unknown route (404), never 405', async () => {
+    for (const [method, path] of [['PUT', '/api/v1/workspaces'], ['DELETE', '/api/v1/pages/ping'], ['GET', '/api/v1/oauth/token'], ['POST', '/api/v1/openapi.json']] as const) {
+      const r = await http(g.publicUrl, method, path, { headers: { 'x-api-key': t.key } });
+      expect({ method, path, status: r.status, code: r.json?.error?.code }).toEqual({ method, path, status: 404, code: 'NOT_FOUND' });
+    }
+  });
+
   describe('every route that reads a body', () => {
     /** The routes of the served document that take a body, with the credential each one asks for. */
     async function bodyRoutes(): Promise<Array<{ name: string; method: string; path: string; headers: Record<string, string>; shape: 'envelope' | 'detail' | 'rfc' }>> {
