@@ -1,5 +1,6 @@
 import { WebhookHttpClient } from '../../services/gateway/src/webhooks/delivery-client';
-import { checkWebhookUrl, TargetGuard, type HostLookup, type ResolvedAddress } from '@lore/outbound';
+import { addressRefusal, checkWebhookUrl, TargetGuard, type HostLookup, type ResolvedAddress } from '@lore/outbound';
+import { isIP } from 'node:net';
 import { createTestPki, startCountingListener, startReceiver, type Receiver, type TestPki } from './support';
 
 // The real module object, so the spy sees every TLS connection the https module opens.
@@ -101,6 +102,34 @@ describe('outbound safety of webhook delivery', () => {
       const r = await client.send({ url, body: '{}', headers: {} });
       outcomes.push({ url, outcome: r.outcome, error: r.error });
     }
+    client.close();
+    expect(outcomes.filter((o) => o.outcome !== 'refused')).toEqual([]);
+    expect(tlsConnects).not.toHaveBeenCalled();
+    expect(v4.accepted()).toBe(0);
+    expect(v6.accepted()).toBe(0);
+  });
+
+  it('with LORE_WEBHOOKS_ALLOW_LOOPBACK, still refuses every target that is not loopback, without a connection', async () => {
+    // The worker's guard with the setting on: https only, loopback opened, nothing else.
+    const client = new WebhookHttpClient({ guard: new TargetGuard({ protocols: ['https:'], allowLoopback: true, lookup }), timeoutMs: 2000, extraCaPem: pki.caPem });
+    // What the setting opens (loopback, however spelled or resolved, and names whose answers are loopback or public)
+    // is left out; every other target must stay refused.
+    const opened = (u: string) => {
+      const host = new URL(u).hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
+      if (host === 'localhost' || host.endsWith('.localhost')) return true;
+      const answers = isIP(host) ? [host] : zone[host];
+      return answers !== undefined && answers.every((a) => addressRefusal(a, true) === null);
+    };
+    const urls = [
+      ...forbiddenUrls(v4.port).filter((u) => !opened(u)),
+      'http://hooks.example.com/plain',
+      `http://10.0.0.1:${v4.port}/plain`,
+      `http://169.254.169.254/latest/meta-data/`,
+    ];
+    expect(urls.length).toBeGreaterThanOrEqual(50);
+    tlsConnects.mockClear();
+    const outcomes = [];
+    for (const url of urls) outcomes.push({ url, outcome: (await client.send({ url, body: '{}', headers: {} })).outcome });
     client.close();
     expect(outcomes.filter((o) => o.outcome !== 'refused')).toEqual([]);
     expect(tlsConnects).not.toHaveBeenCalled();
