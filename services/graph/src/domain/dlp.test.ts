@@ -239,11 +239,16 @@ describe('DLP on obfuscated values', () => {
   });
 
   it('maps every normalised character back to the original characters it came from', () => {
-    const v = scanView('a\uFB01e\u0301\u200Bb\uD835\uDFD2');
-    expect(v.text).toBe('afiéb4');
-    expect([...v.from!]).toEqual([0, 1, 1, 2, 5, 6]);
-    expect([...v.to!]).toEqual([1, 2, 2, 4, 6, 8]);
-    expect(scanView('plain ASCII')).toEqual({ text: 'plain ASCII', from: null, to: null });
+    const v = scanView('a\uFB01e\u0301\u200Bb\uD835\uDFD2 xy');
+    expect(v.text).toBe('afiéb4 xy');
+    const each = [...v.text].map((_, j) => v.original(j, j + 1));
+    expect(each.map((o) => [o.start, o.end])).toEqual([[0, 1], [1, 2], [1, 2], [2, 4], [5, 6], [6, 8], [8, 9], [9, 10], [10, 11]]);
+    // A span maps from the start of its first segment to the end of its last (the invisible U+200B inside goes too).
+    expect(v.original(2, 6)).toEqual({ start: 1, end: 8 });
+    expect(v.original(2, 3)).toEqual({ start: 1, end: 2 });
+    const plain = scanView('plain ASCII');
+    expect(plain.text).toBe('plain ASCII');
+    expect(plain.original(2, 5)).toEqual({ start: 2, end: 5 });
   });
 
   it('masks a document at the content limit full of obfuscated values with work linear in its length', () => {
