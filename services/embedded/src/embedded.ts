@@ -5,7 +5,7 @@ import {
   IdentitySigner,
   Lifecycle,
   MemoryBus,
-  OutboxRelay,
+  startOutboxRelay,
   PgliteDb,
   PostgresBlobStore,
   createMetricsRegistry,
@@ -20,7 +20,7 @@ import {
 } from '@lore/runtime';
 import { createGateway, gatewayConfig, MemoryGatewayState, createWebhooksWorker, type Gateway } from '@lore/gateway';
 import { selectEmbeddedEmbedder } from '@lore/ai';
-import { createGraphService, type GraphService } from '@lore/graph';
+import { createGraphService, GRAPH_TOPICS, type GraphService } from '@lore/graph';
 import type { EmbeddedConfig } from './config';
 import { loadSecrets } from './secrets';
 import { ensureDevCredentials, type DevCredentials, type DevSecret } from './dev-credentials';
@@ -123,7 +123,6 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger): Pro
     encryptionKeys,
     config: { allowLoopback: config.LORE_WEBHOOKS_ALLOW_LOOPBACK },
   });
-  const relay = new OutboxRelay({ db, bus, logger, metrics, pollIntervalMs: 50 });
 
   const server = await listen(gateway.publicApp, config.PORT, config.LORE_HOST);
   server.server.on('upgrade', gateway.handleUpgrade);
@@ -170,8 +169,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger): Pro
   lifecycle.onShutdown('graph worker', () => graph.worker.stop());
   await webhooks.start();
   lifecycle.onShutdown('webhooks worker', () => webhooks.stop());
-  relay.start();
-  lifecycle.onShutdown('outbox relay', () => relay.stop());
+  await startOutboxRelay({ process: 'embedded', db, bus, logger, metrics, pollIntervalMs: 50, topics: GRAPH_TOPICS, lifecycle });
   lifecycle.addCheck('graph', async () => ({ ok: true, details: { ...graph.describe() } }));
   lifecycle.markStarted();
 

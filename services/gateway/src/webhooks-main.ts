@@ -3,7 +3,7 @@ import { TOPICS } from '@lore/contracts';
 import {
   KafkaBus,
   Lifecycle,
-  OutboxRelay,
+  startOutboxRelay,
   PostgresDb,
   createHttpApp,
   createLogger,
@@ -48,16 +48,19 @@ async function main(): Promise<void> {
   });
   lifecycle.onShutdown('event bus', () => bus.close());
 
-  // Dead-letter replays are enqueued in the outbox by the gateway; this relay makes sure they are published even
-  // when no other service runs one (relays of one database take turns through an advisory lock).
-  if (env.WEBHOOKS_RUN_OUTBOX_RELAY) {
-    // The gateway also enqueues memory lifecycle messages (for the graph worker). The relay publishes in id order:
-    // without their topic (a deployment without the graph) every event behind the first one would wait for ever.
-    await bus.ensureTopics([TOPICS.memoryLifecycle]);
-    const relay = new OutboxRelay({ db, bus, logger, metrics, pollIntervalMs: 50 });
-    relay.start();
-    lifecycle.onShutdown('outbox relay', () => relay.stop());
-  }
+  // The gateway enqueues dead-letter replays and memory lifecycle messages but runs no relay: this one publishes
+  // them even in a deployment without the graph (the rule: startOutboxRelay). The lifecycle topic must exist.
+  await startOutboxRelay({
+    process: 'webhooks',
+    enabled: env.WEBHOOKS_RUN_OUTBOX_RELAY,
+    db,
+    bus,
+    logger,
+    metrics,
+    pollIntervalMs: 50,
+    topics: [TOPICS.memoryLifecycle],
+    lifecycle,
+  });
 
   const worker = createWebhooksWorker({ db, bus, logger, metrics, config: workerConfigFromEnv(env), encryptionKeys: env.LORE_ENCRYPTION_KEYS });
   lifecycle.addCheck('database', async () => {

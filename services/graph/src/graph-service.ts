@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import { describeAi, ExtractiveLanguageModel, HashedEmbedder, type AiDescription, type Embedder, type LanguageModel } from '@lore/ai';
 import { MemoryIngestMessageSchema, MemoryLifecycleMessageSchema, MemoryUploadMessageSchema, TOPICS } from '@lore/contracts';
 import {
-  OutboxRelay,
+  startOutboxRelay,
+  type OutboxRelay,
   eventIdOf,
   runMigrations,
   runRuntimeMigrations,
@@ -124,7 +125,7 @@ export async function createGraphService(deps: GraphServiceDeps): Promise<GraphS
   const app = createGraphApp({ memory, signer: deps.signer, logger: deps.logger, metrics: deps.metrics, bodyLimitBytes: deps.bodyLimitBytes ?? 2 * 1024 * 1024 });
 
   const group = deps.consumerGroup ?? 'graph-worker';
-  const relay = deps.relay === false ? null : new OutboxRelay({ db: deps.db, bus: deps.bus, logger, metrics: deps.metrics, pollIntervalMs: 50 });
+  let relay: OutboxRelay | null = null;
   let subscriptions: Subscription[] = [];
   /** Failed attempts per event in this process; bounded by the number of failing messages in flight. */
   const attempts = new Map<string, number>();
@@ -190,13 +191,23 @@ export async function createGraphService(deps: GraphServiceDeps): Promise<GraphS
         await deps.bus.subscribe({ groupId: `${group}-uploads`, topics: [TOPICS.memoryUploads], fromBeginning: true }, onUpload),
         await deps.bus.subscribe({ groupId: `${group}-lifecycle`, topics: [TOPICS.memoryLifecycle], fromBeginning: true }, onLifecycle),
       ];
-      relay?.start();
+      relay = await startOutboxRelay({
+        process: group,
+        enabled: deps.relay !== false,
+        db: deps.db,
+        bus: deps.bus,
+        logger,
+        metrics: deps.metrics,
+        pollIntervalMs: 50,
+        topics: GRAPH_TOPICS,
+      });
     },
     async stop(): Promise<void> {
       const subs = subscriptions;
       subscriptions = [];
       await Promise.all(subs.map((s) => s.stop()));
       await relay?.stop();
+      relay = null;
     },
   };
 

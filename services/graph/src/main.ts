@@ -1,4 +1,4 @@
-import { exitOnConfigError, listen, opsRouter, OutboxRelay } from '@lore/runtime';
+import { exitOnConfigError, listen, opsRouter, startOutboxRelay } from '@lore/runtime';
 import { createGraphService, GRAPH_TOPICS } from './graph-service';
 import { startGraphProcess } from './process';
 
@@ -14,14 +14,8 @@ async function main(): Promise<void> {
   graph.app.use(opsRouter(lifecycle, metrics).routes());
   const server = await listen(graph.app, config.LORE_GRAPH_PORT, config.LORE_GRAPH_HOST);
   lifecycle.onShutdown('http server', () => server.close());
-  if (config.LORE_GRAPH_RELAY) {
-    // Only the relay part of the worker: consumers run in graph-worker. The relay publishes in id order, so a
-    // missing topic would hold back every event behind it until graph-worker created it.
-    await deps.bus.ensureTopics(GRAPH_TOPICS);
-    const relay = new OutboxRelay({ db: deps.db, bus: deps.bus, logger, metrics });
-    relay.start();
-    lifecycle.onShutdown('outbox relay', () => relay.stop());
-  }
+  // Consumers run in graph-worker; which processes relay is decided in one place (startOutboxRelay).
+  await startOutboxRelay({ process: 'graph', enabled: config.LORE_GRAPH_RELAY, db: deps.db, bus: deps.bus, logger, metrics, topics: GRAPH_TOPICS, lifecycle });
   lifecycle.onShutdown('graph', () => graph.close());
   lifecycle.markStarted();
   logger.info({ url: server.url }, 'graph listening');

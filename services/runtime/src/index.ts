@@ -17,6 +17,7 @@ export * from './bus/event-id';
 export { busMetrics, type BusMetrics } from './bus/metrics';
 export type { HandlerRetry } from './bus/retry';
 export * from './outbox/outbox';
+export * from './outbox/start-relay';
 export * from './blob/postgres-blob-store';
 export * from './http/body';
 export * from './http/routes';
