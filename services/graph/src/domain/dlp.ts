@@ -378,7 +378,7 @@ function cardDetector(): Detector {
             // The digits are copied out only for a candidate that passes Luhn and is not one digit repeated.
             if (plain % 10 !== 0 || sameDigits) continue;
             let value = '';
-            for (let g = i; g <= k; g += 1) value += text.slice(starts[g], ends[g]);
+            for (let q = i; q <= k; q += 1) value += text.slice(starts[q], ends[q]);
             if (isCardNumber(value)) best = k;
           }
           if (best >= 0) {
