@@ -8,7 +8,8 @@ import { freePort, startProcess, stopProcess, until, type Started } from './proc
 /**
  * The README's "Try it" section, run as written against `npm start`: a second tenant made through the admin CLI
  * and the loopback admin API, isolation between the tenants (404), and the dev administrator signing in and listing
- * keys through the portal. The only changes to the README's commands are the ones a test on a shared machine needs:
+ * keys through the portal; then what that session opens (OAuth clients, the password routes) and the CLI's errors.
+ * The only changes to the README's commands are the ones a test on a shared machine needs:
  * its own ports instead of 8080 and 9081, and its own data directory instead of ./.lore.
  */
 
@@ -154,6 +155,51 @@ describe('the README "Try it" section on npm start', () => {
     expect(searchB.status).toBe(200);
     expect(JSON.stringify(await searchB.json())).not.toContain(doc!);
   }, 180_000);
+
+  it('the README\'s first curl command answers the ping with the dev key', async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const command = /^curl .*\/api\/v1\/pages\/ping$/m.exec(readme.split(/^## Try it$/m)[0]!)?.[0];
+    expect(command).toBeDefined();
+    let script = replaceAll(command!, 'http://127.0.0.1:8080', url);
+    script = replaceAll(script, './.lore/dev-credentials.json', join(dataDir, 'dev-credentials.json'));
+    const result = await run('bash', ['-euo', 'pipefail', '-c', script], terminalEnv());
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'ok', tenant_id: creds.tenant_id, role: 'tenant_admin' });
+  });
+
+  it('the dev administrator\'s session manages OAuth clients and resets a member\'s password', async () => {
+    const json = { 'content-type': 'application/json' };
+    const login = async (email: string, password: string) => {
+      const res = await fetch(`${url}/api/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ email, password }) });
+      return { status: res.status, body: (await res.json()) as { token: string } };
+    };
+    const admin = await login(creds.admin_email, creds.admin_password);
+    expect(admin.status).toBe(200);
+    const session = { ...json, authorization: `Bearer ${admin.body.token}` };
+
+    const client = await fetch(`${url}/api/v1/oauth-clients`, { method: 'POST', headers: session, body: JSON.stringify({ name: 'try-it', scopes: ['*:read'] }) });
+    expect(client.status).toBe(201);
+    const { client_id, client_secret } = (await client.json()) as { client_id: string; client_secret: string };
+    const token = await fetch(`${url}/api/v1/oauth/token`, { method: 'POST', headers: json, body: JSON.stringify({ grant_type: 'client_credentials', client_id, client_secret }) });
+    expect(token.status).toBe(200);
+    const { access_token } = (await token.json()) as { access_token: string };
+    const ping = await fetch(`${url}/api/v1/pages/ping`, { headers: { 'x-api-key': access_token } });
+    expect(ping.status).toBe(200);
+    expect(await ping.json()).toMatchObject({ tenant_id: creds.tenant_id, role: 'integration' });
+
+    // A member made through the admin API; the administrator resets the password, the member signs in with it.
+    const member = await fetch(`${adminUrl}/internal/v1/tenants/${creds.tenant_id}/users`, {
+      method: 'POST',
+      headers: { ...json, authorization: `Bearer ${creds.admin_token}` },
+      body: JSON.stringify({ email: 'member@lore.localhost', password: 'a first password 123', role: 'member' }),
+    });
+    expect(member.status).toBe(201);
+    const reset = await fetch(`${url}/api/password/reset_password`, { method: 'POST', headers: session, body: JSON.stringify({ user_email: 'member@lore.localhost' }) });
+    expect(reset.status).toBe(200);
+    const { new_password } = (await reset.json()) as { new_password: string };
+    expect((await login('member@lore.localhost', 'a first password 123')).status).toBe(401);
+    expect((await login('member@lore.localhost', new_password)).status).toBe(200);
+  });
 
   it('admin CLI: an administrator through the admin API, and clear errors for a wrong token or setup', async () => {
     const env = { LORE_ADMIN_URL: adminUrl, LORE_ADMIN_TOKEN: creds.admin_token };
