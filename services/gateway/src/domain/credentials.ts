@@ -1,8 +1,11 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
+import type { KeyType } from '@lore/contracts';
 
-/** Key types a tenant can hold; the prefix tells a reader (and a secret scanner) what a leaked string is. */
-export type KeyType = 'live' | 'test' | 'ephemeral' | 'memory';
+/** Key types a tenant can hold (declared in @lore/contracts with the admin API that takes them). */
+export type { KeyType };
+
+/** The prefix tells a reader (and a secret scanner) what a leaked string is. */
 
 export const KEY_PREFIX: Record<KeyType, string> = {
   live: 'ck_live_',
