@@ -3,13 +3,23 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction, Socket } from 'node:net';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import { MIMEType, TextDecoder } from 'node:util';
+import type { RobotsPolicy } from './robots';
 import { TargetGuard, TargetRefusedError, type ResolvedTarget } from './target-guard';
 
 /**
  * Why a fetch produced no usable response. `refused`: the guard (or the connected peer check) said no, before any
- * byte was sent to a forbidden address; `too_large`: the body passed the limit and the caller asked for an error.
+ * byte was sent to a forbidden address; `disallowed`: robots.txt of the URL (or of a redirect hop) says no;
+ * `too_large`: the body passed the limit and the caller asked for an error.
  */
-export type OutboundErrorKind = 'refused' | 'timeout' | 'network_error' | 'too_large' | 'too_many_redirects' | 'invalid_request' | 'aborted';
+export type OutboundErrorKind =
+  | 'refused'
+  | 'disallowed'
+  | 'timeout'
+  | 'network_error'
+  | 'too_large'
+  | 'too_many_redirects'
+  | 'invalid_request'
+  | 'aborted';
 
 export class OutboundError extends Error {
   constructor(
@@ -46,6 +56,11 @@ export interface OutboundRequest {
   /** Deadline of one TCP connection and its TLS handshake (a reused connection has none). */
   connectTimeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * Page fetchers opt into robots.txt here: every URL, the first and each redirect hop, must be allowed for the
+   * client's product token (its user agent up to the first `/`) before it is requested.
+   */
+  robots?: RobotsPolicy;
 }
 
 export interface OutboundResponse {
@@ -112,11 +127,14 @@ export class OutboundHttpClient {
   private readonly http: HttpAgent;
   private readonly https: HttpsAgent;
   private readonly userAgent: string;
+  /** The product token robots.txt groups are matched against (`LoreBot` of `LoreBot/1 (+https://…)`). */
+  readonly robotsAgent: string;
   private readonly defaults: { timeoutMs: number; connectTimeoutMs: number; maxResponseBytes: number; maxRedirects: number };
 
   constructor(options: OutboundHttpClientOptions) {
     this.guard = options.guard;
     this.userAgent = options.userAgent;
+    this.robotsAgent = options.userAgent.split(/[/\s]/)[0] || options.userAgent;
     this.defaults = {
       timeoutMs: options.timeoutMs ?? OUTBOUND_DEFAULTS.timeoutMs,
       connectTimeoutMs: options.connectTimeoutMs ?? OUTBOUND_DEFAULTS.connectTimeoutMs,
@@ -158,7 +176,9 @@ export class OutboundHttpClient {
       let url: URL | string = input.url;
       const redirects: string[] = [];
       for (;;) {
+        // The guard first, so a forbidden URL reports as refused; then robots.txt, fetched through this same client.
         const target = await this.check(url, signal);
+        if (input.robots) await this.checkRobots(input.robots, target.url, signal);
         const res = await this.exchange(target, { method, headers, body, connectTimeoutMs }, signal);
         const status = res.statusCode ?? 0;
         const location = res.headers.location;
@@ -216,6 +236,13 @@ export class OutboundHttpClient {
   close(): void {
     this.http.destroy();
     this.https.destroy();
+  }
+
+  private async checkRobots(robots: RobotsPolicy, url: string | URL, signal: AbortSignal): Promise<void> {
+    const href = typeof url === 'string' ? url : url.href;
+    if (!(await untilAborted(robots.isAllowed(href, this.robotsAgent), signal))) {
+      throw new OutboundError('disallowed', `robots.txt does not allow ${this.robotsAgent} to fetch this URL`);
+    }
   }
 
   private async check(url: string | URL, signal: AbortSignal): Promise<ResolvedTarget> {

@@ -136,3 +136,33 @@ describe('RobotsPolicy', () => {
     expect(rules!.isAllowed('http://127.0.0.2:1/x', BOT)).toBe(false);
   });
 });
+
+describe('OutboundHttpClient with robots', () => {
+  it('checks robots.txt for the URL and for every redirect hop, with the product token of its user agent', async () => {
+    const s = await startServer((req, res) => {
+      if (req.path === '/robots.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: LoreBot\nDisallow: /private\n\nUser-agent: *\nDisallow: /');
+      if (req.path === '/moved') return void res.writeHead(302, { location: '/private/page' }).end();
+      res.end(`page ${req.path}`);
+    });
+    servers.push(s);
+    const client = new OutboundHttpClient({ guard: new TargetGuard({ allowLoopback: true }), userAgent: `${BOT}/1 (+https://lore.example/bot)`, timeoutMs: 2000 });
+    clients.push(client);
+    const robots = new RobotsPolicy({ client });
+    expect(client.robotsAgent).toBe(BOT);
+
+    const ok = await client.fetch({ url: `${s.url}/public`, robots });
+    expect(ok.text()).toBe('page /public');
+    await expect(client.fetch({ url: `${s.url}/private/page`, robots })).rejects.toMatchObject({ kind: 'disallowed' });
+    await expect(client.fetch({ url: `${s.url}/moved`, robots })).rejects.toMatchObject({ kind: 'disallowed' });
+    // The disallowed pages were never requested; robots.txt once for the origin.
+    expect(s.requests.map((r) => r.path)).toEqual(['/robots.txt', '/public', '/moved']);
+    // Without the option the client does not read robots.txt (API calls and webhook deliveries).
+    expect((await client.fetch({ url: `${s.url}/private/page` })).status).toBe(200);
+  });
+
+  it('reports a forbidden URL as refused before asking robots.txt', async () => {
+    const client = new OutboundHttpClient({ guard: new TargetGuard(), userAgent: `${BOT}/1`, timeoutMs: 2000 });
+    clients.push(client);
+    await expect(client.fetch({ url: 'http://169.254.169.254/latest/meta-data/', robots: new RobotsPolicy({ client }) })).rejects.toMatchObject({ kind: 'refused' });
+  });
+});
