@@ -212,6 +212,9 @@ describe('RouteTable OpenAPI', () => {
       expect.objectContaining({ name: 'verbose', in: 'query', required: false }),
     ]);
     expect(Object.keys(paths['/items']!.post!.responses).sort()).toEqual(['201', '400', '401']);
+    // A validated query or path can be refused too; a route that answers by itself declares nothing more.
+    expect(Object.keys(get.responses).sort()).toEqual(['200', '400', '401']);
+    expect(Object.keys(paths['/drift']!.get!.responses).sort()).toEqual(['200', '401']);
     expect(Object.keys(paths['/token']!.post!.responses).sort()).toEqual(['200', '401']);
     const router = new Router<LoreState>();
     t.mount(router);

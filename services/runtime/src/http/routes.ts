@@ -253,7 +253,10 @@ export class RouteTable<State> {
       const responses: Json = { [route.ok.status]: responseObject(route.ok as ResponseSpec) };
       const others = { ...this.options.commonResponses?.(route), ...route.responses };
       for (const [status, spec] of Object.entries(others)) if (Number(status) !== route.ok.status) responses[status] = responseObject(spec);
-      if (route.body && (route.bodyKind ?? 'json') !== 'stream' && responses['400'] === undefined && !route.invalid) {
+      // A body that cannot be read, or a body, query or path its schema refuses, answers 400 unless the route
+      // words it otherwise (and then declares that answer itself).
+      const validated = (route.body && (route.bodyKind ?? 'json') !== 'stream') || route.query || route.params;
+      if (validated && responses['400'] === undefined && !route.invalid) {
         responses['400'] = { description: 'invalid request (every issue listed in `error.details`)' };
       }
       const params = parameters(route as AnyRoute<unknown>);
