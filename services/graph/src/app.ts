@@ -1,38 +1,157 @@
 import Router from '@koa/router';
-import { createHttpApp, notFoundFallback, type IdentitySigner, type LoreApp, type Logger } from '@lore/runtime';
+import { AppError, RouteTable, createHttpApp, notFoundFallback, type IdentitySigner, type LoreApp, type Logger } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import type { MemoryDeps } from './application/context';
-import { contradictionRoutes } from './routes/contradictions/contradictions';
-import { identityMiddleware, type GraphState } from './routes/context';
-import { documentRoutes } from './routes/documents/documents';
-import { healthRoutes } from './routes/health/health';
-import { ingestRoutes } from './routes/ingest/ingest';
-import { reviewRoutes } from './routes/review/review';
-import { searchRoutes } from './routes/search/search';
-import { uploadRoutes } from './routes/uploads/uploads';
-import { vaultRoutes } from './routes/vaults/vaults';
+import { changeVault, contradictionsOf, createVault, documentOf, documentsOf, fileIntoVault, health, removeDocument, removeVault, resolve, vaultOf, vaultsOf } from './application/governance';
+import { acceptDocument } from './application/ingest';
+import { answerStream, retrieve, search } from './application/search';
+import { acceptUpload, getUploadView } from './application/uploads';
+import { graphOpenApi, graphResponses } from './openapi';
+import { contradictionRoutes, type ContradictionRouteDeps } from './routes/contradictions/routes';
+import { documentRoutes, type DocumentRouteDeps } from './routes/documents/routes';
+import { healthRoutes, type HealthRouteDeps } from './routes/health/routes';
+import { ingestRoutes, type IngestRouteDeps } from './routes/ingest/routes';
+import { reviewRoutes, type ReviewRouteDeps } from './routes/review/routes';
+import { memoryGuard, NONE, route, type GraphState } from './routes/route';
+import { searchRoutes, type SearchRouteDeps } from './routes/search/routes';
+import { uploadRoutes, type UploadRouteDeps } from './routes/uploads/routes';
+import { vaultRoutes, type VaultRouteDeps } from './routes/vaults/routes';
 
-/** Every memory route lives under this prefix, exactly as the gateway forwards it. */
-export const MEMORY_PREFIX = '/api/v1/memory';
+export { MEMORY_PREFIX } from './routes/route';
 
 export interface GraphAppOptions {
   memory: MemoryDeps;
   signer: IdentitySigner;
   logger: Logger;
   metrics: Registry;
+  /** Largest JSON body (bytes); uploads have their own limit (`memory.config.uploadMaxBytes`). */
   bodyLimitBytes: number;
+  /** Check every success body against its declared schema (tests): a drift is a 500 naming it. */
+  checkResponses?: boolean;
 }
 
+/** What the memory route modules call, each module given only its own part. */
+export interface GraphRouteDeps {
+  ingest: IngestRouteDeps;
+  search: SearchRouteDeps;
+  vaults: VaultRouteDeps;
+  documents: DocumentRouteDeps;
+  review: ReviewRouteDeps;
+  contradictions: ContradictionRouteDeps;
+  health: HealthRouteDeps;
+  uploads: UploadRouteDeps;
+}
+
+/** Binds the application layer and the identity guard to one graph's dependencies, resource by resource. */
+export function graphRouteDeps(memory: MemoryDeps, signer: IdentitySigner): GraphRouteDeps {
+  const guard = memoryGuard(signer);
+  return {
+    ingest: {
+      guard,
+      ingest: async (scope, input) => {
+        const result = await acceptDocument(memory, scope, input, { source: 'ingest' });
+        // Only an upload's `before` step can abandon an ingest; a request has none.
+        if (!result) throw new AppError('INTERNAL', 'the ingest was abandoned');
+        return result;
+      },
+    },
+    search: {
+      guard,
+      search: {
+        answer: (scope, query, options) => search(memory, scope, query, options),
+        retrieve: (scope, query, options) => retrieve(memory, scope, query, options),
+        stream: (query, retrieval, signal) => answerStream(memory, query, retrieval.sources, signal),
+        observe: (mode, seconds) => memory.metrics.searchDuration.observe({ mode, stream: 'true' }, seconds),
+      },
+    },
+    vaults: {
+      guard,
+      vaults: {
+        list: (scope) => vaultsOf(memory, scope),
+        get: (scope, id) => vaultOf(memory, scope, id),
+        create: (scope, input) => createVault(memory, scope, input),
+        change: (scope, id, patch) => changeVault(memory, scope, id, patch),
+        remove: (scope, id) => removeVault(memory, scope, id),
+      },
+    },
+    documents: {
+      guard,
+      documents: { get: (scope, id) => documentOf(memory, scope, id), list: (scope, filter) => documentsOf(memory, scope, filter), remove: (scope, id) => removeDocument(memory, scope, id) },
+    },
+    review: {
+      guard,
+      review: { list: (scope, filter) => documentsOf(memory, scope, filter), file: (scope, docId, vaultId) => fileIntoVault(memory, scope, docId, vaultId) },
+    },
+    contradictions: {
+      guard,
+      contradictions: {
+        list: (scope, status, limit) => contradictionsOf(memory, scope, status, limit),
+        resolve: (scope, id, resolution, note) => resolve(memory, scope, id, resolution, note),
+      },
+    },
+    health: { guard, health: (scope, publish) => health(memory, scope, publish) },
+    uploads: {
+      guard,
+      uploads: { maxBytes: memory.config.uploadMaxBytes, accept: (scope, file) => acceptUpload(memory, scope, file), get: (scope, id) => getUploadView(memory, scope, id) },
+    },
+  };
+}
+
+/**
+ * Every route the graph serves, from the route modules, plus the document of exactly those routes at
+ * `GET /openapi.json` (spec 2's `{memory_url}/openapi.json`; no credential: it describes the API and holds nothing
+ * of a tenant's, and the gateway forwards it as an open path).
+ */
+export function graphRouteTable(deps: GraphRouteDeps, options: { bodyLimitBytes: number; checkResponses?: boolean }): RouteTable<GraphState> {
+  const table = new RouteTable<GraphState>({ bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses, commonResponses: graphResponses });
+  let document: Record<string, unknown> | undefined;
+  table.add(
+    ingestRoutes(deps.ingest),
+    searchRoutes(deps.search),
+    vaultRoutes(deps.vaults),
+    documentRoutes(deps.documents),
+    reviewRoutes(deps.review),
+    contradictionRoutes(deps.contradictions),
+    healthRoutes(deps.health),
+    uploadRoutes(deps.uploads),
+    route({
+      method: 'get', path: '/openapi.json', operationId: 'openApiDocument', summary: 'This document (OpenAPI 3.1)',
+      security: NONE,
+      ok: { status: 200, description: 'the OpenAPI 3.1 document of the memory routes', content: { 'application/json': { schema: { type: 'object' } } } },
+      handler: (ctx) => {
+        ctx.set('cache-control', 'public, max-age=300');
+        document ??= graphOpenApi(table);
+        return document;
+      },
+    }),
+  );
+  return table;
+}
+
+/**
+ * The document without a running graph (the committed openapi.json and its test): the same route modules with
+ * dependencies that are never called, since documenting a route only reads its declaration.
+ */
+export function documentedGraphOpenApi(): Record<string, unknown> {
+  return graphOpenApi(graphRouteTable(inertRouteDeps(), { bodyLimitBytes: 1 }));
+}
+
+/** Route dependencies that may be read but never called (documentation and the documentation test). */
+export function inertRouteDeps(): GraphRouteDeps {
+  const never = (): never => {
+    throw new Error('a route of the documentation-only table was called');
+  };
+  const inert: unknown = new Proxy(never, { get: () => inert, apply: () => inert });
+  return inert as GraphRouteDeps;
+}
+
+/** The graph's listener: the route table, then 404 for everything else. JSON bodies are read by each route. */
 export function createGraphApp(options: GraphAppOptions): LoreApp {
-  const app = createHttpApp({ service: 'graph', logger: options.logger, metrics: options.metrics, bodyLimitBytes: options.bodyLimitBytes });
+  // No body parser: every route reads its own body through the runtime's one reader (uploads stream theirs).
+  const app = createHttpApp({ service: 'graph', logger: options.logger, metrics: options.metrics, bodyLimitBytes: options.bodyLimitBytes, parseBodies: false });
   app.use(notFoundFallback());
-  const api = new Router<GraphState>({ prefix: MEMORY_PREFIX });
-  api.use(identityMiddleware(options.signer));
-  const deps = { memory: options.memory };
-  for (const r of [ingestRoutes, searchRoutes, vaultRoutes, documentRoutes, reviewRoutes, contradictionRoutes, healthRoutes, uploadRoutes]) {
-    const router = r(deps);
-    api.use(router.routes(), router.allowedMethods());
-  }
-  app.use(api.routes());
+  const router = new Router<GraphState>();
+  graphRouteTable(graphRouteDeps(options.memory, options.signer), { bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses }).mount(router);
+  app.use(router.routes());
   return app;
 }

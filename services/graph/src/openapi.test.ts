@@ -1,17 +1,96 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildOpenApi } from './openapi';
+import Router from '@koa/router';
+import { openApiPath, validateOpenApiDocument } from '@lore/runtime';
+import { documentedGraphOpenApi, graphRouteTable, inertRouteDeps } from './app';
+import type { GraphState } from './routes/route';
 
-describe('OpenAPI document', () => {
-  it('is committed exactly as the schemas generate it (run `npx tsx services/graph/src/cli/write-openapi.ts` after a change)', () => {
-    const committed = JSON.parse(readFileSync(join(__dirname, '..', 'openapi.json'), 'utf8'));
-    expect(committed).toEqual(buildOpenApi());
+type Operation = {
+  operationId: string;
+  security?: unknown[];
+  requestBody?: { content: Record<string, unknown> };
+  responses: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+};
+type Doc = { openapi: string; paths: Record<string, Record<string, Operation>> };
+
+const doc = () => documentedGraphOpenApi() as unknown as Doc;
+const operations = (d: Doc) => Object.entries(d.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ key: `${method} ${path}`, op })));
+
+/** The six memory routes that read a JSON body. */
+const JSON_BODY_ROUTES = [
+  'patch /api/v1/memory/vaults/{vault_id}',
+  'post /api/v1/memory/contradictions/{contradiction_id}/resolve',
+  'post /api/v1/memory/ingest',
+  'post /api/v1/memory/review/{doc_id}/file',
+  'post /api/v1/memory/search',
+  'post /api/v1/memory/search/stream',
+  'post /api/v1/memory/vaults',
+];
+
+describe('the graph\'s OpenAPI document', () => {
+  it('is committed as generated (node --conditions=lore-src --import tsx services/graph/src/cli/write-openapi.ts)', () => {
+    const committed = JSON.parse(readFileSync(join(__dirname, '..', 'openapi.json'), 'utf8')) as unknown;
+    expect(committed).toEqual(JSON.parse(JSON.stringify(doc())));
   });
 
-  it('documents every memory route', () => {
-    const paths = Object.keys((buildOpenApi() as { paths: Record<string, unknown> }).paths);
-    for (const p of ['/ingest', '/search', '/search/stream', '/uploads', '/documents/{doc_id}', '/vaults', '/review', '/contradictions', '/health']) {
-      expect(paths).toContain(`/api/v1/memory${p}`);
+  it('is valid OpenAPI 3.1', async () => {
+    const d = doc();
+    expect(d.openapi).toBe('3.1.0');
+    expect(await validateOpenApiDocument(d)).toEqual({ valid: true, errors: [] });
+  });
+
+  it('documents exactly the routes the table mounts', () => {
+    const router = new Router<GraphState>();
+    graphRouteTable(inertRouteDeps(), { bodyLimitBytes: 1 }).mount(router);
+    const mounted = router.stack.flatMap((l) => l.methods.filter((m) => m !== 'HEAD').map((m) => `${m.toLowerCase()} ${openApiPath(String(l.path))}`));
+    const documented = operations(doc()).map((o) => o.key);
+    expect(mounted.length).toBeGreaterThanOrEqual(20);
+    expect(mounted.sort()).toEqual(documented.sort());
+  });
+
+  it('documents every memory route of docs/memory.md and the served document', () => {
+    const keys = operations(doc()).map((o) => o.key);
+    expect(keys.sort()).toEqual(
+      [
+        ...JSON_BODY_ROUTES,
+        'get /openapi.json',
+        'get /api/v1/memory/contradictions', 'get /api/v1/memory/documents', 'get /api/v1/memory/documents/{doc_id}', 'delete /api/v1/memory/documents/{doc_id}',
+        'get /api/v1/memory/health', 'post /api/v1/memory/health/assess', 'get /api/v1/memory/review', 'post /api/v1/memory/uploads', 'get /api/v1/memory/uploads/{upload_id}',
+        'get /api/v1/memory/vaults', 'get /api/v1/memory/vaults/{vault_id}', 'delete /api/v1/memory/vaults/{vault_id}',
+      ].sort(),
+    );
+  });
+
+  it('declares what the routes answer: bodies, the stream, uploads, writes and the open document', () => {
+    const d = doc();
+    const op = (method: string, path: string) => d.paths[path]![method]!;
+    for (const { key, op: o } of operations(d)) {
+      const json = o.requestBody?.content['application/json'] !== undefined;
+      expect({ key, jsonBody: json }).toEqual({ key, jsonBody: JSON_BODY_ROUTES.includes(key) });
+      // Every JSON body route declares the reader's refusals; every route behind the identity its 401 and 404.
+      if (json) expect({ key, statuses: ['400', '413', '415'].filter((s) => o.responses[s]) }).toEqual({ key, statuses: ['400', '413', '415'] });
+      if (key !== 'get /openapi.json') expect({ key, statuses: ['401', '404'].filter((s) => o.responses[s]) }).toEqual({ key, statuses: ['401', '404'] });
     }
+    expect(Object.keys(op('post', '/api/v1/memory/search/stream').responses['200']!.content!)).toEqual(['text/event-stream']);
+    const upload = op('post', '/api/v1/memory/uploads');
+    expect(Object.keys(upload.requestBody!.content)).toEqual(['multipart/form-data']);
+    expect(Object.keys(upload.responses).sort()).toEqual(['202', '400', '401', '403', '404', '413', '415']);
+    expect(op('post', '/api/v1/memory/vaults').responses['201']).toBeDefined();
+    expect(op('delete', '/api/v1/memory/documents/{doc_id}').responses['204']).toBeDefined();
+    for (const [method, path] of [['post', '/api/v1/memory/ingest'], ['delete', '/api/v1/memory/vaults/{vault_id}'], ['post', '/api/v1/memory/health/assess']] as const) {
+      expect(op(method, path).responses['403']).toBeDefined();
+    }
+    expect(op('post', '/api/v1/memory/search').responses['403']).toBeUndefined();
+    expect(op('get', '/openapi.json').security).toEqual([]);
+    expect(Object.keys(op('get', '/openapi.json').responses)).toEqual(['200']);
+  });
+
+  it('gives the contradiction\'s two sources as one item schema, not an array of schemas', () => {
+    const list = doc().paths['/api/v1/memory/contradictions']!.get!.responses['200']!.content!['application/json']!.schema as {
+      properties: { contradictions: { items: { properties: { sources: { items: unknown; minItems: number; maxItems: number } } } } };
+    };
+    const sources = list.properties.contradictions.items.properties.sources;
+    expect(Array.isArray(sources.items)).toBe(false);
+    expect(sources).toMatchObject({ minItems: 2, maxItems: 2, items: { type: 'object' } });
   });
 });

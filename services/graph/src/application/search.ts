@@ -131,7 +131,7 @@ export async function* answerStream(deps: MemoryDeps, question: string, sources:
   };
 }
 
-export async function search(deps: MemoryDeps, scope: MemoryScope, query: string, options: SearchOptions = {}): Promise<SearchAnswer & { mode: string }> {
+export async function search(deps: MemoryDeps, scope: MemoryScope, query: string, options: SearchOptions = {}): Promise<SearchAnswer & { mode: Retrieval['mode'] }> {
   const started = process.hrtime.bigint();
   const retrieval = await retrieve(deps, scope, query, options);
   let result: SearchAnswer | undefined;

@@ -1,43 +1,59 @@
-import { AppError, IDENTITY_HEADER, type Identity, type IdentitySigner, type LoreContext, type LoreState } from '@lore/runtime';
+import { AppError, IDENTITY_HEADER, routeFor, type Identity, type IdentitySigner, type LoreState, type ResponseSpec } from '@lore/runtime';
 import type Koa from 'koa';
-import type { MemoryDeps, MemoryScope } from '../application/context';
+import { z } from 'zod';
+import type { MemoryScope } from '../application/context';
+
+/** Every memory route lives under this prefix, exactly as the gateway forwards it. */
+export const MEMORY_PREFIX = '/api/v1/memory';
 
 export interface GraphState extends LoreState {
   identity: Identity;
   scope: MemoryScope;
 }
 
-export type GraphContext = Koa.ParameterizedContext<GraphState> & LoreContext;
+/** Typed route definitions of the graph's listener (services/runtime/src/http/routes.ts). */
+export const route = routeFor<GraphState>();
 
-export interface RouteDeps {
-  memory: MemoryDeps;
-}
+export type Guard = Koa.Middleware<GraphState>;
 
 /**
- * Verifies the gateway's signed identity and derives the memory scope from it, and from nothing else: no
- * header, query parameter or body field can name a tenant or a memory. Requests without a memory (a
- * credential whose workspace has none) cannot reach memory data.
+ * The guard of every memory route: the caller's identity and memory, and whether it may change memory content
+ * (`write`) or only search and look (`read`).
  */
-export function identityMiddleware(signer: IdentitySigner) {
-  return async (ctx: GraphContext, next: Koa.Next) => {
+export type MemoryGuard = (access: 'read' | 'write') => Guard;
+
+/** OpenAPI security of the memory routes (an x-api-key credential at the gateway) and of the open document. */
+export const KEY: Array<Record<string, string[]>> = [{ apiKey: [] }];
+export const NONE: Array<Record<string, string[]>> = [];
+
+/** The platform's error envelope; validation errors list every issue in `details`. */
+export const errorView = z.object({
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    request_id: z.string(),
+    details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  }),
+});
+
+export const err = (description: string): ResponseSpec => ({ description, schema: errorView });
+
+/** What a write route answers to a read-only key. */
+export const READ_ONLY = { 403: err('the key is read-only (scope access `read`)') };
+
+/**
+ * Verifies the gateway's signed identity and derives the memory scope from it, and from nothing else: no header,
+ * query parameter or body field can name a tenant or a memory. A credential without a memory (its workspace has
+ * none) cannot reach memory data; a read-only key may search and look, never change memory content.
+ */
+export function memoryGuard(signer: IdentitySigner): MemoryGuard {
+  return (access) => async (ctx, next) => {
     const identity = await signer.verify(ctx.get(IDENTITY_HEADER) || undefined);
     if (!identity.memory_id) throw new AppError('NOT_FOUND', 'no memory is selected for this credential');
     ctx.state.identity = identity;
     ctx.state.scope = { tenantId: identity.tenant_id, workspaceId: identity.workspace_id || 'default', memoryId: identity.memory_id };
     ctx.state.log = ctx.state.log.child({ tenant_id: identity.tenant_id, memory_id: identity.memory_id });
-    await next();
-  };
-}
-
-/** The parsed JSON body (the app's body parser put it there; absent for other content types). */
-export function bodyOf(ctx: { request: unknown }): unknown {
-  return (ctx.request as { body?: unknown }).body;
-}
-
-/** Read-only keys (scope access `read`) may search and look, never change memory content. */
-export function requireWrite() {
-  return async (ctx: GraphContext, next: Koa.Next) => {
-    if (ctx.state.identity.scopes?.access === 'read') throw AppError.forbidden('this key is read-only');
+    if (access === 'write' && identity.scopes?.access === 'read') throw AppError.forbidden('this key is read-only');
     await next();
   };
 }

@@ -20,3 +20,8 @@ export const IngestResultSchema = z.object({
   needs_review: z.boolean(),
   dlp_matches: z.number().int().min(0),
 });
+
+/** The ingest answer of spec 1, exactly its five fields. */
+export function presentIngestResult(r: { doc_id: string; vault_id: string; routing_confidence: number; needs_review: boolean; dlp_matches: number }): z.input<typeof IngestResultSchema> {
+  return { doc_id: r.doc_id, vault_id: r.vault_id, routing_confidence: r.routing_confidence, needs_review: r.needs_review, dlp_matches: r.dlp_matches };
+}

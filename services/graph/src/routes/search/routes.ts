@@ -1,84 +1,86 @@
 import { PassThrough } from 'node:stream';
-import Router from '@koa/router';
-import { validate } from '@lore/runtime';
-import { answerStream, retrieve, search } from '../../application/search';
-import { bodyOf, type GraphState, type RouteDeps } from '../context';
-import { SearchBodySchema } from './schema';
+import type { AnswerPiece, Retrieval, SearchAnswer, SearchOptions } from '../../application/search';
+import type { MemoryScope } from '../../application/context';
+import { KEY, MEMORY_PREFIX, route, type MemoryGuard } from '../route';
+import { SearchAnswerSchema, SearchBodySchema, presentSearchAnswer, presentSources, streamContent } from './schema';
+
+export interface SearchRouteDeps {
+  guard: MemoryGuard;
+  search: {
+    /** Retrieval and the checked answer in one call. */
+    answer: (scope: MemoryScope, query: string, options: SearchOptions) => Promise<SearchAnswer & { mode: 'hybrid' | 'lexical' }>;
+    retrieve: (scope: MemoryScope, query: string, options: SearchOptions) => Promise<Retrieval>;
+    /** The checked answer over retrieved sources, sentence by sentence. */
+    stream: (query: string, retrieval: Retrieval, signal: AbortSignal) => AsyncIterable<AnswerPiece>;
+    /** Records how long a streamed answer took. */
+    observe: (mode: 'hybrid' | 'lexical', seconds: number) => void;
+  };
+}
 
 /** One server-sent event frame: `event: <name>\ndata: <json>\n\n` (data is single-line JSON). */
 export function sseFrame(event: string, data: unknown, id?: number): string {
   return `${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
-export function searchRoutes(deps: RouteDeps): Router<GraphState> {
-  const router = new Router<GraphState>();
-
-  router.post('/search', async (ctx) => {
-    const body = validate(SearchBodySchema, bodyOf(ctx));
-    const r = await search(deps.memory, ctx.state.scope, body.query, { vaultIds: body.vault_ids, topK: body.top_k });
-    ctx.body = {
-      answer: r.answer,
-      citations: r.citations,
-      chunk_count: r.chunk_count,
-      suggested_followups: r.suggested_followups,
-      retrieval: r.mode,
-    };
-  });
-
-  /**
-   * Streamed search. Frames, in order: one `sources` (every chunk the answer may cite, with its index), then
-   * `token` frames (`{"text": …}`, already citation-checked), then one `done` (the complete answer object, as
-   * the non-streamed route returns it). A failure after the first frame is reported as an `error` frame.
-   */
-  router.post('/search/stream', async (ctx) => {
-    const body = validate(SearchBodySchema, bodyOf(ctx));
-    const retrieval = await retrieve(deps.memory, ctx.state.scope, body.query, { vaultIds: body.vault_ids, topK: body.top_k });
-    const abort = new AbortController();
-    const stream = new PassThrough();
-    // The request body was consumed already; the response closing before it finished means the client left.
-    ctx.res.on('close', () => {
-      if (!ctx.res.writableFinished) abort.abort();
-    });
-    ctx.status = 200;
-    ctx.set('content-type', 'text/event-stream; charset=utf-8');
-    ctx.set('cache-control', 'no-cache, no-transform');
-    ctx.set('x-accel-buffering', 'no');
-    ctx.body = stream;
-    const log = ctx.state.log;
-    const started = process.hrtime.bigint();
-    void (async () => {
-      let id = 0;
-      try {
-        stream.write(
-          sseFrame(
-            'sources',
-            {
-              retrieval: retrieval.mode,
-              chunk_count: retrieval.sources.length,
-              sources: retrieval.sources.map((s) => ({
-                index: s.index,
-                title: s.title,
-                document_id: s.document_id,
-                vault_id: s.vault_id,
-                snippet: s.snippet,
-              })),
-            },
-            id++,
-          ),
-        );
-        for await (const piece of answerStream(deps.memory, body.query, retrieval.sources, abort.signal)) {
-          if (abort.signal.aborted) break;
-          if (piece.type === 'token') stream.write(sseFrame('token', { text: piece.text }, id++));
-          else stream.write(sseFrame('done', { ...piece.result, retrieval: retrieval.mode }, id++));
-        }
-      } catch (err) {
-        log.warn({ err }, 'streamed search failed');
-        if (!abort.signal.aborted) stream.write(sseFrame('error', { code: 'INTERNAL', message: 'the answer could not be completed' }, id++));
-      } finally {
-        deps.memory.metrics.searchDuration.observe({ mode: retrieval.mode, stream: 'true' }, Number(process.hrtime.bigint() - started) / 1e9);
-        stream.end();
-      }
-    })();
-  });
-  return router;
+/** Cited search over the caller's memory: one answer, or the same answer streamed. Read-only keys may search. */
+export function searchRoutes(deps: SearchRouteDeps) {
+  const tags = ['search'];
+  return [
+    route({
+      method: 'post', path: `${MEMORY_PREFIX}/search`, operationId: 'searchMemory', tags,
+      summary: 'Cited answer from hybrid retrieval',
+      security: KEY, guards: [deps.guard('read')],
+      body: SearchBodySchema,
+      ok: { status: 200, description: 'the answer; every `[n]` marker points at a citation that supports it', schema: SearchAnswerSchema },
+      handler: async (ctx, { body }) => {
+        const r = await deps.search.answer(ctx.state.scope, body.query, { vaultIds: body.vault_ids, topK: body.top_k });
+        return presentSearchAnswer(r, r.mode);
+      },
+    }),
+    /**
+     * Streamed search. Frames, in order: one `sources` (every chunk the answer may cite, with its index), then
+     * `token` frames (`{"text": …}`, already citation-checked), then one `done` (the complete answer object, as
+     * the non-streamed route returns it). A failure after the first frame is reported as an `error` frame.
+     */
+    route({
+      method: 'post', path: `${MEMORY_PREFIX}/search/stream`, operationId: 'streamSearchMemory', tags,
+      summary: 'Streamed cited answer: sources, tokens, done (server-sent events)',
+      security: KEY, guards: [deps.guard('read')],
+      body: SearchBodySchema,
+      ok: { status: 200, description: 'server-sent events: `sources`, `token`*, then `done` (or `error`)', content: streamContent() },
+      handler: async (ctx, { body }) => {
+        const retrieval = await deps.search.retrieve(ctx.state.scope, body.query, { vaultIds: body.vault_ids, topK: body.top_k });
+        const abort = new AbortController();
+        const stream = new PassThrough();
+        // The request body was consumed already; the response closing before it finished means the client left.
+        ctx.res.on('close', () => {
+          if (!ctx.res.writableFinished) abort.abort();
+        });
+        ctx.status = 200;
+        ctx.set('content-type', 'text/event-stream; charset=utf-8');
+        ctx.set('cache-control', 'no-cache, no-transform');
+        ctx.set('x-accel-buffering', 'no');
+        ctx.body = stream;
+        const log = ctx.state.log;
+        const started = process.hrtime.bigint();
+        void (async () => {
+          let id = 0;
+          try {
+            stream.write(sseFrame('sources', presentSources(retrieval.mode, retrieval.sources), id++));
+            for await (const piece of deps.search.stream(body.query, retrieval, abort.signal)) {
+              if (abort.signal.aborted) break;
+              if (piece.type === 'token') stream.write(sseFrame('token', { text: piece.text }, id++));
+              else stream.write(sseFrame('done', presentSearchAnswer(piece.result, retrieval.mode), id++));
+            }
+          } catch (err) {
+            log.warn({ err }, 'streamed search failed');
+            if (!abort.signal.aborted) stream.write(sseFrame('error', { code: 'INTERNAL', message: 'the answer could not be completed' }, id++));
+          } finally {
+            deps.search.observe(retrieval.mode, Number(process.hrtime.bigint() - started) / 1e9);
+            stream.end();
+          }
+        })();
+      },
+    }),
+  ];
 }

@@ -1,3 +1,4 @@
+import { jsonSchemaOf } from '@lore/runtime';
 import { z } from 'zod';
 
 export const SearchBodySchema = z.object({
@@ -15,3 +16,53 @@ export const SearchAnswerSchema = z.object({
   suggested_followups: z.array(z.string()),
   retrieval: z.enum(['hybrid', 'lexical']),
 });
+
+/** The non-streamed answer, and the `done` frame of the stream. */
+export function presentSearchAnswer(
+  r: { answer: string; citations: Array<{ index: number; title: string; document_id: string }>; chunk_count: number; suggested_followups: string[] },
+  retrieval: 'hybrid' | 'lexical',
+): z.input<typeof SearchAnswerSchema> {
+  return {
+    answer: r.answer,
+    citations: r.citations.map((c) => ({ index: c.index, title: c.title, document_id: c.document_id })),
+    chunk_count: r.chunk_count,
+    suggested_followups: r.suggested_followups,
+    retrieval,
+  };
+}
+
+export const StreamSourceSchema = z.object({ index: z.number().int().min(1), title: z.string(), document_id: z.string(), vault_id: z.string(), snippet: z.string() });
+
+/** The first frame of the stream: every chunk the answer may cite, with its index. */
+export const SourcesFrameSchema = z.object({ retrieval: z.enum(['hybrid', 'lexical']), chunk_count: z.number().int().min(0), sources: z.array(StreamSourceSchema) });
+
+export function presentSources(
+  retrieval: 'hybrid' | 'lexical',
+  sources: Array<{ index: number; title: string; document_id: string; vault_id: string; snippet: string }>,
+): z.input<typeof SourcesFrameSchema> {
+  return {
+    retrieval,
+    chunk_count: sources.length,
+    sources: sources.map((s) => ({ index: s.index, title: s.title, document_id: s.document_id, vault_id: s.vault_id, snippet: s.snippet })),
+  };
+}
+
+/** The stream's media type, with each frame's `data` as its JSON Schema says (docs/memory.md, "Streamed search frames"). */
+export function streamContent(): Record<string, { schema?: Record<string, unknown> }> {
+  return {
+    'text/event-stream': {
+      schema: {
+        type: 'string',
+        description:
+          'Frames `id: <n>\\nevent: <name>\\ndata: <one-line JSON>\\n\\n`, ids from 0: one `sources`, then `token` frames ' +
+          '(`{"text"}`, citation-checked), then `done` (the same object as POST /search answers) or, after a failure, `error` (`{"code","message"}`).',
+        'x-frames': {
+          sources: jsonSchemaOf(SourcesFrameSchema),
+          token: jsonSchemaOf(z.object({ text: z.string() })),
+          done: jsonSchemaOf(SearchAnswerSchema),
+          error: jsonSchemaOf(z.object({ code: z.literal('INTERNAL'), message: z.string() })),
+        },
+      },
+    },
+  };
+}
