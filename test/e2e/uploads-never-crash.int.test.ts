@@ -8,6 +8,7 @@ import { runtimeStageEnv } from '../support/dockerfile';
 import { freshDatabase, requireEnv, uniqueSuffix, type TestDatabase } from '../support/infra';
 import { docx, renderPng, scannedPdf, textPdf } from '../memory/files';
 import {
+  docxBomb,
   docxWithoutDocument,
   freePort,
   multipart,
@@ -59,6 +60,7 @@ const CORRUPT: UploadCase[] = [
   { name: 'PDF scan of 49 million pixels', filename: 'huge-scan.pdf', type: 'application/pdf', make: async () => pdfWithImage(7000, 7000), expect: { status: 'failed', reason: /^no text could be extracted/ } },
   { name: 'DOCX that is a broken zip', filename: 'broken.docx', type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', make: async () => Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04]), noise(2048, 5)]), expect: { status: 'failed', reason: /DOCX/ } },
   { name: 'DOCX without its document part', filename: 'empty.docx', type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', make: docxWithoutDocument, expect: { status: 'failed', reason: /DOCX/ } },
+  { name: 'DOCX that unzips to 50 MB of paragraphs', filename: 'bomb.docx', type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', make: docxBomb, expect: { status: 'failed', reason: /^the DOCX reader (ran out of memory|took longer than)/ } },
   { name: 'JSON cut short', filename: 'cut.json', type: 'application/json', make: async () => '{"swift": {"region": "eu-', expect: { status: 'failed', reason: /not valid JSON/ } },
   { name: 'JSON nested 100000 deep', filename: 'deep.json', type: 'application/json', make: async () => `${'['.repeat(100_000)}1${']'.repeat(100_000)}`, expect: { status: 'either' } },
   { name: 'CSV with an unterminated quote', filename: 'quote.csv', type: 'text/csv', make: async () => 'name,city\n"Ann,Lisbon\nBob,Porto\n', expect: { status: 'either' } },

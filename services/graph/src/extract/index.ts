@@ -1,4 +1,4 @@
-import mammoth from 'mammoth';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { PNG } from 'pngjs';
 import { htmlToText } from './html';
@@ -6,9 +6,12 @@ import { imageSize, MAX_OCR_PIXELS } from './image-size';
 import type { OcrEngine } from './ocr';
 import { parsePdf, type PdfImage } from './pdf';
 import { cleanMarkdown, csvToText, jsonToText } from './tabular';
-import { WorkerFailure } from './worker-thread';
+import { runWorkerOnce, WorkerFailure } from './worker-thread';
 
 export { WorkerFailure } from './worker-thread';
+
+/** `workers/` sits beside `src/` and `dist/`, so the path is the same from sources (tests) and the build. */
+const DOCX_WORKER = join(__dirname, '..', '..', 'workers', 'docx-extract.mjs');
 
 export type FileKind = 'text' | 'markdown' | 'html' | 'pdf' | 'docx' | 'csv' | 'json' | 'image';
 
@@ -140,12 +143,17 @@ export async function extractDocument(kind: FileKind, bytes: Buffer, options: Ex
         throw new UnsupportedFileError('the file is not valid JSON');
       }
     case 'docx': {
-      try {
-        const r = await mammoth.extractRawText({ buffer: bytes });
-        return { text: r.value, contentType: 'text', extractor: 'docx', ocr: false, title: null };
-      } catch {
-        throw new UnsupportedFileError('the file is not a readable DOCX document');
-      }
+      const data = new Uint8Array(bytes);
+      const r = await runWorkerOnce<{ ok: boolean; text?: string }>(DOCX_WORKER, {
+        what: 'the DOCX reader',
+        workerData: { data },
+        transferList: [data.buffer],
+        timeoutMs: options.pdfTimeoutMs,
+        resourceLimits: { maxOldGenerationSizeMb: 512 },
+        logger: options.logger,
+      });
+      if (!r.ok || typeof r.text !== 'string') throw new UnsupportedFileError('the file is not a readable DOCX document');
+      return { text: r.text, contentType: 'text', extractor: 'docx', ocr: false, title: null };
     }
     case 'image': {
       if (!options.ocr) throw new UnsupportedFileError('OCR is disabled, so images cannot be read');

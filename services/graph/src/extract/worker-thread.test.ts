@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
-import { extractionFailureReason, pixelsToPng, UnsupportedFileError } from './index';
+import JSZip from 'jszip';
+import { extractDocument, extractionFailureReason, pixelsToPng, UnsupportedFileError } from './index';
 import { TesseractOcr } from './ocr';
 import { parsePdf } from './pdf';
 import { runWorkerOnce, WorkerChannel, WorkerFailure } from './worker-thread';
@@ -164,6 +165,17 @@ describe('the real extractors on broken files', () => {
     // 7000×7000 = 49 million pixels: PDF.js would decode them outside the worker's heap ceiling.
     const huge = await parsePdf(pdfWithImage(7000, 7000), options);
     expect(huge.images).toEqual([]);
+  });
+
+  it('the DOCX reader (in its own thread) refuses a broken package and reads a good one', async () => {
+    const options = { ocr: null, pdfTimeoutMs: 30_000, maxPdfPages: 10, ocrBelowChars: 20, maxOcrImages: 1 };
+    await expect(extractDocument('docx', Buffer.from('PK\u0003\u0004 not a zip at all'), options)).rejects.toThrow('the file is not a readable DOCX document');
+    const zip = new JSZip();
+    zip.file('[Content_Types].xml', '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>');
+    zip.file('_rels/.rels', '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>');
+    zip.file('word/document.xml', '<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>The Stork office closes at six.</w:t></w:r></w:p></w:body></w:document>');
+    const good = await zip.generateAsync({ type: 'nodebuffer' });
+    await expect(extractDocument('docx', good, options)).resolves.toMatchObject({ text: expect.stringContaining('The Stork office closes at six.'), extractor: 'docx' });
   });
 
   it('words every failure for the upload: our own messages as they are, anything else generically', () => {

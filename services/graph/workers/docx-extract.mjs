@@ -1,0 +1,14 @@
+// DOCX text in a worker thread: mammoth builds the whole document in memory, so a small file that unzips to a
+// huge document.xml (a zip bomb of paragraphs) could exhaust the service's heap, which is fatal to a process. Here
+// it can only exhaust this thread's own ceiling, and the caller can terminate it on timeout.
+// Input (workerData): { data: Uint8Array }. Output (message): { ok: true, text } or { ok: false, error }.
+import { parentPort, workerData } from 'node:worker_threads';
+import mammoth from 'mammoth';
+
+const { data } = workerData;
+try {
+  const result = await mammoth.extractRawText({ buffer: Buffer.from(data.buffer, data.byteOffset, data.byteLength) });
+  parentPort.postMessage({ ok: true, text: result.value });
+} catch (err) {
+  parentPort.postMessage({ ok: false, error: err instanceof Error ? err.message : String(err) });
+}
