@@ -1,14 +1,12 @@
 import { join } from 'node:path';
 import { describeAi, ExtractiveLanguageModel, HashedEmbedder, type AiDescription, type Embedder, type LanguageModel } from '@lore/ai';
-import { MemoryIngestMessageSchema, MemoryLifecycleMessageSchema, MemoryUploadMessageSchema, TOPICS } from '@lore/contracts';
+import { TOPICS } from '@lore/contracts';
 import {
   startOutboxRelay,
   type OutboxRelay,
-  eventIdOf,
   runMigrations,
   runRuntimeMigrations,
   type BlobStore,
-  type BusMessage,
   type Db,
   type EventBus,
   type IdentitySigner,
@@ -18,13 +16,11 @@ import {
   type Subscription,
 } from '@lore/runtime';
 import type { Registry } from 'prom-client';
-import type { z } from 'zod';
 import { createGraphApp } from './app';
 import { TesseractOcr, type OcrEngine } from './extract/ocr';
 import { createGraphMetrics, DEFAULT_MEMORY_CONFIG, type MemoryConfig, type MemoryDeps } from './application/context';
-import { failDocument, indexDocument } from './application/indexer';
-import { eraseMemory, reopenMemory } from './application/lifecycle';
-import { processUpload } from './application/uploads';
+import { graphConsumers } from './consumers';
+import { hasEmbeddingColumn } from './store/search-store';
 
 export const GRAPH_MIGRATIONS = { schema: 'graph', dir: join(__dirname, '..', 'migrations') };
 
@@ -71,21 +67,14 @@ export interface GraphService {
   close(): Promise<void>;
 }
 
-async function hasEmbeddingColumn(db: Db): Promise<boolean> {
-  const r = await db.query(
-    `SELECT 1 FROM information_schema.columns WHERE table_schema = 'graph' AND table_name = 'chunks' AND column_name = 'embedding'`,
-  );
-  return r.rowCount > 0;
-}
-
 /** The topics the graph worker consumes or publishes to; `worker.start()` makes sure they exist. */
 export const GRAPH_TOPICS = [TOPICS.memoryIngest, TOPICS.memoryUploads, TOPICS.memoryLifecycle, TOPICS.events];
 
 /**
- * The graph service's memory data plane, composed from ports: the HTTP app (`/api/v1/memory/*`) and the
- * worker (consumers of `lore.memory.ingest`, `lore.memory.uploads` and `lore.memory.lifecycle`, plus an outbox
- * relay). The same code runs
- * as two processes in a cluster and inside the embedded single process.
+ * The graph service's memory data plane, composed from ports: the HTTP app (`/api/v1/memory/*` and
+ * `/openapi.json`) and the worker (the consumers in `consumers/`, one module each, of `lore.memory.ingest`,
+ * `lore.memory.uploads` and `lore.memory.lifecycle`, plus an outbox relay). The same code runs as two processes in a
+ * cluster and inside the embedded single process.
  */
 export async function createGraphService(deps: GraphServiceDeps): Promise<GraphService> {
   const logger = deps.logger.child({ component: 'graph' });
@@ -125,72 +114,19 @@ export async function createGraphService(deps: GraphServiceDeps): Promise<GraphS
   const app = createGraphApp({ memory, signer: deps.signer, logger: deps.logger, metrics: deps.metrics, bodyLimitBytes: deps.bodyLimitBytes ?? 2 * 1024 * 1024 });
 
   const group = deps.consumerGroup ?? 'graph-worker';
+  const consumers = graphConsumers(memory);
   let relay: OutboxRelay | null = null;
   let subscriptions: Subscription[] = [];
-  /** Failed attempts per event in this process; bounded by the number of failing messages in flight. */
-  const attempts = new Map<string, number>();
-
-  function parse<S extends z.ZodType>(schema: S, message: BusMessage): z.infer<S> | null {
-    try {
-      return schema.parse(JSON.parse(message.value.toString('utf8')));
-    } catch {
-      logger.error({ topic: message.topic, offset: message.offset }, 'dropping a malformed message');
-      return null;
-    }
-  }
-
-  async function onIngest(message: BusMessage): Promise<void> {
-    const msg = parse(MemoryIngestMessageSchema, message);
-    if (!msg) return;
-    const eventId = eventIdOf(message) ?? msg.event_id;
-    try {
-      const outcome = await indexDocument(memory, msg, eventId);
-      attempts.delete(eventId);
-      logger.debug({ doc_id: msg.doc_id, outcome }, 'ingest message handled');
-    } catch (err) {
-      const n = (attempts.get(eventId) ?? 0) + 1;
-      attempts.set(eventId, n);
-      if (n < memory.config.maxIndexAttempts) {
-        logger.warn({ err, doc_id: msg.doc_id, attempt: n }, 'indexing failed; the message will be redelivered');
-        throw err;
-      }
-      attempts.delete(eventId);
-      logger.error({ err, doc_id: msg.doc_id, attempts: n }, 'indexing failed repeatedly; marking the document failed');
-      await failDocument(memory, msg, eventId, 'indexing failed repeatedly');
-    }
-  }
-
-  async function onUpload(message: BusMessage): Promise<void> {
-    const msg = parse(MemoryUploadMessageSchema, message);
-    if (!msg) return;
-    const eventId = eventIdOf(message) ?? msg.event_id;
-    const outcome = await processUpload(memory, msg, eventId);
-    logger.info({ upload_id: msg.upload_id, outcome }, 'upload handled');
-  }
-
-  /** The gateway's messages about a memory's life; failures are retried by the bus (every step is idempotent). */
-  async function onLifecycle(message: BusMessage): Promise<void> {
-    const msg = parse(MemoryLifecycleMessageSchema, message);
-    if (!msg) return;
-    const eventId = eventIdOf(message) ?? msg.event_id;
-    if (msg.type === 'memory.deleted') {
-      const result = await eraseMemory(memory, msg, eventId);
-      logger.info({ tenant_id: msg.tenant_id, memory_id: msg.memory_id, outcome: result.outcome }, 'memory deletion handled');
-    } else {
-      const outcome = await reopenMemory(memory, msg, eventId);
-      logger.debug({ tenant_id: msg.tenant_id, memory_id: msg.memory_id, outcome }, 'memory creation handled');
-    }
-  }
 
   const worker = {
     async start(): Promise<void> {
       if (subscriptions.length > 0) return;
       await deps.bus.ensureTopics(GRAPH_TOPICS);
-      subscriptions = [
-        await deps.bus.subscribe({ groupId: group, topics: [TOPICS.memoryIngest], fromBeginning: true }, onIngest),
-        await deps.bus.subscribe({ groupId: `${group}-uploads`, topics: [TOPICS.memoryUploads], fromBeginning: true }, onUpload),
-        await deps.bus.subscribe({ groupId: `${group}-lifecycle`, topics: [TOPICS.memoryLifecycle], fromBeginning: true }, onLifecycle),
-      ];
+      const subs: Subscription[] = [];
+      for (const c of consumers) {
+        subs.push(await deps.bus.subscribe({ groupId: c.groupId(group), topics: [c.topic], fromBeginning: true }, (message) => c.handle(message)));
+      }
+      subscriptions = subs;
       relay = await startOutboxRelay({
         process: group,
         enabled: deps.relay !== false,

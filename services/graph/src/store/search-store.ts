@@ -1,4 +1,4 @@
-import type { Sql } from '@lore/runtime';
+import type { Db, Sql } from '@lore/runtime';
 import { vectorLiteral } from './index-store';
 
 export interface ScoredChunk {
@@ -96,4 +96,12 @@ export async function loadChunks(sql: Sql, scope: SearchScope, chunkIds: string[
     [scope.tenantId, scope.memoryId, chunkIds],
   );
   return r.rows;
+}
+
+/** Whether `graph.chunks` has its embedding column (pgvector present when the migrations ran, or added since). */
+export async function hasEmbeddingColumn(db: Pick<Db, 'query'>): Promise<boolean> {
+  const r = await db.query(
+    `SELECT 1 FROM information_schema.columns WHERE table_schema = 'graph' AND table_name = 'chunks' AND column_name = 'embedding'`,
+  );
+  return r.rowCount > 0;
 }
