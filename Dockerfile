@@ -19,18 +19,20 @@ ARG NODE_IMAGE=node:20.20.2-bookworm-slim
 # ---- build: install everything, compile every workspace, then drop dev dependencies --------------------------
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
+# npm 10 (the image's) ignores package.json's allowScripts and runs every install script: onnxruntime-node's would
+# download GPU builds from outside the npm registry; its CPU builds ship in the package.
 ENV CI=true \
     npm_config_fund=false \
     npm_config_audit=false \
-    npm_config_update_notifier=false
-# Every workspace's sources come in before the install: the lockfile lists each workspace. `npm install` (not
-# `npm ci`) installs the lockfile's pinned versions; `npm ci` refuses a lockfile that lacks other platforms'
-# optional native binaries, which ours does (it is resolved against a mirror carrying linux builds only).
-# (.dockerignore keeps node_modules and dist out.)
+    npm_config_update_notifier=false \
+    ONNXRUNTIME_NODE_INSTALL=skip
+# Every workspace's sources come in before the install: the lockfile lists each workspace. `npm ci` installs exactly
+# what package-lock.json lists, every platform's optional native builds included, and fails on a lockfile that does
+# not match the manifests. (.dockerignore keeps node_modules and dist out.)
 COPY package.json package-lock.json .npmrc tsconfig.base.json tsconfig.json ./
 COPY services/ services/
 COPY operator/ operator/
-RUN --mount=type=cache,target=/root/.npm npm install --no-audit --no-fund
+RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 RUN npx tsc -b \
  && npm prune --omit=dev --no-audit --no-fund \
  # What the running image needs of each workspace: manifests, compiled code, SQL migrations, worker scripts.

@@ -21,11 +21,13 @@ if [ -f test/infra/k8s/build.sh ]; then
 fi
 
 step "install dependencies"
-# `npm install` (not `npm ci`): it installs exactly the versions package-lock.json pins, and unlike `npm ci` it
-# does not refuse a lockfile that lacks other platforms' optional native binaries (registry mirrors that only
-# carry this platform's builds cannot resolve them, so the lockfile cannot list them).
+# `npm ci`: installs exactly what package-lock.json lists (every platform's optional native builds are in it) and
+# stops when a package.json and the lockfile disagree instead of quietly re-resolving. It deletes node_modules
+# first, so it runs only when node_modules is missing or older than the lockfile: a warm machine skips it.
+# ONNXRUNTIME_NODE_INSTALL=skip keeps onnxruntime-node's postinstall from downloading GPU builds from outside the
+# npm registry under npm 10, which ignores package.json's allowScripts (docs/infrastructure.md, "npm install").
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm install --no-audit --no-fund --loglevel=error || fail_setup "npm install"
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund || fail_setup "npm ci"
 fi
 
 step "type-check (tsc -b, then the suites and benchmarks outside the build)"
