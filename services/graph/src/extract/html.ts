@@ -12,25 +12,120 @@ export function decodeEntities(text: string): string {
 
 const BLOCK = /^(?:p|div|section|article|header|footer|main|aside|nav|li|ul|ol|table|tr|br|hr|blockquote|pre|dd|dt|dl|figure|figcaption|form|address|h[1-6])$/i;
 
+/** Elements whose content is never text a reader sees. */
+const HIDDEN = /<!--|<(script|style|noscript|template|svg|head)\b/gi;
+
+/**
+ * Removes comments and hidden elements (with their content) in one pass. An element or comment that is never
+ * closed is kept as it is, like before; once a closing tag was not found after some position, it cannot be found
+ * after a later one either, so the search is not repeated: every character is scanned a bounded number of times,
+ * whatever the markup (a lazy `<!--[\s\S]*?-->` over many unclosed comments took 14 s for 160 KB).
+ */
+function stripHidden(html: string): string {
+  const out: string[] = [];
+  const unclosed = new Set<string>();
+  let pos = 0;
+  for (;;) {
+    HIDDEN.lastIndex = pos;
+    const m = HIDDEN.exec(html);
+    if (!m) break;
+    const name = (m[1] ?? '!--').toLowerCase();
+    let end = -1;
+    if (!unclosed.has(name)) {
+      if (name === '!--') {
+        const close = html.indexOf('-->', m.index + 4);
+        end = close < 0 ? -1 : close + 3;
+      } else {
+        const tagEnd = html.indexOf('>', m.index);
+        if (tagEnd >= 0 && html[tagEnd - 1] === '/' && (name === 'script' || name === 'style')) end = tagEnd + 1;
+        else {
+          const close = new RegExp(`</${name}\\s*>`, 'gi');
+          close.lastIndex = m.index + m[0].length;
+          const c = close.exec(html);
+          end = c ? c.index + c[0].length : -1;
+        }
+      }
+      if (end < 0) unclosed.add(name);
+    }
+    if (end < 0) {
+      // Never closed: keep the opening as text for the passes below, and go on after it.
+      out.push(html.slice(pos, m.index + m[0].length));
+      pos = m.index + m[0].length;
+    } else {
+      out.push(html.slice(pos, m.index), ' ');
+      pos = end;
+    }
+  }
+  out.push(html.slice(pos));
+  return out.join('');
+}
+
+/**
+ * Replaces `<…>` (from a `<` to the next `>`) by what `render` returns for it; when `render` returns `null` the `<`
+ * is kept as text and the scan goes on after it (so `a < b <i>c</i>` still finds `<i>`). A `<` with no `>` after
+ * it stays. The position of the next `>` is remembered, so many `<` before one far `>` cost one scan, not one each.
+ */
+function replaceTags(s: string, render: (s: string, lt: number) => string | null): string {
+  const out: string[] = [];
+  let pos = 0;
+  let from = 0;
+  let gt = -1;
+  for (;;) {
+    const lt = s.indexOf('<', from);
+    if (lt < 0) break;
+    if (gt < lt) gt = s.indexOf('>', lt);
+    if (gt < 0) break;
+    const replacement = render(s, lt);
+    if (replacement === null) {
+      from = lt + 1;
+      continue;
+    }
+    out.push(s.slice(pos, lt), replacement);
+    pos = gt + 1;
+    from = pos;
+  }
+  out.push(s.slice(pos));
+  return out.join('');
+}
+
+/** A tag's name right at a `<` (sticky: it reads from `lastIndex` and nowhere else). */
+const NAMED_TAG = /<(\/?)([a-zA-Z][a-zA-Z0-9]*)\b/y;
+
+/** The first `<title>`'s text, found without rescanning (see `stripHidden`). */
+function findTitle(html: string): string | undefined {
+  const open = /<title/i.exec(html);
+  if (!open) return undefined;
+  const gt = html.indexOf('>', open.index);
+  if (gt < 0) return undefined;
+  const close = /<\/title>/gi;
+  close.lastIndex = gt + 1;
+  const c = close.exec(html);
+  return c ? html.slice(gt + 1, c.index) : undefined;
+}
+
 /**
  * HTML to readable text for indexing: drops scripts, styles, comments and head metadata, keeps headings as
  * Markdown headings (the chunker splits on them), puts block elements on their own lines and list items behind
- * a dash, decodes entities. A tolerant scanner rather than a DOM: malformed markup still yields its text.
+ * a dash, decodes entities. A tolerant scanner rather than a DOM: malformed markup still yields its text. Every
+ * step is linear in the length of the input, so no markup can hold the event loop (this runs in the ingest
+ * request as well as for uploads).
  */
 export function htmlToText(html: string): { text: string; title: string | null } {
-  const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1];
-  let s = html
-    .replace(/<!--[\s\S]*?-->/g, ' ')
-    .replace(/<(script|style|noscript|template|svg|head)\b[\s\S]*?<\/\1\s*>/gi, ' ')
-    .replace(/<(script|style)\b[^>]*\/>/gi, ' ');
-  s = s.replace(/<(\/?)([a-zA-Z][a-zA-Z0-9]*)\b[^>]*>/g, (_tag, close: string, name: string) => {
-    const n = name.toLowerCase();
+  const title = findTitle(html);
+  let s = stripHidden(html);
+  // A tag is `<` + name up to the next `>`; what is left between `<` and `>` after that (`<!doctype>`, `</ >`) goes.
+  s = replaceTags(s, (text, lt) => {
+    NAMED_TAG.lastIndex = lt;
+    const m = NAMED_TAG.exec(text);
+    if (!m) return null;
+    const close = m[1] ?? '';
+    const n = (m[2] ?? '').toLowerCase();
     if (!close && /^h[1-6]$/.test(n)) return `\n\n${'#'.repeat(Number(n[1]))} `;
     if (n === 'li') return close ? '' : '\n- ';
     if (n === 'td' || n === 'th') return ' | ';
     return BLOCK.test(n) ? '\n\n' : '';
   });
-  s = decodeEntities(s.replace(/<[^>]*>/g, ''));
+  s = decodeEntities(replaceTags(s, () => ''));
   const text = s
     .split('\n')
     .map((line) => line.replace(/[ \t\f\v]+/g, ' ').trim())
