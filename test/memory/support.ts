@@ -110,6 +110,8 @@ export async function startHarness(options: HarnessOptions): Promise<Harness & {
     signer,
     ocr: null,
     consumerGroup: `graph-worker-${suffix}`,
+    // Every answer of every memory suite is checked against the schema its route declares.
+    checkResponses: true,
     ...options.graph,
   });
   if (options.worker !== false) await graph.worker.start();

@@ -40,6 +40,8 @@ export interface GraphServiceDeps {
   config?: Partial<MemoryConfig>;
   /** Largest JSON body (bytes). Default 2 MiB. */
   bodyLimitBytes?: number;
+  /** Check every success body against its route's declared schema (tests): a drift answers 500 naming it. */
+  checkResponses?: boolean;
   /** Apply the runtime and graph migrations at start (dev, embedded, tests). Default true. */
   migrate?: boolean;
   /** Use pgvector when the database has it. Default true. */
@@ -111,7 +113,7 @@ export async function createGraphService(deps: GraphServiceDeps): Promise<GraphS
     return { ok: true, details: { ...description } };
   });
 
-  const app = createGraphApp({ memory, signer: deps.signer, logger: deps.logger, metrics: deps.metrics, bodyLimitBytes: deps.bodyLimitBytes ?? 2 * 1024 * 1024 });
+  const app = createGraphApp({ memory, signer: deps.signer, logger: deps.logger, metrics: deps.metrics, bodyLimitBytes: deps.bodyLimitBytes ?? 2 * 1024 * 1024, checkResponses: deps.checkResponses });
 
   const group = deps.consumerGroup ?? 'graph-worker';
   const consumers = graphConsumers(memory);
