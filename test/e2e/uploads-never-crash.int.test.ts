@@ -66,6 +66,7 @@ const CORRUPT: UploadCase[] = [
   { name: 'CSV with an unterminated quote', filename: 'quote.csv', type: 'text/csv', make: async () => 'name,city\n"Ann,Lisbon\nBob,Porto\n', expect: { status: 'either' } },
   { name: 'HTML that is only tags', filename: 'tags.html', type: 'text/html', make: async () => '<<<div><script>while(1){}</script><p></p>', expect: { status: 'either' } },
   { name: 'HTML of 2 MB of unclosed comments', filename: 'comments.html', type: 'text/html', make: async () => '<p>Lead</p>' + '<!--'.repeat(500_000), expect: { status: 'either' } },
+  { name: 'Markdown of 2 MB of unclosed image brackets', filename: 'brackets.md', type: 'text/markdown', make: async () => '# Lead\n\n' + '!['.repeat(1_000_000), expect: { status: 'either' } },
   { name: 'text that is not UTF-8', filename: 'latin1.txt', type: 'text/plain', make: async () => Buffer.concat([Buffer.from([0xff, 0xfe, 0xfd]), Buffer.from(' Caf\xe9 menu', 'latin1')]), expect: { status: 'either' } },
   { name: 'empty file', filename: 'empty.txt', type: 'text/plain', make: async () => Buffer.alloc(0), expect: { status: 'failed', reason: /^no text could be extracted/ } },
   { name: 'binary of no known type', filename: 'blob.bin', type: 'application/octet-stream', make: async () => Buffer.concat([Buffer.from([0, 1, 2, 3]), noise(1024, 13)]), expect: { status: 'failed', reason: /^unsupported file type$/ } },

@@ -73,13 +73,65 @@ export function jsonToText(text: string, maxLines = 50_000): string {
   return out.join('\n');
 }
 
+/**
+ * `[text](url)` → `text`, or with `image`, `![alt](url)` → `alt`. A scanner, not `\[([^\]]*)\]\([^)]*\)`: that
+ * expression rescans to the end of the input from every `[` that is never closed (100 KB of `![` took 10 s). The
+ * next `]` and `)` are remembered, so each character is looked at a bounded number of times.
+ */
+function replaceLinks(s: string, image: boolean): string {
+  const opener = image ? '![' : '[';
+  const out: string[] = [];
+  let pos = 0;
+  let from = 0;
+  let close = -1;
+  let paren = -1;
+  for (;;) {
+    const start = s.indexOf(opener, from);
+    if (start < 0) break;
+    const textStart = start + opener.length;
+    if (close < textStart) close = s.indexOf(']', textStart);
+    if (close < 0) break;
+    if (s[close + 1] !== '(' || (!image && close === textStart)) {
+      from = start + 1;
+      continue;
+    }
+    if (paren < close + 2) paren = s.indexOf(')', close + 2);
+    if (paren < 0) break;
+    out.push(s.slice(pos, start), s.slice(textStart, close));
+    pos = paren + 1;
+    from = pos;
+  }
+  out.push(s.slice(pos));
+  return out.join('');
+}
+
+/** Removes `<…>` with at least one character inside, remembering the next `>` (see `replaceLinks`). */
+function removeTags(s: string): string {
+  const out: string[] = [];
+  let pos = 0;
+  let from = 0;
+  let gt = -1;
+  for (;;) {
+    const lt = s.indexOf('<', from);
+    if (lt < 0) break;
+    if (gt <= lt) gt = s.indexOf('>', lt + 1);
+    if (gt < 0) break;
+    if (gt === lt + 1) {
+      from = lt + 1;
+      continue;
+    }
+    out.push(s.slice(pos, lt));
+    pos = gt + 1;
+    from = pos;
+  }
+  out.push(s.slice(pos));
+  return out.join('');
+}
+
 /** Markdown stays Markdown (the chunker reads its headings); only noise that hurts retrieval is removed. */
 export function cleanMarkdown(text: string): string {
-  return text
-    .replace(/^---\n[\s\S]*?\n---\n/, '') // front matter
-    .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1') // images → alt text
-    .replace(/\[([^\]]+)\]\([^)]*\)/g, '$1') // links → their text
-    .replace(/<[^>]+>/g, '')
+  const body = text.replace(/^---\n[\s\S]*?\n---\n/, ''); // front matter
+  return removeTags(replaceLinks(replaceLinks(body, true), false))
     .replace(/^```.*$/gm, '')
     .replace(/(\*\*|__)(.*?)\1/g, '$2');
 }
