@@ -25,7 +25,8 @@ import { oauthRoutes, type OauthRouteDeps } from './routes/oauth/routes';
 import { authRoutes, type AuthRouteDeps } from './routes/auth/routes';
 import { passwordRoutes, type PasswordRouteDeps } from './routes/password/routes';
 import { webhookRoutes, type WebhookRouteDeps } from './routes/webhooks/routes';
-import { registerProjectRoutes } from './routes/projects/handlers';
+import { projectRoutes, type ProjectRouteDeps } from './routes/projects/routes';
+import { projectService } from './application/projects';
 import type { UpstreamName } from './config';
 
 export interface PublicApp {
@@ -60,6 +61,7 @@ export interface PublicAppOptions {
 export interface PublicRouteDeps {
   pages: PageRouteDeps;
   workspaces: WorkspaceRouteDeps;
+  projects: ProjectRouteDeps;
   apiKeys: ApiKeyRouteDeps;
   oauth: OauthRouteDeps;
   auth: AuthRouteDeps;
@@ -82,6 +84,7 @@ export function publicRouteDeps(context: GatewayContext): PublicRouteDeps {
         tenant: (tenantId) => tenantContext(context, tenantId),
       },
     },
+    projects: { guard, projects: projectService(context) },
     apiKeys: {
       session,
       keys: {
@@ -132,6 +135,7 @@ export function publicRouteTable(deps: PublicRouteDeps, options: { bodyLimitByte
   table.add(
     pageRoutes(deps.pages),
     workspaceRoutes(deps.workspaces),
+    projectRoutes(deps.projects),
     apiKeyRoutes(deps.apiKeys),
     oauthRoutes(deps.oauth),
     authRoutes(deps.auth),
@@ -188,8 +192,6 @@ export function createPublicApp(context: GatewayContext, options: PublicAppOptio
 
   const router = new Router<GatewayRequestState>();
   publicRouteTable(publicRouteDeps(context), { bodyLimitBytes: context.config.bodyLimitBytes, checkResponses: options.checkResponses }).mount(router);
-  // Being moved onto route definitions by the projects rewrite; documented by hand until then (openapi.ts).
-  registerProjectRoutes(router, context);
   options.extraRoutes?.(router, context);
   app.use(router.routes());
 

@@ -1,9 +1,7 @@
 import { openApiDocument, type AnyRoute, type ResponseSpec, type RouteTable } from '@lore/runtime';
-import { z } from 'zod';
 import { MODULES } from './domain/scope';
 import { KEY, RATE_LIMITED_HEADERS, SESSION, err } from './http/route';
 import type { GatewayRequestState } from './http/state';
-import { createProjectBody, projectListView, projectView } from './routes/projects/schema';
 
 type Json = Record<string, unknown>;
 
@@ -62,40 +60,7 @@ export function publicResponses(route: AnyRoute<GatewayRequestState>): Record<nu
   };
 }
 
-// The project routes are being moved onto route definitions; until then they are registered by hand and documented
-// here, with the same statuses the table gives every other key route. Remove this block when they move.
-const jsonSchema = (s: z.ZodType): Json => {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' }) as Json;
-  return rest;
-};
-const answer = (s: z.ZodType, description: string) => ({ description, content: { 'application/json': { schema: jsonSchema(s) } } });
-const keyErrors = Object.fromEntries(
-  Object.entries(KEY_ERRORS).map(([status, spec]) => [status, { description: spec.description, ...(spec.headers ? { headers: spec.headers } : {}), content: { 'application/json': { schema: jsonSchema(spec.schema!) } } }]),
-);
-const bodyErrors = Object.fromEntries(
-  Object.entries({ 400: err('invalid request (every issue listed in `error.details`)'), ...BODY_ERRORS }).map(([status, spec]) => [status, { description: spec.description, content: { 'application/json': { schema: jsonSchema(spec.schema!) } } }]),
-);
-const workspaceParam = { name: 'workspace_id', in: 'query', required: false, schema: { type: 'string' }, description: 'act in this workspace of the tenant' };
-
-export const HAND_REGISTERED_PATHS: Record<string, Json> = {
-  '/api/v1/projects': {
-    get: { operationId: 'listProjects', summary: 'Projects of the request\'s workspace', security: KEY, parameters: [workspaceParam], responses: { '200': answer(projectListView, 'project list wrapper'), ...keyErrors } },
-    post: {
-      operationId: 'createProject', summary: 'Create a project', security: KEY, parameters: [workspaceParam],
-      requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(createProjectBody) } } },
-      responses: { '201': answer(projectView, 'the project'), ...bodyErrors, '409': answer(err('').schema!, 'slug taken'), ...keyErrors },
-    },
-  },
-  '/api/v1/projects/{project_id}': {
-    get: {
-      operationId: 'getProject', summary: 'One project', security: KEY,
-      parameters: [{ name: 'project_id', in: 'path', required: true, schema: { type: 'string' } }, workspaceParam],
-      responses: { '200': answer(projectView, 'the project'), ...keyErrors },
-    },
-  },
-};
-
-/** The public listener's OpenAPI 3.1 document: exactly the table's routes (plus the hand-registered ones above). */
+/** The public listener's OpenAPI 3.1 document: exactly the table's routes. */
 export function gatewayOpenApi(table: RouteTable<GatewayRequestState>): Json {
-  return openApiDocument(GATEWAY_INFO, table.openApiPaths(HAND_REGISTERED_PATHS), { components: COMPONENTS });
+  return openApiDocument(GATEWAY_INFO, table.openApiPaths(), { components: COMPONENTS });
 }

@@ -5,7 +5,7 @@ import { validateAppPermissions, type AppPermissions, type KeyScope } from '../d
 import type { GatewayContext } from '../context';
 import { planOf, revocationRecordTtlMs } from '../context';
 import {
-  countUsableKeys,
+  countUsableKeysIn,
   getKey,
   getKeyByClientToken,
   getKeyByClientTokenIn,
@@ -13,6 +13,7 @@ import {
   insertKeyIn,
   isClientTokenTaken,
   listKeys,
+  lockKeyIn,
   markReplacedIn,
   revokeKeyIn,
   type ApiKeyRecord,
@@ -20,7 +21,8 @@ import {
 } from '../store/api-keys';
 import { getMemoryIn } from '../store/memories';
 import { getWorkspaceIn } from '../store/workspaces';
-import { getTenant } from '../store/tenants';
+import { projectWorkspaceIn } from '../store/projects';
+import { lockTenantIn } from '../store/tenants';
 import { planLimitError } from './billing';
 
 export interface CreateKeyInput {
@@ -150,23 +152,26 @@ export async function createKey(
   const now = Date.now();
   const problem = checkOptions(ctx, input, now);
   if (problem) throw new AppError('VALIDATION_FAILED', problem);
-  const tenant = await getTenant(ctx.db, tenantId);
-  if (!tenant) throw AppError.notFound('tenant');
   const clientToken = opts.clientToken;
-  if (clientToken) {
-    // A replay is answered as such before anything else (a plan limit reached by that very key included).
-    const existing = await getKeyByClientToken(ctx.db, tenantId, clientToken);
-    if (existing) throw tokenReplayed(existing);
-  }
-  const plan = planOf(ctx, tenant);
-  if (plan.max_keys !== undefined && (await countUsableKeys(ctx.db, tenantId)) >= plan.max_keys) {
-    throw planLimitError(`the ${tenant.plan} plan allows ${plan.max_keys} active keys`, { limit: 'max_keys', value: plan.max_keys });
-  }
   const expiresAt =
     input.expires_at ?? (input.type === 'ephemeral' ? new Date(now + ctx.config.ephemeralTtlSeconds * 1000).toISOString() : null);
   const prefix = KEY_PREFIX[input.type];
   const plaintext = mintSecret(prefix);
   const record = await withTokenGuard(ctx, tenantId, clientToken, () => ctx.db.withTenant(tenantId, async (sql) => {
+    // The tenant row stays locked until this transaction ends: the count below and the insert are one step for
+    // every other create of this tenant, on any replica.
+    const tenant = await lockTenantIn(sql, tenantId);
+    if (!tenant) throw AppError.notFound('tenant');
+    if (clientToken) {
+      // A replay is answered as such before anything else (a plan limit reached by that very key included). Read
+      // under the lock, so a concurrent call with the same token that won has committed and is seen here.
+      const existing = await getKeyByClientTokenIn(sql, tenantId, clientToken);
+      if (existing) throw tokenReplayed(existing);
+    }
+    const plan = planOf(ctx, tenant);
+    if (plan.max_keys !== undefined && (await countUsableKeysIn(sql, tenantId)) >= plan.max_keys) {
+      throw planLimitError(`the ${tenant.plan} plan allows ${plan.max_keys} active keys`, { limit: 'max_keys', value: plan.max_keys });
+    }
     let workspaceId = input.workspace_id ?? null;
     if (workspaceId && !(await getWorkspaceIn(sql, tenantId, workspaceId))) throw AppError.notFound('workspace');
     if (input.memory_id) {
@@ -177,10 +182,10 @@ export async function createKey(
       if (input.type === 'memory') workspaceId = memory.workspace_id;
     }
     if (input.project_id) {
-      const p = await sql.query<{ workspace_id: string }>(`SELECT workspace_id FROM gateway.projects WHERE tenant_id = $1 AND project_id = $2`, [tenantId, input.project_id]);
-      if (!p.rows[0]) throw AppError.notFound('project');
-      if (workspaceId && p.rows[0].workspace_id !== workspaceId) throw AppError.notFound('project');
-      workspaceId = p.rows[0].workspace_id;
+      const projectWorkspace = await projectWorkspaceIn(sql, tenantId, input.project_id);
+      if (!projectWorkspace) throw AppError.notFound('project');
+      if (workspaceId && projectWorkspace !== workspaceId) throw AppError.notFound('project');
+      workspaceId = projectWorkspace;
     }
     return insertKeyIn(sql, {
       tenant_id: tenantId,
@@ -227,8 +232,7 @@ export async function rotateKey(
   const clientToken = opts.clientToken;
   const result = await withTokenGuard(ctx, tenantId, clientToken, () => ctx.db.withTenant(tenantId, async (sql) => {
     // Row lock: two concurrent rotations of one key must not both succeed.
-    const locked = await sql.query(`SELECT key_id FROM gateway.api_keys WHERE tenant_id = $1 AND key_id = $2 FOR UPDATE`, [tenantId, keyId]);
-    if (!locked.rows[0]) return null;
+    if (!(await lockKeyIn(sql, tenantId, keyId))) return null;
     if (clientToken) {
       // Read after the lock: a concurrent rotation with the same token has committed by now, and a replay is
       // answered with the replacement it made rather than with "already rotated".

@@ -117,15 +117,19 @@ export async function listKeys(db: Db, tenantId: string, limit: number): Promise
   });
 }
 
-/** Keys that still authenticate (not revoked, not expired): what plan limits count. */
-export async function countUsableKeys(db: Db, tenantId: string): Promise<number> {
-  return db.withTenant(tenantId, async (sql) => {
-    const r = await sql.query<{ n: string }>(
-      `SELECT count(*) AS n FROM gateway.api_keys WHERE tenant_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
-      [tenantId],
-    );
-    return Number(r.rows[0]?.n ?? 0);
-  });
+/** Keys that still authenticate (not revoked, not expired): what `max_keys` counts. */
+export async function countUsableKeysIn(sql: Sql, tenantId: string): Promise<number> {
+  const r = await sql.query<{ n: string }>(
+    `SELECT count(*) AS n FROM gateway.api_keys WHERE tenant_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
+    [tenantId],
+  );
+  return Number(r.rows[0]?.n ?? 0);
+}
+
+/** Locks one key row for the rest of the transaction (rotation); false when the tenant has no such key. */
+export async function lockKeyIn(sql: Sql, tenantId: string, keyId: string): Promise<boolean> {
+  const r = await sql.query(`SELECT key_id FROM gateway.api_keys WHERE tenant_id = $1 AND key_id = $2 FOR UPDATE`, [tenantId, keyId]);
+  return r.rowCount > 0;
 }
 
 /** The old key of a rotation: expires after the overlap and points at its replacement. */

@@ -1,5 +1,5 @@
-import type { Db } from '@lore/runtime';
-import { isUniqueViolation, isoRequired } from './rows';
+import type { Db, Sql } from '@lore/runtime';
+import { isoRequired } from './rows';
 
 export interface Project {
   project_id: string;
@@ -36,11 +36,10 @@ export async function listProjects(db: Db, tenantId: string, workspaceId: string
   });
 }
 
-export async function countProjects(db: Db, tenantId: string): Promise<number> {
-  return db.withTenant(tenantId, async (sql) => {
-    const r = await sql.query<{ n: string }>(`SELECT count(*) AS n FROM gateway.projects WHERE tenant_id = $1`, [tenantId]);
-    return Number(r.rows[0]?.n ?? 0);
-  });
+/** Projects of the tenant, all workspaces: what `max_projects` counts. */
+export async function countProjectsIn(sql: Sql, tenantId: string): Promise<number> {
+  const r = await sql.query<{ n: string }>(`SELECT count(*) AS n FROM gateway.projects WHERE tenant_id = $1`, [tenantId]);
+  return Number(r.rows[0]?.n ?? 0);
 }
 
 export async function getProject(db: Db, tenantId: string, projectId: string): Promise<Project | null> {
@@ -50,26 +49,25 @@ export async function getProject(db: Db, tenantId: string, projectId: string): P
   });
 }
 
-/** Inserts a project; a slug already used in the workspace gets a numeric suffix (a few tries, then CONFLICT). */
-export async function insertProject(
-  db: Db,
+/** The workspace a project of this tenant lives in; null when the tenant has no such project. */
+export async function projectWorkspaceIn(sql: Sql, tenantId: string, projectId: string): Promise<string | null> {
+  const r = await sql.query<{ workspace_id: string }>(`SELECT workspace_id FROM gateway.projects WHERE tenant_id = $1 AND project_id = $2`, [tenantId, projectId]);
+  return r.rows[0]?.workspace_id ?? null;
+}
+
+/**
+ * Inserts a project in the caller's transaction; null when the slug is taken in the workspace. The conflict does
+ * not abort the transaction, so the caller can try another slug under the same lock.
+ */
+export async function insertProjectIn(
+  sql: Sql,
   tenantId: string,
   p: { project_id: string; workspace_id: string; name: string; slug: string; description: string; icon: string },
-): Promise<Project | 'slug_taken'> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const slug = attempt === 0 ? p.slug : `${p.slug}-${attempt + 1}`;
-    try {
-      return await db.withTenant(tenantId, async (sql) => {
-        const r = await sql.query(
-          `INSERT INTO gateway.projects (tenant_id, project_id, workspace_id, name, slug, description, icon)
-           VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLS}`,
-          [tenantId, p.project_id, p.workspace_id, p.name, slug, p.description, p.icon],
-        );
-        return toProject(r.rows[0]!);
-      });
-    } catch (err) {
-      if (!isUniqueViolation(err)) throw err;
-    }
-  }
-  return 'slug_taken';
+): Promise<Project | null> {
+  const r = await sql.query(
+    `INSERT INTO gateway.projects (tenant_id, project_id, workspace_id, name, slug, description, icon)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (tenant_id, workspace_id, slug) DO NOTHING RETURNING ${COLS}`,
+    [tenantId, p.project_id, p.workspace_id, p.name, p.slug, p.description, p.icon],
+  );
+  return r.rows[0] ? toProject(r.rows[0]) : null;
 }

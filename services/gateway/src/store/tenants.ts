@@ -44,11 +44,23 @@ export async function setWorkspacePointers(sql: Sql, tenantId: string, pointers:
   );
 }
 
+export async function getTenantIn(sql: Sql, tenantId: string): Promise<Tenant | null> {
+  const r = await sql.query(`SELECT ${COLS} FROM gateway.tenants WHERE tenant_id = $1`, [tenantId]);
+  return r.rows[0] ? toTenant(r.rows[0]) : null;
+}
+
+/**
+ * Reads the tenant and locks its row until the caller's transaction ends: creates that a plan limits (keys,
+ * projects) take it before counting, so two of them cannot both see room for one more. NO KEY UPDATE does not
+ * block the key-share locks that inserts referencing the tenant take.
+ */
+export async function lockTenantIn(sql: Sql, tenantId: string): Promise<Tenant | null> {
+  const r = await sql.query(`SELECT ${COLS} FROM gateway.tenants WHERE tenant_id = $1 FOR NO KEY UPDATE`, [tenantId]);
+  return r.rows[0] ? toTenant(r.rows[0]) : null;
+}
+
 export async function getTenant(db: Db, tenantId: string): Promise<Tenant | null> {
-  return db.withTenant(tenantId, async (sql) => {
-    const r = await sql.query(`SELECT ${COLS} FROM gateway.tenants WHERE tenant_id = $1`, [tenantId]);
-    return r.rows[0] ? toTenant(r.rows[0]) : null;
-  });
+  return db.withTenant(tenantId, (sql) => getTenantIn(sql, tenantId));
 }
 
 export async function updateBilling(db: Db, tenantId: string, input: { plan?: string; credit_balance?: number | null }): Promise<Tenant | null> {

@@ -33,6 +33,11 @@ export async function setPrimaryMemory(sql: Sql, tenantId: string, workspaceId: 
   await sql.query(`UPDATE gateway.workspaces SET primary_memory_id = $3 WHERE tenant_id = $1 AND workspace_id = $2`, [tenantId, workspaceId, memoryId]);
 }
 
+/** A deleted memory stops being any workspace's primary memory. */
+export async function clearPrimaryMemoryIn(sql: Sql, tenantId: string, memoryId: string): Promise<void> {
+  await sql.query(`UPDATE gateway.workspaces SET primary_memory_id = NULL WHERE tenant_id = $1 AND primary_memory_id = $2`, [tenantId, memoryId]);
+}
+
 export async function listWorkspacesIn(sql: Sql, tenantId: string, limit = 1000): Promise<Workspace[]> {
   const r = await sql.query(`SELECT ${COLS} FROM gateway.workspaces WHERE tenant_id = $1 ORDER BY created_at, workspace_id LIMIT $2`, [tenantId, limit]);
   return r.rows.map(toWorkspace);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Project } from '../../store/projects';
 
 /** Spec 1 requires `name`; the optional fields are ours (spec: "optional project-creation fields: not shown"). */
 export const createProjectBody = z
@@ -10,6 +11,11 @@ export const createProjectBody = z
   })
   .strict();
 
+/** The credential pipeline reads it (docs/gateway.md: which workspace a request acts in); declared to be documented. */
+export const workspaceQuery = z.object({ workspace_id: z.string().optional().describe('act in this workspace of the tenant') });
+
+export const projectParams = z.object({ project_id: z.string() });
+
 export const projectView = z.object({
   project_id: z.string(),
   name: z.string(),
@@ -19,6 +25,15 @@ export const projectView = z.object({
   workspace_id: z.string(),
   created_at: z.string(),
 });
-export type ProjectView = z.infer<typeof projectView>;
+export type ProjectView = z.input<typeof projectView>;
 
 export const projectListView = z.object({ projects: z.array(projectView), count: z.number().int() });
+export type ProjectListView = z.input<typeof projectListView>;
+
+export function presentProject(p: Project): ProjectView {
+  return { project_id: p.project_id, name: p.name, slug: p.slug, description: p.description, icon: p.icon, workspace_id: p.workspace_id, created_at: p.created_at };
+}
+
+export function presentProjectList(projects: Project[]): ProjectListView {
+  return { projects: projects.map(presentProject), count: projects.length };
+}
