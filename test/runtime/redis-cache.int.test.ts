@@ -15,9 +15,9 @@ describe('RedisCache', () => {
     try {
       await a.set('k', 'from a');
       expect(await b.get('k')).toBeNull();
-      expect((await a.rateLimit('rl', 1, 0)).allowed).toBe(true);
-      expect((await a.rateLimit('rl', 1, 0)).allowed).toBe(false);
-      expect((await b.rateLimit('rl', 1, 0)).allowed).toBe(true);
+      expect((await a.rateLimit('rl', 1, 1)).allowed).toBe(true);
+      expect((await a.rateLimit('rl', 1, 1)).allowed).toBe(false);
+      expect((await b.rateLimit('rl', 1, 1)).allowed).toBe(true);
       expect(await a.incrBy('n', 1)).toBe(1);
       expect(await b.incrBy('n', 5)).toBe(5);
     } finally {

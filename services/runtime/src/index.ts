@@ -11,6 +11,7 @@ export * from './db/pglite';
 export * from './crypto/secret-box';
 export * from './cache/memory-cache';
 export * from './cache/redis-cache';
+export * from './cache/gcra';
 export * from './bus/memory-bus';
 export * from './bus/kafka-bus';
 export * from './bus/event-id';

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { emissionIntervalUs, gcra } from './gcra';
+import { bucketTtlMs, emissionIntervalUs, gcra, toRateLimitDecision } from '@lore/runtime';
 import { monthKey, type AdmitInput, type AdmitResult, type GatewayState, type RateOutcome, type RateSpec } from './gateway-state';
 
 const MAX_ENTRIES = 100_000;
 
 /**
  * In-process state for embedded mode (one process, so process memory is shared by definition) and unit tests.
- * Same semantics as the Redis script; maps are bounded by evicting the oldest entries.
+ * Same semantics as the Redis script, with the runtime's one GCRA (`gcra`, which the script runs as Lua); maps are
+ * bounded by evicting the oldest entries.
  */
 export class MemoryGatewayState implements GatewayState {
   readonly kind = 'memory' as const;
@@ -73,21 +74,11 @@ export class MemoryGatewayState implements GatewayState {
     const tat = stored && stored.expiresAtMs > nowMs ? stored.tat : null;
     const r = gcra(tat, nowUs, emissionIntervalUs(rate.perSecond), rate.burst);
     if (r.allowed && commit) this.commit(key, r.tat, nowMs);
-    return {
-      allowed: r.allowed,
-      tat: r.tat,
-      rate: {
-        allowed: r.allowed,
-        limit: rate.burst,
-        remaining: r.remaining,
-        retryAfterMs: Math.ceil(r.retryAfterUs / 1000),
-        resetAfterMs: Math.ceil(r.resetAfterUs / 1000),
-      },
-    };
+    return { allowed: r.allowed, tat: r.tat, rate: { ...toRateLimitDecision(r), limit: rate.burst } };
   }
 
   private commit(key: string, tat: number, nowMs: number): void {
-    this.buckets.set(key, { tat, expiresAtMs: Math.ceil(tat / 1000) + 1000 > nowMs ? Math.ceil(tat / 1000) + 1000 : nowMs + 1000 });
+    this.buckets.set(key, { tat, expiresAtMs: nowMs + bucketTtlMs(tat, nowMs * 1000) });
     this.bound(this.buckets);
   }
 

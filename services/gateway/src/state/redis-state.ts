@@ -1,20 +1,20 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { AppError } from '@lore/runtime';
-import { emissionIntervalUs } from './gcra';
+import { AppError, GCRA_LUA, GCRA_LUA_FUNCTION, emissionIntervalUs, toRateLimitDecision } from '@lore/runtime';
 import { monthKey, secondsToMonthEnd, type AdmitInput, type AdmitResult, type GatewayState, type RateOutcome, type RateSpec } from './gateway-state';
 
 /**
  * One script answers the whole hot path: is the subject revoked, may it spend a rate-limit token, and is the
- * tenant's monthly quota left. Time comes from the Redis server (TIME) so every replica judges with one clock.
+ * tenant's monthly quota left. Time comes from the Redis server (TIME) so every replica judges with one clock. The
+ * rate decision is the runtime's one GCRA (`GCRA_LUA_FUNCTION`, mirrored by `gcra` in TypeScript); the bucket is
+ * written only when the request is admitted, quota included.
  *
  * KEYS: 1 revocation record, 2 rate bucket (TAT in microseconds), 3 monthly quota counter, 4 epoch
  * ARGV: 1 consume (0/1), 2 emission interval us, 3 burst, 4 quota limit (0 = none), 5 quota ttl s, 6 fresh epoch
  * Returns: { revoked, epoch, allowed, remaining, retry_after_us, reset_after_us, quota_exceeded, quota_used }
  */
-const ADMIT_LUA = `
-local t = redis.call('TIME')
-local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+const ADMIT_LUA = `${GCRA_LUA_FUNCTION}
+local now_us = gcra_now()
 local now_ms = math.floor(now_us / 1000)
 local epoch = redis.call('GET', KEYS[4])
 if not epoch then
@@ -28,28 +28,22 @@ end
 if ARGV[1] ~= '1' then
   return {0, epoch, -1, 0, 0, 0, 0, 0}
 end
-local interval = tonumber(ARGV[2])
-local burst = tonumber(ARGV[3])
-local tat = tonumber(redis.call('GET', KEYS[2]) or '0')
-if tat < now_us then tat = now_us end
-local new_tat = tat + interval
-local allow_at = new_tat - interval * burst
-if now_us < allow_at then
-  return {0, epoch, 0, 0, allow_at - now_us, tat - now_us, 0, 0}
+local allowed, tat, remaining, retry, reset = gcra(tonumber(redis.call('GET', KEYS[2])), now_us, tonumber(ARGV[2]), tonumber(ARGV[3]))
+if allowed == 0 then
+  return {0, epoch, 0, 0, retry, reset, 0, 0}
 end
 local used = 0
 local limit = tonumber(ARGV[4])
 if limit > 0 then
   used = tonumber(redis.call('GET', KEYS[3]) or '0')
   if used >= limit then
-    return {0, epoch, 1, 0, 0, 0, 1, used}
+    return {0, epoch, 1, remaining, 0, reset, 1, used}
   end
   used = redis.call('INCR', KEYS[3])
   if used == 1 then redis.call('EXPIRE', KEYS[3], tonumber(ARGV[5])) end
 end
-redis.call('SET', KEYS[2], string.format('%d', new_tat), 'PX', math.floor((new_tat - now_us) / 1000) + 1000)
-local remaining = math.floor((now_us - allow_at) / interval)
-return {0, epoch, 1, remaining, 0, new_tat - now_us, 0, used}
+gcra_store(KEYS[2], tat, now_us)
+return {0, epoch, 1, remaining, 0, reset, 0, used}
 `;
 
 /** Writes a revocation record unless an earlier one exists. KEYS: records; ARGV: 1 not-after ms, 2 ttl ms. */
@@ -63,26 +57,11 @@ end
 return #KEYS
 `;
 
-/** A plain GCRA hit. KEYS: 1 bucket; ARGV: 1 interval us, 2 burst. */
-const HIT_LUA = `
-local t = redis.call('TIME')
-local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local interval = tonumber(ARGV[1])
-local burst = tonumber(ARGV[2])
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tat < now_us then tat = now_us end
-local new_tat = tat + interval
-local allow_at = new_tat - interval * burst
-if now_us < allow_at then return {0, 0, allow_at - now_us, tat - now_us} end
-redis.call('SET', KEYS[1], string.format('%d', new_tat), 'PX', math.floor((new_tat - now_us) / 1000) + 1000)
-return {1, math.floor((now_us - allow_at) / interval), 0, new_tat - now_us}
-`;
-
 type AdmitReply = [number, string, number, number, number, number, number, number];
 
 const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
 const ADMIT_SHA = sha1(ADMIT_LUA);
-const HIT_SHA = sha1(HIT_LUA);
+const HIT_SHA = sha1(GCRA_LUA);
 
 /**
  * Without the shared state the gateway cannot tell whether a credential was revoked: it fails closed with 503
@@ -147,13 +126,7 @@ export class RedisGatewayState implements GatewayState {
     const rate: RateOutcome | null =
       revoked === 1 || allowed === -1
         ? null
-        : {
-            allowed: allowed === 1,
-            limit: input.rate.burst,
-            remaining: Number(remaining),
-            retryAfterMs: Math.ceil(Number(retryUs) / 1000),
-            resetAfterMs: Math.ceil(Number(resetUs) / 1000),
-          };
+        : { ...toRateLimitDecision({ allowed: allowed === 1, remaining: Number(remaining), retryAfterUs: Number(retryUs), resetAfterUs: Number(resetUs) }), limit: input.rate.burst };
     return { revoked: revoked === 1, epoch: String(epoch), rate, quotaExceeded: quotaExceeded === 1, quotaUsed: Number(quotaUsed) };
   }
 
@@ -171,17 +144,11 @@ export class RedisGatewayState implements GatewayState {
 
   async hit(key: string, rate: RateSpec): Promise<RateOutcome> {
     this.trips++;
-    const [allowed, remaining, retryUs, resetUs] = await this.script<[number, number, number, number]>(HIT_SHA, HIT_LUA, [`${this.prefix}hit:${key}`], [
+    const [allowed, remaining, retryUs, resetUs] = await this.script<[number, number, number, number]>(HIT_SHA, GCRA_LUA, [`${this.prefix}hit:${key}`], [
       String(emissionIntervalUs(rate.perSecond)),
       String(rate.burst),
     ]);
-    return {
-      allowed: allowed === 1,
-      limit: rate.burst,
-      remaining: Number(remaining),
-      retryAfterMs: Math.ceil(Number(retryUs) / 1000),
-      resetAfterMs: Math.ceil(Number(resetUs) / 1000),
-    };
+    return { ...toRateLimitDecision({ allowed: allowed === 1, remaining: Number(remaining), retryAfterUs: Number(retryUs), resetAfterUs: Number(resetUs) }), limit: rate.burst };
   }
 
   roundTrips(): number {

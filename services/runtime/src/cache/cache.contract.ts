@@ -66,40 +66,41 @@ export function describeCacheContract(name: string, open: () => Promise<Cache>):
       expect(await cache.incrBy(k('neg'), -3)).toBe(-3);
     });
 
-    it('rate-limits with GCRA: burst + 1 at once, then the steady rate', async () => {
+    it('rate-limits with GCRA: burst at once, then the steady rate (the one burst rule, gcra.ts)', async () => {
       const key = k('rl');
       const first = await cache.rateLimit(key, 10, 4);
-      expect(first).toEqual({ allowed: true, remaining: 4, retryAfterMs: 0, resetAfterMs: expect.any(Number) });
+      expect(first).toEqual({ allowed: true, remaining: 3, retryAfterMs: 0, resetAfterMs: expect.any(Number) });
       expect(first.resetAfterMs).toBeGreaterThan(50);
       expect(first.resetAfterMs).toBeLessThanOrEqual(100);
       const next = [];
-      for (let i = 0; i < 4; i++) next.push(await cache.rateLimit(key, 10, 4));
-      expect(next.map((d) => d.allowed)).toEqual([true, true, true, true]);
-      expect(next.map((d) => d.remaining)).toEqual([3, 2, 1, 0]);
+      for (let i = 0; i < 3; i++) next.push(await cache.rateLimit(key, 10, 4));
+      expect(next.map((d) => d.allowed)).toEqual([true, true, true]);
+      expect(next.map((d) => d.remaining)).toEqual([2, 1, 0]);
       const denied = await cache.rateLimit(key, 10, 4);
       expect(denied.allowed).toBe(false);
       expect(denied.remaining).toBe(0);
       expect(denied.retryAfterMs).toBeGreaterThan(0);
       expect(denied.retryAfterMs).toBeLessThanOrEqual(100);
-      expect(denied.resetAfterMs).toBeGreaterThan(400);
+      expect(denied.resetAfterMs).toBeGreaterThan(300);
       await sleep(denied.retryAfterMs + 20);
       expect((await cache.rateLimit(key, 10, 4)).allowed).toBe(true);
       expect((await cache.rateLimit(key, 10, 4)).allowed).toBe(false);
     });
 
     it('keeps rate-limit buckets per key', async () => {
-      expect((await cache.rateLimit(k('rl-a'), 1, 0)).allowed).toBe(true);
-      expect((await cache.rateLimit(k('rl-a'), 1, 0)).allowed).toBe(false);
-      expect((await cache.rateLimit(k('rl-b'), 1, 0)).allowed).toBe(true);
+      expect((await cache.rateLimit(k('rl-a'), 1, 1)).allowed).toBe(true);
+      expect((await cache.rateLimit(k('rl-a'), 1, 1)).allowed).toBe(false);
+      expect((await cache.rateLimit(k('rl-b'), 1, 1)).allowed).toBe(true);
     });
 
-    it('admits exactly burst + 1 of many concurrent requests (the check and the update are atomic)', async () => {
-      const decisions = await Promise.all(Array.from({ length: 60 }, () => cache.rateLimit(k('rl-race'), 1, 9)));
+    it('admits exactly burst of many concurrent requests (the check and the update are atomic)', async () => {
+      const decisions = await Promise.all(Array.from({ length: 60 }, () => cache.rateLimit(k('rl-race'), 1, 10)));
       expect(decisions.filter((d) => d.allowed)).toHaveLength(10);
     });
 
-    it('refuses a rate limit without a positive rate', async () => {
+    it('refuses a rate limit without a positive rate or with a burst below 1', async () => {
       await expect(cache.rateLimit(k('rl-bad'), 0, 1)).rejects.toThrow();
+      await expect(cache.rateLimit(k('rl-bad'), 1, 0)).rejects.toThrow();
     });
 
     it('answers ping', async () => {

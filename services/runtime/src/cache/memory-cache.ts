@@ -1,5 +1,5 @@
 import type { Cache, RateLimitDecision } from '../ports/cache';
-import { gcra } from './gcra';
+import { bucketTtlMs, checkRateSpec, emissionIntervalUs, gcra, toRateLimitDecision } from './gcra';
 
 interface Entry {
   value: string;
@@ -49,11 +49,13 @@ export class MemoryCache implements Cache {
   }
 
   async rateLimit(key: string, ratePerSecond: number, burst: number): Promise<RateLimitDecision> {
-    const now = Date.now();
+    checkRateSpec(ratePerSecond, burst);
+    const nowMs = Date.now();
+    const nowUs = nowMs * 1000;
     const stored = this.live(key);
-    const { decision, tat } = gcra(stored ? Number(stored.value) : null, now, ratePerSecond, burst);
-    if (tat !== null) this.entries.set(key, { value: String(tat), expiresAt: now + Math.max(1, Math.ceil(tat - now)) });
-    return decision;
+    const r = gcra(stored ? Number(stored.value) : null, nowUs, emissionIntervalUs(ratePerSecond), burst);
+    if (r.allowed) this.entries.set(key, { value: String(r.tat), expiresAt: nowMs + bucketTtlMs(r.tat, nowUs) });
+    return toRateLimitDecision(r);
   }
 
   async ping(): Promise<void> {}

@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import type { Cache, RateLimitDecision } from '../ports/cache';
-import { GCRA_LUA } from './gcra';
+import { GCRA_LUA, checkRateSpec, emissionIntervalUs, toRateLimitDecision } from './gcra';
 
 /** Sets the TTL only when INCRBY created the key, atomically, so a counter window does not slide. */
 const INCR_LUA = `
@@ -10,7 +10,7 @@ return v
 `;
 
 type LoreRedis = Redis & {
-  loreGcra(key: string, rate: number, burst: number): Promise<[number, number, number, number]>;
+  loreGcra(key: string, intervalUs: number, burst: number): Promise<[number, number, number, number]>;
   loreIncr(key: string, by: number, ttlMs: number): Promise<number>;
 };
 
@@ -61,9 +61,9 @@ export class RedisCache implements Cache {
   }
 
   async rateLimit(key: string, ratePerSecond: number, burst: number): Promise<RateLimitDecision> {
-    if (!(ratePerSecond > 0) || !(burst >= 0)) throw new Error('rateLimit needs ratePerSecond > 0 and burst >= 0');
-    const [allowed, remaining, retryAfterMs, resetAfterMs] = await this.redis.loreGcra(key, ratePerSecond, burst);
-    return { allowed: allowed === 1, remaining, retryAfterMs, resetAfterMs };
+    checkRateSpec(ratePerSecond, burst);
+    const [allowed, remaining, retryAfterUs, resetAfterUs] = await this.redis.loreGcra(key, emissionIntervalUs(ratePerSecond), burst);
+    return toRateLimitDecision({ allowed: allowed === 1, remaining, retryAfterUs, resetAfterUs });
   }
 
   async ping(): Promise<void> {

@@ -11,8 +11,9 @@ export interface Cache {
   del(key: string): Promise<void>;
   incrBy(key: string, by: number, ttlMs?: number): Promise<number>;
   /**
-   * Generic cell rate algorithm, atomic: admits one request if the key's bucket allows it.
-   * `ratePerSecond` steady rate, `burst` requests above it.
+   * Generic cell rate algorithm, atomic: admits one request if the key's bucket allows it. `ratePerSecond` is the
+   * steady rate, `burst` the bucket's capacity: a full bucket admits `burst` requests at once (the one burst rule,
+   * cache/gcra.ts). Throws unless the rate is positive and `burst` a whole number of at least 1.
    */
   rateLimit(key: string, ratePerSecond: number, burst: number): Promise<RateLimitDecision>;
   ping(): Promise<void>;
