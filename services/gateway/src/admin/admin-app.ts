@@ -1,8 +1,7 @@
 import Router, { type RouterContext } from '@koa/router';
-import { AppError, createHttpApp, notFoundFallback, validate, type LoreApp, type LoreState } from '@lore/runtime';
+import { AppError, assertCleanStrings, createHttpApp, notFoundFallback, validate, type LoreApp, type LoreState } from '@lore/runtime';
 import type { GatewayContext } from '../context';
 import { secretsEqual } from '../domain/credentials';
-import { containsNul } from '../http/body';
 import { createKey, getKey, getKeyByClientToken, presentKey, revokeKey, rotateKey } from '../application/keys';
 import { createTenant, deleteMemory, upsertMemory } from '../application/tenancy';
 import { createUser } from '../application/identity';
@@ -57,7 +56,7 @@ export function createAdminApp(context: GatewayContext): LoreApp {
   });
 
   app.use(async (ctx, next) => {
-    if (containsNul(bodyOf(ctx as unknown as RouterContext<LoreState>))) throw AppError.badRequest('strings in the body must not contain NUL characters');
+    assertCleanStrings(bodyOf(ctx as unknown as RouterContext<LoreState>));
     await next();
   });
 
