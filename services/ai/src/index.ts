@@ -25,6 +25,8 @@ export { OpenAiEmbedder, type OpenAiEmbedderOptions } from './openai-embedder';
 export { chooseTool, embeddedCompletion, ExtractiveLanguageModel } from './extractive-model';
 export { HashedEmbedder } from './hashed-embedder';
 export { LocalModelEmbedder, defaultModelDir, hasLocalModel, LOCAL_MODEL_FOLDER, MODEL_MANIFEST, type LocalModelEmbedderOptions } from './local-model-embedder';
+export { EmbedderUpgrade, indexingLease, SwitchingEmbedder, type EmbedderUpgradeDeps, type IndexLease, type LeasingEmbedder, type UpgradeState, type UpgradeStatus } from './embedder-switch';
+export { fetchModel, type ModelFetchOptions } from './model-fetch';
 export { selectEmbeddedEmbedder, type EmbeddedEmbedderOptions, type EmbedderChoice, type SelectedEmbedder } from './select-embedder';
 export {
   DEFAULT_GROUNDING,

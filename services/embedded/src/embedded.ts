@@ -19,11 +19,11 @@ import {
   type StartedServer,
 } from '@lore/runtime';
 import { createGateway, gatewayConfig, MemoryGatewayState, createWebhooksWorker, type Gateway } from '@lore/gateway';
-import { selectEmbeddedEmbedder } from '@lore/ai';
 import { createGraphService, GRAPH_TOPICS, type GraphService } from '@lore/graph';
 import type { EmbeddedConfig } from './config';
 import { loadSecrets } from './secrets';
 import { ensureDevCredentials, type DevCredentials, type DevSecret } from './dev-credentials';
+import { embeddedEmbedder, type ModelFetchSetting } from './embedder';
 
 export type { DevCredentials, DevSecret };
 
@@ -46,8 +46,16 @@ export interface Embedded {
   stop(): Promise<void>;
 }
 
+export interface EmbeddedOptions {
+  /**
+   * How to fetch the local embedding model in the background when `LORE_EMBEDDER=auto` finds none (`npm start`
+   * gives the fetch script and its environment). Without it, a start without the model keeps the hashed embedder.
+   */
+  modelFetch?: ModelFetchSetting;
+}
+
 /** Every Lore service and worker in one process: PGlite, in-memory state and bus, one public port. */
-export async function startEmbedded(config: EmbeddedConfig, logger: Logger): Promise<Embedded> {
+export async function startEmbedded(config: EmbeddedConfig, logger: Logger, options: EmbeddedOptions = {}): Promise<Embedded> {
   await mkdir(config.LORE_DATA_DIR, { recursive: true });
   await chmod(config.LORE_DATA_DIR, 0o700);
   const secrets = await loadSecrets(config.LORE_DATA_DIR);
@@ -72,13 +80,9 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger): Pro
   lifecycle.onShutdown('sockets', () => rm(socketDir, { recursive: true, force: true }));
   const graphSocket = join(socketDir, 'graph.sock');
 
-  // The local embedding model only if it is already in the cache: loading it takes about half a second, and
-  // nothing is downloaded here.
-  const embedding = await selectEmbeddedEmbedder({
-    choice: config.LORE_EMBEDDER,
-    modelDir: config.LORE_EMBEDDER_MODEL_DIR,
-    logger: logger.child({ service: 'graph' }),
-  });
+  // The local embedding model if it is already in the cache (loading it takes about half a second); otherwise the
+  // hashed embedder now and, with `auto`, the model fetched in the background once Lore answers (./embedder.ts).
+  const embedding = await embeddedEmbedder({ config, db, logger: logger.child({ service: 'graph' }), fetch: options.modelFetch });
   lifecycle.onShutdown('embedder', () => embedding.close());
   const graph = await createGraphService({
     db,
@@ -87,7 +91,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger): Pro
     logger: logger.child({ service: 'graph' }),
     metrics,
     signer,
-    embedder: embedding.embedder,
+    embedder: embedding.switching,
     ...(config.LORE_OCR === 'false' ? { ocr: null } : {}),
     relay: false,
     lifecycle,
@@ -170,8 +174,11 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger): Pro
   await webhooks.start();
   lifecycle.onShutdown('webhooks worker', () => webhooks.stop());
   await startOutboxRelay({ process: 'embedded', db, bus, logger, metrics, pollIntervalMs: 50, topics: GRAPH_TOPICS, lifecycle });
-  lifecycle.addCheck('graph', async () => ({ ok: true, details: { ...graph.describe() } }));
+  lifecycle.addCheck('graph', async () => ({ ok: true, details: { ...graph.describe(), embedder: embedding.describe() } }));
   lifecycle.markStarted();
+  // After the start: the fetch and the re-embed never hold a request up (the first stops in shutdown first).
+  embedding.startUpgrade(graph.memory);
+  lifecycle.onShutdown('embedder upgrade', () => embedding.stopUpgrade(), 15_000);
 
   return {
     url: server.url,

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { createLogger, exitOnConfigError, parseConfig } from '@lore/runtime';
 import { embeddedEnvSchema } from './config';
 import { startEmbedded } from './embedded';
@@ -8,7 +9,11 @@ async function main(): Promise<void> {
   const config = parseConfig(embeddedEnvSchema, process.env);
   const logger = createLogger({ level: config.LORE_LOG_LEVEL, service: 'lore-embedded' });
   const started = Date.now();
-  const lore = await startEmbedded(config, logger);
+  // With LORE_EMBEDDER=auto and no model in the cache, the fetch script runs in the background with this
+  // environment (PATH, HOME, pip's own settings).
+  const lore = await startEmbedded(config, logger, {
+    modelFetch: { script: join(__dirname, '..', '..', '..', 'scripts', 'fetch-model.sh'), env: process.env },
+  });
   lore.lifecycle.installSignalHandlers();
   const { embedder } = lore.parts.graph.describe();
   logger.info({ url: lore.url, ops: lore.opsUrl, admin: lore.adminUrl, tenant_id: lore.credentials.tenant_id, embedder, ms: Date.now() - started }, 'lore is ready');

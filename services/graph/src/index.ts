@@ -11,3 +11,5 @@ export { memorySchemas } from './routes/views';
 export { IngestResultSchema } from './routes/ingest/schema';
 export { SearchAnswerSchema } from './routes/search/schema';
 export { documentedGraphOpenApi } from './app';
+export { reembedChunks } from './application/indexer';
+export { countChunksToReembed } from './store/reembed';

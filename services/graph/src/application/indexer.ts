@@ -1,3 +1,4 @@
+import { indexingLease, type Embedder } from '@lore/ai';
 import { claimEvent } from '@lore/runtime';
 import type { MemoryIngestMessage } from '@lore/contracts';
 import { chunkText } from '../domain/chunking';
@@ -15,6 +16,7 @@ import {
   writeFacts,
 } from '../store/index-store';
 import { claimHealthSlot, memoryErasing } from '../store/memories';
+import { chunksToReembed, tenantsToReembed, writeReembedded } from '../store/reembed';
 import { setUploadStatus } from '../store/uploads';
 import { newId, type MemoryDeps, type MemoryScope } from './context';
 import { emitEvent } from './events';
@@ -35,6 +37,21 @@ export type IndexOutcome = 'indexed' | 'duplicate' | 'missing' | 'failed' | 'era
  * and does nothing. So every document is indexed exactly once.
  */
 export async function indexDocument(deps: MemoryDeps, msg: MemoryIngestMessage, eventId: string): Promise<IndexOutcome> {
+  // Held until the chunks are committed: an embedder switch waits for documents embedded with the old model.
+  const lease = indexingLease(deps.embedder);
+  try {
+    return await indexWith(deps, lease.embedder, msg, eventId);
+  } finally {
+    lease.release();
+  }
+}
+
+/** What a chunk's vector is computed from, at indexing and when it is re-embedded with another model. */
+export function chunkEmbeddingText(title: string, heading: string | null | undefined, content: string): string {
+  return `${title}\n${heading ?? ''}\n${content}`;
+}
+
+async function indexWith(deps: MemoryDeps, embedder: Embedder, msg: MemoryIngestMessage, eventId: string): Promise<IndexOutcome> {
   const doc = await deps.db.withTenant(msg.tenant_id, (sql) => loadDocumentToIndex(sql, msg.tenant_id, msg.doc_id));
   if (!doc) return 'missing';
   if (doc.status === 'indexed') return 'duplicate';
@@ -42,7 +59,7 @@ export async function indexDocument(deps: MemoryDeps, msg: MemoryIngestMessage, 
 
   const chunks = chunkText(doc.content);
   const embeddings = deps.vectors && chunks.length > 0
-    ? { model: deps.embedder.model, vectors: await deps.embedder.embed(chunks.map((c) => `${doc.title}\n${c.heading ?? ''}\n${c.content}`)) }
+    ? { model: embedder.model, vectors: await embedder.embed(chunks.map((c) => chunkEmbeddingText(doc.title, c.heading, c.content))) }
     : null;
   const entities = extractEntities(doc.content);
   const facts: Fact[] = chunks.flatMap((c) => extractFacts(c.content, c.ord, 50)).slice(0, 500);
@@ -111,4 +128,30 @@ export async function failDocument(deps: MemoryDeps, msg: MemoryIngestMessage, e
     if (doc?.upload_id) await setUploadStatus(sql, msg.tenant_id, doc.upload_id, 'failed', { error: 'indexing failed' });
   });
   deps.metrics.indexed.inc({ result: 'failed' });
+}
+
+/**
+ * Gives every chunk whose vectors come from another model (or none) vectors of `embedder`, tenant by tenant, in
+ * batches of `batchSize` chunks (one transaction each, the embedding computed outside it). Returns how many chunks
+ * it wrote. Chunks written while it runs with another model are picked up by the caller's next pass (see
+ * `EmbedderUpgrade` in @lore/ai).
+ */
+export async function reembedChunks(deps: MemoryDeps, embedder: Embedder, onBatch: (written: number) => void = () => {}, batchSize = 64): Promise<number> {
+  let written = 0;
+  for (const tenantId of await tenantsToReembed(deps.db, embedder.model)) {
+    // A chunk that cannot be written (deleted meanwhile) is skipped by id, so a batch can never repeat forever.
+    let afterSkips = new Set<string>();
+    for (;;) {
+      const batch = (await deps.db.withTenant(tenantId, (sql) => chunksToReembed(sql, tenantId, embedder.model, batchSize + afterSkips.size))).filter(
+        (c) => !afterSkips.has(c.chunk_id),
+      ).slice(0, batchSize);
+      if (batch.length === 0) break;
+      const vectors = await embedder.embed(batch.map((c) => chunkEmbeddingText(c.title, c.heading, c.content)));
+      const n = await deps.db.withTenant(tenantId, (sql) => writeReembedded(sql, tenantId, embedder.model, batch.map((c) => c.chunk_id), vectors));
+      if (n < batch.length) afterSkips = new Set([...afterSkips, ...batch.map((c) => c.chunk_id)]);
+      written += n;
+      onBatch(n);
+    }
+  }
+  return written;
 }
