@@ -1,0 +1,58 @@
+import { AppError, IDENTITY_HEADER, IdentitySigner, createLogger, type Identity } from '@lore/runtime';
+import type { GraphState } from './route';
+import { memoryGuard } from './route';
+
+const signer = new IdentitySigner('graph-route-guard-test-secret-0123456789');
+const identity = (extra: Partial<Identity> = {}): Identity => ({
+  tenant_id: 't_guard',
+  workspace_id: 'ws_guard',
+  memory_id: 'mem_guard',
+  credential: 'ck_test',
+  subject: 'key_guard',
+  role: 'admin',
+  ...extra,
+});
+
+/** Runs the guard on a request carrying `token`; returns the state it set, or the error it refused with. */
+async function guard(access: 'read' | 'write', token: string | undefined): Promise<{ passed: boolean; state?: Partial<GraphState>; error?: AppError }> {
+  const state = { log: createLogger({ level: 'silent', service: 'graph-guard-test' }) } as unknown as GraphState;
+  const ctx = { state, get: (name: string) => (name === IDENTITY_HEADER ? (token ?? '') : '') };
+  let passed = false;
+  try {
+    await memoryGuard(signer)(access)(ctx as never, async () => {
+      passed = true;
+    });
+    return { passed, state };
+  } catch (err) {
+    return { passed, error: err as AppError };
+  }
+}
+
+describe('the memory guard', () => {
+  it('takes the tenant, workspace and memory from the signed identity only', async () => {
+    const r = await guard('read', await signer.sign(identity()));
+    expect(r.passed).toBe(true);
+    expect(r.state?.scope).toEqual({ tenantId: 't_guard', workspaceId: 'ws_guard', memoryId: 'mem_guard' });
+  });
+
+  it('refuses a missing or forged identity with 401 before the route runs', async () => {
+    const other = new IdentitySigner('another-secret-that-is-long-enough-0123456789');
+    for (const token of [undefined, 'not-a-token', await other.sign(identity())]) {
+      const r = await guard('read', token);
+      expect({ passed: r.passed, status: r.error?.status }).toEqual({ passed: false, status: 401 });
+    }
+  });
+
+  it('answers 404 to a credential with no memory', async () => {
+    const r = await guard('read', await signer.sign(identity({ memory_id: '' })));
+    expect({ passed: r.passed, status: r.error?.status }).toEqual({ passed: false, status: 404 });
+  });
+
+  it('lets a read-only key read but not write', async () => {
+    const token = await signer.sign(identity({ scopes: { access: 'read' } }));
+    expect((await guard('read', token)).passed).toBe(true);
+    const write = await guard('write', token);
+    expect({ passed: write.passed, status: write.error?.status }).toEqual({ passed: false, status: 403 });
+    expect((await guard('write', await signer.sign(identity()))).passed).toBe(true);
+  });
+});
