@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { describeBusContract } from '../../services/runtime/src/bus/bus.contract';
 import { KafkaBus } from '../../services/runtime/src/bus/kafka-bus';
@@ -11,6 +12,8 @@ describeBusContract('KafkaBus on a real broker', async () => {
   const bus = new KafkaBus({
     brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','),
     clientId: 'lore-contract',
+    // An install of its own on the shared broker: its dead-letter and work topics hold only this run's messages.
+    prefix: `contract-${randomBytes(4).toString('hex')}`,
     logger: silentLogger,
     metrics,
     partitions: 3,

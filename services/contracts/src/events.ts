@@ -15,9 +15,40 @@ export const TOPICS = {
   webhookDead: 'lore.webhook.dead',
   graphJobs: 'lore.graph.jobs',
   connectorsIndex: 'lore.connectors.index',
+  /**
+   * Poison messages of every consumer: a message whose handler kept failing past its subscription's bound, with the
+   * reason in `lore-dead-*` headers (services/runtime/src/bus/poison.ts). Not webhook delivery failures: those are
+   * `webhookDead`.
+   */
+  dead: 'lore.dead',
 } as const;
 
 export type TopicName = (typeof TOPICS)[keyof typeof TOPICS];
+
+/**
+ * Where a consumer group that has never committed starts on each topic (docs/runtime.md, "Starting offsets").
+ * `earliest` for topics that carry durable work: a job or event published before its worker first joined must still
+ * be done, and consumers are idempotent on `event_id`, so a replay of what the topic retains is safe. `latest` for
+ * the dead-letter topic: a consumer attached later (an alert, a dashboard) wants new poison messages, not the
+ * backlog an operator already lists with the CLI. With `LORE_KAFKA_PREFIX`, each install has its own topics, so a
+ * new group never replays another install's history.
+ */
+export const NEW_GROUP_START: Record<TopicName, 'earliest' | 'latest'> = {
+  [TOPICS.memoryIngest]: 'earliest',
+  [TOPICS.memoryUploads]: 'earliest',
+  [TOPICS.memoryLifecycle]: 'earliest',
+  [TOPICS.events]: 'earliest',
+  [TOPICS.webhookDeliveries]: 'earliest',
+  [TOPICS.webhookRetry1s]: 'earliest',
+  [TOPICS.webhookRetry2s]: 'earliest',
+  [TOPICS.webhookRetry4s]: 'earliest',
+  [TOPICS.webhookRetry8s]: 'earliest',
+  [TOPICS.webhookRetry30s]: 'earliest',
+  [TOPICS.webhookDead]: 'latest',
+  [TOPICS.graphJobs]: 'earliest',
+  [TOPICS.connectorsIndex]: 'earliest',
+  [TOPICS.dead]: 'latest',
+};
 
 /** The seven public event kinds of spec 1 (webhook subscriptions choose among these). */
 export const EVENT_KINDS = [

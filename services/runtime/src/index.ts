@@ -17,6 +17,8 @@ export * from './bus/kafka-bus';
 export * from './bus/event-id';
 export { busMetrics, type BusMetrics } from './bus/metrics';
 export type { HandlerRetry } from './bus/retry';
+export * from './bus/poison';
+export * from './bus/naming';
 export * from './outbox/outbox';
 export * from './outbox/start-relay';
 export * from './blob/postgres-blob-store';

@@ -5,12 +5,14 @@
 import { randomBytes } from 'node:crypto';
 import { ROOT_CONTEXT, context, trace, TraceFlags } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
-import type { BusMessage, EventBus, Subscription } from '../ports/event-bus';
+import { TOPICS } from '@lore/contracts';
+import type { BrowsableBus, BusMessage, EventBus, SubscribeOptions, Subscription } from '../ports/event-bus';
 import { activeTraceId } from '../telemetry/propagation';
 import { startTelemetry } from '../telemetry/setup';
+import { REDRIVEN_FROM_HEADER, TransientError, readDeadLetter, redriveOf, type DeadLetter } from './poison';
 
 export interface BusFixture {
-  bus: EventBus;
+  bus: EventBus & BrowsableBus;
   metrics: Registry;
   /** How long a message may take to arrive (a broker needs more than a Map). */
   deliveryTimeoutMs: number;
@@ -25,17 +27,19 @@ export async function waitFor(what: string, predicate: () => boolean, timeoutMs:
   }
 }
 
-async function counterValue(registry: Registry, name: string, topic: string): Promise<number> {
+async function counterValue(registry: Registry, name: string, topic: string, group?: string): Promise<number> {
   const metric = registry.getSingleMetric(name);
   if (!metric) return 0;
   const data = await metric.get();
-  return data.values.filter((v) => v.labels.topic === topic).reduce((sum, v) => sum + v.value, 0);
+  return data.values
+    .filter((v) => v.labels.topic === topic && (group === undefined || v.labels.group === group))
+    .reduce((sum, v) => sum + v.value, 0);
 }
 
 export function describeBusContract(name: string, open: () => Promise<BusFixture>): void {
   describe(`EventBus contract: ${name}`, () => {
     let fx: BusFixture;
-    let bus: EventBus;
+    let bus: EventBus & BrowsableBus;
     let timeout: number;
     const subscriptions: Subscription[] = [];
     const runId = randomBytes(4).toString('hex');
@@ -47,12 +51,15 @@ export function describeBusContract(name: string, open: () => Promise<BusFixture
       return topic;
     };
     const group = (s: string) => `contract-${runId}-${s}-${seq}`;
-    const subscribe = async (opts: { groupId: string; topics: string[]; fromBeginning?: boolean }, handler: (m: BusMessage) => Promise<void>) => {
+    const subscribe = async (opts: SubscribeOptions, handler: (m: BusMessage) => Promise<void>) => {
       const s = await bus.subscribe(opts, handler);
       subscriptions.push(s);
       return s;
     };
     const text = (m: BusMessage) => m.value.toString('utf8');
+    /** The dead letters whose original message was on `topic`. */
+    const deadLettersOf = async (topic: string): Promise<DeadLetter[]> =>
+      (await bus.browse(TOPICS.dead, { limit: 10_000 })).map(readDeadLetter).filter((d): d is DeadLetter => d !== null && d.topic === topic);
 
     beforeAll(async () => {
       startTelemetry({});
@@ -278,6 +285,135 @@ export function describeBusContract(name: string, open: () => Promise<BusFixture
       await waitFor('the message published after the stop', () => after.length >= 1, timeout);
       await new Promise((r) => setTimeout(r, 200));
       expect(after).toEqual([10]);
+    });
+
+    it('dead-letters a message whose handler keeps failing, with the reason, and goes on with the next one', async () => {
+      const topic = await freshTopic();
+      const groupId = group('poison');
+      await bus.publish(topic, [
+        { key: 'one-key', value: 'first' },
+        { key: 'one-key', value: 'poison', headers: { 'event-id': 'evt-poison', extra: 'kept' } },
+        { key: 'one-key', value: 'third' },
+      ]);
+      const done: string[] = [];
+      const attempts: number[] = [];
+      const startedAt = Date.now();
+      await subscribe({ groupId, topics: [topic], fromBeginning: true, maxAttempts: 3 }, async (m) => {
+        if (text(m) === 'poison') {
+          attempts.push(Date.now());
+          throw new Error('cannot parse this one');
+        }
+        done.push(text(m));
+      });
+      await waitFor('the message after the poison one', () => done.length >= 2, timeout);
+      expect(done).toEqual(['first', 'third']);
+      expect(attempts).toHaveLength(3);
+      // Backoff between attempts (the fixtures start at 10–20 ms and double).
+      expect(attempts[2]! - attempts[0]!).toBeGreaterThanOrEqual(20);
+      let dead: DeadLetter[] = [];
+      for (const deadline = Date.now() + timeout; dead.length === 0 && Date.now() < deadline; ) dead = await deadLettersOf(topic);
+      expect(dead).toHaveLength(1);
+      const d = dead[0]!;
+      expect(d.value.toString('utf8')).toBe('poison');
+      expect(d).toMatchObject({ topic, key: 'one-key', group: groupId, attempts: 3 });
+      expect(d.error).toContain('cannot parse this one');
+      expect(d.offset).toMatch(/^\d+$/);
+      expect(typeof d.partition).toBe('number');
+      expect(d.headers).toMatchObject({ 'event-id': 'evt-poison', extra: 'kept' });
+      const first = Date.parse(d.firstFailureAt);
+      const last = Date.parse(d.lastFailureAt);
+      expect(first).toBeGreaterThanOrEqual(startedAt - 1_000);
+      expect(last).toBeGreaterThan(first);
+      expect(await counterValue(fx.metrics, 'lore_bus_dead_letters_total', topic, groupId)).toBe(1);
+      expect(await counterValue(fx.metrics, 'lore_bus_handler_failures_total', topic)).toBe(3);
+    });
+
+    it('retries a transient error past the bound without dead-lettering the message', async () => {
+      const topic = await freshTopic();
+      const groupId = group('transient');
+      await bus.publish(topic, [{ key: 'k', value: 'needs-the-database' }, { key: 'k', value: 'next' }]);
+      const done: string[] = [];
+      let outage = 6;
+      await subscribe({ groupId, topics: [topic], fromBeginning: true, maxAttempts: 2 }, async (m) => {
+        if (text(m) === 'needs-the-database' && outage-- > 0) {
+          // One marked by the handler, the others a dependency outage as a driver reports it.
+          if (outage % 2 === 0) throw new TransientError('database unavailable');
+          throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+        }
+        done.push(text(m));
+      });
+      await waitFor('both messages', () => done.length >= 2, timeout);
+      expect(done).toEqual(['needs-the-database', 'next']);
+      expect(await counterValue(fx.metrics, 'lore_bus_handler_failures_total', topic)).toBe(6);
+      expect(await counterValue(fx.metrics, 'lore_bus_dead_letters_total', topic)).toBe(0);
+      expect(await deadLettersOf(topic)).toEqual([]);
+    });
+
+    it('dead-letters only the poison message of a failing batch and hands the others to the handler', async () => {
+      const topic = await freshTopic();
+      const groupId = group('batch-poison');
+      await bus.publish(topic, Array.from({ length: 6 }, (_, i) => ({ key: 'one-key', value: String(i) })));
+      const done: number[] = [];
+      const s = await bus.subscribeBatch({ groupId, topics: [topic], fromBeginning: true, maxBatch: 6, maxAttempts: 2 }, async (ms) => {
+        const values = ms.map((m) => Number(text(m)));
+        if (values.includes(3)) throw new Error('batch contains a bad message');
+        done.push(...values);
+      });
+      subscriptions.push(s);
+      await waitFor('the five good messages', () => done.length >= 5, timeout);
+      expect([...done].sort()).toEqual([0, 1, 2, 4, 5]);
+      // Order per partition is kept: the good messages behind the poison one come after the ones before it.
+      expect(done.indexOf(4)).toBeGreaterThan(done.indexOf(2));
+      let dead: DeadLetter[] = [];
+      for (const deadline = Date.now() + timeout; dead.length === 0 && Date.now() < deadline; ) dead = await deadLettersOf(topic);
+      expect(dead.map((d) => d.value.toString('utf8'))).toEqual(['3']);
+      expect(dead[0]).toMatchObject({ group: groupId, attempts: 2 });
+      expect(await counterValue(fx.metrics, 'lore_bus_dead_letters_total', topic, groupId)).toBe(1);
+    });
+
+    it('re-drives a dead letter to its original topic, where the group handles it', async () => {
+      const topic = await freshTopic();
+      const groupId = group('redrive');
+      let broken = true;
+      const done: BusMessage[] = [];
+      await subscribe({ groupId, topics: [topic], fromBeginning: true, maxAttempts: 1 }, async (m) => {
+        if (broken) throw new Error('bug in the handler');
+        done.push(m);
+      });
+      await bus.publish(topic, [{ key: 'k', value: 'again', headers: { 'event-id': 'evt-again' } }]);
+      let dead: DeadLetter[] = [];
+      for (const deadline = Date.now() + timeout; dead.length === 0 && Date.now() < deadline; ) dead = await deadLettersOf(topic);
+      expect(dead).toHaveLength(1);
+      broken = false;
+      const { topic: target, message } = redriveOf(dead[0]!);
+      expect(target).toBe(topic);
+      await bus.publish(target, [message]);
+      await waitFor('the re-driven message', () => done.length >= 1, timeout);
+      expect(text(done[0]!)).toBe('again');
+      expect(done[0]!.key).toBe('k');
+      expect(done[0]!.headers['event-id']).toBe('evt-again');
+      expect(done[0]!.headers[REDRIVEN_FROM_HEADER]).toBe(dead[0]!.id);
+      expect(Object.keys(done[0]!.headers).some((h) => h.startsWith('lore-dead-'))).toBe(false);
+    });
+
+    it("starts a group that does not choose by its topic's policy: earliest for work topics, latest for dead letters", async () => {
+      const key = `policy-${runId}-${++seq}`;
+      await bus.ensureTopics([TOPICS.memoryIngest, TOPICS.dead]);
+      await bus.publish(TOPICS.memoryIngest, [{ key, value: 'job published before the worker joined' }]);
+      await bus.publish(TOPICS.dead, [{ key, value: 'old dead letter' }]);
+      const jobs: string[] = [];
+      const dead: string[] = [];
+      await subscribe({ groupId: group('policy-work'), topics: [TOPICS.memoryIngest] }, async (m) => {
+        if (m.key === key) jobs.push(text(m));
+      });
+      await subscribe({ groupId: group('policy-dead'), topics: [TOPICS.dead] }, async (m) => {
+        if (m.key === key) dead.push(text(m));
+      });
+      await bus.publish(TOPICS.dead, [{ key, value: 'new dead letter' }]);
+      await waitFor('the job and the new dead letter', () => jobs.length >= 1 && dead.length >= 1, timeout);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(jobs).toEqual(['job published before the worker joined']);
+      expect(dead).toEqual(['new dead letter']);
     });
 
     it('answers ping', async () => {

@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
+import { TOPICS } from '@lore/contracts';
 import {
   Kafka,
   Partitioners,
@@ -11,15 +13,33 @@ import {
 } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { BusMessage, EventBus, OutgoingMessage, SubscribeBatchOptions, SubscribeOptions, Subscription } from '../ports/event-bus';
+import type {
+  BrowsableBus,
+  BrowseOptions,
+  BusMessage,
+  EventBus,
+  OutgoingMessage,
+  SubscribeBatchOptions,
+  SubscribeOptions,
+  Subscription,
+} from '../ports/event-bus';
 import { injectTraceHeaders, withExtractedContext } from '../telemetry/propagation';
 import { busMetrics, type BusMetrics } from './metrics';
+import { BrokerNames, startsAtBeginning } from './naming';
+import { DEFAULT_MAX_ATTEMPTS, deadLetterOf, handleChunk, poisonPolicy, type ChunkSteps, type FailureRecord } from './poison';
 import { DEFAULT_HANDLER_RETRY, Sleeper, backoffMs, type HandlerRetry } from './retry';
 
 export interface KafkaBusOptions {
   brokers: string[];
   clientId: string;
   logger: Logger;
+  /**
+   * `LORE_KAFKA_PREFIX`: put in front of every topic and consumer group (`<prefix>.lore.events`), so installs
+   * sharing a broker never see each other's messages. Empty (default): the names as they are.
+   */
+  prefix?: string;
+  /** Default bound of counted failed attempts before a message is dead-lettered (per subscription: `maxAttempts`). */
+  maxAttempts?: number;
   metrics?: Registry;
   /** Partitions for topics this bus creates; default: the broker's `num.partitions`. */
   partitions?: number;
@@ -46,9 +66,12 @@ const CLIENT_RETRY = { initialRetryTime: 300, maxRetryTime: 5_000, retries: 12 }
  * per-partition order, and lets kafkajs commit an offset only after the handler resolved; a handler that throws is
  * retried in place with capped exponential backoff, heartbeating meanwhile, so nothing behind it overtakes it.
  */
-export class KafkaBus implements EventBus {
+export class KafkaBus implements EventBus, BrowsableBus {
   readonly kind = 'kafka' as const;
   private readonly kafka: Kafka;
+  private readonly names: BrokerNames;
+  private readonly maxAttempts: number;
+  private deadTopic?: Promise<void>;
   private readonly logger: Logger;
   private readonly metrics: BusMetrics;
   private readonly retry: HandlerRetry;
@@ -63,6 +86,8 @@ export class KafkaBus implements EventBus {
     this.logger = opts.logger.child({ component: 'kafka-bus' });
     this.metrics = busMetrics(opts.metrics);
     this.retry = opts.handlerRetry ?? DEFAULT_HANDLER_RETRY;
+    this.maxAttempts = opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    this.names = new BrokerNames(opts.prefix ?? '');
     this.kafka = new Kafka({
       clientId: opts.clientId,
       brokers: opts.brokers,
@@ -81,7 +106,8 @@ export class KafkaBus implements EventBus {
     });
   }
 
-  async ensureTopics(topics: string[]): Promise<void> {
+  async ensureTopics(logical: string[]): Promise<void> {
+    const topics = logical.map((t) => this.names.topic(t));
     const admin = await this.connectedAdmin();
     const existing = new Set(await admin.listTopics());
     const missing = topics.filter((t) => !existing.has(t));
@@ -97,7 +123,7 @@ export class KafkaBus implements EventBus {
     if (messages.length === 0) return;
     const producer = await this.connectedProducer();
     await producer.send({
-      topic,
+      topic: this.names.topic(topic),
       acks: -1,
       messages: messages.map((m) => ({
         key: m.key,
@@ -124,12 +150,16 @@ export class KafkaBus implements EventBus {
       | { kind: 'batch'; handler: (messages: BusMessage[]) => Promise<void>; maxBatch: number },
   ): Promise<Subscription> {
     if (this.closed) throw new Error('bus is closed');
+    const policy = poisonPolicy(options, { maxAttempts: this.maxAttempts, retry: this.retry });
     const sleeper = new Sleeper();
     let stopping = false;
-    if (!options.fromBeginning) await this.startNewGroupAtEnd(options.groupId, options.topics);
+    const groupId = this.names.group(options.groupId);
+    const earliest = options.topics.filter((t) => startsAtBeginning(t, options.fromBeginning));
+    const latest = options.topics.filter((t) => !earliest.includes(t));
+    if (latest.length > 0) await this.startNewGroupAtEnd(groupId, latest.map((t) => this.names.topic(t)));
     const heartbeatMs = this.opts.heartbeatIntervalMs ?? 3_000;
     const consumer = this.kafka.consumer({
-      groupId: options.groupId,
+      groupId,
       allowAutoTopicCreation: false,
       sessionTimeout: this.opts.sessionTimeoutMs ?? 30_000,
       heartbeatInterval: heartbeatMs,
@@ -148,75 +178,71 @@ export class KafkaBus implements EventBus {
     });
 
     /**
-     * Runs `work` for the messages of one partition until it resolves. kafkajs heartbeats only between messages: a
-     * handler running past the session timeout (a slow webhook receiver, a large extraction) would get the member
-     * evicted and its partitions, these messages included, handed to another member. So heartbeat on a timer while
-     * the handler runs; a heartbeat refused during a rebalance is simply retried on the next tick. A handler that
-     * throws is retried in place with backoff; throwing out of here leaves the offsets uncommitted.
+     * The steps of one partition's messages (poison.ts): retried in place with backoff, then dead-lettered. kafkajs
+     * heartbeats only between messages: a handler running past the session timeout (a slow webhook receiver, a large
+     * extraction) would get the member evicted and its partitions handed to another member. So heartbeat on a timer
+     * while the handler runs (a heartbeat refused during a rebalance is retried on the next tick) and after each
+     * backoff (that one throws during a rebalance, handing the messages over uncommitted).
      */
-    const untilHandled = async (
-      topic: string,
-      partition: number,
-      first: KafkaMessage,
-      count: number,
-      heartbeat: () => Promise<void>,
-      work: () => Promise<void>,
-    ): Promise<void> => {
+    const steps = (topic: string, partition: number, heartbeat: () => Promise<void>, done: ChunkSteps['done']): ChunkSteps => ({
+      policy,
+      stopping: () => stopping,
+      sleep: (ms) => sleeper.sleep(ms),
+      between: heartbeat,
+      onFailure: ({ err, attempt, transient, delayMs, final }) => {
+        this.metrics.handlerFailures.inc({ topic });
+        if (!final) {
+          this.logger.warn({ err, topic, partition, group: options.groupId, attempt, transient, delay_ms: delayMs }, 'event handler failed; retrying');
+        }
+      },
+      deadLetter: (message, failure) => this.deadLetter(message, options.groupId, failure, () => stopping, sleeper, heartbeat),
+      done: (last, handled) => {
+        if (handled > 0) this.metrics.consumed.inc({ topic }, handled);
+        done(last, handled);
+      },
+    });
+    const withBeat = async (heartbeat: () => Promise<void>, work: () => Promise<void>): Promise<void> => {
       const beat = setInterval(() => void heartbeat().catch(() => undefined), heartbeatMs);
       try {
-        for (let attempt = 1; ; attempt++) {
-          try {
-            await work();
-            this.metrics.consumed.inc({ topic }, count);
-            return;
-          } catch (err) {
-            this.metrics.handlerFailures.inc({ topic });
-            // Throwing leaves the offset uncommitted: whoever owns the partition next gets the message again.
-            if (stopping) throw err;
-            const delayMs = backoffMs(this.retry, attempt);
-            this.logger.warn(
-              { err, topic, partition, offset: first.offset, messages: count, attempt, delay_ms: delayMs },
-              'event handler failed; retrying',
-            );
-            await sleeper.sleep(delayMs);
-            // Keeps the membership alive through long retries; throws during a rebalance, handing the message over.
-            await heartbeat();
-          }
-        }
+        await work();
       } finally {
         clearInterval(beat);
       }
     };
 
     await consumer.connect();
-    await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning ?? false });
+    if (earliest.length > 0) await consumer.subscribe({ topics: earliest.map((t) => this.names.topic(t)), fromBeginning: true });
+    if (latest.length > 0) await consumer.subscribe({ topics: latest.map((t) => this.names.topic(t)), fromBeginning: false });
     const partitionsConsumedConcurrently = this.opts.partitionsConsumedConcurrently ?? 4;
     if (mode.kind === 'each') {
       const handler = mode.handler;
       await consumer.run({
         autoCommit: true,
         partitionsConsumedConcurrently,
-        eachMessage: async ({ topic, partition, message, heartbeat }) => {
+        eachMessage: async ({ topic: physical, partition, message, heartbeat }) => {
+          const topic = this.names.logicalTopic(physical);
           const msg = toBusMessage(topic, partition, message);
-          await untilHandled(topic, partition, message, 1, heartbeat, () => withExtractedContext(msg.headers, () => handler(msg)));
+          // kafkajs commits the offset once this resolves; throwing (only while stopping) leaves it uncommitted.
+          await withBeat(heartbeat, () =>
+            handleChunk([msg], ([m]) => withExtractedContext(m!.headers, () => handler(m!)), steps(topic, partition, heartbeat, () => undefined)),
+          );
         },
       });
     } else {
       const { handler, maxBatch } = mode;
       await consumer.run({
         autoCommit: true,
-        // Offsets are resolved chunk by chunk below, only after the handler resolved for the chunk.
+        // Offsets are resolved below, only after the handler resolved for them (or they were dead-lettered).
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently,
         eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-          const { topic, partition } = batch;
+          const { partition } = batch;
+          const topic = this.names.logicalTopic(batch.topic);
           for (let i = 0; i < batch.messages.length; i += maxBatch) {
             // A rebalance or a stop hands the rest of the fetched messages to the partition's next owner.
             if (!isRunning() || isStale() || stopping) return;
-            const chunk = batch.messages.slice(i, i + maxBatch);
-            const messages = chunk.map((m) => toBusMessage(topic, partition, m));
-            await untilHandled(topic, partition, chunk[0]!, chunk.length, heartbeat, () => handler(messages));
-            resolveOffset(chunk[chunk.length - 1]!.offset);
+            const messages = batch.messages.slice(i, i + maxBatch).map((m) => toBusMessage(topic, partition, m));
+            await withBeat(heartbeat, () => handleChunk(messages, handler, steps(topic, partition, heartbeat, (last) => resolveOffset(last.offset))));
           }
         },
       });
@@ -242,6 +268,84 @@ export class KafkaBus implements EventBus {
     };
     this.subscriptions.add(subscription);
     return subscription;
+  }
+
+  /**
+   * Publishes a dead letter, retrying until the broker has it (the message's offset is committed only then), and
+   * counts and logs it. Creates the dead-letter topic the first time.
+   */
+  private async deadLetter(
+    message: BusMessage,
+    group: string,
+    failure: FailureRecord,
+    stopping: () => boolean,
+    sleeper: Sleeper,
+    heartbeat: () => Promise<void>,
+  ): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        this.deadTopic ??= this.ensureTopics([TOPICS.dead]).catch((err: unknown) => {
+          this.deadTopic = undefined;
+          throw err;
+        });
+        await this.deadTopic;
+        await this.publish(TOPICS.dead, [deadLetterOf(message, group, failure)]);
+        break;
+      } catch (err) {
+        if (stopping()) throw err;
+        const delayMs = backoffMs(this.retry, attempt);
+        this.logger.warn({ err, topic: message.topic, offset: message.offset, group, delay_ms: delayMs }, 'could not publish a dead letter; retrying');
+        await sleeper.sleep(delayMs);
+        await heartbeat();
+      }
+    }
+    this.metrics.deadLetters.inc({ topic: message.topic, group });
+    this.logger.error(
+      { topic: message.topic, partition: message.partition, offset: message.offset, key: message.key, group, attempts: failure.attempts, error: failure.error },
+      'message dead-lettered after its handler kept failing; going on with the next one',
+    );
+  }
+
+  async browse(logical: string, options: BrowseOptions = {}): Promise<BusMessage[]> {
+    const limit = options.limit ?? 100;
+    const topic = this.names.topic(logical);
+    const admin = await this.connectedAdmin();
+    // Up to `limit` messages of each partition, from its low watermark; then the oldest `limit` across them.
+    const wanted = new Map<number, bigint>();
+    for (const p of await admin.fetchTopicOffsets(topic)) {
+      const end = BigInt(p.high) < BigInt(p.low) + BigInt(limit) ? BigInt(p.high) : BigInt(p.low) + BigInt(limit);
+      if (end > BigInt(p.low)) wanted.set(p.partition, end);
+    }
+    if (wanted.size === 0) return [];
+    const got: BusMessage[] = [];
+    // A throw-away group that never commits: Kafka forgets it once it is empty.
+    const consumer = this.kafka.consumer({ groupId: this.names.group(`lore.browse.${randomBytes(6).toString('hex')}`), allowAutoTopicCreation: false, maxWaitTimeInMs: 500 });
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics: [topic], fromBeginning: true });
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`browsing ${logical} timed out`)), 30_000);
+        consumer
+          .run({
+            autoCommit: false,
+            eachMessage: async ({ partition, message }) => {
+              const end = wanted.get(partition);
+              if (end === undefined || BigInt(message.offset) >= end) return;
+              got.push(toBusMessage(logical, partition, message));
+              if (BigInt(message.offset) + 1n >= end) wanted.delete(partition);
+              if (wanted.size === 0) {
+                clearTimeout(timer);
+                resolve();
+              }
+            },
+          })
+          .catch(reject);
+      });
+    } finally {
+      await consumer.disconnect();
+    }
+    got.sort((a, b) => a.partition - b.partition || (BigInt(a.offset) < BigInt(b.offset) ? -1 : 1));
+    return got.slice(0, limit);
   }
 
   async ping(): Promise<void> {

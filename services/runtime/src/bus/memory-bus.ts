@@ -1,9 +1,21 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { BusMessage, EventBus, OutgoingMessage, SubscribeBatchOptions, SubscribeOptions, Subscription } from '../ports/event-bus';
+import { TOPICS } from '@lore/contracts';
+import type {
+  BrowsableBus,
+  BrowseOptions,
+  BusMessage,
+  EventBus,
+  OutgoingMessage,
+  SubscribeBatchOptions,
+  SubscribeOptions,
+  Subscription,
+} from '../ports/event-bus';
 import { injectTraceHeaders, withExtractedContext } from '../telemetry/propagation';
 import { busMetrics, type BusMetrics } from './metrics';
-import { DEFAULT_HANDLER_RETRY, Sleeper, backoffMs, type HandlerRetry } from './retry';
+import { startsAtBeginning } from './naming';
+import { DEFAULT_MAX_ATTEMPTS, deadLetterOf, handleChunk, poisonPolicy, type FailureRecord, type PoisonPolicy } from './poison';
+import { DEFAULT_HANDLER_RETRY, Sleeper, type HandlerRetry } from './retry';
 
 export interface MemoryBusOptions {
   logger?: Logger;
@@ -13,6 +25,8 @@ export interface MemoryBusOptions {
   /** Messages kept per partition once every active group has consumed them (for late `fromBeginning` groups). */
   retainPerPartition?: number;
   handlerRetry?: HandlerRetry;
+  /** Default bound of counted failed attempts before a message is dead-lettered (per subscription: `maxAttempts`). */
+  maxAttempts?: number;
 }
 
 interface StoredMessage {
@@ -33,6 +47,8 @@ type Handler = (message: BusMessage) => Promise<void>;
 type BatchHandler = (messages: BusMessage[]) => Promise<void>;
 
 interface Member {
+  groupId: string;
+  policy: PoisonPolicy;
   topics: Set<string>;
   handler: BatchHandler;
   /** Messages per handler call: 1 for `subscribe`. */
@@ -54,13 +70,14 @@ interface Group {
  * message's offset advances only after its handler resolved, and a handler that throws gets the same message again
  * (after a capped exponential backoff) before anything behind it. `publish` resolves once the message is in the log.
  */
-export class MemoryBus implements EventBus {
+export class MemoryBus implements EventBus, BrowsableBus {
   readonly kind = 'memory' as const;
   private readonly topics = new Map<string, PartitionLog[]>();
   private readonly groups = new Map<string, Group>();
   private readonly partitions: number;
   private readonly retain: number;
   private readonly retry: HandlerRetry;
+  private readonly maxAttempts: number;
   private readonly metrics: BusMetrics;
   private readonly logger?: Logger;
   private readonly sleeper = new Sleeper();
@@ -73,6 +90,7 @@ export class MemoryBus implements EventBus {
     this.partitions = opts.partitions ?? 4;
     this.retain = opts.retainPerPartition ?? 10_000;
     this.retry = opts.handlerRetry ?? DEFAULT_HANDLER_RETRY;
+    this.maxAttempts = opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     this.metrics = busMetrics(opts.metrics);
   }
 
@@ -104,19 +122,31 @@ export class MemoryBus implements EventBus {
     return this.join(options, Math.max(1, Math.floor(options.maxBatch ?? 100)), handler);
   }
 
+  async browse(topic: string, options: BrowseOptions = {}): Promise<BusMessage[]> {
+    const limit = options.limit ?? 100;
+    const out: BusMessage[] = [];
+    this.log(topic).forEach((log, partition) => {
+      log.messages.forEach((stored, i) => {
+        if (out.length < limit) out.push(toBusMessage(topic, partition, log.base + i, stored));
+      });
+    });
+    return out;
+  }
+
   private async join(options: SubscribeOptions, maxBatch: number, handler: BatchHandler): Promise<Subscription> {
     if (this.closed) throw new Error('bus is closed');
+    const policy = poisonPolicy(options, { maxAttempts: this.maxAttempts, retry: this.retry });
     let group = this.groups.get(options.groupId);
     if (!group) {
       group = { members: [], offsets: new Map(), workers: new Set() };
       this.groups.set(options.groupId, group);
     }
-    const member: Member = { topics: new Set(options.topics), handler, maxBatch, stopped: false, inFlight: new Set() };
+    const member: Member = { groupId: options.groupId, policy, topics: new Set(options.topics), handler, maxBatch, stopped: false, inFlight: new Set() };
     group.members.push(member);
     for (const topic of options.topics) {
       this.log(topic).forEach((log, p) => {
         const k = slot(topic, p);
-        if (!group.offsets.has(k)) group.offsets.set(k, options.fromBeginning ? log.base : log.end);
+        if (!group.offsets.has(k)) group.offsets.set(k, startsAtBeginning(topic, options.fromBeginning) ? log.base : log.end);
         if (!group.workers.has(k)) {
           group.workers.add(k);
           void this.work(group, topic, p);
@@ -157,11 +187,13 @@ export class MemoryBus implements EventBus {
     await Promise.allSettled(inFlight);
   }
 
-  /** One worker per (group, topic, partition): the only place messages of that partition are delivered from. */
+  /**
+   * One worker per (group, topic, partition): the only place messages of that partition are delivered from. A failing
+   * handler is retried in place by its owner (poison.ts); a member that leaves hands the message to the next owner.
+   */
   private async work(group: Group, topic: string, p: number): Promise<void> {
     const k = slot(topic, p);
     const log = this.log(topic)[p]!;
-    let attempt = 0;
     for (;;) {
       const owners = this.closed ? [] : group.members.filter((m) => m.topics.has(topic));
       if (owners.length === 0) {
@@ -176,33 +208,42 @@ export class MemoryBus implements EventBus {
         continue;
       }
       const count = Math.min(owner.maxBatch, log.end - offset);
-      const messages: BusMessage[] = log.messages.slice(offset - log.base, offset - log.base + count).map((stored, i) => ({
-        topic,
-        partition: p,
-        offset: String(offset + i),
-        key: stored.key,
-        value: stored.value,
-        headers: { ...stored.headers },
-      }));
-      const run = owner.handler(messages);
+      const messages = log.messages.slice(offset - log.base, offset - log.base + count).map((stored, i) => toBusMessage(topic, p, offset + i, stored));
+      const run = handleChunk(messages, (ms) => owner.handler(ms), {
+        policy: owner.policy,
+        stopping: () => owner.stopped || this.closed,
+        sleep: (ms) => this.sleeper.sleep(ms),
+        onFailure: ({ err, attempt, transient, delayMs, final }) => {
+          this.metrics.handlerFailures.inc({ topic });
+          if (!final) {
+            this.logger?.warn({ err, topic, partition: p, offset, group: owner.groupId, attempt, transient, delay_ms: delayMs }, 'event handler failed; retrying');
+          }
+        },
+        deadLetter: (message, failure) => this.deadLetter(message, owner, failure),
+        done: (last, handled) => {
+          if (handled > 0) this.metrics.consumed.inc({ topic }, handled);
+          group.offsets.set(k, Number(last.offset) + 1);
+        },
+      });
       owner.inFlight.add(run);
       try {
         await run;
-        this.metrics.consumed.inc({ topic }, count);
-        group.offsets.set(k, offset + count);
-        attempt = 0;
         this.trim(topic, p);
-      } catch (err) {
-        attempt += 1;
-        this.metrics.handlerFailures.inc({ topic });
-        const delayMs = backoffMs(this.retry, attempt);
-        this.logger?.warn({ err, topic, partition: p, offset, attempt, delay_ms: delayMs }, 'event handler failed; retrying');
-        // A member that left hands the message to the next owner at once.
-        if (!owner.stopped) await this.sleeper.sleep(delayMs);
+      } catch {
+        // The owner is leaving: the next owner gets the message again.
       } finally {
         owner.inFlight.delete(run);
       }
     }
+  }
+
+  private async deadLetter(message: BusMessage, owner: Member, failure: FailureRecord): Promise<void> {
+    await this.publish(TOPICS.dead, [deadLetterOf(message, owner.groupId, failure)]);
+    this.metrics.deadLetters.inc({ topic: message.topic, group: owner.groupId });
+    this.logger?.error(
+      { topic: message.topic, partition: message.partition, offset: message.offset, group: owner.groupId, attempts: failure.attempts, error: failure.error },
+      'message dead-lettered after its handler kept failing; going on with the next one',
+    );
   }
 
   /** Drops what every active group has consumed, keeping the newest `retainPerPartition` messages. */
@@ -234,6 +275,10 @@ export class MemoryBus implements EventBus {
     this.waiters = new Set();
     for (const resolve of waiters) resolve();
   }
+}
+
+function toBusMessage(topic: string, partition: number, offset: number, stored: StoredMessage): BusMessage {
+  return { topic, partition, offset: String(offset), key: stored.key, value: stored.value, headers: { ...stored.headers } };
 }
 
 function slot(topic: string, partition: number): string {

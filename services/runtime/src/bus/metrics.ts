@@ -4,21 +4,29 @@ export interface BusMetrics {
   published: Counter<'topic'>;
   consumed: Counter<'topic'>;
   handlerFailures: Counter<'topic'>;
+  deadLetters: Counter<'topic' | 'group'>;
 }
 
 /**
- * The bus counters, labelled by topic only (topic names are a closed set from contracts). Registering twice on one
- * registry (two buses in one process, as in embedded mode) returns the counters already there.
+ * The bus counters, labelled by topic (topic names are a closed set from contracts) and, for dead letters, by
+ * consumer group (a closed set per install: each process names its groups in code or config). Both are logical
+ * names, without the install's prefix. Registering twice on one registry (two buses in one process, as in embedded
+ * mode) returns the counters already there.
  */
 export function busMetrics(registry?: Registry): BusMetrics {
-  const counter = (name: string, help: string): Counter<'topic'> => {
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> => {
     const existing = registry?.getSingleMetric(name);
-    if (existing) return existing as Counter<'topic'>;
-    return new Counter({ name, help, labelNames: ['topic'] as const, registers: registry ? [registry] : [] });
+    if (existing) return existing as Counter<L>;
+    return new Counter({ name, help, labelNames, registers: registry ? [registry] : [] });
   };
   return {
-    published: counter('lore_bus_messages_published_total', 'Messages the broker acknowledged, by topic'),
-    consumed: counter('lore_bus_messages_consumed_total', 'Messages whose handler resolved, by topic'),
-    handlerFailures: counter('lore_bus_handler_failures_total', 'Handler attempts that threw (each is retried), by topic'),
+    published: counter('lore_bus_messages_published_total', 'Messages the broker acknowledged, by topic', ['topic'] as const),
+    consumed: counter('lore_bus_messages_consumed_total', 'Messages whose handler resolved, by topic', ['topic'] as const),
+    handlerFailures: counter('lore_bus_handler_failures_total', 'Handler attempts that threw, by topic', ['topic'] as const),
+    deadLetters: counter(
+      'lore_bus_dead_letters_total',
+      'Messages moved to the dead-letter topic after their handler kept failing, by original topic and consumer group',
+      ['topic', 'group'] as const,
+    ),
   };
 }

@@ -16,7 +16,21 @@ export interface BusMessage {
 export interface SubscribeOptions {
   groupId: string;
   topics: string[];
+  /**
+   * Where the group starts if it never committed: the first retained message (true) or the end of each partition as
+   * of `subscribe` (false). Default: the topic's policy in `NEW_GROUP_START` (contracts), `latest` for other topics.
+   */
   fromBeginning?: boolean;
+  /**
+   * Failed attempts of one message (or batch) before it goes to the dead-letter topic `lore.dead` and the group
+   * moves on. Attempts that failed with a transient error (`isTransientError`) do not count: a dependency outage is
+   * waited out, never dead-lettered. Default: the bus's (10). `Infinity` never dead-letters.
+   */
+  maxAttempts?: number;
+  /** Backoff between attempts. Default: the bus's (200 ms doubling to 10 s). */
+  retry?: { initialMs: number; maxMs: number };
+  /** Also treats these errors as transient (besides `TransientError` and recognised dependency outages). */
+  isTransient?: (err: unknown) => boolean;
 }
 
 export interface SubscribeBatchOptions extends SubscribeOptions {
@@ -28,9 +42,25 @@ export interface Subscription {
   stop(): Promise<void>;
 }
 
+export interface BrowseOptions {
+  /** Messages returned at most (the oldest first, per partition). Default 100. */
+  limit?: number;
+}
+
+/** Operator reads: both adapters have it; kept off `EventBus` since no service needs it. */
+export interface BrowsableBus {
+  /**
+   * The messages a topic holds now, without any consumer group (nothing is committed): e.g. to list dead letters.
+   * Partitions in order, each from its oldest retained message.
+   */
+  browse(topic: string, options?: BrowseOptions): Promise<BusMessage[]>;
+}
+
 /**
  * Events between processes. At-least-once: a message is acknowledged only after its handler resolved; a handler
- * that throws sees the message again. Order is kept per key. Consumers dedupe on `event_id`.
+ * that throws sees the message again, up to its subscription's bound; then the message goes to the dead-letter topic
+ * and the group goes on (transient errors are retried without bound). Order is kept per key. Consumers dedupe on
+ * `event_id`. Topic and group names are logical (`lore.events`): the adapter adds the install's prefix.
  */
 export interface EventBus {
   readonly kind: 'kafka' | 'memory';
