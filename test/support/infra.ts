@@ -26,7 +26,10 @@ function withDatabase(url: string, db: string): string {
   return u.toString();
 }
 
-/** A fresh, empty database for one suite, owned by the owner role; dropped by `drop()`. */
+/**
+ * A fresh, empty database for one suite, prepared as docs/install.md tells an install to: created by the owner
+ * role, CONNECT for the application role only, nothing else (no extension). Dropped by `drop()`.
+ */
 export async function freshDatabase(prefix = 'lore_t'): Promise<TestDatabase> {
   const ownerUrl = requireEnv('LORE_TEST_PG_URL');
   const appUrl = requireEnv('LORE_TEST_PG_APP_URL');
@@ -44,7 +47,8 @@ export async function freshDatabase(prefix = 'lore_t'): Promise<TestDatabase> {
   try {
     await setup.query(`REVOKE ALL ON DATABASE ${name} FROM PUBLIC`);
     await setup.query(`GRANT CONNECT ON DATABASE ${name} TO lore_app`);
-    if (process.env.LORE_TEST_PG_VECTOR === '1') await setup.query('CREATE EXTENSION IF NOT EXISTS vector');
+    // No extension is created here: the graph's migrations create pgvector (in schema public) exactly as on an
+    // install, so a suite sees what an install sees (docs/install.md).
   } finally {
     await setup.end();
   }

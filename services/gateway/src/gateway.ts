@@ -2,7 +2,10 @@ import { join } from 'node:path';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Router from '@koa/router';
-import { createHttpApp, opsRouter, runMigrations, runRuntimeMigrations, type Lifecycle, type LoreApp, type LoreState } from '@lore/runtime';
+import {
+  assertAppRole, checkAppRole, createHttpApp, opsRouter, runMigrations, runRuntimeMigrations, RUNTIME_MIGRATIONS, type Lifecycle, type LoreApp,
+  type LoreState,
+} from '@lore/runtime';
 import { buildContext, type GatewayContext, type GatewayDeps } from './context';
 import { createPublicApp } from './app';
 import type { GatewayRouter } from './http/state';
@@ -21,6 +24,9 @@ export async function migrateGateway(db: GatewayDeps['db']): Promise<string[]> {
   await runRuntimeMigrations(db);
   return runMigrations(db, { schema: 'gateway', dir: GATEWAY_MIGRATIONS_DIR });
 }
+
+/** The schemas the gateway and the webhooks worker work in: the application role needs what their migrations grant. */
+export const GATEWAY_SCHEMAS = [RUNTIME_MIGRATIONS, { schema: 'gateway', dir: GATEWAY_MIGRATIONS_DIR }];
 
 export interface Gateway {
   /** The public listener's app. Attach `handleUpgrade` to its server's `upgrade` event for websockets. */
@@ -55,6 +61,8 @@ export interface CreateGatewayOptions {
 /** Composes the gateway from its ports; the process (main.ts or the embedded mode) owns the listeners. */
 export async function createGateway(deps: GatewayDeps, options: CreateGatewayOptions = {}): Promise<Gateway> {
   if (options.migrate !== false) await migrateGateway(deps.db);
+  // Refuse to start when the application role cannot do the work or could escape row-level security.
+  await assertAppRole(deps.db, GATEWAY_SCHEMAS);
   const context = buildContext(deps);
   const pub = createPublicApp(context, { extraRoutes: options.extraRoutes, checkResponses: options.checkResponses });
   const adminApp = createAdminApp(context);
@@ -64,8 +72,9 @@ export async function createGateway(deps: GatewayDeps, options: CreateGatewayOpt
     const router: Router<LoreState> = opsRouter(options.lifecycle, deps.metrics);
     opsApp.use(router.routes());
     options.lifecycle.addCheck('database', async () => {
-      await deps.db.ping();
-      return { ok: true };
+      // The start-up check again: a privilege revoked since makes the gateway unready instead of answering 500s.
+      const { role, problems } = await checkAppRole(deps.db, GATEWAY_SCHEMAS);
+      return { ok: problems.length === 0, details: { role, ...(problems.length > 0 ? { problems } : {}) } };
     });
     options.lifecycle.addCheck('state', async () => {
       await deps.state.ping();

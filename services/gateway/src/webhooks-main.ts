@@ -1,6 +1,8 @@
 import Router from '@koa/router';
 import { TOPICS } from '@lore/contracts';
 import {
+  assertAppRole,
+  checkAppRole,
   KafkaBus,
   Lifecycle,
   startOutboxRelay,
@@ -15,7 +17,7 @@ import {
   runRuntimeMigrations,
   type LoreState,
 } from '@lore/runtime';
-import { migrateGateway } from './gateway';
+import { GATEWAY_SCHEMAS, migrateGateway } from './gateway';
 import { webhooksEnvSchema, workerConfigFromEnv } from './webhooks/config';
 import { createWebhooksWorker } from './webhooks/worker';
 
@@ -36,6 +38,8 @@ async function main(): Promise<void> {
     await runRuntimeMigrations(db);
     await migrateGateway(db);
   }
+  // Refuse to start when the application role cannot do the work or could escape row-level security.
+  await assertAppRole(db, GATEWAY_SCHEMAS);
 
   const bus = new KafkaBus({
     brokers: env.LORE_KAFKA_BROKERS,
@@ -64,8 +68,8 @@ async function main(): Promise<void> {
 
   const worker = createWebhooksWorker({ db, bus, logger, metrics, config: workerConfigFromEnv(env), encryptionKeys: env.LORE_ENCRYPTION_KEYS });
   lifecycle.addCheck('database', async () => {
-    await db.ping();
-    return { ok: true };
+    const { role, problems } = await checkAppRole(db, GATEWAY_SCHEMAS);
+    return { ok: problems.length === 0, details: { role, ...(problems.length > 0 ? { problems } : {}) } };
   });
   lifecycle.addCheck('event bus', async () => {
     await bus.ping();

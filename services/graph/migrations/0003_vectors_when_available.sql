@@ -1,11 +1,14 @@
 -- Vectors whenever the server can have them: create pgvector if it is installed and the owner may create it,
 -- and add the embedding column if pgvector arrived after 0001 ran. Where neither is possible, search stays
--- lexical-only (the service says so at start and in /readyz).
+-- lexical-only (the service says so at start and in /readyz). The extension goes in schema public, where the
+-- application role resolves `vector` and `<=>` with its default search_path ("$user", public): migrations run with
+-- search_path graph, public, and an unqualified CREATE EXTENSION would have put it in graph (0006 moves it there
+-- from graph on installs that ran the earlier text of this file).
 DO $$
 DECLARE ns text;
 BEGIN
   BEGIN
-    CREATE EXTENSION IF NOT EXISTS vector;
+    CREATE EXTENSION IF NOT EXISTS vector SCHEMA public;
   EXCEPTION WHEN undefined_file OR insufficient_privilege OR feature_not_supported THEN
     RAISE NOTICE 'pgvector is not available here: memory search stays lexical-only';
   END;

@@ -2,6 +2,11 @@ import { join } from 'node:path';
 import { describeAi, ExtractiveLanguageModel, HashedEmbedder, type AiDescription, type Embedder, type LanguageModel } from '@lore/ai';
 import { TOPICS } from '@lore/contracts';
 import {
+  assertAppRole,
+  checkAppRole,
+  ConfigError,
+  probeVector,
+  RUNTIME_MIGRATIONS,
   startOutboxRelay,
   type OutboxRelay,
   runMigrations,
@@ -23,6 +28,8 @@ import { graphConsumers } from './consumers';
 import { hasEmbeddingColumn } from './store/search-store';
 
 export const GRAPH_MIGRATIONS = { schema: 'graph', dir: join(__dirname, '..', 'migrations') };
+/** The schemas a graph process works in: the application role needs what their migrations grant. */
+const GRAPH_SCHEMAS = [RUNTIME_MIGRATIONS, GRAPH_MIGRATIONS];
 
 export interface GraphServiceDeps {
   db: Db;
@@ -84,7 +91,14 @@ export async function createGraphService(deps: GraphServiceDeps): Promise<GraphS
     await runRuntimeMigrations(deps.db);
     await runMigrations(deps.db, GRAPH_MIGRATIONS);
   }
-  const vectors = deps.vectors !== false && deps.db.hasVector && (await hasEmbeddingColumn(deps.db));
+  // Refuse to start when the application role cannot do the work (or could escape row-level security), and when
+  // pgvector is installed but unusable by that role: search would fail rather than fall back to lexical-only.
+  await assertAppRole(deps.db, GRAPH_SCHEMAS);
+  const probe = deps.vectors === false ? null : await probeVector(deps.db);
+  if (probe?.installed && !probe.usable) {
+    throw new ConfigError([`LORE_DATABASE_URL: ${probe.problem ?? 'pgvector is not usable'}`, 'LORE_GRAPH_VECTORS: set it to false to run search lexical-only instead']);
+  }
+  const vectors = deps.vectors !== false && probe?.usable === true && (await hasEmbeddingColumn(deps.db));
   if (!vectors) logger.warn({ db: deps.db.kind }, 'pgvector unavailable or disabled: memory search runs lexical-only');
   const ownOcr = deps.ocr === undefined;
   const ocr = deps.ocr === undefined ? new TesseractOcr({ timeoutMs: 120_000, logger }) : deps.ocr;
@@ -109,8 +123,13 @@ export async function createGraphService(deps: GraphServiceDeps): Promise<GraphS
   };
   logger.info(description, 'memory data plane ready');
   deps.lifecycle?.addCheck('graph', async () => {
-    await deps.db.ping();
-    return { ok: true, details: { ...description } };
+    // What start-up checked, again: a privilege revoked or an extension dropped since makes the process unready.
+    const { problems } = await checkAppRole(deps.db, GRAPH_SCHEMAS);
+    if (vectors) {
+      const now = await probeVector(deps.db);
+      if (!now.usable) problems.push(now.problem ?? 'pgvector is no longer installed: vector search fails');
+    }
+    return { ok: problems.length === 0, details: { ...description, ...(problems.length > 0 ? { problems } : {}) } };
   });
 
   const app = createGraphApp({ memory, signer: deps.signer, logger: deps.logger, metrics: deps.metrics, bodyLimitBytes: deps.bodyLimitBytes ?? 2 * 1024 * 1024, checkResponses: deps.checkResponses });

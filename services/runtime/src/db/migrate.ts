@@ -2,6 +2,10 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Db, Sql } from '../ports/db';
 import { APP_ROLE } from '../ports/db';
+import { appRoleOf, quoteIdent } from './app-role';
+
+export { appRoleOf, assertAppRole, checkAppRole, DEFAULT_TABLE_PRIVILEGES, quoteIdent, type AppRoleReport } from './app-role';
+export { probeVector, type VectorProbe } from './vector';
 
 export interface MigrationSet {
   /** PostgreSQL schema the service owns, e.g. `gateway`. */
@@ -22,13 +26,22 @@ const IDENT = /^[a-z_][a-z0-9_]*$/;
 
 /**
  * Applies a service's pending migrations as the schema owner, then grants the application role what it needs.
- * Safe to run from several processes at once: an advisory lock serialises them.
+ * The application role is the one the application connection logs in as (LORE_DATABASE_URL's role, asked of the
+ * server), so an install may name it as it likes. Safe to run from several processes at once: an advisory lock
+ * serialises them.
  */
 export async function runMigrations(db: Db, set: MigrationSet): Promise<string[]> {
   if (!IDENT.test(set.schema)) throw new Error(`invalid schema name ${set.schema}`);
   const files = (await readdir(set.dir)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort();
   const applied: string[] = [];
+  const appRole = await appRoleOf(db).catch((err: unknown) => {
+    throw new Error(`cannot connect as the application role (LORE_DATABASE_URL) to grant it its rights: ${(err as Error).message}`, { cause: err });
+  });
   await db.asOwner(async (sql) => {
+    const owner = (await sql.query<{ role: string }>('SELECT current_user AS role')).rows[0]?.role;
+    if (owner === appRole) {
+      throw new Error(`LORE_DATABASE_URL and LORE_DATABASE_OWNER_URL both log in as ${quoteIdent(appRole)}: the application needs its own role, which owns nothing`);
+    }
     await sql.query(`SELECT pg_advisory_lock(hashtext($1))`, [`lore.migrate.${set.schema}`]);
     try {
       await sql.query(`CREATE SCHEMA IF NOT EXISTS ${set.schema}`);
@@ -53,7 +66,7 @@ export async function runMigrations(db: Db, set: MigrationSet): Promise<string[]
         }
         applied.push(file);
       }
-      await grantAppRole(sql, set);
+      await grantAppRole(sql, set, quoteIdent(appRole));
     } finally {
       await sql.query(`SELECT pg_advisory_unlock(hashtext($1))`, [`lore.migrate.${set.schema}`]);
     }
@@ -62,17 +75,17 @@ export async function runMigrations(db: Db, set: MigrationSet): Promise<string[]
 }
 
 /** The application role may use the schema's tables, sequences and functions; it never owns them. */
-async function grantAppRole(sql: Sql, set: MigrationSet): Promise<void> {
+async function grantAppRole(sql: Sql, set: MigrationSet, role: string): Promise<void> {
   const schema = set.schema;
-  await sql.query(`GRANT USAGE ON SCHEMA ${schema} TO ${APP_ROLE}`);
-  await sql.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${APP_ROLE}`);
-  await sql.query(`GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${schema} TO ${APP_ROLE}`);
-  await sql.query(`GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ${schema} TO ${APP_ROLE}`);
-  await sql.query(`REVOKE ALL ON ${schema}.schema_migrations FROM ${APP_ROLE}`);
+  await sql.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}`);
+  await sql.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+  await sql.query(`GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${schema} TO ${role}`);
+  await sql.query(`GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ${schema} TO ${role}`);
+  await sql.query(`REVOKE ALL ON ${schema}.schema_migrations FROM ${role}`);
   for (const [table, privileges] of Object.entries(set.appPrivileges ?? {})) {
     if (!IDENT.test(table)) throw new Error(`invalid table name ${table}`);
-    await sql.query(`REVOKE ALL ON ${schema}.${table} FROM ${APP_ROLE}`);
-    if (privileges.length > 0) await sql.query(`GRANT ${privileges.join(', ')} ON ${schema}.${table} TO ${APP_ROLE}`);
+    await sql.query(`REVOKE ALL ON ${schema}.${table} FROM ${role}`);
+    if (privileges.length > 0) await sql.query(`GRANT ${privileges.join(', ')} ON ${schema}.${table} TO ${role}`);
   }
 }
 
@@ -81,7 +94,7 @@ async function execScript(sql: Sql, text: string): Promise<void> {
   await sql.query(text);
 }
 
-/** Creates the application role if this database does not have it yet (embedded mode, fresh clusters). */
+/** Creates embedded mode's application role (`lore_app`) if the database does not have it yet. */
 export async function ensureAppRole(sql: Sql, password?: string): Promise<void> {
   const exists = await sql.query(`SELECT 1 FROM pg_roles WHERE rolname = $1`, [APP_ROLE]);
   if (exists.rowCount === 0) {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Pool, escapeLiteral, type PoolClient, type PoolConfig } from 'pg';
 import type { Db, QueryOptions, Sql, SqlResult } from '../ports/db';
 import { TENANT_SETTING } from '../ports/db';
+import { probeVector } from './vector';
 
 export interface PostgresDbOptions {
   /** Connection string of the application role (NOBYPASSRLS, owns nothing). */
@@ -53,10 +54,18 @@ export class PostgresDb implements Db {
     this.pool.on('error', () => undefined);
   }
 
-  /** Detects pgvector once at start; without it search runs lexical-only. */
+  /**
+   * Connects as the application role and detects whether it can use pgvector; without it search runs
+   * lexical-only. Services that migrate at start probe again afterwards (`probeVector`): the migrations may
+   * have just created the extension.
+   */
   async init(): Promise<this> {
-    const r = await this.pool.query(`SELECT 1 FROM pg_extension WHERE extname = 'vector'`);
-    this.hasVector = (r.rowCount ?? 0) > 0;
+    try {
+      await this.pool.query('SELECT 1');
+    } catch (err) {
+      throw new Error(`cannot connect to PostgreSQL as the application role (LORE_DATABASE_URL): ${(err as Error).message}`, { cause: err });
+    }
+    this.hasVector = (await probeVector(this)).usable;
     return this;
   }
 

@@ -25,7 +25,7 @@ export interface Sql {
  */
 export interface Db extends Sql {
   readonly kind: 'postgres' | 'pglite';
-  /** True when the pgvector extension is installed and usable. */
+  /** True when the pgvector extension is installed and the application role can use its type (as of `init`). */
   readonly hasVector: boolean;
   tx<T>(fn: (sql: Sql) => Promise<T>): Promise<T>;
   withTenant<T>(tenantId: string, fn: (sql: Sql) => Promise<T>): Promise<T>;
@@ -37,5 +37,8 @@ export interface Db extends Sql {
 
 /** The setting row-level security policies read: `current_setting('lore.tenant_id', true)`. */
 export const TENANT_SETTING = 'lore.tenant_id';
-/** The login role applications use; it owns nothing and has NOBYPASSRLS. */
+/**
+ * Embedded mode's application role (PGlite creates it). On a server the application role is whichever role
+ * LORE_DATABASE_URL logs in as; migrations grant to that role (`runMigrations`), whatever its name.
+ */
 export const APP_ROLE = 'lore_app';
