@@ -43,6 +43,7 @@ async function main(): Promise<void> {
 
   const bus = new KafkaBus({
     brokers: env.LORE_KAFKA_BROKERS,
+    prefix: env.LORE_KAFKA_PREFIX,
     clientId: 'lore-webhooks',
     logger,
     metrics,

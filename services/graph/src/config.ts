@@ -1,5 +1,5 @@
 import { ExtractiveLanguageModel, OpenAiEmbedder, OpenAiLanguageModel, selectEmbeddedEmbedder, type Embedder, type LanguageModel } from '@lore/ai';
-import { envBool, envInt, envSecret, type Logger } from '@lore/runtime';
+import { envBool, envInt, envKafkaPrefix, envSecret, type Logger } from '@lore/runtime';
 import { z } from 'zod';
 
 const optionalUrl = z
@@ -25,6 +25,7 @@ export const graphConfigSchema = z
     LORE_DATABASE_URL: z.string({ error: 'is required' }).min(1),
     LORE_DATABASE_OWNER_URL: optionalString,
     LORE_KAFKA_BROKERS: z.string({ error: 'is required' }).min(1),
+    LORE_KAFKA_PREFIX: envKafkaPrefix(),
     LORE_IDENTITY_SECRET: envSecret(32),
     LORE_GRAPH_MIGRATE: envBool(false),
     LORE_GRAPH_VECTORS: envBool(true),

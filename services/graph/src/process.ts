@@ -36,7 +36,7 @@ export async function startGraphProcess(service: 'graph' | 'graph-worker'): Prom
 
   const db = await new PostgresDb({ url: config.LORE_DATABASE_URL, ownerUrl: config.LORE_DATABASE_OWNER_URL }).init();
   lifecycle.onShutdown('database', () => db.close());
-  const bus = new KafkaBus({ brokers: config.LORE_KAFKA_BROKERS.split(','), clientId: `lore-${service}`, logger, metrics });
+  const bus = new KafkaBus({ brokers: config.LORE_KAFKA_BROKERS.split(','), prefix: config.LORE_KAFKA_PREFIX, clientId: `lore-${service}`, logger, metrics });
   lifecycle.onShutdown('event bus', () => bus.close());
   const { close: closeAi, ...ai } = await buildAi(config, logger);
   lifecycle.onShutdown('ai', closeAi);

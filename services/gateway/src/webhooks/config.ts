@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { envBool, envEncryptionKeys, envInt } from '@lore/runtime';
+import { envBool, envEncryptionKeys, envInt, envKafkaPrefix } from '@lore/runtime';
 import { z } from 'zod';
 import type { WebhooksWorkerConfig } from './worker';
 
@@ -39,6 +39,7 @@ export const webhooksEnvSchema = z
       .string({ error: 'is required' })
       .min(1)
       .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+    LORE_KAFKA_PREFIX: envKafkaPrefix(),
     WEBHOOKS_OPS_HOST: z.string().default('0.0.0.0'),
     WEBHOOKS_OPS_PORT: envInt(9091, 0, 65535),
     WEBHOOKS_DELIVERY_TIMEOUT_MS: envInt(5_000, 200, 30_000),
