@@ -127,6 +127,8 @@ Redis and the identity secret only for the components that read them, so no pod 
 {{- end }}
 - name: LORE_KAFKA_BROKERS
   valueFrom: { configMapKeyRef: { name: {{ include "lore.fullname" $root }}, key: kafka-brokers } }
+- name: LORE_KAFKA_PREFIX
+  valueFrom: { configMapKeyRef: { name: {{ include "lore.fullname" $root }}, key: kafka-prefix } }
 {{- if .identity }}
 - name: LORE_IDENTITY_SECRET
   valueFrom: { secretKeyRef: { name: {{ include "lore.secretName" $root }}, key: identity-secret } }
