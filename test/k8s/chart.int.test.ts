@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT, createNamespace, installCrds, runId, waitCrdsEstablished } from '../../operator/test/support/kube';
+import { graphConfigSchema } from '@lore/graph';
 import { CHART, FULL, MINIMAL, helm, kubectl, kubectlOk, renderObjects, template, yamlToObject } from './support';
 
 jest.setTimeout(180_000);
@@ -71,6 +72,45 @@ describe('charts/lore', () => {
     // The gateway forwards to the graph Service the chart created.
     const gw = minimal.find((o) => o.kind === 'Deployment' && o.metadata.name === 'lore-gateway');
     expect(gw.spec.template.spec.containers[0].env).toEqual(expect.arrayContaining([{ name: 'GATEWAY_UPSTREAM_GRAPH', value: `http://lore-graph.${ns}.svc:8083` }]));
+  });
+
+  it('gives graph and graph-worker the embedder settings (by default the model in the image), in names the graph reads, and no one else', async () => {
+    const envOf = (objs: any[], component: string): Record<string, string> => {
+      const d = objs.find((o) => o.kind === 'Deployment' && o.metadata.labels['app.kubernetes.io/component'] === component);
+      return Object.fromEntries((d.spec.template.spec.containers[0].env as Array<{ name: string; value?: string }>).filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
+    };
+    const embedderEnv = (env: Record<string, string>) => Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('LORE_EMBEDDER')));
+    const minimal = await renderObjects('lore', ns, ['-f', MINIMAL]);
+    for (const component of ['graph', 'graph-worker']) {
+      // No model folder: the one the image ships (its own LORE_EMBEDDER_MODEL_DIR) is used.
+      expect(embedderEnv(envOf(minimal, component))).toEqual({ LORE_EMBEDDER: 'auto', LORE_EMBEDDER_THREADS: '1', LORE_EMBEDDER_BATCH_SIZE: '8' });
+    }
+    for (const component of ['gateway', 'webhooks', 'operator']) expect(embedderEnv(envOf(minimal, component))).toEqual({});
+    const full = await renderObjects('lore', ns, ['-f', FULL]);
+    const expected = {
+      LORE_EMBEDDER: 'local-model',
+      LORE_EMBEDDER_MODEL_DIR: '/models/all-minilm-l6-v2-int8-1.0.0',
+      LORE_EMBEDDER_THREADS: '2',
+      LORE_EMBEDDER_BATCH_SIZE: '16',
+    };
+    for (const component of ['graph', 'graph-worker']) {
+      const env = envOf(full, component);
+      expect(embedderEnv(env)).toEqual(expected);
+      // The graph's own configuration schema reads every one of them as set.
+      const parsed = graphConfigSchema.safeParse({
+        ...env,
+        LORE_DATABASE_URL: 'postgres://lore_app:x@pg:5432/lore',
+        LORE_KAFKA_BROKERS: 'kafka:9092',
+        LORE_IDENTITY_SECRET: 'x'.repeat(32),
+      });
+      expect(parsed.success).toBe(true);
+      expect(parsed.data).toMatchObject({ LORE_EMBEDDER: 'local-model', LORE_EMBEDDER_MODEL_DIR: expected.LORE_EMBEDDER_MODEL_DIR, LORE_EMBEDDER_THREADS: 2, LORE_EMBEDDER_BATCH_SIZE: 16 });
+    }
+    // The schema refuses what the graph would refuse.
+    for (const bad of ['graph.ai.embedder=onnx', 'graph.ai.embedderThreads=0', 'graph.ai.embedderBatchSize=1000', 'graph.ai.embedderModelDir=models']) {
+      const r = await template('lore', ns, ['-f', MINIMAL, '--set', bad]);
+      expect({ bad, code: r.code }).toEqual({ bad, code: 1 });
+    }
   });
 
   it('runs every pod with the restricted security context, probes and checksum annotations', async () => {

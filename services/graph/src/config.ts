@@ -49,6 +49,8 @@ export const graphConfigSchema = z
     LORE_EMBEDDER: z.enum(['auto', 'hashed', 'local-model']).default('auto'),
     LORE_EMBEDDER_MODEL_DIR: optionalString,
     LORE_EMBEDDER_THREADS: envInt(1, 1, 64),
+    /** Inputs per local-model inference: a query waits behind at most one batch. */
+    LORE_EMBEDDER_BATCH_SIZE: envInt(8, 1, 256),
   })
   .superRefine((c, ctx) => {
     if (c.LORE_AI_LLM_BASE_URL && !c.LORE_AI_LLM_MODEL) ctx.addIssue({ code: 'custom', path: ['LORE_AI_LLM_MODEL'], message: 'is required with LORE_AI_LLM_BASE_URL' });
@@ -91,6 +93,7 @@ export async function buildAi(c: GraphConfig, logger: Logger): Promise<{ languag
     modelDir: c.LORE_EMBEDDER_MODEL_DIR,
     hashedDims: c.LORE_AI_EMBEDDINGS_DIMS,
     threads: c.LORE_EMBEDDER_THREADS,
+    batchSize: c.LORE_EMBEDDER_BATCH_SIZE,
     logger,
   });
   return { languageModel, embedder: selected.embedder, close: selected.close };
