@@ -334,6 +334,17 @@ describe('a process whose application role lacks what it needs refuses to start'
     expect(r.output).toContain(`LORE_DATABASE_URL: the application role "${install.owner}" is a superuser: row-level security does not bind it`);
   });
 
+  it('the migrations Job, given a superuser as the application role or the owner twice: exit 1 before any deployment rolls', async () => {
+    const superuser = new URL(requireEnv('LORE_TEST_PG_URL'));
+    superuser.pathname = `/${install.name}`;
+    const asSuper = await migrate({ ...install, appUrl: superuser.toString() });
+    expect(asSuper.code).toBe(1);
+    expect(asSuper.output).toContain(`the application role of LORE_DATABASE_URL cannot run Lore:\n  - the application role "${superuser.username}" is a superuser`);
+    const twice = await migrate({ ...install, appUrl: install.ownerUrl });
+    expect(twice.code).toBe(1);
+    expect(twice.output).toContain(`LORE_DATABASE_URL and LORE_DATABASE_OWNER_URL both log in as "${install.owner}"`);
+  });
+
   it('the graph API, without USAGE on its schemas: exit 1 naming the role', async () => {
     const r = await runProcess('services/graph/dist/main.js', {
       LORE_LOG_LEVEL: 'warn',

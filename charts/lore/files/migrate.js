@@ -37,6 +37,12 @@ async function main() {
       const applied = await runtime.runMigrations(db, set);
       log.info({ set: name, schema: set.schema, applied }, applied.length ? 'migrations applied' : 'schema up to date');
     }
+    // The deployments refuse to start with an application role that lacks a privilege or could escape row-level
+    // security (a superuser, BYPASSRLS); failing here stops the install or upgrade before they roll.
+    const report = await runtime.checkAppRole(db, sets.map(([, set]) => set));
+    if (report.problems.length > 0) {
+      throw new Error(`the application role of LORE_DATABASE_URL cannot run Lore:\n${report.problems.map((p) => `  - ${p}`).join('\n')}\nsee docs/install.md`);
+    }
   } finally {
     await db.close();
   }
