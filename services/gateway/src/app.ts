@@ -17,7 +17,7 @@ import { createKey, getKey, listKeys, revokeKey, rotateKey } from './application
 import { createOauthClient, issueClientToken, listClients, revokeOauthClient } from './application/oauth';
 import { changePassword, login, logout, refresh, resetPassword } from './application/identity';
 import { WebhookService } from './webhooks/subscriptions';
-import { gatewayOpenApi, publicResponses } from './openapi';
+import { gatewayOpenApi, publicResponses, publicSuccessHeaders } from './openapi';
 import { pageRoutes, type PageRouteDeps } from './routes/pages/routes';
 import { workspaceRoutes, type WorkspaceRouteDeps } from './routes/workspaces/routes';
 import { apiKeyRoutes, type ApiKeyRouteDeps } from './routes/api-keys/routes';
@@ -130,7 +130,12 @@ export function publicRouteDeps(context: GatewayContext): PublicRouteDeps {
  * tenant's; docs/gateway.md).
  */
 export function publicRouteTable(deps: PublicRouteDeps, options: { bodyLimitBytes: number; checkResponses?: boolean }): RouteTable<GatewayRequestState> {
-  const table = new RouteTable<GatewayRequestState>({ bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses, commonResponses: publicResponses });
+  const table = new RouteTable<GatewayRequestState>({
+    bodyLimitBytes: options.bodyLimitBytes,
+    checkResponses: options.checkResponses,
+    commonResponses: publicResponses,
+    successHeaders: publicSuccessHeaders,
+  });
   let document: Record<string, unknown> | undefined;
   table.add(
     pageRoutes(deps.pages),

@@ -66,6 +66,11 @@ describe('the gateway\'s OpenAPI document', () => {
         expect({ key, headers: Object.keys(limited.headers ?? {}).sort() }).toEqual({ key, headers: ['RateLimit-Limit', 'RateLimit-Policy', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'] });
       }
     }
+    // A credential's success answers carry the RateLimit fields; the open routes' do not.
+    expect(Object.keys(op('get', '/api/v1/pages/ping').responses['200']!.headers ?? {}).sort()).toEqual(['RateLimit-Limit', 'RateLimit-Policy', 'RateLimit-Remaining', 'RateLimit-Reset']);
+    expect(op('post', '/api/password/change-password').responses['200']!.headers).toBeDefined();
+    expect(op('post', '/api/auth/login').responses['200']!.headers).toEqual({ 'Set-Cookie': expect.anything() });
+    expect(op('get', '/api/v1/openapi.json').responses['200']!.headers).toBeUndefined();
     // Spec 2's password routes keep their `detail` shape for the reader's refusals too.
     expect(op('post', '/api/password/change-password').responses['413']!.content!['application/json']!.schema).toMatchObject({ properties: { detail: { type: 'string' } } });
   });

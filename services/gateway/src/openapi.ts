@@ -1,6 +1,6 @@
 import { openApiDocument, type AnyRoute, type ResponseSpec, type RouteTable } from '@lore/runtime';
 import { MODULES } from './domain/scope';
-import { KEY, RATE_LIMITED_HEADERS, SESSION, err } from './http/route';
+import { KEY, RATE_HEADERS, RATE_LIMITED_HEADERS, SESSION, err } from './http/route';
 import type { GatewayRequestState } from './http/state';
 
 type Json = Record<string, unknown>;
@@ -58,6 +58,15 @@ export function publicResponses(route: AnyRoute<GatewayRequestState>): Record<nu
     ...(versioned && sameSecurity(route.security, SESSION) ? SESSION_ERRORS : {}),
     ...(route.body && route.bodyKind !== 'stream' ? BODY_ERRORS : {}),
   };
+}
+
+/**
+ * The RateLimit fields every answer of an established credential carries (the x-api-key pipeline, the portal
+ * session and spec 2's password session all set them before the handler runs), declared on the success answer.
+ */
+export function publicSuccessHeaders(route: AnyRoute<GatewayRequestState>): Record<string, Json> | undefined {
+  const limited = sameSecurity(route.security, KEY) || sameSecurity(route.security, SESSION);
+  return limited ? RATE_HEADERS : undefined;
 }
 
 /** The public listener's OpenAPI 3.1 document: exactly the table's routes. */

@@ -18,6 +18,7 @@ function table(checkResponses = true) {
     bodyLimitBytes: 256,
     checkResponses,
     commonResponses: () => ({ 401: { description: 'no credential' } }),
+    successHeaders: (r) => (r.method === 'get' ? { 'RateLimit-Remaining': { schema: { type: 'string' } } } : undefined),
   });
   t.add(
     route({
@@ -215,6 +216,10 @@ describe('RouteTable OpenAPI', () => {
     // A validated query or path can be refused too; a route that answers by itself declares nothing more.
     expect(Object.keys(get.responses).sort()).toEqual(['200', '400', '401']);
     expect(Object.keys(paths['/drift']!.get!.responses).sort()).toEqual(['200', '401']);
+    // Headers a guard sets on every success are declared there, and only where the table says so.
+    const okOf = (op: { responses: Record<string, unknown> }, status: string) => op.responses[status] as { headers?: Record<string, unknown> };
+    expect(Object.keys(okOf(get, '200').headers ?? {})).toEqual(['RateLimit-Remaining']);
+    expect(okOf(paths['/items']!.post!, '201').headers).toBeUndefined();
     expect(Object.keys(paths['/token']!.post!.responses).sort()).toEqual(['200', '401']);
     const router = new Router<LoreState>();
     t.mount(router);

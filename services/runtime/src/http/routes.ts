@@ -101,6 +101,8 @@ export interface RouteTableOptions<State> {
   bodyLimitBytes: number;
   /** Statuses every route of the table may answer (authentication, limits), by route. */
   commonResponses?: (route: AnyRoute<State>) => Record<number, ResponseSpec>;
+  /** Headers a route's success answer always carries (set by a guard, e.g. rate-limit fields), by route. */
+  successHeaders?: (route: AnyRoute<State>) => Record<string, Json> | undefined;
   /** The error an invalid request gets when the route names none (default: 400 VALIDATION_FAILED with every issue). */
   invalid?: (issues: ValidationIssue[], where: 'body' | 'query' | 'path') => AppError;
   /**
@@ -250,7 +252,8 @@ export class RouteTable<State> {
     const paths: Record<string, Json> = { ...extra };
     for (const route of this.list) {
       const path = openApiPath(route.path);
-      const responses: Json = { [route.ok.status]: responseObject(route.ok as ResponseSpec) };
+      const okHeaders = { ...this.options.successHeaders?.(route), ...route.ok.headers };
+      const responses: Json = { [route.ok.status]: responseObject({ ...(route.ok as ResponseSpec), ...(Object.keys(okHeaders).length > 0 ? { headers: okHeaders } : {}) }) };
       const others = { ...this.options.commonResponses?.(route), ...route.responses };
       for (const [status, spec] of Object.entries(others)) if (Number(status) !== route.ok.status) responses[status] = responseObject(spec);
       // A body that cannot be read, or a body, query or path its schema refuses, answers 400 unless the route
