@@ -345,6 +345,19 @@ describe('a process whose application role lacks what it needs refuses to start'
     expect(twice.output).toContain(`LORE_DATABASE_URL and LORE_DATABASE_OWNER_URL both log in as "${install.owner}"`);
   });
 
+  it('the webhooks worker, without USAGE on its schemas: exit 1 naming the role', async () => {
+    const r = await runProcess('services/gateway/dist/webhooks-main.js', {
+      LOG_LEVEL: 'warn',
+      LORE_DATABASE_URL: strangerUrl,
+      LORE_KAFKA_BROKERS: requireEnv('LORE_TEST_KAFKA_BROKERS'),
+      LORE_ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
+      WEBHOOKS_OPS_HOST: '127.0.0.1',
+      WEBHOOKS_OPS_PORT: '0',
+    });
+    expect(r.code).toBe(1);
+    expect(r.output).toContain(`LORE_DATABASE_URL: the application role "${stranger}" lacks USAGE on schema gateway`);
+  });
+
   it('the graph API, without USAGE on its schemas: exit 1 naming the role', async () => {
     const r = await runProcess('services/graph/dist/main.js', {
       LORE_LOG_LEVEL: 'warn',
