@@ -1,7 +1,21 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { AdminCreatedKeySchema, AdminTenantSchema, AdminUserSchema } from '@lore/contracts';
-import { IdentitySigner, PostgresDb, createLogger, createMetricsRegistry, generateEncryptionKey, parseConfig, parseEncryptionKeys, ConfigError } from '@lore/runtime';
+import {
+  IdentitySigner,
+  KafkaBus,
+  PostgresDb,
+  createLogger,
+  createMetricsRegistry,
+  envKafkaPrefix,
+  generateEncryptionKey,
+  listDeadLetters,
+  parseConfig,
+  parseEncryptionKeys,
+  redriveDeadLetters,
+  viewOf,
+  ConfigError,
+} from '@lore/runtime';
 import { buildContext } from './context';
 import { gatewayConfig, DEFAULT_PLANS } from './config';
 import { migrateGateway } from './gateway';
@@ -38,7 +52,68 @@ Environment:
   LORE_DATABASE_OWNER_URL  schema owner connection string (for --migrate)
 
 It prints JSON with tenant_id, tenant_created, workspace_id, key_id, api_key (and admin: user_id, email,
-password). The key and the password are shown once and stored only as hashes.`;
+password). The key and the password are shown once and stored only as hashes.
+
+Dead letters (messages a consumer gave up on; docs/runtime.md, "Poison messages"):
+
+  cli.ts dead-letters list [--topic TOPIC] [--group GROUP] [--limit N]
+  cli.ts dead-letters redrive --id PARTITION:OFFSET [--id ...]
+
+  list prints one JSON object per line: id, the original topic, partition, offset, key, group, error, attempts,
+  first and last failure time, event_id, headers and value. redrive publishes those ids back to their original
+  topics. Both need LORE_KAFKA_BROKERS and the install's LORE_KAFKA_PREFIX.`;
+
+const DEAD_LETTER_OPTIONS = {
+  topic: { type: 'string' },
+  group: { type: 'string' },
+  limit: { type: 'string', default: '1000' },
+  id: { type: 'string', multiple: true },
+} as const;
+
+const kafkaEnvSchema = z.object({
+  LORE_KAFKA_BROKERS: z
+    .string({ error: 'is required' })
+    .min(1)
+    .transform((v) => v.split(',').map((b) => b.trim()).filter(Boolean)),
+  LORE_KAFKA_PREFIX: envKafkaPrefix(),
+});
+
+/** `dead-letters list|redrive`: straight to the install's Kafka topics, as the consumers see them. */
+async function deadLetters(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: DEAD_LETTER_OPTIONS });
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  const { values, positionals } = parsed;
+  const action = positionals[0];
+  if (action !== 'list' && action !== 'redrive') throw new UsageError('dead-letters takes list or redrive; see --help');
+  const limit = Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive integer');
+  const ids = values.id ?? [];
+  if (action === 'redrive' && ids.length === 0) throw new UsageError('redrive needs at least one --id PARTITION:OFFSET');
+  if (ids.some((id) => !/^\d+:\d+$/.test(id))) throw new UsageError('an --id is PARTITION:OFFSET, as list prints it');
+  const env = parseConfig(kafkaEnvSchema, process.env);
+  const bus = new KafkaBus({
+    brokers: env.LORE_KAFKA_BROKERS,
+    prefix: env.LORE_KAFKA_PREFIX,
+    clientId: 'lore-cli',
+    // Logs go to stderr: stdout is the listing.
+    logger: createLogger({ level: 'error', service: 'gateway-cli', destination: process.stderr }),
+  });
+  try {
+    if (action === 'list') {
+      for (const d of await listDeadLetters(bus, { topic: values.topic, group: values.group, limit })) process.stdout.write(`${JSON.stringify(viewOf(d))}\n`);
+    } else {
+      const done = await redriveDeadLetters(bus, ids);
+      process.stdout.write(`${JSON.stringify({ redriven: done.map((d) => ({ id: d.id, topic: d.topic, key: d.key })) })}\n`);
+    }
+  } finally {
+    await bus.close();
+  }
+  return 0;
+}
 
 const unsetIfEmpty = z
   .string()
@@ -88,6 +163,7 @@ function parseArguments(argv: string[]) {
 }
 
 async function run(argv: string[]): Promise<number> {
+  if (argv[0] === 'dead-letters' && !argv.includes('--help')) return deadLetters(argv.slice(1));
   const { values, positionals } = parseArguments(argv);
   if (values.help || positionals[0] !== 'create-tenant' || !values.name) {
     process.stdout.write(`${USAGE}\n`);

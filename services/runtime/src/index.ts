@@ -19,6 +19,7 @@ export { busMetrics, type BusMetrics } from './bus/metrics';
 export type { HandlerRetry } from './bus/retry';
 export * from './bus/poison';
 export * from './bus/naming';
+export * from './bus/dead-letters';
 export * from './outbox/outbox';
 export * from './outbox/start-relay';
 export * from './blob/postgres-blob-store';

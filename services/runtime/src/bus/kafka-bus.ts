@@ -310,6 +310,8 @@ export class KafkaBus implements EventBus, BrowsableBus {
     const limit = options.limit ?? 100;
     const topic = this.names.topic(logical);
     const admin = await this.connectedAdmin();
+    // Nothing was ever published there (the dead-letter topic is created with the first dead letter).
+    if (!(await admin.listTopics()).includes(topic)) return [];
     // Up to `limit` messages of each partition, from its low watermark; then the oldest `limit` across them.
     const wanted = new Map<number, bigint>();
     for (const p of await admin.fetchTopicOffsets(topic)) {
