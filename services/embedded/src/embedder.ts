@@ -27,7 +27,7 @@ export interface ModelFetchSetting {
 export interface EmbeddedEmbedder {
   /** The graph's embedder: queries on one side, indexing on the other (see `SwitchingEmbedder`). */
   switching: SwitchingEmbedder;
-  /** For `/readyz` (`checks.graph.details.embedder`): the embedder that answers queries and the upgrade's progress. */
+  /** For `/readyz` (`checks.graph.embedder`): the embedder that answers queries and the upgrade's progress. */
   describe(): AiDescription['embedder'] & { indexing: string; upgrade?: UpgradeStatus };
   /** Starts the background fetch, load and re-embed, when this start needs it. */
   startUpgrade(memory: MemoryDeps): void;
