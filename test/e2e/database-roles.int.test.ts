@@ -410,6 +410,48 @@ describe('pgvector placement', () => {
     }
   });
 
+  it('with an owner that may not create pgvector, runs lexical-only until a superuser creates it in public and the migrations run again', async () => {
+    if (!vectorsExpected) {
+      expect(process.env.LORE_TEST_PG_VECTOR).not.toBe('1');
+      return;
+    }
+    const install = await prepareInstall('vecafter', 'NOSUPERUSER');
+    const bus = new KafkaBus({ brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','), clientId: 'roles-vec-after', logger });
+    const start = async () => {
+      const db = await new PostgresDb({ url: install.appUrl }).init();
+      try {
+        const g = await createGraphService({
+          db,
+          bus,
+          blobs: new PostgresBlobStore(db),
+          logger,
+          metrics: createMetricsRegistry('roles-vec-after', { defaultMetrics: false }),
+          signer: new IdentitySigner(IDENTITY_SECRET),
+          ocr: null,
+          migrate: false,
+        });
+        await g.close();
+        return g.describe();
+      } finally {
+        await db.close();
+      }
+    };
+    try {
+      const first = await migrate(install);
+      expect(first.output).not.toContain('migrations failed');
+      expect(first.code).toBe(0);
+      expect(await start()).toMatchObject({ vectors: false, retrieval: 'lexical' });
+
+      await asSuperuser(install.name, (c) => c.query(`CREATE EXTENSION vector SCHEMA public`));
+      const second = await migrate(install);
+      expect(second.code).toBe(0);
+      expect(await start()).toMatchObject({ vectors: true, retrieval: 'hybrid' });
+    } finally {
+      await bus.close();
+      await install.drop();
+    }
+  });
+
   it('the graph refuses to start when pgvector sits where the application role cannot resolve it', async () => {
     if (!vectorsExpected) {
       expect(process.env.LORE_TEST_PG_VECTOR).not.toBe('1');

@@ -226,6 +226,18 @@ export function describeDbContract(name: string, open: () => Promise<DbFixture>)
       await expect(db.tx((sql) => sql.query(`UPDATE ${schema}.log SET line = 'b'`))).rejects.toThrow(/permission denied/);
     });
 
+    it('runs always_ scripts after the numbered files on every run, without recording them', async () => {
+      await writeFile(join(dir, '0005_runs.sql'), `CREATE TABLE runs (at timestamptz NOT NULL DEFAULT clock_timestamp());`);
+      await writeFile(join(dir, 'always_count.sql'), `INSERT INTO runs DEFAULT VALUES;`);
+      expect(await runMigrations(db, { schema, dir })).toEqual(['0005_runs.sql']);
+      expect(await runMigrations(db, { schema, dir })).toEqual([]);
+      const counted = await db.asOwner((sql) => sql.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.runs`));
+      expect(counted.rows[0]?.n).toBe('2');
+      const recorded = await db.asOwner((sql) => sql.query<{ version: string }>(`SELECT version FROM ${schema}.schema_migrations WHERE version LIKE 'always%'`));
+      expect(recorded.rows).toEqual([]);
+      await rm(join(dir, 'always_count.sql'));
+    });
+
     it('answers ping', async () => {
       await expect(db.ping()).resolves.toBeUndefined();
     });

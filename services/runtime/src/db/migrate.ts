@@ -32,7 +32,11 @@ const IDENT = /^[a-z_][a-z0-9_]*$/;
  */
 export async function runMigrations(db: Db, set: MigrationSet): Promise<string[]> {
   if (!IDENT.test(set.schema)) throw new Error(`invalid schema name ${set.schema}`);
-  const files = (await readdir(set.dir)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort();
+  const listing = await readdir(set.dir);
+  const files = listing.filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort();
+  // `always_<name>.sql`: idempotent scripts run after the numbered files on every run, never recorded (e.g. the
+  // graph's embedding column, added whenever pgvector has appeared since).
+  const always = listing.filter((f) => /^always_[\w-]+\.sql$/.test(f)).sort();
   const applied: string[] = [];
   const appRole = await appRoleOf(db).catch((err: unknown) => {
     throw new Error(`cannot connect as the application role (LORE_DATABASE_URL) to grant it its rights: ${(err as Error).message}`, { cause: err });
@@ -51,20 +55,20 @@ export async function runMigrations(db: Db, set: MigrationSet): Promise<string[]
       const done = new Set(
         (await sql.query<{ version: string }>(`SELECT version FROM ${set.schema}.schema_migrations`)).rows.map((r) => r.version),
       );
-      for (const file of files) {
-        if (done.has(file)) continue;
+      for (const file of [...files.filter((f) => !done.has(f)), ...always]) {
         const text = await readFile(join(set.dir, file), 'utf8');
+        const record = !file.startsWith('always_');
         await sql.query('BEGIN');
         try {
           await sql.query(`SET LOCAL search_path TO ${set.schema}, public`);
           await execScript(sql, text);
-          await sql.query(`INSERT INTO ${set.schema}.schema_migrations (version) VALUES ($1)`, [file]);
+          if (record) await sql.query(`INSERT INTO ${set.schema}.schema_migrations (version) VALUES ($1)`, [file]);
           await sql.query('COMMIT');
         } catch (err) {
           await sql.query('ROLLBACK');
           throw new Error(`migration ${set.schema}/${file} failed: ${(err as Error).message}`, { cause: err });
         }
-        applied.push(file);
+        if (record) applied.push(file);
       }
       await grantAppRole(sql, set, quoteIdent(appRole));
     } finally {
