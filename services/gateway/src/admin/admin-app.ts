@@ -5,7 +5,8 @@ import { secretsEqual } from '../domain/credentials';
 import { createKey, getKey, getKeyByClientToken, presentKey, revokeKey, rotateKey } from '../application/keys';
 import { createTenant, deleteMemory, upsertMemory } from '../application/tenancy';
 import { createUser } from '../application/identity';
-import { getTenant, updateBilling } from '../store/tenants';
+import { setBilling } from '../application/billing';
+import { getTenant } from '../store/tenants';
 import {
   AdminBillingBodySchema,
   AdminBillingSchema,
@@ -76,10 +77,7 @@ export function createAdminApp(context: GatewayContext): LoreApp {
 
   router.put('/tenants/:tenant_id/billing', async (ctx) => {
     const body = validate(AdminBillingBodySchema, bodyOf(ctx));
-    if (body.plan !== undefined && !(body.plan in context.config.plans)) throw AppError.badRequest(`unknown plan "${body.plan}"`);
-    const tenant = await updateBilling(context.db, param(ctx, 'tenant_id'), body);
-    if (!tenant) throw AppError.notFound('tenant');
-    context.caches.tenants.delete(tenant.tenant_id);
+    const tenant = await setBilling(context, param(ctx, 'tenant_id'), body);
     ctx.body = present(AdminBillingSchema, { tenant_id: tenant.tenant_id, plan: tenant.plan, credit_balance: tenant.credit_balance });
   });
 

@@ -1,4 +1,7 @@
 import { AppError } from '@lore/runtime';
+import type { GatewayContext } from '../context';
+import { updateBilling, type Tenant } from '../store/tenants';
+import { invalidateTenant } from './cache-invalidation';
 
 /**
  * The two 402s. Both carry `error.details.reason`, the field that tells them apart: `plan_limit` (the tenant's plan
@@ -11,4 +14,16 @@ export function planLimitError(message: string, details: { limit: string; value:
 
 export function creditError(balance: number): AppError {
   return new AppError('INSUFFICIENT_CREDITS', 'the tenant has no credits left', { details: { reason: 'credit_balance', balance } });
+}
+
+/**
+ * The billing system sets a tenant's plan or credit balance (admin API). This replica reads the tenant again at
+ * once; others within two tenant-cache lifetimes (docs/gateway.md).
+ */
+export async function setBilling(ctx: GatewayContext, tenantId: string, input: { plan?: string; credit_balance?: number | null }): Promise<Tenant> {
+  if (input.plan !== undefined && !(input.plan in ctx.config.plans)) throw AppError.badRequest(`unknown plan "${input.plan}"`);
+  const tenant = await updateBilling(ctx.db, tenantId, input);
+  if (!tenant) throw AppError.notFound('tenant');
+  invalidateTenant(ctx, tenantId);
+  return tenant;
 }

@@ -3,7 +3,7 @@ import { KEY_PREFIX, displayPrefix, mintSecret, newId, sha256Hex, type KeyType }
 import { invalidCidrs } from '../domain/network';
 import { validateAppPermissions, type AppPermissions, type KeyScope } from '../domain/scope';
 import type { GatewayContext } from '../context';
-import { planOf, revocationRecordTtlMs } from '../context';
+import { planOf } from '../context';
 import {
   countUsableKeysIn,
   getKey,
@@ -24,6 +24,7 @@ import { getWorkspaceIn } from '../store/workspaces';
 import { projectWorkspaceIn } from '../store/projects';
 import { lockTenantIn } from '../store/tenants';
 import { planLimitError } from './billing';
+import { invalidateCredential, revokeSubjects } from './cache-invalidation';
 
 export interface CreateKeyInput {
   type: KeyType;
@@ -271,8 +272,8 @@ export async function rotateKey(
     return { record, plaintext, replaced };
   }));
   if (!result) throw AppError.notFound('key');
-  await ctx.state.revoke([keyId], notAfter, revocationRecordTtlMs(ctx, overlap * 1000));
-  dropCachedKey(ctx, result.replaced.key_hash);
+  await revokeSubjects(ctx, [keyId], notAfter, overlap * 1000);
+  invalidateCredential(ctx, 'key', result.replaced.key_hash);
   return result;
 }
 
@@ -280,13 +281,9 @@ export async function rotateKey(
 export async function revokeKey(ctx: GatewayContext, tenantId: string, keyId: string): Promise<ApiKeyRecord | null> {
   const record = await ctx.db.withTenant(tenantId, (sql) => revokeKeyIn(sql, tenantId, keyId));
   if (!record) return null;
-  await ctx.state.revoke([keyId], 0, revocationRecordTtlMs(ctx));
-  dropCachedKey(ctx, record.key_hash);
+  await revokeSubjects(ctx, [keyId], 0);
+  invalidateCredential(ctx, 'key', record.key_hash);
   return record;
-}
-
-function dropCachedKey(ctx: GatewayContext, hash: string): void {
-  ctx.caches.credentials.delete(`k:${hash}`);
 }
 
 export { getKey, getKeyByClientToken, listKeys };

@@ -3,9 +3,10 @@ import { OAUTH_SECRET_PREFIX, OAUTH_TOKEN_PREFIX, digestsEqual, hasValidChecksum
 import { invalidCidrs } from '../domain/network';
 import { invalidOauthScopes, scopesCovered } from '../domain/scope';
 import type { GatewayContext } from '../context';
-import { revocationRecordTtlMs } from '../context';
 import { clientForToken, insertClient, insertToken, listClients, purgeExpiredTokens, revokeClient, type OauthClient } from '../store/oauth';
 import { getWorkspaceIn } from '../store/workspaces';
+import { invalidateAllCredentials, revokeSubjects } from './cache-invalidation';
+import { projectWorkspaceIn } from '../store/projects';
 
 export async function createOauthClient(
   ctx: GatewayContext,
@@ -23,10 +24,9 @@ export async function createOauthClient(
     if (!ws) throw AppError.notFound('workspace');
   }
   if (input.project_id) {
-    const found = await ctx.db.withTenant(tenantId, (sql) =>
-      sql.query(`SELECT 1 FROM gateway.projects WHERE tenant_id = $1 AND project_id = $2`, [tenantId, input.project_id]),
-    );
-    if (found.rowCount === 0) throw AppError.notFound('project');
+    const projectId = input.project_id;
+    const workspaceId = await ctx.db.withTenant(tenantId, (sql) => projectWorkspaceIn(sql, tenantId, projectId));
+    if (workspaceId === null) throw AppError.notFound('project');
   }
   const secret = mintSecret(OAUTH_SECRET_PREFIX);
   const client = await insertClient(ctx.db, tenantId, {
@@ -46,8 +46,9 @@ export async function createOauthClient(
 export async function revokeOauthClient(ctx: GatewayContext, tenantId: string, clientId: string): Promise<OauthClient | null> {
   const client = await revokeClient(ctx.db, tenantId, clientId);
   if (!client) return null;
-  await ctx.state.revoke([clientId], 0, revocationRecordTtlMs(ctx, ctx.config.oauth.tokenTtlSeconds * 1000));
-  ctx.caches.credentials.clear();
+  await revokeSubjects(ctx, [clientId], 0, ctx.config.oauth.tokenTtlSeconds * 1000);
+  // The client's tokens are cached under their own hashes, which this replica does not know: forget them all.
+  invalidateAllCredentials(ctx);
   return client;
 }
 

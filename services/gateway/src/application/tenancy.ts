@@ -2,12 +2,12 @@ import { TOPICS, isoMillis, type MemoryLifecycleMessage } from '@lore/contracts'
 import { AppError, enqueueOutbox, type Sql } from '@lore/runtime';
 import { newId } from '../domain/credentials';
 import type { GatewayContext, TenantContext } from '../context';
-import { revocationRecordTtlMs } from '../context';
-import { insertTenant, setWorkspacePointers, getTenant, type Tenant } from '../store/tenants';
-import { insertWorkspace, listWorkspacesIn, setPrimaryMemory, getWorkspaceIn, slugTaken, type Workspace } from '../store/workspaces';
+import { insertTenant, setWorkspacePointers, getTenant, getTenantIn, type Tenant } from '../store/tenants';
+import { clearPrimaryMemoryIn, insertWorkspace, listWorkspacesIn, setPrimaryMemory, getWorkspaceIn, slugTaken, type Workspace } from '../store/workspaces';
 import { getMemoryIn, hardDeleteMemoryIn, insertMemory, memoryOwner, softDeleteMemoryIn, upsertMemoryIn, memoryByHostname, type Memory } from '../store/memories';
 import { revokeKeysOfMemoryIn } from '../store/api-keys';
 import { isUniqueViolation, slugify } from '../store/rows';
+import { cachedMemory, invalidateAllCredentials, invalidateHost, invalidateMemory, invalidateTenant, revokeSubjects } from './cache-invalidation';
 
 /** A hostname for a memory the gateway created itself: DNS-safe, derived from the id. */
 export function defaultHostname(memoryId: string, baseDomain: string): string {
@@ -44,13 +44,13 @@ export async function createTenant(ctx: GatewayContext, input: { tenant_id?: str
     await setWorkspacePointers(sql, tenantId, { default: workspace.workspace_id, active: workspace.workspace_id });
     return { tenant: { ...tenant, default_workspace_id: workspace.workspace_id, active_workspace_id: workspace.workspace_id }, created };
   });
-  ctx.caches.tenants.delete(tenantId);
+  invalidateTenant(ctx, tenantId);
   return result;
 }
 
 export async function createWorkspace(ctx: GatewayContext, tenantId: string, name: string): Promise<Workspace> {
   const { workspace } = await ctx.db.withTenant(tenantId, (sql) => createWorkspaceIn(ctx, sql, tenantId, name));
-  ctx.caches.tenants.delete(tenantId);
+  invalidateTenant(ctx, tenantId);
   return workspace;
 }
 
@@ -60,46 +60,30 @@ export async function activateWorkspace(ctx: GatewayContext, tenantId: string, w
     await setWorkspacePointers(sql, tenantId, { active: workspaceId });
     return true;
   });
-  ctx.caches.tenants.delete(tenantId);
+  invalidateTenant(ctx, tenantId);
   return ok;
 }
 
 /** The tenant and its workspaces, cached briefly: every authenticated request needs them. */
 export async function tenantContext(ctx: GatewayContext, tenantId: string): Promise<TenantContext | null> {
   const value = await ctx.caches.tenants.getOrLoad(tenantId, () => loadTenantContext(ctx, tenantId));
-  if (value === null) ctx.caches.tenants.delete(tenantId);
+  // An unknown tenant is not remembered.
+  if (value === null) invalidateTenant(ctx, tenantId);
   return value;
 }
 
 async function loadTenantContext(ctx: GatewayContext, tenantId: string): Promise<TenantContext | null> {
-  const loaded = await ctx.db.withTenant(tenantId, async (sql) => {
-    const t = await sql.query(
-      `SELECT tenant_id, name, plan, credit_balance, default_workspace_id, active_workspace_id, created_at FROM gateway.tenants WHERE tenant_id = $1`,
-      [tenantId],
-    );
-    if (!t.rows[0]) return null;
+  return ctx.db.withTenant(tenantId, async (sql) => {
+    const tenant = await getTenantIn(sql, tenantId);
+    if (!tenant) return null;
     const workspaces = await listWorkspacesIn(sql, tenantId);
-    return { row: t.rows[0], workspaces };
+    return { tenant, workspaces: new Map(workspaces.map((w) => [w.workspace_id, w])) };
   });
-  if (!loaded) return null;
-  return { tenant: toTenantFromRow(loaded.row), workspaces: new Map(loaded.workspaces.map((w) => [w.workspace_id, w])) };
-}
-
-function toTenantFromRow(r: Record<string, unknown>): Tenant {
-  return {
-    tenant_id: String(r.tenant_id),
-    name: String(r.name),
-    plan: String(r.plan),
-    credit_balance: r.credit_balance === null || r.credit_balance === undefined ? null : Number(r.credit_balance),
-    default_workspace_id: (r.default_workspace_id as string | null) ?? null,
-    active_workspace_id: (r.active_workspace_id as string | null) ?? null,
-    created_at: r.created_at instanceof Date ? r.created_at.toISOString() : String(r.created_at),
-  };
 }
 
 /** A memory of this tenant (live only), cached briefly. */
 export async function tenantMemory(ctx: GatewayContext, tenantId: string, memoryId: string): Promise<{ memory_id: string; workspace_id: string } | null> {
-  return ctx.caches.memories.getOrLoad(`${tenantId}\u0000${memoryId}`, async () => {
+  return cachedMemory(ctx, tenantId, memoryId, async () => {
     const m = await ctx.db.withTenant(tenantId, (sql) => getMemoryIn(sql, tenantId, memoryId));
     return m && !m.deleted_at ? { memory_id: m.memory_id, workspace_id: m.workspace_id } : null;
   });
@@ -151,9 +135,9 @@ export async function upsertMemory(
       if (!previous) await announceMemory(sql, tenantId, memoryId, 'memory.created');
       return { saved, previousHost: previous?.hostname ?? null };
     });
-    if (memory.previousHost) ctx.caches.hosts.delete(memory.previousHost);
-    ctx.caches.hosts.delete(hostname);
-    ctx.caches.memories.delete(`${tenantId}\u0000${memoryId}`);
+    if (memory.previousHost) invalidateHost(ctx, memory.previousHost);
+    invalidateHost(ctx, hostname);
+    invalidateMemory(ctx, tenantId, memoryId);
     return memory.saved;
   } catch (err) {
     if (isUniqueViolation(err)) throw new AppError('CONFLICT', `hostname ${hostname} is already used by another memory`);
@@ -173,7 +157,7 @@ export async function deleteMemory(ctx: GatewayContext, tenantId: string, memory
     const existing = await getMemoryIn(sql, tenantId, memoryId);
     if (!existing) return null;
     const keyIds = await revokeKeysOfMemoryIn(sql, tenantId, memoryId);
-    await sql.query(`UPDATE gateway.workspaces SET primary_memory_id = NULL WHERE tenant_id = $1 AND primary_memory_id = $2`, [tenantId, memoryId]);
+    await clearPrimaryMemoryIn(sql, tenantId, memoryId);
     if (retainData) {
       await softDeleteMemoryIn(sql, tenantId, memoryId);
     } else {
@@ -183,11 +167,11 @@ export async function deleteMemory(ctx: GatewayContext, tenantId: string, memory
     return { keyIds, hostname: existing.hostname };
   });
   if (!result) return;
-  await ctx.state.revoke(result.keyIds, 0, revocationRecordTtlMs(ctx));
-  ctx.caches.credentials.clear();
-  ctx.caches.hosts.delete(result.hostname);
-  ctx.caches.memories.delete(`${tenantId}\u0000${memoryId}`);
-  ctx.caches.tenants.delete(tenantId);
+  await revokeSubjects(ctx, result.keyIds, 0);
+  invalidateAllCredentials(ctx);
+  invalidateHost(ctx, result.hostname);
+  invalidateMemory(ctx, tenantId, memoryId);
+  invalidateTenant(ctx, tenantId);
 }
 
 export type { Workspace, Memory, Tenant };

@@ -10,6 +10,7 @@ import { tokenByHash } from '../store/oauth';
 import { tenantContext, tenantMemory } from '../application/tenancy';
 import { resolveSession } from '../application/identity';
 import { creditError, planLimitError } from '../application/billing';
+import { credentialCacheKey, invalidateCredential, observeSharedEpoch } from '../application/cache-invalidation';
 import type { RateOutcome } from '../state/gateway-state';
 
 /** Where a surface accepts its credential (ARCHITECTURE.md §1). */
@@ -125,12 +126,12 @@ async function fetchCredential(ctx: GatewayContext, parsed: ParsedCredential, ha
 
 async function loadCredential(ctx: GatewayContext, parsed: ParsedCredential, useCache: boolean): Promise<CachedCredential | null> {
   const hash = sha256Hex(parsed.secret);
-  const cacheKey = `${parsed.kind === 'key' ? 'k' : 'o'}:${hash}`;
+  const cacheKey = credentialCacheKey(parsed.kind, hash);
   let cred: CachedCredential | null;
   if (useCache) {
     cred = await ctx.caches.credentials.getOrLoad(cacheKey, () => fetchCredential(ctx, parsed, hash));
     // Unknown secrets are not remembered: random guesses must not push real keys out of the cache.
-    if (cred === null) ctx.caches.credentials.delete(cacheKey);
+    if (cred === null) invalidateCredential(ctx, parsed.kind, hash);
   } else {
     cred = await fetchCredential(ctx, parsed, hash);
     if (cred) ctx.caches.credentials.set(cacheKey, cred);
@@ -292,16 +293,10 @@ export async function authenticate(ctx: GatewayContext, facts: RequestFacts, rul
     rate,
     quota: plan.requests_per_month ? { tenantId: tenant.tenant.tenant_id, limit: plan.requests_per_month } : null,
   });
-  if (ctx.epoch.value !== admitted.epoch) {
-    const first = ctx.epoch.value === null;
-    ctx.epoch.value = admitted.epoch;
-    if (!first) {
-      // The shared state lost its records (or is new): nothing cached can be trusted; ask the database.
-      ctx.caches.credentials.clear();
-      ctx.caches.tenants.clear();
-      cred = await loadCredential(ctx, presented.parsed, false);
-      if (!cred || deadReason(cred, Date.now())) throw unauthorized('the credential is not valid');
-    }
+  if (observeSharedEpoch(ctx, admitted.epoch)) {
+    // The shared state lost its records (or is new): nothing cached can be trusted; ask the database.
+    cred = await loadCredential(ctx, presented.parsed, false);
+    if (!cred || deadReason(cred, Date.now())) throw unauthorized('the credential is not valid');
   }
   if (admitted.revoked) {
     ctx.gatewayMetrics.authDecisions.inc({ outcome: 'revoked' });
