@@ -219,6 +219,7 @@ describe('npm start on a machine whose Python has no pip keeps the hashed embedd
     }, 60_000, lore);
     expect(state).toMatchObject({ kind: 'hashed', indexing: 'lore-hashed-v1-384' });
     expect(state.upgrade!.detail).toContain('No module named pip');
+    expect(state.detail).toContain('No module named pip');
     const res = await fetch(`${url}/api/v1/memory/ingest`, {
       method: 'POST',
       headers: { 'x-api-key': key, 'content-type': 'application/json' },

@@ -58,11 +58,17 @@ export async function embeddedEmbedder(input: { config: EmbeddedConfig; db: Db; 
 
   return {
     switching,
-    describe: () => ({
-      ...describeAi(lm, switching).embedder,
-      indexing: switching.indexEmbedder.model,
-      ...(upgrade ? { upgrade: upgrade.status() } : {}),
-    }),
+    describe: () => {
+      const status = upgrade?.status();
+      const answering = describeAi(lm, switching).embedder;
+      return {
+        ...answering,
+        // After a failed upgrade the hashed embedder no longer waits for anything: say why it stays.
+        ...(status?.state === 'fallback' && status.detail ? { detail: status.detail } : {}),
+        indexing: switching.indexEmbedder.model,
+        ...(status ? { upgrade: status } : {}),
+      };
+    },
     startUpgrade(memory) {
       if (!upgradeWanted || upgrade || !input.fetch) return;
       const fetch = input.fetch;
