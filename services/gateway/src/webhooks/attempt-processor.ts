@@ -1,5 +1,5 @@
 import { TOPICS } from '@lore/contracts';
-import { SealedValueError, claimEvent, injectTraceHeaders, type BusMessage, type Db, type Logger, type OutgoingMessage, type SecretBox } from '@lore/runtime';
+import { PoisonError, SealedValueError, claimEvent, injectTraceHeaders, type BusMessage, type Db, type Logger, type OutgoingMessage, type SecretBox } from '@lore/runtime';
 import type { WebhookHttpClient, AttemptResult } from './delivery-client';
 import type { KeyedLimiter } from './keyed-limiter';
 import { attemptKey, decodeDeliveryMessage, encodeDeliveryMessage, messageKey, type DeadLetterMessage, type DeliveryMessage } from './messages';
@@ -62,10 +62,8 @@ export class AttemptProcessor {
 
   async handle(message: BusMessage, signal: AbortSignal): Promise<void> {
     const m = decodeDeliveryMessage(message.value);
-    if (!m) {
-      this.deps.logger.warn({ topic: message.topic, offset: message.offset }, 'malformed delivery message dropped');
-      return;
-    }
+    // The bus dead-letters it to lore.dead at once, where an operator sees it (docs/runtime.md, "Poison messages").
+    if (!m) throw new PoisonError('malformed delivery message');
     const dueMs = Date.parse(m.due_at);
     await holdUntil(dueMs, signal);
 

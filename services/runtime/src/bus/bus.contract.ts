@@ -9,7 +9,7 @@ import { TOPICS } from '@lore/contracts';
 import type { BrowsableBus, BusMessage, EventBus, SubscribeOptions, Subscription } from '../ports/event-bus';
 import { activeTraceId } from '../telemetry/propagation';
 import { startTelemetry } from '../telemetry/setup';
-import { REDRIVEN_FROM_HEADER, TransientError, readDeadLetter, redriveOf, type DeadLetter } from './poison';
+import { PoisonError, REDRIVEN_FROM_HEADER, TransientError, readDeadLetter, redriveOf, type DeadLetter } from './poison';
 
 export interface BusFixture {
   bus: EventBus & BrowsableBus;
@@ -347,6 +347,26 @@ export function describeBusContract(name: string, open: () => Promise<BusFixture
       expect(await counterValue(fx.metrics, 'lore_bus_handler_failures_total', topic)).toBe(6);
       expect(await counterValue(fx.metrics, 'lore_bus_dead_letters_total', topic)).toBe(0);
       expect(await deadLettersOf(topic)).toEqual([]);
+    });
+
+    it('dead-letters a message its handler declares poison at once, without retries', async () => {
+      const topic = await freshTopic();
+      const groupId = group('declared-poison');
+      await bus.publish(topic, [{ key: 'k', value: '{not json' }, { key: 'k', value: '{"ok":true}' }]);
+      const done: string[] = [];
+      let calls = 0;
+      await subscribe({ groupId, topics: [topic], fromBeginning: true, maxAttempts: 5 }, async (m) => {
+        calls += 1;
+        if (text(m).startsWith('{not')) throw new PoisonError('malformed message');
+        done.push(text(m));
+      });
+      await waitFor('the good message', () => done.length >= 1, timeout);
+      expect(calls).toBe(2);
+      let dead: DeadLetter[] = [];
+      for (const deadline = Date.now() + timeout; dead.length === 0 && Date.now() < deadline; ) dead = await deadLettersOf(topic);
+      expect(dead).toHaveLength(1);
+      expect(dead[0]).toMatchObject({ group: groupId, attempts: 1 });
+      expect(dead[0]!.error).toContain('PoisonError: malformed message');
     });
 
     it('dead-letters only the poison message of a failing batch and hands the others to the handler', async () => {

@@ -19,6 +19,19 @@ export class TransientError extends Error {
   }
 }
 
+/**
+ * Throw this from a handler when the message itself can never be processed (it does not parse, it names something
+ * that cannot exist): it is dead-lettered at once, without the retries, so an operator sees it in `lore.dead`.
+ */
+export class PoisonError extends Error {
+  readonly poison = true;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'PoisonError';
+  }
+}
+
 /** Socket errors: the dependency (database, cache, broker) is unreachable, not the message at fault. */
 const CONNECTION_CODES = new Set([
   'ECONNREFUSED',
@@ -110,8 +123,10 @@ export async function attemptUntilDone(work: () => Promise<void>, hooks: Attempt
     } catch (err) {
       const now = new Date();
       first ??= now;
-      const transient = hooks.policy.isTransient(err);
-      if (!transient) counted += 1;
+      const poison = (err as { poison?: unknown } | null)?.poison === true;
+      const transient = !poison && hooks.policy.isTransient(err);
+      if (poison) counted = hooks.policy.maxAttempts;
+      else if (!transient) counted += 1;
       if (hooks.stopping()) throw err;
       if (!transient && counted >= hooks.policy.maxAttempts) {
         hooks.onFailure({ err, attempt, transient, delayMs: 0, final: true });
