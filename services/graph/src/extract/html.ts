@@ -65,7 +65,7 @@ function stripHidden(html: string): string {
  * is kept as text and the scan goes on after it (so `a < b <i>c</i>` still finds `<i>`). A `<` with no `>` after
  * it stays. The position of the next `>` is remembered, so many `<` before one far `>` cost one scan, not one each.
  */
-function replaceTags(s: string, render: (s: string, lt: number) => string | null): string {
+export function replaceTags(s: string, render: (s: string, lt: number) => string | null): string {
   const out: string[] = [];
   let pos = 0;
   let from = 0;

@@ -1,3 +1,5 @@
+import { replaceTags } from './html';
+
 /** RFC 4180 CSV (quoted fields, doubled quotes, CRLF); the delimiter is sniffed among , ; tab |. */
 export function parseCsv(text: string, maxRows = 100_000): string[][] {
   const firstLine = text.slice(0, text.indexOf('\n') >= 0 ? text.indexOf('\n') : text.length);
@@ -105,27 +107,9 @@ function replaceLinks(s: string, image: boolean): string {
   return out.join('');
 }
 
-/** Removes `<…>` with at least one character inside, remembering the next `>` (see `replaceLinks`). */
+/** Removes `<…>` with at least one character inside; an empty `<>` stays as text. */
 function removeTags(s: string): string {
-  const out: string[] = [];
-  let pos = 0;
-  let from = 0;
-  let gt = -1;
-  for (;;) {
-    const lt = s.indexOf('<', from);
-    if (lt < 0) break;
-    if (gt <= lt) gt = s.indexOf('>', lt + 1);
-    if (gt < 0) break;
-    if (gt === lt + 1) {
-      from = lt + 1;
-      continue;
-    }
-    out.push(s.slice(pos, lt));
-    pos = gt + 1;
-    from = pos;
-  }
-  out.push(s.slice(pos));
-  return out.join('');
+  return replaceTags(s, (text, lt) => (text[lt + 1] === '>' ? null : ''));
 }
 
 /** Markdown stays Markdown (the chunker reads its headings); only noise that hurts retrieval is removed. */
