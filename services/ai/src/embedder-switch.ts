@@ -191,6 +191,7 @@ export class EmbedderUpgrade {
     if (this.stopped) return this.status();
     switching.indexWith(model);
     this.set({ state: 're-embedding', detail: model.detail });
+    logger.info({ model: model.model, ms: Date.now() - started }, 'local embedding model fetched and loaded: new documents use it, re-embedding what the hashed embedder indexed');
     const retries = this.deps.retries ?? 2;
     for (let attempt = 0; ; attempt += 1) {
       try {
