@@ -306,20 +306,11 @@ export async function releaseLease(sql: Sql, tenantId: string, deliveryId: strin
   await sql.query(`UPDATE gateway.webhook_deliveries SET lease_until = NULL WHERE tenant_id = $1 AND id = $2`, [tenantId, deliveryId]);
 }
 
-export interface RecordedAttempt {
+/** An attempt to record: the row as listed, and the delivery it belongs to. */
+export interface RecordedAttempt extends AttemptRow {
   deliveryId: string;
   subscriptionId: string;
   eventId: string;
-  attempt: number;
-  cycle: number;
-  step: number;
-  scheduledFor: Date;
-  startedAt: Date;
-  latencyMs: number;
-  statusCode: number | null;
-  outcome: AttemptOutcome;
-  error: string | null;
-  responseSnippet: string | null;
 }
 
 /** The state after an attempt: acknowledged, waiting for a retry, or dead. */
