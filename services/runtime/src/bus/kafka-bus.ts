@@ -64,7 +64,9 @@ const CLIENT_RETRY = { initialRetryTime: 300, maxRetryTime: 5_000, retries: 12 }
  * The event bus on Kafka (kafkajs). `publish` resolves after every in-sync replica acknowledged (acks=-1, idempotent
  * producer, one request in flight so retries cannot reorder). A subscription awaits its handler per message, keeps
  * per-partition order, and lets kafkajs commit an offset only after the handler resolved; a handler that throws is
- * retried in place with capped exponential backoff, heartbeating meanwhile, so nothing behind it overtakes it.
+ * retried in place with capped exponential backoff, heartbeating meanwhile, so nothing behind it overtakes it, until
+ * its subscription's bound: then the message goes to `lore.dead` and the partition moves on (poison.ts). Every topic
+ * and group carries the install's prefix on the broker; callers see logical names only.
  */
 export class KafkaBus implements EventBus, BrowsableBus {
   readonly kind = 'kafka' as const;

@@ -68,7 +68,8 @@ interface Group {
  * The in-process event bus (embedded mode, unit tests), with Kafka's semantics: partitions chosen by key, each
  * consumer group receives every message once, partitions of a topic are shared among a group's members, a
  * message's offset advances only after its handler resolved, and a handler that throws gets the same message again
- * (after a capped exponential backoff) before anything behind it. `publish` resolves once the message is in the log.
+ * (after a capped exponential backoff) before anything behind it, until its subscription's bound: then the message
+ * goes to `lore.dead` (poison.ts). `publish` resolves once the message is in the log.
  */
 export class MemoryBus implements EventBus, BrowsableBus {
   readonly kind = 'memory' as const;

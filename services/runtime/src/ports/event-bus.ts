@@ -71,7 +71,7 @@ export interface EventBus {
    * Like `subscribe`, but the handler gets the messages of one partition that are available together (1 to
    * `maxBatch`, in partition order; never two partitions in one call). Their offsets advance only after the handler
    * resolved; a handler that throws gets the same messages again, with the same backoff, before anything behind
-   * them. Lets a consumer do one transaction for many messages: under load the batches grow and the cost per
+   * them; past the bound, each message is tried alone and only those that still fail are dead-lettered. Lets a consumer do one transaction for many messages: under load the batches grow and the cost per
    * message falls. The handler runs outside any message's trace (each message carries its own headers).
    */
   subscribeBatch(options: SubscribeBatchOptions, handler: (messages: BusMessage[]) => Promise<void>): Promise<Subscription>;
