@@ -1,28 +1,18 @@
-import { isNotFound } from '../kube/errors';
 import { API_KEY, SECRET } from '../kube/resources';
 import type { AdminCreateKeyBody, KeyView } from '@lore/contracts';
 import { isPlatformStatus } from '../platform/admin-client';
-import { applyIfChanged, isControlledBy } from '../runtime/apply';
+import { applyIfChanged, deleteIfPresent, isControlledBy } from '../runtime/apply';
 import { READY, isConditionTrue, setCondition } from '../runtime/conditions';
 import type { Reconcile, ReconcileResult } from '../runtime/controller';
 import { KEY_ISSUED } from './condition-types';
 import type { ControllerContext } from './context';
-import {
-  StaleCacheError,
-  assertCurrent,
-  keySecret,
-  keyState,
-  secretKeyId,
-  secretOwnership,
-  secretPlaintext,
-  settlePendingKey,
-} from './key-secret';
+import { StaleCacheError, keySecret, keyState, secretKeyId, secretOwnership, secretPlaintext, secretProblem } from './key-secret';
+import { secretBeforeIssuing, settleInterruptedIssuance } from './key-owner';
 import { issueKeyIntoSecret, keysOfInterruptedIssuances, type IssuedKey } from './key-issuance';
 import { API_KEY_FINALIZER } from './names';
 import type { StatusSession } from './status-session';
-import { tenantReconciler } from './tenant-reconciler';
-import { resolveTenant } from './tenant';
-import type { ApiKeyObject, ApiKeyStatus, MemoryObject, SecretObject } from './types';
+import { servingTenant, tenantOfDeleted, tenantReconciler } from './tenant-reconciler';
+import type { ApiKeyObject, ApiKeyStatus, MemoryObject } from './types';
 
 type Session = StatusSession<ApiKeyStatus, ApiKeyObject>;
 
@@ -54,17 +44,16 @@ async function issue(ctx: ControllerContext, s: Session, now: Date): Promise<Rec
   const obj = s.obj;
   const spec = obj.spec!;
   const namespace = String(obj.metadata.namespace);
-  const name = String(obj.metadata.name);
   const status = s.status;
   const wasReady = isConditionTrue(obj.status?.conditions, READY);
 
-  const tenant = resolveTenant(ctx.caches.namespaces.get(undefined, namespace)!);
-  if (!tenant.ok) return s.stall(tenant.reason, tenant.message);
-  if (status.tenantId && status.tenantId !== tenant.tenantId) {
-    return s.stall('TenantChanged', `this key was issued in tenant ${status.tenantId} but namespace ${namespace} now names tenant ${tenant.tenantId}; delete and recreate the ApiKey`);
-  }
+  const tenant = await servingTenant(
+    ctx,
+    s,
+    (recorded, current) => `this key was issued in tenant ${recorded} but namespace ${namespace} now names tenant ${current}; delete and recreate the ApiKey`,
+  );
+  if (!tenant.ok) return tenant.result;
   const tenantId = tenant.tenantId;
-  await ctx.tenants.ensure(tenantId);
   status.tenantId = tenantId;
 
   // Memories named by the spec must be provisioned first; their events requeue this key.
@@ -86,9 +75,8 @@ async function issue(ctx: ControllerContext, s: Session, now: Date): Promise<Rec
   }
 
   const secret = ctx.caches.secrets.get(namespace, spec.secretName);
-  if (secretOwnership(secret, obj) === 'foreign') {
-    return s.stall('SecretConflict', `Secret ${spec.secretName} exists and is not managed by this ApiKey; delete it or choose another secretName`);
-  }
+  const conflict = `Secret ${spec.secretName} exists and is not managed by this ApiKey; delete it or choose another secretName`;
+  if (secretOwnership(secret, obj) === 'foreign') return s.stall('SecretConflict', conflict);
   const extra: Record<string, string> = { type: spec.type };
   if (memoryId) extra['memory-id'] = memoryId;
   if (status.hostname && spec.type === 'memory') extra.hostname = status.hostname;
@@ -96,43 +84,28 @@ async function issue(ctx: ControllerContext, s: Session, now: Date): Promise<Rec
   // An interrupted issuance first (known by its key id, or only by the token sent with the call): confirm it if
   // its Secret was written, otherwise revoke it.
   if (status.pendingKeyId || status.pendingKeyToken) {
-    await assertCurrent(ctx.kube, API_KEY, obj);
-    const outcome = await settlePendingKey(ctx.kube, ctx.admin, {
+    return settleInterruptedIssuance(ctx, s, {
+      rt: API_KEY,
       tenantId,
-      pendingKeyId: status.pendingKeyId,
-      pendingKeyToken: status.pendingKeyToken,
-      namespace,
       secretName: spec.secretName,
+      confirm: async (keyId) => {
+        // Confirming completes whatever issuance it was, including a rotation.
+        if (status.keyId && status.keyId !== keyId) {
+          const previous = await ctx.admin.getKey(tenantId, status.keyId);
+          status.previousKeyId = status.keyId;
+          status.previousKeyExpiresAt = previous?.expires_at ?? undefined;
+        }
+        status.keyId = keyId;
+        status.lastRotationRequest = spec.rotationRequest;
+      },
     });
-    if (outcome.confirmed) {
-      // Confirming completes whatever issuance it was, including a rotation.
-      if (status.keyId && status.keyId !== outcome.confirmed) {
-        const previous = await ctx.admin.getKey(tenantId, status.keyId);
-        status.previousKeyId = status.keyId;
-        status.previousKeyExpiresAt = previous?.expires_at ?? undefined;
-      }
-      status.keyId = outcome.confirmed;
-      status.lastRotationRequest = spec.rotationRequest;
-    }
-    if (outcome.revoked) {
-      ctx.logger.warn({ apikey: `${namespace}/${name}`, key_id: outcome.revoked }, 'revoked a key whose Secret was never written (interrupted issuance)');
-      await ctx.events.record(obj, 'Warning', 'KeyRevoked', 'RecoverKey', `revoked key ${outcome.revoked}: an interrupted issuance never wrote it to Secret ${spec.secretName}`);
-    }
-    status.pendingKeyId = undefined;
-    status.pendingKeyToken = undefined;
-    s.summarize({ state: 'progressing', reason: 'KeySettled', message: 'settled an interrupted key issuance' });
-    await s.write();
-    return { requeueAfterMs: 0 };
   }
 
   // What is wrong with the key in the Secret, if anything.
-  let need: 'NotIssued' | 'SecretMissing' | 'SecretMismatch' | 'KeyMissing' | 'KeyRevoked' | 'Rotation' | undefined;
+  let need: ReturnType<typeof secretProblem> | 'KeyMissing' | 'KeyRevoked' | 'Rotation' = secretProblem(status.keyId, secret);
   let current: KeyView | undefined;
-  if (!status.keyId) need = 'NotIssued';
-  else if (!secret) need = 'SecretMissing';
-  else if (secretKeyId(secret) !== status.keyId || !secretPlaintext(secret)) need = 'SecretMismatch';
-  else {
-    current = await ctx.admin.getKey(tenantId, status.keyId);
+  if (!need) {
+    current = await ctx.admin.getKey(tenantId, status.keyId!);
     const state = keyState(current, now);
     if (state === 'missing') need = 'KeyMissing';
     else if (state === 'revoked') need = 'KeyRevoked';
@@ -147,13 +120,9 @@ async function issue(ctx: ControllerContext, s: Session, now: Date): Promise<Rec
     return finish(ctx, s, { wasReady, current, now });
   }
 
-  // Issuing is irreversible: only on the newest state of the object and of its Secret. The Secret is read live
-  // because the cache holds only Secrets this operator manages: a user's Secret must be seen, never overwritten.
-  await assertCurrent(ctx.kube, API_KEY, obj);
-  const live = await ctx.kube.get<SecretObject>(SECRET, namespace, spec.secretName);
-  if (live && !isControlledBy(live, obj)) {
-    return (await s.stall('SecretConflict', `Secret ${spec.secretName} exists and is not managed by this ApiKey; delete it or choose another secretName`, 60_000))!;
-  }
+  const read = await secretBeforeIssuing(ctx, s, { rt: API_KEY, secretName: spec.secretName, conflict });
+  if (!read.ok) return read.result;
+  const live = read.live;
   let oldUsable = false;
   if (status.keyId && need !== 'NotIssued' && need !== 'KeyMissing' && need !== 'KeyRevoked') {
     if ((need === 'SecretMissing' || need === 'SecretMismatch') && secretKeyId(live) === status.keyId && secretPlaintext(live)) {
@@ -282,12 +251,7 @@ async function waitFor(s: Session, problem: { reason: string; message: string })
 async function cleanupApiKey(ctx: ControllerContext, obj: ApiKeyObject): Promise<{ done: boolean }> {
   const namespace = String(obj.metadata.namespace);
   const status = obj.status ?? {};
-  let tenantId = status.tenantId;
-  if (!tenantId) {
-    const ns = ctx.caches.namespaces.get(undefined, namespace);
-    const r = ns ? resolveTenant(ns) : undefined;
-    if (r?.ok) tenantId = r.tenantId;
-  }
+  const tenantId = tenantOfDeleted(ctx, obj);
   const ids = [status.keyId, status.previousKeyId, status.pendingKeyId].filter((x): x is string => !!x);
   if (tenantId) {
     // Keys of an issuance interrupted before anything in Kubernetes named them are found by their tokens: the
@@ -303,12 +267,6 @@ async function cleanupApiKey(ctx: ControllerContext, obj: ApiKeyObject): Promise
   if (ids.length && tenantId) await ctx.events.record(obj, 'Normal', 'KeyRevoked', 'RevokeKey', `revoked ${ids.join(', ')}`);
   const secretName = obj.spec?.secretName;
   const secret = secretName ? ctx.caches.secrets.get(namespace, secretName) : undefined;
-  if (secret && secretName && isControlledBy(secret, obj)) {
-    try {
-      await ctx.kube.delete(SECRET, namespace, secretName, { preconditions: { uid: secret.metadata.uid } });
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
-  }
+  if (secret && secretName && isControlledBy(secret, obj)) await deleteIfPresent(ctx.kube, SECRET, namespace, secretName, secret.metadata.uid);
   return { done: true };
 }

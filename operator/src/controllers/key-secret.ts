@@ -44,6 +44,14 @@ export function secretPlaintext(secret: SecretObject | undefined): string | unde
   return v ? Buffer.from(v, 'base64').toString('utf8') : undefined;
 }
 
+/** What keeps the Secret from holding key `keyId` as written, if anything (whether the key still works is asked apart). */
+export function secretProblem(keyId: string | undefined, secret: SecretObject | undefined): 'NotIssued' | 'SecretMissing' | 'SecretMismatch' | undefined {
+  if (!keyId) return 'NotIssued';
+  if (!secret) return 'SecretMissing';
+  if (secretKeyId(secret) !== keyId || !secretPlaintext(secret)) return 'SecretMismatch';
+  return undefined;
+}
+
 export type SecretOwnership = 'absent' | 'ours' | 'foreign';
 
 export function secretOwnership(secret: SecretObject | undefined, owner: KubeObject): SecretOwnership {

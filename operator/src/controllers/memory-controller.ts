@@ -1,28 +1,17 @@
-import { isNotFound } from '../kube/errors';
 import { INGRESS, MEMORY, SECRET } from '../kube/resources';
-import type { KeyView } from '@lore/contracts';
 import { isPlatformStatus } from '../platform/admin-client';
-import { applyIfChanged, isControlledBy } from '../runtime/apply';
+import { applyIfChanged, deleteIfPresent, isControlledBy } from '../runtime/apply';
 import { READY, isConditionTrue, removeCondition, setCondition } from '../runtime/conditions';
 import type { Reconcile, ReconcileResult } from '../runtime/controller';
 import { INGRESS_READY, KEY_ISSUED, PROVISIONED } from './condition-types';
 import type { ControllerContext } from './context';
-import {
-  StaleCacheError,
-  assertCurrent,
-  keySecret,
-  keyState,
-  secretKeyId,
-  secretOwnership,
-  secretPlaintext,
-  settlePendingKey,
-} from './key-secret';
+import { StaleCacheError, keySecret, keyState, secretKeyId, secretOwnership, secretPlaintext, secretProblem } from './key-secret';
+import { secretBeforeIssuing, settleInterruptedIssuance } from './key-owner';
 import { issueKeyIntoSecret } from './key-issuance';
 import { memoryIngress } from './memory-ingress';
 import { MEMORY_FINALIZER, defaultKeySecretName, ingressNameFor, memoryHostname, memoryIdFor } from './names';
 import type { StatusSession } from './status-session';
-import { tenantReconciler } from './tenant-reconciler';
-import { resolveTenant } from './tenant';
+import { servingTenant, tenantOfDeleted, tenantReconciler } from './tenant-reconciler';
 import type { MemoryObject, MemoryStatus, SecretObject } from './types';
 
 
@@ -53,16 +42,14 @@ async function provision(ctx: ControllerContext, s: Session, now: Date): Promise
   const wasReady = isConditionTrue(obj.status?.conditions, READY);
 
   // 1. Tenant, from the namespace only.
-  const tenant = resolveTenant(ctx.caches.namespaces.get(undefined, namespace)!);
-  if (!tenant.ok) return s.stall(tenant.reason, tenant.message);
-  if (status.tenantId && status.tenantId !== tenant.tenantId) {
-    return s.stall(
-      'TenantChanged',
-      `this memory lives in tenant ${status.tenantId} but namespace ${namespace} now names tenant ${tenant.tenantId}; restore the namespace's tenant, or delete and recreate the Memory`,
-    );
-  }
+  const tenant = await servingTenant(
+    ctx,
+    s,
+    (recorded, current) =>
+      `this memory lives in tenant ${recorded} but namespace ${namespace} now names tenant ${current}; restore the namespace's tenant, or delete and recreate the Memory`,
+  );
+  if (!tenant.ok) return tenant.result;
   const tenantId = tenant.tenantId;
-  await ctx.tenants.ensure(tenantId);
 
   // A key will be issued (first issuance, or its Secret is gone): the live read of the Secret that must precede
   // it starts now, alongside the platform call.
@@ -99,9 +86,7 @@ async function provision(ctx: ControllerContext, s: Session, now: Date): Promise
 
   // 3 and 4, side by side (independent): the mk_ key in its Secret, and the Ingress routing the hostname.
   status.keySecretName = secretName;
-  if (secretOwnership(secret, obj) === 'foreign') {
-    return s.stall('SecretConflict', `Secret ${secretName} exists and is not managed by this Memory; delete it or set spec.keySecretName`);
-  }
+  if (secretOwnership(secret, obj) === 'foreign') return s.stall('SecretConflict', secretConflict(secretName));
   const [keyOutcome] = await Promise.all([
     ensureMemoryKey(ctx, s, { tenantId, memoryId, hostname: status.hostname!, secretName, secret, liveSecret, now }),
     ensureIngress(ctx, s, now),
@@ -126,7 +111,7 @@ async function ensureIngress(ctx: ControllerContext, s: Session, now: Date): Pro
   const ingressName = ingressNameFor(String(obj.metadata.namespace), String(obj.metadata.name), String(obj.metadata.uid));
   const gatewayNs = ctx.settings.gatewayNamespace;
   if (obj.spec?.ingress?.enabled === false) {
-    if (ctx.caches.ingresses.get(gatewayNs, ingressName)) await deleteIgnoringAbsent(ctx, INGRESS, gatewayNs, ingressName);
+    if (ctx.caches.ingresses.get(gatewayNs, ingressName)) await deleteIfPresent(ctx.kube, INGRESS, gatewayNs, ingressName);
     status.ingressName = undefined;
     status.conditions = removeCondition(status.conditions, INGRESS_READY);
     return;
@@ -175,35 +160,19 @@ async function ensureMemoryKey(
   const extra = { hostname, 'memory-id': memoryId };
 
   if (status.pendingKeyId || status.pendingKeyToken) {
-    await assertCurrent(ctx.kube, MEMORY, s.obj);
-    const outcome = await settlePendingKey(ctx.kube, ctx.admin, {
+    return settleInterruptedIssuance(ctx, s, {
+      rt: MEMORY,
       tenantId,
-      pendingKeyId: status.pendingKeyId,
-      pendingKeyToken: status.pendingKeyToken,
-      namespace,
       secretName,
+      confirm: (keyId) => {
+        status.keyId = keyId;
+      },
     });
-    if (outcome.confirmed) status.keyId = outcome.confirmed;
-    if (outcome.revoked) {
-      ctx.logger.warn({ memory: `${namespace}/${name}`, key_id: outcome.revoked }, 'revoked a key whose Secret was never written (interrupted issuance)');
-      await ctx.events.record(s.obj, 'Warning', 'KeyRevoked', 'RecoverKey', `revoked key ${outcome.revoked}: an interrupted issuance never wrote it to Secret ${secretName}`);
-    }
-    status.pendingKeyId = undefined;
-    status.pendingKeyToken = undefined;
-    s.summarize({ state: 'progressing', reason: 'KeySettled', message: 'settled an interrupted key issuance' });
-    await s.write();
-    // Start over from the cache, which the watch brings up to date with the live Secret.
-    return { requeueAfterMs: 0 };
   }
 
-  let need: string | undefined;
-  if (!status.keyId) need = 'NotIssued';
-  else if (!secret) need = 'SecretMissing';
-  else if (secretKeyId(secret) !== status.keyId || !secretPlaintext(secret)) need = 'SecretMismatch';
-  let current: KeyView | undefined;
+  let need: string | undefined = secretProblem(status.keyId, secret);
   if (!need) {
-    current = await ctx.admin.getKey(tenantId, status.keyId!);
-    const state = keyState(current, now);
+    const state = keyState(await ctx.admin.getKey(tenantId, status.keyId!), now);
     if (state !== 'usable') need = `Key${state[0]!.toUpperCase()}${state.slice(1)}`;
   }
   if (!need) {
@@ -212,13 +181,9 @@ async function ensureMemoryKey(
     return undefined;
   }
 
-  // Issuing is irreversible: act only on the newest state. The Secret is read live because the cache holds only
-  // Secrets this operator manages: a user's Secret of the same name must be seen, and never overwritten.
-  await assertCurrent(ctx.kube, MEMORY, s.obj);
-  const live = await (args.liveSecret ?? ctx.kube.get<SecretObject>(SECRET, namespace, secretName));
-  if (live && !isControlledBy(live, s.obj)) {
-    return (await s.stall('SecretConflict', `Secret ${secretName} exists and is not managed by this Memory; delete it or set spec.keySecretName`, 60_000))!;
-  }
+  const read = await secretBeforeIssuing(ctx, s, { rt: MEMORY, secretName, conflict: secretConflict(secretName), started: args.liveSecret });
+  if (!read.ok) return read.result;
+  const live = read.live;
   let oldUsable = false;
   if (status.keyId && (need === 'SecretMissing' || need === 'SecretMismatch')) {
     if (secretKeyId(live) === status.keyId && secretPlaintext(live)) throw new StaleCacheError(`Secret ${namespace}/${secretName}`);
@@ -254,12 +219,7 @@ async function cleanupMemory(ctx: ControllerContext, obj: MemoryObject): Promise
   const namespace = String(obj.metadata.namespace);
   const name = String(obj.metadata.name);
   const status = obj.status ?? {};
-  let tenantId = status.tenantId;
-  if (!tenantId) {
-    const ns = ctx.caches.namespaces.get(undefined, namespace);
-    const r = ns ? resolveTenant(ns) : undefined;
-    if (r?.ok) tenantId = r.tenantId;
-  }
+  const tenantId = tenantOfDeleted(ctx, obj);
   if (tenantId) {
     const memoryId = status.memoryId ?? memoryIdFor(String(obj.metadata.uid));
     const retain = (obj.spec?.dataRetention ?? ctx.settings.defaultDataRetention) === 'Retain';
@@ -268,17 +228,13 @@ async function cleanupMemory(ctx: ControllerContext, obj: MemoryObject): Promise
     for (const keyId of [status.keyId, status.pendingKeyId]) if (keyId) await ctx.admin.revokeKey(tenantId, keyId);
     await ctx.events.record(obj, 'Normal', 'Deprovisioned', 'Deprovision', `memory ${memoryId} deleted (data ${retain ? 'retained' : 'erased'}); its keys are revoked`);
   }
-  await deleteIgnoringAbsent(ctx, INGRESS, ctx.settings.gatewayNamespace, status.ingressName ?? ingressNameFor(namespace, name, String(obj.metadata.uid)));
+  await deleteIfPresent(ctx.kube, INGRESS, ctx.settings.gatewayNamespace, status.ingressName ?? ingressNameFor(namespace, name, String(obj.metadata.uid)));
   const secretName = status.keySecretName ?? obj.spec?.keySecretName ?? defaultKeySecretName(name);
   const secret = ctx.caches.secrets.get(namespace, secretName);
-  if (secret && isControlledBy(secret, obj)) await deleteIgnoringAbsent(ctx, SECRET, namespace, secretName, secret.metadata.uid);
+  if (secret && isControlledBy(secret, obj)) await deleteIfPresent(ctx.kube, SECRET, namespace, secretName, secret.metadata.uid);
   return { done: true };
 }
 
-async function deleteIgnoringAbsent(ctx: ControllerContext, rt: typeof INGRESS, namespace: string, name: string, uid?: string): Promise<void> {
-  try {
-    await ctx.kube.delete(rt, namespace, name, uid ? { preconditions: { uid } } : {});
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-  }
+function secretConflict(secretName: string): string {
+  return `Secret ${secretName} exists and is not managed by this Memory; delete it or set spec.keySecretName`;
 }

@@ -4,11 +4,13 @@ import type { Reconcile, ReconcileResult } from '../runtime/controller';
 import { withFinalizer } from '../runtime/finalizer';
 import type { ControllerContext } from './context';
 import { StatusSession } from './status-session';
+import { resolveTenant } from './tenant';
 import type { ObjectCache } from './types';
 
 interface ReconciledStatus {
   observedGeneration?: number;
   conditions?: Condition[];
+  tenantId?: string;
 }
 
 export interface TenantReconcilerSpec<S extends ReconciledStatus, T extends KubeObject & { status?: S }> {
@@ -51,4 +53,30 @@ export function tenantReconciler<S extends ReconciledStatus, T extends KubeObjec
     if (!ctx.caches.namespaces.get(undefined, String(namespace)) && !obj.metadata.deletionTimestamp) return;
     return reconcile(obj);
   };
+}
+
+/**
+ * The tenant an object is served in: its namespace's, as long as it is the one the object was provisioned in;
+ * otherwise the reconcile ends stalled (`changed` tells the user what to do about a namespace that now names
+ * another tenant). The tenant exists in the platform before the caller creates anything in it.
+ */
+export async function servingTenant<S extends ReconciledStatus, T extends KubeObject & { status?: S }>(
+  ctx: ControllerContext,
+  s: StatusSession<S, T>,
+  changed: (recorded: string, current: string) => string,
+): Promise<{ ok: true; tenantId: string } | { ok: false; result: ReconcileResult | undefined }> {
+  const tenant = resolveTenant(ctx.caches.namespaces.get(undefined, String(s.obj.metadata.namespace))!);
+  if (!tenant.ok) return { ok: false, result: await s.stall(tenant.reason, tenant.message) };
+  const recorded = s.status.tenantId;
+  if (recorded && recorded !== tenant.tenantId) return { ok: false, result: await s.stall('TenantChanged', changed(recorded, tenant.tenantId)) };
+  await ctx.tenants.ensure(tenant.tenantId);
+  return { ok: true, tenantId: tenant.tenantId };
+}
+
+/** The tenant an object being deleted was served in: the one its status records, else its namespace's if valid. */
+export function tenantOfDeleted(ctx: ControllerContext, obj: KubeObject & { status?: { tenantId?: string } }): string | undefined {
+  if (obj.status?.tenantId) return obj.status.tenantId;
+  const ns = ctx.caches.namespaces.get(undefined, String(obj.metadata.namespace));
+  const r = ns ? resolveTenant(ns) : undefined;
+  return r?.ok ? r.tenantId : undefined;
 }

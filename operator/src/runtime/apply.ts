@@ -1,4 +1,5 @@
 import type { KubeClient } from '../kube/client';
+import { isNotFound } from '../kube/errors';
 import type { ResourceType } from '../kube/resources';
 import type { KubeObject, OwnerReference } from '../kube/types';
 import { isSubset } from './equality';
@@ -44,4 +45,13 @@ export async function applyIfChanged<T extends KubeObject>(
 function withoutTypeMeta<T extends KubeObject>(obj: T): Omit<T, 'apiVersion' | 'kind'> {
   const { apiVersion: _a, kind: _k, ...rest } = obj;
   return rest;
+}
+
+/** Deletes an object, one already gone included; `uid` makes sure it is still the object meant. */
+export async function deleteIfPresent(kube: KubeClient, rt: ResourceType, namespace: string, name: string, uid?: string): Promise<void> {
+  try {
+    await kube.delete(rt, namespace, name, uid ? { preconditions: { uid } } : {});
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
 }
