@@ -8,6 +8,17 @@ import { Informer } from './informer';
 const logger = createLogger({ level: 'silent', service: 'test' });
 const obj = (name: string, rv: string): KubeObject => ({ metadata: { name, namespace: 'ns', resourceVersion: rv } });
 
+/** What the informer reports, in order, as `add a`, `update a`, `delete a`. */
+function recordChanges(inf: Informer<KubeObject>): string[] {
+  const seen: string[] = [];
+  inf.addHandlers({
+    onAdd: (o) => seen.push(`add ${o.metadata.name}`),
+    onUpdate: (_old, o) => seen.push(`update ${o.metadata.name}`),
+    onDelete: (o) => seen.push(`delete ${o.metadata.name}`),
+  });
+  return seen;
+}
+
 /** A scripted API server: each list answers the next snapshot, each watch plays the next script. */
 class ScriptedKube {
   lists: Array<{ items: KubeObject[]; rv: string }> = [];
@@ -40,13 +51,8 @@ describe('Informer', () => {
         emit({ type: 'DELETED', object: obj('b', '14') });
       },
     ];
-    const seen: string[] = [];
     const inf = new Informer({ kube: kube as unknown as KubeClient, resource: MEMORY, logger });
-    inf.addHandlers({
-      onAdd: (o) => seen.push(`add ${o.metadata.name}`),
-      onUpdate: (_old, o) => seen.push(`update ${o.metadata.name}`),
-      onDelete: (o) => seen.push(`delete ${o.metadata.name}`),
-    });
+    const seen = recordChanges(inf);
     inf.start();
     await inf.waitForSync();
     await new Promise((r) => setTimeout(r, 20));
@@ -68,13 +74,8 @@ describe('Informer', () => {
     kube.watches = [
       async (emit) => emit({ type: 'ERROR', object: { metadata: {}, code: 410, message: 'too old resource version' } as unknown as KubeObject }),
     ];
-    const seen: string[] = [];
     const inf = new Informer({ kube: kube as unknown as KubeClient, resource: MEMORY, logger });
-    inf.addHandlers({
-      onAdd: (o) => seen.push(`add ${o.metadata.name}`),
-      onUpdate: (_old, o) => seen.push(`update ${o.metadata.name}`),
-      onDelete: (o) => seen.push(`delete ${o.metadata.name}`),
-    });
+    const seen = recordChanges(inf);
     inf.start();
     await new Promise((r) => setTimeout(r, 50));
     expect(seen).toEqual(['add a', 'add b', 'update a', 'add c', 'delete b']);
