@@ -1,4 +1,4 @@
-import type { BusMessage, Logger } from '@lore/runtime';
+import { PoisonError, type BusMessage, type Logger } from '@lore/runtime';
 import type { z } from 'zod';
 
 /** One Kafka consumer of the graph worker: its topic, its consumer group and what it does with a message. */
@@ -11,12 +11,15 @@ export interface GraphConsumer {
   handle(message: BusMessage): Promise<void>;
 }
 
-/** The message as its contract schema reads it, or null (logged) when it is malformed: such a message is dropped. */
+/**
+ * The message as its contract schema reads it. A malformed one can never be processed: `PoisonError` has the bus
+ * dead-letter it at once to `lore.dead`, where an operator sees it (docs/runtime.md, "Poison messages").
+ */
 export function parseMessage<S extends z.ZodType>(logger: Logger, schema: S, message: BusMessage): z.infer<S> | null {
   try {
     return schema.parse(JSON.parse(message.value.toString('utf8')));
-  } catch {
-    logger.error({ topic: message.topic, offset: message.offset }, 'dropping a malformed message');
-    return null;
+  } catch (err) {
+    logger.error({ topic: message.topic, offset: message.offset }, 'malformed message; dead-lettering it');
+    throw new PoisonError('malformed message: it does not match its contract schema', { cause: err });
   }
 }
