@@ -1,5 +1,5 @@
 import { Counter, Histogram, Registry } from 'prom-client';
-import { createHttpMetrics, createMetricsRegistry, HTTP_DURATION_BUCKETS } from './registry';
+import { counterOn, createHttpMetrics, createMetricsRegistry, histogramOn, HTTP_DURATION_BUCKETS } from './registry';
 
 /** The sample lines of an exposition, each with its labels sorted (label order carries no meaning). */
 function samples(text: string): string[] {
@@ -60,5 +60,23 @@ describe('HTTP RED metrics', () => {
     expect(json.find((m) => m.name === 'lore_http_requests_total')?.values).toEqual([{ labels: { method: 'GET', route: '/x', status: '200', service: 'svc' }, value: 2 }]);
     registry.resetMetrics();
     expect(await registry.metrics()).not.toContain('route="/x"');
+  });
+});
+
+describe('metrics shared on a registry', () => {
+  it('are made once per name: a second caller gets the one registered first', () => {
+    const registry = new Registry();
+    const first = counterOn(registry, { name: 'lore_test_things_total', help: 'things', labelNames: ['kind'] });
+    expect(counterOn(registry, { name: 'lore_test_things_total', help: 'things', labelNames: ['kind'] })).toBe(first);
+    const latency = histogramOn(registry, { name: 'lore_test_latency_seconds', help: 'latency', buckets: [0.1, 1] });
+    expect(histogramOn(registry, { name: 'lore_test_latency_seconds', help: 'latency', buckets: [0.1, 1] })).toBe(latency);
+    expect(registry.getMetricsAsArray().map((m) => m.name).sort()).toEqual(['lore_test_latency_seconds', 'lore_test_things_total']);
+  });
+
+  it('without a registry are registered nowhere', async () => {
+    const counter = counterOn(undefined, { name: 'lore_test_loose_total', help: 'loose' });
+    counter.inc();
+    expect((await counter.get()).values[0]!.value).toBe(1);
+    expect(counterOn(undefined, { name: 'lore_test_loose_total', help: 'loose' })).not.toBe(counter);
   });
 });

@@ -1,4 +1,13 @@
-import { Registry, collectDefaultMetrics, type MetricValue, type MetricValueWithName } from 'prom-client';
+import {
+  Counter,
+  Histogram,
+  Registry,
+  collectDefaultMetrics,
+  type CounterConfiguration,
+  type HistogramConfiguration,
+  type MetricValue,
+  type MetricValueWithName,
+} from 'prom-client';
 
 /** One registry per process; metric names follow `lore_<area>_<thing>_<unit>`. */
 export function createMetricsRegistry(service: string, opts: { defaultMetrics?: boolean } = {}): Registry {
@@ -6,6 +15,22 @@ export function createMetricsRegistry(service: string, opts: { defaultMetrics?: 
   registry.setDefaultLabels({ service });
   if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'lore_process_' });
   return registry;
+}
+
+/**
+ * The counter `config.name` of `registry`: the one already there when another part of the process registered it
+ * first (embedded mode runs several services on one registry), else a new one registered there. Without a
+ * registry, a counter registered nowhere.
+ */
+export function counterOn<L extends string>(registry: Registry | undefined, config: Omit<CounterConfiguration<L>, 'registers'>): Counter<L> {
+  const existing = registry?.getSingleMetric(config.name) as Counter<L> | undefined;
+  return existing ?? new Counter<L>({ ...config, registers: registry ? [registry] : [] });
+}
+
+/** The histogram `config.name` of `registry`, shared the way `counterOn` shares a counter. */
+export function histogramOn<L extends string>(registry: Registry | undefined, config: Omit<HistogramConfiguration<L>, 'registers'>): Histogram<L> {
+  const existing = registry?.getSingleMetric(config.name) as Histogram<L> | undefined;
+  return existing ?? new Histogram<L>({ ...config, registers: registry ? [registry] : [] });
 }
 
 const DURATION_NAME = 'lore_http_request_duration_seconds';
