@@ -1,6 +1,6 @@
-import { createNamespace, installCrds, kubectl, kubectlJson, kubectlOk, runId } from './support/kube';
-import { createSystemNamespace, operatorConfig, startInProcessOperator, type InProcessOperator, type SuiteScope } from './support/operator';
-import { ADMIN_TOKEN, http, startPlatform, type Platform } from './support/platform';
+import { condition, createNamespace, kubectl, kubectlJson, kubectlOk } from './support/kube';
+import { inProcessOperatorSuite } from './support/operator';
+import { ADMIN_TOKEN, http } from './support/platform';
 import { sleep, waitFor } from './support/wait';
 
 jest.setTimeout(120_000);
@@ -11,28 +11,9 @@ jest.setTimeout(120_000);
  * server refusing invalid specs.
  */
 describe('ApiKey', () => {
-  let platform: Platform;
-  let op: InProcessOperator;
-  let scope: SuiteScope;
-
-  beforeAll(async () => {
-    await installCrds();
-    const run = runId();
-    scope = { run, systemNamespace: await createSystemNamespace(run) };
-    platform = await startPlatform();
-    op = await startInProcessOperator(operatorConfig(scope, platform));
-  });
-
-  afterAll(async () => {
-    await op?.stop();
-    await platform?.close();
-  });
+  const suite = inProcessOperatorSuite();
 
   const apiKey = (name: string, spec: Record<string, unknown>) => JSON.stringify({ apiVersion: 'lore.dev/v1alpha1', kind: 'ApiKey', metadata: { name }, spec });
-
-  function condition(obj: any, type: string): any {
-    return (obj.status?.conditions ?? []).find((c: any) => c.type === type);
-  }
 
   async function waitReady(ns: string, name: string, extra: (o: any) => boolean = () => true): Promise<any> {
     return waitFor(`ApiKey ${ns}/${name} Ready`, async () => {
@@ -47,11 +28,11 @@ describe('ApiKey', () => {
     return { key: data['api-key']!, keyId: data['key-id']!, data };
   }
 
-  const ping = (key: string) => http(platform.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { host: '127.0.0.1', 'x-api-key': key } });
+  const ping = (key: string) => http(suite.platform.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { host: '127.0.0.1', 'x-api-key': key } });
 
   it('issues a key with the spec options; its plaintext is in the Secret and it authenticates as the namespace tenant', async () => {
-    const tenant = `tenant-${scope.run}-a`;
-    const ns = await createNamespace(scope.run, { tenant });
+    const tenant = `tenant-${suite.scope.run}-a`;
+    const ns = await createNamespace(suite.scope.run, { tenant });
     await kubectlOk(['-n', ns, 'apply', '-f', '-'], apiKey('ci', { type: 'live', secretName: 'ci-key', scopes: { modules: ['pages', 'workspaces'], access: 'read' }, appPermissions: { pages: ['*'], workspaces: ['*'] } }));
     const k = await waitReady(ns, 'ci');
     const s = await secret(ns, 'ci-key');
@@ -64,14 +45,14 @@ describe('ApiKey', () => {
     expect(r.status).toBe(200);
     expect(r.json.tenant_id).toBe(tenant);
     // Scope is carried through: a write on another module is refused.
-    const write = await http(platform.publicUrl, 'POST', '/api/v1/projects', { headers: { host: '127.0.0.1', 'x-api-key': s.key }, body: { name: 'p' } });
+    const write = await http(suite.platform.publicUrl, 'POST', '/api/v1/projects', { headers: { host: '127.0.0.1', 'x-api-key': s.key }, body: { name: 'p' } });
     expect(write.status).toBe(403);
     const table = await kubectlOk(['-n', ns, 'get', 'apikeys']);
     expect(table).toMatch(/ci\s+live\s+ci-key\s+True/);
   });
 
   it('carries the IP allowlist and the expiry through to the platform', async () => {
-    const ns = await createNamespace(scope.run, { tenant: `tenant-${scope.run}-b` });
+    const ns = await createNamespace(suite.scope.run, { tenant: `tenant-${suite.scope.run}-b` });
     const expiresAt = new Date(Date.now() + 3 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
     await kubectlOk(['-n', ns, 'apply', '-f', '-'], apiKey('fenced', { type: 'test', secretName: 'fenced', ipAllowlist: ['192.0.2.0/24'], expiresAt }));
     await kubectlOk(['-n', ns, 'apply', '-f', '-'], apiKey('open', { type: 'test', secretName: 'open', ipAllowlist: ['127.0.0.0/8', '::1/128'] }));
@@ -84,7 +65,7 @@ describe('ApiKey', () => {
   });
 
   it('rotates on request: both keys work during the overlap, then only the new one', async () => {
-    const ns = await createNamespace(scope.run, { tenant: `tenant-${scope.run}-c` });
+    const ns = await createNamespace(suite.scope.run, { tenant: `tenant-${suite.scope.run}-c` });
     await kubectlOk(['-n', ns, 'apply', '-f', '-'], apiKey('rot', { type: 'live', secretName: 'rot', rotationOverlapSeconds: 5 }));
     const first = await waitReady(ns, 'rot');
     const old = await secret(ns, 'rot');
@@ -110,7 +91,7 @@ describe('ApiKey', () => {
   });
 
   it('revokes at once when the ApiKey is deleted, and removes its Secret', async () => {
-    const ns = await createNamespace(scope.run, { tenant: `tenant-${scope.run}-d` });
+    const ns = await createNamespace(suite.scope.run, { tenant: `tenant-${suite.scope.run}-d` });
     await kubectlOk(['-n', ns, 'apply', '-f', '-'], apiKey('gone', { type: 'ephemeral', secretName: 'gone' }));
     const k = await waitReady(ns, 'gone');
     expect(Date.parse(k.status.expiresAt) - Date.now()).toBeGreaterThan(23 * 3600_000);
@@ -120,11 +101,11 @@ describe('ApiKey', () => {
     await kubectlOk(['-n', ns, 'delete', 'apikey', 'gone', '--wait=true', '--timeout=30s']);
     expect((await ping(key)).status).toBe(401);
     expect((await kubectl(['-n', ns, 'get', 'secret', 'gone'])).code).not.toBe(0);
-    expect((await platform.keyRow(k.status.keyId))?.revoked_at).toBeTruthy();
+    expect((await suite.platform.keyRow(k.status.keyId))?.revoked_at).toBeTruthy();
   });
 
   it('issues a memory key for a Memory of the namespace; it works on that memory host only', async () => {
-    const ns = await createNamespace(scope.run, { tenant: `tenant-${scope.run}-e` });
+    const ns = await createNamespace(suite.scope.run, { tenant: `tenant-${suite.scope.run}-e` });
     await kubectlOk(['-n', ns, 'apply', '-f', '-'], apiKey('edge', { type: 'memory', secretName: 'edge', memoryRef: { name: 'kb' } }));
     const waiting = await waitFor('waiting for the memory', async () => {
       const k = await kubectlJson(['-n', ns, 'get', 'apikey', 'edge']);
@@ -138,14 +119,14 @@ describe('ApiKey', () => {
     expect(s.key).toMatch(/^mk_/);
     expect(s.data.hostname).toBe(mem.status.hostname);
     expect(k.status).toMatchObject({ memoryId: mem.status.memoryId, hostname: mem.status.hostname });
-    const ok = await http(platform.publicUrl, 'POST', '/api/v1/memory/search', { headers: { host: mem.status.hostname, 'x-api-key': s.key }, body: { query: 'q' } });
+    const ok = await http(suite.platform.publicUrl, 'POST', '/api/v1/memory/search', { headers: { host: mem.status.hostname, 'x-api-key': s.key }, body: { query: 'q' } });
     expect(ok.status).toBe(200);
     expect(ok.json).toEqual(expect.objectContaining({ answer: expect.any(String), citations: expect.any(Array) }));
     expect((await ping(s.key)).status).toBe(403);
   });
 
   it('replaces a key revoked behind its back, and a Secret deleted by someone', async () => {
-    const ns = await createNamespace(scope.run, { tenant: `tenant-${scope.run}-f` });
+    const ns = await createNamespace(suite.scope.run, { tenant: `tenant-${suite.scope.run}-f` });
     await kubectlOk(['-n', ns, 'apply', '-f', '-'], apiKey('sturdy', { type: 'live', secretName: 'sturdy', rotationOverlapSeconds: 0 }));
     const k = await waitReady(ns, 'sturdy');
     await kubectlOk(['-n', ns, 'delete', 'secret', 'sturdy']);
@@ -160,10 +141,10 @@ describe('ApiKey', () => {
     expect(readyAgain.status.pendingKeyId).toBeUndefined();
 
     // Revoked in the platform behind the operator's back: the next resync notices and issues a new key.
-    const revoke = await http(platform.adminUrl, 'DELETE', `/internal/v1/tenants/tenant-${scope.run}-f/keys/${second.keyId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const revoke = await http(suite.platform.adminUrl, 'DELETE', `/internal/v1/tenants/tenant-${suite.scope.run}-f/keys/${second.keyId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     expect(revoke.status).toBe(204);
     expect((await ping(second.key)).status).toBe(401);
-    op.composed.operator.apiKeys.resync();
+    suite.op.composed.operator.apiKeys.resync();
     const third = await waitFor('a key replacing the revoked one', async () => {
       const s = await secret(ns, 'sturdy');
       return s.keyId !== second.keyId ? s : undefined;
@@ -172,7 +153,7 @@ describe('ApiKey', () => {
   });
 
   it('rejects invalid specs at the API server with a clear message', async () => {
-    const ns = await createNamespace(scope.run, { tenant: `tenant-${scope.run}-g` });
+    const ns = await createNamespace(suite.scope.run, { tenant: `tenant-${suite.scope.run}-g` });
     const noRef = await kubectl(['-n', ns, 'apply', '-f', '-'], apiKey('bad', { type: 'memory', secretName: 's' }));
     expect(noRef.code).not.toBe(0);
     expect(noRef.stderr).toContain('memoryRef is required when type is memory');

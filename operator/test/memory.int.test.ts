@@ -1,6 +1,6 @@
-import { createNamespace, installCrds, kubectl, kubectlJson, kubectlOk, runId } from './support/kube';
-import { BASE_DOMAIN, createSystemNamespace, metricValue, operatorConfig, startInProcessOperator, type InProcessOperator, type SuiteScope } from './support/operator';
-import { http, startPlatform, type Platform } from './support/platform';
+import { condition, createNamespace, kubectl, kubectlJson, kubectlOk } from './support/kube';
+import { BASE_DOMAIN, inProcessOperatorSuite, metricValue } from './support/operator';
+import { http } from './support/platform';
 import { sleep, waitFor } from './support/wait';
 
 /**
@@ -11,32 +11,13 @@ import { sleep, waitFor } from './support/wait';
 jest.setTimeout(120_000);
 
 describe('Memory', () => {
-  let platform: Platform;
-  let op: InProcessOperator;
-  let scope: SuiteScope;
-
-  beforeAll(async () => {
-    await installCrds();
-    const run = runId();
-    scope = { run, systemNamespace: await createSystemNamespace(run) };
-    platform = await startPlatform();
-    op = await startInProcessOperator(operatorConfig(scope, platform));
-  });
-
-  afterAll(async () => {
-    await op?.stop();
-    await platform?.close();
-  });
+  const suite = inProcessOperatorSuite();
 
   const memoryYaml = (name: string, spec: Record<string, unknown> = {}) =>
     JSON.stringify({ apiVersion: 'lore.dev/v1alpha1', kind: 'Memory', metadata: { name }, spec });
 
   async function getMemory(ns: string, name: string): Promise<any> {
     return kubectlJson(['-n', ns, 'get', 'memory', name]);
-  }
-
-  function condition(obj: any, type: string): any {
-    return (obj.status?.conditions ?? []).find((c: any) => c.type === type);
   }
 
   async function waitReady(ns: string, name: string, timeoutMs = 30_000): Promise<any> {
@@ -53,12 +34,12 @@ describe('Memory', () => {
   }
 
   function search(host: string, key: string) {
-    return http(platform.publicUrl, 'POST', '/api/v1/memory/search', { headers: { host, 'x-api-key': key }, body: { query: 'what is lore?' } });
+    return http(suite.platform.publicUrl, 'POST', '/api/v1/memory/search', { headers: { host, 'x-api-key': key }, body: { query: 'what is lore?' } });
   }
 
   it('provisions a Memory: Ready, listed with host and readiness, Ingress to the gateway, an mk_ key that works on its host only', async () => {
-    const tenant = `tenant-${scope.run}-a`;
-    const ns = await createNamespace(scope.run, { tenant });
+    const tenant = `tenant-${suite.scope.run}-a`;
+    const ns = await createNamespace(suite.scope.run, { tenant });
     await kubectlOk(['-n', ns, 'apply', '-f', '-'], memoryYaml('notes'));
     const m = await waitReady(ns, 'notes');
 
@@ -74,7 +55,7 @@ describe('Memory', () => {
     expect(table).toMatch(/NAME\s+HOSTNAME\s+READY\s+AGE/);
     expect(table).toMatch(new RegExp(`notes\\s+${expectedHost.replace(/\./g, '\\.')}\\s+True`));
 
-    const ing = await kubectlJson(['-n', scope.systemNamespace, 'get', 'ingress', m.status.ingressName, '--show-managed-fields']);
+    const ing = await kubectlJson(['-n', suite.scope.systemNamespace, 'get', 'ingress', m.status.ingressName, '--show-managed-fields']);
     expect(ing.spec.ingressClassName).toBe('nginx');
     expect(ing.spec.rules).toEqual([
       { host: expectedHost, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'lore-gateway', port: { number: 80 } } } }] } },
@@ -92,13 +73,13 @@ describe('Memory', () => {
     expect(hostname).toBe(expectedHost);
 
     // The key works on its memory's host, end to end through the gateway into the graph service.
-    const ingest = await http(platform.publicUrl, 'POST', '/api/v1/memory/ingest', {
+    const ingest = await http(suite.platform.publicUrl, 'POST', '/api/v1/memory/ingest', {
       headers: { host: expectedHost, 'x-api-key': key },
       body: { content: 'The Osprey data center in Lisbon runs entirely on solar power.', content_type: 'text', routing: { mode: 'auto' } },
     });
     expect(ingest.status).toBe(200);
     const found = await waitFor('the ingested document cited by search', async () => {
-      const r = await http(platform.publicUrl, 'POST', '/api/v1/memory/search', { headers: { host: expectedHost, 'x-api-key': key }, body: { query: 'What powers the Osprey data center?' } });
+      const r = await http(suite.platform.publicUrl, 'POST', '/api/v1/memory/search', { headers: { host: expectedHost, 'x-api-key': key }, body: { query: 'What powers the Osprey data center?' } });
       return r.status === 200 && r.json.citations.length > 0 ? r : undefined;
     });
     expect(found.json.citations[0].document_id).toBe(ingest.json.doc_id);
@@ -110,7 +91,7 @@ describe('Memory', () => {
     await kubectlOk(['-n', ns, 'apply', '-f', '-'], memoryYaml('other'));
     const other = await waitReady(ns, 'other');
     expect((await search(other.status.hostname, key)).status).toBe(404);
-    expect((await http(platform.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { host: '127.0.0.1', 'x-api-key': key } })).status).toBe(403);
+    expect((await http(suite.platform.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { host: '127.0.0.1', 'x-api-key': key } })).status).toBe(403);
 
     const events = await kubectlJson(['-n', ns, 'get', 'events.events.k8s.io', '--field-selector', `regarding.name=notes`]);
     expect(events.items.map((e: any) => e.reason)).toEqual(expect.arrayContaining(['KeyIssued', 'Ready']));
@@ -118,35 +99,35 @@ describe('Memory', () => {
   });
 
   it('makes no write at all when a resync finds everything as it should be', async () => {
-    const ns = await createNamespace(scope.run, { tenant: `tenant-${scope.run}-z` });
+    const ns = await createNamespace(suite.scope.run, { tenant: `tenant-${suite.scope.run}-z` });
     for (const n of ['q1', 'q2', 'q3']) await kubectlOk(['-n', ns, 'apply', '-f', '-'], memoryYaml(n));
     for (const n of ['q1', 'q2', 'q3']) await waitReady(ns, n);
     await sleep(1_000);
-    const metrics = async () => (await fetch(op.metricsUrl)).text();
+    const metrics = async () => (await fetch(suite.op.metricsUrl)).text();
     const writes = (t: string) => ['create', 'update', 'apply', 'patch', 'delete'].reduce((n, verb) => n + metricValue(t, 'lore_operator_kube_requests_total', { verb }), 0);
     const reconciles = (t: string) => metricValue(t, 'lore_operator_reconcile_duration_seconds_count', { controller: 'memory' });
     const before = await metrics();
-    const served = op.composed.operator.memories.list((m) => op.composed.operator.namespaces.get(undefined, String(m.metadata.namespace)) !== undefined).length;
-    op.composed.operator.memories.resync();
+    const served = suite.op.composed.operator.memories.list((m) => suite.op.composed.operator.namespaces.get(undefined, String(m.metadata.namespace)) !== undefined).length;
+    suite.op.composed.operator.memories.resync();
     await waitFor('the resync reconciled every served Memory', async () => reconciles(await metrics()) - reconciles(before) >= served);
     await sleep(500);
     expect(writes(await metrics())).toBe(writes(before));
   });
 
   it('repairs drift: a deleted Ingress comes back, a deleted Secret gets a new working key', async () => {
-    const ns = await createNamespace(scope.run, { tenant: `tenant-${scope.run}-b` });
-    await kubectlOk(['-n', ns, 'apply', '-f', '-'], memoryYaml('drift', { hostname: `drift-${scope.run}.example.org` }));
+    const ns = await createNamespace(suite.scope.run, { tenant: `tenant-${suite.scope.run}-b` });
+    await kubectlOk(['-n', ns, 'apply', '-f', '-'], memoryYaml('drift', { hostname: `drift-${suite.scope.run}.example.org` }));
     const m = await waitReady(ns, 'drift');
     const before = await secretKey(ns, 'drift-memory-key');
 
-    await kubectlOk(['-n', scope.systemNamespace, 'delete', 'ingress', m.status.ingressName]);
-    await waitFor('Ingress recreated', async () => (await kubectl(['-n', scope.systemNamespace, 'get', 'ingress', m.status.ingressName])).code === 0);
+    await kubectlOk(['-n', suite.scope.systemNamespace, 'delete', 'ingress', m.status.ingressName]);
+    await waitFor('Ingress recreated', async () => (await kubectl(['-n', suite.scope.systemNamespace, 'get', 'ingress', m.status.ingressName])).code === 0);
 
     // Someone edits the Ingress: the operator's fields are forced back.
-    await kubectlOk(['-n', scope.systemNamespace, 'patch', 'ingress', m.status.ingressName, '--type=json', '-p', '[{"op":"replace","path":"/spec/rules/0/host","value":"evil.example.org"}]']);
+    await kubectlOk(['-n', suite.scope.systemNamespace, 'patch', 'ingress', m.status.ingressName, '--type=json', '-p', '[{"op":"replace","path":"/spec/rules/0/host","value":"evil.example.org"}]']);
     await waitFor('Ingress host restored', async () => {
-      const ing = await kubectlJson(['-n', scope.systemNamespace, 'get', 'ingress', m.status.ingressName]);
-      return ing.spec.rules[0].host === `drift-${scope.run}.example.org`;
+      const ing = await kubectlJson(['-n', suite.scope.systemNamespace, 'get', 'ingress', m.status.ingressName]);
+      return ing.spec.rules[0].host === `drift-${suite.scope.run}.example.org`;
     });
 
     await kubectlOk(['-n', ns, 'delete', 'secret', 'drift-memory-key']);
@@ -156,36 +137,36 @@ describe('Memory', () => {
       const k = await secretKey(ns, 'drift-memory-key');
       return k.keyId !== before.keyId ? k : undefined;
     });
-    const host = `drift-${scope.run}.example.org`;
+    const host = `drift-${suite.scope.run}.example.org`;
     expect((await search(host, after.key)).status).toBe(200);
     const m2 = await waitReady(ns, 'drift');
     expect(m2.status.keyId).toBe(after.keyId);
     expect(m2.status.pendingKeyId).toBeUndefined();
     // The lost plaintext's key is replaced with an overlap (running pods keep working), then stops.
-    const oldRow = await platform.keyRow(before.keyId);
+    const oldRow = await suite.platform.keyRow(before.keyId);
     expect(oldRow?.expires_at).toBeTruthy();
   });
 
   it('changing spec.hostname moves the memory, its Ingress and its Secret to the new host', async () => {
-    const ns = await createNamespace(scope.run, { tenant: `tenant-${scope.run}-c` });
-    await kubectlOk(['-n', ns, 'apply', '-f', '-'], memoryYaml('mover', { hostname: `one-${scope.run}.example.org` }));
+    const ns = await createNamespace(suite.scope.run, { tenant: `tenant-${suite.scope.run}-c` });
+    await kubectlOk(['-n', ns, 'apply', '-f', '-'], memoryYaml('mover', { hostname: `one-${suite.scope.run}.example.org` }));
     const m = await waitReady(ns, 'mover');
     const { key } = await secretKey(ns, 'mover-memory-key');
-    await kubectlOk(['-n', ns, 'apply', '-f', '-'], memoryYaml('mover', { hostname: `two-${scope.run}.example.org` }));
+    await kubectlOk(['-n', ns, 'apply', '-f', '-'], memoryYaml('mover', { hostname: `two-${suite.scope.run}.example.org` }));
     const moved = await waitFor('moved', async () => {
       const x = await waitReady(ns, 'mover');
-      return x.status.hostname === `two-${scope.run}.example.org` ? x : undefined;
+      return x.status.hostname === `two-${suite.scope.run}.example.org` ? x : undefined;
     });
     expect(moved.status.keyId).toBe(m.status.keyId);
-    const ing = await kubectlJson(['-n', scope.systemNamespace, 'get', 'ingress', moved.status.ingressName]);
-    expect(ing.spec.rules[0].host).toBe(`two-${scope.run}.example.org`);
-    expect((await secretKey(ns, 'mover-memory-key')).hostname).toBe(`two-${scope.run}.example.org`);
-    await waitFor('new host serves the key', async () => (await search(`two-${scope.run}.example.org`, key)).status === 200);
-    await waitFor('old host no longer does', async () => (await search(`one-${scope.run}.example.org`, key)).status !== 200);
+    const ing = await kubectlJson(['-n', suite.scope.systemNamespace, 'get', 'ingress', moved.status.ingressName]);
+    expect(ing.spec.rules[0].host).toBe(`two-${suite.scope.run}.example.org`);
+    expect((await secretKey(ns, 'mover-memory-key')).hostname).toBe(`two-${suite.scope.run}.example.org`);
+    await waitFor('new host serves the key', async () => (await search(`two-${suite.scope.run}.example.org`, key)).status === 200);
+    await waitFor('old host no longer does', async () => (await search(`one-${suite.scope.run}.example.org`, key)).status !== 200);
   });
 
   it('takes the tenant only from the namespace: without one it is Stalled, labelling the namespace provisions it', async () => {
-    const ns = await createNamespace(scope.run);
+    const ns = await createNamespace(suite.scope.run);
     await kubectlOk(['-n', ns, 'apply', '-f', '-'], memoryYaml('waiting'));
     const stalled = await waitFor('Stalled', async () => {
       const m = await getMemory(ns, 'waiting');
@@ -195,7 +176,7 @@ describe('Memory', () => {
     expect(condition(stalled, 'Ready')).toMatchObject({ status: 'False', reason: 'TenantNotAssigned' });
     expect((await kubectlOk(['-n', ns, 'get', 'memories'])).split('\n')[1]).toMatch(/waiting\s+False/);
 
-    const tenant = `tenant-${scope.run}-d`;
+    const tenant = `tenant-${suite.scope.run}-d`;
     await kubectlOk(['annotate', 'namespace', ns, `lore.dev/tenant=${tenant}`]);
     const m = await waitReady(ns, 'waiting');
     expect(m.status.tenantId).toBe(tenant);
@@ -203,9 +184,9 @@ describe('Memory', () => {
   });
 
   it('reports a hostname held by another memory as Stalled/HostnameConflict', async () => {
-    const host = `taken-${scope.run}.example.org`;
-    const ns1 = await createNamespace(scope.run, { tenant: `tenant-${scope.run}-e` });
-    const ns2 = await createNamespace(scope.run, { tenant: `tenant-${scope.run}-f` });
+    const host = `taken-${suite.scope.run}.example.org`;
+    const ns1 = await createNamespace(suite.scope.run, { tenant: `tenant-${suite.scope.run}-e` });
+    const ns2 = await createNamespace(suite.scope.run, { tenant: `tenant-${suite.scope.run}-f` });
     await kubectlOk(['-n', ns1, 'apply', '-f', '-'], memoryYaml('first', { hostname: host }));
     await waitReady(ns1, 'first');
     await kubectlOk(['-n', ns2, 'apply', '-f', '-'], memoryYaml('second', { hostname: host }));
@@ -218,7 +199,7 @@ describe('Memory', () => {
   });
 
   it('refuses to overwrite a Secret it does not manage', async () => {
-    const ns = await createNamespace(scope.run, { tenant: `tenant-${scope.run}-g` });
+    const ns = await createNamespace(suite.scope.run, { tenant: `tenant-${suite.scope.run}-g` });
     await kubectlOk(['-n', ns, 'create', 'secret', 'generic', 'mine', '--from-literal=api-key=user-data']);
     await kubectlOk(['-n', ns, 'apply', '-f', '-'], memoryYaml('clash', { keySecretName: 'mine' }));
     const m = await waitFor('SecretConflict', async () => {
@@ -231,7 +212,7 @@ describe('Memory', () => {
   });
 
   it('deprovisions through the finalizer: key refused at once, Ingress and Secret removed, object gone', async () => {
-    const ns = await createNamespace(scope.run, { tenant: `tenant-${scope.run}-h` });
+    const ns = await createNamespace(suite.scope.run, { tenant: `tenant-${suite.scope.run}-h` });
     await kubectlOk(['-n', ns, 'apply', '-f', '-'], memoryYaml('doomed', { dataRetention: 'Delete' }));
     const m = await waitReady(ns, 'doomed');
     const { key } = await secretKey(ns, 'doomed-memory-key');
@@ -241,14 +222,14 @@ describe('Memory', () => {
     expect((await kubectl(['-n', ns, 'get', 'memory', 'doomed'])).code).not.toBe(0);
     const refused = await search(m.status.hostname, key);
     expect([401, 404]).toContain(refused.status);
-    expect((await http(platform.publicUrl, 'POST', '/api/v1/memory/search', { headers: { host: '127.0.0.1', 'x-api-key': key }, body: { query: 'x' } })).status).toBe(401);
-    expect((await kubectl(['-n', scope.systemNamespace, 'get', 'ingress', m.status.ingressName])).code).not.toBe(0);
+    expect((await http(suite.platform.publicUrl, 'POST', '/api/v1/memory/search', { headers: { host: '127.0.0.1', 'x-api-key': key }, body: { query: 'x' } })).status).toBe(401);
+    expect((await kubectl(['-n', suite.scope.systemNamespace, 'get', 'ingress', m.status.ingressName])).code).not.toBe(0);
     expect((await kubectl(['-n', ns, 'get', 'secret', 'doomed-memory-key'])).code).not.toBe(0);
-    expect(await platform.workingKeysOfMemory(m.status.memoryId)).toEqual([]);
+    expect(await suite.platform.workingKeysOfMemory(m.status.memoryId)).toEqual([]);
   });
 
   it('rejects invalid specs at the API server with a clear message', async () => {
-    const ns = await createNamespace(scope.run, { tenant: `tenant-${scope.run}-i` });
+    const ns = await createNamespace(suite.scope.run, { tenant: `tenant-${suite.scope.run}-i` });
     const bad = await kubectl(['-n', ns, 'apply', '-f', '-'], memoryYaml('bad', { hostname: '*.Example.org' }));
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('hostname must be a lowercase DNS name');

@@ -101,3 +101,8 @@ export async function createNamespace(run: string, opts: { tenant?: string; tena
 export function execFileText(bin: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => execFile(bin, args, (err, stdout) => (err ? reject(err) : resolve(stdout))));
 }
+
+/** The condition of `type` in an object's status, if it has one. */
+export function condition(obj: any, type: string): any {
+  return (obj.status?.conditions ?? []).find((c: any) => c.type === type);
+}

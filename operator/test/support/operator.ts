@@ -7,8 +7,8 @@ import { composeOperator, type ComposedOperator } from '../../src/compose';
 import type { OperatorConfig } from '../../src/config';
 import type { ControllerHooks } from '../../src/controllers/settings';
 import type { KubeConnection } from '../../src/kube/client';
-import { ADMIN_TOKEN, type Platform } from './platform';
-import { REPO_ROOT, kubectlOk, testConnection } from './kube';
+import { ADMIN_TOKEN, startPlatform, type Platform } from './platform';
+import { REPO_ROOT, installCrds, kubectlOk, runId, testConnection } from './kube';
 import { requireEnv } from '../../../test/support/infra';
 import { waitFor } from './wait';
 
@@ -69,6 +69,33 @@ export async function startInProcessOperator(config: OperatorConfig, hooks?: Con
   });
   const server = await composed.start();
   return { composed, registry, metricsUrl: `${server.url}/metrics`, stop: () => composed.stop() };
+}
+
+/** What a suite of the in-process operator works with; set before its first test. */
+export interface InProcessOperatorSuite {
+  platform: Platform;
+  op: InProcessOperator;
+  scope: SuiteScope;
+}
+
+/**
+ * The hooks of a suite that runs the operator in process against a platform of its own: CRDs installed, the run's
+ * system namespace, both started before the first test and stopped after the last.
+ */
+export function inProcessOperatorSuite(): InProcessOperatorSuite {
+  const suite = {} as InProcessOperatorSuite;
+  beforeAll(async () => {
+    await installCrds();
+    const run = runId();
+    suite.scope = { run, systemNamespace: await createSystemNamespace(run) };
+    suite.platform = await startPlatform();
+    suite.op = await startInProcessOperator(operatorConfig(suite.scope, suite.platform));
+  });
+  afterAll(async () => {
+    await suite.op?.stop();
+    await suite.platform?.close();
+  });
+  return suite;
 }
 
 export interface OperatorProcess {

@@ -112,38 +112,25 @@ export async function startPlatform(): Promise<Platform> {
   );
   const servers: StartedServer[] = [await listen(gateway.publicApp, 0, '127.0.0.1'), await listen(gateway.adminApp, 0, '127.0.0.1')];
 
+  /** Ids of the keys that still authenticate (not revoked, not expired) whose `column` holds `value`. */
+  async function workingKeys(column: 'memory_id' | 'name' | 'tenant_id', value: string): Promise<string[]> {
+    const r = await db.asOwner((sql) =>
+      sql.query<{ key_id: string }>(
+        `SELECT key_id FROM gateway.api_keys WHERE ${column} = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()) ORDER BY key_id`,
+        [value],
+      ),
+    );
+    return r.rows.map((x) => x.key_id);
+  }
+
   return {
     publicUrl: servers[0]!.url,
     adminUrl: servers[1]!.url,
     database,
     db,
-    async workingKeysOfMemory(memoryId) {
-      const r = await db.asOwner((sql) =>
-        sql.query<{ key_id: string }>(
-          `SELECT key_id FROM gateway.api_keys WHERE memory_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()) ORDER BY key_id`,
-          [memoryId],
-        ),
-      );
-      return r.rows.map((x) => x.key_id);
-    },
-    async workingKeysNamed(name) {
-      const r = await db.asOwner((sql) =>
-        sql.query<{ key_id: string }>(
-          `SELECT key_id FROM gateway.api_keys WHERE name = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()) ORDER BY key_id`,
-          [name],
-        ),
-      );
-      return r.rows.map((x) => x.key_id);
-    },
-    async workingKeysOfTenant(tenantId) {
-      const r = await db.asOwner((sql) =>
-        sql.query<{ key_id: string }>(
-          `SELECT key_id FROM gateway.api_keys WHERE tenant_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()) ORDER BY key_id`,
-          [tenantId],
-        ),
-      );
-      return r.rows.map((x) => x.key_id);
-    },
+    workingKeysOfMemory: (memoryId) => workingKeys('memory_id', memoryId),
+    workingKeysNamed: (name) => workingKeys('name', name),
+    workingKeysOfTenant: (tenantId) => workingKeys('tenant_id', tenantId),
     async keyIdByClientToken(tenantId, clientToken) {
       const r = await db.asOwner((sql) =>
         sql.query<{ key_id: string }>(`SELECT key_id FROM gateway.api_keys WHERE tenant_id = $1 AND client_token = $2`, [tenantId, clientToken]),
