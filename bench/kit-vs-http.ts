@@ -3,12 +3,15 @@
  * `node:http` handler (plain Koa with the same route is measured too, as a reference for the framework's own
  * cost), in the same run, at the same concurrency, on loopback. Each server runs in its own child
  * process so the load generator (autocannon, in this process) does not share its event loop; rounds alternate so
- * drift hits both alike. Prints the throughput ratio, p50/p99 of both, and PASS/FAIL against the target.
+ * drift hits all alike. Prints req/s, p50/p99 and server CPU per request of each, and PASS/FAIL of the kit's
+ * throughput against plain Koa's (the target); the ratio to node:http is printed as information.
  *
  *   npx tsx bench/kit-vs-http.ts            (or npm run bench:kit)
  *   BENCH_SECONDS=10 BENCH_CONNECTIONS=64 BENCH_ROUNDS=3 npx tsx bench/kit-vs-http.ts
+ *   BENCH_PRIORITY=10      the servers and the load generator run at nice -10 (a machine shared with other work)
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { setPriority } from 'node:os';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
@@ -20,10 +23,12 @@ import { listen } from '../services/runtime/src/http/server';
 import { createLogger } from '../services/runtime/src/log/logger';
 import { createMetricsRegistry } from '../services/runtime/src/metrics/registry';
 
-const TARGET_RATIO = 0.5;
+/** The kit's throughput as a share of plain Koa with the same route (the framework it is built on). */
+const TARGET_RATIO = 0.9;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const PRIORITY = Number(process.env.BENCH_PRIORITY ?? 0);
 const BODY = JSON.stringify({ status: 'ok', service: 'bench' });
 
 /** bare node:http (the baseline), plain Koa with the same router (reference: the framework's own cost), the kit. */
@@ -107,6 +112,7 @@ async function measure(server: Server, seconds: number): Promise<Measure> {
 function start(kind: Kind): Promise<Server> {
   // The child inherits this process's execArgv, so it runs through tsx too.
   const child = fork(__filename, ['--serve', kind], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  if (PRIORITY > 0 && child.pid !== undefined) setPriority(child.pid, -PRIORITY);
   return new Promise((resolve, reject) => {
     child.once('message', (m: { port: number }) => resolve({ child, port: m.port }));
     child.once('exit', (code) => reject(new Error(`${kind} server exited with ${code}`)));
@@ -117,10 +123,11 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const fmt = (n: number, digits = 0) => n.toFixed(digits).padStart(10);
 
 async function main(): Promise<void> {
+  if (PRIORITY > 0) setPriority(-PRIORITY);
   const servers = { bare: await start('bare'), koa: await start('koa'), kit: await start('kit') };
   const results: Record<Kind, Measure[]> = { bare: [], koa: [], kit: [] };
   try {
-    console.log(`kit vs node:http — ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS}s each, loopback`);
+    console.log(`kit vs plain Koa (and node:http) — ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS}s each, loopback`);
     for (const kind of ['bare', 'koa', 'kit'] as const) await measure(servers[kind], 1); // JIT warm-up
     for (let round = 0; round < ROUNDS; round++) {
       for (const kind of ['bare', 'koa', 'kit'] as const) results[kind].push(await measure(servers[kind], SECONDS));
@@ -138,15 +145,19 @@ async function main(): Promise<void> {
   const bare = summary('bare');
   const koa = summary('koa');
   const kit = summary('kit');
-  const ratio = kit.rps / bare.rps;
+  // The verdict takes the median of the rounds' ratios: each round measures Koa and the kit seconds apart, and a
+  // shared machine's bursts of other work land in single rounds.
+  const rounds = results.kit.map((m, i) => m.rps / results.koa[i]!.rps);
+  const ratio = [...rounds].sort((a, b) => a - b)[Math.floor(rounds.length / 2)]!;
   console.log(`${'server'.padEnd(10)}${'req/s'.padStart(10)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'cpu µs/req'.padStart(12)}${'errors'.padStart(8)}`);
   for (const [label, m] of [['node:http', bare], ['koa', koa], ['kit', kit]] as const) {
     console.log(`${label.padEnd(10)}${fmt(m.rps)}${fmt(m.p50, 2)}${fmt(m.p99, 2)}${fmt(m.cpuUs, 1).padStart(12)}${String(m.errors).padStart(8)}`);
   }
   console.log(`server CPU per request kit/node:http = ${(kit.cpuUs / bare.cpuUs).toFixed(2)}x, koa/node:http = ${(koa.cpuUs / bare.cpuUs).toFixed(2)}x`);
-  console.log(`reference: plain Koa keeps ${(koa.rps / bare.rps).toFixed(3)} of node:http; the kit keeps ${(kit.rps / koa.rps).toFixed(3)} of plain Koa`);
+  console.log(`information: plain Koa keeps ${(koa.rps / bare.rps).toFixed(3)} of node:http, the kit ${(kit.rps / bare.rps).toFixed(3)}`);
+  console.log(`kit/Koa per round: ${rounds.map((r) => r.toFixed(3)).join(', ')} (mean req/s ratio ${(kit.rps / koa.rps).toFixed(3)}); server CPU per request kit/Koa = ${(kit.cpuUs / koa.cpuUs).toFixed(2)}x`);
   const pass = ratio >= TARGET_RATIO && bare.errors === 0 && koa.errors === 0 && kit.errors === 0;
-  console.log(`throughput ratio kit/node:http = ${ratio.toFixed(3)} (target >= ${TARGET_RATIO}): ${pass ? 'PASS' : 'FAIL'}`);
+  console.log(`throughput ratio kit/plain Koa = ${ratio.toFixed(3)}, median of the rounds (target >= ${TARGET_RATIO}): ${pass ? 'PASS' : 'FAIL'}`);
   process.exitCode = pass ? 0 : 1;
 }
 

@@ -3,6 +3,7 @@
  * of the ping route in the same pipeline, and on a second port the same handler in a bare runtime app. Prints
  * its URLs as one JSON line.
  */
+import { Session } from 'node:inspector/promises';
 import Router, { type RouterMiddleware } from '@koa/router';
 import { Redis } from 'ioredis';
 import { IdentitySigner, PostgresDb, createHttpApp, createLogger, createMetricsRegistry, generateEncryptionKey, listen, parseEncryptionKeys, type LoreState } from '@lore/runtime';
@@ -43,6 +44,23 @@ async function main(): Promise<void> {
   router.get('/__bench/round-trips', (ctx) => {
     const cpu = process.cpuUsage();
     ctx.body = { round_trips: state.roundTrips(), cpu_us: cpu.user + cpu.system };
+  });
+  // `ping.ts --profile DIR`: a CPU profile of this process around one side's round, through the inspector.
+  let profiler: Session | undefined;
+  router.post('/__bench/profile/start', async (ctx) => {
+    profiler = new Session();
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.setSamplingInterval', { interval: 100 });
+    await profiler.post('Profiler.start');
+    ctx.status = 204;
+  });
+  router.post('/__bench/profile/stop', async (ctx) => {
+    if (!profiler) throw new Error('no profile was started');
+    const { profile } = await profiler.post('Profiler.stop');
+    profiler.disconnect();
+    profiler = undefined;
+    ctx.body = profile;
   });
   baseline.use(router.routes());
 
