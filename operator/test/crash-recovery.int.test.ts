@@ -1,6 +1,6 @@
 import { issuanceToken } from '../src/controllers/key-secret';
 import { memoryIdFor } from '../src/controllers/names';
-import { createNamespace, installCrds, kubectl, kubectlJson, kubectlOk, runId } from './support/kube';
+import { condition, createNamespace, installCrds, kubectl, kubectlJson, kubectlOk, runId } from './support/kube';
 import { createSystemNamespace, operatorEnv, spawnOperator, waitHealthy, type OperatorProcess, type SuiteScope } from './support/operator';
 import { http, startPlatform, type Platform } from './support/platform';
 import { waitFor } from './support/wait';
@@ -37,8 +37,6 @@ describe('crash recovery', () => {
     procs.push(p);
     return p;
   }
-
-  const condition = (obj: any, type: string) => (obj.status?.conditions ?? []).find((c: any) => c.type === type);
 
   async function waitReady(kind: string, ns: string, name: string): Promise<any> {
     return waitFor(`${kind} ${ns}/${name} Ready`, async () => {
