@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Embedder, LanguageModel } from '@lore/ai';
-import { AppError, type BlobStore, type Db, type EventBus, type Logger, type Sql } from '@lore/runtime';
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { AppError, counterOn, histogramOn, type BlobStore, type Db, type EventBus, type Logger, type Sql } from '@lore/runtime';
+import type { Counter, Histogram, Registry } from 'prom-client';
 import type { OcrEngine } from '../extract/ocr';
 import { ensureUnassignedVault, insertMemoryRow, memoryErasing } from '../store/memories';
 
@@ -57,11 +57,9 @@ export interface GraphMetrics {
 }
 
 export function createGraphMetrics(registry: Registry): GraphMetrics {
-  const existing = (name: string) => registry.getSingleMetric(name);
-  const counter = <L extends string>(name: string, help: string, labelNames: L[]) =>
-    (existing(name) as Counter<L> | undefined) ?? new Counter<L>({ name, help, labelNames, registers: [registry] });
+  const counter = <L extends string>(name: string, help: string, labelNames: L[]) => counterOn(registry, { name, help, labelNames });
   const histogram = <L extends string>(name: string, help: string, labelNames: L[], buckets: number[]) =>
-    (existing(name) as Histogram<L> | undefined) ?? new Histogram<L>({ name, help, labelNames, buckets, registers: [registry] });
+    histogramOn(registry, { name, help, labelNames, buckets });
   return {
     ingested: counter('lore_memory_documents_ingested_total', 'Documents accepted for indexing', ['source', 'routed']),
     dlpMatches: counter('lore_memory_dlp_matches_total', 'Sensitive values masked before storage, by kind', ['kind']),
