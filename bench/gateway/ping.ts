@@ -140,23 +140,30 @@ async function main(): Promise<void> {
     let authOk = 0;
     let callsDuringAuth = 0;
     let tripsDuringAuth = 0;
-    const stats = async () => (await (await fetch(`${urls.baseline}/__bench/round-trips`)).json()) as { round_trips: number; cpu_us: number };
+    const stats = async () => (await (await fetch(`${urls.baseline}/__bench/round-trips`)).json()) as { round_trips: number; cpu_us: number; system_us: number };
     const trips = async () => (await stats()).round_trips;
     let baseCpu = 0;
+    // The kernel's share (system time): socket reads and writes, the wake-ups of the processes they reach.
+    let baseSys = 0;
+    let authSys = 0;
     let baseOk = 0;
     let authCpu = 0;
     for (let round = 0; round < ROUNDS; round++) {
-      const cpuBase0 = (await stats()).cpu_us;
+      const base0 = await stats();
       const rb = await throughput(base, basePath, CONNECTIONS, THROUGHPUT_MS);
-      baseCpu += (await stats()).cpu_us - cpuBase0;
+      const base1 = await stats();
+      baseCpu += base1.cpu_us - base0.cpu_us;
+      baseSys += base1.system_us - base0.system_us;
       baseOk += rb.ok;
       baseRps.push(rb.rps);
       bareRps.push((await throughput(bare, path, CONNECTIONS, THROUGHPUT_MS)).rps);
       const calls0 = await commandCalls(counter);
       const trips0 = await trips();
-      const cpuAuth0 = (await stats()).cpu_us;
+      const auth0 = await stats();
       const r = await throughput(auth, path, CONNECTIONS, THROUGHPUT_MS);
-      authCpu += (await stats()).cpu_us - cpuAuth0;
+      const auth1 = await stats();
+      authCpu += auth1.cpu_us - auth0.cpu_us;
+      authSys += auth1.system_us - auth0.system_us;
       callsDuringAuth += (await commandCalls(counter)) - calls0;
       tripsDuringAuth += (await trips()) - trips0;
       authOk += r.ok;
@@ -196,6 +203,7 @@ async function main(): Promise<void> {
       `rounds       ratio per round ${roundRatios.map((r) => `${fmt(r * 100, 1)}%`).join(', ')}`,
       `reference    bare runtime app ${fmt(meanBare, 0)} req/s   full pipeline / bare ${fmt((meanAuth / meanBare) * 100, 1)}%`,
       `server CPU   no auth ${fmt(baseCpu / baseOk, 1)} us/req   full pipeline ${fmt(authCpu / authOk, 1)} us/req   ratio ${fmt((baseCpu / baseOk / (authCpu / authOk)) * 100, 1)}%   (the gateway process only; Redis and the load generator are separate processes)`,
+      `  of which   kernel (system time) no auth ${fmt(baseSys / baseOk, 1)} us/req   full pipeline ${fmt(authSys / authOk, 1)} us/req`,
       `open loop    no auth p50 ${fmt(p(sb, 50))} ms p99 ${fmt(p(sb, 99))} ms   full pipeline p50 ${fmt(p(sa, 50))} ms p99 ${fmt(p(sa, 99))} ms   failed ${openBase.failed}/${openAuth.failed}`,
       `added        p50 ${fmt(addedP50)} ms (target <= 1)   p99 ${fmt(addedP99)} ms (target <= 5)`,
       `redis        ${fmt(perRequest, 3)} round trips per authenticated request by INFO commandstats, ${fmt(tripsDuringAuth / authOk, 3)} by the state port (target <= 1)`,

@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   router.get('/api/v1/pages/ping', pingHandler as unknown as RouterMiddleware<LoreState>);
   router.get('/__bench/round-trips', (ctx) => {
     const cpu = process.cpuUsage();
-    ctx.body = { round_trips: state.roundTrips(), cpu_us: cpu.user + cpu.system };
+    ctx.body = { round_trips: state.roundTrips(), cpu_us: cpu.user + cpu.system, system_us: cpu.system };
   });
   // `ping.ts --profile DIR`: a CPU profile of this process around one side's round, through the inspector.
   let profiler: Session | undefined;
