@@ -121,7 +121,7 @@ export function summarise(profile: CpuProfile): ProfileSummary {
 /** The summary as text, in microseconds per request. */
 export function formatSummary(title: string, summary: ProfileSummary, requests: number, topFunctions = 15): string {
   const per = (us: number) => (us / requests).toFixed(1).padStart(7);
-  const lines = [`${title}: ${requests} requests, ${per(summary.busyUs).trim()} us of sampled CPU per request`];
+  const lines = [`${title}: ${requests} requests, ${per(summary.busyUs).trim()} us of sampled non-idle time per request`];
   for (const a of summary.areas) lines.push(`  ${per(a.us)} us  ${a.area}`);
   lines.push(`  heaviest functions (self time):`);
   for (const f of summary.functions.slice(0, topFunctions)) lines.push(`  ${per(f.us)} us  ${f.name}  [${f.area}]`);
