@@ -354,6 +354,26 @@ describe('memory data plane through the gateway on PostgreSQL, Redis and Kafka',
     expect(memorySchemas.ErrorSchema.safeParse(bad.body).success).toBe(true);
   });
 
+  it('indexes words written between angle brackets, so lexical search finds them', async () => {
+    const who = h.identity(tenantA);
+    const d = await ingest(who, 'Planning notes <!-- the Zanzibar budget freeze --> and the a<Quokka estimate> for spring.');
+    docsA.add(d.doc_id);
+    await waitIndexed(h, who, d.doc_id);
+    const owner = new Client({ connectionString: h.database!.ownerUrl });
+    await owner.connect();
+    try {
+      const rows = await owner.query<{ lexemes: string[] }>(`SELECT tsvector_to_array(tsv) AS lexemes FROM graph.chunks WHERE doc_id = $1`, [d.doc_id]);
+      const lexemes = rows.rows.flatMap((r) => r.lexemes);
+      // PostgreSQL's parser alone drops the comment and the tag-like run: these three would be missing.
+      expect(lexemes).toEqual(expect.arrayContaining(['zanzibar', 'freez', 'quokka']));
+    } finally {
+      await owner.end();
+    }
+    const found = await h.call('POST', '/api/v1/memory/search', who, { query: 'Zanzibar budget <freeze>' });
+    expect(found.status).toBe(200);
+    expect(found.body.citations.map((c: any) => c.document_id)).toContain(d.doc_id);
+  });
+
   it('deletes a document and keeps it out of search', async () => {
     const who = h.identity(tenantA);
     const d = await ingest(who, 'The Orion cluster runs on twelve nodes in Frankfurt.');

@@ -1,3 +1,4 @@
+import { LEXICAL_TEXT } from './lexical-text';
 import type { Sql } from '@lore/runtime';
 import type { Chunk } from '../domain/chunking';
 import type { ContradictionPair, ExtractedEntity, Fact, StoredFact } from '../domain/entities';
@@ -66,7 +67,7 @@ export async function writeChunks(
             (SELECT coalesce(sum(coalesce(array_length(l.positions, 1), 1)), 0) FROM unnest(x.tsv) l)::int
             ${withVectors ? ', x.emb::vector, $10, $11' : ''}
        FROM (SELECT u.ord, u.heading, u.content,
-                    to_tsvector('english', $5 || ' ' || coalesce(u.heading, '') || ' ' || u.content) AS tsv
+                    to_tsvector('english', ${LEXICAL_TEXT("$5 || ' ' || coalesce(u.heading, '') || ' ' || u.content")}) AS tsv
                     ${withVectors ? ', u.emb' : ''}
                FROM unnest($6::int[], $7::text[], $8::text[]${withVectors ? ', $9::text[]' : ''}) AS u(ord, heading, content${withVectors ? ', emb' : ''})) x`,
     params,

@@ -1,3 +1,4 @@
+import { LEXICAL_TEXT } from './lexical-text';
 import type { Db, Sql } from '@lore/runtime';
 import { vectorLiteral } from './index-store';
 
@@ -28,7 +29,7 @@ export const POSTINGS_PER_TERM = 1000;
 export async function lexicalSearch(sql: Sql, scope: SearchScope, query: string, limit: number): Promise<ScoredChunk[]> {
   const r = await sql.query<{ chunk_id: string; score: number }>(
     `WITH q AS (
-       SELECT DISTINCT l.lexeme AS term FROM unnest(to_tsvector('english', $3)) l LIMIT 32
+       SELECT DISTINCT l.lexeme AS term FROM unnest(to_tsvector('english', ${LEXICAL_TEXT('$3')})) l LIMIT 32
      ), w AS (
        SELECT q.term, ln(1 + (greatest(s.chunk_count, 1) - ts.df + 0.5) / (ts.df + 0.5)) AS idf
          FROM q
