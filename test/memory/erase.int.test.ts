@@ -217,6 +217,30 @@ describe('erasing a deleted memory end to end', () => {
     expect(await erasedAt(a.tenantId, third.memoryId)).toBeUndefined();
   });
 
+  // docs/operator.md, "Deleted Memories": find the retained memory as the schema owner, serve it again under another
+  // hostname with a new mk_ key, then purge it.
+  it('a retained memory is found by its deleted row, served again under a new hostname and key, then purged', async () => {
+    const found = await owner.query<{ memory_id: string }>(
+      `SELECT tenant_id, memory_id, name, hostname, deleted_at FROM gateway.memories WHERE deleted_at IS NOT NULL ORDER BY deleted_at DESC`,
+    );
+    expect(found.rows.map((r) => r.memory_id)).toContain(third.memoryId);
+
+    const host = `retained-${uid()}.erase.test`;
+    const put = await adminCall(g, 'PUT', `/internal/v1/tenants/${a.tenantId}/memories/${third.memoryId}`, { name: 'retained', hostname: host });
+    expect(put.status).toBe(200);
+    const mk = await makeKey(g, a.tenantId, { type: 'memory', memory_id: third.memoryId });
+    const s = await call(mk.key, 'POST', '/api/v1/memory/search', { query: 'Heron depot turbine blades' }, { host });
+    expect(s.status).toBe(200);
+    expect(s.json.citations.length).toBeGreaterThan(0);
+    expect((await call(third.key, 'POST', '/api/v1/memory/search', { query: 'Heron' }, { host })).status).toBe(401);
+
+    const purge = await adminCall(g, 'DELETE', `/internal/v1/tenants/${a.tenantId}/memories/${third.memoryId}?retain_data=false`);
+    expect(purge.status).toBe(204);
+    expect((await adminCall(g, 'DELETE', `/internal/v1/tenants/${a.tenantId}/memories/${third.memoryId}?retain_data=false`)).status).toBe(204);
+    await eventually(() => erasedAt(a.tenantId, third.memoryId), 120_000, 'retained memory erased');
+    expect(await rowsOf(a.tenantId, third.memoryId)).toEqual(nothing);
+  });
+
   it('a redelivered deletion is a no-op, even after the memory id was created again', async () => {
     const del = await owner.query<{ event_id: string; value: unknown }>(
       `SELECT event_id, value FROM runtime.outbox WHERE topic = $1 AND key = $2 AND value->>'type' = 'memory.deleted'`,
