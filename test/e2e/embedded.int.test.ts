@@ -125,6 +125,9 @@ describe('embedded mode', () => {
     const taken = (squatter.address() as AddressInfo).port;
     const b = await boot(dataDir, { LORE_OPS_PORT: String(taken) });
     try {
+      // The warning is logged before the banner, but on stderr: the two pipes reach this process in either order.
+      const deadline = Date.now() + 15_000;
+      while (!b.output().includes('ops port in use') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect(b.output()).toContain('ops port in use');
       const { api_key: key } = JSON.parse(readFileSync(join(dataDir, 'dev-credentials.json'), 'utf8')) as { api_key: string };
       const headers = { 'x-api-key': key, 'content-type': 'application/json' };
