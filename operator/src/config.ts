@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envInt, envSecret, envBool, parseConfig } from '@lore/runtime/kit';
+import { DEFAULT_PORTS, envInt, envSecret, envBool, parseConfig } from '@lore/runtime/kit';
 import type { OperatorSettings } from './controllers/settings';
 
 const DNS_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
@@ -26,7 +26,7 @@ const annotations = z
 export const operatorEnvSchema = z
   .object({
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
-    LORE_OPERATOR_HEALTH_PORT: envInt(8081, 0, 65535),
+    LORE_OPERATOR_HEALTH_PORT: envInt(DEFAULT_PORTS.operatorHealth, 0, 65535),
     LORE_OPERATOR_HEALTH_HOST: z.string().default('0.0.0.0'),
     /** Kubeconfig file; when unset: KUBECONFIG, ~/.kube/config or the in-cluster service account. */
     LORE_OPERATOR_KUBECONFIG: z.string().optional(),

@@ -243,6 +243,7 @@ describe('the image entry points (graph and graph-worker from dist/ under the im
       LORE_IDENTITY_SECRET: secret,
       LORE_GRAPH_HOST: '127.0.0.1',
       LORE_GRAPH_PORT: String(port),
+      LORE_GRAPH_WORKER_PORT: String(port),
       LORE_GRAPH_CONSUMER_GROUP: `graph-worker-img-${run}`,
       ...extra,
     });

@@ -3,6 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT, createNamespace, installCrds, runId, waitCrdsEstablished } from '../../operator/test/support/kube';
 import { graphConfigSchema } from '@lore/graph';
+import { DEFAULT_PORTS } from '@lore/runtime/kit';
 import { CHART, FULL, MINIMAL, helm, kubectl, kubectlOk, renderObjects, template, yamlToObject } from './support';
 
 jest.setTimeout(180_000);
@@ -72,6 +73,26 @@ describe('charts/lore', () => {
     // The gateway forwards to the graph Service the chart created.
     const gw = minimal.find((o) => o.kind === 'Deployment' && o.metadata.name === 'lore-gateway');
     expect(gw.spec.template.spec.containers[0].env).toEqual(expect.arrayContaining([{ name: 'GATEWAY_UPSTREAM_GRAPH', value: `http://lore-graph.${ns}.svc:8083` }]));
+  });
+
+  it("sets each process's port to its code default, and no two processes share one (they can all run on one host)", async () => {
+    const full = await renderObjects('lore', ns, ['-f', FULL]);
+    const container = (component: string) =>
+      full.find((o) => o.kind === 'Deployment' && o.metadata.labels['app.kubernetes.io/component'] === component).spec.template.spec.containers[0];
+    const ports = (component: string) => (container(component).ports as Array<{ containerPort: number }>).map((p) => p.containerPort);
+    const envValue = (component: string, name: string) => (container(component).env as Array<{ name: string; value?: string }>).find((e) => e.name === name)?.value;
+    expect(ports('gateway')).toEqual([DEFAULT_PORTS.gateway, DEFAULT_PORTS.gatewayAdmin, DEFAULT_PORTS.gatewayOps]);
+    expect(ports('webhooks')).toEqual([DEFAULT_PORTS.webhooksOps]);
+    expect(ports('graph')).toEqual([DEFAULT_PORTS.graph]);
+    expect(ports('graph-worker')).toEqual([DEFAULT_PORTS.graphWorker]);
+    expect(ports('operator')).toEqual([DEFAULT_PORTS.operatorHealth]);
+    expect(ports('core')).toEqual([DEFAULT_PORTS.core]);
+    expect(ports('agents')).toEqual([DEFAULT_PORTS.agents]);
+    expect(ports('mcp')).toEqual([DEFAULT_PORTS.mcp]);
+    expect(envValue('graph-worker', 'LORE_GRAPH_WORKER_PORT')).toBe(String(DEFAULT_PORTS.graphWorker));
+    expect(envValue('operator', 'LORE_OPERATOR_HEALTH_PORT')).toBe(String(DEFAULT_PORTS.operatorHealth));
+    const all = ['gateway', 'webhooks', 'graph', 'graph-worker', 'operator', 'core', 'agents', 'mcp'].flatMap(ports);
+    expect(new Set(all).size).toBe(all.length);
   });
 
   it('gives graph and graph-worker the embedder settings (by default the model in the image), in names the graph reads, and no one else', async () => {

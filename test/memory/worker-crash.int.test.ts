@@ -53,6 +53,7 @@ describe('graph-worker killed mid-batch', () => {
       LORE_KAFKA_BROKERS: requireEnv('LORE_TEST_KAFKA_BROKERS'),
       LORE_IDENTITY_SECRET: SECRET,
       LORE_GRAPH_PORT: '0',
+      LORE_GRAPH_WORKER_PORT: '0',
       LORE_GRAPH_HOST: '127.0.0.1',
       LORE_GRAPH_OCR: 'false',
       LORE_GRAPH_CONSUMER_GROUP: `graph-worker-crash-${run}`,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envBool, envEncryptionKeys, envInt, envSecret, type EncryptionKey } from '@lore/runtime';
+import { DEFAULT_PORTS, envBool, envEncryptionKeys, envInt, envSecret, type EncryptionKey } from '@lore/runtime';
 import { invalidCidrs } from './domain/network';
 import { allowLoopbackSetting, refuseLoopbackInProduction } from './webhooks/config';
 
@@ -127,10 +127,10 @@ export const gatewayEnvSchema = z
     NODE_ENV: z.string().optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     GATEWAY_HOST: z.string().default('0.0.0.0'),
-    GATEWAY_PORT: envInt(8080, 0, 65535),
+    GATEWAY_PORT: envInt(DEFAULT_PORTS.gateway, 0, 65535),
     GATEWAY_ADMIN_HOST: z.string().default('0.0.0.0'),
-    GATEWAY_ADMIN_PORT: envInt(8081, 0, 65535),
-    GATEWAY_OPS_PORT: envInt(9090, 0, 65535),
+    GATEWAY_ADMIN_PORT: envInt(DEFAULT_PORTS.gatewayAdmin, 0, 65535),
+    GATEWAY_OPS_PORT: envInt(DEFAULT_PORTS.gatewayOps, 0, 65535),
     LORE_DATABASE_URL: z.string({ error: 'is required' }).min(1),
     LORE_DATABASE_OWNER_URL: z.string().optional(),
     LORE_REDIS_URL: z.string({ error: 'is required' }).min(1),

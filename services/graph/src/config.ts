@@ -1,5 +1,5 @@
 import { ExtractiveLanguageModel, OpenAiEmbedder, OpenAiLanguageModel, selectEmbeddedEmbedder, type Embedder, type LanguageModel } from '@lore/ai';
-import { envBool, envInt, envKafkaPrefix, envSecret, type Logger } from '@lore/runtime';
+import { DEFAULT_PORTS, envBool, envInt, envKafkaPrefix, envSecret, type Logger } from '@lore/runtime';
 import { z } from 'zod';
 
 const optionalUrl = z
@@ -21,7 +21,9 @@ export const graphConfigSchema = z
   .object({
     LORE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     LORE_GRAPH_HOST: z.string().default('0.0.0.0'),
-    LORE_GRAPH_PORT: envInt(8083, 0, 65535),
+    LORE_GRAPH_PORT: envInt(DEFAULT_PORTS.graph, 0, 65535),
+    /** The worker's probes and metrics: its own default so the API and the worker can run on one host. */
+    LORE_GRAPH_WORKER_PORT: envInt(DEFAULT_PORTS.graphWorker, 0, 65535),
     LORE_DATABASE_URL: z.string({ error: 'is required' }).min(1),
     LORE_DATABASE_OWNER_URL: optionalString,
     LORE_KAFKA_BROKERS: z.string({ error: 'is required' }).min(1),

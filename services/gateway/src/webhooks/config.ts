@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { envBool, envEncryptionKeys, envInt, envKafkaPrefix } from '@lore/runtime';
+import { DEFAULT_PORTS, envBool, envEncryptionKeys, envInt, envKafkaPrefix } from '@lore/runtime';
 import { z } from 'zod';
 import type { WebhooksWorkerConfig } from './worker';
 
@@ -41,7 +41,7 @@ export const webhooksEnvSchema = z
       .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
     LORE_KAFKA_PREFIX: envKafkaPrefix(),
     WEBHOOKS_OPS_HOST: z.string().default('0.0.0.0'),
-    WEBHOOKS_OPS_PORT: envInt(9091, 0, 65535),
+    WEBHOOKS_OPS_PORT: envInt(DEFAULT_PORTS.webhooksOps, 0, 65535),
     WEBHOOKS_DELIVERY_TIMEOUT_MS: envInt(5_000, 200, 30_000),
     WEBHOOKS_CONCURRENCY_PER_ENDPOINT: envInt(4, 1, 64),
     WEBHOOKS_DISABLE_AFTER_DEAD_LETTERS: envInt(10, 0, 100_000),
