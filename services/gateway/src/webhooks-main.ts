@@ -3,6 +3,7 @@ import { TOPICS } from '@lore/contracts';
 import {
   assertAppRole,
   checkAppRole,
+  consumerGroupsCheck,
   KafkaBus,
   Lifecycle,
   startOutboxRelay,
@@ -77,6 +78,8 @@ async function main(): Promise<void> {
     return { ok: true, details: { kind: bus.kind } };
   });
   lifecycle.addCheck('worker', async () => ({ ok: worker.running }));
+  // In every consumer group it subscribed to; lag is information only (docs/runtime.md, "Readiness").
+  lifecycle.addCheck('consumer groups', consumerGroupsCheck(bus));
 
   const ops = createHttpApp({ service: 'webhooks-ops', logger, metrics });
   const router: Router<LoreState> = opsRouter(lifecycle, metrics);

@@ -19,6 +19,8 @@ export interface GraphProcess {
   logger: Logger;
   metrics: Registry;
   lifecycle: Lifecycle;
+  /** The same bus as `deps.bus`, with the Kafka adapter's readiness reads (consumer group membership, lag). */
+  bus: KafkaBus;
   /** The dependencies of `createGraphService` every graph process shares; each adds its own part. */
   deps: GraphServiceDeps;
 }
@@ -45,6 +47,7 @@ export async function startGraphProcess(service: 'graph' | 'graph-worker'): Prom
     logger,
     metrics,
     lifecycle,
+    bus,
     deps: {
       db,
       bus,

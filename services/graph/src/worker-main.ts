@@ -1,4 +1,4 @@
-import { exitOnConfigError, listen, opsRouter } from '@lore/runtime';
+import { consumerGroupsCheck, exitOnConfigError, listen, opsRouter } from '@lore/runtime';
 import Koa from 'koa';
 import { TesseractOcr } from './extract/ocr';
 import { createGraphService } from './graph-service';
@@ -7,10 +7,10 @@ import { startGraphProcess } from './process';
 /**
  * The `graph-worker` deployment: consumes `lore.memory.ingest` and `lore.memory.uploads` (chunking, embeddings,
  * indexing, entities, contradictions, extraction and OCR) and `lore.memory.lifecycle` (erasing deleted memories),
- * relays the outbox, and serves only its probes and metrics on LORE_GRAPH_PORT.
+ * relays the outbox, and serves only its probes and metrics on LORE_GRAPH_WORKER_PORT.
  */
 async function main(): Promise<void> {
-  const { config, logger, metrics, lifecycle, deps } = await startGraphProcess('graph-worker');
+  const { config, logger, metrics, lifecycle, bus, deps } = await startGraphProcess('graph-worker');
   const ocr = config.LORE_GRAPH_OCR ? new TesseractOcr({ timeoutMs: 120_000, logger }) : null;
   const graph = await createGraphService({
     ...deps,
@@ -19,12 +19,14 @@ async function main(): Promise<void> {
     consumerGroup: config.LORE_GRAPH_CONSUMER_GROUP,
   });
   await graph.worker.start();
+  // In every consumer group it subscribed to; lag is information only (docs/runtime.md, "Readiness").
+  lifecycle.addCheck('consumer groups', consumerGroupsCheck(bus));
   // A given OCR engine is ours to close; hooks run in reverse order, so this one after the consumers stopped.
   if (ocr) lifecycle.onShutdown('ocr', () => ocr.close());
   lifecycle.onShutdown('graph worker', () => graph.close());
   const ops = new Koa();
   ops.use(opsRouter(lifecycle, metrics).routes());
-  const server = await listen(ops, config.LORE_GRAPH_PORT, config.LORE_GRAPH_HOST);
+  const server = await listen(ops, config.LORE_GRAPH_WORKER_PORT, config.LORE_GRAPH_HOST);
   lifecycle.onShutdown('ops server', () => server.close());
   lifecycle.markStarted();
   logger.info({ ops: server.url, ...graph.describe() }, 'graph-worker consuming');

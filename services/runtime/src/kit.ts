@@ -5,6 +5,7 @@
  * instead of the root `@lore/runtime`, which re-exports everything here plus the ports' adapters.
  */
 export * from './config/config';
+export * from './config/default-ports';
 export * from './log/logger';
 export * from './errors/app-error';
 export * from './http/app';
@@ -12,6 +13,7 @@ export * from './http/server';
 export * from './http/validate';
 export * from './metrics/registry';
 export * from './lifecycle/lifecycle';
+export * from './lifecycle/consumer-groups-check';
 export * from './identity/internal-identity';
 export * from './telemetry/propagation';
 export * from './telemetry/http';

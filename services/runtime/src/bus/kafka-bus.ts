@@ -18,6 +18,8 @@ import type {
   BrowseOptions,
   BusMessage,
   EventBus,
+  GroupMembership,
+  GroupMembershipSource,
   OutgoingMessage,
   SubscribeBatchOptions,
   SubscribeOptions,
@@ -68,7 +70,7 @@ const CLIENT_RETRY = { initialRetryTime: 300, maxRetryTime: 5_000, retries: 12 }
  * its subscription's bound: then the message goes to `lore.dead` and the partition moves on (poison.ts). Every topic
  * and group carries the install's prefix on the broker; callers see logical names only.
  */
-export class KafkaBus implements EventBus, BrowsableBus {
+export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
   readonly kind = 'kafka' as const;
   private readonly kafka: Kafka;
   private readonly names: BrokerNames;
@@ -80,6 +82,8 @@ export class KafkaBus implements EventBus, BrowsableBus {
   private producer?: Promise<Producer>;
   private admin?: Promise<Admin>;
   private readonly subscriptions = new Set<Subscription>();
+  /** The group membership of each live subscription, from its consumer's events (readiness). */
+  private readonly members = new Map<symbol, GroupMembership>();
   /** Every broker connection kafkajs opened, so `close` can end the ones it forgets (see `close`). */
   private readonly sockets = new Set<Socket>();
   private closed = false;
@@ -169,9 +173,25 @@ export class KafkaBus implements EventBus, BrowsableBus {
       // kafkajs restarts a crashed consumer on a timer; one that crashed while being stopped must stay stopped.
       retry: { ...CLIENT_RETRY, restartOnFailure: async () => !stopping },
     });
-    consumer.on(consumer.events.CRASH, (e) =>
-      this.logger.error({ err: e.payload.error, group: options.groupId, restart: e.payload.restart }, 'consumer crashed'),
+    // Membership as the consumer reports it. kafkajs emits STOP and DISCONNECT before CRASH, then GROUP_JOIN again
+    // once a restarted consumer is back in its group.
+    const memberKey = Symbol(groupId);
+    const membership: GroupMembership = { group: options.groupId, topics: [...options.topics], state: 'joining', partitions: 0, since: new Date().toISOString() };
+    const moveTo = (state: GroupMembership['state'], extra: Partial<GroupMembership> = {}) => {
+      Object.assign(membership, { state, since: new Date().toISOString(), error: undefined }, extra);
+    };
+    // Registered before the first await, so readiness sees the subscription from the moment `subscribe` is called.
+    this.members.set(memberKey, membership);
+    consumer.on(consumer.events.GROUP_JOIN, (e) =>
+      moveTo('member', { partitions: Object.values(e.payload.memberAssignment).reduce((n, partitions) => n + partitions.length, 0) }),
     );
+    consumer.on(consumer.events.REBALANCING, () => moveTo(membership.state === 'joining' ? 'joining' : 'rebalancing'));
+    consumer.on(consumer.events.STOP, () => moveTo('stopped'));
+    consumer.on(consumer.events.DISCONNECT, () => moveTo('stopped'));
+    consumer.on(consumer.events.CRASH, (e) => {
+      this.logger.error({ err: e.payload.error, group: options.groupId, restart: e.payload.restart }, 'consumer crashed');
+      moveTo(e.payload.restart ? 'restarting' : 'crashed', { error: e.payload.error.message });
+    });
     const joined = new Promise<void>((resolve) => {
       const remove = consumer.on(consumer.events.GROUP_JOIN, () => {
         remove();
@@ -212,42 +232,48 @@ export class KafkaBus implements EventBus, BrowsableBus {
       }
     };
 
-    await consumer.connect();
-    if (earliest.length > 0) await consumer.subscribe({ topics: earliest.map((t) => this.names.topic(t)), fromBeginning: true });
-    if (latest.length > 0) await consumer.subscribe({ topics: latest.map((t) => this.names.topic(t)), fromBeginning: false });
-    const partitionsConsumedConcurrently = this.opts.partitionsConsumedConcurrently ?? 4;
-    if (mode.kind === 'each') {
-      const handler = mode.handler;
-      await consumer.run({
-        autoCommit: true,
-        partitionsConsumedConcurrently,
-        eachMessage: async ({ topic: physical, partition, message, heartbeat }) => {
-          const topic = this.names.logicalTopic(physical);
-          const msg = toBusMessage(topic, partition, message);
-          // kafkajs commits the offset once this resolves; throwing (only while stopping) leaves it uncommitted.
-          await withBeat(heartbeat, () =>
-            handleChunk([msg], ([m]) => withExtractedContext(m!.headers, () => handler(m!)), steps(topic, partition, heartbeat, () => undefined)),
-          );
-        },
-      });
-    } else {
-      const { handler, maxBatch } = mode;
-      await consumer.run({
-        autoCommit: true,
-        // Offsets are resolved below, only after the handler resolved for them (or they were dead-lettered).
-        eachBatchAutoResolve: false,
-        partitionsConsumedConcurrently,
-        eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-          const { partition } = batch;
-          const topic = this.names.logicalTopic(batch.topic);
-          for (let i = 0; i < batch.messages.length; i += maxBatch) {
-            // A rebalance or a stop hands the rest of the fetched messages to the partition's next owner.
-            if (!isRunning() || isStale() || stopping) return;
-            const messages = batch.messages.slice(i, i + maxBatch).map((m) => toBusMessage(topic, partition, m));
-            await withBeat(heartbeat, () => handleChunk(messages, handler, steps(topic, partition, heartbeat, (last) => resolveOffset(last.offset))));
-          }
-        },
-      });
+    try {
+      await consumer.connect();
+      if (earliest.length > 0) await consumer.subscribe({ topics: earliest.map((t) => this.names.topic(t)), fromBeginning: true });
+      if (latest.length > 0) await consumer.subscribe({ topics: latest.map((t) => this.names.topic(t)), fromBeginning: false });
+      const partitionsConsumedConcurrently = this.opts.partitionsConsumedConcurrently ?? 4;
+      if (mode.kind === 'each') {
+        const handler = mode.handler;
+        await consumer.run({
+          autoCommit: true,
+          partitionsConsumedConcurrently,
+          eachMessage: async ({ topic: physical, partition, message, heartbeat }) => {
+            const topic = this.names.logicalTopic(physical);
+            const msg = toBusMessage(topic, partition, message);
+            // kafkajs commits the offset once this resolves; throwing (only while stopping) leaves it uncommitted.
+            await withBeat(heartbeat, () =>
+              handleChunk([msg], ([m]) => withExtractedContext(m!.headers, () => handler(m!)), steps(topic, partition, heartbeat, () => undefined)),
+            );
+          },
+        });
+      } else {
+        const { handler, maxBatch } = mode;
+        await consumer.run({
+          autoCommit: true,
+          // Offsets are resolved below, only after the handler resolved for them (or they were dead-lettered).
+          eachBatchAutoResolve: false,
+          partitionsConsumedConcurrently,
+          eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+            const { partition } = batch;
+            const topic = this.names.logicalTopic(batch.topic);
+            for (let i = 0; i < batch.messages.length; i += maxBatch) {
+              // A rebalance or a stop hands the rest of the fetched messages to the partition's next owner.
+              if (!isRunning() || isStale() || stopping) return;
+              const messages = batch.messages.slice(i, i + maxBatch).map((m) => toBusMessage(topic, partition, m));
+              await withBeat(heartbeat, () => handleChunk(messages, handler, steps(topic, partition, heartbeat, (last) => resolveOffset(last.offset))));
+            }
+          },
+        });
+      }
+    } catch (err) {
+      // A subscription that never started is not one readiness waits for.
+      this.members.delete(memberKey);
+      throw err;
     }
 
     const timeoutMs = this.opts.joinTimeoutMs ?? 30_000;
@@ -262,6 +288,7 @@ export class KafkaBus implements EventBus, BrowsableBus {
     const subscription: Subscription = {
       stop: async () => {
         if (!this.subscriptions.delete(subscription)) return;
+        this.members.delete(memberKey);
         stopping = true;
         sleeper.abort();
         // Waits for the handler in progress, then commits what was resolved.
@@ -350,6 +377,27 @@ export class KafkaBus implements EventBus, BrowsableBus {
     }
     got.sort((a, b) => a.partition - b.partition || (BigInt(a.offset) < BigInt(b.offset) ? -1 : 1));
     return got.slice(0, limit);
+  }
+
+  memberships(): GroupMembership[] {
+    return [...this.members.values()].map((m) => ({ ...m, topics: [...m.topics] }));
+  }
+
+  async groupLag(group: string, topics: string[]): Promise<Record<string, number>> {
+    const admin = await this.connectedAdmin();
+    const committed = await admin.fetchOffsets({ groupId: this.names.group(group), topics: topics.map((t) => this.names.topic(t)) });
+    const lag: Record<string, number> = {};
+    for (const { topic, partitions } of committed) {
+      const at = new Map(partitions.map((p) => [p.partition, BigInt(p.offset)]));
+      let behind = 0n;
+      for (const p of await admin.fetchTopicOffsets(topic)) {
+        const offset = at.get(p.partition) ?? -1n;
+        const from = offset < 0n ? BigInt(p.low) : offset;
+        if (BigInt(p.high) > from) behind += BigInt(p.high) - from;
+      }
+      lag[this.names.logicalTopic(topic)] = Number(behind);
+    }
+    return lag;
   }
 
   async ping(): Promise<void> {

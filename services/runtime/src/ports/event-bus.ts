@@ -47,6 +47,33 @@ export interface BrowseOptions {
   limit?: number;
 }
 
+/**
+ * Where one subscription stands in its consumer group. `joining` until the group first took it in; `member` after
+ * each join (`partitions` 0 is an idle member: more members than partitions); `rebalancing` while a member rejoins;
+ * `restarting` after the consumer crashed and will be restarted; `crashed` when it will not be; `stopped` when the
+ * consumer stopped without its subscription being stopped.
+ */
+export interface GroupMembership {
+  /** Logical group and topic names, as the subscription gave them. */
+  group: string;
+  topics: string[];
+  state: 'joining' | 'member' | 'rebalancing' | 'restarting' | 'crashed' | 'stopped';
+  /** Partitions assigned at the last join. */
+  partitions: number;
+  /** When the state last changed (ISO 8601). */
+  since: string;
+  /** The crash's message, in `restarting` and `crashed`. */
+  error?: string;
+}
+
+/** Readiness reads of a bus whose consumers belong to broker-side groups (the Kafka adapter). */
+export interface GroupMembershipSource {
+  /** Every live subscription of this bus, in the order they were made. */
+  memberships(): GroupMembership[];
+  /** Messages each topic holds beyond the group's committed offsets (from the first retained one if none). */
+  groupLag(group: string, topics: string[]): Promise<Record<string, number>>;
+}
+
 /** Operator reads: both adapters have it; kept off `EventBus` since no service needs it. */
 export interface BrowsableBus {
   /**
