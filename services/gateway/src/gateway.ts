@@ -11,6 +11,7 @@ import { createPublicApp } from './app';
 import type { GatewayRouter } from './http/state';
 import { createAdminApp } from './admin/admin-app';
 import { sealStoredSecrets } from './webhooks/seal-stored-secrets';
+import { upstreamsCheck } from './forward/upstream-health';
 
 /** Folder of the gateway's SQL migrations (also used by the chart's migration job and the embedded mode). */
 export const GATEWAY_MIGRATIONS_DIR = join(__dirname, '..', 'migrations');
@@ -80,6 +81,8 @@ export async function createGateway(deps: GatewayDeps, options: CreateGatewayOpt
       await deps.state.ping();
       return { ok: true, details: { kind: deps.state.kind } };
     });
+    // Reported, never failing: the gateway's own routes keep serving while a forwarded surface is down.
+    if (pub.upstreams.size > 0) options.lifecycle.addCheck('upstreams', upstreamsCheck(pub.upstreams));
   }
   const stopSealing = new AbortController();
   const sealing =
