@@ -115,7 +115,8 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
         webhooks: { allowLoopback: config.LORE_WEBHOOKS_ALLOW_LOOPBACK },
       }),
     },
-    { lifecycle },
+    // The graph upstream is this process: its health is already this readiness.
+    { lifecycle, checkUpstreams: false },
   );
   lifecycle.onShutdown('gateway', () => gateway.close());
 

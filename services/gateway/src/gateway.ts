@@ -53,6 +53,11 @@ export interface CreateGatewayOptions {
   /** Apply pending migrations first (default true). */
   migrate?: boolean;
   /**
+   * Report each upstream's `/readyz` in the `upstreams` readiness check (default true). Embedded mode turns it off:
+   * its upstreams run in the same process, under the same readiness.
+   */
+  checkUpstreams?: boolean;
+  /**
    * After start, in the background, seal stored webhook secrets that are still plaintext or sealed with an older
    * key (default true; see webhooks/seal-stored-secrets.ts). `close()` ends the pass.
    */
@@ -82,7 +87,7 @@ export async function createGateway(deps: GatewayDeps, options: CreateGatewayOpt
       return { ok: true, details: { kind: deps.state.kind } };
     });
     // Reported, never failing: the gateway's own routes keep serving while a forwarded surface is down.
-    if (pub.upstreams.size > 0) options.lifecycle.addCheck('upstreams', upstreamsCheck(pub.upstreams));
+    if (options.checkUpstreams !== false && pub.upstreams.size > 0) options.lifecycle.addCheck('upstreams', upstreamsCheck(pub.upstreams));
   }
   const stopSealing = new AbortController();
   const sealing =
