@@ -18,16 +18,18 @@ async function main(): Promise<void> {
     relay: config.LORE_GRAPH_RELAY,
     consumerGroup: config.LORE_GRAPH_CONSUMER_GROUP,
   });
-  await graph.worker.start();
-  // In every consumer group it subscribed to; lag is information only (docs/runtime.md, "Readiness").
-  lifecycle.addCheck('consumer groups', consumerGroupsCheck(bus));
-  // A given OCR engine is ours to close; hooks run in reverse order, so this one after the consumers stopped.
-  if (ocr) lifecycle.onShutdown('ocr', () => ocr.close());
-  lifecycle.onShutdown('graph worker', () => graph.close());
+  // Probes answer from before the consumers join (/livez 200, /readyz 503 "starting"): a slow join must not look like
+  // a dead process to the kubelet.
   const ops = new Koa();
   ops.use(opsRouter(lifecycle, metrics).routes());
   const server = await listen(ops, config.LORE_GRAPH_WORKER_PORT, config.LORE_GRAPH_HOST);
   lifecycle.onShutdown('ops server', () => server.close());
+  // In every consumer group it subscribed to; lag is information only (docs/runtime.md, "Readiness").
+  lifecycle.addCheck('consumer groups', consumerGroupsCheck(bus));
+  await graph.worker.start();
+  // A given OCR engine is ours to close; hooks run in reverse order, so this one after the consumers stopped.
+  if (ocr) lifecycle.onShutdown('ocr', () => ocr.close());
+  lifecycle.onShutdown('graph worker', () => graph.close());
   lifecycle.markStarted();
   logger.info({ ops: server.url, ...graph.describe() }, 'graph-worker consuming');
 }
