@@ -1,3 +1,4 @@
+import type { KeyView } from '@lore/contracts';
 import { AppError } from '@lore/runtime';
 import { KEY_PREFIX, displayPrefix, mintSecret, newId, sha256Hex, type KeyType } from '../domain/credentials';
 import { invalidCidrs } from '../domain/network';
@@ -39,34 +40,12 @@ export interface CreateKeyInput {
   rate_limit?: RateLimitSetting | null;
 }
 
-/** A key as shown to its owner: never the plaintext, never the hash. */
-export interface PresentedKey {
-  key_id: string;
-  name: string;
-  type: KeyType;
-  prefix: string;
-  status: 'active' | 'expired' | 'revoked';
-  memory_id: string | null;
-  workspace_id: string | null;
-  project_id: string | null;
-  scopes: KeyScope;
-  ip_allowlist: string[];
-  app_permissions: AppPermissions;
-  rate_limit: RateLimitSetting | null;
-  expires_at: string | null;
-  revoked_at: string | null;
-  replaced_by: string | null;
-  rotated_from: string | null;
-  created_by: string;
-  created_at: string;
-}
-
 /**
- * A key as the portal and the admin API show it. The old key of a rotation is `revoked` once its overlap has
- * ended (spec 1: "original revoked afterwards"), with `revoked_at` the instant the overlap ended; any other key
- * past its `expires_at` is `expired`.
+ * A key as the portal and the admin API show it (the contract's `KeyView`: never the plaintext, never the hash).
+ * The old key of a rotation is `revoked` once its overlap has ended (spec 1: "original revoked afterwards"), with
+ * `revoked_at` the instant the overlap ended; any other key past its `expires_at` is `expired`.
  */
-export function presentKey(k: ApiKeyRecord, now = Date.now()): PresentedKey {
+export function presentKey(k: ApiKeyRecord, now = Date.now()): KeyView {
   const ended = k.expires_at !== null && Date.parse(k.expires_at) <= now;
   const rotatedOut = ended && k.replaced_by !== null && k.revoked_at === null;
   const status = k.revoked_at || rotatedOut ? 'revoked' : ended ? 'expired' : 'active';

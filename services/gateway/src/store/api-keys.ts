@@ -39,6 +39,21 @@ const COLS = `tenant_id, key_id, type, name, key_hash, prefix, memory_id, worksp
 /** The unique index that makes a client token name at most one key per tenant (migration 0002). */
 export const CLIENT_TOKEN_INDEX = 'api_keys_client_token';
 
+/** What a key may reach and from where: the same in the stored record and in the authentication row. */
+export type KeyGrant = Pick<ApiKeyRecord, 'memory_id' | 'workspace_id' | 'project_id' | 'scopes' | 'ip_allowlist' | 'app_permissions' | 'rate_limit'>;
+
+function grantOf(r: Record<string, unknown>): KeyGrant {
+  return {
+    memory_id: (r.memory_id as string | null) ?? null,
+    workspace_id: (r.workspace_id as string | null) ?? null,
+    project_id: (r.project_id as string | null) ?? null,
+    scopes: json<KeyScope>(r.scopes, {}),
+    ip_allowlist: textArray(r.ip_allowlist),
+    app_permissions: json<AppPermissions>(r.app_permissions, {}),
+    rate_limit: json<RateLimitSetting | null>(r.rate_limit, null),
+  };
+}
+
 function toKey(r: Record<string, unknown>): ApiKeyRecord {
   return {
     key_id: String(r.key_id),
@@ -47,13 +62,7 @@ function toKey(r: Record<string, unknown>): ApiKeyRecord {
     name: String(r.name),
     key_hash: String(r.key_hash),
     prefix: String(r.prefix),
-    memory_id: (r.memory_id as string | null) ?? null,
-    workspace_id: (r.workspace_id as string | null) ?? null,
-    project_id: (r.project_id as string | null) ?? null,
-    scopes: json<KeyScope>(r.scopes, {}),
-    ip_allowlist: textArray(r.ip_allowlist),
-    app_permissions: json<AppPermissions>(r.app_permissions, {}),
-    rate_limit: json<RateLimitSetting | null>(r.rate_limit, null),
+    ...grantOf(r),
     expires_at: iso(r.expires_at),
     revoked_at: iso(r.revoked_at),
     replaced_by: (r.replaced_by as string | null) ?? null,
@@ -155,19 +164,12 @@ export async function revokeKeysOfMemoryIn(sql: Sql, tenantId: string, memoryId:
 }
 
 /** The authentication lookup: by hash, across tenants, through the SECURITY DEFINER function. */
-export interface KeyAuthRow {
+export interface KeyAuthRow extends KeyGrant {
   tenant_id: string;
   key_id: string;
   key_hash: string;
   type: KeyType;
   name: string;
-  memory_id: string | null;
-  workspace_id: string | null;
-  project_id: string | null;
-  scopes: KeyScope;
-  ip_allowlist: string[];
-  app_permissions: AppPermissions;
-  rate_limit: RateLimitSetting | null;
   expires_at_ms: number | null;
   revoked_at_ms: number | null;
   /** Set on the old key of a rotation: once `expires_at` passes, it is revoked (not merely expired). */
@@ -184,13 +186,7 @@ export async function keyByHash(db: Db, hash: string): Promise<KeyAuthRow | null
     key_hash: String(row.key_hash),
     type: row.type as KeyType,
     name: String(row.name),
-    memory_id: (row.memory_id as string | null) ?? null,
-    workspace_id: (row.workspace_id as string | null) ?? null,
-    project_id: (row.project_id as string | null) ?? null,
-    scopes: json<KeyScope>(row.scopes, {}),
-    ip_allowlist: textArray(row.ip_allowlist),
-    app_permissions: json<AppPermissions>(row.app_permissions, {}),
-    rate_limit: json<RateLimitSetting | null>(row.rate_limit, null),
+    ...grantOf(row),
     expires_at_ms: millisOrNull(row.expires_at),
     revoked_at_ms: millisOrNull(row.revoked_at),
     replaced_by: (row.replaced_by as string | null | undefined) ?? null,
