@@ -7,15 +7,7 @@ import { readDeadLetter, redriveOf, type DeadLetter } from './poison';
 const SHOWN_VALUE_CHARS = 4_096;
 
 /** One dead letter as the operator's listing prints it (one JSON object per line). */
-export interface DeadLetterView {
-  id: string;
-  topic: string;
-  partition: number;
-  offset: string;
-  key: string;
-  group: string;
-  error: string;
-  attempts: number;
+export interface DeadLetterView extends Omit<DeadLetter, 'firstFailureAt' | 'lastFailureAt' | 'value'> {
   first_failure_at: string;
   last_failure_at: string;
   event_id: string | null;
