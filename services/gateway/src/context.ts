@@ -1,6 +1,5 @@
-import { SecretBox, type Db, type IdentitySigner, type Logger } from '@lore/runtime';
-import type { Registry } from 'prom-client';
-import { Counter } from 'prom-client';
+import { SecretBox, counterOn, type Db, type IdentitySigner, type Logger } from '@lore/runtime';
+import type { Counter, Registry } from 'prom-client';
 import type { GatewayConfig, PlanLimits } from './config';
 import type { GatewayState } from './state/gateway-state';
 import { TtlCache } from './auth/ttl-cache';
@@ -53,9 +52,7 @@ export interface GatewayContext extends GatewayDeps {
 }
 
 function counter<L extends string>(registry: Registry, name: string, help: string, labelNames: L[]): Counter<L> {
-  const existing = registry.getSingleMetric(name);
-  if (existing) return existing as Counter<L>;
-  return new Counter({ name, help, labelNames, registers: [registry] });
+  return counterOn(registry, { name, help, labelNames });
 }
 
 function metricsFor(registry: Registry): GatewayMetrics {

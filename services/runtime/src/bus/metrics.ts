@@ -1,4 +1,5 @@
-import { Counter, type Registry } from 'prom-client';
+import type { Counter, Registry } from 'prom-client';
+import { counterOn } from '../metrics/registry';
 
 export interface BusMetrics {
   published: Counter<'topic'>;
@@ -14,11 +15,7 @@ export interface BusMetrics {
  * mode) returns the counters already there.
  */
 export function busMetrics(registry?: Registry): BusMetrics {
-  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> => {
-    const existing = registry?.getSingleMetric(name);
-    if (existing) return existing as Counter<L>;
-    return new Counter({ name, help, labelNames, registers: registry ? [registry] : [] });
-  };
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> => counterOn(registry, { name, help, labelNames });
   return {
     published: counter('lore_bus_messages_published_total', 'Messages the broker acknowledged, by topic', ['topic'] as const),
     consumed: counter('lore_bus_messages_consumed_total', 'Messages whose handler resolved, by topic', ['topic'] as const),
