@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
-import { crc32, deflateSync } from 'node:zlib';
+import { crc32 } from 'node:zlib';
 import JSZip from 'jszip';
 
 /** A process a suite started, with everything it wrote. */
@@ -165,32 +165,7 @@ export function noise(length: number, seed = 7): Buffer {
   return out;
 }
 
-/** A one-page PDF whose page is one grey image of the given size and no text (a scan). */
-export function pdfWithImage(width: number, height: number): Buffer {
-  const pixels = deflateSync(Buffer.alloc(width * height, 255));
-  const parts: Buffer[] = [Buffer.from('%PDF-1.4\n')];
-  const offsets: number[] = [];
-  const add = (b: Buffer) => {
-    offsets.push(parts.reduce((n, p) => n + p.length, 0));
-    parts.push(b);
-  };
-  const content = 'q 612 0 0 792 0 0 cm /Im1 Do Q';
-  add(Buffer.from('1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n'));
-  add(Buffer.from('2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj\n'));
-  add(Buffer.from('3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /Im1 4 0 R >> >> /Contents 5 0 R >>\nendobj\n'));
-  add(
-    Buffer.concat([
-      Buffer.from(`4 0 obj\n<< /Type /XObject /Subtype /Image /Width ${width} /Height ${height} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Length ${pixels.length} >>\nstream\n`),
-      pixels,
-      Buffer.from('\nendstream\nendobj\n'),
-    ]),
-  );
-  add(Buffer.from(`5 0 obj\n<< /Length ${content.length} >>\nstream\n${content}\nendstream\nendobj\n`));
-  const xref = parts.reduce((n, p) => n + p.length, 0);
-  const entries = offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('');
-  parts.push(Buffer.from(`xref\n0 6\n0000000000 65535 f \n${entries}trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`));
-  return Buffer.concat(parts);
-}
+export { pdfWithImage } from '../../services/graph/src/extract/scan-pdf';
 
 /**
  * A DOCX of about 150 KB whose document part unzips to 50 MB of empty paragraphs: reading it as a document tree

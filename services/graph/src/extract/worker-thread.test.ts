@@ -2,44 +2,17 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deflateSync } from 'node:zlib';
 import JSZip from 'jszip';
 import { extractDocument, extractionFailureReason, pixelsToPng, UnsupportedFileError } from './index';
 import { TesseractOcr } from './ocr';
 import { parsePdf } from './pdf';
+import { pdfWithImage } from './scan-pdf';
 import { runWorkerOnce, WorkerChannel, WorkerFailure } from './worker-thread';
 
 // Worker threads, a child process and a real OCR engine on a machine that may be busy.
 jest.setTimeout(60_000);
 
 const ROOT = join(__dirname, '..', '..', '..', '..');
-
-/** A one-page PDF whose page is one grey image of the given size (a scan, as far as the extractor knows). */
-function pdfWithImage(width: number, height: number): Buffer {
-  const pixels = deflateSync(Buffer.alloc(width * height, 255));
-  const parts: Buffer[] = [Buffer.from('%PDF-1.4\n')];
-  const offsets: number[] = [];
-  const add = (b: Buffer) => {
-    offsets.push(parts.reduce((n, p) => n + p.length, 0));
-    parts.push(b);
-  };
-  const content = 'q 612 0 0 792 0 0 cm /Im1 Do Q';
-  add(Buffer.from('1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n'));
-  add(Buffer.from('2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj\n'));
-  add(Buffer.from('3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /Im1 4 0 R >> >> /Contents 5 0 R >>\nendobj\n'));
-  add(
-    Buffer.concat([
-      Buffer.from(`4 0 obj\n<< /Type /XObject /Subtype /Image /Width ${width} /Height ${height} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Length ${pixels.length} >>\nstream\n`),
-      pixels,
-      Buffer.from('\nendstream\nendobj\n'),
-    ]),
-  );
-  add(Buffer.from(`5 0 obj\n<< /Length ${content.length} >>\nstream\n${content}\nendstream\nendobj\n`));
-  const xref = parts.reduce((n, p) => n + p.length, 0);
-  const entries = offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('');
-  parts.push(Buffer.from(`xref\n0 6\n0000000000 65535 f \n${entries}trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`));
-  return Buffer.concat(parts);
-}
 
 /** Small worker scripts, each misbehaving in one way. */
 const SCRIPTS: Record<string, string> = {

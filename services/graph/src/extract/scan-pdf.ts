@@ -1,0 +1,31 @@
+import { deflateSync } from 'node:zlib';
+
+/**
+ * A one-page PDF whose page is one grey image of the given size and no text (a scan, as far as the extractor knows).
+ * The extraction tests and the end-to-end upload suite both build their scans with it.
+ */
+export function pdfWithImage(width: number, height: number): Buffer {
+  const pixels = deflateSync(Buffer.alloc(width * height, 255));
+  const parts: Buffer[] = [Buffer.from('%PDF-1.4\n')];
+  const offsets: number[] = [];
+  const add = (b: Buffer) => {
+    offsets.push(parts.reduce((n, p) => n + p.length, 0));
+    parts.push(b);
+  };
+  const content = 'q 612 0 0 792 0 0 cm /Im1 Do Q';
+  add(Buffer.from('1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n'));
+  add(Buffer.from('2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj\n'));
+  add(Buffer.from('3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /Im1 4 0 R >> >> /Contents 5 0 R >>\nendobj\n'));
+  add(
+    Buffer.concat([
+      Buffer.from(`4 0 obj\n<< /Type /XObject /Subtype /Image /Width ${width} /Height ${height} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Length ${pixels.length} >>\nstream\n`),
+      pixels,
+      Buffer.from('\nendstream\nendobj\n'),
+    ]),
+  );
+  add(Buffer.from(`5 0 obj\n<< /Length ${content.length} >>\nstream\n${content}\nendstream\nendobj\n`));
+  const xref = parts.reduce((n, p) => n + p.length, 0);
+  const entries = offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('');
+  parts.push(Buffer.from(`xref\n0 6\n0000000000 65535 f \n${entries}trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`));
+  return Buffer.concat(parts);
+}
