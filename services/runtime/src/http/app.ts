@@ -8,6 +8,7 @@ import { AppError, errorBody, isAppError } from '../errors/app-error';
 import { createHttpMetrics } from '../metrics/registry';
 import type { Lifecycle } from '../lifecycle/lifecycle';
 import { inCallerTrace } from '../telemetry/http';
+import { writeAccessLine } from '../log/logger';
 
 export interface LoreState {
   requestId: string;
@@ -116,8 +117,8 @@ export function createHttpApp(options: HttpAppOptions): LoreApp {
       // A handler that logged already made the request's child logger (it carries request_id and whatever the
       // handler bound); otherwise the base logger writes the id as a field and no child is built at all.
       const child = state.childIfMade();
-      if (child) child.info({ method, path: ctx.path, route, status, duration_ms: durationMs }, 'request');
-      else logger.info({ request_id: requestId, method, path: ctx.path, route, status, duration_ms: durationMs }, 'request');
+      if (child) writeAccessLine(child, { method, path: ctx.path, route, status, duration_ms: durationMs });
+      else writeAccessLine(logger, { request_id: requestId, method, path: ctx.path, route, status, duration_ms: durationMs });
     }
     respondJson(ctx);
   };

@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
 import { context, trace } from '@opentelemetry/api';
 import { startTelemetry } from '../telemetry/setup';
-import { createLogger, isoTimestamp, redactSecrets, REDACTED } from './logger';
+import pino from 'pino';
+import { createLogger, isoTimestamp, redactSecrets, REDACTED, writeAccessLine, type AccessFields } from './logger';
 
 function capture() {
   const lines: Record<string, unknown>[] = [];
@@ -48,6 +49,13 @@ describe('logger redaction', () => {
     expect(line.key_id).toBe('kid_1');
     expect(line.subscription).toEqual({ signing_secret: REDACTED, key: REDACTED, id: 's1' });
     expect(JSON.stringify(line)).not.toMatch(/t0p|whsec_x|"pw"|ck_live_top/);
+  });
+
+  it("censors secret-named bindings of a child logger and of its children", async () => {
+    const { lines, logger } = capture();
+    logger.child({ token: 'sk-live-abc', tenant_id: 't1' }).child({ password: 'hunter2' }).warn('bound');
+    await flush();
+    expect(lines[0]).toMatchObject({ token: REDACTED, password: REDACTED, tenant_id: 't1', msg: 'bound' });
   });
 
   it('never mutates the object the caller logged', () => {
@@ -101,5 +109,86 @@ describe('logger redaction', () => {
     } finally {
       spy.mockRestore();
     }
+  });
+});
+
+describe('access line', () => {
+  /** Every chunk written, as written (the raw line, not parsed). */
+  function raw(level = 'debug') {
+    const chunks: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        chunks.push(chunk.toString('utf8'));
+        done();
+      },
+    });
+    return { chunks, logger: createLogger({ level, service: 'test', destination }) };
+  }
+
+  const fields: AccessFields = { request_id: 'req-12345678', method: 'GET', path: '/api/v1/pages/ping', route: '/api/v1/pages/:id', status: 200, duration_ms: 1.4 };
+
+  /** The same request logged both ways at one frozen instant: the fast line must be byte for byte pino's. */
+  async function bothWays(make: (logger: pino.Logger) => pino.Logger, f: AccessFields) {
+    const spy = jest.spyOn(Date, 'now').mockReturnValue(Date.UTC(2026, 10, 24, 21, 30, 5, 42));
+    try {
+      const { chunks, logger } = raw();
+      const target = make(logger);
+      target.info({ ...f }, 'request');
+      writeAccessLine(target, f);
+      await flush();
+      return chunks;
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  it("is byte for byte the line logger.info(fields, 'request') writes", async () => {
+    const [slow, fast] = await bothWays((l) => l, fields);
+    expect(fast).toBe(slow);
+    expect(JSON.parse(fast!)).toEqual({ level: 'info', time: '2026-11-24T21:30:05.042Z', service: 'test', ...fields, msg: 'request' });
+  });
+
+  it("carries a child's bindings (its request id, a handler's fields, redacted as pino redacts them)", async () => {
+    const { request_id: _id, ...rest } = fields;
+    const [slow, fast] = await bothWays((l) => l.child({ request_id: 'req-child-1' }).child({ tenant_id: 't1', token: 'sk-secret' }), rest);
+    expect(fast).toBe(slow);
+    const line = JSON.parse(fast!) as Record<string, unknown>;
+    expect(line).toMatchObject({ request_id: 'req-child-1', tenant_id: 't1', route: rest.route });
+    expect(fast).not.toContain('sk-secret');
+  });
+
+  it('escapes paths as JSON and writes a non-finite number as null, as pino does', async () => {
+    const odd = { ...fields, path: '/a"b\\c/\u00e9\u2028\u0001', duration_ms: Number.NaN };
+    const [slow, fast] = await bothWays((l) => l, odd);
+    expect(fast).toBe(slow);
+    expect((JSON.parse(fast!) as { path: string }).path).toBe(odd.path);
+  });
+
+  it('adds the active trace like every other line', async () => {
+    startTelemetry({});
+    const traced = trace.setSpanContext(context.active(), { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1 });
+    const [slow, fast] = await context.with(traced, () => bothWays((l) => l, fields));
+    expect(fast).toBe(slow);
+    expect(JSON.parse(fast!)).toMatchObject({ trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', span_id: '00f067aa0ba902b7' });
+  });
+
+  it('writes nothing when info is not enabled', async () => {
+    const { chunks, logger } = raw('warn');
+    writeAccessLine(logger, fields);
+    await flush();
+    expect(chunks).toEqual([]);
+  });
+
+  it('goes through logger.info for a logger it cannot reproduce (hooks, message prefix)', async () => {
+    const seen: unknown[] = [];
+    const chunks: string[] = [];
+    const destination = new Writable({ write: (c: Buffer, _e, done) => (chunks.push(c.toString('utf8')), done()) });
+    const hooked = pino({ hooks: { logMethod(args, method) { seen.push(args[0]); method.apply(this, args); } } }, destination);
+    writeAccessLine(hooked, fields);
+    const prefixed = pino({}, destination).child({}, { msgPrefix: '[api] ' });
+    writeAccessLine(prefixed, fields);
+    await flush();
+    expect(seen).toEqual([fields]);
+    expect(chunks.map((c) => (JSON.parse(c) as { msg: string }).msg)).toEqual(['request', '[api] request']);
   });
 });

@@ -97,6 +97,8 @@ function mergeTrace(logged: object, mixed: object): object {
   return mixed === NO_TRACE ? logged : Object.assign(mixed, logged);
 }
 
+const SECRET_BINDING_SERIALIZERS: Record<string, () => string> = Object.fromEntries([...SECRET_TOP].map((k) => [k, () => REDACTED]));
+
 export interface LoggerConfig {
   level: string;
   service: string;
@@ -111,6 +113,9 @@ export function createLogger(config: LoggerConfig): Logger {
     redact: { paths: REDACT_PATHS, censor: REDACTED },
     timestamp: isoTimestamp,
     formatters: { level: (label) => ({ level: label }), log: redactSecrets },
+    // A child's bindings never pass the log formatter (pino applies its bindings formatter to the root only), but
+    // they do pass serializers: `logger.child({ token })` prints the token censored like a logged field.
+    serializers: SECRET_BINDING_SERIALIZERS,
     // Every line carries the active trace so logs and traces join up.
     mixin() {
       const span = trace.getActiveSpan();
@@ -121,4 +126,74 @@ export function createLogger(config: LoggerConfig): Logger {
     mixinMergeStrategy: mergeTrace,
   };
   return config.destination ? pino(options, config.destination) : pino(options);
+}
+
+/** What the kit's access line reports of one finished request. */
+export interface AccessFields {
+  /** Written as a field when the logger is not already the request's child (which carries it as a binding). */
+  request_id?: string;
+  method: string;
+  path: string;
+  route: string;
+  status: number;
+  duration_ms: number;
+}
+
+const {
+  streamSym,
+  chindingsSym,
+  lsCacheSym,
+  timeSym,
+  endSym,
+  hooksSym,
+  msgPrefixSym,
+  messageKeySym,
+  needsMetadataGsym,
+} = pino.symbols as unknown as Record<'streamSym' | 'chindingsSym' | 'lsCacheSym' | 'timeSym' | 'endSym' | 'hooksSym' | 'msgPrefixSym' | 'messageKeySym' | 'needsMetadataGsym', symbol>;
+
+interface PinoInternals {
+  [key: symbol]: unknown;
+}
+
+/**
+ * Writes the kit's access line (`"msg":"request"` with the fields above) exactly as `logger.info(fields,
+ * 'request')` would, built straight into one string. The access line is written once per request and its fields
+ * are fixed and never secret, so pino's generic path (a merged object, the log formatter, a per-key serialiser
+ * loop) is cost without use on it: it was most of the kit's own CPU per request (docs/runtime.md). Everything
+ * that makes a line this logger's is still pino's: the level label, the time function, the logger's bindings
+ * (base fields, a child's `request_id` and whatever a handler bound, redacted when they were bound), the active
+ * trace, the stream. A logger with anything this path does not reproduce (hooks, a message prefix, a stream
+ * that wants metadata, another message key) gets the line through `logger.info`.
+ */
+export function writeAccessLine(logger: Logger, fields: AccessFields): void {
+  if (!logger.isLevelEnabled('info')) return;
+  const p = logger as unknown as PinoInternals;
+  const hooks = p[hooksSym] as { logMethod?: unknown; streamWrite?: unknown } | undefined;
+  const stream = p[streamSym] as { write(line: string): unknown; [key: symbol]: unknown } | undefined;
+  const levelPrefix = (p[lsCacheSym] as Record<number, string> | undefined)?.[30];
+  if (
+    stream === undefined ||
+    levelPrefix === undefined ||
+    hooks?.logMethod !== undefined ||
+    hooks?.streamWrite !== undefined ||
+    p[msgPrefixSym] !== undefined ||
+    p[messageKeySym] !== 'msg' ||
+    stream[needsMetadataGsym] === true
+  ) {
+    logger.info(fields, 'request');
+    return;
+  }
+  let line = levelPrefix + (p[timeSym] as () => string)() + (p[chindingsSym] as string);
+  const span = trace.getActiveSpan();
+  if (span) {
+    const ctx = span.spanContext();
+    line += `,"trace_id":"${ctx.traceId}","span_id":"${ctx.spanId}"`;
+  }
+  if (fields.request_id !== undefined) line += `,"request_id":${JSON.stringify(fields.request_id)}`;
+  line +=
+    `,"method":${JSON.stringify(fields.method)},"path":${JSON.stringify(fields.path)},"route":${JSON.stringify(fields.route)}` +
+    `,"status":${Number.isFinite(fields.status) ? fields.status : null},"duration_ms":${Number.isFinite(fields.duration_ms) ? fields.duration_ms : null}` +
+    `,"msg":"request"` +
+    (p[endSym] as string);
+  stream.write(line);
 }
