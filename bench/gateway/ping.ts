@@ -62,6 +62,7 @@ async function privateRedis(): Promise<{ url: string; stop(): void }> {
   const url = `redis://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
     const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    r.on('error', () => undefined); // the rejected connect() reports it; the server is not listening yet
     try {
       await r.connect();
       await r.ping();

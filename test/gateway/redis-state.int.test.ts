@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
-import { RedisGatewayState } from '@lore/gateway';
+import { ADMIT_BATCH_MAX, RedisGatewayState } from '@lore/gateway';
+import { isAppError } from '@lore/runtime';
 import { requireEnv } from '../support/infra';
 import { uid } from './harness';
 
@@ -69,5 +70,51 @@ describe('Redis gateway state', () => {
     for (let i = 0; i < 3; i++) hits.push(await state.hit(key, rate));
     expect(hits.map((h) => h.allowed)).toEqual([true, true, false]);
     expect(state.roundTrips() - before).toBe(3);
+  });
+
+  it('judges concurrent admissions together, in arrival order, as separate calls would', async () => {
+    const hot = `k-${uid()}`;
+    const quota = { tenantId: `t-${uid()}`, limit: 5 };
+    const big = { perSecond: 1000, burst: 1000 };
+    const before = state.roundTrips();
+    const n = 2 * ADMIT_BATCH_MAX + 10;
+    // One subject with burst 2 among many others, and one tenant's quota of 5 spread over other subjects.
+    const calls = Array.from({ length: n }, (_, i) =>
+      i % 10 === 0
+        ? state.admit({ subject: hot, consume: true, rate, quota: null })
+        : state.admit({ subject: `many-${i}-${uid()}`, consume: true, rate: big, quota: i % 10 === 1 ? quota : null }),
+    );
+    const out = await Promise.all(calls);
+    const hotOut = out.filter((_, i) => i % 10 === 0).map((o) => o.rate?.allowed);
+    expect(hotOut.slice(0, 2)).toEqual([true, true]);
+    expect(hotOut.slice(2).every((a) => a === false)).toBe(true);
+    const quotaOut = out.filter((_, i) => i % 10 === 1);
+    expect(quotaOut.map((o) => o.quotaUsed)).toEqual(quotaOut.map((_, j) => Math.min(j + 1, 5)));
+    expect(quotaOut.map((o) => o.quotaExceeded)).toEqual(quotaOut.map((_, j) => j >= 5));
+    expect(new Set(out.map((o) => o.epoch)).size).toBe(1);
+    // The first call goes alone at once; the rest waited for it and went in full batches.
+    expect(state.roundTrips() - before).toBe(1 + Math.ceil((n - 1) / ADMIT_BATCH_MAX));
+  });
+
+  it('reloads the script for a whole batch after SCRIPT FLUSH', async () => {
+    await redis.script('FLUSH');
+    const out = await Promise.all(Array.from({ length: 20 }, () => state.admit({ subject: `f-${uid()}`, consume: true, rate, quota: null })));
+    expect(out.every((o) => o.rate?.allowed === true)).toBe(true);
+  });
+
+  it('fails every admission of a failed call with 503 and keeps serving the next ones', async () => {
+    const dead = new Redis({ port: 1, host: '127.0.0.1', lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const broken = new RedisGatewayState(dead, { prefix });
+    try {
+      const first = await Promise.allSettled(Array.from({ length: 5 }, () => broken.admit({ subject: 'x', consume: true, rate, quota: null })));
+      const later = await Promise.allSettled([broken.admit({ subject: 'x', consume: true, rate, quota: null })]);
+      for (const r of [...first, ...later]) {
+        expect(r.status).toBe('rejected');
+        const reason = (r as PromiseRejectedResult).reason as unknown;
+        expect(isAppError(reason) && reason.status).toBe(503);
+      }
+    } finally {
+      dead.disconnect();
+    }
   });
 });

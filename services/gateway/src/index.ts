@@ -3,7 +3,7 @@ export type { GatewayDeps, GatewayContext } from './context';
 export { gatewayConfig, gatewayEnvSchema, configFromEnv, DEFAULT_PLANS, type GatewayConfig, type PlanLimits, type UpstreamName } from './config';
 export type { GatewayState, AdmitInput, AdmitResult, RateOutcome, RateSpec } from './state/gateway-state';
 export { MemoryGatewayState } from './state/memory-state';
-export { RedisGatewayState } from './state/redis-state';
+export { ADMIT_BATCH_MAX, RedisGatewayState } from './state/redis-state';
 export { ensureDevTenant, ensureDevAdmin } from './application/dev-tenant';
 export { createTenant, upsertMemory, deleteMemory } from './application/tenancy';
 export { createKey, rotateKey, revokeKey } from './application/keys';
