@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import type Koa from 'koa';
-import { AppError, RouteTable, createHttpApp, errorBody, isAppError, notFoundFallback, type LoreApp } from '@lore/runtime';
+import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, errorBody, isAppError, notFoundFallback, type LoreApp } from '@lore/runtime';
 import type { GatewayContext } from './context';
 import { authenticate, identityOf, type RequestFacts } from './auth/authenticate';
 import { clientAddress } from './domain/network';
@@ -11,7 +11,6 @@ import { FORWARD_ROUTES, isAmbiguousPath, matchForward, type ForwardMatch } from
 import { parseUpstream, proxyHttp, proxyUpgrade, upstreamHeaders, upstreamPath, writeRawResponse, type ProxyFailure, type UpstreamTarget } from './forward/proxy';
 import { hostMemoryOf, requestFacts, requireApiKey, requireDetailSession, requireSession, setHostMemory } from './http/guards';
 import type { GatewayKoaContext, GatewayRequestState, GatewayRouter } from './http/state';
-import { NONE, route } from './http/route';
 import { activateWorkspace, createWorkspace, memoryForHost, tenantContext } from './application/tenancy';
 import { createKey, getKey, listKeys, revokeKey, rotateKey } from './application/keys';
 import { createOauthClient, issueClientToken, listClients, revokeOauthClient } from './application/oauth';
@@ -136,7 +135,6 @@ export function publicRouteTable(deps: PublicRouteDeps, options: { bodyLimitByte
     commonResponses: publicResponses,
     successHeaders: publicSuccessHeaders,
   });
-  let document: Record<string, unknown> | undefined;
   table.add(
     pageRoutes(deps.pages),
     workspaceRoutes(deps.workspaces),
@@ -146,16 +144,7 @@ export function publicRouteTable(deps: PublicRouteDeps, options: { bodyLimitByte
     authRoutes(deps.auth),
     passwordRoutes(deps.password),
     webhookRoutes(deps.webhooks),
-    route({
-      method: 'get', path: '/api/v1/openapi.json', operationId: 'openApiDocument', summary: 'This document (OpenAPI 3.1)',
-      security: NONE,
-      ok: { status: 200, description: 'the OpenAPI 3.1 document of the gateway\'s own public routes', content: { 'application/json': { schema: { type: 'object' } } } },
-      handler: (ctx) => {
-        ctx.set('cache-control', 'public, max-age=300');
-        document ??= gatewayOpenApi(table);
-        return document;
-      },
-    }),
+    openApiDocumentRoute('/api/v1/openapi.json', "the OpenAPI 3.1 document of the gateway's own public routes", () => gatewayOpenApi(table)),
   );
   return table;
 }

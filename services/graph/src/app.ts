@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { AppError, RouteTable, createHttpApp, notFoundFallback, type IdentitySigner, type LoreApp, type Logger } from '@lore/runtime';
+import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, notFoundFallback, type IdentitySigner, type LoreApp, type Logger } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import type { MemoryDeps } from './application/context';
 import { changeVault, contradictionsOf, createVault, documentOf, documentsOf, fileIntoVault, health, removeDocument, removeVault, resolve, vaultOf, vaultsOf } from './application/governance';
@@ -12,7 +12,7 @@ import { documentRoutes, type DocumentRouteDeps } from './routes/documents/route
 import { healthRoutes, type HealthRouteDeps } from './routes/health/routes';
 import { ingestRoutes, type IngestRouteDeps } from './routes/ingest/routes';
 import { reviewRoutes, type ReviewRouteDeps } from './routes/review/routes';
-import { memoryGuard, NONE, route, type GraphState } from './routes/route';
+import { memoryGuard, type GraphState } from './routes/route';
 import { searchRoutes, type SearchRouteDeps } from './routes/search/routes';
 import { uploadRoutes, type UploadRouteDeps } from './routes/uploads/routes';
 import { vaultRoutes, type VaultRouteDeps } from './routes/vaults/routes';
@@ -104,7 +104,6 @@ export function graphRouteDeps(memory: MemoryDeps, signer: IdentitySigner): Grap
  */
 export function graphRouteTable(deps: GraphRouteDeps, options: { bodyLimitBytes: number; checkResponses?: boolean }): RouteTable<GraphState> {
   const table = new RouteTable<GraphState>({ bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses, commonResponses: graphResponses });
-  let document: Record<string, unknown> | undefined;
   table.add(
     ingestRoutes(deps.ingest),
     searchRoutes(deps.search),
@@ -114,16 +113,7 @@ export function graphRouteTable(deps: GraphRouteDeps, options: { bodyLimitBytes:
     contradictionRoutes(deps.contradictions),
     healthRoutes(deps.health),
     uploadRoutes(deps.uploads),
-    route({
-      method: 'get', path: '/openapi.json', operationId: 'openApiDocument', summary: 'This document (OpenAPI 3.1)',
-      security: NONE,
-      ok: { status: 200, description: 'the OpenAPI 3.1 document of the memory routes', content: { 'application/json': { schema: { type: 'object' } } } },
-      handler: (ctx) => {
-        ctx.set('cache-control', 'public, max-age=300');
-        document ??= graphOpenApi(table);
-        return document;
-      },
-    }),
+    openApiDocumentRoute('/openapi.json', 'the OpenAPI 3.1 document of the memory routes', () => graphOpenApi(table)),
   );
   return table;
 }

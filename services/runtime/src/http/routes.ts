@@ -96,6 +96,28 @@ export function routeFor<State>() {
   ): AnyRoute<State> => def as AnyRoute<State>;
 }
 
+/**
+ * The route that serves a service's own OpenAPI 3.1 document at `path`, open to anyone (it documents, it grants
+ * nothing): built by `build` on the first request (from the service's route table, which holds this route too) and
+ * kept, with a five-minute public cache lifetime.
+ */
+export function openApiDocumentRoute<State>(path: string, description: string, build: () => Json): AnyRoute<State> {
+  let document: Json | undefined;
+  return routeFor<State>()({
+    method: 'get',
+    path,
+    operationId: 'openApiDocument',
+    summary: 'This document (OpenAPI 3.1)',
+    security: [],
+    ok: { status: 200, description, content: { 'application/json': { schema: { type: 'object' } } } },
+    handler: (ctx) => {
+      ctx.set('cache-control', 'public, max-age=300');
+      document ??= build();
+      return document;
+    },
+  });
+}
+
 export interface RouteTableOptions<State> {
   /** Largest body a route reads, in bytes. */
   bodyLimitBytes: number;
