@@ -18,7 +18,7 @@ import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
 import Koa from 'koa';
 import Router from '@koa/router';
-import { createHttpApp, notFoundFallback, type LoreState } from '../services/runtime/src/http/app';
+import { createHttpApp, type LoreState } from '../services/runtime/src/http/app';
 import { listen } from '../services/runtime/src/http/server';
 import { createLogger } from '../services/runtime/src/log/logger';
 import { createMetricsRegistry } from '../services/runtime/src/metrics/registry';
@@ -63,7 +63,6 @@ async function serve(kind: Kind): Promise<number> {
   router.get('/api/v1/pages/ping', (ctx) => {
     ctx.body = { status: 'ok', service: 'bench' };
   });
-  app.use(notFoundFallback());
   app.use(router.routes());
   const started = await listen(app, 0, '127.0.0.1');
   return started.port;

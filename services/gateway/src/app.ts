@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import type Koa from 'koa';
-import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, errorBody, isAppError, notFoundFallback, type LoreApp } from '@lore/runtime';
+import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, errorBody, isAppError, type LoreApp } from '@lore/runtime';
 import type { GatewayContext } from './context';
 import { authenticate, identityOf, type RequestFacts } from './auth/authenticate';
 import { clientAddress } from './domain/network';
@@ -173,7 +173,6 @@ export function createPublicApp(context: GatewayContext, options: PublicAppOptio
     ctx.set('x-content-type-options', 'nosniff');
     await next();
   });
-  app.use(notFoundFallback());
   // Paths an upstream could read differently from the gateway never get past this point.
   app.use(async (ctx, next) => {
     if (isAmbiguousPath(ctx.path)) throw AppError.notFound('route');

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, notFoundFallback, type IdentitySigner, type LoreApp, type Logger } from '@lore/runtime';
+import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, type IdentitySigner, type LoreApp, type Logger } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import type { MemoryDeps } from './application/context';
 import { changeVault, contradictionsOf, createVault, documentOf, documentsOf, fileIntoVault, health, removeDocument, removeVault, resolve, vaultOf, vaultsOf } from './application/governance';
@@ -139,7 +139,6 @@ export function inertRouteDeps(): GraphRouteDeps {
 export function createGraphApp(options: GraphAppOptions): LoreApp {
   // No body parser: every route reads its own body through the runtime's one reader (uploads stream theirs).
   const app = createHttpApp({ service: 'graph', logger: options.logger, metrics: options.metrics, bodyLimitBytes: options.bodyLimitBytes, parseBodies: false });
-  app.use(notFoundFallback());
   const router = new Router<GraphState>();
   graphRouteTable(graphRouteDeps(options.memory, options.signer), { bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses }).mount(router);
   app.use(router.routes());

@@ -1,5 +1,5 @@
 import Router, { type RouterContext } from '@koa/router';
-import { AppError, assertCleanStrings, createHttpApp, notFoundFallback, validate, type LoreApp, type LoreState } from '@lore/runtime';
+import { AppError, assertCleanStrings, createHttpApp, validate, type LoreApp, type LoreState } from '@lore/runtime';
 import type { GatewayContext } from '../context';
 import { secretsEqual } from '../domain/credentials';
 import { createKey, getKey, getKeyByClientToken, presentKey, revokeKey, rotateKey } from '../application/keys';
@@ -49,7 +49,6 @@ export function createAdminApp(context: GatewayContext): LoreApp {
   const app = createHttpApp({ service: 'gateway-admin', logger: context.logger, metrics: context.metrics, bodyLimitBytes: 256 * 1024 });
   const token = context.config.adminToken;
 
-  app.use(notFoundFallback());
   app.use(async (ctx, next) => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
     if (!token || !m || !secretsEqual(m[1]!, token)) throw AppError.unauthorized('the admin credential is missing or wrong');

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import Router from '@koa/router';
 import pino from 'pino';
-import { createHttpApp, notFoundFallback, opsRouter, type LoreState } from './app';
+import { createHttpApp, opsRouter, type LoreState } from './app';
 import { listen, type StartedServer } from './server';
 import { AppError } from '../errors/app-error';
 import { createLogger } from '../log/logger';
@@ -64,7 +64,6 @@ describe('createHttpApp', () => {
     router.get('/crash', () => {
       throw new Error('secret internals');
     });
-    app.use(notFoundFallback());
     app.use(opsRouter(lifecycle, metrics).routes());
     app.use(router.routes());
     server = await listen(app, 0, '127.0.0.1');

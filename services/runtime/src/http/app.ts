@@ -65,7 +65,8 @@ const BODY_METHODS = ['POST', 'PUT', 'PATCH'];
 
 /**
  * The Koa app every Lore process uses: request ids, a child logger per request, access logs, RED metrics per
- * route template, body-size limits and one error mapping. Routes are added by the caller.
+ * route template, body-size limits, one error mapping and the closed 404 body for anything no route answered.
+ * Routes are added by the caller.
  *
  * All of it runs in one outer middleware (one async frame per request instead of one per concern): the caller's
  * trace is continued first, then the request id, the timing, the body parser (called directly, and only for
@@ -105,6 +106,8 @@ export function createHttpApp(options: HttpAppOptions): LoreApp {
     try {
       if (parseBody !== undefined && BODY_METHODS.includes(ctx.method)) await parseBody(ctx, next);
       else await next();
+      // Nothing answered the request: the closed 404 body, not Koa's plain-text "Not Found".
+      if (ctx.status === 404 && ctx.body === undefined) throw new AppError('NOT_FOUND', 'route not found');
     } catch (err) {
       respondWithError(ctx, err);
     } finally {
@@ -179,16 +182,6 @@ function respondWithError(ctx: LoreContext, err: unknown): void {
   ctx.status = appError.status;
   for (const [k, v] of Object.entries(appError.headers)) ctx.set(k, v);
   ctx.body = errorBody(appError, ctx.state.requestId ?? 'unknown');
-}
-
-/** Answers every otherwise-unmatched request with the closed 404 body. */
-export function notFoundFallback() {
-  return async (ctx: LoreContext, next: Koa.Next) => {
-    await next();
-    if (ctx.status === 404 && ctx.body === undefined) {
-      throw new AppError('NOT_FOUND', 'route not found');
-    }
-  };
 }
 
 /**

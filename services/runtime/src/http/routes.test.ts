@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import pino from 'pino';
 import { z } from 'zod';
 import { validate as validateOpenApi } from './openapi-validate';
-import { createHttpApp, notFoundFallback, type LoreState } from './app';
+import { createHttpApp, type LoreState } from './app';
 import { listen, type StartedServer } from './server';
 import { AppError } from '../errors/app-error';
 import { createMetricsRegistry } from '../metrics/registry';
@@ -93,7 +93,6 @@ describe('RouteTable', () => {
   beforeAll(async () => {
     const logger = pino({ level: 'silent' });
     const app = createHttpApp({ service: 'routes-test', logger, metrics: createMetricsRegistry('routes_test'), parseBodies: false });
-    app.use(notFoundFallback());
     const router = new Router<LoreState>();
     table().mount(router);
     app.use(router.routes());
