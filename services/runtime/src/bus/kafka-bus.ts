@@ -112,6 +112,14 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
     });
   }
 
+  /**
+   * Creates the topics that do not exist and resolves once every one of them is in the broker's metadata with a
+   * leader for each partition, so a subscribe or publish right after it finds them. kafkajs waits for the leaders
+   * only of topics its own call created: when another process created one a moment earlier (the deployments of a
+   * fresh install start together and each ensures the topics it uses), `createTopics` resolves at once with
+   * TOPIC_ALREADY_EXISTS, and the broker may not list the topic yet; a subscribe then failed with
+   * UNKNOWN_TOPIC_OR_PARTITION and ended the process.
+   */
   async ensureTopics(logical: string[]): Promise<void> {
     const topics = logical.map((t) => this.names.topic(t));
     const admin = await this.connectedAdmin();
@@ -122,6 +130,27 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
       waitForLeaders: true,
       topics: missing.map((topic) => ({ topic, numPartitions: this.opts.partitions ?? -1, replicationFactor: -1 })),
     });
+    await this.untilTopicsLed(missing);
+  }
+
+  /** Polls the topics' metadata (retriable answers: not there yet, no leader yet) with backoff, for about half a minute. */
+  private async untilTopicsLed(topics: string[]): Promise<void> {
+    const retry: HandlerRetry = { initialMs: 50, maxMs: 1_000 };
+    for (let attempt = 1; ; attempt++) {
+      let missing: string[];
+      try {
+        const { topics: found } = await (await this.connectedAdmin()).fetchTopicMetadata({ topics });
+        const led = new Set(found.filter((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)).map((t) => t.name));
+        missing = topics.filter((t) => !led.has(t));
+        if (missing.length === 0) return;
+      } catch (err) {
+        if ((err as { retriable?: boolean }).retriable !== true || attempt >= 40) throw err;
+        missing = topics;
+      }
+      if (attempt >= 40) throw new Error(`topics without a leader after creation: ${missing.join(', ')}`);
+      this.logger.debug({ topics: missing, attempt }, 'topics not in the broker metadata yet; waiting');
+      await new Promise((resolve) => setTimeout(resolve, backoffMs(retry, attempt)));
+    }
   }
 
   async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {

@@ -1,0 +1,61 @@
+import pino from 'pino';
+import { KafkaBus } from './kafka-bus';
+
+/** The admin client KafkaBus gets from kafkajs, answering as the broker does in each case. */
+const mockAdmin = {
+  connect: jest.fn(async () => undefined),
+  disconnect: jest.fn(async () => undefined),
+  listTopics: jest.fn(async (): Promise<string[]> => []),
+  createTopics: jest.fn(async (): Promise<boolean> => true),
+  fetchTopicMetadata: jest.fn(),
+};
+
+jest.mock('kafkajs', () => ({
+  ...jest.requireActual('kafkajs'),
+  Kafka: jest.fn().mockImplementation(() => ({ admin: () => mockAdmin })),
+}));
+
+const logger = pino({ level: 'silent' });
+const led = (names: string[]) => ({ topics: names.map((name) => ({ name, partitions: [{ partitionId: 0, leader: 1 }] })) });
+/** What kafkajs throws for UNKNOWN_TOPIC_OR_PARTITION: a protocol error it marks retriable. */
+const unknownTopic = () => Object.assign(new Error('This server does not host this topic-partition'), { type: 'UNKNOWN_TOPIC_OR_PARTITION', retriable: true });
+
+describe('KafkaBus.ensureTopics', () => {
+  let bus: KafkaBus;
+  beforeEach(() => {
+    jest.clearAllMocks();
+    bus = new KafkaBus({ brokers: ['broker:9092'], clientId: 'unit', prefix: 'acme', logger });
+  });
+  afterEach(() => bus.close());
+
+  it('waits until a topic another process created a moment earlier is in the broker metadata with its leaders', async () => {
+    // The deployments of a fresh install start together: this one found the topics missing, and its create was
+    // answered TOPIC_ALREADY_EXISTS (kafkajs resolves false and waits for nothing), while the broker did not list
+    // them yet.
+    mockAdmin.createTopics.mockResolvedValueOnce(false);
+    mockAdmin.fetchTopicMetadata
+      .mockRejectedValueOnce(unknownTopic())
+      .mockRejectedValueOnce(unknownTopic())
+      .mockResolvedValueOnce({ topics: [{ name: 'acme.lore.events', partitions: [{ partitionId: 0, leader: -1 }] }, ...led(['acme.lore.memory.ingest']).topics] })
+      .mockResolvedValueOnce(led(['acme.lore.events', 'acme.lore.memory.ingest']));
+    await bus.ensureTopics(['lore.events', 'lore.memory.ingest']);
+    expect(mockAdmin.createTopics).toHaveBeenCalledWith(
+      expect.objectContaining({ topics: [expect.objectContaining({ topic: 'acme.lore.events' }), expect.objectContaining({ topic: 'acme.lore.memory.ingest' })] }),
+    );
+    expect(mockAdmin.fetchTopicMetadata).toHaveBeenCalledTimes(4);
+    expect(mockAdmin.fetchTopicMetadata).toHaveBeenLastCalledWith({ topics: ['acme.lore.events', 'acme.lore.memory.ingest'] });
+  });
+
+  it('asks nothing more when every topic exists already', async () => {
+    mockAdmin.listTopics.mockResolvedValueOnce(['acme.lore.events', 'other']);
+    await bus.ensureTopics(['lore.events']);
+    expect(mockAdmin.createTopics).not.toHaveBeenCalled();
+    expect(mockAdmin.fetchTopicMetadata).not.toHaveBeenCalled();
+  });
+
+  it('fails at once on an answer that waiting cannot change', async () => {
+    mockAdmin.fetchTopicMetadata.mockRejectedValueOnce(Object.assign(new Error('Not authorized to access topics'), { retriable: false }));
+    await expect(bus.ensureTopics(['lore.events'])).rejects.toThrow('Not authorized to access topics');
+    expect(mockAdmin.fetchTopicMetadata).toHaveBeenCalledTimes(1);
+  });
+});
