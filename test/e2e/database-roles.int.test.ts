@@ -1,6 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import {
@@ -19,102 +17,14 @@ import {
 import { createGateway, gatewayConfig, RedisGatewayState, type Gateway } from '@lore/gateway';
 import { createGraphService, type GraphService } from '@lore/graph';
 import { requireEnv } from '../support/infra';
+import { asSuperuser, migrate, pgUrl, prepareInstall, REPO_ROOT as ROOT, runProcess, type Install } from '../support/install';
 import { TEST_ENCRYPTION_KEYS, testEncryptionKeys } from '../support/encryption';
 import { ADMIN_TOKEN, http, IDENTITY_SECRET, makeTenant, SESSION_SECRET } from '../gateway/harness';
 import { eventually } from '../memory/support';
 
 jest.setTimeout(240_000);
 
-const ROOT = join(__dirname, '..', '..');
 const logger = createLogger({ level: 'silent', service: 'roles-test' });
-
-/** A connection string of the test server for `role` on `database`. */
-function pgUrl(role: string, password: string, database: string): string {
-  const u = new URL(requireEnv('LORE_TEST_PG_URL'));
-  u.username = role;
-  u.password = password;
-  u.pathname = `/${database}`;
-  return u.toString();
-}
-
-async function asSuperuser<T>(database: string, fn: (c: Client) => Promise<T>): Promise<T> {
-  const u = new URL(requireEnv('LORE_TEST_PG_URL'));
-  u.pathname = `/${database}`;
-  const c = new Client({ connectionString: u.toString() });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
-
-/**
- * A database prepared as docs/install.md says, with role names of the install's choosing: an owner role that owns
- * the database, and an application role of another name than `lore_app` (login, NOSUPERUSER, NOBYPASSRLS) with
- * CONNECT and nothing else. No extension is created: the migrations do that.
- */
-interface Install {
-  name: string;
-  owner: string;
-  app: string;
-  ownerUrl: string;
-  appUrl: string;
-  drop(): Promise<void>;
-}
-
-async function prepareInstall(label: string, ownerOptions = 'SUPERUSER'): Promise<Install> {
-  const s = randomBytes(4).toString('hex');
-  const name = `lore_${label}_${s}`;
-  const owner = `lore_own_${s}`;
-  const app = `lore_app_${s}`;
-  await asSuperuser('postgres', async (c) => {
-    await c.query(`CREATE ROLE ${owner} LOGIN ${ownerOptions} PASSWORD 'owner-${s}'`);
-    await c.query(`CREATE ROLE ${app} LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE PASSWORD 'app-${s}'`);
-    await c.query(`CREATE DATABASE ${name} OWNER ${owner}`);
-    await c.query(`REVOKE ALL ON DATABASE ${name} FROM PUBLIC`);
-    await c.query(`GRANT CONNECT ON DATABASE ${name} TO ${app}`);
-  });
-  return {
-    name,
-    owner,
-    app,
-    ownerUrl: pgUrl(owner, `owner-${s}`, name),
-    appUrl: pgUrl(app, `app-${s}`, name),
-    async drop() {
-      await asSuperuser('postgres', async (c) => {
-        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        await c.query(`DROP ROLE IF EXISTS ${app}`);
-        await c.query(`DROP ROLE IF EXISTS ${owner}`);
-      });
-    },
-  };
-}
-
-/** Runs a compiled entry point as its own process with exactly `env`; resolves with its exit code and output. */
-function runProcess(script: string, env: Record<string, string>, timeoutMs = 60_000): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, script)], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
-}
-
-/** The chart's migrations Job script, as the Job runs it. */
-function migrate(install: Install) {
-  return runProcess('charts/lore/files/migrate.js', {
-    LORE_APP_DIR: ROOT,
-    LORE_DATABASE_URL: install.appUrl,
-    LORE_DATABASE_OWNER_URL: install.ownerUrl,
-    LOG_LEVEL: 'warn',
-  });
-}
 
 const vectorsExpected = process.env.LORE_TEST_PG_VECTOR === '1';
 

@@ -1,0 +1,519 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
+import { Kafka, logLevel } from 'kafkajs';
+import { renderPng } from '../memory/files';
+import { requireEnv } from '../support/infra';
+import { asSuperuser, migrate, prepareInstall, REPO_ROOT as ROOT, runProcess, type Install } from '../support/install';
+import { installCrds, kubectl, kubectlOk } from '../../operator/test/support/kube';
+import { freePort, noise, startProcess, stopProcess, until, type Started } from './processes';
+
+/**
+ * Cluster mode installed exactly as docs/ say, every process on its own, then one end-to-end flow through the
+ * gateway. The database and its roles are install.md's "Step by step" SQL (an owner that is no superuser, an
+ * application role of another name than lore_app, REVOKE ALL FROM PUBLIC, GRANT CONNECT; nobody creates pgvector);
+ * the migrations are the chart's script run by hand; each process is its compiled entry point started with only
+ * the variables configuration.md lists for it; the tenant comes from the admin CLI, memories and keys from the
+ * operator running outside a cluster (operator.md), and a memory's hostname is reached with a Host header
+ * (install.md, "Reaching memory hostnames without DNS").
+ */
+jest.setTimeout(300_000);
+
+const run = randomBytes(4).toString('hex');
+const secret = (bytes: number) => randomBytes(bytes).toString('base64url');
+/** Per-run secrets, as configuration.md's "Secrets" says to make them. */
+const SECRETS = {
+  identity: secret(36),
+  session: secret(36),
+  adminToken: secret(30),
+  encryptionKeys: `k1:${randomBytes(32).toString('base64')}`,
+};
+const KAFKA_PREFIX = `ci-${run}`;
+const BASE_DOMAIN = 'memory.lore.test';
+const SELECTOR_VALUE = `cluster-install-${run}`;
+const TENANT_ID = `acme-${run}`;
+/** The test Redis is shared with other suites: configuration.md's GATEWAY_REDIS_PREFIX keeps this install apart. */
+const REDIS_PREFIX = `lore:gw:ci-${run}:`;
+
+interface Reply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+  json: any;
+}
+
+/** A plain HTTP call (unlike fetch it may set Host, as install.md's curl does). */
+function call(base: string, method: string, path: string, opts: { headers?: Record<string, string>; body?: unknown } = {}): Promise<Reply> {
+  const u = new URL(base);
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
+  if (payload) {
+    headers['content-type'] ??= 'application/json';
+    headers['content-length'] = String(payload.length);
+  }
+  return new Promise((resolve, reject) => {
+    const req = request({ host: u.hostname, port: u.port, method, path, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown;
+        try {
+          json = text ? JSON.parse(text) : undefined;
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+async function readyz(base: string): Promise<{ status: number; body: any }> {
+  const r = await fetch(`${base}/readyz`);
+  return { status: r.status, body: await r.json().catch(() => undefined) };
+}
+
+/** `n` ports nothing listens on, all different (one released port may be handed out again at once). */
+async function distinctFreePorts(n: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < n) ports.add(await freePort());
+  return [...ports];
+}
+
+/** A webhook receiver on loopback that keeps every request's raw body and headers and acknowledges with 204. */
+interface Receiver {
+  url: string;
+  received: Array<{ headers: IncomingHttpHeaders; body: Buffer }>;
+  close(): Promise<void>;
+}
+
+async function startReceiver(): Promise<Receiver> {
+  const received: Receiver['received'] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body: Buffer.concat(chunks) });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/lore-hooks`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('cluster mode installed as docs/ say, every process on its own', () => {
+  let install: Install;
+  const procs: Record<string, Started> = {};
+  let receiver: Receiver | undefined;
+  /** Namespaces given to the tenant; the operator's own (`systemNs`) stands in for the release namespace. */
+  const userNamespaces: string[] = [];
+  let systemNs: string | undefined;
+  let gatewayUrl: string;
+  let adminUrl: string;
+  const ops: Record<string, string> = {};
+
+  beforeAll(async () => {
+    // install.md, "Step by step": the SQL as written (the owner is no superuser), then the chart's migrations script.
+    install = await prepareInstall('cluster', 'NOSUPERUSER');
+    const m = await migrate(install);
+    if (m.code !== 0) throw new Error(`migrations failed:\n${m.output}`);
+
+    const [gatewayPort, adminPort, gatewayOps, webhooksOps, graphPort, workerPort, operatorPort] = await distinctFreePorts(7);
+    gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+    adminUrl = `http://127.0.0.1:${adminPort}`;
+    Object.assign(ops, {
+      gateway: `http://127.0.0.1:${gatewayOps}`,
+      webhooks: `http://127.0.0.1:${webhooksOps}`,
+      graph: `http://127.0.0.1:${graphPort}`,
+      'graph-worker': `http://127.0.0.1:${workerPort}`,
+      operator: `http://127.0.0.1:${operatorPort}`,
+    });
+    const kafka = requireEnv('LORE_TEST_KAFKA_BROKERS');
+    const graphEnv = {
+      LORE_DATABASE_URL: install.appUrl,
+      LORE_KAFKA_BROKERS: kafka,
+      LORE_KAFKA_PREFIX: KAFKA_PREFIX,
+      LORE_IDENTITY_SECRET: SECRETS.identity,
+      LORE_GRAPH_HOST: '127.0.0.1',
+      // configuration.md's LORE_EMBEDDER: no model to load; with search lexical-only (below) no answer depends on it.
+      LORE_EMBEDDER: 'hashed',
+    };
+    // configuration.md, one table per process: nothing else reaches them (no inherited environment).
+    const env: Record<string, Record<string, string>> = {
+      graph: { ...graphEnv, LORE_GRAPH_PORT: String(graphPort) },
+      'graph-worker': { ...graphEnv, LORE_GRAPH_WORKER_PORT: String(workerPort) },
+      webhooks: {
+        LORE_DATABASE_URL: install.appUrl,
+        LORE_KAFKA_BROKERS: kafka,
+        LORE_KAFKA_PREFIX: KAFKA_PREFIX,
+        LORE_ENCRYPTION_KEYS: SECRETS.encryptionKeys,
+        WEBHOOKS_OPS_HOST: '127.0.0.1',
+        WEBHOOKS_OPS_PORT: String(webhooksOps),
+        LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
+      },
+      gateway: {
+        LORE_DATABASE_URL: install.appUrl,
+        LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
+        GATEWAY_REDIS_PREFIX: REDIS_PREFIX,
+        LORE_IDENTITY_SECRET: SECRETS.identity,
+        GATEWAY_SESSION_SECRET: SECRETS.session,
+        GATEWAY_ADMIN_TOKEN: SECRETS.adminToken,
+        LORE_ENCRYPTION_KEYS: SECRETS.encryptionKeys,
+        GATEWAY_RUN_MIGRATIONS: 'false',
+        GATEWAY_HOST: '127.0.0.1',
+        GATEWAY_PORT: String(gatewayPort),
+        GATEWAY_ADMIN_HOST: '127.0.0.1',
+        GATEWAY_ADMIN_PORT: String(adminPort),
+        GATEWAY_OPS_PORT: String(gatewayOps),
+        GATEWAY_UPSTREAM_GRAPH: ops.graph!,
+        GATEWAY_MEMORY_BASE_DOMAIN: BASE_DOMAIN,
+        LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
+      },
+    };
+    const entry: Record<string, string> = {
+      graph: 'services/graph/dist/main.js',
+      'graph-worker': 'services/graph/dist/worker-main.js',
+      webhooks: 'services/gateway/dist/webhooks-main.js',
+      gateway: 'services/gateway/dist/main.js',
+    };
+    for (const name of Object.keys(env)) procs[name] = startProcess(process.execPath, [entry[name]!], { cwd: ROOT, env: env[name]! });
+    await Promise.all(Object.keys(env).map((name) => until(`${name} /readyz`, async () => ((await readyz(ops[name]!)).status === 200 ? true : undefined), 120_000, procs[name])));
+
+    // operator.md, "Running it outside a cluster": its own namespace stands in for the release namespace.
+    await installCrds();
+    systemNs = `lore-ci-${run}`;
+    await kubectlOk(['create', 'namespace', systemNs]);
+    procs.operator = startProcess(process.execPath, ['operator/dist/main.js'], {
+      cwd: ROOT,
+      env: {
+        KUBECONFIG: requireEnv('KUBECONFIG'),
+        LORE_OPERATOR_ADMIN_URL: adminUrl,
+        LORE_OPERATOR_ADMIN_TOKEN: SECRETS.adminToken,
+        LORE_OPERATOR_BASE_DOMAIN: BASE_DOMAIN,
+        LORE_OPERATOR_GATEWAY_SERVICE: 'lore-gateway',
+        LORE_OPERATOR_GATEWAY_NAMESPACE: systemNs,
+        LORE_OPERATOR_LEASE_NAMESPACE: systemNs,
+        LORE_OPERATOR_NAMESPACE_SELECTOR: `lore.dev/operator=${SELECTOR_VALUE}`,
+        LORE_OPERATOR_HEALTH_HOST: '127.0.0.1',
+        LORE_OPERATOR_HEALTH_PORT: String(operatorPort),
+        POD_NAME: `ci-operator-${run}`,
+      },
+    });
+    await until('operator /readyz', async () => ((await readyz(ops.operator!)).status === 200 ? true : undefined), 60_000, procs.operator);
+  });
+
+  afterAll(async () => {
+    // Every step runs whatever failed before it; the first failure is reported at the end.
+    const failures: unknown[] = [];
+    const step = async (fn: () => Promise<unknown>) => fn().catch((err: unknown) => failures.push(err));
+    // The operator still runs here, so its finalizers revoke and remove what the objects made before they go.
+    if (procs.operator?.alive()) {
+      for (const ns of userNamespaces) await step(() => kubectlOk(['-n', ns, 'delete', 'memories,apikeys', '--all', '--wait=true', '--timeout=60s']));
+    }
+    await Promise.all(Object.values(procs).map((p) => step(() => stopProcess(p))));
+    if (receiver) await step(() => receiver!.close());
+    for (const ns of [...userNamespaces, ...(systemNs ? [systemNs] : [])]) await step(() => removeNamespace(ns));
+    await step(() => removeKafkaInstall(KAFKA_PREFIX));
+    await step(() => removeRedisKeys(REDIS_PREFIX));
+    if (install) await step(() => install.drop());
+    if (failures.length > 0) throw failures[0];
+  });
+
+  let tenant: { tenant_id: string; workspace_id: string; key_id: string; api_key: string; admin: { email: string; password: string } };
+  let key: string;
+  let firstDoc: string;
+
+  it('migrates as the owner, grants the role LORE_DATABASE_URL names, and every /readyz says what is true', async () => {
+    // The migrations granted the application role of the URL, whatever its name; pgvector was not created, since
+    // the owner of install.md's SQL may not (pgvector is no trusted extension) and nobody else did.
+    const granted = await asSuperuser(install.name, (c) =>
+      c.query<{ schema: string; usage: boolean }>(`SELECT s AS schema, has_schema_privilege($1, s, 'USAGE') AS usage FROM unnest(ARRAY['runtime', 'gateway', 'graph']) s ORDER BY 1`, [install.app]),
+    );
+    expect(granted.rows).toEqual([
+      { schema: 'gateway', usage: true },
+      { schema: 'graph', usage: true },
+      { schema: 'runtime', usage: true },
+    ]);
+    const vector = await asSuperuser(install.name, (c) => c.query(`SELECT 1 FROM pg_extension WHERE extname = 'vector'`));
+    expect(vector.rowCount).toBe(0);
+
+    // The gateway started beside the graph and may have asked it before it was ready: it reports that upstream
+    // (degraded, never unready) until its next probe, at most 5 s later, finds it ready (docs/gateway.md).
+    const gateway = await until('the gateway to see its graph upstream ready', async () => {
+      const r = await readyz(ops.gateway!);
+      return r.body?.checks?.upstreams?.degraded === false ? r : undefined;
+    }, 30_000, procs.gateway);
+    expect(gateway.status).toBe(200);
+    expect(gateway.body).toMatchObject({
+      status: 'ready',
+      checks: {
+        database: { ok: true, role: install.app },
+        state: { ok: true, kind: 'redis' },
+        upstreams: { ok: true, degraded: false, graph: { reachable: true, status: 200 } },
+      },
+    });
+    // Search is lexical-only, and both graph processes say so rather than claiming vectors.
+    const graphCheck = { ok: true, vectors: false, retrieval: 'lexical', embedder: expect.objectContaining({ kind: 'hashed' }) };
+    const graph = await readyz(ops.graph!);
+    expect(graph.status).toBe(200);
+    expect(graph.body.checks.graph).toEqual(expect.objectContaining({ ...graphCheck, ocr: 'disabled' }));
+    const worker = await readyz(ops['graph-worker']!);
+    expect(worker.status).toBe(200);
+    expect(worker.body.checks.graph).toEqual(expect.objectContaining({ ...graphCheck, ocr: 'tesseract.js' }));
+    expect(inGroups(worker.body)).toEqual(GRAPH_WORKER_GROUPS);
+    // The webhooks worker: its role, its broker, and membership of the fan-out, delivery and every retry group.
+    const webhooks = await readyz(ops.webhooks!);
+    expect(webhooks.status).toBe(200);
+    expect(webhooks.body.checks).toMatchObject({ database: { ok: true, role: install.app }, 'event bus': { ok: true, kind: 'kafka' }, worker: { ok: true } });
+    expect(inGroups(webhooks.body)).toEqual(
+      ['fanout', 'deliveries', 'retry.1s', 'retry.2s', 'retry.4s', 'retry.8s', 'retry.30s'].map((g) => `lore.webhooks.${g}`).sort(),
+    );
+    // The operator: its caches synced, and it leads (it holds the Lease in its namespace).
+    const operator = await readyz(ops.operator!);
+    expect(operator.status).toBe(200);
+    expect(operator.body).toMatchObject({ status: 'ready', checks: { caches: { ok: true, leader: true } } });
+  });
+
+  it('creates a tenant with the admin CLI through the admin API, and a second key through the portal', async () => {
+    // install.md, "The admin CLI in the image", from a built checkout: LORE_ADMIN_URL and LORE_ADMIN_TOKEN only.
+    const cli = await runProcess('services/gateway/dist/cli.js', { LORE_ADMIN_URL: adminUrl, LORE_ADMIN_TOKEN: SECRETS.adminToken }, {
+      args: ['create-tenant', '--name', 'Acme', '--tenant-id', TENANT_ID, '--admin-email', `ops@${TENANT_ID}.example`],
+    });
+    expect({ code: cli.code, output: cli.code === 0 ? '' : cli.output }).toEqual({ code: 0, output: '' });
+    tenant = JSON.parse(cli.stdout);
+    expect(tenant).toMatchObject({ tenant_id: TENANT_ID, tenant_created: true, workspace_id: expect.any(String), api_key: expect.stringMatching(/^ck_live_/), admin: { email: `ops@${TENANT_ID}.example`, password: expect.any(String) } });
+
+    const first = await call(gatewayUrl, 'GET', '/api/v1/workspaces', { headers: { 'x-api-key': tenant.api_key } });
+    expect(first.status).toBe(200);
+    expect(first.json.default_workspace_id).toBe(tenant.workspace_id);
+
+    // The tenant's administrator signs in and makes a key on the portal route (docs/gateway.md).
+    const login = await call(gatewayUrl, 'POST', '/api/auth/login', { body: { email: tenant.admin.email, password: tenant.admin.password } });
+    expect(login.status).toBe(200);
+    const created = await call(gatewayUrl, 'POST', '/api/v1/api-keys', { headers: { authorization: `Bearer ${login.json.token}` }, body: { type: 'live', name: 'ci pipeline' } });
+    expect(created.status).toBe(201);
+    expect(created.json).toMatchObject({ name: 'ci pipeline', type: 'live', status: 'active', key: expect.stringMatching(/^ck_live_/) });
+    expect(created.json.key).not.toBe(tenant.api_key);
+    key = created.json.key;
+    const listed = await call(gatewayUrl, 'GET', '/api/v1/api-keys', { headers: { authorization: `Bearer ${login.json.token}` } });
+    expect(listed.json.api_keys.map((k: { key_id: string }) => k.key_id).sort()).toEqual([tenant.key_id, created.json.key_id].sort());
+    const second = await call(gatewayUrl, 'GET', '/api/v1/workspaces', { headers: { 'x-api-key': key } });
+    expect(second.status).toBe(200);
+    expect(second.json.default_workspace_id).toBe(tenant.workspace_id);
+  });
+
+  it('ingests and finds a document with a citation, and delivers a signed memory.ingest.completed to a loopback receiver', async () => {
+    receiver = await startReceiver();
+    const hook = await call(gatewayUrl, 'POST', '/api/v1/webhooks', { headers: { 'x-api-key': key }, body: { url: receiver.url, events: ['memory.ingest.completed'] } });
+    expect(hook.status).toBe(201);
+    const signingSecret: string = hook.json.secret;
+    expect(signingSecret).toMatch(/^whsec_/);
+
+    firstDoc = await ingest(gatewayUrl, key, 'The Kestrel archive of Acme is stored in Reykjavik.');
+    const search = await call(gatewayUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': key }, body: { query: 'Where is the Kestrel archive stored?' } });
+    expect(search.status).toBe(200);
+    expect(search.json).toMatchObject({ retrieval: 'lexical', citations: [{ index: 1, title: expect.any(String), document_id: firstDoc }] });
+    expect(search.json.answer).toContain('Reykjavik');
+
+    const delivery = await until(
+      'the webhook delivery of the ingest',
+      async () => receiver!.received.find((d) => JSON.parse(d.body.toString('utf8')).payload?.doc_id === firstDoc),
+      60_000,
+      procs.webhooks,
+    );
+    const envelope = JSON.parse(delivery.body.toString('utf8'));
+    expect(envelope).toMatchObject({ event: 'memory.ingest.completed', scope: { tenant_id: TENANT_ID, workspace_id: tenant.workspace_id }, payload: { doc_id: firstDoc } });
+    expect(delivery.headers).toMatchObject({ 'x-lore-event': 'memory.ingest.completed', 'webhook-id': envelope.event_id });
+    // docs/webhooks.md, "Verifying a delivery": spec 1's HMAC over the raw body with the whole secret, and the
+    // Standard Webhooks signature with the decoded key over id.timestamp.body.
+    expect(hmacMatches(delivery.headers['x-service-signature'], createHmac('sha256', signingSecret).update(delivery.body).digest('hex'))).toBe(true);
+    expect(hmacMatches(delivery.headers['x-service-signature'], createHmac('sha256', 'whsec_another').update(delivery.body).digest('hex'))).toBe(false);
+    const signed = `${delivery.headers['webhook-id']}.${delivery.headers['webhook-timestamp']}.${delivery.body.toString('utf8')}`;
+    const standard = createHmac('sha256', Buffer.from(signingSecret.slice('whsec_'.length), 'base64')).update(signed).digest('base64');
+    expect(String(delivery.headers['webhook-signature']).split(' ')).toContain(`v1,${standard}`);
+    expect(Math.abs(Date.now() / 1000 - Number(delivery.headers['webhook-timestamp']))).toBeLessThan(300);
+  });
+
+  it('fails a corrupt upload with a reason while the graph worker stays ready, and indexes a good one after it', async () => {
+    const corrupt = [
+      { filename: 'scan.png', type: 'image/png', data: (await renderPng(['Truncated scan'])).subarray(0, 20), reason: /^the OCR engine could not read the file/ },
+      { filename: 'report.pdf', type: 'application/pdf', data: Buffer.concat([Buffer.from('%PDF-1.7\n'), noise(8192, 11)]), reason: /^unreadable PDF: / },
+    ];
+    for (const c of corrupt) {
+      const done = await uploadAndSettle(c.filename, c.type, c.data);
+      expect({ file: c.filename, status: done.status, doc_id: done.doc_id }).toEqual({ file: c.filename, status: 'failed', doc_id: null });
+      expect(done.error).toMatch(c.reason);
+      expect(procs['graph-worker']!.alive()).toBe(true);
+      const ready = await readyz(ops['graph-worker']!);
+      expect({ file: c.filename, status: ready.status, groups: inGroups(ready.body) }).toEqual({ file: c.filename, status: 200, groups: GRAPH_WORKER_GROUPS });
+    }
+    const good = await uploadAndSettle('harbour.txt', 'text/plain', Buffer.from('The Osprey ferry leaves the northern harbour at seven every morning.'));
+    expect(good).toMatchObject({ status: 'completed', extractor: 'text', error: null, doc_id: expect.any(String) });
+    const search = await call(gatewayUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': key }, body: { query: 'When does the Osprey ferry leave?' } });
+    expect(search.status).toBe(200);
+    expect(search.json.citations).toEqual(expect.arrayContaining([expect.objectContaining({ document_id: good.doc_id })]));
+  });
+
+  let userNs: string;
+
+  it('provisions a Memory and an ApiKey through the operator; the memory answers on its hostname with its key', async () => {
+    // operator.md, "Using it": a namespace given to the tenant (and to this operator, by its selector).
+    userNs = `team-a-${run}`;
+    await kubectlOk(['create', 'namespace', userNs]);
+    userNamespaces.push(userNs);
+    await kubectlOk(['label', 'namespace', userNs, `lore.dev/tenant=${TENANT_ID}`, `lore.dev/operator=${SELECTOR_VALUE}`]);
+    await kubectlOk(['-n', userNs, 'apply', '-f', '-'], MANIFESTS);
+    for (const kind of ['memory/notes', 'apikey/ci']) {
+      await until(`${kind} to be Ready`, async () => {
+        const r = await kubectl(['-n', userNs, 'get', kind, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}']);
+        return r.stdout.trim() === 'True' ? true : undefined;
+      }, 60_000, procs.operator);
+    }
+
+    // install.md, "Reaching memory hostnames without DNS": the hostname and the key as its commands read them.
+    const host = (await kubectlOk(['-n', userNs, 'get', 'memory', 'notes', '-o', 'jsonpath={.status.hostname}'])).trim();
+    expect(host).toBe(`notes-${userNs}.${BASE_DOMAIN}`);
+    const memoryKey = Buffer.from(await kubectlOk(['-n', userNs, 'get', 'secret', 'notes-memory-key', '-o', 'jsonpath={.data.api-key}']), 'base64').toString('utf8');
+    expect(memoryKey).toMatch(/^mk_/);
+
+    const doc = await ingest(gatewayUrl, memoryKey, 'The fog horn at Kestrel Point sounds every thirty seconds in fog.', host);
+    const search = await call(gatewayUrl, 'POST', '/api/v1/memory/search', { headers: { host, 'x-api-key': memoryKey }, body: { query: 'When does the fog horn sound?' } });
+    expect(search.status).toBe(200);
+    expect(search.json.citations).toEqual([{ index: 1, title: expect.any(String), document_id: doc }]);
+    // The memory is its own: the tenant's primary memory does not hold its document, and the mk_ key works on its
+    // hostname only.
+    const elsewhere = await call(gatewayUrl, 'GET', `/api/v1/memory/documents/${doc}`, { headers: { 'x-api-key': key } });
+    expect(elsewhere.status).toBe(404);
+    const offHost = await call(gatewayUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': memoryKey }, body: { query: 'fog horn' } });
+    expect(offHost.status).toBe(403);
+    expect(offHost.json.error.code).toBe('FORBIDDEN');
+
+    // The ApiKey's Secret holds a read-only memory key of the tenant: it searches, it may not write.
+    const ciKey = Buffer.from(await kubectlOk(['-n', userNs, 'get', 'secret', 'ci-lore-key', '-o', 'jsonpath={.data.api-key}']), 'base64').toString('utf8');
+    expect(ciKey).toMatch(/^ck_live_/);
+    const read = await call(gatewayUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': ciKey }, body: { query: 'Where is the Kestrel archive stored?' } });
+    expect(read.status).toBe(200);
+    expect(read.json.citations).toEqual(expect.arrayContaining([expect.objectContaining({ document_id: firstDoc })]));
+    const write = await call(gatewayUrl, 'POST', '/api/v1/memory/ingest', { headers: { 'x-api-key': ciKey }, body: { content: 'A read-only key writes nothing.', content_type: 'text' } });
+    expect(write.status).toBe(403);
+
+    // kubectl delete returns once the operator's finalizer revoked the key (the gateway's shared revocation record
+    // applies at once, whatever its credential cache holds) and deleted its Secret.
+    await kubectlOk(['-n', userNs, 'delete', 'apikey', 'ci', '--wait=true', '--timeout=60s']);
+    const refused = await call(gatewayUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': ciKey }, body: { query: 'Kestrel' } });
+    expect(refused.status).toBe(401);
+    expect(refused.json.error.code).toBe('UNAUTHORIZED');
+    const secretAfter = await kubectl(['-n', userNs, 'get', 'secret', 'ci-lore-key']);
+    expect(secretAfter.stderr).toMatch(/NotFound/);
+  });
+
+  /** Ingests text (on a memory's hostname when given) and waits until the graph worker indexed it. */
+  async function ingest(base: string, apiKey: string, content: string, host?: string): Promise<string> {
+    const headers: Record<string, string> = { 'x-api-key': apiKey, ...(host ? { host } : {}) };
+    const r = await call(base, 'POST', '/api/v1/memory/ingest', { headers, body: { content, content_type: 'text', routing: { mode: 'auto' } } });
+    expect(r.status).toBe(200);
+    const docId: string = r.json.doc_id;
+    await until(`document ${docId} to be indexed`, async () => {
+      const d = await call(base, 'GET', `/api/v1/memory/documents/${docId}`, { headers });
+      if (d.json?.status === 'failed') throw new Error(`document ${docId} failed: ${d.text}`);
+      return d.status === 200 && d.json.status === 'indexed' ? true : undefined;
+    }, 60_000, procs['graph-worker']);
+    return docId;
+  }
+
+  async function uploadAndSettle(filename: string, type: string, data: Buffer): Promise<{ status: string; error: string | null; extractor: string | null; doc_id: string | null }> {
+    const form = new FormData();
+    form.append('file', new Blob([data], { type }), filename);
+    const res = await fetch(`${gatewayUrl}/api/v1/memory/uploads`, { method: 'POST', headers: { 'x-api-key': key }, body: form });
+    const accepted = (await res.json()) as { upload_id: string; status: string };
+    expect({ filename, status: res.status, upload: accepted.status }).toEqual({ filename, status: 202, upload: 'pending' });
+    return until(`upload ${filename} to settle`, async () => {
+      const r = await call(gatewayUrl, 'GET', `/api/v1/memory/uploads/${accepted.upload_id}`, { headers: { 'x-api-key': key } });
+      return r.json?.status === 'completed' || r.json?.status === 'failed' ? r.json : undefined;
+    }, 120_000, procs['graph-worker']);
+  }
+});
+
+/** operator.md's Memory and ApiKey, without its IP allowlist (the requests here come from loopback). */
+const MANIFESTS = `apiVersion: lore.dev/v1alpha1
+kind: Memory
+metadata: { name: notes }
+spec: {}
+---
+apiVersion: lore.dev/v1alpha1
+kind: ApiKey
+metadata: { name: ci }
+spec:
+  type: live
+  secretName: ci-lore-key
+  scopes: { modules: [memory], access: read }
+`;
+
+/** The graph worker's consumer groups, as its readiness names them (logical names, without the install prefix). */
+const GRAPH_WORKER_GROUPS = ['graph-worker', 'graph-worker-lifecycle', 'graph-worker-uploads'];
+
+/**
+ * The consumer groups a worker's readiness reports it in (docs/runtime.md: `member`, or `rebalancing`, which is
+ * still in the group), sorted; a check that is not ok reports none.
+ */
+function inGroups(body: any): string[] {
+  const check: { ok: boolean; groups: Array<{ group: string; state: string }> } | undefined = body?.checks?.['consumer groups'];
+  if (!check?.ok) return [];
+  return check.groups.filter((g) => g.state === 'member' || g.state === 'rebalancing').map((g) => g.group).sort();
+}
+
+function hmacMatches(given: string | string[] | undefined, expected: string): boolean {
+  const g = Buffer.from(String(given ?? ''));
+  const e = Buffer.from(expected);
+  return g.length === e.length && timingSafeEqual(g, e);
+}
+
+/**
+ * Removes a namespace of this run. The test control plane has no namespace controller, so the objects the run left
+ * are deleted first and the namespace is then finalized by hand (what that controller does once it is empty).
+ */
+async function removeNamespace(ns: string): Promise<void> {
+  await kubectl(['-n', ns, 'delete', 'secrets,leases,ingresses', '--all', '--wait=false']);
+  await kubectl(['delete', 'namespace', ns, '--wait=false']);
+  const r = await kubectl(['get', 'namespace', ns, '-o', 'json']);
+  if (r.code !== 0) return;
+  const obj = JSON.parse(r.stdout);
+  obj.spec = { ...obj.spec, finalizers: [] };
+  await kubectl(['replace', '--raw', `/api/v1/namespaces/${ns}/finalize`, '-f', '-'], JSON.stringify(obj));
+}
+
+/** Deletes the gateway's Redis keys of this run. */
+async function removeRedisKeys(prefix: string): Promise<void> {
+  const redis = new Redis(requireEnv('LORE_TEST_REDIS_URL'), { maxRetriesPerRequest: 1 });
+  try {
+    for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 500 }) as AsyncIterable<string[]>) {
+      if (keys.length > 0) await redis.del(...keys);
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Deletes the Kafka topics and consumer groups of one install prefix (configuration.md: `<prefix>.<name>`). */
+async function removeKafkaInstall(prefix: string): Promise<void> {
+  const admin = new Kafka({ clientId: `cluster-install-cleanup-${run}`, brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','), logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(`${prefix}.`));
+    if (groups.length > 0) await admin.deleteGroups(groups);
+    const topics = (await admin.listTopics()).filter((t) => t.startsWith(`${prefix}.`));
+    if (topics.length > 0) await admin.deleteTopics({ topics });
+  } finally {
+    await admin.disconnect();
+  }
+}
