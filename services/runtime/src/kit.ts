@@ -7,6 +7,7 @@
 export * from './config/config';
 export * from './config/default-ports';
 export * from './log/logger';
+export * from './log/destination';
 export * from './errors/app-error';
 export * from './http/app';
 export * from './http/server';

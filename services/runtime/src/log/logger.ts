@@ -1,5 +1,6 @@
 import pino, { type Logger, type LoggerOptions } from 'pino';
 import { trace } from '@opentelemetry/api';
+import { processLogDestination } from './destination';
 
 export type { Logger } from 'pino';
 
@@ -102,7 +103,10 @@ const SECRET_BINDING_SERIALIZERS: Record<string, () => string> = Object.fromEntr
 export interface LoggerConfig {
   level: string;
   service: string;
-  /** Optional destination stream (tests capture output through it). */
+  /**
+   * Where lines go; default: standard output, batched per event-loop turn (`processLogDestination`). Tests
+   * capture output through their own stream.
+   */
   destination?: pino.DestinationStream;
 }
 
@@ -125,7 +129,7 @@ export function createLogger(config: LoggerConfig): Logger {
     },
     mixinMergeStrategy: mergeTrace,
   };
-  return config.destination ? pino(options, config.destination) : pino(options);
+  return pino(options, config.destination ?? processLogDestination());
 }
 
 /** What the kit's access line reports of one finished request. */
