@@ -4,8 +4,8 @@ import { adminCall, http, makeTenant, startGateway, uid, type GatewayUnderTest, 
 jest.setTimeout(120_000);
 
 /**
- * Plan limits hold under concurrency: `max_projects` and `max_keys` are counted inside the transaction that inserts,
- * under a per-tenant lock, so N creates racing at a limit of L let exactly L through, whichever replica takes them.
+ * Plan limits hold under concurrency: `max_projects`, `max_keys` and the webhook subscription cap are counted inside
+ * the transaction that inserts, under the tenant's row lock, so N creates racing at a limit of L let exactly L through, whichever replica takes them.
  */
 describe('plan limits under concurrent creates', () => {
   const RACERS = 20;
@@ -89,5 +89,19 @@ describe('plan limits under concurrent creates', () => {
     );
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     expect(results.filter((r) => r.status === 409)).toHaveLength(7);
+  });
+
+  it('lets exactly the tenant cap of 50 webhook subscriptions through 70 concurrent creates on two replicas', async () => {
+    const t = await makeTenant(a);
+    const results = await Promise.all(
+      Array.from({ length: 70 }, (_, i) =>
+        http(replica(i).publicUrl, 'POST', '/api/v1/webhooks', { headers: { 'x-api-key': t.key }, body: { url: `https://hooks.example.com/race/${i}`, events: ['memory.ingest.completed'] } }),
+      ),
+    );
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(50);
+    expect(statuses.filter((s) => s === 422)).toHaveLength(20);
+    const page = await http(a.publicUrl, 'GET', '/api/v1/webhooks?limit=100', { headers: { 'x-api-key': t.key } });
+    expect(page.json.count).toBe(50);
   });
 });

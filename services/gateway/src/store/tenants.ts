@@ -51,7 +51,7 @@ export async function getTenantIn(sql: Sql, tenantId: string): Promise<Tenant | 
 
 /**
  * Reads the tenant and locks its row until the caller's transaction ends: creates that a plan limits (keys,
- * projects) take it before counting, so two of them cannot both see room for one more. NO KEY UPDATE does not
+ * projects, webhook subscriptions) take it before counting, so two of them cannot both see room for one more. NO KEY UPDATE does not
  * block the key-share locks that inserts referencing the tenant take.
  */
 export async function lockTenantIn(sql: Sql, tenantId: string): Promise<Tenant | null> {

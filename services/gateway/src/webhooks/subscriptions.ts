@@ -1,5 +1,6 @@
 import { TOPICS, type EventKind } from '@lore/contracts';
 import { AppError, SealedValueError, enqueueOutbox, type Db, type Logger, type SecretBox } from '@lore/runtime';
+import { lockTenantIn } from '../store/tenants';
 import { newId } from './ids';
 import { attemptKey, DUE_AT_HEADER, firstAttemptMessage, messageKey, TENANT_HEADER } from './messages';
 import { resealSigningSecret, sealSigningSecret } from './secret-storage';
@@ -92,8 +93,9 @@ export class WebhookService {
     const id = newId('wh');
     const storedSecret = sealSigningSecret(this.secrets, viewer.tenantId, id, secret);
     const subscription = await this.db.withTenant(viewer.tenantId, async (sql) => {
-      // Serialises concurrent creations of one tenant so the limit cannot be overshot.
-      await sql.query(`SELECT pg_advisory_xact_lock(hashtext('lore.webhooks.create'), hashtext($1))`, [viewer.tenantId]);
+      // The tenant's row lock, as every plan-limited create takes it: concurrent creations of one tenant are
+      // serialised, so the limit cannot be overshot.
+      await lockTenantIn(sql, viewer.tenantId);
       if ((await countSubscriptions(sql, viewer.tenantId)) >= this.maxSubscriptions) return null;
       return insertSubscription(sql, viewer.tenantId, {
         id,
