@@ -2,11 +2,10 @@ import Router, { type RouterContext } from '@koa/router';
 import { AppError, assertCleanStrings, createHttpApp, validate, type LoreApp, type LoreState } from '@lore/runtime';
 import type { GatewayContext } from '../context';
 import { secretsEqual } from '../domain/credentials';
-import { createKey, getKey, getKeyByClientToken, presentKey, revokeKey, rotateKey } from '../application/keys';
+import { createKey, findKeyByClientToken, getKey, presentKey, revokeKey, rotateKey } from '../application/keys';
 import { createTenant, deleteMemory, upsertMemory } from '../application/tenancy';
 import { createUser } from '../application/identity';
 import { setBilling } from '../application/billing';
-import { getTenant } from '../store/tenants';
 import {
   AdminBillingBodySchema,
   AdminBillingSchema,
@@ -125,8 +124,7 @@ export function createAdminApp(context: GatewayContext): LoreApp {
   router.get('/tenants/:tenant_id/keys', async (ctx) => {
     const tenantId = param(ctx, 'tenant_id');
     const query = validate(AdminKeyLookupQuerySchema, ctx.query, 'query');
-    if (!(await getTenant(context.db, tenantId))) throw AppError.notFound('tenant');
-    const key = await getKeyByClientToken(context.db, tenantId, query.client_token);
+    const key = await findKeyByClientToken(context, tenantId, query.client_token);
     ctx.body = present(AdminKeyLookupSchema, { api_keys: key ? [presentKey(key)] : [] });
   });
 

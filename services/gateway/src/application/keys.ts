@@ -22,6 +22,7 @@ import {
 } from '../store/api-keys';
 import { getMemoryIn } from '../store/memories';
 import { getWorkspaceIn } from '../store/workspaces';
+import { getTenant } from '../store/tenants';
 import { projectWorkspaceIn } from '../store/projects';
 import { lockTenantIn } from '../store/tenants';
 import { planLimitError } from './billing';
@@ -266,3 +267,12 @@ export async function revokeKey(ctx: GatewayContext, tenantId: string, keyId: st
 }
 
 export { getKey, getKeyByClientToken, listKeys };
+
+/**
+ * The key a create or rotate call of the admin API made with `clientToken`, or null when none did; a tenant that
+ * does not exist is NOT_FOUND (an empty answer would read as "not created yet" and invite a duplicate).
+ */
+export async function findKeyByClientToken(ctx: GatewayContext, tenantId: string, clientToken: string) {
+  if (!(await getTenant(ctx.db, tenantId))) throw AppError.notFound('tenant');
+  return getKeyByClientToken(ctx.db, tenantId, clientToken);
+}
