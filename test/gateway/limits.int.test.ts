@@ -96,6 +96,50 @@ describe('gateway limits: per-key rate limit, plan limits, credit balance', () =
     expect((await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': k2.key } })).status).toBe(200);
   });
 
+  it('throttles sign-in attempts per e-mail address and per client address, before the password is looked at', async () => {
+    // The suite's requests come from loopback: trusting it as a proxy lets each request name its client address.
+    const strict = await startGateway(database, { loginRateLimit: { perSecond: 0.01, burst: 3 }, trustedProxies: ['127.0.0.1/32'] }, { redisPrefix: `gwlim3:${uid()}:`, migrate: false });
+    try {
+      const t = await makeTenant(strict);
+      const email = `user-${uid()}@example.test`;
+      const password = 'a long enough password';
+      expect((await adminCall(strict, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email, password, role: 'member' })).status).toBe(201);
+      const attempt = (address: string, pw: string, who = email) =>
+        http(strict.publicUrl, 'POST', '/api/auth/login', { headers: { 'x-forwarded-for': address }, body: { email: who, password: pw } });
+      for (let i = 0; i < 3; i++) expect((await attempt('203.0.113.1', 'wrong password here')).status).toBe(401);
+      // The e-mail address's budget is spent: the right password from a fresh address is refused too.
+      const limited = await attempt('203.0.113.2', password);
+      expect(limited.status).toBe(429);
+      expect(limited.json.error.code).toBe('RATE_LIMITED');
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      // The case of the address does not make a new budget.
+      expect((await attempt('203.0.113.3', password, email.toUpperCase())).status).toBe(429);
+      // The first client address spent its budget too: another user is refused from there, not from elsewhere.
+      const other = `other-${uid()}@example.test`;
+      expect((await adminCall(strict, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email: other, password, role: 'member' })).status).toBe(201);
+      expect((await attempt('203.0.113.1', password, other)).status).toBe(429);
+      expect((await attempt('203.0.113.4', password, other)).status).toBe(200);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('answers slow_down (RFC 6749) with Retry-After once a client asks the token endpoint too often', async () => {
+    const strict = await startGateway(database, { loginRateLimit: { perSecond: 0.01, burst: 2 } }, { redisPrefix: `gwlim4:${uid()}:`, migrate: false });
+    try {
+      const body = { grant_type: 'client_credentials', client_id: `oac_${uid()}`, client_secret: 'ocs_wrong' };
+      for (let i = 0; i < 2; i++) expect((await http(strict.publicUrl, 'POST', '/api/v1/oauth/token', { body })).status).toBe(401);
+      const limited = await http(strict.publicUrl, 'POST', '/api/v1/oauth/token', { body });
+      expect(limited.status).toBe(429);
+      expect(limited.json).toMatchObject({ error: 'slow_down' });
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      // Another client has its own budget.
+      expect((await http(strict.publicUrl, 'POST', '/api/v1/oauth/token', { body: { ...body, client_id: `oac_${uid()}` } })).status).toBe(401);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('limits signed-in users per user on the portal and password routes, with RateLimit headers on every answer', async () => {
     const slow = await startGateway(database, { rateLimit: { perSecond: 0.5, burst: 2 } }, { redisPrefix: `gwlim2:${uid()}:`, migrate: false });
     try {

@@ -72,7 +72,6 @@ export interface PublicRouteDeps {
 export function publicRouteDeps(context: GatewayContext): PublicRouteDeps {
   const guard = (rule: Parameters<typeof requireApiKey>[1]) => requireApiKey(context, rule);
   const session = (opts: { admin: boolean }) => requireSession(context, opts);
-  const throttle = (key: string) => context.state.hit(key, context.config.loginRateLimit);
   return {
     pages: { guard },
     workspaces: {
@@ -103,12 +102,10 @@ export function publicRouteDeps(context: GatewayContext): PublicRouteDeps {
       },
       tokens: {
         issue: (id, secret, scope) => issueClientToken(context, id, secret, scope),
-        throttle: (clientId) => throttle(`oauth:${clientId}`),
       },
     },
     auth: {
-      sessions: { login: (email, password) => login(context, email, password), refresh: (token) => refresh(context, token), logout: (token) => logout(context, token) },
-      throttle,
+      sessions: { login: (email, password, address) => login(context, email, password, address), refresh: (token) => refresh(context, token), logout: (token) => logout(context, token) },
       clientAddress: (req) => clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], context.trustedProxies),
       cookie: { secure: context.config.sessions.cookieSecure, refreshTtlSeconds: context.config.sessions.refreshTtlSeconds },
     },

@@ -99,7 +99,17 @@ export interface LoginResult {
 }
 
 /** E-mail and password in, a session out; every failure is the same 401 so accounts cannot be enumerated. */
-export async function login(ctx: GatewayContext, email: string, password: string): Promise<LoginResult> {
+/**
+ * Sign-in attempts are throttled per e-mail address and per client address (the login rate limit of the config,
+ * in the shared state, so every replica counts the same attempts) before the password is looked at.
+ */
+export async function login(ctx: GatewayContext, email: string, password: string, clientAddress: string | null): Promise<LoginResult> {
+  for (const key of [`login:email:${email.toLowerCase()}`, `login:ip:${clientAddress ?? 'unknown'}`]) {
+    const r = await ctx.state.hit(key, ctx.config.loginRateLimit);
+    if (!r.allowed) {
+      throw new AppError('RATE_LIMITED', 'too many sign-in attempts; retry later', { headers: { 'Retry-After': String(Math.max(1, Math.ceil(r.retryAfterMs / 1000))) } });
+    }
+  }
   const wrong = () => AppError.unauthorized('the e-mail address or password is wrong');
   const found = await userForLogin(ctx.db, email.trim());
   const ok = await argonVerify(found?.password_hash ?? (await timingDummy()), password).catch(() => false);

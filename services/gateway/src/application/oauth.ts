@@ -56,7 +56,13 @@ export { listClients };
 
 /** RFC 6749 §5.2 error codes; the token endpoint answers in that shape, not the gateway's own. */
 export class OauthError extends Error {
-  constructor(readonly status: 400 | 401, readonly error: string, readonly description: string) {
+  constructor(
+    readonly status: 400 | 401 | 429,
+    readonly error: string,
+    readonly description: string,
+    /** With 429: when the client may ask again. */
+    readonly retryAfterSeconds?: number,
+  ) {
     super(description);
   }
 }
@@ -68,6 +74,10 @@ export async function issueClientToken(
   clientSecret: string,
   requestedScope: string | undefined,
 ): Promise<{ access_token: string; token_type: 'Bearer'; expires_in: number; scope: string }> {
+  if (!clientId || !clientSecret) throw new OauthError(401, 'invalid_client', 'client authentication failed');
+  // Token requests are throttled per client (the login rate limit), before the secret is looked at.
+  const limited = await ctx.state.hit(`oauth:${clientId.slice(0, 64)}`, ctx.config.loginRateLimit);
+  if (!limited.allowed) throw new OauthError(429, 'slow_down', 'too many token requests for this client', Math.max(1, Math.ceil(limited.retryAfterMs / 1000)));
   if (!hasValidChecksum(clientSecret, OAUTH_SECRET_PREFIX) || clientId.length > 64) throw new OauthError(401, 'invalid_client', 'client authentication failed');
   const client = await clientForToken(ctx.db, clientId);
   if (!client || !digestsEqual(client.secret_hash, sha256Hex(clientSecret)) || client.revoked) {

@@ -14,12 +14,11 @@ const AUTH_BODY_LIMIT = 16 * 1024;
 
 export interface AuthRouteDeps {
   sessions: {
-    login(email: string, password: string): Promise<LoginResult>;
+    /** Throttled per e-mail address and client address (RATE_LIMITED with Retry-After). */
+    login(email: string, password: string, clientAddress: string | null): Promise<LoginResult>;
     refresh(refreshToken: string): Promise<RefreshOutcome>;
     logout(refreshToken: string): Promise<void>;
   };
-  /** Sign-in attempts per key (an address, a client IP). */
-  throttle(key: string): Promise<{ allowed: boolean; retryAfterMs: number }>;
   /** The client's address as the gateway believes it (trusted proxies). */
   clientAddress(req: IncomingMessage): string | null;
   cookie: { secure: boolean; refreshTtlSeconds: number };
@@ -63,14 +62,7 @@ export function authRoutes(deps: AuthRouteDeps) {
       ok: { status: 200, description: 'session JWT; the refresh_token cookie is set', schema: loginView, headers: { 'Set-Cookie': { description: 'refresh_token (HttpOnly, SameSite=Strict, Path=/api/auth)', schema: { type: 'string' } } } },
       responses: { 401: err('wrong e-mail address or password'), 429: { ...err('too many attempts'), headers: { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } } } },
       handler: async (ctx, { body }) => {
-        const address = deps.clientAddress(ctx.req) ?? 'unknown';
-        for (const key of [`login:email:${body.email.toLowerCase()}`, `login:ip:${address}`]) {
-          const r = await deps.throttle(key);
-          if (!r.allowed) {
-            throw new AppError('RATE_LIMITED', 'too many sign-in attempts; retry later', { headers: { 'Retry-After': String(Math.max(1, Math.ceil(r.retryAfterMs / 1000))) } });
-          }
-        }
-        const result = await deps.sessions.login(body.email, body.password);
+        const result = await deps.sessions.login(body.email, body.password, deps.clientAddress(ctx.req));
         setRefreshCookie(ctx, result.refreshToken, deps.cookie.refreshTtlSeconds);
         ctx.set('cache-control', 'no-store');
         return presentLogin(result);

@@ -14,10 +14,8 @@ export interface OauthRouteDeps {
     revoke(tenantId: string, clientId: string): Promise<OauthClient | null>;
   };
   tokens: {
-    /** Throws OauthError (RFC 6749 §5.2) when the client, its secret or the scope is refused. */
+    /** Throws OauthError (RFC 6749 §5.2) when the client, its secret or the scope is refused, or it asks too often. */
     issue(clientId: string, clientSecret: string, scope: string | undefined): Promise<z.input<typeof tokenView>>;
-    /** Per-client throttle of token requests. */
-    throttle(clientId: string): Promise<{ allowed: boolean; retryAfterMs: number }>;
   };
 }
 
@@ -106,15 +104,12 @@ export function oauthRoutes(deps: OauthRouteDeps) {
         const clientId = basic?.id ?? body.client_id ?? '';
         const clientSecret = basic?.secret ?? body.client_secret ?? '';
         try {
-          if (!clientId || !clientSecret) throw new OauthError(401, 'invalid_client', 'client authentication failed');
-          const limited = await deps.tokens.throttle(clientId.slice(0, 64));
-          if (!limited.allowed) {
-            throw rfcError(429, 'slow_down', 'too many token requests for this client', { 'Retry-After': String(Math.max(1, Math.ceil(limited.retryAfterMs / 1000))) });
-          }
           return await deps.tokens.issue(clientId, clientSecret, body.scope);
         } catch (e) {
           if (!(e instanceof OauthError)) throw e;
-          throw rfcError(e.status, e.error, e.description, e.status === 401 ? { 'WWW-Authenticate': 'Basic realm="lore"' } : {});
+          const headers: Record<string, string> =
+            e.status === 401 ? { 'WWW-Authenticate': 'Basic realm="lore"' } : e.status === 429 ? { 'Retry-After': String(e.retryAfterSeconds ?? 1) } : {};
+          throw rfcError(e.status, e.error, e.description, headers);
         }
       },
     }),
