@@ -7,6 +7,7 @@ import {
   parseConfig,
   PostgresBlobStore,
   PostgresDb,
+  PostgresStartJournal,
   type Logger,
 } from '@lore/runtime';
 import type { Registry } from 'prom-client';
@@ -38,7 +39,17 @@ export async function startGraphProcess(service: 'graph' | 'graph-worker'): Prom
 
   const db = await new PostgresDb({ url: config.LORE_DATABASE_URL, ownerUrl: config.LORE_DATABASE_OWNER_URL }).init();
   lifecycle.onShutdown('database', () => db.close());
-  const bus = new KafkaBus({ brokers: config.LORE_KAFKA_BROKERS.split(','), prefix: config.LORE_KAFKA_PREFIX, clientId: `lore-${service}`, logger, metrics });
+  // The start journal bounds crash loops: a message whose handling kills the process is dead-lettered after a few
+  // starts on it (docs/runtime.md, "Poison messages"). The bus closes before the database (reverse order), so a
+  // graceful stop can clear its starts.
+  const bus = new KafkaBus({
+    brokers: config.LORE_KAFKA_BROKERS.split(','),
+    prefix: config.LORE_KAFKA_PREFIX,
+    clientId: `lore-${service}`,
+    logger,
+    metrics,
+    startJournal: new PostgresStartJournal(db),
+  });
   lifecycle.onShutdown('event bus', () => bus.close());
   const { close: closeAi, ...ai } = await buildAi(config, logger);
   lifecycle.onShutdown('ai', closeAi);

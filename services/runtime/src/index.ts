@@ -20,6 +20,8 @@ export type { HandlerRetry } from './bus/retry';
 export * from './bus/poison';
 export * from './bus/naming';
 export * from './bus/dead-letters';
+export * from './bus/start-journal';
+export { DEFAULT_MAX_STARTS, startVerdict } from './bus/start-guard';
 export * from './outbox/outbox';
 export * from './outbox/start-relay';
 export * from './blob/postgres-blob-store';

@@ -30,6 +30,8 @@ import { busMetrics, type BusMetrics } from './metrics';
 import { BrokerNames, startsAtBeginning } from './naming';
 import { DEFAULT_MAX_ATTEMPTS, deadLetterOf, handleChunk, poisonPolicy, type ChunkSteps, type FailureRecord } from './poison';
 import { DEFAULT_HANDLER_RETRY, Sleeper, backoffMs, type HandlerRetry } from './retry';
+import { DEFAULT_MAX_STARTS, PartitionStarts, type StartDecision } from './start-guard';
+import type { ConsumerStartJournal } from './start-journal';
 
 export interface KafkaBusOptions {
   brokers: string[];
@@ -54,6 +56,15 @@ export interface KafkaBusOptions {
   sessionTimeoutMs?: number;
   /** Heartbeat period, also while a handler runs. Default 3 s. */
   heartbeatIntervalMs?: number;
+  /**
+   * Where each subscription records the message it starts on per partition (`PostgresStartJournal` in a process
+   * with a database). With it, a message whose handling kills the process (a crash, an out-of-memory kill, a hang
+   * until SIGKILL) is dead-lettered after `maxStarts` starts on it instead of stopping its partition in a crash
+   * loop (start-guard.ts). Without it, only failures a handler throws are bounded.
+   */
+  startJournal?: ConsumerStartJournal;
+  /** Starts at one message, each ended without a graceful stop, before it is dead-lettered unhandled. Default 3, at least 2. */
+  maxStarts?: number;
 }
 
 /**
@@ -75,6 +86,7 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
   private readonly kafka: Kafka;
   private readonly names: BrokerNames;
   private readonly maxAttempts: number;
+  private readonly maxStarts: number;
   private deadTopic?: Promise<void>;
   private readonly logger: Logger;
   private readonly metrics: BusMetrics;
@@ -93,6 +105,8 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
     this.metrics = busMetrics(opts.metrics);
     this.retry = opts.handlerRetry ?? DEFAULT_HANDLER_RETRY;
     this.maxAttempts = opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    this.maxStarts = opts.maxStarts ?? DEFAULT_MAX_STARTS;
+    if (!(this.maxStarts >= 2)) throw new Error(`maxStarts must be at least 2 (got ${this.maxStarts})`);
     this.names = new BrokerNames(opts.prefix ?? '');
     this.kafka = new Kafka({
       clientId: opts.clientId,
@@ -228,6 +242,44 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
       });
     });
 
+    // Crash loops (start-guard.ts): each partition's first message after this process got it is recorded in the
+    // journal; a message consumers kept stopping on is dead-lettered without calling the handler.
+    const journal = this.opts.startJournal;
+    const starts = journal
+      ? new PartitionStarts({
+          group: groupId,
+          journal,
+          maxStarts: this.maxStarts,
+          onJournalError: (err, where) =>
+            this.logger.warn(
+              { err, group: options.groupId, topic: this.names.logicalTopic(where.topic), partition: where.partition, offset: where.offset },
+              where.call === 'record' ? 'could not record the start in the start journal; going on without it' : 'could not clear the start journal',
+            ),
+          onUncleanStart: ({ topic, partition, offset, starts: count }) => {
+            this.metrics.uncleanStarts.inc({ topic: this.names.logicalTopic(topic), group: options.groupId });
+            this.logger.warn(
+              { topic: this.names.logicalTopic(topic), partition, offset, group: options.groupId, starts: count, max_starts: this.maxStarts },
+              'a consumer stopped before while handling this message (a crash, an out-of-memory kill or a hang); handling the partition one message at a time',
+            );
+          },
+        })
+      : undefined;
+    // The last offset of the batch kafkajs is handing to `eachMessage`, per partition: how long a suspect partition
+    // goes one message at a time at least. Emitted synchronously before the batch's first message.
+    const fetchEnds = new Map<string, string>();
+    if (starts) consumer.on(consumer.events.START_BATCH_PROCESS, (e) => void fetchEnds.set(`${e.payload.topic}:${e.payload.partition}`, e.payload.lastOffset));
+    /** Dead-letters a message consumers kept stopping on, without calling the handler. */
+    const deadLetterStopped = (message: BusMessage, stops: number, heartbeat: () => Promise<void>) => {
+      const now = new Date();
+      const failure: FailureRecord = {
+        error: `ConsumerStopped: the consumer stopped ${stops} times while handling this message (a crash, an out-of-memory kill or a hang); dead-lettered without calling the handler again`,
+        attempts: stops,
+        firstFailureAt: now,
+        lastFailureAt: now,
+      };
+      return this.deadLetter(message, options.groupId, failure, () => stopping, sleeper, heartbeat, 'message dead-lettered unhandled: consumers kept stopping while handling it; going on with the next one');
+    };
+
     /**
      * The steps of one partition's messages (poison.ts): retried in place with backoff, then dead-lettered. kafkajs
      * heartbeats only between messages: a handler running past the session timeout (a slow webhook receiver, a large
@@ -274,10 +326,16 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
           eachMessage: async ({ topic: physical, partition, message, heartbeat }) => {
             const topic = this.names.logicalTopic(physical);
             const msg = toBusMessage(topic, partition, message);
-            // kafkajs commits the offset once this resolves; throwing (only while stopping) leaves it uncommitted.
-            await withBeat(heartbeat, () =>
-              handleChunk([msg], ([m]) => withExtractedContext(m!.headers, () => handler(m!)), steps(topic, partition, heartbeat, () => undefined)),
-            );
+            let decision = NORMAL_START;
+            // kafkajs commits the offset once the batch is done; throwing (only while stopping) leaves it uncommitted.
+            await withBeat(heartbeat, async () => {
+              if (starts) decision = await starts.before(physical, partition, message.offset, fetchEnds.get(`${physical}:${partition}`));
+              if (decision.deadLetter) return deadLetterStopped(msg, decision.deadLetter.stops, heartbeat);
+              await handleChunk([msg], ([m]) => withExtractedContext(m!.headers, () => handler(m!)), steps(topic, partition, heartbeat, () => undefined));
+            });
+            // A suspect partition commits each message: a crash on the next one then restarts at that one.
+            if (decision.oneAtATime) await consumer.commitOffsets([{ topic: physical, partition, offset: nextOffset(message.offset) }]);
+            starts?.after(physical, partition, message.offset, 1);
           },
         });
       } else {
@@ -287,14 +345,29 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
           // Offsets are resolved below, only after the handler resolved for them (or they were dead-lettered).
           eachBatchAutoResolve: false,
           partitionsConsumedConcurrently,
-          eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+          eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale, commitOffsetsIfNecessary }) => {
             const { partition } = batch;
             const topic = this.names.logicalTopic(batch.topic);
-            for (let i = 0; i < batch.messages.length; i += maxBatch) {
+            const fetchEnd = batch.lastOffset();
+            for (let i = 0; i < batch.messages.length; ) {
               // A rebalance or a stop hands the rest of the fetched messages to the partition's next owner.
               if (!isRunning() || isStale() || stopping) return;
-              const messages = batch.messages.slice(i, i + maxBatch).map((m) => toBusMessage(topic, partition, m));
-              await withBeat(heartbeat, () => handleChunk(messages, handler, steps(topic, partition, heartbeat, (last) => resolveOffset(last.offset))));
+              let decision = NORMAL_START;
+              let messages: BusMessage[] = [];
+              await withBeat(heartbeat, async () => {
+                if (starts) decision = await starts.before(batch.topic, partition, batch.messages[i]!.offset, fetchEnd);
+                messages = batch.messages.slice(i, i + (decision.oneAtATime ? 1 : maxBatch)).map((m) => toBusMessage(topic, partition, m));
+                if (!decision.deadLetter) return handleChunk(messages, handler, steps(topic, partition, heartbeat, (m) => resolveOffset(m.offset)));
+                await deadLetterStopped(messages[0]!, decision.deadLetter.stops, heartbeat);
+                resolveOffset(messages[0]!.offset);
+              });
+              const last = messages[messages.length - 1]!;
+              // A suspect partition commits each message: a crash on the next one then restarts at that one.
+              if (decision.oneAtATime) {
+                await commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: [{ partition, offset: nextOffset(last.offset) }] }] });
+              }
+              starts?.after(batch.topic, partition, last.offset, messages.length);
+              i += messages.length;
             }
           },
         });
@@ -322,6 +395,8 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
         sleeper.abort();
         // Waits for the handler in progress, then commits what was resolved.
         await consumer.disconnect();
+        // A graceful stop is no crash: the starts this process recorded must not count against their messages.
+        await starts?.forgetAll();
       },
     };
     this.subscriptions.add(subscription);
@@ -339,6 +414,7 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
     stopping: () => boolean,
     sleeper: Sleeper,
     heartbeat: () => Promise<void>,
+    logLine = 'message dead-lettered after its handler kept failing; going on with the next one',
   ): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -360,7 +436,7 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
     this.metrics.deadLetters.inc({ topic: message.topic, group });
     this.logger.error(
       { topic: message.topic, partition: message.partition, offset: message.offset, key: message.key, group, attempts: failure.attempts, error: failure.error },
-      'message dead-lettered after its handler kept failing; going on with the next one',
+      logLine,
     );
   }
 
@@ -527,6 +603,14 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
     else if (level === KafkaLogLevel.WARN) this.logger.warn(fields, message);
     else this.logger.debug(fields, message);
   }
+}
+
+/** Handle normally: no start journal, or nothing suspect about the partition. */
+const NORMAL_START: StartDecision = { oneAtATime: false };
+
+/** The offset to commit once `offset` is done: the next one to read. */
+function nextOffset(offset: string): string {
+  return (BigInt(offset) + 1n).toString();
 }
 
 function toBusMessage(topic: string, partition: number, message: KafkaMessage): BusMessage {

@@ -6,6 +6,7 @@ export interface BusMetrics {
   consumed: Counter<'topic'>;
   handlerFailures: Counter<'topic'>;
   deadLetters: Counter<'topic' | 'group'>;
+  uncleanStarts: Counter<'topic' | 'group'>;
 }
 
 /**
@@ -22,7 +23,12 @@ export function busMetrics(registry?: Registry): BusMetrics {
     handlerFailures: counter('lore_bus_handler_failures_total', 'Handler attempts that threw, by topic', ['topic'] as const),
     deadLetters: counter(
       'lore_bus_dead_letters_total',
-      'Messages moved to the dead-letter topic after their handler kept failing, by original topic and consumer group',
+      'Messages moved to the dead-letter topic after their handler kept failing (or consumers kept stopping on them), by original topic and consumer group',
+      ['topic', 'group'] as const,
+    ),
+    uncleanStarts: counter(
+      'lore_bus_unclean_starts_total',
+      'Consumer starts at a message a consumer of the same group stopped on before without a graceful stop (a crash, an out-of-memory kill, a hang), by topic and consumer group',
       ['topic', 'group'] as const,
     ),
   };
