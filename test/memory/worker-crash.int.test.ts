@@ -87,6 +87,10 @@ describe('graph-worker killed mid-batch', () => {
       first.kill('SIGKILL');
       await exited(first);
       const atKill = await indexedCount();
+      // The worker records its consumers' starts in the start journal (docs/runtime.md, "Crash loops"); a killed
+      // process could not clear them.
+      const recorded = await owner.query(`SELECT count(*)::int AS n FROM runtime.consumer_starts WHERE starts_with(consumer_group, $1)`, [env.LORE_GRAPH_CONSUMER_GROUP]);
+      expect(recorded.rows[0].n).toBeGreaterThan(0);
       expect(before).toBeGreaterThanOrEqual(5);
       expect(atKill).toBeLessThan(total);
 

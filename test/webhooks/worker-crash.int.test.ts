@@ -128,6 +128,10 @@ describe('webhooks worker killed mid-schedule', () => {
     first.child.kill('SIGKILL');
     await exited(first.child);
     const killedAt = Date.now();
+    // The worker records its consumers' starts in the start journal (docs/runtime.md, "Crash loops"); a killed
+    // process could not clear them.
+    const recorded = await store.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM runtime.consumer_starts WHERE starts_with(consumer_group, $1)`, [env.WEBHOOKS_GROUP_ID_PREFIX]);
+    expect(recorded.rows[0]!.n).toBeGreaterThan(0);
     expect(receiver.requests).toHaveLength(2);
 
     const second = spawnWorker(env);
