@@ -1,10 +1,11 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { renderPng } from '../memory/files';
 import { requireEnv } from '../support/infra';
+import { http } from '../support/http';
 import { asSuperuser, migrate, prepareInstall, REPO_ROOT as ROOT, runProcess, type Install } from '../support/install';
 import { installCrds, kubectl, kubectlOk } from '../../operator/test/support/kube';
 import { freePort, noise, startProcess, stopProcess, until, type Started } from './processes';
@@ -36,42 +37,8 @@ const TENANT_ID = `acme-${run}`;
 /** The test Redis is shared with other suites: configuration.md's GATEWAY_REDIS_PREFIX keeps this install apart. */
 const REDIS_PREFIX = `lore:gw:ci-${run}:`;
 
-interface Reply {
-  status: number;
-  headers: IncomingHttpHeaders;
-  text: string;
-  json: any;
-}
-
 /** A plain HTTP call (unlike fetch it may set Host, as install.md's curl does). */
-function call(base: string, method: string, path: string, opts: { headers?: Record<string, string>; body?: unknown } = {}): Promise<Reply> {
-  const u = new URL(base);
-  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-  const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
-  if (payload) {
-    headers['content-type'] ??= 'application/json';
-    headers['content-length'] = String(payload.length);
-  }
-  return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, method, path, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = text ? JSON.parse(text) : undefined;
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+const call = http;
 
 async function readyz(base: string): Promise<{ status: number; body: any }> {
   const r = await fetch(`${base}/readyz`);

@@ -1,4 +1,4 @@
-import { Agent, createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHmac, randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -13,52 +13,9 @@ export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 /** `LORE_ENCRYPTION_KEYS` of every gateway the suites start (the webhooks suites' worker uses the same ring). */
 export const ENCRYPTION_KEYS = TEST_ENCRYPTION_KEYS;
 
-export interface HttpResult {
-  status: number;
-  headers: IncomingHttpHeaders;
-  text: string;
-  json: any;
-}
+import { http, type HttpResult } from '../support/http';
 
-const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-
-/** A plain HTTP client: unlike fetch it lets a test set Host and read every header. */
-export function http(
-  baseUrl: string,
-  method: string,
-  path: string,
-  opts: { headers?: Record<string, string>; body?: unknown; raw?: string | Buffer } = {},
-): Promise<HttpResult> {
-  const u = new URL(baseUrl);
-  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-  let payload: string | Buffer | undefined;
-  if (opts.raw !== undefined) payload = opts.raw;
-  else if (opts.body !== undefined) {
-    payload = JSON.stringify(opts.body);
-    headers['content-type'] ??= 'application/json';
-  }
-  if (payload !== undefined) headers['content-length'] = String(Buffer.byteLength(payload));
-  return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, method, path, headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown = undefined;
-        try {
-          json = text ? JSON.parse(text) : undefined;
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    if (payload !== undefined) req.write(payload);
-    req.end();
-  });
-}
+export { http, type HttpResult };
 
 /** An upstream that answers every request with what it received, so tests can see exactly what got through. */
 export interface EchoUpstream {
