@@ -9,6 +9,11 @@ export interface HttpResult {
 
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
+/** Closes the kept-alive connections (a suite's teardown; later calls open new ones). */
+export function closeIdleHttpConnections(): void {
+  agent.destroy();
+}
+
 /** A plain HTTP client: unlike fetch it lets a test set Host and read every header. */
 export function http(
   baseUrl: string,

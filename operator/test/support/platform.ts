@@ -1,4 +1,3 @@
-import { request, Agent } from 'node:http';
 import { Redis } from 'ioredis';
 import { IdentitySigner, KafkaBus, PostgresBlobStore, PostgresDb, createLogger, createMetricsRegistry, listen, type StartedServer } from '@lore/runtime';
 import { createGateway, gatewayConfig, RedisGatewayState } from '@lore/gateway';
@@ -10,44 +9,9 @@ export const ADMIN_TOKEN = 'operator-suite-admin-token-0123456789';
 const IDENTITY_SECRET = 'operator-suite-identity-secret-0123456789abcdef';
 const SESSION_SECRET = 'operator-suite-session-secret-0123456789abcdef';
 
-export interface HttpResult {
-  status: number;
-  text: string;
-  json: any;
-}
+import { closeIdleHttpConnections } from '../../../test/support/http';
 
-const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-
-/** Plain HTTP (unlike fetch it may set Host), for talking to the gateway as a client on a memory host would. */
-export function http(baseUrl: string, method: string, path: string, opts: { headers?: Record<string, string>; body?: unknown } = {}): Promise<HttpResult> {
-  const u = new URL(baseUrl);
-  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-  const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
-  if (payload !== undefined) {
-    headers['content-type'] = 'application/json';
-    headers['content-length'] = String(Buffer.byteLength(payload));
-  }
-  return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, method, path, headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = text ? JSON.parse(text) : undefined;
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, text, json });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    if (payload !== undefined) req.write(payload);
-    req.end();
-  });
-}
+export { http, type HttpResult } from '../../../test/support/http';
 
 export interface Platform {
   publicUrl: string;
@@ -153,7 +117,7 @@ export async function startPlatform(): Promise<Platform> {
       await state.close();
       await db.close();
       await database.drop();
-      agent.destroy();
+      closeIdleHttpConnections();
     },
   };
 }
