@@ -1,4 +1,5 @@
-import { Writable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
+import { request as httpRequest, Agent } from 'node:http';
 import Router from '@koa/router';
 import pino from 'pino';
 import { createHttpApp, opsRouter, type LoreState } from './app';
@@ -57,6 +58,21 @@ describe('createHttpApp', () => {
       const body: Record<string, unknown> = {};
       body.self = body;
       ctx.body = body;
+    });
+    router.get('/socket-breaks', (ctx) => {
+      // The connection fails while the handler still works on the answer.
+      ctx.req.socket.destroy(Object.assign(new Error('socket broke mid-request'), { code: 'ECONNRESET' }));
+      ctx.body = { late: true };
+    });
+    router.get('/socket-breaks-later', (ctx) => {
+      const socket = ctx.req.socket;
+      // After this answer is sent, while the kept-alive connection waits for its next request.
+      setTimeout(() => socket.destroy(new Error('idle socket broke')), 30);
+      ctx.body = { sent: true };
+    });
+    router.get('/streamed', (ctx) => {
+      ctx.type = 'text/plain';
+      ctx.body = Readable.from(['one ', 'two ', 'three']);
     });
     router.get('/conflict', () => {
       throw new AppError('CONFLICT', 'already there', { headers: { 'retry-after': '3' } });
@@ -194,6 +210,46 @@ describe('createHttpApp', () => {
     expect(circular.status).toBe(500);
     await new Promise((r) => setTimeout(r, 20));
     expect(lines.find((l) => l.msg === 'response failed')).toMatchObject({ level: 'error', request_id: 'circular-00001' });
+  });
+
+  it("reports a socket error during a request as Koa does (an error line with the request's id), and none between requests", async () => {
+    lines.length = 0;
+    const failed = await new Promise<Error | number>((resolve) => {
+      const req = httpRequest(`${server.url}/socket-breaks`, { headers: { 'x-request-id': 'socket-broke-01' } }, (res) => resolve(res.statusCode ?? 0));
+      req.on('error', resolve);
+      req.end();
+    });
+    expect(typeof failed).toBe('object'); // an error, not a status: the client saw the connection go
+    await new Promise((r) => setTimeout(r, 50));
+    expect(lines.find((l) => l.msg === 'response failed')).toMatchObject({ level: 'error', request_id: 'socket-broke-01', err: { message: 'socket broke mid-request' } });
+    // The access line still closes the request.
+    expect(lines.find((l) => l.msg === 'request' && l.request_id === 'socket-broke-01')).toMatchObject({ route: '/socket-breaks' });
+
+    lines.length = 0;
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = httpRequest(`${server.url}/socket-breaks-later`, { agent, headers: { 'x-request-id': 'idle-broke-001' } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(status).toBe(200);
+      await new Promise((r) => setTimeout(r, 120));
+      expect(lines.filter((l) => l.msg === 'request' && l.request_id === 'idle-broke-001')).toHaveLength(1);
+      expect(lines.filter((l) => l.msg === 'response failed')).toEqual([]);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('leaves streamed bodies to Koa, which sends them whole', async () => {
+    const res = await fetch(`${server.url}/streamed`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(await res.text()).toBe('one two three');
   });
 
   it('serves livez always, readyz from the checks and the lifecycle, and metrics with per-route series', async () => {

@@ -46,6 +46,13 @@ class RequestState {
     readonly requestId: string,
   ) {}
 
+  /** When the kit took the request (`performance.now()`). */
+  private readonly began = performance.now();
+
+  elapsedMs(): number {
+    return performance.now() - this.began;
+  }
+
   get log(): Logger {
     this.child ??= this.base.child({ request_id: this.requestId });
     return this.child;
@@ -60,6 +67,60 @@ class RequestState {
   }
 }
 
+/** Where a socket keeps the context of the request it is carrying (see `watchSocket`). */
+const IN_FLIGHT = Symbol('lore.inFlightRequest');
+type WatchedSocket = NonNullable<LoreContext['req']['socket']> & { [IN_FLIGHT]?: LoreContext };
+
+/**
+ * Koa reports an error of the socket under a response through `ctx.onerror` (its request step attaches
+ * `on-finished` listeners to every response for that). The kit does the same with one `error` listener per
+ * connection, which passes the error to the request the socket carries at that moment; a socket between requests
+ * carries none.
+ */
+function watchSocket(ctx: LoreContext): WatchedSocket | undefined {
+  const socket = ctx.req.socket as WatchedSocket | null;
+  if (!socket) return undefined;
+  if (!(IN_FLIGHT in socket)) {
+    socket.on('error', (err: Error) => {
+      const current = socket[IN_FLIGHT];
+      socket[IN_FLIGHT] = undefined;
+      current?.onerror(err);
+    });
+  }
+  socket[IN_FLIGHT] = ctx;
+  return socket;
+}
+
+/**
+ * Koa with the kit's request step in place of Koa's own. Koa's step sets the starting 404, attaches `on-finished`
+ * to the response, runs the middleware and then its response step; the kit's (`kitRequest`, set by
+ * `createHttpApp`) does the kit's per-request work around the middleware directly (no outer middleware frame),
+ * watches the socket once per connection instead of once per response, and sends plain JSON bodies itself. Every
+ * other answer still goes through Koa's own step (`koaRespond`), on-finished included.
+ */
+class KitKoa extends Koa<LoreState> {
+  kitRequest!: (ctx: LoreContext, fnMiddleware: (ctx: LoreContext) => Promise<unknown>) => Promise<unknown>;
+
+  /** Koa calls this for every request (a method of Koa's application its typings leave out). */
+  handleRequest(ctx: LoreContext, fnMiddleware: (ctx: LoreContext) => Promise<unknown>): Promise<unknown> {
+    return this.kitRequest(ctx, fnMiddleware);
+  }
+
+  /**
+   * Koa's own request step for a request the kit's middleware has already run: a middleware that only puts the
+   * status back (Koa's step starts by setting 404), then Koa's response step, with its `on-finished` watch and
+   * its error handling.
+   */
+  koaRespond(ctx: LoreContext): Promise<void> {
+    const status = ctx.res.statusCode;
+    const koaStep = (Koa.prototype as unknown as { handleRequest(ctx: LoreContext, fn: () => Promise<void>): Promise<void> }).handleRequest;
+    return koaStep.call(this, ctx, () => {
+      ctx.res.statusCode = status;
+      return Promise.resolve();
+    });
+  }
+}
+
 /** The methods whose bodies are parsed (the body parser's own default set); other requests never reach it. */
 const BODY_METHODS = ['POST', 'PUT', 'PATCH'];
 
@@ -68,13 +129,13 @@ const BODY_METHODS = ['POST', 'PUT', 'PATCH'];
  * route template, body-size limits, one error mapping and the closed 404 body for anything no route answered.
  * Routes are added by the caller.
  *
- * All of it runs in one outer middleware (one async frame per request instead of one per concern): the caller's
- * trace is continued first, then the request id, the timing, the body parser (called directly, and only for
- * methods that carry a body), the error mapping, the RED metrics and the access line, and last a JSON body is
- * sent (see `respondJson`).
+ * All of it runs in the app's request step (`KitKoa`), around the app's middleware rather than as a middleware of
+ * its own: the caller's trace is continued first, then the request id, the timing, the body parser (called
+ * directly, and only for methods that carry a body), the error mapping, the RED metrics and the access line, and
+ * last a JSON body is sent (see `respondJson`) or the answer is left to Koa's response step.
  */
 export function createHttpApp(options: HttpAppOptions): LoreApp {
-  const app = new Koa<LoreState>({ proxy: options.proxy ?? false });
+  const app = new KitKoa({ proxy: options.proxy ?? false });
   const http = createHttpMetrics(options.metrics);
   const limit = options.bodyLimitBytes ?? 1024 * 1024;
   const logger = options.logger;
@@ -96,46 +157,70 @@ export function createHttpApp(options: HttpAppOptions): LoreApp {
           },
         });
 
-  const handle = async (ctx: LoreContext, next: Koa.Next): Promise<void> => {
+  /**
+   * What the kit does once the app's middleware has finished or failed: the 404 or the error body, metrics, the
+   * access line, then the answer (a plain JSON body here, anything else through Koa's response step). Reads the
+   * request and response objects directly where Koa's context would only delegate to them.
+   */
+  const settle = (ctx: LoreContext, state: RequestState, socket: WatchedSocket | undefined, failed: boolean, failure: unknown): Promise<void> | undefined => {
+    try {
+      try {
+        if (failed) respondWithError(ctx, failure);
+        // Nothing answered the request: the closed 404 body, not Koa's plain-text "Not Found".
+        else if (ctx.res.statusCode === 404 && ctx.response.body === undefined) respondWithError(ctx, new AppError('NOT_FOUND', 'route not found'));
+      } finally {
+        const ms = state.elapsedMs();
+        const method = ctx.req.method ?? 'GET';
+        const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+        const status = ctx.res.statusCode;
+        http.observe(method, route, status, ms / 1000);
+        const durationMs = Math.round(ms * 10) / 10;
+        // A handler that logged already made the request's child logger (it carries request_id and whatever the
+        // handler bound); otherwise the base logger writes the id as a field and no child is built at all.
+        const child = state.childIfMade();
+        if (child) writeAccessLine(child, { method, path: ctx.path, route, status, duration_ms: durationMs });
+        else writeAccessLine(logger, { request_id: state.requestId, method, path: ctx.path, route, status, duration_ms: durationMs });
+      }
+      if (socket !== undefined) socket[IN_FLIGHT] = undefined;
+      if (!respondJson(ctx)) return app.koaRespond(ctx);
+    } catch (err) {
+      // As in Koa's own step: an answer that cannot be sent (a body that does not serialise) is Koa's 500.
+      ctx.onerror(err as Error);
+    }
+    return undefined;
+  };
+
+  const handle = (ctx: LoreContext, fnMiddleware: (ctx: LoreContext) => Promise<unknown>): Promise<void | undefined> => {
+    ctx.res.statusCode = 404; // Koa's starting status
+    const socket = watchSocket(ctx);
     const incoming = ctx.req.headers['x-request-id'];
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     const state = new RequestState(logger, requestId);
     ctx.state = state as unknown as LoreState;
     ctx.res.setHeader('x-request-id', requestId);
-    const start = performance.now();
+    let run: Promise<unknown>;
     try {
-      if (parseBody !== undefined && BODY_METHODS.includes(ctx.method)) await parseBody(ctx, next);
-      else await next();
-      // Nothing answered the request: the closed 404 body, not Koa's plain-text "Not Found".
-      if (ctx.status === 404 && ctx.body === undefined) throw new AppError('NOT_FOUND', 'route not found');
+      run = parseBody !== undefined && BODY_METHODS.includes(ctx.req.method ?? 'GET') ? parseBody(ctx, () => fnMiddleware(ctx)) : fnMiddleware(ctx);
     } catch (err) {
-      respondWithError(ctx, err);
-    } finally {
-      const ms = performance.now() - start;
-      const method = ctx.method;
-      const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
-      const status = ctx.res.statusCode;
-      http.observe(method, route, status, ms / 1000);
-      const durationMs = Math.round(ms * 10) / 10;
-      // A handler that logged already made the request's child logger (it carries request_id and whatever the
-      // handler bound); otherwise the base logger writes the id as a field and no child is built at all.
-      const child = state.childIfMade();
-      if (child) writeAccessLine(child, { method, path: ctx.path, route, status, duration_ms: durationMs });
-      else writeAccessLine(logger, { request_id: requestId, method, path: ctx.path, route, status, duration_ms: durationMs });
+      run = Promise.reject(err);
     }
-    respondJson(ctx);
+    return run.then(
+      () => settle(ctx, state, socket, false, undefined),
+      (err: unknown) => settle(ctx, state, socket, true, err),
+    );
   };
+  app.kitRequest = (ctx, fnMiddleware) =>
+    // The caller's trace (W3C traceparent) becomes this request's context first, so every log line (the access
+    // line too), outgoing call and published event of the request carries it, with or without the SDK.
+    ctx.req.headers.traceparent === undefined ? handle(ctx, fnMiddleware) : inCallerTrace(ctx.req.headers, () => handle(ctx, fnMiddleware));
 
-  // Errors Koa itself meets (a body that cannot be sent, a failed stream) go to the log, not to Koa's console
-  // printer; like Koa's, 404s, client errors it exposes and a silent app write nothing.
+  // Errors Koa itself meets (a body that cannot be sent, a failed stream, a socket error during a request) go to
+  // the log, not to Koa's console printer; like Koa's, 404s, client errors it exposes and a silent app write nothing.
   app.on('error', (err: Error & { status?: number; expose?: boolean }, ctx?: LoreContext) => {
     if (err.status === 404 || err.expose || app.silent) return;
     (ctx?.state?.log ?? logger).error({ err }, 'response failed');
   });
 
-  // The caller's trace (W3C traceparent) becomes this request's context first, so every log line (the access
-  // line too), outgoing call and published event of the request carries it, with or without the SDK.
-  app.use((ctx, next) => (ctx.req.headers.traceparent === undefined ? handle(ctx, next) : inCallerTrace(ctx.req.headers, () => handle(ctx, next))));
   return app;
 }
 
@@ -148,20 +233,22 @@ const EMPTY_STATUS = new Set([204, 205, 304]);
  * every other kind of body. Anything else (strings, buffers, streams, other objects, HEAD, empty statuses, a
  * response already started or closed, `ctx.respond = false`) is left to Koa. A body that cannot be serialised
  * throws before anything is sent, so Koa's own error handling answers as before. (Content-Length must be set
- * here: Koa's body setter removed it, and `node:http` then falls back to chunked encoding.)
+ * here: Koa's body setter removed it, and `node:http` then falls back to chunked encoding.) True when it sent the
+ * body.
  */
-function respondJson(ctx: LoreContext): void {
+function respondJson(ctx: LoreContext): boolean {
   const body: unknown = ctx.body;
-  if (body === null || typeof body !== 'object' || ctx.respond === false) return;
+  if (body === null || typeof body !== 'object' || ctx.respond === false) return false;
   const proto = Object.getPrototypeOf(body) as unknown;
-  if (proto !== Object.prototype && proto !== Array.prototype && proto !== null) return;
+  if (proto !== Object.prototype && proto !== Array.prototype && proto !== null) return false;
   const res = ctx.res;
-  if (ctx.method === 'HEAD' || EMPTY_STATUS.has(res.statusCode) || res.headersSent || res.writableEnded) return;
-  if (res.socket && !res.socket.writable) return;
+  if (ctx.method === 'HEAD' || EMPTY_STATUS.has(res.statusCode) || res.headersSent || res.writableEnded) return false;
+  if (res.socket && !res.socket.writable) return false;
   const json = JSON.stringify(body);
   ctx.respond = false;
   if (!res.hasHeader('transfer-encoding')) res.setHeader('content-length', Buffer.byteLength(json));
   res.end(json);
+  return true;
 }
 
 function respondWithError(ctx: LoreContext, err: unknown): void {

@@ -164,6 +164,17 @@ describe('access line', () => {
     expect((JSON.parse(fast!) as { path: string }).path).toBe(odd.path);
   });
 
+  it('escapes every string field, also the ones whose JSON it keeps between lines (methods, routes)', async () => {
+    for (const odd of [
+      { ...fields, request_id: 'id"with\\quote', route: '/r/"odd"\u0007/:id', method: 'M\u00e9THOD' },
+      { ...fields, route: '/r/"odd"\u0007/:id', path: '\u{1F600}/x' },
+    ]) {
+      const [slow, fast] = await bothWays((l) => l, odd);
+      expect(fast).toBe(slow);
+      expect(JSON.parse(fast!)).toMatchObject({ request_id: odd.request_id, route: odd.route, method: odd.method, path: odd.path });
+    }
+  });
+
   it('adds the active trace like every other line', async () => {
     startTelemetry({});
     const traced = trace.setSpanContext(context.active(), { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1 });

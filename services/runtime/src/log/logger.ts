@@ -159,6 +159,27 @@ interface PinoInternals {
   [key: symbol]: unknown;
 }
 
+/** Strings JSON writes as they are: printable ASCII without `"` and `\\`. */
+const JSON_PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** `JSON.stringify` of a string, without its escaping pass for the strings that need none. */
+function jsonString(value: string): string {
+  return JSON_PLAIN.test(value) ? `"${value}"` : JSON.stringify(value);
+}
+
+/** The JSON strings of the few values a process repeats on every line (methods, route templates), kept once each. */
+const repeated = new Map<string, string>();
+const REPEATED_MAX = 4096;
+
+function knownJsonString(value: string): string {
+  let json = repeated.get(value);
+  if (json === undefined) {
+    json = jsonString(value);
+    if (repeated.size < REPEATED_MAX) repeated.set(value, json);
+  }
+  return json;
+}
+
 /**
  * Writes the kit's access line (`"msg":"request"` with the fields above) exactly as `logger.info(fields,
  * 'request')` would, built straight into one string. The access line is written once per request and its fields
@@ -193,9 +214,9 @@ export function writeAccessLine(logger: Logger, fields: AccessFields): void {
     const ctx = span.spanContext();
     line += `,"trace_id":"${ctx.traceId}","span_id":"${ctx.spanId}"`;
   }
-  if (fields.request_id !== undefined) line += `,"request_id":${JSON.stringify(fields.request_id)}`;
+  if (fields.request_id !== undefined) line += `,"request_id":${jsonString(fields.request_id)}`;
   line +=
-    `,"method":${JSON.stringify(fields.method)},"path":${JSON.stringify(fields.path)},"route":${JSON.stringify(fields.route)}` +
+    `,"method":${knownJsonString(fields.method)},"path":${jsonString(fields.path)},"route":${knownJsonString(fields.route)}` +
     `,"status":${Number.isFinite(fields.status) ? fields.status : null},"duration_ms":${Number.isFinite(fields.duration_ms) ? fields.duration_ms : null}` +
     `,"msg":"request"` +
     (p[endSym] as string);
