@@ -3,8 +3,9 @@
  * middleware, router) against a bare `node:http` handler (plain Koa with the same route is measured too, as a reference for the framework's own
  * cost), in the same run, at the same concurrency, on loopback. Each server runs in its own child
  * process so the load generator (autocannon, in this process) does not share its event loop; rounds alternate so
- * drift hits all alike. Prints req/s, p50/p99 and server CPU per request of each, and PASS/FAIL of the kit's
- * throughput against plain Koa's (the target); the ratio to node:http is printed as information.
+ * drift hits all alike, and each round starts fresh server processes. Prints req/s, p50/p99 and server CPU per
+ * request of each, and PASS/FAIL of the kit's throughput against plain Koa's (the target); the ratio to node:http
+ * is printed as information.
  *
  *   npx tsx bench/kit-vs-http.ts            (or npm run bench:kit)
  *   BENCH_SECONDS=10 BENCH_CONNECTIONS=64 BENCH_ROUNDS=3 npx tsx bench/kit-vs-http.ts
@@ -27,7 +28,7 @@ import { createMetricsRegistry } from '../services/runtime/src/metrics/registry'
 const TARGET_RATIO = 0.9;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const PRIORITY = Number(process.env.BENCH_PRIORITY ?? 0);
 const BODY = JSON.stringify({ status: 'ok', service: 'bench' });
 
@@ -123,16 +124,18 @@ const fmt = (n: number, digits = 0) => n.toFixed(digits).padStart(10);
 
 async function main(): Promise<void> {
   if (PRIORITY > 0) setPriority(-PRIORITY);
-  const servers = { bare: await start('bare'), koa: await start('koa'), kit: await start('kit') };
   const results: Record<Kind, Measure[]> = { bare: [], koa: [], kit: [] };
-  try {
-    console.log(`kit vs plain Koa (and node:http) — ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS}s each, loopback`);
-    for (const kind of ['bare', 'koa', 'kit'] as const) await measure(servers[kind], 1); // JIT warm-up
-    for (let round = 0; round < ROUNDS; round++) {
+  console.log(`kit vs plain Koa (and node:http) — ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS}s each, loopback`);
+  // Every round starts its three servers afresh: one process's luck (where its JIT settles, how its heap grows)
+  // would otherwise decide all rounds of that server, and two runs of the same code differed by 20 % that way.
+  for (let round = 0; round < ROUNDS; round++) {
+    const servers = { bare: await start('bare'), koa: await start('koa'), kit: await start('kit') };
+    try {
+      for (const kind of ['bare', 'koa', 'kit'] as const) await measure(servers[kind], 1); // JIT warm-up
       for (const kind of ['bare', 'koa', 'kit'] as const) results[kind].push(await measure(servers[kind], SECONDS));
+    } finally {
+      for (const server of Object.values(servers)) server.child.kill();
     }
-  } finally {
-    for (const server of Object.values(servers)) server.child.kill();
   }
   const summary = (kind: Kind) => ({
     rps: mean(results[kind].map((m) => m.rps)),

@@ -94,6 +94,13 @@ async function commandCalls(redis: Redis): Promise<number> {
   return total;
 }
 
+/** CPU seconds the Redis server has used (user + system), from INFO cpu. */
+async function redisCpuSeconds(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu');
+  const field = (name: string) => Number(new RegExp(`^${name}:([0-9.]+)`, 'm').exec(info)?.[1] ?? 0);
+  return field('used_cpu_user') + field('used_cpu_sys');
+}
+
 async function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; urls: { gateway: string; admin: string; baseline: string } }> {
   const args = ['--conditions=lore-src', '--import', 'tsx', join(__dirname, 'server.ts')];
   const child = spawn(NICE.length > 0 ? 'nice' : process.execPath, NICE.length > 0 ? [...NICE, process.execPath, ...args] : args, {
@@ -149,6 +156,7 @@ async function main(): Promise<void> {
     let authSys = 0;
     let baseOk = 0;
     let authCpu = 0;
+    let redisCpuDuringAuth = 0;
     for (let round = 0; round < ROUNDS; round++) {
       const base0 = await stats();
       const rb = await throughput(base, basePath, CONNECTIONS, THROUGHPUT_MS);
@@ -159,6 +167,7 @@ async function main(): Promise<void> {
       baseRps.push(rb.rps);
       bareRps.push((await throughput(bare, path, CONNECTIONS, THROUGHPUT_MS)).rps);
       const calls0 = await commandCalls(counter);
+      const redisCpu0 = await redisCpuSeconds(counter);
       const trips0 = await trips();
       const auth0 = await stats();
       const r = await throughput(auth, path, CONNECTIONS, THROUGHPUT_MS);
@@ -166,6 +175,7 @@ async function main(): Promise<void> {
       authCpu += auth1.cpu_us - auth0.cpu_us;
       authSys += auth1.system_us - auth0.system_us;
       callsDuringAuth += (await commandCalls(counter)) - calls0;
+      redisCpuDuringAuth += (await redisCpuSeconds(counter)) - redisCpu0;
       tripsDuringAuth += (await trips()) - trips0;
       authOk += r.ok;
       authRps.push(r.rps);
@@ -205,6 +215,7 @@ async function main(): Promise<void> {
       `reference    bare runtime app ${fmt(meanBare, 0)} req/s   full pipeline / bare ${fmt((meanAuth / meanBare) * 100, 1)}%`,
       `server CPU   no auth ${fmt(baseCpu / baseOk, 1)} us/req   full pipeline ${fmt(authCpu / authOk, 1)} us/req   ratio ${fmt((baseCpu / baseOk / (authCpu / authOk)) * 100, 1)}%   (the gateway process only; Redis and the load generator are separate processes)`,
       `  of which   kernel (system time) no auth ${fmt(baseSys / baseOk, 1)} us/req   full pipeline ${fmt(authSys / authOk, 1)} us/req`,
+      `redis CPU    ${fmt((redisCpuDuringAuth * 1e6) / authOk, 1)} us per authenticated request (the private Redis server, by INFO cpu; on this machine's cores too)`,
       `open loop    no auth p50 ${fmt(p(sb, 50))} ms p99 ${fmt(p(sb, 99))} ms   full pipeline p50 ${fmt(p(sa, 50))} ms p99 ${fmt(p(sa, 99))} ms   failed ${openBase.failed}/${openAuth.failed}`,
       `added        p50 ${fmt(addedP50)} ms (target <= 1)   p99 ${fmt(addedP99)} ms (target <= 5)`,
       `redis        ${fmt(perRequest, 3)} round trips per authenticated request by INFO commandstats, ${fmt(tripsDuringAuth / authOk, 3)} by the state port (target <= 1)`,

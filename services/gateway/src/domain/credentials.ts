@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { KeyType } from '@lore/contracts';
 
@@ -91,7 +91,8 @@ export function parseCredential(raw: string): ParsedCredential | null {
 
 /** SHA-256 hex: the only form in which a key, token or client secret is stored. */
 export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value, 'utf8').digest('hex');
+  // The one-shot digest: a third of a Hash object's cost, and this runs on every authenticated request.
+  return hash('sha256', value, 'hex');
 }
 
 /** Constant-time equality of two hex digests (lengths are public: both are SHA-256). */
