@@ -79,10 +79,10 @@ async function privateRedis(): Promise<{ url: string; stop(): void }> {
 
 /**
  * Commands sent by clients, from INFO commandstats. Redis also counts the commands a Lua script runs inside
- * (TIME, GET, SET, INCR, EXPIRE): the gateway sends those only from within its scripts, so they are left out;
+ * (TIME, GET, MGET, SET, INCR, EXPIRE): the gateway sends those only from within its scripts, so they are left out;
  * every script call (EVALSHA, EVAL) and any other command is one round trip. INFO itself is the counter's own.
  */
-const INSIDE_SCRIPTS = new Set(['time', 'get', 'set', 'incr', 'expire', 'info']);
+const INSIDE_SCRIPTS = new Set(['time', 'get', 'mget', 'set', 'incr', 'expire', 'info']);
 
 async function commandCalls(redis: Redis): Promise<number> {
   const info = await redis.info('commandstats');

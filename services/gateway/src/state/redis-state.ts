@@ -27,20 +27,22 @@ if not epoch then
 end
 local out = {epoch}
 local function admit(rv, rl, q, consume, interval, burst, limit, ttl)
-  local not_after = redis.call('GET', rv)
+  -- One read for the three records (a missing one reads as false).
+  local got = redis.call('MGET', rv, rl, q)
+  local not_after = got[1]
   if not_after and now_ms >= tonumber(not_after) then
     return 1, 0, 0, 0, 0, 0, 0
   end
   if consume ~= '1' then
     return 0, -1, 0, 0, 0, 0, 0
   end
-  local allowed, tat, remaining, retry, reset = gcra(tonumber(redis.call('GET', rl)), now_us, interval, burst)
+  local allowed, tat, remaining, retry, reset = gcra(tonumber(got[2]), now_us, interval, burst)
   if allowed == 0 then
     return 0, 0, 0, retry, reset, 0, 0
   end
   local used = 0
   if limit > 0 then
-    used = tonumber(redis.call('GET', q) or '0')
+    used = tonumber(got[3] or '0')
     if used >= limit then
       return 0, 1, remaining, 0, reset, 1, used
     end
@@ -190,7 +192,13 @@ export class RedisGatewayState implements GatewayState {
     const epoch = String(reply[0]);
     return inputs.map((input, i) => {
       const o = 1 + i * ADMIT_FIELDS;
-      const [revoked, allowed, remaining, retryUs, resetUs, quotaExceeded, quotaUsed] = reply.slice(o, o + ADMIT_FIELDS).map(Number) as [number, number, number, number, number, number, number];
+      const revoked = Number(reply[o]);
+      const allowed = Number(reply[o + 1]);
+      const remaining = Number(reply[o + 2]);
+      const retryUs = Number(reply[o + 3]);
+      const resetUs = Number(reply[o + 4]);
+      const quotaExceeded = Number(reply[o + 5]);
+      const quotaUsed = Number(reply[o + 6]);
       const rate: RateOutcome | null =
         revoked === 1 || allowed === -1
           ? null
