@@ -71,6 +71,9 @@ export function hasValidChecksum(secret: string, prefix: string): boolean {
   return checksumOf(prefix + body) === rest.slice(SECRET_BODY_LENGTH);
 }
 
+/** The key prefixes in declaration order, listed once (parsing runs on every authenticated request). */
+const KEY_PREFIXES = Object.entries(KEY_PREFIX) as Array<[KeyType, string]>;
+
 export type ParsedCredential =
   | { kind: 'key'; type: KeyType; secret: string }
   | { kind: 'oauth'; secret: string };
@@ -81,8 +84,7 @@ export type ParsedCredential =
  */
 export function parseCredential(raw: string): ParsedCredential | null {
   if (raw.length > 128) return null;
-  for (const type of Object.keys(KEY_PREFIX) as KeyType[]) {
-    const prefix = KEY_PREFIX[type];
+  for (const [type, prefix] of KEY_PREFIXES) {
     if (raw.startsWith(prefix)) return hasValidChecksum(raw, prefix) ? { kind: 'key', type, secret: raw } : null;
   }
   if (raw.startsWith(OAUTH_TOKEN_PREFIX)) return hasValidChecksum(raw, OAUTH_TOKEN_PREFIX) ? { kind: 'oauth', secret: raw } : null;
