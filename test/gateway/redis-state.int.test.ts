@@ -64,6 +64,9 @@ describe('Redis gateway state', () => {
   });
 
   it('throttles plain hits and counts one round trip per call', async () => {
+    // A first hit loads the script if this Redis does not know it (another suite may have flushed scripts): that
+    // second round trip is counted too, and is not what this test is about.
+    await state.hit(`warm-${uid()}`, rate);
     const before = state.roundTrips();
     const key = `login-${uid()}`;
     const hits = [];
@@ -92,8 +95,9 @@ describe('Redis gateway state', () => {
     expect(quotaOut.map((o) => o.quotaUsed)).toEqual(quotaOut.map((_, j) => Math.min(j + 1, 5)));
     expect(quotaOut.map((o) => o.quotaExceeded)).toEqual(quotaOut.map((_, j) => j >= 5));
     expect(new Set(out.map((o) => o.epoch)).size).toBe(1);
-    // The first call goes alone at once; the rest waited for it and went in full batches.
-    expect(state.roundTrips() - before).toBe(1 + Math.ceil((n - 1) / ADMIT_BATCH_MAX));
+    // All arrived in one event-loop turn: the first call carries a full batch, the rest waited for it and went in
+    // full batches too.
+    expect(state.roundTrips() - before).toBe(Math.ceil(n / ADMIT_BATCH_MAX));
   });
 
   it('reloads the script for a whole batch after SCRIPT FLUSH', async () => {

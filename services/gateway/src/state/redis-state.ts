@@ -147,20 +147,25 @@ export class RedisGatewayState implements GatewayState {
   }
 
   /**
-   * One admission per authenticated request, and at most one script call in flight: the first admission goes to
-   * Redis at once; those that arrive while a call is out wait for its reply and then go together in the next call
-   * (up to `ADMIT_BATCH_MAX`). An idle gateway therefore adds no wait, and a busy one wakes once per reply for many
-   * requests instead of once per request (that second wake-up per request was most of the authenticated path's
-   * cost, docs/gateway.md). Each admission's result is the one a call of its own would give.
+   * One admission per authenticated request, and at most one script call in flight. A call leaves at the end of
+   * the event-loop turn in which its first admission arrived (`setImmediate`), so the admissions of requests read
+   * in that same turn go with it; those that arrive while a call is out wait for its reply and go together in the
+   * next call, again at the end of a turn (up to `ADMIT_BATCH_MAX` per call). An idle gateway waits one turn, a
+   * few microseconds; a busy one wakes once per reply for many requests instead of once per request (that second
+   * wake-up per request was most of the authenticated path's cost, docs/gateway.md). Each admission's result is
+   * the one a call of its own would give.
    */
   admit(input: AdmitInput): Promise<AdmitResult> {
     return new Promise<AdmitResult>((resolve, reject) => {
       this.waiting.push({ input, resolve, reject });
-      if (!this.calling) this.nextCall();
+      if (!this.calling) {
+        this.calling = true;
+        setImmediate(this.nextCall);
+      }
     });
   }
 
-  private nextCall(): void {
+  private readonly nextCall = (): void => {
     if (this.waiting.length === 0) {
       this.calling = false;
       return;
@@ -170,14 +175,14 @@ export class RedisGatewayState implements GatewayState {
     this.admitAll(batch.map((b) => b.input)).then(
       (results) => {
         for (let i = 0; i < batch.length; i++) batch[i]!.resolve(results[i]!);
-        this.nextCall();
+        setImmediate(this.nextCall);
       },
       (err: unknown) => {
         for (const b of batch) b.reject(err);
-        this.nextCall();
+        setImmediate(this.nextCall);
       },
     );
-  }
+  };
 
   /** One script call for `inputs`, in order. */
   private async admitAll(inputs: readonly AdmitInput[]): Promise<AdmitResult[]> {
