@@ -14,6 +14,8 @@ describe('createHttpApp', () => {
   const lines: Record<string, unknown>[] = [];
   let server: StartedServer;
   let lifecycle: Lifecycle;
+  /** Settles when `/socket-breaks-later` has broken its connection (after its answer was sent). */
+  let brokeLater: Promise<void> | undefined;
   let dbOk = true;
 
   beforeAll(async () => {
@@ -67,7 +69,8 @@ describe('createHttpApp', () => {
     router.get('/socket-breaks-later', (ctx) => {
       const socket = ctx.req.socket;
       // After this answer is sent, while the kept-alive connection waits for its next request.
-      setTimeout(() => socket.destroy(new Error('idle socket broke')), 30);
+      brokeLater = new Promise((resolve) => socket.once('close', () => setImmediate(resolve)));
+      ctx.res.once('finish', () => setTimeout(() => socket.destroy(new Error('idle socket broke')), 10));
       ctx.body = { sent: true };
     });
     router.get('/streamed', (ctx) => {
@@ -237,7 +240,8 @@ describe('createHttpApp', () => {
         req.end();
       });
       expect(status).toBe(200);
-      await new Promise((r) => setTimeout(r, 120));
+      // Wait for the server side of the connection to have broken (and its error to have been handled).
+      await brokeLater;
       expect(lines.filter((l) => l.msg === 'request' && l.request_id === 'idle-broke-001')).toHaveLength(1);
       expect(lines.filter((l) => l.msg === 'response failed')).toEqual([]);
     } finally {
