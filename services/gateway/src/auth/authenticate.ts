@@ -124,8 +124,14 @@ async function fetchCredential(ctx: GatewayContext, parsed: ParsedCredential, ha
   return row ? { kind: 'oauth', row, ipAllowlist: parseCidrList(row.ip_allowlist) } : null;
 }
 
-async function loadCredential(ctx: GatewayContext, parsed: ParsedCredential, useCache: boolean): Promise<CachedCredential | null> {
-  const hash = sha256Hex(parsed.secret);
+/** The record a cache entry or a load returned, if its stored digest really is this secret's (constant time). */
+function verifiedCredential(cred: CachedCredential | null, hash: string): CachedCredential | null {
+  if (!cred) return null;
+  const stored = cred.kind === 'key' ? cred.row.key_hash : cred.row.token_hash;
+  return digestsEqual(stored, hash) ? cred : null;
+}
+
+async function loadCredential(ctx: GatewayContext, parsed: ParsedCredential, hash: string, useCache: boolean): Promise<CachedCredential | null> {
   const cacheKey = credentialCacheKey(parsed.kind, hash);
   let cred: CachedCredential | null;
   if (useCache) {
@@ -136,9 +142,7 @@ async function loadCredential(ctx: GatewayContext, parsed: ParsedCredential, use
     cred = await fetchCredential(ctx, parsed, hash);
     if (cred) ctx.caches.credentials.set(cacheKey, cred);
   }
-  if (!cred) return null;
-  const stored = cred.kind === 'key' ? cred.row.key_hash : cred.row.token_hash;
-  return digestsEqual(stored, hash) ? cred : null;
+  return verifiedCredential(cred, hash);
 }
 
 /** Revoked or expired according to the record itself (the database's view, possibly cached). */
@@ -174,16 +178,29 @@ interface Target {
   memoryId: string;
 }
 
+type MemoryParam = { memory_id: string; workspace_id: string } | null;
+
+/**
+ * The lookup of the memory a `memory_id` query parameter names (null: not a live memory of this tenant), or
+ * undefined when there is no such parameter: most requests have none, and then nothing waits.
+ */
+function memoryParamLookup(ctx: GatewayContext, tenantId: string, facts: RequestFacts): Promise<MemoryParam> | undefined {
+  const memParam = facts.query.get('memory_id');
+  if (memParam === null) return undefined;
+  return memParam.length <= 128 ? tenantMemory(ctx, tenantId, memParam) : Promise.resolve(null);
+}
+
 /**
  * Which workspace and memory the request acts on. The credential's pins come first; `workspace_id` and
  * `memory_id` query parameters may narrow within what the credential reaches. Anything outside it is 404.
+ * `memParam` is what `memoryParamLookup` found (undefined: no parameter).
  */
-async function resolveTarget(
-  ctx: GatewayContext,
+function resolveTarget(
   tenant: TenantContext,
   facts: RequestFacts,
   pins: { workspaceId: string | null; memoryId: string | null },
-): Promise<Target | AppError> {
+  memParam: MemoryParam | undefined,
+): Target | AppError {
   const tenantId = tenant.tenant.tenant_id;
   let workspaceId: string | null = null;
   let memoryId: string | null = null;
@@ -195,13 +212,10 @@ async function resolveTarget(
   } else if (pins.memoryId) {
     return AppError.forbidden('an mk_ key is accepted only on its own memory\'s hostname');
   }
-  const memParam = facts.query.get('memory_id');
-  if (memParam !== null) {
-    if (memoryId !== null && memParam !== memoryId) return AppError.notFound('memory');
-    const m = memParam.length <= 128 ? await tenantMemory(ctx, tenantId, memParam) : null;
-    if (!m) return AppError.notFound('memory');
-    memoryId = m.memory_id;
-    workspaceId = m.workspace_id;
+  if (memParam !== undefined) {
+    if (!memParam || (memoryId !== null && memParam.memory_id !== memoryId)) return AppError.notFound('memory');
+    memoryId = memParam.memory_id;
+    workspaceId = memParam.workspace_id;
   }
   const wsParam = facts.query.get('workspace_id');
   if (wsParam !== null) {
@@ -225,7 +239,11 @@ export async function authenticate(ctx: GatewayContext, facts: RequestFacts, rul
   if (presented.kind === 'session') return authenticateSession(ctx, facts, rule, presented.token);
 
   const now = Date.now();
-  let cred = await loadCredential(ctx, presented.parsed, true);
+  const parsed = presented.parsed;
+  const hash = sha256Hex(parsed.secret);
+  // A cached record is used without waiting for anything; only a miss (or a stale entry) goes to the loader.
+  const cached = ctx.caches.credentials.get(credentialCacheKey(parsed.kind, hash));
+  let cred = cached ? verifiedCredential(cached, hash) : await loadCredential(ctx, parsed, hash, true);
   if (!cred) {
     ctx.gatewayMetrics.authDecisions.inc({ outcome: 'unknown_credential' });
     throw unauthorized('the credential is not valid');
@@ -236,7 +254,7 @@ export async function authenticate(ctx: GatewayContext, facts: RequestFacts, rul
     throw unauthorized(dead);
   }
   const row = cred.row;
-  const tenant = await tenantContext(ctx, row.tenant_id);
+  const tenant = ctx.caches.tenants.get(row.tenant_id) ?? (await tenantContext(ctx, row.tenant_id));
   if (!tenant) throw unauthorized('the credential is not valid');
 
   let credential: CredentialKind;
@@ -267,7 +285,8 @@ export async function authenticate(ctx: GatewayContext, facts: RequestFacts, rul
   // Local decisions first; a refused request still asks the shared state whether the credential is revoked,
   // because "revoked" (401) must win over any other answer.
   let denial: AppError | null = null;
-  const target = await resolveTarget(ctx, tenant, facts, pins);
+  const memLookup = memoryParamLookup(ctx, tenant.tenant.tenant_id, facts);
+  const target = resolveTarget(tenant, facts, pins, memLookup && (await memLookup));
   if (target instanceof AppError) denial = target;
   const need: Need = { module: rule.module, access: rule.access, operation: rule.operation, memoryId: target instanceof AppError ? null : target.memoryId };
   if (!denial && cred.kind === 'key' && cred.row.type === 'memory' && rule.module !== 'memory') {
@@ -295,7 +314,7 @@ export async function authenticate(ctx: GatewayContext, facts: RequestFacts, rul
   });
   if (observeSharedEpoch(ctx, admitted.epoch)) {
     // The shared state lost its records (or is new): nothing cached can be trusted; ask the database.
-    cred = await loadCredential(ctx, presented.parsed, false);
+    cred = await loadCredential(ctx, parsed, hash, false);
     if (!cred || deadReason(cred, Date.now())) throw unauthorized('the credential is not valid');
   }
   if (admitted.revoked) {
@@ -334,7 +353,8 @@ async function authenticateSession(ctx: GatewayContext, facts: RequestFacts, rul
   if (!user) throw unauthorized('the session is not valid');
   const tenant = await tenantContext(ctx, user.tenant_id);
   if (!tenant) throw unauthorized('the session is not valid');
-  const target = await resolveTarget(ctx, tenant, facts, { workspaceId: null, memoryId: null });
+  const memLookup = memoryParamLookup(ctx, tenant.tenant.tenant_id, facts);
+  const target = resolveTarget(tenant, facts, { workspaceId: null, memoryId: null }, memLookup && (await memLookup));
   let denial: AppError | null = target instanceof AppError ? target : null;
   const balance = tenant.tenant.credit_balance;
   if (!denial && rule.metered && balance !== null && balance <= 0) denial = creditError(balance);

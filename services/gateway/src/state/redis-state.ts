@@ -10,11 +10,16 @@ import { monthKey, secondsToMonthEnd, type AdmitInput, type AdmitResult, type Ga
  * by `gcra` in TypeScript); the bucket is written only when the request is admitted, quota included. Admissions
  * are judged in the order given, each seeing what the earlier ones wrote, exactly as separate calls would.
  *
- * KEYS: 1 epoch, then per admission i (0-based) 2+3i revocation record, 3+3i rate bucket (TAT in microseconds),
- *   4+3i monthly quota counter
- * ARGV: 1 fresh epoch, 2 quota ttl s, then per admission 3+i one argument `consume:interval:burst:limit` (consume
- *   0/1, emission interval us, burst, quota limit with 0 = none): one argument instead of four, because the client
- *   library's work per argument was a measurable share of an authenticated request
+ * KEYS: 1 epoch. The per-admission records are named inside the script from the prefix and each admission's
+ *   subject and tenant (a batch mixes subjects, so it is single-slot only on a standalone Redis anyway, which is
+ *   what the gateway's shared state is; ARCHITECTURE.md). Naming them here instead of passing three keys per
+ *   admission cut the client library's work per admission again (docs/gateway.md, 2026-11-25).
+ * ARGV: 1 fresh epoch, 2 quota ttl s, 3 key prefix, 4 month (yyyymm), then per admission 5+i one argument
+ *   `consume:interval:burst:limit:tenant:subject` (consume 0/1, emission interval us, burst, quota limit with 0 =
+ *   none, the tenant whose monthly counter is spent, empty when there is no quota, and the subject last, so it may
+ *   hold any character)
+ * Records: `<prefix>rv:<subject>` revocation, `<prefix>rl:<subject>` rate bucket (TAT in microseconds),
+ *   `<prefix>q:<tenant>:<month>` monthly quota counter (`<prefix>q:none` when there is no quota)
  * Returns: { epoch, then per admission: revoked, allowed, remaining, retry_after_us, reset_after_us,
  *   quota_exceeded, quota_used }
  */
@@ -54,12 +59,15 @@ local function admit(rv, rl, q, consume, interval, burst, limit, ttl)
   return 0, 1, remaining, 0, reset, 0, used
 end
 local ttl = tonumber(ARGV[2])
-for i = 0, (#KEYS - 1) / 3 - 1 do
-  local k = 2 + 3 * i
-  local consume, interval, burst, limit = string.match(ARGV[3 + i], '^([01]):([^:]+):([^:]+):([^:]+)$')
+local prefix = ARGV[3]
+local month = ARGV[4]
+for i = 5, #ARGV do
+  local consume, interval, burst, limit, tenant, subject = string.match(ARGV[i], '^([01]):([^:]+):([^:]+):([^:]+):([^:]*):(.+)$')
   interval, burst, limit = tonumber(interval), tonumber(burst), tonumber(limit)
-  if not (consume and interval and burst and limit) then return redis.error_reply('ERR malformed admission ' .. i) end
-  local r1, r2, r3, r4, r5, r6, r7 = admit(KEYS[k], KEYS[k + 1], KEYS[k + 2], consume, interval, burst, limit, ttl)
+  if not (consume and interval and burst and limit) then return redis.error_reply('ERR malformed admission ' .. (i - 5)) end
+  local q = prefix .. 'q:none'
+  if tenant ~= '' then q = prefix .. 'q:' .. tenant .. ':' .. month end
+  local r1, r2, r3, r4, r5, r6, r7 = admit(prefix .. 'rv:' .. subject, prefix .. 'rl:' .. subject, q, consume, interval, burst, limit, ttl)
   local n = #out
   out[n + 1] = r1
   out[n + 2] = r2
@@ -126,10 +134,12 @@ export class RedisGatewayState implements GatewayState {
   /** Admissions that arrived while a script call was out, in arrival order. */
   private waiting: PendingAdmission[] = [];
   private calling = false;
+  private readonly epochKey: string[];
 
   constructor(redis: Redis, options: RedisStateOptions = {}) {
     this.prefix = options.prefix ?? 'lore:gw:';
     this.redis = redis;
+    this.epochKey = [`${this.prefix}epoch`];
   }
 
   /**
@@ -190,14 +200,13 @@ export class RedisGatewayState implements GatewayState {
     const p = this.prefix;
     const month = monthKey();
     const ttl = String(secondsToMonthEnd());
-    const keys = [`${p}epoch`];
-    // A new value each call: if the store was emptied, the epoch written now differs from every earlier one.
-    const argv: string[] = [randomUUID(), ttl];
+    // A new epoch value each call: if the store was emptied, the epoch written now differs from every earlier one.
+    const argv: string[] = [randomUUID(), ttl, p, month];
     for (const input of inputs) {
-      keys.push(`${p}rv:${input.subject}`, `${p}rl:${input.subject}`, input.quota ? `${p}q:${input.quota.tenantId}:${month}` : `${p}q:none`);
-      argv.push(`${input.consume ? 1 : 0}:${emissionIntervalUs(input.rate.perSecond)}:${input.rate.burst}:${input.quota?.limit ?? 0}`);
+      const q = input.quota;
+      argv.push(`${input.consume ? 1 : 0}:${emissionIntervalUs(input.rate.perSecond)}:${input.rate.burst}:${q ? `${q.limit}:${q.tenantId}` : '0:'}:${input.subject}`);
     }
-    const reply = await this.script<Array<string | number>>(ADMIT_SHA, ADMIT_LUA, keys, argv);
+    const reply = await this.script<Array<string | number>>(ADMIT_SHA, ADMIT_LUA, this.epochKey, argv);
     const epoch = String(reply[0]);
     return inputs.map((input, i) => {
       const o = 1 + i * ADMIT_FIELDS;
