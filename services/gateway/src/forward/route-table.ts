@@ -58,7 +58,9 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
   {
     name: 'core',
     upstream: 'core',
-    prefixes: ['/api/chat', '/api/manage'],
+    // Personas are core's own design (docs/core.md); chat and connector paths are spec 2's.
+    prefixes: ['/api/chat', '/api/manage', '/api/persona'],
+    open: ['/api/openapi.json'],
     module: (path) => (path.startsWith('/api/manage') ? 'connectors' : 'chat'),
     sources: ['bearer', 'cookie', 'x-api-key'],
     allowSessions: true,

@@ -16,3 +16,17 @@ export function validate<S extends z.ZodType>(schema: S, input: unknown, what = 
   if (result.success) return result.data;
   throw new AppError('VALIDATION_FAILED', `${what} is invalid`, { details: zodIssues(result.error) });
 }
+
+/**
+ * Spec 2's and spec 3's validation failure (the FastAPI shape their clients parse): 422
+ * `{ detail: [{ loc, msg, type }] }`, `loc` starting with where the value was (`body`, `query`, `path`).
+ */
+export function detailValidationError(issues: ValidationIssue[], where: 'body' | 'query' | 'path'): AppError {
+  const detail = issues.map((i) => ({ loc: [where, ...(i.path === '' ? [] : i.path.split('.'))], msg: i.message, type: 'value_error' }));
+  return new AppError('UNPROCESSABLE', `${where === 'body' ? 'request body' : where} is invalid`, { body: { detail } });
+}
+
+/** An error in spec 2's `{ detail: "<message>" }` shape, keeping the code's status and any headers. */
+export function detailError(e: AppError, detail = e.message): AppError {
+  return new AppError(e.code, e.message, { headers: e.headers, body: { detail } });
+}

@@ -1,4 +1,4 @@
-import { AppError, type ValidationIssue } from '@lore/runtime';
+import { AppError, detailError, detailValidationError } from '@lore/runtime';
 import { SESSION, route, RATE_LIMITED_HEADERS, type Guard } from '../../http/route';
 import type { User } from '../../store/users';
 import { changedView, changePasswordBody, detailView, presentReset, userResetBody, userResetResponse, validationErrorView } from './schema';
@@ -17,13 +17,10 @@ export interface PasswordRouteDeps {
 }
 
 /** Spec 2's validation failure: 422 `{ detail: [{ loc, msg, type }] }`. */
-function invalid422(issues: ValidationIssue[]): AppError {
-  const detail = issues.map((i) => ({ loc: ['body', ...(i.path === '' ? [] : i.path.split('.'))], msg: i.message, type: 'value_error' }));
-  return new AppError('UNPROCESSABLE', 'request body is invalid', { body: { detail } });
-}
+const invalid422 = detailValidationError;
 
 /** The body reader's refusals (400 for bytes that are not clean JSON, 413, 415) keep their status, in spec 2's `detail`. */
-const unreadable = (e: AppError) => new AppError(e.code, e.message, { headers: e.headers, body: { detail: e.message } });
+const unreadable = (e: AppError) => detailError(e);
 
 const detailErrors = {
   400: { description: 'wrong current password, or a body that is not clean JSON', schema: detailView },

@@ -1,0 +1,92 @@
+import Router from '@koa/router';
+import { RouteTable, createHttpApp, openApiDocumentRoute, type IdentitySigner, type LoreApp, type Logger } from '@lore/runtime';
+import type { Registry } from 'prom-client';
+import { changeSession, createSession, deleteAllSessions, deleteSession, sessionDetail, sessionsOf } from './application/chat-sessions';
+import type { CoreDeps } from './application/context';
+import { changePersona, createPersona, personaList, personaOf, removePersona } from './application/personas';
+import { coreOpenApi, coreResponses } from './openapi';
+import { chatSessionRoutes, type ChatSessionRouteDeps } from './routes/chat-sessions/routes';
+import { personaRoutes, type PersonaRouteDeps } from './routes/personas/routes';
+import { CORE_PREFIX, coreGuard, type CoreState } from './routes/route';
+
+export interface CoreAppOptions {
+  core: CoreDeps;
+  signer: IdentitySigner;
+  logger: Logger;
+  metrics: Registry;
+  /** Largest JSON body (bytes). */
+  bodyLimitBytes: number;
+  /** Check every success body against its declared schema (tests): a drift is a 500 naming it. */
+  checkResponses?: boolean;
+}
+
+/** What the core route modules call, each module given only its own part. */
+export interface CoreRouteDeps {
+  personas: PersonaRouteDeps;
+  sessions: ChatSessionRouteDeps;
+}
+
+/** Binds the application layer and the identity guard to one core's dependencies, resource by resource. */
+export function coreRouteDeps(core: CoreDeps, signer: IdentitySigner): CoreRouteDeps {
+  const guard = coreGuard(signer);
+  return {
+    personas: {
+      guard,
+      personas: {
+        list: (p) => personaList(core, p),
+        get: (p, id) => personaOf(core, p, id),
+        create: (p, input) => createPersona(core, p, input),
+        change: (p, id, patch) => changePersona(core, p, id, patch),
+        remove: (p, id) => removePersona(core, p, id),
+      },
+    },
+    sessions: {
+      guard,
+      sessions: {
+        create: (p, input) => createSession(core, p, input),
+        list: (p, filter) => sessionsOf(core, p, filter),
+        detail: (p, id, opts) => sessionDetail(core, p, id, opts),
+        change: (p, id, patch) => changeSession(core, p, id, patch),
+        remove: (p, id, hard) => deleteSession(core, p, id, hard),
+        removeAll: (p) => deleteAllSessions(core, p),
+      },
+    },
+  };
+}
+
+/** The path of core's own OpenAPI document, forwarded by the gateway without a credential. */
+export const CORE_OPENAPI_PATH = `${CORE_PREFIX}/openapi.json`;
+
+/** Every route core serves, from the route modules, plus the document of exactly those routes. */
+export function coreRouteTable(deps: CoreRouteDeps, options: { bodyLimitBytes: number; checkResponses?: boolean }): RouteTable<CoreState> {
+  const table = new RouteTable<CoreState>({ bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses, commonResponses: coreResponses });
+  table.add(
+    personaRoutes(deps.personas),
+    chatSessionRoutes(deps.sessions),
+    openApiDocumentRoute(CORE_OPENAPI_PATH, 'the OpenAPI 3.1 document of the core routes', () => coreOpenApi(table)),
+  );
+  return table;
+}
+
+/** Route dependencies that may be read but never called (documentation and the documentation test). */
+export function inertRouteDeps(): CoreRouteDeps {
+  const never = (): never => {
+    throw new Error('a route of the documentation-only table was called');
+  };
+  const inert: unknown = new Proxy(never, { get: () => inert, apply: () => inert });
+  return inert as CoreRouteDeps;
+}
+
+/** The document without a running core (the committed openapi.json and its test). */
+export function documentedCoreOpenApi(): Record<string, unknown> {
+  return coreOpenApi(coreRouteTable(inertRouteDeps(), { bodyLimitBytes: 1 }));
+}
+
+/** Core's listener: the route table, then 404 for everything else. Each route reads its own body. */
+export function createCoreApp(options: CoreAppOptions): LoreApp {
+  const app = createHttpApp({ service: 'core', logger: options.logger, metrics: options.metrics, bodyLimitBytes: options.bodyLimitBytes, parseBodies: false });
+  const router = new Router<CoreState>();
+  coreRouteTable(coreRouteDeps(options.core, options.signer), { bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses }).mount(router);
+  app.use(router.routes());
+  return app;
+}

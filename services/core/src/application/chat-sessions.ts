@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import { latestBranch } from '../domain/message-tree';
+import { getPersona, personaName } from '../store/personas';
+import {
+  getSession,
+  hardDeleteSession,
+  insertSession,
+  listSessions,
+  sessionMessages,
+  softDeleteAllSessions,
+  softDeleteSession,
+  updateSession,
+  type ChatMessageRow,
+  type ChatSessionRow,
+  type SessionFilter,
+  type SessionPatch,
+} from '../store/chat-sessions';
+import type { CoreDeps } from './context';
+import { coreError } from './errors';
+import { seedTenant } from './personas';
+import type { Principal } from './principal';
+
+export interface SessionDetail {
+  session: ChatSessionRow;
+  personaName: string;
+  /** The latest branch of the message tree, root first. */
+  messages: ChatMessageRow[];
+}
+
+const notFound = () => coreError('NOT_FOUND', 'chat session not found');
+
+/** Spec 2: an unknown (or deleted) persona is 400 with `detail`. */
+export async function createSession(deps: CoreDeps, p: Principal, input: { persona_id: number; description?: string | null }): Promise<ChatSessionRow> {
+  return deps.db.withTenant(p.tenantId, async (sql) => {
+    await seedTenant(deps, sql, p.tenantId);
+    // Locked for share: the persona cannot be deleted between this check and the insert.
+    const persona = await getPersona(sql, p.tenantId, input.persona_id, true);
+    if (!persona) throw coreError('BAD_REQUEST', `persona ${input.persona_id} does not exist`);
+    return insertSession(sql, p.tenantId, {
+      session_id: randomUUID(),
+      owner: p.owner,
+      name: input.description ?? '',
+      persona_id: persona.persona_id,
+      project_id: null,
+    });
+  });
+}
+
+export function sessionsOf(deps: CoreDeps, p: Principal, filter: Omit<SessionFilter, 'owner'>): Promise<ChatSessionRow[]> {
+  return deps.db.withTenant(p.tenantId, (sql) => listSessions(sql, p.tenantId, { ...filter, owner: p.owner }));
+}
+
+/**
+ * A session the principal may read: its own, or (with `is_shared`) one its owner shared publicly in the same
+ * tenant. A deleted session only with `include_deleted`, and only its owner's. Anything else is 404.
+ */
+export async function sessionDetail(deps: CoreDeps, p: Principal, sessionId: string, opts: { isShared: boolean; includeDeleted: boolean }): Promise<SessionDetail> {
+  const detail = await deps.db.withTenant(p.tenantId, async (sql) => {
+    const session = await getSession(sql, p.tenantId, sessionId);
+    if (!session) return null;
+    const own = session.owner === p.owner;
+    if (!own && !(opts.isShared && session.shared_status === 'public')) return null;
+    if (session.deleted_at && !(own && opts.includeDeleted)) return null;
+    const [messages, name] = [await sessionMessages(sql, p.tenantId, sessionId), await personaName(sql, p.tenantId, session.persona_id)];
+    return { session, personaName: name ?? '', messages: latestBranch(messages) };
+  });
+  if (!detail) throw notFound();
+  return detail;
+}
+
+/** Changes the principal's own live session; 404 for anyone else's. */
+export async function changeSession(deps: CoreDeps, p: Principal, sessionId: string, patch: SessionPatch): Promise<ChatSessionRow> {
+  const row = await deps.db.withTenant(p.tenantId, async (sql) => {
+    const session = await getSession(sql, p.tenantId, sessionId, true);
+    if (!session || session.owner !== p.owner || session.deleted_at) return null;
+    return updateSession(sql, p.tenantId, sessionId, patch);
+  });
+  if (!row) throw notFound();
+  return row;
+}
+
+/** A plain delete keeps the session (retrievable with `include_deleted`); `hard` removes it with its messages. */
+export async function deleteSession(deps: CoreDeps, p: Principal, sessionId: string, hard: boolean): Promise<void> {
+  const found = await deps.db.withTenant(p.tenantId, async (sql) => {
+    const session = await getSession(sql, p.tenantId, sessionId, true);
+    if (!session || session.owner !== p.owner) return false;
+    // Deleting an already soft-deleted session again is 404; hard-deleting it is how it is removed for good.
+    if (session.deleted_at && !hard) return false;
+    if (hard) await hardDeleteSession(sql, p.tenantId, sessionId);
+    else await softDeleteSession(sql, p.tenantId, sessionId);
+    return true;
+  });
+  if (!found) throw notFound();
+}
+
+export function deleteAllSessions(deps: CoreDeps, p: Principal): Promise<number> {
+  return deps.db.withTenant(p.tenantId, (sql) => softDeleteAllSessions(sql, p.tenantId, p.owner));
+}

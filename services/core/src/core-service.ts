@@ -1,0 +1,51 @@
+import { join } from 'node:path';
+import { RUNTIME_MIGRATIONS, assertAppRole, checkAppRole, runMigrations, runRuntimeMigrations, type Db, type IdentitySigner, type Lifecycle, type LoreApp, type Logger } from '@lore/runtime';
+import type { Registry } from 'prom-client';
+import { createCoreApp } from './app';
+import type { CoreDeps } from './application/context';
+
+/** Core's schema: chat (personas, sessions, messages, feedback); connectors come with their own migrations. */
+export const CORE_MIGRATIONS = { schema: 'core', dir: join(__dirname, '..', 'migrations') };
+/** The schemas a core process works in: the application role needs what their migrations grant. */
+const CORE_SCHEMAS = [RUNTIME_MIGRATIONS, CORE_MIGRATIONS];
+
+export interface CoreServiceDeps {
+  db: Db;
+  logger: Logger;
+  metrics: Registry;
+  signer: IdentitySigner;
+  /** Run the migrations at start (embedded mode, development); a cluster runs them in the migrations Job. */
+  migrate?: boolean;
+  bodyLimitBytes?: number;
+  checkResponses?: boolean;
+  /** Registers the readiness check `core`. */
+  lifecycle?: Lifecycle;
+}
+
+export interface CoreService {
+  app: LoreApp;
+  /** The composed dependencies, for in-process tools and tests. */
+  core: CoreDeps;
+  close(): Promise<void>;
+}
+
+/**
+ * The core service composed from ports: the HTTP app (`/api/persona`, `/api/chat/*`, `/api/openapi.json`). The
+ * same code runs as the `core` deployment and inside the embedded single process.
+ */
+export async function createCoreService(deps: CoreServiceDeps): Promise<CoreService> {
+  const logger = deps.logger.child({ component: 'core' });
+  if (deps.migrate !== false) {
+    await runRuntimeMigrations(deps.db);
+    await runMigrations(deps.db, CORE_MIGRATIONS);
+  }
+  // Refuse to start when the application role cannot do the work, or could escape row-level security.
+  await assertAppRole(deps.db, CORE_SCHEMAS);
+  const core: CoreDeps = { db: deps.db, logger, seededTenants: new Set() };
+  deps.lifecycle?.addCheck('core', async () => {
+    const { problems } = await checkAppRole(deps.db, CORE_SCHEMAS);
+    return { ok: problems.length === 0, details: problems.length > 0 ? { problems } : {} };
+  });
+  const app = createCoreApp({ core, signer: deps.signer, logger, metrics: deps.metrics, bodyLimitBytes: deps.bodyLimitBytes ?? 1024 * 1024, checkResponses: deps.checkResponses });
+  return { app, core, close: async () => {} };
+}

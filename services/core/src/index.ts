@@ -1,0 +1,4 @@
+export { createCoreService, CORE_MIGRATIONS, type CoreService, type CoreServiceDeps } from './core-service';
+export { coreConfigSchema, type CoreConfig } from './config';
+export { documentedCoreOpenApi, CORE_OPENAPI_PATH } from './app';
+export { DEFAULT_PERSONA_ID } from './domain/personas';

@@ -1,0 +1,31 @@
+import { IdentitySigner, Lifecycle, PostgresDb, createLogger, createMetricsRegistry, exitOnConfigError, listen, opsRouter, parseConfig } from '@lore/runtime';
+import { coreConfigSchema } from './config';
+import { createCoreService } from './core-service';
+
+/** The `core` deployment: chat and connectors behind the gateway (probes and metrics share the port). */
+async function main(): Promise<void> {
+  const config = parseConfig(coreConfigSchema, process.env);
+  const logger = createLogger({ level: config.LORE_LOG_LEVEL, service: 'core' });
+  const metrics = createMetricsRegistry('core');
+  const lifecycle = new Lifecycle(logger);
+  lifecycle.installSignalHandlers();
+  const db = await new PostgresDb({ url: config.LORE_DATABASE_URL, ownerUrl: config.LORE_DATABASE_OWNER_URL }).init();
+  lifecycle.onShutdown('database', () => db.close());
+  const core = await createCoreService({
+    db,
+    logger,
+    metrics,
+    signer: new IdentitySigner(config.LORE_IDENTITY_SECRET),
+    migrate: config.LORE_CORE_MIGRATE,
+    bodyLimitBytes: config.LORE_CORE_BODY_LIMIT_BYTES,
+    lifecycle,
+  });
+  core.app.use(opsRouter(lifecycle, metrics).routes());
+  const server = await listen(core.app, config.LORE_CORE_PORT, config.LORE_CORE_HOST);
+  lifecycle.onShutdown('http server', () => server.close());
+  lifecycle.onShutdown('core', () => core.close());
+  lifecycle.markStarted();
+  logger.info({ url: server.url }, 'core listening');
+}
+
+main().catch(exitOnConfigError);

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+
+/** A boolean query parameter (`true`/`false`, also `1`/`0`), with its default when absent. */
+export const queryBool = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0'], 'must be true or false')
+    .optional()
+    .transform((v) => (v === undefined ? fallback : v === 'true' || v === '1'));
+
+/** A nullable boolean query parameter: absent, empty or `null` is null. */
+export const queryNullableBool = z
+  .enum(['true', 'false', '1', '0', 'null', ''], 'must be true, false or null')
+  .optional()
+  .transform((v) => (v === undefined || v === '' || v === 'null' ? null : v === 'true' || v === '1'));
+
+/** An integer query or path parameter (a 32-bit id). */
+export const intParam = z
+  .string()
+  .regex(/^-?\d{1,10}$/, 'must be an integer')
+  .transform(Number)
+  .refine((n) => Number.isSafeInteger(n) && Math.abs(n) <= 2_147_483_647, 'must be a 32-bit integer');
+
+/** An optional integer query parameter; empty or `null` is null. */
+export const queryNullableInt = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v === '' || v === 'null') return null;
+    const parsed = intParam.safeParse(v);
+    if (!parsed.success) {
+      ctx.addIssue({ code: 'custom', message: 'must be an integer or null' });
+      return z.NEVER;
+    }
+    return parsed.data;
+  });
+
+/** Spec 2: every chat route accepts `tenant_id` (string or null) and ignores it; the tenant is the credential's. */
+export const tenantIdParam = { tenant_id: z.string().max(256).optional() };
+
+/** A 32-bit integer in a body. */
+export const int32 = z.number().int('must be an integer').min(-2_147_483_648).max(2_147_483_647);
+
+export const iso = (d: Date) => d.toISOString();

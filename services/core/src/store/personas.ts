@@ -1,0 +1,81 @@
+import type { Sql } from '@lore/runtime';
+
+export interface PersonaRow {
+  tenant_id: string;
+  persona_id: number;
+  name: string;
+  description: string;
+  instructions: string;
+  tool_ids: number[];
+  source_types: string[] | null;
+  model: string | null;
+  temperature: number | null;
+  is_default: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface PersonaFields {
+  name: string;
+  description: string;
+  instructions: string;
+  tool_ids: number[];
+  source_types: string[] | null;
+  model: string | null;
+  temperature: number | null;
+}
+
+const COLS = 'tenant_id, persona_id, name, description, instructions, tool_ids, source_types, model, temperature, is_default, created_at, updated_at';
+
+/** Writes the tenant's default persona unless it exists (concurrent first requests write it once). */
+export async function ensureDefaultPersona(sql: Sql, tenantId: string, id: number, fields: PersonaFields): Promise<void> {
+  await sql.query(
+    `INSERT INTO core.personas (tenant_id, persona_id, name, description, instructions, tool_ids, source_types, model, temperature, is_default)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true) ON CONFLICT (tenant_id, persona_id) DO NOTHING`,
+    [tenantId, id, fields.name, fields.description, fields.instructions, fields.tool_ids, fields.source_types, fields.model, fields.temperature],
+  );
+}
+
+export async function listPersonas(sql: Sql, tenantId: string): Promise<PersonaRow[]> {
+  const r = await sql.query<PersonaRow>(`SELECT ${COLS} FROM core.personas WHERE tenant_id = $1 AND deleted_at IS NULL ORDER BY persona_id`, [tenantId]);
+  return r.rows;
+}
+
+/** A live persona; `lock` takes a row lock (a session being created must not see it deleted meanwhile). */
+export async function getPersona(sql: Sql, tenantId: string, id: number, lock = false): Promise<PersonaRow | null> {
+  const r = await sql.query<PersonaRow>(
+    `SELECT ${COLS} FROM core.personas WHERE tenant_id = $1 AND persona_id = $2 AND deleted_at IS NULL${lock ? ' FOR SHARE' : ''}`,
+    [tenantId, id],
+  );
+  return r.rows[0] ?? null;
+}
+
+export async function insertPersona(sql: Sql, tenantId: string, fields: PersonaFields): Promise<PersonaRow> {
+  const r = await sql.query<PersonaRow>(
+    `INSERT INTO core.personas (tenant_id, name, description, instructions, tool_ids, source_types, model, temperature)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLS}`,
+    [tenantId, fields.name, fields.description, fields.instructions, fields.tool_ids, fields.source_types, fields.model, fields.temperature],
+  );
+  return r.rows[0]!;
+}
+
+export async function updatePersona(sql: Sql, tenantId: string, id: number, fields: PersonaFields): Promise<PersonaRow | null> {
+  const r = await sql.query<PersonaRow>(
+    `UPDATE core.personas SET name = $3, description = $4, instructions = $5, tool_ids = $6, source_types = $7, model = $8, temperature = $9, updated_at = now()
+     WHERE tenant_id = $1 AND persona_id = $2 AND deleted_at IS NULL RETURNING ${COLS}`,
+    [tenantId, id, fields.name, fields.description, fields.instructions, fields.tool_ids, fields.source_types, fields.model, fields.temperature],
+  );
+  return r.rows[0] ?? null;
+}
+
+/** Soft delete: sessions keep naming the persona they were created with. */
+export async function deletePersona(sql: Sql, tenantId: string, id: number): Promise<boolean> {
+  const r = await sql.query(`UPDATE core.personas SET deleted_at = now() WHERE tenant_id = $1 AND persona_id = $2 AND deleted_at IS NULL`, [tenantId, id]);
+  return (r.rowCount ?? 0) > 0;
+}
+
+/** Names of personas by id, deleted ones included (a session's detail names its persona). */
+export async function personaName(sql: Sql, tenantId: string, id: number): Promise<string | null> {
+  const r = await sql.query<{ name: string }>(`SELECT name FROM core.personas WHERE tenant_id = $1 AND persona_id = $2`, [tenantId, id]);
+  return r.rows[0]?.name ?? null;
+}

@@ -1,0 +1,207 @@
+/**
+ * Chat sessions and personas end to end: client → gateway (API keys, session JWTs, identity) → core, on real
+ * PostgreSQL and Redis. Exact spec 2 shapes: the session's ten fields, 400 `detail` for an unknown persona, 422
+ * `{ detail: [{ loc, msg, type }] }` for every invalid input.
+ */
+import { closeIdleHttpConnections } from '../support/http';
+import type { TenantFixture } from '../gateway/harness';
+import { startCoreStack, type CoreStack } from './harness';
+
+const SESSION_FIELDS = ['current_alternate_model', 'current_temperature_override', 'global_persona_id', 'id', 'is_global_persona', 'name', 'persona_id', 'shared_status', 'time_created', 'time_updated'];
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('core: chat sessions and personas through the gateway', () => {
+  let s: CoreStack;
+  let a: TenantFixture;
+  let b: TenantFixture;
+  const as = (key: string) => ({ authorization: `Bearer ${key}` });
+
+  beforeAll(async () => {
+    s = await startCoreStack();
+    a = await s.tenant();
+    b = await s.tenant();
+  });
+  afterAll(async () => {
+    await s?.close();
+    closeIdleHttpConnections();
+  });
+
+  async function newSession(key: string, personaId = 0): Promise<string> {
+    const r = await s.call('POST', '/api/chat/create-chat-session', as(key), { persona_id: personaId });
+    expect(r.status).toBe(200);
+    expect(r.json.chat_session_id).toMatch(UUID_RE);
+    return r.json.chat_session_id as string;
+  }
+
+  it('creates a session with the default persona and lists it with exactly the spec\'s fields', async () => {
+    const id = await newSession(a.key);
+    const list = await s.call('GET', '/api/chat/get-user-chat-sessions', as(a.key));
+    expect(list.status).toBe(200);
+    const mine = (list.json.sessions as Array<Record<string, unknown>>).find((x) => x.id === id)!;
+    expect(Object.keys(mine).sort()).toEqual(SESSION_FIELDS);
+    expect(mine).toMatchObject({ persona_id: 0, global_persona_id: 0, is_global_persona: true, shared_status: 'private', current_alternate_model: null, current_temperature_override: null });
+    expect(Number.isNaN(Date.parse(String(mine.time_created)))).toBe(false);
+  });
+
+  it('accepts the API key in x-api-key and in the lore_api_key cookie as well as Bearer', async () => {
+    const viaHeader = await s.call('GET', '/api/chat/get-user-chat-sessions', { 'x-api-key': a.key });
+    const viaCookie = await s.call('GET', '/api/chat/get-user-chat-sessions', { cookie: `lore_api_key=${a.key}` });
+    expect(viaHeader.status).toBe(200);
+    expect(viaCookie.status).toBe(200);
+    expect(viaCookie.json.sessions.length).toBe(viaHeader.json.sessions.length);
+    expect((await s.call('GET', '/api/chat/get-user-chat-sessions', {})).status).toBe(401);
+  });
+
+  it('answers 400 with detail for an unknown persona, and 422 with every issue for invalid input', async () => {
+    const unknown = await s.call('POST', '/api/chat/create-chat-session', as(a.key), { persona_id: 987654 });
+    expect(unknown.status).toBe(400);
+    expect(unknown.json).toEqual({ detail: expect.stringContaining('987654') });
+
+    const wrongType = await s.call('POST', '/api/chat/create-chat-session', as(a.key), { persona_id: 'x' });
+    expect(wrongType.status).toBe(422);
+    expect(wrongType.json.detail).toEqual([expect.objectContaining({ loc: ['body', 'persona_id'], msg: expect.any(String), type: expect.any(String) })]);
+
+    const missing = await s.call('POST', '/api/chat/create-chat-session', as(a.key), {});
+    expect(missing.status).toBe(422);
+    expect(missing.json.detail[0].loc).toEqual(['body', 'persona_id']);
+
+    const badUuid = await s.call('GET', '/api/chat/get-chat-session/not-a-uuid', as(a.key));
+    expect(badUuid.status).toBe(422);
+    expect(badUuid.json.detail[0].loc).toEqual(['path', 'session_id']);
+
+    const badBool = await s.call('GET', '/api/chat/get-user-chat-sessions?include_failed_chats=maybe', as(a.key));
+    expect(badBool.status).toBe(422);
+    expect(badBool.json.detail[0].loc).toEqual(['query', 'include_failed_chats']);
+
+    const notJson = await s.call('POST', '/api/chat/create-chat-session', { ...as(a.key), 'content-type': 'application/json' }, undefined);
+    expect([400, 422]).toContain(notJson.status);
+    expect(notJson.json.detail).toBeDefined();
+
+    const tooHot = await s.call('PUT', '/api/chat/update-chat-session-temperature', as(a.key), { chat_session_id: await newSession(a.key), temperature_override: 5 });
+    expect(tooHot.status).toBe(422);
+    expect(tooHot.json.detail[0].loc).toEqual(['body', 'temperature_override']);
+  });
+
+  it('renames, sets temperature and model overrides, and shows them in the detail', async () => {
+    const id = await newSession(a.key);
+    const renamed = await s.call('PUT', '/api/chat/rename-chat-session', as(a.key), { chat_session_id: id, name: '  Quarterly numbers ' });
+    expect(renamed.status).toBe(200);
+    expect(renamed.json).toEqual({ new_name: 'Quarterly numbers' });
+    expect((await s.call('PUT', '/api/chat/update-chat-session-temperature', as(a.key), { chat_session_id: id, temperature_override: 0.3 })).status).toBe(200);
+    expect((await s.call('PUT', '/api/chat/update-chat-session-model', as(a.key), { chat_session_id: id, new_alternate_model: 'gpt-x' })).status).toBe(200);
+    const d = await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key));
+    expect(d.status).toBe(200);
+    expect(d.json).toMatchObject({ chat_session_id: id, description: 'Quarterly numbers', persona_id: 0, persona_name: 'Lore', messages: [], deleted: false, current_alternate_model: 'gpt-x' });
+    expect(d.json.current_temperature_override).toBeCloseTo(0.3, 5);
+    // null clears an override
+    expect((await s.call('PUT', '/api/chat/update-chat-session-model', as(a.key), { chat_session_id: id, new_alternate_model: null })).status).toBe(200);
+    expect((await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key))).json.current_alternate_model).toBeNull();
+  });
+
+  it('keeps sessions to their owner: another tenant, and another key of the same tenant, get 404 unless it is shared', async () => {
+    const id = await newSession(a.key);
+    const other = await s.key(a.tenantId);
+    for (const key of [b.key, other]) {
+      const r = await s.call('GET', `/api/chat/get-chat-session/${id}`, as(key));
+      expect(r.status).toBe(404);
+      expect(r.json).toEqual({ detail: expect.any(String) });
+      expect((await s.call('PUT', '/api/chat/rename-chat-session', as(key), { chat_session_id: id, name: 'taken' })).status).toBe(404);
+      expect((await s.call('DELETE', `/api/chat/delete-chat-session/${id}?hard_delete=true`, as(key))).status).toBe(404);
+    }
+    // A tenant_id parameter is accepted and ignored: the tenant is the credential's.
+    const spoof = await s.call('GET', `/api/chat/get-chat-session/${id}?tenant_id=${encodeURIComponent(a.tenantId)}`, as(b.key));
+    expect(spoof.status).toBe(404);
+    const listB = await s.call('GET', `/api/chat/get-user-chat-sessions?tenant_id=${encodeURIComponent(a.tenantId)}`, as(b.key));
+    expect(listB.json.sessions.map((x: { id: string }) => x.id)).not.toContain(id);
+
+    expect((await s.call('PATCH', `/api/chat/chat-session/${id}`, as(a.key), { sharing_status: 'public' })).status).toBe(200);
+    expect((await s.call('GET', `/api/chat/get-chat-session/${id}`, as(other))).status).toBe(404);
+    expect((await s.call('GET', `/api/chat/get-chat-session/${id}?is_shared=true`, as(other))).status).toBe(200);
+    // Shared within the tenant only.
+    expect((await s.call('GET', `/api/chat/get-chat-session/${id}?is_shared=true`, as(b.key))).status).toBe(404);
+    const listed = await s.call('GET', '/api/chat/get-user-chat-sessions', as(a.key));
+    expect(listed.json.sessions.find((x: { id: string }) => x.id === id).shared_status).toBe('public');
+  });
+
+  it('soft-deletes (retrievable with include_deleted) and hard-deletes (gone with its rows)', async () => {
+    const id = await newSession(a.key);
+    expect((await s.call('DELETE', `/api/chat/delete-chat-session/${id}`, as(a.key))).status).toBe(200);
+    const list = await s.call('GET', '/api/chat/get-user-chat-sessions', as(a.key));
+    expect(list.json.sessions.map((x: { id: string }) => x.id)).not.toContain(id);
+    expect((await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key))).status).toBe(404);
+    const kept = await s.call('GET', `/api/chat/get-chat-session/${id}?include_deleted=true`, as(a.key));
+    expect(kept.status).toBe(200);
+    expect(kept.json.deleted).toBe(true);
+    // A deleted session cannot be changed.
+    expect((await s.call('PUT', '/api/chat/rename-chat-session', as(a.key), { chat_session_id: id, name: 'again' })).status).toBe(404);
+
+    expect((await s.call('DELETE', `/api/chat/delete-chat-session/${id}?hard_delete=true`, as(a.key))).status).toBe(200);
+    expect((await s.call('GET', `/api/chat/get-chat-session/${id}?include_deleted=true`, as(a.key))).status).toBe(404);
+    const rows = await s.db.withTenant(a.tenantId, (sql) => sql.query(`SELECT 1 FROM core.chat_sessions WHERE session_id = $1`, [id]));
+    expect(rows.rows).toHaveLength(0);
+  });
+
+  it('deletes all of the caller\'s sessions and no one else\'s', async () => {
+    const own = await s.key(a.tenantId);
+    const other = await s.key(a.tenantId);
+    const mine = [await newSession(own), await newSession(own)];
+    const theirs = await newSession(other);
+    expect((await s.call('DELETE', '/api/chat/delete-all-chat-sessions', as(own))).status).toBe(200);
+    expect((await s.call('GET', '/api/chat/get-user-chat-sessions', as(own))).json.sessions).toEqual([]);
+    expect((await s.call('GET', `/api/chat/get-chat-session/${mine[0]}?include_deleted=true`, as(own))).json.deleted).toBe(true);
+    expect((await s.call('GET', '/api/chat/get-user-chat-sessions', as(other))).json.sessions.map((x: { id: string }) => x.id)).toEqual([theirs]);
+  });
+
+  it('lets administrators manage personas; members and read-only keys may only read', async () => {
+    const listed = await s.call('GET', '/api/persona', as(a.key));
+    expect(listed.status).toBe(200);
+    expect(listed.json[0]).toMatchObject({ id: 0, is_default: true, tool_ids: [1] });
+
+    const member = await s.user(a.tenantId, 'member');
+    const denied = await s.call('POST', '/api/persona', as(member.token), { name: 'Nope' });
+    expect(denied.status).toBe(403);
+    expect(denied.json).toEqual({ detail: 'administrators only' });
+    expect((await s.call('GET', '/api/persona/0', as(member.token))).status).toBe(200);
+
+    const created = await s.call('POST', '/api/persona', as(a.key), { name: 'Legal', instructions: 'Answer for lawyers.', tool_ids: [1], source_types: ['web'], temperature: 0.2 });
+    expect(created.status).toBe(201);
+    expect(created.json).toMatchObject({ name: 'Legal', tool_ids: [1], source_types: ['web'], is_default: false });
+    const pid = created.json.id as number;
+    expect(pid).toBeGreaterThan(0);
+    expect((await s.call('POST', '/api/persona', as(a.key), { name: 'Bad', tool_ids: [99] })).status).toBe(400);
+    expect((await s.call('POST', '/api/persona', as(a.key), { name: 'Bad', extra: 1 })).status).toBe(422);
+
+    const patched = await s.call('PATCH', `/api/persona/${pid}`, as(a.key), { description: 'for the legal team', source_types: null });
+    expect(patched.status).toBe(200);
+    expect(patched.json).toMatchObject({ name: 'Legal', description: 'for the legal team', source_types: null, instructions: 'Answer for lawyers.' });
+
+    // Another tenant neither sees nor uses it.
+    expect((await s.call('GET', `/api/persona/${pid}`, as(b.key))).status).toBe(404);
+    expect((await s.call('POST', '/api/chat/create-chat-session', as(b.key), { persona_id: pid })).status).toBe(400);
+
+    const sid = await newSession(member.token, pid);
+    const d = await s.call('GET', `/api/chat/get-chat-session/${sid}`, as(member.token));
+    expect(d.json).toMatchObject({ persona_id: pid, persona_name: 'Legal' });
+    // A signed-in user's sessions are the user's, not the tenant key's.
+    expect((await s.call('GET', `/api/chat/get-chat-session/${sid}`, as(a.key))).status).toBe(404);
+
+    expect((await s.call('DELETE', `/api/persona/${pid}`, as(a.key))).status).toBe(204);
+    expect((await s.call('POST', '/api/chat/create-chat-session', as(a.key), { persona_id: pid })).status).toBe(400);
+    // The session made with it still reads, naming it.
+    expect((await s.call('GET', `/api/chat/get-chat-session/${sid}`, as(member.token))).json.persona_name).toBe('Legal');
+    expect((await s.call('DELETE', '/api/persona/0', as(a.key))).status).toBe(400);
+
+    const readOnly = await s.key(a.tenantId, { scopes: { access: 'read' } });
+    expect((await s.call('GET', '/api/chat/get-user-chat-sessions', as(readOnly))).status).toBe(200);
+    const refused = await s.call('POST', '/api/chat/create-chat-session', as(readOnly), { persona_id: 0 });
+    expect(refused.status).toBe(403);
+  });
+
+  it('serves its OpenAPI document through the gateway without a credential', async () => {
+    const r = await s.call('GET', '/api/openapi.json', {});
+    expect(r.status).toBe(200);
+    expect(r.json.openapi).toBe('3.1.0');
+    expect(r.json.info.version).toBe('0.0.0-dev');
+    expect(Object.keys(r.json.paths)).toEqual(expect.arrayContaining(['/api/chat/create-chat-session', '/api/chat/get-user-chat-sessions', '/api/persona']));
+  });
+});
