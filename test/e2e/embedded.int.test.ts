@@ -156,4 +156,24 @@ describe('embedded mode', () => {
       squatter.close();
     }
   }, 120_000);
+
+  it('serves core: a chat session with the default persona, created and listed with the dev key', async () => {
+    const b = await boot(dataDir);
+    try {
+      const { api_key: key } = JSON.parse(readFileSync(join(dataDir, 'dev-credentials.json'), 'utf8')) as { api_key: string };
+      const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+      const created = await fetch(`${b.url}/api/chat/create-chat-session`, { method: 'POST', headers, body: JSON.stringify({ persona_id: 0 }) });
+      expect(created.status).toBe(200);
+      const { chat_session_id: id } = (await created.json()) as { chat_session_id: string };
+      const listed = (await (await fetch(`${b.url}/api/chat/get-user-chat-sessions`, { headers })).json()) as { sessions: Array<{ id: string; persona_id: number }> };
+      expect(listed.sessions).toContainEqual(expect.objectContaining({ id, persona_id: 0 }));
+      const unknown = await fetch(`${b.url}/api/chat/create-chat-session`, { method: 'POST', headers, body: JSON.stringify({ persona_id: 4242 }) });
+      expect(unknown.status).toBe(400);
+      expect(await unknown.json()).toEqual({ detail: expect.any(String) });
+      const doc = (await (await fetch(`${b.url}/api/openapi.json`)).json()) as { info: { version: string } };
+      expect(doc.info.version).toBe('0.0.0-dev');
+    } finally {
+      await stop(b);
+    }
+  }, 120_000);
 });

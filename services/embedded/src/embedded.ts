@@ -20,6 +20,7 @@ import {
 } from '@lore/runtime';
 import { createGateway, gatewayConfig, MemoryGatewayState, createWebhooksWorker, type Gateway } from '@lore/gateway';
 import { createGraphService, GRAPH_TOPICS, type GraphService } from '@lore/graph';
+import { createCoreService, type CoreService } from '@lore/core';
 import type { EmbeddedConfig } from './config';
 import { loadSecrets } from './secrets';
 import { ensureDevCredentials, type DevCredentials, type DevSecret } from './dev-credentials';
@@ -42,7 +43,7 @@ export interface Embedded {
   /**
    * The composed parts, for in-process tools and tests. Clients use `url`, and `adminUrl` for the admin API.
    */
-  parts: { db: Db; gateway: Gateway; graph: GraphService };
+  parts: { db: Db; gateway: Gateway; graph: GraphService; core: CoreService };
   stop(): Promise<void>;
 }
 
@@ -79,6 +80,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   const socketDir = await mkdtemp(join(tmpdir(), 'lore-'));
   lifecycle.onShutdown('sockets', () => rm(socketDir, { recursive: true, force: true }));
   const graphSocket = join(socketDir, 'graph.sock');
+  const coreSocket = join(socketDir, 'core.sock');
 
   // The local embedding model if it is already in the cache (loading it takes about half a second); otherwise the
   // hashed embedder now and, with `auto`, the model fetched in the background once Lore answers (./embedder.ts).
@@ -100,6 +102,12 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   lifecycle.onShutdown('graph server', () => graphServer.close());
   lifecycle.onShutdown('graph', () => graph.close());
 
+  // Core: chat and personas (connectors later), on the same database.
+  const core = await createCoreService({ db, logger: logger.child({ service: 'core' }), metrics, signer, lifecycle });
+  const coreServer = await listenUnix(core.app.callback(), coreSocket);
+  lifecycle.onShutdown('core server', () => coreServer.close());
+  lifecycle.onShutdown('core', () => core.close());
+
   const gateway = await createGateway(
     {
       db,
@@ -110,12 +118,12 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
       config: gatewayConfig({
         sessions: { secret: secrets.session_secret, cookieSecure: false },
         adminToken: secrets.admin_token,
-        upstreams: { graph: `unix:${graphSocket}` },
+        upstreams: { graph: `unix:${graphSocket}`, core: `unix:${coreSocket}` },
         encryptionKeys,
         webhooks: { allowLoopback: config.LORE_WEBHOOKS_ALLOW_LOOPBACK },
       }),
     },
-    // The graph upstream is this process: its health is already this readiness.
+    // The graph and core upstreams are this process: their health is already this readiness.
     { lifecycle, checkUpstreams: false },
   );
   lifecycle.onShutdown('gateway', () => gateway.close());
@@ -190,7 +198,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
     credentialsFile: join(config.LORE_DATA_DIR, 'dev-credentials.json'),
     freshSecrets: credentials.fresh,
     lifecycle,
-    parts: { db, gateway, graph },
+    parts: { db, gateway, graph, core },
     stop: () => lifecycle.shutdown('stop'),
   };
 }
