@@ -3,7 +3,8 @@
  * PostgreSQL and Redis. Exact spec 2 shapes: the session's ten fields, 400 `detail` for an unknown persona, 422
  * `{ detail: [{ loc, msg, type }] }` for every invalid input.
  */
-import { closeIdleHttpConnections } from '../support/http';
+import { IdentitySigner, IDENTITY_HEADER } from '@lore/runtime';
+import { closeIdleHttpConnections, http } from '../support/http';
 import type { TenantFixture } from '../gateway/harness';
 import { startCoreStack, type CoreStack } from './harness';
 
@@ -195,6 +196,26 @@ describe('core: chat sessions and personas through the gateway', () => {
     expect((await s.call('GET', '/api/chat/get-user-chat-sessions', as(readOnly))).status).toBe(200);
     const refused = await s.call('POST', '/api/chat/create-chat-session', as(readOnly), { persona_id: 0 });
     expect(refused.status).toBe(403);
+  });
+
+  it('trusts only the gateway\'s signed identity: none, or one signed with another secret, is 401 with detail', async () => {
+    const direct = (headers: Record<string, string>) => http(s.coreServer.url, 'GET', '/api/chat/get-user-chat-sessions', { headers });
+    const none = await direct({});
+    expect(none.status).toBe(401);
+    expect(none.json).toEqual({ detail: expect.any(String) });
+    const forged = await new IdentitySigner('another-secret-of-at-least-32-characters!').sign({
+      tenant_id: a.tenantId, workspace_id: a.workspaceId, memory_id: a.memoryId, credential: 'ck_live', subject: a.keyId, role: 'tenant_admin',
+    });
+    expect((await direct({ [IDENTITY_HEADER]: forged })).status).toBe(401);
+    // A client cannot send its own identity header through the gateway either: the gateway replaces it, so B's
+    // key still lists B's sessions, even with a header signed by the real secret naming tenant A.
+    const aSession = await newSession(a.key);
+    const real = await s.gateway.signer.sign({ tenant_id: a.tenantId, workspace_id: a.workspaceId, memory_id: a.memoryId, credential: 'ck_live', subject: a.keyId, role: 'tenant_admin' });
+    const smuggled = await s.call('GET', '/api/chat/get-user-chat-sessions', { ...as(b.key), [IDENTITY_HEADER]: real });
+    expect(smuggled.status).toBe(200);
+    expect(smuggled.json.sessions.map((x: { id: string }) => x.id)).not.toContain(aSession);
+    // ...while the same header sent to core directly is A's identity (so the check above could fail).
+    expect((await direct({ [IDENTITY_HEADER]: real })).json.sessions.map((x: { id: string }) => x.id)).toContain(aSession);
   });
 
   it('serves its OpenAPI document through the gateway without a credential', async () => {
