@@ -40,5 +40,6 @@ export {
   type GroundingOptions,
   type SourceChunk,
 } from './citations';
+export { completeSentencesUpTo, groundedAnswerStream, type GroundedPiece, type GroundedStreamRequest } from './grounded-stream';
 export { DEFAULT_EXTRACTIVE, extractiveAnswer, NO_ANSWER, type ExtractiveOptions } from './extractive';
 export { contentTerms, numbersIn, splitSentences, stem, STOPWORDS, termSet, truncate, words } from './text';

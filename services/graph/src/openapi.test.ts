@@ -16,11 +16,12 @@ type Doc = { openapi: string; paths: Record<string, Record<string, Operation>> }
 const doc = () => documentedGraphOpenApi() as unknown as Doc;
 const operations = (d: Doc) => Object.entries(d.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ key: `${method} ${path}`, op })));
 
-/** The six memory routes that read a JSON body. */
+/** The memory routes that read a JSON body. */
 const JSON_BODY_ROUTES = [
   'patch /api/v1/memory/vaults/{vault_id}',
   'post /api/v1/memory/contradictions/{contradiction_id}/resolve',
   'post /api/v1/memory/ingest',
+  'post /api/v1/memory/retrieve',
   'post /api/v1/memory/review/{doc_id}/file',
   'post /api/v1/memory/search',
   'post /api/v1/memory/search/stream',
@@ -90,6 +91,7 @@ describe('the graph\'s OpenAPI document', () => {
       expect(op(method, path).responses['403']).toBeDefined();
     }
     expect(op('post', '/api/v1/memory/search').responses['403']).toBeUndefined();
+    expect(op('post', '/api/v1/memory/retrieve').responses['403']).toBeUndefined();
     expect(op('get', '/openapi.json').security).toEqual([]);
     expect(Object.keys(op('get', '/openapi.json').responses)).toEqual(['200']);
   });

@@ -39,7 +39,7 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
     sources: ['x-api-key'],
     allowSessions: false,
     metered: true,
-    readPosts: [/^\/api\/v1\/memory\/search(\/stream)?$/],
+    readPosts: [/^\/api\/v1\/memory\/(search(\/stream)?|retrieve)$/],
     operationSegment: 4,
     memoryRoute: true,
   },

@@ -43,6 +43,10 @@ const source = (index: number, title: string, content: string): RetrievedSource 
   heading: null,
   snippet: '',
   ranks: { full_text: index },
+  chunk_ind: 0,
+  score: 1 / (60 + index),
+  source: 'ingest',
+  updated_at: new Date(0),
 });
 
 const sources = [

@@ -1,4 +1,4 @@
-import { groundAnswer, truncate, type Citation, type SourceChunk } from '@lore/ai';
+import { groundedAnswerStream, truncate, type Citation, type SourceChunk } from '@lore/ai';
 import { extractEntities } from '../domain/entities';
 import { suggestFollowups } from '../domain/followups';
 import { reciprocalRankFusion } from '../domain/ranking';
@@ -17,6 +17,13 @@ export interface RetrievedSource extends SourceChunk {
   snippet: string;
   /** Rank in each retriever that found it (1-based). */
   ranks: Record<string, number>;
+  /** The chunk's position in its document (0-based). */
+  chunk_ind: number;
+  /** Reciprocal-rank-fusion score (higher is better; comparable within one retrieval only). */
+  score: number;
+  /** How the document arrived (`ingest`, `upload`...). */
+  source: string;
+  updated_at: Date;
 }
 
 export interface Retrieval {
@@ -61,6 +68,10 @@ export async function retrieve(deps: MemoryDeps, scope: MemoryScope, query: stri
       heading: row.heading,
       snippet: truncate(row.content, 280),
       ranks: f.ranks,
+      chunk_ind: row.ord,
+      score: f.score,
+      source: row.source,
+      updated_at: row.updated_at,
     }));
   return { mode: embedding ? 'hybrid' : 'lexical', sources };
 }
@@ -72,63 +83,28 @@ export interface SearchAnswer {
   suggested_followups: string[];
 }
 
-/** Cut point after the last complete sentence (and the markers that follow it) in streamed text. */
-function completeUpTo(text: string): number {
-  let cut = 0;
-  // Markers in any bracketed form ([1], [1, 2], [1-3], [source 2]) stay with the sentence before them, and no cut
-  // falls before an opening bracket whose marker has not arrived whole.
-  for (const m of text.matchAll(/[.!?]["')\]]*(?:\s*[[［【][^[\]［］【】\n]{0,40}[\]］】])*\s+(?=[^\s[［【])/g)) cut = (m.index ?? 0) + m[0].length;
-  return cut;
-}
-
 export type AnswerPiece = { type: 'token'; text: string } | { type: 'done'; result: SearchAnswer };
 
 /**
- * Streams an answer whose every marker was checked. The model's text is buffered to sentence boundaries; each
- * complete sentence is grounded against the sources before any of it is sent, so an invented or unsupported
- * marker never leaves the service, not even for a moment in a stream. The final piece carries the whole answer
- * (exactly the concatenation of the tokens sent), the citations actually used, and follow-ups.
+ * Streams an answer whose every marker was checked (`groundedAnswerStream`, shared with chat), then one final piece
+ * with the whole answer (exactly the concatenation of the tokens sent), the citations actually used, and follow-ups.
  */
 export async function* answerStream(deps: MemoryDeps, question: string, sources: RetrievedSource[], signal?: AbortSignal): AsyncGenerator<AnswerPiece> {
-  const cited = new Map<number, Citation>();
-  let sent = '';
-  let buffer = '';
-  let removed = 0;
-  const emit = function* (raw: string): Generator<AnswerPiece> {
-    const grounded = groundAnswer(raw, sources);
-    removed += grounded.removed_markers;
-    for (const c of grounded.citations) cited.set(c.index, c);
-    if (!grounded.answer) return;
-    const text = (sent ? ' ' : '') + grounded.answer;
-    sent += text;
-    for (const piece of text.match(/\s*\S+/g) ?? []) yield { type: 'token', text: piece };
-  };
-  if (sources.length > 0) {
-    for await (const piece of deps.languageModel.stream({ question, sources, maxTokens: deps.config.answerMaxTokens, signal })) {
-      buffer += piece;
-      if (buffer.length > 100_000) break; // a runaway model cannot grow the buffer without bound
-      const cut = completeUpTo(buffer);
-      if (cut > 0) {
-        yield* emit(buffer.slice(0, cut));
-        buffer = buffer.slice(cut);
-      }
+  const fallback = { noSources: 'The memory holds nothing that matches this question.', unanswered: 'The sources found do not answer this question.' };
+  for await (const piece of groundedAnswerStream(deps.languageModel, { question, sources, maxTokens: deps.config.answerMaxTokens, signal, fallback })) {
+    if (piece.type === 'token') {
+      yield piece;
+      continue;
     }
+    if (piece.removedMarkers > 0) deps.metrics.citationsRemoved.inc(piece.removedMarkers);
+    const entityNames = extractEntities(sources.map((s) => s.content).join('\n\n'), 20)
+      .sort((a, b) => b.mentions - a.mentions)
+      .map((e) => e.name);
+    yield {
+      type: 'done',
+      result: { answer: piece.answer, citations: piece.citations, chunk_count: sources.length, suggested_followups: suggestFollowups(question, sources, entityNames) },
+    };
   }
-  if (buffer.trim()) yield* emit(buffer);
-  if (!sent) yield* emit(sources.length === 0 ? 'The memory holds nothing that matches this question.' : 'The sources found do not answer this question.');
-  if (removed > 0) deps.metrics.citationsRemoved.inc(removed);
-  const entityNames = extractEntities(sources.map((s) => s.content).join('\n\n'), 20)
-    .sort((a, b) => b.mentions - a.mentions)
-    .map((e) => e.name);
-  yield {
-    type: 'done',
-    result: {
-      answer: sent,
-      citations: [...cited.values()].sort((a, b) => a.index - b.index),
-      chunk_count: sources.length,
-      suggested_followups: suggestFollowups(question, sources, entityNames),
-    },
-  };
 }
 
 export async function search(deps: MemoryDeps, scope: MemoryScope, query: string, options: SearchOptions = {}): Promise<SearchAnswer & { mode: Retrieval['mode'] }> {

@@ -86,12 +86,15 @@ export interface ChunkRow {
   heading: string | null;
   content: string;
   title: string;
+  /** How the document arrived (`ingest`, `upload`...). */
+  source: string;
+  updated_at: Date;
 }
 
 export async function loadChunks(sql: Sql, scope: SearchScope, chunkIds: string[]): Promise<ChunkRow[]> {
   if (chunkIds.length === 0) return [];
   const r = await sql.query<ChunkRow>(
-    `SELECT c.chunk_id::text AS chunk_id, c.doc_id, c.vault_id, c.ord, c.heading, c.content, d.title
+    `SELECT c.chunk_id::text AS chunk_id, c.doc_id, c.vault_id, c.ord, c.heading, c.content, d.title, d.source, d.updated_at
        FROM graph.chunks c JOIN graph.documents d ON d.tenant_id = c.tenant_id AND d.doc_id = c.doc_id
       WHERE c.tenant_id = $1 AND c.memory_id = $2 AND c.chunk_id = ANY($3::bigint[])`,
     [scope.tenantId, scope.memoryId, chunkIds],

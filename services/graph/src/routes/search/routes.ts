@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import type { AnswerPiece, Retrieval, SearchAnswer, SearchOptions } from '../../application/search';
 import type { MemoryScope } from '../../application/context';
 import { KEY, MEMORY_PREFIX, route, type MemoryGuard } from '../route';
-import { SearchAnswerSchema, SearchBodySchema, presentSearchAnswer, presentSources, streamContent } from './schema';
+import { RetrievalSchema, SearchAnswerSchema, SearchBodySchema, presentRetrieval, presentSearchAnswer, presentSources, streamContent } from './schema';
 
 export interface SearchRouteDeps {
   guard: MemoryGuard;
@@ -36,6 +36,15 @@ export function searchRoutes(deps: SearchRouteDeps) {
         const r = await deps.search.answer(ctx.state.scope, body.query, { vaultIds: body.vault_ids, topK: body.top_k });
         return presentSearchAnswer(r, r.mode);
       },
+    }),
+    route({
+      method: 'post', path: `${MEMORY_PREFIX}/retrieve`, operationId: 'retrieveMemory', tags,
+      summary: 'Hybrid retrieval only: the chunks a cited answer would draw on, whole',
+      description: 'The same retrieval as search, without an answer: for clients that answer themselves, and for chat\'s internal_search.',
+      security: KEY, guards: [deps.guard('read')],
+      body: SearchBodySchema,
+      ok: { status: 200, description: 'the chunks, best first, numbered from 1', schema: RetrievalSchema },
+      handler: async (ctx, { body }) => presentRetrieval(await deps.search.retrieve(ctx.state.scope, body.query, { vaultIds: body.vault_ids, topK: body.top_k })),
     }),
     /**
      * Streamed search. Frames, in order: one `sources` (every chunk the answer may cite, with its index), then

@@ -31,6 +31,38 @@ export function presentSearchAnswer(
   };
 }
 
+/** One retrieved chunk, whole: what a client (or core's chat) answers from itself. */
+export const RetrievedChunkSchema = z.object({
+  index: z.number().int().min(1),
+  document_id: z.string(),
+  chunk_id: z.string(),
+  chunk_ind: z.number().int().min(0).describe('the chunk\'s position in its document'),
+  title: z.string(),
+  vault_id: z.string(),
+  heading: z.string().nullable(),
+  content: z.string(),
+  snippet: z.string(),
+  score: z.number().describe('reciprocal-rank-fusion score; higher is better, comparable within one answer only'),
+  source: z.string().describe('how the document arrived: ingest or upload'),
+  updated_at: z.string(),
+});
+
+export const RetrievalSchema = z.object({ retrieval: z.enum(['hybrid', 'lexical']), chunk_count: z.number().int().min(0), chunks: z.array(RetrievedChunkSchema) });
+
+export function presentRetrieval(r: {
+  mode: 'hybrid' | 'lexical';
+  sources: Array<{ index: number; document_id: string; chunk_id: string; chunk_ind: number; title: string; vault_id: string; heading: string | null; content: string; snippet: string; score: number; source: string; updated_at: Date }>;
+}): z.input<typeof RetrievalSchema> {
+  return {
+    retrieval: r.mode,
+    chunk_count: r.sources.length,
+    chunks: r.sources.map((c) => ({
+      index: c.index, document_id: c.document_id, chunk_id: c.chunk_id, chunk_ind: c.chunk_ind, title: c.title, vault_id: c.vault_id, heading: c.heading,
+      content: c.content, snippet: c.snippet, score: c.score, source: c.source, updated_at: c.updated_at.toISOString(),
+    })),
+  };
+}
+
 export const StreamSourceSchema = z.object({ index: z.number().int().min(1), title: z.string(), document_id: z.string(), vault_id: z.string(), snippet: z.string() });
 
 /** The first frame of the stream: every chunk the answer may cite, with its index. */
