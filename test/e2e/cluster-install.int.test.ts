@@ -95,7 +95,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     const m = await migrate(install);
     if (m.code !== 0) throw new Error(`migrations failed:\n${m.output}`);
 
-    const [gatewayPort, adminPort, gatewayOps, webhooksOps, graphPort, workerPort, operatorPort] = await distinctFreePorts(7);
+    const [gatewayPort, adminPort, gatewayOps, webhooksOps, graphPort, workerPort, operatorPort, corePort] = await distinctFreePorts(8);
     gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     adminUrl = `http://127.0.0.1:${adminPort}`;
     Object.assign(ops, {
@@ -104,6 +104,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
       graph: `http://127.0.0.1:${graphPort}`,
       'graph-worker': `http://127.0.0.1:${workerPort}`,
       operator: `http://127.0.0.1:${operatorPort}`,
+      core: `http://127.0.0.1:${corePort}`,
     });
     const kafka = requireEnv('LORE_TEST_KAFKA_BROKERS');
     const graphEnv = {
@@ -119,6 +120,14 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     const env: Record<string, Record<string, string>> = {
       graph: { ...graphEnv, LORE_GRAPH_PORT: String(graphPort) },
       'graph-worker': { ...graphEnv, LORE_GRAPH_WORKER_PORT: String(workerPort) },
+      // PostgreSQL and the gateway's identity secret only: no Redis, no Kafka, and never the owner's URL.
+      core: {
+        LORE_DATABASE_URL: install.appUrl,
+        LORE_IDENTITY_SECRET: SECRETS.identity,
+        LORE_CORE_HOST: '127.0.0.1',
+        LORE_CORE_PORT: String(corePort),
+        LORE_CORE_MIGRATE: 'false',
+      },
       webhooks: {
         LORE_DATABASE_URL: install.appUrl,
         LORE_KAFKA_BROKERS: kafka,
@@ -143,6 +152,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
         GATEWAY_ADMIN_PORT: String(adminPort),
         GATEWAY_OPS_PORT: String(gatewayOps),
         GATEWAY_UPSTREAM_GRAPH: ops.graph!,
+        GATEWAY_UPSTREAM_CORE: ops.core!,
         GATEWAY_MEMORY_BASE_DOMAIN: BASE_DOMAIN,
         LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
       },
@@ -150,6 +160,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     const entry: Record<string, string> = {
       graph: 'services/graph/dist/main.js',
       'graph-worker': 'services/graph/dist/worker-main.js',
+      core: 'services/core/dist/main.js',
       webhooks: 'services/gateway/dist/webhooks-main.js',
       gateway: 'services/gateway/dist/main.js',
     };
@@ -204,9 +215,10 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     // The migrations granted the application role of the URL, whatever its name; pgvector was not created, since
     // the owner of install.md's SQL may not (pgvector is no trusted extension) and nobody else did.
     const granted = await asSuperuser(install.name, (c) =>
-      c.query<{ schema: string; usage: boolean }>(`SELECT s AS schema, has_schema_privilege($1, s, 'USAGE') AS usage FROM unnest(ARRAY['runtime', 'gateway', 'graph']) s ORDER BY 1`, [install.app]),
+      c.query<{ schema: string; usage: boolean }>(`SELECT s AS schema, has_schema_privilege($1, s, 'USAGE') AS usage FROM unnest(ARRAY['runtime', 'gateway', 'graph', 'core']) s ORDER BY 1`, [install.app]),
     );
     expect(granted.rows).toEqual([
+      { schema: 'core', usage: true },
       { schema: 'gateway', usage: true },
       { schema: 'graph', usage: true },
       { schema: 'runtime', usage: true },
@@ -214,9 +226,9 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     const vector = await asSuperuser(install.name, (c) => c.query(`SELECT 1 FROM pg_extension WHERE extname = 'vector'`));
     expect(vector.rowCount).toBe(0);
 
-    // The gateway started beside the graph and may have asked it before it was ready: it reports that upstream
-    // (degraded, never unready) until its next probe, at most 5 s later, finds it ready (docs/gateway.md).
-    const gateway = await until('the gateway to see its graph upstream ready', async () => {
+    // The gateway started beside the graph and core and may have asked them before they were ready: it reports such
+    // an upstream (degraded, never unready) until its next probe, at most 5 s later, finds it ready (docs/gateway.md).
+    const gateway = await until('the gateway to see its graph and core upstreams ready', async () => {
       const r = await readyz(ops.gateway!);
       return r.body?.checks?.upstreams?.degraded === false ? r : undefined;
     }, 30_000, procs.gateway);
@@ -226,9 +238,13 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
       checks: {
         database: { ok: true, role: install.app },
         state: { ok: true, kind: 'redis' },
-        upstreams: { ok: true, degraded: false, graph: { reachable: true, status: 200 } },
+        upstreams: { ok: true, degraded: false, graph: { reachable: true, status: 200 }, core: { reachable: true, status: 200 } },
       },
     });
+    // core: its role checked against the runtime and core schemas (which it did not migrate itself).
+    const core = await readyz(ops.core!);
+    expect(core.status).toBe(200);
+    expect(core.body).toMatchObject({ status: 'ready', checks: { core: { ok: true } } });
     // Search is lexical-only, and both graph processes say so rather than claiming vectors.
     const graphCheck = { ok: true, vectors: false, retrieval: 'lexical', embedder: expect.objectContaining({ kind: 'hashed' }) };
     const graph = await readyz(ops.graph!);
@@ -277,6 +293,15 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     const second = await call(gatewayUrl, 'GET', '/api/v1/workspaces', { headers: { 'x-api-key': key } });
     expect(second.status).toBe(200);
     expect(second.json.default_workspace_id).toBe(tenant.workspace_id);
+  });
+
+  it('chats through the gateway: core, on its own process, creates and lists a session for the tenant\'s key', async () => {
+    const created = await call(gatewayUrl, 'POST', '/api/chat/create-chat-session', { headers: { 'x-api-key': key }, body: { persona_id: 0 } });
+    expect({ status: created.status, body: created.status === 200 ? '' : created.text }).toEqual({ status: 200, body: '' });
+    const sessionId: string = created.json.chat_session_id;
+    const listed = await call(gatewayUrl, 'GET', '/api/chat/get-user-chat-sessions', { headers: { 'x-api-key': key } });
+    expect(listed.status).toBe(200);
+    expect(listed.json.sessions).toEqual([expect.objectContaining({ id: sessionId, persona_id: 0, shared_status: 'private' })]);
   });
 
   it('ingests and finds a document with a citation, and delivers a signed memory.ingest.completed to a loopback receiver', async () => {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT, createNamespace, installCrds, runId, waitCrdsEstablished } from '../../operator/test/support/kube';
+import { coreConfigSchema } from '@lore/core';
 import { graphConfigSchema } from '@lore/graph';
 import { DEFAULT_PORTS } from '@lore/runtime/kit';
 import { CHART, FULL, MINIMAL, helm, kubectl, kubectlOk, renderObjects, template, yamlToObject } from './support';
@@ -51,7 +52,7 @@ describe('charts/lore', () => {
   it('renders every deployment of the architecture from one image, the services that do not exist yet only on request', async () => {
     const minimal = await renderObjects('lore', ns, ['-f', MINIMAL]);
     const deployments = (objs: any[]) => objs.filter((o) => o.kind === 'Deployment').map((d) => d.metadata.labels['app.kubernetes.io/component']).sort();
-    expect(deployments(minimal)).toEqual(['gateway', 'graph', 'graph-worker', 'operator', 'webhooks']);
+    expect(deployments(minimal)).toEqual(['core', 'gateway', 'graph', 'graph-worker', 'operator', 'webhooks']);
     const full = await renderObjects('lore', ns, ['-f', FULL]);
     expect(deployments(full)).toEqual(['agents', 'core', 'gateway', 'graph', 'graph-worker', 'mcp', 'operator', 'webhooks']);
     const images = new Set(full.filter((o) => o.kind === 'Deployment' || o.kind === 'Job').map((o) => o.spec.template.spec.containers[0].image));
@@ -62,6 +63,7 @@ describe('charts/lore', () => {
       webhooks: 'services/gateway/dist/webhooks-main.js',
       graph: 'services/graph/dist/main.js',
       'graph-worker': 'services/graph/dist/worker-main.js',
+      core: 'services/core/dist/main.js',
       operator: 'operator/dist/main.js',
     });
     for (const kind of ['HorizontalPodAutoscaler', 'NetworkPolicy', 'ServiceMonitor', 'PodDisruptionBudget', 'Ingress']) {
@@ -91,6 +93,7 @@ describe('charts/lore', () => {
     expect(ports('mcp')).toEqual([DEFAULT_PORTS.mcp]);
     expect(envValue('graph-worker', 'LORE_GRAPH_WORKER_PORT')).toBe(String(DEFAULT_PORTS.graphWorker));
     expect(envValue('operator', 'LORE_OPERATOR_HEALTH_PORT')).toBe(String(DEFAULT_PORTS.operatorHealth));
+    expect(envValue('core', 'LORE_CORE_PORT')).toBe(String(DEFAULT_PORTS.core));
     const all = ['gateway', 'webhooks', 'graph', 'graph-worker', 'operator', 'core', 'agents', 'mcp'].flatMap(ports);
     expect(new Set(all).size).toBe(all.length);
   });
@@ -132,6 +135,104 @@ describe('charts/lore', () => {
       const r = await template('lore', ns, ['-f', MINIMAL, '--set', bad]);
       expect({ bad, code: r.code }).toEqual({ bad, code: 1 });
     }
+  });
+
+  describe('core', () => {
+    const component = (objs: any[], kind: string, name: string) => objs.find((o) => o.kind === kind && o.metadata.labels?.['app.kubernetes.io/component'] === name);
+    const containerOf = (objs: any[], name: string) => component(objs, 'Deployment', name).spec.template.spec.containers[0];
+    /** Variables every Lore container gets from the chart whatever the component (lore.commonEnv, OTEL_SERVICE_NAME). */
+    const COMMON = new Set(['NODE_ENV', 'LOG_LEVEL', 'OTEL_SERVICE_NAME', 'OTEL_EXPORTER_OTLP_ENDPOINT']);
+
+    it.each([
+      ['minimal', MINIMAL, 'lore'],
+      ['full', FULL, 'lore-credentials'],
+    ])('runs core with the %s values: its entry point on 8082, probes on that port, PostgreSQL and the identity secret from the Secret, nothing else', async (_name, values, secret) => {
+      const objs = await renderObjects('lore', ns, ['-f', values]);
+      const c = containerOf(objs, 'core');
+      expect(c.args).toEqual(['services/core/dist/main.js']);
+      expect(c.ports).toEqual([{ name: 'http', containerPort: DEFAULT_PORTS.core }]);
+      for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) expect(c[probe].httpGet.port).toBe('http');
+      expect(c.readinessProbe.httpGet.path).toBe('/readyz');
+      const env = c.env as Array<{ name: string; value?: string; valueFrom?: unknown }>;
+      const byName = Object.fromEntries(env.map((e) => [e.name, e]));
+      expect(byName.LORE_CORE_PORT).toEqual({ name: 'LORE_CORE_PORT', value: '8082' });
+      expect(byName.LORE_CORE_MIGRATE).toEqual({ name: 'LORE_CORE_MIGRATE', value: 'false' });
+      expect(byName.LORE_DATABASE_URL).toEqual({ name: 'LORE_DATABASE_URL', valueFrom: { secretKeyRef: { name: secret, key: 'database-url' } } });
+      expect(byName.LORE_IDENTITY_SECRET).toEqual({ name: 'LORE_IDENTITY_SECRET', valueFrom: { secretKeyRef: { name: secret, key: 'identity-secret' } } });
+      // Never the schema owner (only the migrations Job holds it), and nothing core does not use.
+      for (const absent of ['LORE_DATABASE_OWNER_URL', 'LORE_REDIS_URL', 'LORE_KAFKA_BROKERS', 'LORE_KAFKA_PREFIX', 'LORE_ENCRYPTION_KEYS', 'LORE_HTTP_PORT']) {
+        expect({ absent, present: absent in byName }).toEqual({ absent, present: false });
+      }
+      expect(JSON.stringify(env)).not.toContain('database-owner-url');
+      // Every other variable is one core's own configuration schema reads, and the schema accepts the chart's values.
+      const extra = new Set(((values === FULL ? [{ name: 'TZ' }] : []) as Array<{ name: string }>).map((e) => e.name));
+      const unread = env.map((e) => e.name).filter((n) => !COMMON.has(n) && !extra.has(n) && !(n in coreConfigSchema.shape));
+      expect(unread).toEqual([]);
+      const plain = Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
+      const parsed = coreConfigSchema.safeParse({ ...plain, LORE_LOG_LEVEL: 'info', LORE_DATABASE_URL: 'postgres://lore_app:x@pg:5432/lore', LORE_IDENTITY_SECRET: 'x'.repeat(32) });
+      expect(parsed.success).toBe(true);
+      expect(parsed.data).toMatchObject({ LORE_CORE_PORT: 8082, LORE_CORE_MIGRATE: false, LORE_CORE_BODY_LIMIT_BYTES: values === FULL ? 2097152 : 1048576 });
+      expect(parsed.data?.LORE_DATABASE_OWNER_URL).toBeUndefined();
+
+      // Its Service on 8082, selecting its pods; the gateway forwards core's routes to exactly that Service.
+      const svc = objs.find((o) => o.kind === 'Service' && o.metadata.name === 'lore-core');
+      expect(svc.spec.ports).toEqual([{ name: 'http', port: 8082, targetPort: 'http', protocol: 'TCP' }]);
+      expect(component(objs, 'Deployment', 'core').spec.template.metadata.labels).toMatchObject(svc.spec.selector);
+      const gateway = containerOf(objs, 'gateway').env as Array<{ name: string; value?: string }>;
+      expect(gateway.filter((e) => e.name === 'GATEWAY_UPSTREAM_CORE')).toEqual([{ name: 'GATEWAY_UPSTREAM_CORE', value: `http://${svc.metadata.name}.${ns}.svc:8082` }]);
+      // A PodDisruptionBudget for its two replicas.
+      const pdb = objs.find((o) => o.kind === 'PodDisruptionBudget' && o.metadata.name === 'lore-core');
+      expect(pdb.spec).toEqual({ minAvailable: 1, selector: { matchLabels: svc.spec.selector } });
+    });
+
+    it('scales core with a HorizontalPodAutoscaler when asked (the full values), instead of a fixed replica count', async () => {
+      const full = await renderObjects('lore', ns, ['-f', FULL]);
+      const hpa = full.find((o) => o.kind === 'HorizontalPodAutoscaler' && o.metadata.name === 'lore-core');
+      expect(hpa.spec).toMatchObject({ scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'lore-core' }, minReplicas: 2, maxReplicas: 6 });
+      expect(component(full, 'Deployment', 'core').spec.replicas).toBeUndefined();
+      const minimal = await renderObjects('lore', ns, ['-f', MINIMAL]);
+      expect(minimal.some((o) => o.kind === 'HorizontalPodAutoscaler')).toBe(false);
+      expect(component(minimal, 'Deployment', 'core').spec.replicas).toBe(2);
+    });
+
+    it('lets only the gateway (and Prometheus) reach core, as graph, and restricts no egress (core reaches PostgreSQL)', async () => {
+      const full = await renderObjects('lore', ns, ['-f', FULL]);
+      const policy = (name: string) => full.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === `lore-${name}`);
+      const core = policy('core');
+      const gatewayPod = component(full, 'Deployment', 'gateway').spec.template.metadata.labels;
+      const corePod = component(full, 'Deployment', 'core').spec.template.metadata.labels;
+      expect(corePod).toMatchObject(core.spec.podSelector.matchLabels);
+      expect(core.spec.policyTypes).toEqual(['Ingress']);
+      const fromGateway = core.spec.ingress.find((r: any) => r.from?.some((f: any) => f.podSelector));
+      expect(fromGateway.ports).toEqual([{ port: 'http', protocol: 'TCP' }]);
+      expect(fromGateway.from).toHaveLength(1);
+      expect(gatewayPod).toMatchObject(fromGateway.from[0].podSelector.matchLabels);
+      expect(fromGateway.from[0].podSelector.matchLabels['app.kubernetes.io/component']).toBe('gateway');
+      // The same rules as graph's, for core's pods.
+      const graph = policy('graph');
+      expect(core.spec.ingress).toEqual(graph.spec.ingress);
+      // No policy limits egress: core's connections to the external PostgreSQL leave the namespace freely.
+      expect(full.filter((o) => o.kind === 'NetworkPolicy' && (o.spec.policyTypes ?? []).includes('Egress'))).toEqual([]);
+      // Its metrics are scraped on that port.
+      const monitor = full.find((o) => o.kind === 'ServiceMonitor' && o.metadata.name === 'lore-core');
+      expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'http', path: '/metrics' })]);
+    });
+
+    it('leaves core out on request: no objects, no upstream on the gateway, no policy', async () => {
+      const off = await renderObjects('lore', ns, ['-f', FULL, '--set', 'core.enabled=false']);
+      expect(off.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'core')).toEqual([]);
+      expect(containerOf(off, 'gateway').env.some((e: { name: string }) => e.name === 'GATEWAY_UPSTREAM_CORE')).toBe(false);
+    });
+
+    it('needs no Kafka: the gateway and core alone render without brokers', async () => {
+      const r = await template('lore', ns, [
+        '-f', MINIMAL, '--set-json', 'externalKafka.brokers=[]',
+        '--set', 'webhooks.enabled=false', '--set', 'graph.enabled=false', '--set', 'graphWorker.enabled=false',
+      ]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.yaml).toContain('name: lore-core');
+    });
   });
 
   it('runs every pod with the restricted security context, probes and checksum annotations', async () => {
@@ -243,6 +344,8 @@ describe('charts/lore', () => {
     ['a TLS Secret for another mode', ['--set', 'operator.ingress.tls.secretName=wild'], 'only used with operator.ingress.tls.mode=secret'],
     ['an Ingress without a host', ['--set', 'gateway.ingress.enabled=true'], 'gateway.ingress.enabled needs gateway.ingress.host'],
     ['min above max replicas', ['--set', 'gateway.autoscaling.enabled=true', '--set', 'gateway.autoscaling.minReplicas=5', '--set', 'gateway.autoscaling.maxReplicas=3'], 'minReplicas (5) is greater than maxReplicas (3)'],
+    ['min above max core replicas', ['--set', 'core.autoscaling.enabled=true', '--set', 'core.autoscaling.minReplicas=5', '--set', 'core.autoscaling.maxReplicas=3'], 'core.autoscaling.minReplicas (5) is greater than maxReplicas (3)'],
+    ['a core PDB that blocks every drain', ['--set', 'core.pdb.minAvailable=2'], 'core.pdb.minAvailable (2) must be below its replicas (2)'],
     ['a PDB that blocks every drain', ['--set', 'gateway.pdb.minAvailable=2'], 'gateway.pdb.minAvailable (2) must be below its replicas (2)'],
   ])('fails at template time on %s', async (_name, args, message) => {
     const r = await template('lore', ns, ['-f', MINIMAL, ...args]);
@@ -256,6 +359,7 @@ describe('charts/lore', () => {
     ['a negative replica count', ['--set', 'gateway.replicaCount=-1'], 'replicaCount'],
     ['an invalid TLS mode', ['--set', 'operator.ingress.tls.mode=always'], 'mode'],
     ['a broker without a port', ['--set', 'externalKafka.brokers[0]=kafka'], 'brokers'],
+    ['a core body limit core would refuse', ['--set', 'core.bodyLimitBytes=100'], 'bodyLimitBytes'],
   ])('refuses %s through values.schema.json', async (_name, args, field) => {
     const r = await template('lore', ns, ['-f', MINIMAL, ...args]);
     expect(r.code).not.toBe(0);
@@ -324,9 +428,18 @@ describe('charts/lore', () => {
     expect(after.spec.template.metadata.annotations['checksum/config']).not.toBe(before.spec.template.metadata.annotations['checksum/config']);
     const cm = JSON.parse(await kubectlOk(['-n', ns, 'get', 'configmap', `${release}-lore`, '-o', 'json']));
     expect(cm.data['log-level']).toBe('debug');
+    // core is part of the default install: its Deployment and Service exist, and the gateway is pointed at it.
+    const core = JSON.parse(await kubectlOk(['-n', ns, 'get', 'deployment', `${release}-lore-core`, '-o', 'json']));
+    expect(core.spec.template.spec.containers[0].args).toEqual(['services/core/dist/main.js']);
+    const coreSvc = JSON.parse(await kubectlOk(['-n', ns, 'get', 'service', `${release}-lore-core`, '-o', 'json']));
+    expect(coreSvc.spec.ports.map((p: { port: number }) => p.port)).toEqual([8082]);
+    expect(after.spec.template.spec.containers[0].env).toEqual(
+      expect.arrayContaining([{ name: 'GATEWAY_UPSTREAM_CORE', value: `http://${release}-lore-core.${ns}.svc:8082` }]),
+    );
     const uninstall = await helm(['uninstall', release, '-n', ns, '--no-hooks']);
     expect(uninstall.code).toBe(0);
     expect((await kubectl(['-n', ns, 'get', 'deployment', `${release}-lore-gateway`])).code).not.toBe(0);
+    expect((await kubectl(['-n', ns, 'get', 'deployment', `${release}-lore-core`])).code).not.toBe(0);
     // The CRDs (installed outside this release here) are untouched.
     expect((await kubectl(['get', 'crd', 'memories.lore.dev'])).code).toBe(0);
   });

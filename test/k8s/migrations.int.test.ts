@@ -38,8 +38,9 @@ describe('chart migrations script', () => {
     const c = new Client({ connectionString: db.ownerUrl });
     await c.connect();
     try {
-      const schemas = (await c.query(`SELECT schema_name FROM information_schema.schemata WHERE schema_name IN ('runtime', 'gateway', 'graph') ORDER BY 1`)).rows.map((r) => r.schema_name);
-      expect(schemas).toEqual(['gateway', 'graph', 'runtime']);
+      const schemas = (await c.query(`SELECT schema_name FROM information_schema.schemata WHERE schema_name IN ('runtime', 'gateway', 'graph', 'core') ORDER BY 1`)).rows.map((r) => r.schema_name);
+      // core's schema too: the core deployment never migrates (LORE_CORE_MIGRATE=false), the Job does it for it.
+      expect(schemas).toEqual(['core', 'gateway', 'graph', 'runtime']);
       for (const s of schemas) {
         const n = (await c.query(`SELECT count(*)::int AS n FROM ${s}.schema_migrations`)).rows[0].n;
         expect(n).toBeGreaterThan(0);
@@ -48,7 +49,7 @@ describe('chart migrations script', () => {
       await c.end();
     }
     const logs = first.output.split('\n').filter(Boolean).map((l) => JSON.parse(l));
-    expect(logs.filter((l) => l.msg === 'migrations applied').map((l) => l.schema).sort()).toEqual(['gateway', 'graph', 'runtime']);
+    expect(logs.filter((l) => l.msg === 'migrations applied').map((l) => l.schema).sort()).toEqual(['core', 'gateway', 'graph', 'runtime']);
 
     const second = await migrate(db);
     expect(second.code).toBe(0);

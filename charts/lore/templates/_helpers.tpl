@@ -114,8 +114,9 @@ checksum/secret: {{ include (print .Template.BasePath "/secret.yaml") . | sha256
 {{- end }}
 
 {{/*
-What the platform services need besides (args: dict with root, redis, identity): database and Kafka always;
-Redis and the identity secret only for the components that read them, so no pod holds a secret it never uses.
+What the platform services need besides (args: dict with root, redis, kafka, identity): the database always;
+Redis, Kafka and the identity secret only for the components that read them, so no pod holds a secret or an
+address it never uses.
 */}}
 {{- define "lore.platformEnv" -}}
 {{- $root := .root }}
@@ -125,10 +126,12 @@ Redis and the identity secret only for the components that read them, so no pod 
 - name: LORE_REDIS_URL
   valueFrom: { secretKeyRef: { name: {{ include "lore.secretName" $root }}, key: redis-url } }
 {{- end }}
+{{- if .kafka }}
 - name: LORE_KAFKA_BROKERS
   valueFrom: { configMapKeyRef: { name: {{ include "lore.fullname" $root }}, key: kafka-brokers } }
 - name: LORE_KAFKA_PREFIX
   valueFrom: { configMapKeyRef: { name: {{ include "lore.fullname" $root }}, key: kafka-prefix } }
+{{- end }}
 {{- if .identity }}
 - name: LORE_IDENTITY_SECRET
   valueFrom: { secretKeyRef: { name: {{ include "lore.secretName" $root }}, key: identity-secret } }
@@ -137,7 +140,8 @@ Redis and the identity secret only for the components that read them, so no pod 
 
 {{/*
 One Deployment of the shared image (args: dict with root, component, values, args, env, ports, probePort,
-serviceAccountName, withoutPlatformEnv, withoutRedis, withoutIdentity). Every component differs only in these.
+serviceAccountName, withoutPlatformEnv, withoutRedis, withoutKafka, withoutIdentity). Every component differs
+only in these.
 */}}
 {{- define "lore.deployment" -}}
 {{- $root := .root }}
@@ -193,7 +197,7 @@ spec:
           env:
             {{- include "lore.commonEnv" $root | nindent 12 }}
             {{- if not .withoutPlatformEnv }}
-            {{- include "lore.platformEnv" (dict "root" $root "redis" (not .withoutRedis) "identity" (not .withoutIdentity)) | nindent 12 }}
+            {{- include "lore.platformEnv" (dict "root" $root "redis" (not .withoutRedis) "kafka" (not .withoutKafka) "identity" (not .withoutIdentity)) | nindent 12 }}
             {{- end }}
             - name: OTEL_SERVICE_NAME
               value: {{ .component }}
