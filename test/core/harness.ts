@@ -1,6 +1,7 @@
 import { createLogger, createMetricsRegistry, IdentitySigner, listen, PostgresDb, type Db, type StartedServer } from '@lore/runtime';
 import { createCoreService, type CoreService } from '@lore/core';
 import { adminCall, http, IDENTITY_SECRET, makeKey, makeTenant, startGateway, uid, type GatewayUnderTest, type TenantFixture } from '../gateway/harness';
+import { testEncryptionKeys } from '../support/encryption';
 import { freshDatabase, type TestDatabase } from '../support/infra';
 
 /** Core behind a real gateway on real PostgreSQL and Redis: every request goes client → gateway → core. */
@@ -27,6 +28,7 @@ export async function startCoreStack(): Promise<CoreStack> {
     logger: createLogger({ level: 'silent', service: 'core-test' }),
     metrics: createMetricsRegistry('core-test', { defaultMetrics: false }),
     signer: new IdentitySigner(IDENTITY_SECRET),
+    encryptionKeys: testEncryptionKeys(),
     // Every answer of every core suite is checked against the schema its route declares.
     checkResponses: true,
   });

@@ -127,6 +127,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
         LORE_CORE_HOST: '127.0.0.1',
         LORE_CORE_PORT: String(corePort),
         LORE_CORE_MIGRATE: 'false',
+        LORE_ENCRYPTION_KEYS: SECRETS.encryptionKeys,
       },
       webhooks: {
         LORE_DATABASE_URL: install.appUrl,

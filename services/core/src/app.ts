@@ -2,10 +2,14 @@ import Router from '@koa/router';
 import { RouteTable, createHttpApp, openApiDocumentRoute, type IdentitySigner, type LoreApp, type Logger } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { changeSession, createSession, deleteAllSessions, deleteSession, sessionDetail, sessionsOf } from './application/chat-sessions';
+import { associateCredential, ccPairInfo, ccPairStatuses, changeCcPairStatus, createConnector, createDeletionAttempt } from './application/connectors';
 import type { CoreDeps } from './application/context';
+import { createCredential, credentialList, credentialOf, removeCredential } from './application/credentials';
 import { changePersona, createPersona, personaList, personaOf, removePersona } from './application/personas';
 import { coreOpenApi, coreResponses } from './openapi';
 import { chatSessionRoutes, type ChatSessionRouteDeps } from './routes/chat-sessions/routes';
+import { connectorRoutes, type ConnectorRouteDeps } from './routes/connectors/routes';
+import { credentialRoutes, type CredentialRouteDeps } from './routes/credentials/routes';
 import { personaRoutes, type PersonaRouteDeps } from './routes/personas/routes';
 import { CORE_PREFIX, coreGuard, type CoreState } from './routes/route';
 
@@ -24,6 +28,8 @@ export interface CoreAppOptions {
 export interface CoreRouteDeps {
   personas: PersonaRouteDeps;
   sessions: ChatSessionRouteDeps;
+  connectors: ConnectorRouteDeps;
+  credentials: CredentialRouteDeps;
 }
 
 /** Binds the application layer and the identity guard to one core's dependencies, resource by resource. */
@@ -51,6 +57,26 @@ export function coreRouteDeps(core: CoreDeps, signer: IdentitySigner): CoreRoute
         removeAll: (p) => deleteAllSessions(core, p),
       },
     },
+    connectors: {
+      guard,
+      connectors: {
+        create: (p, input) => createConnector(core, p, input),
+        statuses: (p, credentialId) => ccPairStatuses(core, p, credentialId),
+        ccPair: (p, id) => ccPairInfo(core, p, id),
+        associate: (p, connectorId, credentialId, input) => associateCredential(core, p, connectorId, credentialId, input),
+        setStatus: (p, id, status) => changeCcPairStatus(core, p, id, status),
+        deletePair: (p, connectorId, credentialId) => createDeletionAttempt(core, p, connectorId, credentialId),
+      },
+    },
+    credentials: {
+      guard,
+      credentials: {
+        create: (p, input) => createCredential(core, p, input),
+        list: (p) => credentialList(core, p),
+        get: (p, id) => credentialOf(core, p, id),
+        remove: (p, id) => removeCredential(core, p, id),
+      },
+    },
   };
 }
 
@@ -63,6 +89,8 @@ export function coreRouteTable(deps: CoreRouteDeps, options: { bodyLimitBytes: n
   table.add(
     personaRoutes(deps.personas),
     chatSessionRoutes(deps.sessions),
+    connectorRoutes(deps.connectors),
+    credentialRoutes(deps.credentials),
     openApiDocumentRoute(CORE_OPENAPI_PATH, 'the OpenAPI 3.1 document of the core routes', () => coreOpenApi(table)),
   );
   return table;

@@ -1,4 +1,4 @@
-import { DEFAULT_PORTS, envBool, envInt, envSecret } from '@lore/runtime';
+import { DEFAULT_PORTS, envBool, envEncryptionKeys, envInt, envSecret } from '@lore/runtime';
 import { z } from 'zod';
 
 const optionalString = z
@@ -14,6 +14,8 @@ export const coreConfigSchema = z.object({
   LORE_DATABASE_URL: z.string({ error: 'is required' }).min(1),
   LORE_DATABASE_OWNER_URL: optionalString,
   LORE_IDENTITY_SECRET: envSecret(32),
+  /** The platform key ring (`id:base64,...`, the first seals): seals connector credentials at rest. */
+  LORE_ENCRYPTION_KEYS: envEncryptionKeys(),
   LORE_CORE_MIGRATE: envBool(false),
   LORE_CORE_BODY_LIMIT_BYTES: envInt(1024 * 1024, 1024, 64 * 1024 * 1024),
 });

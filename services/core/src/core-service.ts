@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { RUNTIME_MIGRATIONS, assertAppRole, checkAppRole, runMigrations, runRuntimeMigrations, type Db, type IdentitySigner, type Lifecycle, type LoreApp, type Logger } from '@lore/runtime';
+import { RUNTIME_MIGRATIONS, SecretBox, assertAppRole, checkAppRole, runMigrations, runRuntimeMigrations, type Db, type EncryptionKey, type IdentitySigner, type Lifecycle, type LoreApp, type Logger } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { createCoreApp } from './app';
 import type { CoreDeps } from './application/context';
@@ -14,6 +14,8 @@ export interface CoreServiceDeps {
   logger: Logger;
   metrics: Registry;
   signer: IdentitySigner;
+  /** The platform key ring (`LORE_ENCRYPTION_KEYS`): seals connector credentials; the first key seals, every key opens. */
+  encryptionKeys: EncryptionKey[];
   /** Run the migrations at start (embedded mode, development); a cluster runs them in the migrations Job. */
   migrate?: boolean;
   bodyLimitBytes?: number;
@@ -41,7 +43,7 @@ export async function createCoreService(deps: CoreServiceDeps): Promise<CoreServ
   }
   // Refuse to start when the application role cannot do the work, or could escape row-level security.
   await assertAppRole(deps.db, CORE_SCHEMAS);
-  const core: CoreDeps = { db: deps.db, logger, seededTenants: new Set() };
+  const core: CoreDeps = { db: deps.db, logger, seededTenants: new Set(), secrets: new SecretBox(deps.encryptionKeys) };
   deps.lifecycle?.addCheck('core', async () => {
     const { problems } = await checkAppRole(deps.db, CORE_SCHEMAS);
     return { ok: problems.length === 0, details: problems.length > 0 ? { problems } : {} };

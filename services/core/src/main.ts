@@ -16,6 +16,7 @@ async function main(): Promise<void> {
     logger,
     metrics,
     signer: new IdentitySigner(config.LORE_IDENTITY_SECRET),
+    encryptionKeys: config.LORE_ENCRYPTION_KEYS,
     migrate: config.LORE_CORE_MIGRATE,
     bodyLimitBytes: config.LORE_CORE_BODY_LIMIT_BYTES,
     lifecycle,

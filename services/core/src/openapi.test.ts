@@ -24,6 +24,14 @@ const SPEC_SESSION_ROUTES = [
   'delete /api/chat/delete-chat-session/{session_id}',
 ];
 
+/** Spec 2's enterprise connector routes. */
+const SPEC_CONNECTOR_ROUTES = [
+  'get /api/manage/admin/connector/status',
+  'get /api/manage/admin/connector',
+  'post /api/manage/admin/connector',
+  'get /api/manage/admin/cc-pair/{cc_pair_id}',
+];
+
 describe('core\'s OpenAPI document', () => {
   it('is committed as generated (node --conditions=lore-src --import tsx services/core/src/cli/write-openapi.ts)', () => {
     const committed = JSON.parse(readFileSync(join(__dirname, '..', 'openapi.json'), 'utf8')) as unknown;
@@ -51,6 +59,7 @@ describe('core\'s OpenAPI document', () => {
     const mounted = routers[0]!.stack.flatMap((l) => l.methods.filter((m) => m !== 'HEAD').map((m) => `${m.toLowerCase()} ${openApiPath(String(l.path))}`));
     expect(mounted.sort()).toEqual(operations(doc()).map((o) => o.key).sort());
     expect(mounted).toEqual(expect.arrayContaining(SPEC_SESSION_ROUTES));
+    expect(mounted).toEqual(expect.arrayContaining(SPEC_CONNECTOR_ROUTES));
   });
 
   it('declares spec 2\'s 422 body on every route that validates input', () => {

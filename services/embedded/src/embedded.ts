@@ -102,8 +102,8 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   lifecycle.onShutdown('graph server', () => graphServer.close());
   lifecycle.onShutdown('graph', () => graph.close());
 
-  // Core: chat and personas (connectors later), on the same database.
-  const core = await createCoreService({ db, logger: logger.child({ service: 'core' }), metrics, signer, lifecycle });
+  // Core: chat, personas and connector administration (credentials sealed with the same key ring), on the same database.
+  const core = await createCoreService({ db, logger: logger.child({ service: 'core' }), metrics, signer, encryptionKeys, lifecycle });
   const coreServer = await listenUnix(core.app.callback(), coreSocket);
   lifecycle.onShutdown('core server', () => coreServer.close());
   lifecycle.onShutdown('core', () => core.close());

@@ -1,4 +1,4 @@
-import type { Db, Logger } from '@lore/runtime';
+import type { Db, Logger, SecretBox } from '@lore/runtime';
 
 /** What core's application layer works with; route modules never see it, only the functions bound to it. */
 export interface CoreDeps {
@@ -6,4 +6,6 @@ export interface CoreDeps {
   logger: Logger;
   /** Tenants whose default persona this process has already written (it is written once per tenant). */
   seededTenants: Set<string>;
+  /** Seals and opens credential secrets with the platform key ring (`LORE_ENCRYPTION_KEYS`). */
+  secrets: SecretBox;
 }

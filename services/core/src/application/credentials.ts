@@ -1,0 +1,60 @@
+import type { Source } from '../domain/sources';
+import { ccPairIdsOfCredential } from '../store/cc-pairs';
+import { deleteCredential, getCredential, insertCredential, listCredentials, setCredentialJson, type CredentialRow } from '../store/credentials';
+import type { CoreDeps } from './context';
+import { sealCredentialJson } from './credential-secrets';
+import { coreError } from './errors';
+import type { Principal } from './principal';
+
+export interface CredentialInput {
+  name: string;
+  source: Source;
+  /** Checked for its source already (domain/sources.ts). */
+  credential_json: Record<string, unknown>;
+  admin_public: boolean;
+  curator_public: boolean;
+  groups: number[];
+}
+
+const notFound = () => coreError('NOT_FOUND', 'credential not found');
+
+/**
+ * Stores a credential with its secret sealed: the row is written first (its id binds every sealed value), then
+ * the sealed values, in one transaction. The plaintext never reaches the database.
+ */
+export function createCredential(deps: CoreDeps, p: Principal, input: CredentialInput): Promise<CredentialRow> {
+  return deps.db.withTenant(p.tenantId, async (sql) => {
+    const row = await insertCredential(sql, p.tenantId, {
+      owner: p.owner,
+      // The gateway's identity names a user by id only; the address is recorded once the identity carries it.
+      user_email: '',
+      source: input.source,
+      name: input.name,
+      admin_public: input.admin_public,
+      curator_public: input.curator_public,
+      groups: input.groups,
+    });
+    return setCredentialJson(sql, p.tenantId, row.id, sealCredentialJson(deps.secrets, p.tenantId, row.id, input.credential_json));
+  });
+}
+
+export function credentialList(deps: CoreDeps, p: Principal): Promise<CredentialRow[]> {
+  return deps.db.withTenant(p.tenantId, (sql) => listCredentials(sql, p.tenantId));
+}
+
+export async function credentialOf(deps: CoreDeps, p: Principal, id: number): Promise<CredentialRow> {
+  const row = await deps.db.withTenant(p.tenantId, (sql) => getCredential(sql, p.tenantId, id));
+  if (!row) throw notFound();
+  return row;
+}
+
+/** A credential a pair still reads with cannot be deleted (400 naming the pairs): delete the pairs first. */
+export async function removeCredential(deps: CoreDeps, p: Principal, id: number): Promise<void> {
+  await deps.db.withTenant(p.tenantId, async (sql) => {
+    // Locked: no pair can be made with it between the check and the delete.
+    if (!(await getCredential(sql, p.tenantId, id, 'update'))) throw notFound();
+    const pairs = await ccPairIdsOfCredential(sql, p.tenantId, id);
+    if (pairs.length > 0) throw coreError('BAD_REQUEST', `credential ${id} is used by cc pair(s) ${pairs.join(', ')}: delete them first`);
+    await deleteCredential(sql, p.tenantId, id);
+  });
+}

@@ -1,0 +1,87 @@
+import type { Sql } from '@lore/runtime';
+import type { AccessType, CcPairStatus } from '../domain/connectors';
+
+export interface CcPairRow {
+  tenant_id: string;
+  id: number;
+  connector_id: number;
+  credential_id: number;
+  name: string;
+  access_type: AccessType;
+  groups: number[];
+  status: CcPairStatus;
+  num_docs_indexed: number;
+  in_repeated_error_state: boolean;
+  last_index_attempt_status: string | null;
+  number_of_index_attempts: number;
+  time_created: Date;
+  time_updated: Date;
+}
+
+const COLS =
+  'tenant_id, id, connector_id, credential_id, name, access_type, groups, status, num_docs_indexed, in_repeated_error_state, last_index_attempt_status, number_of_index_attempts, time_created, time_updated';
+
+/** The new pair, or null when the connector already has this credential. */
+export async function insertCcPair(
+  sql: Sql,
+  tenantId: string,
+  p: { connector_id: number; credential_id: number; name: string; access_type: AccessType; groups: number[] },
+): Promise<CcPairRow | null> {
+  const r = await sql.query<CcPairRow>(
+    `INSERT INTO core.cc_pairs (tenant_id, connector_id, credential_id, name, access_type, groups) VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (tenant_id, connector_id, credential_id) DO NOTHING RETURNING ${COLS}`,
+    [tenantId, p.connector_id, p.credential_id, p.name, p.access_type, p.groups],
+  );
+  return r.rows[0] ?? null;
+}
+
+/** The tenant's pairs in id order; with `credentialId`, only those reading with that credential. */
+export async function listCcPairs(sql: Sql, tenantId: string, credentialId: number | null): Promise<CcPairRow[]> {
+  const r =
+    credentialId === null
+      ? await sql.query<CcPairRow>(`SELECT ${COLS} FROM core.cc_pairs WHERE tenant_id = $1 ORDER BY id`, [tenantId])
+      : await sql.query<CcPairRow>(`SELECT ${COLS} FROM core.cc_pairs WHERE tenant_id = $1 AND credential_id = $2 ORDER BY id`, [tenantId, credentialId]);
+  return r.rows;
+}
+
+/** One pair of the tenant; `lock`: FOR UPDATE. */
+export async function getCcPair(sql: Sql, tenantId: string, id: number, lock = false): Promise<CcPairRow | null> {
+  const r = await sql.query<CcPairRow>(`SELECT ${COLS} FROM core.cc_pairs WHERE tenant_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [tenantId, id]);
+  return r.rows[0] ?? null;
+}
+
+/** The pair of a connector and a credential; `lock`: FOR UPDATE. */
+export async function ccPairOf(sql: Sql, tenantId: string, connectorId: number, credentialId: number, lock = false): Promise<CcPairRow | null> {
+  const r = await sql.query<CcPairRow>(
+    `SELECT ${COLS} FROM core.cc_pairs WHERE tenant_id = $1 AND connector_id = $2 AND credential_id = $3${lock ? ' FOR UPDATE' : ''}`,
+    [tenantId, connectorId, credentialId],
+  );
+  return r.rows[0] ?? null;
+}
+
+/** Each connector's credential ids (ascending), from its pairs. */
+export async function credentialIdsByConnector(sql: Sql, tenantId: string, connectorIds: number[]): Promise<Map<number, number[]>> {
+  const out = new Map<number, number[]>();
+  if (connectorIds.length === 0) return out;
+  const r = await sql.query<{ connector_id: number; credential_id: number }>(
+    `SELECT connector_id, credential_id FROM core.cc_pairs WHERE tenant_id = $1 AND connector_id = ANY($2::integer[]) ORDER BY connector_id, credential_id`,
+    [tenantId, connectorIds],
+  );
+  for (const row of r.rows) out.set(row.connector_id, [...(out.get(row.connector_id) ?? []), row.credential_id]);
+  return out;
+}
+
+/** Ids of the pairs reading with a credential. */
+export async function ccPairIdsOfCredential(sql: Sql, tenantId: string, credentialId: number): Promise<number[]> {
+  const r = await sql.query<{ id: number }>(`SELECT id FROM core.cc_pairs WHERE tenant_id = $1 AND credential_id = $2 ORDER BY id`, [tenantId, credentialId]);
+  return r.rows.map((x) => x.id);
+}
+
+export async function setCcPairStatus(sql: Sql, tenantId: string, id: number, status: CcPairStatus): Promise<CcPairRow> {
+  const r = await sql.query<CcPairRow>(`UPDATE core.cc_pairs SET status = $3, time_updated = now() WHERE tenant_id = $1 AND id = $2 RETURNING ${COLS}`, [tenantId, id, status]);
+  return r.rows[0]!;
+}
+
+export async function deleteCcPair(sql: Sql, tenantId: string, id: number): Promise<void> {
+  await sql.query(`DELETE FROM core.cc_pairs WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
+}

@@ -1,0 +1,74 @@
+import type { Sql } from '@lore/runtime';
+
+export interface CredentialRow {
+  tenant_id: string;
+  id: number;
+  /** `<credential kind>:<subject>` of the principal that created it. */
+  owner: string;
+  user_email: string;
+  source: string;
+  name: string;
+  /** Each value sealed (application/credential-secrets.ts); never presented as it is. */
+  credential_json: Record<string, string>;
+  admin_public: boolean;
+  curator_public: boolean;
+  groups: number[];
+  time_created: Date;
+  time_updated: Date;
+}
+
+export interface CredentialFields {
+  owner: string;
+  user_email: string;
+  source: string;
+  name: string;
+  admin_public: boolean;
+  curator_public: boolean;
+  groups: number[];
+}
+
+const COLS = 'tenant_id, id, owner, user_email, source, name, credential_json, admin_public, curator_public, groups, time_created, time_updated';
+
+/** Inserts the credential without its secret (its id binds the sealed values): `setCredentialJson` follows. */
+export async function insertCredential(sql: Sql, tenantId: string, f: CredentialFields): Promise<CredentialRow> {
+  const r = await sql.query<CredentialRow>(
+    `INSERT INTO core.credentials (tenant_id, owner, user_email, source, name, admin_public, curator_public, groups)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLS}`,
+    [tenantId, f.owner, f.user_email, f.source, f.name, f.admin_public, f.curator_public, f.groups],
+  );
+  return r.rows[0]!;
+}
+
+/** Stores the sealed values (never plaintext). */
+export async function setCredentialJson(sql: Sql, tenantId: string, id: number, sealed: Record<string, string>): Promise<CredentialRow> {
+  const r = await sql.query<CredentialRow>(
+    `UPDATE core.credentials SET credential_json = $3::jsonb, time_updated = now() WHERE tenant_id = $1 AND id = $2 RETURNING ${COLS}`,
+    [tenantId, id, JSON.stringify(sealed)],
+  );
+  return r.rows[0]!;
+}
+
+export async function listCredentials(sql: Sql, tenantId: string): Promise<CredentialRow[]> {
+  const r = await sql.query<CredentialRow>(`SELECT ${COLS} FROM core.credentials WHERE tenant_id = $1 ORDER BY id`, [tenantId]);
+  return r.rows;
+}
+
+/**
+ * One credential of the tenant. `lock`: `share` while a pair is made with it (it cannot be deleted meanwhile),
+ * `update` while it is deleted.
+ */
+export async function getCredential(sql: Sql, tenantId: string, id: number, lock?: 'share' | 'update'): Promise<CredentialRow | null> {
+  const suffix = lock === 'share' ? ' FOR SHARE' : lock === 'update' ? ' FOR UPDATE' : '';
+  const r = await sql.query<CredentialRow>(`SELECT ${COLS} FROM core.credentials WHERE tenant_id = $1 AND id = $2${suffix}`, [tenantId, id]);
+  return r.rows[0] ?? null;
+}
+
+export async function credentialsByIds(sql: Sql, tenantId: string, ids: number[]): Promise<CredentialRow[]> {
+  if (ids.length === 0) return [];
+  const r = await sql.query<CredentialRow>(`SELECT ${COLS} FROM core.credentials WHERE tenant_id = $1 AND id = ANY($2::integer[])`, [tenantId, ids]);
+  return r.rows;
+}
+
+export async function deleteCredential(sql: Sql, tenantId: string, id: number): Promise<void> {
+  await sql.query(`DELETE FROM core.credentials WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
+}

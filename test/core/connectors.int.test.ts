@@ -1,0 +1,392 @@
+/**
+ * Connector administration end to end: client → gateway → core, on real PostgreSQL and Redis. Connectors,
+ * credentials (sealed at rest, redacted on every read) and their pairs; spec 2's exact shapes, 422
+ * `{ detail: [{ loc, msg, type }] }` for every invalid input, `{ detail }` for 400, 403 and 404.
+ */
+import { SEALED_PREFIX } from '@lore/runtime';
+import { openCredentialJson } from '../../services/core/src/application/credential-secrets';
+import { closeIdleHttpConnections } from '../support/http';
+import { testSecretBox } from '../support/encryption';
+import type { TenantFixture } from '../gateway/harness';
+import { startCoreStack, type CoreStack } from './harness';
+
+const STATUS_FIELDS = ['access_type', 'cc_pair_id', 'connector', 'credential', 'groups', 'name'];
+const CONNECTOR_FIELDS = ['connector_specific_config', 'credential_ids', 'id', 'indexing_start', 'input_type', 'name', 'prune_freq', 'refresh_freq', 'source', 'time_created', 'time_updated'];
+const CREDENTIAL_FIELDS = ['admin_public', 'credential_json', 'curator_public', 'groups', 'id', 'name', 'source', 'time_created', 'time_updated', 'user_email', 'user_id'];
+const CC_PAIR_FIELDS = [
+  'access_type', 'connector', 'credential', 'groups', 'id', 'in_repeated_error_state', 'last_index_attempt_status', 'name', 'num_docs_indexed',
+  'number_of_index_attempts', 'status',
+];
+const MASK = '********';
+
+/** Secrets that must never come back, nor reach the database in clear. */
+const CLIENT_SECRET = 'gdrive-client-secret-7f3a9c';
+const REFRESH_TOKEN = 'gdrive-refresh-token-51e0b2';
+const PRIVATE_KEY = '-----BEGIN PRIVATE KEY-----\nMIIEvQ-sa-private-key-c41d\n-----END PRIVATE KEY-----\n';
+
+const oauthCredential = (name: string) => ({
+  name,
+  source: 'google_drive',
+  credential_json: { google_tokens: { client_id: 'client-1.apps.example', client_secret: CLIENT_SECRET, refresh_token: REFRESH_TOKEN }, google_primary_admin: 'admin@acme.example' },
+});
+const serviceAccountCredential = (name: string) => ({
+  name,
+  source: 'google_drive',
+  credential_json: {
+    google_service_account_key: { type: 'service_account', project_id: 'acme', client_email: 'indexer@acme.iam.example', private_key: PRIVATE_KEY },
+    google_primary_admin: 'admin@acme.example',
+  },
+});
+const webConnector = (name: string) => ({
+  name,
+  source: 'web',
+  input_type: 'load_state',
+  connector_specific_config: { base_url: 'https://docs.acme.example/', web_connector_type: 'recursive' },
+  refresh_freq: 3600,
+  prune_freq: null,
+  indexing_start: null,
+  access_type: 'public',
+  groups: [],
+});
+const driveConnector = (name: string) => ({
+  name,
+  source: 'google_drive',
+  input_type: 'poll',
+  connector_specific_config: { include_shared_drives: true, shared_folder_urls: ['https://drive.google.com/drive/folders/abc'] },
+  refresh_freq: 600,
+  prune_freq: 86_400,
+  indexing_start: '2024-01-01T00:00:00Z',
+  access_type: 'private',
+  groups: [3, 1],
+});
+
+type Json = Record<string, any>;
+
+describe('core: connectors, credentials and cc pairs through the gateway', () => {
+  let s: CoreStack;
+  let a: TenantFixture;
+  let b: TenantFixture;
+  const as = (key: string) => ({ authorization: `Bearer ${key}` });
+
+  beforeAll(async () => {
+    s = await startCoreStack();
+    a = await s.tenant();
+    b = await s.tenant();
+  });
+  afterAll(async () => {
+    await s?.close();
+    closeIdleHttpConnections();
+  });
+
+  async function connector(key: string, body: Json): Promise<number> {
+    const r = await s.call('POST', '/api/manage/admin/connector', as(key), body);
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({ id: expect.any(Number), credential_id: null });
+    return r.json.id as number;
+  }
+  async function credential(key: string, body: Json): Promise<Json> {
+    const r = await s.call('POST', '/api/manage/credential', as(key), body);
+    expect(r.status).toBe(201);
+    return r.json as Json;
+  }
+  async function associate(key: string, connectorId: number, credentialId: number, body: Json = {}): Promise<Json> {
+    const r = await s.call('PUT', `/api/manage/connector/${connectorId}/credential/${credentialId}`, as(key), body);
+    expect(r.status).toBe(200);
+    return r.json as Json;
+  }
+  const statuses = async (key: string, query = '') => {
+    const r = await s.call('GET', `/api/manage/admin/connector/status${query}`, as(key));
+    expect(r.status).toBe(200);
+    return r.json as Json[];
+  };
+
+  it('creates a connector and a credential, associates them, and lists the pair with exactly the spec\'s fields', async () => {
+    const connectorId = await connector(a.key, webConnector('Docs'));
+    const cred = await credential(a.key, { name: 'public web', source: 'web', credential_json: {} });
+    expect(Object.keys(cred).sort()).toEqual(CREDENTIAL_FIELDS);
+    expect(cred).toMatchObject({ source: 'web', name: 'public web', credential_json: {}, admin_public: true, curator_public: false, groups: [], user_id: a.keyId, user_email: '' });
+
+    // A connector without a credential is not a pair: not listed yet.
+    expect((await statuses(a.key)).map((e) => e.connector.id)).not.toContain(connectorId);
+
+    const pair = await associate(a.key, connectorId, cred.id as number);
+    expect(pair).toMatchObject({ name: 'Docs', status: 'ACTIVE', access_type: 'public', groups: [] });
+
+    const entry = (await statuses(a.key)).find((e) => e.cc_pair_id === pair.id)!;
+    expect(Object.keys(entry).sort()).toEqual(STATUS_FIELDS);
+    expect(Object.keys(entry.connector).sort()).toEqual(CONNECTOR_FIELDS);
+    expect(Object.keys(entry.credential).sort()).toEqual(CREDENTIAL_FIELDS);
+    expect(entry).toMatchObject({ name: 'Docs', access_type: 'public', groups: [] });
+    expect(entry.connector).toMatchObject({
+      id: connectorId,
+      name: 'Docs',
+      source: 'web',
+      input_type: 'load_state',
+      connector_specific_config: { base_url: 'https://docs.acme.example/', web_connector_type: 'recursive' },
+      refresh_freq: 3600,
+      prune_freq: null,
+      indexing_start: null,
+      credential_ids: [cred.id],
+    });
+    expect(Number.isNaN(Date.parse(entry.connector.time_created))).toBe(false);
+    expect(entry.credential).toMatchObject({ id: cred.id, source: 'web', credential_json: {} });
+
+    // The pair exists once; a credential of another source does not pair.
+    const again = await s.call('PUT', `/api/manage/connector/${connectorId}/credential/${cred.id}`, as(a.key), {});
+    expect(again.status).toBe(400);
+    expect(again.json).toEqual({ detail: expect.any(String) });
+    const drive = await credential(a.key, oauthCredential('drive'));
+    const mismatch = await s.call('PUT', `/api/manage/connector/${connectorId}/credential/${drive.id}`, as(a.key), {});
+    expect(mismatch.status).toBe(400);
+    expect(mismatch.json.detail).toMatch(/google_drive/);
+  });
+
+  it('redacts credential secrets on every read and keeps them sealed in the database', async () => {
+    const connectorId = await connector(a.key, driveConnector('Drive'));
+    const created = await credential(a.key, oauthCredential('drive oauth'));
+    const redacted = { google_tokens: MASK, google_primary_admin: MASK };
+    expect(created.credential_json).toEqual(redacted);
+    const pair = await associate(a.key, connectorId, created.id as number, { name: 'Drive (oauth)' });
+    expect(pair).toMatchObject({ name: 'Drive (oauth)', access_type: 'private', groups: [1, 3] });
+
+    const reads = [
+      created,
+      (await s.call('GET', `/api/manage/credential/${created.id}`, as(a.key))).json,
+      (await s.call('GET', '/api/manage/credential', as(a.key))).json,
+      pair,
+      (await s.call('GET', `/api/manage/admin/cc-pair/${pair.id}`, as(a.key))).json,
+      await statuses(a.key),
+      (await s.call('GET', `/api/manage/admin/connector?credential=${created.id}`, as(a.key))).json,
+    ];
+    for (const read of reads) {
+      const text = JSON.stringify(read);
+      for (const secret of [CLIENT_SECRET, REFRESH_TOKEN, 'admin@acme.example', 'client-1.apps.example', SEALED_PREFIX]) expect({ secret, found: text.includes(secret) }).toEqual({ secret, found: false });
+    }
+    expect((await s.call('GET', `/api/manage/credential/${created.id}`, as(a.key))).json.credential_json).toEqual(redacted);
+    expect((await s.call('GET', `/api/manage/admin/cc-pair/${pair.id}`, as(a.key))).json.credential.credential_json).toEqual(redacted);
+
+    // In the database: the keys, each value sealed; no secret in clear anywhere in the row.
+    const rows = await s.db.withTenant(a.tenantId, (sql) => sql.query<Json>(`SELECT * FROM core.credentials WHERE id = $1`, [created.id]));
+    const row = rows.rows[0]!;
+    const stored = JSON.stringify(row);
+    for (const secret of [CLIENT_SECRET, REFRESH_TOKEN, 'admin@acme.example']) expect({ secret, found: stored.includes(secret) }).toEqual({ secret, found: false });
+    expect(Object.keys(row.credential_json).sort()).toEqual(['google_primary_admin', 'google_tokens']);
+    for (const v of Object.values(row.credential_json as Record<string, string>)) expect(v.startsWith(SEALED_PREFIX)).toBe(true);
+    // ...and they open, with the platform key ring, to exactly what was given.
+    expect(openCredentialJson(testSecretBox(), a.tenantId, created.id as number, row.credential_json)).toEqual(oauthCredential('x').credential_json);
+
+    const sa = await credential(a.key, serviceAccountCredential('drive sa'));
+    expect(sa.credential_json).toEqual({ google_service_account_key: MASK, google_primary_admin: MASK });
+    const saRow = await s.db.withTenant(a.tenantId, (sql) => sql.query<Json>(`SELECT credential_json::text AS t FROM core.credentials WHERE id = $1`, [sa.id]));
+    expect(saRow.rows[0]!.t).not.toContain('sa-private-key');
+  });
+
+  it('filters the listing by credential', async () => {
+    const connectorId = await connector(a.key, driveConnector('Shared drive'));
+    const one = await credential(a.key, oauthCredential('one'));
+    const two = await credential(a.key, serviceAccountCredential('two'));
+    const p1 = await associate(a.key, connectorId, one.id as number);
+    const p2 = await associate(a.key, connectorId, two.id as number, { access_type: 'public', groups: [] });
+    expect(p2).toMatchObject({ access_type: 'public', groups: [] });
+
+    const byOne = await s.call('GET', `/api/manage/admin/connector?credential=${one.id}`, as(a.key));
+    expect(byOne.status).toBe(200);
+    expect(byOne.json.map((e: Json) => e.cc_pair_id)).toEqual([p1.id]);
+    // The connector names both of its credentials.
+    expect(byOne.json[0].connector.credential_ids).toEqual([one.id, two.id].sort((x, y) => x - y));
+    expect(Object.keys(byOne.json[0]).sort()).toEqual(STATUS_FIELDS);
+    const byTwo = await s.call('GET', `/api/manage/admin/connector?credential=${two.id}`, as(a.key));
+    expect(byTwo.json.map((e: Json) => e.cc_pair_id)).toEqual([p2.id]);
+
+    const all = (await s.call('GET', '/api/manage/admin/connector', as(a.key))).json.map((e: Json) => e.cc_pair_id);
+    expect(all).toEqual((await statuses(a.key)).map((e) => e.cc_pair_id));
+    expect(all).toEqual(expect.arrayContaining([p1.id, p2.id]));
+    expect((await s.call('GET', '/api/manage/admin/connector?credential=null', as(a.key))).json.map((e: Json) => e.cc_pair_id)).toEqual(all);
+    expect((await s.call('GET', '/api/manage/admin/connector?credential=987654', as(a.key))).json).toEqual([]);
+  });
+
+  it('answers the full cc pair info, and pauses and resumes a pair', async () => {
+    const connectorId = await connector(a.key, driveConnector('Pausable'));
+    const cred = await credential(a.key, oauthCredential('pausable'));
+    const pair = await associate(a.key, connectorId, cred.id as number);
+
+    const info = await s.call('GET', `/api/manage/admin/cc-pair/${pair.id}`, as(a.key));
+    expect(info.status).toBe(200);
+    expect(Object.keys(info.json).sort()).toEqual(CC_PAIR_FIELDS);
+    expect(info.json).toMatchObject({
+      id: pair.id,
+      name: 'Pausable',
+      status: 'ACTIVE',
+      in_repeated_error_state: false,
+      num_docs_indexed: 0,
+      number_of_index_attempts: 0,
+      last_index_attempt_status: null,
+      access_type: 'private',
+      groups: [1, 3],
+    });
+    expect(Object.keys(info.json.connector).sort()).toEqual(CONNECTOR_FIELDS);
+    expect(info.json.connector).toMatchObject({ id: connectorId, source: 'google_drive', input_type: 'poll', refresh_freq: 600, prune_freq: 86_400, indexing_start: '2024-01-01T00:00:00.000Z', credential_ids: [cred.id] });
+    expect(Object.keys(info.json.credential).sort()).toEqual(CREDENTIAL_FIELDS);
+
+    const paused = await s.call('PUT', `/api/manage/admin/cc-pair/${pair.id}/status`, as(a.key), { status: 'PAUSED' });
+    expect(paused.status).toBe(200);
+    expect(paused.json.status).toBe('PAUSED');
+    expect((await s.call('GET', `/api/manage/admin/cc-pair/${pair.id}`, as(a.key))).json.status).toBe('PAUSED');
+    // Asking for the status it has changes nothing.
+    expect((await s.call('PUT', `/api/manage/admin/cc-pair/${pair.id}/status`, as(a.key), { status: 'PAUSED' })).json.status).toBe('PAUSED');
+    const resumed = await s.call('PUT', `/api/manage/admin/cc-pair/${pair.id}/status`, as(a.key), { status: 'ACTIVE' });
+    expect(resumed.json.status).toBe('ACTIVE');
+
+    const deleting = await s.call('PUT', `/api/manage/admin/cc-pair/${pair.id}/status`, as(a.key), { status: 'DELETING' });
+    expect(deleting.status).toBe(422);
+    expect(deleting.json.detail[0].loc).toEqual(['body', 'status']);
+    expect((await s.call('GET', '/api/manage/admin/cc-pair/987654', as(a.key))).status).toBe(404);
+  });
+
+  it('deletes a pair (and its connector with its last pair); a credential in use cannot be deleted', async () => {
+    const connectorId = await connector(a.key, driveConnector('Doomed'));
+    const one = await credential(a.key, oauthCredential('doomed one'));
+    const two = await credential(a.key, oauthCredential('doomed two'));
+    const p1 = await associate(a.key, connectorId, one.id as number);
+    const p2 = await associate(a.key, connectorId, two.id as number);
+
+    const inUse = await s.call('DELETE', `/api/manage/credential/${one.id}`, as(a.key));
+    expect(inUse.status).toBe(400);
+    expect(inUse.json.detail).toContain(String(p1.id));
+
+    const del = await s.call('POST', '/api/manage/admin/deletion-attempt', as(a.key), { connector_id: connectorId, credential_id: one.id });
+    expect(del.status).toBe(200);
+    expect(del.json).toEqual({});
+    expect((await s.call('GET', `/api/manage/admin/cc-pair/${p1.id}`, as(a.key))).status).toBe(404);
+    const listed = await statuses(a.key);
+    expect(listed.map((e) => e.cc_pair_id)).not.toContain(p1.id);
+    expect(listed.find((e) => e.cc_pair_id === p2.id)!.connector.credential_ids).toEqual([two.id]);
+    // Again: there is no such pair any more.
+    expect((await s.call('POST', '/api/manage/admin/deletion-attempt', as(a.key), { connector_id: connectorId, credential_id: one.id })).status).toBe(404);
+
+    // The credential stays, and can now be deleted.
+    expect((await s.call('GET', `/api/manage/credential/${one.id}`, as(a.key))).status).toBe(200);
+    expect((await s.call('DELETE', `/api/manage/credential/${one.id}`, as(a.key))).status).toBe(204);
+    expect((await s.call('GET', `/api/manage/credential/${one.id}`, as(a.key))).status).toBe(404);
+    expect((await s.call('DELETE', `/api/manage/credential/${one.id}`, as(a.key))).status).toBe(404);
+
+    // The last pair takes the connector with it.
+    expect((await s.call('POST', '/api/manage/admin/deletion-attempt', as(a.key), { connector_id: connectorId, credential_id: two.id })).status).toBe(200);
+    const rows = await s.db.withTenant(a.tenantId, (sql) => sql.query(`SELECT 1 FROM core.connectors WHERE id = $1`, [connectorId]));
+    expect(rows.rows).toHaveLength(0);
+    const gone = await s.call('PUT', `/api/manage/connector/${connectorId}/credential/${two.id}`, as(a.key), {});
+    expect(gone.status).toBe(404);
+    expect(gone.json).toEqual({ detail: 'connector not found' });
+  });
+
+  it('keeps everything to its tenant: another tenant gets 404 and never sees it listed', async () => {
+    const connectorId = await connector(a.key, driveConnector('Private to A'));
+    const cred = await credential(a.key, oauthCredential('private to A'));
+    const pair = await associate(a.key, connectorId, cred.id as number);
+    const bCred = await credential(b.key, oauthCredential('B\'s'));
+
+    const notFound = async (method: string, path: string, body?: unknown) => {
+      const r = await s.call(method, path, as(b.key), body);
+      expect({ method, path, status: r.status, body: r.json }).toEqual({ method, path, status: 404, body: { detail: expect.any(String) } });
+    };
+    await notFound('GET', `/api/manage/admin/cc-pair/${pair.id}`);
+    await notFound('PUT', `/api/manage/admin/cc-pair/${pair.id}/status`, { status: 'PAUSED' });
+    await notFound('GET', `/api/manage/credential/${cred.id}`);
+    await notFound('DELETE', `/api/manage/credential/${cred.id}`);
+    await notFound('PUT', `/api/manage/connector/${connectorId}/credential/${bCred.id}`, {});
+    await notFound('PUT', `/api/manage/connector/${connectorId}/credential/${cred.id}`, {});
+    await notFound('POST', '/api/manage/admin/deletion-attempt', { connector_id: connectorId, credential_id: cred.id });
+    // A tenant_id parameter is accepted and ignored: the tenant is the credential's.
+    await notFound('GET', `/api/manage/admin/cc-pair/${pair.id}?tenant_id=${encodeURIComponent(a.tenantId)}`);
+
+    const bStatus = await s.call('GET', `/api/manage/admin/connector/status?tenant_id=${encodeURIComponent(a.tenantId)}`, as(b.key));
+    expect(bStatus.status).toBe(200);
+    expect(bStatus.json).toEqual([]);
+    expect((await s.call('GET', `/api/manage/admin/connector?credential=${cred.id}`, as(b.key))).json).toEqual([]);
+    const bCreds = (await s.call('GET', '/api/manage/credential', as(b.key))).json as Json[];
+    expect(bCreds.map((c) => c.id)).toEqual([bCred.id]);
+
+    // A's pair is untouched.
+    expect((await s.call('GET', `/api/manage/admin/cc-pair/${pair.id}`, as(a.key))).json.status).toBe('ACTIVE');
+  });
+
+  it('is for administrators: a member gets 403 detail; an admin user is the credential\'s user_id; a read-only key may only look', async () => {
+    const member = await s.user(a.tenantId, 'member');
+    for (const [method, path, body] of [
+      ['GET', '/api/manage/admin/connector/status', undefined],
+      ['GET', '/api/manage/admin/connector', undefined],
+      ['POST', '/api/manage/admin/connector', webConnector('nope')],
+      ['GET', '/api/manage/admin/cc-pair/1', undefined],
+      ['GET', '/api/manage/credential', undefined],
+      ['POST', '/api/manage/credential', { name: 'nope', source: 'web', credential_json: {} }],
+      ['DELETE', '/api/manage/credential/1', undefined],
+      ['PUT', '/api/manage/connector/1/credential/1', {}],
+      ['PUT', '/api/manage/admin/cc-pair/1/status', { status: 'PAUSED' }],
+      ['POST', '/api/manage/admin/deletion-attempt', { connector_id: 1, credential_id: 1 }],
+    ] as const) {
+      const r = await s.call(method, path, as(member.token), body);
+      expect({ method, path, status: r.status, body: r.json }).toEqual({ method, path, status: 403, body: { detail: 'administrators only' } });
+    }
+
+    const admin = await s.user(a.tenantId, 'admin');
+    const cred = await credential(admin.token, { name: 'admin\'s', source: 'web', credential_json: {} });
+    expect(cred.user_id).toBe(admin.userId);
+    expect(cred.user_email).toBe('');
+    expect((await s.call('GET', '/api/manage/admin/connector/status', as(admin.token))).status).toBe(200);
+
+    const readOnly = await s.key(a.tenantId, { scopes: { access: 'read' } });
+    expect((await s.call('GET', '/api/manage/admin/connector/status', as(readOnly))).status).toBe(200);
+    expect((await s.call('GET', `/api/manage/credential/${cred.id}`, as(readOnly))).status).toBe(200);
+    // (Refused by the gateway already, in its own error shape, before core's guard would.)
+    expect((await s.call('POST', '/api/manage/admin/connector', as(readOnly), webConnector('read-only'))).status).toBe(403);
+  });
+
+  it('answers 422 with every issue and its loc for invalid input', async () => {
+    const locs = (r: { json: Json }) => (r.json.detail as Array<{ loc: string[]; msg: string; type: string }>).map((d) => d.loc.join('.')).sort();
+    const expect422 = async (method: string, path: string, body: unknown, expected: string[]) => {
+      const r = await s.call(method, path, as(a.key), body);
+      expect({ method, path, status: r.status }).toEqual({ method, path, status: 422 });
+      for (const d of r.json.detail) expect(d).toEqual({ loc: expect.any(Array), msg: expect.any(String), type: 'value_error' });
+      expect(locs(r)).toEqual(expected.sort());
+    };
+
+    await expect422('POST', '/api/manage/admin/connector', { ...webConnector('x'), source: 'slack' }, ['body.source']);
+    await expect422('POST', '/api/manage/admin/connector', { ...webConnector('x'), connector_specific_config: { base_url: 'ftp://files.acme.example', web_connector_type: 'single' } }, ['body.connector_specific_config.base_url']);
+    await expect422('POST', '/api/manage/admin/connector', { ...webConnector('x'), connector_specific_config: { base_url: 'javascript:alert(1)', web_connector_type: 'everything' } }, [
+      'body.connector_specific_config.base_url',
+      'body.connector_specific_config.web_connector_type',
+    ]);
+    await expect422('POST', '/api/manage/admin/connector', { ...webConnector('x'), input_type: 'poll' }, ['body.input_type']);
+    await expect422('POST', '/api/manage/admin/connector', { ...webConnector('x'), source: 'file', connector_specific_config: { file_locations: [] } }, ['body.connector_specific_config.file_locations']);
+    await expect422('POST', '/api/manage/admin/connector', { ...webConnector('x'), groups: [1] }, ['body.groups']);
+    await expect422('POST', '/api/manage/admin/connector', { ...webConnector('x'), refresh_freq: 1.5, indexing_start: 'yesterday' }, ['body.indexing_start', 'body.refresh_freq']);
+    // Missing fields, all at once, with the config still checked for its source.
+    await expect422('POST', '/api/manage/admin/connector', { source: 'web', connector_specific_config: {} }, [
+      'body.access_type',
+      'body.connector_specific_config.base_url',
+      'body.connector_specific_config.web_connector_type',
+      'body.input_type',
+      'body.name',
+    ]);
+    await expect422('POST', '/api/manage/admin/connector', {}, ['body.access_type', 'body.connector_specific_config', 'body.input_type', 'body.name', 'body.source']);
+
+    await expect422('POST', '/api/manage/credential', { name: 'x', source: 'sharepoint', credential_json: {} }, ['body.source']);
+    await expect422('POST', '/api/manage/credential', { name: 'x', source: 'web', credential_json: { password: 'p' } }, ['body.credential_json']);
+    await expect422('POST', '/api/manage/credential', { name: 'x', source: 'google_drive', credential_json: { google_tokens: { client_id: 'c' } } }, [
+      'body.credential_json.google_primary_admin',
+      'body.credential_json.google_tokens.client_secret',
+      'body.credential_json.google_tokens.refresh_token',
+    ]);
+    await expect422('POST', '/api/manage/credential', {}, ['body.credential_json', 'body.name', 'body.source']);
+
+    await expect422('GET', '/api/manage/admin/cc-pair/abc', undefined, ['path.cc_pair_id']);
+    await expect422('GET', '/api/manage/admin/cc-pair/1.5', undefined, ['path.cc_pair_id']);
+    await expect422('GET', '/api/manage/credential/x1', undefined, ['path.credential_id']);
+    await expect422('DELETE', '/api/manage/credential/99999999999', undefined, ['path.credential_id']);
+    await expect422('PUT', '/api/manage/connector/x/credential/y', {}, ['path.connector_id', 'path.credential_id']);
+    await expect422('PUT', '/api/manage/connector/1/credential/1', { access_type: 'secret' }, ['body.access_type']);
+    await expect422('PUT', '/api/manage/admin/cc-pair/1/status', {}, ['body.status']);
+    await expect422('POST', '/api/manage/admin/deletion-attempt', { connector_id: '1' }, ['body.connector_id', 'body.credential_id']);
+    await expect422('GET', '/api/manage/admin/connector?credential=abc', undefined, ['query.credential']);
+  });
+});
