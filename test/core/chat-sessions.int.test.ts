@@ -92,7 +92,9 @@ describe('core: chat sessions and personas through the gateway', () => {
     expect((await s.call('PUT', '/api/chat/update-chat-session-model', as(a.key), { chat_session_id: id, new_alternate_model: 'gpt-x' })).status).toBe(200);
     const d = await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key));
     expect(d.status).toBe(200);
-    expect(d.json).toMatchObject({ chat_session_id: id, description: 'Quarterly numbers', persona_id: 0, persona_name: 'Lore', messages: [], deleted: false, current_alternate_model: 'gpt-x' });
+    expect(d.json).toMatchObject({ chat_session_id: id, description: 'Quarterly numbers', persona_id: 0, persona_name: 'Lore', deleted: false, current_alternate_model: 'gpt-x' });
+    // A new session's tree is its empty system root.
+    expect(d.json.messages).toEqual([expect.objectContaining({ message_type: 'system', message: '', parent_message: null })]);
     expect(d.json.current_temperature_override).toBeCloseTo(0.3, 5);
     // null clears an override
     expect((await s.call('PUT', '/api/chat/update-chat-session-model', as(a.key), { chat_session_id: id, new_alternate_model: null })).status).toBe(200);

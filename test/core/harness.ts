@@ -1,14 +1,20 @@
-import { createLogger, createMetricsRegistry, IdentitySigner, listen, PostgresDb, type Db, type StartedServer } from '@lore/runtime';
-import { createCoreService, type CoreService } from '@lore/core';
+import { ExtractiveLanguageModel, type LanguageModel } from '@lore/ai';
+import { createLogger, createMetricsRegistry, IdentitySigner, KafkaBus, listen, PostgresBlobStore, PostgresDb, type Db, type StartedServer } from '@lore/runtime';
+import { createCoreService, GraphKnowledgeSearch, type CoreService } from '@lore/core';
+import { createGraphService, type GraphService } from '@lore/graph';
 import { adminCall, http, IDENTITY_SECRET, makeKey, makeTenant, startGateway, uid, type GatewayUnderTest, type TenantFixture } from '../gateway/harness';
 import { testEncryptionKeys } from '../support/encryption';
-import { freshDatabase, type TestDatabase } from '../support/infra';
+import { freshDatabase, requireEnv, uniqueSuffix, type TestDatabase } from '../support/infra';
 
-/** Core behind a real gateway on real PostgreSQL and Redis: every request goes client → gateway → core. */
+/**
+ * Core behind a real gateway, with the graph service (the one retrieval engine chat searches) beside it, on real
+ * PostgreSQL, Redis and Kafka: every request goes client → gateway → core (→ graph with the caller's identity).
+ */
 export interface CoreStack {
   database: TestDatabase;
   db: Db;
   core: CoreService;
+  graph: GraphService;
   coreServer: StartedServer;
   gateway: GatewayUnderTest;
   /** A call through the gateway's public listener. */
@@ -20,24 +26,42 @@ export interface CoreStack {
   close(): Promise<void>;
 }
 
-export async function startCoreStack(): Promise<CoreStack> {
+export interface CoreStackOptions {
+  /** The model core and graph answer with (default: the embedded extractive model). */
+  languageModel?: LanguageModel;
+}
+
+export async function startCoreStack(options: CoreStackOptions = {}): Promise<CoreStack> {
   const database = await freshDatabase('lore_core');
   const db = await new PostgresDb({ url: database.url, ownerUrl: database.ownerUrl, maxConnections: 10 }).init();
+  const signer = new IdentitySigner(IDENTITY_SECRET);
+  const languageModel = options.languageModel ?? new ExtractiveLanguageModel();
+  const logger = createLogger({ level: 'silent', service: 'core-test' });
+  const bus = new KafkaBus({ brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','), clientId: `core-test-${uniqueSuffix()}`, logger, partitions: 2 });
+  const graph = await createGraphService({
+    db, bus, blobs: new PostgresBlobStore(db), logger, metrics: createMetricsRegistry('core-test-graph', { defaultMetrics: false }), signer, ocr: null,
+    consumerGroup: `graph-worker-core-${uniqueSuffix()}`, languageModel, checkResponses: true,
+  });
+  await graph.worker.start();
+  const graphServer = await listen(graph.app, 0, '127.0.0.1');
   const core = await createCoreService({
     db,
-    logger: createLogger({ level: 'silent', service: 'core-test' }),
+    logger,
     metrics: createMetricsRegistry('core-test', { defaultMetrics: false }),
-    signer: new IdentitySigner(IDENTITY_SECRET),
+    signer,
+    languageModel,
+    knowledge: new GraphKnowledgeSearch({ url: graphServer.url, timeoutMs: 10_000 }),
     encryptionKeys: testEncryptionKeys(),
     // Every answer of every core suite is checked against the schema its route declares.
     checkResponses: true,
   });
   const coreServer = await listen(core.app, 0, '127.0.0.1');
-  const gateway = await startGateway(database, { upstreams: { core: coreServer.url }, rateLimit: { perSecond: 1000, burst: 2000 } }, { redisPrefix: `core-${uid()}:` });
+  const gateway = await startGateway(database, { upstreams: { core: coreServer.url, graph: graphServer.url }, rateLimit: { perSecond: 1000, burst: 2000 } }, { redisPrefix: `core-${uid()}:` });
   return {
     database,
     db,
     core,
+    graph,
     coreServer,
     gateway,
     call: (method, path, headers, body) => http(gateway.publicUrl, method, path, { headers, body }),
@@ -56,6 +80,10 @@ export async function startCoreStack(): Promise<CoreStack> {
       await gateway.close();
       await coreServer.close();
       await core.close();
+      await graphServer.close();
+      await graph.worker.stop();
+      await graph.close();
+      await bus.close();
       await db.close();
       await database.drop();
     },

@@ -157,7 +157,7 @@ describe('embedded mode', () => {
     }
   }, 120_000);
 
-  it('serves core: a chat session with the default persona, created and listed with the dev key', async () => {
+  it('serves core: a chat session with the default persona, created, listed and answered from the memory with the dev key', async () => {
     const b = await boot(dataDir);
     try {
       const { api_key: key } = JSON.parse(readFileSync(join(dataDir, 'dev-credentials.json'), 'utf8')) as { api_key: string };
@@ -170,6 +170,16 @@ describe('embedded mode', () => {
       const unknown = await fetch(`${b.url}/api/chat/create-chat-session`, { method: 'POST', headers, body: JSON.stringify({ persona_id: 4242 }) });
       expect(unknown.status).toBe(400);
       expect(await unknown.json()).toEqual({ detail: expect.any(String) });
+      // Chat searches the memory the earlier test filled (same data directory) and cites it.
+      const answer = await fetch(`${b.url}/api/chat/send-chat-message`, {
+        method: 'POST', headers, body: JSON.stringify({ chat_session_id: id, message: 'When is the fog horn logged on Skerry Point?', stream: false }),
+      });
+      expect(answer.status).toBe(200);
+      const complete = (await answer.json()) as { answer: string; citation_info: Array<{ document_id: string }>; top_documents: Array<{ document_id: string }>; error_msg: string | null };
+      expect(complete.error_msg).toBeNull();
+      expect(complete.top_documents.length).toBeGreaterThan(0);
+      expect(complete.citation_info.map((c) => c.document_id)).toContain(complete.top_documents[0]!.document_id);
+      expect(complete.answer).toMatch(/nine/);
       const doc = (await (await fetch(`${b.url}/api/openapi.json`)).json()) as { info: { version: string } };
       expect(doc.info.version).toBe('0.0.0-dev');
     } finally {

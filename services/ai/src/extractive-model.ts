@@ -94,7 +94,9 @@ function findLastIndex<T>(items: T[], test: (item: T) => boolean): number {
 
 function takesQuery(parameters: JsonSchema | undefined): boolean {
   const props = (parameters?.properties ?? {}) as Record<string, JsonSchema>;
-  return Object.entries(props).some(([key, p]) => QUERY_NAMES.test(snake(key)) && (p.type === 'string' || (Array.isArray(p.type) && p.type.includes('string'))));
+  const isString = (p: JsonSchema | undefined) => p !== undefined && (p.type === 'string' || (Array.isArray(p.type) && p.type.includes('string')));
+  // A query parameter: a string, or a list of strings (`queries`), under a name that says so.
+  return Object.entries(props).some(([key, p]) => QUERY_NAMES.test(snake(key)) && (isString(p) || (p.type === 'array' && isString(p.items as JsonSchema | undefined))));
 }
 
 /** The tool the embedded model calls, or none (see `ExtractiveLanguageModel`). */

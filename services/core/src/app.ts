@@ -1,12 +1,14 @@
 import Router from '@koa/router';
 import { RouteTable, createHttpApp, openApiDocumentRoute, type IdentitySigner, type LoreApp, type Logger } from '@lore/runtime';
 import type { Registry } from 'prom-client';
+import { answerTurn, availableTokens, completeTurn, giveFeedback, maxSelectedDocumentTokens, prepareTurn, removeFeedback, seedSession, setMessageAsLatest } from './application/chat-messages';
 import { changeSession, createSession, deleteAllSessions, deleteSession, sessionDetail, sessionsOf } from './application/chat-sessions';
 import { associateCredential, ccPairInfo, ccPairStatuses, changeCcPairStatus, createConnector, createDeletionAttempt } from './application/connectors';
 import type { CoreDeps } from './application/context';
 import { createCredential, credentialList, credentialOf, removeCredential } from './application/credentials';
 import { changePersona, createPersona, personaList, personaOf, removePersona } from './application/personas';
 import { coreOpenApi, coreResponses } from './openapi';
+import { chatMessageRoutes, type ChatMessageRouteDeps } from './routes/chat-messages/routes';
 import { chatSessionRoutes, type ChatSessionRouteDeps } from './routes/chat-sessions/routes';
 import { connectorRoutes, type ConnectorRouteDeps } from './routes/connectors/routes';
 import { credentialRoutes, type CredentialRouteDeps } from './routes/credentials/routes';
@@ -28,6 +30,7 @@ export interface CoreAppOptions {
 export interface CoreRouteDeps {
   personas: PersonaRouteDeps;
   sessions: ChatSessionRouteDeps;
+  messages: ChatMessageRouteDeps;
   connectors: ConnectorRouteDeps;
   credentials: CredentialRouteDeps;
 }
@@ -55,6 +58,20 @@ export function coreRouteDeps(core: CoreDeps, signer: IdentitySigner): CoreRoute
         change: (p, id, patch) => changeSession(core, p, id, patch),
         remove: (p, id, hard) => deleteSession(core, p, id, hard),
         removeAll: (p) => deleteAllSessions(core, p),
+      },
+    },
+    messages: {
+      guard,
+      messages: {
+        prepare: (p, token, input) => prepareTurn(core, p, token, input),
+        stream: (turn, signal) => answerTurn(core, turn, signal),
+        complete: (turn, signal) => completeTurn(core, turn, signal),
+        setLatest: (p, id) => setMessageAsLatest(core, p, id),
+        feedback: (p, f) => giveFeedback(core, p, f),
+        removeFeedback: (p, id) => removeFeedback(core, p, id),
+        maxDocumentTokens: (p, personaId) => maxSelectedDocumentTokens(core, p, personaId),
+        availableTokens: (p, id) => availableTokens(core, p, id),
+        seed: (p, input) => seedSession(core, p, input),
       },
     },
     connectors: {
@@ -89,6 +106,7 @@ export function coreRouteTable(deps: CoreRouteDeps, options: { bodyLimitBytes: n
   table.add(
     personaRoutes(deps.personas),
     chatSessionRoutes(deps.sessions),
+    chatMessageRoutes(deps.messages),
     connectorRoutes(deps.connectors),
     credentialRoutes(deps.credentials),
     openApiDocumentRoute(CORE_OPENAPI_PATH, 'the OpenAPI 3.1 document of the core routes', () => coreOpenApi(table)),

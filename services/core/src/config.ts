@@ -18,6 +18,17 @@ export const coreConfigSchema = z.object({
   LORE_ENCRYPTION_KEYS: envEncryptionKeys(),
   LORE_CORE_MIGRATE: envBool(false),
   LORE_CORE_BODY_LIMIT_BYTES: envInt(1024 * 1024, 1024, 64 * 1024 * 1024),
+  /** The memory API chat's internal_search retrieves from (the graph service): `http://host:port` or `unix:/path`. */
+  LORE_CORE_GRAPH_URL: z.string({ error: 'is required' }).regex(/^(https?:\/\/\S+|unix:\/\S+)$/, 'must be an http(s) URL or unix:/path'),
+  LORE_CORE_GRAPH_TIMEOUT_MS: envInt(10_000, 100, 120_000),
+  LORE_CORE_ANSWER_MAX_TOKENS: envInt(800, 16, 32_000),
+  LORE_AI_LLM_BASE_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/\S+$/.test(v), { message: 'must be an http(s) URL' }),
+  LORE_AI_LLM_MODEL: optionalString,
+  LORE_AI_LLM_API_KEY: optionalString,
+  LORE_AI_LLM_TIMEOUT_MS: envInt(60_000, 100, 600_000),
+  LORE_AI_LLM_RETRIES: envInt(2, 0, 10),
+}).superRefine((c, ctx) => {
+  if (c.LORE_AI_LLM_BASE_URL && !c.LORE_AI_LLM_MODEL) ctx.addIssue({ code: 'custom', path: ['LORE_AI_LLM_MODEL'], message: 'is required with LORE_AI_LLM_BASE_URL' });
 });
 
 export type CoreConfig = z.infer<typeof coreConfigSchema>;

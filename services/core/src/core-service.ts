@@ -3,6 +3,8 @@ import { RUNTIME_MIGRATIONS, SecretBox, assertAppRole, checkAppRole, runMigratio
 import type { Registry } from 'prom-client';
 import { createCoreApp } from './app';
 import type { CoreDeps } from './application/context';
+import { ExtractiveLanguageModel, type LanguageModel } from '@lore/ai';
+import type { KnowledgeSearch } from './clients/knowledge';
 
 /** Core's schema: chat (personas, sessions, messages, feedback); connectors come with their own migrations. */
 export const CORE_MIGRATIONS = { schema: 'core', dir: join(__dirname, '..', 'migrations') };
@@ -16,6 +18,12 @@ export interface CoreServiceDeps {
   signer: IdentitySigner;
   /** The platform key ring (`LORE_ENCRYPTION_KEYS`): seals connector credentials; the first key seals, every key opens. */
   encryptionKeys: EncryptionKey[];
+  /** Answers chat messages; default: the embedded extractive model. */
+  languageModel?: LanguageModel;
+  /** Where internal_search finds documents: the memory API (graph service). */
+  knowledge: KnowledgeSearch;
+  /** Most tokens a chat answer may take (default 800). */
+  answerMaxTokens?: number;
   /** Run the migrations at start (embedded mode, development); a cluster runs them in the migrations Job. */
   migrate?: boolean;
   bodyLimitBytes?: number;
@@ -43,7 +51,8 @@ export async function createCoreService(deps: CoreServiceDeps): Promise<CoreServ
   }
   // Refuse to start when the application role cannot do the work, or could escape row-level security.
   await assertAppRole(deps.db, CORE_SCHEMAS);
-  const core: CoreDeps = { db: deps.db, logger, seededTenants: new Set(), secrets: new SecretBox(deps.encryptionKeys) };
+  const chat = { languageModel: deps.languageModel ?? new ExtractiveLanguageModel(), knowledge: deps.knowledge, answerMaxTokens: deps.answerMaxTokens ?? 800, maxDocuments: 10 };
+  const core: CoreDeps = { db: deps.db, logger, seededTenants: new Set(), chat, secrets: new SecretBox(deps.encryptionKeys) };
   deps.lifecycle?.addCheck('core', async () => {
     const { problems } = await checkAppRole(deps.db, CORE_SCHEMAS);
     return { ok: problems.length === 0, details: problems.length > 0 ? { problems } : {} };

@@ -2,3 +2,4 @@ export { createCoreService, CORE_MIGRATIONS, type CoreService, type CoreServiceD
 export { coreConfigSchema, type CoreConfig } from './config';
 export { documentedCoreOpenApi, CORE_OPENAPI_PATH } from './app';
 export { DEFAULT_PERSONA_ID } from './domain/personas';
+export { GraphKnowledgeSearch, type KnowledgeSearch, type RetrievedChunk } from './clients/knowledge';

@@ -1,4 +1,6 @@
 import { IdentitySigner, Lifecycle, PostgresDb, createLogger, createMetricsRegistry, exitOnConfigError, listen, opsRouter, parseConfig } from '@lore/runtime';
+import { languageModelFrom } from '@lore/ai';
+import { GraphKnowledgeSearch } from './clients/knowledge';
 import { coreConfigSchema } from './config';
 import { createCoreService } from './core-service';
 
@@ -18,6 +20,16 @@ async function main(): Promise<void> {
     signer: new IdentitySigner(config.LORE_IDENTITY_SECRET),
     encryptionKeys: config.LORE_ENCRYPTION_KEYS,
     migrate: config.LORE_CORE_MIGRATE,
+    languageModel: languageModelFrom({
+      baseUrl: config.LORE_AI_LLM_BASE_URL,
+      model: config.LORE_AI_LLM_MODEL,
+      apiKey: config.LORE_AI_LLM_API_KEY,
+      timeoutMs: config.LORE_AI_LLM_TIMEOUT_MS,
+      retries: config.LORE_AI_LLM_RETRIES,
+      logger,
+    }),
+    knowledge: new GraphKnowledgeSearch({ url: config.LORE_CORE_GRAPH_URL, timeoutMs: config.LORE_CORE_GRAPH_TIMEOUT_MS }),
+    answerMaxTokens: config.LORE_CORE_ANSWER_MAX_TOKENS,
     bodyLimitBytes: config.LORE_CORE_BODY_LIMIT_BYTES,
     lifecycle,
   });

@@ -20,7 +20,7 @@ import {
 } from '@lore/runtime';
 import { createGateway, gatewayConfig, MemoryGatewayState, createWebhooksWorker, type Gateway } from '@lore/gateway';
 import { createGraphService, GRAPH_TOPICS, type GraphService } from '@lore/graph';
-import { createCoreService, type CoreService } from '@lore/core';
+import { createCoreService, GraphKnowledgeSearch, type CoreService } from '@lore/core';
 import type { EmbeddedConfig } from './config';
 import { loadSecrets } from './secrets';
 import { ensureDevCredentials, type DevCredentials, type DevSecret } from './dev-credentials';
@@ -103,7 +103,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   lifecycle.onShutdown('graph', () => graph.close());
 
   // Core: chat, personas and connector administration (credentials sealed with the same key ring), on the same database.
-  const core = await createCoreService({ db, logger: logger.child({ service: 'core' }), metrics, signer, encryptionKeys, lifecycle });
+  const core = await createCoreService({ db, logger: logger.child({ service: 'core' }), metrics, signer, encryptionKeys, lifecycle, knowledge: new GraphKnowledgeSearch({ url: `unix:${graphSocket}`, timeoutMs: 10_000 }), languageModel: graph.memory.languageModel });
   const coreServer = await listenUnix(core.app.callback(), coreSocket);
   lifecycle.onShutdown('core server', () => coreServer.close());
   lifecycle.onShutdown('core', () => core.close());

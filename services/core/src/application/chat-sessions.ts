@@ -15,6 +15,7 @@ import {
   type SessionFilter,
   type SessionPatch,
 } from '../store/chat-sessions';
+import { insertRootMessage } from '../store/chat-messages';
 import type { CoreDeps } from './context';
 import { coreError } from './errors';
 import { seedTenant } from './personas';
@@ -36,13 +37,15 @@ export async function createSession(deps: CoreDeps, p: Principal, input: { perso
     // Locked for share: the persona cannot be deleted between this check and the insert.
     const persona = await getPersona(sql, p.tenantId, input.persona_id, true);
     if (!persona) throw coreError('BAD_REQUEST', `persona ${input.persona_id} does not exist`);
-    return insertSession(sql, p.tenantId, {
+    const session = await insertSession(sql, p.tenantId, {
       session_id: randomUUID(),
       owner: p.owner,
       name: input.description ?? '',
       persona_id: persona.persona_id,
       project_id: null,
     });
+    await insertRootMessage(sql, p.tenantId, session.session_id);
+    return session;
   });
 }
 

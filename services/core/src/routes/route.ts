@@ -9,6 +9,8 @@ export const CORE_PREFIX = '/api';
 
 export interface CoreState extends LoreState {
   identity: Identity;
+  /** The gateway's signed identity as it came: passed on to the memory API so retrieval sees what the caller may. */
+  identityToken: string;
   principal: Principal;
 }
 
@@ -49,13 +51,15 @@ const ADMIN_ROLES = new Set(['admin', 'tenant_admin']);
 export function coreGuard(signer: IdentitySigner): CoreGuard {
   return (access) => async (ctx, next) => {
     let identity: Identity;
+    const token = ctx.get(IDENTITY_HEADER);
     try {
-      identity = await signer.verify(ctx.get(IDENTITY_HEADER) || undefined);
+      identity = await signer.verify(token || undefined);
     } catch (err) {
       if (err instanceof AppError) throw detailError(err);
       throw err;
     }
     ctx.state.identity = identity;
+    ctx.state.identityToken = token;
     ctx.state.principal = {
       tenantId: identity.tenant_id,
       owner: `${identity.credential}:${identity.subject}`,

@@ -79,3 +79,9 @@ export async function personaName(sql: Sql, tenantId: string, id: number): Promi
   const r = await sql.query<{ name: string }>(`SELECT name FROM core.personas WHERE tenant_id = $1 AND persona_id = $2`, [tenantId, id]);
   return r.rows[0]?.name ?? null;
 }
+
+/** A persona whether or not it was deleted since (a session keeps answering with the persona it started with). */
+export async function personaOfSession(sql: Sql, tenantId: string, id: number): Promise<PersonaRow | null> {
+  const r = await sql.query<PersonaRow>(`SELECT ${COLS} FROM core.personas WHERE tenant_id = $1 AND persona_id = $2`, [tenantId, id]);
+  return r.rows[0] ?? null;
+}

@@ -1,0 +1,379 @@
+import { groundedAnswerStream, type ChatMessage, type SourceChunk, type ToolDefinition } from '@lore/ai';
+import type { RetrievedChunk } from '../clients/knowledge';
+import { withoutCitations, type AnswerStreamPart, type CitationInfo, type SearchDoc, type ToolCallRecord } from '../domain/answer-parts';
+import { latestBranch } from '../domain/message-tree';
+import { availableContextTokens, countTokens, maxDocumentTokens } from '../domain/tokens';
+import { toolById } from '../domain/tools';
+import { getSession, insertSession, sessionMessages, type ChatMessageRow } from '../store/chat-sessions';
+import { deleteFeedback, insertMessage, insertRootMessage, messageRef, nameSessionIfUnnamed, setLatestChild, upsertFeedback } from '../store/chat-messages';
+import { getPersona, personaOfSession, type PersonaRow } from '../store/personas';
+import type { CoreDeps } from './context';
+import { coreError } from './errors';
+import { seedTenant } from './personas';
+import type { Principal } from './principal';
+import { randomUUID } from 'node:crypto';
+
+export interface TurnInput {
+  sessionId: string;
+  message: string;
+  /** The message to add the user's message under (an edit or regeneration names an earlier one); none: the leaf of the latest branch. */
+  parentMessageId?: number | null;
+  /** Answer the existing user message at `parentMessageId` (or the latest leaf) instead of adding one. */
+  useExistingUserMessage: boolean;
+  allowedToolIds?: number[];
+  forcedToolId?: number;
+  /** Only documents of these source types (e.g. `memory`, `web`); undefined: every source. */
+  sourceTypes?: string[];
+  includeCitations: boolean;
+}
+
+/** A turn whose user message is stored and whose tools are decided: answering it cannot fail with a 4xx any more. */
+export interface PreparedTurn {
+  principal: Principal;
+  identityToken: string;
+  sessionId: string;
+  persona: PersonaRow;
+  userMessageId: string;
+  parentMessageId: string | null;
+  question: string;
+  /** Earlier messages of the branch, oldest first (for the model's context). */
+  history: ChatMessageRow[];
+  tools: Array<'internal_search'>;
+  forced: 'internal_search' | null;
+  sourceTypes?: string[];
+  includeCitations: boolean;
+  overrides: { model: string | null; temperature: number | null };
+}
+
+const INTERNAL_SEARCH: ToolDefinition = {
+  type: 'function',
+  function: {
+    name: 'internal_search',
+    description: 'Search the organisation\'s indexed documents. Call it for any question the documents may answer.',
+    parameters: {
+      type: 'object',
+      properties: { queries: { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 3, description: 'one to three search queries' } },
+      required: ['queries'],
+      additionalProperties: false,
+    },
+  },
+};
+
+/** Most earlier messages given to the model as context. */
+const HISTORY_MESSAGES = 10;
+
+/**
+ * Stores the user's message (or finds the existing one) and decides the tools, in one transaction, so every
+ * refusal (unknown session or parent, a tool the persona does not allow) is an HTTP error before any answer part.
+ */
+export async function prepareTurn(deps: CoreDeps, p: Principal, identityToken: string, input: TurnInput): Promise<PreparedTurn> {
+  return deps.db.withTenant(p.tenantId, async (sql) => {
+    const session = await getSession(sql, p.tenantId, input.sessionId, true);
+    if (!session || session.owner !== p.owner || session.deleted_at) throw coreError('NOT_FOUND', 'chat session not found');
+    const persona = await personaOfSession(sql, p.tenantId, session.persona_id);
+    if (!persona) throw coreError('NOT_FOUND', 'the session\'s persona no longer exists');
+    const messages = await sessionMessages(sql, p.tenantId, session.session_id);
+    const byId = new Map(messages.map((m) => [m.message_id, m]));
+    const branch = latestBranch(messages);
+    const leaf = branch.at(-1)?.message_id ?? null;
+
+    let userMessageId: string;
+    let parentMessageId: string | null;
+    let question: string;
+    const named = input.parentMessageId === undefined || input.parentMessageId === null ? null : String(input.parentMessageId);
+    if (input.useExistingUserMessage) {
+      const targetId = named ?? leaf;
+      const target = targetId === null ? undefined : byId.get(targetId);
+      if (!target || target.message_type !== 'user') throw coreError('BAD_REQUEST', 'use_existing_user_message needs a user message of this session to answer');
+      userMessageId = target.message_id;
+      parentMessageId = target.parent_message_id;
+      question = target.message;
+      // Answering it makes its branch the latest one.
+      if (parentMessageId !== null) await setLatestChild(sql, p.tenantId, parentMessageId, userMessageId);
+    } else {
+      parentMessageId = named ?? leaf;
+      if (parentMessageId === null || !byId.has(parentMessageId)) throw coreError('NOT_FOUND', 'parent message not found in this session');
+      question = input.message;
+      userMessageId = await insertMessage(sql, p.tenantId, {
+        session_id: session.session_id, parent_message_id: parentMessageId, message_type: 'user', message: question, token_count: countTokens(question),
+      });
+    }
+    await nameSessionIfUnnamed(sql, p.tenantId, session.session_id, question.slice(0, 120));
+
+    // Tools: what the persona allows, narrowed by the request; a forced tool must be among them.
+    let allowed = persona.tool_ids;
+    if (input.allowedToolIds) allowed = allowed.filter((id) => input.allowedToolIds!.includes(id));
+    if (input.forcedToolId !== undefined && !allowed.includes(input.forcedToolId)) {
+      throw coreError('BAD_REQUEST', `tool ${input.forcedToolId} is not allowed for this persona and request`);
+    }
+    const names = allowed.map((id) => toolById(id)?.name).filter((n): n is 'internal_search' => n === 'internal_search');
+    const historyIds = new Set<string>();
+    // The branch up to (not including) the user message.
+    let cursor = parentMessageId;
+    const history: ChatMessageRow[] = [];
+    while (cursor !== null && !historyIds.has(cursor) && history.length < HISTORY_MESSAGES) {
+      historyIds.add(cursor);
+      const m = byId.get(cursor);
+      if (!m) break;
+      history.unshift(m);
+      cursor = m.parent_message_id;
+    }
+    return {
+      principal: p,
+      identityToken,
+      sessionId: session.session_id,
+      persona,
+      userMessageId,
+      parentMessageId,
+      question,
+      history,
+      tools: names,
+      forced: input.forcedToolId !== undefined ? 'internal_search' : null,
+      sourceTypes: input.sourceTypes,
+      includeCitations: input.includeCitations,
+      overrides: { model: session.current_alternate_model, temperature: session.current_temperature_override },
+    };
+  });
+}
+
+/** A memory document's source type; connector documents will carry their connector's. */
+const MEMORY_SOURCE = 'memory';
+
+function searchDoc(c: RetrievedChunk): SearchDoc {
+  return {
+    document_id: c.document_id,
+    chunk_ind: c.chunk_ind,
+    semantic_identifier: c.title,
+    link: `/api/v1/memory/documents/${encodeURIComponent(c.document_id)}`,
+    blurb: c.snippet,
+    source_type: MEMORY_SOURCE,
+    boost: 0,
+    hidden: false,
+    metadata: { vault_id: c.vault_id, chunk_id: c.chunk_id, arrived_by: c.source },
+    score: c.score,
+    is_relevant: null,
+    relevance_explanation: null,
+    match_highlights: [],
+    updated_at: c.updated_at,
+    primary_owners: null,
+    secondary_owners: null,
+    is_internet: false,
+  };
+}
+
+/** The queries of an internal_search call, or the question itself when the arguments give none usable. */
+function queriesOf(args: string, question: string): string[] {
+  try {
+    const parsed = JSON.parse(args) as { queries?: unknown };
+    const queries = Array.isArray(parsed.queries) ? parsed.queries.filter((q): q is string => typeof q === 'string' && q.trim() !== '').slice(0, 3) : [];
+    return queries.length > 0 ? queries : [question];
+  } catch {
+    return [question];
+  }
+}
+
+function historyMessages(turn: PreparedTurn): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  if (turn.persona.instructions) out.push({ role: 'system', content: turn.persona.instructions });
+  for (const m of turn.history) {
+    if (m.message_type === 'user') out.push({ role: 'user', content: m.message });
+    else if (m.message_type === 'assistant' && !m.error) out.push({ role: 'assistant', content: m.message });
+  }
+  out.push({ role: 'user', content: turn.question });
+  return out;
+}
+
+/**
+ * Answers a prepared turn, part by part (AnswerStreamPart, docs/core.md): the model decides whether to search
+ * (or is made to), the one retrieval engine finds the documents with the caller's identity, and the answer is
+ * streamed through the one citation checker. The assistant message is stored at the end — with the error when
+ * the answer failed — so the session's tree always records what happened.
+ */
+export async function* answerTurn(deps: CoreDeps, turn: PreparedTurn, signal?: AbortSignal): AsyncGenerator<AnswerStreamPart> {
+  const { chat } = deps;
+  yield { type: 'message_start', chat_session_id: turn.sessionId, user_message_id: Number(turn.userMessageId), parent_message_id: turn.parentMessageId === null ? null : Number(turn.parentMessageId) };
+  const toolCalls: ToolCallRecord[] = [];
+  let docs: SearchDoc[] = [];
+  let answer = '';
+  let citations: CitationInfo[] = [];
+  let error: string | null = null;
+  try {
+    let sources: SourceChunk[] | null = null;
+    if (turn.tools.includes('internal_search')) {
+      let queries = [turn.question];
+      let called = turn.forced === 'internal_search';
+      if (!called) {
+        const decision = await chat.languageModel.chat({ messages: historyMessages(turn), tools: [INTERNAL_SEARCH], tool_choice: 'auto', maxTokens: 256, signal });
+        const call = decision.message.tool_calls?.find((c) => c.function.name === 'internal_search');
+        if (call) {
+          called = true;
+          queries = queriesOf(call.function.arguments, turn.question);
+        }
+      }
+      if (called) {
+        const args = { queries };
+        yield { type: 'tool_call', tool_name: 'internal_search', tool_arguments: args };
+        const found = new Map<string, RetrievedChunk>();
+        for (const q of queries) {
+          for (const c of await chat.knowledge.retrieve(turn.identityToken, q, chat.maxDocuments, signal)) {
+            const seen = found.get(c.chunk_id);
+            if (!seen || seen.score < c.score) found.set(c.chunk_id, c);
+          }
+        }
+        const wanted = turn.sourceTypes;
+        const chunks = [...found.values()]
+          .filter(() => !wanted || wanted.includes(MEMORY_SOURCE))
+          .sort((a, b) => b.score - a.score)
+          .slice(0, chat.maxDocuments);
+        docs = chunks.map(searchDoc);
+        sources = chunks.map((c, i) => ({ index: i + 1, title: c.title, document_id: c.document_id, content: c.content }));
+        toolCalls.push({ tool_name: 'internal_search', tool_arguments: args, tool_result: JSON.stringify(docs.map((d) => ({ document_id: d.document_id, semantic_identifier: d.semantic_identifier, blurb: d.blurb }))), search_docs: docs, generated_images: null, pre_reasoning: null });
+        yield { type: 'search_documents', top_documents: docs };
+      }
+    }
+    if (sources) {
+      const fallback = { noSources: 'No indexed document matches this question.', unanswered: 'The documents found do not answer this question.' };
+      for await (const piece of groundedAnswerStream(chat.languageModel, { question: turn.question, sources, maxTokens: chat.answerMaxTokens, signal, fallback })) {
+        if (piece.type === 'token') {
+          answer += piece.text;
+          yield { type: 'answer_delta', text: piece.text };
+        } else {
+          answer = piece.answer;
+          citations = piece.citations.map((c) => ({ citation_num: c.index, document_id: c.document_id }));
+        }
+      }
+    } else {
+      // No search: the model answers from the conversation alone, without citations.
+      const completion = await chat.languageModel.chat({ messages: historyMessages(turn), maxTokens: chat.answerMaxTokens, signal });
+      answer = withoutCitations(completion.message.content ?? '');
+      if (answer) yield { type: 'answer_delta', text: answer };
+    }
+    if (turn.includeCitations) for (const c of citations) yield { type: 'citation_info', ...c };
+  } catch (err) {
+    error = signal?.aborted ? 'the answer was cancelled' : 'the answer could not be completed';
+    deps.logger.warn({ err, session_id: turn.sessionId }, 'chat answer failed');
+    yield { type: 'error', error };
+  }
+  const messageId = await deps.db.withTenant(turn.principal.tenantId, (sql) =>
+    insertMessage(sql, turn.principal.tenantId, {
+      session_id: turn.sessionId,
+      parent_message_id: turn.userMessageId,
+      message_type: 'assistant',
+      message: answer,
+      token_count: countTokens(answer),
+      citations: Object.fromEntries(citations.map((c) => [String(c.citation_num), c.document_id])),
+      documents: docs,
+      tool_calls: toolCalls,
+      error,
+    }),
+  );
+  yield { type: 'stop', message_id: Number(messageId), chat_session_id: turn.sessionId, stop_reason: error ? 'error' : 'finished' };
+}
+
+/** The complete answer (stream=false): exactly spec 2's fields, built from the same parts a stream sends. */
+export interface CompleteAnswer {
+  answer: string;
+  answer_citationless: string;
+  pre_answer_reasoning: string | null;
+  tool_calls: ToolCallRecord[];
+  top_documents: SearchDoc[];
+  citation_info: CitationInfo[];
+  message_id: number;
+  chat_session_id: string | null;
+  error_msg: string | null;
+}
+
+export async function completeTurn(deps: CoreDeps, turn: PreparedTurn, signal?: AbortSignal): Promise<CompleteAnswer> {
+  const out: CompleteAnswer = { answer: '', answer_citationless: '', pre_answer_reasoning: null, tool_calls: [], top_documents: [], citation_info: [], message_id: 0, chat_session_id: turn.sessionId, error_msg: null };
+  let pendingCall: { tool_name: string; tool_arguments: Record<string, unknown> } | null = null;
+  for await (const part of answerTurn(deps, turn, signal)) {
+    if (part.type === 'answer_delta') out.answer += part.text;
+    else if (part.type === 'tool_call') pendingCall = { tool_name: part.tool_name, tool_arguments: part.tool_arguments };
+    else if (part.type === 'search_documents') {
+      out.top_documents = part.top_documents;
+      if (pendingCall) {
+        out.tool_calls.push({ ...pendingCall, tool_result: JSON.stringify(part.top_documents.map((d) => ({ document_id: d.document_id, semantic_identifier: d.semantic_identifier, blurb: d.blurb }))), search_docs: part.top_documents, generated_images: null, pre_reasoning: null });
+        pendingCall = null;
+      }
+    } else if (part.type === 'citation_info') out.citation_info.push({ citation_num: part.citation_num, document_id: part.document_id });
+    else if (part.type === 'error') out.error_msg = part.error;
+    else if (part.type === 'stop') out.message_id = part.message_id ?? 0;
+  }
+  out.answer_citationless = withoutCitations(out.answer);
+  if (!turn.includeCitations) out.answer = out.answer_citationless;
+  return out;
+}
+
+/** Switches branches: the message becomes its parent's latest child (ChatMessageIdentifier). */
+export async function setMessageAsLatest(deps: CoreDeps, p: Principal, messageId: number): Promise<void> {
+  const ok = await deps.db.withTenant(p.tenantId, async (sql) => {
+    const m = await messageRef(sql, p.tenantId, messageId);
+    if (!m || m.owner !== p.owner || m.session_deleted) return false;
+    if (m.parent_message_id !== null) await setLatestChild(sql, p.tenantId, m.parent_message_id, m.message_id);
+    return true;
+  });
+  if (!ok) throw coreError('NOT_FOUND', 'chat message not found');
+}
+
+/** Feedback on an answer of one's own sessions; a second call replaces the first. */
+export async function giveFeedback(deps: CoreDeps, p: Principal, f: { chat_message_id: number; is_positive: boolean | null; feedback_text: string | null; predefined_feedback: string | null }): Promise<void> {
+  const ok = await deps.db.withTenant(p.tenantId, async (sql) => {
+    const m = await messageRef(sql, p.tenantId, f.chat_message_id);
+    if (!m || m.owner !== p.owner) return 'missing';
+    if (m.message_type !== 'assistant') return 'not_answer';
+    await upsertFeedback(sql, p.tenantId, { message_id: m.message_id, owner: p.owner, is_positive: f.is_positive, feedback_text: f.feedback_text, predefined_feedback: f.predefined_feedback });
+    return 'ok';
+  });
+  if (ok === 'missing') throw coreError('NOT_FOUND', 'chat message not found');
+  if (ok === 'not_answer') throw coreError('BAD_REQUEST', 'feedback is given on answers (assistant messages) only');
+}
+
+export async function removeFeedback(deps: CoreDeps, p: Principal, messageId: number): Promise<void> {
+  const ok = await deps.db.withTenant(p.tenantId, async (sql) => {
+    const m = await messageRef(sql, p.tenantId, messageId);
+    if (!m || m.owner !== p.owner) return false;
+    return deleteFeedback(sql, p.tenantId, m.message_id, p.owner);
+  });
+  if (!ok) throw coreError('NOT_FOUND', 'no feedback on this message');
+}
+
+/** MaxSelectedDocumentTokens: what selected documents may take for this persona. */
+export async function maxSelectedDocumentTokens(deps: CoreDeps, p: Principal, personaId: number): Promise<number> {
+  const persona = await deps.db.withTenant(p.tenantId, async (sql) => {
+    await seedTenant(deps, sql, p.tenantId);
+    return getPersona(sql, p.tenantId, personaId);
+  });
+  if (!persona) throw coreError('NOT_FOUND', 'persona not found');
+  return maxDocumentTokens(persona.instructions);
+}
+
+/** AvailableContextTokensResponse: what is left of the context after the persona and the latest branch. */
+export async function availableTokens(deps: CoreDeps, p: Principal, sessionId: string): Promise<number> {
+  const n = await deps.db.withTenant(p.tenantId, async (sql) => {
+    const session = await getSession(sql, p.tenantId, sessionId);
+    if (!session || session.owner !== p.owner || session.deleted_at) return null;
+    const persona = await personaOfSession(sql, p.tenantId, session.persona_id);
+    const used = latestBranch(await sessionMessages(sql, p.tenantId, sessionId)).reduce((sum, m) => sum + m.token_count, 0);
+    return availableContextTokens(persona?.instructions ?? '', used);
+  });
+  if (n === null) throw coreError('NOT_FOUND', 'chat session not found');
+  return n;
+}
+
+/**
+ * ChatSeedRequest (our design): a new session of the caller on a persona, optionally with a first user message
+ * left unanswered — `send-message` with `use_existing_user_message` answers it.
+ */
+export async function seedSession(deps: CoreDeps, p: Principal, input: { persona_id: number; description?: string | null; message?: string | null }): Promise<{ chat_session_id: string; message_id: number | null }> {
+  return deps.db.withTenant(p.tenantId, async (sql) => {
+    await seedTenant(deps, sql, p.tenantId);
+    const persona = await getPersona(sql, p.tenantId, input.persona_id, true);
+    if (!persona) throw coreError('BAD_REQUEST', `persona ${input.persona_id} does not exist`);
+    const session = await insertSession(sql, p.tenantId, { session_id: randomUUID(), owner: p.owner, name: input.description ?? '', persona_id: persona.persona_id, project_id: null });
+    const root = await insertRootMessage(sql, p.tenantId, session.session_id);
+    if (!input.message) return { chat_session_id: session.session_id, message_id: null };
+    const id = await insertMessage(sql, p.tenantId, { session_id: session.session_id, parent_message_id: root, message_type: 'user', message: input.message, token_count: countTokens(input.message) });
+    if (!input.description) await nameSessionIfUnnamed(sql, p.tenantId, session.session_id, input.message.slice(0, 120));
+    return { chat_session_id: session.session_id, message_id: Number(id) };
+  });
+}

@@ -1,0 +1,110 @@
+import { z } from 'zod';
+import { int32, intParam, tenantIdParam } from '../schema-parts';
+
+const uuid = z.uuid('must be a UUID');
+/** The longest chat message (characters); longer is 422. */
+export const MESSAGE_MAX_CHARS = 20_000;
+const message = z.string().trim().min(1, 'message is required').max(MESSAGE_MAX_CHARS, `at most ${MESSAGE_MAX_CHARS} characters`);
+const toolIds = z.array(int32).max(32);
+const filters = z.object({ source_type: z.array(z.string().min(1).max(64)).max(32).nullish() }).passthrough();
+
+/** `send-chat-message`: spec 2's body (stream defaults to true). */
+export const sendChatMessageBody = z.object({
+  message,
+  chat_session_id: uuid,
+  stream: z.boolean().default(true),
+  include_citations: z.boolean().default(true),
+  allowed_tool_ids: toolIds.nullish(),
+  forced_tool_id: int32.nullish(),
+  internal_search_filters: filters.nullish(),
+});
+
+/**
+ * CreateChatMessageRequest (its fields are our design, docs/core.md): a new message, a regeneration or an edit
+ * (a message under an earlier `parent_message_id`), or answering a seeded session's existing message
+ * (`use_existing_user_message`). Always streamed.
+ */
+export const sendMessageBody = z
+  .object({
+    chat_session_id: uuid,
+    parent_message_id: int32.nullish(),
+    message: z.string().max(MESSAGE_MAX_CHARS, `at most ${MESSAGE_MAX_CHARS} characters`).default(''),
+    use_existing_user_message: z.boolean().default(false),
+    include_citations: z.boolean().default(true),
+    allowed_tool_ids: toolIds.nullish(),
+    forced_tool_id: int32.nullish(),
+    internal_search_filters: filters.nullish(),
+  })
+  .refine((b) => b.use_existing_user_message || b.message.trim() !== '', { message: 'message is required unless use_existing_user_message is true', path: ['message'] });
+
+const searchDoc = z.object({
+  document_id: z.string(),
+  chunk_ind: z.number().int(),
+  semantic_identifier: z.string(),
+  link: z.string(),
+  blurb: z.string(),
+  source_type: z.string(),
+  boost: z.number().int(),
+  hidden: z.boolean(),
+  metadata: z.record(z.string(), z.string()),
+  score: z.number(),
+  is_relevant: z.boolean().nullable(),
+  relevance_explanation: z.string().nullable(),
+  match_highlights: z.array(z.string()),
+  updated_at: z.string(),
+  primary_owners: z.array(z.string()).nullable(),
+  secondary_owners: z.array(z.string()).nullable(),
+  is_internet: z.boolean(),
+});
+
+const toolCall = z.object({
+  tool_name: z.string(),
+  tool_arguments: z.record(z.string(), z.unknown()),
+  tool_result: z.string(),
+  search_docs: z.array(searchDoc),
+  generated_images: z.null(),
+  pre_reasoning: z.string().nullable(),
+});
+
+/** The complete response (stream=false): exactly spec 2's fields. */
+export const completeAnswerView = z.object({
+  answer: z.string(),
+  answer_citationless: z.string(),
+  pre_answer_reasoning: z.string().nullable(),
+  tool_calls: z.array(toolCall),
+  top_documents: z.array(searchDoc),
+  citation_info: z.array(z.object({ citation_num: z.number().int(), document_id: z.string() })),
+  message_id: z.number().int(),
+  chat_session_id: z.string().nullable(),
+  error_msg: z.string().nullable(),
+});
+
+/** The stream's media type: one AnswerStreamPart JSON object per line (docs/core.md). */
+export const answerStreamContent = {
+  'text/event-stream': {
+    schema: {
+      type: 'string',
+      description:
+        'Newline-delimited AnswerStreamPart objects, in order: message_start; per tool call tool_call and search_documents; answer_delta*; citation_info*; then stop (error before stop when the answer failed).',
+    },
+  },
+};
+
+export const messageIdentifierBody = z.object({ message_id: int32 });
+export const feedbackBody = z
+  .object({
+    chat_message_id: int32,
+    is_positive: z.boolean().nullish(),
+    feedback_text: z.string().max(5_000).nullish(),
+    predefined_feedback: z.string().max(200).nullish(),
+  })
+  .refine((b) => b.is_positive != null || (b.feedback_text ?? '') !== '' || (b.predefined_feedback ?? '') !== '', 'give is_positive, feedback_text or predefined_feedback');
+export const removeFeedbackQuery = z.object({ ...tenantIdParam, chat_message_id: intParam });
+export const personaQuery = z.object({ ...tenantIdParam, persona_id: intParam });
+export const maxTokensView = z.object({ max_tokens: z.number().int() });
+export const availableTokensView = z.object({ available_tokens: z.number().int() });
+export const seedBody = z.object({ persona_id: int32, description: z.string().max(500).nullish(), message: z.string().max(MESSAGE_MAX_CHARS).nullish() });
+export const seedView = z.object({ chat_session_id: z.string(), message_id: z.number().int().nullable() });
+export const tenantQuery = z.object(tenantIdParam);
+export const sessionParams = z.object({ session_id: uuid });
+export const emptyView = z.object({});

@@ -1,0 +1,220 @@
+/**
+ * Chat answers end to end with the embedded extractive model: client → gateway → core → (internal_search) the
+ * memory API with the caller's identity, on real PostgreSQL, Redis and Kafka. Spec 2's complete response and
+ * search document fields exactly; the streamed parts in order; the message tree (edits, branches, seeded turns);
+ * feedback; token budgets; isolation.
+ */
+import { closeIdleHttpConnections, http } from '../support/http';
+import type { TenantFixture } from '../gateway/harness';
+import { startCoreStack, type CoreStack } from './harness';
+
+const COMPLETE_FIELDS = ['answer', 'answer_citationless', 'chat_session_id', 'citation_info', 'error_msg', 'message_id', 'pre_answer_reasoning', 'tool_calls', 'top_documents'];
+const DOC_FIELDS = [
+  'blurb', 'boost', 'chunk_ind', 'document_id', 'hidden', 'is_internet', 'is_relevant', 'link', 'match_highlights', 'metadata', 'primary_owners',
+  'relevance_explanation', 'score', 'secondary_owners', 'semantic_identifier', 'source_type', 'updated_at',
+];
+const TOOL_FIELDS = ['generated_images', 'pre_reasoning', 'search_docs', 'tool_arguments', 'tool_name', 'tool_result'];
+
+type Part = { type: string; [k: string]: unknown };
+
+/** The NDJSON parts of a streamed answer. */
+function parts(text: string): Part[] {
+  return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Part);
+}
+
+describe('core: chat answers over the memory, through the gateway', () => {
+  let s: CoreStack;
+  let a: TenantFixture;
+  let b: TenantFixture;
+  let docId: string;
+  const as = (key: string) => ({ authorization: `Bearer ${key}` });
+  const QUESTION = 'When do the lighthouse keepers on Skerry Point log the fog horn?';
+
+  beforeAll(async () => {
+    s = await startCoreStack();
+    a = await s.tenant();
+    b = await s.tenant();
+    const ingest = await s.call('POST', '/api/v1/memory/ingest', { 'x-api-key': a.key }, {
+      content: 'Lighthouse keepers on Skerry Point log the fog horn every evening at nine. The lamp was electrified in 1961.',
+      content_type: 'text', routing: { mode: 'auto' },
+    });
+    expect(ingest.status).toBe(200);
+    docId = ingest.json.doc_id as string;
+    // Indexing runs in the graph worker (Kafka): wait until retrieval finds the document.
+    for (let i = 0; i < 100; i++) {
+      const r = await s.call('POST', '/api/v1/memory/retrieve', { 'x-api-key': a.key }, { query: 'fog horn Skerry Point' });
+      expect(r.status).toBe(200);
+      if (r.json.chunks.some((c: { document_id: string }) => c.document_id === docId)) break;
+      await new Promise((res) => setTimeout(res, 200));
+    }
+  }, 60_000);
+  afterAll(async () => {
+    await s?.close();
+    closeIdleHttpConnections();
+  });
+
+  async function newSession(key: string): Promise<string> {
+    const r = await s.call('POST', '/api/chat/create-chat-session', as(key), { persona_id: 0 });
+    expect(r.status).toBe(200);
+    return r.json.chat_session_id as string;
+  }
+
+  it('answers a complete response with exactly the spec\'s fields, cited from the tenant\'s document', async () => {
+    const id = await newSession(a.key);
+    const r = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id, stream: false });
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.json).sort()).toEqual(COMPLETE_FIELDS);
+    expect(r.json.error_msg).toBeNull();
+    expect(r.json.chat_session_id).toBe(id);
+    expect(Number.isInteger(r.json.message_id)).toBe(true);
+    expect(r.json.answer).toMatch(/nine/);
+    expect(r.json.answer).toMatch(/\[1\]/);
+    expect(r.json.answer_citationless).not.toMatch(/\[\d+\]/);
+    expect(r.json.citation_info).toContainEqual({ citation_num: 1, document_id: docId });
+    const doc = r.json.top_documents[0];
+    expect(Object.keys(doc).sort()).toEqual(DOC_FIELDS);
+    expect(doc).toMatchObject({ document_id: docId, source_type: 'memory', is_internet: false, hidden: false, link: `/api/v1/memory/documents/${docId}` });
+    expect(r.json.tool_calls).toHaveLength(1);
+    expect(Object.keys(r.json.tool_calls[0]).sort()).toEqual(TOOL_FIELDS);
+    expect(r.json.tool_calls[0]).toMatchObject({ tool_name: 'internal_search', generated_images: null });
+    expect(r.json.tool_calls[0].tool_arguments.queries.length).toBeGreaterThan(0);
+
+    // The answer is stored in the session's tree, under the question, and names the session.
+    const d = await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key));
+    expect(d.json.messages.map((m: { message_type: string }) => m.message_type)).toEqual(['system', 'user', 'assistant']);
+    expect(d.json.messages[2]).toMatchObject({ message_id: r.json.message_id, message: r.json.answer, citations: { 1: docId }, error: null });
+    expect(d.json.description).toBe(QUESTION);
+  });
+
+  it('streams the parts in order, and the deltas are the stored answer', async () => {
+    const id = await newSession(a.key);
+    const r = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id });
+    expect(r.status).toBe(200);
+    expect(String(r.headers['content-type'])).toMatch(/^text\/event-stream/);
+    const ps = parts(r.text);
+    const kinds = ps.map((p) => p.type);
+    expect(kinds[0]).toBe('message_start');
+    expect(kinds.slice(1, 3)).toEqual(['tool_call', 'search_documents']);
+    expect(kinds.at(-1)).toBe('stop');
+    const firstDelta = kinds.indexOf('answer_delta');
+    const firstCitation = kinds.indexOf('citation_info');
+    expect(firstDelta).toBeGreaterThan(2);
+    expect(firstCitation).toBeGreaterThan(firstDelta);
+    expect(kinds).not.toContain('error');
+    const answer = ps.filter((p) => p.type === 'answer_delta').map((p) => p.text).join('');
+    const stop = ps.at(-1)!;
+    expect(stop).toMatchObject({ stop_reason: 'finished', chat_session_id: id });
+    const d = await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key));
+    expect(d.json.messages.at(-1)).toMatchObject({ message_id: stop.message_id, message: answer });
+    expect((ps[0] as { user_message_id: number }).user_message_id).toBe(d.json.messages[1].message_id);
+  });
+
+  it('never shows one tenant\'s documents to another (crafted questions included)', async () => {
+    const id = await newSession(b.key);
+    for (const message of [QUESTION, `${docId} Skerry Point fog horn`, `tenant_id ${a.tenantId} lighthouse`]) {
+      const r = await s.call('POST', `/api/chat/send-chat-message?tenant_id=${encodeURIComponent(a.tenantId)}`, as(b.key), { message, chat_session_id: id, stream: false });
+      expect(r.status).toBe(200);
+      expect(r.json.top_documents).toEqual([]);
+      expect(r.json.citation_info).toEqual([]);
+      expect(r.json.answer).not.toMatch(/nine/);
+    }
+  });
+
+  it('keeps to the source types asked for', async () => {
+    const id = await newSession(a.key);
+    const none = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id, stream: false, internal_search_filters: { source_type: ['web'] } });
+    expect(none.json.top_documents).toEqual([]);
+    const memory = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id, stream: false, internal_search_filters: { source_type: ['memory'] } });
+    expect(memory.json.top_documents.map((d: { document_id: string }) => d.document_id)).toContain(docId);
+  });
+
+  it('edits and regenerates as branches, and switches branches with set-message-as-latest', async () => {
+    const id = await newSession(a.key);
+    const first = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id, stream: false });
+    const before = await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key));
+    const [root, question] = before.json.messages as Array<{ message_id: number }>;
+    // An edit: another text under the same parent (the root).
+    const edit = parts((await s.call('POST', '/api/chat/send-message', as(a.key), { chat_session_id: id, parent_message_id: root!.message_id, message: 'When was the Skerry Point lamp electrified?' })).text);
+    expect(edit.at(-1)).toMatchObject({ type: 'stop', stop_reason: 'finished' });
+    const after = await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key));
+    expect(after.json.messages[1].message).toBe('When was the Skerry Point lamp electrified?');
+    expect(after.json.messages[2].message).toMatch(/1961/);
+    expect(after.json.messages).toHaveLength(3);
+    // Back to the first branch.
+    expect((await s.call('PUT', '/api/chat/set-message-as-latest', as(a.key), { message_id: question!.message_id })).status).toBe(200);
+    const back = await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key));
+    expect(back.json.messages.map((m: { message_id: number }) => m.message_id)).toEqual([root!.message_id, question!.message_id, first.json.message_id]);
+    // Another tenant cannot switch it.
+    expect((await s.call('PUT', '/api/chat/set-message-as-latest', as(b.key), { message_id: question!.message_id })).status).toBe(404);
+  });
+
+  it('answers a seeded session\'s first message with use_existing_user_message', async () => {
+    const seeded = await s.call('POST', '/api/chat/seed-chat-session', as(a.key), { persona_id: 0, message: QUESTION });
+    expect(seeded.status).toBe(200);
+    const id = seeded.json.chat_session_id as string;
+    expect(seeded.json.message_id).toEqual(expect.any(Number));
+    const ps = parts((await s.call('POST', '/api/chat/send-message', as(a.key), { chat_session_id: id, use_existing_user_message: true })).text);
+    expect(ps[0]).toMatchObject({ type: 'message_start', user_message_id: seeded.json.message_id });
+    const d = await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key));
+    expect(d.json.messages.map((m: { message_type: string }) => m.message_type)).toEqual(['system', 'user', 'assistant']);
+    expect(d.json.messages[2].message).toMatch(/nine/);
+    expect((await s.call('POST', '/api/chat/seed-chat-session', as(a.key), { persona_id: 999 })).status).toBe(400);
+  });
+
+  it('records feedback on answers only, replaces it, and removes it', async () => {
+    const id = await newSession(a.key);
+    const r = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id, stream: false });
+    const answerId = r.json.message_id as number;
+    expect((await s.call('POST', '/api/chat/create-chat-message-feedback', as(a.key), { chat_message_id: answerId, is_positive: true })).status).toBe(200);
+    expect((await s.call('POST', '/api/chat/create-chat-message-feedback', as(a.key), { chat_message_id: answerId, is_positive: false, feedback_text: 'too short' })).status).toBe(200);
+    const rows = await s.db.withTenant(a.tenantId, (sql) => sql.query<{ is_positive: boolean; feedback_text: string }>(`SELECT is_positive, feedback_text FROM core.chat_feedback WHERE message_id = $1`, [answerId]));
+    expect(rows.rows).toEqual([{ is_positive: false, feedback_text: 'too short' }]);
+    const userMsg = (await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key))).json.messages[1].message_id;
+    expect((await s.call('POST', '/api/chat/create-chat-message-feedback', as(a.key), { chat_message_id: userMsg, is_positive: true })).status).toBe(400);
+    expect((await s.call('POST', '/api/chat/create-chat-message-feedback', as(b.key), { chat_message_id: answerId, is_positive: true })).status).toBe(404);
+    expect((await s.call('POST', '/api/chat/create-chat-message-feedback', as(a.key), { chat_message_id: answerId })).status).toBe(422);
+    expect((await s.call('DELETE', `/api/chat/remove-chat-message-feedback?chat_message_id=${answerId}`, as(a.key))).status).toBe(200);
+    expect((await s.call('DELETE', `/api/chat/remove-chat-message-feedback?chat_message_id=${answerId}`, as(a.key))).status).toBe(404);
+    expect((await s.call('DELETE', '/api/chat/remove-chat-message-feedback', as(a.key))).status).toBe(422);
+  });
+
+  it('counts tokens with the tokenizer: the document budget of a persona, and what a session has left', async () => {
+    const max = await s.call('GET', '/api/chat/max-selected-document-tokens?persona_id=0', as(a.key));
+    expect(max.status).toBe(200);
+    expect(max.json.max_tokens).toBeGreaterThan(1000);
+    expect((await s.call('GET', '/api/chat/max-selected-document-tokens', as(a.key))).status).toBe(422);
+    expect((await s.call('GET', '/api/chat/max-selected-document-tokens?persona_id=777', as(a.key))).status).toBe(404);
+    const id = await newSession(a.key);
+    const empty = (await s.call('GET', `/api/chat/available-context-tokens/${id}`, as(a.key))).json.available_tokens as number;
+    await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id, stream: false });
+    const used = (await s.call('GET', `/api/chat/available-context-tokens/${id}`, as(a.key))).json.available_tokens as number;
+    // The question alone is more than ten tokens; the answer adds more.
+    expect(empty - used).toBeGreaterThan(10);
+    expect((await s.call('GET', `/api/chat/available-context-tokens/${id}`, as(b.key))).status).toBe(404);
+  });
+
+  it('refuses bad input with the spec\'s shapes', async () => {
+    const id = await newSession(a.key);
+    const huge = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'x'.repeat(20_001), chat_session_id: id });
+    expect(huge.status).toBe(422);
+    expect(huge.json.detail[0].loc).toEqual(['body', 'message']);
+    const blank = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: '   ', chat_session_id: id });
+    expect(blank.status).toBe(422);
+    const forced = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id, forced_tool_id: 99 });
+    expect(forced.status).toBe(400);
+    expect(forced.json).toEqual({ detail: expect.any(String) });
+    const unknown = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: '00000000-0000-4000-8000-000000000000' });
+    expect(unknown.status).toBe(404);
+    const badParent = await s.call('POST', '/api/chat/send-message', as(a.key), { chat_session_id: id, parent_message_id: 2_000_000_000, message: 'hi' });
+    expect(badParent.status).toBe(404);
+    const nothingToAnswer = await s.call('POST', '/api/chat/send-message', as(a.key), { chat_session_id: id, use_existing_user_message: true });
+    expect(nothingToAnswer.status).toBe(400);
+    const notUuid = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: 'abc' });
+    expect(notUuid.json.detail[0].loc).toEqual(['body', 'chat_session_id']);
+    // Nothing was stored by the refused requests: the session still has only its root.
+    const d = await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key));
+    expect(d.json.messages).toHaveLength(1);
+    // The streamed route answers core's own document, and core's listener is reachable only with an identity.
+    expect((await http(s.coreServer.url, 'POST', '/api/chat/send-chat-message', { body: { message: QUESTION, chat_session_id: id } })).status).toBe(401);
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * Chat answers with an OpenAI-format model on loopback (the test world's model): the model decides to call
+ * internal_search with its own queries (OpenAI tool calls), its invented citation markers are removed by the one
+ * checker, a forced tool skips the decision, and a model that fails mid-answer leaves an error part and a stored,
+ * failed answer — never a half-written one.
+ */
+import { OpenAiLanguageModel } from '@lore/ai';
+import { closeIdleHttpConnections } from '../support/http';
+import { LoopbackModel } from '../support/loopback-model';
+import type { TenantFixture } from '../gateway/harness';
+import { startCoreStack, type CoreStack } from './harness';
+
+type Part = { type: string; [k: string]: unknown };
+const parts = (text: string): Part[] => text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Part);
+
+describe('core: chat answers with an OpenAI-format model', () => {
+  let model: LoopbackModel;
+  let s: CoreStack;
+  let a: TenantFixture;
+  let docId: string;
+  const as = (key: string) => ({ authorization: `Bearer ${key}` });
+
+  beforeAll(async () => {
+    model = await new LoopbackModel().start();
+    s = await startCoreStack({ languageModel: new OpenAiLanguageModel({ baseUrl: model.url, model: 'loopback', timeoutMs: 5_000, retries: 0 }) });
+    a = await s.tenant();
+    const ingest = await s.call('POST', '/api/v1/memory/ingest', { 'x-api-key': a.key }, {
+      content: 'The Osprey data center runs on solar power since 2022. Its backup generators burn biodiesel.',
+      content_type: 'text', routing: { mode: 'auto' },
+    });
+    expect(ingest.status).toBe(200);
+    docId = ingest.json.doc_id as string;
+    for (let i = 0; i < 100; i++) {
+      const r = await s.call('POST', '/api/v1/memory/retrieve', { 'x-api-key': a.key }, { query: 'Osprey solar power' });
+      if (r.json.chunks?.some((c: { document_id: string }) => c.document_id === docId)) break;
+      await new Promise((res) => setTimeout(res, 200));
+    }
+  }, 60_000);
+  afterAll(async () => {
+    await s?.close();
+    await model?.stop();
+    closeIdleHttpConnections();
+  });
+  beforeEach(() => {
+    model.turns = [];
+    model.script = null;
+    model.failAfter = null;
+    model.bodies = [];
+  });
+
+  async function newSession(personaId = 0): Promise<string> {
+    return (await s.call('POST', '/api/chat/create-chat-session', as(a.key), { persona_id: personaId })).json.chat_session_id as string;
+  }
+
+  it('searches with the queries the model chose, and cites what it found', async () => {
+    model.turns = [{ tool_calls: [{ name: 'internal_search', arguments: { queries: ['Osprey data center power source'] } }] }];
+    const id = await newSession();
+    const r = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'How is the Osprey site powered?', chat_session_id: id, stream: false });
+    expect(r.status).toBe(200);
+    // The decision request offered internal_search with the persona's instructions first.
+    const decision = model.bodies[0]!;
+    expect(decision.tools?.map((t) => t.function.name)).toEqual(['internal_search']);
+    expect(decision.messages?.[0]).toMatchObject({ role: 'system' });
+    expect(r.json.tool_calls[0].tool_arguments).toEqual({ queries: ['Osprey data center power source'] });
+    expect(r.json.top_documents[0].document_id).toBe(docId);
+    expect(r.json.answer).toMatch(/solar power since 2022 \[1\]/);
+    expect(r.json.citation_info).toEqual([{ citation_num: 1, document_id: docId }]);
+  });
+
+  it('removes markers the model invents', async () => {
+    model.turns = [{ tool_calls: [{ name: 'internal_search', arguments: { queries: ['Osprey'] } }] }, { content: 'The Osprey data center runs on solar power [7].' }];
+    const r = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'How is the Osprey site powered?', chat_session_id: await newSession(), stream: false });
+    expect(r.json.answer).not.toMatch(/\[7\]/);
+    expect(r.json.citation_info.every((c: { citation_num: number }) => c.citation_num !== 7)).toBe(true);
+  });
+
+  it('answers without searching when the model says so, and a persona without tools never offers one', async () => {
+    model.turns = [{ content: 'Hello! Ask me about your documents.' }, { content: 'Hello! Ask me about your documents.' }];
+    const r = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'hi there', chat_session_id: await newSession(), stream: false });
+    expect(r.json.tool_calls).toEqual([]);
+    expect(r.json.top_documents).toEqual([]);
+    expect(r.json.answer).toBe('Hello! Ask me about your documents.');
+
+    const persona = await s.call('POST', '/api/persona', as(a.key), { name: 'Smalltalk', tool_ids: [] });
+    model.bodies = [];
+    model.turns = [{ content: 'Just chatting.' }];
+    const plain = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'How is the Osprey site powered?', chat_session_id: await newSession(persona.json.id), stream: false });
+    expect(plain.json.answer).toBe('Just chatting.');
+    expect(model.bodies).toHaveLength(1);
+    expect(model.bodies[0]!.tools ?? []).toEqual([]);
+    // A tool the persona does not allow cannot be forced.
+    expect((await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'x', chat_session_id: await newSession(persona.json.id), forced_tool_id: 1 })).status).toBe(400);
+  });
+
+  it('skips the decision when the tool is forced', async () => {
+    const r = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'Osprey backup generators', chat_session_id: await newSession(), stream: false, forced_tool_id: 1 });
+    expect(r.json.tool_calls[0].tool_arguments).toEqual({ queries: ['Osprey backup generators'] });
+    // Only the answer was asked of the model.
+    expect(model.bodies).toHaveLength(1);
+    expect(model.bodies[0]!.tools ?? []).toEqual([]);
+  });
+
+  it('reports a model that fails mid-answer as an error part, stores the failed answer, and lists the chat as failed', async () => {
+    model.failAfter = 'The Osprey data center runs on';
+    const id = await newSession();
+    const r = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'How is the Osprey site powered?', chat_session_id: id, forced_tool_id: 1 });
+    expect(r.status).toBe(200);
+    const ps = parts(r.text);
+    expect(ps.map((p) => p.type).slice(-2)).toEqual(['error', 'stop']);
+    expect(ps.at(-1)).toMatchObject({ stop_reason: 'error' });
+    const d = await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key));
+    const last = d.json.messages.at(-1);
+    expect(last).toMatchObject({ message_type: 'assistant', error: expect.any(String) });
+    // Nothing unchecked reached the client or the store: no partial sentence was sent.
+    expect(ps.filter((p) => p.type === 'answer_delta')).toEqual([]);
+    expect(last.message).toBe('');
+    const listed = await s.call('GET', '/api/chat/get-user-chat-sessions', as(a.key));
+    expect(listed.json.sessions.map((x: { id: string }) => x.id)).not.toContain(id);
+    const withFailed = await s.call('GET', '/api/chat/get-user-chat-sessions?include_failed_chats=true', as(a.key));
+    expect(withFailed.json.sessions.map((x: { id: string }) => x.id)).toContain(id);
+  });
+});
