@@ -120,14 +120,16 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     const env: Record<string, Record<string, string>> = {
       graph: { ...graphEnv, LORE_GRAPH_PORT: String(graphPort) },
       'graph-worker': { ...graphEnv, LORE_GRAPH_WORKER_PORT: String(workerPort) },
-      // PostgreSQL and the gateway's identity secret only: no Redis, no Kafka, and never the owner's URL.
+      // PostgreSQL, the gateway's identity secret and key ring, and the graph API chat retrieves from: no Redis, no
+      // Kafka, and never the owner's URL. No LORE_AI_LLM_*: the embedded extractive model answers, as graph's does.
       core: {
         LORE_DATABASE_URL: install.appUrl,
         LORE_IDENTITY_SECRET: SECRETS.identity,
+        LORE_ENCRYPTION_KEYS: SECRETS.encryptionKeys,
+        LORE_CORE_GRAPH_URL: ops.graph!,
         LORE_CORE_HOST: '127.0.0.1',
         LORE_CORE_PORT: String(corePort),
         LORE_CORE_MIGRATE: 'false',
-        LORE_ENCRYPTION_KEYS: SECRETS.encryptionKeys,
       },
       webhooks: {
         LORE_DATABASE_URL: install.appUrl,
@@ -335,6 +337,22 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     const standard = createHmac('sha256', Buffer.from(signingSecret.slice('whsec_'.length), 'base64')).update(signed).digest('base64');
     expect(String(delivery.headers['webhook-signature']).split(' ')).toContain(`v1,${standard}`);
     expect(Math.abs(Date.now() / 1000 - Number(delivery.headers['webhook-timestamp']))).toBeLessThan(300);
+  });
+
+  it('answers a chat message through the gateway from the memory: core retrieves the ingested document from the graph process', async () => {
+    const created = await call(gatewayUrl, 'POST', '/api/chat/create-chat-session', { headers: { 'x-api-key': key }, body: { persona_id: 0 } });
+    expect(created.status).toBe(200);
+    const sent = await call(gatewayUrl, 'POST', '/api/chat/send-chat-message', {
+      headers: { 'x-api-key': key },
+      body: { chat_session_id: created.json.chat_session_id, message: 'Where is the Kestrel archive stored?', stream: false },
+    });
+    expect({ status: sent.status, body: sent.status === 200 ? '' : sent.text }).toEqual({ status: 200, body: '' });
+    const complete = sent.json as { answer: string; citation_info: Array<{ document_id: string }>; top_documents: Array<{ document_id: string }>; error_msg: string | null };
+    expect(complete.error_msg).toBeNull();
+    expect(complete.top_documents.length).toBeGreaterThan(0);
+    expect(complete.top_documents.map((d) => d.document_id)).toContain(firstDoc);
+    expect(complete.citation_info.map((c) => c.document_id)).toContain(firstDoc);
+    expect(complete.answer).toContain('Reykjavik');
   });
 
   it('fails a corrupt upload with a reason while the graph worker stays ready, and indexes a good one after it', async () => {

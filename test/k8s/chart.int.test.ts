@@ -146,7 +146,7 @@ describe('charts/lore', () => {
     it.each([
       ['minimal', MINIMAL, 'lore'],
       ['full', FULL, 'lore-credentials'],
-    ])('runs core with the %s values: its entry point on 8082, probes on that port, PostgreSQL and the identity secret from the Secret, nothing else', async (_name, values, secret) => {
+    ])('runs core with the %s values: its entry point on 8082, probes on that port, PostgreSQL, the identity secret and the key ring from the Secret, the graph Service, graph\'s language model, nothing else', async (_name, values, secret) => {
       const objs = await renderObjects('lore', ns, ['-f', values]);
       const c = containerOf(objs, 'core');
       expect(c.args).toEqual(['services/core/dist/main.js']);
@@ -159,8 +159,27 @@ describe('charts/lore', () => {
       expect(byName.LORE_CORE_MIGRATE).toEqual({ name: 'LORE_CORE_MIGRATE', value: 'false' });
       expect(byName.LORE_DATABASE_URL).toEqual({ name: 'LORE_DATABASE_URL', valueFrom: { secretKeyRef: { name: secret, key: 'database-url' } } });
       expect(byName.LORE_IDENTITY_SECRET).toEqual({ name: 'LORE_IDENTITY_SECRET', valueFrom: { secretKeyRef: { name: secret, key: 'identity-secret' } } });
+      // The platform key ring (it seals connector credentials): the gateway's own Secret key, so both hold one ring.
+      expect(byName.LORE_ENCRYPTION_KEYS).toEqual({ name: 'LORE_ENCRYPTION_KEYS', valueFrom: { secretKeyRef: { name: secret, key: 'encryption-keys' } } });
+      const gatewayEnv = containerOf(objs, 'gateway').env as Array<{ name: string }>;
+      expect(gatewayEnv.find((e) => e.name === 'LORE_ENCRYPTION_KEYS')).toEqual(byName.LORE_ENCRYPTION_KEYS);
+      // Chat retrieves from the graph Service the chart created (its port, its name, this namespace).
+      const graphSvc = objs.find((o) => o.kind === 'Service' && o.metadata.name === 'lore-graph');
+      expect(graphSvc.spec.ports).toEqual([expect.objectContaining({ name: 'http', port: DEFAULT_PORTS.graph })]);
+      expect(byName.LORE_CORE_GRAPH_URL).toEqual({ name: 'LORE_CORE_GRAPH_URL', value: `http://${graphSvc.metadata.name}.${ns}.svc:${DEFAULT_PORTS.graph}` });
+      // The language model is graph's (graph.ai): the same endpoint, model and llm-api-key, never the embeddings key.
+      const graphEnv = Object.fromEntries((containerOf(objs, 'graph').env as Array<{ name: string }>).map((e) => [e.name, e]));
+      const llm = ['LORE_AI_LLM_BASE_URL', 'LORE_AI_LLM_MODEL', 'LORE_AI_LLM_API_KEY'];
+      if (values === FULL) {
+        for (const name of llm) expect(byName[name]).toEqual(graphEnv[name]);
+        expect(byName.LORE_AI_LLM_BASE_URL).toEqual({ name: 'LORE_AI_LLM_BASE_URL', value: 'http://vllm.ai.svc:8000/v1' });
+        expect(byName.LORE_AI_LLM_API_KEY).toEqual({ name: 'LORE_AI_LLM_API_KEY', valueFrom: { secretKeyRef: { name: 'lore-ai', key: 'llm-api-key', optional: true } } });
+      } else {
+        // No endpoint: the embedded extractive model answers, as it does for graph.
+        for (const name of llm) expect({ name, present: name in byName }).toEqual({ name, present: false });
+      }
       // Never the schema owner (only the migrations Job holds it), and nothing core does not use.
-      for (const absent of ['LORE_DATABASE_OWNER_URL', 'LORE_REDIS_URL', 'LORE_KAFKA_BROKERS', 'LORE_KAFKA_PREFIX', 'LORE_ENCRYPTION_KEYS', 'LORE_HTTP_PORT']) {
+      for (const absent of ['LORE_DATABASE_OWNER_URL', 'LORE_REDIS_URL', 'LORE_KAFKA_BROKERS', 'LORE_KAFKA_PREFIX', 'LORE_AI_EMBEDDINGS_API_KEY', 'LORE_EMBEDDER', 'LORE_HTTP_PORT']) {
         expect({ absent, present: absent in byName }).toEqual({ absent, present: false });
       }
       expect(JSON.stringify(env)).not.toContain('database-owner-url');
@@ -169,9 +188,26 @@ describe('charts/lore', () => {
       const unread = env.map((e) => e.name).filter((n) => !COMMON.has(n) && !extra.has(n) && !(n in coreConfigSchema.shape));
       expect(unread).toEqual([]);
       const plain = Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
-      const parsed = coreConfigSchema.safeParse({ ...plain, LORE_LOG_LEVEL: 'info', LORE_DATABASE_URL: 'postgres://lore_app:x@pg:5432/lore', LORE_IDENTITY_SECRET: 'x'.repeat(32) });
-      expect(parsed.success).toBe(true);
-      expect(parsed.data).toMatchObject({ LORE_CORE_PORT: 8082, LORE_CORE_MIGRATE: false, LORE_CORE_BODY_LIMIT_BYTES: values === FULL ? 2097152 : 1048576 });
+      // The values from Secrets stand in as the processes would read them (the ring as the chart's minimal values give it).
+      const parsed = coreConfigSchema.safeParse({
+        ...plain,
+        LORE_LOG_LEVEL: 'info',
+        LORE_DATABASE_URL: 'postgres://lore_app:x@pg:5432/lore',
+        LORE_IDENTITY_SECRET: 'x'.repeat(32),
+        LORE_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+        ...(values === FULL ? { LORE_AI_LLM_API_KEY: 'sk-test' } : {}),
+      });
+      expect(parsed.error?.issues).toBeUndefined();
+      expect(parsed.data).toMatchObject({
+        LORE_CORE_PORT: 8082,
+        LORE_CORE_MIGRATE: false,
+        LORE_CORE_BODY_LIMIT_BYTES: values === FULL ? 2097152 : 1048576,
+        LORE_CORE_GRAPH_URL: `http://lore-graph.${ns}.svc:8083`,
+        LORE_CORE_GRAPH_TIMEOUT_MS: values === FULL ? 15000 : 10000,
+        LORE_CORE_ANSWER_MAX_TOKENS: values === FULL ? 1200 : 800,
+      });
+      expect(parsed.data?.LORE_AI_LLM_BASE_URL).toBe(values === FULL ? 'http://vllm.ai.svc:8000/v1' : undefined);
+      expect(parsed.data?.LORE_AI_LLM_MODEL).toBe(values === FULL ? 'qwen2.5-7b-instruct' : undefined);
       expect(parsed.data?.LORE_DATABASE_OWNER_URL).toBeUndefined();
 
       // Its Service on 8082, selecting its pods; the gateway forwards core's routes to exactly that Service.
@@ -195,7 +231,7 @@ describe('charts/lore', () => {
       expect(component(minimal, 'Deployment', 'core').spec.replicas).toBe(2);
     });
 
-    it('lets only the gateway (and Prometheus) reach core, as graph, and restricts no egress (core reaches PostgreSQL)', async () => {
+    it('lets only the gateway (and Prometheus) reach core, lets core reach graph, and restricts no egress (core reaches PostgreSQL)', async () => {
       const full = await renderObjects('lore', ns, ['-f', FULL]);
       const policy = (name: string) => full.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === `lore-${name}`);
       const core = policy('core');
@@ -208,9 +244,24 @@ describe('charts/lore', () => {
       expect(fromGateway.from).toHaveLength(1);
       expect(gatewayPod).toMatchObject(fromGateway.from[0].podSelector.matchLabels);
       expect(fromGateway.from[0].podSelector.matchLabels['app.kubernetes.io/component']).toBe('gateway');
-      // The same rules as graph's, for core's pods.
+      // Nothing but the gateway reaches core's port (Prometheus aside): not core's own pods, not graph's.
+      const fromPods = core.spec.ingress.flatMap((r: any) => (r.from ?? []).filter((f: any) => f.podSelector).map((f: any) => f.podSelector.matchLabels['app.kubernetes.io/component']));
+      expect(fromPods).toEqual(['gateway']);
+      // graph's policy: core's rules (the gateway, Prometheus) and one more, core's pods on graph's port, where chat
+      // retrieves from (LORE_CORE_GRAPH_URL); nothing else is opened.
       const graph = policy('graph');
-      expect(core.spec.ingress).toEqual(graph.spec.ingress);
+      const graphPod = component(full, 'Deployment', 'graph').spec.template.metadata.labels;
+      expect(graphPod).toMatchObject(graph.spec.podSelector.matchLabels);
+      const fromCore = graph.spec.ingress.filter((r: any) => r.from?.some((f: any) => f.podSelector?.matchLabels['app.kubernetes.io/component'] === 'core'));
+      expect(fromCore).toHaveLength(1);
+      expect(fromCore[0].ports).toEqual([{ port: 'http', protocol: 'TCP' }]);
+      expect(fromCore[0].from).toHaveLength(1);
+      expect(corePod).toMatchObject(fromCore[0].from[0].podSelector.matchLabels);
+      expect(graph.spec.ingress.filter((r: any) => !fromCore.includes(r))).toEqual(core.spec.ingress);
+      const graphContainer = component(full, 'Deployment', 'graph').spec.template.spec.containers[0];
+      expect(graphContainer.ports).toEqual([expect.objectContaining({ name: 'http', containerPort: DEFAULT_PORTS.graph })]);
+      // No other internal service admits core.
+      for (const name of ['agents', 'mcp', 'gateway']) expect(JSON.stringify(policy(name).spec.ingress)).not.toContain('"app.kubernetes.io/component":"core"');
       // No policy limits egress: core's connections to the external PostgreSQL leave the namespace freely.
       expect(full.filter((o) => o.kind === 'NetworkPolicy' && (o.spec.policyTypes ?? []).includes('Egress'))).toEqual([]);
       // Its metrics are scraped on that port.
@@ -218,20 +269,50 @@ describe('charts/lore', () => {
       expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'http', path: '/metrics' })]);
     });
 
-    it('leaves core out on request: no objects, no upstream on the gateway, no policy', async () => {
+    it('leaves core out on request: no objects, no upstream on the gateway, no policy, and graph\'s policy admits the gateway only', async () => {
       const off = await renderObjects('lore', ns, ['-f', FULL, '--set', 'core.enabled=false']);
       expect(off.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'core')).toEqual([]);
       expect(containerOf(off, 'gateway').env.some((e: { name: string }) => e.name === 'GATEWAY_UPSTREAM_CORE')).toBe(false);
+      const graph = off.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'lore-graph');
+      const fromPods = graph.spec.ingress.flatMap((r: any) => (r.from ?? []).filter((f: any) => f.podSelector).map((f: any) => f.podSelector.matchLabels['app.kubernetes.io/component']));
+      expect(fromPods).toEqual(['gateway']);
     });
 
-    it('needs no Kafka: the gateway and core alone render without brokers', async () => {
+    it('refuses core without graph (chat retrieves from it), and reads no Kafka itself', async () => {
+      const refused = await template('lore', ns, ['-f', MINIMAL, '--set', 'graph.enabled=false', '--set', 'graphWorker.enabled=false']);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('core.enabled needs graph.enabled');
+      // Without core the same install renders.
+      const withoutCore = await template('lore', ns, ['-f', MINIMAL, '--set', 'graph.enabled=false', '--set', 'graphWorker.enabled=false', '--set', 'core.enabled=false']);
+      expect(withoutCore.stderr).toBe('');
+      expect(withoutCore.code).toBe(0);
+      // The Kafka settings go to graph, never to core.
+      const objs = await renderObjects('lore', ns, ['-f', MINIMAL]);
+      const names = (c: string) => (containerOf(objs, c).env as Array<{ name: string }>).map((e) => e.name);
+      expect(names('graph')).toEqual(expect.arrayContaining(['LORE_KAFKA_BROKERS', 'LORE_KAFKA_PREFIX']));
+      expect(names('core').filter((n) => n.startsWith('LORE_KAFKA'))).toEqual([]);
+    });
+
+    it('needs the key ring for core alone (it seals connector credentials)', async () => {
       const r = await template('lore', ns, [
-        '-f', MINIMAL, '--set-json', 'externalKafka.brokers=[]',
-        '--set', 'webhooks.enabled=false', '--set', 'graph.enabled=false', '--set', 'graphWorker.enabled=false',
+        '-f', MINIMAL, '--set', 'secrets.encryptionKeys=',
+        '--set', 'gateway.enabled=false', '--set', 'webhooks.enabled=false', '--set', 'operator.enabled=false',
       ]);
-      expect(r.stderr).toBe('');
-      expect(r.code).toBe(0);
-      expect(r.yaml).toContain('name: lore-core');
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain('secrets.encryptionKeys is required by the gateway, the webhooks worker and core');
+      const bad = await template('lore', ns, [
+        '-f', MINIMAL, '--set', 'secrets.encryptionKeys=k1:c2hvcnQ=',
+        '--set', 'gateway.enabled=false', '--set', 'webhooks.enabled=false', '--set', 'operator.enabled=false',
+      ]);
+      expect(bad.code).not.toBe(0);
+      expect(bad.stderr).toContain('secrets.encryptionKeys: entry 1 must be id:base64-of-32-bytes');
+      // Without any of its three readers no ring is needed.
+      const none = await template('lore', ns, [
+        '-f', MINIMAL, '--set', 'secrets.encryptionKeys=',
+        '--set', 'gateway.enabled=false', '--set', 'webhooks.enabled=false', '--set', 'operator.enabled=false', '--set', 'core.enabled=false',
+      ]);
+      expect(none.stderr).toBe('');
+      expect(none.code).toBe(0);
     });
   });
 
@@ -261,7 +342,7 @@ describe('charts/lore', () => {
     expect(operatorEnv).not.toContain('LORE_DATABASE_URL');
   });
 
-  it('gives the encryption key ring to the gateway and the webhooks worker only, from the Secret', async () => {
+  it('gives the encryption key ring to the gateway, the webhooks worker and core only, from the Secret', async () => {
     for (const [values, secret] of [
       [MINIMAL, 'lore'],
       [FULL, 'lore-credentials'],
@@ -269,7 +350,7 @@ describe('charts/lore', () => {
       const objs = await renderObjects('lore', ns, ['-f', values]);
       const pods = objs.filter((o) => o.kind === 'Deployment' || o.kind === 'Job');
       const holders = pods.filter((p) => p.spec.template.spec.containers[0].env.some((e: { name: string }) => e.name === 'LORE_ENCRYPTION_KEYS'));
-      expect(holders.map((p) => p.metadata.labels['app.kubernetes.io/component']).sort()).toEqual(['gateway', 'webhooks']);
+      expect(holders.map((p) => p.metadata.labels['app.kubernetes.io/component']).sort()).toEqual(['core', 'gateway', 'webhooks']);
       for (const p of holders) {
         const env = p.spec.template.spec.containers[0].env.find((e: { name: string }) => e.name === 'LORE_ENCRYPTION_KEYS');
         expect(env).toEqual({ name: 'LORE_ENCRYPTION_KEYS', valueFrom: { secretKeyRef: { name: secret, key: 'encryption-keys' } } });
@@ -332,13 +413,14 @@ describe('charts/lore', () => {
     ['no database', ['--set', 'externalDatabase.url='], 'externalDatabase.url is required'],
     ['inline secrets beside an existing Secret', ['--set', 'secrets.existingSecret=mine'], 'secrets.existingSecret is set: leave'],
     ['a short identity secret', ['--set', 'secrets.identitySecret=short'], 'secrets.identitySecret must be at least 32 characters'],
-    ['no encryption keys', ['--set', 'secrets.encryptionKeys='], 'secrets.encryptionKeys is required by the gateway and the webhooks worker'],
+    ['no encryption keys', ['--set', 'secrets.encryptionKeys='], 'secrets.encryptionKeys is required by the gateway, the webhooks worker and core'],
     ['an encryption key that is not 32 bytes', ['--set', 'secrets.encryptionKeys=k1:c2hvcnQ='], 'secrets.encryptionKeys: entry 1 must be id:base64-of-32-bytes'],
     ['an encryption key id listed twice', ['--set-json', `secrets.encryptionKeys="k1:${'A'.repeat(43)}=,k1:${'B'.repeat(43)}="`], 'the id "k1" appears twice'],
     ['the owner as application role', ['--set', 'externalDatabase.url=postgres://lore_owner:owner-password@postgres.data.svc:5432/lore'], 'must not connect as the schema owner'],
     ['no Kafka', ['--set-json', 'externalKafka.brokers=[]'], 'externalKafka.brokers is required'],
     ['the operator without the gateway', ['--set', 'gateway.enabled=false'], 'operator.enabled needs gateway.enabled'],
     ['graph-worker without graph', ['--set', 'graph.enabled=false'], 'graphWorker.enabled needs graph.enabled'],
+    ['core without graph', ['--set', 'graph.enabled=false', '--set', 'graphWorker.enabled=false'], 'core.enabled needs graph.enabled'],
     ['two operators without leader election', ['--set', 'operator.leaderElection=false'], 'needs operator.leaderElection'],
     ['shared TLS without its Secret', ['--set', 'operator.ingress.tls.mode=secret'], 'set operator.ingress.tls.secretName'],
     ['a TLS Secret for another mode', ['--set', 'operator.ingress.tls.secretName=wild'], 'only used with operator.ingress.tls.mode=secret'],
@@ -360,6 +442,8 @@ describe('charts/lore', () => {
     ['an invalid TLS mode', ['--set', 'operator.ingress.tls.mode=always'], 'mode'],
     ['a broker without a port', ['--set', 'externalKafka.brokers[0]=kafka'], 'brokers'],
     ['a core body limit core would refuse', ['--set', 'core.bodyLimitBytes=100'], 'bodyLimitBytes'],
+    ['a graph time limit core would refuse', ['--set', 'core.graphTimeoutMs=50'], 'graphTimeoutMs'],
+    ['an answer length core would refuse', ['--set', 'core.answerMaxTokens=64000'], 'answerMaxTokens'],
   ])('refuses %s through values.schema.json', async (_name, args, field) => {
     const r = await template('lore', ns, ['-f', MINIMAL, ...args]);
     expect(r.code).not.toBe(0);

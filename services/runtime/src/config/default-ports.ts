@@ -22,8 +22,9 @@ export const DEFAULT_PORTS = {
   graphWorker: 8086,
   /** `LORE_OPERATOR_HEALTH_PORT`: the operator's probes and metrics. */
   operatorHealth: 8087,
-  /** The ports the chart already gives core, agents and mcp, whose code is not in the repository yet. */
+  /** `LORE_CORE_PORT`: the core API (its probes and metrics share the port). */
   core: 8082,
+  /** The ports the chart already gives agents and mcp, whose code is not in the repository yet. */
   agents: 8084,
   mcp: 8085,
 } as const;
