@@ -2,6 +2,7 @@ import { ExtractiveLanguageModel, type LanguageModel } from '@lore/ai';
 import { createLogger, createMetricsRegistry, IdentitySigner, KafkaBus, listen, PostgresBlobStore, PostgresDb, type Db, type StartedServer } from '@lore/runtime';
 import { createCoreService, GraphKnowledgeSearch, type CoreService } from '@lore/core';
 import { createGraphService, type GraphService } from '@lore/graph';
+import type { GatewayConfig } from '@lore/gateway';
 import { adminCall, http, IDENTITY_SECRET, makeKey, makeTenant, startGateway, uid, type GatewayUnderTest, type TenantFixture } from '../gateway/harness';
 import { testEncryptionKeys } from '../support/encryption';
 import { freshDatabase, requireEnv, uniqueSuffix, type TestDatabase } from '../support/infra';
@@ -29,6 +30,8 @@ export interface CoreStack {
 export interface CoreStackOptions {
   /** The model core and graph answer with (default: the embedded extractive model). */
   languageModel?: LanguageModel;
+  /** Gateway settings on top of the stack's (e.g. chat message limits). */
+  gateway?: Partial<Omit<GatewayConfig, 'sessions'>>;
 }
 
 export async function startCoreStack(options: CoreStackOptions = {}): Promise<CoreStack> {
@@ -56,7 +59,7 @@ export async function startCoreStack(options: CoreStackOptions = {}): Promise<Co
     checkResponses: true,
   });
   const coreServer = await listen(core.app, 0, '127.0.0.1');
-  const gateway = await startGateway(database, { upstreams: { core: coreServer.url, graph: graphServer.url }, rateLimit: { perSecond: 1000, burst: 2000 } }, { redisPrefix: `core-${uid()}:` });
+  const gateway = await startGateway(database, { upstreams: { core: coreServer.url, graph: graphServer.url }, rateLimit: { perSecond: 1000, burst: 2000 }, ...options.gateway }, { redisPrefix: `core-${uid()}:` });
   return {
     database,
     db,

@@ -7,6 +7,7 @@ import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, errorBody, i
 import type { GatewayContext } from './context';
 import { authenticate, identityOf, type RequestFacts } from './auth/authenticate';
 import { clientAddress } from './domain/network';
+import { admitChatMessage, isChatMessage } from './application/chat-limits';
 import { FORWARD_ROUTES, isAmbiguousPath, matchForward, type ForwardMatch } from './forward/route-table';
 import { parseUpstream, proxyHttp, proxyUpgrade, upstreamHeaders, upstreamPath, writeRawResponse, type ProxyFailure, type UpstreamTarget } from './forward/proxy';
 import { hostMemoryOf, requestFacts, requireApiKey, requireDetailSession, requireSession, setHostMemory } from './http/guards';
@@ -206,12 +207,14 @@ export function createPublicApp(context: GatewayContext, options: PublicAppOptio
   return { app, handleUpgrade, upstreams, closeUpgraded };
 }
 
-async function authorise(context: GatewayContext, facts: RequestFacts, match: ForwardMatch): Promise<{ token: string | null; headers: Record<string, string> }> {
+async function authorise(context: GatewayContext, facts: RequestFacts, match: ForwardMatch, method: string, path: string): Promise<{ token: string | null; headers: Record<string, string> }> {
   if (!match.rule) return { token: null, headers: {} };
   try {
     const outcome = await authenticate(context, facts, match.rule);
+    // Spec 2's message rate limits, on top of the credential's own (docs/core.md).
+    const chat = match.route.upstream === 'core' && isChatMessage(method, path) ? await admitChatMessage(context, outcome.principal) : {};
     const token = await context.signer.sign(identityOf(outcome.principal, facts.requestId));
-    return { token, headers: outcome.headers };
+    return { token, headers: { ...outcome.headers, ...chat } };
   } catch (err) {
     const body = match.route.missingCredentialBody;
     if (body !== undefined && isAppError(err) && err.status === 401 && facts.headers['x-api-key'] === undefined) {
@@ -225,7 +228,7 @@ async function forward(context: GatewayContext, ctx: GatewayKoaContext, match: F
   const facts = requestFacts(ctx, hostMemoryOf(ctx));
   let auth: { token: string | null; headers: Record<string, string> };
   try {
-    auth = await authorise(context, facts, match);
+    auth = await authorise(context, facts, match, ctx.method, ctx.path);
   } catch (err) {
     if (isAppError(err)) for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
     throw err;
@@ -275,7 +278,7 @@ async function upgrade(context: GatewayContext, upstreams: Map<UpstreamName, Ups
       requestId,
       hostMemory,
     };
-    const auth = await authorise(context, facts, match);
+    const auth = await authorise(context, facts, match, req.method ?? 'GET', path);
     const headers = upstreamHeaders(req.headers, {
       identityToken: auth.token,
       requestId,
