@@ -30,6 +30,8 @@ export interface CoreStack {
 export interface CoreStackOptions {
   /** The model core and graph answer with (default: the embedded extractive model). */
   languageModel?: LanguageModel;
+  /** Check every answer against its declared schema (default true; benchmarks measure without, as production runs). */
+  checkResponses?: boolean;
   /** Gateway settings on top of the stack's (e.g. chat message limits). */
   gateway?: Partial<Omit<GatewayConfig, 'sessions'>>;
 }
@@ -43,7 +45,7 @@ export async function startCoreStack(options: CoreStackOptions = {}): Promise<Co
   const bus = new KafkaBus({ brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','), clientId: `core-test-${uniqueSuffix()}`, logger, partitions: 2 });
   const graph = await createGraphService({
     db, bus, blobs: new PostgresBlobStore(db), logger, metrics: createMetricsRegistry('core-test-graph', { defaultMetrics: false }), signer, ocr: null,
-    consumerGroup: `graph-worker-core-${uniqueSuffix()}`, languageModel, checkResponses: true,
+    consumerGroup: `graph-worker-core-${uniqueSuffix()}`, languageModel, checkResponses: options.checkResponses ?? true,
   });
   await graph.worker.start();
   const graphServer = await listen(graph.app, 0, '127.0.0.1');
@@ -56,7 +58,7 @@ export async function startCoreStack(options: CoreStackOptions = {}): Promise<Co
     knowledge: new GraphKnowledgeSearch({ url: graphServer.url, timeoutMs: 10_000 }),
     encryptionKeys: testEncryptionKeys(),
     // Every answer of every core suite is checked against the schema its route declares.
-    checkResponses: true,
+    checkResponses: options.checkResponses ?? true,
   });
   const coreServer = await listen(core.app, 0, '127.0.0.1');
   const gateway = await startGateway(database, { upstreams: { core: coreServer.url, graph: graphServer.url }, rateLimit: { perSecond: 1000, burst: 2000 }, ...options.gateway }, { redisPrefix: `core-${uid()}:` });

@@ -4,9 +4,9 @@ import { withoutCitations, type AnswerStreamPart, type CitationInfo, type Search
 import { latestBranch } from '../domain/message-tree';
 import { availableContextTokens, countTokens, maxDocumentTokens } from '../domain/tokens';
 import { toolById } from '../domain/tools';
-import { getSession, insertSession, sessionMessages, type ChatMessageRow } from '../store/chat-sessions';
-import { deleteFeedback, insertMessage, insertRootMessage, messageRef, nameSessionIfUnnamed, setLatestChild, upsertFeedback } from '../store/chat-messages';
-import { getPersona, personaOfSession, type PersonaRow } from '../store/personas';
+import { getSession, insertSession, sessionMessages } from '../store/chat-sessions';
+import { deleteFeedback, insertMessage, insertRootMessage, lockSessionForTurn, messageRef, setLatestChild, upsertFeedback, type TurnMessage } from '../store/chat-messages';
+import { getPersona, personaOfSession } from '../store/personas';
 import type { CoreDeps } from './context';
 import { coreError } from './errors';
 import { seedTenant } from './personas';
@@ -32,12 +32,12 @@ export interface PreparedTurn {
   principal: Principal;
   identityToken: string;
   sessionId: string;
-  persona: PersonaRow;
+  persona: { instructions: string; tool_ids: number[] };
   userMessageId: string;
   parentMessageId: string | null;
   question: string;
   /** Earlier messages of the branch, oldest first (for the model's context). */
-  history: ChatMessageRow[];
+  history: TurnMessage[];
   tools: Array<'internal_search'>;
   forced: 'internal_search' | null;
   sourceTypes?: string[];
@@ -68,11 +68,12 @@ const HISTORY_MESSAGES = 10;
  */
 export async function prepareTurn(deps: CoreDeps, p: Principal, identityToken: string, input: TurnInput): Promise<PreparedTurn> {
   return deps.db.withTenant(p.tenantId, async (sql) => {
-    const session = await getSession(sql, p.tenantId, input.sessionId, true);
-    if (!session || session.owner !== p.owner || session.deleted_at) throw coreError('NOT_FOUND', 'chat session not found');
-    const persona = await personaOfSession(sql, p.tenantId, session.persona_id);
+    // A new question names an unnamed session; a seeded one was named when it was seeded.
+    const session = await lockSessionForTurn(sql, p.tenantId, input.sessionId, p.owner, input.useExistingUserMessage ? '' : input.message.slice(0, 120));
+    if (!session) throw coreError('NOT_FOUND', 'chat session not found');
+    const persona = session.persona;
     if (!persona) throw coreError('NOT_FOUND', 'the session\'s persona no longer exists');
-    const messages = await sessionMessages(sql, p.tenantId, session.session_id);
+    const messages = session.messages;
     const byId = new Map(messages.map((m) => [m.message_id, m]));
     const branch = latestBranch(messages);
     const leaf = branch.at(-1)?.message_id ?? null;
@@ -98,7 +99,6 @@ export async function prepareTurn(deps: CoreDeps, p: Principal, identityToken: s
         session_id: session.session_id, parent_message_id: parentMessageId, message_type: 'user', message: question, token_count: countTokens(question),
       });
     }
-    await nameSessionIfUnnamed(sql, p.tenantId, session.session_id, question.slice(0, 120));
 
     // Tools: what the persona allows, narrowed by the request; a forced tool must be among them.
     let allowed = persona.tool_ids;
@@ -110,7 +110,7 @@ export async function prepareTurn(deps: CoreDeps, p: Principal, identityToken: s
     const historyIds = new Set<string>();
     // The branch up to (not including) the user message.
     let cursor = parentMessageId;
-    const history: ChatMessageRow[] = [];
+    const history: TurnMessage[] = [];
     while (cursor !== null && !historyIds.has(cursor) && history.length < HISTORY_MESSAGES) {
       historyIds.add(cursor);
       const m = byId.get(cursor);
@@ -215,7 +215,8 @@ export async function* answerTurn(deps: CoreDeps, turn: PreparedTurn, signal?: A
         yield { type: 'tool_call', tool_name: 'internal_search', tool_arguments: args };
         const found = new Map<string, RetrievedChunk>();
         for (const q of queries) {
-          for (const c of await chat.knowledge.retrieve(turn.identityToken, q, chat.maxDocuments, signal)) {
+          // Each query retrieves as many chunks as a memory search answers from (the memory API's default).
+          for (const c of await chat.knowledge.retrieve(turn.identityToken, q, undefined, signal)) {
             const seen = found.get(c.chunk_id);
             if (!seen || seen.score < c.score) found.set(c.chunk_id, c);
           }
@@ -369,11 +370,11 @@ export async function seedSession(deps: CoreDeps, p: Principal, input: { persona
     await seedTenant(deps, sql, p.tenantId);
     const persona = await getPersona(sql, p.tenantId, input.persona_id, true);
     if (!persona) throw coreError('BAD_REQUEST', `persona ${input.persona_id} does not exist`);
-    const session = await insertSession(sql, p.tenantId, { session_id: randomUUID(), owner: p.owner, name: input.description ?? '', persona_id: persona.persona_id, project_id: null });
+    const name = input.description || (input.message ?? '').slice(0, 120);
+    const session = await insertSession(sql, p.tenantId, { session_id: randomUUID(), owner: p.owner, name, persona_id: persona.persona_id, project_id: null });
     const root = await insertRootMessage(sql, p.tenantId, session.session_id);
     if (!input.message) return { chat_session_id: session.session_id, message_id: null };
     const id = await insertMessage(sql, p.tenantId, { session_id: session.session_id, parent_message_id: root, message_type: 'user', message: input.message, token_count: countTokens(input.message) });
-    if (!input.description) await nameSessionIfUnnamed(sql, p.tenantId, session.session_id, input.message.slice(0, 120));
     return { chat_session_id: session.session_id, message_id: Number(id) };
   });
 }

@@ -26,7 +26,8 @@ export type RetrievedChunk = z.infer<typeof chunkSchema>;
  * with the caller's own signed identity, so it sees exactly what the caller may see and nothing else.
  */
 export interface KnowledgeSearch {
-  retrieve(identityToken: string, query: string, topK: number, signal?: AbortSignal): Promise<RetrievedChunk[]>;
+  /** `topK` undefined: the memory API's own default, the same as its search answers from. */
+  retrieve(identityToken: string, query: string, topK: number | undefined, signal?: AbortSignal): Promise<RetrievedChunk[]>;
 }
 
 export class KnowledgeSearchError extends Error {}
@@ -43,8 +44,8 @@ export interface GraphKnowledgeSearchOptions {
 export class GraphKnowledgeSearch implements KnowledgeSearch {
   constructor(private readonly options: GraphKnowledgeSearchOptions) {}
 
-  async retrieve(identityToken: string, query: string, topK: number, signal?: AbortSignal): Promise<RetrievedChunk[]> {
-    const body = JSON.stringify({ query: query.slice(0, 2_000), top_k: Math.max(1, Math.min(topK, 20)) });
+  async retrieve(identityToken: string, query: string, topK: number | undefined, signal?: AbortSignal): Promise<RetrievedChunk[]> {
+    const body = JSON.stringify({ query: query.slice(0, 2_000), ...(topK === undefined ? {} : { top_k: Math.max(1, Math.min(topK, 20)) }) });
     const { status, text } = await this.post('/api/v1/memory/retrieve', body, identityToken, signal);
     // No memory selected for this credential (its workspace has none): nothing to search, not a failure.
     if (status === 404) return [];

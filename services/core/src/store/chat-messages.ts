@@ -12,19 +12,28 @@ export interface NewMessage {
   error?: string | null;
 }
 
-/** Inserts a message and makes it its parent's latest child (the new branch becomes the latest). */
+/**
+ * Inserts a message and makes it its parent's latest child (the new branch becomes the latest), in one statement:
+ * a chat turn writes two messages, and each round trip is on the answer's path.
+ */
 export async function insertMessage(sql: Sql, tenantId: string, m: NewMessage): Promise<string> {
   const r = await sql.query<{ message_id: string }>(
-    `INSERT INTO core.chat_messages (tenant_id, session_id, parent_message_id, message_type, message, token_count, citations, documents, tool_calls, error)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING message_id::text`,
+    `WITH m AS (
+       INSERT INTO core.chat_messages (tenant_id, session_id, parent_message_id, message_type, message, token_count, citations, documents, tool_calls, error)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING message_id
+     ), parent AS (
+       UPDATE core.chat_messages p SET latest_child_message_id = m.message_id FROM m
+        WHERE p.tenant_id = $1 AND p.message_id = $3
+     )
+     SELECT message_id::text FROM m`,
     [
       tenantId, m.session_id, m.parent_message_id, m.message_type, m.message, m.token_count,
       JSON.stringify(m.citations ?? {}), JSON.stringify(m.documents ?? []), JSON.stringify(m.tool_calls ?? []), m.error ?? null,
     ],
+    // Two of these run in every chat turn: kept prepared, parsed and planned once per connection.
+    { prepare: true },
   );
-  const id = r.rows[0]!.message_id;
-  if (m.parent_message_id !== null) await setLatestChild(sql, tenantId, m.parent_message_id, id);
-  return id;
+  return r.rows[0]!.message_id;
 }
 
 /**
@@ -85,9 +94,62 @@ export async function feedbackOf(sql: Sql, tenantId: string, messageId: string, 
   return r.rows[0] ?? null;
 }
 
-/** Names a session from its first question when it has no name yet. */
-export async function nameSessionIfUnnamed(sql: Sql, tenantId: string, sessionId: string, name: string): Promise<void> {
-  await sql.query(`UPDATE core.chat_sessions SET name = CASE WHEN name = '' THEN $3 ELSE name END, time_updated = now() WHERE tenant_id = $1 AND session_id = $2`, [
-    tenantId, sessionId, name,
-  ]);
+/** The fields of a session's messages that a turn needs (its tree and texts; not the stored documents). */
+export interface TurnMessage {
+  message_id: string;
+  parent_message_id: string | null;
+  latest_child_message_id: string | null;
+  message_type: 'system' | 'user' | 'assistant';
+  message: string;
+  error: string | null;
+}
+
+export interface TurnSession {
+  session_id: string;
+  current_alternate_model: string | null;
+  current_temperature_override: number | null;
+  /** The session's persona (deleted ones too: a session keeps the persona it started with); null if it is gone. */
+  persona: { instructions: string; tool_ids: number[] } | null;
+  /** Its messages' tree and texts, oldest first. */
+  messages: TurnMessage[];
+}
+
+/**
+ * Locks the owner's live session for a turn (an UPDATE takes the row lock), marks it updated, names it from the
+ * question when it has no name yet (`name` empty: leave it), and reads its persona and its messages' tree, in one
+ * statement (each round trip is on the answer's path); null when the session is not the owner's or is deleted.
+ */
+export async function lockSessionForTurn(sql: Sql, tenantId: string, sessionId: string, owner: string, name: string): Promise<TurnSession | null> {
+  const r = await sql.query<{
+    session_id: string;
+    current_alternate_model: string | null;
+    current_temperature_override: number | null;
+    instructions: string | null;
+    tool_ids: number[] | null;
+    messages: TurnMessage[] | null;
+  }>(
+    `WITH s AS (
+       UPDATE core.chat_sessions SET time_updated = now(), name = CASE WHEN name = '' THEN $4 ELSE name END
+        WHERE tenant_id = $1 AND session_id = $2 AND owner = $3 AND deleted_at IS NULL
+        RETURNING tenant_id, session_id, persona_id, current_alternate_model, current_temperature_override
+     )
+     SELECT s.session_id, s.current_alternate_model, s.current_temperature_override, p.instructions, p.tool_ids,
+            (SELECT json_agg(json_build_object(
+                      'message_id', m.message_id::text, 'parent_message_id', m.parent_message_id::text,
+                      'latest_child_message_id', m.latest_child_message_id::text, 'message_type', m.message_type,
+                      'message', m.message, 'error', m.error) ORDER BY m.message_id)
+               FROM core.chat_messages m WHERE m.tenant_id = s.tenant_id AND m.session_id = s.session_id) AS messages
+       FROM s LEFT JOIN core.personas p ON p.tenant_id = s.tenant_id AND p.persona_id = s.persona_id`,
+    [tenantId, sessionId, owner, name],
+    { prepare: true },
+  );
+  const row = r.rows[0];
+  if (!row) return null;
+  return {
+    session_id: row.session_id,
+    current_alternate_model: row.current_alternate_model,
+    current_temperature_override: row.current_temperature_override,
+    persona: row.tool_ids === null ? null : { instructions: row.instructions ?? '', tool_ids: row.tool_ids },
+    messages: row.messages ?? [],
+  };
 }
