@@ -38,7 +38,9 @@ import { crc32, deflateSync } from 'node:zlib';
  * robots.txt rules are written for the product token `LoreBot` (`LORE_AGENT`). Every document answers with an
  * ETag and Last-Modified and a 304 to a matching If-None-Match (which wins) or If-Modified-Since. Dates come from
  * the world clock (`web.now()`, starting at `epoch`), which each mutation moves on by an hour: `change`, `remove`
- * and `add` update the page, its lastmod and the sitemaps that list it. `pages(site)` is the truth a crawl is
+ * and `add` update the page, its lastmod and the sitemaps that list it; `outage(url, status)` makes a path answer
+ * 503 (or another status) until `restore(url)`, its document kept (a page down for a while, not gone; the clock
+ * does not move). `pages(site)` is the truth a crawl is
  * compared with (`page(url)` for one); `requests` records every request (method, host, path, headers, time, status,
  * body bytes sent, done), and `idle()` waits until no response is being written (a dropped huge page has stopped).
  */
@@ -232,6 +234,8 @@ export class LoopbackWeb {
   /** When each sitemap last lost an entry (site/name), so its lastmod moves on removals too. */
   private readonly sitemapChanged = new Map<string, number>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Paths answering an error for now (`outage`), by site and path. */
+  private readonly outages = new Map<string, number>();
   private open = 0;
   private idleWaiters: Array<() => void> = [];
 
@@ -347,6 +351,21 @@ export class LoopbackWeb {
     return this.page(`${this.siteUrl(site)}${path}`)!;
   }
 
+  /**
+   * Makes a path of the world answer `status` (503 by default) until `restore`: a page that is down for a while,
+   * whose document is kept (still in `pages()`, its sitemap and its links) and comes back unchanged.
+   */
+  outage(target: string, status = 503): void {
+    const { site, path } = this.locate(target);
+    this.outages.set(`${site}${path}`, status);
+  }
+
+  /** Ends an `outage`. */
+  restore(target: string): void {
+    const { site, path } = this.locate(target);
+    this.outages.delete(`${site}${path}`);
+  }
+
   /** Requests to one site (optionally one path, query included). */
   requestsTo(site: SiteName | 'hub', path?: string): WebRequest[] {
     return this.requests.filter((r) => r.site === site && (path === undefined || r.path === path));
@@ -406,6 +425,8 @@ export class LoopbackWeb {
       return this.sendText(req, res, rec, 400, 'Bad request target.\n');
     }
     if (site === 'hub') return this.serveHub(req, res, rec, url.pathname);
+    const outage = this.outages.get(`${site}${url.pathname}${url.search}`);
+    if (outage !== undefined) return this.sendHtml(req, res, rec, outage, errorPage('Unavailable', 'This page is down for now; try again later.'));
     const resources = this.sites.get(site)!;
     const resource = resources.get(url.pathname + url.search) ?? (url.search ? resources.get(url.pathname) : undefined);
     if (!resource) return this.sendHtml(req, res, rec, 404, errorPage('Not found', `Nothing is published at ${escapeHtml(url.pathname)}.`));

@@ -49,6 +49,13 @@ describe('RobotsPolicy', () => {
     expect(s.requests[0]!.headers['user-agent']).toBe(`${BOT}/1`);
   });
 
+  it("lists the file's Sitemap lines in order, and none when there is no file", async () => {
+    const s = await site({ status: 200, body: ['User-agent: *', 'Disallow:', 'Sitemap: https://example.com/a.xml', 'sitemap: https://cdn.example.org/b.xml.gz'].join('\n') });
+    expect((await policy().rulesFor(`${s.url}/`))!.sitemaps).toEqual(['https://example.com/a.xml', 'https://cdn.example.org/b.xml.gz']);
+    const missing = await site({ status: 404 });
+    expect((await policy().rulesFor(`${missing.url}/`))!.sitemaps).toEqual([]);
+  });
+
   it('allows everything when robots.txt answers 4xx', async () => {
     for (const status of [404, 403, 410]) {
       const s = await site({ status, body: 'User-agent: *\nDisallow: /' });

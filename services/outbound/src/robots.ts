@@ -22,6 +22,8 @@ export interface RobotsRules {
   isAllowed(url: string, userAgent: string): boolean;
   /** The crawl-delay the file asks of `userAgent` in milliseconds, or null. */
   crawlDelayMs(userAgent: string): number | null;
+  /** The file's `Sitemap:` lines as written (absolute URLs, any origin), in order; none without a file. */
+  sitemaps: string[];
 }
 
 export interface RobotsPolicyOptions {
@@ -54,6 +56,9 @@ interface Entry {
 }
 
 type Parsed = ReturnType<typeof robotsParser>;
+
+/** `Sitemap:` lines kept per file: enough for any real site, bounded for a hostile one. */
+const MAX_SITEMAP_LINES = 100;
 
 /** A per-origin cache of robots.txt rules; one per fetcher process. Concurrent asks for one origin share a fetch. */
 export class RobotsPolicy {
@@ -164,11 +169,12 @@ export class RobotsPolicy {
         if (seconds === undefined || !Number.isFinite(seconds) || seconds <= 0) return null;
         return Math.min(Math.round(seconds * 1000), this.maxCrawlDelayMs);
       },
+      sitemaps: parsed.getSitemaps().slice(0, MAX_SITEMAP_LINES),
     };
   }
 
   private fixed(origin: string, source: RobotsSource, allowed: boolean): RobotsRules {
-    return { origin, source, fetchedAt: this.now(), isAllowed: (url) => allowed && sameOrigin(url, origin), crawlDelayMs: () => null };
+    return { origin, source, fetchedAt: this.now(), isAllowed: (url) => allowed && sameOrigin(url, origin), crawlDelayMs: () => null, sitemaps: [] };
   }
 
   private remember(origin: string, entry: Entry): void {

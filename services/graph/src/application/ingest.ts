@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { truncate } from '@lore/ai';
+import { htmlToText } from '@lore/ai/html-text';
 import { TOPICS, type MemoryIngestMessage } from '@lore/contracts';
 import { AppError, enqueueOutbox, type Sql } from '@lore/runtime';
 import { scanAndMask, type DlpResult } from '../domain/dlp';
 import { classify, UNASSIGNED_VAULT, type RoutingDecision } from '../domain/routing';
-import { htmlToText } from '../extract/html';
 import { insertDocument } from '../store/documents';
 import { getVault, vaultProfiles } from '../store/vaults';
 import { newId, openMemory, rememberMemory, type MemoryDeps, type MemoryScope } from './context';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { PNG } from 'pngjs';
-import { htmlToText } from './html';
+import { htmlToText } from '@lore/ai/html-text';
 import { imageSize, MAX_OCR_PIXELS } from './image-size';
 import type { OcrEngine } from './ocr';
 import { parsePdf, type PdfImage } from './pdf';

@@ -1,4 +1,4 @@
-import { replaceTags } from './html';
+import { replaceTags } from '@lore/ai/html-text';
 
 /** RFC 4180 CSV (quoted fields, doubled quotes, CRLF); the delimiter is sniffed among , ; tab |. */
 export function parseCsv(text: string, maxRows = 100_000): string[][] {

@@ -1,5 +1,12 @@
+/**
+ * HTML to readable text, shared by every service that indexes web pages or uploaded HTML (graph's ingest and
+ * extraction, core's web connector source). A tolerant, linear scanner rather than a DOM: no markup can hold the
+ * event loop.
+ */
+
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', mdash: '—', ndash: '–', hellip: '…', rsquo: '’', lsquo: '‘', rdquo: '”', ldquo: '“', copy: '©', reg: '®', euro: '€', pound: '£' };
 
+/** Decodes numeric character references and the common named entities; unknown names stay as written. */
 export function decodeEntities(text: string): string {
   return text.replace(/&(#x[0-9a-f]{1,6}|#\d{1,7}|[a-z]{2,8});/gi, (whole, name: string) => {
     if (name[0] === '#') {
