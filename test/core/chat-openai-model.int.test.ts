@@ -92,6 +92,24 @@ describe('core: chat answers with an OpenAI-format model', () => {
     expect((await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'x', chat_session_id: await newSession(persona.json.id), forced_tool_id: 1 })).status).toBe(400);
   });
 
+  it('asks the provider for the session\'s model and temperature, else the persona\'s', async () => {
+    const persona = await s.call('POST', '/api/persona', as(a.key), { name: 'Tuned', tool_ids: [1], model: 'persona-model', temperature: 0.2 });
+    const id = await newSession(persona.json.id);
+    await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'Osprey backup generators', chat_session_id: id, stream: false, forced_tool_id: 1 });
+    expect(model.bodies.at(-1)).toMatchObject({ model: 'persona-model', temperature: 0.2 });
+    await s.call('PUT', '/api/chat/update-chat-session-model', as(a.key), { chat_session_id: id, new_alternate_model: 'session-model' });
+    await s.call('PUT', '/api/chat/update-chat-session-temperature', as(a.key), { chat_session_id: id, temperature_override: 0.9 });
+    model.bodies = [];
+    await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'Osprey backup generators', chat_session_id: id, stream: false });
+    // The decision and the answer both went to the session's model.
+    expect(model.bodies).toHaveLength(2);
+    for (const body of model.bodies) expect(body).toMatchObject({ model: 'session-model', temperature: 0.9 });
+    // A session on the default persona uses the configured model.
+    model.bodies = [];
+    await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'Osprey backup generators', chat_session_id: await newSession(), stream: false, forced_tool_id: 1 });
+    expect(model.bodies.at(-1)).toMatchObject({ model: 'loopback', temperature: 0 });
+  });
+
   it('skips the decision when the tool is forced', async () => {
     const r = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'Osprey backup generators', chat_session_id: await newSession(), stream: false, forced_tool_id: 1 });
     expect(r.json.tool_calls[0].tool_arguments).toEqual({ queries: ['Osprey backup generators'] });

@@ -8,6 +8,8 @@ export interface LoopbackTurn {
 }
 
 interface ChatBody {
+  model?: string;
+  temperature?: number;
   stream?: boolean;
   messages?: Array<{ role: string; content: string | null; tool_call_id?: string }>;
   tools?: Array<{ function: { name: string } }>;

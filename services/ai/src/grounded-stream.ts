@@ -1,5 +1,5 @@
 import { groundAnswer, type Citation, type SourceChunk } from './citations';
-import type { LanguageModel } from './ports';
+import type { LanguageModel, ModelOverrides } from './ports';
 
 /** Cut point after the last complete sentence (and the markers that follow it) in streamed text. */
 export function completeSentencesUpTo(text: string): number {
@@ -15,6 +15,7 @@ export interface GroundedStreamRequest {
   sources: SourceChunk[];
   maxTokens: number;
   signal?: AbortSignal;
+  overrides?: ModelOverrides;
   /** What to answer when there is no source at all, and when the sources yield no grounded sentence. */
   fallback: { noSources: string; unanswered: string };
 }
@@ -49,7 +50,7 @@ export async function* groundedAnswerStream(lm: LanguageModel, request: Grounded
     for (const piece of text.match(/\s*\S+/g) ?? []) yield { type: 'token', text: piece };
   };
   if (sources.length > 0) {
-    for await (const piece of lm.stream({ question: request.question, sources, maxTokens: request.maxTokens, signal: request.signal })) {
+    for await (const piece of lm.stream({ question: request.question, sources, maxTokens: request.maxTokens, signal: request.signal, overrides: request.overrides })) {
       buffer += piece;
       if (buffer.length > MAX_BUFFER) break;
       const cut = completeSentencesUpTo(buffer);

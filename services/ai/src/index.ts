@@ -12,6 +12,7 @@ export {
   type JsonSchema,
   type JsonSchemaFormat,
   type LanguageModel,
+  type ModelOverrides,
   type ResponseFormat,
   type ToolCall,
   type ToolChoice,

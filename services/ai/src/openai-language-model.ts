@@ -112,7 +112,7 @@ export class OpenAiLanguageModel implements LanguageModel {
   }
 
   async *stream(request: AnswerRequest): AsyncIterable<string> {
-    const chat = this.once({ messages: buildMessages(request.question, request.sources), maxTokens: request.maxTokens, signal: request.signal });
+    const chat = this.once({ messages: buildMessages(request.question, request.sources), maxTokens: request.maxTokens, signal: request.signal, overrides: request.overrides });
     for await (const event of chat) if (event.type === 'text' && event.text.length > 0) yield event.text;
   }
 
@@ -127,11 +127,11 @@ export class OpenAiLanguageModel implements LanguageModel {
   private body(request: ChatRequest, stream: boolean): Record<string, unknown> {
     const tools = request.tools ?? [];
     return {
-      model: this.model,
+      model: request.overrides?.model ?? this.model,
       messages: request.messages,
       stream,
       ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
-      temperature: this.options.temperature ?? 0,
+      temperature: request.overrides?.temperature ?? this.options.temperature ?? 0,
       ...(tools.length > 0 ? { tools, ...(request.tool_choice ? { tool_choice: request.tool_choice } : {}) } : {}),
       ...(request.response_format ? { response_format: request.response_format } : {}),
     };

@@ -121,6 +121,16 @@ describe('OpenAI-compatible providers against a loopback server', () => {
     expect(req.body.messages[1].content).toContain('[1] Refund policy');
   });
 
+  it('sends a request\'s own model and temperature instead of the configured ones', async () => {
+    const lm = new OpenAiLanguageModel({ baseUrl: fake.url, model: 'tiny-chat', timeoutMs: 5_000, retries: 0, temperature: 0.1 });
+    await collect(lm.stream({ question: 'How long do refunds take?', sources, maxTokens: 50, overrides: { model: 'big-chat', temperature: 0.7 } }));
+    expect(fake.requests[0]!.body).toMatchObject({ model: 'big-chat', temperature: 0.7 });
+    await collect(lm.stream({ question: 'How long do refunds take?', sources, maxTokens: 50, overrides: { temperature: 0 } }));
+    expect(fake.requests[1]!.body).toMatchObject({ model: 'tiny-chat', temperature: 0 });
+    await collect(lm.stream({ question: 'How long do refunds take?', sources, maxTokens: 50 }));
+    expect(fake.requests[2]!.body).toMatchObject({ model: 'tiny-chat', temperature: 0.1 });
+  });
+
   it('retries 503 and 429, then succeeds', async () => {
     fake.failures = [503, 429];
     const lm = new OpenAiLanguageModel({ baseUrl: fake.url, model: 'm', timeoutMs: 5_000, retries: 2, backoffMs: 1 });

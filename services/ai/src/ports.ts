@@ -6,6 +6,14 @@ export interface AnswerRequest {
   sources: SourceChunk[];
   maxTokens: number;
   signal?: AbortSignal;
+  /** This request's model and sampling temperature instead of the configured ones (a chat persona's or session's). */
+  overrides?: ModelOverrides;
+}
+
+/** A request's own model and temperature; a provider that has one fixed model may ignore them. */
+export interface ModelOverrides {
+  model?: string;
+  temperature?: number;
 }
 
 /** A JSON Schema (the subset OpenAI's structured outputs accept: objects, arrays, scalars, enums, anyOf, $defs). */
@@ -49,6 +57,7 @@ export interface ChatRequest {
   response_format?: ResponseFormat;
   maxTokens?: number;
   signal?: AbortSignal;
+  overrides?: ModelOverrides;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';

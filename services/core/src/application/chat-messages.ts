@@ -1,4 +1,4 @@
-import { groundedAnswerStream, type ChatMessage, type SourceChunk, type ToolDefinition } from '@lore/ai';
+import { groundedAnswerStream, type ChatMessage, type ModelOverrides, type SourceChunk, type ToolDefinition } from '@lore/ai';
 import type { RetrievedChunk } from '../clients/knowledge';
 import { withoutCitations, type AnswerStreamPart, type CitationInfo, type SearchDoc, type ToolCallRecord } from '../domain/answer-parts';
 import { latestBranch } from '../domain/message-tree';
@@ -42,7 +42,8 @@ export interface PreparedTurn {
   forced: 'internal_search' | null;
   sourceTypes?: string[];
   includeCitations: boolean;
-  overrides: { model: string | null; temperature: number | null };
+  /** The model and temperature this turn asks for: the session's overrides, else the persona's, else the configured. */
+  overrides: ModelOverrides;
 }
 
 const INTERNAL_SEARCH: ToolDefinition = {
@@ -61,6 +62,16 @@ const INTERNAL_SEARCH: ToolDefinition = {
 
 /** Most earlier messages given to the model as context. */
 const HISTORY_MESSAGES = 10;
+
+/** The session's model and temperature overrides win over the persona's; neither set: the configured ones. */
+function turnOverrides(
+  session: { current_alternate_model: string | null; current_temperature_override: number | null },
+  persona: { model: string | null; temperature: number | null },
+): ModelOverrides {
+  const model = session.current_alternate_model ?? persona.model;
+  const temperature = session.current_temperature_override ?? persona.temperature;
+  return { ...(model !== null ? { model } : {}), ...(temperature !== null ? { temperature } : {}) };
+}
 
 /**
  * Stores the user's message (or finds the existing one) and decides the tools, in one transaction, so every
@@ -131,7 +142,7 @@ export async function prepareTurn(deps: CoreDeps, p: Principal, identityToken: s
       forced: input.forcedToolId !== undefined ? 'internal_search' : null,
       sourceTypes: input.sourceTypes,
       includeCitations: input.includeCitations,
-      overrides: { model: session.current_alternate_model, temperature: session.current_temperature_override },
+      overrides: turnOverrides(session, persona),
     };
   });
 }
@@ -203,7 +214,7 @@ export async function* answerTurn(deps: CoreDeps, turn: PreparedTurn, signal?: A
       let queries = [turn.question];
       let called = turn.forced === 'internal_search';
       if (!called) {
-        const decision = await chat.languageModel.chat({ messages: historyMessages(turn), tools: [INTERNAL_SEARCH], tool_choice: 'auto', maxTokens: 256, signal });
+        const decision = await chat.languageModel.chat({ messages: historyMessages(turn), tools: [INTERNAL_SEARCH], tool_choice: 'auto', maxTokens: 256, signal, overrides: turn.overrides });
         const call = decision.message.tool_calls?.find((c) => c.function.name === 'internal_search');
         if (call) {
           called = true;
@@ -234,7 +245,7 @@ export async function* answerTurn(deps: CoreDeps, turn: PreparedTurn, signal?: A
     }
     if (sources) {
       const fallback = { noSources: 'No indexed document matches this question.', unanswered: 'The documents found do not answer this question.' };
-      for await (const piece of groundedAnswerStream(chat.languageModel, { question: turn.question, sources, maxTokens: chat.answerMaxTokens, signal, fallback })) {
+      for await (const piece of groundedAnswerStream(chat.languageModel, { question: turn.question, sources, maxTokens: chat.answerMaxTokens, signal, fallback, overrides: turn.overrides })) {
         if (piece.type === 'token') {
           answer += piece.text;
           yield { type: 'answer_delta', text: piece.text };
@@ -245,7 +256,7 @@ export async function* answerTurn(deps: CoreDeps, turn: PreparedTurn, signal?: A
       }
     } else {
       // No search: the model answers from the conversation alone, without citations.
-      const completion = await chat.languageModel.chat({ messages: historyMessages(turn), maxTokens: chat.answerMaxTokens, signal });
+      const completion = await chat.languageModel.chat({ messages: historyMessages(turn), maxTokens: chat.answerMaxTokens, signal, overrides: turn.overrides });
       answer = withoutCitations(completion.message.content ?? '');
       if (answer) yield { type: 'answer_delta', text: answer };
     }
