@@ -106,7 +106,7 @@ describe('core: chat answers over the memory, through the gateway', () => {
     expect(stop).toMatchObject({ stop_reason: 'finished', chat_session_id: id });
     const d = await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key));
     expect(d.json.messages.at(-1)).toMatchObject({ message_id: stop.message_id, message: answer });
-    expect((ps[0] as { user_message_id: number }).user_message_id).toBe(d.json.messages[1].message_id);
+    expect(ps[0]!.user_message_id).toBe(d.json.messages[1].message_id);
   });
 
   it('never shows one tenant\'s documents to another (crafted questions included)', async () => {
