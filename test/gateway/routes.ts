@@ -75,6 +75,7 @@ export function publicRoutes(ids: WorldIds): PublicRoute[] {
     api('memory ingest', 'POST', '/api/v1/memory/ingest', 'memory', { body: { content: 'x', content_type: 'text', routing: { mode: 'auto' } }, forwarded: true }),
     api('memory search', 'POST', '/api/v1/memory/search', 'memory', { body: { query: 'x' }, forwarded: true }),
     api('memory search stream', 'POST', '/api/v1/memory/search/stream', 'memory', { body: { query: 'x' }, forwarded: true }),
+    api('memory retrieve', 'POST', '/api/v1/memory/retrieve', 'memory', { body: { query: 'x' }, forwarded: true }),
     api('memory uploads', 'POST', '/api/v1/memory/uploads', 'memory', { body: { file: 'x' }, forwarded: true }),
     { name: 'graph departments', method: 'GET', path: '/memory/departments', via: 'bearer', module: 'graph', forwarded: true, namesResource: false },
     { name: 'graph chat', method: 'POST', path: '/memory/chat', via: 'bearer', module: 'graph', body: { listId: 'l', question: 'q' }, forwarded: true, namesResource: false },

@@ -261,7 +261,8 @@ describe('gateway security suite (every public route)', () => {
         ['OAuth client ip allowlist', fencedToken],
       ];
       if (route.module !== 'pages') cases.push(['app_permissions', apps.key]);
-      if (route.method !== 'GET' && !/search|chat|mcp/.test(route.path)) cases.push(['read-only', readOnly.key]);
+      // POST routes that only read (search, retrieval, chat questions, MCP calls) are open to read-only keys.
+      if (route.method !== 'GET' && !/search|retrieve|chat|mcp/.test(route.path)) cases.push(['read-only', readOnly.key]);
       for (const [label, key] of cases) {
         const r = await call(route, credentialHeaders(route, key));
         expect({ route: route.name, label, status: r.status }).toEqual({ route: route.name, label, status: 403 });

@@ -59,6 +59,7 @@ describe('the graph\'s served document and its body reader, through the gateway'
       { name: 'vault update', method: 'PATCH', path: '/api/v1/memory/vaults/v_target', body: '{"name":"%s"}' },
       { name: 'search', method: 'POST', path: '/api/v1/memory/search', body: '{"query":"%s"}' },
       { name: 'streamed search', method: 'POST', path: '/api/v1/memory/search/stream', body: '{"query":"%s"}' },
+      { name: 'retrieval', method: 'POST', path: '/api/v1/memory/retrieve', body: '{"query":"%s"}' },
       { name: 'review filing', method: 'POST', path: `/api/v1/memory/review/${reviewDoc}/file`, body: '{"vault_id":"v_target","%s":1}' },
       { name: 'contradiction resolve', method: 'POST', path: '/api/v1/memory/contradictions/c_none/resolve', body: '{"resolution":"dismissed","note":"%s"}' },
     ];
