@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import { RouteTable, createHttpApp, openApiDocumentRoute, type IdentitySigner, type LoreApp, type Logger } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { answerTurn, availableTokens, completeTurn, giveFeedback, maxSelectedDocumentTokens, prepareTurn, removeFeedback, seedSession, setMessageAsLatest } from './application/chat-messages';
+import { changeProject, createProject, projectOf, projectsOf, removeProject } from './application/chat-projects';
 import { changeSession, createSession, deleteAllSessions, deleteSession, sessionDetail, sessionsOf } from './application/chat-sessions';
 import { associateCredential, ccPairInfo, ccPairStatuses, changeCcPairStatus, createConnector, createDeletionAttempt } from './application/connectors';
 import type { CoreDeps } from './application/context';
@@ -9,6 +10,7 @@ import { createCredential, credentialList, credentialOf, removeCredential } from
 import { changePersona, createPersona, personaList, personaOf, removePersona } from './application/personas';
 import { coreOpenApi, coreResponses } from './openapi';
 import { chatMessageRoutes, type ChatMessageRouteDeps } from './routes/chat-messages/routes';
+import { chatProjectRoutes, type ChatProjectRouteDeps } from './routes/chat-projects/routes';
 import { chatSessionRoutes, type ChatSessionRouteDeps } from './routes/chat-sessions/routes';
 import { connectorRoutes, type ConnectorRouteDeps } from './routes/connectors/routes';
 import { credentialRoutes, type CredentialRouteDeps } from './routes/credentials/routes';
@@ -31,6 +33,7 @@ export interface CoreRouteDeps {
   personas: PersonaRouteDeps;
   sessions: ChatSessionRouteDeps;
   messages: ChatMessageRouteDeps;
+  projects: ChatProjectRouteDeps;
   connectors: ConnectorRouteDeps;
   credentials: CredentialRouteDeps;
 }
@@ -74,6 +77,16 @@ export function coreRouteDeps(core: CoreDeps, signer: IdentitySigner): CoreRoute
         seed: (p, input) => seedSession(core, p, input),
       },
     },
+    projects: {
+      guard,
+      projects: {
+        create: (p, input) => createProject(core, p, input),
+        list: (p) => projectsOf(core, p),
+        get: (p, id) => projectOf(core, p, id),
+        change: (p, id, patch) => changeProject(core, p, id, patch),
+        remove: (p, id) => removeProject(core, p, id),
+      },
+    },
     connectors: {
       guard,
       connectors: {
@@ -107,6 +120,7 @@ export function coreRouteTable(deps: CoreRouteDeps, options: { bodyLimitBytes: n
     personaRoutes(deps.personas),
     chatSessionRoutes(deps.sessions),
     chatMessageRoutes(deps.messages),
+    chatProjectRoutes(deps.projects),
     connectorRoutes(deps.connectors),
     credentialRoutes(deps.credentials),
     openApiDocumentRoute(CORE_OPENAPI_PATH, 'the OpenAPI 3.1 document of the core routes', () => coreOpenApi(table)),

@@ -351,10 +351,8 @@ export async function removeFeedback(deps: CoreDeps, p: Principal, messageId: nu
 
 /** MaxSelectedDocumentTokens: what selected documents may take for this persona. */
 export async function maxSelectedDocumentTokens(deps: CoreDeps, p: Principal, personaId: number): Promise<number> {
-  const persona = await deps.db.withTenant(p.tenantId, async (sql) => {
-    await seedTenant(deps, sql, p.tenantId);
-    return getPersona(sql, p.tenantId, personaId);
-  });
+  await seedTenant(deps, p.tenantId);
+  const persona = await deps.db.withTenant(p.tenantId, (sql) => getPersona(sql, p.tenantId, personaId));
   if (!persona) throw coreError('NOT_FOUND', 'persona not found');
   return maxDocumentTokens(persona.instructions);
 }
@@ -377,8 +375,8 @@ export async function availableTokens(deps: CoreDeps, p: Principal, sessionId: s
  * left unanswered — `send-message` with `use_existing_user_message` answers it.
  */
 export async function seedSession(deps: CoreDeps, p: Principal, input: { persona_id: number; description?: string | null; message?: string | null }): Promise<{ chat_session_id: string; message_id: number | null }> {
+  await seedTenant(deps, p.tenantId);
   return deps.db.withTenant(p.tenantId, async (sql) => {
-    await seedTenant(deps, sql, p.tenantId);
     const persona = await getPersona(sql, p.tenantId, input.persona_id, true);
     if (!persona) throw coreError('BAD_REQUEST', `persona ${input.persona_id} does not exist`);
     const name = input.description || (input.message ?? '').slice(0, 120);

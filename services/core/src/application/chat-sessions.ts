@@ -17,6 +17,7 @@ import {
 } from '../store/chat-sessions';
 import { insertRootMessage } from '../store/chat-messages';
 import type { CoreDeps } from './context';
+import { assertOwnProject } from './chat-projects';
 import { coreError } from './errors';
 import { seedTenant } from './personas';
 import type { Principal } from './principal';
@@ -31,18 +32,20 @@ export interface SessionDetail {
 const notFound = () => coreError('NOT_FOUND', 'chat session not found');
 
 /** Spec 2: an unknown (or deleted) persona is 400 with `detail`. */
-export async function createSession(deps: CoreDeps, p: Principal, input: { persona_id: number; description?: string | null }): Promise<ChatSessionRow> {
+export async function createSession(deps: CoreDeps, p: Principal, input: { persona_id: number; description?: string | null; project_id?: number | null }): Promise<ChatSessionRow> {
+  await seedTenant(deps, p.tenantId);
   return deps.db.withTenant(p.tenantId, async (sql) => {
-    await seedTenant(deps, sql, p.tenantId);
     // Locked for share: the persona cannot be deleted between this check and the insert.
     const persona = await getPersona(sql, p.tenantId, input.persona_id, true);
     if (!persona) throw coreError('BAD_REQUEST', `persona ${input.persona_id} does not exist`);
+    const projectId = input.project_id ?? null;
+    if (projectId !== null) await assertOwnProject(sql, p, projectId);
     const session = await insertSession(sql, p.tenantId, {
       session_id: randomUUID(),
       owner: p.owner,
       name: input.description ?? '',
       persona_id: persona.persona_id,
-      project_id: null,
+      project_id: projectId,
     });
     await insertRootMessage(sql, p.tenantId, session.session_id);
     return session;
@@ -76,6 +79,7 @@ export async function changeSession(deps: CoreDeps, p: Principal, sessionId: str
   const row = await deps.db.withTenant(p.tenantId, async (sql) => {
     const session = await getSession(sql, p.tenantId, sessionId, true);
     if (!session || session.owner !== p.owner || session.deleted_at) return null;
+    if (patch.project_id !== undefined && patch.project_id !== null) await assertOwnProject(sql, p, patch.project_id);
     return updateSession(sql, p.tenantId, sessionId, patch);
   });
   if (!row) throw notFound();

@@ -2,16 +2,19 @@ import { DEFAULT_PERSONA, DEFAULT_PERSONA_ID } from '../domain/personas';
 import { unknownToolIds } from '../domain/tools';
 import { coreError } from './errors';
 import { deletePersona, ensureDefaultPersona, getPersona, insertPersona, listPersonas, updatePersona, type PersonaFields, type PersonaRow } from '../store/personas';
-import type { Sql } from '@lore/runtime';
 import type { CoreDeps } from './context';
 import type { Principal } from './principal';
 
 export type PersonaInput = Partial<PersonaFields> & { name: string };
 
-/** The default persona exists before any chat request of the tenant reads personas (written once per process). */
-export async function seedTenant(deps: CoreDeps, sql: Sql, tenantId: string): Promise<void> {
+/**
+ * The default persona exists before any chat request of the tenant reads personas. It is written in a transaction
+ * of its own, and the tenant is remembered as seeded only once that committed: a request whose own transaction is
+ * rolled back (a refused input) must not leave this process believing a persona exists that was never stored.
+ */
+export async function seedTenant(deps: CoreDeps, tenantId: string): Promise<void> {
   if (deps.seededTenants.has(tenantId)) return;
-  await ensureDefaultPersona(sql, tenantId, DEFAULT_PERSONA_ID, { ...DEFAULT_PERSONA, tool_ids: [...DEFAULT_PERSONA.tool_ids] });
+  await deps.db.withTenant(tenantId, (sql) => ensureDefaultPersona(sql, tenantId, DEFAULT_PERSONA_ID, { ...DEFAULT_PERSONA, tool_ids: [...DEFAULT_PERSONA.tool_ids] }));
   deps.seededTenants.add(tenantId);
 }
 
@@ -30,18 +33,14 @@ function fieldsOf(input: PersonaInput, base?: PersonaRow): PersonaFields {
   return fields;
 }
 
-export function personaList(deps: CoreDeps, p: Principal): Promise<PersonaRow[]> {
-  return deps.db.withTenant(p.tenantId, async (sql) => {
-    await seedTenant(deps, sql, p.tenantId);
-    return listPersonas(sql, p.tenantId);
-  });
+export async function personaList(deps: CoreDeps, p: Principal): Promise<PersonaRow[]> {
+  await seedTenant(deps, p.tenantId);
+  return deps.db.withTenant(p.tenantId, (sql) => listPersonas(sql, p.tenantId));
 }
 
 export async function personaOf(deps: CoreDeps, p: Principal, id: number): Promise<PersonaRow> {
-  const row = await deps.db.withTenant(p.tenantId, async (sql) => {
-    await seedTenant(deps, sql, p.tenantId);
-    return getPersona(sql, p.tenantId, id);
-  });
+  await seedTenant(deps, p.tenantId);
+  const row = await deps.db.withTenant(p.tenantId, (sql) => getPersona(sql, p.tenantId, id));
   if (!row) throw coreError('NOT_FOUND', 'persona not found');
   return row;
 }
@@ -53,8 +52,8 @@ export function createPersona(deps: CoreDeps, p: Principal, input: PersonaInput)
 
 /** PATCH semantics: fields left out keep their value; `null` clears the nullable ones. */
 export async function changePersona(deps: CoreDeps, p: Principal, id: number, patch: Partial<PersonaInput>): Promise<PersonaRow> {
+  await seedTenant(deps, p.tenantId);
   const row = await deps.db.withTenant(p.tenantId, async (sql) => {
-    await seedTenant(deps, sql, p.tenantId);
     const current = await getPersona(sql, p.tenantId, id, true);
     if (!current) return null;
     return updatePersona(sql, p.tenantId, id, fieldsOf({ ...patch, name: patch.name ?? current.name }, current));

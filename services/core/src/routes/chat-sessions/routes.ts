@@ -25,7 +25,7 @@ import {
 export interface ChatSessionRouteDeps {
   guard: CoreGuard;
   sessions: {
-    create(p: Principal, input: { persona_id: number; description?: string | null }): Promise<ChatSessionRow>;
+    create(p: Principal, input: { persona_id: number; description?: string | null; project_id?: number | null }): Promise<ChatSessionRow>;
     list(p: Principal, filter: Omit<SessionFilter, 'owner'>): Promise<ChatSessionRow[]>;
     detail(p: Principal, id: string, opts: { isShared: boolean; includeDeleted: boolean }): Promise<SessionDetail>;
     change(p: Principal, id: string, patch: SessionPatch): Promise<ChatSessionRow>;
@@ -77,12 +77,12 @@ export function chatSessionRoutes(deps: ChatSessionRouteDeps) {
       handler: async (ctx, { body }) => ({ new_name: (await deps.sessions.change(ctx.state.principal, body.chat_session_id, { name: body.name })).name }),
     }),
     route({
-      method: 'patch', path: `${chat}/chat-session/:session_id`, operationId: 'updateChatSession', summary: 'Change a chat session (sharing, name)', tags,
+      method: 'patch', path: `${chat}/chat-session/:session_id`, operationId: 'updateChatSession', summary: 'Change a chat session (sharing, name, chat project)', tags,
       security: CORE_SECURITY, guards: write, params: sessionParams, query: tenantQuery, body: updateSessionBody, ...SPEC_INPUT,
       ok: { status: 200, description: 'changed', schema: emptyView },
       responses: { ...NOT_FOUND, ...READ_ONLY },
       handler: async (ctx, { params, body }) => {
-        await deps.sessions.change(ctx.state.principal, params.session_id, { shared_status: body.sharing_status, name: body.name });
+        await deps.sessions.change(ctx.state.principal, params.session_id, { shared_status: body.sharing_status, name: body.name, project_id: body.project_id });
         return {};
       },
     }),

@@ -122,6 +122,8 @@ export const deleteSessionQuery = z.object({ ...tenantIdParam, hard_delete: quer
 export const createSessionBody = z.object({
   persona_id: int32,
   description: z.string().max(500).nullish(),
+  /** One of the caller's chat projects (our addition to spec 2's body). */
+  project_id: int32.nullish(),
 });
 export const createdSessionView = z.object({ chat_session_id: z.string() });
 
@@ -133,9 +135,9 @@ export const temperatureBody = z.object({ chat_session_id: uuid, temperature_ove
 /** UpdateChatSessionThreadRequest (our design of its fields): null returns to the persona's model. */
 export const modelBody = z.object({ chat_session_id: uuid, new_alternate_model: z.string().trim().min(1).max(200).nullable() });
 
-/** ChatSessionUpdateRequest (our design of its fields): sharing and name. */
+/** ChatSessionUpdateRequest (our design of its fields): sharing, name, and the chat project (null: none). */
 export const updateSessionBody = z
-  .object({ sharing_status: sharedStatus.optional(), name: z.string().trim().min(1).max(500).optional() })
-  .refine((b) => b.sharing_status !== undefined || b.name !== undefined, 'name at least one of sharing_status, name');
+  .object({ sharing_status: sharedStatus.optional(), name: z.string().trim().min(1).max(500).optional(), project_id: int32.nullable().optional() })
+  .refine((b) => b.sharing_status !== undefined || b.name !== undefined || b.project_id !== undefined, 'name at least one of sharing_status, name, project_id');
 
 export const emptyView = z.object({});

@@ -1,0 +1,40 @@
+import type { Sql } from '@lore/runtime';
+import { deleteProject, getProject, insertProject, listProjects, updateProject, type ChatProjectRow } from '../store/chat-projects';
+import type { CoreDeps } from './context';
+import { coreError } from './errors';
+import type { Principal } from './principal';
+
+const notFound = () => coreError('NOT_FOUND', 'chat project not found');
+
+export function createProject(deps: CoreDeps, p: Principal, input: { name: string; description?: string }): Promise<ChatProjectRow> {
+  return deps.db.withTenant(p.tenantId, (sql) => insertProject(sql, p.tenantId, p.owner, input.name, input.description ?? ''));
+}
+
+export function projectsOf(deps: CoreDeps, p: Principal): Promise<ChatProjectRow[]> {
+  return deps.db.withTenant(p.tenantId, (sql) => listProjects(sql, p.tenantId, p.owner));
+}
+
+export async function projectOf(deps: CoreDeps, p: Principal, id: number): Promise<ChatProjectRow> {
+  const row = await deps.db.withTenant(p.tenantId, (sql) => getProject(sql, p.tenantId, p.owner, id));
+  if (!row) throw notFound();
+  return row;
+}
+
+export async function changeProject(deps: CoreDeps, p: Principal, id: number, patch: { name?: string; description?: string }): Promise<ChatProjectRow> {
+  const row = await deps.db.withTenant(p.tenantId, (sql) => updateProject(sql, p.tenantId, p.owner, id, patch));
+  if (!row) throw notFound();
+  return row;
+}
+
+export async function removeProject(deps: CoreDeps, p: Principal, id: number): Promise<void> {
+  const removed = await deps.db.withTenant(p.tenantId, (sql) => deleteProject(sql, p.tenantId, p.owner, id));
+  if (!removed) throw notFound();
+}
+
+/**
+ * Inside a session transaction: the project a session may be put in must be the caller's own (share-locked so it
+ * cannot be deleted before the session row is written). Another's, or none, is 404 like any unknown id.
+ */
+export async function assertOwnProject(sql: Sql, p: Principal, id: number): Promise<void> {
+  if (!(await getProject(sql, p.tenantId, p.owner, id, true))) throw notFound();
+}
