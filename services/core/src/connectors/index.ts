@@ -20,3 +20,4 @@ export {
 } from './source';
 export { createWebFetcher, WEB_SOURCE_DEFAULTS, WEB_USER_AGENT, WebSource, type WebFetcher, type WebFetcherOptions, type WebSourceConfig, type WebSourceOptions } from './web';
 export { FileSource, type FileSourceConfig, type FileSourceDeps } from './file';
+export { createGoogleDriveFetcher, GOOGLE_DRIVE_DEFAULTS, GoogleDriveSource, type GoogleDriveFetcher, type GoogleDriveFetcherOptions, type GoogleDriveSourceConfig, type GoogleDriveSourceOptions } from './google-drive';
