@@ -12,11 +12,13 @@ import {
   type PreviousState,
   type RunOptions,
   type RunOutcome,
-  type SourceItem,
   type SourceLimits,
   type SourceRun,
   type StopReason,
   type Validators,
+  idsOf,
+  itemsOf,
+  type RunEvent,
 } from './source';
 
 /**
@@ -247,7 +249,7 @@ export function unchangedByListing(file: DriveFile, previous: Validators | undef
 // ---- the source ----
 
 type Mode = 'load' | 'poll' | 'list';
-type Event = SourceItem | { kind: 'exists'; id: string };
+type Event = RunEvent;
 
 class StopRun extends Error {
   constructor(
@@ -304,29 +306,15 @@ export class GoogleDriveSource implements ConnectorSource {
   }
 
   async *loadAll(options: RunOptions): SourceRun {
-    return yield* items(new DriveRun(this, 'load', options, null, new Map()));
+    return yield* itemsOf(new DriveRun(this, 'load', options, null, new Map()).events());
   }
 
   async *pollSince(since: Date, previous: PreviousState, options: RunOptions): SourceRun {
-    return yield* items(new DriveRun(this, 'poll', options, since, previous));
+    return yield* itemsOf(new DriveRun(this, 'poll', options, since, previous).events());
   }
 
   async *listIds(options: ListOptions): IdListing {
-    const events = new DriveRun(this, 'list', options, null, new Map()).events();
-    for (;;) {
-      const next = await events.next();
-      if (next.done) return next.value;
-      if (next.value.kind === 'exists') yield next.value.id;
-    }
-  }
-}
-
-async function* items(run: DriveRun): SourceRun {
-  const events = run.events();
-  for (;;) {
-    const next = await events.next();
-    if (next.done) return next.value;
-    if (next.value.kind !== 'exists') yield next.value;
+    return yield* idsOf(new DriveRun(this, 'list', options, null, new Map()).events());
   }
 }
 

@@ -135,6 +135,27 @@ export interface ListOptions extends RunOptions {
 export type SourceRun = AsyncGenerator<SourceItem, RunOutcome, undefined>;
 export type IdListing = AsyncGenerator<string, RunOutcome, undefined>;
 
+/** What one source run yields inside: documents and skips, or (a listing) the id of something that still exists. */
+export type RunEvent = SourceItem | { kind: 'exists'; id: string };
+
+/** A run's documents and skips (a load or a poll), ending with its outcome. */
+export async function* itemsOf(events: AsyncGenerator<RunEvent, RunOutcome, undefined>): SourceRun {
+  for (;;) {
+    const next = await events.next();
+    if (next.done) return next.value;
+    if (next.value.kind !== 'exists') yield next.value;
+  }
+}
+
+/** A listing run's ids, ending with its outcome. */
+export async function* idsOf(events: AsyncGenerator<RunEvent, RunOutcome, undefined>): IdListing {
+  for (;;) {
+    const next = await events.next();
+    if (next.done) return next.value;
+    if (next.value.kind === 'exists') yield next.value.id;
+  }
+}
+
 export interface ConnectorSource {
   readonly sourceType: Source;
   loadAll(options: RunOptions): SourceRun;

@@ -14,11 +14,13 @@ import {
   type RunOptions,
   type RunOutcome,
   type SkipReason,
-  type SourceItem,
   type SourceLimits,
   type SourceRun,
   type StopReason,
   timerDelay,
+  idsOf,
+  itemsOf,
+  type RunEvent,
 } from './source';
 import { crawlScope, hasUnsupportedExtension, inScope, linksToFollow, readableType, type CrawlScope } from './web-links';
 import { decodePage, plainTextTitle, readHtml, robotsDirectives, titleFromUrl } from './web-page';
@@ -120,7 +122,7 @@ interface Task {
 }
 
 /** What the engine hands the operations: a document, a skip, or (listing) an id that exists. */
-type Event = SourceItem | { kind: 'exists'; id: string };
+type Event = RunEvent;
 
 interface Fetched {
   task: Task;
@@ -159,30 +161,15 @@ export class WebSource implements ConnectorSource {
   }
 
   async *loadAll(options: RunOptions): SourceRun {
-    return yield* this.items(new Run(this.config, this.fetcher, this.options, 'load', options, new Date(0), new Map()));
+    return yield* itemsOf(new Run(this.config, this.fetcher, this.options, 'load', options, new Date(0), new Map()).events());
   }
 
   async *pollSince(since: Date, previous: PreviousState, options: RunOptions): SourceRun {
-    return yield* this.items(new Run(this.config, this.fetcher, this.options, 'poll', options, since, previous));
+    return yield* itemsOf(new Run(this.config, this.fetcher, this.options, 'poll', options, since, previous).events());
   }
 
   async *listIds(options: ListOptions): IdListing {
-    const run = new Run(this.config, this.fetcher, this.options, 'list', options, new Date(0), options.previous ?? new Map());
-    const events = run.events();
-    for (;;) {
-      const next = await events.next();
-      if (next.done) return next.value;
-      if (next.value.kind === 'exists') yield next.value.id;
-    }
-  }
-
-  private async *items(run: Run): SourceRun {
-    const events = run.events();
-    for (;;) {
-      const next = await events.next();
-      if (next.done) return next.value;
-      if (next.value.kind !== 'exists') yield next.value;
-    }
+    return yield* idsOf(new Run(this.config, this.fetcher, this.options, 'list', options, new Date(0), options.previous ?? new Map()).events());
   }
 }
 
