@@ -25,3 +25,14 @@ export const IdentityClaimsSchema = z.object({
   request_id: z.string().optional(),
 });
 export type Identity = z.infer<typeof IdentityClaimsSchema>;
+
+/**
+ * The roles that administer a tenant: an administrator user's session (`admin`) and a tenant API key
+ * (`tenant_admin`). Administrators manage core's personas and connectors, push connector documents into a memory,
+ * and see every document of it, those a connector marked not public included.
+ */
+export const ADMIN_ROLES: ReadonlySet<string> = new Set(['admin', 'tenant_admin']);
+
+export function isAdminRole(role: string): boolean {
+  return ADMIN_ROLES.has(role);
+}

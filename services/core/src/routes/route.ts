@@ -1,4 +1,5 @@
 import { AppError, IDENTITY_HEADER, detailError, detailValidationError, routeFor, type Identity, type IdentitySigner, type LoreState, type ResponseSpec } from '@lore/runtime';
+import { ADMIN_ROLES } from '@lore/contracts';
 import type Koa from 'koa';
 import { z } from 'zod';
 import { coreError } from '../application/errors';
@@ -40,8 +41,6 @@ export const detail = (description: string): ResponseSpec => ({ description, sch
 /** Every core route answers bad input as spec 2 says: 422 with every issue, and the reader's refusals as `detail`. */
 export const SPEC_INPUT = { invalid: detailValidationError, unreadable: (e: AppError) => detailError(e) };
 
-
-const ADMIN_ROLES = new Set(['admin', 'tenant_admin']);
 
 /**
  * Verifies the gateway's signed identity and derives the principal from it, and from nothing else: no header,
