@@ -165,7 +165,7 @@ export function noise(length: number, seed = 7): Buffer {
   return out;
 }
 
-export { pdfWithImage } from '../../services/graph/src/extract/scan-pdf';
+export { pdfWithImage } from '@lore/extract/scan-pdf';
 
 /**
  * A DOCX of about 150 KB whose document part unzips to 50 MB of empty paragraphs: reading it as a document tree

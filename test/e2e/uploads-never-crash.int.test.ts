@@ -35,7 +35,7 @@ interface UploadCase {
   expect: { status: 'completed'; extractor: string } | { status: 'failed'; reason?: RegExp } | { status: 'either' };
 }
 
-/** Every type the extractors read (services/graph/src/extract), each as users send them. */
+/** Every type the extractors read (services/extract), each as users send them. */
 const VALID: UploadCase[] = [
   { name: 'text', filename: 'notes.txt', type: 'text/plain', make: async () => 'The Heron depot stores spare turbine blades.', expect: { status: 'completed', extractor: 'text' } },
   { name: 'Markdown', filename: 'guide.md', type: 'text/markdown', make: async () => '# Ibis\n\nNew **Ibis** staff receive a badge.', expect: { status: 'completed', extractor: 'markdown' } },

@@ -95,7 +95,7 @@ describe('the Dockerfile', () => {
   });
 
   it('resolves every production dependency of every workspace from the pruned tree', () => {
-    const workspaces = ['services/runtime', 'services/contracts', 'services/gateway', 'services/graph', 'services/core', 'operator'];
+    const workspaces = ['services/runtime', 'services/contracts', 'services/extract', 'services/gateway', 'services/graph', 'services/core', 'operator'];
     for (const ws of workspaces) {
       const manifest = JSON.parse(readFileSync(join(app, ws, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
       const req = createRequire(join(app, ws, 'package.json'));

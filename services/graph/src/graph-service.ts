@@ -22,7 +22,7 @@ import {
 } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { createGraphApp } from './app';
-import { TesseractOcr, type OcrEngine } from './extract/ocr';
+import { TesseractOcr, type OcrEngine } from '@lore/extract/ocr';
 import { createGraphMetrics, DEFAULT_MEMORY_CONFIG, type MemoryConfig, type MemoryDeps } from './application/context';
 import { graphConsumers } from './consumers';
 import { hasEmbeddingColumn } from './store/search-store';

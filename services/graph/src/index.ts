@@ -1,6 +1,6 @@
 export { createGraphService, GRAPH_MIGRATIONS, GRAPH_TOPICS, type GraphService, type GraphServiceDeps, type GraphDescription } from './graph-service';
 export { MEMORY_PREFIX } from './app';
-export { TesseractOcr, type OcrEngine } from './extract/ocr';
+export { TesseractOcr, type OcrEngine } from '@lore/extract/ocr';
 export { DEFAULT_MEMORY_CONFIG, MemoryErasedError, type MemoryConfig } from './application/context';
 export { eraseMemory, reopenMemory, LIFECYCLE_CONSUMER, type ErasureResult } from './application/lifecycle';
 export { graphConfigSchema, buildAi, type GraphConfig } from './config';

@@ -1,6 +1,6 @@
 import { consumerGroupsCheck, exitOnConfigError, listen, opsRouter } from '@lore/runtime';
 import Koa from 'koa';
-import { TesseractOcr } from './extract/ocr';
+import { TesseractOcr } from '@lore/extract/ocr';
 import { createGraphService } from './graph-service';
 import { startGraphProcess } from './process';
 

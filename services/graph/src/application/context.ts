@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Embedder, LanguageModel } from '@lore/ai';
 import { AppError, counterOn, histogramOn, type BlobStore, type Db, type EventBus, type Logger, type Sql } from '@lore/runtime';
 import type { Counter, Histogram, Registry } from 'prom-client';
-import type { OcrEngine } from '../extract/ocr';
+import type { OcrEngine } from '@lore/extract/ocr';
 import { ensureUnassignedVault, insertMemoryRow, memoryErasing } from '../store/memories';
 
 export interface MemoryConfig {

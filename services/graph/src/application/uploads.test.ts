@@ -13,7 +13,7 @@ import {
   type Identity,
   type StartedServer,
 } from '@lore/runtime';
-import { TesseractOcr } from '../extract/ocr';
+import { TesseractOcr } from '@lore/extract/ocr';
 import { createGraphService, type GraphService } from '../graph-service';
 
 /**

@@ -3,7 +3,7 @@ import { truncate } from '@lore/ai';
 import { TOPICS, type MemoryUploadMessage } from '@lore/contracts';
 import { AppError, claimEvent, enqueueOutbox } from '@lore/runtime';
 import { scanAndMask } from '../domain/dlp';
-import { detectKind, extractDocument, extractionFailureReason, UnsupportedFileError } from '../extract';
+import { detectKind, extractDocument, extractionFailureReason, UnsupportedFileError } from '@lore/extract';
 import { getUpload, insertUpload, setUploadStatus, type UploadRow } from '../store/uploads';
 import { MemoryErasedError, newId, openMemory, rememberMemory, type MemoryDeps, type MemoryScope } from './context';
 import { acceptDocument } from './ingest';

@@ -10,7 +10,7 @@ export interface OcrEngine {
 }
 
 /** `workers/` sits beside `src/` and `dist/`, so the path is the same from sources (tests) and the build. */
-const WORKER = join(__dirname, '..', '..', 'workers', 'ocr.mjs');
+const WORKER = join(__dirname, '..', 'workers', 'ocr.mjs');
 
 /**
  * tesseract.js (WebAssembly) with the English LSTM model shipped by the `@tesseract.js-data/eng` package: no

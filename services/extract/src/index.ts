@@ -9,9 +9,11 @@ import { cleanMarkdown, csvToText, jsonToText } from './tabular';
 import { runWorkerOnce, WorkerFailure } from './worker-thread';
 
 export { WorkerFailure } from './worker-thread';
+// The engine's interface only: `TesseractOcr` is `@lore/extract/ocr`, for the processes that recognise images.
+export type { OcrEngine } from './ocr';
 
 /** `workers/` sits beside `src/` and `dist/`, so the path is the same from sources (tests) and the build. */
-const DOCX_WORKER = join(__dirname, '..', '..', 'workers', 'docx-extract.mjs');
+const DOCX_WORKER = join(__dirname, '..', 'workers', 'docx-extract.mjs');
 
 export type FileKind = 'text' | 'markdown' | 'html' | 'pdf' | 'docx' | 'csv' | 'json' | 'image';
 
@@ -56,6 +58,19 @@ function looksLikeText(bytes: Buffer): boolean {
   if (sample.includes(0)) return false;
   return !sample.toString('utf8').includes('\uFFFD');
 }
+
+/**
+ * The limits files are read with when a service sets none: the memory uploads' (graph) defaults, which every
+ * other reader of files (core's connector sources and chat project files) shares.
+ */
+export const EXTRACT_DEFAULTS = {
+  /** The largest file read at all: a PDF or DOCX cannot be cut, so a larger one is refused whole. */
+  maxFileBytes: 25 * 1024 * 1024,
+  pdfTimeoutMs: 60_000,
+  maxPdfPages: 500,
+  ocrBelowChars: 20,
+  maxOcrImages: 50,
+} as const;
 
 export interface ExtractOptions {
   ocr: OcrEngine | null;

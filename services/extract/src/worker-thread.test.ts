@@ -12,7 +12,7 @@ import { runWorkerOnce, WorkerChannel, WorkerFailure } from './worker-thread';
 // Worker threads, a child process and a real OCR engine on a machine that may be busy.
 jest.setTimeout(60_000);
 
-const ROOT = join(__dirname, '..', '..', '..', '..');
+const ROOT = join(__dirname, '..', '..', '..');
 
 /** Small worker scripts, each misbehaving in one way. */
 const SCRIPTS: Record<string, string> = {

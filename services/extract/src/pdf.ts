@@ -19,7 +19,7 @@ export interface PdfContent {
 }
 
 /** `workers/` sits beside `src/` and `dist/`, so the path is the same from sources (tests) and the build. */
-const WORKER = join(__dirname, '..', '..', 'workers', 'pdf-extract.mjs');
+const WORKER = join(__dirname, '..', 'workers', 'pdf-extract.mjs');
 
 /** A worker's answer: the content, or why PDF.js could not read the file. */
 type PdfReply = ({ ok: true } & PdfContent) | { ok: false; error?: string };

@@ -1,5 +1,5 @@
 // Text recognition in a worker thread that Lore starts with a clean execArgv and environment (see
-// src/extract/worker-thread.ts). tesseract.js starts its own thread from here, which inherits that clean start
+// src/worker-thread.ts). tesseract.js starts its own thread from here, which inherits that clean start
 // instead of the service's preloads; if that thread fails, nothing listens for its error and this thread dies
 // with it, which the service sees as this worker's `error`/`exit`, never as its own crash.
 // Input (workerData): { langPath: string }. Requests: { id, image: Uint8Array }. Replies: { id, ok, text?, error? }.
