@@ -1,6 +1,9 @@
 import { consume, type RunOutcome, type SourceItem, type Validators } from '../../services/core/src/connectors';
 import { createGoogleDriveFetcher, GoogleDriveSource, type GoogleDriveFetcher, type GoogleDriveSourceConfig, type GoogleDriveSourceOptions } from '../../services/core/src/connectors/google-drive';
+import { DEFAULT_FILE_READING } from '../../services/core/src/connectors/file-text';
+import { pdfWithText } from '@lore/extract/scan-pdf';
 import { GOOGLE_DOC, GOOGLE_SHEET, GOOGLE_SLIDES, LoopbackDrive, type WorldFile } from '../support/loopback-drive';
+import { docx } from '../memory/files';
 
 /**
  * The `google_drive` connector source against a loopback server speaking Drive's REST API (v3) and Google's token
@@ -78,8 +81,14 @@ function keep(docs: Document[]): Map<string, Validators> {
   return new Map(docs.map((d) => [d.document.id, d.validators]));
 }
 
-/** A small drive: a doc, a sheet, slides, a text file, a Markdown file, an HTML page and a PDF. */
-function smallDrive(drive: LoopbackDrive) {
+const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+const PPTX = 'application/vnd.openxmlformats-officedocument.presentationml.presentation';
+
+/**
+ * A small drive: a doc, a sheet, slides, a text file, a Markdown file, an HTML page, a PDF and a DOCX (read), a
+ * PPTX and a PNG (skipped: no extractor, no OCR engine).
+ */
+async function smallDrive(drive: LoopbackDrive) {
   return {
     doc: drive.addFile({ name: 'Onboarding guide', mimeType: GOOGLE_DOC, content: 'Welcome to Lore.\r\nRead the runbook first.' }),
     sheet: drive.addFile({ name: 'Budget 2026', mimeType: GOOGLE_SHEET, content: 'item,amount\nservers,1200\n' }),
@@ -87,18 +96,21 @@ function smallDrive(drive: LoopbackDrive) {
     text: drive.addFile({ name: 'notes.txt', mimeType: 'text/plain', content: 'plain notes about kafka', owner: 'ops@lore.example', sharedWith: [drive.admin] }),
     markdown: drive.addFile({ name: 'README.md', mimeType: 'text/markdown', content: '# Readme\n\nmarkdown body' }),
     html: drive.addFile({ name: 'page.html', mimeType: 'text/html', content: '<html><head><title>T</title><script>var x = 1;</script></head><body><h1>Heading</h1><p>html body text</p></body></html>' }),
-    pdf: drive.addFile({ name: 'contract.pdf', mimeType: 'application/pdf', content: '%PDF-1.4 not read' }),
+    pdf: drive.addFile({ name: 'contract.pdf', mimeType: 'application/pdf', content: pdfWithText(['Service contract', 'Renewal every March.']) }),
+    docx: drive.addFile({ name: 'minutes.docx', mimeType: DOCX, content: await docx(['Board minutes', 'The budget was approved.']) }),
+    pptx: drive.addFile({ name: 'deck.pptx', mimeType: PPTX, content: Buffer.from([0x50, 0x4b, 3, 4]) }),
+    png: drive.addFile({ name: 'photo.png', mimeType: 'image/png', content: Buffer.from([0x89, 0x50, 0x4e, 0x47]) }),
   };
 }
 
 describe('google_drive source: a full load', () => {
-  test('reads docs, sheets, slides, text, Markdown and HTML; skips the PDF with its reason', async () => {
+  test('reads docs, sheets, slides, text, Markdown, HTML, PDF and DOCX; skips a PPTX and an image with their reasons, undownloaded', async () => {
     const drive = await world();
-    const f = smallDrive(drive);
+    const f = await smallDrive(drive);
     const { docs, skipped, outcome } = await collect(source(drive).loadAll(run()));
     expect(outcome.stop).toBe('completed');
     const byId = new Map(docs.map((d) => [d.document.id, d.document]));
-    expect([...byId.keys()].sort()).toEqual([f.doc, f.sheet, f.slides, f.text, f.markdown, f.html].map((x) => x.id).sort());
+    expect([...byId.keys()].sort()).toEqual([f.doc, f.sheet, f.slides, f.text, f.markdown, f.html, f.pdf, f.docx].map((x) => x.id).sort());
 
     const doc = byId.get(f.doc.id)!;
     expect(doc).toMatchObject({ title: 'Onboarding guide', text: 'Welcome to Lore.\nRead the runbook first.', source_type: 'google_drive', primary_owners: [drive.admin], secondary_owners: null });
@@ -116,15 +128,38 @@ describe('google_drive source: a full load', () => {
     expect(html.text).not.toContain('var x');
     expect(html.text).not.toContain('<p>');
 
-    expect(skipped).toEqual([{ kind: 'skipped', ref: f.pdf.id, reason: 'unsupported_type', detail: expect.stringContaining('PDF and office files are read later') }]);
-    // Only the PDF was not downloaded: six contents, one listing page, one token.
+    const pdf = byId.get(f.pdf.id)!;
+    expect(pdf.text).toMatch(/Service contract\s+Renewal every March\./);
+    expect(pdf).toMatchObject({ title: 'contract.pdf', metadata: { content_type: 'application/pdf', extractor: 'pdf' } });
+    expect(byId.get(f.docx.id)).toMatchObject({ text: 'Board minutes\n\nThe budget was approved.', metadata: { content_type: DOCX, extractor: 'docx' } });
+
+    expect(skipped).toEqual([
+      { kind: 'skipped', ref: f.pptx.id, reason: 'unsupported_type', detail: PPTX },
+      { kind: 'skipped', ref: f.png.id, reason: 'unsupported_type', detail: 'image/png (no OCR engine)' },
+    ]);
+    // The PPTX and the image were not downloaded: eight contents, one listing page, one token.
     const api = drive.apiRequests();
     expect(api.filter((r) => r.path === '/drive/v3/files')).toHaveLength(1);
-    expect(api.filter((r) => r.path.includes(f.pdf.id))).toHaveLength(0);
+    expect(api.filter((r) => r.path.includes(f.pptx.id) || r.path.includes(f.png.id))).toHaveLength(0);
     expect(api.filter((r) => r.path.endsWith('/export')).map((r) => r.query.mimeType).sort()).toEqual(['text/csv', 'text/plain', 'text/plain']);
-    expect(api.filter((r) => r.query.alt === 'media')).toHaveLength(3);
-    expect(outcome).toMatchObject({ yielded: 6, skipped: 1, unchanged: 0, requests: 1 + 1 + 6 });
+    expect(api.filter((r) => r.query.alt === 'media')).toHaveLength(5);
+    expect(outcome).toMatchObject({ yielded: 8, skipped: 2, unchanged: 0, requests: 1 + 1 + 8 });
     expect(doc.content_hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  test('a PDF larger than the extractor reads is skipped from its listed size, undownloaded; a damaged one is skipped as failed', async () => {
+    const drive = await world();
+    const big = drive.addFile({ name: 'big.pdf', mimeType: 'application/pdf', content: pdfWithText(Array.from({ length: 300 }, (_, i) => `line ${i}`.padEnd(60, '.'))) });
+    const damaged = drive.addFile({ name: 'damaged.pdf', mimeType: 'application/pdf', content: Buffer.from('%PDF-1.7 the rest is missing') });
+    const small = drive.addFile({ name: 'small.json', mimeType: 'application/json', content: '{"owner":"ops"}' });
+    const maxFileBytes = 4_096;
+    const { docs, skipped } = await collect(source(drive, { options: { reading: { ...DEFAULT_FILE_READING, maxFileBytes } } }).loadAll(run()));
+    expect(docs.map((d) => [d.document.id, d.document.text])).toEqual([[small.id, 'owner: ops.']]);
+    expect(skipped).toEqual([
+      { kind: 'skipped', ref: big.id, reason: 'too_large', detail: `larger than ${maxFileBytes} bytes` },
+      { kind: 'skipped', ref: damaged.id, reason: 'failed', detail: expect.stringContaining('PDF') },
+    ]);
+    expect(drive.apiRequests().filter((r) => r.path.includes(big.id))).toEqual([]);
   });
 
   test('the listing asks for what the source needs, not trashed, in every drive the credential reaches', async () => {
@@ -133,7 +168,7 @@ describe('google_drive source: a full load', () => {
     await collect(source(drive).loadAll(run()));
     const list = drive.apiRequests().find((r) => r.path === '/drive/v3/files')!;
     expect(list.query).toMatchObject({ q: 'trashed = false', corpora: 'allDrives', supportsAllDrives: 'true', includeItemsFromAllDrives: 'true', pageSize: '100' });
-    for (const field of ['id', 'name', 'mimeType', 'modifiedTime', 'webViewLink', 'owners', 'md5Checksum', 'parents']) expect(list.query.fields).toContain(field);
+    for (const field of ['id', 'name', 'mimeType', 'modifiedTime', 'webViewLink', 'owners', 'md5Checksum', 'size', 'parents']) expect(list.query.fields).toContain(field);
     expect(list.subject).toBe(drive.admin);
   });
 
@@ -186,7 +221,7 @@ describe('google_drive source: a full load', () => {
 describe('google_drive source: polls and listings', () => {
   test('pollSince after a change yields only the changed file; an unchanged drive yields nothing and downloads nothing', async () => {
     const drive = await world();
-    const f = smallDrive(drive);
+    const f = await smallDrive(drive);
     const src = source(drive);
     const first = await collect(src.loadAll(run()));
     const kept = keep(first.docs);
@@ -204,7 +239,7 @@ describe('google_drive source: polls and listings', () => {
     const mark = drive.apiRequests().length;
     const relisted = await collect(src.pollSince(new Date(0), kept, run()));
     expect(relisted.docs).toEqual([]);
-    expect(relisted.outcome.unchanged).toBe(6);
+    expect(relisted.outcome.unchanged).toBe(8);
     expect(drive.apiRequests().slice(mark).map((r) => r.path)).toEqual(['/drive/v3/files']);
 
     drive.change(f.sheet.id, { content: 'item,amount\nservers,1500\n' });
@@ -235,7 +270,7 @@ describe('google_drive source: polls and listings', () => {
 
   test('listIds names every live file and omits a trashed and a deleted one', async () => {
     const drive = await world();
-    const f = smallDrive(drive);
+    const f = await smallDrive(drive);
     const src = source(drive);
     const all = await ids(src.listIds(run()));
     expect(all.outcome.stop).toBe('completed');
@@ -247,7 +282,7 @@ describe('google_drive source: polls and listings', () => {
     expect(after.outcome.stop).toBe('completed');
     expect(after.ids).not.toContain(f.html.id);
     expect(after.ids).not.toContain(f.text.id);
-    expect(after.ids).toHaveLength(5);
+    expect(after.ids).toHaveLength(Object.keys(f).length - 2);
     // No content is read to list.
     expect(drive.apiRequests().filter((r) => r.path !== '/drive/v3/files')).toEqual([]);
   });

@@ -36,7 +36,7 @@ import type { AddressInfo } from 'node:net';
  * - `drive.rateLimitNext(n, retryAfterSeconds)` makes the next `n` Drive calls answer 429 `rateLimitExceeded` with
  *   `Retry-After`; `drive.failNext(n, status, pathContains?)` the next `n` (of that path) a 5xx.
  *
- * **The world's API for tests**: `addFile({name, mimeType, content, owner, sharedWith, parents, driveId})` answers
+ * **The world's API for tests**: `addFile({name, mimeType, content (text or bytes), owner, sharedWith, parents, driveId})` answers
  * the file (its generated id); `addFolder`, `addSharedDrive`; `change(id, {content, name})` (modifiedTime and
  * version move on), `trash(id)`, `untrash(id)`, `delete(id)`. Every mutation moves the world clock (`drive.now()`,
  * starting at `epoch`) on by a minute; modifiedTime is that clock. `requests` records every request (method, path,
@@ -61,7 +61,8 @@ export interface WorldFile {
   id: string;
   name: string;
   mimeType: string;
-  content: string;
+  /** Text, or the bytes of a binary file (a PDF, a DOCX). */
+  content: string | Buffer;
   owner: string | null;
   sharedWith: string[];
   parents: string[];
@@ -74,7 +75,7 @@ export interface WorldFile {
 export interface NewFile {
   name: string;
   mimeType: string;
-  content?: string;
+  content?: string | Buffer;
   /** Default the world's admin; ignored in a shared drive (its files have no owner). */
   owner?: string;
   sharedWith?: string[];
@@ -234,7 +235,7 @@ export class LoopbackDrive {
     return f;
   }
 
-  change(id: string, change: { content?: string; name?: string }): WorldFile {
+  change(id: string, change: { content?: string | Buffer; name?: string }): WorldFile {
     const f = this.file(id);
     if (change.content !== undefined) f.content = change.content;
     if (change.name !== undefined) f.name = change.name;
@@ -284,8 +285,9 @@ export class LoopbackDrive {
     this.requests.push(record);
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       record.status = status;
-      const text = typeof body === 'string' ? body : JSON.stringify(body);
-      res.writeHead(status, { 'content-type': typeof body === 'string' ? (headers['content-type'] ?? 'text/plain; charset=utf-8') : 'application/json; charset=UTF-8', ...headers });
+      const raw = typeof body === 'string' || Buffer.isBuffer(body);
+      const text = raw ? (body as string | Buffer) : JSON.stringify(body);
+      res.writeHead(status, { 'content-type': raw ? (headers['content-type'] ?? 'text/plain; charset=utf-8') : 'application/json; charset=UTF-8', ...headers });
       res.end(text);
     };
     const chunks: Buffer[] = [];

@@ -1,4 +1,5 @@
-import { detectKind, pixelsToPng } from './index';
+import { detectKind, extractDocument, pixelsToPng } from './index';
+import { pdfWithText } from './scan-pdf';
 import { cleanMarkdown, csvToText, jsonToText, parseCsv } from './tabular';
 
 describe('Markdown cleaning', () => {
@@ -41,5 +42,16 @@ describe('file kinds', () => {
   it('encodes raw grey pixels as a PNG', () => {
     const png = pixelsToPng({ width: 2, height: 1, channels: 1, data: new Uint8Array([0, 255]) });
     expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
+  });
+});
+
+describe('test PDFs', () => {
+  it('pdfWithText makes a PDF whose text layer the extractor reads', async () => {
+    const pdf = pdfWithText(['The Kestrel hangar opens at dawn.', 'Bring (your) badge\\pass.']);
+    expect(detectKind('x.bin', '', pdf)).toBe('pdf');
+    const out = await extractDocument('pdf', pdf, { ocr: null, pdfTimeoutMs: 30_000, maxPdfPages: 10, ocrBelowChars: 20, maxOcrImages: 0 });
+    expect(out.text).toContain('The Kestrel hangar opens at dawn.');
+    expect(out.text).toContain('Bring (your) badge\\pass.');
+    expect(out.extractor).toBe('pdf');
   });
 });

@@ -1,8 +1,8 @@
-import { htmlToText } from '@lore/ai/html-text';
 import { parseContentType } from '@lore/outbound';
 import type { BlobStore } from '@lore/runtime';
 import { checkConnectorConfig } from '../domain/sources';
 import { compareContent } from './change';
+import { DEFAULT_FILE_READING, readFileText, type FileReading, type FileText } from './file-text';
 import {
   contentHash,
   resolveLimits,
@@ -17,14 +17,14 @@ import {
   type StopReason,
   timerDelay,
 } from './source';
-import { readableType } from './web-links';
-import { decodePage, plainTextTitle } from './web-page';
+import { plainTextTitle } from './web-page';
 
 /**
  * The `file` connector source: the files a connector's `file_locations` name, read from the platform's blob store
- * (each location is a blob key of the tenant). HTML, plain text and Markdown are documents; PDF, office files and
- * images are skipped for now (their extractors live in the graph service). A document's id is its location.
- * See "Connector sources" in docs/core.md.
+ * (each location is a blob key of the tenant), read with the platform's one extractor (`file-text.ts`, `@lore/extract`):
+ * every type memory uploads read — text, Markdown, HTML, CSV, JSON, PDF, DOCX — and images when an OCR engine is
+ * given (none by default: images are skipped). A document's id is its location. See "Connector sources" in
+ * docs/core.md.
  */
 
 export interface FileSourceConfig {
@@ -34,6 +34,8 @@ export interface FileSourceConfig {
 export interface FileSourceDeps {
   blobs: BlobStore;
   tenantId: string;
+  /** The extractor's limits and OCR engine (default: the memory uploads' limits, no OCR). */
+  reading?: FileReading;
 }
 
 type Mode = 'load' | 'poll' | 'list';
@@ -116,30 +118,23 @@ export class FileSource implements ConnectorSource {
           continue;
         }
         const { contentType, charset } = parseContentType(blob.info.contentType);
-        const type = readableType(contentType);
-        if (type === null) {
-          counts.skipped += 1;
-          yield { kind: 'skipped', ref: location, reason: 'unsupported_type', detail: contentType ?? 'no content type' };
-          continue;
-        }
-        const truncated = blob.data.length > limits.maxDocumentBytes;
-        const decoded = decodePage(blob.data.subarray(0, Math.max(1, limits.maxDocumentBytes)), charset, type === 'html').text;
         const name = location.slice(location.lastIndexOf('/') + 1) || location;
-        let title: string;
-        let text: string;
-        if (type === 'html') {
-          const read = htmlToText(decoded);
-          text = read.text;
-          title = read.title ?? name;
-        } else {
-          text = decoded.replace(/\r\n?/g, '\n').trim();
-          title = contentType === 'text/plain' ? (plainTextTitle(text) ?? name) : name;
+        let read: FileText;
+        try {
+          // PDF and DOCX are parsed in worker threads (bounded by their own timeout); the run's limits still stop the wait.
+          read = await untilStopped(readFileText({ name, contentType, charset, data: blob.data }, limits.maxDocumentBytes, this.deps.reading ?? DEFAULT_FILE_READING), [options.signal, deadline.signal]);
+        } catch (err) {
+          const halted = stopped();
+          if (halted) return halted;
+          throw err;
         }
-        if (!text) {
+        if (!read.ok) {
           counts.skipped += 1;
-          yield { kind: 'skipped', ref: location, reason: 'empty', detail: null };
+          yield { kind: 'skipped', ref: location, reason: read.reason, detail: read.detail };
           continue;
         }
+        const { text, truncated } = read;
+        const title = read.kind === 'text' ? (plainTextTitle(text) ?? name) : (read.title ?? name);
         const hash = contentHash(title, text);
         if (mode === 'poll' && compareContent(previous.get(location), hash) === 'unchanged') {
           counts.unchanged += 1;
@@ -147,7 +142,7 @@ export class FileSource implements ConnectorSource {
         }
         if (counts.yielded >= limits.maxDocuments) return end('max_documents', `the document limit of ${limits.maxDocuments} was reached`);
         counts.yielded += 1;
-        const metadata: Record<string, string> = { content_type: contentType ?? '', sha256: blob.info.sha256 };
+        const metadata: Record<string, string> = { content_type: contentType ?? '', sha256: blob.info.sha256, extractor: read.extractor };
         if (truncated) metadata.truncated = 'true';
         yield {
           kind: 'document',

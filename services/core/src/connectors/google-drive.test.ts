@@ -72,16 +72,20 @@ describe('queries', () => {
 });
 
 describe('content', () => {
-  test('Docs and Slides exported as text, Sheets as CSV, text and HTML downloaded, the rest skipped', () => {
+  test('Docs and Slides exported as text, Sheets as CSV; text, PDF, DOCX and JSON downloaded for the extractor; images only with OCR; the rest skipped', () => {
     expect(contentPlan('application/vnd.google-apps.document')).toEqual({ kind: 'export', as: 'text/plain' });
     expect(contentPlan('application/vnd.google-apps.presentation')).toEqual({ kind: 'export', as: 'text/plain' });
     expect(contentPlan('application/vnd.google-apps.spreadsheet')).toEqual({ kind: 'export', as: 'text/csv' });
-    expect(contentPlan('text/plain')).toEqual({ kind: 'media', html: false });
-    expect(contentPlan('text/markdown')).toEqual({ kind: 'media', html: false });
-    expect(contentPlan('text/html')).toEqual({ kind: 'media', html: true });
-    expect(contentPlan('application/pdf')).toEqual({ kind: 'skip', detail: 'application/pdf (PDF and office files are read later)' });
-    expect(contentPlan('application/vnd.openxmlformats-officedocument.wordprocessingml.document')).toMatchObject({ kind: 'skip', detail: expect.stringContaining('later') });
-    expect(contentPlan('image/png')).toEqual({ kind: 'skip', detail: 'image/png' });
+    expect(contentPlan('text/plain')).toEqual({ kind: 'media', whole: false });
+    expect(contentPlan('text/markdown')).toEqual({ kind: 'media', whole: false });
+    expect(contentPlan('text/html')).toEqual({ kind: 'media', whole: false });
+    expect(contentPlan('text/csv')).toEqual({ kind: 'media', whole: false });
+    expect(contentPlan('application/pdf')).toEqual({ kind: 'media', whole: true });
+    expect(contentPlan('application/json')).toEqual({ kind: 'media', whole: true });
+    expect(contentPlan('application/vnd.openxmlformats-officedocument.wordprocessingml.document')).toEqual({ kind: 'media', whole: true });
+    expect(contentPlan('application/vnd.openxmlformats-officedocument.presentationml.presentation')).toMatchObject({ kind: 'skip' });
+    expect(contentPlan('image/png')).toEqual({ kind: 'skip', detail: 'image/png (no OCR engine)' });
+    expect(contentPlan('image/png', true)).toEqual({ kind: 'media', whole: true });
     expect(contentPlan('application/vnd.google-apps.form')).toEqual({ kind: 'skip', detail: 'application/vnd.google-apps.form' });
   });
 });

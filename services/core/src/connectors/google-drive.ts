@@ -1,6 +1,6 @@
-import { htmlToText } from '@lore/ai/html-text';
 import { OutboundError, OutboundHttpClient, TargetGuard, type HostLookup, type OutboundResponse } from '@lore/outbound';
 import { checkConnectorConfig, checkCredentialJson } from '../domain/sources';
+import { DEFAULT_FILE_READING, readFileText, type FileReading } from './file-text';
 import { GOOGLE_TOKEN_URL, isFresh, isServiceAccount, readTokenAnswer, tokenRequestBody, tokenUrlOf, type AccessToken, type GoogleCredential } from './google-auth';
 import {
   contentHash,
@@ -33,8 +33,10 @@ import {
  *   every shared drive (`drives.list`), the shared drives and folders (walked into their subfolders) of the URLs,
  *   the drives of the addresses. A file met twice is read once.
  * - **Content**: Google Docs and Slides exported as text/plain, Sheets as text/csv (Drive exports a spreadsheet's
- *   first sheet), plain text and Markdown downloaded, HTML downloaded and turned into text; PDFs, office files and
- *   every other type skipped (`unsupported_type`) for now.
+ *   first sheet); every type memory uploads read (text, Markdown, HTML, CSV, JSON, PDF, DOCX; images only with an
+ *   OCR engine) downloaded and read with the platform's one extractor (`file-text.ts`, `@lore/extract`); other types
+ *   (other office formats, archives …) skipped (`unsupported_type`). A PDF, DOCX, JSON or image larger than the
+ *   extractor reads is skipped (`too_large`) without a download when the listing gives its size.
  * - **Polls** list with `modifiedTime > since` and skip a file whose modifiedTime and checksum (or version) are the
  *   ones the last run kept, or whose text hashes the same; **listings** name every live (not trashed) file.
  *
@@ -91,6 +93,8 @@ export interface GoogleDriveSourceOptions {
   maxRetryDelayMs?: number;
   /** The clock (ms since the epoch), for token lifetimes and assertions. */
   now?: () => number;
+  /** How downloaded files are read: the extractor's limits and OCR engine (default: the memory uploads' limits, no OCR). */
+  reading?: FileReading;
 }
 
 export const GOOGLE_DRIVE_DEFAULTS = {
@@ -106,7 +110,7 @@ export const GOOGLE_DRIVE_DEFAULTS = {
 
 export const FOLDER_MIME = 'application/vnd.google-apps.folder';
 /** What a listing asks for of each file. */
-export const FILE_FIELDS = 'nextPageToken, files(id, name, mimeType, modifiedTime, webViewLink, owners(emailAddress), md5Checksum, version, parents, trashed)';
+export const FILE_FIELDS = 'nextPageToken, files(id, name, mimeType, modifiedTime, webViewLink, owners(emailAddress), md5Checksum, version, size, parents, trashed)';
 
 /** A file as `files.list` answers it (the fields asked for). */
 export interface DriveFile {
@@ -118,30 +122,35 @@ export interface DriveFile {
   owners?: Array<{ emailAddress?: string }>;
   md5Checksum?: string;
   version?: string;
+  /** Bytes of a file with binary content (Google's own types have none), as a decimal string. */
+  size?: string;
   parents?: string[];
   trashed?: boolean;
 }
 
 // ---- pure parts ----
 
-export type ContentPlan = { kind: 'export'; as: 'text/plain' | 'text/csv' } | { kind: 'media'; html: boolean } | { kind: 'skip'; detail: string };
+/**
+ * `export`: Drive converts it; `media`: downloaded and read by the extractor — `whole` files (PDF, DOCX, JSON,
+ * images) up to the extractor's file limit, the others (text of any kind) up to the document byte limit.
+ */
+export type ContentPlan = { kind: 'export'; as: 'text/plain' | 'text/csv' } | { kind: 'media'; whole: boolean } | { kind: 'skip'; detail: string };
 
 const EXPORTS: Record<string, 'text/plain' | 'text/csv'> = {
   'application/vnd.google-apps.document': 'text/plain',
   'application/vnd.google-apps.presentation': 'text/plain',
   'application/vnd.google-apps.spreadsheet': 'text/csv',
 };
-const PLAIN = new Set(['text/plain', 'text/markdown', 'text/x-markdown']);
-const HTML = new Set(['text/html', 'application/xhtml+xml']);
-const LATER = /^application\/(pdf|msword|vnd\.openxmlformats-officedocument\.|vnd\.ms-|vnd\.oasis\.opendocument\.|rtf$)/;
+const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+const WHOLE = new Set(['application/pdf', DOCX, 'application/json']);
 
-/** How a file of this type becomes text, or why it does not (yet). */
-export function contentPlan(mimeType: string): ContentPlan {
+/** How a file of this type becomes text, or why it does not; images only when an OCR engine reads them. */
+export function contentPlan(mimeType: string, ocr = false): ContentPlan {
   const exportAs = EXPORTS[mimeType];
   if (exportAs) return { kind: 'export', as: exportAs };
-  if (PLAIN.has(mimeType)) return { kind: 'media', html: false };
-  if (HTML.has(mimeType)) return { kind: 'media', html: true };
-  if (LATER.test(mimeType)) return { kind: 'skip', detail: `${mimeType} (PDF and office files are read later)` };
+  if (mimeType.startsWith('text/') || mimeType === 'application/xhtml+xml') return { kind: 'media', whole: false };
+  if (WHOLE.has(mimeType)) return { kind: 'media', whole: true };
+  if (mimeType.startsWith('image/')) return ocr ? { kind: 'media', whole: true } : { kind: 'skip', detail: `${mimeType} (no OCR engine)` };
   return { kind: 'skip', detail: mimeType || 'no type' };
 }
 
@@ -298,6 +307,7 @@ export class GoogleDriveSource implements ConnectorSource {
       retryBaseMs: Math.max(0, options.retryBaseMs ?? GOOGLE_DRIVE_DEFAULTS.retryBaseMs),
       maxRetryDelayMs: Math.max(0, options.maxRetryDelayMs ?? GOOGLE_DRIVE_DEFAULTS.maxRetryDelayMs),
       now: options.now ?? Date.now,
+      reading: options.reading ?? DEFAULT_FILE_READING,
     };
     if (!isServiceAccount(this.credential) && this.credential.google_tokens.token) {
       // A stored access token of unknown age: used until a call answers 401.
@@ -507,8 +517,11 @@ class DriveRun {
   /** One listed file: a document, a skip, or null (unchanged). */
   private async read(file: DriveFile, subject: string): Promise<Event | null> {
     const mimeType = file.mimeType ?? '';
-    const plan = contentPlan(mimeType);
+    const reading = this.source.options.reading;
+    const plan = contentPlan(mimeType, reading.ocr !== null);
     if (plan.kind === 'skip') return { kind: 'skipped', ref: file.id, reason: 'unsupported_type', detail: plan.detail };
+    const whole = plan.kind === 'media' && plan.whole;
+    if (whole && Number(file.size) > reading.maxFileBytes) return { kind: 'skipped', ref: file.id, reason: 'too_large', detail: `larger than ${reading.maxFileBytes} bytes` };
     const previous = this.previous.get(file.id);
     if (this.mode === 'poll' && unchangedByListing(file, previous)) {
       this.counts.unchanged += 1;
@@ -521,16 +534,28 @@ class DriveRun {
         : `${this.source.options.apiBaseUrl}/drive/v3/files/${id}?${new URLSearchParams({ alt: 'media', supportsAllDrives: 'true' })}`;
     let res: OutboundResponse;
     try {
-      res = await this.authorized(url, subject, Math.max(1, this.limits.maxDocumentBytes), true);
+      // A file read whole must arrive whole (a cut PDF is no PDF); text may be cut at the document limit.
+      res = whole ? await this.authorized(url, subject, reading.maxFileBytes, false) : await this.authorized(url, subject, Math.max(1, this.limits.maxDocumentBytes), true);
     } catch (err) {
-      if (err instanceof CallFailed) return { kind: 'skipped', ref: file.id, reason: 'failed', detail: err.detail };
+      if (err instanceof CallFailed) {
+        if (err.detail === 'too_large') return { kind: 'skipped', ref: file.id, reason: 'too_large', detail: `larger than ${reading.maxFileBytes} bytes` };
+        return { kind: 'skipped', ref: file.id, reason: 'failed', detail: err.detail };
+      }
       throw err;
     }
     if (res.status === 404 || res.status === 410) return { kind: 'skipped', ref: file.id, reason: 'not_found', detail: `status ${res.status}` };
     if (res.status < 200 || res.status >= 300) return { kind: 'skipped', ref: file.id, reason: 'failed', detail: `status ${res.status}${googleReason(res)}` };
-    const raw = res.text().replace(/^\uFEFF/, '');
     const title = file.name ?? file.id;
-    const text = (plan.kind === 'media' && plan.html ? htmlToText(raw).text : raw.replace(/\r\n?/g, '\n')).trim();
+    let text: string;
+    let truncated = res.truncated;
+    let extractor: string | null = null;
+    if (plan.kind === 'export') {
+      text = res.text().replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n').trim();
+    } else {
+      const read = await this.untilHalted(readFileText({ name: title, contentType: res.contentType ?? mimeType, charset: res.charset, data: res.body, cut: res.truncated }, this.limits.maxDocumentBytes, reading));
+      if (!read.ok) return { kind: 'skipped', ref: file.id, reason: read.reason, detail: read.detail };
+      ({ text, truncated, extractor } = read);
+    }
     if (!text) return { kind: 'skipped', ref: file.id, reason: 'empty', detail: null };
     const hash = contentHash(title, text);
     if (this.mode === 'poll' && previous?.hash === hash) {
@@ -539,7 +564,8 @@ class DriveRun {
     }
     const metadata: Record<string, string> = { content_type: mimeType };
     if (plan.kind === 'export') metadata.exported_as = plan.as;
-    if (res.truncated) metadata.truncated = 'true';
+    if (extractor) metadata.extractor = extractor;
+    if (truncated) metadata.truncated = 'true';
     const owners = (file.owners ?? []).map((o) => o.emailAddress).filter((e): e is string => typeof e === 'string' && e !== '');
     const modified = file.modifiedTime ? Date.parse(file.modifiedTime) : NaN;
     return {
@@ -557,7 +583,7 @@ class DriveRun {
         content_hash: hash,
       },
       validators: validatorsOf(file, hash),
-      truncated: res.truncated,
+      truncated,
     };
   }
 
@@ -632,6 +658,26 @@ class DriveRun {
       if (asked !== null && asked > o.maxRetryDelayMs) return res!;
       await this.sleep(asked ?? o.retryBaseMs * 2 ** attempt);
     }
+  }
+
+  /** `promise`, or the run's stop as soon as it halts (a file's extraction runs in a worker thread with its own timeout). */
+  private untilHalted<T>(promise: Promise<T>): Promise<T> {
+    const signal = this.controller.signal;
+    return new Promise<T>((resolve, reject) => {
+      if (signal.aborted) return reject(this.stop ?? new StopRun('aborted'));
+      const onAbort = () => reject(this.stop ?? new StopRun('aborted'));
+      signal.addEventListener('abort', onAbort, { once: true });
+      promise.then(
+        (v) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(v);
+        },
+        (e: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(e);
+        },
+      );
+    });
   }
 
   private sleep(ms: number): Promise<void> {

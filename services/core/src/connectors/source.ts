@@ -64,6 +64,8 @@ export type SkipReason =
   | 'not_found'
   /** Nothing to index (no text). */
   | 'empty'
+  /** A file that cannot be cut (PDF, DOCX, JSON, an image) is larger than the extractor reads. */
+  | 'too_large'
   /** The fetch failed: refused by the SSRF guard, timeout, network error, too many redirects … */
   | 'failed';
 
