@@ -1,6 +1,6 @@
 import { ExtractiveLanguageModel, type LanguageModel } from '@lore/ai';
 import { createLogger, createMetricsRegistry, IdentitySigner, KafkaBus, listen, PostgresBlobStore, PostgresDb, type Db, type StartedServer } from '@lore/runtime';
-import { createCoreService, GraphKnowledgeSearch, type CoreService } from '@lore/core';
+import { createCoreService, GraphConnectorDocuments, GraphKnowledgeSearch, type CoreService, type IndexingSettings, type SourceSettings } from '@lore/core';
 import { createGraphService, type GraphService } from '@lore/graph';
 import type { GatewayConfig } from '@lore/gateway';
 import { adminCall, http, IDENTITY_SECRET, makeKey, makeTenant, startGateway, uid, type GatewayUnderTest, type TenantFixture } from '../gateway/harness';
@@ -34,6 +34,14 @@ export interface CoreStackOptions {
   checkResponses?: boolean;
   /** Gateway settings on top of the stack's (e.g. chat message limits). */
   gateway?: Partial<Omit<GatewayConfig, 'sessions'>>;
+  /**
+   * Run core's connector indexer in the stack (started): the scheduler on `schedulerIntervalMs` (default: an hour,
+   * so only `core.indexer.tick()` and the routes start attempts), the `lore.connectors.index` consumer, documents
+   * written through the graph service's connector-document routes.
+   */
+  indexer?: { sources?: Partial<SourceSettings>; settings?: Partial<IndexingSettings>; schedulerIntervalMs?: number };
+  /** The graph service's URL for core (default: its listener); a test may put a proxy in between. */
+  graphUrl?: (graphUrl: string) => string;
 }
 
 export async function startCoreStack(options: CoreStackOptions = {}): Promise<CoreStack> {
@@ -49,17 +57,34 @@ export async function startCoreStack(options: CoreStackOptions = {}): Promise<Co
   });
   await graph.worker.start();
   const graphServer = await listen(graph.app, 0, '127.0.0.1');
+  const graphUrl = options.graphUrl ? options.graphUrl(graphServer.url) : graphServer.url;
+  const blobs = new PostgresBlobStore(db);
   const core = await createCoreService({
     db,
     logger,
     metrics: createMetricsRegistry('core-test', { defaultMetrics: false }),
     signer,
     languageModel,
-    knowledge: new GraphKnowledgeSearch({ url: graphServer.url, timeoutMs: 10_000 }),
+    knowledge: new GraphKnowledgeSearch({ url: graphUrl, timeoutMs: 10_000 }),
     encryptionKeys: testEncryptionKeys(),
     // Every answer of every core suite is checked against the schema its route declares.
     checkResponses: options.checkResponses ?? true,
+    ...(options.indexer
+      ? {
+          indexer: {
+            bus,
+            documents: new GraphConnectorDocuments({ url: graphUrl, timeoutMs: 60_000 }),
+            sources: { allowLoopback: true, blobs, ...options.indexer.sources },
+            settings: options.indexer.settings,
+            schedulerIntervalMs: options.indexer.schedulerIntervalMs ?? 3_600_000,
+            consumerGroup: `core-worker-${uniqueSuffix()}`,
+            // The graph worker's relay publishes every outbox row of this database.
+            relay: false,
+          },
+        }
+      : {}),
   });
+  await core.indexer?.start();
   const coreServer = await listen(core.app, 0, '127.0.0.1');
   const gateway = await startGateway(database, { upstreams: { core: coreServer.url, graph: graphServer.url }, rateLimit: { perSecond: 1000, burst: 2000 }, ...options.gateway }, { redisPrefix: `core-${uid()}:` });
   return {

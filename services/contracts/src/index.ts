@@ -3,3 +3,4 @@ export * from './memory';
 export * from './keys';
 export * from './admin';
 export * from './identity';
+export * from './connectors';

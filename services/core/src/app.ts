@@ -4,7 +4,7 @@ import type { Registry } from 'prom-client';
 import { answerTurn, availableTokens, completeTurn, giveFeedback, maxSelectedDocumentTokens, prepareTurn, removeFeedback, seedSession, setMessageAsLatest } from './application/chat-messages';
 import { changeProject, createProject, projectOf, projectsOf, removeProject } from './application/chat-projects';
 import { changeSession, createSession, deleteAllSessions, deleteSession, sessionDetail, sessionsOf } from './application/chat-sessions';
-import { associateCredential, ccPairInfo, ccPairStatuses, changeCcPairStatus, createConnector, createDeletionAttempt } from './application/connectors';
+import { associateCredential, ccPairInfo, ccPairStatuses, changeCcPairStatus, createConnector, createDeletionAttempt, indexAttempts, runOnce } from './application/connectors';
 import type { CoreDeps } from './application/context';
 import { createCredential, credentialList, credentialOf, removeCredential } from './application/credentials';
 import { changePersona, createPersona, personaList, personaOf, removePersona } from './application/personas';
@@ -96,6 +96,8 @@ export function coreRouteDeps(core: CoreDeps, signer: IdentitySigner): CoreRoute
         associate: (p, connectorId, credentialId, input) => associateCredential(core, p, connectorId, credentialId, input),
         setStatus: (p, id, status) => changeCcPairStatus(core, p, id, status),
         deletePair: (p, connectorId, credentialId) => createDeletionAttempt(core, p, connectorId, credentialId),
+        runOnce: (p, connectorId, credentialIds, fromBeginning) => runOnce(core, p, connectorId, credentialIds, fromBeginning),
+        attempts: (p, id, limit) => indexAttempts(core, p, id, limit),
       },
     },
     credentials: {

@@ -1,4 +1,4 @@
-import { DEFAULT_PORTS, envBool, envEncryptionKeys, envInt, envSecret } from '@lore/runtime';
+import { DEFAULT_PORTS, envBool, envEncryptionKeys, envInt, envKafkaPrefix, envSecret } from '@lore/runtime';
 import { z } from 'zod';
 
 const optionalString = z
@@ -27,8 +27,31 @@ export const coreConfigSchema = z.object({
   LORE_AI_LLM_API_KEY: optionalString,
   LORE_AI_LLM_TIMEOUT_MS: envInt(60_000, 100, 600_000),
   LORE_AI_LLM_RETRIES: envInt(2, 0, 10),
+  NODE_ENV: z.string().default('development'),
+  // The core worker (connector indexer): Kafka, its probes, its scheduler and what its sources may reach.
+  LORE_KAFKA_BROKERS: optionalString,
+  LORE_KAFKA_PREFIX: envKafkaPrefix(),
+  LORE_CORE_WORKER_PORT: envInt(DEFAULT_PORTS.coreWorker, 0, 65535),
+  LORE_CORE_RELAY: envBool(true),
+  LORE_CORE_CONSUMER_GROUP: z.string().min(1).default('core-worker'),
+  LORE_CORE_SCHEDULER_INTERVAL_MS: envInt(15_000, 100, 3_600_000),
+  LORE_CORE_INDEX_HEARTBEAT_MS: envInt(5_000, 50, 600_000),
+  LORE_CORE_INDEX_STALE_MS: envInt(60_000, 200, 86_400_000),
+  /** Documents per write to the memory (a run keeps its progress after each write). */
+  LORE_CORE_INDEX_BATCH_DOCUMENTS: envInt(16, 1, 100),
+  /** Web and Drive connectors may read loopback addresses (local testing only; refused in production). */
+  LORE_CONNECTORS_ALLOW_LOOPBACK: envBool(false),
+  /** Google's API and token endpoints (a proxy, or a loopback Drive in tests); default Google's. */
+  LORE_CONNECTORS_GOOGLE_API_URL: optionalString,
+  LORE_CONNECTORS_GOOGLE_TOKEN_URL: optionalString,
 }).superRefine((c, ctx) => {
   if (c.LORE_AI_LLM_BASE_URL && !c.LORE_AI_LLM_MODEL) ctx.addIssue({ code: 'custom', path: ['LORE_AI_LLM_MODEL'], message: 'is required with LORE_AI_LLM_BASE_URL' });
+  if (c.NODE_ENV === 'production' && c.LORE_CONNECTORS_ALLOW_LOOPBACK) {
+    ctx.addIssue({ code: 'custom', path: ['LORE_CONNECTORS_ALLOW_LOOPBACK'], message: 'opens connector reads to this machine and is refused when NODE_ENV=production' });
+  }
+  if (c.LORE_CORE_INDEX_STALE_MS <= c.LORE_CORE_INDEX_HEARTBEAT_MS * 2) {
+    ctx.addIssue({ code: 'custom', path: ['LORE_CORE_INDEX_STALE_MS'], message: 'must be more than twice LORE_CORE_INDEX_HEARTBEAT_MS' });
+  }
 });
 
 export type CoreConfig = z.infer<typeof coreConfigSchema>;

@@ -5,6 +5,7 @@ import { createCoreApp } from './app';
 import type { CoreDeps } from './application/context';
 import { ExtractiveLanguageModel, type LanguageModel } from '@lore/ai';
 import type { KnowledgeSearch } from './clients/knowledge';
+import { createCoreIndexer, type CoreIndexer, type CoreIndexerDeps } from './indexer';
 
 /** Core's schema: chat (personas, sessions, messages, feedback); connectors come with their own migrations. */
 export const CORE_MIGRATIONS = { schema: 'core', dir: join(__dirname, '..', 'migrations') };
@@ -30,12 +31,19 @@ export interface CoreServiceDeps {
   checkResponses?: boolean;
   /** Registers the readiness check `core`. */
   lifecycle?: Lifecycle;
+  /**
+   * The connector indexer's parts (the `core-worker` deployment and embedded mode): with them, `indexer` is made
+   * (started by the caller). The API deployment has none: its routes only write attempts through the outbox.
+   */
+  indexer?: Omit<CoreIndexerDeps, 'db' | 'logger' | 'metrics' | 'signer' | 'secrets'>;
 }
 
 export interface CoreService {
   app: LoreApp;
   /** The composed dependencies, for in-process tools and tests. */
   core: CoreDeps;
+  /** The connector indexer, when its parts were given (not started). */
+  indexer: CoreIndexer | null;
   close(): Promise<void>;
 }
 
@@ -58,5 +66,6 @@ export async function createCoreService(deps: CoreServiceDeps): Promise<CoreServ
     return { ok: problems.length === 0, details: problems.length > 0 ? { problems } : {} };
   });
   const app = createCoreApp({ core, signer: deps.signer, logger, metrics: deps.metrics, bodyLimitBytes: deps.bodyLimitBytes ?? 1024 * 1024, checkResponses: deps.checkResponses });
-  return { app, core, close: async () => {} };
+  const indexer = deps.indexer ? createCoreIndexer({ ...deps.indexer, db: deps.db, logger, metrics: deps.metrics, signer: deps.signer, secrets: core.secrets }) : null;
+  return { app, core, indexer, close: async () => indexer?.stop() };
 }

@@ -147,27 +147,39 @@ export async function prepareTurn(deps: CoreDeps, p: Principal, identityToken: s
   });
 }
 
-/** A memory document's source type; connector documents will carry their connector's. */
+/** The source type of a document ingested or uploaded into the memory; a connector's documents carry its own. */
 const MEMORY_SOURCE = 'memory';
+
+const sourceTypeOf = (c: RetrievedChunk): string => c.source_type ?? MEMORY_SOURCE;
+
+/**
+ * What the memory API is asked to keep to for `wanted` source types: connector kinds filter inside the retrieval;
+ * `memory` (documents without a connector) cannot be said there, so with it the retrieval is unfiltered and the
+ * chunks are kept to `wanted` afterwards.
+ */
+function retrievalFilter(wanted: string[] | undefined): string[] | undefined {
+  return wanted && !wanted.includes(MEMORY_SOURCE) ? wanted : undefined;
+}
 
 function searchDoc(c: RetrievedChunk): SearchDoc {
   return {
     document_id: c.document_id,
     chunk_ind: c.chunk_ind,
     semantic_identifier: c.title,
-    link: `/api/v1/memory/documents/${encodeURIComponent(c.document_id)}`,
+    // A connector's document opens where it lives; a memory document through the memory API.
+    link: c.link ?? `/api/v1/memory/documents/${encodeURIComponent(c.document_id)}`,
     blurb: c.snippet,
-    source_type: MEMORY_SOURCE,
+    source_type: sourceTypeOf(c),
     boost: 0,
     hidden: false,
-    metadata: { vault_id: c.vault_id, chunk_id: c.chunk_id, arrived_by: c.source },
+    metadata: { ...c.metadata, vault_id: c.vault_id, chunk_id: c.chunk_id, arrived_by: c.source },
     score: c.score,
     is_relevant: null,
     relevance_explanation: null,
     match_highlights: [],
     updated_at: c.updated_at,
-    primary_owners: null,
-    secondary_owners: null,
+    primary_owners: c.primary_owners,
+    secondary_owners: c.secondary_owners,
     is_internet: false,
   };
 }
@@ -225,16 +237,16 @@ export async function* answerTurn(deps: CoreDeps, turn: PreparedTurn, signal?: A
         const args = { queries };
         yield { type: 'tool_call', tool_name: 'internal_search', tool_arguments: args };
         const found = new Map<string, RetrievedChunk>();
+        const wanted = turn.sourceTypes;
         for (const q of queries) {
           // Each query retrieves as many chunks as a memory search answers from (the memory API's default).
-          for (const c of await chat.knowledge.retrieve(turn.identityToken, q, undefined, signal)) {
+          for (const c of await chat.knowledge.retrieve(turn.identityToken, q, undefined, signal, retrievalFilter(wanted))) {
             const seen = found.get(c.chunk_id);
             if (!seen || seen.score < c.score) found.set(c.chunk_id, c);
           }
         }
-        const wanted = turn.sourceTypes;
         const chunks = [...found.values()]
-          .filter(() => !wanted || wanted.includes(MEMORY_SOURCE))
+          .filter((c) => !wanted || wanted.includes(sourceTypeOf(c)))
           .sort((a, b) => b.score - a.score)
           .slice(0, chat.maxDocuments);
         docs = chunks.map(searchDoc);

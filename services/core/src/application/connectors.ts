@@ -1,20 +1,24 @@
 import type { Sql } from '@lore/runtime';
 import { accessProblem, distinctIds, statusChange, type AccessType, type SettableStatus } from '../domain/connectors';
-import { ccPairOf, credentialIdsByConnector, deleteCcPair, getCcPair, insertCcPair, listCcPairs, setCcPairStatus, type CcPairRow } from '../store/cc-pairs';
-import { connectorsByIds, deleteConnectorWithoutPairs, getConnector, insertConnector, type ConnectorFields, type ConnectorRow } from '../store/connectors';
+import { runPlan } from '../domain/indexing';
+import { ccPairOf, credentialIdsByConnector, getCcPair, insertCcPair, listCcPairs, setCcPairStatus, type CcPairRow } from '../store/cc-pairs';
+import { connectorsByIds, getConnector, insertConnector, type ConnectorFields, type ConnectorRow } from '../store/connectors';
+import { listAttempts, type IndexAttemptRow } from '../store/index-attempts';
 import { credentialsByIds, getCredential, type CredentialRow } from '../store/credentials';
 import type { CoreDeps } from './context';
 import { coreError } from './errors';
+import { cancelLiveAttempt, enqueueAttempt, scheduleNow, unschedulePair } from './indexing';
 import type { Principal } from './principal';
 
 /** A connector as read: with the ids of the credentials it is paired with. */
 export type ConnectorRecord = ConnectorRow & { credential_ids: number[] };
 
-/** A cc pair with its connector and credential, as every read shows it. */
+/** A cc pair with its connector and credential, as every read shows it (and its newest attempts, for one pair). */
 export interface CcPairDetail {
   pair: CcPairRow;
   connector: ConnectorRecord;
   credential: CredentialRow;
+  attempts?: IndexAttemptRow[];
 }
 
 export interface AssociateInput {
@@ -55,10 +59,13 @@ export function ccPairStatuses(deps: CoreDeps, p: Principal, credentialId: numbe
   return deps.db.withTenant(p.tenantId, async (sql) => detailsOf(sql, p.tenantId, await listCcPairs(sql, p.tenantId, credentialId)));
 }
 
+/** Attempts a cc pair's full info shows, newest first. */
+const INFO_ATTEMPTS = 5;
+
 export async function ccPairInfo(deps: CoreDeps, p: Principal, id: number): Promise<CcPairDetail> {
   const detail = await deps.db.withTenant(p.tenantId, async (sql) => {
     const pair = await getCcPair(sql, p.tenantId, id);
-    return pair ? detailOf(sql, p.tenantId, pair) : null;
+    return pair ? { ...(await detailOf(sql, p.tenantId, pair)), attempts: await listAttempts(sql, p.tenantId, id, INFO_ATTEMPTS) } : null;
   });
   if (!detail) throw pairNotFound();
   return detail;
@@ -82,35 +89,100 @@ export function associateCredential(deps: CoreDeps, p: Principal, connectorId: n
     const groups = distinctIds(input.groups ?? (accessType === 'private' ? connector.groups : []));
     const problem = accessProblem(accessType, groups);
     if (problem) throw coreError('BAD_REQUEST', problem);
-    const pair = await insertCcPair(sql, p.tenantId, { connector_id: connectorId, credential_id: credentialId, name: input.name ?? connector.name, access_type: accessType, groups });
+    const [creatorCredential, ...subject] = p.owner.split(':');
+    const pair = await insertCcPair(sql, p.tenantId, {
+      connector_id: connectorId,
+      credential_id: credentialId,
+      name: input.name ?? connector.name,
+      access_type: accessType,
+      groups,
+      // Its documents go to the memory of the workspace it is made in, written as the administrator who made it.
+      workspace_id: p.workspaceId,
+      memory_id: p.memoryId,
+      creator_credential: creatorCredential ?? '',
+      creator_subject: subject.join(':'),
+    });
     if (!pair) throw coreError('BAD_REQUEST', `connector ${connectorId} already has credential ${credentialId}`);
+    // The first run is due at once (the scheduler starts it on its next pass).
+    await scheduleNow(sql, p.tenantId, pair.id);
     return detailOf(sql, p.tenantId, pair);
   });
 }
 
-/** Pauses or resumes a pair (asking for the status it has changes nothing); a pair being deleted is 400. */
+/**
+ * Pauses or resumes a pair (asking for the status it has changes nothing); a pair being deleted is 400. A pause
+ * ends the live attempt (its worker stops at its next heartbeat) and takes the pair off the schedule; a resume puts
+ * it back, due at once.
+ */
 export function changeCcPairStatus(deps: CoreDeps, p: Principal, id: number, status: SettableStatus): Promise<CcPairDetail> {
   return deps.db.withTenant(p.tenantId, async (sql) => {
     const pair = await getCcPair(sql, p.tenantId, id, true);
     if (!pair) throw pairNotFound();
     const change = statusChange(pair.status, status);
     if (change === 'deleting') throw coreError('BAD_REQUEST', `cc pair ${id} is being deleted`);
-    return detailOf(sql, p.tenantId, change === 'change' ? await setCcPairStatus(sql, p.tenantId, id, status) : pair);
+    if (change === 'unchanged') return detailOf(sql, p.tenantId, pair);
+    if (status === 'PAUSED') {
+      await cancelLiveAttempt(sql, p.tenantId, id, 'the pair was paused');
+      await unschedulePair(sql, p.tenantId, id);
+    } else {
+      await scheduleNow(sql, p.tenantId, id);
+    }
+    return detailOf(sql, p.tenantId, await setCcPairStatus(sql, p.tenantId, id, status));
   });
 }
 
 /**
- * Deletes the pair of a connector and a credential, and the connector with it when no other pair reads it (a
- * connector without a pair is not listed anywhere). The credential stays. Nothing is indexed yet, so the pair's
- * row goes in this transaction; once documents are indexed, their removal joins it.
+ * Runs pairs of a connector once now (those with the given credentials, or all of its pairs): one attempt each,
+ * everything again with `fromBeginning`. A pair that is paused, being deleted or already running is 400, and nothing
+ * is started. Answers the attempts.
  */
-export function createDeletionAttempt(deps: CoreDeps, p: Principal, connectorId: number, credentialId: number): Promise<{ connectorDeleted: boolean }> {
+export function runOnce(deps: CoreDeps, p: Principal, connectorId: number, credentialIds: number[] | null, fromBeginning: boolean): Promise<IndexAttemptRow[]> {
+  return deps.db.withTenant(p.tenantId, async (sql) => {
+    const connector = await getConnector(sql, p.tenantId, connectorId, 'share');
+    if (!connector) throw coreError('NOT_FOUND', 'connector not found');
+    const pairs = (await credentialIdsByConnector(sql, p.tenantId, [connectorId])).get(connectorId) ?? [];
+    const wanted = credentialIds ?? pairs;
+    if (wanted.length === 0) throw coreError('BAD_REQUEST', `connector ${connectorId} has no credential to run with`);
+    const attempts: IndexAttemptRow[] = [];
+    for (const credentialId of distinctIds(wanted)) {
+      const pair = await ccPairOf(sql, p.tenantId, connectorId, credentialId, true);
+      if (!pair) throw coreError('NOT_FOUND', `connector ${connectorId} has no credential ${credentialId}`);
+      if (pair.status !== 'ACTIVE') throw coreError('BAD_REQUEST', `cc pair ${pair.id} is ${pair.status === 'PAUSED' ? 'paused' : 'being deleted'}`);
+      const plan = runPlan({ lastSuccess: pair.last_successful_index_time, lastPruned: pair.last_pruned, pruneFreq: connector.prune_freq }, new Date(), fromBeginning);
+      const attempt = await enqueueAttempt(sql, p.tenantId, pair.id, plan.kind, plan.prune, 'manual');
+      if (!attempt) throw coreError('CONFLICT', `cc pair ${pair.id} is already being indexed`);
+      attempts.push(attempt);
+    }
+    return attempts;
+  });
+}
+
+/** A pair's attempts, newest first. */
+export function indexAttempts(deps: CoreDeps, p: Principal, id: number, limit: number): Promise<IndexAttemptRow[]> {
+  return deps.db.withTenant(p.tenantId, async (sql) => {
+    if (!(await getCcPair(sql, p.tenantId, id))) throw pairNotFound();
+    return listAttempts(sql, p.tenantId, id, limit);
+  });
+}
+
+/**
+ * Starts deleting the pair of a connector and a credential: the pair becomes DELETING (hidden from nothing, changed
+ * by no one), its live run is canceled, and a deletion attempt removes its documents from the memory, then the
+ * pair, and the connector with it when no other pair reads it. The credential stays. Asking again while it is
+ * being deleted changes nothing. Answers the deletion attempt's id (null when one was already under way).
+ */
+export function createDeletionAttempt(deps: CoreDeps, p: Principal, connectorId: number, credentialId: number): Promise<{ ccPairId: number; attemptId: number | null }> {
   return deps.db.withTenant(p.tenantId, async (sql) => {
     // The connector first (the order every writer takes), so no pair can be made from it meanwhile.
     const connector = await getConnector(sql, p.tenantId, connectorId, 'update');
     const pair = connector ? await ccPairOf(sql, p.tenantId, connectorId, credentialId, true) : null;
     if (!pair) throw pairNotFound();
-    await deleteCcPair(sql, p.tenantId, pair.id);
-    return { connectorDeleted: await deleteConnectorWithoutPairs(sql, p.tenantId, connectorId) };
+    if (pair.status !== 'DELETING') {
+      await cancelLiveAttempt(sql, p.tenantId, pair.id, 'the pair is being deleted');
+      await setCcPairStatus(sql, p.tenantId, pair.id, 'DELETING');
+    }
+    await scheduleNow(sql, p.tenantId, pair.id);
+    const attempt = await enqueueAttempt(sql, p.tenantId, pair.id, 'delete', false, 'deletion');
+    return { ccPairId: pair.id, attemptId: attempt?.id ?? null };
   });
 }

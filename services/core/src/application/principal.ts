@@ -8,4 +8,7 @@ export interface Principal {
   owner: string;
   /** A tenant key or an administrator: may manage personas and connectors. */
   admin: boolean;
+  /** The workspace and memory the request runs in ('' when the credential's workspace has none). */
+  workspaceId: string;
+  memoryId: string;
 }

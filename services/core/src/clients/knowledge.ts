@@ -1,5 +1,4 @@
-import { request } from 'node:http';
-import { IDENTITY_HEADER } from '@lore/runtime';
+import { graphPost, GraphCallError, type GraphHttpOptions } from './graph-http';
 import { z } from 'zod';
 
 /** A chunk retrieval found, as the memory API's `POST /api/v1/memory/retrieve` answers it. */
@@ -16,6 +15,12 @@ const chunkSchema = z.object({
   score: z.number(),
   source: z.string(),
   updated_at: z.string(),
+  // A connector's documents carry where they came from (absent from an older memory API: treated as none).
+  source_type: z.string().nullable().default(null),
+  link: z.string().nullable().default(null),
+  primary_owners: z.array(z.string()).nullable().default(null),
+  secondary_owners: z.array(z.string()).nullable().default(null),
+  metadata: z.record(z.string(), z.string()).default({}),
 });
 const retrievalSchema = z.object({ retrieval: z.enum(['hybrid', 'lexical']), chunks: z.array(chunkSchema) });
 
@@ -26,70 +31,34 @@ export type RetrievedChunk = z.infer<typeof chunkSchema>;
  * with the caller's own signed identity, so it sees exactly what the caller may see and nothing else.
  */
 export interface KnowledgeSearch {
-  /** `topK` undefined: the memory API's own default, the same as its search answers from. */
-  retrieve(identityToken: string, query: string, topK: number | undefined, signal?: AbortSignal): Promise<RetrievedChunk[]>;
+  /**
+   * `topK` undefined: the memory API's own default, the same as its search answers from. `sourceTypes`: only
+   * documents connectors of these kinds wrote (the filter runs in the retrieval).
+   */
+  retrieve(identityToken: string, query: string, topK: number | undefined, signal?: AbortSignal, sourceTypes?: string[]): Promise<RetrievedChunk[]>;
 }
 
-export class KnowledgeSearchError extends Error {}
+/** The memory API could not answer (a `GraphCallError`, or an answer it should not give). */
+export class KnowledgeSearchError extends GraphCallError {}
 
-export interface GraphKnowledgeSearchOptions {
-  /** `http://host:port` or `unix:/path/to.sock`. */
-  url: string;
-  timeoutMs: number;
-  /** Largest answer read (bytes). */
-  maxBytes?: number;
-}
+export type GraphKnowledgeSearchOptions = GraphHttpOptions;
 
 /** The memory API over HTTP (a cluster's graph Service, or the embedded process's unix socket). */
 export class GraphKnowledgeSearch implements KnowledgeSearch {
   constructor(private readonly options: GraphKnowledgeSearchOptions) {}
 
-  async retrieve(identityToken: string, query: string, topK: number | undefined, signal?: AbortSignal): Promise<RetrievedChunk[]> {
-    const body = JSON.stringify({ query: query.slice(0, 2_000), ...(topK === undefined ? {} : { top_k: Math.max(1, Math.min(topK, 20)) }) });
-    const { status, text } = await this.post('/api/v1/memory/retrieve', body, identityToken, signal);
+  async retrieve(identityToken: string, query: string, topK: number | undefined, signal?: AbortSignal, sourceTypes?: string[]): Promise<RetrievedChunk[]> {
+    const body = JSON.stringify({
+      query: query.slice(0, 2_000),
+      ...(topK === undefined ? {} : { top_k: Math.max(1, Math.min(topK, 20)) }),
+      ...(sourceTypes === undefined ? {} : { source_types: sourceTypes.slice(0, 20) }),
+    });
+    const { status, text } = await graphPost(this.options, '/api/v1/memory/retrieve', body, identityToken, signal);
     // No memory selected for this credential (its workspace has none): nothing to search, not a failure.
     if (status === 404) return [];
     if (status !== 200) throw new KnowledgeSearchError(`the memory API answered ${status}`);
     const parsed = retrievalSchema.safeParse(JSON.parse(text));
     if (!parsed.success) throw new KnowledgeSearchError('the memory API answered an unexpected body');
     return parsed.data.chunks;
-  }
-
-  private post(path: string, body: string, identityToken: string, signal?: AbortSignal): Promise<{ status: number; text: string }> {
-    const url = this.options.url;
-    const target = url.startsWith('unix:') ? { socketPath: url.slice('unix:'.length) } : (() => {
-      const u = new URL(url);
-      return { host: u.hostname, port: u.port || 80 };
-    })();
-    const maxBytes = this.options.maxBytes ?? 8 * 1024 * 1024;
-    return new Promise((resolve, reject) => {
-      const req = request(
-        {
-          ...target,
-          method: 'POST',
-          path,
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), [IDENTITY_HEADER]: identityToken },
-          timeout: this.options.timeoutMs,
-          signal,
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (c: Buffer) => {
-            size += c.length;
-            if (size > maxBytes) {
-              req.destroy(new KnowledgeSearchError('the memory API answer is larger than the limit'));
-              return;
-            }
-            chunks.push(c);
-          });
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-          res.on('error', reject);
-        },
-      );
-      req.on('timeout', () => req.destroy(new KnowledgeSearchError('the memory API did not answer in time')));
-      req.on('error', (err) => reject(err instanceof KnowledgeSearchError ? err : new KnowledgeSearchError(`the memory API cannot be reached: ${err.message}`)));
-      req.end(body);
-    });
   }
 }

@@ -63,6 +63,8 @@ export function coreGuard(signer: IdentitySigner): CoreGuard {
       tenantId: identity.tenant_id,
       owner: `${identity.credential}:${identity.subject}`,
       admin: ADMIN_ROLES.has(identity.role),
+      workspaceId: identity.workspace_id,
+      memoryId: identity.memory_id,
     };
     ctx.state.log = ctx.state.log.child({ tenant_id: identity.tenant_id });
     if (access !== 'read' && identity.scopes?.access === 'read') throw coreError('FORBIDDEN', 'this key is read-only');

@@ -14,23 +14,43 @@ export interface CcPairRow {
   in_repeated_error_state: boolean;
   last_index_attempt_status: string | null;
   number_of_index_attempts: number;
+  /** Where its documents are indexed: the creating identity's workspace and memory ('' when it had none). */
+  workspace_id: string;
+  memory_id: string;
+  /** Who the indexer acts for when it writes the pair's documents (the creating administrator). */
+  creator_credential: string;
+  creator_subject: string;
+  last_successful_index_time: Date | null;
+  last_pruned: Date | null;
   time_created: Date;
   time_updated: Date;
 }
 
 const COLS =
-  'tenant_id, id, connector_id, credential_id, name, access_type, groups, status, num_docs_indexed, in_repeated_error_state, last_index_attempt_status, number_of_index_attempts, time_created, time_updated';
+  'tenant_id, id, connector_id, credential_id, name, access_type, groups, status, num_docs_indexed, in_repeated_error_state, last_index_attempt_status, number_of_index_attempts, ' +
+  'workspace_id, memory_id, creator_credential, creator_subject, last_successful_index_time, last_pruned, time_created, time_updated';
 
 /** The new pair, or null when the connector already has this credential. */
 export async function insertCcPair(
   sql: Sql,
   tenantId: string,
-  p: { connector_id: number; credential_id: number; name: string; access_type: AccessType; groups: number[] },
+  p: {
+    connector_id: number;
+    credential_id: number;
+    name: string;
+    access_type: AccessType;
+    groups: number[];
+    workspace_id: string;
+    memory_id: string;
+    creator_credential: string;
+    creator_subject: string;
+  },
 ): Promise<CcPairRow | null> {
   const r = await sql.query<CcPairRow>(
-    `INSERT INTO core.cc_pairs (tenant_id, connector_id, credential_id, name, access_type, groups) VALUES ($1, $2, $3, $4, $5, $6)
+    `INSERT INTO core.cc_pairs (tenant_id, connector_id, credential_id, name, access_type, groups, workspace_id, memory_id, creator_credential, creator_subject)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
      ON CONFLICT (tenant_id, connector_id, credential_id) DO NOTHING RETURNING ${COLS}`,
-    [tenantId, p.connector_id, p.credential_id, p.name, p.access_type, p.groups],
+    [tenantId, p.connector_id, p.credential_id, p.name, p.access_type, p.groups, p.workspace_id, p.memory_id, p.creator_credential, p.creator_subject],
   );
   return r.rows[0] ?? null;
 }
@@ -84,4 +104,28 @@ export async function setCcPairStatus(sql: Sql, tenantId: string, id: number, st
 
 export async function deleteCcPair(sql: Sql, tenantId: string, id: number): Promise<void> {
   await sql.query(`DELETE FROM core.cc_pairs WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
+}
+
+/** One more attempt was made for the pair. */
+export async function countAttempt(sql: Sql, tenantId: string, id: number): Promise<void> {
+  await sql.query(`UPDATE core.cc_pairs SET number_of_index_attempts = number_of_index_attempts + 1 WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
+}
+
+/**
+ * What an ended attempt tells the pair: its documents now, the attempt's status, whether its errors repeat, and
+ * (for a run read to its end or to a limit) when its last success started, which the next poll reads changes since.
+ */
+export async function recordAttemptEnd(
+  sql: Sql,
+  tenantId: string,
+  id: number,
+  e: { num_docs_indexed: number; status: string; repeated_errors: boolean; succeeded_from: Date | null; pruned: boolean },
+): Promise<void> {
+  await sql.query(
+    `UPDATE core.cc_pairs SET num_docs_indexed = $3, last_index_attempt_status = $4, in_repeated_error_state = $5,
+            last_successful_index_time = coalesce($6::timestamptz, last_successful_index_time),
+            last_pruned = CASE WHEN $7 THEN now() ELSE last_pruned END, time_updated = now()
+      WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, id, e.num_docs_indexed, e.status, e.repeated_errors, e.succeeded_from, e.pruned],
+  );
 }

@@ -24,6 +24,8 @@ export const DEFAULT_PORTS = {
   operatorHealth: 8087,
   /** `LORE_CORE_PORT`: the core API (its probes and metrics share the port). */
   core: 8082,
+  /** `LORE_CORE_WORKER_PORT`: the core worker's (connector indexer's) probes and metrics. */
+  coreWorker: 8088,
   /** The ports the chart already gives agents and mcp, whose code is not in the repository yet. */
   agents: 8084,
   mcp: 8085,

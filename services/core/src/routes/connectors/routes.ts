@@ -1,4 +1,5 @@
 import type { AssociateInput, CcPairDetail } from '../../application/connectors';
+import type { IndexAttemptRow } from '../../store/index-attempts';
 import type { Principal } from '../../application/principal';
 import type { SettableStatus } from '../../domain/connectors';
 import type { ConnectorFields, ConnectorRow } from '../../store/connectors';
@@ -10,14 +11,19 @@ import {
   ccPairInfoView,
   ccPairParams,
   ccPairStatusBody,
+  attemptListView,
+  attemptsQuery,
   ccPairStatusListView,
   connectorListQuery,
   createConnectorBody,
   deletionAttemptBody,
-  emptyView,
+  deletionAttemptView,
   objectCreationView,
+  presentAttempt,
   presentCcPairInfo,
   presentStatusEntry,
+  runOnceBody,
+  runOnceView,
   tenantQuery,
 } from './schema';
 
@@ -29,7 +35,9 @@ export interface ConnectorRouteDeps {
     ccPair(p: Principal, id: number): Promise<CcPairDetail>;
     associate(p: Principal, connectorId: number, credentialId: number, input: AssociateInput): Promise<CcPairDetail>;
     setStatus(p: Principal, id: number, status: SettableStatus): Promise<CcPairDetail>;
-    deletePair(p: Principal, connectorId: number, credentialId: number): Promise<unknown>;
+    deletePair(p: Principal, connectorId: number, credentialId: number): Promise<{ ccPairId: number; attemptId: number | null }>;
+    runOnce(p: Principal, connectorId: number, credentialIds: number[] | null, fromBeginning: boolean): Promise<IndexAttemptRow[]>;
+    attempts(p: Principal, ccPairId: number, limit: number): Promise<IndexAttemptRow[]>;
   };
 }
 
@@ -93,14 +101,37 @@ export function connectorRoutes(deps: ConnectorRouteDeps) {
     }),
     route({
       method: 'post', path: `${admin}/deletion-attempt`, operationId: 'createDeletionAttempt', summary: 'Delete a connector-credential pair', tags,
-      description: 'Deletes the pair of `connector_id` and `credential_id`, and the connector when no other pair reads it; the credential stays.',
+      description:
+        'Starts deleting the pair of `connector_id` and `credential_id`: it becomes DELETING, its running index attempt is canceled, and a deletion attempt removes its documents from the memory, then the pair, and the connector when no other pair reads it. The credential stays. Asking again while it is being deleted changes nothing.',
       security: CORE_SECURITY, guards: adminWrites(deps.guard), query: tenantQuery, body: deletionAttemptBody, ...SPEC_INPUT,
-      ok: { status: 200, description: 'deleted', schema: emptyView },
+      ok: { status: 200, description: 'the deletion is under way', schema: deletionAttemptView },
       responses: { ...ADMIN_WRITE, ...PAIR_NOT_FOUND },
       handler: async (ctx, { body }) => {
-        await c.deletePair(ctx.state.principal, body.connector_id, body.credential_id);
-        return {};
+        const r = await c.deletePair(ctx.state.principal, body.connector_id, body.credential_id);
+        return { cc_pair_id: r.ccPairId, status: 'DELETING' as const, attempt_id: r.attemptId };
       },
+    }),
+    route({
+      method: 'post', path: `${admin}/connector/run-once`, operationId: 'runConnectorOnce', summary: 'Index a connector now', tags,
+      description: 'Starts one index attempt for each named pair of the connector (all of its pairs without `credential_ids`): what changed since the last success, or everything with `from_beginning`.',
+      security: CORE_SECURITY, guards: adminWrites(deps.guard), query: tenantQuery, body: runOnceBody, ...SPEC_INPUT,
+      ok: { status: 200, description: 'the attempts started', schema: runOnceView },
+      responses: {
+        ...ADMIN_WRITE,
+        404: detail('no such connector, or it has no such credential'),
+        400: detail('a pair is paused or being deleted, or the connector has no credential'),
+        409: detail('a pair is already being indexed'),
+      },
+      handler: async (ctx, { body }) => ({
+        attempts: (await c.runOnce(ctx.state.principal, body.connector_id, body.credential_ids ?? null, body.from_beginning)).map(presentAttempt),
+      }),
+    }),
+    route({
+      method: 'get', path: `${pair}/index-attempts`, operationId: 'listIndexAttempts', summary: 'List a pair\'s index attempts', tags,
+      security: CORE_SECURITY, guards: adminReads(deps.guard), params: ccPairParams, query: attemptsQuery, ...SPEC_INPUT,
+      ok: { status: 200, description: 'the attempts, newest first', schema: attemptListView },
+      responses: { ...ADMIN_READ, ...PAIR_NOT_FOUND },
+      handler: async (ctx, { params, query }) => ({ index_attempts: (await c.attempts(ctx.state.principal, params.cc_pair_id, query.limit)).map(presentAttempt) }),
     }),
   ];
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { CcPairDetail, ConnectorRecord } from '../../application/connectors';
+import type { IndexAttemptRow } from '../../store/index-attempts';
 import { ACCESS_TYPES, accessProblem } from '../../domain/connectors';
 import { INPUT_TYPES, checkConnectorConfig, inputTypesOf, isSource } from '../../domain/sources';
 import { credentialView, presentCredential } from '../credentials/schema';
@@ -62,7 +63,46 @@ export function presentStatusEntry(d: CcPairDetail): z.input<typeof ccPairStatus
   };
 }
 
-/** Spec 2's full cc pair info, its fields in its order, then ours (access_type, groups). */
+/** One index attempt of a pair (our shape; docs/core.md, "Indexing"). */
+export const indexAttemptView = z.object({
+  id: z.number().int(),
+  cc_pair_id: z.number().int(),
+  kind: z.enum(['load', 'poll', 'delete']).describe('load: everything; poll: what changed since the last success; delete: removing the pair'),
+  prune: z.boolean().describe('whether the run also removes documents its source no longer lists'),
+  trigger: z.enum(['schedule', 'manual', 'deletion']),
+  status: z.enum(['not_started', 'in_progress', 'success', 'completed_with_errors', 'failed', 'canceled']),
+  new_docs_indexed: z.number().int().describe('documents written (new, or changed)'),
+  docs_unchanged: z.number().int(),
+  docs_skipped: z.number().int().describe('pages or files met that are not documents (robots.txt, noindex, a type not read, 404, older than indexing_start …)'),
+  docs_removed: z.number().int().describe('documents pruned'),
+  total_docs_indexed: z.number().int().nullable().describe('the pair\'s documents when the attempt ended'),
+  error_msg: z.string().nullable(),
+  time_created: z.string(),
+  time_started: z.string().nullable(),
+  time_updated: z.string(),
+});
+
+export function presentAttempt(a: IndexAttemptRow): z.input<typeof indexAttemptView> {
+  return {
+    id: a.id,
+    cc_pair_id: a.cc_pair_id,
+    kind: a.kind,
+    prune: a.prune,
+    trigger: a.trigger,
+    status: a.status,
+    new_docs_indexed: a.new_docs_indexed,
+    docs_unchanged: a.docs_unchanged,
+    docs_skipped: a.docs_skipped,
+    docs_removed: a.docs_removed,
+    total_docs_indexed: a.total_docs_indexed,
+    error_msg: a.error_msg,
+    time_created: iso(a.time_created),
+    time_started: a.time_started ? iso(a.time_started) : null,
+    time_updated: iso(a.time_updated),
+  };
+}
+
+/** Spec 2's full cc pair info, its fields in its order, then ours (access, indexing state, latest attempts). */
 export const ccPairInfoView = z.object({
   id: z.number().int(),
   name: z.string(),
@@ -72,9 +112,13 @@ export const ccPairInfoView = z.object({
   connector: connectorView,
   credential: credentialView,
   number_of_index_attempts: z.number().int(),
-  last_index_attempt_status: z.string().nullable().describe('null until the first index attempt'),
+  last_index_attempt_status: z.string().nullable().describe('null until the first index attempt ends: success, completed_with_errors, failed or canceled'),
   access_type: z.string().describe('public or private'),
   groups: z.array(z.number().int()),
+  indexing: z.boolean().describe('an attempt is queued or running'),
+  last_successful_index_time: z.string().nullable(),
+  last_pruned: z.string().nullable(),
+  latest_index_attempts: z.array(indexAttemptView).describe('the newest attempts, newest first (only on GET of one pair; [] elsewhere)'),
 });
 
 export function presentCcPairInfo(d: CcPairDetail): z.input<typeof ccPairInfoView> {
@@ -91,6 +135,10 @@ export function presentCcPairInfo(d: CcPairDetail): z.input<typeof ccPairInfoVie
     last_index_attempt_status: p.last_index_attempt_status,
     access_type: p.access_type,
     groups: p.groups,
+    indexing: (d.attempts ?? []).some((a) => a.status === 'not_started' || a.status === 'in_progress'),
+    last_successful_index_time: p.last_successful_index_time ? iso(p.last_successful_index_time) : null,
+    last_pruned: p.last_pruned ? iso(p.last_pruned) : null,
+    latest_index_attempts: (d.attempts ?? []).map(presentAttempt),
   };
 }
 
@@ -151,7 +199,25 @@ export const ccPairStatusBody = z.strictObject({ status: z.enum(['ACTIVE', 'PAUS
 
 export const deletionAttemptBody = z.strictObject({ connector_id: int32, credential_id: int32 });
 
-export const emptyView = z.object({});
+
+export const deletionAttemptView = z.object({
+  cc_pair_id: z.number().int(),
+  status: z.literal('DELETING'),
+  attempt_id: z.number().int().nullable().describe('the deletion attempt; null when one was already under way'),
+});
+
+export const runOnceBody = z.strictObject({
+  connector_id: int32,
+  credential_ids: z.array(int32).min(1).max(100).nullish().describe('the pairs to run; absent or null: every pair of the connector'),
+  from_beginning: z.boolean().default(false).describe('read everything again instead of what changed since the last success'),
+});
+
+export const runOnceView = z.object({
+  attempts: z.array(indexAttemptView).describe('one not_started attempt per pair'),
+});
+
+export const attemptsQuery = z.object({ ...tenantIdParam, limit: z.coerce.number().int().min(1).max(100).default(20) });
+export const attemptListView = z.object({ index_attempts: z.array(indexAttemptView) });
 
 export const connectorListQuery = z.object({ ...tenantIdParam, credential: queryNullableInt.describe('only the pairs reading with this credential; absent or null: all') });
 export const ccPairParams = z.object({ cc_pair_id: intParam });

@@ -1,0 +1,457 @@
+import { randomUUID } from 'node:crypto';
+import { TOPICS, type ConnectorIndexMessage, type CredentialKind } from '@lore/contracts';
+import { enqueueOutbox, type Db, type IdentitySigner, type Logger, type SecretBox, type Sql } from '@lore/runtime';
+import type { ConnectorDocuments, PairAccess } from '../clients/graph-documents';
+import { consume, type ConnectorSource, type RunOutcome, type SourceDocument, type SourceLimits, type Validators } from '../connectors/source';
+import {
+  beforeIndexingStart,
+  endStatus,
+  idsToPrune,
+  inRepeatedErrorState,
+  nextRunAt,
+  runPlan,
+  type AttemptKind,
+  type AttemptStatus,
+  type AttemptTrigger,
+} from '../domain/indexing';
+import { countAttempt, deleteCcPair, getCcPair, recordAttemptEnd, type CcPairRow } from '../store/cc-pairs';
+import { countDocuments, forgetDocuments, forgetPairDocuments, keepDocuments, keptValidators, type KeptDocument } from '../store/connector-documents';
+import { deleteConnectorWithoutPairs, getConnector, type ConnectorRow } from '../store/connectors';
+import { getCredential } from '../store/credentials';
+import {
+  addProgress,
+  claimAttempt,
+  deleteAttemptsOfPair,
+  finishAttempt,
+  getAttempt,
+  insertAttempt,
+  lastEndedStatuses,
+  liveAttempt,
+  type AttemptProgress,
+  type IndexAttemptRow,
+} from '../store/index-attempts';
+import { clearAttempt, heartbeat, lockDuePairs, lockSchedule, schedulePair, setScheduledAttempt, staleAttempts, tenantsDue, unschedulePair } from '../store/index-schedule';
+import { openCredentialJson } from './credential-secrets';
+
+/**
+ * Connector indexing (docs/core.md, "Indexing"): the scheduler finds due pairs and writes their attempts with a
+ * `lore.connectors.index` message through the outbox in the same transaction; a worker claims each attempt, drives
+ * the pair's source and writes what it yields into the pair's memory through the graph service (the same pipeline
+ * as memory ingest), keeping per document what the next poll starts from. Documents are keyed by the pair and the
+ * source's id, so a rerun neither loses nor duplicates them; a worker that stops heartbeating has its attempt
+ * failed and the pair run again.
+ */
+
+/** Makes the connector source a pair reads with (the web, uploaded files, Google Drive). */
+export type SourceFactory = (connector: ConnectorRow, credentialJson: Record<string, unknown>, tenantId: string) => ConnectorSource;
+
+export interface IndexingSettings {
+  /** How often a running attempt says it is alive (and checks it should go on). */
+  heartbeatMs: number;
+  /** A running attempt silent this long is failed and its pair run again. */
+  staleMs: number;
+  /** Documents per write to the memory, and their text's bytes at most. */
+  batchDocuments: number;
+  batchBytes: number;
+  /** Limits every run's source honours. */
+  limits?: Partial<SourceLimits>;
+  /** Pairs the scheduler starts per tick at most. */
+  schedulePerTick: number;
+}
+
+export const DEFAULT_INDEXING_SETTINGS: IndexingSettings = {
+  heartbeatMs: 5_000,
+  staleMs: 60_000,
+  batchDocuments: 16,
+  batchBytes: 8 * 1024 * 1024,
+  schedulePerTick: 50,
+};
+
+export interface IndexingDeps {
+  db: Db;
+  logger: Logger;
+  signer: IdentitySigner;
+  secrets: SecretBox;
+  documents: ConnectorDocuments;
+  sources: SourceFactory;
+  settings: IndexingSettings;
+}
+
+/** The pair's documents are in no memory: the identity that made it had none. */
+const NO_MEMORY = 'the pair has no memory to index into: the workspace it was created in has none';
+
+/**
+ * Writes a live attempt for the pair with its message, in the caller's transaction; null when the pair already has
+ * a live attempt. Counts the attempt on the pair and records it in the schedule (so no scheduler starts another).
+ */
+export async function enqueueAttempt(sql: Sql, tenantId: string, ccPairId: number, kind: AttemptKind, prune: boolean, trigger: AttemptTrigger): Promise<IndexAttemptRow | null> {
+  const attempt = await insertAttempt(sql, tenantId, { cc_pair_id: ccPairId, kind, prune, trigger });
+  if (!attempt) return null;
+  await countAttempt(sql, tenantId, ccPairId);
+  await setScheduledAttempt(sql, tenantId, ccPairId, attempt.id);
+  const message: ConnectorIndexMessage = { event_id: `idx_${randomUUID()}`, tenant_id: tenantId, cc_pair_id: ccPairId, attempt_id: attempt.id };
+  // Keyed by the pair: one pair's attempts (a run, then its deletion) are handled in order, never at once.
+  await enqueueOutbox(sql, { topic: TOPICS.connectorsIndex, key: `${tenantId}:${ccPairId}`, eventId: message.event_id, value: message });
+  return attempt;
+}
+
+/** Ends the pair's live attempt (a pause, a deletion); the worker running it sees that at its next heartbeat. */
+export async function cancelLiveAttempt(sql: Sql, tenantId: string, ccPairId: number, reason: string): Promise<void> {
+  const live = await liveAttempt(sql, tenantId, ccPairId);
+  if (live) await finishAttempt(sql, tenantId, live.id, 'canceled', reason, null);
+}
+
+/** A pair made or resumed: due now. */
+export function scheduleNow(sql: Sql, tenantId: string, ccPairId: number): Promise<void> {
+  return schedulePair(sql, tenantId, ccPairId);
+}
+
+export { unschedulePair };
+
+/**
+ * One scheduler pass: fails attempts whose worker went silent, then starts every due pair (at most
+ * `schedulePerTick`). Due pairs are locked FOR UPDATE SKIP LOCKED, so schedulers of several replicas never start the
+ * same pair. Answers how many attempts it started.
+ */
+export async function scheduleTick(deps: IndexingDeps, now: () => Date = () => new Date()): Promise<number> {
+  await recoverStale(deps);
+  let started = 0;
+  for (const tenantId of await tenantsDue(deps.db, deps.settings.schedulePerTick)) {
+    started += await deps.db.withTenant(tenantId, async (sql) => {
+      let n = 0;
+      for (const pairId of await lockDuePairs(sql, tenantId, deps.settings.schedulePerTick)) {
+        const pair = await getCcPair(sql, tenantId, pairId);
+        if (!pair || pair.status === 'PAUSED') {
+          await unschedulePair(sql, tenantId, pairId);
+          continue;
+        }
+        if (pair.status === 'DELETING') {
+          if (await enqueueAttempt(sql, tenantId, pairId, 'delete', false, 'deletion')) n++;
+          continue;
+        }
+        const connector = await getConnector(sql, tenantId, pair.connector_id);
+        if (!connector) continue;
+        const plan = runPlan({ lastSuccess: pair.last_successful_index_time, lastPruned: pair.last_pruned, pruneFreq: connector.prune_freq }, now());
+        if (await enqueueAttempt(sql, tenantId, pairId, plan.kind, plan.prune, 'schedule')) n++;
+      }
+      return n;
+    });
+  }
+  return started;
+}
+
+/** Fails running attempts whose worker stopped heartbeating; their pairs are due again at once. */
+export async function recoverStale(deps: IndexingDeps): Promise<number> {
+  let recovered = 0;
+  for (const s of await staleAttempts(deps.db, deps.settings.staleMs, 100)) {
+    const done = await deps.db.withTenant(s.tenant_id, async (sql) => {
+      const row = await lockSchedule(sql, s.tenant_id, s.cc_pair_id);
+      if (!row || row.attempt_id !== s.attempt_id) return false;
+      const attempt = await getAttempt(sql, s.tenant_id, s.attempt_id, true);
+      if (attempt && (attempt.status === 'in_progress' || attempt.status === 'not_started')) {
+        await finishAttempt(sql, s.tenant_id, attempt.id, 'failed', 'the worker running it stopped answering', null);
+        await recordEnd(sql, s.tenant_id, s.cc_pair_id, attempt, 'failed', false);
+      }
+      await clearAttempt(sql, s.tenant_id, s.cc_pair_id, s.attempt_id, new Date());
+      return true;
+    });
+    if (done) {
+      recovered++;
+      deps.logger.warn({ tenant_id: s.tenant_id, cc_pair_id: s.cc_pair_id, attempt_id: s.attempt_id }, 'index attempt abandoned by its worker; failed and rescheduled');
+    }
+  }
+  return recovered;
+}
+
+/** The pair's counts and statuses after an attempt ended. */
+async function recordEnd(sql: Sql, tenantId: string, pairId: number, attempt: IndexAttemptRow, status: AttemptStatus, pruned: boolean): Promise<void> {
+  const succeeded = status === 'success' || status === 'completed_with_errors';
+  await recordAttemptEnd(sql, tenantId, pairId, {
+    num_docs_indexed: await countDocuments(sql, tenantId, pairId),
+    status,
+    repeated_errors: inRepeatedErrorState(await lastEndedStatuses(sql, tenantId, pairId, 3)),
+    // The next poll asks for changes since this run started: what changed while it ran is not missed.
+    succeeded_from: succeeded && attempt.kind !== 'delete' ? (attempt.time_started ?? attempt.time_created) : null,
+    pruned,
+  });
+}
+
+interface Claimed {
+  attempt: IndexAttemptRow;
+  pair: CcPairRow;
+  connector: ConnectorRow | null;
+  credentialJson: Record<string, unknown> | null;
+  previous: Map<string, Validators>;
+}
+
+export type AttemptResult = 'duplicate' | AttemptStatus;
+
+/**
+ * Handles one `lore.connectors.index` message: claims its attempt (a redelivered or canceled one is done at once),
+ * runs it to its end, and records the outcome. `stop` is the worker shutting down: the attempt ends `canceled` and
+ * its pair is due again at once.
+ */
+export async function runAttempt(deps: IndexingDeps, msg: ConnectorIndexMessage, stop: AbortSignal): Promise<AttemptResult> {
+  const { tenant_id: tenantId, cc_pair_id: pairId } = msg;
+  const claimed = await deps.db.withTenant(tenantId, async (sql): Promise<Claimed | null> => {
+    const attempt = await claimAttempt(sql, tenantId, msg.attempt_id);
+    if (!attempt) return null;
+    const pair = await getCcPair(sql, tenantId, pairId);
+    if (!pair) {
+      await finishAttempt(sql, tenantId, attempt.id, 'failed', 'the pair no longer exists', null);
+      await clearAttempt(sql, tenantId, pairId, attempt.id, null);
+      return null;
+    }
+    await heartbeat(sql, tenantId, pairId, attempt.id);
+    if (attempt.kind === 'delete') return { attempt, pair, connector: null, credentialJson: null, previous: new Map() };
+    const connector = await getConnector(sql, tenantId, pair.connector_id);
+    const credential = await getCredential(sql, tenantId, pair.credential_id);
+    const credentialJson = credential ? openCredentialJson(deps.secrets, tenantId, credential.id, credential.credential_json as Record<string, string>) : null;
+    return { attempt, pair, connector, credentialJson, previous: await keptValidators(sql, tenantId, pairId) };
+  });
+  if (!claimed) return 'duplicate';
+  const log = deps.logger.child({ tenant_id: tenantId, cc_pair_id: pairId, attempt_id: claimed.attempt.id });
+  const run = new PairRun(deps, claimed, stop, log);
+  try {
+    return await run.execute();
+  } finally {
+    run.close();
+  }
+}
+
+/** Why a run stopped before its source's end (besides the source's own reasons). */
+type Interruption = 'shutdown' | 'canceled' | null;
+
+class PairRun {
+  private readonly abort = new AbortController();
+  private readonly timer: NodeJS.Timeout;
+  private interruption: Interruption = null;
+  private readonly progress: AttemptProgress = { new_docs_indexed: 0, docs_unchanged: 0, docs_skipped: 0, docs_removed: 0 };
+  private writeErrors = 0;
+  private readonly tenantId: string;
+  private readonly pairId: number;
+  private readonly onStop = () => this.interrupt('shutdown');
+
+  constructor(
+    private readonly deps: IndexingDeps,
+    private readonly c: Claimed,
+    private readonly stop: AbortSignal,
+    private readonly log: Logger,
+  ) {
+    this.tenantId = c.pair.tenant_id;
+    this.pairId = c.pair.id;
+    if (stop.aborted) this.interrupt('shutdown');
+    else stop.addEventListener('abort', this.onStop, { once: true });
+    this.timer = setInterval(() => void this.beat(), deps.settings.heartbeatMs);
+    this.timer.unref();
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.stop.removeEventListener('abort', this.onStop);
+  }
+
+  private interrupt(why: Exclude<Interruption, null>): void {
+    if (this.interruption === null) this.interruption = why;
+    this.abort.abort();
+  }
+
+  /** Says the worker is alive; stops the run when its attempt ended meanwhile (paused, deleted, failed by recovery). */
+  private async beat(): Promise<void> {
+    try {
+      const alive = await this.deps.db.withTenant(this.tenantId, async (sql) => {
+        const attempt = await getAttempt(sql, this.tenantId, this.c.attempt.id);
+        if (attempt?.status !== 'in_progress') return false;
+        return heartbeat(sql, this.tenantId, this.pairId, this.c.attempt.id);
+      });
+      if (!alive) this.interrupt('canceled');
+    } catch (err) {
+      // A missed heartbeat is not fatal; enough of them and the scheduler fails the attempt.
+      this.log.warn({ err }, 'index attempt heartbeat failed');
+    }
+  }
+
+  /** The identity the indexer writes the pair's documents with: its memory, its creating administrator. */
+  private identity(): Promise<string> {
+    const p = this.c.pair;
+    return this.deps.signer.sign({
+      tenant_id: p.tenant_id,
+      workspace_id: p.workspace_id,
+      memory_id: p.memory_id,
+      credential: (p.creator_credential || 'session') as CredentialKind,
+      subject: p.creator_subject || 'indexer',
+      role: 'admin',
+      request_id: `idx-${this.c.attempt.id}`,
+    });
+  }
+
+  private access(): PairAccess {
+    return { public: this.c.pair.access_type === 'public', groups: this.c.pair.groups };
+  }
+
+  async execute(): Promise<AttemptResult> {
+    let status: AttemptStatus;
+    let error: string | null = null;
+    let pruned = false;
+    try {
+      if (!this.c.pair.memory_id) {
+        status = this.c.attempt.kind === 'delete' ? await this.deletePair(false) : 'failed';
+        if (status === 'failed') error = NO_MEMORY;
+      } else if (this.c.attempt.kind === 'delete') {
+        status = await this.deletePair(true);
+      } else {
+        const outcome = await this.index();
+        status = this.interruption ? 'canceled' : endStatus(outcome.stop, this.writeErrors);
+        error = outcome.detail ?? (outcome.stop === 'completed' ? null : `the run stopped: ${outcome.stop}`);
+        if (this.writeErrors > 0) error = `${error ? `${error}; ` : ''}${this.writeErrors} documents could not be written`;
+        if (this.c.attempt.prune && outcome.stop === 'completed' && !this.interruption) pruned = await this.prune();
+      }
+    } catch (err) {
+      status = this.interruption ? 'canceled' : 'failed';
+      error = this.interruption ? null : errorText(err);
+      this.log.warn({ err }, 'index attempt failed');
+    }
+    if (status === 'canceled') error = this.interruption === 'shutdown' ? 'the worker stopped' : (error ?? 'canceled');
+    if (this.c.attempt.kind === 'delete' && status === 'success') return status;
+    await this.finish(status, error, pruned);
+    return status;
+  }
+
+  /** Drives the source (everything, or changes since the last success) and writes its documents in batches. */
+  private async index(): Promise<RunOutcome> {
+    const connector = this.c.connector;
+    if (!connector || !this.c.credentialJson) throw new Error('the connector or its credential no longer exists');
+    const source = this.deps.sources(connector, this.c.credentialJson, this.tenantId);
+    const options = { signal: this.abort.signal, limits: this.deps.settings.limits };
+    const since = this.c.pair.last_successful_index_time;
+    const run = this.c.attempt.kind === 'load' || !since ? source.loadAll(options) : source.pollSince(since, this.c.previous, options);
+    let batch: Array<{ document: SourceDocument; validators: Validators }> = [];
+    let bytes = 0;
+    const outcome = await consume(run, async (item) => {
+      if (item.kind === 'skipped') {
+        this.progress.docs_skipped++;
+        return;
+      }
+      if (beforeIndexingStart(item.document.updated_at, connector.indexing_start)) {
+        this.progress.docs_skipped++;
+        return;
+      }
+      batch.push({ document: item.document, validators: item.validators });
+      bytes += Buffer.byteLength(item.document.text);
+      if (batch.length >= this.deps.settings.batchDocuments || bytes >= this.deps.settings.batchBytes) {
+        const full = batch;
+        batch = [];
+        bytes = 0;
+        await this.write(full);
+      }
+    });
+    // Documents the source found unchanged (a 304, an old enough date, the same hash) were not yielded.
+    this.progress.docs_unchanged += outcome.unchanged;
+    if (batch.length > 0 && !this.interruption) await this.write(batch);
+    else await this.saveProgress([]);
+    return outcome;
+  }
+
+  /** Writes a batch into the memory, then keeps what each document became and the run's counts. */
+  private async write(batch: Array<{ document: SourceDocument; validators: Validators }>): Promise<void> {
+    let results;
+    try {
+      results = await this.deps.documents.push(await this.identity(), this.pairId, this.access(), batch.map((b) => b.document), this.abort.signal);
+    } catch (err) {
+      if (this.abort.signal.aborted) throw err;
+      // One failed write does not end the run: its documents are retried by the next one (nothing was kept).
+      this.writeErrors += batch.length;
+      this.log.warn({ err, documents: batch.length }, 'writing documents to the memory failed');
+      return;
+    }
+    const kept: KeptDocument[] = [];
+    results.forEach((r, i) => {
+      const b = batch[i]!;
+      if (r.outcome === 'skipped') this.progress.docs_skipped++;
+      else {
+        if (r.outcome === 'unchanged') this.progress.docs_unchanged++;
+        else this.progress.new_docs_indexed++;
+        kept.push({ doc_key: b.document.id, doc_id: r.doc_id, validators: b.validators });
+      }
+    });
+    await this.saveProgress(kept);
+  }
+
+  private async saveProgress(kept: KeptDocument[]): Promise<void> {
+    const delta = { ...this.progress };
+    this.progress.new_docs_indexed = this.progress.docs_unchanged = this.progress.docs_skipped = this.progress.docs_removed = 0;
+    const going = await this.deps.db.withTenant(this.tenantId, async (sql) => {
+      // What the memory now holds is kept even when the attempt was canceled meanwhile: the documents are there.
+      await keepDocuments(sql, this.tenantId, this.pairId, kept);
+      return addProgress(sql, this.tenantId, this.c.attempt.id, delta);
+    });
+    if (!going) this.interrupt('canceled');
+  }
+
+  /** Lists what still exists and removes the rest; only after a listing that completed. */
+  private async prune(): Promise<boolean> {
+    const connector = this.c.connector!;
+    const known = await this.deps.db.withTenant(this.tenantId, (sql) => keptValidators(sql, this.tenantId, this.pairId));
+    const source = this.deps.sources(connector, this.c.credentialJson!, this.tenantId);
+    const listed = new Set<string>();
+    const outcome = await consume(source.listIds({ signal: this.abort.signal, limits: this.deps.settings.limits, previous: known }), (id) => {
+      listed.add(id);
+    });
+    if (outcome.stop !== 'completed' || this.interruption) {
+      this.log.info({ stop: outcome.stop }, 'listing did not complete; nothing pruned');
+      return false;
+    }
+    const gone = idsToPrune(known.keys(), listed);
+    for (let i = 0; i < gone.length; i += 500) {
+      const ids = gone.slice(i, i + 500);
+      await this.deps.documents.remove(await this.identity(), this.pairId, ids, this.abort.signal);
+      const n = await this.deps.db.withTenant(this.tenantId, (sql) => forgetDocuments(sql, this.tenantId, this.pairId, ids));
+      this.progress.docs_removed += n;
+    }
+    await this.saveProgress([]);
+    return true;
+  }
+
+  /**
+   * Removes every document of the pair from its memory, then the pair (and its connector when no other pair reads
+   * it) with its attempts and what was kept. A failure leaves the pair DELETING; the scheduler tries again.
+   */
+  private async deletePair(inMemory: boolean): Promise<AttemptStatus> {
+    if (inMemory) await this.deps.documents.remove(await this.identity(), this.pairId, undefined, this.abort.signal);
+    await this.deps.db.withTenant(this.tenantId, async (sql) => {
+      await getConnector(sql, this.tenantId, this.c.pair.connector_id, 'update');
+      await forgetPairDocuments(sql, this.tenantId, this.pairId);
+      await deleteAttemptsOfPair(sql, this.tenantId, this.pairId);
+      await unschedulePair(sql, this.tenantId, this.pairId);
+      await deleteCcPair(sql, this.tenantId, this.pairId);
+      await deleteConnectorWithoutPairs(sql, this.tenantId, this.c.pair.connector_id);
+    });
+    this.log.info('cc pair deleted with its documents');
+    return 'success';
+  }
+
+  private async finish(status: AttemptStatus, error: string | null, pruned: boolean): Promise<void> {
+    const { tenantId, pairId } = this;
+    const attempt = this.c.attempt;
+    await this.deps.db.withTenant(tenantId, async (sql) => {
+      const total = await countDocuments(sql, tenantId, pairId);
+      const ended = await finishAttempt(sql, tenantId, attempt.id, status, error ? error.slice(0, 2000) : null, total);
+      if (ended) await recordEnd(sql, tenantId, pairId, attempt, status, pruned);
+      else if (pruned) await recordEnd(sql, tenantId, pairId, attempt, 'canceled', true);
+      const pair = await getCcPair(sql, tenantId, pairId);
+      const connector = pair ? await getConnector(sql, tenantId, pair.connector_id) : null;
+      // Due again after its refresh interval (a deletion that failed: a minute), or at once after a shutdown.
+      const now = new Date();
+      const next =
+        this.interruption === 'shutdown' ? now : attempt.kind === 'delete' ? nextRunAt(now, 60) : nextRunAt(now, connector?.refresh_freq ?? 3600);
+      await clearAttempt(sql, tenantId, pairId, attempt.id, pair && pair.status !== 'PAUSED' ? next : null);
+    });
+    this.log.info({ status, error }, 'index attempt ended');
+  }
+}
+
+/** An error's message for the attempt's record, without addresses (the outbound client's errors carry none). */
+function errorText(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return text.replace(/https?:\/\/\S+/g, '<url>').slice(0, 500);
+}

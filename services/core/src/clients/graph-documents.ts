@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import type { SourceDocument } from '../connectors/source';
+import { graphPost, GraphCallError, type GraphHttpOptions } from './graph-http';
+
+/**
+ * Where the indexer writes a pair's documents: the graph service's connector-document routes (graph-internal,
+ * never forwarded by the gateway), through the same pipeline as memory ingest. Each call carries an identity the
+ * indexer signs for the pair (its memory, its creating administrator).
+ */
+
+export type PushOutcome = 'created' | 'updated' | 'unchanged' | 'skipped';
+
+const pushAnswer = z.object({
+  results: z.array(z.object({ id: z.string(), doc_id: z.string().nullable(), outcome: z.enum(['created', 'updated', 'unchanged', 'skipped']) })),
+});
+const deleteAnswer = z.object({ deleted: z.number().int() });
+
+export interface PairAccess {
+  public: boolean;
+  groups: number[];
+}
+
+export interface ConnectorDocuments {
+  push(identityToken: string, ccPairId: number, access: PairAccess, documents: SourceDocument[], signal?: AbortSignal): Promise<Array<{ id: string; doc_id: string | null; outcome: PushOutcome }>>;
+  /** Removes the named documents of the pair (all of them when `ids` is undefined); answers how many went. */
+  remove(identityToken: string, ccPairId: number, ids: string[] | undefined, signal?: AbortSignal): Promise<number>;
+}
+
+/** A refusal or failure of the graph service, with its status (0: not reached). */
+export class ConnectorDocumentsError extends GraphCallError {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+export class GraphConnectorDocuments implements ConnectorDocuments {
+  constructor(private readonly options: GraphHttpOptions) {}
+
+  async push(identityToken: string, ccPairId: number, access: PairAccess, documents: SourceDocument[], signal?: AbortSignal) {
+    const body = JSON.stringify({
+      cc_pair_id: ccPairId,
+      access,
+      documents: documents.map((d) => ({
+        id: d.id,
+        title: d.title,
+        text: d.text,
+        link: d.link,
+        source_type: d.source_type,
+        updated_at: d.updated_at ? d.updated_at.toISOString() : null,
+        primary_owners: d.primary_owners,
+        secondary_owners: d.secondary_owners,
+        metadata: d.metadata,
+        content_hash: d.content_hash,
+      })),
+    });
+    const parsed = pushAnswer.safeParse(await this.call('/internal/v1/connector-documents', body, identityToken, signal));
+    if (!parsed.success || parsed.data.results.length !== documents.length) throw new ConnectorDocumentsError('the graph service answered an unexpected body', 200);
+    return parsed.data.results;
+  }
+
+  async remove(identityToken: string, ccPairId: number, ids: string[] | undefined, signal?: AbortSignal): Promise<number> {
+    const body = JSON.stringify({ cc_pair_id: ccPairId, ...(ids === undefined ? {} : { ids }) });
+    const parsed = deleteAnswer.safeParse(await this.call('/internal/v1/connector-documents/delete', body, identityToken, signal));
+    if (!parsed.success) throw new ConnectorDocumentsError('the graph service answered an unexpected body', 200);
+    return parsed.data.deleted;
+  }
+
+  private async call(path: string, body: string, identityToken: string, signal?: AbortSignal): Promise<unknown> {
+    const { status, text } = await graphPost({ maxBytes: 4 * 1024 * 1024, ...this.options }, path, body, identityToken, signal);
+    if (status !== 200) {
+      let message = `the graph service answered ${status}`;
+      try {
+        const e = (JSON.parse(text) as { error?: { message?: string } }).error?.message;
+        if (e) message += `: ${e}`;
+      } catch {
+        // not JSON: the status says enough
+      }
+      throw new ConnectorDocumentsError(message, status);
+    }
+    return JSON.parse(text) as unknown;
+  }
+}

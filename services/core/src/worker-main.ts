@@ -1,0 +1,85 @@
+import {
+  consumerGroupsCheck,
+  ConfigError,
+  createLogger,
+  createMetricsRegistry,
+  exitOnConfigError,
+  IdentitySigner,
+  KafkaBus,
+  Lifecycle,
+  listen,
+  opsRouter,
+  parseConfig,
+  PostgresBlobStore,
+  PostgresDb,
+  PostgresStartJournal,
+} from '@lore/runtime';
+import Koa from 'koa';
+import { GraphConnectorDocuments } from './clients/graph-documents';
+import { GraphKnowledgeSearch } from './clients/knowledge';
+import { coreConfigSchema } from './config';
+import { createCoreService } from './core-service';
+
+/**
+ * The `core-worker` deployment: the connector indexer (the scheduler, the `lore.connectors.index` consumer that runs
+ * index attempts and writes documents through the graph service, an outbox relay). Serves only its probes and
+ * metrics on LORE_CORE_WORKER_PORT.
+ */
+async function main(): Promise<void> {
+  const config = parseConfig(coreConfigSchema, process.env);
+  if (!config.LORE_KAFKA_BROKERS) throw new ConfigError(['LORE_KAFKA_BROKERS: is required by the core worker']);
+  const logger = createLogger({ level: config.LORE_LOG_LEVEL, service: 'core-worker' });
+  const metrics = createMetricsRegistry('core-worker');
+  const lifecycle = new Lifecycle(logger);
+  lifecycle.installSignalHandlers();
+  const db = await new PostgresDb({ url: config.LORE_DATABASE_URL, ownerUrl: config.LORE_DATABASE_OWNER_URL }).init();
+  lifecycle.onShutdown('database', () => db.close());
+  const bus = new KafkaBus({
+    brokers: config.LORE_KAFKA_BROKERS.split(','),
+    prefix: config.LORE_KAFKA_PREFIX,
+    clientId: 'lore-core-worker',
+    logger,
+    metrics,
+    startJournal: new PostgresStartJournal(db),
+  });
+  lifecycle.onShutdown('event bus', () => bus.close());
+  const graph = { url: config.LORE_CORE_GRAPH_URL, timeoutMs: config.LORE_CORE_GRAPH_TIMEOUT_MS };
+  const core = await createCoreService({
+    db,
+    logger,
+    metrics,
+    signer: new IdentitySigner(config.LORE_IDENTITY_SECRET),
+    encryptionKeys: config.LORE_ENCRYPTION_KEYS,
+    migrate: config.LORE_CORE_MIGRATE,
+    knowledge: new GraphKnowledgeSearch(graph),
+    lifecycle,
+    indexer: {
+      bus,
+      documents: new GraphConnectorDocuments({ ...graph, timeoutMs: Math.max(graph.timeoutMs, 60_000) }),
+      sources: {
+        allowLoopback: config.LORE_CONNECTORS_ALLOW_LOOPBACK,
+        blobs: new PostgresBlobStore(db),
+        google: {
+          ...(config.LORE_CONNECTORS_GOOGLE_API_URL ? { apiBaseUrl: config.LORE_CONNECTORS_GOOGLE_API_URL } : {}),
+          ...(config.LORE_CONNECTORS_GOOGLE_TOKEN_URL ? { tokenUrl: config.LORE_CONNECTORS_GOOGLE_TOKEN_URL } : {}),
+        },
+      },
+      settings: { heartbeatMs: config.LORE_CORE_INDEX_HEARTBEAT_MS, staleMs: config.LORE_CORE_INDEX_STALE_MS, batchDocuments: config.LORE_CORE_INDEX_BATCH_DOCUMENTS },
+      schedulerIntervalMs: config.LORE_CORE_SCHEDULER_INTERVAL_MS,
+      consumerGroup: config.LORE_CORE_CONSUMER_GROUP,
+      relay: config.LORE_CORE_RELAY,
+    },
+  });
+  // Probes answer from before the consumer joins: a slow join must not look like a dead process.
+  const ops = new Koa();
+  ops.use(opsRouter(lifecycle, metrics).routes());
+  const server = await listen(ops, config.LORE_CORE_WORKER_PORT, config.LORE_CORE_HOST);
+  lifecycle.onShutdown('ops server', () => server.close());
+  lifecycle.addCheck('consumer groups', consumerGroupsCheck(bus));
+  await core.indexer!.start();
+  lifecycle.onShutdown('core worker', () => core.close());
+  lifecycle.markStarted();
+  logger.info({ ops: server.url }, 'core-worker indexing');
+}
+
+main().catch(exitOnConfigError);

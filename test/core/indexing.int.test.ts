@@ -1,0 +1,436 @@
+/**
+ * Connector indexing end to end on real PostgreSQL, Redis and Kafka: administrators make pairs through the gateway,
+ * core's scheduler and its `lore.connectors.index` consumer run the attempts, and the documents land in the
+ * tenant's memory through the graph service's pipeline, where chat and the memory API find them. A loopback web
+ * (test/support/loopback-web.ts) is the site; the truth a run is compared with is the same source driven directly.
+ * See "Indexing" in docs/core.md.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { GraphConnectorDocuments } from '@lore/core';
+import { createLogger, IdentitySigner, PostgresBlobStore } from '@lore/runtime';
+import { DEFAULT_INDEXING_SETTINGS, scheduleTick } from '../../services/core/src/application/indexing';
+import { consume, createWebFetcher, WebSource, type WebSourceConfig } from '../../services/core/src/connectors';
+import { closeIdleHttpConnections } from '../support/http';
+import { TEST_ENCRYPTION_KEYS } from '../support/encryption';
+import { requireEnv, uniqueSuffix } from '../support/infra';
+import { IDENTITY_SECRET, type TenantFixture } from '../gateway/harness';
+import { LoopbackWeb } from '../support/loopback-web';
+import { startCoreStack, type CoreStack } from './harness';
+
+jest.setTimeout(180_000);
+
+type Json = Record<string, any>;
+const ROOT = join(__dirname, '..', '..');
+const as = (key: string) => ({ authorization: `Bearer ${key}` });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function eventually<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== null && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(150);
+  }
+}
+
+/** Admin calls of one tenant through the gateway. */
+function admin(s: CoreStack, key: string) {
+  return {
+    async connector(body: Json): Promise<number> {
+      const r = await s.call('POST', '/api/manage/admin/connector', as(key), { input_type: 'load_state', refresh_freq: 3600, prune_freq: null, indexing_start: null, access_type: 'public', groups: [], ...body });
+      expect(r.status).toBe(200);
+      return r.json.id as number;
+    },
+    async credential(source: string): Promise<number> {
+      const r = await s.call('POST', '/api/manage/credential', as(key), { name: `${source} ${uniqueSuffix()}`, source, credential_json: {} });
+      expect(r.status).toBe(201);
+      return r.json.id as number;
+    },
+    async pair(connectorId: number, credentialId: number, body: Json = {}): Promise<Json> {
+      const r = await s.call('PUT', `/api/manage/connector/${connectorId}/credential/${credentialId}`, as(key), body);
+      expect(r.status).toBe(200);
+      return r.json as Json;
+    },
+    async info(pairId: number): Promise<Json> {
+      const r = await s.call('GET', `/api/manage/admin/cc-pair/${pairId}`, as(key));
+      expect(r.status).toBe(200);
+      return r.json as Json;
+    },
+    runOnce(connectorId: number, body: Json = {}) {
+      return s.call('POST', '/api/manage/admin/connector/run-once', as(key), { connector_id: connectorId, ...body });
+    },
+    /** Waits for the pair's attempt `attemptId` to end, and answers it. */
+    async ended(pairId: number, attemptId: number): Promise<Json> {
+      return eventually(`attempt ${attemptId} to end`, async () => {
+        const r = await s.call('GET', `/api/manage/admin/cc-pair/${pairId}/index-attempts`, as(key));
+        expect(r.status).toBe(200);
+        const a = (r.json.index_attempts as Json[]).find((x) => x.id === attemptId);
+        return a && !['not_started', 'in_progress'].includes(a.status as string) ? a : undefined;
+      });
+    },
+  };
+}
+
+/** The graph's documents of a pair in the tenant's memory: source id → doc id and status (read as the tenant). */
+async function memoryDocuments(s: CoreStack, tenantId: string, pairId: number): Promise<Map<string, { doc_id: string; status: string; chunks: number }>> {
+  const r = await s.db.withTenant(tenantId, (sql) =>
+    sql.query<{ external_id: string; doc_id: string; status: string; chunks: number }>(
+      `SELECT d.external_id, d.doc_id, d.status, (SELECT count(*)::int FROM graph.chunks c WHERE c.tenant_id = d.tenant_id AND c.doc_id = d.doc_id) AS chunks
+         FROM graph.documents d WHERE d.tenant_id = $1 AND d.cc_pair_id = $2`,
+      [tenantId, pairId],
+    ),
+  );
+  return new Map(r.rows.map((x) => [x.external_id, { doc_id: x.doc_id, status: x.status, chunks: x.chunks }]));
+}
+
+/** Waits until the graph worker indexed every document of the pair (chunks written). */
+function allIndexed(s: CoreStack, tenantId: string, pairId: number, count: number) {
+  return eventually(`${count} documents of pair ${pairId} indexed`, async () => {
+    const docs = await memoryDocuments(s, tenantId, pairId);
+    return docs.size === count && [...docs.values()].every((d) => d.status === 'indexed') ? docs : undefined;
+  });
+}
+
+async function retrieve(s: CoreStack, key: string, query: string, body: Json = {}): Promise<Json[]> {
+  const r = await s.call('POST', '/api/v1/memory/retrieve', { 'x-api-key': key }, { query, ...body });
+  expect(r.status).toBe(200);
+  return r.json.chunks as Json[];
+}
+
+/** What the web source itself yields for `config` now (the truth a run is compared with). */
+async function sourceTruth(web: LoopbackWeb, config: WebSourceConfig): Promise<Map<string, string>> {
+  const fetcher = createWebFetcher({ allowLoopback: true, lookup: web.lookup });
+  try {
+    const out = new Map<string, string>();
+    const outcome = await consume(new WebSource(config, fetcher, { minDelayMs: 0 }).loadAll({ signal: new AbortController().signal }), (item) => {
+      if (item.kind === 'document') out.set(item.document.id, item.document.text);
+    });
+    expect(outcome.stop).toBe('completed');
+    return out;
+  } finally {
+    fetcher.close();
+  }
+}
+
+describe('core: indexing a web connector into the memory', () => {
+  let s: CoreStack;
+  let web: LoopbackWeb;
+  let a: TenantFixture;
+  let b: TenantFixture;
+
+  beforeAll(async () => {
+    web = await new LoopbackWeb({ seed: 23, crawlDelaySeconds: { alpha: 0, beta: 0 } }).start();
+    s = await startCoreStack({ indexer: { sources: { lookup: web.lookup, web: { minDelayMs: 0 } }, settings: { heartbeatMs: 200, staleMs: 3_000 } } });
+    a = await s.tenant();
+    b = await s.tenant();
+  }, 120_000);
+  afterAll(async () => {
+    await s?.close();
+    await web?.close();
+    closeIdleHttpConnections();
+  });
+
+  it('loads a site, re-indexes only a changed page on the next poll, and prunes a removed page', async () => {
+    const api = admin(s, a.key);
+    const config: WebSourceConfig = { base_url: `${web.siteUrl('alpha')}/`, web_connector_type: 'recursive' };
+    const truth = await sourceTruth(web, config);
+    expect(truth.size).toBeGreaterThan(5);
+
+    const connectorId = await api.connector({ name: 'Alpha docs', source: 'web', connector_specific_config: config, prune_freq: 60 });
+    const pair = await api.pair(connectorId, await api.credential('web'));
+    expect(pair).toMatchObject({ status: 'ACTIVE', num_docs_indexed: 0, number_of_index_attempts: 0, indexing: false, last_successful_index_time: null });
+
+    // The scheduler finds the new pair due; a second pass finds it running and starts nothing more.
+    expect(await s.core.indexer!.tick()).toBe(1);
+    expect(await s.core.indexer!.tick()).toBe(0);
+    const first = (await api.info(pair.id as number)).latest_index_attempts[0] as Json;
+    expect(first).toMatchObject({ kind: 'load', trigger: 'schedule', prune: false });
+    const load = await api.ended(pair.id as number, first.id as number);
+    expect(load).toMatchObject({ status: 'success', error_msg: null, new_docs_indexed: truth.size, total_docs_indexed: truth.size, docs_removed: 0 });
+
+    const info = await api.info(pair.id as number);
+    expect(info).toMatchObject({ num_docs_indexed: truth.size, number_of_index_attempts: 1, last_index_attempt_status: 'success', in_repeated_error_state: false, indexing: false });
+    expect(info.last_successful_index_time).toEqual(expect.any(String));
+    // Not due again before its refresh interval.
+    expect(await s.core.indexer!.tick()).toBe(0);
+
+    const indexed = await allIndexed(s, a.tenantId, pair.id as number, truth.size);
+    expect(new Set(indexed.keys())).toEqual(new Set(truth.keys()));
+
+    // The memory's retrieval finds a page by its own word, with the page's link and the connector's source type.
+    const page = web.pages('alpha').find((p) => p.keyword && truth.has(p.url))!;
+    const found = await retrieve(s, a.key, page.keyword!);
+    expect(found[0]).toMatchObject({ link: page.url, source_type: 'web' });
+    // Chat's search documents show them as spec 2 says.
+    const session = await s.call('POST', '/api/chat/create-chat-session', as(a.key), { persona_id: 0 });
+    const chat = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: page.keyword, chat_session_id: session.json.chat_session_id, stream: false });
+    expect(chat.status).toBe(200);
+    expect(chat.json.top_documents).toContainEqual(expect.objectContaining({ link: page.url, source_type: 'web', semantic_identifier: page.title }));
+    const webOnly = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: page.keyword, chat_session_id: session.json.chat_session_id, stream: false, internal_search_filters: { source_type: ['google_drive'] } });
+    expect(webOnly.json.top_documents).toEqual([]);
+
+    // A page changes: the poll writes it alone; every other document (and its chunks) stays as it was.
+    const changed = web.pages('alpha').find((p) => truth.has(p.url) && p.url !== page.url && p.contentType.startsWith('text/html'))!;
+    const chunkMark = await s.db.withTenant(a.tenantId, async (sql) => Number((await sql.query<{ m: string }>(`SELECT coalesce(max(chunk_id), 0)::text AS m FROM graph.chunks`)).rows[0]!.m));
+    web.change(changed.url, `<html><head><title>${changed.title}</title></head><body><p>Now about xylophone quarantine procedures.</p></body></html>`);
+    const removed = [...truth.keys()].find((u) => u !== changed.url && u !== page.url && u !== config.base_url)!;
+    web.remove(removed);
+
+    const run = await api.runOnce(connectorId);
+    expect(run.status).toBe(200);
+    expect(run.json.attempts).toEqual([expect.objectContaining({ kind: 'poll', trigger: 'manual', prune: true, status: 'not_started' })]);
+    const again = await api.runOnce(connectorId);
+    expect(again.status).toBe(409);
+    expect(again.json).toEqual({ detail: expect.stringContaining('already being indexed') });
+    const poll = await api.ended(pair.id as number, run.json.attempts[0].id as number);
+    expect(poll).toMatchObject({ status: 'success', new_docs_indexed: 1, docs_removed: 1, total_docs_indexed: truth.size - 1 });
+
+    const after = await allIndexed(s, a.tenantId, pair.id as number, truth.size - 1);
+    expect(after.has(removed)).toBe(false);
+    expect(after.get(changed.url)!.doc_id).not.toBe(indexed.get(changed.url)!.doc_id);
+    for (const [url, d] of after) if (url !== changed.url) expect(d.doc_id).toBe(indexed.get(url)!.doc_id);
+    // Only the changed page was chunked and embedded again.
+    const newChunks = await s.db.withTenant(a.tenantId, (sql) => sql.query<{ doc_id: string }>(`SELECT DISTINCT doc_id FROM graph.chunks WHERE chunk_id > $1`, [chunkMark]));
+    expect(newChunks.rows.map((r) => r.doc_id)).toEqual([after.get(changed.url)!.doc_id]);
+    expect((await retrieve(s, a.key, 'xylophone quarantine'))[0]).toMatchObject({ link: changed.url });
+    expect((await api.info(pair.id as number)).num_docs_indexed).toBe(truth.size - 1);
+
+    // An unchanged site polled again writes nothing and embeds nothing.
+    const quiet = await api.runOnce(connectorId);
+    const quietEnd = await api.ended(pair.id as number, quiet.json.attempts[0].id as number);
+    expect(quietEnd).toMatchObject({ status: 'success', new_docs_indexed: 0 });
+    const chunkMark2 = await s.db.withTenant(a.tenantId, async (sql) => Number((await sql.query<{ m: string }>(`SELECT coalesce(max(chunk_id), 0)::text AS m FROM graph.chunks`)).rows[0]!.m));
+    await sleep(500);
+    const later = await s.db.withTenant(a.tenantId, (sql) => sql.query(`SELECT 1 FROM graph.chunks WHERE chunk_id > $1`, [chunkMark2]));
+    expect(later.rows).toHaveLength(0);
+  });
+
+  it('keeps a private pair\'s documents from members, and every pair\'s from other tenants, whatever they ask', async () => {
+    const api = admin(s, a.key);
+    const config: WebSourceConfig = { base_url: `${web.siteUrl('beta')}/`, web_connector_type: 'sitemap' };
+    const connectorId = await api.connector({ name: 'Beta private', source: 'web', connector_specific_config: config, access_type: 'private', groups: [7] });
+    const pair = await api.pair(connectorId, await api.credential('web'));
+    expect(pair).toMatchObject({ access_type: 'private', groups: [7] });
+    const run = await api.runOnce(connectorId);
+    expect(run.status).toBe(200);
+    const ended = await api.ended(pair.id as number, run.json.attempts[0].id as number);
+    expect(ended.status).toBe('success');
+    const docs = await allIndexed(s, a.tenantId, pair.id as number, ended.total_docs_indexed as number);
+    const secret = web.pages('beta').find((p) => p.keyword && docs.has(p.url))!;
+
+    // The tenant's administrator key sees it.
+    expect((await retrieve(s, a.key, secret.keyword!)).map((c) => c.link)).toContain(secret.url);
+    const ask = async (token: string) => {
+      const session = await s.call('POST', '/api/chat/create-chat-session', as(token), { persona_id: 0 });
+      expect(session.status).toBe(200);
+      const r = await s.call('POST', '/api/chat/send-chat-message', as(token), { message: `${secret.keyword} ${secret.title}`, chat_session_id: session.json.chat_session_id, stream: false });
+      expect(r.status).toBe(200);
+      return r.json as Json;
+    };
+    const adminAnswer = await ask(a.key);
+    expect(adminAnswer.top_documents.map((d: Json) => d.link)).toContain(secret.url);
+    // A member of the tenant (in no group: Lore has none yet) never gets it, nor any of the pair's documents.
+    const member = await s.user(a.tenantId, 'member');
+    const memberAnswer = await ask(member.token);
+    const privateIds = new Set([...docs.values()].map((d) => d.doc_id));
+    for (const d of memberAnswer.top_documents as Json[]) expect(privateIds.has(d.document_id as string)).toBe(false);
+    for (const call of memberAnswer.tool_calls as Json[]) for (const d of call.search_docs as Json[]) expect(privateIds.has(d.document_id as string)).toBe(false);
+    // Another tenant gets nothing of A's.
+    const bAnswer = await ask(b.key);
+    expect(bAnswer.top_documents).toEqual([]);
+    expect(await retrieve(s, b.key, secret.keyword!)).toEqual([]);
+  });
+
+  it('deletes a pair with its documents, and refuses runs it cannot make', async () => {
+    const api = admin(s, a.key);
+    const config: WebSourceConfig = { base_url: web.page('/docs/page-1.html')!.url, web_connector_type: 'single' };
+    const connectorId = await api.connector({ name: 'One page', source: 'web', connector_specific_config: config });
+    const credentialId = await api.credential('web');
+    const pair = await api.pair(connectorId, credentialId);
+    const run = await api.runOnce(connectorId, { credential_ids: [credentialId], from_beginning: true });
+    expect(run.json.attempts[0]).toMatchObject({ kind: 'load' });
+    await api.ended(pair.id as number, run.json.attempts[0].id as number);
+    const [only] = [...(await allIndexed(s, a.tenantId, pair.id as number, 1)).values()];
+    expect((await retrieve(s, a.key, web.page('/docs/page-1.html')!.title)).map((c) => c.document_id)).toContain(only!.doc_id);
+
+    // Bad runs: unknown connector, a credential it does not have, a paused pair; nothing is started.
+    expect(await api.runOnce(999_999)).toMatchObject({ status: 404, json: { detail: 'connector not found' } });
+    expect((await api.runOnce(connectorId, { credential_ids: [999_999] })).status).toBe(404);
+    expect((await api.runOnce(connectorId, { credential_ids: 'all' })).status).toBe(422);
+    expect((await s.call('PUT', `/api/manage/admin/cc-pair/${pair.id}/status`, as(a.key), { status: 'PAUSED' })).status).toBe(200);
+    expect(await api.runOnce(connectorId)).toMatchObject({ status: 400, json: { detail: expect.stringContaining('paused') } });
+    expect(await s.core.indexer!.tick()).toBe(0);
+    expect((await s.call('PUT', `/api/manage/admin/cc-pair/${pair.id}/status`, as(a.key), { status: 'ACTIVE' })).status).toBe(200);
+
+    // Another tenant cannot delete it.
+    expect((await s.call('POST', '/api/manage/admin/deletion-attempt', as(b.key), { connector_id: connectorId, credential_id: credentialId })).status).toBe(404);
+    const del = await s.call('POST', '/api/manage/admin/deletion-attempt', as(a.key), { connector_id: connectorId, credential_id: credentialId });
+    expect(del.status).toBe(200);
+    expect(del.json).toEqual({ cc_pair_id: pair.id, status: 'DELETING', attempt_id: expect.any(Number) });
+    await eventually('the pair to be gone', async () => (await s.call('GET', `/api/manage/admin/cc-pair/${pair.id}`, as(a.key))).status === 404);
+    expect((await memoryDocuments(s, a.tenantId, pair.id as number)).size).toBe(0);
+    expect((await retrieve(s, a.key, web.page('/docs/page-1.html')!.title)).map((c) => c.document_id)).not.toContain(only!.doc_id);
+    // The connector went with its last pair; the credential stays.
+    expect((await api.runOnce(connectorId)).status).toBe(404);
+    expect((await s.call('GET', `/api/manage/credential/${credentialId}`, as(a.key))).status).toBe(200);
+  });
+
+  it('fails a run whose site is unreachable, and says so without an address', async () => {
+    const api = admin(s, a.key);
+    const config: WebSourceConfig = { base_url: 'http://nowhere.invalid/', web_connector_type: 'single' };
+    const connectorId = await api.connector({ name: 'Nowhere', source: 'web', connector_specific_config: config });
+    const pair = await api.pair(connectorId, await api.credential('web'));
+    const run = await api.runOnce(connectorId);
+    const ended = await api.ended(pair.id as number, run.json.attempts[0].id as number);
+    expect(ended.status).toBe('failed');
+    expect(ended.error_msg).toEqual(expect.any(String));
+    expect(ended.error_msg).not.toContain('nowhere.invalid');
+    expect((await api.info(pair.id as number)).last_index_attempt_status).toBe('failed');
+  });
+
+  it('never starts one pair twice when two schedulers pass at once', async () => {
+    const api = admin(s, b.key);
+    const pairs: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const connectorId = await api.connector({ name: `Race ${i}`, source: 'web', connector_specific_config: { base_url: web.page('/docs/page-1.html')!.url, web_connector_type: 'single' } });
+      pairs.push((await api.pair(connectorId, await api.credential('web'))).id as number);
+    }
+    // A second replica's scheduler: the same pass over the same database.
+    const replica = {
+      db: s.db,
+      logger: createLogger({ level: 'silent', service: 'replica' }),
+      signer: new IdentitySigner(IDENTITY_SECRET),
+      secrets: s.core.core.secrets,
+      documents: new GraphConnectorDocuments({ url: 'http://127.0.0.1:9', timeoutMs: 1_000 }),
+      sources: () => {
+        throw new Error('a scheduler pass reads no source');
+      },
+      settings: DEFAULT_INDEXING_SETTINGS,
+    };
+    const started = await Promise.all([s.core.indexer!.tick(), scheduleTick(replica), scheduleTick(replica)]);
+    expect(started.reduce((x, y) => x + y, 0)).toBe(4);
+    for (const id of pairs) expect((await api.info(id)).number_of_index_attempts).toBe(1);
+  });
+});
+
+/** Forwards to the graph service, holding each connector-document write for `delayMs` (a slow memory). */
+async function slowProxy(target: string, delayMs: number): Promise<{ url: string; close: () => Promise<void> }> {
+  const t = new URL(target);
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const forward = () => {
+        const out = request({ host: t.hostname, port: t.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        });
+        out.on('error', () => res.destroy());
+        out.end(Buffer.concat(chunks));
+      };
+      if (req.url?.startsWith('/internal/v1/connector-documents')) setTimeout(forward, delayMs);
+      else forward();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+describe('core: a worker killed mid-attempt', () => {
+  let s: CoreStack;
+  let proxy: { url: string; close: () => Promise<void> };
+  let proxyTarget = '';
+  const children: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    // The stack's own indexer stays stopped while the killed worker runs: one worker at a time, as in a cluster.
+    s = await startCoreStack({
+      indexer: { settings: { heartbeatMs: 200, staleMs: 2_000, batchDocuments: 1 } },
+      graphUrl: (url) => {
+        proxyTarget = url;
+        return url;
+      },
+    });
+    await s.core.indexer!.stop();
+    proxy = await slowProxy(proxyTarget, 400);
+  }, 120_000);
+  afterAll(async () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await s?.close();
+    await proxy?.close();
+    closeIdleHttpConnections();
+  });
+
+  it('loses and duplicates nothing: the silent attempt fails, the pair runs again, every file is indexed once', async () => {
+    const a = await s.tenant();
+    const api = admin(s, a.key);
+    const blobs = new PostgresBlobStore(s.db);
+    const files: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const key = `connector-files/${uniqueSuffix()}/note-${i}.md`;
+      await blobs.put(a.tenantId, key, Buffer.from(`# Field note ${i}\n\nThe survey of cairn ${i} found marker stone number ${1000 + i}.`), 'text/markdown');
+      files.push(key);
+    }
+    const connectorId = await api.connector({ name: 'Field notes', source: 'file', connector_specific_config: { file_locations: files } });
+    const pair = await api.pair(connectorId, await api.credential('file'));
+    const run = await api.runOnce(connectorId);
+    const attemptId = run.json.attempts[0].id as number;
+
+    const logs: string[] = [];
+    const child = spawn(process.execPath, ['--conditions=lore-src', '--import', 'tsx', join(ROOT, 'services/core/src/worker-main.ts')], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        LORE_LOG_LEVEL: 'info',
+        LORE_DATABASE_URL: s.database.url,
+        LORE_IDENTITY_SECRET: IDENTITY_SECRET,
+        LORE_ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
+        LORE_CORE_GRAPH_URL: proxy.url,
+        LORE_KAFKA_BROKERS: requireEnv('LORE_TEST_KAFKA_BROKERS'),
+        LORE_CORE_CONSUMER_GROUP: `core-worker-killed-${uniqueSuffix()}`,
+        LORE_CORE_WORKER_PORT: '0',
+        LORE_CORE_HOST: '127.0.0.1',
+        LORE_CORE_RELAY: 'false',
+        LORE_CORE_SCHEDULER_INTERVAL_MS: '3600000',
+        LORE_CORE_INDEX_BATCH_DOCUMENTS: '1',
+        LORE_CORE_INDEX_HEARTBEAT_MS: '200',
+        LORE_CORE_INDEX_STALE_MS: '2000',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    child.stdout?.on('data', (d: Buffer) => logs.push(d.toString()));
+    child.stderr?.on('data', (d: Buffer) => logs.push(d.toString()));
+
+    // Killed once a few files are written, well before the last.
+    const kept = async () => Number((await s.db.withTenant(a.tenantId, (sql) => sql.query<{ n: string }>(`SELECT count(*)::text AS n FROM core.connector_documents WHERE cc_pair_id = $1`, [pair.id]))).rows[0]!.n);
+    await eventually('the worker to write some files', async () => (child.exitCode === null ? (await kept()) >= 3 : Promise.reject(new Error(`worker exited: ${logs.join('')}`))), 90_000);
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    expect(await kept()).toBeLessThan(files.length);
+    const info = await api.info(pair.id as number);
+    expect(info.latest_index_attempts[0]).toMatchObject({ id: attemptId, status: 'in_progress' });
+
+    // Another worker (the stack's): its scheduler finds the silent attempt, fails it, and runs the pair again.
+    await s.core.indexer!.start();
+    await sleep(2_500);
+    expect(await s.core.indexer!.tick()).toBe(1);
+    const failed = await api.ended(pair.id as number, attemptId);
+    expect(failed).toMatchObject({ status: 'failed', error_msg: 'the worker running it stopped answering' });
+    const retry = (await api.info(pair.id as number)).latest_index_attempts[0] as Json;
+    expect(retry.id).not.toBe(attemptId);
+    expect(await api.ended(pair.id as number, retry.id as number)).toMatchObject({ status: 'success', total_docs_indexed: files.length });
+
+    const docs = await allIndexed(s, a.tenantId, pair.id as number, files.length);
+    expect(new Set(docs.keys())).toEqual(new Set(files));
+    const perKey = await s.db.withTenant(a.tenantId, (sql) => sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM graph.documents WHERE cc_pair_id = $1 GROUP BY external_id`, [pair.id]));
+    expect(perKey.rows.every((r) => r.n === 1)).toBe(true);
+    expect(await retrieve(s, a.key, 'marker stone 1007')).toContainEqual(expect.objectContaining({ source_type: 'file' }));
+    expect((await api.info(pair.id as number)).num_docs_indexed).toBe(files.length);
+  });
+});
