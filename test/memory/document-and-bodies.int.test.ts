@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { validateOpenApiDocument, type Identity } from '@lore/runtime';
+import { IDENTITY_HEADER, validateOpenApiDocument, type Identity } from '@lore/runtime';
 import { uniqueSuffix } from '../support/infra';
 import { startHarness, type Harness } from './support';
 
@@ -18,11 +18,11 @@ describe('the graph\'s served document and its body reader, through the gateway'
   let h: Harness;
   const run = uniqueSuffix();
   let who: Identity;
-  let scope: { tenant_id: string; memory_id: string };
+  let scope: { tenant_id: string; workspace_id: string; memory_id: string };
   let reviewDoc: string;
 
   beforeAll(async () => {
-    h = await startHarness({ backend: 'postgres', via: 'gateway', graph: { bodyLimitBytes: BODY_LIMIT } });
+    h = await startHarness({ backend: 'postgres', via: 'gateway', graph: { bodyLimitBytes: BODY_LIMIT, config: { connectorBodyLimitBytes: BODY_LIMIT } } });
     who = h.identity(`t_body_${run}`);
     scope = await h.scopeOf(who);
     const vault = await h.call('POST', '/api/v1/memory/vaults', who, { vault_id: 'v_target', name: 'Target', description: 'where filing would put it' });
@@ -52,8 +52,17 @@ describe('the graph\'s served document and its body reader, through the gateway'
   });
 
   describe('every memory route that reads a JSON body', () => {
-    /** Each route with a body that would be accepted if its strings were clean; `%s` is where the bad string goes. */
-    const routes = () => [
+    /**
+     * Each route with a body that would be accepted if its strings were clean; `%s` is where the bad string goes.
+     * The graph-internal routes (`internal`) are called as core calls them: straight to the graph with an
+     * administrator's signed identity (the gateway does not forward them).
+     */
+    const routes = (): Array<{ name: string; method: string; path: string; body: string; internal?: boolean }> => [
+      {
+        name: 'connector push', method: 'POST', path: '/internal/v1/connector-documents', internal: true,
+        body: '{"cc_pair_id":1,"access":{"public":true,"groups":[]},"documents":[{"id":"a","title":"%s","text":"t","link":"l","source_type":"web","updated_at":null,"primary_owners":null,"secondary_owners":null,"metadata":{},"content_hash":"h"}]}',
+      },
+      { name: 'connector delete', method: 'POST', path: '/internal/v1/connector-documents/delete', internal: true, body: '{"cc_pair_id":1,"ids":["%s"]}' },
       { name: 'ingest', method: 'POST', path: '/api/v1/memory/ingest', body: '{"content":"%s","routing":{"mode":"auto"}}' },
       { name: 'vault create', method: 'POST', path: '/api/v1/memory/vaults', body: '{"name":"%s"}' },
       { name: 'vault update', method: 'PATCH', path: '/api/v1/memory/vaults/v_target', body: '{"name":"%s"}' },
@@ -75,6 +84,13 @@ describe('the graph\'s served document and its body reader, through the gateway'
       expect(tested.sort()).toEqual(documented.sort());
     });
 
+    const target = async (r: { path: string; internal?: boolean }) =>
+      r.internal
+        ? {
+            url: `${h.graphUrl}${r.path}`,
+            headers: { [IDENTITY_HEADER]: await h.signer.sign({ ...scope, credential: 'ck_test', subject: 'core', role: 'tenant_admin' }) },
+          }
+        : h.authorize(who, r.path);
     const fill = (template: string, inner: Buffer | string) => {
       const [before, after] = template.split('%s') as [string, string];
       return Buffer.concat([Buffer.from(before), Buffer.isBuffer(inner) ? inner : Buffer.from(inner), Buffer.from(after)]);
@@ -88,8 +104,8 @@ describe('the graph\'s served document and its body reader, through the gateway'
 
     it.each(cases)('refuses %s with the error envelope', async (_what, body, status, code, words) => {
       for (const r of routes()) {
-        const target = await h.authorize(who, r.path);
-        const res = await fetch(target.url, { method: r.method, headers: { ...target.headers, 'content-type': 'application/json' }, body: body(r.body) });
+        const to = await target(r);
+        const res = await fetch(to.url, { method: r.method, headers: { ...to.headers, 'content-type': 'application/json' }, body: body(r.body) });
         const json = (await res.json()) as { error?: { code?: string; message?: string; request_id?: unknown } };
         expect({ route: r.name, status: res.status, code: json.error?.code, words: words.test(String(json.error?.message)), request_id: typeof json.error?.request_id }).toEqual({
           route: r.name,
@@ -103,8 +119,8 @@ describe('the graph\'s served document and its body reader, through the gateway'
 
     it('refuses another media type with 415', async () => {
       for (const r of routes()) {
-        const target = await h.authorize(who, r.path);
-        const res = await fetch(target.url, { method: r.method, headers: { ...target.headers, 'content-type': 'text/plain' }, body: fill(r.body, 'Heron') });
+        const to = await target(r);
+        const res = await fetch(to.url, { method: r.method, headers: { ...to.headers, 'content-type': 'text/plain' }, body: fill(r.body, 'Heron') });
         expect({ route: r.name, status: res.status, code: ((await res.json()) as { error?: { code?: string } }).error?.code }).toEqual({ route: r.name, status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
       }
     });

@@ -15,7 +15,7 @@ export const MemoryDlpFlaggedSchema = z.object({
   doc_id: z.string(),
   dlp_matches: z.number().int().positive(),
   kinds: z.record(z.string(), z.number().int()),
-  source: z.enum(['ingest', 'upload']),
+  source: z.enum(['ingest', 'upload', 'connector']),
 });
 
 export const MemoryAutoRoutedSchema = z.object({

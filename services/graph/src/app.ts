@@ -1,18 +1,20 @@
 import Router from '@koa/router';
 import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, type IdentitySigner, type LoreApp, type Logger } from '@lore/runtime';
 import type { Registry } from 'prom-client';
+import { deleteConnectorDocuments, upsertConnectorDocuments } from './application/connector-documents';
 import type { MemoryDeps } from './application/context';
 import { changeVault, contradictionsOf, createVault, documentOf, documentsOf, fileIntoVault, health, removeDocument, removeVault, resolve, vaultOf, vaultsOf } from './application/governance';
 import { acceptDocument } from './application/ingest';
 import { answerStream, retrieve, search } from './application/search';
 import { acceptUpload, getUploadView } from './application/uploads';
 import { graphOpenApi, graphResponses } from './openapi';
+import { connectorDocumentRoutes, type ConnectorDocumentRouteDeps } from './routes/connector-documents/routes';
 import { contradictionRoutes, type ContradictionRouteDeps } from './routes/contradictions/routes';
 import { documentRoutes, type DocumentRouteDeps } from './routes/documents/routes';
 import { healthRoutes, type HealthRouteDeps } from './routes/health/routes';
 import { ingestRoutes, type IngestRouteDeps } from './routes/ingest/routes';
 import { reviewRoutes, type ReviewRouteDeps } from './routes/review/routes';
-import { memoryGuard, type GraphState } from './routes/route';
+import { connectorGuard, memoryGuard, type GraphState } from './routes/route';
 import { searchRoutes, type SearchRouteDeps } from './routes/search/routes';
 import { uploadRoutes, type UploadRouteDeps } from './routes/uploads/routes';
 import { vaultRoutes, type VaultRouteDeps } from './routes/vaults/routes';
@@ -40,6 +42,7 @@ export interface GraphRouteDeps {
   contradictions: ContradictionRouteDeps;
   health: HealthRouteDeps;
   uploads: UploadRouteDeps;
+  connectorDocuments: ConnectorDocumentRouteDeps;
 }
 
 /** Binds the application layer and the identity guard to one graph's dependencies, resource by resource. */
@@ -94,6 +97,14 @@ export function graphRouteDeps(memory: MemoryDeps, signer: IdentitySigner): Grap
       guard,
       uploads: { maxBytes: memory.config.uploadMaxBytes, accept: (scope, file) => acceptUpload(memory, scope, file), get: (scope, id) => getUploadView(memory, scope, id) },
     },
+    connectorDocuments: {
+      guard: connectorGuard(signer),
+      connectorDocuments: {
+        bodyLimitBytes: memory.config.connectorBodyLimitBytes,
+        upsert: (scope, batch) => upsertConnectorDocuments(memory, scope, batch),
+        remove: (scope, ccPairId, ids) => deleteConnectorDocuments(memory, scope, ccPairId, ids),
+      },
+    },
   };
 }
 
@@ -113,7 +124,8 @@ export function graphRouteTable(deps: GraphRouteDeps, options: { bodyLimitBytes:
     contradictionRoutes(deps.contradictions),
     healthRoutes(deps.health),
     uploadRoutes(deps.uploads),
-    openApiDocumentRoute('/openapi.json', 'the OpenAPI 3.1 document of the memory routes', () => graphOpenApi(table)),
+    connectorDocumentRoutes(deps.connectorDocuments),
+    openApiDocumentRoute('/openapi.json', 'the OpenAPI 3.1 document of the memory routes and the graph-internal ones (tag `internal`)', () => graphOpenApi(table)),
   );
   return table;
 }

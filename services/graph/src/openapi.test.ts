@@ -16,8 +16,12 @@ type Doc = { openapi: string; paths: Record<string, Record<string, Operation>> }
 const doc = () => documentedGraphOpenApi() as unknown as Doc;
 const operations = (d: Doc) => Object.entries(d.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ key: `${method} ${path}`, op })));
 
-/** The memory routes that read a JSON body. */
+/** The graph-internal routes (core's connectors), which the gateway never forwards. */
+const INTERNAL_ROUTES = ['post /internal/v1/connector-documents', 'post /internal/v1/connector-documents/delete'];
+
+/** The memory routes that read a JSON body, and the internal ones. */
 const JSON_BODY_ROUTES = [
+  ...INTERNAL_ROUTES,
   'patch /api/v1/memory/vaults/{vault_id}',
   'post /api/v1/memory/contradictions/{contradiction_id}/resolve',
   'post /api/v1/memory/ingest',
@@ -94,6 +98,20 @@ describe('the graph\'s OpenAPI document', () => {
     expect(op('post', '/api/v1/memory/retrieve').responses['403']).toBeUndefined();
     expect(op('get', '/openapi.json').security).toEqual([]);
     expect(Object.keys(op('get', '/openapi.json').responses)).toEqual(['200']);
+  });
+
+  it('marks the graph-internal routes: tag internal, the signed identity as their security, 403 and 422 declared', () => {
+    const d = doc() as Doc & { components: { securitySchemes: Record<string, { name?: string }> } };
+    const internal = operations(d).filter((o) => o.key.includes(' /internal/'));
+    expect(internal.map((o) => o.key).sort()).toEqual([...INTERNAL_ROUTES].sort());
+    for (const { key, op } of internal) {
+      const o = op as Operation & { tags?: string[] };
+      expect({ key, tags: o.tags, security: o.security }).toEqual({ key, tags: ['internal'], security: [{ loreIdentity: [] }] });
+      expect({ key, statuses: Object.keys(o.responses).sort() }).toEqual({ key, statuses: ['200', '400', '401', '403', '404', '413', '415', '422'] });
+    }
+    expect(d.components.securitySchemes.loreIdentity?.name).toBe('x-lore-identity');
+    // Every other route is a memory route, under the prefix the gateway forwards.
+    for (const { key } of operations(d).filter((o) => !o.key.includes(' /internal/') && o.key !== 'get /openapi.json')) expect(key).toMatch(/^\w+ \/api\/v1\/memory\//);
   });
 
   it('gives the contradiction\'s two sources as one item schema, not an array of schemas', () => {

@@ -6,10 +6,22 @@ type Json = Record<string, unknown>;
 export const GRAPH_INFO = {
   title: 'Lore memory API',
   version: '1.0.0',
-  description: 'Memory data plane (graph service), reached through the gateway with x-api-key. See docs/memory.md.',
+  description:
+    'Memory data plane (graph service), reached through the gateway with x-api-key. Operations tagged `internal` are graph-internal ' +
+    '(core\'s connectors): the gateway never forwards them. See docs/memory.md.',
 };
 
-const COMPONENTS = { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'a ck_ key of the tenant, or the mk_ key of the memory on its own hostname' } } };
+const COMPONENTS = {
+  securitySchemes: {
+    apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'a ck_ key of the tenant, or the mk_ key of the memory on its own hostname' },
+    loreIdentity: {
+      type: 'apiKey',
+      in: 'header',
+      name: 'x-lore-identity',
+      description: 'graph-internal routes (tag `internal`): the signed identity another Lore service sends; the gateway never forwards these routes',
+    },
+  },
+};
 
 const sameSecurity = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 

@@ -47,6 +47,11 @@ const source = (index: number, title: string, content: string): RetrievedSource 
   score: 1 / (60 + index),
   source: 'ingest',
   updated_at: new Date(0),
+  source_type: null,
+  link: null,
+  primary_owners: null,
+  secondary_owners: null,
+  metadata: {},
 });
 
 const sources = [

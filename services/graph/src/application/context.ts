@@ -27,6 +27,8 @@ export interface MemoryConfig {
   maxIndexAttempts: number;
   /** Rows (or documents, uploads) deleted per transaction when a memory is erased. */
   eraseBatchRows: number;
+  /** Largest body of a connector's batch push (`POST /internal/v1/connector-documents`), in bytes. */
+  connectorBodyLimitBytes: number;
 }
 
 export const DEFAULT_MEMORY_CONFIG: MemoryConfig = {
@@ -43,6 +45,8 @@ export const DEFAULT_MEMORY_CONFIG: MemoryConfig = {
   maxOcrImages: 50,
   maxIndexAttempts: 5,
   eraseBatchRows: 500,
+  // 20 documents of up to 5 MB of text each, with room for their JSON escapes and metadata.
+  connectorBodyLimitBytes: 64 * 1024 * 1024,
 };
 
 export interface GraphMetrics {
@@ -54,6 +58,8 @@ export interface GraphMetrics {
   citationsRemoved: Counter;
   uploads: Counter<'kind' | 'result'>;
   erasures: Counter<'outcome'>;
+  connectorDocuments: Counter<'outcome'>;
+  connectorDeletions: Counter;
 }
 
 export function createGraphMetrics(registry: Registry): GraphMetrics {
@@ -69,6 +75,8 @@ export function createGraphMetrics(registry: Registry): GraphMetrics {
     citationsRemoved: counter('lore_memory_citation_markers_removed_total', 'Answer markers dropped by the grounding check', []),
     uploads: counter('lore_memory_uploads_total', 'Uploads processed, by detected kind and result', ['kind', 'result']),
     erasures: counter('lore_memory_erasures_total', 'Memory lifecycle messages handled: erasures completed, duplicates, erasures lifted', ['outcome']),
+    connectorDocuments: counter('lore_memory_connector_documents_total', 'Documents a connector pushed, by outcome (created, updated, unchanged, skipped)', ['outcome']),
+    connectorDeletions: counter('lore_memory_connector_documents_deleted_total', 'Connector documents deleted at a connector\'s request', []),
   };
 }
 
@@ -96,6 +104,11 @@ export interface MemoryScope {
   tenantId: string;
   workspaceId: string;
   memoryId: string;
+  /**
+   * The caller holds an administrator role (`isAdminRole`): it sees every document, those a connector pushed as not
+   * public included. Absent or false: public documents only.
+   */
+  admin?: boolean;
 }
 
 const KNOWN_MEMORIES_LIMIT = 10_000;

@@ -70,18 +70,27 @@ export async function removeVault(deps: MemoryDeps, scope: MemoryScope, vaultId:
   return { moved_documents: moved };
 }
 
+/**
+ * Whether the caller sees only public documents: anyone but an administrator. A document a connector pushed as not
+ * public is, for them, as absent as another tenant's (404, never listed).
+ */
+const publicOnly = (scope: MemoryScope): boolean => scope.admin !== true;
+
 export async function documentOf(deps: MemoryDeps, scope: MemoryScope, docId: string): Promise<DocumentView> {
-  const d = await deps.db.withTenant(scope.tenantId, (sql) => getDocument(sql, scope.tenantId, scope.memoryId, docId));
+  const d = await deps.db.withTenant(scope.tenantId, (sql) => getDocument(sql, scope.tenantId, scope.memoryId, docId, publicOnly(scope)));
   if (!d) throw AppError.notFound('document');
   return d;
 }
 
 export async function documentsOf(deps: MemoryDeps, scope: MemoryScope, filter: ListFilter): Promise<DocumentView[]> {
-  return deps.db.withTenant(scope.tenantId, (sql) => listDocuments(sql, scope.tenantId, scope.memoryId, filter));
+  return deps.db.withTenant(scope.tenantId, (sql) => listDocuments(sql, scope.tenantId, scope.memoryId, { ...filter, publicOnly: publicOnly(scope) }));
 }
 
 export async function removeDocument(deps: MemoryDeps, scope: MemoryScope, docId: string): Promise<void> {
-  const ok = await deps.db.withTenant(scope.tenantId, (sql) => deleteDocument(sql, scope.tenantId, scope.memoryId, docId));
+  const ok = await deps.db.withTenant(scope.tenantId, async (sql) => {
+    if (publicOnly(scope) && !(await getDocument(sql, scope.tenantId, scope.memoryId, docId, true))) return false;
+    return deleteDocument(sql, scope.tenantId, scope.memoryId, docId);
+  });
   if (!ok) throw AppError.notFound('document');
 }
 
@@ -89,7 +98,7 @@ export async function removeDocument(deps: MemoryDeps, scope: MemoryScope, docId
 export async function fileIntoVault(deps: MemoryDeps, scope: MemoryScope, docId: string, vaultId: string): Promise<DocumentView> {
   if (vaultId === UNASSIGNED_VAULT) throw new AppError('UNPROCESSABLE', 'choose a vault other than v_unassigned');
   return inMemory(deps, scope, async (sql) => {
-    const doc = await getDocument(sql, scope.tenantId, scope.memoryId, docId);
+    const doc = await getDocument(sql, scope.tenantId, scope.memoryId, docId, publicOnly(scope));
     if (!doc) throw AppError.notFound('document');
     if (!(await getVault(sql, scope.tenantId, scope.memoryId, vaultId))) throw AppError.notFound('vault');
     await fileDocument(sql, scope.tenantId, scope.memoryId, docId, vaultId);
@@ -98,7 +107,7 @@ export async function fileIntoVault(deps: MemoryDeps, scope: MemoryScope, docId:
 }
 
 export async function contradictionsOf(deps: MemoryDeps, scope: MemoryScope, status: 'open' | 'resolved' | undefined, limit: number): Promise<ContradictionView[]> {
-  return deps.db.withTenant(scope.tenantId, (sql) => listContradictions(sql, scope.tenantId, scope.memoryId, status, limit));
+  return deps.db.withTenant(scope.tenantId, (sql) => listContradictions(sql, scope.tenantId, scope.memoryId, status, limit, publicOnly(scope)));
 }
 
 export type Resolution = 'keep_first' | 'keep_second' | 'both_valid' | 'dismissed';
@@ -112,7 +121,7 @@ export async function resolve(
   note: string | null,
 ): Promise<ContradictionView> {
   return deps.db.withTenant(scope.tenantId, async (sql) => {
-    const c = await getContradiction(sql, scope.tenantId, scope.memoryId, id);
+    const c = await getContradiction(sql, scope.tenantId, scope.memoryId, id, publicOnly(scope));
     if (!c) throw AppError.notFound('contradiction');
     const [first, second] = c.sources;
     const kept = resolution === 'keep_first' ? first.document_id : resolution === 'keep_second' ? second.document_id : null;

@@ -5,7 +5,7 @@ import { TOPICS, type MemoryIngestMessage } from '@lore/contracts';
 import { AppError, enqueueOutbox, type Sql } from '@lore/runtime';
 import { scanAndMask, type DlpResult } from '../domain/dlp';
 import { classify, UNASSIGNED_VAULT, type RoutingDecision } from '../domain/routing';
-import { insertDocument } from '../store/documents';
+import { insertDocument, type ConnectorColumns } from '../store/documents';
 import { getVault, vaultProfiles } from '../store/vaults';
 import { newId, openMemory, rememberMemory, type MemoryDeps, type MemoryScope } from './context';
 import { emitEvent } from './events';
@@ -29,9 +29,15 @@ export interface IngestResult {
 }
 
 export interface AcceptOptions {
-  source: 'ingest' | 'upload';
+  source: 'ingest' | 'upload' | 'connector';
   uploadId?: string;
-  /** Runs first in the transaction; returning false abandons the ingest (an upload already processed). */
+  /** Where a connector's document comes from and who may see it (`source: 'connector'`). */
+  connector?: ConnectorColumns;
+  /**
+   * Runs first in the transaction, once the memory is open for writing; returning false abandons the ingest (an
+   * upload already processed, a connector's document found unchanged). It may write (a connector's replaced copy is
+   * deleted here): what it did commits with the rest, or, when it returns false, alone.
+   */
   before?: (sql: Sql) => Promise<boolean>;
   /** Runs last in the transaction (e.g. to link the upload to its document). */
   after?: (sql: Sql, result: IngestResult) => Promise<void>;
@@ -76,8 +82,10 @@ export async function acceptDocument(deps: MemoryDeps, scope: MemoryScope, input
   const docId = newId('doc');
 
   const result = await deps.db.withTenant(scope.tenantId, async (sql) => {
-    if (options.before && !(await options.before(sql))) return null;
+    // The memory first (its row locked KEY SHARE, as every write does), then whatever `before` locks: the order an
+    // erasure takes them in.
     await openMemory(deps, sql, scope);
+    if (options.before && !(await options.before(sql))) return null;
     let decision: RoutingDecision;
     if (input.routing.mode === 'manual') {
       const vault = await getVault(sql, scope.tenantId, scope.memoryId, input.routing.vault_id);
@@ -105,6 +113,7 @@ export async function acceptDocument(deps: MemoryDeps, scope: MemoryScope, input
       needs_review: decision.needs_review,
       dlp_matches: dlp.matches,
       dlp_kinds: dlp.kinds,
+      connector: options.connector,
     });
     const message: MemoryIngestMessage = {
       event_id: newId('ing'),

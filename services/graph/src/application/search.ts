@@ -2,11 +2,13 @@ import { groundedAnswerStream, truncate, type Citation, type SourceChunk } from 
 import { extractEntities } from '../domain/entities';
 import { suggestFollowups } from '../domain/followups';
 import { reciprocalRankFusion } from '../domain/ranking';
-import { lexicalSearch, loadChunks, vectorSearch, type ChunkRow } from '../store/search-store';
+import { holdsPrivateDocuments, lexicalSearch, loadChunks, vectorSearch, type ChunkRow } from '../store/search-store';
 import type { MemoryDeps, MemoryScope } from './context';
 
 export interface SearchOptions {
   vaultIds?: string[];
+  /** Only chunks of documents a connector of these kinds pushed. */
+  sourceTypes?: string[];
   topK?: number;
 }
 
@@ -21,9 +23,17 @@ export interface RetrievedSource extends SourceChunk {
   chunk_ind: number;
   /** Reciprocal-rank-fusion score (higher is better; comparable within one retrieval only). */
   score: number;
-  /** How the document arrived (`ingest`, `upload`...). */
+  /** How the document arrived (`ingest`, `upload`, `connector`). */
   source: string;
+  /** The source's last change when a connector gave it, else when the memory last changed the document. */
   updated_at: Date;
+  /** The connector's kind (`web`, `file`, `google_drive`...); null for ingested and uploaded documents. */
+  source_type: string | null;
+  link: string | null;
+  primary_owners: string[] | null;
+  secondary_owners: string[] | null;
+  /** The source's attributes of the document; {} when it has none. */
+  metadata: Record<string, string>;
 }
 
 export interface Retrieval {
@@ -35,13 +45,19 @@ export interface Retrieval {
  * Hybrid retrieval: BM25 over the postings and nearest neighbours over the embeddings (where pgvector exists),
  * both inside one tenant transaction, fused with reciprocal rank fusion. The query is embedded before the
  * transaction opens (a provider call must not hold a database backend).
+ *
+ * Who sees what: an administrator every document; anyone else never a document whose access is not public. Both
+ * searches filter such documents in their SQL, but only in a memory that holds one (one probe of a partial index
+ * decides): other memories search with exactly the unfiltered queries.
  */
 export async function retrieve(deps: MemoryDeps, scope: MemoryScope, query: string, options: SearchOptions = {}): Promise<Retrieval> {
   const topK = Math.max(1, Math.min(options.topK ?? deps.config.searchTopK, 20));
   const pool = Math.max(topK, deps.config.candidatePool);
   const embedding = deps.vectors ? (await deps.embedder.embed([query]))[0] ?? null : null;
-  const s = { tenantId: scope.tenantId, memoryId: scope.memoryId, vaultIds: options.vaultIds };
+  const admin = scope.admin === true;
   const rows = await deps.db.withTenant(scope.tenantId, async (sql) => {
+    const publicOnly = !admin && (await holdsPrivateDocuments(sql, scope.tenantId, scope.memoryId));
+    const s = { tenantId: scope.tenantId, memoryId: scope.memoryId, vaultIds: options.vaultIds, sourceTypes: options.sourceTypes, publicOnly };
     const lexical = await lexicalSearch(sql, s, query, pool);
     const vector = embedding ? await vectorSearch(sql, s, embedding, deps.embedder.model, pool) : [];
     const fused = reciprocalRankFusion(
@@ -52,7 +68,7 @@ export async function retrieve(deps: MemoryDeps, scope: MemoryScope, query: stri
       60,
       topK,
     );
-    const rows = await loadChunks(sql, s, fused.map((f) => f.id));
+    const rows = await loadChunks(sql, s, fused.map((f) => f.id), !admin);
     const byId = new Map(rows.map((r) => [r.chunk_id, r]));
     return fused.map((f) => ({ f, row: byId.get(f.id) }));
   });
@@ -72,6 +88,11 @@ export async function retrieve(deps: MemoryDeps, scope: MemoryScope, query: stri
       score: f.score,
       source: row.source,
       updated_at: row.updated_at,
+      source_type: row.source_type,
+      link: row.link,
+      primary_owners: row.primary_owners,
+      secondary_owners: row.secondary_owners,
+      metadata: row.metadata,
     }));
   return { mode: embedding ? 'hybrid' : 'lexical', sources };
 }

@@ -1,3 +1,4 @@
+import { isAdminRole } from '@lore/contracts';
 import { AppError, IDENTITY_HEADER, routeFor, type Identity, type IdentitySigner, type LoreState, type ResponseSpec } from '@lore/runtime';
 import type Koa from 'koa';
 import { z } from 'zod';
@@ -5,6 +6,13 @@ import type { MemoryScope } from '../application/context';
 
 /** Every memory route lives under this prefix, exactly as the gateway forwards it. */
 export const MEMORY_PREFIX = '/api/v1/memory';
+
+/**
+ * The graph-internal routes (core's connectors push documents here). The gateway forwards to the graph only
+ * `/api/v1/memory`, spec 2's `/memory` paths and `/openapi.json`, never this prefix: nothing under it is reachable
+ * from outside the cluster's services.
+ */
+export const INTERNAL_PREFIX = '/internal/v1';
 
 export interface GraphState extends LoreState {
   identity: Identity;
@@ -24,6 +32,8 @@ export type MemoryGuard = (access: 'read' | 'write') => Guard;
 
 /** OpenAPI security of the memory routes (an x-api-key credential at the gateway) and of the open document. */
 export const KEY: Array<Record<string, string[]>> = [{ apiKey: [] }];
+/** OpenAPI security of the graph-internal routes: a signed identity in `x-lore-identity`, no API key. */
+export const IDENTITY: Array<Record<string, string[]>> = [{ loreIdentity: [] }];
 export const NONE: Array<Record<string, string[]>> = [];
 
 /** The platform's error envelope; validation errors list every issue in `details`. */
@@ -51,9 +61,24 @@ export function memoryGuard(signer: IdentitySigner): MemoryGuard {
     const identity = await signer.verify(ctx.get(IDENTITY_HEADER) || undefined);
     if (!identity.memory_id) throw new AppError('NOT_FOUND', 'no memory is selected for this credential');
     ctx.state.identity = identity;
-    ctx.state.scope = { tenantId: identity.tenant_id, workspaceId: identity.workspace_id || 'default', memoryId: identity.memory_id };
+    // An administrator sees every document; anyone else never one a connector pushed as not public.
+    ctx.state.scope = { tenantId: identity.tenant_id, workspaceId: identity.workspace_id || 'default', memoryId: identity.memory_id, admin: isAdminRole(identity.role) };
     ctx.state.log = ctx.state.log.child({ tenant_id: identity.tenant_id, memory_id: identity.memory_id });
     if (access === 'write' && identity.scopes?.access === 'read') throw AppError.forbidden('this key is read-only');
     await next();
   };
+}
+
+/**
+ * The guard of the graph-internal connector routes: the same signed identity and memory scope as `memoryGuard`
+ * (401 without a valid one, 404 without a memory), and only an administrator role (`isAdminRole`) may write a
+ * connector's documents into the memory (403 otherwise, and for a read-only key).
+ */
+export function connectorGuard(signer: IdentitySigner): Guard {
+  const memory = memoryGuard(signer)('write');
+  return (ctx, next) =>
+    memory(ctx, async () => {
+      if (!ctx.state.scope.admin) throw AppError.forbidden('only an administrator may push connector documents');
+      await next();
+    });
 }

@@ -11,7 +11,7 @@ export interface NewDocument {
   content_type: string;
   content: string;
   content_sha256: string;
-  source: 'ingest' | 'upload';
+  source: 'ingest' | 'upload' | 'connector';
   upload_id: string | null;
   routing_mode: string;
   routing_confidence: number;
@@ -19,6 +19,23 @@ export interface NewDocument {
   needs_review: boolean;
   dlp_matches: number;
   dlp_kinds: Record<string, number>;
+  /** Where a connector's document comes from; absent for ingested and uploaded documents. */
+  connector?: ConnectorColumns;
+}
+
+/** The columns of a document a connector pushed (migration 0007). */
+export interface ConnectorColumns {
+  cc_pair_id: number;
+  external_id: string;
+  source_type: string;
+  link: string;
+  primary_owners: string[] | null;
+  secondary_owners: string[] | null;
+  metadata: Record<string, string>;
+  source_updated_at: string | null;
+  connector_hash: string;
+  access_public: boolean;
+  access_groups: number[];
 }
 
 export interface DocumentView {
@@ -60,10 +77,14 @@ function toView(r: Raw): DocumentView {
 }
 
 export async function insertDocument(sql: Sql, tenantId: string, d: NewDocument): Promise<void> {
+  const c = d.connector;
   await sql.query(
     `INSERT INTO graph.documents (tenant_id, memory_id, workspace_id, doc_id, vault_id, title, content_type, content, content_sha256,
-       source, upload_id, routing_mode, routing_confidence, routing_scores, needs_review, dlp_matches, dlp_kinds)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::jsonb, $15, $16, $17::jsonb)`,
+       source, upload_id, routing_mode, routing_confidence, routing_scores, needs_review, dlp_matches, dlp_kinds,
+       cc_pair_id, external_id, source_type, link, primary_owners, secondary_owners, doc_metadata, source_updated_at, connector_hash,
+       access_public, access_groups)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::jsonb, $15, $16, $17::jsonb,
+       $18, $19, $20, $21, $22::jsonb, $23::jsonb, $24::jsonb, $25::timestamptz, $26, $27, $28::integer[])`,
     [
       tenantId,
       d.memory_id,
@@ -82,16 +103,30 @@ export async function insertDocument(sql: Sql, tenantId: string, d: NewDocument)
       d.needs_review,
       d.dlp_matches,
       JSON.stringify(d.dlp_kinds),
+      c?.cc_pair_id ?? null,
+      c?.external_id ?? null,
+      c?.source_type ?? null,
+      c?.link ?? null,
+      c?.primary_owners ? JSON.stringify(c.primary_owners) : null,
+      c?.secondary_owners ? JSON.stringify(c.secondary_owners) : null,
+      c ? JSON.stringify(c.metadata) : null,
+      c?.source_updated_at ?? null,
+      c?.connector_hash ?? null,
+      c?.access_public ?? true,
+      c?.access_groups ?? [],
     ],
   );
 }
 
-export async function getDocument(sql: Sql, tenantId: string, memoryId: string, docId: string): Promise<DocumentView | null> {
-  const r = await sql.query<Raw>(`SELECT ${VIEW} FROM graph.documents WHERE tenant_id = $1 AND memory_id = $2 AND doc_id = $3`, [
-    tenantId,
-    memoryId,
-    docId,
-  ]);
+/**
+ * One document; with `publicOnly` (a caller who is not an administrator) a document whose access is not public is
+ * as absent as another tenant's.
+ */
+export async function getDocument(sql: Sql, tenantId: string, memoryId: string, docId: string, publicOnly = false): Promise<DocumentView | null> {
+  const r = await sql.query<Raw>(
+    `SELECT ${VIEW} FROM graph.documents WHERE tenant_id = $1 AND memory_id = $2 AND doc_id = $3 AND (NOT $4::boolean OR access_public)`,
+    [tenantId, memoryId, docId, publicOnly],
+  );
   return r.rows[0] ? toView(r.rows[0]) : null;
 }
 
@@ -102,6 +137,8 @@ export interface ListFilter {
   limit: number;
   /** Keyset cursor: documents created strictly before this (created_at, doc_id). */
   before?: { created_at: string; doc_id: string };
+  /** Leave out documents whose access is not public (a caller who is not an administrator). */
+  publicOnly?: boolean;
 }
 
 export async function listDocuments(sql: Sql, tenantId: string, memoryId: string, f: ListFilter): Promise<DocumentView[]> {
@@ -112,9 +149,10 @@ export async function listDocuments(sql: Sql, tenantId: string, memoryId: string
         AND ($4::text IS NULL OR status = $4)
         AND ($5::boolean IS NULL OR needs_review = $5)
         AND ($6::timestamptz IS NULL OR (created_at, doc_id) < ($6::timestamptz, $7::text))
+        AND (NOT $9::boolean OR access_public)
       ORDER BY created_at DESC, doc_id DESC
       LIMIT $8`,
-    [tenantId, memoryId, f.vault_id ?? null, f.status ?? null, f.needs_review ?? null, f.before?.created_at ?? null, f.before?.doc_id ?? null, f.limit],
+    [tenantId, memoryId, f.vault_id ?? null, f.status ?? null, f.needs_review ?? null, f.before?.created_at ?? null, f.before?.doc_id ?? null, f.limit, f.publicOnly ?? false],
   );
   return r.rows.map(toView);
 }

@@ -66,16 +66,41 @@ function toView(r: Raw): ContradictionView {
   };
 }
 
-export async function listContradictions(sql: Sql, tenantId: string, memoryId: string, status: 'open' | 'resolved' | undefined, limit: number): Promise<ContradictionView[]> {
+/**
+ * A contradiction quotes both documents' sentences: with `publicOnly` (a caller who is not an administrator) one
+ * that involves a document whose access is not public is left out.
+ */
+const VISIBLE = (param: string) => `(NOT ${param}::boolean OR (coalesce(da.access_public, true) AND coalesce(db.access_public, true)))`;
+
+export async function listContradictions(
+  sql: Sql,
+  tenantId: string,
+  memoryId: string,
+  status: 'open' | 'resolved' | undefined,
+  limit: number,
+  publicOnly = false,
+): Promise<ContradictionView[]> {
   const r = await sql.query<Raw>(
-    `${SELECT} WHERE c.tenant_id = $1 AND c.memory_id = $2 AND ($3::text IS NULL OR c.status = $3) ORDER BY c.detected_at DESC, c.contradiction_id LIMIT $4`,
-    [tenantId, memoryId, status ?? null, limit],
+    `${SELECT} WHERE c.tenant_id = $1 AND c.memory_id = $2 AND ($3::text IS NULL OR c.status = $3) AND ${VISIBLE('$5')}
+      ORDER BY c.detected_at DESC, c.contradiction_id LIMIT $4`,
+    [tenantId, memoryId, status ?? null, limit, publicOnly],
   );
   return r.rows.map(toView);
 }
 
-export async function getContradiction(sql: Sql, tenantId: string, memoryId: string, id: string): Promise<(ContradictionView & { workspace_id: string }) | null> {
-  const r = await sql.query<Raw>(`${SELECT} WHERE c.tenant_id = $1 AND c.memory_id = $2 AND c.contradiction_id = $3`, [tenantId, memoryId, id]);
+export async function getContradiction(
+  sql: Sql,
+  tenantId: string,
+  memoryId: string,
+  id: string,
+  publicOnly = false,
+): Promise<(ContradictionView & { workspace_id: string }) | null> {
+  const r = await sql.query<Raw>(`${SELECT} WHERE c.tenant_id = $1 AND c.memory_id = $2 AND c.contradiction_id = $3 AND ${VISIBLE('$4')}`, [
+    tenantId,
+    memoryId,
+    id,
+    publicOnly,
+  ]);
   return r.rows[0] ? { ...toView(r.rows[0]), workspace_id: r.rows[0].workspace_id } : null;
 }
 

@@ -12,6 +12,35 @@ export interface SearchScope {
   memoryId: string;
   /** Restrict to these vaults (all when undefined). */
   vaultIds?: string[];
+  /** Restrict to documents a connector of these kinds pushed (all documents when undefined). */
+  sourceTypes?: string[];
+  /** Leave out documents whose access is not public (a caller who is not an administrator, in a memory holding some). */
+  publicOnly?: boolean;
+}
+
+/**
+ * The condition on a chunk's document that the scope asks for (`d` is the document), or null when it asks for none:
+ * then the queries are exactly those of a memory without connector documents, and cost the same. `param` is the
+ * placeholder of the source types.
+ */
+function documentCondition(scope: SearchScope, param: string): string | null {
+  const parts = [
+    ...(scope.publicOnly ? ['d.access_public'] : []),
+    ...(scope.sourceTypes ? [`d.source_type = ANY(${param}::text[])`] : []),
+  ];
+  return parts.length > 0 ? parts.join(' AND ') : null;
+}
+
+/**
+ * Whether the memory holds a document that is not public: one probe of the partial index `documents_private_idx`
+ * (migration 0007), which holds only such documents.
+ */
+export async function holdsPrivateDocuments(sql: Sql, tenantId: string, memoryId: string): Promise<boolean> {
+  const r = await sql.query<{ held: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM graph.documents WHERE tenant_id = $1 AND memory_id = $2 AND NOT access_public) AS held`,
+    [tenantId, memoryId],
+  );
+  return r.rows[0]?.held === true;
 }
 
 /** Postings read per query term, strongest first: bounds the cost of a common word. */
@@ -27,6 +56,15 @@ export const POSTINGS_PER_TERM = 1000;
  * without RLS.
  */
 export async function lexicalSearch(sql: Sql, scope: SearchScope, query: string, limit: number): Promise<ScoredChunk[]> {
+  // Documents' conditions are checked per posting, before the strongest postings are cut, so a filtered search
+  // still reads up to POSTINGS_PER_TERM postings it may return.
+  const onDocument = documentCondition(scope, '$6');
+  const documentFilter = onDocument
+    ? `
+                 AND EXISTS (
+                       SELECT 1 FROM graph.chunks c JOIN graph.documents d ON d.tenant_id = c.tenant_id AND d.doc_id = c.doc_id
+                        WHERE c.chunk_id = p.chunk_id AND c.tenant_id = $1 AND d.tenant_id = $1 AND ${onDocument})`
+    : '';
   const r = await sql.query<{ chunk_id: string; score: number }>(
     `WITH q AS (
        SELECT DISTINCT l.lexeme AS term FROM unnest(to_tsvector('english', ${LEXICAL_TEXT('$3')})) l LIMIT 32
@@ -42,13 +80,13 @@ export async function lexicalSearch(sql: Sql, scope: SearchScope, query: string,
               SELECT p.chunk_id, p.impact FROM graph.postings p
                WHERE p.tenant_id = $1 AND p.memory_id = $2 AND p.term = w.term
                  AND ($5::text[] IS NULL OR EXISTS (
-                       SELECT 1 FROM graph.chunks c WHERE c.chunk_id = p.chunk_id AND c.tenant_id = $1 AND c.vault_id = ANY($5::text[])))
+                       SELECT 1 FROM graph.chunks c WHERE c.chunk_id = p.chunk_id AND c.tenant_id = $1 AND c.vault_id = ANY($5::text[])))${documentFilter}
                ORDER BY p.impact DESC
                LIMIT ${POSTINGS_PER_TERM}) x
       GROUP BY x.chunk_id
       ORDER BY score DESC, x.chunk_id
       LIMIT $4`,
-    [scope.tenantId, scope.memoryId, query, limit, scope.vaultIds ?? null],
+    [scope.tenantId, scope.memoryId, query, limit, scope.vaultIds ?? null, ...(scope.sourceTypes ? [scope.sourceTypes] : [])],
   );
   return r.rows.map((x) => ({ chunk_id: x.chunk_id, score: Number(x.score) }));
 }
@@ -66,14 +104,19 @@ export async function vectorSearch(sql: Sql, scope: SearchScope, embedding: numb
   if (!Number.isInteger(dims) || dims <= 0) return [];
   const expr = dims === INDEXED_DIMS ? `c.embedding::vector(${INDEXED_DIMS})` : 'c.embedding';
   const cast = dims === INDEXED_DIMS ? `::vector(${INDEXED_DIMS})` : '::vector';
+  const onDocument = documentCondition(scope, '$7');
+  const documentFilter = onDocument
+    ? `
+        AND EXISTS (SELECT 1 FROM graph.documents d WHERE d.tenant_id = $1 AND d.doc_id = c.doc_id AND ${onDocument})`
+    : '';
   const r = await sql.query<{ chunk_id: string; distance: number }>(
     `SELECT c.chunk_id::text AS chunk_id, (${expr} <=> $3${cast})::float8 AS distance
        FROM graph.chunks c
       WHERE c.tenant_id = $1 AND c.memory_id = $2 AND c.embedding_dims = ${dims} AND c.embedding_model = $6
-        AND ($5::text[] IS NULL OR c.vault_id = ANY($5::text[]))
+        AND ($5::text[] IS NULL OR c.vault_id = ANY($5::text[]))${documentFilter}
       ORDER BY ${expr} <=> $3${cast}
       LIMIT $4`,
-    [scope.tenantId, scope.memoryId, vectorLiteral(embedding), limit, scope.vaultIds ?? null, model],
+    [scope.tenantId, scope.memoryId, vectorLiteral(embedding), limit, scope.vaultIds ?? null, model, ...(scope.sourceTypes ? [scope.sourceTypes] : [])],
   );
   return r.rows.map((x) => ({ chunk_id: x.chunk_id, score: 1 - Number(x.distance) }));
 }
@@ -86,18 +129,31 @@ export interface ChunkRow {
   heading: string | null;
   content: string;
   title: string;
-  /** How the document arrived (`ingest`, `upload`...). */
+  /** How the document arrived (`ingest`, `upload`, `connector`). */
   source: string;
+  /** The source's last change when a connector gave it, else the row's. */
   updated_at: Date;
+  /** The connector's kind; null for ingested and uploaded documents. */
+  source_type: string | null;
+  link: string | null;
+  primary_owners: string[] | null;
+  secondary_owners: string[] | null;
+  metadata: Record<string, string>;
 }
 
-export async function loadChunks(sql: Sql, scope: SearchScope, chunkIds: string[]): Promise<ChunkRow[]> {
+/**
+ * The chunks with their documents' fields. `publicOnly` checks again, on the documents read, what the searches
+ * filtered: a document that stopped being public since the memory was probed never reaches the caller.
+ */
+export async function loadChunks(sql: Sql, scope: SearchScope, chunkIds: string[], publicOnly: boolean): Promise<ChunkRow[]> {
   if (chunkIds.length === 0) return [];
   const r = await sql.query<ChunkRow>(
-    `SELECT c.chunk_id::text AS chunk_id, c.doc_id, c.vault_id, c.ord, c.heading, c.content, d.title, d.source, d.updated_at
+    `SELECT c.chunk_id::text AS chunk_id, c.doc_id, c.vault_id, c.ord, c.heading, c.content, d.title, d.source,
+            coalesce(d.source_updated_at, d.updated_at) AS updated_at, d.source_type, d.link, d.primary_owners, d.secondary_owners,
+            coalesce(d.doc_metadata, '{}'::jsonb) AS metadata
        FROM graph.chunks c JOIN graph.documents d ON d.tenant_id = c.tenant_id AND d.doc_id = c.doc_id
-      WHERE c.tenant_id = $1 AND c.memory_id = $2 AND c.chunk_id = ANY($3::bigint[])`,
-    [scope.tenantId, scope.memoryId, chunkIds],
+      WHERE c.tenant_id = $1 AND c.memory_id = $2 AND c.chunk_id = ANY($3::bigint[]) AND (NOT $4::boolean OR d.access_public)`,
+    [scope.tenantId, scope.memoryId, chunkIds, publicOnly],
   );
   return r.rows;
 }

@@ -73,6 +73,16 @@ function table(checkResponses = true) {
       handler: (_ctx, { body }) => ({ note: body.note }),
     }),
     route({
+      method: 'post',
+      path: '/batch',
+      operationId: 'batch',
+      summary: 'reads a body larger than the table allows',
+      body: z.object({ notes: z.array(z.string()) }),
+      bodyLimitBytes: 1024,
+      ok: { status: 200, description: 'how many notes', schema: z.object({ count: z.number().int() }) },
+      handler: (_ctx, { body }) => ({ count: body.notes.length }),
+    }),
+    route({
       method: 'delete',
       path: '/items/:item_id',
       operationId: 'deleteItem',
@@ -185,6 +195,15 @@ describe('RouteTable', () => {
     expect(await fine.json()).toEqual({ note: 'x' });
   });
 
+  it('reads a body up to the route\'s own limit when it is larger than the table\'s', async () => {
+    // Over the table's limit (256), under the route's (1024).
+    const fine = await post('/batch', JSON.stringify({ notes: Array.from({ length: 20 }, () => 'x'.repeat(30)) }));
+    expect(fine.status).toBe(200);
+    expect(await fine.json()).toEqual({ count: 20 });
+    const big = await post('/batch', JSON.stringify({ notes: Array.from({ length: 40 }, () => 'x'.repeat(30)) }));
+    expect(big.status).toBe(413);
+  });
+
   it('turns a body its schema does not declare into a 500 when responses are checked', async () => {
     const res = await fetch(`${base}/drift`);
     expect(res.status).toBe(500);
@@ -203,7 +222,7 @@ describe('RouteTable OpenAPI', () => {
     const result = await validateOpenApi(doc);
     expect(result).toEqual({ valid: true, errors: [] });
     const paths = doc.paths as Record<string, Record<string, { operationId: string; responses: Record<string, unknown>; parameters?: Array<{ name: string; in: string; required: boolean }> }>>;
-    expect(Object.keys(paths).sort()).toEqual(['/detail', '/drift', '/items', '/items/{item_id}', '/token']);
+    expect(Object.keys(paths).sort()).toEqual(['/batch', '/detail', '/drift', '/items', '/items/{item_id}', '/token']);
     expect(paths['/detail']!.post!.parameters).toEqual([{ name: 'session', in: 'cookie', required: false, schema: { type: 'string' } }]);
     const get = paths['/items/{item_id}']!.get!;
     expect(get.operationId).toBe('getItem');

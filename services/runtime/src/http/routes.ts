@@ -59,7 +59,10 @@ export interface RouteDefinition<State, P = undefined, Q = undefined, B = undefi
   /** The body's schema; how it is read (`bodyKind`, default `json`). */
   body?: B;
   bodyKind?: BodyKind;
-  /** Largest body this route reads, when smaller than the table's (routes open to anyone, e.g. a sign-in). */
+  /**
+   * Largest body this route reads, instead of the table's: smaller for routes open to anyone (a sign-in), larger for
+   * an internal batch route (a connector's documents).
+   */
   bodyLimitBytes?: number;
   /** Media types a `stream` body accepts, for the document (e.g. `multipart/form-data`). */
   bodyContent?: Record<string, { schema?: Json }>;
@@ -232,7 +235,7 @@ export class RouteTable<State> {
   }
 
   private endpoint(route: AnyRoute<State>): Koa.Middleware<State> {
-    const limits = { limitBytes: Math.min(route.bodyLimitBytes ?? Infinity, this.options.bodyLimitBytes) };
+    const limits = { limitBytes: route.bodyLimitBytes ?? this.options.bodyLimitBytes };
     const invalid = route.invalid ?? this.options.invalid ?? defaultInvalid;
     const check = <T extends z.ZodType>(schema: T | undefined, value: unknown, where: 'body' | 'query' | 'path') => {
       if (!schema) return value;

@@ -1,4 +1,5 @@
 import { PassThrough } from 'node:stream';
+import type { z } from 'zod';
 import type { AnswerPiece, Retrieval, SearchAnswer, SearchOptions } from '../../application/search';
 import type { MemoryScope } from '../../application/context';
 import { KEY, MEMORY_PREFIX, route, type MemoryGuard } from '../route';
@@ -17,6 +18,11 @@ export interface SearchRouteDeps {
   };
 }
 
+/** What the three routes' common body asks of retrieval. */
+function searchOptions(body: z.output<typeof SearchBodySchema>): SearchOptions {
+  return { vaultIds: body.vault_ids, sourceTypes: body.source_types, topK: body.top_k };
+}
+
 /** One server-sent event frame: `event: <name>\ndata: <json>\n\n` (data is single-line JSON). */
 export function sseFrame(event: string, data: unknown, id?: number): string {
   return `${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -33,7 +39,7 @@ export function searchRoutes(deps: SearchRouteDeps) {
       body: SearchBodySchema,
       ok: { status: 200, description: 'the answer; every `[n]` marker points at a citation that supports it', schema: SearchAnswerSchema },
       handler: async (ctx, { body }) => {
-        const r = await deps.search.answer(ctx.state.scope, body.query, { vaultIds: body.vault_ids, topK: body.top_k });
+        const r = await deps.search.answer(ctx.state.scope, body.query, searchOptions(body));
         return presentSearchAnswer(r, r.mode);
       },
     }),
@@ -44,7 +50,7 @@ export function searchRoutes(deps: SearchRouteDeps) {
       security: KEY, guards: [deps.guard('read')],
       body: SearchBodySchema,
       ok: { status: 200, description: 'the chunks, best first, numbered from 1', schema: RetrievalSchema },
-      handler: async (ctx, { body }) => presentRetrieval(await deps.search.retrieve(ctx.state.scope, body.query, { vaultIds: body.vault_ids, topK: body.top_k })),
+      handler: async (ctx, { body }) => presentRetrieval(await deps.search.retrieve(ctx.state.scope, body.query, searchOptions(body))),
     }),
     /**
      * Streamed search. Frames, in order: one `sources` (every chunk the answer may cite, with its index), then
@@ -58,7 +64,7 @@ export function searchRoutes(deps: SearchRouteDeps) {
       body: SearchBodySchema,
       ok: { status: 200, description: 'server-sent events: `sources`, `token`*, then `done` (or `error`)', content: streamContent() },
       handler: async (ctx, { body }) => {
-        const retrieval = await deps.search.retrieve(ctx.state.scope, body.query, { vaultIds: body.vault_ids, topK: body.top_k });
+        const retrieval = await deps.search.retrieve(ctx.state.scope, body.query, searchOptions(body));
         const abort = new AbortController();
         const stream = new PassThrough();
         // The request body was consumed already; the response closing before it finished means the client left.

@@ -4,6 +4,11 @@ import { z } from 'zod';
 export const SearchBodySchema = z.object({
   query: z.string().trim().min(1, 'query is required').max(2_000),
   vault_ids: z.array(z.string().min(1).max(64)).max(50).optional(),
+  source_types: z
+    .array(z.string().min(1).max(64))
+    .max(20)
+    .optional()
+    .describe('only chunks of documents a connector of these kinds pushed (web, file, google_drive...); ingested and uploaded documents have none'),
   top_k: z.number().int().min(1).max(20).optional(),
 });
 
@@ -43,15 +48,24 @@ export const RetrievedChunkSchema = z.object({
   content: z.string(),
   snippet: z.string(),
   score: z.number().describe('reciprocal-rank-fusion score; higher is better, comparable within one answer only'),
-  source: z.string().describe('how the document arrived: ingest or upload'),
-  updated_at: z.string(),
+  source: z.string().describe('how the document arrived: ingest, upload or connector'),
+  updated_at: z.string().describe('when the source last changed the document, where a connector said; else when the memory last changed it'),
+  source_type: z.string().nullable().describe('the connector\'s kind (web, file, google_drive...); null for ingested and uploaded documents'),
+  link: z.string().nullable().describe('where the document lives at its source; null for ingested and uploaded documents'),
+  primary_owners: z.array(z.string()).nullable(),
+  secondary_owners: z.array(z.string()).nullable(),
+  metadata: z.record(z.string(), z.string()).describe('the source\'s attributes of the document; {} when it has none'),
 });
 
 export const RetrievalSchema = z.object({ retrieval: z.enum(['hybrid', 'lexical']), chunk_count: z.number().int().min(0), chunks: z.array(RetrievedChunkSchema) });
 
 export function presentRetrieval(r: {
   mode: 'hybrid' | 'lexical';
-  sources: Array<{ index: number; document_id: string; chunk_id: string; chunk_ind: number; title: string; vault_id: string; heading: string | null; content: string; snippet: string; score: number; source: string; updated_at: Date }>;
+  sources: Array<{
+    index: number; document_id: string; chunk_id: string; chunk_ind: number; title: string; vault_id: string; heading: string | null; content: string; snippet: string;
+    score: number; source: string; updated_at: Date; source_type: string | null; link: string | null; primary_owners: string[] | null; secondary_owners: string[] | null;
+    metadata: Record<string, string>;
+  }>;
 }): z.input<typeof RetrievalSchema> {
   return {
     retrieval: r.mode,
@@ -59,6 +73,7 @@ export function presentRetrieval(r: {
     chunks: r.sources.map((c) => ({
       index: c.index, document_id: c.document_id, chunk_id: c.chunk_id, chunk_ind: c.chunk_ind, title: c.title, vault_id: c.vault_id, heading: c.heading,
       content: c.content, snippet: c.snippet, score: c.score, source: c.source, updated_at: c.updated_at.toISOString(),
+      source_type: c.source_type, link: c.link, primary_owners: c.primary_owners, secondary_owners: c.secondary_owners, metadata: c.metadata,
     })),
   };
 }
