@@ -1,6 +1,6 @@
 import { ExtractiveLanguageModel, type LanguageModel } from '@lore/ai';
 import { createLogger, createMetricsRegistry, IdentitySigner, KafkaBus, listen, PostgresBlobStore, PostgresDb, type Db, type StartedServer } from '@lore/runtime';
-import { createCoreService, GraphConnectorDocuments, GraphKnowledgeSearch, type CoreService, type IndexingSettings, type SourceSettings } from '@lore/core';
+import { createCoreService, GraphConnectorDocuments, GraphKnowledgeSearch, type CoreService, type CoreServiceDeps, type IndexingSettings, type SourceSettings } from '@lore/core';
 import { createGraphService, type GraphService } from '@lore/graph';
 import type { GatewayConfig } from '@lore/gateway';
 import { adminCall, http, IDENTITY_SECRET, makeKey, makeTenant, startGateway, uid, type GatewayUnderTest, type TenantFixture } from '../gateway/harness';
@@ -40,6 +40,8 @@ export interface CoreStackOptions {
    * written through the graph service's connector-document routes.
    */
   indexer?: { sources?: Partial<SourceSettings>; settings?: Partial<IndexingSettings>; schedulerIntervalMs?: number };
+  /** Chat project file limits and extraction settings (default: the documented ones). */
+  projectFiles?: CoreServiceDeps['projectFiles'];
   /** The graph service's URL for core (default: its listener); a test may put a proxy in between. */
   graphUrl?: (graphUrl: string) => string;
 }
@@ -69,6 +71,8 @@ export async function startCoreStack(options: CoreStackOptions = {}): Promise<Co
     encryptionKeys: testEncryptionKeys(),
     // Every answer of every core suite is checked against the schema its route declares.
     checkResponses: options.checkResponses ?? true,
+    blobs,
+    ...(options.projectFiles ? { projectFiles: options.projectFiles } : {}),
     ...(options.indexer
       ? {
           indexer: {

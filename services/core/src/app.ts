@@ -3,6 +3,7 @@ import { RouteTable, createHttpApp, openApiDocumentRoute, type IdentitySigner, t
 import type { Registry } from 'prom-client';
 import { answerTurn, availableTokens, completeTurn, giveFeedback, maxSelectedDocumentTokens, prepareTurn, removeFeedback, seedSession, setMessageAsLatest } from './application/chat-messages';
 import { changeProject, createProject, projectOf, projectsOf, removeProject } from './application/chat-projects';
+import { projectFileOf, projectFilesOf, removeProjectFile, tooManyFiles, uploadProjectFiles } from './application/project-files';
 import { changeSession, createSession, deleteAllSessions, deleteSession, sessionDetail, sessionsOf } from './application/chat-sessions';
 import { associateCredential, ccPairInfo, ccPairStatuses, changeCcPairStatus, createConnector, createDeletionAttempt, indexAttempts, runOnce } from './application/connectors';
 import type { CoreDeps } from './application/context';
@@ -15,6 +16,7 @@ import { chatSessionRoutes, type ChatSessionRouteDeps } from './routes/chat-sess
 import { connectorRoutes, type ConnectorRouteDeps } from './routes/connectors/routes';
 import { credentialRoutes, type CredentialRouteDeps } from './routes/credentials/routes';
 import { personaRoutes, type PersonaRouteDeps } from './routes/personas/routes';
+import { projectFileRoutes, type ProjectFileRouteDeps } from './routes/project-files/routes';
 import { CORE_PREFIX, coreGuard, type CoreState } from './routes/route';
 
 export interface CoreAppOptions {
@@ -34,6 +36,7 @@ export interface CoreRouteDeps {
   sessions: ChatSessionRouteDeps;
   messages: ChatMessageRouteDeps;
   projects: ChatProjectRouteDeps;
+  projectFiles: ProjectFileRouteDeps;
   connectors: ConnectorRouteDeps;
   credentials: CredentialRouteDeps;
 }
@@ -87,6 +90,17 @@ export function coreRouteDeps(core: CoreDeps, signer: IdentitySigner): CoreRoute
         remove: (p, id) => removeProject(core, p, id),
       },
     },
+    projectFiles: {
+      guard,
+      files: {
+        limits: core.projectFiles.settings.limits,
+        upload: (p, projectId, parts) => uploadProjectFiles(core, p, projectId, parts),
+        list: (p, projectId, fileIds) => projectFilesOf(core, p, projectId, fileIds),
+        get: (p, projectId, fileId) => projectFileOf(core, p, projectId, fileId),
+        remove: (p, projectId, fileId) => removeProjectFile(core, p, projectId, fileId),
+        tooMany: tooManyFiles,
+      },
+    },
     connectors: {
       guard,
       connectors: {
@@ -123,6 +137,7 @@ export function coreRouteTable(deps: CoreRouteDeps, options: { bodyLimitBytes: n
     chatSessionRoutes(deps.sessions),
     chatMessageRoutes(deps.messages),
     chatProjectRoutes(deps.projects),
+    projectFileRoutes(deps.projectFiles),
     connectorRoutes(deps.connectors),
     credentialRoutes(deps.credentials),
     openApiDocumentRoute(CORE_OPENAPI_PATH, 'the OpenAPI 3.1 document of the core routes', () => coreOpenApi(table)),

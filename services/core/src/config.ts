@@ -44,6 +44,12 @@ export const coreConfigSchema = z.object({
   /** Google's API and token endpoints (a proxy, or a loopback Drive in tests); default Google's. */
   LORE_CONNECTORS_GOOGLE_API_URL: optionalString,
   LORE_CONNECTORS_GOOGLE_TOKEN_URL: optionalString,
+  // Chat project files (docs/core.md, "Project files").
+  LORE_CORE_PROJECT_FILE_MAX_BYTES: envInt(20 * 1024 * 1024, 1, 256 * 1024 * 1024),
+  LORE_CORE_PROJECT_FILES_PER_UPLOAD: envInt(20, 1, 1_000),
+  LORE_CORE_PROJECT_UPLOAD_MAX_BYTES: envInt(50 * 1024 * 1024, 1, 1024 * 1024 * 1024),
+  LORE_CORE_PROJECT_MAX_FILES: envInt(100, 1, 100_000),
+  LORE_CORE_PROJECT_FILE_WORKERS: envInt(2, 1, 64),
 }).superRefine((c, ctx) => {
   if (c.LORE_AI_LLM_BASE_URL && !c.LORE_AI_LLM_MODEL) ctx.addIssue({ code: 'custom', path: ['LORE_AI_LLM_MODEL'], message: 'is required with LORE_AI_LLM_BASE_URL' });
   if (c.NODE_ENV === 'production' && c.LORE_CONNECTORS_ALLOW_LOOPBACK) {
@@ -55,3 +61,16 @@ export const coreConfigSchema = z.object({
 });
 
 export type CoreConfig = z.infer<typeof coreConfigSchema>;
+
+/** The project file settings a deployment sets (the rest keep their defaults). */
+export function projectFileConfig(c: CoreConfig) {
+  return {
+    limits: {
+      maxFileBytes: c.LORE_CORE_PROJECT_FILE_MAX_BYTES,
+      maxFilesPerUpload: c.LORE_CORE_PROJECT_FILES_PER_UPLOAD,
+      maxUploadBytes: c.LORE_CORE_PROJECT_UPLOAD_MAX_BYTES,
+      maxFilesPerProject: c.LORE_CORE_PROJECT_MAX_FILES,
+    },
+    concurrency: c.LORE_CORE_PROJECT_FILE_WORKERS,
+  };
+}

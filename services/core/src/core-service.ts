@@ -1,8 +1,10 @@
 import { join } from 'node:path';
-import { RUNTIME_MIGRATIONS, SecretBox, assertAppRole, checkAppRole, runMigrations, runRuntimeMigrations, type Db, type EncryptionKey, type IdentitySigner, type Lifecycle, type LoreApp, type Logger } from '@lore/runtime';
+import { RUNTIME_MIGRATIONS, SecretBox, assertAppRole, checkAppRole, runMigrations, runRuntimeMigrations, type BlobStore, type Db, type EncryptionKey, type IdentitySigner, type Lifecycle, type LoreApp, type Logger } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { createCoreApp } from './app';
 import type { CoreDeps } from './application/context';
+import { ProjectFileRunner, projectFileSettings } from './application/project-files';
+import { DEFAULT_FILE_READING } from './connectors/file-text';
 import { ExtractiveLanguageModel, type LanguageModel } from '@lore/ai';
 import type { KnowledgeSearch } from './clients/knowledge';
 import { createCoreIndexer, type CoreIndexer, type CoreIndexerDeps } from './indexer';
@@ -31,6 +33,10 @@ export interface CoreServiceDeps {
   checkResponses?: boolean;
   /** Registers the readiness check `core`. */
   lifecycle?: Lifecycle;
+  /** The runtime's blob store: chat project files wait there until their text is extracted. */
+  blobs: BlobStore;
+  /** Chat project file limits and extraction settings (docs/core.md, "Project files"); default: the documented ones. */
+  projectFiles?: Parameters<typeof projectFileSettings>[0];
   /**
    * The connector indexer's parts (the `core-worker` deployment and embedded mode): with them, `indexer` is made
    * (started by the caller). The API deployment has none: its routes only write attempts through the outbox.
@@ -60,12 +66,24 @@ export async function createCoreService(deps: CoreServiceDeps): Promise<CoreServ
   // Refuse to start when the application role cannot do the work, or could escape row-level security.
   await assertAppRole(deps.db, CORE_SCHEMAS);
   const chat = { languageModel: deps.languageModel ?? new ExtractiveLanguageModel(), knowledge: deps.knowledge, answerMaxTokens: deps.answerMaxTokens ?? 800, maxDocuments: 10 };
-  const core: CoreDeps = { db: deps.db, logger, seededTenants: new Set(), chat, secrets: new SecretBox(deps.encryptionKeys) };
+  const settings = projectFileSettings(deps.projectFiles);
+  // Every core process with the HTTP app extracts the project files it accepts, and takes over those of a stopped one.
+  const runner = new ProjectFileRunner({ db: deps.db, blobs: deps.blobs, logger, settings, reading: { ...DEFAULT_FILE_READING, logger } });
+  const core: CoreDeps = { db: deps.db, logger, seededTenants: new Set(), chat, secrets: new SecretBox(deps.encryptionKeys), blobs: deps.blobs, projectFiles: { settings, runner } };
   deps.lifecycle?.addCheck('core', async () => {
     const { problems } = await checkAppRole(deps.db, CORE_SCHEMAS);
     return { ok: problems.length === 0, details: problems.length > 0 ? { problems } : {} };
   });
   const app = createCoreApp({ core, signer: deps.signer, logger, metrics: deps.metrics, bodyLimitBytes: deps.bodyLimitBytes ?? 1024 * 1024, checkResponses: deps.checkResponses });
   const indexer = deps.indexer ? createCoreIndexer({ ...deps.indexer, db: deps.db, logger, metrics: deps.metrics, signer: deps.signer, secrets: core.secrets }) : null;
-  return { app, core, indexer, close: async () => indexer?.stop() };
+  runner.start();
+  return {
+    app,
+    core,
+    indexer,
+    close: async () => {
+      await runner.close();
+      await indexer?.stop();
+    },
+  };
 }

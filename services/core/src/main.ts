@@ -1,7 +1,7 @@
-import { IdentitySigner, Lifecycle, PostgresDb, createLogger, createMetricsRegistry, exitOnConfigError, listen, opsRouter, parseConfig } from '@lore/runtime';
+import { IdentitySigner, Lifecycle, PostgresBlobStore, PostgresDb, createLogger, createMetricsRegistry, exitOnConfigError, listen, opsRouter, parseConfig } from '@lore/runtime';
 import { languageModelFrom } from '@lore/ai';
 import { GraphKnowledgeSearch } from './clients/knowledge';
-import { coreConfigSchema } from './config';
+import { coreConfigSchema, projectFileConfig } from './config';
 import { createCoreService } from './core-service';
 
 /** The `core` deployment: chat and connectors behind the gateway (probes and metrics share the port). */
@@ -32,6 +32,8 @@ async function main(): Promise<void> {
     answerMaxTokens: config.LORE_CORE_ANSWER_MAX_TOKENS,
     bodyLimitBytes: config.LORE_CORE_BODY_LIMIT_BYTES,
     lifecycle,
+    blobs: new PostgresBlobStore(db),
+    projectFiles: projectFileConfig(config),
   });
   core.app.use(opsRouter(lifecycle, metrics).routes());
   const server = await listen(core.app, config.LORE_CORE_PORT, config.LORE_CORE_HOST);

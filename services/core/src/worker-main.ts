@@ -17,7 +17,7 @@ import {
 import Koa from 'koa';
 import { GraphConnectorDocuments } from './clients/graph-documents';
 import { GraphKnowledgeSearch } from './clients/knowledge';
-import { coreConfigSchema } from './config';
+import { coreConfigSchema, projectFileConfig } from './config';
 import { createCoreService } from './core-service';
 
 /**
@@ -44,6 +44,7 @@ async function main(): Promise<void> {
   });
   lifecycle.onShutdown('event bus', () => bus.close());
   const graph = { url: config.LORE_CORE_GRAPH_URL, timeoutMs: config.LORE_CORE_GRAPH_TIMEOUT_MS };
+  const blobs = new PostgresBlobStore(db);
   const core = await createCoreService({
     db,
     logger,
@@ -53,12 +54,15 @@ async function main(): Promise<void> {
     migrate: config.LORE_CORE_MIGRATE,
     knowledge: new GraphKnowledgeSearch(graph),
     lifecycle,
+    // It also takes over chat project files whose core process stopped mid-extraction.
+    blobs,
+    projectFiles: projectFileConfig(config),
     indexer: {
       bus,
       documents: new GraphConnectorDocuments({ ...graph, timeoutMs: Math.max(graph.timeoutMs, 60_000) }),
       sources: {
         allowLoopback: config.LORE_CONNECTORS_ALLOW_LOOPBACK,
-        blobs: new PostgresBlobStore(db),
+        blobs,
         google: {
           ...(config.LORE_CONNECTORS_GOOGLE_API_URL ? { apiBaseUrl: config.LORE_CONNECTORS_GOOGLE_API_URL } : {}),
           ...(config.LORE_CONNECTORS_GOOGLE_TOKEN_URL ? { tokenUrl: config.LORE_CONNECTORS_GOOGLE_TOKEN_URL } : {}),

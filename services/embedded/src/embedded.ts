@@ -103,7 +103,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   lifecycle.onShutdown('graph', () => graph.close());
 
   // Core: chat, personas and connector administration (credentials sealed with the same key ring), on the same database.
-  const core = await createCoreService({ db, logger: logger.child({ service: 'core' }), metrics, signer, encryptionKeys, lifecycle, knowledge: new GraphKnowledgeSearch({ url: `unix:${graphSocket}`, timeoutMs: 10_000 }), languageModel: graph.memory.languageModel });
+  const core = await createCoreService({ db, logger: logger.child({ service: 'core' }), metrics, signer, encryptionKeys, lifecycle, knowledge: new GraphKnowledgeSearch({ url: `unix:${graphSocket}`, timeoutMs: 10_000 }), languageModel: graph.memory.languageModel, blobs: new PostgresBlobStore(db) });
   const coreServer = await listenUnix(core.app.callback(), coreSocket);
   lifecycle.onShutdown('core server', () => coreServer.close());
   lifecycle.onShutdown('core', () => core.close());

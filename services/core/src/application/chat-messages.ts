@@ -2,11 +2,13 @@ import { groundedAnswerStream, type ChatMessage, type ModelOverrides, type Sourc
 import type { RetrievedChunk } from '../clients/knowledge';
 import { withoutCitations, type AnswerStreamPart, type CitationInfo, type SearchDoc, type ToolCallRecord } from '../domain/answer-parts';
 import { latestBranch } from '../domain/message-tree';
+import { FILE_CONTEXT, selectPassages, type FilePassage } from '../domain/project-files';
 import { availableContextTokens, countTokens, maxDocumentTokens } from '../domain/tokens';
 import { toolById } from '../domain/tools';
 import { getSession, insertSession, sessionMessages } from '../store/chat-sessions';
 import { deleteFeedback, insertMessage, insertRootMessage, lockSessionForTurn, messageRef, setLatestChild, upsertFeedback, type TurnMessage } from '../store/chat-messages';
 import { getPersona, personaOfSession } from '../store/personas';
+import { projectFileTexts } from '../store/project-files';
 import type { CoreDeps } from './context';
 import { coreError } from './errors';
 import { seedTenant } from './personas';
@@ -44,6 +46,9 @@ export interface PreparedTurn {
   includeCitations: boolean;
   /** The model and temperature this turn asks for: the session's overrides, else the persona's, else the configured. */
   overrides: ModelOverrides;
+  /** The session's project, and the passages of its completed files this turn gives the answer (none outside a project). */
+  projectId: number | null;
+  files: FilePassage[];
 }
 
 const INTERNAL_SEARCH: ToolDefinition = {
@@ -129,6 +134,12 @@ export async function prepareTurn(deps: CoreDeps, p: Principal, identityToken: s
       history.unshift(m);
       cursor = m.parent_message_id;
     }
+    // A session in a project answers from the project's files too (unless the request's source filter leaves `file` out).
+    let files: FilePassage[] = [];
+    if (session.project_id !== null && (!input.sourceTypes || input.sourceTypes.includes(FILE_SOURCE))) {
+      const texts = await projectFileTexts(sql, p.tenantId, session.project_id, FILE_CONTEXT.maxFiles, FILE_CONTEXT.maxCharsPerFile);
+      files = selectPassages(texts, question);
+    }
     return {
       principal: p,
       identityToken,
@@ -143,8 +154,37 @@ export async function prepareTurn(deps: CoreDeps, p: Principal, identityToken: s
       sourceTypes: input.sourceTypes,
       includeCitations: input.includeCitations,
       overrides: turnOverrides(session, persona),
+      projectId: session.project_id,
+      files,
     };
   });
+}
+
+/** The source type of a chat project's files as answers show them. */
+const FILE_SOURCE = 'file';
+
+/** A passage of a project file as a search document the answer may cite. */
+function fileDoc(f: FilePassage, projectId: number): SearchDoc {
+  const blurb = f.text.length > 240 ? `${f.text.slice(0, 240).replace(/\s+\S*$/, '')}…` : f.text;
+  return {
+    document_id: f.fileId,
+    chunk_ind: f.index,
+    semantic_identifier: f.name,
+    link: `/api/chat/projects/${projectId}/files/${f.fileId}`,
+    blurb,
+    source_type: FILE_SOURCE,
+    boost: 0,
+    hidden: false,
+    metadata: { project_id: String(projectId), file_id: f.fileId },
+    score: f.score,
+    is_relevant: null,
+    relevance_explanation: null,
+    match_highlights: [],
+    updated_at: f.updatedAt.toISOString(),
+    primary_owners: null,
+    secondary_owners: null,
+    is_internet: false,
+  };
 }
 
 /** The source type of a document ingested or uploaded into the memory; a connector's documents carry its own. */
@@ -222,6 +262,12 @@ export async function* answerTurn(deps: CoreDeps, turn: PreparedTurn, signal?: A
   let error: string | null = null;
   try {
     let sources: SourceChunk[] | null = null;
+    // The project's files come first, as their own search documents part; the search (if any) adds to them.
+    if (turn.projectId !== null && turn.files.length > 0) {
+      docs = turn.files.map((f) => fileDoc(f, turn.projectId!));
+      sources = turn.files.map((f, i) => ({ index: i + 1, title: f.name, document_id: f.fileId, content: f.text }));
+      yield { type: 'search_documents', top_documents: docs };
+    }
     if (turn.tools.includes('internal_search')) {
       let queries = [turn.question];
       let called = turn.forced === 'internal_search';
@@ -249,10 +295,12 @@ export async function* answerTurn(deps: CoreDeps, turn: PreparedTurn, signal?: A
           .filter((c) => !wanted || wanted.includes(sourceTypeOf(c)))
           .sort((a, b) => b.score - a.score)
           .slice(0, chat.maxDocuments);
-        docs = chunks.map(searchDoc);
-        sources = chunks.map((c, i) => ({ index: i + 1, title: c.title, document_id: c.document_id, content: c.content }));
-        toolCalls.push({ tool_name: 'internal_search', tool_arguments: args, tool_result: JSON.stringify(docs.map((d) => ({ document_id: d.document_id, semantic_identifier: d.semantic_identifier, blurb: d.blurb }))), search_docs: docs, generated_images: null, pre_reasoning: null });
-        yield { type: 'search_documents', top_documents: docs };
+        const searched = chunks.map(searchDoc);
+        const first = sources?.length ?? 0;
+        docs = [...docs, ...searched];
+        sources = [...(sources ?? []), ...chunks.map((c, i) => ({ index: first + i + 1, title: c.title, document_id: c.document_id, content: c.content }))];
+        toolCalls.push({ tool_name: 'internal_search', tool_arguments: args, tool_result: JSON.stringify(searched.map((d) => ({ document_id: d.document_id, semantic_identifier: d.semantic_identifier, blurb: d.blurb }))), search_docs: searched, generated_images: null, pre_reasoning: null });
+        yield { type: 'search_documents', top_documents: searched };
       }
     }
     if (sources) {
@@ -314,7 +362,8 @@ export async function completeTurn(deps: CoreDeps, turn: PreparedTurn, signal?: 
     if (part.type === 'answer_delta') out.answer += part.text;
     else if (part.type === 'tool_call') pendingCall = { tool_name: part.tool_name, tool_arguments: part.tool_arguments };
     else if (part.type === 'search_documents') {
-      out.top_documents = part.top_documents;
+      // A project session's file passages come in a part of their own, before the search's.
+      out.top_documents = [...out.top_documents, ...part.top_documents];
       if (pendingCall) {
         out.tool_calls.push({ ...pendingCall, tool_result: JSON.stringify(part.top_documents.map((d) => ({ document_id: d.document_id, semantic_identifier: d.semantic_identifier, blurb: d.blurb }))), search_docs: part.top_documents, generated_images: null, pre_reasoning: null });
         pendingCall = null;

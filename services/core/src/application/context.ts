@@ -1,5 +1,6 @@
-import type { Db, Logger, SecretBox } from '@lore/runtime';
+import type { BlobStore, Db, Logger, SecretBox } from '@lore/runtime';
 import type { ChatEngine } from './chat-engine';
+import type { ProjectFileRunner, ProjectFileSettings } from './project-files';
 
 /** What core's application layer works with; route modules never see it, only the functions bound to it. */
 export interface CoreDeps {
@@ -10,4 +11,8 @@ export interface CoreDeps {
   /** Seals and opens credential secrets with the platform key ring (`LORE_ENCRYPTION_KEYS`). */
   secrets: SecretBox;
   chat: ChatEngine;
+  /** Where uploaded files wait to be read (the runtime's blob store). */
+  blobs: BlobStore;
+  /** Chat project files: their limits and this process's extraction runner. */
+  projectFiles: { settings: ProjectFileSettings; runner: ProjectFileRunner };
 }

@@ -38,7 +38,8 @@ export interface CitationInfo {
 
 /**
  * One part of a streamed answer (spec 2's AnswerStreamPart; its fields are ours, docs/core.md): each part is one
- * JSON object on its own line, in this order: `message_start`, then per tool call `tool_call` and (for a search)
+ * JSON object on its own line, in this order: `message_start`, then (a session in a chat project with files) a
+ * `search_documents` of the project's file passages, then per tool call `tool_call` and (for a search)
  * `search_documents`, then `answer_delta`s, then one `citation_info` per citation used, then `stop` — or `error`
  * then `stop` when the answer failed.
  */

@@ -108,6 +108,8 @@ export interface TurnSession {
   session_id: string;
   current_alternate_model: string | null;
   current_temperature_override: number | null;
+  /** The chat project the session is filed in, if any. */
+  project_id: number | null;
   /** The session's persona (deleted ones too: a session keeps the persona it started with); null if it is gone. */
   persona: { instructions: string; tool_ids: number[]; model: string | null; temperature: number | null } | null;
   /** Its messages' tree and texts, oldest first. */
@@ -124,6 +126,7 @@ export async function lockSessionForTurn(sql: Sql, tenantId: string, sessionId: 
     session_id: string;
     current_alternate_model: string | null;
     current_temperature_override: number | null;
+    project_id: number | null;
     instructions: string | null;
     tool_ids: number[] | null;
     model: string | null;
@@ -133,9 +136,9 @@ export async function lockSessionForTurn(sql: Sql, tenantId: string, sessionId: 
     `WITH s AS (
        UPDATE core.chat_sessions SET time_updated = now(), name = CASE WHEN name = '' THEN $4 ELSE name END
         WHERE tenant_id = $1 AND session_id = $2 AND owner = $3 AND deleted_at IS NULL
-        RETURNING tenant_id, session_id, persona_id, current_alternate_model, current_temperature_override
+        RETURNING tenant_id, session_id, persona_id, project_id, current_alternate_model, current_temperature_override
      )
-     SELECT s.session_id, s.current_alternate_model, s.current_temperature_override, p.instructions, p.tool_ids, p.model, p.temperature,
+     SELECT s.session_id, s.current_alternate_model, s.current_temperature_override, s.project_id, p.instructions, p.tool_ids, p.model, p.temperature,
             (SELECT json_agg(json_build_object(
                       'message_id', m.message_id::text, 'parent_message_id', m.parent_message_id::text,
                       'latest_child_message_id', m.latest_child_message_id::text, 'message_type', m.message_type,
@@ -151,6 +154,7 @@ export async function lockSessionForTurn(sql: Sql, tenantId: string, sessionId: 
     session_id: row.session_id,
     current_alternate_model: row.current_alternate_model,
     current_temperature_override: row.current_temperature_override,
+    project_id: row.project_id,
     persona: row.tool_ids === null ? null : { instructions: row.instructions ?? '', tool_ids: row.tool_ids, model: row.model, temperature: row.temperature },
     messages: row.messages ?? [],
   };
