@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { LoopbackWeb } from '../support/loopback-web';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -184,6 +185,51 @@ describe('embedded mode', () => {
       expect(doc.info.version).toBe('0.0.0-dev');
     } finally {
       await stop(b);
+    }
+  }, 120_000);
+
+  it('indexes a web connector into the memory: run once, the attempt ends, retrieval and chat find the page with its link', async () => {
+    const web = await new LoopbackWeb({ seed: 3 }).start();
+    // Loopback reads are for local testing, and off unless asked for.
+    const b = await boot(dataDir, { LORE_CONNECTORS_ALLOW_LOOPBACK: 'true' });
+    try {
+      const { api_key: key } = JSON.parse(readFileSync(join(dataDir, 'dev-credentials.json'), 'utf8')) as { api_key: string };
+      const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+      const post = async (path: string, body: unknown, method = 'POST') => {
+        // The memory API takes its key as x-api-key; core takes a bearer credential.
+        const r = await fetch(`${b.url}${path}`, { method, headers: path.startsWith('/api/v1/memory') ? { 'x-api-key': key, 'content-type': 'application/json' } : headers, body: JSON.stringify(body) });
+        return { status: r.status, json: (await r.json()) as Record<string, any> };
+      };
+      const hub = `${web.url}/`;
+      const connector = await post('/api/manage/admin/connector', {
+        name: 'Loopback hub', source: 'web', input_type: 'load_state', connector_specific_config: { base_url: hub, web_connector_type: 'single' },
+        refresh_freq: 3600, prune_freq: null, indexing_start: null, access_type: 'public', groups: [],
+      });
+      expect(connector.status).toBe(200);
+      const credential = await post('/api/manage/credential', { name: 'web', source: 'web', credential_json: {} });
+      expect(credential.status).toBe(201);
+      const pair = await post(`/api/manage/connector/${connector.json.id}/credential/${credential.json.id}`, {}, 'PUT');
+      expect(pair.status).toBe(200);
+      const run = await post('/api/manage/admin/connector/run-once', { connector_id: connector.json.id });
+      expect(run.status).toBe(200);
+      let info: Record<string, any> = {};
+      for (let i = 0; i < 100 && info.last_index_attempt_status !== 'success'; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        info = (await (await fetch(`${b.url}/api/manage/admin/cc-pair/${pair.json.id}`, { headers })).json()) as Record<string, any>;
+        expect(info.last_index_attempt_status ?? 'success').not.toBe('failed');
+      }
+      expect(info).toMatchObject({ last_index_attempt_status: 'success', num_docs_indexed: 1 });
+      let chunks: Array<Record<string, any>> = [];
+      for (let i = 0; i < 100 && !chunks.some((c) => c.link === hub); i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        const found = await post('/api/v1/memory/retrieve', { query: 'The loopback web' });
+        expect(found.status).toBe(200);
+        chunks = found.json.chunks as Array<Record<string, any>>;
+      }
+      expect(chunks).toContainEqual(expect.objectContaining({ link: hub, source_type: 'web', title: 'The loopback web' }));
+    } finally {
+      await stop(b);
+      await web.close();
     }
   }, 120_000);
 });

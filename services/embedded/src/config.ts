@@ -31,6 +31,15 @@ export const embeddedEnvSchema = z.object({
   NODE_ENV: z.string().optional(),
   /** `true`: webhook subscriptions may name receivers on this machine (docs/webhooks.md); refused in production. */
   LORE_WEBHOOKS_ALLOW_LOOPBACK: allowLoopbackSetting,
-}).superRefine(refuseLoopbackInProduction);
+  /** `true`: web and Drive connectors may read this machine (docs/core.md, "Indexing"); refused in production. */
+  LORE_CONNECTORS_ALLOW_LOOPBACK: allowLoopbackSetting,
+  /** How often the connector scheduler looks for due pairs (ms). */
+  LORE_CORE_SCHEDULER_INTERVAL_MS: envInt(15_000, 100, 3_600_000),
+}).superRefine((env, ctx) => {
+  refuseLoopbackInProduction(env, ctx);
+  if (env.NODE_ENV === 'production' && env.LORE_CONNECTORS_ALLOW_LOOPBACK) {
+    ctx.addIssue({ code: 'custom', path: ['LORE_CONNECTORS_ALLOW_LOOPBACK'], message: 'opens connector reads to this machine and is refused when NODE_ENV=production' });
+  }
+});
 
 export type EmbeddedConfig = z.infer<typeof embeddedEnvSchema>;

@@ -20,7 +20,7 @@ import {
 } from '@lore/runtime';
 import { createGateway, gatewayConfig, MemoryGatewayState, createWebhooksWorker, type Gateway } from '@lore/gateway';
 import { createGraphService, GRAPH_TOPICS, type GraphService } from '@lore/graph';
-import { createCoreService, GraphKnowledgeSearch, type CoreService } from '@lore/core';
+import { CORE_TOPICS, createCoreService, GraphConnectorDocuments, GraphKnowledgeSearch, type CoreService } from '@lore/core';
 import type { EmbeddedConfig } from './config';
 import { loadSecrets } from './secrets';
 import { ensureDevCredentials, type DevCredentials, type DevSecret } from './dev-credentials';
@@ -103,7 +103,28 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   lifecycle.onShutdown('graph', () => graph.close());
 
   // Core: chat, personas and connector administration (credentials sealed with the same key ring), on the same database.
-  const core = await createCoreService({ db, logger: logger.child({ service: 'core' }), metrics, signer, encryptionKeys, lifecycle, knowledge: new GraphKnowledgeSearch({ url: `unix:${graphSocket}`, timeoutMs: 10_000 }), languageModel: graph.memory.languageModel, blobs: new PostgresBlobStore(db) });
+  // Chat project files and file connectors read the blob store the graph's uploads use (the same database).
+  const coreBlobs = new PostgresBlobStore(db);
+  // Its connector indexer runs here too: the scheduler, the index consumer on the in-memory bus, documents written
+  // through the graph's socket.
+  const core = await createCoreService({
+    db,
+    logger: logger.child({ service: 'core' }),
+    metrics,
+    signer,
+    encryptionKeys,
+    lifecycle,
+    knowledge: new GraphKnowledgeSearch({ url: `unix:${graphSocket}`, timeoutMs: 10_000 }),
+    languageModel: graph.memory.languageModel,
+    blobs: coreBlobs,
+    indexer: {
+      bus,
+      documents: new GraphConnectorDocuments({ url: `unix:${graphSocket}`, timeoutMs: 60_000 }),
+      sources: { allowLoopback: config.LORE_CONNECTORS_ALLOW_LOOPBACK, blobs: coreBlobs },
+      schedulerIntervalMs: config.LORE_CORE_SCHEDULER_INTERVAL_MS,
+      relay: false,
+    },
+  });
   const coreServer = await listenUnix(core.app.callback(), coreSocket);
   lifecycle.onShutdown('core server', () => coreServer.close());
   lifecycle.onShutdown('core', () => core.close());
@@ -182,7 +203,9 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   lifecycle.onShutdown('graph worker', () => graph.worker.stop());
   await webhooks.start();
   lifecycle.onShutdown('webhooks worker', () => webhooks.stop());
-  await startOutboxRelay({ process: 'embedded', db, bus, logger, metrics, pollIntervalMs: 50, topics: GRAPH_TOPICS, lifecycle });
+  await core.indexer!.start();
+  lifecycle.onShutdown('core indexer', () => core.indexer!.stop());
+  await startOutboxRelay({ process: 'embedded', db, bus, logger, metrics, pollIntervalMs: 50, topics: [...GRAPH_TOPICS, ...CORE_TOPICS], lifecycle });
   lifecycle.addCheck('graph', async () => ({ ok: true, details: { ...graph.describe(), embedder: embedding.describe() } }));
   lifecycle.markStarted();
   // After the start: the fetch and the re-embed never hold a request up (the first stops in shutdown first).
