@@ -70,7 +70,15 @@ describe('core: connectors, credentials and cc pairs through the gateway', () =>
 
   beforeAll(async () => {
     // The indexer runs deletion attempts; its scheduler never passes on its own here (no pair is run).
-    s = await startCoreStack({ indexer: {} });
+    // Connector host names resolve as a public site would, except one that does not exist.
+    s = await startCoreStack({
+      indexer: {},
+      connectorLookup: async (name) => {
+        if (name.startsWith('nowhere.')) throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
+        if (name === 'inside.acme.example') return [{ address: '10.1.2.3', family: 4 }];
+        return [{ address: '93.184.216.34', family: 4 }];
+      },
+    });
     a = await s.tenant();
     b = await s.tenant();
   });
@@ -367,6 +375,19 @@ describe('core: connectors, credentials and cc pairs through the gateway', () =>
       'body.connector_specific_config.web_connector_type',
     ]);
     await expect422('POST', '/api/manage/admin/connector', { ...webConnector('x'), input_type: 'poll' }, ['body.input_type']);
+    // A base URL the indexer could never read: 400 with the reason, and no connector.
+    for (const [base, why] of [
+      ['https://nowhere.acme.example/', /could not resolve/],
+      ['https://inside.acme.example/', /forbidden address/],
+      ['http://10.0.0.5/', /private address is not allowed/],
+      ['http://169.254.169.254/latest/', /not allowed/],
+      ['http://metadata.google.internal/', /local/],
+    ] as const) {
+      const r = await s.call('POST', '/api/manage/admin/connector', as(a.key), { ...webConnector('x'), connector_specific_config: { base_url: base, web_connector_type: 'single' } });
+      expect({ base, status: r.status }).toEqual({ base, status: 400 });
+      expect(r.json).toEqual({ detail: expect.stringContaining('base_url cannot be read by a connector') });
+      expect(r.json.detail).toMatch(why);
+    }
     await expect422('POST', '/api/manage/admin/connector', { ...webConnector('x'), source: 'file', connector_specific_config: { file_locations: [] } }, ['body.connector_specific_config.file_locations']);
     await expect422('POST', '/api/manage/admin/connector', { ...webConnector('x'), groups: [1] }, ['body.groups']);
     await expect422('POST', '/api/manage/admin/connector', { ...webConnector('x'), refresh_freq: 1.5, indexing_start: 'yesterday' }, ['body.indexing_start', 'body.refresh_freq']);

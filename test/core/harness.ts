@@ -3,6 +3,7 @@ import { createLogger, createMetricsRegistry, IdentitySigner, KafkaBus, listen, 
 import { createCoreService, GraphConnectorDocuments, GraphKnowledgeSearch, type CoreService, type CoreServiceDeps, type IndexingSettings, type SourceSettings } from '@lore/core';
 import { createGraphService, type GraphService } from '@lore/graph';
 import type { GatewayConfig } from '@lore/gateway';
+import type { HostLookup } from '@lore/outbound';
 import { adminCall, http, IDENTITY_SECRET, makeKey, makeTenant, startGateway, uid, type GatewayUnderTest, type TenantFixture } from '../gateway/harness';
 import { testEncryptionKeys } from '../support/encryption';
 import { freshDatabase, requireEnv, uniqueSuffix, type TestDatabase } from '../support/infra';
@@ -42,6 +43,11 @@ export interface CoreStackOptions {
   indexer?: { sources?: Partial<SourceSettings>; settings?: Partial<IndexingSettings>; schedulerIntervalMs?: number };
   /** Chat project file limits and extraction settings (default: the documented ones). */
   projectFiles?: CoreServiceDeps['projectFiles'];
+  /**
+   * How core resolves connector host names when a web connector is created (default: the indexer's lookup, else the
+   * system's); connectors may always name loopback in the stack.
+   */
+  connectorLookup?: HostLookup;
   /** The graph service's URL for core (default: its listener); a test may put a proxy in between. */
   graphUrl?: (graphUrl: string) => string;
 }
@@ -61,6 +67,7 @@ export async function startCoreStack(options: CoreStackOptions = {}): Promise<Co
   const graphServer = await listen(graph.app, 0, '127.0.0.1');
   const graphUrl = options.graphUrl ? options.graphUrl(graphServer.url) : graphServer.url;
   const blobs = new PostgresBlobStore(db);
+  const connectorLookup = options.connectorLookup ?? options.indexer?.sources?.lookup;
   const core = await createCoreService({
     db,
     logger,
@@ -68,6 +75,7 @@ export async function startCoreStack(options: CoreStackOptions = {}): Promise<Co
     signer,
     languageModel,
     knowledge: new GraphKnowledgeSearch({ url: graphUrl, timeoutMs: 10_000 }),
+    connectorTargets: { allowLoopback: true, ...(connectorLookup ? { lookup: connectorLookup } : {}) },
     encryptionKeys: testEncryptionKeys(),
     // Every answer of every core suite is checked against the schema its route declares.
     checkResponses: options.checkResponses ?? true,

@@ -279,16 +279,28 @@ describe('core: indexing a web connector into the memory', () => {
     expect((await s.call('GET', `/api/manage/credential/${credentialId}`, as(a.key))).status).toBe(200);
   });
 
-  it('fails a run whose site is unreachable, and says so without an address', async () => {
+  it('refuses a site that cannot be resolved, and fails a run whose site stopped answering, without an address', async () => {
     const api = admin(s, a.key);
-    const config: WebSourceConfig = { base_url: 'http://nowhere.invalid/', web_connector_type: 'single' };
-    const connectorId = await api.connector({ name: 'Nowhere', source: 'web', connector_specific_config: config });
+    const unresolvable = await s.call('POST', '/api/manage/admin/connector', as(a.key), {
+      name: 'Nowhere', source: 'web', input_type: 'load_state', connector_specific_config: { base_url: 'http://nowhere.invalid/', web_connector_type: 'single' }, access_type: 'public',
+    });
+    expect(unresolvable.status).toBe(400);
+    expect(unresolvable.json.detail).toMatch(/^base_url cannot be read by a connector: could not resolve/);
+
+    // A port where nothing listens any more.
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const config: WebSourceConfig = { base_url: `http://127.0.0.1:${port}/`, web_connector_type: 'single' };
+    const connectorId = await api.connector({ name: 'Gone quiet', source: 'web', connector_specific_config: config });
     const pair = await api.pair(connectorId, await api.credential('web'));
     const run = await api.runOnce(connectorId);
     const ended = await api.ended(pair.id as number, run.json.attempts[0].id as number);
     expect(ended.status).toBe('failed');
     expect(ended.error_msg).toEqual(expect.any(String));
-    expect(ended.error_msg).not.toContain('nowhere.invalid');
+    expect(ended.error_msg).not.toContain('127.0.0.1');
+    expect(ended.error_msg).not.toContain(String(port));
     expect((await api.info(pair.id as number)).last_index_attempt_status).toBe('failed');
   });
 

@@ -168,6 +168,13 @@ describe('embedded mode', () => {
       const { chat_session_id: id } = (await created.json()) as { chat_session_id: string };
       const listed = (await (await fetch(`${b.url}/api/chat/get-user-chat-sessions`, { headers })).json()) as { sessions: Array<{ id: string; persona_id: number }> };
       expect(listed.sessions).toContainEqual(expect.objectContaining({ id, persona_id: 0 }));
+      // Connectors may not read this machine unless LORE_CONNECTORS_ALLOW_LOOPBACK says so: 400 with the reason.
+      const local = await fetch(`${b.url}/api/manage/admin/connector`, {
+        method: 'POST', headers,
+        body: JSON.stringify({ name: 'local', source: 'web', input_type: 'load_state', connector_specific_config: { base_url: 'http://127.0.0.1:9/', web_connector_type: 'single' }, access_type: 'public' }),
+      });
+      expect(local.status).toBe(400);
+      expect(((await local.json()) as { detail: string }).detail).toContain('base_url cannot be read by a connector');
       const unknown = await fetch(`${b.url}/api/chat/create-chat-session`, { method: 'POST', headers, body: JSON.stringify({ persona_id: 4242 }) });
       expect(unknown.status).toBe(400);
       expect(await unknown.json()).toEqual({ detail: expect.any(String) });

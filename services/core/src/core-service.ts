@@ -7,6 +7,7 @@ import { ProjectFileRunner, projectFileSettings } from './application/project-fi
 import { DEFAULT_FILE_READING } from './connectors/file-text';
 import { ExtractiveLanguageModel, type LanguageModel } from '@lore/ai';
 import type { KnowledgeSearch } from './clients/knowledge';
+import { TargetGuard, type HostLookup } from '@lore/outbound';
 import { createCoreIndexer, type CoreIndexer, type CoreIndexerDeps } from './indexer';
 
 /** Core's schema: chat (personas, sessions, messages, feedback); connectors come with their own migrations. */
@@ -35,6 +36,11 @@ export interface CoreServiceDeps {
   lifecycle?: Lifecycle;
   /** The runtime's blob store: chat project files wait there until their text is extracted. */
   blobs: BlobStore;
+  /**
+   * What connector URLs may name (checked when a web connector is created): loopback only with
+   * `LORE_CONNECTORS_ALLOW_LOOPBACK`; `lookup` resolves host names (tests: a loopback world's). Default: nothing local.
+   */
+  connectorTargets?: { allowLoopback: boolean; lookup?: HostLookup };
   /** Chat project file limits and extraction settings (docs/core.md, "Project files"); default: the documented ones. */
   projectFiles?: Parameters<typeof projectFileSettings>[0];
   /**
@@ -69,7 +75,7 @@ export async function createCoreService(deps: CoreServiceDeps): Promise<CoreServ
   const settings = projectFileSettings(deps.projectFiles);
   // Every core process with the HTTP app extracts the project files it accepts, and takes over those of a stopped one.
   const runner = new ProjectFileRunner({ db: deps.db, blobs: deps.blobs, logger, settings, reading: { ...DEFAULT_FILE_READING, logger } });
-  const core: CoreDeps = { db: deps.db, logger, seededTenants: new Set(), chat, secrets: new SecretBox(deps.encryptionKeys), blobs: deps.blobs, projectFiles: { settings, runner } };
+  const core: CoreDeps = { db: deps.db, logger, seededTenants: new Set(), chat, secrets: new SecretBox(deps.encryptionKeys), blobs: deps.blobs, projectFiles: { settings, runner }, targets: new TargetGuard({ allowLoopback: deps.connectorTargets?.allowLoopback ?? false, ...(deps.connectorTargets?.lookup ? { lookup: deps.connectorTargets.lookup } : {}) }) };
   deps.lifecycle?.addCheck('core', async () => {
     const { problems } = await checkAppRole(deps.db, CORE_SCHEMAS);
     return { ok: problems.length === 0, details: problems.length > 0 ? { problems } : {} };

@@ -33,6 +33,7 @@ async function main(): Promise<void> {
     bodyLimitBytes: config.LORE_CORE_BODY_LIMIT_BYTES,
     lifecycle,
     blobs: new PostgresBlobStore(db),
+    connectorTargets: { allowLoopback: config.LORE_CONNECTORS_ALLOW_LOOPBACK },
     projectFiles: projectFileConfig(config),
   });
   core.app.use(opsRouter(lifecycle, metrics).routes());

@@ -56,6 +56,7 @@ async function main(): Promise<void> {
     lifecycle,
     // It also takes over chat project files whose core process stopped mid-extraction.
     blobs,
+    connectorTargets: { allowLoopback: config.LORE_CONNECTORS_ALLOW_LOOPBACK },
     projectFiles: projectFileConfig(config),
     indexer: {
       bus,

@@ -117,6 +117,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
     knowledge: new GraphKnowledgeSearch({ url: `unix:${graphSocket}`, timeoutMs: 10_000 }),
     languageModel: graph.memory.languageModel,
     blobs: coreBlobs,
+    connectorTargets: { allowLoopback: config.LORE_CONNECTORS_ALLOW_LOOPBACK },
     indexer: {
       bus,
       documents: new GraphConnectorDocuments({ url: `unix:${graphSocket}`, timeoutMs: 60_000 }),

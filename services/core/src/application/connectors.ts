@@ -1,3 +1,4 @@
+import { TargetRefusedError } from '@lore/outbound';
 import type { Sql } from '@lore/runtime';
 import { accessProblem, distinctIds, statusChange, type AccessType, type SettableStatus } from '../domain/connectors';
 import { runPlan } from '../domain/indexing';
@@ -49,8 +50,21 @@ async function detailOf(sql: Sql, tenantId: string, pair: CcPairRow): Promise<Cc
   return (await detailsOf(sql, tenantId, [pair]))[0]!;
 }
 
-/** A connector reads nothing until a credential is associated with it (`associateCredential`). */
-export function createConnector(deps: CoreDeps, p: Principal, input: ConnectorFields): Promise<ConnectorRow> {
+/**
+ * A connector reads nothing until a credential is associated with it (`associateCredential`). A web connector's
+ * base URL must be one the indexer may read: a local or private address, or a host name that does not resolve, is
+ * 400 with the reason (the indexer checks every fetch again, redirects included).
+ */
+export async function createConnector(deps: CoreDeps, p: Principal, input: ConnectorFields): Promise<ConnectorRow> {
+  const baseUrl = input.source === 'web' ? input.connector_specific_config.base_url : undefined;
+  if (typeof baseUrl === 'string') {
+    try {
+      await deps.targets.resolve(baseUrl);
+    } catch (err) {
+      if (err instanceof TargetRefusedError) throw coreError('BAD_REQUEST', `base_url cannot be read by a connector: ${err.message}`);
+      throw err;
+    }
+  }
   return deps.db.withTenant(p.tenantId, (sql) => insertConnector(sql, p.tenantId, { ...input, groups: distinctIds(input.groups) }));
 }
 

@@ -1,3 +1,4 @@
+import type { TargetGuard } from '@lore/outbound';
 import type { BlobStore, Db, Logger, SecretBox } from '@lore/runtime';
 import type { ChatEngine } from './chat-engine';
 import type { ProjectFileRunner, ProjectFileSettings } from './project-files';
@@ -15,4 +16,6 @@ export interface CoreDeps {
   blobs: BlobStore;
   /** Chat project files: their limits and this process's extraction runner. */
   projectFiles: { settings: ProjectFileSettings; runner: ProjectFileRunner };
+  /** The SSRF guard a web connector's base URL must pass when it is created (the indexer checks every fetch again). */
+  targets: TargetGuard;
 }
