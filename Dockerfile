@@ -5,7 +5,8 @@
 #   services/gateway/dist/webhooks-main.js  webhooks worker
 #   services/graph/dist/main.js             graph (memory data plane API)
 #   services/graph/dist/worker-main.js      graph-worker
-#   services/core/dist/main.js              core (chat sessions, personas)
+#   services/core/dist/main.js              core (chat sessions, personas, connectors)
+#   services/core/dist/worker-main.js       core-worker (the connector indexer)
 #   operator/dist/main.js                   operator
 #   services/{agents,mcp}/dist/main.js      when those services ship
 # and the chart's migrations Job runs its own script with the same node_modules.

@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { renderPng } from '../memory/files';
 import { requireEnv } from '../support/infra';
+import { LoopbackWeb } from '../support/loopback-web';
 import { http } from '../support/http';
 import { asSuperuser, migrate, prepareInstall, REPO_ROOT as ROOT, runProcess, type Install } from '../support/install';
 import { installCrds, kubectl, kubectlOk } from '../../operator/test/support/kube';
@@ -82,6 +83,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
   let install: Install;
   const procs: Record<string, Started> = {};
   let receiver: Receiver | undefined;
+  let web: LoopbackWeb | undefined;
   /** Namespaces given to the tenant; the operator's own (`systemNs`) stands in for the release namespace. */
   const userNamespaces: string[] = [];
   let systemNs: string | undefined;
@@ -95,7 +97,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     const m = await migrate(install);
     if (m.code !== 0) throw new Error(`migrations failed:\n${m.output}`);
 
-    const [gatewayPort, adminPort, gatewayOps, webhooksOps, graphPort, workerPort, operatorPort, corePort] = await distinctFreePorts(8);
+    const [gatewayPort, adminPort, gatewayOps, webhooksOps, graphPort, workerPort, operatorPort, corePort, coreWorkerPort] = await distinctFreePorts(9);
     gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     adminUrl = `http://127.0.0.1:${adminPort}`;
     Object.assign(ops, {
@@ -105,6 +107,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
       'graph-worker': `http://127.0.0.1:${workerPort}`,
       operator: `http://127.0.0.1:${operatorPort}`,
       core: `http://127.0.0.1:${corePort}`,
+      'core-worker': `http://127.0.0.1:${coreWorkerPort}`,
     });
     const kafka = requireEnv('LORE_TEST_KAFKA_BROKERS');
     const graphEnv = {
@@ -130,6 +133,23 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
         LORE_CORE_HOST: '127.0.0.1',
         LORE_CORE_PORT: String(corePort),
         LORE_CORE_MIGRATE: 'false',
+        // The web connector below names a loopback site, which core checks when the connector is created.
+        LORE_CONNECTORS_ALLOW_LOOPBACK: 'true',
+      },
+      // The connector indexer: core's database, identity secret, key ring and graph URL, plus Kafka (configuration.md,
+      // "Core": the core-worker deployment reads the same table and needs Kafka too). Loopback reads, as for core, only because the site it indexes here is on loopback (refused
+      // with NODE_ENV=production).
+      'core-worker': {
+        LORE_DATABASE_URL: install.appUrl,
+        LORE_IDENTITY_SECRET: SECRETS.identity,
+        LORE_ENCRYPTION_KEYS: SECRETS.encryptionKeys,
+        LORE_CORE_GRAPH_URL: ops.graph!,
+        LORE_KAFKA_BROKERS: kafka,
+        LORE_KAFKA_PREFIX: KAFKA_PREFIX,
+        LORE_CORE_HOST: '127.0.0.1',
+        LORE_CORE_WORKER_PORT: String(coreWorkerPort),
+        LORE_CORE_MIGRATE: 'false',
+        LORE_CONNECTORS_ALLOW_LOOPBACK: 'true',
       },
       webhooks: {
         LORE_DATABASE_URL: install.appUrl,
@@ -164,6 +184,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
       graph: 'services/graph/dist/main.js',
       'graph-worker': 'services/graph/dist/worker-main.js',
       core: 'services/core/dist/main.js',
+      'core-worker': 'services/core/dist/worker-main.js',
       webhooks: 'services/gateway/dist/webhooks-main.js',
       gateway: 'services/gateway/dist/main.js',
     };
@@ -203,6 +224,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     }
     await Promise.all(Object.values(procs).map((p) => step(() => stopProcess(p))));
     if (receiver) await step(() => receiver!.close());
+    if (web) await step(() => web!.close());
     for (const ns of [...userNamespaces, ...(systemNs ? [systemNs] : [])]) await step(() => removeNamespace(ns));
     await step(() => removeKafkaInstall(KAFKA_PREFIX));
     await step(() => removeRedisKeys(REDIS_PREFIX));
@@ -248,6 +270,11 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     const core = await readyz(ops.core!);
     expect(core.status).toBe(200);
     expect(core.body).toMatchObject({ status: 'ready', checks: { core: { ok: true } } });
+    // core-worker: the same role check, and membership of its consumer group (lore.connectors.index).
+    const coreWorker = await readyz(ops['core-worker']!);
+    expect(coreWorker.status).toBe(200);
+    expect(coreWorker.body).toMatchObject({ status: 'ready', checks: { core: { ok: true } } });
+    expect(inGroups(coreWorker.body)).toEqual(['core-worker']);
     // Search is lexical-only, and both graph processes say so rather than claiming vectors.
     const graphCheck = { ok: true, vectors: false, retrieval: 'lexical', embedder: expect.objectContaining({ kind: 'hashed' }) };
     const graph = await readyz(ops.graph!);
@@ -353,6 +380,43 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     expect(complete.top_documents.map((d) => d.document_id)).toContain(firstDoc);
     expect(complete.citation_info.map((c) => c.document_id)).toContain(firstDoc);
     expect(complete.answer).toContain('Reykjavik');
+  });
+
+  it('indexes a web connector on core-worker: run once through the gateway, the attempt succeeds, and the memory finds the page with its link', async () => {
+    web = await new LoopbackWeb({ seed: 3 }).start();
+    // Core's routes take the key as a bearer credential; the memory API as x-api-key.
+    const headers = { authorization: `Bearer ${key}` };
+    const hub = `${web.url}/`;
+    const connector = await call(gatewayUrl, 'POST', '/api/manage/admin/connector', {
+      headers,
+      body: {
+        name: 'Loopback hub', source: 'web', input_type: 'load_state', connector_specific_config: { base_url: hub, web_connector_type: 'single' },
+        refresh_freq: 3600, prune_freq: null, indexing_start: null, access_type: 'public', groups: [],
+      },
+    });
+    expect({ status: connector.status, body: connector.status === 200 ? '' : connector.text }).toEqual({ status: 200, body: '' });
+    const credential = await call(gatewayUrl, 'POST', '/api/manage/credential', { headers, body: { name: 'web', source: 'web', credential_json: {} } });
+    expect(credential.status).toBe(201);
+    const pair = await call(gatewayUrl, 'PUT', `/api/manage/connector/${connector.json.id}/credential/${credential.json.id}`, { headers, body: {} });
+    expect(pair.status).toBe(200);
+    const run = await call(gatewayUrl, 'POST', '/api/manage/admin/connector/run-once', { headers, body: { connector_id: connector.json.id } });
+    expect(run.status).toBe(200);
+    // The core API wrote the attempt and its lore.connectors.index message through the outbox; core-worker's relay
+    // publishes it, its consumer runs the attempt and writes the page into the memory through the graph process.
+    const info = await until('the connector\'s index attempt to end', async () => {
+      const r = await call(gatewayUrl, 'GET', `/api/manage/admin/cc-pair/${pair.json.id}`, { headers });
+      return r.status === 200 && r.json.last_index_attempt_status ? r.json : undefined;
+    }, 60_000, procs['core-worker']);
+    expect(info).toMatchObject({ last_index_attempt_status: 'success', num_docs_indexed: 1 });
+    expect(web.requests.some((r) => r.path === '/')).toBe(true);
+    // graph-worker indexes the document as any other; retrieval then returns it with the page's link.
+    const chunks = await until('the connector document to be retrievable', async () => {
+      const found = await call(gatewayUrl, 'POST', '/api/v1/memory/retrieve', { headers: { 'x-api-key': key }, body: { query: 'The loopback web' } });
+      expect(found.status).toBe(200);
+      const list = found.json.chunks as Array<Record<string, any>>;
+      return list.some((c) => c.link === hub) ? list : undefined;
+    }, 60_000, procs['graph-worker']);
+    expect(chunks).toContainEqual(expect.objectContaining({ link: hub, source_type: 'web', title: 'The loopback web' }));
   });
 
   it('fails a corrupt upload with a reason while the graph worker stays ready, and indexes a good one after it', async () => {

@@ -52,9 +52,9 @@ describe('charts/lore', () => {
   it('renders every deployment of the architecture from one image, the services that do not exist yet only on request', async () => {
     const minimal = await renderObjects('lore', ns, ['-f', MINIMAL]);
     const deployments = (objs: any[]) => objs.filter((o) => o.kind === 'Deployment').map((d) => d.metadata.labels['app.kubernetes.io/component']).sort();
-    expect(deployments(minimal)).toEqual(['core', 'gateway', 'graph', 'graph-worker', 'operator', 'webhooks']);
+    expect(deployments(minimal)).toEqual(['core', 'core-worker', 'gateway', 'graph', 'graph-worker', 'operator', 'webhooks']);
     const full = await renderObjects('lore', ns, ['-f', FULL]);
-    expect(deployments(full)).toEqual(['agents', 'core', 'gateway', 'graph', 'graph-worker', 'mcp', 'operator', 'webhooks']);
+    expect(deployments(full)).toEqual(['agents', 'core', 'core-worker', 'gateway', 'graph', 'graph-worker', 'mcp', 'operator', 'webhooks']);
     const images = new Set(full.filter((o) => o.kind === 'Deployment' || o.kind === 'Job').map((o) => o.spec.template.spec.containers[0].image));
     expect(images).toEqual(new Set(['registry.example.com/lore/lore@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef']));
     const args = Object.fromEntries(full.filter((o) => o.kind === 'Deployment').map((d) => [d.metadata.labels['app.kubernetes.io/component'], d.spec.template.spec.containers[0].args[0]]));
@@ -64,6 +64,7 @@ describe('charts/lore', () => {
       graph: 'services/graph/dist/main.js',
       'graph-worker': 'services/graph/dist/worker-main.js',
       core: 'services/core/dist/main.js',
+      'core-worker': 'services/core/dist/worker-main.js',
       operator: 'operator/dist/main.js',
     });
     for (const kind of ['HorizontalPodAutoscaler', 'NetworkPolicy', 'ServiceMonitor', 'PodDisruptionBudget', 'Ingress']) {
@@ -89,12 +90,14 @@ describe('charts/lore', () => {
     expect(ports('graph-worker')).toEqual([DEFAULT_PORTS.graphWorker]);
     expect(ports('operator')).toEqual([DEFAULT_PORTS.operatorHealth]);
     expect(ports('core')).toEqual([DEFAULT_PORTS.core]);
+    expect(ports('core-worker')).toEqual([DEFAULT_PORTS.coreWorker]);
     expect(ports('agents')).toEqual([DEFAULT_PORTS.agents]);
     expect(ports('mcp')).toEqual([DEFAULT_PORTS.mcp]);
     expect(envValue('graph-worker', 'LORE_GRAPH_WORKER_PORT')).toBe(String(DEFAULT_PORTS.graphWorker));
     expect(envValue('operator', 'LORE_OPERATOR_HEALTH_PORT')).toBe(String(DEFAULT_PORTS.operatorHealth));
     expect(envValue('core', 'LORE_CORE_PORT')).toBe(String(DEFAULT_PORTS.core));
-    const all = ['gateway', 'webhooks', 'graph', 'graph-worker', 'operator', 'core', 'agents', 'mcp'].flatMap(ports);
+    expect(envValue('core-worker', 'LORE_CORE_WORKER_PORT')).toBe(String(DEFAULT_PORTS.coreWorker));
+    const all = ['gateway', 'webhooks', 'graph', 'graph-worker', 'operator', 'core', 'core-worker', 'agents', 'mcp'].flatMap(ports);
     expect(new Set(all).size).toBe(all.length);
   });
 
@@ -109,7 +112,7 @@ describe('charts/lore', () => {
       // No model folder: the one the image ships (its own LORE_EMBEDDER_MODEL_DIR) is used.
       expect(embedderEnv(envOf(minimal, component))).toEqual({ LORE_EMBEDDER: 'auto', LORE_EMBEDDER_THREADS: '1', LORE_EMBEDDER_BATCH_SIZE: '8' });
     }
-    for (const component of ['gateway', 'webhooks', 'operator']) expect(embedderEnv(envOf(minimal, component))).toEqual({});
+    for (const component of ['gateway', 'webhooks', 'operator', 'core', 'core-worker']) expect(embedderEnv(envOf(minimal, component))).toEqual({});
     const full = await renderObjects('lore', ns, ['-f', FULL]);
     const expected = {
       LORE_EMBEDDER: 'local-model',
@@ -221,6 +224,101 @@ describe('charts/lore', () => {
       expect(pdb.spec).toEqual({ minAvailable: 1, selector: { matchLabels: svc.spec.selector } });
     });
 
+    it.each([
+      ['minimal', MINIMAL, 'lore'],
+      ['full', FULL, 'lore-credentials'],
+    ])('runs core-worker beside core with the %s values: its entry point, probes and metrics on 8088, core\'s database, identity, key ring and graph Service, Kafka, its scheduler settings, nothing else', async (_name, values, secret) => {
+      const objs = await renderObjects('lore', ns, ['-f', values]);
+      const w = containerOf(objs, 'core-worker');
+      const deployment = component(objs, 'Deployment', 'core-worker');
+      // The same image as core, its own entry point and replicas.
+      expect(w.image).toBe(containerOf(objs, 'core').image);
+      expect(w.args).toEqual(['services/core/dist/worker-main.js']);
+      expect(deployment.spec.replicas).toBe(values === FULL ? 2 : 1);
+      expect(w.resources).toEqual({ requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } });
+      expect(w.ports).toEqual([{ name: 'metrics', containerPort: DEFAULT_PORTS.coreWorker }]);
+      for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) expect(w[probe].httpGet.port).toBe('metrics');
+      expect(w.readinessProbe.httpGet.path).toBe('/readyz');
+      const env = w.env as Array<{ name: string; value?: string; valueFrom?: unknown }>;
+      const byName = Object.fromEntries(env.map((e) => [e.name, e]));
+      const coreEnv = Object.fromEntries((containerOf(objs, 'core').env as Array<{ name: string }>).map((e) => [e.name, e]));
+      // What it shares with core comes from the same sources: the Secret, the graph Service, core's values.
+      for (const name of ['LORE_DATABASE_URL', 'LORE_IDENTITY_SECRET', 'LORE_ENCRYPTION_KEYS', 'LORE_CORE_GRAPH_URL', 'LORE_CORE_GRAPH_TIMEOUT_MS', 'LORE_CORE_MIGRATE']) {
+        expect({ name, env: byName[name] }).toEqual({ name, env: coreEnv[name] });
+      }
+      expect(byName.LORE_ENCRYPTION_KEYS).toEqual({ name: 'LORE_ENCRYPTION_KEYS', valueFrom: { secretKeyRef: { name: secret, key: 'encryption-keys' } } });
+      expect(byName.LORE_CORE_GRAPH_URL).toEqual({ name: 'LORE_CORE_GRAPH_URL', value: `http://lore-graph.${ns}.svc:${DEFAULT_PORTS.graph}` });
+      // Kafka from the ConfigMap, as graph-worker gets it.
+      const graphWorkerEnv = Object.fromEntries((containerOf(objs, 'graph-worker').env as Array<{ name: string }>).map((e) => [e.name, e]));
+      for (const name of ['LORE_KAFKA_BROKERS', 'LORE_KAFKA_PREFIX']) expect({ name, env: byName[name] }).toEqual({ name, env: graphWorkerEnv[name] });
+      expect(byName.LORE_KAFKA_BROKERS).toEqual({ name: 'LORE_KAFKA_BROKERS', valueFrom: { configMapKeyRef: { name: 'lore', key: 'kafka-brokers' } } });
+      // Never the owner's URL, Redis, the language model, the embedder, core's API settings, or loopback reads.
+      for (const absent of ['LORE_DATABASE_OWNER_URL', 'LORE_REDIS_URL', 'LORE_AI_LLM_BASE_URL', 'LORE_AI_LLM_API_KEY', 'LORE_AI_EMBEDDINGS_API_KEY', 'LORE_EMBEDDER', 'LORE_CORE_PORT', 'LORE_CORE_BODY_LIMIT_BYTES', 'LORE_CORE_ANSWER_MAX_TOKENS', 'LORE_CONNECTORS_ALLOW_LOOPBACK']) {
+        expect({ absent, present: absent in byName }).toEqual({ absent, present: false });
+      }
+      expect(JSON.stringify(env)).not.toContain('database-owner-url');
+      // Every other variable is one core's configuration schema reads, and it accepts them as the process would.
+      const extra = new Set(values === FULL ? ['TZ'] : []);
+      expect(env.map((e) => e.name).filter((n) => !COMMON.has(n) && !extra.has(n) && !(n in coreConfigSchema.shape))).toEqual([]);
+      const plain = Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
+      const parsed = coreConfigSchema.safeParse({
+        ...plain,
+        LORE_LOG_LEVEL: 'info',
+        LORE_DATABASE_URL: 'postgres://lore_app:x@pg:5432/lore',
+        LORE_IDENTITY_SECRET: 'x'.repeat(32),
+        LORE_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+        LORE_KAFKA_BROKERS: 'kafka-0:9092,kafka-1:9092',
+        LORE_KAFKA_PREFIX: '',
+      });
+      expect(parsed.error?.issues).toBeUndefined();
+      expect(parsed.data).toMatchObject({
+        NODE_ENV: 'production',
+        LORE_CORE_WORKER_PORT: DEFAULT_PORTS.coreWorker,
+        LORE_CORE_MIGRATE: false,
+        LORE_CORE_RELAY: true,
+        LORE_CORE_CONSUMER_GROUP: 'core-worker',
+        LORE_CORE_GRAPH_URL: `http://lore-graph.${ns}.svc:8083`,
+        LORE_CORE_SCHEDULER_INTERVAL_MS: values === FULL ? 30000 : 15000,
+        LORE_CORE_INDEX_HEARTBEAT_MS: values === FULL ? 10000 : 5000,
+        LORE_CORE_INDEX_STALE_MS: values === FULL ? 120000 : 60000,
+        LORE_CORE_INDEX_BATCH_DOCUMENTS: values === FULL ? 32 : 16,
+        LORE_CONNECTORS_ALLOW_LOOPBACK: false,
+      });
+      expect(parsed.data?.LORE_CONNECTORS_GOOGLE_API_URL).toBe(values === FULL ? 'https://google-apis.proxy.example.com' : undefined);
+      expect(parsed.data?.LORE_CONNECTORS_GOOGLE_TOKEN_URL).toBe(values === FULL ? 'https://google-apis.proxy.example.com/oauth2/token' : undefined);
+      // The restricted security context of every pod, no service account token.
+      expect(deployment.spec.template.spec.automountServiceAccountToken).toBe(false);
+      expect(w.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+
+      // A Service for its metrics (what a ServiceMonitor selects), selecting its pods only; a PDB when asked.
+      const svc = objs.find((o) => o.kind === 'Service' && o.metadata.name === 'lore-core-worker');
+      expect(svc.spec.ports).toEqual([{ name: 'metrics', port: DEFAULT_PORTS.coreWorker, targetPort: 'metrics', protocol: 'TCP' }]);
+      expect(svc.metadata.labels['lore.dev/metrics']).toBe('true');
+      expect(deployment.spec.template.metadata.labels).toMatchObject(svc.spec.selector);
+      expect(component(objs, 'Deployment', 'core').spec.template.metadata.labels).not.toMatchObject(svc.spec.selector);
+      const pdb = objs.find((o) => o.kind === 'PodDisruptionBudget' && o.metadata.name === 'lore-core-worker');
+      if (values === FULL) expect(pdb.spec).toEqual({ minAvailable: 1, selector: { matchLabels: svc.spec.selector } });
+      else expect(pdb).toBeUndefined();
+      expect(objs.some((o) => o.kind === 'HorizontalPodAutoscaler' && o.metadata.name === 'lore-core-worker')).toBe(false);
+    });
+
+    it('runs core-worker only with core and core.worker.enabled', async () => {
+      const workerObjects = (objs: any[]) => objs.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'core-worker');
+      const graphFrom = (objs: any[]) =>
+        objs.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'lore-graph').spec.ingress
+          .flatMap((r: any) => (r.from ?? []).filter((f: any) => f.podSelector).map((f: any) => f.podSelector.matchLabels['app.kubernetes.io/component']));
+      const off = await renderObjects('lore', ns, ['-f', FULL, '--set', 'core.worker.enabled=false']);
+      expect(workerObjects(off)).toEqual([]);
+      expect(component(off, 'Deployment', 'core')).toBeDefined();
+      expect(graphFrom(off)).toEqual(['gateway', 'core']);
+      const withoutCore = await renderObjects('lore', ns, ['-f', FULL, '--set', 'core.enabled=false']);
+      expect(workerObjects(withoutCore)).toEqual([]);
+      expect(graphFrom(withoutCore)).toEqual(['gateway']);
+      const on = await renderObjects('lore', ns, ['-f', FULL]);
+      expect(workerObjects(on).map((o) => o.kind).sort()).toEqual(['Deployment', 'NetworkPolicy', 'PodDisruptionBudget', 'Service', 'ServiceMonitor']);
+      expect(graphFrom(on)).toEqual(['gateway', 'core', 'core-worker']);
+    });
+
     it('scales core with a HorizontalPodAutoscaler when asked (the full values), instead of a fixed replica count', async () => {
       const full = await renderObjects('lore', ns, ['-f', FULL]);
       const hpa = full.find((o) => o.kind === 'HorizontalPodAutoscaler' && o.metadata.name === 'lore-core');
@@ -231,7 +329,7 @@ describe('charts/lore', () => {
       expect(component(minimal, 'Deployment', 'core').spec.replicas).toBe(2);
     });
 
-    it('lets only the gateway (and Prometheus) reach core, lets core reach graph, and restricts no egress (core reaches PostgreSQL)', async () => {
+    it('lets only the gateway (and Prometheus) reach core, lets core and core-worker reach graph, and restricts no egress (core reaches PostgreSQL, core-worker the web)', async () => {
       const full = await renderObjects('lore', ns, ['-f', FULL]);
       const policy = (name: string) => full.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === `lore-${name}`);
       const core = policy('core');
@@ -247,8 +345,8 @@ describe('charts/lore', () => {
       // Nothing but the gateway reaches core's port (Prometheus aside): not core's own pods, not graph's.
       const fromPods = core.spec.ingress.flatMap((r: any) => (r.from ?? []).filter((f: any) => f.podSelector).map((f: any) => f.podSelector.matchLabels['app.kubernetes.io/component']));
       expect(fromPods).toEqual(['gateway']);
-      // graph's policy: core's rules (the gateway, Prometheus) and one more, core's pods on graph's port, where chat
-      // retrieves from (LORE_CORE_GRAPH_URL); nothing else is opened.
+      // graph's policy: core's rules (the gateway, Prometheus) and two more on graph's port: core's pods, where chat
+      // retrieves from (LORE_CORE_GRAPH_URL), and core-worker's, which write connector documents there; nothing else.
       const graph = policy('graph');
       const graphPod = component(full, 'Deployment', 'graph').spec.template.metadata.labels;
       expect(graphPod).toMatchObject(graph.spec.podSelector.matchLabels);
@@ -257,28 +355,51 @@ describe('charts/lore', () => {
       expect(fromCore[0].ports).toEqual([{ port: 'http', protocol: 'TCP' }]);
       expect(fromCore[0].from).toHaveLength(1);
       expect(corePod).toMatchObject(fromCore[0].from[0].podSelector.matchLabels);
-      expect(graph.spec.ingress.filter((r: any) => !fromCore.includes(r))).toEqual(core.spec.ingress);
+      const workerPod = component(full, 'Deployment', 'core-worker').spec.template.metadata.labels;
+      const fromWorker = graph.spec.ingress.filter((r: any) => r.from?.some((f: any) => f.podSelector?.matchLabels['app.kubernetes.io/component'] === 'core-worker'));
+      expect(fromWorker).toHaveLength(1);
+      expect(fromWorker[0].ports).toEqual([{ port: 'http', protocol: 'TCP' }]);
+      expect(fromWorker[0].from).toHaveLength(1);
+      expect(workerPod).toMatchObject(fromWorker[0].from[0].podSelector.matchLabels);
+      expect(corePod).not.toMatchObject(fromWorker[0].from[0].podSelector.matchLabels);
+      expect(graph.spec.ingress.filter((r: any) => !fromCore.includes(r) && !fromWorker.includes(r))).toEqual(core.spec.ingress);
       const graphContainer = component(full, 'Deployment', 'graph').spec.template.spec.containers[0];
       expect(graphContainer.ports).toEqual([expect.objectContaining({ name: 'http', containerPort: DEFAULT_PORTS.graph })]);
-      // No other internal service admits core.
-      for (const name of ['agents', 'mcp', 'gateway']) expect(JSON.stringify(policy(name).spec.ingress)).not.toContain('"app.kubernetes.io/component":"core"');
-      // No policy limits egress: core's connections to the external PostgreSQL leave the namespace freely.
+      // No other internal service admits core or core-worker.
+      for (const name of ['agents', 'mcp', 'gateway', 'core']) {
+        expect(JSON.stringify(policy(name).spec.ingress)).not.toContain('"app.kubernetes.io/component":"core-worker"');
+        if (name !== 'core') expect(JSON.stringify(policy(name).spec.ingress)).not.toContain('"app.kubernetes.io/component":"core"');
+      }
+      // core-worker serves nothing but its probes and metrics: Prometheus on its metrics port, as graph-worker.
+      const worker = policy('core-worker');
+      expect(workerPod).toMatchObject(worker.spec.podSelector.matchLabels);
+      expect(worker.spec.policyTypes).toEqual(['Ingress']);
+      expect(worker.spec.ingress).toEqual([{ ports: [{ port: 'metrics', protocol: 'TCP' }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] }]);
+      expect(worker.spec.ingress).toEqual(policy('graph-worker').spec.ingress);
+      // No policy limits egress: core's connections to the external PostgreSQL, and core-worker's to Kafka and to
+      // connector sources on the internet (its SSRF guard refuses private and metadata addresses), leave freely.
       expect(full.filter((o) => o.kind === 'NetworkPolicy' && (o.spec.policyTypes ?? []).includes('Egress'))).toEqual([]);
       // Its metrics are scraped on that port.
       const monitor = full.find((o) => o.kind === 'ServiceMonitor' && o.metadata.name === 'lore-core');
       expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'http', path: '/metrics' })]);
+      const workerMonitor = full.find((o) => o.kind === 'ServiceMonitor' && o.metadata.name === 'lore-core-worker');
+      expect(workerMonitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'metrics', path: '/metrics' })]);
+      // It selects core-worker's metrics Service, which selects core-worker's pods.
+      const workerSvc = full.find((o) => o.kind === 'Service' && o.metadata.name === 'lore-core-worker');
+      expect(workerSvc.metadata.labels).toMatchObject(workerMonitor.spec.selector.matchLabels);
+      expect(workerPod).toMatchObject(workerSvc.spec.selector);
     });
 
     it('leaves core out on request: no objects, no upstream on the gateway, no policy, and graph\'s policy admits the gateway only', async () => {
       const off = await renderObjects('lore', ns, ['-f', FULL, '--set', 'core.enabled=false']);
-      expect(off.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'core')).toEqual([]);
+      expect(off.filter((o) => ['core', 'core-worker'].includes(o.metadata.labels?.['app.kubernetes.io/component']))).toEqual([]);
       expect(containerOf(off, 'gateway').env.some((e: { name: string }) => e.name === 'GATEWAY_UPSTREAM_CORE')).toBe(false);
       const graph = off.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'lore-graph');
       const fromPods = graph.spec.ingress.flatMap((r: any) => (r.from ?? []).filter((f: any) => f.podSelector).map((f: any) => f.podSelector.matchLabels['app.kubernetes.io/component']));
       expect(fromPods).toEqual(['gateway']);
     });
 
-    it('refuses core without graph (chat retrieves from it), and reads no Kafka itself', async () => {
+    it('refuses core without graph (chat retrieves from it), and reads no Kafka itself (its worker does)', async () => {
       const refused = await template('lore', ns, ['-f', MINIMAL, '--set', 'graph.enabled=false', '--set', 'graphWorker.enabled=false']);
       expect(refused.code).not.toBe(0);
       expect(refused.stderr).toContain('core.enabled needs graph.enabled');
@@ -291,6 +412,7 @@ describe('charts/lore', () => {
       const names = (c: string) => (containerOf(objs, c).env as Array<{ name: string }>).map((e) => e.name);
       expect(names('graph')).toEqual(expect.arrayContaining(['LORE_KAFKA_BROKERS', 'LORE_KAFKA_PREFIX']));
       expect(names('core').filter((n) => n.startsWith('LORE_KAFKA'))).toEqual([]);
+      expect(names('core-worker').filter((n) => n.startsWith('LORE_KAFKA'))).toEqual(['LORE_KAFKA_BROKERS', 'LORE_KAFKA_PREFIX']);
     });
 
     it('needs the key ring for core alone (it seals connector credentials)', async () => {
@@ -342,7 +464,7 @@ describe('charts/lore', () => {
     expect(operatorEnv).not.toContain('LORE_DATABASE_URL');
   });
 
-  it('gives the encryption key ring to the gateway, the webhooks worker and core only, from the Secret', async () => {
+  it('gives the encryption key ring to the gateway, the webhooks worker, core and core-worker only, from the Secret', async () => {
     for (const [values, secret] of [
       [MINIMAL, 'lore'],
       [FULL, 'lore-credentials'],
@@ -350,7 +472,7 @@ describe('charts/lore', () => {
       const objs = await renderObjects('lore', ns, ['-f', values]);
       const pods = objs.filter((o) => o.kind === 'Deployment' || o.kind === 'Job');
       const holders = pods.filter((p) => p.spec.template.spec.containers[0].env.some((e: { name: string }) => e.name === 'LORE_ENCRYPTION_KEYS'));
-      expect(holders.map((p) => p.metadata.labels['app.kubernetes.io/component']).sort()).toEqual(['core', 'gateway', 'webhooks']);
+      expect(holders.map((p) => p.metadata.labels['app.kubernetes.io/component']).sort()).toEqual(['core', 'core-worker', 'gateway', 'webhooks']);
       for (const p of holders) {
         const env = p.spec.template.spec.containers[0].env.find((e: { name: string }) => e.name === 'LORE_ENCRYPTION_KEYS');
         expect(env).toEqual({ name: 'LORE_ENCRYPTION_KEYS', valueFrom: { secretKeyRef: { name: secret, key: 'encryption-keys' } } });
@@ -428,6 +550,8 @@ describe('charts/lore', () => {
     ['min above max replicas', ['--set', 'gateway.autoscaling.enabled=true', '--set', 'gateway.autoscaling.minReplicas=5', '--set', 'gateway.autoscaling.maxReplicas=3'], 'minReplicas (5) is greater than maxReplicas (3)'],
     ['min above max core replicas', ['--set', 'core.autoscaling.enabled=true', '--set', 'core.autoscaling.minReplicas=5', '--set', 'core.autoscaling.maxReplicas=3'], 'core.autoscaling.minReplicas (5) is greater than maxReplicas (3)'],
     ['a core PDB that blocks every drain', ['--set', 'core.pdb.minAvailable=2'], 'core.pdb.minAvailable (2) must be below its replicas (2)'],
+    ['a core-worker PDB that blocks every drain', ['--set', 'core.worker.pdb.enabled=true'], 'core.worker.pdb.minAvailable (1) must be below its replicas (1)'],
+    ['a core-worker stale limit within two heartbeats', ['--set', 'core.worker.indexHeartbeatMs=30000'], 'core.worker.indexStaleMs (60000) must be more than twice core.worker.indexHeartbeatMs (30000)'],
     ['a PDB that blocks every drain', ['--set', 'gateway.pdb.minAvailable=2'], 'gateway.pdb.minAvailable (2) must be below its replicas (2)'],
   ])('fails at template time on %s', async (_name, args, message) => {
     const r = await template('lore', ns, ['-f', MINIMAL, ...args]);
@@ -444,6 +568,10 @@ describe('charts/lore', () => {
     ['a core body limit core would refuse', ['--set', 'core.bodyLimitBytes=100'], 'bodyLimitBytes'],
     ['a graph time limit core would refuse', ['--set', 'core.graphTimeoutMs=50'], 'graphTimeoutMs'],
     ['an answer length core would refuse', ['--set', 'core.answerMaxTokens=64000'], 'answerMaxTokens'],
+    ['a batch size core-worker would refuse', ['--set', 'core.worker.indexBatchDocuments=0'], 'indexBatchDocuments'],
+    ['a scheduler interval core-worker would refuse', ['--set', 'core.worker.schedulerIntervalMs=10'], 'schedulerIntervalMs'],
+    ['a Drive endpoint that is no http(s) URL', ['--set', 'core.worker.googleApiUrl=ftp://drive.example.com'], 'googleApiUrl'],
+    ['a misspelt core.worker key', ['--set', 'core.worker.replicas=2'], 'replicas'],
   ])('refuses %s through values.schema.json', async (_name, args, field) => {
     const r = await template('lore', ns, ['-f', MINIMAL, ...args]);
     expect(r.code).not.toBe(0);
@@ -517,6 +645,11 @@ describe('charts/lore', () => {
     expect(core.spec.template.spec.containers[0].args).toEqual(['services/core/dist/main.js']);
     const coreSvc = JSON.parse(await kubectlOk(['-n', ns, 'get', 'service', `${release}-lore-core`, '-o', 'json']));
     expect(coreSvc.spec.ports.map((p: { port: number }) => p.port)).toEqual([8082]);
+    // And its connector indexer, core-worker, with its metrics Service.
+    const coreWorker = JSON.parse(await kubectlOk(['-n', ns, 'get', 'deployment', `${release}-lore-core-worker`, '-o', 'json']));
+    expect(coreWorker.spec.template.spec.containers[0].args).toEqual(['services/core/dist/worker-main.js']);
+    const coreWorkerSvc = JSON.parse(await kubectlOk(['-n', ns, 'get', 'service', `${release}-lore-core-worker`, '-o', 'json']));
+    expect(coreWorkerSvc.spec.ports.map((p: { port: number }) => p.port)).toEqual([8088]);
     expect(after.spec.template.spec.containers[0].env).toEqual(
       expect.arrayContaining([{ name: 'GATEWAY_UPSTREAM_CORE', value: `http://${release}-lore-core.${ns}.svc:8082` }]),
     );
@@ -524,6 +657,7 @@ describe('charts/lore', () => {
     expect(uninstall.code).toBe(0);
     expect((await kubectl(['-n', ns, 'get', 'deployment', `${release}-lore-gateway`])).code).not.toBe(0);
     expect((await kubectl(['-n', ns, 'get', 'deployment', `${release}-lore-core`])).code).not.toBe(0);
+    expect((await kubectl(['-n', ns, 'get', 'deployment', `${release}-lore-core-worker`])).code).not.toBe(0);
     // The CRDs (installed outside this release here) are untouched.
     expect((await kubectl(['get', 'crd', 'memories.lore.dev'])).code).toBe(0);
   });

@@ -111,6 +111,7 @@ describe('the Dockerfile', () => {
     expect(entries).toEqual([
       'operator/dist/main.js',
       'services/core/dist/main.js',
+      'services/core/dist/worker-main.js',
       'services/gateway/dist/main.js',
       'services/gateway/dist/webhooks-main.js',
       'services/graph/dist/main.js',

@@ -84,6 +84,20 @@ app.kubernetes.io/component: {{ $component }}
 {{- end }}
 {{- end }}
 
+{{/*
+"true" when a component runs, else empty (args: root, component): its values' `enabled`; graph-worker's values are
+graphWorker, and core-worker's are core.worker, which runs only with core.
+*/}}
+{{- define "lore.componentEnabled" -}}
+{{- $v := (index . 0).Values }}
+{{- $component := index . 1 }}
+{{- if eq $component "graph-worker" }}
+{{- if $v.graphWorker.enabled }}true{{ end }}
+{{- else if eq $component "core-worker" }}
+{{- if and $v.core.enabled $v.core.worker.enabled }}true{{ end }}
+{{- else if (index $v $component).enabled }}true{{ end }}
+{{- end }}
+
 {{/* In-cluster URL of a component's Service (args: root, component, port). */}}
 {{- define "lore.serviceUrl" -}}
 {{- $root := index . 0 }}
