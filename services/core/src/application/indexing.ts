@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { TOPICS, type ConnectorIndexMessage, type CredentialKind } from '@lore/contracts';
-import { enqueueOutbox, type Db, type IdentitySigner, type Logger, type SecretBox, type Sql } from '@lore/runtime';
+import { enqueueOutbox, type BlobStore, type Db, type IdentitySigner, type Logger, type SecretBox, type Sql } from '@lore/runtime';
 import type { ConnectorDocuments, PairAccess } from '../clients/graph-documents';
 import { consume, type ConnectorSource, type RunOutcome, type SourceDocument, type SourceLimits, type Validators } from '../connectors/source';
 import {
@@ -31,6 +31,7 @@ import {
   type IndexAttemptRow,
 } from '../store/index-attempts';
 import { clearAttempt, heartbeat, lockDuePairs, lockSchedule, schedulePair, setScheduledAttempt, staleAttempts, tenantsDue, unschedulePair } from '../store/index-schedule';
+import { deleteConnectorFiles, filesLeftBehind } from './connector-files';
 import { openCredentialJson } from './credential-secrets';
 
 /**
@@ -75,6 +76,8 @@ export interface IndexingDeps {
   documents: ConnectorDocuments;
   sources: SourceFactory;
   settings: IndexingSettings;
+  /** Where files uploaded for `file` connectors are kept: a deleted connector's files no other names go too. */
+  blobs: BlobStore | null;
 }
 
 /** The pair's documents are in no memory: the identity that made it had none. */
@@ -130,7 +133,10 @@ export async function scheduleTick(deps: IndexingDeps, now: () => Date = () => n
           continue;
         }
         const connector = await getConnector(sql, tenantId, pair.connector_id);
-        if (!connector) continue;
+        if (!connector) {
+          await unschedulePair(sql, tenantId, pairId);
+          continue;
+        }
         const plan = runPlan({ lastSuccess: pair.last_successful_index_time, lastPruned: pair.last_pruned, pruneFreq: connector.prune_freq }, now());
         if (await enqueueAttempt(sql, tenantId, pairId, plan.kind, plan.prune, 'schedule')) n++;
       }
@@ -165,13 +171,14 @@ export async function recoverStale(deps: IndexingDeps): Promise<number> {
 
 /** The pair's counts and statuses after an attempt ended. */
 async function recordEnd(sql: Sql, tenantId: string, pairId: number, attempt: IndexAttemptRow, status: AttemptStatus, pruned: boolean): Promise<void> {
-  const succeeded = status === 'success' || status === 'completed_with_errors';
   await recordAttemptEnd(sql, tenantId, pairId, {
     num_docs_indexed: await countDocuments(sql, tenantId, pairId),
     status,
     repeated_errors: inRepeatedErrorState(await lastEndedStatuses(sql, tenantId, pairId, 3)),
-    // The next poll asks for changes since this run started: what changed while it ran is not missed.
-    succeeded_from: succeeded && attempt.kind !== 'delete' ? (attempt.time_started ?? attempt.time_created) : null,
+    // The next poll asks for changes since this run started (what changed while it ran is not missed), and only
+    // after a run that read its source whole and wrote everything: after a limit or a failed write, a source that
+    // polls by modification time would never offer the unread or unwritten documents again.
+    succeeded_from: status === 'success' && attempt.kind !== 'delete' ? (attempt.time_started ?? attempt.time_created) : null,
     pruned,
   });
 }
@@ -414,19 +421,25 @@ class PairRun {
 
   /**
    * Removes every document of the pair from its memory, then the pair (and its connector when no other pair reads
-   * it) with its attempts and what was kept. A failure leaves the pair DELETING; the scheduler tries again.
+   * it) with its attempts and what was kept. A deleted `file` connector's uploaded files that no other connector
+   * names are deleted after. A failure leaves the pair DELETING; the scheduler tries again.
    */
   private async deletePair(inMemory: boolean): Promise<AttemptStatus> {
     if (inMemory) await this.deps.documents.remove(await this.identity(), this.pairId, undefined, this.abort.signal);
-    await this.deps.db.withTenant(this.tenantId, async (sql) => {
-      await getConnector(sql, this.tenantId, this.c.pair.connector_id, 'update');
+    const leftBehind = await this.deps.db.withTenant(this.tenantId, async (sql) => {
+      const connector = await getConnector(sql, this.tenantId, this.c.pair.connector_id, 'update');
       await forgetPairDocuments(sql, this.tenantId, this.pairId);
       await deleteAttemptsOfPair(sql, this.tenantId, this.pairId);
       await unschedulePair(sql, this.tenantId, this.pairId);
       await deleteCcPair(sql, this.tenantId, this.pairId);
-      await deleteConnectorWithoutPairs(sql, this.tenantId, this.c.pair.connector_id);
+      const deleted = await deleteConnectorWithoutPairs(sql, this.tenantId, this.c.pair.connector_id);
+      return deleted && connector?.source === 'file' ? filesLeftBehind(sql, this.tenantId, connector.connector_specific_config) : [];
     });
     this.log.info('cc pair deleted with its documents');
+    if (leftBehind.length > 0 && this.deps.blobs) {
+      await deleteConnectorFiles({ blobs: this.deps.blobs, logger: this.log }, this.tenantId, leftBehind);
+      this.log.info({ files: leftBehind.length }, 'uploaded files of the deleted connector deleted');
+    }
     return 'success';
   }
 
