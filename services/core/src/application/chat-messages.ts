@@ -6,7 +6,7 @@ import { FILE_CONTEXT, selectPassages, type FilePassage } from '../domain/projec
 import { availableContextTokens, countTokens, maxDocumentTokens } from '../domain/tokens';
 import { toolById } from '../domain/tools';
 import { getSession, insertSession, sessionMessages } from '../store/chat-sessions';
-import { deleteFeedback, insertMessage, insertRootMessage, lockSessionForTurn, messageRef, setLatestChild, upsertFeedback, type TurnMessage } from '../store/chat-messages';
+import { deleteFeedback, insertMessage, insertMessageAlone, insertRootMessage, lockSessionForTurn, messageRef, setLatestChild, upsertFeedback, type TurnMessage } from '../store/chat-messages';
 import { getPersona, personaOfSession } from '../store/personas';
 import { projectFileTexts } from '../store/project-files';
 import type { CoreDeps } from './context';
@@ -326,19 +326,17 @@ export async function* answerTurn(deps: CoreDeps, turn: PreparedTurn, signal?: A
     deps.logger.warn({ err, session_id: turn.sessionId }, 'chat answer failed');
     yield { type: 'error', error };
   }
-  const messageId = await deps.db.withTenant(turn.principal.tenantId, (sql) =>
-    insertMessage(sql, turn.principal.tenantId, {
-      session_id: turn.sessionId,
-      parent_message_id: turn.userMessageId,
-      message_type: 'assistant',
-      message: answer,
-      token_count: countTokens(answer),
-      citations: Object.fromEntries(citations.map((c) => [String(c.citation_num), c.document_id])),
-      documents: docs,
-      tool_calls: toolCalls,
-      error,
-    }),
-  );
+  const messageId = await insertMessageAlone(deps.db, turn.principal.tenantId, {
+    session_id: turn.sessionId,
+    parent_message_id: turn.userMessageId,
+    message_type: 'assistant',
+    message: answer,
+    token_count: countTokens(answer),
+    citations: Object.fromEntries(citations.map((c) => [String(c.citation_num), c.document_id])),
+    documents: docs,
+    tool_calls: toolCalls,
+    error,
+  });
   yield { type: 'stop', message_id: Number(messageId), chat_session_id: turn.sessionId, stop_reason: error ? 'error' : 'finished' };
 }
 

@@ -1,4 +1,4 @@
-import type { Sql } from '@lore/runtime';
+import type { Db, Sql } from '@lore/runtime';
 
 export interface NewMessage {
   session_id: string;
@@ -16,23 +16,35 @@ export interface NewMessage {
  * Inserts a message and makes it its parent's latest child (the new branch becomes the latest), in one statement:
  * a chat turn writes two messages, and each round trip is on the answer's path.
  */
-export async function insertMessage(sql: Sql, tenantId: string, m: NewMessage): Promise<string> {
-  const r = await sql.query<{ message_id: string }>(
-    `WITH m AS (
+/** A message and its parent's latest-child pointer: one statement. */
+const INSERT_MESSAGE = `WITH m AS (
        INSERT INTO core.chat_messages (tenant_id, session_id, parent_message_id, message_type, message, token_count, citations, documents, tool_calls, error)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING message_id
      ), parent AS (
        UPDATE core.chat_messages p SET latest_child_message_id = m.message_id FROM m
         WHERE p.tenant_id = $1 AND p.message_id = $3
      )
-     SELECT message_id::text FROM m`,
-    [
-      tenantId, m.session_id, m.parent_message_id, m.message_type, m.message, m.token_count,
-      JSON.stringify(m.citations ?? {}), JSON.stringify(m.documents ?? []), JSON.stringify(m.tool_calls ?? []), m.error ?? null,
-    ],
-    // Two of these run in every chat turn: kept prepared, parsed and planned once per connection.
-    { prepare: true },
-  );
+     SELECT message_id::text FROM m`;
+
+function insertMessageParams(tenantId: string, m: NewMessage): unknown[] {
+  return [
+    tenantId, m.session_id, m.parent_message_id, m.message_type, m.message, m.token_count,
+    JSON.stringify(m.citations ?? {}), JSON.stringify(m.documents ?? []), JSON.stringify(m.tool_calls ?? []), m.error ?? null,
+  ];
+}
+
+export async function insertMessage(sql: Sql, tenantId: string, m: NewMessage): Promise<string> {
+  // Run in every chat turn: kept prepared, parsed and planned once per connection.
+  const r = await sql.query<{ message_id: string }>(INSERT_MESSAGE, insertMessageParams(tenantId, m), { prepare: true });
+  return r.rows[0]!.message_id;
+}
+
+/**
+ * The same insert as its own transaction in one round trip (`statementAsTenant`): how a turn's answer is stored,
+ * the last thing a chat answer waits for.
+ */
+export async function insertMessageAlone(db: Db, tenantId: string, m: NewMessage): Promise<string> {
+  const r = await db.statementAsTenant<{ message_id: string }>(tenantId, INSERT_MESSAGE, insertMessageParams(tenantId, m));
   return r.rows[0]!.message_id;
 }
 

@@ -153,6 +153,45 @@ export function describeDbContract(name: string, open: () => Promise<DbFixture>)
       expect(updated.rowCount).toBe(1);
     });
 
+    it('runs one statement as a tenant atomically, values exactly as bound parameters would be, under the tenant policy', async () => {
+      const tenant = `t-one-${randomBytes(3).toString('hex')}`;
+      const tricky = `it's a \\ back'slash'; DROP TABLE notes; -- $1 and $2`;
+      const inserted = await db.statementAsTenant<{ id: string; body: string; n: string }>(
+        tenant,
+        `INSERT INTO ${schema}.notes (tenant_id, id, body, n) VALUES ($1, $2, $3, $4) RETURNING id, body, n`,
+        [tenant, 'one', tricky, 42],
+      );
+      expect(inserted).toEqual({ rows: [{ id: 'one', body: tricky, n: '42' }], rowCount: 1 });
+      // The policy applies: another tenant's row cannot be written, and reads see only the tenant's rows.
+      await expect(db.statementAsTenant(tenant, `INSERT INTO ${schema}.notes (tenant_id, id, body) VALUES ($1, $2, $3)`, ['someone-else', 'x', 'y'])).rejects.toThrow();
+      await insertNote(`${tenant}-b`, 'two', 'not yours');
+      const seen = await db.statementAsTenant<{ id: string }>(tenant, `SELECT id FROM ${schema}.notes ORDER BY id`);
+      expect(seen.rows).toEqual([{ id: 'one' }]);
+      // Values of every kind round-trip as with bound parameters (null, bytea, jsonb, timestamptz, arrays, numeric).
+      const when = new Date('2026-03-04T05:06:07.089Z');
+      const kinds = await db.statementAsTenant<Record<string, unknown>>(
+        tenant,
+        `SELECT $1::bigint AS k, $2::bytea AS b, $3::jsonb AS j, $4::timestamptz AS t, $5::text[] AS a, $6::numeric AS num, $7::text AS nothing, $8::text[] AS empty`,
+        ['9007199254740993', Buffer.from([0, 1, 254, 255]), JSON.stringify({ q: "it's \\ \"x\"" }), when, ['a,b', "c'd", 'e"f', null], '1.50', null, []],
+      );
+      const row = kinds.rows[0]!;
+      expect(row.k).toBe('9007199254740993');
+      expect([...(row.b as Buffer)]).toEqual([0, 1, 254, 255]);
+      expect(row.j).toEqual({ q: "it's \\ \"x\"" });
+      expect((row.t as Date).toISOString()).toBe(when.toISOString());
+      expect(row.a).toEqual(['a,b', "c'd", 'e"f', null]);
+      expect(row.num).toBe('1.50');
+      expect(row.nothing).toBeNull();
+      expect(row.empty).toEqual([]);
+      // Atomic: a statement that fails leaves nothing, and the setting does not outlive it.
+      await expect(
+        db.statementAsTenant(tenant, `WITH a AS (INSERT INTO ${schema}.notes (tenant_id, id, body) VALUES ($1, 'three', 'x') RETURNING 1) SELECT 1 / 0 FROM a`, [tenant]),
+      ).rejects.toThrow();
+      expect((await db.statementAsTenant<{ n: string }>(tenant, `SELECT count(*) AS n FROM ${schema}.notes WHERE id = 'three'`)).rows).toEqual([{ n: '0' }]);
+      expect((await db.query<{ s: string | null }>(`SELECT current_setting('lore.tenant_id', true) AS s`)).rows[0]!.s || null).toBeNull();
+      await expect(db.statementAsTenant(tenant, `SELECT $2::text`, ['only one'])).rejects.toThrow();
+    });
+
     it('sets a tenant id with quotes and backslashes exactly as given, never as SQL', async () => {
       const odd = `t-'); SET ROLE lore_owner; --\\'x`;
       await insertNote(odd, 'q', 'quoted');

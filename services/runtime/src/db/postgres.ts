@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { Pool, escapeLiteral, type PoolClient, type PoolConfig } from 'pg';
+import { Pool, escapeLiteral, type PoolClient, type PoolConfig, type QueryResult } from 'pg';
+import { prepareValue } from 'pg/lib/utils';
 import type { Db, QueryOptions, Sql, SqlResult } from '../ports/db';
 import { TENANT_SETTING } from '../ports/db';
 import { probeVector } from './vector';
@@ -90,6 +91,25 @@ export class PostgresDb implements Db {
     return this.inTransaction(this.pool, fn, begin);
   }
 
+  /**
+   * The tenant setting and the statement as one simple query: PostgreSQL runs the statements of one simple query as
+   * one implicit transaction, so the setting (transaction-local) covers the statement, and a failure leaves nothing.
+   * A simple query carries no parameters: each value is sent as the text node-postgres would have bound
+   * (`prepareValue`), escaped as a literal, untyped like a bound parameter.
+   */
+  async statementAsTenant<T>(tenantId: string, text: string, params: unknown[] = []): Promise<SqlResult<T>> {
+    if (!tenantId) throw new Error('statementAsTenant requires a tenant id');
+    if (tenantId.includes('\0')) throw new Error('a tenant id cannot contain NUL');
+    const inlined = text.replace(/\$(\d+)/g, (_, n: string) => {
+      const i = Number(n) - 1;
+      if (i < 0 || i >= params.length) throw new Error(`statementAsTenant: no value for $${n}`);
+      return inlineLiteral(params[i]);
+    });
+    const results = (await this.pool.query(`SELECT set_config('${TENANT_SETTING}', ${escapeLiteral(tenantId)}, true); ${inlined}`)) as unknown as QueryResult[];
+    const last = results[results.length - 1]!;
+    return { rows: last.rows as T[], rowCount: last.rowCount ?? 0 };
+  }
+
   async asOwner<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
     if (!this.options.ownerUrl) throw new Error('no owner connection configured (LORE_DATABASE_OWNER_URL)');
     if (!this.ownerPool) {
@@ -132,4 +152,13 @@ export class PostgresDb implements Db {
       client.release(broken);
     }
   }
+}
+
+/** A value as the literal of its bound text: NULL, or the escaped text node-postgres would have sent for it. */
+function inlineLiteral(value: unknown): string {
+  const prepared = prepareValue(value) as string | Buffer | null;
+  if (prepared === null || prepared === undefined) return 'NULL';
+  const text = Buffer.isBuffer(prepared) ? `\\x${prepared.toString('hex')}` : String(prepared);
+  if (text.includes('\0')) throw new Error('a value cannot contain NUL');
+  return escapeLiteral(text);
 }

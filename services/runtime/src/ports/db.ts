@@ -29,6 +29,13 @@ export interface Db extends Sql {
   readonly hasVector: boolean;
   tx<T>(fn: (sql: Sql) => Promise<T>): Promise<T>;
   withTenant<T>(tenantId: string, fn: (sql: Sql) => Promise<T>): Promise<T>;
+  /**
+   * One statement as the tenant, atomically, in one round trip: what `withTenant` with a single query does in three
+   * (BEGIN and the setting, the statement, COMMIT). For a hot write that needs no other statement in its
+   * transaction. The adapter may send the values inlined as escaped literals (typed by their context, as untyped
+   * parameters are), so `text` must not hold `$n` inside its own string literals or comments.
+   */
+  statementAsTenant<T = Record<string, unknown>>(tenantId: string, text: string, params?: unknown[]): Promise<SqlResult<T>>;
   /** Runs `fn` as the schema owner (migrations, security-definer setup). Not for request paths. */
   asOwner<T>(fn: (sql: Sql) => Promise<T>): Promise<T>;
   ping(): Promise<void>;
