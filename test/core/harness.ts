@@ -43,6 +43,8 @@ export interface CoreStackOptions {
   indexer?: { sources?: Partial<SourceSettings>; settings?: Partial<IndexingSettings>; schedulerIntervalMs?: number };
   /** Chat project file limits and extraction settings (default: the documented ones). */
   projectFiles?: CoreServiceDeps['projectFiles'];
+  /** Limits of the uploads for `file` connectors (default: the documented ones). */
+  connectorFiles?: CoreServiceDeps['connectorFiles'];
   /**
    * How core resolves connector host names when a web connector is created (default: the indexer's lookup, else the
    * system's); connectors may always name loopback in the stack.
@@ -81,6 +83,7 @@ export async function startCoreStack(options: CoreStackOptions = {}): Promise<Co
     checkResponses: options.checkResponses ?? true,
     blobs,
     ...(options.projectFiles ? { projectFiles: options.projectFiles } : {}),
+    ...(options.connectorFiles ? { connectorFiles: options.connectorFiles } : {}),
     ...(options.indexer
       ? {
           indexer: {

@@ -322,6 +322,7 @@ describe('core: indexing a web connector into the memory', () => {
         throw new Error('a scheduler pass reads no source');
       },
       settings: DEFAULT_INDEXING_SETTINGS,
+      blobs: null,
     };
     const started = await Promise.all([s.core.indexer!.tick(), scheduleTick(replica), scheduleTick(replica)]);
     expect(started.reduce((x, y) => x + y, 0)).toBe(4);

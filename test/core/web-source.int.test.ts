@@ -1,3 +1,5 @@
+import { pdfWithText } from '@lore/extract/scan-pdf';
+import { DEFAULT_FILE_READING } from '../../services/core/src/connectors/file-text';
 import {
   consume,
   createWebFetcher,
@@ -11,12 +13,14 @@ import {
   type WebSourceOptions,
 } from '../../services/core/src/connectors';
 import { LORE_AGENT, LoopbackWeb, type SiteName, type WebPage } from '../support/loopback-web';
+import { docx } from '../memory/files';
 
 /**
  * The `web` connector source against the loopback world (test/support/loopback-web.ts): single page, recursive
  * crawl and sitemap modes compared with the world's truth, polls that yield nothing for an unchanged site and
  * exactly the changed page otherwise, listings for pruning, the SSRF guard on redirects and on loopback, and the
- * byte, time and document limits. See "Connector sources" in docs/core.md.
+ * byte, time and document limits, and PDF, DOCX, CSV and JSON files read with the shared extractor. See "Connector
+ * sources" in docs/core.md.
  */
 
 type Document = Extract<SourceItem, { kind: 'document' }>;
@@ -69,7 +73,8 @@ async function ids(run: AsyncGenerator<string, RunOutcome, undefined>): Promise<
 const opts = (limits: RunOptions['limits'] = {}, signal = new AbortController().signal): RunOptions => ({ signal, limits });
 const previousOf = (docs: Document[]): Map<string, Validators> => new Map(docs.map((d) => [d.document.id, d.validators]));
 const sorted = (values: Iterable<string>) => [...values].sort();
-const readable = (p: WebPage) => /^text\/(html|plain)/.test(p.contentType);
+/** What the web source makes documents of: HTML and plain text pages, and the files the shared extractor reads. */
+const readable = (p: WebPage) => /^(text\/(html|plain|csv)|application\/(pdf|json)|application\/vnd\.openxmlformats-officedocument\.wordprocessingml\.document)\b/.test(p.contentType);
 
 /** Page requests (not robots.txt, not sitemaps) to a site since the world's requests were cleared. */
 function pageRequests(web: LoopbackWeb, site: SiteName) {
@@ -110,18 +115,55 @@ describe('single page', () => {
     for (const r of web.requestsTo('alpha')) expect(r.headers['user-agent']).toBe(`${LORE_AGENT}/1`);
   });
 
-  it('reads a plain text page as a document, and skips a PDF and an image', async () => {
+  it('reads a plain text page, and a PDF and a JSON file with the shared extractor; skips an image', async () => {
     const web = await world();
     const notes = web.page(web.special.text)!;
     const text = await collect(source(web, { base_url: notes.url, web_connector_type: 'single' }).loadAll(opts()));
     expect(text.docs.map((d) => [d.document.title, d.document.metadata.content_type])).toEqual([['Alpha notes', 'text/plain']]);
     expect(text.docs[0]!.document.text).toContain(notes.keyword!);
-    for (const url of [web.special.pdf, web.special.image]) {
+    for (const [url, type] of [[web.special.pdf, 'pdf'], [web.special.json, 'json']] as const) {
+      const file = web.page(url)!;
       const r = await collect(source(web, { base_url: url, web_connector_type: 'single' }).loadAll(opts()));
-      expect(r.docs).toEqual([]);
-      expect(r.skipped.map((s) => s.reason)).toEqual(['unsupported_type']);
-      expect(r.outcome.stop).toBe('completed');
+      expect(r.outcome).toMatchObject({ stop: 'completed', yielded: 1, skipped: 0 });
+      const { document, validators, truncated } = r.docs[0]!;
+      expect(document).toMatchObject({ id: url, link: url, title: url.slice(url.lastIndexOf('/') + 1), source_type: 'web' });
+      expect(document.metadata).toEqual({ content_type: file.contentType, file_type: type, extractor: type });
+      expect(document.text).toContain(file.keyword!);
+      expect(document.updated_at?.getTime()).toBe(Math.floor(Date.parse(file.lastmod) / 1000) * 1000);
+      expect(validators).toEqual({ etag: file.etag, lastModified: new Date(file.lastmod).toUTCString(), hash: document.content_hash });
+      expect(truncated).toBe(false);
     }
+    const image = await collect(source(web, { base_url: web.special.image, web_connector_type: 'single' }).loadAll(opts()));
+    expect(image.docs).toEqual([]);
+    expect(image.skipped.map((s) => [s.reason, s.detail])).toEqual([['unsupported_type', 'image/png']]);
+    expect(image.outcome.stop).toBe('completed');
+  });
+
+  it('reads DOCX and CSV, a PDF sent as application/octet-stream, and skips a damaged PDF with the extractor\'s reason', async () => {
+    const web = await world();
+    const alpha = web.siteUrl('alpha');
+    const files = {
+      docx: web.add(`${alpha}/files/handbook.docx`, await docx(['Field handbook', 'Every cairn gets a brass marker numbered tolvanek.']), {
+        contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+      }).url,
+      csv: web.add(`${alpha}/files/stations.csv`, 'station,marker\nnorth ridge,brevilok\nsouth ford,caspenor\n', { contentType: 'text/csv; charset=utf-8' }).url,
+      octet: web.add(`${alpha}/files/survey.pdf`, pdfWithText(['Survey of the lower valley', 'The survey names the marker quendarel.']), { contentType: 'application/octet-stream' }).url,
+      damaged: web.add(`${alpha}/files/broken.pdf`, Buffer.from('%PDF-1.4\nthis is not a PDF body at all\n'), { contentType: 'application/pdf' }).url,
+    };
+    const read = async (url: string) => collect(source(web, { base_url: url, web_connector_type: 'single' }).loadAll(opts()));
+    const docxRun = await read(files.docx);
+    expect(docxRun.docs[0]!.document.text).toContain('tolvanek');
+    expect(docxRun.docs[0]!.document.metadata).toMatchObject({ file_type: 'docx', extractor: 'docx' });
+    const csvRun = await read(files.csv);
+    expect(csvRun.docs[0]!.document.text).toMatch(/brevilok[\s\S]*caspenor/);
+    expect(csvRun.docs[0]!.document.metadata).toMatchObject({ content_type: 'text/csv', file_type: 'csv', extractor: 'csv' });
+    const octetRun = await read(files.octet);
+    expect(octetRun.docs[0]!.document.text).toContain('quendarel');
+    expect(octetRun.docs[0]!.document.metadata).toMatchObject({ content_type: 'application/octet-stream', file_type: 'pdf', extractor: 'pdf' });
+    const damagedRun = await read(files.damaged);
+    expect(damagedRun.docs).toEqual([]);
+    expect(damagedRun.skipped).toEqual([{ kind: 'skipped', ref: files.damaged, reason: 'failed', detail: expect.stringMatching(/PDF/) }]);
+    expect(damagedRun.outcome.stop).toBe('completed');
   });
 
   it('decodes a page whose charset is only in <meta>', async () => {
@@ -153,8 +195,9 @@ describe('recursive crawl', () => {
     expect(docs.map((d) => d.document.id)).not.toContain(web.special.noindex);
     expect(docs.map((d) => d.document.id)).not.toContain(web.special.headerNoindex);
     expect(paths.filter((p) => p.startsWith('/meta/behind-noindex') || p.startsWith('/meta/only-nofollow'))).toEqual([]);
-    // Files announced by their extension are not fetched at all.
-    expect(paths.filter((p) => /\.(pdf|png|json)$/.test(p))).toEqual([]);
+    // Files the source does not read, announced by their extension, are not fetched at all; a PDF and JSON are read.
+    expect(paths.filter((p) => /\.png$/.test(p))).toEqual([]);
+    expect(docs.map((d) => d.document.id)).toEqual(expect.arrayContaining([web.special.pdf, web.special.json]));
     // Other sites of the world are other origins: not one request.
     for (const site of ['beta', 'gamma', 'delta'] as const) expect(web.requestsTo(site)).toEqual([]);
     const reasons = (ref: string) => skipped.filter((s) => s.ref === ref).map((s) => s.reason);
@@ -211,14 +254,15 @@ describe('recursive crawl', () => {
 describe('sitemap mode', () => {
   it("reads the pages of the sitemap robots.txt names, lastmod as updated_at, the orphan included", async () => {
     const web = await world();
-    const { docs, skipped, outcome } = await collect(source(web, { base_url: web.siteUrl('alpha'), web_connector_type: 'sitemap' }).loadAll(opts()));
+    const { docs, outcome } = await collect(source(web, { base_url: web.siteUrl('alpha'), web_connector_type: 'sitemap' }).loadAll(opts()));
     expect(outcome.stop).toBe('completed');
     const listed = web.pages('alpha').filter((p) => p.inSitemap && p.robotsAllowed);
     const truth = listed.filter((p) => readable(p) && !p.noindex);
     expect(sorted(docs.map((d) => d.document.id))).toEqual(sorted(truth.map((p) => p.url)));
     expect(docs.map((d) => d.document.id)).toContain(web.special.orphan);
     for (const d of docs) expect([d.document.id, d.document.updated_at?.toISOString()]).toEqual([d.document.id, web.page(d.document.id)!.lastmod]);
-    expect(skipped.filter((s) => s.ref === web.special.pdf).map((s) => s.reason)).toEqual(['unsupported_type']);
+    // The PDF the sitemap lists is a document, read with the shared extractor.
+    expect(docs.find((d) => d.document.id === web.special.pdf)?.document.text).toContain(web.page(web.special.pdf)!.keyword!);
     // A sitemap-only run follows no links: nothing outside the sitemap was asked for.
     const listedPaths = new Set(listed.map((p) => p.path));
     expect(pageRequests(web, 'alpha').filter((r) => !listedPaths.has(r.path))).toEqual([]);
@@ -433,6 +477,32 @@ describe('limits', () => {
     const huge = web.requestsTo('alpha', '/huge.html');
     expect(huge).toHaveLength(1);
     expect(huge[0]!.bytesSent).toBeLessThan(HUGE_BYTES / 8);
+  });
+
+  it('reads a PDF whole up to the extractor\'s file limit, its text cut at the document limit; a larger one is too_large', async () => {
+    const web = await world();
+    const lines = Array.from({ length: 40 }, (_, i) => `Line ${i} of the long report about the marker vandreloth.`);
+    const long = web.add(`${web.siteUrl('alpha')}/files/long.pdf`, pdfWithText(lines), { contentType: 'application/pdf' });
+    const pdfBytes = long.body.length;
+    const single = (options: WebSourceOptions, maxDocumentBytes: number) =>
+      collect(source(web, { base_url: long.url, web_connector_type: 'single' }, options).loadAll(opts({ maxDocumentBytes })));
+    // A document limit below the PDF's size: the file is still read whole (a cut PDF is no PDF), its text cut.
+    const cut = await single({}, 300);
+    expect(pdfBytes).toBeGreaterThan(300);
+    expect(cut.docs).toHaveLength(1);
+    expect(cut.docs[0]!.truncated).toBe(true);
+    expect(cut.docs[0]!.document.metadata.truncated).toBe('true');
+    expect(cut.docs[0]!.document.text).toContain('Line 0 of the long report');
+    expect(Buffer.byteLength(cut.docs[0]!.document.text)).toBeLessThanOrEqual(300);
+    // A file limit below its size: skipped as too_large (its declared length says so before the body is read).
+    const small = { reading: { ...DEFAULT_FILE_READING, maxFileBytes: pdfBytes - 1 } };
+    const refused = await single(small, 5 * 1024 * 1024);
+    expect(refused.docs).toEqual([]);
+    expect(refused.skipped.map((s) => [s.reason, s.detail])).toEqual([['too_large', `larger than ${pdfBytes - 1} bytes`]]);
+    // An HTML page under the same small file limit is read as before: the file limit is for files.
+    const page = web.page('/docs/page-1.html')!;
+    const html = await collect(source(web, { base_url: page.url, web_connector_type: 'single' }, small).loadAll(opts()));
+    expect(html.docs.map((d) => d.document.title)).toEqual([page.title]);
   });
 
   it('stops at the time limit in the middle of the slow page, and drops its connection', async () => {

@@ -3,8 +3,10 @@ import { RouteTable, createHttpApp, openApiDocumentRoute, type IdentitySigner, t
 import type { Registry } from 'prom-client';
 import { answerTurn, availableTokens, completeTurn, giveFeedback, maxSelectedDocumentTokens, prepareTurn, removeFeedback, seedSession, setMessageAsLatest } from './application/chat-messages';
 import { changeProject, createProject, projectOf, projectsOf, removeProject } from './application/chat-projects';
-import { projectFileOf, projectFilesOf, removeProjectFile, tooManyFiles, uploadProjectFiles } from './application/project-files';
+import { projectFileOf, projectFilesOf, removeProjectFile, uploadProjectFiles } from './application/project-files';
+import { tooManyFiles } from './application/uploads';
 import { changeSession, createSession, deleteAllSessions, deleteSession, sessionDetail, sessionsOf } from './application/chat-sessions';
+import { uploadConnectorFiles } from './application/connector-files';
 import { associateCredential, ccPairInfo, ccPairStatuses, changeCcPairStatus, createConnector, createDeletionAttempt, indexAttempts, runOnce } from './application/connectors';
 import type { CoreDeps } from './application/context';
 import { createCredential, credentialList, credentialOf, removeCredential } from './application/credentials';
@@ -13,6 +15,7 @@ import { coreOpenApi, coreResponses } from './openapi';
 import { chatMessageRoutes, type ChatMessageRouteDeps } from './routes/chat-messages/routes';
 import { chatProjectRoutes, type ChatProjectRouteDeps } from './routes/chat-projects/routes';
 import { chatSessionRoutes, type ChatSessionRouteDeps } from './routes/chat-sessions/routes';
+import { connectorFileRoutes, type ConnectorFileRouteDeps } from './routes/connector-files/routes';
 import { connectorRoutes, type ConnectorRouteDeps } from './routes/connectors/routes';
 import { credentialRoutes, type CredentialRouteDeps } from './routes/credentials/routes';
 import { personaRoutes, type PersonaRouteDeps } from './routes/personas/routes';
@@ -38,6 +41,7 @@ export interface CoreRouteDeps {
   projects: ChatProjectRouteDeps;
   projectFiles: ProjectFileRouteDeps;
   connectors: ConnectorRouteDeps;
+  connectorFiles: ConnectorFileRouteDeps;
   credentials: CredentialRouteDeps;
 }
 
@@ -114,6 +118,14 @@ export function coreRouteDeps(core: CoreDeps, signer: IdentitySigner): CoreRoute
         attempts: (p, id, limit) => indexAttempts(core, p, id, limit),
       },
     },
+    connectorFiles: {
+      guard,
+      files: {
+        limits: core.connectorFiles.limits,
+        upload: (p, parts) => uploadConnectorFiles(core, p, parts),
+        tooMany: tooManyFiles,
+      },
+    },
     credentials: {
       guard,
       credentials: {
@@ -139,6 +151,7 @@ export function coreRouteTable(deps: CoreRouteDeps, options: { bodyLimitBytes: n
     chatProjectRoutes(deps.projects),
     projectFileRoutes(deps.projectFiles),
     connectorRoutes(deps.connectors),
+    connectorFileRoutes(deps.connectorFiles),
     credentialRoutes(deps.credentials),
     openApiDocumentRoute(CORE_OPENAPI_PATH, 'the OpenAPI 3.1 document of the core routes', () => coreOpenApi(table)),
   );

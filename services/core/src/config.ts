@@ -50,6 +50,10 @@ export const coreConfigSchema = z.object({
   LORE_CORE_PROJECT_UPLOAD_MAX_BYTES: envInt(50 * 1024 * 1024, 1, 1024 * 1024 * 1024),
   LORE_CORE_PROJECT_MAX_FILES: envInt(100, 1, 100_000),
   LORE_CORE_PROJECT_FILE_WORKERS: envInt(2, 1, 64),
+  // Files uploaded for `file` connectors (docs/core.md, "Connector files").
+  LORE_CORE_CONNECTOR_FILE_MAX_BYTES: envInt(25 * 1024 * 1024, 1, 256 * 1024 * 1024),
+  LORE_CORE_CONNECTOR_FILES_PER_UPLOAD: envInt(50, 1, 1_000),
+  LORE_CORE_CONNECTOR_UPLOAD_MAX_BYTES: envInt(50 * 1024 * 1024, 1, 1024 * 1024 * 1024),
 }).superRefine((c, ctx) => {
   if (c.LORE_AI_LLM_BASE_URL && !c.LORE_AI_LLM_MODEL) ctx.addIssue({ code: 'custom', path: ['LORE_AI_LLM_MODEL'], message: 'is required with LORE_AI_LLM_BASE_URL' });
   if (c.NODE_ENV === 'production' && c.LORE_CONNECTORS_ALLOW_LOOPBACK) {
@@ -72,5 +76,16 @@ export function projectFileConfig(c: CoreConfig) {
       maxFilesPerProject: c.LORE_CORE_PROJECT_MAX_FILES,
     },
     concurrency: c.LORE_CORE_PROJECT_FILE_WORKERS,
+  };
+}
+
+/** The limits of uploads for `file` connectors a deployment sets. */
+export function connectorFileConfig(c: CoreConfig) {
+  return {
+    limits: {
+      maxFileBytes: c.LORE_CORE_CONNECTOR_FILE_MAX_BYTES,
+      maxFilesPerUpload: c.LORE_CORE_CONNECTOR_FILES_PER_UPLOAD,
+      maxUploadBytes: c.LORE_CORE_CONNECTOR_UPLOAD_MAX_BYTES,
+    },
   };
 }

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { RUNTIME_MIGRATIONS, SecretBox, assertAppRole, checkAppRole, runMigrations, runRuntimeMigrations, type BlobStore, type Db, type EncryptionKey, type IdentitySigner, type Lifecycle, type LoreApp, type Logger } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { createCoreApp } from './app';
+import { connectorFileSettings } from './application/connector-files';
 import type { CoreDeps } from './application/context';
 import { ProjectFileRunner, projectFileSettings } from './application/project-files';
 import { DEFAULT_FILE_READING } from './connectors/file-text';
@@ -43,6 +44,8 @@ export interface CoreServiceDeps {
   connectorTargets?: { allowLoopback: boolean; lookup?: HostLookup };
   /** Chat project file limits and extraction settings (docs/core.md, "Project files"); default: the documented ones. */
   projectFiles?: Parameters<typeof projectFileSettings>[0];
+  /** Limits of the uploads for `file` connectors (docs/core.md, "Connector files"); default: the documented ones. */
+  connectorFiles?: Parameters<typeof connectorFileSettings>[0];
   /**
    * The connector indexer's parts (the `core-worker` deployment and embedded mode): with them, `indexer` is made
    * (started by the caller). The API deployment has none: its routes only write attempts through the outbox.
@@ -75,7 +78,7 @@ export async function createCoreService(deps: CoreServiceDeps): Promise<CoreServ
   const settings = projectFileSettings(deps.projectFiles);
   // Every core process with the HTTP app extracts the project files it accepts, and takes over those of a stopped one.
   const runner = new ProjectFileRunner({ db: deps.db, blobs: deps.blobs, logger, settings, reading: { ...DEFAULT_FILE_READING, logger } });
-  const core: CoreDeps = { db: deps.db, logger, seededTenants: new Set(), chat, secrets: new SecretBox(deps.encryptionKeys), blobs: deps.blobs, projectFiles: { settings, runner }, targets: new TargetGuard({ allowLoopback: deps.connectorTargets?.allowLoopback ?? false, ...(deps.connectorTargets?.lookup ? { lookup: deps.connectorTargets.lookup } : {}) }) };
+  const core: CoreDeps = { db: deps.db, logger, seededTenants: new Set(), chat, secrets: new SecretBox(deps.encryptionKeys), blobs: deps.blobs, projectFiles: { settings, runner }, connectorFiles: connectorFileSettings(deps.connectorFiles), targets: new TargetGuard({ allowLoopback: deps.connectorTargets?.allowLoopback ?? false, ...(deps.connectorTargets?.lookup ? { lookup: deps.connectorTargets.lookup } : {}) }) };
   deps.lifecycle?.addCheck('core', async () => {
     const { problems } = await checkAppRole(deps.db, CORE_SCHEMAS);
     return { ok: problems.length === 0, details: problems.length > 0 ? { problems } : {} };

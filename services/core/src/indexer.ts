@@ -52,6 +52,7 @@ export function createCoreIndexer(deps: CoreIndexerDeps): CoreIndexer {
     documents: deps.documents,
     sources: (connector, credentialJson, tenantId) => factory.create(connector, credentialJson, tenantId),
     settings: { ...DEFAULT_INDEXING_SETTINGS, ...deps.settings },
+    blobs: deps.sources.blobs,
   };
   let stopping = new AbortController();
   let subscription: Subscription | null = null;

@@ -1,7 +1,7 @@
 import { IdentitySigner, Lifecycle, PostgresBlobStore, PostgresDb, createLogger, createMetricsRegistry, exitOnConfigError, listen, opsRouter, parseConfig } from '@lore/runtime';
 import { languageModelFrom } from '@lore/ai';
 import { GraphKnowledgeSearch } from './clients/knowledge';
-import { coreConfigSchema, projectFileConfig } from './config';
+import { connectorFileConfig, coreConfigSchema, projectFileConfig } from './config';
 import { createCoreService } from './core-service';
 
 /** The `core` deployment: chat and connectors behind the gateway (probes and metrics share the port). */
@@ -35,6 +35,7 @@ async function main(): Promise<void> {
     blobs: new PostgresBlobStore(db),
     connectorTargets: { allowLoopback: config.LORE_CONNECTORS_ALLOW_LOOPBACK },
     projectFiles: projectFileConfig(config),
+    connectorFiles: connectorFileConfig(config),
   });
   core.app.use(opsRouter(lifecycle, metrics).routes());
   const server = await listen(core.app, config.LORE_CORE_PORT, config.LORE_CORE_HOST);

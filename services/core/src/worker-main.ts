@@ -17,7 +17,7 @@ import {
 import Koa from 'koa';
 import { GraphConnectorDocuments } from './clients/graph-documents';
 import { GraphKnowledgeSearch } from './clients/knowledge';
-import { coreConfigSchema, projectFileConfig } from './config';
+import { connectorFileConfig, coreConfigSchema, projectFileConfig } from './config';
 import { createCoreService } from './core-service';
 
 /**
@@ -58,6 +58,7 @@ async function main(): Promise<void> {
     blobs,
     connectorTargets: { allowLoopback: config.LORE_CONNECTORS_ALLOW_LOOPBACK },
     projectFiles: projectFileConfig(config),
+    connectorFiles: connectorFileConfig(config),
     indexer: {
       bus,
       documents: new GraphConnectorDocuments({ ...graph, timeoutMs: Math.max(graph.timeoutMs, 60_000) }),

@@ -100,6 +100,32 @@ describe('OutboundHttpClient', () => {
       expect(res.body.length).toBe(100_000);
       expect(res.text()).toBe('a'.repeat(100_000));
     });
+
+    it('takes the limit of each response from its status and type when asked to', async () => {
+      const s = await server((req, res) => {
+        const type = req.path === '/report.pdf' ? 'application/pdf' : 'text/html';
+        res.writeHead(200, { 'content-type': type }).end(Buffer.alloc(5000, 0x61));
+      });
+      const c = client();
+      const seen: Array<{ url: string; status: number; contentType: string | null }> = [];
+      const limitFor = (head: { url: string; status: number; headers: Record<string, unknown>; contentType: string | null }) => {
+        seen.push(head);
+        return head.contentType === 'application/pdf' ? 10_000 : 1000;
+      };
+      const pdf = await c.fetch({ url: `${s.url}/report.pdf`, maxResponseBytes: 1000, maxResponseBytesFor: limitFor, oversize: 'truncate' });
+      const page = await c.fetch({ url: `${s.url}/page.html`, maxResponseBytes: 1000, maxResponseBytesFor: limitFor, oversize: 'truncate' });
+      // Without truncate, a declared length over the chosen limit fails as it does with a fixed one.
+      const err = await failure(c, { url: `${s.url}/page.html`, maxResponseBytesFor: limitFor });
+      c.close();
+      expect([pdf.body.length, pdf.truncated]).toEqual([5000, false]);
+      expect([page.body.length, page.truncated]).toEqual([1000, true]);
+      expect(err.kind).toBe('too_large');
+      expect(seen.map((h) => [new URL(h.url).pathname, h.status, h.contentType])).toEqual([
+        ['/report.pdf', 200, 'application/pdf'],
+        ['/page.html', 200, 'text/html'],
+        ['/page.html', 200, 'text/html'],
+      ]);
+    });
   });
 
   describe('timeouts', () => {

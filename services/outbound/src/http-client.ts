@@ -49,6 +49,11 @@ export interface OutboundRequest {
   maxRedirects?: number;
   /** Bytes of body read at most; enforced while reading, so a server cannot stream more at us. */
   maxResponseBytes?: number;
+  /**
+   * The body limit of the response that answered, chosen once its status and headers are in (a page fetcher reads a
+   * PDF whole but an HTML page only up to its text limit); it replaces `maxResponseBytes` for that response.
+   */
+  maxResponseBytesFor?: (head: { url: string; status: number; headers: IncomingHttpHeaders; contentType: string | null }) => number;
   /** Past `maxResponseBytes`: `error` (default) fails the fetch; `truncate` keeps the first bytes and says so. */
   oversize?: 'error' | 'truncate';
   /** Deadline of the whole fetch: every resolution, connection, redirect hop, header and body byte. */
@@ -203,8 +208,9 @@ export class OutboundHttpClient {
           url = next;
           continue;
         }
-        const read = await readBody(res, limits, signal);
         const { contentType, charset } = parseContentType(res.headers['content-type']);
+        const bodyLimits = input.maxResponseBytesFor ? { ...limits, maxBytes: Math.max(0, input.maxResponseBytesFor({ url: target.url.href, status, headers: res.headers, contentType })) } : limits;
+        const read = await readBody(res, bodyLimits, signal);
         const finalBody = read.body;
         return {
           url: target.url.href,

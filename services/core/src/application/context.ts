@@ -1,6 +1,7 @@
 import type { TargetGuard } from '@lore/outbound';
 import type { BlobStore, Db, Logger, SecretBox } from '@lore/runtime';
 import type { ChatEngine } from './chat-engine';
+import type { ConnectorFileSettings } from './connector-files';
 import type { ProjectFileRunner, ProjectFileSettings } from './project-files';
 
 /** What core's application layer works with; route modules never see it, only the functions bound to it. */
@@ -16,6 +17,8 @@ export interface CoreDeps {
   blobs: BlobStore;
   /** Chat project files: their limits and this process's extraction runner. */
   projectFiles: { settings: ProjectFileSettings; runner: ProjectFileRunner };
+  /** Files uploaded for `file` connectors: their limits. */
+  connectorFiles: ConnectorFileSettings;
   /** The SSRF guard a web connector's base URL must pass when it is created (the indexer checks every fetch again). */
   targets: TargetGuard;
 }

@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import type { Readable } from 'node:stream';
 import { parseContentType } from '@lore/outbound';
-import { AppError, detailValidationError, type BlobStore, type Db, type Logger } from '@lore/runtime';
+import type { BlobStore, Db, Logger } from '@lore/runtime';
 import { readFileText, type FileReading } from '../connectors/file-text';
 import { cleanFileName, DEFAULT_PROJECT_FILE_LIMITS, failureReason, type ProjectFileLimits } from '../domain/project-files';
 import { countTokens } from '../domain/tokens';
@@ -23,6 +21,7 @@ import {
 import type { CoreDeps } from './context';
 import { coreError } from './errors';
 import type { Principal } from './principal';
+import { storeUpload, type UploadPart } from './uploads';
 
 /**
  * Chat project files (docs/core.md, "Project files"): an upload stores each file's bytes in the blob store and
@@ -58,13 +57,6 @@ export function projectFileSettings(given: { limits?: Partial<ProjectFileLimits>
   return { ...DEFAULT_PROJECT_FILE_SETTINGS, ...rest, limits: { ...DEFAULT_PROJECT_FILE_LIMITS, ...limits } };
 }
 
-/** One file of a multipart upload, streamed: its bytes go to the blob store as they arrive. */
-export interface UploadPart {
-  filename: string;
-  contentType: string;
-  stream: Readable;
-}
-
 const notFound = () => coreError('NOT_FOUND', 'chat project not found');
 const fileNotFound = () => coreError('NOT_FOUND', 'project file not found');
 
@@ -82,30 +74,8 @@ export async function uploadProjectFiles(deps: CoreDeps, p: Principal, projectId
   const { limits } = deps.projectFiles.settings;
   const exists = await deps.db.withTenant(p.tenantId, (sql) => lockProjectForFiles(sql, p.tenantId, p.owner, projectId, false));
   if (!exists) throw notFound();
-  const stored: NewProjectFile[] = [];
-  let total = 0;
-  try {
-    for await (const part of parts) {
-      if (stored.length >= limits.maxFilesPerUpload) throw tooManyFiles(limits.maxFilesPerUpload);
-      const fileId = randomUUID();
-      const room = limits.maxUploadBytes - total;
-      const max = Math.min(limits.maxFileBytes, room);
-      let info;
-      try {
-        info = await deps.blobs.put(p.tenantId, projectFileBlobKey(p.tenantId, fileId), part.stream, part.contentType || 'application/octet-stream', max);
-      } catch (err) {
-        if (err instanceof AppError && err.code === 'PAYLOAD_TOO_LARGE') {
-          throw coreError(
-            'PAYLOAD_TOO_LARGE',
-            max < limits.maxFileBytes ? `the files of one upload may hold ${limits.maxUploadBytes} bytes together` : `a file may hold ${limits.maxFileBytes} bytes at most`,
-          );
-        }
-        throw err;
-      }
-      stored.push({ file_id: fileId, name: cleanFileName(part.filename), content_type: info.contentType, size_bytes: info.size });
-      total += info.size;
-    }
-    if (stored.length === 0) throw detailValidationError([{ path: 'files', message: 'at least one file part named `files` is required' }], 'body');
+  return storeUpload(deps, p.tenantId, parts, { limits, keyOf: (fileId) => projectFileBlobKey(p.tenantId, fileId), nameOf: cleanFileName }, async (files) => {
+    const stored: NewProjectFile[] = files.map((f) => ({ file_id: f.id, name: f.name, content_type: f.contentType, size_bytes: f.size }));
     const rows = await deps.db.withTenant(p.tenantId, async (sql) => {
       if (!(await lockProjectForFiles(sql, p.tenantId, p.owner, projectId, true))) throw notFound();
       const held = await countProjectFiles(sql, p.tenantId, projectId);
@@ -116,19 +86,10 @@ export async function uploadProjectFiles(deps: CoreDeps, p: Principal, projectId
     });
     for (const r of rows) deps.projectFiles.runner.enqueue(p.tenantId, r.file_id);
     return rows;
-  } catch (err) {
-    await Promise.all(
-      stored.map((s) =>
-        deps.blobs.delete(p.tenantId, projectFileBlobKey(p.tenantId, s.file_id)).catch((e: unknown) => deps.logger.warn({ err: e, file_id: s.file_id }, 'could not delete the bytes of a refused project file')),
-      ),
-    );
-    throw err;
-  }
+  });
 }
 
-export function tooManyFiles(max: number): AppError {
-  return detailValidationError([{ path: 'files', message: `at most ${max} files per upload` }], 'body');
-}
+export { tooManyFiles } from './uploads';
 
 /** The caller's files of the project (all, or those named), oldest first; someone else's project is 404. */
 export async function projectFilesOf(deps: CoreDeps, p: Principal, projectId: number, fileIds: string[] | null): Promise<ProjectFileRow[]> {

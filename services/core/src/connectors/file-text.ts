@@ -58,15 +58,30 @@ export function cutToBytes(text: string, maxBytes: number): string {
 }
 
 /**
+ * What the extractor reads a file as (from its first bytes, its name, then its declared type), or why it cannot
+ * read it: no kind it knows, or an image without an OCR engine. The first rule `readFileText` applies, and the one
+ * uploads for `file` connectors are checked with. `head` may be the file's first 4 KiB (all the type is told from).
+ */
+export function fileKindOf(file: { name: string; contentType: string | null; head: Buffer }, reading: Pick<FileReading, 'ocr'>): { ok: true; kind: FileKind } | { ok: false; detail: string } {
+  const kind = detectKind(file.name, file.contentType ?? '', file.head);
+  if (kind === null) return { ok: false, detail: file.contentType ?? 'no content type' };
+  if (kind === 'image' && !reading.ocr) return { ok: false, detail: `${file.contentType ?? 'image'} (no OCR engine)` };
+  return { ok: true, kind };
+}
+
+/** The bytes the extractor tells a file's type from (`detectKind` looks at no more). */
+export const KIND_HEAD_BYTES = 4096;
+
+/**
  * Reads one file. Text kinds are decoded with their charset (a byte-order mark, the declared charset, HTML's
  * `<meta>`, else UTF-8) and cut at `maxDocumentBytes`; PDF, DOCX, JSON and images are read whole up to
  * `reading.maxFileBytes`, and their text is cut at `maxDocumentBytes`. A file the extractor refuses or fails on is
  * `failed` with the extractor's reason (written for people, never a path).
  */
 export async function readFileText(file: FileBytes, maxDocumentBytes: number, reading: FileReading): Promise<FileText> {
-  const kind = detectKind(file.name, file.contentType ?? '', file.data);
-  if (kind === null) return { ok: false, reason: 'unsupported_type', detail: file.contentType ?? 'no content type' };
-  if (kind === 'image' && !reading.ocr) return { ok: false, reason: 'unsupported_type', detail: `${file.contentType ?? 'image'} (no OCR engine)` };
+  const known = fileKindOf({ name: file.name, contentType: file.contentType, head: file.data.subarray(0, KIND_HEAD_BYTES) }, reading);
+  if (!known.ok) return { ok: false, reason: 'unsupported_type', detail: known.detail };
+  const kind = known.kind;
   const limit = Math.max(1, maxDocumentBytes);
   let bytes: Buffer;
   let truncated = file.cut === true;

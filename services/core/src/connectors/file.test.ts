@@ -29,6 +29,13 @@ class MemoryBlobs implements BlobStore {
     return this.blobs.get(`${tenantId}\n${key}`) ?? null;
   }
 
+  async stat(tenantId: string, keys: readonly string[]): Promise<BlobInfo[]> {
+    return [...new Set(keys)].flatMap((k) => {
+      const blob = this.blobs.get(`${tenantId}\n${k}`);
+      return blob ? [blob.info] : [];
+    });
+  }
+
   async delete(tenantId: string, key: string): Promise<void> {
     this.blobs.delete(`${tenantId}\n${key}`);
   }

@@ -38,15 +38,15 @@ export function inScope(url: string, scope: CrawlScope): boolean {
 }
 
 /**
- * Extensions that announce a file the web source does not read (PDF, images, media, archives, office files,
- * fonts, scripts, data): such links are not fetched at all. A page whose Content-Type turns out to be one of them
- * is skipped after the fetch.
+ * Extensions that announce a file the web source does not read (images, media, archives, office files other than
+ * DOCX, fonts, scripts): such links are not fetched at all. A page whose Content-Type turns out to be one of them
+ * is skipped after the fetch. PDF, DOCX, CSV and JSON are read (`fileType`).
  */
 const UNSUPPORTED_EXTENSIONS = new Set(
   (
-    'pdf png jpg jpeg gif webp avif svg ico bmp tif tiff heic mp3 mp4 m4a m4v avi mov mkv webm ogg oga ogv wav flac ' +
-    'zip gz tgz bz2 xz tar rar 7z exe msi dmg iso bin apk deb rpm woff woff2 ttf otf eot css js mjs map json ' +
-    'doc docx xls xlsx ppt pptx odt ods odp rtf epub csv'
+    'png jpg jpeg gif webp avif svg ico bmp tif tiff heic mp3 mp4 m4a m4v avi mov mkv webm ogg oga ogv wav flac ' +
+    'zip gz tgz bz2 xz tar rar 7z exe msi dmg iso bin apk deb rpm woff woff2 ttf otf eot css js mjs map ' +
+    'doc xls xlsx ppt pptx odt ods odp rtf epub'
   ).split(' '),
 );
 
@@ -67,6 +67,40 @@ export function readableType(contentType: string | null): 'html' | 'text' | null
   if (contentType === 'text/html' || contentType === 'application/xhtml+xml') return 'html';
   if (contentType === 'text/plain' || contentType === 'text/markdown' || contentType === 'text/x-markdown') return 'text';
   return null;
+}
+
+/** Files the web source reads with the shared file extractor (`file-text.ts`), as the file and Drive sources do. */
+export type WebFileType = 'pdf' | 'docx' | 'csv' | 'json';
+
+const FILE_TYPES: Readonly<Record<string, WebFileType>> = {
+  'application/pdf': 'pdf',
+  'application/x-pdf': 'pdf',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'docx',
+  'text/csv': 'csv',
+  'application/csv': 'csv',
+  'application/json': 'json',
+};
+
+/**
+ * The file a response is, by its media type: PDF, DOCX, CSV or JSON; a response without a type or typed
+ * `application/octet-stream` counts when its URL's extension names one of them (servers often send PDFs so). Null
+ * for everything else (HTML and plain text are `readableType`'s).
+ */
+export function fileType(contentType: string | null, url: string): WebFileType | null {
+  if (contentType !== null && contentType !== 'application/octet-stream') return FILE_TYPES[contentType] ?? null;
+  let path: string;
+  try {
+    path = new URL(url).pathname;
+  } catch {
+    return null;
+  }
+  const ext = /\.([a-z]+)$/i.exec(path)?.[1]?.toLowerCase();
+  return ext === 'pdf' || ext === 'docx' || ext === 'csv' || ext === 'json' ? ext : null;
+}
+
+/** Files that cannot be cut (a cut PDF is no PDF): read whole, up to the extractor's file limit. */
+export function readsWhole(type: WebFileType): boolean {
+  return type !== 'csv';
 }
 
 /**

@@ -3,6 +3,7 @@ import { htmlToText } from '@lore/ai/html-text';
 import { OutboundError, OutboundHttpClient, RobotsPolicy, TargetGuard, TargetRefusedError, type HostLookup, type OutboundResponse, type RobotsRules } from '@lore/outbound';
 import { checkConnectorConfig } from '../domain/sources';
 import { compareContent, conditionalHeaders, sitemapSaysUnchanged, validatorsFrom } from './change';
+import { DEFAULT_FILE_READING, readFileText, type FileReading, type FileText } from './file-text';
 import { parseSitemap, parseTextSitemap, type SitemapEntry } from './sitemap';
 import {
   contentHash,
@@ -22,7 +23,7 @@ import {
   itemsOf,
   type RunEvent,
 } from './source';
-import { crawlScope, hasUnsupportedExtension, inScope, linksToFollow, readableType, type CrawlScope } from './web-links';
+import { crawlScope, fileType, hasUnsupportedExtension, inScope, linksToFollow, readableType, readsWhole, type CrawlScope, type WebFileType } from './web-links';
 import { decodePage, plainTextTitle, readHtml, robotsDirectives, titleFromUrl } from './web-page';
 
 /**
@@ -37,7 +38,8 @@ import { decodePage, plainTextTitle, readHtml, robotsDirectives, titleFromUrl } 
  * - `sitemap`: the pages a sitemap lists (the base URL when it is one; else the `Sitemap:` lines of robots.txt;
  *   else `/sitemap.xml`), sitemap indexes followed; lastmod becomes `updated_at`.
  *
- * HTML and plain text are documents; PDF, images and other files are skipped for now. Politeness: robots.txt's
+ * HTML and plain text are documents, and so are PDF, DOCX, CSV and JSON files, read with the shared extractor
+ * (`file-text.ts`, as the file and Drive sources); images and other files are skipped. Politeness: robots.txt's
  * Crawl-delay (or `minDelayMs`) between request starts, at most two requests at a time, the client's user agent.
  * See "Connector sources" in docs/core.md.
  */
@@ -91,6 +93,11 @@ export interface WebSourceOptions {
   maxSitemaps?: number;
   /** Bytes of one sitemap file (after decompression). */
   maxSitemapBytes?: number;
+  /**
+   * How PDF, DOCX, CSV and JSON responses are read (the extractor's limits; default the memory uploads'): a PDF,
+   * DOCX or JSON file is read whole up to `maxFileBytes` (larger: `too_large`), its text cut at `maxDocumentBytes`.
+   */
+  reading?: FileReading;
 }
 
 export const WEB_SOURCE_DEFAULTS = {
@@ -103,7 +110,7 @@ export const WEB_SOURCE_DEFAULTS = {
   maxSitemapBytes: 50 * 1024 * 1024,
 } as const;
 
-const ACCEPT_PAGE = 'text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1';
+const ACCEPT_PAGE = 'text/html,application/xhtml+xml,text/plain;q=0.9,application/pdf;q=0.8,*/*;q=0.1';
 const ACCEPT_SITEMAP = 'application/xml,text/xml;q=0.9,text/plain;q=0.5,*/*;q=0.1';
 /** Fetch errors that may pass by the next run: a listing keeps the page (the indexer must not prune it for them). */
 const TRANSIENT: ReadonlySet<string> = new Set(['timeout', 'network_error', 'aborted']);
@@ -157,6 +164,7 @@ export class WebSource implements ConnectorSource {
       requestTimeoutMs: options.requestTimeoutMs ?? WEB_SOURCE_DEFAULTS.requestTimeoutMs,
       maxSitemaps: options.maxSitemaps ?? WEB_SOURCE_DEFAULTS.maxSitemaps,
       maxSitemapBytes: options.maxSitemapBytes ?? WEB_SOURCE_DEFAULTS.maxSitemapBytes,
+      reading: options.reading ?? DEFAULT_FILE_READING,
     };
   }
 
@@ -275,7 +283,7 @@ class Run {
         const done = (await Promise.race(inflight.values())) as Fetched & { id: number };
         inflight.delete(done.id);
         if (this.stop) break;
-        const events = this.handle(done, frontier);
+        const events = await this.handle(done, frontier);
         if (this.stop) break;
         yield* this.emit(events);
       }
@@ -525,6 +533,7 @@ class Run {
         headers: { accept: ACCEPT_PAGE, ...(conditional ? conditionalHeaders(this.previous.get(task.url)) : {}) },
         robots: this.fetcher.robots,
         maxResponseBytes: Math.max(1, this.limits.maxDocumentBytes),
+        maxResponseBytesFor: (head) => this.bodyLimit(head),
         oversize: 'truncate',
         timeoutMs: this.requestTimeout(),
         signal: this.controller.signal,
@@ -537,8 +546,22 @@ class Run {
     }
   }
 
+  /**
+   * How much of a response is read: a PDF, DOCX or JSON file whole, up to the extractor's file limit (one that says
+   * it is larger, only a byte: it is skipped as `too_large` either way); anything else up to the document limit.
+   */
+  private bodyLimit(head: { url: string; status: number; headers: Record<string, unknown>; contentType: string | null }): number {
+    const text = Math.max(1, this.limits.maxDocumentBytes);
+    if (head.status < 200 || head.status >= 300 || readableType(head.contentType) !== null) return text;
+    const file = fileType(head.contentType, head.url);
+    if (file === null || !readsWhole(file)) return text;
+    const declared = Number(head.headers['content-length']);
+    const max = this.options.reading.maxFileBytes;
+    return Number.isFinite(declared) && declared > max ? 1 : max;
+  }
+
   /** What one fetched page means for the run: events, and links for the frontier. */
-  private handle(done: Fetched, frontier: Task[]): Event[] {
+  private async handle(done: Fetched, frontier: Task[]): Promise<Event[]> {
     const { task } = done;
     const isBase = task.url === this.base && task.depth === 0 && this.config.web_connector_type !== 'sitemap';
     const skip = (reason: SkipReason, detail: string | null = null, ref = task.url): Event[] => [{ kind: 'skipped', ref, reason, detail }];
@@ -590,10 +613,12 @@ class Run {
     this.handled.add(finalUrl);
 
     const type = readableType(res.contentType);
-    if (type === null) return skip('unsupported_type', res.contentType ?? 'no content type');
+    const file = type === null ? fileType(res.contentType, finalUrl) : null;
+    if (type === null && file === null) return skip('unsupported_type', res.contentType ?? 'no content type');
     const agent = this.fetcher.client.robotsAgent;
     const header = res.headers['x-robots-tag'];
     const headerValues = header === undefined ? [] : Array.isArray(header) ? header : [header];
+    if (type === null) return this.readFile(task, res, file!, robotsDirectives([], headerValues, agent).noindex);
     const decoded = decodePage(res.body, res.charset, type === 'html');
     const facts = type === 'html' ? readHtml(decoded.text, finalUrl, agent) : null;
     const directives = robotsDirectives(facts?.robotsMeta ?? [], headerValues, agent);
@@ -633,9 +658,41 @@ class Run {
       title = plainTextTitle(text) ?? titleFromUrl(id);
     }
     if (!text) return skip('empty');
+    const metadata: Record<string, string> = { content_type: res.contentType ?? '' };
+    if (facts?.lang) metadata.lang = facts.lang;
+    return this.document(task, res, id, title, text, metadata, res.truncated);
+  }
+
+  /**
+   * A PDF, DOCX, CSV or JSON response, read with the shared extractor (`file-text.ts`) and its limits: one that
+   * cannot be cut and arrived cut is `too_large`; a file it cannot read is skipped with its reason. Files have no
+   * links and no canonical link; `X-Robots-Tag: noindex` applies. A listing does not extract: the file exists.
+   */
+  private async readFile(task: Task, res: OutboundResponse, type: WebFileType, noindex: boolean): Promise<Event[]> {
+    const skip = (reason: SkipReason, detail: string | null = null): Event[] => [{ kind: 'skipped', ref: task.url, reason, detail }];
+    if (noindex) return skip('noindex');
+    const id = this.idOf(task, res.url);
+    if (this.mode === 'list') return [{ kind: 'exists', id }];
+    let read: FileText;
+    try {
+      // PDF and DOCX parse in the extractor's worker threads (bounded by its own timeout); the run's limits stop the wait.
+      read = await this.bounded(
+        readFileText({ name: titleFromUrl(res.url), contentType: res.contentType, charset: res.charset, data: res.body, cut: res.truncated }, this.limits.maxDocumentBytes, this.options.reading),
+      );
+    } catch (err) {
+      if (err instanceof StopRun) return [];
+      throw err;
+    }
+    if (!read.ok) return skip(read.reason, read.detail);
+    const title = read.title ?? (read.kind === 'text' ? plainTextTitle(read.text) : null) ?? titleFromUrl(id);
+    return this.document(task, res, id, title, read.text, { content_type: res.contentType ?? '', file_type: type, extractor: read.extractor }, read.truncated);
+  }
+
+  /** A page's or file's document, unless it is a copy of another of the run or (a poll) unchanged; a listing's id. */
+  private document(task: Task, res: OutboundResponse, id: string, title: string, text: string, metadata: Record<string, string>, truncated: boolean): Event[] {
     const hash = contentHash(title, text);
     const twin = this.hashes.get(hash);
-    if (twin !== undefined && twin !== id) return skip('duplicate', 'the same content as another page');
+    if (twin !== undefined && twin !== id) return [{ kind: 'skipped', ref: task.url, reason: 'duplicate', detail: 'the same content as another page' }];
     this.hashes.set(hash, id);
 
     if (this.mode === 'list') return [{ kind: 'exists', id }];
@@ -645,9 +702,7 @@ class Run {
       return [];
     }
     const lastModified = Date.parse(typeof res.headers['last-modified'] === 'string' ? res.headers['last-modified'] : '');
-    const metadata: Record<string, string> = { content_type: res.contentType ?? '' };
-    if (facts?.lang) metadata.lang = facts.lang;
-    if (res.truncated) metadata.truncated = 'true';
+    if (truncated) metadata.truncated = 'true';
     return [
       {
         kind: 'document',
@@ -664,7 +719,7 @@ class Run {
           content_hash: hash,
         },
         validators: validatorsFrom(res.headers, hash),
-        truncated: res.truncated,
+        truncated,
       },
     ];
   }

@@ -66,3 +66,18 @@ export async function deleteConnectorWithoutPairs(sql: Sql, tenantId: string, id
   );
   return r.rowCount > 0;
 }
+
+/** Those of `locations` that a `file` connector of the tenant names in its `file_locations`. */
+export async function fileLocationsInUse(sql: Sql, tenantId: string, locations: string[]): Promise<Set<string>> {
+  if (locations.length === 0) return new Set();
+  const r = await sql.query<{ location: string }>(
+    `SELECT DISTINCT l.location
+       FROM core.connectors c
+       CROSS JOIN LATERAL jsonb_array_elements_text(
+         CASE WHEN jsonb_typeof(c.connector_specific_config->'file_locations') = 'array' THEN c.connector_specific_config->'file_locations' ELSE '[]'::jsonb END
+       ) AS l(location)
+      WHERE c.tenant_id = $1 AND c.source = 'file' AND l.location = ANY($2::text[])`,
+    [tenantId, locations],
+  );
+  return new Set(r.rows.map((x) => x.location));
+}

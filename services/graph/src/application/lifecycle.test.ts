@@ -206,6 +206,7 @@ describe('erasing a memory (PGlite)', () => {
       kind: 'postgres',
       put: (...a) => graph.memory.blobs.put(...a),
       get: (...a) => graph.memory.blobs.get(...a),
+      stat: (...a) => graph.memory.blobs.stat(...a),
       delete: async () => {
         deletes++;
         throw new Error('blob store unavailable');

@@ -63,9 +63,19 @@ export function describeBlobStoreContract(name: string, open: () => Promise<Blob
       expect(await store.get(tenant, `${tenant}/d`)).toBeNull();
     });
 
+    it('describes the keys that exist without their bytes', async () => {
+      const a = await store.put(tenant, `${tenant}/stat/a`, Buffer.from('alpha'), 'text/plain');
+      const b = await store.put(tenant, `${tenant}/stat/b`, Buffer.from('beta bytes'), 'application/pdf');
+      const found = await store.stat(tenant, [`${tenant}/stat/b`, `${tenant}/stat/missing`, `${tenant}/stat/a`, `${tenant}/stat/a`]);
+      expect(found.sort((x, y) => x.key.localeCompare(y.key))).toEqual([a, b]);
+      expect(await store.stat(tenant, [])).toEqual([]);
+      expect(await store.stat(otherTenant, [`${tenant}/stat/a`])).toEqual([]);
+    });
+
     it("never shows or deletes another tenant's blob", async () => {
       await store.put(tenant, 'shared-key', Buffer.from('mine'), 'text/plain');
       expect(await store.get(otherTenant, 'shared-key')).toBeNull();
+      expect(await store.stat(otherTenant, ['shared-key'])).toEqual([]);
       await store.delete(otherTenant, 'shared-key');
       await store.put(otherTenant, 'shared-key', Buffer.from('theirs'), 'text/plain');
       expect((await store.get(tenant, 'shared-key'))!.data.toString()).toBe('mine');

@@ -53,6 +53,14 @@ export class PostgresBlobStore implements BlobStore {
     return row ? { info: toInfo(row), data: row.data! } : null;
   }
 
+  async stat(tenantId: string, keys: readonly string[]): Promise<BlobInfo[]> {
+    if (keys.length === 0) return [];
+    const r = await this.db.withTenant(tenantId, (sql) =>
+      sql.query<BlobRow>(`SELECT key, size, content_type, sha256, created_at FROM runtime.blobs WHERE tenant_id = $1 AND key = ANY($2::text[])`, [tenantId, [...new Set(keys)]]),
+    );
+    return r.rows.map(toInfo);
+  }
+
   async delete(tenantId: string, key: string): Promise<void> {
     await this.db.withTenant(tenantId, (sql) => sql.query(`DELETE FROM runtime.blobs WHERE tenant_id = $1 AND key = $2`, [tenantId, key]));
   }

@@ -1,11 +1,9 @@
-import type { RouterContext } from '@koa/router';
-import busboy from 'busboy';
-import type { UploadPart } from '../../application/project-files';
 import type { Principal } from '../../application/principal';
-import { coreError } from '../../application/errors';
+import type { UploadPart } from '../../application/uploads';
 import { DEFAULT_PROJECT_FILE_LIMITS, type ProjectFileLimits } from '../../domain/project-files';
 import type { ProjectFileRow } from '../../store/project-files';
-import { CORE_PREFIX, CORE_SECURITY, SPEC_INPUT, detail, route, validationErrorView, type CoreGuard, type CoreState } from '../route';
+import { withFileParts } from '../multipart';
+import { CORE_PREFIX, CORE_SECURITY, SPEC_INPUT, detail, route, validationErrorView, type CoreGuard } from '../route';
 import {
   UPLOAD_FILES_BODY,
   fileListQuery,
@@ -28,81 +26,6 @@ export interface ProjectFileRouteDeps {
     /** The refusal of an upload with more files than one may hold (spec 2's 422). */
     tooMany(max: number): Error;
   };
-}
-
-/** Multipart overhead allowed on top of the files themselves before Content-Length alone says 413. */
-const MULTIPART_SLACK = 256 * 1024;
-const FILE_PARTS = new Set(['files', 'file']);
-
-/**
- * The file parts of a multipart body, one at a time: each part's stream must be read (into the blob store) before
- * the next one arrives. Parts with another name are drained; a malformed body is 400, too many files 422.
- */
-async function* fileParts(ctx: RouterContext<CoreState>, limits: ProjectFileLimits, tooMany: (max: number) => Error, reader: { failure: Error | null }): AsyncGenerator<UploadPart> {
-  let bb: busboy.Busboy;
-  try {
-    bb = busboy({
-      headers: ctx.req.headers,
-      // Browsers send file names as raw UTF-8.
-      defParamCharset: 'utf8',
-      limits: { files: limits.maxFilesPerUpload, fileSize: limits.maxFileBytes + 1, fields: 20, fieldSize: 64 * 1024, parts: limits.maxFilesPerUpload + 20 },
-    });
-  } catch {
-    throw coreError('UNSUPPORTED_MEDIA_TYPE', 'send multipart/form-data with file parts named "files"');
-  }
-  const queue: UploadPart[] = [];
-  let done = false;
-  let wake: (() => void) | null = null;
-  const signal = () => {
-    const w = wake;
-    wake = null;
-    w?.();
-  };
-  bb.on('file', (name, stream, info) => {
-    if (!FILE_PARTS.has(name)) {
-      stream.resume();
-      return;
-    }
-    // A part cut short by a malformed body errors; whoever reads it sees that, and the body's own error says why.
-    stream.on('error', () => undefined);
-    queue.push({ filename: info.filename ?? '', contentType: info.mimeType || 'application/octet-stream', stream });
-    signal();
-  });
-  bb.on('filesLimit', () => {
-    reader.failure ??= tooMany(limits.maxFilesPerUpload);
-    signal();
-  });
-  bb.on('error', () => {
-    reader.failure ??= coreError('BAD_REQUEST', 'the multipart body is malformed');
-    done = true;
-    signal();
-  });
-  bb.on('close', () => {
-    done = true;
-    signal();
-  });
-  ctx.req.pipe(bb);
-  try {
-    for (;;) {
-      const next = queue.shift();
-      if (next) {
-        yield next;
-        continue;
-      }
-      if (reader.failure) throw reader.failure;
-      if (done) return;
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-      });
-    }
-  } finally {
-    for (const part of queue) part.stream.resume();
-    if (!ctx.req.readableEnded) {
-      // Refused before the end: the rest of the body is read and dropped, so the answer reaches the client.
-      ctx.req.unpipe(bb);
-      ctx.req.resume();
-    }
-  }
 }
 
 const NOT_FOUND = { 404: detail('no such project (or file) of the caller') };
@@ -133,20 +56,8 @@ export function projectFileRoutes(deps: ProjectFileRouteDeps) {
         422: { description: 'no file part, too many files, or an invalid project id: every issue in `detail`', schema: validationErrorView },
       },
       handler: async (ctx, { params }) => {
-        const { limits } = deps.files;
-        const declared = Number(ctx.get('content-length'));
-        if (Number.isFinite(declared) && declared > limits.maxUploadBytes + MULTIPART_SLACK) {
-          throw coreError('PAYLOAD_TOO_LARGE', `the files of one upload may hold ${limits.maxUploadBytes} bytes together`);
-        }
-        if (!ctx.is('multipart/form-data')) throw coreError('UNSUPPORTED_MEDIA_TYPE', 'send multipart/form-data with file parts named "files"');
-        const reader = { failure: null as Error | null };
-        try {
-          const rows = await deps.files.upload(ctx.state.principal, params.project_id, fileParts(ctx, limits, deps.files.tooMany, reader));
-          return { files: rows.map(presentProjectFile) };
-        } catch (err) {
-          // A part whose stream broke because the body did: the body's refusal is the answer.
-          throw reader.failure ?? err;
-        }
+        const rows = await withFileParts(ctx, deps.files.limits, deps.files.tooMany, (parts) => deps.files.upload(ctx.state.principal, params.project_id, parts));
+        return { files: rows.map(presentProjectFile) };
       },
     }),
     route({
