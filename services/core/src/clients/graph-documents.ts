@@ -36,6 +36,14 @@ export class ConnectorDocumentsError extends GraphCallError {
   }
 }
 
+/**
+ * What a page may hold but a JSON body the platform accepts may not: NUL characters (dropped) and lone surrogates
+ * (replaced), so one odd page never refuses the batch it travels in.
+ */
+function clean(text: string): string {
+  return text.replace(/\u0000/g, '').replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+}
+
 export class GraphConnectorDocuments implements ConnectorDocuments {
   constructor(private readonly options: GraphHttpOptions) {}
 
@@ -45,14 +53,14 @@ export class GraphConnectorDocuments implements ConnectorDocuments {
       access,
       documents: documents.map((d) => ({
         id: d.id,
-        title: d.title,
-        text: d.text,
+        title: clean(d.title),
+        text: clean(d.text),
         link: d.link,
         source_type: d.source_type,
         updated_at: d.updated_at ? d.updated_at.toISOString() : null,
-        primary_owners: d.primary_owners,
-        secondary_owners: d.secondary_owners,
-        metadata: d.metadata,
+        primary_owners: d.primary_owners?.map(clean) ?? null,
+        secondary_owners: d.secondary_owners?.map(clean) ?? null,
+        metadata: Object.fromEntries(Object.entries(d.metadata).map(([k, v]) => [clean(k), clean(v)])),
         content_hash: d.content_hash,
       })),
     });

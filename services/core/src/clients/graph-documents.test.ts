@@ -1,0 +1,38 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { GraphConnectorDocuments } from './graph-documents';
+
+describe('GraphConnectorDocuments', () => {
+  let server: Server;
+  let received: any;
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (c: string) => (body += c));
+      req.on('end', () => {
+        received = JSON.parse(body);
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ results: received.documents.map((d: { id: string }) => ({ id: d.id, doc_id: 'doc_1', outcome: 'created' })) }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  });
+  afterAll(() => new Promise((r) => server.close(r)));
+
+  it('drops NUL characters and replaces lone surrogates, so one odd page never refuses its batch', async () => {
+    const client = new GraphConnectorDocuments({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, timeoutMs: 5_000 });
+    const doc = {
+      id: 'https://example.com/a', title: 'Ti\u0000tle \uD800', text: 'a\u0000b \uDC00 c \uD83D\uDE00', link: 'https://example.com/a', source_type: 'web' as const,
+      updated_at: null, primary_owners: ['ow\u0000ner'], secondary_owners: null, metadata: { k: 'v\u0000' }, content_hash: 'h',
+    };
+    const results = await client.push('token', 7, { public: true, groups: [] }, [doc]);
+    expect(results).toEqual([{ id: 'https://example.com/a', doc_id: 'doc_1', outcome: 'created' }]);
+    const sent = received.documents[0];
+    expect(sent.title).toBe('Title \uFFFD');
+    expect(sent.text).toBe('ab \uFFFD c \uD83D\uDE00');
+    expect(sent.primary_owners).toEqual(['owner']);
+    expect(sent.metadata).toEqual({ k: 'v' });
+    expect(received.cc_pair_id).toBe(7);
+  });
+});
