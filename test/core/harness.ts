@@ -4,6 +4,7 @@ import { createCoreService, GraphConnectorDocuments, GraphKnowledgeSearch, type 
 import { createGraphService, type GraphService } from '@lore/graph';
 import type { GatewayConfig } from '@lore/gateway';
 import type { HostLookup } from '@lore/outbound';
+import type { Registry } from 'prom-client';
 import { adminCall, http, IDENTITY_SECRET, makeKey, makeTenant, startGateway, uid, type GatewayUnderTest, type TenantFixture } from '../gateway/harness';
 import { testEncryptionKeys } from '../support/encryption';
 import { freshDatabase, requireEnv, uniqueSuffix, type TestDatabase } from '../support/infra';
@@ -18,6 +19,8 @@ export interface CoreStack {
   core: CoreService;
   graph: GraphService;
   coreServer: StartedServer;
+  /** Core's metrics registry (its indexer's counters among them). */
+  coreMetrics: Registry;
   gateway: GatewayUnderTest;
   /** A call through the gateway's public listener. */
   call(method: string, path: string, headers: Record<string, string>, body?: unknown): ReturnType<typeof http>;
@@ -69,11 +72,12 @@ export async function startCoreStack(options: CoreStackOptions = {}): Promise<Co
   const graphServer = await listen(graph.app, 0, '127.0.0.1');
   const graphUrl = options.graphUrl ? options.graphUrl(graphServer.url) : graphServer.url;
   const blobs = new PostgresBlobStore(db);
+  const coreMetrics = createMetricsRegistry('core-test', { defaultMetrics: false });
   const connectorLookup = options.connectorLookup ?? options.indexer?.sources?.lookup;
   const core = await createCoreService({
     db,
     logger,
-    metrics: createMetricsRegistry('core-test', { defaultMetrics: false }),
+    metrics: coreMetrics,
     signer,
     languageModel,
     knowledge: new GraphKnowledgeSearch({ url: graphUrl, timeoutMs: 10_000 }),
@@ -108,6 +112,7 @@ export async function startCoreStack(options: CoreStackOptions = {}): Promise<Co
     core,
     graph,
     coreServer,
+    coreMetrics,
     gateway,
     call: (method, path, headers, body) => http(gateway.publicUrl, method, path, { headers, body }),
     tenant: (keyOptions = {}) => makeTenant(gateway, keyOptions),

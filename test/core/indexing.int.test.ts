@@ -157,6 +157,10 @@ describe('core: indexing a web connector into the memory', () => {
     expect(info.last_successful_index_time).toEqual(expect.any(String));
     // Not due again before its refresh interval.
     expect(await s.core.indexer!.tick()).toBe(0);
+    // Prometheus sees the run and its documents.
+    const metrics = await s.coreMetrics.metrics();
+    expect(metrics).toMatch(/lore_core_index_attempts_total\{kind="load",status="success"[^}]*\} 1\n/);
+    expect(metrics).toMatch(new RegExp(`lore_core_index_documents_total\\{outcome="created"[^}]*\\} ${truth.size}\\n`));
 
     const indexed = await allIndexed(s, a.tenantId, pair.id as number, truth.size);
     expect(new Set(indexed.keys())).toEqual(new Set(truth.keys()));

@@ -1,7 +1,7 @@
 import { ConnectorIndexMessageSchema, TOPICS } from '@lore/contracts';
 import { PoisonError, startOutboxRelay, type BusMessage, type Db, type EventBus, type IdentitySigner, type Logger, type OutboxRelay, type SecretBox, type Subscription } from '@lore/runtime';
 import type { Registry } from 'prom-client';
-import { DEFAULT_INDEXING_SETTINGS, runAttempt, scheduleTick, type IndexingDeps, type IndexingSettings } from './application/indexing';
+import { createIndexingMetrics, DEFAULT_INDEXING_SETTINGS, runAttempt, scheduleTick, type IndexingDeps, type IndexingSettings } from './application/indexing';
 import type { ConnectorDocuments } from './clients/graph-documents';
 import { sourceFactory, type SourceSettings } from './connectors/factory';
 
@@ -45,6 +45,7 @@ export function createCoreIndexer(deps: CoreIndexerDeps): CoreIndexer {
   const logger = deps.logger.child({ component: 'indexer' });
   const factory = sourceFactory(deps.sources);
   const indexing: IndexingDeps = {
+    metrics: createIndexingMetrics(deps.metrics),
     db: deps.db,
     logger,
     signer: deps.signer,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { TOPICS, type ConnectorIndexMessage, type CredentialKind } from '@lore/contracts';
-import { enqueueOutbox, type BlobStore, type Db, type IdentitySigner, type Logger, type SecretBox, type Sql } from '@lore/runtime';
+import { counterOn, enqueueOutbox, histogramOn, type BlobStore, type Db, type IdentitySigner, type Logger, type SecretBox, type Sql } from '@lore/runtime';
+import type { Counter, Histogram, Registry } from 'prom-client';
 import type { ConnectorDocuments, PairAccess } from '../clients/graph-documents';
 import { consume, type ConnectorSource, type RunOutcome, type SourceDocument, type SourceLimits, type Validators } from '../connectors/source';
 import {
@@ -68,7 +69,31 @@ export const DEFAULT_INDEXING_SETTINGS: IndexingSettings = {
   schedulePerTick: 50,
 };
 
+/** What the indexer counts (`/metrics` of the process running it). */
+export interface IndexingMetrics {
+  /** Ended attempts, by kind and status. */
+  attempts: Counter<'kind' | 'status'>;
+  /** Documents written to the memory, by outcome (created, updated, unchanged, skipped). */
+  documents: Counter<'outcome'>;
+  /** Wall time of ended runs (not deletions). */
+  attemptSeconds: Histogram<'kind'>;
+  /** Running attempts abandoned by a silent worker and failed by the scheduler. */
+  recovered: Counter;
+}
+
+export function createIndexingMetrics(registry: Registry): IndexingMetrics {
+  return {
+    attempts: counterOn(registry, { name: 'lore_core_index_attempts_total', help: 'Ended connector index attempts, by kind and status', labelNames: ['kind', 'status'] }),
+    documents: counterOn(registry, { name: 'lore_core_index_documents_total', help: 'Connector documents written to the memory, by outcome', labelNames: ['outcome'] }),
+    attemptSeconds: histogramOn(registry, {
+      name: 'lore_core_index_attempt_seconds', help: 'Wall time of connector index runs', labelNames: ['kind'], buckets: [1, 5, 15, 60, 300, 900, 3600, 14_400],
+    }),
+    recovered: counterOn(registry, { name: 'lore_core_index_attempts_recovered_total', help: 'Running index attempts whose worker went silent, failed and rescheduled', labelNames: [] }),
+  };
+}
+
 export interface IndexingDeps {
+  metrics?: IndexingMetrics;
   db: Db;
   logger: Logger;
   signer: IdentitySigner;
@@ -163,6 +188,7 @@ export async function recoverStale(deps: IndexingDeps): Promise<number> {
     });
     if (done) {
       recovered++;
+      deps.metrics?.recovered.inc();
       deps.logger.warn({ tenant_id: s.tenant_id, cc_pair_id: s.cc_pair_id, attempt_id: s.attempt_id }, 'index attempt abandoned by its worker; failed and rescheduled');
     }
   }
@@ -238,6 +264,7 @@ class PairRun {
   private readonly tenantId: string;
   private readonly pairId: number;
   private readonly onStop = () => this.interrupt('shutdown');
+  private readonly started = Date.now();
 
   constructor(
     private readonly deps: IndexingDeps,
@@ -319,7 +346,10 @@ class PairRun {
       this.log.warn({ err }, 'index attempt failed');
     }
     if (status === 'canceled') error = this.interruption === 'shutdown' ? 'the worker stopped' : (error ?? 'canceled');
-    if (this.c.attempt.kind === 'delete' && status === 'success') return status;
+    if (this.c.attempt.kind === 'delete' && status === 'success') {
+      this.deps.metrics?.attempts.inc({ kind: 'delete', status });
+      return status;
+    }
     await this.finish(status, error, pruned);
     return status;
   }
@@ -374,6 +404,7 @@ class PairRun {
     const kept: KeptDocument[] = [];
     results.forEach((r, i) => {
       const b = batch[i]!;
+      this.deps.metrics?.documents.inc({ outcome: r.outcome });
       if (r.outcome === 'skipped') this.progress.docs_skipped++;
       else {
         if (r.outcome === 'unchanged') this.progress.docs_unchanged++;
@@ -459,6 +490,8 @@ class PairRun {
         this.interruption === 'shutdown' ? now : attempt.kind === 'delete' ? nextRunAt(now, 60) : nextRunAt(now, connector?.refresh_freq ?? 3600);
       await clearAttempt(sql, tenantId, pairId, attempt.id, pair && pair.status !== 'PAUSED' ? next : null);
     });
+    this.deps.metrics?.attempts.inc({ kind: attempt.kind, status });
+    if (attempt.kind !== 'delete') this.deps.metrics?.attemptSeconds.observe({ kind: attempt.kind }, (Date.now() - this.started) / 1000);
     this.log.info({ status, error }, 'index attempt ended');
   }
 }
