@@ -30,6 +30,12 @@ import { crc32, deflateSync } from 'node:zlib';
  * - `gamma` (wiki): no robots.txt (404) and no sitemap; extension-less paths, a non-ASCII path, `text/html`
  *   without a charset, a paginated list reached through query-only links (`?page=2`).
  * - `delta`: robots.txt answers 500 (RFC 9309: the whole site is disallowed), although it has a sitemap.
+ * - Only with `generatedPages: N` (default 0, none): a larger documentation section on alpha for benchmarks,
+ *   `/generated/` (an index linking one section page per 25 pages, `/generated/s<k>/`, each linking its pages
+ *   `/generated/s<k>/page-<j>.html`), N pages of several paragraphs with their own keyword linking their section,
+ *   neighbours, two other generated pages, alpha's home (out of the section) and now and then off-site; all listed in
+ *   their own sitemap, `/generated/sitemap.xml` (not in alpha's robots.txt or its main sitemap). Nothing of alpha
+ *   links into the section, and it is drawn from its own numbers, so every other page is the same with or without it.
  *
  * Pages are generated deterministically from `seed` (titles, text, each page's unique `keyword`, the links among
  * pages); the special paths above are the same in every world (`SPECIAL_PATHS`, and `web.special` as URLs). The
@@ -62,6 +68,11 @@ export interface LoopbackWebOptions {
   hugeBytes?: number;
   /** Crawl-delay (seconds) of alpha's LoreBot group and of beta's `*` group. Defaults 0.25 and 1. */
   crawlDelaySeconds?: { alpha?: number; beta?: number };
+  /**
+   * Pages of alpha's generated section (`/generated/`, its own sitemap `/generated/sitemap.xml`), for benchmarks
+   * that need a site of a realistic size. Default 0: no section, the world exactly as without the option.
+   */
+  generatedPages?: number;
 }
 
 export interface WebLink {
@@ -187,7 +198,7 @@ const VERBS = ['guides', 'shelters', 'measures', 'follows', 'records', 'outlasts
 /** Deterministic numbers from a seed: each draw hashes the seed and a counter. */
 class Draw {
   private n = 0;
-  constructor(private readonly seed: number) {}
+  constructor(private readonly seed: number | string) {}
   next(): number {
     const h = createHash('sha256').update(`${this.seed}:${this.n++}`).digest();
     return h.readUInt32BE(0) / 0x1_0000_0000;
@@ -230,6 +241,7 @@ export class LoopbackWeb {
   private clock: number;
   private readonly epoch: number;
   private readonly crawlDelay: { alpha: number; beta: number };
+  private readonly generatedPages: number;
   private readonly sites = new Map<SiteName, Map<string, Resource>>();
   /** When each sitemap last lost an entry (site/name), so its lastmod moves on removals too. */
   private readonly sitemapChanged = new Map<string, number>();
@@ -246,6 +258,7 @@ export class LoopbackWeb {
     this.slow = { totalMs: options.slow?.totalMs ?? 3000, chunks: Math.max(1, options.slow?.chunks ?? 6) };
     this.hugeBytes = options.hugeBytes ?? 256 * 1024 * 1024;
     this.crawlDelay = { alpha: options.crawlDelaySeconds?.alpha ?? 0.25, beta: options.crawlDelaySeconds?.beta ?? 1 };
+    this.generatedPages = Math.max(0, Math.floor(options.generatedPages ?? 0));
   }
 
   async start(): Promise<this> {
@@ -843,6 +856,67 @@ export class LoopbackWeb {
       serve: (req, res, rec) => this.sendText(req, res, rec, 500, 'The robots file is broken today.\n'),
     });
     delta.set('/sitemap.xml', this.sitemapResource('delta', 'main'));
+    if (this.generatedPages > 0) this.buildGenerated(this.generatedPages);
+  }
+
+  /**
+   * Alpha's generated section (`generatedPages`): drawn from its own numbers after everything else, so the rest of
+   * the world is the same with or without it, and linked from nowhere outside it.
+   */
+  private buildGenerated(count: number): void {
+    const draw = new Draw(`${this.seed}/generated`);
+    const A = this.siteUrl('alpha');
+    const alpha = this.sites.get('alpha')!;
+    const taken = new Set<string>();
+    for (const res of alpha.values()) if (res.kind === 'doc' && res.keyword) taken.add(res.keyword);
+    const keyword = () => {
+      for (;;) {
+        const k = Array.from({ length: 4 }, () => draw.pick([...'bdfgklmnprstvz']) + draw.pick([...'aeiou'])).join('') + draw.pick([...'nrst']);
+        if (!taken.has(k)) {
+          taken.add(k);
+          return k;
+        }
+      }
+    };
+    const sentence = () => `The ${draw.pick(VOCABULARY)} of the ${draw.pick(VOCABULARY)} ${draw.pick(VERBS)} the ${draw.pick(VOCABULARY)} and the ${draw.pick(VOCABULARY)}.`;
+    const paragraph = (n: number) => Array.from({ length: n }, sentence).join(' ');
+    const lastmod = () => this.clock - (1 + draw.int(180)) * DAY - draw.int(24) * HOUR;
+    const PER_SECTION = 25;
+    const sections = Math.ceil(count / PER_SECTION);
+    const pages = Array.from({ length: count }, (_, i) => {
+      const section = Math.floor(i / PER_SECTION) + 1;
+      return { path: `/generated/s${section}/page-${(i % PER_SECTION) + 1}.html`, section, title: `${cap(draw.pick(VOCABULARY))} ${cap(draw.pick(VOCABULARY))} ${i + 1}`, keyword: keyword() };
+    });
+    const put = (path: string, title: string, body: string, k: string) =>
+      alpha.set(path, this.describe('alpha', path, {
+        ...emptyDoc(HTML, lastmod()),
+        body: Buffer.from(htmlDocument({ title, lang: 'en', body }), 'utf8'),
+        keyword: k,
+        sitemap: 'generated',
+      }));
+    const list = (links: string[]) => `<ul>\n${links.map((l) => `<li>${l}</li>`).join('\n')}\n</ul>`;
+    pages.forEach((p, i) => {
+      const links = ['<a href="/">Alpha home</a>', '<a href="./">Section contents</a>'];
+      if (i > 0) links.push(`<a href="${relativePath(p.path, pages[i - 1]!.path)}">Previous: ${pages[i - 1]!.title}</a>`);
+      if (i < count - 1) links.push(`<a href="${relativePath(p.path, pages[i + 1]!.path)}">Next: ${pages[i + 1]!.title}</a>`);
+      for (let n = 0; n < 2 && count > 1; n++) {
+        const other = pages[draw.int(count)]!;
+        if (other !== p) links.push(`<a href="${draw.next() < 0.5 ? other.path : `${A}${other.path}#part-2`}">${other.title}</a>`);
+      }
+      if (draw.next() < 0.2) links.push(`<a href="https://www.example.com/${draw.pick(VOCABULARY)}">Further reading</a>`);
+      const parts = Array.from({ length: 3 + draw.int(4) }, (_, n) => `<h2 id="part-${n + 1}">Part ${n + 1}</h2>\n<p>${paragraph(3 + draw.int(4))}</p>`);
+      put(p.path, p.title, `<h1>${p.title}</h1>\n<p>${paragraph(3)} Reference code ${p.keyword}.</p>\n${parts.join('\n')}\n<nav>${list(links)}</nav>`, p.keyword);
+    });
+    for (let k = 1; k <= sections; k++) {
+      const members = pages.filter((p) => p.section === k);
+      const links = ['<a href="../">All sections</a>', ...members.map((p) => `<a href="${p.path.slice(p.path.lastIndexOf('/') + 1)}">${p.title}</a>`)];
+      if (k < sections) links.push(`<a href="../s${k + 1}/">Next section</a>`);
+      const sk = keyword();
+      put(`/generated/s${k}/`, `Generated section ${k}`, `<h1>Generated section ${k}</h1>\n<p>${paragraph(2)} Reference code ${sk}.</p>\n${list(links)}`, sk);
+    }
+    const ik = keyword();
+    put('/generated/', 'Generated documentation', `<h1>Generated documentation</h1>\n<p>${paragraph(2)} Reference code ${ik}.</p>\n${list(Array.from({ length: sections }, (_, n) => `<a href="s${n + 1}/">Section ${n + 1}</a>`))}`, ik);
+    alpha.set('/generated/sitemap.xml', this.sitemapResource('alpha', 'generated'));
   }
 
   private robots(lines: string[]): Special {
