@@ -364,24 +364,40 @@ class PairRun {
     const run = this.c.attempt.kind === 'load' || !since ? source.loadAll(options) : source.pollSince(since, this.c.previous, options);
     let batch: Array<{ document: SourceDocument; validators: Validators }> = [];
     let bytes = 0;
-    const outcome = await consume(run, async (item) => {
-      if (item.kind === 'skipped') {
-        this.progress.docs_skipped++;
-        return;
-      }
-      if (beforeIndexingStart(item.document.updated_at, connector.indexing_start)) {
-        this.progress.docs_skipped++;
-        return;
-      }
-      batch.push({ document: item.document, validators: item.validators });
-      bytes += Buffer.byteLength(item.document.text);
-      if (batch.length >= this.deps.settings.batchDocuments || bytes >= this.deps.settings.batchBytes) {
-        const full = batch;
-        batch = [];
-        bytes = 0;
-        await this.write(full);
-      }
-    });
+    // A batch is written while the source reads the next: at most one write in flight, two batches held.
+    let writing: Promise<void> | null = null;
+    const flush = async (full: typeof batch) => {
+      if (writing) await writing;
+      writing = this.write(full);
+      // Handled here so a failure waits, unreported, for the next flush or the end of the run to rethrow it.
+      writing.catch(() => undefined);
+    };
+    let outcome: RunOutcome;
+    try {
+      outcome = await consume(run, async (item) => {
+        if (item.kind === 'skipped') {
+          this.progress.docs_skipped++;
+          return;
+        }
+        if (beforeIndexingStart(item.document.updated_at, connector.indexing_start)) {
+          this.progress.docs_skipped++;
+          return;
+        }
+        batch.push({ document: item.document, validators: item.validators });
+        bytes += Buffer.byteLength(item.document.text);
+        if (batch.length >= this.deps.settings.batchDocuments || bytes >= this.deps.settings.batchBytes) {
+          const full = batch;
+          batch = [];
+          bytes = 0;
+          await flush(full);
+        }
+      });
+    } catch (err) {
+      // The write in flight ends before the run does (what it wrote is kept); the run's own failure is what counts.
+      await (writing as Promise<void> | null)?.catch(() => undefined);
+      throw err;
+    }
+    if (writing) await writing;
     // Documents the source found unchanged (a 304, an old enough date, the same hash) were not yielded.
     this.progress.docs_unchanged += outcome.unchanged;
     if (batch.length > 0 && !this.interruption) await this.write(batch);
