@@ -6,6 +6,12 @@ export const CredentialKindSchema = z.enum(['ck_live', 'ck_test', 'ck_eph', 'mk'
 export type CredentialKind = z.infer<typeof CredentialKindSchema>;
 
 /**
+ * The most user groups one user may belong to: the gateway refuses a membership beyond it, so an identity's `groups`
+ * (carried in a request header) stays small.
+ */
+export const MAX_GROUPS_PER_USER = 100;
+
+/**
  * The claims of the internal identity token (`idn` in the gateway-signed JWT): who is calling. Internal services
  * read nothing else about the caller, and refuse a token whose claims do not parse.
  */
@@ -23,6 +29,12 @@ export const IdentityClaimsSchema = z.object({
   /** Key scope; absent or empty means unrestricted. */
   scopes: KeyScopesSchema.optional(),
   request_id: z.string().optional(),
+  /**
+   * The user groups of a signed-in user (integer ids, the ids connectors, credentials and cc pairs name in
+   * `groups`), read with the account on every request. Present for sessions only; absent (tokens of older gateways,
+   * API keys, OAuth tokens) means no group.
+   */
+  groups: z.array(z.number().int().min(0).max(2_147_483_647)).max(MAX_GROUPS_PER_USER).optional(),
 });
 export type Identity = z.infer<typeof IdentityClaimsSchema>;
 
