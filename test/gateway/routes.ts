@@ -24,8 +24,13 @@ export interface PublicRoute {
    * OAuth client, workspace): built from another tenant's ids, the call must answer 404.
    */
   namesResource: boolean;
-  /** Spec 2's password routes: errors are `{ detail }`, not the gateway's error object. */
+  /** Spec 2's password routes and the user-group routes: errors are `{ detail }`, not the gateway's error object. */
   detailErrors?: boolean;
+  /**
+   * Served by the gateway itself for administrators only, whatever the credential: a member's session and an OAuth
+   * token (an integration) are refused by role (403), as on core's `/api/manage` routes.
+   */
+  adminOnly?: boolean;
 }
 
 /** The resources of one tenant that routes name. "Spare" ones exist to be consumed (deleted, rotated) once. */
@@ -39,6 +44,9 @@ export interface WorldIds {
   spareOauthClientId: string;
   /** A user of the tenant whose password an administrator may reset. */
   resettableEmail: string;
+  /** User groups (integer ids): one to read and change, a spare to delete. */
+  groupId: number;
+  spareGroupId: number;
 }
 
 export const WEBHOOK_URL = 'https://hooks.example.com/lore';
@@ -53,6 +61,11 @@ export function publicRoutes(ids: WorldIds): PublicRoute[] {
   const session = (name: string, method: string, path: string, extra: Partial<PublicRoute> = {}): PublicRoute => ({
     name, method, path, via: 'session', module: 'portal', forwarded: false, namesResource: false, ...extra,
   });
+  /** The gateway's own routes under spec 2's /api/manage: any /api/manage credential, of an administrator. */
+  const manage = (name: string, method: string, path: string, extra: Partial<PublicRoute> = {}): PublicRoute => ({
+    name, method, path, via: 'bearer', module: 'connectors', forwarded: false, namesResource: false, detailErrors: true, adminOnly: true, ...extra,
+  });
+  const group = `/api/manage/admin/user-group/${ids.groupId}`;
   return [
     api('ping', 'GET', '/api/v1/pages/ping', 'pages'),
     api('list workspaces', 'GET', '/api/v1/workspaces', 'workspaces'),
@@ -96,6 +109,11 @@ export function publicRoutes(ids: WorldIds): PublicRoute[] {
     // of this route uses a session of its own (see the suite).
     session('change password', 'POST', '/api/password/change-password', { body: { old_password: PASSWORD, new_password: 'a different long password' }, detailErrors: true }),
     session('reset password', 'POST', '/api/password/reset_password', { body: { user_email: ids.resettableEmail }, namesResource: true, detailErrors: true }),
+    manage('list user groups', 'GET', '/api/manage/admin/user-group'),
+    manage('create user group', 'POST', '/api/manage/admin/user-group', { body: { name: `matrix ${ids.groupId}` } }),
+    manage('get user group', 'GET', group, { namesResource: true }),
+    manage('update user group', 'PATCH', group, { body: { name: `matrix renamed ${ids.groupId}` }, namesResource: true }),
+    manage('delete user group', 'DELETE', `/api/manage/admin/user-group/${ids.spareGroupId}`, { namesResource: true }),
     {
       name: 'oauth token', method: 'POST', path: '/api/v1/oauth/token', via: 'client', module: 'oauth', forwarded: false, namesResource: false,
       raw: { contentType: 'application/x-www-form-urlencoded', text: 'grant_type=client_credentials' },

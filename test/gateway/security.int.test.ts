@@ -66,6 +66,12 @@ describe('gateway security suite (every public route)', () => {
     return r.json.webhook_id;
   }
 
+  async function userGroup(key: string): Promise<number> {
+    const r = await http(g.publicUrl, 'POST', '/api/manage/admin/user-group', { headers: { authorization: `Bearer ${key}` }, body: { name: `g-${uid()}` } });
+    expect(r.status).toBe(201);
+    return r.json.id;
+  }
+
   async function world(): Promise<World> {
     const tenant = await makeTenant(g);
     const p = await http(g.publicUrl, 'POST', '/api/v1/projects', { headers: { 'x-api-key': tenant.key }, body: { name: `Project ${uid()}` } });
@@ -90,6 +96,8 @@ describe('gateway security suite (every public route)', () => {
       spareKeyIds: { rotate: (await makeKey(g, tenant.tenantId, { name: 'spare' })).keyId, revoke: (await makeKey(g, tenant.tenantId, { name: 'spare' })).keyId },
       spareOauthClientId: (await oauthClient(admin.token, { scopes: ['pages:read'] })).id,
       resettableEmail: (await user(tenant.tenantId, 'member')).email,
+      groupId: await userGroup(tenant.key),
+      spareGroupId: await userGroup(tenant.key),
     };
     const client = await oauthClient(admin.token, { scopes: ['*:write'] });
     return {
@@ -154,7 +162,10 @@ describe('gateway security suite (every public route)', () => {
     const registered = (mounted?.router.stack ?? [])
       .filter((l) => !l.path.startsWith('/api/auth/') && l.path !== '/api/v1/openapi.json')
       .flatMap((l) => l.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${l.path.replace(/:[a-z_]+/g, ':id')}`));
-    const ownIds = new Set([a.ids.projectId, a.ids.workspaceId, a.ids.webhookId, a.ids.spareWebhookId, a.ids.deliveryId, a.ids.spareKeyIds.rotate, a.ids.spareKeyIds.revoke, a.ids.spareOauthClientId]);
+    const ownIds = new Set([
+      a.ids.projectId, a.ids.workspaceId, a.ids.webhookId, a.ids.spareWebhookId, a.ids.deliveryId, a.ids.spareKeyIds.rotate, a.ids.spareKeyIds.revoke, a.ids.spareOauthClientId,
+      String(a.ids.groupId), String(a.ids.spareGroupId),
+    ]);
     const covered = new Set(a.routes.filter((r) => !r.forwarded).map((r) => `${r.method} ${r.path.split('/').map((seg) => (ownIds.has(seg) ? ':id' : seg)).join('/')}`));
     expect(registered.length).toBeGreaterThan(20);
     for (const r of registered) expect({ route: r, covered: covered.has(r) }).toEqual({ route: r, covered: true });
@@ -230,6 +241,7 @@ describe('gateway security suite (every public route)', () => {
     const tokenFor = new Map<string, string>();
     for (const m of ['pages', 'projects']) tokenFor.set(m, await token(await oauthClient(a.creds.session, { scopes: [`${m}:write`] })));
     const member = await user(a.tenant.tenantId, 'member');
+    const writeToken = await token(a.creds.client);
     for (const route of a.routes) {
       if (route.name === 'change password') {
         // Every signed-in user may change their own password: no role, scope or allowlist narrows it.
@@ -261,6 +273,8 @@ describe('gateway security suite (every public route)', () => {
         ['OAuth client ip allowlist', fencedToken],
       ];
       if (route.module !== 'pages') cases.push(['app_permissions', apps.key]);
+      // Administrators only: a member's session and an unrestricted OAuth token (an integration) are no administrators.
+      if (route.adminOnly) cases.push(['member', member.token], ['OAuth integration', writeToken]);
       // POST routes that only read (search, retrieval, chat questions, MCP calls) are open to read-only keys.
       if (route.method !== 'GET' && !/search|retrieve|chat|mcp/.test(route.path)) cases.push(['read-only', readOnly.key]);
       for (const [label, key] of cases) {
@@ -269,8 +283,9 @@ describe('gateway security suite (every public route)', () => {
       }
       // An unrestricted token is accepted where the narrowed ones were refused (read routes: the others change
       // state, and the sanity test has exercised them).
+      // (An administrator's read-only key, where the route is for administrators only.)
       if (route.method === 'GET') {
-        const r = await call(route, credentialHeaders(route, readToken));
+        const r = await call(route, credentialHeaders(route, route.adminOnly ? readOnly.key : readToken));
         expect({ route: route.name, label: 'unrestricted token', ok: r.status < 300 }).toEqual({ route: route.name, label: 'unrestricted token', ok: true });
       }
     }
@@ -351,6 +366,10 @@ describe('gateway security suite (every public route)', () => {
       expect({ keyId, status: k.json.status, replaced_by: k.json.replaced_by }).toEqual({ keyId, status: 'active', replaced_by: null });
     }
     expect((await login(b.ids.resettableEmail)).token).toBeTruthy();
+    for (const id of [b.ids.groupId, b.ids.spareGroupId]) {
+      const r = await http(g.publicUrl, 'GET', `/api/manage/admin/user-group/${id}`, { headers: { authorization: `Bearer ${b.creds.key}` } });
+      expect({ id, status: r.status, renamed: String(r.json.name).startsWith('matrix') }).toEqual({ id, status: 200, renamed: false });
+    }
     const clients = await http(g.publicUrl, 'GET', '/api/v1/oauth-clients', { headers: asSession(b.creds.session) });
     expect(clients.json.oauth_clients.find((c: { client_id: string }) => c.client_id === b.ids.spareOauthClientId)).toMatchObject({ revoked_at: null });
     expect(clients.json.oauth_clients.map((c: { workspace_id: string | null }) => c.workspace_id)).not.toContain(a.tenant.workspaceId);

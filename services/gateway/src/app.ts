@@ -10,7 +10,7 @@ import { clientAddress } from './domain/network';
 import { admitChatMessage, isChatMessage } from './application/chat-limits';
 import { FORWARD_ROUTES, isAmbiguousPath, matchForward, type ForwardMatch } from './forward/route-table';
 import { parseUpstream, proxyHttp, proxyUpgrade, upstreamHeaders, upstreamPath, writeRawResponse, type ProxyFailure, type UpstreamTarget } from './forward/proxy';
-import { hostMemoryOf, requestFacts, requireApiKey, requireDetailSession, requireSession, setHostMemory } from './http/guards';
+import { hostMemoryOf, requestFacts, requireApiKey, requireDetailSession, requireManageAdmin, requireSession, setHostMemory } from './http/guards';
 import type { GatewayKoaContext, GatewayRequestState, GatewayRouter } from './http/state';
 import { activateWorkspace, createWorkspace, memoryForHost, tenantContext } from './application/tenancy';
 import { createKey, getKey, listKeys, revokeKey, rotateKey } from './application/keys';
@@ -26,7 +26,9 @@ import { authRoutes, type AuthRouteDeps } from './routes/auth/routes';
 import { passwordRoutes, type PasswordRouteDeps } from './routes/password/routes';
 import { webhookRoutes, type WebhookRouteDeps } from './routes/webhooks/routes';
 import { projectRoutes, type ProjectRouteDeps } from './routes/projects/routes';
+import { userGroupRoutes, type UserGroupRouteDeps } from './routes/user-groups/routes';
 import { projectService } from './application/projects';
+import { createGroup, deleteGroup, getGroup, listGroups, updateGroup } from './application/user-groups';
 import type { UpstreamName } from './config';
 
 export interface PublicApp {
@@ -67,6 +69,7 @@ export interface PublicRouteDeps {
   auth: AuthRouteDeps;
   password: PasswordRouteDeps;
   webhooks: WebhookRouteDeps;
+  userGroups: UserGroupRouteDeps;
 }
 
 /** Binds the application layer and the guards to one gateway's context, resource by resource. */
@@ -118,6 +121,16 @@ export function publicRouteDeps(context: GatewayContext): PublicRouteDeps {
       guard,
       webhooks: new WebhookService(context.db, context.secretBox, { logger: context.logger, allowLoopbackTargets: context.config.webhooks.allowLoopback }),
     },
+    userGroups: {
+      manage: requireManageAdmin(context),
+      groups: {
+        list: (tenantId) => listGroups(context, tenantId),
+        get: (tenantId, id) => getGroup(context, tenantId, id),
+        create: (tenantId, input) => createGroup(context, tenantId, input),
+        update: (tenantId, id, input) => updateGroup(context, tenantId, id, input),
+        remove: (tenantId, id) => deleteGroup(context, tenantId, id),
+      },
+    },
   };
 }
 
@@ -142,6 +155,7 @@ export function publicRouteTable(deps: PublicRouteDeps, options: { bodyLimitByte
     authRoutes(deps.auth),
     passwordRoutes(deps.password),
     webhookRoutes(deps.webhooks),
+    userGroupRoutes(deps.userGroups),
     openApiDocumentRoute('/api/v1/openapi.json', "the OpenAPI 3.1 document of the gateway's own public routes", () => gatewayOpenApi(table)),
   );
   return table;

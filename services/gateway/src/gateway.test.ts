@@ -3,6 +3,7 @@ import { createGateway, type Gateway } from './gateway';
 import { gatewayConfig } from './config';
 import { MemoryGatewayState } from './state/memory-state';
 import { ensureDevTenant } from './application/dev-tenant';
+import { createUser, resolveSession } from './application/identity';
 
 /** The embedded composition: PGlite, in-process state, the same apps the cluster runs. */
 describe('gateway on embedded PostgreSQL (embedded mode)', () => {
@@ -55,6 +56,28 @@ describe('gateway on embedded PostgreSQL (embedded mode)', () => {
     expect(visible.rows[0]!.n).toBe(0);
     const own = await db.withTenant(dev.tenant_id, (sql) => sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM gateway.api_keys`));
     expect(own.rows[0]!.n).toBe(1);
+  });
+
+  it('keeps user groups with their members, and reads a signed-in user\'s groups with the account', async () => {
+    const dev = await ensureDevTenant(gateway.context, { tenantId: 'dev-groups' });
+    const member = await createUser(gateway.context, dev.tenant_id, { email: 'member@groups.example', password: 'a long enough password', role: 'member' });
+    const created = await fetch(`${server.url}/api/manage/admin/user-group`, {
+      method: 'POST',
+      headers: { 'x-api-key': dev.api_key, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Readers', user_ids: [member.user_id] }),
+    });
+    expect(created.status).toBe(201);
+    const group = (await created.json()) as { id: number; users: Array<{ email: string }> };
+    expect(group.users).toEqual([{ user_id: member.user_id, email: 'member@groups.example', role: 'member' }]);
+    const login = await fetch(`${server.url}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'member@groups.example', password: 'a long enough password' }),
+    });
+    const { token } = (await login.json()) as { token: string };
+    expect((await resolveSession(gateway.context, token))?.groups).toEqual([group.id]);
+    // Row-level security: nothing of the groups outside the tenant's transaction.
+    expect((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM gateway.user_group_members`)).rows[0]!.n).toBe(0);
   });
 
   it('answers 401 for a missing key and 404 for routes it does not own', async () => {

@@ -1,6 +1,6 @@
 import { openApiDocument, type AnyRoute, type ResponseSpec, type RouteTable } from '@lore/runtime';
 import { MODULES } from './domain/scope';
-import { KEY, RATE_HEADERS, RATE_LIMITED_HEADERS, SESSION, err } from './http/route';
+import { KEY, MANAGE, RATE_HEADERS, RATE_LIMITED_HEADERS, SESSION, err } from './http/route';
 import type { GatewayRequestState } from './http/state';
 
 type Json = Record<string, unknown>;
@@ -8,7 +8,7 @@ type Json = Record<string, unknown>;
 export const GATEWAY_INFO = {
   title: 'Lore gateway',
   version: '1.0.0',
-  description: 'Control plane, credentials and identity of the Lore gateway (spec 1 and spec 2\'s identity routes). Forwarded surfaces are described by their own services. See docs/gateway.md.',
+  description: 'Control plane, credentials and identity of the Lore gateway (spec 1, spec 2\'s identity routes, and user groups). Forwarded surfaces are described by their own services. See docs/gateway.md.',
 };
 
 const COMPONENTS = {
@@ -20,6 +20,8 @@ const COMPONENTS = {
       description: 'The access token is sent in x-api-key like any key.',
     },
     portalSession: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'session JWT from /api/auth/login or /api/auth/refresh' },
+    bearerCredential: { type: 'http', scheme: 'bearer', description: 'spec 2\'s /api/manage routes: a session JWT, an API key or an OAuth access token as the bearer' },
+    apiKeyCookie: { type: 'apiKey', in: 'cookie', name: 'lore_api_key', description: 'an API key in the cookie spec 2\'s routes read' },
   },
 };
 
@@ -65,7 +67,7 @@ export function publicResponses(route: AnyRoute<GatewayRequestState>): Record<nu
  * session and spec 2's password session all set them before the handler runs), declared on the success answer.
  */
 export function publicSuccessHeaders(route: AnyRoute<GatewayRequestState>): Record<string, Json> | undefined {
-  const limited = sameSecurity(route.security, KEY) || sameSecurity(route.security, SESSION);
+  const limited = sameSecurity(route.security, KEY) || sameSecurity(route.security, SESSION) || sameSecurity(route.security, MANAGE);
   return limited ? RATE_HEADERS : undefined;
 }
 

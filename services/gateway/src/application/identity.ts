@@ -3,7 +3,7 @@ import { SignJWT, jwtVerify } from 'jose';
 import { AppError } from '@lore/runtime';
 import { REFRESH_TOKEN_PREFIX, hasValidChecksum, mintSecret, newId, randomBase62, sha256Hex, digestsEqual } from '../domain/credentials';
 import type { GatewayContext } from '../context';
-import { getPasswordHash, getUser, getUserByEmail, insertUser, replacePassword, userForLogin, type User } from '../store/users';
+import { getPasswordHash, getSessionUser, getUserByEmail, insertUser, replacePassword, userForLogin, type SessionUser, type User } from '../store/users';
 import { insertRefreshTokenIfPassword, refreshTokenByHash, revokeRefreshToken, userOfLiveRefreshToken } from '../store/refresh-tokens';
 
 const ISSUER = 'lore-gateway';
@@ -81,12 +81,13 @@ export async function verifySessionToken(ctx: GatewayContext, token: string): Pr
  * A signed-in user for one request: the JWT must verify, the account must exist and be enabled, and the token
  * must belong to the account's current session generation (checked against the database each time). A password
  * change or reset starts a new generation, so every session issued before it fails, whatever the clocks of the
- * replicas that issued and check it say.
+ * replicas that issued and check it say. The same statement reads the user's groups: they are never in the
+ * session JWT (which lives 15 days), so a membership change counts from the next request.
  */
-export async function resolveSession(ctx: GatewayContext, token: string): Promise<User | null> {
+export async function resolveSession(ctx: GatewayContext, token: string): Promise<SessionUser | null> {
   const claims = await verifySessionToken(ctx, token);
   if (!claims) return null;
-  const user = await getUser(ctx.db, claims.tenantId, claims.userId);
+  const user = await getSessionUser(ctx.db, claims.tenantId, claims.userId);
   if (!user || user.disabled_at || claims.generation !== user.sessions_valid_after_ms) return null;
   return user;
 }

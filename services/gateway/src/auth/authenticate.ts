@@ -51,8 +51,16 @@ export interface Principal {
   pinnedWorkspaceId: string | null;
   keyScope: KeyScope | null;
   oauthScopes: string[] | null;
+  /**
+   * A signed-in user's user groups (ids, ascending), read with the account on this request. Empty for API keys and
+   * OAuth tokens: a credential belongs to no group (docs/gateway.md, "User groups").
+   */
+  groups: readonly number[];
   tenant: TenantContext;
 }
+
+/** The groups of every credential that is not a signed-in user's session. */
+const NO_GROUPS: readonly number[] = Object.freeze([]);
 
 export interface AuthOutcome {
   principal: Principal;
@@ -341,7 +349,7 @@ export async function authenticate(ctx: GatewayContext, facts: RequestFacts, rul
   return {
     principal: {
       credential, tenantId: tenant.tenant.tenant_id, subject, role, workspaceId: t.workspaceId, memoryId: t.memoryId, projectId,
-      pinnedWorkspaceId: pins.workspaceId ?? (pins.memoryId || projectId ? t.workspaceId : null), keyScope, oauthScopes, tenant,
+      pinnedWorkspaceId: pins.workspaceId ?? (pins.memoryId || projectId ? t.workspaceId : null), keyScope, oauthScopes, groups: NO_GROUPS, tenant,
     },
     headers,
   };
@@ -367,13 +375,16 @@ async function authenticateSession(ctx: GatewayContext, facts: RequestFacts, rul
   return {
     principal: {
       credential: 'session', tenantId: user.tenant_id, subject: user.user_id, role: user.role, workspaceId: t.workspaceId,
-      memoryId: t.memoryId, projectId: null, pinnedWorkspaceId: null, keyScope: null, oauthScopes: null, tenant,
+      memoryId: t.memoryId, projectId: null, pinnedWorkspaceId: null, keyScope: null, oauthScopes: null, groups: user.groups, tenant,
     },
     headers,
   };
 }
 
-/** The identity internal services receive (signed by the caller with IdentitySigner). */
+/**
+ * The identity internal services receive (signed by the caller with IdentitySigner). A session's identity carries
+ * the user's groups (possibly none); a key's or an OAuth token's carries no `groups` field.
+ */
 export function identityOf(principal: Principal, requestId: string): Identity {
   const identity: Identity = {
     tenant_id: principal.tenantId,
@@ -386,5 +397,6 @@ export function identityOf(principal: Principal, requestId: string): Identity {
     request_id: requestId,
   };
   if (principal.keyScope && Object.keys(principal.keyScope).length > 0) identity.scopes = principal.keyScope;
+  if (principal.credential === 'session') identity.groups = [...principal.groups];
   return identity;
 }

@@ -12,6 +12,8 @@ export interface ForwardRoute {
   /** Path prefixes (matched on segment boundaries) and exact paths that belong to the surface. */
   prefixes: readonly string[];
   exact?: readonly string[];
+  /** Prefixes inside `prefixes` that the gateway serves itself and never forwards (a method it does not serve: 404). */
+  except?: readonly string[];
   /** Exact paths served without a credential (health, service descriptions). */
   open?: readonly string[];
   module: (path: string) => Module;
@@ -60,6 +62,8 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
     upstream: 'core',
     // Personas are core's own design (docs/core.md); chat and connector paths are spec 2's.
     prefixes: ['/api/chat', '/api/manage', '/api/persona'],
+    // User groups are the gateway's own (it owns users; docs/gateway.md, "User groups").
+    except: ['/api/manage/admin/user-group'],
     open: ['/api/openapi.json'],
     module: (path) => (path.startsWith('/api/manage') ? 'connectors' : 'chat'),
     sources: ['bearer', 'cookie', 'x-api-key'],
@@ -115,6 +119,7 @@ export function matchForward(method: string, path: string, routes: readonly Forw
   for (const route of routes) {
     if (route.open?.includes(path)) return { route, rule: null };
     if (!route.prefixes.some((p) => under(path, p)) && !route.exact?.includes(path)) continue;
+    if (route.except?.some((p) => under(path, p))) return null;
     const safe = method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
     const access: Access = safe || (method === 'POST' && route.readPosts?.some((re) => re.test(path))) ? 'read' : 'write';
     const operation = path.split('/')[route.operationSegment] ?? '';

@@ -131,6 +131,15 @@ describe('forwarding table against specs 2 and 3', () => {
     for (const path of ['/api/auth/refresh', '/api/password/change-password', '/api/password/reset_password']) expect(matchForward('POST', path)).toBeNull();
   });
 
+  it('keeps the gateway\'s own user-group routes under /api/manage off the forwarding table, whatever the method', () => {
+    for (const method of ['GET', 'POST', 'PATCH', 'PUT', 'DELETE']) {
+      for (const path of ['/api/manage/admin/user-group', '/api/manage/admin/user-group/7', '/api/manage/admin/user-group/7/x']) expect(matchForward(method, path)).toBeNull();
+    }
+    // The rest of /api/manage is core's, a path that merely begins alike too.
+    expect(matchForward('GET', '/api/manage/admin/user-groups')?.route.upstream).toBe('core');
+    expect(matchForward('GET', '/api/manage/admin/connector/status')?.route.upstream).toBe('core');
+  });
+
   it('lets the websocket routes take the key from the api-key query parameter (spec 3, "Authentication" 2)', () => {
     for (const path of ['/api/service-deep-search/ws/t_1', '/api/agent/web-and-research', '/api/agent/agentic-crawler']) {
       expect(matchForward('GET', path)?.rule?.sources).toContain('query');

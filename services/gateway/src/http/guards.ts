@@ -1,6 +1,8 @@
 import type Koa from 'koa';
-import { AppError } from '@lore/runtime';
+import { AppError, detailError } from '@lore/runtime';
+import { isAdminRole } from '@lore/contracts';
 import { authenticate, rateHeaders, type RequestFacts, type RouteRule } from '../auth/authenticate';
+import type { Access } from '../domain/scope';
 import { parseCredential } from '../domain/credentials';
 import type { GatewayContext } from '../context';
 import { resolveSession } from '../application/identity';
@@ -107,5 +109,29 @@ export function requireDetailSession(context: GatewayContext) {
     ctx.set(headers);
     ctx.state.user = user;
     await next();
+  };
+}
+
+/**
+ * The gateway's own routes under spec 2's `/api/manage` (user groups): the credentials every `/api/manage` route
+ * takes — a session JWT or an API key as `Authorization: Bearer`, the API-key cookie, or `x-api-key` — through the
+ * same pipeline as the forwarded ones (key scope module `connectors`, operation `admin`, IP allowlist, rate limit,
+ * quota), for administrators only (`isAdminRole`: an administrator's session or a tenant key), as core's manage
+ * routes are. The control plane is not metered. Every refusal is in spec 2's `{ detail }` shape, with the status
+ * and rate headers the pipeline gave it. Sets `principal`.
+ */
+export function requireManageAdmin(context: GatewayContext) {
+  return (access: Access) => {
+    const rule: RouteRule = { module: 'connectors', access, operation: 'admin', sources: ['bearer', 'cookie', 'x-api-key'], allowSessions: true, metered: false };
+    return async (ctx: Ctx, next: Koa.Next) => {
+      const outcome = await authenticate(context, requestFacts(ctx, hostMemoryOf(ctx)), rule).catch((err: unknown) => {
+        if (err instanceof AppError) throw detailError(err);
+        throw err;
+      });
+      ctx.set(outcome.headers);
+      if (!isAdminRole(outcome.principal.role)) throw new AppError('FORBIDDEN', 'administrators only', { body: { detail: 'administrators only' } });
+      ctx.state.principal = outcome.principal;
+      await next();
+    };
   };
 }

@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import { z } from 'zod';
 import { routeFor, type ResponseSpec } from '@lore/runtime';
+import type { Access } from '../domain/scope';
 import type { ApiKeyRule } from './guards';
 import type { GatewayRequestState } from './state';
 
@@ -14,9 +15,17 @@ export type KeyGuard = (rule: ApiKeyRule) => Guard;
 /** A signed-in user's session (portal routes); `admin` narrows to administrators; sets `user`. */
 export type SessionGuard = (opts: { admin: boolean }) => Guard;
 
-/** OpenAPI security requirements of the three kinds of public route. */
+/**
+ * The gateway's own `/api/manage` routes (user groups): any credential `/api/manage` takes, of an administrator;
+ * `access` is what a key's scope must allow. Sets `principal`; refusals in spec 2's `{ detail }` shape.
+ */
+export type ManageGuard = (access: Access) => Guard;
+
+/** OpenAPI security requirements of the four kinds of public route. */
 export const KEY: Array<Record<string, string[]>> = [{ apiKey: [] }, { oauth2: [] }];
 export const SESSION: Array<Record<string, string[]>> = [{ portalSession: [] }];
+/** Spec 2's `/api/manage` credentials: a session JWT or key as the bearer, the API-key cookie, or x-api-key. */
+export const MANAGE: Array<Record<string, string[]>> = [{ bearerCredential: [] }, { apiKeyCookie: [] }, { apiKey: [] }];
 export const NONE: Array<Record<string, string[]>> = [];
 
 /** The gateway's error envelope. */

@@ -1,5 +1,6 @@
 import type { Db } from '@lore/runtime';
 import { iso, isoRequired, isUniqueViolation, millisOrNull } from './rows';
+import { intArray } from './user-groups';
 
 export interface User {
   user_id: string;
@@ -46,10 +47,26 @@ export async function insertUser(
   }
 }
 
-export async function getUser(db: Db, tenantId: string, userId: string): Promise<User | null> {
+/** A user as a session request sees it: the account and the ids of its user groups, ascending. */
+export interface SessionUser extends User {
+  groups: number[];
+}
+
+/**
+ * The account a session names with its user groups, in one statement: the session check reads the account on
+ * every request anyway, so the groups cost no round trip of their own (an index-only scan of
+ * `user_group_members_user`), and a membership change is seen by the next request on every replica.
+ */
+export async function getSessionUser(db: Db, tenantId: string, userId: string): Promise<SessionUser | null> {
   return db.withTenant(tenantId, async (sql) => {
-    const r = await sql.query(`SELECT ${COLS} FROM gateway.users WHERE tenant_id = $1 AND user_id = $2`, [tenantId, userId]);
-    return r.rows[0] ? toUser(r.rows[0]) : null;
+    const r = await sql.query(
+      `SELECT ${COLS},
+              ARRAY(SELECT m.group_id FROM gateway.user_group_members m WHERE m.tenant_id = $1 AND m.user_id = $2 ORDER BY m.group_id) AS groups
+         FROM gateway.users WHERE tenant_id = $1 AND user_id = $2`,
+      [tenantId, userId],
+    );
+    const row = r.rows[0];
+    return row ? { ...toUser(row), groups: intArray(row.groups) } : null;
   });
 }
 
