@@ -1,6 +1,6 @@
 /**
- * Spec 2's message rate limits, enforced by the gateway in its shared state: per caller and per tenant, 429 with
- * the gateway's rate headers and core's `{ detail }` body; other routes and other tenants unaffected.
+ * Spec 2's message rate limits, enforced by the gateway in its shared state: per caller, per user group and per
+ * tenant, 429 with the gateway's rate headers and core's `{ detail }` body; other routes and other tenants unaffected.
  */
 import { closeIdleHttpConnections } from '../support/http';
 import { startCoreStack, type CoreStack } from './harness';
@@ -10,7 +10,7 @@ describe('core: chat message rate limits at the gateway', () => {
   const as = (key: string) => ({ authorization: `Bearer ${key}` });
 
   beforeAll(async () => {
-    s = await startCoreStack({ gateway: { chatMessageLimits: { perUserPerMinute: 2, perTenantPerMinute: 3 } } });
+    s = await startCoreStack({ gateway: { chatMessageLimits: { perUserPerMinute: 2, perGroupPerMinute: 3, perTenantPerMinute: 5 } } });
   });
   afterAll(async () => {
     await s?.close();
@@ -23,6 +23,7 @@ describe('core: chat message rate limits at the gateway', () => {
   it('limits each caller, then the tenant, and never another tenant or the other routes', async () => {
     const a = await s.tenant();
     const other = await s.key(a.tenantId);
+    const thirdKey = await s.key(a.tenantId);
     const b = await s.tenant();
     const id = await session(a.key);
 
@@ -42,14 +43,52 @@ describe('core: chat message rate limits at the gateway', () => {
     // Other routes of the same caller are not message-limited.
     expect((await s.call('GET', '/api/chat/get-user-chat-sessions', as(a.key))).status).toBe(200);
 
-    // Another caller of the tenant has its own allowance, until the tenant's three are spent.
+    // Other callers of the tenant have their own allowances, until the tenant's five are spent (keys are in no group).
     const otherSession = await session(other);
     expect((await ask(other, otherSession)).status).toBe(200);
-    const tenantFull = await ask(other, otherSession);
+    expect((await ask(other, otherSession)).status).toBe(200);
+    const thirdSession = await session(thirdKey);
+    expect((await ask(thirdKey, thirdSession)).status).toBe(200);
+    const tenantFull = await ask(thirdKey, thirdSession);
     expect(tenantFull.status).toBe(429);
     expect(tenantFull.json.detail).toContain('the tenant\'s chat message rate limit');
 
     // Another tenant is untouched.
     expect((await ask(b.key, await session(b.key))).status).toBe(200);
+  });
+
+  it('counts a signed-in user\'s message against each of their groups\' budgets', async () => {
+    const c = await s.tenant();
+    const admin = await s.user(c.tenantId, 'admin');
+    const [m1, m2, m3] = [await s.user(c.tenantId, 'member'), await s.user(c.tenantId, 'member'), await s.user(c.tenantId, 'member')];
+    const group = async (name: string, userIds: string[]) => {
+      const r = await s.call('POST', '/api/manage/admin/user-group', as(admin.token), { name, user_ids: userIds });
+      expect(r.status).toBe(201);
+      return r.json.id as number;
+    };
+    const g = await group('Support', [m1.userId, m2.userId]);
+    await group('Sales', [m3.userId]);
+    const [s1, s2, s3] = [await session(m1.token), await session(m2.token), await session(m3.token)];
+
+    // m1 spends two of the group's three (then its own two are gone); m2 the third, then the group refuses m2.
+    expect((await ask(m1.token, s1)).status).toBe(200);
+    expect((await ask(m1.token, s1)).status).toBe(200);
+    expect((await ask(m1.token, s1)).json.detail).toContain('your chat message rate limit');
+    const ok = await ask(m2.token, s2);
+    expect(ok.status).toBe(200);
+    expect(ok.headers['ratelimit-remaining']).toBe('0');
+    const groupFull = await ask(m2.token, s2);
+    expect(groupFull.status).toBe(429);
+    expect(groupFull.json).toEqual({ detail: `user group ${g}'s chat message rate limit is reached; retry later` });
+    expect(groupFull.headers['ratelimit-limit']).toBe('3');
+    expect(groupFull.headers['ratelimit-remaining']).toBe('0');
+    expect(Number(groupFull.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+
+    // Another group's member and a key (in no group) spend only their own and the tenant's, until its five are gone.
+    expect((await ask(m3.token, s3)).status).toBe(200);
+    expect((await ask(c.key, await session(c.key))).status).toBe(200);
+    const tenantFull = await ask(m3.token, s3);
+    expect(tenantFull.status).toBe(429);
+    expect(tenantFull.json.detail).toContain('the tenant\'s chat message rate limit');
   });
 });

@@ -27,10 +27,10 @@ export interface GatewayConfig {
   /** Login attempts per e-mail address and per client address. */
   loginRateLimit: { perSecond: number; burst: number };
   /**
-   * Chat messages (spec 2's "message rate limits", docs/core.md): per minute per caller and per tenant; 0 turns a
-   * limit off (the default).
+   * Chat messages (spec 2's "message rate limits", docs/core.md): per minute per caller, per user group (each group a
+   * signed-in user belongs to has its own budget) and per tenant; 0 turns a limit off (the default).
    */
-  chatMessageLimits: { perUserPerMinute: number; perTenantPerMinute: number };
+  chatMessageLimits: { perUserPerMinute: number; perGroupPerMinute: number; perTenantPerMinute: number };
   cacheTtlMs: { credentials: number; tenants: number; hosts: number };
   sessions: { secret: string; ttlSeconds: number; refreshTtlSeconds: number; cookieSecure: boolean };
   oauth: { tokenTtlSeconds: number };
@@ -71,7 +71,7 @@ export function gatewayConfig(overrides: GatewayConfigInput): GatewayConfig {
     trustedProxies: [],
     rateLimit: { perSecond: 100, burst: 200 },
     loginRateLimit: { perSecond: 1, burst: 10 },
-    chatMessageLimits: { perUserPerMinute: 0, perTenantPerMinute: 0 },
+    chatMessageLimits: { perUserPerMinute: 0, perGroupPerMinute: 0, perTenantPerMinute: 0 },
     cacheTtlMs: { credentials: 30_000, tenants: 5_000, hosts: 5_000 },
     oauth: { tokenTtlSeconds: 3600 },
     rotation: { defaultOverlapSeconds: 3600, maxOverlapSeconds: 30 * 86_400 },
@@ -150,6 +150,7 @@ export const gatewayEnvSchema = z
     GATEWAY_RATE_LIMIT_PER_SECOND: envInt(100, 1, 1_000_000),
     GATEWAY_RATE_LIMIT_BURST: envInt(200, 1, 10_000_000),
     GATEWAY_CHAT_MESSAGES_PER_USER_PER_MINUTE: envInt(0, 0, 1_000_000),
+    GATEWAY_CHAT_MESSAGES_PER_GROUP_PER_MINUTE: envInt(0, 0, 100_000_000),
     GATEWAY_CHAT_MESSAGES_PER_TENANT_PER_MINUTE: envInt(0, 0, 100_000_000),
     GATEWAY_CREDENTIAL_CACHE_MS: envInt(30_000, 0, 300_000),
     GATEWAY_TENANT_CACHE_MS: envInt(5_000, 0, 300_000),
@@ -181,7 +182,11 @@ export function configFromEnv(env: GatewayEnv): GatewayConfig {
   return gatewayConfig({
     trustedProxies: env.GATEWAY_TRUSTED_PROXIES,
     rateLimit: { perSecond: env.GATEWAY_RATE_LIMIT_PER_SECOND, burst: env.GATEWAY_RATE_LIMIT_BURST },
-    chatMessageLimits: { perUserPerMinute: env.GATEWAY_CHAT_MESSAGES_PER_USER_PER_MINUTE, perTenantPerMinute: env.GATEWAY_CHAT_MESSAGES_PER_TENANT_PER_MINUTE },
+    chatMessageLimits: {
+      perUserPerMinute: env.GATEWAY_CHAT_MESSAGES_PER_USER_PER_MINUTE,
+      perGroupPerMinute: env.GATEWAY_CHAT_MESSAGES_PER_GROUP_PER_MINUTE,
+      perTenantPerMinute: env.GATEWAY_CHAT_MESSAGES_PER_TENANT_PER_MINUTE,
+    },
     cacheTtlMs: { credentials: env.GATEWAY_CREDENTIAL_CACHE_MS, tenants: env.GATEWAY_TENANT_CACHE_MS, hosts: env.GATEWAY_TENANT_CACHE_MS },
     sessions: { secret: env.GATEWAY_SESSION_SECRET, cookieSecure: env.GATEWAY_COOKIE_SECURE },
     rotation: { defaultOverlapSeconds: env.GATEWAY_ROTATION_OVERLAP_SECONDS, maxOverlapSeconds: 30 * 86_400 },
