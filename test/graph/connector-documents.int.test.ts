@@ -62,8 +62,11 @@ describe('connector documents (graph-internal)', () => {
 
   /** An administrator (a tenant key) of the memory, as core's indexer signs it. */
   const admin = (t = tenant, m = memory): Identity => h.identity(t, m, { role: 'tenant_admin' });
-  /** A member's session in the same memory: sees public documents only. */
+  /** A member's session in the same memory, in no user group: sees public documents only. */
   const member = (t = tenant, m = memory): Identity => h.identity(t, m, { role: 'member', credential: 'session', subject: `u_member_${t}` });
+  /** A member's session whose identity names these user groups. */
+  const memberOf = (groups: number[], t = tenant, m = memory): Identity =>
+    h.identity(t, m, { role: 'member', credential: 'session', subject: `u_member_${groups.join('_')}_${t}`, groups });
 
   const push = (who: Identity | null, body: unknown) => h.callGraph('POST', PUSH, who, body);
   const remove = (who: Identity | null, body: unknown) => h.callGraph('POST', DELETE, who, body);
@@ -351,7 +354,7 @@ describe('connector documents (graph-internal)', () => {
       expect((await h.callGraph('POST', '/api/v1/memory/vaults', who, { vault_id: 'v_target', name: 'Target' })).status).toBe(201);
     });
 
-    it('never gives a non-administrator a private document, even for a query that matches only it', async () => {
+    it('never gives a non-administrator outside its groups a private document, even for a query that matches only it', async () => {
       const who = member(tenant, m);
       // Nearest neighbours always answer something: the public document, never the private one.
       const r = await retrieve(who, SECRET_WORDS);
@@ -388,8 +391,36 @@ describe('connector documents (graph-internal)', () => {
       expect(contradictions.status).toBe(200);
       expect(JSON.stringify(contradictions.body)).not.toContain(privateDoc);
 
-      // An mk_ key's identity is no administrator either.
+      // An mk_ key's identity is no administrator either, nor is a member of other groups than the document's (12, 7).
       expect((await retrieve(h.identity(tenant, m, { role: 'memory', credential: 'mk' }), SECRET_WORDS)).body.chunks.map((c: any) => c.document_id)).not.toContain(privateDoc);
+      const outsideM = memberOf([3, 8, 120], tenant, m);
+      expect((await retrieve(outsideM, SECRET_WORDS)).body.chunks.map((c: any) => c.document_id)).not.toContain(privateDoc);
+      expect((await h.callGraph('GET', `/api/v1/memory/documents/${privateDoc}`, outsideM)).status).toBe(404);
+      expect(JSON.stringify((await h.callGraph('POST', '/api/v1/memory/search', outsideM, { query: SECRET_WORDS })).body)).not.toMatch(PRIVATE_ONLY);
+    });
+
+    it('gives a member in one of the document\'s groups what an administrator gets of it', async () => {
+      // The document's groups are 12 and 7: a member of 7 (and of an unrelated 3) sees it everywhere it is listed.
+      const who = memberOf([3, 7], tenant, m);
+      const r = await retrieve(who, SECRET_WORDS);
+      expect(r.status).toBe(200);
+      expect(r.body.chunks.map((c: any) => c.document_id)).toContain(privateDoc);
+      const answer = await h.callGraph('POST', '/api/v1/memory/search', who, { query: SECRET_WORDS });
+      expect(answer.body.citations.map((c: any) => c.document_id)).toContain(privateDoc);
+      const stream = await h.callGraph('POST', '/api/v1/memory/search/stream', who, { query: SECRET_WORDS });
+      expect(parseSse(stream.text)[0]!.data.sources.map((x: any) => x.document_id)).toContain(privateDoc);
+      const list = await h.callGraph('GET', '/api/v1/memory/documents?limit=200', who);
+      expect(new Set(list.body.documents.map((d: any) => d.doc_id))).toEqual(new Set([privateDoc, publicDoc]));
+      expect((await h.callGraph('GET', `/api/v1/memory/documents/${privateDoc}`, who)).status).toBe(200);
+      const contradictions = await h.callGraph('GET', '/api/v1/memory/contradictions', who);
+      expect(JSON.stringify(contradictions.body)).toContain(privateDoc);
+      // Group 12 alone is enough too; the same member without groups gets nothing of it.
+      expect((await retrieve(memberOf([12], tenant, m), SECRET_WORDS)).body.chunks.map((c: any) => c.document_id)).toContain(privateDoc);
+      expect((await retrieve(memberOf([], tenant, m), SECRET_WORDS)).body.chunks.map((c: any) => c.document_id)).not.toContain(privateDoc);
+      // The same group id in another tenant names another group: nothing of this tenant's.
+      const foreign = await retrieve(memberOf([7], otherTenant, m), SECRET_WORDS);
+      expect(foreign.body.chunks.map((c: any) => c.document_id)).not.toContain(privateDoc);
+      expect(JSON.stringify(foreign.body)).not.toMatch(/Zephyrine|Marlin|Oslo/);
     });
 
     it('filters inside the full-text and the vector SQL, not after them', async () => {
@@ -397,16 +428,23 @@ describe('connector documents (graph-internal)', () => {
       const chunkIdsOf = async (docId: string) => (await rows<{ id: string }>(tenant, `SELECT chunk_id::text AS id FROM graph.chunks WHERE tenant_id = $1 AND doc_id = $2`, [tenant, docId])).map((r) => r.id);
       const privateChunks = await chunkIdsOf(privateDoc);
       expect(privateChunks.length).toBeGreaterThan(0);
-      const lexical = (publicOnly: boolean) => h.db.withTenant(tenant, (sql) => lexicalSearch(sql, { ...s, publicOnly }, SECRET_WORDS, 40));
-      expect((await lexical(false)).map((x) => x.chunk_id)).toEqual(expect.arrayContaining(privateChunks));
-      expect((await lexical(true)).map((x) => x.chunk_id)).toEqual([]);
+      // `visibleGroups`: absent, every document; else the public ones and those of the groups given (the document's: 12, 7).
+      const lexical = (visibleGroups?: number[]) => h.db.withTenant(tenant, (sql) => lexicalSearch(sql, { ...s, ...(visibleGroups ? { visibleGroups } : {}) }, SECRET_WORDS, 40));
+      expect((await lexical()).map((x) => x.chunk_id)).toEqual(expect.arrayContaining(privateChunks));
+      expect((await lexical([])).map((x) => x.chunk_id)).toEqual([]);
+      expect((await lexical([3, 120])).map((x) => x.chunk_id)).toEqual([]);
+      expect((await lexical([3, 7])).map((x) => x.chunk_id)).toEqual(expect.arrayContaining(privateChunks));
       if (vectors) {
         const [embedding] = await h.graph.memory.embedder.embed([SECRET_WORDS]);
-        const vector = (publicOnly: boolean) => h.db.withTenant(tenant, (sql) => vectorSearch(sql, { ...s, publicOnly }, embedding!, h.graph.memory.embedder.model, 40));
-        expect((await vector(false)).map((x) => x.chunk_id)).toEqual(expect.arrayContaining(privateChunks));
-        const visible = (await vector(true)).map((x) => x.chunk_id);
-        expect(visible.length).toBeGreaterThan(0);
-        for (const id of privateChunks) expect(visible).not.toContain(id);
+        const vector = (visibleGroups?: number[]) =>
+          h.db.withTenant(tenant, (sql) => vectorSearch(sql, { ...s, ...(visibleGroups ? { visibleGroups } : {}) }, embedding!, h.graph.memory.embedder.model, 40));
+        expect((await vector()).map((x) => x.chunk_id)).toEqual(expect.arrayContaining(privateChunks));
+        for (const outside of [[], [3, 120]]) {
+          const visible = (await vector(outside)).map((x) => x.chunk_id);
+          expect(visible.length).toBeGreaterThan(0);
+          for (const id of privateChunks) expect(visible).not.toContain(id);
+        }
+        expect((await vector([12])).map((x) => x.chunk_id)).toEqual(expect.arrayContaining(privateChunks));
       }
     });
 

@@ -106,9 +106,23 @@ export interface MemoryScope {
   memoryId: string;
   /**
    * The caller holds an administrator role (`isAdminRole`): it sees every document, those a connector pushed as not
-   * public included. Absent or false: public documents only.
+   * public included. Absent or false: public documents, and those of `groups`.
    */
   admin?: boolean;
+  /**
+   * The caller's user groups (the identity's `groups`: a signed-in user's; none for keys and OAuth tokens). A
+   * document a connector pushed as not public is seen by a caller who is not an administrator only when its
+   * `access_groups` name one of them.
+   */
+  groups?: readonly number[];
+}
+
+/**
+ * The groups whose private documents the caller may see, or null when it sees every document (an administrator):
+ * the value the store's access conditions take (docs/memory.md, "Connector documents", Access).
+ */
+export function visibleGroups(scope: MemoryScope): readonly number[] | null {
+  return scope.admin === true ? null : (scope.groups ?? []);
 }
 
 const KNOWN_MEMORIES_LIMIT = 10_000;

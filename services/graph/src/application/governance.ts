@@ -4,7 +4,7 @@ import { UNASSIGNED_VAULT } from '../domain/routing';
 import { deleteDocument, fileDocument, getDocument, listDocuments, type DocumentView, type ListFilter } from '../store/documents';
 import { getContradiction, healthInputs, listContradictions, resolveContradiction, type ContradictionView } from '../store/governance';
 import { deleteVault, getVault, insertVault, listVaults, updateVault, type VaultRow } from '../store/vaults';
-import { openMemory, rememberMemory, type MemoryDeps, type MemoryScope } from './context';
+import { openMemory, rememberMemory, visibleGroups, type MemoryDeps, type MemoryScope } from './context';
 import { emitEvent } from './events';
 
 /** Runs `fn` in the tenant's transaction with the memory's lazily created state in place (404 once it was erased). */
@@ -70,25 +70,24 @@ export async function removeVault(deps: MemoryDeps, scope: MemoryScope, vaultId:
   return { moved_documents: moved };
 }
 
-/**
- * Whether the caller sees only public documents: anyone but an administrator. A document a connector pushed as not
- * public is, for them, as absent as another tenant's (404, never listed).
- */
-const publicOnly = (scope: MemoryScope): boolean => scope.admin !== true;
+// What the caller sees (`visibleGroups`): an administrator every document; anyone else the public ones and those a
+// connector shared with one of their groups. Any other document is, for them, as absent as another tenant's (404,
+// never listed).
 
 export async function documentOf(deps: MemoryDeps, scope: MemoryScope, docId: string): Promise<DocumentView> {
-  const d = await deps.db.withTenant(scope.tenantId, (sql) => getDocument(sql, scope.tenantId, scope.memoryId, docId, publicOnly(scope)));
+  const d = await deps.db.withTenant(scope.tenantId, (sql) => getDocument(sql, scope.tenantId, scope.memoryId, docId, visibleGroups(scope)));
   if (!d) throw AppError.notFound('document');
   return d;
 }
 
 export async function documentsOf(deps: MemoryDeps, scope: MemoryScope, filter: ListFilter): Promise<DocumentView[]> {
-  return deps.db.withTenant(scope.tenantId, (sql) => listDocuments(sql, scope.tenantId, scope.memoryId, { ...filter, publicOnly: publicOnly(scope) }));
+  return deps.db.withTenant(scope.tenantId, (sql) => listDocuments(sql, scope.tenantId, scope.memoryId, { ...filter, groups: visibleGroups(scope) }));
 }
 
 export async function removeDocument(deps: MemoryDeps, scope: MemoryScope, docId: string): Promise<void> {
   const ok = await deps.db.withTenant(scope.tenantId, async (sql) => {
-    if (publicOnly(scope) && !(await getDocument(sql, scope.tenantId, scope.memoryId, docId, true))) return false;
+    const groups = visibleGroups(scope);
+    if (groups !== null && !(await getDocument(sql, scope.tenantId, scope.memoryId, docId, groups))) return false;
     return deleteDocument(sql, scope.tenantId, scope.memoryId, docId);
   });
   if (!ok) throw AppError.notFound('document');
@@ -98,7 +97,7 @@ export async function removeDocument(deps: MemoryDeps, scope: MemoryScope, docId
 export async function fileIntoVault(deps: MemoryDeps, scope: MemoryScope, docId: string, vaultId: string): Promise<DocumentView> {
   if (vaultId === UNASSIGNED_VAULT) throw new AppError('UNPROCESSABLE', 'choose a vault other than v_unassigned');
   return inMemory(deps, scope, async (sql) => {
-    const doc = await getDocument(sql, scope.tenantId, scope.memoryId, docId, publicOnly(scope));
+    const doc = await getDocument(sql, scope.tenantId, scope.memoryId, docId, visibleGroups(scope));
     if (!doc) throw AppError.notFound('document');
     if (!(await getVault(sql, scope.tenantId, scope.memoryId, vaultId))) throw AppError.notFound('vault');
     await fileDocument(sql, scope.tenantId, scope.memoryId, docId, vaultId);
@@ -107,7 +106,7 @@ export async function fileIntoVault(deps: MemoryDeps, scope: MemoryScope, docId:
 }
 
 export async function contradictionsOf(deps: MemoryDeps, scope: MemoryScope, status: 'open' | 'resolved' | undefined, limit: number): Promise<ContradictionView[]> {
-  return deps.db.withTenant(scope.tenantId, (sql) => listContradictions(sql, scope.tenantId, scope.memoryId, status, limit, publicOnly(scope)));
+  return deps.db.withTenant(scope.tenantId, (sql) => listContradictions(sql, scope.tenantId, scope.memoryId, status, limit, visibleGroups(scope)));
 }
 
 export type Resolution = 'keep_first' | 'keep_second' | 'both_valid' | 'dismissed';
@@ -121,7 +120,7 @@ export async function resolve(
   note: string | null,
 ): Promise<ContradictionView> {
   return deps.db.withTenant(scope.tenantId, async (sql) => {
-    const c = await getContradiction(sql, scope.tenantId, scope.memoryId, id, publicOnly(scope));
+    const c = await getContradiction(sql, scope.tenantId, scope.memoryId, id, visibleGroups(scope));
     if (!c) throw AppError.notFound('contradiction');
     const [first, second] = c.sources;
     const kept = resolution === 'keep_first' ? first.document_id : resolution === 'keep_second' ? second.document_id : null;

@@ -3,7 +3,7 @@ import { extractEntities } from '../domain/entities';
 import { suggestFollowups } from '../domain/followups';
 import { reciprocalRankFusion } from '../domain/ranking';
 import { holdsPrivateDocuments, lexicalSearch, loadChunks, vectorSearch, type ChunkRow } from '../store/search-store';
-import type { MemoryDeps, MemoryScope } from './context';
+import { visibleGroups, type MemoryDeps, type MemoryScope } from './context';
 
 export interface SearchOptions {
   vaultIds?: string[];
@@ -46,18 +46,19 @@ export interface Retrieval {
  * both inside one tenant transaction, fused with reciprocal rank fusion. The query is embedded before the
  * transaction opens (a provider call must not hold a database backend).
  *
- * Who sees what: an administrator every document; anyone else never a document whose access is not public. Both
- * searches filter such documents in their SQL, but only in a memory that holds one (one probe of a partial index
+ * Who sees what: an administrator every document; anyone else the public ones and those a connector shared with one
+ * of their user groups (the identity's `groups`), never another document that is not public. Both searches filter
+ * in their SQL, but only in a memory that holds a document that is not public (one probe of a partial index
  * decides): other memories search with exactly the unfiltered queries.
  */
 export async function retrieve(deps: MemoryDeps, scope: MemoryScope, query: string, options: SearchOptions = {}): Promise<Retrieval> {
   const topK = Math.max(1, Math.min(options.topK ?? deps.config.searchTopK, 20));
   const pool = Math.max(topK, deps.config.candidatePool);
   const embedding = deps.vectors ? (await deps.embedder.embed([query]))[0] ?? null : null;
-  const admin = scope.admin === true;
+  const groups = visibleGroups(scope);
   const rows = await deps.db.withTenant(scope.tenantId, async (sql) => {
-    const publicOnly = !admin && (await holdsPrivateDocuments(sql, scope.tenantId, scope.memoryId));
-    const s = { tenantId: scope.tenantId, memoryId: scope.memoryId, vaultIds: options.vaultIds, sourceTypes: options.sourceTypes, publicOnly };
+    const restricted = groups !== null && (await holdsPrivateDocuments(sql, scope.tenantId, scope.memoryId));
+    const s = { tenantId: scope.tenantId, memoryId: scope.memoryId, vaultIds: options.vaultIds, sourceTypes: options.sourceTypes, ...(restricted ? { visibleGroups: groups } : {}) };
     const lexical = await lexicalSearch(sql, s, query, pool);
     const vector = embedding ? await vectorSearch(sql, s, embedding, deps.embedder.model, pool) : [];
     const fused = reciprocalRankFusion(
@@ -68,7 +69,7 @@ export async function retrieve(deps: MemoryDeps, scope: MemoryScope, query: stri
       60,
       topK,
     );
-    const rows = await loadChunks(sql, s, fused.map((f) => f.id), !admin);
+    const rows = await loadChunks(sql, s, fused.map((f) => f.id), groups);
     const byId = new Map(rows.map((r) => [r.chunk_id, r]));
     return fused.map((f) => ({ f, row: byId.get(f.id) }));
   });

@@ -32,7 +32,14 @@ describe('the memory guard', () => {
   it('takes the tenant, workspace and memory from the signed identity only', async () => {
     const r = await guard('read', await signer.sign(identity()));
     expect(r.passed).toBe(true);
-    expect(r.state?.scope).toEqual({ tenantId: 't_guard', workspaceId: 'ws_guard', memoryId: 'mem_guard', admin: true });
+    expect(r.state?.scope).toEqual({ tenantId: 't_guard', workspaceId: 'ws_guard', memoryId: 'mem_guard', admin: true, groups: [] });
+  });
+
+  it('takes the caller\'s user groups from the identity (none when it names none: an older gateway\'s, a key\'s)', async () => {
+    const member = await guard('read', await signer.sign(identity({ role: 'member', credential: 'session', groups: [3, 12] })));
+    expect(member.state?.scope).toMatchObject({ admin: false, groups: [3, 12] });
+    const key = await guard('read', await signer.sign(identity({ role: 'memory', credential: 'mk' })));
+    expect(key.state?.scope).toMatchObject({ admin: false, groups: [] });
   });
 
   it('lets administrators (admin users, tenant keys) see every document, and no other role', async () => {
@@ -68,7 +75,7 @@ describe('the connector guard', () => {
   it('lets an administrator with a memory through, with the memory scope', async () => {
     for (const role of ['admin', 'tenant_admin']) {
       const r = await guard('connector', await signer.sign(identity({ role })));
-      expect({ role, passed: r.passed, scope: r.state?.scope }).toEqual({ role, passed: true, scope: { tenantId: 't_guard', workspaceId: 'ws_guard', memoryId: 'mem_guard', admin: true } });
+      expect({ role, passed: r.passed, scope: r.state?.scope }).toEqual({ role, passed: true, scope: { tenantId: 't_guard', workspaceId: 'ws_guard', memoryId: 'mem_guard', admin: true, groups: [] } });
     }
   });
 

@@ -61,8 +61,11 @@ export function memoryGuard(signer: IdentitySigner): MemoryGuard {
     const identity = await signer.verify(ctx.get(IDENTITY_HEADER) || undefined);
     if (!identity.memory_id) throw new AppError('NOT_FOUND', 'no memory is selected for this credential');
     ctx.state.identity = identity;
-    // An administrator sees every document; anyone else never one a connector pushed as not public.
-    ctx.state.scope = { tenantId: identity.tenant_id, workspaceId: identity.workspace_id || 'default', memoryId: identity.memory_id, admin: isAdminRole(identity.role) };
+    // An administrator sees every document; anyone else one a connector pushed as not public only through a group.
+    ctx.state.scope = {
+      tenantId: identity.tenant_id, workspaceId: identity.workspace_id || 'default', memoryId: identity.memory_id, admin: isAdminRole(identity.role),
+      groups: identity.groups ?? [],
+    };
     ctx.state.log = ctx.state.log.child({ tenant_id: identity.tenant_id, memory_id: identity.memory_id });
     if (access === 'write' && identity.scopes?.access === 'read') throw AppError.forbidden('this key is read-only');
     await next();

@@ -119,13 +119,22 @@ export async function insertDocument(sql: Sql, tenantId: string, d: NewDocument)
 }
 
 /**
- * One document; with `publicOnly` (a caller who is not an administrator) a document whose access is not public is
- * as absent as another tenant's.
+ * SQL: the document (`alias`, e.g. `d.`, or '' for the table itself) may be seen by a caller whose visible groups
+ * are the `integer[]` parameter `param`: NULL sees every document (an administrator); an array sees the public ones
+ * and those a connector shared with one of its groups (`access_groups && groups`; an empty array: public only).
  */
-export async function getDocument(sql: Sql, tenantId: string, memoryId: string, docId: string, publicOnly = false): Promise<DocumentView | null> {
+export function visibleTo(alias: string, param: string): string {
+  return `(${param}::integer[] IS NULL OR ${alias}access_public OR ${alias}access_groups && ${param}::integer[])`;
+}
+
+/**
+ * One document; with `groups` (a caller who is not an administrator: the groups whose private documents it sees) a
+ * document it may not see is as absent as another tenant's. Null or absent: every document.
+ */
+export async function getDocument(sql: Sql, tenantId: string, memoryId: string, docId: string, groups: readonly number[] | null = null): Promise<DocumentView | null> {
   const r = await sql.query<Raw>(
-    `SELECT ${VIEW} FROM graph.documents WHERE tenant_id = $1 AND memory_id = $2 AND doc_id = $3 AND (NOT $4::boolean OR access_public)`,
-    [tenantId, memoryId, docId, publicOnly],
+    `SELECT ${VIEW} FROM graph.documents WHERE tenant_id = $1 AND memory_id = $2 AND doc_id = $3 AND ${visibleTo('', '$4')}`,
+    [tenantId, memoryId, docId, groups],
   );
   return r.rows[0] ? toView(r.rows[0]) : null;
 }
@@ -137,8 +146,8 @@ export interface ListFilter {
   limit: number;
   /** Keyset cursor: documents created strictly before this (created_at, doc_id). */
   before?: { created_at: string; doc_id: string };
-  /** Leave out documents whose access is not public (a caller who is not an administrator). */
-  publicOnly?: boolean;
+  /** Leave out documents this caller may not see: a non-administrator's groups (`visibleTo`); null or absent: none. */
+  groups?: readonly number[] | null;
 }
 
 export async function listDocuments(sql: Sql, tenantId: string, memoryId: string, f: ListFilter): Promise<DocumentView[]> {
@@ -149,10 +158,10 @@ export async function listDocuments(sql: Sql, tenantId: string, memoryId: string
         AND ($4::text IS NULL OR status = $4)
         AND ($5::boolean IS NULL OR needs_review = $5)
         AND ($6::timestamptz IS NULL OR (created_at, doc_id) < ($6::timestamptz, $7::text))
-        AND (NOT $9::boolean OR access_public)
+        AND ${visibleTo('', '$9')}
       ORDER BY created_at DESC, doc_id DESC
       LIMIT $8`,
-    [tenantId, memoryId, f.vault_id ?? null, f.status ?? null, f.needs_review ?? null, f.before?.created_at ?? null, f.before?.doc_id ?? null, f.limit, f.publicOnly ?? false],
+    [tenantId, memoryId, f.vault_id ?? null, f.status ?? null, f.needs_review ?? null, f.before?.created_at ?? null, f.before?.doc_id ?? null, f.limit, f.groups ?? null],
   );
   return r.rows.map(toView);
 }

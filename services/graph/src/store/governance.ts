@@ -67,10 +67,13 @@ function toView(r: Raw): ContradictionView {
 }
 
 /**
- * A contradiction quotes both documents' sentences: with `publicOnly` (a caller who is not an administrator) one
- * that involves a document whose access is not public is left out.
+ * A contradiction quotes both documents' sentences: with `groups` (a caller who is not an administrator: the groups
+ * whose private documents it sees) one that involves a document the caller may not see is left out. A side whose
+ * document is gone hides nothing.
  */
-const VISIBLE = (param: string) => `(NOT ${param}::boolean OR (coalesce(da.access_public, true) AND coalesce(db.access_public, true)))`;
+const VISIBLE = (param: string) =>
+  `(${param}::integer[] IS NULL OR ((coalesce(da.access_public, true) OR da.access_groups && ${param}::integer[])
+     AND (coalesce(db.access_public, true) OR db.access_groups && ${param}::integer[])))`;
 
 export async function listContradictions(
   sql: Sql,
@@ -78,12 +81,12 @@ export async function listContradictions(
   memoryId: string,
   status: 'open' | 'resolved' | undefined,
   limit: number,
-  publicOnly = false,
+  groups: readonly number[] | null = null,
 ): Promise<ContradictionView[]> {
   const r = await sql.query<Raw>(
     `${SELECT} WHERE c.tenant_id = $1 AND c.memory_id = $2 AND ($3::text IS NULL OR c.status = $3) AND ${VISIBLE('$5')}
       ORDER BY c.detected_at DESC, c.contradiction_id LIMIT $4`,
-    [tenantId, memoryId, status ?? null, limit, publicOnly],
+    [tenantId, memoryId, status ?? null, limit, groups],
   );
   return r.rows.map(toView);
 }
@@ -93,13 +96,13 @@ export async function getContradiction(
   tenantId: string,
   memoryId: string,
   id: string,
-  publicOnly = false,
+  groups: readonly number[] | null = null,
 ): Promise<(ContradictionView & { workspace_id: string }) | null> {
   const r = await sql.query<Raw>(`${SELECT} WHERE c.tenant_id = $1 AND c.memory_id = $2 AND c.contradiction_id = $3 AND ${VISIBLE('$4')}`, [
     tenantId,
     memoryId,
     id,
-    publicOnly,
+    groups,
   ]);
   return r.rows[0] ? { ...toView(r.rows[0]), workspace_id: r.rows[0].workspace_id } : null;
 }

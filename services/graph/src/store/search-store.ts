@@ -1,6 +1,7 @@
 import { LEXICAL_TEXT } from './lexical-text';
 import type { Db, Sql } from '@lore/runtime';
 import { vectorLiteral } from './index-store';
+import { visibleTo } from './documents';
 
 export interface ScoredChunk {
   chunk_id: string;
@@ -14,21 +15,29 @@ export interface SearchScope {
   vaultIds?: string[];
   /** Restrict to documents a connector of these kinds pushed (all documents when undefined). */
   sourceTypes?: string[];
-  /** Leave out documents whose access is not public (a caller who is not an administrator, in a memory holding some). */
-  publicOnly?: boolean;
+  /**
+   * Leave out documents this caller may not see: set for a caller who is not an administrator, in a memory holding
+   * documents that are not public, to the caller's user groups. Public documents stay, and private ones whose
+   * `access_groups` name one of these groups (none: public documents only). Absent: every document.
+   */
+  visibleGroups?: readonly number[];
 }
 
 /**
- * The condition on a chunk's document that the scope asks for (`d` is the document), or null when it asks for none:
- * then the queries are exactly those of a memory without connector documents, and cost the same. `param` is the
- * placeholder of the source types.
+ * The condition on a chunk's document that the scope asks for (`d` is the document) with its parameters, numbered
+ * from `$first`, or null when it asks for none: then the queries are exactly those of a memory without connector
+ * documents, and cost the same.
  */
-function documentCondition(scope: SearchScope, param: string): string | null {
-  const parts = [
-    ...(scope.publicOnly ? ['d.access_public'] : []),
-    ...(scope.sourceTypes ? [`d.source_type = ANY(${param}::text[])`] : []),
-  ];
-  return parts.length > 0 ? parts.join(' AND ') : null;
+function documentCondition(scope: SearchScope, first: number): { sql: string; params: unknown[] } | null {
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  const param = (value: unknown) => `$${first + params.push(value) - 1}`;
+  if (scope.visibleGroups) {
+    // Without groups the filter is the one it always was: the groups' overlap is asked only of a member of some.
+    parts.push(scope.visibleGroups.length === 0 ? 'd.access_public' : `(d.access_public OR d.access_groups && ${param(scope.visibleGroups)}::integer[])`);
+  }
+  if (scope.sourceTypes) parts.push(`d.source_type = ANY(${param(scope.sourceTypes)}::text[])`);
+  return parts.length > 0 ? { sql: parts.join(' AND '), params } : null;
 }
 
 /**
@@ -58,12 +67,12 @@ export const POSTINGS_PER_TERM = 1000;
 export async function lexicalSearch(sql: Sql, scope: SearchScope, query: string, limit: number): Promise<ScoredChunk[]> {
   // Documents' conditions are checked per posting, before the strongest postings are cut, so a filtered search
   // still reads up to POSTINGS_PER_TERM postings it may return.
-  const onDocument = documentCondition(scope, '$6');
+  const onDocument = documentCondition(scope, 6);
   const documentFilter = onDocument
     ? `
                  AND EXISTS (
                        SELECT 1 FROM graph.chunks c JOIN graph.documents d ON d.tenant_id = c.tenant_id AND d.doc_id = c.doc_id
-                        WHERE c.chunk_id = p.chunk_id AND c.tenant_id = $1 AND d.tenant_id = $1 AND ${onDocument})`
+                        WHERE c.chunk_id = p.chunk_id AND c.tenant_id = $1 AND d.tenant_id = $1 AND ${onDocument.sql})`
     : '';
   const r = await sql.query<{ chunk_id: string; score: number }>(
     `WITH q AS (
@@ -86,7 +95,7 @@ export async function lexicalSearch(sql: Sql, scope: SearchScope, query: string,
       GROUP BY x.chunk_id
       ORDER BY score DESC, x.chunk_id
       LIMIT $4`,
-    [scope.tenantId, scope.memoryId, query, limit, scope.vaultIds ?? null, ...(scope.sourceTypes ? [scope.sourceTypes] : [])],
+    [scope.tenantId, scope.memoryId, query, limit, scope.vaultIds ?? null, ...(onDocument?.params ?? [])],
   );
   return r.rows.map((x) => ({ chunk_id: x.chunk_id, score: Number(x.score) }));
 }
@@ -104,10 +113,10 @@ export async function vectorSearch(sql: Sql, scope: SearchScope, embedding: numb
   if (!Number.isInteger(dims) || dims <= 0) return [];
   const expr = dims === INDEXED_DIMS ? `c.embedding::vector(${INDEXED_DIMS})` : 'c.embedding';
   const cast = dims === INDEXED_DIMS ? `::vector(${INDEXED_DIMS})` : '::vector';
-  const onDocument = documentCondition(scope, '$7');
+  const onDocument = documentCondition(scope, 7);
   const documentFilter = onDocument
     ? `
-        AND EXISTS (SELECT 1 FROM graph.documents d WHERE d.tenant_id = $1 AND d.doc_id = c.doc_id AND ${onDocument})`
+        AND EXISTS (SELECT 1 FROM graph.documents d WHERE d.tenant_id = $1 AND d.doc_id = c.doc_id AND ${onDocument.sql})`
     : '';
   const r = await sql.query<{ chunk_id: string; distance: number }>(
     `SELECT c.chunk_id::text AS chunk_id, (${expr} <=> $3${cast})::float8 AS distance
@@ -116,7 +125,7 @@ export async function vectorSearch(sql: Sql, scope: SearchScope, embedding: numb
         AND ($5::text[] IS NULL OR c.vault_id = ANY($5::text[]))${documentFilter}
       ORDER BY ${expr} <=> $3${cast}
       LIMIT $4`,
-    [scope.tenantId, scope.memoryId, vectorLiteral(embedding), limit, scope.vaultIds ?? null, model, ...(scope.sourceTypes ? [scope.sourceTypes] : [])],
+    [scope.tenantId, scope.memoryId, vectorLiteral(embedding), limit, scope.vaultIds ?? null, model, ...(onDocument?.params ?? [])],
   );
   return r.rows.map((x) => ({ chunk_id: x.chunk_id, score: 1 - Number(x.distance) }));
 }
@@ -142,18 +151,19 @@ export interface ChunkRow {
 }
 
 /**
- * The chunks with their documents' fields. `publicOnly` checks again, on the documents read, what the searches
- * filtered: a document that stopped being public since the memory was probed never reaches the caller.
+ * The chunks with their documents' fields. `groups` (a caller who is not an administrator; null: every document)
+ * checks again, on the documents read, what the searches filtered: a document that stopped being public since the
+ * memory was probed, or left the caller's groups, never reaches the caller.
  */
-export async function loadChunks(sql: Sql, scope: SearchScope, chunkIds: string[], publicOnly: boolean): Promise<ChunkRow[]> {
+export async function loadChunks(sql: Sql, scope: SearchScope, chunkIds: string[], groups: readonly number[] | null): Promise<ChunkRow[]> {
   if (chunkIds.length === 0) return [];
   const r = await sql.query<ChunkRow>(
     `SELECT c.chunk_id::text AS chunk_id, c.doc_id, c.vault_id, c.ord, c.heading, c.content, d.title, d.source,
             coalesce(d.source_updated_at, d.updated_at) AS updated_at, d.source_type, d.link, d.primary_owners, d.secondary_owners,
             coalesce(d.doc_metadata, '{}'::jsonb) AS metadata
        FROM graph.chunks c JOIN graph.documents d ON d.tenant_id = c.tenant_id AND d.doc_id = c.doc_id
-      WHERE c.tenant_id = $1 AND c.memory_id = $2 AND c.chunk_id = ANY($3::bigint[]) AND (NOT $4::boolean OR d.access_public)`,
-    [scope.tenantId, scope.memoryId, chunkIds, publicOnly],
+      WHERE c.tenant_id = $1 AND c.memory_id = $2 AND c.chunk_id = ANY($3::bigint[]) AND ${visibleTo('d.', '$4')}`,
+    [scope.tenantId, scope.memoryId, chunkIds, groups],
   );
   return r.rows;
 }

@@ -33,8 +33,8 @@ export const UpsertConnectorDocumentsBody = z
     cc_pair_id: ccPairId,
     access: z
       .object({
-        public: z.boolean().describe('false: only administrators see the documents'),
-        groups: z.array(z.number().int()).max(100).describe('the source\'s groups that may see them (stored; Lore has no user groups yet)'),
+        public: z.boolean().describe('false: only administrators and the members of `groups` see the documents'),
+        groups: z.array(z.number().int()).max(100).describe('the user groups (ids, the gateway\'s) whose members see them when they are not public'),
       })
       .strict(),
     documents: z.array(ConnectorDocumentSchema).max(MAX_BATCH_DOCUMENTS),
