@@ -213,12 +213,18 @@ describe('core: indexing a web connector into the memory', () => {
     expect(later.rows).toHaveLength(0);
   });
 
-  it('keeps a private pair\'s documents from members, and every pair\'s from other tenants, whatever they ask', async () => {
+  it('keeps a private pair\'s documents from members outside its groups, and every pair\'s from other tenants, whatever they ask', async () => {
     const api = admin(s, a.key);
+    // A user group of the tenant (the gateway's) with one member; the pair is private to it.
+    const insider = await s.user(a.tenantId, 'member');
+    const outsider = await s.user(a.tenantId, 'member');
+    const group = await s.call('POST', '/api/manage/admin/user-group', as(a.key), { name: 'Beta readers', user_ids: [insider.userId] });
+    expect(group.status).toBe(201);
+    const groupId = group.json.id as number;
     const config: WebSourceConfig = { base_url: `${web.siteUrl('beta')}/`, web_connector_type: 'sitemap' };
-    const connectorId = await api.connector({ name: 'Beta private', source: 'web', connector_specific_config: config, access_type: 'private', groups: [7] });
+    const connectorId = await api.connector({ name: 'Beta private', source: 'web', connector_specific_config: config, access_type: 'private', groups: [groupId] });
     const pair = await api.pair(connectorId, await api.credential('web'));
-    expect(pair).toMatchObject({ access_type: 'private', groups: [7] });
+    expect(pair).toMatchObject({ access_type: 'private', groups: [groupId] });
     const run = await api.runOnce(connectorId);
     expect(run.status).toBe(200);
     const ended = await api.ended(pair.id as number, run.json.attempts[0].id as number);
@@ -237,13 +243,27 @@ describe('core: indexing a web connector into the memory', () => {
     };
     const adminAnswer = await ask(a.key);
     expect(adminAnswer.top_documents.map((d: Json) => d.link)).toContain(secret.url);
-    // A member of the tenant (in no group: Lore has none yet) never gets it, nor any of the pair's documents.
-    const member = await s.user(a.tenantId, 'member');
-    const memberAnswer = await ask(member.token);
+    // The member in the pair's group gets it in chat, as the administrator does.
     const privateIds = new Set([...docs.values()].map((d) => d.doc_id));
-    for (const d of memberAnswer.top_documents as Json[]) expect(privateIds.has(d.document_id as string)).toBe(false);
-    for (const call of memberAnswer.tool_calls as Json[]) for (const d of call.search_docs as Json[]) expect(privateIds.has(d.document_id as string)).toBe(false);
-    // Another tenant gets nothing of A's.
+    const insiderAnswer = await ask(insider.token);
+    expect(insiderAnswer.top_documents.map((d: Json) => d.link)).toContain(secret.url);
+    expect((insiderAnswer.top_documents as Json[]).some((d) => privateIds.has(d.document_id as string))).toBe(true);
+    // A member outside the group never gets it, nor any of the pair's documents.
+    const hidden = (answer: Json) => {
+      for (const d of answer.top_documents as Json[]) expect(privateIds.has(d.document_id as string)).toBe(false);
+      for (const call of answer.tool_calls as Json[]) for (const d of call.search_docs as Json[]) expect(privateIds.has(d.document_id as string)).toBe(false);
+    };
+    hidden(await ask(outsider.token));
+    // Membership is read on every request: taken out of the group, the insider stops getting them at once.
+    expect((await s.call('PATCH', `/api/manage/admin/user-group/${groupId}`, as(a.key), { user_ids: [outsider.userId] })).status).toBe(200);
+    hidden(await ask(insider.token));
+    expect((await ask(outsider.token)).top_documents.map((d: Json) => d.link)).toContain(secret.url);
+    // Another tenant gets nothing of A's: neither its key nor a member of one of its own groups.
+    const bMember = await s.user(b.tenantId, 'member');
+    expect((await s.call('POST', '/api/manage/admin/user-group', as(b.key), { name: 'Beta readers', user_ids: [bMember.userId] })).status).toBe(201);
+    const bMemberAnswer = await ask(bMember.token);
+    hidden(bMemberAnswer);
+    expect(bMemberAnswer.top_documents).toEqual([]);
     const bAnswer = await ask(b.key);
     expect(bAnswer.top_documents).toEqual([]);
     expect(await retrieve(s, b.key, secret.keyword!)).toEqual([]);
