@@ -349,7 +349,9 @@ describe('core: connectors, credentials and cc pairs through the gateway', () =>
     const admin = await s.user(a.tenantId, 'admin');
     const cred = await credential(admin.token, { name: 'admin\'s', source: 'web', credential_json: {} });
     expect(cred.user_id).toBe(admin.userId);
-    expect(cred.user_email).toBe('');
+    // A signed-in user's address comes with the gateway's identity; a key has none.
+    expect(cred.user_email).toBe(admin.email);
+    expect((await s.call('GET', `/api/manage/credential/${cred.id}`, as(a.key))).json.user_email).toBe(admin.email);
     expect((await s.call('GET', '/api/manage/admin/connector/status', as(admin.token))).status).toBe(200);
 
     const readOnly = await s.key(a.tenantId, { scopes: { access: 'read' } });

@@ -27,7 +27,7 @@ export interface CoreStack {
   tenant(keyOptions?: Record<string, unknown>): Promise<TenantFixture>;
   key(tenantId: string, options?: Record<string, unknown>): Promise<string>;
   /** A signed-in user of the tenant (role admin or member) and its session JWT. */
-  user(tenantId: string, role: 'admin' | 'member'): Promise<{ token: string; userId: string }>;
+  user(tenantId: string, role: 'admin' | 'member'): Promise<{ token: string; userId: string; email: string }>;
   close(): Promise<void>;
 }
 
@@ -124,7 +124,7 @@ export async function startCoreStack(options: CoreStackOptions = {}): Promise<Co
       if (u.status !== 201) throw new Error(`user creation failed: ${u.status} ${u.text}`);
       const login = await http(gateway.publicUrl, 'POST', '/api/auth/login', { body: { email, password } });
       if (login.status !== 200) throw new Error(`login failed: ${login.status} ${login.text}`);
-      return { token: login.json.token as string, userId: u.json.user_id as string };
+      return { token: login.json.token as string, userId: u.json.user_id as string, email };
     },
     close: async () => {
       await gateway.close();

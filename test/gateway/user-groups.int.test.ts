@@ -175,7 +175,7 @@ describe('gateway: user groups', () => {
 
   it('signs a signed-in user\'s groups into the identity, read on every request, and none for keys', async () => {
     const member = await user(a.tenantId, 'member');
-    expect(await identityOf(bearer(member.token))).toMatchObject({ credential: 'session', role: 'member', groups: [] });
+    expect(await identityOf(bearer(member.token))).toMatchObject({ credential: 'session', role: 'member', groups: [], email: member.email });
     const x = await group(bearer(admin.token), { name: `X ${uid()}`, user_ids: [member.userId] });
     const y = await group(bearer(admin.token), { name: `Y ${uid()}`, user_ids: [member.userId, admin.userId] });
     // The same session, no new sign-in: the next request carries the new memberships.
@@ -189,6 +189,7 @@ describe('gateway: user groups', () => {
 
     // Keys and OAuth tokens belong to no group: their identity names none.
     expect(await identityOf(bearer(a.key))).not.toHaveProperty('groups');
+    expect(await identityOf(bearer(a.key))).not.toHaveProperty('email');
 
     // Deleting a user removes their memberships.
     const z = await group(bearer(admin.token), { name: `Z ${uid()}`, user_ids: [member.userId, admin.userId] });

@@ -35,6 +35,8 @@ export const IdentityClaimsSchema = z.object({
    * API keys, OAuth tokens) means no group.
    */
   groups: z.array(z.number().int().min(0).max(2_147_483_647)).max(MAX_GROUPS_PER_USER).optional(),
+  /** A signed-in user's e-mail address (sessions only; what a credential's `user_email` shows). */
+  email: z.string().max(320).optional(),
 });
 export type Identity = z.infer<typeof IdentityClaimsSchema>;
 

@@ -26,8 +26,8 @@ export function createCredential(deps: CoreDeps, p: Principal, input: Credential
   return deps.db.withTenant(p.tenantId, async (sql) => {
     const row = await insertCredential(sql, p.tenantId, {
       owner: p.owner,
-      // The gateway's identity names a user by id only; the address is recorded once the identity carries it.
-      user_email: '',
+      // A signed-in user's address, from the gateway's identity; a key or an OAuth client has none ('').
+      user_email: p.email,
       source: input.source,
       name: input.name,
       admin_public: input.admin_public,

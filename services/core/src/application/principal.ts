@@ -11,4 +11,6 @@ export interface Principal {
   /** The workspace and memory the request runs in ('' when the credential's workspace has none). */
   workspaceId: string;
   memoryId: string;
+  /** A signed-in user's e-mail address, '' for keys and OAuth clients (a credential's `user_email`). */
+  email: string;
 }

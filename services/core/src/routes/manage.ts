@@ -24,7 +24,7 @@ export const ADMIN_WRITE = { 403: detail('administrators only (a tenant key or a
 
 export const source = z.enum(SOURCES, `must be one of: ${SOURCES.join(', ')}`);
 
-/** Group ids (Lore's user groups, to come): non-negative integers, each once. */
+/** Group ids (the gateway's user groups): non-negative integers, each once. */
 export const groupIds = z.array(z.number().int('must be an integer').min(0).max(2_147_483_647)).max(100);
 
 /** Reports a domain rule's issues under `at` in the body. */

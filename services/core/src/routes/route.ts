@@ -65,6 +65,7 @@ export function coreGuard(signer: IdentitySigner): CoreGuard {
       admin: ADMIN_ROLES.has(identity.role),
       workspaceId: identity.workspace_id,
       memoryId: identity.memory_id,
+      email: identity.email ?? '',
     };
     ctx.state.log = ctx.state.log.child({ tenant_id: identity.tenant_id });
     if (access !== 'read' && identity.scopes?.access === 'read') throw coreError('FORBIDDEN', 'this key is read-only');

@@ -56,6 +56,8 @@ export interface Principal {
    * OAuth tokens: a credential belongs to no group (docs/gateway.md, "User groups").
    */
   groups: readonly number[];
+  /** A signed-in user's e-mail address; null for keys and OAuth tokens. */
+  email: string | null;
   tenant: TenantContext;
 }
 
@@ -349,7 +351,7 @@ export async function authenticate(ctx: GatewayContext, facts: RequestFacts, rul
   return {
     principal: {
       credential, tenantId: tenant.tenant.tenant_id, subject, role, workspaceId: t.workspaceId, memoryId: t.memoryId, projectId,
-      pinnedWorkspaceId: pins.workspaceId ?? (pins.memoryId || projectId ? t.workspaceId : null), keyScope, oauthScopes, groups: NO_GROUPS, tenant,
+      pinnedWorkspaceId: pins.workspaceId ?? (pins.memoryId || projectId ? t.workspaceId : null), keyScope, oauthScopes, groups: NO_GROUPS, email: null, tenant,
     },
     headers,
   };
@@ -375,7 +377,7 @@ async function authenticateSession(ctx: GatewayContext, facts: RequestFacts, rul
   return {
     principal: {
       credential: 'session', tenantId: user.tenant_id, subject: user.user_id, role: user.role, workspaceId: t.workspaceId,
-      memoryId: t.memoryId, projectId: null, pinnedWorkspaceId: null, keyScope: null, oauthScopes: null, groups: user.groups, tenant,
+      memoryId: t.memoryId, projectId: null, pinnedWorkspaceId: null, keyScope: null, oauthScopes: null, groups: user.groups, email: user.email, tenant,
     },
     headers,
   };
@@ -398,5 +400,6 @@ export function identityOf(principal: Principal, requestId: string): Identity {
   };
   if (principal.keyScope && Object.keys(principal.keyScope).length > 0) identity.scopes = principal.keyScope;
   if (principal.credential === 'session') identity.groups = [...principal.groups];
+  if (principal.email) identity.email = principal.email;
   return identity;
 }
