@@ -5,5 +5,6 @@ export { DEFAULT_PERSONA_ID } from './domain/personas';
 export { GraphKnowledgeSearch, type KnowledgeSearch, type RetrievedChunk } from './clients/knowledge';
 export { GraphConnectorDocuments, type ConnectorDocuments } from './clients/graph-documents';
 export { createCoreIndexer, CORE_TOPICS, type CoreIndexer, type CoreIndexerDeps } from './indexer';
+export { resealCredentials, startCredentialSealing } from './application/credential-sealing';
 export type { SourceSettings } from './connectors/factory';
 export type { IndexingSettings } from './application/indexing';

@@ -19,6 +19,7 @@ import { GraphConnectorDocuments } from './clients/graph-documents';
 import { GraphKnowledgeSearch } from './clients/knowledge';
 import { connectorFileConfig, coreConfigSchema, projectFileConfig } from './config';
 import { createCoreService } from './core-service';
+import { startCredentialSealing } from './application/credential-sealing';
 
 /**
  * The `core-worker` deployment: the connector indexer (the scheduler, the `lore.connectors.index` consumer that runs
@@ -84,6 +85,9 @@ async function main(): Promise<void> {
   lifecycle.addCheck('consumer groups', consumerGroupsCheck(bus));
   await core.indexer!.start();
   lifecycle.onShutdown('core worker', () => core.close());
+  // In the background: credentials sealed with an older key of the ring are sealed again with the first one.
+  const sealing = startCredentialSealing(db, core.core.secrets, logger);
+  lifecycle.onShutdown('credential sealing', () => sealing.stop());
   lifecycle.markStarted();
   logger.info({ ops: server.url }, 'core-worker indexing');
 }

@@ -20,7 +20,7 @@ import {
 } from '@lore/runtime';
 import { createGateway, gatewayConfig, MemoryGatewayState, createWebhooksWorker, type Gateway } from '@lore/gateway';
 import { createGraphService, GRAPH_TOPICS, type GraphService } from '@lore/graph';
-import { CORE_TOPICS, createCoreService, GraphConnectorDocuments, GraphKnowledgeSearch, type CoreService } from '@lore/core';
+import { CORE_TOPICS, createCoreService, GraphConnectorDocuments, GraphKnowledgeSearch, startCredentialSealing, type CoreService } from '@lore/core';
 import type { EmbeddedConfig } from './config';
 import { loadSecrets } from './secrets';
 import { ensureDevCredentials, type DevCredentials, type DevSecret } from './dev-credentials';
@@ -129,6 +129,9 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   const coreServer = await listenUnix(core.app.callback(), coreSocket);
   lifecycle.onShutdown('core server', () => coreServer.close());
   lifecycle.onShutdown('core', () => core.close());
+  // In the background: credentials sealed with an older key of the ring are sealed again with the first one.
+  const credentialSealing = startCredentialSealing(db, core.core.secrets, logger.child({ service: 'core' }));
+  lifecycle.onShutdown('credential sealing', () => credentialSealing.stop());
 
   const gateway = await createGateway(
     {

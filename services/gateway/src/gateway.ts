@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Router from '@koa/router';
 import {
-  assertAppRole, checkAppRole, createHttpApp, opsRouter, runMigrations, runRuntimeMigrations, RUNTIME_MIGRATIONS, type Lifecycle, type LoreApp,
+  assertAppRole, checkAppRole, createHttpApp, opsRouter, runMigrations, runRuntimeMigrations, RUNTIME_MIGRATIONS, startInBackground, type Lifecycle, type LoreApp,
   type LoreState,
 } from '@lore/runtime';
 import { buildContext, type GatewayContext, type GatewayDeps } from './context';
@@ -89,15 +89,11 @@ export async function createGateway(deps: GatewayDeps, options: CreateGatewayOpt
     // Reported, never failing: the gateway's own routes keep serving while a forwarded surface is down.
     if (options.checkUpstreams !== false && pub.upstreams.size > 0) options.lifecycle.addCheck('upstreams', upstreamsCheck(pub.upstreams));
   }
-  const stopSealing = new AbortController();
   const sealing =
     options.sealStoredSecrets === false
-      ? Promise.resolve()
-      : sealStoredSecrets(deps.db, context.secretBox, deps.logger, { signal: stopSealing.signal }).then(
-          () => undefined,
-          (err: unknown) => {
-            if (!stopSealing.signal.aborted) deps.logger.error({ err }, 'sealing stored webhook secrets failed; the next start tries again');
-          },
+      ? null
+      : startInBackground(deps.logger, 'sealing stored webhook secrets failed; the next start tries again', (signal) =>
+          sealStoredSecrets(deps.db, context.secretBox, deps.logger, { signal }),
         );
   return {
     publicApp: pub.app,
@@ -108,8 +104,7 @@ export async function createGateway(deps: GatewayDeps, options: CreateGatewayOpt
     async close() {
       pub.closeUpgraded();
       for (const target of pub.upstreams.values()) target.agent.destroy();
-      stopSealing.abort();
-      await sealing;
+      await sealing?.stop();
     },
   };
 }

@@ -9,6 +9,7 @@ export * from './db/migrate';
 export * from './db/postgres';
 export * from './db/pglite';
 export * from './crypto/secret-box';
+export * from './crypto/reseal';
 export * from './cache/memory-cache';
 export * from './cache/redis-cache';
 export * from './cache/gcra';

@@ -72,3 +72,22 @@ export async function credentialsByIds(sql: Sql, tenantId: string, ids: number[]
 export async function deleteCredential(sql: Sql, tenantId: string, id: number): Promise<void> {
   await sql.query(`DELETE FROM core.credentials WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
 }
+
+/**
+ * Rewrites the sealed values of one credential (re-sealed under another key: the same secret), leaving
+ * `time_updated` as it is, since nothing the credential says has changed.
+ */
+export async function replaceSealedCredentialJson(sql: Sql, tenantId: string, id: number, sealed: Record<string, unknown>): Promise<boolean> {
+  const r = await sql.query(`UPDATE core.credentials SET credential_json = $3::jsonb WHERE tenant_id = $1 AND id = $2`, [tenantId, id, JSON.stringify(sealed)]);
+  return r.rowCount > 0;
+}
+
+/**
+ * Across tenants, in id order after `after`: credentials with a `credential_json` value not sealed by the key whose
+ * sealed values start with `sealedPrefix` (security-definer function `core.credentials_to_seal`; ids only, never a
+ * value).
+ */
+export async function credentialsToSeal(db: Sql, sealedPrefix: string, after: number | null, limit: number): Promise<Array<{ tenantId: string; id: number }>> {
+  const r = await db.query<{ tenant_id: string; id: number }>(`SELECT tenant_id, id FROM core.credentials_to_seal($1, $2, $3)`, [sealedPrefix, after, limit]);
+  return r.rows.map((row) => ({ tenantId: String(row.tenant_id), id: Number(row.id) }));
+}
