@@ -8,11 +8,11 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { waitFor } from '../bus/bus.contract';
 import { eventIdOf } from '../bus/event-id';
-import type { Db } from '../ports/db';
+import type { Db, Sql } from '../ports/db';
 import type { BusMessage, EventBus, OutgoingMessage } from '../ports/event-bus';
 import { activeTraceId } from '../telemetry/propagation';
 import { startTelemetry } from '../telemetry/setup';
-import { OutboxRelay, claimEvent, enqueueOutbox } from './outbox';
+import { OutboxRelay, claimEvent, enqueueOutbox, enqueueOutboxBatch } from './outbox';
 
 export interface OutboxFixture {
   /** Runtime migrations already applied. */
@@ -89,6 +89,53 @@ export function describeOutboxContract(name: string, open: () => Promise<OutboxF
       await expect(
         db.withTenant('t-outbox', async (sql) => {
           await enqueueOutbox(sql, { topic, key: 'k', eventId: randomUUID(), value: { lost: true } });
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
+      expect((await db.query(`SELECT 1 FROM runtime.outbox WHERE topic = $1`, [topic])).rowCount).toBe(0);
+    });
+
+    it('enqueues a batch with one statement, published like single events and in the batch\'s order', async () => {
+      const [a, b] = [await freshTopic(), await freshTopic()];
+      const relay = new OutboxRelay({ db, bus, logger });
+      await drainAll(relay);
+      const values: unknown[] = [{ nested: { list: [1, 'two', null], quote: 'a "b" \\ c', unicode: 'é \u2028 🙂' } }, 'a string', 42, null, [true]];
+      const msgs = values.map((value, i) => ({ topic: i % 2 === 0 ? a : b, key: `k${i}`, eventId: `batch-${runId}-${i}`, value, ...(i === 0 ? { headers: { kind: 'batch' } } : {}) }));
+      let statements = 0;
+      await db.withTenant('t-batch', async (sql) => {
+        const counting: Sql = {
+          query: (text, params, options) => {
+            statements += 1;
+            return sql.query(text, params, options);
+          },
+        };
+        await enqueueOutboxBatch(counting, msgs);
+        await enqueueOutboxBatch(counting, []);
+      });
+      expect(statements).toBe(1);
+      const stored = await db.query<{ topic: string; key: string; event_id: string; value: unknown }>(
+        `SELECT topic, key, event_id, value FROM runtime.outbox WHERE topic = ANY($1::text[]) ORDER BY id`,
+        [[a, b]],
+      );
+      expect(stored.rows.map((r) => [r.topic, r.key, r.event_id, r.value])).toEqual(msgs.map((m) => [m.topic, m.key, m.eventId, m.value]));
+      const gotA = await collect(a);
+      const gotB = await collect(b);
+      expect(await drainAll(relay)).toBeGreaterThanOrEqual(values.length);
+      await waitFor('the batch', () => gotA.length + gotB.length >= values.length, fx.deliveryTimeoutMs);
+      const seen = [...gotA, ...gotB].map((m) => [eventIdOf(m), m.key, JSON.parse(m.value.toString('utf8'))]);
+      expect(seen.sort((x, y) => String(x[0]).localeCompare(String(y[0])))).toEqual(msgs.map((m) => [m.eventId, m.key, m.value]));
+      expect(gotA[0]!.headers.kind).toBe('batch');
+      expect(gotA.map((m) => eventIdOf(m))).toEqual(msgs.filter((m) => m.topic === a).map((m) => m.eventId));
+    });
+
+    it('writes nothing of a batch with a message it cannot take, nor of one whose transaction rolled back', async () => {
+      const topic = await freshTopic();
+      const good = { topic, key: 'k', eventId: randomUUID(), value: 1 };
+      await expect(db.withTenant('t-batch', (sql) => enqueueOutboxBatch(sql, [good, { topic, key: 'k', eventId: '', value: 2 }]))).rejects.toThrow(/eventId/);
+      await expect(db.withTenant('t-batch', (sql) => enqueueOutboxBatch(sql, [good, { topic, key: 'k', eventId: randomUUID(), value: undefined }]))).rejects.toThrow(/JSON/);
+      await expect(
+        db.withTenant('t-batch', async (sql) => {
+          await enqueueOutboxBatch(sql, [good, { ...good, eventId: randomUUID() }]);
           throw new Error('rolled back');
         }),
       ).rejects.toThrow('rolled back');

@@ -49,6 +49,32 @@ export async function enqueueOutbox(sql: Sql, msg: OutboxMessage): Promise<void>
 }
 
 /**
+ * Records several events in the caller's transaction with ONE statement, in the order given (their ids follow it,
+ * so the relay publishes them in that order): what `enqueueOutbox` for each does, in one round trip. The messages
+ * travel as one JSON array, each value as its JSON; an empty list writes nothing. Any message that `enqueueOutbox`
+ * would refuse refuses the whole list before anything is written.
+ */
+export async function enqueueOutboxBatch(sql: Sql, msgs: readonly OutboxMessage[]): Promise<void> {
+  if (msgs.length === 0) return;
+  const rows: string[] = [];
+  for (const msg of msgs) {
+    if (!msg.topic || !msg.eventId) throw new Error('an outbox message needs a topic and an eventId');
+    const value = JSON.stringify(msg.value);
+    if (value === undefined) throw new Error('an outbox message needs a JSON-serialisable value');
+    const headers = injectTraceHeaders({ ...msg.headers });
+    rows.push(`{"topic":${JSON.stringify(msg.topic)},"key":${JSON.stringify(msg.key)},"event_id":${JSON.stringify(msg.eventId)},"value":${value},"headers":${JSON.stringify(headers)}}`);
+  }
+  await sql.query(
+    `INSERT INTO runtime.outbox (topic, key, event_id, value, headers)
+     SELECT m->>'topic', m->>'key', m->>'event_id', m->'value', m->'headers'
+       FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(m, n)
+      ORDER BY n`,
+    [`[${rows.join(',')}]`],
+    { prepare: true },
+  );
+}
+
+/**
  * Idempotency marker for consumers: true the first time `consumer` claims `eventId`, false for a redelivery. Call it
  * in the same transaction as the side effects, so a rolled-back attempt leaves the event unclaimed.
  */
