@@ -101,10 +101,15 @@ describe('connector documents (graph-internal)', () => {
     return r[0]!;
   };
 
-  /** The memory's BM25 statistics: the corpus row and every term still counted. */
+  /** The memory's BM25 statistics (the corpus row and every term still counted) and its entities' mention counts. */
   const bm25 = async (t: string, m: string) => ({
     corpus: (await rows<{ chunk_count: string; total_dl: string }>(t, `SELECT chunk_count::text, total_dl::text FROM graph.corpus_stats WHERE tenant_id = $1 AND memory_id = $2`, [t, m]))[0] ?? null,
     terms: await rows<{ term: string; df: number }>(t, `SELECT term, df FROM graph.term_stats WHERE tenant_id = $1 AND memory_id = $2 AND df > 0 ORDER BY term`, [t, m]),
+    mentions: await rows<{ entity_key: string; mention_count: number }>(
+      t,
+      `SELECT entity_key, mention_count FROM graph.entities WHERE tenant_id = $1 AND memory_id = $2 AND mention_count > 0 ORDER BY entity_key`,
+      [t, m],
+    ),
   });
 
   const connectorRows = (t: string, m: string, ccPairId: number) =>
@@ -235,6 +240,72 @@ describe('connector documents (graph-internal)', () => {
     });
   });
 
+  describe('a batch is one unit', () => {
+    it('takes overlapping batches pushed at once in opposite orders: no deadlock, no second copy, whole batches retried', async () => {
+      const who = admin();
+      const ids = Array.from({ length: 12 }, (_, i) => `https://intranet.example.test/overlap/${String(i).padStart(2, '0')}`);
+      const docs = (n: number) => ids.map((id) => sourceDocument(id, `Version ${n} of ${id}: the Ibis release schedule.`));
+      // Version 1 creates every page (the other batch then finds them unchanged), version 2 replaces every one.
+      for (const [n, expected] of [[1, ['created', 'unchanged']], [2, ['unchanged', 'updated']]] as const) {
+        const [a, b] = await Promise.all([pushOk(who, 8, PUBLIC, docs(n)), pushOk(who, 8, PUBLIC, docs(n).reverse())]);
+        for (const id of ids) {
+          const outcomes = [...a, ...b].filter((r) => r.id === id).map((r) => r.outcome).sort();
+          expect({ n, id, outcomes }).toEqual({ n, id, outcomes: [...expected] });
+        }
+        const stored = await connectorRows(tenant, memory, 8);
+        expect(stored.map((r) => r.external_id)).toEqual(ids);
+        // Both answers name the document the memory holds.
+        for (const r of [...a, ...b]) expect(stored.find((x) => x.external_id === r.id)!.doc_id).toBe(r.doc_id);
+      }
+      expect(h.logs.text()).not.toMatch(/"status":5\d\d/);
+    });
+
+
+    it('writes nothing of a batch one of whose documents the database refuses: no document, deletion, access change or message', async () => {
+      const who = admin();
+      const kept = sourceDocument('https://intranet.example.test/atomic/kept', 'The Gannet rota names the Monday reviewers.');
+      const replaced = sourceDocument('https://intranet.example.test/atomic/replaced', 'The Gannet budget stays at four hundred pounds.');
+      const first = await pushOk(who, 7, PUBLIC, [kept, replaced]);
+      const before = await connectorRows(tenant, memory, 7);
+      const [mark] = await rows<{ id: string }>(tenant, `SELECT coalesce(max(id), 0)::text AS id FROM runtime.outbox`, []);
+      /** Outbox rows the push writes for this memory since the mark: the worker's messages, the DLP and routing events. */
+      const messagesSince = () =>
+        rows<{ n: number }>(
+          tenant,
+          `SELECT count(*)::int AS n FROM runtime.outbox
+            WHERE id > $1::bigint AND ((topic = 'lore.memory.ingest' AND key = $2) OR (value->>'event' IN ('memory.ingest.auto_routed', 'memory.ingest.dlp_flagged') AND value->'scope'->>'memory_id' = $2))`,
+          [mark!.id, memory],
+        );
+
+      // A new document, a replacement, an access change of a kept one, and a date PostgreSQL cannot store (year 0).
+      const batch = [
+        sourceDocument('https://intranet.example.test/atomic/new', 'The Gannet travel policy covers trains only.'),
+        { ...replaced, text: 'The Gannet budget grows to five hundred pounds.', content_hash: sha('replaced v2') },
+        kept,
+        sourceDocument('https://intranet.example.test/atomic/refused', 'The Gannet archive card 4111 1111 1111 1111.', { updated_at: '0000-01-01T00:00:00Z' }),
+      ];
+      const refused = await push(who, { cc_pair_id: 7, access: PRIVATE, documents: batch });
+      expect(refused.status).toBe(500);
+      expect(await connectorRows(tenant, memory, 7)).toEqual(before);
+      expect(before.map((r) => [r.access_public, r.access_groups])).toEqual([[true, []], [true, []]]);
+      expect((await h.callGraph('GET', `/api/v1/memory/documents/${first[1]!.doc_id}`, who)).status).toBe(200);
+      expect((await messagesSince())[0]!.n).toBe(0);
+
+      // Without the refused document the same batch goes through whole.
+      const results = await pushOk(who, 7, PRIVATE, batch.slice(0, 3));
+      expect(results.map((r) => [r.id, r.outcome])).toEqual([[batch[0]!.id, 'created'], [replaced.id, 'updated'], [kept.id, 'unchanged']]);
+      expect(results[2]!.doc_id).toBe(first[0]!.doc_id);
+      expect((await connectorRows(tenant, memory, 7)).map((r) => [r.external_id, r.access_public, r.access_groups])).toEqual([
+        [kept.id, false, [7, 12]],
+        [batch[0]!.id, false, [7, 12]],
+        [replaced.id, false, [7, 12]],
+      ]);
+      expect((await h.callGraph('GET', `/api/v1/memory/documents/${first[1]!.doc_id}`, who)).status).toBe(404);
+      // Two documents accepted: each its worker's message and its auto_routed event.
+      expect((await messagesSince())[0]!.n).toBe(4);
+    });
+  });
+
   describe('deleting', () => {
     it('deletes by source ids and the whole pair in batches, leaving the BM25 statistics as they were', async () => {
       const m = `mem_conn_delete_${run}`;
@@ -252,7 +323,11 @@ describe('connector documents (graph-internal)', () => {
         const [q] = await rows<{ n: number }>(tenant, `SELECT count(*)::int AS n FROM graph.documents WHERE tenant_id = $1 AND memory_id = $2 AND status = 'queued'`, [tenant, m]);
         return q!.n === 0 ? true : undefined;
       }, 120_000, 'the pair indexed');
-      expect((await bm25(tenant, m)).corpus!.chunk_count).not.toBe(baseline.corpus!.chunk_count);
+      const loaded = await bm25(tenant, m);
+      expect(loaded.corpus!.chunk_count).not.toBe(baseline.corpus!.chunk_count);
+      // Terms and an entity every page shares: deleting many documents at once must subtract each page's count.
+      expect(loaded.terms.find((x) => x.term === 'merlin')?.df).toBe(150 + (baseline.terms.find((x) => x.term === 'merlin')?.df ?? 0));
+      expect(loaded.mentions.length).toBeGreaterThan(baseline.mentions.length);
 
       const byIds = await remove(who, { cc_pair_id: 91, ids: ['page-000', 'page-001', 'page-001', 'no-such-page'] });
       expect({ status: byIds.status, body: byIds.body }).toEqual({ status: 200, body: { deleted: 2 } });

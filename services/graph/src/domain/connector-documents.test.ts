@@ -1,4 +1,4 @@
-import { hasText, normalizeGroups, planUpsert, sameAccess, slices, type CurrentCopy } from './connector-documents';
+import { hasText, normalizeGroups, planBatch, planUpsert, sameAccess, slices, writesNothing, type BatchItem, type ConnectorAccess, type CurrentCopy } from './connector-documents';
 
 const copy = (extra: Partial<CurrentCopy> = {}): CurrentCopy => ({ doc_id: 'doc_1', connector_hash: 'h1', access_public: true, access_groups: [], ...extra });
 
@@ -46,5 +46,70 @@ describe('access and batches', () => {
     expect(slices([], 100)).toEqual([]);
     expect(slices(Array.from({ length: 250 }, (_, i) => i), 100).map((s) => s.length)).toEqual([100, 100, 50]);
     expect(() => slices([1], 0)).toThrow(RangeError);
+  });
+});
+
+describe('a whole batch, planned as pushing its documents one after another', () => {
+  const PUBLIC: ConnectorAccess = { public: true, groups: [] };
+  const item = (id: string, contentHash: string, text = true): BatchItem => ({ id, contentHash, hasText: text });
+  const ids = () => {
+    let n = 0;
+    return () => `doc_new${++n}`;
+  };
+  const copies = (entries: Array<[string, Partial<CurrentCopy>]>) => new Map(entries.map(([id, extra]) => [id, copy(extra)]));
+
+  it('creates, replaces, keeps and skips, answering in input order', () => {
+    const plan = planBatch(
+      [item('new', 'h'), item('changed', 'h2'), item('same', 'h1'), item('empty', 'h', false), item('empty-held', 'hx', false)],
+      copies([['changed', { doc_id: 'doc_changed' }], ['same', { doc_id: 'doc_same' }], ['empty-held', { doc_id: 'doc_held' }]]),
+      PUBLIC,
+      ids(),
+    );
+    expect(plan.steps).toEqual([
+      { outcome: 'created', docId: 'doc_new1' },
+      { outcome: 'updated', docId: 'doc_new2' },
+      { outcome: 'unchanged', docId: 'doc_same' },
+      { outcome: 'skipped', docId: null },
+      { outcome: 'skipped', docId: 'doc_held' },
+    ]);
+    expect(plan).toMatchObject({ accepted: [0, 1], stored: [0, 1], deleted: ['doc_changed'], accessChanged: [] });
+    expect(writesNothing(plan)).toBe(false);
+  });
+
+  it('writes nothing for a batch held unchanged, access included, or only skipped', () => {
+    const held = copies([['a', { doc_id: 'doc_a', access_groups: [2, 1] }]]);
+    const same = planBatch([item('a', 'h1'), item('b', 'h', false)], held, { public: true, groups: [1, 2, 1] }, ids());
+    expect(same.steps).toEqual([{ outcome: 'unchanged', docId: 'doc_a' }, { outcome: 'skipped', docId: null }]);
+    expect(writesNothing(same)).toBe(true);
+    expect(writesNothing(planBatch([], held, PUBLIC, ids()))).toBe(true);
+  });
+
+  it('sets the access of a kept copy whose access changed, once, with the batch\'s normalised groups', () => {
+    const plan = planBatch([item('a', 'h1'), item('a', 'h1')], copies([['a', { doc_id: 'doc_a' }]]), { public: false, groups: [9, 3, 9] }, ids());
+    expect(plan.steps).toEqual([{ outcome: 'unchanged', docId: 'doc_a' }, { outcome: 'unchanged', docId: 'doc_a' }]);
+    expect(plan).toMatchObject({ accepted: [], deleted: [], accessChanged: ['doc_a'] });
+    expect(writesNothing(plan)).toBe(false);
+  });
+
+  it('decides a source id pushed twice against the copy the first push left', () => {
+    // The same content twice: created, then unchanged with the first's new document.
+    const same = planBatch([item('a', 'h'), item('a', 'h')], new Map(), PUBLIC, ids());
+    expect(same.steps).toEqual([{ outcome: 'created', docId: 'doc_new1' }, { outcome: 'unchanged', docId: 'doc_new1' }]);
+    expect(same).toMatchObject({ accepted: [0], stored: [0], deleted: [], accessChanged: [] });
+    // Another content: the second replaces the first, whose row is then never stored; the held copy goes once.
+    const twice = planBatch([item('a', 'h2'), item('b', 'h'), item('a', 'h3'), item('a', 'h3', false)], copies([['a', { doc_id: 'doc_a' }]]), PUBLIC, ids());
+    expect(twice.steps).toEqual([
+      { outcome: 'updated', docId: 'doc_new1' },
+      { outcome: 'created', docId: 'doc_new2' },
+      { outcome: 'updated', docId: 'doc_new3' },
+      { outcome: 'skipped', docId: 'doc_new3' },
+    ]);
+    expect(twice).toMatchObject({ accepted: [0, 1, 2], stored: [1, 2], deleted: ['doc_a'], accessChanged: [] });
+  });
+
+  it('does not set the access of a copy the batch then replaces', () => {
+    const plan = planBatch([item('a', 'h1'), item('a', 'h2')], copies([['a', { doc_id: 'doc_a' }]]), { public: false, groups: [] }, ids());
+    expect(plan.steps.map((s) => s.outcome)).toEqual(['unchanged', 'updated']);
+    expect(plan).toMatchObject({ deleted: ['doc_a'], accessChanged: [], stored: [1] });
   });
 });

@@ -43,6 +43,91 @@ export function planUpsert(current: CurrentCopy | null, contentHash: string, acc
   return { kind: 'unchanged', docId: current.doc_id, access: sameAccess(current, access) ? null : { public: access.public, groups: normalizeGroups(access.groups) } };
 }
 
+/** One pushed document, as the batch's plan needs it. */
+export interface BatchItem {
+  /** The source's id. */
+  id: string;
+  contentHash: string;
+  /** False for an empty or blank text (`hasText`): the document is skipped. */
+  hasText: boolean;
+}
+
+/** What the push does with one document, in input order. */
+export type BatchStep =
+  | { outcome: 'skipped'; docId: string | null }
+  | { outcome: 'unchanged'; docId: string }
+  /** Accepted as a new document `docId` (`updated`: it replaces a copy). */
+  | { outcome: 'created' | 'updated'; docId: string };
+
+/** A whole batch's plan: the step of each document and the writes that carry them out together. */
+export interface BatchPlan {
+  steps: BatchStep[];
+  /** Indexes of the accepted documents (created or updated), in input order. */
+  accepted: number[];
+  /**
+   * Indexes of the accepted documents whose row is stored: all but those replaced again by a later document of the
+   * same batch (their row would be inserted and deleted in the same transaction), in input order.
+   */
+  stored: number[];
+  /** The memory's copies that go, replaced. */
+  deleted: string[];
+  /** The memory's copies that stay, whose access becomes the batch's. */
+  accessChanged: string[];
+}
+
+/**
+ * Plans a batch document by document in input order, exactly as pushing them one after another would go: each is
+ * decided (`planUpsert`) against the copy the memory would hold by then — its copy in `copies`, or the one an
+ * earlier document of the batch accepted. So the same id twice with the same hash is `created` (or `updated`) then
+ * `unchanged`, with another hash `created` then `updated`; a skipped document answers the copy held by then.
+ * `newDocId` names each accepted document.
+ */
+export function planBatch(items: BatchItem[], copies: ReadonlyMap<string, CurrentCopy>, access: ConnectorAccess, newDocId: () => string): BatchPlan {
+  const groups = normalizeGroups(access.groups);
+  /** The copy each id has by now; `index` when an earlier document of the batch accepted it. */
+  const held = new Map<string, CurrentCopy & { index?: number }>(copies);
+  const steps: BatchStep[] = [];
+  const accepted: number[] = [];
+  const stored = new Set<number>();
+  const deleted: string[] = [];
+  const accessChanged = new Set<string>();
+  items.forEach((item, i) => {
+    const current = held.get(item.id) ?? null;
+    if (!item.hasText) {
+      steps.push({ outcome: 'skipped', docId: current?.doc_id ?? null });
+      return;
+    }
+    const plan = planUpsert(current, item.contentHash, access);
+    if (plan.kind === 'unchanged') {
+      // Only a copy the memory held can differ: one this batch accepted has the batch's access.
+      if (plan.access) {
+        accessChanged.add(plan.docId);
+        held.set(item.id, { ...current!, access_public: plan.access.public, access_groups: plan.access.groups });
+      }
+      steps.push({ outcome: 'unchanged', docId: plan.docId });
+      return;
+    }
+    if (plan.kind === 'replace') {
+      if (current?.index !== undefined) stored.delete(current.index);
+      else {
+        deleted.push(plan.docId);
+        accessChanged.delete(plan.docId);
+      }
+    }
+    const docId = newDocId();
+    held.set(item.id, { doc_id: docId, connector_hash: item.contentHash, access_public: access.public, access_groups: groups, index: i });
+    steps.push({ outcome: plan.kind === 'replace' ? 'updated' : 'created', docId });
+    accepted.push(i);
+    stored.add(i);
+  });
+  return { steps, accepted, stored: [...stored].sort((a, b) => a - b), deleted, accessChanged: [...accessChanged] };
+}
+
+/** True when carrying out `plan` writes nothing: every document unchanged with the same access, or skipped. */
+export function writesNothing(plan: BatchPlan): boolean {
+  return plan.accepted.length === 0 && plan.deleted.length === 0 && plan.accessChanged.length === 0;
+}
+
 /** A text with nothing to index (empty or only white space) is skipped, not refused with the whole batch. */
 export function hasText(text: string): boolean {
   return text.trim().length > 0;

@@ -1,4 +1,4 @@
-import type { Sql } from '@lore/runtime';
+import type { Sql, SqlResult } from '@lore/runtime';
 
 /** What the upsert needs to know of the memory's current copy of a connector's document. */
 export interface ConnectorDocumentRow {
@@ -17,39 +17,54 @@ export function isConnectorDuplicate(err: unknown): boolean {
   return !!e && e.code === '23505' && e.constraint === CONNECTOR_DOCUMENT_INDEX;
 }
 
+/** Runs one statement: `sql.query` in a transaction, or `db.statementAsTenant` on its own. */
+export type RunStatement = <T>(text: string, params: unknown[]) => Promise<SqlResult<T>>;
+
 /**
- * The memory's document for a pair's source id, if it holds one. With `lock`, the row stays locked until the
- * transaction ends: a concurrent push of the same document waits, and the worker cannot add chunks to it meanwhile
- * (its foreign-key check needs a lock this one excludes), so statistics computed from its chunks stay true.
+ * The memory's copies of a pair's documents with these source ids (those it holds), by source id. With `lock` the
+ * rows stay locked until the transaction ends, taken in `doc_id` order (two pushes of overlapping batches lock in
+ * the same order, so neither waits on the other in a circle): a concurrent push of the same documents waits, and
+ * the worker cannot add chunks to them meanwhile (its foreign-key check needs a lock this one excludes), so
+ * statistics computed from their chunks stay true.
  */
-export async function findConnectorDocument(
-  sql: Sql,
+export async function findConnectorCopies(
+  run: RunStatement,
   tenantId: string,
   memoryId: string,
   ccPairId: number,
-  externalId: string,
+  externalIds: readonly string[],
   lock: boolean,
-): Promise<ConnectorDocumentRow | null> {
-  const r = await sql.query<ConnectorDocumentRow>(
-    `SELECT doc_id, connector_hash, access_public, access_groups FROM graph.documents
-      WHERE tenant_id = $1 AND memory_id = $2 AND cc_pair_id = $3 AND external_id = $4${lock ? ' FOR UPDATE' : ''}`,
-    [tenantId, memoryId, ccPairId, externalId],
+): Promise<Map<string, ConnectorDocumentRow>> {
+  const copies = new Map<string, ConnectorDocumentRow>();
+  if (externalIds.length === 0) return copies;
+  const r = await run<ConnectorDocumentRow & { external_id: string }>(
+    `SELECT external_id, doc_id, connector_hash, access_public, access_groups FROM graph.documents
+      WHERE tenant_id = $1 AND memory_id = $2 AND cc_pair_id = $3 AND external_id = ANY($4::text[])${lock ? '\n      ORDER BY doc_id\n        FOR UPDATE' : ''}`,
+    [tenantId, memoryId, ccPairId, [...new Set(externalIds)]],
   );
-  const row = r.rows[0];
-  return row ? { ...row, access_groups: (row.access_groups ?? []).map(Number) } : null;
+  for (const row of r.rows) {
+    copies.set(row.external_id, {
+      doc_id: row.doc_id,
+      connector_hash: row.connector_hash,
+      access_public: row.access_public,
+      access_groups: (row.access_groups ?? []).map(Number),
+    });
+  }
+  return copies;
 }
 
-/** Changes who may see a document (its content is unchanged, so nothing is re-indexed). */
+/** Changes who may see these documents (their content is unchanged, so nothing is re-indexed), with one statement. */
 export async function setConnectorAccess(
   sql: Sql,
   tenantId: string,
   memoryId: string,
-  docId: string,
+  docIds: readonly string[],
   access: { public: boolean; groups: number[] },
 ): Promise<void> {
+  if (docIds.length === 0) return;
   await sql.query(
-    `UPDATE graph.documents SET access_public = $4, access_groups = $5::integer[] WHERE tenant_id = $1 AND memory_id = $2 AND doc_id = $3`,
-    [tenantId, memoryId, docId, access.public, access.groups],
+    `UPDATE graph.documents SET access_public = $4, access_groups = $5::integer[] WHERE tenant_id = $1 AND memory_id = $2 AND doc_id = ANY($3::text[])`,
+    [tenantId, memoryId, [...docIds], access.public, access.groups],
   );
 }
 

@@ -76,46 +76,69 @@ function toView(r: Raw): DocumentView {
   };
 }
 
-export async function insertDocument(sql: Sql, tenantId: string, d: NewDocument): Promise<void> {
+/** The columns `insertDocuments` writes, and the cast of each value, in the same order. */
+const INSERT_COLUMNS = `tenant_id, memory_id, workspace_id, doc_id, vault_id, title, content_type, content, content_sha256,
+  source, upload_id, routing_mode, routing_confidence, routing_scores, needs_review, dlp_matches, dlp_kinds,
+  cc_pair_id, external_id, source_type, link, primary_owners, secondary_owners, doc_metadata, source_updated_at, connector_hash,
+  access_public, access_groups`;
+const INSERT_CASTS = [
+  '', '', '', '', '', '', '', '', '', '', '', '', '', '::jsonb', '', '', '::jsonb',
+  '', '', '', '', '::jsonb', '::jsonb', '::jsonb', '::timestamptz', '', '', '::integer[]',
+];
+
+function insertValues(tenantId: string, d: NewDocument): unknown[] {
   const c = d.connector;
-  await sql.query(
-    `INSERT INTO graph.documents (tenant_id, memory_id, workspace_id, doc_id, vault_id, title, content_type, content, content_sha256,
-       source, upload_id, routing_mode, routing_confidence, routing_scores, needs_review, dlp_matches, dlp_kinds,
-       cc_pair_id, external_id, source_type, link, primary_owners, secondary_owners, doc_metadata, source_updated_at, connector_hash,
-       access_public, access_groups)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::jsonb, $15, $16, $17::jsonb,
-       $18, $19, $20, $21, $22::jsonb, $23::jsonb, $24::jsonb, $25::timestamptz, $26, $27, $28::integer[])`,
-    [
-      tenantId,
-      d.memory_id,
-      d.workspace_id,
-      d.doc_id,
-      d.vault_id,
-      d.title,
-      d.content_type,
-      d.content,
-      d.content_sha256,
-      d.source,
-      d.upload_id,
-      d.routing_mode,
-      d.routing_confidence,
-      JSON.stringify(d.routing_scores),
-      d.needs_review,
-      d.dlp_matches,
-      JSON.stringify(d.dlp_kinds),
-      c?.cc_pair_id ?? null,
-      c?.external_id ?? null,
-      c?.source_type ?? null,
-      c?.link ?? null,
-      c?.primary_owners ? JSON.stringify(c.primary_owners) : null,
-      c?.secondary_owners ? JSON.stringify(c.secondary_owners) : null,
-      c ? JSON.stringify(c.metadata) : null,
-      c?.source_updated_at ?? null,
-      c?.connector_hash ?? null,
-      c?.access_public ?? true,
-      c?.access_groups ?? [],
-    ],
-  );
+  return [
+    tenantId,
+    d.memory_id,
+    d.workspace_id,
+    d.doc_id,
+    d.vault_id,
+    d.title,
+    d.content_type,
+    d.content,
+    d.content_sha256,
+    d.source,
+    d.upload_id,
+    d.routing_mode,
+    d.routing_confidence,
+    JSON.stringify(d.routing_scores),
+    d.needs_review,
+    d.dlp_matches,
+    JSON.stringify(d.dlp_kinds),
+    c?.cc_pair_id ?? null,
+    c?.external_id ?? null,
+    c?.source_type ?? null,
+    c?.link ?? null,
+    c?.primary_owners ? JSON.stringify(c.primary_owners) : null,
+    c?.secondary_owners ? JSON.stringify(c.secondary_owners) : null,
+    c ? JSON.stringify(c.metadata) : null,
+    c?.source_updated_at ?? null,
+    c?.connector_hash ?? null,
+    c?.access_public ?? true,
+    c?.access_groups ?? [],
+  ];
+}
+
+export async function insertDocument(sql: Sql, tenantId: string, d: NewDocument): Promise<void> {
+  await insertDocuments(sql, tenantId, [d]);
+}
+
+/**
+ * Inserts documents with one statement (a multi-row INSERT), in the order given: what `insertDocument` for each
+ * does, all or none. An empty list writes nothing. A second row for the same connector document (tenant, memory,
+ * pair, source id) fails the statement on `documents_connector_idx`, as a second insert would.
+ */
+export async function insertDocuments(sql: Sql, tenantId: string, docs: readonly NewDocument[]): Promise<void> {
+  if (docs.length === 0) return;
+  const params: unknown[] = [];
+  const rows = docs.map((d) => {
+    const base = params.length;
+    const values = insertValues(tenantId, d);
+    params.push(...values);
+    return `(${values.map((_, i) => `$${base + i + 1}${INSERT_CASTS[i]}`).join(', ')})`;
+  });
+  await sql.query(`INSERT INTO graph.documents (${INSERT_COLUMNS}) VALUES ${rows.join(',\n')}`, params);
 }
 
 /**
@@ -178,28 +201,69 @@ export async function fileDocument(sql: Sql, tenantId: string, memoryId: string,
   return true;
 }
 
-/** Deletes a document and keeps the BM25 statistics true (they count what is indexed). */
+/** Deletes a document and keeps the BM25 statistics true (they count what is indexed): `deleteDocuments` of one. */
 export async function deleteDocument(sql: Sql, tenantId: string, memoryId: string, docId: string): Promise<boolean> {
+  return (await deleteDocuments(sql, tenantId, memoryId, [docId])) === 1;
+}
+
+/**
+ * Deletes documents and keeps the BM25 statistics true, with five statements whatever their number; returns how
+ * many were deleted. The caller locks the documents first (`FOR UPDATE`), so the worker cannot add chunks to them
+ * meanwhile. Each statistic loses what the documents' chunks counted, as deleting them one by one would:
+ * - `term_stats.df` counts chunks holding the term, and a chunk belongs to one document, so a term's chunks among
+ *   all the documents are the sum of its chunks in each (one group per term over all their chunks);
+ * - `corpus_stats` loses the count and the summed length of all their chunks;
+ * - an entity's `mention_count` loses the sum of its mentions in them (a mention row per document and entity),
+ *   floored at 0 — one by one it was `greatest(0, greatest(0, c - a) - b)`, which equals `greatest(0, c - (a + b))`
+ *   for mentions ≥ 0;
+ * - contradictions naming any of them go, then the documents (chunks, postings, mentions and facts cascade).
+ * Term and entity rows are locked in key order, as the worker's indexing locks them, so two transactions that
+ * touch the same terms never wait on each other in a circle.
+ */
+export async function deleteDocuments(sql: Sql, tenantId: string, memoryId: string, docIds: readonly string[]): Promise<number> {
+  const ids = [...new Set(docIds)];
+  if (ids.length === 0) return 0;
   await sql.query(
-    `UPDATE graph.term_stats ts SET df = ts.df - x.n
-       FROM (SELECT l.lexeme AS term, count(*)::int AS n FROM graph.chunks c, unnest(c.tsv) l
-              WHERE c.tenant_id = $1 AND c.memory_id = $2 AND c.doc_id = $3 GROUP BY l.lexeme) x
-      WHERE ts.tenant_id = $1 AND ts.memory_id = $2 AND ts.term = x.term`,
-    [tenantId, memoryId, docId],
+    `WITH x AS (
+       SELECT l.lexeme AS term, count(*)::int AS n FROM graph.chunks c, unnest(c.tsv) l
+        WHERE c.tenant_id = $1 AND c.memory_id = $2 AND c.doc_id = ANY($3::text[]) GROUP BY l.lexeme
+     ), locked AS MATERIALIZED (
+       SELECT ts.term, x.n FROM graph.term_stats ts JOIN x ON x.term = ts.term
+        WHERE ts.tenant_id = $1 AND ts.memory_id = $2
+        ORDER BY ts.term
+          FOR UPDATE OF ts
+     )
+     UPDATE graph.term_stats ts SET df = ts.df - locked.n
+       FROM locked
+      WHERE ts.tenant_id = $1 AND ts.memory_id = $2 AND ts.term = locked.term`,
+    [tenantId, memoryId, ids],
   );
   await sql.query(
     `UPDATE graph.corpus_stats cs SET chunk_count = cs.chunk_count - x.n, total_dl = cs.total_dl - x.dl
-       FROM (SELECT count(*) AS n, coalesce(sum(dl), 0) AS dl FROM graph.chunks WHERE tenant_id = $1 AND memory_id = $2 AND doc_id = $3) x
+       FROM (SELECT count(*) AS n, coalesce(sum(dl), 0) AS dl FROM graph.chunks WHERE tenant_id = $1 AND memory_id = $2 AND doc_id = ANY($3::text[])) x
       WHERE cs.tenant_id = $1 AND cs.memory_id = $2`,
-    [tenantId, memoryId, docId],
+    [tenantId, memoryId, ids],
   );
   await sql.query(
-    `UPDATE graph.entities e SET mention_count = greatest(0, e.mention_count - m.mentions)
-       FROM graph.entity_mentions m
-      WHERE m.tenant_id = $1 AND m.memory_id = $2 AND m.doc_id = $3 AND e.tenant_id = m.tenant_id AND e.memory_id = m.memory_id AND e.entity_key = m.entity_key`,
-    [tenantId, memoryId, docId],
+    `WITH m AS (
+       SELECT entity_key, sum(mentions)::int AS mentions FROM graph.entity_mentions
+        WHERE tenant_id = $1 AND memory_id = $2 AND doc_id = ANY($3::text[]) GROUP BY entity_key
+     ), locked AS MATERIALIZED (
+       SELECT e.entity_key, m.mentions FROM graph.entities e JOIN m ON m.entity_key = e.entity_key
+        WHERE e.tenant_id = $1 AND e.memory_id = $2
+        ORDER BY e.entity_key
+          FOR UPDATE OF e
+     )
+     UPDATE graph.entities e SET mention_count = greatest(0, e.mention_count - locked.mentions)
+       FROM locked
+      WHERE e.tenant_id = $1 AND e.memory_id = $2 AND e.entity_key = locked.entity_key`,
+    [tenantId, memoryId, ids],
   );
-  await sql.query(`DELETE FROM graph.contradictions WHERE tenant_id = $1 AND memory_id = $2 AND (doc_a = $3 OR doc_b = $3)`, [tenantId, memoryId, docId]);
-  const r = await sql.query(`DELETE FROM graph.documents WHERE tenant_id = $1 AND memory_id = $2 AND doc_id = $3`, [tenantId, memoryId, docId]);
-  return r.rowCount === 1;
+  await sql.query(`DELETE FROM graph.contradictions WHERE tenant_id = $1 AND memory_id = $2 AND (doc_a = ANY($3::text[]) OR doc_b = ANY($3::text[]))`, [
+    tenantId,
+    memoryId,
+    ids,
+  ]);
+  const r = await sql.query(`DELETE FROM graph.documents WHERE tenant_id = $1 AND memory_id = $2 AND doc_id = ANY($3::text[])`, [tenantId, memoryId, ids]);
+  return r.rowCount;
 }

@@ -42,7 +42,8 @@ export function connectorDocumentRoutes(deps: ConnectorDocumentRouteDeps) {
       summary: 'Graph-internal: put a connector\'s documents into the memory (created, updated, unchanged or skipped each)',
       description:
         'Not reachable through the gateway. Each document is matched by (memory, `cc_pair_id`, `id`): the same `content_hash` keeps it ' +
-        '(access updated in place), another replaces it through the ingest pipeline (DLP, automatic routing, indexing by the worker).',
+        '(access updated in place), another replaces it through the ingest pipeline (DLP, automatic routing, indexing by the worker). ' +
+        'The batch is one transaction: an error writes nothing of it.',
       security: IDENTITY, guards: [deps.guard],
       body: UpsertConnectorDocumentsBody, bodyLimitBytes: deps.connectorDocuments.bodyLimitBytes, invalid: unprocessable,
       ok: { status: 200, description: 'the outcome of every document, in input order', schema: UpsertConnectorDocumentsResult },
