@@ -29,13 +29,19 @@
  *   requests that answered 304, the documents it wrote, and the chunks written to graph.chunks from its start until
  *   the graph worker is idle (max(chunk_id) before, rows past it after) — must be 0.
  *
+ * - the graph's write: every request to the graph's `POST /internal/v1/connector-documents` is timed in the graph's
+ *   own server (Node's `http.server.request.start` / `http.server.response.finish` diagnostics channels: from the
+ *   request's headers read to its answer written), and their sum over a load's documents is the write time per
+ *   document, the figure docs/core.md follows.
+ *
  * Before the warm-up the bench waits until the stack's graph worker has replayed the shared ingest topic (see
  * `drainIngestBacklog`), so that replay does not run beside the measured rounds. `--delay-ms N` spaces request starts
  * by N ms on both sides (the web source's default `minDelayMs` is 100): context, not the judged setting.
  *
  * Prints medians, per-round figures, and a verdict; exits 1 when a target is missed.
  */
-import { Agent, request } from 'node:http';
+import { subscribe } from 'node:diagnostics_channel';
+import { Agent, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { TOPICS } from '@lore/contracts';
 import { startCoreStack, type CoreStack } from '../../test/core/harness';
@@ -237,6 +243,22 @@ async function drainIngestBacklog(s: CoreStack): Promise<{ messages: number; ms:
   return { messages: offsets.reduce((n, o) => n + Number(o.high) - Number(o.low), 0), ms: now() - started };
 }
 
+/** Every push to the graph's connector-document route, as the graph's server saw it (ms from request to answer). */
+const PUSH_PATH = '/internal/v1/connector-documents';
+const pushTimes: number[] = [];
+function timePushes(): void {
+  const started = new WeakMap<ServerResponse, number>();
+  subscribe('http.server.request.start', (m) => {
+    const { request: req, response } = m as { request: IncomingMessage; response: ServerResponse };
+    if (req.method === 'POST' && req.url === PUSH_PATH) started.set(response, now());
+  });
+  subscribe('http.server.response.finish', (m) => {
+    const { response } = m as { response: ServerResponse };
+    const at = started.get(response);
+    if (at !== undefined) pushTimes.push(now() - at);
+  });
+}
+
 const maxChunkId = async (s: CoreStack, tenantId: string) =>
   s.db.withTenant(tenantId, async (sql) => Number((await sql.query<{ m: string }>(`SELECT coalesce(max(chunk_id), 0)::text AS m FROM graph.chunks`)).rows[0]!.m));
 
@@ -250,6 +272,9 @@ interface Load {
   crawlMs: number;
   tailMs: number;
   requests: number;
+  /** Pushes to the graph's connector-document route, and their summed time in the graph's server. */
+  pushes: number;
+  pushMs: number;
 }
 
 interface Poll {
@@ -264,6 +289,7 @@ interface Poll {
 
 async function main(): Promise<void> {
   requireEnv('LORE_TEST_PG_URL');
+  timePushes();
   const web = await new LoopbackWeb({ seed: 12, crawlDelaySeconds: { alpha: 0, beta: 0 }, generatedPages: PAGES }).start();
   const s = await startCoreStack({ checkResponses: false, indexer: { sources: { lookup: web.lookup, web: { minDelayMs: DELAY_MS } } } });
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
@@ -279,12 +305,14 @@ async function main(): Promise<void> {
       const { connectorId, pairId } = await api.pair(config);
 
       const mark = web.requests.length;
+      const pushMark = pushTimes.length;
       const sentAt = wallStart();
       const started = now();
       const attemptId = await api.runOnce(connectorId);
       const end = await api.ended(pairId, attemptId);
       const acceptedMs = now() - started;
       const endedAt = wallStart();
+      const pushed = pushTimes.slice(pushMark);
       if (end.status !== 'success') throw new Error(`the load ended ${end.status}: ${end.error_msg}`);
       const st = await allIndexed(s, t.tenantId, pairId, end.new_docs_indexed as number);
       const indexedMs = now() - started;
@@ -296,6 +324,7 @@ async function main(): Promise<void> {
       const load: Load = {
         docs: end.new_docs_indexed as number, acceptedMs, indexedMs, chunks: docs.chunks,
         dispatchMs: first - sentAt, crawlMs: last - first, tailMs: endedAt - last, requests: reqs.length,
+        pushes: pushed.length, pushMs: pushed.reduce((a, b) => a + b, 0),
       };
 
       // The unchanged site polled: nothing is written, nothing embedded.
@@ -365,6 +394,7 @@ async function main(): Promise<void> {
       `indexing, accepted            ${f0(median(loads.map((l) => l.acceptedMs)))} ms   ${f0(acceptedRate)} pages/s   (run-once → attempt ended: every document in the memory's pipeline)`,
       `indexing, all chunks indexed  ${f0(median(loads.map((l) => l.indexedMs)))} ms   ${f0(indexedRate)} pages/s   (run-once → every document chunked and embedded; ${f0(median(loads.map((l) => l.chunks)))} chunks)`,
       `  where the accepted time goes: run-once → first request ${f0(median(loads.map((l) => l.dispatchMs)))} ms, crawl (first → last request, ${f0(median(loads.map((l) => l.requests)))} requests) ${f0(median(loads.map((l) => l.crawlMs)))} ms, last request → seen ended ${f0(median(loads.map((l) => l.tailMs)))} ms`,
+      `  the graph's write          ${f2(median(loads.map((l) => l.pushMs / l.docs)))} ms per document   (${f0(median(loads.map((l) => l.pushes)))} pushes to ${PUSH_PATH}, ${f0(median(loads.map((l) => l.pushMs)))} ms in all, timed in the graph's server; per round: ${loads.map((l) => f2(l.pushMs / l.docs)).join(', ')} ms)`,
       `ratio, accepted / plain loop  ${f2(ratio)}x   (target >= ${TARGET}x)   per round: ${loads.map((l, i) => f2(rate(l.acceptedMs) / rate(plain[i]!))).join(', ')}`,
       `ratio, indexed / plain loop   ${f2(indexedRatio)}x   (shown, not judged)`,
       `incremental poll, unchanged   ${f0(median(polls.map((p) => p.ms)))} ms;  requests answered 304 ${polls.map((p) => `${p.notModified} of ${p.requests}`).join(', ')}${MODE === 'sitemap' ? ' (sitemap: an unchanged lastmod needs no request)' : ''};  documents written ${polls.map((p) => p.newDocs).join(', ')}, unchanged ${polls.map((p) => p.unchanged).join(', ')};  chunks written ${polls.map((p) => p.chunksWritten).join(', ')}   (target 0)`,
