@@ -34,5 +34,21 @@ describe('GraphConnectorDocuments', () => {
     expect(sent.primary_owners).toEqual(['owner']);
     expect(sent.metadata).toEqual({ k: 'v' });
     expect(received.cc_pair_id).toBe(7);
+    expect(sent.updated_at).toBeNull();
+  });
+
+  it('sends a date the memory can store, and no date for one it cannot', async () => {
+    const client = new GraphConnectorDocuments({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, timeoutMs: 5_000 });
+    const base = { id: 'x', title: 't', text: 'x', link: 'https://example.com/x', source_type: 'web' as const, primary_owners: null, secondary_owners: null, metadata: {}, content_hash: 'h' };
+    const dates: Array<[Date, string | null]> = [
+      [new Date('2026-02-05T00:00:00Z'), '2026-02-05T00:00:00.000Z'],
+      [new Date('0000-01-01T00:00:00Z'), null],
+      [new Date('+010000-01-01T00:00:00Z'), null],
+      [new Date('not a date'), null],
+    ];
+    for (const [date, expected] of dates) {
+      await client.push('token', 7, { public: true, groups: [] }, [{ ...base, updated_at: date }]);
+      expect(received.documents[0].updated_at).toBe(expected);
+    }
   });
 });

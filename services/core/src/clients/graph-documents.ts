@@ -44,6 +44,16 @@ function clean(text: string): string {
   return text.replace(/\u0000/g, '').replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 }
 
+/**
+ * A source's date as the memory can store it: years 1 to 9999 (PostgreSQL refuses year 0 and an ISO string of a
+ * later year); anything else (a sitemap's `0000-00-00`, a broken header) is unknown rather than a failed batch.
+ */
+function storableDate(d: Date | null): string | null {
+  if (!d || Number.isNaN(d.getTime())) return null;
+  const year = d.getUTCFullYear();
+  return year >= 1 && year <= 9999 ? d.toISOString() : null;
+}
+
 export class GraphConnectorDocuments implements ConnectorDocuments {
   constructor(private readonly options: GraphHttpOptions) {}
 
@@ -57,7 +67,7 @@ export class GraphConnectorDocuments implements ConnectorDocuments {
         text: clean(d.text),
         link: d.link,
         source_type: d.source_type,
-        updated_at: d.updated_at ? d.updated_at.toISOString() : null,
+        updated_at: storableDate(d.updated_at),
         primary_owners: d.primary_owners?.map(clean) ?? null,
         secondary_owners: d.secondary_owners?.map(clean) ?? null,
         metadata: Object.fromEntries(Object.entries(d.metadata).map(([k, v]) => [clean(k), clean(v)])),
