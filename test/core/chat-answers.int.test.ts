@@ -41,12 +41,15 @@ describe('core: chat answers over the memory, through the gateway', () => {
     expect(ingest.status).toBe(200);
     docId = ingest.json.doc_id as string;
     // Indexing runs in the graph worker (Kafka): wait until retrieval finds the document.
-    for (let i = 0; i < 100; i++) {
+    let found = false;
+    for (let i = 0; i < 200 && !found; i++) {
       const r = await s.call('POST', '/api/v1/memory/retrieve', { 'x-api-key': a.key }, { query: 'fog horn Skerry Point' });
       expect(r.status).toBe(200);
-      if (r.json.chunks.some((c: { document_id: string }) => c.document_id === docId)) break;
-      await new Promise((res) => setTimeout(res, 200));
+      found = r.json.chunks.some((c: { document_id: string }) => c.document_id === docId);
+      if (!found) await new Promise((res) => setTimeout(res, 200));
     }
+    // Every test below asks about it: say so here rather than five times over.
+    if (!found) throw new Error('the ingested document was not indexed within 40 s');
   }, 60_000);
   afterAll(async () => {
     await s?.close();

@@ -19,6 +19,8 @@ export interface CoreStack {
   core: CoreService;
   graph: GraphService;
   coreServer: StartedServer;
+  /** The stack's Kafka topic prefix (`LORE_KAFKA_PREFIX` for a process that joins it). */
+  kafkaPrefix: string;
   /** Core's metrics registry (its indexer's counters among them). */
   coreMetrics: Registry;
   gateway: GatewayUnderTest;
@@ -63,7 +65,11 @@ export async function startCoreStack(options: CoreStackOptions = {}): Promise<Co
   const signer = new IdentitySigner(IDENTITY_SECRET);
   const languageModel = options.languageModel ?? new ExtractiveLanguageModel();
   const logger = createLogger({ level: 'silent', service: 'core-test' });
-  const bus = new KafkaBus({ brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','), clientId: `core-test-${uniqueSuffix()}`, logger, partitions: 2 });
+  // Topics of its own (a prefix per stack, as an install on a shared broker has): a fresh consumer group starts at the
+  // beginning of its topics, and on the suites' shared broker the unprefixed ones hold every earlier stack's messages,
+  // whose replay would keep this stack's graph worker busy for seconds before it reads its own.
+  const kafkaPrefix = `core-${uniqueSuffix()}`;
+  const bus = new KafkaBus({ brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','), prefix: kafkaPrefix, clientId: `core-test-${uniqueSuffix()}`, logger, partitions: 2 });
   const graph = await createGraphService({
     db, bus, blobs: new PostgresBlobStore(db), logger, metrics: createMetricsRegistry('core-test-graph', { defaultMetrics: false }), signer, ocr: null,
     consumerGroup: `graph-worker-core-${uniqueSuffix()}`, languageModel, checkResponses: options.checkResponses ?? true,
@@ -113,6 +119,7 @@ export async function startCoreStack(options: CoreStackOptions = {}): Promise<Co
     graph,
     coreServer,
     coreMetrics,
+    kafkaPrefix,
     gateway,
     call: (method, path, headers, body) => http(gateway.publicUrl, method, path, { headers, body }),
     tenant: (keyOptions = {}) => makeTenant(gateway, keyOptions),

@@ -429,6 +429,7 @@ describe('core: a worker killed mid-attempt', () => {
         LORE_ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
         LORE_CORE_GRAPH_URL: proxy.url,
         LORE_KAFKA_BROKERS: requireEnv('LORE_TEST_KAFKA_BROKERS'),
+        LORE_KAFKA_PREFIX: s.kafkaPrefix,
         LORE_CORE_CONSUMER_GROUP: `core-worker-killed-${uniqueSuffix()}`,
         LORE_CORE_WORKER_PORT: '0',
         LORE_CORE_HOST: '127.0.0.1',
