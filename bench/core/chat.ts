@@ -72,14 +72,13 @@ async function main(): Promise<void> {
       const r = await s.call('POST', '/api/v1/memory/ingest', key, { content: `${d.title}\n\n${d.text}`, content_type: 'text', title: d.title, routing: { mode: 'auto' } });
       if (r.status !== 200) throw new Error(`ingest failed: ${r.status} ${r.text}`);
     }
-    // Indexing runs in the graph worker: wait until the base documents (and the last note) are retrievable by title.
-    for (const d of [...base, corpus.at(-1)!]) {
-      for (let i = 0; ; i++) {
-        const r = await s.call('POST', '/api/v1/memory/retrieve', key, { query: d.title, top_k: 20 });
-        if (r.json.chunks?.length > 0 && r.json.chunks.some((c: { title: string }) => c.title === d.title)) break;
-        if (i > 300) throw new Error(`document "${d.title}" was not indexed`);
-        await new Promise((res) => setTimeout(res, 100));
-      }
+    // Indexing runs in the graph worker: wait until every document is indexed (a title search is no proof: a
+    // generated note can outrank a short base document), up to five minutes.
+    for (let i = 0; ; i++) {
+      const r = await s.db.withTenant(t.tenantId, (sql) => sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM graph.documents WHERE tenant_id = $1 AND status = 'indexed'`, [t.tenantId]));
+      if (r.rows[0]!.n >= corpus.length) break;
+      if (i > 3000) throw new Error(`${corpus.length - r.rows[0]!.n} of ${corpus.length} documents were not indexed`);
+      await new Promise((res) => setTimeout(res, 100));
     }
     const session = async () => (await s.call('POST', '/api/chat/create-chat-session', bearer, { persona_id: 0 })).json.chat_session_id as string;
     const search = (q: string) => s.call('POST', '/api/v1/memory/search', key, { query: q });
