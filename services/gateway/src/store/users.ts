@@ -57,17 +57,17 @@ export interface SessionUser extends User {
  * every request anyway, so the groups cost no round trip of their own (an index-only scan of
  * `user_group_members_user`), and a membership change is seen by the next request on every replica.
  */
+/** Every request of a signed-in user reads this: one statement, so one round trip (`statementAsTenant`). */
 export async function getSessionUser(db: Db, tenantId: string, userId: string): Promise<SessionUser | null> {
-  return db.withTenant(tenantId, async (sql) => {
-    const r = await sql.query(
-      `SELECT ${COLS},
-              ARRAY(SELECT m.group_id FROM gateway.user_group_members m WHERE m.tenant_id = $1 AND m.user_id = $2 ORDER BY m.group_id) AS groups
-         FROM gateway.users WHERE tenant_id = $1 AND user_id = $2`,
-      [tenantId, userId],
-    );
-    const row = r.rows[0];
-    return row ? { ...toUser(row), groups: intArray(row.groups) } : null;
-  });
+  const r = await db.statementAsTenant(
+    tenantId,
+    `SELECT ${COLS},
+            ARRAY(SELECT m.group_id FROM gateway.user_group_members m WHERE m.tenant_id = $1 AND m.user_id = $2 ORDER BY m.group_id) AS groups
+       FROM gateway.users WHERE tenant_id = $1 AND user_id = $2`,
+    [tenantId, userId],
+  );
+  const row = r.rows[0];
+  return row ? { ...toUser(row), groups: intArray(row.groups) } : null;
 }
 
 export async function getUserByEmail(db: Db, tenantId: string, email: string): Promise<User | null> {
