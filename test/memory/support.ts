@@ -251,8 +251,12 @@ export async function eventually<T>(fn: () => Promise<T | undefined>, timeoutMs 
   }
 }
 
-/** Waits until the document is indexed (or failed) and returns its status body. */
-export async function waitIndexed(h: Harness, who: Identity, docId: string, timeoutMs = 30_000): Promise<any> {
+/**
+ * Waits until the document is indexed (or failed) and returns its status body. A harness's fresh consumer group
+ * first replays what the shared test broker's ingest topic already holds (every earlier suite's messages on a
+ * long-lived broker), so the first wait of a suite may take a while: 90 s by default.
+ */
+export async function waitIndexed(h: Harness, who: Identity, docId: string, timeoutMs = 90_000): Promise<any> {
   return eventually(async () => {
     const r = await h.call('GET', `/api/v1/memory/documents/${docId}`, who);
     return r.status === 200 && r.body.status !== 'queued' ? r.body : undefined;
