@@ -20,6 +20,7 @@ import {
 } from '@lore/runtime';
 import { createGateway, gatewayConfig, MemoryGatewayState, createWebhooksWorker, type Gateway } from '@lore/gateway';
 import { createGraphService, GRAPH_TOPICS, type GraphService } from '@lore/graph';
+import { createAgentsService, type AgentsService } from '@lore/agents';
 import { CORE_TOPICS, createCoreService, GraphConnectorDocuments, GraphKnowledgeSearch, startCredentialSealing, type CoreService } from '@lore/core';
 import type { EmbeddedConfig } from './config';
 import { loadSecrets } from './secrets';
@@ -43,7 +44,7 @@ export interface Embedded {
   /**
    * The composed parts, for in-process tools and tests. Clients use `url`, and `adminUrl` for the admin API.
    */
-  parts: { db: Db; gateway: Gateway; graph: GraphService; core: CoreService };
+  parts: { db: Db; gateway: Gateway; graph: GraphService; core: CoreService; agents: AgentsService };
   stop(): Promise<void>;
 }
 
@@ -81,6 +82,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   lifecycle.onShutdown('sockets', () => rm(socketDir, { recursive: true, force: true }));
   const graphSocket = join(socketDir, 'graph.sock');
   const coreSocket = join(socketDir, 'core.sock');
+  const agentsSocket = join(socketDir, 'agents.sock');
 
   // The local embedding model if it is already in the cache (loading it takes about half a second); otherwise the
   // hashed embedder now and, with `auto`, the model fetched in the background once Lore answers (./embedder.ts).
@@ -133,6 +135,19 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   const credentialSealing = startCredentialSealing(db, core.core.secrets, logger.child({ service: 'core' }));
   lifecycle.onShutdown('credential sealing', () => credentialSealing.stop());
 
+  // Agents: list building, imports, utility and seed routes, on the same database.
+  const agents = await createAgentsService({
+    db,
+    logger: logger.child({ service: 'agents' }),
+    metrics,
+    signer,
+    lifecycle,
+    facts: { environment: process.env.NODE_ENV ?? 'development' },
+  });
+  const agentsServer = await listenUnix(agents.app.callback(), agentsSocket);
+  lifecycle.onShutdown('agents server', () => agentsServer.close());
+  lifecycle.onShutdown('agents', () => agents.close());
+
   const gateway = await createGateway(
     {
       db,
@@ -143,12 +158,12 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
       config: gatewayConfig({
         sessions: { secret: secrets.session_secret, cookieSecure: false },
         adminToken: secrets.admin_token,
-        upstreams: { graph: `unix:${graphSocket}`, core: `unix:${coreSocket}` },
+        upstreams: { graph: `unix:${graphSocket}`, core: `unix:${coreSocket}`, agents: `unix:${agentsSocket}` },
         encryptionKeys,
         webhooks: { allowLoopback: config.LORE_WEBHOOKS_ALLOW_LOOPBACK },
       }),
     },
-    // The graph and core upstreams are this process: their health is already this readiness.
+    // The graph, core and agents upstreams are this process: their health is already this readiness.
     { lifecycle, checkUpstreams: false },
   );
   lifecycle.onShutdown('gateway', () => gateway.close());
@@ -225,7 +240,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
     credentialsFile: join(config.LORE_DATA_DIR, 'dev-credentials.json'),
     freshSecrets: credentials.fresh,
     lifecycle,
-    parts: { db, gateway, graph, core },
+    parts: { db, gateway, graph, core, agents },
     stop: () => lifecycle.shutdown('stop'),
   };
 }

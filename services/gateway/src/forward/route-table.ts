@@ -80,7 +80,8 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
       // Websockets (spec 3): deep search's progress socket and the web-research and crawler sockets.
       '/api/service-deep-search', '/api/agent',
     ],
-    open: ['/api/health', '/api/service-routing/health', '/'],
+    // The agents service's own OpenAPI document (docs/agents.md) is open like the others.
+    open: ['/api/health', '/api/service-routing/health', '/', '/api/agents/openapi.json'],
     module: () => 'agents',
     sources: ['bearer', 'cookie', 'x-api-key', 'query'],
     allowSessions: true,

@@ -26,7 +26,10 @@ export const DEFAULT_PORTS = {
   core: 8082,
   /** `LORE_CORE_WORKER_PORT`: the core worker's (connector indexer's) probes and metrics. */
   coreWorker: 8088,
-  /** The ports the chart already gives agents and mcp, whose code is not in the repository yet. */
+  /** `LORE_AGENTS_PORT`: the agents API (its probes and metrics share the port). */
   agents: 8084,
+  /** `LORE_AGENTS_WORKER_PORT`: the agents worker's probes and metrics. */
+  agentsWorker: 8089,
+  /** The port the chart already gives mcp, whose code is not in the repository yet. */
   mcp: 8085,
 } as const;

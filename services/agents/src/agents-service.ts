@@ -1,0 +1,56 @@
+import { join } from 'node:path';
+import { RUNTIME_MIGRATIONS, assertAppRole, checkAppRole, runMigrations, runRuntimeMigrations, type Db, type IdentitySigner, type Lifecycle, type LoreApp, type Logger } from '@lore/runtime';
+import type { Registry } from 'prom-client';
+import { createAgentsApp } from './app';
+import type { AgentsDeps, ServiceFacts } from './application/context';
+
+/** The agents schema: workflows, their event logs and lists, the directory, imports and seed runs. */
+export const AGENTS_MIGRATIONS = { schema: 'agents', dir: join(__dirname, '..', 'migrations') };
+/** The schemas an agents process works in: the application role needs what their migrations grant. */
+const AGENTS_SCHEMAS = [RUNTIME_MIGRATIONS, AGENTS_MIGRATIONS];
+
+export interface AgentsServiceDeps {
+  db: Db;
+  logger: Logger;
+  metrics: Registry;
+  signer: IdentitySigner;
+  /** Version and environment the utility routes report (default: the package's version, `development`). */
+  facts?: Partial<ServiceFacts>;
+  /** Run the migrations at start (embedded mode, development); a cluster runs them in the migrations Job. */
+  migrate?: boolean;
+  bodyLimitBytes?: number;
+  checkResponses?: boolean;
+  /** Registers the readiness check `agents`. */
+  lifecycle?: Lifecycle;
+}
+
+export interface AgentsService {
+  app: LoreApp;
+  /** The composed dependencies, for in-process tools and tests. */
+  agents: AgentsDeps;
+  close(): Promise<void>;
+}
+
+/** The version every agents process reports (spec 3's interface version). */
+export const AGENTS_VERSION = '1.0.0';
+
+/**
+ * The agents service composed from ports. The same code runs as the `agents` deployment and inside the embedded
+ * single process.
+ */
+export async function createAgentsService(deps: AgentsServiceDeps): Promise<AgentsService> {
+  const logger = deps.logger.child({ component: 'agents' });
+  if (deps.migrate !== false) {
+    await runRuntimeMigrations(deps.db);
+    await runMigrations(deps.db, AGENTS_MIGRATIONS);
+  }
+  // Refuse to start when the application role cannot do the work, or could escape row-level security.
+  await assertAppRole(deps.db, AGENTS_SCHEMAS);
+  const agents: AgentsDeps = { db: deps.db, logger, facts: { version: deps.facts?.version ?? AGENTS_VERSION, environment: deps.facts?.environment ?? 'development' } };
+  deps.lifecycle?.addCheck('agents', async () => {
+    const { problems } = await checkAppRole(deps.db, AGENTS_SCHEMAS);
+    return { ok: problems.length === 0, details: problems.length > 0 ? { problems } : {} };
+  });
+  const app = createAgentsApp({ agents, signer: deps.signer, logger, metrics: deps.metrics, bodyLimitBytes: deps.bodyLimitBytes ?? 1024 * 1024, checkResponses: deps.checkResponses });
+  return { app, agents, close: async () => {} };
+}

@@ -1,0 +1,67 @@
+import Router from '@koa/router';
+import { RouteTable, createHttpApp, openApiDocumentRoute, type IdentitySigner, type LoreApp, type Logger } from '@lore/runtime';
+import type { Registry } from 'prom-client';
+import type { AgentsDeps } from './application/context';
+import { health } from './application/health';
+import { agentsOpenApi, agentsResponses } from './openapi';
+import { type AgentsState } from './routes/route';
+import { utilityRoutes, type UtilityRouteDeps } from './routes/utility/routes';
+
+export interface AgentsAppOptions {
+  agents: AgentsDeps;
+  signer: IdentitySigner;
+  logger: Logger;
+  metrics: Registry;
+  /** Largest JSON body (bytes). */
+  bodyLimitBytes: number;
+  /** Check every success body against its declared schema (tests): a drift is a 500 naming it. */
+  checkResponses?: boolean;
+}
+
+/** The path of the agents service's own OpenAPI document, forwarded by the gateway without a credential. */
+export const AGENTS_OPENAPI_PATH = '/api/agents/openapi.json';
+
+/** What the agents route modules call, each module given only its own part. */
+export interface AgentsRouteDeps {
+  utility: UtilityRouteDeps;
+}
+
+/** Binds the application layer and the identity guard to one agents service's dependencies, resource by resource. */
+export function agentsRouteDeps(agents: AgentsDeps, _signer: IdentitySigner): AgentsRouteDeps {
+  return {
+    utility: { facts: agents.facts, health: () => health(agents), docsPath: AGENTS_OPENAPI_PATH },
+  };
+}
+
+/** Every route the agents service serves, from the route modules, plus the document of exactly those routes. */
+export function agentsRouteTable(deps: AgentsRouteDeps, options: { bodyLimitBytes: number; checkResponses?: boolean }): RouteTable<AgentsState> {
+  const table = new RouteTable<AgentsState>({ bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses, commonResponses: agentsResponses });
+  table.add(
+    utilityRoutes(deps.utility),
+    openApiDocumentRoute(AGENTS_OPENAPI_PATH, 'the OpenAPI 3.1 document of the agents routes', () => agentsOpenApi(table)),
+  );
+  return table;
+}
+
+/** Route dependencies that may be read but never called (documentation and the documentation test). */
+export function inertRouteDeps(): AgentsRouteDeps {
+  const never = (): never => {
+    throw new Error('a route of the documentation-only table was called');
+  };
+  const inert: unknown = new Proxy(never, { get: () => inert, apply: () => inert });
+  return inert as AgentsRouteDeps;
+}
+
+/** The document without a running service (the committed openapi.json and its test). */
+export function documentedAgentsOpenApi(): Record<string, unknown> {
+  return agentsOpenApi(agentsRouteTable(inertRouteDeps(), { bodyLimitBytes: 1 }));
+}
+
+/** The agents listener: the route table, then 404 for everything else. Each route reads its own body. */
+export function createAgentsApp(options: AgentsAppOptions): LoreApp {
+  const app = createHttpApp({ service: 'agents', logger: options.logger, metrics: options.metrics, bodyLimitBytes: options.bodyLimitBytes, parseBodies: false });
+  const router = new Router<AgentsState>();
+  agentsRouteTable(agentsRouteDeps(options.agents, options.signer), { bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses }).mount(router);
+  app.use(router.routes());
+  return app;
+}

@@ -1,0 +1,43 @@
+import { DEFAULT_PORTS, envBool, envInt, envKafkaPrefix, envSecret } from '@lore/runtime';
+import { z } from 'zod';
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === '' ? undefined : v));
+
+/** The environment of the agents processes (API and worker), parsed once by their `main`. Secrets have no default. */
+export const agentsConfigSchema = z.object({
+  LORE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  NODE_ENV: z.string().default('development'),
+  LORE_AGENTS_HOST: z.string().default('0.0.0.0'),
+  LORE_AGENTS_PORT: envInt(DEFAULT_PORTS.agents, 0, 65535),
+  LORE_AGENTS_WORKER_PORT: envInt(DEFAULT_PORTS.agentsWorker, 0, 65535),
+  LORE_DATABASE_URL: z.string({ error: 'is required' }).min(1),
+  LORE_DATABASE_OWNER_URL: optionalString,
+  LORE_REDIS_URL: optionalString,
+  LORE_IDENTITY_SECRET: envSecret(32),
+  LORE_AGENTS_MIGRATE: envBool(false),
+  LORE_AGENTS_BODY_LIMIT_BYTES: envInt(1024 * 1024, 1024, 64 * 1024 * 1024),
+  // The worker: Kafka and its consumer group.
+  LORE_KAFKA_BROKERS: optionalString,
+  LORE_KAFKA_PREFIX: envKafkaPrefix(),
+  LORE_AGENTS_RELAY: envBool(true),
+  LORE_AGENTS_CONSUMER_GROUP: z.string().min(1).default('agents-worker'),
+  /** SearXNG's address (its JSON API): the default `WebSearch` provider. Without it lists come from the directory and the tenant's knowledge. */
+  LORE_AGENTS_SEARXNG_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/\S+$/.test(v), { message: 'must be an http(s) URL' }),
+  /** Web reads (pages, company overview) may reach loopback addresses (local testing only; refused in production). */
+  LORE_AGENTS_ALLOW_LOOPBACK: envBool(false),
+  LORE_AI_LLM_BASE_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/\S+$/.test(v), { message: 'must be an http(s) URL' }),
+  LORE_AI_LLM_MODEL: optionalString,
+  LORE_AI_LLM_API_KEY: optionalString,
+  LORE_AI_LLM_TIMEOUT_MS: envInt(60_000, 100, 600_000),
+  LORE_AI_LLM_RETRIES: envInt(2, 0, 10),
+}).superRefine((c, ctx) => {
+  if (c.LORE_AI_LLM_BASE_URL && !c.LORE_AI_LLM_MODEL) ctx.addIssue({ code: 'custom', path: ['LORE_AI_LLM_MODEL'], message: 'is required with LORE_AI_LLM_BASE_URL' });
+  if (c.NODE_ENV === 'production' && c.LORE_AGENTS_ALLOW_LOOPBACK) {
+    ctx.addIssue({ code: 'custom', path: ['LORE_AGENTS_ALLOW_LOOPBACK'], message: 'opens web reads to this machine and is refused when NODE_ENV=production' });
+  }
+});
+
+export type AgentsConfig = z.infer<typeof agentsConfigSchema>;

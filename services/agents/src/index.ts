@@ -1,0 +1,3 @@
+export { createAgentsService, AGENTS_MIGRATIONS, AGENTS_VERSION, type AgentsService, type AgentsServiceDeps } from './agents-service';
+export { agentsConfigSchema, type AgentsConfig } from './config';
+export { documentedAgentsOpenApi, AGENTS_OPENAPI_PATH } from './app';

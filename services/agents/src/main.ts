@@ -1,0 +1,32 @@
+import { IdentitySigner, Lifecycle, PostgresDb, createLogger, createMetricsRegistry, exitOnConfigError, listen, opsRouter, parseConfig } from '@lore/runtime';
+import { agentsConfigSchema } from './config';
+import { createAgentsService } from './agents-service';
+
+/** The `agents` deployment: list building, imports, utility and seed routes behind the gateway (probes and metrics share the port). */
+async function main(): Promise<void> {
+  const config = parseConfig(agentsConfigSchema, process.env);
+  const logger = createLogger({ level: config.LORE_LOG_LEVEL, service: 'agents' });
+  const metrics = createMetricsRegistry('agents');
+  const lifecycle = new Lifecycle(logger);
+  lifecycle.installSignalHandlers();
+  const db = await new PostgresDb({ url: config.LORE_DATABASE_URL, ownerUrl: config.LORE_DATABASE_OWNER_URL }).init();
+  lifecycle.onShutdown('database', () => db.close());
+  const agents = await createAgentsService({
+    db,
+    logger,
+    metrics,
+    signer: new IdentitySigner(config.LORE_IDENTITY_SECRET),
+    migrate: config.LORE_AGENTS_MIGRATE,
+    facts: { environment: config.NODE_ENV },
+    bodyLimitBytes: config.LORE_AGENTS_BODY_LIMIT_BYTES,
+    lifecycle,
+  });
+  agents.app.use(opsRouter(lifecycle, metrics).routes());
+  const server = await listen(agents.app, config.LORE_AGENTS_PORT, config.LORE_AGENTS_HOST);
+  lifecycle.onShutdown('http server', () => server.close());
+  lifecycle.onShutdown('agents', () => agents.close());
+  lifecycle.markStarted();
+  logger.info({ url: server.url }, 'agents listening');
+}
+
+main().catch(exitOnConfigError);

@@ -1,0 +1,75 @@
+import { createLogger, createMetricsRegistry, IdentitySigner, listen, PostgresDb, type Db, type StartedServer } from '@lore/runtime';
+import { createAgentsService, type AgentsService, type AgentsServiceDeps } from '@lore/agents';
+import type { GatewayConfig } from '@lore/gateway';
+import type { Registry } from 'prom-client';
+import { http, IDENTITY_SECRET, makeKey, makeTenant, startGateway, uid, type GatewayUnderTest, type TenantFixture } from '../gateway/harness';
+import { freshDatabase, uniqueSuffix, type TestDatabase } from '../support/infra';
+
+/**
+ * The agents service behind a real gateway on real PostgreSQL and Redis (and Kafka, once a suite runs the worker):
+ * every request goes client → gateway → agents, with the gateway's signed identity. Later issues' suites (research,
+ * crawler, MCP) start from this stack too.
+ */
+export interface AgentsStack {
+  database: TestDatabase;
+  db: Db;
+  agents: AgentsService;
+  agentsServer: StartedServer;
+  metrics: Registry;
+  /** The stack's Kafka topic prefix (`LORE_KAFKA_PREFIX` for a process that joins it). */
+  kafkaPrefix: string;
+  gateway: GatewayUnderTest;
+  /** A call through the gateway's public listener. */
+  call(method: string, path: string, headers: Record<string, string>, body?: unknown): ReturnType<typeof http>;
+  tenant(keyOptions?: Record<string, unknown>): Promise<TenantFixture>;
+  key(tenantId: string, options?: Record<string, unknown>): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface AgentsStackOptions {
+  /** Check every answer against its declared schema (default true; benchmarks measure without, as production runs). */
+  checkResponses?: boolean;
+  /** Gateway settings on top of the stack's. */
+  gateway?: Partial<Omit<GatewayConfig, 'sessions'>>;
+  /** Service settings on top of the stack's. */
+  service?: Partial<Omit<AgentsServiceDeps, 'db' | 'logger' | 'metrics' | 'signer'>>;
+}
+
+export async function startAgentsStack(options: AgentsStackOptions = {}): Promise<AgentsStack> {
+  const database = await freshDatabase('lore_agents');
+  const db = await new PostgresDb({ url: database.url, ownerUrl: database.ownerUrl, maxConnections: 10 }).init();
+  const signer = new IdentitySigner(IDENTITY_SECRET);
+  const logger = createLogger({ level: 'silent', service: 'agents-test' });
+  const metrics = createMetricsRegistry('agents-test', { defaultMetrics: false });
+  const kafkaPrefix = `agents-${uniqueSuffix()}`;
+  const agents = await createAgentsService({
+    db,
+    logger,
+    metrics,
+    signer,
+    facts: { environment: 'test' },
+    checkResponses: options.checkResponses ?? true,
+    ...options.service,
+  });
+  const agentsServer = await listen(agents.app, 0, '127.0.0.1');
+  const gateway = await startGateway(database, { upstreams: { agents: agentsServer.url }, rateLimit: { perSecond: 1000, burst: 2000 }, ...options.gateway }, { redisPrefix: `agents-${uid()}:` });
+  return {
+    database,
+    db,
+    agents,
+    agentsServer,
+    metrics,
+    kafkaPrefix,
+    gateway,
+    call: (method, path, headers, body) => http(gateway.publicUrl, method, path, { headers, body }),
+    tenant: (keyOptions = {}) => makeTenant(gateway, keyOptions),
+    key: async (tenantId, opts = {}) => (await makeKey(gateway, tenantId, opts)).key,
+    close: async () => {
+      await gateway.close();
+      await agentsServer.close();
+      await agents.close();
+      await db.close();
+      await database.drop();
+    },
+  };
+}
