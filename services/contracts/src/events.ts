@@ -15,6 +15,8 @@ export const TOPICS = {
   webhookDead: 'lore.webhook.dead',
   graphJobs: 'lore.graph.jobs',
   connectorsIndex: 'lore.connectors.index',
+  /** Agents workflows to run (company and people search, enrichment), keyed by `<tenant>:<thread id>`. */
+  agentsWorkflows: 'lore.agents.workflows',
   /**
    * Poison messages of every consumer: a message whose handler kept failing past its subscription's bound, with the
    * reason in `lore-dead-*` headers (services/runtime/src/bus/poison.ts). Not webhook delivery failures: those are
@@ -47,6 +49,7 @@ export const NEW_GROUP_START: Record<TopicName, 'earliest' | 'latest'> = {
   [TOPICS.webhookDead]: 'latest',
   [TOPICS.graphJobs]: 'earliest',
   [TOPICS.connectorsIndex]: 'earliest',
+  [TOPICS.agentsWorkflows]: 'earliest',
   [TOPICS.dead]: 'latest',
 };
 

@@ -29,3 +29,6 @@ export * from './blob/postgres-blob-store';
 export * from './http/body';
 export * from './http/routes';
 export { validateOpenApiDocument, type OpenApiValidation } from './http/openapi-validate';
+export * from './ports/progress-streams';
+export * from './streams/memory-progress-streams';
+export * from './streams/redis-progress-streams';
