@@ -53,6 +53,8 @@ import { crc32, deflateSync } from 'node:zlib';
 
 export const SITE_NAMES = ['alpha', 'beta', 'gamma', 'delta'] as const;
 export type SiteName = (typeof SITE_NAMES)[number];
+/** A site of the world: one of `SITE_NAMES`, or the name of one of the `extraSites` it was started with. */
+export type WorldSite = SiteName | (string & {});
 
 /** The product token robots.txt rules of the world are written for (what Lore's fetchers send). */
 export const LORE_AGENT = 'LoreBot';
@@ -73,6 +75,22 @@ export interface LoopbackWebOptions {
    * that need a site of a realistic size. Default 0: no section, the world exactly as without the option.
    */
   generatedPages?: number;
+  /**
+   * More sites, each its own origin `http://<name>.localhost:<port>` with the pages given (HTML, all in its
+   * sitemap), a robots.txt (`User-agent: *`, a `Disallow:` line per `disallow` prefix, its `Sitemap:`) and a
+   * sitemap at `/sitemap.xml`. Built after everything else and from no draw of the world's, so every other site is
+   * the same with or without them; `pages()` (and so the search index) lists them after the four. Default none.
+   * The agents test world (agents-world.ts) serves its companies this way.
+   */
+  extraSites?: ExtraSite[];
+}
+
+export interface ExtraSite {
+  /** Host label: lower-case letters, digits and hyphens, not one of `SITE_NAMES`, unique. */
+  name: string;
+  pages: Array<{ path: string; html: string; /** Days before the epoch it was last modified. Default 30. */ ageDays?: number }>;
+  /** Path prefixes robots.txt disallows for every agent. Default none. */
+  disallow?: string[];
 }
 
 export interface WebLink {
@@ -84,7 +102,7 @@ export interface WebLink {
 
 /** One document of the world as a crawl should find it. */
 export interface WebPage {
-  site: SiteName;
+  site: WorldSite;
   url: string;
   /** Path and query, as requested. */
   path: string;
@@ -123,7 +141,7 @@ export interface WebRequest {
   method: string;
   /** The Host header as sent. */
   host: string;
-  site: SiteName | 'hub' | null;
+  site: WorldSite | 'hub' | null;
   /** Path and query as sent. */
   path: string;
   headers: IncomingHttpHeaders;
@@ -242,7 +260,8 @@ export class LoopbackWeb {
   private readonly epoch: number;
   private readonly crawlDelay: { alpha: number; beta: number };
   private readonly generatedPages: number;
-  private readonly sites = new Map<SiteName, Map<string, Resource>>();
+  private readonly sites = new Map<WorldSite, Map<string, Resource>>();
+  private readonly extraSites: ExtraSite[];
   /** When each sitemap last lost an entry (site/name), so its lastmod moves on removals too. */
   private readonly sitemapChanged = new Map<string, number>();
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -259,6 +278,12 @@ export class LoopbackWeb {
     this.hugeBytes = options.hugeBytes ?? 256 * 1024 * 1024;
     this.crawlDelay = { alpha: options.crawlDelaySeconds?.alpha ?? 0.25, beta: options.crawlDelaySeconds?.beta ?? 1 };
     this.generatedPages = Math.max(0, Math.floor(options.generatedPages ?? 0));
+    this.extraSites = options.extraSites ?? [];
+    const names = new Set<string>(SITE_NAMES);
+    for (const site of this.extraSites) {
+      if (!/^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/.test(site.name) || names.has(site.name)) throw new Error(`extra site name ${site.name} is invalid or taken`);
+      names.add(site.name);
+    }
   }
 
   async start(): Promise<this> {
@@ -274,7 +299,7 @@ export class LoopbackWeb {
   }
 
   /** `http://<site>.localhost:<port>` (no trailing slash). */
-  siteUrl(site: SiteName): string {
+  siteUrl(site: WorldSite): string {
     return `http://${site}.localhost:${this.port}`;
   }
 
@@ -284,8 +309,8 @@ export class LoopbackWeb {
   }
 
   /** The documents of one site (or of all), as they are now: the truth a crawl is compared with. */
-  pages(site?: SiteName): WebPage[] {
-    const names = site ? [site] : [...SITE_NAMES];
+  pages(site?: WorldSite): WebPage[] {
+    const names: WorldSite[] = site ? [site] : [...SITE_NAMES, ...this.extraSites.map((x) => x.name)];
     return names.flatMap((name) => {
       const reachable = this.reachable(name);
       const out: WebPage[] = [];
@@ -306,7 +331,7 @@ export class LoopbackWeb {
           publishedDate: res.publishedDate === null ? null : iso(res.publishedDate),
           author: res.author,
           inSitemap: res.sitemap !== null,
-          robotsAllowed: robotsAllowed(name, path),
+          robotsAllowed: robotsAllowed(name, path) && !(this.extraSites.find((x) => x.name === name)?.disallow ?? []).some((prefix) => path.startsWith(prefix)),
           noindex: res.noindex,
           nofollow: res.nofollow,
           canonical: res.canonical,
@@ -380,7 +405,7 @@ export class LoopbackWeb {
   }
 
   /** Requests to one site (optionally one path, query included). */
-  requestsTo(site: SiteName | 'hub', path?: string): WebRequest[] {
+  requestsTo(site: WorldSite | 'hub', path?: string): WebRequest[] {
     return this.requests.filter((r) => r.site === site && (path === undefined || r.path === path));
   }
 
@@ -406,7 +431,7 @@ export class LoopbackWeb {
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const hostHeader = (req.headers.host ?? '').toLowerCase();
     const hostname = hostHeader.startsWith('[') ? hostHeader.slice(0, hostHeader.indexOf(']') + 1) : hostHeader.replace(/:\d+$/, '');
-    const site: SiteName | 'hub' | null = hostname === '127.0.0.1' || hostname === 'localhost' ? 'hub' : this.siteOfHost(hostname);
+    const site: WorldSite | 'hub' | null = hostname === '127.0.0.1' || hostname === 'localhost' ? 'hub' : this.siteOfHost(hostname);
     const rec: WebRequest = {
       method: req.method ?? '',
       host: req.headers.host ?? '',
@@ -857,6 +882,23 @@ export class LoopbackWeb {
     });
     delta.set('/sitemap.xml', this.sitemapResource('delta', 'main'));
     if (this.generatedPages > 0) this.buildGenerated(this.generatedPages);
+    for (const extra of this.extraSites) this.buildExtra(extra);
+  }
+
+  /** One of `extraSites`: its pages as given, its robots.txt and its sitemap. */
+  private buildExtra(extra: ExtraSite): void {
+    const resources = new Map<string, Resource>();
+    this.sites.set(extra.name, resources);
+    for (const page of extra.pages) {
+      resources.set(page.path, this.describe(extra.name, page.path, {
+        ...emptyDoc(HTML, this.epoch - (page.ageDays ?? 30) * DAY),
+        body: Buffer.from(page.html, 'utf8'),
+        sitemap: 'main',
+      }));
+    }
+    const url = this.siteUrl(extra.name);
+    resources.set('/robots.txt', this.robots(['User-agent: *', ...(extra.disallow ?? []).map((p) => `Disallow: ${p}`), '', `Sitemap: ${url}/sitemap.xml`]));
+    resources.set('/sitemap.xml', this.sitemapResource(extra.name, 'main'));
   }
 
   /**
@@ -924,7 +966,7 @@ export class LoopbackWeb {
     return { kind: 'special', serve: (req, res, rec) => this.sendDoc(req, res, rec, doc) };
   }
 
-  private sitemapResource(site: SiteName, name: string): Special {
+  private sitemapResource(site: WorldSite, name: string): Special {
     return {
       kind: 'special',
       serve: (req, res, rec) => {
@@ -941,7 +983,7 @@ export class LoopbackWeb {
     };
   }
 
-  private sitemapIndexResource(site: SiteName, children: string[]): Special {
+  private sitemapIndexResource(site: WorldSite, children: string[]): Special {
     return {
       kind: 'special',
       serve: (req, res, rec) => {
@@ -957,7 +999,7 @@ export class LoopbackWeb {
     };
   }
 
-  private sitemapEntries(site: SiteName, name: string): Array<{ url: string; lastmod: number }> {
+  private sitemapEntries(site: WorldSite, name: string): Array<{ url: string; lastmod: number }> {
     const out: Array<{ url: string; lastmod: number }> = [];
     for (const [path, res] of this.sites.get(site)!) {
       if (res.kind === 'doc' && res.sitemap === name) out.push({ url: `${this.siteUrl(site)}${path}`, lastmod: res.lastmod });
@@ -966,7 +1008,7 @@ export class LoopbackWeb {
   }
 
   /** The newest lastmod of a sitemap's entries, or of its last removal. */
-  private sitemapLastmod(site: SiteName, name: string): number {
+  private sitemapLastmod(site: WorldSite, name: string): number {
     return Math.max(this.epoch - 365 * DAY, this.sitemapChanged.get(`${site}/${name}`) ?? 0, ...this.sitemapEntries(site, name).map((e) => e.lastmod));
   }
 
@@ -976,7 +1018,7 @@ export class LoopbackWeb {
   }
 
   /** Fills in what follows from the body: ETag, and for HTML the title, language, text, robots meta, canonical, links. */
-  private describe(site: SiteName, path: string, doc: Doc): Doc {
+  private describe(site: WorldSite, path: string, doc: Doc): Doc {
     const out: Doc = { ...doc, etag: etagOf(doc.body) };
     const essence = doc.contentType.split(';')[0]!.trim().toLowerCase();
     const base = `${this.siteUrl(site)}${path}`;
@@ -1004,7 +1046,7 @@ export class LoopbackWeb {
   }
 
   /** Paths of `site` reachable from its home page through followable same-site links, redirects followed. */
-  private reachable(site: SiteName): Set<string> {
+  private reachable(site: WorldSite): Set<string> {
     const resources = this.sites.get(site)!;
     const origin = this.siteUrl(site);
     const seen = new Set<string>();
@@ -1038,16 +1080,16 @@ export class LoopbackWeb {
     return seen;
   }
 
-  private locate(target: string): { site: SiteName; path: string } {
+  private locate(target: string): { site: WorldSite; path: string } {
     const url = new URL(target, this.siteUrl('alpha'));
     const site = this.siteOfHost(url.hostname);
     if (site === null || url.port !== String(this.port)) throw new Error(`${target} is not in the loopback web`);
     return { site, path: url.pathname + url.search };
   }
 
-  private siteOfHost(hostname: string): SiteName | null {
-    const m = /^([a-z]+)\.localhost$/.exec(hostname);
-    return m && (SITE_NAMES as readonly string[]).includes(m[1]!) ? (m[1] as SiteName) : null;
+  private siteOfHost(hostname: string): WorldSite | null {
+    const m = /^([a-z0-9-]+)\.localhost$/.exec(hostname);
+    return m && this.sites.has(m[1]!) ? m[1]! : null;
   }
 
   private tick(): void {
@@ -1094,7 +1136,7 @@ export type SpecialName = keyof typeof SPECIAL_PATHS;
 
 // ---- helpers ----
 
-function robotsAllowed(site: SiteName, path: string): boolean {
+function robotsAllowed(site: WorldSite, path: string): boolean {
   if (site === 'delta') return false;
   if (site === 'beta') return !path.startsWith('/drafts/');
   if (site === 'alpha') {
@@ -1104,7 +1146,7 @@ function robotsAllowed(site: SiteName, path: string): boolean {
   return true;
 }
 
-function sitemapFor(site: SiteName, path: string): string | null {
+function sitemapFor(site: WorldSite, path: string): string | null {
   if (site === 'gamma') return null;
   if (site === 'beta') return path.startsWith('/posts/') ? 'posts' : 'pages';
   return 'main';
