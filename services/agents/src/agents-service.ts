@@ -1,7 +1,8 @@
 import { join } from 'node:path';
-import { RUNTIME_MIGRATIONS, assertAppRole, checkAppRole, runMigrations, runRuntimeMigrations, type Db, type IdentitySigner, type Lifecycle, type LoreApp, type Logger } from '@lore/runtime';
+import { MemoryProgressStreams, RUNTIME_MIGRATIONS, assertAppRole, type ProgressStreams, checkAppRole, runMigrations, runRuntimeMigrations, type Db, type IdentitySigner, type Lifecycle, type LoreApp, type Logger } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { createAgentsApp } from './app';
+import { createWorkflowMetrics } from './application/workflow-metrics';
 import type { AgentsDeps, ServiceFacts } from './application/context';
 
 /** The agents schema: workflows, their event logs and lists, the directory, imports and seed runs. */
@@ -22,6 +23,8 @@ export interface AgentsServiceDeps {
   checkResponses?: boolean;
   /** Registers the readiness check `agents`. */
   lifecycle?: Lifecycle;
+  /** Live progress streams of workflows (default: in memory, as embedded mode runs them). */
+  streams?: ProgressStreams;
 }
 
 export interface AgentsService {
@@ -46,7 +49,13 @@ export async function createAgentsService(deps: AgentsServiceDeps): Promise<Agen
   }
   // Refuse to start when the application role cannot do the work, or could escape row-level security.
   await assertAppRole(deps.db, AGENTS_SCHEMAS);
-  const agents: AgentsDeps = { db: deps.db, logger, facts: { version: deps.facts?.version ?? AGENTS_VERSION, environment: deps.facts?.environment ?? 'development' } };
+  const agents: AgentsDeps = {
+    db: deps.db,
+    logger,
+    facts: { version: deps.facts?.version ?? AGENTS_VERSION, environment: deps.facts?.environment ?? 'development' },
+    streams: deps.streams ?? new MemoryProgressStreams(),
+    workflowMetrics: createWorkflowMetrics(deps.metrics),
+  };
   deps.lifecycle?.addCheck('agents', async () => {
     const { problems } = await checkAppRole(deps.db, AGENTS_SCHEMAS);
     return { ok: problems.length === 0, details: problems.length > 0 ? { problems } : {} };

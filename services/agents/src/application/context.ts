@@ -1,4 +1,5 @@
-import type { Db, Logger } from '@lore/runtime';
+import type { Db, Logger, ProgressStreams } from '@lore/runtime';
+import type { WorkflowMetrics } from './workflow-metrics';
 
 /** Facts about the running service that the utility routes report. */
 export interface ServiceFacts {
@@ -12,4 +13,7 @@ export interface AgentsDeps {
   db: Db;
   logger: Logger;
   facts: ServiceFacts;
+  /** Live progress of workflows (Redis Streams, or memory in embedded mode); the event log is the durable copy. */
+  streams: ProgressStreams;
+  workflowMetrics?: WorkflowMetrics;
 }

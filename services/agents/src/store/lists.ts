@@ -1,0 +1,127 @@
+import type { Sql } from '@lore/runtime';
+
+/** A row of agents.lists (migration 0001). */
+export interface ListRow {
+  tenant_id: string;
+  list_id: string;
+  thread_id: string | null;
+  owner: string;
+  name: string;
+  description: string;
+  list_type: string;
+  status: string;
+  columns: unknown[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A row of agents.list_rows. */
+export interface ListRowRow {
+  row_id: string;
+  entity_key: string;
+  position: number;
+  cells: Record<string, unknown>;
+  step_source: string;
+  metadata: Record<string, unknown>;
+}
+
+const LIST_COLS = 'tenant_id, list_id::text AS list_id, thread_id::text AS thread_id, owner, name, description, list_type, status, columns, created_at, updated_at';
+const ROW_COLS = 'row_id, entity_key, position, cells, step_source, metadata';
+
+export async function insertList(
+  sql: Sql,
+  tenantId: string,
+  l: { list_id: string; thread_id: string | null; owner: string; name: string; description: string; list_type: string; status: string; columns: unknown[] },
+): Promise<void> {
+  await sql.query(
+    `INSERT INTO agents.lists (tenant_id, list_id, thread_id, owner, name, description, list_type, status, columns) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb)`,
+    [tenantId, l.list_id, l.thread_id, l.owner, l.name, l.description, l.list_type, l.status, JSON.stringify(l.columns)],
+  );
+}
+
+export async function getList(sql: Sql, tenantId: string, listId: string): Promise<ListRow | null> {
+  const r = await sql.query<ListRow>(`SELECT ${LIST_COLS} FROM agents.lists WHERE tenant_id = $1 AND list_id = $2`, [tenantId, listId]);
+  return r.rows[0] ?? null;
+}
+
+export async function updateList(sql: Sql, tenantId: string, listId: string, patch: { status?: string; columns?: unknown[] }): Promise<void> {
+  await sql.query(
+    `UPDATE agents.lists SET status = coalesce($3, status), columns = coalesce($4::jsonb, columns), updated_at = now() WHERE tenant_id = $1 AND list_id = $2`,
+    [tenantId, listId, patch.status ?? null, patch.columns === undefined ? null : JSON.stringify(patch.columns)],
+  );
+}
+
+/** The tenant's lists (only `owner`'s unless null), newest first, with their row counts, and how many there are. */
+export async function listLists(
+  sql: Sql,
+  tenantId: string,
+  owner: string | null,
+  page: { limit: number; offset: number },
+): Promise<{ lists: Array<ListRow & { rows: string }>; total: number }> {
+  const r = await sql.query<ListRow & { rows: string }>(
+    `SELECT l.tenant_id, l.list_id::text AS list_id, l.thread_id::text AS thread_id, l.owner, l.name, l.description, l.list_type, l.status, l.columns,
+            l.created_at, l.updated_at,
+            (SELECT count(*) FROM agents.list_rows r WHERE r.tenant_id = l.tenant_id AND r.list_id = l.list_id) AS rows
+       FROM agents.lists l WHERE l.tenant_id = $1 AND ($2::text IS NULL OR l.owner = $2)
+      ORDER BY l.created_at DESC, l.list_id LIMIT $3 OFFSET $4`,
+    [tenantId, owner, page.limit, page.offset],
+  );
+  const c = await sql.query<{ n: string }>(`SELECT count(*) AS n FROM agents.lists WHERE tenant_id = $1 AND ($2::text IS NULL OR owner = $2)`, [tenantId, owner]);
+  return { lists: r.rows, total: Number(c.rows[0]?.n ?? 0) };
+}
+
+export interface NewListRow {
+  row_id: string;
+  entity_key: string;
+  position: number;
+  cells: Record<string, unknown>;
+  step_source: string;
+  metadata: Record<string, unknown>;
+}
+
+/**
+ * Adds rows in one statement; a row whose entity_key (or row_id) the list already holds is skipped, so a resumed run
+ * writes no duplicate. Answers the entity keys actually added.
+ */
+export async function insertListRows(sql: Sql, tenantId: string, listId: string, rows: readonly NewListRow[]): Promise<string[]> {
+  if (rows.length === 0) return [];
+  const r = await sql.query<{ entity_key: string }>(
+    `INSERT INTO agents.list_rows (tenant_id, list_id, row_id, entity_key, position, cells, step_source, metadata)
+     SELECT $1, $2, x->>'row_id', x->>'entity_key', (x->>'position')::integer, x->'cells', x->>'step_source', x->'metadata'
+       FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS a(x, n) ORDER BY n
+     ON CONFLICT DO NOTHING RETURNING entity_key`,
+    [tenantId, listId, JSON.stringify(rows)],
+  );
+  return r.rows.map((x) => x.entity_key);
+}
+
+/** Replaces the cells (and merges the metadata) of several rows in one statement. */
+export async function updateListRowCells(
+  sql: Sql,
+  tenantId: string,
+  listId: string,
+  rows: ReadonlyArray<{ row_id: string; cells: Record<string, unknown>; metadata?: Record<string, unknown> }>,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await sql.query(
+    `UPDATE agents.list_rows r SET cells = r.cells || (x->'cells'), metadata = r.metadata || coalesce(x->'metadata', '{}'::jsonb)
+       FROM jsonb_array_elements($3::jsonb) AS a(x)
+      WHERE r.tenant_id = $1 AND r.list_id = $2 AND r.row_id = x->>'row_id'`,
+    [tenantId, listId, JSON.stringify(rows)],
+  );
+}
+
+/** A list's rows in position order, at most `limit`. */
+export async function listRowsOf(sql: Sql, tenantId: string, listId: string, limit: number): Promise<ListRowRow[]> {
+  const r = await sql.query<ListRowRow>(`SELECT ${ROW_COLS} FROM agents.list_rows WHERE tenant_id = $1 AND list_id = $2 ORDER BY position, row_id LIMIT $3`, [
+    tenantId,
+    listId,
+    limit,
+  ]);
+  return r.rows;
+}
+
+export async function countListRows(sql: Sql, tenantId: string, listId: string): Promise<number> {
+  const r = await sql.query<{ n: string }>(`SELECT count(*) AS n FROM agents.list_rows WHERE tenant_id = $1 AND list_id = $2`, [tenantId, listId]);
+  return Number(r.rows[0]?.n ?? 0);
+}
