@@ -7,8 +7,10 @@
 #   services/graph/dist/worker-main.js      graph-worker
 #   services/core/dist/main.js              core (chat sessions, personas, connectors)
 #   services/core/dist/worker-main.js       core-worker (the connector indexer)
+#   services/agents/dist/main.js            agents (list building, enrichment, workflows, CSV import)
+#   services/agents/dist/worker-main.js     agents-worker (the workflows' steps)
 #   operator/dist/main.js                   operator
-#   services/{agents,mcp}/dist/main.js      when those services ship
+#   services/mcp/dist/main.js               when that service ships
 # and the chart's migrations Job runs its own script with the same node_modules.
 #
 #   docker build -t lore:dev .
@@ -56,7 +58,7 @@ RUN npx tsc -b \
 FROM ${NODE_IMAGE} AS runtime
 ARG VERSION=0.1.0
 LABEL org.opencontainers.image.title="lore" \
-      org.opencontainers.image.description="Lore: gateway, workers, memory data plane, core and Kubernetes operator" \
+      org.opencontainers.image.description="Lore: gateway, workers, memory data plane, core, agents and Kubernetes operator" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="Apache-2.0"
 ENV NODE_ENV=production \
@@ -75,6 +77,6 @@ ENV LORE_EMBEDDER_MODEL_DIR=/app/models/all-minilm-l6-v2-int8-1.0.0
 RUN groupadd --system --gid 10001 lore \
  && useradd --system --uid 10001 --gid lore --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin lore
 USER 10001:10001
-EXPOSE 8080 8081 8082 8083 9090 9091
+EXPOSE 8080 8081 8082 8083 8084 9090 9091
 ENTRYPOINT ["node"]
 CMD ["services/gateway/dist/main.js"]

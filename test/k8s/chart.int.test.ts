@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT, createNamespace, installCrds, runId, waitCrdsEstablished } from '../../operator/test/support/kube';
+import { agentsConfigSchema } from '@lore/agents';
 import { coreConfigSchema } from '@lore/core';
 import { graphConfigSchema } from '@lore/graph';
 import { DEFAULT_PORTS } from '@lore/runtime/kit';
@@ -52,9 +53,9 @@ describe('charts/lore', () => {
   it('renders every deployment of the architecture from one image, the services that do not exist yet only on request', async () => {
     const minimal = await renderObjects('lore', ns, ['-f', MINIMAL]);
     const deployments = (objs: any[]) => objs.filter((o) => o.kind === 'Deployment').map((d) => d.metadata.labels['app.kubernetes.io/component']).sort();
-    expect(deployments(minimal)).toEqual(['core', 'core-worker', 'gateway', 'graph', 'graph-worker', 'operator', 'webhooks']);
+    expect(deployments(minimal)).toEqual(['agents', 'agents-worker', 'core', 'core-worker', 'gateway', 'graph', 'graph-worker', 'operator', 'webhooks']);
     const full = await renderObjects('lore', ns, ['-f', FULL]);
-    expect(deployments(full)).toEqual(['agents', 'core', 'core-worker', 'gateway', 'graph', 'graph-worker', 'mcp', 'operator', 'webhooks']);
+    expect(deployments(full)).toEqual(['agents', 'agents-worker', 'core', 'core-worker', 'gateway', 'graph', 'graph-worker', 'mcp', 'operator', 'webhooks']);
     const images = new Set(full.filter((o) => o.kind === 'Deployment' || o.kind === 'Job').map((o) => o.spec.template.spec.containers[0].image));
     expect(images).toEqual(new Set(['registry.example.com/lore/lore@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef']));
     const args = Object.fromEntries(full.filter((o) => o.kind === 'Deployment').map((d) => [d.metadata.labels['app.kubernetes.io/component'], d.spec.template.spec.containers[0].args[0]]));
@@ -65,6 +66,8 @@ describe('charts/lore', () => {
       'graph-worker': 'services/graph/dist/worker-main.js',
       core: 'services/core/dist/main.js',
       'core-worker': 'services/core/dist/worker-main.js',
+      agents: 'services/agents/dist/main.js',
+      'agents-worker': 'services/agents/dist/worker-main.js',
       operator: 'operator/dist/main.js',
     });
     for (const kind of ['HorizontalPodAutoscaler', 'NetworkPolicy', 'ServiceMonitor', 'PodDisruptionBudget', 'Ingress']) {
@@ -92,12 +95,15 @@ describe('charts/lore', () => {
     expect(ports('core')).toEqual([DEFAULT_PORTS.core]);
     expect(ports('core-worker')).toEqual([DEFAULT_PORTS.coreWorker]);
     expect(ports('agents')).toEqual([DEFAULT_PORTS.agents]);
+    expect(ports('agents-worker')).toEqual([DEFAULT_PORTS.agentsWorker]);
     expect(ports('mcp')).toEqual([DEFAULT_PORTS.mcp]);
     expect(envValue('graph-worker', 'LORE_GRAPH_WORKER_PORT')).toBe(String(DEFAULT_PORTS.graphWorker));
     expect(envValue('operator', 'LORE_OPERATOR_HEALTH_PORT')).toBe(String(DEFAULT_PORTS.operatorHealth));
     expect(envValue('core', 'LORE_CORE_PORT')).toBe(String(DEFAULT_PORTS.core));
     expect(envValue('core-worker', 'LORE_CORE_WORKER_PORT')).toBe(String(DEFAULT_PORTS.coreWorker));
-    const all = ['gateway', 'webhooks', 'graph', 'graph-worker', 'operator', 'core', 'core-worker', 'agents', 'mcp'].flatMap(ports);
+    expect(envValue('agents', 'LORE_AGENTS_PORT')).toBe(String(DEFAULT_PORTS.agents));
+    expect(envValue('agents-worker', 'LORE_AGENTS_WORKER_PORT')).toBe(String(DEFAULT_PORTS.agentsWorker));
+    const all = ['gateway', 'webhooks', 'graph', 'graph-worker', 'operator', 'core', 'core-worker', 'agents', 'agents-worker', 'mcp'].flatMap(ports);
     expect(new Set(all).size).toBe(all.length);
   });
 
@@ -112,7 +118,7 @@ describe('charts/lore', () => {
       // No model folder: the one the image ships (its own LORE_EMBEDDER_MODEL_DIR) is used.
       expect(embedderEnv(envOf(minimal, component))).toEqual({ LORE_EMBEDDER: 'auto', LORE_EMBEDDER_THREADS: '1', LORE_EMBEDDER_BATCH_SIZE: '8' });
     }
-    for (const component of ['gateway', 'webhooks', 'operator', 'core', 'core-worker']) expect(embedderEnv(envOf(minimal, component))).toEqual({});
+    for (const component of ['gateway', 'webhooks', 'operator', 'core', 'core-worker', 'agents', 'agents-worker']) expect(embedderEnv(envOf(minimal, component))).toEqual({});
     const full = await renderObjects('lore', ns, ['-f', FULL]);
     const expected = {
       LORE_EMBEDDER: 'local-model',
@@ -438,6 +444,239 @@ describe('charts/lore', () => {
     });
   });
 
+  describe('agents', () => {
+    const component = (objs: any[], kind: string, name: string) => objs.find((o) => o.kind === kind && o.metadata.labels?.['app.kubernetes.io/component'] === name);
+    const containerOf = (objs: any[], name: string) => component(objs, 'Deployment', name).spec.template.spec.containers[0];
+    const envByName = (objs: any[], name: string): Record<string, { name: string; value?: string; valueFrom?: unknown }> =>
+      Object.fromEntries((containerOf(objs, name).env as Array<{ name: string }>).map((e) => [e.name, e]));
+    /** Variables every Lore container gets from the chart whatever the component (lore.commonEnv, OTEL_SERVICE_NAME). */
+    const COMMON = new Set(['NODE_ENV', 'LOG_LEVEL', 'OTEL_SERVICE_NAME', 'OTEL_EXPORTER_OTLP_ENDPOINT']);
+    /** What the agents processes read from Secrets, as the processes would read them. */
+    const fromSecrets = (values: string) => ({
+      LORE_DATABASE_URL: 'postgres://lore_app:x@pg:5432/lore',
+      LORE_REDIS_URL: 'redis://redis:6379',
+      LORE_IDENTITY_SECRET: 'x'.repeat(32),
+      ...(values === FULL ? { LORE_AI_LLM_API_KEY: 'sk-test' } : {}),
+    });
+    /** The component names of the pods a NetworkPolicy's rules admit. */
+    const podsFrom = (policy: any) => policy.spec.ingress.flatMap((r: any) => (r.from ?? []).filter((f: any) => f.podSelector).map((f: any) => f.podSelector.matchLabels['app.kubernetes.io/component']));
+
+    it.each([
+      ['minimal', MINIMAL, 'lore'],
+      ['full', FULL, 'lore-credentials'],
+    ])('runs agents with the %s values: its entry point on 8084, probes on that port, PostgreSQL, Redis and the identity secret from the Secret, graph\'s language model, SearXNG when given, nothing else', async (_name, values, secret) => {
+      const objs = await renderObjects('lore', ns, ['-f', values]);
+      const c = containerOf(objs, 'agents');
+      expect(c.image).toBe(containerOf(objs, 'gateway').image);
+      expect(c.args).toEqual(['services/agents/dist/main.js']);
+      expect(c.ports).toEqual([{ name: 'http', containerPort: DEFAULT_PORTS.agents }]);
+      for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) expect(c[probe].httpGet.port).toBe('http');
+      expect(c.readinessProbe.httpGet.path).toBe('/readyz');
+      const env = c.env as Array<{ name: string; value?: string; valueFrom?: unknown }>;
+      const byName = envByName(objs, 'agents');
+      expect(byName.LORE_AGENTS_PORT).toEqual({ name: 'LORE_AGENTS_PORT', value: '8084' });
+      expect(byName.LORE_AGENTS_MIGRATE).toEqual({ name: 'LORE_AGENTS_MIGRATE', value: 'false' });
+      expect(byName.LORE_DATABASE_URL).toEqual({ name: 'LORE_DATABASE_URL', valueFrom: { secretKeyRef: { name: secret, key: 'database-url' } } });
+      expect(byName.LORE_REDIS_URL).toEqual({ name: 'LORE_REDIS_URL', valueFrom: { secretKeyRef: { name: secret, key: 'redis-url' } } });
+      expect(byName.LORE_IDENTITY_SECRET).toEqual({ name: 'LORE_IDENTITY_SECRET', valueFrom: { secretKeyRef: { name: secret, key: 'identity-secret' } } });
+      // The gateway's own Redis and identity secret: one value for both.
+      const gateway = envByName(objs, 'gateway');
+      expect(byName.LORE_REDIS_URL).toEqual(gateway.LORE_REDIS_URL);
+      expect(byName.LORE_IDENTITY_SECRET).toEqual(gateway.LORE_IDENTITY_SECRET);
+      // The language model is graph's (graph.ai), as core's is: the same endpoint, model and llm-api-key.
+      const graphEnv = envByName(objs, 'graph');
+      const llm = ['LORE_AI_LLM_BASE_URL', 'LORE_AI_LLM_MODEL', 'LORE_AI_LLM_API_KEY'];
+      if (values === FULL) {
+        for (const name of llm) expect({ name, env: byName[name] }).toEqual({ name, env: graphEnv[name] });
+        expect(byName.LORE_AGENTS_SEARXNG_URL).toEqual({ name: 'LORE_AGENTS_SEARXNG_URL', value: 'http://searxng.search.svc:8080' });
+      } else {
+        for (const name of [...llm, 'LORE_AGENTS_SEARXNG_URL']) expect({ name, present: name in byName }).toEqual({ name, present: false });
+      }
+      // Never the owner's URL, the key ring, Kafka (the worker's), the embedder, loopback reads or a port name agents does not read.
+      for (const absent of ['LORE_DATABASE_OWNER_URL', 'LORE_ENCRYPTION_KEYS', 'LORE_KAFKA_BROKERS', 'LORE_KAFKA_PREFIX', 'LORE_AI_EMBEDDINGS_API_KEY', 'LORE_EMBEDDER', 'LORE_HTTP_PORT', 'LORE_AGENTS_ALLOW_LOOPBACK', 'LORE_AGENTS_WORKER_PORT']) {
+        expect({ absent, present: absent in byName }).toEqual({ absent, present: false });
+      }
+      expect(JSON.stringify(env)).not.toContain('database-owner-url');
+      // Every other variable is one agents' configuration schema reads, and the schema accepts the chart's values.
+      const extra = new Set(values === FULL ? ['TZ'] : []);
+      expect(env.map((e) => e.name).filter((n) => !COMMON.has(n) && !extra.has(n) && !(n in agentsConfigSchema.shape))).toEqual([]);
+      const plain = Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
+      const parsed = agentsConfigSchema.safeParse({ ...plain, LORE_LOG_LEVEL: 'info', ...fromSecrets(values) });
+      expect(parsed.error?.issues).toBeUndefined();
+      expect(parsed.data).toMatchObject({
+        NODE_ENV: 'production',
+        LORE_AGENTS_PORT: 8084,
+        LORE_AGENTS_MIGRATE: false,
+        LORE_AGENTS_BODY_LIMIT_BYTES: values === FULL ? 2097152 : 1048576,
+        LORE_AGENTS_ALLOW_LOOPBACK: false,
+      });
+      expect(parsed.data?.LORE_AGENTS_SEARXNG_URL).toBe(values === FULL ? 'http://searxng.search.svc:8080' : undefined);
+      expect(parsed.data?.LORE_AI_LLM_BASE_URL).toBe(values === FULL ? 'http://vllm.ai.svc:8000/v1' : undefined);
+      expect(parsed.data?.LORE_AI_LLM_MODEL).toBe(values === FULL ? 'qwen2.5-7b-instruct' : undefined);
+      expect(parsed.data?.LORE_DATABASE_OWNER_URL).toBeUndefined();
+
+      // Its Service on 8084, selecting its pods; the gateway forwards agents' routes to exactly that Service.
+      const svc = objs.find((o) => o.kind === 'Service' && o.metadata.name === 'lore-agents');
+      expect(svc.spec.ports).toEqual([{ name: 'http', port: 8084, targetPort: 'http', protocol: 'TCP' }]);
+      expect(component(objs, 'Deployment', 'agents').spec.template.metadata.labels).toMatchObject(svc.spec.selector);
+      expect(component(objs, 'Deployment', 'agents-worker').spec.template.metadata.labels).not.toMatchObject(svc.spec.selector);
+      const gatewayEnv = containerOf(objs, 'gateway').env as Array<{ name: string; value?: string }>;
+      expect(gatewayEnv.filter((e) => e.name === 'GATEWAY_UPSTREAM_AGENTS')).toEqual([{ name: 'GATEWAY_UPSTREAM_AGENTS', value: `http://${svc.metadata.name}.${ns}.svc:8084` }]);
+      // A PodDisruptionBudget for its two replicas; an autoscaler instead of a fixed count when asked (the full values).
+      const pdb = objs.find((o) => o.kind === 'PodDisruptionBudget' && o.metadata.name === 'lore-agents');
+      expect(pdb.spec).toEqual({ minAvailable: 1, selector: { matchLabels: svc.spec.selector } });
+      const hpa = objs.find((o) => o.kind === 'HorizontalPodAutoscaler' && o.metadata.name === 'lore-agents');
+      if (values === FULL) {
+        expect(hpa.spec).toMatchObject({ scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'lore-agents' }, minReplicas: 2, maxReplicas: 4 });
+        expect(component(objs, 'Deployment', 'agents').spec.replicas).toBeUndefined();
+      } else {
+        expect(hpa).toBeUndefined();
+        expect(component(objs, 'Deployment', 'agents').spec.replicas).toBe(2);
+      }
+    });
+
+    it.each([
+      ['minimal', MINIMAL, 'lore'],
+      ['full', FULL, 'lore-credentials'],
+    ])('runs agents-worker beside agents with the %s values: its entry point, probes and metrics on 8089, agents\' environment, Kafka, nothing else', async (_name, values, secret) => {
+      const objs = await renderObjects('lore', ns, ['-f', values]);
+      const w = containerOf(objs, 'agents-worker');
+      const deployment = component(objs, 'Deployment', 'agents-worker');
+      expect(w.image).toBe(containerOf(objs, 'agents').image);
+      expect(w.args).toEqual(['services/agents/dist/worker-main.js']);
+      expect(deployment.spec.replicas).toBe(values === FULL ? 2 : 1);
+      expect(w.resources).toEqual({ requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } });
+      expect(w.ports).toEqual([{ name: 'metrics', containerPort: DEFAULT_PORTS.agentsWorker }]);
+      for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) expect(w[probe].httpGet.port).toBe('metrics');
+      expect(w.readinessProbe.httpGet.path).toBe('/readyz');
+      const env = w.env as Array<{ name: string; value?: string; valueFrom?: unknown }>;
+      const byName = envByName(objs, 'agents-worker');
+      const agentsEnv = envByName(objs, 'agents');
+      // What it shares with agents comes from the same sources: the Secret, agents' values, graph's language model.
+      for (const name of ['LORE_DATABASE_URL', 'LORE_REDIS_URL', 'LORE_IDENTITY_SECRET', 'LORE_AGENTS_MIGRATE', 'LORE_AGENTS_SEARXNG_URL', 'LORE_AI_LLM_BASE_URL', 'LORE_AI_LLM_MODEL', 'LORE_AI_LLM_API_KEY']) {
+        expect({ name, env: byName[name] }).toEqual({ name, env: agentsEnv[name] });
+      }
+      expect(byName.LORE_REDIS_URL).toEqual({ name: 'LORE_REDIS_URL', valueFrom: { secretKeyRef: { name: secret, key: 'redis-url' } } });
+      expect(byName.LORE_AGENTS_WORKER_PORT).toEqual({ name: 'LORE_AGENTS_WORKER_PORT', value: '8089' });
+      // Kafka from the ConfigMap, as core-worker gets it.
+      const coreWorkerEnv = envByName(objs, 'core-worker');
+      for (const name of ['LORE_KAFKA_BROKERS', 'LORE_KAFKA_PREFIX']) expect({ name, env: byName[name] }).toEqual({ name, env: coreWorkerEnv[name] });
+      expect(byName.LORE_KAFKA_BROKERS).toEqual({ name: 'LORE_KAFKA_BROKERS', valueFrom: { configMapKeyRef: { name: 'lore', key: 'kafka-brokers' } } });
+      // Never the owner's URL, the key ring, the embedder, the API's port and body limit, or loopback reads.
+      for (const absent of ['LORE_DATABASE_OWNER_URL', 'LORE_ENCRYPTION_KEYS', 'LORE_AI_EMBEDDINGS_API_KEY', 'LORE_EMBEDDER', 'LORE_AGENTS_PORT', 'LORE_AGENTS_BODY_LIMIT_BYTES', 'LORE_AGENTS_ALLOW_LOOPBACK', 'LORE_HTTP_PORT']) {
+        expect({ absent, present: absent in byName }).toEqual({ absent, present: false });
+      }
+      expect(JSON.stringify(env)).not.toContain('database-owner-url');
+      // Every other variable is one agents' configuration schema reads, and it accepts them as the process would.
+      const extra = new Set(values === FULL ? ['TZ'] : []);
+      expect(env.map((e) => e.name).filter((n) => !COMMON.has(n) && !extra.has(n) && !(n in agentsConfigSchema.shape))).toEqual([]);
+      const plain = Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
+      const parsed = agentsConfigSchema.safeParse({ ...plain, LORE_LOG_LEVEL: 'info', ...fromSecrets(values), LORE_KAFKA_BROKERS: 'kafka-0:9092,kafka-1:9092', LORE_KAFKA_PREFIX: '' });
+      expect(parsed.error?.issues).toBeUndefined();
+      expect(parsed.data).toMatchObject({
+        NODE_ENV: 'production',
+        LORE_AGENTS_WORKER_PORT: DEFAULT_PORTS.agentsWorker,
+        LORE_AGENTS_MIGRATE: false,
+        LORE_AGENTS_RELAY: true,
+        LORE_AGENTS_CONSUMER_GROUP: 'agents-worker',
+        LORE_AGENTS_ALLOW_LOOPBACK: false,
+      });
+      expect(deployment.spec.template.spec.automountServiceAccountToken).toBe(false);
+      expect(w.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+
+      // A Service for its metrics (what a ServiceMonitor selects), selecting its pods only; a PDB when asked.
+      const svc = objs.find((o) => o.kind === 'Service' && o.metadata.name === 'lore-agents-worker');
+      expect(svc.spec.ports).toEqual([{ name: 'metrics', port: DEFAULT_PORTS.agentsWorker, targetPort: 'metrics', protocol: 'TCP' }]);
+      expect(svc.metadata.labels['lore.dev/metrics']).toBe('true');
+      expect(deployment.spec.template.metadata.labels).toMatchObject(svc.spec.selector);
+      expect(component(objs, 'Deployment', 'agents').spec.template.metadata.labels).not.toMatchObject(svc.spec.selector);
+      const pdb = objs.find((o) => o.kind === 'PodDisruptionBudget' && o.metadata.name === 'lore-agents-worker');
+      if (values === FULL) expect(pdb.spec).toEqual({ minAvailable: 1, selector: { matchLabels: svc.spec.selector } });
+      else expect(pdb).toBeUndefined();
+      expect(objs.some((o) => o.kind === 'HorizontalPodAutoscaler' && o.metadata.name === 'lore-agents-worker')).toBe(false);
+    });
+
+    it('runs agents-worker only with agents and agents.worker.enabled', async () => {
+      const workerObjects = (objs: any[]) => objs.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'agents-worker');
+      const off = await renderObjects('lore', ns, ['-f', FULL, '--set', 'agents.worker.enabled=false']);
+      expect(workerObjects(off)).toEqual([]);
+      expect(component(off, 'Deployment', 'agents')).toBeDefined();
+      const withoutAgents = await renderObjects('lore', ns, ['-f', FULL, '--set', 'agents.enabled=false']);
+      expect(workerObjects(withoutAgents)).toEqual([]);
+      const on = await renderObjects('lore', ns, ['-f', FULL]);
+      expect(workerObjects(on).map((o) => o.kind).sort()).toEqual(['Deployment', 'NetworkPolicy', 'PodDisruptionBudget', 'Service', 'ServiceMonitor']);
+    });
+
+    it('lets only the gateway (and Prometheus) reach agents, nothing reach agents-worker but Prometheus, and restricts no egress (both read the web)', async () => {
+      const full = await renderObjects('lore', ns, ['-f', FULL]);
+      const policy = (name: string) => full.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === `lore-${name}`);
+      const agents = policy('agents');
+      const agentsPod = component(full, 'Deployment', 'agents').spec.template.metadata.labels;
+      const gatewayPod = component(full, 'Deployment', 'gateway').spec.template.metadata.labels;
+      expect(agentsPod).toMatchObject(agents.spec.podSelector.matchLabels);
+      expect(agents.spec.policyTypes).toEqual(['Ingress']);
+      const fromGateway = agents.spec.ingress.find((r: any) => r.from?.some((f: any) => f.podSelector));
+      expect(fromGateway.ports).toEqual([{ port: 'http', protocol: 'TCP' }]);
+      expect(fromGateway.from).toHaveLength(1);
+      expect(gatewayPod).toMatchObject(fromGateway.from[0].podSelector.matchLabels);
+      // Nothing but the gateway reaches agents' port (Prometheus aside): not its worker, not core.
+      expect(podsFrom(agents)).toEqual(['gateway']);
+      expect(agents.spec.ingress).toContainEqual({ ports: [{ port: 'http', protocol: 'TCP' }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] });
+      expect(agents.spec.ingress).toHaveLength(2);
+      // No other service admits agents or its worker (they call nothing in the cluster).
+      for (const name of ['graph', 'core', 'mcp', 'gateway', 'core-worker']) {
+        for (const c of ['agents', 'agents-worker']) expect(JSON.stringify(policy(name).spec.ingress)).not.toContain(`"app.kubernetes.io/component":"${c}"`);
+      }
+      // agents-worker serves nothing but its probes and metrics: Prometheus on its metrics port, as core-worker.
+      const worker = policy('agents-worker');
+      const workerPod = component(full, 'Deployment', 'agents-worker').spec.template.metadata.labels;
+      expect(workerPod).toMatchObject(worker.spec.podSelector.matchLabels);
+      expect(agentsPod).not.toMatchObject(worker.spec.podSelector.matchLabels);
+      expect(worker.spec.policyTypes).toEqual(['Ingress']);
+      expect(worker.spec.ingress).toEqual([{ ports: [{ port: 'metrics', protocol: 'TCP' }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] }]);
+      expect(worker.spec.ingress).toEqual(policy('core-worker').spec.ingress);
+      // No policy limits egress: company sites, search results and SearXNG are reached on the web (their SSRF guard
+      // refuses private and metadata addresses), PostgreSQL, Redis and Kafka outside the cluster.
+      expect(full.filter((o) => o.kind === 'NetworkPolicy' && (o.spec.policyTypes ?? []).includes('Egress'))).toEqual([]);
+      // Metrics are scraped on the API's port and on the worker's metrics port, through their Services.
+      const monitor = full.find((o) => o.kind === 'ServiceMonitor' && o.metadata.name === 'lore-agents');
+      expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'http', path: '/metrics' })]);
+      const workerMonitor = full.find((o) => o.kind === 'ServiceMonitor' && o.metadata.name === 'lore-agents-worker');
+      expect(workerMonitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'metrics', path: '/metrics' })]);
+      const workerSvc = full.find((o) => o.kind === 'Service' && o.metadata.name === 'lore-agents-worker');
+      expect(workerSvc.metadata.labels).toMatchObject(workerMonitor.spec.selector.matchLabels);
+      expect(workerPod).toMatchObject(workerSvc.spec.selector);
+    });
+
+    it('leaves agents out on request: no objects, no upstream on the gateway, no policy or monitor', async () => {
+      const off = await renderObjects('lore', ns, ['-f', FULL, '--set', 'agents.enabled=false']);
+      expect(off.filter((o) => ['agents', 'agents-worker'].includes(o.metadata.labels?.['app.kubernetes.io/component']))).toEqual([]);
+      expect(containerOf(off, 'gateway').env.some((e: { name: string }) => e.name === 'GATEWAY_UPSTREAM_AGENTS')).toBe(false);
+      // The rest of the install is unchanged.
+      expect(component(off, 'Deployment', 'core')).toBeDefined();
+      expect(containerOf(off, 'gateway').env.some((e: { name: string }) => e.name === 'GATEWAY_UPSTREAM_CORE')).toBe(true);
+    });
+
+    it('needs Kafka for agents-worker, never for the agents API; and agents, Redis', async () => {
+      const kafkaReaders = ['--set', 'webhooks.enabled=false', '--set', 'graph.enabled=false', '--set', 'graphWorker.enabled=false', '--set', 'core.enabled=false'];
+      // Only agents-worker is left to read Kafka: without brokers the chart refuses it, naming it.
+      const refused = await template('lore', ns, ['-f', MINIMAL, ...kafkaReaders, '--set-json', 'externalKafka.brokers=[]']);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('externalKafka.brokers is required by webhooks, graph, graphWorker, core.worker and agents.worker');
+      // Without the worker the agents API renders with no brokers at all, and gets no Kafka settings.
+      const apiOnly = await template('lore', ns, ['-f', MINIMAL, ...kafkaReaders, '--set-json', 'externalKafka.brokers=[]', '--set', 'agents.worker.enabled=false']);
+      expect(apiOnly.stderr).toBe('');
+      expect(apiOnly.code).toBe(0);
+      const objs = await renderObjects('lore', ns, ['-f', MINIMAL]);
+      expect(Object.keys(envByName(objs, 'agents')).filter((n) => n.startsWith('LORE_KAFKA'))).toEqual([]);
+      expect(Object.keys(envByName(objs, 'agents-worker')).filter((n) => n.startsWith('LORE_KAFKA'))).toEqual(['LORE_KAFKA_BROKERS', 'LORE_KAFKA_PREFIX']);
+      // Redis's URL is required whenever the chart makes the Secret; agents reads it with the gateway.
+      const noRedis = await template('lore', ns, ['-f', MINIMAL, '--set', 'externalRedis.url=']);
+      expect(noRedis.code).not.toBe(0);
+      expect(noRedis.stderr).toContain('externalRedis.url is required (or secrets.existingSecret): the gateway and agents read it');
+    });
+  });
+
   it('runs every pod with the restricted security context, probes and checksum annotations', async () => {
     const objs = await renderObjects('lore', ns, ['-f', FULL]);
     const pods = objs.filter((o) => o.kind === 'Deployment' || o.kind === 'Job');
@@ -551,6 +790,9 @@ describe('charts/lore', () => {
     ['min above max core replicas', ['--set', 'core.autoscaling.enabled=true', '--set', 'core.autoscaling.minReplicas=5', '--set', 'core.autoscaling.maxReplicas=3'], 'core.autoscaling.minReplicas (5) is greater than maxReplicas (3)'],
     ['a core PDB that blocks every drain', ['--set', 'core.pdb.minAvailable=2'], 'core.pdb.minAvailable (2) must be below its replicas (2)'],
     ['a core-worker PDB that blocks every drain', ['--set', 'core.worker.pdb.enabled=true'], 'core.worker.pdb.minAvailable (1) must be below its replicas (1)'],
+    ['min above max agents replicas', ['--set', 'agents.autoscaling.enabled=true', '--set', 'agents.autoscaling.minReplicas=5', '--set', 'agents.autoscaling.maxReplicas=3'], 'agents.autoscaling.minReplicas (5) is greater than maxReplicas (3)'],
+    ['an agents PDB that blocks every drain', ['--set', 'agents.pdb.minAvailable=2'], 'agents.pdb.minAvailable (2) must be below its replicas (2)'],
+    ['an agents-worker PDB that blocks every drain', ['--set', 'agents.worker.pdb.enabled=true'], 'agents.worker.pdb.minAvailable (1) must be below its replicas (1)'],
     ['a core-worker stale limit within two heartbeats', ['--set', 'core.worker.indexHeartbeatMs=30000'], 'core.worker.indexStaleMs (60000) must be more than twice core.worker.indexHeartbeatMs (30000)'],
     ['a PDB that blocks every drain', ['--set', 'gateway.pdb.minAvailable=2'], 'gateway.pdb.minAvailable (2) must be below its replicas (2)'],
   ])('fails at template time on %s', async (_name, args, message) => {
@@ -572,6 +814,9 @@ describe('charts/lore', () => {
     ['a scheduler interval core-worker would refuse', ['--set', 'core.worker.schedulerIntervalMs=10'], 'schedulerIntervalMs'],
     ['a Drive endpoint that is no http(s) URL', ['--set', 'core.worker.googleApiUrl=ftp://drive.example.com'], 'googleApiUrl'],
     ['a misspelt core.worker key', ['--set', 'core.worker.replicas=2'], 'replicas'],
+    ['an agents body limit agents would refuse', ['--set', 'agents.bodyLimitBytes=100'], '/agents/bodyLimitBytes'],
+    ['a SearXNG address that is no http(s) URL', ['--set', 'agents.searxngUrl=ftp://searxng.example.com'], '/agents/searxngUrl'],
+    ['a misspelt agents.worker key', ['--set', 'agents.worker.replicas=2'], 'replicas'],
   ])('refuses %s through values.schema.json', async (_name, args, field) => {
     const r = await template('lore', ns, ['-f', MINIMAL, ...args]);
     expect(r.code).not.toBe(0);
@@ -650,14 +895,28 @@ describe('charts/lore', () => {
     expect(coreWorker.spec.template.spec.containers[0].args).toEqual(['services/core/dist/worker-main.js']);
     const coreWorkerSvc = JSON.parse(await kubectlOk(['-n', ns, 'get', 'service', `${release}-lore-core-worker`, '-o', 'json']));
     expect(coreWorkerSvc.spec.ports.map((p: { port: number }) => p.port)).toEqual([8088]);
+    // agents is part of the default install too, with its worker and their Services; the gateway forwards to it.
+    const agents = JSON.parse(await kubectlOk(['-n', ns, 'get', 'deployment', `${release}-lore-agents`, '-o', 'json']));
+    expect(agents.spec.template.spec.containers[0].args).toEqual(['services/agents/dist/main.js']);
+    const agentsSvc = JSON.parse(await kubectlOk(['-n', ns, 'get', 'service', `${release}-lore-agents`, '-o', 'json']));
+    expect(agentsSvc.spec.ports.map((p: { port: number }) => p.port)).toEqual([8084]);
+    const agentsWorker = JSON.parse(await kubectlOk(['-n', ns, 'get', 'deployment', `${release}-lore-agents-worker`, '-o', 'json']));
+    expect(agentsWorker.spec.template.spec.containers[0].args).toEqual(['services/agents/dist/worker-main.js']);
+    const agentsWorkerSvc = JSON.parse(await kubectlOk(['-n', ns, 'get', 'service', `${release}-lore-agents-worker`, '-o', 'json']));
+    expect(agentsWorkerSvc.spec.ports.map((p: { port: number }) => p.port)).toEqual([8089]);
     expect(after.spec.template.spec.containers[0].env).toEqual(
-      expect.arrayContaining([{ name: 'GATEWAY_UPSTREAM_CORE', value: `http://${release}-lore-core.${ns}.svc:8082` }]),
+      expect.arrayContaining([
+        { name: 'GATEWAY_UPSTREAM_CORE', value: `http://${release}-lore-core.${ns}.svc:8082` },
+        { name: 'GATEWAY_UPSTREAM_AGENTS', value: `http://${release}-lore-agents.${ns}.svc:8084` },
+      ]),
     );
     const uninstall = await helm(['uninstall', release, '-n', ns, '--no-hooks']);
     expect(uninstall.code).toBe(0);
     expect((await kubectl(['-n', ns, 'get', 'deployment', `${release}-lore-gateway`])).code).not.toBe(0);
     expect((await kubectl(['-n', ns, 'get', 'deployment', `${release}-lore-core`])).code).not.toBe(0);
     expect((await kubectl(['-n', ns, 'get', 'deployment', `${release}-lore-core-worker`])).code).not.toBe(0);
+    expect((await kubectl(['-n', ns, 'get', 'deployment', `${release}-lore-agents`])).code).not.toBe(0);
+    expect((await kubectl(['-n', ns, 'get', 'deployment', `${release}-lore-agents-worker`])).code).not.toBe(0);
     // The CRDs (installed outside this release here) are untouched.
     expect((await kubectl(['get', 'crd', 'memories.lore.dev'])).code).toBe(0);
   });

@@ -86,7 +86,8 @@ app.kubernetes.io/component: {{ $component }}
 
 {{/*
 "true" when a component runs, else empty (args: root, component): its values' `enabled`; graph-worker's values are
-graphWorker, and core-worker's are core.worker, which runs only with core.
+graphWorker, core-worker's are core.worker, which runs only with core, and agents-worker's are agents.worker, which
+runs only with agents.
 */}}
 {{- define "lore.componentEnabled" -}}
 {{- $v := (index . 0).Values }}
@@ -95,6 +96,8 @@ graphWorker, and core-worker's are core.worker, which runs only with core.
 {{- if $v.graphWorker.enabled }}true{{ end }}
 {{- else if eq $component "core-worker" }}
 {{- if and $v.core.enabled $v.core.worker.enabled }}true{{ end }}
+{{- else if eq $component "agents-worker" }}
+{{- if and $v.agents.enabled $v.agents.worker.enabled }}true{{ end }}
 {{- else if (index $v $component).enabled }}true{{ end }}
 {{- end }}
 
