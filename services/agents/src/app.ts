@@ -4,8 +4,10 @@ import type { Registry } from 'prom-client';
 import type { AgentsDeps } from './application/context';
 import { health } from './application/health';
 import { agentsOpenApi, agentsResponses } from './openapi';
-import { type AgentsState } from './routes/route';
+import { agentsGuard, type AgentsState } from './routes/route';
 import { utilityRoutes, type UtilityRouteDeps } from './routes/utility/routes';
+import { directoryRoutes, type DirectoryRouteDeps } from './routes/directory/routes';
+import { searchDirectory } from './application/directory';
 
 export interface AgentsAppOptions {
   agents: AgentsDeps;
@@ -24,12 +26,14 @@ export const AGENTS_OPENAPI_PATH = '/api/agents/openapi.json';
 /** What the agents route modules call, each module given only its own part. */
 export interface AgentsRouteDeps {
   utility: UtilityRouteDeps;
+  directory: DirectoryRouteDeps;
 }
 
 /** Binds the application layer and the identity guard to one agents service's dependencies, resource by resource. */
-export function agentsRouteDeps(agents: AgentsDeps, _signer: IdentitySigner): AgentsRouteDeps {
+export function agentsRouteDeps(agents: AgentsDeps, signer: IdentitySigner): AgentsRouteDeps {
   return {
     utility: { facts: agents.facts, health: () => health(agents), docsPath: AGENTS_OPENAPI_PATH },
+    directory: { guard: agentsGuard(signer), search: (p, kind, filter, page) => searchDirectory(agents.db, p.tenantId, kind, filter, page) },
   };
 }
 
@@ -38,6 +42,7 @@ export function agentsRouteTable(deps: AgentsRouteDeps, options: { bodyLimitByte
   const table = new RouteTable<AgentsState>({ bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses, commonResponses: agentsResponses });
   table.add(
     utilityRoutes(deps.utility),
+    directoryRoutes(deps.directory),
     openApiDocumentRoute(AGENTS_OPENAPI_PATH, 'the OpenAPI 3.1 document of the agents routes', () => agentsOpenApi(table)),
   );
   return table;

@@ -10,6 +10,10 @@ describe('forwarding table', () => {
     expect(matchForward('POST', '/api/manage/admin/connector')).toMatchObject({ route: { upstream: 'core' }, rule: { module: 'connectors', access: 'write' } });
     expect(matchForward('POST', '/api/chat/send-message')?.rule?.module).toBe('chat');
     expect(matchForward('POST', '/company-search/start')).toMatchObject({ route: { upstream: 'agents' }, rule: { module: 'agents' } });
+    // The directory's database searches only read; starting a search writes.
+    expect(matchForward('POST', '/company-search/database-search')?.rule).toMatchObject({ module: 'agents', access: 'read' });
+    expect(matchForward('POST', '/people-search/database-search')?.rule).toMatchObject({ module: 'agents', access: 'read' });
+    expect(matchForward('POST', '/company-search/start')?.rule).toMatchObject({ access: 'write' });
     expect(matchForward('POST', '/mcp')).toMatchObject({ route: { upstream: 'mcp', keepApiKey: true } });
   });
 

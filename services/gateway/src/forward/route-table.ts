@@ -86,6 +86,8 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
     sources: ['bearer', 'cookie', 'x-api-key', 'query'],
     allowSessions: true,
     metered: true,
+    // The directory's database searches only read (docs/agents.md, "Directory and database search").
+    readPosts: [/^\/(company|people)-search\/database-search$/],
     operationSegment: 1,
   },
   {
