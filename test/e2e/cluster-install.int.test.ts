@@ -1,6 +1,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { renderPng } from '../memory/files';
@@ -97,7 +99,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     const m = await migrate(install);
     if (m.code !== 0) throw new Error(`migrations failed:\n${m.output}`);
 
-    const [gatewayPort, adminPort, gatewayOps, webhooksOps, graphPort, workerPort, operatorPort, corePort, coreWorkerPort] = await distinctFreePorts(9);
+    const [gatewayPort, adminPort, gatewayOps, webhooksOps, graphPort, workerPort, operatorPort, corePort, coreWorkerPort, agentsPort] = await distinctFreePorts(10);
     gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     adminUrl = `http://127.0.0.1:${adminPort}`;
     Object.assign(ops, {
@@ -108,6 +110,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
       operator: `http://127.0.0.1:${operatorPort}`,
       core: `http://127.0.0.1:${corePort}`,
       'core-worker': `http://127.0.0.1:${coreWorkerPort}`,
+      agents: `http://127.0.0.1:${agentsPort}`,
     });
     const kafka = requireEnv('LORE_TEST_KAFKA_BROKERS');
     const graphEnv = {
@@ -151,6 +154,16 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
         LORE_CORE_MIGRATE: 'false',
         LORE_CONNECTORS_ALLOW_LOOPBACK: 'true',
       },
+      // configuration.md, "Agents": PostgreSQL, Redis (its workflows' progress streams) and the identity secret; no key
+      // ring, no Kafka for the API, never the owner's URL. No LORE_AI_LLM_*: as core, the built-in answerer.
+      agents: {
+        LORE_DATABASE_URL: install.appUrl,
+        LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
+        LORE_IDENTITY_SECRET: SECRETS.identity,
+        LORE_AGENTS_HOST: '127.0.0.1',
+        LORE_AGENTS_PORT: String(agentsPort),
+        LORE_AGENTS_MIGRATE: 'false',
+      },
       webhooks: {
         LORE_DATABASE_URL: install.appUrl,
         LORE_KAFKA_BROKERS: kafka,
@@ -176,6 +189,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
         GATEWAY_OPS_PORT: String(gatewayOps),
         GATEWAY_UPSTREAM_GRAPH: ops.graph!,
         GATEWAY_UPSTREAM_CORE: ops.core!,
+        GATEWAY_UPSTREAM_AGENTS: ops.agents!,
         GATEWAY_MEMORY_BASE_DOMAIN: BASE_DOMAIN,
         LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
       },
@@ -185,6 +199,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
       'graph-worker': 'services/graph/dist/worker-main.js',
       core: 'services/core/dist/main.js',
       'core-worker': 'services/core/dist/worker-main.js',
+      agents: 'services/agents/dist/main.js',
       webhooks: 'services/gateway/dist/webhooks-main.js',
       gateway: 'services/gateway/dist/main.js',
     };
@@ -240,9 +255,10 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     // The migrations granted the application role of the URL, whatever its name; pgvector was not created, since
     // the owner of install.md's SQL may not (pgvector is no trusted extension) and nobody else did.
     const granted = await asSuperuser(install.name, (c) =>
-      c.query<{ schema: string; usage: boolean }>(`SELECT s AS schema, has_schema_privilege($1, s, 'USAGE') AS usage FROM unnest(ARRAY['runtime', 'gateway', 'graph', 'core']) s ORDER BY 1`, [install.app]),
+      c.query<{ schema: string; usage: boolean }>(`SELECT s AS schema, has_schema_privilege($1, s, 'USAGE') AS usage FROM unnest(ARRAY['runtime', 'gateway', 'graph', 'core', 'agents']) s ORDER BY 1`, [install.app]),
     );
     expect(granted.rows).toEqual([
+      { schema: 'agents', usage: true },
       { schema: 'core', usage: true },
       { schema: 'gateway', usage: true },
       { schema: 'graph', usage: true },
@@ -253,7 +269,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
 
     // The gateway started beside the graph and core and may have asked them before they were ready: it reports such
     // an upstream (degraded, never unready) until its next probe, at most 5 s later, finds it ready (docs/gateway.md).
-    const gateway = await until('the gateway to see its graph and core upstreams ready', async () => {
+    const gateway = await until('the gateway to see its graph, core and agents upstreams ready', async () => {
       const r = await readyz(ops.gateway!);
       return r.body?.checks?.upstreams?.degraded === false ? r : undefined;
     }, 30_000, procs.gateway);
@@ -263,7 +279,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
       checks: {
         database: { ok: true, role: install.app },
         state: { ok: true, kind: 'redis' },
-        upstreams: { ok: true, degraded: false, graph: { reachable: true, status: 200 }, core: { reachable: true, status: 200 } },
+        upstreams: { ok: true, degraded: false, graph: { reachable: true, status: 200 }, core: { reachable: true, status: 200 }, agents: { reachable: true, status: 200 } },
       },
     });
     // core: its role checked against the runtime and core schemas (which it did not migrate itself).
@@ -275,6 +291,10 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     expect(coreWorker.status).toBe(200);
     expect(coreWorker.body).toMatchObject({ status: 'ready', checks: { core: { ok: true } } });
     expect(inGroups(coreWorker.body)).toEqual(['core-worker']);
+    // agents: its role checked against the runtime and agents schemas (the migrations script applied them).
+    const agents = await readyz(ops.agents!);
+    expect(agents.status).toBe(200);
+    expect(agents.body).toMatchObject({ status: 'ready', checks: { agents: { ok: true } } });
     // Search is lexical-only, and both graph processes say so rather than claiming vectors.
     const graphCheck = { ok: true, vectors: false, retrieval: 'lexical', embedder: expect.objectContaining({ kind: 'hashed' }) };
     const graph = await readyz(ops.graph!);
@@ -332,6 +352,22 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     const listed = await call(gatewayUrl, 'GET', '/api/chat/get-user-chat-sessions', { headers: { 'x-api-key': key } });
     expect(listed.status).toBe(200);
     expect(listed.json.sessions).toEqual([expect.objectContaining({ id: sessionId, persona_id: 0, shared_status: 'private' })]);
+  });
+
+  it('answers agents\' open routes through the gateway: GET /api/health healthy from the agents process, and its OpenAPI document', async () => {
+    // docs/agents.md: open routes, no credential; the gateway forwards them to GATEWAY_UPSTREAM_AGENTS.
+    const health = await call(gatewayUrl, 'GET', '/api/health');
+    expect(health.status).toBe(200);
+    expect(health.json).toEqual({ status: 'healthy', timestamp: expect.any(String), version: '1.0.0', environment: expect.any(String) });
+    // The agents process answered it: the same body straight from its port.
+    const direct = await call(ops.agents!, 'GET', '/api/health');
+    expect(direct.json).toMatchObject({ status: 'healthy', version: health.json.version, environment: health.json.environment });
+    const openapi = await call(gatewayUrl, 'GET', '/api/agents/openapi.json');
+    expect(openapi.status).toBe(200);
+    expect(openapi.json).toMatchObject({ openapi: expect.stringMatching(/^3\.1\./), info: { version: '1.0.0' } });
+    expect(Object.keys(openapi.json.paths)).toEqual(expect.arrayContaining(['/api/health', '/', '/api/agents/openapi.json']));
+    // The document is the committed one (services/agents/openapi.json) the process serves.
+    expect(openapi.json).toEqual(JSON.parse(readFileSync(join(ROOT, 'services', 'agents', 'openapi.json'), 'utf8')));
   });
 
   it('ingests and finds a document with a citation, and delivers a signed memory.ingest.completed to a loopback receiver', async () => {
