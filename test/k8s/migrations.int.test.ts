@@ -38,9 +38,10 @@ describe('chart migrations script', () => {
     const c = new Client({ connectionString: db.ownerUrl });
     await c.connect();
     try {
-      const schemas = (await c.query(`SELECT schema_name FROM information_schema.schemata WHERE schema_name IN ('runtime', 'gateway', 'graph', 'core') ORDER BY 1`)).rows.map((r) => r.schema_name);
-      // core's schema too: the core deployment never migrates (LORE_CORE_MIGRATE=false), the Job does it for it.
-      expect(schemas).toEqual(['core', 'gateway', 'graph', 'runtime']);
+      const schemas = (await c.query(`SELECT schema_name FROM information_schema.schemata WHERE schema_name IN ('runtime', 'gateway', 'graph', 'core', 'agents') ORDER BY 1`)).rows.map((r) => r.schema_name);
+      // core's and agents' schemas too: their deployments never migrate (LORE_CORE_MIGRATE=false,
+      // LORE_AGENTS_MIGRATE=false), the Job does it for them.
+      expect(schemas).toEqual(['agents', 'core', 'gateway', 'graph', 'runtime']);
       for (const s of schemas) {
         const n = (await c.query(`SELECT count(*)::int AS n FROM ${s}.schema_migrations`)).rows[0].n;
         expect(n).toBeGreaterThan(0);
@@ -49,7 +50,7 @@ describe('chart migrations script', () => {
       await c.end();
     }
     const logs = first.output.split('\n').filter(Boolean).map((l) => JSON.parse(l));
-    expect(logs.filter((l) => l.msg === 'migrations applied').map((l) => l.schema).sort()).toEqual(['core', 'gateway', 'graph', 'runtime']);
+    expect(logs.filter((l) => l.msg === 'migrations applied').map((l) => l.schema).sort()).toEqual(['agents', 'core', 'gateway', 'graph', 'runtime']);
 
     const second = await migrate(db);
     expect(second.code).toBe(0);
