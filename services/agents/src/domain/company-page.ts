@@ -1,0 +1,370 @@
+import { decodeEntities, htmlToText } from '@lore/ai/html-text';
+
+/**
+ * Facts about a company from one of its web pages (company overview, and the list builder's web data collection):
+ * pure, no fetching. Sources in order of trust, each filling only what the one before left empty:
+ * 1. schema.org JSON-LD: the first `Organization` node (or a subtype: Corporation, LocalBusiness, ...), in a
+ *    `<script type="application/ld+json">` block, an array or an `@graph`; people from its `founder`, `employee`
+ *    and `member`, and from `Person` nodes.
+ * 2. OpenGraph and meta tags: `og:site_name` / `og:title`, `og:description` / `description`.
+ * 3. The visible text: labelled facts ("Industry: Fintech", or a label line followed by its value as a definition
+ *    list reads), sentences ("founded in 2015", "headquartered in Berlin, Germany"), the list under a "Products"
+ *    heading, the first paragraph of some length, and lines naming a person and a role ("Ada Brook — Chief
+ *    Executive Officer", "Ada Brook, CEO").
+ * Everything read is bounded (see the limits below), so a hostile page costs no more than a large one.
+ */
+
+export interface KeyPerson {
+  name: string;
+  title: string;
+}
+
+export interface CompanyPageFacts {
+  name: string | null;
+  description: string | null;
+  industry: string | null;
+  /** "City, Country" (a country code is written out), or whatever the page says. */
+  headquarters: string | null;
+  /** A year ("2015") when the page gives a date, else its words. */
+  founded: string | null;
+  employees: number | null;
+  products: string[];
+  people: KeyPerson[];
+  /** A same-site link to the page most likely to list people (team, leadership, people, about), absolute, or null. */
+  peopleLink: string | null;
+}
+
+/** Most HTML read per page (characters); the rest is ignored. */
+export const MAX_PAGE_CHARS = 2_000_000;
+const MAX_LD_BLOCKS = 20;
+const MAX_LD_CHARS = 500_000;
+const MAX_NODES = 500;
+const MAX_PRODUCTS = 30;
+const MAX_PEOPLE = 30;
+const MAX_FIELD = 1000;
+const MAX_DESCRIPTION = 2000;
+
+const ORG_TYPES = new Set([
+  'organization', 'corporation', 'localbusiness', 'onlinebusiness', 'onlinestore', 'ngo', 'educationalorganization', 'medicalorganization',
+  'governmentorganization', 'newsmediaorganization', 'sportsorganization', 'airline', 'bankorcreditunion', 'financialservice', 'store', 'company',
+]);
+const ROLE = /\b(?:chief|ceo|cto|cfo|coo|cmo|cio|ciso|cpo|founder|co-founder|cofounder|president|chair(?:man|woman|person)?|vp|vice president|head|director|manager|lead|officer|partner|owner|principal|engineer|designer|executive|associate|advisor|board member|secretary|treasurer|managing)\b/i;
+const PERSON_NAME = /^(?:dr\.?\s+|prof\.?\s+)?[\p{Lu}][\p{L}'’.-]+(?:\s+[\p{Lu}][\p{L}'’.-]+){1,3}$/u;
+
+type Json = unknown;
+type Node = Record<string, Json>;
+
+const clip = (s: string, n = MAX_FIELD) => (s.length > n ? `${s.slice(0, n - 1).trimEnd()}…` : s);
+const tidy = (s: unknown): string | null => {
+  if (typeof s !== 'string') return null;
+  const t = decodeEntities(s).replace(/\s+/g, ' ').trim();
+  return t === '' ? null : t;
+};
+const asArray = (v: Json): Json[] => (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]);
+const isNode = (v: Json): v is Node => typeof v === 'object' && v !== null && !Array.isArray(v);
+const typesOf = (n: Node): string[] => asArray(n['@type']).filter((t): t is string => typeof t === 'string').map((t) => t.replace(/^.*[/#:]/, '').toLowerCase());
+
+/** Every JSON-LD node of the page, arrays and `@graph`s flattened, at most MAX_NODES. */
+export function jsonLdNodes(html: string): Node[] {
+  const nodes: Node[] = [];
+  const re = /<script\b[^>]*\btype\s*=\s*["']?application\/ld\+json["']?[^>]*>([\s\S]*?)<\/script\s*>/gi;
+  let blocks = 0;
+  for (let m = re.exec(html); m && blocks < MAX_LD_BLOCKS; m = re.exec(html), blocks++) {
+    const raw = m[1]!.trim();
+    if (raw.length === 0 || raw.length > MAX_LD_CHARS) continue;
+    let value: Json;
+    try {
+      value = JSON.parse(raw.replace(/^<!--|-->$/g, ''));
+    } catch {
+      continue;
+    }
+    const queue: Json[] = [value];
+    while (queue.length > 0 && nodes.length < MAX_NODES) {
+      const v = queue.shift();
+      if (Array.isArray(v)) queue.push(...v.slice(0, MAX_NODES));
+      else if (isNode(v)) {
+        nodes.push(v);
+        if (Array.isArray(v['@graph'])) queue.push(...v['@graph'].slice(0, MAX_NODES));
+      }
+    }
+  }
+  return nodes;
+}
+
+const regionNames = (() => {
+  try {
+    return new Intl.DisplayNames(['en'], { type: 'region' });
+  } catch {
+    return null;
+  }
+})();
+
+/** "DE" → "Germany"; anything else as given. */
+function countryName(c: string): string {
+  if (/^[A-Z]{2}$/.test(c) && regionNames) {
+    try {
+      return regionNames.of(c) ?? c;
+    } catch {
+      return c;
+    }
+  }
+  return c;
+}
+
+function addressText(v: Json): string | null {
+  for (const a of asArray(v)) {
+    if (typeof a === 'string') return tidy(a);
+    if (!isNode(a)) continue;
+    const city = tidy(a.addressLocality);
+    const country = isNode(a.addressCountry) ? tidy(a.addressCountry.name) : tidy(a.addressCountry);
+    const parts = [city, country ? countryName(country) : null].filter((p): p is string => p !== null);
+    if (parts.length > 0) return parts.join(', ');
+    if (isNode(a.address)) return addressText(a.address);
+  }
+  return null;
+}
+
+function yearOf(v: Json): string | null {
+  const s = typeof v === 'number' ? String(v) : tidy(v);
+  if (!s) return null;
+  const m = /^((?:1[5-9]|20)\d{2})(?:-\d{2}(?:-\d{2})?)?(?:T.*)?$/.exec(s);
+  return m ? m[1]! : clip(s, 100);
+}
+
+function employeesOf(v: Json): number | null {
+  const first = asArray(v)[0];
+  const n = isNode(first) ? (first.value ?? first.maxValue ?? first.minValue) : first;
+  const num = typeof n === 'number' ? n : typeof n === 'string' ? Number(n.replace(/[,\s]/g, '')) : NaN;
+  return Number.isFinite(num) && num >= 0 ? Math.round(num) : null;
+}
+
+function personOf(v: Json, fallbackTitle: string | null): KeyPerson | null {
+  const name = typeof v === 'string' ? tidy(v) : isNode(v) ? tidy(v.name) : null;
+  if (!name) return null;
+  const title = (isNode(v) ? tidy(v.jobTitle) ?? tidy(v.roleName) : null) ?? fallbackTitle;
+  return title ? { name: clip(name, 200), title: clip(title, 200) } : { name: clip(name, 200), title: '' };
+}
+
+function productsOf(org: Node): string[] {
+  const out: string[] = [];
+  for (const offer of asArray(org.makesOffer)) {
+    if (!isNode(offer)) continue;
+    const item = isNode(offer.itemOffered) ? tidy(offer.itemOffered.name) : tidy(offer.itemOffered);
+    const name = item ?? tidy(offer.name);
+    if (name) out.push(name);
+  }
+  const catalog = org.hasOfferCatalog;
+  if (isNode(catalog)) {
+    for (const el of asArray(catalog.itemListElement)) {
+      if (!isNode(el)) continue;
+      const name = isNode(el.itemOffered) ? tidy(el.itemOffered.name) : tidy(el.name);
+      if (name) out.push(name);
+    }
+  }
+  for (const b of asArray(org.brand)) {
+    const name = isNode(b) ? tidy(b.name) : tidy(b);
+    if (name) out.push(name);
+  }
+  return out;
+}
+
+interface Partial {
+  name?: string | null;
+  description?: string | null;
+  industry?: string | null;
+  headquarters?: string | null;
+  founded?: string | null;
+  employees?: number | null;
+  products?: string[];
+  people?: KeyPerson[];
+}
+
+function fromJsonLd(html: string): Partial {
+  const nodes = jsonLdNodes(html);
+  const org = nodes.find((n) => typesOf(n).some((t) => ORG_TYPES.has(t)));
+  const people: KeyPerson[] = [];
+  const out: Partial = { people, products: [] };
+  if (org) {
+    out.name = tidy(org.name) ?? tidy(org.legalName);
+    out.description = tidy(org.description);
+    out.industry = tidy(org.industry) ?? asArray(org.knowsAbout).map(tidy).find((s) => s !== null) ?? null;
+    out.headquarters = addressText(org.address) ?? addressText(org.location) ?? addressText(org.foundingLocation);
+    out.founded = yearOf(org.foundingDate);
+    out.employees = employeesOf(org.numberOfEmployees);
+    out.products = productsOf(org);
+    for (const f of asArray(org.founder).slice(0, MAX_PEOPLE)) {
+      const p = personOf(f, 'Founder');
+      if (p) people.push(p);
+    }
+    for (const key of ['employee', 'employees', 'member', 'members'] as const) {
+      for (const e of asArray(org[key]).slice(0, MAX_PEOPLE)) {
+        const p = personOf(e, null);
+        if (p && p.title) people.push(p);
+      }
+    }
+  }
+  for (const n of nodes) {
+    if (typesOf(n).includes('person')) {
+      const p = personOf(n, null);
+      if (p && p.title) people.push(p);
+    }
+    if (typesOf(n).includes('product')) {
+      const name = tidy(n.name);
+      if (name) out.products!.push(name);
+    }
+  }
+  return out;
+}
+
+function metaContent(html: string, key: string): string | null {
+  const re = /<meta\b[^>]*>/gi;
+  for (let m = re.exec(html); m; m = re.exec(html)) {
+    const tag = m[0];
+    const k = /\b(?:property|name)\s*=\s*["']([^"']+)["']/i.exec(tag)?.[1];
+    if (k?.toLowerCase() !== key) continue;
+    const v = /\bcontent\s*=\s*"([^"]*)"|\bcontent\s*=\s*'([^']*)'/i.exec(tag);
+    const value = tidy(v?.[1] ?? v?.[2]);
+    if (value) return value;
+  }
+  return null;
+}
+
+function fromMeta(html: string, title: string | null): Partial {
+  const name = metaContent(html, 'og:site_name') ?? metaContent(html, 'og:title') ?? metaContent(html, 'application-name') ?? (title ? tidy(title.split(/\s+[|–—-]\s+|\s*[|–—]\s*/)[0]) : null);
+  return { name, description: metaContent(html, 'og:description') ?? metaContent(html, 'description') };
+}
+
+const LABELS: Array<[keyof Partial, RegExp]> = [
+  ['industry', /^(?:industry|sector|industries)$/i],
+  ['headquarters', /^(?:headquarters|hq|head office|headquartered in|location|based in)$/i],
+  ['founded', /^(?:founded|year founded|established|founded in|since)$/i],
+  ['employees', /^(?:employees|company size|team size|staff|headcount)$/i],
+];
+
+/** Lines of the visible text, list markers and heading marks kept (`- item`, `## Heading`). */
+function textLines(html: string): string[] {
+  return htmlToText(html).text.split('\n').map((l) => l.trim()).filter((l) => l !== '').slice(0, 5000);
+}
+
+export function personFromLine(line: string): KeyPerson | null {
+  const l = line.replace(/^[-*•]\s+/, '').trim();
+  if (l.length > 160) return null;
+  const m = /^(.{3,60}?)\s*(?:[—–|:]|\s-\s|,)\s*(.{2,100})$/.exec(l);
+  if (!m) return null;
+  const name = m[1]!.trim();
+  const title = m[2]!.trim().replace(/[.;]$/, '');
+  if (!PERSON_NAME.test(name) || ROLE.test(name) || !ROLE.test(title) || /[.!?]\s/.test(title)) return null;
+  return { name, title };
+}
+
+function fromText(html: string): Partial {
+  const lines = textLines(html);
+  const out: Partial = { products: [], people: [] };
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.replace(/^#+\s*/, '');
+    for (const [field, label] of LABELS) {
+      if (out[field] !== undefined && out[field] !== null) continue;
+      let value: string | null = null;
+      const colon = /^([^:]{2,30}):\s*(.+)$/.exec(line);
+      if (colon && label.test(colon[1]!.trim())) value = colon[2]!.trim();
+      else if (label.test(line) && i + 1 < lines.length && !lines[i + 1]!.startsWith('#')) value = lines[i + 1]!.replace(/^[-*•]\s+/, '');
+      if (value === null) continue;
+      if (field === 'employees') out.employees = employeesOf(/\d[\d,]*/.exec(value)?.[0] ?? '');
+      else if (field === 'founded') out.founded = /\b((?:1[5-9]|20)\d{2})\b/.exec(value)?.[1] ?? clip(value, 100);
+      else out[field] = clip(value, 200) as never;
+    }
+    if (/^(?:our\s+)?(?:products?|products and services|solutions|offerings)$/i.test(line) && lines[i]!.startsWith('#')) {
+      for (let j = i + 1; j < lines.length && !lines[j]!.startsWith('#') && out.products!.length < MAX_PRODUCTS; j++) {
+        if (lines[j]!.startsWith('- ')) out.products!.push(clip(lines[j]!.slice(2).trim(), 200));
+      }
+    }
+    const person = personFromLine(lines[i]!);
+    if (person) out.people!.push(person);
+  }
+  const prose = lines.filter((l) => !l.startsWith('#') && !l.startsWith('- ')).join('\n');
+  out.founded ??= /\b(?:founded|established|started|launched)\s+(?:in\s+)?((?:1[5-9]|20)\d{2})\b/i.exec(prose)?.[1] ?? null;
+  out.headquarters ??= /\b(?:headquartered|headquarters|based|located)\s+in\s+([\p{Lu}][\p{L}.'-]+(?:\s[\p{Lu}][\p{L}.'-]+)*(?:,\s*[\p{Lu}][\p{L}.'-]+(?:\s[\p{Lu}][\p{L}.'-]+)*)?)/u.exec(prose)?.[1] ?? null;
+  out.description = lines.find((l) => !l.startsWith('#') && !l.startsWith('- ') && l.length >= 40 && /[.!?]$/.test(l)) ?? null;
+  return out;
+}
+
+const PEOPLE_LINK = /\b(?:team|our-team|people|leadership|management|founders|who-we-are|staff)\b/i;
+const ABOUT_LINK = /\b(?:about|about-us|company)\b/i;
+
+/** The same-site link most likely to list people: team/leadership/people first, then about; absolute, or null. */
+export function peopleLinkOf(html: string, pageUrl: string): string | null {
+  let base: URL;
+  try {
+    base = new URL(pageUrl);
+  } catch {
+    return null;
+  }
+  let about: string | null = null;
+  const re = /<a\b[^>]*?\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))[^>]*>([\s\S]{0,500}?)<\/a\s*>/gi;
+  let n = 0;
+  for (let m = re.exec(html); m && n < 2000; m = re.exec(html), n++) {
+    const href = decodeEntities((m[1] ?? m[2] ?? m[3] ?? '').trim());
+    const text = htmlToText(m[4] ?? '').text;
+    let url: URL;
+    try {
+      url = new URL(href, base);
+    } catch {
+      continue;
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.host !== base.host) continue;
+    url.hash = '';
+    if (url.href === base.href || url.pathname === '/') continue;
+    const words = `${url.pathname} ${text}`;
+    if (PEOPLE_LINK.test(words)) return url.href;
+    if (about === null && ABOUT_LINK.test(words)) about = url.href;
+  }
+  return about;
+}
+
+const dedupe = (items: string[], max: number) => {
+  const seen = new Set<string>();
+  return items.filter((s) => {
+    const k = s.toLowerCase();
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  }).slice(0, max);
+};
+
+/** People by name (first title kept, a title filling an empty one), at most MAX_PEOPLE. */
+export function mergePeople(...lists: KeyPerson[][]): KeyPerson[] {
+  const byName = new Map<string, KeyPerson>();
+  for (const p of lists.flat()) {
+    const k = p.name.toLowerCase();
+    const had = byName.get(k);
+    if (!had) byName.set(k, { ...p });
+    else if (!had.title && p.title) had.title = p.title;
+  }
+  return [...byName.values()].slice(0, MAX_PEOPLE);
+}
+
+/** The facts one page gives, structured data first, then meta tags, then the visible text. */
+export function extractCompanyFacts(rawHtml: string, pageUrl: string): CompanyPageFacts {
+  const html = rawHtml.length > MAX_PAGE_CHARS ? rawHtml.slice(0, MAX_PAGE_CHARS) : rawHtml;
+  const title = htmlToText(/<title[\s\S]*?<\/title>/i.exec(html)?.[0] ?? '').title;
+  const sources = [fromJsonLd(html), fromMeta(html, title), fromText(html)];
+  const first = <K extends keyof Partial>(k: K): NonNullable<Partial[K]> | null => {
+    for (const s of sources) {
+      const v = s[k];
+      if (v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0)) return v as NonNullable<Partial[K]>;
+    }
+    return null;
+  };
+  const description = first('description');
+  return {
+    name: first('name'),
+    description: description === null ? null : clip(description, MAX_DESCRIPTION),
+    industry: first('industry'),
+    headquarters: first('headquarters'),
+    founded: first('founded'),
+    employees: first('employees'),
+    products: dedupe(first('products') ?? [], MAX_PRODUCTS),
+    people: mergePeople(...sources.map((s) => (s.people ?? []).filter((p) => p.title !== ''))),
+    peopleLink: peopleLinkOf(html, pageUrl),
+  };
+}
