@@ -657,6 +657,15 @@ describe('charts/lore', () => {
       expect(containerOf(off, 'gateway').env.some((e: { name: string }) => e.name === 'GATEWAY_UPSTREAM_CORE')).toBe(true);
     });
 
+    it('documents every variable agents\' configuration schema reads in configuration.md\'s Agents table, and nothing else there', () => {
+      const doc = readFileSync(join(REPO_ROOT, 'docs', 'configuration.md'), 'utf8');
+      const section = /\n## Agents\n([\s\S]*?)\n## /.exec(doc)?.[1] ?? '';
+      // The table's first column: one or more backticked names per row.
+      const documented = section.split('\n').filter((l) => l.startsWith('| `')).flatMap((l) => [...l.split('|')[1]!.matchAll(/`([A-Z0-9_]+)`/g)].map((m) => m[1]!));
+      expect(documented.length).toBeGreaterThan(10);
+      expect([...new Set(documented)].sort()).toEqual(Object.keys(agentsConfigSchema.shape).sort());
+    });
+
     it('needs Kafka for agents-worker, never for the agents API; and agents, Redis', async () => {
       const kafkaReaders = ['--set', 'webhooks.enabled=false', '--set', 'graph.enabled=false', '--set', 'graphWorker.enabled=false', '--set', 'core.enabled=false'];
       // Only agents-worker is left to read Kafka: without brokers the chart refuses it, naming it.
