@@ -7,6 +7,10 @@ import { agentsOpenApi, agentsResponses } from './openapi';
 import { agentsGuard, type AgentsState } from './routes/route';
 import { utilityRoutes, type UtilityRouteDeps } from './routes/utility/routes';
 import { directoryRoutes, type DirectoryRouteDeps } from './routes/directory/routes';
+import { searchRoutes, type SearchRouteDeps } from './routes/searches/routes';
+import { streamRoutes, type StreamRouteDeps } from './routes/streams/routes';
+import { continueSearch, savedLists, searchView, startEnrichment, startSearch, stopEnrichment, stopSearch } from './application/workflows';
+import { activeStreams, streamStatus } from './application/streams';
 import { searchDirectory } from './application/directory';
 
 export interface AgentsAppOptions {
@@ -27,6 +31,8 @@ export const AGENTS_OPENAPI_PATH = '/api/agents/openapi.json';
 export interface AgentsRouteDeps {
   utility: UtilityRouteDeps;
   directory: DirectoryRouteDeps;
+  searches: SearchRouteDeps;
+  streams: StreamRouteDeps;
 }
 
 /** Binds the application layer and the identity guard to one agents service's dependencies, resource by resource. */
@@ -34,6 +40,17 @@ export function agentsRouteDeps(agents: AgentsDeps, signer: IdentitySigner): Age
   return {
     utility: { facts: agents.facts, health: () => health(agents), docsPath: AGENTS_OPENAPI_PATH },
     directory: { guard: agentsGuard(signer), search: (p, kind, filter, page) => searchDirectory(agents.db, p.tenantId, kind, filter, page) },
+    searches: {
+      guard: agentsGuard(signer),
+      start: (p, kind, input) => startSearch(agents, p, kind, input),
+      continue: (p, kind, threadId, target) => continueSearch(agents, p, kind, threadId, target),
+      stop: (p, kind, threadId) => stopSearch(agents, p, kind, threadId),
+      view: (p, kinds, threadId) => searchView(agents, p, kinds, threadId),
+      startEnrichment: (p, kind, threadId, input) => startEnrichment(agents, p, kind, threadId, input),
+      stopEnrichment: (p, kind, threadId) => stopEnrichment(agents, p, kind, threadId),
+      lists: (p, page) => savedLists(agents, p, page),
+    },
+    streams: { guard: agentsGuard(signer), active: (p) => activeStreams(agents, p), status: (p, key) => streamStatus(agents, p, key) },
   };
 }
 
@@ -43,6 +60,8 @@ export function agentsRouteTable(deps: AgentsRouteDeps, options: { bodyLimitByte
   table.add(
     utilityRoutes(deps.utility),
     directoryRoutes(deps.directory),
+    searchRoutes(deps.searches),
+    streamRoutes(deps.streams),
     openApiDocumentRoute(AGENTS_OPENAPI_PATH, 'the OpenAPI 3.1 document of the agents routes', () => agentsOpenApi(table)),
   );
   return table;

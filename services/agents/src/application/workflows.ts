@@ -232,7 +232,9 @@ export async function searchView(deps: AgentsDeps, principal: Principal, kinds: 
 
 export const ANY_SEARCH = SEARCH_KINDS;
 
+export type SavedListRow = ListRow & { rows: string };
+
 /** The principal's lists (a tenant key or an administrator: the tenant's), newest first. */
-export async function savedLists(deps: AgentsDeps, principal: Principal, page: { limit: number; offset: number }): Promise<{ lists: Array<ListRow & { rows: string }>; total: number }> {
+export async function savedLists(deps: AgentsDeps, principal: Principal, page: { limit: number; offset: number }): Promise<{ lists: SavedListRow[]; total: number }> {
   return deps.db.withTenant(principal.tenantId, (sql) => listLists(sql, principal.tenantId, principal.admin ? null : principal.owner, page));
 }

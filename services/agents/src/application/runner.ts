@@ -1,0 +1,427 @@
+import type { Sql } from '@lore/runtime';
+import { columnIdOf, isRunning, readState, rowIdOf, tableColumns, type Cell, type Column, type SearchKind, type WorkflowState } from '../domain/workflow';
+import { getList, insertListRows, listRowsOf, updateList, updateListRowCells, type ListRowRow, type NewListRow } from '../store/lists';
+import { claimWorkflow, getWorkflow, heartbeatWorkflow, updateWorkflow, type WorkflowRow } from '../store/workflows';
+import type { AgentsDeps } from './context';
+import { candidateFromPage, candidateFromRecord, criterionCells, enrichmentCell, fixedCells, type Candidate, type ListSources } from './list-building';
+import { publishEvents, recordEvent, type WorkflowEvent } from './progress';
+import { MAX_ROWS_SHOWN, enqueueWorkflow } from './workflows';
+
+/**
+ * One run of a search workflow by a worker (docs/agents.md, "Workflows"): claim it, then its steps
+ * criteria_extraction → data_collection → enrichment → completed, with a checkpoint (one transaction: rows, state,
+ * event) after every batch of rows. A heartbeat keeps the claim; a watcher reads the stop flag several times a
+ * second and aborts the run, which then marks the workflow stopped. A spent budget ends the run `completed` with a
+ * note saying which budget and how far the list got.
+ */
+
+export interface RunSettings {
+  /** How long a claim lasts without a heartbeat. */
+  leaseMs: number;
+  heartbeatMs: number;
+  /** How often the stop flag is read (stop is honoured within about this plus the step's current fetch). */
+  stopPollMs: number;
+  /** Rows written per checkpoint. */
+  batchRows: number;
+  budgets: { fetches: number; wallMs: number; modelTokens: number };
+}
+
+export const DEFAULT_RUN_SETTINGS: RunSettings = {
+  leaseMs: 30_000,
+  heartbeatMs: 5_000,
+  stopPollMs: 250,
+  batchRows: 5,
+  budgets: { fetches: 200, wallMs: 10 * 60_000, modelTokens: 50_000 },
+};
+
+export interface RunDeps {
+  agents: AgentsDeps;
+  sources: ListSources;
+  settings: RunSettings;
+  /** This worker's name in claimed_by. */
+  workerId: string;
+  /** Aborted when the worker shuts down: the run ends and leaves its claim to expire. */
+  shutdown: AbortSignal;
+}
+
+const KINDS = ['company_search', 'people_search'] as const;
+const DIRECTORY_PAGE = 50;
+const WEB_PAGES_MAX = 5;
+
+class RunEnded extends Error {
+  constructor(readonly why: 'stop' | 'lost' | 'shutdown') {
+    super(`run ended: ${why}`);
+  }
+}
+
+/**
+ * Claims a workflow for this worker: null when another worker holds it or it is not running. The answer runs it
+ * (`run()` resolves with how the run ended: completed, stopped, budget, error, lost, shutdown).
+ */
+export async function claimRun(deps: RunDeps, tenantId: string, threadId: string): Promise<{ kind: SearchKind; run(): Promise<string> } | null> {
+  const { agents } = deps;
+  const claimed = await agents.db.withTenant(tenantId, (sql) => claimWorkflow(sql, tenantId, threadId, deps.workerId, deps.settings.leaseMs));
+  if (!claimed) return null;
+  const kind = claimed.kind as SearchKind;
+  return {
+    kind,
+    run: async () => {
+      const run = new Run(deps, tenantId, claimed);
+      agents.workflowMetrics?.running(kind, 1);
+      try {
+        const outcome = await run.execute();
+        if (outcome !== 'lost' && outcome !== 'shutdown') agents.workflowMetrics?.ended(kind, outcome);
+        if (outcome === 'shutdown') await run.handOver();
+        return outcome;
+      } finally {
+        agents.workflowMetrics?.running(kind, -1);
+        run.dispose();
+      }
+    },
+  };
+}
+
+/** Claims and runs a workflow to the end of its run; `skipped` when it could not be claimed. */
+export async function runWorkflow(deps: RunDeps, tenantId: string, threadId: string): Promise<string> {
+  const claimed = await claimRun(deps, tenantId, threadId);
+  return claimed ? claimed.run() : 'skipped';
+}
+
+class Run {
+  private readonly abort = new AbortController();
+  private endedBy: RunEnded['why'] | null = null;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly started = Date.now();
+  private lastWall = Date.now();
+  private readonly kind: SearchKind;
+  private readonly threadId: string;
+  private fetches = 0;
+  private tokens = 0;
+
+  constructor(
+    private readonly deps: RunDeps,
+    private readonly tenantId: string,
+    private workflow: WorkflowRow,
+  ) {
+    this.kind = workflow.kind as SearchKind;
+    this.threadId = workflow.thread_id;
+    const end = (why: RunEnded['why']) => {
+      if (this.endedBy) return;
+      this.endedBy = why;
+      this.abort.abort(new RunEnded(why));
+    };
+    if (deps.shutdown.aborted) end('shutdown');
+    deps.shutdown.addEventListener('abort', () => end('shutdown'), { once: true });
+    const db = deps.agents.db;
+    this.timers.push(
+      setInterval(() => {
+        db.withTenant(tenantId, (sql) => heartbeatWorkflow(sql, tenantId, this.threadId, deps.workerId, deps.settings.leaseMs))
+          .then((h) => {
+            if (!h.held) end('lost');
+            else if (h.stopRequested) end('stop');
+          })
+          .catch((err: unknown) => deps.agents.logger.warn({ err, thread_id: this.threadId }, 'workflow heartbeat failed'));
+      }, deps.settings.heartbeatMs),
+      setInterval(() => {
+        db.withTenant(tenantId, (sql) => getWorkflow(sql, tenantId, this.threadId, KINDS))
+          .then((w) => {
+            if (!w || w.claimed_by !== deps.workerId) end('lost');
+            else if (w.stop_requested) end('stop');
+          })
+          .catch(() => undefined);
+      }, deps.settings.stopPollMs),
+    );
+    for (const t of this.timers) t.unref();
+  }
+
+  dispose(): void {
+    for (const t of this.timers) clearInterval(t);
+  }
+
+  private get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  private check(): void {
+    if (this.endedBy) throw new RunEnded(this.endedBy);
+  }
+
+  /** One checkpoint: re-reads the workflow under lock (still ours?), lets `fn` write, records its events, publishes. */
+  private async checkpoint<T>(fn: (sql: Sql, w: WorkflowRow, state: WorkflowState, events: WorkflowEvent[]) => Promise<T>): Promise<T> {
+    const events: WorkflowEvent[] = [];
+    const out = await this.deps.agents.db.withTenant(this.tenantId, async (sql) => {
+      const w = await getWorkflow(sql, this.tenantId, this.threadId, KINDS, true);
+      if (!w || w.claimed_by !== this.deps.workerId) throw new RunEnded('lost');
+      const state = readState(w.state);
+      const now = Date.now();
+      state.spent.wall_ms += now - this.lastWall;
+      this.lastWall = now;
+      state.spent.fetches += this.fetches;
+      state.spent.model_tokens += this.tokens;
+      this.fetches = 0;
+      this.tokens = 0;
+      this.workflow = w;
+      const result = await fn(sql, w, state, events);
+      await updateWorkflow(sql, this.tenantId, this.threadId, { state: state as unknown as Record<string, unknown> }, this.deps.workerId);
+      this.workflow = { ...w, state: state as unknown as Record<string, unknown> };
+      return result;
+    });
+    await publishEvents(this.deps.agents.streams, this.deps.agents.logger, events);
+    return out;
+  }
+
+  /** Which budget is spent, if any. */
+  private spentBudget(state: WorkflowState): string | null {
+    const b = this.deps.settings.budgets;
+    if (state.spent.fetches >= b.fetches) return `fetches (${state.spent.fetches} of ${b.fetches})`;
+    if (state.spent.model_tokens >= b.modelTokens) return `model tokens (${state.spent.model_tokens} of ${b.modelTokens})`;
+    if (state.spent.wall_ms >= b.wallMs) return `wall time (${Math.round(state.spent.wall_ms / 1000)} s of ${Math.round(b.wallMs / 1000)} s)`;
+    return null;
+  }
+
+  async execute(): Promise<string> {
+    try {
+      if (this.workflow.stop_requested || this.workflow.status === 'stopping') return await this.finishStopped();
+      for (let guard = 0; guard < 10_000; guard++) {
+        this.check();
+        const state = readState(this.workflow.state);
+        const budget = this.spentBudget(state);
+        if (budget) return await this.finishBudget(budget);
+        const step = this.workflow.current_step;
+        const t0 = performance.now();
+        if (step === 'criteria_extraction') await this.extractCriteria();
+        else if (step === 'data_collection') await this.collectBatch();
+        else if (step === 'enrichment') await this.enrichBatch();
+        else {
+          const done = await this.finishCompleted();
+          if (done) return 'completed';
+          continue;
+        }
+        this.deps.agents.workflowMetrics?.step(this.kind, step, (performance.now() - t0) / 1000);
+      }
+      throw new Error('the run took more than 10,000 batches');
+    } catch (err) {
+      // A fetch aborted by the run's signal fails with its own error: the reason is the run's end.
+      const why = err instanceof RunEnded ? err.why : this.endedBy;
+      if (why === 'stop') return await this.finishStopped();
+      if (why) {
+        this.deps.agents.logger.info({ thread_id: this.threadId, why }, 'workflow run ended without finishing; its claim expires for another worker');
+        return why;
+      }
+      await this.finishError(err);
+      return 'error';
+    }
+  }
+
+  private async extractCriteria(): Promise<void> {
+    const plan = await this.deps.sources.planner.plan(this.workflow.prompt, this.kind, this.signal);
+    this.tokens += plan.modelTokens;
+    this.check();
+    await this.checkpoint(async (sql, w, state, events) => {
+      state.category = plan.category;
+      state.goal = plan.goal;
+      state.criteria = plan.criteria;
+      (state as WorkflowState & { plan?: unknown }).plan = { filter: plan.filter, query: plan.query };
+      state.sources = [this.deps.sources.directory ? 'directory' : null, this.deps.sources.web ? 'web' : null].filter((s): s is string => s !== null);
+      if (!this.deps.sources.web) state.notes = [...state.notes.filter((n) => !n.startsWith('no web search')), 'no web search provider is configured: candidates come from the directory only'];
+      if (w.list_id) {
+        const list = await getList(sql, this.tenantId, w.list_id);
+        const extra = ((list?.columns ?? []) as Column[]).filter((c) => c.type === 'enrichment');
+        await updateList(sql, this.tenantId, w.list_id, { columns: tableColumns(this.kind, plan.criteria, extra) });
+      }
+      await updateWorkflow(sql, this.tenantId, this.threadId, { current_step: 'data_collection' }, this.deps.workerId);
+      events.push(await recordEvent(sql, this.tenantId, this.threadId, 'criteria_extracted', { category: plan.category, criteria: plan.criteria, sources: state.sources }));
+      this.workflow = { ...w, current_step: 'data_collection' };
+    });
+  }
+
+  /** Candidates for the next batch: the directory's next page, then the web's next result page. */
+  private async nextCandidates(state: WorkflowState): Promise<{ candidates: Candidate[]; exhausted: boolean }> {
+    const plan = (state as WorkflowState & { plan?: { filter: Record<string, unknown>; query: string } }).plan ?? { filter: {}, query: this.workflow.prompt };
+    const now = new Date().toISOString();
+    const directory = this.deps.sources.directory;
+    if (directory && state.cursor.directory_offset >= 0) {
+      const kind = this.kind === 'company_search' ? 'company' : 'person';
+      const records = await directory.search(this.tenantId, kind, plan.filter, { limit: DIRECTORY_PAGE, offset: state.cursor.directory_offset });
+      if (records.length > 0) {
+        state.cursor.directory_offset += records.length;
+        return { candidates: records.map((r) => candidateFromRecord(this.kind, r, now)), exhausted: false };
+      }
+      state.cursor.directory_offset = -1;
+    }
+    const web = this.deps.sources.web;
+    if (web && state.cursor.web_pages < WEB_PAGES_MAX) {
+      state.cursor.web_pages++;
+      this.fetches++;
+      const results = await web.search(plan.query, state.cursor.web_pages, this.signal);
+      const out: Candidate[] = [];
+      const seen = new Set<string>();
+      for (const r of results) {
+        this.check();
+        if (this.fetches + state.spent.fetches >= this.deps.settings.budgets.fetches) break;
+        const key = this.kind === 'company_search' ? new URL(r.url).hostname : r.url;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        this.fetches++;
+        const page = await web.fetchPage(r.url, this.signal).catch(() => null);
+        if (page) out.push(candidateFromPage(this.kind, page, r, new Date().toISOString()));
+      }
+      return { candidates: out, exhausted: results.length === 0 };
+    }
+    return { candidates: [], exhausted: true };
+  }
+
+  private async collectBatch(): Promise<void> {
+    const state = readState(this.workflow.state);
+    const list = this.workflow.list_id;
+    if (!list) throw new Error('the workflow has no list');
+    const { candidates, exhausted } = await this.nextCandidates(state);
+    this.check();
+    const scored = candidates.map((c) => ({ c, s: this.deps.sources.scorer.score(c, state.criteria) })).filter((x) => x.s.accepted);
+    await this.checkpoint(async (sql, w, fresh, events) => {
+      fresh.cursor = state.cursor;
+      const existing = await listRowsOf(sql, this.tenantId, list, MAX_ROWS_SHOWN);
+      const need = Math.max(0, w.total_target - existing.length);
+      const known = new Set(existing.map((r) => r.entity_key));
+      const rows: NewListRow[] = [];
+      for (const { c, s } of scored) {
+        if (rows.length >= need) break;
+        if (known.has(c.entityKey)) continue;
+        known.add(c.entityKey);
+        const rowId = rowIdOf(c.entityKey);
+        const cells: Record<string, Cell> = { ...fixedCells(this.kind, rowId, c) };
+        for (const crit of fresh.criteria) {
+          const id = columnIdOf(crit.column_name || crit.name);
+          cells[id] = { row_id: rowId, column_id: id, value: '', status: 'pending', metadata: {}, expandable: false };
+        }
+        for (const e of Object.values(fresh.enrichments)) if (e.status === 'processing') cells[e.column_id] = { row_id: rowId, column_id: e.column_id, value: '', status: 'pending', metadata: {}, expandable: false };
+        rows.push({
+          row_id: rowId,
+          entity_key: c.entityKey,
+          position: existing.length + rows.length + 1,
+          cells,
+          step_source: 'data_collection',
+          metadata: { candidate: { data: c.data, text: c.text.slice(0, 4000) }, source: c.provenance, score: s.score, verdicts: s.verdicts },
+        });
+      }
+      const added = await insertListRows(sql, this.tenantId, list, rows);
+      const total = existing.length + added.length;
+      const full = total >= w.total_target;
+      const dry = exhausted && candidates.length === 0;
+      if (dry && !full) fresh.notes = [...fresh.notes.filter((n) => !n.startsWith('sources exhausted')), `sources exhausted: ${total} of ${w.total_target} rows found`];
+      fresh.cursor.exhausted = dry;
+      if (added.length > 0 || full || dry) events.push(await recordEvent(sql, this.tenantId, this.threadId, 'rows_added', { added: added.length, total, total_target: w.total_target }));
+      if (full || dry) {
+        await updateWorkflow(sql, this.tenantId, this.threadId, { current_step: 'enrichment' }, this.deps.workerId);
+        this.workflow = { ...w, current_step: 'enrichment' };
+      }
+    });
+  }
+
+  private async enrichBatch(): Promise<void> {
+    const list = this.workflow.list_id;
+    if (!list) throw new Error('the workflow has no list');
+    const state = readState(this.workflow.state);
+    const rows = await this.deps.agents.db.withTenant(this.tenantId, (sql) => listRowsOf(sql, this.tenantId, list, MAX_ROWS_SHOWN));
+    const open = (r: ListRowRow) => Object.values(r.cells as Record<string, Cell>).some((c) => c.status === 'pending' && (!c.column_id.startsWith('enrich_') || state.enrichments[c.column_id]?.status === 'processing'));
+    const todo = rows.filter(open).slice(0, this.deps.settings.batchRows);
+    const now = new Date().toISOString();
+    const updates: Array<{ row_id: string; cells: Record<string, Cell> }> = [];
+    for (const r of todo) {
+      this.check();
+      const meta = r.metadata as { candidate?: { data: Record<string, unknown>; text: string }; source?: Candidate['provenance']; verdicts?: Record<string, unknown>; score?: number };
+      const provenance = meta.source ?? { source: 'directory' as const, source_url: '', snippet: '', fetched_at: now };
+      const candidate = { data: meta.candidate?.data ?? {}, text: meta.candidate?.text ?? '', provenance };
+      const cells: Record<string, Cell> = {};
+      const pending = (id: string) => (r.cells as Record<string, Cell>)[id]?.status === 'pending';
+      const critCells = criterionCells(r.row_id, state.criteria, { accepted: true, score: meta.score ?? 0, verdicts: (meta.verdicts ?? {}) as never }, provenance);
+      for (const [id, cell] of Object.entries(critCells)) if (pending(id)) cells[id] = provenance.source_url ? cell : { ...cell, status: 'error', metadata: { reason: 'no source' } };
+      for (const e of Object.values(state.enrichments)) {
+        if (e.status !== 'processing' || !pending(e.column_id)) continue;
+        cells[e.column_id] = await enrichmentCell(this.kind, this.tenantId, r.row_id, e, candidate, this.deps.sources.directory, now);
+      }
+      updates.push({ row_id: r.row_id, cells });
+    }
+    await this.checkpoint(async (sql, w, fresh, events) => {
+      await updateListRowCells(sql, this.tenantId, list, updates);
+      for (const e of Object.values(fresh.enrichments)) if (e.status === 'processing') e.done += updates.filter((u) => u.cells[e.column_id]).length;
+      const left = rows.filter(open).length - todo.length;
+      if (updates.length > 0) events.push(await recordEvent(sql, this.tenantId, this.threadId, 'rows_enriched', { rows: updates.length, left }));
+      if (left <= 0) {
+        for (const e of Object.values(fresh.enrichments)) if (e.status === 'processing') e.status = 'completed';
+        await updateWorkflow(sql, this.tenantId, this.threadId, { current_step: 'completed' }, this.deps.workerId);
+        this.workflow = { ...w, current_step: 'completed' };
+      }
+    });
+  }
+
+  /**
+   * Ends the run `completed` unless the target was raised meanwhile (continue while running): then it collects
+   * again. Answers whether it ended.
+   */
+  private async finishCompleted(): Promise<boolean> {
+    return this.checkpoint(async (sql, w, state, events) => {
+      const list = w.list_id;
+      const found = list ? (await listRowsOf(sql, this.tenantId, list, MAX_ROWS_SHOWN)).length : 0;
+      if (found < w.total_target && !state.cursor.exhausted) {
+        await updateWorkflow(sql, this.tenantId, this.threadId, { current_step: 'data_collection' }, this.deps.workerId);
+        this.workflow = { ...w, current_step: 'data_collection' };
+        return false;
+      }
+      await updateWorkflow(sql, this.tenantId, this.threadId, { status: 'completed', current_step: 'completed', claimed_by: null, claimed_until_ms: null }, this.deps.workerId);
+      if (list) await updateList(sql, this.tenantId, list, { status: 'completed' });
+      events.push(await recordEvent(sql, this.tenantId, this.threadId, 'completed', { rows: found, total_target: w.total_target, elapsed_ms: Date.now() - this.started }));
+      return true;
+    });
+  }
+
+  private async finishBudget(budget: string): Promise<string> {
+    await this.checkpoint(async (sql, w, state, events) => {
+      const found = w.list_id ? (await listRowsOf(sql, this.tenantId, w.list_id, MAX_ROWS_SHOWN)).length : 0;
+      const note = `budget spent: ${budget}; the list has ${found} of ${w.total_target} rows`;
+      state.notes = [...state.notes.filter((n) => !n.startsWith('budget')), note];
+      await updateWorkflow(sql, this.tenantId, this.threadId, { status: 'completed', current_step: 'completed', claimed_by: null, claimed_until_ms: null }, this.deps.workerId);
+      if (w.list_id) await updateList(sql, this.tenantId, w.list_id, { status: 'completed' });
+      events.push(await recordEvent(sql, this.tenantId, this.threadId, 'budget_spent', { message: note }));
+    });
+    return 'budget';
+  }
+
+  private async finishStopped(): Promise<string> {
+    const events: WorkflowEvent[] = [];
+    const stopped = await this.deps.agents.db.withTenant(this.tenantId, async (sql) => {
+      const w = await getWorkflow(sql, this.tenantId, this.threadId, KINDS, true);
+      if (!w || w.claimed_by !== this.deps.workerId || !isRunning(w.status)) return false;
+      await updateWorkflow(sql, this.tenantId, this.threadId, { status: 'stopped', stop_requested: false, claimed_by: null, claimed_until_ms: null }, this.deps.workerId);
+      if (w.list_id) await updateList(sql, this.tenantId, w.list_id, { status: 'stopped' });
+      events.push(await recordEvent(sql, this.tenantId, this.threadId, 'stopped', { step: w.current_step }));
+      return true;
+    });
+    await publishEvents(this.deps.agents.streams, this.deps.agents.logger, events);
+    return stopped ? 'stopped' : 'lost';
+  }
+
+  /** A worker shutting down gives its claim back and sends the workflow to the workers again (one transaction). */
+  async handOver(): Promise<void> {
+    await this.deps.agents.db
+      .withTenant(this.tenantId, async (sql) => {
+        const released = await updateWorkflow(sql, this.tenantId, this.threadId, { claimed_by: null, claimed_until_ms: null }, this.deps.workerId);
+        if (released) await enqueueWorkflow(sql, this.tenantId, this.threadId, 'resume');
+      })
+      .catch((err: unknown) => this.deps.agents.logger.warn({ err, thread_id: this.threadId }, 'could not hand the workflow over; the sweep resumes it once its claim expires'));
+  }
+
+  private async finishError(err: unknown): Promise<void> {
+    const message = err instanceof Error ? err.message : String(err);
+    this.deps.agents.logger.error({ err, thread_id: this.threadId }, 'workflow run failed');
+    const events: WorkflowEvent[] = [];
+    await this.deps.agents.db.withTenant(this.tenantId, async (sql) => {
+      const w = await getWorkflow(sql, this.tenantId, this.threadId, KINDS, true);
+      if (!w || w.claimed_by !== this.deps.workerId) return;
+      await updateWorkflow(sql, this.tenantId, this.threadId, { status: 'error', error_message: message.slice(0, 1000), claimed_by: null, claimed_until_ms: null }, this.deps.workerId);
+      if (w.list_id) await updateList(sql, this.tenantId, w.list_id, { status: 'error' });
+      events.push(await recordEvent(sql, this.tenantId, this.threadId, 'error', { message: message.slice(0, 1000) }));
+    });
+    await publishEvents(this.deps.agents.streams, this.deps.agents.logger, events);
+  }
+}

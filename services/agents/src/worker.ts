@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { TOPICS } from '@lore/contracts';
+import { PoisonError, startOutboxRelay, type BusMessage, type EventBus, type OutboxRelay, type Subscription } from '@lore/runtime';
+import { z } from 'zod';
+import type { AgentsDeps } from './application/context';
+import type { ListSources } from './application/list-building';
+import { claimRun, DEFAULT_RUN_SETTINGS, type RunDeps, type RunSettings } from './application/runner';
+import { enqueueWorkflow } from './application/workflows';
+import { getWorkflow, updateWorkflow, workflowsToResume } from './store/workflows';
+import { isRunning } from './domain/workflow';
+
+/** The topics the agents worker consumes or publishes to. */
+export const AGENTS_TOPICS = [TOPICS.agentsWorkflows] as const;
+
+const WorkflowMessageSchema = z.object({ event_id: z.string().min(1), tenant_id: z.string().min(1), thread_id: z.string().uuid(), reason: z.string() });
+
+export interface AgentsWorkerDeps {
+  agents: AgentsDeps;
+  bus: EventBus;
+  sources: ListSources;
+  settings?: Partial<RunSettings>;
+  /** Kafka consumer group (default `agents-worker`). */
+  consumerGroup?: string;
+  /** Run an outbox relay in this process (default true; embedded mode runs one shared relay instead). */
+  relay?: boolean;
+  /** How often the sweep looks for workflows whose claim expired (default 10 s). */
+  sweepIntervalMs?: number;
+  /** Runs at once in this process; a message beyond waits for a slot (default 8). */
+  maxRunning?: number;
+  /** This worker's name in claimed_by (default `<host>:<pid>:<random>`). */
+  workerId?: string;
+}
+
+export interface AgentsWorker {
+  readonly workerId: string;
+  start(): Promise<void>;
+  /** Stops consuming; running workflows are handed back (released and sent to the workers again). */
+  stop(): Promise<void>;
+  /** One sweep pass now: answers how many workflows it sent to the workers again. */
+  sweep(): Promise<number>;
+  /** Workflows running in this process now. */
+  running(): number;
+  /** Resolves when no workflow runs in this process (tests). */
+  idle(): Promise<void>;
+}
+
+/**
+ * The agents worker (docs/agents.md, "Workflows"): consumes `lore.agents.workflows`, claims each workflow and runs it
+ * in the background (at most `maxRunning` at once), sweeps for workflows a dead worker left, and relays the outbox.
+ * Runs as the `agents-worker` deployment and inside the embedded process.
+ */
+export function createAgentsWorker(deps: AgentsWorkerDeps): AgentsWorker {
+  const logger = deps.agents.logger.child({ component: 'agents-worker' });
+  const workerId = deps.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const settings: RunSettings = { ...DEFAULT_RUN_SETTINGS, ...deps.settings, budgets: { ...DEFAULT_RUN_SETTINGS.budgets, ...deps.settings?.budgets } };
+  const maxRunning = Math.max(1, deps.maxRunning ?? 8);
+  let shutdown = new AbortController();
+  let subscription: Subscription | null = null;
+  let relay: OutboxRelay | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  let sweeping: Promise<number> | null = null;
+  const runs = new Map<string, Promise<string>>();
+  let slotFreed: Array<() => void> = [];
+
+  const runDeps = (): RunDeps => ({ agents: { ...deps.agents, logger }, sources: deps.sources, settings, workerId, shutdown: shutdown.signal });
+
+  const waitForSlot = async (): Promise<void> => {
+    while (runs.size >= maxRunning) await new Promise<void>((resolve) => slotFreed.push(resolve));
+  };
+
+  const handle = async (message: BusMessage): Promise<void> => {
+    let msg;
+    try {
+      msg = WorkflowMessageSchema.parse(JSON.parse(message.value.toString('utf8')));
+    } catch (err) {
+      logger.error({ topic: message.topic, offset: message.offset }, 'malformed workflow message; dead-lettering it');
+      throw new PoisonError('malformed message: it does not match its contract schema', { cause: err });
+    }
+    const key = `${msg.tenant_id}:${msg.thread_id}`;
+    // A run in this process sees a continue, stop or enrichment at its next checkpoint.
+    if (runs.has(key)) return;
+    await waitForSlot();
+    if (shutdown.signal.aborted) throw new Error('the worker is stopping');
+    const claimed = await claimRun(runDeps(), msg.tenant_id, msg.thread_id);
+    if (!claimed) {
+      logger.debug({ thread_id: msg.thread_id, reason: msg.reason }, 'workflow not claimed: another worker holds it or it is not running');
+      return;
+    }
+    const run = claimed
+      .run()
+      .catch((err: unknown) => {
+        logger.error({ err, thread_id: msg.thread_id }, 'workflow run failed');
+        return 'error';
+      })
+      .then((outcome) => {
+        logger.info({ thread_id: msg.thread_id, kind: claimed.kind, outcome }, 'workflow run ended');
+        return outcome;
+      })
+      .finally(() => {
+        runs.delete(key);
+        const waiting = slotFreed;
+        slotFreed = [];
+        for (const w of waiting) w();
+      });
+    runs.set(key, run);
+  };
+
+  const sweep = (): Promise<number> => {
+    sweeping ??= (async () => {
+      const found = await workflowsToResume(deps.agents.db, settings.leaseMs * 2, 100);
+      let sent = 0;
+      for (const { tenant_id, thread_id } of found) {
+        if (runs.has(`${tenant_id}:${thread_id}`)) continue;
+        const resumed = await deps.agents.db.withTenant(tenant_id, async (sql) => {
+          const w = await getWorkflow(sql, tenant_id, thread_id, ['company_search', 'people_search'], true);
+          if (!w || !isRunning(w.status)) return false;
+          if (w.claimed_until && w.claimed_until.getTime() > Date.now()) return false;
+          await updateWorkflow(sql, tenant_id, thread_id, { claimed_by: null, claimed_until_ms: null });
+          await enqueueWorkflow(sql, tenant_id, thread_id, 'resume');
+          return true;
+        });
+        if (resumed) {
+          sent++;
+          logger.info({ tenant_id, thread_id }, 'workflow resumed: its worker stopped holding it');
+        }
+      }
+      if (sent > 0) deps.agents.workflowMetrics?.resumed(sent);
+      return sent;
+    })().finally(() => {
+      sweeping = null;
+    });
+    return sweeping;
+  };
+
+  return {
+    workerId,
+    async start() {
+      if (subscription) return;
+      shutdown = new AbortController();
+      await deps.bus.ensureTopics([...AGENTS_TOPICS]);
+      subscription = await deps.bus.subscribe({ groupId: deps.consumerGroup ?? 'agents-worker', topics: [TOPICS.agentsWorkflows], fromBeginning: true }, handle);
+      relay = await startOutboxRelay({ process: 'agents-worker', enabled: deps.relay !== false, db: deps.agents.db, bus: deps.bus, logger, pollIntervalMs: 50, topics: AGENTS_TOPICS });
+      timer = setInterval(() => {
+        sweep().catch((err: unknown) => logger.warn({ err }, 'workflow sweep failed'));
+      }, deps.sweepIntervalMs ?? 10_000);
+      timer.unref();
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      timer = null;
+      shutdown.abort();
+      const waiting = slotFreed;
+      slotFreed = [];
+      for (const w of waiting) w();
+      const sub = subscription;
+      subscription = null;
+      await sub?.stop();
+      await Promise.allSettled([...runs.values()]);
+      await relay?.stop();
+      relay = null;
+      await sweeping?.catch(() => 0);
+    },
+    sweep,
+    running: () => runs.size,
+    idle: async () => {
+      while (runs.size > 0) await Promise.allSettled([...runs.values()]);
+    },
+  };
+}
