@@ -235,7 +235,7 @@ export function generateAgentsWorld(seed = 1, options: AgentsWorldOptions = {}):
       description: `${name} makes ${industry.makes} for ${industry.customers}.`,
       products: [...new Set(products)],
       structured: i % 5 !== 4,
-      teamDisallowed: i % 20 === 19,
+      teamDisallowed: i % 20 === 17,
     };
   });
 

@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { MemoryProgressStreams, RUNTIME_MIGRATIONS, assertAppRole, type ProgressStreams, checkAppRole, runMigrations, runRuntimeMigrations, type Db, type IdentitySigner, type Lifecycle, type LoreApp, type Logger } from '@lore/runtime';
+import type { LanguageModel } from '@lore/ai';
 import type { Registry } from 'prom-client';
+import { createPageReader, type WebTargets } from './sources/web-pages';
 import { createAgentsApp } from './app';
 import { createWorkflowMetrics } from './application/workflow-metrics';
 import type { AgentsDeps, ServiceFacts } from './application/context';
@@ -25,6 +27,10 @@ export interface AgentsServiceDeps {
   lifecycle?: Lifecycle;
   /** Live progress streams of workflows (default: in memory, as embedded mode runs them). */
   streams?: ProgressStreams;
+  /** Which web addresses page reads may reach (default: public ones only; `allowLoopback` for local testing). */
+  webTargets?: WebTargets;
+  /** A configured language model (service routing); without one the rules decide. */
+  languageModel?: LanguageModel;
 }
 
 export interface AgentsService {
@@ -55,11 +61,13 @@ export async function createAgentsService(deps: AgentsServiceDeps): Promise<Agen
     facts: { version: deps.facts?.version ?? AGENTS_VERSION, environment: deps.facts?.environment ?? 'development' },
     streams: deps.streams ?? new MemoryProgressStreams(),
     workflowMetrics: createWorkflowMetrics(deps.metrics),
+    pages: createPageReader(deps.webTargets ?? { allowLoopback: false }),
+    ...(deps.languageModel ? { languageModel: deps.languageModel } : {}),
   };
   deps.lifecycle?.addCheck('agents', async () => {
     const { problems } = await checkAppRole(deps.db, AGENTS_SCHEMAS);
     return { ok: problems.length === 0, details: problems.length > 0 ? { problems } : {} };
   });
   const app = createAgentsApp({ agents, signer: deps.signer, logger, metrics: deps.metrics, bodyLimitBytes: deps.bodyLimitBytes ?? 1024 * 1024, checkResponses: deps.checkResponses });
-  return { app, agents, close: async () => {} };
+  return { app, agents, close: async () => agents.pages.close() };
 }

@@ -12,6 +12,10 @@ import { streamRoutes, type StreamRouteDeps } from './routes/streams/routes';
 import { continueSearch, savedLists, searchView, startEnrichment, startSearch, stopEnrichment, stopSearch } from './application/workflows';
 import { activeStreams, streamStatus } from './application/streams';
 import { searchDirectory } from './application/directory';
+import { routePrompt, routerOf } from './application/service-routing';
+import { companyOverview, companyOverviewHtml } from './application/company-overview';
+import { serviceRoutingRoutes, type ServiceRoutingRouteDeps } from './routes/service-routing/routes';
+import { companyRoutes, type CompanyRouteDeps } from './routes/company/routes';
 
 export interface AgentsAppOptions {
   agents: AgentsDeps;
@@ -33,6 +37,8 @@ export interface AgentsRouteDeps {
   directory: DirectoryRouteDeps;
   searches: SearchRouteDeps;
   streams: StreamRouteDeps;
+  serviceRouting: ServiceRoutingRouteDeps;
+  company: CompanyRouteDeps;
 }
 
 /** Binds the application layer and the identity guard to one agents service's dependencies, resource by resource. */
@@ -51,6 +57,8 @@ export function agentsRouteDeps(agents: AgentsDeps, signer: IdentitySigner): Age
       lists: (p, page) => savedLists(agents, p, page),
     },
     streams: { guard: agentsGuard(signer), active: (p) => activeStreams(agents, p), status: (p, key) => streamStatus(agents, p, key) },
+    serviceRouting: { guard: agentsGuard(signer), route: (prompt) => routePrompt({ model: agents.languageModel, logger: agents.logger }, prompt), router: () => routerOf({ model: agents.languageModel }) },
+    company: { guard: agentsGuard(signer), overview: (input, signal) => companyOverview({ pages: agents.pages, logger: agents.logger }, input, signal), html: companyOverviewHtml },
   };
 }
 
@@ -62,6 +70,8 @@ export function agentsRouteTable(deps: AgentsRouteDeps, options: { bodyLimitByte
     directoryRoutes(deps.directory),
     searchRoutes(deps.searches),
     streamRoutes(deps.streams),
+    serviceRoutingRoutes(deps.serviceRouting),
+    companyRoutes(deps.company),
     openApiDocumentRoute(AGENTS_OPENAPI_PATH, 'the OpenAPI 3.1 document of the agents routes', () => agentsOpenApi(table)),
   );
   return table;

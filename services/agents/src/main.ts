@@ -1,3 +1,4 @@
+import { languageModelFrom } from '@lore/ai';
 import { IdentitySigner, Lifecycle, PostgresDb, createLogger, createMetricsRegistry, exitOnConfigError, listen, opsRouter, parseConfig } from '@lore/runtime';
 import { agentsConfigSchema } from './config';
 import { createAgentsService } from './agents-service';
@@ -19,7 +20,17 @@ async function main(): Promise<void> {
     migrate: config.LORE_AGENTS_MIGRATE,
     facts: { environment: config.NODE_ENV },
     bodyLimitBytes: config.LORE_AGENTS_BODY_LIMIT_BYTES,
+    csvImport: { maxBytes: config.LORE_AGENTS_CSV_MAX_BYTES, maxColumns: config.LORE_AGENTS_CSV_MAX_COLUMNS, maxRows: config.LORE_AGENTS_CSV_MAX_ROWS },
     lifecycle,
+    webTargets: { allowLoopback: config.LORE_AGENTS_ALLOW_LOOPBACK },
+    languageModel: languageModelFrom({
+      baseUrl: config.LORE_AI_LLM_BASE_URL,
+      model: config.LORE_AI_LLM_MODEL,
+      apiKey: config.LORE_AI_LLM_API_KEY,
+      timeoutMs: config.LORE_AI_LLM_TIMEOUT_MS,
+      retries: config.LORE_AI_LLM_RETRIES,
+      logger,
+    }),
   });
   agents.app.use(opsRouter(lifecycle, metrics).routes());
   const server = await listen(agents.app, config.LORE_AGENTS_PORT, config.LORE_AGENTS_HOST);

@@ -1,4 +1,6 @@
+import type { LanguageModel } from '@lore/ai';
 import type { Db, Logger, ProgressStreams } from '@lore/runtime';
+import type { PageReader } from '../sources/web-pages';
 import type { WorkflowMetrics } from './workflow-metrics';
 
 /** Facts about the running service that the utility routes report. */
@@ -16,4 +18,8 @@ export interface AgentsDeps {
   /** Live progress of workflows (Redis Streams, or memory in embedded mode); the event log is the durable copy. */
   streams: ProgressStreams;
   workflowMetrics?: WorkflowMetrics;
+  /** Guarded, robots-honouring reads of web pages (company overview). */
+  pages: PageReader;
+  /** The configured language model, if any (service routing asks it; without one the rule decides). */
+  languageModel?: LanguageModel;
 }

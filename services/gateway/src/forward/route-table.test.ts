@@ -14,6 +14,11 @@ describe('forwarding table', () => {
     expect(matchForward('POST', '/company-search/database-search')?.rule).toMatchObject({ module: 'agents', access: 'read' });
     expect(matchForward('POST', '/people-search/database-search')?.rule).toMatchObject({ module: 'agents', access: 'read' });
     expect(matchForward('POST', '/company-search/start')?.rule).toMatchObject({ access: 'write' });
+    // Service routing and company overview change nothing.
+    expect(matchForward('POST', '/api/service-routing/route')?.rule).toMatchObject({ module: 'agents', access: 'read' });
+    expect(matchForward('POST', '/api/company/companyOverview')?.rule).toMatchObject({ module: 'agents', access: 'read' });
+    expect(matchForward('POST', '/api/company/companyOverview/html')?.rule).toMatchObject({ module: 'agents', access: 'read' });
+    expect(matchForward('POST', '/api/company/companyOverview/other')?.rule).toMatchObject({ access: 'write' });
     expect(matchForward('POST', '/mcp')).toMatchObject({ route: { upstream: 'mcp', keepApiKey: true } });
   });
 

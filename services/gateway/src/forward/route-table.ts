@@ -86,8 +86,9 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
     sources: ['bearer', 'cookie', 'x-api-key', 'query'],
     allowSessions: true,
     metered: true,
-    // The directory's database searches only read (docs/agents.md, "Directory and database search").
-    readPosts: [/^\/(company|people)-search\/database-search$/],
+    // The directory's database searches only read (docs/agents.md, "Directory and database search"); so do service
+    // routing and company overview (docs/agents.md, "Service routing", "Company overview").
+    readPosts: [/^\/(company|people)-search\/database-search$/, /^\/api\/service-routing\/route$/, /^\/api\/company\/companyOverview(\/html)?$/],
     operationSegment: 1,
   },
   {

@@ -1,0 +1,98 @@
+import { OutboundError, OutboundHttpClient, RobotsPolicy, TargetGuard, TargetRefusedError, type HostLookup } from '@lore/outbound';
+
+/**
+ * Reading one web page a user or the web named (company overview; reusable by anything that reads company sites):
+ * through the SSRF-guarded OutboundHttpClient with robots.txt honoured for `LoreBot`, bounded in time and size.
+ * Loopback addresses are reachable only when `allowLoopback` says so (`LORE_AGENTS_ALLOW_LOOPBACK`, refused in
+ * production; tests); private, link-local and metadata addresses never are.
+ */
+
+/** The product token robots.txt rules are matched against, as the crawler and the web connector send it. */
+export const AGENTS_USER_AGENT = 'LoreBot/1 (+https://lore.dev/bot)';
+
+export interface WebTargets {
+  /** Open web reads to loopback addresses and `*.localhost` (local testing only). */
+  allowLoopback: boolean;
+  /** A resolver instead of the system's (tests: the loopback world's). */
+  lookup?: HostLookup;
+}
+
+export interface PageReadLimits {
+  /** The whole fetch, robots.txt included. Default 10 s. */
+  timeoutMs: number;
+  /** HTML read at most; the rest is cut off (a page's facts are near its top). Default 2 MiB. */
+  maxBytes: number;
+}
+
+export const PAGE_READ_DEFAULTS: PageReadLimits = { timeoutMs: 10_000, maxBytes: 2 * 1024 * 1024 };
+
+/**
+ * Why a page could not be read. `refused`: the URL itself names an address Lore does not contact (or is not an
+ * http(s) URL); everything else is the site's doing: `unreachable` (no such host, no connection, timeout, a redirect
+ * to a forbidden address or too many), `disallowed` (robots.txt), `http_error` (a 4xx/5xx answer), `not_html`.
+ */
+export type PageReadFailure = 'refused' | 'unreachable' | 'disallowed' | 'http_error' | 'not_html';
+
+export class PageReadError extends Error {
+  constructor(
+    readonly kind: PageReadFailure,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'PageReadError';
+  }
+}
+
+export interface FetchedPage {
+  /** The URL that answered (after redirects). */
+  url: string;
+  html: string;
+  truncated: boolean;
+}
+
+export interface PageReader {
+  read(url: string, signal?: AbortSignal): Promise<FetchedPage>;
+  close(): void;
+}
+
+const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
+
+export function createPageReader(targets: WebTargets, limits: Partial<PageReadLimits> = {}): PageReader {
+  const { timeoutMs, maxBytes } = { ...PAGE_READ_DEFAULTS, ...limits };
+  const guard = new TargetGuard({ allowLoopback: targets.allowLoopback, ...(targets.lookup ? { lookup: targets.lookup } : {}) });
+  const client = new OutboundHttpClient({ guard, userAgent: AGENTS_USER_AGENT, timeoutMs, maxSocketsPerOrigin: 4 });
+  const robots = new RobotsPolicy({ client, maxOrigins: 1000, timeoutMs: Math.min(timeoutMs, 5_000) });
+  return {
+    async read(url, signal) {
+      // The URL as given is checked first, so a forbidden address is the caller's mistake (refused), told apart from a
+      // name that does not resolve (the site's: unreachable); a redirect hop refused later is the site's doing too.
+      try {
+        await guard.resolve(url);
+      } catch (err) {
+        if (!(err instanceof TargetRefusedError)) throw err;
+        if (err.reason === 'unresolvable') throw new PageReadError('unreachable', `${new URL(url).hostname} could not be reached: ${err.message}`);
+        throw new PageReadError('refused', `Lore does not read this address: ${err.message}`);
+      }
+      let res;
+      try {
+        res = await client.fetch({ url, robots, maxResponseBytes: maxBytes, oversize: 'truncate', timeoutMs, signal, headers: { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1' } });
+      } catch (err) {
+        if (!(err instanceof OutboundError)) throw err;
+        if (err.kind === 'disallowed') {
+          // An unreachable robots.txt (no connection, a 5xx answer) disallows the whole site (RFC 9309): say which.
+          const rules = await robots.rulesFor(url).catch(() => null);
+          if (rules?.source === 'unreachable') throw new PageReadError('unreachable', `${new URL(url).host} could not be read: its robots.txt could not be fetched (the site is down or answered an error), so the whole site counts as disallowed`);
+          throw new PageReadError('disallowed', `the site's robots.txt does not allow Lore to read ${url}`);
+        }
+        if (err.kind === 'aborted') throw err;
+        const why = err.kind === 'refused' ? `it redirects to an address Lore does not contact (${err.message})` : err.kind === 'timeout' ? `no answer within ${timeoutMs} ms` : err.message;
+        throw new PageReadError('unreachable', `${new URL(url).host} could not be read: ${why}`);
+      }
+      if (res.status >= 400) throw new PageReadError('http_error', `${res.url} answered ${res.status}`);
+      if (res.status < 200 || res.status >= 300) throw new PageReadError('unreachable', `${res.url} answered ${res.status} without a page`);
+      if (res.contentType !== null && !HTML_TYPES.has(res.contentType)) throw new PageReadError('not_html', `${res.url} is not an HTML page (${res.contentType})`);
+      return { url: res.url, html: res.text(), truncated: res.truncated };
+    },
+    close: () => client.close(),
+  };
+}
