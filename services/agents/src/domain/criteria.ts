@@ -628,7 +628,8 @@ function readCount(r: Reading): number | null {
 // ---------------------------------------------------------------------------------------------------------------
 // Leftover words
 
-const STOPWORDS = new Set(
+/** Words a prompt uses that say nothing about what is wanted (also the keyword baseline's stop words). */
+export const PROMPT_STOPWORDS: ReadonlySet<string> = new Set(
   `a an the and or of in on at to for from by with within without into onto over under about around near across than then that which who whom whose
   what where when why how is are was were be been being am do does did has have having had can could should would may might will shall must
   i me my we us our you your they them their it its this these those there here some any all each every many much more most few less least
@@ -650,7 +651,7 @@ function keywordsOf(words: string[]): string[] {
   const out: string[] = [];
   for (const w of words) {
     const k = w.toLowerCase().replace(/^[-.']+|[-.']+$/g, '');
-    if (k.length < 2 || /^\d+$/.test(k) || STOPWORDS.has(k)) continue;
+    if (k.length < 2 || /^\d+$/.test(k) || PROMPT_STOPWORDS.has(k)) continue;
     if (!out.includes(k)) out.push(k);
     if (out.length >= MAX_KEYWORDS) break;
   }
