@@ -283,7 +283,7 @@ function fromText(html: string): Partial {
   }
   const prose = lines.filter((l) => !l.startsWith('#') && !l.startsWith('- ')).join('\n');
   out.founded ??= /\b(?:founded|established|started|launched)\s+(?:in\s+)?((?:1[5-9]|20)\d{2})\b/i.exec(prose)?.[1] ?? null;
-  out.headquarters ??= /\b(?:headquartered|headquarters|based|located)\s+in\s+([\p{Lu}][\p{L}.'-]+(?:\s[\p{Lu}][\p{L}.'-]+)*(?:,\s*[\p{Lu}][\p{L}.'-]+(?:\s[\p{Lu}][\p{L}.'-]+)*)?)/u.exec(prose)?.[1] ?? null;
+  out.headquarters ??= /\b(?:headquartered|headquarters|based|located)\s+in\s+([\p{Lu}][\p{L}.'-]+(?:\s[\p{Lu}][\p{L}.'-]+)*(?:,\s*[\p{Lu}][\p{L}.'-]+(?:\s[\p{Lu}][\p{L}.'-]+)*)?)/u.exec(prose)?.[1]?.replace(/\.+$/, '') ?? null;
   out.description = lines.find((l) => !l.startsWith('#') && !l.startsWith('- ') && l.length >= 40 && /[.!?]$/.test(l)) ?? null;
   return out;
 }
