@@ -1,11 +1,12 @@
 import { join } from 'node:path';
-import { MemoryProgressStreams, RUNTIME_MIGRATIONS, assertAppRole, type ProgressStreams, checkAppRole, runMigrations, runRuntimeMigrations, type Db, type IdentitySigner, type Lifecycle, type LoreApp, type Logger } from '@lore/runtime';
+import { MemoryProgressStreams, PostgresBlobStore, RUNTIME_MIGRATIONS, type BlobStore, assertAppRole, type ProgressStreams, checkAppRole, runMigrations, runRuntimeMigrations, type Db, type IdentitySigner, type Lifecycle, type LoreApp, type Logger } from '@lore/runtime';
 import type { LanguageModel } from '@lore/ai';
 import type { Registry } from 'prom-client';
 import { createPageReader, type WebTargets } from './sources/web-pages';
 import { createAgentsApp } from './app';
 import { createWorkflowMetrics } from './application/workflow-metrics';
 import type { AgentsDeps, ServiceFacts } from './application/context';
+import { CsvImporter, DEFAULT_CSV_IMPORT, type CsvImportSettings } from './application/csv-imports';
 
 /** The agents schema: workflows, their event logs and lists, the directory, imports and seed runs. */
 export const AGENTS_MIGRATIONS = { schema: 'agents', dir: join(__dirname, '..', 'migrations') };
@@ -25,6 +26,10 @@ export interface AgentsServiceDeps {
   checkResponses?: boolean;
   /** Registers the readiness check `agents`. */
   lifecycle?: Lifecycle;
+  /** Where uploads are kept (default: runtime.blobs in the service's database). */
+  blobs?: BlobStore;
+  /** The CSV import's limits (LORE_AGENTS_CSV_MAX_BYTES, _MAX_COLUMNS, _MAX_ROWS) and timing; defaults: 50 MiB, 200, 200,000. */
+  csvImport?: Partial<CsvImportSettings>;
   /** Live progress streams of workflows (default: in memory, as embedded mode runs them). */
   streams?: ProgressStreams;
   /** Which web addresses page reads may reach (default: public ones only; `allowLoopback` for local testing). */
@@ -55,9 +60,15 @@ export async function createAgentsService(deps: AgentsServiceDeps): Promise<Agen
   }
   // Refuse to start when the application role cannot do the work, or could escape row-level security.
   await assertAppRole(deps.db, AGENTS_SCHEMAS);
+  const blobs = deps.blobs ?? new PostgresBlobStore(deps.db);
+  const csvImport: CsvImportSettings = { ...DEFAULT_CSV_IMPORT, ...deps.csvImport };
+  const csvImports = new CsvImporter({ db: deps.db, blobs, logger, csvImport });
   const agents: AgentsDeps = {
     db: deps.db,
     logger,
+    blobs,
+    csvImport,
+    csvImports,
     facts: { version: deps.facts?.version ?? AGENTS_VERSION, environment: deps.facts?.environment ?? 'development' },
     streams: deps.streams ?? new MemoryProgressStreams(),
     workflowMetrics: createWorkflowMetrics(deps.metrics),
@@ -69,5 +80,14 @@ export async function createAgentsService(deps: AgentsServiceDeps): Promise<Agen
     return { ok: problems.length === 0, details: problems.length > 0 ? { problems } : {} };
   });
   const app = createAgentsApp({ agents, signer: deps.signer, logger, metrics: deps.metrics, bodyLimitBytes: deps.bodyLimitBytes ?? 1024 * 1024, checkResponses: deps.checkResponses });
-  return { app, agents, close: async () => agents.pages.close() };
+  // Imports a stopped process left are resumed now and by the sweep's timer.
+  csvImports.start();
+  return {
+    app,
+    agents,
+    close: async () => {
+      await csvImports.stop();
+      await agents.pages.close();
+    },
+  };
 }

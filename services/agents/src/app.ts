@@ -12,6 +12,8 @@ import { streamRoutes, type StreamRouteDeps } from './routes/streams/routes';
 import { continueSearch, savedLists, searchView, startEnrichment, startSearch, stopEnrichment, stopSearch } from './application/workflows';
 import { activeStreams, streamStatus } from './application/streams';
 import { searchDirectory } from './application/directory';
+import { analyzeUpload, importStatus, restoreCsvList, reviewImport } from './application/csv-imports';
+import { csvImportRoutes, type CsvImportRouteDeps } from './routes/csv-import/routes';
 import { routePrompt, routerOf } from './application/service-routing';
 import { companyOverview, companyOverviewHtml } from './application/company-overview';
 import { serviceRoutingRoutes, type ServiceRoutingRouteDeps } from './routes/service-routing/routes';
@@ -35,6 +37,7 @@ export const AGENTS_OPENAPI_PATH = '/api/agents/openapi.json';
 export interface AgentsRouteDeps {
   utility: UtilityRouteDeps;
   directory: DirectoryRouteDeps;
+  csvImport: CsvImportRouteDeps;
   searches: SearchRouteDeps;
   streams: StreamRouteDeps;
   serviceRouting: ServiceRoutingRouteDeps;
@@ -46,6 +49,19 @@ export function agentsRouteDeps(agents: AgentsDeps, signer: IdentitySigner): Age
   return {
     utility: { facts: agents.facts, health: () => health(agents), docsPath: AGENTS_OPENAPI_PATH },
     directory: { guard: agentsGuard(signer), search: (p, kind, filter, page) => searchDirectory(agents.db, p.tenantId, kind, filter, page) },
+    csvImport: {
+      guard: agentsGuard(signer),
+      maxBytes: () => agents.csvImport.maxBytes,
+      upload: (p, file, emit) => analyzeUpload(agents, p, file, emit),
+      review: async (p, threadId, input) => {
+        const reviewed = await reviewImport(agents, p, threadId, input);
+        // The import runs in the background; a process that stops first leaves it to the sweep.
+        if (reviewed.started) void agents.csvImports.run(p.tenantId, threadId);
+        return reviewed;
+      },
+      status: (p, threadId) => importStatus(agents, p, threadId),
+      restore: (p, listId) => restoreCsvList(agents, p, listId),
+    },
     searches: {
       guard: agentsGuard(signer),
       start: (p, kind, input) => startSearch(agents, p, kind, input),
@@ -68,6 +84,7 @@ export function agentsRouteTable(deps: AgentsRouteDeps, options: { bodyLimitByte
   table.add(
     utilityRoutes(deps.utility),
     directoryRoutes(deps.directory),
+    csvImportRoutes(deps.csvImport),
     searchRoutes(deps.searches),
     streamRoutes(deps.streams),
     serviceRoutingRoutes(deps.serviceRouting),

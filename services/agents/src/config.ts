@@ -19,6 +19,10 @@ export const agentsConfigSchema = z.object({
   LORE_IDENTITY_SECRET: envSecret(32),
   LORE_AGENTS_MIGRATE: envBool(false),
   LORE_AGENTS_BODY_LIMIT_BYTES: envInt(1024 * 1024, 1024, 64 * 1024 * 1024),
+  // The CSV import (docs/agents.md, "CSV import"): the largest file, and the most columns and rows one may hold.
+  LORE_AGENTS_CSV_MAX_BYTES: envInt(50 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+  LORE_AGENTS_CSV_MAX_COLUMNS: envInt(200, 1, 2_000),
+  LORE_AGENTS_CSV_MAX_ROWS: envInt(200_000, 1, 5_000_000),
   // The worker: Kafka and its consumer group.
   LORE_KAFKA_BROKERS: optionalString,
   LORE_KAFKA_PREFIX: envKafkaPrefix(),

@@ -1,5 +1,6 @@
 import type { LanguageModel } from '@lore/ai';
-import type { Db, Logger, ProgressStreams } from '@lore/runtime';
+import type { BlobStore, Db, Logger, ProgressStreams } from '@lore/runtime';
+import type { CsvImporter, CsvImportSettings } from './csv-imports';
 import type { PageReader } from '../sources/web-pages';
 import type { WorkflowMetrics } from './workflow-metrics';
 
@@ -15,6 +16,12 @@ export interface AgentsDeps {
   db: Db;
   logger: Logger;
   facts: ServiceFacts;
+  /** Stored files: every CSV upload is kept here (runtime.blobs by default). */
+  blobs: BlobStore;
+  /** The CSV import's limits and timing. */
+  csvImport: CsvImportSettings;
+  /** Runs CSV imports, and resumes those a stopped process left (its sweep). */
+  csvImports: CsvImporter;
   /** Live progress of workflows (Redis Streams, or memory in embedded mode); the event log is the durable copy. */
   streams: ProgressStreams;
   workflowMetrics?: WorkflowMetrics;

@@ -1,0 +1,435 @@
+import { randomUUID } from 'node:crypto';
+import type { BlobStore, Db, Logger } from '@lore/runtime';
+import { DEFAULT_CSV_LIMITS, DELIMITER_NAMES, readCsv, type CsvDelimiter, type CsvEncoding, type CsvLimits, type CsvProblem } from '../domain/csv';
+import { describeColumn, directoryDocument, directoryMapping, type ColumnDataType } from '../domain/csv-columns';
+import {
+  appendEvents,
+  checkpointImport,
+  claimImport,
+  countRows,
+  getCsvList,
+  getImport,
+  importsToResume,
+  insertImport,
+  insertList,
+  insertRows,
+  listRows,
+  releaseImport,
+  setListStatus,
+  updateImport,
+  type CsvImportRow,
+  type StoredRow,
+} from '../store/csv-imports';
+import { writeDirectoryRecords, type DirectoryInput } from './directory';
+import { agentsError, notFound } from './errors';
+import type { Principal } from './principal';
+
+/**
+ * The CSV import of spec 3 (docs/agents.md, "CSV import"): an upload is analysed and kept (status `analyzing`, then
+ * `ready_for_review` or `error`); a review names the list and its columns and starts the import (`importing`), which
+ * writes the rows in batches keyed by their row number (`processing`) until `completed`. A process that stops
+ * mid-import leaves it `importing` or `processing`; the sweep (at start and on a timer) resumes it from its
+ * checkpoint, and rows already written are never written twice.
+ */
+
+export interface CsvImportSettings extends CsvLimits {
+  /** Rows written per transaction. */
+  batchSize: number;
+  /** How long a worker's claim on an import lasts without a written batch renewing it. */
+  leaseMs: number;
+  /** How often the sweep looks for imports to resume. */
+  sweepIntervalMs: number;
+}
+
+export const DEFAULT_CSV_IMPORT: CsvImportSettings = { ...DEFAULT_CSV_LIMITS, batchSize: 500, leaseMs: 60_000, sweepIntervalMs: 30_000 };
+
+/** Claims of one import before it is given up as failing (a file that can no longer be read, a bug). */
+const MAX_ATTEMPTS = 5;
+/** Rows a restore answers at most (the rest stay in the list). */
+export const MAX_RESTORE_ROWS = 5_000;
+
+export interface CsvImportDeps {
+  db: Db;
+  blobs: BlobStore;
+  logger: Logger;
+  csvImport: CsvImportSettings;
+}
+
+export interface ColumnDescription {
+  column_name: string;
+  column_id: string;
+  description: string;
+}
+
+interface AnalysedColumn extends ColumnDescription {
+  data_type: ColumnDataType;
+}
+
+/** The import's document (agents.workflows.state). */
+interface ImportState {
+  filename: string;
+  blob_key?: string;
+  size: number;
+  encoding?: CsvEncoding;
+  delimiter?: CsvDelimiter;
+  columns?: AnalysedColumn[];
+  total_rows?: number;
+  imported_rows?: number;
+  errors?: CsvProblem[];
+  attempts?: number;
+  directory_records?: number;
+  review?: { listName: string; listDescription: string; description: string; category: string; column_descriptions: ColumnDescription[] };
+}
+
+/** What the upload stream carries, event by event. */
+export type CsvUploadEvent = Record<string, unknown> & { thread_id: string; status: string };
+
+export interface UploadedCsv {
+  filename: string;
+  /** The bytes read, at most the limit. */
+  bytes: Buffer;
+  /** The file was larger than the limit (its bytes past it were not kept). */
+  tooLarge: boolean;
+}
+
+const stateOf = (row: CsvImportRow): ImportState => row.state as unknown as ImportState;
+const safeName = (filename: string): string => (filename.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 100) || 'upload.csv');
+
+/**
+ * Analyses an uploaded file, emitting the stream's events as they are stored: the thread (`analyzing`), the
+ * analysis (columns with suggested descriptions, row count, delimiter, encoding), then `ready_for_review`, or
+ * `error` with every problem listed. Only a failure of the database or blob store throws.
+ */
+export async function analyzeUpload(deps: CsvImportDeps, p: Principal, file: UploadedCsv, emit: (e: CsvUploadEvent) => void): Promise<string> {
+  const threadId = randomUUID();
+  const filename = file.filename || 'upload.csv';
+  const started: CsvUploadEvent = { event: 'status', thread_id: threadId, status: 'analyzing', filename };
+  await deps.db.withTenant(p.tenantId, async (sql) => {
+    await insertImport(sql, p.tenantId, { threadId, owner: p.owner, status: 'analyzing', state: { filename, size: file.bytes.length } });
+    await appendEvents(sql, p.tenantId, threadId, [{ type: 'status', data: started }]);
+  });
+  emit(started);
+
+  const limits = { maxBytes: deps.csvImport.maxBytes, maxColumns: deps.csvImport.maxColumns, maxRows: deps.csvImport.maxRows };
+  const reading = file.tooLarge
+    ? { ok: false as const, errors: [{ row: 0, column: '', message: `the file is larger than ${limits.maxBytes} bytes`, value: '' }] }
+    : readCsv(file.bytes, limits);
+  if (!reading.ok) {
+    const failed: CsvUploadEvent = { event: 'status', thread_id: threadId, status: 'error', message: 'the file cannot be imported', errors: reading.errors };
+    await deps.db.withTenant(p.tenantId, async (sql) => {
+      await updateImport(sql, p.tenantId, threadId, { status: 'error', state: { errors: reading.errors }, errorMessage: reading.errors[0]?.message ?? 'the file cannot be imported' });
+      await appendEvents(sql, p.tenantId, threadId, [{ type: 'status', data: failed }]);
+    });
+    emit(failed);
+    return threadId;
+  }
+
+  const { file: csv } = reading;
+  const blobKey = `csv-imports/${threadId}/${safeName(filename)}`;
+  await deps.blobs.put(p.tenantId, blobKey, file.bytes, 'text/csv', limits.maxBytes);
+  const columns: AnalysedColumn[] = csv.header.map((name, i) => {
+    const { description, dataType } = describeColumn(name, csv.rows.slice(0, 200).map((r) => r[i] ?? ''));
+    return { column_name: name, column_id: name, description, data_type: dataType };
+  });
+  const analysis: CsvUploadEvent = {
+    event: 'analysis',
+    thread_id: threadId,
+    status: 'analyzing',
+    filename,
+    columns: columns.map(({ column_name, column_id, description }) => ({ column_name, column_id, description })),
+    row_count: csv.rows.length,
+    delimiter: csv.delimiter,
+    delimiter_name: DELIMITER_NAMES[csv.delimiter],
+    encoding: csv.encoding,
+    bom: csv.bom,
+  };
+  const ready: CsvUploadEvent = { event: 'status', thread_id: threadId, status: 'ready_for_review', row_count: csv.rows.length };
+  await deps.db.withTenant(p.tenantId, async (sql) => {
+    await updateImport(sql, p.tenantId, threadId, {
+      status: 'ready_for_review',
+      state: { blob_key: blobKey, encoding: csv.encoding, delimiter: csv.delimiter, columns, total_rows: csv.rows.length, imported_rows: 0, errors: [] },
+    });
+    await appendEvents(sql, p.tenantId, threadId, [
+      { type: 'analysis', data: analysis },
+      { type: 'status', data: ready },
+    ]);
+  });
+  emit(analysis);
+  emit(ready);
+  return threadId;
+}
+
+export interface ReviewInput {
+  listName?: string;
+  listDescription?: string;
+  description?: string;
+  category?: string;
+  column_descriptions?: ColumnDescription[];
+}
+
+/** A review's problem with one of its column descriptions, worded as body (c) by the route. */
+export class ReviewColumnError extends Error {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Names the list and its columns and starts the import: the list is created and the import accepted (`importing`)
+ * in one transaction, then run in the background. Reviewing an import already under way or done answers its list
+ * again (a retried request starts nothing twice).
+ */
+export async function reviewImport(deps: CsvImportDeps, p: Principal, threadId: string, input: ReviewInput): Promise<{ listId: string; started: boolean }> {
+  return deps.db.withTenant(p.tenantId, async (sql) => {
+    const row = await getImport(sql, p.tenantId, threadId, true);
+    if (!row) throw notFound('CSV import');
+    const state = stateOf(row);
+    if (row.list_id && ['importing', 'processing', 'completed'].includes(row.status)) return { listId: row.list_id, started: false };
+    if (row.status !== 'ready_for_review') throw agentsError('CONFLICT', `the import is ${row.status}; only an import ready_for_review can be reviewed`);
+    const fileColumns = state.columns ?? [];
+    const known = new Set(fileColumns.map((c) => c.column_id));
+    const given = new Map<string, ColumnDescription>();
+    (input.column_descriptions ?? []).forEach((c, i) => {
+      if (!known.has(c.column_id)) throw new ReviewColumnError(`column_descriptions.${i}.column_id`, `is not a column of the file (one of: ${[...known].slice(0, 20).join(', ')})`);
+      if (given.has(c.column_id)) throw new ReviewColumnError(`column_descriptions.${i}.column_id`, 'names a column described earlier in the list');
+      given.set(c.column_id, c);
+    });
+    const columns = fileColumns.map((c) => {
+      const g = given.get(c.column_id);
+      return { column_name: g?.column_name || c.column_name, column_id: c.column_id, description: g?.description ?? c.description, data_type: c.data_type };
+    });
+    const listId = randomUUID();
+    const review = {
+      listName: input.listName?.trim() || state.filename.replace(/\.(csv|tsv|txt)$/i, ''),
+      listDescription: input.listDescription ?? '',
+      description: input.description ?? '',
+      category: input.category ?? '',
+      column_descriptions: columns.map(({ column_name, column_id, description }) => ({ column_name, column_id, description })),
+    };
+    await insertList(sql, p.tenantId, {
+      listId,
+      threadId,
+      owner: p.owner,
+      name: review.listName,
+      description: review.listDescription || review.description,
+      columns: columns.map(tableColumn),
+    });
+    await updateImport(sql, p.tenantId, threadId, { status: 'importing', listId, state: { review, columns, imported_rows: 0 } });
+    await appendEvents(sql, p.tenantId, threadId, [{ type: 'status', data: { event: 'status', thread_id: threadId, status: 'importing', list_id: listId } }]);
+    return { listId, started: true };
+  });
+}
+
+/** A table column of the list (spec 3's column): keyed by the file's column name, headed by the reviewed one. */
+function tableColumn(c: AnalysedColumn) {
+  return { id: c.column_id, header: c.column_name, description: c.description, type: 'fixed', columnType: 'text', dataType: c.data_type, width: 200, maxWidth: 400, minWidth: 100, required: false };
+}
+
+export interface CsvImportStatus {
+  thread_id: string;
+  status: string;
+  list_id: string | null;
+  total_rows: number;
+  imported_rows: number;
+  errors: CsvProblem[];
+  columns: ColumnDescription[];
+}
+
+export async function importStatus(deps: CsvImportDeps, p: Principal, threadId: string): Promise<CsvImportStatus> {
+  const row = await deps.db.withTenant(p.tenantId, (sql) => getImport(sql, p.tenantId, threadId));
+  if (!row) throw notFound('CSV import');
+  const state = stateOf(row);
+  return {
+    thread_id: row.thread_id,
+    status: row.status,
+    list_id: row.list_id,
+    total_rows: state.total_rows ?? 0,
+    imported_rows: state.imported_rows ?? 0,
+    errors: state.errors ?? [],
+    columns: (state.review?.column_descriptions ?? state.columns ?? []).map(({ column_name, column_id, description }) => ({ column_name, column_id, description })),
+  };
+}
+
+export interface RestoredCsvList {
+  list: { listId: string; threadId: string | null; name: string; description: string; columns: unknown[] };
+  rows: StoredRow[];
+  totalRows: number;
+  currentCount: number;
+}
+
+/** The imported list with its first rows (at most MAX_RESTORE_ROWS), for the restore route. */
+export async function restoreCsvList(deps: CsvImportDeps, p: Principal, listId: string): Promise<RestoredCsvList> {
+  return deps.db.withTenant(p.tenantId, async (sql) => {
+    const list = await getCsvList(sql, p.tenantId, listId);
+    if (!list) throw notFound('CSV list');
+    const row = list.thread_id ? await getImport(sql, p.tenantId, list.thread_id) : null;
+    const rows = await listRows(sql, p.tenantId, listId, MAX_RESTORE_ROWS);
+    const currentCount = rows.length < MAX_RESTORE_ROWS ? rows.length : await countRows(sql, p.tenantId, listId);
+    return {
+      list: { listId: list.list_id, threadId: list.thread_id, name: list.name, description: list.description, columns: list.columns },
+      rows,
+      totalRows: row ? (stateOf(row).total_rows ?? currentCount) : currentCount,
+      currentCount,
+    };
+  });
+}
+
+/** The stored row of data record `index` (0-based; the file's row `index + 2`). */
+function storedRow(index: number, record: readonly string[], header: readonly string[], filename: string): StoredRow {
+  const csvRow = index + 2;
+  const rowId = `row-${csvRow}`;
+  const cells: Record<string, unknown> = {};
+  header.forEach((columnId, i) => {
+    cells[columnId] = { row_id: rowId, column_id: columnId, value: record[i] ?? '', status: 'completed', metadata: { source: 'csv', csv_row: csvRow, csv_column: columnId }, expandable: false };
+  });
+  return { row_id: rowId, entity_key: `row:${csvRow}`, position: index + 1, cells, step_source: 'csv_import', metadata: { source: 'csv', csv_row: csvRow, filename } };
+}
+
+class ClaimLost extends Error {}
+
+/**
+ * Runs imports: the one a review starts, and those a stopped process left (the sweep). One process runs an
+ * import at a time (its claim in agents.workflows); a claim not renewed within the lease lets another take over.
+ */
+export class CsvImporter {
+  private readonly worker = `agents-${randomUUID()}`;
+  private readonly running = new Map<string, Promise<void>>();
+  private timer: NodeJS.Timeout | null = null;
+  private sweeping: Promise<number> | null = null;
+  private stopping = false;
+
+  constructor(private readonly deps: CsvImportDeps) {}
+
+  /** Sweeps now and then every `sweepIntervalMs`. */
+  start(): void {
+    if (this.timer || this.stopping) return;
+    this.timer = setInterval(() => void this.sweep(), this.deps.csvImport.sweepIntervalMs);
+    this.timer.unref();
+    void this.sweep();
+  }
+
+  /** Resumes every import left `importing` or `processing` whose claim is absent or expired. Returns how many it ran. */
+  sweep(): Promise<number> {
+    if (this.sweeping) return this.sweeping;
+    const pass = (async () => {
+      let ran = 0;
+      try {
+        const left = await importsToResume(this.deps.db, 50);
+        for (const { tenant_id, thread_id } of left) {
+          if (this.stopping) break;
+          await this.run(tenant_id, thread_id);
+          ran += 1;
+        }
+      } catch (err) {
+        this.deps.logger.warn({ err }, 'csv import sweep failed');
+      }
+      return ran;
+    })();
+    this.sweeping = pass;
+    void pass.finally(() => {
+      this.sweeping = null;
+    });
+    return pass;
+  }
+
+  /** Runs (or resumes) one import in this process; a second call while it runs waits for the same run. */
+  run(tenantId: string, threadId: string): Promise<void> {
+    const key = `${tenantId}/${threadId}`;
+    const current = this.running.get(key);
+    if (current) return current;
+    const run = this.execute(tenantId, threadId)
+      .catch((err: unknown) => {
+        if (!(err instanceof ClaimLost)) this.deps.logger.error({ err, thread_id: threadId }, 'csv import failed; the sweep resumes it when its claim expires');
+      })
+      .finally(() => this.running.delete(key));
+    this.running.set(key, run);
+    return run;
+  }
+
+  /** Stops sweeping; imports under way stop after their current batch and give up their claim. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.sweeping;
+    await Promise.allSettled([...this.running.values()]);
+  }
+
+  private async fail(tenantId: string, threadId: string, listId: string | null, message: string): Promise<void> {
+    const errors = [{ row: 0, column: '', message, value: '' }];
+    await this.deps.db.withTenant(tenantId, async (sql) => {
+      await updateImport(sql, tenantId, threadId, { status: 'error', state: { errors }, errorMessage: message, release: true });
+      if (listId) await setListStatus(sql, tenantId, listId, 'error');
+      await appendEvents(sql, tenantId, threadId, [{ type: 'status', data: { event: 'status', thread_id: threadId, status: 'error', errors } }]);
+    });
+  }
+
+  private async execute(tenantId: string, threadId: string): Promise<void> {
+    const { db, blobs, csvImport } = this.deps;
+    if (this.stopping) return;
+    const claimed = await db.withTenant(tenantId, async (sql) => {
+      const row = await claimImport(sql, tenantId, threadId, this.worker, csvImport.leaseMs);
+      if (!row) return null;
+      const attempts = (stateOf(row).attempts ?? 0) + 1;
+      await updateImport(sql, tenantId, threadId, { status: 'processing', state: { attempts } });
+      await appendEvents(sql, tenantId, threadId, [{ type: 'status', data: { event: 'status', thread_id: threadId, status: 'processing', list_id: row.list_id, attempt: attempts } }]);
+      return { row, attempts };
+    });
+    if (!claimed) return;
+    const { row, attempts } = claimed;
+    const state = stateOf(row);
+    const listId = row.list_id;
+    if (!listId || !state.blob_key || attempts > MAX_ATTEMPTS) {
+      await this.fail(tenantId, threadId, listId, attempts > MAX_ATTEMPTS ? `the import failed ${MAX_ATTEMPTS} times` : 'the import has no list or file');
+      return;
+    }
+    const blob = await blobs.get(tenantId, state.blob_key);
+    if (!blob) {
+      await this.fail(tenantId, threadId, listId, 'the uploaded file is no longer stored');
+      return;
+    }
+    // The file as the analysis read it; limits as they were then, whatever this process's are now.
+    const reading = readCsv(blob.data, { maxBytes: Number.MAX_SAFE_INTEGER, maxColumns: Number.MAX_SAFE_INTEGER, maxRows: Math.max(state.total_rows ?? 0, 1) });
+    if (!reading.ok) {
+      await this.fail(tenantId, threadId, listId, 'the stored file no longer reads as it did');
+      return;
+    }
+    const { header, rows } = reading.file;
+    const mapping = directoryMapping(header);
+    const source = `csv:${listId}`;
+    let directoryRecords = state.directory_records ?? 0;
+    for (let start = Math.min(state.imported_rows ?? 0, rows.length); start < rows.length; start += csvImport.batchSize) {
+      if (this.stopping) {
+        await db.withTenant(tenantId, (sql) => releaseImport(sql, tenantId, threadId, this.worker));
+        return;
+      }
+      const batch = rows.slice(start, start + csvImport.batchSize);
+      const end = start + batch.length;
+      await db.withTenant(tenantId, async (sql) => {
+        // The claim first: it locks the import and proves no other process took it over.
+        if (!(await checkpointImport(sql, tenantId, threadId, this.worker, csvImport.leaseMs, end))) throw new ClaimLost();
+        await insertRows(sql, tenantId, listId, batch.map((record, k) => storedRow(start + k, record, header, state.filename)));
+        const inputs: DirectoryInput[] = [];
+        for (const record of batch) {
+          const data = directoryDocument(mapping, record);
+          if (data) inputs.push({ kind: mapping.kind, data, source });
+        }
+        directoryRecords += await writeDirectoryRecords(sql, tenantId, inputs);
+        await updateImport(sql, tenantId, threadId, { status: 'processing', state: { directory_records: directoryRecords } });
+        await appendEvents(sql, tenantId, threadId, [{ type: 'progress', data: { event: 'progress', thread_id: threadId, status: 'processing', imported_rows: end, total_rows: rows.length } }]);
+      });
+    }
+    await db.withTenant(tenantId, async (sql) => {
+      const current = await getImport(sql, tenantId, threadId, true);
+      if (current?.claimed_by !== this.worker || current.status !== 'processing') throw new ClaimLost();
+      await updateImport(sql, tenantId, threadId, { status: 'completed', state: { imported_rows: rows.length }, release: true });
+      await setListStatus(sql, tenantId, listId, 'completed');
+      await appendEvents(sql, tenantId, threadId, [
+        { type: 'status', data: { event: 'status', thread_id: threadId, status: 'completed', list_id: listId, imported_rows: rows.length, total_rows: rows.length, directory_records: directoryRecords } },
+      ]);
+    });
+  }
+}

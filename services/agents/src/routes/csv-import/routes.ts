@@ -1,0 +1,134 @@
+import { PassThrough } from 'node:stream';
+import type { RouterContext } from '@koa/router';
+import type { CsvImportStatus, CsvUploadEvent, RestoredCsvList, ReviewInput, UploadedCsv } from '../../application/csv-imports';
+import { ReviewColumnError } from '../../application/csv-imports';
+import type { Principal } from '../../application/principal';
+import { readFilePart } from '../multipart';
+import { AGENTS_SECURITY, FAMILY, detailValidationError, route, type AgentsGuard, type AgentsState } from '../route';
+import { UPLOAD_BODY, UPLOAD_STREAM, listParams, presentRestore, presentStatus, restoreView, reviewBody, reviewView, statusView, threadParams } from './schema';
+
+export interface CsvImportRouteDeps {
+  guard: AgentsGuard;
+  /** Largest file an upload keeps (a larger one ends in status `error`). */
+  maxBytes(): number;
+  upload(p: Principal, file: UploadedCsv, emit: (e: CsvUploadEvent) => void): Promise<string>;
+  review(p: Principal, threadId: string, input: ReviewInput): Promise<{ listId: string; started: boolean }>;
+  status(p: Principal, threadId: string): Promise<CsvImportStatus>;
+  restore(p: Principal, listId: string): Promise<RestoredCsvList>;
+}
+
+const detail = FAMILY.detail;
+const NOT_FOUND = { 404: detail.error('no such import or list in this tenant') };
+
+/** Starts the server-sent stream and hands `write` to `produce`; a failure after the start becomes a last `error` event. */
+function eventStream(ctx: RouterContext<AgentsState>, produce: (write: (e: CsvUploadEvent) => void) => Promise<unknown>): void {
+  const out = new PassThrough();
+  ctx.status = 200;
+  ctx.set('content-type', 'text/event-stream; charset=utf-8');
+  ctx.set('cache-control', 'no-cache, no-transform');
+  ctx.set('x-accel-buffering', 'no');
+  ctx.body = out;
+  let last: CsvUploadEvent | null = null;
+  const write = (e: CsvUploadEvent) => {
+    last = e;
+    out.write(`data: ${JSON.stringify(e)}\n\n`);
+  };
+  const log = ctx.state.log;
+  void produce(write)
+    .catch((err: unknown) => {
+      log.error({ err }, 'csv upload failed');
+      const threadId = (last as CsvUploadEvent | null)?.thread_id ?? '';
+      write({ event: 'status', thread_id: threadId, status: 'error', message: 'the upload could not be stored', errors: [{ row: 0, column: '', message: 'the upload could not be stored; try again', value: '' }] });
+    })
+    .finally(() => out.end());
+}
+
+/** Spec 3's CSV import routes (detail family). */
+export function csvImportRoutes(deps: CsvImportRouteDeps) {
+  const tags = ['csv import'];
+  return [
+    route({
+      method: 'post',
+      path: '/api/lists/csv/upload',
+      operationId: 'uploadCsv',
+      summary: 'Upload a CSV file and stream its analysis',
+      description:
+        'Multipart with the file in the part `file`. The answer is a server-sent stream: the thread, its analysis (columns with suggested descriptions, row count, delimiter, encoding), then status `ready_for_review`, or status `error` with every problem listed (row, column, message, value): an empty, binary, malformed (unclosed quote, ragged rows), too wide (default 200 columns), too long (default 200,000 rows) or too large (default 50 MiB) file.',
+      tags,
+      security: AGENTS_SECURITY,
+      guards: deps.guard('write', 'detail'),
+      bodyKind: 'stream',
+      bodyContent: UPLOAD_BODY,
+      ok: { status: 200, description: 'the analysis as server-sent events', content: UPLOAD_STREAM },
+      responses: {
+        400: detail.error('a malformed multipart body'),
+        415: detail.error('the body is not multipart/form-data'),
+        422: { description: 'no part named `file`: body (c)', schema: detail.invalidView },
+      },
+      handler: async (ctx) => {
+        const part = await readFilePart(ctx, 'file', deps.maxBytes());
+        if (!part) throw detailValidationError([{ path: 'file', message: 'Field required: a file part named "file"' }], 'body');
+        const p = ctx.state.principal;
+        eventStream(ctx, (write) => deps.upload(p, part, write));
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/api/lists/csv/review/:thread_id',
+      operationId: 'reviewCsv',
+      summary: 'Name the list and its columns, and start the import',
+      description:
+        'The import must be `ready_for_review`; it becomes `importing`, then `processing` while rows are written, then `completed`. Reviewing an import already started answers its list again and starts nothing. A `column_id` that is not one of the file\'s columns is 422 body (c).',
+      tags,
+      security: AGENTS_SECURITY,
+      guards: deps.guard('write', 'detail'),
+      params: threadParams,
+      body: reviewBody,
+      invalid: detail.invalid,
+      unreadable: detail.unreadable,
+      ok: { status: 200, description: 'a sentence naming the new list', schema: reviewView },
+      responses: { ...NOT_FOUND, 409: detail.error('the import is not ready for review (still analysing, or failed)') },
+      handler: async (ctx, { params, body }) => {
+        try {
+          const { listId, started } = await deps.review(ctx.state.principal, params.thread_id, body);
+          // A JSON string (Koa would send a bare string as text/plain).
+          ctx.status = 200;
+          ctx.type = 'application/json';
+          ctx.body = JSON.stringify(started ? `CSV import started; list_id: ${listId}` : `CSV import already started; list_id: ${listId}`);
+          return undefined;
+        } catch (err) {
+          if (err instanceof ReviewColumnError) throw detailValidationError([{ path: err.path, message: err.message }], 'body');
+          throw err;
+        }
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/api/lists/csv/status/:thread_id',
+      operationId: 'csvStatus',
+      summary: 'The status of a CSV import',
+      tags,
+      security: AGENTS_SECURITY,
+      guards: deps.guard('read', 'detail'),
+      params: threadParams,
+      invalid: detail.invalid,
+      ok: { status: 200, description: 'the import: status, list, rows counted and imported, problems, columns', schema: statusView },
+      responses: NOT_FOUND,
+      handler: async (ctx, { params }) => presentStatus(await deps.status(ctx.state.principal, params.thread_id)),
+    }),
+    route({
+      method: 'get',
+      path: '/api/lists/csv/restore/:list_id',
+      operationId: 'restoreCsvList',
+      summary: 'An imported list as a restored workflow',
+      tags,
+      security: AGENTS_SECURITY,
+      guards: deps.guard('read', 'detail'),
+      params: listParams,
+      invalid: detail.invalid,
+      ok: { status: 200, description: 'the restored workflow of spec 3: the imported rows as the table, each cell naming its CSV row', schema: restoreView },
+      responses: NOT_FOUND,
+      handler: async (ctx, { params }) => presentRestore(await deps.restore(ctx.state.principal, params.list_id)),
+    }),
+  ];
+}

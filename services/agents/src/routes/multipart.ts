@@ -1,0 +1,71 @@
+import type { RouterContext } from '@koa/router';
+import busboy from 'busboy';
+import { agentsError } from '../application/errors';
+import type { AgentsState } from './route';
+
+/**
+ * The multipart reader of the agents upload routes (the CSV import), in the approach of core's: busboy over the
+ * request, the one file part read as it arrives with its limit applied while reading. A file over the limit is not
+ * refused here: its first `maxBytes` are kept, the rest read and dropped, and the caller reports it (spec 3 wants
+ * an oversized CSV to end in status `error`, not a bare status code).
+ */
+
+const NOT_MULTIPART = 'send multipart/form-data with the file in a part named "file"';
+
+export interface FilePart {
+  filename: string;
+  bytes: Buffer;
+  /** More than `maxBytes` arrived. */
+  tooLarge: boolean;
+}
+
+/**
+ * The part named `field` of a multipart body; null when the body has none. A body that is not multipart/form-data
+ * is 415, a malformed one 400.
+ */
+export async function readFilePart(ctx: RouterContext<AgentsState>, field: string, maxBytes: number): Promise<FilePart | null> {
+  if (!ctx.is('multipart/form-data')) throw agentsError('UNSUPPORTED_MEDIA_TYPE', NOT_MULTIPART);
+  let bb: busboy.Busboy;
+  try {
+    bb = busboy({ headers: ctx.req.headers, defParamCharset: 'utf8', limits: { files: 1, fileSize: maxBytes, fields: 20, fieldSize: 64 * 1024, parts: 21 } });
+  } catch {
+    throw agentsError('UNSUPPORTED_MEDIA_TYPE', NOT_MULTIPART);
+  }
+  return new Promise<FilePart | null>((resolve, reject) => {
+    let found: { filename: string; chunks: Buffer[]; tooLarge: boolean; done: Promise<void> } | null = null;
+    let failed = false;
+    bb.on('file', (name, stream, info) => {
+      if (name !== field || found) {
+        stream.resume();
+        return;
+      }
+      const part = { filename: info.filename ?? '', chunks: [] as Buffer[], tooLarge: false, done: Promise.resolve() };
+      part.done = new Promise<void>((done) => {
+        stream.on('data', (c: Buffer) => part.chunks.push(c));
+        stream.on('limit', () => {
+          part.tooLarge = true;
+        });
+        stream.on('error', () => done());
+        stream.on('end', () => done());
+        stream.on('close', () => done());
+      });
+      found = part;
+    });
+    bb.on('error', () => {
+      failed = true;
+      ctx.req.unpipe(bb);
+      ctx.req.resume();
+      reject(agentsError('BAD_REQUEST', 'the multipart body is malformed'));
+    });
+    bb.on('close', () => {
+      if (failed) return;
+      const part = found;
+      if (!part) {
+        resolve(null);
+        return;
+      }
+      void part.done.then(() => resolve({ filename: part.filename, bytes: Buffer.concat(part.chunks), tooLarge: part.tooLarge }));
+    });
+    ctx.req.pipe(bb);
+  });
+}
