@@ -1,3 +1,4 @@
+import { upsertDirectoryRecords } from '@lore/agents';
 import { OutboundHttpClient, RobotsPolicy, TargetGuard } from '@lore/outbound';
 import {
   companyKey,
@@ -16,6 +17,7 @@ import {
 } from '../support/agents-world';
 import type { SearxngResponse } from '../support/loopback-search';
 import { LORE_AGENT, LoopbackWeb, SITE_NAMES } from '../support/loopback-web';
+import { startAgentsStack } from './harness';
 
 /**
  * The agents test world (test/support/agents-world.ts) is what docs/agents.md says: generated from its seed, served
@@ -170,6 +172,25 @@ describe('the agents test world', () => {
     expect(lines[0]).toBe('name,domain,website,industry,city,country,employees,founded,description,products');
     expect(lines[1]!.startsWith(`${c.name},${c.domain},http://${c.domain}/,${c.industry},`)).toBe(true);
     expect(worldCsv(world, 'person').trimEnd().split('\r\n')).toHaveLength(601);
+  });
+
+  it("seeds a tenant's directory with its records, whose database search agrees with the ground truth", async () => {
+    const s = await startAgentsStack();
+    try {
+      const { tenantId, key } = await s.tenant();
+      const records = worldDirectoryRecords(world, { port: served.web.port });
+      expect(await upsertDirectoryRecords(s.db, tenantId, records.map(({ kind, data, source }) => ({ kind, data, source })))).toBe(800);
+      const res = await s.call('POST', '/company-search/database-search', { authorization: `Bearer ${key}` }, { filter: { industry: 'Fintech', 'location.city': 'Berlin', employees: { $gte: 50, $lte: 200 } }, limit: 100 });
+      expect(res.status).toBe(200);
+      const found = (res.json.data as Array<{ domain: string }>).map((r) => r.domain);
+      const truth = matchingCompanies(world, { industry: 'Fintech', city: 'Berlin', employeesMin: 50, employeesMax: 200 }).map(companyKey);
+      expect(truth.length).toBeGreaterThan(0);
+      expect(listQuality(found, truth)).toMatchObject({ precision: 1, recall: 1 });
+      const people = await s.call('POST', '/people-search/database-search', { authorization: `Bearer ${key}` }, { filter: { seniority: 'c_level', department: 'Engineering' }, limit: 100 });
+      expect(people.json.count).toBe(matchingPeople(world, { seniority: 'c_level', department: 'Engineering' }).length);
+    } finally {
+      await s.close();
+    }
   });
 
   it('leaves the four usual sites as they are without the world', async () => {
