@@ -36,6 +36,8 @@ import { crc32, deflateSync } from 'node:zlib';
  *   neighbours, two other generated pages, alpha's home (out of the section) and now and then off-site; all listed in
  *   their own sitemap, `/generated/sitemap.xml` (not in alpha's robots.txt or its main sitemap). Nothing of alpha
  *   links into the section, and it is drawn from its own numbers, so every other page is the same with or without it.
+ * - Only with `extraSites` (default none): sites of the caller's making, each `http://<name>.localhost:<port>` with
+ *   the HTML pages given, a robots.txt and a sitemap, listed by `pages()` after the four (the agents test world).
  *
  * Pages are generated deterministically from `seed` (titles, text, each page's unique `keyword`, the links among
  * pages); the special paths above are the same in every world (`SPECIAL_PATHS`, and `web.special` as URLs). The
