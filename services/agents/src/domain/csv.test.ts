@@ -1,0 +1,121 @@
+import { decodeCsv, decodeWindows1252, detectDelimiter, looksBinary, readCsv, DEFAULT_CSV_LIMITS, MAX_LISTED_PROBLEMS } from './csv';
+import { describeColumn, directoryDocument, directoryMapping, fieldKeyOf, humanize } from './csv-columns';
+
+const read = (text: string | Buffer, limits = DEFAULT_CSV_LIMITS) => readCsv(typeof text === 'string' ? Buffer.from(text) : text, limits);
+
+describe('decodeCsv', () => {
+  it('takes the encoding from a byte-order mark, else UTF-8 when valid, else windows-1252', () => {
+    expect(decodeCsv(Buffer.from([0xef, 0xbb, 0xbf, 0x61]))).toEqual({ text: 'a', encoding: 'utf-8', bom: true });
+    expect(decodeCsv(Buffer.from([0xff, 0xfe, 0x61, 0x00]))).toEqual({ text: 'a', encoding: 'utf-16le', bom: true });
+    expect(decodeCsv(Buffer.from([0xfe, 0xff, 0x00, 0x61]))).toEqual({ text: 'a', encoding: 'utf-16be', bom: true });
+    expect(decodeCsv(Buffer.from('Köln'))).toEqual({ text: 'Köln', encoding: 'utf-8', bom: false });
+    expect(decodeCsv(Buffer.from([0x4b, 0xf6, 0x6c, 0x6e, 0x80]))).toEqual({ text: 'Köln€', encoding: 'windows-1252', bom: false });
+  });
+
+  it('maps windows-1252 bytes 0x80–0x9F to their characters', () => {
+    expect(decodeWindows1252(Buffer.from([0x80, 0x93, 0x94, 0x96, 0x99, 0x9f, 0x81]))).toBe('€“”–™Ÿ\u0081');
+  });
+});
+
+describe('detectDelimiter', () => {
+  it('finds comma, semicolon and tab, ignoring delimiters inside quotes', () => {
+    expect(detectDelimiter('a,b,c\n1,2,3\n')).toBe(',');
+    expect(detectDelimiter('a;b;c\n"1,5";2;3\n')).toBe(';');
+    expect(detectDelimiter('a\tb\n1,5\t2\n')).toBe('\t');
+    expect(detectDelimiter('"x,y";b\n"1,2";3\n')).toBe(';');
+    expect(detectDelimiter('single\nvalue\n')).toBe(',');
+  });
+});
+
+describe('looksBinary', () => {
+  it('tells binary data from text', () => {
+    expect(looksBinary('a,b\n1,2\n')).toBe(false);
+    expect(looksBinary('a\u0000b')).toBe(true);
+    expect(looksBinary('\u0001\u0002\u0003\u0004\u0005 text')).toBe(true);
+  });
+});
+
+describe('readCsv', () => {
+  it('reads a header and rows, trimming values and keeping quoted delimiters and quotes', () => {
+    const r = read('Name , City\r\n"Acme, Inc", Berlin \r\n\r\n"say ""hi""",Rome\r\n');
+    expect(r).toEqual({ ok: true, file: { encoding: 'utf-8', bom: false, delimiter: ',', header: ['Name', 'City'], rows: [['Acme, Inc', 'Berlin'], ['say "hi"', 'Rome']] } });
+  });
+
+  it('lists every ragged row by its number (the header is row 1), and caps the list', () => {
+    const r = read('a,b\n1,2\n3\n4,5,6\n');
+    expect(r).toEqual({
+      ok: false,
+      encoding: 'utf-8',
+      delimiter: ',',
+      errors: [
+        { row: 3, column: '', message: 'the row has 1 fields; the header has 2', value: '3' },
+        { row: 4, column: '', message: 'the row has 3 fields; the header has 2', value: '4,5,6' },
+      ],
+    });
+    const many = read(`a,b\n${Array.from({ length: 150 }, () => 'x').join('\n')}\n`);
+    expect(many.ok).toBe(false);
+    if (!many.ok) {
+      expect(many.errors).toHaveLength(MAX_LISTED_PROBLEMS + 1);
+      expect(many.errors[MAX_LISTED_PROBLEMS]).toEqual({ row: 0, column: '', message: 'and 50 more problems', value: '' });
+    }
+  });
+
+  it('refuses an unclosed quote, a stray quote, an empty file, a header alone and binary data', () => {
+    const message = (t: string | Buffer) => {
+      const r = read(t);
+      return r.ok ? null : r.errors.map((e) => `${e.row}:${e.message}`);
+    };
+    expect(message('a,b\n1,"2\n3,4\n')).toEqual([expect.stringMatching(/^2:a quoted field is not closed/)]);
+    expect(message('a,b\n1,"2"x\n')).toEqual([expect.stringMatching(/^2:a character follows a closing quote/)]);
+    expect(message('')).toEqual(['0:the file is empty']);
+    expect(message(Buffer.from([0xef, 0xbb, 0xbf]))).toEqual(['0:the file is empty']);
+    expect(message('a,b\n')).toEqual(['0:the file has a header and no rows']);
+    expect(message(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x00, 0x01, 0x02]))).toEqual(['0:the file is not CSV text (it holds binary data)']);
+  });
+
+  it('applies the byte, column and row limits', () => {
+    const limits = { maxBytes: 20, maxColumns: 2, maxRows: 2 };
+    expect(read('a,b\n1,2\n3,4\n5,6\n7,8\n9,0\n', limits)).toMatchObject({ ok: false, errors: [{ message: 'the file is larger than 20 bytes' }] });
+    expect(read('a,b,c\n1,2,3\n', limits)).toMatchObject({ ok: false, errors: [{ row: 1, message: 'the file has 3 columns; at most 2 are allowed' }] });
+    expect(read('a,b\n1,2\n3,4\n5,6\n', { ...limits, maxBytes: 100 })).toMatchObject({ ok: false, errors: [{ row: 0, message: 'the file has more than 2 rows' }] });
+    expect(read('a,b\n1,2\n3,4\n', { ...limits, maxBytes: 100 }).ok).toBe(true);
+  });
+});
+
+describe('column descriptions', () => {
+  it('suggests descriptions from the header, else from the sampled values', () => {
+    expect(describeColumn('Website', ['https://acme.de'])).toEqual({ description: 'Company website (URL)', dataType: 'url' });
+    expect(describeColumn('employees', ['12', '1,200'])).toEqual({ description: 'Number of employees', dataType: 'integer' });
+    expect(describeColumn('company_name', ['Acme'])).toEqual({ description: 'Company name', dataType: 'text' });
+    expect(describeColumn('LinkedIn URL', ['https://linkedin.com/in/x'])).toMatchObject({ description: 'LinkedIn or other profile URL' });
+    expect(describeColumn('Contact Email', ['a@b.de'])).toEqual({ description: 'Email address', dataType: 'email' });
+    expect(describeColumn('annualScore', ['1.5', '2'])).toEqual({ description: 'Annual score (number)', dataType: 'number' });
+    expect(describeColumn('Signed', ['2024-01-02'])).toEqual({ description: 'Signed (date)', dataType: 'date' });
+    expect(describeColumn('Notes', [])).toEqual({ description: 'Notes (text)', dataType: 'text' });
+  });
+
+  it('names fields the directory filters can reach', () => {
+    expect(fieldKeyOf('Annual Revenue (USD)')).toBe('annual_revenue_usd');
+    expect(fieldKeyOf('Straße')).toBe('stra_e');
+    expect(fieldKeyOf('123')).toBeNull();
+    expect(humanize('annual_revenue')).toBe('Annual revenue');
+  });
+});
+
+describe('directory documents of rows', () => {
+  it('makes a company of a name with a domain or website, and nothing of a row without one', () => {
+    const m = directoryMapping(['Company', 'Website', 'Employees', 'City', 'Country', 'Tags', 'Stock Symbol']);
+    expect(m.kind).toBe('company');
+    expect(directoryDocument(m, ['Acme', 'acme.de', '1.200', 'Berlin', 'DE', 'b2b; robots', 'ACM'])).toEqual({
+      name: 'Acme', website: 'acme.de', employees: 1200, location: { city: 'Berlin', country: 'DE' }, tags: ['b2b', 'robots'], stock_symbol: 'ACM',
+    });
+    expect(directoryDocument(m, ['Acme', '', '10', '', '', '', ''])).toBeNull();
+  });
+
+  it('makes a person of a name with a title, company or profile URL', () => {
+    const m = directoryMapping(['First Name', 'Last Name', 'Title', 'Company', 'Company Domain']);
+    expect(m.kind).toBe('person');
+    expect(directoryDocument(m, ['Ada', 'Park', 'CTO', '', 'acme.de'])).toEqual({ name: 'Ada Park', title: 'CTO', company_domain: 'acme.de' });
+    expect(directoryDocument(m, ['Ada', 'Park', '', '', ''])).toBeNull();
+  });
+});
