@@ -1,9 +1,9 @@
-import { createLogger, createMetricsRegistry, IdentitySigner, listen, PostgresDb, type Db, type StartedServer } from '@lore/runtime';
-import { createAgentsService, type AgentsService, type AgentsServiceDeps } from '@lore/agents';
+import { createLogger, createMetricsRegistry, IdentitySigner, KafkaBus, listen, PostgresDb, RedisProgressStreams, type Db, type ProgressStreams, type StartedServer } from '@lore/runtime';
+import { createAgentsService, createAgentsWorker, listSources, type AgentsService, type AgentsServiceDeps, type AgentsWorker, type RunSettings, type WebSource } from '@lore/agents';
 import type { GatewayConfig } from '@lore/gateway';
 import type { Registry } from 'prom-client';
 import { http, IDENTITY_SECRET, makeKey, makeTenant, startGateway, uid, type GatewayUnderTest, type TenantFixture } from '../gateway/harness';
-import { freshDatabase, uniqueSuffix, type TestDatabase } from '../support/infra';
+import { freshDatabase, requireEnv, uniqueSuffix, type TestDatabase } from '../support/infra';
 
 /**
  * The agents service behind a real gateway on real PostgreSQL and Redis (and Kafka, once a suite runs the worker):
@@ -18,6 +18,11 @@ export interface AgentsStack {
   metrics: Registry;
   /** The stack's Kafka topic prefix (`LORE_KAFKA_PREFIX` for a process that joins it). */
   kafkaPrefix: string;
+  /** The progress streams (real Redis, keys under `redisPrefix`). */
+  streams: ProgressStreams;
+  redisPrefix: string;
+  /** The agents worker, with `worker` (on real Kafka under `kafkaPrefix`). */
+  worker?: AgentsWorker;
   gateway: GatewayUnderTest;
   /** A call through the gateway's public listener. */
   call(method: string, path: string, headers: Record<string, string>, body?: unknown): ReturnType<typeof http>;
@@ -33,6 +38,8 @@ export interface AgentsStackOptions {
   gateway?: Partial<Omit<GatewayConfig, 'sessions'>>;
   /** Service settings on top of the stack's. */
   service?: Partial<Omit<AgentsServiceDeps, 'db' | 'logger' | 'metrics' | 'signer'>>;
+  /** Runs the agents worker in the stack: its run settings, a web source, and whether it starts (default true). */
+  worker?: { settings?: Partial<RunSettings>; web?: WebSource; start?: boolean; sweepIntervalMs?: number; consumerGroup?: string };
 }
 
 export async function startAgentsStack(options: AgentsStackOptions = {}): Promise<AgentsStack> {
@@ -42,6 +49,8 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
   const logger = createLogger({ level: 'silent', service: 'agents-test' });
   const metrics = createMetricsRegistry('agents-test', { defaultMetrics: false });
   const kafkaPrefix = `agents-${uniqueSuffix()}`;
+  const redisPrefix = `agents-${uniqueSuffix()}:`;
+  const streams = options.service?.streams ?? new RedisProgressStreams(requireEnv('LORE_TEST_REDIS_URL'), { keyPrefix: redisPrefix });
   const agents = await createAgentsService({
     db,
     logger,
@@ -50,7 +59,22 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
     facts: { environment: 'test' },
     checkResponses: options.checkResponses ?? true,
     ...options.service,
+    streams,
   });
+  let worker: AgentsWorker | undefined;
+  let bus: KafkaBus | undefined;
+  if (options.worker) {
+    bus = new KafkaBus({ brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','), prefix: kafkaPrefix, clientId: `agents-test-${uniqueSuffix()}`, logger, partitions: 2 });
+    worker = createAgentsWorker({
+      agents: agents.agents,
+      bus,
+      sources: listSources(agents.agents, options.worker.web ? { web: options.worker.web } : {}),
+      settings: options.worker.settings,
+      consumerGroup: options.worker.consumerGroup ?? `agents-worker-${uniqueSuffix()}`,
+      sweepIntervalMs: options.worker.sweepIntervalMs ?? 500,
+    });
+    if (options.worker.start !== false) await worker.start();
+  }
   const agentsServer = await listen(agents.app, 0, '127.0.0.1');
   const gateway = await startGateway(database, { upstreams: { agents: agentsServer.url }, rateLimit: { perSecond: 1000, burst: 2000 }, ...options.gateway }, { redisPrefix: `agents-${uid()}:` });
   return {
@@ -60,14 +84,20 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
     agentsServer,
     metrics,
     kafkaPrefix,
+    streams,
+    redisPrefix,
+    worker,
     gateway,
     call: (method, path, headers, body) => http(gateway.publicUrl, method, path, { headers, body }),
     tenant: (keyOptions = {}) => makeTenant(gateway, keyOptions),
     key: async (tenantId, opts = {}) => (await makeKey(gateway, tenantId, opts)).key,
     close: async () => {
+      await worker?.stop();
+      await bus?.close();
       await gateway.close();
       await agentsServer.close();
       await agents.close();
+      await streams.close();
       await db.close();
       await database.drop();
     },

@@ -28,6 +28,15 @@ export const agentsConfigSchema = z.object({
   LORE_KAFKA_PREFIX: envKafkaPrefix(),
   LORE_AGENTS_RELAY: envBool(true),
   LORE_AGENTS_CONSUMER_GROUP: z.string().min(1).default('agents-worker'),
+  // Search workflows (docs/agents.md, "Workflows"): claims, the sweep, runs at once, rows per checkpoint, budgets.
+  LORE_AGENTS_WORKFLOW_LEASE_MS: envInt(30_000, 1_000, 600_000),
+  LORE_AGENTS_WORKFLOW_HEARTBEAT_MS: envInt(5_000, 100, 300_000),
+  LORE_AGENTS_WORKFLOW_SWEEP_MS: envInt(10_000, 500, 600_000),
+  LORE_AGENTS_WORKFLOW_MAX_RUNNING: envInt(8, 1, 256),
+  LORE_AGENTS_WORKFLOW_BATCH_ROWS: envInt(5, 1, 100),
+  LORE_AGENTS_BUDGET_FETCHES: envInt(200, 1, 100_000),
+  LORE_AGENTS_BUDGET_WALL_MS: envInt(600_000, 1_000, 86_400_000),
+  LORE_AGENTS_BUDGET_MODEL_TOKENS: envInt(50_000, 1, 10_000_000),
   /** SearXNG's address (its JSON API): the default `WebSearch` provider. Without it lists come from the directory and the tenant's knowledge. */
   LORE_AGENTS_SEARXNG_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/\S+$/.test(v), { message: 'must be an http(s) URL' }),
   /** Web reads (pages, company overview) may reach loopback addresses (local testing only; refused in production). */

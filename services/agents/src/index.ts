@@ -4,3 +4,7 @@ export { documentedAgentsOpenApi, AGENTS_OPENAPI_PATH } from './app';
 export { PostgresDirectory, searchDirectory, upsertDirectoryRecords, writeDirectoryRecords, type DirectoryInput, type DirectoryPage } from './application/directory';
 export type { Directory, DirectoryDocument, DirectoryFilter, DirectoryKind, DirectoryRecord } from './sources/directory';
 export { DEFAULT_CSV_IMPORT, type CsvImportSettings } from './application/csv-imports';
+export { createAgentsWorker, runSettingsFrom, AGENTS_TOPICS, type AgentsWorker, type AgentsWorkerDeps } from './worker';
+export { DEFAULT_RUN_SETTINGS, type RunSettings } from './application/runner';
+export { listSources, webSource, type ListSourceSettings } from './application/list-sources';
+export type { ListSources, WebSource, WebResult, WebPageRead } from './application/list-building';

@@ -4,6 +4,7 @@ import { TOPICS } from '@lore/contracts';
 import { PoisonError, startOutboxRelay, type BusMessage, type EventBus, type OutboxRelay, type Subscription } from '@lore/runtime';
 import { z } from 'zod';
 import type { AgentsDeps } from './application/context';
+import type { AgentsConfig } from './config';
 import type { ListSources } from './application/list-building';
 import { claimRun, DEFAULT_RUN_SETTINGS, type RunDeps, type RunSettings } from './application/runner';
 import { enqueueWorkflow } from './application/workflows';
@@ -12,6 +13,17 @@ import { isRunning } from './domain/workflow';
 
 /** The topics the agents worker consumes or publishes to. */
 export const AGENTS_TOPICS = [TOPICS.agentsWorkflows] as const;
+
+/** The run settings of the agents configuration. */
+export function runSettingsFrom(config: AgentsConfig): RunSettings {
+  return {
+    leaseMs: config.LORE_AGENTS_WORKFLOW_LEASE_MS,
+    heartbeatMs: config.LORE_AGENTS_WORKFLOW_HEARTBEAT_MS,
+    stopPollMs: DEFAULT_RUN_SETTINGS.stopPollMs,
+    batchRows: config.LORE_AGENTS_WORKFLOW_BATCH_ROWS,
+    budgets: { fetches: config.LORE_AGENTS_BUDGET_FETCHES, wallMs: config.LORE_AGENTS_BUDGET_WALL_MS, modelTokens: config.LORE_AGENTS_BUDGET_MODEL_TOKENS },
+  };
+}
 
 const WorkflowMessageSchema = z.object({ event_id: z.string().min(1), tenant_id: z.string().min(1), thread_id: z.string().uuid(), reason: z.string() });
 

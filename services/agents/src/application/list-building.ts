@@ -19,6 +19,9 @@ export interface SearchPlan {
   query: string;
   /** Model tokens spent making the plan (0 without a model). */
   modelTokens: number;
+  /** Rows the prompt asks for ("find 40 ..."), when it names a number: the first run's target. */
+  count?: number;
+  title?: string;
 }
 
 export interface CriteriaPlanner {
@@ -51,7 +54,16 @@ export interface CandidateScore {
 }
 
 export interface CandidateScorer {
-  score(candidate: Candidate, criteria: readonly Criterion[]): CandidateScore;
+  /** Scores candidates of one tenant against the criteria (a person's employer may be read from the directory). */
+  score(tenantId: string, kind: SearchKind, candidates: readonly Candidate[], criteria: readonly Criterion[]): Promise<CandidateScore[]>;
+}
+
+export interface WebPageRead {
+  url: string;
+  title: string;
+  text: string;
+  /** Fields the page states in the directory's shape (a company's name, industry, location, employees...). */
+  facts: Record<string, unknown>;
 }
 
 export interface WebResult {
@@ -63,8 +75,8 @@ export interface WebResult {
 /** Web search and the guarded fetch of its result pages (every fetch counts against the run's budget). */
 export interface WebSource {
   search(query: string, page: number, signal: AbortSignal): Promise<WebResult[]>;
-  /** The page's text and title, or null when robots.txt, the guard or the server refused it. */
-  fetchPage(url: string, signal: AbortSignal): Promise<{ url: string; title: string; text: string } | null>;
+  /** The page's text, title and the facts it states, or null when robots.txt, the guard or the server refused it. */
+  fetchPage(url: string, signal: AbortSignal): Promise<WebPageRead | null>;
 }
 
 export interface ListSources {
@@ -119,10 +131,11 @@ export function candidateFromRecord(kind: SearchKind, record: DirectoryRecord, n
   };
 }
 
-export function candidateFromPage(kind: SearchKind, page: { url: string; title: string; text: string }, result: WebResult, now: string): Candidate {
+export function candidateFromPage(kind: SearchKind, page: WebPageRead, result: WebResult, now: string): Candidate {
   const host = hostOf(page.url);
   const name = (page.title || result.title).split(/\s[|–—-]\s/)[0]!.trim() || host;
-  const data: Record<string, unknown> = kind === 'company_search' ? { name, domain: host, website: page.url } : { name, profile_url: page.url, company_domain: host };
+  const data: Record<string, unknown> =
+    kind === 'company_search' ? { name, ...page.facts, domain: host, website: page.url } : { name, ...page.facts, profile_url: page.url, company_domain: host };
   return {
     entityKey: kind === 'company_search' ? host : page.url,
     data,

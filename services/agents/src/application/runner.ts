@@ -1,5 +1,5 @@
 import type { Sql } from '@lore/runtime';
-import { columnIdOf, isRunning, readState, rowIdOf, tableColumns, type Cell, type Column, type SearchKind, type WorkflowState } from '../domain/workflow';
+import { MAX_TOTAL_TARGET, columnIdOf, isRunning, readState, rowIdOf, tableColumns, type Cell, type Column, type SearchKind, type WorkflowState } from '../domain/workflow';
 import { getList, insertListRows, listRowsOf, updateList, updateListRowCells, type ListRowRow, type NewListRow } from '../store/lists';
 import { claimWorkflow, getWorkflow, heartbeatWorkflow, updateWorkflow, type WorkflowRow } from '../store/workflows';
 import type { AgentsDeps } from './context';
@@ -163,7 +163,8 @@ class Run {
       this.workflow = w;
       const result = await fn(sql, w, state, events);
       await updateWorkflow(sql, this.tenantId, this.threadId, { state: state as unknown as Record<string, unknown> }, this.deps.workerId);
-      this.workflow = { ...w, state: state as unknown as Record<string, unknown> };
+      // `fn` may have moved the step on (this.workflow): keep that, with the state just written.
+      this.workflow = { ...this.workflow, state: state as unknown as Record<string, unknown> };
       return result;
     });
     await publishEvents(this.deps.agents.streams, this.deps.agents.logger, events);
@@ -229,9 +230,11 @@ class Run {
         const extra = ((list?.columns ?? []) as Column[]).filter((c) => c.type === 'enrichment');
         await updateList(sql, this.tenantId, w.list_id, { columns: tableColumns(this.kind, plan.criteria, extra) });
       }
-      await updateWorkflow(sql, this.tenantId, this.threadId, { current_step: 'data_collection' }, this.deps.workerId);
-      events.push(await recordEvent(sql, this.tenantId, this.threadId, 'criteria_extracted', { category: plan.category, criteria: plan.criteria, sources: state.sources }));
-      this.workflow = { ...w, current_step: 'data_collection' };
+      // A prompt that names a row count sets the first run's target (a continue sets its own).
+      const target = plan.count !== undefined && w.status === 'processing' ? Math.max(1, Math.min(MAX_TOTAL_TARGET, plan.count)) : w.total_target;
+      await updateWorkflow(sql, this.tenantId, this.threadId, { current_step: 'data_collection', total_target: target }, this.deps.workerId);
+      events.push(await recordEvent(sql, this.tenantId, this.threadId, 'criteria_extracted', { category: plan.category, criteria: plan.criteria, sources: state.sources, total_target: target }));
+      this.workflow = { ...w, current_step: 'data_collection', total_target: target };
     });
   }
 
@@ -277,7 +280,8 @@ class Run {
     if (!list) throw new Error('the workflow has no list');
     const { candidates, exhausted } = await this.nextCandidates(state);
     this.check();
-    const scored = candidates.map((c) => ({ c, s: this.deps.sources.scorer.score(c, state.criteria) })).filter((x) => x.s.accepted);
+    const scores = await this.deps.sources.scorer.score(this.tenantId, this.kind, candidates, state.criteria);
+    const scored = candidates.map((c, i) => ({ c, s: scores[i]! })).filter((x) => x.s.accepted);
     await this.checkpoint(async (sql, w, fresh, events) => {
       fresh.cursor = state.cursor;
       const existing = await listRowsOf(sql, this.tenantId, list, MAX_ROWS_SHOWN);
@@ -292,7 +296,11 @@ class Run {
         const cells: Record<string, Cell> = { ...fixedCells(this.kind, rowId, c) };
         for (const crit of fresh.criteria) {
           const id = columnIdOf(crit.column_name || crit.name);
-          cells[id] = { row_id: rowId, column_id: id, value: '', status: 'pending', metadata: {}, expandable: false };
+          const fixed = cells[id];
+          // A criterion on one of the entity's own fields (industry, location, a person's title) shows the field
+          // from its source, with the verdict beside it; the others are filled by the enrichment step.
+          if (fixed?.status === 'completed') fixed.metadata = { ...fixed.metadata, met: s.verdicts[id]?.met ?? null };
+          else cells[id] = { row_id: rowId, column_id: id, value: '', status: 'pending', metadata: {}, expandable: false };
         }
         for (const e of Object.values(fresh.enrichments)) if (e.status === 'processing') cells[e.column_id] = { row_id: rowId, column_id: e.column_id, value: '', status: 'pending', metadata: {}, expandable: false };
         rows.push({

@@ -23,7 +23,12 @@ export function streamRoutes(deps: StreamRouteDeps) {
       security: AGENTS_SECURITY,
       guards: deps.guard('read', 'detail'),
       ok: { status: 200, description: 'the keys', schema: activeStreamsView },
-      handler: async (ctx) => (await deps.active(ctx.state.principal)).join(','),
+      handler: async (ctx) => {
+        // A JSON string (the router would send a returned string as text/plain).
+        ctx.status = 200;
+        ctx.type = 'application/json';
+        ctx.body = JSON.stringify((await deps.active(ctx.state.principal)).join(','));
+      },
     }),
     route({
       method: 'get',

@@ -1,0 +1,142 @@
+import type { LanguageModel } from '@lore/ai';
+import { extractCompanyFacts } from '../domain/company-page';
+import { scoreCandidate, type CandidateScore as Scored, type Candidate as ScoringCandidate } from '../domain/scoring';
+import { columnIdOf, type Criterion, type SearchKind } from '../domain/workflow';
+import type { Directory } from '../sources/directory';
+import type { AgentsDeps } from './context';
+import { extractCriteria } from './criteria';
+import { PostgresDirectory } from './directory';
+import type { CandidateScore, CandidateScorer, CriteriaPlanner, CriterionVerdict, ListSources, WebSource } from './list-building';
+
+/**
+ * List building's sources bound to Lore's modules: criteria from the extractor (the configured model through
+ * structured output, else the deterministic rules), verdicts from the scorer, candidates from the tenant's
+ * directory and, when a web search provider is configured, from its results' pages read through the guarded,
+ * robots-honouring page reader.
+ */
+
+/** Completion tokens a criteria extraction may spend; a model's run is charged this plus the prompt's length / 4. */
+const CRITERIA_MAX_TOKENS = 1_500;
+
+const scoringKind = (kind: SearchKind): 'company' | 'person' => (kind === 'company_search' ? 'company' : 'person');
+
+export function criteriaPlanner(model: LanguageModel | null): CriteriaPlanner {
+  return {
+    async plan(prompt, kind, signal) {
+      const r = await extractCriteria(model, prompt, scoringKind(kind), { signal, maxTokens: CRITERIA_MAX_TOKENS });
+      const hard = r.criteria.filter((c) => c.type === 'hard_filter' && (c.column_name === 'industry' || c.column_name === 'location' || c.column_name === 'title'));
+      const query = [...hard.map((c) => c.value.split(',')[0]!.trim()), ...r.keywords].filter(Boolean).join(' ') || prompt;
+      return {
+        category: r.category,
+        goal: r.description,
+        criteria: r.criteria,
+        filter: {},
+        query,
+        modelTokens: r.source === 'model' ? CRITERIA_MAX_TOKENS + Math.ceil(prompt.length / 4) : 0,
+        ...(r.count !== null ? { count: r.count } : {}),
+        title: r.title,
+      };
+    },
+  };
+}
+
+const outcome = (o: string): boolean | null => (o === 'matched' ? true : o === 'not_matched' ? false : null);
+
+/** The scorer's verdicts by column id; accepted when every hard filter is matched (or, without hard filters, any is). */
+export function toCandidateScore(s: Scored): CandidateScore {
+  const verdicts: Record<string, CriterionVerdict> = {};
+  for (const v of s.verdicts) {
+    const e = v.evidence;
+    const evidence = e ? (e.source === 'page' ? (e.snippet ?? '') : `${e.field ?? ''}: ${e.value ?? ''}`) : '';
+    verdicts[columnIdOf(v.column_name || v.name)] = { met: outcome(v.outcome), value: e?.value ?? (v.outcome === 'matched' ? 'yes' : v.outcome === 'not_matched' ? 'no' : ''), evidence };
+  }
+  const hasHard = s.verdicts.some((v) => v.type === 'hard_filter');
+  return { accepted: hasHard ? s.qualified : !s.excluded && s.score > 0, score: s.score, verdicts };
+}
+
+const EMPLOYERS_CACHED = 1_000;
+
+/** Scores with domain/scoring.ts; a person's employer is read from the directory (cached per tenant and domain). */
+export function directoryScorer(directory: Directory | undefined): CandidateScorer {
+  const employers = new Map<string, Record<string, unknown> | null>();
+  const employer = async (tenantId: string, domain: string): Promise<Record<string, unknown> | null> => {
+    if (!directory || !domain) return null;
+    const key = `${tenantId}\u0000${domain}`;
+    if (employers.has(key)) return employers.get(key)!;
+    const found = (await directory.search(tenantId, 'company', { domain }, { limit: 1 }))[0]?.data ?? null;
+    if (employers.size >= EMPLOYERS_CACHED) employers.delete(employers.keys().next().value!);
+    employers.set(key, found);
+    return found;
+  };
+  return {
+    async score(tenantId, kind, candidates, criteria: readonly Criterion[]) {
+      const out: CandidateScore[] = [];
+      for (const c of candidates) {
+        const candidate: ScoringCandidate = {
+          kind: scoringKind(kind),
+          data: c.data,
+          company: kind === 'people_search' ? await employer(tenantId, String(c.data.company_domain ?? '')) : null,
+          pageText: c.provenance.source === 'web' ? c.text : null,
+        };
+        out.push(toCandidateScore(scoreCandidate(candidate, criteria)));
+      }
+      return out;
+    },
+  };
+}
+
+const visibleText = (html: string): string =>
+  html
+    .replace(/<(script|style|noscript)[\s\S]*?<\/\1>/gi, ' ')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&nbsp;/g, ' ')
+    .replace(/&amp;/g, '&')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/\s+/g, ' ')
+    .trim();
+
+const titleOf = (html: string): string => /<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1]?.replace(/\s+/g, ' ').trim() ?? '';
+
+/** What a company page states, in the directory's field shape. */
+export function pageFacts(html: string, url: string): Record<string, unknown> {
+  const f = extractCompanyFacts(html, url);
+  const out: Record<string, unknown> = {};
+  if (f.name) out.name = f.name;
+  if (f.industry) out.industry = f.industry;
+  if (f.description) out.description = f.description;
+  if (f.headquarters) out.location = f.headquarters;
+  if (f.employees !== null) out.employees = f.employees;
+  if (f.founded && /^\d{4}$/.test(f.founded)) out.founded = Number(f.founded);
+  return out;
+}
+
+/** A web source from a search port and the agents' page reader. */
+export function webSource(search: (query: string, page: number, signal: AbortSignal) => Promise<Array<{ url: string; title: string; snippet: string }>>, pages: AgentsDeps['pages']): WebSource {
+  return {
+    search,
+    async fetchPage(url, signal) {
+      const page = await pages.read(url, signal);
+      return { url: page.url, title: titleOf(page.html), text: visibleText(page.html).slice(0, 200_000), facts: pageFacts(page.html, page.url) };
+    },
+  };
+}
+
+export interface ListSourceSettings {
+  /** The web search; without one, lists come from the directory (and the snapshot says so). */
+  web?: WebSource;
+  model?: LanguageModel | null;
+  directory?: Directory;
+}
+
+export function listSources(agents: AgentsDeps, settings: ListSourceSettings = {}): ListSources {
+  const directory = settings.directory ?? new PostgresDirectory(agents.db);
+  return {
+    planner: criteriaPlanner(settings.model ?? agents.languageModel ?? null),
+    scorer: directoryScorer(directory),
+    directory,
+    ...(settings.web ? { web: settings.web } : {}),
+  };
+}
