@@ -36,17 +36,19 @@ BEGIN
 END
 $$;
 
--- CSV imports to resume: accepted (`importing`) or under way (`processing`), whose claim is absent or expired, oldest
--- first, at most `p_limit` (1..1000).
-CREATE FUNCTION agents.csv_imports_to_resume(p_limit integer)
-RETURNS TABLE (tenant_id text, thread_id uuid)
+-- CSV imports the sweep must look at, oldest first, at most `p_limit` (1..1000): accepted (`importing`) or under way
+-- (`processing`) with a claim absent or expired (to resume), and `analyzing` for longer than `p_stale_analysis` (an
+-- upload whose process stopped mid-analysis: to end in `error`).
+CREATE FUNCTION agents.csv_imports_to_resume(p_limit integer, p_stale_analysis interval)
+RETURNS TABLE (tenant_id text, thread_id uuid, status text)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-  SELECT w.tenant_id, w.thread_id FROM agents.workflows w
-   WHERE w.kind = 'csv_import' AND w.status IN ('importing', 'processing')
-     AND (w.claimed_until IS NULL OR w.claimed_until < now())
+  SELECT w.tenant_id, w.thread_id, w.status FROM agents.workflows w
+   WHERE w.kind = 'csv_import'
+     AND ((w.status IN ('importing', 'processing') AND (w.claimed_until IS NULL OR w.claimed_until < now()))
+       OR (w.status = 'analyzing' AND w.updated_at < now() - p_stale_analysis))
    ORDER BY w.updated_at
    LIMIT least(greatest(p_limit, 1), 1000)
 $$;
 
 -- Only the application role (granted EXECUTE on the schema's functions by every migration run) may call it.
-REVOKE ALL ON FUNCTION agents.csv_imports_to_resume(integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION agents.csv_imports_to_resume(integer, interval) FROM PUBLIC;

@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { PgliteDb, PostgresBlobStore, createLogger, runMigrations, runRuntimeMigrations } from '@lore/runtime';
 import { AGENTS_MIGRATIONS } from '../agents-service';
+import { insertImport } from '../store/csv-imports';
 import { CsvImporter, DEFAULT_CSV_IMPORT, analyzeUpload, importStatus, restoreCsvList, reviewImport, type CsvImportDeps, type CsvUploadEvent } from './csv-imports';
 import { PostgresDirectory, searchDirectory } from './directory';
 import type { Principal } from './principal';
@@ -54,5 +56,17 @@ describe('CSV import and directory search (embedded PostgreSQL)', () => {
     expect(page.count).toBe(5);
     expect(page.records.every((r) => r.source === `csv:${listId}`)).toBe(true);
     expect(await new PostgresDirectory(db).search('tenant-2', 'company', {}, { limit: 10 })).toEqual([]);
+  });
+
+  it('ends an upload whose analysis was cut short in error, and leaves a fresh one alone', async () => {
+    const p = principal('tenant-3');
+    const [stale, fresh] = [randomUUID(), randomUUID()];
+    await db.withTenant(p.tenantId, async (sql) => {
+      for (const threadId of [stale, fresh]) await insertImport(sql, p.tenantId, { threadId, owner: p.owner, status: 'analyzing', state: { filename: 'x.csv', size: 1 } });
+      await sql.query(`UPDATE agents.workflows SET updated_at = now() - interval '1 hour' WHERE thread_id = $1`, [stale]);
+    });
+    await importer.sweep();
+    expect(await importStatus(deps, p, stale)).toMatchObject({ status: 'error', errors: [{ row: 0, column: '', message: expect.stringMatching(/cut short/), value: '' }] });
+    expect((await importStatus(deps, p, fresh)).status).toBe('analyzing');
   });
 });

@@ -7,6 +7,7 @@ import {
   checkpointImport,
   claimImport,
   countRows,
+  failStaleAnalysis,
   getCsvList,
   getImport,
   importsToResume,
@@ -39,9 +40,11 @@ export interface CsvImportSettings extends CsvLimits {
   leaseMs: number;
   /** How often the sweep looks for imports to resume. */
   sweepIntervalMs: number;
+  /** An upload still `analyzing` after this long was cut short (its process stopped): the sweep ends it in `error`. */
+  staleAnalysisMs: number;
 }
 
-export const DEFAULT_CSV_IMPORT: CsvImportSettings = { ...DEFAULT_CSV_LIMITS, batchSize: 500, leaseMs: 60_000, sweepIntervalMs: 30_000 };
+export const DEFAULT_CSV_IMPORT: CsvImportSettings = { ...DEFAULT_CSV_LIMITS, batchSize: 500, leaseMs: 60_000, sweepIntervalMs: 30_000, staleAnalysisMs: 10 * 60_000 };
 
 /** Claims of one import before it is given up as failing (a file that can no longer be read, a bug). */
 const MAX_ATTEMPTS = 5;
@@ -311,16 +314,20 @@ export class CsvImporter {
     void this.sweep();
   }
 
-  /** Resumes every import left `importing` or `processing` whose claim is absent or expired. Returns how many it ran. */
+  /**
+   * Resumes every import left `importing` or `processing` whose claim is absent or expired, and ends uploads whose
+   * analysis was cut short in `error`. Returns how many imports it looked at.
+   */
   sweep(): Promise<number> {
     if (this.sweeping) return this.sweeping;
     const pass = (async () => {
       let ran = 0;
       try {
-        const left = await importsToResume(this.deps.db, 50);
-        for (const { tenant_id, thread_id } of left) {
+        const left = await importsToResume(this.deps.db, 50, this.deps.csvImport.staleAnalysisMs);
+        for (const { tenant_id, thread_id, status } of left) {
           if (this.stopping) break;
-          await this.run(tenant_id, thread_id);
+          if (status === 'analyzing') await this.endStaleAnalysis(tenant_id, thread_id);
+          else await this.run(tenant_id, thread_id);
           ran += 1;
         }
       } catch (err) {
@@ -356,6 +363,14 @@ export class CsvImporter {
     this.timer = null;
     await this.sweeping;
     await Promise.allSettled([...this.running.values()]);
+  }
+
+  private async endStaleAnalysis(tenantId: string, threadId: string): Promise<void> {
+    const errors = [{ row: 0, column: '', message: 'the analysis was cut short (the service stopped); upload the file again', value: '' }];
+    await this.deps.db.withTenant(tenantId, async (sql) => {
+      if (!(await failStaleAnalysis(sql, tenantId, threadId, this.deps.csvImport.staleAnalysisMs, errors))) return;
+      await appendEvents(sql, tenantId, threadId, [{ type: 'status', data: { event: 'status', thread_id: threadId, status: 'error', errors } }]);
+    });
   }
 
   private async fail(tenantId: string, threadId: string, listId: string | null, message: string): Promise<void> {

@@ -132,10 +132,28 @@ export async function releaseImport(sql: Sql, tenantId: string, threadId: string
   );
 }
 
-/** Imports to resume across tenants (agents.csv_imports_to_resume, migration 0002): ids only. */
-export async function importsToResume(sql: Sql, limit: number): Promise<Array<{ tenant_id: string; thread_id: string }>> {
-  const r = await sql.query<{ tenant_id: string; thread_id: string }>(`SELECT tenant_id, thread_id FROM agents.csv_imports_to_resume($1)`, [limit]);
+/**
+ * Imports the sweep must look at across tenants (agents.csv_imports_to_resume, migration 0002): ids and status only
+ * — those to resume, and those `analyzing` for longer than `staleAnalysisMs`.
+ */
+export async function importsToResume(sql: Sql, limit: number, staleAnalysisMs: number): Promise<Array<{ tenant_id: string; thread_id: string; status: string }>> {
+  const r = await sql.query<{ tenant_id: string; thread_id: string; status: string }>(
+    `SELECT tenant_id, thread_id, status FROM agents.csv_imports_to_resume($1, make_interval(secs => $2::double precision / 1000))`,
+    [limit, staleAnalysisMs],
+  );
   return r.rows;
+}
+
+/** Ends an analysis left unfinished for longer than `staleMs` in `error`; false when it is not (any more). */
+export async function failStaleAnalysis(sql: Sql, tenantId: string, threadId: string, staleMs: number, errors: unknown[]): Promise<boolean> {
+  const r = await sql.query(
+    `UPDATE agents.workflows
+        SET status = 'error', current_step = 'error', state = state || jsonb_build_object('errors', $4::jsonb), error_message = $4::jsonb->0->>'message', updated_at = now()
+      WHERE tenant_id = $1 AND thread_id = $2 AND kind = 'csv_import' AND status = 'analyzing'
+        AND updated_at < now() - make_interval(secs => $3::double precision / 1000)`,
+    [tenantId, threadId, staleMs, JSON.stringify(errors)],
+  );
+  return r.rowCount === 1;
 }
 
 export async function insertList(sql: Sql, tenantId: string, l: { listId: string; threadId: string; owner: string; name: string; description: string; columns: unknown[] }): Promise<void> {
