@@ -143,6 +143,8 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
     signer,
     lifecycle,
     facts: { environment: process.env.NODE_ENV ?? 'development' },
+    // CSV uploads are kept with core's files, in the same database.
+    blobs: coreBlobs,
   });
   const agentsServer = await listenUnix(agents.app.callback(), agentsSocket);
   lifecycle.onShutdown('agents server', () => agentsServer.close());
