@@ -1,5 +1,5 @@
 import { createLogger, createMetricsRegistry, IdentitySigner, KafkaBus, listen, PostgresDb, RedisProgressStreams, type Db, type ProgressStreams, type StartedServer } from '@lore/runtime';
-import { createAgentsService, createAgentsWorker, listSources, type AgentsService, type AgentsServiceDeps, type AgentsWorker, type RunSettings, type WebSource } from '@lore/agents';
+import { createAgentsService, createAgentsWorker, listSources, SearxngWebSearch, webSource, type AgentsService, type AgentsServiceDeps, type AgentsWorker, type RunSettings } from '@lore/agents';
 import type { GatewayConfig } from '@lore/gateway';
 import type { Registry } from 'prom-client';
 import { http, IDENTITY_SECRET, makeKey, makeTenant, startGateway, uid, type GatewayUnderTest, type TenantFixture } from '../gateway/harness';
@@ -39,7 +39,7 @@ export interface AgentsStackOptions {
   /** Service settings on top of the stack's. */
   service?: Partial<Omit<AgentsServiceDeps, 'db' | 'logger' | 'metrics' | 'signer'>>;
   /** Runs the agents worker in the stack: its run settings, a web source, and whether it starts (default true). */
-  worker?: { settings?: Partial<RunSettings>; web?: WebSource; start?: boolean; sweepIntervalMs?: number; consumerGroup?: string };
+  worker?: { settings?: Partial<RunSettings>; searxngUrl?: string; start?: boolean; sweepIntervalMs?: number; consumerGroup?: string };
 }
 
 export async function startAgentsStack(options: AgentsStackOptions = {}): Promise<AgentsStack> {
@@ -68,7 +68,7 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
     worker = createAgentsWorker({
       agents: agents.agents,
       bus,
-      sources: listSources(agents.agents, options.worker.web ? { web: options.worker.web } : {}),
+      sources: listSources(agents.agents, options.worker.searxngUrl ? { web: webSource(new SearxngWebSearch({ baseUrl: options.worker.searxngUrl }), agents.agents.pages) } : {}),
       settings: options.worker.settings,
       consumerGroup: options.worker.consumerGroup ?? `agents-worker-${uniqueSuffix()}`,
       sweepIntervalMs: options.worker.sweepIntervalMs ?? 500,

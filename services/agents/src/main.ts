@@ -1,5 +1,5 @@
 import { languageModelFrom } from '@lore/ai';
-import { IdentitySigner, Lifecycle, PostgresDb, createLogger, createMetricsRegistry, exitOnConfigError, listen, opsRouter, parseConfig } from '@lore/runtime';
+import { IdentitySigner, Lifecycle, PostgresDb, RedisProgressStreams, createLogger, createMetricsRegistry, exitOnConfigError, listen, opsRouter, parseConfig } from '@lore/runtime';
 import { agentsConfigSchema } from './config';
 import { createAgentsService } from './agents-service';
 
@@ -12,6 +12,9 @@ async function main(): Promise<void> {
   lifecycle.installSignalHandlers();
   const db = await new PostgresDb({ url: config.LORE_DATABASE_URL, ownerUrl: config.LORE_DATABASE_OWNER_URL }).init();
   lifecycle.onShutdown('database', () => db.close());
+  // The workflows' progress streams (the stream routes read them; the worker writes them): Redis when configured.
+  const streams = config.LORE_REDIS_URL ? new RedisProgressStreams(config.LORE_REDIS_URL) : undefined;
+  if (streams) lifecycle.onShutdown('progress streams', () => streams.close());
   const agents = await createAgentsService({
     db,
     logger,
@@ -22,6 +25,7 @@ async function main(): Promise<void> {
     bodyLimitBytes: config.LORE_AGENTS_BODY_LIMIT_BYTES,
     csvImport: { maxBytes: config.LORE_AGENTS_CSV_MAX_BYTES, maxColumns: config.LORE_AGENTS_CSV_MAX_COLUMNS, maxRows: config.LORE_AGENTS_CSV_MAX_ROWS },
     lifecycle,
+    ...(streams ? { streams } : {}),
     webTargets: { allowLoopback: config.LORE_AGENTS_ALLOW_LOOPBACK },
     languageModel: languageModelFrom({
       baseUrl: config.LORE_AI_LLM_BASE_URL,

@@ -19,7 +19,8 @@ import Koa from 'koa';
 import { agentsConfigSchema } from './config';
 import { createAgentsService } from './agents-service';
 import { createAgentsWorker, runSettingsFrom } from './worker';
-import { listSources } from './application/list-sources';
+import { listSources, webSource } from './application/list-sources';
+import { webSearchFrom } from './sources/web-search';
 
 /**
  * The `agents-worker` deployment: the search workflows' steps (the `lore.agents.workflows` consumer, the sweep of
@@ -65,10 +66,12 @@ async function main(): Promise<void> {
       logger,
     }),
   });
+  // The web search (SearXNG); without it lists come from the directory, and each snapshot says so.
+  const web = webSearchFrom({ searxngUrl: config.LORE_AGENTS_SEARXNG_URL });
   const worker = createAgentsWorker({
     agents: service.agents,
     bus,
-    sources: listSources(service.agents),
+    sources: listSources(service.agents, { web: web ? webSource(web, service.agents.pages) : undefined }),
     settings: runSettingsFrom(config),
     consumerGroup: config.LORE_AGENTS_CONSUMER_GROUP,
     relay: config.LORE_AGENTS_RELAY,

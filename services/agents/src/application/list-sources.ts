@@ -3,6 +3,7 @@ import { extractCompanyFacts } from '../domain/company-page';
 import { scoreCandidate, type CandidateScore as Scored, type Candidate as ScoringCandidate } from '../domain/scoring';
 import { columnIdOf, type Criterion, type SearchKind } from '../domain/workflow';
 import type { Directory } from '../sources/directory';
+import type { WebSearch } from '../sources/web-search';
 import type { AgentsDeps } from './context';
 import { extractCriteria } from './criteria';
 import { PostgresDirectory } from './directory';
@@ -113,10 +114,13 @@ export function pageFacts(html: string, url: string): Record<string, unknown> {
   return out;
 }
 
-/** A web source from a search port and the agents' page reader. */
-export function webSource(search: (query: string, page: number, signal: AbortSignal) => Promise<Array<{ url: string; title: string; snippet: string }>>, pages: AgentsDeps['pages']): WebSource {
+/** Result pages read per search page (each a fetch against the run's budget). */
+const RESULTS_PER_PAGE = 10;
+
+/** A web source from the web search port and the agents' page reader. */
+export function webSource(search: WebSearch, pages: AgentsDeps['pages']): WebSource {
   return {
-    search,
+    search: async (query, page, signal) => (await search.search(query, { page, limit: RESULTS_PER_PAGE, signal })).results,
     async fetchPage(url, signal) {
       const page = await pages.read(url, signal);
       return { url: page.url, title: titleOf(page.html), text: visibleText(page.html).slice(0, 200_000), facts: pageFacts(page.html, page.url) };

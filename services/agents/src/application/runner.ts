@@ -162,7 +162,8 @@ class Run {
       this.tokens = 0;
       this.workflow = w;
       const result = await fn(sql, w, state, events);
-      await updateWorkflow(sql, this.tenantId, this.threadId, { state: state as unknown as Record<string, unknown> }, this.deps.workerId);
+      // The claim was checked under the row lock above; `fn` may have released it (a run's end).
+      await updateWorkflow(sql, this.tenantId, this.threadId, { state: state as unknown as Record<string, unknown> });
       // `fn` may have moved the step on (this.workflow): keep that, with the state just written.
       this.workflow = { ...this.workflow, state: state as unknown as Record<string, unknown> };
       return result;

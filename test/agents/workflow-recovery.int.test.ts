@@ -1,0 +1,183 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { upsertDirectoryRecords } from '@lore/agents';
+import { companyKey, generateAgentsWorld, matchingCompanies, serveAgentsWorld, worldDirectoryRecords, type ServedAgentsWorld } from '../support/agents-world';
+import { IDENTITY_SECRET, type TenantFixture } from '../gateway/harness';
+import { requireEnv, uniqueSuffix } from '../support/infra';
+import { startAgentsStack, type AgentsStack } from './harness';
+
+jest.setTimeout(240_000);
+
+type Json = Record<string, any>;
+const ROOT = join(__dirname, '..', '..');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const auth = (t: TenantFixture) => ({ authorization: `Bearer ${t.key}` });
+
+async function eventually<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 60_000, everyMs = 100): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await sleep(everyMs);
+  }
+}
+
+describe('agents: a worker killed mid-run', () => {
+  let s: AgentsStack;
+  let a: TenantFixture;
+  const children: ChildProcess[] = [];
+  const world = generateAgentsWorld(3, { companies: 120 });
+
+  beforeAll(async () => {
+    // The stack's own worker stays stopped while the child runs: one worker at a time, as in a cluster.
+    s = await startAgentsStack({ worker: { start: false, settings: { heartbeatMs: 200, leaseMs: 2_000, batchRows: 1 }, sweepIntervalMs: 300 } });
+    a = await s.tenant();
+    await upsertDirectoryRecords(s.db, a.tenantId, worldDirectoryRecords(world).map((r) => ({ kind: r.kind, data: r.data, source: r.source })));
+  }, 120_000);
+  afterAll(async () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await s?.close();
+  });
+
+  it('resumes where the dead worker left it, with no duplicate row: the list ends with every matching company once', async () => {
+    const truth = matchingCompanies(world, { employeesMin: 11 }).map(companyKey);
+    expect(truth.length).toBeGreaterThan(50);
+    const start = await s.call('POST', '/company-search/start', auth(a), { prompt: `Find ${truth.length} companies with more than 10 employees` });
+    expect(start.status).toBe(200);
+    const thread = start.json.thread_id as string;
+
+    const logs: string[] = [];
+    const child = spawn(process.execPath, ['--conditions=lore-src', '--import', 'tsx', join(ROOT, 'services/agents/src/worker-main.ts')], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        LORE_LOG_LEVEL: 'info',
+        LORE_DATABASE_URL: s.database.url,
+        LORE_IDENTITY_SECRET: IDENTITY_SECRET,
+        LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
+        LORE_KAFKA_BROKERS: requireEnv('LORE_TEST_KAFKA_BROKERS'),
+        LORE_KAFKA_PREFIX: s.kafkaPrefix,
+        LORE_AGENTS_CONSUMER_GROUP: `agents-worker-killed-${uniqueSuffix()}`,
+        LORE_AGENTS_WORKER_PORT: '0',
+        LORE_AGENTS_HOST: '127.0.0.1',
+        // The child relays the outbox (the stack's worker, and its relay, are stopped).
+        LORE_AGENTS_RELAY: 'true',
+        LORE_AGENTS_WORKFLOW_BATCH_ROWS: '1',
+        LORE_AGENTS_WORKFLOW_HEARTBEAT_MS: '200',
+        LORE_AGENTS_WORKFLOW_LEASE_MS: '2000',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    child.stdout?.on('data', (d: Buffer) => logs.push(d.toString()));
+    child.stderr?.on('data', (d: Buffer) => logs.push(d.toString()));
+
+    const enriched = async () =>
+      Number((await s.db.withTenant(a.tenantId, (sql) => sql.query<{ n: string }>(`SELECT count(*)::text AS n FROM agents.workflow_events WHERE thread_id = $1 AND type = 'rows_enriched'`, [thread]))).rows[0]!.n);
+    // Killed once some rows are enriched, well before the last.
+    await eventually('the child to enrich some rows', async () => (child.exitCode === null ? (await enriched()) >= 5 : Promise.reject(new Error(`worker exited: ${logs.join('')}`))), 90_000, 20);
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    const mid = await s.call('GET', `/company-search/status/${thread}`, auth(a));
+    expect(mid.json).toMatchObject({ status: 'processing', current_step: 'enrichment' });
+    expect(mid.json.processed_companies.length).toBeLessThan(truth.length);
+    const claim = await s.db.withTenant(a.tenantId, (sql) => sql.query<{ claimed_by: string | null }>(`SELECT claimed_by FROM agents.workflows WHERE thread_id = $1`, [thread]));
+    expect(claim.rows[0]!.claimed_by).toMatch(/:\d+:/);
+
+    // Another worker (the stack's): the sweep finds the expired claim and sends the workflow to the workers again.
+    await s.worker!.start();
+    const done = await eventually('the resumed run to complete', async () => {
+      const r = await s.call('GET', `/company-search/status/${thread}`, auth(a));
+      return r.json.status === 'completed' ? (r.json as Json) : null;
+    }, 120_000, 200);
+    const keys: string[] = done.all_companies.map((r: Json) => r.entity_key);
+    expect(keys).toHaveLength(truth.length);
+    expect(new Set(keys)).toEqual(new Set(truth));
+    const rows = await s.db.withTenant(a.tenantId, (sql) =>
+      sql.query<{ n: number; keys: number; min: number; max: number }>(
+        `SELECT count(*)::int AS n, count(DISTINCT entity_key)::int AS keys, min(position) AS min, max(position) AS max FROM agents.list_rows r JOIN agents.workflows w ON w.list_id = r.list_id WHERE w.thread_id = $1`,
+        [thread],
+      ),
+    );
+    expect(rows.rows[0]).toEqual({ n: truth.length, keys: truth.length, min: 1, max: truth.length });
+    for (const row of done.table_structure.rows) for (const cell of Object.values(row.cells) as Json[]) expect(cell.status).not.toBe('pending');
+    const types = (await s.db.withTenant(a.tenantId, (sql) => sql.query<{ type: string }>(`SELECT type FROM agents.workflow_events WHERE thread_id = $1 ORDER BY seq`, [thread]))).rows.map((r) => r.type);
+    expect(types.filter((t) => t === 'criteria_extracted')).toHaveLength(1);
+    expect(types.filter((t) => t === 'completed')).toHaveLength(1);
+    expect(await s.metrics.metrics()).toMatch(/lore_agents_workflows_resumed_total\{[^}]*\} [1-9]/);
+  });
+});
+
+describe('agents: lists from the web, and budgets', () => {
+  let s: AgentsStack;
+  let served: ServedAgentsWorld;
+  let a: TenantFixture;
+  const world = generateAgentsWorld(1);
+
+  beforeAll(async () => {
+    served = await serveAgentsWorld(world);
+    s = await startAgentsStack({
+      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup } },
+      worker: { searxngUrl: served.search.url, settings: { heartbeatMs: 200, stopPollMs: 100, budgets: { fetches: 200, wallMs: 120_000, modelTokens: 50_000 } } },
+    });
+    a = await s.tenant();
+  }, 120_000);
+  afterAll(async () => {
+    await s?.close();
+    await served?.close();
+  });
+
+  it('builds a company list from search results and their pages when the directory holds nothing; each cell names its page', async () => {
+    const truth = matchingCompanies(world, { industry: 'Fintech', city: 'Berlin' }).map(companyKey);
+    const start = await s.call('POST', '/company-search/start', auth(a), { prompt: 'Find 3 fintech companies in Berlin' });
+    const thread = start.json.thread_id as string;
+    const snap = await eventually('the web run', async () => {
+      const r = await s.call('GET', `/company-search/status/${thread}`, auth(a));
+      return ['completed', 'error'].includes(r.json.status) ? (r.json as Json) : null;
+    });
+    expect(snap).toMatchObject({ status: 'completed', total_target: 3 });
+    expect(snap.table_structure.sources).toEqual(['directory', 'web']);
+    expect(snap.table_structure.notes.join(' ')).not.toMatch(/no web search provider/);
+    const hosts = snap.all_companies.map((r: Json) => String(r.entity_key).replace(/:\d+$/, ''));
+    expect(hosts.length).toBeGreaterThan(0);
+    for (const h of hosts) expect(truth).toContain(h);
+    for (const row of snap.table_structure.rows) {
+      expect(row.cells.name).toMatchObject({ status: 'completed', metadata: { source: 'web', source_url: expect.stringMatching(/^http:\/\/[a-z0-9-]+\.localhost:\d+\//) } });
+      expect(row.metadata.source.source_url).toBe(row.cells.name.metadata.source_url);
+    }
+    expect(served.search.requests.length).toBeGreaterThan(0);
+  });
+
+  it('ends a run cleanly when its fetch budget is spent, saying so', async () => {
+    await s.worker!.stop();
+    const small = await startAgentsStack({
+      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup } },
+      worker: { searxngUrl: served.search.url, settings: { budgets: { fetches: 3, wallMs: 120_000, modelTokens: 50_000 } } },
+    });
+    try {
+      const t = await small.tenant();
+      const start = await small.call('POST', '/company-search/start', auth(t), { prompt: 'Find 20 fintech companies in Berlin' });
+      const thread = start.json.thread_id as string;
+      const snap = await eventually('the budget to end the run', async () => {
+        const r = await small.call('GET', `/company-search/status/${thread}`, auth(t));
+        return ['completed', 'error'].includes(r.json.status) ? (r.json as Json) : null;
+      });
+      expect(snap).toMatchObject({ status: 'completed', current_step: 'completed', error_message: '' });
+      expect(snap.table_structure.current_count).toBeLessThan(20);
+      expect(snap.table_structure.notes.join(' ')).toMatch(/^.*budget spent: fetches \(\d+ of 3\); the list has \d+ of 20 rows/);
+      const types = (await small.db.withTenant(t.tenantId, (sql) => sql.query<{ type: string }>(`SELECT type FROM agents.workflow_events WHERE thread_id = $1 ORDER BY seq`, [thread]))).rows.map((r) => r.type);
+      expect(types[types.length - 1]).toBe('budget_spent');
+      expect(await small.metrics.metrics()).toMatch(/lore_agents_workflows_total\{kind="company_search",status="budget"[^}]*\} 1/);
+    } finally {
+      await small.close();
+      await s.worker!.start();
+    }
+  });
+});
