@@ -260,11 +260,16 @@ describe('CSV import through the gateway', () => {
     expect(await failed(large)).toEqual([{ row: 0, column: '', message: `the file is larger than ${LIMITS.maxBytes} bytes`, value: '' }]);
   });
 
-  it('refuses an upload without a file part (422 body (c)), a body that is not multipart (415) and a read-only key (403)', async () => {
+  it('refuses an upload without a file part (422 body (c)), a body that is not multipart (415) or malformed (400), and a read-only key (403)', async () => {
     const noFile = await upload(a.key, 'a,b\n1,2\n', 'x.csv', 'document');
     expect([noFile.status, noFile.json]).toEqual([422, { detail: [{ loc: ['body', 'file'], msg: expect.stringMatching(/file/), type: 'missing' }] }]);
     const json = await s.call('POST', '/api/lists/csv/upload', as(a.key), { file: 'a,b' });
     expect([json.status, json.json]).toEqual([415, { detail: expect.any(String) }]);
+    const malformed = await http(s.gateway.publicUrl, 'POST', '/api/lists/csv/upload', {
+      headers: { ...as(a.key), 'content-type': 'multipart/form-data; boundary=xyz' },
+      raw: '--xyz\r\ncontent-disposition: form-data; name="file"; filename="a.csv"\r\n\r\nName,City\nAcme,Berlin',
+    });
+    expect([malformed.status, malformed.json]).toEqual([400, { detail: 'the multipart body is malformed' }]);
     const readOnly = await s.key(a.tenantId, { scopes: { access: 'read' } });
     expect((await upload(readOnly, COMPANIES)).status).toBe(403);
     const { threadId } = await analysed(COMPANIES);
