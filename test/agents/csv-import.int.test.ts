@@ -131,7 +131,11 @@ describe('CSV import through the gateway', () => {
       listName: 'Prospects',
       listDescription: 'from the fair',
       category: 'companies',
-      column_descriptions: [{ column_name: 'Headcount', column_id: 'Employees', description: 'People on the payroll' }],
+      column_descriptions: [
+        { column_name: 'Headcount', column_id: 'Employees', description: 'People on the payroll' },
+        // Renamed only: the analysis's description stays.
+        { column_name: 'Land', column_id: 'Country' },
+      ],
     });
     const done = await until(a.key, threadId, 'completed');
     expect(done).toEqual({
@@ -145,7 +149,7 @@ describe('CSV import through the gateway', () => {
         { column_name: 'Company', column_id: 'Company', description: 'Company name' },
         { column_name: 'Website', column_id: 'Website', description: 'Company website (URL)' },
         { column_name: 'Headcount', column_id: 'Employees', description: 'People on the payroll' },
-        { column_name: 'Country', column_id: 'Country', description: 'Country' },
+        { column_name: 'Land', column_id: 'Country', description: 'Country' },
         { column_name: 'Notes', column_id: 'Notes', description: 'Notes (text)' },
       ],
     });
@@ -165,7 +169,7 @@ describe('CSV import through the gateway', () => {
       ['Company', 'Company', 'text'],
       ['Website', 'Website', 'url'],
       ['Employees', 'Headcount', 'integer'],
-      ['Country', 'Country', 'text'],
+      ['Country', 'Land', 'text'],
       ['Notes', 'Notes', 'text'],
     ]);
     expect(table.rows[1]).toEqual({

@@ -167,7 +167,7 @@ export interface ReviewInput {
   listDescription?: string;
   description?: string;
   category?: string;
-  column_descriptions?: ColumnDescription[];
+  column_descriptions?: Array<{ column_name: string; column_id: string; description?: string }>;
 }
 
 /** A review's problem with one of its column descriptions, worded as body (c) by the route. */
@@ -194,7 +194,7 @@ export async function reviewImport(deps: CsvImportDeps, p: Principal, threadId: 
     if (row.status !== 'ready_for_review') throw agentsError('CONFLICT', `the import is ${row.status}; only an import ready_for_review can be reviewed`);
     const fileColumns = state.columns ?? [];
     const known = new Set(fileColumns.map((c) => c.column_id));
-    const given = new Map<string, ColumnDescription>();
+    const given = new Map<string, { column_name: string; column_id: string; description?: string }>();
     (input.column_descriptions ?? []).forEach((c, i) => {
       if (!known.has(c.column_id)) throw new ReviewColumnError(`column_descriptions.${i}.column_id`, `is not a column of the file (one of: ${[...known].slice(0, 20).join(', ')})`);
       if (given.has(c.column_id)) throw new ReviewColumnError(`column_descriptions.${i}.column_id`, 'names a column described earlier in the list');

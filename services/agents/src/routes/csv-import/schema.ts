@@ -7,7 +7,7 @@ export const listParams = z.object({ list_id: z.uuid().describe('the list the re
 const columnDescription = z.object({
   column_name: z.string().trim().min(1).max(200).describe('the editable display name'),
   column_id: z.string().min(1).max(1000).describe("the file's original column name (one of the analysis's `column_id`s)"),
-  description: z.string().max(2000).default('').describe('what the column holds'),
+  description: z.string().max(2000).optional().describe("what the column holds (left out: the analysis's suggestion)"),
 });
 
 /** Spec 3's review body; every field optional (the spec leaves required flags unstated; docs/agents.md). */
