@@ -20,7 +20,7 @@ import {
 } from '@lore/runtime';
 import { createGateway, gatewayConfig, MemoryGatewayState, createWebhooksWorker, type Gateway } from '@lore/gateway';
 import { createGraphService, GRAPH_TOPICS, type GraphService } from '@lore/graph';
-import { createAgentsService, type AgentsService } from '@lore/agents';
+import { AGENTS_TOPICS, createAgentsService, createAgentsWorker, listSources, type AgentsService } from '@lore/agents';
 import { CORE_TOPICS, createCoreService, GraphConnectorDocuments, GraphKnowledgeSearch, startCredentialSealing, type CoreService } from '@lore/core';
 import type { EmbeddedConfig } from './config';
 import { loadSecrets } from './secrets';
@@ -226,7 +226,11 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   lifecycle.onShutdown('webhooks worker', () => webhooks.stop());
   await core.indexer!.start();
   lifecycle.onShutdown('core indexer', () => core.indexer!.stop());
-  await startOutboxRelay({ process: 'embedded', db, bus, logger, metrics, pollIntervalMs: 50, topics: [...GRAPH_TOPICS, ...CORE_TOPICS], lifecycle });
+  // The agents worker runs the search workflows here, on the in-memory bus (progress streams in memory too).
+  const agentsWorker = createAgentsWorker({ agents: agents.agents, bus, sources: listSources(agents.agents), relay: false });
+  await agentsWorker.start();
+  lifecycle.onShutdown('agents worker', () => agentsWorker.stop());
+  await startOutboxRelay({ process: 'embedded', db, bus, logger, metrics, pollIntervalMs: 50, topics: [...GRAPH_TOPICS, ...CORE_TOPICS, ...AGENTS_TOPICS], lifecycle });
   lifecycle.addCheck('graph', async () => ({ ok: true, details: { ...graph.describe(), embedder: embedding.describe() } }));
   lifecycle.markStarted();
   // After the start: the fetch and the re-embed never hold a request up (the first stops in shutdown first).
