@@ -229,9 +229,36 @@ describe('SearxngWebSearch against a SearXNG JSON endpoint', () => {
     }
   });
 
-  it('refuses a private or metadata address as the instance, before connecting', async () => {
-    for (const baseUrl of ['http://169.254.169.254/', 'http://10.1.2.3:8080/']) {
-      const client = new SearxngWebSearch({ baseUrl });
+  it('reaches the configured instance by a cluster-internal name, and no other origin even by redirect', async () => {
+    const port = new URL(served.search.url).port;
+    const lookup = async (host: string) => {
+      if (host === 'searxng.search.svc') return [{ address: '127.0.0.1', family: 4 as const }];
+      throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
+    };
+    const cluster = new SearxngWebSearch({ baseUrl: `http://searxng.search.svc:${port}`, lookup });
+    const redirecting = await rawServer((_req, res) => {
+      res.writeHead(302, { location: `${served.search.url}/search?q=fintech&format=json` });
+      res.end();
+    });
+    const redirected = new SearxngWebSearch({ baseUrl: redirecting.url });
+    try {
+      expect((await cluster.search('fintech Berlin')).results.length).toBeGreaterThan(0);
+      expect(served.search.requests.at(-1)!.headers.host).toBe(`searxng.search.svc:${port}`);
+      const before = served.search.requests.length;
+      const err = await failure(redirected.search('fintech'));
+      expect(err).toMatchObject({ kind: 'misconfigured', retryable: false });
+      expect(err.message).toMatch(/only the configured SearXNG address/);
+      expect(served.search.requests.length).toBe(before);
+    } finally {
+      cluster.close();
+      redirected.close();
+      await redirecting.close();
+    }
+  });
+
+  it('refuses metadata, link-local and unspecified addresses as the instance, before connecting', async () => {
+    for (const baseUrl of ['http://169.254.169.254/', 'http://[::ffff:169.254.169.254]/', 'http://0.0.0.0:8080/']) {
+      const client = new SearxngWebSearch({ baseUrl, timeoutMs: 2_000 });
       try {
         const err = await failure(client.search('fintech'));
         expect(err).toMatchObject({ kind: 'misconfigured', retryable: false });

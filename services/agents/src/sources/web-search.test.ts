@@ -1,4 +1,4 @@
-import { guardFor, isRetryableSearchError, MAX_RETRY_AFTER_MS, retryAfter, SearxngWebSearch, toResults, WebSearchError } from './web-search';
+import { ConfiguredOriginGuard, isRetryableSearchError, MAX_RETRY_AFTER_MS, retryAfter, SearxngWebSearch, toResults, WebSearchError } from './web-search';
 
 describe('retryAfter', () => {
   const now = Date.parse('2026-11-25T12:00:00Z');
@@ -38,11 +38,30 @@ describe('toResults', () => {
 });
 
 describe('SearxngWebSearch settings', () => {
-  it('opens loopback only for a loopback address', () => {
-    expect(guardFor('http://127.0.0.1:8888').allowLoopback).toBe(true);
-    expect(guardFor('http://localhost:8888/searxng').allowLoopback).toBe(true);
-    expect(guardFor('http://[::1]:8888').allowLoopback).toBe(true);
-    expect(guardFor('https://search.example.org').allowLoopback).toBe(false);
+  it('guards the configured origin only: loopback, private and cluster names allowed, metadata never', async () => {
+    const lookup = async (host: string) => {
+      if (host === 'searxng.search.svc') return [{ address: '10.0.3.7', family: 4 as const }];
+      if (host === 'metadata.example') return [{ address: '169.254.169.254', family: 4 as const }];
+      throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
+    };
+    const cluster = new ConfiguredOriginGuard('http://searxng.search.svc:8080/', lookup);
+    expect(await cluster.resolve('http://searxng.search.svc:8080/search?q=x')).toMatchObject({ hostname: 'searxng.search.svc', port: 8080, address: '10.0.3.7', family: 4 });
+    // Another origin — another host, port or scheme — is refused, so a redirect cannot lead the client elsewhere.
+    await expect(cluster.resolve('http://searxng.search.svc:8081/search')).rejects.toMatchObject({ reason: 'forbidden_name' });
+    await expect(cluster.resolve('https://searxng.search.svc:8080/search')).rejects.toMatchObject({ reason: 'forbidden_name' });
+    await expect(cluster.resolve('http://169.254.169.254/latest/meta-data')).rejects.toMatchObject({ reason: 'forbidden_name' });
+    await expect(new ConfiguredOriginGuard('http://metadata.example/', lookup).resolve('http://metadata.example/search')).rejects.toMatchObject({ reason: 'forbidden_address' });
+    await expect(new ConfiguredOriginGuard('http://gone.example/', lookup).resolve('http://gone.example/search')).rejects.toMatchObject({ reason: 'unresolvable' });
+    for (const literal of ['http://169.254.169.254/', 'http://[::ffff:169.254.169.254]/', 'http://0.0.0.0:8080/', 'http://[fe80::1]/', 'http://224.0.0.1/']) {
+      await expect(new ConfiguredOriginGuard(literal).resolve(`${literal}search`)).rejects.toMatchObject({ reason: 'forbidden_address' });
+    }
+    expect((await new ConfiguredOriginGuard('http://127.0.0.1:8888/').resolve('http://127.0.0.1:8888/search')).address).toBe('127.0.0.1');
+    expect((await new ConfiguredOriginGuard('http://[::1]:8888/').resolve('http://[::1]:8888/search')).address).toBe('::1');
+    // The connected peer is checked again by the client.
+    expect(cluster.isAllowedAddress('10.0.3.7')).toBe(true);
+    expect(cluster.isAllowedAddress('169.254.169.254')).toBe(false);
+    expect(cluster.isAllowedAddress('::ffff:169.254.169.254')).toBe(false);
+    expect(cluster.isAllowedAddress('168.63.129.16')).toBe(false);
   });
 
   it('refuses an address that is not an http(s) URL as a configuration error', () => {

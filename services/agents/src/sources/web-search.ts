@@ -1,4 +1,6 @@
-import { OutboundError, OutboundHttpClient, TargetGuard, type HostLookup, type OutboundResponse } from '@lore/outbound';
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
+import { OutboundError, OutboundHttpClient, TargetGuard, TargetRefusedError, type HostLookup, type OutboundResponse, type ResolvedAddress, type ResolvedTarget } from '@lore/outbound';
 import { z } from 'zod';
 
 /**
@@ -81,7 +83,7 @@ const LANGUAGE = /^(?:[a-z]{2,3}(?:-[A-Za-z]{2})?|all|auto)$/;
 export interface SearxngWebSearchOptions {
   /** The instance's address (`LORE_AGENTS_SEARXNG_URL`), with or without a path prefix: `${baseUrl}/search` is called. */
   baseUrl: string;
-  /** A client to use (its guard decides what is reachable); by default one of its own, see `guardFor`. */
+  /** A client to use (its guard decides what is reachable); by default one of its own with a `ConfiguredOriginGuard`. */
   http?: OutboundHttpClient;
   /** Per search, the whole request (default 10 s). */
   timeoutMs?: number;
@@ -91,14 +93,78 @@ export interface SearxngWebSearchOptions {
 }
 
 /**
- * The guard of the default client: the instance's address is operator configuration, so loopback is opened when
- * (and only when) that address is a loopback one — a SearXNG beside the service. Private and metadata addresses stay
- * refused, as for every outbound request (docs/outbound.md).
+ * Addresses the instance may never be at, whatever the configuration says: link-local (where cloud metadata
+ * services answer), the public metadata addresses, unspecified, multicast, broadcast and reserved ranges.
+ * IPv4-mapped IPv6 addresses are checked as the IPv4 address they carry.
  */
-export function guardFor(baseUrl: string, lookup?: HostLookup): TargetGuard {
-  const host = new URL(baseUrl).hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  const loopback = host === 'localhost' || host.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '::1';
-  return new TargetGuard({ allowLoopback: loopback, ...(lookup ? { lookup } : {}) });
+const NEVER = new BlockList();
+NEVER.addSubnet('169.254.0.0', 16, 'ipv4');
+NEVER.addSubnet('0.0.0.0', 8, 'ipv4');
+NEVER.addSubnet('224.0.0.0', 4, 'ipv4');
+NEVER.addSubnet('240.0.0.0', 4, 'ipv4');
+NEVER.addAddress('168.63.129.16', 'ipv4');
+NEVER.addAddress('100.100.100.200', 'ipv4');
+NEVER.addSubnet('fe80::', 10, 'ipv6');
+NEVER.addSubnet('ff00::', 8, 'ipv6');
+NEVER.addAddress('::', 'ipv6');
+NEVER.addAddress('fd00:ec2::254', 'ipv6');
+
+function neverReachable(address: string): boolean {
+  const family = isIP(address);
+  if (family === 0) return true;
+  return NEVER.check(address, family === 6 ? 'ipv6' : 'ipv4');
+}
+
+const defaultLookup: HostLookup = async (hostname) => (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+
+/**
+ * The guard of the SearXNG client. The instance's address is operator configuration (like the database's), not a
+ * URL a user or a page chose, so it may be on loopback, a private network or a cluster-internal name
+ * (`http://searxng.search.svc:8080`). In exchange the client reaches that one origin only: any other URL, a redirect
+ * to another origin included, is refused; and link-local, metadata, unspecified and multicast addresses are refused
+ * even for it. DNS is resolved once per request and the connection pinned to the checked address (the client's
+ * peer check uses `isAllowedAddress`).
+ */
+export class ConfiguredOriginGuard extends TargetGuard {
+  private readonly origin: string;
+  private readonly resolveHost: HostLookup;
+
+  constructor(baseUrl: string, lookup?: HostLookup) {
+    super({ allowLoopback: true });
+    this.origin = new URL(baseUrl).origin;
+    this.resolveHost = lookup ?? defaultLookup;
+  }
+
+  override isAllowedAddress(address: string): boolean {
+    return !neverReachable(address);
+  }
+
+  override async resolve(raw: string | URL): Promise<ResolvedTarget> {
+    let url: URL;
+    try {
+      url = new URL(typeof raw === 'string' ? raw : raw.href);
+    } catch {
+      throw new TargetRefusedError('invalid_url', 'not a valid absolute URL');
+    }
+    if (url.origin !== this.origin) throw new TargetRefusedError('forbidden_name', 'only the configured SearXNG address is reachable');
+    const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+    let answers: ResolvedAddress[];
+    if (isIP(hostname)) answers = [{ address: hostname, family: isIP(hostname) === 6 ? 6 : 4 }];
+    else {
+      try {
+        answers = await this.resolveHost(hostname);
+      } catch (err) {
+        throw new TargetRefusedError('unresolvable', `could not resolve ${hostname}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+      }
+    }
+    if (answers.length === 0 || answers.length > 32) throw new TargetRefusedError('unresolvable', `${hostname} has no usable addresses`);
+    for (const a of answers) {
+      if (neverReachable(a.address)) throw new TargetRefusedError('forbidden_address', `${hostname} is a link-local, metadata, unspecified or multicast address`);
+    }
+    const chosen = answers[0]!;
+    return { url, hostname, port, address: chosen.address, family: chosen.family };
+  }
 }
 
 const SearxngResult = z.object({
@@ -130,7 +196,7 @@ export class SearxngWebSearch implements WebSearch {
     if (!base.pathname.endsWith('/')) base.pathname = `${base.pathname}/`;
     this.endpoint = new URL('search', base);
     this.ownsClient = options.http === undefined;
-    this.http = options.http ?? new OutboundHttpClient({ guard: guardFor(base.href, options.lookup), userAgent: options.userAgent ?? 'LoreAgents/1', maxSocketsPerOrigin: 8 });
+    this.http = options.http ?? new OutboundHttpClient({ guard: new ConfiguredOriginGuard(base.href, options.lookup), userAgent: options.userAgent ?? 'LoreAgents/1', maxSocketsPerOrigin: 8 });
     this.timeoutMs = options.timeoutMs ?? 10_000;
   }
 
@@ -189,7 +255,7 @@ function fromOutbound(err: unknown): WebSearchError {
     case 'aborted':
       return new WebSearchError('aborted', 'the search was cancelled');
     case 'refused':
-      return new WebSearchError('misconfigured', `the SearXNG address is refused by the outbound guard (${err.message}); a private or metadata address cannot be used, a loopback one only as the configured address`);
+      return new WebSearchError('misconfigured', `the request was refused by the outbound guard (${err.message})`);
     case 'too_large':
       return new WebSearchError('bad_response', 'SearXNG answered more than the response limit');
     case 'too_many_redirects':
