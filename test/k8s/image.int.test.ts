@@ -95,7 +95,7 @@ describe('the Dockerfile', () => {
   });
 
   it('resolves every production dependency of every workspace from the pruned tree', () => {
-    const workspaces = ['services/runtime', 'services/contracts', 'services/extract', 'services/gateway', 'services/graph', 'services/core', 'operator'];
+    const workspaces = ['services/runtime', 'services/contracts', 'services/extract', 'services/gateway', 'services/graph', 'services/core', 'services/agents', 'operator'];
     for (const ws of workspaces) {
       const manifest = JSON.parse(readFileSync(join(app, ws, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
       const req = createRequire(join(app, ws, 'package.json'));
@@ -110,6 +110,8 @@ describe('the Dockerfile', () => {
     const entries = deployments.map((d) => d.spec.template.spec.containers[0].args[0] as string).sort();
     expect(entries).toEqual([
       'operator/dist/main.js',
+      'services/agents/dist/main.js',
+      'services/agents/dist/worker-main.js',
       'services/core/dist/main.js',
       'services/core/dist/worker-main.js',
       'services/gateway/dist/main.js',
@@ -185,6 +187,6 @@ describe('the Dockerfile', () => {
     });
     expect(r.code).toBe(0);
     const applied = r.output.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; schema?: string });
-    expect(applied.filter((l) => l.msg === 'migrations applied').map((l) => l.schema).sort()).toEqual(['core', 'gateway', 'graph', 'runtime']);
+    expect(applied.filter((l) => l.msg === 'migrations applied').map((l) => l.schema).sort()).toEqual(['agents', 'core', 'gateway', 'graph', 'runtime']);
   });
 });
