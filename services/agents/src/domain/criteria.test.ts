@@ -54,6 +54,11 @@ describe('extractCriteriaByRules: company prompts', () => {
     ['companies headquartered in Toronto with between 50 and 250 employees', { location: 'Toronto, Canada', employees: '50-250' }, null],
     ['French marketing agencies', { industry: 'Marketing and advertising', location: 'France' }, null],
     ['online retailers in Spain', { industry: 'E-commerce', location: 'Spain' }, null],
+    ['Find me B2B SaaS companies in Europe', { industry: 'SaaS', location: 'Europe', keywords: 'b2b' }, null],
+    ['Top 50 AI startups in the Bay Area', { industry: 'Artificial intelligence', location: 'California, United States', employees: 'Startup' }, 50],
+    ['hospitals in Chicago', { industry: 'Healthcare', location: 'Chicago, United States' }, null],
+    ['find 20 healthcare providers in the UK with more than 1000 employees and their phone numbers', { industry: 'Healthcare', location: 'United Kingdom', employees: '1001+', phone: '' }, 20],
+    ['fintech companies in Berlin, Munich or Hamburg with 10-50 employees founded between 2015 and 2020', { industry: 'Fintech', location: 'Berlin, Germany or Munich, Germany or Hamburg, Germany', employees: '10-50', founded: '2015-2020' }, null],
   ];
   it.each(cases)('%s', (prompt, expected, count) => {
     const result = extract(prompt);
@@ -148,6 +153,11 @@ describe('extractCriteriaByRules: people prompts', () => {
     ['50 recruiters in Toronto', { title: 'Recruiter', location: 'Toronto, Canada' }, 50],
     ['CEOs and CTOs of biotech companies in Boston', { title: 'CEO or CTO', industry: 'Biotech', location: 'Boston, United States' }, null],
     ['directors in Munich', { seniority: 'Director', location: 'Munich, Germany' }, null],
+    ['people working in marketing at Stripe', { department: 'Marketing', keywords: 'stripe' }, null],
+    ['engineering team members in Berlin', { department: 'Engineering', location: 'Berlin, Germany' }, null],
+    ['decision makers at insurance companies in Zurich', { seniority: 'C-level or VP or Head or Director', industry: 'Insurtech', location: 'Zurich, Switzerland' }, null],
+    ['software engineers who know Rust in Berlin', { title: 'Engineer', location: 'Berlin, Germany', keywords: 'rust' }, null],
+    ['Give me a list of 100 leads: sales directors at logistics companies in Texas', { title: 'Director of Sales', industry: 'Logistics', location: 'Texas, United States' }, 100],
   ];
   it.each(cases)('%s', (prompt, expected, count) => {
     const result = extract(prompt, 'person');
@@ -159,6 +169,8 @@ describe('extractCriteriaByRules: people prompts', () => {
   it('titles a people list by its roles', () => {
     expect(extract('heads of marketing at SaaS companies in New York', 'person').title).toBe('Heads of Marketing at SaaS companies in New York');
     expect(extract('CTOs at fintech startups in London', 'person').title).toBe('CTOs at Fintech startups in London');
+    expect(extract('decision makers at insurance companies in Zurich', 'person').title).toBe('Decision makers at Insurtech companies in Zurich');
+    expect(extract('people working in marketing in Paris', 'person').title).toBe('Marketing people in Paris');
   });
 
   it('asks for emails and profiles as enrichment columns', () => {

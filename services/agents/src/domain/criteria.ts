@@ -533,8 +533,12 @@ function readRoles(r: Reading): { roles: RoleSpec[]; seniority: Term[] } {
     const dept = departmentOf(m[1] ?? m[2] ?? '');
     roles.push({ at: m.index ?? 0, role: spec({ chief: null, seniority: 'manager', department: dept?.id ?? null, function: null }) });
   }
-  // What remains of seniority words names a level without a role ("founders", "VPs", "C-level executives").
+  // What remains of seniority words names a level without a role ("founders", "VPs", "C-level executives");
+  // "decision makers" and "leadership" name the top four levels.
   const seniority: Term[] = [];
+  if (r.take(new RegExp(String.raw`${B}(?:(?:senior\s+)?decision[\s-]makers?|(?:senior\s+)?leadership(?:\s+teams?)?|(?:senior\s+)?leaders)${A}`, 'giu')).length > 0) {
+    for (const id of DECISION_LEVELS) seniority.push(SENIORITY.find((s) => s.id === id)!);
+  }
   for (const hit of r.terms(SENIORITY)) {
     if (hit.term.id === 'founder') roles.push({ at: hit.start, role: spec({ chief: null, seniority: 'founder', department: null, function: null }) });
     else if (!seniority.includes(hit.term)) seniority.push(hit.term);
@@ -543,6 +547,25 @@ function readRoles(r: Reading): { roles: RoleSpec[]; seniority: Term[] } {
   const unique: RoleSpec[] = [];
   for (const { role } of roles) if (!unique.some((u) => u.label === role.label)) unique.push(role);
   return { roles: unique, seniority };
+}
+
+/** The levels "decision makers" and "leadership" stand for. */
+export const DECISION_LEVELS = ['c_level', 'vp', 'head', 'director'] as const;
+
+/** Departments a people prompt names without a role: "working in marketing", "the sales team", "engineering people". */
+function readDepartments(r: Reading): Term[] {
+  const B = String.raw`(?<![\p{L}\p{N}])`;
+  const A = String.raw`(?![\p{L}\p{N}])`;
+  const re = new RegExp(
+    String.raw`${B}(?:(?:working|work|works|employed)\s+in\s+(?:the\s+)?(${DEPT_PATTERN})(?:\s+(?:teams?|departments?|functions?))?|(?:in\s+|on\s+)?(?:the\s+)?(${DEPT_PATTERN})\s+(?:teams?|departments?|functions?)(?:\s+members?)?|(${DEPT_PATTERN})\s+(?:professionals|people|staff|employees|folks|specialists))${A}`,
+    'giu',
+  );
+  const out: Term[] = [];
+  for (const m of r.take(re)) {
+    const d = departmentOf(m[1] ?? m[2] ?? m[3] ?? '');
+    if (d && !out.includes(d)) out.push(d);
+  }
+  return out;
 }
 
 /** The roles a text names (a person's title, or a role criterion's value), read like a prompt's. */
@@ -636,7 +659,7 @@ export const PROMPT_STOPWORDS: ReadonlySet<string> = new Set(
   please find list get give show search build identify collect compile generate return fetch source discover need want looking look gather pull
   prepare create make top best leading biggest largest largest major notable known well-known good great interesting relevant potential
   companies company firms firm businesses business organizations organisations organization organisation vendors providers players
-  studios studio agencies agency labs makers brands startups
+  studios studio agencies agency labs makers brands startups know knows knowing raised raise raising
   people persons person contacts leads prospects profiles candidates individuals folks employees employee staff team teams members
   based located headquartered operating operate operates active working work works focused focusing focus specializing specialising
   specialized specialised offering offer offers providing provide provides selling sell sells building builds doing using use uses also
@@ -674,6 +697,7 @@ export function extractCriteriaByRules(prompt: string, kind: SearchKind, options
   const size = readSize(r);
   const founded = readFounded(r, now);
   const people = kind === 'person' ? readRoles(r) : { roles: [], seniority: [] };
+  const departments = kind === 'person' ? readDepartments(r) : [];
   const places = readPlaces(r.text, r.taken);
   const industries = unique(r.terms(INDUSTRIES).map((h) => h.term));
   const count = readCount(r);
@@ -687,6 +711,10 @@ export function extractCriteriaByRules(prompt: string, kind: SearchKind, options
   if (people.seniority.length > 0) {
     const labels = people.seniority.map((s) => s.label);
     criteria.push(criterion('Seniority', labels.join(' or '), COLUMNS.seniority, 'badge', 'hard_filter', `The person's seniority is ${labels.join(' or ')}.`));
+  }
+  if (departments.length > 0) {
+    const labels = departments.map((d) => d.label);
+    criteria.push(criterion('Department', labels.join(' or '), COLUMNS.department, 'badge', 'hard_filter', `The person works in ${labels.join(' or ')}.`));
   }
   if (industries.length > 0) {
     const labels = industries.map((i) => i.label);
@@ -721,7 +749,7 @@ export function extractCriteriaByRules(prompt: string, kind: SearchKind, options
     kind,
     category: kind === 'person' ? 'people_search' : 'company_search',
     industry,
-    title: titleOf(kind, people.roles, people.seniority, industries, places, size, founded, keywords),
+    title: titleOf(kind, people.roles, people.seniority, departments, industries, places, size, founded, keywords),
     description: descriptionOf(kind, criteria),
     count,
     criteria,
@@ -759,6 +787,7 @@ function titleOf(
   kind: SearchKind,
   roles: RoleSpec[],
   seniority: Term[],
+  departments: Term[],
   industries: Industry[],
   places: Place[],
   size: { range: Range; label: string; explicit: boolean } | null,
@@ -776,10 +805,12 @@ function titleOf(
     title = `${subject}${where}${sized}${since}`;
     if (!industry && !where && !sized && !since && keywords.length > 0) title = `Companies: ${keywords.slice(0, 4).join(', ')}`;
   } else {
-    const who = roles.length > 0 ? roles.map((x) => plural(x.label)).join(' and ') : seniority.length > 0 ? `${seniority.map((s) => s.label).join('/')} people` : 'People';
+    const dept = departments.length > 0 ? `${departments.map((d) => d.label).join('/')} ` : '';
+    const decisionMakers = seniority.length === DECISION_LEVELS.length && DECISION_LEVELS.every((id) => seniority.some((s) => s.id === id));
+    const who = roles.length > 0 ? roles.map((x) => plural(x.label)).join(' and ') : decisionMakers ? `${dept}decision makers`.replace(/^./, (c) => c.toUpperCase()) : seniority.length > 0 ? `${seniority.map((s) => s.label).join('/')} ${dept ? dept.toLowerCase() : ''}people` : dept ? `${dept}people` : 'People';
     const at = industry || size ? ` at ${industry ? `${industry} ` : ''}${bandNoun}` : '';
     title = `${who}${at}${where}${sized}${since}`;
-    if (roles.length === 0 && seniority.length === 0 && !at && !where && keywords.length > 0) title = `People: ${keywords.slice(0, 4).join(', ')}`;
+    if (roles.length === 0 && seniority.length === 0 && departments.length === 0 && !at && !where && keywords.length > 0) title = `People: ${keywords.slice(0, 4).join(', ')}`;
   }
   return title.length > 120 ? `${title.slice(0, 117).replace(/\s+\S*$/, '')}...` : title;
 }

@@ -160,6 +160,18 @@ describe('scoreCandidate: people', () => {
     expect(outcomes(scoreCandidate(person({ title: 'Chief Financial Officer' }), c)).seniority).toBe('matched');
   });
 
+  it('matches departments and decision makers', () => {
+    const marketing = criteriaOf('people working in marketing', 'person');
+    expect(outcomes(scoreCandidate(person({ department: 'Marketing' }), marketing))).toEqual({ department: 'matched' });
+    expect(outcomes(scoreCandidate(person({ department: 'Sales' }), marketing))).toEqual({ department: 'not_matched' });
+    expect(outcomes(scoreCandidate(person({ title: 'Head of Growth' }), marketing))).toEqual({ department: 'matched' });
+    expect(outcomes(scoreCandidate(person({ name: 'X' }), marketing))).toEqual({ department: 'unknown' });
+    const deciders = criteriaOf('decision makers', 'person');
+    expect(outcomes(scoreCandidate(person({ seniority: 'director' }), deciders))).toEqual({ seniority: 'matched' });
+    expect(outcomes(scoreCandidate(person({ seniority: 'manager' }), deciders))).toEqual({ seniority: 'not_matched' });
+    expect(outcomes(scoreCandidate(person({ title: 'VP of Engineering' }), deciders))).toEqual({ seniority: 'matched' });
+  });
+
   it('roleSatisfies compares chief titles exactly and accepts a lead for senior', () => {
     const [cto] = readRoleText('CTO');
     const [lead] = readRoleText('Lead Engineer');
