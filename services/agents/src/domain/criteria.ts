@@ -179,7 +179,8 @@ class Reading {
 // ---------------------------------------------------------------------------------------------------------------
 // Numbers
 
-const NUM = String.raw`\d{1,3}(?:[,.']\d{3})+|\d+(?:\.\d+)?\s?[kK]|\d+`;
+/** A number as prompts write it; never starting inside another number (which also keeps long digit runs linear). */
+const NUM = String.raw`(?<![\d,.'])(?:\d{1,3}(?:[,.']\d{3})+|\d+(?:\.\d+)?\s?[kK]|\d+)`;
 
 /** "1,000" → 1000, "10k" → 10000, "2.5k" → 2500; null when not a finite non-negative number. */
 export function parseNumber(text: string): number | null {
