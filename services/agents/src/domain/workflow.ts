@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { snakeCase } from './criteria';
 
 /**
  * Company and people search workflows (docs/agents.md, "Workflows"): their kinds, statuses and steps, and the
@@ -70,16 +71,8 @@ export const DEFAULT_TOTAL_TARGET = 25;
 /** A row's id: stable for an entity, so a resumed run that finds the same entity again writes the same row. */
 export const rowIdOf = (entityKey: string): string => `r_${createHash('sha256').update(entityKey).digest('hex').slice(0, 20)}`;
 
-/** snake_case of a header: a column id. */
-export const columnIdOf = (name: string): string =>
-  name
-    .normalize('NFKD')
-    .replace(/[^\w\s-]/g, '')
-    .trim()
-    .toLowerCase()
-    .replace(/[\s-]+/g, '_')
-    .replace(/_+/g, '_')
-    .slice(0, 64) || 'column';
+/** A column id: the criteria's snake_case (domain/criteria.ts), so a criterion's column_name is its column's id. */
+export const columnIdOf = (name: string): string => snakeCase(name);
 
 const column = (id: string, header: string, type: string, columnType = 'text', width = 200): Column => ({
   id,
