@@ -131,6 +131,15 @@ describe('extractCriteriaByRules: company prompts', () => {
     expect(extract('the of and').criteria).toEqual([]);
   });
 
+  it('reads pathological prompts in bounded time', () => {
+    for (const prompt of ['1'.repeat(10_000), '1,000'.repeat(2_000), 'with their emails and '.repeat(500), 'heads of '.repeat(1_000), `${'9'.repeat(3_990)} employees`]) {
+      const started = performance.now();
+      extract(prompt, 'person');
+      extract(prompt, 'company');
+      expect(performance.now() - started).toBeLessThan(2_000);
+    }
+  });
+
   it('does not read the pronoun "us" or "it" as a country', () => {
     expect(values(extract('find us some fintech companies'))).toEqual({ industry: 'Fintech' });
     expect(values(extract('companies in the US'))).toEqual({ location: 'United States' });

@@ -1,5 +1,5 @@
 import { extractCriteriaByRules, type Criterion } from './criteria';
-import { baselineTerms, compileCriteria, keywordBaseline, keywordBaselineScore, rankCandidates, roleSatisfies, scoreCandidate, snippetAround, type Candidate } from './scoring';
+import { MAX_PAGE_CHARS, baselineTerms, compileCriteria, keywordBaseline, keywordBaselineScore, rankCandidates, roleSatisfies, scoreCandidate, snippetAround, type Candidate } from './scoring';
 import { readRoleText } from './criteria';
 
 const NOW = new Date('2026-11-25T12:00:00Z');
@@ -180,6 +180,20 @@ describe('scoreCandidate: people', () => {
     expect(roleSatisfies(cto!, readRoleText('CEO')[0]!)).toBe(false);
     expect(roleSatisfies(senior!, lead!)).toBe(true);
     expect(roleSatisfies(lead!, senior!)).toBe(false);
+  });
+});
+
+describe('bounds', () => {
+  it('scores a page of pathological text in bounded time, reading at most MAX_PAGE_CHARS', () => {
+    const criteria = compileCriteria(criteriaOf('fintech companies in Berlin with 50-200 employees founded after 2015 building payments'));
+    for (const page of ['1'.repeat(300_000), '1,000'.repeat(60_000), 'founded '.repeat(40_000)]) {
+      const started = performance.now();
+      scoreCandidate(company({ name: 'x' }, page), criteria);
+      expect(performance.now() - started).toBeLessThan(2_000);
+    }
+    // A fact past the limit is not read.
+    const late = scoreCandidate(company({ name: 'x' }, `${'x '.repeat(MAX_PAGE_CHARS / 2)} based in Berlin`), criteria);
+    expect(outcomes(late).location).toBe('unknown');
   });
 });
 
