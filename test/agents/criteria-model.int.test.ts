@@ -61,6 +61,13 @@ describe('extractCriteria with a configured model', () => {
     expect(body.messages.at(-1)!.content).toContain(PROMPT);
   });
 
+  it('keeps the count the prompt states when the model leaves it out', async () => {
+    model.turns = [{ content: JSON.stringify({ ...answer, count: null }) }];
+    expect(await extractCriteria(lm, PROMPT, 'company', { now: NOW })).toMatchObject({ source: 'model', count: 40 });
+    model.turns = [{ content: JSON.stringify({ ...answer, count: null }) }];
+    expect(await extractCriteria(lm, 'fintech companies in Berlin', 'company', { now: NOW })).toMatchObject({ source: 'model', count: null });
+  });
+
   it('falls back to the rules when the model answers no JSON, after its one retry', async () => {
     model.turns = [{ content: 'Sure! Here are some criteria: fintech, Berlin.' }, { content: 'Still not JSON.' }];
     const r = await extractCriteria(lm, PROMPT, 'company', { now: NOW });

@@ -111,7 +111,9 @@ export async function extractCriteria(model: LanguageModel | null, prompt: strin
   }
   const normalized = normalizeModelCriteria(answer, kind, options);
   if (typeof normalized === 'string') return rules(normalized);
-  return { ...normalized, source: 'model' };
+  // A number the prompt states ("find 40 ...") is read exactly by the rules; a model that left it out does not lose it.
+  const count = normalized.count ?? extractCriteriaByRules(prompt, kind, options).count;
+  return { ...normalized, count, source: 'model' };
 }
 
 /**
