@@ -1,7 +1,7 @@
 import type { Sql } from '@lore/runtime';
 import { MAX_TOTAL_TARGET, columnIdOf, isRunning, readState, rowIdOf, tableColumns, type Cell, type Column, type SearchKind, type WorkflowState } from '../domain/workflow';
 import { getList, insertListRows, listRowsOf, updateList, updateListRowCells, type ListRowRow, type NewListRow } from '../store/lists';
-import { claimWorkflow, getWorkflow, heartbeatWorkflow, updateWorkflow, type WorkflowRow } from '../store/workflows';
+import { claimWorkflow, getWorkflow, heartbeatWorkflow, updateWorkflow, workflowFlags, type WorkflowRow } from '../store/workflows';
 import type { AgentsDeps } from './context';
 import { candidateFromPage, candidateFromRecord, criterionCells, enrichmentCell, fixedCells, type Candidate, type ListSources } from './list-building';
 import { publishEvents, recordEvent, type WorkflowEvent } from './progress';
@@ -123,7 +123,7 @@ class Run {
           .catch((err: unknown) => deps.agents.logger.warn({ err, thread_id: this.threadId }, 'workflow heartbeat failed'));
       }, deps.settings.heartbeatMs),
       setInterval(() => {
-        db.withTenant(tenantId, (sql) => getWorkflow(sql, tenantId, this.threadId, KINDS))
+        db.withTenant(tenantId, (sql) => workflowFlags(sql, tenantId, this.threadId))
           .then((w) => {
             if (!w || w.claimed_by !== deps.workerId) end('lost');
             else if (w.stop_requested) end('stop');

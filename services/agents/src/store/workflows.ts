@@ -125,6 +125,16 @@ export async function heartbeatWorkflow(sql: Sql, tenantId: string, threadId: st
   return row ? { held: true, stopRequested: row.stop_requested, totalTarget: row.total_target } : { held: false, stopRequested: false, totalTarget: 0 };
 }
 
+/** Who holds a workflow and whether a stop was asked: the run's frequent look (no state read). */
+export async function workflowFlags(sql: Sql, tenantId: string, threadId: string): Promise<{ claimed_by: string | null; stop_requested: boolean } | null> {
+  const r = await sql.query<{ claimed_by: string | null; stop_requested: boolean }>(
+    `SELECT claimed_by, stop_requested FROM agents.workflows WHERE tenant_id = $1 AND thread_id = $2`,
+    [tenantId, threadId],
+    { prepare: true },
+  );
+  return r.rows[0] ?? null;
+}
+
 /** Appends an event to the workflow's log; answers its sequence number and time. */
 export async function appendWorkflowEvent(sql: Sql, tenantId: string, threadId: string, type: string, data: Record<string, unknown>): Promise<{ seq: number; created_at: Date }> {
   const r = await sql.query<{ seq: string; created_at: Date }>(
