@@ -46,6 +46,16 @@ describe('KafkaBus.ensureTopics', () => {
     expect(mockAdmin.fetchTopicMetadata).toHaveBeenLastCalledWith({ topics: ['acme.lore.events', 'acme.lore.memory.ingest'] });
   });
 
+  it('waits through UNKNOWN_TOPIC_OR_PARTITION for the leaders of topics it created itself, leaving kafkajs nothing to give up on', async () => {
+    // kafkajs's own wait (waitForLeaders) ends the call on the first UNKNOWN_TOPIC_OR_PARTITION, which a broker
+    // answers for a moment after creating a topic: that ended the agents worker's start on a fresh install.
+    mockAdmin.createTopics.mockResolvedValueOnce(true);
+    mockAdmin.fetchTopicMetadata.mockRejectedValueOnce(unknownTopic()).mockResolvedValueOnce(led(['acme.lore.agents.workflows']));
+    await bus.ensureTopics(['lore.agents.workflows']);
+    expect(mockAdmin.createTopics).toHaveBeenCalledWith(expect.objectContaining({ waitForLeaders: false, topics: [expect.objectContaining({ topic: 'acme.lore.agents.workflows' })] }));
+    expect(mockAdmin.fetchTopicMetadata).toHaveBeenCalledTimes(2);
+  });
+
   it('asks nothing more when every topic exists already', async () => {
     mockAdmin.listTopics.mockResolvedValueOnce(['acme.lore.events', 'other']);
     await bus.ensureTopics(['lore.events']);

@@ -140,8 +140,11 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
     const existing = new Set(await admin.listTopics());
     const missing = topics.filter((t) => !existing.has(t));
     if (missing.length === 0) return;
+    // No waiting inside kafkajs: its wait for the leaders of topics it created gives up on the first
+    // UNKNOWN_TOPIC_OR_PARTITION (a broker that has not yet learnt of a topic it just created), which ended a worker's
+    // start; the poll below waits through that answer and for the leaders, whoever created the topics.
     await admin.createTopics({
-      waitForLeaders: true,
+      waitForLeaders: false,
       topics: missing.map((topic) => ({ topic, numPartitions: this.opts.partitions ?? -1, replicationFactor: -1 })),
     });
     await this.untilTopicsLed(missing);
