@@ -10,5 +10,5 @@ export { listSources, webSource, type ListSourceSettings } from './application/l
 export type { ListSources, WebSource, WebResult, WebPageRead } from './application/list-building';
 export { SearxngWebSearch, WebSearchError, isRetryableSearchError, webSearchFrom, type WebSearch, type WebSearchOptions, type WebSearchResponse, type WebSearchResult, type WebSearchErrorKind } from './sources/web-search';
 export { CRITERIA_SCHEMA, extractCriteria, normalizeModelCriteria, type CriteriaResult, type ExtractCriteriaOptions } from './application/criteria';
-export { extractCriteriaByRules, interpretCriterion, type Criterion as ListCriterion, type ExtractedCriteria } from './domain/criteria';
+export { extractCriteriaByRules, interpretCriterion, webQueryOf, type Criterion as ListCriterion, type ExtractedCriteria } from './domain/criteria';
 export { compileCriteria, keywordBaseline, keywordBaselineScore, rankCandidates, scoreCandidate, type Candidate as ScoringCandidate, type CandidateScore as ScoredCandidate, type Verdict, type Evidence } from './domain/scoring';

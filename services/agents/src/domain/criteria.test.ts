@@ -7,6 +7,7 @@ import {
   readPlaces,
   readRoleText,
   snakeCase,
+  webQueryOf,
   type Criterion,
   type ExtractedCriteria,
   type SearchKind,
@@ -268,5 +269,18 @@ describe('reading values back', () => {
     expect(snakeCase('  ')).toBe('criterion');
     expect(snakeCase('2024 revenue')).toBe('c_2024_revenue');
     expect(snakeCase('x'.repeat(200))).toHaveLength(64);
+  });
+});
+
+describe('webQueryOf', () => {
+  const q = (prompt: string, kind: SearchKind = 'company') => webQueryOf(extract(prompt, kind).criteria, { now: NOW });
+  it('searches with the role, industry, place and keywords, not the numbers', () => {
+    expect(q('Find 40 fintech companies in Berlin with 50-200 employees founded after 2015')).toBe('Fintech Berlin');
+    expect(q('fintech or insurtech companies in Berlin, Munich or Hamburg')).toBe('Fintech Berlin');
+    expect(q('CTOs at fintech startups in London', 'person')).toBe('Chief Technology Officer Fintech London');
+    expect(q('heads of marketing at SaaS companies in New York', 'person')).toBe('Head of Marketing SaaS New York');
+    expect(q('people working in marketing in Paris', 'person')).toBe('Marketing Paris');
+    expect(q('biotech companies in the DACH region doing gene therapy research')).toBe('Biotech DACH gene therapy research');
+    expect(q('companies with 50-200 employees')).toBe('');
   });
 });

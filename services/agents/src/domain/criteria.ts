@@ -920,3 +920,48 @@ export function interpretCriterion(c: Pick<Criterion, 'name' | 'value' | 'column
   }
 }
 
+/** Most characters of a web query built from criteria. */
+export const MAX_WEB_QUERY_CHARS = 200;
+
+/**
+ * Words to search the web with for a list: the first role (a C-level title written out, as pages write it), else the
+ * department or seniority, then the first industry, the first place and up to three keywords. Sizes and years are
+ * left to scoring: search engines do not compare numbers. Empty when the criteria name none of these.
+ */
+export function webQueryOf(criteria: ReadonlyArray<Pick<Criterion, 'name' | 'value' | 'column_name' | 'type'>>, options: ExtractOptions = {}): string {
+  const found: Partial<Record<Constraint['dimension'], string>> = {};
+  for (const c of criteria) {
+    if (c.type === 'enrichment') continue;
+    const k = interpretCriterion(c, options);
+    if (found[k.dimension] !== undefined) continue;
+    switch (k.dimension) {
+      case 'role': {
+        const role = k.roles[0]!;
+        found.role = role.chief ? (CHIEF_TITLES.find((t) => t.id === role.chief)?.title ?? role.label) : role.label;
+        break;
+      }
+      case 'department':
+        found.department = DEPARTMENTS.find((d) => d.id === k.departments[0])?.label ?? '';
+        break;
+      case 'seniority':
+        found.seniority = k.levels.length === 1 ? (SENIORITY.find((s) => s.id === k.levels[0])?.label ?? '') : '';
+        break;
+      case 'industry':
+        found.industry = INDUSTRIES.find((i) => i.id === k.industries[0])?.label ?? '';
+        break;
+      case 'location': {
+        const p = k.places[0]!;
+        found.location = p.kind === 'city' ? p.city.label : p.kind === 'state' ? p.state.label : p.kind === 'country' ? p.country.label : p.region.label;
+        break;
+      }
+      case 'keywords':
+        found.keywords = k.keywords.slice(0, 3).join(' ');
+        break;
+      default:
+        break;
+    }
+  }
+  const who = found.role ?? found.department ?? found.seniority;
+  const words = [who, found.industry, found.location, found.keywords].filter((w): w is string => typeof w === 'string' && w !== '');
+  return words.join(' ').slice(0, MAX_WEB_QUERY_CHARS).trim();
+}

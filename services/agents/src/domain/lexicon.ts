@@ -301,23 +301,25 @@ export const SENIORITY_ACCEPTS: Record<string, string[]> = {
 export interface ChiefTitle {
   id: string;
   label: string;
+  /** The title written out, as pages write it ("Chief Technology Officer"). */
+  title: string;
   department: string | null;
   patterns: string[];
 }
 
 export const CHIEF_TITLES: readonly ChiefTitle[] = [
-  { id: 'ceo', label: 'CEO', department: 'executive', patterns: ['ceos?', 'chief executive(?: officers?)?'] },
-  { id: 'cto', label: 'CTO', department: 'engineering', patterns: ['ctos?', 'chief technology officers?', 'chief technical officers?'] },
-  { id: 'cfo', label: 'CFO', department: 'finance', patterns: ['cfos?', 'chief financial officers?', 'chief finance officers?'] },
-  { id: 'coo', label: 'COO', department: 'operations', patterns: ['coos?', 'chief operating officers?', 'chief operations officers?'] },
-  { id: 'cmo', label: 'CMO', department: 'marketing', patterns: ['cmos?', 'chief marketing officers?'] },
-  { id: 'cpo', label: 'CPO', department: 'product', patterns: ['cpos?', 'chief product officers?'] },
-  { id: 'cro', label: 'CRO', department: 'sales', patterns: ['cros?', 'chief revenue officers?'] },
-  { id: 'cco', label: 'CCO', department: 'sales', patterns: ['ccos?', 'chief commercial officers?'] },
-  { id: 'ciso', label: 'CISO', department: 'security', patterns: ['cisos?', 'chief information security officers?', 'chief security officers?'] },
-  { id: 'cio', label: 'CIO', department: 'it', patterns: ['cios?', 'chief information officers?'] },
-  { id: 'cdo', label: 'CDO', department: 'data', patterns: ['cdos?', 'chief data officers?'] },
-  { id: 'chro', label: 'CHRO', department: 'hr', patterns: ['chros?', 'chief (?:human resources|people) officers?'] },
+  { id: 'ceo', label: 'CEO', title: 'Chief Executive Officer', department: 'executive', patterns: ['ceos?', 'chief executive(?: officers?)?'] },
+  { id: 'cto', label: 'CTO', title: 'Chief Technology Officer', department: 'engineering', patterns: ['ctos?', 'chief technology officers?', 'chief technical officers?'] },
+  { id: 'cfo', label: 'CFO', title: 'Chief Financial Officer', department: 'finance', patterns: ['cfos?', 'chief financial officers?', 'chief finance officers?'] },
+  { id: 'coo', label: 'COO', title: 'Chief Operating Officer', department: 'operations', patterns: ['coos?', 'chief operating officers?', 'chief operations officers?'] },
+  { id: 'cmo', label: 'CMO', title: 'Chief Marketing Officer', department: 'marketing', patterns: ['cmos?', 'chief marketing officers?'] },
+  { id: 'cpo', label: 'CPO', title: 'Chief Product Officer', department: 'product', patterns: ['cpos?', 'chief product officers?'] },
+  { id: 'cro', label: 'CRO', title: 'Chief Revenue Officer', department: 'sales', patterns: ['cros?', 'chief revenue officers?'] },
+  { id: 'cco', label: 'CCO', title: 'Chief Commercial Officer', department: 'sales', patterns: ['ccos?', 'chief commercial officers?'] },
+  { id: 'ciso', label: 'CISO', title: 'Chief Information Security Officer', department: 'security', patterns: ['cisos?', 'chief information security officers?', 'chief security officers?'] },
+  { id: 'cio', label: 'CIO', title: 'Chief Information Officer', department: 'it', patterns: ['cios?', 'chief information officers?'] },
+  { id: 'cdo', label: 'CDO', title: 'Chief Data Officer', department: 'data', patterns: ['cdos?', 'chief data officers?'] },
+  { id: 'chro', label: 'CHRO', title: 'Chief Human Resources Officer', department: 'hr', patterns: ['chros?', 'chief (?:human resources|people) officers?'] },
 ];
 
 /** Individual job functions: what a person does, with the department it belongs to. */
