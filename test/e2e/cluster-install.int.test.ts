@@ -99,7 +99,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     const m = await migrate(install);
     if (m.code !== 0) throw new Error(`migrations failed:\n${m.output}`);
 
-    const [gatewayPort, adminPort, gatewayOps, webhooksOps, graphPort, workerPort, operatorPort, corePort, coreWorkerPort, agentsPort] = await distinctFreePorts(10);
+    const [gatewayPort, adminPort, gatewayOps, webhooksOps, graphPort, workerPort, operatorPort, corePort, coreWorkerPort, agentsPort, agentsWorkerPort] = await distinctFreePorts(11);
     gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     adminUrl = `http://127.0.0.1:${adminPort}`;
     Object.assign(ops, {
@@ -111,6 +111,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
       core: `http://127.0.0.1:${corePort}`,
       'core-worker': `http://127.0.0.1:${coreWorkerPort}`,
       agents: `http://127.0.0.1:${agentsPort}`,
+      'agents-worker': `http://127.0.0.1:${agentsWorkerPort}`,
     });
     const kafka = requireEnv('LORE_TEST_KAFKA_BROKERS');
     const graphEnv = {
@@ -164,6 +165,18 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
         LORE_AGENTS_PORT: String(agentsPort),
         LORE_AGENTS_MIGRATE: 'false',
       },
+      // The workflows' steps: agents' variables plus Kafka (configuration.md, "Agents"). No SearXNG: lists come from the
+      // tenant's directory, and the snapshot says no web search provider was configured.
+      'agents-worker': {
+        LORE_DATABASE_URL: install.appUrl,
+        LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
+        LORE_IDENTITY_SECRET: SECRETS.identity,
+        LORE_KAFKA_BROKERS: kafka,
+        LORE_KAFKA_PREFIX: KAFKA_PREFIX,
+        LORE_AGENTS_HOST: '127.0.0.1',
+        LORE_AGENTS_WORKER_PORT: String(agentsWorkerPort),
+        LORE_AGENTS_MIGRATE: 'false',
+      },
       webhooks: {
         LORE_DATABASE_URL: install.appUrl,
         LORE_KAFKA_BROKERS: kafka,
@@ -200,6 +213,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
       core: 'services/core/dist/main.js',
       'core-worker': 'services/core/dist/worker-main.js',
       agents: 'services/agents/dist/main.js',
+      'agents-worker': 'services/agents/dist/worker-main.js',
       webhooks: 'services/gateway/dist/webhooks-main.js',
       gateway: 'services/gateway/dist/main.js',
     };
@@ -243,10 +257,13 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     for (const ns of [...userNamespaces, ...(systemNs ? [systemNs] : [])]) await step(() => removeNamespace(ns));
     await step(() => removeKafkaInstall(KAFKA_PREFIX));
     await step(() => removeRedisKeys(REDIS_PREFIX));
+    await step(() => removeRedisKeys(agentThreads.map((thread) => `workflow:${thread}`)));
     if (install) await step(() => install.drop());
     if (failures.length > 0) throw failures[0];
   });
 
+  /** Company searches started here: their progress streams (`workflow:<thread>`) are removed from the shared Redis. */
+  const agentThreads: string[] = [];
   let tenant: { tenant_id: string; workspace_id: string; key_id: string; api_key: string; admin: { email: string; password: string } };
   let key: string;
   let firstDoc: string;
@@ -295,6 +312,13 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     const agents = await readyz(ops.agents!);
     expect(agents.status).toBe(200);
     expect(agents.body).toMatchObject({ status: 'ready', checks: { agents: { ok: true } } });
+    // agents-worker: the same role check, and membership of its consumer group (lore.agents.workflows).
+    const agentsWorker = await until('agents-worker to join its consumer group', async () => {
+      const r = await readyz(ops['agents-worker']!);
+      return r.status === 200 && inGroups(r.body).length > 0 ? r : undefined;
+    }, 60_000, procs['agents-worker']);
+    expect(agentsWorker.body).toMatchObject({ status: 'ready', checks: { agents: { ok: true } } });
+    expect(inGroups(agentsWorker.body)).toEqual(['agents-worker']);
     // Search is lexical-only, and both graph processes say so rather than claiming vectors.
     const graphCheck = { ok: true, vectors: false, retrieval: 'lexical', embedder: expect.objectContaining({ kind: 'hashed' }) };
     const graph = await readyz(ops.graph!);
@@ -368,6 +392,61 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     expect(Object.keys(openapi.json.paths)).toEqual(expect.arrayContaining(['/api/health', '/', '/api/agents/openapi.json']));
     // The document is the committed one (services/agents/openapi.json) the process serves.
     expect(openapi.json).toEqual(JSON.parse(readFileSync(join(ROOT, 'services', 'agents', 'openapi.json'), 'utf8')));
+  });
+
+  it('imports a company CSV on agents, then runs a company search started with a key to completed on agents-worker: the rows the prompt asks for, its progress stream in Redis', async () => {
+    const headers = { authorization: `Bearer ${key}` };
+    // docs/agents.md, "CSV import": the upload answers its analysis as a stream of events; the review starts the import,
+    // whose rows become the tenant's directory records.
+    const form = new FormData();
+    form.append('file', new Blob([COMPANIES_CSV], { type: 'text/csv' }), 'prospects.csv');
+    const uploaded = await fetch(`${gatewayUrl}/api/lists/csv/upload`, { method: 'POST', headers, body: form });
+    expect(uploaded.status).toBe(200);
+    const events = (await uploaded.text()).split('\n\n').map((c) => c.trim()).filter((c) => c.startsWith('data: ')).map((c) => JSON.parse(c.slice('data: '.length)));
+    expect(events[events.length - 1]).toMatchObject({ status: 'ready_for_review', row_count: 4 });
+    const importThread: string = events[0].thread_id;
+    const reviewed = await call(gatewayUrl, 'POST', `/api/lists/csv/review/${importThread}`, { headers, body: { listName: 'Prospects' } });
+    expect({ status: reviewed.status, body: reviewed.status === 200 ? '' : reviewed.text }).toEqual({ status: 200, body: '' });
+    const imported = await until('the CSV import to complete', async () => {
+      const r = await call(gatewayUrl, 'GET', `/api/lists/csv/status/${importThread}`, { headers });
+      expect(r.status).toBe(200);
+      if (r.json.status === 'error') throw new Error(`the import failed: ${r.text}`);
+      return r.json.status === 'completed' ? r.json : undefined;
+    }, 60_000, procs.agents);
+    expect(imported).toMatchObject({ total_rows: 4, imported_rows: 4, errors: [] });
+
+    const start = await call(gatewayUrl, 'POST', '/company-search/start', { headers, body: { prompt: 'Find fintech companies in Berlin', list_name: 'Berlin fintech' } });
+    expect({ status: start.status, body: start.status === 200 ? '' : start.text }).toEqual({ status: 200, body: '' });
+    expect(start.json).toMatchObject({ success: true, status: 'processing', thread_id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    const thread: string = start.json.thread_id;
+    agentThreads.push(thread);
+    // The agents API wrote the workflow and its lore.agents.workflows message through the outbox; agents-worker's relay
+    // publishes it and its consumer runs the steps: criteria, then candidates from the directory (no web search is
+    // configured, and the snapshot says so), scored against the criteria.
+    const snapshot = await until('the company search to end', async () => {
+      const r = await call(gatewayUrl, 'GET', `/company-search/status/${thread}`, { headers });
+      expect(r.status).toBe(200);
+      return ['completed', 'stopped', 'error'].includes(r.json.status) ? r.json : undefined;
+    }, 60_000, procs['agents-worker']);
+    expect(snapshot).toMatchObject({ success: true, thread_id: thread, status: 'completed', current_step: 'completed', category: 'company_search', title: 'Berlin fintech', error_message: '' });
+    expect(snapshot.criteria.map((c: { column_name: string }) => c.column_name)).toEqual(expect.arrayContaining(['industry', 'location']));
+    expect(snapshot.table_structure.sources).toEqual(['directory']);
+    expect(snapshot.table_structure.notes.join(' ')).toMatch(/no web search provider/);
+    // Exactly the Berlin fintech companies of the file: not the Hamburg one, not the Berlin clinic.
+    const names = snapshot.table_structure.rows.map((r: { cells: Record<string, { value: string }> }) => r.cells.name?.value).sort();
+    expect(names).toEqual(['Kestrel Pay', 'Osprey Ledger']);
+    expect(snapshot.table_structure.current_count).toBe(2);
+    // Its progress stream is in Redis (the API's stream routes read what the worker appended), and the list is the tenant's.
+    const stream = await call(gatewayUrl, 'GET', `/api/stream/stream-status/workflow:${thread}`, { headers });
+    expect(stream.status).toBe(200);
+    expect(stream.json).toMatchObject({ stream_key: `workflow:${thread}`, active: false });
+    expect(stream.json.length).toBeGreaterThan(1);
+    const lists = await call(gatewayUrl, 'GET', '/company-search/getLists', { headers });
+    expect(lists.status).toBe(200);
+    expect(JSON.stringify(lists.json)).toContain('Berlin fintech');
+    // Without a credential the gateway refuses it.
+    const anonymous = await call(gatewayUrl, 'GET', `/company-search/status/${thread}`);
+    expect(anonymous.status).toBe(401);
   });
 
   it('ingests and finds a document with a citation, and delivers a signed memory.ingest.completed to a loopback receiver', async () => {
@@ -570,6 +649,14 @@ spec:
   scopes: { modules: [memory], access: read }
 `;
 
+/** A tenant's prospects as a CSV file: two fintech companies in Berlin, one in Hamburg, and a Berlin clinic. */
+const COMPANIES_CSV = `Company,Website,Industry,City,Country,Employees
+Kestrel Pay,https://kestrelpay.example,Fintech,Berlin,Germany,120
+Osprey Ledger,https://ospreyledger.example,Fintech,Berlin,Germany,45
+Harbour Bank,https://harbourbank.example,Fintech,Hamburg,Germany,300
+Fjord Health,https://fjordhealth.example,Healthcare,Berlin,Germany,80
+`;
+
 /** The graph worker's consumer groups, as its readiness names them (logical names, without the install prefix). */
 const GRAPH_WORKER_GROUPS = ['graph-worker', 'graph-worker-lifecycle', 'graph-worker-uploads'];
 
@@ -603,11 +690,15 @@ async function removeNamespace(ns: string): Promise<void> {
   await kubectl(['replace', '--raw', `/api/v1/namespaces/${ns}/finalize`, '-f', '-'], JSON.stringify(obj));
 }
 
-/** Deletes the gateway's Redis keys of this run. */
-async function removeRedisKeys(prefix: string): Promise<void> {
+/** Deletes the gateway's Redis keys of this run (every key under a prefix), or the keys named. */
+async function removeRedisKeys(what: string | string[]): Promise<void> {
   const redis = new Redis(requireEnv('LORE_TEST_REDIS_URL'), { maxRetriesPerRequest: 1 });
   try {
-    for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 500 }) as AsyncIterable<string[]>) {
+    if (Array.isArray(what)) {
+      if (what.length > 0) await redis.del(...what);
+      return;
+    }
+    for await (const keys of redis.scanStream({ match: `${what}*`, count: 500 }) as AsyncIterable<string[]>) {
       if (keys.length > 0) await redis.del(...keys);
     }
   } finally {
