@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { upsertDirectoryRecords } from '@lore/agents';
-import { companyKey, generateAgentsWorld, matchingCompanies, serveAgentsWorld, worldDirectoryRecords, type ServedAgentsWorld } from '../support/agents-world';
+import { companyKey, generateAgentsWorld, matchingCompanies, matchingPeople, personKey, serveAgentsWorld, worldDirectoryRecords, type ServedAgentsWorld } from '../support/agents-world';
 import { IDENTITY_SECRET, type TenantFixture } from '../gateway/harness';
 import { requireEnv, uniqueSuffix } from '../support/infra';
 import { startAgentsStack, type AgentsStack } from './harness';
@@ -153,6 +153,24 @@ describe('agents: lists from the web, and budgets', () => {
       expect(row.metadata.source.source_url).toBe(row.cells.name.metadata.source_url);
     }
     expect(served.search.requests.length).toBeGreaterThan(0);
+  });
+
+  it('builds a people list from profile pages, judging each person with their employer\'s site', async () => {
+    const truth = matchingPeople(world, { title: 'Chief Executive Officer', company: { industry: 'Fintech', city: 'Berlin' } }).map((p) => personKey(p));
+    expect(truth.length).toBeGreaterThan(2);
+    const start = await s.call('POST', '/people-search/start', auth(a), { prompt: 'Find 2 CEOs of fintech companies in Berlin' });
+    const thread = start.json.thread_id as string;
+    const snap = await eventually('the web run', async () => {
+      const r = await s.call('GET', `/people-search/status/${thread}`, auth(a));
+      return ['completed', 'error'].includes(r.json.status) ? (r.json as Json) : null;
+    });
+    expect(snap).toMatchObject({ status: 'completed', total_target: 2 });
+    const keys: string[] = snap.all_companies.map((r: Json) => String(r.entity_key).replace(/:\d+$/, ''));
+    expect(keys).toHaveLength(2);
+    for (const k of keys) expect(truth).toContain(k);
+    for (const row of snap.table_structure.rows) {
+      expect(row.cells.title).toMatchObject({ status: 'completed', value: 'Chief Executive Officer', metadata: { source: 'web', source_url: expect.stringMatching(/\/team\/[a-z0-9-]+\.html$/) } });
+    }
   });
 
   it('ends a run cleanly when its fetch budget is spent, saying so', async () => {

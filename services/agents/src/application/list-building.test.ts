@@ -1,6 +1,6 @@
 import type { Criterion } from '../domain/workflow';
 import { candidateFromPage, candidateFromRecord, criterionCells, enrichmentCell, entityKeyOf, fixedCells, hostOf, openRecord } from './list-building';
-import { toCandidateScore } from './list-sources';
+import { personFacts, toCandidateScore } from './list-sources';
 
 const NOW = '2026-11-25T10:00:00.000Z';
 const record = {
@@ -37,10 +37,29 @@ describe('list building', () => {
   });
 
   it('makes a web candidate keyed by host with the facts its page states', () => {
-    const c = candidateFromPage('company_search', { url: 'http://acme.localhost:4000/', title: 'Acme Pay | Payments', text: 'We build payments.', facts: { industry: 'Fintech' } }, { url: 'http://acme.localhost:4000/', title: 'Acme', snippet: 'payments' }, NOW);
+    const c = candidateFromPage('company_search', { url: 'http://acme.localhost:4000/', title: 'Acme Pay | Payments', text: 'We build payments.', facts: { industry: 'Fintech' }, person: null }, { url: 'http://acme.localhost:4000/', title: 'Acme', snippet: 'payments' }, NOW)!;
     expect(c.entityKey).toBe('acme.localhost');
     expect(c.data).toMatchObject({ name: 'Acme Pay', industry: 'Fintech', domain: 'acme.localhost' });
     expect(c.provenance).toEqual({ source: 'web', source_url: 'http://acme.localhost:4000/', snippet: 'payments', fetched_at: NOW });
+  });
+
+  it('makes a person from a profile page only, keyed like the directory keys people', () => {
+    const html = `<html><head><title>Ada Brook, Chief Executive Officer at Acme</title><script type="application/ld+json">${JSON.stringify({
+      '@context': 'https://schema.org',
+      '@type': 'Person',
+      name: 'Ada Brook',
+      jobTitle: 'Chief Executive Officer',
+      worksFor: { '@type': 'Organization', name: 'Acme' },
+      address: { '@type': 'PostalAddress', addressLocality: 'Berlin', addressCountry: 'DE' },
+    })}</script></head><body></body></html>`;
+    const person = personFacts(html);
+    expect(person).toEqual({ name: 'Ada Brook', title: 'Chief Executive Officer', company: 'Acme', location: { city: 'Berlin', country: 'DE' } });
+    const url = 'http://acme.localhost:4000/team/ada-brook.html';
+    const c = candidateFromPage('people_search', { url, title: '', text: '', facts: {}, person }, { url, title: '', snippet: '' }, NOW)!;
+    expect(c.entityKey).toBe('ada brook@acme.localhost');
+    expect(c.data).toMatchObject({ title: 'Chief Executive Officer', company_domain: 'acme.localhost', profile_url: url });
+    expect(personFacts('<html><title>Team</title></html>')).toBeNull();
+    expect(candidateFromPage('people_search', { url, title: 'Team', text: '', facts: {}, person: null }, { url, title: '', snippet: '' }, NOW)).toBeNull();
   });
 
   it('turns verdicts into cells: completed with the quoted evidence, an error without one', () => {

@@ -36,6 +36,8 @@ export interface Candidate {
   /** The text a verdict may quote (a page's text, or the record's fields as text). */
   text: string;
   provenance: Provenance;
+  /** A person's employer as a page states it (web candidates; directory ones are judged with the directory's record). */
+  company?: Record<string, unknown>;
 }
 
 /** A candidate's verdict on one criterion: met, not met, or unknown (null) with the evidence quoted. */
@@ -64,6 +66,8 @@ export interface WebPageRead {
   text: string;
   /** Fields the page states in the directory's shape (a company's name, industry, location, employees...). */
   facts: Record<string, unknown>;
+  /** The person a profile page describes (schema.org Person: name, title, company, location), or null. */
+  person: Record<string, unknown> | null;
 }
 
 export interface WebResult {
@@ -131,13 +135,15 @@ export function candidateFromRecord(kind: SearchKind, record: DirectoryRecord, n
   };
 }
 
-export function candidateFromPage(kind: SearchKind, page: WebPageRead, result: WebResult, now: string): Candidate {
+/** A candidate from a result's page; for people only a page describing a person (a profile) is one. */
+export function candidateFromPage(kind: SearchKind, page: WebPageRead, result: WebResult, now: string): Candidate | null {
   const host = hostOf(page.url);
+  if (kind === 'people_search' && !page.person?.name) return null;
   const name = (page.title || result.title).split(/\s[|–—-]\s/)[0]!.trim() || host;
   const data: Record<string, unknown> =
-    kind === 'company_search' ? { name, ...page.facts, domain: host, website: page.url } : { name, ...page.facts, profile_url: page.url, company_domain: host };
+    kind === 'company_search' ? { name, ...page.facts, domain: host, website: page.url } : { ...page.person, profile_url: page.url, company_domain: host };
   return {
-    entityKey: kind === 'company_search' ? host : page.url,
+    entityKey: entityKeyOf(kind, data, page.url),
     data,
     text: cap(`${page.title}\n${page.text}`, 20_000),
     provenance: { source: 'web', source_url: page.url, snippet: cap(result.snippet || page.text, 300), fetched_at: now },

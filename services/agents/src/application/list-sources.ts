@@ -1,5 +1,5 @@
 import type { LanguageModel } from '@lore/ai';
-import { extractCompanyFacts } from '../domain/company-page';
+import { extractCompanyFacts, jsonLdNodes } from '../domain/company-page';
 import { scoreCandidate, type CandidateScore as Scored, type Candidate as ScoringCandidate } from '../domain/scoring';
 import { columnIdOf, type Criterion, type SearchKind } from '../domain/workflow';
 import type { Directory } from '../sources/directory';
@@ -25,7 +25,9 @@ export function criteriaPlanner(model: LanguageModel | null): CriteriaPlanner {
   return {
     async plan(prompt, kind, signal) {
       const r = await extractCriteria(model, prompt, scoringKind(kind), { signal, maxTokens: CRITERIA_MAX_TOKENS });
-      const hard = r.criteria.filter((c) => c.type === 'hard_filter' && (c.column_name === 'industry' || c.column_name === 'location' || c.column_name === 'title'));
+      // Industry and place words find a company's pages and its people's profiles; a role's words ("CEO") are often
+      // not on the page (it says "Chief Executive Officer"), so the scorer judges the role instead.
+      const hard = r.criteria.filter((c) => c.type === 'hard_filter' && (c.column_name === 'industry' || c.column_name === 'location'));
       const query = [...hard.map((c) => c.value.split(',')[0]!.trim()), ...r.keywords].filter(Boolean).join(' ') || prompt;
       return {
         category: r.category,
@@ -76,7 +78,7 @@ export function directoryScorer(directory: Directory | undefined): CandidateScor
         const candidate: ScoringCandidate = {
           kind: scoringKind(kind),
           data: c.data,
-          company: kind === 'people_search' ? await employer(tenantId, String(c.data.company_domain ?? '')) : null,
+          company: kind === 'people_search' ? (c.company ?? (await employer(tenantId, String(c.data.company_domain ?? '')))) : null,
           pageText: c.provenance.source === 'web' ? c.text : null,
         };
         out.push(toCandidateScore(scoreCandidate(candidate, criteria)));
@@ -117,13 +119,33 @@ export function pageFacts(html: string, url: string): Record<string, unknown> {
 /** Result pages read per search page (each a fetch against the run's budget). */
 const RESULTS_PER_PAGE = 10;
 
+const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
+
+/** The person a page describes with schema.org JSON-LD, in the directory's field shape; null without one. */
+export function personFacts(html: string): Record<string, unknown> | null {
+  const node = jsonLdNodes(html).find((n) => [n['@type']].flat().some((t) => typeof t === 'string' && /(^|[/#:])person$/i.test(t)));
+  const name = str(node?.name);
+  if (!node || !name) return null;
+  const out: Record<string, unknown> = { name };
+  const title = str(node.jobTitle);
+  if (title) out.title = title;
+  const works = node.worksFor as Record<string, unknown> | undefined;
+  const company = str(works?.name) ?? str(works);
+  if (company) out.company = company;
+  const address = node.address as Record<string, unknown> | undefined;
+  const city = str(address?.addressLocality);
+  const country = str(address?.addressCountry);
+  if (city || country) out.location = { ...(city ? { city } : {}), ...(country ? { country } : {}) };
+  return out;
+}
+
 /** A web source from the web search port and the agents' page reader. */
 export function webSource(search: WebSearch, pages: AgentsDeps['pages']): WebSource {
   return {
     search: async (query, page, signal) => (await search.search(query, { page, limit: RESULTS_PER_PAGE, signal })).results,
     async fetchPage(url, signal) {
       const page = await pages.read(url, signal);
-      return { url: page.url, title: titleOf(page.html), text: visibleText(page.html).slice(0, 200_000), facts: pageFacts(page.html, page.url) };
+      return { url: page.url, title: titleOf(page.html), text: visibleText(page.html).slice(0, 200_000), facts: pageFacts(page.html, page.url), person: personFacts(page.html) };
     },
   };
 }

@@ -3,7 +3,7 @@ import { MAX_TOTAL_TARGET, columnIdOf, isRunning, readState, rowIdOf, tableColum
 import { getList, insertListRows, listRowsOf, updateList, updateListRowCells, type ListRowRow, type NewListRow } from '../store/lists';
 import { claimWorkflow, getWorkflow, heartbeatWorkflow, updateWorkflow, workflowFlags, type WorkflowRow } from '../store/workflows';
 import type { AgentsDeps } from './context';
-import { candidateFromPage, candidateFromRecord, criterionCells, enrichmentCell, fixedCells, type Candidate, type ListSources } from './list-building';
+import { candidateFromPage, candidateFromRecord, hostOf, criterionCells, enrichmentCell, fixedCells, type Candidate, type ListSources } from './list-building';
 import { publishEvents, recordEvent, type WorkflowEvent } from './progress';
 import { MAX_ROWS_SHOWN, enqueueWorkflow } from './workflows';
 
@@ -97,6 +97,8 @@ class Run {
   private readonly threadId: string;
   private fetches = 0;
   private tokens = 0;
+  /** Employers' facts by home page, read for people found on the web. */
+  private readonly employers = new Map<string, Record<string, unknown> | null>();
 
   constructor(
     private readonly deps: RunDeps,
@@ -263,12 +265,27 @@ class Run {
       for (const r of results) {
         this.check();
         if (this.fetches + state.spent.fetches >= this.deps.settings.budgets.fetches) break;
-        const key = this.kind === 'company_search' ? new URL(r.url).hostname : r.url;
+        const key = this.kind === 'company_search' ? hostOf(r.url) : r.url;
         if (seen.has(key)) continue;
         seen.add(key);
         this.fetches++;
         const page = await web.fetchPage(r.url, this.signal).catch(() => null);
-        if (page) out.push(candidateFromPage(this.kind, page, r, new Date().toISOString()));
+        const candidate = page ? candidateFromPage(this.kind, page, r, new Date().toISOString()) : null;
+        if (!candidate) continue;
+        if (this.kind === 'people_search') {
+          // A person is judged with their employer too: the site's home page, read once a run.
+          const home = new URL('/', candidate.provenance.source_url).toString();
+          if (!this.employers.has(home) && this.fetches + state.spent.fetches < this.deps.settings.budgets.fetches) {
+            this.fetches++;
+            this.employers.set(home, (await web.fetchPage(home, this.signal).catch(() => null))?.facts ?? null);
+          }
+          const employer = this.employers.get(home);
+          if (employer) {
+            candidate.company = employer;
+            if (!candidate.data.company && typeof employer.name === 'string') candidate.data.company = employer.name;
+          }
+        }
+        out.push(candidate);
       }
       return { candidates: out, exhausted: results.length === 0 };
     }
