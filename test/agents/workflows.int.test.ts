@@ -157,6 +157,20 @@ describe('company and people search workflows through the gateway (worker on rea
     for (const k of keys) expect(germany).toContain(k);
     // The first run's rows are kept, in their places.
     expect(keys.slice(0, 4)).toEqual(first.all_companies.map((r: Json) => r.entity_key));
+
+    // Beyond what the directory holds: every German company once, none skipped by an earlier run, and a note saying
+    // the sources ran dry.
+    const all = await s.call('POST', '/company-search/continue', auth(a), { thread_id: thread, total_target: germany.length + 3 });
+    expect(all.status).toBe(200);
+    const third = await eventually('the run to exhaust its sources', async () => {
+      const r = await s.call('GET', `/company-search/status/${thread}`, auth(a));
+      return r.json.status === 'completed' && r.json.total_target === germany.length + 3 ? (r.json as Json) : null;
+    });
+    const everyKey = third.all_companies.map((r: Json) => r.entity_key as string);
+    expect(everyKey).toHaveLength(germany.length);
+    expect(new Set(everyKey)).toEqual(new Set(germany));
+    expect(everyKey.slice(0, 7)).toEqual(keys);
+    expect(third.table_structure.notes).toContain(`sources exhausted: ${germany.length} of ${germany.length + 3} rows found`);
   });
 
   it('builds a people list to completed, judging each person by their employer too', async () => {

@@ -394,6 +394,12 @@ class Run {
         this.workflow = { ...w, current_step: 'data_collection' };
         return false;
       }
+      // An enrichment column asked for while this run was past its enrichment step: enrich again.
+      if (Object.values(state.enrichments).some((e) => e.status === 'processing')) {
+        await updateWorkflow(sql, this.tenantId, this.threadId, { current_step: 'enrichment' }, this.deps.workerId);
+        this.workflow = { ...w, current_step: 'enrichment' };
+        return false;
+      }
       await updateWorkflow(sql, this.tenantId, this.threadId, { status: 'completed', current_step: 'completed', claimed_by: null, claimed_until_ms: null }, this.deps.workerId);
       if (list) await updateList(sql, this.tenantId, list, { status: 'completed' });
       events.push(await recordEvent(sql, this.tenantId, this.threadId, 'completed', { rows: found, total_target: w.total_target, elapsed_ms: Date.now() - this.started }));

@@ -110,7 +110,10 @@ export async function continueSearch(deps: AgentsDeps, principal: Principal, kin
     if (totalTarget <= found) throw agentsError('UNPROCESSABLE', `total_target must exceed the ${found} rows already found`);
     const state = readState(w.state);
     state.spent = { fetches: 0, model_tokens: 0, wall_ms: 0 };
-    state.notes = state.notes.filter((n) => !n.startsWith('budget'));
+    state.notes = state.notes.filter((n) => !n.startsWith('budget') && !n.startsWith('sources exhausted'));
+    // The sources are read again from the start: a run stops mid-page once its target is met, and the directory may
+    // hold new records; rows already in the list are skipped by their entity key.
+    state.cursor = { directory_offset: 0, web_pages: 0, exhausted: false };
     const step = w.current_step === 'criteria_extraction' ? 'criteria_extraction' : 'data_collection';
     await updateWorkflow(sql, principal.tenantId, w.thread_id, { status: 'continuing', total_target: totalTarget, current_step: step, stop_requested: false, error_message: null, state: state as unknown as Record<string, unknown> });
     if (w.list_id) await updateList(sql, principal.tenantId, w.list_id, { status: 'processing' });
