@@ -538,7 +538,7 @@ describe('charts/lore', () => {
     it.each([
       ['minimal', MINIMAL, 'lore'],
       ['full', FULL, 'lore-credentials'],
-    ])('runs agents-worker beside agents with the %s values: its entry point, probes and metrics on 8089, agents\' environment, Kafka, nothing else', async (_name, values, secret) => {
+    ])('runs agents-worker beside agents with the %s values: its entry point, probes and metrics on 8089, agents\' environment, Kafka, its run settings, nothing else', async (_name, values, secret) => {
       const objs = await renderObjects('lore', ns, ['-f', values]);
       const w = containerOf(objs, 'agents-worker');
       const deployment = component(objs, 'Deployment', 'agents-worker');
@@ -558,6 +558,10 @@ describe('charts/lore', () => {
       }
       expect(byName.LORE_REDIS_URL).toEqual({ name: 'LORE_REDIS_URL', valueFrom: { secretKeyRef: { name: secret, key: 'redis-url' } } });
       expect(byName.LORE_AGENTS_WORKER_PORT).toEqual({ name: 'LORE_AGENTS_WORKER_PORT', value: '8089' });
+      // Its run settings are the worker's alone: the API does not run workflows.
+      for (const name of ['LORE_AGENTS_WORKFLOW_MAX_RUNNING', 'LORE_AGENTS_BUDGET_FETCHES', 'LORE_AGENTS_BUDGET_WALL_MS', 'LORE_AGENTS_BUDGET_MODEL_TOKENS']) {
+        expect({ name, inWorker: name in byName, inApi: name in agentsEnv }).toEqual({ name, inWorker: true, inApi: false });
+      }
       // Kafka from the ConfigMap, as core-worker gets it.
       const coreWorkerEnv = envByName(objs, 'core-worker');
       for (const name of ['LORE_KAFKA_BROKERS', 'LORE_KAFKA_PREFIX']) expect({ name, env: byName[name] }).toEqual({ name, env: coreWorkerEnv[name] });
@@ -580,6 +584,10 @@ describe('charts/lore', () => {
         LORE_AGENTS_RELAY: true,
         LORE_AGENTS_CONSUMER_GROUP: 'agents-worker',
         LORE_AGENTS_ALLOW_LOOPBACK: false,
+        LORE_AGENTS_WORKFLOW_MAX_RUNNING: values === FULL ? 4 : 8,
+        LORE_AGENTS_BUDGET_FETCHES: values === FULL ? 400 : 200,
+        LORE_AGENTS_BUDGET_WALL_MS: values === FULL ? 900000 : 600000,
+        LORE_AGENTS_BUDGET_MODEL_TOKENS: values === FULL ? 80000 : 50000,
       });
       expect(deployment.spec.template.spec.automountServiceAccountToken).toBe(false);
       expect(w.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
@@ -826,6 +834,8 @@ describe('charts/lore', () => {
     ['an agents body limit agents would refuse', ['--set', 'agents.bodyLimitBytes=100'], '/agents/bodyLimitBytes'],
     ['a SearXNG address that is no http(s) URL', ['--set', 'agents.searxngUrl=ftp://searxng.example.com'], '/agents/searxngUrl'],
     ['a misspelt agents.worker key', ['--set', 'agents.worker.replicas=2'], 'replicas'],
+    ['workflows at once agents-worker would refuse', ['--set', 'agents.worker.maxRunning=0'], '/agents/worker/maxRunning'],
+    ['a run budget agents-worker would refuse', ['--set', 'agents.worker.budgetWallMs=500'], '/agents/worker/budgetWallMs'],
   ])('refuses %s through values.schema.json', async (_name, args, field) => {
     const r = await template('lore', ns, ['-f', MINIMAL, ...args]);
     expect(r.code).not.toBe(0);
