@@ -19,6 +19,8 @@ export interface CompanyOverview {
 export interface CompanyOverviewDeps {
   pages: PageReader;
   logger: Logger;
+  /** The whole overview, both pages: past it the answer is 502. Default 25 s. */
+  timeoutMs?: number;
 }
 
 /** `acme.example` → `https://acme.example/`; a URL with a scheme as given. Null when it is no URL at all. */
@@ -48,6 +50,8 @@ function failure(err: unknown): never {
 export async function companyOverview(deps: CompanyOverviewDeps, input: { companyUrl: string; companyName?: string }, signal?: AbortSignal): Promise<CompanyOverview> {
   const url = companyUrlOf(input.companyUrl);
   if (!url) throw agentsError('BAD_REQUEST', 'companyUrl is not a URL');
+  const deadline = AbortSignal.timeout(deps.timeoutMs ?? 25_000);
+  signal = signal ? AbortSignal.any([signal, deadline]) : deadline;
   const home = await deps.pages.read(url.href, signal).catch(failure);
   const facts = extractCompanyFacts(home.html, home.url);
   let more: CompanyPageFacts | null = null;

@@ -84,7 +84,11 @@ export function createPageReader(targets: WebTargets, limits: Partial<PageReadLi
           if (rules?.source === 'unreachable') throw new PageReadError('unreachable', `${new URL(url).host} could not be read: its robots.txt could not be fetched (the site is down or answered an error), so the whole site counts as disallowed`);
           throw new PageReadError('disallowed', `the site's robots.txt does not allow Lore to read ${url}`);
         }
-        if (err.kind === 'aborted') throw err;
+        if (err.kind === 'aborted') {
+          // A caller's deadline (a TimeoutError reason) is the site's slowness; a caller that went away is not.
+          if ((signal?.reason as { name?: unknown } | undefined)?.name === 'TimeoutError') throw new PageReadError('unreachable', `${new URL(url).host} could not be read in time`);
+          throw err;
+        }
         const why = err.kind === 'refused' ? `it redirects to an address Lore does not contact (${err.message})` : err.kind === 'timeout' ? `no answer within ${timeoutMs} ms` : err.message;
         throw new PageReadError('unreachable', `${new URL(url).host} could not be read: ${why}`);
       }
