@@ -3,6 +3,7 @@ import { MAX_TOTAL_TARGET, columnIdOf, isRunning, readState, rowIdOf, tableColum
 import { getList, insertListRows, listRowsOf, updateList, updateListRowCells, type ListRowRow, type NewListRow } from '../store/lists';
 import { claimWorkflow, getWorkflow, heartbeatWorkflow, updateWorkflow, workflowFlags, type WorkflowRow } from '../store/workflows';
 import type { AgentsDeps } from './context';
+import { targetChosen, withAdditionalCriteria } from '../domain/generic-workflow';
 import { candidateFromPage, candidateFromRecord, hostOf, criterionCells, enrichmentCell, fixedCells, type Candidate, type ListSources } from './list-building';
 import { publishEvents, recordEvent, type WorkflowEvent } from './progress';
 import { MAX_ROWS_SHOWN, enqueueWorkflow } from './workflows';
@@ -224,19 +225,20 @@ class Run {
     await this.checkpoint(async (sql, w, state, events) => {
       state.category = plan.category;
       state.goal = plan.goal;
-      state.criteria = plan.criteria;
+      // Criteria a caller added (the generic workflow API) join the extracted ones.
+      state.criteria = withAdditionalCriteria(plan.criteria, state);
       (state as WorkflowState & { plan?: unknown }).plan = { filter: plan.filter, query: plan.query };
       state.sources = [this.deps.sources.directory ? 'directory' : null, this.deps.sources.web ? 'web' : null].filter((s): s is string => s !== null);
       if (!this.deps.sources.web) state.notes = [...state.notes.filter((n) => !n.startsWith('no web search')), 'no web search provider is configured: candidates come from the directory only'];
       if (w.list_id) {
         const list = await getList(sql, this.tenantId, w.list_id);
         const extra = ((list?.columns ?? []) as Column[]).filter((c) => c.type === 'enrichment');
-        await updateList(sql, this.tenantId, w.list_id, { columns: tableColumns(this.kind, plan.criteria, extra) });
+        await updateList(sql, this.tenantId, w.list_id, { columns: tableColumns(this.kind, state.criteria, extra) });
       }
       // A prompt that names a row count sets the first run's target (a continue sets its own).
-      const target = plan.count !== undefined && w.status === 'processing' ? Math.max(1, Math.min(MAX_TOTAL_TARGET, plan.count)) : w.total_target;
+      const target = plan.count !== undefined && w.status === 'processing' && !targetChosen(state) ? Math.max(1, Math.min(MAX_TOTAL_TARGET, plan.count)) : w.total_target;
       await updateWorkflow(sql, this.tenantId, this.threadId, { current_step: 'data_collection', total_target: target }, this.deps.workerId);
-      events.push(await recordEvent(sql, this.tenantId, this.threadId, 'criteria_extracted', { category: plan.category, criteria: plan.criteria, sources: state.sources, total_target: target }));
+      events.push(await recordEvent(sql, this.tenantId, this.threadId, 'criteria_extracted', { category: plan.category, criteria: state.criteria, sources: state.sources, total_target: target }));
       this.workflow = { ...w, current_step: 'data_collection', total_target: target };
     });
   }

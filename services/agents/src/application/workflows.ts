@@ -66,6 +66,13 @@ export interface StartInput {
   list_name?: string;
   list_description?: string;
   search_mode?: string;
+  /** The generic workflow API's choices (docs/agents.md, "Generic workflow API"): ids, a target, state keys. */
+  thread_id?: string;
+  list_id?: string;
+  total_target?: number;
+  state?: Record<string, unknown>;
+  /** Runs first in the start's transaction (a limit's check); throws to refuse the start. */
+  admit?: (sql: Sql) => Promise<void>;
 }
 
 const titleOf = (prompt: string): string => {
@@ -77,11 +84,13 @@ const titleOf = (prompt: string): string => {
 export async function startSearch(deps: AgentsDeps, principal: Principal, kind: SearchKind, input: StartInput): Promise<{ thread_id: string; status: string; list_id: string }> {
   const prompt = input.prompt.trim();
   if (prompt === '') throw agentsError('UNPROCESSABLE', 'prompt must not be empty');
-  const threadId = randomUUID();
-  const listId = randomUUID();
+  const threadId = input.thread_id ?? randomUUID();
+  const listId = input.list_id ?? randomUUID();
+  const target = input.total_target ?? DEFAULT_TOTAL_TARGET;
   const title = input.list_name?.trim() || titleOf(prompt);
-  const state = emptyState({ title, description: input.list_description?.trim() ?? '', search_mode: input.search_mode?.trim() || 'fast' });
+  const state = { ...emptyState({ title, description: input.list_description?.trim() ?? '', search_mode: input.search_mode?.trim() || 'fast' }), ...input.state };
   await inTenant(deps, principal.tenantId, async (sql, events) => {
+    await input.admit?.(sql);
     await insertList(sql, principal.tenantId, { list_id: listId, thread_id: threadId, owner: principal.owner, name: title, description: state.description, list_type: kind, status: 'processing', columns: [] });
     await insertWorkflow(sql, principal.tenantId, {
       thread_id: threadId,
@@ -91,10 +100,10 @@ export async function startSearch(deps: AgentsDeps, principal: Principal, kind: 
       current_step: 'criteria_extraction',
       prompt,
       state: state as unknown as Record<string, unknown>,
-      total_target: DEFAULT_TOTAL_TARGET,
+      total_target: target,
       list_id: listId,
     });
-    events.push(await recordEvent(sql, principal.tenantId, threadId, 'started', { kind, prompt, total_target: DEFAULT_TOTAL_TARGET, list_id: listId }));
+    events.push(await recordEvent(sql, principal.tenantId, threadId, 'started', { kind, prompt, total_target: target, list_id: listId }));
     await enqueueWorkflow(sql, principal.tenantId, threadId, 'start');
   });
   deps.workflowMetrics?.started(kind);
@@ -102,7 +111,15 @@ export async function startSearch(deps: AgentsDeps, principal: Principal, kind: 
 }
 
 /** Raises the target of a search and runs it again (status `continuing`); the target must exceed the rows found. */
-export async function continueSearch(deps: AgentsDeps, principal: Principal, kind: SearchKind, threadId: string, totalTarget: number): Promise<{ thread_id: string; status: string }> {
+export async function continueSearch(
+  deps: AgentsDeps,
+  principal: Principal,
+  kind: SearchKind,
+  threadId: string,
+  totalTarget: number,
+  /** Edits the state in the same transaction (the generic workflow API's criteria); answers more data for `continued`. */
+  edit?: (sql: Sql, w: WorkflowRow, state: WorkflowState) => Promise<Record<string, unknown>>,
+): Promise<{ thread_id: string; status: string }> {
   return inTenant(deps, principal.tenantId, async (sql, events) => {
     const w = await visibleWorkflow(sql, principal, threadId, [kind], true);
     if (w.status === 'stopping') throw agentsError('UNPROCESSABLE', 'the workflow is stopping; continue it once it has stopped');
@@ -114,10 +131,11 @@ export async function continueSearch(deps: AgentsDeps, principal: Principal, kin
     // The sources are read again from the start: a run stops mid-page once its target is met, and the directory may
     // hold new records; rows already in the list are skipped by their entity key.
     state.cursor = { directory_offset: 0, web_pages: 0, exhausted: false };
+    const more = edit ? await edit(sql, w, state) : {};
     const step = w.current_step === 'criteria_extraction' ? 'criteria_extraction' : 'data_collection';
     await updateWorkflow(sql, principal.tenantId, w.thread_id, { status: 'continuing', total_target: totalTarget, current_step: step, stop_requested: false, error_message: null, state: state as unknown as Record<string, unknown> });
     if (w.list_id) await updateList(sql, principal.tenantId, w.list_id, { status: 'processing' });
-    events.push(await recordEvent(sql, principal.tenantId, w.thread_id, 'continued', { total_target: totalTarget, rows: found }));
+    events.push(await recordEvent(sql, principal.tenantId, w.thread_id, 'continued', { ...more, total_target: totalTarget, rows: found }));
     await enqueueWorkflow(sql, principal.tenantId, w.thread_id, 'continue');
     return { thread_id: w.thread_id, status: 'continuing' };
   });
