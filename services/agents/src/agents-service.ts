@@ -7,6 +7,7 @@ import { createAgentsApp } from './app';
 import { createWorkflowMetrics } from './application/workflow-metrics';
 import type { AgentsDeps, ServiceFacts } from './application/context';
 import { CsvImporter, DEFAULT_CSV_IMPORT, type CsvImportSettings } from './application/csv-imports';
+import type { GenericWorkflowSettings } from './application/generic-workflows';
 
 /** The agents schema: workflows, their event logs and lists, the directory, imports and seed runs. */
 export const AGENTS_MIGRATIONS = { schema: 'agents', dir: join(__dirname, '..', 'migrations') };
@@ -36,6 +37,8 @@ export interface AgentsServiceDeps {
   webTargets?: WebTargets;
   /** A configured language model (service routing); without one the rules decide. */
   languageModel?: LanguageModel;
+  /** The generic workflow API's limits (LORE_AGENTS_WORKFLOW_MAX_PER_SERVICE; docs/agents.md, "Generic workflow API"). */
+  genericWorkflows?: Partial<GenericWorkflowSettings>;
 }
 
 export interface AgentsService {
@@ -74,6 +77,7 @@ export async function createAgentsService(deps: AgentsServiceDeps): Promise<Agen
     workflowMetrics: createWorkflowMetrics(deps.metrics),
     pages: createPageReader(deps.webTargets ?? { allowLoopback: false }),
     ...(deps.languageModel ? { languageModel: deps.languageModel } : {}),
+    ...(deps.genericWorkflows ? { genericWorkflows: deps.genericWorkflows } : {}),
   };
   deps.lifecycle?.addCheck('agents', async () => {
     const { problems } = await checkAppRole(deps.db, AGENTS_SCHEMAS);

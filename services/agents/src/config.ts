@@ -37,6 +37,8 @@ export const agentsConfigSchema = z.object({
   LORE_AGENTS_BUDGET_FETCHES: envInt(200, 1, 100_000),
   LORE_AGENTS_BUDGET_WALL_MS: envInt(600_000, 1_000, 86_400_000),
   LORE_AGENTS_BUDGET_MODEL_TOKENS: envInt(50_000, 1, 10_000_000),
+  // The generic workflow API (docs/agents.md, "Generic workflow API"): running workflows one (tenant, serviceId) may have.
+  LORE_AGENTS_WORKFLOW_MAX_PER_SERVICE: envInt(10, 1, 10_000),
   /** SearXNG's address (its JSON API): the default `WebSearch` provider. Without it lists come from the directory and the tenant's knowledge. */
   LORE_AGENTS_SEARXNG_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/\S+$/.test(v), { message: 'must be an http(s) URL' }),
   /** Web reads (pages, company overview) may reach loopback addresses (local testing only; refused in production). */

@@ -27,6 +27,7 @@ async function main(): Promise<void> {
     lifecycle,
     ...(streams ? { streams } : {}),
     webTargets: { allowLoopback: config.LORE_AGENTS_ALLOW_LOOPBACK },
+    genericWorkflows: { maxRunningPerService: config.LORE_AGENTS_WORKFLOW_MAX_PER_SERVICE },
     languageModel: languageModelFrom({
       baseUrl: config.LORE_AI_LLM_BASE_URL,
       model: config.LORE_AI_LLM_MODEL,

@@ -3,6 +3,7 @@ import type { BlobStore, Db, Logger, ProgressStreams } from '@lore/runtime';
 import type { CsvImporter, CsvImportSettings } from './csv-imports';
 import type { PageReader } from '../sources/web-pages';
 import type { WorkflowMetrics } from './workflow-metrics';
+import type { GenericWorkflowSettings } from './generic-workflows';
 
 /** Facts about the running service that the utility routes report. */
 export interface ServiceFacts {
@@ -29,4 +30,6 @@ export interface AgentsDeps {
   pages: PageReader;
   /** The configured language model, if any (service routing asks it; without one the rule decides). */
   languageModel?: LanguageModel;
+  /** The generic workflow API's limits (per-serviceId running workflows, open streams); defaults in generic-workflows.ts. */
+  genericWorkflows?: Partial<GenericWorkflowSettings>;
 }

@@ -1,0 +1,302 @@
+import { once } from 'node:events';
+import type { Sql } from '@lore/runtime';
+import { SSE_KEEPALIVE, foldEvent, initialFrame, isEnded, mergeCriteria, sseFrame, toCriterion, type CriterionInput, type GenericStateKeys, type LoggedEvent, type StreamFrame } from '../domain/generic-workflow';
+import { isRunning, readState, tableColumns, type Column, type Criterion, type SearchKind } from '../domain/workflow';
+import { countListRows, getList, updateList } from '../store/lists';
+import { countRunningForService, listExists, listThreads, lockService, removeColumnCells, workflowExists, type ThreadRow } from '../store/generic-workflows';
+import { getWorkflow, listWorkflowEvents, updateWorkflow, type WorkflowRow } from '../store/workflows';
+import type { AgentsDeps } from './context';
+import { agentsError, notFound } from './errors';
+import type { Principal } from './principal';
+import { publishEvents, recordEvent, streamKeyOf, type WorkflowEvent } from './progress';
+import { MAX_ROWS_SHOWN, continueSearch, searchView, startSearch, stopSearch, type SearchView } from './workflows';
+
+/**
+ * The generic workflow API (docs/agents.md, "Generic workflow API"): start and continue with criteria a caller adds
+ * or edits, a per-serviceId limit of running workflows, thread listings, restore, criteria removal, and the
+ * server-sent stream of a workflow read from its event log (PostgreSQL, the record) woken by its progress stream
+ * (Redis, the live fan-out). Start, continue and stop are the search workflows' own (workflows.ts).
+ */
+
+export interface GenericWorkflowSettings {
+  /** Running workflows one (tenant, serviceId) may have at once; one more start is 429. */
+  maxRunningPerService: number;
+  /** Server-sent streams this process serves at once; one more is 503. */
+  maxOpenStreams: number;
+  /** A stream ends after this long (the client resumes it with Last-Event-ID). */
+  streamMaxMs: number;
+  /** A quiet stream sends a comment this often and looks at the event log again. */
+  keepaliveMs: number;
+}
+
+export const DEFAULT_GENERIC_WORKFLOWS: GenericWorkflowSettings = { maxRunningPerService: 10, maxOpenStreams: 200, streamMaxMs: 30 * 60_000, keepaliveMs: 10_000 };
+
+const settingsOf = (deps: AgentsDeps): GenericWorkflowSettings => ({ ...DEFAULT_GENERIC_WORKFLOWS, ...deps.genericWorkflows });
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ANY: readonly SearchKind[] = ['company_search', 'people_search'];
+
+async function admitForService(deps: AgentsDeps, sql: Sql, tenantId: string, serviceId: string | undefined, except?: string): Promise<void> {
+  if (serviceId === undefined) return;
+  await lockService(sql, tenantId, serviceId);
+  const max = settingsOf(deps).maxRunningPerService;
+  const running = await countRunningForService(sql, tenantId, serviceId, except);
+  if (running >= max) {
+    throw agentsError('RATE_LIMITED', `serviceId ${serviceId} already has ${running} running workflows (at most ${max} at once); stop one or wait for one to end`, { 'retry-after': '10' });
+  }
+}
+
+export interface GenericStartInput {
+  prompt: string;
+  serviceId?: string;
+  total_target?: number;
+  type?: string;
+  threadId?: string;
+  list_name?: string;
+  list_description?: string;
+  list_id?: string;
+  additional_criteria?: CriterionInput[];
+}
+
+/** Starts a company or people workflow with the caller's choices; 409 for a thread or list id already taken, 429 over the service's limit. */
+export async function startGeneric(deps: AgentsDeps, principal: Principal, kind: SearchKind, input: GenericStartInput): Promise<{ thread_id: string; list_id: string }> {
+  const threadId = input.threadId?.toLowerCase();
+  const listId = input.list_id?.toLowerCase();
+  const state: GenericStateKeys = {
+    ...(input.serviceId !== undefined ? { service_id: input.serviceId } : {}),
+    workflow_type: input.type ?? (kind === 'company_search' ? 'list_builder' : 'people_search'),
+    additional_criteria: mergeCriteria([], (input.additional_criteria ?? []).map(toCriterion)),
+    target_chosen: input.total_target !== undefined,
+  };
+  return startSearch(deps, principal, kind, {
+    prompt: input.prompt,
+    list_name: input.list_name,
+    list_description: input.list_description,
+    thread_id: threadId,
+    list_id: listId,
+    total_target: input.total_target,
+    state: state as Record<string, unknown>,
+    admit: async (sql) => {
+      if (threadId && (await workflowExists(sql, principal.tenantId, threadId))) throw agentsError('CONFLICT', `threadId ${threadId} is already a workflow of this tenant`);
+      if (listId && (await listExists(sql, principal.tenantId, listId))) throw agentsError('CONFLICT', `list_id ${listId} is already a list of this tenant`);
+      await admitForService(deps, sql, principal.tenantId, input.serviceId);
+    },
+  });
+}
+
+export interface GenericContinueInput {
+  thread_id: string;
+  total_target?: number;
+  serviceId?: string;
+  additional_criteria?: CriterionInput[];
+  current_criteria?: CriterionInput[];
+}
+
+/** A workflow of the caller (its owner, or an administrator), or 404. */
+async function ownWorkflow(sql: Sql, principal: Principal, threadId: string, kinds: readonly SearchKind[]): Promise<WorkflowRow> {
+  const w = UUID.test(threadId) ? await getWorkflow(sql, principal.tenantId, threadId.toLowerCase(), kinds) : null;
+  if (!w || (!principal.admin && w.owner !== principal.owner)) throw notFound('workflow');
+  return w;
+}
+
+/**
+ * Continues a workflow: `current_criteria` replaces its criteria, `additional_criteria` are merged in (by column), the
+ * list's criterion columns follow; without `total_target` the workflow's own target is kept. Answers the sequence
+ * number of its `continued` event (the continue stream starts there).
+ */
+export async function continueGeneric(deps: AgentsDeps, principal: Principal, kind: SearchKind, input: GenericContinueInput): Promise<{ thread_id: string; seq: number }> {
+  let target = input.total_target;
+  if (target === undefined) target = (await deps.db.withTenant(principal.tenantId, (sql) => ownWorkflow(sql, principal, input.thread_id, [kind]))).total_target;
+  let seq = 0;
+  const current = input.current_criteria?.map(toCriterion);
+  const added = (input.additional_criteria ?? []).map(toCriterion);
+  const r = await continueSearch(deps, principal, kind, input.thread_id, target, async (sql, w, state) => {
+    if (!principal.admin && w.owner !== principal.owner) throw notFound('workflow');
+    seq = Number(w.next_seq);
+    const keys = state as typeof state & GenericStateKeys;
+    if (input.serviceId !== undefined) keys.service_id = input.serviceId;
+    if (!isRunning(w.status)) await admitForService(deps, sql, principal.tenantId, keys.service_id, w.thread_id);
+    const more: Record<string, unknown> = {};
+    if (current === undefined && added.length === 0) return more;
+    if (w.current_step === 'criteria_extraction') {
+      // Not extracted yet: the worker merges these into what it extracts.
+      keys.additional_criteria = mergeCriteria(current ?? keys.additional_criteria ?? [], added);
+      return more;
+    }
+    state.criteria = mergeCriteria(current ?? state.criteria, added);
+    if (w.list_id) {
+      const list = await getList(sql, principal.tenantId, w.list_id);
+      const extra = ((list?.columns ?? []) as Column[]).filter((c) => c.type === 'enrichment');
+      await updateList(sql, principal.tenantId, w.list_id, { columns: tableColumns(kind, state.criteria, extra) });
+    }
+    more.criteria = state.criteria;
+    return more;
+  });
+  return { thread_id: r.thread_id, seq };
+}
+
+export async function stopGeneric(deps: AgentsDeps, principal: Principal, kind: SearchKind, threadId: string): Promise<string> {
+  const r = await stopSearch(deps, principal, kind, threadId);
+  return r.thread_id;
+}
+
+/** The snapshot's view, with what the generic snapshot adds (the list, the service, the type). */
+export async function genericView(deps: AgentsDeps, principal: Principal, kind: SearchKind, threadId: string): Promise<SearchView & { keys: GenericStateKeys }> {
+  const v = await searchView(deps, principal, [kind], threadId);
+  if (!principal.admin && v.workflow.owner !== principal.owner) throw notFound('workflow');
+  return { ...v, keys: v.state as unknown as GenericStateKeys };
+}
+
+export const MAX_THREADS_PAGE = 200;
+
+/** The caller's workflows of a kind (an administrator: the tenant's), newest first. */
+export async function threadsOf(deps: AgentsDeps, principal: Principal, kind: SearchKind, page: { limit: number; offset: number }): Promise<ThreadRow[]> {
+  return deps.db.withTenant(principal.tenantId, (sql) => listThreads(sql, principal.tenantId, principal.admin ? null : principal.owner, kind, { limit: Math.min(page.limit, MAX_THREADS_PAGE), offset: page.offset }));
+}
+
+export interface RestoredWorkflow {
+  view: SearchView;
+  total: number;
+}
+
+/** A company or people list of the caller as a restored workflow; 404 for another's, an import's or none. */
+export async function restoreGeneric(deps: AgentsDeps, principal: Principal, listId: string): Promise<RestoredWorkflow> {
+  return deps.db.withTenant(principal.tenantId, async (sql) => {
+    const list = UUID.test(listId) ? await getList(sql, principal.tenantId, listId.toLowerCase()) : null;
+    if (!list || !list.thread_id || !(ANY as readonly string[]).includes(list.list_type) || (!principal.admin && list.owner !== principal.owner)) throw notFound('list');
+    const w = await getWorkflow(sql, principal.tenantId, list.thread_id, ANY);
+    if (!w) throw notFound('list');
+    const view = await searchView(deps, principal, ANY, w.thread_id);
+    return { view, total: await countListRows(sql, principal.tenantId, list.list_id) };
+  });
+}
+
+/**
+ * Removes a criterion (by column_name, else by name) from an ended workflow: from its criteria, its list's columns
+ * (a criterion column; the entity's own fields stay) and every row's cells, with a `criteria_removed` event. A
+ * running workflow is 409 (its worker writes those cells); one whose criteria are not extracted yet too.
+ */
+export async function removeCriterion(deps: AgentsDeps, principal: Principal, kind: SearchKind, input: { thread_id: string; column_name?: string; name?: string }): Promise<SearchView> {
+  const events: WorkflowEvent[] = [];
+  const threadId = await deps.db.withTenant(principal.tenantId, async (sql) => {
+    const found = UUID.test(input.thread_id) ? await getWorkflow(sql, principal.tenantId, input.thread_id.toLowerCase(), [kind], true) : null;
+    if (!found || (!principal.admin && found.owner !== principal.owner)) throw notFound('workflow');
+    if (isRunning(found.status)) throw agentsError('CONFLICT', `the workflow is ${found.status}; remove a criterion once it has ended (stop it first)`);
+    const state = readState(found.state);
+    const keys = state as typeof state & GenericStateKeys;
+    const wanted = input.column_name?.trim();
+    const byName = input.name?.trim().toLowerCase();
+    const target = state.criteria.find((c) => (wanted ? c.column_name === wanted : c.name.toLowerCase() === byName));
+    if (!target) throw notFound(`criterion ${JSON.stringify(wanted ?? input.name ?? '')}`);
+    state.criteria = state.criteria.filter((c) => c !== target);
+    if (Array.isArray(keys.additional_criteria)) keys.additional_criteria = keys.additional_criteria.filter((c: Criterion) => c.column_name !== target.column_name);
+    if (found.list_id) {
+      const list = await getList(sql, principal.tenantId, found.list_id);
+      const columns = (list?.columns ?? []) as Column[];
+      const column = columns.find((c) => c.id === target.column_name && c.type === 'criterion');
+      if (column) {
+        await updateList(sql, principal.tenantId, found.list_id, { columns: columns.filter((c) => c !== column) });
+        await removeColumnCells(sql, principal.tenantId, found.list_id, column.id);
+      }
+    }
+    await updateWorkflow(sql, principal.tenantId, found.thread_id, { state: state as unknown as Record<string, unknown> });
+    events.push(await recordEvent(sql, principal.tenantId, found.thread_id, 'criteria_removed', { column_name: target.column_name, name: target.name, criteria: state.criteria }));
+    return found.thread_id;
+  });
+  await publishEvents(deps.streams, deps.logger, events);
+  return searchView(deps, principal, [kind], threadId);
+}
+
+/** Checks the caller may follow a workflow's stream (any kind); answers its thread id and last event's number. */
+export async function streamable(deps: AgentsDeps, principal: Principal, threadId: string): Promise<{ thread_id: string; last_seq: number }> {
+  return deps.db.withTenant(principal.tenantId, async (sql) => {
+    const w = await ownWorkflow(sql, principal, threadId, ANY);
+    return { thread_id: w.thread_id, last_seq: Number(w.next_seq) - 1 };
+  });
+}
+
+/** Counts the streams this process serves; one over the limit is refused before it starts. */
+export class StreamGate {
+  private open = 0;
+  constructor(private readonly max: () => number) {}
+
+  enter(): () => void {
+    if (this.open >= this.max()) throw agentsError('UNAVAILABLE', 'too many open workflow streams on this instance; try again shortly', { 'retry-after': '5' });
+    this.open++;
+    let left = false;
+    return () => {
+      if (!left) {
+        left = true;
+        this.open--;
+      }
+    };
+  }
+
+  get size(): number {
+    return this.open;
+  }
+}
+
+export const streamGate = (deps: AgentsDeps): StreamGate => new StreamGate(() => settingsOf(deps).maxOpenStreams);
+
+const EVENT_PAGE = 500;
+/** The most events a stream reads (a workflow's log is far shorter; the bound keeps a loop finite). */
+const MAX_EVENTS = 1_000_000;
+
+export interface StreamSink {
+  /** Writes a frame or a comment; resolves once the connection can take more. */
+  write(chunk: string): Promise<void>;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+}
+
+/**
+ * Follows a workflow's event log from after `afterSeq`: every later event becomes one frame, in order, each once.
+ * Events up to `afterSeq` are folded silently (a frame is the workflow after its event). Ends after a frame with an
+ * ended status when the log has nothing after it (or at once when the position is already such a frame), when the
+ * client goes away, or after `streamMaxMs`. While caught up it waits on the progress stream (woken by a new entry)
+ * for at most `keepaliveMs`, sends a comment, and reads the log again, so an entry the stream lost delays a frame at
+ * most that long and loses nothing.
+ */
+export async function followWorkflow(deps: AgentsDeps, tenantId: string, threadId: string, afterSeq: number, sink: StreamSink, onFrame?: (f: StreamFrame) => void): Promise<void> {
+  const settings = settingsOf(deps);
+  const key = streamKeyOf(tenantId, threadId);
+  const deadline = Date.now() + settings.streamMaxMs;
+  let frame = initialFrame(threadId);
+  let pos = 0;
+  let tail = (await deps.streams.describe(key).catch(() => null))?.lastEntryId ?? '0-0';
+  for (let read = 0; read < MAX_EVENTS && !sink.signal.aborted; ) {
+    const rows = await deps.db.withTenant(tenantId, (sql) => listWorkflowEvents(sql, tenantId, threadId, pos, EVENT_PAGE));
+    read += rows.length;
+    for (const row of rows) {
+      const e: LoggedEvent = { seq: Number(row.seq), type: row.type, data: row.data, at: new Date(row.created_at).toISOString() };
+      frame = foldEvent(frame, e);
+      pos = e.seq;
+      if (e.seq <= afterSeq) continue;
+      if (sink.signal.aborted) return;
+      await sink.write(sseFrame(frame));
+      onFrame?.(frame);
+    }
+    if (rows.length === EVENT_PAGE) continue;
+    // Caught up with the log: a workflow that ended has nothing more to say (a later continue has its own stream).
+    if (isEnded(frame.status)) return;
+    const left = deadline - Date.now();
+    if (left <= 0) return;
+    const wait = Math.max(1, Math.min(settings.keepaliveMs, left));
+    const entries = await deps.streams.waitFor(key, tail, wait, 100).catch(async (err: unknown) => {
+      deps.logger.warn({ err, thread_id: threadId }, 'progress stream wait failed; reading the event log instead');
+      await new Promise((r) => setTimeout(r, Math.min(wait, 1_000)));
+      return [];
+    });
+    const last = entries[entries.length - 1];
+    if (last) tail = last.id;
+    else if (!sink.signal.aborted) await sink.write(SSE_KEEPALIVE);
+  }
+}
+
+/** Writes to a Node stream honouring its back-pressure, giving up when the client has gone. */
+export async function writeWithDrain(out: NodeJS.WritableStream, chunk: string, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return;
+  if (out.write(chunk)) return;
+  await Promise.race([once(out as unknown as NodeJS.EventEmitter, 'drain'), once(signal as unknown as NodeJS.EventEmitter, 'abort')]).catch(() => undefined);
+}
