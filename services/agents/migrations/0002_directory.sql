@@ -52,3 +52,7 @@ $$;
 
 -- Only the application role (granted EXECUTE on the schema's functions by every migration run) may call it.
 REVOKE ALL ON FUNCTION agents.csv_imports_to_resume(integer, interval) FROM PUBLIC;
+
+-- The sweep's look-up reads only the imports it may act on.
+CREATE INDEX workflows_csv_sweep_idx ON agents.workflows (updated_at)
+  WHERE kind = 'csv_import' AND status IN ('analyzing', 'importing', 'processing');
