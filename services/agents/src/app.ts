@@ -18,6 +18,10 @@ import { routePrompt, routerOf } from './application/service-routing';
 import { companyOverview, companyOverviewHtml } from './application/company-overview';
 import { serviceRoutingRoutes, type ServiceRoutingRouteDeps } from './routes/service-routing/routes';
 import { companyRoutes, type CompanyRouteDeps } from './routes/company/routes';
+import { workflowRoutes, type WorkflowRouteDeps } from './routes/workflow/routes';
+import { seedRoutes, type SeedRouteDeps } from './routes/seed/routes';
+import { continueGeneric, followWorkflow, genericView, removeCriterion, restoreGeneric, startGeneric, stopGeneric, streamable, streamGate, threadsOf } from './application/generic-workflows';
+import { clearSeedStatuses, runSeed, seedStatuses } from './application/seed';
 
 export interface AgentsAppOptions {
   agents: AgentsDeps;
@@ -42,6 +46,8 @@ export interface AgentsRouteDeps {
   streams: StreamRouteDeps;
   serviceRouting: ServiceRoutingRouteDeps;
   company: CompanyRouteDeps;
+  workflow: WorkflowRouteDeps;
+  seed: SeedRouteDeps;
 }
 
 /** Binds the application layer and the identity guard to one agents service's dependencies, resource by resource. */
@@ -74,6 +80,23 @@ export function agentsRouteDeps(agents: AgentsDeps, signer: IdentitySigner): Age
     },
     streams: { guard: agentsGuard(signer), active: (p) => activeStreams(agents, p), status: (p, key) => streamStatus(agents, p, key) },
     serviceRouting: { guard: agentsGuard(signer), route: (prompt) => routePrompt({ model: agents.languageModel, logger: agents.logger }, prompt), router: () => routerOf({ model: agents.languageModel }) },
+    workflow: (() => {
+      const gate = streamGate(agents);
+      return {
+        guard: agentsGuard(signer),
+        start: (p, kind, input) => startGeneric(agents, p, kind, input),
+        continue: (p, kind, input) => continueGeneric(agents, p, kind, input),
+        view: (p, kind, threadId) => genericView(agents, p, kind, threadId),
+        threads: (p, kind, page) => threadsOf(agents, p, kind, page),
+        restore: (p, listId) => restoreGeneric(agents, p, listId),
+        stop: (p, kind, threadId) => stopGeneric(agents, p, kind, threadId),
+        removeCriterion: (p, kind, input) => removeCriterion(agents, p, kind, input),
+        streamable: (p, threadId) => streamable(agents, p, threadId),
+        follow: (tenantId, threadId, afterSeq, sink) => followWorkflow(agents, tenantId, threadId, afterSeq, sink),
+        enterStream: () => gate.enter(),
+      } satisfies WorkflowRouteDeps;
+    })(),
+    seed: { guard: agentsGuard(signer), start: (p, type) => runSeed(agents, p, type), statuses: (p, type) => seedStatuses(agents, p, type), clear: (p, type, all) => clearSeedStatuses(agents, p, type, all) },
     company: { guard: agentsGuard(signer), overview: (input, signal) => companyOverview({ pages: agents.pages, logger: agents.logger }, input, signal), html: companyOverviewHtml },
   };
 }
@@ -89,6 +112,8 @@ export function agentsRouteTable(deps: AgentsRouteDeps, options: { bodyLimitByte
     streamRoutes(deps.streams),
     serviceRoutingRoutes(deps.serviceRouting),
     companyRoutes(deps.company),
+    workflowRoutes(deps.workflow),
+    seedRoutes(deps.seed),
     openApiDocumentRoute(AGENTS_OPENAPI_PATH, 'the OpenAPI 3.1 document of the agents routes', () => agentsOpenApi(table)),
   );
   return table;

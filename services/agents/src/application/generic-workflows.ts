@@ -9,7 +9,7 @@ import type { AgentsDeps } from './context';
 import { agentsError, notFound } from './errors';
 import type { Principal } from './principal';
 import { publishEvents, recordEvent, streamKeyOf, type WorkflowEvent } from './progress';
-import { MAX_ROWS_SHOWN, continueSearch, searchView, startSearch, stopSearch, type SearchView } from './workflows';
+import { continueSearch, searchView, startSearch, stopSearch, type SearchView } from './workflows';
 
 /**
  * The generic workflow API (docs/agents.md, "Generic workflow API"): start and continue with criteria a caller adds
@@ -141,7 +141,9 @@ export async function stopGeneric(deps: AgentsDeps, principal: Principal, kind: 
 }
 
 /** The snapshot's view, with what the generic snapshot adds (the list, the service, the type). */
-export async function genericView(deps: AgentsDeps, principal: Principal, kind: SearchKind, threadId: string): Promise<SearchView & { keys: GenericStateKeys }> {
+export type SearchViewWithKeys = SearchView & { keys: GenericStateKeys };
+
+export async function genericView(deps: AgentsDeps, principal: Principal, kind: SearchKind, threadId: string): Promise<SearchViewWithKeys> {
   const v = await searchView(deps, principal, [kind], threadId);
   if (!principal.admin && v.workflow.owner !== principal.owner) throw notFound('workflow');
   return { ...v, keys: v.state as unknown as GenericStateKeys };
