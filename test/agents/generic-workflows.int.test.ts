@@ -539,4 +539,16 @@ describe('the generic workflow API without a worker: limits, conflicts, bad inpu
     const reseed = await s.call('POST', '/api/seed/start/company', auth(a));
     expect(reseed.json).toMatchObject({ successful: 5, skipped: 0 });
   });
+
+  it('gives each prompt to one of two seed starts running at once: five workflows, never ten', async () => {
+    const c = await s.tenant();
+    const [x, y] = await Promise.all([s.call('POST', '/api/seed/start/company', auth(c)), s.call('POST', '/api/seed/start/company', auth(c))]);
+    expect([x.status, y.status]).toEqual([200, 200]);
+    expect(x.json.successful + y.json.successful).toBe(5);
+    expect(x.json.skipped + y.json.skipped).toBe(5);
+    expect(x.json.failed + y.json.failed).toBe(0);
+    const n = await s.db.withTenant(c.tenantId, (sql) => sql.query<{ n: string }>(`SELECT count(*) AS n FROM agents.workflows`));
+    expect(Number(n.rows[0]!.n)).toBe(5);
+    expect((await s.call('GET', '/api/seed/status', auth(c))).json.summary).toMatchObject({ total: 5, completed: 5 });
+  });
 });

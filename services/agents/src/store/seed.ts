@@ -33,13 +33,13 @@ export async function ensureSeedItems(sql: Sql, tenantId: string, seedType: stri
 }
 
 /**
- * Takes an item for this start: one not completed, and not being processed by another start (an item left
- * `processing` for `staleMs` by a stopped process is taken again). Null when it is not to be taken.
+ * Takes an item for this start (status `processing`; its thread and list ids stay): one not completed, and not being
+ * processed by another start (an item left `processing` for `staleMs` by a stopped process is taken again). Null when
+ * it is not to be taken: the conditional update lets exactly one of two concurrent starts have it.
  */
 export async function claimSeedItem(sql: Sql, tenantId: string, seedType: string, promptId: string, owner: string, staleMs: number): Promise<SeedStatusRow | null> {
   const r = await sql.query<SeedStatusRow>(
-    `UPDATE agents.seed_statuses SET status = CASE WHEN status IN ('list_created', 'people_workflow_started') THEN status ELSE 'processing' END,
-            reason = '', owner = $4, updated_at = now()
+    `UPDATE agents.seed_statuses SET status = 'processing', reason = '', owner = $4, updated_at = now()
       WHERE tenant_id = $1 AND seed_type = $2 AND prompt_id = $3
         AND (status IN ('pending', 'failed', 'list_created', 'people_workflow_started')
              OR (status = 'processing' AND updated_at < now() - make_interval(secs => $5::double precision / 1000)))
