@@ -14,9 +14,12 @@
  *   end-to-end lag from the event's row in the event log (the frame's `at`: the writing transaction's time) to the
  *   client is printed beside it, not judged. `--via stream` reads the Redis stream directly instead (XREAD BLOCK
  *   through the runtime's `ProgressStreams.waitFor`, one connection a subscriber, as the API's reader does);
-  * - memory per workflow: the worker process's resident set and V8 heap in use (its own `/metrics`) at the moment
- *   the most workflows are live, less the same figures sampled idle just before, divided by the live workflows
- *   (its `lore_agents_workflows_running` gauge at that moment).
+  * - memory per workflow: the V8 heap the worker process holds right after a full collection (bench/agents/gc-probe.ts,
+ *   loaded into the child with --expose-gc and asked by SIGUSR2) at the moment the most workflows are live, less the
+ *   same figure quiet just before, divided by the live workflows (its `lore_agents_workflows_running` gauge then).
+ *   Collections pause the worker, so this runs as a third round, the same load again, after the measured one; the
+ *   measured round's figures without collections (its /metrics: peak RSS and heap in use, garbage included) are
+ *   printed beside.
  *
  *   bash test/infra/up.sh && npm run bench:workflows [-- --workflows 100 --idle-runs 10 --poll-ms 50 --target 100 --via sse|stream]
  *
@@ -37,11 +40,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { subscribe } from 'node:diagnostics_channel';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { Redis } from 'ioredis';
+import { Client } from 'pg';
 import { upsertDirectoryRecords } from '@lore/agents';
 import { RedisProgressStreams } from '@lore/runtime';
 import { startAgentsStack, type AgentsStack } from '../../test/agents/harness';
@@ -55,7 +61,7 @@ const argNum = (name: string, fallback: number) => {
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
 };
 const WORKFLOWS = argNum('workflows', 100);
-const IDLE_RUNS = argNum('idle-runs', 10);
+const IDLE_RUNS = argNum('idle-runs', 30);
 const POLL_MS = argNum('poll-ms', 50);
 const TARGET_ROWS = argNum('target', 100);
 const VIA = process.argv.includes('--via') ? process.argv[process.argv.indexOf('--via') + 1] : 'sse';
@@ -147,6 +153,66 @@ interface Watched {
   endedAt: number;
 }
 
+/** PostgreSQL's view of the test database: backends by what they are doing. */
+interface PgSample {
+  active: number;
+  idleInTransaction: number;
+  /** Active backends waiting, by wait_event_type (Lock, LWLock, IO, Client, IPC ...). */
+  waiting: Record<string, number>;
+}
+
+async function samplePg(pg: Client): Promise<PgSample> {
+  const r = await pg.query<{ state: string | null; wait: string | null; n: number }>(
+    `SELECT state, wait_event_type AS wait, count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() GROUP BY 1, 2`,
+  );
+  const out: PgSample = { active: 0, idleInTransaction: 0, waiting: {} };
+  for (const row of r.rows) {
+    if (row.state === 'active') {
+      out.active += row.n;
+      if (row.wait) out.waiting[row.wait] = (out.waiting[row.wait] ?? 0) + row.n;
+    } else if (row.state?.startsWith('idle in transaction')) out.idleInTransaction += row.n;
+  }
+  return out;
+}
+
+function pgSummary(samples: PgSample[]): string {
+  if (samples.length === 0) return 'no samples';
+  const mean = (f: (x: PgSample) => number) => (samples.reduce((n, x) => n + f(x), 0) / samples.length).toFixed(1);
+  const kinds = [...new Set(samples.flatMap((x) => Object.keys(x.waiting)))].sort();
+  const waits = kinds.map((k) => `${k} ${mean((x) => x.waiting[k] ?? 0)}`).join(', ');
+  return `active ${mean((x) => x.active)} (max ${Math.max(...samples.map((x) => x.active))}), idle in transaction ${mean((x) => x.idleInTransaction)}; of the active, waiting on: ${waits || 'nothing'}`;
+}
+
+/**
+ * Time spent inside the agents service per request, by path kind, from Node's own HTTP server diagnostics (request
+ * read → answer finished), for the agents server's port only (the gateway in this process is another server).
+ */
+function timeAgentsServer(port: () => number, sink: () => { status: number[] } | null): void {
+  const started = new WeakMap<ServerResponse, number>();
+  subscribe('http.server.request.start', (m) => {
+    const { request: req, response } = m as { request: IncomingMessage; response: ServerResponse };
+    if (req.socket.localPort === port() && /\/status\//.test(req.url ?? '')) started.set(response, performance.now());
+  });
+  subscribe('http.server.response.finish', (m) => {
+    const { response } = m as { response: ServerResponse };
+    const at = started.get(response);
+    if (at !== undefined) sink()?.status.push(performance.now() - at);
+  });
+}
+
+/** Times every transaction the agents API process opens (`db.withTenant`): instrumentation of this process only. */
+function timeTransactions(db: AgentsStack['db'], sink: () => number[] | null): void {
+  const original = db.withTenant.bind(db);
+  db.withTenant = (async (tenantId: string, fn: Parameters<typeof original>[1]) => {
+    const at = performance.now();
+    try {
+      return await original(tenantId, fn);
+    } finally {
+      sink()?.push(performance.now() - at);
+    }
+  }) as typeof db.withTenant;
+}
+
 async function main(): Promise<void> {
   requireEnv('LORE_TEST_PG_URL');
   const redisUrl = requireEnv('LORE_TEST_REDIS_URL');
@@ -161,12 +227,20 @@ async function main(): Promise<void> {
   const logs: string[] = [];
   const keys: string[] = [];
   const loop = monitorEventLoopDelay({ resolution: 10 });
+  const pg = new Client({ connectionString: s.database.ownerUrl });
+  await pg.connect();
+  /** Where this process's instrumentation writes: the phase being measured, or nowhere. */
+  let phase: { status: number[]; tx: number[] } | null = null;
+  timeAgentsServer(() => Number(new URL(s.agentsServer.url).port), () => phase);
+  timeTransactions(s.db, () => phase?.tx ?? null);
   try {
     const t: TenantFixture = await s.tenant();
     await upsertDirectoryRecords(s.db, t.tenantId, worldDirectoryRecords(world).map((r) => ({ kind: r.kind, data: r.data, source: r.source })));
 
     const port = await freePort();
-    child = spawn(process.execPath, ['--conditions=lore-src', '--import', 'tsx', join(ROOT, 'services/agents/src/worker-main.ts')], {
+    // --expose-gc and the probe (bench/agents/gc-probe.ts) only let this script ask for a collection and the memory
+    // held after it (SIGUSR2); the worker itself is worker-main as deployed.
+    child = spawn(process.execPath, ['--expose-gc', '--conditions=lore-src', '--import', 'tsx', '--import', join(ROOT, 'bench/agents/gc-probe.ts'), join(ROOT, 'services/agents/src/worker-main.ts')], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? '',
@@ -185,8 +259,28 @@ async function main(): Promise<void> {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    child.stdout?.on('data', (d: Buffer) => logs.push(d.toString()));
+    const probes: Array<(m: { heap: number; rss: number }) => void> = [];
+    let line = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      line += d.toString();
+      for (let i = line.indexOf('\n'); i >= 0; i = line.indexOf('\n')) {
+        const l = line.slice(0, i);
+        line = line.slice(i + 1);
+        if (l.startsWith('lore-gc-probe ')) probes.shift()?.(JSON.parse(l.slice(14)) as { heap: number; rss: number });
+        else logs.push(l);
+      }
+    });
     child.stderr?.on('data', (d: Buffer) => logs.push(d.toString()));
+    /** The worker's heap in use and resident set right after a full collection. */
+    const probeGc = (): Promise<{ heap: number; rss: number }> =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('the worker did not answer the GC probe in 30 s')), 30_000);
+        probes.push((m) => {
+          clearTimeout(timer);
+          resolve(m);
+        });
+        child!.kill('SIGUSR2');
+      });
     const ops = `http://127.0.0.1:${port}`;
     for (let i = 0; ; i++) {
       if (child.exitCode !== null) throw new Error(`the worker exited: ${logs.join('')}`);
@@ -358,9 +452,10 @@ async function main(): Promise<void> {
     };
 
     /** Samples the worker every 200 ms until `until`. */
-    const sampler = async (until: () => boolean, out: WorkerSample[]) => {
+    const sampler = async (until: () => boolean, out: WorkerSample[], pgOut: PgSample[]) => {
       while (!until()) {
         out.push(await sampleWorker(`${ops}/metrics`));
+        pgOut.push(await samplePg(pg));
         await sleep(200);
       }
     };
@@ -371,7 +466,18 @@ async function main(): Promise<void> {
     await run([]);
     prompt = 0;
 
+    // Quiet: the worker's memory with nothing running, before the idle runs.
+    await sleep(1000);
+    const quietBefore: WorkerSample[] = [];
+    for (let i = 0; i < 10; i++) {
+      quietBefore.push(await sampleWorker(`${ops}/metrics`));
+      await sleep(200);
+    }
+
     // Idle: one workflow alone, IDLE_RUNS times.
+    const idlePhase = { status: [] as number[], tx: [] as number[] };
+    const idlePg: PgSample[] = [];
+    phase = idlePhase;
     const idleStatus: number[] = [];
     const idleRuns: Watched[] = [];
     const idleSamples: WorkerSample[] = [];
@@ -389,10 +495,11 @@ async function main(): Promise<void> {
           done = true;
         }),
         poll(() => live.filter((w) => !w.ended), () => done, idleStatus),
-        sampler(() => done, idleSamples),
+        sampler(() => done, idleSamples, idlePg),
       ]);
     }
     const idleWall = (now() - idleStarted) / 1000;
+    phase = null;
     const idleWorkerCpu = ((await sampleWorker(`${ops}/metrics`)).cpu - idleWorkerCpu0) / idleWall;
     const idleCpu = process.cpuUsage(idleCpu0);
     loop.disable();
@@ -410,6 +517,9 @@ async function main(): Promise<void> {
 
     // Load: WORKFLOWS started at once, each followed by its own client from the moment its stream opens.
     const loadSamples: WorkerSample[] = [];
+    const loadPhase = { status: [] as number[], tx: [] as number[] };
+    const loadPg: PgSample[] = [];
+    phase = loadPhase;
     const loadStatus: number[] = [];
     const live: Watched[] = [];
     loop.reset();
@@ -421,9 +531,10 @@ async function main(): Promise<void> {
     const [loadRuns, polled] = await Promise.all([
       Promise.all(Array.from({ length: WORKFLOWS }, () => run(live))).finally(() => void (allDone = true)),
       poll(() => live.filter((w) => !w.ended), () => allDone, loadStatus),
-      sampler(() => allDone, loadSamples),
+      sampler(() => allDone, loadSamples, loadPg),
     ]);
     const loadMs = now() - loadStarted;
+    phase = null;
     const loadWorkerCpu = ((await sampleWorker(`${ops}/metrics`)).cpu - loadWorkerCpu0) / (loadMs / 1000);
     const loadCpu = process.cpuUsage(loadCpu0);
     loop.disable();
@@ -432,6 +543,28 @@ async function main(): Promise<void> {
     const loadLags = await lagsOf(loadRuns);
     const idleDur = idleRuns.map((w) => w.endedAt - w.startedAt);
     const loadDur = loadRuns.map((w) => w.endedAt - w.startedAt);
+
+    // Memory round: the same load again, unmeasured for latency (a full collection pauses the worker), the worker
+    // asked every 500 ms for the memory it holds after a collection, beside how many workflows are live then.
+    await sleep(1000);
+    const quietGc = await probeGc();
+    const memory: Array<{ running: number; heap: number; rss: number }> = [];
+    let memoryDone = false;
+    const memoryStarted = now();
+    await Promise.all([
+      Promise.all(Array.from({ length: WORKFLOWS }, () => run([]))).finally(() => void (memoryDone = true)),
+      (async () => {
+        while (!memoryDone) {
+          await sleep(500);
+          if (memoryDone) break;
+          const { running } = await sampleWorker(`${ops}/metrics`);
+          memory.push({ running, ...(await probeGc()) });
+        }
+      })(),
+    ]);
+    const memoryMs = now() - memoryStarted;
+    const mostLive = memory.reduce((a, b) => (b.running > a.running ? b : a), { running: 0, heap: NaN, rss: NaN });
+    const perWorkflow = memory.filter((m) => m.running >= mostLive.running / 2).map((m) => (m.heap - quietGc.heap) / m.running);
 
     // Every workflow completed, with its rows.
     const outcomes = await s.db.withTenant(t.tenantId, (sql) =>
@@ -474,10 +607,16 @@ async function main(): Promise<void> {
       `load  log → client     p50 ${f1(median(loadLags.log))} ms  p95 ${f1(percentile(loadLags.log, 95))} ms`,
       `workflow duration      idle median ${f0(median(idleDur))} ms; load median ${f0(median(loadDur))} ms, all ${WORKFLOWS} ended ${f0(loadMs)} ms after the first start (${f2((median(idleDur) * WORKFLOWS) / loadMs)}x the throughput of one at a time); workflows ${JSON.stringify(statuses)}, ${rows.rows[0]!.n} rows, ${events.rows[0]!.n} events`,
       `CPU (cores busy)       worker child: idle ${f2(idleWorkerCpu)}, load ${f2(loadWorkerCpu)}; this process (gateway, API, clients): idle ${cores(idleCpu, idleWall)}, load ${cores(loadCpu, loadMs / 1000)}; of ${cpus().length} cores`,
-      `worker memory          quiet RSS ${mib(quietRss)} MiB, heap ${mib(quietHeap)} MiB; one workflow alone: peak RSS +${mib(idlePeakRss - quietRss)} MiB, heap +${mib(idlePeakHeap - quietHeap)} MiB`,
-      `                       load: most live at once ${peak.running} (RSS ${mib(peak.rss)} MiB, heap ${mib(peak.heap)} MiB then); peak RSS ${mib(peakRss)} MiB, peak heap ${mib(peakHeap)} MiB`,
-      `memory per workflow    RSS ${kib((peakRss - quietRss) / Math.max(1, peak.running))} KiB, heap ${kib((peakHeap - quietHeap) / Math.max(1, peak.running))} KiB  ((peak − quiet) / ${peak.running} live; at the most-live sample itself: RSS ${kib((peak.rss - quietRss) / Math.max(1, peak.running))} KiB, heap ${kib((peak.heap - quietHeap) / Math.max(1, peak.running))} KiB)`,
-      `event-loop delay p99   worker: idle ${f1(max(idleSamples.map((x) => x.loopP99)) * 1000)} ms, load ${f1(max(loadSamples.map((x) => x.loopP99)) * 1000)} ms (largest of its /metrics samples); this process: idle ${f1(idleLoopP99)} ms, load ${f1(loadLoopP99)} ms`,
+      `worker memory, no GC   quiet RSS ${mib(quietRss)} MiB, heap ${mib(quietHeap)} MiB; one workflow alone: peak RSS +${mib(idlePeakRss - median(quietBefore.map((q) => q.rss)))} MiB, heap +${mib(idlePeakHeap - median(quietBefore.map((q) => q.heap)))} MiB over the quiet figures before the idle runs`,
+      `                       measured load: most live at once ${peak.running} (RSS ${mib(peak.rss)} MiB, heap ${mib(peak.heap)} MiB then); peak RSS ${mib(peakRss)} MiB, peak heap ${mib(peakHeap)} MiB`,
+      `memory, after GC       quiet heap ${mib(quietGc.heap)} MiB, RSS ${mib(quietGc.rss)} MiB; most live at once ${mostLive.running}: heap ${mib(mostLive.heap)} MiB, RSS ${mib(mostLive.rss)} MiB (${memory.length} probes over the ${f0(memoryMs)} ms memory round)`,
+      `memory per workflow    heap held ${kib((mostLive.heap - quietGc.heap) / Math.max(1, mostLive.running))} KiB at the most-live probe (median over the probes with at least half as many live: ${kib(median(perWorkflow))} KiB); RSS ${kib((mostLive.rss - quietGc.rss) / Math.max(1, mostLive.running))} KiB (the resident set does not follow the heap: V8 and the allocator give pages back on their own schedule)`,
+      `  without GC (garbage included)    RSS ${kib((peakRss - quietRss) / Math.max(1, peak.running))} KiB, heap ${kib((peakHeap - quietHeap) / Math.max(1, peak.running))} KiB  ((peak − quiet) / ${peak.running} live; at the most-live sample itself: RSS ${kib((peak.rss - quietRss) / Math.max(1, peak.running))} KiB, heap ${kib((peak.heap - quietHeap) / Math.max(1, peak.running))} KiB)`,
+      `status, in the service p50/p95 inside the agents service: idle ${f1(median(idlePhase.status))}/${f1(percentile(idlePhase.status, 95))} ms, load ${f1(median(loadPhase.status))}/${f1(percentile(loadPhase.status, 95))} ms (the rest is the gateway and the hop)`,
+      `API transactions       p50/p95 idle ${f1(median(idlePhase.tx))}/${f1(percentile(idlePhase.tx, 95))} ms (${idlePhase.tx.length}), load ${f1(median(loadPhase.tx))}/${f1(percentile(loadPhase.tx, 95))} ms (${loadPhase.tx.length}): every db.withTenant of this process (status snapshots, stream reads of the event log, starts), pool wait included`,
+      `PostgreSQL backends    idle: ${pgSummary(idlePg)}`,
+      `                       load: ${pgSummary(loadPg)}`,
+      `event-loop delay p99   worker: idle ${f1(median(idleSamples.map((x) => x.loopP99)) * 1000)} ms, load ${f1(median(loadSamples.map((x) => x.loopP99)) * 1000)} ms (median of its /metrics samples' p99); this process: idle ${f1(idleLoopP99)} ms, load ${f1(loadLoopP99)} ms`,
       `ratio, status p95      ${f2(statusRatio)}x   (target <= ${TARGET}x)`,
       `ratio, delivery p95    ${f2(streamRatio)}x   (target <= ${TARGET}x; log → client ${f2(logRatio)}x, shown)`,
       `verdict                status route ${statusMet ? 'target met' : 'target MISSED'}; progress delivery ${streamMet ? 'target met' : 'target MISSED'}`,
@@ -491,6 +630,7 @@ async function main(): Promise<void> {
     }
     for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500)).catch(() => 0);
     redis.disconnect();
+    await pg.end();
     await reader.close();
     await s.close();
     closeIdleHttpConnections();
