@@ -39,6 +39,8 @@ describe('the agents service through the gateway', () => {
     } finally {
       await other.gateway.close();
       await other.agentsServer.close();
+      await other.agents.close();
+      await other.streams.close();
       await other.database.drop();
     }
   });
