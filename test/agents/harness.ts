@@ -1,4 +1,4 @@
-import { createLogger, createMetricsRegistry, IdentitySigner, KafkaBus, listen, PostgresDb, RedisProgressStreams, type Db, type ProgressStreams, type StartedServer } from '@lore/runtime';
+import { createLogger, createMetricsRegistry, IdentitySigner, KafkaBus, listen, MemoryProgressStreams, PostgresDb, RedisProgressStreams, type Db, type ProgressStreams, type StartedServer } from '@lore/runtime';
 import { createAgentsService, createAgentsWorker, listSources, SearxngWebSearch, webSource, type AgentsService, type AgentsServiceDeps, type AgentsWorker, type RunSettings } from '@lore/agents';
 import type { GatewayConfig } from '@lore/gateway';
 import type { Registry } from 'prom-client';
@@ -18,7 +18,7 @@ export interface AgentsStack {
   metrics: Registry;
   /** The stack's Kafka topic prefix (`LORE_KAFKA_PREFIX` for a process that joins it). */
   kafkaPrefix: string;
-  /** The progress streams (real Redis, keys under `redisPrefix`). */
+  /** The progress streams (with `worker`: real Redis, keys under `redisPrefix`; otherwise in memory). */
   streams: ProgressStreams;
   redisPrefix: string;
   /** The agents worker, with `worker` (on real Kafka under `kafkaPrefix`). */
@@ -50,7 +50,8 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
   const metrics = createMetricsRegistry('agents-test', { defaultMetrics: false });
   const kafkaPrefix = `agents-${uniqueSuffix()}`;
   const redisPrefix = `agents-${uniqueSuffix()}:`;
-  const streams = options.service?.streams ?? new RedisProgressStreams(requireEnv('LORE_TEST_REDIS_URL'), { keyPrefix: redisPrefix });
+  // On real Redis when the stack runs the worker; otherwise the service's default (memory), which needs no closing.
+  const streams = options.service?.streams ?? (options.worker ? new RedisProgressStreams(requireEnv('LORE_TEST_REDIS_URL'), { keyPrefix: redisPrefix }) : new MemoryProgressStreams());
   const agents = await createAgentsService({
     db,
     logger,
