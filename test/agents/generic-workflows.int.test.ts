@@ -307,16 +307,27 @@ describe('the generic workflow API with the worker (real Kafka, Redis, PostgreSQ
     expect(done).toMatchObject({ status: 'completed', category: 'people_search', type: 'people_search', serviceId: 'crm-1' });
     expect(done.criteria.map((c: Json) => c.column_name)).toContain('title');
 
-    // Stop: a long run (400 rows wanted, one row a checkpoint) stopped mid-way.
+    // A long run (400 rows wanted, one row a checkpoint): the client leaves after its first rows, resumes with
+    // Last-Event-ID while the run goes on, receives live frames, stops it, and reads to its end.
     const long = await readStream(s, 'POST', '/api/workflow/start', auth(a), { prompt: 'Find companies with more than 10 employees', total_target: 400 }, (frames) => frames.some((f) => f.data.event === 'rows_added'));
+    expect(long.ended).toBe(false);
     const longThread = long.frames[0]!.data.thread_id as string;
-    const stop = await s.call('POST', `/api/workflow/stop/${longThread}`, auth(a));
-    expect(stop.status).toBe(200);
-    expect(stop.json).toBe(longThread);
-    const resumed = await readStream(s, 'GET', `/api/workflow/stream/${longThread}`, { ...auth(a), 'last-event-id': long.frames[long.frames.length - 1]!.id });
+    let stop: ReturnType<AgentsStack['call']> | null = null;
+    const resumed = await readStream(s, 'GET', `/api/workflow/stream/${longThread}`, { ...auth(a), 'last-event-id': long.frames[long.frames.length - 1]!.id }, undefined, (frames) => {
+      if (frames.length >= 2 && !stop) stop = s.call('POST', `/api/workflow/stop/${longThread}`, auth(a));
+      return false;
+    });
+    const stopped = await stop!;
+    expect(stopped.status).toBe(200);
+    expect(stopped.json).toBe(longThread);
+    expect(resumed.ended).toBe(true);
     const events = resumed.frames.map((f) => f.data.event);
-    expect(events).toContain('stop_requested');
+    // Frames came while the run was going (before the stop), and the stop's events after them.
+    expect(events.indexOf('stop_requested')).toBeGreaterThanOrEqual(2);
+    expect(resumed.frames.slice(0, 2).every((f) => f.data.status === 'processing')).toBe(true);
     expect(resumed.frames[resumed.frames.length - 1]!.data).toMatchObject({ event: 'stopped', status: 'stopped' });
+    const all = [...long.frames, ...resumed.frames].map((f) => Number(f.id));
+    expect(all).toEqual(await eventSeqs(s, a.tenantId, longThread));
   });
 
   it("answers 404 for another tenant's workflow, list and stream", async () => {
@@ -523,6 +534,21 @@ describe('the generic workflow API without a worker: limits, conflicts, bad inpu
     const retry = await s.call('POST', '/api/seed/start/people', auth(a));
     expect(retry.json).toMatchObject({ successful: 1, skipped: 4, failed: 0 });
     expect(retry.json.results[4]).toMatchObject({ prompt_id: 'people-recruiters-paris', status: 'completed' });
+
+    // An item a start left at people_workflow_started: in that start's hands while fresh (skipped), resumed at the
+    // continue once untouched for 10 minutes (its process stopped) — its workflow is not started again.
+    const cto = "seed_type = 'people' AND prompt_id = 'people-cto-fintech-berlin'";
+    await s.db.withTenant(a.tenantId, (sql) => sql.query(`UPDATE agents.seed_statuses SET status = 'people_workflow_started' WHERE ${cto}`));
+    const busy = await s.call('POST', '/api/seed/start/people', auth(a));
+    expect(busy.json).toMatchObject({ successful: 0, skipped: 5 });
+    expect(busy.json.results[0]).toMatchObject({ status: 'skipped', reason: 'another seed start is processing it', list_id: people.json.results[0].list_id, current_status: 'continuing' });
+    const countWorkflows = async () => Number((await s.db.withTenant(a.tenantId, (sql) => sql.query<{ n: string }>(`SELECT count(*) AS n FROM agents.workflows`))).rows[0]!.n);
+    const workflowsBefore = await countWorkflows();
+    await s.db.withTenant(a.tenantId, (sql) => sql.query(`UPDATE agents.seed_statuses SET updated_at = now() - interval '11 minutes' WHERE ${cto}`));
+    const resumed = await s.call('POST', '/api/seed/start/people', auth(a));
+    expect(resumed.json).toMatchObject({ successful: 1, skipped: 4 });
+    expect(resumed.json.results[0]).toMatchObject({ status: 'completed', list_id: people.json.results[0].list_id });
+    expect(await countWorkflows()).toBe(workflowsBefore);
 
     // Clearing only completed ones by default; one left pending survives.
     await s.db.withTenant(a.tenantId, (sql) => sql.query(`UPDATE agents.seed_statuses SET status = 'pending' WHERE seed_type = 'company' AND prompt_id = 'company-fintech-berlin'`));

@@ -33,16 +33,17 @@ export async function ensureSeedItems(sql: Sql, tenantId: string, seedType: stri
 }
 
 /**
- * Takes an item for this start (status `processing`; its thread and list ids stay): one not completed, and not being
- * processed by another start (an item left `processing` for `staleMs` by a stopped process is taken again). Null when
- * it is not to be taken: the conditional update lets exactly one of two concurrent starts have it.
+ * Takes an item for this start (status `processing`; its thread and list ids stay): a pending or failed one, or one a
+ * start left mid-way (`processing`, `list_created`, `people_workflow_started`) untouched for `staleMs` (its process
+ * stopped). Null when it is not to be taken: completed, or in another start's hands; the conditional update lets
+ * exactly one of two concurrent starts have it.
  */
 export async function claimSeedItem(sql: Sql, tenantId: string, seedType: string, promptId: string, owner: string, staleMs: number): Promise<SeedStatusRow | null> {
   const r = await sql.query<SeedStatusRow>(
     `UPDATE agents.seed_statuses SET status = 'processing', reason = '', owner = $4, updated_at = now()
       WHERE tenant_id = $1 AND seed_type = $2 AND prompt_id = $3
-        AND (status IN ('pending', 'failed', 'list_created', 'people_workflow_started')
-             OR (status = 'processing' AND updated_at < now() - make_interval(secs => $5::double precision / 1000)))
+        AND (status IN ('pending', 'failed')
+             OR (status IN ('processing', 'list_created', 'people_workflow_started') AND updated_at < now() - make_interval(secs => $5::double precision / 1000)))
       RETURNING ${COLS}`,
     [tenantId, seedType, promptId, owner, staleMs],
   );
