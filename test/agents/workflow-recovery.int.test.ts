@@ -1,9 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { OpenAiLanguageModel } from '@lore/ai';
 import { join } from 'node:path';
 import { upsertDirectoryRecords } from '@lore/agents';
 import { companyKey, generateAgentsWorld, matchingCompanies, matchingPeople, personKey, serveAgentsWorld, worldDirectoryRecords, type ServedAgentsWorld } from '../support/agents-world';
 import { IDENTITY_SECRET, type TenantFixture } from '../gateway/harness';
 import { requireEnv, uniqueSuffix } from '../support/infra';
+import { LoopbackModel } from '../support/loopback-model';
 import { startAgentsStack, type AgentsStack } from './harness';
 
 jest.setTimeout(240_000);
@@ -196,6 +198,65 @@ describe('agents: lists from the web, and budgets', () => {
     } finally {
       await small.close();
       await s.worker!.start();
+    }
+  });
+
+  it('takes the criteria from a configured model, charges its tokens, and ends the run when they are spent', async () => {
+    const model = await new LoopbackModel().start();
+    const small = await startAgentsStack({
+      service: { languageModel: new OpenAiLanguageModel({ baseUrl: model.url, model: 'loopback', timeoutMs: 5_000, retries: 0 }) },
+      worker: { settings: { budgets: { fetches: 200, wallMs: 120_000, modelTokens: 1_000 } } },
+    });
+    try {
+      model.turns = [
+        {
+          content: JSON.stringify({
+            title: 'Berlin payments',
+            description: 'Payment companies in Berlin.',
+            count: 5,
+            criteria: [{ name: 'Industry', value: 'Fintech', column_name: 'industry', columnType: 'badge', description: 'Works in payments.', type: 'hard_filter' }],
+          }),
+        },
+      ];
+      const t = await small.tenant();
+      const start = await small.call('POST', '/company-search/start', auth(t), { prompt: 'Payment firms in Berlin please' });
+      const thread = start.json.thread_id as string;
+      const snap = await eventually('the run to end', async () => {
+        const r = await small.call('GET', `/company-search/status/${thread}`, auth(t));
+        return ['completed', 'error'].includes(r.json.status) ? (r.json as Json) : null;
+      });
+      expect(model.bodies).toHaveLength(1);
+      expect(snap).toMatchObject({ status: 'completed', total_target: 5, goal: 'Payment companies in Berlin.' });
+      expect(snap.criteria).toEqual([expect.objectContaining({ name: 'Industry', value: 'Fintech', column_name: 'industry', description: 'Works in payments.' })]);
+      expect(snap.table_structure.notes.join(' ')).toMatch(/budget spent: model tokens \(\d+ of 1000\); the list has 0 of 5 rows/);
+    } finally {
+      await small.close();
+      await model.stop();
+    }
+  });
+
+  it('ends a run when its wall time is spent', async () => {
+    const small = await startAgentsStack({ worker: { settings: { budgets: { fetches: 200, wallMs: 1, modelTokens: 50_000 } } } });
+    try {
+      const t = await small.tenant();
+      const start = await small.call('POST', '/people-search/start', auth(t), { prompt: 'Find CTOs in Paris' });
+      const thread = start.json.thread_id as string;
+      const snap = await eventually('the run to end', async () => {
+        const r = await small.call('GET', `/people-search/status/${thread}`, auth(t));
+        return ['completed', 'error'].includes(r.json.status) ? (r.json as Json) : null;
+      });
+      expect(snap).toMatchObject({ status: 'completed', current_step: 'completed', error_message: '' });
+      expect(snap.table_structure.notes.join(' ')).toMatch(/budget spent: wall time/);
+      // A continue starts a new run with its own budget (spent again here, at once).
+      const more = await small.call('POST', '/people-search/continue', auth(t), { thread_id: thread, total_target: 30 });
+      expect(more.json).toEqual({ success: true, thread_id: thread, status: 'continuing' });
+      const again = await eventually('the continued run to end', async () => {
+        const r = await small.call('GET', `/people-search/status/${thread}`, auth(t));
+        return r.json.status === 'completed' && r.json.total_target === 30 ? (r.json as Json) : null;
+      });
+      expect(again.table_structure.notes.filter((n: string) => n.startsWith('budget spent'))).toHaveLength(1);
+    } finally {
+      await small.close();
     }
   });
 });
