@@ -49,6 +49,13 @@ export class RedisProgressStreams implements ProgressStreams {
     this.redis.on('error', () => undefined);
   }
 
+  /** A connection for one blocking read at a time; its errors surface on the read. */
+  private blockingConnection(): Redis {
+    const conn = this.redis.duplicate();
+    conn.on('error', () => undefined);
+    return conn;
+  }
+
   private k(key: string): string {
     return this.prefix + key;
   }
@@ -76,8 +83,7 @@ export class RedisProgressStreams implements ProgressStreams {
     parseEntryId(afterId);
     if (this.closed) throw new Error('progress streams closed');
     const wait = Math.max(1, Math.min(PROGRESS_MAX_WAIT_MS, Math.floor(timeoutMs)));
-    const conn = this.idle.pop() ?? this.redis.duplicate();
-    conn.on('error', () => undefined);
+    const conn = this.idle.pop() ?? this.blockingConnection();
     this.busy.add(conn);
     try {
       return fromXread(await conn.call('XREAD', 'COUNT', String(clampCount(count)), 'BLOCK', String(wait), 'STREAMS', this.k(key), afterId));
