@@ -34,9 +34,11 @@ export async function streamStatus(deps: AgentsDeps, principal: Principal, strea
   const m = KEY.exec(streamKey);
   if (!m) throw notFound('stream');
   const threadId = m[1]!.toLowerCase();
+  const w = await deps.db.withTenant(principal.tenantId, (sql) => getWorkflow(sql, principal.tenantId, threadId, ['company_search', 'people_search']));
+  // A user who is not an administrator sees the streams of their own workflows only, as their snapshots.
+  if (w && !principal.admin && w.owner !== principal.owner) throw notFound('stream');
   const info = await deps.streams.describe(streamKeyOf(principal.tenantId, threadId));
   if (!info) throw notFound('stream');
-  const w = await deps.db.withTenant(principal.tenantId, (sql) => getWorkflow(sql, principal.tenantId, threadId, ['company_search', 'people_search']));
   return {
     stream_key: publicStreamKey(threadId),
     active: w !== null && isRunning(w.status),
