@@ -1,5 +1,5 @@
 import { isRunning } from '../domain/workflow';
-import { getWorkflow } from '../store/workflows';
+import { getWorkflow, ownedThreads } from '../store/workflows';
 import type { AgentsDeps } from './context';
 import { notFound } from './errors';
 import type { Principal } from './principal';
@@ -12,10 +12,16 @@ import { publicStreamKey, streamKeyOf, tenantStreamPrefix } from './progress';
  */
 export const MAX_ACTIVE_STREAMS = 1000;
 
+const KEY = /^workflow:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
+
 export async function activeStreams(deps: AgentsDeps, principal: Principal): Promise<string[]> {
   const prefix = tenantStreamPrefix(principal.tenantId);
-  const keys = await deps.streams.list(prefix, MAX_ACTIVE_STREAMS);
-  return keys.map((k) => k.slice(prefix.length));
+  const keys = (await deps.streams.list(prefix, MAX_ACTIVE_STREAMS)).map((k) => k.slice(prefix.length));
+  if (principal.admin) return keys;
+  // A user who is not an administrator: the streams of their own workflows only.
+  const threads = keys.map((k) => KEY.exec(k)?.[1]?.toLowerCase()).filter((t): t is string => t !== undefined);
+  const own = await deps.db.withTenant(principal.tenantId, (sql) => ownedThreads(sql, principal.tenantId, principal.owner, threads));
+  return keys.filter((k) => own.has(KEY.exec(k)?.[1]?.toLowerCase() ?? ''));
 }
 
 export interface StreamStatus {
@@ -26,8 +32,6 @@ export interface StreamStatus {
   last_entry_id: string;
   age_seconds: number;
 }
-
-const KEY = /^workflow:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
 
 /** A stream's length, first and last ids and age; `active` while its workflow runs. 404 for a stream the tenant lacks. */
 export async function streamStatus(deps: AgentsDeps, principal: Principal, streamKey: string): Promise<StreamStatus> {

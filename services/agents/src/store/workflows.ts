@@ -125,6 +125,16 @@ export async function heartbeatWorkflow(sql: Sql, tenantId: string, threadId: st
   return row ? { held: true, stopRequested: row.stop_requested, totalTarget: row.total_target } : { held: false, stopRequested: false, totalTarget: 0 };
 }
 
+/** Which of these threads are workflows of `owner`. */
+export async function ownedThreads(sql: Sql, tenantId: string, owner: string, threadIds: readonly string[]): Promise<Set<string>> {
+  if (threadIds.length === 0) return new Set();
+  const r = await sql.query<{ thread_id: string }>(
+    `SELECT thread_id::text AS thread_id FROM agents.workflows WHERE tenant_id = $1 AND owner = $2 AND thread_id = ANY($3::uuid[])`,
+    [tenantId, owner, threadIds],
+  );
+  return new Set(r.rows.map((x) => x.thread_id));
+}
+
 /** Who holds a workflow and whether a stop was asked: the run's frequent look (no state read). */
 export async function workflowFlags(sql: Sql, tenantId: string, threadId: string): Promise<{ claimed_by: string | null; stop_requested: boolean } | null> {
   const r = await sql.query<{ claimed_by: string | null; stop_requested: boolean }>(
