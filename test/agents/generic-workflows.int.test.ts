@@ -359,7 +359,7 @@ describe('the generic workflow API without a worker: limits, conflicts, bad inpu
 
   beforeAll(async () => {
     // No worker: started workflows stay running, so limits and running-state refusals are deterministic.
-    s = await startAgentsStack({ service: { genericWorkflows: { maxRunningPerService: 2, keepaliveMs: 300 } } });
+    s = await startAgentsStack({ service: { genericWorkflows: { maxRunningPerService: 2, keepaliveMs: 300, maxOpenStreams: 3 } } });
     a = await s.tenant();
     b = await s.tenant();
   }, 120_000);
@@ -576,5 +576,39 @@ describe('the generic workflow API without a worker: limits, conflicts, bad inpu
     const n = await s.db.withTenant(c.tenantId, (sql) => sql.query<{ n: string }>(`SELECT count(*) AS n FROM agents.workflows`));
     expect(Number(n.rows[0]!.n)).toBe(5);
     expect((await s.call('GET', '/api/seed/status', auth(c))).json.summary).toMatchObject({ total: 5, completed: 5 });
+  });
+
+  it('serves at most maxOpenStreams streams at once (503 beyond), and a client that leaves gives its slot back', async () => {
+    const t = (await s.call('POST', '/api/workflow/people/start', auth(a), { prompt: 'Find CTOs in Berlin' })).json as unknown as string;
+    // Three clients wait on the running workflow (it has one event; they resume after it) until told to leave.
+    let open = 0;
+    let leave = false;
+    const waiting = [0, 1, 2].map(() => {
+      let counted = false;
+      return readStream(s, 'GET', `/api/workflow/stream/${t}`, { ...auth(a), 'last-event-id': '1' }, undefined, (_frames, comments) => {
+        if (comments >= 1 && !counted) {
+          counted = true;
+          open++;
+        }
+        return leave;
+      });
+    });
+    await eventually('three streams open', async () => open === 3);
+    const fourth = await s.call('GET', `/api/workflow/stream/${t}`, { ...auth(a), 'last-event-id': '1' });
+    expect(fourth.status).toBe(503);
+    expect(fourth.json).toEqual({ detail: expect.stringMatching(/too many open workflow streams/) });
+    expect(fourth.headers['retry-after']).toBe('5');
+    // A start that would stream is refused before it starts anything.
+    const before = ((await s.call('GET', '/api/workflow/threads', auth(a))).json as unknown as Json[]).length;
+    expect((await s.call('POST', '/api/workflow/start', auth(a), { prompt: 'Find fintech companies' })).status).toBe(503);
+    expect(((await s.call('GET', '/api/workflow/threads', auth(a))).json as unknown as Json[]).length).toBe(before);
+    // The clients leave; their slots come back (the server notices within a keep-alive interval).
+    leave = true;
+    const left = await Promise.all(waiting);
+    expect(left.map((r) => [r.status, r.ended])).toEqual([[200, false], [200, false], [200, false]]);
+    await eventually('three slots free again', async () => {
+      const probes = await Promise.all([0, 1, 2].map(() => readStream(s, 'GET', `/api/workflow/stream/${t}`, { ...auth(a), 'last-event-id': '1' }, undefined, (_f, comments) => comments >= 1, 5_000)));
+      return probes.every((p) => p.status === 200);
+    }, 10_000, 500);
   });
 });

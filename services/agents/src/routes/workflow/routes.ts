@@ -67,8 +67,12 @@ function serveStream(ctx: RouterContext<AgentsState>, deps: WorkflowRouteDeps, t
   ctx.set('cache-control', 'no-cache, no-transform');
   ctx.set('x-accel-buffering', 'no');
   ctx.body = out;
-  // The client went away (or the answer ended): the workflow keeps running, the stream stops reading.
-  ctx.res.once('close', () => gone.abort());
+  // The client went away (or the answer ended): the workflow keeps running, the stream stops reading, and its slot
+  // is free at once (the reader ends within a keep-alive interval).
+  ctx.res.once('close', () => {
+    gone.abort();
+    leave();
+  });
   const log = ctx.state.log;
   const tenantId = ctx.state.principal.tenantId;
   void deps
