@@ -2,7 +2,7 @@ import { createLogger, createMetricsRegistry, IdentitySigner, KafkaBus, listen, 
 import { createAgentsService, createAgentsWorker, listSources, SearxngWebSearch, webSource, type AgentsService, type AgentsServiceDeps, type AgentsWorker, type RunSettings } from '@lore/agents';
 import type { GatewayConfig } from '@lore/gateway';
 import type { Registry } from 'prom-client';
-import { http, IDENTITY_SECRET, makeKey, makeTenant, startGateway, uid, type GatewayUnderTest, type TenantFixture } from '../gateway/harness';
+import { adminCall, http, IDENTITY_SECRET, makeKey, makeTenant, startGateway, uid, type GatewayUnderTest, type TenantFixture } from '../gateway/harness';
 import { freshDatabase, requireEnv, uniqueSuffix, type TestDatabase } from '../support/infra';
 
 /**
@@ -28,6 +28,8 @@ export interface AgentsStack {
   call(method: string, path: string, headers: Record<string, string>, body?: unknown): ReturnType<typeof http>;
   tenant(keyOptions?: Record<string, unknown>): Promise<TenantFixture>;
   key(tenantId: string, options?: Record<string, unknown>): Promise<string>;
+  /** A user of the tenant with this role (`member`, `admin`), signed in: their session token. */
+  user(tenantId: string, role: string): Promise<{ token: string; userId: string; email: string }>;
   close(): Promise<void>;
 }
 
@@ -92,6 +94,15 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
     call: (method, path, headers, body) => http(gateway.publicUrl, method, path, { headers, body }),
     tenant: (keyOptions = {}) => makeTenant(gateway, keyOptions),
     key: async (tenantId, opts = {}) => (await makeKey(gateway, tenantId, opts)).key,
+    user: async (tenantId, role) => {
+      const email = `u-${uid()}@example.test`;
+      const password = `pw-${uid()}-${uid()}`;
+      const u = await adminCall(gateway, 'POST', `/internal/v1/tenants/${tenantId}/users`, { email, password, role });
+      if (u.status !== 201) throw new Error(`user creation failed: ${u.status} ${u.text}`);
+      const login = await http(gateway.publicUrl, 'POST', '/api/auth/login', { body: { email, password } });
+      if (login.status !== 200) throw new Error(`login failed: ${login.status} ${login.text}`);
+      return { token: login.json.token as string, userId: u.json.user_id as string, email };
+    },
     close: async () => {
       await worker?.stop();
       await bus?.close();

@@ -246,6 +246,29 @@ describe('company and people search workflows through the gateway (worker on rea
     expect((await s.call('GET', '/company-search/status/not-a-thread', auth(a))).status).toBe(404);
   });
 
+  it("keeps a signed-in member's searches to that member (and the tenant's administrators)", async () => {
+    const alice = await s.user(a.tenantId, 'member');
+    const bob = await s.user(a.tenantId, 'member');
+    const admin = await s.user(a.tenantId, 'admin');
+    const as = (u: { token: string }) => ({ authorization: `Bearer ${u.token}` });
+    const start = await s.call('POST', '/company-search/start', as(alice), { prompt: 'Find 2 healthcare companies in New York', list_name: 'Alice NY' });
+    expect(start.status).toBe(200);
+    const thread = start.json.thread_id as string;
+    await eventually('alice\'s search', async () => (await s.call('GET', `/company-search/status/${thread}`, as(alice))).json.status === 'completed');
+    expect((await s.call('GET', `/company-search/status/${thread}`, as(bob))).status).toBe(404);
+    expect((await s.call('POST', `/company-search/stop/${thread}`, as(bob))).status).toBe(404);
+    expect((await s.call('GET', `/api/stream/stream-status/workflow:${thread}`, as(bob))).status).toBe(404);
+    expect((await s.call('GET', '/api/stream/active-streams', as(bob))).json).toBe('');
+    expect((await s.call('GET', '/api/stream/active-streams', as(alice))).json).toBe(`workflow:${thread}`);
+    expect(((await s.call('GET', '/company-search/getLists', as(bob))).json.data as Json[]).map((l) => l.listLinkID)).not.toContain(thread);
+    const mine = (await s.call('GET', '/company-search/getLists', as(alice))).json;
+    expect(mine).toMatchObject({ total: 1, data: [{ listLinkID: thread, listName: 'Alice NY', author: expect.any(Number) }] });
+    // The tenant's administrator (a session) and its keys see it.
+    expect((await s.call('GET', `/company-search/status/${thread}`, as(admin))).status).toBe(200);
+    expect((await s.call('GET', `/company-search/status/${thread}`, auth(a))).status).toBe(200);
+    expect(((await s.call('GET', '/api/stream/active-streams', as(admin))).json as string).split(',')).toContain(`workflow:${thread}`);
+  });
+
   it('answers every bad input with 422 body (a) naming the field, and refusals as a whole with body (b)', async () => {
     const cases: Array<[string, string, unknown, Array<{ field: string; type: string }>]> = [
       ['POST', '/company-search/start', {}, [{ field: 'body.prompt', type: 'missing' }]],
