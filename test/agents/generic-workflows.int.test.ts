@@ -1,5 +1,7 @@
 import { request, type ClientRequest } from 'node:http';
 import { upsertDirectoryRecords } from '@lore/agents';
+import { RedisProgressStreams } from '@lore/runtime';
+import { requireEnv, uniqueSuffix } from '../support/infra';
 import { companyKey, generateAgentsWorld, matchingCompanies, worldDirectoryRecords } from '../support/agents-world';
 import type { TenantFixture } from '../gateway/harness';
 import { startAgentsStack, type AgentsStack } from './harness';
@@ -352,14 +354,16 @@ describe('the generic workflow API with the worker (real Kafka, Redis, PostgreSQ
   });
 });
 
-describe('the generic workflow API without a worker: limits, conflicts, bad input, live frames, seed', () => {
+describe('the generic workflow API without a worker (Redis, PostgreSQL, through the gateway): limits, conflicts, bad input, live frames, seed', () => {
   let s: AgentsStack;
   let a: TenantFixture;
   let b: TenantFixture;
 
   beforeAll(async () => {
     // No worker: started workflows stay running, so limits and running-state refusals are deterministic.
-    s = await startAgentsStack({ service: { genericWorkflows: { maxRunningPerService: 2, keepaliveMs: 300, maxOpenStreams: 3 } } });
+    // Progress streams on real Redis here too (the harness gives a stack without a worker memory ones).
+    const streams = new RedisProgressStreams(requireEnv('LORE_TEST_REDIS_URL'), { keyPrefix: `agents-generic-${uniqueSuffix()}:` });
+    s = await startAgentsStack({ service: { streams, genericWorkflows: { maxRunningPerService: 2, keepaliveMs: 300, maxOpenStreams: 3 } } });
     a = await s.tenant();
     b = await s.tenant();
   }, 120_000);
