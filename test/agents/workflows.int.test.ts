@@ -182,6 +182,9 @@ describe('company and people search workflows through the gateway (worker on rea
     const thread = start.json.thread_id as string;
     const snap = await finished(s, a, `/people-search/status/${thread}`);
     expect(snap).toMatchObject({ status: 'completed', current_step: 'completed', category: 'people_search', total_target: 3 });
+    // Unnamed, the list takes the criteria's title.
+    expect(snap.title).toMatch(/CEO/);
+    expect(snap.title).not.toBe('Find 3 CEOs of fintech companies');
     const keys = snap.all_companies.map((r: Json) => r.entity_key as string);
     expect(keys).toHaveLength(3);
     for (const k of keys) expect(truth).toContain(k);

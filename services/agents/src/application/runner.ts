@@ -227,13 +227,16 @@ class Run {
       state.goal = plan.goal;
       // Criteria a caller added (the generic workflow API) join the extracted ones.
       state.criteria = withAdditionalCriteria(plan.criteria, state);
+      // An unnamed list takes the criteria's title ("Fintech companies in Berlin with 51+ employees").
+      const retitle = !state.named && plan.title ? plan.title.slice(0, 200) : null;
+      if (retitle) state.title = retitle;
       (state as WorkflowState & { plan?: unknown }).plan = { filter: plan.filter, query: plan.query };
       state.sources = [this.deps.sources.directory ? 'directory' : null, this.deps.sources.web ? 'web' : null].filter((s): s is string => s !== null);
       if (!this.deps.sources.web) state.notes = [...state.notes.filter((n) => !n.startsWith('no web search')), 'no web search provider is configured: candidates come from the directory only'];
       if (w.list_id) {
         const list = await getList(sql, this.tenantId, w.list_id);
         const extra = ((list?.columns ?? []) as Column[]).filter((c) => c.type === 'enrichment');
-        await updateList(sql, this.tenantId, w.list_id, { columns: tableColumns(this.kind, state.criteria, extra) });
+        await updateList(sql, this.tenantId, w.list_id, { columns: tableColumns(this.kind, state.criteria, extra), ...(retitle ? { name: retitle } : {}) });
       }
       // A prompt that names a row count sets the first run's target (a continue sets its own).
       const target = plan.count !== undefined && w.status === 'processing' && !targetChosen(state) ? Math.max(1, Math.min(MAX_TOTAL_TARGET, plan.count)) : w.total_target;

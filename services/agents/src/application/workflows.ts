@@ -88,7 +88,7 @@ export async function startSearch(deps: AgentsDeps, principal: Principal, kind: 
   const listId = input.list_id ?? randomUUID();
   const target = input.total_target ?? DEFAULT_TOTAL_TARGET;
   const title = input.list_name?.trim() || titleOf(prompt);
-  const state = { ...emptyState({ title, description: input.list_description?.trim() ?? '', search_mode: input.search_mode?.trim() || 'fast' }), ...input.state };
+  const state = { ...emptyState({ title, named: Boolean(input.list_name?.trim()), description: input.list_description?.trim() ?? '', search_mode: input.search_mode?.trim() || 'fast' }), ...input.state };
   await inTenant(deps, principal.tenantId, async (sql, events) => {
     await input.admit?.(sql);
     await insertList(sql, principal.tenantId, { list_id: listId, thread_id: threadId, owner: principal.owner, name: title, description: state.description, list_type: kind, status: 'processing', columns: [] });

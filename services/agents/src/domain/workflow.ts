@@ -136,6 +136,8 @@ export interface WorkflowState {
   criteria: Criterion[];
   goal: string;
   title: string;
+  /** The caller named the list (`list_name`); otherwise the criteria's title replaces the prompt-derived one. */
+  named: boolean;
   description: string;
   search_mode: string;
   /** Where candidates came from this run (`directory`, `web`) and notes for the reader (a missing provider, a spent budget). */
@@ -164,6 +166,7 @@ export const emptyState = (over: Partial<WorkflowState> = {}): WorkflowState => 
   criteria: [],
   goal: '',
   title: '',
+  named: false,
   description: '',
   search_mode: 'fast',
   sources: [],

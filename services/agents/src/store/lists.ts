@@ -44,10 +44,11 @@ export async function getList(sql: Sql, tenantId: string, listId: string): Promi
   return r.rows[0] ?? null;
 }
 
-export async function updateList(sql: Sql, tenantId: string, listId: string, patch: { status?: string; columns?: unknown[] }): Promise<void> {
+export async function updateList(sql: Sql, tenantId: string, listId: string, patch: { status?: string; columns?: unknown[]; name?: string }): Promise<void> {
   await sql.query(
-    `UPDATE agents.lists SET status = coalesce($3, status), columns = coalesce($4::jsonb, columns), updated_at = now() WHERE tenant_id = $1 AND list_id = $2`,
-    [tenantId, listId, patch.status ?? null, patch.columns === undefined ? null : JSON.stringify(patch.columns)],
+    `UPDATE agents.lists SET status = coalesce($3, status), columns = coalesce($4::jsonb, columns), name = coalesce($5, name), updated_at = now()
+      WHERE tenant_id = $1 AND list_id = $2`,
+    [tenantId, listId, patch.status ?? null, patch.columns === undefined ? null : JSON.stringify(patch.columns), patch.name ?? null],
   );
 }
 
