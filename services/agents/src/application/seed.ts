@@ -18,6 +18,8 @@ import type { Principal } from './principal';
 
 /** An item left `processing` this long (a process stopped mid-item) is taken again by the next start. */
 export const SEED_STALE_MS = 10 * 60_000;
+/** How long a seed start waits for a workflow's first frame. */
+const LIST_ID_WAIT_MS = 10_000;
 /** Most statuses a status read answers (two types of a handful of prompts each: far fewer). */
 export const MAX_SEED_STATUSES = 1000;
 
@@ -46,11 +48,13 @@ const kindOf = (type: SeedType): SearchKind => (type === 'company' ? 'company_se
 /** The list_id of a workflow, read from the first frame of its stream (the `started` event carries it). */
 async function listIdFromStream(deps: AgentsDeps, tenantId: string, threadId: string): Promise<string> {
   const stop = new AbortController();
+  // The `started` event is written with the workflow, so the first frame is there at once; the bound is a safeguard.
+  const bound = setTimeout(() => stop.abort(), LIST_ID_WAIT_MS);
   let listId: string | null = null;
   await followWorkflow(deps, tenantId, threadId, 0, { signal: stop.signal, write: async () => undefined }, (frame) => {
     listId = frame.list_id;
     stop.abort();
-  });
+  }).finally(() => clearTimeout(bound));
   if (!listId) throw new Error('the workflow stream gave no list_id');
   return listId;
 }
