@@ -155,6 +155,8 @@ class Run {
     const out = await this.deps.agents.db.withTenant(this.tenantId, async (sql) => {
       const w = await getWorkflow(sql, this.tenantId, this.threadId, KINDS, true);
       if (!w || w.claimed_by !== this.deps.workerId) throw new RunEnded('lost');
+      // A stop asked since the watcher last looked: this batch is not written, the run ends stopped.
+      if (w.stop_requested) throw new RunEnded('stop');
       const state = readState(w.state);
       const now = Date.now();
       state.spent.wall_ms += now - this.lastWall;
