@@ -73,6 +73,8 @@ export function createAgentsWorker(deps: AgentsWorkerDeps): AgentsWorker {
   let timer: NodeJS.Timeout | null = null;
   let sweeping: Promise<number> | null = null;
   const runs = new Map<string, Promise<string>>();
+  /** Workflows whose message came while this process ran them. */
+  const again = new Set<string>();
   let slotFreed: Array<() => void> = [];
 
   const runDeps = (): RunDeps => ({ agents: { ...deps.agents, logger }, sources: deps.sources, settings, workerId, shutdown: shutdown.signal });
@@ -90,32 +92,46 @@ export function createAgentsWorker(deps: AgentsWorkerDeps): AgentsWorker {
       throw new PoisonError('malformed message: it does not match its contract schema', { cause: err });
     }
     const key = `${msg.tenant_id}:${msg.thread_id}`;
-    // A run in this process sees a continue, stop or enrichment at its next checkpoint.
-    if (runs.has(key)) return;
+    // A run in this process sees a continue, stop or enrichment at its next checkpoint; should the message have come
+    // just as the run ended, the workflow is claimed once more when it has (`again`).
+    if (runs.has(key)) {
+      again.add(key);
+      return;
+    }
     await waitForSlot();
     if (shutdown.signal.aborted) throw new Error('the worker is stopping');
-    const claimed = await claimRun(runDeps(), msg.tenant_id, msg.thread_id);
+    await start(msg.tenant_id, msg.thread_id, msg.reason);
+  };
+
+  /** Claims and runs a workflow in the background; false when it could not be claimed. */
+  const start = async (tenantId: string, threadId: string, reason: string): Promise<boolean> => {
+    const key = `${tenantId}:${threadId}`;
+    const claimed = await claimRun(runDeps(), tenantId, threadId);
     if (!claimed) {
-      logger.debug({ thread_id: msg.thread_id, reason: msg.reason }, 'workflow not claimed: another worker holds it or it is not running');
-      return;
+      logger.debug({ thread_id: threadId, reason }, 'workflow not claimed: another worker holds it or it is not running');
+      return false;
     }
     const run = claimed
       .run()
       .catch((err: unknown) => {
-        logger.error({ err, thread_id: msg.thread_id }, 'workflow run failed');
+        logger.error({ err, thread_id: threadId }, 'workflow run failed');
         return 'error';
       })
       .then((outcome) => {
-        logger.info({ thread_id: msg.thread_id, kind: claimed.kind, outcome }, 'workflow run ended');
+        logger.info({ thread_id: threadId, kind: claimed.kind, outcome }, 'workflow run ended');
         return outcome;
       })
       .finally(() => {
         runs.delete(key);
+        if (again.delete(key) && !shutdown.signal.aborted) {
+          start(tenantId, threadId, 'again').catch((err: unknown) => logger.warn({ err, thread_id: threadId }, 'workflow could not be claimed again; the sweep resumes it'));
+        }
         const waiting = slotFreed;
         slotFreed = [];
         for (const w of waiting) w();
       });
     runs.set(key, run);
+    return true;
   };
 
   const sweep = (): Promise<number> => {
