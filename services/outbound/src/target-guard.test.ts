@@ -78,15 +78,18 @@ describe('checkTargetUrl', () => {
 });
 
 describe('TargetGuard.resolve', () => {
-  it('lets plain http through to a loopback name only when every answer is loopback', async () => {
-    const guard = new TargetGuard({
-      protocols: ['https:'],
-      allowLoopback: true,
-      lookup: async (name) => [{ address: name === 'localhost' ? '127.0.0.1' : '93.184.216.34', family: 4 }],
-    });
-    await expect(guard.resolve('http://localhost:8123/in')).resolves.toMatchObject({ address: '127.0.0.1', port: 8123 });
-    const hostile = new TargetGuard({ protocols: ['https:'], allowLoopback: true, lookup: async () => [{ address: '93.184.216.34', family: 4 }] });
-    await expect(hostile.resolve('http://localhost:8123/in')).rejects.toMatchObject({ reason: 'scheme_not_allowed' });
+  it('lets plain http through to a loopback name, pinned to the loopback address whatever the resolver says', async () => {
+    const asked: string[] = [];
+    // A resolver (a hosts file) that points every name, localhost ones too, at a public address.
+    const hostile = new TargetGuard({ protocols: ['https:'], allowLoopback: true, lookup: async (name) => (asked.push(name), [{ address: '93.184.216.34', family: 4 }]) });
+    await expect(hostile.resolve('http://localhost:8123/in')).resolves.toMatchObject({ address: '127.0.0.1', port: 8123 });
+    // RFC 6761: names under localhost are the loopback address too (many system resolvers do not answer them).
+    await expect(hostile.resolve('http://shop.example.localhost:8123/')).resolves.toMatchObject({ address: '127.0.0.1', hostname: 'shop.example.localhost' });
+    expect(asked).toEqual([]);
+    // Any other name is resolved, and plain http to what it answers is refused.
+    await expect(hostile.resolve('http://example.test:8123/in')).rejects.toMatchObject({ reason: 'scheme_not_allowed' });
+    // Without the loopback switch a localhost name is refused before any lookup.
+    await expect(new TargetGuard({ lookup: async () => [{ address: '127.0.0.1', family: 4 }] }).resolve('http://a.localhost/')).rejects.toBeInstanceOf(TargetRefusedError);
   });
 
   it('uses the scheme default port', async () => {

@@ -140,6 +140,11 @@ function isLoopbackHost(host: string): boolean {
     const parsed = ipaddr.process(host);
     return parsed.range() === 'loopback';
   }
+  return isLocalhostName(host);
+}
+
+/** `localhost` or a name under it (RFC 6761 §6.3), trailing dot and case ignored. */
+function isLocalhostName(host: string): boolean {
   const name = host.toLowerCase().replace(/\.$/, '');
   return name === 'localhost' || name.endsWith('.localhost');
 }
@@ -213,6 +218,9 @@ export class TargetGuard {
     const loopbackOnly = !(this.protocols as readonly string[]).includes(url.protocol);
     const literal = isIP(hostname);
     if (literal) return { url, hostname, port, address: hostname, family: literal === 6 ? 6 : 4 };
+    // RFC 6761 §6.3: a `localhost` name is the loopback address, whatever a resolver says (many system resolvers do
+    // not answer `<name>.localhost` at all). Only reachable when loopback is allowed (local testing).
+    if (this.allowLoopback && isLocalhostName(hostname)) return { url, hostname, port, address: '127.0.0.1', family: 4 };
 
     let answers: ResolvedAddress[];
     try {
