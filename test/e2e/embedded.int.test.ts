@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LoopbackWeb } from '../support/loopback-web';
+import { companyKey, generateAgentsWorld, matchingCompanies, serveAgentsWorld, worldCsv } from '../support/agents-world';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -239,4 +240,51 @@ describe('embedded mode', () => {
       await web.close();
     }
   }, 120_000);
+  it('builds a list from an imported CSV and the web: a streamed workflow ends with exactly the matching companies', async () => {
+    // The agents test world: companies with their own sites on this machine and a SearXNG-format search over them.
+    const served = await serveAgentsWorld(generateAgentsWorld(5, { companies: 80 }));
+    const b = await boot(dataDir, { LORE_AGENTS_ALLOW_LOOPBACK: 'true', LORE_AGENTS_SEARXNG_URL: served.search.url });
+    try {
+      const { api_key: key } = JSON.parse(readFileSync(join(dataDir, 'dev-credentials.json'), 'utf8')) as { api_key: string };
+      const auth = { authorization: `Bearer ${key}` };
+      const sse = (text: string) => text.split('\n\n').map((f) => /^data: (.*)$/m.exec(f)?.[1]).filter((d): d is string => d !== undefined).map((d) => JSON.parse(d) as Record<string, any>);
+      // Import every other company of the world as a CSV: the analysis streams, then a review imports it.
+      const half = served.world.companies.filter((_, i) => i % 2 === 0);
+      const csv = worldCsv({ ...served.world, companies: half }, 'company', { port: served.web.port });
+      const form = new FormData();
+      form.append('file', new Blob([csv], { type: 'text/csv' }), 'companies.csv');
+      const upload = await fetch(`${b.url}/api/lists/csv/upload`, { method: 'POST', headers: auth, body: form });
+      expect(upload.status).toBe(200);
+      const analysis = sse(await upload.text());
+      expect(analysis.at(-1)).toMatchObject({ status: 'ready_for_review' });
+      const thread = analysis[0]!.thread_id as string;
+      const review = await fetch(`${b.url}/api/lists/csv/review/${thread}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ listName: 'Imported companies' }) });
+      expect(review.status).toBe(200);
+      let imported: Record<string, any> = {};
+      for (let i = 0; i < 300 && imported.status !== 'completed'; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        imported = (await (await fetch(`${b.url}/api/lists/csv/status/${thread}`, { headers: auth })).json()) as Record<string, any>;
+        expect(imported.status).not.toBe('error');
+      }
+      expect(imported).toMatchObject({ status: 'completed', imported_rows: 40 });
+      // A list prompt, streamed to its end: the directory gives the imported half, the web search the other half.
+      const started = await fetch(`${b.url}/api/workflow/start`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'Find fintech companies in Berlin', total_target: 25 }) });
+      expect(started.status).toBe(200);
+      expect(started.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      const frames = sse(await started.text());
+      expect(frames.at(-1)).toMatchObject({ status: 'completed' });
+      const workflow = frames[0]!.thread_id as string;
+      const status = (await (await fetch(`${b.url}/api/workflow/status/${workflow}`, { headers: auth })).json()) as Record<string, any>;
+      const truth = matchingCompanies(served.world, { industry: 'Fintech', city: 'Berlin' }).map(companyKey);
+      // Both sources are needed: some matching companies were imported, the others only the web search finds.
+      const importedKeys = new Set(half.map(companyKey));
+      expect(truth.some((k) => importedKeys.has(k))).toBe(true);
+      expect(truth.some((k) => !importedKeys.has(k))).toBe(true);
+      expect(new Set((status.all_companies as Array<{ entity_key: string }>).map((r) => r.entity_key))).toEqual(new Set(truth));
+      expect(status.table_structure.sources).toEqual(expect.arrayContaining(['directory', 'web']));
+    } finally {
+      await stop(b);
+      await served.close();
+    }
+  }, 180_000);
 });

@@ -33,12 +33,23 @@ export const embeddedEnvSchema = z.object({
   LORE_WEBHOOKS_ALLOW_LOOPBACK: allowLoopbackSetting,
   /** `true`: web and Drive connectors may read this machine (docs/core.md, "Indexing"); refused in production. */
   LORE_CONNECTORS_ALLOW_LOOPBACK: allowLoopbackSetting,
+  /** `true`: list building and company overview may read this machine's web pages (docs/agents.md); refused in production. */
+  LORE_AGENTS_ALLOW_LOOPBACK: allowLoopbackSetting,
+  /** A SearXNG instance (its JSON API) list building searches the web with; without one lists come from the directory. */
+  LORE_AGENTS_SEARXNG_URL: z
+    .string()
+    .optional()
+    .transform((v) => (v === '' ? undefined : v))
+    .refine((v) => v === undefined || /^https?:\/\/\S+$/.test(v), { message: 'must be an http(s) URL' }),
   /** How often the connector scheduler looks for due pairs (ms). */
   LORE_CORE_SCHEDULER_INTERVAL_MS: envInt(15_000, 100, 3_600_000),
 }).superRefine((env, ctx) => {
   refuseLoopbackInProduction(env, ctx);
   if (env.NODE_ENV === 'production' && env.LORE_CONNECTORS_ALLOW_LOOPBACK) {
     ctx.addIssue({ code: 'custom', path: ['LORE_CONNECTORS_ALLOW_LOOPBACK'], message: 'opens connector reads to this machine and is refused when NODE_ENV=production' });
+  }
+  if (env.NODE_ENV === 'production' && env.LORE_AGENTS_ALLOW_LOOPBACK) {
+    ctx.addIssue({ code: 'custom', path: ['LORE_AGENTS_ALLOW_LOOPBACK'], message: 'opens web reads to this machine and is refused when NODE_ENV=production' });
   }
 });
 
