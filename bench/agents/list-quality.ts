@@ -210,6 +210,7 @@ async function measure(s: AgentsStack, t: TenantFixture, served: ServedAgentsWor
 const f2 = (x: number) => x.toFixed(2);
 const pad = (s: string | number, n: number) => String(s).padEnd(n);
 const padl = (s: string | number, n: number) => String(s).padStart(n);
+const f1 = (p: number, r: number) => (p + r === 0 ? 0 : (2 * p * r) / (p + r));
 const mean = (xs: number[]) => (xs.length === 0 ? NaN : xs.reduce((a, b) => a + b, 0) / xs.length);
 
 function table(config: Config, rows: Outcome[]): string {
@@ -230,7 +231,7 @@ function table(config: Config, rows: Outcome[]): string {
     ...lines,
     meanLine,
     ...fps,
-    `ratio, workflow / baseline     precision ${f2(precision / mean(rows.map((r) => r.baseline.precision)))}x   R@25 ${f2(mean(rows.map((r) => r.reach)) / mean(rows.map((r) => r.baseline.reach)))}x`,
+    `ratio, workflow / baseline     precision ${f2(precision / mean(rows.map((r) => r.baseline.precision)))}x   R@25 ${f2(mean(rows.map((r) => r.reach)) / mean(rows.map((r) => r.baseline.reach)))}x   F1 ${f2(mean(rows.map((r) => f1(r.precision, r.reach))))} vs ${f2(mean(rows.map((r) => f1(r.baseline.precision, r.baseline.reach))))} (of P and R@25; an empty list's precision is 1, so F1 is the fairer comparison)`,
     `verdict (${config})             mean precision ${f2(precision)} — ${precision >= TARGET ? 'target met' : 'target MISSED'} (target >= ${TARGET})`,
   ].join('\n');
 }
