@@ -21,7 +21,7 @@
  *   measured round's figures without collections (its /metrics: peak RSS and heap in use, garbage included) are
  *   printed beside.
  *
- *   bash test/infra/up.sh && npm run bench:workflows [-- --workflows 100 --idle-runs 10 --poll-ms 50 --target 100 --via sse|stream]
+ *   bash test/infra/up.sh && npm run bench:workflows [-- --workflows 100 --idle-runs 30 --rounds 2 --poll-ms 50 --target 100 --via sse|stream]
  *
  * The worker is `services/agents/src/worker-main.ts` as a child process (the agents-worker deployment as
  * configuration.md runs it, `LORE_AGENTS_WORKFLOW_MAX_RUNNING` set to the workflow count, everything else its
@@ -34,7 +34,8 @@
  *
  * The status poller sends one request at a time, `--poll-ms` apart, to the running workflows in turn (idle: the one
  * workflow), in both phases; only answers that still show the workflow running are counted. The idle phase runs
- * `--idle-runs` workflows one after another. Prints p50/p95 of each phase, the ratios and a verdict; exits 1 only
+ * `--idle-runs` workflows one after another. `--rounds` rounds of idle then load are run and their samples pooled
+ * (each round's ratios printed too), so a busy minute on the shared machine does not fall on one side only. Prints p50/p95 of each phase, the ratios and a verdict; exits 1 only
  * on a crash (a missed target is printed).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -62,6 +63,7 @@ const argNum = (name: string, fallback: number) => {
 };
 const WORKFLOWS = argNum('workflows', 100);
 const IDLE_RUNS = argNum('idle-runs', 30);
+const ROUNDS = argNum('rounds', 2);
 const POLL_MS = argNum('poll-ms', 50);
 const TARGET_ROWS = argNum('target', 100);
 const VIA = process.argv.includes('--via') ? process.argv[process.argv.indexOf('--via') + 1] : 'sse';
@@ -226,7 +228,6 @@ async function main(): Promise<void> {
   let child: ChildProcess | undefined;
   const logs: string[] = [];
   const keys: string[] = [];
-  const loop = monitorEventLoopDelay({ resolution: 10 });
   const pg = new Client({ connectionString: s.database.ownerUrl });
   await pg.connect();
   /** Where this process's instrumentation writes: the phase being measured, or nowhere. */
@@ -466,79 +467,111 @@ async function main(): Promise<void> {
     await run([]);
     prompt = 0;
 
-    // Quiet: the worker's memory with nothing running, before the idle runs.
-    await sleep(1000);
-    const quietBefore: WorkerSample[] = [];
-    for (let i = 0; i < 10; i++) {
-      quietBefore.push(await sampleWorker(`${ops}/metrics`));
-      await sleep(200);
-    }
+    const quietSamples = async (): Promise<WorkerSample[]> => {
+      await sleep(1000);
+      const out: WorkerSample[] = [];
+      for (let i = 0; i < 10; i++) {
+        out.push(await sampleWorker(`${ops}/metrics`));
+        await sleep(200);
+      }
+      return out;
+    };
+    const busy = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1e6;
 
-    // Idle: one workflow alone, IDLE_RUNS times.
+    // ROUNDS rounds, each an idle phase then a load phase; the samples of all rounds are pooled (the machine is
+    // shared: interleaving keeps a slow minute from landing on one side only), and each round's ratios are printed.
+    const quietBefore = await quietSamples();
+    let quiet: WorkerSample[] = quietBefore;
     const idlePhase = { status: [] as number[], tx: [] as number[] };
+    const loadPhase = { status: [] as number[], tx: [] as number[] };
     const idlePg: PgSample[] = [];
-    phase = idlePhase;
+    const loadPg: PgSample[] = [];
     const idleStatus: number[] = [];
+    const loadStatus: number[] = [];
     const idleRuns: Watched[] = [];
+    const loadRuns: Watched[] = [];
     const idleSamples: WorkerSample[] = [];
-    loop.reset();
-    loop.enable();
-    const idleCpu0 = process.cpuUsage();
-    const idleWorkerCpu0 = (await sampleWorker(`${ops}/metrics`)).cpu;
-    const idleStarted = now();
-    for (let i = 0; i < IDLE_RUNS; i++) {
-      const live: Watched[] = [];
-      let done = false;
-      await Promise.all([
-        run(live).then((w) => {
-          idleRuns.push(w);
-          done = true;
-        }),
-        poll(() => live.filter((w) => !w.ended), () => done, idleStatus),
-        sampler(() => done, idleSamples, idlePg),
-      ]);
-    }
-    const idleWall = (now() - idleStarted) / 1000;
-    phase = null;
-    const idleWorkerCpu = ((await sampleWorker(`${ops}/metrics`)).cpu - idleWorkerCpu0) / idleWall;
-    const idleCpu = process.cpuUsage(idleCpu0);
-    loop.disable();
-    const idleLoopP99 = loop.percentile(99) / 1e6;
+    const loadSamples: WorkerSample[] = [];
+    const idleLoop = monitorEventLoopDelay({ resolution: 10 });
+    const loadLoop = monitorEventLoopDelay({ resolution: 10 });
+    let idleWall = 0;
+    let loadWall = 0;
+    let idleCpuS = 0;
+    let loadCpuS = 0;
+    let idleWorkerCpuS = 0;
+    let loadWorkerCpuS = 0;
+    const loadMsList: number[] = [];
+    const polled = { endedAnswers: 0 };
+    const perRound: Array<{ status: number; delivery: number; load: string }> = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const roundLoad = loadavg()[0]!.toFixed(2);
+      // Idle: one workflow alone, IDLE_RUNS times.
+      const mark = { status: idleStatus.length, runs: idleRuns.length, loadStatus: loadStatus.length, loadRuns: loadRuns.length };
+      phase = idlePhase;
+      idleLoop.enable();
+      let cpu0 = process.cpuUsage();
+      let worker0 = (await sampleWorker(`${ops}/metrics`)).cpu;
+      let started = now();
+      for (let i = 0; i < IDLE_RUNS; i++) {
+        const live: Watched[] = [];
+        let done = false;
+        const [, p] = await Promise.all([
+          run(live).then((w) => {
+            idleRuns.push(w);
+            done = true;
+          }),
+          poll(() => live.filter((w) => !w.ended), () => done, idleStatus),
+          sampler(() => done, idleSamples, idlePg),
+        ]);
+        polled.endedAnswers += p.endedAnswers;
+      }
+      idleWall += (now() - started) / 1000;
+      phase = null;
+      idleLoop.disable();
+      idleWorkerCpuS += (await sampleWorker(`${ops}/metrics`)).cpu - worker0;
+      idleCpuS += busy(process.cpuUsage(cpu0));
 
-    // Quiet: the worker's memory with nothing running, just before the load.
-    await sleep(1000);
-    const quiet: WorkerSample[] = [];
-    for (let i = 0; i < 10; i++) {
-      quiet.push(await sampleWorker(`${ops}/metrics`));
-      await sleep(200);
+      // Quiet: the worker's memory with nothing running, just before the load.
+      quiet = await quietSamples();
+
+      // Load: WORKFLOWS started at once, each followed by its own client from the moment its stream opens.
+      phase = loadPhase;
+      loadLoop.enable();
+      cpu0 = process.cpuUsage();
+      worker0 = quiet.at(-1)!.cpu;
+      started = now();
+      const live: Watched[] = [];
+      let allDone = false;
+      const [runs, p] = await Promise.all([
+        Promise.all(Array.from({ length: WORKFLOWS }, () => run(live))).finally(() => void (allDone = true)),
+        poll(() => live.filter((w) => !w.ended), () => allDone, loadStatus),
+        sampler(() => allDone, loadSamples, loadPg),
+      ]);
+      const ms = now() - started;
+      loadMsList.push(ms);
+      loadWall += ms / 1000;
+      phase = null;
+      loadLoop.disable();
+      loadWorkerCpuS += (await sampleWorker(`${ops}/metrics`)).cpu - worker0;
+      loadCpuS += busy(process.cpuUsage(cpu0));
+      loadRuns.push(...runs);
+      polled.endedAnswers += p.endedAnswers;
+      const iLags = await lagsOf(idleRuns.slice(mark.runs));
+      const lLags = await lagsOf(runs);
+      perRound.push({
+        status: percentile(loadStatus.slice(mark.loadStatus), 95) / percentile(idleStatus.slice(mark.status), 95),
+        delivery: percentile(lLags.stream, 95) / percentile(iLags.stream, 95),
+        load: `${roundLoad}→${loadavg()[0]!.toFixed(2)}`,
+      });
+      if (round < ROUNDS - 1) await sleep(1000);
     }
     const quietRss = median(quiet.map((q) => q.rss));
     const quietHeap = median(quiet.map((q) => q.heap));
-
-    // Load: WORKFLOWS started at once, each followed by its own client from the moment its stream opens.
-    const loadSamples: WorkerSample[] = [];
-    const loadPhase = { status: [] as number[], tx: [] as number[] };
-    const loadPg: PgSample[] = [];
-    phase = loadPhase;
-    const loadStatus: number[] = [];
-    const live: Watched[] = [];
-    loop.reset();
-    loop.enable();
-    const loadCpu0 = process.cpuUsage();
-    const loadWorkerCpu0 = quiet.at(-1)!.cpu;
-    const loadStarted = now();
-    let allDone = false;
-    const [loadRuns, polled] = await Promise.all([
-      Promise.all(Array.from({ length: WORKFLOWS }, () => run(live))).finally(() => void (allDone = true)),
-      poll(() => live.filter((w) => !w.ended), () => allDone, loadStatus),
-      sampler(() => allDone, loadSamples, loadPg),
-    ]);
-    const loadMs = now() - loadStarted;
-    phase = null;
-    const loadWorkerCpu = ((await sampleWorker(`${ops}/metrics`)).cpu - loadWorkerCpu0) / (loadMs / 1000);
-    const loadCpu = process.cpuUsage(loadCpu0);
-    loop.disable();
-    const loadLoopP99 = loop.percentile(99) / 1e6;
+    const loadMs = median(loadMsList);
+    const idleWorkerCpu = idleWorkerCpuS / idleWall;
+    const loadWorkerCpu = loadWorkerCpuS / loadWall;
+    const idleLoopP99 = idleLoop.percentile(99) / 1e6;
+    const loadLoopP99 = loadLoop.percentile(99) / 1e6;
     const idleLags = await lagsOf(idleRuns);
     const loadLags = await lagsOf(loadRuns);
     const idleDur = idleRuns.map((w) => w.endedAt - w.startedAt);
@@ -589,7 +622,6 @@ async function main(): Promise<void> {
     const f0 = (x: number) => x.toFixed(0);
     const f1 = (x: number) => x.toFixed(1);
     const f2 = (x: number) => x.toFixed(2);
-    const cores = (u: NodeJS.CpuUsage, wallS: number) => f2((u.user + u.system) / 1e6 / wallS);
 
     const statusRatio = percentile(loadStatus, 95) / percentile(idleStatus, 95);
     const streamRatio = percentile(loadLags.stream, 95) / percentile(idleLags.stream, 95);
@@ -598,15 +630,15 @@ async function main(): Promise<void> {
     const streamMet = streamRatio <= TARGET;
     const client = VIA === 'sse' ? 'server-sent streams of the generic workflow API through the gateway' : 'the Redis progress streams read directly (XREAD BLOCK)';
     const lines = [
-      `workflow concurrency benchmark: ${WORKFLOWS} workflows at once in one agents-worker child vs one alone (${IDLE_RUNS} idle runs one after another); lists of up to ${TARGET_ROWS} rows from the test world's 800 directory records; progress read from ${client}; status polled one call at a time ${POLL_MS} ms apart; clock offset to Redis ${f1(offset)} ms (±${f1(best / 2)})`,
+      `workflow concurrency benchmark: ${WORKFLOWS} workflows at once in one agents-worker child vs one alone (${IDLE_RUNS} idle runs one after another), ${ROUNDS} rounds of idle then load, pooled; lists of up to ${TARGET_ROWS} rows from the test world's 800 directory records; progress read from ${client}; status polled one call at a time ${POLL_MS} ms apart; clock offset to Redis ${f1(offset)} ms (±${f1(best / 2)})`,
       `idle  status route     p50 ${f1(median(idleStatus))} ms  p95 ${f1(percentile(idleStatus, 95))} ms  (${idleStatus.length} answers while running)`,
       `load  status route     p50 ${f1(median(loadStatus))} ms  p95 ${f1(percentile(loadStatus, 95))} ms  (${loadStatus.length} answers while running; ${polled.endedAnswers} of ended workflows not counted)`,
       `idle  delivery         p50 ${f1(median(idleLags.stream))} ms  p95 ${f1(percentile(idleLags.stream, 95))} ms  (${idleLags.stream.length} events, stream entry written → client holds its frame; ${idleLags.history} written before the client's stream opened, not counted)`,
       `load  delivery         p50 ${f1(median(loadLags.stream))} ms  p95 ${f1(percentile(loadLags.stream, 95))} ms  (${loadLags.stream.length} events; ${loadLags.history} history)`,
       `idle  log → client     p50 ${f1(median(idleLags.log))} ms  p95 ${f1(percentile(idleLags.log, 95))} ms  (the event row's transaction time → client; shown, not judged)`,
       `load  log → client     p50 ${f1(median(loadLags.log))} ms  p95 ${f1(percentile(loadLags.log, 95))} ms`,
-      `workflow duration      idle median ${f0(median(idleDur))} ms; load median ${f0(median(loadDur))} ms, all ${WORKFLOWS} ended ${f0(loadMs)} ms after the first start (${f2((median(idleDur) * WORKFLOWS) / loadMs)}x the throughput of one at a time); workflows ${JSON.stringify(statuses)}, ${rows.rows[0]!.n} rows, ${events.rows[0]!.n} events`,
-      `CPU (cores busy)       worker child: idle ${f2(idleWorkerCpu)}, load ${f2(loadWorkerCpu)}; this process (gateway, API, clients): idle ${cores(idleCpu, idleWall)}, load ${cores(loadCpu, loadMs / 1000)}; of ${cpus().length} cores`,
+      `workflow duration      idle median ${f0(median(idleDur))} ms; load median ${f0(median(loadDur))} ms, all ${WORKFLOWS} ended ${f0(loadMs)} ms after the first start (median of the rounds) (${f2((median(idleDur) * WORKFLOWS) / loadMs)}x the throughput of one at a time); workflows ${JSON.stringify(statuses)}, ${rows.rows[0]!.n} rows, ${events.rows[0]!.n} events`,
+      `CPU (cores busy)       worker child: idle ${f2(idleWorkerCpu)}, load ${f2(loadWorkerCpu)}; this process (gateway, API, clients): idle ${f2(idleCpuS / idleWall)}, load ${f2(loadCpuS / loadWall)}; of ${cpus().length} cores`,
       `worker memory, no GC   quiet RSS ${mib(quietRss)} MiB, heap ${mib(quietHeap)} MiB; one workflow alone: peak RSS +${mib(idlePeakRss - median(quietBefore.map((q) => q.rss)))} MiB, heap +${mib(idlePeakHeap - median(quietBefore.map((q) => q.heap)))} MiB over the quiet figures before the idle runs`,
       `                       measured load: most live at once ${peak.running} (RSS ${mib(peak.rss)} MiB, heap ${mib(peak.heap)} MiB then); peak RSS ${mib(peakRss)} MiB, peak heap ${mib(peakHeap)} MiB`,
       `memory, after GC       quiet heap ${mib(quietGc.heap)} MiB, RSS ${mib(quietGc.rss)} MiB; most live at once ${mostLive.running}: heap ${mib(mostLive.heap)} MiB, RSS ${mib(mostLive.rss)} MiB (${memory.length} probes over the ${f0(memoryMs)} ms memory round)`,
@@ -617,8 +649,9 @@ async function main(): Promise<void> {
       `PostgreSQL backends    idle: ${pgSummary(idlePg)}`,
       `                       load: ${pgSummary(loadPg)}`,
       `event-loop delay p99   worker: idle ${f1(median(idleSamples.map((x) => x.loopP99)) * 1000)} ms, load ${f1(median(loadSamples.map((x) => x.loopP99)) * 1000)} ms (median of its /metrics samples' p99); this process: idle ${f1(idleLoopP99)} ms, load ${f1(loadLoopP99)} ms`,
-      `ratio, status p95      ${f2(statusRatio)}x   (target <= ${TARGET}x)`,
-      `ratio, delivery p95    ${f2(streamRatio)}x   (target <= ${TARGET}x; log → client ${f2(logRatio)}x, shown)`,
+      `ratio, status p95      ${f2(statusRatio)}x   (target <= ${TARGET}x; the rounds alone: ${perRound.map((r) => `${f2(r.status)}x`).join(', ')})`,
+      `ratio, delivery p95    ${f2(streamRatio)}x   (target <= ${TARGET}x; the rounds alone: ${perRound.map((r) => `${f2(r.delivery)}x`).join(', ')}; log → client ${f2(logRatio)}x, shown)`,
+      `machine                1-minute load average over the rounds ${perRound.map((r) => r.load).join(', ')} (2 cores are busy at 2.0)`,
       `verdict                status route ${statusMet ? 'target met' : 'target MISSED'}; progress delivery ${streamMet ? 'target met' : 'target MISSED'}`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
