@@ -476,7 +476,6 @@ describe('the generic workflow API without a worker (Redis, PostgreSQL, through 
       ['POST', '/api/workflow/people/remove-criteria', { column_name: 'x' }, ['body', 'thread_id']],
       ['GET', `/api/workflow/status/${'x'.repeat(513)}`, undefined, ['path', 'thread_id']],
       ['GET', '/api/workflow/threads?limit=0', undefined, ['query', 'limit']],
-      ['POST', '/api/seed/start/places', undefined, ['path', 'seed_type']],
       ['GET', '/api/seed/status?seed_type=places', undefined, ['query', 'seed_type']],
       ['DELETE', '/api/seed/status?clear_all=maybe', undefined, ['query', 'clear_all']],
     ];
@@ -485,6 +484,8 @@ describe('the generic workflow API without a worker (Redis, PostgreSQL, through 
       expect([path, r.status]).toEqual([path, 422]);
       expect(r.json.detail).toEqual(expect.arrayContaining([expect.objectContaining({ loc, msg: expect.any(String), type: expect.any(String) })]));
     }
+    // Spec 3 names two seed start routes; any other seed type is no route at all.
+    expect((await s.call('POST', '/api/seed/start/places', auth(a))).status).toBe(404);
     // An unknown or foreign thread is 404, not 422.
     expect((await s.call('POST', '/api/workflow/continue', auth(a), { thread_id: 'x', total_target: 5 })).status).toBe(404);
     // A read-only key may read, never start.

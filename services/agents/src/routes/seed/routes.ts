@@ -3,7 +3,7 @@ import type { SeedRun } from '../../application/seed';
 import type { SeedType } from '../../domain/seed';
 import type { SeedStatusRow } from '../../store/seed';
 import { AGENTS_SECURITY, FAMILY, route, type AgentsGuard } from '../route';
-import { clearQuery, presentSeedRun, presentSeedStatus, seedClearView, seedRunView, seedStatusView, seedTypeParams, statusQuery } from './schema';
+import { clearQuery, presentSeedRun, presentSeedStatus, seedClearView, seedRunView, seedStatusView, statusQuery } from './schema';
 
 export interface SeedRouteDeps {
   guard: AgentsGuard;
@@ -18,19 +18,21 @@ const detail = FAMILY.detail;
 export function seedRoutes(deps: SeedRouteDeps) {
   const common = { security: AGENTS_SECURITY, invalid: detail.invalid, unreadable: detail.unreadable, tags: ['seed'] };
   return [
-    route({
-      ...common,
-      method: 'post',
-      path: '/api/seed/start/:seed_type',
-      operationId: 'seedStart',
-      summary: 'Seed the tenant\'s lists from the company or people suggestion prompts',
-      description:
-        'Each prompt in turn: start a workflow, take its list_id from the workflow\'s stream, store it against the prompt, continue the workflow. An item already completed is reported `skipped`; a failed one is tried again by the next start. `seed_type` is `company` or `people` (anything else: 422 body (c)).',
-      guards: deps.guard('write', 'detail'),
-      params: seedTypeParams,
-      ok: { status: 200, description: 'what the start did, item by item', schema: seedRunView },
-      handler: async (ctx, { params }) => presentSeedRun(await deps.start(ctx.state.principal, params.seed_type)),
-    }),
+    // Spec 3 names the two paths; each is its own operation.
+    ...(['company', 'people'] as const).map((type) =>
+      route({
+        ...common,
+        method: 'post',
+        path: `/api/seed/start/${type}`,
+        operationId: type === 'company' ? 'seedStartCompany' : 'seedStartPeople',
+        summary: `Seed the tenant's lists from the ${type} suggestion prompts`,
+        description:
+          'Each prompt in turn: start a workflow, take its list_id from the workflow\'s stream, store it against the prompt, continue the workflow. An item already completed is reported `skipped`; a failed one is tried again by the next start.',
+        guards: deps.guard('write', 'detail'),
+        ok: { status: 200, description: 'what the start did, item by item', schema: seedRunView },
+        handler: async (ctx) => presentSeedRun(await deps.start(ctx.state.principal, type)),
+      }),
+    ),
     route({
       ...common,
       method: 'get',

@@ -3,7 +3,6 @@ import type { SeedRun } from '../../application/seed';
 import { SEED_TYPES } from '../../domain/seed';
 import type { SeedStatusRow } from '../../store/seed';
 
-export const seedTypeParams = z.object({ seed_type: z.enum(SEED_TYPES) });
 
 const seedTypeQuery = z.enum(SEED_TYPES).optional();
 const bool = z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1');
