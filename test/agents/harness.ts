@@ -34,6 +34,8 @@ export interface AgentsStack {
 }
 
 export interface AgentsStackOptions {
+  /** Connections of the agents process's database pool (default 10). */
+  dbMaxConnections?: number;
   /** Check every answer against its declared schema (default true; benchmarks measure without, as production runs). */
   checkResponses?: boolean;
   /** Gateway settings on top of the stack's. */
@@ -46,7 +48,7 @@ export interface AgentsStackOptions {
 
 export async function startAgentsStack(options: AgentsStackOptions = {}): Promise<AgentsStack> {
   const database = await freshDatabase('lore_agents');
-  const db = await new PostgresDb({ url: database.url, ownerUrl: database.ownerUrl, maxConnections: 10 }).init();
+  const db = await new PostgresDb({ url: database.url, ownerUrl: database.ownerUrl, maxConnections: options.dbMaxConnections ?? 10 }).init();
   const signer = new IdentitySigner(IDENTITY_SECRET);
   const logger = createLogger({ level: 'silent', service: 'agents-test' });
   const metrics = createMetricsRegistry('agents-test', { defaultMetrics: false });
