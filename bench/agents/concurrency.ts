@@ -21,7 +21,8 @@
  *   measured round's figures without collections (its /metrics: peak RSS and heap in use, garbage included) are
  *   printed beside.
  *
- *   bash test/infra/up.sh && npm run bench:workflows [-- --workflows 100 --idle-runs 30 --rounds 2 --poll-ms 50 --target 100 --via sse|stream]
+ *   bash test/infra/up.sh && npm run bench:workflows [-- --workflows 100 --idle-runs 30 --rounds 2 --poll-ms 50 --target 100 --via sse|stream
+ *   --api-pool 10]
  *
  * The worker is `services/agents/src/worker-main.ts` as a child process (the agents-worker deployment as
  * configuration.md runs it, `LORE_AGENTS_WORKFLOW_MAX_RUNNING` set to the workflow count, everything else its
@@ -35,7 +36,8 @@
  * The status poller sends one request at a time, `--poll-ms` apart, to the running workflows in turn (idle: the one
  * workflow), in both phases; only answers that still show the workflow running are counted. The idle phase runs
  * `--idle-runs` workflows one after another. `--rounds` rounds of idle then load are run and their samples pooled
- * (each round's ratios printed too), so a busy minute on the shared machine does not fall on one side only. Prints p50/p95 of each phase, the ratios and a verdict; exits 1 only
+ * (each round's ratios printed too), so a busy minute on the shared machine does not fall on one side only.
+ * `--api-pool` sizes the API process's database pool (default 10, as deployed), to test where delivery waits. Prints p50/p95 of each phase, the ratios and a verdict; exits 1 only
  * on a crash (a missed target is printed).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -66,6 +68,8 @@ const IDLE_RUNS = argNum('idle-runs', 30);
 const ROUNDS = argNum('rounds', 2);
 const POLL_MS = argNum('poll-ms', 50);
 const TARGET_ROWS = argNum('target', 100);
+/** The agents API process's database pool (10, as PostgresDb's default in the deployments). */
+const API_POOL = argNum('api-pool', 10);
 const VIA = process.argv.includes('--via') ? process.argv[process.argv.indexOf('--via') + 1] : 'sse';
 if (VIA !== 'sse' && VIA !== 'stream') throw new Error('--via is sse or stream');
 const TARGET = 2;
@@ -221,7 +225,7 @@ async function main(): Promise<void> {
   process.stdout.write(`load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} (1, 5, 15 min) on ${cpus().length} cores\n`);
   // Streams without a key prefix: the API (the started event) and the worker child write the same keys, as in a
   // cluster. Tenant ids are fresh, so the keys are this run's alone; they are deleted at the end.
-  const s: AgentsStack = await startAgentsStack({ checkResponses: false, service: { streams: new RedisProgressStreams(redisUrl) } });
+  const s: AgentsStack = await startAgentsStack({ checkResponses: false, dbMaxConnections: API_POOL, service: { streams: new RedisProgressStreams(redisUrl) } });
   const reader = new RedisProgressStreams(redisUrl);
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 3 });
   const world = generateAgentsWorld(1);
@@ -630,7 +634,7 @@ async function main(): Promise<void> {
     const streamMet = streamRatio <= TARGET;
     const client = VIA === 'sse' ? 'server-sent streams of the generic workflow API through the gateway' : 'the Redis progress streams read directly (XREAD BLOCK)';
     const lines = [
-      `workflow concurrency benchmark: ${WORKFLOWS} workflows at once in one agents-worker child vs one alone (${IDLE_RUNS} idle runs one after another), ${ROUNDS} rounds of idle then load, pooled; lists of up to ${TARGET_ROWS} rows from the test world's 800 directory records; progress read from ${client}; status polled one call at a time ${POLL_MS} ms apart; clock offset to Redis ${f1(offset)} ms (±${f1(best / 2)})`,
+      `workflow concurrency benchmark: ${WORKFLOWS} workflows at once in one agents-worker child vs one alone (${IDLE_RUNS} idle runs one after another), ${ROUNDS} rounds of idle then load, pooled; lists of up to ${TARGET_ROWS} rows from the test world's 800 directory records; progress read from ${client}; status polled one call at a time ${POLL_MS} ms apart; the API's database pool ${API_POOL}; clock offset to Redis ${f1(offset)} ms (±${f1(best / 2)})`,
       `idle  status route     p50 ${f1(median(idleStatus))} ms  p95 ${f1(percentile(idleStatus, 95))} ms  (${idleStatus.length} answers while running)`,
       `load  status route     p50 ${f1(median(loadStatus))} ms  p95 ${f1(percentile(loadStatus, 95))} ms  (${loadStatus.length} answers while running; ${polled.endedAnswers} of ended workflows not counted)`,
       `idle  delivery         p50 ${f1(median(idleLags.stream))} ms  p95 ${f1(percentile(idleLags.stream, 95))} ms  (${idleLags.stream.length} events, stream entry written → client holds its frame; ${idleLags.history} written before the client's stream opened, not counted)`,
