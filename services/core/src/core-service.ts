@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { RUNTIME_MIGRATIONS, SecretBox, assertAppRole, checkAppRole, runMigrations, runRuntimeMigrations, type BlobStore, type Db, type EncryptionKey, type IdentitySigner, type Lifecycle, type LoreApp, type Logger } from '@lore/runtime';
+import { RUNTIME_MIGRATIONS, SecretBox, assertAppRole, checkAppRole, runMigrations, runRuntimeMigrations, type BlobStore, type Db, type EncryptionKey, type IdentitySigner, type KnowledgeSearch, type Lifecycle, type LoreApp, type Logger } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { createCoreApp } from './app';
 import { connectorFileSettings } from './application/connector-files';
@@ -7,7 +7,6 @@ import type { CoreDeps } from './application/context';
 import { ProjectFileRunner, projectFileSettings } from './application/project-files';
 import { DEFAULT_FILE_READING } from './connectors/file-text';
 import { ExtractiveLanguageModel, type LanguageModel } from '@lore/ai';
-import type { KnowledgeSearch } from './clients/knowledge';
 import { TargetGuard, type HostLookup } from '@lore/outbound';
 import { createCoreIndexer, type CoreIndexer, type CoreIndexerDeps } from './indexer';
 

@@ -1,6 +1,5 @@
-import { IdentitySigner, Lifecycle, PostgresBlobStore, PostgresDb, createLogger, createMetricsRegistry, exitOnConfigError, listen, opsRouter, parseConfig } from '@lore/runtime';
+import { GraphKnowledgeSearch, IdentitySigner, Lifecycle, PostgresBlobStore, PostgresDb, createLogger, createMetricsRegistry, exitOnConfigError, listen, opsRouter, parseConfig } from '@lore/runtime';
 import { languageModelFrom } from '@lore/ai';
-import { GraphKnowledgeSearch } from './clients/knowledge';
 import { connectorFileConfig, coreConfigSchema, projectFileConfig } from './config';
 import { createCoreService } from './core-service';
 

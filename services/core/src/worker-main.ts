@@ -4,6 +4,7 @@ import {
   createLogger,
   createMetricsRegistry,
   exitOnConfigError,
+  GraphKnowledgeSearch,
   IdentitySigner,
   KafkaBus,
   Lifecycle,
@@ -16,7 +17,6 @@ import {
 } from '@lore/runtime';
 import Koa from 'koa';
 import { GraphConnectorDocuments } from './clients/graph-documents';
-import { GraphKnowledgeSearch } from './clients/knowledge';
 import { connectorFileConfig, coreConfigSchema, projectFileConfig } from './config';
 import { createCoreService } from './core-service';
 import { startCredentialSealing } from './application/credential-sealing';

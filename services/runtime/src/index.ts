@@ -32,3 +32,5 @@ export { validateOpenApiDocument, type OpenApiValidation } from './http/openapi-
 export * from './ports/progress-streams';
 export * from './streams/memory-progress-streams';
 export * from './streams/redis-progress-streams';
+export * from './graph/graph-http';
+export * from './graph/memory-retrieval';

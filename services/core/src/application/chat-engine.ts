@@ -1,5 +1,5 @@
 import type { LanguageModel } from '@lore/ai';
-import type { KnowledgeSearch } from '../clients/knowledge';
+import type { KnowledgeSearch } from '@lore/runtime';
 
 /** What chat answers are made with: the language model port and the one retrieval engine. */
 export interface ChatEngine {

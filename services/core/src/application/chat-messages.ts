@@ -1,5 +1,5 @@
 import { groundedAnswerStream, type ChatMessage, type ModelOverrides, type SourceChunk, type ToolDefinition } from '@lore/ai';
-import type { RetrievedChunk } from '../clients/knowledge';
+import type { RetrievedChunk } from '@lore/runtime';
 import { withoutCitations, type AnswerStreamPart, type CitationInfo, type SearchDoc, type ToolCallRecord } from '../domain/answer-parts';
 import { latestBranch } from '../domain/message-tree';
 import { FILE_CONTEXT, selectPassages, type FilePassage } from '../domain/project-files';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { SourceDocument } from '../connectors/source';
-import { graphPost, GraphCallError, type GraphHttpOptions } from './graph-http';
+import { graphPost, GraphCallError, type GraphHttpOptions } from '@lore/runtime';
 
 /**
  * Where the indexer writes a pair's documents: the graph service's connector-document routes (graph-internal,

@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import { IDENTITY_HEADER } from '@lore/runtime';
+import { IDENTITY_HEADER } from '../identity/internal-identity';
 
 /** A call to the graph service that failed (unreachable, too slow, too large an answer). */
 export class GraphCallError extends Error {}
@@ -14,7 +14,7 @@ export interface GraphHttpOptions {
 
 /**
  * POSTs a JSON body to the graph service with a signed identity (the gateway's for a caller; the indexer's own for
- * the pair it writes), answering the status and the body's text. Graph is an internal service: a cluster's graph
+ * the pair it writes; the agents worker's for a workflow's starter), answering the status and the body's text. Graph is an internal service: a cluster's graph
  * Service, or the embedded process's unix socket.
  */
 export function graphPost(options: GraphHttpOptions, path: string, body: string, identityToken: string, signal?: AbortSignal): Promise<{ status: number; text: string }> {

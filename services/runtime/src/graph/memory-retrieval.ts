@@ -27,8 +27,9 @@ const retrievalSchema = z.object({ retrieval: z.enum(['hybrid', 'lexical']), chu
 export type RetrievedChunk = z.infer<typeof chunkSchema>;
 
 /**
- * Where chat's `internal_search` finds documents: the one retrieval engine (the graph service's hybrid index), asked
- * with the caller's own signed identity, so it sees exactly what the caller may see and nothing else.
+ * The one retrieval engine (the graph service's hybrid index), asked with a signed identity so it sees exactly what
+ * that identity may see and nothing else: core's chat (`internal_search`, the caller's identity) and the agents'
+ * list building (the tenant's knowledge, an identity the worker signs as the workflow's starter) read through it.
  */
 export interface KnowledgeSearch {
   /**
