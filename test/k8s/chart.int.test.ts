@@ -558,6 +558,9 @@ describe('charts/lore', () => {
       }
       expect(byName.LORE_REDIS_URL).toEqual({ name: 'LORE_REDIS_URL', valueFrom: { secretKeyRef: { name: secret, key: 'redis-url' } } });
       expect(byName.LORE_AGENTS_WORKER_PORT).toEqual({ name: 'LORE_AGENTS_WORKER_PORT', value: '8089' });
+      // The tenant's knowledge: graph's Service URL, the worker's alone (the API builds no lists).
+      expect(byName.LORE_AGENTS_GRAPH_URL).toEqual({ name: 'LORE_AGENTS_GRAPH_URL', value: `http://lore-graph.${ns}.svc:8083` });
+      expect('LORE_AGENTS_GRAPH_URL' in agentsEnv).toBe(false);
       // Its run settings are the worker's alone: the API does not run workflows.
       for (const name of ['LORE_AGENTS_WORKFLOW_MAX_RUNNING', 'LORE_AGENTS_BUDGET_FETCHES', 'LORE_AGENTS_BUDGET_WALL_MS', 'LORE_AGENTS_BUDGET_MODEL_TOKENS']) {
         expect({ name, inWorker: name in byName, inApi: name in agentsEnv }).toEqual({ name, inWorker: true, inApi: false });
@@ -631,10 +634,16 @@ describe('charts/lore', () => {
       expect(podsFrom(agents)).toEqual(['gateway']);
       expect(agents.spec.ingress).toContainEqual({ ports: [{ port: 'http', protocol: 'TCP' }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] });
       expect(agents.spec.ingress).toHaveLength(2);
-      // No other service admits agents or its worker (they call nothing in the cluster).
+      // No other service admits agents or its worker, but graph its worker: list building reads the tenant's knowledge.
       for (const name of ['graph', 'core', 'mcp', 'gateway', 'core-worker']) {
-        for (const c of ['agents', 'agents-worker']) expect(JSON.stringify(policy(name).spec.ingress)).not.toContain(`"app.kubernetes.io/component":"${c}"`);
+        for (const c of ['agents', 'agents-worker']) {
+          const admitted = JSON.stringify(policy(name).spec.ingress).includes(`"app.kubernetes.io/component":"${c}"`);
+          expect({ name, c, admitted }).toEqual({ name, c, admitted: name === 'graph' && c === 'agents-worker' });
+        }
       }
+      const graphFromWorker = policy('graph').spec.ingress.find((r: any) => JSON.stringify(r.from).includes('"app.kubernetes.io/component":"agents-worker"'));
+      expect(graphFromWorker.ports).toEqual([{ port: 'http', protocol: 'TCP' }]);
+      expect(component(full, 'Deployment', 'agents-worker').spec.template.metadata.labels).toMatchObject(graphFromWorker.from[0].podSelector.matchLabels);
       // agents-worker serves nothing but its probes and metrics: Prometheus on its metrics port, as core-worker.
       const worker = policy('agents-worker');
       const workerPod = component(full, 'Deployment', 'agents-worker').spec.template.metadata.labels;

@@ -41,6 +41,8 @@ export const agentsConfigSchema = z.object({
   LORE_AGENTS_WORKFLOW_MAX_PER_SERVICE: envInt(10, 1, 10_000),
   /** SearXNG's address (its JSON API): the default `WebSearch` provider. Without it lists come from the directory and the tenant's knowledge. */
   LORE_AGENTS_SEARXNG_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/\S+$/.test(v), { message: 'must be an http(s) URL' }),
+  /** The graph service's memory API (`http(s)://` or `unix:/path`): the tenant's knowledge. Without it lists read no knowledge. */
+  LORE_AGENTS_GRAPH_URL: optionalString.refine((v) => v === undefined || /^(?:https?:\/\/\S+|unix:\/\S+)$/.test(v), { message: 'must be an http(s) URL or unix:/path' }),
   /** Web reads (pages, company overview) may reach loopback addresses (local testing only; refused in production). */
   LORE_AGENTS_ALLOW_LOOPBACK: envBool(false),
   LORE_AI_LLM_BASE_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/\S+$/.test(v), { message: 'must be an http(s) URL' }),

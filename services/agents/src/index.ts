@@ -6,8 +6,8 @@ export type { Directory, DirectoryDocument, DirectoryFilter, DirectoryKind, Dire
 export { DEFAULT_CSV_IMPORT, type CsvImportSettings } from './application/csv-imports';
 export { createAgentsWorker, runSettingsFrom, AGENTS_TOPICS, type AgentsWorker, type AgentsWorkerDeps } from './worker';
 export { DEFAULT_RUN_SETTINGS, type RunSettings } from './application/runner';
-export { listSources, webSource, type ListSourceSettings } from './application/list-sources';
-export type { ListSources, WebSource, WebResult, WebPageRead } from './application/list-building';
+export { knowledgeSource, listSources, webSource, type ListSourceSettings } from './application/list-sources';
+export type { KnowledgeDocument, KnowledgeSource, ListSources, WebSource, WebResult, WebPageRead } from './application/list-building';
 export { SearxngWebSearch, WebSearchError, isRetryableSearchError, webSearchFrom, type WebSearch, type WebSearchOptions, type WebSearchResponse, type WebSearchResult, type WebSearchErrorKind } from './sources/web-search';
 export { CRITERIA_SCHEMA, extractCriteria, normalizeModelCriteria, type CriteriaResult, type ExtractCriteriaOptions } from './application/criteria';
 export { extractCriteriaByRules, interpretCriterion, webQueryOf, type Criterion as ListCriterion, type ExtractedCriteria } from './domain/criteria';

@@ -4,6 +4,7 @@ import {
   createLogger,
   createMetricsRegistry,
   exitOnConfigError,
+  GraphKnowledgeSearch,
   IdentitySigner,
   KafkaBus,
   Lifecycle,
@@ -19,7 +20,7 @@ import Koa from 'koa';
 import { agentsConfigSchema } from './config';
 import { createAgentsService } from './agents-service';
 import { createAgentsWorker, runSettingsFrom } from './worker';
-import { listSources, webSource } from './application/list-sources';
+import { knowledgeSource, listSources, webSource } from './application/list-sources';
 import { webSearchFrom } from './sources/web-search';
 
 /**
@@ -47,11 +48,12 @@ async function main(): Promise<void> {
     startJournal: new PostgresStartJournal(db),
   });
   lifecycle.onShutdown('event bus', () => bus.close());
+  const signer = new IdentitySigner(config.LORE_IDENTITY_SECRET);
   const service = await createAgentsService({
     db,
     logger,
     metrics,
-    signer: new IdentitySigner(config.LORE_IDENTITY_SECRET),
+    signer,
     migrate: config.LORE_AGENTS_MIGRATE,
     facts: { environment: config.NODE_ENV },
     lifecycle,
@@ -66,12 +68,14 @@ async function main(): Promise<void> {
       logger,
     }),
   });
-  // The web search (SearXNG); without it lists come from the directory, and each snapshot says so.
+  // The web search (SearXNG); without it lists come from the directory and the tenant's knowledge, and each snapshot
+  // says so. The tenant's knowledge: graph's memory API, read as each workflow's starter with an identity signed here.
   const web = webSearchFrom({ searxngUrl: config.LORE_AGENTS_SEARXNG_URL });
+  const knowledge = config.LORE_AGENTS_GRAPH_URL ? knowledgeSource(new GraphKnowledgeSearch({ url: config.LORE_AGENTS_GRAPH_URL, timeoutMs: 10_000 }), signer) : undefined;
   const worker = createAgentsWorker({
     agents: service.agents,
     bus,
-    sources: listSources(service.agents, { web: web ? webSource(web, service.agents.pages) : undefined }),
+    sources: listSources(service.agents, { web: web ? webSource(web, service.agents.pages) : undefined, knowledge }),
     settings: runSettingsFrom(config),
     consumerGroup: config.LORE_AGENTS_CONSUMER_GROUP,
     relay: config.LORE_AGENTS_RELAY,

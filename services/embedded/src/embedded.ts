@@ -20,7 +20,7 @@ import {
 } from '@lore/runtime';
 import { createGateway, gatewayConfig, MemoryGatewayState, createWebhooksWorker, type Gateway } from '@lore/gateway';
 import { createGraphService, GRAPH_TOPICS, type GraphService } from '@lore/graph';
-import { AGENTS_TOPICS, createAgentsService, createAgentsWorker, listSources, webSearchFrom, webSource, type AgentsService } from '@lore/agents';
+import { AGENTS_TOPICS, createAgentsService, createAgentsWorker, knowledgeSource, listSources, webSearchFrom, webSource, type AgentsService } from '@lore/agents';
 import { CORE_TOPICS, createCoreService, GraphConnectorDocuments, GraphKnowledgeSearch, startCredentialSealing, type CoreService } from '@lore/core';
 import type { EmbeddedConfig } from './config';
 import { loadSecrets } from './secrets';
@@ -230,9 +230,11 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   await core.indexer!.start();
   lifecycle.onShutdown('core indexer', () => core.indexer!.stop());
   // The agents worker runs the search workflows here, on the in-memory bus (progress streams in memory too).
-  // With LORE_AGENTS_SEARXNG_URL it searches the web too; without it lists come from the directory (the snapshot says so).
+  // With LORE_AGENTS_SEARXNG_URL it searches the web too; without it lists come from the directory and the tenant's
+  // knowledge (the memory API on the graph's socket, as the workflow's starter), and the snapshot says so.
   const agentsWeb = webSearchFrom({ searxngUrl: config.LORE_AGENTS_SEARXNG_URL });
-  const agentsWorker = createAgentsWorker({ agents: agents.agents, bus, sources: listSources(agents.agents, { web: agentsWeb ? webSource(agentsWeb, agents.agents.pages) : undefined }), relay: false });
+  const agentsKnowledge = knowledgeSource(new GraphKnowledgeSearch({ url: `unix:${graphSocket}`, timeoutMs: 10_000 }), signer);
+  const agentsWorker = createAgentsWorker({ agents: agents.agents, bus, sources: listSources(agents.agents, { web: agentsWeb ? webSource(agentsWeb, agents.agents.pages) : undefined, knowledge: agentsKnowledge }), relay: false });
   await agentsWorker.start();
   lifecycle.onShutdown('agents worker', () => agentsWorker.stop());
   await startOutboxRelay({ process: 'embedded', db, bus, logger, metrics, pollIntervalMs: 50, topics: [...GRAPH_TOPICS, ...CORE_TOPICS, ...AGENTS_TOPICS], lifecycle });

@@ -1,5 +1,6 @@
 import type { Directory, DirectoryFilter, DirectoryRecord } from '../sources/directory';
-import { columnIdOf, openCell, sourcedCell, type Cell, type Column, type Criterion, type EnrichmentState, type Provenance, type SearchKind } from '../domain/workflow';
+import { columnIdOf, openCell, sourcedCell, type Cell, type Column, type Criterion, type EnrichmentState, type Provenance, type SearchKind, type WorkflowStarter } from '../domain/workflow';
+import { extractCompanyFactsFromText, extractPersonFactsFromText } from '../domain/company-page';
 
 /**
  * What list building reads (docs/agents.md, "Company and people search"): criteria from the prompt, candidates from
@@ -83,11 +84,34 @@ export interface WebSource {
   fetchPage(url: string, signal: AbortSignal): Promise<WebPageRead | null>;
 }
 
+/** A document of the tenant's knowledge as one retrieval found it: its chunks' text joined in order. */
+export interface KnowledgeDocument {
+  document_id: string;
+  title: string;
+  /** Where a connector's document lives (its page, its file), or null (an ingested or uploaded document). */
+  link: string | null;
+  /** The connector kind that wrote it, or null. */
+  source_type: string | null;
+  text: string;
+  /** The best matching chunk's snippet. */
+  snippet: string;
+}
+
+/**
+ * The tenant's knowledge (docs/agents.md, "The tenant's knowledge"): the documents of the starter's memory best
+ * matching a query, read as the starter (what their role and groups may see). One call is one retrieval, one fetch
+ * of the run's budget.
+ */
+export interface KnowledgeSource {
+  documents(tenantId: string, starter: WorkflowStarter, query: string, signal: AbortSignal): Promise<KnowledgeDocument[]>;
+}
+
 export interface ListSources {
   planner: CriteriaPlanner;
   scorer: CandidateScorer;
   directory?: Directory;
   web?: WebSource;
+  knowledge?: KnowledgeSource;
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
@@ -148,6 +172,42 @@ export function candidateFromPage(kind: SearchKind, page: WebPageRead, result: W
     text: cap(`${page.title}\n${page.text}`, 20_000),
     provenance: { source: 'web', source_url: page.url, snippet: cap(result.snippet || page.text, 300), fetched_at: now },
   };
+}
+
+/**
+ * A candidate from a document of the tenant's knowledge: a company a document describes (its name and at least one
+ * fact: website, industry, location, size or founding year), or a person (a name and a title). Its provenance is
+ * the document: its id, its link (`knowledge:<document id>` without one), the supporting snippet, when it was read.
+ */
+export function candidateFromKnowledge(kind: SearchKind, doc: KnowledgeDocument, now: string): Candidate | null {
+  const provenance: Provenance = {
+    source: 'knowledge',
+    source_url: doc.link ?? `knowledge:${doc.document_id}`,
+    snippet: cap(doc.snippet || doc.text, 300),
+    fetched_at: now,
+    document_id: doc.document_id,
+  };
+  const text = cap(`${doc.title}\n${doc.text}`, 20_000);
+  if (kind === 'company_search') {
+    const f = extractCompanyFactsFromText(doc.text, doc.title || null);
+    const founded = f.founded && /^\d{4}$/.test(f.founded) ? Number(f.founded) : null;
+    if (!f.name || !(f.website || f.industry || f.headquarters || f.employees !== null || founded !== null)) return null;
+    const data: Record<string, unknown> = { name: f.name };
+    if (f.website) {
+      data.website = f.website;
+      data.domain = hostOf(f.website);
+    }
+    if (f.industry) data.industry = f.industry;
+    if (f.headquarters) data.location = f.headquarters;
+    if (f.employees !== null) data.employees = f.employees;
+    if (founded !== null) data.founded = founded;
+    if (f.description) data.description = f.description;
+    return { entityKey: entityKeyOf(kind, data, `knowledge:${doc.document_id}`), data, text, provenance };
+  }
+  const p = extractPersonFactsFromText(doc.text, doc.title || null);
+  if (!p) return null;
+  const data: Record<string, unknown> = { ...p };
+  return { entityKey: entityKeyOf(kind, data, `knowledge:${doc.document_id}`), data, text, provenance };
 }
 
 /** The fixed cells of a row, each from the candidate's source; a field the source does not give is an error cell. */

@@ -1,4 +1,6 @@
 import type { LanguageModel } from '@lore/ai';
+import { CredentialKindSchema } from '@lore/contracts';
+import type { IdentitySigner, KnowledgeSearch, RetrievedChunk } from '@lore/runtime';
 import { extractCompanyFacts, jsonLdNodes } from '../domain/company-page';
 import { scoreCandidate, type CandidateScore as Scored, type Candidate as ScoringCandidate } from '../domain/scoring';
 import { columnIdOf, type Criterion, type SearchKind } from '../domain/workflow';
@@ -7,13 +9,13 @@ import type { WebSearch } from '../sources/web-search';
 import type { AgentsDeps } from './context';
 import { extractCriteria } from './criteria';
 import { PostgresDirectory } from './directory';
-import type { CandidateScore, CandidateScorer, CriteriaPlanner, CriterionVerdict, ListSources, WebSource } from './list-building';
+import type { CandidateScore, CandidateScorer, CriteriaPlanner, CriterionVerdict, KnowledgeDocument, KnowledgeSource, ListSources, WebSource } from './list-building';
 
 /**
  * List building's sources bound to Lore's modules: criteria from the extractor (the configured model through
  * structured output, else the deterministic rules), verdicts from the scorer, candidates from the tenant's
- * directory and, when a web search provider is configured, from its results' pages read through the guarded,
- * robots-honouring page reader.
+ * directory, from the tenant's knowledge (the memory API, when the graph service is configured) and, when a web
+ * search provider is configured, from its results' pages read through the guarded, robots-honouring page reader.
  */
 
 /** Completion tokens a criteria extraction may spend; a model's run is charged this plus the prompt's length / 4. */
@@ -79,7 +81,8 @@ export function directoryScorer(directory: Directory | undefined): CandidateScor
           kind: scoringKind(kind),
           data: c.data,
           company: kind === 'people_search' ? (c.company ?? (await employer(tenantId, String(c.data.company_domain ?? '')))) : null,
-          pageText: c.provenance.source === 'web' ? c.text : null,
+          // A page's or a knowledge document's text: a criterion the fields do not answer may be read there.
+          pageText: c.provenance.source === 'web' || c.provenance.source === 'knowledge' ? c.text : null,
         };
         out.push(toCandidateScore(scoreCandidate(candidate, criteria)));
       }
@@ -150,9 +153,54 @@ export function webSource(search: WebSearch, pages: AgentsDeps['pages']): WebSou
   };
 }
 
+/** Chunks one retrieval asks for (the memory API's most). */
+const KNOWLEDGE_CHUNKS = 20;
+/** Most text kept of one knowledge document (its retrieved chunks joined). */
+const KNOWLEDGE_DOCUMENT_CHARS = 50_000;
+
+/**
+ * The tenant's knowledge from the memory API (`POST /api/v1/memory/retrieve` on the graph service): one retrieval as
+ * the workflow's starter, with an identity this process signs for them (their tenant, workspace, memory, role and
+ * groups), so a list sees exactly the documents its starter may see. The chunks are grouped by document, in order.
+ */
+export function knowledgeSource(search: KnowledgeSearch, signer: IdentitySigner): KnowledgeSource {
+  return {
+    async documents(tenantId, starter, query, signal) {
+      const credential = CredentialKindSchema.safeParse(starter.credential);
+      const token = await signer.sign({
+        tenant_id: tenantId,
+        workspace_id: starter.workspace_id,
+        memory_id: starter.memory_id,
+        credential: credential.success ? credential.data : 'session',
+        subject: starter.subject,
+        role: starter.role,
+        scopes: { access: 'read' },
+        ...(starter.groups ? { groups: starter.groups } : {}),
+      });
+      const chunks = await search.retrieve(token, query, KNOWLEDGE_CHUNKS, signal);
+      const byDoc = new Map<string, { first: RetrievedChunk; parts: RetrievedChunk[] }>();
+      for (const c of chunks) {
+        const d = byDoc.get(c.document_id);
+        if (d) d.parts.push(c);
+        else byDoc.set(c.document_id, { first: c, parts: [c] });
+      }
+      return [...byDoc.values()].map(({ first, parts }): KnowledgeDocument => ({
+        document_id: first.document_id,
+        title: first.title,
+        link: first.link,
+        source_type: first.source_type,
+        text: parts.sort((a, b) => a.chunk_ind - b.chunk_ind).map((p) => p.content).join('\n').slice(0, KNOWLEDGE_DOCUMENT_CHARS),
+        snippet: first.snippet,
+      }));
+    },
+  };
+}
+
 export interface ListSourceSettings {
   /** The web search; without one, lists come from the directory (and the snapshot says so). */
   web?: WebSource;
+  /** The tenant's knowledge (the memory API); without it no list reads it. */
+  knowledge?: KnowledgeSource;
   model?: LanguageModel | null;
   directory?: Directory;
 }
@@ -164,5 +212,6 @@ export function listSources(agents: AgentsDeps, settings: ListSourceSettings = {
     scorer: directoryScorer(directory),
     directory,
     ...(settings.web ? { web: settings.web } : {}),
+    ...(settings.knowledge ? { knowledge: settings.knowledge } : {}),
   };
 }

@@ -7,4 +7,9 @@ export interface Principal {
   admin: boolean;
   workspaceId: string;
   memoryId: string;
+  /** The identity's role and a signed-in user's groups (what the tenant's knowledge shows them). */
+  role?: string;
+  groups?: number[];
+  /** The credential may read its memory (a key scoped to other modules or memories may not): false keeps lists off it. */
+  readsMemory?: boolean;
 }

@@ -4,7 +4,8 @@ import { getList, insertListRows, listRowsOf, updateList, updateListRowCells, ty
 import { claimWorkflow, getWorkflow, heartbeatWorkflow, updateWorkflow, workflowFlags, type WorkflowRow } from '../store/workflows';
 import type { AgentsDeps } from './context';
 import { targetChosen, withAdditionalCriteria } from '../domain/generic-workflow';
-import { candidateFromPage, candidateFromRecord, hostOf, criterionCells, enrichmentCell, fixedCells, type Candidate, type ListSources } from './list-building';
+import { webQueryOf } from '../domain/criteria';
+import { candidateFromKnowledge, candidateFromPage, candidateFromRecord, hostOf, criterionCells, enrichmentCell, fixedCells, type Candidate, type ListSources } from './list-building';
 import { publishEvents, recordEvent, type WorkflowEvent } from './progress';
 import { MAX_ROWS_SHOWN, enqueueWorkflow } from './workflows';
 
@@ -100,6 +101,8 @@ class Run {
   private tokens = 0;
   /** Employers' facts by home page, read for people found on the web. */
   private readonly employers = new Map<string, Record<string, unknown> | null>();
+  /** The note the tenant's knowledge leaves for the next checkpoint: a failed read's, null to clear it, undefined: none. */
+  private knowledgeNote: string | null | undefined;
 
   constructor(
     private readonly deps: RunDeps,
@@ -233,8 +236,12 @@ class Run {
       const retitle = !state.named && plan.title ? plan.title.slice(0, 200) : null;
       if (retitle) state.title = retitle;
       (state as WorkflowState & { plan?: unknown }).plan = { filter: plan.filter, query: plan.query };
-      state.sources = [this.deps.sources.directory ? 'directory' : null, this.deps.sources.web ? 'web' : null].filter((s): s is string => s !== null);
-      if (!this.deps.sources.web) state.notes = [...state.notes.filter((n) => !n.startsWith('no web search')), 'no web search provider is configured: candidates come from the directory only'];
+      const knowledge = this.deps.sources.knowledge && state.starter?.memory_id ? 'knowledge' : null;
+      state.sources = [this.deps.sources.directory ? 'directory' : null, knowledge, this.deps.sources.web ? 'web' : null].filter((s): s is string => s !== null);
+      if (!this.deps.sources.web) {
+        const from = knowledge ? "the directory and the tenant's knowledge" : 'the directory only';
+        state.notes = [...state.notes.filter((n) => !n.startsWith('no web search')), `no web search provider is configured: candidates come from ${from}`];
+      }
       if (w.list_id) {
         const list = await getList(sql, this.tenantId, w.list_id);
         const extra = ((list?.columns ?? []) as Column[]).filter((c) => c.type === 'enrichment');
@@ -248,7 +255,7 @@ class Run {
     });
   }
 
-  /** Candidates for the next batch: the directory's next page, then the web's next result page. */
+  /** Candidates for the next batch: the directory's next page, then the tenant's knowledge, then the web's next result page. */
   private async nextCandidates(state: WorkflowState): Promise<{ candidates: Candidate[]; exhausted: boolean }> {
     const plan = (state as WorkflowState & { plan?: { filter: Record<string, unknown>; query: string } }).plan ?? { filter: {}, query: this.workflow.prompt };
     const now = new Date().toISOString();
@@ -261,6 +268,25 @@ class Run {
         return { candidates: records.map((r) => candidateFromRecord(this.kind, r, now)), exhausted: false };
       }
       state.cursor.directory_offset = -1;
+    }
+    // The tenant's knowledge: one retrieval a run (a fetch of its budget), as the workflow's starter.
+    const knowledge = this.deps.sources.knowledge;
+    const starter = state.starter;
+    if (knowledge && starter?.memory_id && !state.cursor.knowledge_read) {
+      state.cursor.knowledge_read = true;
+      this.fetches++;
+      const query = webQueryOf(state.criteria) || plan.query;
+      try {
+        const docs = await knowledge.documents(this.tenantId, starter, query, this.signal);
+        const read = new Date().toISOString();
+        this.knowledgeNote = null;
+        return { candidates: docs.map((d) => candidateFromKnowledge(this.kind, d, read)).filter((c): c is Candidate => c !== null), exhausted: false };
+      } catch (err) {
+        this.check();
+        // The memory unreachable: the list goes on from its other sources, and the snapshot says so.
+        this.deps.agents.logger.warn({ err, thread_id: this.threadId }, "the tenant's knowledge could not be read");
+        this.knowledgeNote = `the tenant's knowledge could not be read: ${err instanceof Error ? err.message.slice(0, 200) : 'unknown error'}`;
+      }
     }
     const web = this.deps.sources.web;
     if (web && state.cursor.web_pages < WEB_PAGES_MAX) {
@@ -309,6 +335,11 @@ class Run {
     const scored = candidates.map((c, i) => ({ c, s: scores[i]! })).filter((x) => x.s.accepted);
     await this.checkpoint(async (sql, w, fresh, events) => {
       fresh.cursor = state.cursor;
+      if (this.knowledgeNote !== undefined) {
+        const note = this.knowledgeNote;
+        fresh.notes = [...fresh.notes.filter((n) => !n.startsWith("the tenant's knowledge could not be read")), ...(note ? [note] : [])];
+        this.knowledgeNote = undefined;
+      }
       const existing = await listRowsOf(sql, this.tenantId, list, MAX_ROWS_SHOWN);
       const need = Math.max(0, w.total_target - existing.length);
       const known = new Set(existing.map((r) => r.entity_key));

@@ -89,6 +89,10 @@ export async function startSearch(deps: AgentsDeps, principal: Principal, kind: 
   const target = input.total_target ?? DEFAULT_TOTAL_TARGET;
   const title = input.list_name?.trim() || titleOf(prompt);
   const state = { ...emptyState({ title, named: Boolean(input.list_name?.trim()), description: input.list_description?.trim() ?? '', search_mode: input.search_mode?.trim() || 'fast' }), ...input.state };
+  // The worker reads the tenant's knowledge as the starter: their workspace, memory, role and groups (no memory when
+  // their credential may not read it).
+  const [credential = 'session', ...subject] = principal.owner.split(':');
+  state.starter = { workspace_id: principal.workspaceId, memory_id: principal.readsMemory === false ? '' : principal.memoryId, credential, subject: subject.join(':'), role: principal.role ?? (principal.admin ? 'admin' : 'member'), ...(principal.groups ? { groups: principal.groups } : {}) };
   await inTenant(deps, principal.tenantId, async (sql, events) => {
     await input.admit?.(sql);
     await insertList(sql, principal.tenantId, { list_id: listId, thread_id: threadId, owner: principal.owner, name: title, description: state.description, list_type: kind, status: 'processing', columns: [] });

@@ -258,7 +258,10 @@ export function personFromLine(line: string): KeyPerson | null {
 }
 
 function fromText(html: string): Partial {
-  const lines = textLines(html);
+  return fromLines(textLines(html));
+}
+
+function fromLines(lines: string[]): Partial {
   const out: Partial = { products: [], people: [] };
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.replace(/^#+\s*/, '');
@@ -367,4 +370,106 @@ export function extractCompanyFacts(rawHtml: string, pageUrl: string): CompanyPa
     people: mergePeople(...sources.map((s) => (s.people ?? []).filter((p) => p.title !== ''))),
     peopleLink: peopleLinkOf(html, pageUrl),
   };
+}
+
+/** What a document states beside a company page's facts: the company's website (absolute, http(s)), when it says. */
+export interface CompanyTextFacts extends CompanyPageFacts {
+  website: string | null;
+}
+
+const NAME_LABEL = /^(?:company|company name|organi[sz]ation|name)\s*:\s*(.{2,120})$/i;
+const WEBSITE_LABEL = /^(?:website|web site|web|homepage|home page|url|domain|site)\s*:\s*(\S{3,300})$/i;
+
+/** A website as an absolute http(s) URL ("acme.example" becomes "https://acme.example/"), or null. */
+function websiteOf(v: string): string | null {
+  const raw = v.replace(/[<>()[\],;]+$/g, '').replace(/^<|>$/g, '');
+  try {
+    const u = new URL(/^https?:\/\//i.test(raw) ? raw : `https://${raw}`);
+    return /^https?:$/.test(u.protocol) && u.hostname.includes('.') ? u.toString() : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The facts a text document about a company gives (the list builder's tenant knowledge: a memory's document or a
+ * connector's, plain text or markdown): the same labelled facts and sentences as a page's visible text, and besides
+ * them the company's name (a `Company:` / `Name:` line, else the document's title, else its first heading) and its
+ * website (a `Website:` / `Domain:` line, else the first web address in the text). Bounded like a page.
+ */
+export function extractCompanyFactsFromText(rawText: string, title: string | null): CompanyTextFacts {
+  const text = rawText.length > MAX_PAGE_CHARS ? rawText.slice(0, MAX_PAGE_CHARS) : rawText;
+  const lines = text.split('\n').map((l) => l.trim()).filter((l) => l !== '').slice(0, 5000);
+  const facts = fromLines(lines);
+  let name: string | null = null;
+  let website: string | null = null;
+  for (const l of lines) {
+    const line = l.replace(/^[-*•#]+\s*/, '');
+    name ??= tidy(NAME_LABEL.exec(line)?.[1]);
+    if (website === null) {
+      const w = WEBSITE_LABEL.exec(line)?.[1];
+      if (w) website = websiteOf(w);
+    }
+  }
+  const heading = lines.find((l) => /^#\s+\S/.test(l))?.replace(/^#+\s*/, '') ?? null;
+  name ??= tidy(title?.split(/\s+[|–—-]\s+|\s*[|–—]\s*/)[0]) ?? tidy(heading);
+  website ??= (() => {
+    const m = /\bhttps?:\/\/[^\s<>()"']+/i.exec(text);
+    return m ? websiteOf(m[0]) : null;
+  })();
+  return {
+    name: name === null ? null : clip(name, 200),
+    description: facts.description ? clip(facts.description, MAX_DESCRIPTION) : null,
+    industry: facts.industry ?? null,
+    headquarters: facts.headquarters ?? null,
+    founded: facts.founded ?? null,
+    employees: facts.employees ?? null,
+    products: dedupe(facts.products ?? [], MAX_PRODUCTS),
+    people: mergePeople((facts.people ?? []).filter((p) => p.title !== '')),
+    peopleLink: null,
+    website,
+  };
+}
+
+const PERSON_LABELS: Array<[string, RegExp]> = [
+  ['name', /^(?:name|full name|person|contact)$/i],
+  ['title', /^(?:title|job title|role|position)$/i],
+  ['company', /^(?:company|employer|organi[sz]ation|works at)$/i],
+  ['location', /^(?:location|based in|city)$/i],
+  ['email', /^(?:e-?mail|email address)$/i],
+  ['website', /^(?:website|company website|domain|homepage)$/i],
+];
+
+/**
+ * The person a text document describes (a profile, a contact note), in the directory's field shape: labelled lines
+ * (`Name:`, `Title:` / `Role:`, `Company:`, `Location:`, `Email:`, `Website:`), else a line naming a person and a role
+ * ("Ada Brook — Chief Executive Officer"). The employer's domain comes from the website or the e-mail address. Null
+ * without a name and a title.
+ */
+export function extractPersonFactsFromText(rawText: string, title: string | null): Record<string, unknown> | null {
+  const text = rawText.length > MAX_PAGE_CHARS ? rawText.slice(0, MAX_PAGE_CHARS) : rawText;
+  const lines = text.split('\n').map((l) => l.trim().replace(/^[-*•#]+\s*/, '')).filter((l) => l !== '').slice(0, 5000);
+  const got: Record<string, string> = {};
+  for (const line of lines) {
+    const m = /^([^:]{2,30}):\s*(.{1,300})$/.exec(line);
+    if (!m) continue;
+    for (const [field, label] of PERSON_LABELS) if (got[field] === undefined && label.test(m[1]!.trim())) got[field] = tidy(m[2]) ?? '';
+  }
+  if (!got.name || !got.title) {
+    const line = lines.map(personFromLine).find((p) => p !== null) ?? null;
+    if (line) {
+      got.name ||= line.name;
+      got.title ||= line.title;
+    }
+  }
+  got.name ||= (title ? tidy(title.split(/\s+[|–—-]\s+|\s*[|–—]\s*/)[0]) : null) ?? '';
+  if (!got.name || !got.title || !PERSON_NAME.test(got.name)) return null;
+  const out: Record<string, unknown> = { name: clip(got.name, 200), title: clip(got.title, 200) };
+  if (got.company) out.company = clip(got.company, 200);
+  if (got.location) out.location = clip(got.location, 200);
+  if (got.email && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(got.email)) out.email = got.email.toLowerCase();
+  const site = got.website ? websiteOf(got.website) : null;
+  const domain = site ? new URL(site).hostname.toLowerCase().replace(/^www\./, '') : typeof out.email === 'string' ? out.email.split('@')[1]! : null;
+  if (domain) out.company_domain = domain;
+  return out;
 }

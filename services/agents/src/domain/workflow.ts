@@ -47,12 +47,17 @@ export interface Column {
 
 /** Where a cell's value came from (a cell's `metadata`). A cell without a source is never `completed`. */
 export interface Provenance {
-  /** `web` (a fetched page), `directory` (a record of the tenant's directory), `search` (a search engine's snippet). */
-  source: 'web' | 'directory' | 'search';
-  /** The page's URL or `directory:<record id>`. */
+  /**
+   * `web` (a fetched page), `directory` (a record of the tenant's directory), `search` (a search engine's snippet),
+   * `knowledge` (a document of the tenant's memory: ingested, uploaded or a connector's).
+   */
+  source: 'web' | 'directory' | 'search' | 'knowledge';
+  /** The page's URL, `directory:<record id>`, or a knowledge document's link (`knowledge:<document id>` without one). */
   source_url: string;
   snippet: string;
   fetched_at: string;
+  /** A knowledge document's id in the memory. */
+  document_id?: string;
 }
 
 export interface Cell {
@@ -145,10 +150,24 @@ export interface WorkflowState {
   notes: string[];
   /** Budget spent by the current run (reset by continue). */
   spent: { fetches: number; model_tokens: number; wall_ms: number };
-  /** Data collection's checkpoint: directory offset and web queries already read. */
-  cursor: { directory_offset: number; web_pages: number; exhausted: boolean };
+  /** Data collection's checkpoint: directory offset, whether the tenant's knowledge was read, web queries already read. */
+  cursor: { directory_offset: number; web_pages: number; exhausted: boolean; knowledge_read?: boolean };
+  /**
+   * Who started the workflow, as their identity had it: the worker reads the tenant's knowledge as them (their
+   * workspace and memory, and what their role and groups may see). Absent on workflows started before it was kept.
+   */
+  starter?: WorkflowStarter;
   /** Enrichment columns asked for (start-enrichment), by column id. */
   enrichments: Record<string, EnrichmentState>;
+}
+
+export interface WorkflowStarter {
+  workspace_id: string;
+  memory_id: string;
+  credential: string;
+  subject: string;
+  role: string;
+  groups?: number[];
 }
 
 export interface EnrichmentState {

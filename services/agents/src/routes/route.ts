@@ -109,6 +109,9 @@ export function agentsGuard(signer: IdentitySigner): AgentsGuard {
         admin: ADMIN_ROLES.has(identity.role),
         workspaceId: identity.workspace_id,
         memoryId: identity.memory_id,
+        role: identity.role,
+        ...(identity.groups ? { groups: identity.groups } : {}),
+        readsMemory: (!identity.scopes?.modules || identity.scopes.modules.includes('memory')) && (!identity.scopes?.memories || identity.scopes.memories.includes(identity.memory_id)),
       };
       ctx.state.log = ctx.state.log.child({ tenant_id: identity.tenant_id });
       if (access === 'write' && identity.scopes?.access === 'read') throw new AppError('FORBIDDEN', 'this key is read-only');
