@@ -1,5 +1,7 @@
-import { createLogger, createMetricsRegistry, IdentitySigner, KafkaBus, listen, MemoryProgressStreams, PostgresDb, RedisProgressStreams, type Db, type ProgressStreams, type StartedServer } from '@lore/runtime';
-import { createAgentsService, createAgentsWorker, listSources, SearxngWebSearch, webSource, type AgentsService, type AgentsServiceDeps, type AgentsWorker, type RunSettings } from '@lore/agents';
+import { ExtractiveLanguageModel } from '@lore/ai';
+import { createLogger, createMetricsRegistry, GraphKnowledgeSearch, IdentitySigner, KafkaBus, listen, MemoryProgressStreams, PostgresBlobStore, PostgresDb, RedisProgressStreams, type Db, type ProgressStreams, type StartedServer } from '@lore/runtime';
+import { createGraphService, type GraphService } from '@lore/graph';
+import { createAgentsService, createAgentsWorker, knowledgeSource, listSources, SearxngWebSearch, webSource, type AgentsService, type AgentsServiceDeps, type AgentsWorker, type RunSettings } from '@lore/agents';
 import type { GatewayConfig } from '@lore/gateway';
 import type { Registry } from 'prom-client';
 import { adminCall, http, IDENTITY_SECRET, makeKey, makeTenant, startGateway, uid, type GatewayUnderTest, type TenantFixture } from '../gateway/harness';
@@ -23,6 +25,8 @@ export interface AgentsStack {
   redisPrefix: string;
   /** The agents worker, with `worker` (on real Kafka under `kafkaPrefix`). */
   worker?: AgentsWorker;
+  /** The graph service (the tenant's memory, behind the gateway), with `graph`: the worker reads the tenant's knowledge from it. */
+  graph?: GraphService;
   gateway: GatewayUnderTest;
   /** A call through the gateway's public listener. */
   call(method: string, path: string, headers: Record<string, string>, body?: unknown): ReturnType<typeof http>;
@@ -44,6 +48,11 @@ export interface AgentsStackOptions {
   service?: Partial<Omit<AgentsServiceDeps, 'db' | 'logger' | 'metrics' | 'signer'>>;
   /** Runs the agents worker in the stack: its run settings, a web source, and whether it starts (default true). */
   worker?: { settings?: Partial<RunSettings>; searxngUrl?: string; start?: boolean; sweepIntervalMs?: number; consumerGroup?: string };
+  /**
+   * Runs the graph service with its worker on the same database and Kafka prefix (as core's stack does), behind the
+   * gateway (`/api/v1/memory/...`); the agents worker reads the tenant's knowledge from its memory API.
+   */
+  graph?: boolean;
 }
 
 export async function startAgentsStack(options: AgentsStackOptions = {}): Promise<AgentsStack> {
@@ -68,12 +77,23 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
   });
   let worker: AgentsWorker | undefined;
   let bus: KafkaBus | undefined;
+  let graph: GraphService | undefined;
+  let graphServer: StartedServer | undefined;
+  if (options.worker || options.graph) bus = new KafkaBus({ brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','), prefix: kafkaPrefix, clientId: `agents-test-${uniqueSuffix()}`, logger, partitions: 2 });
+  if (options.graph) {
+    graph = await createGraphService({
+      db, bus: bus!, blobs: new PostgresBlobStore(db), logger, metrics: createMetricsRegistry('agents-test-graph', { defaultMetrics: false }), signer, ocr: null,
+      consumerGroup: `graph-worker-agents-${uniqueSuffix()}`, languageModel: new ExtractiveLanguageModel(), checkResponses: options.checkResponses ?? true,
+    });
+    await graph.worker.start();
+    graphServer = await listen(graph.app, 0, '127.0.0.1');
+  }
   if (options.worker) {
-    bus = new KafkaBus({ brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','), prefix: kafkaPrefix, clientId: `agents-test-${uniqueSuffix()}`, logger, partitions: 2 });
+    const knowledge = graphServer ? knowledgeSource(new GraphKnowledgeSearch({ url: graphServer.url, timeoutMs: 10_000 }), signer) : undefined;
     worker = createAgentsWorker({
       agents: agents.agents,
-      bus,
-      sources: listSources(agents.agents, options.worker.searxngUrl ? { web: webSource(new SearxngWebSearch({ baseUrl: options.worker.searxngUrl }), agents.agents.pages) } : {}),
+      bus: bus!,
+      sources: listSources(agents.agents, { ...(options.worker.searxngUrl ? { web: webSource(new SearxngWebSearch({ baseUrl: options.worker.searxngUrl }), agents.agents.pages) } : {}), knowledge }),
       settings: options.worker.settings,
       consumerGroup: options.worker.consumerGroup ?? `agents-worker-${uniqueSuffix()}`,
       sweepIntervalMs: options.worker.sweepIntervalMs ?? 500,
@@ -81,7 +101,7 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
     if (options.worker.start !== false) await worker.start();
   }
   const agentsServer = await listen(agents.app, 0, '127.0.0.1');
-  const gateway = await startGateway(database, { upstreams: { agents: agentsServer.url }, rateLimit: { perSecond: 1000, burst: 2000 }, ...options.gateway }, { redisPrefix: `agents-${uid()}:` });
+  const gateway = await startGateway(database, { upstreams: { agents: agentsServer.url, ...(graphServer ? { graph: graphServer.url } : {}) }, rateLimit: { perSecond: 1000, burst: 2000 }, ...options.gateway }, { redisPrefix: `agents-${uid()}:` });
   return {
     database,
     db,
@@ -92,6 +112,7 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
     streams,
     redisPrefix,
     worker,
+    graph,
     gateway,
     call: (method, path, headers, body) => http(gateway.publicUrl, method, path, { headers, body }),
     tenant: (keyOptions = {}) => makeTenant(gateway, keyOptions),
@@ -107,8 +128,11 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
     },
     close: async () => {
       await worker?.stop();
-      await bus?.close();
       await gateway.close();
+      await graphServer?.close();
+      await graph?.worker.stop();
+      await graph?.close();
+      await bus?.close();
       await agentsServer.close();
       await agents.close();
       await streams.close();

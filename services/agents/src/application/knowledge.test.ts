@@ -55,6 +55,12 @@ describe('a company or a person from a text document', () => {
     expect(f).toMatchObject({ name: 'Finovo GmbH', website: 'https://www.finovo.example/', industry: 'Fintech', headquarters: 'Berlin, Germany', employees: 120, founded: '2016' });
   });
 
+  it('reads the same facts from a chunk whose line breaks retrieval joined', () => {
+    const flat = 'Finovo GmbH. Company: Finovo GmbH Website: https://finovo.example/ Industry: Fintech Headquarters: Berlin, Germany Employees: 120 Founded: 2016 Finovo GmbH builds payment software.';
+    expect(extractCompanyFactsFromText(flat, 'Finovo GmbH')).toMatchObject({ name: 'Finovo GmbH', website: 'https://finovo.example/', industry: 'Fintech', headquarters: 'Berlin, Germany', employees: 120, founded: '2016' });
+    expect(extractPersonFactsFromText('Name: Ada Brook Title: Head of Sales Email: ada@finovo.example', null)).toMatchObject({ name: 'Ada Brook', title: 'Head of Sales', company_domain: 'finovo.example' });
+  });
+
   it('takes the name from the title, else the first heading, and a website from a bare domain or the first address in the text', () => {
     expect(extractCompanyFactsFromText('Industry: Retail\nDomain: shopwell.example', 'Shopwell | notes')).toMatchObject({ name: 'Shopwell', website: 'https://shopwell.example/', industry: 'Retail' });
     expect(extractCompanyFactsFromText('# Brightline\nSee https://brightline.example/about for more.\nThe team is based in Munich, Germany.', null)).toMatchObject({ name: 'Brightline', website: 'https://brightline.example/about', headquarters: 'Munich, Germany' });

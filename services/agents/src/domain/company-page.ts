@@ -380,6 +380,17 @@ export interface CompanyTextFacts extends CompanyPageFacts {
 const NAME_LABEL = /^(?:company|company name|organi[sz]ation|name)\s*:\s*(.{2,120})$/i;
 const WEBSITE_LABEL = /^(?:website|web site|web|homepage|home page|url|domain|site)\s*:\s*(\S{3,300})$/i;
 
+const COMPANY_LABEL_WORDS = 'company|company name|organi[sz]ation|website|web site|homepage|home page|url|domain|industry|industries|sector|headquarters|hq|head office|location|founded|year founded|established|employees|company size|team size|staff|headcount';
+const PERSON_LABEL_WORDS = 'name|full name|title|job title|role|position|company|employer|organi[sz]ation|works at|location|based in|city|e-?mail|email address|website|company website|domain|homepage';
+
+/**
+ * Text whose lines a retrieval joined (a memory's chunk keeps words, not line breaks) with each known `Label:` on a
+ * line of its own again, so "Company: Finovo Industry: Fintech" reads as two labelled facts.
+ */
+function labelLines(text: string, labels: string): string {
+  return text.replace(new RegExp(`[ \\t]+(?=(?:${labels})\\s*:\\s)`, 'gi'), '\n');
+}
+
 /** A website as an absolute http(s) URL ("acme.example" becomes "https://acme.example/"), or null. */
 function websiteOf(v: string): string | null {
   const raw = v.replace(/[<>()[\],;]+$/g, '').replace(/^<|>$/g, '');
@@ -398,7 +409,7 @@ function websiteOf(v: string): string | null {
  * website (a `Website:` / `Domain:` line, else the first web address in the text). Bounded like a page.
  */
 export function extractCompanyFactsFromText(rawText: string, title: string | null): CompanyTextFacts {
-  const text = rawText.length > MAX_PAGE_CHARS ? rawText.slice(0, MAX_PAGE_CHARS) : rawText;
+  const text = labelLines(rawText.length > MAX_PAGE_CHARS ? rawText.slice(0, MAX_PAGE_CHARS) : rawText, COMPANY_LABEL_WORDS);
   const lines = text.split('\n').map((l) => l.trim()).filter((l) => l !== '').slice(0, 5000);
   const facts = fromLines(lines);
   let name: string | null = null;
@@ -447,7 +458,7 @@ const PERSON_LABELS: Array<[string, RegExp]> = [
  * without a name and a title.
  */
 export function extractPersonFactsFromText(rawText: string, title: string | null): Record<string, unknown> | null {
-  const text = rawText.length > MAX_PAGE_CHARS ? rawText.slice(0, MAX_PAGE_CHARS) : rawText;
+  const text = labelLines(rawText.length > MAX_PAGE_CHARS ? rawText.slice(0, MAX_PAGE_CHARS) : rawText, PERSON_LABEL_WORDS);
   const lines = text.split('\n').map((l) => l.trim().replace(/^[-*•#]+\s*/, '')).filter((l) => l !== '').slice(0, 5000);
   const got: Record<string, string> = {};
   for (const line of lines) {
