@@ -316,13 +316,14 @@ describe('charts/lore', () => {
       const off = await renderObjects('lore', ns, ['-f', FULL, '--set', 'core.worker.enabled=false']);
       expect(workerObjects(off)).toEqual([]);
       expect(component(off, 'Deployment', 'core')).toBeDefined();
-      expect(graphFrom(off)).toEqual(['gateway', 'core']);
+      // (agents-worker, on in the full values, reads the tenant's knowledge from graph too: the agents tests.)
+      expect(graphFrom(off)).toEqual(['gateway', 'core', 'agents-worker']);
       const withoutCore = await renderObjects('lore', ns, ['-f', FULL, '--set', 'core.enabled=false']);
       expect(workerObjects(withoutCore)).toEqual([]);
-      expect(graphFrom(withoutCore)).toEqual(['gateway']);
+      expect(graphFrom(withoutCore)).toEqual(['gateway', 'agents-worker']);
       const on = await renderObjects('lore', ns, ['-f', FULL]);
       expect(workerObjects(on).map((o) => o.kind).sort()).toEqual(['Deployment', 'NetworkPolicy', 'PodDisruptionBudget', 'Service', 'ServiceMonitor']);
-      expect(graphFrom(on)).toEqual(['gateway', 'core', 'core-worker']);
+      expect(graphFrom(on)).toEqual(['gateway', 'core', 'core-worker', 'agents-worker']);
     });
 
     it('scales core with a HorizontalPodAutoscaler when asked (the full values), instead of a fixed replica count', async () => {
@@ -368,7 +369,10 @@ describe('charts/lore', () => {
       expect(fromWorker[0].from).toHaveLength(1);
       expect(workerPod).toMatchObject(fromWorker[0].from[0].podSelector.matchLabels);
       expect(corePod).not.toMatchObject(fromWorker[0].from[0].podSelector.matchLabels);
-      expect(graph.spec.ingress.filter((r: any) => !fromCore.includes(r) && !fromWorker.includes(r))).toEqual(core.spec.ingress);
+      // Besides them graph admits agents-worker (the agents tests), and otherwise has core's rules.
+      const fromAgentsWorker = graph.spec.ingress.filter((r: any) => r.from?.some((f: any) => f.podSelector?.matchLabels['app.kubernetes.io/component'] === 'agents-worker'));
+      expect(fromAgentsWorker).toHaveLength(1);
+      expect(graph.spec.ingress.filter((r: any) => !fromCore.includes(r) && !fromWorker.includes(r) && !fromAgentsWorker.includes(r))).toEqual(core.spec.ingress);
       const graphContainer = component(full, 'Deployment', 'graph').spec.template.spec.containers[0];
       expect(graphContainer.ports).toEqual([expect.objectContaining({ name: 'http', containerPort: DEFAULT_PORTS.graph })]);
       // No other internal service admits core or core-worker.
@@ -396,13 +400,13 @@ describe('charts/lore', () => {
       expect(workerPod).toMatchObject(workerSvc.spec.selector);
     });
 
-    it('leaves core out on request: no objects, no upstream on the gateway, no policy, and graph\'s policy admits the gateway only', async () => {
+    it('leaves core out on request: no objects, no upstream on the gateway, no policy, and graph\'s policy admits the gateway (and agents-worker) only', async () => {
       const off = await renderObjects('lore', ns, ['-f', FULL, '--set', 'core.enabled=false']);
       expect(off.filter((o) => ['core', 'core-worker'].includes(o.metadata.labels?.['app.kubernetes.io/component']))).toEqual([]);
       expect(containerOf(off, 'gateway').env.some((e: { name: string }) => e.name === 'GATEWAY_UPSTREAM_CORE')).toBe(false);
       const graph = off.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'lore-graph');
       const fromPods = graph.spec.ingress.flatMap((r: any) => (r.from ?? []).filter((f: any) => f.podSelector).map((f: any) => f.podSelector.matchLabels['app.kubernetes.io/component']));
-      expect(fromPods).toEqual(['gateway']);
+      expect(fromPods).toEqual(['gateway', 'agents-worker']);
     });
 
     it('refuses core without graph (chat retrieves from it), and reads no Kafka itself (its worker does)', async () => {
@@ -609,13 +613,19 @@ describe('charts/lore', () => {
 
     it('runs agents-worker only with agents and agents.worker.enabled', async () => {
       const workerObjects = (objs: any[]) => objs.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'agents-worker');
+      const graphAdmits = (objs: any[]) =>
+        podsFrom(objs.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'lore-graph')).includes('agents-worker');
       const off = await renderObjects('lore', ns, ['-f', FULL, '--set', 'agents.worker.enabled=false']);
       expect(workerObjects(off)).toEqual([]);
       expect(component(off, 'Deployment', 'agents')).toBeDefined();
+      // graph admits agents-worker only while it runs.
+      expect(graphAdmits(off)).toBe(false);
       const withoutAgents = await renderObjects('lore', ns, ['-f', FULL, '--set', 'agents.enabled=false']);
       expect(workerObjects(withoutAgents)).toEqual([]);
+      expect(graphAdmits(withoutAgents)).toBe(false);
       const on = await renderObjects('lore', ns, ['-f', FULL]);
       expect(workerObjects(on).map((o) => o.kind).sort()).toEqual(['Deployment', 'NetworkPolicy', 'PodDisruptionBudget', 'Service', 'ServiceMonitor']);
+      expect(graphAdmits(on)).toBe(true);
     });
 
     it('lets only the gateway (and Prometheus) reach agents, nothing reach agents-worker but Prometheus, and restricts no egress (both read the web)', async () => {
