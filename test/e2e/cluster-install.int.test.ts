@@ -165,8 +165,9 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
         LORE_AGENTS_PORT: String(agentsPort),
         LORE_AGENTS_MIGRATE: 'false',
       },
-      // The workflows' steps: agents' variables plus Kafka (configuration.md, "Agents"). No SearXNG: lists come from the
-      // tenant's directory, and the snapshot says no web search provider was configured.
+      // The workflows' steps: agents' variables plus Kafka and the graph API the tenant's knowledge is read from
+      // (configuration.md, "Agents"). No SearXNG: lists come from the tenant's directory and knowledge, and the snapshot
+      // says no web search provider was configured.
       'agents-worker': {
         LORE_DATABASE_URL: install.appUrl,
         LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
@@ -176,6 +177,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
         LORE_AGENTS_HOST: '127.0.0.1',
         LORE_AGENTS_WORKER_PORT: String(agentsWorkerPort),
         LORE_AGENTS_MIGRATE: 'false',
+        LORE_AGENTS_GRAPH_URL: ops.graph!,
       },
       webhooks: {
         LORE_DATABASE_URL: install.appUrl,
@@ -394,8 +396,23 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     expect(openapi.json).toEqual(JSON.parse(readFileSync(join(ROOT, 'services', 'agents', 'openapi.json'), 'utf8')));
   });
 
-  it('imports a company CSV on agents, then runs a company search started with a key to completed on agents-worker: the rows the prompt asks for, its progress stream in Redis', async () => {
+  it('imports a company CSV on agents, then runs a company search started with a key to completed on agents-worker: the rows the prompt asks for, from the CSV and from the memory, its progress stream in Redis', async () => {
     const headers = { authorization: `Bearer ${key}` };
+    // The tenant's knowledge: two company profiles in its memory (one a Berlin fintech), indexed by graph-worker.
+    const profiles: Record<string, string> = {};
+    for (const [name, city] of [['Brightmark', 'Berlin'], ['Zahlwerk', 'Munich']] as const) {
+      const content = [`# ${name}`, `Company: ${name}`, `Website: https://${name.toLowerCase()}.example/`, 'Industry: Fintech', `Headquarters: ${city}, Germany`, 'Employees: 60', `${name} is a fintech company from ${city}.`].join('\n');
+      const r = await call(gatewayUrl, 'POST', '/api/v1/memory/ingest', { headers: { 'x-api-key': key }, body: { content, content_type: 'markdown', title: name, routing: { mode: 'auto' } } });
+      expect(r.status).toBe(200);
+      profiles[name] = r.json.doc_id;
+    }
+    for (const docId of Object.values(profiles)) {
+      await until(`profile ${docId} to be indexed`, async () => {
+        const d = await call(gatewayUrl, 'GET', `/api/v1/memory/documents/${docId}`, { headers: { 'x-api-key': key } });
+        if (d.json?.status === 'failed') throw new Error(`document ${docId} failed: ${d.text}`);
+        return d.status === 200 && d.json.status === 'indexed' ? true : undefined;
+      }, 60_000, procs['graph-worker']);
+    }
     // docs/agents.md, "CSV import": the upload answers its analysis as a stream of events; the review starts the import,
     // whose rows become the tenant's directory records.
     const form = new FormData();
@@ -422,7 +439,8 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     agentThreads.push(thread);
     // The agents API wrote the workflow and its lore.agents.workflows message through the outbox; agents-worker's relay
     // publishes it and its consumer runs the steps: criteria, then candidates from the directory (no web search is
-    // configured, and the snapshot says so), scored against the criteria.
+    // configured, and the snapshot says so) and the tenant's memory (graph's API, as the search's starter), scored
+    // against the criteria.
     const snapshot = await until('the company search to end', async () => {
       const r = await call(gatewayUrl, 'GET', `/company-search/status/${thread}`, { headers });
       expect(r.status).toBe(200);
@@ -430,12 +448,14 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     }, 60_000, procs['agents-worker']);
     expect(snapshot).toMatchObject({ success: true, thread_id: thread, status: 'completed', current_step: 'completed', category: 'company_search', title: 'Berlin fintech', error_message: '' });
     expect(snapshot.criteria.map((c: { column_name: string }) => c.column_name)).toEqual(expect.arrayContaining(['industry', 'location']));
-    expect(snapshot.table_structure.sources).toEqual(['directory']);
+    expect(snapshot.table_structure.sources).toEqual(['directory', 'knowledge']);
     expect(snapshot.table_structure.notes.join(' ')).toMatch(/no web search provider/);
-    // Exactly the Berlin fintech companies of the file: not the Hamburg one, not the Berlin clinic.
-    const names = snapshot.table_structure.rows.map((r: { cells: Record<string, { value: string }> }) => r.cells.name?.value).sort();
-    expect(names).toEqual(['Kestrel Pay', 'Osprey Ledger']);
-    expect(snapshot.table_structure.current_count).toBe(2);
+    // Exactly the Berlin fintech companies: the file's two (not the Hamburg one, not the Berlin clinic) and the memory's
+    // one (not the Munich one), which names its document.
+    const rows = snapshot.table_structure.rows as Array<{ cells: Record<string, { value: string }>; metadata: { source?: { source: string; document_id?: string } } }>;
+    expect(rows.map((r) => r.cells.name?.value).sort()).toEqual(['Brightmark', 'Kestrel Pay', 'Osprey Ledger']);
+    expect(snapshot.table_structure.current_count).toBe(3);
+    expect(rows.find((r) => r.cells.name?.value === 'Brightmark')!.metadata.source).toMatchObject({ source: 'knowledge', document_id: profiles.Brightmark });
     // Its progress stream is in Redis (the API's stream routes read what the worker appended), and the list is the tenant's.
     const stream = await call(gatewayUrl, 'GET', `/api/stream/stream-status/workflow:${thread}`, { headers });
     expect(stream.status).toBe(200);
