@@ -172,7 +172,9 @@ describe('company overview', () => {
 
   it('answers 502 with a clear message for a site that cannot be read', async () => {
     const cases: Array<[string, RegExp]> = [
-      [`http://nowhere-at-all.localhost:${served.web.port}/`, /could not be reached/],
+      ['http://nowhere-at-all.invalid/', /could not be reached/],
+      // A localhost name is this machine (RFC 6761): the loopback web serves no such site and says so.
+      [`http://nowhere-at-all.localhost:${served.web.port}/`, /answered 421/],
       ['http://127.0.0.1:1/', /robots\.txt could not be fetched/],
       [served.web.special.redirectMetadata, /redirects to an address Lore does not contact/],
       [`${served.web.siteUrl('alpha')}/docs/missing.html`, /answered 404/],
