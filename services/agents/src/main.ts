@@ -1,17 +1,11 @@
-import { languageModelFrom } from '@lore/ai';
-import { IdentitySigner, Lifecycle, PostgresDb, RedisProgressStreams, createLogger, createMetricsRegistry, exitOnConfigError, listen, opsRouter, parseConfig } from '@lore/runtime';
+import { languageModelFromEnv } from '@lore/ai';
+import { IdentitySigner, RedisProgressStreams, exitOnConfigError, listen, opsRouter, startServiceProcess } from '@lore/runtime';
 import { agentsConfigSchema } from './config';
 import { createAgentsService } from './agents-service';
 
 /** The `agents` deployment: list building, imports, utility and seed routes behind the gateway (probes and metrics share the port). */
 async function main(): Promise<void> {
-  const config = parseConfig(agentsConfigSchema, process.env);
-  const logger = createLogger({ level: config.LORE_LOG_LEVEL, service: 'agents' });
-  const metrics = createMetricsRegistry('agents');
-  const lifecycle = new Lifecycle(logger);
-  lifecycle.installSignalHandlers();
-  const db = await new PostgresDb({ url: config.LORE_DATABASE_URL, ownerUrl: config.LORE_DATABASE_OWNER_URL }).init();
-  lifecycle.onShutdown('database', () => db.close());
+  const { config, logger, metrics, lifecycle, db } = await startServiceProcess('agents', agentsConfigSchema);
   // The workflows' progress streams (the stream routes read them; the worker writes them): Redis when configured.
   const streams = config.LORE_REDIS_URL ? new RedisProgressStreams(config.LORE_REDIS_URL) : undefined;
   if (streams) lifecycle.onShutdown('progress streams', () => streams.close());
@@ -28,14 +22,7 @@ async function main(): Promise<void> {
     ...(streams ? { streams } : {}),
     webTargets: { allowLoopback: config.LORE_AGENTS_ALLOW_LOOPBACK },
     genericWorkflows: { maxRunningPerService: config.LORE_AGENTS_WORKFLOW_MAX_PER_SERVICE },
-    languageModel: languageModelFrom({
-      baseUrl: config.LORE_AI_LLM_BASE_URL,
-      model: config.LORE_AI_LLM_MODEL,
-      apiKey: config.LORE_AI_LLM_API_KEY,
-      timeoutMs: config.LORE_AI_LLM_TIMEOUT_MS,
-      retries: config.LORE_AI_LLM_RETRIES,
-      logger,
-    }),
+    languageModel: languageModelFromEnv(config, logger),
   });
   agents.app.use(opsRouter(lifecycle, metrics).routes());
   const server = await listen(agents.app, config.LORE_AGENTS_PORT, config.LORE_AGENTS_HOST);

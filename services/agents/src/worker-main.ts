@@ -1,22 +1,5 @@
-import {
-  ConfigError,
-  consumerGroupsCheck,
-  createLogger,
-  createMetricsRegistry,
-  exitOnConfigError,
-  GraphKnowledgeSearch,
-  IdentitySigner,
-  KafkaBus,
-  Lifecycle,
-  listen,
-  opsRouter,
-  parseConfig,
-  PostgresDb,
-  PostgresStartJournal,
-  RedisProgressStreams,
-} from '@lore/runtime';
-import { languageModelFrom } from '@lore/ai';
-import Koa from 'koa';
+import { consumerGroupsCheck, exitOnConfigError, GraphKnowledgeSearch, IdentitySigner, processBus, RedisProgressStreams, serveOps, startServiceProcess } from '@lore/runtime';
+import { languageModelFromEnv } from '@lore/ai';
 import { agentsConfigSchema } from './config';
 import { createAgentsService } from './agents-service';
 import { createAgentsWorker, runSettingsFrom } from './worker';
@@ -28,26 +11,16 @@ import { webSearchFrom } from './sources/web-search';
  * expired claims, an outbox relay). Serves only its probes and metrics on LORE_AGENTS_WORKER_PORT.
  */
 async function main(): Promise<void> {
-  const config = parseConfig(agentsConfigSchema, process.env);
-  if (!config.LORE_KAFKA_BROKERS) throw new ConfigError(['LORE_KAFKA_BROKERS: is required by the agents worker']);
-  if (!config.LORE_REDIS_URL) throw new ConfigError(['LORE_REDIS_URL: is required by the agents worker (progress streams)']);
-  const logger = createLogger({ level: config.LORE_LOG_LEVEL, service: 'agents-worker' });
-  const metrics = createMetricsRegistry('agents-worker');
-  const lifecycle = new Lifecycle(logger);
-  lifecycle.installSignalHandlers();
-  const db = await new PostgresDb({ url: config.LORE_DATABASE_URL, ownerUrl: config.LORE_DATABASE_OWNER_URL }).init();
-  lifecycle.onShutdown('database', () => db.close());
-  const streams = new RedisProgressStreams(config.LORE_REDIS_URL);
-  lifecycle.onShutdown('progress streams', () => streams.close());
-  const bus = new KafkaBus({
-    brokers: config.LORE_KAFKA_BROKERS.split(','),
-    prefix: config.LORE_KAFKA_PREFIX,
-    clientId: 'lore-agents-worker',
-    logger,
-    metrics,
-    startJournal: new PostgresStartJournal(db),
+  const proc = await startServiceProcess('agents-worker', agentsConfigSchema, {
+    requires: (c) => [
+      ...(c.LORE_KAFKA_BROKERS ? [] : ['LORE_KAFKA_BROKERS: is required by the agents worker']),
+      ...(c.LORE_REDIS_URL ? [] : ['LORE_REDIS_URL: is required by the agents worker (progress streams)']),
+    ],
   });
-  lifecycle.onShutdown('event bus', () => bus.close());
+  const { config, logger, metrics, lifecycle, db } = proc;
+  const streams = new RedisProgressStreams(config.LORE_REDIS_URL!);
+  lifecycle.onShutdown('progress streams', () => streams.close());
+  const bus = processBus(proc, { brokers: config.LORE_KAFKA_BROKERS!, prefix: config.LORE_KAFKA_PREFIX, clientId: 'lore-agents-worker' });
   const signer = new IdentitySigner(config.LORE_IDENTITY_SECRET);
   const service = await createAgentsService({
     db,
@@ -59,14 +32,7 @@ async function main(): Promise<void> {
     lifecycle,
     streams,
     webTargets: { allowLoopback: config.LORE_AGENTS_ALLOW_LOOPBACK },
-    languageModel: languageModelFrom({
-      baseUrl: config.LORE_AI_LLM_BASE_URL,
-      model: config.LORE_AI_LLM_MODEL,
-      apiKey: config.LORE_AI_LLM_API_KEY,
-      timeoutMs: config.LORE_AI_LLM_TIMEOUT_MS,
-      retries: config.LORE_AI_LLM_RETRIES,
-      logger,
-    }),
+    languageModel: languageModelFromEnv(config, logger),
   });
   // The web search (SearXNG); without it lists come from the directory and the tenant's knowledge, and each snapshot
   // says so. The tenant's knowledge: graph's memory API, read as each workflow's starter with an identity signed here.
@@ -82,11 +48,8 @@ async function main(): Promise<void> {
     sweepIntervalMs: config.LORE_AGENTS_WORKFLOW_SWEEP_MS,
     maxRunning: config.LORE_AGENTS_WORKFLOW_MAX_RUNNING,
   });
-  // Probes answer from before the consumer joins: a slow join must not look like a dead process.
-  const ops = new Koa();
-  ops.use(opsRouter(lifecycle, metrics).routes());
-  const server = await listen(ops, config.LORE_AGENTS_WORKER_PORT, config.LORE_AGENTS_HOST);
-  lifecycle.onShutdown('ops server', () => server.close());
+  // Probes answer from before the consumer joins (serveOps).
+  const server = await serveOps(proc, config.LORE_AGENTS_WORKER_PORT, config.LORE_AGENTS_HOST);
   lifecycle.addCheck('consumer groups', consumerGroupsCheck(bus));
   lifecycle.onShutdown('agents', () => service.close());
   await worker.start();

@@ -22,7 +22,7 @@ export { AiOutputError, checkCompletion, completeChecked, parseJsonAnswer, parse
 export { fillSchema } from './schema-filler';
 export { AiProviderError, OpenAiClient, sseData, type OpenAiClientOptions } from './openai-client';
 export { OpenAiLanguageModel, buildMessages, type OpenAiLanguageModelOptions } from './openai-language-model';
-export { languageModelFrom, type LanguageModelSettings } from './language-model-from';
+export { languageModelFrom, languageModelFromEnv, type LanguageModelEnv, type LanguageModelSettings } from './language-model-from';
 export { OpenAiEmbedder, type OpenAiEmbedderOptions } from './openai-embedder';
 export { chooseTool, embeddedCompletion, ExtractiveLanguageModel } from './extractive-model';
 export { HashedEmbedder } from './hashed-embedder';

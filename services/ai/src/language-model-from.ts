@@ -18,3 +18,24 @@ export function languageModelFrom(settings: LanguageModelSettings): LanguageMode
   if (!settings.baseUrl) return new ExtractiveLanguageModel();
   return new OpenAiLanguageModel({ baseUrl: settings.baseUrl, model: settings.model ?? '', apiKey: settings.apiKey, timeoutMs: settings.timeoutMs, retries: settings.retries, logger: settings.logger });
 }
+
+/** The LORE_AI_LLM_* variables as every service's configuration schema parses them. */
+export interface LanguageModelEnv {
+  LORE_AI_LLM_BASE_URL?: string | undefined;
+  LORE_AI_LLM_MODEL?: string | undefined;
+  LORE_AI_LLM_API_KEY?: string | undefined;
+  LORE_AI_LLM_TIMEOUT_MS: number;
+  LORE_AI_LLM_RETRIES: number;
+}
+
+/** `languageModelFrom` for a parsed configuration (one reading of the shared variables for every process). */
+export function languageModelFromEnv(c: LanguageModelEnv, logger?: LanguageModelSettings['logger']): LanguageModel {
+  return languageModelFrom({
+    baseUrl: c.LORE_AI_LLM_BASE_URL,
+    model: c.LORE_AI_LLM_MODEL,
+    apiKey: c.LORE_AI_LLM_API_KEY,
+    timeoutMs: c.LORE_AI_LLM_TIMEOUT_MS,
+    retries: c.LORE_AI_LLM_RETRIES,
+    ...(logger ? { logger } : {}),
+  });
+}

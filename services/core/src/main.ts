@@ -1,17 +1,12 @@
-import { GraphKnowledgeSearch, IdentitySigner, Lifecycle, PostgresBlobStore, PostgresDb, createLogger, createMetricsRegistry, exitOnConfigError, listen, opsRouter, parseConfig } from '@lore/runtime';
-import { languageModelFrom } from '@lore/ai';
+import { GraphKnowledgeSearch, IdentitySigner, PostgresBlobStore, exitOnConfigError, listen, opsRouter, startServiceProcess } from '@lore/runtime';
+import { languageModelFromEnv } from '@lore/ai';
 import { connectorFileConfig, coreConfigSchema, projectFileConfig } from './config';
 import { createCoreService } from './core-service';
 
 /** The `core` deployment: chat and connectors behind the gateway (probes and metrics share the port). */
 async function main(): Promise<void> {
-  const config = parseConfig(coreConfigSchema, process.env);
-  const logger = createLogger({ level: config.LORE_LOG_LEVEL, service: 'core' });
-  const metrics = createMetricsRegistry('core');
-  const lifecycle = new Lifecycle(logger);
-  lifecycle.installSignalHandlers();
-  const db = await new PostgresDb({ url: config.LORE_DATABASE_URL, ownerUrl: config.LORE_DATABASE_OWNER_URL }).init();
-  lifecycle.onShutdown('database', () => db.close());
+  const proc = await startServiceProcess('core', coreConfigSchema);
+  const { config, logger, metrics, lifecycle, db } = proc;
   const core = await createCoreService({
     db,
     logger,
@@ -19,14 +14,7 @@ async function main(): Promise<void> {
     signer: new IdentitySigner(config.LORE_IDENTITY_SECRET),
     encryptionKeys: config.LORE_ENCRYPTION_KEYS,
     migrate: config.LORE_CORE_MIGRATE,
-    languageModel: languageModelFrom({
-      baseUrl: config.LORE_AI_LLM_BASE_URL,
-      model: config.LORE_AI_LLM_MODEL,
-      apiKey: config.LORE_AI_LLM_API_KEY,
-      timeoutMs: config.LORE_AI_LLM_TIMEOUT_MS,
-      retries: config.LORE_AI_LLM_RETRIES,
-      logger,
-    }),
+    languageModel: languageModelFromEnv(config, logger),
     knowledge: new GraphKnowledgeSearch({ url: config.LORE_CORE_GRAPH_URL, timeoutMs: config.LORE_CORE_GRAPH_TIMEOUT_MS }),
     answerMaxTokens: config.LORE_CORE_ANSWER_MAX_TOKENS,
     bodyLimitBytes: config.LORE_CORE_BODY_LIMIT_BYTES,

@@ -1,21 +1,4 @@
-import {
-  consumerGroupsCheck,
-  ConfigError,
-  createLogger,
-  createMetricsRegistry,
-  exitOnConfigError,
-  GraphKnowledgeSearch,
-  IdentitySigner,
-  KafkaBus,
-  Lifecycle,
-  listen,
-  opsRouter,
-  parseConfig,
-  PostgresBlobStore,
-  PostgresDb,
-  PostgresStartJournal,
-} from '@lore/runtime';
-import Koa from 'koa';
+import { consumerGroupsCheck, exitOnConfigError, GraphKnowledgeSearch, IdentitySigner, PostgresBlobStore, processBus, serveOps, startServiceProcess } from '@lore/runtime';
 import { GraphConnectorDocuments } from './clients/graph-documents';
 import { connectorFileConfig, coreConfigSchema, projectFileConfig } from './config';
 import { createCoreService } from './core-service';
@@ -27,29 +10,17 @@ import { startCredentialSealing } from './application/credential-sealing';
  * metrics on LORE_CORE_WORKER_PORT.
  */
 async function main(): Promise<void> {
-  const config = parseConfig(coreConfigSchema, process.env);
-  if (!config.LORE_KAFKA_BROKERS) throw new ConfigError(['LORE_KAFKA_BROKERS: is required by the core worker']);
-  const logger = createLogger({ level: config.LORE_LOG_LEVEL, service: 'core-worker' });
-  const metrics = createMetricsRegistry('core-worker');
-  const lifecycle = new Lifecycle(logger);
-  lifecycle.installSignalHandlers();
-  const db = await new PostgresDb({ url: config.LORE_DATABASE_URL, ownerUrl: config.LORE_DATABASE_OWNER_URL }).init();
-  lifecycle.onShutdown('database', () => db.close());
-  const bus = new KafkaBus({
-    brokers: config.LORE_KAFKA_BROKERS.split(','),
-    prefix: config.LORE_KAFKA_PREFIX,
-    clientId: 'lore-core-worker',
-    logger,
-    metrics,
-    startJournal: new PostgresStartJournal(db),
+  const proc = await startServiceProcess('core-worker', coreConfigSchema, {
+    requires: (c) => (c.LORE_KAFKA_BROKERS ? [] : ['LORE_KAFKA_BROKERS: is required by the core worker']),
   });
-  lifecycle.onShutdown('event bus', () => bus.close());
+  const { config, logger, lifecycle, db } = proc;
+  const bus = processBus(proc, { brokers: config.LORE_KAFKA_BROKERS!, prefix: config.LORE_KAFKA_PREFIX, clientId: 'lore-core-worker' });
   const graph = { url: config.LORE_CORE_GRAPH_URL, timeoutMs: config.LORE_CORE_GRAPH_TIMEOUT_MS };
   const blobs = new PostgresBlobStore(db);
   const core = await createCoreService({
     db,
     logger,
-    metrics,
+    metrics: proc.metrics,
     signer: new IdentitySigner(config.LORE_IDENTITY_SECRET),
     encryptionKeys: config.LORE_ENCRYPTION_KEYS,
     migrate: config.LORE_CORE_MIGRATE,
@@ -77,11 +48,7 @@ async function main(): Promise<void> {
       relay: config.LORE_CORE_RELAY,
     },
   });
-  // Probes answer from before the consumer joins: a slow join must not look like a dead process.
-  const ops = new Koa();
-  ops.use(opsRouter(lifecycle, metrics).routes());
-  const server = await listen(ops, config.LORE_CORE_WORKER_PORT, config.LORE_CORE_HOST);
-  lifecycle.onShutdown('ops server', () => server.close());
+  const server = await serveOps(proc, config.LORE_CORE_WORKER_PORT, config.LORE_CORE_HOST);
   lifecycle.addCheck('consumer groups', consumerGroupsCheck(bus));
   await core.indexer!.start();
   lifecycle.onShutdown('core worker', () => core.close());

@@ -1,4 +1,4 @@
-import { OpenAiEmbedder, languageModelFrom, selectEmbeddedEmbedder, type Embedder, type LanguageModel } from '@lore/ai';
+import { OpenAiEmbedder, languageModelFromEnv, selectEmbeddedEmbedder, type Embedder, type LanguageModel } from '@lore/ai';
 import { DEFAULT_PORTS, envBool, envInt, envKafkaPrefix, envSecret, type Logger } from '@lore/runtime';
 import { z } from 'zod';
 
@@ -68,14 +68,7 @@ export type GraphConfig = z.infer<typeof graphConfigSchema>;
  * (the local embedding model when LORE_EMBEDDER allows and it is in the cache). `close` stops what they run.
  */
 export async function buildAi(c: GraphConfig, logger: Logger): Promise<{ languageModel: LanguageModel; embedder: Embedder; close(): Promise<void> }> {
-  const languageModel = languageModelFrom({
-    baseUrl: c.LORE_AI_LLM_BASE_URL,
-    model: c.LORE_AI_LLM_MODEL,
-    apiKey: c.LORE_AI_LLM_API_KEY,
-    timeoutMs: c.LORE_AI_LLM_TIMEOUT_MS,
-    retries: c.LORE_AI_LLM_RETRIES,
-    logger,
-  });
+  const languageModel = languageModelFromEnv(c, logger);
   if (c.LORE_AI_EMBEDDINGS_BASE_URL) {
     const embedder = new OpenAiEmbedder({
       baseUrl: c.LORE_AI_EMBEDDINGS_BASE_URL,

@@ -1,15 +1,4 @@
-import {
-  createLogger,
-  createMetricsRegistry,
-  IdentitySigner,
-  KafkaBus,
-  Lifecycle,
-  parseConfig,
-  PostgresBlobStore,
-  PostgresDb,
-  PostgresStartJournal,
-  type Logger,
-} from '@lore/runtime';
+import { IdentitySigner, PostgresBlobStore, processBus, startServiceProcess, type KafkaBus, type Lifecycle, type Logger } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { buildAi, graphConfigSchema, type GraphConfig } from './config';
 import type { GraphServiceDeps } from './graph-service';
@@ -31,26 +20,9 @@ export interface GraphProcess {
  * each registered for shutdown in the order that stops them after the service using them.
  */
 export async function startGraphProcess(service: 'graph' | 'graph-worker'): Promise<GraphProcess> {
-  const config = parseConfig(graphConfigSchema, process.env);
-  const logger = createLogger({ level: config.LORE_LOG_LEVEL, service });
-  const metrics = createMetricsRegistry(service);
-  const lifecycle = new Lifecycle(logger);
-  lifecycle.installSignalHandlers();
-
-  const db = await new PostgresDb({ url: config.LORE_DATABASE_URL, ownerUrl: config.LORE_DATABASE_OWNER_URL }).init();
-  lifecycle.onShutdown('database', () => db.close());
-  // The start journal bounds crash loops: a message whose handling kills the process is dead-lettered after a few
-  // starts on it (docs/runtime.md, "Poison messages"). The bus closes before the database (reverse order), so a
-  // graceful stop can clear its starts.
-  const bus = new KafkaBus({
-    brokers: config.LORE_KAFKA_BROKERS.split(','),
-    prefix: config.LORE_KAFKA_PREFIX,
-    clientId: `lore-${service}`,
-    logger,
-    metrics,
-    startJournal: new PostgresStartJournal(db),
-  });
-  lifecycle.onShutdown('event bus', () => bus.close());
+  const proc = await startServiceProcess(service, graphConfigSchema);
+  const { config, logger, metrics, lifecycle, db } = proc;
+  const bus = processBus(proc, { brokers: config.LORE_KAFKA_BROKERS, prefix: config.LORE_KAFKA_PREFIX, clientId: `lore-${service}` });
   const { close: closeAi, ...ai } = await buildAi(config, logger);
   lifecycle.onShutdown('ai', closeAi);
   return {

@@ -1,5 +1,4 @@
-import { consumerGroupsCheck, exitOnConfigError, listen, opsRouter } from '@lore/runtime';
-import Koa from 'koa';
+import { consumerGroupsCheck, exitOnConfigError, serveOps } from '@lore/runtime';
 import { TesseractOcr } from '@lore/extract/ocr';
 import { createGraphService } from './graph-service';
 import { startGraphProcess } from './process';
@@ -10,7 +9,8 @@ import { startGraphProcess } from './process';
  * relays the outbox, and serves only its probes and metrics on LORE_GRAPH_WORKER_PORT.
  */
 async function main(): Promise<void> {
-  const { config, logger, metrics, lifecycle, bus, deps } = await startGraphProcess('graph-worker');
+  const proc = await startGraphProcess('graph-worker');
+  const { config, logger, lifecycle, bus, deps } = proc;
   const ocr = config.LORE_GRAPH_OCR ? new TesseractOcr({ timeoutMs: 120_000, logger }) : null;
   const graph = await createGraphService({
     ...deps,
@@ -20,10 +20,7 @@ async function main(): Promise<void> {
   });
   // Probes answer from before the consumers join (/livez 200, /readyz 503 "starting"): a slow join must not look like
   // a dead process to the kubelet.
-  const ops = new Koa();
-  ops.use(opsRouter(lifecycle, metrics).routes());
-  const server = await listen(ops, config.LORE_GRAPH_WORKER_PORT, config.LORE_GRAPH_HOST);
-  lifecycle.onShutdown('ops server', () => server.close());
+  const server = await serveOps(proc, config.LORE_GRAPH_WORKER_PORT, config.LORE_GRAPH_HOST);
   // In every consumer group it subscribed to; lag is information only (docs/runtime.md, "Readiness").
   lifecycle.addCheck('consumer groups', consumerGroupsCheck(bus));
   await graph.worker.start();

@@ -15,6 +15,7 @@ export * from './cache/redis-cache';
 export * from './cache/gcra';
 export * from './bus/memory-bus';
 export * from './bus/kafka-bus';
+export * from './lifecycle/process';
 export * from './bus/event-id';
 export { busMetrics, type BusMetrics } from './bus/metrics';
 export type { HandlerRetry } from './bus/retry';
