@@ -18,6 +18,8 @@ export const agentsConfigSchema = z.object({
   LORE_REDIS_URL: optionalString,
   LORE_IDENTITY_SECRET: envSecret(32),
   LORE_AGENTS_MIGRATE: envBool(false),
+  // Connections of the process's database pool (docs/agents.md, "Benchmarks": live stream frames hold none).
+  LORE_AGENTS_DB_POOL_MAX: envInt(10, 1, 200),
   LORE_AGENTS_BODY_LIMIT_BYTES: envInt(1024 * 1024, 1024, 64 * 1024 * 1024),
   // The CSV import (docs/agents.md, "CSV import"): the largest file, and the most columns and rows one may hold.
   LORE_AGENTS_CSV_MAX_BYTES: envInt(50 * 1024 * 1024, 1024, 256 * 1024 * 1024),

@@ -5,7 +5,7 @@ import { createAgentsService } from './agents-service';
 
 /** The `agents` deployment: list building, imports, utility and seed routes behind the gateway (probes and metrics share the port). */
 async function main(): Promise<void> {
-  const { config, logger, metrics, lifecycle, db } = await startServiceProcess('agents', agentsConfigSchema);
+  const { config, logger, metrics, lifecycle, db } = await startServiceProcess('agents', agentsConfigSchema, { maxConnections: (c) => c.LORE_AGENTS_DB_POOL_MAX });
   // The workflows' progress streams (the stream routes read them; the worker writes them): Redis when configured.
   const streams = config.LORE_REDIS_URL ? new RedisProgressStreams(config.LORE_REDIS_URL) : undefined;
   if (streams) lifecycle.onShutdown('progress streams', () => streams.close());

@@ -12,6 +12,7 @@ import { webSearchFrom } from './sources/web-search';
  */
 async function main(): Promise<void> {
   const proc = await startServiceProcess('agents-worker', agentsConfigSchema, {
+    maxConnections: (c) => c.LORE_AGENTS_DB_POOL_MAX,
     requires: (c) => [
       ...(c.LORE_KAFKA_BROKERS ? [] : ['LORE_KAFKA_BROKERS: is required by the agents worker']),
       ...(c.LORE_REDIS_URL ? [] : ['LORE_REDIS_URL: is required by the agents worker (progress streams)']),

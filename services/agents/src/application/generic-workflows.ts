@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import type { Sql } from '@lore/runtime';
-import { SSE_KEEPALIVE, foldEvent, initialFrame, isEnded, mergeCriteria, sseFrame, toCriterion, type CriterionInput, type GenericStateKeys, type LoggedEvent, type StreamFrame } from '../domain/generic-workflow';
+import { SSE_KEEPALIVE, eventOfEntry, foldEvent, initialFrame, isEnded, mergeCriteria, sseFrame, toCriterion, type CriterionInput, type GenericStateKeys, type LoggedEvent, type StreamFrame } from '../domain/generic-workflow';
 import { isRunning, readState, tableColumns, type Column, type Criterion, type SearchKind } from '../domain/workflow';
 import { countListRows, getList, updateList } from '../store/lists';
 import { countRunningForService, listExists, listThreads, lockService, removeColumnCells, workflowExists, type ThreadRow } from '../store/generic-workflows';
@@ -14,8 +14,8 @@ import { continueSearch, searchView, startSearch, stopSearch, type SearchView } 
 /**
  * The generic workflow API (docs/agents.md, "Generic workflow API"): start and continue with criteria a caller adds
  * or edits, a per-serviceId limit of running workflows, thread listings, restore, criteria removal, and the
- * server-sent stream of a workflow read from its event log (PostgreSQL, the record) woken by its progress stream
- * (Redis, the live fan-out). Start, continue and stop are the search workflows' own (workflows.ts).
+ * server-sent stream of a workflow: live frames from its progress stream (Redis, the live fan-out), its event log
+ * (PostgreSQL, the record) read to catch up. Start, continue and stop are the search workflows' own (workflows.ts).
  */
 
 export interface GenericWorkflowSettings {
@@ -253,34 +253,53 @@ export interface StreamSink {
 }
 
 /**
- * Follows a workflow's event log from after `afterSeq`: every later event becomes one frame, in order, each once.
- * Events up to `afterSeq` are folded silently (a frame is the workflow after its event). Ends after a frame with an
- * ended status when the log has nothing after it (or at once when the position is already such a frame), when the
- * client goes away, or after `streamMaxMs`. While caught up it waits on the progress stream (woken by a new entry)
- * for at most `keepaliveMs`, sends a comment, and reads the log again, so an entry the stream lost delays a frame at
- * most that long and loses nothing.
+ * Follows a workflow from after `afterSeq`: every later event becomes one frame, in order, each once. Events up to
+ * `afterSeq` are folded silently (a frame is the workflow after its event). The event log (PostgreSQL, the record) is
+ * read to catch up: once at the start, after a gap in sequence numbers (an entry the progress stream trimmed or lost,
+ * or one that carries no event), and when the progress stream says nothing for `keepaliveMs` (then a comment is sent
+ * too), so a lost entry delays a frame at most that long and loses nothing. While caught up, each frame is built from
+ * the progress-stream entry (Redis, the live fan-out), which carries its event: a live follower holds no database
+ * connection. Ends after a frame with an ended status once nothing follows it, when the client goes away, or after
+ * `streamMaxMs`.
  */
 export async function followWorkflow(deps: AgentsDeps, tenantId: string, threadId: string, afterSeq: number, sink: StreamSink, onFrame?: (f: StreamFrame) => void): Promise<void> {
   const settings = settingsOf(deps);
+  const metrics = deps.workflowMetrics;
   const key = streamKeyOf(tenantId, threadId);
   const deadline = Date.now() + settings.streamMaxMs;
   let frame = initialFrame(threadId);
   let pos = 0;
-  let tail = (await deps.streams.describe(key).catch(() => null))?.lastEntryId ?? '0-0';
-  for (let read = 0; read < MAX_EVENTS && !sink.signal.aborted; ) {
-    const rows = await deps.db.withTenant(tenantId, (sql) => listWorkflowEvents(sql, tenantId, threadId, pos, EVENT_PAGE));
-    read += rows.length;
-    for (const row of rows) {
-      const e: LoggedEvent = { seq: Number(row.seq), type: row.type, data: row.data, at: new Date(row.created_at).toISOString() };
-      frame = foldEvent(frame, e);
-      pos = e.seq;
-      if (e.seq <= afterSeq) continue;
-      if (sink.signal.aborted) return;
-      await sink.write(sseFrame(frame));
-      onFrame?.(frame);
+  let read = 0;
+  /** Folds the next event and writes its frame (after `afterSeq`); false once the client has gone. */
+  const emit = async (e: LoggedEvent, source: 'log' | 'stream'): Promise<boolean> => {
+    read++;
+    frame = foldEvent(frame, e);
+    pos = e.seq;
+    if (e.seq <= afterSeq) return true;
+    if (sink.signal.aborted) return false;
+    await sink.write(sseFrame(frame));
+    metrics?.streamFrame?.(source);
+    onFrame?.(frame);
+    return true;
+  };
+  /** Reads the event log after `pos` to its end; false once the client has gone. */
+  const catchUp = async (reason: 'catch_up' | 'gap' | 'quiet'): Promise<boolean> => {
+    while (read < MAX_EVENTS) {
+      metrics?.streamLogRead?.(reason);
+      const rows = await deps.db.withTenant(tenantId, (sql) => listWorkflowEvents(sql, tenantId, threadId, pos, EVENT_PAGE));
+      for (const row of rows) {
+        if (!(await emit({ seq: Number(row.seq), type: row.type, data: row.data, at: new Date(row.created_at).toISOString() }, 'log'))) return false;
+      }
+      if (rows.length < EVENT_PAGE) break;
     }
-    if (rows.length === EVENT_PAGE) continue;
-    // Caught up with the log: a workflow that ended has nothing more to say (a later continue has its own stream).
+    return !sink.signal.aborted;
+  };
+  // The stream's position before the log is read: entries after it are events the log read may also have seen
+  // (skipped by their sequence numbers), never fewer.
+  let tail = (await deps.streams.describe(key).catch(() => null))?.lastEntryId ?? '0-0';
+  if (!(await catchUp('catch_up'))) return;
+  while (read < MAX_EVENTS && !sink.signal.aborted) {
+    // Caught up: a workflow that ended has nothing more to say (a later continue has its own stream).
     if (isEnded(frame.status)) return;
     const left = deadline - Date.now();
     if (left <= 0) return;
@@ -288,11 +307,24 @@ export async function followWorkflow(deps: AgentsDeps, tenantId: string, threadI
     const entries = await deps.streams.waitFor(key, tail, wait, 100).catch(async (err: unknown) => {
       deps.logger.warn({ err, thread_id: threadId }, 'progress stream wait failed; reading the event log instead');
       await new Promise((r) => setTimeout(r, Math.min(wait, 1_000)));
-      return [];
+      return null;
     });
-    const last = entries[entries.length - 1];
-    if (last) tail = last.id;
-    else if (!sink.signal.aborted) await sink.write(SSE_KEEPALIVE);
+    if (entries === null || entries.length === 0) {
+      if (entries !== null && !sink.signal.aborted) await sink.write(SSE_KEEPALIVE);
+      if (!(await catchUp('quiet'))) return;
+      continue;
+    }
+    tail = entries[entries.length - 1]!.id;
+    for (const entry of entries) {
+      const e = eventOfEntry(entry.fields);
+      if (e && e.seq <= pos) continue;
+      if (e && e.seq === pos + 1) {
+        if (!(await emit(e, 'stream'))) return;
+        continue;
+      }
+      // A gap (an earlier entry trimmed or lost) or an entry without its event: the log has what is missing.
+      if (!(await catchUp('gap'))) return;
+    }
   }
 }
 

@@ -8,6 +8,10 @@ export interface WorkflowMetrics {
   running(kind: string, delta: number): void;
   step(kind: string, step: string, seconds: number): void;
   resumed(count: number): void;
+  /** A server-sent stream read the event log: `catch_up` (opening or resuming), `gap` (a sequence number skipped, an entry trimmed or lost), `quiet` (no entry for a keep-alive period). */
+  streamLogRead?(reason: 'catch_up' | 'gap' | 'quiet'): void;
+  /** A server-sent stream wrote a frame built from the event log or from the progress-stream entry. */
+  streamFrame?(source: 'log' | 'stream'): void;
 }
 
 function once<T>(registry: Registry, name: string, make: () => T): T {
@@ -27,7 +31,15 @@ export function createWorkflowMetrics(registry: Registry): WorkflowMetrics {
   const resumed = once(registry, 'lore_agents_workflows_resumed_total', () =>
     new Counter({ name: 'lore_agents_workflows_resumed_total', help: 'Workflows the sweep sent to the workers again after their claim expired', registers: [registry] }),
   );
+  const logReads = once(registry, 'lore_agents_stream_log_reads_total', () =>
+    new Counter({ name: 'lore_agents_stream_log_reads_total', help: 'Event log reads of the workflow server-sent streams, by reason (catch_up, gap, quiet)', labelNames: ['reason'], registers: [registry] }),
+  );
+  const frames = once(registry, 'lore_agents_stream_frames_total', () =>
+    new Counter({ name: 'lore_agents_stream_frames_total', help: 'Frames the workflow server-sent streams wrote, by where the event came from (log, stream)', labelNames: ['source'], registers: [registry] }),
+  );
   return {
+    streamLogRead: (reason) => logReads.inc({ reason }),
+    streamFrame: (source) => frames.inc({ source }),
     started: (kind) => workflows.inc({ kind, status: 'started' }),
     ended: (kind, outcome) => workflows.inc({ kind, status: outcome }),
     running: (kind, delta) => running.inc({ kind }, delta),

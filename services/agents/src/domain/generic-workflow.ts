@@ -180,6 +180,23 @@ export function foldEvent(prev: StreamFrame, e: LoggedEvent): StreamFrame {
   return f;
 }
 
+/**
+ * The event a progress-stream entry carries (`seq`, `type`, `at`, `data` as JSON; application/progress.ts writes
+ * them), or null for an entry that does not (the stream then catches up from the event log).
+ */
+export function eventOfEntry(fields: Record<string, string>): LoggedEvent | null {
+  const seq = Number(fields.seq);
+  if (!Number.isSafeInteger(seq) || seq < 1 || !fields.type || !fields.at) return null;
+  let data: unknown;
+  try {
+    data = JSON.parse(fields.data ?? '{}');
+  } catch {
+    return null;
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return null;
+  return { seq, type: fields.type, data: data as Record<string, unknown>, at: fields.at };
+}
+
 /** One server-sent event: `id: <seq>` and `data: <json>` (JSON has no raw line breaks, so one data line). */
 export const sseFrame = (f: StreamFrame): string => `id: ${f.seq}\ndata: ${JSON.stringify(f)}\n\n`;
 
