@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type Redis from 'ioredis';
 import { describeProgressStreamsContract } from '../../services/runtime/src/streams/progress-streams.contract';
 import { RedisProgressStreams } from '../../services/runtime/src/streams/redis-progress-streams';
 import { requireEnv } from '../support/infra';
@@ -21,6 +22,35 @@ describe('RedisProgressStreams', () => {
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+
+  it('gives each blocking connection one error listener, when it is made: reused for many waits, no MaxListenersExceededWarning', async () => {
+    const streams = new RedisProgressStreams(requireEnv('LORE_TEST_REDIS_URL'), { keyPrefix: `l-${randomBytes(3).toString('hex')}:` });
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => {
+      if (w.name === 'MaxListenersExceededWarning') warnings.push(w);
+    };
+    process.on('warning', onWarning);
+    try {
+      // One follower after another (the same idle connection each time), then many at once, then one after another again.
+      for (let i = 0; i < 30; i++) expect(await streams.waitFor('quiet', '0-0', 5)).toEqual([]);
+      await Promise.all(Array.from({ length: 20 }, () => streams.waitFor('quiet', '0-0', 30)));
+      for (let i = 0; i < 30; i++) expect(await streams.waitFor('quiet', '0-0', 5)).toEqual([]);
+      const idle = (streams as unknown as { idle: Redis[] }).idle;
+      expect(idle.length).toBeGreaterThan(0);
+      expect(idle.map((c) => c.listenerCount('error'))).toEqual(idle.map(() => 1));
+      // Node emits the warning on a later tick.
+      await new Promise((r) => setTimeout(r, 20));
+      expect(warnings.map((w) => w.message)).toEqual([]);
+      // A reused connection still answers a wait that an append ends.
+      const waiting = streams.waitFor('live', '0-0', 5_000);
+      await new Promise((r) => setTimeout(r, 50));
+      await streams.append('live', { n: '1' });
+      expect((await waiting).map((e) => e.fields.n)).toEqual(['1']);
+    } finally {
+      process.off('warning', onWarning);
+      await streams.close();
     }
   });
 });
