@@ -1,6 +1,8 @@
 import { request, type ClientRequest } from 'node:http';
 import { upsertDirectoryRecords } from '@lore/agents';
-import { RedisProgressStreams } from '@lore/runtime';
+import { createLogger, RedisProgressStreams } from '@lore/runtime';
+import type { Counter } from 'prom-client';
+import { publishEvents, recordEvent, type WorkflowEvent } from '../../services/agents/src/application/progress';
 import { requireEnv, uniqueSuffix } from '../support/infra';
 import { companyKey, generateAgentsWorld, matchingCompanies, worldDirectoryRecords } from '../support/agents-world';
 import type { TenantFixture } from '../gateway/harness';
@@ -615,5 +617,94 @@ describe('the generic workflow API without a worker (Redis, PostgreSQL, through 
       const probes = await Promise.all([0, 1, 2].map(() => readStream(s, 'GET', `/api/workflow/stream/${t}`, { ...auth(a), 'last-event-id': '1' }, undefined, (_f, comments) => comments >= 1, 5_000)));
       return probes.every((p) => p.status === 200);
     }, 10_000, 500);
+  });
+});
+
+describe('the workflow stream builds live frames from the progress stream and reads the event log only to catch up (Redis, PostgreSQL, through the gateway)', () => {
+  let s: AgentsStack;
+  let a: TenantFixture;
+  const logger = createLogger({ level: 'silent', service: 'agents-test' });
+
+  beforeAll(async () => {
+    const streams = new RedisProgressStreams(requireEnv('LORE_TEST_REDIS_URL'), { keyPrefix: `agents-live-${uniqueSuffix()}:` });
+    // A long keep-alive: a quiet log read comes only after 4 s, so what the test sees in between is live or a gap's.
+    s = await startAgentsStack({ service: { streams, genericWorkflows: { keepaliveMs: 4_000 } } });
+    a = await s.tenant();
+  }, 120_000);
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  /** The stack's stream counters: log reads by reason, frames by source. */
+  async function counters(): Promise<Record<string, number>> {
+    const out: Record<string, number> = { catch_up: 0, gap: 0, quiet: 0, log: 0, stream: 0 };
+    for (const name of ['lore_agents_stream_log_reads_total', 'lore_agents_stream_frames_total']) {
+      const m = s.metrics.getSingleMetric(name) as Counter | undefined;
+      for (const v of (await m?.get())?.values ?? []) out[String(v.labels.reason ?? v.labels.source)] = v.value;
+    }
+    return out;
+  }
+
+  /** Records events in the log (one transaction) and appends to the progress stream only those `publish` picks. */
+  async function record(thread: string, events: Array<[string, Record<string, unknown>]>, publish: (seq: number) => boolean): Promise<number[]> {
+    const written: WorkflowEvent[] = await s.db.withTenant(a.tenantId, async (sql) => {
+      const out: WorkflowEvent[] = [];
+      for (const [type, data] of events) out.push(await recordEvent(sql, a.tenantId, thread, type, data));
+      return out;
+    });
+    await publishEvents(s.streams, logger, written.filter((e) => publish(e.seq)));
+    return written.map((e) => e.seq);
+  }
+
+  /** Opens a stream after `after` and resolves once it has caught up from the log (its catch-up read counted). */
+  async function follow(thread: string, after: number, frames: number): Promise<{ read: Promise<StreamRead> }> {
+    const before = (await counters()).catch_up;
+    const read = readStream(s, 'GET', `/api/workflow/stream/${thread}`, { ...auth(a), 'last-event-id': String(after) }, undefined, (f) => f.length >= frames, 30_000);
+    await eventually('the stream to catch up', async () => (await counters()).catch_up > before, 10_000, 20);
+    await sleep(200);
+    // Wrapped: an async function's answer would otherwise wait for the stream itself.
+    return { read };
+  }
+
+  it('writes a live follower its frames from the progress-stream entries, without reading the log, the same frames a replay gives', async () => {
+    const thread = (await s.call('POST', '/api/workflow/people/start', auth(a), { prompt: 'Find CTOs of fintech companies in Berlin' })).json as unknown as string;
+    const { read: reading } = await follow(thread, 1, 3);
+    const before = await counters();
+    const seqs = await record(thread, [['criteria_extracted', { criteria: [], total_target: 25 }], ['rows_added', { total: 4, total_target: 25 }], ['rows_added', { total: 9, total_target: 25 }]], () => true);
+    expect(seqs).toEqual([2, 3, 4]);
+    const live = await reading;
+    const after = await counters();
+    expect(live.frames.map((f) => f.id)).toEqual(['2', '3', '4']);
+    expect(live.frames[2]!.data).toMatchObject({ seq: 4, event: 'rows_added', current_count: 9, current_step: 'data_collection', thread_id: thread });
+    expect(after.stream - before.stream).toBe(3);
+    expect(after.log - before.log).toBe(0);
+    expect(after.catch_up + after.gap + after.quiet).toBe(before.catch_up + before.gap + before.quiet);
+    // A client resuming after event 1 now reads the same three from the log: the same frames.
+    const replay = await readStream(s, 'GET', `/api/workflow/stream/${thread}`, { ...auth(a), 'last-event-id': '1' }, undefined, (f) => f.length >= 3, 30_000);
+    expect(replay.frames).toEqual(live.frames);
+    expect((await counters()).log - after.log).toBe(3);
+  });
+
+  it('catches a gap up from the log (an entry the progress stream lost), then an event with no entry at all after a quiet period', async () => {
+    const thread = (await s.call('POST', '/api/workflow/people/start', auth(a), { prompt: 'Find CFOs of insurers in Munich' })).json as unknown as string;
+    const { read: reading } = await follow(thread, 1, 3);
+    const before = await counters();
+    // Events 2 and 3 in the log; only 3 reaches the progress stream: the follower sees 3 follow 1 and reads 2 from the log.
+    await record(thread, [['criteria_extracted', { criteria: [], total_target: 25 }], ['rows_added', { total: 2, total_target: 25 }]], (seq) => seq === 3);
+    await eventually('the gap caught up', async () => (await counters()).log >= before.log + 2, 3_000, 20);
+    const mid = await counters();
+    expect(mid.gap - before.gap).toBe(1);
+    expect(mid.log - before.log).toBe(2);
+    expect(mid.stream - before.stream).toBe(0);
+    // Event 4 reaches the log only: the quiet period's log read delivers it.
+    await record(thread, [['stop_requested', {}]], () => false);
+    const got = await reading;
+    const after = await counters();
+    expect(got.frames.map((f) => f.id)).toEqual(['2', '3', '4']);
+    expect(got.frames.map((f) => f.data.event)).toEqual(['criteria_extracted', 'rows_added', 'stop_requested']);
+    expect(got.frames[2]!.data.status).toBe('stopping');
+    expect(after.quiet).toBeGreaterThan(mid.quiet);
+    expect(after.log - mid.log).toBe(1);
+    expect(got.comments).toBeGreaterThanOrEqual(1);
   });
 });
