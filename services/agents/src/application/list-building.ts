@@ -69,7 +69,12 @@ export interface WebPageRead {
   facts: Record<string, unknown>;
   /** The person a profile page describes (schema.org Person: name, title, company, location), or null. */
   person: Record<string, unknown> | null;
+  /** Links on the page to the same site (absolute URLs, with their text), in page order; at most MAX_PAGE_LINKS. */
+  links?: Array<{ url: string; text: string }>;
 }
+
+/** Most same-site links a page read keeps. */
+export const MAX_PAGE_LINKS = 200;
 
 export interface WebResult {
   url: string;

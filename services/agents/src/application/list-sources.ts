@@ -9,7 +9,7 @@ import type { WebSearch } from '../sources/web-search';
 import type { AgentsDeps } from './context';
 import { extractCriteria } from './criteria';
 import { PostgresDirectory } from './directory';
-import type { CandidateScore, CandidateScorer, CriteriaPlanner, CriterionVerdict, KnowledgeDocument, KnowledgeSource, ListSources, WebSource } from './list-building';
+import { MAX_PAGE_LINKS, type CandidateScore, type CandidateScorer, type CriteriaPlanner, type CriterionVerdict, type KnowledgeDocument, type KnowledgeSource, type ListSources, type WebSource } from './list-building';
 
 /**
  * List building's sources bound to Lore's modules: criteria from the extractor (the configured model through
@@ -142,13 +142,36 @@ export function personFacts(html: string): Record<string, unknown> | null {
   return out;
 }
 
+/** The page's links to its own site (http(s), same host), absolute and without fragments, each once, in page order. */
+export function siteLinks(html: string, pageUrl: string): Array<{ url: string; text: string }> {
+  const base = new URL(pageUrl);
+  const out: Array<{ url: string; text: string }> = [];
+  const seen = new Set<string>();
+  for (const m of html.matchAll(/<a\b[^>]*?\bhref\s*=\s*(?:"([^"]*)"|'([^']*)')[^>]*>([\s\S]*?)<\/a>/gi)) {
+    if (out.length >= MAX_PAGE_LINKS) break;
+    let url: URL;
+    try {
+      url = new URL((m[1] ?? m[2] ?? '').trim(), base);
+    } catch {
+      continue;
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.host !== base.host) continue;
+    url.hash = '';
+    const href = url.toString();
+    if (seen.has(href)) continue;
+    seen.add(href);
+    out.push({ url: href, text: visibleText(m[3] ?? '').slice(0, 200) });
+  }
+  return out;
+}
+
 /** A web source from the web search port and the agents' page reader. */
 export function webSource(search: WebSearch, pages: AgentsDeps['pages']): WebSource {
   return {
     search: async (query, page, signal) => (await search.search(query, { page, limit: RESULTS_PER_PAGE, signal })).results,
     async fetchPage(url, signal) {
       const page = await pages.read(url, signal);
-      return { url: page.url, title: titleOf(page.html), text: visibleText(page.html).slice(0, 200_000), facts: pageFacts(page.html, page.url), person: personFacts(page.html) };
+      return { url: page.url, title: titleOf(page.html), text: visibleText(page.html).slice(0, 200_000), facts: pageFacts(page.html, page.url), person: personFacts(page.html), links: siteLinks(page.html, page.url) };
     },
   };
 }

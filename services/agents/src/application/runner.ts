@@ -5,7 +5,7 @@ import { claimWorkflow, getWorkflow, heartbeatWorkflow, updateWorkflow, workflow
 import type { AgentsDeps } from './context';
 import { targetChosen, withAdditionalCriteria } from '../domain/generic-workflow';
 import { webQueryOf } from '../domain/criteria';
-import { candidateFromKnowledge, candidateFromPage, candidateFromRecord, hostOf, criterionCells, enrichmentCell, fixedCells, type Candidate, type ListSources } from './list-building';
+import { candidateFromKnowledge, candidateFromPage, candidateFromRecord, criterionCells, enrichmentCell, fixedCells, type Candidate, type ListSources, type WebPageRead } from './list-building';
 import { publishEvents, recordEvent, type WorkflowEvent } from './progress';
 import { MAX_ROWS_SHOWN, enqueueWorkflow } from './workflows';
 
@@ -49,6 +49,40 @@ export interface RunDeps {
 const KINDS = ['company_search', 'people_search'] as const;
 const DIRECTORY_PAGE = 50;
 const WEB_PAGES_MAX = 5;
+/** Team pages one run follows, and profiles read from one team page. */
+const MAX_TEAM_PAGES = 20;
+const MAX_PROFILES_PER_TEAM = 50;
+
+/** A site's home page (`<origin>/`), or null for a URL that is not http(s). */
+function homeOf(url: string): string | null {
+  try {
+    const u = new URL(url);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? `${u.origin}/` : null;
+  } catch {
+    return null;
+  }
+}
+
+const TEAM_PATH = /(?:^|\/)(?:team|people|staff|leadership|management)(?:[/._-]|$)/i;
+const TEAM_TEXT = /\b(?:team|people|staff|leadership|management)\b/i;
+const pathOf = (url: string): string => new URL(url).pathname;
+
+/** The page itself when it is a site's team page, else the first link to one (by its path or its text), or null. */
+function teamPageOf(page: WebPageRead): string | null {
+  if (TEAM_PATH.test(pathOf(page.url)) && !page.person) return page.url;
+  return (page.links ?? []).find((l) => TEAM_PATH.test(pathOf(l.url)) || TEAM_TEXT.test(l.text))?.url ?? null;
+}
+
+/** A team page's links to its people's pages: under a team path, not the team page itself; at most MAX_PROFILES_PER_TEAM. */
+function profileLinksOf(team: WebPageRead | null): string[] {
+  if (!team) return [];
+  const self = new URL(team.url);
+  self.hash = '';
+  return (team.links ?? [])
+    .filter((l) => l.url !== self.toString() && TEAM_PATH.test(pathOf(l.url)) && pathOf(l.url).split('/').filter(Boolean).length >= 2)
+    .map((l) => l.url)
+    .slice(0, MAX_PROFILES_PER_TEAM);
+}
 
 class RunEnded extends Error {
   constructor(readonly why: 'stop' | 'lost' | 'shutdown') {
@@ -101,6 +135,8 @@ class Run {
   private tokens = 0;
   /** Employers' facts by home page, read for people found on the web. */
   private readonly employers = new Map<string, Record<string, unknown> | null>();
+  /** Sites whose team page this run has followed (people searches). */
+  private readonly teamsRead = new Set<string>();
   /** The note the tenant's knowledge leaves for the next checkpoint: a failed read's, null to clear it, undefined: none. */
   private knowledgeNote: string | null | undefined;
 
@@ -292,37 +328,71 @@ class Run {
     if (web && state.cursor.web_pages < WEB_PAGES_MAX) {
       state.cursor.web_pages++;
       this.fetches++;
-      const results = await web.search(plan.query, state.cursor.web_pages, this.signal);
+      // People: the role as pages write it ("Head of Marketing Germany"), so the searches find profiles and team pages.
+      const query = (this.kind === 'people_search' ? webQueryOf(state.criteria) : '') || plan.query;
+      const results = await web.search(query, state.cursor.web_pages, this.signal);
       const out: Candidate[] = [];
       const seen = new Set<string>();
+      const canFetch = () => this.fetches + state.spent.fetches < this.deps.settings.budgets.fetches;
+      const read = async (url: string): Promise<WebPageRead | null> => {
+        this.fetches++;
+        return web.fetchPage(url, this.signal).catch(() => null);
+      };
       for (const r of results) {
         this.check();
-        if (this.fetches + state.spent.fetches >= this.deps.settings.budgets.fetches) break;
-        const key = this.kind === 'company_search' ? hostOf(r.url) : r.url;
-        if (seen.has(key)) continue;
-        seen.add(key);
-        this.fetches++;
-        const page = await web.fetchPage(r.url, this.signal).catch(() => null);
-        const candidate = page ? candidateFromPage(this.kind, page, r, new Date().toISOString()) : null;
-        if (!candidate) continue;
-        if (this.kind === 'people_search') {
-          // A person is judged with their employer too: the site's home page, read once a run.
-          const home = new URL('/', candidate.provenance.source_url).toString();
-          if (!this.employers.has(home) && this.fetches + state.spent.fetches < this.deps.settings.budgets.fetches) {
-            this.fetches++;
-            this.employers.set(home, (await web.fetchPage(home, this.signal).catch(() => null))?.facts ?? null);
-          }
-          const employer = this.employers.get(home);
-          if (employer) {
-            candidate.company = employer;
-            if (!candidate.data.company && typeof employer.name === 'string') candidate.data.company = employer.name;
-          }
+        if (!canFetch()) break;
+        if (this.kind === 'company_search') {
+          // A company is judged from its own site's home page, never from the page the search found (a profile of
+          // one of its people says where that person lives, not where the company is).
+          const home = homeOf(r.url);
+          if (!home || seen.has(home)) continue;
+          seen.add(home);
+          const page = await read(home);
+          const candidate = page ? candidateFromPage(this.kind, page, { url: home, title: '', snippet: '' }, new Date().toISOString()) : null;
+          if (candidate) out.push(candidate);
+          continue;
         }
-        out.push(candidate);
+        if (seen.has(r.url)) continue;
+        seen.add(r.url);
+        const page = await read(r.url);
+        if (!page) continue;
+        const person = candidateFromPage(this.kind, page, r, new Date().toISOString());
+        if (person) {
+          out.push(await this.withEmployer(person, canFetch, read));
+          continue;
+        }
+        // Not a profile: a company site's team page leads to its people's profiles (one team page a site a run).
+        const team = teamPageOf(page);
+        const host = homeOf(page.url);
+        if (!team || !host || this.teamsRead.has(host) || this.teamsRead.size >= MAX_TEAM_PAGES || !canFetch()) continue;
+        this.teamsRead.add(host);
+        const teamPage = team === page.url ? page : await read(team);
+        for (const link of profileLinksOf(teamPage)) {
+          this.check();
+          if (!canFetch()) break;
+          if (seen.has(link)) continue;
+          seen.add(link);
+          const profile = await read(link);
+          const c = profile ? candidateFromPage(this.kind, profile, { url: link, title: '', snippet: '' }, new Date().toISOString()) : null;
+          if (c) out.push(await this.withEmployer(c, canFetch, read));
+        }
       }
       return { candidates: out, exhausted: results.length === 0 };
     }
     return { candidates: [], exhausted: true };
+  }
+
+  /** A person is judged with their employer too: the site's home page, read once a run. */
+  private async withEmployer(candidate: Candidate, canFetch: () => boolean, read: (url: string) => Promise<WebPageRead | null>): Promise<Candidate> {
+    const home = homeOf(candidate.provenance.source_url);
+    if (!home) return candidate;
+    if (!this.employers.has(home) && canFetch()) this.employers.set(home, (await read(home))?.facts ?? null);
+    const employer = this.employers.get(home);
+    if (employer) {
+      candidate.company = employer;
+      if (!candidate.data.company && typeof employer.name === 'string') candidate.data.company = employer.name;
+    }
+    return candidate;
   }
 
   private async collectBatch(): Promise<void> {

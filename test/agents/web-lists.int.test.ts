@@ -1,0 +1,77 @@
+import { companyKey, generateAgentsWorld, matchingCompanies, matchingPeople, personKey, serveAgentsWorld, type ServedAgentsWorld } from '../support/agents-world';
+import type { TenantFixture } from '../gateway/harness';
+import { startAgentsStack, type AgentsStack } from './harness';
+
+/**
+ * Lists built from the web only (docs/agents.md, "Benchmarks", list quality): the tenant's directory is empty, the
+ * worker searches the test world's SearXNG-format endpoint and reads its sites through the guarded page reader. A
+ * company is judged from its own home page, never from a page about one of its people; a people search asks for the
+ * role and follows a company site's team page to its people's profiles.
+ */
+
+jest.setTimeout(180_000);
+
+type Json = Record<string, any>;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const world = generateAgentsWorld(1);
+/** A row's key without the loopback port. */
+const dropPort = (key: string) => key.trim().toLowerCase().replace(/(\.localhost):\d+/g, '$1');
+
+let served: ServedAgentsWorld;
+let s: AgentsStack;
+let t: TenantFixture;
+
+beforeAll(async () => {
+  served = await serveAgentsWorld(world);
+  s = await startAgentsStack({ service: { webTargets: { allowLoopback: true, lookup: served.web.lookup } }, worker: { searxngUrl: served.search.url } });
+  t = await s.tenant();
+}, 120_000);
+afterAll(async () => {
+  await s?.close();
+  await served?.close();
+});
+
+async function build(route: 'company-search' | 'people-search', prompt: string): Promise<{ snap: Json; keys: string[]; sources: string[]; queries: string[] }> {
+  const searchMark = served.search.requests.length;
+  const auth = { authorization: `Bearer ${t.key}` };
+  const start = await s.call('POST', `/${route}/start`, auth, { prompt });
+  expect(start.status).toBe(200);
+  const thread = start.json.thread_id as string;
+  let snap: Json = {};
+  for (const until = Date.now() + 120_000; ; await sleep(100)) {
+    snap = (await s.call('GET', `/${route}/status/${thread}`, auth)).json as Json;
+    if (['completed', 'stopped', 'error'].includes(snap.status as string)) break;
+    if (Date.now() > until) throw new Error(`"${prompt}" did not end: ${JSON.stringify(snap).slice(0, 300)}`);
+  }
+  expect(snap.status).toBe('completed');
+  const keys = (snap.all_companies as Json[]).map((r) => dropPort(String(r.entity_key)));
+  const sources = (snap.table_structure.rows as Json[]).map((r) => String(r.metadata?.source?.source_url ?? ''));
+  const queries = served.search.requests.slice(searchMark).map((r) => String(r.params.q ?? ''));
+  return { snap, keys, sources, queries };
+}
+
+describe('lists from the web (the test world behind a SearXNG-format endpoint, through the gateway and the worker)', () => {
+  it("lists a company only from its own home page: SaaS companies in France, none of them from a person's profile", async () => {
+    const truth = new Set(matchingCompanies(world, { industry: 'SaaS', country: 'FR' }).map(companyKey));
+    const { keys, sources } = await build('company-search', 'SaaS companies in France');
+    expect(keys.length).toBeGreaterThan(0);
+    // Every row is a SaaS company of France (before, London and New York companies came in through a profile of an
+    // employee living in France).
+    expect(keys.filter((k) => !truth.has(k))).toEqual([]);
+    // Each row's source is its site's home page.
+    expect(sources.length).toBe(keys.length);
+    for (const src of sources) expect(new URL(src).pathname).toBe('/');
+  });
+
+  it('searches people with the role and follows team pages to profiles: every head of marketing in Germany', async () => {
+    const truth = matchingPeople(world, { title: 'Head of Marketing', country: 'DE' }).map((p) => personKey(p));
+    expect(truth.length).toBeGreaterThan(0);
+    const { keys, sources, queries } = await build('people-search', 'heads of marketing in Germany');
+    expect(queries.length).toBeGreaterThan(0);
+    for (const q of queries) expect(q).toMatch(/head of marketing/i);
+    // Before, the searches carried only "Germany" and found none of them.
+    expect(keys.filter((k) => truth.includes(k)).sort()).toEqual([...truth].sort());
+    expect(keys.filter((k) => !truth.includes(k))).toEqual([]);
+    for (const src of sources) expect(new URL(src).pathname).toMatch(/^\/team\/[^/]+\.html$/);
+  });
+});
