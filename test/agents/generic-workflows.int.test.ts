@@ -636,11 +636,12 @@ describe('the workflow stream builds live frames from the progress stream and re
   });
 
   /** The stack's stream counters: log reads by reason, frames by source. */
-  async function counters(): Promise<Record<string, number>> {
-    const out: Record<string, number> = { catch_up: 0, gap: 0, quiet: 0, log: 0, stream: 0 };
+  type Counts = Record<'catch_up' | 'gap' | 'quiet' | 'log' | 'stream', number>;
+  async function counters(): Promise<Counts> {
+    const out: Counts = { catch_up: 0, gap: 0, quiet: 0, log: 0, stream: 0 };
     for (const name of ['lore_agents_stream_log_reads_total', 'lore_agents_stream_frames_total']) {
       const m = s.metrics.getSingleMetric(name) as Counter | undefined;
-      for (const v of (await m?.get())?.values ?? []) out[String(v.labels.reason ?? v.labels.source)] = v.value;
+      for (const v of (await m?.get())?.values ?? []) out[String(v.labels.reason ?? v.labels.source) as keyof Counts] = v.value;
     }
     return out;
   }
