@@ -74,4 +74,14 @@ describe('lists from the web (the test world behind a SearXNG-format endpoint, t
     expect(keys.filter((k) => !truth.includes(k))).toEqual([]);
     for (const src of sources) expect(new URL(src).pathname).toMatch(/^\/team\/[^/]+\.html$/);
   });
+
+  it("falls back to the plan's words when the role finds nothing, and still reaches profiles through team pages: C-level executives at SaaS companies", async () => {
+    const truth = new Set(matchingPeople(world, { seniority: 'c_level', company: { industry: 'SaaS' } }).map((p) => personKey(p)));
+    const { keys, queries } = await build('people-search', 'C-level executives at SaaS companies');
+    // The role's words first, then the industry alone.
+    expect(queries[0]).toMatch(/c-level/i);
+    expect(queries.slice(1).some((q) => !/c-level/i.test(q))).toBe(true);
+    expect(keys.filter((k) => !truth.has(k))).toEqual([]);
+    expect(keys.length).toBeGreaterThanOrEqual(20);
+  });
 });

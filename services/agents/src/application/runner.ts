@@ -328,9 +328,16 @@ class Run {
     if (web && state.cursor.web_pages < WEB_PAGES_MAX) {
       state.cursor.web_pages++;
       this.fetches++;
-      // People: the role as pages write it ("Head of Marketing Germany"), so the searches find profiles and team pages.
-      const query = (this.kind === 'people_search' ? webQueryOf(state.criteria) : '') || plan.query;
-      const results = await web.search(query, state.cursor.web_pages, this.signal);
+      // People: the role as pages write it ("Head of Marketing Germany"), so the searches find profiles and team pages;
+      // when that finds nothing at all, the plan's words (industry, place) from their first page on, team pages leading on.
+      const cursor = state.cursor as typeof state.cursor & { web_plan_query?: boolean };
+      const roleQuery = this.kind === 'people_search' && !cursor.web_plan_query ? webQueryOf(state.criteria) : '';
+      const results = await web.search(roleQuery || plan.query, state.cursor.web_pages, this.signal);
+      if (roleQuery && roleQuery !== plan.query && results.length === 0 && state.cursor.web_pages === 1) {
+        cursor.web_plan_query = true;
+        state.cursor.web_pages = 0;
+        return { candidates: [], exhausted: false };
+      }
       const out: Candidate[] = [];
       const seen = new Set<string>();
       const canFetch = () => this.fetches + state.spent.fetches < this.deps.settings.budgets.fetches;
