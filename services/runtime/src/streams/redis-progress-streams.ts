@@ -26,8 +26,12 @@ const fromXread = (raw: unknown): ProgressEntry[] => {
 /** Glob characters of SCAN's MATCH, escaped so a prefix matches itself only. */
 const escapeGlob = (s: string): string => s.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 
-/** Blocking connections kept for reuse; more waiters at once get a connection of their own, closed after. */
-const IDLE_BLOCKING = 8;
+/**
+ * Blocking connections kept for reuse by default; more waiters at once get a connection of their own, closed after.
+ * A server-sent stream follower waits again right after each entry, so fewer kept than followers means a connect
+ * per wake-up (docs/agents.md, "Benchmarks").
+ */
+export const DEFAULT_IDLE_BLOCKING = 128;
 
 /**
  * Progress streams on Redis Streams (ioredis): XADD with MAXLEN ~, XREAD, XREAD BLOCK on a connection of its own
@@ -43,8 +47,11 @@ export class RedisProgressStreams implements ProgressStreams {
   private readonly busy = new Set<Redis>();
   private closed = false;
 
-  constructor(url: string, opts: { keyPrefix?: string } = {}) {
+  private readonly maxIdle: number;
+
+  constructor(url: string, opts: { keyPrefix?: string; maxIdleBlocking?: number } = {}) {
     this.prefix = opts.keyPrefix ?? '';
+    this.maxIdle = Math.max(0, Math.floor(opts.maxIdleBlocking ?? DEFAULT_IDLE_BLOCKING));
     this.redis = new Redis(url, { maxRetriesPerRequest: 3, connectTimeout: 5_000, enableAutoPipelining: true });
     this.redis.on('error', () => undefined);
   }
@@ -89,7 +96,7 @@ export class RedisProgressStreams implements ProgressStreams {
       return fromXread(await conn.call('XREAD', 'COUNT', String(clampCount(count)), 'BLOCK', String(wait), 'STREAMS', this.k(key), afterId));
     } finally {
       this.busy.delete(conn);
-      if (!this.closed && this.idle.length < IDLE_BLOCKING && conn.status === 'ready') this.idle.push(conn);
+      if (!this.closed && this.idle.length < this.maxIdle && conn.status === 'ready') this.idle.push(conn);
       else conn.disconnect();
     }
   }
