@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { snakeCase } from './criteria';
+import { snakeCase, type Criterion } from './criteria';
+
+export type { Criterion };
 
 /**
  * Company and people search workflows (docs/agents.md, "Workflows"): their kinds, statuses and steps, and the
@@ -18,19 +20,6 @@ export const isRunning = (status: string): boolean => (RUNNING_STATUSES as reado
 export const STEPS = ['criteria_extraction', 'data_collection', 'enrichment', 'completed'] as const;
 export type Step = (typeof STEPS)[number];
 
-/** Spec 3's criterion. */
-export interface Criterion {
-  name: string;
-  value: string;
-  column_name: string;
-  columnType: string;
-  description: string;
-  /** `hard_filter` (a row must meet it) or `soft_filter` (scored, shown). */
-  type: string;
-  width: number;
-  maxWidth: number;
-  minWidth: number;
-}
 
 export interface Column {
   id: string;

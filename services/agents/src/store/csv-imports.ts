@@ -1,4 +1,5 @@
 import type { Sql } from '@lore/runtime';
+import type { ListRowRow } from './lists';
 
 /**
  * Every SQL statement of the CSV import: its thread (agents.workflows, kind `csv_import`) and event log, its list
@@ -26,14 +27,8 @@ export interface ListRow {
   columns: unknown[];
 }
 
-export interface StoredRow {
-  row_id: string;
-  entity_key: string;
-  position: number;
-  cells: Record<string, unknown>;
-  step_source: string;
-  metadata: Record<string, unknown>;
-}
+/** A list row as the import writes it (agents.list_rows). */
+export type StoredRow = ListRowRow;
 
 const IMPORT_COLUMNS = 'thread_id, owner, status, state, list_id, claimed_by, created_at, updated_at';
 
