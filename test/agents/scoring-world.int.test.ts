@@ -56,11 +56,6 @@ describe('criteria and scoring on the agents test world', () => {
   it('beats the keyword-match baseline computed in the same run', () => {
     expect(rows).toHaveLength(PROMPTS.length);
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-    console.log(
-      rows
-        .map((r) => `${r.prompt}: truth ${r.truth}; scored P ${r.precision.toFixed(2)} R ${r.recall.toFixed(2)}; baseline (${r.baseline.size} rows) P ${r.baseline.precision.toFixed(2)} R ${r.baseline.recall.toFixed(2)}`)
-        .join('\n'),
-    );
     expect(mean(rows.map((r) => r.precision))).toBeGreaterThanOrEqual(0.9);
     // An empty baseline list has precision 1 by definition, so the lists are compared by F1.
     expect(mean(rows.map((r) => r.baseline.f1))).toBeLessThan(mean(rows.map((r) => r.f1)));

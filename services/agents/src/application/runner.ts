@@ -465,10 +465,10 @@ class Run {
     const state = readState(this.workflow.state);
     const rows = await this.deps.agents.db.withTenant(this.tenantId, (sql) => listRowsOf(sql, this.tenantId, list, MAX_ROWS_SHOWN));
     const open = (r: ListRowRow) => Object.values(r.cells as Record<string, Cell>).some((c) => c.status === 'pending' && (!c.column_id.startsWith('enrich_') || state.enrichments[c.column_id]?.status === 'processing'));
-    const todo = rows.filter(open).slice(0, this.deps.settings.batchRows);
+    const batch = rows.filter(open).slice(0, this.deps.settings.batchRows);
     const now = new Date().toISOString();
     const updates: Array<{ row_id: string; cells: Record<string, Cell> }> = [];
-    for (const r of todo) {
+    for (const r of batch) {
       this.check();
       const meta = r.metadata as { candidate?: { data: Record<string, unknown>; text: string }; source?: Candidate['provenance']; verdicts?: Record<string, unknown>; score?: number };
       const provenance = meta.source ?? { source: 'directory' as const, source_url: '', snippet: '', fetched_at: now };
@@ -486,7 +486,7 @@ class Run {
     await this.checkpoint(async (sql, w, fresh, events) => {
       await updateListRowCells(sql, this.tenantId, list, updates);
       for (const e of Object.values(fresh.enrichments)) if (e.status === 'processing') e.done += updates.filter((u) => u.cells[e.column_id]).length;
-      const left = rows.filter(open).length - todo.length;
+      const left = rows.filter(open).length - batch.length;
       if (updates.length > 0) events.push(await recordEvent(sql, this.tenantId, this.threadId, 'rows_enriched', { rows: updates.length, left }));
       if (left <= 0) {
         for (const e of Object.values(fresh.enrichments)) if (e.status === 'processing') e.status = 'completed';
