@@ -28,7 +28,7 @@ export const enrichmentBody = z.object({
 });
 
 export const listsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
   offset: z.coerce.number().int().min(0).max(100_000).default(0),
 });
 
