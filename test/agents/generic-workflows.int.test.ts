@@ -6,28 +6,13 @@ import { publishEvents, recordEvent, type WorkflowEvent } from '../../services/a
 import { requireEnv, uniqueSuffix } from '../support/infra';
 import { companyKey, generateAgentsWorld, matchingCompanies, worldDirectoryRecords } from '../support/agents-world';
 import type { TenantFixture } from '../gateway/harness';
-import { startAgentsStack, type AgentsStack } from './harness';
+import { startAgentsStack, type AgentsStack, auth, eventually } from './harness';
 
 jest.setTimeout(180_000);
 
 type Json = Record<string, any>;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const auth = (t: TenantFixture) => ({ authorization: `Bearer ${t.key}` });
 
-async function eventually<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 60_000, everyMs = 100): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await sleep(everyMs);
-  }
-}
 
 interface Frame {
   id: string;

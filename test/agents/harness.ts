@@ -141,3 +141,22 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
     },
   };
 }
+
+/** The call headers of a tenant fixture's key. */
+export const auth = (t: TenantFixture) => ({ authorization: `Bearer ${t.key}` });
+
+/** Polls `probe` until it gives a value (errors count as not yet), failing after `timeoutMs` with the last error. */
+export async function eventually<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 60_000, everyMs = 100): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

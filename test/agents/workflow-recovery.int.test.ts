@@ -6,29 +6,13 @@ import { companyKey, generateAgentsWorld, matchingCompanies, matchingPeople, per
 import { IDENTITY_SECRET, type TenantFixture } from '../gateway/harness';
 import { requireEnv, uniqueSuffix } from '../support/infra';
 import { LoopbackModel } from '../support/loopback-model';
-import { startAgentsStack, type AgentsStack } from './harness';
+import { startAgentsStack, type AgentsStack, auth, eventually } from './harness';
 
 jest.setTimeout(240_000);
 
 type Json = Record<string, any>;
 const ROOT = join(__dirname, '..', '..');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const auth = (t: TenantFixture) => ({ authorization: `Bearer ${t.key}` });
 
-async function eventually<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 60_000, everyMs = 100): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await sleep(everyMs);
-  }
-}
 
 describe('agents: a worker killed mid-run', () => {
   let s: AgentsStack;

@@ -1,29 +1,13 @@
 import { upsertDirectoryRecords } from '@lore/agents';
 import { companyKey, generateAgentsWorld, matchingCompanies, matchingPeople, personKey, worldDirectoryRecords, type AgentsWorld } from '../support/agents-world';
 import type { TenantFixture } from '../gateway/harness';
-import { startAgentsStack, type AgentsStack } from './harness';
+import { startAgentsStack, type AgentsStack, auth, eventually } from './harness';
 
 jest.setTimeout(180_000);
 
 type Json = Record<string, any>;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function eventually<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 60_000, everyMs = 100): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await sleep(everyMs);
-  }
-}
 
-const auth = (t: TenantFixture) => ({ authorization: `Bearer ${t.key}` });
 
 /** The world in a tenant's directory: every company and person as a record. */
 async function seedDirectory(s: AgentsStack, tenantId: string, world: AgentsWorld): Promise<void> {
