@@ -1,8 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createLogger } from '@lore/runtime';
-import { embeddedEnvSchema, startEmbedded, type Embedded } from '@lore/embedded';
+import { useEmbedded } from '../support/embedded';
 
 jest.setTimeout(180_000);
 
@@ -12,27 +8,8 @@ jest.setTimeout(180_000);
  * search with no directory and no web search provider.
  */
 describe('the tenant\'s knowledge in embedded mode', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'lore-agents-knowledge-'));
-  let lore: Embedded;
-
-  beforeAll(async () => {
-    const config = embeddedEnvSchema.parse({ PORT: '0', LORE_OPS_PORT: '0', LORE_DATA_DIR: dataDir, LORE_LOG_LEVEL: 'silent', LORE_OCR: 'false' });
-    lore = await startEmbedded(config, createLogger({ level: 'silent', service: 'agents-knowledge-embedded' }));
-  });
-  afterAll(async () => {
-    await lore?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-
-  const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> => {
-    const res = await fetch(`${lore.url}${path}`, {
-      method,
-      headers: { 'x-api-key': lore.credentials.api_key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) : null };
-  };
+  const embedded = useEmbedded('agents-knowledge-embedded');
+  const call = embedded.call;
 
   it('builds a company list from a document of the memory, with the document as its provenance', async () => {
     const content = ['# Finovo GmbH', 'Company: Finovo GmbH', 'Website: https://finovo.example/', 'Industry: Fintech', 'Headquarters: Berlin, Germany', 'Employees: 120'].join('\n');

@@ -1,9 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createLogger } from '@lore/runtime';
 import { upsertDirectoryRecords } from '@lore/agents';
-import { embeddedEnvSchema, startEmbedded, type Embedded } from '@lore/embedded';
+import { useEmbedded } from '../support/embedded';
 import { companyKey, generateAgentsWorld, matchingCompanies, worldDirectoryRecords } from '../support/agents-world';
 
 jest.setTimeout(180_000);
@@ -13,31 +9,12 @@ jest.setTimeout(180_000);
  * workflows, the progress streams are in memory, and the one outbox relay publishes the workflows' messages.
  */
 describe('a company search in embedded mode', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'lore-agents-embedded-'));
-  let lore: Embedded;
-
-  beforeAll(async () => {
-    const config = embeddedEnvSchema.parse({ PORT: '0', LORE_OPS_PORT: '0', LORE_DATA_DIR: dataDir, LORE_LOG_LEVEL: 'silent', LORE_OCR: 'false' });
-    lore = await startEmbedded(config, createLogger({ level: 'silent', service: 'agents-embedded' }));
-  });
-  afterAll(async () => {
-    await lore?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-
-  const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> => {
-    const res = await fetch(`${lore.url}${path}`, {
-      method,
-      headers: { 'x-api-key': lore.credentials.api_key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) : null };
-  };
+  const embedded = useEmbedded('agents-embedded');
+  const call = embedded.call;
 
   it('runs to completed with the directory\'s matching companies, and reports its progress stream', async () => {
     const world = generateAgentsWorld(1, { companies: 80 });
-    await upsertDirectoryRecords(lore.parts.db, lore.credentials.tenant_id, worldDirectoryRecords(world).map((r) => ({ kind: r.kind, data: r.data, source: r.source })));
+    await upsertDirectoryRecords(embedded.lore.parts.db, embedded.lore.credentials.tenant_id, worldDirectoryRecords(world).map((r) => ({ kind: r.kind, data: r.data, source: r.source })));
     const truth = matchingCompanies(world, { industry: 'Fintech', city: 'Berlin' }).map(companyKey);
     expect(truth.length).toBeGreaterThan(0);
     const start = await call('POST', '/company-search/start', { prompt: 'Find fintech companies in Berlin' });

@@ -1,9 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createLogger } from '@lore/runtime';
 import { deleteMemory } from '@lore/gateway';
-import { embeddedEnvSchema, startEmbedded, type Embedded } from '@lore/embedded';
+import { useEmbedded } from '../support/embedded';
 import { eventually } from './support';
 
 jest.setTimeout(180_000);
@@ -15,27 +11,8 @@ const GRAPH_TABLES = ['vaults', 'uploads', 'documents', 'chunks', 'postings', 't
  * gateway and the graph. A memory deleted without retaining its data is erased there too.
  */
 describe('erasing a deleted memory in embedded mode', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'lore-erase-embedded-'));
-  let lore: Embedded;
-
-  beforeAll(async () => {
-    const config = embeddedEnvSchema.parse({ PORT: '0', LORE_OPS_PORT: '0', LORE_DATA_DIR: dataDir, LORE_LOG_LEVEL: 'silent', LORE_OCR: 'false' });
-    lore = await startEmbedded(config, createLogger({ level: 'silent', service: 'erase-embedded' }));
-  });
-  afterAll(async () => {
-    await lore?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-
-  const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> => {
-    const res = await fetch(`${lore.url}${path}`, {
-      method,
-      headers: { 'x-api-key': lore.credentials.api_key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) : null };
-  };
+  const embedded = useEmbedded('erase-embedded');
+  const call = embedded.call;
 
   async function ingestIndexed(workspaceId: string, content: string): Promise<string> {
     const r = await call('POST', `/api/v1/memory/ingest?workspace_id=${workspaceId}`, { content, routing: { mode: 'auto' } });
@@ -48,7 +25,7 @@ describe('erasing a deleted memory in embedded mode', () => {
   }
 
   async function rowsOf(tenantId: string, memoryId: string): Promise<Record<string, number>> {
-    return lore.parts.db.withTenant(tenantId, async (sql) => {
+    return embedded.lore.parts.db.withTenant(tenantId, async (sql) => {
       const out: Record<string, number> = {};
       for (const table of GRAPH_TABLES) {
         const r = await sql.query<{ n: string }>(`SELECT count(*) AS n FROM graph.${table} WHERE tenant_id = $1 AND memory_id = $2`, [tenantId, memoryId]);
@@ -59,7 +36,7 @@ describe('erasing a deleted memory in embedded mode', () => {
   }
 
   it('erases the deleted memory through the in-process bus and keeps the other one', async () => {
-    const tenantId = lore.credentials.tenant_id;
+    const tenantId = embedded.lore.credentials.tenant_id;
     const list = await call('GET', '/api/v1/workspaces');
     const keptWs = list.json.workspaces[0];
     const created = await call('POST', '/api/v1/workspaces', { name: 'Doomed' });
@@ -72,9 +49,9 @@ describe('erasing a deleted memory in embedded mode', () => {
     const keptBefore = await rowsOf(tenantId, keptWs.primary_memory_id);
     expect((await rowsOf(tenantId, goneWs.primary_memory_id)).chunks).toBeGreaterThan(0);
 
-    await deleteMemory(lore.parts.gateway.context, tenantId, goneWs.primary_memory_id, false);
+    await deleteMemory(embedded.lore.parts.gateway.context, tenantId, goneWs.primary_memory_id, false);
     await eventually(async () => {
-      const r = await lore.parts.db.withTenant(tenantId, (sql) =>
+      const r = await embedded.lore.parts.db.withTenant(tenantId, (sql) =>
         sql.query(`SELECT 1 FROM graph.memories WHERE tenant_id = $1 AND memory_id = $2 AND erased_at IS NOT NULL`, [tenantId, goneWs.primary_memory_id]),
       );
       return r.rowCount === 1 ? true : undefined;
