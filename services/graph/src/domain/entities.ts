@@ -1,6 +1,8 @@
 import { splitSentences, stem, STOPWORDS } from '@lore/ai';
+import { entityKey, type EntityKind } from './entity-model';
 
-export type EntityKind = 'organization' | 'person' | 'place' | 'concept';
+// The kinds and the key are the shared entity model's (entity-model.ts), which the knowledge graphs use too.
+export { entityKey, type EntityKind };
 
 export interface ExtractedEntity {
   /** Normalised key: lower case, single spaces, no leading article. Unique per memory. */
@@ -35,15 +37,6 @@ const NOT_NAMES = new Set(
 const ORG_SUFFIX = /\b(?:inc|ltd|llc|gmbh|corp|corporation|company|co|plc|ag|sa|bank|university|group|labs|foundation|institute|agency|ministry)\.?$/i;
 const PERSON_TITLE = /\b(?:mr|mrs|ms|dr|prof|sir|madam)\.?\s+$/i;
 const PLACE_PREP = /\b(?:in|at|from|near|to)\s+$/i;
-
-export function entityKey(name: string): string {
-  return name
-    .replace(/^(?:the|a|an)\s+/i, '')
-    .replace(/['’]s$/i, '')
-    .replace(/\s+/g, ' ')
-    .trim()
-    .toLowerCase();
-}
 
 function cleanName(raw: string): string | null {
   let name = raw.replace(/['’]s$/, '').trim();

@@ -1,0 +1,55 @@
+import { entityKey, foldName, kindOfLabel, labelOfKind, matchKeys, normalizeDomain, questionPhrases, resolutionKey } from './entity-model';
+
+describe('the shared entity model', () => {
+  it('maps memory entity kinds to node labels and back', () => {
+    expect(labelOfKind('organization')).toBe('Company');
+    expect(labelOfKind('person')).toBe('Person');
+    expect(labelOfKind('place')).toBe('Location');
+    expect(labelOfKind('concept')).toBeNull();
+    expect(labelOfKind('anything else')).toBeNull();
+    expect(kindOfLabel('Company')).toBe('organization');
+    expect(kindOfLabel('Position')).toBeNull();
+  });
+
+  it('keeps the memory entity key of the first migration', () => {
+    expect(entityKey('The Acme  Corp’s')).toBe('acme corp');
+    expect(entityKey('Café')).toBe('café');
+  });
+
+  it('folds names without case, accents or punctuation', () => {
+    expect(foldName('Café Nöel GmbH')).toBe('cafe noel gmbh');
+    expect(foldName('The CAFÉ-Noël GmbH')).toBe('cafe noel gmbh');
+    expect(foldName('Ｚürich')).toBe('zurich');
+    expect(foldName("Acme's")).toBe('acme');
+    expect(foldName('   ')).toBe('');
+  });
+
+  it('resolves a company by its domain, a person by profile or name with company', () => {
+    expect(resolutionKey('Company', { name: 'Acme', website: 'https://www.Acme.com/about' })).toBe('domain:acme.com');
+    expect(resolutionKey('Company', { name: 'Ácme Inc' })).toBe('name:acme inc');
+    expect(resolutionKey('Person', { name: 'Ada', linkedin_url: 'https://www.linkedin.com/in/Ada/?x=1' })).toBe('profile:linkedin.com/in/ada');
+    expect(resolutionKey('Person', { name: 'Ada Brook', company: 'Acme' })).toBe('name:ada brook|acme');
+    expect(resolutionKey('Person', { name: 'Ada Brook', company_domain: 'acme.com' })).toBe('name:ada brook|acme.com');
+    expect(resolutionKey('Position', { title: 'CTO', company: 'Acme' })).toBe('title:cto|acme');
+    expect(resolutionKey('Location', { name: 'Zürich' })).toBe('name:zurich');
+    expect(resolutionKey('ScanReport', { url: 'https://scan.example/R1' })).toBe('ref:https://scan.example/r1');
+    expect(resolutionKey('Person', {})).toBeNull();
+  });
+
+  it('gives a node its match keys: name, aliases, domain and its first label', () => {
+    expect(matchKeys('Company', { name: 'Acme Corporation', domain: 'acme.com', aliases: ['ACME'] }, ['Acme Corp.'])).toEqual([
+      'acme corporation', 'acme corp', 'acme', 'acme.com',
+    ]);
+    expect(matchKeys('Position', { title: 'Chief Technology Officer' })).toEqual(['chief technology officer']);
+    expect(normalizeDomain('not a domain')).toBe('');
+  });
+
+  it('reads the phrases of a question that may name a node', () => {
+    const phrases = questionPhrases('Who works at ÁCME Corp, and what does acme.com sell?');
+    expect(phrases).toEqual(expect.arrayContaining(['acme corp', 'acme', 'acme.com', 'works']));
+    expect(phrases).not.toContain('who');
+    expect(phrases).not.toContain('at acme');
+    expect(questionPhrases('who is it?')).toEqual([]);
+    expect(questionPhrases(Array.from({ length: 1000 }, (_, i) => `w${i}`).join(' '), 50)).toHaveLength(50);
+  });
+});

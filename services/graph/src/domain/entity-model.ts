@@ -1,0 +1,161 @@
+import { STOPWORDS } from '@lore/ai';
+
+/**
+ * The one entity model of the graph service (docs/memory.md, "Entities"): what memory ingest extracts from
+ * documents (`memory.entity.created`) and what the knowledge graphs hold as typed nodes are the same things, named
+ * by the same kinds, labels and keys. Pure: no HTTP, no SQL; memory indexing and the knowledge-graph store both
+ * import it.
+ */
+
+/** The kind of an entity memory ingest finds in free text (stored in `graph.entities.kind`, sent in events). */
+export const ENTITY_KINDS = ['organization', 'person', 'place', 'concept'] as const;
+export type EntityKind = (typeof ENTITY_KINDS)[number];
+
+/** The label of a knowledge-graph node (spec 2's graph chat answer: Person, Company, Position, Location, ScanReport). */
+export const NODE_LABELS = ['Person', 'Company', 'Position', 'Location', 'ScanReport'] as const;
+export type NodeLabel = (typeof NODE_LABELS)[number];
+
+const KIND_LABEL: Record<EntityKind, NodeLabel | null> = { organization: 'Company', person: 'Person', place: 'Location', concept: null };
+
+/** The node label a memory entity of this kind becomes in a graph; a concept has none (it is not a node type). */
+export function labelOfKind(kind: string): NodeLabel | null {
+  return (ENTITY_KINDS as readonly string[]).includes(kind) ? KIND_LABEL[kind as EntityKind] : null;
+}
+
+/** The memory entity kind of a node label, or null for labels free text does not yield (Position, ScanReport). */
+export function kindOfLabel(label: string): EntityKind | null {
+  for (const kind of ENTITY_KINDS) if (KIND_LABEL[kind] === label) return kind;
+  return null;
+}
+
+/**
+ * A memory entity's key (unique per memory): lower case, single spaces, no leading article or trailing
+ * possessive. Keys stored since the first migration use exactly this form, so it must not change.
+ */
+export function entityKey(name: string): string {
+  return name
+    .replace(/^(?:the|a|an)\s+/i, '')
+    .replace(/['’]s$/i, '')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .toLowerCase();
+}
+
+/**
+ * The form names are compared in: Unicode compatibility forms folded (NFKD), accents and other combining marks
+ * dropped, lower case, every run of punctuation or space one space, no leading article. "Café Nöel GmbH",
+ * "cafe noel gmbh" and "The CAFÉ-Noël GmbH" all read `cafe noel gmbh`.
+ */
+export function foldName(name: string): string {
+  return name
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+    .replace(/['’]s\b/g, '')
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim()
+    .replace(/^(?:the|a|an) /, '');
+}
+
+/** `https://www.Example.com/about` → `example.com`; '' when nothing host-like is left. */
+export function normalizeDomain(value: string): string {
+  let v = value.trim().toLowerCase();
+  v = v.replace(/^[a-z][a-z0-9+.-]*:\/\//, '').replace(/^\/\//, '');
+  v = v.split(/[/?#\s]/)[0] ?? '';
+  v = v.replace(/^[^@]*@/, '').replace(/:\d+$/, '').replace(/^www\./, '').replace(/\.$/, '');
+  return /^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(v) ? v : '';
+}
+
+/** A profile URL without its scheme, `www.`, query, fragment and trailing slash, lower-cased. */
+export function normalizeProfileUrl(value: string): string {
+  const v = value.trim().toLowerCase().replace(/^[a-z][a-z0-9+.-]*:\/\//, '').replace(/^www\./, '').split(/[?#]/)[0] ?? '';
+  return v.replace(/\/+$/, '');
+}
+
+const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
+
+/**
+ * Who a node is (entity resolution): two facts about the same key are about one node of the graph. A company is
+ * one per domain (else per name); a person one per profile URL, else per name with company; a position is its
+ * title at its company; a location its name; a scan report its URL or id, else its name. Null when the
+ * properties name nothing.
+ */
+export function resolutionKey(label: NodeLabel, properties: Record<string, unknown>): string | null {
+  const name = foldName(text(properties.name));
+  switch (label) {
+    case 'Company': {
+      const domain = normalizeDomain(text(properties.domain)) || normalizeDomain(text(properties.website));
+      if (domain) return `domain:${domain}`;
+      return name ? `name:${name}` : null;
+    }
+    case 'Person': {
+      const profile = normalizeProfileUrl(text(properties.linkedin_url)) || normalizeProfileUrl(text(properties.profile_url));
+      if (profile) return `profile:${profile}`;
+      const company = normalizeDomain(text(properties.company_domain)) || foldName(text(properties.company));
+      if (name && company) return `name:${name}|${company}`;
+      return name ? `name:${name}` : null;
+    }
+    case 'Position': {
+      const title = foldName(text(properties.title)) || name;
+      const company = normalizeDomain(text(properties.company_domain)) || foldName(text(properties.company));
+      if (!title) return null;
+      return company ? `title:${title}|${company}` : `title:${title}`;
+    }
+    case 'Location':
+      return name ? `name:${name}` : null;
+    case 'ScanReport': {
+      const ref = text(properties.url) || text(properties.id);
+      if (ref) return `ref:${ref.toLowerCase()}`;
+      return name ? `name:${name}` : null;
+    }
+  }
+}
+
+/**
+ * The keys a node can be found by from a question (graph chat's entity linking): its folded name, its folded
+ * aliases, the title of a position and, for a company, its domain and the domain's first label ("acme" of
+ * `acme.com`). Each key is at most 200 characters; duplicates and empty keys are dropped.
+ */
+export function matchKeys(label: string, properties: Record<string, unknown>, aliases: readonly string[] = []): string[] {
+  const keys = new Set<string>();
+  const add = (k: string) => {
+    if (k && k.length <= 200) keys.add(k);
+  };
+  add(foldName(text(properties.name)));
+  for (const a of aliases) add(foldName(a));
+  if (Array.isArray(properties.aliases)) for (const a of properties.aliases) add(foldName(text(a)));
+  if (label === 'Position') add(foldName(text(properties.title)));
+  const domain = normalizeDomain(text(properties.domain)) || normalizeDomain(text(properties.website));
+  if (domain) {
+    add(domain);
+    add(foldName(domain.split('.')[0] ?? ''));
+  }
+  return [...keys];
+}
+
+/** Longest phrase (in words) a question is searched for; names longer than this are found by their start. */
+export const MAX_PHRASE_WORDS = 6;
+
+/**
+ * The phrases of a question that could name a node, folded like `matchKeys`: every run of 1 to
+ * `MAX_PHRASE_WORDS` consecutive words that is not only stop words (or one- letter words), plus every domain
+ * written in it. Bounded by the question's length (at most `limit` phrases, the shorter runs first).
+ */
+export function questionPhrases(question: string, limit = 2_000): string[] {
+  const out = new Set<string>();
+  for (const m of question.matchAll(/(?:[a-z][a-z0-9+.-]*:\/\/)?(?:www\.)?[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/giu)) {
+    const domain = normalizeDomain(m[0]);
+    if (domain) out.add(domain);
+  }
+  const words = foldName(question).split(' ').filter(Boolean);
+  const meaningful = (w: string) => w.length > 1 && !STOPWORDS.has(w);
+  for (let n = 1; n <= MAX_PHRASE_WORDS; n++) {
+    for (let i = 0; i + n <= words.length; i++) {
+      if (out.size >= limit) return [...out];
+      const run = words.slice(i, i + n);
+      if (!run.some(meaningful) || !meaningful(run[0] ?? '') || !meaningful(run[n - 1] ?? '')) continue;
+      out.add(run.join(' '));
+    }
+  }
+  return [...out];
+}
