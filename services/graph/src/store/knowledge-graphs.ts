@@ -1,0 +1,431 @@
+import type { Sql } from '@lore/runtime';
+
+/**
+ * Knowledge graphs, their jobs, typed nodes and bi-temporal edges (migration 0008; docs/memory.md, "Knowledge
+ * graphs"). Every function takes the tenant first and runs inside the caller's `db.withTenant` transaction.
+ */
+
+export const GRAPH_STATUSES = ['empty', 'building', 'ready', 'error'] as const;
+export type GraphStatus = (typeof GRAPH_STATUSES)[number];
+export const NODE_LABELS = ['Person', 'Company', 'Position', 'Location', 'ScanReport', 'Document'] as const;
+export type NodeLabel = (typeof NODE_LABELS)[number];
+export const SOURCE_KINDS = ['document', 'row', 'cell'] as const;
+export type SourceKind = (typeof SOURCE_KINDS)[number];
+export const JOB_KINDS = ['upload', 'connectors', 'generate'] as const;
+export type JobKind = (typeof JOB_KINDS)[number];
+export const JOB_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+export interface GraphRow {
+  graph_id: string;
+  name: string;
+  description: string;
+  source_type: string;
+  status: GraphStatus;
+  message: string | null;
+  node_count: number;
+  edge_count: number;
+  created_at: string;
+  updated_at: string;
+}
+
+const iso = (v: Date | string): string => new Date(v).toISOString();
+const isoOrNull = (v: Date | string | null): string | null => (v === null ? null : iso(v));
+
+const GRAPH_COLUMNS = 'graph_id, name, description, source_type, status, message, node_count, edge_count, created_at, updated_at';
+
+type RawGraph = Omit<GraphRow, 'created_at' | 'updated_at'> & { created_at: Date | string; updated_at: Date | string };
+const toGraph = (r: RawGraph): GraphRow => ({ ...r, node_count: Number(r.node_count), edge_count: Number(r.edge_count), created_at: iso(r.created_at), updated_at: iso(r.updated_at) });
+
+/** Creates a graph (status `empty`, no nodes or edges); null when the tenant already has one with this id. */
+export async function insertGraph(
+  sql: Sql,
+  tenantId: string,
+  g: Pick<GraphRow, 'graph_id' | 'name' | 'description' | 'source_type'>,
+): Promise<GraphRow | null> {
+  const r = await sql.query<RawGraph>(
+    `INSERT INTO graph.knowledge_graphs (tenant_id, graph_id, name, description, source_type) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (tenant_id, graph_id) DO NOTHING RETURNING ${GRAPH_COLUMNS}`,
+    [tenantId, g.graph_id, g.name, g.description, g.source_type],
+  );
+  return r.rows[0] ? toGraph(r.rows[0]) : null;
+}
+
+/** One graph; with `lock` its row stays locked until the transaction ends (jobs of one graph apply one at a time). */
+export async function getGraph(sql: Sql, tenantId: string, graphId: string, lock = false): Promise<GraphRow | null> {
+  const r = await sql.query<RawGraph>(
+    `SELECT ${GRAPH_COLUMNS} FROM graph.knowledge_graphs WHERE tenant_id = $1 AND graph_id = $2${lock ? ' FOR UPDATE' : ''}`,
+    [tenantId, graphId],
+  );
+  return r.rows[0] ? toGraph(r.rows[0]) : null;
+}
+
+/** The tenant's graphs, newest first. */
+export async function listGraphs(sql: Sql, tenantId: string, limit: number): Promise<GraphRow[]> {
+  const r = await sql.query<RawGraph>(
+    `SELECT ${GRAPH_COLUMNS} FROM graph.knowledge_graphs WHERE tenant_id = $1 ORDER BY created_at DESC, graph_id LIMIT $2`,
+    [tenantId, limit],
+  );
+  return r.rows.map(toGraph);
+}
+
+export async function setGraphStatus(sql: Sql, tenantId: string, graphId: string, status: GraphStatus, message: string | null): Promise<void> {
+  await sql.query(`UPDATE graph.knowledge_graphs SET status = $3, message = $4, updated_at = now() WHERE tenant_id = $1 AND graph_id = $2`, [
+    tenantId,
+    graphId,
+    status,
+    message === null ? null : message.slice(0, 1000),
+  ]);
+}
+
+/** Recounts the graph's nodes and open (current) edges into its row; returns the counts. */
+export async function refreshGraphCounts(sql: Sql, tenantId: string, graphId: string): Promise<{ node_count: number; edge_count: number }> {
+  const r = await sql.query<{ node_count: string | number; edge_count: string | number }>(
+    `UPDATE graph.knowledge_graphs g
+        SET node_count = (SELECT count(*) FROM graph.kg_nodes n WHERE n.tenant_id = $1 AND n.graph_id = $2),
+            edge_count = (SELECT count(*) FROM graph.kg_edges e WHERE e.tenant_id = $1 AND e.graph_id = $2 AND e.valid_to IS NULL),
+            updated_at = now()
+      WHERE g.tenant_id = $1 AND g.graph_id = $2
+      RETURNING node_count, edge_count`,
+    [tenantId, graphId],
+  );
+  const row = r.rows[0];
+  return { node_count: Number(row?.node_count ?? 0), edge_count: Number(row?.edge_count ?? 0) };
+}
+
+// ---------------------------------------------------------------------------------------------------------- jobs
+
+export interface GraphJobRow {
+  job_id: string;
+  graph_id: string;
+  kind: JobKind;
+  status: JobStatus;
+  message: string;
+  params: Record<string, unknown>;
+  stats: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+const JOB_COLUMNS = 'job_id, graph_id, kind, status, message, params, stats, created_at, updated_at, started_at, finished_at';
+type RawJob = Omit<GraphJobRow, 'created_at' | 'updated_at' | 'started_at' | 'finished_at'> & {
+  created_at: Date | string;
+  updated_at: Date | string;
+  started_at: Date | string | null;
+  finished_at: Date | string | null;
+};
+const toJob = (r: RawJob): GraphJobRow => ({
+  ...r,
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
+  started_at: isoOrNull(r.started_at),
+  finished_at: isoOrNull(r.finished_at),
+});
+
+export async function insertJob(
+  sql: Sql,
+  tenantId: string,
+  j: Pick<GraphJobRow, 'job_id' | 'graph_id' | 'kind' | 'message' | 'params'>,
+): Promise<GraphJobRow> {
+  const r = await sql.query<RawJob>(
+    `INSERT INTO graph.graph_jobs (tenant_id, job_id, graph_id, kind, message, params) VALUES ($1, $2, $3, $4, $5, $6::jsonb) RETURNING ${JOB_COLUMNS}`,
+    [tenantId, j.job_id, j.graph_id, j.kind, j.message, JSON.stringify(j.params)],
+  );
+  return toJob(r.rows[0] as RawJob);
+}
+
+export async function getJob(sql: Sql, tenantId: string, jobId: string, lock = false): Promise<GraphJobRow | null> {
+  const r = await sql.query<RawJob>(`SELECT ${JOB_COLUMNS} FROM graph.graph_jobs WHERE tenant_id = $1 AND job_id = $2${lock ? ' FOR UPDATE' : ''}`, [tenantId, jobId]);
+  return r.rows[0] ? toJob(r.rows[0]) : null;
+}
+
+export async function setJobStatus(
+  sql: Sql,
+  tenantId: string,
+  jobId: string,
+  status: JobStatus,
+  message: string,
+  stats?: Record<string, unknown>,
+): Promise<void> {
+  await sql.query(
+    `UPDATE graph.graph_jobs
+        SET status = $3, message = $4, stats = coalesce($5::jsonb, stats), updated_at = now(),
+            started_at = CASE WHEN $3 = 'running' THEN coalesce(started_at, now()) ELSE started_at END,
+            finished_at = CASE WHEN $3 IN ('completed', 'failed') THEN now() ELSE finished_at END
+      WHERE tenant_id = $1 AND job_id = $2`,
+    [tenantId, jobId, status, message.slice(0, 1000), stats === undefined ? null : JSON.stringify(stats)],
+  );
+}
+
+/** Jobs of the graph still queued or running, other than `exceptJobId`. */
+export async function unfinishedJobCount(sql: Sql, tenantId: string, graphId: string, exceptJobId: string): Promise<number> {
+  const r = await sql.query<{ n: string | number }>(
+    `SELECT count(*) AS n FROM graph.graph_jobs WHERE tenant_id = $1 AND graph_id = $2 AND job_id <> $3 AND status IN ('queued', 'running')`,
+    [tenantId, graphId, exceptJobId],
+  );
+  return Number(r.rows[0]?.n ?? 0);
+}
+
+// ---------------------------------------------------------------------------------------------- nodes and edges
+
+/** Where a node or an edge came from: a connector document, a row of an uploaded file, a cell of a list. */
+export interface Provenance {
+  kind: SourceKind;
+  /** doc_id, `<job id>:<row number>` or `<record id>:<column id>`. */
+  id: string;
+  /** The rest: file name, column, external id, link... */
+  ref?: Record<string, unknown>;
+}
+
+export interface NodeInput {
+  label: NodeLabel;
+  /** The entity resolution key (services/graph/src/domain/knowledge-graph.ts). */
+  key: string;
+  name: string;
+  properties: Record<string, unknown>;
+  source: Provenance;
+}
+
+export interface NodeRow {
+  node_id: string;
+  label: NodeLabel;
+  resolution_key: string;
+  name: string;
+  properties: Record<string, unknown>;
+  source_kind: SourceKind;
+  source_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+const NODE_COLUMNS = 'node_id, label, resolution_key, name, properties, source_kind, source_id, created_at, updated_at';
+type RawNode = Omit<NodeRow, 'node_id' | 'created_at' | 'updated_at'> & { node_id: string | number; created_at: Date | string; updated_at: Date | string };
+const toNode = (r: RawNode): NodeRow => ({ ...r, node_id: String(r.node_id), created_at: iso(r.created_at), updated_at: iso(r.updated_at) });
+
+/** `label|key`: how a batch names a node before it has an id. */
+export const nodeRef = (label: NodeLabel, key: string): string => `${label}|${key}`;
+
+/**
+ * Creates or resolves nodes in one statement: a node with the same label and resolution key is the same entity,
+ * and the properties seen now are merged into what it had (a new non-empty value wins). Inputs naming the same
+ * entity twice are merged first. Returns every input's node id by `nodeRef`, and how many nodes were new.
+ */
+export async function upsertNodes(sql: Sql, tenantId: string, graphId: string, nodes: readonly NodeInput[]): Promise<{ ids: Map<string, string>; created: number }> {
+  const merged = new Map<string, NodeInput>();
+  for (const n of nodes) {
+    const ref = nodeRef(n.label, n.key);
+    const seen = merged.get(ref);
+    merged.set(ref, seen ? { ...seen, properties: { ...seen.properties, ...n.properties } } : n);
+  }
+  const ids = new Map<string, string>();
+  if (merged.size === 0) return { ids, created: 0 };
+  const list = [...merged.values()];
+  const r = await sql.query<{ node_id: string | number; label: NodeLabel; resolution_key: string; inserted: boolean }>(
+    `INSERT INTO graph.kg_nodes AS n (tenant_id, graph_id, label, resolution_key, name, properties, source_kind, source_id)
+     SELECT $1, $2, x.label, x.key, x.name, x.props::jsonb, x.skind, x.sid
+       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) AS x(label, key, name, props, skind, sid)
+     ON CONFLICT (tenant_id, graph_id, label, resolution_key)
+     DO UPDATE SET properties = n.properties || EXCLUDED.properties,
+                   updated_at = CASE WHEN n.properties @> EXCLUDED.properties THEN n.updated_at ELSE now() END
+     RETURNING node_id, label, resolution_key, (xmax = 0) AS inserted`,
+    [
+      tenantId,
+      graphId,
+      list.map((n) => n.label),
+      list.map((n) => n.key),
+      list.map((n) => n.name),
+      list.map((n) => JSON.stringify(dropEmpty(n.properties))),
+      list.map((n) => n.source.kind),
+      list.map((n) => n.source.id),
+    ],
+  );
+  let created = 0;
+  for (const row of r.rows) {
+    ids.set(nodeRef(row.label, row.resolution_key), String(row.node_id));
+    if (row.inserted) created += 1;
+  }
+  return { ids, created };
+}
+
+/** Properties without empty values, so a blank cell never erases what an earlier source said. */
+function dropEmpty(p: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(p)) {
+    if (v === null || v === undefined || (typeof v === 'string' && v.trim() === '')) continue;
+    out[k] = v;
+  }
+  return out;
+}
+
+export interface EdgeInput {
+  from: string;
+  to: string;
+  label: string;
+  properties?: Record<string, unknown>;
+  source: Provenance;
+}
+
+/**
+ * Opens edges (valid from now, recorded now) in one statement; a fact already open from the same source is left as
+ * it is (its `valid_from` keeps when Lore first learnt it). Returns how many were opened.
+ */
+export async function openEdges(sql: Sql, tenantId: string, graphId: string, jobId: string, edges: readonly EdgeInput[]): Promise<number> {
+  if (edges.length === 0) return 0;
+  const r = await sql.query(
+    `INSERT INTO graph.kg_edges (tenant_id, graph_id, from_node, to_node, label, properties, source_kind, source_id, source_ref, job_id)
+     SELECT $1, $2, x.f, x.t, x.label, x.props::jsonb, x.skind, x.sid, x.sref::jsonb, $3
+       FROM unnest($4::bigint[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[]) AS x(f, t, label, props, skind, sid, sref)
+     ON CONFLICT (tenant_id, graph_id, from_node, label, to_node, source_kind, source_id) WHERE valid_to IS NULL DO NOTHING`,
+    [
+      tenantId,
+      graphId,
+      jobId,
+      edges.map((e) => e.from),
+      edges.map((e) => e.to),
+      edges.map((e) => e.label),
+      edges.map((e) => JSON.stringify(e.properties ?? {})),
+      edges.map((e) => e.source.kind),
+      edges.map((e) => e.source.id),
+      edges.map((e) => JSON.stringify(e.source.ref ?? {})),
+    ],
+  );
+  return r.rowCount;
+}
+
+/**
+ * Closes (sets `valid_to` now on) the open edges of these sources that are not among `keep` (facts as
+ * `from|label|to`): what a changed source no longer says stops being current, and stays in the graph's history.
+ * Returns how many were closed.
+ */
+export async function closeEdgesOfSources(
+  sql: Sql,
+  tenantId: string,
+  graphId: string,
+  kind: SourceKind,
+  sourceIds: readonly string[],
+  keep: ReadonlySet<string>,
+): Promise<number> {
+  if (sourceIds.length === 0) return 0;
+  const r = await sql.query(
+    `UPDATE graph.kg_edges SET valid_to = greatest(now(), valid_from)
+      WHERE tenant_id = $1 AND graph_id = $2 AND source_kind = $3 AND source_id = ANY($4::text[]) AND valid_to IS NULL
+        AND NOT ((from_node::text || '|' || label || '|' || to_node::text || '|' || source_id) = ANY($5::text[]))`,
+    [tenantId, graphId, kind, [...new Set(sourceIds)], [...keep]],
+  );
+  return r.rowCount;
+}
+
+/** The key `closeEdgesOfSources` keeps an edge by: its fact and its source. */
+export const factKey = (e: Pick<EdgeInput, 'from' | 'label' | 'to' | 'source'>): string => `${e.from}|${e.label}|${e.to}|${e.source.id}`;
+
+/** Closes every open edge of sources whose id is not in `present` (e.g. connector documents deleted since). */
+export async function closeEdgesOfMissingSources(sql: Sql, tenantId: string, graphId: string, kind: SourceKind, present: readonly string[]): Promise<number> {
+  const r = await sql.query(
+    `UPDATE graph.kg_edges SET valid_to = greatest(now(), valid_from)
+      WHERE tenant_id = $1 AND graph_id = $2 AND source_kind = $3 AND valid_to IS NULL AND NOT (source_id = ANY($4::text[]))`,
+    [tenantId, graphId, kind, [...new Set(present)]],
+  );
+  return r.rowCount;
+}
+
+/** Nodes of a graph, by label when given, in creation order. */
+export async function listNodes(
+  sql: Sql,
+  tenantId: string,
+  graphId: string,
+  options: { label?: NodeLabel; limit: number; offset?: number },
+): Promise<NodeRow[]> {
+  const r = await sql.query<RawNode>(
+    `SELECT ${NODE_COLUMNS} FROM graph.kg_nodes WHERE tenant_id = $1 AND graph_id = $2 AND ($3::text IS NULL OR label = $3)
+      ORDER BY node_id LIMIT $4 OFFSET $5`,
+    [tenantId, graphId, options.label ?? null, options.limit, options.offset ?? 0],
+  );
+  return r.rows.map(toNode);
+}
+
+/** Nodes by id (those of this graph). */
+export async function nodesByIds(sql: Sql, tenantId: string, graphId: string, nodeIds: readonly string[]): Promise<NodeRow[]> {
+  if (nodeIds.length === 0) return [];
+  const r = await sql.query<RawNode>(`SELECT ${NODE_COLUMNS} FROM graph.kg_nodes WHERE tenant_id = $1 AND graph_id = $2 AND node_id = ANY($3::bigint[]) ORDER BY node_id`, [
+    tenantId,
+    graphId,
+    [...nodeIds],
+  ]);
+  return r.rows.map(toNode);
+}
+
+/** Nodes whose name contains one of `terms` (lower case), for linking a question's words to entities. */
+export async function nodesNamed(sql: Sql, tenantId: string, graphId: string, terms: readonly string[], limit: number): Promise<NodeRow[]> {
+  if (terms.length === 0) return [];
+  const r = await sql.query<RawNode>(
+    `SELECT ${NODE_COLUMNS} FROM graph.kg_nodes
+      WHERE tenant_id = $1 AND graph_id = $2 AND lower(name) LIKE ANY (SELECT '%' || t || '%' FROM unnest($3::text[]) AS t)
+      ORDER BY node_id LIMIT $4`,
+    [tenantId, graphId, [...terms], limit],
+  );
+  return r.rows.map(toNode);
+}
+
+export interface EdgeRow {
+  edge_id: string;
+  from_node: string;
+  to_node: string;
+  label: string;
+  properties: Record<string, unknown>;
+  valid_from: string;
+  valid_to: string | null;
+  recorded_at: string;
+  source_kind: SourceKind;
+  source_id: string;
+  source_ref: Record<string, unknown>;
+  job_id: string;
+}
+
+const EDGE_COLUMNS = 'edge_id, from_node, to_node, label, properties, valid_from, valid_to, recorded_at, source_kind, source_id, source_ref, job_id';
+type RawEdge = Omit<EdgeRow, 'edge_id' | 'from_node' | 'to_node' | 'valid_from' | 'valid_to' | 'recorded_at'> & {
+  edge_id: string | number;
+  from_node: string | number;
+  to_node: string | number;
+  valid_from: Date | string;
+  valid_to: Date | string | null;
+  recorded_at: Date | string;
+};
+const toEdge = (r: RawEdge): EdgeRow => ({
+  ...r,
+  edge_id: String(r.edge_id),
+  from_node: String(r.from_node),
+  to_node: String(r.to_node),
+  valid_from: iso(r.valid_from),
+  valid_to: isoOrNull(r.valid_to),
+  recorded_at: iso(r.recorded_at),
+});
+
+/** The current (open) edges touching any of these nodes, at most `limit`. */
+export async function edgesAround(sql: Sql, tenantId: string, graphId: string, nodeIds: readonly string[], limit: number): Promise<EdgeRow[]> {
+  if (nodeIds.length === 0) return [];
+  const r = await sql.query<RawEdge>(
+    `SELECT ${EDGE_COLUMNS} FROM graph.kg_edges
+      WHERE tenant_id = $1 AND graph_id = $2 AND valid_to IS NULL AND (from_node = ANY($3::bigint[]) OR to_node = ANY($3::bigint[]))
+      ORDER BY edge_id LIMIT $4`,
+    [tenantId, graphId, [...nodeIds], limit],
+  );
+  return r.rows.map(toEdge);
+}
+
+/** Every edge of the graph, open and closed (its history), optionally only those of one source. */
+export async function listEdges(
+  sql: Sql,
+  tenantId: string,
+  graphId: string,
+  options: { sourceId?: string; current?: boolean; limit: number },
+): Promise<EdgeRow[]> {
+  const r = await sql.query<RawEdge>(
+    `SELECT ${EDGE_COLUMNS} FROM graph.kg_edges
+      WHERE tenant_id = $1 AND graph_id = $2 AND ($3::text IS NULL OR source_id = $3) AND (NOT $4::boolean OR valid_to IS NULL)
+      ORDER BY edge_id LIMIT $5`,
+    [tenantId, graphId, options.sourceId ?? null, options.current === true, options.limit],
+  );
+  return r.rows.map(toEdge);
+}
