@@ -10,6 +10,10 @@ import { claimRun, DEFAULT_RUN_SETTINGS, type RunDeps, type RunSettings } from '
 import { enqueueWorkflow } from './application/workflows';
 import { getWorkflow, updateWorkflow, workflowsToResume } from './store/workflows';
 import { isRunning } from './domain/workflow';
+import { SESSION_KINDS } from './application/sessions/agent';
+import { sessionAgents } from './application/sessions/kinds';
+import type { SessionAgents } from './application/sessions/registry';
+import { sessionsToResume } from './store/sessions';
 
 /** The topics the agents worker consumes or publishes to. */
 export const AGENTS_TOPICS = [TOPICS.agentsWorkflows] as const;
@@ -42,6 +46,8 @@ export interface AgentsWorkerDeps {
   maxRunning?: number;
   /** This worker's name in claimed_by (default `<host>:<pid>:<random>`). */
   workerId?: string;
+  /** The agents sessions run (default: every kind Lore has, application/sessions/kinds.ts). */
+  sessions?: SessionAgents;
 }
 
 export interface AgentsWorker {
@@ -77,7 +83,8 @@ export function createAgentsWorker(deps: AgentsWorkerDeps): AgentsWorker {
   const again = new Set<string>();
   let slotFreed: Array<() => void> = [];
 
-  const runDeps = (): RunDeps => ({ agents: { ...deps.agents, logger }, sources: deps.sources, settings, workerId, shutdown: shutdown.signal });
+  const sessions = deps.sessions ?? sessionAgents();
+  const runDeps = (): RunDeps => ({ agents: { ...deps.agents, logger }, sources: deps.sources, settings, workerId, shutdown: shutdown.signal, sessions });
 
   const waitForSlot = async (): Promise<void> => {
     while (runs.size >= maxRunning) await new Promise<void>((resolve) => slotFreed.push(resolve));
@@ -136,12 +143,12 @@ export function createAgentsWorker(deps: AgentsWorkerDeps): AgentsWorker {
 
   const sweep = (): Promise<number> => {
     sweeping ??= (async () => {
-      const found = await workflowsToResume(deps.agents.db, settings.leaseMs * 2, 100);
+      const found = [...(await workflowsToResume(deps.agents.db, settings.leaseMs * 2, 100)), ...(await sessionsToResume(deps.agents.db, settings.leaseMs * 2, 100))];
       let sent = 0;
       for (const { tenant_id, thread_id } of found) {
         if (runs.has(`${tenant_id}:${thread_id}`)) continue;
         const resumed = await deps.agents.db.withTenant(tenant_id, async (sql) => {
-          const w = await getWorkflow(sql, tenant_id, thread_id, ['company_search', 'people_search'], true);
+          const w = await getWorkflow(sql, tenant_id, thread_id, ['company_search', 'people_search', ...SESSION_KINDS], true);
           if (!w || !isRunning(w.status)) return false;
           if (w.claimed_until && w.claimed_until.getTime() > Date.now()) return false;
           await updateWorkflow(sql, tenant_id, thread_id, { claimed_by: null, claimed_until_ms: null });

@@ -8,6 +8,9 @@ import { webQueryOf } from '../domain/criteria';
 import { candidateFromKnowledge, candidateFromPage, candidateFromRecord, criterionCells, enrichmentCell, fixedCells, type Candidate, type ListSources, type WebPageRead } from './list-building';
 import { publishEvents, recordEvent, type WorkflowEvent } from './progress';
 import { MAX_ROWS_SHOWN, enqueueWorkflow } from './workflows';
+import { isSessionKind } from './sessions/agent';
+import { claimSessionRun } from './sessions/run';
+import type { SessionAgents } from './sessions/registry';
 
 /**
  * One run of a search workflow by a worker (docs/agents.md, "Workflows"): claim it, then its steps
@@ -44,6 +47,8 @@ export interface RunDeps {
   workerId: string;
   /** Aborted when the worker shuts down: the run ends and leaves its claim to expire. */
   shutdown: AbortSignal;
+  /** The agents of deep search, web research and crawler sessions (application/sessions). */
+  sessions?: SessionAgents;
 }
 
 const KINDS = ['company_search', 'people_search'] as const;
@@ -94,10 +99,12 @@ class RunEnded extends Error {
  * Claims a workflow for this worker: null when another worker holds it or it is not running. The answer runs it
  * (`run()` resolves with how the run ended: completed, stopped, budget, error, lost, shutdown).
  */
-export async function claimRun(deps: RunDeps, tenantId: string, threadId: string): Promise<{ kind: SearchKind; run(): Promise<string> } | null> {
+export async function claimRun(deps: RunDeps, tenantId: string, threadId: string): Promise<{ kind: string; run(): Promise<string> } | null> {
   const { agents } = deps;
   const claimed = await agents.db.withTenant(tenantId, (sql) => claimWorkflow(sql, tenantId, threadId, deps.workerId, deps.settings.leaseMs));
   if (!claimed) return null;
+  // Deep search, web research and crawler sessions run their kind's agent (application/sessions/run.ts).
+  if (isSessionKind(claimed.kind)) return claimSessionRun(deps, tenantId, claimed);
   const kind = claimed.kind as SearchKind;
   return {
     kind,

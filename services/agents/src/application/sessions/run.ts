@@ -1,0 +1,309 @@
+import { createHash } from 'node:crypto';
+import type { Sql } from '@lore/runtime';
+import { countListRows, insertListRows, updateList, type NewListRow } from '../../store/lists';
+import { getWorkflow, heartbeatWorkflow, updateWorkflow, workflowFlags, type WorkflowRow } from '../../store/workflows';
+import type { RunDeps } from '../runner';
+import { publishEvents, recordEvent, type WorkflowEvent } from '../progress';
+import { enqueueWorkflow } from '../workflows';
+import { SESSION_KINDS, type SessionContext, type SessionFetcher, type SessionKind, type SessionProgress, type SessionRow } from './agent';
+import { readSessionState, type SessionState } from './service';
+
+/**
+ * One run of a session by a worker (docs/agents.md, "Sessions over websockets"): the claimed session's agent runs
+ * with a SessionContext; a heartbeat keeps the claim, a watcher reads the stop flag several times a second. The run
+ * ends `completed` (event `done`), `stopped` (event `done`, stopped), on a spent budget (event `done` with the note)
+ * or `error` (event `error`). A worker that shuts down hands the session back; one that dies leaves it to the sweep,
+ * and the next run starts the agent again (rows are idempotent by entity key, answers are kept).
+ */
+
+class SessionEnded extends Error {
+  constructor(readonly why: 'stop' | 'lost' | 'shutdown' | 'budget') {
+    super(`session ended: ${why}`);
+  }
+}
+
+/** How often a waiting `ask` looks for the answer. */
+const ANSWER_POLL_MS = 200;
+/** The least time between two fetches of one host within a session (politeness on top of robots.txt). */
+export const HOST_INTERVAL_MS = 250;
+const SNIPPET_CHARS = 500;
+
+const rowIdOf = (entityKey: string): string => `row_${createHash('sha256').update(entityKey).digest('hex').slice(0, 16)}`;
+const hostOf = (url: string): string => {
+  try {
+    return new URL(url).host.toLowerCase();
+  } catch {
+    return '';
+  }
+};
+
+export async function claimSessionRun(deps: RunDeps, tenantId: string, claimed: WorkflowRow): Promise<{ kind: SessionKind; run(): Promise<string> }> {
+  const kind = claimed.kind as SessionKind;
+  return {
+    kind,
+    run: async () => {
+      const run = new SessionRun(deps, tenantId, claimed);
+      deps.agents.workflowMetrics?.running(kind, 1);
+      try {
+        const outcome = await run.execute();
+        if (outcome !== 'lost' && outcome !== 'shutdown') deps.agents.workflowMetrics?.ended(kind, outcome);
+        if (outcome === 'shutdown') await run.handOver();
+        return outcome;
+      } finally {
+        deps.agents.workflowMetrics?.running(kind, -1);
+        run.dispose();
+      }
+    },
+  };
+}
+
+class SessionRun {
+  private readonly abort = new AbortController();
+  private endedBy: SessionEnded['why'] | null = null;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly started = Date.now();
+  private readonly kind: SessionKind;
+  private readonly threadId: string;
+  private readonly listId: string;
+  private fetches = 0;
+  private tokens = 0;
+  private rows = 0;
+  private budgetNote = '';
+  private readonly lastFetch = new Map<string, number>();
+
+  constructor(
+    private readonly deps: RunDeps,
+    private readonly tenantId: string,
+    private readonly workflow: WorkflowRow,
+  ) {
+    this.kind = workflow.kind as SessionKind;
+    this.threadId = workflow.thread_id;
+    this.listId = workflow.list_id ?? '';
+    const { settings } = deps;
+    if (deps.shutdown.aborted) this.end('shutdown');
+    deps.shutdown.addEventListener('abort', () => this.end('shutdown'), { once: true });
+    const db = deps.agents.db;
+    this.timers.push(
+      setInterval(() => {
+        db.withTenant(tenantId, (sql) => heartbeatWorkflow(sql, tenantId, this.threadId, deps.workerId, settings.leaseMs))
+          .then((h) => {
+            if (!h.held) this.end('lost');
+            else if (h.stopRequested) this.end('stop');
+          })
+          .catch((err: unknown) => deps.agents.logger.warn({ err, thread_id: this.threadId }, 'session heartbeat failed'));
+      }, settings.heartbeatMs),
+      setInterval(() => {
+        db.withTenant(tenantId, (sql) => workflowFlags(sql, tenantId, this.threadId))
+          .then((w) => {
+            if (!w || w.claimed_by !== deps.workerId) this.end('lost');
+            else if (w.stop_requested) this.end('stop');
+          })
+          .catch(() => undefined);
+      }, settings.stopPollMs),
+    );
+    // The wall-time budget counts from the run's start (a resumed run starts its own count).
+    const wall = setTimeout(() => {
+      this.budgetNote = `wall time (${Math.round(settings.budgets.wallMs / 1000)} s)`;
+      this.end('budget');
+    }, settings.budgets.wallMs);
+    this.timers.push(wall);
+    for (const t of this.timers) t.unref();
+  }
+
+  private end(why: SessionEnded['why']): void {
+    if (this.endedBy) return;
+    this.endedBy = why;
+    this.abort.abort(new SessionEnded(why));
+  }
+
+  dispose(): void {
+    for (const t of this.timers) clearTimeout(t);
+  }
+
+  private check(): void {
+    if (this.endedBy) throw new SessionEnded(this.endedBy);
+  }
+
+  /** One transaction on the session row, still held by this worker; its events are published after the commit. */
+  private async write<T>(fn: (sql: Sql, w: WorkflowRow, state: SessionState, events: WorkflowEvent[]) => Promise<T>): Promise<T> {
+    const events: WorkflowEvent[] = [];
+    const out = await this.deps.agents.db.withTenant(this.tenantId, async (sql) => {
+      const w = await getWorkflow(sql, this.tenantId, this.threadId, SESSION_KINDS, true);
+      if (!w || w.claimed_by !== this.deps.workerId) throw new SessionEnded('lost');
+      return fn(sql, w, readSessionState(w.state), events);
+    });
+    await publishEvents(this.deps.agents.streams, this.deps.agents.logger, events);
+    return out;
+  }
+
+  private fetcher(): SessionFetcher {
+    const web = this.deps.sources.web;
+    const budget = this.deps.settings.budgets.fetches;
+    const polite = async (url: string) => {
+      const host = hostOf(url);
+      const wait = (this.lastFetch.get(host) ?? 0) + HOST_INTERVAL_MS - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      this.lastFetch.set(host, Date.now());
+    };
+    const spend = (): boolean => {
+      if (this.fetches >= budget) {
+        this.budgetNote = `fetches (${this.fetches} of ${budget})`;
+        this.end('budget');
+        return false;
+      }
+      this.fetches++;
+      return true;
+    };
+    return {
+      fetchPage: async (url) => {
+        this.check();
+        if (!web || !spend()) return null;
+        await polite(url);
+        return web.fetchPage(url, this.abort.signal).catch(() => null);
+      },
+      search: async (query, page = 1) => {
+        this.check();
+        if (!web || !spend()) return [];
+        return web.search(query, page, this.abort.signal).catch(() => []);
+      },
+    };
+  }
+
+  private context(state: SessionState): SessionContext {
+    const agents = this.deps.agents;
+    let agentState = state.agent;
+    let asked = 0;
+    return {
+      kind: this.kind,
+      tenantId: this.tenantId,
+      threadId: this.threadId,
+      listId: this.listId,
+      prompt: this.workflow.prompt,
+      options: state.options,
+      signal: this.abort.signal,
+      budgets: this.deps.settings.budgets,
+      logger: agents.logger.child({ thread_id: this.threadId, session: this.kind }),
+      ...(agents.languageModel ? { languageModel: agents.languageModel } : {}),
+      fetcher: this.fetcher(),
+      emit: async (progress: SessionProgress) => {
+        this.check();
+        await this.write(async (sql, _w, _s, events) => {
+          events.push(await recordEvent(sql, this.tenantId, this.threadId, 'progress', { stage: progress.stage, message: progress.message.slice(0, 2000), ...(progress.data ? { data: progress.data } : {}) }));
+        });
+      },
+      ask: async (question: string) => {
+        const index = asked++;
+        const known = await this.write(async (sql, _w, s, events) => {
+          if (s.answers[index] !== undefined) return s.answers[index]!;
+          if (s.questions.length <= index) {
+            s.questions = [...s.questions, question.slice(0, 2000)];
+            await updateWorkflow(sql, this.tenantId, this.threadId, { state: s as unknown as Record<string, unknown> }, this.deps.workerId);
+            events.push(await recordEvent(sql, this.tenantId, this.threadId, 'clarification', { index, question: question.slice(0, 2000) }));
+          }
+          return null;
+        });
+        if (known !== null) return known;
+        for (;;) {
+          this.check();
+          await new Promise((r) => setTimeout(r, ANSWER_POLL_MS));
+          const w = await agents.db.withTenant(this.tenantId, (sql) => getWorkflow(sql, this.tenantId, this.threadId, SESSION_KINDS));
+          const answer = w ? readSessionState(w.state).answers[index] : undefined;
+          if (answer !== undefined) return answer;
+        }
+      },
+      writeRows: async (rows: readonly SessionRow[]) => {
+        this.check();
+        if (rows.length === 0) return 0;
+        const added = await this.write(async (sql, _w, _s, events) => {
+          const total = await countListRows(sql, this.tenantId, this.listId);
+          const fresh: NewListRow[] = rows.map((r, i) => {
+            const rowId = rowIdOf(r.entity_key);
+            const provenance = { source_url: r.provenance.source_url, fetched_at: r.provenance.fetched_at, snippet: r.provenance.snippet.slice(0, SNIPPET_CHARS) };
+            const shown: Record<string, unknown> = { name: r.fields.name ?? '', entity_type: r.entity_type, url: r.fields.url ?? r.provenance.source_url, description: r.fields.description ?? '', ...r.fields };
+            const cells = Object.fromEntries(
+              Object.entries(shown).map(([id, v]) => [id, { row_id: rowId, column_id: id, value: typeof v === 'string' ? v : JSON.stringify(v), status: 'completed', metadata: provenance, expandable: false }]),
+            );
+            return { row_id: rowId, entity_key: r.entity_key, position: total + i + 1, cells, step_source: this.kind, metadata: { entity_type: r.entity_type, fields: r.fields, source: provenance } };
+          });
+          const keys = new Set(await insertListRows(sql, this.tenantId, this.listId, fresh));
+          for (const row of fresh) {
+            if (!keys.has(row.entity_key)) continue;
+            const meta = row.metadata as { entity_type: string; fields: Record<string, unknown>; source: Record<string, unknown> };
+            events.push(await recordEvent(sql, this.tenantId, this.threadId, 'row', { row_id: row.row_id, entity_key: row.entity_key, entity_type: meta.entity_type, fields: meta.fields, provenance: meta.source }));
+          }
+          return keys.size;
+        });
+        this.rows += added;
+        return added;
+      },
+      spendTokens: (n: number) => {
+        this.tokens += Math.max(0, n);
+        if (this.tokens >= this.deps.settings.budgets.modelTokens) {
+          this.budgetNote = `model tokens (${this.tokens} of ${this.deps.settings.budgets.modelTokens})`;
+          this.end('budget');
+        }
+      },
+      get state() {
+        return agentState;
+      },
+      saveState: async (next: Record<string, unknown>) => {
+        agentState = next;
+        await this.write(async (sql, _w, s) => {
+          s.agent = next;
+          await updateWorkflow(sql, this.tenantId, this.threadId, { state: s as unknown as Record<string, unknown> }, this.deps.workerId);
+        });
+      },
+    };
+  }
+
+  async execute(): Promise<string> {
+    try {
+      if (this.workflow.stop_requested || this.workflow.status === 'stopping') return await this.finish('stopped', 'done', { outcome: 'stopped' });
+      const agent = this.deps.sessions?.get(this.kind);
+      if (!agent) throw new Error(`no agent runs ${this.kind} sessions in this worker`);
+      const outcome = await agent.run(this.context(readSessionState(this.workflow.state)));
+      this.check();
+      return await this.finish('completed', 'done', { outcome: 'completed', summary: outcome.summary, rows: this.rows });
+    } catch (err) {
+      const why = err instanceof SessionEnded ? err.why : this.endedBy;
+      if (why === 'stop') return await this.finish('stopped', 'done', { outcome: 'stopped', rows: this.rows });
+      if (why === 'budget') {
+        await this.finish('completed', 'done', { outcome: 'budget', summary: `budget spent: ${this.budgetNote}; ${this.rows} rows written`, rows: this.rows });
+        return 'budget';
+      }
+      if (why) {
+        this.deps.agents.logger.info({ thread_id: this.threadId, why }, 'session run ended without finishing; its claim expires for another worker');
+        return why;
+      }
+      const message = (err instanceof Error ? err.message : String(err)).slice(0, 1000);
+      this.deps.agents.logger.error({ err, thread_id: this.threadId }, 'session run failed');
+      await this.finish('error', 'error', { message }).catch(() => 'lost');
+      return 'error';
+    }
+  }
+
+  /** Ends the session: its status, its list's, and the last event, in one transaction; `lost` if no longer ours. */
+  private async finish(status: string, event: string, data: Record<string, unknown>): Promise<string> {
+    const events: WorkflowEvent[] = [];
+    const done = await this.deps.agents.db.withTenant(this.tenantId, async (sql) => {
+      const w = await getWorkflow(sql, this.tenantId, this.threadId, SESSION_KINDS, true);
+      if (!w || w.claimed_by !== this.deps.workerId) return false;
+      await updateWorkflow(sql, this.tenantId, this.threadId, { status, current_step: status, stop_requested: false, claimed_by: null, claimed_until_ms: null, ...(status === 'error' ? { error_message: String(data.message) } : {}) }, this.deps.workerId);
+      if (w.list_id) await updateList(sql, this.tenantId, w.list_id, { status });
+      events.push(await recordEvent(sql, this.tenantId, this.threadId, event, { ...data, elapsed_ms: Date.now() - this.started }));
+      return true;
+    });
+    await publishEvents(this.deps.agents.streams, this.deps.agents.logger, events);
+    return done ? status : 'lost';
+  }
+
+  /** A worker shutting down gives its claim back and sends the session to the workers again (one transaction). */
+  async handOver(): Promise<void> {
+    await this.deps.agents.db
+      .withTenant(this.tenantId, async (sql) => {
+        const released = await updateWorkflow(sql, this.tenantId, this.threadId, { claimed_by: null, claimed_until_ms: null }, this.deps.workerId);
+        if (released) await enqueueWorkflow(sql, this.tenantId, this.threadId, 'resume');
+      })
+      .catch((err: unknown) => this.deps.agents.logger.warn({ err, thread_id: this.threadId }, 'could not hand the session over; the sweep resumes it once its claim expires'));
+  }
+}
