@@ -3,6 +3,7 @@ import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, type Identit
 import type { Registry } from 'prom-client';
 import { deleteConnectorDocuments, upsertConnectorDocuments } from './application/connector-documents';
 import type { MemoryDeps } from './application/context';
+import { entitiesOf, entityOf } from './application/entities';
 import { changeVault, contradictionsOf, createVault, documentOf, documentsOf, fileIntoVault, health, removeDocument, removeVault, resolve, vaultOf, vaultsOf } from './application/governance';
 import { acceptDocument } from './application/ingest';
 import { answerStream, retrieve, search } from './application/search';
@@ -11,6 +12,7 @@ import { graphOpenApi, graphResponses } from './openapi';
 import { connectorDocumentRoutes, type ConnectorDocumentRouteDeps } from './routes/connector-documents/routes';
 import { contradictionRoutes, type ContradictionRouteDeps } from './routes/contradictions/routes';
 import { documentRoutes, type DocumentRouteDeps } from './routes/documents/routes';
+import { entityRoutes, type EntityRouteDeps } from './routes/entities/routes';
 import { healthRoutes, type HealthRouteDeps } from './routes/health/routes';
 import { ingestRoutes, type IngestRouteDeps } from './routes/ingest/routes';
 import { reviewRoutes, type ReviewRouteDeps } from './routes/review/routes';
@@ -43,6 +45,7 @@ export interface GraphRouteDeps {
   health: HealthRouteDeps;
   uploads: UploadRouteDeps;
   connectorDocuments: ConnectorDocumentRouteDeps;
+  entities: EntityRouteDeps;
 }
 
 /** Binds the application layer and the identity guard to one graph's dependencies, resource by resource. */
@@ -105,6 +108,7 @@ export function graphRouteDeps(memory: MemoryDeps, signer: IdentitySigner): Grap
         remove: (scope, ccPairId, ids) => deleteConnectorDocuments(memory, scope, ccPairId, ids),
       },
     },
+    entities: { guard, entities: { list: (scope, filter) => entitiesOf(memory, scope, filter), get: (scope, id) => entityOf(memory, scope, id) } },
   };
 }
 
@@ -125,6 +129,7 @@ export function graphRouteTable(deps: GraphRouteDeps, options: { bodyLimitBytes:
     healthRoutes(deps.health),
     uploadRoutes(deps.uploads),
     connectorDocumentRoutes(deps.connectorDocuments),
+    entityRoutes(deps.entities),
     openApiDocumentRoute('/openapi.json', 'the OpenAPI 3.1 document of the memory routes and the graph-internal ones (tag `internal`)', () => graphOpenApi(table)),
   );
   return table;

@@ -11,8 +11,11 @@ import { STOPWORDS } from '@lore/ai';
 export const ENTITY_KINDS = ['organization', 'person', 'place', 'concept'] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 
-/** The label of a knowledge-graph node (spec 2's graph chat answer: Person, Company, Position, Location, ScanReport). */
-export const NODE_LABELS = ['Person', 'Company', 'Position', 'Location', 'ScanReport'] as const;
+/**
+ * The label of a knowledge-graph node: spec 2's Person, Company, Position, Location, ScanReport, and Document (a
+ * connector document a graph was built from; migration 0008's check names the same set).
+ */
+export const NODE_LABELS = ['Person', 'Company', 'Position', 'Location', 'ScanReport', 'Document'] as const;
 export type NodeLabel = (typeof NODE_LABELS)[number];
 
 const KIND_LABEL: Record<EntityKind, NodeLabel | null> = { organization: 'Company', person: 'Person', place: 'Location', concept: null };
@@ -77,7 +80,7 @@ const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
 /**
  * Who a node is (entity resolution): two facts about the same key are about one node of the graph. A company is
  * one per domain (else per name); a person one per profile URL, else per name with company; a position is its
- * title at its company; a location its name; a scan report its URL or id, else its name. Null when the
+ * title at its company; a location its name; a scan report or a document its URL or id, else its name. Null when the
  * properties name nothing.
  */
 export function resolutionKey(label: NodeLabel, properties: Record<string, unknown>): string | null {
@@ -103,6 +106,7 @@ export function resolutionKey(label: NodeLabel, properties: Record<string, unkno
     }
     case 'Location':
       return name ? `name:${name}` : null;
+    case 'Document':
     case 'ScanReport': {
       const ref = text(properties.url) || text(properties.id);
       if (ref) return `ref:${ref.toLowerCase()}`;
@@ -111,50 +115,27 @@ export function resolutionKey(label: NodeLabel, properties: Record<string, unkno
   }
 }
 
-/**
- * The keys a node can be found by from a question (graph chat's entity linking): its folded name, its folded
- * aliases, the title of a position and, for a company, its domain and the domain's first label ("acme" of
- * `acme.com`). Each key is at most 200 characters; duplicates and empty keys are dropped.
- */
-export function matchKeys(label: string, properties: Record<string, unknown>, aliases: readonly string[] = []): string[] {
-  const keys = new Set<string>();
-  const add = (k: string) => {
-    if (k && k.length <= 200) keys.add(k);
-  };
-  add(foldName(text(properties.name)));
-  for (const a of aliases) add(foldName(a));
-  if (Array.isArray(properties.aliases)) for (const a of properties.aliases) add(foldName(text(a)));
-  if (label === 'Position') add(foldName(text(properties.title)));
-  const domain = normalizeDomain(text(properties.domain)) || normalizeDomain(text(properties.website));
-  if (domain) {
-    add(domain);
-    add(foldName(domain.split('.')[0] ?? ''));
-  }
-  return [...keys];
-}
-
 /** Longest phrase (in words) a question is searched for; names longer than this are found by their start. */
 export const MAX_PHRASE_WORDS = 6;
 
 /**
- * The phrases of a question that could name a node, folded like `matchKeys`: every run of 1 to
- * `MAX_PHRASE_WORDS` consecutive words that is not only stop words (or one- letter words), plus every domain
- * written in it. Bounded by the question's length (at most `limit` phrases, the shorter runs first).
+ * The phrases of a question that could name a node (graph chat's entity linking): every run of 1 to
+ * `MAX_PHRASE_WORDS` consecutive words that neither starts nor ends with a stop word (or a one-letter word), as
+ * written in the question, separators included ("ACME Corp", "acme.com", "O’Brien"). The database folds them and a
+ * node's names with one function (`graph.kg_fold`, migration 0010), so case, accents and punctuation never decide
+ * a match. At most `limit` phrases, the shorter runs first.
  */
 export function questionPhrases(question: string, limit = 2_000): string[] {
+  const words = [...question.matchAll(/[\p{L}\p{N}]+/gu)].map((m) => ({ start: m.index ?? 0, end: (m.index ?? 0) + m[0].length, folded: foldName(m[0]) }));
+  const meaningful = (w: { folded: string } | undefined) => w !== undefined && w.folded.length > 1 && !STOPWORDS.has(w.folded);
   const out = new Set<string>();
-  for (const m of question.matchAll(/(?:[a-z][a-z0-9+.-]*:\/\/)?(?:www\.)?[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/giu)) {
-    const domain = normalizeDomain(m[0]);
-    if (domain) out.add(domain);
-  }
-  const words = foldName(question).split(' ').filter(Boolean);
-  const meaningful = (w: string) => w.length > 1 && !STOPWORDS.has(w);
   for (let n = 1; n <= MAX_PHRASE_WORDS; n++) {
     for (let i = 0; i + n <= words.length; i++) {
       if (out.size >= limit) return [...out];
-      const run = words.slice(i, i + n);
-      if (!run.some(meaningful) || !meaningful(run[0] ?? '') || !meaningful(run[n - 1] ?? '')) continue;
-      out.add(run.join(' '));
+      const first = words[i];
+      const last = words[i + n - 1];
+      if (!first || !last || !meaningful(first) || !meaningful(last)) continue;
+      out.add(question.slice(first.start, last.end));
     }
   }
   return [...out];
