@@ -14,6 +14,8 @@ import { SESSION_KINDS } from './application/sessions/agent';
 import { sessionAgents } from './application/sessions/kinds';
 import type { SessionAgents } from './application/sessions/registry';
 import { sessionsToResume } from './store/sessions';
+import { researchToResume } from './store/research';
+import { RESEARCH_KIND } from './domain/research';
 
 /** The topics the agents worker consumes or publishes to. */
 export const AGENTS_TOPICS = [TOPICS.agentsWorkflows] as const;
@@ -143,12 +145,12 @@ export function createAgentsWorker(deps: AgentsWorkerDeps): AgentsWorker {
 
   const sweep = (): Promise<number> => {
     sweeping ??= (async () => {
-      const found = [...(await workflowsToResume(deps.agents.db, settings.leaseMs * 2, 100)), ...(await sessionsToResume(deps.agents.db, settings.leaseMs * 2, 100))];
+      const found = [...(await workflowsToResume(deps.agents.db, settings.leaseMs * 2, 100)), ...(await sessionsToResume(deps.agents.db, settings.leaseMs * 2, 100)), ...(await researchToResume(deps.agents.db, settings.leaseMs * 2, 100))];
       let sent = 0;
       for (const { tenant_id, thread_id } of found) {
         if (runs.has(`${tenant_id}:${thread_id}`)) continue;
         const resumed = await deps.agents.db.withTenant(tenant_id, async (sql) => {
-          const w = await getWorkflow(sql, tenant_id, thread_id, ['company_search', 'people_search', ...SESSION_KINDS], true);
+          const w = await getWorkflow(sql, tenant_id, thread_id, ['company_search', 'people_search', ...SESSION_KINDS, RESEARCH_KIND], true);
           if (!w || !isRunning(w.status)) return false;
           if (w.claimed_until && w.claimed_until.getTime() > Date.now()) return false;
           await updateWorkflow(sql, tenant_id, thread_id, { claimed_by: null, claimed_until_ms: null });

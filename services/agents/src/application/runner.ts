@@ -10,6 +10,8 @@ import { publishEvents, recordEvent, type WorkflowEvent } from './progress';
 import { MAX_ROWS_SHOWN, enqueueWorkflow } from './workflows';
 import { isSessionKind } from './sessions/agent';
 import { claimSessionRun } from './sessions/run';
+import { RESEARCH_KIND } from '../domain/research';
+import { researchRun } from './research/runner';
 import type { SessionAgents } from './sessions/registry';
 
 /**
@@ -105,6 +107,8 @@ export async function claimRun(deps: RunDeps, tenantId: string, threadId: string
   if (!claimed) return null;
   // Deep search, web research and crawler sessions run their kind's agent (application/sessions/run.ts).
   if (isSessionKind(claimed.kind)) return claimSessionRun(deps, tenantId, claimed);
+  // Deep research runs its own pipeline (application/research/runner.ts).
+  if (claimed.kind === RESEARCH_KIND) return researchRun(deps, tenantId, claimed);
   const kind = claimed.kind as SearchKind;
   return {
     kind,

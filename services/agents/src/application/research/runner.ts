@@ -1,0 +1,559 @@
+import type { LanguageModel } from '@lore/ai';
+import type { Sql } from '@lore/runtime';
+import {
+  AWAITING_CLARIFICATION,
+  BRIEF_SECTIONS,
+  MAX_AREAS,
+  MAX_SOURCES,
+  MAX_UNITS_LIMIT,
+  PAGES_PER_ITERATION,
+  REPORT_SECTIONS,
+  RESEARCH_KIND,
+  SOURCE_TEXT_CHARS,
+  checkReport,
+  compressNotes,
+  hasSections,
+  newUnit,
+  partialRemark,
+  planAreas,
+  readResearchState,
+  researchQuestion,
+  searchTermsOf,
+  takeNotes,
+  writeBrief,
+  writeReport,
+  type ResearchArea,
+  type ResearchSource,
+  type ResearchState,
+} from '../../domain/research';
+import { isRunning } from '../../domain/workflow';
+import { getWorkflow, heartbeatWorkflow, updateWorkflow, workflowFlags, type WorkflowRow } from '../../store/workflows';
+import type { WebPageRead, WebResult } from '../list-building';
+import { publishEvents, recordEvent, type WorkflowEvent } from '../progress';
+import type { RunDeps } from '../runner';
+import { enqueueWorkflow } from '../workflows';
+
+/**
+ * One run of a deep research workflow by agents-worker (docs/agents.md, "Deep research"): clarification (when
+ * allowed: the question goes out and the run ends waiting for the answer) → brief → research (a supervisor runs at
+ * most max_concurrent_research_units researchers at once, each at most max_researcher_iterations search/fetch/think
+ * iterations) → report (compressed notes, the report, the citation checker) → completed. The claim, heartbeat, stop
+ * watcher, checkpoints, budgets and hand-over are the search runner's (runner.ts), applied to this kind: every
+ * iteration of every researcher is a checkpoint (its notes and sources, its event), so a resumed run goes on from
+ * the last iteration written.
+ */
+
+const KINDS = [RESEARCH_KIND] as const;
+/** Completion tokens a model call may spend; each call is charged this plus its prompt's length / 4. */
+const CLARIFY_TOKENS = 300;
+const BRIEF_TOKENS = 1_500;
+const REPORT_TOKENS = 3_000;
+/** Search pages one iteration may read looking for results no researcher has read yet. */
+const SEARCH_PAGES_PER_ITERATION = 3;
+
+class RunEnded extends Error {
+  constructor(readonly why: 'stop' | 'lost' | 'shutdown') {
+    super(`run ended: ${why}`);
+  }
+}
+
+/** Ends the research step early: a budget is spent (the report is written from what was read, marked partial). */
+class BudgetSpent extends Error {}
+
+/** The run of a claimed `deep_research` workflow (runner.ts `claimRun` dispatches here by kind). */
+export function researchRun(deps: RunDeps, tenantId: string, claimed: WorkflowRow): { kind: string; run(): Promise<string> } {
+  return {
+    kind: RESEARCH_KIND,
+    run: async () => {
+      const run = new ResearchRun(deps, tenantId, claimed);
+      deps.agents.workflowMetrics?.running(RESEARCH_KIND, 1);
+      try {
+        const outcome = await run.execute();
+        if (outcome !== 'lost' && outcome !== 'shutdown') deps.agents.workflowMetrics?.ended(RESEARCH_KIND, outcome);
+        if (outcome === 'shutdown') await run.handOver();
+        return outcome;
+      } finally {
+        deps.agents.workflowMetrics?.running(RESEARCH_KIND, -1);
+        run.dispose();
+      }
+    },
+  };
+}
+
+/** A configured model: the extractive stand-in of embedded mode writes nothing of its own, so the rules do. */
+const modelOf = (deps: RunDeps): LanguageModel | null => (deps.agents.languageModel?.kind === 'openai' ? deps.agents.languageModel : null);
+
+class ResearchRun {
+  private readonly abort = new AbortController();
+  private endedBy: RunEnded['why'] | null = null;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly threadId: string;
+  private lastWall = Date.now();
+  private state: ResearchState;
+  private step: string;
+  /** Spent since the last checkpoint. */
+  private fetches = 0;
+  private tokens = 0;
+  /** URLs read (or being read) by any researcher of this run. */
+  private readonly seen = new Set<string>();
+  /** Researchers running now, and the budget that ended the research step, if one did. */
+  private active = 0;
+  private budget: string | null = null;
+  private readonly model: LanguageModel | null;
+
+  constructor(
+    private readonly deps: RunDeps,
+    private readonly tenantId: string,
+    workflow: WorkflowRow,
+  ) {
+    this.threadId = workflow.thread_id;
+    this.state = readResearchState(workflow.state);
+    this.step = workflow.current_step;
+    this.model = modelOf(deps);
+    for (const s of this.state.sources) this.seen.add(s.url);
+    const end = (why: RunEnded['why']) => {
+      if (this.endedBy) return;
+      this.endedBy = why;
+      this.abort.abort(new RunEnded(why));
+    };
+    if (deps.shutdown.aborted) end('shutdown');
+    deps.shutdown.addEventListener('abort', () => end('shutdown'), { once: true });
+    const db = deps.agents.db;
+    this.timers.push(
+      setInterval(() => {
+        db.withTenant(tenantId, (sql) => heartbeatWorkflow(sql, tenantId, this.threadId, deps.workerId, deps.settings.leaseMs))
+          .then((h) => {
+            if (!h.held) end('lost');
+            else if (h.stopRequested) end('stop');
+          })
+          .catch((err: unknown) => deps.agents.logger.warn({ err, thread_id: this.threadId }, 'research heartbeat failed'));
+      }, deps.settings.heartbeatMs),
+      setInterval(() => {
+        db.withTenant(tenantId, (sql) => workflowFlags(sql, tenantId, this.threadId))
+          .then((w) => {
+            if (!w || w.claimed_by !== deps.workerId) end('lost');
+            else if (w.stop_requested) end('stop');
+          })
+          .catch(() => undefined);
+      }, deps.settings.stopPollMs),
+    );
+    for (const t of this.timers) t.unref();
+    if (workflow.stop_requested || workflow.status === 'stopping') end('stop');
+  }
+
+  dispose(): void {
+    for (const t of this.timers) clearInterval(t);
+  }
+
+  private get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  private check(): void {
+    if (this.endedBy) throw new RunEnded(this.endedBy);
+  }
+
+  /** Which budget is spent, counting what this run spent since its last checkpoint; null while none is. */
+  private spentBudget(): string | null {
+    const b = this.deps.settings.budgets;
+    const s = this.state.spent;
+    const fetches = s.fetches + this.fetches;
+    const tokens = s.model_tokens + this.tokens;
+    const wall = s.wall_ms + (Date.now() - this.lastWall);
+    if (fetches >= b.fetches) return `fetches (${fetches} of ${b.fetches})`;
+    if (tokens >= b.modelTokens) return `model tokens (${tokens} of ${b.modelTokens})`;
+    if (wall >= b.wallMs) return `wall time (${Math.round(wall / 1000)} s of ${Math.round(b.wallMs / 1000)} s)`;
+    return null;
+  }
+
+  /** Throws BudgetSpent when a budget is spent (the research step ends; the report is written partial). */
+  private spend(): void {
+    this.check();
+    const spent = this.spentBudget();
+    if (spent) {
+      this.budget ??= spent;
+      throw new BudgetSpent(spent);
+    }
+  }
+
+  /**
+   * One checkpoint: the workflow locked (still ours? a stop asked?), the time and budget spent added, `fn`'s writes and
+   * events, the state written, then the events published.
+   */
+  private async checkpoint<T>(fn: (sql: Sql, w: WorkflowRow, events: WorkflowEvent[]) => Promise<T>): Promise<T> {
+    const events: WorkflowEvent[] = [];
+    const out = await this.deps.agents.db.withTenant(this.tenantId, async (sql) => {
+      const w = await getWorkflow(sql, this.tenantId, this.threadId, KINDS, true);
+      if (!w || w.claimed_by !== this.deps.workerId) throw new RunEnded('lost');
+      if (w.stop_requested) throw new RunEnded('stop');
+      const now = Date.now();
+      this.state.spent.wall_ms += now - this.lastWall;
+      this.lastWall = now;
+      this.state.spent.fetches += this.fetches;
+      this.state.spent.model_tokens += this.tokens;
+      this.fetches = 0;
+      this.tokens = 0;
+      const result = await fn(sql, w, events);
+      await updateWorkflow(sql, this.tenantId, this.threadId, { state: this.state as unknown as Record<string, unknown> });
+      return result;
+    });
+    await publishEvents(this.deps.agents.streams, this.deps.agents.logger, events);
+    return out;
+  }
+
+  private async moveTo(sql: Sql, step: string): Promise<void> {
+    await updateWorkflow(sql, this.tenantId, this.threadId, { current_step: step }, this.deps.workerId);
+    this.step = step;
+  }
+
+  async execute(): Promise<string> {
+    try {
+      this.check();
+      for (let guard = 0; guard < 100; guard++) {
+        const t0 = performance.now();
+        const step = this.step;
+        if (step === 'clarification') {
+          if (await this.clarify()) return 'waiting';
+        } else if (step === 'brief') await this.brief();
+        else if (step === 'research') await this.research();
+        else if (step === 'report') {
+          await this.report();
+          return this.state.partial ? 'budget' : 'completed';
+        } else throw new Error(`a research workflow at an unknown step: ${step}`);
+        this.deps.agents.workflowMetrics?.step(RESEARCH_KIND, step, (performance.now() - t0) / 1000);
+      }
+      throw new Error('the research took more than 100 steps');
+    } catch (err) {
+      const why = err instanceof RunEnded ? err.why : this.endedBy;
+      if (why === 'stop') return await this.finishStopped();
+      if (why) {
+        this.deps.agents.logger.info({ thread_id: this.threadId, why }, 'research run ended without finishing; its claim expires for another worker');
+        return why;
+      }
+      await this.finishError(err);
+      return 'error';
+    }
+  }
+
+  /** A model call's cost: its completion limit plus the prompt's length / 4 (the port reports no usage). */
+  private charge(maxTokens: number, prompt: string): void {
+    this.tokens += maxTokens + Math.ceil(prompt.length / 4);
+  }
+
+  /** Asks the model for structured output; null when there is none, the budget is spent, or the answer is unusable. */
+  private async ask<T>(name: string, schema: Record<string, unknown>, system: string, user: string, maxTokens: number): Promise<T | null> {
+    if (!this.model || this.spentBudget()) return null;
+    this.charge(maxTokens, system + user);
+    try {
+      const c = await this.model.chat({
+        messages: [
+          { role: 'system', content: system },
+          { role: 'user', content: user },
+        ],
+        response_format: { type: 'json_schema', json_schema: { name, schema, strict: true } },
+        maxTokens,
+        signal: this.signal,
+      });
+      return (c.parsed ?? null) as T | null;
+    } catch (err) {
+      this.check();
+      this.deps.agents.logger.warn({ err, thread_id: this.threadId, call: name }, 'the model did not answer usably; the rules decide');
+      return null;
+    }
+  }
+
+  /** Asks the clarifying question (the model's, when it wants one; else Lore's own): true when the run now waits. */
+  private async clarify(): Promise<boolean> {
+    if (this.state.clarification?.answer) {
+      await this.checkpoint((sql) => this.moveTo(sql, 'brief'));
+      return false;
+    }
+    let question = `Before the research starts: what should it focus on for "${this.state.query.slice(0, 300)}" — which aspects, region or time frame matter most, and what is out of scope?`;
+    const asked = await this.ask<{ need_clarification: boolean; question: string }>(
+      'clarification',
+      { type: 'object', properties: { need_clarification: { type: 'boolean' }, question: { type: 'string' } }, required: ['need_clarification', 'question'], additionalProperties: false },
+      'You prepare a web research task. Decide whether the request needs one clarifying question before research starts; if it does, write that one question.',
+      `Research request: ${this.state.query}`,
+      CLARIFY_TOKENS,
+    );
+    this.check();
+    if (asked && !asked.need_clarification) {
+      await this.checkpoint(async (sql, _w, events) => {
+        await this.moveTo(sql, 'brief');
+        events.push(await recordEvent(sql, this.tenantId, this.threadId, 'clarification_skipped', { message: 'the request is clear; no question asked' }));
+      });
+      return false;
+    }
+    if (asked?.question.trim()) question = asked.question.trim().slice(0, 1000);
+    await this.checkpoint(async (sql, _w, events) => {
+      this.state.clarification = { question, answer: null };
+      events.push(await recordEvent(sql, this.tenantId, this.threadId, 'clarification', { question, message: question }));
+    });
+    // Waiting is not running: the claim goes, and the sweep leaves the workflow alone until the answer comes.
+    await this.deps.agents.db.withTenant(this.tenantId, (sql) =>
+      updateWorkflow(sql, this.tenantId, this.threadId, { status: AWAITING_CLARIFICATION, claimed_by: null, claimed_until_ms: null }, this.deps.workerId),
+    );
+    return true;
+  }
+
+  /** The research brief (the model's when it has the five sections, else Lore's own) and the research areas. */
+  private async brief(): Promise<void> {
+    const question = researchQuestion(this.state);
+    let areas: ResearchArea[] = planAreas(question);
+    let brief = writeBrief(this.state, areas);
+    const drafted = await this.ask<{ research_brief: string; areas: ResearchArea[] }>(
+      'research_brief',
+      {
+        type: 'object',
+        properties: {
+          research_brief: { type: 'string' },
+          areas: { type: 'array', items: { type: 'object', properties: { question: { type: 'string' }, query: { type: 'string' } }, required: ['question', 'query'], additionalProperties: false } },
+        },
+        required: ['research_brief', 'areas'],
+        additionalProperties: false,
+      },
+      `You plan web research. Write a markdown research brief with exactly these "## " sections in this order: ${BRIEF_SECTIONS.join(', ')}. Then list 1 to ${MAX_AREAS} research areas, each a question and a short web search query.`,
+      `Research question: ${question}\nResearchers: at most ${this.state.max_concurrent_research_units} at once, ${this.state.max_researcher_iterations} iterations each.`,
+      BRIEF_TOKENS,
+    );
+    this.check();
+    const modelAreas = (drafted?.areas ?? []).filter((a) => a.question.trim() !== '' && searchTermsOf(a.query) !== '').slice(0, MAX_AREAS);
+    if (drafted && hasSections(drafted.research_brief, BRIEF_SECTIONS) && modelAreas.length > 0) {
+      areas = modelAreas.map((a) => ({ question: a.question.trim().slice(0, 500), query: searchTermsOf(a.query) }));
+      brief = drafted.research_brief.trim().slice(0, 20_000);
+    }
+    await this.checkpoint(async (sql, _w, events) => {
+      this.state.research_brief = brief;
+      this.state.areas = areas;
+      await this.moveTo(sql, 'research');
+      events.push(await recordEvent(sql, this.tenantId, this.threadId, 'brief', { research_brief: brief, areas: areas.map((a) => a.question), message: `research brief written: ${areas.length} research areas` }));
+    });
+  }
+
+  /**
+   * The supervisor: the areas not done yet, at most max_concurrent_research_units researchers at once (a pool of that
+   * many loops taking the next area). A spent budget ends the step early; the report says it is partial.
+   */
+  private async research(): Promise<void> {
+    const areas = this.state.areas;
+    const todo = areas.map((_, i) => i).filter((i) => !this.state.units[String(i)]?.done);
+    const width = Math.max(1, Math.min(this.state.max_concurrent_research_units, MAX_UNITS_LIMIT, todo.length));
+    let next = 0;
+    const failures: unknown[] = [];
+    await Promise.all(
+      Array.from({ length: width }, async () => {
+        while (next < todo.length && !this.budget && !this.endedBy && failures.length === 0) {
+          const i = todo[next++]!;
+          await this.researcher(i).catch((err: unknown) => failures.push(err));
+        }
+      }),
+    );
+    if (failures.length > 0) throw failures[0];
+    this.check();
+    await this.checkpoint(async (sql, _w, events) => {
+      if (this.budget) {
+        this.state.partial = true;
+        this.state.message = `partial report: budget spent: ${this.budget}`;
+        events.push(await recordEvent(sql, this.tenantId, this.threadId, 'budget_spent', { message: this.state.message }));
+      }
+      await this.moveTo(sql, 'report');
+      events.push(await recordEvent(sql, this.tenantId, this.threadId, 'notes_compressed', { areas: areas.length, sources: this.state.sources.length, message: `notes compressed from ${this.state.sources.length} sources` }));
+    });
+  }
+
+  private async search(query: string, page: number): Promise<WebResult[]> {
+    const web = this.deps.sources.web;
+    if (!web) return [];
+    this.spend();
+    this.fetches++;
+    return web.search(query, page, this.signal).catch((err: unknown) => {
+      this.check();
+      this.deps.agents.logger.warn({ err, thread_id: this.threadId }, 'research search failed; the researcher goes on');
+      return [];
+    });
+  }
+
+  private async read(url: string): Promise<WebPageRead | null> {
+    const web = this.deps.sources.web;
+    if (!web) return null;
+    this.spend();
+    this.fetches++;
+    return web.fetchPage(url, this.signal).catch(() => {
+      this.check();
+      return null;
+    });
+  }
+
+  /**
+   * One researcher: at most max_researcher_iterations iterations of search (results no researcher has read, up to a
+   * few result pages), fetch (at most PAGES_PER_ITERATION pages through the guarded reader) and think (the sentences
+   * that answer the area become notes; a search that brings nothing new ends the area: what it asks is exhausted).
+   * Each iteration is a checkpoint with its `researcher_progress` event.
+   */
+  private async researcher(i: number): Promise<void> {
+    const area = this.state.areas[i]!;
+    const key = String(i);
+    const unit = (this.state.units[key] ??= newUnit());
+    const base = searchTermsOf(researchQuestion(this.state)) || area.query;
+    this.active++;
+    const activeNow = this.active;
+    try {
+      await this.checkpoint(async (sql, _w, events) => {
+        events.push(await recordEvent(sql, this.tenantId, this.threadId, 'researcher_started', { unit: i, question: area.question, active: activeNow, message: `researcher ${i + 1} started: ${area.question}` }));
+      });
+      let exhausted = false;
+      try {
+        while (unit.iterations < this.state.max_researcher_iterations && !exhausted) {
+          this.spend();
+          const query = unit.fallback ? base : area.query;
+          let fresh: WebResult[] = [];
+          for (let p = 0; p < SEARCH_PAGES_PER_ITERATION && fresh.length === 0; p++) {
+            unit.page++;
+            const results = await this.search(query, unit.page);
+            if (results.length === 0) {
+              // The area's own words found nothing more: its question's words, from a page of their own, go on.
+              if (!unit.fallback && area.query !== base) {
+                unit.fallback = true;
+                unit.page = i;
+                continue;
+              }
+              break;
+            }
+            fresh = results.filter((r) => !this.seen.has(r.url)).slice(0, PAGES_PER_ITERATION);
+          }
+          const read: string[] = [];
+          for (const r of fresh) {
+            if (this.state.sources.length >= MAX_SOURCES) break;
+            this.seen.add(r.url);
+            const page = await this.read(r.url);
+            if (!page || page.text.trim() === '') continue;
+            const source: ResearchSource = { n: this.state.sources.length + 1, url: page.url, title: (page.title || r.title).slice(0, 300), text: page.text.slice(0, SOURCE_TEXT_CHARS) };
+            this.state.sources.push(source);
+            this.seen.add(page.url);
+            read.push(page.url);
+            unit.notes.push(...takeNotes(area.question, source));
+          }
+          unit.iterations++;
+          unit.queries.push(query);
+          exhausted = fresh.length === 0;
+          const iteration = unit.iterations;
+          await this.checkpoint(async (sql, _w, events) => {
+            events.push(
+              await recordEvent(sql, this.tenantId, this.threadId, 'researcher_progress', {
+                unit: i,
+                iteration,
+                query,
+                read,
+                notes: unit.notes.length,
+                message: `researcher ${i + 1}, iteration ${iteration}: searched "${query}", read ${read.length} page(s)`,
+              }),
+            );
+          });
+        }
+      } catch (err) {
+        if (!(err instanceof BudgetSpent)) throw err;
+      }
+      unit.notes = compressNotes(area.question, unit.notes);
+      unit.done = !this.budget;
+      const activeLeft = this.active - 1;
+      await this.checkpoint(async (sql, _w, events) => {
+        events.push(
+          await recordEvent(sql, this.tenantId, this.threadId, 'researcher_finished', {
+            unit: i,
+            iterations: unit.iterations,
+            notes: unit.notes.length,
+            active: activeLeft,
+            message: `researcher ${i + 1} finished: ${unit.notes.length} note(s) in ${unit.iterations} iteration(s)`,
+          }),
+        );
+      });
+    } finally {
+      this.active--;
+    }
+  }
+
+  /** The final report (the model's when it keeps the sections after the citation check, else Lore's own), checked. */
+  private async report(): Promise<void> {
+    const compressed = this.state.areas.map((area, i) => ({ area, notes: this.state.units[String(i)]?.notes ?? [] }));
+    const partialReason = this.state.partial ? `budget spent: ${this.state.message.replace(/^partial report: budget spent: /, '')}` : null;
+    let checked = checkReport(writeReport(this.state, compressed, partialReason), this.state.sources);
+    if (this.model && compressed.some((c) => c.notes.length > 0)) {
+      const notes = compressed.map((c) => `Area: ${c.area.question}\n${c.notes.map((n) => `[${n.n}] ${n.text}`).join('\n')}`).join('\n\n');
+      const system = `You write a research report in markdown from numbered notes. Use exactly these "## " sections in this order: ${REPORT_SECTIONS.join(', ')}. Every sentence of a claim ends with the [n] marker of the note it comes from; state nothing the notes do not say.`;
+      const user = `Question: ${researchQuestion(this.state)}\n\nNotes:\n${notes}`;
+      if (!this.spentBudget()) {
+        this.charge(REPORT_TOKENS, system + user);
+        const text = await this.model
+          .chat({ messages: [{ role: 'system', content: system }, { role: 'user', content: user }], maxTokens: REPORT_TOKENS, signal: this.signal })
+          .then((c) => c.message.content ?? '')
+          .catch((err: unknown) => {
+            this.check();
+            this.deps.agents.logger.warn({ err, thread_id: this.threadId }, 'the model did not write the report; Lore writes it from the notes');
+            return '';
+          });
+        this.check();
+        const drafted = partialReason ? text.replace(/^(#[^\n]*\n)?/, (title) => `${title}\n${partialRemark(partialReason)}\n\n`) : text;
+        const fromModel = checkReport(drafted, this.state.sources);
+        if (hasSections(fromModel.report, REPORT_SECTIONS) && fromModel.cited.length > 0) checked = fromModel;
+      }
+    }
+    const cited = checked.cited.length;
+    await this.checkpoint(async (sql, _w, events) => {
+      this.state.final_report = checked.report;
+      this.state.removed_claims = checked.removed.length;
+      if (!this.state.partial) {
+        this.state.message = this.deps.sources.web
+          ? `research completed: ${this.state.sources.length} pages read, ${cited} cited`
+          : 'research completed without sources: no web search provider is configured (LORE_AGENTS_SEARXNG_URL)';
+      }
+      await updateWorkflow(sql, this.tenantId, this.threadId, { status: 'completed', current_step: 'completed', claimed_by: null, claimed_until_ms: null }, this.deps.workerId);
+      this.step = 'completed';
+      events.push(
+        await recordEvent(sql, this.tenantId, this.threadId, 'completed', {
+          research_brief: this.state.research_brief,
+          final_report: checked.report,
+          partial: this.state.partial,
+          sources: cited,
+          removed_claims: checked.removed.length,
+          message: this.state.message,
+        }),
+      );
+    });
+  }
+
+  private async finishStopped(): Promise<string> {
+    const events: WorkflowEvent[] = [];
+    const stopped = await this.deps.agents.db.withTenant(this.tenantId, async (sql) => {
+      const w = await getWorkflow(sql, this.tenantId, this.threadId, KINDS, true);
+      if (!w || w.claimed_by !== this.deps.workerId || !isRunning(w.status)) return false;
+      await updateWorkflow(sql, this.tenantId, this.threadId, { status: 'stopped', stop_requested: false, claimed_by: null, claimed_until_ms: null }, this.deps.workerId);
+      events.push(await recordEvent(sql, this.tenantId, this.threadId, 'stopped', { step: w.current_step, message: 'the research was stopped' }));
+      return true;
+    });
+    await publishEvents(this.deps.agents.streams, this.deps.agents.logger, events);
+    return stopped ? 'stopped' : 'lost';
+  }
+
+  /** A worker shutting down gives its claim back and sends the workflow to the workers again (one transaction). */
+  async handOver(): Promise<void> {
+    await this.deps.agents.db
+      .withTenant(this.tenantId, async (sql) => {
+        const released = await updateWorkflow(sql, this.tenantId, this.threadId, { claimed_by: null, claimed_until_ms: null }, this.deps.workerId);
+        if (released) await enqueueWorkflow(sql, this.tenantId, this.threadId, 'resume');
+      })
+      .catch((err: unknown) => this.deps.agents.logger.warn({ err, thread_id: this.threadId }, 'could not hand the research over; the sweep resumes it once its claim expires'));
+  }
+
+  private async finishError(err: unknown): Promise<void> {
+    const message = (err instanceof Error ? err.message : String(err)).slice(0, 1000);
+    this.deps.agents.logger.error({ err, thread_id: this.threadId }, 'research run failed');
+    const events: WorkflowEvent[] = [];
+    await this.deps.agents.db.withTenant(this.tenantId, async (sql) => {
+      const w = await getWorkflow(sql, this.tenantId, this.threadId, KINDS, true);
+      if (!w || w.claimed_by !== this.deps.workerId) return;
+      await updateWorkflow(sql, this.tenantId, this.threadId, { status: 'error', error_message: message, claimed_by: null, claimed_until_ms: null }, this.deps.workerId);
+      events.push(await recordEvent(sql, this.tenantId, this.threadId, 'error', { message }));
+    });
+    await publishEvents(this.deps.agents.streams, this.deps.agents.logger, events);
+  }
+}

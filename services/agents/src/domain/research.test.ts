@@ -1,0 +1,144 @@
+import {
+  BRIEF_SECTIONS,
+  REPORT_SECTIONS,
+  checkReport,
+  compressNotes,
+  endsStream,
+  hasSections,
+  newResearchState,
+  planAreas,
+  readResearchState,
+  reportClaims,
+  researchFrame,
+  researchSse,
+  searchTermsOf,
+  supports,
+  takeNotes,
+  writeBrief,
+  writeReport,
+  type ResearchSource,
+} from './research';
+
+const quillfin: ResearchSource = {
+  n: 1,
+  url: 'http://quillfin.localhost/',
+  title: 'Quillfin | Fintech company in Berlin',
+  text: 'Home About us Our team. Quillfin builds payment APIs for small shops. Quillfin is a fintech company in Berlin, Germany, with 99 employees, founded in 2016. Its products are Quillpay and Quillbooks.',
+};
+const ledgerly: ResearchSource = {
+  n: 2,
+  url: 'http://ledgerly.localhost/',
+  title: 'Ledgerly | Fintech company in Berlin',
+  text: 'Ledgerly is a fintech company in Berlin, Germany, with 40 employees, founded in 2019. Ledgerly sells bookkeeping software to freelancers across Germany.',
+};
+const state = () => newResearchState({ query: 'fintech companies in Berlin', allow_clarification: false, max_concurrent_research_units: 5, max_researcher_iterations: 3, service_id: 'svc-1' });
+
+describe('deep research rules', () => {
+  it('plans the question itself first, then one area per angle, each searchable', () => {
+    const areas = planAreas('What fintech companies are there in Berlin?');
+    expect(areas).toHaveLength(6);
+    expect(areas[0]).toEqual({ question: 'What fintech companies are there in Berlin?', query: 'fintech companies Berlin' });
+    expect(areas.slice(1).map((a) => a.query.split(' ').pop())).toEqual(['founded', 'products', 'team', 'employees', 'headquarters']);
+    expect(planAreas('x y z', 2)).toHaveLength(2);
+    expect(searchTermsOf('the history of the Berlin fintech scene, Berlin banks')).toBe('history Berlin fintech scene banks');
+  });
+
+  it('writes a brief with the five sections in order, naming every area', () => {
+    const s = state();
+    const areas = planAreas(s.query);
+    const brief = writeBrief(s, areas);
+    expect(hasSections(brief, BRIEF_SECTIONS)).toBe(true);
+    for (const a of areas) expect(brief).toContain(a.question);
+    expect(hasSections('## Objectives\n## Research question\n## Research areas\n## Methodology\n## Expected deliverables', BRIEF_SECTIONS)).toBe(false);
+  });
+
+  it('takes as notes the sentences that answer the question, each tied to its source', () => {
+    const notes = takeNotes('fintech companies in Berlin founded', quillfin);
+    expect(notes[0]).toEqual({ text: 'Quillfin is a fintech company in Berlin, Germany, with 99 employees, founded in 2016.', n: 1 });
+    expect(notes.every((n) => n.n === 1)).toBe(true);
+    const twice = compressNotes('fintech Berlin', [...notes, ...notes]);
+    expect(twice).toHaveLength(new Set(notes.map((n) => n.text)).size);
+  });
+
+  it('keeps supported claims, removes invented, uncited and unfetched ones, and lists only the sources still cited', () => {
+    const report = [
+      '# Report',
+      '',
+      '> **Partial report**: budget spent.',
+      '',
+      '## Executive summary',
+      '',
+      'Quillfin is a fintech company in Berlin with 99 employees [1]. Quillfin was acquired by Globex Holdings for 900 million dollars in 2021 [1].',
+      '',
+      '## Key findings',
+      '',
+      '- Ledgerly sells bookkeeping software to freelancers [2][1].',
+      '- Ledgerly was founded in 2019 in Berlin [7].',
+      '- Berlin has the largest fintech scene of Europe.',
+      '',
+      '## Detailed analysis',
+      '',
+      '### Companies',
+      '',
+      'Quillfin builds payment APIs for small shops [1].',
+      '',
+      '## Conclusions',
+      '',
+      'Quillfin was founded in 2016 [1].',
+      '',
+      '## Sources',
+      '',
+      '1. anything',
+      '9. [A page never read](http://nowhere.localhost/)',
+    ].join('\n');
+    const checked = checkReport(report, [quillfin, ledgerly]);
+    expect(checked.removed).toEqual([
+      { sentence: 'Quillfin was acquired by Globex Holdings for 900 million dollars in 2021.', reason: 'unsupported' },
+      { sentence: 'Ledgerly was founded in 2019 in Berlin.', reason: 'unsupported' },
+      { sentence: 'Berlin has the largest fintech scene of Europe.', reason: 'uncited' },
+    ]);
+    expect(checked.report).toContain('Quillfin is a fintech company in Berlin with 99 employees [1].');
+    expect(checked.report).toContain('- Ledgerly sells bookkeeping software to freelancers [2].');
+    expect(checked.report).toContain('> **Partial report**: budget spent.');
+    expect(checked.report).not.toMatch(/Globex|largest|nowhere|\[7\]/);
+    expect(checked.cited).toEqual([1, 2]);
+    expect(checked.report.split('## Sources')[1]!.trim()).toBe('1. [Quillfin | Fintech company in Berlin](http://quillfin.localhost/)\n2. [Ledgerly | Fintech company in Berlin](http://ledgerly.localhost/)');
+    for (const c of reportClaims(checked.report)) {
+      expect(c.markers.length).toBeGreaterThan(0);
+      expect(c.markers.every((n) => supports(c.claim, n === 1 ? quillfin : ledgerly))).toBe(true);
+    }
+  });
+
+  it('writes a report from notes with the five sections, every sentence cited and kept by the checker', () => {
+    const s = state();
+    const areas = planAreas(s.query).slice(0, 2);
+    const compressed = [
+      { area: areas[0]!, notes: takeNotes(areas[0]!.question, quillfin) },
+      { area: areas[1]!, notes: takeNotes(areas[1]!.question, ledgerly) },
+    ];
+    const checked = checkReport(writeReport(s, compressed, 'budget spent: fetches (4 of 4)'), [quillfin, ledgerly]);
+    expect(checked.removed).toEqual([]);
+    expect(hasSections(checked.report, REPORT_SECTIONS)).toBe(true);
+    expect(checked.report).toMatch(/^# Research report: fintech companies in Berlin\n\n> \*\*Partial report\*\*: budget spent: fetches \(4 of 4\)/);
+    expect(reportClaims(checked.report).length).toBeGreaterThan(2);
+    const empty = checkReport(writeReport(s, [], null), []);
+    expect(hasSections(empty.report, REPORT_SECTIONS)).toBe(true);
+    expect(empty.cited).toEqual([]);
+  });
+
+  it('frames events as the spec names them, and ends the stream on complete, error and stopped', () => {
+    const at = '2026-11-25T10:00:00.000Z';
+    const c = researchFrame('t', { seq: 2, type: 'clarification', data: { question: 'Which region?' }, at });
+    expect(c).toMatchObject({ event: 'clarification', question: 'Which region?', status: 'awaiting_clarification', seq: 2 });
+    const done = researchFrame('t', { seq: 9, type: 'completed', data: { final_report: '# R', research_brief: '# B', partial: true }, at });
+    expect(done).toMatchObject({ event: 'complete', final_report: '# R', research_brief: '# B', partial: true, status: 'completed' });
+    expect(researchFrame('t', { seq: 3, type: 'researcher_started', data: { unit: 0 }, at }).event).toBe('progress');
+    expect([done, researchFrame('t', { seq: 4, type: 'error', data: {}, at }), researchFrame('t', { seq: 4, type: 'stopped', data: {}, at })].every(endsStream)).toBe(true);
+    expect(endsStream(c)).toBe(false);
+    expect(researchSse(done)).toMatch(/^id: 9\ndata: \{"[^\n]*\}\n\n$/);
+  });
+
+  it('reads a stored state with missing keys filled', () => {
+    expect(readResearchState({ query: 'q' })).toMatchObject({ query: 'q', max_concurrent_research_units: 5, max_researcher_iterations: 3, sources: [], spent: { fetches: 0 } });
+  });
+});

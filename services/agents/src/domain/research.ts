@@ -1,0 +1,445 @@
+import { contentTerms, numbersIn, splitSentences, supportScore, termSet } from '@lore/ai';
+
+/**
+ * Deep research (docs/agents.md, "Deep research"), the rules with no HTTP and no SQL: the workflow's state document,
+ * the research areas a supervisor hands to its researchers, the notes a researcher takes from a fetched page, the
+ * brief and the final report written from them without a model, the citation checker every report passes through,
+ * and the server-sent frames of the research stream.
+ */
+
+export const RESEARCH_KIND = 'deep_research';
+
+/** Waiting for the caller's answer to the clarifying question: not run by any worker, listed as active. */
+export const AWAITING_CLARIFICATION = 'awaiting_clarification';
+
+export const RESEARCH_STEPS = ['clarification', 'brief', 'research', 'report', 'completed'] as const;
+export type ResearchStep = (typeof RESEARCH_STEPS)[number];
+
+export const DEFAULT_MAX_UNITS = 5;
+export const DEFAULT_MAX_ITERATIONS = 3;
+/** The most researchers a run may have at once, and the most iterations one may take (bounds on every loop). */
+export const MAX_UNITS_LIMIT = 20;
+export const MAX_ITERATIONS_LIMIT = 10;
+/** Research areas a brief plans at most. */
+export const MAX_AREAS = 10;
+/** Search results a researcher reads per iteration. */
+export const PAGES_PER_ITERATION = 2;
+/** Characters of a fetched page kept as the source's text: notes are taken from it, claims are checked against it. */
+export const SOURCE_TEXT_CHARS = 8_000;
+/** Sources a run keeps at most. */
+export const MAX_SOURCES = 60;
+/** Notes a researcher takes from one page, and keeps after compression. */
+export const NOTES_PER_PAGE = 3;
+export const NOTES_PER_AREA = 6;
+/** A claim is supported by a source when at least this share of its content terms is in the source's text. */
+export const MIN_SUPPORT = 0.6;
+
+export interface ResearchSource {
+  /** The number reports cite it by (`[n]`), 1.. in the order pages were read. */
+  n: number;
+  url: string;
+  title: string;
+  text: string;
+}
+
+export interface ResearchNote {
+  text: string;
+  /** The source it was read from. */
+  n: number;
+}
+
+export interface ResearchArea {
+  /** The question the researcher answers. */
+  question: string;
+  /** What it asks the web search. */
+  query: string;
+}
+
+export interface ResearchUnit {
+  iterations: number;
+  done: boolean;
+  notes: ResearchNote[];
+  queries: string[];
+  /** The last search results page read, and whether the area's own query ran dry and the question's is read instead. */
+  page: number;
+  fallback: boolean;
+}
+
+export const newUnit = (): ResearchUnit => ({ iterations: 0, done: false, notes: [], queries: [], page: 0, fallback: false });
+
+export interface ResearchState {
+  query: string;
+  allow_clarification: boolean;
+  max_concurrent_research_units: number;
+  max_researcher_iterations: number;
+  service_id: string;
+  clarification: { question: string; answer: string | null } | null;
+  research_brief: string;
+  areas: ResearchArea[];
+  units: Record<string, ResearchUnit>;
+  sources: ResearchSource[];
+  final_report: string;
+  partial: boolean;
+  message: string;
+  /** Sentences the citation checker removed from the final report. */
+  removed_claims: number;
+  spent: { fetches: number; model_tokens: number; wall_ms: number };
+}
+
+export function newResearchState(input: { query: string; allow_clarification: boolean; max_concurrent_research_units: number; max_researcher_iterations: number; service_id: string }): ResearchState {
+  return {
+    ...input,
+    clarification: null,
+    research_brief: '',
+    areas: [],
+    units: {},
+    sources: [],
+    final_report: '',
+    partial: false,
+    message: '',
+    removed_claims: 0,
+    spent: { fetches: 0, model_tokens: 0, wall_ms: 0 },
+  };
+}
+
+const num = (v: unknown, fallback: number): number => (typeof v === 'number' && Number.isFinite(v) ? v : fallback);
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** The state document as stored (missing keys filled, so an older or hand-edited row still reads). */
+export function readResearchState(raw: Record<string, unknown> | null | undefined): ResearchState {
+  const r = raw ?? {};
+  const spent = (r.spent ?? {}) as Record<string, unknown>;
+  const clar = r.clarification as { question?: unknown; answer?: unknown } | null | undefined;
+  return {
+    query: str(r.query),
+    allow_clarification: r.allow_clarification === true,
+    max_concurrent_research_units: num(r.max_concurrent_research_units, DEFAULT_MAX_UNITS),
+    max_researcher_iterations: num(r.max_researcher_iterations, DEFAULT_MAX_ITERATIONS),
+    service_id: str(r.service_id),
+    clarification: clar ? { question: str(clar.question), answer: typeof clar.answer === 'string' ? clar.answer : null } : null,
+    research_brief: str(r.research_brief),
+    areas: Array.isArray(r.areas) ? (r.areas as ResearchArea[]) : [],
+    units: (r.units ?? {}) as Record<string, ResearchUnit>,
+    sources: Array.isArray(r.sources) ? (r.sources as ResearchSource[]) : [],
+    final_report: str(r.final_report),
+    partial: r.partial === true,
+    message: str(r.message),
+    removed_claims: num(r.removed_claims, 0),
+    spent: { fetches: num(spent.fetches, 0), model_tokens: num(spent.model_tokens, 0), wall_ms: num(spent.wall_ms, 0) },
+  };
+}
+
+/** The question with its clarification, as the research reads it. */
+export const researchQuestion = (s: ResearchState): string => (s.clarification?.answer ? `${s.query} (${s.clarification.answer})` : s.query);
+
+/** The words a search engine needs from a question: its content words in order, each once (at most 8). */
+export function searchTermsOf(text: string): string {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const m of text.matchAll(/[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu)) {
+    const w = m[0];
+    const key = w.toLowerCase();
+    if (seen.has(key) || contentTerms(w).length === 0) continue;
+    seen.add(key);
+    out.push(w);
+    if (out.length >= 8) break;
+  }
+  return out.join(' ');
+}
+
+/**
+ * Research angles of the deterministic planner: each adds a word that pages about organisations, products and
+ * people commonly carry, so its search finds another side of the topic (the first area is the question itself).
+ */
+const ANGLES: ReadonlyArray<{ label: string; word: string }> = [
+  { label: 'history and founding', word: 'founded' },
+  { label: 'products and services', word: 'products' },
+  { label: 'people and leadership', word: 'team' },
+  { label: 'size and scale', word: 'employees' },
+  { label: 'locations', word: 'headquarters' },
+];
+
+/** The research areas of a question without a model: the question itself, then one area per angle. */
+export function planAreas(question: string, maxAreas = ANGLES.length + 1): ResearchArea[] {
+  const base = searchTermsOf(question) || question.slice(0, 200);
+  const areas: ResearchArea[] = [{ question: question.trim(), query: base }];
+  for (const a of ANGLES) areas.push({ question: `${question.trim()}: ${a.label}`, query: `${base} ${a.word}` });
+  return areas.slice(0, Math.max(1, Math.min(maxAreas, MAX_AREAS)));
+}
+
+/** The brief's five sections, in order (spec 3, "Research result"). */
+export const BRIEF_SECTIONS = ['Research question', 'Objectives', 'Research areas', 'Methodology', 'Expected deliverables'] as const;
+/** The final report's five sections, in order. */
+export const REPORT_SECTIONS = ['Executive summary', 'Key findings', 'Detailed analysis', 'Conclusions', 'Sources'] as const;
+
+/** Whether a markdown document has every one of these `## ` sections, in this order. */
+export function hasSections(markdown: string, sections: readonly string[]): boolean {
+  const found = [...markdown.matchAll(/^##\s+(.+?)\s*$/gm)].map((m) => m[1]!.toLowerCase());
+  let at = -1;
+  for (const s of sections) {
+    const i = found.indexOf(s.toLowerCase());
+    if (i <= at) return false;
+    at = i;
+  }
+  return true;
+}
+
+/** The brief without a model: the question, the objectives, the areas, how they are researched, what comes out. */
+export function writeBrief(state: ResearchState, areas: readonly ResearchArea[]): string {
+  const q = researchQuestion(state);
+  return [
+    '# Research brief',
+    '',
+    '## Research question',
+    '',
+    q,
+    '',
+    '## Objectives',
+    '',
+    `- Find what public web sources state about: ${q}`,
+    `- Cover ${areas.length} research areas, each by one researcher in at most ${state.max_researcher_iterations} search, fetch and think iterations.`,
+    '- Cite every finding to a page that was actually read.',
+    '',
+    '## Research areas',
+    '',
+    ...areas.map((a, i) => `${i + 1}. ${a.question}`),
+    '',
+    '## Methodology',
+    '',
+    `A supervisor runs at most ${state.max_concurrent_research_units} researchers at once. Each searches the web, reads the best results through Lore's guarded fetcher (robots.txt, size and time limits, SSRF guard), and keeps the sentences that answer its area as notes, each tied to the page it came from. The notes are compressed per area and the report is written from them; a checker removes any sentence whose cited page does not support it.`,
+    '',
+    '## Expected deliverables',
+    '',
+    '- A final report with an executive summary, key findings, a detailed analysis, conclusions and the sources read.',
+    '',
+  ].join('\n');
+}
+
+/** Sentences of a page's text worth keeping for a question: those sharing its words, best first (at most `max`). */
+export function takeNotes(question: string, source: ResearchSource, max = NOTES_PER_PAGE): ResearchNote[] {
+  const terms = termSet(question);
+  const scored: Array<{ text: string; score: number; i: number }> = [];
+  splitSentences(source.text, 400).forEach((sentence, i) => {
+    const text = sentence.replace(/\s+/g, ' ').trim();
+    if (text.length < 30 || text.length > 500 || contentTerms(text).length < 4) return;
+    let score = 0;
+    for (const t of new Set(contentTerms(text))) if (terms.has(t)) score++;
+    if (score > 0) scored.push({ text, score, i });
+  });
+  scored.sort((a, b) => b.score - a.score || a.i - b.i);
+  return scored.slice(0, max).map((s) => ({ text: s.text, n: source.n }));
+}
+
+/** An area's notes compressed: each sentence once (the same words from two pages count once), best first. */
+export function compressNotes(question: string, notes: readonly ResearchNote[], max = NOTES_PER_AREA): ResearchNote[] {
+  const terms = termSet(question);
+  const seen = new Set<string>();
+  const out: Array<ResearchNote & { score: number; i: number }> = [];
+  notes.forEach((note, i) => {
+    const key = contentTerms(note.text).join(' ');
+    if (seen.has(key)) return;
+    seen.add(key);
+    let score = 0;
+    for (const t of new Set(contentTerms(note.text))) if (terms.has(t)) score++;
+    out.push({ ...note, score, i });
+  });
+  out.sort((a, b) => b.score - a.score || a.i - b.i);
+  return out.slice(0, max).map(({ text, n }) => ({ text, n }));
+}
+
+const cite = (note: ResearchNote): string => {
+  const text = note.text.replace(/\s*\[\d+\]/g, '').trim();
+  const end = /[.!?]$/.exec(text);
+  return end ? `${text.slice(0, -1)} [${note.n}]${end[0]}` : `${text} [${note.n}].`;
+};
+
+/** The marker of a partial report: a quoted remark at the top (the checker leaves quoted lines alone). */
+export const partialRemark = (reason: string): string => `> **Partial report**: ${reason}. The research stopped early; what follows is built from the sources read until then.`;
+
+/**
+ * The final report without a model, extractive: every sentence is a note, cited to the page it was read from.
+ * Summary: the best note of the first areas; findings: one note per area; analysis: each area's notes; conclusions:
+ * the best notes not shown above.
+ */
+export function writeReport(state: ResearchState, compressed: ReadonlyArray<{ area: ResearchArea; notes: ResearchNote[] }>, partialReason: string | null): string {
+  const used = new Set<string>();
+  const first = compressed.map((c) => c.notes[0]).filter((n): n is ResearchNote => n !== undefined);
+  const summary = first.slice(0, 3);
+  for (const n of summary) used.add(n.text);
+  const rest = compressed.flatMap((c) => c.notes.slice(1)).filter((n) => !used.has(n.text));
+  const conclusions = rest.slice(0, 2);
+  const lines = [`# Research report: ${researchQuestion(state)}`, ''];
+  if (partialReason) lines.push(partialRemark(partialReason), '');
+  lines.push('## Executive summary', '');
+  lines.push(summary.length > 0 ? summary.map(cite).join(' ') : '_No page that was read answered the question._', '');
+  lines.push('## Key findings', '');
+  if (first.length === 0) lines.push('_None._');
+  for (const n of first) lines.push(`- ${cite(n)}`);
+  lines.push('', '## Detailed analysis', '');
+  for (const c of compressed) {
+    lines.push(`### ${c.area.question}`, '');
+    lines.push(c.notes.length > 0 ? c.notes.map(cite).join(' ') : '_No page that was read spoke to this area._', '');
+  }
+  lines.push('## Conclusions', '');
+  lines.push(conclusions.length > 0 ? conclusions.map(cite).join(' ') : summary.length > 0 ? cite(summary[0]!) : '_Nothing can be concluded from the sources read._', '');
+  lines.push('## Sources', '');
+  return lines.join('\n');
+}
+
+export interface CheckedReport {
+  report: string;
+  /** The sentences removed, and why. */
+  removed: Array<{ sentence: string; reason: 'uncited' | 'unsupported' }>;
+  /** The sources the checked report cites. */
+  cited: number[];
+}
+
+const MARKER = /\s*\[(\d+)\]/g;
+/** Lines that are Lore's own remarks, not claims: headings, quotes, italic notes, rules. */
+const REMARK = /^\s*(?:#|>|_.*_\s*$|---)/;
+
+/**
+ * The citation checker. Every sentence of the report outside its headings, quoted remarks and the Sources section
+ * that makes a claim (two content words or more) must cite a fetched source that supports it: at least MIN_SUPPORT
+ * of the claim's content terms (stemmed, stop words left out) occur in that source's kept text, and every number the
+ * claim states occurs there too. Markers of sources that do not support their sentence are dropped; a sentence left
+ * with no marker — it cited nothing, a source never fetched, or only unsupportive ones — is removed. The Sources
+ * section is then written again listing exactly the sources still cited.
+ */
+export function checkReport(markdown: string, sources: readonly ResearchSource[], minSupport = MIN_SUPPORT): CheckedReport {
+  const bySource = new Map(sources.map((s) => [s.n, { source: s, terms: termSet(`${s.title} ${s.text}`), numbers: new Set(numbersIn(`${s.title} ${s.text}`)) }]));
+  const removed: CheckedReport['removed'] = [];
+  const cited = new Set<number>();
+  const out: string[] = [];
+  let inSources = false;
+  for (const line of markdown.replace(/\r\n?/g, '\n').split('\n')) {
+    const heading = /^##\s+(.+?)\s*$/.exec(line);
+    if (heading) inSources = heading[1]!.toLowerCase() === 'sources';
+    if (inSources) {
+      if (heading) out.push(line);
+      continue;
+    }
+    if (line.trim() === '' || REMARK.test(line)) {
+      out.push(line);
+      continue;
+    }
+    const lead = /^\s*(?:[-*•]|\d+[.)])\s+/.exec(line)?.[0] ?? '';
+    const kept: string[] = [];
+    for (const sentence of splitSentences(line.slice(lead.length), 500)) {
+      const claim = sentence.replace(MARKER, '').trim();
+      if (contentTerms(claim).length < 2) {
+        if (claim !== '') kept.push(claim);
+        continue;
+      }
+      const markers = [...new Set([...sentence.matchAll(MARKER)].map((m) => Number(m[1])))];
+      if (markers.length === 0) {
+        removed.push({ sentence: claim, reason: 'uncited' });
+        continue;
+      }
+      const good = markers.filter((n) => {
+        const s = bySource.get(n);
+        return s !== undefined && supportScore(claim, s.terms, s.numbers) >= minSupport;
+      });
+      if (good.length === 0) {
+        removed.push({ sentence: claim, reason: 'unsupported' });
+        continue;
+      }
+      for (const n of good) cited.add(n);
+      const marks = good.map((n) => `[${n}]`).join('');
+      const end = /[.!?]+["')]*$/.exec(claim);
+      kept.push(end ? `${claim.slice(0, end.index).trimEnd()} ${marks}${end[0]}` : `${claim} ${marks}`);
+    }
+    if (kept.length > 0) out.push(lead + kept.join(' '));
+  }
+  if (!/^##\s+sources\s*$/im.test(markdown)) out.push('', '## Sources');
+  const list = [...cited].sort((a, b) => a - b).map((n) => {
+    const s = bySource.get(n)!.source;
+    return `${n}. [${s.title.replace(/[[\]]/g, '') || s.url}](${s.url})`;
+  });
+  const report = `${out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n\n${list.length > 0 ? list.join('\n') : '_No source is cited._'}\n`;
+  return { report, removed, cited: [...cited].sort((a, b) => a - b) };
+}
+
+/** A sentence of a report with its markers: the unit the benchmark's support share counts. */
+export function reportClaims(report: string): Array<{ claim: string; markers: number[] }> {
+  const out: Array<{ claim: string; markers: number[] }> = [];
+  let inSources = false;
+  for (const line of report.split('\n')) {
+    const heading = /^##\s+(.+?)\s*$/.exec(line);
+    if (heading) inSources = heading[1]!.toLowerCase() === 'sources';
+    if (inSources || line.trim() === '' || REMARK.test(line)) continue;
+    const lead = /^\s*(?:[-*•]|\d+[.)])\s+/.exec(line)?.[0] ?? '';
+    for (const sentence of splitSentences(line.slice(lead.length), 500)) {
+      const claim = sentence.replace(MARKER, '').trim();
+      if (contentTerms(claim).length < 2) continue;
+      out.push({ claim, markers: [...sentence.matchAll(MARKER)].map((m) => Number(m[1])) });
+    }
+  }
+  return out;
+}
+
+/** Whether `source` supports `claim` as the checker judges it. */
+export function supports(claim: string, source: ResearchSource, minSupport = MIN_SUPPORT): boolean {
+  const text = `${source.title} ${source.text}`;
+  return supportScore(claim, termSet(text), new Set(numbersIn(text))) >= minSupport;
+}
+
+// ---- the stream ----
+
+/** The `event` of a stream frame: spec 3's clarification, progress and complete, and Lore's error and stopped. */
+export type ResearchFrameEvent = 'clarification' | 'progress' | 'complete' | 'error' | 'stopped';
+
+export interface ResearchFrame {
+  event: ResearchFrameEvent;
+  thread_id: string;
+  seq: number;
+  /** The log event it was made from (started, brief, researcher_started, ...). */
+  type: string;
+  status: string;
+  step: string;
+  message: string;
+  at: string;
+  data: Record<string, unknown>;
+  question?: string;
+  research_brief?: string;
+  final_report?: string;
+  partial?: boolean;
+}
+
+const STEP_OF: Record<string, string> = {
+  started: 'clarification',
+  clarification: 'clarification',
+  clarification_answered: 'brief',
+  brief: 'research',
+  researcher_started: 'research',
+  researcher_progress: 'research',
+  researcher_finished: 'research',
+  notes_compressed: 'report',
+  budget_spent: 'report',
+  completed: 'completed',
+};
+
+/** The frame of one logged event: what a client reads after `data: `. */
+export function researchFrame(threadId: string, e: { seq: number; type: string; data: Record<string, unknown>; at: string }): ResearchFrame {
+  const base = { thread_id: threadId, seq: e.seq, type: e.type, at: e.at, data: e.data, step: STEP_OF[e.type] ?? '', message: str(e.data.message) };
+  switch (e.type) {
+    case 'clarification':
+      return { ...base, event: 'clarification', status: AWAITING_CLARIFICATION, question: str(e.data.question), message: str(e.data.question) };
+    case 'completed':
+      return { ...base, event: 'complete', status: 'completed', step: 'completed', research_brief: str(e.data.research_brief), final_report: str(e.data.final_report), partial: e.data.partial === true };
+    case 'error':
+      return { ...base, event: 'error', status: 'error' };
+    case 'stopped':
+      return { ...base, event: 'stopped', status: 'stopped', message: base.message || 'the research was stopped' };
+    case 'stop_requested':
+      return { ...base, event: 'progress', status: 'stopping' };
+    default:
+      return { ...base, event: 'progress', status: 'processing' };
+  }
+}
+
+/** The frame ends the stream: the research has ended. */
+export const endsStream = (f: ResearchFrame): boolean => f.event === 'complete' || f.event === 'error' || f.event === 'stopped';
+
+/** One server-sent event: `id: <seq>` and one `data:` line. */
+export const researchSse = (f: ResearchFrame): string => `id: ${f.seq}\ndata: ${JSON.stringify(f)}\n\n`;
