@@ -2,7 +2,10 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, t
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction, Socket } from 'node:net';
 import { createSecureContext, rootCertificates } from 'node:tls';
+import { isIP } from 'node:net';
 import { MIMEType, TextDecoder } from 'node:util';
+import { HttpProxyAgent } from 'http-proxy-agent';
+import { HttpsProxyAgent } from 'https-proxy-agent';
 import type { RobotsPolicy } from './robots';
 import { TargetGuard, TargetRefusedError, type ResolvedTarget } from './target-guard';
 
@@ -101,6 +104,12 @@ export interface OutboundHttpClientOptions {
   extraCaPem?: string;
   /** Sockets kept per origin; also caps parallel connections to one origin. */
   maxSocketsPerOrigin?: number;
+  /**
+   * An operator's egress proxy every request of this client goes through (docs/outbound.md, "Egress proxies"):
+   * `http(s)://[user:password@]host:port`. The guard still checks every target and redirect hop before anything is
+   * sent; `https` targets are tunnelled with CONNECT to the checked address, `http` ones are sent in absolute form.
+   */
+  proxy?: { url: string };
 }
 
 export const OUTBOUND_DEFAULTS = {
@@ -135,6 +144,8 @@ export class OutboundHttpClient {
   /** The product token robots.txt groups are matched against (`LoreBot` of `LoreBot/1 (+https://…)`). */
   readonly robotsAgent: string;
   private readonly defaults: { timeoutMs: number; connectTimeoutMs: number; maxResponseBytes: number; maxRedirects: number };
+  private readonly secureContext: ReturnType<typeof createSecureContext> | undefined;
+  private readonly proxy: { http: HttpProxyAgent<string>; https: HttpsProxyAgent<string> } | null;
 
   constructor(options: OutboundHttpClientOptions) {
     this.guard = options.guard;
@@ -150,13 +161,21 @@ export class OutboundHttpClient {
     // Idle connections are kept up to the same bound: closing them only to open new ones costs a TLS handshake per
     // request on a busy origin.
     const pool = { keepAlive: true, keepAliveMsecs: 10_000, maxSockets, maxFreeSockets: maxSockets, scheduling: 'lifo' as const };
+    // A prepared context rather than a `ca` list: the agent keys its socket pool on the options, and a long CA
+    // list in them would be serialised on every request.
+    this.secureContext = options.extraCaPem ? createSecureContext({ ca: [...rootCertificates, options.extraCaPem] }) : undefined;
     this.http = new HttpAgent(pool);
-    this.https = new HttpsAgent({
-      ...pool,
-      // A prepared context rather than a `ca` list: the agent keys its socket pool on the options, and a long CA
-      // list in them would be serialised on every request.
-      ...(options.extraCaPem ? { secureContext: createSecureContext({ ca: [...rootCertificates, options.extraCaPem] }) } : {}),
-    });
+    this.https = new HttpsAgent({ ...pool, ...(this.secureContext ? { secureContext: this.secureContext } : {}) });
+    this.proxy = null;
+    if (options.proxy) {
+      const proxyUrl = checkProxyUrl(options.proxy.url);
+      const https = new HttpsProxyAgent(proxyUrl, pool);
+      const http = new HttpProxyAgent(proxyUrl, pool);
+      // Said outright rather than guessed by the agents from the call stack.
+      https.protocol = 'https:';
+      http.protocol = 'http:';
+      this.proxy = { http, https };
+    }
   }
 
   async fetch(input: OutboundRequest): Promise<OutboundResponse> {
@@ -242,6 +261,8 @@ export class OutboundHttpClient {
   close(): void {
     this.http.destroy();
     this.https.destroy();
+    this.proxy?.http.destroy();
+    this.proxy?.https.destroy();
   }
 
   private async checkRobots(robots: RobotsPolicy, url: string | URL, signal: AbortSignal): Promise<void> {
@@ -289,14 +310,20 @@ export class OutboundHttpClient {
         else callback(null, target.address, target.family);
       };
       const https = target.url.protocol === 'https:';
+      const proxy = this.proxy;
+      // Through an egress proxy: an https target is tunnelled with CONNECT to the checked address (the TLS handshake
+      // still verifies the certificate for the host name); an http target goes in absolute form with the host name,
+      // which the proxy resolves itself (docs/outbound.md, "Egress proxies").
+      const route: RequestOptions = !proxy
+        ? { hostname: target.hostname, agent: https ? this.https : this.http, lookup: pinnedLookup, family: target.family }
+        : https
+          ? { hostname: target.address, agent: proxy.https, ...(isIP(target.hostname) ? {} : { servername: target.hostname }), ...(this.secureContext ? { secureContext: this.secureContext } : {}) }
+          : { hostname: target.hostname, agent: proxy.http };
       const options: RequestOptions = {
         method: req.method,
-        hostname: target.hostname,
+        ...route,
         port: target.port,
         path: `${target.url.pathname}${target.url.search}`,
-        agent: https ? this.https : this.http,
-        lookup: pinnedLookup,
-        family: target.family,
         headers: {
           ...req.headers,
           host: target.url.host,
@@ -315,7 +342,14 @@ export class OutboundHttpClient {
       }
       signal.addEventListener('abort', onAbort, { once: true });
 
+      // A proxy that will not open the tunnel answers CONNECT with an error status: that is the proxy's failure, not a
+      // response of the target (the agent hands its status line to the request otherwise).
+      outgoing.on('proxyConnect', (answer: { statusCode?: number }) => {
+        if (answer.statusCode !== 200) fail(new OutboundError('network_error', `the egress proxy refused the tunnel (${answer.statusCode ?? 'no status'})`));
+      });
       outgoing.on('socket', (socket: Socket) => {
+        // The peer of a proxied request is the operator's proxy, not the target; the target was checked by the guard.
+        if (proxy) return;
         // Second line of defence: whatever socket the request ends up on, its peer must be an allowed address.
         const checkPeer = () => {
           const peer = socket.remoteAddress;
@@ -330,6 +364,11 @@ export class OutboundHttpClient {
       });
       outgoing.on('response', (res: IncomingMessage) => {
         if (settled) return void res.destroy();
+        // 407 is only ever a proxy's answer: the egress proxy refused its credentials.
+        if (proxy && res.statusCode === 407) {
+          res.destroy();
+          return fail(new OutboundError('network_error', 'the egress proxy refused the request (407)'));
+        }
         settled = true;
         cleanup();
         resolve(res);
@@ -338,6 +377,20 @@ export class OutboundHttpClient {
       outgoing.end(req.body ?? undefined);
     });
   }
+}
+
+/** An egress proxy's address: http or https, a host, no path; credentials (Basic) allowed. */
+function checkProxyUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error('the egress proxy is not a URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`the egress proxy must be an http or https URL, not ${url.protocol}`);
+  if (!url.hostname) throw new Error('the egress proxy has no host');
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) throw new Error('the egress proxy URL must not have a path, query or fragment');
+  return url.href;
 }
 
 /** The body, at most `maxBytes`; the rest is never read (the connection is discarded instead). */
