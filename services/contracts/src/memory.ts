@@ -73,6 +73,19 @@ export const MemoryUploadMessageSchema = z.object({
 });
 
 /**
+ * The message on `lore.graph.jobs` (keyed by graph id, so one graph's jobs apply in order): one knowledge-graph job
+ * (upload, connector ingest, generate) whose row `graph.graph_jobs` holds what it reads (docs/memory.md, "Knowledge
+ * graphs").
+ */
+export const GraphJobMessageSchema = z.object({
+  event_id: z.string().min(1),
+  tenant_id: z.string().min(1),
+  graph_id: z.string().min(1),
+  job_id: z.string().min(1),
+});
+export type GraphJobMessage = z.infer<typeof GraphJobMessageSchema>;
+
+/**
  * The messages on `lore.memory.lifecycle` (keyed by memory id, so one memory's changes arrive in order), written
  * by the gateway through the outbox in the transaction that changed the memory. `memory.deleted` is sent only when
  * the data is not retained: the data plane erases everything the memory holds. `memory.created` is sent when a

@@ -6,6 +6,7 @@ import type { MemoryDeps } from './application/context';
 import { entitiesOf, entityOf } from './application/entities';
 import { changeVault, contradictionsOf, createVault, documentOf, documentsOf, fileIntoVault, health, removeDocument, removeVault, resolve, vaultOf, vaultsOf } from './application/governance';
 import { acceptDocument } from './application/ingest';
+import { GRAPH_LIMITS, acceptConnectorJob, acceptGenerateJob, acceptUploadJob, createGraph, graphOf, graphsOf, jobOf } from './application/knowledge-graphs';
 import { answerStream, retrieve, search } from './application/search';
 import { acceptUpload, getUploadView } from './application/uploads';
 import { graphOpenApi, graphResponses } from './openapi';
@@ -15,8 +16,9 @@ import { documentRoutes, type DocumentRouteDeps } from './routes/documents/route
 import { entityRoutes, type EntityRouteDeps } from './routes/entities/routes';
 import { healthRoutes, type HealthRouteDeps } from './routes/health/routes';
 import { ingestRoutes, type IngestRouteDeps } from './routes/ingest/routes';
+import { knowledgeGraphRoutes, type KnowledgeGraphRouteDeps } from './routes/knowledge-graphs/routes';
 import { reviewRoutes, type ReviewRouteDeps } from './routes/review/routes';
-import { connectorGuard, memoryGuard, type GraphState } from './routes/route';
+import { connectorGuard, memoryGuard, tenantGuard, type GraphState } from './routes/route';
 import { searchRoutes, type SearchRouteDeps } from './routes/search/routes';
 import { uploadRoutes, type UploadRouteDeps } from './routes/uploads/routes';
 import { vaultRoutes, type VaultRouteDeps } from './routes/vaults/routes';
@@ -46,6 +48,7 @@ export interface GraphRouteDeps {
   uploads: UploadRouteDeps;
   connectorDocuments: ConnectorDocumentRouteDeps;
   entities: EntityRouteDeps;
+  knowledgeGraphs: KnowledgeGraphRouteDeps;
 }
 
 /** Binds the application layer and the identity guard to one graph's dependencies, resource by resource. */
@@ -109,6 +112,20 @@ export function graphRouteDeps(memory: MemoryDeps, signer: IdentitySigner): Grap
       },
     },
     entities: { guard, entities: { list: (scope, filter) => entitiesOf(memory, scope, filter), get: (scope, id) => entityOf(memory, scope, id) } },
+    knowledgeGraphs: {
+      guard: tenantGuard(signer),
+      graphs: {
+        uploadMaxBytes: GRAPH_LIMITS.uploadMaxBytes,
+        generateBodyBytes: GRAPH_LIMITS.generateBodyBytes,
+        list: (tenantId) => graphsOf(memory, tenantId),
+        get: (tenantId, graphId) => graphOf(memory, tenantId, graphId),
+        create: (tenantId, input) => createGraph(memory, tenantId, input),
+        upload: (tenantId, listId, file) => acceptUploadJob(memory, tenantId, listId, file),
+        ingestConnectors: (tenantId, input) => acceptConnectorJob(memory, tenantId, input),
+        generate: (tenantId, input) => acceptGenerateJob(memory, tenantId, input),
+        job: (tenantId, jobId) => jobOf(memory, tenantId, jobId),
+      },
+    },
   };
 }
 
@@ -130,6 +147,7 @@ export function graphRouteTable(deps: GraphRouteDeps, options: { bodyLimitBytes:
     uploadRoutes(deps.uploads),
     connectorDocumentRoutes(deps.connectorDocuments),
     entityRoutes(deps.entities),
+    knowledgeGraphRoutes(deps.knowledgeGraphs),
     openApiDocumentRoute('/openapi.json', 'the OpenAPI 3.1 document of the memory routes and the graph-internal ones (tag `internal`)', () => graphOpenApi(table)),
   );
   return table;

@@ -77,12 +77,12 @@ export interface GraphService {
 }
 
 /** The topics the graph worker consumes or publishes to; `worker.start()` makes sure they exist. */
-export const GRAPH_TOPICS = [TOPICS.memoryIngest, TOPICS.memoryUploads, TOPICS.memoryLifecycle, TOPICS.events];
+export const GRAPH_TOPICS = [TOPICS.memoryIngest, TOPICS.memoryUploads, TOPICS.memoryLifecycle, TOPICS.graphJobs, TOPICS.events];
 
 /**
  * The graph service's memory data plane, composed from ports: the HTTP app (`/api/v1/memory/*` and
  * `/openapi.json`) and the worker (the consumers in `consumers/`, one module each, of `lore.memory.ingest`,
- * `lore.memory.uploads` and `lore.memory.lifecycle`, plus an outbox relay). The same code runs as two processes in a
+ * `lore.memory.uploads`, `lore.memory.lifecycle` and `lore.graph.jobs`, plus an outbox relay). The same code runs as two processes in a
  * cluster and inside the embedded single process.
  */
 export async function createGraphService(deps: GraphServiceDeps): Promise<GraphService> {

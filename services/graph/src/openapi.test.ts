@@ -30,6 +30,10 @@ const JSON_BODY_ROUTES = [
   'post /api/v1/memory/search',
   'post /api/v1/memory/search/stream',
   'post /api/v1/memory/vaults',
+  // Spec 2's knowledge-graph routes.
+  'post /memory/departments/create',
+  'post /memory/ingest/connectors',
+  'post /memory/generate',
 ];
 
 describe('the graph\'s OpenAPI document', () => {
@@ -71,6 +75,7 @@ describe('the graph\'s OpenAPI document', () => {
         'get /api/v1/memory/contradictions', 'get /api/v1/memory/documents', 'get /api/v1/memory/documents/{doc_id}', 'delete /api/v1/memory/documents/{doc_id}',
         'get /api/v1/memory/health', 'post /api/v1/memory/health/assess', 'get /api/v1/memory/review', 'post /api/v1/memory/uploads', 'get /api/v1/memory/uploads/{upload_id}',
         'get /api/v1/memory/vaults', 'get /api/v1/memory/vaults/{vault_id}', 'delete /api/v1/memory/vaults/{vault_id}',
+        'get /memory/departments', 'get /memory/departments/{graph_id}', 'post /memory/upload', 'get /memory/jobs/{job_id}',
       ].sort(),
     );
   });
@@ -110,8 +115,8 @@ describe('the graph\'s OpenAPI document', () => {
       expect({ key, statuses: Object.keys(o.responses).sort() }).toEqual({ key, statuses: ['200', '400', '401', '403', '404', '413', '415', '422'] });
     }
     expect(d.components.securitySchemes.loreIdentity?.name).toBe('x-lore-identity');
-    // Every other route is a memory route, under the prefix the gateway forwards.
-    for (const { key } of operations(d).filter((o) => !o.key.includes(' /internal/') && o.key !== 'get /openapi.json')) expect(key).toMatch(/^\w+ \/api\/v1\/memory\//);
+    // Every other route is a memory route or one of spec 2's knowledge-graph routes, under the prefixes the gateway forwards.
+    for (const { key } of operations(d).filter((o) => !o.key.includes(' /internal/') && o.key !== 'get /openapi.json')) expect(key).toMatch(/^\w+ \/(api\/v1\/memory|memory)\//);
   });
 
   it('gives the contradiction\'s two sources as one item schema, not an array of schemas', () => {

@@ -1,5 +1,5 @@
 import { openApiDocument, type AnyRoute, type ResponseSpec, type RouteTable } from '@lore/runtime';
-import { KEY, err, type GraphState } from './routes/route';
+import { BEARER_OR_KEY, KEY, err, type GraphState } from './routes/route';
 
 type Json = Record<string, unknown>;
 
@@ -14,6 +14,7 @@ export const GRAPH_INFO = {
 const COMPONENTS = {
   securitySchemes: {
     apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'a ck_ key of the tenant, or the mk_ key of the memory on its own hostname' },
+    bearer: { type: 'http', scheme: 'bearer', description: 'spec 2\'s knowledge-graph routes (`/memory/*`): `Authorization: Bearer <API_KEY>` (or a session token) at the gateway' },
     loreIdentity: {
       type: 'apiKey',
       in: 'header',
@@ -41,7 +42,7 @@ const BODY_ERRORS: Record<number, ResponseSpec> = {
  */
 export function graphResponses(route: AnyRoute<GraphState>): Record<number, ResponseSpec> {
   return {
-    ...(sameSecurity(route.security, KEY) ? KEY_ERRORS : {}),
+    ...(sameSecurity(route.security, KEY) || sameSecurity(route.security, BEARER_OR_KEY) ? KEY_ERRORS : {}),
     ...(route.body && route.bodyKind !== 'stream' ? BODY_ERRORS : {}),
   };
 }

@@ -48,7 +48,8 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
   {
     name: 'graph',
     upstream: 'graph',
-    prefixes: ['/memory/departments', '/memory/upload', '/memory/ingest/connectors', '/memory/generate', '/memory/chat'],
+    // `/memory/jobs` is the graph's own: the status of a knowledge-graph job (docs/memory.md, "Knowledge graphs").
+    prefixes: ['/memory/departments', '/memory/upload', '/memory/ingest/connectors', '/memory/generate', '/memory/chat', '/memory/jobs'],
     open: ['/openapi.json'],
     module: () => 'graph',
     sources: ['bearer', 'x-api-key'],

@@ -46,6 +46,8 @@ const SPEC_2: Array<[string, string, Expect]> = [
   ['POST', '/memory/ingest/connectors', graph],
   ['POST', '/memory/generate', graph],
   ['POST', '/memory/chat', graph],
+  // Lore's own: a knowledge-graph job's status (docs/memory.md, "Knowledge graphs").
+  ['GET', '/memory/jobs/gj_1', graph],
   // Spec 2, "Versioning" 2: the knowledge-graph service's own description, without a credential.
   ['GET', '/openapi.json', open('graph')],
 ];

@@ -1,5 +1,6 @@
 import type { MemoryDeps } from '../application/context';
 import type { GraphConsumer } from './consumer';
+import { graphJobConsumer } from './graph-jobs';
 import { ingestConsumer } from './ingest';
 import { lifecycleConsumer } from './lifecycle';
 import { uploadConsumer } from './uploads';
@@ -8,5 +9,5 @@ export type { GraphConsumer } from './consumer';
 
 /** Every consumer of the graph worker, one module each, in the order the worker subscribes them. */
 export function graphConsumers(memory: MemoryDeps): GraphConsumer[] {
-  return [ingestConsumer(memory), uploadConsumer(memory), lifecycleConsumer(memory)];
+  return [ingestConsumer(memory), uploadConsumer(memory), lifecycleConsumer(memory), graphJobConsumer(memory)];
 }

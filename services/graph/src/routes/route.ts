@@ -35,6 +35,8 @@ export const KEY: Array<Record<string, string[]>> = [{ apiKey: [] }];
 /** OpenAPI security of the graph-internal routes: a signed identity in `x-lore-identity`, no API key. */
 export const IDENTITY: Array<Record<string, string[]>> = [{ loreIdentity: [] }];
 export const NONE: Array<Record<string, string[]>> = [];
+/** OpenAPI security of spec 2's knowledge-graph routes (`/memory/*`): a bearer token or an x-api-key at the gateway. */
+export const BEARER_OR_KEY: Array<Record<string, string[]>> = [{ bearer: [] }, { apiKey: [] }];
 
 /** The platform's error envelope; validation errors list every issue in `details`. */
 export const errorView = z.object({
@@ -84,4 +86,19 @@ export function connectorGuard(signer: IdentitySigner): Guard {
       if (!ctx.state.scope.admin) throw AppError.forbidden('only an administrator may push connector documents');
       await next();
     });
+}
+
+/**
+ * The guard of spec 2's knowledge-graph routes (`/memory/*`): the gateway's signed identity, from which alone the
+ * tenant comes. A graph belongs to the tenant, so no memory needs to be selected (a bearer session has none); a
+ * read-only key may look and ask, never create or fill a graph (403).
+ */
+export function tenantGuard(signer: IdentitySigner): MemoryGuard {
+  return (access) => async (ctx, next) => {
+    const identity = await signer.verify(ctx.get(IDENTITY_HEADER) || undefined);
+    ctx.state.identity = identity;
+    ctx.state.log = ctx.state.log.child({ tenant_id: identity.tenant_id });
+    if (access === 'write' && identity.scopes?.access === 'read') throw AppError.forbidden('this key is read-only');
+    await next();
+  };
 }

@@ -429,3 +429,56 @@ export async function listEdges(
   );
   return r.rows.map(toEdge);
 }
+
+/** A connector document as a graph job reads it. */
+export interface GraphSourceDocument {
+  doc_id: string;
+  title: string;
+  content: string;
+  link: string | null;
+  source_type: string | null;
+  external_id: string | null;
+}
+
+/**
+ * The tenant's connector documents (of every memory) for a connector ingest: of the given source types (all when
+ * null), public ones only unless `admin`, changed after `changedSince` when given (an incremental ingest), at most
+ * `limit` in a stable order; content cut at `maxChars`.
+ */
+export async function connectorDocumentsForGraph(
+  sql: Sql,
+  tenantId: string,
+  options: { sourceTypes: readonly string[] | null; admin: boolean; changedSince: string | null; limit: number; maxChars: number },
+): Promise<GraphSourceDocument[]> {
+  const r = await sql.query<GraphSourceDocument>(
+    `SELECT doc_id, title, left(content, $6) AS content, link, source_type, external_id FROM graph.documents
+      WHERE tenant_id = $1 AND cc_pair_id IS NOT NULL
+        AND ($2::text[] IS NULL OR source_type = ANY($2::text[]))
+        AND ($3::boolean OR access_public)
+        AND ($4::timestamptz IS NULL OR updated_at > $4::timestamptz)
+      ORDER BY doc_id LIMIT $5`,
+    [tenantId, options.sourceTypes === null ? null : [...options.sourceTypes], options.admin, options.changedSince, options.limit, options.maxChars],
+  );
+  return r.rows;
+}
+
+/** Closes the open edges whose source document no longer exists (a connector deleted it). */
+export async function closeEdgesOfDeletedDocuments(sql: Sql, tenantId: string, graphId: string): Promise<number> {
+  const r = await sql.query(
+    `UPDATE graph.kg_edges e SET valid_to = greatest(now(), e.valid_from)
+      WHERE e.tenant_id = $1 AND e.graph_id = $2 AND e.source_kind = 'document' AND e.valid_to IS NULL
+        AND NOT EXISTS (SELECT 1 FROM graph.documents d WHERE d.tenant_id = $1 AND d.doc_id = e.source_id)`,
+    [tenantId, graphId],
+  );
+  return r.rowCount;
+}
+
+/** When the graph's last completed job of this kind started (an incremental connector ingest reads what changed since). */
+export async function lastCompletedJobStart(sql: Sql, tenantId: string, graphId: string, kind: JobKind, exceptJobId: string): Promise<string | null> {
+  const r = await sql.query<{ started_at: Date | string | null }>(
+    `SELECT max(started_at) AS started_at FROM graph.graph_jobs
+      WHERE tenant_id = $1 AND graph_id = $2 AND kind = $3 AND status = 'completed' AND job_id <> $4`,
+    [tenantId, graphId, kind, exceptJobId],
+  );
+  return isoOrNull(r.rows[0]?.started_at ?? null);
+}

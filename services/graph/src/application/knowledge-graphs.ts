@@ -1,0 +1,411 @@
+import { TOPICS, type GraphJobMessage } from '@lore/contracts';
+import { AppError, claimEvent, detailError, enqueueOutbox, type Sql } from '@lore/runtime';
+import { extractEntities } from '../domain/entities';
+import { columnRoles, planDocument, planRecord, type Plan, type PlannedEdge } from '../domain/knowledge-graph';
+import { readTable } from '../domain/tabular';
+import {
+  closeEdgesOfDeletedDocuments,
+  closeEdgesOfSources,
+  connectorDocumentsForGraph,
+  factKey,
+  getGraph,
+  getJob,
+  insertGraph,
+  insertJob,
+  lastCompletedJobStart,
+  listGraphs,
+  openEdges,
+  refreshGraphCounts,
+  setGraphStatus,
+  setJobStatus,
+  unfinishedJobCount,
+  upsertNodes,
+  type EdgeInput,
+  type GraphJobRow,
+  type GraphRow,
+  type JobKind,
+  type SourceKind,
+} from '../store/knowledge-graphs';
+import { newId, type MemoryDeps } from './context';
+
+export const GRAPH_JOB_CONSUMER = 'graph-worker.graph-jobs';
+
+/**
+ * Knowledge graphs (docs/memory.md, "Knowledge graphs"): create and read graphs, accept the jobs that fill them
+ * (the job row, the graph's `building` status and the `lore.graph.jobs` message in one transaction), and apply a
+ * job in the worker: everything a job writes, its claim of the message and its outcome in one transaction, so a
+ * failed job leaves the graph's nodes and edges as they were and a redelivered one writes nothing twice.
+ */
+
+/** Limits of the knowledge-graph routes and jobs (docs/memory.md, "Knowledge graphs", Limits). */
+export const GRAPH_LIMITS = {
+  /** Largest uploaded table, in bytes. */
+  uploadMaxBytes: 10 * 1024 * 1024,
+  maxRows: 100_000,
+  maxColumns: 200,
+  maxFieldChars: 10_000,
+  /** Records and columns of one generate request. */
+  maxRecords: 5_000,
+  /** Largest generate body, in bytes. */
+  generateBodyBytes: 16 * 1024 * 1024,
+  /** Connector documents one ingest reads, and the characters of each it reads entities from. */
+  maxDocuments: 5_000,
+  maxDocumentChars: 100_000,
+  /** Entities taken from one document. */
+  maxEntitiesPerDocument: 200,
+  /** Graphs listed. */
+  maxGraphs: 1_000,
+  /** Rows (records, documents) applied per statement batch. */
+  batchRows: 1_000,
+};
+
+const GRAPH_ID_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+
+export interface JobAnswer {
+  jobId: string;
+  status: string;
+  message: string;
+}
+
+export interface JobView extends JobAnswer {
+  status: GraphJobRow['status'];
+  job_id: string;
+  kind: JobKind;
+  graph_id: string;
+  list_id: string;
+  stats: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+const notFound = (what: string) => detailError(AppError.notFound(what), `${what} not found`);
+
+export async function createGraph(deps: MemoryDeps, tenantId: string, input: { name: string; description?: string; source_type?: string }): Promise<GraphRow> {
+  const graphId = newId('g');
+  const row = await deps.db.withTenant(tenantId, (sql) =>
+    insertGraph(sql, tenantId, { graph_id: graphId, name: input.name, description: input.description ?? '', source_type: input.source_type ?? 'department' }),
+  );
+  if (!row) throw new AppError('INTERNAL', 'a new graph id was taken');
+  return row;
+}
+
+export function graphsOf(deps: MemoryDeps, tenantId: string): Promise<GraphRow[]> {
+  return deps.db.withTenant(tenantId, (sql) => listGraphs(sql, tenantId, GRAPH_LIMITS.maxGraphs));
+}
+
+export async function graphOf(deps: MemoryDeps, tenantId: string, graphId: string): Promise<GraphRow> {
+  const g = await deps.db.withTenant(tenantId, (sql) => getGraph(sql, tenantId, graphId));
+  if (!g) throw notFound('graph');
+  return g;
+}
+
+export async function jobOf(deps: MemoryDeps, tenantId: string, jobId: string): Promise<JobView> {
+  const j = await deps.db.withTenant(tenantId, (sql) => getJob(sql, tenantId, jobId));
+  if (!j) throw notFound('job');
+  return jobView(j);
+}
+
+export function jobView(j: GraphJobRow): JobView {
+  return {
+    jobId: j.job_id,
+    job_id: j.job_id,
+    status: j.status,
+    message: j.message,
+    kind: j.kind,
+    graph_id: j.graph_id,
+    list_id: j.graph_id,
+    stats: j.stats,
+    created_at: j.created_at,
+    updated_at: j.updated_at,
+    started_at: j.started_at,
+    finished_at: j.finished_at,
+  };
+}
+
+/**
+ * Records a job for a graph in the caller's transaction: the job row (`queued`), the graph `building`, and the
+ * `lore.graph.jobs` message through the outbox (keyed by graph, so one graph's jobs apply in order).
+ */
+async function enqueueJob(sql: Sql, tenantId: string, graph: GraphRow, kind: JobKind, params: Record<string, unknown>, message: string): Promise<GraphJobRow> {
+  const job = await insertJob(sql, tenantId, { job_id: newId('gj'), graph_id: graph.graph_id, kind, message, params });
+  await setGraphStatus(sql, tenantId, graph.graph_id, 'building', null);
+  const msg: GraphJobMessage = { event_id: newId('gjm'), tenant_id: tenantId, graph_id: graph.graph_id, job_id: job.job_id };
+  await enqueueOutbox(sql, { topic: TOPICS.graphJobs, key: graph.graph_id, eventId: msg.event_id, value: msg });
+  return job;
+}
+
+const answer = (j: GraphJobRow): JobAnswer => ({ jobId: j.job_id, status: j.status, message: j.message });
+
+/**
+ * `POST /memory/upload`: stores the file, then records the job. The file must name an existing graph and hold
+ * something; whether it is a readable table is decided by the job (a failed job says why).
+ */
+export async function acceptUploadJob(
+  deps: MemoryDeps,
+  tenantId: string,
+  listId: string,
+  file: { filename: string; contentType: string; data: Buffer },
+): Promise<JobAnswer> {
+  const known = await deps.db.withTenant(tenantId, (sql) => getGraph(sql, tenantId, listId));
+  if (!known) throw notFound('graph');
+  const blobKey = `${tenantId}/graph-uploads/${newId('gu')}`;
+  await deps.blobs.put(tenantId, blobKey, file.data, file.contentType || 'text/csv', GRAPH_LIMITS.uploadMaxBytes);
+  try {
+    const job = await deps.db.withTenant(tenantId, async (sql) => {
+      const graph = await getGraph(sql, tenantId, listId, true);
+      if (!graph) throw notFound('graph');
+      return enqueueJob(sql, tenantId, graph, 'upload', { blob_key: blobKey, filename: file.filename.slice(0, 200), size_bytes: file.data.length }, `upload of ${file.filename.slice(0, 200)} queued`);
+    });
+    return answer(job);
+  } catch (err) {
+    await deps.blobs.delete(tenantId, blobKey).catch((e: unknown) => deps.logger.warn({ err: e }, 'could not delete the bytes of a refused graph upload'));
+    throw err;
+  }
+}
+
+/**
+ * `POST /memory/ingest/connectors`: with `graph_name` a graph of id `list_id` is created when the tenant has none
+ * (source type `connectors`); without it `list_id` must name one.
+ */
+export async function acceptConnectorJob(
+  deps: MemoryDeps,
+  tenantId: string,
+  input: { list_id: string; source_types: string[] | null; mode: 'full' | 'incremental'; graph_name?: string; admin: boolean },
+): Promise<JobAnswer> {
+  const job = await deps.db.withTenant(tenantId, async (sql) => {
+    let graph = await getGraph(sql, tenantId, input.list_id, true);
+    if (!graph && input.graph_name !== undefined) {
+      if (!GRAPH_ID_RE.test(input.list_id)) throw new AppError('UNPROCESSABLE', 'list_id is invalid', { body: { detail: [{ loc: ['body', 'list_id'], msg: 'a new graph id is 1-128 letters, digits, _ . : or -', type: 'value_error' }] } });
+      await insertGraph(sql, tenantId, { graph_id: input.list_id, name: input.graph_name, description: '', source_type: 'connectors' });
+      graph = await getGraph(sql, tenantId, input.list_id, true);
+    }
+    if (!graph) throw notFound('graph');
+    const sources = input.source_types === null ? 'all sources' : input.source_types.join(', ') || 'no source';
+    return enqueueJob(sql, tenantId, graph, 'connectors', { source_types: input.source_types, mode: input.mode, admin: input.admin }, `${input.mode} ingest of ${sources} queued`);
+  });
+  return answer(job);
+}
+
+export interface GenerateInput {
+  listId: string;
+  workflowCategory?: string;
+  records: Array<{ cells: Record<string, { value?: unknown; _id?: string } | null | undefined>; step_source?: string; metadata?: Record<string, unknown>; id?: string }>;
+  columns: Array<{ id: string; header: string; type: string }>;
+}
+
+/**
+ * `POST /memory/generate`: the list's records and columns are the job's input (kept in its row); the graph of id
+ * `listId` is created (source type `list`) when the tenant has none.
+ */
+export async function acceptGenerateJob(deps: MemoryDeps, tenantId: string, input: GenerateInput): Promise<JobAnswer> {
+  const job = await deps.db.withTenant(tenantId, async (sql) => {
+    let graph = await getGraph(sql, tenantId, input.listId, true);
+    if (!graph) {
+      if (!GRAPH_ID_RE.test(input.listId)) throw notFound('graph');
+      await insertGraph(sql, tenantId, { graph_id: input.listId, name: input.workflowCategory || input.listId, description: '', source_type: 'list' });
+      graph = await getGraph(sql, tenantId, input.listId, true);
+    }
+    if (!graph) throw notFound('graph');
+    return enqueueJob(
+      sql,
+      tenantId,
+      graph,
+      'generate',
+      { workflowCategory: input.workflowCategory ?? '', records: input.records, columns: input.columns },
+      `graph of ${input.records.length} records queued`,
+    );
+  });
+  return answer(job);
+}
+
+// ------------------------------------------------------------------------------------------------------ the worker
+
+/** A job's input that can never become a graph (a malformed file...): the job fails with this reason, no retry. */
+class JobInputError extends Error {}
+
+interface Applied {
+  rows: number;
+  nodes_created: number;
+  edges_opened: number;
+  edges_closed: number;
+}
+
+/**
+ * Applies one `lore.graph.jobs` message. Input that cannot become a graph fails the job with its reason and sets
+ * the graph `error` (its nodes and edges untouched); an infrastructure error throws, the transaction rolls back
+ * and the bus redelivers. A job already completed or failed, or a message already claimed, changes nothing.
+ */
+export async function processGraphJob(
+  deps: MemoryDeps,
+  msg: GraphJobMessage,
+  eventId: string,
+): Promise<'completed' | 'failed' | 'duplicate' | 'missing'> {
+  const tenantId = msg.tenant_id;
+  const job = await deps.db.withTenant(tenantId, (sql) => getJob(sql, tenantId, msg.job_id));
+  if (!job) return 'missing';
+  if (job.status === 'completed' || job.status === 'failed') return 'duplicate';
+  await deps.db.withTenant(tenantId, (sql) => setJobStatus(sql, tenantId, job.job_id, 'running', `${job.kind} running`));
+  let plans: JobPlans;
+  try {
+    plans = await planJob(deps, tenantId, job);
+  } catch (err) {
+    if (!(err instanceof JobInputError)) throw err;
+    await finishFailed(deps, tenantId, job, eventId, err.message);
+    return 'failed';
+  }
+  const outcome = await deps.db.withTenant(tenantId, async (sql) => {
+    if (!(await claimEvent(sql, GRAPH_JOB_CONSUMER, eventId))) return null;
+    const graph = await getGraph(sql, tenantId, job.graph_id, true);
+    if (!graph) return null;
+    const applied = await applyPlans(sql, tenantId, job, plans);
+    const counts = await refreshGraphCounts(sql, tenantId, job.graph_id);
+    const stats = { ...applied, ...counts };
+    const message = `${applied.rows} ${plans.unit} read: ${applied.nodes_created} nodes created, ${applied.edges_opened} edges opened, ${applied.edges_closed} closed`;
+    await setJobStatus(sql, tenantId, job.job_id, 'completed', message, stats);
+    const pending = await unfinishedJobCount(sql, tenantId, job.graph_id, job.job_id);
+    await setGraphStatus(sql, tenantId, job.graph_id, pending > 0 ? 'building' : 'ready', null);
+    return 'completed' as const;
+  });
+  if (job.kind === 'upload') await dropUploadBytes(deps, tenantId, job);
+  return outcome ?? 'duplicate';
+}
+
+async function finishFailed(deps: MemoryDeps, tenantId: string, job: GraphJobRow, eventId: string, reason: string): Promise<void> {
+  await deps.db.withTenant(tenantId, async (sql) => {
+    if (!(await claimEvent(sql, GRAPH_JOB_CONSUMER, eventId))) return;
+    await setJobStatus(sql, tenantId, job.job_id, 'failed', reason);
+    const graph = await getGraph(sql, tenantId, job.graph_id, true);
+    if (!graph) return;
+    const pending = await unfinishedJobCount(sql, tenantId, job.graph_id, job.job_id);
+    await setGraphStatus(sql, tenantId, job.graph_id, pending > 0 ? 'building' : 'error', `${job.kind} job ${job.job_id} failed: ${reason}`);
+  });
+  if (job.kind === 'upload') await dropUploadBytes(deps, tenantId, job);
+}
+
+async function dropUploadBytes(deps: MemoryDeps, tenantId: string, job: GraphJobRow): Promise<void> {
+  const key = typeof job.params.blob_key === 'string' ? job.params.blob_key : null;
+  if (key) await deps.blobs.delete(tenantId, key).catch((e: unknown) => deps.logger.warn({ err: e, job_id: job.job_id }, 'could not delete the bytes of a graph upload'));
+}
+
+/** What a job will write, source by source: each entry's edges replace the open edges of its sources. */
+interface JobPlans {
+  unit: string;
+  rows: number;
+  sourceKind: SourceKind;
+  plans: Array<{ plan: Plan; sources: string[] }>;
+  /** A full connector ingest also closes the edges of documents deleted since. */
+  closeDeletedDocuments: boolean;
+}
+
+async function planJob(deps: MemoryDeps, tenantId: string, job: GraphJobRow): Promise<JobPlans> {
+  switch (job.kind) {
+    case 'upload':
+      return planUpload(deps, tenantId, job);
+    case 'generate':
+      return planGenerate(job);
+    case 'connectors':
+      return planConnectors(deps, tenantId, job);
+  }
+}
+
+async function planUpload(deps: MemoryDeps, tenantId: string, job: GraphJobRow): Promise<JobPlans> {
+  const key = String(job.params.blob_key ?? '');
+  const filename = String(job.params.filename ?? 'upload');
+  const blob = await deps.blobs.get(tenantId, key);
+  if (!blob) throw new JobInputError('the uploaded file is gone');
+  const table = readTable(blob.data, { maxRows: GRAPH_LIMITS.maxRows, maxColumns: GRAPH_LIMITS.maxColumns, maxFieldChars: GRAPH_LIMITS.maxFieldChars });
+  if (!table.ok) throw new JobInputError(`${filename}: ${table.reason}`);
+  const columns = table.header.map((h) => ({ id: h, header: h }));
+  const roles = columnRoles(columns);
+  const plans = table.rows.map((values, i) => {
+    // A row of a file is named by the file and its line, so uploading a changed version of the file again closes
+    // what its rows no longer say.
+    const sourceId = `${filename}#${i + 2}`;
+    const source = { kind: 'row' as const, id: sourceId, ref: { filename, row: i + 2, job_id: job.job_id } };
+    return { plan: planRecord(columns, roles, { values, source, reportName: `${filename} row ${i + 2}`, reportId: sourceId }), sources: [sourceId] };
+  });
+  return { unit: 'rows', rows: table.rows.length, sourceKind: 'row', plans, closeDeletedDocuments: false };
+}
+
+function planGenerate(job: GraphJobRow): JobPlans {
+  const input = job.params as unknown as Omit<GenerateInput, 'listId'>;
+  const columns = input.columns.map((c) => ({ id: c.id, header: c.header || c.id }));
+  const roles = columnRoles(columns);
+  const plans = input.records.map((record, i) => {
+    const meta = record.metadata ?? {};
+    const recordId = String(meta._id ?? meta.uniqueID ?? record.id ?? firstCellId(record) ?? `record-${i + 1}`);
+    const values = columns.map((c) => cellText(record.cells[c.id]?.value));
+    const source = { kind: 'cell' as const, id: `${recordId}:*`, ref: { record: recordId, step_source: record.step_source ?? '' } };
+    const cellSource = (index: number) => {
+      const column = columns[index]!;
+      return { kind: 'cell' as const, id: `${recordId}:${column.id}`, ref: { record: recordId, column: column.id, header: column.header } };
+    };
+    const name = values[roles.indexOf('person_name')] || values[roles.indexOf('company_name')] || recordId;
+    const plan = planRecord(columns, roles, { values, source, cellSource, reportName: name, reportId: `list:${job.graph_id}:${recordId}` });
+    return { plan, sources: [source.id, ...columns.map((_, ci) => cellSource(ci).id)] };
+  });
+  return { unit: 'records', rows: input.records.length, sourceKind: 'cell', plans, closeDeletedDocuments: false };
+}
+
+function firstCellId(record: GenerateInput['records'][number]): string | null {
+  for (const cell of Object.values(record.cells)) if (cell && typeof cell._id === 'string' && cell._id) return cell._id;
+  return null;
+}
+
+function cellText(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return '';
+}
+
+async function planConnectors(deps: MemoryDeps, tenantId: string, job: GraphJobRow): Promise<JobPlans> {
+  const sourceTypes = Array.isArray(job.params.source_types) ? (job.params.source_types as string[]) : null;
+  const incremental = job.params.mode === 'incremental';
+  const docs = await deps.db.withTenant(tenantId, async (sql) => {
+    const since = incremental ? await lastCompletedJobStart(sql, tenantId, job.graph_id, 'connectors', job.job_id) : null;
+    return connectorDocumentsForGraph(sql, tenantId, {
+      sourceTypes,
+      admin: job.params.admin === true,
+      changedSince: since,
+      limit: GRAPH_LIMITS.maxDocuments,
+      maxChars: GRAPH_LIMITS.maxDocumentChars,
+    });
+  });
+  const plans = docs.map((d) => ({
+    plan: planDocument(
+      { doc_id: d.doc_id, title: d.title, link: d.link, source_type: d.source_type, external_id: d.external_id, entities: extractEntities(d.content, GRAPH_LIMITS.maxEntitiesPerDocument) },
+      GRAPH_LIMITS.maxEntitiesPerDocument,
+    ),
+    sources: [d.doc_id],
+  }));
+  return { unit: 'documents', rows: docs.length, sourceKind: 'document', plans, closeDeletedDocuments: !incremental };
+}
+
+/** Writes the plans in batches: nodes resolved, then each batch's sources' edges closed and opened. */
+async function applyPlans(sql: Sql, tenantId: string, job: GraphJobRow, jobPlans: JobPlans): Promise<Applied> {
+  const applied: Applied = { rows: jobPlans.rows, nodes_created: 0, edges_opened: 0, edges_closed: 0 };
+  for (let start = 0; start < jobPlans.plans.length; start += GRAPH_LIMITS.batchRows) {
+    const batch = jobPlans.plans.slice(start, start + GRAPH_LIMITS.batchRows);
+    const { ids, created } = await upsertNodes(sql, tenantId, job.graph_id, batch.flatMap((p) => p.plan.nodes));
+    applied.nodes_created += created;
+    const edges: EdgeInput[] = [];
+    for (const p of batch) for (const e of p.plan.edges) {
+      const resolved = resolveEdge(e, ids);
+      if (resolved) edges.push(resolved);
+    }
+    const keep = new Set(edges.map(factKey));
+    applied.edges_closed += await closeEdgesOfSources(sql, tenantId, job.graph_id, jobPlans.sourceKind, batch.flatMap((p) => p.sources), keep);
+    applied.edges_opened += await openEdges(sql, tenantId, job.graph_id, job.job_id, edges);
+  }
+  if (jobPlans.closeDeletedDocuments) applied.edges_closed += await closeEdgesOfDeletedDocuments(sql, tenantId, job.graph_id);
+  return applied;
+}
+
+function resolveEdge(e: PlannedEdge, ids: ReadonlyMap<string, string>): EdgeInput | null {
+  const from = ids.get(e.from);
+  const to = ids.get(e.to);
+  if (!from || !to || from === to) return null;
+  return { from, to, label: e.label, source: e.source };
+}

@@ -1,0 +1,193 @@
+import type { RouterContext } from '@koa/router';
+import { isAdminRole } from '@lore/contracts';
+import { AppError, detailError, detailValidationError, type Identity } from '@lore/runtime';
+import busboy from 'busboy';
+import type { z } from 'zod';
+import type { GenerateInput, JobAnswer, JobView } from '../../application/knowledge-graphs';
+import type { GraphRow } from '../../store/knowledge-graphs';
+import { BEARER_OR_KEY, route, type GraphState, type MemoryGuard } from '../route';
+import {
+  ConnectorIngestBody,
+  CreateGraphBody,
+  CreatedGraphSchema,
+  GenerateBody,
+  GraphListSchema,
+  GraphSchema,
+  GRAPH_UPLOAD_BODY,
+  JobAnswerSchema,
+  JobSchema,
+  detailStringView,
+  presentGraph,
+  presentJob,
+  presentJobAnswer,
+  validationView,
+} from './schema';
+
+export interface KnowledgeGraphRouteDeps {
+  guard: MemoryGuard;
+  graphs: {
+    uploadMaxBytes: number;
+    generateBodyBytes: number;
+    list: (tenantId: string) => Promise<GraphRow[]>;
+    get: (tenantId: string, graphId: string) => Promise<GraphRow>;
+    create: (tenantId: string, input: z.output<typeof CreateGraphBody>) => Promise<GraphRow>;
+    upload: (tenantId: string, listId: string, file: { filename: string; contentType: string; data: Buffer }) => Promise<JobAnswer>;
+    ingestConnectors: (tenantId: string, input: z.output<typeof ConnectorIngestBody> & { admin: boolean }) => Promise<JobAnswer>;
+    generate: (tenantId: string, input: GenerateInput) => Promise<JobAnswer>;
+    job: (tenantId: string, jobId: string) => Promise<JobView>;
+  };
+}
+
+const detail = (description: string) => ({ description, schema: detailStringView });
+const SPEC2 = { invalid: detailValidationError, unreadable: (e: AppError) => detailError(e) };
+const INVALID = { 422: { description: 'validation failure: `detail` lists every issue (loc, msg, type)', schema: validationView } };
+/** What the body reader refuses before validation (bytes that are not clean JSON), in spec 2's `{detail}`. */
+const UNREADABLE = { 400: { description: 'the body is not clean JSON (malformed, not UTF-8, a NUL character, nested too deep)', schema: detailStringView } };
+const READ_ONLY = { 403: detail('the key is read-only') };
+
+const tenantOf = (ctx: RouterContext<GraphState>): string => (ctx.state.identity as Identity).tenant_id;
+
+const unprocessable = (loc: string[], msg: string) => new AppError('UNPROCESSABLE', msg, { body: { detail: [{ loc, msg, type: 'value_error' }] } });
+
+/** Multipart overhead allowed on top of the file before Content-Length alone says 413. */
+const MULTIPART_SLACK = 64 * 1024;
+
+/**
+ * Reads `POST /memory/upload`'s multipart body: the `file` part (kept in memory up to the limit: a table is read
+ * whole by its job anyway) and the `list_id` field, in either order.
+ */
+function readUpload(ctx: RouterContext<GraphState>, maxBytes: number): Promise<{ listId: string; filename: string; contentType: string; data: Buffer }> {
+  return new Promise((resolve, reject) => {
+    let bb: busboy.Busboy;
+    try {
+      bb = busboy({ headers: ctx.req.headers, limits: { files: 1, fields: 20, fieldSize: 64 * 1024, fileSize: maxBytes, parts: 25 } });
+    } catch {
+      reject(detailError(new AppError('UNSUPPORTED_MEDIA_TYPE', 'send multipart/form-data with a file field named "file"')));
+      return;
+    }
+    let listId: string | null = null;
+    let file: { filename: string; contentType: string; data: Buffer } | null = null;
+    let tooLarge = false;
+    let pending = 0;
+    let closed = false;
+    const finish = () => {
+      if (!closed || pending > 0) return;
+      if (tooLarge) return reject(detailError(new AppError('PAYLOAD_TOO_LARGE', `graph uploads are limited to ${maxBytes} bytes`)));
+      const missing: Array<{ loc: string[]; msg: string; type: string }> = [];
+      if (!file) missing.push({ loc: ['body', 'file'], msg: 'a file field named "file" is required', type: 'missing' });
+      if (!listId) missing.push({ loc: ['body', 'list_id'], msg: 'list_id is required', type: 'missing' });
+      if (missing.length > 0) return reject(new AppError('UNPROCESSABLE', 'request body is invalid', { body: { detail: missing } }));
+      if (file!.data.length === 0) return reject(unprocessable(['body', 'file'], 'the file is empty'));
+      resolve({ listId: listId!, ...file! });
+    };
+    bb.on('field', (name, value) => {
+      if (name === 'list_id') listId = value.trim();
+    });
+    bb.on('file', (name, stream, info) => {
+      if (name !== 'file' || file) {
+        stream.resume();
+        return;
+      }
+      pending += 1;
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('limit', () => {
+        tooLarge = true;
+      });
+      stream.on('end', () => {
+        file = { filename: info.filename || 'upload.csv', contentType: info.mimeType || 'text/csv', data: Buffer.concat(chunks) };
+        pending -= 1;
+        finish();
+      });
+    });
+    bb.on('error', () => reject(detailError(AppError.badRequest('the multipart body is malformed'))));
+    bb.on('close', () => {
+      closed = true;
+      finish();
+    });
+    ctx.req.pipe(bb);
+  });
+}
+
+/**
+ * Spec 2's knowledge-graph routes (`/memory/*`): graphs (departments and lists) of the caller's tenant, and the
+ * background jobs that fill them (docs/memory.md, "Knowledge graphs"). Validation failures answer spec 2's 422
+ * `detail` array, other refusals `{detail}`.
+ */
+export function knowledgeGraphRoutes(deps: KnowledgeGraphRouteDeps) {
+  const tags = ['knowledge graphs'];
+  const common = { security: BEARER_OR_KEY, tags, ...SPEC2 };
+  return [
+    route({
+      ...common, method: 'get', path: '/memory/departments', operationId: 'listDepartments', summary: 'The tenant\'s knowledge graphs (departments and lists), newest first',
+      guards: [deps.guard('read')],
+      ok: { status: 200, description: 'every graph of the tenant (at most 1,000)', schema: GraphListSchema },
+      handler: async (ctx) => ({ departments: (await deps.graphs.list(tenantOf(ctx))).map(presentGraph) }),
+    }),
+    route({
+      ...common, method: 'post', path: '/memory/departments/create', operationId: 'createDepartment', summary: 'Create a knowledge graph (status `empty`)',
+      guards: [deps.guard('write')],
+      body: CreateGraphBody,
+      ok: { status: 200, description: 'the graph, with tenant_id and list_id (equal to graph_id)', schema: CreatedGraphSchema },
+      responses: { ...READ_ONLY, ...INVALID, ...UNREADABLE },
+      handler: async (ctx, { body }) => {
+        const g = await deps.graphs.create(tenantOf(ctx), body);
+        return { ...presentGraph(g), tenant_id: tenantOf(ctx), list_id: g.graph_id };
+      },
+    }),
+    route({
+      ...common, method: 'get', path: '/memory/departments/:graph_id', operationId: 'getDepartment', summary: 'A knowledge graph',
+      guards: [deps.guard('read')],
+      ok: { status: 200, description: 'the graph', schema: GraphSchema },
+      responses: { 404: detail('no graph of this id in the tenant') },
+      handler: async (ctx, { params }) => presentGraph(await deps.graphs.get(tenantOf(ctx), params.graph_id ?? '')),
+    }),
+    route({
+      ...common, method: 'post', path: '/memory/upload', operationId: 'uploadToGraph', summary: 'Fill a graph from a table (background job)',
+      guards: [deps.guard('write')],
+      bodyKind: 'stream', bodyContent: GRAPH_UPLOAD_BODY,
+      ok: { status: 200, description: 'the job, status `queued`', schema: JobAnswerSchema },
+      responses: {
+        ...READ_ONLY, ...INVALID,
+        400: detail('malformed multipart body'),
+        404: detail('no graph `list_id` in the tenant'),
+        413: detail('the file is larger than the limit'),
+        415: detail('the body is not multipart/form-data'),
+      },
+      handler: async (ctx) => {
+        const max = deps.graphs.uploadMaxBytes;
+        const declared = Number(ctx.get('content-length'));
+        if (Number.isFinite(declared) && declared > max + MULTIPART_SLACK) throw detailError(new AppError('PAYLOAD_TOO_LARGE', `graph uploads are limited to ${max} bytes`));
+        if (!ctx.is('multipart/form-data')) throw detailError(new AppError('UNSUPPORTED_MEDIA_TYPE', 'send multipart/form-data with a file field named "file" and list_id'));
+        const upload = await readUpload(ctx, max);
+        const { listId, ...file } = upload;
+        return presentJobAnswer(await deps.graphs.upload(tenantOf(ctx), listId, file));
+      },
+    }),
+    route({
+      ...common, method: 'post', path: '/memory/ingest/connectors', operationId: 'ingestConnectorsToGraph', summary: 'Fill a graph from the tenant\'s connector documents (background job)',
+      guards: [deps.guard('write')],
+      body: ConnectorIngestBody,
+      ok: { status: 200, description: 'the job, status `queued`', schema: JobAnswerSchema },
+      responses: { ...READ_ONLY, ...INVALID, ...UNREADABLE, 404: detail('no graph `list_id` in the tenant and no `graph_name` to create it') },
+      handler: async (ctx, { body }) =>
+        presentJobAnswer(await deps.graphs.ingestConnectors(tenantOf(ctx), { ...body, admin: isAdminRole((ctx.state.identity as Identity).role) })),
+    }),
+    route({
+      ...common, method: 'post', path: '/memory/generate', operationId: 'generateGraph', summary: 'Build a graph from a saved list\'s records and columns (background job)',
+      guards: [deps.guard('write')],
+      body: GenerateBody,
+      bodyLimitBytes: deps.graphs.generateBodyBytes,
+      ok: { status: 200, description: 'the job, status `queued`', schema: JobAnswerSchema },
+      responses: { ...READ_ONLY, ...INVALID, ...UNREADABLE, 404: detail('`listId` is not a usable graph id') },
+      handler: async (ctx, { body }) => presentJobAnswer(await deps.graphs.generate(tenantOf(ctx), body as GenerateInput)),
+    }),
+    route({
+      ...common, method: 'get', path: '/memory/jobs/:job_id', operationId: 'getGraphJob', summary: 'A knowledge-graph job: queued → running → completed | failed',
+      guards: [deps.guard('read')],
+      ok: { status: 200, description: 'the job', schema: JobSchema },
+      responses: { 404: detail('no job of this id in the tenant') },
+      handler: async (ctx, { params }) => presentJob(await deps.graphs.job(tenantOf(ctx), params.job_id ?? '')),
+    }),
+  ];
+}

@@ -1,0 +1,123 @@
+import { z } from 'zod';
+import type { JobAnswer, JobView } from '../../application/knowledge-graphs';
+import { GRAPH_LIMITS } from '../../application/knowledge-graphs';
+import type { GraphRow } from '../../store/knowledge-graphs';
+
+/** Spec 2's knowledge-graph (department) fields, plus `message` (why the last job failed, when it did). */
+export const GraphSchema = z.object({
+  graph_id: z.string().describe('the graph\'s id; the `list_id` (`listId`) of the routes that fill or ask it'),
+  name: z.string(),
+  description: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  node_count: z.number().int(),
+  edge_count: z.number().int().describe('current (open) edges'),
+  source_type: z.string(),
+  status: z.enum(['empty', 'building', 'ready', 'error']).describe('empty → building → ready, or error when the last job failed (nodes and edges as before it)'),
+  message: z.string().nullable().describe('why the last job failed, while the status is `error`'),
+});
+
+export const CreatedGraphSchema = GraphSchema.extend({ tenant_id: z.string(), list_id: z.string() });
+export const GraphListSchema = z.object({ departments: z.array(GraphSchema) });
+
+export const CreateGraphBody = z.object({
+  name: z.string().trim().min(1).max(200),
+  description: z.string().max(2_000).optional(),
+  source_type: z.string().trim().min(1).max(100).optional(),
+});
+
+export const ConnectorIngestBody = z.object({
+  list_id: z.string().min(1).max(128),
+  source_types: z.array(z.string().min(1).max(100)).max(100).nullable().describe('required: null means every source'),
+  mode: z.enum(['full', 'incremental']).default('full'),
+  graph_name: z.string().trim().min(1).max(200).optional().describe('when set and the tenant has no graph `list_id`, one is created with this name'),
+});
+
+const CellBody = z
+  .object({
+    value: z.union([z.string().max(GRAPH_LIMITS.maxFieldChars), z.number(), z.boolean(), z.null()]).optional(),
+    status: z.string().max(100).optional(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+    expandable: z.boolean().optional(),
+    _id: z.string().max(200).optional(),
+  })
+  .passthrough();
+
+export const GenerateBody = z.object({
+  listId: z.string().min(1).max(128).describe('the graph id (created, source type `list`, when the tenant has none)'),
+  workflowCategory: z.string().max(200).optional(),
+  records: z
+    .array(
+      z
+        .object({
+          cells: z.record(z.string().max(200), CellBody.nullable()).refine((c) => Object.keys(c).length <= GRAPH_LIMITS.maxColumns, `at most ${GRAPH_LIMITS.maxColumns} cells`),
+          step_source: z.string().max(200).optional(),
+          metadata: z.object({ source: z.string().max(200).optional(), _id: z.string().max(200).optional(), uniqueID: z.string().max(200).optional() }).passthrough().optional(),
+          id: z.string().max(200).optional(),
+        })
+        .passthrough(),
+    )
+    .max(GRAPH_LIMITS.maxRecords),
+  columns: z
+    .array(
+      z.object({
+        id: z.string().min(1).max(200),
+        header: z.string().max(200),
+        type: z.string().min(1).max(100).describe('`fixed` (the entity\'s own fields) or `dynamic` (criteria, enrichment)'),
+      }).passthrough(),
+    )
+    .min(1)
+    .max(GRAPH_LIMITS.maxColumns),
+});
+
+export const JobAnswerSchema = z.object({ jobId: z.string(), status: z.string().describe('`queued`'), message: z.string() });
+
+export const JobSchema = z.object({
+  jobId: z.string(),
+  job_id: z.string(),
+  status: z.enum(['queued', 'running', 'completed', 'failed']),
+  message: z.string().describe('what the job did, or why it failed'),
+  kind: z.enum(['upload', 'connectors', 'generate']),
+  graph_id: z.string(),
+  list_id: z.string(),
+  stats: z.record(z.string(), z.unknown()).describe('rows read, nodes created, edges opened and closed, the graph\'s counts after'),
+  created_at: z.string(),
+  updated_at: z.string(),
+  started_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+});
+
+/** The multipart body of `POST /memory/upload`, for the document. */
+export const GRAPH_UPLOAD_BODY = {
+  'multipart/form-data': {
+    schema: {
+      type: 'object',
+      properties: {
+        file: { type: 'string', format: 'binary', description: `a table: CSV (or tab, semicolon or pipe separated), UTF-8, a header line, at most ${GRAPH_LIMITS.maxRows} rows and ${GRAPH_LIMITS.maxColumns} columns` },
+        list_id: { type: 'string', description: 'the graph to fill' },
+      },
+      required: ['file', 'list_id'],
+    },
+  },
+};
+
+export const detailStringView = z.object({ detail: z.string() });
+export const validationView = z.object({ detail: z.array(z.object({ loc: z.array(z.string()), msg: z.string(), type: z.string() })) });
+
+export function presentGraph(g: GraphRow): z.input<typeof GraphSchema> {
+  return {
+    graph_id: g.graph_id,
+    name: g.name,
+    description: g.description,
+    created_at: g.created_at,
+    updated_at: g.updated_at,
+    node_count: g.node_count,
+    edge_count: g.edge_count,
+    source_type: g.source_type,
+    status: g.status,
+    message: g.message,
+  };
+}
+
+export const presentJobAnswer = (j: JobAnswer): z.input<typeof JobAnswerSchema> => j;
+export const presentJob = (j: JobView): z.input<typeof JobSchema> => j;
