@@ -4,6 +4,7 @@ import type { Registry } from 'prom-client';
 import { deleteConnectorDocuments, upsertConnectorDocuments } from './application/connector-documents';
 import type { MemoryDeps } from './application/context';
 import { entitiesOf, entityOf } from './application/entities';
+import { graphChat } from './application/graph-chat';
 import { changeVault, contradictionsOf, createVault, documentOf, documentsOf, fileIntoVault, health, removeDocument, removeVault, resolve, vaultOf, vaultsOf } from './application/governance';
 import { acceptDocument } from './application/ingest';
 import { GRAPH_LIMITS, acceptConnectorJob, acceptGenerateJob, acceptUploadJob, createGraph, graphOf, graphsOf, jobOf } from './application/knowledge-graphs';
@@ -16,6 +17,7 @@ import { documentRoutes, type DocumentRouteDeps } from './routes/documents/route
 import { entityRoutes, type EntityRouteDeps } from './routes/entities/routes';
 import { healthRoutes, type HealthRouteDeps } from './routes/health/routes';
 import { ingestRoutes, type IngestRouteDeps } from './routes/ingest/routes';
+import { graphChatRoutes, type GraphChatRouteDeps } from './routes/graph-chat/routes';
 import { knowledgeGraphRoutes, type KnowledgeGraphRouteDeps } from './routes/knowledge-graphs/routes';
 import { reviewRoutes, type ReviewRouteDeps } from './routes/review/routes';
 import { connectorGuard, memoryGuard, tenantGuard, type GraphState } from './routes/route';
@@ -49,6 +51,7 @@ export interface GraphRouteDeps {
   connectorDocuments: ConnectorDocumentRouteDeps;
   entities: EntityRouteDeps;
   knowledgeGraphs: KnowledgeGraphRouteDeps;
+  graphChat: GraphChatRouteDeps;
 }
 
 /** Binds the application layer and the identity guard to one graph's dependencies, resource by resource. */
@@ -112,6 +115,7 @@ export function graphRouteDeps(memory: MemoryDeps, signer: IdentitySigner): Grap
       },
     },
     entities: { guard, entities: { list: (scope, filter) => entitiesOf(memory, scope, filter), get: (scope, id) => entityOf(memory, scope, id) } },
+    graphChat: { guard: tenantGuard(signer), chat: (tenantId, input, signal) => graphChat(memory, tenantId, input, signal) },
     knowledgeGraphs: {
       guard: tenantGuard(signer),
       graphs: {
@@ -148,6 +152,7 @@ export function graphRouteTable(deps: GraphRouteDeps, options: { bodyLimitBytes:
     connectorDocumentRoutes(deps.connectorDocuments),
     entityRoutes(deps.entities),
     knowledgeGraphRoutes(deps.knowledgeGraphs),
+    graphChatRoutes(deps.graphChat),
     openApiDocumentRoute('/openapi.json', 'the OpenAPI 3.1 document of the memory routes and the graph-internal ones (tag `internal`)', () => graphOpenApi(table)),
   );
   return table;

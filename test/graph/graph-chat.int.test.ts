@@ -1,0 +1,180 @@
+import { OpenAiLanguageModel } from '@lore/ai';
+import type { Db } from '@lore/runtime';
+import { ingestOk, seedChatGraph, storedEdges, storedNodes, type SeededGraph } from './graph-chat-support';
+import { startHarness, waitIndexed, type Harness } from '../memory/support';
+import { LoopbackModel } from '../support/loopback-model';
+import { uniqueSuffix } from '../support/infra';
+
+jest.setTimeout(240_000);
+
+/** Every node and edge of an answer is a row of the graph: read back from the store, same ids, labels and ends. */
+async function expectRealSubgraph(db: Db, tenant: string, graphId: string, body: { nodes: any[]; edges: any[] }) {
+  const nodes = await storedNodes(db, tenant, graphId, body.nodes.map((n) => n.id));
+  expect(nodes.map((n) => ({ id: n.node_id, label: n.label, name: n.name })).sort((a, b) => a.id.localeCompare(b.id))).toEqual(
+    body.nodes.map((n) => ({ id: n.id, label: n.label, name: n.properties.name })).sort((a, b) => a.id.localeCompare(b.id)),
+  );
+  const stored = await storedEdges(db, tenant, graphId);
+  for (const e of body.edges) {
+    expect(stored.some((s) => s.from_node === e.from && s.to_node === e.to && s.label === e.label)).toBe(true);
+    expect(body.nodes.some((n) => n.id === e.from) && body.nodes.some((n) => n.id === e.to)).toBe(true);
+  }
+}
+
+/**
+ * Graph chat and a memory's entities as clients reach them: through a real gateway (API keys, PostgreSQL, Redis)
+ * in front of the graph on PostgreSQL and Kafka with the worker indexing.
+ */
+describe('graph chat and memory entities (through the gateway)', () => {
+  let h: Harness;
+  const model = new LoopbackModel();
+  let modelled: Harness;
+  const run = uniqueSuffix();
+  const tenant = `t_gchat_${run}`;
+  const other = `t_gchat_other_${run}`;
+  let seeded: SeededGraph;
+  let seededModelled: SeededGraph;
+
+  beforeAll(async () => {
+    h = await startHarness({ backend: 'postgres', via: 'gateway' });
+    await model.start();
+    modelled = await startHarness({
+      backend: 'postgres', via: 'gateway', worker: false,
+      graph: { languageModel: new OpenAiLanguageModel({ baseUrl: model.url, model: 'loopback', timeoutMs: 10_000, retries: 0 }) },
+    });
+    seeded = await seedChatGraph(h.db, tenant, `g_chat_${run}`);
+    seededModelled = await seedChatGraph(modelled.db, tenant, `g_chat_model_${run}`);
+  });
+  afterAll(async () => {
+    await modelled?.close();
+    await h?.close();
+    await model.stop();
+  });
+
+  const chat = (who: ReturnType<Harness['identity']>, body: unknown, via: Harness = h) => via.call('POST', '/memory/chat', who, body);
+
+  it('answers from the neighbourhood of the entities the question names, every node and edge real', async () => {
+    const who = h.identity(tenant);
+    // Lower case, no accent, the domain: all link the same company.
+    for (const question of ['Who works at ÁCME Corp?', 'who works at acme corp', 'Who works at acme.example?']) {
+      const r = await chat(who, { listId: seeded.graphId, question });
+      expect(r.status).toBe(200);
+      const names = r.body.nodes.map((n: any) => n.properties.name);
+      expect(names).toEqual(expect.arrayContaining(['Acme Corp', 'Zoë Brook', 'Chief Technology Officer', 'Zürich']));
+      expect(r.body.edges).toEqual(expect.arrayContaining([{ from: seeded.ids.zoe, to: seeded.ids.acme, label: 'WORKS_AT' }]));
+      // Current edges only: Ada's closed job at Acme is not read for a present-tense question.
+      expect(r.body.edges).not.toContainEqual({ from: seeded.ids.ada, to: seeded.ids.acme, label: 'WORKS_AT' });
+      expect(r.body.answer).toContain('Zoë Brook (Person) works at Acme Corp (Company)');
+      await expectRealSubgraph(h.db, tenant, seeded.graphId, r.body);
+    }
+    const person = (await chat(who, { listId: seeded.graphId, question: 'What does zoe brook do?' })).body;
+    expect(person.nodes.find((n: any) => n.id === seeded.ids.zoe)).toMatchObject({ label: 'Person', properties: { name: 'Zoë Brook', linkedin_url: 'https://www.linkedin.com/in/zoe-brook' } });
+  });
+
+  it('reads closed edges when the question asks about the past', async () => {
+    const r = await chat(h.identity(tenant), { listId: seeded.graphId, question: 'Who used to work at Acme Corp before?' });
+    expect(r.status).toBe(200);
+    expect(r.body.edges).toContainEqual({ from: seeded.ids.ada, to: seeded.ids.acme, label: 'WORKS_AT' });
+    expect(r.body.answer).toMatch(/Ada Park \(Person\) works at Acme Corp \(Company\) \(from \d{4}-\d\d-\d\d until \d{4}-\d\d-\d\d\)/);
+    await expectRealSubgraph(h.db, tenant, seeded.graphId, r.body);
+  });
+
+  it('bounds the neighbourhood to two hops', async () => {
+    // Zürich is one hop from Acme, the Swiss Region node two hops from it, the Alps three.
+    const r = await chat(h.identity(tenant), { listId: seeded.graphId, question: 'Tell me about Acme Corp' });
+    const ids = r.body.nodes.map((n: any) => n.id);
+    expect(ids).toContain(seeded.ids.region);
+    expect(ids).not.toContain(seeded.ids.alps);
+  });
+
+  it('says so clearly when the question names no entity of the graph, with an empty subgraph', async () => {
+    const r = await chat(h.identity(tenant), { listId: seeded.graphId, question: 'What is the weather like on Mars?' });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ answer: expect.stringContaining('names no person, company'), nodes: [], edges: [] });
+  });
+
+  it('lets the configured language model phrase the answer from the subgraph', async () => {
+    model.script = 'Zoë Brook is the CTO of Acme Corp, based in Zürich.';
+    const before = model.bodies.length;
+    const r = await chat(modelled.identity(tenant), { listId: seededModelled.graphId, question: 'Who leads technology at Acme Corp?' }, modelled);
+    model.script = null;
+    expect(r.status).toBe(200);
+    expect(r.body.answer).toBe('Zoë Brook is the CTO of Acme Corp, based in Zürich.');
+    expect(r.body.nodes.map((n: any) => n.properties.name)).toEqual(expect.arrayContaining(['Acme Corp', 'Zoë Brook']));
+    await expectRealSubgraph(modelled.db, tenant, seededModelled.graphId, r.body);
+    // The model saw the subgraph's facts, and only those.
+    const prompt = model.bodies.slice(before).flatMap((b) => b.messages ?? []).find((m) => m.role === 'user')?.content ?? '';
+    expect(prompt).toContain('Zoë Brook (Person) works at Acme Corp (Company)');
+    expect(prompt).not.toContain('Ada Park');
+    // No entity: the model is not asked.
+    const asked = model.bodies.length;
+    const none = await chat(modelled.identity(tenant), { listId: seededModelled.graphId, question: 'Anything about volcanoes?' }, modelled);
+    expect(none.body.nodes).toEqual([]);
+    expect(model.bodies.length).toBe(asked);
+  });
+
+  it('answers 404 for an unknown graph and another tenant\'s, 422 with every issue for a bad body', async () => {
+    const unknown = await chat(h.identity(tenant), { listId: `g_missing_${run}`, question: 'Who works at Acme Corp?' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ detail: expect.any(String) });
+    const foreign = await chat(h.identity(other), { listId: seeded.graphId, question: 'Who works at Acme Corp?' });
+    expect(foreign.status).toBe(404);
+    expect(JSON.stringify(foreign.body)).not.toContain('Zoë');
+    const bad = await chat(h.identity(tenant), { listId: 7, question: '' });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail.map((d: any) => d.loc.join('.')).sort()).toEqual(['body.listId', 'body.question']);
+    const missing = await chat(h.identity(tenant), {});
+    expect(missing.status).toBe(422);
+    expect(missing.body.detail).toHaveLength(2);
+    const long = await chat(h.identity(tenant), { listId: seeded.graphId, question: 'x'.repeat(2001) });
+    expect(long.status).toBe(422);
+    // A read-only key may ask (asking only reads).
+    const reader = await chat(h.identity(tenant, undefined, { scopes: { access: 'read' } } as any), { listId: seeded.graphId, question: 'Who works at Acme Corp?' });
+    expect(reader.status).toBe(200);
+    expect((await h.call('POST', '/memory/chat', null, { listId: seeded.graphId, question: 'Acme Corp?' })).status).toBe(401);
+  });
+
+  it('lists a memory\'s entities after a real ingest, page by page, only to its tenant', async () => {
+    const who = h.identity(tenant, `mem_ent_${run}`);
+    const doc = await ingestOk(h, who, 'Acme Corp opened an office in Berlin. Dr. Jane Smith leads Acme Corp. Globex Labs competes with Acme Corp in Berlin.');
+    await waitIndexed(h, who, doc);
+    const seen: any[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const r = await h.call('GET', `/api/v1/memory/entities?limit=2${cursor ? `&cursor=${cursor}` : ''}`, who);
+      expect(r.status).toBe(200);
+      expect(r.body.count).toBe(r.body.entities.length);
+      expect(r.body.entities.length).toBeLessThanOrEqual(2);
+      seen.push(...r.body.entities);
+      cursor = r.body.next_cursor;
+      pages += 1;
+    } while (cursor && pages < 20);
+    const byName = new Map(seen.map((e) => [e.name, e]));
+    expect(byName.get('Acme Corp')).toMatchObject({ kind: 'organization', label: 'Company', mention_count: 3, document_count: 1 });
+    expect(byName.get('Jane Smith')).toMatchObject({ kind: 'person', label: 'Person' });
+    expect(byName.get('Berlin')).toMatchObject({ kind: 'place', label: 'Location', mention_count: 2 });
+    expect(pages).toBeGreaterThan(1);
+    expect(new Set(seen.map((e) => e.entity_id)).size).toBe(seen.length);
+    // Name order across pages (the key is the lower-cased name).
+    const keys = seen.map((e) => e.name.toLowerCase());
+    expect(keys).toEqual([...keys].sort());
+
+    const acme = byName.get('Acme Corp');
+    const detail = await h.call('GET', `/api/v1/memory/entities/${acme.entity_id}`, who);
+    expect(detail.status).toBe(200);
+    expect(detail.body.documents).toEqual([{ doc_id: doc, title: expect.any(String), mentions: 3 }]);
+    const ofDoc = await h.call('GET', `/api/v1/memory/entities?doc_id=${doc}&kind=organization`, who);
+    expect(ofDoc.body.entities.map((e: any) => e.name).sort()).toEqual(['Acme Corp', 'Globex Labs']);
+
+    // Another tenant: the entity, the document filter and the list all keep the first tenant's entities out.
+    const stranger = h.identity(other, `mem_ent_${run}`);
+    expect((await h.call('GET', `/api/v1/memory/entities/${acme.entity_id}`, stranger)).status).toBe(404);
+    expect((await h.call('GET', `/api/v1/memory/entities?doc_id=${doc}`, stranger)).status).toBe(404);
+    const list = await h.call('GET', '/api/v1/memory/entities', stranger);
+    expect(list.status).toBe(200);
+    expect(list.body.entities).toEqual([]);
+    expect((await h.call('GET', '/api/v1/memory/entities?cursor=!!!', who)).status).toBe(400);
+    expect((await h.call('GET', '/api/v1/memory/entities?limit=500', who)).status).toBe(400);
+    expect((await h.call('GET', '/api/v1/memory/entities', null)).status).toBe(401);
+  });
+});
