@@ -556,6 +556,13 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
     for (const { topic, partitions } of committed) {
       const fresh = new Set(partitions.filter((p) => p.offset === '-1').map((p) => p.partition));
       if (fresh.size === 0) continue;
+      // kafkajs asks each partition's leader for its end offset and silently drops a partition without one (the
+      // answer then lacks the topic and fetchTopicOffsets fails with a TypeError): wait until every partition has a
+      // leader, retriably.
+      const [meta] = (await admin.fetchTopicMetadata({ topics: [topic] })).topics;
+      if (!meta || meta.partitions.length === 0 || meta.partitions.some((p) => p.leader < 0)) {
+        throw Object.assign(new Error(`topic ${topic} has a partition without a leader yet`), { retriable: true });
+      }
       const ends = await admin.fetchTopicOffsets(topic);
       const seek = ends.filter((e) => fresh.has(e.partition)).map((e) => ({ partition: e.partition, offset: e.high }));
       try {
