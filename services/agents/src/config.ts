@@ -1,5 +1,6 @@
 import { DEFAULT_PORTS, envBool, envInt, envKafkaPrefix, envSecret } from '@lore/runtime';
 import { z } from 'zod';
+import { parseEgressProxies } from './domain/egress';
 
 const optionalString = z
   .string()
@@ -45,6 +46,13 @@ export const agentsConfigSchema = z.object({
   LORE_AGENTS_SEARXNG_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/\S+$/.test(v), { message: 'must be an http(s) URL' }),
   /** The graph service's memory API (`http(s)://` or `unix:/path`): the tenant's knowledge. Without it lists read no knowledge. */
   LORE_AGENTS_GRAPH_URL: optionalString.refine((v) => v === undefined || /^(?:https?:\/\/\S+|unix:\/\S+)$/.test(v), { message: 'must be an http(s) URL or unix:/path' }),
+  /**
+   * Egress proxies by country (docs/agents.md, "Egress proxies"): `de=http://proxy-de:3128,fr=http://user:pw@proxy-fr:3128`
+   * or a JSON object; sessions started with `proxy: true` read pages through their `proxy_country_code`'s proxy.
+   */
+  LORE_AGENTS_EGRESS_PROXIES: optionalString,
+  /** How long a deep search's live_url (its signed token) opens the live page, in seconds. */
+  LORE_AGENTS_LIVE_URL_TTL_S: envInt(3_600, 60, 86_400),
   /** Web reads (pages, company overview) may reach loopback addresses (local testing only; refused in production). */
   LORE_AGENTS_ALLOW_LOOPBACK: envBool(false),
   LORE_AI_LLM_BASE_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/\S+$/.test(v), { message: 'must be an http(s) URL' }),
@@ -53,6 +61,7 @@ export const agentsConfigSchema = z.object({
   LORE_AI_LLM_TIMEOUT_MS: envInt(60_000, 100, 600_000),
   LORE_AI_LLM_RETRIES: envInt(2, 0, 10),
 }).superRefine((c, ctx) => {
+  for (const problem of parseEgressProxies(c.LORE_AGENTS_EGRESS_PROXIES).problems) ctx.addIssue({ code: 'custom', path: ['LORE_AGENTS_EGRESS_PROXIES'], message: problem });
   if (c.LORE_AI_LLM_BASE_URL && !c.LORE_AI_LLM_MODEL) ctx.addIssue({ code: 'custom', path: ['LORE_AI_LLM_MODEL'], message: 'is required with LORE_AI_LLM_BASE_URL' });
   if (c.NODE_ENV === 'production' && c.LORE_AGENTS_ALLOW_LOOPBACK) {
     ctx.addIssue({ code: 'custom', path: ['LORE_AGENTS_ALLOW_LOOPBACK'], message: 'opens web reads to this machine and is refused when NODE_ENV=production' });

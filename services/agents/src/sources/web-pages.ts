@@ -57,10 +57,14 @@ export interface PageReader {
 
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
 
-export function createPageReader(targets: WebTargets, limits: Partial<PageReadLimits> = {}): PageReader {
+/**
+ * `proxyUrl`: read every page (and robots.txt) through this egress proxy (docs/agents.md, "Egress proxies"); the
+ * guard still checks every target before the proxy is asked.
+ */
+export function createPageReader(targets: WebTargets, limits: Partial<PageReadLimits> = {}, options: { proxyUrl?: string } = {}): PageReader {
   const { timeoutMs, maxBytes } = { ...PAGE_READ_DEFAULTS, ...limits };
   const guard = new TargetGuard({ allowLoopback: targets.allowLoopback, ...(targets.lookup ? { lookup: targets.lookup } : {}) });
-  const client = new OutboundHttpClient({ guard, userAgent: AGENTS_USER_AGENT, timeoutMs, maxSocketsPerOrigin: 4 });
+  const client = new OutboundHttpClient({ guard, userAgent: AGENTS_USER_AGENT, timeoutMs, maxSocketsPerOrigin: 4, ...(options.proxyUrl ? { proxy: { url: options.proxyUrl } } : {}) });
   const robots = new RobotsPolicy({ client, maxOrigins: 1000, timeoutMs: Math.min(timeoutMs, 5_000) });
   return {
     async read(url, signal) {
