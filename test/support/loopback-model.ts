@@ -13,7 +13,11 @@ interface ChatBody {
   stream?: boolean;
   messages?: Array<{ role: string; content: string | null; tool_call_id?: string }>;
   tools?: Array<{ function: { name: string } }>;
+  response_format?: { type: string; json_schema?: { name: string } };
 }
+
+/** A chat request as the model received it. */
+export type LoopbackChatBody = ChatBody;
 
 /**
  * The test world's one chat model on a loopback port, speaking the OpenAI wire format
@@ -22,7 +26,8 @@ interface ChatBody {
  *
  * By default it answers with the first sentence of source [1] and the marker [1]. A test may script the
  * completion (`script`), make the model fail mid-answer (`failAfter`: the text it streams before the connection
- * drops), or queue whole turns (`turns`, one per request, before the defaults) including tool calls. Text is
+ * drops), queue whole turns (`turns`, one per request, before the defaults) including tool calls, or compute a turn
+ * from the request (`reply`, after the queued turns). Text is
  * streamed a few characters per event, so markers arrive split; a tool call is streamed as OpenAI does: its index,
  * id and name first, then its JSON arguments a few characters per event. Every request body is kept in `bodies`.
  */
@@ -32,6 +37,8 @@ export class LoopbackModel {
   script: string | null = null;
   failAfter: string | null = null;
   turns: LoopbackTurn[] = [];
+  /** Computes a turn from the request when no queued turn is left (null: the default answer). */
+  reply: ((body: ChatBody) => LoopbackTurn | null) | null = null;
   bodies: ChatBody[] = [];
   requests = 0;
 
@@ -48,7 +55,7 @@ export class LoopbackModel {
         const body = JSON.parse(raw || '{}') as ChatBody;
         this.bodies.push(body);
         const prompt = body.messages?.find((m) => m.role === 'user')?.content ?? '';
-        const turn = this.turns.shift() ?? { content: this.script ?? LoopbackModel.quoteFirstSource(prompt) };
+        const turn = this.turns.shift() ?? this.reply?.(body) ?? { content: this.script ?? LoopbackModel.quoteFirstSource(prompt) };
         const calls = (turn.tool_calls ?? []).map((c, i) => ({
           id: c.id ?? `call_loopback_${this.requests}_${i}`,
           type: 'function' as const,

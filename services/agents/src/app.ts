@@ -22,6 +22,8 @@ import { workflowRoutes, type WorkflowRouteDeps } from './routes/workflow/routes
 import { seedRoutes, type SeedRouteDeps } from './routes/seed/routes';
 import { continueGeneric, followWorkflow, genericView, removeCriterion, restoreGeneric, startGeneric, stopGeneric, streamable, streamGate, threadsOf } from './application/generic-workflows';
 import { clearSeedStatuses, runSeed, seedStatuses } from './application/seed';
+import { researchRoutes, type ResearchRouteDeps } from './routes/research/routes';
+import { activeResearchOf, followResearch, researchStreamable, researchView, respondResearch, startResearch, stopResearch } from './application/research/research';
 
 export interface AgentsAppOptions {
   agents: AgentsDeps;
@@ -48,6 +50,7 @@ export interface AgentsRouteDeps {
   company: CompanyRouteDeps;
   workflow: WorkflowRouteDeps;
   seed: SeedRouteDeps;
+  research: ResearchRouteDeps;
 }
 
 /** Binds the application layer and the identity guard to one agents service's dependencies, resource by resource. */
@@ -97,6 +100,20 @@ export function agentsRouteDeps(agents: AgentsDeps, signer: IdentitySigner): Age
       } satisfies WorkflowRouteDeps;
     })(),
     seed: { guard: agentsGuard(signer), start: (p, type) => runSeed(agents, p, type), statuses: (p, type) => seedStatuses(agents, p, type), clear: (p, type, all) => clearSeedStatuses(agents, p, type, all) },
+    research: (() => {
+      const gate = streamGate(agents);
+      return {
+        guard: agentsGuard(signer),
+        start: (p, input) => startResearch(agents, p, input),
+        view: (p, threadId) => researchView(agents, p, threadId),
+        active: (p) => activeResearchOf(agents, p),
+        respond: (p, threadId, answer) => respondResearch(agents, p, threadId, answer),
+        stop: (p, threadId) => stopResearch(agents, p, threadId),
+        streamable: (p, threadId) => researchStreamable(agents, p, threadId),
+        follow: (tenantId, threadId, afterSeq, sink) => followResearch(agents, tenantId, threadId, afterSeq, sink),
+        enterStream: () => gate.enter(),
+      } satisfies ResearchRouteDeps;
+    })(),
     company: { guard: agentsGuard(signer), overview: (input, signal) => companyOverview({ pages: agents.pages, logger: agents.logger }, input, signal), html: companyOverviewHtml },
   };
 }
@@ -114,6 +131,7 @@ export function agentsRouteTable(deps: AgentsRouteDeps, options: { bodyLimitByte
     companyRoutes(deps.company),
     workflowRoutes(deps.workflow),
     seedRoutes(deps.seed),
+    researchRoutes(deps.research),
     openApiDocumentRoute(AGENTS_OPENAPI_PATH, 'the OpenAPI 3.1 document of the agents routes', () => agentsOpenApi(table)),
   );
   return table;

@@ -426,7 +426,8 @@ class ResearchRun {
             if (this.state.sources.length >= MAX_SOURCES) break;
             this.seen.add(r.url);
             const page = await this.read(r.url);
-            if (!page || page.text.trim() === '') continue;
+            // A page read under another address (a redirect) that some researcher has read already counts once.
+            if (!page || page.text.trim() === '' || this.state.sources.some((x) => x.url === page.url)) continue;
             const source: ResearchSource = { n: this.state.sources.length + 1, url: page.url, title: (page.title || r.title).slice(0, 300), text: page.text.slice(0, SOURCE_TEXT_CHARS) };
             this.state.sources.push(source);
             this.seen.add(page.url);

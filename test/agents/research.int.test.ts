@@ -1,0 +1,459 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { OpenAiLanguageModel } from '@lore/ai';
+import { BRIEF_SECTIONS, REPORT_SECTIONS, hasSections, reportClaims, supports, type ResearchSource } from '../../services/agents/src/domain/research';
+import { generateAgentsWorld, serveAgentsWorld, type ServedAgentsWorld } from '../support/agents-world';
+import { requireEnv, uniqueSuffix } from '../support/infra';
+import { LoopbackModel, type LoopbackChatBody } from '../support/loopback-model';
+import { IDENTITY_SECRET, type TenantFixture } from '../gateway/harness';
+import { startAgentsStack, type AgentsStack, auth, eventually } from './harness';
+import { readStream, type Frame } from './sse-client';
+
+jest.setTimeout(240_000);
+
+type Json = Record<string, any>;
+const ROOT = join(__dirname, '..', '..');
+const QUERY = 'fintech companies in Berlin';
+
+/** The research's stored state: its fetched sources with their text (what the checker judged against). */
+async function storedSources(s: AgentsStack, tenantId: string, thread: string): Promise<ResearchSource[]> {
+  const r = await s.db.withTenant(tenantId, (sql) => sql.query<{ state: Json }>(`SELECT state FROM agents.workflows WHERE thread_id = $1`, [thread]));
+  return r.rows[0]!.state.sources as ResearchSource[];
+}
+
+async function eventsOf(s: AgentsStack, tenantId: string, thread: string): Promise<Array<{ seq: number; type: string; data: Json }>> {
+  const r = await s.db.withTenant(tenantId, (sql) => sql.query<{ seq: string; type: string; data: Json }>(`SELECT seq, type, data FROM agents.workflow_events WHERE thread_id = $1 ORDER BY seq`, [thread]));
+  return r.rows.map((e) => ({ seq: Number(e.seq), type: e.type, data: e.data }));
+}
+
+/** The most researchers running at once, as the event log's started/finished order tells it. */
+function mostAtOnce(events: Array<{ type: string }>): number {
+  let now = 0;
+  let most = 0;
+  for (const e of events) {
+    if (e.type === 'researcher_started') most = Math.max(most, ++now);
+    if (e.type === 'researcher_finished') now--;
+  }
+  return most;
+}
+
+/** Every claim of the report cites a fetched source, and each cited source supports it. */
+function expectEveryClaimSupported(report: string, sources: ResearchSource[]): number {
+  const byN = new Map(sources.map((x) => [x.n, x]));
+  const claims = reportClaims(report);
+  for (const c of claims) {
+    expect(c.markers.length).toBeGreaterThan(0);
+    for (const n of c.markers) {
+      expect(byN.has(n)).toBe(true);
+      expect(supports(c.claim, byN.get(n)!)).toBe(true);
+    }
+  }
+  return claims.length;
+}
+
+const start = (s: AgentsStack, t: TenantFixture, body: Json) => s.call('POST', '/research/start', auth(t), { serviceId: 'svc-research', ...body });
+const untilEnded = (s: AgentsStack, t: TenantFixture, thread: string) =>
+  eventually('the research to end', async () => {
+    const r = await s.call('GET', `/research/status/${thread}`, auth(t));
+    return ['completed', 'stopped', 'error'].includes(r.json.status) ? (r.json as Json) : null;
+  }, 120_000, 100);
+
+describe('deep research on the test world (through the gateway, worker on Kafka, Redis streams)', () => {
+  let served: ServedAgentsWorld;
+  let s: AgentsStack;
+  let a: TenantFixture;
+  let b: TenantFixture;
+  const world = generateAgentsWorld(1);
+
+  beforeAll(async () => {
+    served = await serveAgentsWorld(world);
+    s = await startAgentsStack({
+      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup } },
+      worker: { searxngUrl: served.search.url, settings: { heartbeatMs: 200, stopPollMs: 100, budgets: { fetches: 500, wallMs: 120_000, modelTokens: 50_000 } } },
+    });
+    a = await s.tenant();
+    b = await s.tenant();
+  }, 120_000);
+  afterAll(async () => {
+    await s?.close();
+    await served?.close();
+  });
+
+  it('starts with the defaults, streams progress to complete, and reports with five sections, every claim cited to a fetched page that supports it', async () => {
+    const started = await start(s, a, { query: QUERY });
+    expect(started.status).toBe(200);
+    expect(started.json).toEqual({ thread_id: expect.stringMatching(/^[0-9a-f-]{36}$/), status: 'processing', message: 'research in progress', research_brief: '', final_report: '' });
+    const thread = started.json.thread_id as string;
+    const read = await readStream(s, 'GET', `/research/stream/${thread}`, auth(a));
+    expect(read.status).toBe(200);
+    expect(read.contentType).toMatch(/^text\/event-stream/);
+    expect(read.ended).toBe(true);
+    expect(read.body).toMatch(/^(?:(?:id: \d+\ndata: \{[^\n]*\}\n\n)|(?:: keepalive\n\n))+$/);
+    expect(read.frames.map((f) => Number(f.id))).toEqual(read.frames.map((_, i) => i + 1));
+    const events = read.frames.map((f) => f.data.event);
+    expect(new Set(events.slice(0, -1))).toEqual(new Set(['progress']));
+    const last = read.frames[read.frames.length - 1]!.data;
+    expect(last).toMatchObject({ event: 'complete', status: 'completed', thread_id: thread, partial: false });
+    expect(hasSections(last.research_brief, BRIEF_SECTIONS)).toBe(true);
+    expect(hasSections(last.final_report, REPORT_SECTIONS)).toBe(true);
+    expect(read.frames.filter((f) => f.data.type === 'researcher_started')).toHaveLength(6);
+
+    const status = await s.call('GET', `/research/status/${thread}`, auth(a));
+    expect(status.json).toMatchObject({
+      success: true,
+      thread_id: thread,
+      status: 'completed',
+      current_step: 'completed',
+      query: QUERY,
+      research_brief: last.research_brief,
+      final_report: last.final_report,
+      partial: false,
+      serviceId: 'svc-research',
+      max_concurrent_research_units: 5,
+      max_researcher_iterations: 3,
+      clarification_question: null,
+      message: expect.stringMatching(/^research completed: \d+ pages read, \d+ cited$/),
+    });
+    const sources = await storedSources(s, a.tenantId, thread);
+    expect(sources.length).toBeGreaterThan(3);
+    // Every source was fetched from the world (no URL twice), and the report's sources list only cited ones.
+    expect(new Set(sources.map((x) => x.url)).size).toBe(sources.length);
+    for (const x of sources) expect(served.web.requests.some((r) => x.url.includes(r.host) && x.url.endsWith(r.path))).toBe(true);
+    expect(expectEveryClaimSupported(last.final_report, sources)).toBeGreaterThan(3);
+    const listed = [...String(last.final_report.split('## Sources')[1]).matchAll(/^(\d+)\. \[/gm)].map((m) => Number(m[1]));
+    const cited = [...new Set([...String(last.final_report.split('## Sources')[0]).matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1])))].sort((x, y) => x - y);
+    expect(listed).toEqual(cited);
+    // A fintech company of Berlin the world has is named, with a fact its page states.
+    const names = world.companies.filter((c) => c.industry === 'Fintech' && c.city === 'Berlin').map((c) => c.name);
+    expect(names.some((n) => last.final_report.includes(n))).toBe(true);
+
+    const ev = await eventsOf(s, a.tenantId, thread);
+    expect(mostAtOnce(ev)).toBe(5);
+    for (const e of ev.filter((x) => x.type === 'researcher_progress')) expect(e.data.iteration).toBeLessThanOrEqual(3);
+    expect((await s.call('GET', '/research/active', auth(a))).json.workflows.map((w: Json) => w.thread_id)).not.toContain(thread);
+  });
+
+  it('never runs more researchers at once than max_concurrent_research_units, and keeps each to max_researcher_iterations', async () => {
+    const started = await start(s, a, { query: QUERY, max_concurrent_research_units: 2, max_researcher_iterations: 2 });
+    const thread = started.json.thread_id as string;
+    expect((await untilEnded(s, a, thread)).status).toBe('completed');
+    const ev = await eventsOf(s, a.tenantId, thread);
+    expect(ev.filter((e) => e.type === 'researcher_started')).toHaveLength(6);
+    expect(mostAtOnce(ev)).toBe(2);
+    for (const e of ev.filter((x) => x.type === 'researcher_started')) expect(e.data.active).toBeLessThanOrEqual(2);
+    const perUnit = new Map<number, number[]>();
+    for (const e of ev.filter((x) => x.type === 'researcher_progress')) perUnit.set(e.data.unit, [...(perUnit.get(e.data.unit) ?? []), e.data.iteration]);
+    for (const its of perUnit.values()) expect(Math.max(...its)).toBeLessThanOrEqual(2);
+  });
+
+  it('asks a clarifying question when allowed, waits, lists the run as active, and continues once answered', async () => {
+    const started = await start(s, a, { query: 'fintech companies', allow_clarification: true, max_concurrent_research_units: 3, max_researcher_iterations: 1 });
+    const thread = started.json.thread_id as string;
+    const waiting = await readStream(s, 'GET', `/research/stream/${thread}`, auth(a), undefined, (f) => f.some((x) => x.data.event === 'clarification'));
+    const question = waiting.frames.find((f) => f.data.event === 'clarification')!;
+    expect(question.data).toMatchObject({ event: 'clarification', status: 'awaiting_clarification', question: expect.stringMatching(/what should it focus on/) });
+    const status = await eventually('the status to wait', async () => {
+      const r = await s.call('GET', `/research/status/${thread}`, auth(a));
+      return r.json.status === 'awaiting_clarification' ? (r.json as Json) : null;
+    });
+    expect(status).toMatchObject({ current_step: 'clarification', clarification_question: question.data.question, message: question.data.question });
+    const active = await s.call('GET', '/research/active', auth(a));
+    expect(active.json.workflows).toContainEqual(expect.objectContaining({ thread_id: thread, status: 'awaiting_clarification', query: 'fintech companies', serviceId: 'svc-research' }));
+    expect(active.json.count).toBe(active.json.workflows.length);
+    // Waiting is not running: nobody holds the claim, so the sweep leaves it alone.
+    const claim = await s.db.withTenant(a.tenantId, (sql) => sql.query<{ claimed_by: string | null }>(`SELECT claimed_by FROM agents.workflows WHERE thread_id = $1`, [thread]));
+    expect(claim.rows[0]!.claimed_by).toBeNull();
+
+    const answered = await s.call('POST', `/research/respond/${thread}`, auth(a), { response: 'in Berlin' });
+    expect(answered.status).toBe(200);
+    expect(answered.json).toEqual({ thread_id: thread, status: 'processing', message: 'clarification received; the research continues' });
+    const again = await s.call('POST', `/research/respond/${thread}`, auth(a), { response: 'twice' });
+    expect(again.status).toBe(422);
+    expect(again.json).toEqual({ status_code: 422, message: expect.stringMatching(/not waiting for an answer/), errors: [], data: null });
+    const rest = await readStream(s, 'GET', `/research/stream/${thread}`, { ...auth(a), 'last-event-id': question.id });
+    expect(rest.frames[0]!.data).toMatchObject({ type: 'clarification_answered', event: 'progress' });
+    const done = rest.frames[rest.frames.length - 1]!.data;
+    expect(done.event).toBe('complete');
+    expect(done.research_brief).toContain('fintech companies (in Berlin)');
+    expect(expectEveryClaimSupported(done.final_report, await storedSources(s, a.tenantId, thread))).toBeGreaterThan(0);
+  });
+
+  it('resumes a stream with Last-Event-ID (header or query): every frame once, equal to a full replay; at the end an empty stream', async () => {
+    const thread = (await start(s, a, { query: QUERY, max_researcher_iterations: 2 })).json.thread_id as string;
+    const first = await readStream(s, 'GET', `/research/stream/${thread}`, auth(a), undefined, (f) => f.length >= 3);
+    expect(first.ended).toBe(false);
+    expect(first.frames.map((f) => f.id)).toEqual(['1', '2', '3']);
+    const rest = await readStream(s, 'GET', `/research/stream/${thread}`, { ...auth(a), 'last-event-id': '3' });
+    expect(rest.ended).toBe(true);
+    const together: Frame[] = [...first.frames, ...rest.frames];
+    expect(together.map((f) => Number(f.id))).toEqual(together.map((_, i) => i + 1));
+    const replay = await readStream(s, 'GET', `/research/stream/${thread}`, auth(a));
+    expect(replay.frames).toEqual(together);
+    const byQuery = await readStream(s, 'GET', `/research/stream/${thread}?last_event_id=${together.length - 2}`, auth(a));
+    expect(byQuery.frames).toEqual(together.slice(-2));
+    const atEnd = await readStream(s, 'GET', `/research/stream/${thread}`, { ...auth(a), 'last-event-id': String(together.length) });
+    expect(atEnd).toMatchObject({ status: 200, ended: true, frames: [] });
+    const beyond = await s.call('GET', `/research/stream/${thread}`, { ...auth(a), 'last-event-id': String(together.length + 1) });
+    expect(beyond.status).toBe(422);
+    expect(beyond.json).toEqual({ status_code: 422, message: 'validation failed', errors: [{ field: 'header.Last-Event-ID', message: expect.stringMatching(/last event is \d+/), type: 'value_error' }], data: null });
+    const word = await s.call('GET', `/research/stream/${thread}?last_event_id=abc`, auth(a));
+    expect(word.json.errors).toEqual([{ field: 'query.last_event_id', message: expect.any(String), type: 'value_error' }]);
+  });
+
+  it('stops a running research within a second or two (its stream ends stopped), and one waiting for a clarification at once', async () => {
+    const thread = (await start(s, a, { query: QUERY, max_concurrent_research_units: 1, max_researcher_iterations: 10 })).json.thread_id as string;
+    await eventually('a researcher to start', async () => (await eventsOf(s, a.tenantId, thread)).some((e) => e.type === 'researcher_started'), 30_000, 20);
+    const asked = Date.now();
+    const stop = await s.call('DELETE', `/research/stop/${thread}`, auth(a));
+    expect(stop.json).toEqual({ success: true, thread_id: thread, status: 'stopping', message: expect.any(String) });
+    const ended = await untilEnded(s, a, thread);
+    expect(ended.status).toBe('stopped');
+    expect(Date.now() - asked).toBeLessThan(3_000);
+    const read = await readStream(s, 'GET', `/research/stream/${thread}`, auth(a));
+    expect(read.frames[read.frames.length - 1]!.data).toMatchObject({ event: 'stopped', status: 'stopped' });
+    expect((await s.call('DELETE', `/research/stop/${thread}`, auth(a))).json).toMatchObject({ status: 'stopped', message: expect.stringMatching(/already ended/) });
+
+    const waiting = (await start(s, a, { query: 'payment firms', allow_clarification: true })).json.thread_id as string;
+    await eventually('the question', async () => (await s.call('GET', `/research/status/${waiting}`, auth(a))).json.status === 'awaiting_clarification');
+    expect((await s.call('DELETE', `/research/stop/${waiting}`, auth(a))).json).toMatchObject({ success: true, status: 'stopped' });
+    expect((await s.call('GET', `/research/status/${waiting}`, auth(a))).json.status).toBe('stopped');
+  });
+
+  it("answers 404 for another tenant's research on every route, and lists none of it as active", async () => {
+    const thread = (await start(s, a, { query: 'payment firms', allow_clarification: true })).json.thread_id as string;
+    await eventually('the question', async () => (await s.call('GET', `/research/status/${thread}`, auth(a))).json.status === 'awaiting_clarification');
+    for (const [method, path, body] of [
+      ['GET', `/research/status/${thread}`, undefined],
+      ['GET', `/research/stream/${thread}`, undefined],
+      ['POST', `/research/respond/${thread}`, { response: 'x' }],
+      ['DELETE', `/research/stop/${thread}`, undefined],
+    ] as const) {
+      const r = await s.call(method, path, auth(b), body);
+      expect([path, r.status]).toEqual([path, 404]);
+      expect(r.json).toEqual({ status_code: 404, message: 'research not found', errors: [], data: null });
+    }
+    expect((await s.call('GET', '/research/active', auth(b))).json).toEqual({ success: true, workflows: [], count: 0 });
+    expect((await s.call('GET', `/research/status/${thread}`, auth(a))).json.status).toBe('awaiting_clarification');
+    expect((await s.call('GET', '/research/status/not-a-uuid', auth(a))).status).toBe(404);
+    await s.call('DELETE', `/research/stop/${thread}`, auth(a));
+  });
+
+  it('refuses bad input with spec 3 body (a), field by field, and starts nothing', async () => {
+    const before = await s.db.withTenant(a.tenantId, (sql) => sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM agents.workflows WHERE kind = 'deep_research'`));
+    const cases: Array<[Json, string, string]> = [
+      [{ serviceId: 's' }, 'body.query', 'missing'],
+      [{ query: QUERY }, 'body.serviceId', 'missing'],
+      [{ query: '   ', serviceId: 's' }, 'body.query', 'value_error'],
+      [{ query: 7, serviceId: 's' }, 'body.query', 'value_error'],
+      [{ query: QUERY, serviceId: 'has space' }, 'body.serviceId', 'value_error'],
+      [{ query: QUERY, serviceId: 's', max_concurrent_research_units: 0 }, 'body.max_concurrent_research_units', 'value_error'],
+      [{ query: QUERY, serviceId: 's', max_concurrent_research_units: 21 }, 'body.max_concurrent_research_units', 'value_error'],
+      [{ query: QUERY, serviceId: 's', max_concurrent_research_units: 2.5 }, 'body.max_concurrent_research_units', 'value_error'],
+      [{ query: QUERY, serviceId: 's', max_researcher_iterations: 11 }, 'body.max_researcher_iterations', 'value_error'],
+      [{ query: QUERY, serviceId: 's', allow_clarification: 'yes' }, 'body.allow_clarification', 'value_error'],
+      [{ query: 'x'.repeat(4001), serviceId: 's' }, 'body.query', 'value_error'],
+    ];
+    for (const [body, field, type] of cases) {
+      const r = await s.call('POST', '/research/start', auth(a), body);
+      expect([field, r.status]).toEqual([field, 422]);
+      expect(r.json).toEqual({ status_code: 422, message: 'validation failed', errors: [expect.objectContaining({ field, type, message: expect.any(String) })], data: null });
+    }
+    const after = await s.db.withTenant(a.tenantId, (sql) => sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM agents.workflows WHERE kind = 'deep_research'`));
+    expect(after.rows[0]!.n).toBe(before.rows[0]!.n);
+    const noAnswer = await s.call('POST', `/research/respond/${'0'.repeat(8)}-0000-0000-0000-${'0'.repeat(12)}`, auth(a), {});
+    expect(noAnswer.json).toEqual({ status_code: 422, message: 'validation failed', errors: [{ field: 'body.response', message: 'response is required', type: 'missing' }], data: null });
+    const long = await s.call('GET', `/research/status/${'a'.repeat(513)}`, auth(a));
+    expect(long.json).toEqual({ status_code: 422, message: 'validation failed', errors: [expect.objectContaining({ field: 'path.thread_id' })], data: null });
+    const notJson = await s.call('POST', '/research/start', { ...auth(a), 'content-type': 'text/plain' }, 'query');
+    expect(notJson.status).toBe(415);
+    expect(notJson.json).toMatchObject({ status_code: 415, errors: [], data: null });
+  });
+
+  it('lets a read-only key read research but not start or stop it', async () => {
+    const reader = await s.key(a.tenantId, { scopes: { access: 'read' } });
+    const h = { authorization: `Bearer ${reader}` };
+    expect((await s.call('GET', '/research/active', h)).status).toBe(200);
+    const refused = await s.call('POST', '/research/start', h, { query: QUERY, serviceId: 's' });
+    expect(refused.status).toBe(403);
+    expect((await s.call('DELETE', `/research/stop/${'0'.repeat(8)}-0000-0000-0000-${'0'.repeat(12)}`, h)).status).toBe(403);
+    expect((await s.call('GET', '/research/active', {})).status).toBe(401);
+  });
+});
+
+describe('deep research budgets, a configured model, and a killed worker', () => {
+  let served: ServedAgentsWorld;
+  const world = generateAgentsWorld(1);
+  const children: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    served = await serveAgentsWorld(world);
+  });
+  afterAll(async () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await served?.close();
+  });
+
+  it('ends cleanly when the fetch budget is spent, with a report marked partial that still cites only what it read', async () => {
+    const s = await startAgentsStack({
+      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup } },
+      worker: { searxngUrl: served.search.url, settings: { budgets: { fetches: 8, wallMs: 120_000, modelTokens: 50_000 } } },
+    });
+    try {
+      const t = await s.tenant();
+      const thread = (await start(s, t, { query: QUERY })).json.thread_id as string;
+      const done = await untilEnded(s, t, thread);
+      expect(done).toMatchObject({ status: 'completed', partial: true, message: expect.stringMatching(/^partial report: budget spent: fetches \(\d+ of 8\)$/) });
+      expect(done.final_report).toMatch(/^# Research report: [^\n]+\n\n> \*\*Partial report\*\*: budget spent: fetches \(\d+ of 8\)/);
+      expect(hasSections(done.final_report, REPORT_SECTIONS)).toBe(true);
+      const sources = await storedSources(s, t.tenantId, thread);
+      expect(sources.length).toBeLessThan(8);
+      expectEveryClaimSupported(done.final_report, sources);
+      const types = (await eventsOf(s, t.tenantId, thread)).map((e) => e.type);
+      expect(types).toContain('budget_spent');
+      expect(types[types.length - 1]).toBe('completed');
+      const frames = await readStream(s, 'GET', `/research/stream/${thread}`, auth(t));
+      expect(frames.frames[frames.frames.length - 1]!.data).toMatchObject({ event: 'complete', partial: true });
+      expect(await s.metrics.metrics()).toMatch(/lore_agents_workflows_total\{kind="deep_research",status="budget"[^}]*\} 1/);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('ends when the wall time is spent, the report marked partial', async () => {
+    const s = await startAgentsStack({
+      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup } },
+      worker: { searxngUrl: served.search.url, settings: { budgets: { fetches: 500, wallMs: 1, modelTokens: 50_000 } } },
+    });
+    try {
+      const t = await s.tenant();
+      const thread = (await start(s, t, { query: QUERY })).json.thread_id as string;
+      const done = await untilEnded(s, t, thread);
+      expect(done).toMatchObject({ status: 'completed', partial: true, message: expect.stringMatching(/budget spent: wall time/) });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('with a configured model: its question, its brief, and its report with the invented claim removed by the checker', async () => {
+    const model = await new LoopbackModel().start();
+    let invented = '';
+    model.reply = (body: LoopbackChatBody) => {
+      const schema = body.response_format?.json_schema?.name;
+      if (schema === 'clarification') return { content: JSON.stringify({ need_clarification: true, question: 'Which city should the research cover?' }) };
+      if (schema === 'research_brief') {
+        const brief = ['# Brief', '## Research question', 'Fintech in Berlin.', '## Objectives', '- Name them.', '## Research areas', '1. Companies', '## Methodology', 'Web search.', '## Expected deliverables', '- A report.'].join('\n');
+        return { content: JSON.stringify({ research_brief: brief, areas: [{ question: 'Which fintech companies are in Berlin?', query: 'fintech Berlin' }, { question: 'When were they founded?', query: 'fintech Berlin founded' }] }) };
+      }
+      // The report: one note restated faithfully, one claim no page states, one claim citing a source never read.
+      const user = body.messages?.find((m) => m.role === 'user')?.content ?? '';
+      const note = /^\[(\d+)\] (.+?)\.?$/m.exec(user)!;
+      invented = `${note[2]!.split(' ')[0]} was acquired by Globex Holdings for 900 million dollars in 2021 [${note[1]}].`;
+      return {
+        content: [
+          '# Fintech in Berlin',
+          '## Executive summary',
+          `${note[2]} [${note[1]}]. ${invented}`,
+          '## Key findings',
+          `- ${note[2]} [${note[1]}].`,
+          '- Berlin banks lend to every startup in the city [99].',
+          '## Detailed analysis',
+          `${note[2]} [${note[1]}].`,
+          '## Conclusions',
+          `${note[2]} [${note[1]}].`,
+          '## Sources',
+        ].join('\n'),
+      };
+    };
+    const s = await startAgentsStack({
+      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup }, languageModel: new OpenAiLanguageModel({ baseUrl: model.url, model: 'loopback', timeoutMs: 5_000, retries: 0 }) },
+      worker: { searxngUrl: served.search.url },
+    });
+    try {
+      const t = await s.tenant();
+      const thread = (await start(s, t, { query: 'fintech companies', allow_clarification: true, max_researcher_iterations: 1 })).json.thread_id as string;
+      const waiting = await eventually('the question', async () => {
+        const r = await s.call('GET', `/research/status/${thread}`, auth(t));
+        return r.json.status === 'awaiting_clarification' ? (r.json as Json) : null;
+      });
+      expect(waiting.clarification_question).toBe('Which city should the research cover?');
+      await s.call('POST', `/research/respond/${thread}`, auth(t), { query: 'Berlin' });
+      const done = await untilEnded(s, t, thread);
+      expect(done.status).toBe('completed');
+      expect(done.research_brief).toMatch(/^# Brief\n## Research question\nFintech in Berlin\./);
+      expect(done.final_report).toMatch(/^# Fintech in Berlin\n## Executive summary\n/);
+      expect(invented).not.toBe('');
+      expect(done.final_report).not.toContain('Globex');
+      expect(done.final_report).not.toContain('[99]');
+      expect(done.final_report).not.toContain('Berlin banks');
+      expectEveryClaimSupported(done.final_report, await storedSources(s, t.tenantId, thread));
+      const ev = await eventsOf(s, t.tenantId, thread);
+      expect(ev.find((e) => e.type === 'completed')!.data.removed_claims).toBe(2);
+      expect(ev.filter((e) => e.type === 'researcher_started')).toHaveLength(2);
+      expect(model.bodies.map((x) => x.response_format?.json_schema?.name ?? 'report')).toEqual(['clarification', 'research_brief', 'report']);
+    } finally {
+      await s.close();
+      await model.stop();
+    }
+  });
+
+  it('resumes a research whose worker was killed mid-run: each iteration once, one brief, one report', async () => {
+    const s = await startAgentsStack({
+      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup } },
+      worker: { start: false, searxngUrl: served.search.url, settings: { heartbeatMs: 200, leaseMs: 2_000 }, sweepIntervalMs: 300 },
+    });
+    try {
+      const t = await s.tenant();
+      const thread = (await start(s, t, { query: QUERY, max_concurrent_research_units: 1, max_researcher_iterations: 10 })).json.thread_id as string;
+      const logs: string[] = [];
+      const child = spawn(process.execPath, ['--conditions=lore-src', '--import', 'tsx', join(ROOT, 'services/agents/src/worker-main.ts')], {
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '',
+          LORE_LOG_LEVEL: 'info',
+          LORE_DATABASE_URL: s.database.url,
+          LORE_IDENTITY_SECRET: IDENTITY_SECRET,
+          LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
+          LORE_KAFKA_BROKERS: requireEnv('LORE_TEST_KAFKA_BROKERS'),
+          LORE_KAFKA_PREFIX: s.kafkaPrefix,
+          LORE_AGENTS_CONSUMER_GROUP: `agents-worker-research-killed-${uniqueSuffix()}`,
+          LORE_AGENTS_WORKER_PORT: '0',
+          LORE_AGENTS_HOST: '127.0.0.1',
+          LORE_AGENTS_RELAY: 'true',
+          LORE_AGENTS_WORKFLOW_HEARTBEAT_MS: '200',
+          LORE_AGENTS_WORKFLOW_LEASE_MS: '2000',
+          LORE_AGENTS_SEARXNG_URL: served.search.url,
+          LORE_AGENTS_ALLOW_LOOPBACK: 'true',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      children.push(child);
+      child.stdout?.on('data', (d: Buffer) => logs.push(d.toString()));
+      child.stderr?.on('data', (d: Buffer) => logs.push(d.toString()));
+      await eventually('the child to research a few iterations', async () => {
+        if (child.exitCode !== null) throw new Error(`worker exited: ${logs.join('')}`);
+        return (await eventsOf(s, t.tenantId, thread)).filter((e) => e.type === 'researcher_progress').length >= 3;
+      }, 90_000, 20);
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('exit', r));
+      const mid = await s.call('GET', `/research/status/${thread}`, auth(t));
+      expect(mid.json).toMatchObject({ status: 'processing', current_step: 'research' });
+
+      await s.worker!.start();
+      const done = await untilEnded(s, t, thread);
+      expect(done.status).toBe('completed');
+      const ev = await eventsOf(s, t.tenantId, thread);
+      expect(ev.filter((e) => e.type === 'brief')).toHaveLength(1);
+      expect(ev.filter((e) => e.type === 'completed')).toHaveLength(1);
+      const iterations = ev.filter((e) => e.type === 'researcher_progress').map((e) => `${e.data.unit}:${e.data.iteration}`);
+      expect(new Set(iterations).size).toBe(iterations.length);
+      const sources = await storedSources(s, t.tenantId, thread);
+      expect(new Set(sources.map((x) => x.url)).size).toBe(sources.length);
+      expect(sources.map((x) => x.n)).toEqual(sources.map((_, i) => i + 1));
+      expectEveryClaimSupported(done.final_report, sources);
+      expect(await s.metrics.metrics()).toMatch(/lore_agents_workflows_resumed_total\{[^}]*\} [1-9]/);
+    } finally {
+      await s.close();
+    }
+  });
+});
