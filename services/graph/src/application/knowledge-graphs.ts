@@ -1,7 +1,7 @@
 import { TOPICS, type GraphJobMessage } from '@lore/contracts';
 import { AppError, claimEvent, detailError, enqueueOutbox, type Sql } from '@lore/runtime';
 import { extractEntities } from '../domain/entities';
-import { columnRoles, planDocument, planRecord, type Plan, type PlannedEdge } from '../domain/knowledge-graph';
+import { columnRoles, documentSourceId, planDocument, planRecord, type Plan, type PlannedEdge } from '../domain/knowledge-graph';
 import { readTable } from '../domain/tabular';
 import {
   closeEdgesOfDeletedDocuments,
@@ -295,7 +295,7 @@ interface JobPlans {
   rows: number;
   sourceKind: SourceKind;
   plans: Array<{ plan: Plan; sources: string[] }>;
-  /** A full connector ingest also closes the edges of documents deleted since. */
+  /** A connector ingest also closes the edges of documents deleted since. */
   closeDeletedDocuments: boolean;
 }
 
@@ -375,12 +375,13 @@ async function planConnectors(deps: MemoryDeps, tenantId: string, job: GraphJobR
   });
   const plans = docs.map((d) => ({
     plan: planDocument(
-      { doc_id: d.doc_id, title: d.title, link: d.link, source_type: d.source_type, external_id: d.external_id, entities: extractEntities(d.content, GRAPH_LIMITS.maxEntitiesPerDocument) },
+      { doc_id: d.doc_id, memory_id: d.memory_id, cc_pair_id: Number(d.cc_pair_id), title: d.title, link: d.link, source_type: d.source_type, external_id: d.external_id, entities: extractEntities(d.content, GRAPH_LIMITS.maxEntitiesPerDocument) },
       GRAPH_LIMITS.maxEntitiesPerDocument,
     ),
-    sources: [d.doc_id],
+    sources: [documentSourceId({ ...d, cc_pair_id: Number(d.cc_pair_id) })],
   }));
-  return { unit: 'documents', rows: docs.length, sourceKind: 'document', plans, closeDeletedDocuments: !incremental };
+  // Both modes close what deleted documents said (a changed document is a new copy of the same source).
+  return { unit: 'documents', rows: docs.length, sourceKind: 'document', plans, closeDeletedDocuments: true };
 }
 
 /** Writes the plans in batches: nodes resolved, then each batch's sources' edges closed and opened. */

@@ -198,6 +198,8 @@ export function planRecord(columns: ReadonlyArray<{ id: string; header: string }
 /** A connector document, as the graph reads it. */
 export interface GraphDocument {
   doc_id: string;
+  memory_id: string;
+  cc_pair_id: number;
   title: string;
   link: string | null;
   source_type: string | null;
@@ -208,14 +210,27 @@ export interface GraphDocument {
 const KIND_LABEL: Record<string, GraphNodeLabel> = { organization: 'Company', person: 'Person', place: 'Location' };
 
 /**
+ * The source a connector document's facts are recorded under: the connector's document (memory, pair, source id),
+ * not the memory's copy of it, so a changed document (a new copy) is the same source and only what changed in it
+ * closes or opens.
+ */
+export const documentSourceId = (doc: Pick<GraphDocument, 'memory_id' | 'cc_pair_id' | 'external_id' | 'doc_id'>): string =>
+  `${doc.memory_id}/${doc.cc_pair_id}/${doc.external_id ?? doc.doc_id}`;
+
+/**
  * A connector document's node and what it MENTIONS: the people, organisations and places memory ingest's extraction
  * finds in its text (concepts are not node types). Every fact's source is the document.
  */
 export function planDocument(doc: GraphDocument, maxEntities: number): Plan {
-  const source: FactSource = { kind: 'document', id: doc.doc_id, ref: { external_id: doc.external_id, link: doc.link, source_type: doc.source_type } };
+  const sourceId = documentSourceId(doc);
+  const source: FactSource = {
+    kind: 'document',
+    id: sourceId,
+    ref: { memory_id: doc.memory_id, cc_pair_id: doc.cc_pair_id, external_id: doc.external_id, doc_id: doc.doc_id, link: doc.link, source_type: doc.source_type },
+  };
   const docNode: PlannedNode = {
     label: 'Document',
-    key: `doc:${doc.doc_id}`,
+    key: `doc:${sourceId}`,
     name: doc.title || doc.external_id || doc.doc_id,
     properties: { name: doc.title, link: doc.link ?? '', source_type: doc.source_type ?? '', external_id: doc.external_id ?? '', doc_id: doc.doc_id },
     source,

@@ -433,6 +433,8 @@ export async function listEdges(
 /** A connector document as a graph job reads it. */
 export interface GraphSourceDocument {
   doc_id: string;
+  memory_id: string;
+  cc_pair_id: number;
   title: string;
   content: string;
   link: string | null;
@@ -451,7 +453,7 @@ export async function connectorDocumentsForGraph(
   options: { sourceTypes: readonly string[] | null; admin: boolean; changedSince: string | null; limit: number; maxChars: number },
 ): Promise<GraphSourceDocument[]> {
   const r = await sql.query<GraphSourceDocument>(
-    `SELECT doc_id, title, left(content, $6) AS content, link, source_type, external_id FROM graph.documents
+    `SELECT doc_id, memory_id, cc_pair_id, title, left(content, $6) AS content, link, source_type, external_id FROM graph.documents
       WHERE tenant_id = $1 AND cc_pair_id IS NOT NULL
         AND ($2::text[] IS NULL OR source_type = ANY($2::text[]))
         AND ($3::boolean OR access_public)
@@ -462,12 +464,17 @@ export async function connectorDocumentsForGraph(
   return r.rows;
 }
 
-/** Closes the open edges whose source document no longer exists (a connector deleted it). */
+/**
+ * Closes the open edges whose source document no longer exists (a connector deleted it): a document source is the
+ * connector's document (`source_ref` memory_id, cc_pair_id, external_id), whichever copy of it the memory holds.
+ */
 export async function closeEdgesOfDeletedDocuments(sql: Sql, tenantId: string, graphId: string): Promise<number> {
   const r = await sql.query(
     `UPDATE graph.kg_edges e SET valid_to = greatest(now(), e.valid_from)
       WHERE e.tenant_id = $1 AND e.graph_id = $2 AND e.source_kind = 'document' AND e.valid_to IS NULL
-        AND NOT EXISTS (SELECT 1 FROM graph.documents d WHERE d.tenant_id = $1 AND d.doc_id = e.source_id)`,
+        AND NOT EXISTS (SELECT 1 FROM graph.documents d
+                         WHERE d.tenant_id = $1 AND d.memory_id = e.source_ref->>'memory_id'
+                           AND d.cc_pair_id = (e.source_ref->>'cc_pair_id')::integer AND d.external_id = e.source_ref->>'external_id')`,
     [tenantId, graphId],
   );
   return r.rowCount;

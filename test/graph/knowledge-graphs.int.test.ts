@@ -1,0 +1,385 @@
+import { TOPICS, type GraphJobMessage } from '@lore/contracts';
+import type { Identity } from '@lore/runtime';
+import { eventually, startHarness, type Harness } from '../memory/support';
+import { uniqueSuffix } from '../support/infra';
+
+jest.setTimeout(300_000);
+
+/**
+ * Spec 2's knowledge-graph routes through a real gateway (API keys, `Authorization: Bearer`) in front of the graph,
+ * with the worker applying jobs from Kafka (`lore.graph.jobs`) on PostgreSQL: graphs, uploads, connector ingest,
+ * generate, job status, the bi-temporal edges, redelivery and tenant isolation.
+ */
+describe('knowledge graphs (cluster mode, through the gateway)', () => {
+  let h: Harness;
+  const run = uniqueSuffix();
+  const tenant = `t_kg_${run}`;
+  const other = `t_kg_other_${run}`;
+  const memory = `mem_kg_${run}`;
+  const otherMemory = `mem_kg_other_${run}`;
+
+  beforeAll(async () => {
+    h = await startHarness({ backend: 'postgres', via: 'gateway' });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  const who = (t = tenant, m = t === tenant ? memory : otherMemory): Identity => h.identity(t, m);
+  const readOnly = (): Identity => h.identity(tenant, memory, { scopes: { access: 'read' } } as Partial<Identity>);
+  const call = (method: string, path: string, body?: unknown, as: Identity = who()) => h.call(method, path, as, body);
+
+  /** A request with `Authorization: Bearer <API_KEY>`, as spec 2 writes it. */
+  async function bearer(method: string, path: string, body?: unknown, as: Identity = who()) {
+    const target = await h.authorize(as, path);
+    const headers: Record<string, string> = { authorization: `Bearer ${target.headers['x-api-key']}` };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(target.url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  }
+
+  async function upload(listId: string | null, file: { name: string; bytes: Buffer | string } | null, as: Identity = who()) {
+    const target = await h.authorize(as, '/memory/upload');
+    const form = new FormData();
+    if (listId !== null) form.append('list_id', listId);
+    if (file) form.append('file', new Blob([file.bytes]), file.name);
+    const res = await fetch(target.url, { method: 'POST', headers: target.headers, body: form });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  }
+
+  async function createGraph(name: string, as: Identity = who()) {
+    const r = await call('POST', '/memory/departments/create', { name, description: `${name} graph`, source_type: 'department' }, as);
+    expect(r.status).toBe(200);
+    return r.body as { graph_id: string; list_id: string; tenant_id: string };
+  }
+
+  /** Waits for a job to end; returns its view. */
+  const settled = (jobId: string, as: Identity = who()) =>
+    eventually(async () => {
+      const r = await call('GET', `/memory/jobs/${jobId}`, undefined, as);
+      return r.status === 200 && (r.body.status === 'completed' || r.body.status === 'failed') ? r.body : undefined;
+    }, 90_000, `job ${jobId}`);
+
+  const rows = <T>(t: string, text: string, params: unknown[]) => h.db.withTenant(t, async (sql) => (await sql.query<T>(text, params)).rows);
+  const nodesOf = (graphId: string) =>
+    rows<{ node_id: string; label: string; name: string; resolution_key: string; properties: Record<string, unknown> }>(
+      tenant,
+      `SELECT node_id::text, label, name, resolution_key, properties FROM graph.kg_nodes WHERE tenant_id = $1 AND graph_id = $2 ORDER BY node_id`,
+      [tenant, graphId],
+    );
+  const edgesOf = (graphId: string) =>
+    rows<{ from_name: string; label: string; to_name: string; open: boolean; source_kind: string; source_id: string; valid_from: Date; valid_to: Date | null; recorded_at: Date }>(
+      tenant,
+      `SELECT f.name AS from_name, e.label, t.name AS to_name, e.valid_to IS NULL AS open, e.source_kind, e.source_id, e.valid_from, e.valid_to, e.recorded_at
+         FROM graph.kg_edges e JOIN graph.kg_nodes f ON f.tenant_id = e.tenant_id AND f.graph_id = e.graph_id AND f.node_id = e.from_node
+         JOIN graph.kg_nodes t ON t.tenant_id = e.tenant_id AND t.graph_id = e.graph_id AND t.node_id = e.to_node
+        WHERE e.tenant_id = $1 AND e.graph_id = $2 ORDER BY e.edge_id`,
+      [tenant, graphId],
+    );
+  const facts = (edges: Array<{ from_name: string; label: string; to_name: string }>) => edges.map((e) => `${e.from_name} -${e.label}-> ${e.to_name}`).sort();
+
+  it('creates, lists and reads graphs: empty with no nodes or edges, tenant_id and list_id in the answer', async () => {
+    const created = await createGraph('Sales');
+    expect(created).toMatchObject({ name: 'Sales', description: 'Sales graph', source_type: 'department', status: 'empty', node_count: 0, edge_count: 0, tenant_id: tenant, message: null });
+    expect(created.list_id).toBe(created.graph_id);
+    const got = await bearer('GET', `/memory/departments/${created.graph_id}`);
+    expect(got.status).toBe(200);
+    expect(got.body).toEqual({ ...created, tenant_id: undefined, list_id: undefined, ...got.body });
+    expect(Object.keys(got.body).sort()).toEqual(['created_at', 'description', 'edge_count', 'graph_id', 'message', 'name', 'node_count', 'source_type', 'status', 'updated_at']);
+    const list = await bearer('GET', '/memory/departments');
+    expect(list.status).toBe(200);
+    expect(list.body.departments.map((d: { graph_id: string }) => d.graph_id)).toContain(created.graph_id);
+    // Only the name is required; defaults fill the rest.
+    const bare = await bearer('POST', '/memory/departments/create', { name: 'Bare' });
+    expect(bare.status).toBe(200);
+    expect(bare.body).toMatchObject({ description: '', source_type: 'department', status: 'empty' });
+  });
+
+  it('answers spec 2\'s 422 detail for invalid bodies, 404 for unknown graphs and jobs, 403 to a read-only key', async () => {
+    const missing = await call('POST', '/memory/departments/create', { description: 'no name' });
+    expect(missing.status).toBe(422);
+    expect(missing.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'name'], type: expect.any(String), msg: expect.any(String) })]);
+    const noSources = await call('POST', '/memory/ingest/connectors', { list_id: 'x', mode: 'full' });
+    expect(noSources.status).toBe(422);
+    expect(noSources.body.detail.map((d: { loc: string[] }) => d.loc.join('.'))).toEqual(['body.source_types']);
+    const badMode = await call('POST', '/memory/ingest/connectors', { list_id: 'x', source_types: null, mode: 'sometimes' });
+    expect(badMode.status).toBe(422);
+    const badGenerate = await call('POST', '/memory/generate', { listId: 'x', records: 'none' });
+    expect(badGenerate.status).toBe(422);
+    expect(badGenerate.body.detail.map((d: { loc: string[] }) => d.loc.join('.')).sort()).toEqual(['body.columns', 'body.records']);
+    expect((await call('GET', '/memory/departments/g_unknown')).status).toBe(404);
+    expect((await call('GET', '/memory/jobs/gj_unknown')).status).toBe(404);
+    expect((await call('POST', '/memory/ingest/connectors', { list_id: 'g_unknown', source_types: null })).status).toBe(404);
+    const ro = readOnly();
+    expect((await call('GET', '/memory/departments', undefined, ro)).status).toBe(200);
+    expect((await call('POST', '/memory/departments/create', { name: 'nope' }, ro)).status).toBe(403);
+    expect((await upload('g_x', { name: 'a.csv', bytes: 'a\n1\n' }, ro)).status).toBe(403);
+    // No credential at all: the gateway refuses.
+    const anonymous = await fetch(`${h.url}/memory/departments`);
+    expect(anonymous.status).toBe(401);
+  });
+
+  it('builds a graph from an uploaded CSV: typed nodes, one company per domain, one person per profile, provenance by row', async () => {
+    const g = await createGraph('People upload');
+    const csv = [
+      'Name,Title,Company,Website,LinkedIn,Location,Score',
+      'Ada Lovelace,CTO,Initech,https://www.initech.example,https://www.linkedin.com/in/ada-lovelace/,Berlin,9',
+      'Grace Hopper,VP Engineering,Initech Inc,initech.example,linkedin.com/in/grace-hopper,Paris,8',
+      '"Lovelace, Ada",CTO,Initech,initech.example,https://linkedin.com/in/ada-lovelace,Berlin,7',
+    ].join('\n');
+    const accepted = await upload(g.graph_id, { name: 'people.csv', bytes: csv });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body).toEqual({ jobId: expect.stringMatching(/^gj_/), status: 'queued', message: expect.any(String) });
+    expect((await call('GET', `/memory/departments/${g.graph_id}`)).body.status).toMatch(/^(building|ready)$/);
+    const job = await settled(accepted.body.jobId);
+    expect(job).toMatchObject({ status: 'completed', kind: 'upload', graph_id: g.graph_id, list_id: g.graph_id });
+    const graph = (await call('GET', `/memory/departments/${g.graph_id}`)).body;
+    expect(graph.status).toBe('ready');
+    const nodes = await nodesOf(g.graph_id);
+    const byLabel = (label: string) => nodes.filter((n) => n.label === label);
+    // One company for the domain however its name is written; one person per profile URL however it is written.
+    expect(byLabel('Company')).toHaveLength(1);
+    expect(byLabel('Company')[0]!.resolution_key).toBe('domain:initech.example');
+    expect(byLabel('Person').map((p) => p.properties.linkedin_url).sort()).toEqual(['https://linkedin.com/in/ada-lovelace', 'linkedin.com/in/grace-hopper']);
+    for (const p of byLabel('Person')) expect(Object.keys(p.properties)).toEqual(expect.arrayContaining(['name', 'linkedin_url']));
+    expect(byLabel('Location').map((l) => l.name).sort()).toEqual(['Berlin', 'Paris']);
+    expect(byLabel('ScanReport')).toHaveLength(3);
+    expect(byLabel('Position').length).toBeGreaterThanOrEqual(2);
+    expect(graph.node_count).toBe(nodes.length);
+    const edges = await edgesOf(g.graph_id);
+    expect(graph.edge_count).toBe(edges.filter((e) => e.open).length);
+    expect(facts(edges)).toEqual(expect.arrayContaining(['Ada Lovelace -WORKS_AT-> Initech', 'Grace Hopper -LOCATED_IN-> Paris', 'Ada Lovelace -HOLDS_POSITION-> CTO']));
+    for (const e of edges) {
+      expect(e.source_kind).toBe('row');
+      expect(e.source_id).toMatch(/^people\.csv#[234]$/);
+      expect(e.valid_to).toBeNull();
+      expect(e.recorded_at).toBeInstanceOf(Date);
+    }
+    expect(job.stats).toMatchObject({ rows: 3, node_count: nodes.length, edge_count: edges.length });
+  });
+
+  it('refuses an empty file, a missing list_id or file, an unknown graph and a huge file at once; fails a malformed or too-long table with the graph unchanged', async () => {
+    const g = await createGraph('Guarded');
+    const first = await upload(g.graph_id, { name: 'ok.csv', bytes: 'Company,Domain\nAcme,acme.example\n' });
+    expect((await settled(first.body.jobId)).status).toBe('completed');
+    const before = (await call('GET', `/memory/departments/${g.graph_id}`)).body;
+    const edgesBefore = await edgesOf(g.graph_id);
+    expect(before).toMatchObject({ status: 'ready', node_count: 2, edge_count: 1 });
+
+    const empty = await upload(g.graph_id, { name: 'empty.csv', bytes: '' });
+    expect(empty.status).toBe(422);
+    expect(empty.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'file'], msg: 'the file is empty' })]);
+    const noList = await upload(null, { name: 'a.csv', bytes: 'a\n1\n' });
+    expect(noList.status).toBe(422);
+    expect(noList.body.detail.map((d: { loc: string[] }) => d.loc.join('.'))).toEqual(['body.list_id']);
+    const noFile = await upload(g.graph_id, null);
+    expect(noFile.status).toBe(422);
+    expect(noFile.body.detail.map((d: { loc: string[] }) => d.loc.join('.'))).toEqual(['body.file']);
+    expect((await upload('g_nowhere', { name: 'a.csv', bytes: 'a\n1\n' })).status).toBe(404);
+    const huge = await upload(g.graph_id, { name: 'huge.csv', bytes: Buffer.alloc(10 * 1024 * 1024 + 1, 'a') });
+    expect(huge.status).toBe(413);
+    expect(huge.body.detail).toMatch(/limited to 10485760 bytes/);
+
+    const cases: Array<[string, string, RegExp]> = [
+      ['broken.csv', 'Company,Domain\n"Acme,acme.example\nBeta,beta.example\n', /quoted field is never closed/],
+      ['ragged.csv', 'Company,Domain\nAcme,acme.example,extra\n', /different number of fields/],
+      ['header-only.csv', 'Company,Domain\n', /header and no rows/],
+      ['blank.csv', '\n\n  \n', /the file is empty/],
+      ['rows.csv', `Company\n${Array.from({ length: 100_001 }, (_, i) => `C${i}`).join('\n')}\n`, /more than 100000 rows/],
+    ];
+    for (const [name, bytes, reason] of cases) {
+      const accepted = await upload(g.graph_id, { name, bytes });
+      expect({ name, status: accepted.status }).toEqual({ name, status: 200 });
+      const job = await settled(accepted.body.jobId);
+      expect({ name, status: job.status }).toEqual({ name, status: 'failed' });
+      expect(job.message).toMatch(reason);
+      const graph = (await call('GET', `/memory/departments/${g.graph_id}`)).body;
+      expect(graph).toMatchObject({ status: 'error', node_count: 2, edge_count: 1 });
+      expect(graph.message).toMatch(reason);
+      expect(await edgesOf(g.graph_id)).toEqual(edgesBefore);
+    }
+    // The next good job makes the graph ready again.
+    const again = await upload(g.graph_id, { name: 'ok.csv', bytes: 'Company,Domain\nAcme,acme.example\n' });
+    expect((await settled(again.body.jobId)).status).toBe('completed');
+    expect((await call('GET', `/memory/departments/${g.graph_id}`)).body).toMatchObject({ status: 'ready', message: null, node_count: 2, edge_count: 1 });
+  });
+
+  it('applies a redelivered job message once', async () => {
+    const g = await createGraph('Redelivery');
+    const accepted = await upload(g.graph_id, { name: 'r.csv', bytes: 'Name,Company,Domain\nAda Lovelace,Initech,initech.example\n' });
+    const job = await settled(accepted.body.jobId);
+    const nodes = await nodesOf(g.graph_id);
+    const edges = await edgesOf(g.graph_id);
+    // The same message again, with its event id, and a new message of the same finished job.
+    const sent = (await h.db.query<{ event_id: string; value: GraphJobMessage }>(`SELECT event_id, value FROM runtime.outbox WHERE topic = $1 AND value->>'job_id' = $2`, [TOPICS.graphJobs, job.jobId])).rows;
+    expect(sent).toHaveLength(1);
+    const message = sent[0]!;
+    await h.bus.publish(TOPICS.graphJobs, [{ key: g.graph_id, value: JSON.stringify(message.value), headers: { 'event-id': message.event_id } }]);
+    await h.bus.publish(TOPICS.graphJobs, [{ key: g.graph_id, value: JSON.stringify({ ...message.value, event_id: 'gjm_again' }), headers: { 'event-id': 'gjm_again' } }]);
+    await eventually(async () => (h.logs.text().split('\n').filter((l) => l.includes('graph job handled') && l.includes(job.jobId) && l.includes('duplicate')).length >= 2 ? true : undefined), 60_000, 'redeliveries handled');
+    expect(await nodesOf(g.graph_id)).toEqual(nodes);
+    expect(await edgesOf(g.graph_id)).toEqual(edges);
+  });
+
+  describe('connector ingest', () => {
+    const PUSH = '/internal/v1/connector-documents';
+    const adminOf = (t: string, m: string) => h.identity(t, m, { role: 'tenant_admin' });
+    const doc = (id: string, text: string, sourceType: string) => ({
+      id,
+      title: `Doc ${id}`,
+      text,
+      link: `https://intranet.example.test/${id}`,
+      source_type: sourceType,
+      updated_at: null,
+      primary_owners: null,
+      secondary_owners: null,
+      metadata: {},
+      content_hash: `${id}:${text.length}:${text.slice(0, 20)}`,
+    });
+    const push = async (t: string, m: string, ccPairId: number, documents: unknown[]) => {
+      const r = await h.callGraph('POST', PUSH, adminOf(t, m), { cc_pair_id: ccPairId, access: { public: true, groups: [] }, documents });
+      expect(r.status).toBe(200);
+    };
+
+    beforeAll(async () => {
+      await push(tenant, memory, 41, [doc('wiki/ada', 'Dr. Ada Lovelace leads research at Initech Corp. The team meets in Berlin every spring.', 'web')]);
+      await push(tenant, memory, 42, [doc('drive/grace', 'Dr. Grace Hopper advises Umbrella Corp. She lives in Paris.', 'google_drive')]);
+      // Another tenant's connector documents never reach this tenant's graphs.
+      await push(other, otherMemory, 43, [doc('wiki/eve', 'Dr. Eve Secret works at Hidden Corp in Oslo.', 'web')]);
+    });
+
+    it('reads every source with source_types null and only the listed ones otherwise; graph_name creates the graph', async () => {
+      const listId = `kg-conn-all-${run}`;
+      const all = await call('POST', '/memory/ingest/connectors', { list_id: listId, source_types: null, graph_name: 'All sources' });
+      expect(all.status).toBe(200);
+      expect(all.body).toMatchObject({ status: 'queued', jobId: expect.any(String) });
+      expect((await settled(all.body.jobId)).status).toBe('completed');
+      const created = (await call('GET', `/memory/departments/${listId}`)).body;
+      expect(created).toMatchObject({ graph_id: listId, name: 'All sources', source_type: 'connectors', status: 'ready' });
+      const allNodes = (await nodesOf(listId)).map((n) => `${n.label}:${n.name}`);
+      expect(allNodes).toEqual(expect.arrayContaining(['Person:Ada Lovelace', 'Company:Initech Corp', 'Location:Berlin', 'Person:Grace Hopper', 'Company:Umbrella Corp', 'Location:Paris']));
+      expect(allNodes.join(' ')).not.toMatch(/Eve Secret|Hidden Corp|Oslo/);
+      expect(allNodes.filter((n) => n.startsWith('Document:'))).toHaveLength(2);
+
+      const webId = `kg-conn-web-${run}`;
+      const web = await call('POST', '/memory/ingest/connectors', { list_id: webId, source_types: ['web'], mode: 'full', graph_name: 'Web only' });
+      expect((await settled(web.body.jobId)).status).toBe('completed');
+      const webNodes = (await nodesOf(webId)).map((n) => `${n.label}:${n.name}`);
+      expect(webNodes).toEqual(expect.arrayContaining(['Person:Ada Lovelace', 'Company:Initech Corp']));
+      expect(webNodes.join(' ')).not.toMatch(/Grace Hopper|Umbrella/);
+      const edges = await edgesOf(webId);
+      expect(edges.every((e) => e.source_kind === 'document' && e.source_id === `${memory}/41/wiki/ada`)).toBe(true);
+
+      const none = await call('POST', '/memory/ingest/connectors', { list_id: webId, source_types: ['confluence'] });
+      const noneJob = await settled(none.body.jobId);
+      expect(noneJob).toMatchObject({ status: 'completed', stats: expect.objectContaining({ rows: 0 }) });
+      expect((await edgesOf(webId)).filter((e) => e.open)).toHaveLength(edges.length);
+    });
+
+    it('closes the edges a changed document no longer says and opens the new ones on an incremental ingest; a deleted document closes its edges', async () => {
+      const listId = `kg-conn-inc-${run}`;
+      const full = await call('POST', '/memory/ingest/connectors', { list_id: listId, source_types: ['web'], mode: 'full', graph_name: 'Incremental' });
+      expect((await settled(full.body.jobId)).status).toBe('completed');
+      const before = await edgesOf(listId);
+      expect(facts(before.filter((e) => e.open))).toEqual(['Doc wiki/ada -MENTIONS-> Ada Lovelace', 'Doc wiki/ada -MENTIONS-> Berlin', 'Doc wiki/ada -MENTIONS-> Initech Corp']);
+
+      // The same source document changes: Ada moved to Munich, and Initech stays.
+      await push(tenant, memory, 41, [doc('wiki/ada', 'Dr. Ada Lovelace leads research at Initech Corp. The team now meets in Munich.', 'web')]);
+      const inc = await call('POST', '/memory/ingest/connectors', { list_id: listId, source_types: ['web'], mode: 'incremental' });
+      const job = await settled(inc.body.jobId);
+      expect(job).toMatchObject({ status: 'completed', stats: expect.objectContaining({ rows: 1, edges_closed: 1, edges_opened: 1 }) });
+      const after = await edgesOf(listId);
+      expect(facts(after.filter((e) => e.open))).toEqual(['Doc wiki/ada -MENTIONS-> Ada Lovelace', 'Doc wiki/ada -MENTIONS-> Initech Corp', 'Doc wiki/ada -MENTIONS-> Munich']);
+      const closed = after.filter((e) => !e.open);
+      expect(facts(closed)).toEqual(['Doc wiki/ada -MENTIONS-> Berlin']);
+      // The closed fact keeps when it started and says when it stopped; the unchanged ones are the same rows.
+      const berlinBefore = before.find((e) => e.to_name === 'Berlin')!;
+      expect(closed[0]!.valid_from).toEqual(berlinBefore.valid_from);
+      expect(closed[0]!.valid_to!.getTime()).toBeGreaterThanOrEqual(closed[0]!.valid_from.getTime());
+      expect(after.find((e) => e.to_name === 'Initech Corp')!.valid_from).toEqual(before.find((e) => e.to_name === 'Initech Corp')!.valid_from);
+      expect((await call('GET', `/memory/departments/${listId}`)).body.edge_count).toBe(3);
+
+      // An incremental ingest with nothing changed reads nothing.
+      const quiet = await call('POST', '/memory/ingest/connectors', { list_id: listId, source_types: ['web'], mode: 'incremental' });
+      expect((await settled(quiet.body.jobId)).stats).toMatchObject({ rows: 0, edges_opened: 0, edges_closed: 0 });
+
+      // The connector deletes the document: its facts stop being current, and stay in the history.
+      const del = await h.callGraph('POST', '/internal/v1/connector-documents/delete', adminOf(tenant, memory), { cc_pair_id: 41, ids: ['wiki/ada'] });
+      expect(del.status).toBe(200);
+      const gone = await call('POST', '/memory/ingest/connectors', { list_id: listId, source_types: ['web'], mode: 'incremental' });
+      expect((await settled(gone.body.jobId)).stats).toMatchObject({ edges_closed: 3 });
+      expect((await edgesOf(listId)).filter((e) => e.open)).toHaveLength(0);
+      expect(await edgesOf(listId)).toHaveLength(4);
+    });
+  });
+
+  it('generates a graph from a saved list\'s records and columns (fixed and dynamic), creating it when listId names none; a changed cell closes its fact', async () => {
+    const listId = `list-${run}`;
+    const columns = [
+      { id: 'name', header: 'Name', type: 'fixed', columnType: 'text', dataType: 'string', width: 200, maxWidth: 600, minWidth: 80, required: true },
+      { id: 'title', header: 'Title', type: 'fixed' },
+      { id: 'company', header: 'Company', type: 'fixed' },
+      { id: 'profile_url', header: 'Profile', type: 'fixed' },
+      { id: 'location', header: 'Location', type: 'fixed' },
+      { id: 'fit_score', header: 'Fit score', type: 'dynamic' },
+    ];
+    const cell = (rowId: string, columnId: string, value: string) => ({ row_id: rowId, column_id: columnId, value, status: 'completed', metadata: { source: 'web' }, expandable: false, _id: `${rowId}:${columnId}` });
+    const record = (rowId: string, values: Record<string, string>) => ({
+      cells: Object.fromEntries(Object.entries(values).map(([k, v]) => [k, cell(rowId, k, v)])),
+      step_source: 'data_collection',
+      metadata: { source: 'people_search', _id: rowId, uniqueID: rowId },
+    });
+    const records = [
+      record('r_1', { name: 'Ada Lovelace', title: 'CTO', company: 'Initech', profile_url: 'https://linkedin.com/in/ada', location: 'Berlin', fit_score: '9' }),
+      record('r_2', { name: 'Alan Turing', title: 'Chief Scientist', company: 'Initech', profile_url: 'https://linkedin.com/in/alan', location: 'London', fit_score: '' }),
+    ];
+    const r = await bearer('POST', '/memory/generate', { listId, workflowCategory: 'people_search', records, columns });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ status: 'queued' });
+    expect((await settled(r.body.jobId)).status).toBe('completed');
+    const graph = (await call('GET', `/memory/departments/${listId}`)).body;
+    expect(graph).toMatchObject({ graph_id: listId, source_type: 'list', status: 'ready', name: 'people_search' });
+    const nodes = await nodesOf(listId);
+    expect(nodes.filter((n) => n.label === 'Person').map((n) => n.properties)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'Ada Lovelace', linkedin_url: 'https://linkedin.com/in/ada' })]),
+    );
+    expect(nodes.filter((n) => n.label === 'Company')).toHaveLength(1);
+    const report = nodes.find((n) => n.label === 'ScanReport' && n.name === 'Ada Lovelace')!;
+    expect(report.properties).toMatchObject({ 'Fit score': '9', Title: 'CTO' });
+    const edges = await edgesOf(listId);
+    const worksAt = edges.find((e) => e.from_name === 'Ada Lovelace' && e.label === 'WORKS_AT')!;
+    expect(worksAt).toMatchObject({ source_kind: 'cell', source_id: 'r_1:company', open: true });
+
+    // The list again with Ada in Paris: the Berlin fact closes, Paris opens, the rest stays as it was.
+    records[0] = record('r_1', { name: 'Ada Lovelace', title: 'CTO', company: 'Initech', profile_url: 'https://linkedin.com/in/ada', location: 'Paris', fit_score: '9' });
+    const again = await call('POST', '/memory/generate', { listId, workflowCategory: 'people_search', records, columns });
+    expect((await settled(again.body.jobId)).stats).toMatchObject({ edges_closed: 1, edges_opened: 1 });
+    const after = await edgesOf(listId);
+    expect(facts(after.filter((e) => !e.open))).toEqual(['Ada Lovelace -LOCATED_IN-> Berlin']);
+    expect(facts(after.filter((e) => e.open))).toContain('Ada Lovelace -LOCATED_IN-> Paris');
+  });
+
+  it('keeps every graph and job to its tenant: another tenant\'s ids answer 404 and its lists never show them', async () => {
+    const mine = await createGraph('Private');
+    const accepted = await upload(mine.graph_id, { name: 'p.csv', bytes: 'Company,Domain\nAcme,acme.example\n' });
+    await settled(accepted.body.jobId);
+    const stranger = who(other);
+    expect((await call('GET', `/memory/departments/${mine.graph_id}`, undefined, stranger)).status).toBe(404);
+    expect((await call('GET', `/memory/jobs/${accepted.body.jobId}`, undefined, stranger)).status).toBe(404);
+    expect((await upload(mine.graph_id, { name: 'x.csv', bytes: 'Company\nEvil\n' }, stranger)).status).toBe(404);
+    expect((await call('POST', '/memory/ingest/connectors', { list_id: mine.graph_id, source_types: null }, stranger)).status).toBe(404);
+    const list = await call('GET', '/memory/departments', undefined, stranger);
+    expect(list.status).toBe(200);
+    expect(list.body.departments.map((d: { graph_id: string }) => d.graph_id)).not.toContain(mine.graph_id);
+    // Generating into the same list id from the other tenant makes the other tenant's own graph, never touching ours.
+    const theirs = await call('POST', '/memory/generate', { listId: mine.graph_id, records: [], columns: [{ id: 'name', header: 'Company', type: 'fixed' }] }, stranger);
+    expect(theirs.status).toBe(200);
+    await settled(theirs.body.jobId, stranger);
+    expect((await call('GET', `/memory/departments/${mine.graph_id}`)).body).toMatchObject({ name: 'Private', node_count: 2 });
+    // Row-level security: the other tenant's transaction sees none of our rows even without a tenant condition.
+    const seen = await h.db.withTenant(other, async (sql) => (await sql.query<{ n: string }>(`SELECT count(*)::text AS n FROM graph.kg_nodes WHERE graph_id = $1`, [mine.graph_id])).rows[0]!.n);
+    expect(seen).toBe('0');
+  });
+});
