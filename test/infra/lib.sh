@@ -822,6 +822,15 @@ kafka_prune() { # a cold start over LORE_KAFKA_PRUNE_OVER partition directories 
 
 kafka_wipe() { rm -rf "$KAFKA_DATA" "$KAFKA_DIR/cluster.id" "$KAFKA_DIR/ports"; say kafka "wiped $KAFKA_DATA"; }
 
+# ================================================================= headless browser
+# Debian's Chromium for the suites that load a Lore page in a real browser (the deep search live page). Nothing
+# runs: the suite starts its own headless instance. Installed once; later runs find it on PATH.
+browser_apt_packages() { command -v chromium >/dev/null || echo chromium; }
+browser_up() {
+  command -v chromium >/dev/null || die browser "chromium is not installed"
+  say browser "$(chromium --version 2>/dev/null | head -1)"
+}
+
 # ================================================================= env file
 write_env() {
   local vector=0 version="" tmp
@@ -845,6 +854,7 @@ export LORE_TEST_KAFKA_START='bash $INFRA_SRC_DIR/up.sh kafka'
 export LORE_TEST_KAFKA_RESTART='bash $INFRA_SRC_DIR/up.sh kafka-restart'
 export LORE_INFRA_UP='bash $INFRA_SRC_DIR/up.sh'
 export LORE_INFRA_DOWN='bash $INFRA_SRC_DIR/down.sh'
+export LORE_TEST_CHROMIUM='$(command -v chromium || true)'
 EOF
   chmod 644 "$tmp"
   mv -f "$tmp" "$RUN/env"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install (if missing) and start the real infrastructure for tests, idempotently.
 #
-#   bash test/infra/up.sh [all|pg|redis|kafka|kafka-restart|env|status]...   (default: all)
+#   bash test/infra/up.sh [all|pg|redis|kafka|kafka-restart|browser|env|status]...   (default: all)
 #
 # Then: . "${LORE_INFRA_DIR:-$HOME/.cache/lore/run}/env"   (LORE_TEST_PG_URL, LORE_TEST_KAFKA_BROKERS, ...)
 # Stop with test/infra/down.sh. Details: test/infra/README.md, docs/infrastructure.md.
@@ -21,7 +21,8 @@ main() {
   (($#)) || set -- all
   for arg in "$@"; do
     case "$arg" in
-    all) services+=(pg redis kafka) ;;
+    all) services+=(pg redis kafka browser) ;;
+    browser) services+=(browser) ;;
     pg | postgres) services+=(pg) ;;
     redis) services+=(redis) ;;
     kafka) services+=(kafka) ;;
@@ -44,6 +45,7 @@ main() {
     pg) read -ra more <<<"$(pg_apt_packages)"; pkgs+=("${more[@]}") ;;
     redis) read -ra more <<<"$(redis_apt_packages)"; pkgs+=("${more[@]}") ;;
     kafka | kafka-restart) read -ra more <<<"$(kafka_apt_packages)"; pkgs+=("${more[@]}") ;;
+    browser) read -ra more <<<"$(browser_apt_packages)"; pkgs+=("${more[@]}") ;;
     esac
   done
   ((${#pkgs[@]} == 0)) || apt_ensure "${pkgs[@]}"
@@ -74,6 +76,7 @@ run_service() {
   redis) redis_up ;;
   kafka) kafka_up ;;
   kafka-restart) kafka_down && kafka_up ;;
+  browser) browser_up ;;
   esac
 }
 
