@@ -1,0 +1,127 @@
+import { useEmbedded } from '../support/embedded';
+
+jest.setTimeout(180_000);
+
+const PEOPLE = [
+  'Name,Title,Company,Website,LinkedIn,City',
+  'Ada Lovelace,CTO,Initech,initech.example,https://linkedin.com/in/ada-lovelace,Berlin',
+  'Grace Hopper,VP Engineering,Umbrella,umbrella.example,https://linkedin.com/in/grace-hopper,Paris',
+  'Alan Turing,Chief Scientist,Initech,https://www.initech.example/,https://linkedin.com/in/alan-turing,London',
+].join('\n');
+
+/**
+ * Knowledge graphs in embedded mode (`npm start`: PGlite, the in-process bus, one relay) through the embedded
+ * gateway: graphs and jobs, and a graph generated from a real saved list that the agents service built from a CSV
+ * import, passed on in exactly the shape its restore route gives.
+ */
+describe('knowledge graphs in embedded mode', () => {
+  const embedded = useEmbedded('graph-kg-embedded');
+  const call = embedded.call;
+
+  const settled = async (jobId: string) => {
+    for (let i = 0; i < 600; i++) {
+      const r = await call('GET', `/memory/jobs/${jobId}`);
+      expect(r.status).toBe(200);
+      if (r.json.status === 'completed' || r.json.status === 'failed') return r.json;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    throw new Error(`job ${jobId} never ended`);
+  };
+
+  async function post(path: string, form: FormData) {
+    const l = embedded.lore;
+    const res = await fetch(`${l.url}${path}`, { method: 'POST', headers: { 'x-api-key': l.credentials.api_key }, body: form });
+    return { status: res.status, text: await res.text() };
+  }
+
+  const labelsOf = async (graphId: string) => {
+    const l = embedded.lore;
+    return l.parts.db.withTenant(l.credentials.tenant_id, async (sql) =>
+      (await sql.query<{ label: string; n: number }>(`SELECT label, count(*)::int AS n FROM graph.kg_nodes WHERE tenant_id = $1 AND graph_id = $2 GROUP BY label ORDER BY label`, [l.credentials.tenant_id, graphId])).rows,
+    );
+  };
+
+  it('creates, lists and reads a graph, fills it from an upload, and answers 404 for unknown ids', async () => {
+    const created = await call('POST', '/memory/departments/create', { name: 'Engineering', description: 'who builds what' });
+    expect(created.status).toBe(200);
+    expect(created.json).toMatchObject({ name: 'Engineering', status: 'empty', node_count: 0, edge_count: 0, tenant_id: embedded.lore.credentials.tenant_id });
+    const graphId = created.json.graph_id as string;
+    expect((await call('GET', '/memory/departments')).json.departments.map((d: { graph_id: string }) => d.graph_id)).toContain(graphId);
+
+    const form = new FormData();
+    form.append('file', new Blob([PEOPLE]), 'people.csv');
+    form.append('list_id', graphId);
+    const up = await post('/memory/upload', form);
+    expect(up.status).toBe(200);
+    const job = JSON.parse(up.text) as { jobId: string; status: string };
+    expect(job.status).toBe('queued');
+    expect(await settled(job.jobId)).toMatchObject({ status: 'completed', kind: 'upload' });
+    const graph = (await call('GET', `/memory/departments/${graphId}`)).json;
+    expect(graph).toMatchObject({ status: 'ready' });
+    expect(await labelsOf(graphId)).toEqual([
+      { label: 'Company', n: 2 },
+      { label: 'Location', n: 3 },
+      { label: 'Person', n: 3 },
+      { label: 'Position', n: 3 },
+      { label: 'ScanReport', n: 3 },
+    ]);
+
+    const bad = new FormData();
+    bad.append('file', new Blob(['Name,Company\n"Ada,Initech\n']), 'broken.csv');
+    bad.append('list_id', graphId);
+    const failed = await settled(JSON.parse((await post('/memory/upload', bad)).text).jobId);
+    expect(failed).toMatchObject({ status: 'failed', message: expect.stringMatching(/never closed/) });
+    expect((await call('GET', `/memory/departments/${graphId}`)).json).toMatchObject({ status: 'error', node_count: graph.node_count, edge_count: graph.edge_count });
+
+    expect((await call('GET', '/memory/departments/g_missing')).status).toBe(404);
+    expect((await call('GET', '/memory/jobs/gj_missing')).status).toBe(404);
+    const none = await call('POST', '/memory/ingest/connectors', { list_id: `conn-${graphId}`, source_types: null, mode: 'incremental', graph_name: 'Connectors' });
+    expect(none.status).toBe(200);
+    expect(await settled(none.json.jobId)).toMatchObject({ status: 'completed', stats: expect.objectContaining({ rows: 0 }) });
+  });
+
+  it('generates a graph from a list the agents service imported from a CSV, in the shape its restore route gives', async () => {
+    const form = new FormData();
+    form.append('file', new Blob([PEOPLE]), 'people.csv');
+    const analysed = await post('/api/lists/csv/upload', form);
+    expect(analysed.status).toBe(200);
+    const first = JSON.parse(analysed.text.split('\n').find((l) => l.startsWith('data: '))!.slice(6)) as { thread_id: string };
+    const reviewed = await call('POST', `/api/lists/csv/review/${first.thread_id}`, { listName: 'Fair contacts' });
+    expect(reviewed.status).toBe(200);
+    const listId = (reviewed.json as string).match(/[0-9a-f-]{36}/)![0];
+    let status: any = null;
+    for (let i = 0; i < 300 && status?.status !== 'completed'; i++) {
+      await new Promise((res) => setTimeout(res, 100));
+      status = (await call('GET', `/api/lists/csv/status/${first.thread_id}`)).json;
+    }
+    expect(status.status).toBe('completed');
+    const restored = (await call('GET', `/api/lists/csv/restore/${listId}`)).json;
+    const { columns, rows } = restored.table_structure as { columns: Array<Record<string, unknown>>; rows: Array<{ id: string; cells: Record<string, unknown>; step_source: string; metadata: Record<string, unknown> }> };
+    expect(rows).toHaveLength(3);
+
+    const records = rows.map((r) => ({ cells: r.cells, step_source: r.step_source, metadata: { ...r.metadata, _id: r.id, uniqueID: r.id } }));
+    const generated = await call('POST', '/memory/generate', { listId, workflowCategory: restored.listType, records, columns });
+    expect(generated.status).toBe(200);
+    expect(generated.json).toMatchObject({ status: 'queued' });
+    expect(await settled(generated.json.jobId)).toMatchObject({ status: 'completed', stats: expect.objectContaining({ rows: 3 }) });
+    const graph = (await call('GET', `/memory/departments/${listId}`)).json;
+    expect(graph).toMatchObject({ graph_id: listId, source_type: 'list', status: 'ready' });
+    // Initech's two spellings of its site are one company; every person and place once.
+    expect(await labelsOf(listId)).toEqual([
+      { label: 'Company', n: 2 },
+      { label: 'Location', n: 3 },
+      { label: 'Person', n: 3 },
+      { label: 'Position', n: 3 },
+      { label: 'ScanReport', n: 3 },
+    ]);
+    const l = embedded.lore;
+    const provenance = await l.parts.db.withTenant(l.credentials.tenant_id, async (sql) =>
+      (await sql.query<{ source_id: string }>(
+        `SELECT e.source_id FROM graph.kg_edges e JOIN graph.kg_nodes p ON p.tenant_id = e.tenant_id AND p.graph_id = e.graph_id AND p.node_id = e.from_node
+          WHERE e.tenant_id = $1 AND e.graph_id = $2 AND e.label = 'WORKS_AT' AND p.name = 'Ada Lovelace'`,
+        [l.credentials.tenant_id, listId],
+      )).rows,
+    );
+    expect(provenance).toEqual([{ source_id: `${rows[0]!.id}:Company` }]);
+  });
+});
