@@ -101,6 +101,7 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
     if (options.worker.start !== false) await worker.start();
   }
   const agentsServer = await listen(agents.app, 0, '127.0.0.1');
+  agentsServer.server.on('upgrade', agents.handleUpgrade);
   const gateway = await startGateway(database, { upstreams: { agents: agentsServer.url, ...(graphServer ? { graph: graphServer.url } : {}) }, rateLimit: { perSecond: 1000, burst: 2000 }, ...options.gateway }, { redisPrefix: `agents-${uid()}:` });
   return {
     database,

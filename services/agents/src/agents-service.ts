@@ -8,6 +8,11 @@ import { createWorkflowMetrics } from './application/workflow-metrics';
 import type { AgentsDeps, ServiceFacts } from './application/context';
 import { CsvImporter, DEFAULT_CSV_IMPORT, type CsvImportSettings } from './application/csv-imports';
 import type { GenericWorkflowSettings } from './application/generic-workflows';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { sessionSockets, type SessionSocketLimits } from './routes/sessions/socket';
+import { answerSession, connectSession, findSession, stopSession } from './application/sessions/service';
+import { followSession } from './application/sessions/messages';
 
 /** The agents schema: workflows, their event logs and lists, the directory, imports and seed runs. */
 export const AGENTS_MIGRATIONS = { schema: 'agents', dir: join(__dirname, '..', 'migrations') };
@@ -39,10 +44,14 @@ export interface AgentsServiceDeps {
   languageModel?: LanguageModel;
   /** The generic workflow API's limits (LORE_AGENTS_WORKFLOW_MAX_PER_SERVICE; docs/agents.md, "Generic workflow API"). */
   genericWorkflows?: Partial<GenericWorkflowSettings>;
+  /** The session sockets' limits (docs/agents.md, "Sessions over websockets"). */
+  socketLimits?: Partial<SessionSocketLimits>;
 }
 
 export interface AgentsService {
   app: LoreApp;
+  /** Upgrades the session sockets: the listener's `upgrade` event (the agents deployment and embedded mode). */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /** The composed dependencies, for in-process tools and tests. */
   agents: AgentsDeps;
   close(): Promise<void>;
@@ -84,12 +93,26 @@ export async function createAgentsService(deps: AgentsServiceDeps): Promise<Agen
     return { ok: problems.length === 0, details: problems.length > 0 ? { problems } : {} };
   });
   const app = createAgentsApp({ agents, signer: deps.signer, logger, metrics: deps.metrics, bodyLimitBytes: deps.bodyLimitBytes ?? 1024 * 1024, checkResponses: deps.checkResponses });
+  const sockets = sessionSockets({
+    signer: deps.signer,
+    logger,
+    ...(deps.socketLimits ? { limits: deps.socketLimits } : {}),
+    find: (p, kind, threadId) => findSession(agents, p, kind, threadId),
+    connect: async (p, kind, threadId) => {
+      await connectSession(agents, p, kind, threadId);
+    },
+    follow: (tenantId, threadId, listId, afterSeq, send, signal) => followSession(agents, tenantId, threadId, listId, afterSeq, send, signal),
+    answer: (p, kind, threadId, listId, prompt) => answerSession(agents, p, kind, threadId, listId, prompt),
+    stop: (p, kind, threadId) => stopSession(agents, p, kind, threadId),
+  });
   // Imports a stopped process left are resumed now and by the sweep's timer.
   csvImports.start();
   return {
     app,
     agents,
+    handleUpgrade: sockets.handleUpgrade,
     close: async () => {
+      sockets.close();
       await csvImports.stop();
       await agents.pages.close();
     },

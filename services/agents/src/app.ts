@@ -24,6 +24,8 @@ import { continueGeneric, followWorkflow, genericView, removeCriterion, restoreG
 import { clearSeedStatuses, runSeed, seedStatuses } from './application/seed';
 import { researchRoutes, type ResearchRouteDeps } from './routes/research/routes';
 import { activeResearchOf, followResearch, researchStreamable, researchView, respondResearch, startResearch, stopResearch } from './application/research/research';
+import { sessionRoutes, type SessionRouteDeps } from './routes/sessions/routes';
+import { prepareSession, uploadForSession } from './application/sessions/service';
 
 export interface AgentsAppOptions {
   agents: AgentsDeps;
@@ -35,6 +37,9 @@ export interface AgentsAppOptions {
   /** Check every success body against its declared schema (tests): a drift is a 500 naming it. */
   checkResponses?: boolean;
 }
+
+/** The largest reference file a deep search upload keeps (20 MiB). */
+export const SESSION_UPLOAD_MAX_BYTES = 20 * 1024 * 1024;
 
 /** The path of the agents service's own OpenAPI document, forwarded by the gateway without a credential. */
 export const AGENTS_OPENAPI_PATH = '/api/agents/openapi.json';
@@ -51,6 +56,7 @@ export interface AgentsRouteDeps {
   workflow: WorkflowRouteDeps;
   seed: SeedRouteDeps;
   research: ResearchRouteDeps;
+  sessions: SessionRouteDeps;
 }
 
 /** Binds the application layer and the identity guard to one agents service's dependencies, resource by resource. */
@@ -114,6 +120,14 @@ export function agentsRouteDeps(agents: AgentsDeps, signer: IdentitySigner): Age
         enterStream: () => gate.enter(),
       } satisfies ResearchRouteDeps;
     })(),
+    sessions: {
+      guard: agentsGuard(signer),
+      prepare: (p, kind, input) => prepareSession(agents, p, kind, input),
+      upload: (p, threadId, file) => uploadForSession(agents, p, threadId, file),
+      // Lore has one configured model: every label the spec allows runs on it (docs/agents.md, "Sessions over websockets").
+      modelOf: (label) => (label === null ? null : (agents.languageModel?.model ?? null)),
+      maxUploadBytes: () => SESSION_UPLOAD_MAX_BYTES,
+    },
     company: { guard: agentsGuard(signer), overview: (input, signal) => companyOverview({ pages: agents.pages, logger: agents.logger }, input, signal), html: companyOverviewHtml },
   };
 }
@@ -132,6 +146,7 @@ export function agentsRouteTable(deps: AgentsRouteDeps, options: { bodyLimitByte
     workflowRoutes(deps.workflow),
     seedRoutes(deps.seed),
     researchRoutes(deps.research),
+    sessionRoutes(deps.sessions),
     openApiDocumentRoute(AGENTS_OPENAPI_PATH, 'the OpenAPI 3.1 document of the agents routes', () => agentsOpenApi(table)),
   );
   return table;

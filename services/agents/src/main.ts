@@ -26,6 +26,8 @@ async function main(): Promise<void> {
   });
   agents.app.use(opsRouter(lifecycle, metrics).routes());
   const server = await listen(agents.app, config.LORE_AGENTS_PORT, config.LORE_AGENTS_HOST);
+  // The session sockets (deep search, web research, crawler) are upgraded on the same listener.
+  server.server.on('upgrade', agents.handleUpgrade);
   lifecycle.onShutdown('http server', () => server.close());
   lifecycle.onShutdown('agents', () => agents.close());
   lifecycle.markStarted();

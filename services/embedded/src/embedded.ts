@@ -149,7 +149,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
     languageModel: graph.memory.languageModel,
     webTargets: { allowLoopback: config.LORE_AGENTS_ALLOW_LOOPBACK },
   });
-  const agentsServer = await listenUnix(agents.app.callback(), agentsSocket);
+  const agentsServer = await listenUnix(agents.app.callback(), agentsSocket, agents.handleUpgrade);
   lifecycle.onShutdown('agents server', () => agentsServer.close());
   lifecycle.onShutdown('agents', () => agents.close());
 
@@ -271,11 +271,17 @@ async function keyTenant(baseUrl: string, apiKey: string): Promise<string | null
   return typeof body.tenant_id === 'string' ? body.tenant_id : null;
 }
 
-function listenUnix(handler: Parameters<typeof import('node:http').createServer>[1], path: string): Promise<{ close(): Promise<void> }> {
+function listenUnix(
+  handler: Parameters<typeof import('node:http').createServer>[1],
+  path: string,
+  onUpgrade?: (req: import('node:http').IncomingMessage, socket: import('node:stream').Duplex, head: Buffer) => void,
+): Promise<{ close(): Promise<void> }> {
   return import('node:http').then(
     ({ createServer }) =>
       new Promise((resolveListen, reject) => {
         const server = createServer(handler);
+        // Websocket upgrades (the agents session sockets the gateway splices through).
+        if (onUpgrade) server.on('upgrade', onUpgrade);
         server.once('error', reject);
         server.listen(path, () =>
           resolveListen({

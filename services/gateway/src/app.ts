@@ -292,7 +292,10 @@ async function upgrade(context: GatewayContext, upstreams: Map<UpstreamName, Ups
       requestId,
       hostMemory,
     };
-    const auth = await authorise(context, facts, match, req.method ?? 'GET', path);
+    // Spec 3: a socket carries its key in `?api-key=` and nowhere else; a key in a header is refused.
+    if (match.rule && facts.query.get('api-key') === null) throw new AppError('UNAUTHORIZED', 'a websocket carries its key in the api-key query parameter (?api-key=<key>)');
+    const socketMatch = match.rule ? { ...match, rule: { ...match.rule, sources: match.rule.sources.filter((source) => source === 'query') } } : match;
+    const auth = await authorise(context, facts, socketMatch, req.method ?? 'GET', path);
     const headers = upstreamHeaders(req.headers, {
       identityToken: auth.token,
       requestId,

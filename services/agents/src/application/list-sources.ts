@@ -9,7 +9,7 @@ import type { WebSearch } from '../sources/web-search';
 import type { AgentsDeps } from './context';
 import { extractCriteria } from './criteria';
 import { PostgresDirectory } from './directory';
-import { MAX_PAGE_LINKS, type CandidateScore, type CandidateScorer, type CriteriaPlanner, type CriterionVerdict, type KnowledgeDocument, type KnowledgeSource, type ListSources, type WebSource } from './list-building';
+import { MAX_PAGE_LINKS, type CandidateScore, type CandidateScorer, type CriteriaPlanner, type CriterionVerdict, type KnowledgeDocument, type KnowledgeSource, type ListSources, type WebPageRead, type WebSource } from './list-building';
 
 /**
  * List building's sources bound to Lore's modules: criteria from the extractor (the configured model through
@@ -165,14 +165,17 @@ export function siteLinks(html: string, pageUrl: string): Array<{ url: string; t
   return out;
 }
 
+/** One page read through the agents' guarded page reader, with its text, facts, person and same-site links. */
+export async function readWebPage(pages: AgentsDeps['pages'], url: string, signal: AbortSignal): Promise<WebPageRead> {
+  const page = await pages.read(url, signal);
+  return { url: page.url, title: titleOf(page.html), text: visibleText(page.html).slice(0, 200_000), facts: pageFacts(page.html, page.url), person: personFacts(page.html), links: siteLinks(page.html, page.url) };
+}
+
 /** A web source from the web search port and the agents' page reader. */
 export function webSource(search: WebSearch, pages: AgentsDeps['pages']): WebSource {
   return {
     search: async (query, page, signal) => (await search.search(query, { page, limit: RESULTS_PER_PAGE, signal })).results,
-    async fetchPage(url, signal) {
-      const page = await pages.read(url, signal);
-      return { url: page.url, title: titleOf(page.html), text: visibleText(page.html).slice(0, 200_000), facts: pageFacts(page.html, page.url), person: personFacts(page.html), links: siteLinks(page.html, page.url) };
-    },
+    fetchPage: (url, signal) => readWebPage(pages, url, signal),
   };
 }
 

@@ -17,6 +17,8 @@ export interface FilePart {
   bytes: Buffer;
   /** More than `maxBytes` arrived. */
   tooLarge: boolean;
+  /** The body's text fields (the first value of each name; at most 20, 64 KiB each). */
+  fields: Record<string, string>;
 }
 
 /**
@@ -34,6 +36,10 @@ export async function readFilePart(ctx: RouterContext<AgentsState>, field: strin
   return new Promise<FilePart | null>((resolve, reject) => {
     let found: { filename: string; chunks: Buffer[]; tooLarge: boolean; done: Promise<void> } | null = null;
     let failed = false;
+    const fields: Record<string, string> = {};
+    bb.on('field', (name, value) => {
+      if (!(name in fields)) fields[name] = value;
+    });
     bb.on('file', (name, stream, info) => {
       if (name !== field || found) {
         stream.resume();
@@ -64,7 +70,7 @@ export async function readFilePart(ctx: RouterContext<AgentsState>, field: strin
         resolve(null);
         return;
       }
-      void part.done.then(() => resolve({ filename: part.filename, bytes: Buffer.concat(part.chunks), tooLarge: part.tooLarge }));
+      void part.done.then(() => resolve({ filename: part.filename, bytes: Buffer.concat(part.chunks), tooLarge: part.tooLarge, fields }));
     });
     ctx.req.pipe(bb);
   });

@@ -93,6 +93,20 @@ export function errorShape(family: ErrorFamily): Guard {
 
 export type AgentsGuard = (access: AgentsAccess, family: ErrorFamily) => Guard[];
 
+/** The principal of a verified identity (the HTTP routes' guard and the session sockets). */
+export function principalOf(identity: Identity): Principal {
+  return {
+    tenantId: identity.tenant_id,
+    owner: `${identity.credential}:${identity.subject}`,
+    admin: ADMIN_ROLES.has(identity.role),
+    workspaceId: identity.workspace_id,
+    memoryId: identity.memory_id,
+    role: identity.role,
+    ...(identity.groups ? { groups: identity.groups } : {}),
+    readsMemory: (!identity.scopes?.modules || identity.scopes.modules.includes('memory')) && (!identity.scopes?.memories || identity.scopes.memories.includes(identity.memory_id)),
+  };
+}
+
 /**
  * Verifies the gateway's signed identity and derives the principal from it, and from nothing else (a `tenant_id`
  * in a body is ignored). A read-only key may look, never start or change anything.
@@ -103,16 +117,7 @@ export function agentsGuard(signer: IdentitySigner): AgentsGuard {
     async (ctx, next) => {
       const identity = await signer.verify(ctx.get(IDENTITY_HEADER) || undefined);
       ctx.state.identity = identity;
-      ctx.state.principal = {
-        tenantId: identity.tenant_id,
-        owner: `${identity.credential}:${identity.subject}`,
-        admin: ADMIN_ROLES.has(identity.role),
-        workspaceId: identity.workspace_id,
-        memoryId: identity.memory_id,
-        role: identity.role,
-        ...(identity.groups ? { groups: identity.groups } : {}),
-        readsMemory: (!identity.scopes?.modules || identity.scopes.modules.includes('memory')) && (!identity.scopes?.memories || identity.scopes.memories.includes(identity.memory_id)),
-      };
+      ctx.state.principal = principalOf(identity);
       ctx.state.log = ctx.state.log.child({ tenant_id: identity.tenant_id });
       if (access === 'write' && identity.scopes?.access === 'read') throw new AppError('FORBIDDEN', 'this key is read-only');
       await next();

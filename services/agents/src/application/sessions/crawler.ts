@@ -82,13 +82,18 @@ const normal = (url: string): string | null => {
 export const agenticCrawler: SessionAgent = {
   kind: 'agentic_crawler',
   async run(ctx: SessionContext) {
-    const seeds = seedUrlsOf(ctx.prompt);
+    let prompt = ctx.prompt;
+    // A prompt with neither a URL nor a word to look for gives the crawler nothing to go on: it asks.
+    if (seedUrlsOf(prompt).length === 0 && keywordsOf(prompt).length === 0) {
+      prompt = `${prompt} ${await ctx.ask('Which site should the crawler start from (a URL), or what should it look for?')}`;
+    }
+    const seeds = seedUrlsOf(prompt);
     // With seed URLs, the user named the sites: every company or person on them counts.
-    const keywords = seeds.length > 0 ? [] : keywordsOf(ctx.prompt);
+    const keywords = seeds.length > 0 ? [] : keywordsOf(prompt);
     let start = seeds;
     if (start.length === 0) {
-      await ctx.emit({ stage: 'searching', message: `searching the web for: ${ctx.prompt.slice(0, 200)}` });
-      const results = await ctx.fetcher.search(ctx.prompt.replace(/\s+/g, ' ').trim().slice(0, 400));
+      await ctx.emit({ stage: 'searching', message: `searching the web for: ${prompt.slice(0, 200)}` });
+      const results = await ctx.fetcher.search(keywords.join(' ').slice(0, 400));
       start = results.map((r) => normal(r.url)).filter((u): u is string => u !== null).slice(0, CRAWLER_LIMITS.searchSeeds);
       if (start.length === 0) {
         await ctx.emit({ stage: 'searching', message: 'the prompt names no URL and a web search found no page to start from' });

@@ -3,6 +3,7 @@ import type { Sql } from '@lore/runtime';
 import { countListRows, insertListRows, updateList, type NewListRow } from '../../store/lists';
 import { getWorkflow, heartbeatWorkflow, updateWorkflow, workflowFlags, type WorkflowRow } from '../../store/workflows';
 import type { RunDeps } from '../runner';
+import { readWebPage } from '../list-sources';
 import { publishEvents, recordEvent, type WorkflowEvent } from '../progress';
 import { enqueueWorkflow } from '../workflows';
 import { SESSION_KINDS, type SessionContext, type SessionFetcher, type SessionKind, type SessionProgress, type SessionRow } from './agent';
@@ -157,9 +158,11 @@ class SessionRun {
     return {
       fetchPage: async (url) => {
         this.check();
-        if (!web || !spend()) return null;
+        if (!spend()) return null;
         await polite(url);
-        return web.fetchPage(url, this.abort.signal).catch(() => null);
+        // Without a web search provider pages are still read, through the same guarded reader.
+        const read = web ? web.fetchPage(url, this.abort.signal) : readWebPage(this.deps.agents.pages, url, this.abort.signal);
+        return read.catch(() => null);
       },
       search: async (query, page = 1) => {
         this.check();

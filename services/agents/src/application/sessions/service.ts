@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '@lore/runtime';
-import { getList, insertList, updateList } from '../../store/lists';
+import { insertList, updateList } from '../../store/lists';
 import { getWorkflow, insertWorkflow, updateWorkflow, type WorkflowRow } from '../../store/workflows';
 import type { AgentsDeps } from '../context';
 import { agentsError, notFound } from '../errors';
@@ -98,18 +98,18 @@ export async function prepareSession(deps: AgentsDeps, principal: Principal, kin
   const prompt = input.prompt.trim();
   if (prompt === '') throw agentsError('UNPROCESSABLE', 'prompt must not be empty');
   return inTenant(deps, principal.tenantId, async (sql, events) => {
+    // thread_id and list_id name a session of the caller's to answer its clarifying question; a new session's ids
+    // are always Lore's.
     if (input.thread_id) {
       const existing = await getWorkflow(sql, principal.tenantId, input.thread_id.toLowerCase(), SESSION_KINDS, true);
-      if (existing) {
-        if (existing.kind !== kind || (!principal.admin && existing.owner !== principal.owner)) throw notFound('session');
-        if (!input.list_id || existing.list_id !== input.list_id.toLowerCase()) throw agentsError('UNPROCESSABLE', 'thread_id names an existing session: give its list_id too to answer its clarifying question');
-        if (!(await recordAnswer(sql, principal.tenantId, existing, prompt, events))) throw agentsError('UNPROCESSABLE', 'the session is not waiting for an answer to a clarifying question');
-        return { thread_id: existing.thread_id, list_id: existing.list_id, status: existing.status, options: readSessionState(existing.state).options, answered: true };
-      }
+      if (!existing || existing.kind !== kind || (!principal.admin && existing.owner !== principal.owner)) throw notFound('session');
+      if (!input.list_id || existing.list_id !== input.list_id.toLowerCase()) throw agentsError('UNPROCESSABLE', 'thread_id names an existing session: give its list_id too to answer its clarifying question');
+      if (!(await recordAnswer(sql, principal.tenantId, existing, prompt, events))) throw agentsError('UNPROCESSABLE', 'the session is not waiting for an answer to a clarifying question');
+      return { thread_id: existing.thread_id, list_id: existing.list_id, status: existing.status, options: readSessionState(existing.state).options, answered: true };
     }
-    const threadId = input.thread_id?.toLowerCase() ?? randomUUID();
-    const listId = input.list_id?.toLowerCase() ?? randomUUID();
-    if (await getList(sql, principal.tenantId, listId)) throw agentsError('UNPROCESSABLE', 'list_id names a list that exists already: leave it out for a new one');
+    if (input.list_id) throw agentsError('UNPROCESSABLE', 'list_id without thread_id: leave both out for a new session, or give both to answer its clarifying question');
+    const threadId = randomUUID();
+    const listId = randomUUID();
     const state: SessionState = { options: input.options, questions: [], answers: [], agent: {}, connected_at: null };
     const name = prompt.split(/\s+/).join(' ').slice(0, 80);
     await insertList(sql, principal.tenantId, { list_id: listId, thread_id: threadId, owner: principal.owner, name, description: '', list_type: kind, status: READY, columns: SESSION_COLUMNS });
@@ -207,4 +207,10 @@ export async function uploadForSession(deps: AgentsDeps, principal: Principal, t
     await updateWorkflow(sql, principal.tenantId, fresh.thread_id, { state: state as unknown as Record<string, unknown> });
     return { workspace_id: workspaceId, paths: state.options.uploads };
   });
+}
+
+/** The ids of a session the principal may open (404 otherwise); reads only. */
+export async function findSession(deps: AgentsDeps, principal: Principal, kind: SessionKind, threadId: string): Promise<{ thread_id: string; list_id: string }> {
+  const w = await deps.db.withTenant(principal.tenantId, (sql) => visibleSession(sql, principal, kind, threadId));
+  return { thread_id: w.thread_id, list_id: w.list_id ?? '' };
 }

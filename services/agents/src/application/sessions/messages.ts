@@ -1,0 +1,123 @@
+import { listWorkflowEvents } from '../../store/workflows';
+import type { AgentsDeps } from '../context';
+import { streamKeyOf } from '../progress';
+
+/**
+ * The messages a session socket sends (docs/agents.md, "Sessions over websockets"; services/agents/asyncapi.json):
+ * each is one JSON text frame with a `type` and the `cursor` of the event it comes from (the event's sequence number
+ * in the session's log; reconnect with `?cursor=<last cursor seen>` to get everything after it). `error` and `done`
+ * end the session; an `error` about a client's own message (an unknown message, a rate limit) has cursor null and
+ * ends nothing.
+ */
+export type SessionMessage =
+  | { type: 'progress'; cursor: number; thread_id: string; stage: string; message: string; data?: Record<string, unknown> }
+  | { type: 'clarification'; cursor: number; thread_id: string; list_id: string; index: number; question: string }
+  | { type: 'row'; cursor: number; thread_id: string; list_id: string; row: Record<string, unknown> }
+  | { type: 'error'; cursor: number | null; thread_id: string; message: string }
+  | { type: 'done'; cursor: number; thread_id: string; list_id: string; status: 'completed' | 'stopped'; outcome: string; summary: string; rows: number };
+
+export interface LoggedEvent {
+  seq: number;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+const str = (v: unknown, fallback = ''): string => (typeof v === 'string' ? v : fallback);
+const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
+
+/** The message of one logged session event. */
+export function messageOf(e: LoggedEvent, threadId: string, listId: string): SessionMessage {
+  const cursor = e.seq;
+  const d = e.data;
+  switch (e.type) {
+    case 'progress':
+      return { type: 'progress', cursor, thread_id: threadId, stage: str(d.stage, 'working'), message: str(d.message), ...(d.data && typeof d.data === 'object' ? { data: d.data as Record<string, unknown> } : {}) };
+    case 'started':
+      return { type: 'progress', cursor, thread_id: threadId, stage: 'started', message: 'the session started' };
+    case 'answer':
+      return { type: 'progress', cursor, thread_id: threadId, stage: 'answered', message: 'the clarifying answer was received', data: { index: num(d.index) } };
+    case 'clarification':
+      return { type: 'clarification', cursor, thread_id: threadId, list_id: listId, index: num(d.index), question: str(d.question) };
+    case 'row':
+      return { type: 'row', cursor, thread_id: threadId, list_id: listId, row: d };
+    case 'error':
+      return { type: 'error', cursor, thread_id: threadId, message: str(d.message, 'the session failed') };
+    case 'done':
+      return { type: 'done', cursor, thread_id: threadId, list_id: listId, status: d.outcome === 'stopped' ? 'stopped' : 'completed', outcome: str(d.outcome, 'completed'), summary: str(d.summary), rows: num(d.rows) };
+    case 'stopped':
+      return { type: 'done', cursor, thread_id: threadId, list_id: listId, status: 'stopped', outcome: 'stopped', summary: 'stopped before it started', rows: 0 };
+    default:
+      return { type: 'progress', cursor, thread_id: threadId, stage: e.type, message: e.type };
+  }
+}
+
+export const isFinal = (m: SessionMessage): boolean => (m.type === 'error' && m.cursor !== null) || m.type === 'done';
+
+const EVENT_PAGE = 200;
+/** How long one wait on the progress stream lasts before the log is read again (and a closed socket noticed). */
+const WAIT_MS = 5_000;
+
+const eventOfEntry = (fields: Record<string, string>): LoggedEvent | null => {
+  const seq = Number(fields.seq);
+  if (!Number.isInteger(seq) || !fields.type) return null;
+  try {
+    return { seq, type: fields.type, data: JSON.parse(fields.data ?? '{}') as Record<string, unknown> };
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * Sends a session's messages after `afterSeq`: the event log first (the durable copy: a reconnect loses nothing),
+ * then live from the progress stream, reading the log again on a gap or a quiet period. Resolves after the final
+ * message, or once `signal` aborts (the socket closed).
+ */
+export async function followSession(
+  deps: AgentsDeps,
+  tenantId: string,
+  threadId: string,
+  listId: string,
+  afterSeq: number,
+  send: (m: SessionMessage) => Promise<void>,
+  signal: AbortSignal,
+): Promise<void> {
+  const key = streamKeyOf(tenantId, threadId);
+  let pos = afterSeq;
+  let ended = false;
+  const emit = async (e: LoggedEvent): Promise<void> => {
+    pos = e.seq;
+    const m = messageOf(e, threadId, listId);
+    if (signal.aborted) return;
+    await send(m);
+    if (isFinal(m)) ended = true;
+  };
+  const catchUp = async (): Promise<void> => {
+    for (;;) {
+      const rows = await deps.db.withTenant(tenantId, (sql) => listWorkflowEvents(sql, tenantId, threadId, pos, EVENT_PAGE));
+      for (const row of rows) {
+        await emit({ seq: Number(row.seq), type: row.type, data: row.data });
+        if (ended || signal.aborted) return;
+      }
+      if (rows.length < EVENT_PAGE) return;
+    }
+  };
+  // The stream's position before the log is read: entries after it may repeat what the log gave (skipped by seq).
+  let tail = (await deps.streams.describe(key).catch(() => null))?.lastEntryId ?? '0-0';
+  await catchUp();
+  while (!ended && !signal.aborted) {
+    const entries = await deps.streams.waitFor(key, tail, WAIT_MS, 100).catch(() => null);
+    if (signal.aborted) return;
+    if (!entries || entries.length === 0) {
+      await catchUp();
+      continue;
+    }
+    tail = entries[entries.length - 1]!.id;
+    for (const entry of entries) {
+      const e = eventOfEntry(entry.fields);
+      if (e && e.seq <= pos) continue;
+      if (e && e.seq === pos + 1) await emit(e);
+      else await catchUp();
+      if (ended || signal.aborted) return;
+    }
+  }
+}

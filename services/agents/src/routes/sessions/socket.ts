@@ -1,0 +1,191 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { AppError, IDENTITY_HEADER, isAppError, type IdentitySigner, type Logger } from '@lore/runtime';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { z } from 'zod';
+import type { Principal } from '../../application/principal';
+import type { SessionKind } from '../../application/sessions/agent';
+import type { SessionMessage } from '../../application/sessions/messages';
+import { familyOf, principalOf, shapeError } from '../route';
+
+/**
+ * The session sockets (spec 3; docs/agents.md, "Sessions over websockets"), upgraded on the agents listener:
+ * - `/api/service-deep-search/ws/<thread_id>`, `/api/agent/web-and-research?thread_id=…`,
+ *   `/api/agent/agentic-crawler?thread_id=…`; optional `cursor=<n>`: replay everything after that cursor.
+ * - Authenticated by the identity the gateway signs (it took the key from `?api-key=`): no identity, a wrong key or
+ *   the placeholder left unreplaced never reach a handler, and nothing runs. A read-only key is refused (connecting
+ *   starts the session); a thread of another tenant or owner is 404, before any upgrade.
+ * - The first connect starts the session; every connect replays from its cursor, then follows live.
+ * - The client may send `{"type":"stop"}` and clarifying answers `{prompt, thread_id, list_id}`; anything else is
+ *   answered with an `error` message (cursor null). Limits: frame size, messages per second, sockets per tenant.
+ */
+
+export interface SessionSocketLimits {
+  /** Largest client frame (bytes); a larger one closes the socket (1009). */
+  maxMessageBytes: number;
+  /** Client messages a second (a burst of twice as many); beyond, each is refused with an `error` message. */
+  messagesPerSecond: number;
+  /** Open session sockets one tenant may have in this process; beyond, an upgrade is refused with 429. */
+  socketsPerTenant: number;
+}
+
+export const DEFAULT_SOCKET_LIMITS: SessionSocketLimits = { maxMessageBytes: 16 * 1024, messagesPerSecond: 5, socketsPerTenant: 50 };
+
+export interface SessionSocketDeps {
+  signer: IdentitySigner;
+  logger: Logger;
+  limits?: Partial<SessionSocketLimits>;
+  /** The session's ids if the principal may open it (404 otherwise); starts nothing. */
+  find(p: Principal, kind: SessionKind, threadId: string): Promise<{ thread_id: string; list_id: string }>;
+  /** Starts a `ready` session (the first connect); later connects change nothing. */
+  connect(p: Principal, kind: SessionKind, threadId: string): Promise<void>;
+  follow(tenantId: string, threadId: string, listId: string, afterSeq: number, send: (m: SessionMessage) => Promise<void>, signal: AbortSignal): Promise<void>;
+  answer(p: Principal, kind: SessionKind, threadId: string, listId: string, prompt: string): Promise<boolean>;
+  stop(p: Principal, kind: SessionKind, threadId: string): Promise<string>;
+}
+
+export interface SessionSockets {
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Open sockets now. */
+  open(): number;
+  /** Closes every socket (shutdown); their sessions go on, and a client reconnects with its cursor. */
+  close(): void;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const PING_MS = 30_000;
+
+/** The session kind and thread a socket path names, or null for a path that is no session socket. */
+export function socketTarget(url: string): { kind: SessionKind; threadId: string | null; query: URLSearchParams; path: string } | null {
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
+  const deep = /^\/api\/service-deep-search\/ws\/([^/]+)$/.exec(path);
+  if (deep) return { kind: 'deep_search', threadId: decodeURIComponent(deep[1]!), query, path };
+  if (path === '/api/agent/web-and-research') return { kind: 'web_research', threadId: query.get('thread_id'), query, path };
+  if (path === '/api/agent/agentic-crawler') return { kind: 'agentic_crawler', threadId: query.get('thread_id'), query, path };
+  return null;
+}
+
+const REASONS: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 422: 'Unprocessable Entity', 429: 'Too Many Requests', 500: 'Internal Server Error' };
+
+function refuse(socket: Duplex, path: string, err: AppError): void {
+  const shaped = shapeError(familyOf(path), err);
+  const body = JSON.stringify(shaped.body);
+  const head = [`HTTP/1.1 ${shaped.status} ${REASONS[shaped.status] ?? 'Error'}`, 'content-type: application/json; charset=utf-8', `content-length: ${Buffer.byteLength(body)}`, 'connection: close'];
+  for (const [k, v] of Object.entries(shaped.headers)) head.push(`${k}: ${v}`);
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+}
+
+const answerMessage = z.object({ prompt: z.string().min(1).max(4000), thread_id: z.string(), list_id: z.string() });
+const stopMessage = z.object({ type: z.literal('stop') });
+
+export function sessionSockets(deps: SessionSocketDeps): SessionSockets {
+  const limits = { ...DEFAULT_SOCKET_LIMITS, ...deps.limits };
+  const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxMessageBytes, perMessageDeflate: false });
+  const perTenant = new Map<string, number>();
+  const sockets = new Set<WebSocket>();
+
+  const serve = (ws: WebSocket, p: Principal, kind: SessionKind, ids: { thread_id: string; list_id: string }, cursor: number) => {
+    const closed = new AbortController();
+    const log = deps.logger.child({ thread_id: ids.thread_id, session: kind });
+    const send = (m: SessionMessage) =>
+      new Promise<void>((resolve) => {
+        if (ws.readyState !== ws.OPEN) return resolve();
+        ws.send(JSON.stringify(m), () => resolve());
+      });
+    const clientError = (message: string) => send({ type: 'error', cursor: null, thread_id: ids.thread_id, message });
+    let tokens = limits.messagesPerSecond * 2;
+    let refilled = Date.now();
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      const now = Date.now();
+      tokens = Math.min(limits.messagesPerSecond * 2, tokens + ((now - refilled) / 1000) * limits.messagesPerSecond);
+      refilled = now;
+      if (tokens < 1) {
+        void clientError(`too many messages: at most ${limits.messagesPerSecond} a second`);
+        return;
+      }
+      tokens -= 1;
+      void (async () => {
+        let body: unknown;
+        try {
+          body = isBinary ? undefined : JSON.parse(Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8'));
+        } catch {
+          body = undefined;
+        }
+        if (stopMessage.safeParse(body).success) {
+          await deps.stop(p, kind, ids.thread_id);
+          return;
+        }
+        const answer = answerMessage.safeParse(body);
+        if (answer.success) {
+          if (answer.data.thread_id.toLowerCase() !== ids.thread_id) return clientError('thread_id is not this socket\'s session');
+          if (!(await deps.answer(p, kind, ids.thread_id, answer.data.list_id, answer.data.prompt))) return clientError('the session is not waiting for an answer (or list_id is not its list)');
+          return;
+        }
+        await clientError('unknown message: send {"type":"stop"} or a clarifying answer {"prompt","thread_id","list_id"}');
+      })().catch((err: unknown) => {
+        log.warn({ err }, 'session socket message failed');
+        void clientError(isAppError(err) && err.status < 500 ? err.message : 'the message could not be handled');
+      });
+    });
+    const ping = setInterval(() => ws.ping(), PING_MS);
+    ping.unref();
+    ws.on('close', () => {
+      clearInterval(ping);
+      closed.abort();
+      sockets.delete(ws);
+      const n = (perTenant.get(p.tenantId) ?? 1) - 1;
+      if (n <= 0) perTenant.delete(p.tenantId);
+      else perTenant.set(p.tenantId, n);
+    });
+    ws.on('error', () => ws.terminate());
+    void (async () => {
+      await deps.connect(p, kind, ids.thread_id);
+      await deps.follow(p.tenantId, ids.thread_id, ids.list_id, cursor, send, closed.signal);
+      // The session ended and every message was sent.
+      if (!closed.signal.aborted) ws.close(1000, 'session ended');
+    })().catch((err: unknown) => {
+      log.error({ err }, 'session socket failed');
+      if (!closed.signal.aborted) ws.close(1011, 'internal error');
+    });
+  };
+
+  const upgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
+    const target = socketTarget(req.url ?? '/');
+    if (!target) return refuse(socket, req.url ?? '/', AppError.notFound('route'));
+    try {
+      const identity = await deps.signer.verify(typeof req.headers[IDENTITY_HEADER] === 'string' ? req.headers[IDENTITY_HEADER] : undefined);
+      const p = principalOf(identity);
+      if (identity.scopes?.access === 'read') throw new AppError('FORBIDDEN', 'this key is read-only: connecting starts the session');
+      if (!target.threadId || !UUID.test(target.threadId)) throw AppError.notFound('session');
+      const rawCursor = target.query.get('cursor');
+      const cursor = rawCursor === null ? 0 : Number(rawCursor);
+      if (!Number.isSafeInteger(cursor) || cursor < 0) throw new AppError('BAD_REQUEST', 'cursor must be a whole number, the last cursor a message carried');
+      const ids = await deps.find(p, target.kind, target.threadId.toLowerCase());
+      if ((perTenant.get(p.tenantId) ?? 0) >= limits.socketsPerTenant) throw new AppError('RATE_LIMITED', `at most ${limits.socketsPerTenant} session sockets a tenant at once`);
+      perTenant.set(p.tenantId, (perTenant.get(p.tenantId) ?? 0) + 1);
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        sockets.add(ws);
+        serve(ws, p, target.kind, ids, cursor);
+      });
+    } catch (err) {
+      if (isAppError(err)) return refuse(socket, target.path, err);
+      deps.logger.error({ err }, 'session socket upgrade failed');
+      refuse(socket, target.path, new AppError('INTERNAL', 'internal error'));
+    }
+  };
+
+  return {
+    handleUpgrade: (req, socket, head) => {
+      socket.on('error', () => socket.destroy());
+      void upgrade(req, socket, head);
+    },
+    open: () => sockets.size,
+    close: () => {
+      for (const ws of sockets) ws.terminate();
+      sockets.clear();
+      wss.close();
+    },
+  };
+}

@@ -1,0 +1,320 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { generateAgentsWorld, serveAgentsWorld, type ServedAgentsWorld, type WorldCompany } from '../support/agents-world';
+import { IDENTITY_SECRET, type TenantFixture } from '../gateway/harness';
+import { requireEnv, uniqueSuffix } from '../support/infra';
+import { startAgentsStack, type AgentsStack, auth, eventually } from './harness';
+import { openSession, refusal, type SessionClient, type SessionMessage } from './session-socket';
+
+jest.setTimeout(180_000);
+
+type Json = Record<string, any>;
+const ROOT = join(__dirname, '..', '..');
+
+/**
+ * Sessions over websockets (spec 3: deep search, web research, agentic crawler; docs/agents.md): the start routes,
+ * the sockets through the gateway with the key in `?api-key=`, the crawler writing rows with provenance into the
+ * session's list, clarification, replay from a cursor, stop, a SIGKILLed worker, and every refusal.
+ */
+describe('agents: sessions over websockets', () => {
+  let s: AgentsStack;
+  let served: ServedAgentsWorld;
+  let a: TenantFixture;
+  let b: TenantFixture;
+  const children: ChildProcess[] = [];
+  const world = generateAgentsWorld(11, { companies: 30 });
+  /** Companies whose team pages robots.txt allows, with their people. */
+  const open = world.companies.filter((c) => !c.teamDisallowed && world.people.filter((p) => p.companyId === c.id).length >= 2);
+  const peopleOf = (c: WorldCompany) => world.people.filter((p) => p.companyId === c.id);
+  const wsUrl = (start: Json, key: string) => (start.websocket_url as string).replace('<your-api-key>', encodeURIComponent(key));
+  const status = async (tenantId: string, thread: string) =>
+    (await s.db.withTenant(tenantId, (sql) => sql.query<{ status: string; claimed_by: string | null }>(`SELECT status, claimed_by FROM agents.workflows WHERE thread_id = $1`, [thread]))).rows[0];
+  const events = async (tenantId: string, thread: string) =>
+    (await s.db.withTenant(tenantId, (sql) => sql.query<{ type: string }>(`SELECT type FROM agents.workflow_events WHERE thread_id = $1 ORDER BY seq`, [thread]))).rows.map((r) => r.type);
+  const rowsOf = async (tenantId: string, list: string) =>
+    (await s.db.withTenant(tenantId, (sql) => sql.query<{ row_id: string; entity_key: string; cells: Json; metadata: Json }>(`SELECT row_id, entity_key, cells, metadata FROM agents.list_rows WHERE list_id = $1 ORDER BY position`, [list]))).rows;
+  const crawl = (t: TenantFixture, prompt: string) => s.call('POST', '/agentic-crawler/start', auth(t), { prompt });
+  const until = (c: SessionClient, type: string) => c.waitFor(type, (m) => m.type === type);
+
+  beforeAll(async () => {
+    expect(open.length).toBeGreaterThanOrEqual(4);
+    served = await serveAgentsWorld(world);
+    s = await startAgentsStack({
+      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup } },
+      worker: { searxngUrl: served.search.url, settings: { heartbeatMs: 200, leaseMs: 2_000 }, sweepIntervalMs: 300 },
+    });
+    a = await s.tenant();
+    b = await s.tenant();
+  }, 120_000);
+  afterAll(async () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await s?.close();
+    await served?.close();
+  });
+
+  describe('start routes', () => {
+    it('the crawler and web research prepare a `ready` session with its list and the placeholder in websocket_url', async () => {
+      for (const [path, socket] of [['/agentic-crawler/start', '/api/agent/agentic-crawler'], ['/webandreasearch/start', '/api/agent/web-and-research']] as const) {
+        const r = await s.call('POST', path, auth(a), { prompt: 'fintech companies in Berlin' });
+        expect(r.status).toBe(200);
+        expect(r.json).toEqual({ success: true, message: expect.any(String), thread_id: expect.any(String), list_id: expect.any(String), websocket_url: expect.any(String), status: 'ready' });
+        const u = new URL(r.json.websocket_url as string);
+        expect(u.protocol).toBe('ws:');
+        expect(u.host).toBe(new URL(s.gateway.publicUrl).host);
+        expect(u.pathname).toBe(socket);
+        expect(u.searchParams.get('api-key')).toBe('<your-api-key>');
+        expect(u.searchParams.get('thread_id')).toBe(r.json.thread_id);
+        const list = await s.db.withTenant(a.tenantId, (sql) => sql.query(`SELECT list_type, status FROM agents.lists WHERE list_id = $1`, [r.json.list_id]));
+        expect(list.rows[0]).toMatchObject({ status: 'ready' });
+      }
+    });
+
+    it('deep search answers `processing` without message, with live_url and workspace_id; upload keeps a file under server-side paths', async () => {
+      const r = await s.call('POST', '/service-deep-search/start', auth(a), { prompt: 'who builds payment software in Berlin', llm_model: 'claude-sonnet-4.6', live_url: true, proxy: true, proxy_country_code: 'de' });
+      expect(r.status).toBe(200);
+      expect(r.json).toEqual({ success: true, thread_id: expect.any(String), list_id: expect.any(String), websocket_url: expect.any(String), status: 'processing', live_url: expect.stringContaining(r.json.thread_id), workspace_id: null });
+      expect(new URL(r.json.websocket_url as string).pathname).toBe(`/api/service-deep-search/ws/${r.json.thread_id}`);
+      const plain = await s.call('POST', '/service-deep-search/start', auth(a), { prompt: 'x' });
+      expect(plain.json.live_url).toBeNull();
+
+      const form = new FormData();
+      form.append('thread_id', r.json.thread_id as string);
+      form.append('file', new Blob(['name,site\nAcme,acme.test\n'], { type: 'text/csv' }), '../../etc/passwd.csv');
+      const up = await fetch(`${s.gateway.publicUrl}/service-deep-search/upload`, { method: 'POST', headers: auth(a), body: form });
+      expect(up.status).toBe(200);
+      const body = (await up.json()) as Json;
+      expect(body).toEqual({ success: true, workspace_id: expect.any(String), paths: [expect.stringMatching(new RegExp(`^sessions/${r.json.thread_id}/[0-9a-f]{8}-passwd\\.csv$`))] });
+      // Another tenant's thread is not found.
+      const form2 = new FormData();
+      form2.append('thread_id', r.json.thread_id as string);
+      form2.append('file', new Blob(['x']), 'x.txt');
+      const other = await fetch(`${s.gateway.publicUrl}/service-deep-search/upload`, { method: 'POST', headers: auth(b), body: form2 });
+      expect(other.status).toBe(404);
+      // No thread_id: body (a).
+      const form3 = new FormData();
+      form3.append('file', new Blob(['x']), 'x.txt');
+      const missing = await fetch(`${s.gateway.publicUrl}/service-deep-search/upload`, { method: 'POST', headers: auth(a), body: form3 });
+      expect(missing.status).toBe(422);
+      expect(await missing.json()).toEqual({ status_code: 422, message: 'validation failed', errors: [{ field: 'body.thread_id', message: expect.any(String), type: 'missing' }], data: null });
+      // Start again with the same thread and list while no question waits: body (b).
+      const again = await s.call('POST', '/service-deep-search/start', auth(a), { prompt: 'an answer', thread_id: r.json.thread_id, list_id: r.json.list_id });
+      expect(again.status).toBe(422);
+      expect(again.json).toEqual({ status_code: 422, message: expect.stringContaining('not waiting'), errors: [], data: null });
+      // Another tenant answering it: 404.
+      const foreign = await s.call('POST', '/service-deep-search/start', auth(b), { prompt: 'an answer', thread_id: r.json.thread_id, list_id: r.json.list_id });
+      expect(foreign.status).toBe(404);
+    });
+
+    it.each([
+      ['/service-deep-search/start', { prompt: 'p', llm_model: 'gpt-4' }, 'body.llm_model', 'value_error'],
+      ['/webandreasearch/start', { prompt: 'p', llm_model: 'gemini-3-flash' }, 'body.llm_model', 'value_error'],
+      ['/service-deep-search/start', { prompt: 'p', proxy: true }, 'body.proxy_country_code', 'missing'],
+      ['/webandreasearch/start', { prompt: 'p', proxy: true, proxy_country_code: 'xx' }, 'body.proxy_country_code', 'value_error'],
+      ['/service-deep-search/start', { prompt: 'p', proxy: true, proxy_country_code: 'DE' }, 'body.proxy_country_code', 'value_error'],
+      ['/agentic-crawler/start', {}, 'body.prompt', 'missing'],
+      ['/webandreasearch/start', { prompt: 'p', thread_id: 'not-a-uuid' }, 'body.thread_id', 'value_error'],
+    ])('%s with %j answers 422 body (a) naming %s', async (path, body, field, type) => {
+      const r = await s.call('POST', path, auth(a), body);
+      expect(r.status).toBe(422);
+      expect(r.json).toEqual({ status_code: 422, message: 'validation failed', errors: [expect.objectContaining({ field, type })], data: null });
+    });
+
+    it('accepts every legacy label on web research and every label and browser id on deep search', async () => {
+      for (const label of ['service-r1', 'gpt-5.4 mini', 'gemini 3 flash', 'claude sonnet 4.6', 'claude opus 4.6', 'claude opus 4.7', 'qwen3.5:cloud']) {
+        expect((await s.call('POST', '/webandreasearch/start', auth(a), { prompt: 'p', llm_model: label })).status).toBe(200);
+      }
+      for (const label of ['gemini-3-flash', 'claude-sonnet-4.6', 'claude-opus-4.6', 'gpt-5.4-mini', 'service-r1']) {
+        expect((await s.call('POST', '/service-deep-search/start', auth(a), { prompt: 'p', llm_model: label, proxy: true, proxy_country_code: 'us' })).status).toBe(200);
+      }
+    });
+  });
+
+  describe('socket refusals: nothing runs', () => {
+    it('refuses a key in a header, a wrong key, the placeholder left, no identity at the service, another tenant, and a read-only key', async () => {
+      const started = await crawl(a, `Find the people at ${served.companyUrl(open[0]!)}`);
+      const thread = started.json.thread_id as string;
+      const url = started.json.websocket_url as string;
+      // The key in a header instead of the query.
+      expect((await refusal(url.replace('api-key=%3Cyour-api-key%3E', '').replace('api-key=<your-api-key>', ''), auth(a))).status).toBe(401);
+      // A wrong key, and the placeholder itself.
+      expect((await refusal(wsUrl(started.json, `${a.key}x`))).status).toBe(401);
+      expect((await refusal(url)).status).toBe(401);
+      // Straight to the agents listener without the gateway's identity.
+      const direct = url.replace(new URL(url).host, new URL(s.agentsServer.url).host).replace('<your-api-key>', a.key);
+      expect((await refusal(direct)).status).toBe(401);
+      // Another tenant's key: not found.
+      const foreign = await refusal(wsUrl(started.json, b.key));
+      expect(foreign.status).toBe(404);
+      // A read-only key of the same tenant may not start it.
+      const readOnly = await s.key(a.tenantId, { scopes: { access: 'read' } });
+      expect((await refusal(wsUrl(started.json, readOnly))).status).toBe(403);
+      // A thread of another kind on this path: not found.
+      const research = await s.call('POST', '/webandreasearch/start', auth(a), { prompt: 'p' });
+      expect((await refusal(wsUrl(research.json, a.key).replace('/api/agent/web-and-research', '/api/agent/agentic-crawler'))).status).toBe(404);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await status(a.tenantId, thread)).toMatchObject({ status: 'ready', claimed_by: null });
+      expect(await events(a.tenantId, thread)).toEqual([]);
+      expect(served.web.requestsTo(open[0]!.slug)).toEqual([]);
+    });
+
+    it('refuses on the deep search and web research paths too', async () => {
+      const deep = await s.call('POST', '/service-deep-search/start', auth(a), { prompt: 'p' });
+      const web = await s.call('POST', '/webandreasearch/start', auth(a), { prompt: 'p' });
+      for (const r of [deep, web]) {
+        expect((await refusal(r.json.websocket_url as string)).status).toBe(401);
+        expect((await refusal(wsUrl(r.json, b.key))).status).toBe(404);
+        expect(await status(a.tenantId, r.json.thread_id as string)).toMatchObject({ status: 'ready' });
+      }
+    });
+  });
+
+  describe('the crawler', () => {
+    it('runs only once a client connects, and writes each company and person it finds into the list with provenance', async () => {
+      const c = open[1]!;
+      const started = await crawl(a, `Find the people at ${served.companyUrl(c)}`);
+      const thread = started.json.thread_id as string;
+      await new Promise((r) => setTimeout(r, 800));
+      expect(await status(a.tenantId, thread)).toMatchObject({ status: 'ready' });
+      expect(served.web.requestsTo(c.slug)).toEqual([]);
+
+      const client = await openSession(wsUrl(started.json, a.key));
+      const done = await client.waitFor('done', (m) => m.type === 'done', 90_000);
+      expect(done).toMatchObject({ status: 'completed', outcome: 'completed', thread_id: thread, list_id: started.json.list_id });
+      expect(await client.closed).toBe(1000);
+      const rows = client.messages.filter((m) => m.type === 'row');
+      const names = rows.map((m) => m.row.fields.name as string);
+      expect(names).toEqual(expect.arrayContaining([c.name, ...peopleOf(c).map((p) => p.name)]));
+      for (const m of rows) {
+        expect(m.row.provenance).toEqual({ source_url: expect.stringContaining(`${c.slug}.localhost`), fetched_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), snippet: expect.any(String) });
+        expect((m.row.provenance.snippet as string).length).toBeGreaterThan(0);
+      }
+      // Cursors are the event log's sequence numbers, in order, none missing.
+      const cursors = client.messages.map((m) => m.cursor);
+      expect(cursors).toEqual(cursors.map((_, i) => i + 1));
+      // Every row is in the session's list, with its provenance.
+      const list = await rowsOf(a.tenantId, started.json.list_id as string);
+      expect(list.map((r) => r.entity_key).sort()).toEqual(rows.map((m) => m.row.entity_key as string).sort());
+      for (const r of list) expect((r.metadata as Json).source).toMatchObject({ source_url: expect.any(String), fetched_at: expect.any(String), snippet: expect.any(String) });
+      expect(await status(a.tenantId, thread)).toMatchObject({ status: 'completed', claimed_by: null });
+      // Robots.txt was read before any page of the site.
+      const reqs = served.web.requestsTo(c.slug);
+      expect(reqs[0]!.path).toBe('/robots.txt');
+    });
+
+    it('a reconnect with the last cursor loses nothing, and a connect after the end replays the whole session', async () => {
+      const c = open[2]!;
+      const started = await crawl(a, `Crawl ${served.companyUrl(c)} for its team`);
+      const first = await openSession(wsUrl(started.json, a.key));
+      await first.waitFor('a row', (m) => m.type === 'row', 60_000);
+      const seen = [...first.messages];
+      await first.close();
+      const last = seen[seen.length - 1]!.cursor as number;
+      const second = await openSession(`${wsUrl(started.json, a.key)}&cursor=${last}`);
+      await until(second, 'done');
+      const all = [...seen, ...second.messages];
+      expect(all.map((m) => m.cursor)).toEqual(all.map((_, i) => i + 1));
+      // After the end: the whole session again from the start, the same messages.
+      const replay = await openSession(wsUrl(started.json, a.key));
+      await until(replay, 'done');
+      expect(replay.messages).toEqual(all);
+    });
+
+    it('asks a clarifying question when the prompt gives nothing to go on, and goes on with the answer sent over the socket', async () => {
+      const c = open[3]!;
+      const started = await crawl(a, 'crawl');
+      const client = await openSession(wsUrl(started.json, a.key));
+      const question = await until(client, 'clarification');
+      expect(question).toMatchObject({ thread_id: started.json.thread_id, list_id: started.json.list_id, index: 0, question: expect.stringContaining('URL') });
+      // A wrong list id is refused on the socket; nothing ends.
+      client.send({ prompt: served.companyUrl(c), thread_id: started.json.thread_id, list_id: '00000000-0000-4000-8000-000000000000' });
+      await client.waitFor('an error about the list', (m) => m.type === 'error' && m.cursor === null);
+      client.send({ prompt: served.companyUrl(c), thread_id: started.json.thread_id, list_id: started.json.list_id });
+      const done = await client.waitFor('done', (m) => m.type === 'done', 90_000);
+      expect(done.status).toBe('completed');
+      expect(client.messages.filter((m) => m.type === 'row').map((m) => m.row.fields.name)).toContain(c.name);
+    });
+
+    it('stops at once on {"type":"stop"}', async () => {
+      const started = await crawl(a, `Find everyone at ${open.slice(0, 4).map((c) => served.companyUrl(c)).join(' ')}`);
+      const client = await openSession(wsUrl(started.json, a.key));
+      await client.waitFor('a row', (m) => m.type === 'row', 60_000);
+      client.send({ type: 'stop' });
+      const done = await client.waitFor('done', (m) => m.type === 'done', 30_000);
+      expect(done).toMatchObject({ status: 'stopped', outcome: 'stopped' });
+      expect(await status(a.tenantId, started.json.thread_id as string)).toMatchObject({ status: 'stopped', claimed_by: null });
+      const rows = await rowsOf(a.tenantId, started.json.list_id as string);
+      const everyone = open.slice(0, 4).reduce((n, c) => n + 1 + peopleOf(c).length, 0);
+      expect(rows.length).toBeLessThan(everyone);
+    });
+
+    it('refuses unknown client messages and too many at once without ending the session', async () => {
+      const started = await crawl(a, 'crawl');
+      const client = await openSession(wsUrl(started.json, a.key));
+      await until(client, 'clarification');
+      client.send({ hello: 'there' });
+      await client.waitFor('unknown message', (m) => m.type === 'error' && /unknown message/.test(m.message as string));
+      for (let i = 0; i < 30; i++) client.send({ hello: i });
+      await client.waitFor('too many', (m) => m.type === 'error' && /too many messages/.test(m.message as string));
+      expect(await status(a.tenantId, started.json.thread_id as string)).toMatchObject({ status: 'processing' });
+      // Once the limit has refilled, a stop goes through.
+      await new Promise((r) => setTimeout(r, 1_500));
+      client.send({ type: 'stop' });
+      await until(client, 'done');
+    });
+  });
+
+  it('a worker SIGKILLed mid-session: the sweep resumes it, the open socket gets the rest, no row twice', async () => {
+    const sites = open.slice(0, 4);
+    await s.worker!.stop();
+    const started = await crawl(a, `Find the people at ${sites.map((c) => served.companyUrl(c)).join(' ')}`);
+    const thread = started.json.thread_id as string;
+    const logs: string[] = [];
+    const child = spawn(process.execPath, ['--conditions=lore-src', '--import', 'tsx', join(ROOT, 'services/agents/src/worker-main.ts')], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        LORE_LOG_LEVEL: 'info',
+        LORE_DATABASE_URL: s.database.url,
+        LORE_IDENTITY_SECRET: IDENTITY_SECRET,
+        LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
+        LORE_KAFKA_BROKERS: requireEnv('LORE_TEST_KAFKA_BROKERS'),
+        LORE_KAFKA_PREFIX: s.kafkaPrefix,
+        LORE_AGENTS_CONSUMER_GROUP: `agents-worker-killed-${uniqueSuffix()}`,
+        LORE_AGENTS_WORKER_PORT: '0',
+        LORE_AGENTS_HOST: '127.0.0.1',
+        LORE_AGENTS_RELAY: 'true',
+        LORE_AGENTS_ALLOW_LOOPBACK: 'true',
+        LORE_AGENTS_WORKFLOW_HEARTBEAT_MS: '200',
+        LORE_AGENTS_WORKFLOW_LEASE_MS: '2000',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    child.stdout?.on('data', (d: Buffer) => logs.push(d.toString()));
+    child.stderr?.on('data', (d: Buffer) => logs.push(d.toString()));
+    const client = await openSession(wsUrl(started.json, a.key));
+    await eventually(
+      'the child to write two rows',
+      async () => (child.exitCode === null ? client.messages.filter((m) => m.type === 'row').length >= 2 : Promise.reject(new Error(`worker exited: ${logs.join('')}`))),
+      90_000,
+      10,
+    );
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    expect(await status(a.tenantId, thread)).toMatchObject({ status: 'processing', claimed_by: expect.stringMatching(/:\d+:/) });
+    expect(client.messages.some((m) => m.type === 'done')).toBe(false);
+
+    // The stack's worker again: its sweep finds the expired claim and runs the session once more.
+    await s.worker!.start();
+    const done = await client.waitFor('done', (m: SessionMessage) => m.type === 'done', 90_000);
+    expect(done.status).toBe('completed');
+    const cursors = client.messages.map((m) => m.cursor);
+    expect(cursors).toEqual(cursors.map((_, i) => i + 1));
+    const rowKeys = client.messages.filter((m) => m.type === 'row').map((m) => m.row.entity_key as string);
+    expect(new Set(rowKeys).size).toBe(rowKeys.length);
+    const list = await rowsOf(a.tenantId, started.json.list_id as string);
+    expect(list.map((r) => r.row_id).length).toBe(rowKeys.length);
+    expect(list.map((r) => (r.cells as Json).name.value)).toEqual(expect.arrayContaining(sites.flatMap((c) => [c.name, ...peopleOf(c).map((p) => p.name)])));
+  });
+});
