@@ -678,7 +678,7 @@ Fjord Health,https://fjordhealth.example,Healthcare,Berlin,Germany,80
 `;
 
 /** The graph worker's consumer groups, as its readiness names them (logical names, without the install prefix). */
-const GRAPH_WORKER_GROUPS = ['graph-worker', 'graph-worker-lifecycle', 'graph-worker-uploads'];
+const GRAPH_WORKER_GROUPS = ['graph-worker', 'graph-worker-graph-jobs', 'graph-worker-lifecycle', 'graph-worker-uploads'];
 
 /**
  * The consumer groups a worker's readiness reports it in (docs/runtime.md: `member`, or `rebalancing`, which is

@@ -5,8 +5,8 @@ import { startGraphProcess } from './process';
 
 /**
  * The `graph-worker` deployment: consumes `lore.memory.ingest` and `lore.memory.uploads` (chunking, embeddings,
- * indexing, entities, contradictions, extraction and OCR) and `lore.memory.lifecycle` (erasing deleted memories),
- * relays the outbox, and serves only its probes and metrics on LORE_GRAPH_WORKER_PORT.
+ * indexing, entities, contradictions, extraction and OCR), `lore.memory.lifecycle` (erasing deleted memories) and
+ * `lore.graph.jobs` (filling knowledge graphs), relays the outbox, and serves only its probes and metrics on LORE_GRAPH_WORKER_PORT.
  */
 async function main(): Promise<void> {
   const proc = await startGraphProcess('graph-worker');
