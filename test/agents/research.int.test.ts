@@ -96,7 +96,7 @@ describe('deep research on the test world (through the gateway, worker on Kafka,
     expect(last).toMatchObject({ event: 'complete', status: 'completed', thread_id: thread, partial: false });
     expect(hasSections(last.research_brief, BRIEF_SECTIONS)).toBe(true);
     expect(hasSections(last.final_report, REPORT_SECTIONS)).toBe(true);
-    expect(read.frames.filter((f) => f.data.type === 'researcher_started')).toHaveLength(6);
+    expect(read.frames.filter((f) => f.data.type === 'researcher_started')).toHaveLength(5);
 
     const status = await s.call('GET', `/research/status/${thread}`, auth(a));
     expect(status.json).toMatchObject({
@@ -138,7 +138,7 @@ describe('deep research on the test world (through the gateway, worker on Kafka,
     const thread = started.json.thread_id as string;
     expect((await untilEnded(s, a, thread)).status).toBe('completed');
     const ev = await eventsOf(s, a.tenantId, thread);
-    expect(ev.filter((e) => e.type === 'researcher_started')).toHaveLength(6);
+    expect(ev.filter((e) => e.type === 'researcher_started')).toHaveLength(5);
     expect(mostAtOnce(ev)).toBe(2);
     for (const e of ev.filter((x) => x.type === 'researcher_started')) expect(e.data.active).toBeLessThanOrEqual(2);
     const perUnit = new Map<number, number[]>();

@@ -247,6 +247,8 @@ export class LoopbackWeb {
   readonly requests: WebRequest[] = [];
   /** The slow page's trickle; may be changed between requests. */
   slow: { totalMs: number; chunks: number };
+  /** How long every answer waits before it starts (a remote site's round trip, for benchmarks); 0 by default. */
+  latencyMs = 0;
   readonly hugeBytes: number;
   /** Absolute URLs of the special paths (set by `start`). */
   special!: Record<SpecialName, string>;
@@ -289,7 +291,7 @@ export class LoopbackWeb {
   }
 
   async start(): Promise<this> {
-    this.server = createServer((req, res) => this.handle(req, res));
+    this.server = createServer((req, res) => (this.latencyMs > 0 ? void setTimeout(() => this.handle(req, res), this.latencyMs) : this.handle(req, res)));
     this.server.keepAliveTimeout = 5_000;
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
     this.port = (this.server.address() as AddressInfo).port;

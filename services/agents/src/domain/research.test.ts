@@ -36,9 +36,9 @@ const state = () => newResearchState({ query: 'fintech companies in Berlin', all
 describe('deep research rules', () => {
   it('plans the question itself first, then one area per angle, each searchable', () => {
     const areas = planAreas('What fintech companies are there in Berlin?');
-    expect(areas).toHaveLength(6);
+    expect(areas).toHaveLength(5);
     expect(areas[0]).toEqual({ question: 'What fintech companies are there in Berlin?', query: 'fintech companies Berlin' });
-    expect(areas.slice(1).map((a) => a.query.split(' ').pop())).toEqual(['founded', 'products', 'team', 'employees', 'headquarters']);
+    expect(areas.slice(1).map((a) => a.query.split(' ').pop())).toEqual(['founded', 'products', 'team', 'employees']);
     expect(planAreas('x y z', 2)).toHaveLength(2);
     expect(searchTermsOf('the history of the Berlin fintech scene, Berlin banks')).toBe('history Berlin fintech scene banks');
   });

@@ -156,10 +156,12 @@ const ANGLES: ReadonlyArray<{ label: string; word: string }> = [
   { label: 'products and services', word: 'products' },
   { label: 'people and leadership', word: 'team' },
   { label: 'size and scale', word: 'employees' },
-  { label: 'locations', word: 'headquarters' },
 ];
 
-/** The research areas of a question without a model: the question itself, then one area per angle. */
+/**
+ * The research areas of a question without a model: the question itself, then one area per angle — five, as many as
+ * the default max_concurrent_research_units, so a default run researches every area at once.
+ */
 export function planAreas(question: string, maxAreas = ANGLES.length + 1): ResearchArea[] {
   const base = searchTermsOf(question) || question.slice(0, 200);
   const areas: ResearchArea[] = [{ question: question.trim(), query: base }];
