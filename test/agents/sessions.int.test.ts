@@ -119,6 +119,12 @@ describe('agents: sessions over websockets', () => {
       expect(r.json).toEqual({ status_code: 422, message: 'validation failed', errors: [expect.objectContaining({ field, type })], data: null });
     });
 
+    it('serves the AsyncAPI document of the sockets without a key', async () => {
+      const r = await s.call('GET', '/api/agents/asyncapi.json', {});
+      expect(r.status).toBe(200);
+      expect(r.json).toMatchObject({ asyncapi: '3.0.0', components: { messages: { progress: {}, clarification: {}, row: {}, error: {}, done: {}, stop: {}, answer: {} } } });
+    });
+
     it('accepts every legacy label on web research and every label and browser id on deep search', async () => {
       for (const label of ['service-r1', 'gpt-5.4 mini', 'gemini 3 flash', 'claude sonnet 4.6', 'claude opus 4.6', 'claude opus 4.7', 'qwen3.5:cloud']) {
         expect((await s.call('POST', '/webandreasearch/start', auth(a), { prompt: 'p', llm_model: label })).status).toBe(200);

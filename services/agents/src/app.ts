@@ -127,6 +127,7 @@ export function agentsRouteDeps(agents: AgentsDeps, signer: IdentitySigner): Age
       // Lore has one configured model: every label the spec allows runs on it (docs/agents.md, "Sessions over websockets").
       modelOf: (label) => (label === null ? null : (agents.languageModel?.model ?? null)),
       maxUploadBytes: () => SESSION_UPLOAD_MAX_BYTES,
+      version: () => agents.facts.version,
     },
     company: { guard: agentsGuard(signer), overview: (input, signal) => companyOverview({ pages: agents.pages, logger: agents.logger }, input, signal), html: companyOverviewHtml },
   };

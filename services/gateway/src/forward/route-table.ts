@@ -81,8 +81,9 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
       // Websockets (spec 3): deep search's progress socket and the web-research and crawler sockets.
       '/api/service-deep-search', '/api/agent',
     ],
-    // The agents service's own OpenAPI document (docs/agents.md) is open like the others.
-    open: ['/api/health', '/api/service-routing/health', '/', '/api/agents/openapi.json'],
+    // The agents service's own OpenAPI document (docs/agents.md) is open like the others, and so is the AsyncAPI
+    // document of its session sockets.
+    open: ['/api/health', '/api/service-routing/health', '/', '/api/agents/openapi.json', '/api/agents/asyncapi.json'],
     module: () => 'agents',
     sources: ['bearer', 'cookie', 'x-api-key', 'query'],
     allowSessions: true,

@@ -5,6 +5,7 @@ import { agentsError } from '../../application/errors';
 import { readFilePart } from '../multipart';
 import { AGENTS_SECURITY, FAMILY, envelopeValidationError, route, type AgentsGuard, type AgentsState } from '../route';
 import type { RouterContext } from '@koa/router';
+import { sessionsAsyncApi } from './asyncapi';
 import { UPLOAD_BODY, crawlerBody, deepSearchBody, deepSearchPreparedView, preparedView, uploadView, webResearchBody, type SessionStartBody } from './schema';
 
 export interface SessionRouteDeps {
@@ -15,7 +16,12 @@ export interface SessionRouteDeps {
   modelOf(label: string | null): string | null;
   /** Largest reference file a deep search upload keeps. */
   maxUploadBytes(): number;
+  /** The service's version (the AsyncAPI document's). */
+  version(): string;
 }
+
+/** Where the AsyncAPI document of the session sockets is served (open, like the OpenAPI document). */
+export const SESSIONS_ASYNCAPI_PATH = '/api/agents/asyncapi.json';
 
 /** The websocket paths of the session kinds, as the gateway forwards them (spec 3). */
 export const SOCKET_PATHS = {
@@ -59,7 +65,23 @@ export function sessionRoutes(deps: SessionRouteDeps) {
     uploads: [],
   });
   const startOf = (kind: SessionKind, b: Partial<SessionStartBody> & { prompt: string }): PrepareInput => ({ prompt: b.prompt, thread_id: b.thread_id, list_id: b.list_id, options: optionsOf(b) });
+  let asyncApi: Record<string, unknown> | undefined;
   return [
+    route({
+      method: 'get',
+      path: SESSIONS_ASYNCAPI_PATH,
+      operationId: 'sessionsAsyncApiDocument',
+      summary: 'The AsyncAPI 3 document of the session sockets',
+      description: 'Every message the deep search, web research and crawler sockets send and accept (services/agents/asyncapi.json).',
+      tags: ['sessions'],
+      security: [],
+      ok: { status: 200, description: 'the AsyncAPI 3.0 document', content: { 'application/json': { schema: { type: 'object' } } } },
+      handler: (ctx) => {
+        ctx.set('cache-control', 'public, max-age=300');
+        asyncApi ??= sessionsAsyncApi(deps.version());
+        return asyncApi;
+      },
+    }),
     route({
       ...common,
       method: 'post',

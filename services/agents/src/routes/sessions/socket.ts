@@ -2,11 +2,11 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AppError, IDENTITY_HEADER, isAppError, type IdentitySigner, type Logger } from '@lore/runtime';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import { z } from 'zod';
 import type { Principal } from '../../application/principal';
 import type { SessionKind } from '../../application/sessions/agent';
 import type { SessionMessage } from '../../application/sessions/messages';
 import { familyOf, principalOf, shapeError } from '../route';
+import { answerRequest, stopRequest } from './asyncapi';
 
 /**
  * The session sockets (spec 3; docs/agents.md, "Sessions over websockets"), upgraded on the agents listener:
@@ -77,8 +77,6 @@ function refuse(socket: Duplex, path: string, err: AppError): void {
   socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
 }
 
-const answerMessage = z.object({ prompt: z.string().min(1).max(4000), thread_id: z.string(), list_id: z.string() });
-const stopMessage = z.object({ type: z.literal('stop') });
 
 export function sessionSockets(deps: SessionSocketDeps): SessionSockets {
   const limits = { ...DEFAULT_SOCKET_LIMITS, ...deps.limits };
@@ -113,11 +111,11 @@ export function sessionSockets(deps: SessionSocketDeps): SessionSockets {
         } catch {
           body = undefined;
         }
-        if (stopMessage.safeParse(body).success) {
+        if (stopRequest.safeParse(body).success) {
           await deps.stop(p, kind, ids.thread_id);
           return;
         }
-        const answer = answerMessage.safeParse(body);
+        const answer = answerRequest.safeParse(body);
         if (answer.success) {
           if (answer.data.thread_id.toLowerCase() !== ids.thread_id) return clientError('thread_id is not this socket\'s session');
           if (!(await deps.answer(p, kind, ids.thread_id, answer.data.list_id, answer.data.prompt))) return clientError('the session is not waiting for an answer (or list_id is not its list)');
