@@ -1,5 +1,6 @@
 import { TOPICS, type GraphJobMessage } from '@lore/contracts';
 import type { Identity } from '@lore/runtime';
+import { Client } from 'pg';
 import { eventually, startHarness, type Harness } from '../memory/support';
 import { uniqueSuffix } from '../support/infra';
 
@@ -187,6 +188,7 @@ describe('knowledge graphs (cluster mode, through the gateway)', () => {
       ['ragged.csv', 'Company,Domain\nAcme,acme.example,extra\n', /different number of fields/],
       ['header-only.csv', 'Company,Domain\n', /header and no rows/],
       ['blank.csv', '\n\n  \n', /the file is empty/],
+      ['nul.csv', `Company,Domain\n${'Acme,acme.example\n'.repeat(500)}Ev\u0000il,evil.example\n`, /binary data/],
       ['rows.csv', `Company\n${Array.from({ length: 100_001 }, (_, i) => `C${i}`).join('\n')}\n`, /more than 100000 rows/],
     ];
     for (const [name, bytes, reason] of cases) {
@@ -204,6 +206,33 @@ describe('knowledge graphs (cluster mode, through the gateway)', () => {
     const again = await upload(g.graph_id, { name: 'ok.csv', bytes: 'Company,Domain\nAcme,acme.example\n' });
     expect((await settled(again.body.jobId)).status).toBe('completed');
     expect((await call('GET', `/memory/departments/${g.graph_id}`)).body).toMatchObject({ status: 'ready', message: null, node_count: 2, edge_count: 1 });
+  });
+
+  it('rolls a job back whole when the database refuses a write halfway: no node or edge of it stays, and the job fails with the reason', async () => {
+    const g = await createGraph('Atomic');
+    const first = await upload(g.graph_id, { name: 'base.csv', bytes: 'Company,Domain\nAcme,acme.example\n' });
+    expect((await settled(first.body.jobId)).status).toBe('completed');
+    const nodesBefore = await nodesOf(g.graph_id);
+    const edgesBefore = await edgesOf(g.graph_id);
+    // A trigger (installed by the database owner for this test only) refuses the edges of one file's last row, after
+    // the job's nodes and its other edges were written in the same transaction.
+    const owner = new Client({ connectionString: (h as Harness & { database: { ownerUrl: string } }).database.ownerUrl });
+    await owner.connect();
+    try {
+      await owner.query(`CREATE FUNCTION graph.refuse_test_edge() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.source_id = 'explode.csv#4' THEN RAISE EXCEPTION 'refused for the test' USING ERRCODE = '22023'; END IF; RETURN NEW; END $$`);
+      await owner.query(`CREATE TRIGGER refuse_test_edge BEFORE INSERT ON graph.kg_edges FOR EACH ROW EXECUTE FUNCTION graph.refuse_test_edge()`);
+      const accepted = await upload(g.graph_id, { name: 'explode.csv', bytes: 'Company,Domain\nBeta,beta.example\nGamma,gamma.example\nDelta,delta.example\n' });
+      const job = await settled(accepted.body.jobId);
+      expect(job).toMatchObject({ status: 'failed', message: expect.stringContaining('22023') });
+    } finally {
+      await owner.query('DROP TRIGGER IF EXISTS refuse_test_edge ON graph.kg_edges').catch(() => undefined);
+      await owner.query('DROP FUNCTION IF EXISTS graph.refuse_test_edge()').catch(() => undefined);
+      await owner.end();
+    }
+    expect(await nodesOf(g.graph_id)).toEqual(nodesBefore);
+    expect(await edgesOf(g.graph_id)).toEqual(edgesBefore);
+    expect((await call('GET', `/memory/departments/${g.graph_id}`)).body).toMatchObject({ status: 'error', node_count: nodesBefore.length, edge_count: edgesBefore.length });
   });
 
   it('applies a redelivered job message once', async () => {

@@ -255,7 +255,22 @@ export async function processGraphJob(
     await finishFailed(deps, tenantId, job, eventId, err.message);
     return 'failed';
   }
-  const outcome = await deps.db.withTenant(tenantId, async (sql) => {
+  const outcome = await applyJob(deps, tenantId, job, eventId, plans).catch(async (err: unknown) => {
+    // A value the database refuses (class 22: data exception, 23: integrity) would be refused again on every
+    // redelivery: the job fails with the reason instead, and the rolled-back transaction left the graph as it was.
+    const code = (err as { code?: unknown } | null)?.code;
+    if (typeof code !== 'string' || !/^2[23]/.test(code)) throw err;
+    deps.logger.warn({ err, job_id: job.job_id }, 'a graph job\'s input was refused by the database');
+    await finishFailed(deps, tenantId, job, eventId, `the input holds a value that cannot be stored (${code})`);
+    return 'failed' as const;
+  });
+  if (job.kind === 'upload' && outcome !== 'failed') await dropUploadBytes(deps, tenantId, job);
+  return outcome ?? 'duplicate';
+}
+
+/** The job's one transaction: its claim, its nodes and edges, its outcome and the graph's status. */
+function applyJob(deps: MemoryDeps, tenantId: string, job: GraphJobRow, eventId: string, plans: JobPlans): Promise<'completed' | null> {
+  return deps.db.withTenant(tenantId, async (sql) => {
     if (!(await claimEvent(sql, GRAPH_JOB_CONSUMER, eventId))) return null;
     const graph = await getGraph(sql, tenantId, job.graph_id, true);
     if (!graph) return null;
@@ -268,8 +283,6 @@ export async function processGraphJob(
     await setGraphStatus(sql, tenantId, job.graph_id, pending > 0 ? 'building' : 'ready', null);
     return 'completed' as const;
   });
-  if (job.kind === 'upload') await dropUploadBytes(deps, tenantId, job);
-  return outcome ?? 'duplicate';
 }
 
 async function finishFailed(deps: MemoryDeps, tenantId: string, job: GraphJobRow, eventId: string, reason: string): Promise<void> {

@@ -31,5 +31,8 @@ describe('readTable', () => {
   it('refuses bytes that are not UTF-8 text, and binary data', () => {
     expect(read(new Uint8Array([0x4e, 0x61, 0xff, 0x0a]))).toEqual({ ok: false, reason: expect.stringMatching(/not UTF-8/) });
     expect(read('a,b\n\u0001\u0002,x\n')).toEqual({ ok: false, reason: expect.stringMatching(/binary/) });
+    // A NUL far into the file too: PostgreSQL text cannot hold it.
+    const late = readTable(Buffer.from(`a\n${'x\n'.repeat(5_000)}y\u0000z\n`), { ...limits, maxRows: 10_000 });
+    expect(late).toEqual({ ok: false, reason: expect.stringMatching(/binary/) });
   });
 });

@@ -47,7 +47,8 @@ export function readTable(bytes: Uint8Array, limits: TableLimits): TableReading 
   const text = decode(bytes);
   if (text === null) return { ok: false, reason: 'the file is not UTF-8 text (a spreadsheet must be saved as CSV)' };
   if (text.trim() === '') return { ok: false, reason: 'the file is empty' };
-  if (/[\u0000-\u0008\u000e-\u001f]/.test(text.slice(0, 4096))) return { ok: false, reason: 'the file is not a table (it holds binary data)' };
+  // A NUL anywhere (PostgreSQL text cannot hold one), or control characters at the start: not a text table.
+  if (text.includes('\u0000') || /[\u0001-\u0008\u000e-\u001f]/.test(text.slice(0, 4096))) return { ok: false, reason: 'the file is not a table (it holds binary data)' };
   const delimiter = detectDelimiter(text.slice(0, text.search(/\r?\n|$/)));
   let records: string[][];
   try {
