@@ -72,6 +72,14 @@ describe('the graph\'s served document and its body reader, through the gateway'
       { name: 'review filing', method: 'POST', path: `/api/v1/memory/review/${reviewDoc}/file`, body: '{"vault_id":"v_target","%s":1}' },
       { name: 'contradiction resolve', method: 'POST', path: '/api/v1/memory/contradictions/c_none/resolve', body: '{"resolution":"dismissed","note":"%s"}' },
     ];
+    /** Spec 2's knowledge-graph routes: the same refusals in spec 2's `{detail}` shape. */
+    const spec2Routes = (): Array<{ name: string; method: string; path: string; body: string; ownLimit?: boolean }> => [
+      { name: 'graph create', method: 'POST', path: '/memory/departments/create', body: '{"name":"%s"}' },
+      { name: 'connector ingest', method: 'POST', path: '/memory/ingest/connectors', body: '{"list_id":"%s","source_types":null}' },
+      // Generate reads a whole saved list: its body limit is its own (docs/memory.md, "Knowledge graphs"), far above this suite's.
+      { name: 'generate', method: 'POST', path: '/memory/generate', body: '{"listId":"%s","records":[],"columns":[]}', ownLimit: true },
+      { name: 'graph chat', method: 'POST', path: '/memory/chat', body: '{"listId":"g_none","question":"%s"}' },
+    ];
 
     it('covers every JSON body route of the served document', async () => {
       const doc = (await (await fetch(`${h.url}/openapi.json`)).json()) as Doc;
@@ -80,7 +88,7 @@ describe('the graph\'s served document and its body reader, through the gateway'
           .filter(([, op]) => op.requestBody?.content['application/json'] !== undefined)
           .map(([method]) => `${method.toUpperCase()} ${path}`),
       );
-      const tested = routes().map((r) => `${r.method} ${r.path.replace(reviewDoc, '{doc_id}').replace('v_target', '{vault_id}').replace('c_none', '{contradiction_id}')}`);
+      const tested = [...routes(), ...spec2Routes()].map((r) => `${r.method} ${r.path.replace(reviewDoc, '{doc_id}').replace('v_target', '{vault_id}').replace('c_none', '{contradiction_id}')}`);
       expect(tested.sort()).toEqual(documented.sort());
     });
 
@@ -114,6 +122,15 @@ describe('the graph\'s served document and its body reader, through the gateway'
           words: true,
           request_id: 'string',
         });
+      }
+    });
+
+    it.each(cases)('refuses %s on spec 2\'s routes with {detail}', async (_what, body, status, _code, words) => {
+      for (const r of spec2Routes().filter((x) => !(x.ownLimit && status === 413))) {
+        const to = await h.authorize(who, r.path);
+        const res = await fetch(to.url, { method: r.method, headers: { ...to.headers, 'content-type': 'application/json' }, body: body(r.body) });
+        const json = (await res.json()) as { detail?: unknown };
+        expect({ route: r.name, status: res.status, detail: typeof json.detail, words: words.test(String(json.detail)) }).toEqual({ route: r.name, status, detail: 'string', words: true });
       }
     });
 
