@@ -3,6 +3,9 @@ import { MemoryProgressStreams, PostgresBlobStore, RUNTIME_MIGRATIONS, type Blob
 import type { LanguageModel } from '@lore/ai';
 import type { Registry } from 'prom-client';
 import { createPageReader, type WebTargets } from './sources/web-pages';
+import { EgressReaders } from './sources/egress';
+import type { EgressProxies } from './domain/egress';
+import { LiveTokens } from './application/live-page';
 import { createAgentsApp } from './app';
 import { createWorkflowMetrics } from './application/workflow-metrics';
 import type { AgentsDeps, ServiceFacts } from './application/context';
@@ -40,6 +43,13 @@ export interface AgentsServiceDeps {
   streams?: ProgressStreams;
   /** Which web addresses page reads may reach (default: public ones only; `allowLoopback` for local testing). */
   webTargets?: WebTargets;
+  /** Egress proxies by country (LORE_AGENTS_EGRESS_PROXIES; docs/agents.md, "Egress proxies"); none by default. */
+  egressProxies?: EgressProxies;
+  /**
+   * Signs deep search's live_url tokens (docs/agents.md, "Live session page"): a cluster's API replicas share one
+   * key (from LORE_IDENTITY_SECRET); one process alone may leave it to a random key.
+   */
+  liveTokens?: LiveTokens;
   /** A configured language model (service routing); without one the rules decide. */
   languageModel?: LanguageModel;
   /** The generic workflow API's limits (LORE_AGENTS_WORKFLOW_MAX_PER_SERVICE; docs/agents.md, "Generic workflow API"). */
@@ -85,6 +95,8 @@ export async function createAgentsService(deps: AgentsServiceDeps): Promise<Agen
     streams: deps.streams ?? new MemoryProgressStreams(),
     workflowMetrics: createWorkflowMetrics(deps.metrics),
     pages: createPageReader(deps.webTargets ?? { allowLoopback: false }),
+    ...(deps.egressProxies && Object.keys(deps.egressProxies).length > 0 ? { egress: new EgressReaders(deps.egressProxies, deps.webTargets ?? { allowLoopback: false }) } : {}),
+    liveTokens: deps.liveTokens ?? new LiveTokens(),
     ...(deps.languageModel ? { languageModel: deps.languageModel } : {}),
     ...(deps.genericWorkflows ? { genericWorkflows: deps.genericWorkflows } : {}),
   };
@@ -115,6 +127,7 @@ export async function createAgentsService(deps: AgentsServiceDeps): Promise<Agen
       sockets.close();
       await csvImports.stop();
       await agents.pages.close();
+      agents.egress?.close();
     },
   };
 }

@@ -26,6 +26,8 @@ import { researchRoutes, type ResearchRouteDeps } from './routes/research/routes
 import { activeResearchOf, followResearch, researchStreamable, researchView, respondResearch, startResearch, stopResearch } from './application/research/research';
 import { sessionRoutes, type SessionRouteDeps } from './routes/sessions/routes';
 import { prepareSession, uploadForSession } from './application/sessions/service';
+import { liveRoutes, type LiveRouteDeps } from './routes/live/routes';
+import { followLive, livePagePath, openLiveSession } from './application/live-page';
 
 export interface AgentsAppOptions {
   agents: AgentsDeps;
@@ -57,6 +59,7 @@ export interface AgentsRouteDeps {
   seed: SeedRouteDeps;
   research: ResearchRouteDeps;
   sessions: SessionRouteDeps;
+  live: LiveRouteDeps;
 }
 
 /** Binds the application layer and the identity guard to one agents service's dependencies, resource by resource. */
@@ -128,7 +131,17 @@ export function agentsRouteDeps(agents: AgentsDeps, signer: IdentitySigner): Age
       modelOf: (label) => (label === null ? null : (agents.languageModel?.model ?? null)),
       maxUploadBytes: () => SESSION_UPLOAD_MAX_BYTES,
       version: () => agents.facts.version,
+      egressCountries: () => agents.egress?.countries() ?? [],
+      livePath: (p, threadId) => livePagePath(threadId, agents.liveTokens.issue(p.tenantId, threadId)),
     },
+    live: (() => {
+      const gate = streamGate(agents);
+      return {
+        open: (token, threadId) => openLiveSession(agents, agents.liveTokens, token, threadId),
+        follow: (session, afterSeq, sink) => followLive(agents, session, afterSeq, sink),
+        enterStream: () => gate.enter(),
+      } satisfies LiveRouteDeps;
+    })(),
     company: { guard: agentsGuard(signer), overview: (input, signal) => companyOverview({ pages: agents.pages, logger: agents.logger }, input, signal), html: companyOverviewHtml },
   };
 }
@@ -148,6 +161,7 @@ export function agentsRouteTable(deps: AgentsRouteDeps, options: { bodyLimitByte
     seedRoutes(deps.seed),
     researchRoutes(deps.research),
     sessionRoutes(deps.sessions),
+    liveRoutes(deps.live),
     openApiDocumentRoute(AGENTS_OPENAPI_PATH, 'the OpenAPI 3.1 document of the agents routes', () => agentsOpenApi(table)),
   );
   return table;

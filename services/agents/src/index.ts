@@ -12,3 +12,4 @@ export { SearxngWebSearch, WebSearchError, isRetryableSearchError, webSearchFrom
 export { CRITERIA_SCHEMA, extractCriteria, normalizeModelCriteria, type CriteriaResult, type ExtractCriteriaOptions } from './application/criteria';
 export { extractCriteriaByRules, interpretCriterion, webQueryOf, type Criterion as ListCriterion, type ExtractedCriteria } from './domain/criteria';
 export { compileCriteria, keywordBaseline, keywordBaselineScore, rankCandidates, scoreCandidate, type Candidate as ScoringCandidate, type CandidateScore as ScoredCandidate, type Verdict, type Evidence } from './domain/scoring';
+export { LiveTokens, livePagePath } from './application/live-page';

@@ -2,6 +2,8 @@ import { languageModelFromEnv } from '@lore/ai';
 import { IdentitySigner, RedisProgressStreams, exitOnConfigError, listen, opsRouter, startServiceProcess } from '@lore/runtime';
 import { agentsConfigSchema } from './config';
 import { createAgentsService } from './agents-service';
+import { parseEgressProxies } from './domain/egress';
+import { LiveTokens } from './application/live-page';
 
 /** The `agents` deployment: list building, imports, utility and seed routes behind the gateway (probes and metrics share the port). */
 async function main(): Promise<void> {
@@ -21,6 +23,9 @@ async function main(): Promise<void> {
     lifecycle,
     ...(streams ? { streams } : {}),
     webTargets: { allowLoopback: config.LORE_AGENTS_ALLOW_LOOPBACK },
+    egressProxies: parseEgressProxies(config.LORE_AGENTS_EGRESS_PROXIES).proxies,
+    // Every API replica signs and checks live_url tokens with the same key (derived from the identity secret).
+    liveTokens: new LiveTokens(config.LORE_IDENTITY_SECRET, config.LORE_AGENTS_LIVE_URL_TTL_S),
     genericWorkflows: { maxRunningPerService: config.LORE_AGENTS_WORKFLOW_MAX_PER_SERVICE },
     languageModel: languageModelFromEnv(config, logger),
   });

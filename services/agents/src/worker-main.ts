@@ -2,6 +2,7 @@ import { consumerGroupsCheck, exitOnConfigError, GraphKnowledgeSearch, IdentityS
 import { languageModelFromEnv } from '@lore/ai';
 import { agentsConfigSchema } from './config';
 import { createAgentsService } from './agents-service';
+import { parseEgressProxies } from './domain/egress';
 import { createAgentsWorker, runSettingsFrom } from './worker';
 import { knowledgeSource, listSources, webSource } from './application/list-sources';
 import { webSearchFrom } from './sources/web-search';
@@ -33,6 +34,7 @@ async function main(): Promise<void> {
     lifecycle,
     streams,
     webTargets: { allowLoopback: config.LORE_AGENTS_ALLOW_LOOPBACK },
+    egressProxies: parseEgressProxies(config.LORE_AGENTS_EGRESS_PROXIES).proxies,
     languageModel: languageModelFromEnv(config, logger),
   });
   // The web search (SearXNG); without it lists come from the directory and the tenant's knowledge, and each snapshot

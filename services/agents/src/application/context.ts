@@ -4,6 +4,8 @@ import type { CsvImporter, CsvImportSettings } from './csv-imports';
 import type { PageReader } from '../sources/web-pages';
 import type { WorkflowMetrics } from './workflow-metrics';
 import type { GenericWorkflowSettings } from './generic-workflows';
+import type { EgressReaders } from '../sources/egress';
+import type { LiveTokens } from './live-page';
 
 /** Facts about the running service that the utility routes report. */
 export interface ServiceFacts {
@@ -28,6 +30,10 @@ export interface AgentsDeps {
   workflowMetrics?: WorkflowMetrics;
   /** Guarded, robots-honouring reads of web pages (company overview). */
   pages: PageReader;
+  /** Page readers through the operator's egress proxies by country (LORE_AGENTS_EGRESS_PROXIES), if any are configured. */
+  egress?: EgressReaders;
+  /** Signs and checks the tokens of deep search's live pages. */
+  liveTokens: LiveTokens;
   /** The configured language model, if any (service routing asks it; without one the rule decides). */
   languageModel?: LanguageModel;
   /** The generic workflow API's limits (per-serviceId running workflows, open streams); defaults in generic-workflows.ts. */

@@ -28,6 +28,15 @@ describe('forwarding table', () => {
     expect(matchForward('GET', '/openapi.json')).toMatchObject({ route: { upstream: 'graph' }, rule: null });
   });
 
+  it("opens deep search's live page and its stream only (the agents service checks the link's token)", () => {
+    const thread = '0b8f3c52-6a43-4c1e-9b7e-2f4d5a6b7c8d';
+    expect(matchForward('GET', `/service-deep-search/live/${thread}`)).toMatchObject({ route: { upstream: 'agents' }, rule: null });
+    expect(matchForward('GET', `/service-deep-search/live/${thread}/events`)).toMatchObject({ route: { upstream: 'agents' }, rule: null });
+    for (const p of [`/service-deep-search/live/${thread}/other`, '/service-deep-search/live/not-a-thread', '/service-deep-search/start', `/service-deep-search/live/${thread}x`]) {
+      expect(matchForward('GET', p)?.rule).toMatchObject({ module: 'agents' });
+    }
+  });
+
   it('matches prefixes on segment boundaries only and owns nothing else', () => {
     expect(matchForward('GET', '/api/v1/memoryx')).toBeNull();
     expect(matchForward('GET', '/mcpx')).toBeNull();

@@ -16,6 +16,11 @@ export interface ForwardRoute {
   except?: readonly string[];
   /** Exact paths served without a credential (health, service descriptions). */
   open?: readonly string[];
+  /**
+   * Paths served without a credential because the upstream checks a token of its own in them (deep search's live
+   * page: a browser cannot send the key, the link carries a signed token; docs/agents.md, "Live session page").
+   */
+  openPatterns?: readonly RegExp[];
   module: (path: string) => Module;
   sources: readonly CredentialSource[];
   allowSessions: boolean;
@@ -84,6 +89,7 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
     // The agents service's own OpenAPI document (docs/agents.md) is open like the others, and so is the AsyncAPI
     // document of its session sockets.
     open: ['/api/health', '/api/service-routing/health', '/', '/api/agents/openapi.json', '/api/agents/asyncapi.json'],
+    openPatterns: [/^\/service-deep-search\/live\/[0-9a-fA-F-]{36}(?:\/events)?$/],
     module: () => 'agents',
     sources: ['bearer', 'cookie', 'x-api-key', 'query'],
     allowSessions: true,
@@ -123,7 +129,7 @@ function under(path: string, prefix: string): boolean {
 /** The forward route for a path, with the rule the credential must satisfy; null when no surface owns it. */
 export function matchForward(method: string, path: string, routes: readonly ForwardRoute[] = FORWARD_ROUTES): ForwardMatch | null {
   for (const route of routes) {
-    if (route.open?.includes(path)) return { route, rule: null };
+    if (route.open?.includes(path) || route.openPatterns?.some((re) => re.test(path))) return { route, rule: null };
     if (!route.prefixes.some((p) => under(path, p)) && !route.exact?.includes(path)) continue;
     if (route.except?.some((p) => under(path, p))) return null;
     const safe = method === 'GET' || method === 'HEAD' || method === 'OPTIONS';

@@ -102,6 +102,8 @@ export interface SessionContext {
   ask(question: string): Promise<string>;
   /** Writes rows into the session's list (one transaction), each also sent to the client; answers how many were new. */
   writeRows(rows: readonly SessionRow[]): Promise<number>;
+  /** A reference file uploaded for this session (deep search: one of `options.uploads`), or null. */
+  readUpload?(path: string): Promise<Buffer | null>;
   /** Counts model tokens against the budget. */
   spendTokens(tokens: number): void;
   /** The agent's own checkpoint (JSON), kept in the session row; `{}` at first. */

@@ -6,7 +6,7 @@ import type { RunDeps } from '../runner';
 import { readWebPage } from '../list-sources';
 import { publishEvents, recordEvent, type WorkflowEvent } from '../progress';
 import { enqueueWorkflow } from '../workflows';
-import { SESSION_KINDS, type SessionContext, type SessionFetcher, type SessionKind, type SessionProgress, type SessionRow } from './agent';
+import { SESSION_KINDS, type SessionContext, type SessionFetcher, type SessionKind, type SessionOptions, type SessionProgress, type SessionRow } from './agent';
 import { readSessionState, type SessionState } from './service';
 
 /**
@@ -137,8 +137,13 @@ class SessionRun {
     return out;
   }
 
-  private fetcher(): SessionFetcher {
+  private fetcher(options: SessionOptions): SessionFetcher {
     const web = this.deps.sources.web;
+    // A session that asked for an egress proxy reads every page through its country's proxy, never around it
+    // (docs/agents.md, "Egress proxies"); start refuses a country with no proxy, so a worker without one fails it.
+    const country = options.proxy ? options.proxy_country_code : null;
+    const egress = country ? this.deps.agents.egress : undefined;
+    if (country && !egress?.has(country)) throw new Error(`no egress proxy is configured for "${country}" on this worker`);
     const budget = this.deps.settings.budgets.fetches;
     const polite = async (url: string) => {
       const host = hostOf(url);
@@ -161,7 +166,7 @@ class SessionRun {
         if (!spend()) return null;
         await polite(url);
         // Without a web search provider pages are still read, through the same guarded reader.
-        const read = web ? web.fetchPage(url, this.abort.signal) : readWebPage(this.deps.agents.pages, url, this.abort.signal);
+        const read = country && egress ? readWebPage(egress.reader(country), url, this.abort.signal) : web ? web.fetchPage(url, this.abort.signal) : readWebPage(this.deps.agents.pages, url, this.abort.signal);
         return read.catch(() => null);
       },
       search: async (query, page = 1) => {
@@ -187,7 +192,9 @@ class SessionRun {
       budgets: this.deps.settings.budgets,
       logger: agents.logger.child({ thread_id: this.threadId, session: this.kind }),
       ...(agents.languageModel ? { languageModel: agents.languageModel } : {}),
-      fetcher: this.fetcher(),
+      fetcher: this.fetcher(state.options),
+      // Deep search's reference files: only the paths uploaded for this thread (the session's own workspace).
+      readUpload: async (path: string) => (state.options.uploads.includes(path) ? ((await agents.blobs.get(this.tenantId, path))?.data ?? null) : null),
       emit: async (progress: SessionProgress) => {
         this.check();
         await this.write(async (sql, _w, _s, events) => {

@@ -16,6 +16,10 @@ export interface SessionRouteDeps {
   modelOf(label: string | null): string | null;
   /** Largest reference file a deep search upload keeps. */
   maxUploadBytes(): number;
+  /** The country codes with a configured egress proxy (a `proxy_country_code` outside them is 422). */
+  egressCountries(): string[];
+  /** A deep search's live page path with its signed token (docs/agents.md, "Live session page"). */
+  livePath(p: Principal, threadId: string): string;
   /** The service's version (the AsyncAPI document's). */
   version(): string;
 }
@@ -29,9 +33,6 @@ export const SOCKET_PATHS = {
   web_research: (threadId: string) => `/api/agent/web-and-research?api-key=<your-api-key>&thread_id=${threadId}`,
   agentic_crawler: (threadId: string) => `/api/agent/agentic-crawler?api-key=<your-api-key>&thread_id=${threadId}`,
 } as const;
-
-/** The live page of a deep search (served by the deep search's own routes). */
-export const livePathOf = (threadId: string): string => `/service-deep-search/live/${threadId}`;
 
 /**
  * The public address the client called, as the gateway forwarded it (`x-forwarded-host`, `x-forwarded-proto`):
@@ -104,7 +105,7 @@ export function sessionRoutes(deps: SessionRouteDeps) {
           list_id: s.list_id,
           websocket_url: origin.ws + SOCKET_PATHS.deep_search(s.thread_id),
           status: 'processing',
-          live_url: s.options.live_url ? origin.http + livePathOf(s.thread_id) : null,
+          live_url: s.options.live_url ? origin.http + deps.livePath(ctx.state.principal, s.thread_id) : null,
           workspace_id: s.options.workspace_id,
         };
       },
