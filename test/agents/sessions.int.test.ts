@@ -223,6 +223,12 @@ describe('agents: sessions over websockets', () => {
       const replay = await openSession(wsUrl(started.json, a.key));
       await until(replay, 'done');
       expect(replay.messages).toEqual(all);
+      // A cursor at the end: nothing to send, the socket closes.
+      const atEnd = await openSession(`${wsUrl(started.json, a.key)}&cursor=${all[all.length - 1]!.cursor}`);
+      expect(await atEnd.closed).toBe(1000);
+      expect(atEnd.messages).toEqual([]);
+      // A cursor that is not a whole number is refused before the upgrade.
+      expect((await refusal(`${wsUrl(started.json, a.key)}&cursor=-1`)).status).toBe(400);
     });
 
     it('asks a clarifying question when the prompt gives nothing to go on, and goes on with the answer sent over the socket', async () => {

@@ -1,4 +1,6 @@
-import { listWorkflowEvents } from '../../store/workflows';
+import { getWorkflow, listWorkflowEvents } from '../../store/workflows';
+import { SESSION_KINDS } from './agent';
+import { isSessionEnded } from './service';
 import type { AgentsDeps } from '../context';
 import { streamKeyOf } from '../progress';
 
@@ -101,14 +103,27 @@ export async function followSession(
       if (rows.length < EVENT_PAGE) return;
     }
   };
+  /** A session that ended before the client's cursor (nothing left to send) ends the follow too. */
+  const endedBefore = async (): Promise<boolean> => {
+    const w = await deps.db.withTenant(tenantId, (sql) => getWorkflow(sql, tenantId, threadId, SESSION_KINDS));
+    return !w || isSessionEnded(w.status);
+  };
   // The stream's position before the log is read: entries after it may repeat what the log gave (skipped by seq).
   let tail = (await deps.streams.describe(key).catch(() => null))?.lastEntryId ?? '0-0';
   await catchUp();
+  if (!ended && (await endedBefore())) {
+    await catchUp();
+    return;
+  }
   while (!ended && !signal.aborted) {
     const entries = await deps.streams.waitFor(key, tail, WAIT_MS, 100).catch(() => null);
     if (signal.aborted) return;
     if (!entries || entries.length === 0) {
       await catchUp();
+      if (!ended && (await endedBefore())) {
+        await catchUp();
+        return;
+      }
       continue;
     }
     tail = entries[entries.length - 1]!.id;
