@@ -246,6 +246,33 @@ describe('agents: sessions over websockets', () => {
       expect(client.messages.filter((m) => m.type === 'row').map((m) => m.row.fields.name)).toContain(c.name);
     });
 
+    it('takes the clarifying answer from start called again with the thread and list', async () => {
+      const c = open[3]!;
+      const started = await crawl(a, 'crawl');
+      const client = await openSession(wsUrl(started.json, a.key));
+      await until(client, 'clarification');
+      const answered = await s.call('POST', '/agentic-crawler/start', auth(a), { prompt: served.companyUrl(c), thread_id: started.json.thread_id, list_id: started.json.list_id });
+      expect(answered.status).toBe(200);
+      expect(answered.json).toMatchObject({ thread_id: started.json.thread_id, list_id: started.json.list_id, status: 'processing' });
+      const done = await client.waitFor('done', (m) => m.type === 'done', 90_000);
+      expect(done.status).toBe('completed');
+      expect(client.messages.some((m) => m.type === 'progress' && m.stage === 'answered')).toBe(true);
+      // Answered already: a second answer is refused.
+      expect((await s.call('POST', '/agentic-crawler/start', auth(a), { prompt: 'again', thread_id: started.json.thread_id, list_id: started.json.list_id })).status).toBe(422);
+    });
+
+    it('closes a socket whose client sends a frame over 16 KiB', async () => {
+      const started = await crawl(a, 'crawl');
+      const client = await openSession(wsUrl(started.json, a.key));
+      await until(client, 'clarification');
+      client.send({ prompt: 'x'.repeat(20_000), thread_id: started.json.thread_id, list_id: started.json.list_id });
+      expect(await client.closed).toBe(1009);
+      expect(await status(a.tenantId, started.json.thread_id as string)).toMatchObject({ status: 'processing' });
+      const again = await openSession(wsUrl(started.json, a.key));
+      again.send({ type: 'stop' });
+      await until(again, 'done');
+    });
+
     it('stops at once on {"type":"stop"}', async () => {
       const started = await crawl(a, `Find everyone at ${open.slice(0, 4).map((c) => served.companyUrl(c)).join(' ')}`);
       const client = await openSession(wsUrl(started.json, a.key));
