@@ -42,6 +42,7 @@ describe('the shared entity model', () => {
     expect(phrases).not.toContain('Who');
     expect(phrases).not.toContain('at ÁCME');
     expect(questionPhrases('Where is Zoë O’Brien-Smith?')).toContain('Zoë O’Brien-Smith');
+    expect(questionPhrases('Who backs Plan B and Company 5?')).toEqual(expect.arrayContaining(['Plan B', 'Company 5']));
     expect(normalizeDomain('not a domain')).toBe('');
     expect(questionPhrases('who is it?')).toEqual([]);
     expect(questionPhrases(Array.from({ length: 1000 }, (_, i) => `w${i}`).join(' '), 50)).toHaveLength(50);

@@ -120,14 +120,14 @@ export const MAX_PHRASE_WORDS = 6;
 
 /**
  * The phrases of a question that could name a node (graph chat's entity linking): every run of 1 to
- * `MAX_PHRASE_WORDS` consecutive words that neither starts nor ends with a stop word (or a one-letter word), as
+ * `MAX_PHRASE_WORDS` consecutive words that neither starts nor ends with a stop word, as
  * written in the question, separators included ("ACME Corp", "acme.com", "O’Brien"). The database folds them and a
  * node's names with one function (`graph.kg_fold`, migration 0010), so case, accents and punctuation never decide
  * a match. At most `limit` phrases, the shorter runs first.
  */
 export function questionPhrases(question: string, limit = 2_000): string[] {
   const words = [...question.matchAll(/[\p{L}\p{N}]+/gu)].map((m) => ({ start: m.index ?? 0, end: (m.index ?? 0) + m[0].length, folded: foldName(m[0]) }));
-  const meaningful = (w: { folded: string } | undefined) => w !== undefined && w.folded.length > 1 && !STOPWORDS.has(w.folded);
+  const meaningful = (w: { folded: string } | undefined) => w !== undefined && w.folded !== '' && !STOPWORDS.has(w.folded);
   const out = new Set<string>();
   for (let n = 1; n <= MAX_PHRASE_WORDS; n++) {
     for (let i = 0; i + n <= words.length; i++) {

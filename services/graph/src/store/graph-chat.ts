@@ -50,9 +50,11 @@ type RawEdge = { edge_id: string | number; from_node: string | number; to_node: 
  */
 export async function edgesTouching(sql: Sql, tenantId: string, graphId: string, nodeIds: readonly string[], history: boolean, limit: number): Promise<ChatEdgeRow[]> {
   if (nodeIds.length === 0 || limit <= 0) return [];
+  // Each part stops at the limit on its own, so a hub node's thousands of edges are never all gathered.
   const part = (closed: boolean, end: 'from_node' | 'to_node') =>
-    `SELECT edge_id, from_node, to_node, label, valid_from, valid_to FROM graph.kg_edges
-      WHERE tenant_id = $1 AND graph_id = $2 AND ${end} = ANY($3::bigint[]) AND valid_to IS ${closed ? 'NOT NULL' : 'NULL'}`;
+    `(SELECT edge_id, from_node, to_node, label, valid_from, valid_to FROM graph.kg_edges
+       WHERE tenant_id = $1 AND graph_id = $2 AND ${end} = ANY($3::bigint[]) AND valid_to IS ${closed ? 'NOT NULL' : 'NULL'}
+       ORDER BY edge_id LIMIT $4)`;
   const parts = [part(false, 'from_node'), part(false, 'to_node'), ...(history ? [part(true, 'from_node'), part(true, 'to_node')] : [])];
   const r = await sql.query<RawEdge>(
     `SELECT DISTINCT ON (valid_to IS NOT NULL, edge_id) * FROM (${parts.join(' UNION ALL ')}) e
