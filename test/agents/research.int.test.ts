@@ -133,6 +133,17 @@ describe('deep research on the test world (through the gateway, worker on Kafka,
     expect((await s.call('GET', '/research/active', auth(a))).json.workflows.map((w: Json) => w.thread_id)).not.toContain(thread);
   });
 
+  it('broadens a question whose every word no page holds, and still reports from pages it read', async () => {
+    const thread = (await start(s, a, { query: 'Which fintech companies in Berlin compete on payments?', max_researcher_iterations: 1 })).json.thread_id as string;
+    const done = await untilEnded(s, a, thread);
+    expect(done.status).toBe('completed');
+    const sources = await storedSources(s, a.tenantId, thread);
+    expect(sources.length).toBeGreaterThan(0);
+    expect(expectEveryClaimSupported(done.final_report, sources)).toBeGreaterThan(0);
+    const queries = (await eventsOf(s, a.tenantId, thread)).filter((e) => e.type === 'researcher_progress' && e.data.unit === 0).map((e) => e.data.query);
+    expect(queries).toEqual(['fintech companies Berlin']);
+  });
+
   it('never runs more researchers at once than max_concurrent_research_units, and keeps each to max_researcher_iterations', async () => {
     const started = await start(s, a, { query: QUERY, max_concurrent_research_units: 2, max_researcher_iterations: 2 });
     const thread = started.json.thread_id as string;

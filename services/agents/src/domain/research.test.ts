@@ -12,6 +12,8 @@ import {
   researchFrame,
   researchSse,
   searchTermsOf,
+  newUnit,
+  unitQuery,
   supports,
   takeNotes,
   writeBrief,
@@ -41,6 +43,20 @@ describe('deep research rules', () => {
     expect(areas.slice(1).map((a) => a.query.split(' ').pop())).toEqual(['founded', 'products', 'team', 'employees']);
     expect(planAreas('x y z', 2)).toHaveLength(2);
     expect(searchTermsOf('the history of the Berlin fintech scene, Berlin banks')).toBe('history Berlin fintech scene banks');
+  });
+
+  it("searches an area's words, then the question's, each broadened by its last words down to two", () => {
+    const area = { question: 'q', query: 'fintech companies Berlin founded' };
+    const unit = newUnit();
+    expect(unitQuery(unit, area, 'fintech companies Berlin')).toBe('fintech companies Berlin founded');
+    unit.broaden = 1;
+    expect(unitQuery(unit, area, 'fintech companies Berlin')).toBe('fintech companies Berlin');
+    unit.broaden = 5;
+    expect(unitQuery(unit, area, 'fintech companies Berlin')).toBe('fintech companies');
+    unit.fallback = true;
+    unit.broaden = 0;
+    expect(unitQuery(unit, area, 'fintech companies Berlin')).toBe('fintech companies Berlin');
+    expect(unitQuery({ ...unit, broaden: 3 }, { question: 'q', query: 'x' }, 'fintech')).toBe('fintech');
   });
 
   it('writes a brief with the five sections in order, naming every area', () => {

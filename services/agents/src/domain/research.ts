@@ -63,9 +63,18 @@ export interface ResearchUnit {
   /** The last search results page read, and whether the area's own query ran dry and the question's is read instead. */
   page: number;
   fallback: boolean;
+  /** The first page of the query now searched, and how many of its last words were dropped to broaden it. */
+  from: number;
+  broaden: number;
 }
 
-export const newUnit = (): ResearchUnit => ({ iterations: 0, done: false, notes: [], queries: [], page: 0, fallback: false });
+export const newUnit = (): ResearchUnit => ({ iterations: 0, done: false, notes: [], queries: [], page: 0, fallback: false, from: 1, broaden: 0 });
+
+/** The query a researcher searches now: the area's words (or the question's), less the last `broaden` (at least two kept). */
+export function unitQuery(unit: ResearchUnit, area: ResearchArea, base: string): string {
+  const words = (unit.fallback ? base : area.query).split(' ').filter(Boolean);
+  return words.slice(0, Math.max(Math.min(2, words.length), words.length - unit.broaden)).join(' ');
+}
 
 export interface ResearchState {
   query: string;

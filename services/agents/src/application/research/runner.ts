@@ -20,6 +20,7 @@ import {
   researchQuestion,
   searchTermsOf,
   takeNotes,
+  unitQuery,
   writeBrief,
   writeReport,
   type ResearchArea,
@@ -49,7 +50,7 @@ const CLARIFY_TOKENS = 300;
 const BRIEF_TOKENS = 1_500;
 const REPORT_TOKENS = 3_000;
 /** Search pages one iteration may read looking for results no researcher has read yet. */
-const SEARCH_PAGES_PER_ITERATION = 3;
+const SEARCH_PAGES_PER_ITERATION = 4;
 
 class RunEnded extends Error {
   constructor(readonly why: 'stop' | 'lost' | 'shutdown') {
@@ -287,12 +288,11 @@ class ResearchRun {
     if (asked?.question.trim()) question = asked.question.trim().slice(0, 1000);
     await this.checkpoint(async (sql, _w, events) => {
       this.state.clarification = { question, answer: null };
+      // Waiting is not running: the claim goes, and the sweep leaves the workflow alone until the answer comes. In the
+      // question's own transaction, so an answer sent as soon as the question is read finds the run waiting.
+      await updateWorkflow(sql, this.tenantId, this.threadId, { status: AWAITING_CLARIFICATION, claimed_by: null, claimed_until_ms: null }, this.deps.workerId);
       events.push(await recordEvent(sql, this.tenantId, this.threadId, 'clarification', { question, message: question }));
     });
-    // Waiting is not running: the claim goes, and the sweep leaves the workflow alone until the answer comes.
-    await this.deps.agents.db.withTenant(this.tenantId, (sql) =>
-      updateWorkflow(sql, this.tenantId, this.threadId, { status: AWAITING_CLARIFICATION, claimed_by: null, claimed_until_ms: null }, this.deps.workerId),
-    );
     return true;
   }
 
@@ -405,16 +405,25 @@ class ResearchRun {
       try {
         while (unit.iterations < this.state.max_researcher_iterations && !exhausted) {
           this.spend();
-          const query = unit.fallback ? base : area.query;
+          let query = '';
           let fresh: WebResult[] = [];
           for (let p = 0; p < SEARCH_PAGES_PER_ITERATION && fresh.length === 0; p++) {
+            query = unitQuery(unit, area, base);
             unit.page++;
             const results = await this.search(query, unit.page);
             if (results.length === 0) {
-              // The area's own words found nothing more: its question's words, from a page of their own, go on.
+              // Think: the area's own words found nothing more, so its question's words go on from a page of their own;
+              // a query that finds nothing at all from its first page is broadened (its last word dropped).
               if (!unit.fallback && area.query !== base) {
                 unit.fallback = true;
+                unit.broaden = 0;
                 unit.page = i;
+                unit.from = i + 1;
+                continue;
+              }
+              if (unit.page === unit.from && query.split(' ').length > 2) {
+                unit.broaden++;
+                unit.page = unit.from - 1;
                 continue;
               }
               break;
