@@ -131,6 +131,10 @@ describe('deep research on the test world (through the gateway, worker on Kafka,
     expect(mostAtOnce(ev)).toBe(5);
     for (const e of ev.filter((x) => x.type === 'researcher_progress')) expect(e.data.iteration).toBeLessThanOrEqual(3);
     expect((await s.call('GET', '/research/active', auth(a))).json.workflows.map((w: Json) => w.thread_id)).not.toContain(thread);
+    // Its progress stream is the tenant's like any workflow's: listed, and described as ended.
+    expect((await s.call('GET', '/api/stream/active-streams', auth(a))).json).toContain(`workflow:${thread}`);
+    const stream = await s.call('GET', `/api/stream/stream-status/workflow:${thread}`, auth(a));
+    expect(stream.json).toMatchObject({ stream_key: `workflow:${thread}`, active: false, length: ev.length });
   });
 
   it('broadens a question whose every word no page holds, and still reports from pages it read', async () => {

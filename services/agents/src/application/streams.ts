@@ -1,4 +1,5 @@
 import { isRunning } from '../domain/workflow';
+import { RESEARCH_KIND } from '../domain/research';
 import { getWorkflow, ownedThreads } from '../store/workflows';
 import type { AgentsDeps } from './context';
 import { notFound } from './errors';
@@ -38,7 +39,7 @@ export async function streamStatus(deps: AgentsDeps, principal: Principal, strea
   const m = KEY.exec(streamKey);
   if (!m) throw notFound('stream');
   const threadId = m[1]!.toLowerCase();
-  const w = await deps.db.withTenant(principal.tenantId, (sql) => getWorkflow(sql, principal.tenantId, threadId, ['company_search', 'people_search']));
+  const w = await deps.db.withTenant(principal.tenantId, (sql) => getWorkflow(sql, principal.tenantId, threadId, ['company_search', 'people_search', RESEARCH_KIND]));
   // A user who is not an administrator sees the streams of their own workflows only, as their snapshots.
   if (w && !principal.admin && w.owner !== principal.owner) throw notFound('stream');
   const info = await deps.streams.describe(streamKeyOf(principal.tenantId, threadId));
