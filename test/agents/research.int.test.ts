@@ -334,6 +334,48 @@ describe('deep research budgets, a configured model, and a killed worker', () =>
     }
   });
 
+  it('refuses a start over the serviceId\'s running workflows with 429 and Retry-After, writing nothing; other serviceIds go on', async () => {
+    // No worker: started runs stay running.
+    const s = await startAgentsStack({ service: { genericWorkflows: { maxRunningPerService: 1 } } });
+    try {
+      const t = await s.tenant();
+      expect((await start(s, t, { query: QUERY, serviceId: 'crm-1' })).status).toBe(200);
+      const over = await start(s, t, { query: QUERY, serviceId: 'crm-1' });
+      expect(over.status).toBe(429);
+      expect(over.headers['retry-after']).toBe('10');
+      expect(over.json).toEqual({ status_code: 429, message: expect.stringMatching(/^serviceId crm-1 already has 1 running workflows/), errors: [], data: null });
+      expect((await start(s, t, { query: QUERY, serviceId: 'crm-2' })).status).toBe(200);
+      const n = await s.db.withTenant(t.tenantId, (sql) => sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM agents.workflows WHERE kind = 'deep_research'`));
+      expect(n.rows[0]!.n).toBe(2);
+      const active = await s.call('GET', '/research/active', auth(t));
+      expect(active.json.workflows.map((w: Json) => w.serviceId).sort()).toEqual(['crm-1', 'crm-2']);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('shows a signed-in member only their own research; an administrator sees the tenant\'s', async () => {
+    const s = await startAgentsStack();
+    try {
+      const t = await s.tenant();
+      const member = await s.user(t.tenantId, 'member');
+      const other = await s.user(t.tenantId, 'member');
+      const admin = await s.user(t.tenantId, 'admin');
+      const as = (token: string) => ({ authorization: `Bearer ${token}` });
+      const mine = await s.call('POST', '/research/start', as(member.token), { query: QUERY, serviceId: 'ui' });
+      expect(mine.status).toBe(200);
+      const thread = mine.json.thread_id as string;
+      expect((await s.call('GET', `/research/status/${thread}`, as(member.token))).status).toBe(200);
+      expect((await s.call('GET', `/research/status/${thread}`, as(other.token))).status).toBe(404);
+      expect((await s.call('DELETE', `/research/stop/${thread}`, as(other.token))).status).toBe(404);
+      expect((await s.call('GET', '/research/active', as(other.token))).json.count).toBe(0);
+      expect((await s.call('GET', '/research/active', as(admin.token))).json.workflows.map((w: Json) => w.thread_id)).toEqual([thread]);
+      expect((await s.call('GET', `/research/status/${thread}`, as(admin.token))).status).toBe(200);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('ends when the wall time is spent, the report marked partial', async () => {
     const s = await startAgentsStack({
       service: { webTargets: { allowLoopback: true, lookup: served.web.lookup } },
