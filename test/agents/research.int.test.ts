@@ -376,6 +376,28 @@ describe('deep research budgets, a configured model, and a killed worker', () =>
     }
   });
 
+  it('charges model calls to the token budget and ends partial once it is spent, asking the model nothing more', async () => {
+    const model = await new LoopbackModel().start();
+    model.reply = () => ({ content: JSON.stringify({ research_brief: '## Research question\nq', areas: [] }) });
+    const s = await startAgentsStack({
+      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup }, languageModel: new OpenAiLanguageModel({ baseUrl: model.url, model: 'loopback', timeoutMs: 5_000, retries: 0 }) },
+      worker: { searxngUrl: served.search.url, settings: { budgets: { fetches: 500, wallMs: 120_000, modelTokens: 1_000 } } },
+    });
+    try {
+      const t = await s.tenant();
+      const thread = (await start(s, t, { query: QUERY })).json.thread_id as string;
+      const done = await untilEnded(s, t, thread);
+      expect(done).toMatchObject({ status: 'completed', partial: true, message: expect.stringMatching(/^partial report: budget spent: model tokens \(\d+ of 1000\)$/) });
+      // The brief's call spent the budget (its answer, lacking the sections, was set aside for Lore's own brief).
+      expect(model.bodies).toHaveLength(1);
+      expect(hasSections(done.research_brief, BRIEF_SECTIONS)).toBe(true);
+      expect(hasSections(done.final_report, REPORT_SECTIONS)).toBe(true);
+    } finally {
+      await s.close();
+      await model.stop();
+    }
+  });
+
   it('ends when the wall time is spent, the report marked partial', async () => {
     const s = await startAgentsStack({
       service: { webTargets: { allowLoopback: true, lookup: served.web.lookup } },
