@@ -40,7 +40,7 @@ describe('agents: sessions over websockets', () => {
     expect(open.length).toBeGreaterThanOrEqual(4);
     served = await serveAgentsWorld(world);
     s = await startAgentsStack({
-      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup } },
+      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup }, socketLimits: { socketsPerTenant: 4 } },
       worker: { searxngUrl: served.search.url, settings: { heartbeatMs: 200, leaseMs: 2_000 }, sweepIntervalMs: 300 },
     });
     a = await s.tenant();
@@ -70,7 +70,7 @@ describe('agents: sessions over websockets', () => {
     });
 
     it('deep search answers `processing` without message, with live_url and workspace_id; upload keeps a file under server-side paths', async () => {
-      const r = await s.call('POST', '/service-deep-search/start', auth(a), { prompt: 'who builds payment software in Berlin', llm_model: 'claude-sonnet-4.6', live_url: true, proxy: true, proxy_country_code: 'de' });
+      const r = await s.call('POST', '/service-deep-search/start', auth(a), { prompt: 'who builds payment software in Berlin', llm_model: 'claude-sonnet-4.6', live_url: true });
       expect(r.status).toBe(200);
       expect(r.json).toEqual({ success: true, thread_id: expect.any(String), list_id: expect.any(String), websocket_url: expect.any(String), status: 'processing', live_url: expect.stringContaining(r.json.thread_id), workspace_id: null });
       expect(new URL(r.json.websocket_url as string).pathname).toBe(`/api/service-deep-search/ws/${r.json.thread_id}`);
@@ -130,7 +130,7 @@ describe('agents: sessions over websockets', () => {
         expect((await s.call('POST', '/webandreasearch/start', auth(a), { prompt: 'p', llm_model: label })).status).toBe(200);
       }
       for (const label of ['gemini-3-flash', 'claude-sonnet-4.6', 'claude-opus-4.6', 'gpt-5.4-mini', 'service-r1']) {
-        expect((await s.call('POST', '/service-deep-search/start', auth(a), { prompt: 'p', llm_model: label, proxy: true, proxy_country_code: 'us' })).status).toBe(200);
+        expect((await s.call('POST', '/service-deep-search/start', auth(a), { prompt: 'p', llm_model: label })).status).toBe(200);
       }
     });
   });
@@ -271,6 +271,29 @@ describe('agents: sessions over websockets', () => {
       const again = await openSession(wsUrl(started.json, a.key));
       again.send({ type: 'stop' });
       await until(again, 'done');
+    });
+
+    it('refuses a tenant\'s socket beyond its limit (429) and counts a closed one out', async () => {
+      const sessions = await Promise.all([1, 2, 3, 4, 5].map(() => crawl(b, 'crawl')));
+      const clients = await Promise.all(sessions.slice(0, 4).map((r) => openSession(wsUrl(r.json, b.key))));
+      const refused = await refusal(wsUrl(sessions[4]!.json, b.key));
+      expect(refused.status).toBe(429);
+      expect(await status(b.tenantId, sessions[4]!.json.thread_id as string)).toMatchObject({ status: 'ready' });
+      // Another tenant is not held back by b's sockets.
+      const other = await crawl(a, 'crawl');
+      const aClient = await openSession(wsUrl(other.json, a.key));
+      aClient.send({ type: 'stop' });
+      await until(aClient, 'done');
+      await clients[0]!.close();
+      await eventually('a free slot', async () => {
+        const c = await openSession(wsUrl(sessions[4]!.json, b.key)).catch(() => null);
+        if (c) clients.push(c);
+        return c;
+      }, 10_000);
+      for (const c of clients.slice(1)) {
+        c.send({ type: 'stop' });
+        await until(c, 'done');
+      }
     });
 
     it('stops at once on {"type":"stop"}', async () => {

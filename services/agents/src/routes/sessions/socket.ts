@@ -162,8 +162,9 @@ export function sessionSockets(deps: SessionSocketDeps): SessionSockets {
       if (!Number.isSafeInteger(cursor) || cursor < 0) throw new AppError('BAD_REQUEST', 'cursor must be a whole number, the last cursor a message carried');
       const ids = await deps.find(p, target.kind, target.threadId.toLowerCase());
       if ((perTenant.get(p.tenantId) ?? 0) >= limits.socketsPerTenant) throw new AppError('RATE_LIMITED', `at most ${limits.socketsPerTenant} session sockets a tenant at once`);
-      perTenant.set(p.tenantId, (perTenant.get(p.tenantId) ?? 0) + 1);
       wss.handleUpgrade(req, socket, head, (ws) => {
+        // Counted once upgraded (a handshake ws refuses never reaches here), uncounted on close.
+        perTenant.set(p.tenantId, (perTenant.get(p.tenantId) ?? 0) + 1);
         sockets.add(ws);
         serve(ws, p, target.kind, ids, cursor);
       });
