@@ -68,7 +68,8 @@ export function stem(word: string): string {
   return w;
 }
 
-const wordsOf = (text: string): string[] => text.replace(URL_IN_TEXT, ' ').toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}+&-]*/gu) ?? [];
+/** The prompt's words as written (URLs left out). */
+const wordsOf = (text: string): string[] => text.replace(URL_IN_TEXT, ' ').match(/[\p{L}\p{N}][\p{L}\p{N}+&-]*/gu) ?? [];
 
 export function urlsOf(prompt: string): string[] {
   const out: string[] = [];
@@ -94,7 +95,8 @@ export function planResearch(prompt: string): ResearchPlan {
   const terms: string[] = [];
   let people = false;
   let companies = false;
-  for (const raw of words) {
+  for (const written of words) {
+    const raw = written.toLowerCase();
     const w = stem(raw);
     if (ROLES[w]) {
       if (!roles.some((r) => r === ROLES[w])) roles.push(ROLES[w]!);
@@ -103,7 +105,9 @@ export function planResearch(prompt: string): ResearchPlan {
     if (PEOPLE_WORDS.has(raw) || PEOPLE_WORDS.has(w)) people = true;
     if (COMPANY_WORDS.has(raw) || COMPANY_WORDS.has(w)) companies = true;
     if (STOP.has(raw) || STOP.has(w) || w.length < 2) continue;
-    if (!terms.includes(w)) terms.push(w);
+    // A word written with a capital is a name (Paris, SaaS): kept as written, never singularised.
+    const term = /\p{Lu}/u.test(written) ? raw : w;
+    if (!terms.includes(term)) terms.push(term);
   }
   const target: ResearchTarget = roles.length > 0 || people ? 'person' : companies ? 'company' : 'page';
   const kept = terms.slice(0, 8);

@@ -26,8 +26,8 @@ export interface ResearchLimits {
   questions: number;
 }
 
-export const WEB_RESEARCH_LIMITS: ResearchLimits = { maxPages: 30, searchPages: 1, followLinks: 0, profilesPerCompany: 6, questions: 2 };
-export const DEEP_SEARCH_LIMITS: ResearchLimits = { maxPages: 80, searchPages: 2, followLinks: 5, profilesPerCompany: 8, questions: 2 };
+export const WEB_RESEARCH_LIMITS: ResearchLimits = { maxPages: 60, searchPages: 1, followLinks: 0, profilesPerCompany: 6, questions: 2 };
+export const DEEP_SEARCH_LIMITS: ResearchLimits = { maxPages: 120, searchPages: 2, followLinks: 5, profilesPerCompany: 8, questions: 2 };
 
 /** Completion tokens a planning call may spend; it is charged this plus the prompt's length / 4. */
 const PLAN_MAX_TOKENS = 600;

@@ -6,6 +6,7 @@ import { readFilePart } from '../multipart';
 import { AGENTS_SECURITY, FAMILY, envelopeValidationError, route, type AgentsGuard, type AgentsState } from '../route';
 import type { RouterContext } from '@koa/router';
 import { sessionsAsyncApi } from './asyncapi';
+import { unconfiguredCountryMessage } from '../../domain/egress';
 import { UPLOAD_BODY, crawlerBody, deepSearchBody, deepSearchPreparedView, preparedView, uploadView, webResearchBody, type SessionStartBody } from './schema';
 
 export interface SessionRouteDeps {
@@ -47,7 +48,7 @@ function publicOrigin(ctx: RouterContext<AgentsState>): { ws: string; http: stri
 const family = FAMILY.envelope;
 const responses = {
   404: family.error("thread_id names no session of the caller's (another tenant's is not found either)"),
-  422: { description: 'invalid input (an unknown llm_model label or proxy_country_code, proxy without a code): body (a); ids already in use, or a session not waiting for an answer: body (b)', schema: family.invalidView },
+  422: { description: 'invalid input (an unknown llm_model label or proxy_country_code, proxy without a code, a code with no configured egress proxy): body (a); ids already in use, or a session not waiting for an answer: body (b)', schema: family.invalidView },
 };
 
 /**
@@ -56,7 +57,13 @@ const responses = {
  */
 export function sessionRoutes(deps: SessionRouteDeps) {
   const common = { security: AGENTS_SECURITY, invalid: family.invalid, unreadable: family.unreadable };
-  const optionsOf = (b: Partial<SessionStartBody>): SessionOptions => ({
+  const optionsOf = (b: Partial<SessionStartBody>): SessionOptions => {
+    // A code of spec 3's set that this Lore has no egress proxy for cannot be honoured: refused before anything is kept.
+    const code = b.proxy ? b.proxy_country_code : undefined;
+    if (code && !deps.egressCountries().includes(code)) throw envelopeValidationError([{ path: 'proxy_country_code', message: unconfiguredCountryMessage(code, deps.egressCountries()) }], 'body');
+    return optionsFrom(b);
+  };
+  const optionsFrom = (b: Partial<SessionStartBody>): SessionOptions => ({
     llm_model: b.llm_model ?? null,
     model: deps.modelOf(b.llm_model ?? null),
     live_url: b.live_url ?? false,

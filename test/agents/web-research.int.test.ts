@@ -1,0 +1,268 @@
+import { generateAgentsWorld, matchingCompanies, matchingPeople, serveAgentsWorld, type ServedAgentsWorld } from '../support/agents-world';
+import { HeadlessBrowser } from '../support/headless-browser';
+import { LoopbackProxy } from '../support/loopback-proxy';
+import { http, type TenantFixture } from '../gateway/harness';
+import { startAgentsStack, type AgentsStack, auth, eventually } from './harness';
+import { openSession, type SessionClient, type SessionMessage } from './session-socket';
+
+jest.setTimeout(240_000);
+
+type Json = Record<string, any>;
+
+/**
+ * Web research and deep search (spec 3; docs/agents.md, "Web research and deep search agents", "Egress proxies",
+ * "Live session page") end to end: start through the gateway, the socket with the key in `?api-key=`, the agents on
+ * agents-worker against the test world's sites and its SearXNG endpoint. Rows are checked against the world's
+ * truth with their provenance; a vague prompt is asked about; pages go through the loopback egress proxy of the
+ * session's country (and forbidden targets never reach it); the live page is loaded in headless Chromium and shows
+ * the session's events as they arrive; a spent fetch budget ends a session cleanly.
+ */
+describe('agents: web research and deep search', () => {
+  let s: AgentsStack;
+  let served: ServedAgentsWorld;
+  let de: LoopbackProxy;
+  let fr: LoopbackProxy;
+  let a: TenantFixture;
+  let b: TenantFixture;
+  const world = generateAgentsWorld(11, { companies: 30 });
+  const berlinFintech = matchingCompanies(world, { industry: 'Fintech', city: 'Berlin' });
+  const wsUrl = (start: Json, key: string) => (start.websocket_url as string).replace('<your-api-key>', encodeURIComponent(key));
+  const hostOf = (url: string) => new URL(url).host;
+  const rowsOf = async (tenantId: string, list: string) =>
+    (await s.db.withTenant(tenantId, (sql) => sql.query<{ entity_key: string; metadata: Json; cells: Json }>(`SELECT entity_key, metadata, cells FROM agents.list_rows WHERE list_id = $1 ORDER BY position`, [list]))).rows;
+  const rowsIn = (c: SessionClient) => c.messages.filter((m) => m.type === 'row').map((m) => m.row as Json);
+  const done = (c: SessionClient, ms = 120_000) => c.waitFor('done', (m) => m.type === 'done' || (m.type === 'error' && m.cursor !== null), ms);
+
+  /** Starts a session and runs it over its socket to the end. */
+  async function run(path: string, body: Json, t: TenantFixture = a): Promise<{ start: Json; client: SessionClient; end: SessionMessage }> {
+    const r = await s.call('POST', path, auth(t), body);
+    expect(r.status).toBe(200);
+    const client = await openSession(wsUrl(r.json, t.key));
+    const end = await done(client);
+    return { start: r.json, client, end };
+  }
+
+  beforeAll(async () => {
+    expect(berlinFintech.length).toBeGreaterThanOrEqual(4);
+    served = await serveAgentsWorld(world);
+    de = await new LoopbackProxy({ label: 'de' }).start();
+    fr = await new LoopbackProxy({ label: 'fr', credentials: { user: 'lore', password: 'egress pw' } }).start();
+    s = await startAgentsStack({
+      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup }, egressProxies: { de: de.url, fr: fr.url } },
+      worker: { searxngUrl: served.search.url, settings: { heartbeatMs: 200, leaseMs: 2_000 }, sweepIntervalMs: 300 },
+    });
+    a = await s.tenant();
+    b = await s.tenant();
+  }, 120_000);
+  afterAll(async () => {
+    await s?.close();
+    await de?.close();
+    await fr?.close();
+    await served?.close();
+  });
+  beforeEach(() => {
+    de.requests.length = 0;
+    fr.requests.length = 0;
+  });
+
+  describe('web research', () => {
+    it('finds exactly the companies the prompt asks for, each row with the page it was read from', async () => {
+      const { start, client, end } = await run('/webandreasearch/start', { prompt: 'fintech companies in Berlin' });
+      expect(end).toMatchObject({ type: 'done', status: 'completed', outcome: 'completed' });
+      const rows = rowsIn(client);
+      expect(rows.map((r) => r.fields.name).sort()).toEqual(berlinFintech.map((c) => c.name).sort());
+      for (const r of rows) {
+        const company = berlinFintech.find((c) => c.name === r.fields.name)!;
+        expect(r).toMatchObject({ entity_type: 'company', entity_key: `company:${hostOf(served.companyUrl(company))}` });
+        expect(r.fields).toMatchObject({ industry: 'Fintech', url: served.companyUrl(company) });
+        expect(r.provenance).toEqual({ source_url: served.companyUrl(company), fetched_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), snippet: expect.stringMatching(/fintech/i) });
+      }
+      // The list holds the same rows with their provenance.
+      const list = await rowsOf(a.tenantId, start.list_id as string);
+      expect(list.map((r) => r.entity_key).sort()).toEqual(rows.map((r) => r.entity_key as string).sort());
+      for (const r of list) expect(r.metadata.source).toMatchObject({ source_url: expect.stringContaining('.localhost'), snippet: expect.any(String) });
+      // Planning and the pages it read were reported; nothing went through a proxy it did not ask for.
+      expect(client.messages.find((m) => m.type === 'progress' && m.stage === 'planning')).toMatchObject({ data: { target: 'company', terms: ['fintech', 'berlin'] } });
+      expect(client.messages.filter((m) => m.type === 'progress' && m.stage === 'visited').length).toBeGreaterThanOrEqual(berlinFintech.length);
+      expect([...de.requests, ...fr.requests]).toEqual([]);
+    });
+
+    it('finds the people holding the role asked for through the companies\' team pages', async () => {
+      const truth = matchingPeople(world, { title: 'Chief Executive Officer', company: { industry: 'Fintech', city: 'Berlin' } }).filter((p) => !world.companies.find((c) => c.id === p.companyId)!.teamDisallowed);
+      expect(truth.length).toBeGreaterThanOrEqual(3);
+      const { client, end } = await run('/webandreasearch/start', { prompt: 'CEOs of fintech companies in Berlin' });
+      expect(end).toMatchObject({ status: 'completed' });
+      const rows = rowsIn(client);
+      expect(rows.map((r) => r.fields.name).sort()).toEqual(truth.map((p) => p.name).sort());
+      for (const r of rows) {
+        const p = truth.find((x) => x.name === r.fields.name)!;
+        expect(r).toMatchObject({ entity_type: 'person', fields: { title: 'Chief Executive Officer', url: served.profileUrl(p) } });
+        expect(r.provenance).toMatchObject({ source_url: served.profileUrl(p), snippet: expect.any(String) });
+      }
+    });
+
+    it('asks a clarifying question when the prompt names nothing to look for, and goes on with the answer sent over the socket', async () => {
+      const r = await s.call('POST', '/webandreasearch/start', auth(a), { prompt: 'Find me some companies please' });
+      const client = await openSession(wsUrl(r.json, a.key));
+      const question = await client.waitFor('clarification', (m) => m.type === 'clarification', 60_000);
+      expect(question).toMatchObject({ thread_id: r.json.thread_id, list_id: r.json.list_id, index: 0, question: expect.stringMatching(/What should the research look for/) });
+      // Nothing was searched or read before the answer.
+      expect(client.messages.filter((m) => m.type === 'progress' && ['searching', 'visited'].includes(m.stage))).toEqual([]);
+      client.send({ prompt: 'fintech in Berlin', thread_id: r.json.thread_id, list_id: r.json.list_id });
+      const end = await done(client);
+      expect(end).toMatchObject({ status: 'completed' });
+      expect(rowsIn(client).map((x) => x.fields.name).sort()).toEqual(berlinFintech.map((c) => c.name).sort());
+    });
+  });
+
+  describe('egress proxies', () => {
+    it('reads every page through the proxy of the session\'s country, with its credentials, and none through another', async () => {
+      const { client, end } = await run('/webandreasearch/start', { prompt: 'fintech companies in Berlin', proxy: true, proxy_country_code: 'fr' });
+      expect(end).toMatchObject({ status: 'completed' });
+      expect(rowsIn(client).length).toBe(berlinFintech.length);
+      const visited = client.messages.filter((m) => m.type === 'progress' && m.stage === 'visited').map((m) => m.data.url as string);
+      expect(visited.length).toBeGreaterThan(0);
+      const through = fr.requests.filter((r) => r.status === 200).map((r) => r.target);
+      for (const url of visited) expect(through).toContain(url);
+      // robots.txt too; every request carried the proxy's credentials; the search engine is the operator's, not proxied.
+      expect(through.some((t) => t.endsWith('/robots.txt'))).toBe(true);
+      expect(new Set(fr.requests.map((r) => r.authorization))).toEqual(new Set([`Basic ${Buffer.from('lore:egress pw').toString('base64')}`]));
+      expect(fr.requests.some((r) => r.target.includes(hostOf(served.search.url)))).toBe(false);
+      expect(de.requests).toEqual([]);
+    });
+
+    it('still refuses forbidden targets a prompt names: nothing of them reaches the proxy', async () => {
+      const { client, end } = await run('/service-deep-search/start', { prompt: 'fintech pages at http://169.254.169.254/latest/meta-data/ and http://10.0.0.1/admin', proxy: true, proxy_country_code: 'de' });
+      expect(end).toMatchObject({ status: 'completed' });
+      const refused = client.messages.filter((m) => m.type === 'progress' && m.stage === 'visited' && /169\.254|10\.0\.0\.1/.test(m.data.url as string));
+      expect(refused.length).toBe(2);
+      for (const m of refused) expect(m.data.read).toBe(false);
+      expect(de.requests.filter((r) => /169\.254|10\.0\.0\.1/.test(r.target))).toEqual([]);
+      expect(rowsIn(client).filter((r) => /169\.254|10\.0\.0\.1/.test(r.provenance.source_url as string))).toEqual([]);
+    });
+
+    it('refuses a country with no configured proxy at start with body (a), before anything is kept', async () => {
+      for (const path of ['/webandreasearch/start', '/service-deep-search/start']) {
+        const r = await s.call('POST', path, auth(a), { prompt: 'fintech companies in Berlin', proxy: true, proxy_country_code: 'jp' });
+        expect(r.status).toBe(422);
+        expect(r.json).toEqual({ status_code: 422, message: 'validation failed', errors: [{ field: 'body.proxy_country_code', message: 'no egress proxy is configured for "jp" (configured: de, fr)', type: 'value_error' }], data: null });
+      }
+    });
+  });
+
+  describe('deep search', () => {
+    it('reads the sites its reference file names first, and the clarifying answer comes by calling start again', async () => {
+      const target = berlinFintech[berlinFintech.length - 1]!;
+      const r = await s.call('POST', '/service-deep-search/start', auth(a), { prompt: 'companies' });
+      expect(r.status).toBe(200);
+      const form = new FormData();
+      form.append('thread_id', r.json.thread_id as string);
+      form.append('file', new Blob([`name,site\n${target.name},${served.companyUrl(target)}\n`], { type: 'text/csv' }), 'reference.csv');
+      const up = await fetch(`${s.gateway.publicUrl}/service-deep-search/upload`, { method: 'POST', headers: auth(a), body: form });
+      expect(up.status).toBe(200);
+      const client = await openSession(wsUrl(r.json, a.key));
+      await client.waitFor('clarification', (m) => m.type === 'clarification', 60_000);
+      // The answer: start again with the thread and its list.
+      const answer = await s.call('POST', '/service-deep-search/start', auth(a), { prompt: 'fintech in Berlin', thread_id: r.json.thread_id, list_id: r.json.list_id });
+      expect(answer.status).toBe(200);
+      const end = await done(client);
+      expect(end).toMatchObject({ status: 'completed' });
+      expect(client.messages.find((m) => m.type === 'progress' && m.stage === 'reference')).toMatchObject({ data: { file: expect.stringMatching(/reference\.csv$/), read: true, urls: 1 } });
+      const firstVisit = client.messages.find((m) => m.type === 'progress' && m.stage === 'visited');
+      expect(firstVisit?.data.url).toBe(served.companyUrl(target));
+      expect(rowsIn(client).map((x) => x.fields.name).sort()).toEqual(berlinFintech.map((c) => c.name).sort());
+    });
+  });
+
+  describe('the live page', () => {
+    let browser: HeadlessBrowser;
+    beforeAll(async () => {
+      browser = await HeadlessBrowser.start();
+    });
+    afterAll(async () => {
+      await browser?.close();
+    });
+
+    it('shows the session live in a real browser: the events arrive in the page as the session runs', async () => {
+      const r = await s.call('POST', '/service-deep-search/start', auth(a), { prompt: 'fintech companies in Berlin', live_url: true });
+      expect(r.status).toBe(200);
+      const liveUrl = r.json.live_url as string;
+      expect(new URL(liveUrl).origin).toBe(new URL(s.gateway.publicUrl).origin);
+      expect(new URL(liveUrl).pathname).toBe(`/service-deep-search/live/${r.json.thread_id}`);
+      expect(new URL(liveUrl).searchParams.get('token')).toMatch(/^v1\./);
+
+      // The page is open before the session runs: it shows the prompt and waits.
+      const page = await browser.open(liveUrl);
+      expect(await page.evaluate('document.getElementById("prompt").textContent')).toBe('fintech companies in Berlin');
+      expect(await page.evaluate('document.querySelectorAll("tr.row").length')).toBe(0);
+      const main = page.responses.find((x) => x.url === liveUrl);
+      expect(main).toMatchObject({ status: 200, mimeType: 'text/html' });
+
+      // The session runs once a client connects; the page receives its events over its stream.
+      const client = await openSession(wsUrl(r.json, a.key));
+      await page.waitFor('document.querySelectorAll("tr.row").length > 0', 60_000);
+      const end = await done(client);
+      expect(end).toMatchObject({ status: 'completed' });
+      await page.waitFor('document.getElementById("status").textContent === "completed"', 30_000);
+      const shown = await page.evaluate<{ rows: string[]; pages: number; visited: number }>(
+        '({ rows: [...document.querySelectorAll("tr.row td:first-child")].map((td) => td.textContent), pages: Number(document.getElementById("pages").textContent), visited: document.querySelectorAll("#visited li").length })',
+      );
+      expect(shown.rows.sort()).toEqual(berlinFintech.map((c) => c.name).sort());
+      expect(shown.pages).toBeGreaterThanOrEqual(berlinFintech.length);
+      expect(shown.visited).toBe(shown.pages);
+      const stream = page.responses.find((x) => x.url.includes('/events'));
+      expect(stream).toMatchObject({ status: 200, mimeType: 'text/event-stream' });
+      expect(page.console.filter((l) => l.startsWith('exception'))).toEqual([]);
+      await page.close();
+    });
+
+    it('answers 404 to a forged, foreign or missing token, and serves the page with a strict policy', async () => {
+      const r = await s.call('POST', '/service-deep-search/start', auth(a), { prompt: 'fintech companies in Berlin', live_url: true });
+      const other = await s.call('POST', '/service-deep-search/start', auth(b), { prompt: 'saas companies in Paris', live_url: true });
+      const url = new URL(r.json.live_url as string);
+      const token = url.searchParams.get('token')!;
+      const get = (path: string, headers: Record<string, string> = {}) => http(s.gateway.publicUrl, 'GET', path, { headers });
+      const page = await get(`${url.pathname}${url.search}`);
+      expect(page.status).toBe(200);
+      expect(page.headers['content-security-policy']).toMatch(/default-src 'none'; script-src 'nonce-[^']+'/);
+      expect(page.headers['referrer-policy']).toBe('no-referrer');
+      expect(page.headers['cache-control']).toBe('no-store');
+      const otherToken = new URL(other.json.live_url as string).searchParams.get('token')!;
+      const forged = `${token.slice(0, -4)}${token.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
+      for (const bad of [`${url.pathname}`, `${url.pathname}?token=${encodeURIComponent(forged)}`, `${url.pathname}?token=${encodeURIComponent(otherToken)}`, `${url.pathname}/events?token=${encodeURIComponent(otherToken)}`]) {
+        const res = await get(bad);
+        expect({ bad, status: res.status }).toEqual({ bad, status: 404 });
+      }
+      // Another tenant's own page opens for them only.
+      const theirs = new URL(other.json.live_url as string);
+      expect((await get(`${theirs.pathname}${theirs.search}`)).status).toBe(200);
+    });
+  });
+
+  describe('budgets', () => {
+    let small: AgentsStack;
+    beforeAll(async () => {
+      small = await startAgentsStack({
+        service: { webTargets: { allowLoopback: true, lookup: served.web.lookup } },
+        worker: { searxngUrl: served.search.url, settings: { heartbeatMs: 200, leaseMs: 2_000, budgets: { fetches: 4, wallMs: 60_000, modelTokens: 50_000 } }, sweepIntervalMs: 300 },
+      });
+    }, 120_000);
+    afterAll(async () => {
+      await small?.close();
+    });
+
+    it('a spent fetch budget ends the session cleanly, the rows found so far kept', async () => {
+      const t = await small.tenant();
+      const r = await small.call('POST', '/webandreasearch/start', auth(t), { prompt: 'fintech companies in Berlin' });
+      const client = await openSession(wsUrl(r.json, t.key));
+      const end = await done(client);
+      expect(end).toMatchObject({ type: 'done', status: 'completed', outcome: 'budget', summary: expect.stringMatching(/^budget spent: fetches \(4 of 4\)/) });
+      const visited = client.messages.filter((m) => m.type === 'progress' && m.stage === 'visited' && m.data.read === true);
+      // One search and three pages: the fourth fetch was the last the budget allowed.
+      expect(visited.length).toBeLessThanOrEqual(3);
+      const list = await eventually('the list', async () => (await small.db.withTenant(t.tenantId, (sql) => sql.query(`SELECT status FROM agents.lists WHERE list_id = $1`, [r.json.list_id]))).rows[0]);
+      expect(list).toMatchObject({ status: 'completed' });
+      expect((await small.db.withTenant(t.tenantId, (sql) => sql.query(`SELECT count(*)::int AS n FROM agents.list_rows WHERE list_id = $1`, [r.json.list_id]))).rows[0]).toEqual({ n: rowsIn(client).length });
+    });
+  });
+});
