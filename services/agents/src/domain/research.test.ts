@@ -12,6 +12,7 @@ import {
   researchFrame,
   researchSse,
   searchTermsOf,
+  isProse,
   newUnit,
   unitQuery,
   supports,
@@ -72,6 +73,10 @@ describe('deep research rules', () => {
     const notes = takeNotes('fintech companies in Berlin founded', quillfin);
     expect(notes[0]).toEqual({ text: 'Quillfin is a fintech company in Berlin, Germany, with 99 employees, founded in 2016.', n: 1 });
     expect(notes.every((n) => n.n === 1)).toBe(true);
+    const page = { ...quillfin, text: 'Quillfin | Fintech company in Berlin Home · About us · Our team Quillfin builds fintech software in Berlin. Company facts Industry Fintech Headquarters Berlin, Germany Employees 99 Founded 2016 Products Quillpay. Quillfin was founded in 2016 in Berlin by two bankers.' };
+    expect(takeNotes('fintech Berlin founded', page).map((n) => n.text)).toEqual(['Quillfin was founded in 2016 in Berlin by two bankers.']);
+    expect(isProse('Quillfin is a fintech company in Berlin, Germany, with 99 employees.')).toBe(true);
+    expect(isProse('Company facts Industry Fintech Headquarters Berlin, Germany Employees 99')).toBe(false);
     const twice = compressNotes('fintech Berlin', [...notes, ...notes]);
     expect(twice).toHaveLength(new Set(notes.map((n) => n.text)).size);
   });

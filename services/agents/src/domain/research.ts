@@ -226,13 +226,24 @@ export function writeBrief(state: ResearchState, areas: readonly ResearchArea[])
   ].join('\n');
 }
 
+/**
+ * Whether a "sentence" of a page's visible text reads as prose: not a title or a navigation bar run into the text (a
+ * `|`, `·` or `•` in it), not a flattened list of labels and values (more than 40% of its words capitalised).
+ */
+export function isProse(text: string): boolean {
+  if (/[|·•]/.test(text)) return false;
+  const words = text.split(/\s+/).filter((w) => /\p{L}/u.test(w));
+  const capitalised = words.filter((w) => /^[("'“]?\p{Lu}/u.test(w)).length;
+  return words.length > 0 && capitalised / words.length <= 0.4;
+}
+
 /** Sentences of a page's text worth keeping for a question: those sharing its words, best first (at most `max`). */
 export function takeNotes(question: string, source: ResearchSource, max = NOTES_PER_PAGE): ResearchNote[] {
   const terms = termSet(question);
   const scored: Array<{ text: string; score: number; i: number }> = [];
   splitSentences(source.text, 400).forEach((sentence, i) => {
     const text = sentence.replace(/\s+/g, ' ').trim();
-    if (text.length < 30 || text.length > 500 || contentTerms(text).length < 4) return;
+    if (text.length < 30 || text.length > 500 || contentTerms(text).length < 4 || !isProse(text)) return;
     let score = 0;
     for (const t of new Set(contentTerms(text))) if (terms.has(t)) score++;
     if (score > 0) scored.push({ text, score, i });
