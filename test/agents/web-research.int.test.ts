@@ -1,3 +1,5 @@
+import { OpenAiLanguageModel } from '@lore/ai';
+import { LoopbackModel } from '../support/loopback-model';
 import { generateAgentsWorld, matchingCompanies, matchingPeople, serveAgentsWorld, type ServedAgentsWorld } from '../support/agents-world';
 import { HeadlessBrowser } from '../support/headless-browser';
 import { LoopbackProxy } from '../support/loopback-proxy';
@@ -236,6 +238,49 @@ describe('agents: web research and deep search', () => {
       // Another tenant's own page opens for them only.
       const theirs = new URL(other.json.live_url as string);
       expect((await get(`${theirs.pathname}${theirs.search}`)).status).toBe(200);
+    });
+  });
+
+  describe('with a configured model', () => {
+    let model: LoopbackModel;
+    let withModel: AgentsStack;
+    beforeAll(async () => {
+      model = await new LoopbackModel().start();
+      // The model plans with the schema it is given: companies, one query of its own, no question.
+      model.reply = (body) => (body.response_format?.json_schema?.name === 'web_research_plan' ? { content: JSON.stringify({ target: 'company', queries: ['fintech Berlin Germany'], clarification: null }) } : null);
+      withModel = await startAgentsStack({
+        service: { webTargets: { allowLoopback: true, lookup: served.web.lookup }, languageModel: new OpenAiLanguageModel({ baseUrl: model.url, model: 'loopback', timeoutMs: 5_000, retries: 0 }) },
+        worker: { searxngUrl: served.search.url, settings: { heartbeatMs: 200, leaseMs: 2_000, budgets: { fetches: 200, wallMs: 60_000, modelTokens: 1_000 } }, sweepIntervalMs: 300 },
+      });
+    }, 120_000);
+    afterAll(async () => {
+      await withModel?.close();
+      await model?.server.close();
+    });
+
+    it('plans with the model\'s queries, while the prompt\'s terms still judge every page', async () => {
+      const t = await withModel.tenant();
+      const r = await withModel.call('POST', '/webandreasearch/start', auth(t), { prompt: 'fintech companies in Berlin', llm_model: 'gpt-5.4 mini' });
+      const client = await openSession(wsUrl(r.json, t.key));
+      expect(await done(client)).toMatchObject({ status: 'completed', outcome: 'completed' });
+      const asked = model.bodies.filter((b) => b.response_format?.json_schema?.name === 'web_research_plan');
+      expect(asked).toHaveLength(1);
+      expect(asked[0]!.messages?.find((m) => m.role === 'user')?.content).toBe('fintech companies in Berlin');
+      expect(client.messages.find((m) => m.type === 'progress' && m.stage === 'planning')).toMatchObject({ data: { planned_by: 'model', queries: ['fintech Berlin Germany', 'fintech berlin'] } });
+      expect(client.messages.find((m) => m.type === 'progress' && m.stage === 'searching')).toMatchObject({ data: { query: 'fintech Berlin Germany' } });
+      expect(rowsIn(client).map((x) => x.fields.name).sort()).toEqual(berlinFintech.map((c) => c.name).sort());
+    });
+
+    it('a plan the model-token budget cannot pay for ends the session before the model is asked', async () => {
+      const t = await withModel.tenant();
+      const before = model.bodies.length;
+      // 600 tokens a plan plus the prompt's length / 4: past the budget of 1,000.
+      const prompt = `fintech companies in Berlin ${'with a long description of what is wanted '.repeat(40)}`;
+      const r = await withModel.call('POST', '/webandreasearch/start', auth(t), { prompt });
+      const client = await openSession(wsUrl(r.json, t.key));
+      expect(await done(client)).toMatchObject({ status: 'completed', outcome: 'budget', summary: expect.stringMatching(/^budget spent: model tokens/), rows: 0 });
+      expect(model.bodies.length).toBe(before);
+      expect(client.messages.filter((m) => m.type === 'progress' && ['searching', 'visited'].includes(m.stage))).toEqual([]);
     });
   });
 
