@@ -218,6 +218,25 @@ describe('agents: web research and deep search', () => {
       await page.close();
     });
 
+    it('streams an ended session again from Last-Event-ID, the socket\'s messages with their cursors, and answers 204 after the last', async () => {
+      const { start, client } = await run('/service-deep-search/start', { prompt: 'fintech companies in Berlin', live_url: true });
+      const url = new URL(start.live_url as string);
+      const events = `${url.pathname}/events${url.search}`;
+      const all = await http(s.gateway.publicUrl, 'GET', events);
+      expect(all.status).toBe(200);
+      expect(all.headers['content-type']).toMatch(/^text\/event-stream/);
+      const ids = (text: string) => [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+      expect(ids(all.text)).toEqual(client.messages.map((m) => m.cursor));
+      const rows = [...all.text.matchAll(/^event: row\ndata: (.*)$/gm)].map((m) => JSON.parse(m[1]!) as Json);
+      expect(rows).toEqual(client.messages.filter((m) => m.type === 'row'));
+      const last = ids(all.text).at(-1)!;
+      const resumed = await http(s.gateway.publicUrl, 'GET', events, { headers: { 'last-event-id': String(last - 2) } });
+      expect(ids(resumed.text)).toEqual([last - 1, last]);
+      expect(resumed.text).toMatch(/event: done\n/);
+      const after = await http(s.gateway.publicUrl, 'GET', events, { headers: { 'last-event-id': String(last) } });
+      expect(after.status).toBe(204);
+    });
+
     it('answers 404 to a forged, foreign or missing token, and serves the page with a strict policy', async () => {
       const r = await s.call('POST', '/service-deep-search/start', auth(a), { prompt: 'fintech companies in Berlin', live_url: true });
       const other = await s.call('POST', '/service-deep-search/start', auth(b), { prompt: 'saas companies in Paris', live_url: true });
