@@ -142,6 +142,10 @@ describe('deep research rules', () => {
     expect(hasSections(checked.report, REPORT_SECTIONS)).toBe(true);
     expect(checked.report).toMatch(/^# Research report: fintech companies in Berlin\n\n> \*\*Partial report\*\*: budget spent: fetches \(4 of 4\)/);
     expect(reportClaims(checked.report).length).toBeGreaterThan(2);
+    // Outside the detailed analysis, a note appears once.
+    const [head, rest] = checked.report.split('## Detailed analysis');
+    const outside = reportClaims(`${head}\n## Conclusions${rest!.split('## Conclusions')[1]}`).map((c) => c.claim);
+    expect(new Set(outside).size).toBe(outside.length);
     const empty = checkReport(writeReport(s, [], null), []);
     expect(hasSections(empty.report, REPORT_SECTIONS)).toBe(true);
     expect(empty.cited).toEqual([]);

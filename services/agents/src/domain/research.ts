@@ -280,30 +280,47 @@ export const partialRemark = (reason: string): string => `> **Partial report**: 
 
 /**
  * The final report without a model, extractive: every sentence is a note, cited to the page it was read from.
- * Summary: the best note of the first areas; findings: one note per area; analysis: each area's notes; conclusions:
- * the best notes not shown above.
+ * Summary: the three notes sharing the most words with the question (from different pages where it can); findings:
+ * each area's best note not in the summary; analysis: each area's notes; conclusions: the best notes not shown in the
+ * summary or findings. A note appears at most once outside the analysis.
  */
 export function writeReport(state: ResearchState, compressed: ReadonlyArray<{ area: ResearchArea; notes: ResearchNote[] }>, partialReason: string | null): string {
+  const terms = termSet(researchQuestion(state));
+  const relevance = (n: ResearchNote): number => new Set(contentTerms(n.text).filter((t) => terms.has(t))).size;
+  const all = compressed.flatMap((c) => c.notes);
+  const ranked = all.map((n, i) => ({ n, i, r: relevance(n) })).sort((a, b) => b.r - a.r || a.i - b.i).map((x) => x.n);
   const used = new Set<string>();
-  const first = compressed.map((c) => c.notes[0]).filter((n): n is ResearchNote => n !== undefined);
-  const summary = first.slice(0, 3);
-  for (const n of summary) used.add(n.text);
-  const rest = compressed.flatMap((c) => c.notes.slice(1)).filter((n) => !used.has(n.text));
-  const conclusions = rest.slice(0, 2);
+  const summary: ResearchNote[] = [];
+  for (const pass of [true, false]) {
+    for (const n of ranked) {
+      if (summary.length >= 3) break;
+      if (used.has(n.text) || (pass && summary.some((x) => x.n === n.n))) continue;
+      summary.push(n);
+      used.add(n.text);
+    }
+  }
+  const findings: ResearchNote[] = [];
+  for (const c of compressed) {
+    const n = c.notes.find((x) => !used.has(x.text));
+    if (!n) continue;
+    findings.push(n);
+    used.add(n.text);
+  }
+  const conclusions = ranked.filter((n) => !used.has(n.text)).slice(0, 2);
   const lines = [`# Research report: ${researchQuestion(state)}`, ''];
   if (partialReason) lines.push(partialRemark(partialReason), '');
   lines.push('## Executive summary', '');
   lines.push(summary.length > 0 ? summary.map(cite).join(' ') : '_No page that was read answered the question._', '');
   lines.push('## Key findings', '');
-  if (first.length === 0) lines.push('_None._');
-  for (const n of first) lines.push(`- ${cite(n)}`);
+  if (findings.length === 0) lines.push(summary.length > 0 ? '_The summary holds every finding._' : '_None._');
+  for (const n of findings) lines.push(`- ${cite(n)}`);
   lines.push('', '## Detailed analysis', '');
   for (const c of compressed) {
     lines.push(`### ${c.area.question}`, '');
     lines.push(c.notes.length > 0 ? c.notes.map(cite).join(' ') : '_No page that was read spoke to this area._', '');
   }
   lines.push('## Conclusions', '');
-  lines.push(conclusions.length > 0 ? conclusions.map(cite).join(' ') : summary.length > 0 ? cite(summary[0]!) : '_Nothing can be concluded from the sources read._', '');
+  lines.push(conclusions.length > 0 ? conclusions.map(cite).join(' ') : '_The findings above are all the sources read support._', '');
   lines.push('## Sources', '');
   return lines.join('\n');
 }
