@@ -328,5 +328,27 @@ describe('agents: web research and deep search', () => {
       expect(list).toMatchObject({ status: 'completed' });
       expect((await small.db.withTenant(t.tenantId, (sql) => sql.query(`SELECT count(*)::int AS n FROM agents.list_rows WHERE list_id = $1`, [r.json.list_id]))).rows[0]).toEqual({ n: rowsIn(client).length });
     });
+
+    it('a spent wall-time budget stops a long session mid-way, the rows found so far kept', async () => {
+      const brief = await startAgentsStack({
+        service: { webTargets: { allowLoopback: true, lookup: served.web.lookup } },
+        worker: { searxngUrl: served.search.url, settings: { heartbeatMs: 200, leaseMs: 2_000, budgets: { fetches: 200, wallMs: 1_500, modelTokens: 50_000 } }, sweepIntervalMs: 300 },
+      });
+      try {
+        const t = await brief.tenant();
+        // People: a team page and its profiles per company, 250 ms apart on each site: far longer than 1.5 s.
+        const r = await brief.call('POST', '/webandreasearch/start', auth(t), { prompt: 'CEOs of fintech companies in Berlin' });
+        const connected = Date.now();
+        const client = await openSession(wsUrl(r.json, t.key));
+        const end = await done(client);
+        expect(end).toMatchObject({ type: 'done', status: 'completed', outcome: 'budget', summary: expect.stringMatching(/^budget spent: wall time \(2 s\)/) });
+        expect(end.rows).toBeLessThan(berlinFintech.length);
+        expect(Date.now() - connected).toBeLessThan(10_000);
+        const n = (await brief.db.withTenant(t.tenantId, (sql) => sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM agents.list_rows WHERE list_id = $1`, [r.json.list_id]))).rows[0]!.n;
+        expect(n).toBe(rowsIn(client).length);
+      } finally {
+        await brief.close();
+      }
+    });
   });
 });
