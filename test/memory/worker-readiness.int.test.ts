@@ -89,7 +89,7 @@ describe('graph-worker readiness', () => {
     }, 120_000);
     const check = body.checks['consumer groups']!;
     expect(check.ok).toBe(true);
-    expect(check.groups.map((g) => g.group).sort()).toEqual([group, `${group}-lifecycle`, `${group}-uploads`]);
+    expect(check.groups.map((g) => g.group).sort()).toEqual([group, `${group}-graph-jobs`, `${group}-lifecycle`, `${group}-uploads`]);
     for (const g of check.groups) expect(g).toEqual(expect.objectContaining({ state: 'member', lag: expect.any(Object) }));
   });
 });
