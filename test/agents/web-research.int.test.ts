@@ -3,6 +3,7 @@ import { LoopbackModel } from '../support/loopback-model';
 import { generateAgentsWorld, matchingCompanies, matchingPeople, serveAgentsWorld, type ServedAgentsWorld } from '../support/agents-world';
 import { HeadlessBrowser } from '../support/headless-browser';
 import { LoopbackProxy } from '../support/loopback-proxy';
+import { textPdf } from '../memory/files';
 import { http, type TenantFixture } from '../gateway/harness';
 import { startAgentsStack, type AgentsStack, auth, eventually } from './harness';
 import { openSession, type SessionClient, type SessionMessage } from './session-socket';
@@ -174,6 +175,26 @@ describe('agents: web research and deep search', () => {
       expect(firstVisit?.data.url).toBe(served.companyUrl(target));
       expect(rowsIn(client).map((x) => x.fields.name).sort()).toEqual(berlinFintech.map((c) => c.name).sort());
     });
+  });
+
+  it('deep search reads the URLs of an uploaded PDF reference, and notes a file it cannot read', async () => {
+    const target = berlinFintech[0]!;
+    const r = await s.call('POST', '/service-deep-search/start', auth(a), { prompt: 'fintech companies in Berlin' });
+    for (const [bytes, name] of [[await textPdf(['Companies to check first:', served.companyUrl(target)]), 'shortlist.pdf'], [Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]), 'logo.png']] as const) {
+      const form = new FormData();
+      form.append('thread_id', r.json.thread_id as string);
+      form.append('file', new Blob([bytes]), name);
+      expect((await fetch(`${s.gateway.publicUrl}/service-deep-search/upload`, { method: 'POST', headers: auth(a), body: form })).status).toBe(200);
+    }
+    const client = await openSession(wsUrl(r.json, a.key));
+    expect(await done(client)).toMatchObject({ status: 'completed' });
+    const notes = client.messages.filter((m) => m.type === 'progress' && m.stage === 'reference').map((m) => m.data);
+    expect(notes).toEqual([
+      { file: expect.stringMatching(/shortlist\.pdf$/), read: true, urls: 1 },
+      { file: expect.stringMatching(/logo\.png$/), read: false },
+    ]);
+    expect(client.messages.find((m) => m.type === 'progress' && m.stage === 'visited')?.data.url).toBe(served.companyUrl(target));
+    expect(rowsIn(client).map((x) => x.fields.name).sort()).toEqual(berlinFintech.map((c) => c.name).sort());
   });
 
   describe('the live page', () => {

@@ -1,5 +1,6 @@
 import { LiveTokens, liveFrame, livePagePath } from './live-page';
 import { escapeHtml, livePageCsp, livePageHtml } from '../domain/live-page-html';
+import type { SessionMessage } from './sessions/messages';
 
 const THREAD = '0b8f3c52-6a43-4c1e-9b7e-2f4d5a6b7c8d';
 const OTHER = '1c9f4d63-7b54-4d2f-8c8f-3a5e6b7c8d9e';
@@ -45,9 +46,10 @@ describe('the live page and its frames', () => {
   });
 
   it('frames a message as a server-sent event with its cursor as the id', () => {
-    expect(liveFrame({ type: 'progress', cursor: 7, thread_id: THREAD, stage: 'visited', message: 'read x' })).toBe(
-      `id: 7\nevent: progress\ndata: ${JSON.stringify({ type: 'progress', cursor: 7, thread_id: THREAD, stage: 'visited', message: 'read x' })}\n\n`,
-    );
-    expect(liveFrame({ type: 'error', cursor: null, thread_id: THREAD, message: 'x' })).toMatch(/^event: error\ndata: /);
+    // Messages as the sockets send them (their full shape is the sessions' own: messages.ts).
+    const progress = { type: 'progress', cursor: 7, thread_id: THREAD, stage: 'visited', message: 'read x' } as unknown as SessionMessage;
+    expect(liveFrame(progress)).toBe(`id: 7\nevent: progress\ndata: ${JSON.stringify(progress)}\n\n`);
+    const own = { type: 'error', cursor: null, thread_id: THREAD, message: 'x' } as unknown as SessionMessage;
+    expect(liveFrame(own)).toMatch(/^event: error\ndata: /);
   });
 });

@@ -1,4 +1,5 @@
 import type { LanguageModel } from '@lore/ai';
+import { detectKind, extractDocument, extractionFailureReason } from '@lore/extract';
 import { CLARIFYING_QUESTION, bestSentence, containsTerms, holdsRole, isTooVague, planResearch, referenceUrls, stem, type ResearchPlan, type ResearchTarget } from '../../domain/web-research';
 import type { WebPageRead } from '../list-building';
 import type { SessionAgent, SessionContext, SessionRow } from './agent';
@@ -31,8 +32,10 @@ export const DEEP_SEARCH_LIMITS: ResearchLimits = { maxPages: 120, searchPages: 
 
 /** Completion tokens a planning call may spend; it is charged this plus the prompt's length / 4. */
 const PLAN_MAX_TOKENS = 600;
-/** Reference bytes read per uploaded file (the rest is not looked at). */
-const REFERENCE_BYTES = 1024 * 1024;
+/** Reference text read per uploaded file (the rest is not looked at). */
+const REFERENCE_CHARS = 1024 * 1024;
+/** How reference files are read: text layers only (no OCR), a bounded PDF. */
+const REFERENCE_EXTRACT = { ocr: null, pdfTimeoutMs: 20_000, maxPdfPages: 100, ocrBelowChars: 0, maxOcrImages: 0 } as const;
 
 const PLAN_SCHEMA = {
   type: 'object',
@@ -262,7 +265,10 @@ class Research {
   }
 }
 
-/** The URLs named by the reference files uploaded for a deep search (text and CSV; other files are noted, not read). */
+/**
+ * The URLs named by the reference files uploaded for a deep search: text, CSV, JSON, HTML, Markdown, PDF and DOCX
+ * through the shared extractors (@lore/extract, text layers only); images and unknown files are noted, not read.
+ */
 async function references(ctx: SessionContext): Promise<string[]> {
   const urls: string[] = [];
   for (const path of ctx.options.uploads) {
@@ -272,12 +278,20 @@ async function references(ctx: SessionContext): Promise<string[]> {
       await ctx.emit({ stage: 'reference', message: `the reference file ${name} could not be read`, data: { file: name, read: false } });
       continue;
     }
-    const head = file.subarray(0, REFERENCE_BYTES);
-    if (head.includes(0) || head.subarray(0, 5).toString('latin1') === '%PDF-') {
-      await ctx.emit({ stage: 'reference', message: `the reference file ${name} is not text or CSV: it was not read`, data: { file: name, read: false } });
+    const kind = detectKind(name, 'application/octet-stream', file);
+    if (!kind || kind === 'image') {
+      await ctx.emit({ stage: 'reference', message: `the reference file ${name} is not a document Lore reads (text, CSV, JSON, HTML, PDF, DOCX): it was not read`, data: { file: name, read: false } });
       continue;
     }
-    const found = referenceUrls(head.toString('utf8'));
+    let text: string;
+    try {
+      text = (await extractDocument(kind, file, REFERENCE_EXTRACT)).text.slice(0, REFERENCE_CHARS);
+    } catch (err) {
+      ctx.logger.warn({ err, file: name }, 'a reference file could not be read');
+      await ctx.emit({ stage: 'reference', message: `the reference file ${name} could not be read: ${extractionFailureReason(kind, err)}`, data: { file: name, read: false } });
+      continue;
+    }
+    const found = referenceUrls(text);
     for (const u of found) if (!urls.includes(u)) urls.push(u);
     await ctx.emit({ stage: 'reference', message: `the reference file ${name} names ${found.length} sites`, data: { file: name, read: true, urls: found.length } });
   }
