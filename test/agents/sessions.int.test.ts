@@ -194,9 +194,10 @@ describe('agents: sessions over websockets', () => {
         expect(m.row.provenance).toEqual({ source_url: expect.stringContaining(`${c.slug}.localhost`), fetched_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), snippet: expect.any(String) });
         expect((m.row.provenance.snippet as string).length).toBeGreaterThan(0);
       }
-      // Cursors are the event log's sequence numbers, in order, none missing.
+      // Cursors are the event log's sequence numbers, in order, none missing; each message has its event's time.
       const cursors = client.messages.map((m) => m.cursor);
       expect(cursors).toEqual(cursors.map((_, i) => i + 1));
+      for (const m of client.messages) expect(m.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       // Every row is in the session's list, with its provenance.
       const list = await rowsOf(a.tenantId, started.json.list_id as string);
       expect(list.map((r) => r.entity_key).sort()).toEqual(rows.map((m) => m.row.entity_key as string).sort());

@@ -6,8 +6,9 @@ import { streamKeyOf } from '../progress';
 
 /**
  * The messages a session socket sends (docs/agents.md, "Sessions over websockets"; services/agents/asyncapi.json):
- * each is one JSON text frame with a `type` and the `cursor` of the event it comes from (the event's sequence number
- * in the session's log; reconnect with `?cursor=<last cursor seen>` to get everything after it). `error` and `done`
+ * each is one JSON text frame with a `type`, the `cursor` of the event it comes from (the event's sequence number
+ * in the session's log; reconnect with `?cursor=<last cursor seen>` to get everything after it) and the event's time
+ * `at`. `error` and `done`
  * end the session; an `error` about a client's own message (an unknown message, a rate limit) has cursor null and
  * ends nothing.
  */
@@ -18,38 +19,44 @@ export type SessionMessage =
   | { type: 'error'; cursor: number | null; thread_id: string; message: string }
   | { type: 'done'; cursor: number; thread_id: string; list_id: string; status: 'completed' | 'stopped'; outcome: string; summary: string; rows: number };
 
+/** A message as the socket sends it: with `at`, the event's time (a refusal's: when it was refused). */
+export type TimedSessionMessage = SessionMessage & { at: string };
+
 export interface LoggedEvent {
   seq: number;
   type: string;
   data: Record<string, unknown>;
+  /** ISO 8601: when the event was written (its transaction's time). */
+  at: string;
 }
 
 const str = (v: unknown, fallback = ''): string => (typeof v === 'string' ? v : fallback);
 const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
 
 /** The message of one logged session event. */
-export function messageOf(e: LoggedEvent, threadId: string, listId: string): SessionMessage {
+export function messageOf(e: LoggedEvent, threadId: string, listId: string): TimedSessionMessage {
   const cursor = e.seq;
+  const at = e.at;
   const d = e.data;
   switch (e.type) {
     case 'progress':
-      return { type: 'progress', cursor, thread_id: threadId, stage: str(d.stage, 'working'), message: str(d.message), ...(d.data && typeof d.data === 'object' ? { data: d.data as Record<string, unknown> } : {}) };
+      return { type: 'progress', cursor, at, thread_id: threadId, stage: str(d.stage, 'working'), message: str(d.message), ...(d.data && typeof d.data === 'object' ? { data: d.data as Record<string, unknown> } : {}) };
     case 'started':
-      return { type: 'progress', cursor, thread_id: threadId, stage: 'started', message: 'the session started' };
+      return { type: 'progress', cursor, at, thread_id: threadId, stage: 'started', message: 'the session started' };
     case 'answer':
-      return { type: 'progress', cursor, thread_id: threadId, stage: 'answered', message: 'the clarifying answer was received', data: { index: num(d.index) } };
+      return { type: 'progress', cursor, at, thread_id: threadId, stage: 'answered', message: 'the clarifying answer was received', data: { index: num(d.index) } };
     case 'clarification':
-      return { type: 'clarification', cursor, thread_id: threadId, list_id: listId, index: num(d.index), question: str(d.question) };
+      return { type: 'clarification', cursor, at, thread_id: threadId, list_id: listId, index: num(d.index), question: str(d.question) };
     case 'row':
-      return { type: 'row', cursor, thread_id: threadId, list_id: listId, row: d };
+      return { type: 'row', cursor, at, thread_id: threadId, list_id: listId, row: d };
     case 'error':
-      return { type: 'error', cursor, thread_id: threadId, message: str(d.message, 'the session failed') };
+      return { type: 'error', cursor, at, thread_id: threadId, message: str(d.message, 'the session failed') };
     case 'done':
-      return { type: 'done', cursor, thread_id: threadId, list_id: listId, status: d.outcome === 'stopped' ? 'stopped' : 'completed', outcome: str(d.outcome, 'completed'), summary: str(d.summary), rows: num(d.rows) };
+      return { type: 'done', cursor, at, thread_id: threadId, list_id: listId, status: d.outcome === 'stopped' ? 'stopped' : 'completed', outcome: str(d.outcome, 'completed'), summary: str(d.summary), rows: num(d.rows) };
     case 'stopped':
-      return { type: 'done', cursor, thread_id: threadId, list_id: listId, status: 'stopped', outcome: 'stopped', summary: 'stopped before it started', rows: 0 };
+      return { type: 'done', cursor, at, thread_id: threadId, list_id: listId, status: 'stopped', outcome: 'stopped', summary: 'stopped before it started', rows: 0 };
     default:
-      return { type: 'progress', cursor, thread_id: threadId, stage: e.type, message: e.type };
+      return { type: 'progress', cursor, at, thread_id: threadId, stage: e.type, message: e.type };
   }
 }
 
@@ -63,7 +70,7 @@ const eventOfEntry = (fields: Record<string, string>): LoggedEvent | null => {
   const seq = Number(fields.seq);
   if (!Number.isInteger(seq) || !fields.type) return null;
   try {
-    return { seq, type: fields.type, data: JSON.parse(fields.data ?? '{}') as Record<string, unknown> };
+    return { seq, type: fields.type, data: JSON.parse(fields.data ?? '{}') as Record<string, unknown>, at: fields.at ?? '' };
   } catch {
     return null;
   }
@@ -80,7 +87,7 @@ export async function followSession(
   threadId: string,
   listId: string,
   afterSeq: number,
-  send: (m: SessionMessage) => Promise<void>,
+  send: (m: TimedSessionMessage) => Promise<void>,
   signal: AbortSignal,
 ): Promise<void> {
   const key = streamKeyOf(tenantId, threadId);
@@ -97,7 +104,7 @@ export async function followSession(
     for (;;) {
       const rows = await deps.db.withTenant(tenantId, (sql) => listWorkflowEvents(sql, tenantId, threadId, pos, EVENT_PAGE));
       for (const row of rows) {
-        await emit({ seq: Number(row.seq), type: row.type, data: row.data });
+        await emit({ seq: Number(row.seq), type: row.type, data: row.data, at: new Date(row.created_at).toISOString() });
         if (ended || signal.aborted) return;
       }
       if (rows.length < EVENT_PAGE) return;

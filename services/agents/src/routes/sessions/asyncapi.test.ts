@@ -19,14 +19,14 @@ describe('the session sockets AsyncAPI document', () => {
 
   it('describes every message a logged event becomes', () => {
     const events = [
-      { seq: 1, type: 'started', data: { kind: 'agentic_crawler' } },
-      { seq: 2, type: 'progress', data: { stage: 'fetching', message: 'read a page', data: { url: 'https://a.example/' } } },
-      { seq: 3, type: 'clarification', data: { index: 0, question: 'which site?' } },
-      { seq: 4, type: 'answer', data: { index: 0, answer: 'https://a.example/' } },
-      { seq: 5, type: 'row', data: { row_id: 'row_1', entity_key: 'company:a.example', entity_type: 'company', fields: { name: 'A' }, provenance: { source_url: 'https://a.example/', fetched_at: '2026-11-25T12:00:00.000Z', snippet: 'A makes things' } } },
-      { seq: 6, type: 'done', data: { outcome: 'budget', summary: 'budget spent: fetches', rows: 1 } },
-      { seq: 7, type: 'error', data: { message: 'failed' } },
-      { seq: 8, type: 'stopped', data: { before_start: true } },
+      { seq: 1, type: 'started', data: { kind: 'agentic_crawler' }, at: '2026-11-25T12:00:00.000Z' },
+      { seq: 2, type: 'progress', data: { stage: 'fetching', message: 'read a page', data: { url: 'https://a.example/' } }, at: '2026-11-25T12:00:00.000Z' },
+      { seq: 3, type: 'clarification', data: { index: 0, question: 'which site?' }, at: '2026-11-25T12:00:00.000Z' },
+      { seq: 4, type: 'answer', data: { index: 0, answer: 'https://a.example/' }, at: '2026-11-25T12:00:00.000Z' },
+      { seq: 5, type: 'row', data: { row_id: 'row_1', entity_key: 'company:a.example', entity_type: 'company', fields: { name: 'A' }, provenance: { source_url: 'https://a.example/', fetched_at: '2026-11-25T12:00:00.000Z', snippet: 'A makes things' } }, at: '2026-11-25T12:00:00.000Z' },
+      { seq: 6, type: 'done', data: { outcome: 'budget', summary: 'budget spent: fetches', rows: 1 }, at: '2026-11-25T12:00:00.000Z' },
+      { seq: 7, type: 'error', data: { message: 'failed' }, at: '2026-11-25T12:00:00.000Z' },
+      { seq: 8, type: 'stopped', data: { before_start: true }, at: '2026-11-25T12:00:00.000Z' },
     ];
     const messages = events.map((e) => messageOf(e, 'thread', 'list'));
     for (const m of messages) expect(sessionMessage.safeParse(m)).toMatchObject({ success: true });

@@ -9,30 +9,33 @@ import { z } from 'zod';
 const cursor = z.number().int().min(1).describe('the sequence number of the event this message comes from: reconnect with `?cursor=<it>` to get everything after it');
 const threadId = z.string().describe('the session');
 const listId = z.string().describe('the list the session writes its rows into');
+const at = z.string().describe('ISO 8601: when the event was written (for a refusal of a client message: when it was refused)');
 
 export const progressMessage = z
-  .object({ type: z.literal('progress'), cursor, thread_id: threadId, stage: z.string().describe('`started`, `answered`, `searching`, `fetching`... (the agent\'s word)'), message: z.string(), data: z.record(z.string(), z.unknown()).optional() })
+  .object({ type: z.literal('progress'), cursor, at, thread_id: threadId, stage: z.string().describe('`started`, `answered`, `searching`, `fetching`... (the agent\'s word)'), message: z.string(), data: z.record(z.string(), z.unknown()).optional() })
   .describe('What the session is doing (a page read, a search, the start, an answer received)');
 export const clarificationMessage = z
-  .object({ type: z.literal('clarification'), cursor, thread_id: threadId, list_id: listId, index: z.number().int().min(0).describe('the question\'s number in the session'), question: z.string() })
+  .object({ type: z.literal('clarification'), cursor, at, thread_id: threadId, list_id: listId, index: z.number().int().min(0).describe('the question\'s number in the session'), question: z.string() })
   .describe('A question the session waits on: answer with `{prompt, thread_id, list_id}` over the socket (or, for deep search, by calling start again with them)');
 export const provenance = z.object({ source_url: z.string(), fetched_at: z.string().describe('ISO 8601'), snippet: z.string().describe('the words on the page the row was taken from, at most 500 characters') });
 export const rowMessage = z
   .object({
     type: z.literal('row'),
     cursor,
+    at,
     thread_id: threadId,
     list_id: listId,
     row: z.object({ row_id: z.string(), entity_key: z.string(), entity_type: z.string().describe('`company`, `person`, `page`...'), fields: z.record(z.string(), z.unknown()), provenance }),
   })
   .describe('A result row, already written into the list');
 export const errorMessage = z
-  .object({ type: z.literal('error'), cursor: cursor.nullable(), thread_id: threadId, message: z.string() })
+  .object({ type: z.literal('error'), cursor: cursor.nullable(), at, thread_id: threadId, message: z.string() })
   .describe('With a cursor: the session failed and ends. With cursor null: the client\'s last message was refused (unknown, too many, not waiting for an answer); the session goes on');
 export const doneMessage = z
   .object({
     type: z.literal('done'),
     cursor,
+    at,
     thread_id: threadId,
     list_id: listId,
     status: z.enum(['completed', 'stopped']),

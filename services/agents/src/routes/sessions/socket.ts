@@ -4,7 +4,7 @@ import { AppError, IDENTITY_HEADER, isAppError, type IdentitySigner, type Logger
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Principal } from '../../application/principal';
 import type { SessionKind } from '../../application/sessions/agent';
-import type { SessionMessage } from '../../application/sessions/messages';
+import type { TimedSessionMessage } from '../../application/sessions/messages';
 import { familyOf, principalOf, shapeError } from '../route';
 import { answerRequest, stopRequest } from './asyncapi';
 
@@ -39,7 +39,7 @@ export interface SessionSocketDeps {
   find(p: Principal, kind: SessionKind, threadId: string): Promise<{ thread_id: string; list_id: string }>;
   /** Starts a `ready` session (the first connect); later connects change nothing. */
   connect(p: Principal, kind: SessionKind, threadId: string): Promise<void>;
-  follow(tenantId: string, threadId: string, listId: string, afterSeq: number, send: (m: SessionMessage) => Promise<void>, signal: AbortSignal): Promise<void>;
+  follow(tenantId: string, threadId: string, listId: string, afterSeq: number, send: (m: TimedSessionMessage) => Promise<void>, signal: AbortSignal): Promise<void>;
   answer(p: Principal, kind: SessionKind, threadId: string, listId: string, prompt: string): Promise<boolean>;
   stop(p: Principal, kind: SessionKind, threadId: string): Promise<string>;
 }
@@ -87,12 +87,12 @@ export function sessionSockets(deps: SessionSocketDeps): SessionSockets {
   const serve = (ws: WebSocket, p: Principal, kind: SessionKind, ids: { thread_id: string; list_id: string }, cursor: number) => {
     const closed = new AbortController();
     const log = deps.logger.child({ thread_id: ids.thread_id, session: kind });
-    const send = (m: SessionMessage) =>
+    const send = (m: TimedSessionMessage) =>
       new Promise<void>((resolve) => {
         if (ws.readyState !== ws.OPEN) return resolve();
         ws.send(JSON.stringify(m), () => resolve());
       });
-    const clientError = (message: string) => send({ type: 'error', cursor: null, thread_id: ids.thread_id, message });
+    const clientError = (message: string) => send({ type: 'error', cursor: null, at: new Date().toISOString(), thread_id: ids.thread_id, message });
     let tokens = limits.messagesPerSecond * 2;
     let refilled = Date.now();
     ws.on('message', (data: RawData, isBinary: boolean) => {
