@@ -37,7 +37,7 @@ describe('knowledge graphs (cluster mode, through the gateway)', () => {
     if (body !== undefined) headers['content-type'] = 'application/json';
     const res = await fetch(target.url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
+    return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
   }
 
   async function upload(listId: string | null, file: { name: string; bytes: Buffer | string } | null, as: Identity = who()) {
@@ -410,5 +410,23 @@ describe('knowledge graphs (cluster mode, through the gateway)', () => {
     // Row-level security: the other tenant's transaction sees none of our rows even without a tenant condition.
     const seen = await h.db.withTenant(other, async (sql) => (await sql.query<{ n: string }>(`SELECT count(*)::text AS n FROM graph.kg_nodes WHERE graph_id = $1`, [mine.graph_id])).rows[0]!.n);
     expect(seen).toBe('0');
+  });
+
+  it('answers 429 with Retry-After while a graph has 20 jobs queued or running, and takes jobs again once they ran', async () => {
+    const g = await createGraph('Busy');
+    const body = { listId: g.graph_id, records: [], columns: [{ id: 'name', header: 'Company', type: 'fixed' }] };
+    await h.graph.worker.stop();
+    try {
+      for (let i = 0; i < 20; i += 1) expect((await call('POST', '/memory/generate', body)).status).toBe(200);
+      const busy = await bearer('POST', '/memory/generate', body);
+      expect(busy.status).toBe(429);
+      expect(busy.body.detail).toMatch(/20 jobs queued or running/);
+      expect(busy.headers.get('retry-after')).toBe('5');
+      expect((await upload(g.graph_id, { name: 'a.csv', bytes: 'Company\nAcme\n' })).status).toBe(429);
+    } finally {
+      await h.graph.worker.start();
+    }
+    await eventually(async () => ((await call('GET', `/memory/departments/${g.graph_id}`)).body.status === 'ready' ? true : undefined), 90_000, 'the queued jobs ran');
+    expect((await call('POST', '/memory/generate', body)).status).toBe(200);
   });
 });

@@ -55,6 +55,8 @@ export const GRAPH_LIMITS = {
   maxEntitiesPerDocument: 200,
   /** Graphs listed. */
   maxGraphs: 1_000,
+  /** Jobs of one graph queued or running at once; one more answers 429. */
+  maxPendingJobs: 20,
   /** Rows (records, documents) applied per statement batch. */
   batchRows: 1_000,
 };
@@ -129,6 +131,10 @@ export function jobView(j: GraphJobRow): JobView {
  * `lore.graph.jobs` message through the outbox (keyed by graph, so one graph's jobs apply in order).
  */
 async function enqueueJob(sql: Sql, tenantId: string, graph: GraphRow, kind: JobKind, params: Record<string, unknown>, message: string): Promise<GraphJobRow> {
+  // Counted under the graph's row lock (every caller holds it), so two requests cannot both pass the limit.
+  if ((await unfinishedJobCount(sql, tenantId, graph.graph_id, '')) >= GRAPH_LIMITS.maxPendingJobs) {
+    throw detailError(new AppError('RATE_LIMITED', `the graph has ${GRAPH_LIMITS.maxPendingJobs} jobs queued or running; wait for one to end`, { headers: { 'retry-after': '5' } }));
+  }
   const job = await insertJob(sql, tenantId, { job_id: newId('gj'), graph_id: graph.graph_id, kind, message, params });
   await setGraphStatus(sql, tenantId, graph.graph_id, 'building', null);
   const msg: GraphJobMessage = { event_id: newId('gjm'), tenant_id: tenantId, graph_id: graph.graph_id, job_id: job.job_id };

@@ -44,6 +44,8 @@ const INVALID = { 422: { description: 'validation failure: `detail` lists every 
 /** What the body reader refuses before validation (bytes that are not clean JSON), in spec 2's `{detail}`. */
 const UNREADABLE = { 400: { description: 'the body is not clean JSON (malformed, not UTF-8, a NUL character, nested too deep)', schema: detailStringView } };
 const READ_ONLY = { 403: detail('the key is read-only') };
+/** What every job route answers while its graph already has the most jobs queued or running. */
+const BUSY = { 429: detail('the graph already has 20 jobs queued or running (Retry-After)') };
 
 const tenantOf = (ctx: RouterContext<GraphState>): string => (ctx.state.identity as Identity).tenant_id;
 
@@ -148,7 +150,7 @@ export function knowledgeGraphRoutes(deps: KnowledgeGraphRouteDeps) {
       bodyKind: 'stream', bodyContent: GRAPH_UPLOAD_BODY,
       ok: { status: 200, description: 'the job, status `queued`', schema: JobAnswerSchema },
       responses: {
-        ...READ_ONLY, ...INVALID,
+        ...READ_ONLY, ...INVALID, ...BUSY,
         400: detail('malformed multipart body'),
         404: detail('no graph `list_id` in the tenant'),
         413: detail('the file is larger than the limit'),
@@ -169,7 +171,7 @@ export function knowledgeGraphRoutes(deps: KnowledgeGraphRouteDeps) {
       guards: [deps.guard('write')],
       body: ConnectorIngestBody,
       ok: { status: 200, description: 'the job, status `queued`', schema: JobAnswerSchema },
-      responses: { ...READ_ONLY, ...INVALID, ...UNREADABLE, 404: detail('no graph `list_id` in the tenant and no `graph_name` to create it') },
+      responses: { ...READ_ONLY, ...INVALID, ...UNREADABLE, ...BUSY, 404: detail('no graph `list_id` in the tenant and no `graph_name` to create it') },
       handler: async (ctx, { body }) =>
         presentJobAnswer(await deps.graphs.ingestConnectors(tenantOf(ctx), { ...body, admin: isAdminRole((ctx.state.identity as Identity).role) })),
     }),
@@ -179,7 +181,7 @@ export function knowledgeGraphRoutes(deps: KnowledgeGraphRouteDeps) {
       body: GenerateBody,
       bodyLimitBytes: deps.graphs.generateBodyBytes,
       ok: { status: 200, description: 'the job, status `queued`', schema: JobAnswerSchema },
-      responses: { ...READ_ONLY, ...INVALID, ...UNREADABLE, 404: detail('`listId` is not a usable graph id') },
+      responses: { ...READ_ONLY, ...INVALID, ...UNREADABLE, ...BUSY, 404: detail('`listId` is not a usable graph id') },
       handler: async (ctx, { body }) => presentJobAnswer(await deps.graphs.generate(tenantOf(ctx), body as GenerateInput)),
     }),
     route({
