@@ -352,9 +352,13 @@ function planGenerate(job: GraphJobRow): JobPlans {
   const input = job.params as unknown as Omit<GenerateInput, 'listId'>;
   const columns = input.columns.map((c) => ({ id: c.id, header: c.header || c.id }));
   const roles = columnRoles(columns);
+  const seen = new Set<string>();
   const plans = input.records.map((record, i) => {
     const meta = record.metadata ?? {};
-    const recordId = String(meta._id ?? meta.uniqueID ?? record.id ?? firstCellId(record) ?? `record-${i + 1}`);
+    let recordId = String(meta._id ?? meta.uniqueID ?? record.id ?? firstCellId(record) ?? `record-${i + 1}`);
+    // Two records of one list under one id would each close what the other said: the later one is told apart.
+    if (seen.has(recordId)) recordId = `${recordId}#${i + 1}`;
+    seen.add(recordId);
     const values = columns.map((c) => cellText(record.cells[c.id]?.value));
     const source = { kind: 'cell' as const, id: `${recordId}:*`, ref: { record: recordId, step_source: record.step_source ?? '' } };
     const cellSource = (index: number) => {
