@@ -179,9 +179,9 @@ describe('knowledge graphs (cluster mode, through the gateway)', () => {
     expect(noFile.status).toBe(422);
     expect(noFile.body.detail.map((d: { loc: string[] }) => d.loc.join('.'))).toEqual(['body.file']);
     expect((await upload('g_nowhere', { name: 'a.csv', bytes: 'a\n1\n' })).status).toBe(404);
-    const huge = await upload(g.graph_id, { name: 'huge.csv', bytes: Buffer.alloc(10 * 1024 * 1024 + 1, 'a') });
+    const huge = await upload(g.graph_id, { name: 'huge.csv', bytes: Buffer.alloc(25 * 1024 * 1024 + 1, 'a') });
     expect(huge.status).toBe(413);
-    expect(huge.body.detail).toMatch(/limited to 10485760 bytes/);
+    expect(huge.body.detail).toMatch(/limited to 26214400 bytes/);
 
     const cases: Array<[string, string, RegExp]> = [
       ['broken.csv', 'Company,Domain\n"Acme,acme.example\nBeta,beta.example\n', /quoted field is never closed/],

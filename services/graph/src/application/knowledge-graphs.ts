@@ -39,8 +39,8 @@ export const GRAPH_JOB_CONSUMER = 'graph-worker.graph-jobs';
 
 /** Limits of the knowledge-graph routes and jobs (docs/memory.md, "Knowledge graphs", Limits). */
 export const GRAPH_LIMITS = {
-  /** Largest uploaded table, in bytes. */
-  uploadMaxBytes: 10 * 1024 * 1024,
+  /** Largest uploaded table, in bytes (100,000 rows of a people list are about 12 MiB). */
+  uploadMaxBytes: 25 * 1024 * 1024,
   maxRows: 100_000,
   maxColumns: 200,
   maxFieldChars: 10_000,
