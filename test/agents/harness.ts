@@ -47,7 +47,7 @@ export interface AgentsStackOptions {
   /** Service settings on top of the stack's. */
   service?: Partial<Omit<AgentsServiceDeps, 'db' | 'logger' | 'metrics' | 'signer'>>;
   /** Runs the agents worker in the stack: its run settings, a web source, and whether it starts (default true). */
-  worker?: { settings?: Partial<RunSettings>; searxngUrl?: string; start?: boolean; sweepIntervalMs?: number; consumerGroup?: string };
+  worker?: { settings?: Partial<RunSettings>; searxngUrl?: string; start?: boolean; sweepIntervalMs?: number; consumerGroup?: string; maxRunning?: number };
   /**
    * Runs the graph service with its worker on the same database and Kafka prefix (as core's stack does), behind the
    * gateway (`/api/v1/memory/...`); the agents worker reads the tenant's knowledge from its memory API.
@@ -97,6 +97,7 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
       settings: options.worker.settings,
       consumerGroup: options.worker.consumerGroup ?? `agents-worker-${uniqueSuffix()}`,
       sweepIntervalMs: options.worker.sweepIntervalMs ?? 500,
+      ...(options.worker.maxRunning ? { maxRunning: options.worker.maxRunning } : {}),
     });
     if (options.worker.start !== false) await worker.start();
   }

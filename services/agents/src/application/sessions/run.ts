@@ -81,8 +81,8 @@ class SessionRun {
     this.threadId = workflow.thread_id;
     this.listId = workflow.list_id ?? '';
     const { settings } = deps;
+    // The worker's shutdown is read with the stop flag (no listener on its signal: hundreds of runs share it).
     if (deps.shutdown.aborted) this.end('shutdown');
-    deps.shutdown.addEventListener('abort', () => this.end('shutdown'), { once: true });
     const db = deps.agents.db;
     this.timers.push(
       setInterval(() => {
@@ -94,6 +94,10 @@ class SessionRun {
           .catch((err: unknown) => deps.agents.logger.warn({ err, thread_id: this.threadId }, 'session heartbeat failed'));
       }, settings.heartbeatMs),
       setInterval(() => {
+        if (deps.shutdown.aborted) {
+          this.end('shutdown');
+          return;
+        }
         db.withTenant(tenantId, (sql) => workflowFlags(sql, tenantId, this.threadId))
           .then((w) => {
             if (!w || w.claimed_by !== deps.workerId) this.end('lost');
