@@ -493,9 +493,12 @@ describe('charts/lore', () => {
       if (values === FULL) {
         for (const name of llm) expect({ name, env: byName[name] }).toEqual({ name, env: graphEnv[name] });
         expect(byName.LORE_AGENTS_SEARXNG_URL).toEqual({ name: 'LORE_AGENTS_SEARXNG_URL', value: 'http://searxng.search.svc:8080' });
+        // Egress proxy URLs may carry credentials: only from the Secret the values name.
+        expect(byName.LORE_AGENTS_EGRESS_PROXIES).toEqual({ name: 'LORE_AGENTS_EGRESS_PROXIES', valueFrom: { secretKeyRef: { name: 'lore-egress-proxies', key: 'egress-proxies' } } });
       } else {
-        for (const name of [...llm, 'LORE_AGENTS_SEARXNG_URL']) expect({ name, present: name in byName }).toEqual({ name, present: false });
+        for (const name of [...llm, 'LORE_AGENTS_SEARXNG_URL', 'LORE_AGENTS_EGRESS_PROXIES']) expect({ name, present: name in byName }).toEqual({ name, present: false });
       }
+      expect(byName.LORE_AGENTS_LIVE_URL_TTL_S).toEqual({ name: 'LORE_AGENTS_LIVE_URL_TTL_S', value: values === FULL ? '1800' : '3600' });
       // Never the owner's URL, the key ring, Kafka (the worker's), the embedder, loopback reads or a port name agents does not read.
       for (const absent of ['LORE_DATABASE_OWNER_URL', 'LORE_ENCRYPTION_KEYS', 'LORE_KAFKA_BROKERS', 'LORE_KAFKA_PREFIX', 'LORE_AI_EMBEDDINGS_API_KEY', 'LORE_EMBEDDER', 'LORE_HTTP_PORT', 'LORE_AGENTS_ALLOW_LOOPBACK', 'LORE_AGENTS_WORKER_PORT']) {
         expect({ absent, present: absent in byName }).toEqual({ absent, present: false });
@@ -557,7 +560,7 @@ describe('charts/lore', () => {
       const byName = envByName(objs, 'agents-worker');
       const agentsEnv = envByName(objs, 'agents');
       // What it shares with agents comes from the same sources: the Secret, agents' values, graph's language model.
-      for (const name of ['LORE_DATABASE_URL', 'LORE_REDIS_URL', 'LORE_IDENTITY_SECRET', 'LORE_AGENTS_MIGRATE', 'LORE_AGENTS_SEARXNG_URL', 'LORE_AI_LLM_BASE_URL', 'LORE_AI_LLM_MODEL', 'LORE_AI_LLM_API_KEY']) {
+      for (const name of ['LORE_DATABASE_URL', 'LORE_REDIS_URL', 'LORE_IDENTITY_SECRET', 'LORE_AGENTS_MIGRATE', 'LORE_AGENTS_SEARXNG_URL', 'LORE_AGENTS_EGRESS_PROXIES', 'LORE_AI_LLM_BASE_URL', 'LORE_AI_LLM_MODEL', 'LORE_AI_LLM_API_KEY']) {
         expect({ name, env: byName[name] }).toEqual({ name, env: agentsEnv[name] });
       }
       expect(byName.LORE_REDIS_URL).toEqual({ name: 'LORE_REDIS_URL', valueFrom: { secretKeyRef: { name: secret, key: 'redis-url' } } });
@@ -574,7 +577,7 @@ describe('charts/lore', () => {
       for (const name of ['LORE_KAFKA_BROKERS', 'LORE_KAFKA_PREFIX']) expect({ name, env: byName[name] }).toEqual({ name, env: coreWorkerEnv[name] });
       expect(byName.LORE_KAFKA_BROKERS).toEqual({ name: 'LORE_KAFKA_BROKERS', valueFrom: { configMapKeyRef: { name: 'lore', key: 'kafka-brokers' } } });
       // Never the owner's URL, the key ring, the embedder, the API's port and body limit, or loopback reads.
-      for (const absent of ['LORE_DATABASE_OWNER_URL', 'LORE_ENCRYPTION_KEYS', 'LORE_AI_EMBEDDINGS_API_KEY', 'LORE_EMBEDDER', 'LORE_AGENTS_PORT', 'LORE_AGENTS_BODY_LIMIT_BYTES', 'LORE_AGENTS_ALLOW_LOOPBACK', 'LORE_HTTP_PORT']) {
+      for (const absent of ['LORE_DATABASE_OWNER_URL', 'LORE_ENCRYPTION_KEYS', 'LORE_AI_EMBEDDINGS_API_KEY', 'LORE_EMBEDDER', 'LORE_AGENTS_PORT', 'LORE_AGENTS_BODY_LIMIT_BYTES', 'LORE_AGENTS_LIVE_URL_TTL_S', 'LORE_AGENTS_ALLOW_LOOPBACK', 'LORE_HTTP_PORT']) {
         expect({ absent, present: absent in byName }).toEqual({ absent, present: false });
       }
       expect(JSON.stringify(env)).not.toContain('database-owner-url');
