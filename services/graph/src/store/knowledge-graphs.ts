@@ -222,14 +222,25 @@ export async function upsertNodes(sql: Sql, tenantId: string, graphId: string, n
   const ids = new Map<string, string>();
   if (merged.size === 0) return { ids, created: 0 };
   const list = [...merged.values()];
+  // A node that already holds every property seen now is not rewritten (no new row version, no index or trigger
+  // work): it is read back by its key instead. The read sees the statement's snapshot, where such a node exists:
+  // writers of one graph hold its row lock (`getGraph(..., true)`), so none can add it between the two.
   const r = await sql.query<{ node_id: string | number; label: NodeLabel; resolution_key: string; inserted: boolean }>(
-    `INSERT INTO graph.kg_nodes AS n (tenant_id, graph_id, label, resolution_key, name, properties, source_kind, source_id)
-     SELECT $1, $2, x.label, x.key, x.name, x.props::jsonb, x.skind, x.sid
-       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) AS x(label, key, name, props, skind, sid)
-     ON CONFLICT (tenant_id, graph_id, label, resolution_key)
-     DO UPDATE SET properties = n.properties || EXCLUDED.properties,
-                   updated_at = CASE WHEN n.properties @> EXCLUDED.properties THEN n.updated_at ELSE now() END
-     RETURNING node_id, label, resolution_key, (xmax = 0) AS inserted`,
+    `WITH x AS (
+       SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) AS x(label, key, name, props, skind, sid)
+     ), written AS (
+       INSERT INTO graph.kg_nodes AS n (tenant_id, graph_id, label, resolution_key, name, properties, source_kind, source_id)
+       SELECT $1, $2, x.label, x.key, x.name, x.props::jsonb, x.skind, x.sid FROM x
+       ON CONFLICT (tenant_id, graph_id, label, resolution_key)
+       DO UPDATE SET properties = n.properties || EXCLUDED.properties, updated_at = now()
+         WHERE NOT (n.properties @> EXCLUDED.properties)
+       RETURNING node_id, label, resolution_key, (xmax = 0) AS inserted
+     )
+     SELECT node_id, label, resolution_key, inserted FROM written
+     UNION ALL
+     SELECT n.node_id, n.label, n.resolution_key, false FROM x
+       JOIN graph.kg_nodes n ON n.tenant_id = $1 AND n.graph_id = $2 AND n.label = x.label AND n.resolution_key = x.key
+      WHERE NOT EXISTS (SELECT 1 FROM written w WHERE w.label = x.label AND w.resolution_key = x.key)`,
     [
       tenantId,
       graphId,
