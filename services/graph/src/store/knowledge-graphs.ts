@@ -331,31 +331,6 @@ export async function closeEdgesOfSources(
 /** The key `closeEdgesOfSources` keeps an edge by: its fact and its source. */
 export const factKey = (e: Pick<EdgeInput, 'from' | 'label' | 'to' | 'source'>): string => `${e.from}|${e.label}|${e.to}|${e.source.id}`;
 
-/** Closes every open edge of sources whose id is not in `present` (e.g. connector documents deleted since). */
-export async function closeEdgesOfMissingSources(sql: Sql, tenantId: string, graphId: string, kind: SourceKind, present: readonly string[]): Promise<number> {
-  const r = await sql.query(
-    `UPDATE graph.kg_edges SET valid_to = greatest(now(), valid_from)
-      WHERE tenant_id = $1 AND graph_id = $2 AND source_kind = $3 AND valid_to IS NULL AND NOT (source_id = ANY($4::text[]))`,
-    [tenantId, graphId, kind, [...new Set(present)]],
-  );
-  return r.rowCount;
-}
-
-/** Nodes of a graph, by label when given, in creation order. */
-export async function listNodes(
-  sql: Sql,
-  tenantId: string,
-  graphId: string,
-  options: { label?: NodeLabel; limit: number; offset?: number },
-): Promise<NodeRow[]> {
-  const r = await sql.query<RawNode>(
-    `SELECT ${NODE_COLUMNS} FROM graph.kg_nodes WHERE tenant_id = $1 AND graph_id = $2 AND ($3::text IS NULL OR label = $3)
-      ORDER BY node_id LIMIT $4 OFFSET $5`,
-    [tenantId, graphId, options.label ?? null, options.limit, options.offset ?? 0],
-  );
-  return r.rows.map(toNode);
-}
-
 /** Nodes by id (those of this graph). */
 export async function nodesByIds(sql: Sql, tenantId: string, graphId: string, nodeIds: readonly string[]): Promise<NodeRow[]> {
   if (nodeIds.length === 0) return [];
@@ -364,18 +339,6 @@ export async function nodesByIds(sql: Sql, tenantId: string, graphId: string, no
     graphId,
     [...nodeIds],
   ]);
-  return r.rows.map(toNode);
-}
-
-/** Nodes whose name contains one of `terms` (lower case), for linking a question's words to entities. */
-export async function nodesNamed(sql: Sql, tenantId: string, graphId: string, terms: readonly string[], limit: number): Promise<NodeRow[]> {
-  if (terms.length === 0) return [];
-  const r = await sql.query<RawNode>(
-    `SELECT ${NODE_COLUMNS} FROM graph.kg_nodes
-      WHERE tenant_id = $1 AND graph_id = $2 AND lower(name) LIKE ANY (SELECT '%' || t || '%' FROM unnest($3::text[]) AS t)
-      ORDER BY node_id LIMIT $4`,
-    [tenantId, graphId, [...terms], limit],
-  );
   return r.rows.map(toNode);
 }
 
@@ -412,18 +375,6 @@ const toEdge = (r: RawEdge): EdgeRow => ({
   valid_to: isoOrNull(r.valid_to),
   recorded_at: iso(r.recorded_at),
 });
-
-/** The current (open) edges touching any of these nodes, at most `limit`. */
-export async function edgesAround(sql: Sql, tenantId: string, graphId: string, nodeIds: readonly string[], limit: number): Promise<EdgeRow[]> {
-  if (nodeIds.length === 0) return [];
-  const r = await sql.query<RawEdge>(
-    `SELECT ${EDGE_COLUMNS} FROM graph.kg_edges
-      WHERE tenant_id = $1 AND graph_id = $2 AND valid_to IS NULL AND (from_node = ANY($3::bigint[]) OR to_node = ANY($3::bigint[]))
-      ORDER BY edge_id LIMIT $4`,
-    [tenantId, graphId, [...nodeIds], limit],
-  );
-  return r.rows.map(toEdge);
-}
 
 /** Every edge of the graph, open and closed (its history), optionally only those of one source. */
 export async function listEdges(
