@@ -182,6 +182,26 @@ describe('knowledge graphs (cluster mode, through the gateway)', () => {
     const huge = await upload(g.graph_id, { name: 'huge.csv', bytes: Buffer.alloc(25 * 1024 * 1024 + 1, 'a') });
     expect(huge.status).toBe(413);
     expect(huge.body.detail).toMatch(/limited to 26214400 bytes/);
+    // The same without Content-Length (chunked): the limit is counted while reading.
+    const target = await h.authorize(who(), '/memory/upload');
+    const boundary = `kg-${run}`;
+    const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="list_id"\r\n\r\n${g.graph_id}\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="huge.csv"\r\nContent-Type: text/csv\r\n\r\n`);
+    const chunk = Buffer.alloc(1024 * 1024, 'a');
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent === 0) controller.enqueue(head);
+        if (sent < 26) controller.enqueue(chunk);
+        else {
+          controller.enqueue(Buffer.from(`\r\n--${boundary}--\r\n`));
+          controller.close();
+        }
+        sent += 1;
+      },
+    });
+    const chunked = await fetch(target.url, { method: 'POST', headers: { ...target.headers, 'content-type': `multipart/form-data; boundary=${boundary}` }, body: stream, duplex: 'half' } as RequestInit);
+    expect(chunked.status).toBe(413);
+    expect(((await chunked.json()) as { detail: string }).detail).toMatch(/limited to 26214400 bytes/);
 
     const cases: Array<[string, string, RegExp]> = [
       ['broken.csv', 'Company,Domain\n"Acme,acme.example\nBeta,beta.example\n', /quoted field is never closed/],
