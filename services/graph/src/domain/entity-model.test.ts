@@ -33,6 +33,7 @@ describe('the shared entity model', () => {
     expect(resolutionKey('Position', { title: 'CTO', company: 'Acme' })).toBe('title:cto|acme');
     expect(resolutionKey('Location', { name: 'Zürich' })).toBe('name:zurich');
     expect(resolutionKey('ScanReport', { url: 'https://scan.example/R1' })).toBe('ref:https://scan.example/r1');
+    expect(resolutionKey('ScanReport', { id: 'job:7', url: 'https://acme.example' })).toBe('ref:job:7');
     expect(resolutionKey('Person', {})).toBeNull();
   });
 

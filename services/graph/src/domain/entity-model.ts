@@ -80,7 +80,8 @@ const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
 /**
  * Who a node is (entity resolution): two facts about the same key are about one node of the graph. A company is
  * one per domain (else per name); a person one per profile URL, else per name with company; a position is its
- * title at its company; a location its name; a scan report or a document its URL or id, else its name. Null when the
+ * title at its company; a location its name; a scan report or a document its id, else its URL, else its name (an
+ * id first: a report's other properties may hold any column, a `url` among them, that other reports share). Null when the
  * properties name nothing.
  */
 export function resolutionKey(label: NodeLabel, properties: Record<string, unknown>): string | null {
@@ -108,7 +109,7 @@ export function resolutionKey(label: NodeLabel, properties: Record<string, unkno
       return name ? `name:${name}` : null;
     case 'Document':
     case 'ScanReport': {
-      const ref = text(properties.url) || text(properties.id);
+      const ref = text(properties.id) || text(properties.url);
       if (ref) return `ref:${ref.toLowerCase()}`;
       return name ? `name:${name}` : null;
     }
