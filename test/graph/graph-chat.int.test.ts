@@ -1,7 +1,7 @@
 import { OpenAiLanguageModel } from '@lore/ai';
 import type { Db } from '@lore/runtime';
 import { ingestOk, seedChatGraph, storedEdges, storedNodes, type SeededGraph } from './graph-chat-support';
-import { startHarness, waitIndexed, type Harness } from '../memory/support';
+import { eventually, startHarness, waitIndexed, type Harness } from '../memory/support';
 import { LoopbackModel } from '../support/loopback-model';
 import { uniqueSuffix } from '../support/infra';
 
@@ -131,6 +131,35 @@ describe('graph chat and memory entities (through the gateway)', () => {
     const reader = await chat(h.identity(tenant, undefined, { scopes: { access: 'read' } } as any), { listId: seeded.graphId, question: 'Who works at Acme Corp?' });
     expect(reader.status).toBe(200);
     expect((await h.call('POST', '/memory/chat', null, { listId: seeded.graphId, question: 'Acme Corp?' })).status).toBe(401);
+  });
+
+  it('chats over a graph an upload job built, asked with Authorization: Bearer', async () => {
+    const who = h.identity(tenant);
+    const created = await h.call('POST', '/memory/departments/create', who, { name: `Upload ${run}` });
+    expect(created.status).toBe(200);
+    const target = await h.authorize(who, '/memory/upload');
+    const form = new FormData();
+    form.append('list_id', created.body.graph_id);
+    form.append('file', new Blob(['Name,Title,Company,Website,LinkedIn,Location\nGrace Hopper,Rear Admiral,Navy Labs,navylabs.example,linkedin.com/in/grace-hopper,Arlington\n']), 'people.csv');
+    const accepted = await fetch(target.url, { method: 'POST', headers: target.headers, body: form });
+    expect(accepted.status).toBe(200);
+    const { jobId } = (await accepted.json()) as { jobId: string };
+    const job = await eventually(async () => {
+      const r = await h.call('GET', `/memory/jobs/${jobId}`, who);
+      return r.body?.status === 'completed' || r.body?.status === 'failed' ? r.body : undefined;
+    }, 90_000, `job ${jobId}`);
+    expect(job.status).toBe('completed');
+    const ask = await h.authorize(who, '/memory/chat');
+    const res = await fetch(ask.url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ask.headers['x-api-key']}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ listId: created.body.graph_id, question: 'Where does grace hopper work?' }),
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { answer: string; nodes: any[]; edges: any[] };
+    expect(body.nodes.map((n) => n.properties.name)).toEqual(expect.arrayContaining(['Grace Hopper', 'Navy Labs', 'Arlington']));
+    expect(body.answer).toContain('Grace Hopper (Person) works at Navy Labs (Company)');
+    await expectRealSubgraph(h.db, tenant, created.body.graph_id, body);
   });
 
   it('lists a memory\'s entities after a real ingest, page by page, only to its tenant', async () => {
