@@ -138,6 +138,7 @@ class Run {
   private readonly abort = new AbortController();
   private endedBy: RunEnded['why'] | null = null;
   private readonly timers: NodeJS.Timeout[] = [];
+  private readonly onShutdown: () => void;
   private readonly started = Date.now();
   private lastWall = Date.now();
   private readonly kind: SearchKind;
@@ -164,7 +165,9 @@ class Run {
       this.abort.abort(new RunEnded(why));
     };
     if (deps.shutdown.aborted) end('shutdown');
-    deps.shutdown.addEventListener('abort', () => end('shutdown'), { once: true });
+    // Removed in dispose: the worker's shutdown signal outlives every run (one listener per live run, none after).
+    this.onShutdown = () => end('shutdown');
+    deps.shutdown.addEventListener('abort', this.onShutdown, { once: true });
     const db = deps.agents.db;
     this.timers.push(
       setInterval(() => {
@@ -189,6 +192,7 @@ class Run {
 
   dispose(): void {
     for (const t of this.timers) clearInterval(t);
+    this.deps.shutdown.removeEventListener('abort', this.onShutdown);
   }
 
   private get signal(): AbortSignal {
