@@ -66,6 +66,46 @@ export function describeProgressStreamsContract(name: string, open: () => Promis
       expect((await Promise.all(waits)).map((r) => r.map((e) => e.fields.i))).toEqual([['0'], ['1'], ['2']]);
     });
 
+    it('serves hundreds of waiters on many streams, several on one stream from different ids, each from its own id', async () => {
+      const first = await streams.append(k('shared'), { n: '0' });
+      const many = Array.from({ length: 200 }, (_, i) => streams.waitFor(k(`many-${i}`), '0-0', 10_000));
+      const fromStart = streams.waitFor(k('shared'), '0-0', 10_000);
+      const fromFirst = streams.waitFor(k('shared'), first, 10_000);
+      // An entry already there is answered at once; the reader after it waits.
+      expect((await fromStart).map((e) => e.fields.n)).toEqual(['0']);
+      await sleep(50);
+      const t0 = Date.now();
+      for (let i = 0; i < 200; i++) await streams.append(k(`many-${i}`), { i: String(i) });
+      await streams.append(k('shared'), { n: '1' });
+      const got = await Promise.all(many);
+      expect(got.map((r) => r.map((e) => e.fields.i).join())).toEqual(Array.from({ length: 200 }, (_, i) => String(i)));
+      expect((await fromFirst).map((e) => e.fields.n)).toEqual(['1']);
+      expect(Date.now() - t0).toBeLessThan(3_000);
+    });
+
+    it('serves a reader that starts waiting while another waits, without waiting for the other', async () => {
+      const long = streams.waitFor(k('quiet'), '0-0', 8_000);
+      await sleep(100);
+      const t0 = Date.now();
+      const late = streams.waitFor(k('busy'), '0-0', 8_000);
+      await sleep(50);
+      await streams.append(k('busy'), { n: 'x' });
+      expect((await late).map((e) => e.fields.n)).toEqual(['x']);
+      expect(Date.now() - t0).toBeLessThan(1_500);
+      await streams.append(k('quiet'), { n: 'y' });
+      expect((await long).map((e) => e.fields.n)).toEqual(['y']);
+    });
+
+    it('ends every wait with nothing when closed', async () => {
+      const other = await open();
+      const waiting = other.waitFor(k('closing'), '0-0', 10_000);
+      await sleep(50);
+      const t0 = Date.now();
+      await other.close();
+      expect(await waiting).toEqual([]);
+      expect(Date.now() - t0).toBeLessThan(2_000);
+    });
+
     it('describes a stream: length, first and last ids, age; null when absent', async () => {
       const first = await streams.append(k('d'), { n: '1' });
       await streams.append(k('d'), { n: '2' });

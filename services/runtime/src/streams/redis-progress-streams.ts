@@ -2,7 +2,9 @@ import Redis from 'ioredis';
 import {
   PROGRESS_MAX_WAIT_MS,
   clampCount,
+  compareEntryIds,
   parseEntryId,
+  PROGRESS_MAX_COUNT,
   type ProgressEntry,
   type ProgressStreamInfo,
   type ProgressStreams,
@@ -26,41 +28,47 @@ const fromXread = (raw: unknown): ProgressEntry[] => {
 /** Glob characters of SCAN's MATCH, escaped so a prefix matches itself only. */
 const escapeGlob = (s: string): string => s.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 
-/**
- * Blocking connections kept for reuse by default; more waiters at once get a connection of their own, closed after.
- * A server-sent stream follower waits again right after each entry, so fewer kept than followers means a connect
- * per wake-up (docs/agents.md, "Benchmarks").
- */
-export const DEFAULT_IDLE_BLOCKING = 128;
+/** How long one multiplexed XREAD blocks before it is asked again (a new waiter interrupts it sooner). */
+const BLOCK_MS = 5_000;
+
+interface Waiter {
+  /** The prefixed key. */
+  key: string;
+  afterId: string;
+  count: number;
+  resolve(entries: ProgressEntry[]): void;
+  reject(err: Error): void;
+  timer: NodeJS.Timeout;
+}
 
 /**
- * Progress streams on Redis Streams (ioredis): XADD with MAXLEN ~, XREAD, XREAD BLOCK on a connection of its own
- * (a blocked connection answers nothing else), XLEN/XRANGE/XREVRANGE for `describe`, SCAN … TYPE stream for `list`.
- * `keyPrefix` is added here to every key (not by ioredis, whose prefix SCAN's pattern would not see) and taken off
- * the keys `list` answers.
+ * Progress streams on Redis Streams (ioredis): XADD with MAXLEN ~, XREAD, XLEN/XRANGE/XREVRANGE for `describe`,
+ * SCAN … TYPE stream for `list`. `keyPrefix` is added here to every key (not by ioredis, whose prefix SCAN's pattern
+ * would not see) and taken off the keys `list` answers.
+ *
+ * Waiting (docs/runtime.md, "Progress streams"): every `waitFor` of one instance shares ONE blocking connection. It
+ * runs `XREAD BLOCK … STREAMS <every waited key> <the lowest id waited after on it>` and hands each waiter the entries
+ * after its own id; a waiter whose key the blocked read does not cover (or covers from a later id) interrupts it with
+ * `CLIENT UNBLOCK` from the command connection, and the read is asked again with it. Hundreds of followers (server-sent
+ * streams, session sockets) thus cost one connection and one round trip per wake-up, not one connection each.
  */
 export class RedisProgressStreams implements ProgressStreams {
   readonly kind = 'redis' as const;
   private readonly redis: Redis;
   private readonly prefix: string;
-  private readonly idle: Redis[] = [];
-  private readonly busy = new Set<Redis>();
   private closed = false;
+  private readonly waiters = new Set<Waiter>();
+  /** The blocking connection and its CLIENT ID (refreshed on every (re)connect). */
+  private reader: Redis | null = null;
+  private readerId: Promise<number> | null = null;
+  /** The keys and ids the XREAD in flight asks for; null when none is in flight. */
+  private asked: Map<string, string> | null = null;
+  private looping = false;
 
-  private readonly maxIdle: number;
-
-  constructor(url: string, opts: { keyPrefix?: string; maxIdleBlocking?: number } = {}) {
+  constructor(url: string, opts: { keyPrefix?: string } = {}) {
     this.prefix = opts.keyPrefix ?? '';
-    this.maxIdle = Math.max(0, Math.floor(opts.maxIdleBlocking ?? DEFAULT_IDLE_BLOCKING));
     this.redis = new Redis(url, { maxRetriesPerRequest: 3, connectTimeout: 5_000, enableAutoPipelining: true });
     this.redis.on('error', () => undefined);
-  }
-
-  /** A connection for one blocking read at a time; its errors surface on the read. */
-  private blockingConnection(): Redis {
-    const conn = this.redis.duplicate();
-    conn.on('error', () => undefined);
-    return conn;
   }
 
   private k(key: string): string {
@@ -90,14 +98,123 @@ export class RedisProgressStreams implements ProgressStreams {
     parseEntryId(afterId);
     if (this.closed) throw new Error('progress streams closed');
     const wait = Math.max(1, Math.min(PROGRESS_MAX_WAIT_MS, Math.floor(timeoutMs)));
-    const conn = this.idle.pop() ?? this.blockingConnection();
-    this.busy.add(conn);
+    const n = clampCount(count);
+    // What is there already is answered at once (a follower catching up never waits).
+    const ready = await this.read(key, afterId, n);
+    if (ready.length > 0) return ready;
+    if (this.closed) throw new Error('progress streams closed');
+    return new Promise<ProgressEntry[]>((resolve, reject) => {
+      const waiter: Waiter = {
+        key: this.k(key),
+        afterId,
+        count: n,
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          this.waiters.delete(waiter);
+          resolve([]);
+        }, wait),
+      };
+      this.waiters.add(waiter);
+      if (!this.looping) void this.loop();
+      else {
+        // An entry appended since the read above has an id after `afterId`: the blocked read must ask from there.
+        const asked = this.asked?.get(waiter.key);
+        if (asked === undefined || compareEntryIds(afterId, asked) < 0) void this.interrupt();
+      }
+    });
+  }
+
+  /** The blocking connection, connected, with its client id known. */
+  private async readerConnection(): Promise<Redis> {
+    if (!this.reader) {
+      const conn = this.redis.duplicate();
+      conn.on('error', () => undefined);
+      // A reconnect gets a new client id.
+      conn.on('ready', () => {
+        this.readerId = conn.client('ID') as Promise<number>;
+        this.readerId.catch(() => undefined);
+      });
+      this.reader = conn;
+    }
+    if (!this.readerId) {
+      this.readerId = this.reader.client('ID') as Promise<number>;
+      this.readerId.catch(() => undefined);
+    }
+    await this.readerId;
+    return this.reader;
+  }
+
+  /** Ends the XREAD in flight now (it answers as if timed out) so the loop asks again with every waiter. */
+  private async interrupt(): Promise<void> {
+    const asked = this.asked;
+    for (let attempt = 0; attempt < 20 && asked && this.asked === asked && !this.closed; attempt++) {
+      const id = await this.readerId?.catch(() => null);
+      if (id === null || id === undefined) return;
+      const unblocked = Number(await this.redis.client('UNBLOCK', id).catch(() => 0));
+      if (unblocked === 1) return;
+      // Not blocked yet (the XREAD is still on its way to the server): try again shortly.
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+
+  private async loop(): Promise<void> {
+    this.looping = true;
     try {
-      return fromXread(await conn.call('XREAD', 'COUNT', String(clampCount(count)), 'BLOCK', String(wait), 'STREAMS', this.k(key), afterId));
+      while (!this.closed && this.waiters.size > 0) {
+        let conn: Redis;
+        try {
+          conn = await this.readerConnection();
+        } catch (err) {
+          this.failWaiters(err);
+          break;
+        }
+        if (this.closed || this.waiters.size === 0) break;
+        const ids = new Map<string, string>();
+        for (const w of this.waiters) {
+          const cur = ids.get(w.key);
+          if (cur === undefined || compareEntryIds(w.afterId, cur) < 0) ids.set(w.key, w.afterId);
+        }
+        this.asked = ids;
+        let raw: unknown;
+        try {
+          raw = await conn.call('XREAD', 'COUNT', String(PROGRESS_MAX_COUNT), 'BLOCK', String(BLOCK_MS), 'STREAMS', ...ids.keys(), ...ids.values());
+        } catch (err) {
+          this.asked = null;
+          if (this.closed) break;
+          this.failWaiters(err);
+          break;
+        }
+        this.asked = null;
+        this.dispatch(raw);
+      }
     } finally {
-      this.busy.delete(conn);
-      if (!this.closed && this.idle.length < this.maxIdle && conn.status === 'ready') this.idle.push(conn);
-      else conn.disconnect();
+      this.looping = false;
+    }
+  }
+
+  /** Hands each waiter the entries after its own id, at most its count; the others keep waiting. */
+  private dispatch(raw: unknown): void {
+    const byKey = new Map<string, ProgressEntry[]>();
+    for (const [key, entries] of (raw as Array<[string, RawEntry[]]> | null) ?? []) byKey.set(key, toEntries(entries));
+    if (byKey.size === 0) return;
+    for (const w of [...this.waiters]) {
+      const entries = byKey.get(w.key);
+      if (!entries) continue;
+      const after = entries.filter((e) => compareEntryIds(e.id, w.afterId) > 0).slice(0, w.count);
+      if (after.length === 0) continue;
+      this.waiters.delete(w);
+      clearTimeout(w.timer);
+      w.resolve(after);
+    }
+  }
+
+  private failWaiters(err: unknown): void {
+    const error = err instanceof Error ? err : new Error(String(err));
+    for (const w of [...this.waiters]) {
+      this.waiters.delete(w);
+      clearTimeout(w.timer);
+      w.reject(error);
     }
   }
 
@@ -147,8 +264,14 @@ export class RedisProgressStreams implements ProgressStreams {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const c of [...this.idle, ...this.busy]) c.disconnect();
-    this.idle.length = 0;
+    // Like the in-memory adapter: a close ends every wait with nothing.
+    for (const w of [...this.waiters]) {
+      this.waiters.delete(w);
+      clearTimeout(w.timer);
+      w.resolve([]);
+    }
+    this.reader?.disconnect();
+    this.reader = null;
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
 }
