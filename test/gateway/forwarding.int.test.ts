@@ -158,6 +158,17 @@ describe('gateway forwarding: streams, uploads, websockets, failures', () => {
     unknown.socket.destroy();
   });
 
+  it('reads ?api-key= on websockets only: a plain request carrying its key in the URL is 401 and never forwarded', async () => {
+    const before = echo.received.length;
+    const r = await http(g.publicUrl, 'GET', `/company-search/getLists?api-key=${t.key}`);
+    expect(r.status).toBe(401);
+    expect(echo.received.slice(before).some((x) => x.url.startsWith('/company-search'))).toBe(false);
+    // The same key as a bearer is forwarded.
+    const ok = await http(g.publicUrl, 'GET', '/company-search/getLists', { headers: { authorization: `Bearer ${t.key}` } });
+    expect(ok.status).not.toBe(401);
+    expect(echo.received.slice(before).some((x) => x.url.startsWith('/company-search/getLists'))).toBe(true);
+  });
+
   it('answers 404 for a surface whose upstream is not configured, like any unknown route', async () => {
     const bare = await startGateway(database, { upstreams: {} }, { redisPrefix: `gwfwd2:${uid()}:`, migrate: false });
     try {

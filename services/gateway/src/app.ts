@@ -240,9 +240,12 @@ async function authorise(context: GatewayContext, facts: RequestFacts, match: Fo
 
 async function forward(context: GatewayContext, ctx: GatewayKoaContext, match: ForwardMatch, target: UpstreamTarget): Promise<void> {
   const facts = requestFacts(ctx, hostMemoryOf(ctx));
+  // `?api-key=` is a socket's credential only (spec 3, "Authentication" 2): a key in a plain request's URL would end
+  // up in access logs and browser histories, so HTTP never reads it.
+  const httpMatch = match.rule ? { ...match, rule: { ...match.rule, sources: match.rule.sources.filter((source) => source !== 'query') } } : match;
   let auth: { token: string | null; headers: Record<string, string> };
   try {
-    auth = await authorise(context, facts, match, ctx.method, ctx.path);
+    auth = await authorise(context, facts, httpMatch, ctx.method, ctx.path);
   } catch (err) {
     if (isAppError(err)) for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
     throw err;
