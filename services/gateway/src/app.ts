@@ -6,7 +6,7 @@ import type Koa from 'koa';
 import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, errorBody, isAppError, type LoreApp } from '@lore/runtime';
 import type { GatewayContext } from './context';
 import { authenticate, identityOf, type RequestFacts } from './auth/authenticate';
-import { clientAddress } from './domain/network';
+import { clientAddress, clientProto } from './domain/network';
 import { admitChatMessage, isChatMessage } from './application/chat-limits';
 import { FORWARD_ROUTES, isAmbiguousPath, matchForward, type ForwardMatch } from './forward/route-table';
 import { parseUpstream, proxyHttp, proxyUpgrade, upstreamHeaders, upstreamPath, writeRawResponse, type ProxyFailure, type UpstreamTarget } from './forward/proxy';
@@ -221,6 +221,9 @@ export function createPublicApp(context: GatewayContext, options: PublicAppOptio
   return { app, handleUpgrade, upstreams, closeUpgraded };
 }
 
+/** Whether the client's connection to the gateway itself is TLS. */
+const isTls = (socket: unknown): boolean => (socket as { encrypted?: boolean }).encrypted === true;
+
 async function authorise(context: GatewayContext, facts: RequestFacts, match: ForwardMatch, method: string, path: string): Promise<{ token: string | null; headers: Record<string, string> }> {
   if (!match.rule) return { token: null, headers: {} };
   try {
@@ -256,6 +259,7 @@ async function forward(context: GatewayContext, ctx: GatewayKoaContext, match: F
     identityToken: auth.token,
     requestId: ctx.state.requestId,
     clientAddress: clientAddress(ctx.req.socket.remoteAddress, ctx.req.headers['x-forwarded-for'], context.trustedProxies),
+    clientProto: clientProto(ctx.req.socket.remoteAddress, ctx.req.headers['x-forwarded-proto'], isTls(ctx.req.socket), context.trustedProxies),
     keepApiKey: match.route.keepApiKey === true,
     apiKeyCookie: context.config.apiKeyCookie,
   });
@@ -303,6 +307,7 @@ async function upgrade(context: GatewayContext, upstreams: Map<UpstreamName, Ups
       identityToken: auth.token,
       requestId,
       clientAddress: clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], context.trustedProxies),
+      clientProto: clientProto(req.socket.remoteAddress, req.headers['x-forwarded-proto'], isTls(req.socket), context.trustedProxies),
       keepApiKey: match.route.keepApiKey === true,
       apiKeyCookie: context.config.apiKeyCookie,
       upgrade: true,

@@ -1,4 +1,4 @@
-import { addressAllowed, clientAddress, invalidCidrs, parseCidrList } from './network';
+import { addressAllowed, clientAddress, clientProto, invalidCidrs, parseCidrList } from './network';
 
 describe('IP allowlists and client addresses', () => {
   const proxies = parseCidrList(['10.0.0.0/8']);
@@ -31,5 +31,17 @@ describe('IP allowlists and client addresses', () => {
     expect(clientAddress('10.0.0.2', '203.0.113.5, 10.1.1.1', proxies)).toBe('203.0.113.5');
     expect(clientAddress('::ffff:10.0.0.2', '203.0.113.5', proxies)).toBe('203.0.113.5');
     expect(clientAddress('10.0.0.2', 'garbage', proxies)).toBe('10.0.0.2');
+  });
+
+  it('takes the client scheme from X-Forwarded-Proto of a configured proxy only, else from its own connection', () => {
+    expect(clientProto('10.0.0.2', 'https', false, proxies)).toBe('https');
+    expect(clientProto('10.0.0.2', 'https, http', false, proxies)).toBe('https');
+    expect(clientProto('10.0.0.2', ['HTTPS'], false, proxies)).toBe('https');
+    // Anyone else's claim is ignored; so is a value that is not a scheme.
+    expect(clientProto('198.51.100.9', 'https', false, proxies)).toBe('http');
+    expect(clientProto('10.0.0.2', 'https', false, [])).toBe('http');
+    expect(clientProto('10.0.0.2', 'gopher', true, proxies)).toBe('https');
+    expect(clientProto('10.0.0.2', undefined, false, proxies)).toBe('http');
+    expect(clientProto('198.51.100.9', undefined, true, proxies)).toBe('https');
   });
 });

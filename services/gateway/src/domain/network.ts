@@ -80,6 +80,19 @@ export function clientAddress(remoteAddress: string | undefined, forwardedFor: s
   return client.toString();
 }
 
+/**
+ * The scheme the client used: what a trusted proxy in front says (`X-Forwarded-Proto`'s first value, `http` or
+ * `https` only), else whether the gateway's own connection is TLS. Upstreams build public URLs from it (agents'
+ * `websocket_url` is `wss://` behind TLS).
+ */
+export function clientProto(remoteAddress: string | undefined, forwardedProto: string | string[] | undefined, encrypted: boolean, trustedProxies: readonly Cidr[]): 'http' | 'https' {
+  const own = encrypted ? 'https' : 'http';
+  const remote = parseAddress(remoteAddress);
+  if (!remote || trustedProxies.length === 0 || !inRanges(remote, trustedProxies) || !forwardedProto) return own;
+  const first = (Array.isArray(forwardedProto) ? forwardedProto.join(',') : forwardedProto).split(',')[0]!.trim().toLowerCase();
+  return first === 'https' || first === 'http' ? first : own;
+}
+
 export function addressAllowed(address: string | null, allowlist: readonly Cidr[]): boolean {
   if (allowlist.length === 0) return true;
   const addr = parseAddress(address ?? undefined);

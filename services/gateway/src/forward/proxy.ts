@@ -37,6 +37,8 @@ export interface ForwardOptions {
   identityToken: string | null;
   requestId: string;
   clientAddress: string | null;
+  /** The client's scheme (`clientProto`), sent as `x-forwarded-proto`. */
+  clientProto?: 'http' | 'https';
   keepApiKey: boolean;
   apiKeyCookie: string;
   upgrade?: boolean;
@@ -74,6 +76,7 @@ export function upstreamHeaders(incoming: IncomingHttpHeaders, opts: ForwardOpti
   out['x-request-id'] = opts.requestId;
   if (opts.clientAddress) out['x-forwarded-for'] = opts.clientAddress;
   if (incoming.host) out['x-forwarded-host'] = incoming.host;
+  if (opts.clientProto) out['x-forwarded-proto'] = opts.clientProto;
   if (opts.upgrade) {
     out.connection = 'Upgrade';
     out.upgrade = incoming.upgrade ?? 'websocket';

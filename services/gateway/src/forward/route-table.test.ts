@@ -64,6 +64,9 @@ describe('upstream requests', () => {
     expect(out.cookie).toBe('theme=dark');
     expect(out['content-type']).toBe('application/json');
     expect(out['x-forwarded-for']).toBe('203.0.113.1');
+    // The client's own X-Forwarded-Proto never passes; the gateway's finding does.
+    expect(upstreamHeaders({ 'x-forwarded-proto': 'https' }, { identityToken: null, requestId: 'r', clientAddress: null, keepApiKey: false, apiKeyCookie: 'c' })['x-forwarded-proto']).toBeUndefined();
+    expect(upstreamHeaders({ 'x-forwarded-proto': 'http' }, { identityToken: null, requestId: 'r', clientAddress: null, clientProto: 'https', keepApiKey: false, apiKeyCookie: 'c' })['x-forwarded-proto']).toBe('https');
     expect(upstreamHeaders({ 'x-api-key': 'k' }, { identityToken: null, requestId: 'r', clientAddress: null, keepApiKey: true, apiKeyCookie: 'c' })['x-api-key']).toBe('k');
   });
 
