@@ -431,12 +431,15 @@ class ResearchRun {
             fresh = results.filter((r) => !this.seen.has(r.url)).slice(0, PAGES_PER_ITERATION);
           }
           const read: string[] = [];
-          for (const r of fresh) {
-            if (this.state.sources.length >= MAX_SOURCES) break;
-            this.seen.add(r.url);
-            const page = await this.read(r.url);
+          // The iteration's pages are read at once (each through the guarded reader, each a fetch of the budget), then
+          // kept in result order.
+          const batch = fresh.slice(0, Math.max(0, MAX_SOURCES - this.state.sources.length));
+          for (const r of batch) this.seen.add(r.url);
+          const pages = await Promise.all(batch.map((r) => this.read(r.url)));
+          for (const [k, r] of batch.entries()) {
+            const page = pages[k];
             // A page read under another address (a redirect) that some researcher has read already counts once.
-            if (!page || page.text.trim() === '' || this.state.sources.some((x) => x.url === page.url)) continue;
+            if (!page || page.text.trim() === '' || this.state.sources.length >= MAX_SOURCES || this.state.sources.some((x) => x.url === page.url)) continue;
             const source: ResearchSource = { n: this.state.sources.length + 1, url: page.url, title: (page.title || r.title).slice(0, 300), text: page.text.slice(0, SOURCE_TEXT_CHARS) };
             this.state.sources.push(source);
             this.seen.add(page.url);
