@@ -59,6 +59,9 @@ import { generateAgentsWorld, worldDirectoryRecords } from '../../test/support/a
 import { requireEnv, uniqueSuffix } from '../../test/support/infra';
 import { closeIdleHttpConnections } from '../../test/support/http';
 
+/** The progress streams' key prefix, the same for this script's API and the worker child. */
+const STREAMS_PREFIX = `bench-agents-${process.pid}:`;
+
 const argNum = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
@@ -225,8 +228,8 @@ async function main(): Promise<void> {
   process.stdout.write(`load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} (1, 5, 15 min) on ${cpus().length} cores\n`);
   // Streams without a key prefix: the API (the started event) and the worker child write the same keys, as in a
   // cluster. Tenant ids are fresh, so the keys are this run's alone; they are deleted at the end.
-  const s: AgentsStack = await startAgentsStack({ checkResponses: false, dbMaxConnections: API_POOL, service: { streams: new RedisProgressStreams(redisUrl) } });
-  const reader = new RedisProgressStreams(redisUrl);
+  const s: AgentsStack = await startAgentsStack({ checkResponses: false, dbMaxConnections: API_POOL, service: { streams: new RedisProgressStreams(redisUrl, { keyPrefix: STREAMS_PREFIX }) } });
+  const reader = new RedisProgressStreams(redisUrl, { keyPrefix: STREAMS_PREFIX });
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 3 });
   const world = generateAgentsWorld(1);
   let child: ChildProcess | undefined;
@@ -254,6 +257,7 @@ async function main(): Promise<void> {
         LORE_DATABASE_URL: s.database.url,
         LORE_IDENTITY_SECRET: IDENTITY_SECRET,
         LORE_REDIS_URL: redisUrl,
+      LORE_AGENTS_REDIS_PREFIX: STREAMS_PREFIX,
         LORE_KAFKA_BROKERS: requireEnv('LORE_TEST_KAFKA_BROKERS'),
         LORE_KAFKA_PREFIX: s.kafkaPrefix,
         LORE_AGENTS_CONSUMER_GROUP: `agents-worker-bench-${uniqueSuffix()}`,

@@ -29,6 +29,9 @@ import { IDENTITY_SECRET, type TenantFixture } from '../../test/gateway/harness'
 import { generateAgentsWorld, serveAgentsWorld, type ServedAgentsWorld } from '../../test/support/agents-world';
 import { requireEnv, uniqueSuffix } from '../../test/support/infra';
 
+/** The progress streams' key prefix, the same for this script's API and the worker child. */
+const STREAMS_PREFIX = `bench-agents-${process.pid}:`;
+
 const argNum = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
@@ -82,7 +85,7 @@ async function main(): Promise<void> {
   // Streams without a key prefix: the API and the worker child write and read the same keys, as in a cluster.
   const stack: AgentsStack = await startAgentsStack({
     checkResponses: false,
-    service: { streams: new RedisProgressStreams(redisUrl), socketLimits: { socketsPerTenant: SESSIONS * 2 } },
+    service: { streams: new RedisProgressStreams(redisUrl, { keyPrefix: STREAMS_PREFIX }), socketLimits: { socketsPerTenant: SESSIONS * 2 } },
   });
   const logs: string[] = [];
   const child: ChildProcess = spawn(process.execPath, ['--conditions=lore-src', '--import', 'tsx', join(ROOT, 'services/agents/src/worker-main.ts')], {
@@ -94,6 +97,7 @@ async function main(): Promise<void> {
       LORE_DATABASE_URL: stack.database.url,
       LORE_IDENTITY_SECRET: IDENTITY_SECRET,
       LORE_REDIS_URL: redisUrl,
+      LORE_AGENTS_REDIS_PREFIX: STREAMS_PREFIX,
       LORE_KAFKA_BROKERS: requireEnv('LORE_TEST_KAFKA_BROKERS'),
       LORE_KAFKA_PREFIX: stack.kafkaPrefix,
       LORE_AGENTS_CONSUMER_GROUP: `agents-worker-bench-${uniqueSuffix()}`,

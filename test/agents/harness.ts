@@ -1,3 +1,5 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { ExtractiveLanguageModel } from '@lore/ai';
 import { createLogger, createMetricsRegistry, GraphKnowledgeSearch, IdentitySigner, KafkaBus, listen, MemoryProgressStreams, PostgresBlobStore, PostgresDb, RedisProgressStreams, type Db, type ProgressStreams, type StartedServer } from '@lore/runtime';
 import { createGraphService, type GraphService } from '@lore/graph';
@@ -35,6 +37,12 @@ export interface AgentsStack {
   /** A user of the tenant with this role (`member`, `admin`), signed in: their session token. */
   user(tenantId: string, role: string): Promise<{ token: string; userId: string; email: string }>;
   close(): Promise<void>;
+  /**
+   * Starts `services/agents/src/worker-main.ts` as a child process on this stack's database, Kafka prefix and progress
+   * streams (the agents-worker deployment, for kill tests; the stack's own worker should be stopped first); `env`
+   * adds or overrides settings. `close` SIGKILLs every child still running.
+   */
+  spawnWorker(env?: Record<string, string>): WorkerChild;
 }
 
 export interface AgentsStackOptions {
@@ -104,7 +112,45 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
   const agentsServer = await listen(agents.app, 0, '127.0.0.1');
   agentsServer.server.on('upgrade', agents.handleUpgrade);
   const gateway = await startGateway(database, { upstreams: { agents: agentsServer.url, ...(graphServer ? { graph: graphServer.url } : {}) }, rateLimit: { perSecond: 1000, burst: 2000 }, ...options.gateway }, { redisPrefix: `agents-${uid()}:` });
+  const children: ChildProcess[] = [];
+  const spawnWorker = (env: Record<string, string> = {}): WorkerChild => {
+    const logs: string[] = [];
+    const child = spawn(process.execPath, ['--conditions=lore-src', '--import', 'tsx', join(ROOT, 'services/agents/src/worker-main.ts')], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        LORE_LOG_LEVEL: 'info',
+        LORE_DATABASE_URL: database.url,
+        LORE_IDENTITY_SECRET: IDENTITY_SECRET,
+        LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
+        LORE_AGENTS_REDIS_PREFIX: redisPrefix,
+        LORE_KAFKA_BROKERS: requireEnv('LORE_TEST_KAFKA_BROKERS'),
+        LORE_KAFKA_PREFIX: kafkaPrefix,
+        LORE_AGENTS_CONSUMER_GROUP: `agents-worker-child-${uniqueSuffix()}`,
+        LORE_AGENTS_WORKER_PORT: '0',
+        LORE_AGENTS_HOST: '127.0.0.1',
+        // The child relays the outbox (the stack's worker, and its relay, are stopped).
+        LORE_AGENTS_RELAY: 'true',
+        LORE_AGENTS_WORKFLOW_HEARTBEAT_MS: '200',
+        LORE_AGENTS_WORKFLOW_LEASE_MS: '2000',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    child.stdout?.on('data', (d: Buffer) => logs.push(d.toString()));
+    child.stderr?.on('data', (d: Buffer) => logs.push(d.toString()));
+    return {
+      process: child,
+      logs,
+      assertRunning: () => {
+        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`worker exited: ${logs.join('')}`);
+      },
+    };
+  };
   return {
+    spawnWorker,
     database,
     db,
     agents,
@@ -129,6 +175,7 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
       return { token: login.json.token as string, userId: u.json.user_id as string, email };
     },
     close: async () => {
+      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
       await worker?.stop();
       await gateway.close();
       await graphServer?.close();
@@ -143,6 +190,17 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
     },
   };
 }
+
+/** An agents worker child process (`AgentsStack.spawnWorker`). */
+export interface WorkerChild {
+  process: ChildProcess;
+  /** What it printed so far. */
+  logs: string[];
+  /** Throws (with its output) once the child has exited: for `eventually` probes that wait on its work. */
+  assertRunning(): void;
+}
+
+const ROOT = join(__dirname, '..', '..');
 
 /** The call headers of a tenant fixture's key. */
 export const auth = (t: TenantFixture) => ({ authorization: `Bearer ${t.key}` });

@@ -1,18 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { OpenAiLanguageModel } from '@lore/ai';
 import { BRIEF_SECTIONS, REPORT_SECTIONS, hasSections, reportClaims, supports, type ResearchSource } from '../../services/agents/src/domain/research';
 import { generateAgentsWorld, serveAgentsWorld, type ServedAgentsWorld } from '../support/agents-world';
-import { requireEnv, uniqueSuffix } from '../support/infra';
 import { LoopbackModel, type LoopbackChatBody } from '../support/loopback-model';
-import { IDENTITY_SECRET, type TenantFixture } from '../gateway/harness';
+import type { TenantFixture } from '../gateway/harness';
 import { startAgentsStack, type AgentsStack, auth, eventually } from './harness';
 import { readStream, type Frame } from './sse-client';
 
 jest.setTimeout(240_000);
 
 type Json = Record<string, any>;
-const ROOT = join(__dirname, '..', '..');
 const QUERY = 'fintech companies in Berlin';
 
 /** The research's stored state: its fetched sources with their text (what the checker judged against). */
@@ -298,13 +294,11 @@ describe('deep research on the test world (through the gateway, worker on Kafka,
 describe('deep research budgets, a configured model, and a killed worker', () => {
   let served: ServedAgentsWorld;
   const world = generateAgentsWorld(1);
-  const children: ChildProcess[] = [];
 
   beforeAll(async () => {
     served = await serveAgentsWorld(world);
   });
   afterAll(async () => {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     await served?.close();
   });
 
@@ -483,34 +477,10 @@ describe('deep research budgets, a configured model, and a killed worker', () =>
     try {
       const t = await s.tenant();
       const thread = (await start(s, t, { query: QUERY, max_concurrent_research_units: 1, max_researcher_iterations: 10 })).json.thread_id as string;
-      const logs: string[] = [];
-      const child = spawn(process.execPath, ['--conditions=lore-src', '--import', 'tsx', join(ROOT, 'services/agents/src/worker-main.ts')], {
-        cwd: ROOT,
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: process.env.HOME ?? '',
-          LORE_LOG_LEVEL: 'info',
-          LORE_DATABASE_URL: s.database.url,
-          LORE_IDENTITY_SECRET: IDENTITY_SECRET,
-          LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
-          LORE_KAFKA_BROKERS: requireEnv('LORE_TEST_KAFKA_BROKERS'),
-          LORE_KAFKA_PREFIX: s.kafkaPrefix,
-          LORE_AGENTS_CONSUMER_GROUP: `agents-worker-research-killed-${uniqueSuffix()}`,
-          LORE_AGENTS_WORKER_PORT: '0',
-          LORE_AGENTS_HOST: '127.0.0.1',
-          LORE_AGENTS_RELAY: 'true',
-          LORE_AGENTS_WORKFLOW_HEARTBEAT_MS: '200',
-          LORE_AGENTS_WORKFLOW_LEASE_MS: '2000',
-          LORE_AGENTS_SEARXNG_URL: served.search.url,
-          LORE_AGENTS_ALLOW_LOOPBACK: 'true',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      children.push(child);
-      child.stdout?.on('data', (d: Buffer) => logs.push(d.toString()));
-      child.stderr?.on('data', (d: Buffer) => logs.push(d.toString()));
+      const worker = s.spawnWorker({ LORE_AGENTS_SEARXNG_URL: served.search.url, LORE_AGENTS_ALLOW_LOOPBACK: 'true' });
+      const child = worker.process;
       await eventually('the child to research a few iterations', async () => {
-        if (child.exitCode !== null) throw new Error(`worker exited: ${logs.join('')}`);
+        worker.assertRunning();
         return (await eventsOf(s, t.tenantId, thread)).filter((e) => e.type === 'researcher_progress').length >= 3;
       }, 90_000, 20);
       child.kill('SIGKILL');

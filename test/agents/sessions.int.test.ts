@@ -1,15 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { generateAgentsWorld, serveAgentsWorld, type ServedAgentsWorld, type WorldCompany } from '../support/agents-world';
-import { IDENTITY_SECRET, type TenantFixture } from '../gateway/harness';
-import { requireEnv, uniqueSuffix } from '../support/infra';
+import type { TenantFixture } from '../gateway/harness';
 import { startAgentsStack, type AgentsStack, auth, eventually } from './harness';
 import { openSession, refusal, type SessionClient, type SessionMessage } from './session-socket';
 
 jest.setTimeout(180_000);
 
 type Json = Record<string, any>;
-const ROOT = join(__dirname, '..', '..');
 
 /**
  * Sessions over websockets (spec 3: deep search, web research, agentic crawler; docs/agents.md): the start routes,
@@ -21,7 +17,6 @@ describe('agents: sessions over websockets', () => {
   let served: ServedAgentsWorld;
   let a: TenantFixture;
   let b: TenantFixture;
-  const children: ChildProcess[] = [];
   const world = generateAgentsWorld(11, { companies: 30 });
   /** Companies whose team pages robots.txt allows, with their people. */
   const open = world.companies.filter((c) => !c.teamDisallowed && world.people.filter((p) => p.companyId === c.id).length >= 2);
@@ -47,7 +42,6 @@ describe('agents: sessions over websockets', () => {
     b = await s.tenant();
   }, 120_000);
   afterAll(async () => {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     await s?.close();
     await served?.close();
   });
@@ -331,35 +325,12 @@ describe('agents: sessions over websockets', () => {
     await s.worker!.stop();
     const started = await crawl(a, `Find the people at ${sites.map((c) => served.companyUrl(c)).join(' ')}`);
     const thread = started.json.thread_id as string;
-    const logs: string[] = [];
-    const child = spawn(process.execPath, ['--conditions=lore-src', '--import', 'tsx', join(ROOT, 'services/agents/src/worker-main.ts')], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        LORE_LOG_LEVEL: 'info',
-        LORE_DATABASE_URL: s.database.url,
-        LORE_IDENTITY_SECRET: IDENTITY_SECRET,
-        LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
-        LORE_KAFKA_BROKERS: requireEnv('LORE_TEST_KAFKA_BROKERS'),
-        LORE_KAFKA_PREFIX: s.kafkaPrefix,
-        LORE_AGENTS_CONSUMER_GROUP: `agents-worker-killed-${uniqueSuffix()}`,
-        LORE_AGENTS_WORKER_PORT: '0',
-        LORE_AGENTS_HOST: '127.0.0.1',
-        LORE_AGENTS_RELAY: 'true',
-        LORE_AGENTS_ALLOW_LOOPBACK: 'true',
-        LORE_AGENTS_WORKFLOW_HEARTBEAT_MS: '200',
-        LORE_AGENTS_WORKFLOW_LEASE_MS: '2000',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
-    child.stdout?.on('data', (d: Buffer) => logs.push(d.toString()));
-    child.stderr?.on('data', (d: Buffer) => logs.push(d.toString()));
+    const worker = s.spawnWorker({ LORE_AGENTS_ALLOW_LOOPBACK: 'true' });
+    const child = worker.process;
     const client = await openSession(wsUrl(started.json, a.key));
     // Watched in the event log (the socket may hear of the child's events only at its next read of the log).
     const written = async () => Number((await s.db.withTenant(a.tenantId, (sql) => sql.query<{ n: string }>(`SELECT count(*)::text AS n FROM agents.workflow_events WHERE thread_id = $1 AND type = 'row'`, [thread]))).rows[0]!.n);
-    await eventually('the child to write two rows', async () => (child.exitCode === null ? (await written()) >= 2 : Promise.reject(new Error(`worker exited: ${logs.join('')}`))), 90_000, 10);
+    await eventually('the child to write two rows', async () => (worker.assertRunning(), (await written()) >= 2), 90_000, 10);
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
     expect(await status(a.tenantId, thread)).toMatchObject({ status: 'processing', claimed_by: expect.stringMatching(/:\d+:/) });

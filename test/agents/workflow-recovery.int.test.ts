@@ -1,23 +1,18 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { OpenAiLanguageModel } from '@lore/ai';
-import { join } from 'node:path';
 import { upsertDirectoryRecords } from '@lore/agents';
 import { companyKey, generateAgentsWorld, matchingCompanies, matchingPeople, personKey, serveAgentsWorld, worldDirectoryRecords, type ServedAgentsWorld } from '../support/agents-world';
-import { IDENTITY_SECRET, type TenantFixture } from '../gateway/harness';
-import { requireEnv, uniqueSuffix } from '../support/infra';
+import type { TenantFixture } from '../gateway/harness';
 import { LoopbackModel } from '../support/loopback-model';
 import { startAgentsStack, type AgentsStack, auth, eventually } from './harness';
 
 jest.setTimeout(240_000);
 
 type Json = Record<string, any>;
-const ROOT = join(__dirname, '..', '..');
 
 
 describe('agents: a worker killed mid-run', () => {
   let s: AgentsStack;
   let a: TenantFixture;
-  const children: ChildProcess[] = [];
   const world = generateAgentsWorld(3, { companies: 120 });
 
   beforeAll(async () => {
@@ -27,7 +22,6 @@ describe('agents: a worker killed mid-run', () => {
     await upsertDirectoryRecords(s.db, a.tenantId, worldDirectoryRecords(world).map((r) => ({ kind: r.kind, data: r.data, source: r.source })));
   }, 120_000);
   afterAll(async () => {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     await s?.close();
   });
 
@@ -38,37 +32,13 @@ describe('agents: a worker killed mid-run', () => {
     expect(start.status).toBe(200);
     const thread = start.json.thread_id as string;
 
-    const logs: string[] = [];
-    const child = spawn(process.execPath, ['--conditions=lore-src', '--import', 'tsx', join(ROOT, 'services/agents/src/worker-main.ts')], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        LORE_LOG_LEVEL: 'info',
-        LORE_DATABASE_URL: s.database.url,
-        LORE_IDENTITY_SECRET: IDENTITY_SECRET,
-        LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
-        LORE_KAFKA_BROKERS: requireEnv('LORE_TEST_KAFKA_BROKERS'),
-        LORE_KAFKA_PREFIX: s.kafkaPrefix,
-        LORE_AGENTS_CONSUMER_GROUP: `agents-worker-killed-${uniqueSuffix()}`,
-        LORE_AGENTS_WORKER_PORT: '0',
-        LORE_AGENTS_HOST: '127.0.0.1',
-        // The child relays the outbox (the stack's worker, and its relay, are stopped).
-        LORE_AGENTS_RELAY: 'true',
-        LORE_AGENTS_WORKFLOW_BATCH_ROWS: '1',
-        LORE_AGENTS_WORKFLOW_HEARTBEAT_MS: '200',
-        LORE_AGENTS_WORKFLOW_LEASE_MS: '2000',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
-    child.stdout?.on('data', (d: Buffer) => logs.push(d.toString()));
-    child.stderr?.on('data', (d: Buffer) => logs.push(d.toString()));
+    const worker = s.spawnWorker({ LORE_AGENTS_WORKFLOW_BATCH_ROWS: '1' });
+    const child = worker.process;
 
     const enriched = async () =>
       Number((await s.db.withTenant(a.tenantId, (sql) => sql.query<{ n: string }>(`SELECT count(*)::text AS n FROM agents.workflow_events WHERE thread_id = $1 AND type = 'rows_enriched'`, [thread]))).rows[0]!.n);
     // Killed once some rows are enriched, well before the last.
-    await eventually('the child to enrich some rows', async () => (child.exitCode === null ? (await enriched()) >= 5 : Promise.reject(new Error(`worker exited: ${logs.join('')}`))), 90_000, 20);
+    await eventually('the child to enrich some rows', async () => (worker.assertRunning(), (await enriched()) >= 5), 90_000, 20);
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
     const mid = await s.call('GET', `/company-search/status/${thread}`, auth(a));

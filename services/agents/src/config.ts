@@ -29,6 +29,8 @@ export const agentsConfigSchema = z.object({
   // The worker: Kafka and its consumer group.
   LORE_KAFKA_BROKERS: optionalString,
   LORE_KAFKA_PREFIX: envKafkaPrefix(),
+  /** Prefix of the progress streams' Redis keys: the API and the worker of one install share it (docs/agents.md, "Workflows"). */
+  LORE_AGENTS_REDIS_PREFIX: z.string().max(64).regex(/^[A-Za-z0-9._:-]*$/, 'letters, digits and . _ : - only').default('lore:agents:'),
   LORE_AGENTS_RELAY: envBool(true),
   LORE_AGENTS_CONSUMER_GROUP: z.string().min(1).default('agents-worker'),
   // Search workflows (docs/agents.md, "Workflows"): claims, the sweep, runs at once, rows per checkpoint, budgets.

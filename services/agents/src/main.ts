@@ -9,7 +9,7 @@ import { LiveTokens } from './application/live-page';
 async function main(): Promise<void> {
   const { config, logger, metrics, lifecycle, db } = await startServiceProcess('agents', agentsConfigSchema, { maxConnections: (c) => c.LORE_AGENTS_DB_POOL_MAX });
   // The workflows' progress streams (the stream routes read them; the worker writes them): Redis when configured.
-  const streams = config.LORE_REDIS_URL ? new RedisProgressStreams(config.LORE_REDIS_URL) : undefined;
+  const streams = config.LORE_REDIS_URL ? new RedisProgressStreams(config.LORE_REDIS_URL, { keyPrefix: config.LORE_AGENTS_REDIS_PREFIX }) : undefined;
   if (streams) lifecycle.onShutdown('progress streams', () => streams.close());
   const agents = await createAgentsService({
     db,

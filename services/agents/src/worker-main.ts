@@ -20,7 +20,7 @@ async function main(): Promise<void> {
     ],
   });
   const { config, logger, metrics, lifecycle, db } = proc;
-  const streams = new RedisProgressStreams(config.LORE_REDIS_URL!);
+  const streams = new RedisProgressStreams(config.LORE_REDIS_URL!, { keyPrefix: config.LORE_AGENTS_REDIS_PREFIX });
   lifecycle.onShutdown('progress streams', () => streams.close());
   const bus = processBus(proc, { brokers: config.LORE_KAFKA_BROKERS!, prefix: config.LORE_KAFKA_PREFIX, clientId: 'lore-agents-worker' });
   const signer = new IdentitySigner(config.LORE_IDENTITY_SECRET);
