@@ -1,7 +1,8 @@
 import type { Sql } from '@lore/runtime';
 import { MAX_TOTAL_TARGET, columnIdOf, isRunning, readState, rowIdOf, tableColumns, type Cell, type Column, type SearchKind, type WorkflowState } from '../domain/workflow';
 import { getList, insertListRows, listRowsOf, updateList, updateListRowCells, type ListRowRow, type NewListRow } from '../store/lists';
-import { claimWorkflow, getWorkflow, heartbeatWorkflow, updateWorkflow, workflowFlags, type WorkflowRow } from '../store/workflows';
+import { claimWorkflow, getWorkflow, updateWorkflow, type WorkflowRow } from '../store/workflows';
+import { watchClaim } from './claim-watch';
 import type { AgentsDeps } from './context';
 import { targetChosen, withAdditionalCriteria } from '../domain/generic-workflow';
 import { webQueryOf } from '../domain/criteria';
@@ -137,8 +138,7 @@ export async function runWorkflow(deps: RunDeps, tenantId: string, threadId: str
 class Run {
   private readonly abort = new AbortController();
   private endedBy: RunEnded['why'] | null = null;
-  private readonly timers: NodeJS.Timeout[] = [];
-  private readonly onShutdown: () => void;
+  private readonly unwatch: () => void;
   private readonly started = Date.now();
   private lastWall = Date.now();
   private readonly kind: SearchKind;
@@ -164,35 +164,11 @@ class Run {
       this.endedBy = why;
       this.abort.abort(new RunEnded(why));
     };
-    if (deps.shutdown.aborted) end('shutdown');
-    // Removed in dispose: the worker's shutdown signal outlives every run (one listener per live run, none after).
-    this.onShutdown = () => end('shutdown');
-    deps.shutdown.addEventListener('abort', this.onShutdown, { once: true });
-    const db = deps.agents.db;
-    this.timers.push(
-      setInterval(() => {
-        db.withTenant(tenantId, (sql) => heartbeatWorkflow(sql, tenantId, this.threadId, deps.workerId, deps.settings.leaseMs))
-          .then((h) => {
-            if (!h.held) end('lost');
-            else if (h.stopRequested) end('stop');
-          })
-          .catch((err: unknown) => deps.agents.logger.warn({ err, thread_id: this.threadId }, 'workflow heartbeat failed'));
-      }, deps.settings.heartbeatMs),
-      setInterval(() => {
-        db.withTenant(tenantId, (sql) => workflowFlags(sql, tenantId, this.threadId))
-          .then((w) => {
-            if (!w || w.claimed_by !== deps.workerId) end('lost');
-            else if (w.stop_requested) end('stop');
-          })
-          .catch(() => undefined);
-      }, deps.settings.stopPollMs),
-    );
-    for (const t of this.timers) t.unref();
+    this.unwatch = watchClaim(deps, tenantId, this.threadId, end);
   }
 
   dispose(): void {
-    for (const t of this.timers) clearInterval(t);
-    this.deps.shutdown.removeEventListener('abort', this.onShutdown);
+    this.unwatch();
   }
 
   private get signal(): AbortSignal {

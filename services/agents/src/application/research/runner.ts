@@ -28,7 +28,8 @@ import {
   type ResearchState,
 } from '../../domain/research';
 import { isRunning } from '../../domain/workflow';
-import { getWorkflow, heartbeatWorkflow, updateWorkflow, workflowFlags, type WorkflowRow } from '../../store/workflows';
+import { getWorkflow, updateWorkflow, type WorkflowRow } from '../../store/workflows';
+import { watchClaim } from '../claim-watch';
 import type { WebPageRead, WebResult } from '../list-building';
 import { publishEvents, recordEvent, type WorkflowEvent } from '../progress';
 import type { RunDeps } from '../runner';
@@ -87,7 +88,7 @@ const modelOf = (deps: RunDeps): LanguageModel | null => (deps.agents.languageMo
 class ResearchRun {
   private readonly abort = new AbortController();
   private endedBy: RunEnded['why'] | null = null;
-  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly unwatch: () => void;
   private readonly threadId: string;
   private lastWall = Date.now();
   private state: ResearchState;
@@ -117,33 +118,12 @@ class ResearchRun {
       this.endedBy = why;
       this.abort.abort(new RunEnded(why));
     };
-    if (deps.shutdown.aborted) end('shutdown');
-    deps.shutdown.addEventListener('abort', () => end('shutdown'), { once: true });
-    const db = deps.agents.db;
-    this.timers.push(
-      setInterval(() => {
-        db.withTenant(tenantId, (sql) => heartbeatWorkflow(sql, tenantId, this.threadId, deps.workerId, deps.settings.leaseMs))
-          .then((h) => {
-            if (!h.held) end('lost');
-            else if (h.stopRequested) end('stop');
-          })
-          .catch((err: unknown) => deps.agents.logger.warn({ err, thread_id: this.threadId }, 'research heartbeat failed'));
-      }, deps.settings.heartbeatMs),
-      setInterval(() => {
-        db.withTenant(tenantId, (sql) => workflowFlags(sql, tenantId, this.threadId))
-          .then((w) => {
-            if (!w || w.claimed_by !== deps.workerId) end('lost');
-            else if (w.stop_requested) end('stop');
-          })
-          .catch(() => undefined);
-      }, deps.settings.stopPollMs),
-    );
-    for (const t of this.timers) t.unref();
+    this.unwatch = watchClaim(deps, tenantId, this.threadId, end, 'research');
     if (workflow.stop_requested || workflow.status === 'stopping') end('stop');
   }
 
   dispose(): void {
-    for (const t of this.timers) clearInterval(t);
+    this.unwatch();
   }
 
   private get signal(): AbortSignal {

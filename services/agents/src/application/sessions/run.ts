@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Sql } from '@lore/runtime';
 import { countListRows, insertListRows, updateList, type NewListRow } from '../../store/lists';
-import { getWorkflow, heartbeatWorkflow, updateWorkflow, workflowFlags, type WorkflowRow } from '../../store/workflows';
+import { getWorkflow, updateWorkflow, type WorkflowRow } from '../../store/workflows';
+import { watchClaim } from '../claim-watch';
 import type { RunDeps } from '../runner';
 import { readWebPage } from '../list-sources';
 import { publishEvents, recordEvent, type WorkflowEvent } from '../progress';
@@ -62,6 +63,7 @@ class SessionRun {
   private readonly abort = new AbortController();
   private endedBy: SessionEnded['why'] | null = null;
   private readonly timers: NodeJS.Timeout[] = [];
+  private readonly unwatch: () => void;
   private readonly started = Date.now();
   private readonly kind: SessionKind;
   private readonly threadId: string;
@@ -81,31 +83,7 @@ class SessionRun {
     this.threadId = workflow.thread_id;
     this.listId = workflow.list_id ?? '';
     const { settings } = deps;
-    // The worker's shutdown is read with the stop flag (no listener on its signal: hundreds of runs share it).
-    if (deps.shutdown.aborted) this.end('shutdown');
-    const db = deps.agents.db;
-    this.timers.push(
-      setInterval(() => {
-        db.withTenant(tenantId, (sql) => heartbeatWorkflow(sql, tenantId, this.threadId, deps.workerId, settings.leaseMs))
-          .then((h) => {
-            if (!h.held) this.end('lost');
-            else if (h.stopRequested) this.end('stop');
-          })
-          .catch((err: unknown) => deps.agents.logger.warn({ err, thread_id: this.threadId }, 'session heartbeat failed'));
-      }, settings.heartbeatMs),
-      setInterval(() => {
-        if (deps.shutdown.aborted) {
-          this.end('shutdown');
-          return;
-        }
-        db.withTenant(tenantId, (sql) => workflowFlags(sql, tenantId, this.threadId))
-          .then((w) => {
-            if (!w || w.claimed_by !== deps.workerId) this.end('lost');
-            else if (w.stop_requested) this.end('stop');
-          })
-          .catch(() => undefined);
-      }, settings.stopPollMs),
-    );
+    this.unwatch = watchClaim(deps, tenantId, this.threadId, (why) => this.end(why), 'session');
     // The wall-time budget counts from the run's start (a resumed run starts its own count).
     const wall = setTimeout(() => {
       this.budgetNote = `wall time (${Math.round(settings.budgets.wallMs / 1000)} s)`;
@@ -122,6 +100,7 @@ class SessionRun {
   }
 
   dispose(): void {
+    this.unwatch();
     for (const t of this.timers) clearTimeout(t);
   }
 
