@@ -1,4 +1,5 @@
-import { heartbeatWorkflow, workflowFlags } from '../store/workflows';
+import { heartbeatWorkflow, updateWorkflow, workflowFlags } from '../store/workflows';
+import { enqueueWorkflow } from './workflows';
 import type { AgentsDeps } from './context';
 
 /** Why a claimed run must end, as its watcher sees it. */
@@ -48,4 +49,17 @@ export function watchClaim(deps: ClaimWatchDeps, tenantId: string, threadId: str
     for (const t of timers) clearInterval(t);
     deps.shutdown.removeEventListener('abort', onShutdown);
   };
+}
+
+/**
+ * A worker shutting down gives a run's claim back and sends the workflow to the workers again, in one transaction; if
+ * that fails, the sweep resumes it once the claim expires.
+ */
+export async function handOverClaim(deps: Pick<ClaimWatchDeps, 'agents' | 'workerId'>, tenantId: string, threadId: string, what = 'workflow'): Promise<void> {
+  await deps.agents.db
+    .withTenant(tenantId, async (sql) => {
+      const released = await updateWorkflow(sql, tenantId, threadId, { claimed_by: null, claimed_until_ms: null }, deps.workerId);
+      if (released) await enqueueWorkflow(sql, tenantId, threadId, 'resume');
+    })
+    .catch((err: unknown) => deps.agents.logger.warn({ err, thread_id: threadId }, `could not hand the ${what} over; the sweep resumes it once its claim expires`));
 }

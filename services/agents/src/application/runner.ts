@@ -2,13 +2,13 @@ import type { Sql } from '@lore/runtime';
 import { MAX_TOTAL_TARGET, columnIdOf, isRunning, readState, rowIdOf, tableColumns, type Cell, type Column, type SearchKind, type WorkflowState } from '../domain/workflow';
 import { getList, insertListRows, listRowsOf, updateList, updateListRowCells, type ListRowRow, type NewListRow } from '../store/lists';
 import { claimWorkflow, getWorkflow, updateWorkflow, type WorkflowRow } from '../store/workflows';
-import { watchClaim } from './claim-watch';
+import { handOverClaim, watchClaim } from './claim-watch';
 import type { AgentsDeps } from './context';
 import { targetChosen, withAdditionalCriteria } from '../domain/generic-workflow';
 import { webQueryOf } from '../domain/criteria';
 import { candidateFromKnowledge, candidateFromPage, candidateFromRecord, criterionCells, enrichmentCell, fixedCells, type Candidate, type ListSources, type WebPageRead } from './list-building';
 import { publishEvents, recordEvent, type WorkflowEvent } from './progress';
-import { MAX_ROWS_SHOWN, enqueueWorkflow } from './workflows';
+import { MAX_ROWS_SHOWN } from './workflows';
 import { isSessionKind } from './sessions/agent';
 import { claimSessionRun } from './sessions/run';
 import { RESEARCH_KIND } from '../domain/research';
@@ -541,12 +541,7 @@ class Run {
 
   /** A worker shutting down gives its claim back and sends the workflow to the workers again (one transaction). */
   async handOver(): Promise<void> {
-    await this.deps.agents.db
-      .withTenant(this.tenantId, async (sql) => {
-        const released = await updateWorkflow(sql, this.tenantId, this.threadId, { claimed_by: null, claimed_until_ms: null }, this.deps.workerId);
-        if (released) await enqueueWorkflow(sql, this.tenantId, this.threadId, 'resume');
-      })
-      .catch((err: unknown) => this.deps.agents.logger.warn({ err, thread_id: this.threadId }, 'could not hand the workflow over; the sweep resumes it once its claim expires'));
+    await handOverClaim(this.deps, this.tenantId, this.threadId);
   }
 
   private async finishError(err: unknown): Promise<void> {

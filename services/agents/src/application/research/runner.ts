@@ -29,11 +29,10 @@ import {
 } from '../../domain/research';
 import { isRunning } from '../../domain/workflow';
 import { getWorkflow, updateWorkflow, type WorkflowRow } from '../../store/workflows';
-import { watchClaim } from '../claim-watch';
+import { handOverClaim, watchClaim } from '../claim-watch';
 import type { WebPageRead, WebResult } from '../list-building';
 import { publishEvents, recordEvent, type WorkflowEvent } from '../progress';
 import type { RunDeps } from '../runner';
-import { enqueueWorkflow } from '../workflows';
 
 /**
  * One run of a deep research workflow by agents-worker (docs/agents.md, "Deep research"): clarification (when
@@ -529,12 +528,7 @@ class ResearchRun {
 
   /** A worker shutting down gives its claim back and sends the workflow to the workers again (one transaction). */
   async handOver(): Promise<void> {
-    await this.deps.agents.db
-      .withTenant(this.tenantId, async (sql) => {
-        const released = await updateWorkflow(sql, this.tenantId, this.threadId, { claimed_by: null, claimed_until_ms: null }, this.deps.workerId);
-        if (released) await enqueueWorkflow(sql, this.tenantId, this.threadId, 'resume');
-      })
-      .catch((err: unknown) => this.deps.agents.logger.warn({ err, thread_id: this.threadId }, 'could not hand the research over; the sweep resumes it once its claim expires'));
+    await handOverClaim(this.deps, this.tenantId, this.threadId, 'research');
   }
 
   private async finishError(err: unknown): Promise<void> {

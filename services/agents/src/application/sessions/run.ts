@@ -2,11 +2,10 @@ import { createHash } from 'node:crypto';
 import type { Sql } from '@lore/runtime';
 import { countListRows, insertListRows, updateList, type NewListRow } from '../../store/lists';
 import { getWorkflow, updateWorkflow, type WorkflowRow } from '../../store/workflows';
-import { watchClaim } from '../claim-watch';
+import { handOverClaim, watchClaim } from '../claim-watch';
 import type { RunDeps } from '../runner';
 import { readWebPage } from '../list-sources';
 import { publishEvents, recordEvent, type WorkflowEvent } from '../progress';
-import { enqueueWorkflow } from '../workflows';
 import { SESSION_KINDS, type SessionContext, type SessionFetcher, type SessionKind, type SessionOptions, type SessionProgress, type SessionRow } from './agent';
 import { readSessionState, type SessionState } from './service';
 
@@ -292,11 +291,6 @@ class SessionRun {
 
   /** A worker shutting down gives its claim back and sends the session to the workers again (one transaction). */
   async handOver(): Promise<void> {
-    await this.deps.agents.db
-      .withTenant(this.tenantId, async (sql) => {
-        const released = await updateWorkflow(sql, this.tenantId, this.threadId, { claimed_by: null, claimed_until_ms: null }, this.deps.workerId);
-        if (released) await enqueueWorkflow(sql, this.tenantId, this.threadId, 'resume');
-      })
-      .catch((err: unknown) => this.deps.agents.logger.warn({ err, thread_id: this.threadId }, 'could not hand the session over; the sweep resumes it once its claim expires'));
+    await handOverClaim(this.deps, this.tenantId, this.threadId, 'session');
   }
 }
