@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { PassThrough } from 'node:stream';
 import { z } from 'zod';
 import type { LiveSession } from '../../application/live-page';
-import { writeWithDrain, type StreamSink } from '../../application/generic-workflows';
+import type { StreamSink } from '../../application/generic-workflows';
 import { livePageCsp, livePageHtml } from '../../domain/live-page-html';
 import { FAMILY, NONE, errorShape, route } from '../route';
+import { serveEventStream } from '../event-stream';
 
 export interface LiveRouteDeps {
   /** The deep search the token opens, or 404. */
@@ -85,24 +85,7 @@ export function liveRoutes(deps: LiveRouteDeps) {
           return;
         }
         const leave = deps.enterStream();
-        const out = new PassThrough();
-        const gone = new AbortController();
-        ctx.status = 200;
-        ctx.set({ ...PRIVATE_HEADERS, 'cache-control': 'no-store, no-transform', 'x-accel-buffering': 'no' });
-        ctx.type = 'text/event-stream; charset=utf-8';
-        ctx.body = out;
-        ctx.res.once('close', () => {
-          gone.abort();
-          leave();
-        });
-        const log = ctx.state.log;
-        void deps
-          .follow(s, after, { signal: gone.signal, write: (chunk) => writeWithDrain(out, chunk, gone.signal) })
-          .catch((err: unknown) => log.error({ err, thread_id: s.threadId }, 'live stream failed; the page resumes it with Last-Event-ID'))
-          .finally(() => {
-            leave();
-            out.end();
-          });
+        serveEventStream(ctx, (sink) => deps.follow(s, after, sink), leave, { what: 'live', threadId: s.threadId }, { ...PRIVATE_HEADERS, 'cache-control': 'no-store, no-transform' });
       },
     }),
   ];

@@ -1,12 +1,11 @@
-import { PassThrough } from 'node:stream';
 import type { RouterContext } from '@koa/router';
 import { AppError } from '@lore/runtime';
 import type { StreamSink } from '../../application/generic-workflows';
-import { writeWithDrain } from '../../application/generic-workflows';
 import type { Principal } from '../../application/principal';
 import type { ResearchStartInput, ResearchView } from '../../application/research/research';
 import type { ActiveResearchRow } from '../../store/research';
 import { AGENTS_SECURITY, FAMILY, route, type AgentsGuard, type AgentsState } from '../route';
+import { serveEventStream } from '../event-stream';
 import { RESEARCH_STREAM, activeView, presentActive, presentResult, presentStatus, researchResultView, researchStatusView, respondBody, respondView, startBody, stopView, streamQuery, threadParams } from './schema';
 
 export interface ResearchRouteDeps {
@@ -42,25 +41,8 @@ function resumePoint(ctx: RouterContext<AgentsState>, query: { last_event_id?: s
 
 /** Answers a server-sent stream of the research's events after `afterSeq`; the slot `leave` is given back when it ends. */
 function serveStream(ctx: RouterContext<AgentsState>, deps: ResearchRouteDeps, threadId: string, afterSeq: number, leave: () => void): void {
-  const out = new PassThrough();
-  const gone = new AbortController();
-  ctx.status = 200;
-  ctx.set('content-type', 'text/event-stream; charset=utf-8');
-  ctx.set('cache-control', 'no-cache, no-transform');
-  ctx.set('x-accel-buffering', 'no');
-  ctx.body = out;
-  ctx.res.once('close', () => {
-    gone.abort();
-    leave();
-  });
-  const log = ctx.state.log;
-  void deps
-    .follow(ctx.state.principal.tenantId, threadId, afterSeq, { signal: gone.signal, write: (chunk) => writeWithDrain(out, chunk, gone.signal) })
-    .catch((err: unknown) => log.error({ err, thread_id: threadId }, 'research stream failed; the client resumes it with Last-Event-ID'))
-    .finally(() => {
-      leave();
-      out.end();
-    });
+  const tenantId = ctx.state.principal.tenantId;
+  serveEventStream(ctx, (sink) => deps.follow(tenantId, threadId, afterSeq, sink), leave, { what: 'research', threadId });
 }
 
 /** Spec 3's deep research routes (envelope family: 422 bodies (a) and (b)). */

@@ -1,13 +1,12 @@
-import { PassThrough } from 'node:stream';
 import type { RouterContext } from '@koa/router';
 import { AppError } from '@lore/runtime';
 import type { GenericContinueInput, GenericStartInput, RestoredWorkflow, SearchViewWithKeys, StreamSink } from '../../application/generic-workflows';
-import { writeWithDrain } from '../../application/generic-workflows';
 import type { Principal } from '../../application/principal';
 import type { SearchView } from '../../application/workflows';
 import type { SearchKind } from '../../domain/workflow';
 import type { ThreadRow } from '../../store/generic-workflows';
 import { AGENTS_SECURITY, FAMILY, route, type AgentsGuard, type AgentsState } from '../route';
+import { serveEventStream } from '../event-stream';
 import {
   WORKFLOW_STREAM,
   continueBody,
@@ -58,30 +57,13 @@ function jsonString(ctx: RouterContext<AgentsState>, value: string): void {
   ctx.body = JSON.stringify(value);
 }
 
-/** Answers a server-sent stream of the workflow's events after `afterSeq`; the slot `leave` is given back when it ends. */
+/**
+ * Answers a server-sent stream of the workflow's events after `afterSeq`; the slot `leave` is given back when it ends.
+ * The client going away stops the stream, not the workflow; its slot is free at once.
+ */
 function serveStream(ctx: RouterContext<AgentsState>, deps: WorkflowRouteDeps, threadId: string, afterSeq: number, leave: () => void): void {
-  const out = new PassThrough();
-  const gone = new AbortController();
-  ctx.status = 200;
-  ctx.set('content-type', 'text/event-stream; charset=utf-8');
-  ctx.set('cache-control', 'no-cache, no-transform');
-  ctx.set('x-accel-buffering', 'no');
-  ctx.body = out;
-  // The client went away (or the answer ended): the workflow keeps running, the stream stops reading, and its slot
-  // is free at once (the reader ends within a keep-alive interval).
-  ctx.res.once('close', () => {
-    gone.abort();
-    leave();
-  });
-  const log = ctx.state.log;
   const tenantId = ctx.state.principal.tenantId;
-  void deps
-    .follow(tenantId, threadId, afterSeq, { signal: gone.signal, write: (chunk) => writeWithDrain(out, chunk, gone.signal) })
-    .catch((err: unknown) => log.error({ err, thread_id: threadId }, 'workflow stream failed; the client resumes it with Last-Event-ID'))
-    .finally(() => {
-      leave();
-      out.end();
-    });
+  serveEventStream(ctx, (sink) => deps.follow(tenantId, threadId, afterSeq, sink), leave, { what: 'workflow', threadId });
 }
 
 const LAST_ID = /^\d{1,15}$/;
