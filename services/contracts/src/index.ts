@@ -4,3 +4,4 @@ export * from './keys';
 export * from './admin';
 export * from './identity';
 export * from './connectors';
+export * from './entity-keys';

@@ -1,25 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { DirectoryKind } from '../sources/directory';
+import { normalizeDomain, normalizeProfileUrl } from '@lore/contracts';
+
+export { normalizeDomain, normalizeProfileUrl };
 
 /**
  * Who a directory record is (docs/agents.md, "Directory and database search"): the same company or person written
  * twice (two imports, an import and a finished list) is one record, whose id is derived from its identity.
  */
-
-/** `https://www.Example.com/about` → `example.com`; '' when nothing host-like is left. */
-export function normalizeDomain(value: string): string {
-  let v = value.trim().toLowerCase();
-  v = v.replace(/^[a-z][a-z0-9+.-]*:\/\//, '').replace(/^\/\//, '');
-  v = v.split(/[/?#\s]/)[0] ?? '';
-  v = v.replace(/^[^@]*@/, '').replace(/:\d+$/, '').replace(/^www\./, '').replace(/\.$/, '');
-  return /^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(v) ? v : '';
-}
-
-/** A profile URL without its scheme, `www.`, query, fragment and trailing slash, lower-cased. */
-export function normalizeProfileUrl(value: string): string {
-  const v = value.trim().toLowerCase().replace(/^[a-z][a-z0-9+.-]*:\/\//, '').replace(/^www\./, '').split(/[?#]/)[0] ?? '';
-  return v.replace(/\/+$/, '');
-}
 
 const text = (v: unknown): string => (typeof v === 'string' ? v.trim().replace(/\s+/g, ' ') : '');
 

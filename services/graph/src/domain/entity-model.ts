@@ -1,4 +1,7 @@
 import { STOPWORDS } from '@lore/ai';
+import { normalizeDomain, normalizeProfileUrl } from '@lore/contracts';
+
+export { normalizeDomain, normalizeProfileUrl };
 
 /**
  * The one entity model of the graph service (docs/memory.md, "Entities"): what memory ingest extracts from
@@ -58,21 +61,6 @@ export function foldName(name: string): string {
     .replace(/[^\p{L}\p{N}]+/gu, ' ')
     .trim()
     .replace(/^(?:the|a|an) /, '');
-}
-
-/** `https://www.Example.com/about` → `example.com`; '' when nothing host-like is left. */
-export function normalizeDomain(value: string): string {
-  let v = value.trim().toLowerCase();
-  v = v.replace(/^[a-z][a-z0-9+.-]*:\/\//, '').replace(/^\/\//, '');
-  v = v.split(/[/?#\s]/)[0] ?? '';
-  v = v.replace(/^[^@]*@/, '').replace(/:\d+$/, '').replace(/^www\./, '').replace(/\.$/, '');
-  return /^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(v) ? v : '';
-}
-
-/** A profile URL without its scheme, `www.`, query, fragment and trailing slash, lower-cased. */
-export function normalizeProfileUrl(value: string): string {
-  const v = value.trim().toLowerCase().replace(/^[a-z][a-z0-9+.-]*:\/\//, '').replace(/^www\./, '').split(/[?#]/)[0] ?? '';
-  return v.replace(/\/+$/, '');
 }
 
 const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
