@@ -18,6 +18,9 @@ export interface SessionClient {
   close(): Promise<void>;
 }
 
+/** A start answer's `websocket_url` with the `<your-api-key>` placeholder replaced by `key`, as a client does. */
+export const socketUrl = (start: Record<string, unknown>, key: string): string => String(start.websocket_url).replace('<your-api-key>', encodeURIComponent(key));
+
 export function openSession(url: string, headers: Record<string, string> = {}): Promise<SessionClient> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { headers });

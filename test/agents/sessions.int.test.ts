@@ -1,7 +1,7 @@
 import { generateAgentsWorld, serveAgentsWorld, type ServedAgentsWorld, type WorldCompany } from '../support/agents-world';
 import type { TenantFixture } from '../gateway/harness';
 import { startAgentsStack, type AgentsStack, auth, eventually } from './harness';
-import { openSession, refusal, type SessionClient, type SessionMessage } from './session-socket';
+import { openSession, socketUrl, refusal, type SessionClient, type SessionMessage } from './session-socket';
 
 jest.setTimeout(180_000);
 
@@ -21,7 +21,6 @@ describe('agents: sessions over websockets', () => {
   /** Companies whose team pages robots.txt allows, with their people. */
   const open = world.companies.filter((c) => !c.teamDisallowed && world.people.filter((p) => p.companyId === c.id).length >= 2);
   const peopleOf = (c: WorldCompany) => world.people.filter((p) => p.companyId === c.id);
-  const wsUrl = (start: Json, key: string) => (start.websocket_url as string).replace('<your-api-key>', encodeURIComponent(key));
   const status = async (tenantId: string, thread: string) =>
     (await s.db.withTenant(tenantId, (sql) => sql.query<{ status: string; claimed_by: string | null }>(`SELECT status, claimed_by FROM agents.workflows WHERE thread_id = $1`, [thread]))).rows[0];
   const events = async (tenantId: string, thread: string) =>
@@ -137,20 +136,20 @@ describe('agents: sessions over websockets', () => {
       // The key in a header instead of the query.
       expect((await refusal(url.replace('api-key=%3Cyour-api-key%3E', '').replace('api-key=<your-api-key>', ''), auth(a))).status).toBe(401);
       // A wrong key, and the placeholder itself.
-      expect((await refusal(wsUrl(started.json, `${a.key}x`))).status).toBe(401);
+      expect((await refusal(socketUrl(started.json, `${a.key}x`))).status).toBe(401);
       expect((await refusal(url)).status).toBe(401);
       // Straight to the agents listener without the gateway's identity.
       const direct = url.replace(new URL(url).host, new URL(s.agentsServer.url).host).replace('<your-api-key>', a.key);
       expect((await refusal(direct)).status).toBe(401);
       // Another tenant's key: not found.
-      const foreign = await refusal(wsUrl(started.json, b.key));
+      const foreign = await refusal(socketUrl(started.json, b.key));
       expect(foreign.status).toBe(404);
       // A read-only key of the same tenant may not start it.
       const readOnly = await s.key(a.tenantId, { scopes: { access: 'read' } });
-      expect((await refusal(wsUrl(started.json, readOnly))).status).toBe(403);
+      expect((await refusal(socketUrl(started.json, readOnly))).status).toBe(403);
       // A thread of another kind on this path: not found.
       const research = await s.call('POST', '/webandreasearch/start', auth(a), { prompt: 'p' });
-      expect((await refusal(wsUrl(research.json, a.key).replace('/api/agent/web-and-research', '/api/agent/agentic-crawler'))).status).toBe(404);
+      expect((await refusal(socketUrl(research.json, a.key).replace('/api/agent/web-and-research', '/api/agent/agentic-crawler'))).status).toBe(404);
       await new Promise((r) => setTimeout(r, 500));
       expect(await status(a.tenantId, thread)).toMatchObject({ status: 'ready', claimed_by: null });
       expect(await events(a.tenantId, thread)).toEqual([]);
@@ -162,7 +161,7 @@ describe('agents: sessions over websockets', () => {
       const web = await s.call('POST', '/webandreasearch/start', auth(a), { prompt: 'p' });
       for (const r of [deep, web]) {
         expect((await refusal(r.json.websocket_url as string)).status).toBe(401);
-        expect((await refusal(wsUrl(r.json, b.key))).status).toBe(404);
+        expect((await refusal(socketUrl(r.json, b.key))).status).toBe(404);
         expect(await status(a.tenantId, r.json.thread_id as string)).toMatchObject({ status: 'ready' });
       }
     });
@@ -177,7 +176,7 @@ describe('agents: sessions over websockets', () => {
       expect(await status(a.tenantId, thread)).toMatchObject({ status: 'ready' });
       expect(served.web.requestsTo(c.slug)).toEqual([]);
 
-      const client = await openSession(wsUrl(started.json, a.key));
+      const client = await openSession(socketUrl(started.json, a.key));
       const done = await client.waitFor('done', (m) => m.type === 'done', 90_000);
       expect(done).toMatchObject({ status: 'completed', outcome: 'completed', thread_id: thread, list_id: started.json.list_id });
       expect(await client.closed).toBe(1000);
@@ -205,31 +204,31 @@ describe('agents: sessions over websockets', () => {
     it('a reconnect with the last cursor loses nothing, and a connect after the end replays the whole session', async () => {
       const c = open[2]!;
       const started = await crawl(a, `Crawl ${served.companyUrl(c)} for its team`);
-      const first = await openSession(wsUrl(started.json, a.key));
+      const first = await openSession(socketUrl(started.json, a.key));
       await first.waitFor('a row', (m) => m.type === 'row', 60_000);
       const seen = [...first.messages];
       await first.close();
       const last = seen[seen.length - 1]!.cursor as number;
-      const second = await openSession(`${wsUrl(started.json, a.key)}&cursor=${last}`);
+      const second = await openSession(`${socketUrl(started.json, a.key)}&cursor=${last}`);
       await until(second, 'done');
       const all = [...seen, ...second.messages];
       expect(all.map((m) => m.cursor)).toEqual(all.map((_, i) => i + 1));
       // After the end: the whole session again from the start, the same messages.
-      const replay = await openSession(wsUrl(started.json, a.key));
+      const replay = await openSession(socketUrl(started.json, a.key));
       await until(replay, 'done');
       expect(replay.messages).toEqual(all);
       // A cursor at the end: nothing to send, the socket closes.
-      const atEnd = await openSession(`${wsUrl(started.json, a.key)}&cursor=${all[all.length - 1]!.cursor}`);
+      const atEnd = await openSession(`${socketUrl(started.json, a.key)}&cursor=${all[all.length - 1]!.cursor}`);
       expect(await atEnd.closed).toBe(1000);
       expect(atEnd.messages).toEqual([]);
       // A cursor that is not a whole number is refused before the upgrade.
-      expect((await refusal(`${wsUrl(started.json, a.key)}&cursor=-1`)).status).toBe(400);
+      expect((await refusal(`${socketUrl(started.json, a.key)}&cursor=-1`)).status).toBe(400);
     });
 
     it('asks a clarifying question when the prompt gives nothing to go on, and goes on with the answer sent over the socket', async () => {
       const c = open[3]!;
       const started = await crawl(a, 'crawl');
-      const client = await openSession(wsUrl(started.json, a.key));
+      const client = await openSession(socketUrl(started.json, a.key));
       const question = await until(client, 'clarification');
       expect(question).toMatchObject({ thread_id: started.json.thread_id, list_id: started.json.list_id, index: 0, question: expect.stringContaining('URL') });
       // A wrong list id is refused on the socket; nothing ends.
@@ -244,7 +243,7 @@ describe('agents: sessions over websockets', () => {
     it('takes the clarifying answer from start called again with the thread and list', async () => {
       const c = open[3]!;
       const started = await crawl(a, 'crawl');
-      const client = await openSession(wsUrl(started.json, a.key));
+      const client = await openSession(socketUrl(started.json, a.key));
       await until(client, 'clarification');
       const answered = await s.call('POST', '/agentic-crawler/start', auth(a), { prompt: served.companyUrl(c), thread_id: started.json.thread_id, list_id: started.json.list_id });
       expect(answered.status).toBe(200);
@@ -258,30 +257,30 @@ describe('agents: sessions over websockets', () => {
 
     it('closes a socket whose client sends a frame over 16 KiB', async () => {
       const started = await crawl(a, 'crawl');
-      const client = await openSession(wsUrl(started.json, a.key));
+      const client = await openSession(socketUrl(started.json, a.key));
       await until(client, 'clarification');
       client.send({ prompt: 'x'.repeat(20_000), thread_id: started.json.thread_id, list_id: started.json.list_id });
       expect(await client.closed).toBe(1009);
       expect(await status(a.tenantId, started.json.thread_id as string)).toMatchObject({ status: 'processing' });
-      const again = await openSession(wsUrl(started.json, a.key));
+      const again = await openSession(socketUrl(started.json, a.key));
       again.send({ type: 'stop' });
       await until(again, 'done');
     });
 
     it('refuses a tenant\'s socket beyond its limit (429) and counts a closed one out', async () => {
       const sessions = await Promise.all([1, 2, 3, 4, 5].map(() => crawl(b, 'crawl')));
-      const clients = await Promise.all(sessions.slice(0, 4).map((r) => openSession(wsUrl(r.json, b.key))));
-      const refused = await refusal(wsUrl(sessions[4]!.json, b.key));
+      const clients = await Promise.all(sessions.slice(0, 4).map((r) => openSession(socketUrl(r.json, b.key))));
+      const refused = await refusal(socketUrl(sessions[4]!.json, b.key));
       expect(refused.status).toBe(429);
       expect(await status(b.tenantId, sessions[4]!.json.thread_id as string)).toMatchObject({ status: 'ready' });
       // Another tenant is not held back by b's sockets.
       const other = await crawl(a, 'crawl');
-      const aClient = await openSession(wsUrl(other.json, a.key));
+      const aClient = await openSession(socketUrl(other.json, a.key));
       aClient.send({ type: 'stop' });
       await until(aClient, 'done');
       await clients[0]!.close();
       await eventually('a free slot', async () => {
-        const c = await openSession(wsUrl(sessions[4]!.json, b.key)).catch(() => null);
+        const c = await openSession(socketUrl(sessions[4]!.json, b.key)).catch(() => null);
         if (c) clients.push(c);
         return c;
       }, 10_000);
@@ -293,7 +292,7 @@ describe('agents: sessions over websockets', () => {
 
     it('stops at once on {"type":"stop"}', async () => {
       const started = await crawl(a, `Find everyone at ${open.slice(0, 4).map((c) => served.companyUrl(c)).join(' ')}`);
-      const client = await openSession(wsUrl(started.json, a.key));
+      const client = await openSession(socketUrl(started.json, a.key));
       await client.waitFor('a row', (m) => m.type === 'row', 60_000);
       client.send({ type: 'stop' });
       const done = await client.waitFor('done', (m) => m.type === 'done', 30_000);
@@ -306,7 +305,7 @@ describe('agents: sessions over websockets', () => {
 
     it('refuses unknown client messages and too many at once without ending the session', async () => {
       const started = await crawl(a, 'crawl');
-      const client = await openSession(wsUrl(started.json, a.key));
+      const client = await openSession(socketUrl(started.json, a.key));
       await until(client, 'clarification');
       client.send({ hello: 'there' });
       await client.waitFor('unknown message', (m) => m.type === 'error' && /unknown message/.test(m.message as string));
@@ -327,7 +326,7 @@ describe('agents: sessions over websockets', () => {
     const thread = started.json.thread_id as string;
     const worker = s.spawnWorker({ LORE_AGENTS_ALLOW_LOOPBACK: 'true' });
     const child = worker.process;
-    const client = await openSession(wsUrl(started.json, a.key));
+    const client = await openSession(socketUrl(started.json, a.key));
     // Watched in the event log (the socket may hear of the child's events only at its next read of the log).
     const written = async () => Number((await s.db.withTenant(a.tenantId, (sql) => sql.query<{ n: string }>(`SELECT count(*)::text AS n FROM agents.workflow_events WHERE thread_id = $1 AND type = 'row'`, [thread]))).rows[0]!.n);
     await eventually('the child to write two rows', async () => (worker.assertRunning(), (await written()) >= 2), 90_000, 10);
@@ -348,7 +347,7 @@ describe('agents: sessions over websockets', () => {
     expect(list.map((r) => r.row_id).length).toBe(rowKeys.length);
     // The same crawl never interrupted finds exactly the same rows.
     const again = await crawl(a, `Find the people at ${sites.map((c) => served.companyUrl(c)).join(' ')}`);
-    const reference = await openSession(wsUrl(again.json, a.key));
+    const reference = await openSession(socketUrl(again.json, a.key));
     await reference.waitFor('done', (m) => m.type === 'done', 90_000);
     const expected = (await rowsOf(a.tenantId, again.json.list_id as string)).map((r) => r.entity_key).sort();
     expect(expected.length).toBeGreaterThan(sites.length);

@@ -6,7 +6,7 @@ import { LoopbackProxy } from '../support/loopback-proxy';
 import { textPdf } from '../memory/files';
 import { http, type TenantFixture } from '../gateway/harness';
 import { startAgentsStack, type AgentsStack, auth, eventually } from './harness';
-import { openSession, type SessionClient, type SessionMessage } from './session-socket';
+import { openSession, socketUrl, type SessionClient, type SessionMessage } from './session-socket';
 
 jest.setTimeout(240_000);
 
@@ -29,7 +29,6 @@ describe('agents: web research and deep search', () => {
   let b: TenantFixture;
   const world = generateAgentsWorld(11, { companies: 30 });
   const berlinFintech = matchingCompanies(world, { industry: 'Fintech', city: 'Berlin' });
-  const wsUrl = (start: Json, key: string) => (start.websocket_url as string).replace('<your-api-key>', encodeURIComponent(key));
   const hostOf = (url: string) => new URL(url).host;
   const rowsOf = async (tenantId: string, list: string) =>
     (await s.db.withTenant(tenantId, (sql) => sql.query<{ entity_key: string; metadata: Json; cells: Json }>(`SELECT entity_key, metadata, cells FROM agents.list_rows WHERE list_id = $1 ORDER BY position`, [list]))).rows;
@@ -40,7 +39,7 @@ describe('agents: web research and deep search', () => {
   async function run(path: string, body: Json, t: TenantFixture = a): Promise<{ start: Json; client: SessionClient; end: SessionMessage }> {
     const r = await s.call('POST', path, auth(t), body);
     expect(r.status).toBe(200);
-    const client = await openSession(wsUrl(r.json, t.key));
+    const client = await openSession(socketUrl(r.json, t.key));
     const end = await done(client);
     return { start: r.json, client, end };
   }
@@ -106,7 +105,7 @@ describe('agents: web research and deep search', () => {
 
     it('asks a clarifying question when the prompt names nothing to look for, and goes on with the answer sent over the socket', async () => {
       const r = await s.call('POST', '/webandreasearch/start', auth(a), { prompt: 'Find me some companies please' });
-      const client = await openSession(wsUrl(r.json, a.key));
+      const client = await openSession(socketUrl(r.json, a.key));
       const question = await client.waitFor('clarification', (m) => m.type === 'clarification', 60_000);
       expect(question).toMatchObject({ thread_id: r.json.thread_id, list_id: r.json.list_id, index: 0, question: expect.stringMatching(/What should the research look for/) });
       // Nothing was searched or read before the answer.
@@ -163,7 +162,7 @@ describe('agents: web research and deep search', () => {
       form.append('file', new Blob([`name,site\n${target.name},${served.companyUrl(target)}\n`], { type: 'text/csv' }), 'reference.csv');
       const up = await fetch(`${s.gateway.publicUrl}/service-deep-search/upload`, { method: 'POST', headers: auth(a), body: form });
       expect(up.status).toBe(200);
-      const client = await openSession(wsUrl(r.json, a.key));
+      const client = await openSession(socketUrl(r.json, a.key));
       await client.waitFor('clarification', (m) => m.type === 'clarification', 60_000);
       // The answer: start again with the thread and its list.
       const answer = await s.call('POST', '/service-deep-search/start', auth(a), { prompt: 'fintech in Berlin', thread_id: r.json.thread_id, list_id: r.json.list_id });
@@ -186,7 +185,7 @@ describe('agents: web research and deep search', () => {
       form.append('file', new Blob([bytes]), name);
       expect((await fetch(`${s.gateway.publicUrl}/service-deep-search/upload`, { method: 'POST', headers: auth(a), body: form })).status).toBe(200);
     }
-    const client = await openSession(wsUrl(r.json, a.key));
+    const client = await openSession(socketUrl(r.json, a.key));
     expect(await done(client)).toMatchObject({ status: 'completed' });
     const notes = client.messages.filter((m) => m.type === 'progress' && m.stage === 'reference').map((m) => m.data);
     expect(notes).toEqual([
@@ -222,7 +221,7 @@ describe('agents: web research and deep search', () => {
       expect(main).toMatchObject({ status: 200, mimeType: 'text/html' });
 
       // The session runs once a client connects; the page receives its events over its stream.
-      const client = await openSession(wsUrl(r.json, a.key));
+      const client = await openSession(socketUrl(r.json, a.key));
       await page.waitFor('document.querySelectorAll("tr.row").length > 0', 60_000);
       const end = await done(client);
       expect(end).toMatchObject({ status: 'completed' });
@@ -301,7 +300,7 @@ describe('agents: web research and deep search', () => {
     it('plans with the model\'s queries, while the prompt\'s terms still judge every page', async () => {
       const t = await withModel.tenant();
       const r = await withModel.call('POST', '/webandreasearch/start', auth(t), { prompt: 'fintech companies in Berlin', llm_model: 'gpt-5.4 mini' });
-      const client = await openSession(wsUrl(r.json, t.key));
+      const client = await openSession(socketUrl(r.json, t.key));
       expect(await done(client)).toMatchObject({ status: 'completed', outcome: 'completed' });
       const asked = model.bodies.filter((b) => b.response_format?.json_schema?.name === 'web_research_plan');
       expect(asked).toHaveLength(1);
@@ -317,7 +316,7 @@ describe('agents: web research and deep search', () => {
       // 600 tokens a plan plus the prompt's length / 4: past the budget of 1,000.
       const prompt = `fintech companies in Berlin ${'with a long description of what is wanted '.repeat(40)}`;
       const r = await withModel.call('POST', '/webandreasearch/start', auth(t), { prompt });
-      const client = await openSession(wsUrl(r.json, t.key));
+      const client = await openSession(socketUrl(r.json, t.key));
       expect(await done(client)).toMatchObject({ status: 'completed', outcome: 'budget', summary: expect.stringMatching(/^budget spent: model tokens/), rows: 0 });
       expect(model.bodies.length).toBe(before);
       expect(client.messages.filter((m) => m.type === 'progress' && ['searching', 'visited'].includes(m.stage))).toEqual([]);
@@ -339,7 +338,7 @@ describe('agents: web research and deep search', () => {
     it('a spent fetch budget ends the session cleanly, the rows found so far kept', async () => {
       const t = await small.tenant();
       const r = await small.call('POST', '/webandreasearch/start', auth(t), { prompt: 'fintech companies in Berlin' });
-      const client = await openSession(wsUrl(r.json, t.key));
+      const client = await openSession(socketUrl(r.json, t.key));
       const end = await done(client);
       expect(end).toMatchObject({ type: 'done', status: 'completed', outcome: 'budget', summary: expect.stringMatching(/^budget spent: fetches \(4 of 4\)/) });
       const visited = client.messages.filter((m) => m.type === 'progress' && m.stage === 'visited' && m.data.read === true);
@@ -360,7 +359,7 @@ describe('agents: web research and deep search', () => {
         // People: a team page and its profiles per company, 250 ms apart on each site: far longer than 1.5 s.
         const r = await brief.call('POST', '/webandreasearch/start', auth(t), { prompt: 'CEOs of fintech companies in Berlin' });
         const connected = Date.now();
-        const client = await openSession(wsUrl(r.json, t.key));
+        const client = await openSession(socketUrl(r.json, t.key));
         const end = await done(client);
         expect(end).toMatchObject({ type: 'done', status: 'completed', outcome: 'budget', summary: expect.stringMatching(/^budget spent: wall time \(2 s\)/) });
         expect(end.rows).toBeLessThan(berlinFintech.length);
