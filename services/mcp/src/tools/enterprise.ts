@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { additive, checkFile, defineTool, destructive, fileArgs, filePart, id, open, read, seg, text, uuid, type FileArgs, type StreamReader } from './route-tools';
+import { additive, checkFile, defineRoute, serverTools, destructive, fileArgs, filePart, id, open, read, seg, text, uuid, type FileArgs, type StreamReader } from './route-tools';
 
 /**
  * Spec 3's enterprise-search tools, over spec 2's chat, connector and chat-project routes at AGENT_CORE_URL
@@ -96,8 +96,8 @@ export const readAnswerStream: StreamReader = async (body, { maxBytes, signal })
   return out;
 };
 
-export const enterpriseTools = [
-  defineTool({
+export const enterpriseRoutes = [
+  defineRoute({
     name: 'enterprise_send_chat_message',
     description: 'Ask in a chat session (enterprise_create_chat_session makes one): the answer with its citations and the documents searched.',
     module: 'chat',
@@ -122,7 +122,7 @@ export const enterpriseTools = [
       },
     }),
   }),
-  defineTool({
+  defineRoute({
     name: 'enterprise_get_chat_sessions',
     description: 'List the caller\'s chat sessions, newest first.',
     module: 'chat',
@@ -139,7 +139,7 @@ export const enterpriseTools = [
       query: { project_id: a.project_id, only_non_project_chats: a.only_non_project_chats, include_failed_chats: a.include_failed_chats },
     }),
   }),
-  defineTool({
+  defineRoute({
     name: 'enterprise_create_chat_session',
     description: 'Start a chat session with a persona (0 is the default persona).',
     module: 'chat',
@@ -153,7 +153,7 @@ export const enterpriseTools = [
     annotations: additive('Create a chat session'),
     request: (a) => ({ base: 'core', method: 'POST', path: '/api/chat/create-chat-session', json: { persona_id: a.persona_id, description: a.description, project_id: a.project_id } }),
   }),
-  defineTool({
+  defineRoute({
     name: 'enterprise_rename_chat_session',
     description: 'Rename a chat session.',
     module: 'chat',
@@ -163,7 +163,7 @@ export const enterpriseTools = [
     annotations: destructive('Rename a chat session', true),
     request: (a) => ({ base: 'core', method: 'PUT', path: '/api/chat/rename-chat-session', json: { chat_session_id: a.chat_session_id, name: a.name } }),
   }),
-  defineTool({
+  defineRoute({
     name: 'enterprise_get_connector_status',
     description: 'List the connector-credential pairs (cc pairs) with their connectors and credentials. Administrators only.',
     module: 'connectors',
@@ -173,7 +173,7 @@ export const enterpriseTools = [
     annotations: read('Connector status'),
     request: () => ({ base: 'core', method: 'GET', path: '/api/manage/admin/connector/status' }),
   }),
-  defineTool({
+  defineRoute({
     name: 'enterprise_get_connectors',
     description: 'List the cc pairs, only those reading with one credential when it is given. Administrators only.',
     module: 'connectors',
@@ -183,7 +183,7 @@ export const enterpriseTools = [
     annotations: read('List connectors'),
     request: (a) => ({ base: 'core', method: 'GET', path: '/api/manage/admin/connector', query: { credential: a.credential } }),
   }),
-  defineTool({
+  defineRoute({
     name: 'enterprise_create_connector',
     description: 'Create a connector (web, file or google_drive); it reads nothing until a credential is associated (enterprise_associate_credential). Administrators only.',
     module: 'connectors',
@@ -203,7 +203,7 @@ export const enterpriseTools = [
     annotations: additive('Create a connector'),
     request: (a) => ({ base: 'core', method: 'POST', path: '/api/manage/admin/connector', json: a }),
   }),
-  defineTool({
+  defineRoute({
     name: 'enterprise_get_cc_pair',
     description: 'One connector-credential pair: status, documents indexed, the last index attempt. Administrators only.',
     module: 'connectors',
@@ -213,7 +213,7 @@ export const enterpriseTools = [
     annotations: read('Get a cc pair'),
     request: (a) => ({ base: 'core', method: 'GET', path: `/api/manage/admin/cc-pair/${seg(a.cc_pair_id)}` }),
   }),
-  defineTool({
+  defineRoute({
     name: 'enterprise_update_cc_pair_status',
     description: 'Pause (PAUSED) or resume (ACTIVE) a connector-credential pair. Administrators only.',
     module: 'connectors',
@@ -223,7 +223,7 @@ export const enterpriseTools = [
     annotations: destructive('Pause or resume a cc pair', true),
     request: (a) => ({ base: 'core', method: 'PUT', path: `/api/manage/admin/cc-pair/${seg(a.cc_pair_id)}/status`, json: { status: a.status } }),
   }),
-  defineTool({
+  defineRoute({
     name: 'enterprise_connector_run_once',
     description: 'Index a connector now: one attempt per pair (or the named credentials\' pairs), from the beginning when asked. Administrators only.',
     module: 'connectors',
@@ -233,7 +233,7 @@ export const enterpriseTools = [
     annotations: additive('Run a connector once'),
     request: (a) => ({ base: 'core', method: 'POST', path: '/api/manage/admin/connector/run-once', json: { connector_id: a.connector_id, credential_ids: a.credential_ids, from_beginning: a.from_beginning ?? false } }),
   }),
-  defineTool({
+  defineRoute({
     name: 'enterprise_create_deletion_attempt',
     description: 'Delete a connector-credential pair and its documents from the memory (the credential stays). Administrators only.',
     module: 'connectors',
@@ -243,7 +243,7 @@ export const enterpriseTools = [
     annotations: destructive('Delete a cc pair', true),
     request: (a) => ({ base: 'core', method: 'POST', path: '/api/manage/admin/deletion-attempt', json: { connector_id: a.connector_id, credential_id: a.credential_id } }),
   }),
-  defineTool({
+  defineRoute({
     name: 'enterprise_associate_credential',
     description: 'Pair a credential with a connector of its source, making the cc pair that indexes. Administrators only.',
     module: 'connectors',
@@ -256,7 +256,7 @@ export const enterpriseTools = [
       json: { name: a.name, access_type: a.access_type, groups: a.groups },
     }),
   }),
-  defineTool({
+  defineRoute({
     name: 'enterprise_upload_project_file',
     description: `Upload one file (text, or base64 for a binary file; at most ${MAX_PROJECT_FILE_BYTES} bytes) to a chat project. It answers \`processing\`; poll enterprise_get_project_file_statuses.`,
     module: 'chat',
@@ -267,7 +267,7 @@ export const enterpriseTools = [
     annotations: additive('Upload a project file'),
     request: (a) => ({ base: 'core', method: 'POST', path: `/api/chat/projects/${seg(a.project_id)}/files`, multipart: { fields: {}, files: [filePart('files', a as FileArgs)] } }),
   }),
-  defineTool({
+  defineRoute({
     name: 'enterprise_upload_project_files',
     description: `Upload up to ${MAX_PROJECT_FILES} files to a chat project in one request; each answers \`processing\`.`,
     module: 'chat',
@@ -278,7 +278,7 @@ export const enterpriseTools = [
     annotations: additive('Upload project files'),
     request: (a) => ({ base: 'core', method: 'POST', path: `/api/chat/projects/${seg(a.project_id)}/files`, multipart: { fields: {}, files: a.files.map((f) => filePart('files', f as FileArgs)) } }),
   }),
-  defineTool({
+  defineRoute({
     name: 'enterprise_get_project_file_statuses',
     description: 'The files of a chat project (or only the named ones) and their statuses: processing, completed or failed.',
     module: 'chat',
@@ -289,3 +289,6 @@ export const enterpriseTools = [
     request: (a) => ({ base: 'core', method: 'GET', path: `/api/chat/projects/${seg(a.project_id)}/files`, query: { file_ids: a.file_ids?.join(',') } }),
   }),
 ];
+
+/** The tools as the server registers them. */
+export const enterpriseTools = serverTools(enterpriseRoutes);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { additive, checkFile, defineTool, filePart, open, read, seg, text, type FileArgs } from './route-tools';
+import { additive, checkFile, defineRoute, serverTools, filePart, open, read, seg, text, type FileArgs } from './route-tools';
 
 /**
  * Spec 3's memory-graph tools, over spec 2's knowledge-graph routes at MEMORY_URL (docs/mcp.md, "Memory graph").
@@ -35,8 +35,8 @@ const cell = z.looseObject({
   _id: z.string().optional(),
 });
 
-export const memoryGraphTools = [
-  defineTool({
+export const memoryGraphRoutes = [
+  defineRoute({
     name: 'memory_list_departments',
     description: 'List the tenant\'s knowledge graphs (departments and lists), newest first.',
     module: 'graph',
@@ -46,7 +46,7 @@ export const memoryGraphTools = [
     annotations: read('List knowledge graphs'),
     request: () => ({ base: 'memory', method: 'GET', path: '/memory/departments' }),
   }),
-  defineTool({
+  defineRoute({
     name: 'memory_get_department',
     description: 'One knowledge graph: its name, status (empty, building, ready, error) and node and edge counts.',
     module: 'graph',
@@ -56,7 +56,7 @@ export const memoryGraphTools = [
     annotations: read('Get a knowledge graph'),
     request: (a) => ({ base: 'memory', method: 'GET', path: `/memory/departments/${seg(a.graph_id)}` }),
   }),
-  defineTool({
+  defineRoute({
     name: 'memory_create_department',
     description: 'Create an empty knowledge graph; fill it with memory_upload_data, memory_ingest_connectors or memory_generate.',
     module: 'graph',
@@ -70,7 +70,7 @@ export const memoryGraphTools = [
     annotations: additive('Create a knowledge graph'),
     request: (a) => ({ base: 'memory', method: 'POST', path: '/memory/departments/create', json: { name: a.name, description: a.description, source_type: a.source_type } }),
   }),
-  defineTool({
+  defineRoute({
     name: 'memory_upload_data',
     description:
       `Fill a knowledge graph from a CSV table given as text (at most ${MAX_UPLOAD_CSV_BYTES} bytes; never a URL). Answers a background job; the graph reads \`building\`, then \`ready\`.`,
@@ -86,7 +86,7 @@ export const memoryGraphTools = [
     annotations: additive('Upload a table to a knowledge graph'),
     request: (a) => ({ base: 'memory', method: 'POST', path: '/memory/upload', multipart: { fields: { list_id: a.list_id }, files: [filePart('file', csvFile(a))] } }),
   }),
-  defineTool({
+  defineRoute({
     name: 'memory_ingest_connectors',
     description: 'Fill a knowledge graph from the documents the tenant\'s connectors indexed (all sources, or the named ones). Answers a background job.',
     module: 'graph',
@@ -104,7 +104,7 @@ export const memoryGraphTools = [
       json: { list_id: a.list_id, source_types: a.source_types ?? null, mode: a.mode, graph_name: a.graph_name },
     }),
   }),
-  defineTool({
+  defineRoute({
     name: 'memory_generate',
     description: 'Build a knowledge graph from a saved search list\'s records and columns (get_search_results gives them). Answers a background job.',
     module: 'graph',
@@ -125,7 +125,7 @@ export const memoryGraphTools = [
       json: { listId: a.list_id, workflowCategory: a.workflow_category, records: a.records, columns: a.columns },
     }),
   }),
-  defineTool({
+  defineRoute({
     name: 'memory_chat',
     description: 'Ask a knowledge graph a question: the answer and the nodes and edges it comes from.',
     module: 'graph',
@@ -144,3 +144,6 @@ export const memoryGraphTools = [
 function csvFile(a: { csv: string; file_name?: string }): FileArgs {
   return { file_name: a.file_name ?? 'data.csv', content: a.csv, content_type: 'text/csv' };
 }
+
+/** The tools as the server registers them. */
+export const memoryGraphTools = serverTools(memoryGraphRoutes);

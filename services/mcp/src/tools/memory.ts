@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { additive, defineTool, open, read, text } from './route-tools';
+import { additive, defineRoute, serverTools, open, read, text } from './route-tools';
 
 /**
  * Tools beyond spec 3's table: spec 1's memory search and ingest, at MEMORY_URL (docs/mcp.md, "Memory").
@@ -9,8 +9,8 @@ import { additive, defineTool, open, read, text } from './route-tools';
 /** The largest text `memory_ingest` takes. */
 export const MAX_INGEST_CHARS = 1_000_000;
 
-export const memoryTools = [
-  defineTool({
+export const memoryRoutes = [
+  defineRoute({
     name: 'memory_search',
     description: 'Search the memory: an answer written from the best passages, with numbered citations and follow-up questions.',
     module: 'memory',
@@ -30,7 +30,7 @@ export const memoryTools = [
     annotations: read('Search the memory'),
     request: (a) => ({ base: 'memory', method: 'POST', path: '/api/v1/memory/search', json: { query: a.query, vault_ids: a.vault_ids, source_types: a.source_types, top_k: a.top_k } }),
   }),
-  defineTool({
+  defineRoute({
     name: 'memory_ingest',
     description: 'Store a text in the memory. Routed to a vault automatically (needs_review when unsure), or into the named vault.',
     module: 'memory',
@@ -49,3 +49,6 @@ export const memoryTools = [
     }),
   }),
 ];
+
+/** The tools as the server registers them. */
+export const memoryTools = serverTools(memoryRoutes);

@@ -1,10 +1,13 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { enterpriseTools, MAX_ANSWER_DOCUMENTS, MAX_PROJECT_FILE_BYTES, readAnswerStream } from './enterprise';
-import { MAX_UPLOAD_CSV_BYTES, memoryGraphTools } from './memory-graph';
-import { memoryTools } from './memory';
+import { enterpriseRoutes, enterpriseTools, MAX_ANSWER_DOCUMENTS, MAX_PROJECT_FILE_BYTES, readAnswerStream } from './enterprise';
+import { MAX_UPLOAD_CSV_BYTES, memoryGraphRoutes, memoryGraphTools } from './memory-graph';
+import { memoryRoutes, memoryTools } from './memory';
 import { argumentSchema, outputShape, type RouteTool } from './route-tools';
+import { Upstream } from './upstream';
 
-const all: RouteTool[] = [...memoryGraphTools, ...enterpriseTools, ...memoryTools];
+const all: RouteTool[] = [...memoryGraphRoutes, ...enterpriseRoutes, ...memoryRoutes];
 const tool = (name: string): RouteTool => {
   const t = all.find((x) => x.name === name);
   if (!t) throw new Error(`no tool ${name}`);
@@ -19,16 +22,16 @@ const SESSION = '3f0c8f8e-6a51-4b8e-9d3c-3c2b1d0a9e77';
 
 describe('the memory-graph, enterprise and memory tools', () => {
   it('are exactly spec 3\'s memory-graph and enterprise tools, plus memory_search and memory_ingest', () => {
-    expect(memoryGraphTools.map((t) => t.name)).toEqual([
+    expect(memoryGraphRoutes.map((t) => t.name)).toEqual([
       'memory_list_departments', 'memory_get_department', 'memory_create_department', 'memory_upload_data', 'memory_ingest_connectors', 'memory_generate', 'memory_chat',
     ]);
-    expect(enterpriseTools.map((t) => t.name)).toEqual([
+    expect(enterpriseRoutes.map((t) => t.name)).toEqual([
       'enterprise_send_chat_message', 'enterprise_get_chat_sessions', 'enterprise_create_chat_session', 'enterprise_rename_chat_session',
       'enterprise_get_connector_status', 'enterprise_get_connectors', 'enterprise_create_connector', 'enterprise_get_cc_pair',
       'enterprise_update_cc_pair_status', 'enterprise_connector_run_once', 'enterprise_create_deletion_attempt', 'enterprise_associate_credential',
       'enterprise_upload_project_file', 'enterprise_upload_project_files', 'enterprise_get_project_file_statuses',
     ]);
-    expect(memoryTools.map((t) => t.name)).toEqual(['memory_search', 'memory_ingest']);
+    expect(memoryRoutes.map((t) => t.name)).toEqual(['memory_search', 'memory_ingest']);
   });
 
   it('annotate reads as read-only and only reads as such; deletion is destructive', () => {
@@ -121,5 +124,77 @@ describe('readAnswerStream', () => {
     const many = (await readAnswerStream(lines([{ type: 'search_documents', top_documents: Array.from({ length: 80 }, (_, i) => doc(i)) }], 4096), limits())) as { documents: unknown[] };
     expect(many.documents).toHaveLength(MAX_ANSWER_DOCUMENTS);
     await expect(readAnswerStream(lines([{ type: 'answer_delta', text: 'x'.repeat(500) }]), { maxBytes: 100, signal: new AbortController().signal })).rejects.toThrow('larger than 100 bytes');
+  });
+});
+
+describe('the route tools as server tools', () => {
+  it('keep names, argument checks and annotations, reads read-only', () => {
+    const tools = [...memoryGraphTools, ...enterpriseTools, ...memoryTools];
+    expect(tools.map((t) => t.name)).toEqual(all.map((t) => t.name));
+    for (const t of tools) {
+      expect(t.input).toBeInstanceOf(z.ZodObject);
+      expect(t.annotations?.readOnlyHint).toBe(t.access === 'read');
+    }
+    const upload = enterpriseTools.find((t) => t.name === 'enterprise_upload_project_file');
+    expect(upload?.input.safeParse({ project_id: 1, file_name: 'a' }).success).toBe(false);
+    expect(upload?.input.safeParse({ project_id: 1, file_name: 'a', content: 'x' }).success).toBe(true);
+  });
+
+  describe('over HTTP', () => {
+    let server: Server;
+    let seen: Array<{ method: string; url: string; auth: string; type: string; body: string }> = [];
+    let answer: (url: string) => { status: number; type: string; body: string } = () => ({ status: 200, type: 'application/json', body: '{}' });
+    let upstream: Upstream;
+    beforeAll(async () => {
+      server = createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          seen.push({ method: req.method ?? '', url: req.url ?? '', auth: String(req.headers.authorization), type: String(req.headers['content-type'] ?? ''), body: Buffer.concat(chunks).toString() });
+          const a = answer(req.url ?? '');
+          res.writeHead(a.status, { 'content-type': a.type }).end(a.body);
+        });
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      upstream = new Upstream({ agentCore: `${base}/core`, memory: `${base}/mem` }, 'lore_test_key', { timeoutMs: 5_000, maxAnswerBytes: 1_000_000 });
+    });
+    afterAll(() => new Promise<void>((r) => server.close(() => r())));
+    beforeEach(() => {
+      seen = [];
+    });
+    const call = (name: string, a: Record<string, unknown>) => {
+      const t = [...memoryGraphTools, ...enterpriseTools, ...memoryTools].find((x) => x.name === name);
+      if (!t) throw new Error(name);
+      return t.call(t.input.parse(a) as never, upstream);
+    };
+
+    it('send the caller\'s key, JSON bodies and multipart uploads to the right base', async () => {
+      answer = () => ({ status: 200, type: 'application/json', body: '{"answer":"a","nodes":[],"edges":[]}' });
+      await expect(call('memory_chat', { list_id: 'g1', question: 'who' })).resolves.toEqual({ success: true, data: { answer: 'a', nodes: [], edges: [] } });
+      expect(seen[0]).toMatchObject({ method: 'POST', url: '/mem/memory/chat', auth: 'Bearer lore_test_key', body: '{"listId":"g1","question":"who"}' });
+
+      answer = () => ({ status: 202, type: 'application/json', body: '{"jobId":"j1","status":"queued","message":"m"}' });
+      await expect(call('memory_upload_data', { list_id: 'g1', csv: 'name\nAda\n' })).resolves.toMatchObject({ success: true, data: { jobId: 'j1' } });
+      expect(seen[1]?.type).toMatch(/^multipart\/form-data; boundary=/);
+      expect(seen[1]?.body).toContain('name="list_id"\r\n\r\ng1');
+      expect(seen[1]?.body).toContain('name="file"; filename="data.csv"\r\nContent-Type: text/csv\r\n\r\nname\nAda\n');
+
+      answer = () => ({ status: 200, type: 'application/json', body: '{"files":[]}' });
+      await call('enterprise_get_project_file_statuses', { project_id: 7 });
+      expect(seen[2]).toMatchObject({ method: 'GET', url: '/core/api/chat/projects/7/files' });
+    });
+
+    it('collect a streamed chat answer, and report upstream failures as success:false', async () => {
+      answer = () => ({
+        status: 200, type: 'text/event-stream',
+        body: [{ type: 'answer_delta', text: 'Yes [1].' }, { type: 'citation_info', citation_num: 1, document_id: 'd1' }, { type: 'stop', message_id: 5, chat_session_id: SESSION, stop_reason: 'finished' }].map((p) => JSON.stringify(p)).join('\n'),
+      });
+      await expect(call('enterprise_send_chat_message', { chat_session_id: SESSION, message: 'q' })).resolves.toEqual({
+        success: true, data: { answer: 'Yes [1].', citations: [{ citation_num: 1, document_id: 'd1' }], documents: [], message_id: 5, chat_session_id: SESSION, error: null },
+      });
+      answer = () => ({ status: 404, type: 'application/json', body: '{"detail":"no such cc pair in the tenant"}' });
+      await expect(call('enterprise_get_cc_pair', { cc_pair_id: 9 })).resolves.toEqual({ success: false, error: 'HTTP 404: no such cc pair in the tenant' });
+    });
   });
 });

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { defineTool as defineServerTool, type AnyTool, type UpstreamResult } from './define';
+import type { Upstream } from './upstream';
 
 /**
  * Tools that wrap one upstream route each, written down as data: the arguments (a zod shape), the `data` an answer
@@ -22,7 +24,7 @@ export interface UpstreamRequest {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path below the base, every caller-given segment already encoded. */
   path: string;
-  query?: Record<string, string | number | boolean | null | undefined>;
+  query?: Record<string, string | number | boolean | undefined>;
   json?: unknown;
   /** A multipart/form-data body: text fields, then file parts. */
   multipart?: { fields: Record<string, string>; files: FilePart[] };
@@ -58,7 +60,7 @@ export interface RouteTool<S extends z.ZodRawShape = z.ZodRawShape> {
 /** Reads a streamed body into the tool's `data`, within the limits it is given. */
 export type StreamReader = (body: AsyncIterable<Uint8Array>, limits: { maxBytes: number; signal: AbortSignal }) => Promise<unknown>;
 
-export const defineTool = <S extends z.ZodRawShape>(t: RouteTool<S>): RouteTool => t as unknown as RouteTool;
+export const defineRoute = <S extends z.ZodRawShape>(t: RouteTool<S>): RouteTool => t as unknown as RouteTool;
 
 /** The whole argument schema of a tool (its shape and cross-argument checks). */
 export function argumentSchema(t: RouteTool): z.ZodType {
@@ -114,4 +116,48 @@ export function fileBytes(f: FileArgs): Uint8Array {
 export function filePart(field: string, f: FileArgs): FilePart {
   const type = f.content_type ?? (f.content !== undefined ? 'text/plain' : 'application/octet-stream');
   return { field, filename: f.file_name, contentType: type, bytes: fileBytes(f) };
+}
+
+const TARGET = { core: 'agentCore', memory: 'memory' } as const;
+
+/**
+ * Sends a tool's request through the server's `Upstream` (the caller's key, its time-out and answer cap). A
+ * streamed answer is read within the same cap: what arrives is the whole body, handed to the tool's reader.
+ */
+export async function callRoute(t: RouteTool, args: Record<string, unknown>, upstream: Upstream): Promise<UpstreamResult> {
+  const r = t.request(args);
+  let form: FormData | undefined;
+  if (r.multipart) {
+    form = new FormData();
+    for (const [k, v] of Object.entries(r.multipart.fields)) form.append(k, v);
+    for (const f of r.multipart.files) form.append(f.field, new Blob([new Uint8Array(f.bytes)], { type: f.contentType }), f.filename);
+  }
+  const answer = await upstream.call(TARGET[r.base], { method: r.method, path: r.path, query: r.query, body: r.json, form });
+  if (!answer.success || !t.stream) return answer;
+  const body = typeof answer.data === 'string' ? answer.data : JSON.stringify(answer.data);
+  try {
+    const bytes = new TextEncoder().encode(body);
+    const data = await t.stream((async function* () { yield bytes; })(), { maxBytes: Number.MAX_SAFE_INTEGER, signal: new AbortController().signal });
+    return { success: true, data };
+  } catch (err) {
+    return { success: false, error: err instanceof Error ? err.message : 'the streamed answer could not be read' };
+  }
+}
+
+/** The route tools as the server's tool definitions (define.ts). */
+export function serverTools(tools: readonly RouteTool[]): AnyTool[] {
+  return tools.map((t) => {
+    const { title, ...hints } = t.annotations;
+    return defineServerTool({
+      name: t.name,
+      title,
+      description: t.description,
+      input: argumentSchema(t) as z.ZodObject,
+      data: t.data,
+      annotations: hints,
+      access: t.write ? 'write' : 'read',
+      module: t.module,
+      call: (args, upstream) => callRoute(t, args as Record<string, unknown>, upstream),
+    });
+  });
 }

@@ -1,0 +1,40 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import pino from 'pino';
+import { IdentitySigner, Lifecycle, createLogger, exitOnConfigError, listen, parseConfig } from '@lore/runtime';
+import { mcpConfigSchema } from './config';
+import { createMcpService } from './mcp-service';
+
+/** The `mcp` deployment: the tool server behind the gateway (docs/mcp.md). No database: every tool calls the API back. */
+async function main(): Promise<void> {
+  const config = parseConfig(mcpConfigSchema, process.env);
+  let destination: pino.DestinationStream | undefined;
+  if (config.LOG_DIR) {
+    mkdirSync(config.LOG_DIR, { recursive: true });
+    destination = pino.destination({ dest: join(config.LOG_DIR, 'mcp.log'), sync: false, mkdir: true });
+  }
+  const logger = createLogger({ level: config.LOG_LEVEL, service: 'mcp', ...(destination ? { destination } : {}) });
+  const lifecycle = new Lifecycle(logger);
+  lifecycle.installSignalHandlers();
+  const mcp = createMcpService({
+    targets: { agentCore: config.AGENT_CORE_URL, memory: config.MEMORY_URL },
+    signer: new IdentitySigner(config.LORE_IDENTITY_SECRET),
+    logger,
+    limits: {
+      bodyLimitBytes: config.LORE_MCP_BODY_LIMIT_BYTES,
+      maxSessionsPerKey: config.LORE_MCP_MAX_SESSIONS_PER_KEY,
+      maxSessions: config.LORE_MCP_MAX_SESSIONS,
+      sessionIdleMs: config.LORE_MCP_SESSION_IDLE_MS,
+      eventStoreMax: config.LORE_MCP_EVENT_STORE_MAX,
+      upstreamTimeoutMs: config.LORE_MCP_UPSTREAM_TIMEOUT_MS,
+      upstreamMaxBytes: config.LORE_MCP_UPSTREAM_MAX_BYTES,
+    },
+  });
+  const server = await listen(mcp.app, config.MCP_PORT, config.MCP_HOST);
+  lifecycle.onShutdown('http server', () => server.close());
+  lifecycle.onShutdown('mcp sessions', () => mcp.close());
+  lifecycle.markStarted();
+  logger.info({ url: server.url }, 'mcp listening');
+}
+
+main().catch(exitOnConfigError);

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import type { Upstream } from './upstream';
+
+/**
+ * The tool-definition API of Lore's MCP server (docs/mcp.md, "Adding tools"). A tool module exports an array of
+ * `defineTool(...)` results and is added to `registry.ts` with one line.
+ *
+ * - `input` is a zod object: every string argument has at least 1 character and every integer cap at least 1
+ *   (spec 3); `str()` and `cap()` below give those.
+ * - `access` is what the tool does upstream: `read` tools are listed for read-only keys, `write` tools are not.
+ * - `module` is the gateway module the tool's upstream routes belong to (docs/gateway.md, key scope): a key scoped to
+ *   other modules does not see the tool.
+ * - `call(args, upstream)` calls the API back through `upstream` with the caller's own key and returns its answer
+ *   (`UpstreamResult`); it never throws on purpose (a throw becomes `{success:false, error}` without a stack).
+ */
+export type ToolAccess = 'read' | 'write';
+/** Gateway modules (docs/gateway.md, `scopes.modules`). */
+export type ToolModule = 'agents' | 'graph' | 'memory' | 'chat' | 'connectors' | 'pages' | 'projects' | 'workspaces' | 'webhooks';
+
+export type UpstreamResult = { success: true; data: unknown } | { success: false; error: string };
+
+export interface ToolAnnotations {
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+export interface ToolDefinition<I extends z.ZodObject = z.ZodObject> {
+  name: string;
+  title?: string;
+  description: string;
+  input: I;
+  /** The schema of `data` on success (default: any JSON value); the envelope around it is the same for every tool. */
+  data?: z.ZodType;
+  annotations?: ToolAnnotations;
+  access: ToolAccess;
+  module: ToolModule;
+  call: (args: z.infer<I>, upstream: Upstream) => Promise<UpstreamResult>;
+}
+
+/** A tool as the registry keeps it (its input type erased). */
+export type AnyTool = ToolDefinition<z.ZodObject>;
+
+export function defineTool<I extends z.ZodObject>(tool: ToolDefinition<I>): AnyTool {
+  const annotations: ToolAnnotations = { readOnlyHint: tool.access === 'read', ...tool.annotations };
+  if (tool.access === 'read' && annotations.destructiveHint) throw new Error(`tool ${tool.name}: a read tool cannot be destructive`);
+  if (tool.access === 'write' && annotations.destructiveHint === undefined) annotations.destructiveHint = false;
+  return { ...tool, annotations } as unknown as AnyTool;
+}
+
+/** A string argument: at least 1 character (spec 3), at most `max`. */
+export function str(description: string, max = 4000) {
+  return z.string().min(1).max(max).describe(description);
+}
+
+/** An integer cap: at least 1 (spec 3), at most `max`. */
+export function cap(description: string, max: number) {
+  return z.number().int().min(1).max(max).describe(description);
+}
+
+/** A free-form JSON object argument (search payloads, filters). */
+export function jsonObject(description: string) {
+  return z.record(z.string(), z.unknown()).describe(description);
+}
+
+/** The output schema every tool declares: the envelope spec 3 fixes, `data` typed by the tool. */
+export function envelopeSchema(data: z.ZodType = z.unknown()) {
+  return z.object({
+    success: z.boolean(),
+    data: data.optional(),
+    error: z.string().optional(),
+  });
+}
+
+/** Path segment encoding for upstream paths built from arguments. */
+export function seg(value: string): string {
+  return encodeURIComponent(value);
+}
