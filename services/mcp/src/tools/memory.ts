@@ -3,7 +3,7 @@ import { additive, defineRoute, serverTools, open, read, text } from './route-to
 
 /**
  * Tools beyond spec 3's table: spec 1's memory search and ingest, at MEMORY_URL (docs/mcp.md, "Memory").
- * Names of our design: memory_search and memory_ingest.
+ * Names of our design: memory_search and memory_ingest. Spec 1's routes take the key only as `x-api-key`.
  */
 
 /** The largest text `memory_ingest` takes. */
@@ -28,7 +28,7 @@ export const memoryRoutes = [
       suggested_followups: z.array(z.string()),
     }),
     annotations: read('Search the memory'),
-    request: (a) => ({ base: 'memory', method: 'POST', path: '/api/v1/memory/search', json: { query: a.query, vault_ids: a.vault_ids, source_types: a.source_types, top_k: a.top_k } }),
+    request: (a) => ({ base: 'memory', method: 'POST', path: '/api/v1/memory/search', keyHeader: 'x-api-key', json: { query: a.query, vault_ids: a.vault_ids, source_types: a.source_types, top_k: a.top_k } }),
   }),
   defineRoute({
     name: 'memory_ingest',
@@ -44,7 +44,7 @@ export const memoryRoutes = [
     data: open({ doc_id: z.string(), vault_id: z.string(), routing_confidence: z.number(), needs_review: z.boolean(), dlp_matches: z.number() }),
     annotations: additive('Ingest into the memory'),
     request: (a) => ({
-      base: 'memory', method: 'POST', path: '/api/v1/memory/ingest',
+      base: 'memory', method: 'POST', path: '/api/v1/memory/ingest', keyHeader: 'x-api-key',
       json: { content: a.content, content_type: a.content_type, title: a.title, routing: a.vault_id ? { mode: 'manual', vault_id: a.vault_id } : { mode: 'auto' } },
     }),
   }),

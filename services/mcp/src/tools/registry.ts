@@ -2,6 +2,9 @@ import type { AnyTool } from './define';
 import { companySearchTools } from './company-search';
 import { peopleSearchTools } from './people-search';
 import { researchTools } from './research';
+import { memoryGraphTools } from './memory-graph';
+import { enterpriseTools } from './enterprise';
+import { memoryTools } from './memory';
 
 /**
  * Every tool module of the server, one line each (docs/mcp.md, "Adding tools"). Tool names are unique across
@@ -11,6 +14,9 @@ export const TOOL_MODULES: readonly (readonly AnyTool[])[] = [
   companySearchTools,
   peopleSearchTools,
   researchTools,
+  memoryGraphTools,
+  enterpriseTools,
+  memoryTools,
 ];
 
 export function allTools(modules: readonly (readonly AnyTool[])[] = TOOL_MODULES): AnyTool[] {

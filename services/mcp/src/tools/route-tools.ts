@@ -27,7 +27,8 @@ export interface UpstreamRequest {
   query?: Record<string, string | number | boolean | undefined>;
   json?: unknown;
   /** A multipart/form-data body: text fields, then file parts. */
-  multipart?: { fields: Record<string, string>; files: FilePart[] };
+  multipart?: { fields: Record<string, string>; files: FilePart[] };  /** Send the key as `x-api-key` instead of a bearer credential (spec 1's memory routes). */
+  keyHeader?: 'x-api-key';
 }
 
 export interface ToolAnnotations {
@@ -132,7 +133,7 @@ export async function callRoute(t: RouteTool, args: Record<string, unknown>, ups
     for (const [k, v] of Object.entries(r.multipart.fields)) form.append(k, v);
     for (const f of r.multipart.files) form.append(f.field, new Blob([new Uint8Array(f.bytes)], { type: f.contentType }), f.filename);
   }
-  const answer = await upstream.call(TARGET[r.base], { method: r.method, path: r.path, query: r.query, body: r.json, form });
+  const answer = await upstream.call(TARGET[r.base], { method: r.method, path: r.path, query: r.query, body: r.json, form, keyHeader: r.keyHeader });
   if (!answer.success || !t.stream) return answer;
   const body = typeof answer.data === 'string' ? answer.data : JSON.stringify(answer.data);
   try {

@@ -22,6 +22,8 @@ export interface UpstreamRequest {
   body?: unknown;
   /** Multipart uploads and other bodies that are not JSON. */
   form?: FormData;
+  /** How the key travels: `bearer` (the default, spec 3) or `x-api-key` (spec 1's memory routes take only that header). */
+  keyHeader?: 'bearer' | 'x-api-key';
 }
 
 export interface UpstreamOptions {
@@ -52,7 +54,7 @@ export class Upstream {
   async call(target: Target, req: UpstreamRequest): Promise<UpstreamResult> {
     const url = new URL(req.path.replace(/^\/+/, ''), this.targets[target].replace(/\/*$/, '/'));
     for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
-    const headers: Record<string, string> = { authorization: `Bearer ${this.apiKey}`, accept: 'application/json' };
+    const headers: Record<string, string> = req.keyHeader === 'x-api-key' ? { 'x-api-key': this.apiKey, accept: 'application/json' } : { authorization: `Bearer ${this.apiKey}`, accept: 'application/json' };
     let body: string | FormData | undefined;
     if (req.form) body = req.form;
     else if (req.body !== undefined && req.method !== 'GET' && req.method !== 'DELETE') {
