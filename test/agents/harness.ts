@@ -5,6 +5,7 @@ import { createLogger, createMetricsRegistry, GraphKnowledgeSearch, IdentitySign
 import { createGraphService, type GraphService } from '@lore/graph';
 import { createAgentsService, createAgentsWorker, knowledgeSource, listSources, SearxngWebSearch, webSource, type AgentsService, type AgentsServiceDeps, type AgentsWorker, type RunSettings } from '@lore/agents';
 import type { GatewayConfig } from '@lore/gateway';
+import { createMcpService, type McpLimits, type McpService } from '@lore/mcp';
 import type { Registry } from 'prom-client';
 import { adminCall, http, IDENTITY_SECRET, makeKey, makeTenant, startGateway, uid, type GatewayUnderTest, type TenantFixture } from '../gateway/harness';
 import { freshDatabase, requireEnv, uniqueSuffix, type TestDatabase } from '../support/infra';
@@ -30,6 +31,8 @@ export interface AgentsStack {
   /** The graph service (the tenant's memory, behind the gateway), with `graph`: the worker reads the tenant's knowledge from it. */
   graph?: GraphService;
   gateway: GatewayUnderTest;
+  /** The MCP tool server behind the gateway (`/mcp`), with `mcp`: it calls the API back through the gateway. */
+  mcp?: McpService;
   /** A call through the gateway's public listener. */
   call(method: string, path: string, headers: Record<string, string>, body?: unknown): ReturnType<typeof http>;
   tenant(keyOptions?: Record<string, unknown>): Promise<TenantFixture>;
@@ -61,6 +64,8 @@ export interface AgentsStackOptions {
    * gateway (`/api/v1/memory/...`); the agents worker reads the tenant's knowledge from its memory API.
    */
   graph?: boolean;
+  /** Runs the MCP tool server behind the gateway (its upstream `mcp`), calling the API back through the gateway. */
+  mcp?: boolean | { limits?: Partial<McpLimits> };
 }
 
 export async function startAgentsStack(options: AgentsStackOptions = {}): Promise<AgentsStack> {
@@ -111,7 +116,14 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
   }
   const agentsServer = await listen(agents.app, 0, '127.0.0.1');
   agentsServer.server.on('upgrade', agents.handleUpgrade);
-  const gateway = await startGateway(database, { upstreams: { agents: agentsServer.url, ...(graphServer ? { graph: graphServer.url } : {}) }, rateLimit: { perSecond: 1000, burst: 2000 }, ...options.gateway }, { redisPrefix: `agents-${uid()}:` });
+  // The MCP server's addresses are the gateway's, known once the gateway listens (as a cluster's AGENT_CORE_URL).
+  let gatewayUrl = '';
+  const mcp = options.mcp
+    ? createMcpService({ targets: () => ({ agentCore: gatewayUrl, memory: gatewayUrl }), signer, logger, limits: typeof options.mcp === 'object' ? options.mcp.limits : undefined })
+    : undefined;
+  const mcpServer = mcp ? await listen(mcp.app, 0, '127.0.0.1') : undefined;
+  const gateway = await startGateway(database, { upstreams: { agents: agentsServer.url, ...(graphServer ? { graph: graphServer.url } : {}), ...(mcpServer ? { mcp: mcpServer.url } : {}) }, rateLimit: { perSecond: 1000, burst: 2000 }, ...options.gateway }, { redisPrefix: `agents-${uid()}:` });
+  gatewayUrl = gateway.publicUrl;
   const children: ChildProcess[] = [];
   const spawnWorker = (env: Record<string, string> = {}): WorkerChild => {
     const logs: string[] = [];
@@ -162,6 +174,7 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
     worker,
     graph,
     gateway,
+    mcp,
     call: (method, path, headers, body) => http(gateway.publicUrl, method, path, { headers, body }),
     tenant: (keyOptions = {}) => makeTenant(gateway, keyOptions),
     key: async (tenantId, opts = {}) => (await makeKey(gateway, tenantId, opts)).key,
@@ -178,6 +191,8 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
       for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
       await worker?.stop();
       await gateway.close();
+      await mcp?.close();
+      await mcpServer?.close();
       await graphServer?.close();
       await graph?.worker.stop();
       await graph?.close();

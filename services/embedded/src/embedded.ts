@@ -21,6 +21,7 @@ import {
 import { createGateway, gatewayConfig, MemoryGatewayState, createWebhooksWorker, type Gateway } from '@lore/gateway';
 import { createGraphService, GRAPH_TOPICS, type GraphService } from '@lore/graph';
 import { AGENTS_TOPICS, createAgentsService, createAgentsWorker, knowledgeSource, listSources, webSearchFrom, webSource, type AgentsService } from '@lore/agents';
+import { createMcpService } from '@lore/mcp';
 import { CORE_TOPICS, createCoreService, GraphConnectorDocuments, GraphKnowledgeSearch, startCredentialSealing, type CoreService } from '@lore/core';
 import type { EmbeddedConfig } from './config';
 import { loadSecrets } from './secrets';
@@ -83,6 +84,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   const graphSocket = join(socketDir, 'graph.sock');
   const coreSocket = join(socketDir, 'core.sock');
   const agentsSocket = join(socketDir, 'agents.sock');
+  const mcpSocket = join(socketDir, 'mcp.sock');
 
   // The local embedding model if it is already in the cache (loading it takes about half a second); otherwise the
   // hashed embedder now and, with `auto`, the model fetched in the background once Lore answers (./embedder.ts).
@@ -153,6 +155,18 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   lifecycle.onShutdown('agents server', () => agentsServer.close());
   lifecycle.onShutdown('agents', () => agents.close());
 
+  // The MCP tool server (docs/mcp.md) calls the API back through this process's public listener with the caller's
+  // key, as a cluster's does through the gateway service: its address is known once the listener is up.
+  let publicUrl = '';
+  const mcp = createMcpService({
+    targets: () => ({ agentCore: publicUrl, memory: publicUrl }),
+    signer,
+    logger: logger.child({ service: 'mcp' }),
+  });
+  const mcpServer = await listenUnix(mcp.app.callback(), mcpSocket);
+  lifecycle.onShutdown('mcp server', () => mcpServer.close());
+  lifecycle.onShutdown('mcp', () => mcp.close());
+
   const gateway = await createGateway(
     {
       db,
@@ -163,7 +177,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
       config: gatewayConfig({
         sessions: { secret: secrets.session_secret, cookieSecure: false },
         adminToken: secrets.admin_token,
-        upstreams: { graph: `unix:${graphSocket}`, core: `unix:${coreSocket}`, agents: `unix:${agentsSocket}` },
+        upstreams: { graph: `unix:${graphSocket}`, core: `unix:${coreSocket}`, agents: `unix:${agentsSocket}`, mcp: `unix:${mcpSocket}` },
         encryptionKeys,
         webhooks: { allowLoopback: config.LORE_WEBHOOKS_ALLOW_LOOPBACK },
       }),
@@ -183,6 +197,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   });
 
   const server = await listen(gateway.publicApp, config.PORT, config.LORE_HOST);
+  publicUrl = server.url;
   server.server.on('upgrade', gateway.handleUpgrade);
   lifecycle.onShutdown('public server', () => server.close());
   const credentials = await ensureDevCredentials({

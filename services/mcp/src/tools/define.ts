@@ -46,7 +46,8 @@ export function defineTool<I extends z.ZodObject>(tool: ToolDefinition<I>): AnyT
   const annotations: ToolAnnotations = { readOnlyHint: tool.access === 'read', ...tool.annotations };
   if (tool.access === 'read' && annotations.destructiveHint) throw new Error(`tool ${tool.name}: a read tool cannot be destructive`);
   if (tool.access === 'write' && annotations.destructiveHint === undefined) annotations.destructiveHint = false;
-  return { ...tool, annotations } as unknown as AnyTool;
+  // Unknown arguments are refused, not dropped: a misspelt optional argument must not pass silently.
+  return { ...tool, input: tool.input.strict(), annotations } as unknown as AnyTool;
 }
 
 /** A string argument: at least 1 character (spec 3), at most `max`. */

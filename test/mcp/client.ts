@@ -1,0 +1,64 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+/** Tool names of issue 16's three areas (spec 3's tool table). */
+export const COMPANY_TOOLS = ['start_workflow', 'continue_workflow', 'get_status_workflows', 'stop', 'start_enrichment', 'stop_enrichment', 'get_lists', 'get_search_results', 'company_database_search'];
+export const PEOPLE_TOOLS = ['start_people_search', 'continue_people_search', 'get_status_people_search', 'stop_people_search', 'people_database_search'];
+export const RESEARCH_TOOLS = ['get_active_workflow', 'start_research', 'get_result_of_search'];
+export const SEARCH_TOOLS = [...COMPANY_TOOLS, ...PEOPLE_TOOLS, ...RESEARCH_TOOLS];
+export const READ_TOOLS = ['get_status_workflows', 'get_lists', 'get_search_results', 'company_database_search', 'get_status_people_search', 'people_database_search', 'get_active_workflow', 'get_result_of_search'];
+
+export interface McpClient {
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+  /** Calls a tool; answers its parsed JSON text, after checking that structuredContent is the same object. */
+  call(name: string, args?: Record<string, unknown>): Promise<{ success: boolean; data?: any; error?: string }>;
+  close(): Promise<void>;
+}
+
+/** The SDK's own client over Streamable HTTP, with `x-api-key` on every request. */
+export async function connectMcp(baseUrl: string, apiKey: string): Promise<McpClient> {
+  const transport = new StreamableHTTPClientTransport(new URL('/mcp', baseUrl), { requestInit: { headers: { 'x-api-key': apiKey } } });
+  const client = new Client({ name: 'lore-test', version: '1.0.0' });
+  await client.connect(transport);
+  return {
+    client,
+    transport,
+    async call(name, args = {}) {
+      const res = (await client.callTool({ name, arguments: args })) as { content: { type: string; text: string }[]; structuredContent?: unknown; isError?: boolean };
+      expect(res.content).toHaveLength(1);
+      expect(res.content[0]!.type).toBe('text');
+      const parsed = JSON.parse(res.content[0]!.text);
+      expect(res.structuredContent).toEqual(parsed);
+      expect(Boolean(res.isError)).toBe(!parsed.success);
+      if (!parsed.success) {
+        expect(typeof parsed.error).toBe('string');
+        // No stack trace ever reaches a client.
+        expect(parsed.error).not.toMatch(/\n\s+at |\.ts:\d+|node_modules/);
+      }
+      return parsed;
+    },
+    async close() {
+      await transport.terminateSession().catch(() => undefined);
+      await client.close();
+    },
+  };
+}
+
+/** A raw initialize request, for answers the SDK client hides (401, 429). */
+export async function rawInitialize(baseUrl: string, headers: Record<string, string>): Promise<{ status: number; json: any; sessionId: string | null }> {
+  const res = await fetch(new URL('/mcp', baseUrl), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+  });
+  const text = await res.text();
+  let json: any = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    const data = /^data: (.*)$/m.exec(text);
+    json = data ? JSON.parse(data[1]!) : text;
+  }
+  return { status: res.status, json, sessionId: res.headers.get('mcp-session-id') };
+}
