@@ -10,7 +10,7 @@
 #   services/agents/dist/main.js            agents (list building, enrichment, workflows, CSV import)
 #   services/agents/dist/worker-main.js     agents-worker (the workflows' steps)
 #   operator/dist/main.js                   operator
-#   services/mcp/dist/main.js               when that service ships
+#   services/mcp/dist/main.js               mcp (the MCP tool server)
 # and the chart's migrations Job runs its own script with the same node_modules.
 #
 #   docker build -t lore:dev .
@@ -77,6 +77,6 @@ ENV LORE_EMBEDDER_MODEL_DIR=/app/models/all-minilm-l6-v2-int8-1.0.0
 RUN groupadd --system --gid 10001 lore \
  && useradd --system --uid 10001 --gid lore --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin lore
 USER 10001:10001
-EXPOSE 8080 8081 8082 8083 8084 9090 9091
+EXPOSE 8000 8080 8081 8082 8083 8084 9090 9091
 ENTRYPOINT ["node"]
 CMD ["services/gateway/dist/main.js"]

@@ -53,7 +53,7 @@ describe('charts/lore', () => {
   it('renders every deployment of the architecture from one image, the services that do not exist yet only on request', async () => {
     const minimal = await renderObjects('lore', ns, ['-f', MINIMAL]);
     const deployments = (objs: any[]) => objs.filter((o) => o.kind === 'Deployment').map((d) => d.metadata.labels['app.kubernetes.io/component']).sort();
-    expect(deployments(minimal)).toEqual(['agents', 'agents-worker', 'core', 'core-worker', 'gateway', 'graph', 'graph-worker', 'operator', 'webhooks']);
+    expect(deployments(minimal)).toEqual(['agents', 'agents-worker', 'core', 'core-worker', 'gateway', 'graph', 'graph-worker', 'mcp', 'operator', 'webhooks']);
     const full = await renderObjects('lore', ns, ['-f', FULL]);
     expect(deployments(full)).toEqual(['agents', 'agents-worker', 'core', 'core-worker', 'gateway', 'graph', 'graph-worker', 'mcp', 'operator', 'webhooks']);
     const images = new Set(full.filter((o) => o.kind === 'Deployment' || o.kind === 'Job').map((o) => o.spec.template.spec.containers[0].image));
@@ -68,8 +68,19 @@ describe('charts/lore', () => {
       'core-worker': 'services/core/dist/worker-main.js',
       agents: 'services/agents/dist/main.js',
       'agents-worker': 'services/agents/dist/worker-main.js',
+      mcp: 'services/mcp/dist/main.js',
       operator: 'operator/dist/main.js',
     });
+    // The MCP server calls the API back through the gateway's Service (spec 3's AGENT_CORE_URL, MEMORY_URL), holds no
+    // database address, and is probed on /health.
+    const mcp = minimal.find((o) => o.kind === 'Deployment' && o.metadata.name === 'lore-mcp').spec.template.spec.containers[0];
+    const mcpEnv = Object.fromEntries((mcp.env as Array<{ name: string; value?: string }>).map((e) => [e.name, e.value]));
+    expect(mcpEnv).toMatchObject({ AGENT_CORE_URL: `http://lore-gateway.${ns}.svc:80`, MEMORY_URL: `http://lore-gateway.${ns}.svc:80`, MCP_HOST: '0.0.0.0', MCP_PORT: String(DEFAULT_PORTS.mcp) });
+    expect(mcpEnv).toHaveProperty('LORE_IDENTITY_SECRET');
+    expect(mcpEnv).not.toHaveProperty('LORE_DATABASE_URL');
+    expect([mcp.livenessProbe, mcp.readinessProbe, mcp.startupProbe].map((p: any) => p.httpGet.path)).toEqual(['/health', '/health', '/health']);
+    const gwEnv = minimal.find((o) => o.kind === 'Deployment' && o.metadata.name === 'lore-gateway').spec.template.spec.containers[0].env;
+    expect(gwEnv).toEqual(expect.arrayContaining([{ name: 'GATEWAY_UPSTREAM_MCP', value: `http://lore-mcp.${ns}.svc:${DEFAULT_PORTS.mcp}` }]));
     for (const kind of ['HorizontalPodAutoscaler', 'NetworkPolicy', 'ServiceMonitor', 'PodDisruptionBudget', 'Ingress']) {
       expect(full.some((o) => o.kind === kind)).toBe(true);
     }
@@ -729,8 +740,10 @@ describe('charts/lore', () => {
       }
       if (p.kind === 'Deployment') {
         const c = spec.containers[0];
-        expect(c.livenessProbe.httpGet.path).toBe('/livez');
-        expect(c.readinessProbe.httpGet.path).toBe('/readyz');
+        // The MCP server is probed on spec 3's /health (it serves /livez and /readyz too).
+        const mcp = p.metadata.labels['app.kubernetes.io/component'] === 'mcp';
+        expect(c.livenessProbe.httpGet.path).toBe(mcp ? '/health' : '/livez');
+        expect(c.readinessProbe.httpGet.path).toBe(mcp ? '/health' : '/readyz');
         expect(Object.keys(p.spec.template.metadata.annotations)).toEqual(expect.arrayContaining(['checksum/config', 'checksum/secret']));
       }
     }

@@ -95,7 +95,7 @@ describe('the Dockerfile', () => {
   });
 
   it('resolves every production dependency of every workspace from the pruned tree', () => {
-    const workspaces = ['services/runtime', 'services/contracts', 'services/extract', 'services/gateway', 'services/graph', 'services/core', 'services/agents', 'operator'];
+    const workspaces = ['services/runtime', 'services/contracts', 'services/extract', 'services/gateway', 'services/graph', 'services/core', 'services/agents', 'services/mcp', 'operator'];
     for (const ws of workspaces) {
       const manifest = JSON.parse(readFileSync(join(app, ws, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
       const req = createRequire(join(app, ws, 'package.json'));
@@ -118,6 +118,7 @@ describe('the Dockerfile', () => {
       'services/gateway/dist/webhooks-main.js',
       'services/graph/dist/main.js',
       'services/graph/dist/worker-main.js',
+      'services/mcp/dist/main.js',
     ]);
     for (const entry of entries) {
       // No configuration at all: a process whose modules all load says what is missing and exits 1.

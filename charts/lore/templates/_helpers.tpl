@@ -157,8 +157,8 @@ address it never uses.
 
 {{/*
 One Deployment of the shared image (args: dict with root, component, values, args, env, ports, probePort,
-serviceAccountName, withoutPlatformEnv, withoutRedis, withoutKafka, withoutIdentity). Every component differs
-only in these.
+serviceAccountName, withoutPlatformEnv, withoutRedis, withoutKafka, withoutIdentity, probePath: one path for every
+probe instead of /livez and /readyz). Every component differs only in these.
 */}}
 {{- define "lore.deployment" -}}
 {{- $root := .root }}
@@ -234,17 +234,17 @@ spec:
           {{- end }}
           # Liveness asks only whether the process is up; readiness whether its dependencies answer.
           livenessProbe:
-            httpGet: { path: /livez, port: {{ .probePort }} }
+            httpGet: { path: {{ .probePath | default "/livez" }}, port: {{ .probePort }} }
             periodSeconds: 10
             timeoutSeconds: 3
             failureThreshold: 6
           readinessProbe:
-            httpGet: { path: /readyz, port: {{ .probePort }} }
+            httpGet: { path: {{ .probePath | default "/readyz" }}, port: {{ .probePort }} }
             periodSeconds: 5
             timeoutSeconds: 3
             failureThreshold: 3
           startupProbe:
-            httpGet: { path: /livez, port: {{ .probePort }} }
+            httpGet: { path: {{ .probePath | default "/livez" }}, port: {{ .probePort }} }
             periodSeconds: 2
             failureThreshold: 60
           resources:

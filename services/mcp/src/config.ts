@@ -1,4 +1,4 @@
-import { envInt, envSecret } from '@lore/runtime';
+import { DEFAULT_PORTS, envInt, envSecret } from '@lore/runtime';
 import { z } from 'zod';
 
 const optionalString = z
@@ -18,7 +18,7 @@ export const mcpConfigSchema = z.object({
   /** Address for graph and memory calls: the gateway. */
   MEMORY_URL: httpUrl('MEMORY_URL'),
   MCP_HOST: z.string().min(1).default('127.0.0.1'),
-  MCP_PORT: envInt(8000, 0, 65535),
+  MCP_PORT: envInt(DEFAULT_PORTS.mcp, 0, 65535),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** A folder to write the log to (mcp.log) instead of standard output. */
   LOG_DIR: optionalString,

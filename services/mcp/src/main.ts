@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
-import { IdentitySigner, Lifecycle, createLogger, exitOnConfigError, listen, parseConfig } from '@lore/runtime';
+import { IdentitySigner, Lifecycle, createLogger, createMetricsRegistry, exitOnConfigError, listen, opsRouter, parseConfig } from '@lore/runtime';
 import { mcpConfigSchema } from './config';
 import { createMcpService } from './mcp-service';
 
@@ -14,6 +14,7 @@ async function main(): Promise<void> {
     destination = pino.destination({ dest: join(config.LOG_DIR, 'mcp.log'), sync: false, mkdir: true });
   }
   const logger = createLogger({ level: config.LOG_LEVEL, service: 'mcp', ...(destination ? { destination } : {}) });
+  const metrics = createMetricsRegistry('mcp');
   const lifecycle = new Lifecycle(logger);
   lifecycle.installSignalHandlers();
   const mcp = createMcpService({
@@ -30,6 +31,8 @@ async function main(): Promise<void> {
       upstreamMaxBytes: config.LORE_MCP_UPSTREAM_MAX_BYTES,
     },
   });
+  // /livez, /readyz and /metrics beside /health and /mcp, as every Lore service's port serves them.
+  mcp.app.use(opsRouter(lifecycle, metrics).routes());
   const server = await listen(mcp.app, config.MCP_PORT, config.MCP_HOST);
   lifecycle.onShutdown('http server', () => server.close());
   lifecycle.onShutdown('mcp sessions', () => mcp.close());

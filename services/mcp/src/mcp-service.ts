@@ -127,15 +127,8 @@ export function createMcpService(options: McpServiceOptions): McpService {
       ctx.body = { status: 'ok', service: 'mcp' };
       return;
     }
-    if (ctx.path !== '/mcp') {
-      ctx.status = 404;
-      ctx.body = { success: false, error: 'not found' };
-      return;
-    }
-    await next();
-  });
-
-  app.use(async (ctx) => {
+    // Anything else than /mcp passes on (a cluster process adds its probes and metrics after this).
+    if (ctx.path !== '/mcp') return next();
     const apiKey = ctx.get('x-api-key');
     if (!apiKey) {
       ctx.status = 401;

@@ -30,6 +30,6 @@ export const DEFAULT_PORTS = {
   agents: 8084,
   /** `LORE_AGENTS_WORKER_PORT`: the agents worker's probes and metrics. */
   agentsWorker: 8089,
-  /** The port the chart already gives mcp, whose code is not in the repository yet. */
-  mcp: 8085,
+  /** `MCP_PORT`: the MCP tool server (spec 3's default; its probes and metrics share the port). */
+  mcp: 8000,
 } as const;
