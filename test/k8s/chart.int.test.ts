@@ -5,6 +5,7 @@ import { REPO_ROOT, createNamespace, installCrds, runId, waitCrdsEstablished } f
 import { agentsConfigSchema } from '@lore/agents';
 import { coreConfigSchema } from '@lore/core';
 import { graphConfigSchema } from '@lore/graph';
+import { mcpConfigSchema } from '@lore/mcp';
 import { DEFAULT_PORTS } from '@lore/runtime/kit';
 import { CHART, FULL, MINIMAL, helm, kubectl, kubectlOk, renderObjects, template, yamlToObject } from './support';
 
@@ -78,6 +79,9 @@ describe('charts/lore', () => {
     expect(mcpEnv).toMatchObject({ AGENT_CORE_URL: `http://lore-gateway.${ns}.svc:80`, MEMORY_URL: `http://lore-gateway.${ns}.svc:80`, MCP_HOST: '0.0.0.0', MCP_PORT: String(DEFAULT_PORTS.mcp) });
     expect(mcpEnv).toHaveProperty('LORE_IDENTITY_SECRET');
     expect(mcpEnv).not.toHaveProperty('LORE_DATABASE_URL');
+    const mcpOwn = Object.keys(mcpEnv).filter((n) => /^(MCP_|LORE_MCP_|AGENT_CORE_URL$|MEMORY_URL$|LORE_IDENTITY_SECRET$|LOG_LEVEL$|LOG_DIR$)/.test(n));
+    expect(mcpOwn.length).toBeGreaterThan(6);
+    for (const name of mcpOwn) expect(Object.keys(mcpConfigSchema.shape)).toContain(name);
     expect([mcp.livenessProbe, mcp.readinessProbe, mcp.startupProbe].map((p: any) => p.httpGet.path)).toEqual(['/health', '/health', '/health']);
     const gwEnv = minimal.find((o) => o.kind === 'Deployment' && o.metadata.name === 'lore-gateway').spec.template.spec.containers[0].env;
     expect(gwEnv).toEqual(expect.arrayContaining([{ name: 'GATEWAY_UPSTREAM_MCP', value: `http://lore-mcp.${ns}.svc:${DEFAULT_PORTS.mcp}` }]));
