@@ -191,6 +191,71 @@ describe('MCP tool server behind the gateway', () => {
     }
   });
 
+  it('resumes a stream from Last-Event-ID (the bounded event store), and refuses a body over the limit', async () => {
+    const base = s.gateway.publicUrl;
+    const headers = { 'x-api-key': t.key, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const init = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    });
+    expect(init.status).toBe(200);
+    await init.text();
+    const session = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' };
+    await (await fetch(`${base}/mcp`, { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
+    const call = await fetch(`${base}/mcp`, { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'get_lists', arguments: {} } }) });
+    const events = [...(await call.text()).matchAll(/^id: (\S+)\n(?:retry: \d+\n)?data: ?(.*)$/gm)].map((m) => ({ id: m[1]!, data: m[2]! }));
+    // A priming event (no data), then the answer.
+    expect(events).toHaveLength(2);
+    expect(events[0]!.data).toBe('');
+    const answer = JSON.parse(events[1]!.data);
+    expect(answer).toMatchObject({ id: 7, result: { structuredContent: { success: true } } });
+    // Reconnecting after the priming event replays the answer.
+    const ac = new AbortController();
+    const resumed = await fetch(`${base}/mcp`, { method: 'GET', headers: { ...session, accept: 'text/event-stream', 'last-event-id': events[0]!.id }, signal: ac.signal });
+    expect(resumed.status).toBe(200);
+    const reader = resumed.body!.getReader();
+    let text = '';
+    while (!text.includes('"id":7')) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += Buffer.from(value).toString('utf8');
+    }
+    ac.abort();
+    const replayed = /^id: (\S+)\ndata: (.*)$/m.exec(text)!;
+    expect(replayed[1]).toBe(events[1]!.id);
+    expect(JSON.parse(replayed[2]!)).toEqual(answer);
+    // A body over the limit (the server's 1 MiB by default) is refused with 413.
+    const big = await fetch(`${base}/mcp`, { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'company_database_search', arguments: { filter: { x: 'y'.repeat(1_100_000) } } } }) });
+    expect(big.status).toBe(413);
+    await big.text();
+    await fetch(`${base}/mcp`, { method: 'DELETE', headers: session });
+  });
+
+  it('closes a session left idle', async () => {
+    const signer = new IdentitySigner(IDENTITY_SECRET);
+    const idle = createMcpService({ targets: { agentCore: s.gateway.publicUrl, memory: s.gateway.publicUrl }, signer, logger: createLogger({ level: 'silent', service: 'mcp-test' }), limits: { sessionIdleMs: 600 } });
+    const server = await listen(idle.app, 0, '127.0.0.1');
+    const identity = await signer.sign({ tenant_id: t.tenantId, workspace_id: 'w', memory_id: 'm', credential: 'ck_live', subject: 'k', role: 'tenant_admin' });
+    const headers = { 'x-api-key': t.key, 'x-lore-identity': identity };
+    try {
+      const opened = await rawInitialize(server.url, headers);
+      expect(opened.status).toBe(200);
+      expect(idle.sessionCount()).toBe(1);
+      await new Promise((r) => setTimeout(r, 1_200));
+      expect(idle.sessionCount()).toBe(0);
+      const res = await fetch(`${server.url}/mcp`, {
+        method: 'POST',
+        headers: { ...headers, 'mcp-session-id': opened.sessionId!, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }),
+      });
+      expect(res.status).toBe(404);
+    } finally {
+      await idle.close();
+      await server.close();
+    }
+  });
+
   it('an upstream that fails answers a clear success:false without a stack trace', async () => {
     // A tool server whose API address refuses connections, called as the gateway calls it (signed identity).
     const dead = await listen((_req: unknown, res: any) => res.end(), 0, '127.0.0.1');
