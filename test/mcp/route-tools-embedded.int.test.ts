@@ -1,39 +1,42 @@
 /**
- * The MCP server's memory-graph, enterprise-search and memory tools against embedded mode (`npm start`'s
- * composition): each tool's call goes through the server's `Upstream` to the embedded gateway with the development
- * key, so arguments, routes and answers meet the real services. Each tool once with valid arguments and once with
- * arguments the tool or the API refuses; an unreachable upstream. See "Memory graph", "Enterprise search" and
- * "Memory" in docs/mcp.md.
+ * The MCP server's memory-graph, enterprise-search and memory tools in embedded mode (`npm start`'s composition):
+ * the SDK's own client over Streamable HTTP to the process's public port, the gateway in front of the tool server,
+ * and each tool calling the API back through the gateway with the development key, so arguments, routes and answers
+ * meet the real services. Each tool once with valid arguments and once with arguments the tool or the API refuses;
+ * an unreachable upstream. See "Memory graph", "Enterprise search" and "Memory" in docs/mcp.md.
  */
 import { until } from '../e2e/processes';
 import { useEmbedded } from '../support/embedded';
+import { connectMcp, type McpClient } from './client';
 import { enterpriseTools } from '../../services/mcp/src/tools/enterprise';
 import { memoryTools } from '../../services/mcp/src/tools/memory';
 import { memoryGraphTools } from '../../services/mcp/src/tools/memory-graph';
 import { Upstream } from '../../services/mcp/src/tools/upstream';
-import type { UpstreamResult } from '../../services/mcp/src/tools/define';
+
+jest.setTimeout(120_000);
 
 const TOOLS = [...memoryGraphTools, ...enterpriseTools, ...memoryTools];
 const tested = new Set<string>();
 
 describe('memory-graph, enterprise and memory tools (embedded mode)', () => {
   const e = useEmbedded('mcp-route-tools');
-  const upstream = () => {
-    const url = e.lore.url;
-    return new Upstream({ agentCore: url, memory: url }, e.lore.credentials.api_key, { timeoutMs: 30_000, maxAnswerBytes: 8 * 1024 * 1024 });
-  };
+  let mcp: McpClient;
+  beforeAll(async () => {
+    mcp = await connectMcp(e.lore.url, e.lore.credentials.api_key);
+  });
+  afterAll(async () => {
+    await mcp?.close();
+  });
   const tool = (name: string) => {
     const t = TOOLS.find((x) => x.name === name);
     if (!t) throw new Error(`no tool ${name}`);
     tested.add(name);
     return t;
   };
-  /** A call as the server makes it: the arguments checked by the tool's schema, then the tool run. */
-  const call = async (name: string, args: Record<string, unknown>): Promise<UpstreamResult> => {
-    const t = tool(name);
-    const parsed = t.input.safeParse(args);
-    if (!parsed.success) return { success: false, error: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
-    return t.call(parsed.data as never, upstream());
+  /** A tool call over MCP: its JSON text, checked against its structuredContent by the client. */
+  const call = (name: string, args: Record<string, unknown>) => {
+    tool(name);
+    return mcp.call(name, args);
   };
   const ok = async (name: string, args: Record<string, unknown>): Promise<any> => {
     const r = await call(name, args);
@@ -43,23 +46,35 @@ describe('memory-graph, enterprise and memory tools (embedded mode)', () => {
   const refused = async (name: string, args: Record<string, unknown>, error: RegExp) => {
     const r = await call(name, args);
     expect(r.success).toBe(false);
-    if (!r.success) expect(r.error).toMatch(error);
+    expect(r.error).toMatch(error);
   };
+
+  it('list the 24 tools with their output schemas; the destructive ones annotated', async () => {
+    const { tools } = await mcp.client.listTools();
+    const listed = new Map(tools.map((t) => [t.name, t]));
+    for (const t of TOOLS) {
+      const l = listed.get(t.name);
+      expect(l?.outputSchema).toMatchObject({ type: 'object', properties: { success: { type: 'boolean' } } });
+      expect(l?.annotations).toMatchObject({ readOnlyHint: t.access === 'read', destructiveHint: t.annotations?.destructiveHint });
+    }
+    expect(listed.get('enterprise_create_deletion_attempt')?.annotations?.destructiveHint).toBe(true);
+    expect(listed.get('memory_chat')?.inputSchema).toMatchObject({ required: ['list_id', 'question'], properties: { question: { type: 'string', minLength: 1 } } });
+  });
 
   it('build a graph from a CSV, read it, ask it, and fill it from connectors and a list', async () => {
     const created = await ok('memory_create_department', { name: 'Field team', description: 'who works where' });
     expect(created).toMatchObject({ name: 'Field team', status: 'empty', node_count: 0 });
-    await refused('memory_create_department', { name: '' }, /name: must not be empty/);
+    await refused('memory_create_department', { name: '' }, /must not be empty at name/);
     const graphId = created.graph_id as string;
 
     expect(((await ok('memory_list_departments', {})).departments as Array<{ graph_id: string }>).map((g) => g.graph_id)).toContain(graphId);
-    await refused('memory_list_departments', { limit: 5 }, /limit|unrecognized/i);
+    await refused('memory_list_departments', { limit: 5 }, /limit/);
     expect(await ok('memory_get_department', { graph_id: graphId })).toMatchObject({ graph_id: graphId, name: 'Field team' });
     await refused('memory_get_department', { graph_id: 'no-such-graph' }, /^HTTP 404/);
 
     const job = await ok('memory_upload_data', { list_id: graphId, csv: 'name,company,title\nZoe Brook,Acme Corp,Engineer\nLiam Hart,Acme Corp,Designer\n', file_name: 'people.csv' });
     expect(job).toMatchObject({ status: 'queued' });
-    await refused('memory_upload_data', { list_id: graphId, csv: 'x', content_base64: 'eA==' }, /content_base64|unrecognized/i);
+    await refused('memory_upload_data', { list_id: graphId, csv: 'x', content_base64: 'eA==' }, /content_base64/);
     const ready = await until('the upload to build the graph', async () => {
       const g = await ok('memory_get_department', { graph_id: graphId });
       return g.status === 'ready' && g.node_count > 0 ? g : undefined;
@@ -69,7 +84,7 @@ describe('memory-graph, enterprise and memory tools (embedded mode)', () => {
     const answer = await ok('memory_chat', { list_id: graphId, question: 'Where does Zoe Brook work?' });
     expect(answer.answer).toMatch(/Acme/);
     expect((answer.nodes as Array<{ label: string }>).map((n) => n.label)).toContain('Person');
-    await refused('memory_chat', { list_id: graphId, question: '' }, /question: must not be empty/);
+    await refused('memory_chat', { list_id: graphId, question: '' }, /must not be empty at question/);
 
     expect(await ok('memory_ingest_connectors', { list_id: graphId, mode: 'incremental' })).toMatchObject({ status: 'queued' });
     await refused('memory_ingest_connectors', { list_id: graphId, mode: 'sometimes' }, /mode/);
@@ -83,7 +98,7 @@ describe('memory-graph, enterprise and memory tools (embedded mode)', () => {
   it('ingest into the memory and search it', async () => {
     const stored = await ok('memory_ingest', { content: 'The Skerry Point lighthouse keepers light the lamp at dusk every evening.', title: 'Keepers log' });
     expect(stored).toMatchObject({ doc_id: expect.any(String), vault_id: expect.any(String) });
-    await refused('memory_ingest', { content: '   ' }, /content: must not be empty/);
+    await refused('memory_ingest', { content: '   ' }, /must not be empty at content/);
     const found = await until('the ingested text to be searchable', async () => {
       const r = await ok('memory_search', { query: 'When do the Skerry Point keepers light the lamp?' });
       return (r.citations as Array<{ document_id: string }>).some((c) => c.document_id === stored.doc_id) ? r : undefined;
@@ -97,7 +112,7 @@ describe('memory-graph, enterprise and memory tools (embedded mode)', () => {
     const sid = session.chat_session_id as string;
     await refused('enterprise_create_chat_session', { persona_id: 987654 }, /^HTTP 400/);
     expect(await ok('enterprise_rename_chat_session', { chat_session_id: sid, name: 'Lamp hours' })).toEqual({ new_name: 'Lamp hours' });
-    await refused('enterprise_rename_chat_session', { chat_session_id: 'not-a-uuid', name: 'x' }, /chat_session_id: must be a UUID/);
+    await refused('enterprise_rename_chat_session', { chat_session_id: 'not-a-uuid', name: 'x' }, /must be a UUID at chat_session_id/);
 
     const answer = await ok('enterprise_send_chat_message', { chat_session_id: sid, message: 'When do the Skerry Point keepers light the lamp?' });
     expect(answer).toMatchObject({ chat_session_id: sid, error: null, message_id: expect.any(Number) });
@@ -106,7 +121,7 @@ describe('memory-graph, enterprise and memory tools (embedded mode)', () => {
 
     const sessions = (await ok('enterprise_get_chat_sessions', { include_failed_chats: true })).sessions as Array<{ id: string; name: string }>;
     expect(sessions.find((s) => s.id === sid)?.name).toBe('Lamp hours');
-    await refused('enterprise_get_chat_sessions', { project_id: 0 }, /project_id: must be at least 1/);
+    await refused('enterprise_get_chat_sessions', { project_id: 0 }, /must be at least 1 at project_id/);
   });
 
   it('administer a file connector: create, associate, status, pause, run once, delete', async () => {
@@ -130,9 +145,9 @@ describe('memory-graph, enterprise and memory tools (embedded mode)', () => {
     await refused('enterprise_associate_credential', { connector_id: connectorId, credential_id: 999_999 }, /^HTTP 404/);
 
     expect((await ok('enterprise_get_connector_status', {})).map((s: { cc_pair_id: number }) => s.cc_pair_id)).toContain(pairId);
-    await refused('enterprise_get_connector_status', { verbose: true }, /verbose|unrecognized/i);
+    await refused('enterprise_get_connector_status', { verbose: true }, /verbose/);
     expect((await ok('enterprise_get_connectors', { credential: credentialId })).map((s: { cc_pair_id: number }) => s.cc_pair_id)).toEqual([pairId]);
-    await refused('enterprise_get_connectors', { credential: -1 }, /credential: must be at least 1/);
+    await refused('enterprise_get_connectors', { credential: -1 }, /must be at least 1 at credential/);
     expect(await ok('enterprise_get_cc_pair', { cc_pair_id: pairId })).toMatchObject({ id: pairId, name: 'Tides pair' });
     await refused('enterprise_get_cc_pair', { cc_pair_id: 999_999 }, /^HTTP 404: cc pair not found/);
 
@@ -170,7 +185,7 @@ describe('memory-graph, enterprise and memory tools (embedded mode)', () => {
       return (r.files as Array<{ status: string }>).every((f) => f.status !== 'processing') ? r.files : undefined;
     }, 60_000);
     expect(settled.map((f: { status: string }) => f.status)).toEqual(['completed', 'completed', 'completed']);
-    await refused('enterprise_get_project_file_statuses', { project_id: pid, file_ids: ['nope'] }, /file_ids.0: must be a UUID/);
+    await refused('enterprise_get_project_file_statuses', { project_id: pid, file_ids: ['nope'] }, /must be a UUID at file_ids\[0\]/);
   });
 
   it('report an upstream that does not answer as success:false without a stack', async () => {
