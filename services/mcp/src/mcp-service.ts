@@ -84,7 +84,6 @@ export function createMcpService(options: McpServiceOptions): McpService {
     const server = new McpServer({ name: 'lore', version: options.version ?? '0.1.0' }, { capabilities: { tools: {} } });
     // The SDK answers bad arguments (and a tool that throws) with a plain-text error; spec 3 wants every tool's answer
     // to be the JSON envelope, so its error result is replaced (docs/mcp.md, "Answers").
-    (server.server as unknown as { onerror?: unknown }).onerror = undefined;
     (server as unknown as { createToolError: (message: string) => CallToolResult }).createToolError = (message) => toolResult({ success: false, error: message });
     for (const tool of visibleTools(tools, identity.scopes)) {
       server.registerTool(
