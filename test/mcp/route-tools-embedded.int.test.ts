@@ -188,12 +188,25 @@ describe('memory-graph, enterprise and memory tools (embedded mode)', () => {
     await refused('enterprise_get_project_file_statuses', { project_id: pid, file_ids: ['nope'] }, /must be a UUID at file_ids\[0\]/);
   });
 
-  it('report an upstream that does not answer as success:false without a stack', async () => {
+  it('report an upstream that does not answer as success:false without a stack, every tool', async () => {
+    const S = '00000000-0000-4000-8000-000000000000';
+    const minimal: Record<string, Record<string, unknown>> = {
+      memory_list_departments: {}, memory_get_department: { graph_id: 'g' }, memory_create_department: { name: 'n' },
+      memory_upload_data: { list_id: 'g', csv: 'a\n1\n' }, memory_ingest_connectors: { list_id: 'g' },
+      memory_generate: { list_id: 'g', records: [{ cells: {} }], columns: [{ id: 'a', header: 'A', type: 'fixed' }] }, memory_chat: { list_id: 'g', question: 'q' },
+      enterprise_send_chat_message: { chat_session_id: S, message: 'm' }, enterprise_get_chat_sessions: {}, enterprise_create_chat_session: { persona_id: 0 },
+      enterprise_rename_chat_session: { chat_session_id: S, name: 'n' }, enterprise_get_connector_status: {}, enterprise_get_connectors: {},
+      enterprise_create_connector: { name: 'n', source: 'file', input_type: 'load_state', connector_specific_config: {}, access_type: 'public' },
+      enterprise_get_cc_pair: { cc_pair_id: 1 }, enterprise_update_cc_pair_status: { cc_pair_id: 1, status: 'PAUSED' }, enterprise_connector_run_once: { connector_id: 1 },
+      enterprise_create_deletion_attempt: { connector_id: 1, credential_id: 1 }, enterprise_associate_credential: { connector_id: 1, credential_id: 1 },
+      enterprise_upload_project_file: { project_id: 1, file_name: 'a.txt', content: 'x' }, enterprise_upload_project_files: { project_id: 1, files: [{ file_name: 'a.txt', content: 'x' }] },
+      enterprise_get_project_file_statuses: { project_id: 1 }, memory_search: { query: 'q' }, memory_ingest: { content: 'c' },
+    };
+    expect(Object.keys(minimal).sort()).toEqual(TOOLS.map((t) => t.name).sort());
     const dead = new Upstream({ agentCore: 'http://127.0.0.1:9', memory: 'http://127.0.0.1:9' }, 'k', { timeoutMs: 2_000, maxAnswerBytes: 1024 });
-    for (const name of ['memory_list_departments', 'enterprise_get_connector_status', 'memory_search']) {
-      const t = tool(name);
-      const r = await t.call(t.input.parse(name === 'memory_search' ? { query: 'q' } : {}) as never, dead);
-      expect(r).toEqual({ success: false, error: 'upstream unreachable' });
+    for (const t of TOOLS) {
+      const r = await t.call(t.input.parse(minimal[t.name]) as never, dead);
+      expect([t.name, r]).toEqual([t.name, { success: false, error: 'upstream unreachable' }]);
     }
   });
 
