@@ -1,11 +1,8 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { enterpriseRoutes, enterpriseTools, MAX_ANSWER_DOCUMENTS, MAX_PROJECT_FILE_BYTES, readAnswerStream } from './enterprise';
 import { MAX_UPLOAD_CSV_BYTES, memoryGraphRoutes, memoryGraphTools } from './memory-graph';
 import { memoryRoutes, memoryTools } from './memory';
 import { argumentSchema, outputShape, type RouteTool } from './route-tools';
-import { Upstream } from './upstream';
 
 const all: RouteTool[] = [...memoryGraphRoutes, ...enterpriseRoutes, ...memoryRoutes];
 const tool = (name: string): RouteTool => {
@@ -138,63 +135,5 @@ describe('the route tools as server tools', () => {
     const upload = enterpriseTools.find((t) => t.name === 'enterprise_upload_project_file');
     expect(upload?.input.safeParse({ project_id: 1, file_name: 'a' }).success).toBe(false);
     expect(upload?.input.safeParse({ project_id: 1, file_name: 'a', content: 'x' }).success).toBe(true);
-  });
-
-  describe('over HTTP', () => {
-    let server: Server;
-    let seen: Array<{ method: string; url: string; auth: string; type: string; body: string }> = [];
-    let answer: (url: string) => { status: number; type: string; body: string } = () => ({ status: 200, type: 'application/json', body: '{}' });
-    let upstream: Upstream;
-    beforeAll(async () => {
-      server = createServer((req, res) => {
-        const chunks: Buffer[] = [];
-        req.on('data', (c: Buffer) => chunks.push(c));
-        req.on('end', () => {
-          seen.push({ method: req.method ?? '', url: req.url ?? '', auth: String(req.headers.authorization), type: String(req.headers['content-type'] ?? ''), body: Buffer.concat(chunks).toString() });
-          const a = answer(req.url ?? '');
-          res.writeHead(a.status, { 'content-type': a.type }).end(a.body);
-        });
-      });
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      upstream = new Upstream({ agentCore: `${base}/core`, memory: `${base}/mem` }, 'lore_test_key', { timeoutMs: 5_000, maxAnswerBytes: 1_000_000 });
-    });
-    afterAll(() => new Promise<void>((r) => server.close(() => r())));
-    beforeEach(() => {
-      seen = [];
-    });
-    const call = (name: string, a: Record<string, unknown>) => {
-      const t = [...memoryGraphTools, ...enterpriseTools, ...memoryTools].find((x) => x.name === name);
-      if (!t) throw new Error(name);
-      return t.call(t.input.parse(a) as never, upstream);
-    };
-
-    it('send the caller\'s key, JSON bodies and multipart uploads to the right base', async () => {
-      answer = () => ({ status: 200, type: 'application/json', body: '{"answer":"a","nodes":[],"edges":[]}' });
-      await expect(call('memory_chat', { list_id: 'g1', question: 'who' })).resolves.toEqual({ success: true, data: { answer: 'a', nodes: [], edges: [] } });
-      expect(seen[0]).toMatchObject({ method: 'POST', url: '/mem/memory/chat', auth: 'Bearer lore_test_key', body: '{"listId":"g1","question":"who"}' });
-
-      answer = () => ({ status: 202, type: 'application/json', body: '{"jobId":"j1","status":"queued","message":"m"}' });
-      await expect(call('memory_upload_data', { list_id: 'g1', csv: 'name\nAda\n' })).resolves.toMatchObject({ success: true, data: { jobId: 'j1' } });
-      expect(seen[1]?.type).toMatch(/^multipart\/form-data; boundary=/);
-      expect(seen[1]?.body).toContain('name="list_id"\r\n\r\ng1');
-      expect(seen[1]?.body).toContain('name="file"; filename="data.csv"\r\nContent-Type: text/csv\r\n\r\nname\nAda\n');
-
-      answer = () => ({ status: 200, type: 'application/json', body: '{"files":[]}' });
-      await call('enterprise_get_project_file_statuses', { project_id: 7 });
-      expect(seen[2]).toMatchObject({ method: 'GET', url: '/core/api/chat/projects/7/files' });
-    });
-
-    it('collect a streamed chat answer, and report upstream failures as success:false', async () => {
-      answer = () => ({
-        status: 200, type: 'text/event-stream',
-        body: [{ type: 'answer_delta', text: 'Yes [1].' }, { type: 'citation_info', citation_num: 1, document_id: 'd1' }, { type: 'stop', message_id: 5, chat_session_id: SESSION, stop_reason: 'finished' }].map((p) => JSON.stringify(p)).join('\n'),
-      });
-      await expect(call('enterprise_send_chat_message', { chat_session_id: SESSION, message: 'q' })).resolves.toEqual({
-        success: true, data: { answer: 'Yes [1].', citations: [{ citation_num: 1, document_id: 'd1' }], documents: [], message_id: 5, chat_session_id: SESSION, error: null },
-      });
-      answer = () => ({ status: 404, type: 'application/json', body: '{"detail":"no such cc pair in the tenant"}' });
-      await expect(call('enterprise_get_cc_pair', { cc_pair_id: 9 })).resolves.toEqual({ success: false, error: 'HTTP 404: no such cc pair in the tenant' });
-    });
   });
 });
