@@ -1,6 +1,5 @@
 import type { AnyTool } from './define';
-import { companySearchTools } from './company-search';
-import { peopleSearchTools } from './people-search';
+import { companySearchTools, peopleSearchTools } from './search';
 import { researchTools } from './research';
 import { memoryGraphTools } from './memory-graph';
 import { enterpriseTools } from './enterprise';
