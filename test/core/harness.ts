@@ -2,6 +2,7 @@ import { ExtractiveLanguageModel, type LanguageModel } from '@lore/ai';
 import { createLogger, createMetricsRegistry, IdentitySigner, KafkaBus, listen, PostgresBlobStore, PostgresDb, type Db, type StartedServer } from '@lore/runtime';
 import { createCoreService, GraphConnectorDocuments, GraphKnowledgeSearch, type CoreService, type CoreServiceDeps, type IndexingSettings, type SourceSettings } from '@lore/core';
 import { createGraphService, type GraphService } from '@lore/graph';
+import { createMcpService, type McpService } from '@lore/mcp';
 import type { GatewayConfig } from '@lore/gateway';
 import type { HostLookup } from '@lore/outbound';
 import type { Registry } from 'prom-client';
@@ -24,6 +25,8 @@ export interface CoreStack {
   /** Core's metrics registry (its indexer's counters among them). */
   coreMetrics: Registry;
   gateway: GatewayUnderTest;
+  /** The MCP tool server, with `mcp`. */
+  mcp?: McpService;
   /** A call through the gateway's public listener. */
   call(method: string, path: string, headers: Record<string, string>, body?: unknown): ReturnType<typeof http>;
   tenant(keyOptions?: Record<string, unknown>): Promise<TenantFixture>;
@@ -57,6 +60,8 @@ export interface CoreStackOptions {
   connectorLookup?: HostLookup;
   /** The graph service's URL for core (default: its listener); a test may put a proxy in between. */
   graphUrl?: (graphUrl: string) => string;
+  /** Runs the MCP tool server behind the gateway (its upstream `mcp`), calling the API back through the gateway. */
+  mcp?: boolean;
 }
 
 export async function startCoreStack(options: CoreStackOptions = {}): Promise<CoreStack> {
@@ -111,7 +116,12 @@ export async function startCoreStack(options: CoreStackOptions = {}): Promise<Co
   });
   await core.indexer?.start();
   const coreServer = await listen(core.app, 0, '127.0.0.1');
-  const gateway = await startGateway(database, { upstreams: { core: coreServer.url, graph: graphServer.url }, rateLimit: { perSecond: 1000, burst: 2000 }, ...options.gateway }, { redisPrefix: `core-${uid()}:` });
+  // The MCP server's addresses are the gateway's, known once the gateway listens (as a cluster's AGENT_CORE_URL).
+  let gatewayUrl = '';
+  const mcp = options.mcp ? createMcpService({ targets: () => ({ agentCore: gatewayUrl, memory: gatewayUrl }), signer, logger }) : undefined;
+  const mcpServer = mcp ? await listen(mcp.app, 0, '127.0.0.1') : undefined;
+  const gateway = await startGateway(database, { upstreams: { core: coreServer.url, graph: graphServer.url, ...(mcpServer ? { mcp: mcpServer.url } : {}) }, rateLimit: { perSecond: 1000, burst: 2000 }, ...options.gateway }, { redisPrefix: `core-${uid()}:` });
+  gatewayUrl = gateway.publicUrl;
   return {
     database,
     db,
@@ -121,6 +131,7 @@ export async function startCoreStack(options: CoreStackOptions = {}): Promise<Co
     coreMetrics,
     kafkaPrefix,
     gateway,
+    mcp,
     call: (method, path, headers, body) => http(gateway.publicUrl, method, path, { headers, body }),
     tenant: (keyOptions = {}) => makeTenant(gateway, keyOptions),
     key: async (tenantId, options = {}) => (await makeKey(gateway, tenantId, options)).key,
@@ -135,6 +146,8 @@ export async function startCoreStack(options: CoreStackOptions = {}): Promise<Co
     },
     close: async () => {
       await gateway.close();
+      await mcpServer?.close();
+      await mcp?.close();
       await coreServer.close();
       await core.close();
       await graphServer.close();
