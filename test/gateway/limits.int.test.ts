@@ -15,7 +15,7 @@ describe('gateway limits: per-key rate limit, plan limits, credit balance', () =
     g = await startGateway(
       database,
       {
-        upstreams: { graph: echo.url },
+        upstreams: { graph: echo.url, mcp: echo.url },
         plans: { tiny: { requests_per_month: 5, max_projects: 1, max_keys: 3 }, unlimited: {} },
         defaultPlan: 'unlimited',
       },
@@ -212,6 +212,32 @@ describe('gateway limits: per-key rate limit, plan limits, credit balance', () =
     expect((await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': c.key } })).status).toBe(200);
     expect((await adminCall(g, 'PUT', `/internal/v1/tenants/${c.tenantId}/billing`, { credit_balance: 100 })).status).toBe(200);
     expect((await http(g.publicUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': c.key }, body: { query: 'q' } })).status).toBe(200);
+  });
+
+  it('does not meter the MCP surface (the API calls its tools make are metered), but rate-limits it', async () => {
+    const mcp = (key: string) => http(g.publicUrl, 'POST', '/mcp', { headers: { 'x-api-key': key }, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    // The monthly quota: /mcp requests do not count, so a tool call counts once (its call back to the API).
+    const t = await makeTenant(g);
+    expect((await adminCall(g, 'PUT', `/internal/v1/tenants/${t.tenantId}/billing`, { plan: 'tiny' })).status).toBe(200);
+    for (let i = 0; i < 8; i++) expect({ i, status: (await mcp(t.key)).status }).toEqual({ i, status: 200 });
+    for (let i = 0; i < 5; i++) expect({ i, status: (await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': t.key } })).status }).toEqual({ i, status: 200 });
+    const over = await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': t.key } });
+    expect(over.json.error).toMatchObject({ code: 'PLAN_LIMIT_EXCEEDED', details: { limit: 'requests_per_month' } });
+    // A spent quota does not close /mcp either: the tools' calls back to the API are refused, as the API is.
+    expect((await mcp(t.key)).status).toBe(200);
+    // Credits: an exhausted balance refuses the metered API, not the MCP surface.
+    const c = await makeTenant(g);
+    expect((await adminCall(g, 'PUT', `/internal/v1/tenants/${c.tenantId}/billing`, { credit_balance: 0 })).status).toBe(200);
+    expect((await http(g.publicUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': c.key }, body: { query: 'q' } })).status).toBe(402);
+    expect((await mcp(c.key)).status).toBe(200);
+    // The per-key rate limit still applies to every /mcp request: a client cannot flood it.
+    const k = await makeKey(g, c.tenantId, { rate_limit: { per_second: 0.5, burst: 2 } });
+    expect((await mcp(k.key)).status).toBe(200);
+    expect((await mcp(k.key)).status).toBe(200);
+    const limited = await mcp(k.key);
+    expect(limited.status).toBe(429);
+    expect(limited.json.error.code).toBe('RATE_LIMITED');
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
   });
 
   it('limits keys per plan with the same plan-limit 402', async () => {

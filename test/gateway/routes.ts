@@ -97,6 +97,7 @@ export function publicRoutes(ids: WorldIds): PublicRoute[] {
     { name: 'agents company search', method: 'POST', path: '/company-search/start', via: 'bearer', module: 'agents', body: { prompt: 'x' }, forwarded: true, namesResource: false },
     { name: 'agents workflow', method: 'GET', path: '/api/workflow/list', via: 'bearer', module: 'agents', forwarded: true, namesResource: false },
     api('mcp', 'POST', '/mcp', 'mcp', { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, forwarded: true }),
+    api('mcp close session', 'DELETE', '/mcp', 'mcp', { forwarded: true }),
     session('list api keys', 'GET', '/api/v1/api-keys'),
     session('create api key', 'POST', '/api/v1/api-keys', { body: { type: 'live', name: 'matrix', workspace_id: ids.workspaceId, project_id: ids.projectId }, namesResource: true }),
     session('get api key', 'GET', `/api/v1/api-keys/${ids.spareKeyIds.rotate}`, { namesResource: true }),

@@ -234,6 +234,7 @@ describe('gateway security suite (every public route)', () => {
 
   it('answers 403 for a credential whose scope, IP allowlist or role does not cover the route', async () => {
     const readOnly = await makeKey(g, a.tenant.tenantId, { scopes: { access: 'read' } });
+    const writeOnly = await makeKey(g, a.tenant.tenantId, { scopes: { access: 'write' } });
     const fenced = await makeKey(g, a.tenant.tenantId, { ip_allowlist: ['10.0.0.0/8', '2001:db8::/32'] });
     const apps = await makeKey(g, a.tenant.tenantId, { app_permissions: { pages: true } });
     const fencedToken = await token(await oauthClient(a.creds.session, { scopes: ['*:write'], ip_allowlist: ['10.0.0.0/8'] }));
@@ -275,11 +276,20 @@ describe('gateway security suite (every public route)', () => {
       if (route.module !== 'pages') cases.push(['app_permissions', apps.key]);
       // Administrators only: a member's session and an unrestricted OAuth token (an integration) are no administrators.
       if (route.adminOnly) cases.push(['member', member.token], ['OAuth integration', writeToken]);
-      // POST routes that only read (search, retrieval, chat questions, MCP calls) are open to read-only keys.
-      if (route.method !== 'GET' && !/search|retrieve|chat|mcp/.test(route.path)) cases.push(['read-only', readOnly.key]);
+      // POST routes that only read (search, retrieval, chat questions) are open to read-only keys, and the MCP
+      // surface to every access level (below).
+      if (route.method !== 'GET' && route.module !== 'mcp' && !/search|retrieve|chat/.test(route.path)) cases.push(['read-only', readOnly.key]);
       for (const [label, key] of cases) {
         const r = await call(route, credentialHeaders(route, key));
         expect({ route: route.name, label, status: r.status }).toEqual({ route: route.name, label, status: 403 });
+      }
+      if (route.module === 'mcp') {
+        // Any access level may open, use and close (DELETE) its MCP sessions: the server lists the tools the key's
+        // scope allows, and each tool call is authorised again when the server calls the API back with the key.
+        for (const [label, key] of [['read-only', readOnly.key], ['write-only', writeOnly.key]] as const) {
+          const r = await call(route, credentialHeaders(route, key));
+          expect({ route: route.name, label, status: r.status }).toEqual({ route: route.name, label, status: 200 });
+        }
       }
       // An unrestricted token is accepted where the narrowed ones were refused (read routes: the others change
       // state, and the sanity test has exercised them).
@@ -438,7 +448,7 @@ describe('gateway security suite (every public route)', () => {
       const identity = await g.signer.verify(String(headers['x-lore-identity']));
       expect(identity.tenant_id).toBe(a.tenant.tenantId);
       expect(identity.workspace_id).toBe(a.tenant.workspaceId);
-      if (route.name !== 'mcp') expect(headers['x-api-key']).toBeUndefined();
+      if (route.module !== 'mcp') expect(headers['x-api-key']).toBeUndefined();
       expect(headers.authorization).toBeUndefined();
     }
   });

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { AppError, type CredentialKind, type Identity } from '@lore/runtime';
 import { digestsEqual, keyTypeOfPrefix, parseCredential, sha256Hex, type ParsedCredential } from '../domain/credentials';
 import { addressAllowed, clientAddress, parseCidrList } from '../domain/network';
-import { appPermissionDenies, oauthScopesDeny, scopeDenies, type Access, type KeyScope, type Module, type Need } from '../domain/scope';
+import { appPermissionDenies, oauthScopesDeny, scopeDenies, type KeyScope, type Module, type Need, type RouteAccess } from '../domain/scope';
 import type { CachedCredential, GatewayContext, TenantContext } from '../context';
 import { planOf } from '../context';
 import { keyByHash } from '../store/api-keys';
@@ -18,7 +18,8 @@ export type CredentialSource = 'x-api-key' | 'bearer' | 'cookie' | 'query';
 
 export interface RouteRule {
   module: Module;
-  access: Access;
+  /** `any`: every access level of a key (read, write, read_write) may use the route. */
+  access: RouteAccess;
   /** Operation name inside the app, for `app_permissions`. */
   operation: string;
   sources: readonly CredentialSource[];
@@ -26,6 +27,12 @@ export interface RouteRule {
   allowSessions: boolean;
   /** Data-plane routes need credits when the tenant is metered. */
   metered: boolean;
+  /**
+   * The request counts against the plan's monthly request quota (absent: it does). Only a surface whose work reaches
+   * the API through requests of its own, which count, leaves it out (MCP; docs/gateway.md, "Rate limits, plans and
+   * credits"). The per-key rate limit applies to every authenticated request whatever this says.
+   */
+  countsQuota?: boolean;
 }
 
 export interface RequestFacts {
@@ -320,7 +327,7 @@ export async function authenticate(ctx: GatewayContext, facts: RequestFacts, rul
     subject,
     consume: denial === null,
     rate,
-    quota: plan.requests_per_month ? { tenantId: tenant.tenant.tenant_id, limit: plan.requests_per_month } : null,
+    quota: plan.requests_per_month && rule.countsQuota !== false ? { tenantId: tenant.tenant.tenant_id, limit: plan.requests_per_month } : null,
   });
   if (observeSharedEpoch(ctx, admitted.epoch)) {
     // The shared state lost its records (or is new): nothing cached can be trusted; ask the database.

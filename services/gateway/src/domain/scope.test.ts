@@ -17,6 +17,12 @@ describe('key scope', () => {
     expect(scopeDenies({ memories: ['mem_2'] }, need())).toMatch(/memory/);
     expect(scopeDenies({ memories: ['mem_1'] }, need())).toBeNull();
   });
+
+  it('refuses a route open to any access level to no access level, but still by module and memory', () => {
+    for (const access of ['read', 'write', 'read_write'] as const) expect(scopeDenies({ access }, need({ access: 'any' }))).toBeNull();
+    expect(scopeDenies({ access: 'read', modules: ['projects'] }, need({ access: 'any' }))).toMatch(/memory module/);
+    expect(scopeDenies({ access: 'write', memories: ['mem_2'] }, need({ access: 'any' }))).toMatch(/memory/);
+  });
 });
 
 describe('app_permissions', () => {
@@ -43,6 +49,10 @@ describe('OAuth scopes', () => {
     expect(oauthScopesDeny(['memory:write'], need())).toBeNull();
     expect(oauthScopesDeny(['*:read'], need())).toBeNull();
     expect(oauthScopesDeny(['projects:write'], need())).not.toBeNull();
+    // Any access level: the module's read or write scope will do.
+    expect(oauthScopesDeny(['memory:read'], need({ access: 'any' }))).toBeNull();
+    expect(oauthScopesDeny(['*:write'], need({ access: 'any' }))).toBeNull();
+    expect(oauthScopesDeny(['projects:read'], need({ access: 'any' }))).toBe("the token's scopes do not allow memory:read");
   });
 
   it('rejects unknown scopes and requests beyond the grant', () => {

@@ -2,6 +2,12 @@ import { MODULES, type Module, type KeyScopes as KeyScope } from '@lore/contract
 
 /** Read routes never change state; everything else is a write. Search is a POST but reads. */
 export type Access = 'read' | 'write';
+/**
+ * What a route asks of a credential's access level: `read`, `write`, or `any` for a surface every access level may
+ * use because it changes nothing by itself and each thing it does is authorised again where it happens (the MCP
+ * surface: docs/gateway.md, "Forwarding"). The module, memory and app checks still apply to `any`.
+ */
+export type RouteAccess = Access | 'any';
 export type KeyAccess = 'read' | 'write' | 'read_write';
 
 // The modules a key scope or an OAuth scope can name, and the scope's shape, are shared with the admin API and the
@@ -11,7 +17,7 @@ export { MODULES, type Module, type KeyScope };
 /** What one request needs from the credential. */
 export interface Need {
   module: Module;
-  access: Access;
+  access: RouteAccess;
   /** The memory the request acts on, when it acts on one. */
   memoryId?: string | null;
   /** Operation inside the app (first path segment after the surface), for `app_permissions`. */
@@ -24,6 +30,7 @@ export function scopeDenies(scope: KeyScope | null | undefined, need: Need): str
   if (scope.modules && scope.modules.length > 0 && !scope.modules.includes(need.module)) {
     return `the key's scope does not include the ${need.module} module`;
   }
+  // A route open to `any` access level is refused neither to read-only nor to write-only keys.
   if (scope.access === 'read' && need.access === 'write') return 'the key is read-only';
   if (scope.access === 'write' && need.access === 'read') return 'the key is write-only';
   if (need.memoryId && scope.memories && scope.memories.length > 0 && !scope.memories.includes(need.memoryId)) {
@@ -78,8 +85,10 @@ export function invalidOauthScopes(scopes: readonly string[]): string[] {
 export function oauthScopesDeny(scopes: readonly string[], need: Need): string | null {
   const has = (s: string) => scopes.includes(s);
   if (has(`${need.module}:write`) || has('*:write')) return null;
-  if (need.access === 'read' && (has(`${need.module}:read`) || has('*:read'))) return null;
-  return `the token's scopes do not allow ${need.module}:${need.access}`;
+  // A surface open to any access level needs the module, read or write: read is the least that names it.
+  const access: Access = need.access === 'write' ? 'write' : 'read';
+  if (access === 'read' && (has(`${need.module}:read`) || has('*:read'))) return null;
+  return `the token's scopes do not allow ${need.module}:${access}`;
 }
 
 /** A requested scope set must be a subset of what the client was granted (write grants cover read). */

@@ -1,5 +1,6 @@
 import { TRUST_HEADERS } from '@lore/runtime';
-import { isAmbiguousPath, matchForward } from './route-table';
+import { oauthScopesDeny, scopeDenies } from '../domain/scope';
+import { FORWARD_ROUTES, isAmbiguousPath, matchForward } from './route-table';
 import { parseUpstream, upstreamHeaders, upstreamPath } from './proxy';
 
 describe('forwarding table', () => {
@@ -20,6 +21,27 @@ describe('forwarding table', () => {
     expect(matchForward('POST', '/api/company/companyOverview/html')?.rule).toMatchObject({ module: 'agents', access: 'read' });
     expect(matchForward('POST', '/api/company/companyOverview/other')?.rule).toMatchObject({ access: 'write' });
     expect(matchForward('POST', '/mcp')).toMatchObject({ route: { upstream: 'mcp', keepApiKey: true } });
+  });
+
+  it('lets every access level use the MCP surface, whatever the method, under the mcp module and unmetered', () => {
+    for (const method of ['POST', 'GET', 'DELETE']) {
+      const m = matchForward(method, '/mcp');
+      expect(m).toMatchObject({ route: { upstream: 'mcp' }, rule: { module: 'mcp', access: 'any', metered: false, countsQuota: false } });
+      // What any access level may use: a read-only key and a write-only key alike (DELETE closes a session).
+      for (const access of ['read', 'write', 'read_write'] as const) expect(scopeDenies({ access }, { ...m!.rule!, memoryId: null })).toBeNull();
+      // The module check stays: a key scoped to other modules is refused.
+      expect(scopeDenies({ modules: ['memory'] }, { ...m!.rule!, memoryId: null })).toMatch(/mcp module/);
+      expect(oauthScopesDeny(['mcp:read'], m!.rule!)).toBeNull();
+      expect(oauthScopesDeny(['memory:write'], m!.rule!)).toMatch(/mcp:read/);
+    }
+  });
+
+  it('meters every other forwarded surface: credits and the monthly quota', () => {
+    for (const [method, path] of [['POST', '/api/v1/memory/search'], ['GET', '/memory/departments'], ['POST', '/api/chat/send-message'], ['POST', '/company-search/start']] as const) {
+      expect(matchForward(method, path)?.rule).toMatchObject({ metered: true, countsQuota: true });
+    }
+    // No other surface is open to any access level.
+    expect(FORWARD_ROUTES.filter((r) => r.anyAccess).map((r) => r.name)).toEqual(['mcp']);
   });
 
   it('serves health and description routes without a credential', () => {

@@ -1,4 +1,4 @@
-import type { Access, Module } from '../domain/scope';
+import type { Module, RouteAccess } from '../domain/scope';
 import type { CredentialSource, RouteRule } from '../auth/authenticate';
 import type { UpstreamName } from '../config';
 
@@ -24,9 +24,20 @@ export interface ForwardRoute {
   module: (path: string) => Module;
   sources: readonly CredentialSource[];
   allowSessions: boolean;
+  /**
+   * Billable use: the surface needs credits when the tenant is metered, and every request counts against the
+   * plan's monthly request quota. Not metered never means unlimited: the per-key rate limit applies to every
+   * authenticated request (docs/gateway.md, "Rate limits, plans and credits").
+   */
   metered: boolean;
   /** POST routes that only read (search, chat questions): a read-only key may call them. */
   readPosts?: readonly RegExp[];
+  /**
+   * Every access level of a key (read, write, read_write) may use the surface, whatever the method: it changes
+   * nothing by itself, and each thing it does is authorised again where it happens. The module check, app
+   * permissions, memory scope, IP allowlist and rate limit apply as on any surface.
+   */
+  anyAccess?: boolean;
   /** Index of the path segment naming the operation, for `app_permissions` (index 0 is the empty segment before the first slash). */
   operationSegment: number;
   /** The MCP server calls the public API back with the caller's own key (spec 3), so it keeps x-api-key. */
@@ -107,9 +118,14 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
     module: () => 'mcp',
     sources: ['x-api-key'],
     allowSessions: false,
-    metered: true,
-    // Every MCP call is a POST; what it may change is decided when the server calls the API back with the key.
-    readPosts: [/^\/mcp/],
+    // A tool call's billable request is the one the tool makes back to the API with the caller's key (metered and
+    // counted there); metering /mcp as well would count every tool call twice. /mcp keeps the per-key rate limit,
+    // and the server its per-key session limit.
+    metered: false,
+    // Any key may open, use and close (DELETE) its sessions: the server lists the tools the key's signed scope
+    // allows (read tools to a read-only key, write tools to a write-only one), and every tool call is authorised
+    // again by this gateway when the server calls the API back with the key (docs/mcp.md, "Who sees which tool").
+    anyAccess: true,
     operationSegment: 1,
     keepApiKey: true,
     missingCredentialBody: { success: false, error: 'Missing x-api-key header' },
@@ -126,18 +142,26 @@ function under(path: string, prefix: string): boolean {
   return path === prefix || path.startsWith(`${prefix}/`);
 }
 
+/** What a request on a surface asks of the key's access level: safe methods and `readPosts` read, the rest writes. */
+function routeAccess(route: ForwardRoute, method: string, path: string): RouteAccess {
+  if (route.anyAccess) return 'any';
+  const safe = method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
+  return safe || (method === 'POST' && route.readPosts?.some((re) => re.test(path))) ? 'read' : 'write';
+}
+
 /** The forward route for a path, with the rule the credential must satisfy; null when no surface owns it. */
 export function matchForward(method: string, path: string, routes: readonly ForwardRoute[] = FORWARD_ROUTES): ForwardMatch | null {
   for (const route of routes) {
     if (route.open?.includes(path) || route.openPatterns?.some((re) => re.test(path))) return { route, rule: null };
     if (!route.prefixes.some((p) => under(path, p)) && !route.exact?.includes(path)) continue;
     if (route.except?.some((p) => under(path, p))) return null;
-    const safe = method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
-    const access: Access = safe || (method === 'POST' && route.readPosts?.some((re) => re.test(path))) ? 'read' : 'write';
     const operation = path.split('/')[route.operationSegment] ?? '';
     return {
       route,
-      rule: { module: route.module(path), access, operation, sources: route.sources, allowSessions: route.allowSessions, metered: route.metered },
+      rule: {
+        module: route.module(path), access: routeAccess(route, method, path), operation, sources: route.sources, allowSessions: route.allowSessions,
+        metered: route.metered, countsQuota: route.metered,
+      },
     };
   }
   return null;
