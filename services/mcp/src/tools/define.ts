@@ -60,18 +60,42 @@ export function cap(description: string, max: number) {
   return z.number().int().min(1).max(max).describe(description);
 }
 
-/** A free-form JSON object argument (search payloads, filters). */
+/** A free-form JSON object argument (search payloads, filters): its field names have at least 1 character too. */
 export function jsonObject(description: string) {
-  return z.record(z.string(), z.unknown()).describe(description);
+  return z.record(z.string().min(1), z.unknown()).describe(description);
 }
 
-/** The output schema every tool declares: the envelope spec 3 fixes, `data` typed by the tool. */
+/** The envelope's two shapes in JSON Schema, beside the object's properties (see envelopeSchema). */
+const ENVELOPE_ONE_OF = [
+  { properties: { success: { const: true } }, required: ['success', 'data'], not: { required: ['error'] } },
+  { properties: { success: { const: false } }, required: ['success', 'error'], not: { required: ['data'] } },
+];
+
+/**
+ * The output schema every tool declares: the envelope spec 3 fixes, `data` typed by the tool. It is exactly one of
+ * `{success: true, data}` and `{success: false, error}`. The SDK takes only an object schema as a tool's output schema
+ * (a union is left out of the tool list and breaks its output check), so the envelope is one strict object: its
+ * refinement holds the union for the server's check of every successful call's `structuredContent` (a success
+ * carries `data` and no `error`, a failure an `error` and no `data`), and the same rule is published to clients as
+ * the JSON Schema's `oneOf` (the SDK's client checks `structuredContent` of failures too).
+ */
 export function envelopeSchema(data: z.ZodType = z.unknown()) {
-  return z.object({
-    success: z.boolean(),
-    data: data.optional(),
-    error: z.string().optional(),
-  });
+  return z
+    .strictObject({
+      success: z.boolean(),
+      data: data.optional(),
+      error: z.string().optional(),
+    })
+    .superRefine((e, ctx) => {
+      if (e.success) {
+        if (e.data === undefined) ctx.addIssue({ code: 'custom', path: ['data'], message: 'a success carries data' });
+        if (e.error !== undefined) ctx.addIssue({ code: 'custom', path: ['error'], message: 'a success carries no error' });
+      } else {
+        if (e.error === undefined) ctx.addIssue({ code: 'custom', path: ['error'], message: 'a failure carries an error' });
+        if (e.data !== undefined) ctx.addIssue({ code: 'custom', path: ['data'], message: 'a failure carries no data' });
+      }
+    })
+    .meta({ oneOf: ENVELOPE_ONE_OF });
 }
 
 /** Path segment encoding for upstream paths built from arguments. */

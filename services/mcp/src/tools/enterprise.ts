@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { str } from './define';
 import { additive, checkFile, defineRoute, serverTools, destructive, fileArgs, filePart, id, open, read, seg, text, uuid, type FileArgs, type StreamReader } from './route-tools';
 
 /**
@@ -19,7 +20,7 @@ const ccPair = open({ id: z.number(), name: z.string(), status: z.string(), num_
 const projectFile = open({ id: z.string(), project_id: z.number(), name: z.string(), status: z.string(), error: z.string().nullable() });
 const fileList = open({ files: z.array(projectFile) });
 const accessType = z.enum(['public', 'private']);
-const groups = z.array(z.number().int().min(0).max(2_147_483_647)).max(100);
+const groups = z.array(id()).max(100).describe('user group ids');
 
 /** What enterprise_send_chat_message answers: the streamed answer, collected. */
 export const collectedAnswer = z.object({
@@ -146,7 +147,7 @@ export const enterpriseRoutes = [
     write: true,
     input: {
       persona_id: z.number().int('must be an integer').min(0).max(2_147_483_647),
-      description: z.string().max(500).optional(),
+      description: text(500).optional(),
       project_id: id().optional().describe('a chat project of the caller to hold the session'),
     },
     data: open({ chat_session_id: z.string() }),
@@ -192,7 +193,7 @@ export const enterpriseRoutes = [
       name: text(200),
       source: text(64).describe('web, file or google_drive'),
       input_type: text(64).describe('load_state, poll or event, as the source allows'),
-      connector_specific_config: z.record(z.string().max(200), z.unknown()).describe('web: {base_url, web_connector_type}; file: {file_locations}'),
+      connector_specific_config: z.record(str('a configuration field', 200), z.unknown()).describe('web: {base_url, web_connector_type}; file: {file_locations}'),
       refresh_freq: z.number().int().min(60).max(31_536_000).optional().describe('seconds between runs (default a day)'),
       prune_freq: z.number().int().min(60).max(31_536_000).nullable().optional(),
       indexing_start: z.iso.datetime({ offset: true }).nullable().optional(),

@@ -63,7 +63,7 @@ export const memoryGraphRoutes = [
     write: true,
     input: {
       name: text(200),
-      description: z.string().max(2_000).optional(),
+      description: text(2_000).optional(),
       source_type: text(100).optional().describe('for example department (the default) or list'),
     },
     data: graph.extend({ tenant_id: z.string(), list_id: z.string() }),
@@ -111,12 +111,12 @@ export const memoryGraphRoutes = [
     write: true,
     input: {
       list_id: graphId(),
-      workflow_category: z.string().max(200).optional(),
+      workflow_category: text(200).optional().describe('the kind of list (for example company search); names the graph when this call creates it (default: the list id)'),
       records: z
         .array(z.looseObject({ cells: z.record(z.string(), cell.nullable()), step_source: z.string().optional(), metadata: z.record(z.string(), z.unknown()).optional(), id: z.string().optional() }))
         .min(1)
         .max(MAX_GENERATE_RECORDS),
-      columns: z.array(z.looseObject({ id: text(200), header: z.string().max(200), type: text(100) })).min(1).max(MAX_GENERATE_COLUMNS),
+      columns: z.array(z.looseObject({ id: text(200), header: text(200), type: text(100) })).min(1).max(MAX_GENERATE_COLUMNS),
     },
     data: job,
     annotations: additive('Generate a knowledge graph from a list'),

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { enterpriseRoutes, enterpriseTools, MAX_ANSWER_DOCUMENTS, MAX_PROJECT_FILE_BYTES, readAnswerStream } from './enterprise';
 import { MAX_UPLOAD_CSV_BYTES, memoryGraphRoutes, memoryGraphTools } from './memory-graph';
 import { memoryRoutes, memoryTools } from './memory';
-import { argumentSchema, outputShape, type RouteTool } from './route-tools';
+import { envelopeSchema } from './define';
+import { argumentSchema, type RouteTool } from './route-tools';
 
 const all: RouteTool[] = [...memoryGraphRoutes, ...enterpriseRoutes, ...memoryRoutes];
 const tool = (name: string): RouteTool => {
@@ -79,10 +80,10 @@ describe('the memory-graph, enterprise and memory tools', () => {
 
   it('declare an output schema that holds both answers', () => {
     for (const t of all) {
-      const out = z.object(outputShape(t.data));
+      const out = envelopeSchema(t.data);
       expect(out.safeParse({ success: false, error: 'upstream answered 404' }).success).toBe(true);
     }
-    expect(z.object(outputShape(tool('memory_chat').data)).safeParse({ success: true, data: { answer: 'a', nodes: [], edges: [] } }).success).toBe(true);
+    expect(envelopeSchema(tool('memory_chat').data).safeParse({ success: true, data: { answer: 'a', nodes: [], edges: [] } }).success).toBe(true);
   });
 });
 

@@ -69,11 +69,6 @@ export function argumentSchema(t: RouteTool): z.ZodType {
   return t.refine ? base.superRefine(t.refine as (a: unknown, ctx: z.RefinementCtx) => void) : base;
 }
 
-/** The output schema of every tool: the JSON its text carries, as structuredContent. */
-export function outputShape(data: z.ZodType) {
-  return { success: z.boolean(), data: data.optional(), error: z.string().optional() };
-}
-
 export const read = (title: string): ToolAnnotations => ({ title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
 export const additive = (title: string, idempotent = false): ToolAnnotations => ({ title, readOnlyHint: false, destructiveHint: false, idempotentHint: idempotent, openWorldHint: false });
 export const destructive = (title: string, idempotent = false): ToolAnnotations => ({ title, readOnlyHint: false, destructiveHint: true, idempotentHint: idempotent, openWorldHint: false });

@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { envelopeSchema } from './define';
+
+describe('envelopeSchema', () => {
+  const envelope = envelopeSchema(z.object({ n: z.number() }));
+
+  it('is {success: true, data} or {success: false, error}, and nothing in between', () => {
+    expect(envelope.safeParse({ success: true, data: { n: 1 } }).success).toBe(true);
+    expect(envelope.safeParse({ success: false, error: 'HTTP 404: not found' }).success).toBe(true);
+    expect(envelopeSchema().safeParse({ success: true, data: null }).success).toBe(true);
+    const refused = [
+      { success: true },
+      { success: true, data: { n: 1 }, error: 'x' },
+      { success: false },
+      { success: false, error: 'x', data: { n: 1 } },
+      { success: true, data: { n: 'one' } },
+      { success: 'yes', data: { n: 1 } },
+      { success: true, data: { n: 1 }, extra: 1 },
+    ];
+    for (const value of refused) expect({ value, ok: envelope.safeParse(value).success }).toEqual({ value, ok: false });
+  });
+
+  it('is taken by the SDK as an output schema: listed with its two shapes, and checked on every successful call', async () => {
+    const server = new McpServer({ name: 'probe', version: '1' }, { capabilities: { tools: {} } });
+    const answers: Record<string, unknown> = {
+      good: { success: true, data: { n: 1 } },
+      // A success without data: only the refinement (the union) refuses it.
+      hollow: { success: true },
+    };
+    for (const name of Object.keys(answers)) {
+      server.registerTool(name, { description: name, inputSchema: z.object({}), outputSchema: envelope }, async () => ({
+        content: [{ type: 'text', text: JSON.stringify(answers[name]) }],
+        structuredContent: answers[name] as Record<string, unknown>,
+      }));
+    }
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'probe-client', version: '1' });
+    await client.connect(clientSide);
+    try {
+      const { tools } = await client.listTools();
+      const listed = tools.find((t) => t.name === 'good')!;
+      expect(listed.outputSchema).toMatchObject({
+        type: 'object',
+        properties: { success: { type: 'boolean' }, error: { type: 'string' } },
+        required: ['success'],
+        additionalProperties: false,
+        oneOf: [
+          { properties: { success: { const: true } }, required: ['success', 'data'] },
+          { properties: { success: { const: false } }, required: ['success', 'error'] },
+        ],
+      });
+      expect(await client.callTool({ name: 'good', arguments: {} })).toMatchObject({ structuredContent: { success: true, data: { n: 1 } } });
+      // The SDK's server refuses the answer (an error result in place of it).
+      const hollow = (await client.callTool({ name: 'hollow', arguments: {} })) as { isError?: boolean; content: Array<{ text: string }> };
+      expect(hollow.isError).toBe(true);
+      expect(hollow.content[0]!.text).toMatch(/Output validation error: Invalid structured content for tool hollow: a success carries data/);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+});
