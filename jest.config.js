@@ -23,16 +23,16 @@ module.exports = {
       displayName: 'unit',
       testMatch: ['<rootDir>/services/*/src/**/*.test.ts', '<rootDir>/operator/src/**/*.test.ts'],
       testPathIgnorePatterns: ['\\.int\\.test\\.ts$', '/dist/', '/node_modules/'],
-      // Unit suites run while the test command builds the Kubernetes binaries in the background: a loaded
-      // machine must not turn a slow-but-correct test (PGlite boots, key derivations) into a failure.
-      testTimeout: 30000,
+      // The default timeout of each project comes from a setup file: jest-circus reads `testTimeout` from the
+      // global configuration only and ignores a project's (test/support/jest/unit-timeout.ts says why 30 s).
+      setupFilesAfterEnv: ['<rootDir>/test/support/jest/unit-timeout.ts'],
     },
     {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/**/*.int.test.ts', '<rootDir>/services/*/test/**/*.int.test.ts', '<rootDir>/operator/test/**/*.int.test.ts'],
       testPathIgnorePatterns: ['/dist/', '/node_modules/'],
-      testTimeout: 120000,
+      setupFilesAfterEnv: ['<rootDir>/test/support/jest/integration-timeout.ts'],
     },
   ],
 };
