@@ -11,10 +11,16 @@
  *
  *   npx tsx --conditions=lore-src bench/memory/graph-chat.ts [--backend cluster] [--edges 1000000] [--docs 300] [--rounds 5]
  *
+ * It also times the two-hop neighbourhood walk alone (walkNeighbourhood: link the question's entities, two hops within
+ * the answer's bounds, read the nodes — exactly what graph chat runs in its transaction) as the application role
+ * with row-level security, against the same walk as the owner, a superuser that bypasses it (issue 15: ≤ 1.5×).
+ *
  * Print only; record figures in docs/memory-benchmarks.md only from a quiet machine (load average below the core count).
  */
 import { loadavg, cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import type { Db, Sql } from '@lore/runtime';
+import { walkNeighbourhood } from '../../services/graph/src/application/graph-chat';
 import { arg, benchIdentity, get, percentile, post, startStack, type BenchStack } from './common';
 
 const TENANT = 't_bench_chat';
@@ -87,6 +93,18 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
   return performance.now() - t0;
 }
 
+/** One transaction as the owner (a superuser: row-level security does not apply), as search-rls.ts measures it. */
+async function ownerTx<T>(db: Db, fn: (sql: Sql) => Promise<T>): Promise<T> {
+  return db.asOwner(async (sql) => {
+    await sql.query('BEGIN');
+    try {
+      return await fn(sql);
+    } finally {
+      await sql.query('COMMIT');
+    }
+  });
+}
+
 async function main(): Promise<void> {
   const edges = Number(arg('edges', '1000000'));
   const docs = Number(arg('docs', '300'));
@@ -126,8 +144,30 @@ async function main(): Promise<void> {
     }
     const ratio = percentile(samples['graph chat   '] ?? [], 95) / percentile(samples['memory search'] ?? [], 95);
     console.log(`\ngraph chat p95 / memory search p95: ${ratio.toFixed(2)}x (target <= 2x); load average now ${loadavg()[0]?.toFixed(1)}`);
-    console.log(ratio <= 2 ? 'OK: within target' : 'FAIL: above target');
-    if (ratio > 2) process.exitCode = 1;
+
+    // The two-hop walk alone, RLS on (the application role, as the service runs it) and off (the superuser owner).
+    const walks: Record<string, (q: string) => Promise<{ edges: unknown[] }>> = {
+      'walk RLS on ': (q) => stack.db.withTenant(TENANT, (sql) => walkNeighbourhood(sql, TENANT, GRAPH, q, false)),
+      'walk RLS off': (q) => ownerTx(stack.db, (sql) => walkNeighbourhood(sql, TENANT, GRAPH, q, false)),
+    };
+    const on = await walks['walk RLS on ']!(questions[0]!);
+    const off = await walks['walk RLS off']!(questions[0]!);
+    if (on.edges.length === 0 || on.edges.length !== off.edges.length) throw new Error(`the walk found ${on.edges.length} edges with RLS and ${off.edges.length} without: nothing comparable to time`);
+    for (const q of questions) for (const fn of Object.values(walks)) await fn(q); // warm caches
+    const walkSamples: Record<string, number[]> = Object.fromEntries(Object.keys(walks).map((k) => [k, []]));
+    for (let r = 0; r < rounds; r += 1) {
+      for (const q of questions) for (const [name, fn] of Object.entries(walks)) walkSamples[name]?.push(await timed(() => fn(q)));
+    }
+    console.log(`\ntwo-hop walk, ${n} questions x ${rounds} rounds per mode (ms); ${on.edges.length} edges for the first question`);
+    console.log('mode            p50      p95      p99');
+    for (const [name, xs] of Object.entries(walkSamples)) {
+      console.log(`${name}    ${percentile(xs, 50).toFixed(2).padStart(7)}  ${percentile(xs, 95).toFixed(2).padStart(7)}  ${percentile(xs, 99).toFixed(2).padStart(7)}`);
+    }
+    const rls = percentile(walkSamples['walk RLS on '] ?? [], 95) / percentile(walkSamples['walk RLS off'] ?? [], 95);
+    console.log(`\ntwo-hop walk p95 RLS on / off: ${rls.toFixed(2)}x (target <= 1.5x)`);
+    console.log(ratio <= 2 ? 'OK: graph chat within target' : 'FAIL: graph chat above target');
+    console.log(rls <= 1.5 ? 'OK: two-hop walk within target' : 'FAIL: two-hop walk above target');
+    if (ratio > 2 || rls > 1.5) process.exitCode = 1;
   } finally {
     await stack.close();
   }

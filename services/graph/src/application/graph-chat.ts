@@ -1,9 +1,9 @@
 import type { LanguageModel } from '@lore/ai';
-import { AppError, detailError, type Db, type Logger } from '@lore/runtime';
+import { AppError, detailError, type Db, type Logger, type Sql } from '@lore/runtime';
 import { questionPhrases } from '../domain/entity-model';
 import { CHAT_LIMITS, answerFromSubgraph, asksAboutThePast, modelPrompt, NO_ENTITY_ANSWER, type SubgraphEdge, type SubgraphNode } from '../domain/graph-chat';
 import { edgesTouching, linkNodes } from '../store/graph-chat';
-import { getGraph, nodesByIds } from '../store/knowledge-graphs';
+import { getGraph, nodesByIds, type NodeRow } from '../store/knowledge-graphs';
 
 export interface GraphChatDeps {
   db: Db;
@@ -22,6 +22,34 @@ export interface GraphChatAnswer {
 }
 
 /**
+ * The walk itself, inside the caller's transaction: links the question's phrases to nodes, then at most
+ * `CHAT_LIMITS.hops` hops over their edges within the node and edge bounds. Exported for bench:graph-chat, which
+ * times exactly this walk with row-level security on and off.
+ */
+export async function walkNeighbourhood(sql: Sql, tenantId: string, listId: string, question: string, history: boolean): Promise<{ linked: string[]; rows: NodeRow[]; edges: SubgraphEdge[] }> {
+  const linked = (await linkNodes(sql, tenantId, listId, questionPhrases(question), CHAT_LIMITS.seeds)).map((l) => l.node_id);
+  const nodeIds = new Set(linked);
+  const edges = new Map<string, SubgraphEdge>();
+  let frontier = linked;
+  for (let hop = 0; hop < CHAT_LIMITS.hops && frontier.length > 0 && edges.size < CHAT_LIMITS.edges; hop++) {
+    const next: string[] = [];
+    for (const e of await edgesTouching(sql, tenantId, listId, frontier, history, CHAT_LIMITS.edges)) {
+      if (edges.has(e.edge_id) || edges.size >= CHAT_LIMITS.edges) continue;
+      const fresh = [e.from_node, e.to_node].filter((id, i, all) => !nodeIds.has(id) && all.indexOf(id) === i);
+      if (nodeIds.size + fresh.length > CHAT_LIMITS.nodes) continue;
+      for (const id of fresh) {
+        nodeIds.add(id);
+        next.push(id);
+      }
+      edges.set(e.edge_id, { id: e.edge_id, from: e.from_node, to: e.to_node, label: e.label, valid_from: e.valid_from, valid_to: e.valid_to });
+    }
+    frontier = next;
+  }
+  const rows = await nodesByIds(sql, tenantId, listId, [...nodeIds]);
+  return { linked, rows, edges: [...edges.values()] };
+}
+
+/**
  * Reads the neighbourhood of the question's entities in one graph of the tenant (404 when the tenant has no graph
  * `listId`): links the question's phrases to nodes (names, aliases, domains; case, accents and punctuation folded),
  * walks at most `CHAT_LIMITS.hops` hops from them over current edges (closed ones too when the question asks about
@@ -29,29 +57,7 @@ export interface GraphChatAnswer {
  */
 export async function readSubgraph(db: Db, tenantId: string, listId: string, question: string): Promise<Omit<GraphChatAnswer, 'answer'>> {
   const history = asksAboutThePast(question);
-  const found = await db.withTenant(tenantId, async (sql) => {
-    if (!(await getGraph(sql, tenantId, listId))) return null;
-    const linked = (await linkNodes(sql, tenantId, listId, questionPhrases(question), CHAT_LIMITS.seeds)).map((l) => l.node_id);
-    const nodeIds = new Set(linked);
-    const edges = new Map<string, SubgraphEdge>();
-    let frontier = linked;
-    for (let hop = 0; hop < CHAT_LIMITS.hops && frontier.length > 0 && edges.size < CHAT_LIMITS.edges; hop++) {
-      const next: string[] = [];
-      for (const e of await edgesTouching(sql, tenantId, listId, frontier, history, CHAT_LIMITS.edges)) {
-        if (edges.has(e.edge_id) || edges.size >= CHAT_LIMITS.edges) continue;
-        const fresh = [e.from_node, e.to_node].filter((id, i, all) => !nodeIds.has(id) && all.indexOf(id) === i);
-        if (nodeIds.size + fresh.length > CHAT_LIMITS.nodes) continue;
-        for (const id of fresh) {
-          nodeIds.add(id);
-          next.push(id);
-        }
-        edges.set(e.edge_id, { id: e.edge_id, from: e.from_node, to: e.to_node, label: e.label, valid_from: e.valid_from, valid_to: e.valid_to });
-      }
-      frontier = next;
-    }
-    const rows = await nodesByIds(sql, tenantId, listId, [...nodeIds]);
-    return { linked, rows, edges: [...edges.values()] };
-  });
+  const found = await db.withTenant(tenantId, async (sql) => ((await getGraph(sql, tenantId, listId)) ? walkNeighbourhood(sql, tenantId, listId, question, history) : null));
   // Spec 2's `{detail}` shape, as the other knowledge-graph routes answer it.
   if (!found) throw detailError(AppError.notFound('graph'), 'graph not found');
   const nodes = found.rows.map((n) => ({ id: n.node_id, label: n.label, name: n.name, properties: n.properties }));
