@@ -1,4 +1,6 @@
+import { upsertDirectoryRecords } from '@lore/agents';
 import { useEmbedded } from '../support/embedded';
+import { companyKey, generateAgentsWorld, matchingCompanies, worldDirectoryRecords } from '../support/agents-world';
 
 jest.setTimeout(180_000);
 
@@ -123,5 +125,33 @@ describe('knowledge graphs in embedded mode', () => {
       )).rows,
     );
     expect(provenance).toEqual([{ source_id: `${rows[0]!.id}:Company` }]);
+  });
+  it('generates a graph from a company search\'s list, its table rows and columns sent exactly as the status route gives them', async () => {
+    const l = embedded.lore;
+    const world = generateAgentsWorld(7, { companies: 60 });
+    await upsertDirectoryRecords(l.parts.db, l.credentials.tenant_id, worldDirectoryRecords(world).map((r) => ({ kind: r.kind, data: r.data, source: r.source })));
+    const truth = matchingCompanies(world, { industry: 'Fintech', city: 'Berlin' }).map(companyKey);
+    expect(truth.length).toBeGreaterThan(0);
+    const start = await call('POST', '/company-search/start', { prompt: 'Find fintech companies in Berlin' });
+    expect(start.status).toBe(200);
+    let snap: any = null;
+    for (let i = 0; i < 600 && snap?.status !== 'completed'; i++) {
+      await new Promise((res) => setTimeout(res, 100));
+      snap = (await call('GET', `/company-search/status/${start.json.thread_id as string}`)).json;
+      expect(snap.status).not.toBe('error');
+    }
+    expect(snap.status).toBe('completed');
+    const { rows, columns } = snap.table_structure as { rows: Array<Record<string, unknown>>; columns: Array<Record<string, unknown>> };
+    expect(rows.length).toBe(truth.length);
+
+    const listId = `search-${start.json.thread_id as string}`;
+    const generated = await call('POST', '/memory/generate', { listId, workflowCategory: 'company_search', records: rows, columns });
+    expect(generated.status).toBe(200);
+    expect(await settled(generated.json.jobId)).toMatchObject({ status: 'completed', stats: expect.objectContaining({ rows: rows.length }) });
+    const companies = await l.parts.db.withTenant(l.credentials.tenant_id, async (sql) =>
+      (await sql.query<{ name: string }>(`SELECT name FROM graph.kg_nodes WHERE tenant_id = $1 AND graph_id = $2 AND label = 'Company' ORDER BY name`, [l.credentials.tenant_id, listId])).rows.map((r) => r.name),
+    );
+    const names = rows.map((r) => String((r.cells as Record<string, { value: unknown }>).name?.value)).sort();
+    expect(companies).toEqual(names);
   });
 });

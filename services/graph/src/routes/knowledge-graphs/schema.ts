@@ -52,7 +52,16 @@ export const GenerateBody = z.object({
         .object({
           cells: z.record(z.string().max(200), CellBody.nullable()).refine((c) => Object.keys(c).length <= GRAPH_LIMITS.maxColumns, `at most ${GRAPH_LIMITS.maxColumns} cells`),
           step_source: z.string().max(200).optional(),
-          metadata: z.object({ source: z.string().max(200).optional(), _id: z.string().max(200).optional(), uniqueID: z.string().max(200).optional() }).passthrough().optional(),
+          // A saved list's row names its source as a word, as the provenance object the agents' status route gives
+          // (`{source, source_url, snippet, fetched_at}`), or null when it has none; null ids are the same as absent.
+          metadata: z
+            .object({
+              source: z.union([z.string().max(200), z.record(z.string(), z.unknown())]).nullish(),
+              _id: z.string().max(200).nullish(),
+              uniqueID: z.string().max(200).nullish(),
+            })
+            .passthrough()
+            .optional(),
           id: z.string().max(200).optional(),
         })
         .passthrough(),
