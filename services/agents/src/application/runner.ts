@@ -220,6 +220,9 @@ class Run {
     try {
       if (this.workflow.stop_requested || this.workflow.status === 'stopping') return await this.finishStopped();
       for (let guard = 0; guard < 10_000; guard++) {
+        // PGlite (embedded mode) answers in microtasks: without a turn of the event loop a run of directory batches
+        // would hold the whole process (its API, the heartbeat and the stop watch) until it ends.
+        await new Promise<void>((resolve) => setImmediate(resolve));
         this.check();
         const state = readState(this.workflow.state);
         const budget = this.spentBudget(state);
