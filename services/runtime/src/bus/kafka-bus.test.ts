@@ -8,6 +8,9 @@ const mockAdmin = {
   listTopics: jest.fn(async (): Promise<string[]> => []),
   createTopics: jest.fn(async (): Promise<boolean> => true),
   fetchTopicMetadata: jest.fn(),
+  fetchOffsets: jest.fn(),
+  fetchTopicOffsets: jest.fn(),
+  setOffsets: jest.fn(async () => undefined),
 };
 
 jest.mock('kafkajs', () => ({
@@ -67,5 +70,40 @@ describe('KafkaBus.ensureTopics', () => {
     mockAdmin.fetchTopicMetadata.mockRejectedValueOnce(Object.assign(new Error('Not authorized to access topics'), { retriable: false }));
     await expect(bus.ensureTopics(['lore.events'])).rejects.toThrow('Not authorized to access topics');
     expect(mockAdmin.fetchTopicMetadata).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('KafkaBus: a new consumer group starts at the end of its topics', () => {
+  let bus: KafkaBus;
+  beforeEach(() => {
+    jest.clearAllMocks();
+    // Answers queued by a test that failed early must not reach the next one.
+    for (const fn of [mockAdmin.fetchOffsets, mockAdmin.fetchTopicMetadata, mockAdmin.fetchTopicOffsets]) fn.mockReset();
+    bus = new KafkaBus({ brokers: ['broker:9092'], clientId: 'unit', prefix: 'acme', logger });
+  });
+  afterEach(() => bus.close());
+  const start = (b: KafkaBus) => (b as unknown as { startNewGroupAtEnd(g: string, t: string[]): Promise<void> }).startNewGroupAtEnd('acme.g', ['acme.t']);
+
+  it('retries when kafkajs\' end-offset call drops a partition (its TypeError, or an answer without it), then seeks every fresh partition', async () => {
+    mockAdmin.fetchOffsets.mockResolvedValue([{ topic: 'acme.t', partitions: [{ partition: 0, offset: '-1' }, { partition: 1, offset: '-1' }] }]);
+    mockAdmin.fetchTopicMetadata.mockResolvedValue({ topics: [{ name: 'acme.t', partitions: [{ partitionId: 0, leader: 1 }, { partitionId: 1, leader: 1 }] }] });
+    mockAdmin.fetchTopicOffsets
+      // What kafkajs throws when the leader it asked for the low offsets answered nothing.
+      .mockRejectedValueOnce(new TypeError("Cannot destructure property 'partitions' of 'low.pop(...)' as it is undefined."))
+      .mockResolvedValueOnce([{ partition: 0, offset: '5', high: '5', low: '0' }])
+      .mockResolvedValueOnce([{ partition: 0, offset: '5', high: '5', low: '0' }, { partition: 1, offset: '7', high: '7', low: '0' }]);
+    await start(bus);
+    expect(mockAdmin.fetchTopicOffsets).toHaveBeenCalledTimes(3);
+    expect(mockAdmin.setOffsets).toHaveBeenCalledTimes(1);
+    expect(mockAdmin.setOffsets).toHaveBeenCalledWith({ groupId: 'acme.g', topic: 'acme.t', partitions: [{ partition: 0, offset: '5' }, { partition: 1, offset: '7' }] });
+  });
+
+  it('does not retry an error that is not kafkajs dropping a partition', async () => {
+    mockAdmin.fetchOffsets.mockResolvedValue([{ topic: 'acme.t', partitions: [{ partition: 0, offset: '-1' }] }]);
+    mockAdmin.fetchTopicMetadata.mockResolvedValue({ topics: [{ name: 'acme.t', partitions: [{ partitionId: 0, leader: 1 }] }] });
+    mockAdmin.fetchTopicOffsets.mockRejectedValueOnce(new Error('not authorised'));
+    await expect(start(bus)).rejects.toThrow('not authorised');
+    expect(mockAdmin.fetchTopicOffsets).toHaveBeenCalledTimes(1);
+    expect(mockAdmin.setOffsets).not.toHaveBeenCalled();
   });
 });

@@ -563,7 +563,17 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
       if (!meta || meta.partitions.length === 0 || meta.partitions.some((p) => p.leader < 0)) {
         throw Object.assign(new Error(`topic ${topic} has a partition without a leader yet`), { retriable: true });
       }
-      const ends = await admin.fetchTopicOffsets(topic);
+      // The leaders kafkajs asks are those of its own cached metadata, which may still lag the answer above (a
+      // loaded broker, a leader moving): the same dropped partition then surfaces here as a TypeError, or as an
+      // answer without some partition. Both are retriable, after the metadata refresh the retry loop does.
+      const ends = await admin.fetchTopicOffsets(topic).catch((err: unknown) => {
+        if (err instanceof TypeError) throw Object.assign(new Error(`the end offsets of ${topic} came back incomplete (${err.message})`), { retriable: true });
+        throw err;
+      });
+      const answered = new Set(ends.map((e) => e.partition));
+      if ([...fresh].some((p) => !answered.has(p))) {
+        throw Object.assign(new Error(`the end offsets of ${topic} lack a partition`), { retriable: true });
+      }
       const seek = ends.filter((e) => fresh.has(e.partition)).map((e) => ({ partition: e.partition, offset: e.high }));
       try {
         await admin.setOffsets({ groupId, topic, partitions: seek });
