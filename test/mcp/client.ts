@@ -1,5 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { IDENTITY_HEADER, IdentitySigner, createLogger, listen } from '@lore/runtime';
+import { createMcpService } from '@lore/mcp';
 
 /** Tool names of issue 16's three areas (spec 3's tool table). */
 export const COMPANY_TOOLS = ['start_workflow', 'continue_workflow', 'get_status_workflows', 'stop', 'start_enrichment', 'stop_enrichment', 'get_lists', 'get_search_results', 'company_database_search'];
@@ -16,9 +19,15 @@ export interface McpClient {
   close(): Promise<void>;
 }
 
-/** The SDK's own client over Streamable HTTP, with `x-api-key` on every request. */
-export async function connectMcp(baseUrl: string, apiKey: string): Promise<McpClient> {
-  const transport = new StreamableHTTPClientTransport(new URL('/mcp', baseUrl), { requestInit: { headers: { 'x-api-key': apiKey } } });
+/**
+ * The SDK's own client over Streamable HTTP, with `x-api-key` on every request; `extraHeaders` adds headers made
+ * afresh for each request (a signed identity, for a tool server reached without the gateway).
+ */
+export async function connectMcp(baseUrl: string, apiKey: string, extraHeaders?: () => Promise<Record<string, string>>): Promise<McpClient> {
+  const withHeaders: typeof fetch | undefined = extraHeaders
+    ? async (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...(await extraHeaders()) } })
+    : undefined;
+  const transport = new StreamableHTTPClientTransport(new URL('/mcp', baseUrl), { requestInit: { headers: { 'x-api-key': apiKey } }, ...(withHeaders ? { fetch: withHeaders } : {}) });
   const client = new Client({ name: 'lore-test', version: '1.0.0' });
   await client.connect(transport);
   return {
@@ -61,4 +70,36 @@ export async function rawInitialize(baseUrl: string, headers: Record<string, str
     json = data ? JSON.parse(data[1]!) : text;
   }
   return { status: res.status, json, sessionId: res.headers.get('mcp-session-id') };
+}
+
+/** A tool server whose upstreams fail: its API address is a closed port. */
+export interface DeadUpstreamMcp {
+  url: string;
+  /** The SDK's client with `key`, each request carrying a freshly signed identity (as the gateway forwards it). */
+  connect(key: string): Promise<McpClient>;
+  close(): Promise<void>;
+}
+
+/**
+ * The tool server as a deployment runs it (createMcpService on its own listener), with AGENT_CORE_URL and MEMORY_URL
+ * pointing at a port that was just closed: every tool call's upstream is refused. Reached over HTTP as the gateway
+ * reaches it (the key kept, a signed identity of this server's own secret), so the SDK's client meets the same
+ * server, sessions and answers as through the gateway.
+ */
+export async function startDeadUpstreamMcp(): Promise<DeadUpstreamMcp> {
+  const closed = await listen((_req: unknown, res: { end(): void }) => res.end(), 0, '127.0.0.1');
+  const deadUrl = closed.url;
+  await closed.close();
+  const signer = new IdentitySigner(randomBytes(32).toString('hex'));
+  const service = createMcpService({ targets: { agentCore: deadUrl, memory: deadUrl }, signer, logger: createLogger({ level: 'silent', service: 'mcp-dead-upstream' }), limits: { upstreamTimeoutMs: 5_000 } });
+  const server = await listen(service.app, 0, '127.0.0.1');
+  const identity = () => signer.sign({ tenant_id: 't-dead-upstream', workspace_id: 'w', memory_id: 'm', credential: 'ck_live', subject: 'k', role: 'tenant_admin' });
+  return {
+    url: server.url,
+    connect: (key) => connectMcp(server.url, key, async () => ({ [IDENTITY_HEADER]: await identity() })),
+    close: async () => {
+      await service.close();
+      await server.close();
+    },
+  };
 }

@@ -3,15 +3,14 @@
  * (route-tools-embedded.int.test.ts, route-tools-cluster.int.test.ts): the SDK's own client over Streamable HTTP to
  * the gateway in front of the tool server, and each tool calling the API back through the gateway with the caller's
  * key, so arguments, routes and answers meet the real services. Each tool once with valid arguments and once with
- * arguments the tool or the API refuses; an unreachable upstream. See "Memory graph", "Enterprise search" and
+ * arguments the tool or the API refuses; a tool server whose upstream is a closed port, over HTTP. See "Memory graph", "Enterprise search" and
  * "Memory" in docs/mcp.md.
  */
 import { until } from '../e2e/processes';
-import { connectMcp, type McpClient } from './client';
+import { connectMcp, startDeadUpstreamMcp, type McpClient } from './client';
 import { enterpriseTools } from '../../services/mcp/src/tools/enterprise';
 import { memoryTools } from '../../services/mcp/src/tools/memory';
 import { memoryGraphTools } from '../../services/mcp/src/tools/memory-graph';
-import { Upstream } from '../../services/mcp/src/tools/upstream';
 
 /** Where the suite runs: the public address (gateway in front of the tool server) and a key of one tenant. */
 export interface RouteToolsTarget {
@@ -209,10 +208,17 @@ export function describeRouteTools(mode: string, target: () => RouteToolsTarget)
         enterprise_get_project_file_statuses: { project_id: 1 }, memory_search: { query: 'q' }, memory_ingest: { content: 'c' },
       };
       expect(Object.keys(minimal).sort()).toEqual(TOOLS.map((t) => t.name).sort());
-      const dead = new Upstream({ agentCore: 'http://127.0.0.1:9', memory: 'http://127.0.0.1:9' }, 'k', { timeoutMs: 2_000, maxAnswerBytes: 1024 });
-      for (const t of TOOLS) {
-        const r = await t.call(t.input.parse(minimal[t.name]) as never, dead);
-        expect([t.name, r]).toEqual([t.name, { success: false, error: 'upstream unreachable' }]);
+      // The tool server as deployed, its AGENT_CORE_URL and MEMORY_URL a closed port, with the SDK's client over HTTP.
+      const dead = await startDeadUpstreamMcp();
+      const client = await dead.connect(target().key);
+      try {
+        for (const t of TOOLS) {
+          // `call` checks the text against structuredContent, isError, and that no stack trace is in the error.
+          expect([t.name, await client.call(t.name, minimal[t.name])]).toEqual([t.name, { success: false, error: 'upstream unreachable' }]);
+        }
+      } finally {
+        await client.close();
+        await dead.close();
       }
     });
 
