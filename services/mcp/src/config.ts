@@ -6,7 +6,11 @@ const optionalString = z
   .optional()
   .transform((v) => (v === '' ? undefined : v));
 
-const httpUrl = (name: string) => z.string({ error: `${name} is required` }).regex(/^https?:\/\/\S+$/, 'must be an http(s) URL');
+/** An empty value counts as unset (a Kubernetes env entry with `value: ""`), as envInt and LOG_DIR treat it. */
+const unsetIfEmpty = (v: unknown) => (v === '' ? undefined : v);
+
+const httpUrl = (name: string) =>
+  z.preprocess(unsetIfEmpty, z.string({ error: `${name} is required` }).regex(/^https?:\/\/\S+$/, 'must be an http(s) URL'));
 
 /**
  * The environment of the MCP tool server, parsed once by `main`. The names without `LORE_` are spec 3's own
@@ -17,9 +21,11 @@ export const mcpConfigSchema = z.object({
   AGENT_CORE_URL: httpUrl('AGENT_CORE_URL'),
   /** Address for graph and memory calls: the gateway. */
   MEMORY_URL: httpUrl('MEMORY_URL'),
-  MCP_HOST: z.string().min(1).default('127.0.0.1'),
+  /** Spec 3's default: loopback only. The chart sets 0.0.0.0 (the gateway reaches the pod through its Service). */
+  MCP_HOST: z.preprocess(unsetIfEmpty, z.string().default('127.0.0.1')),
+  /** Spec 3's default 8000 (DEFAULT_PORTS.mcp); 0 takes any free port. */
   MCP_PORT: envInt(DEFAULT_PORTS.mcp, 0, 65535),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: z.preprocess(unsetIfEmpty, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
   /** A folder to write the log to (mcp.log) instead of standard output. */
   LOG_DIR: optionalString,
   /** Verifies the gateway's signed identity, to know the key's scope (docs/mcp.md, "Who sees which tool"). */

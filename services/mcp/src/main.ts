@@ -1,17 +1,31 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import pino from 'pino';
-import { IdentitySigner, Lifecycle, createLogger, createMetricsRegistry, exitOnConfigError, listen, opsRouter, parseConfig } from '@lore/runtime';
+import {
+  IdentitySigner,
+  Lifecycle,
+  createLogger,
+  createMetricsRegistry,
+  exitOnConfigError,
+  fileLogDestination,
+  listen,
+  opsRouter,
+  parseConfig,
+  type LogDestination,
+} from '@lore/runtime';
 import { mcpConfigSchema } from './config';
 import { createMcpService } from './mcp-service';
 
 /** The `mcp` deployment: the tool server behind the gateway (docs/mcp.md). No database: every tool calls the API back. */
 async function main(): Promise<void> {
   const config = parseConfig(mcpConfigSchema, process.env);
-  let destination: pino.DestinationStream | undefined;
+  // LOG_DIR: the log goes to <LOG_DIR>/mcp.log instead of standard output, batched per event-loop turn and written
+  // synchronously, like standard output (runtime's fileLogDestination). Its last lines ("shutdown complete" after a
+  // SIGTERM) are written by the destination's `exit` handler when the lifecycle exits: no asynchronous write can
+  // still be in flight then, which an asynchronous file stream could not promise.
+  let destination: LogDestination | undefined;
   if (config.LOG_DIR) {
     mkdirSync(config.LOG_DIR, { recursive: true });
-    destination = pino.destination({ dest: join(config.LOG_DIR, 'mcp.log'), sync: false, mkdir: true });
+    destination = fileLogDestination(join(config.LOG_DIR, 'mcp.log'));
   }
   const logger = createLogger({ level: config.LOG_LEVEL, service: 'mcp', ...(destination ? { destination } : {}) });
   const metrics = createMetricsRegistry('mcp');
