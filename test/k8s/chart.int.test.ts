@@ -96,6 +96,26 @@ describe('charts/lore', () => {
     expect(gw.spec.template.spec.containers[0].env).toEqual(expect.arrayContaining([{ name: 'GATEWAY_UPSTREAM_GRAPH', value: `http://lore-graph.${ns}.svc:8083` }]));
   });
 
+  it("runs one mcp replica and refuses more with the reason: sessions live in its memory, and the gateway's hop to it has no affinity", async () => {
+    const minimal = await renderObjects('lore', ns, ['-f', MINIMAL]);
+    expect(minimal.find((o) => o.kind === 'Deployment' && o.metadata.name === 'lore-mcp').spec.replicas).toBe(1);
+    // The Service spreads connections over its endpoints (no affinity): what a second replica would break.
+    const svc = minimal.find((o) => o.kind === 'Service' && o.metadata.name === 'lore-mcp');
+    expect(svc.spec.type).toBe('ClusterIP');
+    expect(svc.spec.sessionAffinity ?? 'None').toBe('None');
+    for (const replicas of ['2', '3']) {
+      const r = await template('lore', ns, ['-f', MINIMAL, '--set', `mcp.replicaCount=${replicas}`]);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain(`mcp.replicaCount (${replicas}) must be 0 or 1: MCP sessions live in one replica's memory`);
+      expect(r.stderr).toContain('neither ingress affinity nor sessionAffinity: ClientIP prevents that on the gateway-to-mcp hop');
+    }
+    // 0 stops it without removing its objects; with mcp.enabled=false the count is not read.
+    const none = await renderObjects('lore', ns, ['-f', MINIMAL, '--set', 'mcp.replicaCount=0']);
+    expect(none.find((o) => o.kind === 'Deployment' && o.metadata.name === 'lore-mcp').spec.replicas).toBe(0);
+    const off = await renderObjects('lore', ns, ['-f', MINIMAL, '--set', 'mcp.enabled=false', '--set', 'mcp.replicaCount=2']);
+    expect(off.some((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'mcp')).toBe(false);
+  });
+
   it("sets each process's port to its code default, and no two processes share one (they can all run on one host)", async () => {
     const full = await renderObjects('lore', ns, ['-f', FULL]);
     const container = (component: string) =>
@@ -851,6 +871,7 @@ describe('charts/lore', () => {
     ['an agents-worker PDB that blocks every drain', ['--set', 'agents.worker.pdb.enabled=true'], 'agents.worker.pdb.minAvailable (1) must be below its replicas (1)'],
     ['a core-worker stale limit within two heartbeats', ['--set', 'core.worker.indexHeartbeatMs=30000'], 'core.worker.indexStaleMs (60000) must be more than twice core.worker.indexHeartbeatMs (30000)'],
     ['a PDB that blocks every drain', ['--set', 'gateway.pdb.minAvailable=2'], 'gateway.pdb.minAvailable (2) must be below its replicas (2)'],
+    ['two MCP replicas (sessions live in one replica\'s memory)', ['--set', 'mcp.replicaCount=2'], 'mcp.replicaCount (2) must be 0 or 1'],
   ])('fails at template time on %s', async (_name, args, message) => {
     const r = await template('lore', ns, ['-f', MINIMAL, ...args]);
     expect(r.code).not.toBe(0);
@@ -933,11 +954,14 @@ describe('charts/lore', () => {
 
   it('installs, upgrades and uninstalls for real (hooks aside: no controller runs Jobs here)', async () => {
     const release = `it-${runId()}`;
-    const install = await helm(['install', release, CHART, '-n', ns, '-f', MINIMAL, '--set', 'crds.install=false', '--no-hooks', '--wait=false']);
+    // With NetworkPolicies, and an ingress controller's namespace named (the gateway's public port is then admitted
+    // from there and from mcp only).
+    const policies = ['--set', 'networkPolicy.enabled=true', '--set-json', 'networkPolicy.ingressControllerNamespaceSelector={"matchLabels":{"kubernetes.io/metadata.name":"ingress-nginx"}}'];
+    const install = await helm(['install', release, CHART, '-n', ns, '-f', MINIMAL, '--set', 'crds.install=false', ...policies, '--no-hooks', '--wait=false']);
     expect(install.stderr).toBe('');
     expect(install.code).toBe(0);
     const before = JSON.parse(await kubectlOk(['-n', ns, 'get', 'deployment', `${release}-lore-gateway`, '-o', 'json']));
-    const upgrade = await helm(['upgrade', release, CHART, '-n', ns, '-f', MINIMAL, '--set', 'crds.install=false', '--set', 'config.logLevel=debug', '--no-hooks']);
+    const upgrade = await helm(['upgrade', release, CHART, '-n', ns, '-f', MINIMAL, '--set', 'crds.install=false', ...policies, '--set', 'config.logLevel=debug', '--no-hooks']);
     expect(upgrade.code).toBe(0);
     const after = JSON.parse(await kubectlOk(['-n', ns, 'get', 'deployment', `${release}-lore-gateway`, '-o', 'json']));
     expect(after.spec.template.metadata.annotations['checksum/config']).not.toBe(before.spec.template.metadata.annotations['checksum/config']);
@@ -966,8 +990,10 @@ describe('charts/lore', () => {
       expect.arrayContaining([
         { name: 'GATEWAY_UPSTREAM_CORE', value: `http://${release}-lore-core.${ns}.svc:8082` },
         { name: 'GATEWAY_UPSTREAM_AGENTS', value: `http://${release}-lore-agents.${ns}.svc:8084` },
+        { name: 'GATEWAY_UPSTREAM_MCP', value: `http://${release}-lore-mcp.${ns}.svc:8000` },
       ]),
     );
+    await expectMcpInstalled(release);
     const uninstall = await helm(['uninstall', release, '-n', ns, '--no-hooks']);
     expect(uninstall.code).toBe(0);
     expect((await kubectl(['-n', ns, 'get', 'deployment', `${release}-lore-gateway`])).code).not.toBe(0);
@@ -975,7 +1001,67 @@ describe('charts/lore', () => {
     expect((await kubectl(['-n', ns, 'get', 'deployment', `${release}-lore-core-worker`])).code).not.toBe(0);
     expect((await kubectl(['-n', ns, 'get', 'deployment', `${release}-lore-agents`])).code).not.toBe(0);
     expect((await kubectl(['-n', ns, 'get', 'deployment', `${release}-lore-agents-worker`])).code).not.toBe(0);
+    for (const kind of ['deployment', 'service', 'networkpolicy']) expect((await kubectl(['-n', ns, 'get', kind, `${release}-lore-mcp`])).code).not.toBe(0);
     // The CRDs (installed outside this release here) are untouched.
     expect((await kubectl(['get', 'crd', 'memories.lore.dev'])).code).toBe(0);
   });
+
+  /**
+   * The MCP tool server as the real install made it (docs/mcp.md, "Running it"): one replica of the shared image on
+   * port 8000, probed on /health, calling the API back through the gateway's Service, its identity secret from the
+   * release's Secret and nothing else secret; a ClusterIP Service the gateway forwards to; a NetworkPolicy admitting
+   * the gateway only (and Prometheus), and the gateway's admitting mcp on its public port.
+   */
+  async function expectMcpInstalled(release: string): Promise<void> {
+    const get = async (kind: string, name: string) => JSON.parse(await kubectlOk(['-n', ns, 'get', kind, name, '-o', 'json']));
+    const deployment = await get('deployment', `${release}-lore-mcp`);
+    expect(deployment.spec.replicas).toBe(1);
+    const pod = deployment.spec.template;
+    const c = pod.spec.containers[0];
+    expect(c.args).toEqual(['services/mcp/dist/main.js']);
+    expect(c.ports).toEqual([expect.objectContaining({ name: 'http', containerPort: 8000, protocol: 'TCP' })]);
+    for (const probe of [c.livenessProbe, c.readinessProbe, c.startupProbe]) expect(probe.httpGet).toMatchObject({ path: '/health', port: 'http' });
+    const env = Object.fromEntries((c.env as Array<{ name: string; value?: string; valueFrom?: any }>).map((e) => [e.name, e]));
+    const gateway = `http://${release}-lore-gateway.${ns}.svc:80`;
+    expect(env).toMatchObject({
+      AGENT_CORE_URL: { value: gateway },
+      MEMORY_URL: { value: gateway },
+      MCP_HOST: { value: '0.0.0.0' },
+      MCP_PORT: { value: '8000' },
+      LORE_IDENTITY_SECRET: { valueFrom: { secretKeyRef: { name: `${release}-lore`, key: 'identity-secret' } } },
+    });
+    // The only secret it holds is the identity secret; no database, Redis or Kafka address.
+    const fromSecrets = Object.values(env).filter((e: any) => e.valueFrom?.secretKeyRef).map((e: any) => e.name);
+    expect(fromSecrets).toEqual(['LORE_IDENTITY_SECRET']);
+    for (const name of ['LORE_DATABASE_URL', 'LORE_REDIS_URL', 'LORE_KAFKA_BROKERS']) expect(env).not.toHaveProperty(name);
+    // Every variable it sets is one the tool server reads, and the values parse as the process would parse them.
+    const own = Object.keys(env).filter((n) => /^(MCP_|LORE_MCP_|AGENT_CORE_URL$|MEMORY_URL$|LORE_IDENTITY_SECRET$)/.test(n));
+    for (const name of own) expect(Object.keys(mcpConfigSchema.shape)).toContain(name);
+    const plain = Object.fromEntries(own.filter((n) => env[n]!.value !== undefined).map((n) => [n, env[n]!.value as string]));
+    expect(mcpConfigSchema.safeParse({ ...plain, LORE_IDENTITY_SECRET: 'x'.repeat(32) }).success).toBe(true);
+    // The Secret it names holds that key.
+    const secret = await get('secret', `${release}-lore`);
+    expect(Object.keys(secret.data)).toContain('identity-secret');
+    // Its Service: ClusterIP on 8000, selecting exactly its pods.
+    const svc = await get('service', `${release}-lore-mcp`);
+    expect(svc.spec.type).toBe('ClusterIP');
+    expect(svc.spec.ports).toEqual([expect.objectContaining({ name: 'http', port: 8000, targetPort: 'http', protocol: 'TCP' })]);
+    expect(pod.metadata.labels).toMatchObject(svc.spec.selector);
+    // Its NetworkPolicy: its port from the gateway's pods (and Prometheus, on the same port), nothing else.
+    const gatewayPods = (await get('deployment', `${release}-lore-gateway`)).spec.template.metadata.labels;
+    const policy = await get('networkpolicy', `${release}-lore-mcp`);
+    expect(pod.metadata.labels).toMatchObject(policy.spec.podSelector.matchLabels);
+    expect(policy.spec.policyTypes).toEqual(['Ingress']);
+    const fromPods = policy.spec.ingress.filter((r: any) => r.from.some((f: any) => f.podSelector));
+    expect(fromPods).toHaveLength(1);
+    expect(fromPods[0].ports).toEqual([{ port: 'http', protocol: 'TCP' }]);
+    expect(gatewayPods).toMatchObject(fromPods[0].from[0].podSelector.matchLabels);
+    expect(policy.spec.ingress.filter((r: any) => r !== fromPods[0])).toEqual([{ ports: [{ port: 'http', protocol: 'TCP' }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } }] }]);
+    // And the gateway's admits mcp's pods on its public port: the tools' calls back.
+    const gatewayPolicy = await get('networkpolicy', `${release}-lore-gateway`);
+    const fromMcp = gatewayPolicy.spec.ingress.filter((r: any) => r.from?.some((f: any) => f.podSelector?.matchLabels?.['app.kubernetes.io/component'] === 'mcp'));
+    expect(fromMcp).toHaveLength(1);
+    expect(fromMcp[0].ports).toEqual([{ port: 'http', protocol: 'TCP' }]);
+    expect(pod.metadata.labels).toMatchObject(fromMcp[0].from[0].podSelector.matchLabels);
+  }
 });
