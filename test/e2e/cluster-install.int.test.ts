@@ -1,11 +1,13 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { renderPng } from '../memory/files';
+import { connectMcp, rawInitialize, SEARCH_TOOLS } from '../mcp/client';
 import { requireEnv } from '../support/infra';
 import { LoopbackWeb } from '../support/loopback-web';
 import { http } from '../support/http';
@@ -39,6 +41,13 @@ const SELECTOR_VALUE = `cluster-install-${run}`;
 const TENANT_ID = `acme-${run}`;
 /** The test Redis is shared with other suites: configuration.md's GATEWAY_REDIS_PREFIX keeps this install apart. */
 const REDIS_PREFIX = `lore:gw:ci-${run}:`;
+
+/**
+ * The variables the chart's mcp Deployment sets of its own (charts/lore/templates/mcp.yaml), read from the template so
+ * this suite follows it; the shared ones (NODE_ENV, LOG_LEVEL, LORE_LOG_LEVEL, OTEL_SERVICE_NAME) come from
+ * `lore.commonEnv` and the deployment helper.
+ */
+const CHART_MCP_ENV = [...readFileSync(join(ROOT, 'charts', 'lore', 'templates', 'mcp.yaml'), 'utf8').matchAll(/\(dict "name" "([A-Z0-9_]+)"/g)].map((m) => m[1]!);
 
 /** A plain HTTP call (unlike fetch it may set Host, as install.md's curl does). */
 const call = http;
@@ -91,6 +100,9 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
   let systemNs: string | undefined;
   let gatewayUrl: string;
   let adminUrl: string;
+  let mcpLogDir: string | undefined;
+  /** The environment the tool server was started with (the chart's, see `env.mcp`). */
+  let mcpEnv: Record<string, string>;
   const ops: Record<string, string> = {};
 
   beforeAll(async () => {
@@ -99,7 +111,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     const m = await migrate(install);
     if (m.code !== 0) throw new Error(`migrations failed:\n${m.output}`);
 
-    const [gatewayPort, adminPort, gatewayOps, webhooksOps, graphPort, workerPort, operatorPort, corePort, coreWorkerPort, agentsPort, agentsWorkerPort] = await distinctFreePorts(11);
+    const [gatewayPort, adminPort, gatewayOps, webhooksOps, graphPort, workerPort, operatorPort, corePort, coreWorkerPort, agentsPort, agentsWorkerPort, mcpPort] = await distinctFreePorts(12);
     gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     adminUrl = `http://127.0.0.1:${adminPort}`;
     Object.assign(ops, {
@@ -112,7 +124,10 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
       'core-worker': `http://127.0.0.1:${coreWorkerPort}`,
       agents: `http://127.0.0.1:${agentsPort}`,
       'agents-worker': `http://127.0.0.1:${agentsWorkerPort}`,
+      mcp: `http://127.0.0.1:${mcpPort}`,
     });
+    // LOG_DIR (the chart's mcp.extraEnv would set it): a folder that does not exist yet, which the process makes.
+    mcpLogDir = join(mkdtempSync(join(tmpdir(), `lore-mcp-${run}-`)), 'logs');
     const kafka = requireEnv('LORE_TEST_KAFKA_BROKERS');
     const graphEnv = {
       LORE_DATABASE_URL: install.appUrl,
@@ -188,6 +203,26 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
         WEBHOOKS_OPS_PORT: String(webhooksOps),
         LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
       },
+      // The chart's mcp Deployment, variable for variable (CHART_MCP_ENV, checked below): the tools call the API back
+      // through the gateway's address with the caller's key; the identity secret verifies the gateway's signature.
+      // MCP_HOST is loopback as for every process here (the chart's 0.0.0.0 is the pod's own network), MCP_PORT a free
+      // port instead of the chart's 8000 (spec 3's default, tested on its own below); LOG_DIR added.
+      mcp: {
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'info',
+        LORE_LOG_LEVEL: 'info',
+        OTEL_SERVICE_NAME: 'mcp',
+        MCP_HOST: '127.0.0.1',
+        MCP_PORT: String(mcpPort),
+        AGENT_CORE_URL: gatewayUrl,
+        MEMORY_URL: gatewayUrl,
+        LORE_IDENTITY_SECRET: SECRETS.identity,
+        LORE_MCP_BODY_LIMIT_BYTES: '1048576',
+        LORE_MCP_MAX_SESSIONS_PER_KEY: '16',
+        LORE_MCP_SESSION_IDLE_MS: '900000',
+        LORE_MCP_EVENT_STORE_MAX: '10000',
+        LOG_DIR: mcpLogDir,
+      },
       gateway: {
         LORE_DATABASE_URL: install.appUrl,
         LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
@@ -205,10 +240,12 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
         GATEWAY_UPSTREAM_GRAPH: ops.graph!,
         GATEWAY_UPSTREAM_CORE: ops.core!,
         GATEWAY_UPSTREAM_AGENTS: ops.agents!,
+        GATEWAY_UPSTREAM_MCP: ops.mcp!,
         GATEWAY_MEMORY_BASE_DOMAIN: BASE_DOMAIN,
         LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
       },
     };
+    mcpEnv = env.mcp!;
     const entry: Record<string, string> = {
       graph: 'services/graph/dist/main.js',
       'graph-worker': 'services/graph/dist/worker-main.js',
@@ -216,6 +253,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
       'core-worker': 'services/core/dist/worker-main.js',
       agents: 'services/agents/dist/main.js',
       'agents-worker': 'services/agents/dist/worker-main.js',
+      mcp: 'services/mcp/dist/main.js',
       webhooks: 'services/gateway/dist/webhooks-main.js',
       gateway: 'services/gateway/dist/main.js',
     };
@@ -261,6 +299,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     await step(() => removeRedisKeys(REDIS_PREFIX));
     await step(() => removeRedisKeys(agentThreads.map((thread) => `workflow:${thread}`)));
     if (install) await step(() => install.drop());
+    if (mcpLogDir) rmSync(join(mcpLogDir, '..'), { recursive: true, force: true });
     if (failures.length > 0) throw failures[0];
   });
 
@@ -288,7 +327,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
 
     // The gateway started beside the graph and core and may have asked them before they were ready: it reports such
     // an upstream (degraded, never unready) until its next probe, at most 5 s later, finds it ready (docs/gateway.md).
-    const gateway = await until('the gateway to see its graph, core and agents upstreams ready', async () => {
+    const gateway = await until('the gateway to see its graph, core, agents and mcp upstreams ready', async () => {
       const r = await readyz(ops.gateway!);
       return r.body?.checks?.upstreams?.degraded === false ? r : undefined;
     }, 30_000, procs.gateway);
@@ -298,7 +337,14 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
       checks: {
         database: { ok: true, role: install.app },
         state: { ok: true, kind: 'redis' },
-        upstreams: { ok: true, degraded: false, graph: { reachable: true, status: 200 }, core: { reachable: true, status: 200 }, agents: { reachable: true, status: 200 } },
+        upstreams: {
+          ok: true,
+          degraded: false,
+          graph: { reachable: true, status: 200 },
+          core: { reachable: true, status: 200 },
+          agents: { reachable: true, status: 200 },
+          mcp: { reachable: true, status: 200 },
+        },
       },
     });
     // core: its role checked against the runtime and core schemas (which it did not migrate itself).
@@ -519,6 +565,110 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
 
   it('indexes a web connector on core-worker: run once through the gateway, the attempt succeeds, and the memory finds the page with its link', async () => {
     web = await new LoopbackWeb({ seed: 3 }).start();
+  it('starts the MCP tool server as the chart does: every variable its Deployment sets, /health open through the gateway and on its port', async () => {
+    // The chart's own list (mcp.yaml) is what this suite started the process with, nothing missing.
+    expect(CHART_MCP_ENV).toEqual(expect.arrayContaining(['MCP_HOST', 'MCP_PORT', 'AGENT_CORE_URL', 'MEMORY_URL', 'LORE_IDENTITY_SECRET']));
+    expect(Object.keys(mcpEnv)).toEqual(expect.arrayContaining(CHART_MCP_ENV));
+    // docs/mcp.md, "Endpoints": /health is open, at the gateway (forwarded to GATEWAY_UPSTREAM_MCP) and on the process.
+    const viaGateway = await call(gatewayUrl, 'GET', '/health');
+    expect({ status: viaGateway.status, body: viaGateway.json }).toEqual({ status: 200, body: { status: 'ok', service: 'mcp' } });
+    const direct = await call(ops.mcp!, 'GET', '/health');
+    expect({ status: direct.status, body: direct.json }).toEqual({ status: 200, body: { status: 'ok', service: 'mcp' } });
+    // /mcp itself needs a key, and the gateway says so before the tool server sees anything.
+    const anonymous = await rawInitialize(gatewayUrl, {});
+    expect({ status: anonymous.status, body: anonymous.json }).toEqual({ status: 401, body: { success: false, error: 'Missing x-api-key header' } });
+  });
+
+  it("calls tools with the SDK's client through the gateway's /mcp: each goes back through the gateway to agents and graph with the caller's key", async () => {
+    const mcp = await connectMcp(gatewayUrl, key);
+    try {
+      // A key of every module (scopes.modules empty) sees every tool.
+      const names = (await mcp.client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining([...SEARCH_TOOLS, 'memory_search', 'memory_ingest', 'memory_list_departments', 'enterprise_get_chat_sessions']));
+      // agents, through the gateway: the list and the company search run earlier in this suite.
+      const lists = await mcp.call('get_lists');
+      expect(lists.success).toBe(true);
+      expect(JSON.stringify(lists.data)).toContain('Berlin fintech');
+      const status = await mcp.call('get_status_workflows', { workflow_id: agentThreads[0]! });
+      expect(status).toMatchObject({ success: true, data: { thread_id: agentThreads[0], status: 'completed', title: 'Berlin fintech' } });
+      // graph, through the gateway (spec 1's route, the key as x-api-key): the document ingested earlier.
+      const found = await mcp.call('memory_search', { query: 'Where is the Kestrel archive stored?' });
+      expect(found.success).toBe(true);
+      expect(found.data.citations).toEqual(expect.arrayContaining([expect.objectContaining({ document_id: firstDoc })]));
+      // core, through the gateway: the chat sessions the key's user opened above.
+      const sessions = await mcp.call('enterprise_get_chat_sessions');
+      expect(sessions.success).toBe(true);
+      expect(sessions.data.sessions.length).toBeGreaterThan(0);
+      // The API decides again: an unknown workflow is the agents route's own 404.
+      const unknown = await mcp.call('get_status_workflows', { workflow_id: '00000000-0000-4000-8000-000000000000' });
+      expect(unknown).toEqual({ success: false, error: 'HTTP 404: workflow not found' });
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it('lets only keys with the mcp module in: a key without it is refused at the gateway, one with mcp and agents sees the agents tools only', async () => {
+    const login = await call(gatewayUrl, 'POST', '/api/auth/login', { body: { email: tenant.admin.email, password: tenant.admin.password } });
+    expect(login.status).toBe(200);
+    const make = async (name: string, modules: string[]) => {
+      const r = await call(gatewayUrl, 'POST', '/api/v1/api-keys', { headers: { authorization: `Bearer ${login.json.token}` }, body: { type: 'live', name, scopes: { modules } } });
+      expect({ status: r.status, body: r.status === 201 ? '' : r.text }).toEqual({ status: 201, body: '' });
+      return r.json.key as string;
+    };
+    const memoryOnly = await make('memory only', ['memory']);
+    const refused = await rawInitialize(gatewayUrl, { 'x-api-key': memoryOnly });
+    expect(refused.status).toBe(403);
+    const agentsKey = await make('mcp and agents', ['mcp', 'agents']);
+    const mcp = await connectMcp(gatewayUrl, agentsKey);
+    try {
+      const names = (await mcp.client.listTools()).tools.map((t) => t.name).sort();
+      expect(names).toEqual([...SEARCH_TOOLS].sort());
+      expect(await mcp.call('get_lists')).toMatchObject({ success: true });
+      // A tool of a module the key lacks is unknown to its session.
+      expect(await mcp.call('memory_search', { query: 'Kestrel' })).toEqual({ success: false, error: 'MCP error -32602: Tool memory_search not found' });
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it("writes the tool server's log to LOG_DIR (mcp.log, nothing on standard output) and flushes it on SIGTERM, ending with the shutdown", async () => {
+    const file = join(mcpLogDir!, 'mcp.log');
+    const lines = () => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; service: string; url?: string; reason?: string });
+    const before = lines();
+    expect(before.every((l) => l.service === 'mcp')).toBe(true);
+    expect(before.find((l) => l.msg === 'mcp listening')).toMatchObject({ url: ops.mcp });
+    const mcp = procs.mcp!;
+    expect(mcp.output()).not.toContain('"service":"mcp"');
+    await stopProcess(mcp);
+    expect({ code: mcp.child.exitCode, signal: mcp.child.signalCode }).toEqual({ code: 0, signal: null });
+    const after = lines();
+    expect(after.length).toBeGreaterThan(before.length);
+    expect(after.find((l) => l.msg === 'shutting down')).toMatchObject({ reason: 'SIGTERM' });
+    expect(after[after.length - 1]!.msg).toBe('shutdown complete');
+    expect(mcp.output()).not.toContain('"service":"mcp"');
+  });
+
+  it("listens on spec 3's defaults when MCP_HOST and MCP_PORT are unset: 127.0.0.1:8000", async () => {
+    // Without LOG_DIR the log is on standard output. Port 8000 may be taken on a shared machine: then the process must
+    // have failed on exactly that address, which proves the same defaults.
+    const p = startProcess(process.execPath, ['services/mcp/dist/main.js'], { cwd: ROOT, env: { AGENT_CORE_URL: gatewayUrl, MEMORY_URL: gatewayUrl, LORE_IDENTITY_SECRET: SECRETS.identity } });
+    procs['mcp-defaults'] = p;
+    const outcome = await until('the tool server on its default address to listen, or to fail', async () => {
+      if (/"msg":"mcp listening"/.test(p.output())) return 'listening';
+      return p.alive() ? undefined : 'exited';
+    }, 60_000);
+    if (outcome === 'exited') {
+      expect(p.output()).toMatch(/EADDRINUSE\S* address already in use 127\.0\.0\.1:8000/);
+      return;
+    }
+    const listening = p.output().split('\n').filter((l) => l.includes('"msg":"mcp listening"')).map((l) => JSON.parse(l))[0];
+    expect(listening).toMatchObject({ service: 'mcp', url: 'http://127.0.0.1:8000' });
+    const health = await call('http://127.0.0.1:8000', 'GET', '/health');
+    expect({ status: health.status, body: health.json }).toEqual({ status: 200, body: { status: 'ok', service: 'mcp' } });
+    await stopProcess(p);
+    expect(p.child.exitCode).toBe(0);
+  });
+
     // Core's routes take the key as a bearer credential; the memory API as x-api-key.
     const headers = { authorization: `Bearer ${key}` };
     const hub = `${web.url}/`;
