@@ -163,14 +163,16 @@ export interface RestoredWorkflow {
 
 /** A company or people list of the caller as a restored workflow; 404 for another's, an import's or none. */
 export async function restoreGeneric(deps: AgentsDeps, principal: Principal, listId: string): Promise<RestoredWorkflow> {
-  return deps.db.withTenant(principal.tenantId, async (sql) => {
+  const found = await deps.db.withTenant(principal.tenantId, async (sql) => {
     const list = UUID.test(listId) ? await getList(sql, principal.tenantId, listId.toLowerCase()) : null;
     if (!list || !list.thread_id || !(ANY as readonly string[]).includes(list.list_type) || (!principal.admin && list.owner !== principal.owner)) throw notFound('list');
     const w = await getWorkflow(sql, principal.tenantId, list.thread_id, ANY);
     if (!w) throw notFound('list');
-    const view = await searchView(deps, principal, ANY, w.thread_id);
-    return { view, total: await countListRows(sql, principal.tenantId, list.list_id) };
+    return { threadId: w.thread_id, total: await countListRows(sql, principal.tenantId, list.list_id) };
   });
+  // searchView opens its own transaction: after this one, never inside it (embedded mode's one PGlite connection
+  // would wait for itself, and every later request of the process with it).
+  return { view: await searchView(deps, principal, ANY, found.threadId), total: found.total };
 }
 
 /**
