@@ -563,8 +563,6 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     expect(complete.answer).toContain('Reykjavik');
   });
 
-  it('indexes a web connector on core-worker: run once through the gateway, the attempt succeeds, and the memory finds the page with its link', async () => {
-    web = await new LoopbackWeb({ seed: 3 }).start();
   it('starts the MCP tool server as the chart does: every variable its Deployment sets, /health open through the gateway and on its port', async () => {
     // The chart's own list (mcp.yaml) is what this suite started the process with, nothing missing.
     expect(CHART_MCP_ENV).toEqual(expect.arrayContaining(['MCP_HOST', 'MCP_PORT', 'AGENT_CORE_URL', 'MEMORY_URL', 'LORE_IDENTITY_SECRET']));
@@ -669,6 +667,8 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     expect(p.child.exitCode).toBe(0);
   });
 
+  it('indexes a web connector on core-worker: run once through the gateway, the attempt succeeds, and the memory finds the page with its link', async () => {
+    web = await new LoopbackWeb({ seed: 3 }).start();
     // Core's routes take the key as a bearer credential; the memory API as x-api-key.
     const headers = { authorization: `Bearer ${key}` };
     const hub = `${web.url}/`;
