@@ -18,6 +18,16 @@ export const TOPICS = {
   /** Agents workflows to run (company and people search, enrichment), keyed by `<tenant>:<thread id>`. */
   agentsWorkflows: 'lore.agents.workflows',
   /**
+   * Credits a workflow consumed (agents → gateway), keyed by tenant: `CreditUsageEvent` (credits.ts). The gateway
+   * takes them off the tenant's `credit_balance`, once per `event_id`.
+   */
+  creditsUsage: 'lore.credits.usage',
+  /**
+   * A tenant's credit balance as the gateway last set it (gateway → agents), keyed by tenant: `CreditBalanceEvent`.
+   * Running workflows end when it is used up.
+   */
+  creditsBalance: 'lore.credits.balance',
+  /**
    * Poison messages of every consumer: a message whose handler kept failing past its subscription's bound, with the
    * reason in `lore-dead-*` headers (services/runtime/src/bus/poison.ts). Not webhook delivery failures: those are
    * `webhookDead`.
@@ -50,6 +60,8 @@ export const NEW_GROUP_START: Record<TopicName, 'earliest' | 'latest'> = {
   [TOPICS.graphJobs]: 'earliest',
   [TOPICS.connectorsIndex]: 'earliest',
   [TOPICS.agentsWorkflows]: 'earliest',
+  [TOPICS.creditsUsage]: 'earliest',
+  [TOPICS.creditsBalance]: 'earliest',
   [TOPICS.dead]: 'latest',
 };
 

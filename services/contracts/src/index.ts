@@ -5,3 +5,4 @@ export * from './admin';
 export * from './identity';
 export * from './connectors';
 export * from './entity-keys';
+export * from './credits';

@@ -18,7 +18,7 @@ import {
   type Logger,
   type StartedServer,
 } from '@lore/runtime';
-import { createGateway, gatewayConfig, MemoryGatewayState, createWebhooksWorker, type Gateway } from '@lore/gateway';
+import { createGateway, createCreditUsageConsumer, CREDIT_TOPICS, gatewayConfig, invalidateTenant, MemoryGatewayState, createWebhooksWorker, type Gateway } from '@lore/gateway';
 import { createGraphService, GRAPH_TOPICS, type GraphService } from '@lore/graph';
 import { AGENTS_TOPICS, createAgentsService, createAgentsWorker, knowledgeSource, listSources, webSearchFrom, webSource, type AgentsService } from '@lore/agents';
 import { createMcpService } from '@lore/mcp';
@@ -242,6 +242,11 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   lifecycle.onShutdown('graph worker', () => graph.worker.stop());
   await webhooks.start();
   lifecycle.onShutdown('webhooks worker', () => webhooks.stop());
+  // The gateway's credits consumer: the agents' charges (lore.credits.usage) come off tenants' balances, and this
+  // process's gateway reads a charged tenant again at once.
+  const credits = createCreditUsageConsumer({ db, bus, logger: logger.child({ service: 'gateway' }), metrics, onBalanceChanged: (tenantId) => invalidateTenant(gateway.context, tenantId) });
+  await credits.start();
+  lifecycle.onShutdown('credits consumer', () => credits.stop());
   await core.indexer!.start();
   lifecycle.onShutdown('core indexer', () => core.indexer!.stop());
   // The agents worker runs the search workflows here, on the in-memory bus (progress streams in memory too).
@@ -252,7 +257,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   const agentsWorker = createAgentsWorker({ agents: agents.agents, bus, sources: listSources(agents.agents, { web: agentsWeb ? webSource(agentsWeb, agents.agents.pages) : undefined, knowledge: agentsKnowledge }), relay: false });
   await agentsWorker.start();
   lifecycle.onShutdown('agents worker', () => agentsWorker.stop());
-  await startOutboxRelay({ process: 'embedded', db, bus, logger, metrics, pollIntervalMs: 50, topics: [...GRAPH_TOPICS, ...CORE_TOPICS, ...AGENTS_TOPICS], lifecycle });
+  await startOutboxRelay({ process: 'embedded', db, bus, logger, metrics, pollIntervalMs: 50, topics: [...GRAPH_TOPICS, ...CORE_TOPICS, ...AGENTS_TOPICS, ...CREDIT_TOPICS], lifecycle });
   lifecycle.addCheck('graph', async () => ({ ok: true, details: { ...graph.describe(), embedder: embedding.describe() } }));
   lifecycle.markStarted();
   // After the start: the fetch and the re-embed never hold a request up (the first stops in shutdown first).

@@ -12,3 +12,5 @@ export { pingHandler } from './routes/pages/routes';
 export { parseCredential, hasValidChecksum, KEY_PREFIX } from './domain/credentials';
 export { createWebhooksWorker, allowLoopbackSetting, refuseLoopbackInProduction, type WebhooksWorker, type WebhooksWorkerDeps } from './webhooks';
 export type { GatewayRouter, GatewayKoaContext } from './http/state';
+export { createCreditUsageConsumer, CREDIT_TOPICS, CREDITS_CONSUMER_GROUP, type CreditUsageConsumer, type CreditUsageConsumerDeps } from './consumers/credit-usage';
+export { invalidateTenant } from './application/cache-invalidation';

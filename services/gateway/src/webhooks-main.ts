@@ -22,10 +22,12 @@ import {
 import { GATEWAY_SCHEMAS, migrateGateway } from './gateway';
 import { webhooksEnvSchema, workerConfigFromEnv } from './webhooks/config';
 import { createWebhooksWorker } from './webhooks/worker';
+import { CREDIT_TOPICS, createCreditUsageConsumer } from './consumers/credit-usage';
 
 /**
- * The `webhooks` deployment: consumes domain events, signs and delivers them, retries on the documented schedule,
- * dead-letters. The only place that reads the environment and builds clients for it.
+ * The `webhooks` deployment, the gateway's worker: consumes domain events, signs and delivers them, retries on the
+ * documented schedule, dead-letters; and applies the credit charges of `lore.credits.usage` to tenants' balances
+ * (docs/gateway.md, "Credits"). The only place that reads the environment and builds clients for it.
  */
 async function main(): Promise<void> {
   const env = parseConfig(webhooksEnvSchema, process.env);
@@ -58,8 +60,8 @@ async function main(): Promise<void> {
   });
   lifecycle.onShutdown('event bus', () => bus.close());
 
-  // The gateway enqueues dead-letter replays and memory lifecycle messages but runs no relay: this one publishes
-  // them even in a deployment without the graph (the rule: startOutboxRelay). The lifecycle topic must exist.
+  // The gateway enqueues dead-letter replays, memory lifecycle messages and credit balances but runs no relay: this
+  // one publishes them even in a deployment without the graph (the rule: startOutboxRelay). Their topics must exist.
   await startOutboxRelay({
     process: 'webhooks',
     enabled: env.WEBHOOKS_RUN_OUTBOX_RELAY,
@@ -68,7 +70,7 @@ async function main(): Promise<void> {
     logger,
     metrics,
     pollIntervalMs: 50,
-    topics: [TOPICS.memoryLifecycle],
+    topics: [TOPICS.memoryLifecycle, ...CREDIT_TOPICS],
     lifecycle,
   });
 
@@ -81,7 +83,9 @@ async function main(): Promise<void> {
     await bus.ping();
     return { ok: true, details: { kind: bus.kind } };
   });
+  const credits = createCreditUsageConsumer({ db, bus, logger, metrics });
   lifecycle.addCheck('worker', async () => ({ ok: worker.running }));
+  lifecycle.addCheck('credits', async () => ({ ok: credits.running }));
   // In every consumer group it subscribed to; lag is information only (docs/runtime.md, "Readiness").
   lifecycle.addCheck('consumer groups', consumerGroupsCheck(bus));
 
@@ -93,6 +97,8 @@ async function main(): Promise<void> {
 
   await worker.start();
   lifecycle.onShutdown('webhooks worker', () => worker.stop(), 15_000);
+  await credits.start();
+  lifecycle.onShutdown('credits consumer', () => credits.stop());
   lifecycle.markStarted();
   logger.info({ ops_port: opsServer.port }, 'webhooks worker ready');
 }

@@ -5,7 +5,7 @@ import { secretsEqual } from '../domain/credentials';
 import { createKey, findKeyByClientToken, getKey, presentKey, revokeKey, rotateKey } from '../application/keys';
 import { createTenant, deleteMemory, upsertMemory } from '../application/tenancy';
 import { createUser } from '../application/identity';
-import { setBilling } from '../application/billing';
+import { getBilling, setBilling } from '../application/billing';
 import {
   AdminBillingBodySchema,
   AdminBillingSchema,
@@ -71,6 +71,12 @@ export function createAdminApp(context: GatewayContext): LoreApp {
     const { tenant, created } = await createTenant(context, body);
     ctx.status = created ? 201 : 200;
     ctx.body = present(AdminTenantSchema, { tenant_id: tenant.tenant_id, name: tenant.name, plan: tenant.plan, default_workspace_id: tenant.default_workspace_id });
+  });
+
+  // The tenant's plan and balance now: the balance the billing system set, less every charge applied since.
+  router.get('/tenants/:tenant_id/billing', async (ctx) => {
+    const tenant = await getBilling(context, param(ctx, 'tenant_id'));
+    ctx.body = present(AdminBillingSchema, { tenant_id: tenant.tenant_id, plan: tenant.plan, credit_balance: tenant.credit_balance });
   });
 
   router.put('/tenants/:tenant_id/billing', async (ctx) => {

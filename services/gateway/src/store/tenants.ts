@@ -6,6 +6,8 @@ export interface Tenant {
   name: string;
   plan: string;
   credit_balance: number | null;
+  /** Grows with every change of credit_balance (migration 0005): the order of the balance events. */
+  credit_version: number;
   default_workspace_id: string | null;
   active_workspace_id: string | null;
   created_at: string;
@@ -17,13 +19,14 @@ function toTenant(r: Record<string, unknown>): Tenant {
     name: String(r.name),
     plan: String(r.plan),
     credit_balance: numOrNull(r.credit_balance),
+    credit_version: Number(r.credit_version ?? 0),
     default_workspace_id: (r.default_workspace_id as string | null) ?? null,
     active_workspace_id: (r.active_workspace_id as string | null) ?? null,
     created_at: isoRequired(r.created_at),
   };
 }
 
-const COLS = 'tenant_id, name, plan, credit_balance, default_workspace_id, active_workspace_id, created_at';
+const COLS = 'tenant_id, name, plan, credit_balance, credit_version, default_workspace_id, active_workspace_id, created_at';
 
 /** Inserts the tenant unless it exists; `created` tells which. Runs inside the caller's tenant transaction. */
 export async function insertTenant(sql: Sql, tenantId: string, input: { name: string; plan: string }): Promise<{ tenant: Tenant; created: boolean }> {
@@ -63,14 +66,31 @@ export async function getTenant(db: Db, tenantId: string): Promise<Tenant | null
   return db.withTenant(tenantId, (sql) => getTenantIn(sql, tenantId));
 }
 
-export async function updateBilling(db: Db, tenantId: string, input: { plan?: string; credit_balance?: number | null }): Promise<Tenant | null> {
-  return db.withTenant(tenantId, async (sql) => {
-    const r = await sql.query(
-      `UPDATE gateway.tenants SET plan = COALESCE($2, plan),
-              credit_balance = CASE WHEN $3::boolean THEN $4::bigint ELSE credit_balance END, updated_at = now()
-        WHERE tenant_id = $1 RETURNING ${COLS}`,
-      [tenantId, input.plan ?? null, input.credit_balance !== undefined, input.credit_balance ?? null],
-    );
-    return r.rows[0] ? toTenant(r.rows[0]) : null;
-  });
+/**
+ * Sets the plan and/or the credit balance in the caller's transaction; a balance given (null included) counts as a
+ * change of the balance (credit_version + 1). Null when the tenant does not exist.
+ */
+export async function updateBillingIn(sql: Sql, tenantId: string, input: { plan?: string; credit_balance?: number | null }): Promise<Tenant | null> {
+  const r = await sql.query(
+    `UPDATE gateway.tenants SET plan = COALESCE($2, plan),
+            credit_balance = CASE WHEN $3::boolean THEN $4::bigint ELSE credit_balance END,
+            credit_version = credit_version + CASE WHEN $3::boolean THEN 1 ELSE 0 END, updated_at = now()
+      WHERE tenant_id = $1 RETURNING ${COLS}`,
+    [tenantId, input.plan ?? null, input.credit_balance !== undefined, input.credit_balance ?? null],
+  );
+  return r.rows[0] ? toTenant(r.rows[0]) : null;
+}
+
+/**
+ * Takes `credits` off a metered tenant's balance (a null balance is left alone) in the caller's transaction, which
+ * already holds the tenant's row (lockTenantIn). The balance and its version afterwards.
+ */
+export async function debitCreditsIn(sql: Sql, tenantId: string, credits: number): Promise<{ credit_balance: number; credit_version: number } | null> {
+  const r = await sql.query<{ credit_balance: string; credit_version: string }>(
+    `UPDATE gateway.tenants SET credit_balance = credit_balance - $2::bigint, credit_version = credit_version + 1, updated_at = now()
+      WHERE tenant_id = $1 AND credit_balance IS NOT NULL RETURNING credit_balance, credit_version`,
+    [tenantId, credits],
+  );
+  const row = r.rows[0];
+  return row ? { credit_balance: Number(row.credit_balance), credit_version: Number(row.credit_version) } : null;
 }
