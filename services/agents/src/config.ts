@@ -42,6 +42,10 @@ export const agentsConfigSchema = z.object({
   LORE_AGENTS_BUDGET_FETCHES: envInt(200, 1, 100_000),
   LORE_AGENTS_BUDGET_WALL_MS: envInt(600_000, 1_000, 86_400_000),
   LORE_AGENTS_BUDGET_MODEL_TOKENS: envInt(50_000, 1, 10_000_000),
+  // Credits (docs/agents.md, "Credits"): the price of what a workflow consumes, in whole credits (0: free).
+  LORE_AGENTS_CREDITS_PER_FETCH: envInt(1, 0, 1_000_000),
+  LORE_AGENTS_CREDITS_PER_ROW: envInt(1, 0, 1_000_000),
+  LORE_AGENTS_CREDITS_PER_1000_TOKENS: envInt(1, 0, 1_000_000),
   // The generic workflow API (docs/agents.md, "Generic workflow API"): running workflows one (tenant, serviceId) may have.
   LORE_AGENTS_WORKFLOW_MAX_PER_SERVICE: envInt(10, 1, 10_000),
   /** SearXNG's address (its JSON API): the default `WebSearch` provider. Without it lists come from the directory and the tenant's knowledge. */

@@ -16,9 +16,13 @@ import type { SessionAgents } from './application/sessions/registry';
 import { sessionsToResume } from './store/sessions';
 import { researchToResume } from './store/research';
 import { RESEARCH_KIND } from './domain/research';
+import { creditBalanceConsumer } from './consumers/credit-balance';
 
-/** The topics the agents worker consumes or publishes to. */
-export const AGENTS_TOPICS = [TOPICS.agentsWorkflows] as const;
+/**
+ * The topics the agents worker consumes or publishes to: its workflows, the credit charges its checkpoints write
+ * and the gateway's balance announcements it reads (docs/agents.md, "Credits").
+ */
+export const AGENTS_TOPICS = [TOPICS.agentsWorkflows, TOPICS.creditsUsage, TOPICS.creditsBalance] as const;
 
 /** The run settings of the agents configuration. */
 export function runSettingsFrom(config: AgentsConfig): RunSettings {
@@ -28,6 +32,7 @@ export function runSettingsFrom(config: AgentsConfig): RunSettings {
     stopPollMs: DEFAULT_RUN_SETTINGS.stopPollMs,
     batchRows: config.LORE_AGENTS_WORKFLOW_BATCH_ROWS,
     budgets: { fetches: config.LORE_AGENTS_BUDGET_FETCHES, wallMs: config.LORE_AGENTS_BUDGET_WALL_MS, modelTokens: config.LORE_AGENTS_BUDGET_MODEL_TOKENS },
+    prices: { perFetch: config.LORE_AGENTS_CREDITS_PER_FETCH, perRow: config.LORE_AGENTS_CREDITS_PER_ROW, perThousandTokens: config.LORE_AGENTS_CREDITS_PER_1000_TOKENS },
   };
 }
 
@@ -73,10 +78,16 @@ export interface AgentsWorker {
 export function createAgentsWorker(deps: AgentsWorkerDeps): AgentsWorker {
   const logger = deps.agents.logger.child({ component: 'agents-worker' });
   const workerId = deps.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const settings: RunSettings = { ...DEFAULT_RUN_SETTINGS, ...deps.settings, budgets: { ...DEFAULT_RUN_SETTINGS.budgets, ...deps.settings?.budgets } };
+  const settings: RunSettings = {
+    ...DEFAULT_RUN_SETTINGS,
+    ...deps.settings,
+    budgets: { ...DEFAULT_RUN_SETTINGS.budgets, ...deps.settings?.budgets },
+    prices: { ...DEFAULT_RUN_SETTINGS.prices, ...deps.settings?.prices },
+  };
   const maxRunning = Math.max(1, deps.maxRunning ?? 8);
   let shutdown = new AbortController();
   let subscription: Subscription | null = null;
+  let balances: Subscription | null = null;
   let relay: OutboxRelay | null = null;
   let timer: NodeJS.Timeout | null = null;
   let sweeping: Promise<number> | null = null;
@@ -176,7 +187,10 @@ export function createAgentsWorker(deps: AgentsWorkerDeps): AgentsWorker {
       if (subscription) return;
       shutdown = new AbortController();
       await deps.bus.ensureTopics([...AGENTS_TOPICS]);
-      subscription = await deps.bus.subscribe({ groupId: deps.consumerGroup ?? 'agents-worker', topics: [TOPICS.agentsWorkflows], fromBeginning: true }, handle);
+      const group = deps.consumerGroup ?? 'agents-worker';
+      // The balance announcements first, so a run claimed at start-up already knows a used-up balance kept before.
+      balances = await deps.bus.subscribe({ groupId: `${group}-credits`, topics: [TOPICS.creditsBalance], fromBeginning: true }, creditBalanceConsumer(deps.agents));
+      subscription = await deps.bus.subscribe({ groupId: group, topics: [TOPICS.agentsWorkflows], fromBeginning: true }, handle);
       relay = await startOutboxRelay({ process: 'agents-worker', enabled: deps.relay !== false, db: deps.agents.db, bus: deps.bus, logger, pollIntervalMs: 50, topics: AGENTS_TOPICS });
       timer = setInterval(() => {
         sweep().catch((err: unknown) => logger.warn({ err }, 'workflow sweep failed'));
@@ -193,6 +207,9 @@ export function createAgentsWorker(deps: AgentsWorkerDeps): AgentsWorker {
       const sub = subscription;
       subscription = null;
       await sub?.stop();
+      const bal = balances;
+      balances = null;
+      await bal?.stop();
       await Promise.allSettled([...runs.values()]);
       await relay?.stop();
       relay = null;

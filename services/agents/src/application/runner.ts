@@ -14,6 +14,8 @@ import { claimSessionRun } from './sessions/run';
 import { RESEARCH_KIND } from '../domain/research';
 import { researchRun } from './research/runner';
 import type { SessionAgents } from './sessions/registry';
+import { CREDITS_BUDGET, creditsAtRunStart, meterUsage } from './credits';
+import { DEFAULT_CREDIT_PRICES, type CreditPrices } from '../domain/credits';
 
 /**
  * One run of a search workflow by a worker (docs/agents.md, "Workflows"): claim it, then its steps
@@ -32,6 +34,8 @@ export interface RunSettings {
   /** Rows written per checkpoint. */
   batchRows: number;
   budgets: { fetches: number; wallMs: number; modelTokens: number };
+  /** The price of what a workflow consumes (docs/agents.md, "Credits"). */
+  prices: CreditPrices;
 }
 
 export const DEFAULT_RUN_SETTINGS: RunSettings = {
@@ -40,6 +44,7 @@ export const DEFAULT_RUN_SETTINGS: RunSettings = {
   stopPollMs: 250,
   batchRows: 5,
   budgets: { fetches: 200, wallMs: 10 * 60_000, modelTokens: 50_000 },
+  prices: DEFAULT_CREDIT_PRICES,
 };
 
 export interface RunDeps {
@@ -91,6 +96,12 @@ function profileLinksOf(team: WebPageRead | null): string[] {
     .map((l) => l.url)
     .slice(0, MAX_PROFILES_PER_TEAM);
 }
+
+/** The caller's `serviceId` kept in a workflow's state (the generic workflow API and deep research), or null. */
+export const serviceIdOf = (state: unknown): string | null => {
+  const id = (state as { service_id?: unknown } | null)?.service_id;
+  return typeof id === 'string' && id !== '' ? id : null;
+};
 
 class RunEnded extends Error {
   constructor(readonly why: 'stop' | 'lost' | 'shutdown') {
@@ -145,6 +156,12 @@ class Run {
   private readonly threadId: string;
   private fetches = 0;
   private tokens = 0;
+  /** Rows the checkpoint being written adds to the list (what it meters besides the fetches and tokens). */
+  private rowsAdded = 0;
+  /** The tenant's credits are used up, as the gateway last announced: the run ends like a spent budget. */
+  private creditsOut = false;
+  /** When the gateway last admitted a request for this workflow: older balance announcements are not believed. */
+  private admittedAt: Date | null = null;
   /** Employers' facts by home page, read for people found on the web. */
   private readonly employers = new Map<string, Record<string, unknown> | null>();
   /** Sites whose team page this run has followed (people searches). */
@@ -191,12 +208,18 @@ class Run {
       const now = Date.now();
       state.spent.wall_ms += now - this.lastWall;
       this.lastWall = now;
+      const usage = { fetches: this.fetches, model_tokens: this.tokens, rows: 0 };
       state.spent.fetches += this.fetches;
       state.spent.model_tokens += this.tokens;
       this.fetches = 0;
       this.tokens = 0;
+      this.rowsAdded = 0;
       this.workflow = w;
       const result = await fn(sql, w, state, events);
+      // What this checkpoint's work consumed is recorded (and charged) with it, exactly once.
+      usage.rows = this.rowsAdded;
+      const metered = await meterUsage(sql, this.deps.settings.prices, this.tenantId, w, usage, serviceIdOf(state), this.admittedAt);
+      this.creditsOut = metered.exhausted;
       // The claim was checked under the row lock above; `fn` may have released it (a run's end).
       await updateWorkflow(sql, this.tenantId, this.threadId, { state: state as unknown as Record<string, unknown> });
       // `fn` may have moved the step on (this.workflow): keep that, with the state just written.
@@ -210,6 +233,7 @@ class Run {
   /** Which budget is spent, if any. */
   private spentBudget(state: WorkflowState): string | null {
     const b = this.deps.settings.budgets;
+    if (this.creditsOut) return CREDITS_BUDGET;
     if (state.spent.fetches >= b.fetches) return `fetches (${state.spent.fetches} of ${b.fetches})`;
     if (state.spent.model_tokens >= b.modelTokens) return `model tokens (${state.spent.model_tokens} of ${b.modelTokens})`;
     if (state.spent.wall_ms >= b.wallMs) return `wall time (${Math.round(state.spent.wall_ms / 1000)} s of ${Math.round(b.wallMs / 1000)} s)`;
@@ -219,6 +243,9 @@ class Run {
   async execute(): Promise<string> {
     try {
       if (this.workflow.stop_requested || this.workflow.status === 'stopping') return await this.finishStopped();
+      const credits = await creditsAtRunStart(this.deps.agents.db, this.tenantId, this.threadId);
+      this.admittedAt = credits.admittedAt;
+      this.creditsOut = credits.exhausted;
       for (let guard = 0; guard < 10_000; guard++) {
         // PGlite (embedded mode) answers in microtasks: without a turn of the event loop a run of directory batches
         // would hold the whole process (its API, the heartbeat and the stop watch) until it ends.
@@ -440,6 +467,7 @@ class Run {
         });
       }
       const added = await insertListRows(sql, this.tenantId, list, rows);
+      this.rowsAdded += added.length;
       const total = existing.length + added.length;
       const full = total >= w.total_target;
       const dry = exhausted && candidates.length === 0;

@@ -19,6 +19,11 @@ export interface WorkflowRow {
   next_seq: string;
   created_at: Date;
   updated_at: Date;
+  /** Credits (migration 0008): usage totals, the totals last charged, credits charged and charges so far. */
+  usage_total: Record<string, unknown>;
+  usage_billed: Record<string, unknown>;
+  credits_used: string;
+  usage_charges: number;
 }
 
 export interface WorkflowEventRow {
@@ -30,7 +35,7 @@ export interface WorkflowEventRow {
 
 const COLS =
   'tenant_id, thread_id::text AS thread_id, kind, owner, status, current_step, prompt, state, total_target, error_message, list_id::text AS list_id, ' +
-  'stop_requested, claimed_by, claimed_until, next_seq, created_at, updated_at';
+  'stop_requested, claimed_by, claimed_until, next_seq, created_at, updated_at, usage_total, usage_billed, credits_used, usage_charges';
 
 export async function insertWorkflow(
   sql: Sql,

@@ -32,7 +32,8 @@ import { getWorkflow, updateWorkflow, type WorkflowRow } from '../../store/workf
 import { handOverClaim, watchClaim } from '../claim-watch';
 import type { WebPageRead, WebResult } from '../list-building';
 import { publishEvents, recordEvent, type WorkflowEvent } from '../progress';
-import type { RunDeps } from '../runner';
+import { serviceIdOf, type RunDeps } from '../runner';
+import { CREDITS_BUDGET, creditsAtRunStart, meterUsage } from '../credits';
 
 /**
  * One run of a deep research workflow by agents-worker (docs/agents.md, "Deep research"): clarification (when
@@ -100,6 +101,10 @@ class ResearchRun {
   /** Researchers running now, and the budget that ended the research step, if one did. */
   private active = 0;
   private budget: string | null = null;
+  /** The tenant's credits are used up, as the gateway last announced: the research ends like a spent budget. */
+  private creditsOut = false;
+  /** When the gateway last admitted a request for this research: older balance announcements are not believed. */
+  private admittedAt: Date | null = null;
   private readonly model: LanguageModel | null;
 
   constructor(
@@ -137,6 +142,7 @@ class ResearchRun {
   private spentBudget(): string | null {
     const b = this.deps.settings.budgets;
     const s = this.state.spent;
+    if (this.creditsOut) return CREDITS_BUDGET;
     const fetches = s.fetches + this.fetches;
     const tokens = s.model_tokens + this.tokens;
     const wall = s.wall_ms + (Date.now() - this.lastWall);
@@ -169,11 +175,15 @@ class ResearchRun {
       const now = Date.now();
       this.state.spent.wall_ms += now - this.lastWall;
       this.lastWall = now;
+      const usage = { fetches: this.fetches, model_tokens: this.tokens, rows: 0 };
       this.state.spent.fetches += this.fetches;
       this.state.spent.model_tokens += this.tokens;
       this.fetches = 0;
       this.tokens = 0;
       const result = await fn(sql, w, events);
+      // What the research consumed since its last checkpoint is recorded (and charged) with it, exactly once.
+      const metered = await meterUsage(sql, this.deps.settings.prices, this.tenantId, w, usage, serviceIdOf(this.state), this.admittedAt);
+      this.creditsOut = metered.exhausted;
       await updateWorkflow(sql, this.tenantId, this.threadId, { state: this.state as unknown as Record<string, unknown> });
       return result;
     });
@@ -189,6 +199,9 @@ class ResearchRun {
   async execute(): Promise<string> {
     try {
       this.check();
+      const credits = await creditsAtRunStart(this.deps.agents.db, this.tenantId, this.threadId);
+      this.admittedAt = credits.admittedAt;
+      this.creditsOut = credits.exhausted;
       for (let guard = 0; guard < 100; guard++) {
         const t0 = performance.now();
         const step = this.step;

@@ -50,6 +50,7 @@ export const researchStatusView = researchResultView.extend({
   error_message: z.string(),
   created_at: z.string(),
   updated_at: z.string(),
+  credits_used: z.number().int().describe('credits charged to the tenant for this research so far (docs/agents.md, "Credits")'),
 });
 
 export const respondView = z.object({ thread_id: z.string(), status: z.string(), message: z.string() });
@@ -86,6 +87,7 @@ export function presentStatus(v: ResearchView): z.input<typeof researchStatusVie
     error_message: v.workflow.error_message ?? '',
     created_at: v.workflow.created_at.toISOString(),
     updated_at: v.workflow.updated_at.toISOString(),
+    credits_used: Number(v.workflow.credits_used ?? 0),
   };
 }
 

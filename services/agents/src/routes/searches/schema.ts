@@ -104,6 +104,8 @@ export const snapshotView = z.object({
   description: z.string(),
   goal: z.string(),
   processed_companies: z.array(z.string()),
+  /** Lore's addition: the credits this workflow was charged so far, over all its runs (docs/agents.md, "Credits"). */
+  credits_used: z.number().int().describe('credits charged to the tenant for this workflow so far (Lore\'s addition)'),
 });
 
 export const listItemView = z.object({
@@ -163,6 +165,7 @@ export function presentSnapshot(v: SearchView): z.input<typeof snapshotView> {
     description: v.state.description,
     goal: v.state.goal,
     processed_companies: processed.map((r) => r.entity_key),
+    credits_used: Number(v.workflow.credits_used ?? 0),
   };
 }
 
