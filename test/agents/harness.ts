@@ -4,7 +4,7 @@ import { ExtractiveLanguageModel } from '@lore/ai';
 import { createLogger, createMetricsRegistry, GraphKnowledgeSearch, IdentitySigner, KafkaBus, listen, MemoryProgressStreams, PostgresBlobStore, PostgresDb, RedisProgressStreams, type Db, type ProgressStreams, type StartedServer } from '@lore/runtime';
 import { createGraphService, type GraphService } from '@lore/graph';
 import { createAgentsService, createAgentsWorker, knowledgeSource, listSources, SearxngWebSearch, webSource, type AgentsService, type AgentsServiceDeps, type AgentsWorker, type RunSettings } from '@lore/agents';
-import type { GatewayConfig } from '@lore/gateway';
+import { createCreditUsageConsumer, invalidateTenant, type CreditUsageConsumer, type GatewayConfig } from '@lore/gateway';
 import { createMcpService, type McpLimits, type McpService } from '@lore/mcp';
 import type { Registry } from 'prom-client';
 import { adminCall, http, IDENTITY_SECRET, makeKey, makeTenant, startGateway, uid, type GatewayUnderTest, type TenantFixture } from '../gateway/harness';
@@ -33,6 +33,10 @@ export interface AgentsStack {
   gateway: GatewayUnderTest;
   /** The MCP tool server behind the gateway (`/mcp`), with `mcp`: it calls the API back through the gateway. */
   mcp?: McpService;
+  /** The stack's Kafka bus (with `worker` or `graph`). */
+  bus?: KafkaBus;
+  /** The gateway's credits consumer on the stack's bus, with `credits` (what the webhooks deployment runs). */
+  credits?: CreditUsageConsumer;
   /** A call through the gateway's public listener. */
   call(method: string, path: string, headers: Record<string, string>, body?: unknown): ReturnType<typeof http>;
   tenant(keyOptions?: Record<string, unknown>): Promise<TenantFixture>;
@@ -66,6 +70,11 @@ export interface AgentsStackOptions {
   graph?: boolean;
   /** Runs the MCP tool server behind the gateway (its upstream `mcp`), calling the API back through the gateway. */
   mcp?: boolean | { limits?: Partial<McpLimits> };
+  /**
+   * Runs the gateway's credits consumer on the stack's bus (needs `worker`), as the webhooks deployment does: the
+   * agents' charges come off tenants' balances, and the stack's gateway reads a charged tenant again at once.
+   */
+  credits?: boolean;
 }
 
 export async function startAgentsStack(options: AgentsStackOptions = {}): Promise<AgentsStack> {
@@ -124,6 +133,10 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
   const mcpServer = mcp ? await listen(mcp.app, 0, '127.0.0.1') : undefined;
   const gateway = await startGateway(database, { upstreams: { agents: agentsServer.url, ...(graphServer ? { graph: graphServer.url } : {}), ...(mcpServer ? { mcp: mcpServer.url } : {}) }, rateLimit: { perSecond: 1000, burst: 2000 }, ...options.gateway }, { redisPrefix: `agents-${uid()}:` });
   gatewayUrl = gateway.publicUrl;
+  const credits = options.credits
+    ? createCreditUsageConsumer({ db, bus: bus!, logger, metrics, consumerGroup: `gateway-credits-${uniqueSuffix()}`, onBalanceChanged: (tenantId) => invalidateTenant(gateway.gateway.context, tenantId) })
+    : undefined;
+  await credits?.start();
   const children: ChildProcess[] = [];
   const spawnWorker = (env: Record<string, string> = {}): WorkerChild => {
     const logs: string[] = [];
@@ -175,6 +188,8 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
     graph,
     gateway,
     mcp,
+    bus,
+    credits,
     call: (method, path, headers, body) => http(gateway.publicUrl, method, path, { headers, body }),
     tenant: (keyOptions = {}) => makeTenant(gateway, keyOptions),
     key: async (tenantId, opts = {}) => (await makeKey(gateway, tenantId, opts)).key,
@@ -190,6 +205,7 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
     close: async () => {
       for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
       await worker?.stop();
+      await credits?.stop();
       await gateway.close();
       await mcp?.close();
       await mcpServer?.close();

@@ -50,9 +50,11 @@ describe('company and people search workflows through the gateway (worker on rea
 
     const snap = await finished(s, a, `/company-search/status/${thread}`);
     expect(snap).toMatchObject({ success: true, thread_id: thread, status: 'completed', current_step: 'completed', category: 'company_search', error_message: '', total_target: 25, title: 'Berlin fintech', description: 'for the test' });
+    // Spec 3's fields, and Lore's `status` and `credits_used` (docs/agents.md, "Credits": a row costs a credit here).
     expect(Object.keys(snap).sort()).toEqual(
-      ['all_companies', 'category', 'criteria', 'current_step', 'description', 'error_message', 'goal', 'processed_companies', 'status', 'step_companies', 'success', 'table_structure', 'thread_id', 'title', 'total_target'].sort(),
+      ['all_companies', 'category', 'credits_used', 'criteria', 'current_step', 'description', 'error_message', 'goal', 'processed_companies', 'status', 'step_companies', 'success', 'table_structure', 'thread_id', 'title', 'total_target'].sort(),
     );
+    expect(snap.credits_used).toBe(truth.length);
     expect(snap.criteria.map((c: Json) => c.column_name)).toEqual(expect.arrayContaining(['industry', 'location', 'employees']));
     for (const c of snap.criteria) expect(Object.keys(c).sort()).toEqual(['columnType', 'column_name', 'description', 'maxWidth', 'minWidth', 'name', 'type', 'value', 'width']);
     const table = snap.table_structure;

@@ -360,13 +360,14 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     const agents = await readyz(ops.agents!);
     expect(agents.status).toBe(200);
     expect(agents.body).toMatchObject({ status: 'ready', checks: { agents: { ok: true } } });
-    // agents-worker: the same role check, and membership of its consumer group (lore.agents.workflows).
+    // agents-worker: the same role check, and membership of its consumer groups (lore.agents.workflows, and the
+    // gateway's credit balances on lore.credits.balance).
     const agentsWorker = await until('agents-worker to join its consumer group', async () => {
       const r = await readyz(ops['agents-worker']!);
       return r.status === 200 && inGroups(r.body).length > 0 ? r : undefined;
     }, 60_000, procs['agents-worker']);
     expect(agentsWorker.body).toMatchObject({ status: 'ready', checks: { agents: { ok: true } } });
-    expect(inGroups(agentsWorker.body)).toEqual(['agents-worker']);
+    expect(inGroups(agentsWorker.body)).toEqual(['agents-worker', 'agents-worker-credits']);
     // Search is lexical-only, and both graph processes say so rather than claiming vectors.
     const graphCheck = { ok: true, vectors: false, retrieval: 'lexical', embedder: expect.objectContaining({ kind: 'hashed' }) };
     const graph = await readyz(ops.graph!);
@@ -376,12 +377,13 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     expect(worker.status).toBe(200);
     expect(worker.body.checks.graph).toEqual(expect.objectContaining({ ...graphCheck, ocr: 'tesseract.js' }));
     expect(inGroups(worker.body)).toEqual(GRAPH_WORKER_GROUPS);
-    // The webhooks worker: its role, its broker, and membership of the fan-out, delivery and every retry group.
+    // The webhooks worker: its role, its broker, and membership of the fan-out, delivery and every retry group, and of
+    // the gateway's credits consumer (lore.credits.usage).
     const webhooks = await readyz(ops.webhooks!);
     expect(webhooks.status).toBe(200);
-    expect(webhooks.body.checks).toMatchObject({ database: { ok: true, role: install.app }, 'event bus': { ok: true, kind: 'kafka' }, worker: { ok: true } });
+    expect(webhooks.body.checks).toMatchObject({ database: { ok: true, role: install.app }, 'event bus': { ok: true, kind: 'kafka' }, worker: { ok: true }, credits: { ok: true } });
     expect(inGroups(webhooks.body)).toEqual(
-      ['fanout', 'deliveries', 'retry.1s', 'retry.2s', 'retry.4s', 'retry.8s', 'retry.30s'].map((g) => `lore.webhooks.${g}`).sort(),
+      [...['fanout', 'deliveries', 'retry.1s', 'retry.2s', 'retry.4s', 'retry.8s', 'retry.30s'].map((g) => `lore.webhooks.${g}`), 'gateway-credits'].sort(),
     );
     // The operator: its caches synced, and it leads (it holds the Lease in its namespace).
     const operator = await readyz(ops.operator!);
