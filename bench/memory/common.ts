@@ -1,4 +1,4 @@
-import { createLogger, createMetricsRegistry, IdentitySigner, IDENTITY_HEADER, listen, MemoryBus, PgliteDb, PostgresBlobStore, PostgresDb, KafkaBus, type Db, type EventBus, type Identity } from '@lore/runtime';
+import { createLogger, createMetricsRegistry, IdentitySigner, IDENTITY_HEADER, listen, MemoryBus, PgliteDb, PostgresBlobStore, PostgresDb, KafkaBus, type Db, type EventBus, type Identity, type Sql } from '@lore/runtime';
 import type { Embedder } from '@lore/ai';
 import { createGraphService, type GraphService } from '@lore/graph';
 import { freshDatabase, type TestDatabase } from '../../test/support/infra';
@@ -85,4 +85,16 @@ export function percentile(values: number[], p: number): number {
 export function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 && process.argv[i + 1] ? (process.argv[i + 1] as string) : fallback;
+}
+
+/** One transaction as the owner, a superuser on both backends: row-level security does not apply to it. */
+export async function ownerTx<T>(db: Db, fn: (sql: Sql) => Promise<T>): Promise<T> {
+  return db.asOwner(async (sql) => {
+    await sql.query('BEGIN');
+    try {
+      return await fn(sql);
+    } finally {
+      await sql.query('COMMIT');
+    }
+  });
 }

@@ -19,9 +19,8 @@
  */
 import { loadavg, cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import type { Db, Sql } from '@lore/runtime';
 import { walkNeighbourhood } from '../../services/graph/src/application/graph-chat';
-import { arg, benchIdentity, get, percentile, post, startStack, type BenchStack } from './common';
+import { arg, benchIdentity, get, ownerTx, percentile, post, startStack, type BenchStack } from './common';
 
 const TENANT = 't_bench_chat';
 const GRAPH = 'g_bench_chat';
@@ -91,18 +90,6 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
   const t0 = performance.now();
   await fn();
   return performance.now() - t0;
-}
-
-/** One transaction as the owner (a superuser: row-level security does not apply), as search-rls.ts measures it. */
-async function ownerTx<T>(db: Db, fn: (sql: Sql) => Promise<T>): Promise<T> {
-  return db.asOwner(async (sql) => {
-    await sql.query('BEGIN');
-    try {
-      return await fn(sql);
-    } finally {
-      await sql.query('COMMIT');
-    }
-  });
 }
 
 async function main(): Promise<void> {

@@ -17,7 +17,7 @@ import { insertDocument } from '../../services/graph/src/store/documents';
 import { writeChunks } from '../../services/graph/src/store/index-store';
 import { ensureMemory } from '../../services/graph/src/store/memories';
 import { freshDatabase, type TestDatabase } from '../../test/support/infra';
-import { arg, percentile } from './common';
+import { arg, ownerTx, percentile } from './common';
 
 /** Deterministic PRNG (mulberry32) so every run builds the same corpus. */
 function rng(seed: number): () => number {
@@ -113,17 +113,6 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
   const t0 = performance.now();
   await fn();
   return performance.now() - t0;
-}
-
-async function ownerTx<T>(db: Db, fn: (sql: Sql) => Promise<T>): Promise<T> {
-  return db.asOwner(async (sql) => {
-    await sql.query('BEGIN');
-    try {
-      return await fn(sql);
-    } finally {
-      await sql.query('COMMIT');
-    }
-  });
 }
 
 async function main(): Promise<void> {

@@ -1,7 +1,7 @@
 import { upsertDirectoryRecords } from '@lore/agents';
 import type { EmbeddedUnderTest } from '../support/embedded';
 import { worldDirectoryRecords, type AgentsWorld } from '../support/agents-world';
-import type { AgentsStack } from './harness';
+import { eventually as until, type AgentsStack } from './harness';
 import { readStream, type Frame, type StreamRead } from './sse-client';
 import { openSession, socketUrl, type SessionClient } from './session-socket';
 
@@ -41,21 +41,6 @@ export function sessionOf(e: EmbeddedUnderTest, start: Json, cursor?: number): P
   return openSession(cursor === undefined ? url : `${url}&cursor=${cursor}`);
 }
 
-/** Polls `probe` until it gives a value (errors count as not yet), failing after `timeoutMs` with the last error. */
-export async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 60_000, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 /** A GET of `path` polled until `done` holds for its answer (200 each time), which it then gives. */
 export function pollUntil(e: EmbeddedUnderTest, path: string, done: (json: Json) => boolean, timeoutMs = 60_000, everyMs = 100): Promise<Json> {
@@ -69,3 +54,6 @@ export function pollUntil(e: EmbeddedUnderTest, path: string, done: (json: Json)
 /** Ended statuses of a workflow or research run. */
 export const ENDED = ['completed', 'stopped', 'error'];
 export const ended = (j: Json): boolean => ENDED.includes(j.status as string);
+
+/** Polls `probe` until it gives a value: the agents harness's poller, under the name these suites use. */
+export { until };
