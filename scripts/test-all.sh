@@ -20,6 +20,12 @@ if [ -f test/infra/k8s/build.sh ]; then
   bash test/infra/k8s/build.sh --background || fail_setup "test/infra/k8s/build.sh --background"
 fi
 
+if [ -f test/infra/s3/build.sh ]; then
+  # The S3-compatible test server (Go, ~1.5 minutes cold on 2 cores, cached after): test/infra/up.sh starts it.
+  step "build the S3 test server in the background (cached)"
+  bash test/infra/s3/build.sh --background || fail_setup "test/infra/s3/build.sh --background"
+fi
+
 step "install dependencies"
 # `npm ci`: installs exactly what package-lock.json lists (every platform's optional native builds are in it) and
 # stops when a package.json and the lockfile disagree instead of quietly re-resolving. It deletes node_modules
@@ -43,7 +49,7 @@ step "unit tests"
 npx jest --selectProjects unit --ci --json --outputFile="$REPORTS/unit.json" ${LORE_JEST_ARGS:-}
 unit_rc=$?
 
-step "start PostgreSQL, Redis, Kafka"
+step "start PostgreSQL, Redis, Kafka, the S3 test server"
 # A broker that is not running starts over from empty test data when earlier runs left over 2,000 partitions
 # (loading them costs a cold start half a minute); a running broker is left as it is.
 LORE_KAFKA_PRUNE_OVER="${LORE_KAFKA_PRUNE_OVER:-2000}" bash test/infra/up.sh || fail_setup "test/infra/up.sh"

@@ -20,6 +20,8 @@ LORE_PG_PORT="${LORE_PG_PORT:-25432}"
 LORE_REDIS_PORT="${LORE_REDIS_PORT:-26379}"
 LORE_KAFKA_PORT="${LORE_KAFKA_PORT:-29092}"
 LORE_KAFKA_CONTROLLER_PORT="${LORE_KAFKA_CONTROLLER_PORT:-29093}"
+LORE_S3_PORT="${LORE_S3_PORT:-29000}"
+LORE_S3_BUCKET="${LORE_S3_BUCKET:-lore-test}"
 
 # PostgreSQL: "pgserver" = the PostgreSQL 16 + pgvector build bundled in the PyPI wheel `pgserver`
 # (default: gives `CREATE EXTENSION vector`); "debian" = apt postgresql-15 (no pgvector).
@@ -831,7 +833,78 @@ browser_up() {
   say browser "$(chromium --version 2>/dev/null | head -1)"
 }
 
+# ================================================================= S3-compatible object store (test/infra/s3)
+# A small Go server (gofakes3, in memory) built from the Go module proxy by test/infra/s3/build.sh and cached under
+# $LORE_CACHE_DIR/s3. It keeps objects in memory: a restart starts with empty buckets.
+S3_DIR="$RUN/s3"
+S3_LOG="$S3_DIR/s3.log"
+S3_PIDFILE="$PIDS/s3.pid"
+
+s3_is_ours() { # pid -> a lore-test-s3 listening on our port?
+  pid_alive "$1" && read_argv "$1" && [[ "${ARGV[0]}" == *lore-test-s3 ]] && [[ " ${ARGV[*]} " == *" -addr 127.0.0.1:$LORE_S3_PORT "* ]]
+}
+s3_pid() {
+  local pid
+  pid=$(read_pidfile "$S3_PIDFILE")
+  if s3_is_ours "$pid"; then echo "$pid"; return 0; fi
+  return 1
+}
+s3_ready() { # the bucket answers a HEAD (200)
+  [[ "$(curl -s -o /dev/null -w '%{http_code}' -I --max-time 2 "http://127.0.0.1:$LORE_S3_PORT/$LORE_S3_BUCKET" 2>/dev/null)" == 200 ]]
+}
+
+s3_up() {
+  local t0 pid bin
+  t0=$(now_us)
+  mkdir -p "$S3_DIR"
+  pid=$(s3_pid || true)
+  if [[ -n "$pid" ]] && s3_ready; then
+    step s3 "already running (pid $pid, port $LORE_S3_PORT)" "$t0"
+    return 0
+  fi
+  if [[ -n "$pid" ]]; then
+    say s3 "pid $pid does not answer on port $LORE_S3_PORT: restarting it"
+    s3_stop_pid "$pid"
+  fi
+  rm -f "$S3_PIDFILE"
+  if port_open "$LORE_S3_PORT"; then
+    die s3 "port $LORE_S3_PORT is in use by another process (not ours); set LORE_S3_PORT"
+  fi
+  # Cached: returns at once; cold, it waits for (or does) the build (scripts/test-all.sh starts it in the background).
+  bin=$(bash "$INFRA_SRC_DIR/s3/build.sh" 9>&- 2>"$S3_DIR/build.log") || die_log s3 "test/infra/s3/build.sh failed" "$S3_DIR/build.log"
+  t0=$(now_us)
+  nohup "$bin" -addr "127.0.0.1:$LORE_S3_PORT" -buckets "$LORE_S3_BUCKET" >"$S3_LOG" 2>&1 </dev/null 9>&- &
+  echo $! >"$S3_PIDFILE"
+  local deadline=$(($(now_us) + LORE_INFRA_TIMEOUT * 1000000))
+  until s3_ready; do
+    pid_alive "$(read_pidfile "$S3_PIDFILE")" || die_log s3 "lore-test-s3 exited" "$S3_LOG"
+    (($(now_us) < deadline)) || die_log s3 "no answer on port $LORE_S3_PORT after ${LORE_INFRA_TIMEOUT}s" "$S3_LOG"
+    sleep 0.05
+  done
+  step s3 "started the S3 test server (pid $(read_pidfile "$S3_PIDFILE")) on 127.0.0.1:$LORE_S3_PORT, bucket $LORE_S3_BUCKET" "$t0"
+}
+
+s3_stop_pid() { # SIGTERM, SIGKILL after 10 s
+  kill -TERM "$1" 2>/dev/null || true
+  wait_pid_exit "$1" 10 || { kill -KILL "$1" 2>/dev/null || true; wait_pid_exit "$1" 5 || true; }
+}
+
+s3_down() {
+  local t0 pid
+  t0=$(now_us)
+  pid=$(s3_pid || true)
+  rm -f "$S3_PIDFILE"
+  if [[ -z "$pid" ]]; then
+    step s3 "not running" "$t0"
+    return 0
+  fi
+  s3_stop_pid "$pid"
+  step s3 "stopped (pid $pid)" "$t0"
+}
+
 # ================================================================= env file
+
+
 write_env() {
   local vector=0 version="" tmp
   if [[ -f "$STATE/pg" ]]; then
@@ -848,6 +921,11 @@ export LORE_TEST_PG_VECTOR='${vector:-0}'
 export LORE_TEST_PG_SERVER_VERSION='$version'
 export LORE_TEST_REDIS_URL='redis://127.0.0.1:$LORE_REDIS_PORT'
 export LORE_TEST_KAFKA_BROKERS='127.0.0.1:$LORE_KAFKA_PORT'
+export LORE_TEST_S3_ENDPOINT='http://127.0.0.1:$LORE_S3_PORT'
+export LORE_TEST_S3_BUCKET='$LORE_S3_BUCKET'
+export LORE_TEST_S3_REGION='us-east-1'
+export LORE_TEST_S3_ACCESS_KEY_ID='lore-test'
+export LORE_TEST_S3_SECRET_ACCESS_KEY='lore-test-secret'
 export LORE_TEST_KAFKA_STOP='bash $INFRA_SRC_DIR/down.sh kafka'
 export LORE_TEST_KAFKA_KILL='bash $INFRA_SRC_DIR/down.sh kafka --kill'
 export LORE_TEST_KAFKA_START='bash $INFRA_SRC_DIR/up.sh kafka'
@@ -870,6 +948,8 @@ status_all() {
   if [[ -n "$pid" ]]; then say redis "running, pid $pid, 127.0.0.1:$LORE_REDIS_PORT"; else say redis stopped; fi
   pid=$(kafka_pid || true)
   if [[ -n "$pid" ]]; then say kafka "running, pid $pid, 127.0.0.1:$LORE_KAFKA_PORT (Kafka $LORE_KAFKA_VERSION)"; else say kafka "stopped (Kafka $LORE_KAFKA_VERSION)"; fi
+  pid=$(s3_pid || true)
+  if [[ -n "$pid" ]]; then say s3 "running, pid $pid, 127.0.0.1:$LORE_S3_PORT (bucket $LORE_S3_BUCKET)"; else say s3 stopped; fi
   if [[ -f "$RUN/env" ]]; then say env "$RUN/env"; fi
   return 0
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install (if missing) and start the real infrastructure for tests, idempotently.
 #
-#   bash test/infra/up.sh [all|pg|redis|kafka|kafka-restart|browser|env|status]...   (default: all)
+#   bash test/infra/up.sh [all|pg|redis|kafka|kafka-restart|s3|s3-restart|browser|env|status]...   (default: all)
 #
 # Then: . "${LORE_INFRA_DIR:-$HOME/.cache/lore/run}/env"   (LORE_TEST_PG_URL, LORE_TEST_KAFKA_BROKERS, ...)
 # Stop with test/infra/down.sh. Details: test/infra/README.md, docs/infrastructure.md.
@@ -21,12 +21,14 @@ main() {
   (($#)) || set -- all
   for arg in "$@"; do
     case "$arg" in
-    all) services+=(pg redis kafka browser) ;;
+    all) services+=(pg redis kafka s3 browser) ;;
     browser) services+=(browser) ;;
     pg | postgres) services+=(pg) ;;
     redis) services+=(redis) ;;
     kafka) services+=(kafka) ;;
     kafka-restart) services+=(kafka-restart) ;;
+    s3) services+=(s3) ;;
+    s3-restart) services+=(s3-restart) ;;
     env) ;;
     status) status_all; return 0 ;;
     -h | --help | help) usage ;;
@@ -76,6 +78,8 @@ run_service() {
   redis) redis_up ;;
   kafka) kafka_up ;;
   kafka-restart) kafka_down && kafka_up ;;
+  s3) s3_up ;;
+  s3-restart) s3_down && s3_up ;;
   browser) browser_up ;;
   esac
 }
