@@ -23,7 +23,7 @@ import { requireEnv } from '../support/infra';
 /**
  * The webhooks worker as a real process, killed with SIGKILL while it holds a scheduled retry: a second process
  * resumes the schedule from Kafka's committed offsets and PostgreSQL, nothing is lost, and every repeat carries the
- * same event id. The second process waits for the dead member's Kafka session to expire, so this suite takes ~45 s.
+ * same event id. The second process waits for the dead member's Kafka session to expire (9 s here).
  */
 jest.setTimeout(180_000);
 
@@ -105,6 +105,9 @@ describe('webhooks worker killed mid-schedule', () => {
       WEBHOOKS_OPS_PORT: '0',
       WEBHOOKS_OPS_HOST: '127.0.0.1',
       WEBHOOKS_DELIVERY_TIMEOUT_MS: '2000',
+      // The second process joins each group once the killed member's session has expired: a short session keeps that
+      // wait well inside the schedule's own delays on a loaded broker.
+      WEBHOOKS_KAFKA_SESSION_TIMEOUT_MS: '9000',
       WEBHOOKS_RUN_OUTBOX_RELAY: 'false',
       LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
       WEBHOOKS_TEST_CA_FILE: pki.caFile,
@@ -137,7 +140,10 @@ describe('webhooks worker killed mid-schedule', () => {
     const second = spawnWorker(env);
     children.push(second.child);
     await second.ready;
-    const seen = await receiver.waitFor(4, 90_000);
+    // On a timeout, both processes' logs say which consumer missed the retry.
+    const seen = await receiver.waitFor(4, 90_000).catch((err: Error) => {
+      throw new Error(`${err.message}\n--- first process ---\n${first.output.join('')}\n--- second process ---\n${second.output.join('')}`);
+    });
 
     // Nothing lost: the retries that were due while no worker ran happened, then the schedule went on exactly.
     const dueOfThird = seen[1]!.answeredAt! + 2000;

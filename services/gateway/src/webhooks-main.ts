@@ -54,6 +54,7 @@ async function main(): Promise<void> {
     ...(env.WEBHOOKS_KAFKA_PARTITIONS > 0 ? { partitions: env.WEBHOOKS_KAFKA_PARTITIONS } : {}),
     // Each consumer group works on this many partitions at once; a partition itself is handled in order.
     partitionsConsumedConcurrently: env.WEBHOOKS_CONSUMER_CONCURRENCY,
+    sessionTimeoutMs: env.WEBHOOKS_KAFKA_SESSION_TIMEOUT_MS,
     // Bounds crash loops: a message whose handling kills the process is dead-lettered after a few starts on it
     // (docs/runtime.md, "Poison messages"). Closed before the database, so a graceful stop clears its starts.
     startJournal: new PostgresStartJournal(db),

@@ -40,6 +40,12 @@ describe('webhooks worker configuration', () => {
     expect(() => parseConfig(webhooksEnvSchema, {})).toThrow(/LORE_DATABASE_URL[\s\S]*LORE_KAFKA_BROKERS|LORE_KAFKA_BROKERS[\s\S]*LORE_DATABASE_URL/);
   });
 
+  it('keeps a killed worker in its groups for 30 s unless told otherwise, within what a broker accepts', () => {
+    expect(parseConfig(webhooksEnvSchema, base).WEBHOOKS_KAFKA_SESSION_TIMEOUT_MS).toBe(30_000);
+    expect(parseConfig(webhooksEnvSchema, { ...base, WEBHOOKS_KAFKA_SESSION_TIMEOUT_MS: '9000' }).WEBHOOKS_KAFKA_SESSION_TIMEOUT_MS).toBe(9_000);
+    expect(() => parseConfig(webhooksEnvSchema, { ...base, WEBHOOKS_KAFKA_SESSION_TIMEOUT_MS: '1000' })).toThrow(/WEBHOOKS_KAFKA_SESSION_TIMEOUT_MS/);
+  });
+
   it('needs the encryption key ring: required, and a key of the wrong length is refused with the other problems', () => {
     expect(parseConfig(webhooksEnvSchema, base).LORE_ENCRYPTION_KEYS.map((k) => k.id)).toEqual(['k1']);
     const { LORE_ENCRYPTION_KEYS: _omitted, ...withoutKeys } = base;

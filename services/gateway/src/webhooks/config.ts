@@ -49,6 +49,9 @@ export const webhooksEnvSchema = z
     WEBHOOKS_START_FROM: z.enum(['earliest', 'latest']).default('earliest'),
     WEBHOOKS_KAFKA_PARTITIONS: envInt(0, 0, 1000),
     WEBHOOKS_CONSUMER_CONCURRENCY: envInt(8, 1, 256),
+    // How long the broker keeps a silent member in a consumer group; a killed worker's partitions move to the others
+    // after this (Kafka's group.min.session.timeout.ms is 6 s by default).
+    WEBHOOKS_KAFKA_SESSION_TIMEOUT_MS: envInt(30_000, 6_000, 300_000),
     WEBHOOKS_RUN_MIGRATIONS: envBool(false),
     WEBHOOKS_RUN_OUTBOX_RELAY: envBool(true),
     LORE_WEBHOOKS_ALLOW_LOOPBACK: allowLoopbackSetting,
