@@ -18,6 +18,7 @@ export * from './bus/kafka-bus';
 export * from './lifecycle/process';
 export * from './bus/event-id';
 export { busMetrics, type BusMetrics } from './bus/metrics';
+export { CONSUMER_LAG_METRIC, ConsumerLagGauge, consumerLagGauge, type ConsumerLagOptions } from './bus/lag-metrics';
 export type { HandlerRetry } from './bus/retry';
 export * from './bus/poison';
 export * from './bus/naming';

@@ -26,6 +26,7 @@ import type {
   Subscription,
 } from '../ports/event-bus';
 import { injectTraceHeaders, withExtractedContext } from '../telemetry/propagation';
+import { consumerLagGauge, type ConsumerLagGauge } from './lag-metrics';
 import { busMetrics, type BusMetrics } from './metrics';
 import { BrokerNames, startsAtBeginning } from './naming';
 import { DEFAULT_MAX_ATTEMPTS, deadLetterOf, handleChunk, poisonPolicy, type ChunkSteps, type FailureRecord } from './poison';
@@ -90,6 +91,8 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
   private deadTopic?: Promise<void>;
   private readonly logger: Logger;
   private readonly metrics: BusMetrics;
+  /** `lore_bus_consumer_lag_messages` of the registry, reporting this bus's groups until it closes. */
+  private readonly lag?: ConsumerLagGauge;
   private readonly retry: HandlerRetry;
   private producer?: Promise<Producer>;
   private admin?: Promise<Admin>;
@@ -103,6 +106,10 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
   constructor(private readonly opts: KafkaBusOptions) {
     this.logger = opts.logger.child({ component: 'kafka-bus' });
     this.metrics = busMetrics(opts.metrics);
+    if (opts.metrics) {
+      this.lag = consumerLagGauge(opts.metrics, { onError: (err, group) => this.logger.warn({ err, group }, 'could not read the consumer lag for the metrics') });
+      this.lag.add(this);
+    }
     this.retry = opts.handlerRetry ?? DEFAULT_HANDLER_RETRY;
     this.maxAttempts = opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     this.maxStarts = opts.maxStarts ?? DEFAULT_MAX_STARTS;
@@ -516,6 +523,7 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.lag?.remove(this);
     await Promise.allSettled([...this.subscriptions].map((s) => s.stop()));
     const [producer, admin] = await Promise.allSettled([this.producer, this.admin]);
     if (producer.status === 'fulfilled' && producer.value) await producer.value.disconnect();
