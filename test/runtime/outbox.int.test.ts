@@ -1,5 +1,3 @@
-import { PostgresBlobStore } from '../../services/runtime/src/blob/postgres-blob-store';
-import { describeBlobStoreContract } from '../../services/runtime/src/blob/blob-store.contract';
 import { KafkaBus } from '../../services/runtime/src/bus/kafka-bus';
 import { describeOutboxContract } from '../../services/runtime/src/outbox/outbox.contract';
 import { runRuntimeMigrations } from '../../services/runtime/src/outbox/outbox';
@@ -27,10 +25,4 @@ describeOutboxContract('real PostgreSQL + Kafka', async () => {
       await pg.close();
     },
   };
-});
-
-describeBlobStoreContract('PostgresBlobStore on a real PostgreSQL server', async () => {
-  const pg = await freshPostgresDb();
-  await runRuntimeMigrations(pg.db);
-  return { store: new PostgresBlobStore(pg.db), close: () => pg.close() };
 });

@@ -28,6 +28,8 @@ export { DEFAULT_MAX_STARTS, startVerdict } from './bus/start-guard';
 export * from './outbox/outbox';
 export * from './outbox/start-relay';
 export * from './blob/postgres-blob-store';
+export * from './blob/s3-blob-store';
+export * from './blob/blob-store-config';
 export * from './http/body';
 export * from './http/routes';
 export { validateOpenApiDocument, type OpenApiValidation } from './http/openapi-validate';

@@ -1,5 +1,6 @@
 /**
- * The `BlobStore` contract, run on PGlite (unit tests) and real PostgreSQL (test/runtime).
+ * The `BlobStore` contract, run on PGlite (unit tests), and on a real PostgreSQL server and a real S3-compatible server
+ * (test/runtime/blob-store.int.test.ts).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -80,6 +81,27 @@ export function describeBlobStoreContract(name: string, open: () => Promise<Blob
       await store.put(otherTenant, 'shared-key', Buffer.from('theirs'), 'text/plain');
       expect((await store.get(tenant, 'shared-key'))!.data.toString()).toBe('mine');
       expect((await store.get(otherTenant, 'shared-key'))!.data.toString()).toBe('theirs');
+    });
+
+    it('keeps tenants apart even when a tenant id and a key could be read as one path', async () => {
+      const a = `${tenant}x`;
+      const b = `${tenant}x/y`;
+      await store.put(a, 'y/z', Buffer.from('tenant a'), 'text/plain');
+      expect(await store.get(b, 'z')).toBeNull();
+      await store.put(b, 'z', Buffer.from('tenant b'), 'text/plain');
+      expect((await store.get(a, 'y/z'))!.data.toString()).toBe('tenant a');
+      expect((await store.get(b, 'z'))!.data.toString()).toBe('tenant b');
+    });
+
+    it('keeps keys with spaces, unicode and punctuation, and a multi-megabyte stream, byte for byte', async () => {
+      const key = `${tenant}/uploads/Ünïcode rapport (final) #2 ?&=+.pdf`;
+      const chunks = Array.from({ length: 40 }, () => randomBytes(128 * 1024));
+      const whole = Buffer.concat(chunks);
+      const info = await store.put(tenant, key, Readable.from(chunks), 'application/pdf');
+      expect(info).toMatchObject({ key, size: whole.length, sha256: createHash('sha256').update(whole).digest('hex') });
+      const got = await store.get(tenant, key);
+      expect(Buffer.compare(got!.data, whole)).toBe(0);
+      expect((await store.stat(tenant, [key])).map((b) => b.size)).toEqual([whole.length]);
     });
 
     it('refuses a body over the limit with PAYLOAD_TOO_LARGE, buffer or stream, and stores nothing', async () => {

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { AppError } from '../errors/app-error';
 import type { BlobInfo, BlobStore } from '../ports/blob-store';
 import type { Db } from '../ports/db';
+import { MAX_BLOB_BYTES, readBody } from './read-body';
 
-/** A bytea value travels hex-encoded in one protocol message (1 GiB at most): stay well below. */
-export const MAX_BLOB_BYTES = 256 * 1024 * 1024;
+export { MAX_BLOB_BYTES } from './read-body';
 
 interface BlobRow {
   key: string;
@@ -27,7 +26,7 @@ export class PostgresBlobStore implements BlobStore {
 
   async put(tenantId: string, key: string, data: Buffer | Readable, contentType: string, maxBytes = MAX_BLOB_BYTES): Promise<BlobInfo> {
     if (!key) throw new Error('a blob needs a key');
-    const bytes = await readAll(data, Math.min(maxBytes, MAX_BLOB_BYTES));
+    const bytes = await readBody(data, Math.min(maxBytes, MAX_BLOB_BYTES));
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     const r = await this.db.withTenant(tenantId, (sql) =>
       sql.query<BlobRow>(
@@ -68,25 +67,4 @@ export class PostgresBlobStore implements BlobStore {
 
 function toInfo(row: BlobRow): BlobInfo {
   return { key: row.key, size: Number(row.size), contentType: row.content_type, sha256: row.sha256, createdAt: row.created_at };
-}
-
-/** Reads a body into memory, failing as soon as it passes `maxBytes` (the rest of the stream is not read). */
-async function readAll(data: Buffer | Readable, maxBytes: number): Promise<Buffer> {
-  const tooLarge = () => new AppError('PAYLOAD_TOO_LARGE', `blob exceeds ${maxBytes} bytes`);
-  if (Buffer.isBuffer(data)) {
-    if (data.length > maxBytes) throw tooLarge();
-    return data;
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of data) {
-    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
-    size += buf.length;
-    if (size > maxBytes) {
-      data.destroy();
-      throw tooLarge();
-    }
-    chunks.push(buf);
-  }
-  return Buffer.concat(chunks, size);
 }
