@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import type Koa from 'koa';
-import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, errorBody, isAppError, type LoreApp } from '@lore/runtime';
+import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, errorBody, isAppError, nameServerSpan, recordingSpan, type LoreApp } from '@lore/runtime';
 import type { GatewayContext } from './context';
 import { authenticate, identityOf, type RequestFacts } from './auth/authenticate';
 import { clientAddress, clientProto } from './domain/network';
@@ -265,12 +265,25 @@ async function forward(context: GatewayContext, ctx: GatewayKoaContext, match: F
   });
   ctx.respond = false;
   const extra = { ...auth.headers, 'x-request-id': ctx.state.requestId };
-  const result = await proxyHttp(ctx.req, ctx.res, target, upstreamPath(target, ctx.originalUrl), headers, context.config.proxy, extra);
+  const result = await proxyHttp(ctx.req, ctx.res, target, upstreamPath(target, ctx.originalUrl), headers, context.config.proxy, extra, spanNamer(ctx.method, target));
   if ('kind' in result) {
     context.gatewayMetrics.upstreamErrors.inc({ upstream: target.name, kind: result.kind });
     ctx.respond = true;
     throw failureError(result);
   }
+}
+
+/**
+ * With the SDK recording, the forwarded request's server span takes the upstream's route template (told in its
+ * response), in the public form (the upstream's base path removed): `POST /api/v1/memory/ingest`, not `POST`.
+ */
+function spanNamer(method: string, target: UpstreamTarget): ((route: string) => void) | undefined {
+  const span = recordingSpan();
+  if (!span) return undefined;
+  return (route) => {
+    const base = target.basePath;
+    nameServerSpan(span, method, base && route.startsWith(`${base}/`) ? route.slice(base.length) : route);
+  };
 }
 
 const REASONS: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 402: 'Payment Required', 403: 'Forbidden', 404: 'Not Found', 413: 'Payload Too Large', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 504: 'Gateway Timeout' };

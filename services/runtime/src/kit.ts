@@ -18,4 +18,5 @@ export * from './lifecycle/consumer-groups-check';
 export * from './identity/internal-identity';
 export * from './telemetry/propagation';
 export * from './telemetry/http';
+export * from './telemetry/spans';
 export { startTelemetry, shutdownTelemetry, telemetryWanted, type TelemetryHandle } from './telemetry/setup';

@@ -1,7 +1,7 @@
 import { Agent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import type { Duplex } from 'node:stream';
-import { IDENTITY_HEADER, TRUST_HEADERS } from '@lore/runtime';
+import { IDENTITY_HEADER, ROUTE_HEADER, TRUST_HEADERS } from '@lore/runtime';
 
 /** Where an upstream lives: a TCP address (optionally with a base path) or a unix socket. */
 export interface UpstreamTarget {
@@ -109,7 +109,8 @@ const RESPONSE_HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connecti
 function responseHeaders(res: IncomingMessage): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(res.headers)) {
-    if (value !== undefined && !RESPONSE_HOP_BY_HOP.has(name.toLowerCase())) out[name] = value;
+    // The upstream's route template is for the gateway's trace (proxyHttp's onRoute), not for clients.
+    if (value !== undefined && !RESPONSE_HOP_BY_HOP.has(name.toLowerCase()) && name.toLowerCase() !== ROUTE_HEADER) out[name] = value;
   }
   return out;
 }
@@ -134,6 +135,8 @@ export function proxyHttp(
   headers: OutgoingHttpHeaders,
   timeouts: ProxyTimeouts,
   extraResponseHeaders: Record<string, string>,
+  /** Told the route template the upstream matched (its `x-lore-route`, sent when it traces), to name the span. */
+  onRoute?: (route: string) => void,
 ): Promise<{ status: number } | ProxyFailure> {
   return new Promise((resolve) => {
     let settled = false;
@@ -179,6 +182,8 @@ export function proxyHttp(
       // reading, nothing reads the rest of the client's body, so this connection cannot carry another request.
       // Close it after this response instead of leaving the client blocked on a body nobody reads.
       if (!req.complete) res.shouldKeepAlive = false;
+      const route = upRes.headers[ROUTE_HEADER];
+      if (onRoute && typeof route === 'string') onRoute(route);
       const h = responseHeaders(upRes);
       for (const [k, v] of Object.entries(extraResponseHeaders)) h[k] = v;
       res.writeHead(upRes.statusCode ?? 502, h);

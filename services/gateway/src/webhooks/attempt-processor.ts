@@ -1,5 +1,5 @@
 import { TOPICS } from '@lore/contracts';
-import { PoisonError, SealedValueError, claimEvent, injectTraceHeaders, type BusMessage, type Db, type Logger, type OutgoingMessage, type SecretBox } from '@lore/runtime';
+import { PoisonError, SealedValueError, claimEvent, inSpan, injectTraceHeaders, markSpanFailed, type BusMessage, type Db, type Logger, type OutgoingMessage, type SecretBox } from '@lore/runtime';
 import type { WebhookHttpClient, AttemptResult } from './delivery-client';
 import type { KeyedLimiter } from './keyed-limiter';
 import { attemptKey, decodeDeliveryMessage, encodeDeliveryMessage, messageKey, type DeadLetterMessage, type DeliveryMessage } from './messages';
@@ -98,7 +98,7 @@ export class AttemptProcessor {
     this.deps.metrics.lateness.observe({ step: String(m.step) }, Math.max(0, startedAt.getTime() - dueMs) / 1000);
     let result: AttemptResult;
     try {
-      result = await this.deps.limiter.run(subscription.id, () => this.send(delivery, subscription, secrets, startedAt));
+      result = await this.deps.limiter.run(subscription.id, () => this.tracedSend(m, delivery, subscription, secrets, startedAt));
     } catch (err) {
       // An unexpected local failure (not the receiver's): give the lease back and let the bus retry the message.
       await this.deps.db.withTenant(m.tenant_id, (sql) => releaseLease(sql, m.tenant_id, m.delivery_id)).catch(() => undefined);
@@ -147,6 +147,29 @@ export class AttemptProcessor {
       subscription.previousSecretExpiresAt !== null &&
       subscription.previousSecretExpiresAt.getTime() > startedAt.getTime();
     return { current: open(subscription.storedSecret), previous: overlapActive ? open(subscription.storedPreviousSecret!) : null };
+  }
+
+  /**
+   * The attempt as span `webhook attempt` (in the trace of the event, carried by the delivery message): the HTTP
+   * client span of the request is its child, and the receiver gets that trace in `traceparent`.
+   */
+  private tracedSend(m: DeliveryMessage, delivery: DeliveryRow, subscription: SubscriptionRow, secrets: SigningSecrets, startedAt: Date): Promise<AttemptResult> {
+    const attributes = {
+      'lore.tenant.id': m.tenant_id,
+      'lore.webhook.delivery_id': delivery.id,
+      'lore.webhook.subscription_id': subscription.id,
+      'lore.webhook.event': delivery.event,
+      'lore.webhook.event_id': delivery.eventId,
+      'lore.webhook.attempt': delivery.attempts + 1,
+      'lore.webhook.step': m.step,
+    };
+    return inSpan('webhook attempt', attributes, async (span) => {
+      const result = await this.send(delivery, subscription, secrets, startedAt);
+      span.setAttribute('lore.webhook.outcome', result.outcome);
+      if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
+      if (result.outcome !== 'succeeded') markSpanFailed(span, result.error ?? result.outcome);
+      return result;
+    });
   }
 
   private send(delivery: DeliveryRow, subscription: SubscriptionRow, secrets: SigningSecrets, startedAt: Date): Promise<AttemptResult> {

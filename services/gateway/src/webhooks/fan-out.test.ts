@@ -112,6 +112,31 @@ describe('webhook fan-out', () => {
     expect(announced().map((m) => m.delivery_id)).toEqual(first.filter((r) => r.event_id === eventIdOf(a2)).map((r) => r.id));
   });
 
+  it('gives each delivery message the trace headers of its own event, so its attempts continue the trace that emitted the event', async () => {
+    await subscription('t-tr', 'wh_tr_1');
+    await subscription('t-tr', 'wh_tr_2');
+    const traced = (n: string): BusMessage => {
+      const m = event('t-tr', 'ws-1');
+      return { ...m, headers: { ...m.headers, traceparent: `00-${n.repeat(32)}-${n.repeat(16)}-01`, tracestate: `lore=${n}` } };
+    };
+    const [e1, e2] = [traced('a'), traced('b')];
+    const untraced = event('t-tr', 'ws-1');
+    published.length = 0;
+    await fanOut.handleBatch([e1, e2, untraced]);
+    const byEvent = new Map<string, Array<Record<string, string> | undefined>>();
+    for (const m of published.flatMap((p) => p.messages)) {
+      const eventId = decodeDeliveryMessage(Buffer.from(String(m.value)))!.event_id;
+      byEvent.set(eventId, [...(byEvent.get(eventId) ?? []), m.headers]);
+    }
+    for (const e of [e1, e2]) {
+      const headers = byEvent.get(eventIdOf(e))!;
+      expect(headers).toHaveLength(2);
+      for (const h of headers) expect(h).toMatchObject({ traceparent: e.headers.traceparent, tracestate: e.headers.tracestate });
+    }
+    // An event without a trace gives none: the bus then carries the batch's own.
+    for (const h of byEvent.get(eventIdOf(untraced))!) expect(h!.traceparent).toBeUndefined();
+  });
+
   it('publishes nothing when no subscription matches', async () => {
     published.length = 0;
     await fanOut.handleBatch([event('t-none', 'ws-1')]);

@@ -1,5 +1,5 @@
 import { EventEnvelopeSchema, TOPICS, type EventEnvelope } from '@lore/contracts';
-import type { BusMessage, Db, Logger, OutgoingMessage } from '@lore/runtime';
+import { traceHeadersOf, type BusMessage, type Db, type Logger, type OutgoingMessage } from '@lore/runtime';
 import { encodeDeliveryMessage, firstAttemptMessage } from './messages';
 import type { WebhookMetrics } from './metrics';
 import { fanOutEvents } from './store/deliveries';
@@ -56,6 +56,8 @@ export class FanOut {
   async handleBatch(messages: BusMessage[]): Promise<void> {
     // Valid events grouped by tenant, each group in the order of the partition.
     const byTenant = new Map<string, EventEnvelope[]>();
+    // Each event's trace (the span that emitted it): its deliveries' attempts continue it (docs/runtime.md, "Telemetry").
+    const traceOf = new Map<string, Record<string, string>>();
     for (const message of messages) {
       const envelope = parseEnvelope(message.value);
       if (!envelope) {
@@ -64,7 +66,10 @@ export class FanOut {
         continue;
       }
       const group = byTenant.get(envelope.scope.tenant_id) ?? [];
-      if (!group.some((e) => e.event_id === envelope.event_id)) group.push(envelope);
+      if (!group.some((e) => e.event_id === envelope.event_id)) {
+        group.push(envelope);
+        traceOf.set(envelope.event_id, traceHeadersOf(message.headers));
+      }
       byTenant.set(envelope.scope.tenant_id, group);
     }
     const announce: OutgoingMessage[] = [];
@@ -76,7 +81,10 @@ export class FanOut {
       const delivered = new Set(pending.map((d) => d.eventId));
       for (const e of envelopes) this.deps.metrics.fanout.inc({ result: delivered.has(e.event_id) ? 'delivered' : 'no_subscribers' });
       const dueAt = new Date().toISOString();
-      for (const d of pending) announce.push(encodeDeliveryMessage(firstAttemptMessage(tenantId, d, dueAt)));
+      for (const d of pending) {
+        const m = encodeDeliveryMessage(firstAttemptMessage(tenantId, d, dueAt));
+        announce.push({ ...m, headers: { ...traceOf.get(d.eventId), ...m.headers } });
+      }
     }
     if (announce.length > 0) await this.deps.publish(TOPICS.webhookDeliveries, announce);
   }

@@ -1,4 +1,4 @@
-import { MemoryBus, type EventBus, type OutgoingMessage } from '@lore/runtime';
+import { MemoryBus, startTelemetry, withExtractedContext, type EventBus, type OutgoingMessage } from '@lore/runtime';
 import { PublishBatcher } from './publish-batcher';
 
 /** A bus whose sends take a while and can be made to fail; records each send. */
@@ -49,6 +49,23 @@ describe('PublishBatcher', () => {
       { topic: 'y', n: 3 },
       { topic: 'y', n: 1 },
     ]);
+  });
+
+  it('sends each message in its own caller’s trace, not in the trace of the caller whose send carried it', async () => {
+    startTelemetry({}); // W3C propagation, as in every process
+    const { bus } = slowBus(20);
+    const sent: OutgoingMessage[] = [];
+    const publish = bus.publish.bind(bus);
+    bus.publish = async (topic, messages) => {
+      sent.push(...messages);
+      await publish(topic, messages);
+    };
+    const batcher = new PublishBatcher(bus);
+    const parent = (n: string) => `00-${n.repeat(32)}-${n.repeat(16)}-01`;
+    const inTrace = (n: string, m: OutgoingMessage) => withExtractedContext({ traceparent: parent(n) }, () => batcher.publish('t', [m]));
+    const own = `00-${'d'.repeat(32)}-${'d'.repeat(16)}-01`;
+    await Promise.all([inTrace('a', msg('first')), inTrace('b', msg('second')), inTrace('c', msg('third')), inTrace('e', { ...msg('carried'), headers: { traceparent: own } })]);
+    expect(Object.fromEntries(sent.map((m) => [m.key, m.headers?.traceparent]))).toEqual({ first: parent('a'), second: parent('b'), third: parent('c'), carried: own });
   });
 
   it('rejects exactly the callers whose send failed, and goes on', async () => {

@@ -1,4 +1,4 @@
-import type { EventBus, OutgoingMessage } from '@lore/runtime';
+import { injectTraceHeaders, type EventBus, type OutgoingMessage } from '@lore/runtime';
 
 interface Waiting {
   message: OutgoingMessage;
@@ -29,7 +29,9 @@ export class PublishBatcher {
       messages.map(
         (message) =>
           new Promise<void>((resolve, reject) => {
-            queue.push({ message, resolve, reject });
+            // The send may run in another caller's context: each message takes its own caller's trace along now.
+            const traced = message.headers?.traceparent ? message : { ...message, headers: { ...injectTraceHeaders({}), ...message.headers } };
+            queue.push({ message: traced, resolve, reject });
           }),
       ),
     ).then(() => undefined);

@@ -1,5 +1,5 @@
 import { MemoryIngestMessageSchema, TOPICS } from '@lore/contracts';
-import { eventIdOf, type BusMessage } from '@lore/runtime';
+import { eventIdOf, inSpan, type BusMessage } from '@lore/runtime';
 import type { MemoryDeps } from '../application/context';
 import { failDocument, indexDocument } from '../application/indexer';
 import { parseMessage, type GraphConsumer } from './consumer';
@@ -22,7 +22,12 @@ export function ingestConsumer(memory: MemoryDeps): GraphConsumer {
       if (!msg) return;
       const eventId = eventIdOf(message) ?? msg.event_id;
       try {
-        const outcome = await indexDocument(memory, msg, eventId);
+        // Its own span inside the message's `process lore.memory.ingest`: the events it emits continue from here.
+        const outcome = await inSpan('index document', { 'lore.tenant.id': msg.tenant_id, 'lore.document.id': msg.doc_id }, async (span) => {
+          const result = await indexDocument(memory, msg, eventId);
+          span.setAttribute('lore.index.outcome', result);
+          return result;
+        });
         attempts.delete(eventId);
         logger.debug({ doc_id: msg.doc_id, outcome }, 'ingest message handled');
       } catch (err) {

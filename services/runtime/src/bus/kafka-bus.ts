@@ -25,7 +25,8 @@ import type {
   SubscribeOptions,
   Subscription,
 } from '../ports/event-bus';
-import { injectTraceHeaders, withExtractedContext } from '../telemetry/propagation';
+import { injectTraceHeaders } from '../telemetry/propagation';
+import { inBatchConsumerSpan, inConsumerSpan } from '../telemetry/spans';
 import { consumerLagGauge, type ConsumerLagGauge } from './lag-metrics';
 import { busMetrics, type BusMetrics } from './metrics';
 import { BrokerNames, startsAtBeginning } from './naming';
@@ -341,7 +342,7 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
             await withBeat(heartbeat, async () => {
               if (starts) decision = await starts.before(physical, partition, message.offset, fetchEnds.get(`${physical}:${partition}`));
               if (decision.deadLetter) return deadLetterStopped(msg, decision.deadLetter.stops, heartbeat);
-              await handleChunk([msg], ([m]) => withExtractedContext(m!.headers, () => handler(m!)), steps(topic, partition, heartbeat, () => undefined));
+              await handleChunk([msg], ([m]) => inConsumerSpan('kafka', options.groupId, m!, () => handler(m!)), steps(topic, partition, heartbeat, () => undefined));
             });
             // A suspect partition commits each message: a crash on the next one then restarts at that one.
             if (decision.oneAtATime) await consumer.commitOffsets([{ topic: physical, partition, offset: nextOffset(message.offset) }]);
@@ -367,7 +368,7 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
               await withBeat(heartbeat, async () => {
                 if (starts) decision = await starts.before(batch.topic, partition, batch.messages[i]!.offset, fetchEnd);
                 messages = batch.messages.slice(i, i + (decision.oneAtATime ? 1 : maxBatch)).map((m) => toBusMessage(topic, partition, m));
-                if (!decision.deadLetter) return handleChunk(messages, handler, steps(topic, partition, heartbeat, (m) => resolveOffset(m.offset)));
+                if (!decision.deadLetter) return handleChunk(messages, (ms) => inBatchConsumerSpan('kafka', options.groupId, ms, () => handler(ms)), steps(topic, partition, heartbeat, (m) => resolveOffset(m.offset)));
                 await deadLetterStopped(messages[0]!, decision.deadLetter.stops, heartbeat);
                 resolveOffset(messages[0]!.offset);
               });

@@ -11,7 +11,8 @@ import type {
   SubscribeOptions,
   Subscription,
 } from '../ports/event-bus';
-import { injectTraceHeaders, withExtractedContext } from '../telemetry/propagation';
+import { injectTraceHeaders } from '../telemetry/propagation';
+import { inBatchConsumerSpan, inConsumerSpan } from '../telemetry/spans';
 import { busMetrics, type BusMetrics } from './metrics';
 import { startsAtBeginning } from './naming';
 import { DEFAULT_MAX_ATTEMPTS, deadLetterOf, handleChunk, poisonPolicy, type FailureRecord, type PoisonPolicy } from './poison';
@@ -115,12 +116,12 @@ export class MemoryBus implements EventBus, BrowsableBus {
   }
 
   subscribe(options: SubscribeOptions, handler: Handler): Promise<Subscription> {
-    // One message per call, run in the trace of its publisher.
-    return this.join(options, 1, ([message]) => withExtractedContext(message!.headers, () => handler(message!)));
+    // One message per call, in its span `process {topic}`, a child of its publisher's (docs/runtime.md, "Telemetry").
+    return this.join(options, 1, ([message]) => inConsumerSpan('lore_memory_bus', options.groupId, message!, () => handler(message!)));
   }
 
   subscribeBatch(options: SubscribeBatchOptions, handler: BatchHandler): Promise<Subscription> {
-    return this.join(options, Math.max(1, Math.floor(options.maxBatch ?? 100)), handler);
+    return this.join(options, Math.max(1, Math.floor(options.maxBatch ?? 100)), (ms) => inBatchConsumerSpan('lore_memory_bus', options.groupId, ms, () => handler(ms)));
   }
 
   async browse(topic: string, options: BrowseOptions = {}): Promise<BusMessage[]> {

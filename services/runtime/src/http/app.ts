@@ -8,6 +8,7 @@ import { AppError, errorBody, isAppError } from '../errors/app-error';
 import { createHttpMetrics } from '../metrics/registry';
 import type { Lifecycle } from '../lifecycle/lifecycle';
 import { inCallerTrace } from '../telemetry/http';
+import { ROUTE_HEADER, nameServerSpan, recordingSpan } from '../telemetry/spans';
 import { writeAccessLine } from '../log/logger';
 
 export interface LoreState {
@@ -121,6 +122,18 @@ class KitKoa extends Koa<LoreState> {
   }
 }
 
+/**
+ * With the SDK recording, the request's server span is named `{method} {route}` with `http.route` (OpenTelemetry's
+ * HTTP conventions), and the template is told to a forwarding gateway in `x-lore-route` (which it removes). Without
+ * the SDK nothing is done: one lookup of the active span.
+ */
+function nameTracedRequest(ctx: LoreContext, method: string, route: string): void {
+  const span = recordingSpan();
+  if (span === undefined) return;
+  nameServerSpan(span, method, route);
+  if (!ctx.res.headersSent) ctx.res.setHeader(ROUTE_HEADER, route);
+}
+
 /** The methods whose bodies are parsed (the body parser's own default set); other requests never reach it. */
 const BODY_METHODS = ['POST', 'PUT', 'PATCH'];
 
@@ -171,9 +184,11 @@ export function createHttpApp(options: HttpAppOptions): LoreApp {
       } finally {
         const ms = state.elapsedMs();
         const method = ctx.req.method ?? 'GET';
-        const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+        const matched = (ctx as unknown as { _matchedRoute?: string })._matchedRoute;
+        const route = matched ?? 'unmatched';
         const status = ctx.res.statusCode;
         http.observe(method, route, status, ms / 1000);
+        if (matched !== undefined) nameTracedRequest(ctx, method, matched);
         const durationMs = Math.round(ms * 10) / 10;
         // A handler that logged already made the request's child logger (it carries request_id and whatever the
         // handler bound); otherwise the base logger writes the id as a field and no child is built at all.
