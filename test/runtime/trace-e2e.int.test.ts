@@ -1,0 +1,241 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { freePort, startProcess, stopProcess, until, type Started } from '../e2e/processes';
+import { http } from '../support/http';
+import { freshDatabase, requireEnv, type TestDatabase } from '../support/infra';
+import { REPO_ROOT as ROOT, runProcess } from '../support/install';
+import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
+
+/**
+ * One trace from a gateway request through the graph worker to the webhook attempt (docs/runtime.md, "Telemetry"):
+ * the cluster-mode processes (gateway, graph, graph-worker, webhooks) each on its own, started from the sources with
+ * the telemetry preload as `npm start` starts Lore, on the test PostgreSQL, Redis and Kafka, exporting OTLP/JSON to a
+ * receiver on loopback. An ingest through the gateway with a caller's `traceparent`, a webhook subscribed to
+ * `memory.ingest.completed`: every span of the path is in the caller's trace, each a descendant of the one before.
+ */
+jest.setTimeout(300_000);
+
+const REGISTER = join(ROOT, 'services', 'runtime', 'src', 'telemetry', 'register.ts');
+const FROM_SOURCE = ['--conditions=lore-src', '--import', 'tsx', '--import', REGISTER];
+const run = randomBytes(4).toString('hex');
+const secret = (bytes: number) => randomBytes(bytes).toString('base64url');
+const SECRETS = { identity: secret(36), session: secret(36), adminToken: secret(30), encryptionKeys: `k1:${randomBytes(32).toString('base64')}` };
+
+interface Receiver {
+  url: string;
+  received: Array<{ headers: IncomingHttpHeaders; body: string }>;
+  close(): Promise<void>;
+}
+
+/** The webhook receiver: keeps each request's headers and body, answers 204. */
+async function startWebhookReceiver(): Promise<Receiver> {
+  const received: Receiver['received'] = [];
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+const traceId = () => randomBytes(16).toString('hex');
+const spanId = () => randomBytes(8).toString('hex');
+
+/** Whether `span` descends from `ancestor` (its chain of parents, as received, passes through it). */
+function descendsFrom(receiver: OtlpReceiver, span: ReceivedSpan, ancestor: ReceivedSpan): boolean {
+  return receiver.ancestors(span).slice(1).some((s) => s.spanId === ancestor.spanId);
+}
+
+/** A span as a line of a failure message: service, name, kind, id and parent. */
+const show = (s: ReceivedSpan) => `${s.service} ${JSON.stringify(s.name)} kind=${s.kind} ${s.spanId} <- ${s.parentSpanId ?? 'root'}`;
+
+describe('one trace: gateway request → graph → graph-worker indexing → webhook attempt (cluster mode, OTLP on loopback)', () => {
+  let db: TestDatabase;
+  let otlp: OtlpReceiver;
+  let hooks: Receiver;
+  const procs: Record<string, Started> = {};
+  let gatewayUrl: string;
+  let apiKey: string;
+
+  beforeAll(async () => {
+    otlp = await startOtlpReceiver();
+    hooks = await startWebhookReceiver();
+    db = await freshDatabase('lore_trace');
+    // The chart's migrations script, run from the sources.
+    const migrated = await runProcess(
+      'charts/lore/files/migrate.js',
+      { LORE_APP_DIR: ROOT, LORE_DATABASE_URL: db.url, LORE_DATABASE_OWNER_URL: db.ownerUrl, LOG_LEVEL: 'warn', NODE_OPTIONS: '--conditions=lore-src --import tsx' },
+      { timeoutMs: 120_000 },
+    );
+    if (migrated.code !== 0) throw new Error(`migrations failed:\n${migrated.output}`);
+
+    const ports = new Set<number>();
+    while (ports.size < 6) ports.add(await freePort());
+    const [gatewayPort, adminPort, gatewayOps, webhooksOps, graphPort, workerPort] = [...ports] as [number, number, number, number, number, number];
+    gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+    const adminUrl = `http://127.0.0.1:${adminPort}`;
+    const kafka = requireEnv('LORE_TEST_KAFKA_BROKERS');
+    const kafkaPrefix = `trace-${run}`;
+    const telemetry = (service: string) => ({
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '200',
+      OTEL_SERVICE_NAME: service,
+    });
+    const common = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LORE_LOG_LEVEL: 'warn', LOG_LEVEL: 'warn' };
+    const graphEnv = {
+      LORE_DATABASE_URL: db.url,
+      LORE_KAFKA_BROKERS: kafka,
+      LORE_KAFKA_PREFIX: kafkaPrefix,
+      LORE_IDENTITY_SECRET: SECRETS.identity,
+      LORE_GRAPH_HOST: '127.0.0.1',
+      LORE_EMBEDDER: 'hashed',
+    };
+    const env: Record<string, { entry: string; env: Record<string, string>; ops: string }> = {
+      graph: { entry: 'services/graph/src/main.ts', env: { ...graphEnv, LORE_GRAPH_PORT: String(graphPort) }, ops: `http://127.0.0.1:${graphPort}` },
+      'graph-worker': { entry: 'services/graph/src/worker-main.ts', env: { ...graphEnv, LORE_GRAPH_WORKER_PORT: String(workerPort) }, ops: `http://127.0.0.1:${workerPort}` },
+      webhooks: {
+        entry: 'services/gateway/src/webhooks-main.ts',
+        env: {
+          LORE_DATABASE_URL: db.url,
+          LORE_KAFKA_BROKERS: kafka,
+          LORE_KAFKA_PREFIX: kafkaPrefix,
+          LORE_ENCRYPTION_KEYS: SECRETS.encryptionKeys,
+          WEBHOOKS_OPS_HOST: '127.0.0.1',
+          WEBHOOKS_OPS_PORT: String(webhooksOps),
+          WEBHOOKS_RUN_MIGRATIONS: 'false',
+          LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
+        },
+        ops: `http://127.0.0.1:${webhooksOps}`,
+      },
+      gateway: {
+        entry: 'services/gateway/src/main.ts',
+        env: {
+          LORE_DATABASE_URL: db.url,
+          LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
+          GATEWAY_REDIS_PREFIX: `lore:gw:trace-${run}:`,
+          LORE_IDENTITY_SECRET: SECRETS.identity,
+          GATEWAY_SESSION_SECRET: SECRETS.session,
+          GATEWAY_ADMIN_TOKEN: SECRETS.adminToken,
+          LORE_ENCRYPTION_KEYS: SECRETS.encryptionKeys,
+          GATEWAY_RUN_MIGRATIONS: 'false',
+          GATEWAY_HOST: '127.0.0.1',
+          GATEWAY_PORT: String(gatewayPort),
+          GATEWAY_ADMIN_HOST: '127.0.0.1',
+          GATEWAY_ADMIN_PORT: String(adminPort),
+          GATEWAY_OPS_PORT: String(gatewayOps),
+          GATEWAY_UPSTREAM_GRAPH: `http://127.0.0.1:${graphPort}`,
+          LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
+        },
+        ops: `http://127.0.0.1:${gatewayOps}`,
+      },
+    };
+    for (const [name, p] of Object.entries(env)) {
+      procs[name] = startProcess(process.execPath, [...FROM_SOURCE, p.entry], { cwd: ROOT, env: { ...common, ...telemetry(name), ...p.env } });
+    }
+    await Promise.all(
+      Object.entries(env).map(([name, p]) =>
+        until(`${name} /readyz`, async () => ((await fetch(`${p.ops}/readyz`).catch(() => undefined))?.status === 200 ? true : undefined), 180_000, procs[name]),
+      ),
+    );
+
+    // A tenant and its key through the admin API (what the admin CLI calls), then a webhook through the public API.
+    const admin = { authorization: `Bearer ${SECRETS.adminToken}` };
+    const tenant = await http(adminUrl, 'POST', '/internal/v1/tenants', { headers: admin, body: { name: 'Trace', tenant_id: `trace-${run}` } });
+    expect(tenant.status).toBe(201);
+    const key = await http(adminUrl, 'POST', `/internal/v1/tenants/trace-${run}/keys`, { headers: admin, body: { type: 'live', name: 'trace' } });
+    expect(key.status).toBe(201);
+    apiKey = key.json.key;
+    const hook = await http(gatewayUrl, 'POST', '/api/v1/webhooks', { headers: { 'x-api-key': apiKey }, body: { url: hooks.url, events: ['memory.ingest.completed'] } });
+    expect(hook.status).toBe(201);
+  });
+
+  afterAll(async () => {
+    await Promise.allSettled(Object.values(procs).map((p) => stopProcess(p)));
+    await otlp?.close();
+    await hooks?.close();
+    await db?.drop();
+  });
+
+  it('links the gateway’s server span, the graph’s, the worker’s indexing and the webhook attempt in the caller’s trace, and the receiver gets it', async () => {
+    const T = traceId();
+    const S = spanId();
+    const ingested = await http(gatewayUrl, 'POST', '/api/v1/memory/ingest', {
+      headers: { 'x-api-key': apiKey, traceparent: `00-${T}-${S}-01` },
+      body: { content: 'The Osprey archive of Trace is kept in Tromsø.', content_type: 'text', routing: { mode: 'auto' } },
+    });
+    expect(ingested.status).toBe(200);
+    // The upstream's route header is the gateway's, never the client's.
+    expect(ingested.headers['x-lore-route']).toBeUndefined();
+    const docId: string = ingested.json.doc_id;
+
+    const delivery = await until(
+      'the webhook delivery of the ingest',
+      async () => hooks.received.find((d) => (JSON.parse(d.body) as { payload?: { doc_id?: string } }).payload?.doc_id === docId),
+      90_000,
+      procs.webhooks,
+    );
+    // The attempt's HTTP call carried the caller's trace.
+    const traceparent = String(delivery.headers.traceparent ?? '');
+    expect(traceparent).toMatch(new RegExp(`^00-${T}-[0-9a-f]{16}-01$`));
+
+    // Every span of the path exported (the batch processors flush every 200 ms).
+    const named = (service: string, name: string, kind: number) => otlp.trace(T).find((s) => s.service === service && s.name === name && s.kind === kind);
+    const path = await until(
+      'the spans of the path at the OTLP receiver',
+      async () => {
+        const client = otlp.trace(T).find((s) => s.service === 'webhooks' && s.kind === SPAN_KIND.client && traceparent.includes(s.spanId));
+        const spans = {
+          gateway: named('gateway', 'POST /api/v1/memory/ingest', SPAN_KIND.server),
+          graph: named('graph', 'POST /api/v1/memory/ingest', SPAN_KIND.server),
+          consume: named('graph-worker', 'process lore.memory.ingest', SPAN_KIND.consumer),
+          index: named('graph-worker', 'index document', SPAN_KIND.internal),
+          deliveries: named('webhooks', 'process lore.webhook.deliveries', SPAN_KIND.consumer),
+          attempt: named('webhooks', 'webhook attempt', SPAN_KIND.internal),
+          client,
+        };
+        return Object.values(spans).every(Boolean) ? (spans as { [K in keyof typeof spans]: ReceivedSpan }) : undefined;
+      },
+      30_000,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\nspans of the trace:\n${otlp.trace(T).map(show).join('\n')}\nrefused exports: ${otlp.refused.join(', ') || 'none'}`);
+    });
+
+    const chain = `\n${otlp.trace(T).map(show).join('\n')}`;
+    // The gateway continues the caller's span; each later span descends from the one before it.
+    expect({ parent: path.gateway.parentSpanId, chain }).toEqual({ parent: S, chain });
+    expect(path.gateway.attributes['http.route']).toBe('/api/v1/memory/ingest');
+    expect(path.graph.attributes['http.route']).toBe('/api/v1/memory/ingest');
+    const links: Array<[keyof typeof path, keyof typeof path]> = [
+      ['graph', 'gateway'],
+      ['consume', 'graph'],
+      ['index', 'consume'],
+      ['deliveries', 'index'],
+      ['attempt', 'deliveries'],
+      ['client', 'attempt'],
+    ];
+    for (const [child, parent] of links) expect({ [child]: descendsFrom(otlp, path[child], path[parent]) ? parent : 'not a descendant', chain }).toEqual({ [child]: parent, chain });
+    // The receiver's traceparent names the attempt's HTTP client span, a direct child of the attempt.
+    expect(path.client.parentSpanId).toBe(path.attempt.spanId);
+    expect(traceparent.split('-')[2]).toBe(path.client.spanId);
+    expect(path.attempt.attributes).toMatchObject({ 'lore.webhook.event': 'memory.ingest.completed', 'lore.webhook.outcome': 'succeeded', 'http.response.status_code': 204, 'lore.webhook.attempt': 1 });
+    expect(path.index.attributes).toMatchObject({ 'lore.document.id': docId, 'lore.index.outcome': 'indexed' });
+    expect(path.consume.attributes).toMatchObject({ 'messaging.system': 'kafka', 'messaging.destination.name': 'lore.memory.ingest', 'messaging.operation.type': 'process' });
+    // The fan-out handled the event in a batch of its own trace, linked to the indexing span that emitted it.
+    const fanOut = otlp.spans.find((s) => s.service === 'webhooks' && s.name === 'process lore.events' && s.links.some((l) => l.traceId === T && l.spanId === path.index.spanId));
+    expect(fanOut).toBeDefined();
+    // No server span of the path is left named by its method alone.
+    expect(otlp.trace(T).filter((s) => s.kind === SPAN_KIND.server).map((s) => s.name)).toEqual(expect.arrayContaining(['POST /api/v1/memory/ingest']));
+    expect(otlp.trace(T).filter((s) => s.kind === SPAN_KIND.server && !s.name.includes(' '))).toEqual([]);
+  });
+});
