@@ -1,4 +1,4 @@
-import { DEFAULT_PORTS, envBool, envInt, envKafkaPrefix, envSecret } from '@lore/runtime';
+import { DEFAULT_PORTS, blobStoreEnv, checkBlobStoreEnv, envBool, envInt, envKafkaPrefix, envSecret } from '@lore/runtime';
 import { z } from 'zod';
 import { parseEgressProxies } from './domain/egress';
 
@@ -66,7 +66,10 @@ export const agentsConfigSchema = z.object({
   LORE_AI_LLM_API_KEY: optionalString,
   LORE_AI_LLM_TIMEOUT_MS: envInt(60_000, 100, 600_000),
   LORE_AI_LLM_RETRIES: envInt(2, 0, 10),
+  /** Where CSV imports and session uploads are kept: PostgreSQL (default) or an S3-compatible bucket. */
+  ...blobStoreEnv,
 }).superRefine((c, ctx) => {
+  checkBlobStoreEnv(c, ctx);
   for (const problem of parseEgressProxies(c.LORE_AGENTS_EGRESS_PROXIES).problems) ctx.addIssue({ code: 'custom', path: ['LORE_AGENTS_EGRESS_PROXIES'], message: problem });
   if (c.LORE_AI_LLM_BASE_URL && !c.LORE_AI_LLM_MODEL) ctx.addIssue({ code: 'custom', path: ['LORE_AI_LLM_MODEL'], message: 'is required with LORE_AI_LLM_BASE_URL' });
   if (c.NODE_ENV === 'production' && c.LORE_AGENTS_ALLOW_LOOPBACK) {

@@ -1,5 +1,5 @@
 import { languageModelFromEnv } from '@lore/ai';
-import { IdentitySigner, RedisProgressStreams, exitOnConfigError, listen, opsRouter, startServiceProcess } from '@lore/runtime';
+import { IdentitySigner, RedisProgressStreams, exitOnConfigError, listen, openBlobStore, opsRouter, startServiceProcess } from '@lore/runtime';
 import { agentsConfigSchema } from './config';
 import { createAgentsService } from './agents-service';
 import { parseEgressProxies } from './domain/egress';
@@ -17,6 +17,7 @@ async function main(): Promise<void> {
     metrics,
     signer: new IdentitySigner(config.LORE_IDENTITY_SECRET),
     migrate: config.LORE_AGENTS_MIGRATE,
+    blobs: openBlobStore(config, db, lifecycle),
     facts: { environment: config.NODE_ENV },
     bodyLimitBytes: config.LORE_AGENTS_BODY_LIMIT_BYTES,
     csvImport: { maxBytes: config.LORE_AGENTS_CSV_MAX_BYTES, maxColumns: config.LORE_AGENTS_CSV_MAX_COLUMNS, maxRows: config.LORE_AGENTS_CSV_MAX_ROWS },

@@ -1,4 +1,4 @@
-import { consumerGroupsCheck, exitOnConfigError, GraphKnowledgeSearch, IdentitySigner, processBus, RedisProgressStreams, serveOps, startServiceProcess } from '@lore/runtime';
+import { consumerGroupsCheck, exitOnConfigError, GraphKnowledgeSearch, IdentitySigner, openBlobStore, processBus, RedisProgressStreams, serveOps, startServiceProcess } from '@lore/runtime';
 import { languageModelFromEnv } from '@lore/ai';
 import { agentsConfigSchema } from './config';
 import { createAgentsService } from './agents-service';
@@ -30,6 +30,7 @@ async function main(): Promise<void> {
     metrics,
     signer,
     migrate: config.LORE_AGENTS_MIGRATE,
+    blobs: openBlobStore(config, db, lifecycle),
     facts: { environment: config.NODE_ENV },
     lifecycle,
     streams,

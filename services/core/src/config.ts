@@ -1,4 +1,4 @@
-import { DEFAULT_PORTS, envBool, envEncryptionKeys, envInt, envKafkaPrefix, envSecret } from '@lore/runtime';
+import { DEFAULT_PORTS, blobStoreEnv, checkBlobStoreEnv, envBool, envEncryptionKeys, envInt, envKafkaPrefix, envSecret } from '@lore/runtime';
 import { z } from 'zod';
 
 const optionalString = z
@@ -54,7 +54,10 @@ export const coreConfigSchema = z.object({
   LORE_CORE_CONNECTOR_FILE_MAX_BYTES: envInt(25 * 1024 * 1024, 1, 256 * 1024 * 1024),
   LORE_CORE_CONNECTOR_FILES_PER_UPLOAD: envInt(50, 1, 1_000),
   LORE_CORE_CONNECTOR_UPLOAD_MAX_BYTES: envInt(50 * 1024 * 1024, 1, 1024 * 1024 * 1024),
+  /** Where project files and connector files are kept: PostgreSQL (default) or an S3-compatible bucket. */
+  ...blobStoreEnv,
 }).superRefine((c, ctx) => {
+  checkBlobStoreEnv(c, ctx);
   if (c.LORE_AI_LLM_BASE_URL && !c.LORE_AI_LLM_MODEL) ctx.addIssue({ code: 'custom', path: ['LORE_AI_LLM_MODEL'], message: 'is required with LORE_AI_LLM_BASE_URL' });
   if (c.NODE_ENV === 'production' && c.LORE_CONNECTORS_ALLOW_LOOPBACK) {
     ctx.addIssue({ code: 'custom', path: ['LORE_CONNECTORS_ALLOW_LOOPBACK'], message: 'opens connector reads to this machine and is refused when NODE_ENV=production' });

@@ -1,4 +1,4 @@
-import { GraphKnowledgeSearch, IdentitySigner, PostgresBlobStore, exitOnConfigError, listen, opsRouter, startServiceProcess } from '@lore/runtime';
+import { GraphKnowledgeSearch, IdentitySigner, exitOnConfigError, openBlobStore, listen, opsRouter, startServiceProcess } from '@lore/runtime';
 import { languageModelFromEnv } from '@lore/ai';
 import { connectorFileConfig, coreConfigSchema, projectFileConfig } from './config';
 import { createCoreService } from './core-service';
@@ -19,7 +19,7 @@ async function main(): Promise<void> {
     answerMaxTokens: config.LORE_CORE_ANSWER_MAX_TOKENS,
     bodyLimitBytes: config.LORE_CORE_BODY_LIMIT_BYTES,
     lifecycle,
-    blobs: new PostgresBlobStore(db),
+    blobs: openBlobStore(config, db, lifecycle),
     connectorTargets: { allowLoopback: config.LORE_CONNECTORS_ALLOW_LOOPBACK },
     projectFiles: projectFileConfig(config),
     connectorFiles: connectorFileConfig(config),

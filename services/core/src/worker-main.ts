@@ -1,4 +1,4 @@
-import { consumerGroupsCheck, exitOnConfigError, GraphKnowledgeSearch, IdentitySigner, PostgresBlobStore, processBus, serveOps, startServiceProcess } from '@lore/runtime';
+import { consumerGroupsCheck, exitOnConfigError, GraphKnowledgeSearch, IdentitySigner, openBlobStore, processBus, serveOps, startServiceProcess } from '@lore/runtime';
 import { GraphConnectorDocuments } from './clients/graph-documents';
 import { connectorFileConfig, coreConfigSchema, projectFileConfig } from './config';
 import { createCoreService } from './core-service';
@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   const { config, logger, lifecycle, db } = proc;
   const bus = processBus(proc, { brokers: config.LORE_KAFKA_BROKERS!, prefix: config.LORE_KAFKA_PREFIX, clientId: 'lore-core-worker' });
   const graph = { url: config.LORE_CORE_GRAPH_URL, timeoutMs: config.LORE_CORE_GRAPH_TIMEOUT_MS };
-  const blobs = new PostgresBlobStore(db);
+  const blobs = openBlobStore(config, db, lifecycle);
   const core = await createCoreService({
     db,
     logger,

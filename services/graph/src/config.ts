@@ -1,5 +1,5 @@
 import { OpenAiEmbedder, languageModelFromEnv, selectEmbeddedEmbedder, type Embedder, type LanguageModel } from '@lore/ai';
-import { DEFAULT_PORTS, envBool, envInt, envKafkaPrefix, envSecret, type Logger } from '@lore/runtime';
+import { DEFAULT_PORTS, blobStoreEnv, checkBlobStoreEnv, envBool, envInt, envKafkaPrefix, envSecret, type Logger } from '@lore/runtime';
 import { z } from 'zod';
 
 const optionalUrl = z
@@ -53,8 +53,11 @@ export const graphConfigSchema = z
     LORE_EMBEDDER_THREADS: envInt(1, 1, 64),
     /** Inputs per local-model inference: a query waits behind at most one batch. */
     LORE_EMBEDDER_BATCH_SIZE: envInt(8, 1, 256),
+    /** Where uploads are kept until extracted: PostgreSQL (default) or an S3-compatible bucket. */
+    ...blobStoreEnv,
   })
   .superRefine((c, ctx) => {
+    checkBlobStoreEnv(c, ctx);
     if (c.LORE_AI_LLM_BASE_URL && !c.LORE_AI_LLM_MODEL) ctx.addIssue({ code: 'custom', path: ['LORE_AI_LLM_MODEL'], message: 'is required with LORE_AI_LLM_BASE_URL' });
     if (c.LORE_AI_EMBEDDINGS_BASE_URL && !c.LORE_AI_EMBEDDINGS_MODEL) {
       ctx.addIssue({ code: 'custom', path: ['LORE_AI_EMBEDDINGS_MODEL'], message: 'is required with LORE_AI_EMBEDDINGS_BASE_URL' });

@@ -1,4 +1,4 @@
-import { IdentitySigner, PostgresBlobStore, processBus, startServiceProcess, type KafkaBus, type Lifecycle, type Logger } from '@lore/runtime';
+import { IdentitySigner, openBlobStore, processBus, startServiceProcess, type KafkaBus, type Lifecycle, type Logger } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { buildAi, graphConfigSchema, type GraphConfig } from './config';
 import type { GraphServiceDeps } from './graph-service';
@@ -34,7 +34,7 @@ export async function startGraphProcess(service: 'graph' | 'graph-worker'): Prom
     deps: {
       db,
       bus,
-      blobs: new PostgresBlobStore(db),
+      blobs: openBlobStore(config, db, lifecycle),
       logger,
       metrics,
       signer: new IdentitySigner(config.LORE_IDENTITY_SECRET),
