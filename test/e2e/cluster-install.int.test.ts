@@ -1,11 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { Kafka, logLevel } from 'kafkajs';
 import { renderPng } from '../memory/files';
 import { connectMcp, rawInitialize, SEARCH_TOOLS } from '../mcp/client';
 import { requireEnv } from '../support/infra';
@@ -13,7 +9,7 @@ import { LoopbackWeb } from '../support/loopback-web';
 import { http } from '../support/http';
 import { asSuperuser, migrate, prepareInstall, REPO_ROOT as ROOT, runProcess, type Install } from '../support/install';
 import { installCrds, kubectl, kubectlOk } from '../../operator/test/support/kube';
-import { freePort, noise, startProcess, stopProcess, until, type Started } from './processes';
+import { distinctFreePorts, noise, readyz, removeKafkaInstall, removeRedisKeys, startProcess, startReceiver, stopProcess, until, type Receiver, type Started } from './processes';
 
 /**
  * Cluster mode installed exactly as docs/ say, every process on its own, then one end-to-end flow through the
@@ -51,44 +47,6 @@ const CHART_MCP_ENV = [...readFileSync(join(ROOT, 'charts', 'lore', 'templates',
 
 /** A plain HTTP call (unlike fetch it may set Host, as install.md's curl does). */
 const call = http;
-
-async function readyz(base: string): Promise<{ status: number; body: any }> {
-  const r = await fetch(`${base}/readyz`);
-  return { status: r.status, body: await r.json().catch(() => undefined) };
-}
-
-/** `n` ports nothing listens on, all different (one released port may be handed out again at once). */
-async function distinctFreePorts(n: number): Promise<number[]> {
-  const ports = new Set<number>();
-  while (ports.size < n) ports.add(await freePort());
-  return [...ports];
-}
-
-/** A webhook receiver on loopback that keeps every request's raw body and headers and acknowledges with 204. */
-interface Receiver {
-  url: string;
-  received: Array<{ headers: IncomingHttpHeaders; body: Buffer }>;
-  close(): Promise<void>;
-}
-
-async function startReceiver(): Promise<Receiver> {
-  const received: Receiver['received'] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks) });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/lore-hooks`,
-    received,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 describe('cluster mode installed as docs/ say, every process on its own', () => {
   let install: Install;
@@ -295,7 +253,7 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     if (receiver) await step(() => receiver!.close());
     if (web) await step(() => web!.close());
     for (const ns of [...userNamespaces, ...(systemNs ? [systemNs] : [])]) await step(() => removeNamespace(ns));
-    await step(() => removeKafkaInstall(KAFKA_PREFIX));
+    await step(() => removeKafkaInstall(KAFKA_PREFIX, `cluster-install-cleanup-${run}`));
     await step(() => removeRedisKeys(REDIS_PREFIX));
     await step(() => removeRedisKeys(agentThreads.map((thread) => `workflow:${thread}`)));
     if (install) await step(() => install.drop());
@@ -863,31 +821,3 @@ async function removeNamespace(ns: string): Promise<void> {
 }
 
 /** Deletes the gateway's Redis keys of this run (every key under a prefix), or the keys named. */
-async function removeRedisKeys(what: string | string[]): Promise<void> {
-  const redis = new Redis(requireEnv('LORE_TEST_REDIS_URL'), { maxRetriesPerRequest: 1 });
-  try {
-    if (Array.isArray(what)) {
-      if (what.length > 0) await redis.del(...what);
-      return;
-    }
-    for await (const keys of redis.scanStream({ match: `${what}*`, count: 500 }) as AsyncIterable<string[]>) {
-      if (keys.length > 0) await redis.del(...keys);
-    }
-  } finally {
-    redis.disconnect();
-  }
-}
-
-/** Deletes the Kafka topics and consumer groups of one install prefix (configuration.md: `<prefix>.<name>`). */
-async function removeKafkaInstall(prefix: string): Promise<void> {
-  const admin = new Kafka({ clientId: `cluster-install-cleanup-${run}`, brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','), logLevel: logLevel.NOTHING }).admin();
-  await admin.connect();
-  try {
-    const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(`${prefix}.`));
-    if (groups.length > 0) await admin.deleteGroups(groups);
-    const topics = (await admin.listTopics()).filter((t) => t.startsWith(`${prefix}.`));
-    if (topics.length > 0) await admin.deleteTopics({ topics });
-  } finally {
-    await admin.disconnect();
-  }
-}

@@ -1,8 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { request } from 'node:http';
+import { createServer as createHttpServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { crc32 } from 'node:zlib';
+import { Redis } from 'ioredis';
+import { Kafka, logLevel } from 'kafkajs';
 import JSZip from 'jszip';
+import { requireEnv } from '../support/infra';
 
 /** A process a suite started, with everything it wrote. */
 export interface Started {
@@ -54,6 +57,45 @@ export async function stopProcess(p: Started, graceMs = 15_000): Promise<void> {
   const timer = setTimeout(() => signal('SIGKILL'), graceMs);
   await exited;
   clearTimeout(timer);
+}
+
+/** A process's /readyz: its status and body. */
+export async function readyz(base: string): Promise<{ status: number; body: any }> {
+  const r = await fetch(`${base}/readyz`);
+  return { status: r.status, body: await r.json().catch(() => undefined) };
+}
+
+/** `n` ports nothing listens on, all different (one released port may be handed out again at once). */
+export async function distinctFreePorts(n: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < n) ports.add(await freePort());
+  return [...ports];
+}
+
+/** A webhook receiver on loopback that keeps every request's raw body and headers and acknowledges with 204. */
+export interface Receiver {
+  url: string;
+  received: Array<{ headers: IncomingHttpHeaders; body: Buffer }>;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(): Promise<Receiver> {
+  const received: Receiver['received'] = [];
+  const server: Server = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body: Buffer.concat(chunks) });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/lore-hooks`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** Polls `probe` until it returns a value; fails with the process output when the process exits or time runs out. */
@@ -185,4 +227,34 @@ export async function docxBomb(): Promise<Buffer> {
   );
   zip.file('word/document.xml', `<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${paragraph.repeat(Math.floor(50e6 / paragraph.length))}</w:body></w:document>`);
   return zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE', compressionOptions: { level: 9 } });
+}
+
+/** Deletes a suite's keys from the shared test Redis: the given keys, or every key under a prefix. */
+export async function removeRedisKeys(what: string | string[]): Promise<void> {
+  const redis = new Redis(requireEnv('LORE_TEST_REDIS_URL'), { maxRetriesPerRequest: 1 });
+  try {
+    if (Array.isArray(what)) {
+      if (what.length > 0) await redis.del(...what);
+      return;
+    }
+    for await (const keys of redis.scanStream({ match: `${what}*`, count: 500 }) as AsyncIterable<string[]>) {
+      if (keys.length > 0) await redis.del(...keys);
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Deletes the Kafka topics and consumer groups of one install prefix (configuration.md: `<prefix>.<name>`). */
+export async function removeKafkaInstall(prefix: string, clientId: string): Promise<void> {
+  const admin = new Kafka({ clientId, brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','), logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(`${prefix}.`));
+    if (groups.length > 0) await admin.deleteGroups(groups);
+    const topics = (await admin.listTopics()).filter((t) => t.startsWith(`${prefix}.`));
+    if (topics.length > 0) await admin.deleteTopics({ topics });
+  } finally {
+    await admin.disconnect();
+  }
 }

@@ -7,6 +7,7 @@ export * from './ports/event-bus';
 export * from './ports/blob-store';
 export * from './db/migrate';
 export * from './db/postgres';
+export * from './db/unavailable';
 export * from './db/pglite';
 export * from './crypto/secret-box';
 export * from './crypto/reseal';

@@ -117,10 +117,12 @@ export class PostgresDb implements Db {
       this.ownerPool.on('error', () => undefined);
     }
     const client = await this.ownerPool.connect();
+    const lost = watchConnection(client);
     try {
       return await fn(wrap(client));
     } finally {
-      client.release();
+      lost.stop();
+      client.release(lost.broken());
     }
   }
 
@@ -135,6 +137,7 @@ export class PostgresDb implements Db {
 
   private async inTransaction<T>(pool: Pool, fn: (sql: Sql) => Promise<T>, begin = 'BEGIN'): Promise<T> {
     const client = await pool.connect();
+    const lost = watchConnection(client);
     let broken = false;
     try {
       await client.query(begin);
@@ -149,9 +152,24 @@ export class PostgresDb implements Db {
       }
       throw err;
     } finally {
-      client.release(broken);
+      lost.stop();
+      client.release(broken || lost.broken());
     }
   }
+}
+
+/**
+ * A checked-out client whose connection ends while no query of it runs (the server restarted during a transaction's
+ * other work) emits 'error' with nobody listening, which would end the process. The error is kept instead: the
+ * transaction's next query fails, and the client is discarded on release.
+ */
+function watchConnection(client: PoolClient): { broken: () => boolean; stop: () => void } {
+  let lost = false;
+  const onError = () => {
+    lost = true;
+  };
+  client.on('error', onError);
+  return { broken: () => lost, stop: () => client.off('error', onError) };
 }
 
 /** A value as the literal of its bound text: NULL, or the escaped text node-postgres would have sent for it. */

@@ -83,6 +83,9 @@ describe('createHttpApp', () => {
     router.get('/crash', () => {
       throw new Error('secret internals');
     });
+    router.get('/database-down', () => {
+      throw Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:5432'), { code: 'ECONNREFUSED' });
+    });
     app.use(opsRouter(lifecycle, metrics).routes());
     app.use(router.routes());
     server = await listen(app, 0, '127.0.0.1');
@@ -145,6 +148,15 @@ describe('createHttpApp', () => {
     const body = (await res.json()) as { error: { code: string; message: string } };
     expect(body.error.code).toBe('INTERNAL');
     expect(JSON.stringify(body)).not.toContain('secret internals');
+  });
+
+  it('answers 503 UNAVAILABLE with Retry-After when the database cannot be reached, without its address', async () => {
+    const res = await fetch(`${server.url}/database-down`);
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('1');
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(body.error).toMatchObject({ code: 'UNAVAILABLE', message: 'the database is unavailable; retry shortly' });
+    expect(JSON.stringify(body)).not.toContain('10.0.0.5');
   });
 
   it('answers unknown routes with the closed 404 body', async () => {

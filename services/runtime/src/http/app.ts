@@ -4,6 +4,7 @@ import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { isDatabaseUnavailable } from '../db/unavailable';
 import { AppError, errorBody, isAppError } from '../errors/app-error';
 import { createHttpMetrics } from '../metrics/registry';
 import type { Lifecycle } from '../lifecycle/lifecycle';
@@ -275,7 +276,11 @@ function respondWithError(ctx: LoreContext, err: unknown): void {
     if (status === 413) appError = new AppError('PAYLOAD_TOO_LARGE', 'request body is too large');
     else if (status === 415) appError = new AppError('UNSUPPORTED_MEDIA_TYPE', 'unsupported content type');
     else if (status === 400 && (err as { expose?: boolean }).expose) appError = new AppError('BAD_REQUEST', (err as Error).message);
-    else {
+    else if (isDatabaseUnavailable(err)) {
+      // A dependency that is down, not a fault of the request: nothing was written (docs/faults.md).
+      ctx.state.log?.warn({ err }, 'database unavailable');
+      appError = new AppError('UNAVAILABLE', 'the database is unavailable; retry shortly', { headers: { 'Retry-After': '1' } });
+    } else {
       ctx.state.log?.error({ err }, 'unhandled error');
       appError = new AppError('INTERNAL', 'internal error');
     }

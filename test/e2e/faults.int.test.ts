@@ -1,0 +1,258 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import { requireEnv } from '../support/infra';
+import { http as call } from '../support/http';
+import { asSuperuser, migrate, prepareInstall, REPO_ROOT as ROOT, runProcess, type Install } from '../support/install';
+import { distinctFreePorts, readyz, removeKafkaInstall, removeRedisKeys, startProcess, startReceiver, stopProcess, until, type Receiver, type Started } from './processes';
+
+/**
+ * Faults (docs/faults.md): the cluster-mode processes each on their own — gateway, webhooks worker, graph API and
+ * graph worker, compiled entry points — while the real PostgreSQL, Redis and Kafka they use are stopped and started
+ * again under them. After each fault: every document the API accepted is indexed exactly once, every webhook event
+ * reaches the receiver under one id, a request answered with an error left nothing behind, and every process is
+ * back to ready on its own (the same process ids: nobody restarted anything by hand).
+ */
+jest.setTimeout(600_000);
+
+const sh = promisify(execFile);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const run = randomBytes(4).toString('hex');
+const secret = (bytes: number) => randomBytes(bytes).toString('base64url');
+const SECRETS = { identity: secret(36), session: secret(36), adminToken: secret(30), encryptionKeys: `k1:${randomBytes(32).toString('base64')}` };
+const KAFKA_PREFIX = `faults-${run}`;
+const REDIS_PREFIX = `lore:gw:faults-${run}:`;
+const TENANT_ID = `faults-${run}`;
+
+/** Runs one of the test infrastructure's commands (test/infra/up.sh and down.sh, through the env file's variables). */
+async function infra(command: string, ...args: string[]): Promise<void> {
+  await sh('bash', ['-c', `${command} ${args.join(' ')}`], { timeout: 180_000 });
+}
+
+/** One ingest's outcome: accepted (with the document id) or refused (with the status and error code). */
+interface Attempt {
+  marker: string;
+  status: number;
+  docId?: string;
+  code?: string;
+  retryAfter?: string;
+}
+
+describe('faults: PostgreSQL, Redis and Kafka stopped and started under the cluster-mode processes', () => {
+  let install: Install;
+  let receiver: Receiver;
+  let gatewayUrl: string;
+  let key: string;
+  const procs: Record<string, Started> = {};
+  const ops: Record<string, string> = {};
+  const pids: Record<string, number> = {};
+  const attempts: Attempt[] = [];
+
+  beforeAll(async () => {
+    install = await prepareInstall('faults');
+    const m = await migrate(install);
+    if (m.code !== 0) throw new Error(`migrations failed:\n${m.output}`);
+    const [gatewayPort, adminPort, gatewayOps, webhooksOps, graphPort, workerPort] = await distinctFreePorts(6);
+    gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+    Object.assign(ops, {
+      gateway: `http://127.0.0.1:${gatewayOps}`,
+      webhooks: `http://127.0.0.1:${webhooksOps}`,
+      graph: `http://127.0.0.1:${graphPort}`,
+      'graph-worker': `http://127.0.0.1:${workerPort}`,
+    });
+    const kafka = requireEnv('LORE_TEST_KAFKA_BROKERS');
+    const graphEnv = {
+      LORE_DATABASE_URL: install.appUrl,
+      LORE_KAFKA_BROKERS: kafka,
+      LORE_KAFKA_PREFIX: KAFKA_PREFIX,
+      LORE_IDENTITY_SECRET: SECRETS.identity,
+      LORE_GRAPH_HOST: '127.0.0.1',
+      LORE_EMBEDDER: 'hashed',
+    };
+    // configuration.md's tables, one per process, as test/e2e/cluster-install.int.test.ts starts them.
+    const env: Record<string, Record<string, string>> = {
+      graph: { ...graphEnv, LORE_GRAPH_PORT: String(graphPort) },
+      'graph-worker': { ...graphEnv, LORE_GRAPH_WORKER_PORT: String(workerPort) },
+      webhooks: {
+        LORE_DATABASE_URL: install.appUrl,
+        LORE_KAFKA_BROKERS: kafka,
+        LORE_KAFKA_PREFIX: KAFKA_PREFIX,
+        LORE_ENCRYPTION_KEYS: SECRETS.encryptionKeys,
+        WEBHOOKS_OPS_HOST: '127.0.0.1',
+        WEBHOOKS_OPS_PORT: String(webhooksOps),
+        LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
+      },
+      gateway: {
+        LORE_DATABASE_URL: install.appUrl,
+        LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
+        GATEWAY_REDIS_PREFIX: REDIS_PREFIX,
+        LORE_IDENTITY_SECRET: SECRETS.identity,
+        GATEWAY_SESSION_SECRET: SECRETS.session,
+        GATEWAY_ADMIN_TOKEN: SECRETS.adminToken,
+        LORE_ENCRYPTION_KEYS: SECRETS.encryptionKeys,
+        GATEWAY_RUN_MIGRATIONS: 'false',
+        GATEWAY_HOST: '127.0.0.1',
+        GATEWAY_PORT: String(gatewayPort),
+        GATEWAY_ADMIN_HOST: '127.0.0.1',
+        GATEWAY_ADMIN_PORT: String(adminPort),
+        GATEWAY_OPS_PORT: String(gatewayOps),
+        GATEWAY_UPSTREAM_GRAPH: ops.graph!,
+        LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
+      },
+    };
+    const entry: Record<string, string> = {
+      graph: 'services/graph/dist/main.js',
+      'graph-worker': 'services/graph/dist/worker-main.js',
+      webhooks: 'services/gateway/dist/webhooks-main.js',
+      gateway: 'services/gateway/dist/main.js',
+    };
+    for (const name of Object.keys(env)) {
+      procs[name] = startProcess(process.execPath, [entry[name]!], { cwd: ROOT, env: env[name]! });
+      pids[name] = procs[name].child.pid!;
+    }
+    await allReady(120_000);
+
+    const cli = await runProcess('services/gateway/dist/cli.js', { LORE_ADMIN_URL: `http://127.0.0.1:${adminPort}`, LORE_ADMIN_TOKEN: SECRETS.adminToken }, {
+      args: ['create-tenant', '--name', 'Faults', '--tenant-id', TENANT_ID, '--admin-email', `ops@${TENANT_ID}.example`],
+    });
+    if (cli.code !== 0) throw new Error(`create-tenant failed:\n${cli.output}`);
+    key = JSON.parse(cli.stdout).api_key;
+    receiver = await startReceiver();
+    const hook = await call(gatewayUrl, 'POST', '/api/v1/webhooks', { headers: { 'x-api-key': key }, body: { url: receiver.url, events: ['memory.ingest.completed'] } });
+    if (hook.status !== 201) throw new Error(`webhook subscription: ${hook.status} ${hook.text}`);
+  });
+
+  afterAll(async () => {
+    const failures: unknown[] = [];
+    const step = async (fn: () => Promise<unknown>) => fn().catch((err: unknown) => failures.push(err));
+    // Whatever a test did, the suites after this one find every service running.
+    await step(() => infra(requireEnv('LORE_INFRA_UP'), 'pg', 'redis', 'kafka'));
+    await Promise.all(Object.values(procs).map((p) => step(() => stopProcess(p))));
+    if (receiver) await step(() => receiver.close());
+    await step(() => removeKafkaInstall(KAFKA_PREFIX, `faults-cleanup-${run}`));
+    await step(() => removeRedisKeys(REDIS_PREFIX));
+    if (install) await step(() => install.drop());
+    if (failures.length > 0) throw failures[0];
+  });
+
+  /** Every process answers /readyz with 200, and is the process this suite started. */
+  async function allReady(timeoutMs: number): Promise<void> {
+    await Promise.all(
+      Object.keys(procs).map((name) => until(`${name} /readyz`, async () => ((await readyz(ops[name]!)).status === 200 ? true : undefined), timeoutMs, procs[name])),
+    );
+    for (const [name, p] of Object.entries(procs)) expect({ name, pid: p.child.pid, alive: p.alive() }).toEqual({ name, pid: pids[name], alive: true });
+  }
+
+  /** One ingest through the gateway; whatever the answer, it is recorded with its marker. */
+  async function ingestOnce(label: string): Promise<Attempt> {
+    const marker = `fault${label}x${randomBytes(4).toString('hex')}`;
+    const attempt: Attempt = await call(gatewayUrl, 'POST', '/api/v1/memory/ingest', {
+      headers: { 'x-api-key': key },
+      body: { content: `Record ${marker} was written while the platform was under test.`, content_type: 'text', routing: { mode: 'auto' } },
+    }).then(
+      (r) => ({ marker, status: r.status, ...(r.status === 200 ? { docId: r.json.doc_id as string } : { code: r.json?.error?.code ?? r.json?.code ?? r.text.slice(0, 120) }), ...(r.headers['retry-after'] ? { retryAfter: String(r.headers['retry-after']) } : {}) }),
+      (err: Error) => ({ marker, status: 0, code: err.message }),
+    );
+    attempts.push(attempt);
+    return attempt;
+  }
+
+  /** Ingests one after another until `stop` resolves, then `after` more. */
+  async function ingestThrough(label: string, fault: Promise<void>, after = 3): Promise<Attempt[]> {
+    const mine: Attempt[] = [];
+    let done = false;
+    const faultDone = fault.finally(() => {
+      done = true;
+    });
+    for (let i = 0; !done; i++) {
+      mine.push(await ingestOnce(`${label}${i}`));
+      await sleep(200);
+    }
+    await faultDone;
+    for (let i = 0; i < after; i++) mine.push(await ingestOnce(`${label}after${i}`));
+    return mine;
+  }
+
+  /**
+   * Every accepted document indexed, exactly once (one document row and one chunk of its text each); every refused
+   * ingest left nothing; each accepted document's event delivered under a single event id.
+   */
+  async function expectNothingLostOrTwice(mine: Attempt[]): Promise<void> {
+    const accepted = mine.filter((a) => a.status === 200);
+    expect(accepted.length).toBeGreaterThan(0);
+    for (const a of accepted) {
+      await until(`document ${a.docId} indexed`, async () => {
+        const d = await call(gatewayUrl, 'GET', `/api/v1/memory/documents/${a.docId}`, { headers: { 'x-api-key': key } });
+        if (d.json?.status === 'failed') throw new Error(`document ${a.docId} failed: ${d.text}`);
+        return d.status === 200 && d.json.status === 'indexed' ? true : undefined;
+      }, 120_000, procs['graph-worker']);
+    }
+    const rows = await asSuperuser(install.name, async (c) =>
+      (
+        await c.query<{ marker: string; documents: number; chunks: number }>(
+          `SELECT m.marker, (SELECT count(*)::int FROM graph.documents d WHERE d.content LIKE '%' || m.marker || '%') AS documents,
+                  (SELECT count(*)::int FROM graph.chunks c WHERE c.content LIKE '%' || m.marker || '%') AS chunks
+             FROM unnest($1::text[]) AS m(marker)`,
+          [mine.map((a) => a.marker)],
+        )
+      ).rows,
+    );
+    const expected = mine.map((a) => ({ marker: a.marker, documents: a.status === 200 ? 1 : 0, chunks: a.status === 200 ? 1 : 0 }));
+    expect(rows.sort((x, y) => x.marker.localeCompare(y.marker))).toEqual(expected.sort((x, y) => x.marker.localeCompare(y.marker)));
+
+    const byDoc = await until('a webhook delivery for every accepted document', async () => {
+      const ids = new Map<string, Set<string>>();
+      for (const d of receiver.received) {
+        const body = JSON.parse(d.body.toString('utf8')) as { event_id: string; payload?: { doc_id?: string } };
+        const doc = body.payload?.doc_id;
+        if (!doc) continue;
+        ids.set(doc, (ids.get(doc) ?? new Set()).add(body.event_id));
+      }
+      return accepted.every((a) => ids.has(a.docId!)) ? ids : undefined;
+    }, 120_000, procs.webhooks);
+    for (const a of accepted) expect({ doc: a.docId, eventIds: byDoc.get(a.docId!)!.size }).toEqual({ doc: a.docId, eventIds: 1 });
+  }
+
+  it('Kafka restarted mid-ingest and mid-delivery: every ingest accepted, indexed once, delivered once, every process ready again', async () => {
+    const before = await ingestOnce('kbefore');
+    expect(before.status).toBe(200);
+    const mine = [before, ...(await ingestThrough('kafka', sleep(500).then(() => infra(requireEnv('LORE_TEST_KAFKA_RESTART')))))];
+    // Ingest writes PostgreSQL and the outbox; the broker's absence delays indexing and delivery, never acceptance.
+    expect(mine.filter((a) => a.status !== 200)).toEqual([]);
+    await expectNothingLostOrTwice(mine);
+    await allReady(120_000);
+  });
+
+  it('PostgreSQL stopped for a few seconds: ingests meanwhile are refused with 503 and leave nothing, accepted ones are indexed once, every process ready again', async () => {
+    const outage = (async () => {
+      await infra(requireEnv('LORE_INFRA_DOWN'), 'pg');
+      await sleep(4_000);
+      await infra(requireEnv('LORE_INFRA_UP'), 'pg');
+    })();
+    const mine = await ingestThrough('pg', outage, 3);
+    const refused = mine.filter((a) => a.status !== 200);
+    // Refusals are the documented answer to a dependency that is down: 503 with Retry-After, never a 500 or a dropped
+    // connection.
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) expect({ status: r.status, retryAfter: r.retryAfter !== undefined }).toEqual({ status: 503, retryAfter: true });
+    await allReady(120_000);
+    // After the outage every ingest is accepted again.
+    expect(mine.slice(-3).map((a) => a.status)).toEqual([200, 200, 200]);
+    await expectNothingLostOrTwice(mine);
+  });
+
+  it('Redis stopped for a few seconds: the gateway fails closed (503 UNAVAILABLE, Retry-After) and recovers on its own', async () => {
+    const outage = (async () => {
+      await infra(requireEnv('LORE_INFRA_DOWN'), 'redis');
+      await sleep(4_000);
+      await infra(requireEnv('LORE_INFRA_UP'), 'redis');
+    })();
+    const mine = await ingestThrough('redis', outage, 3);
+    const refused = mine.filter((a) => a.status !== 200);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) expect({ status: r.status, code: r.code, retryAfter: r.retryAfter }).toEqual({ status: 503, code: 'UNAVAILABLE', retryAfter: '1' });
+    expect(mine.slice(-3).map((a) => a.status)).toEqual([200, 200, 200]);
+    await expectNothingLostOrTwice(mine);
+    await allReady(60_000);
+  });
+});
