@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startProcess, stopProcess, until, type Started } from '../e2e/processes';
 import { http } from '../support/http';
@@ -168,74 +170,158 @@ describe('one trace: gateway request → graph → graph-worker indexing → web
   });
 
   it('links the gateway’s server span, the graph’s, the worker’s indexing and the webhook attempt in the caller’s trace, and the receiver gets it', async () => {
-    const T = traceId();
-    const S = spanId();
-    const ingested = await http(gatewayUrl, 'POST', '/api/v1/memory/ingest', {
-      headers: { 'x-api-key': apiKey, traceparent: `00-${T}-${S}-01` },
-      body: { content: 'The Osprey archive of Trace is kept in Tromsø.', content_type: 'text', routing: { mode: 'auto' } },
+    await expectOneTrace({
+      gatewayUrl,
+      apiKey,
+      otlp,
+      hooks,
+      webhooks: procs.webhooks!,
+      services: { gateway: 'gateway', graph: 'graph', worker: 'graph-worker', webhooks: 'webhooks' },
+      system: 'kafka',
     });
-    expect(ingested.status).toBe(200);
-    // The upstream's route header is the gateway's, never the client's.
-    expect(ingested.headers['x-lore-route']).toBeUndefined();
-    const docId: string = ingested.json.doc_id;
+  });
+});
 
-    const delivery = await until(
-      'the webhook delivery of the ingest',
-      async () => hooks.received.find((d) => (JSON.parse(d.body) as { payload?: { doc_id?: string } }).payload?.doc_id === docId),
-      90_000,
-      procs.webhooks,
-    );
-    // The attempt's HTTP call carried the caller's trace.
-    const traceparent = String(delivery.headers.traceparent ?? '');
-    expect(traceparent).toMatch(new RegExp(`^00-${T}-[0-9a-f]{16}-01$`));
+/**
+ * One ingest through the gateway with a caller's `traceparent`, then the path of its trace at the OTLP receiver: the
+ * gateway's server span (a child of the caller's span), the graph's, the worker's processing of lore.memory.ingest
+ * and its indexing, the webhook worker's processing of the delivery and its attempt, and the attempt's HTTP client
+ * span, whose `traceparent` the webhook receiver got; each a descendant of the one before.
+ */
+async function expectOneTrace(o: {
+  gatewayUrl: string;
+  apiKey: string;
+  otlp: OtlpReceiver;
+  hooks: Receiver;
+  webhooks: Started;
+  services: { gateway: string; graph: string; worker: string; webhooks: string };
+  system: 'kafka' | 'lore_memory_bus';
+}): Promise<void> {
+  const { otlp, hooks, services } = o;
+  const T = traceId();
+  const S = spanId();
+  const ingested = await http(o.gatewayUrl, 'POST', '/api/v1/memory/ingest', {
+    headers: { 'x-api-key': o.apiKey, traceparent: `00-${T}-${S}-01` },
+    body: { content: 'The Osprey archive is kept in Tromsø.', content_type: 'text', routing: { mode: 'auto' } },
+  });
+  expect(ingested.status).toBe(200);
+  // The upstream's route header is the gateway's, never the client's.
+  expect(ingested.headers['x-lore-route']).toBeUndefined();
+  const docId: string = ingested.json.doc_id;
 
-    // Every span of the path exported (the batch processors flush every 200 ms).
-    const named = (service: string, name: string, kind: number) => otlp.trace(T).find((s) => s.service === service && s.name === name && s.kind === kind);
-    const path = await until(
-      'the spans of the path at the OTLP receiver',
-      async () => {
-        const client = otlp.trace(T).find((s) => s.service === 'webhooks' && s.kind === SPAN_KIND.client && traceparent.includes(s.spanId));
-        const spans = {
-          gateway: named('gateway', 'POST /api/v1/memory/ingest', SPAN_KIND.server),
-          graph: named('graph', 'POST /api/v1/memory/ingest', SPAN_KIND.server),
-          consume: named('graph-worker', 'process lore.memory.ingest', SPAN_KIND.consumer),
-          index: named('graph-worker', 'index document', SPAN_KIND.internal),
-          deliveries: named('webhooks', 'process lore.webhook.deliveries', SPAN_KIND.consumer),
-          attempt: named('webhooks', 'webhook attempt', SPAN_KIND.internal),
-          client,
-        };
-        return Object.values(spans).every(Boolean) ? (spans as { [K in keyof typeof spans]: ReceivedSpan }) : undefined;
+  const delivery = await until(
+    'the webhook delivery of the ingest',
+    async () => hooks.received.find((d) => (JSON.parse(d.body) as { payload?: { doc_id?: string } }).payload?.doc_id === docId),
+    90_000,
+    o.webhooks,
+  );
+  // The attempt's HTTP call carried the caller's trace.
+  const traceparent = String(delivery.headers.traceparent ?? '');
+  expect(traceparent).toMatch(new RegExp(`^00-${T}-[0-9a-f]{16}-01$`));
+
+  // Every span of the path exported (the batch processors flush every 200 ms).
+  const of = (service: string, name: string, kind: number) => otlp.trace(T).filter((s) => s.service === service && s.name === name && s.kind === kind);
+  const path = await until(
+    'the spans of the path at the OTLP receiver',
+    async () => {
+      // The gateway's span continues the caller's; the graph's is the other server span of the ingest route.
+      const gateway = of(services.gateway, 'POST /api/v1/memory/ingest', SPAN_KIND.server).find((s) => s.parentSpanId === S);
+      const spans = {
+        gateway,
+        graph: of(services.graph, 'POST /api/v1/memory/ingest', SPAN_KIND.server).find((s) => s !== gateway),
+        consume: of(services.worker, 'process lore.memory.ingest', SPAN_KIND.consumer)[0],
+        index: of(services.worker, 'index document', SPAN_KIND.internal)[0],
+        deliveries: of(services.webhooks, 'process lore.webhook.deliveries', SPAN_KIND.consumer)[0],
+        attempt: of(services.webhooks, 'webhook attempt', SPAN_KIND.internal)[0],
+        client: otlp.trace(T).find((s) => s.service === services.webhooks && s.kind === SPAN_KIND.client && traceparent.includes(s.spanId)),
+      };
+      return Object.values(spans).every(Boolean) ? (spans as { [K in keyof typeof spans]: ReceivedSpan }) : undefined;
+    },
+    30_000,
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}\nspans of the trace:\n${otlp.trace(T).map(show).join('\n')}\nrefused exports: ${otlp.refused.join(', ') || 'none'}`);
+  });
+
+  const chain = `\n${otlp.trace(T).map(show).join('\n')}`;
+  expect(path.gateway.attributes['http.route']).toBe('/api/v1/memory/ingest');
+  expect(path.graph.attributes['http.route']).toBe('/api/v1/memory/ingest');
+  const links: Array<[keyof typeof path, keyof typeof path]> = [
+    ['graph', 'gateway'],
+    ['consume', 'graph'],
+    ['index', 'consume'],
+    ['deliveries', 'index'],
+    ['attempt', 'deliveries'],
+    ['client', 'attempt'],
+  ];
+  for (const [child, parent] of links) expect({ [child]: descendsFrom(otlp, path[child], path[parent]) ? parent : 'not a descendant', chain }).toEqual({ [child]: parent, chain });
+  // The receiver's traceparent names the attempt's HTTP client span, a direct child of the attempt.
+  expect(path.client.parentSpanId).toBe(path.attempt.spanId);
+  expect(traceparent.split('-')[2]).toBe(path.client.spanId);
+  expect(path.attempt.attributes).toMatchObject({ 'lore.webhook.event': 'memory.ingest.completed', 'lore.webhook.outcome': 'succeeded', 'http.response.status_code': 204, 'lore.webhook.attempt': 1 });
+  expect(path.index.attributes).toMatchObject({ 'lore.document.id': docId, 'lore.index.outcome': 'indexed' });
+  expect(path.consume.attributes).toMatchObject({ 'messaging.system': o.system, 'messaging.destination.name': 'lore.memory.ingest', 'messaging.operation.type': 'process' });
+  // The fan-out handled the event in a batch span of its own trace, linked to the indexing span that emitted it.
+  const fanOut = otlp.spans.find((s) => s.service === services.webhooks && s.name === 'process lore.events' && s.links.some((l) => l.traceId === T && l.spanId === path.index.spanId));
+  expect(fanOut).toBeDefined();
+  // No server span of the trace is left named by its method alone.
+  expect(otlp.trace(T).filter((s) => s.kind === SPAN_KIND.server && !s.name.includes(' ')).map(show)).toEqual([]);
+}
+
+describe('the same trace in embedded mode (npm start), on the in-process bus', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'lore-trace-embedded-'));
+  let otlp: OtlpReceiver;
+  let hooks: Receiver;
+  let lore: Started;
+  let url: string;
+  let apiKey: string;
+
+  beforeAll(async () => {
+    otlp = await startOtlpReceiver();
+    hooks = await startWebhookReceiver();
+    const [port, opsPort, adminPort] = [await freePort(), await freePort(), await freePort()];
+    url = `http://127.0.0.1:${port}`;
+    // The README's way, `npm start`, with the telemetry variables docs/runtime.md names.
+    lore = startProcess('npm', ['start'], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        LORE_OPS_PORT: String(opsPort),
+        LORE_ADMIN_PORT: String(adminPort),
+        LORE_DATA_DIR: dataDir,
+        LORE_LOG_LEVEL: 'warn',
+        LORE_OCR: 'false',
+        LORE_EMBEDDER: 'hashed',
+        LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '200',
+        OTEL_SERVICE_NAME: 'lore',
       },
-      30_000,
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}\nspans of the trace:\n${otlp.trace(T).map(show).join('\n')}\nrefused exports: ${otlp.refused.join(', ') || 'none'}`);
     });
+    const credentials = join(dataDir, 'dev-credentials.json');
+    apiKey = await until('dev-credentials.json', async () => (existsSync(credentials) ? (JSON.parse(readFileSync(credentials, 'utf8')) as { api_key?: string }).api_key : undefined), 120_000, lore);
+    await until('the public port to answer', async () => ((await fetch(`${url}/api/v1/pages/ping`, { headers: { 'x-api-key': apiKey } }).catch(() => undefined))?.status === 200 ? true : undefined), 60_000, lore);
+    const hook = await http(url, 'POST', '/api/v1/webhooks', { headers: { 'x-api-key': apiKey }, body: { url: hooks.url, events: ['memory.ingest.completed'] } });
+    expect(hook.status).toBe(201);
+  });
 
-    const chain = `\n${otlp.trace(T).map(show).join('\n')}`;
-    // The gateway continues the caller's span; each later span descends from the one before it.
-    expect({ parent: path.gateway.parentSpanId, chain }).toEqual({ parent: S, chain });
-    expect(path.gateway.attributes['http.route']).toBe('/api/v1/memory/ingest');
-    expect(path.graph.attributes['http.route']).toBe('/api/v1/memory/ingest');
-    const links: Array<[keyof typeof path, keyof typeof path]> = [
-      ['graph', 'gateway'],
-      ['consume', 'graph'],
-      ['index', 'consume'],
-      ['deliveries', 'index'],
-      ['attempt', 'deliveries'],
-      ['client', 'attempt'],
-    ];
-    for (const [child, parent] of links) expect({ [child]: descendsFrom(otlp, path[child], path[parent]) ? parent : 'not a descendant', chain }).toEqual({ [child]: parent, chain });
-    // The receiver's traceparent names the attempt's HTTP client span, a direct child of the attempt.
-    expect(path.client.parentSpanId).toBe(path.attempt.spanId);
-    expect(traceparent.split('-')[2]).toBe(path.client.spanId);
-    expect(path.attempt.attributes).toMatchObject({ 'lore.webhook.event': 'memory.ingest.completed', 'lore.webhook.outcome': 'succeeded', 'http.response.status_code': 204, 'lore.webhook.attempt': 1 });
-    expect(path.index.attributes).toMatchObject({ 'lore.document.id': docId, 'lore.index.outcome': 'indexed' });
-    expect(path.consume.attributes).toMatchObject({ 'messaging.system': 'kafka', 'messaging.destination.name': 'lore.memory.ingest', 'messaging.operation.type': 'process' });
-    // The fan-out handled the event in a batch of its own trace, linked to the indexing span that emitted it.
-    const fanOut = otlp.spans.find((s) => s.service === 'webhooks' && s.name === 'process lore.events' && s.links.some((l) => l.traceId === T && l.spanId === path.index.spanId));
-    expect(fanOut).toBeDefined();
-    // No server span of the path is left named by its method alone.
-    expect(otlp.trace(T).filter((s) => s.kind === SPAN_KIND.server).map((s) => s.name)).toEqual(expect.arrayContaining(['POST /api/v1/memory/ingest']));
-    expect(otlp.trace(T).filter((s) => s.kind === SPAN_KIND.server && !s.name.includes(' '))).toEqual([]);
+  afterAll(async () => {
+    if (lore) await stopProcess(lore);
+    await otlp?.close();
+    await hooks?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('links the gateway’s server span, the graph’s, the indexing and the webhook attempt in the caller’s trace, and the receiver gets it', async () => {
+    await expectOneTrace({
+      gatewayUrl: url,
+      apiKey,
+      otlp,
+      hooks,
+      webhooks: lore,
+      services: { gateway: 'lore', graph: 'lore', worker: 'lore', webhooks: 'lore' },
+      system: 'lore_memory_bus',
+    });
   });
 });
