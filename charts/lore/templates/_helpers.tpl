@@ -71,9 +71,126 @@ app.kubernetes.io/component: {{ $component }}
 {{- end }}
 {{- end }}
 
-{{/* The Secret holding URLs and secrets: the user's, or the one the chart creates. */}}
+{{/* The Secret holding the secrets (and the external services' URLs): the user's, or the one the chart creates. */}}
 {{- define "lore.secretName" -}}
 {{- default (include "lore.fullname" .) .Values.secrets.existingSecret }}
+{{- end }}
+
+{{/*
+"true" when the values name any external service or an existing Secret: the auto modes then choose external for
+all three services (the chart never mixes unless a mode says so).
+*/}}
+{{- define "lore.externalServicesGiven" -}}
+{{- $v := .Values }}
+{{- if or $v.externalDatabase.url $v.externalDatabase.ownerUrl $v.externalRedis.url $v.externalKafka.brokers $v.secrets.existingSecret }}true{{ end }}
+{{- end }}
+
+{{/* Where PostgreSQL comes from: external or cloudnativepg (postgresql.mode, auto resolved). */}}
+{{- define "lore.postgresqlMode" -}}
+{{- if ne .Values.postgresql.mode "auto" }}{{ .Values.postgresql.mode }}
+{{- else if include "lore.externalServicesGiven" . }}external
+{{- else }}cloudnativepg{{ end }}
+{{- end }}
+
+{{/* "true" when a running component reads Kafka (webhooks, graph, graph-worker, core-worker, agents-worker). */}}
+{{- define "lore.kafkaReaders" -}}
+{{- $v := .Values }}
+{{- if or $v.webhooks.enabled $v.graph.enabled $v.graphWorker.enabled (and $v.core.enabled $v.core.worker.enabled) (and $v.agents.enabled $v.agents.worker.enabled) }}true{{ end }}
+{{- end }}
+
+{{/* Where Kafka comes from: external, strimzi, or none when no component reads it. */}}
+{{- define "lore.kafkaMode" -}}
+{{- if not (include "lore.kafkaReaders" .) }}none
+{{- else if ne .Values.kafka.mode "auto" }}{{ .Values.kafka.mode }}
+{{- else if include "lore.externalServicesGiven" . }}external
+{{- else }}strimzi{{ end }}
+{{- end }}
+
+{{/* "true" when a running component reads Redis (the gateway, agents). */}}
+{{- define "lore.redisReaders" -}}
+{{- if or .Values.gateway.enabled .Values.agents.enabled }}true{{ end }}
+{{- end }}
+
+{{/* Where Redis comes from: external, inCluster, or none when no component reads it. */}}
+{{- define "lore.redisMode" -}}
+{{- if not (include "lore.redisReaders" .) }}none
+{{- else if ne .Values.redis.mode "auto" }}{{ .Values.redis.mode }}
+{{- else if include "lore.externalServicesGiven" . }}external
+{{- else }}inCluster{{ end }}
+{{- end }}
+
+{{/* Names of the in-cluster dependencies' objects. */}}
+{{- define "lore.postgresql.clusterName" -}}{{ include "lore.componentName" (list . "postgresql") }}{{- end }}
+{{- define "lore.postgresql.appRoleSecret" -}}{{ include "lore.componentName" (list . "postgresql-lore-app") }}{{- end }}
+{{- define "lore.kafka.clusterName" -}}{{ include "lore.componentName" (list . "kafka") }}{{- end }}
+{{- define "lore.redis.name" -}}{{ include "lore.componentName" (list . "redis") }}{{- end }}
+
+{{/* The Kafka bootstrap servers, comma-separated: the external brokers or the Strimzi cluster's bootstrap Service. */}}
+{{- define "lore.kafkaBrokers" -}}
+{{- if eq (include "lore.kafkaMode" .) "strimzi" }}
+{{- printf "%s-kafka-bootstrap.%s.svc:9092" (include "lore.kafka.clusterName" .) .Release.Namespace }}
+{{- else }}
+{{- join "," .Values.externalKafka.brokers }}
+{{- end }}
+{{- end }}
+
+{{/*
+Where LORE_DATABASE_URL, LORE_DATABASE_OWNER_URL and LORE_REDIS_URL come from (arg: root): a secretKeyRef each,
+as a dict with keys database, owner, redis. external: the chart's (or the existing) Secret. cloudnativepg: the
+application role's Secret the chart makes (key uri) and CloudNativePG's generated <cluster>-app Secret of the
+database owner (key uri). inCluster Redis: the Redis Secret the chart makes (key url).
+*/}}
+{{- define "lore.connectionRefs" -}}
+{{- $secret := include "lore.secretName" . }}
+{{- $refs := dict "database" (dict "name" $secret "key" "database-url") "owner" (dict "name" $secret "key" "database-owner-url") "redis" (dict "name" $secret "key" "redis-url") }}
+{{- if eq (include "lore.postgresqlMode" .) "cloudnativepg" }}
+{{- $_ := set $refs "database" (dict "name" (include "lore.postgresql.appRoleSecret" .) "key" "uri") }}
+{{- $_ := set $refs "owner" (dict "name" (printf "%s-app" (include "lore.postgresql.clusterName" .)) "key" "uri") }}
+{{- end }}
+{{- if eq (include "lore.redisMode" .) "inCluster" }}
+{{- $_ := set $refs "redis" (dict "name" (include "lore.redis.name" .) "key" "url") }}
+{{- end }}
+{{- toYaml $refs }}
+{{- end }}
+
+{{/*
+The secrets of this release, generated once and kept (arg: root), as YAML: identity-secret, session-secret,
+admin-token, encryption-keys, postgresql-app-password, redis-password. A value given in values.yaml wins; else the
+value already in the cluster (helm's lookup, on upgrade and on a reinstall that finds a kept Secret); else a new
+random one. Computed once per render and remembered, so every template that includes it sees the same values.
+`helm template` and client-side dry runs cannot look up, so they show fresh values each time.
+*/}}
+{{- define "lore.generatedSecrets" -}}
+{{- if not (hasKey .Values "__loreGeneratedSecrets") }}
+{{- $ns := .Release.Namespace }}
+{{- $mainData := dict }}
+{{- if not .Values.secrets.existingSecret }}
+{{- $main := lookup "v1" "Secret" $ns (include "lore.fullname" .) }}
+{{- if $main }}{{ $mainData = $main.data | default dict }}{{ end }}
+{{- end }}
+{{- $old := dict }}
+{{- range $k, $enc := $mainData }}{{ $_ := set $old $k (b64dec $enc) }}{{ end }}
+{{- $role := lookup "v1" "Secret" $ns (include "lore.postgresql.appRoleSecret" .) }}
+{{- if and $role $role.data (hasKey $role.data "password") }}{{ $_ := set $old "postgresql-app-password" (b64dec $role.data.password) }}{{ end }}
+{{- $redis := lookup "v1" "Secret" $ns (include "lore.redis.name" .) }}
+{{- if and $redis $redis.data (hasKey $redis.data "password") }}{{ $_ := set $old "redis-password" (b64dec $redis.data.password) }}{{ end }}
+{{- $s := .Values.secrets }}
+{{- $out := dict
+  "identity-secret" (coalesce $s.identitySecret (get $old "identity-secret") (randAlphaNum 48))
+  "session-secret" (coalesce $s.sessionSecret (get $old "session-secret") (randAlphaNum 48))
+  "admin-token" (coalesce $s.adminToken (get $old "admin-token") (randAlphaNum 40))
+  "encryption-keys" (coalesce $s.encryptionKeys (get $old "encryption-keys") (printf "k1:%s" (randBytes 32)))
+  "postgresql-app-password" (coalesce (get $old "postgresql-app-password") (randAlphaNum 40))
+  "redis-password" (coalesce (get $old "redis-password") (randAlphaNum 40))
+}}
+{{- $_ := set .Values "__loreGeneratedSecrets" $out }}
+{{- end }}
+{{- toYaml (get .Values "__loreGeneratedSecrets") }}
+{{- end }}
+
+{{/* helm.sh/resource-policy: keep when asked (arg: the boolean), as an annotations block's lines. */}}
+{{- define "lore.keep" -}}
+{{- if . }}helm.sh/resource-policy: keep{{ end }}
 {{- end }}
 
 {{- define "lore.operator.serviceAccountName" -}}
@@ -111,6 +228,9 @@ runs only with agents.
 {{- define "lore.checksums" -}}
 checksum/config: {{ include (print .Template.BasePath "/configmap.yaml") . | sha256sum }}
 checksum/secret: {{ include (print .Template.BasePath "/secret.yaml") . | sha256sum }}
+{{- if eq (include "lore.redisMode" .) "inCluster" }}
+checksum/redis: {{ include (print .Template.BasePath "/redis.yaml") . | sha256sum }}
+{{- end }}
 {{- end }}
 
 {{/* Environment every Lore process gets: logging, tracing, extra variables. */}}
@@ -137,11 +257,12 @@ address it never uses.
 */}}
 {{- define "lore.platformEnv" -}}
 {{- $root := .root }}
+{{- $refs := include "lore.connectionRefs" $root | fromYaml }}
 - name: LORE_DATABASE_URL
-  valueFrom: { secretKeyRef: { name: {{ include "lore.secretName" $root }}, key: database-url } }
+  valueFrom: { secretKeyRef: {{ toJson $refs.database }} }
 {{- if .redis }}
 - name: LORE_REDIS_URL
-  valueFrom: { secretKeyRef: { name: {{ include "lore.secretName" $root }}, key: redis-url } }
+  valueFrom: { secretKeyRef: {{ toJson $refs.redis }} }
 {{- end }}
 {{- if .kafka }}
 - name: LORE_KAFKA_BROKERS
