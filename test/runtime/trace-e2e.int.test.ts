@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startProcess, stopProcess, until, type Started } from '../e2e/processes';
+import { runtimeStageEnv } from '../support/dockerfile';
 import { http } from '../support/http';
 import { freshDatabase, requireEnv, type TestDatabase } from '../support/infra';
 import { REPO_ROOT as ROOT, runProcess } from '../support/install';
@@ -12,15 +13,15 @@ import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } fr
 
 /**
  * One trace from a gateway request through the graph worker to the webhook attempt (docs/runtime.md, "Telemetry"):
- * the cluster-mode processes (gateway, graph, graph-worker, webhooks) each on its own, started from the sources with
- * the telemetry preload as `npm start` starts Lore, on the test PostgreSQL, Redis and Kafka, exporting OTLP/JSON to a
+ * the cluster-mode processes (gateway, graph, graph-worker, webhooks) each on its own, their built entry points with
+ * the image's telemetry preload, on the test PostgreSQL, Redis and Kafka, exporting OTLP/JSON to a
  * receiver on loopback. An ingest through the gateway with a caller's `traceparent`, a webhook subscribed to
  * `memory.ingest.completed`: every span of the path is in the caller's trace, each a descendant of the one before.
  */
 jest.setTimeout(300_000);
 
-const REGISTER = join(ROOT, 'services', 'runtime', 'src', 'telemetry', 'register.ts');
-const FROM_SOURCE = ['--conditions=lore-src', '--import', 'tsx', '--import', REGISTER];
+/** The image's NODE_OPTIONS: the compiled telemetry preload (register.js) before each entry point. */
+const IMAGE_NODE_OPTIONS = runtimeStageEnv(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'), ROOT).NODE_OPTIONS ?? '';
 const run = randomBytes(4).toString('hex');
 const secret = (bytes: number) => randomBytes(bytes).toString('base64url');
 const SECRETS = { identity: secret(36), session: secret(36), adminToken: secret(30), encryptionKeys: `k1:${randomBytes(32).toString('base64')}` };
@@ -73,12 +74,9 @@ describe('one trace: gateway request → graph → graph-worker indexing → web
     otlp = await startOtlpReceiver();
     hooks = await startWebhookReceiver();
     db = await freshDatabase('lore_trace');
-    // The chart's migrations script, run from the sources.
-    const migrated = await runProcess(
-      'charts/lore/files/migrate.js',
-      { LORE_APP_DIR: ROOT, LORE_DATABASE_URL: db.url, LORE_DATABASE_OWNER_URL: db.ownerUrl, LOG_LEVEL: 'warn', NODE_OPTIONS: '--conditions=lore-src --import tsx' },
-      { timeoutMs: 120_000 },
-    );
+    expect(IMAGE_NODE_OPTIONS).toMatch(/--require=\S+telemetry\/register\.js/);
+    // The chart's migrations script, as its Job runs it.
+    const migrated = await runProcess('charts/lore/files/migrate.js', { LORE_APP_DIR: ROOT, LORE_DATABASE_URL: db.url, LORE_DATABASE_OWNER_URL: db.ownerUrl, LOG_LEVEL: 'warn' }, { timeoutMs: 120_000 });
     if (migrated.code !== 0) throw new Error(`migrations failed:\n${migrated.output}`);
 
     const ports = new Set<number>();
@@ -94,7 +92,7 @@ describe('one trace: gateway request → graph → graph-worker indexing → web
       OTEL_BSP_SCHEDULE_DELAY: '200',
       OTEL_SERVICE_NAME: service,
     });
-    const common = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LORE_LOG_LEVEL: 'warn', LOG_LEVEL: 'warn' };
+    const common = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NODE_OPTIONS: IMAGE_NODE_OPTIONS, LORE_LOG_LEVEL: 'warn', LOG_LEVEL: 'warn' };
     const graphEnv = {
       LORE_DATABASE_URL: db.url,
       LORE_KAFKA_BROKERS: kafka,
@@ -104,10 +102,10 @@ describe('one trace: gateway request → graph → graph-worker indexing → web
       LORE_EMBEDDER: 'hashed',
     };
     const env: Record<string, { entry: string; env: Record<string, string>; ops: string }> = {
-      graph: { entry: 'services/graph/src/main.ts', env: { ...graphEnv, LORE_GRAPH_PORT: String(graphPort) }, ops: `http://127.0.0.1:${graphPort}` },
-      'graph-worker': { entry: 'services/graph/src/worker-main.ts', env: { ...graphEnv, LORE_GRAPH_WORKER_PORT: String(workerPort) }, ops: `http://127.0.0.1:${workerPort}` },
+      graph: { entry: 'services/graph/dist/main.js', env: { ...graphEnv, LORE_GRAPH_PORT: String(graphPort) }, ops: `http://127.0.0.1:${graphPort}` },
+      'graph-worker': { entry: 'services/graph/dist/worker-main.js', env: { ...graphEnv, LORE_GRAPH_WORKER_PORT: String(workerPort) }, ops: `http://127.0.0.1:${workerPort}` },
       webhooks: {
-        entry: 'services/gateway/src/webhooks-main.ts',
+        entry: 'services/gateway/dist/webhooks-main.js',
         env: {
           LORE_DATABASE_URL: db.url,
           LORE_KAFKA_BROKERS: kafka,
@@ -121,7 +119,7 @@ describe('one trace: gateway request → graph → graph-worker indexing → web
         ops: `http://127.0.0.1:${webhooksOps}`,
       },
       gateway: {
-        entry: 'services/gateway/src/main.ts',
+        entry: 'services/gateway/dist/main.js',
         env: {
           LORE_DATABASE_URL: db.url,
           LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
@@ -143,7 +141,7 @@ describe('one trace: gateway request → graph → graph-worker indexing → web
       },
     };
     for (const [name, p] of Object.entries(env)) {
-      procs[name] = startProcess(process.execPath, [...FROM_SOURCE, p.entry], { cwd: ROOT, env: { ...common, ...telemetry(name), ...p.env } });
+      procs[name] = startProcess(process.execPath, [p.entry], { cwd: ROOT, env: { ...common, ...telemetry(name), ...p.env } });
     }
     await Promise.all(
       Object.entries(env).map(([name, p]) =>
