@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Koa from 'koa';
 import type { Identity } from '@lore/contracts';
-import { IDENTITY_HEADER, type IdentitySigner, type Logger } from '@lore/runtime';
+import { IDENTITY_HEADER, ROUTE_HEADER, nameServerSpan, recordingSpan, type IdentitySigner, type Logger } from '@lore/runtime';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -117,6 +117,14 @@ export function createMcpService(options: McpServiceOptions): McpService {
   const app = new Koa();
   app.proxy = false;
   app.use(async (ctx, next) => {
+    // Its two routes name the request's server span when the SDK records it (docs/runtime.md, "Telemetry").
+    if (ctx.path === '/health' || ctx.path === '/mcp') {
+      const span = recordingSpan();
+      if (span) {
+        nameServerSpan(span, ctx.method, ctx.path);
+        ctx.res.setHeader(ROUTE_HEADER, ctx.path);
+      }
+    }
     if (ctx.path === '/health') {
       if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
         ctx.status = 405;
