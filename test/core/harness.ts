@@ -1,5 +1,5 @@
 import { ExtractiveLanguageModel, type LanguageModel } from '@lore/ai';
-import { createLogger, createMetricsRegistry, IdentitySigner, KafkaBus, listen, PostgresBlobStore, PostgresDb, type Db, type StartedServer } from '@lore/runtime';
+import { createLogger, createMetricsRegistry, IdentitySigner, KafkaBus, listen, PostgresBlobStore, PostgresDb, type BlobStore, type Db, type StartedServer } from '@lore/runtime';
 import { createCoreService, GraphConnectorDocuments, GraphKnowledgeSearch, type CoreService, type CoreServiceDeps, type IndexingSettings, type SourceSettings } from '@lore/core';
 import { createGraphService, type GraphService } from '@lore/graph';
 import { createMcpService, type McpService } from '@lore/mcp';
@@ -62,6 +62,8 @@ export interface CoreStackOptions {
   graphUrl?: (graphUrl: string) => string;
   /** Runs the MCP tool server behind the gateway (its upstream `mcp`), calling the API back through the gateway. */
   mcp?: boolean;
+  /** The blob store graph and core keep files in (default: PostgreSQL, `runtime.blobs` of the stack's database). */
+  blobs?: (db: Db) => BlobStore;
 }
 
 export async function startCoreStack(options: CoreStackOptions = {}): Promise<CoreStack> {
@@ -76,13 +78,13 @@ export async function startCoreStack(options: CoreStackOptions = {}): Promise<Co
   const kafkaPrefix = `core-${uniqueSuffix()}`;
   const bus = new KafkaBus({ brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','), prefix: kafkaPrefix, clientId: `core-test-${uniqueSuffix()}`, logger, partitions: 2 });
   const graph = await createGraphService({
-    db, bus, blobs: new PostgresBlobStore(db), logger, metrics: createMetricsRegistry('core-test-graph', { defaultMetrics: false }), signer, ocr: null,
+    db, bus, blobs: options.blobs?.(db) ?? new PostgresBlobStore(db), logger, metrics: createMetricsRegistry('core-test-graph', { defaultMetrics: false }), signer, ocr: null,
     consumerGroup: `graph-worker-core-${uniqueSuffix()}`, languageModel, checkResponses: options.checkResponses ?? true,
   });
   await graph.worker.start();
   const graphServer = await listen(graph.app, 0, '127.0.0.1');
   const graphUrl = options.graphUrl ? options.graphUrl(graphServer.url) : graphServer.url;
-  const blobs = new PostgresBlobStore(db);
+  const blobs = options.blobs?.(db) ?? new PostgresBlobStore(db);
   const coreMetrics = createMetricsRegistry('core-test', { defaultMetrics: false });
   const connectorLookup = options.connectorLookup ?? options.indexer?.sources?.lookup;
   const core = await createCoreService({
