@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { embeddedEnvSchema, startEmbedded, type Embedded } from '@lore/embedded';
 import { KafkaBus, createLogger, createMetricsRegistry } from '@lore/runtime';
 import { createOperatorMetrics } from '../../operator/src/runtime/metrics';
-import { createNamespace, runId } from '../../operator/test/support/kube';
+import { createNamespace, runId, waitCrdsEstablished } from '../../operator/test/support/kube';
 import { freePort } from '../e2e/processes';
 import { requireEnv } from '../support/infra';
-import { alertExprs, alertNames, concreteQuery, exposedNames, foreignSelectors, metricNames, promtoolBin, rulesFileOf, runCommand } from './observability';
+import { alertExprs, alertNames, concreteQuery, crdDir, exposedNames, foreignSelectors, metricNames, promtoolBin, rulesFileOf, runCommand } from './observability';
 import { CHART, MINIMAL, jsonStream, kubectl, kubectlOk, template } from './support';
 
 jest.setTimeout(180_000);
@@ -220,12 +220,13 @@ describe('observability pack (charts/lore: PrometheusRule, promtool rule tests, 
   describe('metric names', () => {
     let lore: Embedded | undefined;
     let bus: KafkaBus | undefined;
-    const dataDir = mkdtempSync(join(tmpdir(), 'lore-observability-embedded-'));
+    let dataDir: string | undefined;
     /** Every name the processes export: scraped from a real process, and read from the Kafka bus's and the operator's registries. */
     const exported = new Set<string>();
 
     beforeAll(async () => {
       // Embedded mode runs every service and worker in one process on one registry: its /metrics, scraped.
+      dataDir = mkdtempSync(join(tmpdir(), 'lore-observability-embedded-'));
       const opsPort = await freePort();
       const config = embeddedEnvSchema.parse({ PORT: '0', LORE_OPS_PORT: String(opsPort), LORE_DATA_DIR: dataDir, LORE_LOG_LEVEL: 'silent', LORE_OCR: 'false', LORE_EMBEDDER: 'hashed' });
       lore = await startEmbedded(config, createLogger({ level: 'silent', service: 'observability' }));
@@ -245,7 +246,7 @@ describe('observability pack (charts/lore: PrometheusRule, promtool rule tests, 
     afterAll(async () => {
       await bus?.close();
       await lore?.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     });
 
     it('are read from real registries (the scrape has the HTTP, bus, outbox, memory, webhooks, agents and process metrics)', () => {
@@ -275,14 +276,40 @@ describe('observability pack (charts/lore: PrometheusRule, promtool rule tests, 
   });
 
   describe('on the real kube-apiserver', () => {
-    it('accepts the dashboard ConfigMaps (server-side dry run)', async () => {
-      const ns = await createNamespace(runId(), { prefix: 'obs' });
-      const r = await template(RELEASE, ns, ['-f', MINIMAL, '--set', 'grafanaDashboards.enabled=true', '--show-only', 'templates/dashboards.yaml']);
+    let ns: string;
+
+    beforeAll(async () => {
+      // The Prometheus Operator's own CRDs, generated from its API types by test/infra/promtool/build.sh.
+      const crds = await crdDir();
+      await kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(crds, 'monitoring.coreos.com_prometheusrules.yaml'), '-f', join(crds, 'monitoring.coreos.com_servicemonitors.yaml')]);
+      await waitCrdsEstablished(['prometheusrules.monitoring.coreos.com', 'servicemonitors.monitoring.coreos.com']);
+      ns = await createNamespace(runId(), { prefix: 'obs' });
+    });
+
+    async function rendered(): Promise<string> {
+      const r = await template(RELEASE, ns, [
+        '-f', MINIMAL,
+        '--set', 'prometheusRule.enabled=true', '--set', 'grafanaDashboards.enabled=true', '--set', 'serviceMonitor.enabled=true',
+        '--show-only', 'templates/prometheusrule.yaml', '--show-only', 'templates/dashboards.yaml', '--show-only', 'templates/servicemonitor.yaml',
+      ]); // prettier-ignore
       expect(r.code).toBe(0);
-      const applied = await kubectl(['apply', '--server-side', '--dry-run=server', '-n', ns, '-f', '-'], r.yaml);
+      return r.yaml;
+    }
+
+    it('accepts the PrometheusRule, the ServiceMonitors and the dashboard ConfigMaps (server-side dry run against the Prometheus Operator CRDs)', async () => {
+      const applied = await kubectl(['apply', '--server-side', '--dry-run=server', '-n', ns, '-f', '-'], await rendered());
       expect(applied.stderr).toBe('');
       expect(applied.code).toBe(0);
+      expect(applied.stdout).toContain('prometheusrule.monitoring.coreos.com/lore serverside-applied (server dry run)');
+      expect(applied.stdout.match(/servicemonitor\.monitoring\.coreos\.com\/lore-[a-z-]+ serverside-applied \(server dry run\)/g)).toHaveLength(10);
       expect(applied.stdout.match(/configmap\/lore-dashboard-[a-z]+ serverside-applied \(server dry run\)/g)).toHaveLength(dashboards().length);
+    });
+
+    it('is validated by the real CRD: a rule with a malformed duration is refused', async () => {
+      const broken = (await rendered()).replace('for: 15m', 'for: fifteen minutes');
+      const applied = await kubectl(['apply', '--server-side', '--dry-run=server', '-n', ns, '-f', '-'], broken);
+      expect(applied.code).not.toBe(0);
+      expect(applied.stderr).toMatch(/PrometheusRule.*is invalid.*spec\.groups\[0\]\.rules\[\d\]\.for/s);
     });
   });
 });

@@ -29,6 +29,13 @@ export async function promtoolBin(): Promise<string> {
   return r.stdout.trim().split('\n').pop()!;
 }
 
+/** Where test/infra/promtool/build.sh puts the Prometheus Operator's PrometheusRule and ServiceMonitor CRDs. */
+export async function crdDir(): Promise<string> {
+  const r = await runCommand('bash', [join(REPO_ROOT, 'test', 'infra', 'promtool', 'build.sh'), '--print-crd-dir']);
+  if (r.code !== 0) throw new Error(`test/infra/promtool/build.sh --print-crd-dir failed: ${r.stderr}`);
+  return r.stdout.trim();
+}
+
 /**
  * The rule groups of a rendered PrometheusRule as a Prometheus rules file: its `spec` block (`groups:` and what
  * follows), un-indented. The chart renders exactly one PrometheusRule when it renders any.
