@@ -47,18 +47,22 @@ describe('faults: PostgreSQL, Redis and Kafka stopped and started under the clus
   const ops: Record<string, string> = {};
   const pids: Record<string, number> = {};
   const attempts: Attempt[] = [];
+  /** Workflows started here: their progress streams (`workflow:<thread>`) are removed from the shared Redis. */
+  const threads: string[] = [];
 
   beforeAll(async () => {
     install = await prepareInstall('faults');
     const m = await migrate(install);
     if (m.code !== 0) throw new Error(`migrations failed:\n${m.output}`);
-    const [gatewayPort, adminPort, gatewayOps, webhooksOps, graphPort, workerPort] = await distinctFreePorts(6);
+    const [gatewayPort, adminPort, gatewayOps, webhooksOps, graphPort, workerPort, agentsPort, agentsWorkerPort] = await distinctFreePorts(8);
     gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     Object.assign(ops, {
       gateway: `http://127.0.0.1:${gatewayOps}`,
       webhooks: `http://127.0.0.1:${webhooksOps}`,
       graph: `http://127.0.0.1:${graphPort}`,
       'graph-worker': `http://127.0.0.1:${workerPort}`,
+      agents: `http://127.0.0.1:${agentsPort}`,
+      'agents-worker': `http://127.0.0.1:${agentsWorkerPort}`,
     });
     const kafka = requireEnv('LORE_TEST_KAFKA_BROKERS');
     const graphEnv = {
@@ -73,6 +77,25 @@ describe('faults: PostgreSQL, Redis and Kafka stopped and started under the clus
     const env: Record<string, Record<string, string>> = {
       graph: { ...graphEnv, LORE_GRAPH_PORT: String(graphPort) },
       'graph-worker': { ...graphEnv, LORE_GRAPH_WORKER_PORT: String(workerPort) },
+      agents: {
+        LORE_DATABASE_URL: install.appUrl,
+        LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
+        LORE_IDENTITY_SECRET: SECRETS.identity,
+        LORE_AGENTS_HOST: '127.0.0.1',
+        LORE_AGENTS_PORT: String(agentsPort),
+        LORE_AGENTS_MIGRATE: 'false',
+      },
+      'agents-worker': {
+        LORE_DATABASE_URL: install.appUrl,
+        LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
+        LORE_IDENTITY_SECRET: SECRETS.identity,
+        LORE_KAFKA_BROKERS: kafka,
+        LORE_KAFKA_PREFIX: KAFKA_PREFIX,
+        LORE_AGENTS_HOST: '127.0.0.1',
+        LORE_AGENTS_WORKER_PORT: String(agentsWorkerPort),
+        LORE_AGENTS_MIGRATE: 'false',
+        LORE_AGENTS_GRAPH_URL: ops.graph!,
+      },
       webhooks: {
         LORE_DATABASE_URL: install.appUrl,
         LORE_KAFKA_BROKERS: kafka,
@@ -97,12 +120,15 @@ describe('faults: PostgreSQL, Redis and Kafka stopped and started under the clus
         GATEWAY_ADMIN_PORT: String(adminPort),
         GATEWAY_OPS_PORT: String(gatewayOps),
         GATEWAY_UPSTREAM_GRAPH: ops.graph!,
+        GATEWAY_UPSTREAM_AGENTS: ops.agents!,
         LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
       },
     };
     const entry: Record<string, string> = {
       graph: 'services/graph/dist/main.js',
       'graph-worker': 'services/graph/dist/worker-main.js',
+      agents: 'services/agents/dist/main.js',
+      'agents-worker': 'services/agents/dist/worker-main.js',
       webhooks: 'services/gateway/dist/webhooks-main.js',
       gateway: 'services/gateway/dist/main.js',
     };
@@ -131,6 +157,7 @@ describe('faults: PostgreSQL, Redis and Kafka stopped and started under the clus
     if (receiver) await step(() => receiver.close());
     await step(() => removeKafkaInstall(KAFKA_PREFIX, `faults-cleanup-${run}`));
     await step(() => removeRedisKeys(REDIS_PREFIX));
+    await step(() => removeRedisKeys(threads.map((thread) => `workflow:${thread}`)));
     if (install) await step(() => install.drop());
     if (failures.length > 0) throw failures[0];
   });
@@ -220,6 +247,58 @@ describe('faults: PostgreSQL, Redis and Kafka stopped and started under the clus
     // Ingest writes PostgreSQL and the outbox; the broker's absence delays indexing and delivery, never acceptance.
     expect(mine.filter((a) => a.status !== 200)).toEqual([]);
     await expectNothingLostOrTwice(mine);
+    await allReady(120_000);
+  });
+
+  it('Kafka restarted while company searches start and run: each runs to completed once, with the rows of the tenant\'s knowledge', async () => {
+    const headers = { authorization: `Bearer ${key}` };
+    // The tenant's knowledge: two Berlin fintech profiles and a Munich one, indexed before the fault.
+    const profiles: Record<string, string> = {};
+    for (const [name, city] of [['Larkspur Pay', 'Berlin'], ['Tern Ledger', 'Berlin'], ['Wren Capital', 'Munich']] as const) {
+      const content = [`# ${name}`, `Company: ${name}`, `Website: https://${name.toLowerCase().replace(' ', '')}.example/`, 'Industry: Fintech', `Headquarters: ${city}, Germany`, `${name} is a fintech company from ${city}.`].join('\n');
+      const r = await call(gatewayUrl, 'POST', '/api/v1/memory/ingest', { headers: { 'x-api-key': key }, body: { content, content_type: 'markdown', title: name, routing: { mode: 'auto' } } });
+      expect(r.status).toBe(200);
+      profiles[name] = r.json.doc_id;
+    }
+    for (const docId of Object.values(profiles)) {
+      await until(`profile ${docId} indexed`, async () => {
+        const d = await call(gatewayUrl, 'GET', `/api/v1/memory/documents/${docId}`, { headers: { 'x-api-key': key } });
+        return d.status === 200 && d.json.status === 'indexed' ? true : undefined;
+      }, 60_000, procs['graph-worker']);
+    }
+
+    // One search just before the broker goes, the others while it is away and coming back.
+    const restart = sleep(300).then(() => infra(requireEnv('LORE_TEST_KAFKA_RESTART')));
+    const started: string[] = [];
+    let restarted = false;
+    void restart.finally(() => (restarted = true)).catch(() => undefined);
+    for (let i = 0; i < 4 && !(restarted && i >= 2); i++) {
+      const start = await call(gatewayUrl, 'POST', '/company-search/start', { headers, body: { prompt: 'Find fintech companies in Berlin', list_name: `Berlin fintech ${i}` } });
+      expect({ status: start.status, body: start.status === 200 ? '' : start.text }).toEqual({ status: 200, body: '' });
+      started.push(start.json.thread_id);
+      threads.push(start.json.thread_id);
+      await sleep(1_500);
+    }
+    await restart;
+    expect(started.length).toBeGreaterThanOrEqual(2);
+
+    for (const [i, thread] of started.entries()) {
+      const snapshot = await until(`company search ${thread} to end`, async () => {
+        const r = await call(gatewayUrl, 'GET', `/company-search/status/${thread}`, { headers });
+        return ['completed', 'stopped', 'error'].includes(r.json?.status) ? r.json : undefined;
+      }, 180_000, procs['agents-worker']);
+      expect({ thread, status: snapshot.status, error: snapshot.error_message }).toEqual({ thread, status: 'completed', error: '' });
+      // Exactly the Berlin fintech companies of the knowledge, each once (a step run twice would list a row twice).
+      const rows = snapshot.table_structure.rows as Array<{ cells: Record<string, { value: string }> }>;
+      expect({ list: i, names: rows.map((r) => r.cells.name?.value).sort() }).toEqual({ list: i, names: ['Larkspur Pay', 'Tern Ledger'] });
+    }
+    // One list per search, none twice.
+    const lists = await call(gatewayUrl, 'GET', '/company-search/getLists', { headers });
+    expect(lists.status).toBe(200);
+    const names = (lists.json.data as Array<{ listName: string; noOfRecords: number }>).filter((l) => l.listName.startsWith('Berlin fintech '));
+    expect(names.map((l) => ({ name: l.listName, rows: l.noOfRecords })).sort((x, y) => x.name.localeCompare(y.name))).toEqual(
+      started.map((_, i) => ({ name: `Berlin fintech ${i}`, rows: 2 })),
+    );
     await allReady(120_000);
   });
 
