@@ -1,42 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { waitFor } from '../../services/runtime/src/bus/bus.contract';
+import { SPAN_KIND, startOtlpReceiver } from '../support/otlp-receiver';
 
 jest.setTimeout(120_000);
 
 const ROOT = join(__dirname, '..', '..');
 const FIXTURE = join(__dirname, 'fixtures', 'traced-service.ts');
 const REGISTER = join(ROOT, 'services', 'runtime', 'src', 'telemetry', 'register.ts');
-
-interface ExportedSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-}
-
-/** An OTLP/HTTP JSON receiver: what a collector would get. */
-async function startReceiver(): Promise<{ url: string; spans: ExportedSpan[]; server: Server }> {
-  const spans: ExportedSpan[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (d: Buffer) => (body += d.toString()));
-    req.on('end', () => {
-      if (req.url === '/v1/traces') {
-        const doc = JSON.parse(body) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: ExportedSpan[] }> }> };
-        for (const rs of doc.resourceSpans) for (const ss of rs.scopeSpans) spans.push(...ss.spans);
-      }
-      res.setHeader('content-type', 'application/json');
-      res.end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, server };
-}
 
 interface Service {
   child: ChildProcess;
@@ -92,7 +64,7 @@ describe('OpenTelemetry preload: trace context through HTTP and Kafka', () => {
   const spanId = () => randomBytes(8).toString('hex');
 
   it('with the SDK on, continues the caller’s trace through the server, an outgoing call and a Kafka message, and exports the spans', async () => {
-    const receiver = await startReceiver();
+    const receiver = await startOtlpReceiver();
     const service = await startService({
       LORE_OTEL_ENABLED: 'true',
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
@@ -113,18 +85,24 @@ describe('OpenTelemetry preload: trace context through HTTP and Kafka', () => {
       expect(consumed.trace_id).toBe(T);
       expect(consumed.traceparent).toContain(T);
 
-      await waitFor('exported spans', () => receiver.spans.filter((s) => s.traceId === T).length >= 3, 30_000);
+      await waitFor('exported spans', () => receiver.trace(T).length >= 4 && receiver.trace(T).some((s) => s.kind === SPAN_KIND.consumer), 30_000);
       const ofTrace = receiver.spans.filter((s) => s.traceId === T);
       // caller (S) → server span → client span → the downstream server's span, all in trace T.
-      const serverSpan = ofTrace.find((s) => s.kind === 2 && s.parentSpanId === S);
+      const serverSpan = ofTrace.find((s) => s.kind === SPAN_KIND.server && s.parentSpanId === S);
       expect(serverSpan).toBeDefined();
-      const clientSpan = ofTrace.find((s) => s.kind === 3 && s.parentSpanId === serverSpan!.spanId);
+      const clientSpan = ofTrace.find((s) => s.kind === SPAN_KIND.client && s.parentSpanId === serverSpan!.spanId);
       expect(clientSpan).toBeDefined();
       expect(answer.downstream_traceparent).toContain(clientSpan!.spanId);
-      expect(ofTrace.some((s) => s.kind === 2 && s.parentSpanId === clientSpan!.spanId)).toBe(true);
+      expect(ofTrace.some((s) => s.kind === SPAN_KIND.server && s.parentSpanId === clientSpan!.spanId)).toBe(true);
+      // The kit's server span is named by its route; the Kafka handler's span is a child of it (it published there).
+      expect({ name: serverSpan!.name, route: serverSpan!.attributes['http.route'] }).toEqual({ name: 'GET /hop', route: '/hop' });
+      const consumerSpan = ofTrace.find((s) => s.kind === SPAN_KIND.consumer)!;
+      expect(consumerSpan.name).toMatch(/^process lore\.trace\.[0-9a-f]{8}$/);
+      expect(consumerSpan.parentSpanId).toBe(serverSpan!.spanId);
+      expect(consumerSpan.attributes).toMatchObject({ 'messaging.system': 'kafka', 'messaging.operation.type': 'process' });
     } finally {
       await service.stop();
-      receiver.server.close();
+      await receiver.close();
     }
   });
 
