@@ -43,6 +43,8 @@ describe('faults: PostgreSQL, Redis and Kafka stopped and started under the clus
   let receiver: Receiver;
   let gatewayUrl: string;
   let key: string;
+  /** The tenant's administrator, as the admin CLI made it: sign-in is throttled in Redis too. */
+  let admin: { email: string; password: string };
   const procs: Record<string, Started> = {};
   const ops: Record<string, string> = {};
   const pids: Record<string, number> = {};
@@ -142,7 +144,9 @@ describe('faults: PostgreSQL, Redis and Kafka stopped and started under the clus
       args: ['create-tenant', '--name', 'Faults', '--tenant-id', TENANT_ID, '--admin-email', `ops@${TENANT_ID}.example`],
     });
     if (cli.code !== 0) throw new Error(`create-tenant failed:\n${cli.output}`);
-    key = JSON.parse(cli.stdout).api_key;
+    const created = JSON.parse(cli.stdout) as { api_key: string; admin: { email: string; password: string } };
+    key = created.api_key;
+    admin = created.admin;
     receiver = await startReceiver();
     const hook = await call(gatewayUrl, 'POST', '/api/v1/webhooks', { headers: { 'x-api-key': key }, body: { url: receiver.url, events: ['memory.ingest.completed'] } });
     if (hook.status !== 201) throw new Error(`webhook subscription: ${hook.status} ${hook.text}`);
@@ -320,10 +324,16 @@ describe('faults: PostgreSQL, Redis and Kafka stopped and started under the clus
     await expectNothingLostOrTwice(mine);
   });
 
-  it('Redis stopped for a few seconds: the gateway fails closed (503 UNAVAILABLE, Retry-After) and recovers on its own', async () => {
+  it('Redis stopped for a few seconds: the gateway fails closed (503 UNAVAILABLE, Retry-After) for keys and sign-in alike, and recovers on its own', async () => {
+    const signIn = () => call(gatewayUrl, 'POST', '/api/auth/login', { body: { email: admin.email, password: admin.password } });
+    expect((await signIn()).status).toBe(200);
+    let signInDuringOutage: { status: number; code?: string; retryAfter?: string } | undefined;
     const outage = (async () => {
       await infra(requireEnv('LORE_INFRA_DOWN'), 'redis');
-      await sleep(4_000);
+      await sleep(1_000);
+      const r = await signIn();
+      signInDuringOutage = { status: r.status, code: r.json?.error?.code, retryAfter: r.headers['retry-after'] as string | undefined };
+      await sleep(3_000);
       await infra(requireEnv('LORE_INFRA_UP'), 'redis');
     })();
     const mine = await ingestThrough('redis', outage, 3);
@@ -331,6 +341,9 @@ describe('faults: PostgreSQL, Redis and Kafka stopped and started under the clus
     expect(refused.length).toBeGreaterThan(0);
     for (const r of refused) expect({ status: r.status, code: r.code, retryAfter: r.retryAfter }).toEqual({ status: 503, code: 'UNAVAILABLE', retryAfter: '1' });
     expect(mine.slice(-3).map((a) => a.status)).toEqual([200, 200, 200]);
+    // Sign-in's throttling lives in Redis as well: refused the same way, and back once Redis is.
+    expect(signInDuringOutage).toEqual({ status: 503, code: 'UNAVAILABLE', retryAfter: '1' });
+    expect((await signIn()).status).toBe(200);
     await expectNothingLostOrTwice(mine);
     await allReady(60_000);
   });
