@@ -4,7 +4,7 @@ import { coreConfigSchema } from '@lore/core';
 import { graphConfigSchema } from '@lore/graph';
 import { blobStoreEnv, checkBlobStoreEnv } from '@lore/runtime';
 import { createNamespace, runId } from '../../operator/test/support/kube';
-import { MINIMAL, kubectl, renderObjects, template } from './support';
+import { MINIMAL, jsonStream, kubectl, kubectlOk, renderObjects, template, type Rendered } from './support';
 
 jest.setTimeout(180_000);
 
@@ -27,8 +27,14 @@ const blobVars = (d: any) => envOf(d).filter((e) => e.name === 'LORE_BLOB_STORE'
 /** The chart's blob store values: the env of the six processes that keep files, and its refusals. */
 describe('charts/lore blobStore', () => {
   let ns: string;
+  let s3Rendered: Rendered;
+  let s3Objects: any[];
   beforeAll(async () => {
     ns = await createNamespace(runId(), { prefix: 'chart-blob' });
+    // Rendered once: the env checks read the objects, the dry run sends the same YAML to the API server.
+    s3Rendered = await template('lore', ns, ['-f', MINIMAL, ...S3]);
+    if (s3Rendered.code !== 0) throw new Error(`helm template failed: ${s3Rendered.stderr}`);
+    s3Objects = jsonStream(await kubectlOk(['create', '--dry-run=client', '-o', 'json', '-f', '-'], s3Rendered.yaml));
   });
 
   it('sets LORE_BLOB_STORE=postgres by default, on exactly the processes that keep files', async () => {
@@ -41,7 +47,7 @@ describe('charts/lore blobStore', () => {
   });
 
   it('passes the S3 settings, credentials only from the Secret, in names and values every service config accepts', async () => {
-    const objects = await renderObjects('lore', ns, ['-f', MINIMAL, ...S3]);
+    const objects = s3Objects;
     const deployments = objects.filter((o) => o.kind === 'Deployment' && BLOB_READERS.includes(component(o)));
     expect(deployments.map(component).sort()).toEqual(BLOB_READERS);
     const schemas: Record<string, z.ZodObject> = { graph: graphConfigSchema, core: coreConfigSchema, agents: agentsConfigSchema };
@@ -79,9 +85,7 @@ describe('charts/lore blobStore', () => {
   });
 
   it('renders S3 settings the API server accepts (server-side dry run)', async () => {
-    const r = await template('lore', ns, ['-f', MINIMAL, ...S3]);
-    expect(r.code).toBe(0);
-    const applied = await kubectl(['apply', '--server-side', '--force-conflicts', '--dry-run=server', '-n', ns, '-f', '-'], r.yaml);
+    const applied = await kubectl(['apply', '--server-side', '--force-conflicts', '--dry-run=server', '-n', ns, '-f', '-'], s3Rendered.yaml);
     expect(applied.stderr).toBe('');
     expect(applied.code).toBe(0);
     expect(applied.stdout).toMatch(/deployment\.apps\/lore-graph-worker serverside-applied \(server dry run\)/);
