@@ -1,6 +1,8 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { REPO_ROOT, createNamespace, installCrds, run, runId, waitCrdsEstablished } from '../../operator/test/support/kube';
@@ -252,6 +254,42 @@ describe('charts/lore install modes', () => {
     expect((await generated()).main).toEqual(first.main);
     await helm(['uninstall', release, '-n', ns, '--no-hooks']);
     await kubectl(['-n', ns, 'delete', 'secret,clusters.postgresql.cnpg.io,kafkas.kafka.strimzi.io,kafkanodepools.kafka.strimzi.io', '-l', `app.kubernetes.io/instance=${release}`]);
+  });
+
+  it("runs the migrations Job's wait for the database as written: done once both roles log in, waiting (and saying why, never a password) until then", async () => {
+    const r = await template('lore', ns, [...WITH_OPERATORS, '--show-only', 'templates/migrations.yaml']);
+    const configMap = (await dryRun(r.yaml)).find((o) => o.kind === 'ConfigMap');
+    const dir = mkdtempSync(join(tmpdir(), 'lore-wait-'));
+    const script = join(dir, 'wait-for-database.js');
+    writeFileSync(script, configMap.data['wait-for-database.js']);
+    const owner = process.env.LORE_TEST_PG_URL;
+    const app = process.env.LORE_TEST_PG_APP_URL;
+    if (!owner || !app) throw new Error('LORE_TEST_PG_URL and LORE_TEST_PG_APP_URL are required (bash test/infra/up.sh pg)');
+    const start = (ownerUrl: string) => {
+      const child = spawn(process.execPath, [script], { env: { ...process.env, LORE_APP_DIR: REPO_ROOT, LORE_DATABASE_URL: app, LORE_DATABASE_OWNER_URL: ownerUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+      return { child, exited, stderr: () => stderr };
+    };
+    try {
+      const ready = start(owner);
+      expect(await ready.exited).toBe(0);
+      expect(ready.stderr()).toBe('');
+      // A password the server refuses, as while CloudNativePG has not yet created the role.
+      const url = new URL(owner);
+      url.password = 'not-the-password-0123';
+      const waiting = start(url.toString());
+      const deadline = Date.now() + 30_000;
+      while (!waiting.stderr().includes('waiting for the database:') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(waiting.child.exitCode).toBeNull();
+      expect(waiting.stderr()).toContain('waiting for the database: password authentication failed');
+      expect(waiting.stderr()).not.toContain('not-the-password-0123');
+      waiting.child.kill('SIGTERM');
+      await waiting.exited;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   describe('the helm test Pod', () => {
