@@ -158,6 +158,8 @@ describe('one trace: gateway request → graph → graph-worker indexing → web
     apiKey = key.json.key;
     const hook = await http(gatewayUrl, 'POST', '/api/v1/webhooks', { headers: { 'x-api-key': apiKey }, body: { url: hooks.url, events: ['memory.ingest.completed'] } });
     expect(hook.status).toBe(201);
+    // A route of the gateway's own tells clients no route template either.
+    expect(hook.headers['x-lore-route']).toBeUndefined();
   });
 
   afterAll(async () => {

@@ -175,7 +175,8 @@ export function documentedGatewayOpenApi(): Record<string, unknown> {
 
 /** The public listener: the gateway's own routes, then the forwarding table, then 404 for everything else. */
 export function createPublicApp(context: GatewayContext, options: PublicAppOptions = {}): PublicApp {
-  const app = createHttpApp({ service: 'gateway', logger: context.logger, metrics: context.metrics, parseBodies: false, bodyLimitBytes: context.config.bodyLimitBytes });
+  // Clients talk to this listener directly: it names its spans, but tells no route template (x-lore-route).
+  const app = createHttpApp({ service: 'gateway', logger: context.logger, metrics: context.metrics, parseBodies: false, bodyLimitBytes: context.config.bodyLimitBytes, routeHeader: false });
   const upstreams = new Map<UpstreamName, UpstreamTarget>();
   for (const [name, spec] of Object.entries(context.config.upstreams) as Array<[UpstreamName, string | undefined]>) {
     if (spec) upstreams.set(name, parseUpstream(name, spec));

@@ -30,6 +30,11 @@ export interface HttpAppOptions {
   parseBodies?: boolean;
   /** Trust `X-Forwarded-*` (only behind a known proxy). */
   proxy?: boolean;
+  /**
+   * When the SDK records, answer the matched route template in `x-lore-route` for a forwarding gateway's span
+   * (default true). The gateway's public listener, which answers clients directly, turns it off.
+   */
+  routeHeader?: boolean;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -128,11 +133,11 @@ class KitKoa extends Koa<LoreState> {
  * HTTP conventions), and the template is told to a forwarding gateway in `x-lore-route` (which it removes). Without
  * the SDK nothing is done: one lookup of the active span.
  */
-function nameTracedRequest(ctx: LoreContext, method: string, route: string): void {
+function nameTracedRequest(ctx: LoreContext, method: string, route: string, routeHeader: boolean): void {
   const span = recordingSpan();
   if (span === undefined) return;
   nameServerSpan(span, method, route);
-  if (!ctx.res.headersSent) ctx.res.setHeader(ROUTE_HEADER, route);
+  if (routeHeader && !ctx.res.headersSent) ctx.res.setHeader(ROUTE_HEADER, route);
 }
 
 /** The methods whose bodies are parsed (the body parser's own default set); other requests never reach it. */
@@ -151,6 +156,7 @@ const BODY_METHODS = ['POST', 'PUT', 'PATCH'];
 export function createHttpApp(options: HttpAppOptions): LoreApp {
   const app = new KitKoa({ proxy: options.proxy ?? false });
   const http = createHttpMetrics(options.metrics);
+  const routeHeader = options.routeHeader ?? true;
   const limit = options.bodyLimitBytes ?? 1024 * 1024;
   const logger = options.logger;
   const parseBody =
@@ -189,7 +195,7 @@ export function createHttpApp(options: HttpAppOptions): LoreApp {
         const route = matched ?? 'unmatched';
         const status = ctx.res.statusCode;
         http.observe(method, route, status, ms / 1000);
-        if (matched !== undefined) nameTracedRequest(ctx, method, matched);
+        if (matched !== undefined) nameTracedRequest(ctx, method, matched, routeHeader);
         const durationMs = Math.round(ms * 10) / 10;
         // A handler that logged already made the request's child logger (it carries request_id and whatever the
         // handler bound); otherwise the base logger writes the id as a field and no child is built at all.
