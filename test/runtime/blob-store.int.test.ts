@@ -4,7 +4,7 @@ import { describeBlobStoreContract } from '../../services/runtime/src/blob/blob-
 import { PostgresBlobStore } from '../../services/runtime/src/blob/postgres-blob-store';
 import { S3BlobStore } from '../../services/runtime/src/blob/s3-blob-store';
 import { runRuntimeMigrations } from '../../services/runtime/src/outbox/outbox';
-import { listObjectKeys, rawS3Client, testS3Settings } from '../support/s3';
+import { emptyPrefix, listObjectKeys, rawS3Client, testS3Settings } from '../support/s3';
 import { freshPostgresDb } from './support';
 
 jest.setTimeout(120_000);
@@ -16,15 +16,25 @@ describeBlobStoreContract('PostgresBlobStore on a real PostgreSQL server', async
 });
 
 describeBlobStoreContract('S3BlobStore on a real S3-compatible server', async () => {
-  const store = new S3BlobStore(testS3Settings());
-  return { store, close: async () => store.close() };
+  const settings = testS3Settings();
+  const store = new S3BlobStore(settings);
+  const raw = rawS3Client(settings);
+  return {
+    store,
+    close: async () => {
+      await emptyPrefix(raw, settings.bucket, settings.prefix);
+      raw.destroy();
+      store.close();
+    },
+  };
 });
 
 describe('S3BlobStore in the bucket', () => {
   const settings = testS3Settings();
   const store = new S3BlobStore(settings);
   const raw = rawS3Client(settings);
-  afterAll(() => {
+  afterAll(async () => {
+    await emptyPrefix(raw, settings.bucket, settings.prefix);
     store.close();
     raw.destroy();
   });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { S3BlobStoreSettings } from '../../services/runtime/src/blob/s3-blob-store';
 import { requireEnv } from './infra';
 
@@ -55,4 +55,9 @@ export async function listObjectKeys(client: S3Client, bucket: string, prefix: s
     token = r.IsTruncated ? r.NextContinuationToken : undefined;
   } while (token);
   return keys;
+}
+
+/** Deletes every object under `prefix` (a suite's own), so the long-running test server does not grow run after run. */
+export async function emptyPrefix(client: S3Client, bucket: string, prefix: string): Promise<void> {
+  for (const key of await listObjectKeys(client, bucket, prefix)) await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
 }
