@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { pdfWithText } from '@lore/extract/scan-pdf';
-import { S3BlobStore } from '@lore/runtime';
+import { S3BlobStore } from '../../services/runtime/src/blob/s3-blob-store';
 import { multipart } from '../e2e/processes';
 import type { TenantFixture } from '../gateway/harness';
 import { closeIdleHttpConnections, http } from '../support/http';

@@ -4,7 +4,7 @@ import type { Lifecycle } from '../lifecycle/lifecycle';
 import type { BlobStore } from '../ports/blob-store';
 import type { Db } from '../ports/db';
 import { PostgresBlobStore } from './postgres-blob-store';
-import { S3BlobStore } from './s3-blob-store';
+import type { S3BlobStore } from './s3-blob-store';
 
 const optional = z
   .string()
@@ -45,7 +45,14 @@ export function checkBlobStoreEnv(c: BlobStoreEnv, ctx: z.RefinementCtx): void {
  */
 export function openBlobStore(config: BlobStoreEnv, db: Db, lifecycle?: Lifecycle): BlobStore {
   if (config.LORE_BLOB_STORE === 'postgres') return new PostgresBlobStore(db);
-  const store = new S3BlobStore({
+  return openS3BlobStore(config, lifecycle);
+}
+
+/** Required here, not at the top: a process on the PostgreSQL store never loads the AWS SDK (a third of a second). */
+function openS3BlobStore(config: BlobStoreEnv, lifecycle?: Lifecycle): S3BlobStore {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { S3BlobStore: Store } = require('./s3-blob-store') as typeof import('./s3-blob-store');
+  const store = new Store({
     ...(config.LORE_S3_ENDPOINT ? { endpoint: config.LORE_S3_ENDPOINT } : {}),
     bucket: config.LORE_S3_BUCKET!,
     region: config.LORE_S3_REGION,
