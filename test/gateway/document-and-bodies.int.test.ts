@@ -74,11 +74,15 @@ describe('the gateway\'s served OpenAPI document and its body reader', () => {
     });
   });
 
-  it('answers another method on a route of its own as an unknown route (404), never 405', async () => {
-    for (const [method, path] of [['PUT', '/api/v1/workspaces'], ['DELETE', '/api/v1/pages/ping'], ['GET', '/api/v1/oauth/token'], ['POST', '/api/v1/openapi.json']] as const) {
+  it('answers another method on a route of its own with 405 and the methods the path has in Allow', async () => {
+    const cases = [['PUT', '/api/v1/workspaces', 'HEAD, GET, POST'], ['DELETE', '/api/v1/pages/ping', 'HEAD, GET'], ['GET', '/api/v1/oauth/token', 'POST'], ['POST', '/api/v1/openapi.json', 'HEAD, GET']] as const;
+    for (const [method, path, allow] of cases) {
       const r = await http(g.publicUrl, method, path, { headers: { 'x-api-key': t.key } });
-      expect({ method, path, status: r.status, code: r.json?.error?.code }).toEqual({ method, path, status: 404, code: 'NOT_FOUND' });
+      expect({ method, path, status: r.status, allow: r.headers.allow, code: r.json?.error?.code }).toEqual({ method, path, status: 405, allow, code: 'METHOD_NOT_ALLOWED' });
     }
+    // A path nothing serves or forwards stays an unknown route.
+    const unknown = await http(g.publicUrl, 'PUT', '/api/v1/no-such-route', { headers: { 'x-api-key': t.key } });
+    expect({ status: unknown.status, code: unknown.json?.error?.code }).toEqual({ status: 404, code: 'NOT_FOUND' });
   });
 
   describe('every route that reads a body', () => {

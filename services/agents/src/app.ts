@@ -185,7 +185,10 @@ export function documentedAgentsOpenApi(): Record<string, unknown> {
 export function createAgentsApp(options: AgentsAppOptions): LoreApp {
   const app = createHttpApp({ service: 'agents', logger: options.logger, metrics: options.metrics, bodyLimitBytes: options.bodyLimitBytes, parseBodies: false });
   const router = new Router<AgentsState>();
-  agentsRouteTable(agentsRouteDeps(options.agents, options.signer), { bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses }).mount(router);
+  const table = agentsRouteTable(agentsRouteDeps(options.agents, options.signer), { bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses });
+  table.mount(router);
   app.use(router.routes());
+  // A known path with a method it does not declare: 405 with Allow (docs/fuzzing.md).
+  app.use(table.methodNotAllowed());
   return app;
 }

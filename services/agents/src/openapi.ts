@@ -1,5 +1,6 @@
-import { openApiDocument, type AnyRoute, type ResponseSpec, type RouteTable } from '@lore/runtime';
-import { AGENTS_SECURITY, familyOf, detailView, envelopeView, validationDetailView, type AgentsState } from './routes/route';
+import { openApiDocument, withGatewayRefusal, type AnyRoute, type ResponseSpec, type RouteTable } from '@lore/runtime';
+import { z } from 'zod';
+import { AGENTS_SECURITY, familyOf, detailView, envelopeView, gatewayErrorView, validationDetailView, type AgentsState } from './routes/route';
 
 type Json = Record<string, unknown>;
 
@@ -31,7 +32,8 @@ export function agentsResponses(route: AnyRoute<AgentsState>): Record<number, Re
   const schema = family === 'envelope' ? envelopeView : detailView;
   const out: Record<number, ResponseSpec> = {};
   if (sameSecurity(route.security, AGENTS_SECURITY) || route.security === undefined) {
-    out[401] = { description: 'no valid credential', schema };
+    // The gateway answers a bad credential itself, in its envelope; agents answers a missing identity in the family's.
+    out[401] = { description: 'no valid credential: the gateway\'s error envelope (a missing, mistyped or revoked key), or the family\'s body', schema: z.union([gatewayErrorView, schema]) };
     if (route.method !== 'get') out[403] = { description: 'a read-only key', schema };
   }
   if (route.params || route.query || route.body) {
@@ -47,5 +49,6 @@ export function agentsResponses(route: AnyRoute<AgentsState>): Record<number, Re
 
 /** The agents listener's OpenAPI 3.1 document: exactly the table's routes. */
 export function agentsOpenApi(table: RouteTable<AgentsState>): Json {
-  return openApiDocument(AGENTS_INFO, table.openApiPaths(), { components: COMPONENTS, security: AGENTS_SECURITY, servers: [{ url: '/', description: 'the gateway' }] });
+  const paths = withGatewayRefusal(table.openApiPaths(), 404, 'at the gateway, a path it does not forward (one an upstream could read differently): its error envelope', gatewayErrorView);
+  return openApiDocument(AGENTS_INFO, paths, { components: COMPONENTS, security: AGENTS_SECURITY, servers: [{ url: '/', description: 'the gateway' }] });
 }

@@ -176,7 +176,10 @@ export function documentedCoreOpenApi(): Record<string, unknown> {
 export function createCoreApp(options: CoreAppOptions): LoreApp {
   const app = createHttpApp({ service: 'core', logger: options.logger, metrics: options.metrics, bodyLimitBytes: options.bodyLimitBytes, parseBodies: false });
   const router = new Router<CoreState>();
-  coreRouteTable(coreRouteDeps(options.core, options.signer), { bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses }).mount(router);
+  const table = coreRouteTable(coreRouteDeps(options.core, options.signer), { bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses });
+  table.mount(router);
   app.use(router.routes());
+  // A known path with a method it does not declare: 405 with Allow (docs/fuzzing.md).
+  app.use(table.methodNotAllowed());
   return app;
 }

@@ -1,5 +1,6 @@
-import { openApiDocument, type AnyRoute, type ResponseSpec, type RouteTable } from '@lore/runtime';
-import { CORE_SECURITY, detail, validationErrorView, type CoreState } from './routes/route';
+import { openApiDocument, withGatewayRefusal, type AnyRoute, type ResponseSpec, type RouteTable } from '@lore/runtime';
+import { z } from 'zod';
+import { CORE_SECURITY, detail, detailView, gatewayErrorView, validationErrorView, type CoreState } from './routes/route';
 
 type Json = Record<string, unknown>;
 
@@ -21,7 +22,11 @@ const COMPONENTS = {
 const sameSecurity = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 const GUARDED: Record<number, ResponseSpec> = {
-  401: detail('no valid credential (the gateway\'s signed identity is missing, invalid or expired)'),
+  // The gateway answers a bad credential itself, in its envelope; core answers a missing identity with `detail`.
+  401: {
+    description: 'no valid credential: the gateway\'s error envelope (a missing, mistyped or revoked key), or `detail` when the gateway\'s signed identity is missing, invalid or expired',
+    schema: z.union([gatewayErrorView, detailView]),
+  },
 };
 
 const BODY_ERRORS: Record<number, ResponseSpec> = {
@@ -43,5 +48,6 @@ export function coreResponses(route: AnyRoute<CoreState>): Record<number, Respon
 
 /** The core listener's OpenAPI 3.1 document: exactly the table's routes. */
 export function coreOpenApi(table: RouteTable<CoreState>): Json {
-  return openApiDocument(CORE_INFO, table.openApiPaths(), { components: COMPONENTS, security: CORE_SECURITY, servers: [{ url: '/', description: 'the gateway; every path starts with /api' }] });
+  const paths = withGatewayRefusal(table.openApiPaths(), 404, 'at the gateway, a path it does not forward (one an upstream could read differently): its error envelope', gatewayErrorView);
+  return openApiDocument(CORE_INFO, paths, { components: COMPONENTS, security: CORE_SECURITY, servers: [{ url: '/', description: 'the gateway; every path starts with /api' }] });
 }

@@ -197,7 +197,8 @@ export function createPublicApp(context: GatewayContext, options: PublicAppOptio
   });
 
   const router = new Router<GatewayRequestState>();
-  publicRouteTable(publicRouteDeps(context), { bodyLimitBytes: context.config.bodyLimitBytes, checkResponses: options.checkResponses }).mount(router);
+  const table = publicRouteTable(publicRouteDeps(context), { bodyLimitBytes: context.config.bodyLimitBytes, checkResponses: options.checkResponses });
+  table.mount(router);
   options.extraRoutes?.(router, context);
   app.use(router.routes());
 
@@ -208,6 +209,9 @@ export function createPublicApp(context: GatewayContext, options: PublicAppOptio
     if (!match || !target) return next();
     await forward(context, ctx as GatewayKoaContext, match, target);
   });
+  // A path of the gateway's own with a method it does not declare (and nothing forwards): 405 with Allow
+  // (docs/fuzzing.md).
+  app.use(table.methodNotAllowed() as Koa.Middleware<GatewayRequestState>);
 
   const upgraded = new Set<Duplex>();
   const handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {

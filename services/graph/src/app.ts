@@ -180,7 +180,10 @@ export function createGraphApp(options: GraphAppOptions): LoreApp {
   // No body parser: every route reads its own body through the runtime's one reader (uploads stream theirs).
   const app = createHttpApp({ service: 'graph', logger: options.logger, metrics: options.metrics, bodyLimitBytes: options.bodyLimitBytes, parseBodies: false });
   const router = new Router<GraphState>();
-  graphRouteTable(graphRouteDeps(options.memory, options.signer), { bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses }).mount(router);
+  const table = graphRouteTable(graphRouteDeps(options.memory, options.signer), { bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses });
+  table.mount(router);
   app.use(router.routes());
+  // A known path with a method it does not declare: 405 with Allow (docs/fuzzing.md).
+  app.use(table.methodNotAllowed());
   return app;
 }

@@ -42,6 +42,11 @@ export const envelopeView = z.object({ status_code: z.number().int(), message: z
 export const validationDetailView = z.object({ detail: z.array(z.object({ loc: z.array(z.string()), msg: z.string(), type: z.string() })) });
 /** Any other error of the detail family. */
 export const detailView = z.object({ detail: z.string() });
+/**
+ * The gateway's error envelope: what a client gets when the gateway refuses the request before it reaches agents
+ * (a missing, mistyped or revoked credential is 401 there, in this shape, whatever the route's family).
+ */
+export const gatewayErrorView = z.object({ error: z.object({ code: z.string(), message: z.string(), request_id: z.string(), details: z.unknown().optional() }) });
 
 const issueType = (message: string): string => (/required|received undefined/i.test(message) ? 'missing' : 'value_error');
 

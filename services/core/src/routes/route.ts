@@ -37,6 +37,11 @@ export const detailView = z.object({ detail: z.string() });
 export const validationErrorView = z.object({ detail: z.array(z.object({ loc: z.array(z.string()), msg: z.string(), type: z.string() })) });
 
 export const detail = (description: string): ResponseSpec => ({ description, schema: detailView });
+/**
+ * The gateway's error envelope: what a client gets when the gateway refuses the request before it reaches core (a
+ * missing, mistyped or revoked credential is 401 there, in this shape).
+ */
+export const gatewayErrorView = z.object({ error: z.object({ code: z.string(), message: z.string(), request_id: z.string(), details: z.unknown().optional() }) });
 
 /** Every core route answers bad input as spec 2 says: 422 with every issue, and the reader's refusals as `detail`. */
 export const SPEC_INPUT = { invalid: detailValidationError, unreadable: (e: AppError) => detailError(e) };

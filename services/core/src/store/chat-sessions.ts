@@ -1,4 +1,5 @@
 import type { Sql } from '@lore/runtime';
+import { asReal } from './personas';
 
 export interface ChatSessionRow {
   tenant_id: string;
@@ -99,7 +100,8 @@ export async function updateSession(sql: Sql, tenantId: string, sessionId: strin
   const params: unknown[] = [tenantId, sessionId];
   for (const field of PATCHABLE) {
     if (patch[field] === undefined) continue;
-    params.push(patch[field]);
+    const value = patch[field];
+    params.push(field === 'current_temperature_override' && typeof value === 'number' ? asReal(value) : value);
     sets.push(`${field} = $${params.length}`);
   }
   sets.push('time_updated = now()');

@@ -25,6 +25,12 @@ export interface PersonaFields {
   temperature: number | null;
 }
 
+/**
+ * A temperature as its `real` column holds it: PostgreSQL refuses a value closer to 0 than single precision reaches
+ * ("value out of range: underflow") where single precision reads it as 0, so it is rounded to single precision first.
+ */
+export const asReal = (value: number | null): number | null => (value === null ? null : Math.fround(value));
+
 const COLS = 'tenant_id, persona_id, name, description, instructions, tool_ids, source_types, model, temperature, is_default, created_at, updated_at';
 
 /** Writes the tenant's default persona unless it exists (concurrent first requests write it once). */
@@ -32,7 +38,7 @@ export async function ensureDefaultPersona(sql: Sql, tenantId: string, id: numbe
   await sql.query(
     `INSERT INTO core.personas (tenant_id, persona_id, name, description, instructions, tool_ids, source_types, model, temperature, is_default)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true) ON CONFLICT (tenant_id, persona_id) DO NOTHING`,
-    [tenantId, id, fields.name, fields.description, fields.instructions, fields.tool_ids, fields.source_types, fields.model, fields.temperature],
+    [tenantId, id, fields.name, fields.description, fields.instructions, fields.tool_ids, fields.source_types, fields.model, asReal(fields.temperature)],
   );
 }
 
@@ -54,7 +60,7 @@ export async function insertPersona(sql: Sql, tenantId: string, fields: PersonaF
   const r = await sql.query<PersonaRow>(
     `INSERT INTO core.personas (tenant_id, name, description, instructions, tool_ids, source_types, model, temperature)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLS}`,
-    [tenantId, fields.name, fields.description, fields.instructions, fields.tool_ids, fields.source_types, fields.model, fields.temperature],
+    [tenantId, fields.name, fields.description, fields.instructions, fields.tool_ids, fields.source_types, fields.model, asReal(fields.temperature)],
   );
   return r.rows[0]!;
 }
@@ -63,7 +69,7 @@ export async function updatePersona(sql: Sql, tenantId: string, id: number, fiel
   const r = await sql.query<PersonaRow>(
     `UPDATE core.personas SET name = $3, description = $4, instructions = $5, tool_ids = $6, source_types = $7, model = $8, temperature = $9, updated_at = now()
      WHERE tenant_id = $1 AND persona_id = $2 AND deleted_at IS NULL RETURNING ${COLS}`,
-    [tenantId, id, fields.name, fields.description, fields.instructions, fields.tool_ids, fields.source_types, fields.model, fields.temperature],
+    [tenantId, id, fields.name, fields.description, fields.instructions, fields.tool_ids, fields.source_types, fields.model, asReal(fields.temperature)],
   );
   return r.rows[0] ?? null;
 }

@@ -160,10 +160,32 @@ export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output' = 'output
   return rest;
 }
 
+/**
+ * A server-sent events answer is documented as the events a client reads from it (what `EventSource` and OpenAPI
+ * tools parse each event into: `event`, `data`, `id`, `retry`), with the route's description of its frames kept: a
+ * declaration as one opaque string describes no event a client can check.
+ */
+export function eventStreamSchema(schema: Json): Json {
+  if (schema.type !== 'string') return schema;
+  const { type: _string, ...words } = schema;
+  return {
+    ...words,
+    type: 'object',
+    properties: {
+      event: { type: 'string', description: 'the event\'s name (`message` when the frame names none)' },
+      data: { type: 'string', description: 'the frame\'s `data` lines joined' },
+      id: { type: 'string', description: 'the frame\'s `id`: what `Last-Event-ID` resumes after' },
+      retry: { type: 'integer', minimum: 0 },
+    },
+  };
+}
+
 function responseObject(spec: ResponseSpec): Json {
   const content: Json = {};
   if (spec.schema) content['application/json'] = { schema: jsonSchemaOf(spec.schema, 'output') };
-  for (const [type, media] of Object.entries(spec.content ?? {})) content[type] = media.schema ? { schema: media.schema } : {};
+  for (const [type, media] of Object.entries(spec.content ?? {})) {
+    content[type] = media.schema ? { schema: type === 'text/event-stream' ? eventStreamSchema(media.schema) : media.schema } : {};
+  }
   return {
     description: spec.description,
     ...(spec.headers ? { headers: spec.headers } : {}),
@@ -174,6 +196,13 @@ function responseObject(spec: ResponseSpec): Json {
 function objectShape(schema: z.ZodType | undefined): Record<string, z.ZodType> {
   if (schema instanceof z.ZodObject) return schema.shape as Record<string, z.ZodType>;
   return {};
+}
+
+/** The fields of an object schema documented as numbers (query parameters coerced from their text). */
+function numericKeys(schema: z.ZodType | undefined): string[] {
+  return Object.entries(objectShape(schema))
+    .filter(([, field]) => ['integer', 'number'].includes(String(jsonSchemaOf(field, 'input').type)))
+    .map(([key]) => key);
 }
 
 function parameters(route: AnyRoute<unknown>): Json[] {
@@ -200,7 +229,9 @@ function requestBody(route: AnyRoute<unknown>): Json | undefined {
   const schema = jsonSchemaOf(route.body as z.ZodType, 'input');
   const content: Json = { 'application/json': { schema } };
   if (kind === 'json-or-form') content['application/x-www-form-urlencoded'] = { schema };
-  return { required: !(route.body as z.ZodType).safeParse(undefined).success, content };
+  // The body reader reads an empty body as `{}`: a body whose schema takes `{}` may be left out, so it is optional.
+  const body = route.body as z.ZodType;
+  return { required: !(body.safeParse(undefined).success || body.safeParse({}).success), content };
 }
 
 /**
@@ -209,6 +240,7 @@ function requestBody(route: AnyRoute<unknown>): Json | undefined {
  */
 export class RouteTable<State> {
   private readonly list: Array<AnyRoute<State>> = [];
+  private router: Router<State> | undefined;
 
   constructor(private readonly options: RouteTableOptions<State>) {}
 
@@ -227,11 +259,33 @@ export class RouteTable<State> {
 
   /** Registers every route on `router` (guards first, then the handler). */
   mount(router: Router<State>): void {
+    this.router = router;
     for (const route of this.list) {
       router.register(route.path, [route.method.toUpperCase()], [...(route.guards ?? []), this.endpoint(route)] as RouterMiddleware<State>[], {
         name: route.operationId,
       });
     }
+  }
+
+  /**
+   * The answer to a method a known path does not declare (RFC 9110, 15.5.6): 405 `METHOD_NOT_ALLOWED` with an
+   * `Allow` header naming the methods the path's most specific patterns have on the router this table was mounted on
+   * (HEAD with GET); a path
+   * no route of the router has goes on to `next` (404, or whatever a later step serves). Used after the router's
+   * routes (and, on the gateway, after forwarding), so nothing a later step serves is refused here.
+   */
+  methodNotAllowed(): Koa.Middleware<State> {
+    return async (ctx, next) => {
+      const matched = this.router?.match(ctx.path, ctx.method);
+      if (!matched || matched.route) return next();
+      // The path's most specific patterns name the methods, as the document groups them: `/graphs/create` (POST) is
+      // its own path, not also `/graphs/:graph_id` (GET) with the id `create`.
+      const routes = matched.path.filter((layer) => layer.methods.length > 0);
+      const fewest = Math.min(...routes.map((layer) => layer.paramNames.length));
+      const allowed = [...new Set(routes.filter((layer) => layer.paramNames.length === fewest).flatMap((layer) => layer.methods))];
+      if (allowed.length === 0) return next();
+      throw new AppError('METHOD_NOT_ALLOWED', `method ${ctx.method} is not allowed on this path (allowed: ${allowed.join(', ')})`, { headers: { Allow: allowed.join(', ') } });
+    };
   }
 
   private endpoint(route: AnyRoute<State>): Koa.Middleware<State> {
@@ -245,9 +299,13 @@ export class RouteTable<State> {
     };
     const kind = route.bodyKind ?? 'json';
     const okSchema = route.ok.schema as z.ZodType | undefined;
+    const numericQuery = numericKeys(route.query as z.ZodType | undefined);
     return async (koaCtx) => {
       const ctx = koaCtx as unknown as RouterContext<State>;
       const params = check(route.params as z.ZodType | undefined, ctx.params, 'path');
+      // `?limit=` is no number: coercion would read it as 0 (or the default), so it is refused like `?limit=x`.
+      const empty = numericQuery.filter((key) => [ctx.query[key]].flat().some((v) => typeof v === 'string' && v.trim() === ''));
+      if (empty.length > 0) throw invalid(empty.map((key) => ({ path: key, message: 'expected a number, received an empty value' })), 'query');
       const query = check(route.query as z.ZodType | undefined, ctx.query, 'query');
       let body: unknown;
       if (route.body && kind !== 'stream') {
@@ -316,6 +374,35 @@ async function readBodyOnce<State>(ctx: RouterContext<State>, kind: 'json' | 'js
   const value = kind === 'json-or-form' ? await readJsonOrForm(ctx.req, limits) : await readJson(ctx.req, limits);
   request.body = value;
   return value;
+}
+
+/**
+ * Documents another body a status may carry on every operation with a path parameter: a service behind the gateway
+ * gets no request whose path the gateway refuses (a path an upstream could read differently is 404 there, in the
+ * gateway's envelope), so its document names that body beside its own 404's (`anyOf`).
+ */
+export function withGatewayRefusal(paths: Record<string, Json>, status: number, description: string, schema: z.ZodType): Record<string, Json> {
+  const refusal = jsonSchemaOf(schema, 'output');
+  const out: Record<string, Json> = {};
+  for (const [path, operations] of Object.entries(paths)) {
+    if (!path.includes('{')) {
+      out[path] = operations;
+      continue;
+    }
+    const ops: Json = {};
+    for (const [method, op] of Object.entries(operations)) {
+      const responses = { ...((op as Json).responses as Json) };
+      const own = responses[status] as Json | undefined;
+      const ownSchema = ((own?.content as Json | undefined)?.['application/json'] as Json | undefined)?.schema as Json | undefined;
+      responses[status] = {
+        description: own ? `${own.description as string}; or ${description}` : description,
+        content: { 'application/json': { schema: ownSchema ? { anyOf: [ownSchema, refusal] } : refusal } },
+      };
+      ops[method] = { ...(op as Json), responses };
+    }
+    out[path] = ops;
+  }
+  return out;
 }
 
 export interface OpenApiInfo {

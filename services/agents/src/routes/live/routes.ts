@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { LiveSession } from '../../application/live-page';
 import type { StreamSink } from '../../application/generic-workflows';
 import { livePageCsp, livePageHtml } from '../../domain/live-page-html';
-import { FAMILY, NONE, errorShape, route } from '../route';
+import { FAMILY, NONE, errorShape, gatewayErrorView, route } from '../route';
 import { serveEventStream } from '../event-stream';
 
 export interface LiveRouteDeps {
@@ -15,9 +15,14 @@ export interface LiveRouteDeps {
 }
 
 const family = FAMILY.envelope;
-const liveParams = z.object({ thread_id: z.string().min(1).max(64) });
+/** A deep search's id: the form the gateway forwards without a credential (its openPatterns); any other is 422 here. */
+const liveParams = z.object({ thread_id: z.string().regex(/^[0-9a-fA-F-]{36}$/, 'a deep search id') });
 const liveQuery = z.object({ token: z.string().max(1_000).optional() });
-const NOT_FOUND = { 404: family.error('no such live page: a wrong, forged or expired token, or no such deep search') };
+const NOT_FOUND = {
+  404: family.error('no such live page: a wrong, forged or expired token, or no such deep search'),
+  // Only a deep search id's form is an open path at the gateway; any other path asks for a key there.
+  401: { description: 'at the gateway, a thread id not of a deep search id\'s form: not an open path, so a credential is asked for', schema: gatewayErrorView },
+};
 const LAST_ID = /^\d{1,15}$/;
 
 /** Headers of both answers: nothing cached, the token never sent on as a referrer, no framing, no sniffing. */

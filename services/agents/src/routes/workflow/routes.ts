@@ -5,7 +5,8 @@ import type { Principal } from '../../application/principal';
 import type { SearchView } from '../../application/workflows';
 import type { SearchKind } from '../../domain/workflow';
 import type { ThreadRow } from '../../store/generic-workflows';
-import { AGENTS_SECURITY, FAMILY, route, type AgentsGuard, type AgentsState } from '../route';
+import { z } from 'zod';
+import { AGENTS_SECURITY, FAMILY, detailView, route, type AgentsGuard, type AgentsState } from '../route';
 import { serveEventStream } from '../event-stream';
 import {
   WORKFLOW_STREAM,
@@ -47,7 +48,8 @@ export interface WorkflowRouteDeps {
 const detail = FAMILY.detail;
 const NOT_FOUND = { 404: detail.error("no such workflow of the caller (another tenant's is not found either)") };
 const LIMITED = { 429: detail.error('the serviceId already has its most running workflows (LORE_AGENTS_WORKFLOW_MAX_PER_SERVICE); Retry-After') };
-const INVALID = (what: string) => ({ 422: { description: `invalid input: body (c); ${what}: {detail: "<message>"}`, schema: detail.invalidView } });
+/** Body (c) for input its schema refuses, `{detail: "<message>"}` for what the workflow's state refuses. */
+const INVALID = (what: string) => ({ 422: { description: `invalid input: body (c); ${what}: {detail: "<message>"}`, schema: z.union([detail.invalidView, detailView]) } });
 const BUSY = { 503: detail.error('too many open streams on this instance; Retry-After') };
 
 /** A JSON string (the router would send a returned string as text/plain). */

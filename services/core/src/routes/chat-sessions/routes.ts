@@ -57,7 +57,7 @@ export function chatSessionRoutes(deps: ChatSessionRouteDeps) {
       method: 'post', path: `${chat}/create-chat-session`, operationId: 'createChatSession', summary: 'Create a chat session', tags,
       security: CORE_SECURITY, guards: write, query: tenantQuery, body: createSessionBody, ...SPEC_INPUT,
       ok: { status: 200, description: 'the new session\'s id', schema: createdSessionView },
-      responses: { ...READ_ONLY, 400: detail('persona_id names no persona of the tenant') },
+      responses: { ...READ_ONLY, 400: detail('persona_id names no persona of the tenant'), 404: detail('project_id names no chat project of the caller') },
       handler: async (ctx, { body }) => ({ chat_session_id: (await deps.sessions.create(ctx.state.principal, body)).session_id }),
     }),
     route({
