@@ -529,6 +529,31 @@ async function main(): Promise<number> {
     }
     lines.push(`| ${name} | ${cells.join(' | ')} |`);
   }
+  // Not judged: V8 grows and shrinks the heap it reserves (and with it the RSS) over minutes, so two one-minute medians
+  // can fall on different phases of that swing. What a leak would move are the peaks of RSS and the heap's floor
+  // (the least in use, about what survives a collection): the two halves of the measured time side by side.
+  lines.push('');
+  lines.push('not judged: the two halves of the measured time (RSS peak, and the least heap in use, about what survives a collection)');
+  lines.push('');
+  lines.push('| process | RSS peak 1st half | RSS peak 2nd half | change | heap floor 1st half | heap floor 2nd half | change |');
+  lines.push('|---|---:|---:|---:|---:|---:|---:|');
+  const middle = warmEnd + measuredMs / 2;
+  for (const name of Object.keys(procs)) {
+    const s = samples[name]!;
+    const cells: string[] = [];
+    for (const [field, reduce] of [['rss', Math.max], ['heap', Math.min]] as const) {
+      const first = s.filter((x) => x.at >= warmEnd && x.at < middle && x[field] !== null).map((x) => x[field]!);
+      const second = s.filter((x) => x.at >= middle && x[field] !== null).map((x) => x[field]!);
+      if (first.length === 0 || second.length === 0) {
+        cells.push('–', '–', '–');
+        continue;
+      }
+      const a = reduce(...first);
+      const b = reduce(...second);
+      cells.push(mb(a), mb(b), `${((b / a - 1) * 100).toFixed(1)}%`);
+    }
+    lines.push(`| ${name} | ${cells.join(' | ')} |`);
+  }
   if (dead.length > 0) lines.push('', `processes that exited: ${dead.map((n) => `${n} (${procs[n]!.child.exitCode ?? procs[n]!.child.signalCode})`).join(', ')}`);
   const examples = [...routes.entries()].filter(([, r]) => r.examples.length > 0);
   if (examples.length > 0) {
