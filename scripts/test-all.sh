@@ -68,6 +68,9 @@ fi
 step "fetch the local embedding model (cached; test/ai runs it)"
 bash scripts/fetch-model.sh >/dev/null || fail_setup "scripts/fetch-model.sh"
 
+step "install Schemathesis (cached; test/fuzz runs it)"
+bash test/infra/schemathesis.sh >/dev/null || fail_setup "test/infra/schemathesis.sh"
+
 step "integration tests"
 # --forceExit: a suite whose set-up failed half-way can leave a client's retry timer behind, and jest would then wait
 # for it past CI's limit after printing every result; the results are already written when it exits.

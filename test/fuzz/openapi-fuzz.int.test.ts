@@ -21,12 +21,13 @@ const FUZZ_CHECKS = [
   'response_schema_conformance',
   'negative_data_rejection',
   'missing_required_header',
+  'ignored_auth',
   'unsupported_method',
   'allow_header_conformance',
 ];
 
 /** Seconds of Schemathesis per document (coverage, then fuzzing until it is spent); LORE_FUZZ_SECONDS overrides. */
-const BUDGET_S = Number(process.env.LORE_FUZZ_SECONDS || 30);
+const BUDGET_S = Number(process.env.LORE_FUZZ_SECONDS || 25);
 /** The seed every run uses, so a failure replays (LORE_FUZZ_SEED explores others). */
 const SEED = process.env.LORE_FUZZ_SEED || '20261128';
 

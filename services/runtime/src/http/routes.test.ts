@@ -6,7 +6,7 @@ import { createHttpApp, type LoreState } from './app';
 import { listen, type StartedServer } from './server';
 import { AppError } from '../errors/app-error';
 import { createMetricsRegistry } from '../metrics/registry';
-import { openApiDocument, openApiPath, RouteTable, routeFor } from './routes';
+import { jsonSchemaOf, openApiDocument, openApiPath, RouteTable, routeFor, withGatewayRefusal } from './routes';
 
 const route = routeFor<LoreState>();
 
@@ -254,5 +254,67 @@ describe('RouteTable OpenAPI', () => {
   it('reports an invalid document', async () => {
     const result = await validateOpenApi({ openapi: '3.1.0', info: { title: 't' }, paths: {} });
     expect(result.valid).toBe(false);
+  });
+});
+
+describe('RouteTable: what fuzzing the served documents found (docs/fuzzing.md)', () => {
+  const fuzzed = () =>
+    new RouteTable<LoreState>({ bodyLimitBytes: 1024 }).add(
+      route({ method: 'post', path: '/graphs/create', operationId: 'createGraph', summary: 'create', body: z.object({ name: z.string() }), ok: { status: 201, description: 'made', schema: z.object({ ok: z.boolean() }) }, handler: () => ({ ok: true }) }),
+      route({ method: 'get', path: '/graphs/:graph_id', operationId: 'getGraph', summary: 'one', ok: { status: 200, description: 'it', schema: z.object({ ok: z.boolean() }) }, handler: () => ({ ok: true }) }),
+      route({
+        method: 'get', path: '/list', operationId: 'list', summary: 'a page', query: z.object({ limit: z.coerce.number().int().min(0).max(50).default(10) }),
+        ok: { status: 200, description: 'the limit read', schema: z.object({ limit: z.number() }) }, handler: (_ctx, { query }) => ({ limit: query.limit }),
+      }),
+      route({ method: 'post', path: '/search', operationId: 'search', summary: 'all optional', body: z.object({ q: z.string().optional() }), ok: { status: 200, description: 'q', schema: z.object({ q: z.string().nullable() }) }, handler: (_ctx, { body }) => ({ q: body.q ?? null }) }),
+      route({ method: 'get', path: '/events', operationId: 'events', summary: 'a stream', ok: { status: 200, description: 'events', content: { 'text/event-stream': { schema: { type: 'string', description: 'frames', 'x-frames': { done: {} } } } } }, handler: () => undefined }),
+    );
+  let server: StartedServer;
+  let base: string;
+
+  beforeAll(async () => {
+    const app = createHttpApp({ service: 'routes-fuzz-test', logger: pino({ level: 'silent' }), metrics: createMetricsRegistry('routes_fuzz_test'), parseBodies: false });
+    const router = new Router<LoreState>();
+    const t = fuzzed();
+    t.mount(router);
+    app.use(router.routes());
+    app.use(t.methodNotAllowed());
+    server = await listen(app, 0, '127.0.0.1');
+    base = `http://127.0.0.1:${server.port}`;
+  });
+  afterAll(async () => server.close());
+
+  it('answers a method a known path does not declare with 405 and Allow from its most specific patterns', async () => {
+    for (const [method, path, allow] of [['PUT', '/graphs/g1', 'HEAD, GET'], ['DELETE', '/graphs/create', 'POST'], ['POST', '/list', 'HEAD, GET']] as const) {
+      const r = await fetch(`${base}${path}`, { method });
+      expect({ method, path, status: r.status, allow: r.headers.get('allow'), code: ((await r.json()) as { error: { code: string } }).error.code }).toEqual({ method, path, status: 405, allow, code: 'METHOD_NOT_ALLOWED' });
+    }
+    expect((await fetch(`${base}/graphs/g1`)).status).toBe(200);
+    expect((await fetch(`${base}/nowhere`, { method: 'PUT' })).status).toBe(404);
+  });
+
+  it('refuses an empty number in the query instead of reading it as 0', async () => {
+    const empty = await fetch(`${base}/list?limit=`);
+    expect(empty.status).toBe(400);
+    expect(JSON.stringify(await empty.json())).toContain('limit');
+    expect(await (await fetch(`${base}/list?limit=3`)).json()).toEqual({ limit: 3 });
+    expect(await (await fetch(`${base}/list`)).json()).toEqual({ limit: 10 });
+  });
+
+  it('documents a body its schema takes as {} as optional, and server-sent events as the events a client parses', async () => {
+    const doc = openApiDocument({ title: 't', version: '1' }, fuzzed().openApiPaths()) as { paths: Record<string, Record<string, any>> };
+    expect(doc.paths['/search']!.post.requestBody.required).toBe(false);
+    expect(doc.paths['/graphs/create']!.post.requestBody.required).toBe(true);
+    expect(await (await fetch(`${base}/search`, { method: 'POST' })).json()).toEqual({ q: null });
+    const events = doc.paths['/events']!.get.responses['200'].content['text/event-stream'].schema;
+    expect(events).toEqual({ type: 'object', description: 'frames', 'x-frames': { done: {} }, properties: { event: expect.any(Object), data: expect.any(Object), id: expect.any(Object), retry: { type: 'integer', minimum: 0 } } });
+    expect(await validateOpenApi(doc)).toEqual({ valid: true, errors: [] });
+  });
+
+  it('declares the gateway\'s refusal beside a parameterised path\'s own answer', () => {
+    const refusal = z.object({ error: z.object({ code: z.string() }) });
+    const paths = withGatewayRefusal(fuzzed().openApiPaths(), 404, 'the gateway refused the path', refusal) as Record<string, Record<string, any>>;
+    expect(paths['/graphs/{graph_id}']!.get.responses['404'].content['application/json'].schema).toEqual(jsonSchemaOf(refusal));
+    expect(paths['/list']!.get.responses['404']).toBeUndefined();
   });
 });
