@@ -48,6 +48,13 @@ describe('the fuzzing findings, one request each', () => {
     expect({ status: unknown.status, code: unknown.json?.error?.code }).toEqual({ status: 404, code: 'NOT_FOUND' });
   });
 
+  it('a credential cookie that is no valid percent-encoding is a malformed credential (401), not a 500', async () => {
+    for (const path of ['/api/manage/admin/user-group', '/api/chat/get-user-chat-sessions', '/api/workflow/people/threads']) {
+      const r = await http(stack.gateway.publicUrl, 'GET', path, { headers: { cookie: 'lore_api_key=%F2%B7' } });
+      expect({ path, status: r.status }).toEqual({ path, status: 401 });
+    }
+  });
+
   it('core and agents declare the gateway\'s 401 envelope their routes answer a bad key with', async () => {
     for (const [doc, method, path] of [['core', 'get', '/api/chat/get-user-chat-sessions'], ['agents', 'get', '/api/workflow/people/threads']] as const) {
       const r = await http(stack.gateway.publicUrl, method.toUpperCase(), path, { headers: { 'x-api-key': 'ck_live_not-a-key' } });

@@ -89,9 +89,18 @@ function cookieValue(headers: IncomingHttpHeaders, name: string): string | undef
   if (!raw || raw.length > 16_384) return undefined;
   for (const part of raw.split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+    if (eq > 0 && part.slice(0, eq).trim() === name) return percentDecoded(part.slice(eq + 1).trim());
   }
   return undefined;
+}
+
+/** A cookie value percent-decoded; one that is no valid encoding (`%F2%B7`) is kept as sent, a malformed credential (401). */
+function percentDecoded(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
 }
 
 type Presented = { kind: 'credential'; parsed: ParsedCredential } | { kind: 'session'; token: string };
