@@ -9,6 +9,7 @@ import { LoopbackWeb } from '../support/loopback-web';
 import { http } from '../support/http';
 import { asSuperuser, migrate, prepareInstall, REPO_ROOT as ROOT, runProcess, type Install } from '../support/install';
 import { installCrds, kubectl, kubectlOk } from '../../operator/test/support/kube';
+import { CLUSTER_ENTRY, clusterEnv, clusterPorts, clusterSecrets, opsUrl, type ClusterProcess } from './cluster';
 import { distinctFreePorts, noise, readyz, removeKafkaInstall, removeRedisKeys, startProcess, startReceiver, stopProcess, until, type Receiver, type Started } from './processes';
 
 /**
@@ -23,14 +24,8 @@ import { distinctFreePorts, noise, readyz, removeKafkaInstall, removeRedisKeys, 
 jest.setTimeout(300_000);
 
 const run = randomBytes(4).toString('hex');
-const secret = (bytes: number) => randomBytes(bytes).toString('base64url');
 /** Per-run secrets, as configuration.md's "Secrets" says to make them. */
-const SECRETS = {
-  identity: secret(36),
-  session: secret(36),
-  adminToken: secret(30),
-  encryptionKeys: `k1:${randomBytes(32).toString('base64')}`,
-};
+const SECRETS = clusterSecrets();
 const KAFKA_PREFIX = `ci-${run}`;
 const BASE_DOMAIN = 'memory.lore.test';
 const SELECTOR_VALUE = `cluster-install-${run}`;
@@ -69,153 +64,40 @@ describe('cluster mode installed as docs/ say, every process on its own', () => 
     const m = await migrate(install);
     if (m.code !== 0) throw new Error(`migrations failed:\n${m.output}`);
 
-    const [gatewayPort, adminPort, gatewayOps, webhooksOps, graphPort, workerPort, operatorPort, corePort, coreWorkerPort, agentsPort, agentsWorkerPort, mcpPort] = await distinctFreePorts(12);
-    gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-    adminUrl = `http://127.0.0.1:${adminPort}`;
-    Object.assign(ops, {
-      gateway: `http://127.0.0.1:${gatewayOps}`,
-      webhooks: `http://127.0.0.1:${webhooksOps}`,
-      graph: `http://127.0.0.1:${graphPort}`,
-      'graph-worker': `http://127.0.0.1:${workerPort}`,
-      operator: `http://127.0.0.1:${operatorPort}`,
-      core: `http://127.0.0.1:${corePort}`,
-      'core-worker': `http://127.0.0.1:${coreWorkerPort}`,
-      agents: `http://127.0.0.1:${agentsPort}`,
-      'agents-worker': `http://127.0.0.1:${agentsWorkerPort}`,
-      mcp: `http://127.0.0.1:${mcpPort}`,
-    });
+    const ports = await clusterPorts();
+    const [operatorPort] = await distinctFreePorts(1, Object.values(ports));
+    gatewayUrl = `http://127.0.0.1:${ports.gatewayPublic}`;
+    adminUrl = `http://127.0.0.1:${ports.gatewayAdmin}`;
+    for (const name of Object.keys(CLUSTER_ENTRY) as ClusterProcess[]) ops[name] = opsUrl(ports, name);
+    ops.operator = `http://127.0.0.1:${operatorPort}`;
     // LOG_DIR (the chart's mcp.extraEnv would set it): a folder that does not exist yet, which the process makes.
     mcpLogDir = join(mkdtempSync(join(tmpdir(), `lore-mcp-${run}-`)), 'logs');
-    const kafka = requireEnv('LORE_TEST_KAFKA_BROKERS');
-    const graphEnv = {
-      LORE_DATABASE_URL: install.appUrl,
-      LORE_KAFKA_BROKERS: kafka,
-      LORE_KAFKA_PREFIX: KAFKA_PREFIX,
-      LORE_IDENTITY_SECRET: SECRETS.identity,
-      LORE_GRAPH_HOST: '127.0.0.1',
-      // configuration.md's LORE_EMBEDDER: no model to load; with search lexical-only (below) no answer depends on it.
-      LORE_EMBEDDER: 'hashed',
+    // configuration.md, one table per process (test/e2e/cluster.ts): nothing else reaches them (no inherited
+    // environment). Graph embeds with configuration.md's LORE_EMBEDDER=hashed: no model to load; with search
+    // lexical-only (below) no answer depends on it. Core and agents get no LORE_AI_LLM_*: the embedded extractive
+    // model answers, as graph's does. Core's and its worker's loopback reads are allowed only because the site the web
+    // connector below indexes is on loopback (refused with NODE_ENV=production). agents-worker has no SearXNG: lists
+    // come from the tenant's directory and knowledge, and the snapshot says no web search provider was configured.
+    const env = clusterEnv({ databaseUrl: install.appUrl, secrets: SECRETS, kafkaPrefix: KAFKA_PREFIX, redisPrefix: REDIS_PREFIX, ports, processes: Object.keys(CLUSTER_ENTRY) as ClusterProcess[] });
+    // The chart's mcp Deployment, variable for variable (CHART_MCP_ENV, checked below): the tools call the API back
+    // through the gateway's address with the caller's key; the identity secret verifies the gateway's signature.
+    // MCP_HOST is loopback as for every process here (the chart's 0.0.0.0 is the pod's own network), MCP_PORT a free
+    // port instead of the chart's 8000 (spec 3's default, tested on its own below); LOG_DIR added.
+    env.mcp = {
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'info',
+      LORE_LOG_LEVEL: 'info',
+      OTEL_SERVICE_NAME: 'mcp',
+      ...env.mcp,
+      LORE_MCP_BODY_LIMIT_BYTES: '1048576',
+      LORE_MCP_MAX_SESSIONS_PER_KEY: '16',
+      LORE_MCP_SESSION_IDLE_MS: '900000',
+      LORE_MCP_EVENT_STORE_MAX: '10000',
+      LOG_DIR: mcpLogDir,
     };
-    // configuration.md, one table per process: nothing else reaches them (no inherited environment).
-    const env: Record<string, Record<string, string>> = {
-      graph: { ...graphEnv, LORE_GRAPH_PORT: String(graphPort) },
-      'graph-worker': { ...graphEnv, LORE_GRAPH_WORKER_PORT: String(workerPort) },
-      // PostgreSQL, the gateway's identity secret and key ring, and the graph API chat retrieves from: no Redis, no
-      // Kafka, and never the owner's URL. No LORE_AI_LLM_*: the embedded extractive model answers, as graph's does.
-      core: {
-        LORE_DATABASE_URL: install.appUrl,
-        LORE_IDENTITY_SECRET: SECRETS.identity,
-        LORE_ENCRYPTION_KEYS: SECRETS.encryptionKeys,
-        LORE_CORE_GRAPH_URL: ops.graph!,
-        LORE_CORE_HOST: '127.0.0.1',
-        LORE_CORE_PORT: String(corePort),
-        LORE_CORE_MIGRATE: 'false',
-        // The web connector below names a loopback site, which core checks when the connector is created.
-        LORE_CONNECTORS_ALLOW_LOOPBACK: 'true',
-      },
-      // The connector indexer: core's database, identity secret, key ring and graph URL, plus Kafka (configuration.md,
-      // "Core": the core-worker deployment reads the same table and needs Kafka too). Loopback reads, as for core, only because the site it indexes here is on loopback (refused
-      // with NODE_ENV=production).
-      'core-worker': {
-        LORE_DATABASE_URL: install.appUrl,
-        LORE_IDENTITY_SECRET: SECRETS.identity,
-        LORE_ENCRYPTION_KEYS: SECRETS.encryptionKeys,
-        LORE_CORE_GRAPH_URL: ops.graph!,
-        LORE_KAFKA_BROKERS: kafka,
-        LORE_KAFKA_PREFIX: KAFKA_PREFIX,
-        LORE_CORE_HOST: '127.0.0.1',
-        LORE_CORE_WORKER_PORT: String(coreWorkerPort),
-        LORE_CORE_MIGRATE: 'false',
-        LORE_CONNECTORS_ALLOW_LOOPBACK: 'true',
-      },
-      // configuration.md, "Agents": PostgreSQL, Redis (its workflows' progress streams) and the identity secret; no key
-      // ring, no Kafka for the API, never the owner's URL. No LORE_AI_LLM_*: as core, the built-in answerer.
-      agents: {
-        LORE_DATABASE_URL: install.appUrl,
-        LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
-        LORE_IDENTITY_SECRET: SECRETS.identity,
-        LORE_AGENTS_HOST: '127.0.0.1',
-        LORE_AGENTS_PORT: String(agentsPort),
-        LORE_AGENTS_MIGRATE: 'false',
-      },
-      // The workflows' steps: agents' variables plus Kafka and the graph API the tenant's knowledge is read from
-      // (configuration.md, "Agents"). No SearXNG: lists come from the tenant's directory and knowledge, and the snapshot
-      // says no web search provider was configured.
-      'agents-worker': {
-        LORE_DATABASE_URL: install.appUrl,
-        LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
-        LORE_IDENTITY_SECRET: SECRETS.identity,
-        LORE_KAFKA_BROKERS: kafka,
-        LORE_KAFKA_PREFIX: KAFKA_PREFIX,
-        LORE_AGENTS_HOST: '127.0.0.1',
-        LORE_AGENTS_WORKER_PORT: String(agentsWorkerPort),
-        LORE_AGENTS_MIGRATE: 'false',
-        LORE_AGENTS_GRAPH_URL: ops.graph!,
-      },
-      webhooks: {
-        LORE_DATABASE_URL: install.appUrl,
-        LORE_KAFKA_BROKERS: kafka,
-        LORE_KAFKA_PREFIX: KAFKA_PREFIX,
-        LORE_ENCRYPTION_KEYS: SECRETS.encryptionKeys,
-        WEBHOOKS_OPS_HOST: '127.0.0.1',
-        WEBHOOKS_OPS_PORT: String(webhooksOps),
-        LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
-      },
-      // The chart's mcp Deployment, variable for variable (CHART_MCP_ENV, checked below): the tools call the API back
-      // through the gateway's address with the caller's key; the identity secret verifies the gateway's signature.
-      // MCP_HOST is loopback as for every process here (the chart's 0.0.0.0 is the pod's own network), MCP_PORT a free
-      // port instead of the chart's 8000 (spec 3's default, tested on its own below); LOG_DIR added.
-      mcp: {
-        NODE_ENV: 'production',
-        LOG_LEVEL: 'info',
-        LORE_LOG_LEVEL: 'info',
-        OTEL_SERVICE_NAME: 'mcp',
-        MCP_HOST: '127.0.0.1',
-        MCP_PORT: String(mcpPort),
-        AGENT_CORE_URL: gatewayUrl,
-        MEMORY_URL: gatewayUrl,
-        LORE_IDENTITY_SECRET: SECRETS.identity,
-        LORE_MCP_BODY_LIMIT_BYTES: '1048576',
-        LORE_MCP_MAX_SESSIONS_PER_KEY: '16',
-        LORE_MCP_SESSION_IDLE_MS: '900000',
-        LORE_MCP_EVENT_STORE_MAX: '10000',
-        LOG_DIR: mcpLogDir,
-      },
-      gateway: {
-        LORE_DATABASE_URL: install.appUrl,
-        LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
-        GATEWAY_REDIS_PREFIX: REDIS_PREFIX,
-        LORE_IDENTITY_SECRET: SECRETS.identity,
-        GATEWAY_SESSION_SECRET: SECRETS.session,
-        GATEWAY_ADMIN_TOKEN: SECRETS.adminToken,
-        LORE_ENCRYPTION_KEYS: SECRETS.encryptionKeys,
-        GATEWAY_RUN_MIGRATIONS: 'false',
-        GATEWAY_HOST: '127.0.0.1',
-        GATEWAY_PORT: String(gatewayPort),
-        GATEWAY_ADMIN_HOST: '127.0.0.1',
-        GATEWAY_ADMIN_PORT: String(adminPort),
-        GATEWAY_OPS_PORT: String(gatewayOps),
-        GATEWAY_UPSTREAM_GRAPH: ops.graph!,
-        GATEWAY_UPSTREAM_CORE: ops.core!,
-        GATEWAY_UPSTREAM_AGENTS: ops.agents!,
-        GATEWAY_UPSTREAM_MCP: ops.mcp!,
-        GATEWAY_MEMORY_BASE_DOMAIN: BASE_DOMAIN,
-        LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
-      },
-    };
-    mcpEnv = env.mcp!;
-    const entry: Record<string, string> = {
-      graph: 'services/graph/dist/main.js',
-      'graph-worker': 'services/graph/dist/worker-main.js',
-      core: 'services/core/dist/main.js',
-      'core-worker': 'services/core/dist/worker-main.js',
-      agents: 'services/agents/dist/main.js',
-      'agents-worker': 'services/agents/dist/worker-main.js',
-      mcp: 'services/mcp/dist/main.js',
-      webhooks: 'services/gateway/dist/webhooks-main.js',
-      gateway: 'services/gateway/dist/main.js',
-    };
-    for (const name of Object.keys(env)) procs[name] = startProcess(process.execPath, [entry[name]!], { cwd: ROOT, env: env[name]! });
+    env.gateway = { ...env.gateway, GATEWAY_MEMORY_BASE_DOMAIN: BASE_DOMAIN };
+    mcpEnv = env.mcp;
+    for (const name of Object.keys(env) as ClusterProcess[]) procs[name] = startProcess(process.execPath, [CLUSTER_ENTRY[name]], { cwd: ROOT, env: env[name]! });
     await Promise.all(Object.keys(env).map((name) => until(`${name} /readyz`, async () => ((await readyz(ops[name]!)).status === 200 ? true : undefined), 120_000, procs[name])));
 
     // operator.md, "Running it outside a cluster": its own namespace stands in for the release namespace.

@@ -4,7 +4,8 @@ import { promisify } from 'node:util';
 import { requireEnv } from '../support/infra';
 import { http as call } from '../support/http';
 import { asSuperuser, migrate, prepareInstall, REPO_ROOT as ROOT, runProcess, type Install } from '../support/install';
-import { distinctFreePorts, readyz, removeKafkaInstall, removeRedisKeys, startProcess, startReceiver, stopProcess, until, type Receiver, type Started } from './processes';
+import { CLUSTER_ENTRY, clusterEnv, clusterPorts, clusterSecrets, opsUrl, type ClusterProcess } from './cluster';
+import { readyz, removeKafkaInstall, removeRedisKeys, startProcess, startReceiver, stopProcess, until, type Receiver, type Started } from './processes';
 
 /**
  * Faults (docs/faults.md): the cluster-mode processes each on their own — gateway, webhooks worker, graph API and
@@ -18,8 +19,9 @@ jest.setTimeout(600_000);
 const sh = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const run = randomBytes(4).toString('hex');
-const secret = (bytes: number) => randomBytes(bytes).toString('base64url');
-const SECRETS = { identity: secret(36), session: secret(36), adminToken: secret(30), encryptionKeys: `k1:${randomBytes(32).toString('base64')}` };
+const SECRETS = clusterSecrets();
+/** configuration.md's processes this suite runs: the memory data plane, webhooks and the workflows. */
+const PROCESSES: ClusterProcess[] = ['graph', 'graph-worker', 'agents', 'agents-worker', 'webhooks', 'gateway'];
 const KAFKA_PREFIX = `faults-${run}`;
 const REDIS_PREFIX = `lore:gw:faults-${run}:`;
 const TENANT_ID = `faults-${run}`;
@@ -56,91 +58,17 @@ describe('faults: PostgreSQL, Redis and Kafka stopped and started under the clus
     install = await prepareInstall('faults');
     const m = await migrate(install);
     if (m.code !== 0) throw new Error(`migrations failed:\n${m.output}`);
-    const [gatewayPort, adminPort, gatewayOps, webhooksOps, graphPort, workerPort, agentsPort, agentsWorkerPort] = await distinctFreePorts(8);
-    gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-    Object.assign(ops, {
-      gateway: `http://127.0.0.1:${gatewayOps}`,
-      webhooks: `http://127.0.0.1:${webhooksOps}`,
-      graph: `http://127.0.0.1:${graphPort}`,
-      'graph-worker': `http://127.0.0.1:${workerPort}`,
-      agents: `http://127.0.0.1:${agentsPort}`,
-      'agents-worker': `http://127.0.0.1:${agentsWorkerPort}`,
-    });
-    const kafka = requireEnv('LORE_TEST_KAFKA_BROKERS');
-    const graphEnv = {
-      LORE_DATABASE_URL: install.appUrl,
-      LORE_KAFKA_BROKERS: kafka,
-      LORE_KAFKA_PREFIX: KAFKA_PREFIX,
-      LORE_IDENTITY_SECRET: SECRETS.identity,
-      LORE_GRAPH_HOST: '127.0.0.1',
-      LORE_EMBEDDER: 'hashed',
-    };
-    // configuration.md's tables, one per process, as test/e2e/cluster-install.int.test.ts starts them.
-    const env: Record<string, Record<string, string>> = {
-      graph: { ...graphEnv, LORE_GRAPH_PORT: String(graphPort) },
-      'graph-worker': { ...graphEnv, LORE_GRAPH_WORKER_PORT: String(workerPort) },
-      agents: {
-        LORE_DATABASE_URL: install.appUrl,
-        LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
-        LORE_IDENTITY_SECRET: SECRETS.identity,
-        LORE_AGENTS_HOST: '127.0.0.1',
-        LORE_AGENTS_PORT: String(agentsPort),
-        LORE_AGENTS_MIGRATE: 'false',
-      },
-      'agents-worker': {
-        LORE_DATABASE_URL: install.appUrl,
-        LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
-        LORE_IDENTITY_SECRET: SECRETS.identity,
-        LORE_KAFKA_BROKERS: kafka,
-        LORE_KAFKA_PREFIX: KAFKA_PREFIX,
-        LORE_AGENTS_HOST: '127.0.0.1',
-        LORE_AGENTS_WORKER_PORT: String(agentsWorkerPort),
-        LORE_AGENTS_MIGRATE: 'false',
-        LORE_AGENTS_GRAPH_URL: ops.graph!,
-      },
-      webhooks: {
-        LORE_DATABASE_URL: install.appUrl,
-        LORE_KAFKA_BROKERS: kafka,
-        LORE_KAFKA_PREFIX: KAFKA_PREFIX,
-        LORE_ENCRYPTION_KEYS: SECRETS.encryptionKeys,
-        WEBHOOKS_OPS_HOST: '127.0.0.1',
-        WEBHOOKS_OPS_PORT: String(webhooksOps),
-        LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
-      },
-      gateway: {
-        LORE_DATABASE_URL: install.appUrl,
-        LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
-        GATEWAY_REDIS_PREFIX: REDIS_PREFIX,
-        LORE_IDENTITY_SECRET: SECRETS.identity,
-        GATEWAY_SESSION_SECRET: SECRETS.session,
-        GATEWAY_ADMIN_TOKEN: SECRETS.adminToken,
-        LORE_ENCRYPTION_KEYS: SECRETS.encryptionKeys,
-        GATEWAY_RUN_MIGRATIONS: 'false',
-        GATEWAY_HOST: '127.0.0.1',
-        GATEWAY_PORT: String(gatewayPort),
-        GATEWAY_ADMIN_HOST: '127.0.0.1',
-        GATEWAY_ADMIN_PORT: String(adminPort),
-        GATEWAY_OPS_PORT: String(gatewayOps),
-        GATEWAY_UPSTREAM_GRAPH: ops.graph!,
-        GATEWAY_UPSTREAM_AGENTS: ops.agents!,
-        LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
-      },
-    };
-    const entry: Record<string, string> = {
-      graph: 'services/graph/dist/main.js',
-      'graph-worker': 'services/graph/dist/worker-main.js',
-      agents: 'services/agents/dist/main.js',
-      'agents-worker': 'services/agents/dist/worker-main.js',
-      webhooks: 'services/gateway/dist/webhooks-main.js',
-      gateway: 'services/gateway/dist/main.js',
-    };
-    for (const name of Object.keys(env)) {
-      procs[name] = startProcess(process.execPath, [entry[name]!], { cwd: ROOT, env: env[name]! });
+    const ports = await clusterPorts();
+    gatewayUrl = `http://127.0.0.1:${ports.gatewayPublic}`;
+    const env = clusterEnv({ databaseUrl: install.appUrl, secrets: SECRETS, kafkaPrefix: KAFKA_PREFIX, redisPrefix: REDIS_PREFIX, ports, processes: PROCESSES });
+    for (const name of PROCESSES) ops[name] = opsUrl(ports, name);
+    for (const name of PROCESSES) {
+      procs[name] = startProcess(process.execPath, [CLUSTER_ENTRY[name]], { cwd: ROOT, env: env[name]! });
       pids[name] = procs[name].child.pid!;
     }
     await allReady(120_000);
 
-    const cli = await runProcess('services/gateway/dist/cli.js', { LORE_ADMIN_URL: `http://127.0.0.1:${adminPort}`, LORE_ADMIN_TOKEN: SECRETS.adminToken }, {
+    const cli = await runProcess('services/gateway/dist/cli.js', { LORE_ADMIN_URL: `http://127.0.0.1:${ports.gatewayAdmin}`, LORE_ADMIN_TOKEN: SECRETS.adminToken }, {
       args: ['create-tenant', '--name', 'Faults', '--tenant-id', TENANT_ID, '--admin-email', `ops@${TENANT_ID}.example`],
     });
     if (cli.code !== 0) throw new Error(`create-tenant failed:\n${cli.output}`);

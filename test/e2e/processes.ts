@@ -65,10 +65,13 @@ export async function readyz(base: string): Promise<{ status: number; body: any 
   return { status: r.status, body: await r.json().catch(() => undefined) };
 }
 
-/** `n` ports nothing listens on, all different (one released port may be handed out again at once). */
-export async function distinctFreePorts(n: number): Promise<number[]> {
+/** `n` ports nothing listens on, all different and none of `taken` (one released port may be handed out again at once). */
+export async function distinctFreePorts(n: number, taken: number[] = []): Promise<number[]> {
   const ports = new Set<number>();
-  while (ports.size < n) ports.add(await freePort());
+  while (ports.size < n) {
+    const port = await freePort();
+    if (!taken.includes(port)) ports.add(port);
+  }
   return [...ports];
 }
 

@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, startProcess, stopProcess, until, type Started } from '../e2e/processes';
+import { CLUSTER_ENTRY, clusterEnv, clusterPorts, clusterSecrets, opsUrl, type ClusterProcess } from '../e2e/cluster';
+import { freePort, startProcess, startReceiver, stopProcess, until, type Receiver, type Started } from '../e2e/processes';
 import { runtimeStageEnv } from '../support/dockerfile';
 import { http } from '../support/http';
-import { freshDatabase, requireEnv, type TestDatabase } from '../support/infra';
+import { freshDatabase, type TestDatabase } from '../support/infra';
 import { REPO_ROOT as ROOT, runProcess } from '../support/install';
 import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
 
@@ -23,33 +22,9 @@ jest.setTimeout(300_000);
 /** The image's NODE_OPTIONS: the compiled telemetry preload (register.js) before each entry point. */
 const IMAGE_NODE_OPTIONS = runtimeStageEnv(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'), ROOT).NODE_OPTIONS ?? '';
 const run = randomBytes(4).toString('hex');
-const secret = (bytes: number) => randomBytes(bytes).toString('base64url');
-const SECRETS = { identity: secret(36), session: secret(36), adminToken: secret(30), encryptionKeys: `k1:${randomBytes(32).toString('base64')}` };
-
-interface Receiver {
-  url: string;
-  received: Array<{ headers: IncomingHttpHeaders; body: string }>;
-  close(): Promise<void>;
-}
-
-/** The webhook receiver: keeps each request's headers and body, answers 204. */
-async function startWebhookReceiver(): Promise<Receiver> {
-  const received: Receiver['received'] = [];
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
-    received,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
+const SECRETS = clusterSecrets();
+/** The processes an ingest's trace crosses, each on its own. */
+const PROCESSES: ClusterProcess[] = ['graph', 'graph-worker', 'webhooks', 'gateway'];
 
 const traceId = () => randomBytes(16).toString('hex');
 const spanId = () => randomBytes(8).toString('hex');
@@ -72,20 +47,16 @@ describe('one trace: gateway request → graph → graph-worker indexing → web
 
   beforeAll(async () => {
     otlp = await startOtlpReceiver();
-    hooks = await startWebhookReceiver();
+    hooks = await startReceiver();
     db = await freshDatabase('lore_trace');
     expect(IMAGE_NODE_OPTIONS).toMatch(/--require=\S+telemetry\/register\.js/);
     // The chart's migrations script, as its Job runs it.
     const migrated = await runProcess('charts/lore/files/migrate.js', { LORE_APP_DIR: ROOT, LORE_DATABASE_URL: db.url, LORE_DATABASE_OWNER_URL: db.ownerUrl, LOG_LEVEL: 'warn' }, { timeoutMs: 120_000 });
     if (migrated.code !== 0) throw new Error(`migrations failed:\n${migrated.output}`);
 
-    const ports = new Set<number>();
-    while (ports.size < 6) ports.add(await freePort());
-    const [gatewayPort, adminPort, gatewayOps, webhooksOps, graphPort, workerPort] = [...ports] as [number, number, number, number, number, number];
-    gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-    const adminUrl = `http://127.0.0.1:${adminPort}`;
-    const kafka = requireEnv('LORE_TEST_KAFKA_BROKERS');
-    const kafkaPrefix = `trace-${run}`;
+    const ports = await clusterPorts();
+    gatewayUrl = `http://127.0.0.1:${ports.gatewayPublic}`;
+    const adminUrl = `http://127.0.0.1:${ports.gatewayAdmin}`;
     const telemetry = (service: string) => ({
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
@@ -93,53 +64,8 @@ describe('one trace: gateway request → graph → graph-worker indexing → web
       OTEL_SERVICE_NAME: service,
     });
     const common = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NODE_OPTIONS: IMAGE_NODE_OPTIONS, LORE_LOG_LEVEL: 'warn', LOG_LEVEL: 'warn' };
-    const graphEnv = {
-      LORE_DATABASE_URL: db.url,
-      LORE_KAFKA_BROKERS: kafka,
-      LORE_KAFKA_PREFIX: kafkaPrefix,
-      LORE_IDENTITY_SECRET: SECRETS.identity,
-      LORE_GRAPH_HOST: '127.0.0.1',
-      LORE_EMBEDDER: 'hashed',
-    };
-    const env: Record<string, { entry: string; env: Record<string, string>; ops: string }> = {
-      graph: { entry: 'services/graph/dist/main.js', env: { ...graphEnv, LORE_GRAPH_PORT: String(graphPort) }, ops: `http://127.0.0.1:${graphPort}` },
-      'graph-worker': { entry: 'services/graph/dist/worker-main.js', env: { ...graphEnv, LORE_GRAPH_WORKER_PORT: String(workerPort) }, ops: `http://127.0.0.1:${workerPort}` },
-      webhooks: {
-        entry: 'services/gateway/dist/webhooks-main.js',
-        env: {
-          LORE_DATABASE_URL: db.url,
-          LORE_KAFKA_BROKERS: kafka,
-          LORE_KAFKA_PREFIX: kafkaPrefix,
-          LORE_ENCRYPTION_KEYS: SECRETS.encryptionKeys,
-          WEBHOOKS_OPS_HOST: '127.0.0.1',
-          WEBHOOKS_OPS_PORT: String(webhooksOps),
-          WEBHOOKS_RUN_MIGRATIONS: 'false',
-          LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
-        },
-        ops: `http://127.0.0.1:${webhooksOps}`,
-      },
-      gateway: {
-        entry: 'services/gateway/dist/main.js',
-        env: {
-          LORE_DATABASE_URL: db.url,
-          LORE_REDIS_URL: requireEnv('LORE_TEST_REDIS_URL'),
-          GATEWAY_REDIS_PREFIX: `lore:gw:trace-${run}:`,
-          LORE_IDENTITY_SECRET: SECRETS.identity,
-          GATEWAY_SESSION_SECRET: SECRETS.session,
-          GATEWAY_ADMIN_TOKEN: SECRETS.adminToken,
-          LORE_ENCRYPTION_KEYS: SECRETS.encryptionKeys,
-          GATEWAY_RUN_MIGRATIONS: 'false',
-          GATEWAY_HOST: '127.0.0.1',
-          GATEWAY_PORT: String(gatewayPort),
-          GATEWAY_ADMIN_HOST: '127.0.0.1',
-          GATEWAY_ADMIN_PORT: String(adminPort),
-          GATEWAY_OPS_PORT: String(gatewayOps),
-          GATEWAY_UPSTREAM_GRAPH: `http://127.0.0.1:${graphPort}`,
-          LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
-        },
-        ops: `http://127.0.0.1:${gatewayOps}`,
-      },
-    };
+    const base = clusterEnv({ databaseUrl: db.url, secrets: SECRETS, kafkaPrefix: `trace-${run}`, redisPrefix: `lore:gw:trace-${run}:`, ports, processes: PROCESSES });
+    const env = Object.fromEntries(PROCESSES.map((name) => [name, { entry: CLUSTER_ENTRY[name], env: base[name]!, ops: opsUrl(ports, name) }]));
     for (const [name, p] of Object.entries(env)) {
       procs[name] = startProcess(process.execPath, [p.entry], { cwd: ROOT, env: { ...common, ...telemetry(name), ...p.env } });
     }
@@ -211,7 +137,7 @@ async function expectOneTrace(o: {
 
   const delivery = await until(
     'the webhook delivery of the ingest',
-    async () => hooks.received.find((d) => (JSON.parse(d.body) as { payload?: { doc_id?: string } }).payload?.doc_id === docId),
+    async () => hooks.received.find((d) => (JSON.parse(d.body.toString('utf8')) as { payload?: { doc_id?: string } }).payload?.doc_id === docId),
     90_000,
     o.webhooks,
   );
@@ -277,7 +203,7 @@ describe('the same trace in embedded mode (npm start), on the in-process bus', (
 
   beforeAll(async () => {
     otlp = await startOtlpReceiver();
-    hooks = await startWebhookReceiver();
+    hooks = await startReceiver();
     const [port, opsPort, adminPort] = [await freePort(), await freePort(), await freePort()];
     url = `http://127.0.0.1:${port}`;
     // The README's way, `npm start`, with the telemetry variables docs/runtime.md names.
