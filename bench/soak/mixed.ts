@@ -35,9 +35,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { http, closeIdleHttpConnections } from '../../test/support/http';
-import { requireEnv } from '../../test/support/infra';
 import { migrate, prepareInstall, REPO_ROOT as ROOT, runProcess, type Install } from '../../test/support/install';
-import { distinctFreePorts, readyz, removeKafkaInstall, removeRedisKeys, startProcess, startReceiver, stopProcess, until, type Receiver, type Started } from '../../test/e2e/processes';
+import { CLUSTER_ENTRY, clusterEnv, clusterPorts, clusterSecrets, opsUrl, type ClusterProcess } from '../../test/e2e/cluster';
+import { readyz, removeKafkaInstall, removeRedisKeys, startProcess, startReceiver, stopProcess, until, type Receiver, type Started } from '../../test/e2e/processes';
 
 const { values: opts } = parseArgs({
   options: {
@@ -66,23 +66,14 @@ const WORKFLOW_TIMEOUT_MS = 120_000;
 const MIX = { ingest: 0.35, search: 0.35, chat: 0.25, workflow: 0.05 };
 
 const run = randomBytes(4).toString('hex');
-const secret = (bytes: number) => randomBytes(bytes).toString('base64url');
-const SECRETS = { identity: secret(36), session: secret(36), adminToken: secret(30), encryptionKeys: `k1:${randomBytes(32).toString('base64')}` };
+const SECRETS = clusterSecrets();
 const KAFKA_PREFIX = `soak-${run}`;
 const REDIS_PREFIX = `lore:gw:soak-${run}:`;
 const TENANT_ID = `soak-${run}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The processes of the run and their compiled entry points (configuration.md's deployments). */
-const ENTRY: Record<string, string> = {
-  graph: 'services/graph/dist/main.js',
-  'graph-worker': 'services/graph/dist/worker-main.js',
-  core: 'services/core/dist/main.js',
-  agents: 'services/agents/dist/main.js',
-  'agents-worker': 'services/agents/dist/worker-main.js',
-  webhooks: 'services/gateway/dist/webhooks-main.js',
-  gateway: 'services/gateway/dist/main.js',
-};
+/** The processes of the run (configuration.md's deployments; test/e2e/cluster.ts has their entry points and variables). */
+const PROCESSES: ClusterProcess[] = ['graph', 'graph-worker', 'core', 'agents', 'agents-worker', 'webhooks', 'gateway'];
 
 /** The directory the company searches read: prospects as a tenant would import them. */
 const COMPANIES_CSV = `Company,Website,Industry,City,Country,Employees
@@ -192,91 +183,14 @@ async function main(): Promise<number> {
   const m = await migrate(install);
   if (m.code !== 0) throw new Error(`migrations failed:\n${m.output}`);
 
-  const [gatewayPort, adminPort, gatewayOps, webhooksOps, graphPort, workerPort, corePort, agentsPort, agentsWorkerPort] = await distinctFreePorts(9);
-  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-  Object.assign(ops, {
-    gateway: `http://127.0.0.1:${gatewayOps}`,
-    webhooks: `http://127.0.0.1:${webhooksOps}`,
-    graph: `http://127.0.0.1:${graphPort}`,
-    'graph-worker': `http://127.0.0.1:${workerPort}`,
-    core: `http://127.0.0.1:${corePort}`,
-    agents: `http://127.0.0.1:${agentsPort}`,
-    'agents-worker': `http://127.0.0.1:${agentsWorkerPort}`,
-  });
-  const kafka = requireEnv('LORE_TEST_KAFKA_BROKERS');
-  const redis = requireEnv('LORE_TEST_REDIS_URL');
-  const graphEnv = {
-    LORE_DATABASE_URL: install.appUrl,
-    LORE_KAFKA_BROKERS: kafka,
-    LORE_KAFKA_PREFIX: KAFKA_PREFIX,
-    LORE_IDENTITY_SECRET: SECRETS.identity,
-    LORE_GRAPH_HOST: '127.0.0.1',
-    LORE_EMBEDDER: 'hashed',
-  };
-  // configuration.md's tables, one per process, as test/e2e/cluster-install.int.test.ts starts them.
-  const env: Record<string, Record<string, string>> = {
-    graph: { ...graphEnv, LORE_GRAPH_PORT: String(graphPort) },
-    'graph-worker': { ...graphEnv, LORE_GRAPH_WORKER_PORT: String(workerPort) },
-    core: {
-      LORE_DATABASE_URL: install.appUrl,
-      LORE_IDENTITY_SECRET: SECRETS.identity,
-      LORE_ENCRYPTION_KEYS: SECRETS.encryptionKeys,
-      LORE_CORE_GRAPH_URL: ops.graph!,
-      LORE_CORE_HOST: '127.0.0.1',
-      LORE_CORE_PORT: String(corePort),
-      LORE_CORE_MIGRATE: 'false',
-    },
-    agents: {
-      LORE_DATABASE_URL: install.appUrl,
-      LORE_REDIS_URL: redis,
-      LORE_IDENTITY_SECRET: SECRETS.identity,
-      LORE_AGENTS_HOST: '127.0.0.1',
-      LORE_AGENTS_PORT: String(agentsPort),
-      LORE_AGENTS_MIGRATE: 'false',
-    },
-    'agents-worker': {
-      LORE_DATABASE_URL: install.appUrl,
-      LORE_REDIS_URL: redis,
-      LORE_IDENTITY_SECRET: SECRETS.identity,
-      LORE_KAFKA_BROKERS: kafka,
-      LORE_KAFKA_PREFIX: KAFKA_PREFIX,
-      LORE_AGENTS_HOST: '127.0.0.1',
-      LORE_AGENTS_WORKER_PORT: String(agentsWorkerPort),
-      LORE_AGENTS_MIGRATE: 'false',
-      LORE_AGENTS_GRAPH_URL: ops.graph!,
-    },
-    webhooks: {
-      LORE_DATABASE_URL: install.appUrl,
-      LORE_KAFKA_BROKERS: kafka,
-      LORE_KAFKA_PREFIX: KAFKA_PREFIX,
-      LORE_ENCRYPTION_KEYS: SECRETS.encryptionKeys,
-      WEBHOOKS_OPS_HOST: '127.0.0.1',
-      WEBHOOKS_OPS_PORT: String(webhooksOps),
-      LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
-    },
-    gateway: {
-      LORE_DATABASE_URL: install.appUrl,
-      LORE_REDIS_URL: redis,
-      GATEWAY_REDIS_PREFIX: REDIS_PREFIX,
-      LORE_IDENTITY_SECRET: SECRETS.identity,
-      GATEWAY_SESSION_SECRET: SECRETS.session,
-      GATEWAY_ADMIN_TOKEN: SECRETS.adminToken,
-      LORE_ENCRYPTION_KEYS: SECRETS.encryptionKeys,
-      GATEWAY_RUN_MIGRATIONS: 'false',
-      GATEWAY_HOST: '127.0.0.1',
-      GATEWAY_PORT: String(gatewayPort),
-      GATEWAY_ADMIN_HOST: '127.0.0.1',
-      GATEWAY_ADMIN_PORT: String(adminPort),
-      GATEWAY_OPS_PORT: String(gatewayOps),
-      GATEWAY_UPSTREAM_GRAPH: ops.graph!,
-      GATEWAY_UPSTREAM_CORE: ops.core!,
-      GATEWAY_UPSTREAM_AGENTS: ops.agents!,
-      LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
-    },
-  };
+  const ports = await clusterPorts();
+  const gatewayUrl = `http://127.0.0.1:${ports.gatewayPublic}`;
+  for (const name of PROCESSES) ops[name] = opsUrl(ports, name);
+  // configuration.md's tables, one per process: the shared table the cluster-install and faults suites start from.
+  const env = clusterEnv({ databaseUrl: install.appUrl, secrets: SECRETS, kafkaPrefix: KAFKA_PREFIX, redisPrefix: REDIS_PREFIX, ports, processes: PROCESSES });
   const setupStart = Date.now();
-  for (const name of Object.keys(ENTRY)) procs[name] = startProcess(process.execPath, [ENTRY[name]!], { cwd: ROOT, env: env[name]! });
-  await Promise.all(Object.keys(ENTRY).map((name) => until(`${name} /readyz`, async () => ((await readyz(ops[name]!)).status === 200 ? true : undefined), 180_000, procs[name])));
+  for (const name of PROCESSES) procs[name] = startProcess(process.execPath, [CLUSTER_ENTRY[name]], { cwd: ROOT, env: env[name]! });
+  await Promise.all(PROCESSES.map((name) => until(`${name} /readyz`, async () => ((await readyz(ops[name]!)).status === 200 ? true : undefined), 180_000, procs[name])));
   // The agents worker is ready once it is in its consumer groups; the gateway once it has seen its upstreams ready.
   await until('agents-worker to join its consumer groups', async () => {
     const r = await readyz(ops['agents-worker']!);
@@ -284,7 +198,7 @@ async function main(): Promise<number> {
   }, 120_000, procs['agents-worker']);
   await until('the gateway to see its upstreams ready', async () => ((await readyz(ops.gateway!)).body?.checks?.upstreams?.degraded === false ? true : undefined), 60_000, procs.gateway);
 
-  const cli = await runProcess('services/gateway/dist/cli.js', { LORE_ADMIN_URL: `http://127.0.0.1:${adminPort}`, LORE_ADMIN_TOKEN: SECRETS.adminToken }, {
+  const cli = await runProcess('services/gateway/dist/cli.js', { LORE_ADMIN_URL: `http://127.0.0.1:${ports.gatewayAdmin}`, LORE_ADMIN_TOKEN: SECRETS.adminToken }, {
     args: ['create-tenant', '--name', 'Soak', '--tenant-id', TENANT_ID, '--admin-email', `ops@${TENANT_ID}.example`],
   });
   if (cli.code !== 0) throw new Error(`create-tenant failed:\n${cli.output}`);
