@@ -25,14 +25,9 @@ LOG_FILE="$K8S_ROOT/build.log"
 LOCK_FILE="$K8S_ROOT/build.lock"
 
 # Go toolchain and caches: everything under ~/.cache/lore/go so rebuilds are cached and nothing leaks into ~/go.
-if ! command -v go >/dev/null 2>&1; then export PATH="/usr/local/go/bin:$PATH"; fi
-export GOPATH="$LORE_CACHE/go"
-export GOMODCACHE="$GOPATH/pkg/mod"
-export GOCACHE="$LORE_CACHE/go/cache"
-export GOFLAGS="-mod=mod -buildvcs=false"
-export CGO_ENABLED=0
-export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
-export GOPROXY="${GOPROXY:-https://proxy.golang.org,direct}"
+# shellcheck source=../go-env.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../go-env.sh"
+lore_go_env "-mod=mod -buildvcs=false"
 
 k8s_ver_nov="${LORE_K8S_VERSION#v}"                 # 1.33.13
 k8s_major="${k8s_ver_nov%%.*}"                      # 1

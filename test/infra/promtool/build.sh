@@ -34,14 +34,9 @@ LOG_FILE="$ROOT/build.log"
 LOCK_FILE="$ROOT/build.lock"
 
 # Go toolchain and caches under ~/.cache/lore/go, shared with the Kubernetes build (test/infra/k8s/build.sh).
-if ! command -v go >/dev/null 2>&1; then export PATH="/usr/local/go/bin:$PATH"; fi
-export GOPATH="$LORE_CACHE/go"
-export GOMODCACHE="$GOPATH/pkg/mod"
-export GOCACHE="$LORE_CACHE/go/cache"
-export GOFLAGS="-buildvcs=false"
-export CGO_ENABLED=0
-export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
-export GOPROXY="${GOPROXY:-https://proxy.golang.org,direct}"
+# shellcheck source=../go-env.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../go-env.sh"
+lore_go_env "-buildvcs=false"
 
 # v0.316.0 -> 3.16.0 (what `promtool --version` prints, set through the version package below).
 minor_patch="${LORE_PROMTOOL_VERSION#v0.}"                  # 316.0

@@ -17,14 +17,9 @@ KEY="$(cat "$SRC_DIR/main.go" "$SRC_DIR/go.mod" "$SRC_DIR/go.sum" | sha256sum | 
 BIN="$S3_ROOT/$KEY/lore-test-s3"
 LOG_FILE="$S3_ROOT/build.log"
 
-if ! command -v go >/dev/null 2>&1; then export PATH="/usr/local/go/bin:$PATH"; fi
-export GOPATH="$LORE_CACHE/go"
-export GOMODCACHE="$GOPATH/pkg/mod"
-export GOCACHE="$LORE_CACHE/go/cache"
-export GOFLAGS="-mod=readonly -buildvcs=false"
-export CGO_ENABLED=0
-export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
-export GOPROXY="${GOPROXY:-https://proxy.golang.org,direct}"
+# shellcheck source=../go-env.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../go-env.sh"
+lore_go_env "-mod=readonly -buildvcs=false"
 
 log() { printf '[s3-build %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 ok() { [[ -x "$BIN" ]] && [[ "$("$BIN" -version 2>/dev/null)" == lore-test-s3* ]]; }
