@@ -11,13 +11,12 @@ import { multipart } from '../e2e/processes';
 import type { TenantFixture } from '../gateway/harness';
 import { closeIdleHttpConnections, http, type HttpResult } from '../support/http';
 import { uniqueSuffix } from '../support/infra';
-import { startCoreStack, type CoreStack } from './harness';
+import { type CoreStack, eventually, startCoreStack } from './harness';
 
 jest.setTimeout(120_000);
 
 type Json = Record<string, any>;
 const as = (key: string) => ({ authorization: `Bearer ${key}` });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const UPLOAD = '/api/manage/admin/connector/file/upload';
 const PATH = /^connector-files\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\/(.+)$/;
 
@@ -31,15 +30,6 @@ interface FilePart {
   data: Buffer | string;
 }
 
-async function eventually<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== null && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(150);
-  }
-}
 
 describe('core: file connectors', () => {
   let s: CoreStack;

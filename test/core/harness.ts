@@ -161,3 +161,14 @@ export async function startCoreStack(options: CoreStackOptions = {}): Promise<Co
     },
   };
 }
+
+/** Polls `probe` every 150 ms until it gives a value (an error fails at once), failing after `timeoutMs`. */
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== null && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}

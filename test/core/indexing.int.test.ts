@@ -18,7 +18,7 @@ import { TEST_ENCRYPTION_KEYS } from '../support/encryption';
 import { requireEnv, uniqueSuffix } from '../support/infra';
 import { IDENTITY_SECRET, type TenantFixture } from '../gateway/harness';
 import { LoopbackWeb } from '../support/loopback-web';
-import { startCoreStack, type CoreStack } from './harness';
+import { type CoreStack, eventually, startCoreStack } from './harness';
 
 jest.setTimeout(180_000);
 
@@ -27,15 +27,6 @@ const ROOT = join(__dirname, '..', '..');
 const as = (key: string) => ({ authorization: `Bearer ${key}` });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function eventually<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== null && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(150);
-  }
-}
 
 /** Admin calls of one tenant through the gateway. */
 function admin(s: CoreStack, key: string) {

@@ -13,23 +13,13 @@ import type { TenantFixture } from '../gateway/harness';
 import { closeIdleHttpConnections, http } from '../support/http';
 import { listObjectKeys, rawS3Client, testS3Settings } from '../support/s3';
 import { uniqueSuffix } from '../support/infra';
-import { startCoreStack, type CoreStack } from './harness';
+import { type CoreStack, eventually, startCoreStack } from './harness';
 
 jest.setTimeout(120_000);
 
 type Json = Record<string, any>;
 const as = (key: string) => ({ authorization: `Bearer ${key}` });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function eventually<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== null && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(150);
-  }
-}
 
 describe('core: connector files in an S3 bucket', () => {
   const settings = testS3Settings();
