@@ -95,7 +95,7 @@ describe('the graph\'s OpenAPI document', () => {
     expect(Object.keys(op('post', '/api/v1/memory/search/stream').responses['200']!.content!)).toEqual(['text/event-stream']);
     const upload = op('post', '/api/v1/memory/uploads');
     expect(Object.keys(upload.requestBody!.content)).toEqual(['multipart/form-data']);
-    expect(Object.keys(upload.responses).sort()).toEqual(['202', '400', '401', '403', '404', '413', '415']);
+    expect(Object.keys(upload.responses).sort()).toEqual(['202', '400', '401', '403', '404', '413', '415', '503']);
     expect(op('post', '/api/v1/memory/vaults').responses['201']).toBeDefined();
     expect(op('delete', '/api/v1/memory/documents/{doc_id}').responses['204']).toBeDefined();
     for (const [method, path] of [['post', '/api/v1/memory/ingest'], ['delete', '/api/v1/memory/vaults/{vault_id}'], ['post', '/api/v1/memory/health/assess']] as const) {
@@ -114,7 +114,7 @@ describe('the graph\'s OpenAPI document', () => {
     for (const { key, op } of internal) {
       const o = op as Operation & { tags?: string[] };
       expect({ key, tags: o.tags, security: o.security }).toEqual({ key, tags: ['internal'], security: [{ loreIdentity: [] }] });
-      expect({ key, statuses: Object.keys(o.responses).sort() }).toEqual({ key, statuses: ['200', '400', '401', '403', '404', '413', '415', '422'] });
+      expect({ key, statuses: Object.keys(o.responses).sort() }).toEqual({ key, statuses: ['200', '400', '401', '403', '404', '413', '415', '422', '503'] });
     }
     expect(d.components.securitySchemes.loreIdentity?.name).toBe('x-lore-identity');
     // Every other route is a memory route or one of spec 2's knowledge-graph routes, under the prefixes the gateway forwards.

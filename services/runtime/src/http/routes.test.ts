@@ -230,20 +230,34 @@ describe('RouteTable OpenAPI', () => {
       expect.objectContaining({ name: 'item_id', in: 'path', required: true }),
       expect.objectContaining({ name: 'verbose', in: 'query', required: false }),
     ]);
-    expect(Object.keys(paths['/items']!.post!.responses).sort()).toEqual(['201', '400', '401']);
+    // Every route under the document's default security may find a dependency down: 503 (docs/faults.md).
+    expect(Object.keys(paths['/items']!.post!.responses).sort()).toEqual(['201', '400', '401', '503']);
+    expect(paths['/items']!.post!.responses['503']).toMatchObject({ headers: { 'Retry-After': { schema: { type: 'integer' } } } });
     // A validated query or path can be refused too; a route that answers by itself declares nothing more.
-    expect(Object.keys(get.responses).sort()).toEqual(['200', '400', '401']);
-    expect(Object.keys(paths['/drift']!.get!.responses).sort()).toEqual(['200', '401']);
+    expect(Object.keys(get.responses).sort()).toEqual(['200', '400', '401', '503']);
+    expect(Object.keys(paths['/drift']!.get!.responses).sort()).toEqual(['200', '401', '503']);
     // Headers a guard sets on every success are declared there, and only where the table says so.
     const okOf = (op: { responses: Record<string, unknown> }, status: string) => op.responses[status] as { headers?: Record<string, unknown> };
     expect(Object.keys(okOf(get, '200').headers ?? {})).toEqual(['RateLimit-Remaining']);
     expect(okOf(paths['/items']!.post!, '201').headers).toBeUndefined();
-    expect(Object.keys(paths['/token']!.post!.responses).sort()).toEqual(['200', '401']);
+    expect(Object.keys(paths['/token']!.post!.responses).sort()).toEqual(['200', '401', '503']);
     const router = new Router<LoreState>();
     t.mount(router);
     const mounted = router.stack.flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m.toLowerCase()} ${openApiPath(String(layer.path))}`));
     const documented = Object.entries(paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m} ${p}`));
     expect(mounted.sort()).toEqual(documented.sort());
+  });
+
+  it('declares 503 on routes under a credential, and not on open ones (security [])', () => {
+    const t = new RouteTable<LoreState>({ bodyLimitBytes: 1024 });
+    const ok = { status: 200, description: 'ok' };
+    t.add(
+      route({ method: 'get', path: '/open', operationId: 'open', summary: 'open', security: [], ok, handler: () => undefined }),
+      route({ method: 'get', path: '/keyed', operationId: 'keyed', summary: 'keyed', security: [{ apiKey: [] }], ok, handler: () => undefined }),
+    );
+    const paths = t.openApiPaths() as Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    expect(Object.keys(paths['/open']!.get!.responses)).toEqual(['200']);
+    expect(Object.keys(paths['/keyed']!.get!.responses).sort()).toEqual(['200', '503']);
   });
 
   it('refuses a route declared twice', () => {

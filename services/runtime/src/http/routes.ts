@@ -19,6 +19,8 @@ type Json = Record<string, unknown>;
 /** How a route reads its body: JSON, JSON or a URL-encoded form, or not at all (the handler streams it). */
 export type BodyKind = 'json' | 'json-or-form' | 'stream';
 
+const RETRY_AFTER = { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer', minimum: 0 } } };
+
 export interface ResponseSpec {
   description: string;
   /** zod schema of a JSON answer; absent for answers without a JSON body. */
@@ -344,6 +346,12 @@ export class RouteTable<State> {
       const validated = (route.body && (route.bodyKind ?? 'json') !== 'stream') || route.query || route.params;
       if (validated && responses['400'] === undefined && !route.invalid) {
         responses['400'] = { description: 'invalid request (every issue listed in `error.details`)' };
+      }
+      // Every authenticated route reads or writes the record, or the gateway's shared state: when that dependency
+      // cannot be reached the kit answers 503 UNAVAILABLE with Retry-After (docs/faults.md), unless the route words
+      // it otherwise.
+      if ((route.security === undefined || route.security.length > 0) && responses['503'] === undefined) {
+        responses['503'] = { description: 'a dependency cannot be reached (the database, or the gateway\'s shared state): nothing was done; retry after `Retry-After`', headers: RETRY_AFTER };
       }
       const params = parameters(route as AnyRoute<unknown>);
       const reqBody = requestBody(route as AnyRoute<unknown>);
