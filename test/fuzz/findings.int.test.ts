@@ -91,6 +91,13 @@ describe('the fuzzing findings, one request each', () => {
     expect(declared('core', 'post', '/api/chat/create-chat-session', 404)).toBeDefined();
   });
 
+  it('a NUL in a query value (a webhook list cursor) is refused with 400, not passed to PostgreSQL as a 500', async () => {
+    const r = await call('GET', '/api/v1/webhooks?limit=19&cursor=%F2%85%A9%84%C3%9F%5C%00%09%EA%A7%BE%C2%8C');
+    expect({ status: r.status, code: r.json?.error?.code }).toEqual({ status: 400, code: 'VALIDATION_FAILED' });
+    expect(declared('gateway', 'get', '/api/v1/webhooks', 400)).toBeDefined();
+    expect((await call('GET', '/api/v1/webhooks?limit=19&cursor=wh_0')).status).toBe(200);
+  });
+
   it('an empty number in a query is refused, not read as 0', async () => {
     const empty = await call('GET', '/api/workflow/people/threads?limit=5&offset=');
     expect(empty.status).toBe(422);

@@ -315,6 +315,15 @@ describe('RouteTable: what fuzzing the served documents found (docs/fuzzing.md)'
     expect(await (await fetch(`${base}/list`)).json()).toEqual({ limit: 10 });
   });
 
+  it('refuses a NUL in a query value or a path parameter with 400 instead of passing it on to PostgreSQL', async () => {
+    for (const url of [`${base}/list?limit=3&cursor=%F2%85%00%09`, `${base}/graphs/g%001`]) {
+      const r = await fetch(url);
+      const body = (await r.json()) as { error: { code: string; details: Array<{ path: string; message: string }> } };
+      expect({ url, status: r.status, code: body.error.code, message: body.error.details[0]?.message }).toEqual({ url, status: 400, code: 'VALIDATION_FAILED', message: 'must not contain NUL characters or lone surrogates' });
+    }
+    expect((await fetch(`${base}/list?limit=3&cursor=%F2%85%09`)).status).toBe(200);
+  });
+
   it('documents a body its schema takes as {} as optional, and server-sent events as the events a client parses', async () => {
     const doc = openApiDocument({ title: 't', version: '1' }, fuzzed().openApiPaths()) as { paths: Record<string, Record<string, any>> };
     expect(doc.paths['/search']!.post.requestBody.required).toBe(false);

@@ -139,6 +139,21 @@ export interface RouteTableOptions<State> {
   checkResponses?: boolean;
 }
 
+// In a `u` regex a surrogate pair is one code point, so this class matches only a surrogate standing alone.
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/** The path or query values (and names) that hold NUL or a lone surrogate, which PostgreSQL text cannot store. */
+function unstorable(values: Record<string, unknown> | undefined): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  for (const [name, value] of Object.entries(values ?? {})) {
+    const texts = [name, ...[value].flat().filter((v): v is string => typeof v === 'string')];
+    if (texts.some((t) => t.includes('\u0000') || LONE_SURROGATE.test(t))) {
+      issues.push({ path: name.replace(/\u0000/g, ''), message: 'must not contain NUL characters or lone surrogates' });
+    }
+  }
+  return issues;
+}
+
 const defaultInvalid = (issues: ValidationIssue[], where: 'body' | 'query' | 'path') =>
   new AppError('VALIDATION_FAILED', `${where === 'body' ? 'request body' : where === 'query' ? 'query' : 'path'} is invalid`, { details: issues });
 
@@ -304,6 +319,11 @@ export class RouteTable<State> {
     const numericQuery = numericKeys(route.query as z.ZodType | undefined);
     return async (koaCtx) => {
       const ctx = koaCtx as unknown as RouterContext<State>;
+      // A value PostgreSQL text cannot hold would fail deep in a statement (a 500): refused here like any invalid one.
+      const badPath = unstorable(ctx.params);
+      if (badPath.length > 0) throw invalid(badPath, 'path');
+      const badQuery = unstorable(ctx.query);
+      if (badQuery.length > 0) throw invalid(badQuery, 'query');
       const params = check(route.params as z.ZodType | undefined, ctx.params, 'path');
       // `?limit=` is no number: coercion would read it as 0 (or the default), so it is refused like `?limit=x`.
       const empty = numericQuery.filter((key) => [ctx.query[key]].flat().some((v) => typeof v === 'string' && v.trim() === ''));
