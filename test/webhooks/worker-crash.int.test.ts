@@ -96,7 +96,7 @@ describe('webhooks worker killed mid-schedule', () => {
   it('resumes the schedule in a new process without losing or re-keying the delivery', async () => {
     const env = {
       NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
+      LOG_LEVEL: process.env.WC_LOG_LEVEL ?? 'info',
       LORE_DATABASE_URL: store.database.url,
       LORE_KAFKA_BROKERS: requireEnv('LORE_TEST_KAFKA_BROKERS'),
       LORE_ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,

@@ -98,6 +98,16 @@ describe('KafkaBus: a new consumer group starts at the end of its topics', () =>
     expect(mockAdmin.setOffsets).toHaveBeenCalledWith({ groupId: 'acme.g', topic: 'acme.t', partitions: [{ partition: 0, offset: '5' }, { partition: 1, offset: '7' }] });
   });
 
+  it('seeks a partition the committed offsets answer lacks (kafkajs lists none for a topic its cache does not know yet)', async () => {
+    mockAdmin.fetchTopicMetadata.mockResolvedValue({ topics: [{ name: 'acme.t', partitions: [{ partitionId: 0, leader: 1 }, { partitionId: 1, leader: 1 }, { partitionId: 2, leader: 1 }] }] });
+    mockAdmin.fetchOffsets.mockResolvedValue([{ topic: 'acme.t', partitions: [{ partition: 2, offset: '4' }] }]);
+    mockAdmin.fetchTopicOffsets.mockResolvedValue([{ partition: 0, offset: '1', high: '1', low: '0' }, { partition: 1, offset: '0', high: '0', low: '0' }, { partition: 2, offset: '6', high: '6', low: '0' }]);
+    await start(bus);
+    expect(mockAdmin.setOffsets).toHaveBeenCalledWith({ groupId: 'acme.g', topic: 'acme.t', partitions: [{ partition: 0, offset: '1' }, { partition: 1, offset: '0' }] });
+    // The broker's partitions were known before the offsets were read.
+    expect(mockAdmin.fetchTopicMetadata.mock.invocationCallOrder[0]).toBeLessThan(mockAdmin.fetchOffsets.mock.invocationCallOrder[0]!);
+  });
+
   it('does not retry an error that is not kafkajs dropping a partition', async () => {
     mockAdmin.fetchOffsets.mockResolvedValue([{ topic: 'acme.t', partitions: [{ partition: 0, offset: '-1' }] }]);
     mockAdmin.fetchTopicMetadata.mockResolvedValue({ topics: [{ name: 'acme.t', partitions: [{ partitionId: 0, leader: 1 }] }] });

@@ -561,17 +561,25 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
 
   private async trySetNewGroupAtEnd(groupId: string, topics: string[]): Promise<void> {
     const admin = await this.connectedAdmin();
+    // The partitions come from the broker's metadata, asked first. kafkajs lists a group's committed offsets only for
+    // the partitions of its own cached metadata, which for a topic created moments ago (ensureTopics) can be none:
+    // such a partition was never given its starting offset, and a member that joined later (after a crash) then
+    // started it at the end, past a message the first member had read and not yet committed (a held webhook retry).
+    // A partition the offsets answer lacks is as uncommitted as one at -1.
+    const { topics: metas } = await admin.fetchTopicMetadata({ topics });
     const committed = await admin.fetchOffsets({ groupId, topics });
-    for (const { topic, partitions } of committed) {
-      const fresh = new Set(partitions.filter((p) => p.offset === '-1').map((p) => p.partition));
-      if (fresh.size === 0) continue;
+    for (const topic of topics) {
       // kafkajs asks each partition's leader for its end offset and silently drops a partition without one (the
       // answer then lacks the topic and fetchTopicOffsets fails with a TypeError): wait until every partition has a
       // leader, retriably.
-      const [meta] = (await admin.fetchTopicMetadata({ topics: [topic] })).topics;
+      const meta = metas.find((m) => m.name === topic);
       if (!meta || meta.partitions.length === 0 || meta.partitions.some((p) => p.leader < 0)) {
         throw Object.assign(new Error(`topic ${topic} has a partition without a leader yet`), { retriable: true });
       }
+      const offsets = new Map((committed.find((c) => c.topic === topic)?.partitions ?? []).map((p) => [p.partition, p.offset]));
+      const partitions = meta.partitions.map((p) => ({ partition: p.partitionId, offset: offsets.get(p.partitionId) ?? '-1' }));
+      const fresh = new Set(partitions.filter((p) => p.offset === '-1').map((p) => p.partition));
+      if (fresh.size === 0) continue;
       // The leaders kafkajs asks are those of its own cached metadata, which may still lag the answer above (a
       // loaded broker, a leader moving): the same dropped partition then surfaces here as a TypeError, or as an
       // answer without some partition. Both are retriable, after the metadata refresh the retry loop does.
@@ -588,7 +596,7 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
         await admin.setOffsets({ groupId, topic, partitions: seek });
       } catch (err) {
         // The group is already running elsewhere: its members own the starting point.
-        this.logger.debug({ err, group: groupId, topic }, 'did not set starting offsets');
+        this.logger.debug({ err, group: groupId, topic, committed: partitions, ends }, 'did not set starting offsets');
       }
     }
   }
