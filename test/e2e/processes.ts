@@ -1,6 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createServer as createHttpServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
@@ -12,6 +13,16 @@ export interface Started {
   child: ChildProcess;
   output: () => string;
   alive: () => boolean;
+}
+
+/** Compiles one service and what it depends on (`tsc -b services/<name>`) as the image's build stage does; fails with tsc's output. */
+export function buildService(name: string): void {
+  try {
+    execFileSync('npx', ['tsc', '-b', `services/${name}`], { cwd: join(__dirname, '..', '..'), stdio: 'pipe', encoding: 'utf8' });
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string };
+    throw new Error(`tsc -b services/${name} failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`.slice(0, 6000));
+  }
 }
 
 /** A port nothing listens on right now (bound once on loopback, then released). */

@@ -4,7 +4,6 @@
  * An upload's bytes go to the bucket and never to PostgreSQL; the worker reads them back from the bucket, extracts
  * and indexes them, then removes them (docs/configuration.md, "Blob store").
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +12,7 @@ import { IDENTITY_HEADER, IdentitySigner, type Identity } from '@lore/runtime';
 import { asSuperuser } from '../support/install';
 import { freshDatabase, requireEnv, uniqueSuffix, type TestDatabase } from '../support/infra';
 import { listObjectKeys, rawS3Client, s3ServiceEnv, testS3Settings } from '../support/s3';
-import { freePort, startProcess, stopProcess, until, type Started } from './processes';
+import { buildService, freePort, startProcess, stopProcess, until, type Started } from './processes';
 
 jest.setTimeout(240_000);
 
@@ -53,12 +52,7 @@ describe('graph in cluster mode with LORE_BLOB_STORE=s3', () => {
   const identity = async () => ({ [IDENTITY_HEADER]: await signer.sign(who) });
 
   beforeAll(async () => {
-    try {
-      execFileSync('npx', ['tsc', '-b', 'services/graph'], { cwd: ROOT, stdio: 'pipe', encoding: 'utf8' });
-    } catch (err) {
-      const e = err as { stdout?: string; stderr?: string };
-      throw new Error(`tsc -b services/graph failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`.slice(0, 6000));
-    }
+    buildService('graph');
     db = await freshDatabase('lore_e2e_s3');
     const port = await freePort();
     apiUrl = `http://127.0.0.1:${port}`;

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +7,7 @@ import { runtimeStageEnv } from '../support/dockerfile';
 import { freshDatabase, requireEnv, uniqueSuffix, type TestDatabase } from '../support/infra';
 import { docx, renderPng, scannedPdf, textPdf } from '../memory/files';
 import {
+  buildService,
   docxBomb,
   docxWithoutDocument,
   freePort,
@@ -219,12 +219,7 @@ describe('the image entry points (graph and graph-worker from dist/ under the im
 
   beforeAll(async () => {
     // What the image's build stage compiles for these two entry points.
-    try {
-      execFileSync('npx', ['tsc', '-b', 'services/graph'], { cwd: ROOT, stdio: 'pipe', encoding: 'utf8' });
-    } catch (err) {
-      const e = err as { stdout?: string; stderr?: string };
-      throw new Error(`tsc -b services/graph failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`.slice(0, 6000));
-    }
+    buildService('graph');
     db = await freshDatabase('lore_e2e_img');
     const image = runtimeStageEnv(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'), ROOT);
     expect(image.NODE_OPTIONS).toMatch(/--require=\S+register\.js/);

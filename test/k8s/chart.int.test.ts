@@ -8,6 +8,7 @@ import { graphConfigSchema } from '@lore/graph';
 import { mcpConfigSchema } from '@lore/mcp';
 import { DEFAULT_PORTS } from '@lore/runtime/kit';
 import { CHART, FULL, MINIMAL, helm, kubectl, kubectlOk, renderObjects, template, yamlToObject } from './support';
+import { CLUSTER_ENTRY } from '../e2e/cluster';
 
 jest.setTimeout(180_000);
 
@@ -60,18 +61,8 @@ describe('charts/lore', () => {
     const images = new Set(full.filter((o) => o.kind === 'Deployment' || o.kind === 'Job').map((o) => o.spec.template.spec.containers[0].image));
     expect(images).toEqual(new Set(['registry.example.com/lore/lore@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef']));
     const args = Object.fromEntries(full.filter((o) => o.kind === 'Deployment').map((d) => [d.metadata.labels['app.kubernetes.io/component'], d.spec.template.spec.containers[0].args[0]]));
-    expect(args).toMatchObject({
-      gateway: 'services/gateway/dist/main.js',
-      webhooks: 'services/gateway/dist/webhooks-main.js',
-      graph: 'services/graph/dist/main.js',
-      'graph-worker': 'services/graph/dist/worker-main.js',
-      core: 'services/core/dist/main.js',
-      'core-worker': 'services/core/dist/worker-main.js',
-      agents: 'services/agents/dist/main.js',
-      'agents-worker': 'services/agents/dist/worker-main.js',
-      mcp: 'services/mcp/dist/main.js',
-      operator: 'operator/dist/main.js',
-    });
+    // The same entry points the cluster-mode suites start (test/e2e/cluster.ts), and the operator's.
+    expect(args).toMatchObject({ ...CLUSTER_ENTRY, operator: 'operator/dist/main.js' });
     // The MCP server calls the API back through the gateway's Service (spec 3's AGENT_CORE_URL, MEMORY_URL), holds no
     // database address, and is probed on /health.
     const mcp = minimal.find((o) => o.kind === 'Deployment' && o.metadata.name === 'lore-mcp').spec.template.spec.containers[0];
