@@ -16,7 +16,16 @@ const moduleNameMapper = {
 const transformIgnorePatterns = ['/node_modules/(?!@electric-sql/pglite)'];
 const common = { transform, transformIgnorePatterns, moduleNameMapper, testEnvironment: 'node', rootDir: __dirname };
 
+// The integration suites run in two lanes (test/integration-lanes.txt; docs/infrastructure.md, "The test command: two
+// lanes"). LORE_TEST_LANE=parallel selects the suites listed as parallel, in the listed order; LORE_TEST_LANE=serial
+// every other integration suite. Unset: all of them, as before.
+const lane = process.env.LORE_TEST_LANE;
+if (lane !== undefined && lane !== 'parallel' && lane !== 'serial') throw new Error(`LORE_TEST_LANE must be parallel or serial, not "${lane}"`);
+const lanes = lane ? require('./test/support/jest/lanes') : undefined;
+const integrationMatch = ['<rootDir>/test/**/*.int.test.ts', '<rootDir>/services/*/test/**/*.int.test.ts', '<rootDir>/operator/test/**/*.int.test.ts'];
+
 module.exports = {
+  ...(lane === 'parallel' ? { testSequencer: '<rootDir>/test/support/jest/lane-sequencer.js' } : {}),
   projects: [
     {
       ...common,
@@ -30,8 +39,8 @@ module.exports = {
     {
       ...common,
       displayName: 'integration',
-      testMatch: ['<rootDir>/test/**/*.int.test.ts', '<rootDir>/services/*/test/**/*.int.test.ts', '<rootDir>/operator/test/**/*.int.test.ts'],
-      testPathIgnorePatterns: ['/dist/', '/node_modules/'],
+      testMatch: lane === 'parallel' ? lanes.readLanes().parallel.map((p) => `<rootDir>/${p}`) : integrationMatch,
+      testPathIgnorePatterns: ['/dist/', '/node_modules/', ...(lane === 'serial' ? lanes.parallelIgnorePatterns() : [])],
       setupFilesAfterEnv: ['<rootDir>/test/support/jest/integration-timeout.ts'],
     },
   ],
