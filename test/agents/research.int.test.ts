@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { OpenAiLanguageModel } from '@lore/ai';
 import { BRIEF_SECTIONS, REPORT_SECTIONS, hasSections, reportClaims, supports, type ResearchSource } from '../../services/agents/src/domain/research';
 import { generateAgentsWorld, serveAgentsWorld, type ServedAgentsWorld } from '../support/agents-world';
@@ -316,6 +318,9 @@ describe('deep research budgets, a configured model, and a killed worker', () =>
       expect(hasSections(done.final_report, REPORT_SECTIONS)).toBe(true);
       const sources = await storedSources(s, t.tenantId, thread);
       expect(sources.length).toBeLessThan(8);
+      // Searches asked ahead and pages read at once are each counted before they go out: never more than the budget.
+      const spent = await s.db.withTenant(t.tenantId, (sql) => sql.query<{ n: number }>(`SELECT (state->'spent'->>'fetches')::int AS n FROM agents.workflows WHERE thread_id = $1`, [thread]));
+      expect(spent.rows[0]!.n).toBeLessThanOrEqual(8);
       expectEveryClaimSupported(done.final_report, sources);
       const types = (await eventsOf(s, t.tenantId, thread)).map((e) => e.type);
       expect(types).toContain('budget_spent');
@@ -325,6 +330,66 @@ describe('deep research budgets, a configured model, and a killed worker', () =>
       expect(await s.metrics.metrics()).toMatch(/lore_agents_workflows_total\{kind="deep_research",status="budget"[^}]*\} 1/);
     } finally {
       await s.close();
+    }
+  });
+
+  it('asks the search engine at most one search per researcher at once and each result page once a run; an area ends at a round with nothing new', async () => {
+    // A search engine that takes 40 ms an answer, as a remote one does, in front of the world's: it counts the searches
+    // in flight and what each asked.
+    let inFlight = 0;
+    let most = 0;
+    const asked: string[] = [];
+    const proxy = createServer((req, res) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      const url = new URL(req.url ?? '/', 'http://x');
+      asked.push(`${url.searchParams.get('q')} p${url.searchParams.get('pageno') ?? '1'}`);
+      setTimeout(() => {
+        fetch(`${served.search.url}${req.url}`)
+          .then(async (r) => res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' }).end(await r.text()))
+          .catch(() => res.writeHead(502).end())
+          .finally(() => inFlight--);
+      }, 40);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+    const s = await startAgentsStack({
+      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup } },
+      worker: { searxngUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, settings: { budgets: { fetches: 500, wallMs: 120_000, modelTokens: 50_000 } } },
+    });
+    try {
+      const t = await s.tenant();
+      for (const units of [5, 2]) {
+        most = 0;
+        asked.length = 0;
+        const thread = (await start(s, t, { query: QUERY, max_concurrent_research_units: units, max_researcher_iterations: 3 })).json.thread_id as string;
+        const done = await untilEnded(s, t, thread);
+        expect(done.status).toBe('completed');
+        expect(most).toBeGreaterThan(0);
+        expect(most).toBeLessThanOrEqual(units);
+        expect(new Set(asked).size).toBe(asked.length);
+        const ev = await eventsOf(s, t.tenantId, thread);
+        // Each researcher: started, its iterations in order, finished; no iteration after one that read nothing.
+        for (let unit = 0; unit < 5; unit++) {
+          const mine = ev.filter((e) => e.data.unit === unit);
+          expect(mine[0]!.type).toBe('researcher_started');
+          expect(mine[mine.length - 1]!.type).toBe('researcher_finished');
+          const progress = mine.slice(1, -1);
+          expect(progress.map((e) => e.type)).toEqual(progress.map(() => 'researcher_progress'));
+          expect(progress.map((e) => e.data.iteration)).toEqual(progress.map((_, k) => k + 1));
+          expect(progress.length).toBeLessThanOrEqual(3);
+          expect(progress.slice(0, -1).every((e) => e.data.read.length > 0)).toBe(true);
+        }
+        // The question's words find Berlin's fintech companies: no area broadened them into another city's.
+        const berlin = world.companies.filter((c) => c.industry === 'Fintech' && c.city === 'Berlin').map((c) => c.name);
+        const sources = await storedSources(s, t.tenantId, thread);
+        expect(sources.length).toBeGreaterThan(3);
+        for (const x of sources) expect(berlin.some((n) => x.title.includes(n))).toBe(true);
+        expect(asked.every((q) => q.startsWith('fintech companies Berlin'))).toBe(true);
+        expectEveryClaimSupported(done.final_report, sources);
+      }
+    } finally {
+      await s.close();
+      await new Promise((r) => proxy.close(r));
     }
   });
 

@@ -15,6 +15,8 @@ import {
   isProse,
   newUnit,
   unitQuery,
+  SEARCH_PAGES_PER_ITERATION,
+  searchRound,
   supports,
   takeNotes,
   writeBrief,
@@ -58,6 +60,78 @@ describe('deep research rules', () => {
     unit.broaden = 0;
     expect(unitQuery(unit, area, 'fintech companies Berlin')).toBe('fintech companies Berlin');
     expect(unitQuery({ ...unit, broaden: 3 }, { question: 'q', query: 'x' }, 'fintech')).toBe('fintech');
+  });
+
+  describe('one iteration\'s search (searchRound)', () => {
+    /** A search engine holding `lists[query]` (10 results a page), recording every (query, page) asked. */
+    const engine = (lists: Record<string, string[]>) => {
+      const asked: string[] = [];
+      const search = async (query: string, page: number) => {
+        asked.push(`${query} p${page}`);
+        return (lists[query] ?? []).slice((page - 1) * 10, page * 10).map((url) => ({ url }));
+      };
+      return { asked, search };
+    };
+    const base = 'fintech companies Berlin';
+    const berlin = Array.from({ length: 8 }, (_, k) => `http://berlin-${k}.localhost/`);
+    const everywhere = Array.from({ length: 19 }, (_, k) => `http://fintech-${k}.localhost/`);
+    const lists = { [base]: berlin, [`${base} founded`]: berlin, 'fintech companies': everywhere };
+    const area = { question: 'q: history and founding', query: `${base} founded` };
+
+    it('returns the first results nobody has read, at most two, from the next page of the area\'s words', async () => {
+      const e = engine(lists);
+      const unit = newUnit();
+      const read = new Set(berlin.slice(0, 3));
+      const round = await searchRound(unit, area, base, { own: 1, unread: (url) => !read.has(url), search: e.search });
+      expect(round).toEqual({ query: `${base} founded`, fresh: [{ url: berlin[3] }, { url: berlin[4] }], searches: 1 });
+      expect(e.asked).toEqual([`${base} founded p1`]);
+      expect(unit.page).toBe(1);
+      // `take` takes them before another round can see them; `max` bounds them (no room left: none).
+      const second = await searchRound(newUnit(), area, base, { own: 2, unread: (url) => !read.has(url), take: (fresh) => fresh.forEach((r) => read.add(r.url)), search: e.search });
+      const third = await searchRound(newUnit(), area, base, { own: 3, unread: (url) => !read.has(url), max: 1, search: e.search });
+      expect([second.fresh, third.fresh]).toEqual([[{ url: berlin[3] }, { url: berlin[4] }], [{ url: berlin[5] }]]);
+      expect((await searchRound(newUnit(), area, base, { own: 4, unread: () => true, max: 0, search: e.search })).fresh).toEqual([]);
+    });
+
+    it("reads the question's results from their first page when the unit's own page lies past them, and does not broaden a question that finds something", async () => {
+      const e = engine(lists);
+      const unit = { ...newUnit(), page: 1 };
+      const read = new Set(berlin.slice(0, 6));
+      const round = await searchRound(unit, area, base, { own: 3, unread: (url) => !read.has(url), search: e.search });
+      // The area's page 2 is empty; the question's own page (4) lies past its 8 results; its page 1 has two unread.
+      expect(e.asked).toEqual([`${base} founded p2`, `${base} p4`, `${base} p1`]);
+      expect(round.query).toBe(base);
+      expect(round.fresh).toEqual([{ url: berlin[6] }, { url: berlin[7] }]);
+      expect(unit).toMatchObject({ fallback: true, broaden: 0, from: 1, page: 1, end: 4 });
+    });
+
+    it('ends dry when every result is read, within SEARCH_PAGES_PER_ITERATION searches, and never asks a page known to be past the end', async () => {
+      const e = engine(lists);
+      const unit = { ...newUnit(), page: 1 };
+      const all = () => false;
+      const round = await searchRound(unit, area, base, { own: 1, unread: all, search: e.search });
+      expect(round.fresh).toEqual([]);
+      // Page 2 of the question is the unit's own, found empty: after its page 1, nothing is left to ask.
+      expect(e.asked).toEqual([`${base} founded p2`, `${base} p2`, `${base} p1`]);
+      expect(round.searches).toBeLessThanOrEqual(SEARCH_PAGES_PER_ITERATION);
+      const again = await searchRound(unit, area, base, { own: 1, unread: all, search: e.search });
+      expect(again).toMatchObject({ fresh: [], searches: 0 });
+
+      const far = engine(lists);
+      const dry = await searchRound({ ...newUnit(), page: 1 }, area, base, { own: 4, unread: all, search: far.search });
+      expect(dry.fresh).toEqual([]);
+      expect(far.asked).toHaveLength(SEARCH_PAGES_PER_ITERATION);
+    });
+
+    it('broadens a query only when it finds nothing at all, dropping its last word', async () => {
+      const e = engine(lists);
+      const question = 'fintech companies Berlin payments';
+      const unit = newUnit();
+      const round = await searchRound(unit, { question: 'q', query: question }, question, { own: 0, unread: () => true, search: e.search });
+      expect(e.asked).toEqual([`${question} p1`, `${base} p1`]);
+      expect(round).toMatchObject({ query: base, fresh: [{ url: berlin[0] }, { url: berlin[1] }] });
+      expect(unit.broaden).toBe(1);
+    });
   });
 
   it('writes a brief with the five sections in order, naming every area', () => {

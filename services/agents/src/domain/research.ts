@@ -66,14 +66,92 @@ export interface ResearchUnit {
   /** The first page of the query now searched, and how many of its last words were dropped to broaden it. */
   from: number;
   broaden: number;
+  /**
+   * A result page of the query now searched known to lie past its last result (0: none known); no page from it on is
+   * asked again. Absent in states written before it existed.
+   */
+  end?: number;
 }
 
-export const newUnit = (): ResearchUnit => ({ iterations: 0, done: false, notes: [], queries: [], page: 0, fallback: false, from: 1, broaden: 0 });
+export const newUnit = (): ResearchUnit => ({ iterations: 0, done: false, notes: [], queries: [], page: 0, fallback: false, from: 1, broaden: 0, end: 0 });
 
 /** The query a researcher searches now: the area's words (or the question's), less the last `broaden` (at least two kept). */
 export function unitQuery(unit: ResearchUnit, area: ResearchArea, base: string): string {
   const words = (unit.fallback ? base : area.query).split(' ').filter(Boolean);
   return words.slice(0, Math.max(Math.min(2, words.length), words.length - unit.broaden)).join(' ');
+}
+
+/** Search result pages one iteration asks for at most, looking for results no researcher has read yet. */
+export const SEARCH_PAGES_PER_ITERATION = 4;
+
+/**
+ * One iteration's search: the next result page of the unit's query, and further pages while every result on them was
+ * read already (at most SEARCH_PAGES_PER_ITERATION searches). An area whose own words find nothing more goes on with
+ * the question's words (`base`) from a result page of its own (`own` + 1, so the units of a run spread over the
+ * question's results); when that page lies past the question's last result, the question's results are read from
+ * their first page instead (those read already are skipped). Only a query that finds nothing at all — an empty first
+ * page — is broadened, by dropping its last word (down to two). Up to PAGES_PER_ITERATION results no researcher has
+ * read are returned (`unread` says which; `take` takes them in the same turn, so two researchers never both get one);
+ * none means the area has nothing new. The unit's cursor (page, fallback,
+ * from, broaden, end) moves with every search, and is the unit's own: a unit's searches never run concurrently.
+ */
+export async function searchRound<R extends { url: string }>(
+  unit: ResearchUnit,
+  area: ResearchArea,
+  base: string,
+  how: {
+    /** The unit's index: its own result page of the question's words is `own` + 1. */
+    own: number;
+    search: (query: string, page: number) => Promise<R[]>;
+    unread: (url: string) => boolean;
+    /** Results returned at most (default PAGES_PER_ITERATION). */
+    max?: number;
+    /** Called with the results returned as soon as they are chosen, before anything else runs (to take them). */
+    take?: (fresh: R[]) => void;
+  },
+): Promise<{ query: string; fresh: R[]; searches: number }> {
+  const { own, search, unread } = how;
+  let query = unitQuery(unit, area, base);
+  let searches = 0;
+  while (searches < SEARCH_PAGES_PER_ITERATION) {
+    query = unitQuery(unit, area, base);
+    // A page known to lie past the query's last result is not asked for.
+    if ((unit.end ?? 0) > 0 && unit.page + 1 >= unit.end!) break;
+    unit.page++;
+    searches++;
+    const results = await search(query, unit.page);
+    if (results.length === 0) {
+      if (!unit.fallback && area.query !== base) {
+        unit.fallback = true;
+        unit.broaden = 0;
+        unit.page = own;
+        unit.from = own + 1;
+        unit.end = 0;
+        continue;
+      }
+      if (unit.page === unit.from && unit.from > 1) {
+        // The query's results end before this unit's own page: read them from their first page.
+        unit.end = unit.page;
+        unit.from = 1;
+        unit.page = 0;
+        continue;
+      }
+      if (unit.page === unit.from && query.split(' ').length > 2) {
+        unit.broaden++;
+        unit.from = unit.fallback ? own + 1 : 1;
+        unit.page = unit.from - 1;
+        unit.end = 0;
+        continue;
+      }
+      break;
+    }
+    const fresh = results.filter((r) => unread(r.url)).slice(0, Math.max(0, how.max ?? PAGES_PER_ITERATION));
+    if (fresh.length > 0) {
+      how.take?.(fresh);
+      return { query, fresh, searches };
+    }
+  }
+  return { query, fresh: [], searches };
 }
 
 export interface ResearchState {

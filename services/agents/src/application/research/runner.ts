@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { LanguageModel } from '@lore/ai';
 import type { Sql } from '@lore/runtime';
 import {
@@ -18,14 +19,15 @@ import {
   planAreas,
   readResearchState,
   researchQuestion,
+  searchRound,
   searchTermsOf,
   takeNotes,
-  unitQuery,
   writeBrief,
   writeReport,
   type ResearchArea,
   type ResearchSource,
   type ResearchState,
+  type ResearchUnit,
 } from '../../domain/research';
 import { isRunning } from '../../domain/workflow';
 import { getWorkflow, updateWorkflow, type WorkflowRow } from '../../store/workflows';
@@ -50,13 +52,21 @@ const KINDS = [RESEARCH_KIND] as const;
 const CLARIFY_TOKENS = 300;
 const BRIEF_TOKENS = 1_500;
 const REPORT_TOKENS = 3_000;
-/** Search pages one iteration may read looking for results no researcher has read yet. */
-const SEARCH_PAGES_PER_ITERATION = 4;
 
 class RunEnded extends Error {
   constructor(readonly why: 'stop' | 'lost' | 'shutdown') {
     super(`run ended: ${why}`);
   }
+}
+
+/** A researcher's position in its searches (ResearchUnit's fields that `searchRound` moves). */
+type SearchCursor = Pick<ResearchUnit, 'page' | 'fallback' | 'from' | 'broaden' | 'end'>;
+
+/** One iteration's search: the query last asked, the results to read (taken for the researcher), the cursor after it. */
+interface Round {
+  query: string;
+  fresh: WebResult[];
+  cursor: SearchCursor;
 }
 
 /** Ends the research step early: a budget is spent (the report is written from what was read, marked partial). */
@@ -96,6 +106,8 @@ class ResearchRun {
   /** Spent since the last checkpoint. */
   private fetches = 0;
   private tokens = 0;
+  /** The search engine's answers this run has had (or is waiting for), by result page and query. */
+  private readonly answers = new Map<string, Promise<WebResult[]>>();
   /** URLs read (or being read) by any researcher of this run. */
   private readonly seen = new Set<string>();
   /** Researchers running now, and the budget that ended the research step, if one did. */
@@ -116,6 +128,9 @@ class ResearchRun {
     this.state = readResearchState(workflow.state);
     this.step = workflow.current_step;
     this.model = modelOf(deps);
+    // Every fetch in flight listens to the run's signal: at most one search and PAGES_PER_ITERATION page reads per
+    // researcher at once (the search asked ahead runs beside the reads), and a few of the run's own.
+    setMaxListeners(MAX_UNITS_LIMIT * (PAGES_PER_ITERATION + 1) + 4, this.abort.signal);
     for (const s of this.state.sources) this.seen.add(s.url);
     const end = (why: RunEnded['why']) => {
       if (this.endedBy) return;
@@ -164,9 +179,39 @@ class ResearchRun {
 
   /**
    * One checkpoint: the workflow locked (still ours? a stop asked?), the time and budget spent added, `fn`'s writes and
-   * events, the state written, then the events published.
+   * events, the state written, then the events published. Checkpoints asked for while one is being written (several
+   * researchers ending an iteration at once) are written together in the next transaction, in the order asked, so
+   * they do not queue one by one on the workflow's lock and the state is written once for them all; each caller gets
+   * its own `fn`'s result, and all of them the error when that transaction fails.
    */
-  private async checkpoint<T>(fn: (sql: Sql, w: WorkflowRow, events: WorkflowEvent[]) => Promise<T>): Promise<T> {
+  private checkpoint<T>(fn: (sql: Sql, w: WorkflowRow, events: WorkflowEvent[]) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ fn, resolve: (v) => resolve(v as T), reject });
+      if (!this.writing) void this.writeCheckpoints();
+    });
+  }
+
+  private readonly pending: Array<{ fn: (sql: Sql, w: WorkflowRow, events: WorkflowEvent[]) => Promise<unknown>; resolve: (v: unknown) => void; reject: (err: unknown) => void }> = [];
+  private writing = false;
+
+  private async writeCheckpoints(): Promise<void> {
+    this.writing = true;
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending.splice(0);
+        try {
+          const results = await this.commit(batch.map((b) => b.fn));
+          batch.forEach((b, k) => b.resolve(results[k]));
+        } catch (err) {
+          for (const b of batch) b.reject(err);
+        }
+      }
+    } finally {
+      this.writing = false;
+    }
+  }
+
+  private async commit(fns: ReadonlyArray<(sql: Sql, w: WorkflowRow, events: WorkflowEvent[]) => Promise<unknown>>): Promise<unknown[]> {
     const events: WorkflowEvent[] = [];
     const out = await this.deps.agents.db.withTenant(this.tenantId, async (sql) => {
       const w = await getWorkflow(sql, this.tenantId, this.threadId, KINDS, true);
@@ -180,12 +225,13 @@ class ResearchRun {
       this.state.spent.model_tokens += this.tokens;
       this.fetches = 0;
       this.tokens = 0;
-      const result = await fn(sql, w, events);
+      const results: unknown[] = [];
+      for (const fn of fns) results.push(await fn(sql, w, events));
       // What the research consumed since its last checkpoint is recorded (and charged) with it, exactly once.
       const metered = await meterUsage(sql, this.deps.settings.prices, this.tenantId, w, usage, serviceIdOf(this.state), this.admittedAt);
       this.creditsOut = metered.exhausted;
       await updateWorkflow(sql, this.tenantId, this.threadId, { state: this.state as unknown as Record<string, unknown> });
-      return result;
+      return results;
     });
     await publishEvents(this.deps.agents.streams, this.deps.agents.logger, events);
     return out;
@@ -353,16 +399,31 @@ class ResearchRun {
     });
   }
 
-  private async search(query: string, page: number): Promise<WebResult[]> {
+  /**
+   * A result page of a query. The run asks the search engine for each (query, page) once: researchers often ask the
+   * same one (every area that falls back to the question's words reads the question's first page), and the answer
+   * the run already has — or is waiting for — is given again without a request or a fetch of the budget. A search that
+   * failed is not remembered, so it is asked again.
+   */
+  private search(query: string, page: number): Promise<WebResult[]> {
     const web = this.deps.sources.web;
-    if (!web) return [];
+    if (!web) return Promise.resolve([]);
+    const key = `${page} ${query}`;
+    const known = this.answers.get(key);
+    if (known) {
+      this.check();
+      return known;
+    }
     this.spend();
     this.fetches++;
-    return web.search(query, page, this.signal).catch((err: unknown) => {
+    const asked = web.search(query, page, this.signal).catch((err: unknown) => {
+      this.answers.delete(key);
       this.check();
       this.deps.agents.logger.warn({ err, thread_id: this.threadId }, 'research search failed; the researcher goes on');
-      return [];
+      return [] as WebResult[];
     });
+    this.answers.set(key, asked);
+    return asked;
   }
 
   private async read(url: string): Promise<WebPageRead | null> {
@@ -377,58 +438,59 @@ class ResearchRun {
   }
 
   /**
-   * One researcher: at most max_researcher_iterations iterations of search (results no researcher has read, up to a
-   * few result pages), fetch (at most PAGES_PER_ITERATION pages through the guarded reader) and think (the sentences
-   * that answer the area become notes; a search that brings nothing new ends the area: what it asks is exhausted).
-   * Each iteration is a checkpoint with its `researcher_progress` event.
+   * One researcher: at most max_researcher_iterations iterations of search (`searchRound`: results no researcher has
+   * read yet, up to a few result pages), fetch (at most PAGES_PER_ITERATION pages through the guarded reader, read at
+   * once) and think (the sentences that answer the area become notes; an iteration whose search brings nothing new
+   * ends the area: what it asks is exhausted). Each iteration is a checkpoint with its `researcher_progress` event;
+   * the last one also compresses the notes and records `researcher_finished`.
    */
   private async researcher(i: number): Promise<void> {
     const area = this.state.areas[i]!;
     const key = String(i);
     const unit = (this.state.units[key] ??= newUnit());
     const base = searchTermsOf(researchQuestion(this.state)) || area.query;
+    const max = this.state.max_researcher_iterations;
     this.active++;
     const activeNow = this.active;
+    let counted = true;
+    // The start is written while the first search runs: nothing the researcher does needs it written first, and
+    // checkpoints are written in the order asked, so its event still comes before the researcher's progress.
+    const started = this.checkpoint(async (sql, _w, events) => {
+      events.push(await recordEvent(sql, this.tenantId, this.threadId, 'researcher_started', { unit: i, question: area.question, active: activeNow, message: `researcher ${i + 1} started: ${area.question}` }));
+    });
+    started.catch(() => undefined); // awaited before the researcher's next checkpoint, which reports its failure
+    const finish = async (sql: Sql, events: WorkflowEvent[]): Promise<void> => {
+      unit.notes = compressNotes(area.question, unit.notes);
+      unit.done = !this.budget;
+      this.active--;
+      counted = false;
+      events.push(
+        await recordEvent(sql, this.tenantId, this.threadId, 'researcher_finished', {
+          unit: i,
+          iterations: unit.iterations,
+          notes: unit.notes.length,
+          active: this.active,
+          message: `researcher ${i + 1} finished: ${unit.notes.length} note(s) in ${unit.iterations} iteration(s)`,
+        }),
+      );
+    };
     try {
-      await this.checkpoint(async (sql, _w, events) => {
-        events.push(await recordEvent(sql, this.tenantId, this.threadId, 'researcher_started', { unit: i, question: area.question, active: activeNow, message: `researcher ${i + 1} started: ${area.question}` }));
-      });
-      let exhausted = false;
+      let finished = false;
       try {
-        while (unit.iterations < this.state.max_researcher_iterations && !exhausted) {
+        while (unit.iterations < max && !finished) {
           this.spend();
-          let query = '';
-          let fresh: WebResult[] = [];
-          for (let p = 0; p < SEARCH_PAGES_PER_ITERATION && fresh.length === 0; p++) {
-            query = unitQuery(unit, area, base);
-            unit.page++;
-            const results = await this.search(query, unit.page);
-            if (results.length === 0) {
-              // Think: the area's own words found nothing more, so its question's words go on from a page of their own;
-              // a query that finds nothing at all from its first page is broadened (its last word dropped).
-              if (!unit.fallback && area.query !== base) {
-                unit.fallback = true;
-                unit.broaden = 0;
-                unit.page = i;
-                unit.from = i + 1;
-                continue;
-              }
-              if (unit.page === unit.from && query.split(' ').length > 2) {
-                unit.broaden++;
-                unit.page = unit.from - 1;
-                continue;
-              }
-              break;
-            }
-            fresh = results.filter((r) => !this.seen.has(r.url)).slice(0, PAGES_PER_ITERATION);
-          }
+          const round = await this.nextRound(unit, area, base, i, true);
+          Object.assign(unit, round.cursor);
           const read: string[] = [];
           // The iteration's pages are read at once (each through the guarded reader, each a fetch of the budget), then
-          // kept in result order.
-          const batch = fresh.slice(0, Math.max(0, MAX_SOURCES - this.state.sources.length));
-          for (const r of batch) this.seen.add(r.url);
-          const pages = await Promise.all(batch.map((r) => this.read(r.url)));
-          for (const [k, r] of batch.entries()) {
+          // kept in result order. While they are read, the next iteration's search is asked ahead (what it asks does
+          // not depend on what these pages say): its answers wait in the run's answers for that iteration, and when it
+          // finds nothing new the researcher knows it is done as soon as the pages are read. Its results are not taken
+          // ahead: until that iteration runs, any idle researcher may read them.
+          const ahead = round.fresh.length > 0 && unit.iterations + 1 < max ? this.nextRound(unit, area, base, i, false) : null;
+          ahead?.catch(() => undefined); // awaited below
+          const pages = await Promise.all(round.fresh.map((r) => this.read(r.url)));
+          for (const [k, r] of round.fresh.entries()) {
             const page = pages[k];
             // A page read under another address (a redirect) that some researcher has read already counts once.
             if (!page || page.text.trim() === '' || this.state.sources.length >= MAX_SOURCES || this.state.sources.some((x) => x.url === page.url)) continue;
@@ -439,42 +501,74 @@ class ResearchRun {
             unit.notes.push(...takeNotes(area.question, source));
           }
           unit.iterations++;
-          unit.queries.push(query);
-          exhausted = fresh.length === 0;
+          unit.queries.push(round.query);
           const iteration = unit.iterations;
+          // Nothing new, or the last iteration allowed: the researcher ends with this checkpoint. So it does when the
+          // next iteration's search found nothing new (that dry iteration is written with this one: nothing read later
+          // makes a result unread again), or a budget was spent during it.
+          let last = round.fresh.length === 0 || iteration >= max;
+          let dry: Round | null = null;
+          if (ahead) {
+            try {
+              const next = await ahead;
+              if (next.fresh.length === 0) dry = next;
+            } catch (err) {
+              if (!(err instanceof BudgetSpent)) throw err;
+            }
+            if (dry || this.budget) last = true;
+          }
+          await started;
           await this.checkpoint(async (sql, _w, events) => {
-            events.push(
-              await recordEvent(sql, this.tenantId, this.threadId, 'researcher_progress', {
-                unit: i,
-                iteration,
-                query,
-                read,
-                notes: unit.notes.length,
-                message: `researcher ${i + 1}, iteration ${iteration}: searched "${query}", read ${read.length} page(s)`,
-              }),
-            );
+            const progress = async (n: number, query: string, urls: string[]) =>
+              events.push(
+                await recordEvent(sql, this.tenantId, this.threadId, 'researcher_progress', {
+                  unit: i,
+                  iteration: n,
+                  query,
+                  read: urls,
+                  notes: unit.notes.length,
+                  message: `researcher ${i + 1}, iteration ${n}: searched "${query}", read ${urls.length} page(s)`,
+                }),
+              );
+            await progress(iteration, round.query, read);
+            if (dry) {
+              Object.assign(unit, dry.cursor);
+              unit.iterations++;
+              unit.queries.push(dry.query);
+              await progress(unit.iterations, dry.query, []);
+            }
+            if (last) await finish(sql, events);
           });
+          finished = last;
         }
       } catch (err) {
         if (!(err instanceof BudgetSpent)) throw err;
       }
-      unit.notes = compressNotes(area.question, unit.notes);
-      unit.done = !this.budget;
-      const activeLeft = this.active - 1;
-      await this.checkpoint(async (sql, _w, events) => {
-        events.push(
-          await recordEvent(sql, this.tenantId, this.threadId, 'researcher_finished', {
-            unit: i,
-            iterations: unit.iterations,
-            notes: unit.notes.length,
-            active: activeLeft,
-            message: `researcher ${i + 1} finished: ${unit.notes.length} note(s) in ${unit.iterations} iteration(s)`,
-          }),
-        );
-      });
+      if (!finished) {
+        await started;
+        await this.checkpoint((sql, _w, events) => finish(sql, events));
+      }
     } finally {
-      this.active--;
+      if (counted) this.active--;
     }
+  }
+
+  /**
+   * One iteration's search (`searchRound`) on a copy of the unit's search cursor, which the iteration takes over when
+   * it runs (so a search asked ahead moves nothing a checkpoint writes before its iteration). With `take`, the results
+   * it returns are taken for this researcher at once, so no other researcher reads them too.
+   */
+  private async nextRound(unit: ResearchUnit, area: ResearchArea, base: string, i: number, take: boolean): Promise<Round> {
+    const copy: ResearchUnit = { ...unit, end: unit.end ?? 0 };
+    const { query, fresh } = await searchRound(copy, area, base, {
+      own: i,
+      search: (q, page) => this.search(q, page),
+      unread: (url) => !this.seen.has(url),
+      // No more than the run may still keep as sources.
+      max: Math.min(PAGES_PER_ITERATION, MAX_SOURCES - this.state.sources.length),
+      ...(take ? { take: (results: WebResult[]) => results.forEach((r) => this.seen.add(r.url)) } : {}),
+    });
+    return { query, fresh, cursor: { page: copy.page, fallback: copy.fallback, from: copy.from, broaden: copy.broaden, end: copy.end ?? 0 } };
   }
 
   /** The final report (the model's when it keeps the sections after the citation check, else Lore's own), checked. */
