@@ -110,6 +110,40 @@ describe('core: chat answers with an OpenAI-format model', () => {
     expect(model.bodies.at(-1)).toMatchObject({ model: 'loopback', temperature: 0 });
   });
 
+  it('gives the model the last ten messages of the branch it continues, in a long session and after branch switches', async () => {
+    model.script = 'Noted.';
+    const id = await newSession();
+    const send = (message: string) => s.call('POST', '/api/chat/send-chat-message', as(a.key), { message, chat_session_id: id, stream: false });
+    /** The user messages of the last request to the model, in order (the history's, then the question). */
+    const asked = () => (model.bodies.at(-1)!.messages ?? []).filter((m) => m.role === 'user').map((m) => m.content);
+    for (let i = 1; i <= 7; i++) expect((await send(`question ${i}`)).status).toBe(200);
+    model.bodies = [];
+    expect((await send('question 8')).status).toBe(200);
+    // Ten earlier messages: five questions and their five answers.
+    expect(asked()).toEqual(['question 3', 'question 4', 'question 5', 'question 6', 'question 7', 'question 8']);
+    expect((model.bodies.at(-1)!.messages ?? []).filter((m) => m.role === 'assistant')).toHaveLength(5);
+
+    const tree = (await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key))).json.messages as Array<{ message_id: number; message: string }>;
+    const [, , firstAnswer, secondQuestion] = tree;
+    expect(secondQuestion!.message).toBe('question 2');
+    // An edit of question 2 starts a branch under the first answer; the next turn continues that branch.
+    const edit = await s.call('POST', '/api/chat/send-message', as(a.key), { chat_session_id: id, parent_message_id: firstAnswer!.message_id, message: 'question 2b' });
+    expect(parts(edit.text).at(-1)).toMatchObject({ type: 'stop', stop_reason: 'finished' });
+    model.bodies = [];
+    expect((await send('question 9')).status).toBe(200);
+    expect(asked()).toEqual(['question 1', 'question 2b', 'question 9']);
+    // Back to the first branch: the next turn continues from its leaf, the answer to question 8.
+    expect((await s.call('PUT', '/api/chat/set-message-as-latest', as(a.key), { message_id: secondQuestion!.message_id })).status).toBe(200);
+    model.bodies = [];
+    expect((await send('question 10')).status).toBe(200);
+    expect(asked()).toEqual(['question 4', 'question 5', 'question 6', 'question 7', 'question 8', 'question 10']);
+
+    // A damaged tree (a latest-child pointer back to an ancestor, which no write makes) cannot loop a turn.
+    const leaf = (await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key))).json.messages.at(-1) as { message_id: number };
+    await s.db.withTenant(a.tenantId, (sql) => sql.query(`UPDATE core.chat_messages SET latest_child_message_id = $2 WHERE tenant_id = $1 AND message_id = $3`, [a.tenantId, secondQuestion!.message_id, leaf.message_id]));
+    expect((await send('question 11')).status).toBe(200);
+  });
+
   it('skips the decision when the tool is forced', async () => {
     const r = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'Osprey backup generators', chat_session_id: await newSession(), stream: false, forced_tool_id: 1 });
     expect(r.json.tool_calls[0].tool_arguments).toEqual({ queries: ['Osprey backup generators'] });

@@ -84,32 +84,33 @@ function turnOverrides(
  */
 export async function prepareTurn(deps: CoreDeps, p: Principal, identityToken: string, input: TurnInput): Promise<PreparedTurn> {
   return deps.db.withTenant(p.tenantId, async (sql) => {
-    // A new question names an unnamed session; a seeded one was named when it was seeded.
-    const session = await lockSessionForTurn(sql, p.tenantId, input.sessionId, p.owner, input.useExistingUserMessage ? '' : input.message.slice(0, 120));
+    const named = input.parentMessageId === undefined || input.parentMessageId === null ? null : String(input.parentMessageId);
+    // A new question names an unnamed session; a seeded one was named when it was seeded. The path starts at the
+    // message asked for, else at the latest branch's leaf, and goes up from there.
+    const session = await lockSessionForTurn(sql, p.tenantId, input.sessionId, p.owner, input.useExistingUserMessage ? '' : input.message.slice(0, 120), named, HISTORY_MESSAGES + 1);
     if (!session) throw coreError('NOT_FOUND', 'chat session not found');
     const persona = session.persona;
     if (!persona) throw coreError('NOT_FOUND', 'the session\'s persona no longer exists');
-    const messages = session.messages;
-    const byId = new Map(messages.map((m) => [m.message_id, m]));
-    const branch = latestBranch(messages);
-    const leaf = branch.at(-1)?.message_id ?? null;
+    const start = session.path[0];
 
     let userMessageId: string;
     let parentMessageId: string | null;
     let question: string;
-    const named = input.parentMessageId === undefined || input.parentMessageId === null ? null : String(input.parentMessageId);
+    /** The messages before the turn's user message, nearest first. */
+    let earlier: TurnMessage[];
     if (input.useExistingUserMessage) {
-      const targetId = named ?? leaf;
-      const target = targetId === null ? undefined : byId.get(targetId);
+      const target = start;
       if (!target || target.message_type !== 'user') throw coreError('BAD_REQUEST', 'use_existing_user_message needs a user message of this session to answer');
+      earlier = session.path.slice(1);
       userMessageId = target.message_id;
       parentMessageId = target.parent_message_id;
       question = target.message;
       // Answering it makes its branch the latest one.
       if (parentMessageId !== null) await setLatestChild(sql, p.tenantId, parentMessageId, userMessageId);
     } else {
-      parentMessageId = named ?? leaf;
-      if (parentMessageId === null || !byId.has(parentMessageId)) throw coreError('NOT_FOUND', 'parent message not found in this session');
+      if (!start) throw coreError('NOT_FOUND', 'parent message not found in this session');
+      parentMessageId = start.message_id;
+      earlier = session.path;
       question = input.message;
       userMessageId = await insertMessage(sql, p.tenantId, {
         session_id: session.session_id, parent_message_id: parentMessageId, message_type: 'user', message: question, token_count: countTokens(question),
@@ -123,17 +124,8 @@ export async function prepareTurn(deps: CoreDeps, p: Principal, identityToken: s
       throw coreError('BAD_REQUEST', `tool ${input.forcedToolId} is not allowed for this persona and request`);
     }
     const names = allowed.map((id) => toolById(id)?.name).filter((n): n is 'internal_search' => n === 'internal_search');
-    const historyIds = new Set<string>();
-    // The branch up to (not including) the user message.
-    let cursor = parentMessageId;
-    const history: TurnMessage[] = [];
-    while (cursor !== null && !historyIds.has(cursor) && history.length < HISTORY_MESSAGES) {
-      historyIds.add(cursor);
-      const m = byId.get(cursor);
-      if (!m) break;
-      history.unshift(m);
-      cursor = m.parent_message_id;
-    }
+    // The branch up to (not including) the user message, oldest first.
+    const history = earlier.slice(0, HISTORY_MESSAGES).reverse();
     // A session in a project answers from the project's files too (unless the request's source filter leaves `file` out).
     let files: FilePassage[] = [];
     if (session.project_id !== null && (!input.sourceTypes || input.sourceTypes.includes(FILE_SOURCE))) {

@@ -124,16 +124,25 @@ export interface TurnSession {
   project_id: number | null;
   /** The session's persona (deleted ones too: a session keeps the persona it started with); null if it is gone. */
   persona: { instructions: string; tool_ids: number[]; model: string | null; temperature: number | null } | null;
-  /** Its messages' tree and texts, oldest first. */
-  messages: TurnMessage[];
+  /**
+   * The turn's starting message (the one asked for, else the leaf) and then its ancestors, nearest first: at most
+   * `pathMessages` messages. Empty when the starting message is not in this session.
+   */
+  path: TurnMessage[];
 }
 
 /**
  * Locks the owner's live session for a turn (an UPDATE takes the row lock), marks it updated, names it from the
- * question when it has no name yet (`name` empty: leave it), and reads its persona and its messages' tree, in one
- * statement (each round trip is on the answer's path); null when the session is not the owner's or is deleted.
+ * question when it has no name yet (`name` empty: leave it), and reads its persona, the leaf of its latest branch and
+ * the path up from `start` (a message id; null: the leaf of the latest branch, from the root each message's latest
+ * child; at most `pathMessages` messages), in one statement (each round trip is on the answer's
+ * path); null when the session is not the owner's or is deleted.
+ *
+ * Only the ids of the latest branch are walked and only the path's texts are read, so a turn costs the same in a
+ * session of ten messages and of a thousand (the texts of the whole session were read on every turn before).
+ * The walk down is bounded by the session's message count, so a damaged pointer that made a cycle cannot loop.
  */
-export async function lockSessionForTurn(sql: Sql, tenantId: string, sessionId: string, owner: string, name: string): Promise<TurnSession | null> {
+export async function lockSessionForTurn(sql: Sql, tenantId: string, sessionId: string, owner: string, name: string, start: string | null, pathMessages: number): Promise<TurnSession | null> {
   const r = await sql.query<{
     session_id: string;
     current_alternate_model: string | null;
@@ -143,21 +152,41 @@ export async function lockSessionForTurn(sql: Sql, tenantId: string, sessionId: 
     tool_ids: number[] | null;
     model: string | null;
     temperature: number | null;
-    messages: TurnMessage[] | null;
+    path: TurnMessage[] | null;
   }>(
-    `WITH s AS (
+    `WITH RECURSIVE s AS (
        UPDATE core.chat_sessions SET time_updated = now(), name = CASE WHEN name = '' THEN $4 ELSE name END
         WHERE tenant_id = $1 AND session_id = $2 AND owner = $3 AND deleted_at IS NULL
         RETURNING tenant_id, session_id, persona_id, project_id, current_alternate_model, current_temperature_override
+     ),
+     n AS (SELECT count(*) AS messages FROM core.chat_messages WHERE tenant_id = $1 AND session_id = $2),
+     branch AS (
+       (SELECT m.message_id, m.latest_child_message_id, 1 AS depth
+          FROM core.chat_messages m WHERE m.tenant_id = $1 AND m.session_id = $2 AND m.parent_message_id IS NULL
+         ORDER BY m.message_id LIMIT 1)
+       UNION ALL
+       SELECT c.message_id, c.latest_child_message_id, b.depth + 1
+         FROM branch b JOIN core.chat_messages c ON c.tenant_id = $1 AND c.message_id = b.latest_child_message_id AND c.session_id = $2
+        WHERE b.depth < (SELECT messages FROM n)
+     ),
+     leaf AS (SELECT message_id FROM branch ORDER BY depth DESC LIMIT 1),
+     up AS (
+       SELECT m.message_id, m.parent_message_id, m.latest_child_message_id, m.message_type, m.message, m.error, 1 AS depth
+         FROM core.chat_messages m
+        WHERE m.tenant_id = $1 AND m.session_id = $2 AND m.message_id = COALESCE($5::bigint, (SELECT message_id FROM leaf))
+       UNION ALL
+       SELECT p.message_id, p.parent_message_id, p.latest_child_message_id, p.message_type, p.message, p.error, u.depth + 1
+         FROM up u JOIN core.chat_messages p ON p.tenant_id = $1 AND p.message_id = u.parent_message_id AND p.session_id = $2
+        WHERE u.depth < $6
      )
      SELECT s.session_id, s.current_alternate_model, s.current_temperature_override, s.project_id, p.instructions, p.tool_ids, p.model, p.temperature,
             (SELECT json_agg(json_build_object(
-                      'message_id', m.message_id::text, 'parent_message_id', m.parent_message_id::text,
-                      'latest_child_message_id', m.latest_child_message_id::text, 'message_type', m.message_type,
-                      'message', m.message, 'error', m.error) ORDER BY m.message_id)
-               FROM core.chat_messages m WHERE m.tenant_id = s.tenant_id AND m.session_id = s.session_id) AS messages
+                      'message_id', u.message_id::text, 'parent_message_id', u.parent_message_id::text,
+                      'latest_child_message_id', u.latest_child_message_id::text, 'message_type', u.message_type,
+                      'message', u.message, 'error', u.error) ORDER BY u.depth)
+               FROM up u) AS path
        FROM s LEFT JOIN core.personas p ON p.tenant_id = s.tenant_id AND p.persona_id = s.persona_id`,
-    [tenantId, sessionId, owner, name],
+    [tenantId, sessionId, owner, name, start, pathMessages],
     { prepare: true },
   );
   const row = r.rows[0];
@@ -168,6 +197,6 @@ export async function lockSessionForTurn(sql: Sql, tenantId: string, sessionId: 
     current_temperature_override: row.current_temperature_override,
     project_id: row.project_id,
     persona: row.tool_ids === null ? null : { instructions: row.instructions ?? '', tool_ids: row.tool_ids, model: row.model, temperature: row.temperature },
-    messages: row.messages ?? [],
+    path: row.path ?? [],
   };
 }
