@@ -14,7 +14,7 @@
  *   end-to-end lag from the event's row in the event log (the frame's `at`: the writing transaction's time) to the
  *   client is printed beside it, not judged. `--via stream` reads the Redis stream directly instead (XREAD BLOCK
  *   through the runtime's `ProgressStreams.waitFor`, one connection a subscriber, as the API's reader does);
-  * - memory per workflow: the V8 heap the worker process holds right after a full collection (bench/agents/gc-probe.ts,
+  * - memory per workflow: the V8 heap the worker process holds right after a full collection (bench/support/gc-probe.mjs,
  *   loaded into the child with --expose-gc and asked by SIGUSR2) at the moment the most workflows are live, less the
  *   same figure quiet just before, divided by the live workflows (its `lore_agents_workflows_running` gauge then).
  *   Collections pause the worker, so this runs as a third round, the same load again, after the measured one; the
@@ -246,9 +246,9 @@ async function main(): Promise<void> {
     await upsertDirectoryRecords(s.db, t.tenantId, worldDirectoryRecords(world).map((r) => ({ kind: r.kind, data: r.data, source: r.source })));
 
     const port = await freePort();
-    // --expose-gc and the probe (bench/agents/gc-probe.ts) only let this script ask for a collection and the memory
+    // --expose-gc and the probe (bench/support/gc-probe.mjs) only let this script ask for a collection and the memory
     // held after it (SIGUSR2); the worker itself is worker-main as deployed.
-    child = spawn(process.execPath, ['--expose-gc', '--conditions=lore-src', '--import', 'tsx', '--import', join(ROOT, 'bench/agents/gc-probe.ts'), join(ROOT, 'services/agents/src/worker-main.ts')], {
+    child = spawn(process.execPath, ['--expose-gc', '--conditions=lore-src', '--import', 'tsx', '--import', join(ROOT, 'bench/support/gc-probe.mjs'), join(ROOT, 'services/agents/src/worker-main.ts')], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? '',

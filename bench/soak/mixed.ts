@@ -6,7 +6,7 @@
  * script, a tenant from the admin CLI, a webhook subscription to a receiver on loopback).
  *
  *   bash test/infra/up.sh pg redis kafka && set -a && . ~/.cache/lore/run/env && set +a && npx tsc -b
- *   npm run soak [-- --minutes 10 --warmup-minutes 2 --rate 4 --sample-seconds 5 --drain-seconds 90 --series file.json]
+ *   npm run soak [-- --minutes 10 --warmup-minutes 2 --rate 4 --sample-seconds 5 --gc-seconds 15 --drain-seconds 90 --series file.json]
  *
  * The workload is open loop: requests are sent at fixed times whatever the answers do (a slow answer does not slow
  * the arrivals). Of `--rate` requests a second, 35% ingest a note (POST /api/v1/memory/ingest), 35% search
@@ -19,12 +19,14 @@
  *
  * Measured: per route its count, errors (any non-2xx, a transport error, a request still unanswered at the end of the
  * drain, a chat answer with an error message, a workflow that ended other than completed or did not end in 120 s, a
- * delivery that never came), p50/p95/p99 latency. Per process, every `--sample-seconds`: its RSS (/proc/<pid>/status
- * VmRSS) and its V8 heap in use (`lore_process_nodejs_heap_size_used_bytes` of its /metrics: prom-client's default
- * Node.js metrics, which every Lore process exports). The first `--warmup-minutes` of the run are warm-up; growth =
- * median of the run's last minute / median of the first minute after warm-up − 1 (windows shrink to half the
- * measured time when that is shorter than two minutes), PASS under 10%. `--series` writes every sample (with the
- * heap V8 reserved and the external memory besides) to a JSON file.
+ * delivery that never came), p50/p95/p99 latency. Per process, the memory it holds: every `--gc-seconds` the script
+ * asks each process in turn for a full garbage collection and reads its V8 heap in use and its RSS right after it
+ * (bench/support/gc-probe.mjs, loaded with --expose-gc beside the compiled entry point; SIGUSR2). The first
+ * `--warmup-minutes` of the run are warm-up; growth = median of the run's last minute / median of the first minute
+ * after warm-up − 1 (windows shrink to half the measured time when that is shorter than two minutes), PASS under 10%.
+ * Printed beside, not judged: every `--sample-seconds`, RSS (/proc/<pid>/status VmRSS) and heap in use
+ * (`lore_process_nodejs_heap_size_used_bytes` of its /metrics) between collections, garbage included. `--series`
+ * writes every sample of both kinds (with the heap V8 reserved and the external memory besides) to a JSON file.
  *
  * Exit code 1 when any target is missed: an error on any route, a missing delivery, a process that exited, growth of
  * 10% or more in any process's RSS or heap. Everything the run made is removed at the end (processes, the database
@@ -32,6 +34,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { http, closeIdleHttpConnections } from '../../test/support/http';
@@ -45,6 +48,7 @@ const { values: opts } = parseArgs({
     'warmup-minutes': { type: 'string', default: '2' },
     rate: { type: 'string', default: '4' },
     'sample-seconds': { type: 'string', default: '5' },
+    'gc-seconds': { type: 'string', default: '15' },
     'drain-seconds': { type: 'string', default: '90' },
     series: { type: 'string' },
   },
@@ -53,9 +57,10 @@ const MINUTES = Number(opts.minutes);
 const WARMUP_MINUTES = Number(opts['warmup-minutes']);
 const RATE = Number(opts.rate);
 const SAMPLE_MS = Number(opts['sample-seconds']) * 1000;
+const GC_MS = Number(opts['gc-seconds']) * 1000;
 const DRAIN_MS = Number(opts['drain-seconds']) * 1000;
-if (![MINUTES, WARMUP_MINUTES, RATE, SAMPLE_MS, DRAIN_MS].every((n) => Number.isFinite(n) && n >= 0) || MINUTES <= WARMUP_MINUTES || RATE <= 0) {
-  console.error('usage: mixed.ts [--minutes 10] [--warmup-minutes 2] [--rate 4] [--sample-seconds 5] [--drain-seconds 90] (minutes > warmup-minutes, rate > 0)');
+if (![MINUTES, WARMUP_MINUTES, RATE, SAMPLE_MS, GC_MS, DRAIN_MS].every((n) => Number.isFinite(n) && n >= 0) || MINUTES <= WARMUP_MINUTES || RATE <= 0 || GC_MS < 1000) {
+  console.error('usage: mixed.ts [--minutes 10] [--warmup-minutes 2] [--rate 4] [--sample-seconds 5] [--gc-seconds 15] [--drain-seconds 90] (minutes > warmup-minutes, rate > 0, gc-seconds ≥ 1)');
   process.exit(2);
 }
 /** Growth may not reach this (10%). */
@@ -117,6 +122,58 @@ interface Sample {
   external: number | null;
 }
 const samples: Record<string, Sample[]> = {};
+
+/** What a process holds right after a full collection (bench/support/gc-probe.mjs): the judged memory. */
+interface Held {
+  at: number;
+  heap: number;
+  rss: number;
+}
+const held: Record<string, Held[]> = {};
+/** The probe's answers each process still owes, oldest first. */
+const probeWaiters = new Map<string, Array<(h: Held | null) => void>>();
+/** Node flags and the probe, loaded beside each compiled entry point (the entry point itself is as deployed). */
+const PROBE_ARGS = ['--expose-gc', '--import', `${ROOT}/bench/support/gc-probe.mjs`];
+
+/** Reads the probe's `lore-gc-probe {…}` lines from a process's standard output. */
+function listenForProbe(name: string, child: ChildProcess): void {
+  probeWaiters.set(name, []);
+  let pending = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    pending += d.toString('utf8');
+    for (let i = pending.indexOf('\n'); i >= 0; i = pending.indexOf('\n')) {
+      const line = pending.slice(0, i);
+      pending = pending.slice(i + 1);
+      const at = line.indexOf('lore-gc-probe ');
+      if (at < 0) continue;
+      const m = JSON.parse(line.slice(at + 'lore-gc-probe '.length)) as { heap?: number; rss?: number; at?: number; error?: string };
+      probeWaiters.get(name)!.shift()?.(m.error || m.heap === undefined || m.rss === undefined ? null : { at: m.at ?? Date.now(), heap: m.heap, rss: m.rss });
+    }
+    if (pending.length > 100_000) pending = pending.slice(-10_000);
+  });
+}
+
+/** Asks one process for a full collection and what it holds after it; null when it does not answer in 10 s. */
+function probe(name: string, pid: number): Promise<Held | null> {
+  return new Promise((resolve) => {
+    const waiters = probeWaiters.get(name)!;
+    const answer = (h: Held | null) => {
+      clearTimeout(timer);
+      resolve(h);
+    };
+    const timer = setTimeout(() => {
+      const i = waiters.indexOf(answer);
+      if (i >= 0) waiters.splice(i, 1);
+      resolve(null);
+    }, 10_000);
+    waiters.push(answer);
+    try {
+      process.kill(pid, 'SIGUSR2');
+    } catch {
+      answer(null);
+    }
+  });
+}
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -189,7 +246,10 @@ async function main(): Promise<number> {
   // configuration.md's tables, one per process: the shared table the cluster-install and faults suites start from.
   const env = clusterEnv({ databaseUrl: install.appUrl, secrets: SECRETS, kafkaPrefix: KAFKA_PREFIX, redisPrefix: REDIS_PREFIX, ports, processes: PROCESSES });
   const setupStart = Date.now();
-  for (const name of PROCESSES) procs[name] = startProcess(process.execPath, [CLUSTER_ENTRY[name]], { cwd: ROOT, env: env[name]! });
+  for (const name of PROCESSES) {
+    procs[name] = startProcess(process.execPath, [...PROBE_ARGS, CLUSTER_ENTRY[name]], { cwd: ROOT, env: env[name]! });
+    listenForProbe(name, procs[name].child);
+  }
   await Promise.all(PROCESSES.map((name) => until(`${name} /readyz`, async () => ((await readyz(ops[name]!)).status === 200 ? true : undefined), 180_000, procs[name])));
   // The agents worker is ready once it is in its consumer groups; the gateway once it has seen its upstreams ready.
   await until('agents-worker to join its consumer groups', async () => {
@@ -236,6 +296,7 @@ async function main(): Promise<number> {
   for (const [name, p] of Object.entries(procs)) {
     pids[name] = p.child.pid!;
     samples[name] = [];
+    held[name] = [];
   }
   const noHeap = (await Promise.all(Object.keys(procs).map(async (name) => ((await heapOf(`${ops[name]}/metrics`)).heap === null ? name : undefined)))).filter(Boolean);
 
@@ -378,7 +439,21 @@ async function main(): Promise<number> {
       await sleep(Math.max(0, at + SAMPLE_MS - Date.now()));
     }
   };
-  await sampler();
+  // The judged memory: every GC_MS, each process in turn is collected and read (one at a time, so that only one
+  // process pauses for its collection at any moment).
+  const collector = async () => {
+    while (Date.now() <= endAt) {
+      const round = Date.now();
+      for (const name of Object.keys(procs)) {
+        if (!procs[name]!.alive()) continue;
+        const h = await probe(name, pids[name]!);
+        if (h) held[name]!.push(h);
+        else console.error(`[soak] ${name} did not answer the collection probe`);
+      }
+      await sleep(Math.max(0, round + GC_MS - Date.now()));
+    }
+  };
+  await Promise.all([sampler(), collector()]);
   stopping = true;
 
   // Drain: the answers still owed, then the deliveries of every accepted ingest.
@@ -417,56 +492,43 @@ async function main(): Promise<number> {
   lines.push('');
   lines.push(`webhook deliveries: ${delivered.size} distinct of ${accepted.size} accepted ingests, ${duplicates} repeated`);
   lines.push('');
-  lines.push(`growth: median of the last ${(window / 1000).toFixed(0)} s over the median of the first ${(window / 1000).toFixed(0)} s after warm-up, limit ${GROWTH_LIMIT * 100}%`);
+  const mb = (b: number) => `${(b / 1048576).toFixed(1)} MB`;
+  /** Growth of one field of a series: median of the last window over the median of the first window after warm-up. */
+  const growthCells = <S extends { at: number }>(series: S[], value: (x: S) => number | null): { cells: string[]; growth: number | null } => {
+    const pickWindow = (from: number, to: number) => series.filter((x) => x.at >= from && x.at < to && value(x) !== null).map((x) => value(x)!);
+    const first = pickWindow(warmEnd, warmEnd + window);
+    const last = pickWindow(endAt - window, Infinity);
+    if (first.length === 0 || last.length === 0) return { cells: ['–', '–', 'no samples'], growth: null };
+    const a = median(first);
+    const b = median(last);
+    return { cells: [mb(a), mb(b), `${((b / a - 1) * 100).toFixed(1)}%`], growth: b / a - 1 };
+  };
+  lines.push(`judged: what each process holds right after a full collection (every ${GC_MS / 1000} s); growth = median of the last ${(window / 1000).toFixed(0)} s over the median of the first ${(window / 1000).toFixed(0)} s after warm-up, limit ${GROWTH_LIMIT * 100}%`);
+  lines.push('');
+  lines.push('| process | RSS first | RSS last | RSS growth | heap first | heap last | heap growth | collections |');
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|');
+  let growthFailed = false;
+  for (const name of Object.keys(procs)) {
+    const cells: string[] = [];
+    for (const field of ['rss', 'heap'] as const) {
+      const { cells: c, growth } = growthCells(held[name]!, (x) => x[field]);
+      const pass = growth !== null && growth < GROWTH_LIMIT;
+      if (!pass) growthFailed = true;
+      cells.push(c[0]!, c[1]!, `${c[2]} ${pass ? 'PASS' : 'FAIL'}`);
+    }
+    lines.push(`| ${name} | ${cells.join(' | ')} | ${held[name]!.length} |`);
+  }
+  // Not judged: between collections the heap in use carries the garbage of the load, and V8 grows and shrinks the
+  // heap it reserves (and with it the RSS) over minutes, so these medians swing with the collector's phase.
+  lines.push('');
+  lines.push(`not judged: the same growth between collections (RSS and /metrics heap in use every ${SAMPLE_MS / 1000} s, garbage included)`);
   lines.push('');
   lines.push('| process | RSS first | RSS last | RSS growth | heap first | heap last | heap growth |');
   lines.push('|---|---:|---:|---:|---:|---:|---:|');
-  let growthFailed = false;
-  const mb = (b: number) => `${(b / 1048576).toFixed(1)} MB`;
   for (const name of Object.keys(procs)) {
-    const s = samples[name]!;
-    const cells: string[] = [];
-    for (const field of ['rss', 'heap'] as const) {
-      const first = s.filter((x) => x.at >= warmEnd && x.at < warmEnd + window && x[field] !== null).map((x) => x[field]!);
-      const last = s.filter((x) => x.at >= endAt - window && x[field] !== null).map((x) => x[field]!);
-      if (first.length === 0 || last.length === 0) {
-        cells.push('–', '–', field === 'heap' && noHeap.includes(name) ? 'no heap metric' : 'no samples (FAIL)');
-        growthFailed = true;
-        continue;
-      }
-      const a = median(first);
-      const b = median(last);
-      const growth = b / a - 1;
-      const pass = growth < GROWTH_LIMIT;
-      if (!pass) growthFailed = true;
-      cells.push(mb(a), mb(b), `${(growth * 100).toFixed(1)}% ${pass ? 'PASS' : 'FAIL'}`);
-    }
-    lines.push(`| ${name} | ${cells.join(' | ')} |`);
-  }
-  // Not judged: V8 grows and shrinks the heap it reserves (and with it the RSS) over minutes, so two one-minute medians
-  // can fall on different phases of that swing. What a leak would move are the peaks of RSS and the heap's floor
-  // (the least in use, about what survives a collection): the two halves of the measured time side by side.
-  lines.push('');
-  lines.push('not judged: the two halves of the measured time (RSS peak, and the least heap in use, about what survives a collection)');
-  lines.push('');
-  lines.push('| process | RSS peak 1st half | RSS peak 2nd half | change | heap floor 1st half | heap floor 2nd half | change |');
-  lines.push('|---|---:|---:|---:|---:|---:|---:|');
-  const middle = warmEnd + measuredMs / 2;
-  for (const name of Object.keys(procs)) {
-    const s = samples[name]!;
-    const cells: string[] = [];
-    for (const [field, reduce] of [['rss', Math.max], ['heap', Math.min]] as const) {
-      const first = s.filter((x) => x.at >= warmEnd && x.at < middle && x[field] !== null).map((x) => x[field]!);
-      const second = s.filter((x) => x.at >= middle && x[field] !== null).map((x) => x[field]!);
-      if (first.length === 0 || second.length === 0) {
-        cells.push('–', '–', '–');
-        continue;
-      }
-      const a = reduce(...first);
-      const b = reduce(...second);
-      cells.push(mb(a), mb(b), `${((b / a - 1) * 100).toFixed(1)}%`);
-    }
-    lines.push(`| ${name} | ${cells.join(' | ')} |`);
+    const rss = growthCells(samples[name]!, (x) => x.rss).cells;
+    const heap = noHeap.includes(name) ? ['–', '–', 'no heap metric'] : growthCells(samples[name]!, (x) => x.heap).cells;
+    lines.push(`| ${name} | ${[...rss, ...heap].join(' | ')} |`);
   }
   if (dead.length > 0) lines.push('', `processes that exited: ${dead.map((n) => `${n} (${procs[n]!.child.exitCode ?? procs[n]!.child.signalCode})`).join(', ')}`);
   const examples = [...routes.entries()].filter(([, r]) => r.examples.length > 0);
@@ -477,7 +539,7 @@ async function main(): Promise<number> {
   const passed = errorTotal === 0 && !growthFailed && dead.length === 0;
   lines.push('', `verdict: ${passed ? 'PASS' : 'FAIL'} (errors ${errorTotal}, growth ${growthFailed ? 'over the limit or unmeasured' : 'under the limit'}, processes exited ${dead.length})`);
   console.log(lines.join('\n'));
-  if (opts.series) writeFileSync(opts.series, JSON.stringify({ started: startedAt.toISOString(), t0, warmEnd, endAt, samples }));
+  if (opts.series) writeFileSync(opts.series, JSON.stringify({ started: startedAt.toISOString(), t0, warmEnd, endAt, samples, held }));
   for (const name of dead) console.error(`--- ${name} output ---\n${procs[name]!.output().slice(-4000)}`);
   return passed ? 0 : 1;
 }
