@@ -108,6 +108,9 @@ class ResearchRun {
   private tokens = 0;
   /** The search engine's answers this run has had (or is waiting for), by result page and query. */
   private readonly answers = new Map<string, Promise<WebResult[]>>();
+  /** Search rounds researchers are waiting for now, and the searches asked ahead waiting for none to be. */
+  private waitedFor = 0;
+  private readonly whenNoneWaitedFor: Array<() => void> = [];
   /** URLs read (or being read) by any researcher of this run. */
   private readonly seen = new Set<string>();
   /** Researchers running now, and the budget that ended the research step, if one did. */
@@ -555,20 +558,35 @@ class ResearchRun {
 
   /**
    * One iteration's search (`searchRound`) on a copy of the unit's search cursor, which the iteration takes over when
-   * it runs (so a search asked ahead moves nothing a checkpoint writes before its iteration). With `take`, the results
-   * it returns are taken for this researcher at once, so no other researcher reads them too.
+   * it runs (so a search asked ahead moves nothing a checkpoint writes before its iteration). With `take` (a round a
+   * researcher waits for), the results it returns are taken for this researcher at once, so no other researcher reads
+   * them too; without (a round asked ahead), each of its searches waits until no researcher is waiting for one of its
+   * own, so searches asked ahead never hold up a researcher's start.
    */
   private async nextRound(unit: ResearchUnit, area: ResearchArea, base: string, i: number, take: boolean): Promise<Round> {
     const copy: ResearchUnit = { ...unit, end: unit.end ?? 0 };
-    const { query, fresh } = await searchRound(copy, area, base, {
-      own: i,
-      search: (q, page) => this.search(q, page),
-      unread: (url) => !this.seen.has(url),
-      // No more than the run may still keep as sources.
-      max: Math.min(PAGES_PER_ITERATION, MAX_SOURCES - this.state.sources.length),
-      ...(take ? { take: (results: WebResult[]) => results.forEach((r) => this.seen.add(r.url)) } : {}),
-    });
-    return { query, fresh, cursor: { page: copy.page, fallback: copy.fallback, from: copy.from, broaden: copy.broaden, end: copy.end ?? 0 } };
+    if (take) this.waitedFor++;
+    try {
+      const { query, fresh } = await searchRound(copy, area, base, {
+        own: i,
+        search: async (q, page) => {
+          if (!take) await this.noneWaitedFor();
+          return this.search(q, page);
+        },
+        unread: (url) => !this.seen.has(url),
+        // No more than the run may still keep as sources.
+        max: Math.min(PAGES_PER_ITERATION, MAX_SOURCES - this.state.sources.length),
+        ...(take ? { take: (results: WebResult[]) => results.forEach((r) => this.seen.add(r.url)) } : {}),
+      });
+      return { query, fresh, cursor: { page: copy.page, fallback: copy.fallback, from: copy.from, broaden: copy.broaden, end: copy.end ?? 0 } };
+    } finally {
+      if (take && --this.waitedFor === 0) for (const wake of this.whenNoneWaitedFor.splice(0)) wake();
+    }
+  }
+
+  /** Resolves once no researcher waits for a search round of its own. */
+  private async noneWaitedFor(): Promise<void> {
+    while (this.waitedFor > 0) await new Promise<void>((r) => this.whenNoneWaitedFor.push(r));
   }
 
   /** The final report (the model's when it keeps the sections after the citation check, else Lore's own), checked. */
