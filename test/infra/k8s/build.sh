@@ -27,6 +27,8 @@ LOCK_FILE="$K8S_ROOT/build.lock"
 # Go toolchain and caches: everything under ~/.cache/lore/go so rebuilds are cached and nothing leaks into ~/go.
 # shellcheck source=../go-env.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../go-env.sh"
+# shellcheck source=../build-modes.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../build-modes.sh"
 lore_go_env "-mod=mod -buildvcs=false"
 
 k8s_ver_nov="${LORE_K8S_VERSION#v}"                 # 1.33.13
@@ -49,18 +51,8 @@ all_ok()       { etcd_ok && apiserver_ok && kubectl_ok && helm_ok; }
 case "${1:-}" in
   --print-bin-dir) echo "$BIN_DIR"; exit 0 ;;
   --check) if all_ok; then echo "$BIN_DIR"; exit 0; else exit 1; fi ;;
-  --background)
-    mkdir -p "$K8S_ROOT"
-    if all_ok; then log "all binaries cached in $BIN_DIR"; exit 0; fi
-    nohup bash "$0" >"$LOG_FILE" 2>&1 </dev/null &
-    echo $! >"$K8S_ROOT/build.pid"
-    log "building in the background (pid $!); log: $LOG_FILE; wait with: $0 --wait"
-    exit 0 ;;
-  --wait)
-    pid="$(cat "$K8S_ROOT/build.pid" 2>/dev/null || true)"
-    while [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; do sleep 10; done
-    if all_ok; then log "all binaries ready in $BIN_DIR"; exit 0; fi
-    log "build did not produce every binary; see $LOG_FILE"; tail -n 30 "$LOG_FILE" >&2 || true; exit 1 ;;
+  --background) lore_build_background all_ok "$K8S_ROOT" "$LOG_FILE" "etcd, kube-apiserver, kubectl and helm" ;;
+  --wait) lore_build_wait all_ok "$K8S_ROOT" "$LOG_FILE" "etcd, kube-apiserver, kubectl and helm" ;;
   "") ;;
   *) die "unknown argument: $1 (see the header of $0)" ;;
 esac
@@ -69,8 +61,7 @@ mkdir -p "$BIN_DIR" "$WORK_DIR" "$GOCACHE" "$GOMODCACHE"
 command -v go >/dev/null || die "go not found (expected /usr/local/go/bin/go)"
 
 # One build at a time (a second caller waits for the first, then finds everything cached).
-exec 9>"$LOCK_FILE"
-if ! flock -n 9; then log "another build holds $LOCK_FILE; waiting"; flock 9; fi
+lore_build_lock "$LOCK_FILE"
 
 log "go $(go env GOVERSION), GOPATH=$GOPATH, GOCACHE=$GOCACHE, bin=$BIN_DIR"
 T_ALL=$(date +%s)

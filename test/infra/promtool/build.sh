@@ -36,6 +36,8 @@ LOCK_FILE="$ROOT/build.lock"
 # Go toolchain and caches under ~/.cache/lore/go, shared with the Kubernetes build (test/infra/k8s/build.sh).
 # shellcheck source=../go-env.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../go-env.sh"
+# shellcheck source=../build-modes.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../build-modes.sh"
 lore_go_env "-buildvcs=false"
 
 # v0.316.0 -> 3.16.0 (what `promtool --version` prints, set through the version package below).
@@ -58,18 +60,8 @@ case "${1:-}" in
   --print-bin) echo "$BIN"; exit 0 ;;
   --print-crd-dir) echo "$CRD_DIR"; exit 0 ;;
   --check) if all_ok; then echo "$BIN"; exit 0; else exit 1; fi ;;
-  --background)
-    mkdir -p "$ROOT"
-    if all_ok; then log "promtool $PROM_VERSION and the monitoring CRDs cached: $ROOT"; exit 0; fi
-    nohup bash "$0" >"$LOG_FILE" 2>&1 </dev/null &
-    echo $! >"$ROOT/build.pid"
-    log "building in the background (pid $!); log: $LOG_FILE; wait with: $0 --wait"
-    exit 0 ;;
-  --wait)
-    pid="$(cat "$ROOT/build.pid" 2>/dev/null || true)"
-    while [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; do sleep 5; done
-    if all_ok; then log "promtool and the monitoring CRDs ready: $ROOT"; exit 0; fi
-    log "build did not produce promtool $PROM_VERSION and the monitoring CRDs; see $LOG_FILE"; tail -n 30 "$LOG_FILE" >&2 || true; exit 1 ;;
+  --background) lore_build_background all_ok "$ROOT" "$LOG_FILE" "promtool $PROM_VERSION and the monitoring CRDs" ;;
+  --wait) lore_build_wait all_ok "$ROOT" "$LOG_FILE" "promtool $PROM_VERSION and the monitoring CRDs" ;;
   "") ;;
   *) die "unknown argument: $1 (see the header of $0)" ;;
 esac
@@ -78,8 +70,7 @@ mkdir -p "$ROOT/bin" "$GOCACHE" "$GOMODCACHE"
 command -v go >/dev/null || die "go not found (expected /usr/local/go/bin/go)"
 
 # One build at a time (a second caller waits for the first, then finds everything cached).
-exec 9>"$LOCK_FILE"
-if ! flock -n 9; then log "another build holds $LOCK_FILE; waiting"; flock 9; fi
+lore_build_lock "$LOCK_FILE"
 
 build_promtool() {
   log "go $(go env GOVERSION), GOPATH=$GOPATH, building promtool $PROM_VERSION ($LORE_PROMTOOL_VERSION)"
