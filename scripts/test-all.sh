@@ -117,7 +117,7 @@ node -e '
     failed += r.numFailedTests + (r.numRuntimeErrorTestSuites || 0);
   }
   console.log(passed + " passed, " + failed + " failed");
-' "$REPORTS/unit.json" "$REPORTS/integration.json"
+' "$REPORTS/unit.json" "$REPORTS/integration-parallel.json" "$REPORTS/integration-serial.json"
 
-if [ $unit_rc -ne 0 ] || [ $int_rc -ne 0 ]; then exit 1; fi
+if [ $unit_rc -ne 0 ] || [ $int_parallel_rc -ne 0 ] || [ $int_serial_rc -ne 0 ]; then exit 1; fi
 exit 0
