@@ -1,4 +1,6 @@
+import { EventEmitter } from 'node:events';
 import pino from 'pino';
+import { Registry } from 'prom-client';
 import { KafkaBus } from './kafka-bus';
 
 /** The admin client KafkaBus gets from kafkajs, answering as the broker does in each case. */
@@ -13,9 +15,47 @@ const mockAdmin = {
   setOffsets: jest.fn(async () => undefined),
 };
 
+/**
+ * A kafkajs consumer as the bus uses it: its events are emitted by the test, as kafkajs would. `run` resolves at
+ * once, and the consumer joins its group on the next turn unless `mockJoins.next` says otherwise.
+ */
+class MockConsumer {
+  readonly events = { GROUP_JOIN: 'join', REBALANCING: 'rebalancing', STOP: 'stop', DISCONNECT: 'disconnect', CRASH: 'crash', START_BATCH_PROCESS: 'batch' };
+  private readonly emitter = new EventEmitter();
+  readonly connect = jest.fn(async () => mockJoins.connect());
+  readonly subscribe = jest.fn(async () => undefined);
+  readonly disconnect = jest.fn(async () => undefined);
+  readonly run = jest.fn(async () => {
+    if (mockJoins.next()) setImmediate(() => this.join());
+  });
+  constructor(readonly config: { groupId: string; retry: { restartOnFailure: (e: Error) => Promise<boolean> } }) {}
+  on(event: string, listener: (e: unknown) => void) {
+    this.emitter.on(event, listener);
+    return () => void this.emitter.off(event, listener);
+  }
+  join() {
+    this.emitter.emit('join', { payload: { memberAssignment: { 'acme.t': [0, 1] } } });
+  }
+  /** What kafkajs emits when a consumer crashed on a retriable error and it will restart it. */
+  crash(restart: boolean) {
+    this.emitter.emit('stop', {});
+    this.emitter.emit('disconnect', {});
+    this.emitter.emit('crash', { payload: { error: new Error("The coordinator is loading and hence can't process requests for this group"), restart } });
+  }
+}
+const mockConsumers: MockConsumer[] = [];
+const mockJoins = { next: () => true, connect: async (): Promise<void> => undefined };
+
 jest.mock('kafkajs', () => ({
   ...jest.requireActual('kafkajs'),
-  Kafka: jest.fn().mockImplementation(() => ({ admin: () => mockAdmin })),
+  Kafka: jest.fn().mockImplementation(() => ({
+    admin: () => mockAdmin,
+    consumer: (config: ConstructorParameters<typeof MockConsumer>[0]) => {
+      const consumer = new MockConsumer(config);
+      mockConsumers.push(consumer);
+      return consumer;
+    },
+  })),
 }));
 
 const logger = pino({ level: 'silent' });
@@ -115,5 +155,97 @@ describe('KafkaBus: a new consumer group starts at the end of its topics', () =>
     await expect(start(bus)).rejects.toThrow('not authorised');
     expect(mockAdmin.fetchTopicOffsets).toHaveBeenCalledTimes(1);
     expect(mockAdmin.setOffsets).not.toHaveBeenCalled();
+  });
+});
+
+describe('KafkaBus: a consumer out of its group past the rejoin bound is replaced', () => {
+  let bus: KafkaBus;
+  let metrics: Registry;
+  beforeEach(() => {
+    mockConsumers.length = 0;
+    mockJoins.next = () => true;
+    mockJoins.connect = async () => undefined;
+    metrics = new Registry();
+    bus = new KafkaBus({ brokers: ['broker:9092'], clientId: 'unit', prefix: 'acme', logger, metrics, rejoinTimeoutMs: 200, joinTimeoutMs: 1_000 });
+  });
+  afterEach(() => bus.close());
+  const until = async (what: string, probe: () => boolean) => {
+    for (const deadline = Date.now() + 5_000; !probe(); await new Promise((resolve) => setTimeout(resolve, 10))) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    }
+  };
+  const replacements = async () => (await metrics.getSingleMetric('lore_bus_consumer_replacements_total')!.get()).values.map((v) => [v.labels.group, v.value]);
+  const subscribe = () => bus.subscribe({ groupId: 'g', topics: ['t'], fromBeginning: true }, async () => undefined);
+  const boom = new Error('restart check');
+
+  it('replaces a consumer whose restart after a crash never rejoined, and ignores what the old one does later', async () => {
+    const sub = await subscribe();
+    const [first] = mockConsumers;
+    expect(bus.memberships()).toEqual([expect.objectContaining({ group: 'g', state: 'member', partitions: 2 })]);
+    await expect(first!.config.retry.restartOnFailure(boom)).resolves.toBe(true);
+
+    // kafkajs will restart it, and that restart hangs: no join, no crash, ever.
+    first!.crash(true);
+    expect(bus.memberships()).toEqual([expect.objectContaining({ state: 'restarting', error: expect.stringContaining('coordinator is loading') })]);
+    await until('a second consumer', () => mockConsumers.length === 2);
+    const second = mockConsumers[1]!;
+    expect(second.config.groupId).toBe('acme.g');
+    expect(first!.disconnect).toHaveBeenCalledTimes(1);
+    // The old one, should kafkajs get to it, is never restarted again.
+    await expect(first!.config.retry.restartOnFailure(boom)).resolves.toBe(false);
+    await until('the new consumer in the group', () => bus.memberships()[0]!.state === 'member');
+    expect(await replacements()).toEqual([['g', 1]]);
+
+    // Late events of the replaced consumer change nothing.
+    first!.crash(true);
+    expect(bus.memberships()).toEqual([expect.objectContaining({ state: 'member' })]);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(mockConsumers).toHaveLength(2);
+
+    await sub.stop();
+    expect(second.disconnect).toHaveBeenCalledTimes(1);
+    expect(first!.disconnect).toHaveBeenCalledTimes(1);
+  });
+
+  it('replaces a consumer that crashed on an error kafkajs does not restart after', async () => {
+    await subscribe();
+    mockConsumers[0]!.crash(false);
+    expect(bus.memberships()[0]!.state).toBe('crashed');
+    await until('the new consumer in the group', () => mockConsumers.length === 2 && bus.memberships()[0]!.state === 'member');
+  });
+
+  it('leaves alone a consumer that rejoined within the bound', async () => {
+    await subscribe();
+    const [first] = mockConsumers;
+    first!.crash(true);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    first!.join();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(mockConsumers).toHaveLength(1);
+    expect(bus.memberships()[0]!.state).toBe('member');
+    expect(await replacements()).toEqual([]);
+  });
+
+  it('tries again when a new consumer cannot start (the broker still unreachable)', async () => {
+    await subscribe();
+    let refusals = 1;
+    mockJoins.connect = async () => {
+      if (refusals-- > 0) throw new Error('Connection error: connect ECONNREFUSED');
+    };
+    mockConsumers[0]!.crash(true);
+    await until('a second consumer', () => mockConsumers.length === 2);
+    await until('the second consumer reported', () => bus.memberships()[0]!.state === 'crashed');
+    expect(bus.memberships()[0]!.error).toContain('ECONNREFUSED');
+    await until('a third consumer in the group', () => mockConsumers.length === 3 && bus.memberships()[0]!.state === 'member');
+    expect(await replacements()).toEqual([['g', 2]]);
+  });
+
+  it('a subscription stopped while its consumer is out of the group is not replaced', async () => {
+    const sub = await subscribe();
+    mockConsumers[0]!.crash(true);
+    await sub.stop();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(mockConsumers).toHaveLength(1);
+    await expect(mockConsumers[0]!.config.retry.restartOnFailure(boom)).resolves.toBe(false);
   });
 });

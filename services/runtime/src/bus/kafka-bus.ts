@@ -6,6 +6,7 @@ import {
   Partitioners,
   logLevel as KafkaLogLevel,
   type Admin,
+  type Consumer,
   type IHeaders,
   type KafkaMessage,
   type LogEntry,
@@ -25,6 +26,7 @@ import type {
   SubscribeOptions,
   Subscription,
 } from '../ports/event-bus';
+import { withTimeout } from '../lifecycle/lifecycle';
 import { injectTraceHeaders } from '../telemetry/propagation';
 import { inBatchConsumerSpan, inConsumerSpan } from '../telemetry/spans';
 import { consumerLagGauge, type ConsumerLagGauge } from './lag-metrics';
@@ -58,6 +60,12 @@ export interface KafkaBusOptions {
   sessionTimeoutMs?: number;
   /** Heartbeat period, also while a handler runs. Default 3 s. */
   heartbeatIntervalMs?: number;
+  /**
+   * How long a subscription's consumer may stay out of its group (joining, restarting after a crash, crashed,
+   * stopped, or rebalancing) before the bus replaces it with a new consumer of the same group. Default 90 s: the
+   * broker's rebalance wait (60 s, the longest a legitimate join blocks) plus a session.
+   */
+  rejoinTimeoutMs?: number;
   /**
    * Where each subscription records the message it starts on per partition (`PostgresStartJournal` in a process
    * with a database). With it, a message whose handling kills the process (a crash, an out-of-memory kill, a hang
@@ -218,40 +226,54 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
     const latest = options.topics.filter((t) => !earliest.includes(t));
     if (latest.length > 0) await this.startNewGroupAtEnd(groupId, latest.map((t) => this.names.topic(t)));
     const heartbeatMs = this.opts.heartbeatIntervalMs ?? 3_000;
-    const consumer = this.kafka.consumer({
-      groupId,
-      allowAutoTopicCreation: false,
-      sessionTimeout: this.opts.sessionTimeoutMs ?? 30_000,
-      heartbeatInterval: heartbeatMs,
-      maxWaitTimeInMs: 1_000,
-      // kafkajs restarts a crashed consumer on a timer; one that crashed while being stopped must stay stopped.
-      retry: { ...CLIENT_RETRY, restartOnFailure: async () => !stopping },
-    });
-    // Membership as the consumer reports it. kafkajs emits STOP and DISCONNECT before CRASH, then GROUP_JOIN again
-    // once a restarted consumer is back in its group.
+    // Membership as the current consumer reports it. kafkajs emits STOP and DISCONNECT before CRASH, then GROUP_JOIN
+    // again once a restarted consumer is back in its group.
     const memberKey = Symbol(groupId);
     const membership: GroupMembership = { group: options.groupId, topics: [...options.topics], state: 'joining', partitions: 0, since: new Date().toISOString() };
+    let outSince = Date.now();
+    let resolveJoined: () => void = () => undefined;
+    const joined = new Promise<void>((resolve) => (resolveJoined = resolve));
     const moveTo = (state: GroupMembership['state'], extra: Partial<GroupMembership> = {}) => {
+      if (state === 'member') resolveJoined();
+      // The watchdog below measures time out of the group from the last moment the consumer was a member.
+      if (state === 'member') outSince = Infinity;
+      else if (outSince === Infinity) outSince = Date.now();
       Object.assign(membership, { state, since: new Date().toISOString(), error: undefined }, extra);
     };
     // Registered before the first await, so readiness sees the subscription from the moment `subscribe` is called.
     this.members.set(memberKey, membership);
-    consumer.on(consumer.events.GROUP_JOIN, (e) =>
-      moveTo('member', { partitions: Object.values(e.payload.memberAssignment).reduce((n, partitions) => n + partitions.length, 0) }),
-    );
-    consumer.on(consumer.events.REBALANCING, () => moveTo(membership.state === 'joining' ? 'joining' : 'rebalancing'));
-    consumer.on(consumer.events.STOP, () => moveTo('stopped'));
-    consumer.on(consumer.events.DISCONNECT, () => moveTo('stopped'));
-    consumer.on(consumer.events.CRASH, (e) => {
-      this.logger.error({ err: e.payload.error, group: options.groupId, restart: e.payload.restart }, 'consumer crashed');
-      moveTo(e.payload.restart ? 'restarting' : 'crashed', { error: e.payload.error.message });
-    });
-    const joined = new Promise<void>((resolve) => {
-      const remove = consumer.on(consumer.events.GROUP_JOIN, () => {
-        remove();
-        resolve();
+    // The last offset of the batch kafkajs is handing to `eachMessage`, per partition: how long a suspect partition
+    // goes one message at a time at least. Emitted synchronously before the batch's first message.
+    const fetchEnds = new Map<string, string>();
+    /** The consumer this subscription runs on now: the watchdog below replaces one that stays out of its group. */
+    let current: Consumer | undefined;
+    const newConsumer = (): Consumer => {
+      const consumer = this.kafka.consumer({
+        groupId,
+        allowAutoTopicCreation: false,
+        sessionTimeout: this.opts.sessionTimeoutMs ?? 30_000,
+        heartbeatInterval: heartbeatMs,
+        maxWaitTimeInMs: 1_000,
+        // kafkajs restarts a crashed consumer on a timer; one that crashed while being stopped (or after it was
+        // replaced) must stay stopped.
+        retry: { ...CLIENT_RETRY, restartOnFailure: async () => !stopping && consumer === current },
       });
-    });
+      // A replaced consumer's late events say nothing of the subscription any more.
+      const mine = () => consumer === current;
+      consumer.on(consumer.events.GROUP_JOIN, (e) => {
+        if (mine()) moveTo('member', { partitions: Object.values(e.payload.memberAssignment).reduce((n, partitions) => n + partitions.length, 0) });
+      });
+      consumer.on(consumer.events.REBALANCING, () => mine() && moveTo(membership.state === 'joining' ? 'joining' : 'rebalancing'));
+      consumer.on(consumer.events.STOP, () => mine() && moveTo('stopped'));
+      consumer.on(consumer.events.DISCONNECT, () => mine() && moveTo('stopped'));
+      consumer.on(consumer.events.CRASH, (e) => {
+        if (!mine()) return;
+        this.logger.error({ err: e.payload.error, group: options.groupId, restart: e.payload.restart }, 'consumer crashed');
+        moveTo(e.payload.restart ? 'restarting' : 'crashed', { error: e.payload.error.message });
+      });
+      if (starts) consumer.on(consumer.events.START_BATCH_PROCESS, (e) => void fetchEnds.set(`${e.payload.topic}:${e.payload.partition}`, e.payload.lastOffset));
+      return consumer;
+    };
 
     // Crash loops (start-guard.ts): each partition's first message after this process got it is recorded in the
     // journal; a message consumers kept stopping on is dead-lettered without calling the handler.
@@ -275,10 +297,6 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
           },
         })
       : undefined;
-    // The last offset of the batch kafkajs is handing to `eachMessage`, per partition: how long a suspect partition
-    // goes one message at a time at least. Emitted synchronously before the batch's first message.
-    const fetchEnds = new Map<string, string>();
-    if (starts) consumer.on(consumer.events.START_BATCH_PROCESS, (e) => void fetchEnds.set(`${e.payload.topic}:${e.payload.partition}`, e.payload.lastOffset));
     /** Dead-letters a message consumers kept stopping on, without calling the handler. */
     const deadLetterStopped = (message: BusMessage, stops: number, heartbeat: () => Promise<void>) => {
       const now = new Date();
@@ -324,7 +342,8 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
       }
     };
 
-    try {
+    /** Connects a consumer, subscribes it to the topics and starts its loop (joining the group happens after). */
+    const runConsumer = async (consumer: Consumer): Promise<void> => {
       await consumer.connect();
       if (earliest.length > 0) await consumer.subscribe({ topics: earliest.map((t) => this.names.topic(t)), fromBeginning: true });
       if (latest.length > 0) await consumer.subscribe({ topics: latest.map((t) => this.names.topic(t)), fromBeginning: false });
@@ -383,11 +402,57 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
           },
         });
       }
+    };
+
+    current = newConsumer();
+    try {
+      await runConsumer(current);
     } catch (err) {
       // A subscription that never started is not one readiness waits for.
       this.members.delete(memberKey);
       throw err;
     }
+
+    /**
+     * The watchdog. kafkajs restarts a crashed consumer on a timer, but a restart can hang before the consumer
+     * rejoins (seen after a broker restart, when the coordinator was still loading its groups: "Restarting the
+     * consumer", then nothing), and a consumer that crashed on an error kafkajs deems final is never restarted. Either
+     * way the subscription would stay out of its group, and its worker unready, until someone restarts the process.
+     * So a consumer out of its group past `rejoinTimeoutMs` is abandoned (disconnected in the background, never
+     * restarted) and a new one of the same group takes its place; its messages resume from the committed offsets.
+     */
+    const rejoinMs = this.opts.rejoinTimeoutMs ?? 90_000;
+    let replacing: Promise<void> | undefined;
+    const replace = async (): Promise<void> => {
+      const old = current!;
+      const fresh = newConsumer();
+      this.logger.warn(
+        { group: options.groupId, state: membership.state, error: membership.error, out_of_group_ms: Date.now() - outSince },
+        'consumer has been out of its group too long; replacing it with a new consumer',
+      );
+      this.metrics.consumerReplacements.inc({ group: options.groupId });
+      current = fresh;
+      moveTo('joining');
+      // The new consumer gets a whole bound of its own (and a broker still down is not asked in a tight loop).
+      outSince = Date.now();
+      // Bounded: a hung consumer may not even disconnect. Its handlers resolve into offsets nobody commits.
+      void withTimeout(old.disconnect(), 10_000, 'disconnecting the replaced consumer').catch((err: unknown) => this.logger.warn({ err, group: options.groupId }, 'could not disconnect the replaced consumer'));
+      try {
+        await runConsumer(fresh);
+      } catch (err) {
+        // Kafka still unreachable, say: the next tick tries again once the bound passed anew.
+        if (fresh === current) moveTo('crashed', { error: err instanceof Error ? err.message : String(err) });
+        this.logger.error({ err, group: options.groupId }, 'the new consumer could not start');
+      }
+    };
+    const watchdog = setInterval(
+      () => {
+        if (stopping || replacing || membership.state === 'member' || Date.now() - outSince < rejoinMs) return;
+        replacing = replace().finally(() => (replacing = undefined));
+      },
+      Math.max(50, Math.min(5_000, Math.floor(rejoinMs / 4))),
+    );
+    watchdog.unref();
 
     const timeoutMs = this.opts.joinTimeoutMs ?? 30_000;
     let timer: NodeJS.Timeout | undefined;
@@ -403,9 +468,11 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
         if (!this.subscriptions.delete(subscription)) return;
         this.members.delete(memberKey);
         stopping = true;
+        clearInterval(watchdog);
         sleeper.abort();
+        await replacing;
         // Waits for the handler in progress, then commits what was resolved.
-        await consumer.disconnect();
+        await current!.disconnect();
         // A graceful stop is no crash: the starts this process recorded must not count against their messages.
         await starts?.forgetAll();
       },

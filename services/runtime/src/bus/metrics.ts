@@ -7,6 +7,7 @@ export interface BusMetrics {
   handlerFailures: Counter<'topic'>;
   deadLetters: Counter<'topic' | 'group'>;
   uncleanStarts: Counter<'topic' | 'group'>;
+  consumerReplacements: Counter<'group'>;
 }
 
 /**
@@ -30,6 +31,11 @@ export function busMetrics(registry?: Registry): BusMetrics {
       'lore_bus_unclean_starts_total',
       'Consumer starts at a message a consumer of the same group stopped on before without a graceful stop (a crash, an out-of-memory kill, a hang), by topic and consumer group',
       ['topic', 'group'] as const,
+    ),
+    consumerReplacements: counter(
+      'lore_bus_consumer_replacements_total',
+      'Consumers the Kafka bus replaced with a new one after they stayed out of their group past the rejoin bound (a restart that hung, a final crash), by consumer group',
+      ['group'] as const,
     ),
   };
 }
