@@ -4,6 +4,8 @@
  * checker, a forced tool skips the decision, and a model that fails mid-answer leaves an error part and a stored,
  * failed answer — never a half-written one.
  */
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { OpenAiLanguageModel } from '@lore/ai';
 import { closeIdleHttpConnections } from '../support/http';
 import { LoopbackModel } from '../support/loopback-model';
@@ -11,6 +13,29 @@ import type { TenantFixture } from '../gateway/harness';
 import { startCoreStack, type CoreStack } from './harness';
 
 type Part = { type: string; [k: string]: unknown };
+
+/** Between core and the graph: forwards every request, and keeps the query of each retrieval core asks for. */
+async function retrievalRecorder(): Promise<{ server: Server; url: string; target: string; queries: string[] }> {
+  const rec = { server: null as unknown as Server, url: '', target: '', queries: [] as string[] };
+  rec.server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      if (req.url === '/api/v1/memory/retrieve') rec.queries.push((JSON.parse(body.toString('utf8')) as { query: string }).query);
+      const target = new URL(req.url ?? '/', rec.target);
+      const out = request(target, { method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      out.on('error', () => res.destroy());
+      out.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => rec.server.listen(0, '127.0.0.1', resolve));
+  rec.url = `http://127.0.0.1:${(rec.server.address() as AddressInfo).port}`;
+  return rec;
+}
 const parts = (text: string): Part[] => text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Part);
 
 describe('core: chat answers with an OpenAI-format model', () => {
@@ -18,11 +43,19 @@ describe('core: chat answers with an OpenAI-format model', () => {
   let s: CoreStack;
   let a: TenantFixture;
   let docId: string;
+  let recorder: Awaited<ReturnType<typeof retrievalRecorder>>;
   const as = (key: string) => ({ authorization: `Bearer ${key}` });
 
   beforeAll(async () => {
     model = await new LoopbackModel().start();
-    s = await startCoreStack({ languageModel: new OpenAiLanguageModel({ baseUrl: model.url, model: 'loopback', timeoutMs: 5_000, retries: 0 }) });
+    recorder = await retrievalRecorder();
+    s = await startCoreStack({
+      languageModel: new OpenAiLanguageModel({ baseUrl: model.url, model: 'loopback', timeoutMs: 5_000, retries: 0 }),
+      graphUrl: (url) => {
+        recorder.target = url;
+        return recorder.url;
+      },
+    });
     a = await s.tenant();
     const ingest = await s.call('POST', '/api/v1/memory/ingest', { 'x-api-key': a.key }, {
       content: 'The Osprey data center runs on solar power since 2022. Its backup generators burn biodiesel.',
@@ -39,6 +72,7 @@ describe('core: chat answers with an OpenAI-format model', () => {
   afterAll(async () => {
     await s?.close();
     await model?.stop();
+    await new Promise((resolve) => recorder?.server.close(resolve));
     closeIdleHttpConnections();
   });
   beforeEach(() => {
@@ -46,6 +80,8 @@ describe('core: chat answers with an OpenAI-format model', () => {
     model.script = null;
     model.failAfter = null;
     model.bodies = [];
+    model.reply = null;
+    recorder.queries = [];
   });
 
   async function newSession(personaId = 0): Promise<string> {
@@ -65,6 +101,38 @@ describe('core: chat answers with an OpenAI-format model', () => {
     expect(r.json.top_documents[0].document_id).toBe(docId);
     expect(r.json.answer).toMatch(/solar power since 2022 \[1\]/);
     expect(r.json.citation_info).toEqual([{ citation_num: 1, document_id: docId }]);
+  });
+
+  it('retrieves the question as the turn arrives: a search for the question itself is that retrieval, not a second one', async () => {
+    // The model searches for the user's own words (as the embedded model always does).
+    model.reply = (body) => (body.tools?.length ? { tool_calls: [{ name: 'internal_search', arguments: { queries: [body.messages!.at(-1)!.content] } }] } : null);
+    const question = 'Which fuel do the Osprey backup generators burn?';
+    const r = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: question, chat_session_id: await newSession(), stream: false });
+    expect(r.status).toBe(200);
+    expect(r.json.tool_calls[0].tool_arguments).toEqual({ queries: [question] });
+    expect(r.json.top_documents[0].document_id).toBe(docId);
+    expect(recorder.queries).toEqual([question]);
+
+    // A model that searches for words of its own: those are retrieved too, and are the search the answer reports.
+    recorder.queries = [];
+    model.reply = (body) => (body.tools?.length ? { tool_calls: [{ name: 'internal_search', arguments: { queries: ['zzqx nothing matches this'] } }] } : null);
+    const rewritten = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: question, chat_session_id: await newSession(), stream: false });
+    expect(rewritten.status).toBe(200);
+    expect(recorder.queries.sort()).toEqual([question, 'zzqx nothing matches this'].sort());
+    expect(rewritten.json.tool_calls[0].tool_arguments).toEqual({ queries: ['zzqx nothing matches this'] });
+
+    // A turn refused (no such session) answers its error; whatever the early retrieval found is never seen.
+    const refused = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: question, chat_session_id: '00000000-0000-4000-8000-000000000000', stream: false });
+    expect(refused.status).toBe(404);
+    // Answering an existing user message has no new question to retrieve early: its search is the only retrieval.
+    const id = await newSession();
+    const first = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: question, chat_session_id: id, stream: false, forced_tool_id: 1 });
+    const asked = (await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key))).json.messages.find((m: { message_type: string }) => m.message_type === 'user') as { message_id: number };
+    recorder.queries = [];
+    const again = await s.call('POST', '/api/chat/send-message', as(a.key), { chat_session_id: id, parent_message_id: asked.message_id, use_existing_user_message: true, forced_tool_id: 1 });
+    expect([first.status, again.status]).toEqual([200, 200]);
+    expect(parts(again.text).find((p) => p.type === 'tool_call')).toMatchObject({ tool_arguments: { queries: [question] } });
+    expect(recorder.queries).toEqual([question]);
   });
 
   it('removes markers the model invents', async () => {

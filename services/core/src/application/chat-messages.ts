@@ -49,6 +49,30 @@ export interface PreparedTurn {
   /** The session's project, and the passages of its completed files this turn gives the answer (none outside a project). */
   projectId: number | null;
   files: FilePassage[];
+  /** The retrieval of the question itself, started beside the turn's transaction (`startEarlyRetrieval`). */
+  early: EarlyRetrieval | null;
+}
+
+/**
+ * The question's own retrieval, started as the turn arrives, before its transaction (session lock, persona, the
+ * message stored) and the model's tool decision: the answer's search is usually the question itself (always with
+ * the embedded model, and when a model keeps the user's words), so its wait overlaps theirs. Used only when the
+ * search asks exactly that query with the same source filter; otherwise, or when the turn is refused, it is
+ * cancelled and its chunks never seen (docs/core.md, "The question's retrieval starts early").
+ */
+export interface EarlyRetrieval {
+  query: string;
+  chunks: Promise<RetrievedChunk[]>;
+  cancel(): void;
+}
+
+function startEarlyRetrieval(deps: CoreDeps, identityToken: string, input: TurnInput): EarlyRetrieval | null {
+  if (input.useExistingUserMessage || input.message.trim() === '') return null;
+  const abort = new AbortController();
+  const chunks = deps.chat.knowledge.retrieve(identityToken, input.message, undefined, abort.signal, retrievalFilter(input.sourceTypes));
+  // Unused, or cancelled, its failure is nobody's: awaited, it fails the search as any retrieval would.
+  chunks.catch(() => undefined);
+  return { query: input.message, chunks, cancel: () => abort.abort() };
 }
 
 const INTERNAL_SEARCH: ToolDefinition = {
@@ -83,6 +107,16 @@ function turnOverrides(
  * refusal (unknown session or parent, a tool the persona does not allow) is an HTTP error before any answer part.
  */
 export async function prepareTurn(deps: CoreDeps, p: Principal, identityToken: string, input: TurnInput): Promise<PreparedTurn> {
+  const early = startEarlyRetrieval(deps, identityToken, input);
+  try {
+    return await storeTurn(deps, p, identityToken, input, early);
+  } catch (err) {
+    early?.cancel();
+    throw err;
+  }
+}
+
+function storeTurn(deps: CoreDeps, p: Principal, identityToken: string, input: TurnInput, early: EarlyRetrieval | null): Promise<PreparedTurn> {
   return deps.db.withTenant(p.tenantId, async (sql) => {
     const named = input.parentMessageId === undefined || input.parentMessageId === null ? null : String(input.parentMessageId);
     // A new question names an unnamed session; a seeded one was named when it was seeded. The path starts at the
@@ -148,6 +182,7 @@ export async function prepareTurn(deps: CoreDeps, p: Principal, identityToken: s
       overrides: turnOverrides(session, persona),
       projectId: session.project_id,
       files,
+      early,
     };
   });
 }
@@ -245,7 +280,20 @@ function historyMessages(turn: PreparedTurn): ChatMessage[] {
  * the answer failed — so the session's tree always records what happened.
  */
 export async function* answerTurn(deps: CoreDeps, turn: PreparedTurn, signal?: AbortSignal): AsyncGenerator<AnswerStreamPart> {
+  // The question's early retrieval follows the answer's signal, and ends with the answer if the search never used it.
+  const cancelEarly = () => turn.early?.cancel();
+  signal?.addEventListener('abort', cancelEarly, { once: true });
+  try {
+    yield* answerParts(deps, turn, signal);
+  } finally {
+    signal?.removeEventListener('abort', cancelEarly);
+    cancelEarly();
+  }
+}
+
+async function* answerParts(deps: CoreDeps, turn: PreparedTurn, signal?: AbortSignal): AsyncGenerator<AnswerStreamPart> {
   const { chat } = deps;
+  let early = turn.early;
   yield { type: 'message_start', chat_session_id: turn.sessionId, user_message_id: Number(turn.userMessageId), parent_message_id: turn.parentMessageId === null ? null : Number(turn.parentMessageId) };
   const toolCalls: ToolCallRecord[] = [];
   let docs: SearchDoc[] = [];
@@ -277,8 +325,12 @@ export async function* answerTurn(deps: CoreDeps, turn: PreparedTurn, signal?: A
         const found = new Map<string, RetrievedChunk>();
         const wanted = turn.sourceTypes;
         for (const q of queries) {
-          // Each query retrieves as many chunks as a memory search answers from (the memory API's default).
-          for (const c of await chat.knowledge.retrieve(turn.identityToken, q, undefined, signal, retrievalFilter(wanted))) {
+          // Each query retrieves as many chunks as a memory search answers from (the memory API's default); the
+          // question's own was started with the turn.
+          const mine = early?.query === q ? early : null;
+          if (mine) early = null;
+          const retrieved = mine ? mine.chunks : chat.knowledge.retrieve(turn.identityToken, q, undefined, signal, retrievalFilter(wanted));
+          for (const c of await retrieved) {
             const seen = found.get(c.chunk_id);
             if (!seen || seen.score < c.score) found.set(c.chunk_id, c);
           }
