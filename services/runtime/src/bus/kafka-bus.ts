@@ -447,7 +447,7 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
     };
     const watchdog = setInterval(
       () => {
-        if (stopping || replacing || membership.state === 'member' || Date.now() - outSince < rejoinMs) return;
+        if (stopping || this.closed || replacing || membership.state === 'member' || Date.now() - outSince < rejoinMs) return;
         replacing = replace().finally(() => (replacing = undefined));
       },
       Math.max(50, Math.min(5_000, Math.floor(rejoinMs / 4))),
