@@ -124,6 +124,14 @@ describe('core: chat answers with an OpenAI-format model', () => {
     // A turn refused (no such session) answers its error; whatever the early retrieval found is never seen.
     const refused = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: question, chat_session_id: '00000000-0000-4000-8000-000000000000', stream: false });
     expect(refused.status).toBe(404);
+    // A request that allows no search retrieves nothing, early or late.
+    recorder.queries = [];
+    model.reply = null;
+    const noSearch = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: question, chat_session_id: await newSession(), stream: false, allowed_tool_ids: [] });
+    expect(noSearch.status).toBe(200);
+    expect(noSearch.json.tool_calls).toEqual([]);
+    expect(recorder.queries).toEqual([]);
+
     // Answering an existing user message has no new question to retrieve early: its search is the only retrieval.
     const id = await newSession();
     const first = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: question, chat_session_id: id, stream: false, forced_tool_id: 1 });

@@ -68,6 +68,10 @@ export interface EarlyRetrieval {
 
 function startEarlyRetrieval(deps: CoreDeps, identityToken: string, input: TurnInput): EarlyRetrieval | null {
   if (input.useExistingUserMessage || input.message.trim() === '') return null;
+  // A request that leaves the search out (its allowed tools, or a forced other tool) will not search.
+  const isSearch = (id: number) => toolById(id)?.name === 'internal_search';
+  if (input.allowedToolIds && !input.allowedToolIds.some(isSearch)) return null;
+  if (input.forcedToolId !== undefined && !isSearch(input.forcedToolId)) return null;
   const abort = new AbortController();
   const chunks = deps.chat.knowledge.retrieve(identityToken, input.message, undefined, abort.signal, retrievalFilter(input.sourceTypes));
   // Unused, or cancelled, its failure is nobody's: awaited, it fails the search as any retrieval would.
