@@ -28,6 +28,8 @@ const arg = (name: string, fallback: number): number => {
 };
 const LATENCY_MS = arg('latency', 150);
 const RUNS = Math.max(1, arg('runs', 2));
+/** `--trace`: print each run's event log as offsets from its `started` event. */
+const TRACE = process.argv.includes('--trace');
 const QUERY = 'fintech companies in Berlin';
 const TARGET_RATIO = 3;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -69,6 +71,7 @@ async function research(served: ServedAgentsWorld, units: number): Promise<RunRe
     const last = rows.events.find((e) => e.type === 'completed')!.at.getTime();
     const researchFrom = rows.events.find((e) => e.type === 'researcher_started')!.at.getTime();
     const researchTo = rows.events.find((e) => e.type === 'notes_compressed')!.at.getTime();
+    if (TRACE) out(`  ${units} at once: ${rows.events.map((e) => `${e.type}+${e.at.getTime() - first}`).join(' ')}`);
     let now = 0;
     let most = 0;
     for (const e of rows.events) {

@@ -203,6 +203,18 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
     this.metrics.published.inc({ topic }, messages.length);
   }
 
+  /**
+   * Connects the producer (its connection and idempotent producer id) and loads the topics' partition metadata: a
+   * send of no messages asks kafkajs for the metadata and writes nothing. Without it the first publish of a process
+   * paid 60–90 ms on loopback, the next ones 4–8 ms.
+   */
+  async preparePublish(topics: string[]): Promise<void> {
+    if (this.closed) throw new Error('bus is closed');
+    const producer = await this.connectedProducer();
+    const topicMessages = [...new Set(topics)].map((topic) => ({ topic: this.names.topic(topic), messages: [] }));
+    if (topicMessages.length > 0) await producer.sendBatch({ acks: -1, topicMessages });
+  }
+
   subscribe(options: SubscribeOptions, handler: (message: BusMessage) => Promise<void>): Promise<Subscription> {
     return this.join(options, { kind: 'each', handler });
   }

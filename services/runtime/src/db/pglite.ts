@@ -2,6 +2,7 @@ import { PGlite, types, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import type { Db, Sql, SqlResult } from '../ports/db';
 import { APP_ROLE, TENANT_SETTING } from '../ports/db';
+import { outboxCommitted } from '../outbox/commit-signal';
 import { ensureAppRole } from './migrate';
 
 /**
@@ -46,12 +47,16 @@ export class PgliteDb implements Db {
   }
 
   tx<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
-    return this.exclusive(() =>
-      this.pg.transaction(async (t) => {
+    return this.exclusive(async () => {
+      let sql: Sql | undefined;
+      const result = await this.pg.transaction(async (t) => {
         await t.query(`SET LOCAL ROLE ${APP_ROLE}`);
-        return fn(wrap(t));
-      }),
-    );
+        sql = wrap(t);
+        return fn(sql);
+      });
+      if (sql) outboxCommitted(sql);
+      return result;
+    });
   }
 
   withTenant<T>(tenantId: string, fn: (sql: Sql) => Promise<T>): Promise<T> {

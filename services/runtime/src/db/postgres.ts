@@ -3,6 +3,7 @@ import { Pool, escapeLiteral, type PoolClient, type PoolConfig, type QueryResult
 import { prepareValue } from 'pg/lib/utils';
 import type { Db, QueryOptions, Sql, SqlResult } from '../ports/db';
 import { TENANT_SETTING } from '../ports/db';
+import { outboxCommitted } from '../outbox/commit-signal';
 import { probeVector } from './vector';
 
 export interface PostgresDbOptions {
@@ -141,8 +142,10 @@ export class PostgresDb implements Db {
     let broken = false;
     try {
       await client.query(begin);
-      const result = await fn(wrap(client));
+      const sql = wrap(client);
+      const result = await fn(sql);
       await client.query('COMMIT');
+      outboxCommitted(sql);
       return result;
     } catch (err) {
       try {

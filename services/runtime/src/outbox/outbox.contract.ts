@@ -13,6 +13,7 @@ import type { BusMessage, EventBus, OutgoingMessage } from '../ports/event-bus';
 import { activeTraceId } from '../telemetry/propagation';
 import { startTelemetry } from '../telemetry/setup';
 import { OutboxRelay, claimEvent, enqueueOutbox, enqueueOutboxBatch } from './outbox';
+import { startOutboxRelay } from './start-relay';
 
 export interface OutboxFixture {
   /** Runtime migrations already applied. */
@@ -240,6 +241,42 @@ export function describeOutboxContract(name: string, open: () => Promise<OutboxF
       await waitFor('3 events', () => got.length >= 3, fx.deliveryTimeoutMs);
       await relay.stop();
       expect(await backlog()).toBe(0);
+    });
+
+    it('publishes a row committed in its own process at once when idle, not at its next poll', async () => {
+      const topic = await freshTopic();
+      const relay = new OutboxRelay({ db, bus, logger, pollIntervalMs: 600_000 });
+      await drainAll(relay);
+      const got = await collect(topic);
+      relay.start();
+      stops.push(() => relay.stop());
+      // Its first scan finds nothing: the relay is idle, its next poll ten minutes away. (Were the row committed
+      // before or during that scan, the scan, or the one more it brings, would publish it: the test would still pass.)
+      await new Promise((r) => setTimeout(r, 500));
+      await db.withTenant('t-nudge', (sql) => enqueueOutbox(sql, { topic, key: 'k', eventId: randomUUID(), value: 'now' }));
+      await waitFor('the event, long before the poll', () => got.length >= 1, fx.deliveryTimeoutMs);
+      expect(JSON.parse(got[0]!.value.toString('utf8'))).toBe('now');
+      // A rolled-back transaction's row is not there to publish.
+      await expect(
+        db.withTenant('t-nudge', async (sql) => {
+          await enqueueOutbox(sql, { topic, key: 'k', eventId: randomUUID(), value: 'rolled back' });
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
+      expect(await pendingFor(topic)).toBe(0);
+    });
+
+    it("prepares the bus's publisher when started as a process's relay, writing nothing to the topics", async () => {
+      const topic = await freshTopic();
+      const relay = await startOutboxRelay({ process: 'contract', db, bus, logger, topics: [topic], pollIntervalMs: 20 });
+      stops.push(() => relay!.stop());
+      await bus.preparePublish?.([topic, topic]);
+      const got = await collect(topic);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(got).toHaveLength(0);
+      await db.withTenant('t-prepare', (sql) => enqueueOutbox(sql, { topic, key: 'k', eventId: randomUUID(), value: 'first' }));
+      await waitFor('the first event', () => got.length >= 1, fx.deliveryTimeoutMs);
+      expect(got.map((m) => JSON.parse(m.value.toString('utf8')))).toEqual(['first']);
     });
 
     it('lets the application role insert, read and update outbox rows but never delete them', async () => {

@@ -6,6 +6,7 @@ import type { Db, Sql } from '../ports/db';
 import type { EventBus, OutgoingMessage } from '../ports/event-bus';
 import { EVENT_ID_HEADER } from '../bus/event-id';
 import { injectTraceHeaders } from '../telemetry/propagation';
+import { markOutboxWrite, onOutboxCommit } from './commit-signal';
 
 export interface OutboxMessage {
   topic: string;
@@ -46,6 +47,7 @@ export async function enqueueOutbox(sql: Sql, msg: OutboxMessage): Promise<void>
     [msg.topic, msg.key, msg.eventId, value, JSON.stringify(headers)],
     { prepare: true },
   );
+  markOutboxWrite(sql);
 }
 
 /**
@@ -72,6 +74,7 @@ export async function enqueueOutboxBatch(sql: Sql, msgs: readonly OutboxMessage[
     [`[${rows.join(',')}]`],
     { prepare: true },
   );
+  markOutboxWrite(sql);
 }
 
 /**
@@ -139,6 +142,12 @@ export class OutboxRelay {
   private stopping = false;
   private wake?: () => void;
   private lastPrune = 0;
+  /** The last scan held the lock and found nothing: a commit of outbox rows in this process wakes the relay. */
+  private idle = false;
+  private sleeping = false;
+  /** A commit of outbox rows in this process was reported since the current scan began. */
+  private nudged = false;
+  private unsubscribe?: () => void;
 
   constructor(opts: OutboxRelayOptions) {
     this.db = opts.db;
@@ -154,15 +163,31 @@ export class OutboxRelay {
   start(): void {
     if (this.loop) return;
     this.stopping = false;
+    this.unsubscribe = onOutboxCommit(() => this.nudge());
     this.loop = this.run();
   }
 
   /** Finishes the batch in progress (so nothing is published twice needlessly), then returns. */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
     this.wake?.();
     await this.loop;
     this.loop = undefined;
+  }
+
+  /**
+   * Outbox rows committed in this process (commit-signal.ts). An idle relay (its last scan found nothing) scans at
+   * once instead of at its next poll, so a lone event waits for no poll; a relay that is publishing, or whose last
+   * scan found another relay holding the lock, keeps its poll, so a steady stream of events costs no more scans than
+   * before. A report during a scan that then finds nothing brings one more scan at once: the rows committed after
+   * its read.
+   */
+  private nudge(): void {
+    if (this.stopping) return;
+    this.nudged = true;
+    if (this.sleeping && this.idle) this.wake?.();
   }
 
   /**
@@ -170,10 +195,17 @@ export class OutboxRelay {
    * failure after part of the batch was acknowledged still marks that part, then throws.
    */
   async drainOnce(): Promise<number> {
+    return (await this.drain()).published;
+  }
+
+  /** `drainOnce`, also telling whether this relay held the lock. */
+  private async drain(): Promise<{ published: number; locked: boolean }> {
     let failure: unknown;
+    let locked = false;
     const published = await this.db.tx(async (sql) => {
       const lock = await sql.query<{ locked: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked`, [RELAY_LOCK], { prepare: true });
       if (!lock.rows[0]?.locked) return 0;
+      locked = true;
       const { rows } = await sql.query<OutboxRow>(
         `SELECT id, topic, key, event_id, value::text AS value, headers FROM runtime.outbox
           WHERE published_at IS NULL ORDER BY id LIMIT $1`,
@@ -200,23 +232,27 @@ export class OutboxRelay {
       return done.length;
     });
     if (failure) throw failure;
-    return published;
+    return { published, locked };
   }
 
   private async run(): Promise<void> {
     let errors = 0;
     while (!this.stopping) {
       let delay = this.pollIntervalMs;
+      this.idle = false;
+      this.nudged = false;
       try {
-        const n = await this.drainOnce();
+        const { published, locked } = await this.drain();
         errors = 0;
-        if (n >= this.batchSize) delay = 0;
+        if (published >= this.batchSize) delay = 0;
+        this.idle = locked && published === 0;
         await this.pruneIfDue();
       } catch (err) {
         errors += 1;
         delay = Math.min(MAX_ERROR_BACKOFF_MS, this.pollIntervalMs * 2 ** Math.min(errors, 10));
         this.logger.warn({ err, attempt: errors, delay_ms: delay }, 'outbox relay failed; retrying');
       }
+      if (this.idle && this.nudged) delay = 0;
       if (delay > 0 && !this.stopping) await this.sleep(delay);
     }
   }
@@ -250,13 +286,16 @@ export class OutboxRelay {
   }
 
   private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
+    this.sleeping = true;
+    return new Promise<void>((resolve) => {
       const timer = setTimeout(done, ms);
       function done() {
         clearTimeout(timer);
         resolve();
       }
       this.wake = done;
+    }).finally(() => {
+      this.sleeping = false;
     });
   }
 

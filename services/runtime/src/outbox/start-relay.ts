@@ -34,7 +34,12 @@ export async function startOutboxRelay(opts: StartOutboxRelayOptions): Promise<O
     opts.logger.info({ process: name }, 'outbox relay off in this process: another process of the database relays');
     return null;
   }
-  if (topics.length > 0) await opts.bus.ensureTopics([...topics]);
+  if (topics.length > 0) {
+    await opts.bus.ensureTopics([...topics]);
+    // So the first event after a start is published as fast as the next ones; should it fail, the first publish
+    // connects as it would have.
+    await opts.bus.preparePublish?.([...topics]).catch((err: unknown) => opts.logger.warn({ err, process: name }, 'could not prepare the outbox relay\'s publisher; its first publish connects'));
+  }
   const relay = new OutboxRelay(relayOptions);
   relay.start();
   lifecycle?.onShutdown('outbox relay', () => relay.stop());

@@ -93,6 +93,12 @@ export interface EventBus {
   readonly kind: 'kafka' | 'memory';
   ensureTopics(topics: string[]): Promise<void>;
   publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
+  /**
+   * Makes the first `publish` to these topics as quick as the next ones: a process that will publish (the outbox
+   * relay) calls it at start, so the first event after a deployment does not wait for the broker connection and the
+   * topics' metadata. Writes nothing. Optional: a bus without connection set-up has nothing to prepare.
+   */
+  preparePublish?(topics: string[]): Promise<void>;
   subscribe(options: SubscribeOptions, handler: (message: BusMessage) => Promise<void>): Promise<Subscription>;
   /**
    * Like `subscribe`, but the handler gets the messages of one partition that are available together (1 to
