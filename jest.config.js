@@ -23,6 +23,18 @@ const lane = process.env.LORE_TEST_LANE;
 if (lane !== undefined && lane !== 'parallel' && lane !== 'serial') throw new Error(`LORE_TEST_LANE must be parallel or serial, not "${lane}"`);
 const lanes = lane ? require('./test/support/jest/lanes') : undefined;
 const integrationMatch = ['<rootDir>/test/**/*.int.test.ts', '<rootDir>/services/*/test/**/*.int.test.ts', '<rootDir>/operator/test/**/*.int.test.ts'];
+// LORE_TEST_KUBE (with a lane): `without` leaves out the suites the lanes file marks `kube`, `only` runs just those
+// (docs/infrastructure.md, "Kubernetes last"). The serial lane's unlisted suites count as not needing Kubernetes.
+const kube = lanes?.kubeMode();
+if (kube !== undefined && !lane) throw new Error('LORE_TEST_KUBE needs LORE_TEST_LANE');
+const listed = lanes?.readLanes();
+function integrationSelection() {
+  if (lane === 'parallel') return { testMatch: lanes.keptByKubeMode(listed.parallel, listed.kube).map((p) => `<rootDir>/${p}`), ignore: [] };
+  if (lane === 'serial' && kube === 'only') return { testMatch: lanes.keptByKubeMode(listed.serial, listed.kube).map((p) => `<rootDir>/${p}`), ignore: [] };
+  if (lane === 'serial') return { testMatch: integrationMatch, ignore: lanes.ignorePatterns([...listed.parallel, ...(kube === 'without' ? listed.kube : [])]) };
+  return { testMatch: integrationMatch, ignore: [] };
+}
+const selection = integrationSelection();
 
 module.exports = {
   ...(lane === 'parallel' ? { testSequencer: '<rootDir>/test/support/jest/lane-sequencer.js' } : {}),
@@ -39,8 +51,8 @@ module.exports = {
     {
       ...common,
       displayName: 'integration',
-      testMatch: lane === 'parallel' ? lanes.readLanes().parallel.map((p) => `<rootDir>/${p}`) : integrationMatch,
-      testPathIgnorePatterns: ['/dist/', '/node_modules/', ...(lane === 'serial' ? lanes.parallelIgnorePatterns() : [])],
+      testMatch: selection.testMatch,
+      testPathIgnorePatterns: ['/dist/', '/node_modules/', ...selection.ignore],
       setupFilesAfterEnv: ['<rootDir>/test/support/jest/integration-timeout.ts'],
     },
   ],
