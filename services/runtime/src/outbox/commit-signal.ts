@@ -4,7 +4,7 @@ import type { Sql } from '../ports/db';
  * How an outbox relay hears, in its own process, that a transaction holding outbox rows committed: `enqueueOutbox`
  * marks the transaction's `Sql`, the database adapter reports the commit of a marked one (`outboxCommitted`), and
  * every relay started in the process is told (`onOutboxCommit`). A relay that found the outbox empty then publishes
- * at once instead of at its next poll (docs/runtime.md, "The outbox relay"). Rows written by another process wait
+ * at once instead of at its next poll (docs/runtime.md, "When the relay scans"). Rows written by another process wait
  * for the poll, as before; nothing here is needed for correctness, only for the first event's latency.
  */
 const marked = new WeakSet<Sql>();
