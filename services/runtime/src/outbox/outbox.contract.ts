@@ -266,6 +266,32 @@ export function describeOutboxContract(name: string, open: () => Promise<OutboxF
       expect(await pendingFor(topic)).toBe(0);
     });
 
+    it('keeps its poll while it publishes: a steady stream of commits in its process does not bring a scan each', async () => {
+      const topic = await freshTopic();
+      let scans = 0;
+      const counting = Object.assign(Object.create(db) as Db, {
+        tx: <T>(fn: (sql: Sql) => Promise<T>): Promise<T> => {
+          scans++;
+          return db.tx(fn);
+        },
+      });
+      const relay = new OutboxRelay({ db: counting, bus, logger, pollIntervalMs: 200 });
+      await drainAll(relay);
+      const got = await collect(topic);
+      relay.start();
+      stops.push(() => relay.stop());
+      scans = 0;
+      const commits = 60;
+      for (let i = 0; i < commits; i++) {
+        await db.withTenant('t-steady', (sql) => enqueueOutbox(sql, { topic, key: 'k', eventId: randomUUID(), value: i }));
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await waitFor(`${commits} events`, () => got.length >= commits, fx.deliveryTimeoutMs);
+      expect(got.map((m) => JSON.parse(m.value.toString('utf8')))).toEqual(Array.from({ length: commits }, (_, i) => i));
+      // Woken by every commit it would scan about once a commit; polling while it finds rows, once per 200 ms.
+      expect(scans).toBeLessThan(commits / 2);
+    });
+
     it("prepares the bus's publisher when started as a process's relay, writing nothing to the topics", async () => {
       const topic = await freshTopic();
       const relay = await startOutboxRelay({ process: 'contract', db, bus, logger, topics: [topic], pollIntervalMs: 20 });
