@@ -2,9 +2,7 @@ import Redis from 'ioredis';
 import {
   PROGRESS_MAX_WAIT_MS,
   clampCount,
-  compareEntryIds,
   parseEntryId,
-  PROGRESS_MAX_COUNT,
   type ProgressEntry,
   type ProgressStreamInfo,
   type ProgressStreams,
@@ -28,17 +26,33 @@ const fromXread = (raw: unknown): ProgressEntry[] => {
 /** Glob characters of SCAN's MATCH, escaped so a prefix matches itself only. */
 const escapeGlob = (s: string): string => s.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 
-/** How long one multiplexed XREAD blocks before it is asked again (a new waiter interrupts it sooner). */
-const BLOCK_MS = 5_000;
+/** How long a stream's channel stays subscribed after its last waiter left (a follower waits again at once). */
+const LINGER_MS = 10_000;
+/** The channel an append announces itself on; a separate namespace from keys, so the prefixed key names it. */
+const CHANNEL_PREFIX = 'progress-appended:';
 
 interface Waiter {
-  /** The prefixed key. */
-  key: string;
   afterId: string;
   count: number;
   resolve(entries: ProgressEntry[]): void;
-  reject(err: Error): void;
   timer: NodeJS.Timeout;
+}
+
+/** One waited stream: its channel's subscription, its waiters, and whether a read for them is running. */
+interface Watched {
+  /** The prefixed key. */
+  key: string;
+  waiters: Set<Waiter>;
+  /** Callers of `waitFor` on this key right now (a subscription is dropped only when none is left). */
+  users: number;
+  /** Resolves once the channel is subscribed. */
+  subscribed: Promise<unknown>;
+  linger: NodeJS.Timeout | null;
+  reading: boolean;
+  /** An announcement came while a read was running: read once more after it. */
+  again: boolean;
+  /** Announcements heard (and reconnects), counted: a waiter whose first read crossed one reads again. */
+  announced: number;
 }
 
 /**
@@ -46,24 +60,22 @@ interface Waiter {
  * SCAN … TYPE stream for `list`. `keyPrefix` is added here to every key (not by ioredis, whose prefix SCAN's pattern
  * would not see) and taken off the keys `list` answers.
  *
- * Waiting (docs/runtime.md, "Progress streams"): every `waitFor` of one instance shares ONE blocking connection. It
- * runs `XREAD BLOCK … STREAMS <every waited key> <the lowest id waited after on it>` and hands each waiter the entries
- * after its own id; a waiter whose key the blocked read does not cover (or covers from a later id) interrupts it with
- * `CLIENT UNBLOCK` from the command connection, and the read is asked again with it. Hundreds of followers (server-sent
- * streams, session sockets) thus cost one connection and one round trip per wake-up, not one connection each.
+ * Waiting (docs/runtime.md, "ProgressStreams"): an append also PUBLISHes on its stream's channel, in the same MULTI.
+ * Every `waitFor` of one instance shares ONE subscriber connection, subscribed to the channels of the streams waited
+ * on (and for a while after, as a follower waits again right after each wake-up). A waiter subscribes, then reads
+ * what is there (so an append after that read is announced to it), then waits; an announcement reads that stream
+ * after its waiters' ids and hands each the entries after its own. A wake-up costs one small read of the stream that
+ * changed, whatever the number of followers; a reconnected subscriber reads every waited stream again (what was
+ * appended while it was away was announced to nobody).
  */
 export class RedisProgressStreams implements ProgressStreams {
   readonly kind = 'redis' as const;
   private readonly redis: Redis;
   private readonly prefix: string;
   private closed = false;
-  private readonly waiters = new Set<Waiter>();
-  /** The blocking connection and its CLIENT ID (refreshed on every (re)connect). */
-  private reader: Redis | null = null;
-  private readerId: Promise<number> | null = null;
-  /** The keys and ids the XREAD in flight asks for; null when none is in flight. */
-  private asked: Map<string, string> | null = null;
-  private looping = false;
+  private readonly watched = new Map<string, Watched>();
+  /** The subscriber connection, made on the first wait. */
+  private subscriber: Redis | null = null;
 
   constructor(url: string, opts: { keyPrefix?: string } = {}) {
     this.prefix = opts.keyPrefix ?? '';
@@ -79,10 +91,12 @@ export class RedisProgressStreams implements ProgressStreams {
     const flat = Object.entries(fields).flat();
     if (flat.length === 0) flat.push('_', '');
     const trim = options.maxLen !== undefined ? ['MAXLEN', '~', String(Math.max(0, Math.floor(options.maxLen)))] : [];
+    const k = this.k(key);
     const multi = this.redis.multi();
-    multi.call('XADD', this.k(key), ...trim, '*', ...flat);
-    if (options.ttlMs && options.ttlMs > 0) multi.pexpire(this.k(key), Math.ceil(options.ttlMs));
-    else multi.persist(this.k(key));
+    multi.call('XADD', k, ...trim, '*', ...flat);
+    if (options.ttlMs && options.ttlMs > 0) multi.pexpire(k, Math.ceil(options.ttlMs));
+    else multi.persist(k);
+    multi.publish(CHANNEL_PREFIX + k, '1');
     const results = await multi.exec();
     const [err, id] = results?.[0] ?? [new Error('XADD answered nothing'), null];
     if (err) throw err;
@@ -91,7 +105,11 @@ export class RedisProgressStreams implements ProgressStreams {
 
   async read(key: string, afterId: string, count?: number): Promise<ProgressEntry[]> {
     parseEntryId(afterId);
-    return fromXread(await this.redis.call('XREAD', 'COUNT', String(clampCount(count)), 'STREAMS', this.k(key), afterId));
+    return this.readPrefixed(this.k(key), afterId, clampCount(count));
+  }
+
+  private async readPrefixed(k: string, afterId: string, count: number): Promise<ProgressEntry[]> {
+    return fromXread(await this.redis.call('XREAD', 'COUNT', String(count), 'STREAMS', k, afterId));
   }
 
   async waitFor(key: string, afterId: string, timeoutMs: number, count?: number): Promise<ProgressEntry[]> {
@@ -99,123 +117,132 @@ export class RedisProgressStreams implements ProgressStreams {
     if (this.closed) throw new Error('progress streams closed');
     const wait = Math.max(1, Math.min(PROGRESS_MAX_WAIT_MS, Math.floor(timeoutMs)));
     const n = clampCount(count);
-    // What is there already is answered at once (a follower catching up never waits).
-    const ready = await this.read(key, afterId, n);
-    if (ready.length > 0) return ready;
-    if (this.closed) throw new Error('progress streams closed');
-    return new Promise<ProgressEntry[]>((resolve, reject) => {
-      const waiter: Waiter = {
-        key: this.k(key),
-        afterId,
-        count: n,
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          this.waiters.delete(waiter);
-          resolve([]);
-        }, wait),
-      };
-      this.waiters.add(waiter);
-      if (!this.looping) void this.loop();
-      else {
-        // An entry appended since the read above has an id after `afterId`: the blocked read must ask from there.
-        const asked = this.asked?.get(waiter.key);
-        if (asked === undefined || compareEntryIds(afterId, asked) < 0) void this.interrupt();
-      }
-    });
-  }
-
-  /** The blocking connection, connected, with its client id known. */
-  private async readerConnection(): Promise<Redis> {
-    if (!this.reader) {
-      const conn = this.redis.duplicate();
-      conn.on('error', () => undefined);
-      // A reconnect gets a new client id.
-      conn.on('ready', () => {
-        this.readerId = conn.client('ID') as Promise<number>;
-        this.readerId.catch(() => undefined);
-      });
-      this.reader = conn;
-    }
-    if (!this.readerId) {
-      this.readerId = this.reader.client('ID') as Promise<number>;
-      this.readerId.catch(() => undefined);
-    }
-    await this.readerId;
-    return this.reader;
-  }
-
-  /** Ends the XREAD in flight now (it answers as if timed out) so the loop asks again with every waiter. */
-  private async interrupt(): Promise<void> {
-    const asked = this.asked;
-    for (let attempt = 0; attempt < 20 && asked && this.asked === asked && !this.closed; attempt++) {
-      const id = await this.readerId?.catch(() => null);
-      if (id === null || id === undefined) return;
-      const unblocked = Number(await this.redis.client('UNBLOCK', id).catch(() => 0));
-      if (unblocked === 1) return;
-      // Not blocked yet (the XREAD is still on its way to the server): try again shortly.
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  }
-
-  private async loop(): Promise<void> {
-    this.looping = true;
+    const w = this.watch(this.k(key));
     try {
-      while (!this.closed && this.waiters.size > 0) {
-        let conn: Redis;
-        try {
-          conn = await this.readerConnection();
-        } catch (err) {
-          this.failWaiters(err);
-          break;
-        }
-        if (this.closed || this.waiters.size === 0) break;
-        const ids = new Map<string, string>();
-        for (const w of this.waiters) {
-          const cur = ids.get(w.key);
-          if (cur === undefined || compareEntryIds(w.afterId, cur) < 0) ids.set(w.key, w.afterId);
-        }
-        this.asked = ids;
-        let raw: unknown;
-        try {
-          raw = await conn.call('XREAD', 'COUNT', String(PROGRESS_MAX_COUNT), 'BLOCK', String(BLOCK_MS), 'STREAMS', ...ids.keys(), ...ids.values());
-        } catch (err) {
-          this.asked = null;
-          if (this.closed) break;
-          this.failWaiters(err);
-          break;
-        }
-        this.asked = null;
-        this.dispatch(raw);
-      }
+      await w.subscribed;
+      // Subscribed first, then read: an entry appended after this read is announced to this waiter.
+      const heard = w.announced;
+      const ready = await this.readPrefixed(w.key, afterId, n);
+      if (ready.length > 0 || this.closed) return ready;
+      return await new Promise<ProgressEntry[]>((resolve) => {
+        const waiter: Waiter = {
+          afterId,
+          count: n,
+          resolve,
+          timer: setTimeout(() => {
+            w.waiters.delete(waiter);
+            resolve([]);
+          }, wait),
+        };
+        w.waiters.add(waiter);
+        // The announcement of an entry appended just after the read above may have arrived before its answer.
+        if (w.announced !== heard) this.wake(w);
+      });
     } finally {
-      this.looping = false;
+      this.unwatch(w);
     }
   }
 
-  /** Hands each waiter the entries after its own id, at most its count; the others keep waiting. */
-  private dispatch(raw: unknown): void {
-    const byKey = new Map<string, ProgressEntry[]>();
-    for (const [key, entries] of (raw as Array<[string, RawEntry[]]> | null) ?? []) byKey.set(key, toEntries(entries));
-    if (byKey.size === 0) return;
-    for (const w of [...this.waiters]) {
-      const entries = byKey.get(w.key);
-      if (!entries) continue;
-      const after = entries.filter((e) => compareEntryIds(e.id, w.afterId) > 0).slice(0, w.count);
-      if (after.length === 0) continue;
-      this.waiters.delete(w);
-      clearTimeout(w.timer);
-      w.resolve(after);
+  /** The subscriber connection; a reconnect (ioredis subscribes its channels again) reads every waited stream. */
+  private subscriberConnection(): Redis {
+    if (!this.subscriber) {
+      const conn = this.redis.duplicate({ enableAutoPipelining: false });
+      conn.on('error', () => undefined);
+      let connectedBefore = false;
+      conn.on('ready', () => {
+        if (connectedBefore) {
+          // ioredis subscribes the channels again after this event; subscribing them here too orders the reads
+          // after the subscriptions, so an append between the two cannot go unheard.
+          const channels = [...this.watched.keys()].map((k) => CHANNEL_PREFIX + k);
+          const again = channels.length > 0 ? conn.subscribe(...channels) : Promise.resolve();
+          const readAll = () => {
+            for (const w of this.watched.values()) this.announce(w);
+          };
+          again.then(readAll, readAll);
+        }
+        connectedBefore = true;
+      });
+      conn.on('message', (channel: string) => {
+        const w = channel.startsWith(CHANNEL_PREFIX) ? this.watched.get(channel.slice(CHANNEL_PREFIX.length)) : undefined;
+        if (w) this.announce(w);
+      });
+      this.subscriber = conn;
     }
+    return this.subscriber;
   }
 
-  private failWaiters(err: unknown): void {
-    const error = err instanceof Error ? err : new Error(String(err));
-    for (const w of [...this.waiters]) {
-      this.waiters.delete(w);
-      clearTimeout(w.timer);
-      w.reject(error);
+  private watch(k: string): Watched {
+    let w = this.watched.get(k);
+    if (!w) {
+      const subscribed = this.subscriberConnection().subscribe(CHANNEL_PREFIX + k);
+      subscribed.catch(() => undefined);
+      w = { key: k, waiters: new Set(), users: 0, subscribed, linger: null, reading: false, again: false, announced: 0 };
+      this.watched.set(k, w);
     }
+    if (w.linger) {
+      clearTimeout(w.linger);
+      w.linger = null;
+    }
+    w.users++;
+    return w;
+  }
+
+  /** A caller is done with a stream; its channel is dropped once no caller has waited on it for `LINGER_MS`. */
+  private unwatch(w: Watched): void {
+    w.users--;
+    if (w.users > 0 || this.closed) return;
+    // A failed subscription is not kept: the next wait subscribes again.
+    const drop = () => {
+      if (w.users > 0 || this.watched.get(w.key) !== w) return;
+      this.watched.delete(w.key);
+      this.subscriber?.unsubscribe(CHANNEL_PREFIX + w.key).catch(() => undefined);
+    };
+    w.subscribed.then(
+      () => {
+        if (w.users === 0 && !w.linger && this.watched.get(w.key) === w) {
+          w.linger = setTimeout(drop, LINGER_MS);
+          w.linger.unref();
+        }
+      },
+      drop,
+    );
+  }
+
+  private announce(w: Watched): void {
+    w.announced++;
+    this.wake(w);
+  }
+
+  /** Reads the stream after its waiters' ids (one read per distinct id) and hands each waiter what is after its own. */
+  private wake(w: Watched): void {
+    if (w.waiters.size === 0) return;
+    if (w.reading) {
+      w.again = true;
+      return;
+    }
+    w.reading = true;
+    void (async () => {
+      try {
+        do {
+          w.again = false;
+          const byId = new Map<string, Waiter[]>();
+          for (const waiter of w.waiters) byId.set(waiter.afterId, [...(byId.get(waiter.afterId) ?? []), waiter]);
+          await Promise.all(
+            [...byId].map(async ([afterId, waiters]) => {
+              const entries = await this.readPrefixed(w.key, afterId, Math.max(...waiters.map((x) => x.count))).catch(() => []);
+              if (entries.length === 0) return;
+              for (const waiter of waiters) {
+                if (!w.waiters.delete(waiter)) continue;
+                clearTimeout(waiter.timer);
+                waiter.resolve(entries.slice(0, waiter.count));
+              }
+            }),
+          );
+        } while (w.again && w.waiters.size > 0 && !this.closed);
+      } finally {
+        w.reading = false;
+      }
+    })();
   }
 
   async describe(key: string): Promise<ProgressStreamInfo | null> {
@@ -265,13 +292,17 @@ export class RedisProgressStreams implements ProgressStreams {
   async close(): Promise<void> {
     this.closed = true;
     // Like the in-memory adapter: a close ends every wait with nothing.
-    for (const w of [...this.waiters]) {
-      this.waiters.delete(w);
-      clearTimeout(w.timer);
-      w.resolve([]);
+    for (const w of this.watched.values()) {
+      if (w.linger) clearTimeout(w.linger);
+      for (const waiter of w.waiters) {
+        clearTimeout(waiter.timer);
+        waiter.resolve([]);
+      }
+      w.waiters.clear();
     }
-    this.reader?.disconnect();
-    this.reader = null;
+    this.watched.clear();
+    this.subscriber?.disconnect();
+    this.subscriber = null;
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
 }
