@@ -120,9 +120,14 @@ export class RedisProgressStreams implements ProgressStreams {
     const w = this.watch(this.k(key));
     try {
       await w.subscribed;
+      if (this.closed) return [];
       // Subscribed first, then read: an entry appended after this read is announced to this waiter.
       const heard = w.announced;
-      const ready = await this.readPrefixed(w.key, afterId, n);
+      const ready = await this.readPrefixed(w.key, afterId, n).catch((err: unknown) => {
+        // Like the in-memory adapter, a wait that a close overtakes ends with nothing.
+        if (this.closed) return [];
+        throw err;
+      });
       if (ready.length > 0 || this.closed) return ready;
       return await new Promise<ProgressEntry[]>((resolve) => {
         const waiter: Waiter = {
