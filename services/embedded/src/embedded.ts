@@ -1,6 +1,8 @@
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
 import {
   IdentitySigner,
   Lifecycle,
@@ -12,6 +14,7 @@ import {
   listen,
   opsRouter,
   createHttpApp,
+  createServiceServer,
   parseEncryptionKeys,
   runRuntimeMigrations,
   type Db,
@@ -292,27 +295,25 @@ async function keyTenant(baseUrl: string, apiKey: string): Promise<string | null
 }
 
 function listenUnix(
-  handler: Parameters<typeof import('node:http').createServer>[1],
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
   path: string,
-  onUpgrade?: (req: import('node:http').IncomingMessage, socket: import('node:stream').Duplex, head: Buffer) => void,
+  onUpgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => void,
 ): Promise<{ close(): Promise<void> }> {
-  return import('node:http').then(
-    ({ createServer }) =>
-      new Promise((resolveListen, reject) => {
-        const server = createServer(handler);
-        // Websocket upgrades (the agents session sockets the gateway splices through).
-        if (onUpgrade) server.on('upgrade', onUpgrade);
-        server.once('error', reject);
-        server.listen(path, () =>
-          resolveListen({
-            close: () =>
-              new Promise<void>((done) => {
-                server.close(() => done());
-                server.closeIdleConnections();
-                setTimeout(() => server.closeAllConnections(), 2_000).unref();
-              }),
+  return new Promise((resolveListen, reject) => {
+    // The services' own server settings: a unix-socket listener keeps idle connections as long as a TCP one.
+    const server = createServiceServer(handler);
+    // Websocket upgrades (the agents session sockets the gateway splices through).
+    if (onUpgrade) server.on('upgrade', onUpgrade);
+    server.once('error', reject);
+    server.listen(path, () =>
+      resolveListen({
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeIdleConnections();
+            setTimeout(() => server.closeAllConnections(), 2_000).unref();
           }),
-        );
       }),
-  );
+    );
+  });
 }

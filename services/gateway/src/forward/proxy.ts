@@ -14,9 +14,18 @@ export interface UpstreamTarget {
   agent: Agent;
 }
 
+/**
+ * The pool of connections to one upstream. `timeout` bounds how long a connection waits idle in the pool, and it also
+ * lets Node honour the upstream's `Keep-Alive: timeout=N` answer: an idle connection is then dropped a second before
+ * the upstream would close it (Node applies the hint only when it is shorter than the pool's own timeout; with none,
+ * idle connections were kept until the upstream closed them, and a request sent on one at that moment failed with
+ * ECONNRESET, a 502 to the client). Lore's services keep idle connections 65 s (`SERVER_KEEP_ALIVE_MS`).
+ */
+export const UPSTREAM_POOL = { keepAlive: true, maxSockets: 512, timeout: 60_000 } as const;
+
 export function parseUpstream(name: string, spec: string): UpstreamTarget {
   if (spec.startsWith('unix:')) {
-    return { name, protocol: 'http:', socketPath: spec.slice('unix:'.length), basePath: '', agent: new Agent({ keepAlive: true, maxSockets: 512 }) };
+    return { name, protocol: 'http:', socketPath: spec.slice('unix:'.length), basePath: '', agent: new Agent(UPSTREAM_POOL) };
   }
   const u = new URL(spec);
   const https = u.protocol === 'https:';
@@ -26,7 +35,7 @@ export function parseUpstream(name: string, spec: string): UpstreamTarget {
     host: u.hostname,
     port: Number(u.port || (https ? 443 : 80)),
     basePath: u.pathname.replace(/\/+$/, ''),
-    agent: https ? new HttpsAgent({ keepAlive: true, maxSockets: 512 }) : new Agent({ keepAlive: true, maxSockets: 512 }),
+    agent: https ? new HttpsAgent(UPSTREAM_POOL) : new Agent(UPSTREAM_POOL),
   };
 }
 

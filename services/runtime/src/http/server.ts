@@ -10,12 +10,26 @@ export interface StartedServer {
   close(graceMs?: number): Promise<void>;
 }
 
+/** How long a service keeps an idle keep-alive connection: longer than its callers keep theirs in their pools. */
+export const SERVER_KEEP_ALIVE_MS = 65_000;
+
+/**
+ * The HTTP server every listener of a service uses, TCP or unix socket alike: idle keep-alive connections live
+ * `SERVER_KEEP_ALIVE_MS` (Node's default of 5 s is shorter than a caller's pool keeps a connection, and a request
+ * sent on a connection the server is closing fails with ECONNRESET), and no whole-request timeout (long-lived streams,
+ * SSE, are bounded by their own handlers).
+ */
+export function createServiceServer(handler: (req: any, res: any) => void): Server {
+  const server = createServer(handler);
+  server.keepAliveTimeout = SERVER_KEEP_ALIVE_MS;
+  server.headersTimeout = SERVER_KEEP_ALIVE_MS + 1_000;
+  server.requestTimeout = 0;
+  return server;
+}
+
 export async function listen(app: Koa<any, any> | ((req: any, res: any) => void), port: number, host = '0.0.0.0'): Promise<StartedServer> {
   const handler = typeof app === 'function' ? app : app.callback();
-  const server = createServer(handler);
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  server.requestTimeout = 0; // long-lived streams (SSE) are bounded by their own handlers
+  const server = createServiceServer(handler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
