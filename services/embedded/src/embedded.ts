@@ -1,8 +1,6 @@
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import type { Duplex } from 'node:stream';
 import {
   IdentitySigner,
   Lifecycle,
@@ -14,7 +12,7 @@ import {
   listen,
   opsRouter,
   createHttpApp,
-  createServiceServer,
+  listenSocket,
   parseEncryptionKeys,
   runRuntimeMigrations,
   type Db,
@@ -105,8 +103,8 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
     relay: false,
     lifecycle,
   });
-  const graphServer = await listenUnix(graph.app.callback(), graphSocket);
-  lifecycle.onShutdown('graph server', () => graphServer.close());
+  const graphServer = await listenSocket(graph.app, graphSocket);
+  lifecycle.onShutdown('graph server', () => graphServer.close(2_000));
   lifecycle.onShutdown('graph', () => graph.close());
 
   // Core: chat, personas and connector administration (credentials sealed with the same key ring), on the same database.
@@ -133,8 +131,8 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
       relay: false,
     },
   });
-  const coreServer = await listenUnix(core.app.callback(), coreSocket);
-  lifecycle.onShutdown('core server', () => coreServer.close());
+  const coreServer = await listenSocket(core.app, coreSocket);
+  lifecycle.onShutdown('core server', () => coreServer.close(2_000));
   lifecycle.onShutdown('core', () => core.close());
   // In the background: credentials sealed with an older key of the ring are sealed again with the first one.
   const credentialSealing = startCredentialSealing(db, core.core.secrets, logger.child({ service: 'core' }));
@@ -154,8 +152,10 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
     languageModel: graph.memory.languageModel,
     webTargets: { allowLoopback: config.LORE_AGENTS_ALLOW_LOOPBACK },
   });
-  const agentsServer = await listenUnix(agents.app.callback(), agentsSocket, agents.handleUpgrade);
-  lifecycle.onShutdown('agents server', () => agentsServer.close());
+  const agentsServer = await listenSocket(agents.app, agentsSocket);
+  // Websocket upgrades (the agents session sockets the gateway splices through).
+  agentsServer.server.on('upgrade', agents.handleUpgrade);
+  lifecycle.onShutdown('agents server', () => agentsServer.close(2_000));
   lifecycle.onShutdown('agents', () => agents.close());
 
   // The MCP tool server (docs/mcp.md) calls the API back through this process's public listener with the caller's
@@ -166,8 +166,8 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
     signer,
     logger: logger.child({ service: 'mcp' }),
   });
-  const mcpServer = await listenUnix(mcp.app.callback(), mcpSocket);
-  lifecycle.onShutdown('mcp server', () => mcpServer.close());
+  const mcpServer = await listenSocket(mcp.app, mcpSocket);
+  lifecycle.onShutdown('mcp server', () => mcpServer.close(2_000));
   lifecycle.onShutdown('mcp', () => mcp.close());
 
   const gateway = await createGateway(
@@ -292,28 +292,4 @@ async function keyTenant(baseUrl: string, apiKey: string): Promise<string | null
   }
   const body = (await res.json()) as { tenant_id?: unknown };
   return typeof body.tenant_id === 'string' ? body.tenant_id : null;
-}
-
-function listenUnix(
-  handler: (req: IncomingMessage, res: ServerResponse) => void,
-  path: string,
-  onUpgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => void,
-): Promise<{ close(): Promise<void> }> {
-  return new Promise((resolveListen, reject) => {
-    // The services' own server settings: a unix-socket listener keeps idle connections as long as a TCP one.
-    const server = createServiceServer(handler);
-    // Websocket upgrades (the agents session sockets the gateway splices through).
-    if (onUpgrade) server.on('upgrade', onUpgrade);
-    server.once('error', reject);
-    server.listen(path, () =>
-      resolveListen({
-        close: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            server.closeIdleConnections();
-            setTimeout(() => server.closeAllConnections(), 2_000).unref();
-          }),
-      }),
-    );
-  });
 }

@@ -28,20 +28,34 @@ export function createServiceServer(handler: (req: any, res: any) => void): Serv
 }
 
 export async function listen(app: Koa<any, any> | ((req: any, res: any) => void), port: number, host = '0.0.0.0'): Promise<StartedServer> {
-  const handler = typeof app === 'function' ? app : app.callback();
-  const server = createServiceServer(handler);
+  const server = await listening(app, (s, done) => s.listen(port, host, done));
+  const actual = (server.address() as AddressInfo).port;
+  return started(server, actual, `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${actual}`);
+}
+
+/** The same server on a unix socket (embedded mode's services behind its gateway); `port` is 0, `url` `unix:<path>`. */
+export async function listenSocket(app: Koa<any, any> | ((req: any, res: any) => void), path: string): Promise<StartedServer> {
+  const server = await listening(app, (s, done) => s.listen(path, done));
+  return started(server, 0, `unix:${path}`);
+}
+
+async function listening(app: Koa<any, any> | ((req: any, res: any) => void), bind: (server: Server, done: () => void) => void): Promise<Server> {
+  const server = createServiceServer(typeof app === 'function' ? app : app.callback());
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    bind(server, () => {
       server.off('error', reject);
       resolve();
     });
   });
-  const actual = (server.address() as AddressInfo).port;
+  return server;
+}
+
+function started(server: Server, port: number, url: string): StartedServer {
   return {
     server,
-    port: actual,
-    url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${actual}`,
+    port,
+    url,
     close: (graceMs = 5_000) =>
       new Promise<void>((resolve) => {
         const force = setTimeout(() => server.closeAllConnections(), graceMs);
