@@ -231,7 +231,11 @@ export class RedisProgressStreams implements ProgressStreams {
         do {
           w.again = false;
           const byId = new Map<string, Waiter[]>();
-          for (const waiter of w.waiters) byId.set(waiter.afterId, [...(byId.get(waiter.afterId) ?? []), waiter]);
+          for (const waiter of w.waiters) {
+            const same = byId.get(waiter.afterId);
+            if (same) same.push(waiter);
+            else byId.set(waiter.afterId, [waiter]);
+          }
           await Promise.all(
             [...byId].map(async ([afterId, waiters]) => {
               const entries = await this.readPrefixed(w.key, afterId, Math.max(...waiters.map((x) => x.count))).catch(() => []);
