@@ -100,6 +100,40 @@ describe('Redis gateway state', () => {
     expect(state.roundTrips() - before).toBe(Math.ceil(n / ADMIT_BATCH_MAX));
   });
 
+  it('reads each record once per call and writes each changed one once, leaving what separate calls would', async () => {
+    const subject = `once-${uid()}`;
+    const tenantId = `t-${uid()}`;
+    const slow = { perSecond: 1, burst: 10 };
+    // The script calls on this test's records and the commands they run inside Redis (MONITOR's source `lua`).
+    const monitor = await redis.monitor();
+    const commands: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      const name = args[0]!.toUpperCase();
+      if ((source === 'lua' || name.startsWith('EVAL')) && args.some((a) => a.includes(subject) || a.includes(tenantId))) commands.push(name);
+    });
+    try {
+      const out = await Promise.all(Array.from({ length: 8 }, () => state.admit({ subject, consume: true, rate: slow, quota: { tenantId, limit: 5 } })));
+      expect(out.map((o) => o.quotaUsed)).toEqual([1, 2, 3, 4, 5, 5, 5, 5]);
+      expect(out.map((o) => o.quotaExceeded)).toEqual([false, false, false, false, false, true, true, true]);
+      expect(out.slice(0, 5).map((o) => o.rate?.remaining)).toEqual([9, 8, 7, 6, 5]);
+      // The counter and the bucket are as five admitted requests leave them, with their lifetimes.
+      const [counter] = await redis.keys(`${prefix}q:${tenantId}:*`);
+      expect(await redis.get(counter!)).toBe('5');
+      expect(await redis.ttl(counter!)).toBeGreaterThan(0);
+      expect(await redis.pttl(`${prefix}rl:${subject}`)).toBeGreaterThan(0);
+      const next = await state.admit({ subject, consume: true, rate: slow, quota: null });
+      expect(next.rate).toMatchObject({ allowed: true, remaining: 4 });
+      await new Promise((r) => setTimeout(r, 50));
+      // The batch (one call: the eight arrived in one turn) read the three records once and wrote each once.
+      // MONITOR shows a script call, then the commands it ran.
+      const calls = commands.flatMap((c, i) => (c.startsWith('EVAL') ? [i] : []));
+      expect(calls.length).toBe(2);
+      expect(commands.slice(calls[0]! + 1, calls[1]).sort()).toEqual(['EXPIRE', 'INCRBY', 'MGET', 'SET']);
+    } finally {
+      monitor.disconnect();
+    }
+  });
+
   it('reloads the script for a whole batch after SCRIPT FLUSH', async () => {
     await redis.script('FLUSH');
     const out = await Promise.all(Array.from({ length: 20 }, () => state.admit({ subject: `f-${uid()}`, consume: true, rate, quota: null })));
