@@ -22,7 +22,7 @@
  *   printed beside.
  *
  *   bash test/infra/up.sh && npm run bench:workflows [-- --workflows 100 --idle-runs 30 --rounds 2 --poll-ms 50 --target 100 --via sse|stream
- *   --api-pool 10]
+ *   --api-pool 10 --profile-worker DIR]
  *
  * The worker is `services/agents/src/worker-main.ts` as a child process (the agents-worker deployment as
  * configuration.md runs it, `LORE_AGENTS_WORKFLOW_MAX_RUNNING` set to the workflow count, everything else its
@@ -37,7 +37,9 @@
  * workflow), in both phases; only answers that still show the workflow running are counted. The idle phase runs
  * `--idle-runs` workflows one after another. `--rounds` rounds of idle then load are run and their samples pooled
  * (each round's ratios printed too), so a busy minute on the shared machine does not fall on one side only.
- * `--api-pool` sizes the API process's database pool (default 10, as deployed), to test where delivery waits. Prints p50/p95 of each phase, the ratios and a verdict; exits 1 only
+ * `--api-pool` sizes the API process's database pool (default 10, as deployed), to test where delivery waits.
+ * `--profile-worker DIR` runs the worker child under V8's CPU profiler (`--cpu-prof`), its profile written to DIR when
+ * it exits; the profiler slows the worker, so such a run's figures are not comparable. Prints p50/p95 of each phase, the ratios and a verdict; exits 1 only
  * on a crash (a missed target is printed).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -73,6 +75,7 @@ const POLL_MS = argNum('poll-ms', 50);
 const TARGET_ROWS = argNum('target', 100);
 /** The agents API process's database pool (10, as PostgresDb's default in the deployments). */
 const API_POOL = argNum('api-pool', 10);
+const PROFILE_WORKER = process.argv.includes('--profile-worker') ? process.argv[process.argv.indexOf('--profile-worker') + 1] : undefined;
 const VIA = process.argv.includes('--via') ? process.argv[process.argv.indexOf('--via') + 1] : 'sse';
 if (VIA !== 'sse' && VIA !== 'stream') throw new Error('--via is sse or stream');
 const TARGET = 2;
@@ -248,7 +251,7 @@ async function main(): Promise<void> {
     const port = await freePort();
     // --expose-gc and the probe (bench/support/gc-probe.mjs) only let this script ask for a collection and the memory
     // held after it (SIGUSR2); the worker itself is worker-main as deployed.
-    child = spawn(process.execPath, ['--expose-gc', '--conditions=lore-src', '--import', 'tsx', '--import', join(ROOT, 'bench/support/gc-probe.mjs'), join(ROOT, 'services/agents/src/worker-main.ts')], {
+    child = spawn(process.execPath, [...(PROFILE_WORKER ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_WORKER}`] : []), '--expose-gc', '--conditions=lore-src', '--import', 'tsx', '--import', join(ROOT, 'bench/support/gc-probe.mjs'), join(ROOT, 'services/agents/src/worker-main.ts')], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? '',

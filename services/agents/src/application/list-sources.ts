@@ -2,7 +2,7 @@ import type { LanguageModel } from '@lore/ai';
 import { CredentialKindSchema } from '@lore/contracts';
 import type { IdentitySigner, KnowledgeSearch, RetrievedChunk } from '@lore/runtime';
 import { extractCompanyFacts, jsonLdNodes } from '../domain/company-page';
-import { scoreCandidate, type CandidateScore as Scored, type Candidate as ScoringCandidate } from '../domain/scoring';
+import { compileCriteria, scoreCandidate, type CandidateScore as Scored, type Candidate as ScoringCandidate } from '../domain/scoring';
 import { columnIdOf, type Criterion, type SearchKind } from '../domain/workflow';
 import type { Directory } from '../sources/directory';
 import type { WebSearch } from '../sources/web-search';
@@ -76,6 +76,8 @@ export function directoryScorer(directory: Directory | undefined): CandidateScor
   return {
     async score(tenantId, kind, candidates, criteria: readonly Criterion[]) {
       const out: CandidateScore[] = [];
+      // Each criterion is read once for the whole batch, not once per candidate.
+      const compiled = compileCriteria(criteria);
       for (const c of candidates) {
         const candidate: ScoringCandidate = {
           kind: scoringKind(kind),
@@ -84,7 +86,7 @@ export function directoryScorer(directory: Directory | undefined): CandidateScor
           // A page's or a knowledge document's text: a criterion the fields do not answer may be read there.
           pageText: c.provenance.source === 'web' || c.provenance.source === 'knowledge' ? c.text : null,
         };
-        out.push(toCandidateScore(scoreCandidate(candidate, criteria)));
+        out.push(toCandidateScore(scoreCandidate(candidate, compiled)));
       }
       return out;
     },

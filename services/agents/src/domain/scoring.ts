@@ -37,6 +37,32 @@ import {
  * the list-quality benchmark compares with.
  */
 
+/**
+ * A record's short values (a city, a country, a job title) recur across the candidates of a list and across lists,
+ * and reading one runs every pattern of a vocabulary over it. Each reading is kept per value: the newest
+ * `READINGS_KEPT` values of each kind, up to `READING_MAX_CHARS` long (longer ones are read every time). A kept
+ * reading is shared, so its callers only read it.
+ */
+const READINGS_KEPT = 2_000;
+const READING_MAX_CHARS = 160;
+
+function keptReadings<T>(read: (text: string) => T): (text: string) => T {
+  const kept = new Map<string, T>();
+  return (text) => {
+    if (text.length > READING_MAX_CHARS) return read(text);
+    if (kept.has(text)) return kept.get(text)!;
+    const value = read(text);
+    if (kept.size >= READINGS_KEPT) kept.delete(kept.keys().next().value!);
+    kept.set(text, value);
+    return value;
+  };
+}
+
+const placesOf = keptReadings((text): readonly Place[] => readPlaces(text));
+const rolesOf = keptReadings((text): readonly RoleSpec[] => readRoleText(text));
+const countryOfText = keptReadings(countryCode);
+const countryOf = (value: unknown): string | null => (typeof value === 'string' ? countryOfText(value) : null);
+
 export type Outcome = 'matched' | 'not_matched' | 'unknown';
 
 export interface Evidence {
@@ -343,29 +369,29 @@ function recordPlace(value: unknown): RecordPlace {
     const v = value as Record<string, unknown>;
     const city = typeof v.city === 'string' && v.city.trim() !== '' ? v.city.trim() : null;
     const region = typeof v.region === 'string' && v.region.trim() !== '' ? v.region.trim() : typeof v.state === 'string' && v.state.trim() !== '' ? v.state.trim() : null;
-    let country = countryCode(v.country) ?? countryCode(v.country_code) ?? countryCode(v.countryCode);
+    let country = countryOf(v.country) ?? countryOf(v.country_code) ?? countryOf(v.countryCode);
     if (!country && city) country = cityCountry(city);
     return { city, region, country };
   }
   const text = asText(value);
-  const places = readPlaces(text);
+  const places = placesOf(text);
   const city = places.find((p) => p.kind === 'city');
   const state = places.find((p) => p.kind === 'state');
   const country = places.find((p) => p.kind === 'country');
   return {
     city: city?.kind === 'city' ? city.city.label : null,
     region: state?.kind === 'state' ? state.state.label : null,
-    country: country?.kind === 'country' ? country.country.id : city?.kind === 'city' ? city.city.country : state?.kind === 'state' ? state.state.country : countryCode(text),
+    country: country?.kind === 'country' ? country.country.id : city?.kind === 'city' ? city.city.country : state?.kind === 'state' ? state.state.country : countryOf(text),
   };
 }
 
 function cityCountry(city: string): string | null {
-  const hit = readPlaces(city).find((p) => p.kind === 'city');
+  const hit = placesOf(city).find((p) => p.kind === 'city');
   return hit?.kind === 'city' ? hit.city.country : null;
 }
 
 function sameCity(recordCity: string, wanted: Extract<Place, { kind: 'city' }>): boolean {
-  const known = readPlaces(recordCity).find((p) => p.kind === 'city');
+  const known = placesOf(recordCity).find((p) => p.kind === 'city');
   if (known?.kind === 'city') return known.city.id === wanted.city.id;
   return recordCity.trim().toLowerCase() === wanted.city.label.toLowerCase();
 }
@@ -500,7 +526,7 @@ function judgeRole(view: CandidateView, wanted: RoleSpec[]): Judgement {
   if (view.kind !== 'person') return UNKNOWN;
   const f = view.field(FIELDS.title);
   if (f) {
-    const held = readRoleText(asText(f.value));
+    const held = rolesOf(asText(f.value));
     if (held.length > 0) {
       return wanted.some((w) => held.some((h) => roleSatisfies(w, h))) ? MATCHED(fieldEvidence(f.path, f.value)) : NOT_MATCHED(fieldEvidence(f.path, f.value));
     }
@@ -536,7 +562,7 @@ function judgeSeniority(view: CandidateView, wanted: string[]): Judgement {
   }
   const t = view.field(FIELDS.title);
   if (t) {
-    const levels = readRoleText(asText(t.value)).map((r) => r.seniority).filter((s): s is string => s !== null);
+    const levels = rolesOf(asText(t.value)).map((r) => r.seniority).filter((s): s is string => s !== null);
     if (levels.some((l) => accepts.has(l))) return MATCHED(fieldEvidence(t.path, t.value));
     if (levels.length > 0) return NOT_MATCHED(fieldEvidence(t.path, t.value));
   }
@@ -560,7 +586,7 @@ function judgeDepartment(view: CandidateView, wanted: string[]): Judgement {
   }
   const t = view.field(FIELDS.title);
   if (t) {
-    const depts = readRoleText(asText(t.value)).map((r) => r.department).filter((d): d is string => d !== null);
+    const depts = rolesOf(asText(t.value)).map((r) => r.department).filter((d): d is string => d !== null);
     if (depts.some((d) => wanted.includes(d))) return MATCHED(fieldEvidence(t.path, t.value));
   }
   return UNKNOWN;
