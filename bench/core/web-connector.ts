@@ -34,16 +34,14 @@
  *   request's headers read to its answer written), and their sum over a load's documents is the write time per
  *   document, the figure docs/core.md follows.
  *
- * Before the warm-up the bench waits until the stack's graph worker has replayed the shared ingest topic (see
- * `drainIngestBacklog`), so that replay does not run beside the measured rounds. `--delay-ms N` spaces request starts
+ * The stack has Kafka topics of its own (test/core/harness.ts), so its graph worker replays no earlier run's ingest
+ * messages beside the measured rounds. `--delay-ms N` spaces request starts
  * by N ms on both sides (the web source's default `minDelayMs` is 100): context, not the judged setting.
  *
  * Prints medians, per-round figures, and a verdict; exits 1 when a target is missed.
  */
 import { subscribe } from 'node:diagnostics_channel';
 import { Agent, request, type IncomingMessage, type ServerResponse } from 'node:http';
-import { Kafka, logLevel, Partitioners } from 'kafkajs';
-import { TOPICS } from '@lore/contracts';
 import { startCoreStack, type CoreStack } from '../../test/core/harness';
 import { requireEnv, uniqueSuffix } from '../../test/support/infra';
 import { closeIdleHttpConnections } from '../../test/support/http';
@@ -201,48 +199,6 @@ async function allIndexed(s: CoreStack, tenantId: string, pairId: number, count:
   }
 }
 
-/**
- * Waits until the graph worker has caught up with `lore.memory.ingest`. The stack's worker joins a fresh consumer
- * group that starts at the topic's beginning, and on a shared test broker the topic holds every earlier run's
- * messages: replaying them (each a look-up that finds no document) would run beside the measured rounds. A document
- * ingested into a memory of each partition (keys are memory ids, placed by the bus's default partitioner), once
- * indexed, says the partition is replayed. Answers the messages the topic held and the wait.
- */
-async function drainIngestBacklog(s: CoreStack): Promise<{ messages: number; ms: number }> {
-  const started = now();
-  const kafka = new Kafka({ clientId: `bench-connectors-${uniqueSuffix()}`, brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','), logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
-  await admin.connect();
-  let offsets;
-  try {
-    offsets = await admin.fetchTopicOffsets(TOPICS.memoryIngest);
-  } finally {
-    await admin.disconnect();
-  }
-  const partitionMetadata = offsets.map((o) => ({ partitionId: o.partition, leader: 0, partitionErrorCode: 0, replicas: [0], isr: [0] }));
-  const partitioner = Partitioners.DefaultPartitioner();
-  const pending = new Set(offsets.map((o) => o.partition));
-  const canaries: Array<{ tenantId: string; key: string }> = [];
-  for (let tries = 0; pending.size > 0; tries++) {
-    if (tries > 64) throw new Error('no tenant memory fell on some partition of the ingest topic');
-    const t = await s.tenant();
-    if (pending.delete(partitioner({ topic: TOPICS.memoryIngest, partitionMetadata, message: { key: t.memoryId, value: null } }))) canaries.push({ tenantId: t.tenantId, key: t.key });
-  }
-  for (const c of canaries) {
-    const r = await s.call('POST', '/api/v1/memory/ingest', { 'x-api-key': c.key }, { content: 'A canary note: the graph worker reached this message.', content_type: 'text', title: 'Canary', routing: { mode: 'auto' } });
-    if (r.status !== 200) throw new Error(`canary ingest failed: ${r.status} ${r.text}`);
-  }
-  for (const c of canaries) {
-    for (;;) {
-      const left = await s.db.withTenant(c.tenantId, async (sql) => (await sql.query(`SELECT 1 FROM graph.documents WHERE tenant_id = $1 AND status NOT IN ('indexed', 'failed')`, [c.tenantId])).rows.length);
-      if (left === 0) break;
-      if (now() - started > 900_000) throw new Error('the graph worker did not catch up with the ingest topic');
-      await sleep(200);
-    }
-  }
-  return { messages: offsets.reduce((n, o) => n + Number(o.high) - Number(o.low), 0), ms: now() - started };
-}
-
 /** Every push to the graph's connector-document route, as the graph's server saw it (ms from request to answer). */
 const PUSH_PATH = '/internal/v1/connector-documents';
 const pushTimes: number[] = [];
@@ -346,7 +302,6 @@ async function main(): Promise<void> {
       return { load, poll, ids: docs.ids };
     };
 
-    const backlog = await drainIngestBacklog(s);
     // Warm-up: a whole round (its documents are the pages the loops fetch) and both loops once.
     const warm = await round();
     const urls = [...warm.ids].sort();
@@ -388,7 +343,6 @@ async function main(): Promise<void> {
     const incrementalMet = reembedded === 0 && pollWrites === 0 && polls.every((p) => p.status === 'success');
     const lines = [
       `web connector benchmark (${MODE}, ${n} pages of alpha's generated section, ${(pageBytes / n / 1024).toFixed(1)} KiB a page; ${ROUNDS} rounds after a warm-up, medians; ${CONCURRENCY} requests at a time everywhere; request starts ${DELAY_MS} ms apart)`,
-      `before measuring            the graph worker replayed the shared ingest topic (${backlog.messages} messages of earlier runs) in ${f0(backlog.ms)} ms`,
       `fetch loop, plain node:http   ${f0(median(plain))} ms   ${f0(plainRate)} pages/s   (judged baseline)`,
       `fetch loop, guarded client    ${f0(median(guarded))} ms   ${f0(guardedRate)} pages/s   (the source's SSRF-guarded client with robots.txt; shown, not judged)`,
       `indexing, accepted            ${f0(median(loads.map((l) => l.acceptedMs)))} ms   ${f0(acceptedRate)} pages/s   (run-once → attempt ended: every document in the memory's pipeline)`,
