@@ -19,6 +19,7 @@ import { reportClaims, supports, type ResearchSource } from '../../services/agen
 import { startAgentsStack, type AgentsStack } from '../../test/agents/harness';
 import { generateAgentsWorld, serveAgentsWorld, type ServedAgentsWorld } from '../../test/support/agents-world';
 import { closeIdleHttpConnections } from '../../test/support/http';
+import { median } from '../support/stats';
 
 type Json = Record<string, any>;
 
@@ -104,7 +105,6 @@ async function main(): Promise<void> {
         out(`${String(r).padStart(3)}  ${String(units).padStart(11)}  ${String(res.wallMs).padStart(9)}  ${String(res.researchMs).padStart(18)}  ${String(res.sources).padStart(10)}  ${String(res.mostAtOnce).padStart(12)}  ${String(res.claims).padStart(6)}  ${String(res.supported).padStart(9)}`);
       }
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
     const p = median(parallel.map((x) => x.wallMs));
     const q = median(sequential.map((x) => x.wallMs));
     const ratio = q / p;

@@ -46,6 +46,7 @@ import { startCoreStack, type CoreStack } from '../../test/core/harness';
 import { requireEnv, uniqueSuffix } from '../../test/support/infra';
 import { closeIdleHttpConnections } from '../../test/support/http';
 import { LoopbackWeb } from '../../test/support/loopback-web';
+import { median } from '../support/stats';
 import { createWebFetcher, WEB_USER_AGENT, type WebFetcher } from '../../services/core/src/connectors';
 
 const argNum = (name: string, fallback: number) => {
@@ -72,11 +73,6 @@ type Json = Record<string, any>;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const now = () => performance.now();
 
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length === 0 ? NaN : s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
 
 /** Runs `work` over `items`, `limit` at a time, starts spaced by DELAY_MS as the web source spaces them. */
 async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
