@@ -10,8 +10,9 @@ import { monthKey, secondsToMonthEnd, type AdmitInput, type AdmitResult, type Ga
  * by `gcra` in TypeScript); the bucket is written only when the request is admitted, quota included. Admissions
  * are judged in the order given, each seeing what the earlier ones wrote, exactly as separate calls would: the
  * script reads each record once per call, keeps it as the admissions change it, and writes each changed record once
- * at the end (a bucket's last TAT, a counter's increments in one INCRBY), so a batch of one key's or one tenant's
- * requests costs Redis three reads and two writes instead of five commands per request (docs/gateway.md, 2026-11-29).
+ * at the end (a bucket's last TAT, a counter's increments in one INCRBY), so a batch of one key's requests costs one
+ * MGET, one SET and one INCRBY (and an EXPIRE for a new counter) instead of up to five commands per request
+ * (docs/gateway.md, 2026-11-29).
  *
  * KEYS: 1 epoch. The per-admission records are named inside the script from the prefix and each admission's
  *   subject and tenant (a batch mixes subjects, so it is single-slot only on a standalone Redis anyway, which is
