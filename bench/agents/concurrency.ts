@@ -60,6 +60,7 @@ import { IDENTITY_SECRET, type TenantFixture } from '../../test/gateway/harness'
 import { generateAgentsWorld, worldDirectoryRecords } from '../../test/support/agents-world';
 import { requireEnv, uniqueSuffix } from '../../test/support/infra';
 import { closeIdleHttpConnections } from '../../test/support/http';
+import { median } from '../support/stats';
 
 /** The progress streams' key prefix, the same for this script's API and the worker child. */
 const STREAMS_PREFIX = `bench-agents-${process.pid}:`;
@@ -104,7 +105,6 @@ function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
-const median = (xs: number[]) => percentile(xs, 50);
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -73,7 +73,6 @@ type Json = Record<string, any>;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const now = () => performance.now();
 
-
 /** Runs `work` over `items`, `limit` at a time, starts spaced by DELAY_MS as the web source spaces them. */
 async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;

@@ -40,6 +40,7 @@ import { parseArgs } from 'node:util';
 import { http, closeIdleHttpConnections } from '../../test/support/http';
 import { migrate, prepareInstall, REPO_ROOT as ROOT, runProcess, type Install } from '../../test/support/install';
 import { CLUSTER_ENTRY, clusterEnv, clusterPorts, clusterSecrets, opsUrl, type ClusterProcess } from '../../test/e2e/cluster';
+import { median } from '../support/stats';
 import { readyz, removeKafkaInstall, removeRedisKeys, startProcess, startReceiver, stopProcess, until, type Receiver, type Started } from '../../test/e2e/processes';
 
 const { values: opts } = parseArgs({
@@ -178,9 +179,6 @@ function probe(name: string, pid: number): Promise<Held | null> {
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
-function median(values: number[]): number {
-  return percentile([...values].sort((a, b) => a - b), 50);
 }
 
 /** VmRSS of a process in bytes, or null once it is gone. */
