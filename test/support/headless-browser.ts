@@ -133,8 +133,13 @@ export class HeadlessBrowser {
       const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
       this.child.kill('SIGTERM');
       await Promise.race([exited, new Promise<void>((resolve) => setTimeout(resolve, 5_000))]);
-      if (this.child.exitCode === null) this.child.kill('SIGKILL');
+      if (this.child.exitCode === null) {
+        this.child.kill('SIGKILL');
+        await Promise.race([exited, new Promise<void>((resolve) => setTimeout(resolve, 5_000))]);
+      }
     }
-    rmSync(this.profile, { recursive: true, force: true });
+    // Chromium's helper processes (renderer, zygote, crash handler) notice the browser's exit a moment later and may
+    // still write into the profile while it is removed (ENOTEMPTY): retry with Node's linear back-off.
+    rmSync(this.profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   }
 }
