@@ -1,3 +1,4 @@
+import type { Counter } from 'prom-client';
 import { generateAgentsWorld, serveAgentsWorld, type ServedAgentsWorld, type WorldCompany } from '../support/agents-world';
 import type { TenantFixture } from '../gateway/harness';
 import { startAgentsStack, type AgentsStack, auth, eventually } from './harness';
@@ -29,6 +30,11 @@ describe('agents: sessions over websockets', () => {
     (await s.db.withTenant(tenantId, (sql) => sql.query<{ row_id: string; entity_key: string; cells: Json; metadata: Json }>(`SELECT row_id, entity_key, cells, metadata FROM agents.list_rows WHERE list_id = $1 ORDER BY position`, [list]))).rows;
   const crawl = (t: TenantFixture, prompt: string) => s.call('POST', '/agentic-crawler/start', auth(t), { prompt });
   const until = (c: SessionClient, type: string) => c.waitFor(type, (m) => m.type === type);
+  /** The stack's count of session sockets' event-log reads for one reason. */
+  const sessionLogReads = async (reason: string): Promise<number> => {
+    const m = s.metrics.getSingleMetric('lore_agents_session_log_reads_total') as Counter | undefined;
+    return (await m?.get())?.values.find((v) => v.labels.reason === reason)?.value ?? 0;
+  };
 
   beforeAll(async () => {
     expect(open.length).toBeGreaterThanOrEqual(8);
@@ -204,13 +210,19 @@ describe('agents: sessions over websockets', () => {
     it('a reconnect with the last cursor loses nothing, and a connect after the end replays the whole session', async () => {
       const c = open[2]!;
       const started = await crawl(a, `Crawl ${served.companyUrl(c)} for its team`);
+      const opensBefore = await sessionLogReads('open');
       const first = await openSession(socketUrl(started.json, a.key));
+      // The first connect starts the session and sends its start as written: no read of the event log.
+      expect(await first.waitFor('the start', (m) => m.cursor === 1, 30_000)).toMatchObject({ type: 'progress', stage: 'started', thread_id: started.json.thread_id });
+      expect(await sessionLogReads('open')).toBe(opensBefore);
       await first.waitFor('a row', (m) => m.type === 'row', 60_000);
       const seen = [...first.messages];
       await first.close();
       const last = seen[seen.length - 1]!.cursor as number;
       const second = await openSession(`${socketUrl(started.json, a.key)}&cursor=${last}`);
       await until(second, 'done');
+      // A reconnect starts nothing: it reads the log after its cursor.
+      expect(await sessionLogReads('open')).toBe(opensBefore + 1);
       const all = [...seen, ...second.messages];
       expect(all.map((m) => m.cursor)).toEqual(all.map((_, i) => i + 1));
       // After the end: the whole session again from the start, the same messages.

@@ -110,10 +110,8 @@ export async function createAgentsService(deps: AgentsServiceDeps): Promise<Agen
     logger,
     ...(deps.socketLimits ? { limits: deps.socketLimits } : {}),
     find: (p, kind, threadId) => findSession(agents, p, kind, threadId),
-    connect: async (p, kind, threadId) => {
-      await connectSession(agents, p, kind, threadId);
-    },
-    follow: (tenantId, threadId, listId, afterSeq, send, signal) => followSession(agents, tenantId, threadId, listId, afterSeq, send, signal),
+    connect: (p, kind, threadId) => connectSession(agents, p, kind, threadId),
+    follow: (tenantId, threadId, listId, afterSeq, send, signal, start) => followSession(agents, tenantId, threadId, listId, afterSeq, send, signal, start),
     answer: (p, kind, threadId, listId, prompt) => answerSession(agents, p, kind, threadId, listId, prompt),
     stop: (p, kind, threadId) => stopSession(agents, p, kind, threadId),
   });

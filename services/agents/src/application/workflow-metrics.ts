@@ -12,6 +12,8 @@ export interface WorkflowMetrics {
   streamLogRead?(reason: 'catch_up' | 'gap' | 'quiet'): void;
   /** A server-sent stream wrote a frame built from the event log or from the progress-stream entry. */
   streamFrame?(source: 'log' | 'stream'): void;
+  /** A session socket read the event log: `open` (a reconnect, or a connect that started nothing), `gap`, `quiet` (no entry for a wait). */
+  sessionLogRead?(reason: 'open' | 'gap' | 'quiet'): void;
 }
 
 function once<T>(registry: Registry, name: string, make: () => T): T {
@@ -37,7 +39,11 @@ export function createWorkflowMetrics(registry: Registry): WorkflowMetrics {
   const frames = once(registry, 'lore_agents_stream_frames_total', () =>
     new Counter({ name: 'lore_agents_stream_frames_total', help: 'Frames the workflow server-sent streams wrote, by where the event came from (log, stream)', labelNames: ['source'], registers: [registry] }),
   );
+  const sessionLogReads = once(registry, 'lore_agents_session_log_reads_total', () =>
+    new Counter({ name: 'lore_agents_session_log_reads_total', help: 'Event log reads of the session sockets, by reason (open, gap, quiet); a first connect sends its start without one', labelNames: ['reason'], registers: [registry] }),
+  );
   return {
+    sessionLogRead: (reason) => sessionLogReads.inc({ reason }),
     streamLogRead: (reason) => logReads.inc({ reason }),
     streamFrame: (source) => frames.inc({ source }),
     started: (kind) => workflows.inc({ kind, status: 'started' }),

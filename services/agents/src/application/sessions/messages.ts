@@ -78,8 +78,10 @@ const eventOfEntry = (fields: Record<string, string>): LoggedEvent | null => {
 
 /**
  * Sends a session's messages after `afterSeq`: the event log first (the durable copy: a reconnect loses nothing),
- * then live from the progress stream, reading the log again on a gap or a quiet period. Resolves after the final
- * message, or once `signal` aborts (the socket closed).
+ * then live from the progress stream, reading the log again on a gap or a quiet period. `start` (a socket's connect)
+ * runs once the follow has its place in the stream; when the events it wrote continue the client's cursor (a first
+ * connect), they are sent as written and the log is not read. Resolves after the final message, once the session
+ * has ended with nothing left to send, or once `signal` aborts (the socket closed).
  */
 export async function followSession(
   deps: AgentsDeps,
@@ -89,6 +91,7 @@ export async function followSession(
   afterSeq: number,
   send: (m: TimedSessionMessage) => Promise<void>,
   signal: AbortSignal,
+  start?: () => Promise<readonly LoggedEvent[]>,
 ): Promise<void> {
   const key = streamKeyOf(tenantId, threadId);
   let pos = afterSeq;
@@ -100,37 +103,47 @@ export async function followSession(
     await send(m);
     if (isFinal(m)) ended = true;
   };
-  const catchUp = async (): Promise<void> => {
-    for (;;) {
-      const rows = await deps.db.withTenant(tenantId, (sql) => listWorkflowEvents(sql, tenantId, threadId, pos, EVENT_PAGE));
+  /**
+   * Reads the log after `pos` to its end. The session's status is read first, in the same transaction, so a session
+   * that had ended has all its events in what follows. False when the follow is over: the final message sent, the
+   * session ended (a client whose cursor is past its end gets nothing more), or the client gone.
+   */
+  const readLog = async (reason: 'open' | 'gap' | 'quiet'): Promise<boolean> => {
+    deps.workflowMetrics?.sessionLogRead?.(reason);
+    let over = false;
+    for (let page = 0; ; page++) {
+      const rows = await deps.db.withTenant(tenantId, async (sql) => {
+        if (page === 0) {
+          const w = await getWorkflow(sql, tenantId, threadId, SESSION_KINDS);
+          over = !w || isSessionEnded(w.status);
+        }
+        return listWorkflowEvents(sql, tenantId, threadId, pos, EVENT_PAGE);
+      });
       for (const row of rows) {
         await emit({ seq: Number(row.seq), type: row.type, data: row.data, at: new Date(row.created_at).toISOString() });
-        if (ended || signal.aborted) return;
+        if (ended || signal.aborted) return false;
       }
-      if (rows.length < EVENT_PAGE) return;
+      if (rows.length < EVENT_PAGE) return !over;
     }
   };
-  /** A session that ended before the client's cursor (nothing left to send) ends the follow too. */
-  const endedBefore = async (): Promise<boolean> => {
-    const w = await deps.db.withTenant(tenantId, (sql) => getWorkflow(sql, tenantId, threadId, SESSION_KINDS));
-    return !w || isSessionEnded(w.status);
-  };
-  // The stream's position before the log is read: entries after it may repeat what the log gave (skipped by seq).
+  // The stream's position before the log is read and before the connect writes: entries after it may repeat what
+  // the log or the connect gave (skipped by seq), never fewer.
   let tail = (await deps.streams.describe(key).catch(() => null))?.lastEntryId ?? '0-0';
-  await catchUp();
-  if (!ended && (await endedBefore())) {
-    await catchUp();
+  const started = start ? await start() : [];
+  if (started.length > 0 && started[0]!.seq === pos + 1) {
+    // This connect started the session: nothing precedes its events after the cursor, and the session runs.
+    for (const e of started) {
+      await emit(e);
+      if (ended || signal.aborted) return;
+    }
+  } else if (!(await readLog('open'))) {
     return;
   }
   while (!ended && !signal.aborted) {
     const entries = await deps.streams.waitFor(key, tail, WAIT_MS, 100).catch(() => null);
     if (signal.aborted) return;
     if (!entries || entries.length === 0) {
-      await catchUp();
-      if (!ended && (await endedBefore())) {
-        await catchUp();
-        return;
-      }
+      if (!(await readLog('quiet'))) return;
       continue;
     }
     tail = entries[entries.length - 1]!.id;
@@ -138,7 +151,7 @@ export async function followSession(
       const e = eventOfEntry(entry.fields);
       if (e && e.seq <= pos) continue;
       if (e && e.seq === pos + 1) await emit(e);
-      else await catchUp();
+      else if (!(await readLog('gap'))) return;
       if (ended || signal.aborted) return;
     }
   }

@@ -133,10 +133,13 @@ export const SESSION_COLUMNS = ['name', 'entity_type', 'url', 'description'].map
 
 /**
  * A client connected: the first connect of a `ready` session starts it (status `processing`, the worker's message);
- * later connects change nothing. Answers the session row as it is now.
+ * later connects change nothing. Answers the events this connect wrote (the session's start), committed and
+ * appended to its progress stream; none for a later connect.
  */
-export async function connectSession(deps: AgentsDeps, principal: Principal, kind: SessionKind, threadId: string): Promise<WorkflowRow> {
-  return inTenant(deps, principal.tenantId, async (sql, events) => {
+export async function connectSession(deps: AgentsDeps, principal: Principal, kind: SessionKind, threadId: string): Promise<WorkflowEvent[]> {
+  let written: WorkflowEvent[] = [];
+  await inTenant(deps, principal.tenantId, async (sql, events) => {
+    written = events;
     const w = await visibleSession(sql, principal, kind, threadId, true);
     if (w.status !== READY) return w;
     const state = readSessionState(w.state);
@@ -148,6 +151,7 @@ export async function connectSession(deps: AgentsDeps, principal: Principal, kin
     deps.workflowMetrics?.started(kind);
     return { ...w, status: 'processing' };
   });
+  return written;
 }
 
 /** A clarifying answer sent over the socket: false when the session waits on none (or `list_id` is not its list). */

@@ -4,7 +4,7 @@ import { AppError, IDENTITY_HEADER, isAppError, type IdentitySigner, type Logger
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Principal } from '../../application/principal';
 import type { SessionKind } from '../../application/sessions/agent';
-import type { TimedSessionMessage } from '../../application/sessions/messages';
+import type { LoggedEvent, TimedSessionMessage } from '../../application/sessions/messages';
 import { familyOf, principalOf, shapeError } from '../route';
 import { answerRequest, stopRequest } from './asyncapi';
 
@@ -37,9 +37,18 @@ export interface SessionSocketDeps {
   limits?: Partial<SessionSocketLimits>;
   /** The session's ids if the principal may open it (404 otherwise); starts nothing. */
   find(p: Principal, kind: SessionKind, threadId: string): Promise<{ thread_id: string; list_id: string }>;
-  /** Starts a `ready` session (the first connect); later connects change nothing. */
-  connect(p: Principal, kind: SessionKind, threadId: string): Promise<void>;
-  follow(tenantId: string, threadId: string, listId: string, afterSeq: number, send: (m: TimedSessionMessage) => Promise<void>, signal: AbortSignal): Promise<void>;
+  /** Starts a `ready` session (the first connect): answers the events that wrote; later connects change nothing. */
+  connect(p: Principal, kind: SessionKind, threadId: string): Promise<readonly LoggedEvent[]>;
+  /** Sends the session's messages after `afterSeq`; `start` (the connect) runs once the follow knows its place in the progress stream. */
+  follow(
+    tenantId: string,
+    threadId: string,
+    listId: string,
+    afterSeq: number,
+    send: (m: TimedSessionMessage) => Promise<void>,
+    signal: AbortSignal,
+    start?: () => Promise<readonly LoggedEvent[]>,
+  ): Promise<void>;
   answer(p: Principal, kind: SessionKind, threadId: string, listId: string, prompt: string): Promise<boolean>;
   stop(p: Principal, kind: SessionKind, threadId: string): Promise<string>;
 }
@@ -139,8 +148,7 @@ export function sessionSockets(deps: SessionSocketDeps): SessionSockets {
     });
     ws.on('error', () => ws.terminate());
     void (async () => {
-      await deps.connect(p, kind, ids.thread_id);
-      await deps.follow(p.tenantId, ids.thread_id, ids.list_id, cursor, send, closed.signal);
+      await deps.follow(p.tenantId, ids.thread_id, ids.list_id, cursor, send, closed.signal, () => deps.connect(p, kind, ids.thread_id));
       // The session ended and every message was sent.
       if (!closed.signal.aborted) ws.close(1000, 'session ended');
     })().catch((err: unknown) => {
