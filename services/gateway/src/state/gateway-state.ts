@@ -1,3 +1,5 @@
+import { toRateLimitDecision } from '@lore/runtime';
+
 /**
  * The gateway's shared, short-lived state: revocation records and rate-limit buckets. Redis in a cluster, process
  * memory in embedded mode and unit tests. The hot path makes exactly one call (`admit`) per authenticated request.
@@ -23,6 +25,16 @@ export interface RateOutcome {
   remaining: number;
   retryAfterMs: number;
   resetAfterMs: number;
+}
+
+/**
+ * A rate decision (microseconds, as GCRA gives it) as the outcome the gateway answers with, `limit` the bucket's
+ * size. Built field by field: the object spread it replaced (`{ ...decision, limit }`) cost the authenticated path
+ * about two microseconds of CPU a request (docs/gateway.md, 2026-11-29, "field by field").
+ */
+export function rateOutcome(r: Parameters<typeof toRateLimitDecision>[0], limit: number): RateOutcome {
+  const d = toRateLimitDecision(r);
+  return { allowed: d.allowed, limit, remaining: d.remaining, retryAfterMs: d.retryAfterMs, resetAfterMs: d.resetAfterMs };
 }
 
 export interface AdmitResult {

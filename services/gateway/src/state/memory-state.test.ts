@@ -1,3 +1,4 @@
+import { rateOutcome } from './gateway-state';
 import { MemoryGatewayState } from './memory-state';
 
 describe('in-memory gateway state', () => {
@@ -37,5 +38,12 @@ describe('in-memory gateway state', () => {
     for (let i = 0; i < 4; i++) results.push(await state.admit({ subject: `q${i}`, consume: true, rate: big, quota }));
     expect(results.map((r) => r.quotaExceeded)).toEqual([false, false, false, true]);
     expect(results[2]!.quotaUsed).toBe(3);
+  });
+});
+
+describe('rateOutcome', () => {
+  it('answers whole milliseconds rounded up and the bucket size, and exactly the outcome\'s fields', () => {
+    expect(rateOutcome({ allowed: false, remaining: 0, retryAfterUs: 1_001, resetAfterUs: 1 }, 10)).toStrictEqual({ allowed: false, limit: 10, remaining: 0, retryAfterMs: 2, resetAfterMs: 1 });
+    expect(rateOutcome({ allowed: true, remaining: 9, retryAfterUs: 0, resetAfterUs: 100_000 }, 10)).toStrictEqual({ allowed: true, limit: 10, remaining: 9, retryAfterMs: 0, resetAfterMs: 100 });
   });
 });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { bucketTtlMs, emissionIntervalUs, gcra, toRateLimitDecision } from '@lore/runtime';
-import { monthKey, type AdmitInput, type AdmitResult, type GatewayState, type RateOutcome, type RateSpec } from './gateway-state';
+import { bucketTtlMs, emissionIntervalUs, gcra } from '@lore/runtime';
+import { monthKey, rateOutcome, type AdmitInput, type AdmitResult, type GatewayState, type RateOutcome, type RateSpec } from './gateway-state';
 
 const MAX_ENTRIES = 100_000;
 
@@ -74,7 +74,7 @@ export class MemoryGatewayState implements GatewayState {
     const tat = stored && stored.expiresAtMs > nowMs ? stored.tat : null;
     const r = gcra(tat, nowUs, emissionIntervalUs(rate.perSecond), rate.burst);
     if (r.allowed && commit) this.commit(key, r.tat, nowMs);
-    return { allowed: r.allowed, tat: r.tat, rate: { ...toRateLimitDecision(r), limit: rate.burst } };
+    return { allowed: r.allowed, tat: r.tat, rate: rateOutcome(r, rate.burst) };
   }
 
   private commit(key: string, tat: number, nowMs: number): void {

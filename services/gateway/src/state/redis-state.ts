@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { AppError, GCRA_LUA, GCRA_LUA_FUNCTION, emissionIntervalUs, toRateLimitDecision } from '@lore/runtime';
-import { monthKey, secondsToMonthEnd, type AdmitInput, type AdmitResult, type GatewayState, type RateOutcome, type RateSpec } from './gateway-state';
+import { AppError, GCRA_LUA, GCRA_LUA_FUNCTION, emissionIntervalUs } from '@lore/runtime';
+import { monthKey, rateOutcome, secondsToMonthEnd, type AdmitInput, type AdmitResult, type GatewayState, type RateOutcome, type RateSpec } from './gateway-state';
 
 /**
  * One script answers the whole hot path of one or more requests: is the subject revoked, may it spend a rate-limit
@@ -246,9 +246,7 @@ export class RedisGatewayState implements GatewayState {
       const quotaExceeded = Number(reply[o + 5]);
       const quotaUsed = Number(reply[o + 6]);
       const rate: RateOutcome | null =
-        revoked === 1 || allowed === -1
-          ? null
-          : { ...toRateLimitDecision({ allowed: allowed === 1, remaining, retryAfterUs: retryUs, resetAfterUs: resetUs }), limit: input.rate.burst };
+        revoked === 1 || allowed === -1 ? null : rateOutcome({ allowed: allowed === 1, remaining, retryAfterUs: retryUs, resetAfterUs: resetUs }, input.rate.burst);
       return { revoked: revoked === 1, epoch, rate, quotaExceeded: quotaExceeded === 1, quotaUsed };
     });
   }
@@ -271,7 +269,7 @@ export class RedisGatewayState implements GatewayState {
       String(emissionIntervalUs(rate.perSecond)),
       String(rate.burst),
     ]);
-    return { ...toRateLimitDecision({ allowed: allowed === 1, remaining: Number(remaining), retryAfterUs: Number(retryUs), resetAfterUs: Number(resetUs) }), limit: rate.burst };
+    return rateOutcome({ allowed: allowed === 1, remaining: Number(remaining), retryAfterUs: Number(retryUs), resetAfterUs: Number(resetUs) }, rate.burst);
   }
 
   roundTrips(): number {
