@@ -12,6 +12,7 @@ export * from './errors/app-error';
 export * from './http/app';
 export * from './http/server';
 export * from './http/validate';
+export * from './http/event-stream';
 export * from './metrics/registry';
 export * from './lifecycle/lifecycle';
 export * from './lifecycle/consumer-groups-check';

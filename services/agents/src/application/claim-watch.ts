@@ -1,6 +1,9 @@
-import { heartbeatWorkflow, updateWorkflow, workflowFlags } from '../store/workflows';
+import { isRunning } from '../domain/workflow';
+import { updateList } from '../store/lists';
+import { getWorkflow, heartbeatWorkflow, updateWorkflow, workflowFlags, type WorkflowRow } from '../store/workflows';
 import { enqueueWorkflow } from './workflows';
 import type { AgentsDeps } from './context';
+import { publishEvents, recordEvent, type WorkflowEvent } from './progress';
 
 /** Why a claimed run must end, as its watcher sees it. */
 export type ClaimEnd = 'stop' | 'lost' | 'shutdown';
@@ -62,4 +65,90 @@ export async function handOverClaim(deps: Pick<ClaimWatchDeps, 'agents' | 'worke
       if (released) await enqueueWorkflow(sql, tenantId, threadId, 'resume');
     })
     .catch((err: unknown) => deps.agents.logger.warn({ err, thread_id: threadId }, `could not hand the ${what} over; the sweep resumes it once its claim expires`));
+}
+
+/** A claimed run ended before finishing: a stop was asked, the claim was lost, or the worker is shutting down. */
+export class RunEnded extends Error {
+  constructor(readonly why: ClaimEnd) {
+    super(`run ended: ${why}`);
+  }
+}
+
+/**
+ * What a worker's claimed run shares, a list workflow's and a deep research's alike: its end (the first reason wins
+ * and aborts the run's signal, which every fetch and model call in flight listens to), the claim watcher, and how a
+ * run that threw answers (`ended`).
+ */
+export abstract class ClaimedRun {
+  private readonly abort = new AbortController();
+  protected endedBy: ClaimEnd | null = null;
+  private readonly unwatch: () => void;
+  private readonly claim: { deps: ClaimWatchDeps; tenantId: string; threadId: string; what: 'workflow' | 'research'; kinds: readonly string[] };
+
+  /** `kinds`: the workflow kinds this run reads its row as. */
+  constructor(deps: ClaimWatchDeps, tenantId: string, threadId: string, what: 'workflow' | 'research', kinds: readonly string[]) {
+    this.claim = { deps, tenantId, threadId, what, kinds };
+    this.unwatch = watchClaim(deps, tenantId, threadId, (why) => this.end(why), what);
+  }
+
+  protected end(why: ClaimEnd): void {
+    if (this.endedBy) return;
+    this.endedBy = why;
+    this.abort.abort(new RunEnded(why));
+  }
+
+  dispose(): void {
+    this.unwatch();
+  }
+
+  protected get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  /** Throws RunEnded once the run has ended. */
+  protected check(): void {
+    if (this.endedBy) throw new RunEnded(this.endedBy);
+  }
+
+  /**
+   * How a run that threw answers: a stop finishes it `stopped`; a lost claim or a shutdown leaves it to the claim's
+   * expiry (another worker runs it again); anything else is the run's error. A fetch aborted by the run's signal
+   * fails with its own error: the run's end is then the reason.
+   */
+  protected async ended(err: unknown): Promise<string> {
+    const why = err instanceof RunEnded ? err.why : this.endedBy;
+    if (why === 'stop') return await this.finishStopped();
+    if (why) {
+      this.claim.deps.agents.logger.info({ thread_id: this.claim.threadId, why }, `${this.claim.what} run ended without finishing; its claim expires for another worker`);
+      return why;
+    }
+    await this.finishError(err);
+    return 'error';
+  }
+
+  /**
+   * Ends a run that was asked to stop, in one transaction: status `stopped`, the claim released, its list (if it has
+   * one) `stopped`, and the `stopped` event with `stoppedData`. `lost` when the run is no longer this worker's.
+   */
+  protected async finishStopped(): Promise<string> {
+    const { deps, tenantId, threadId, kinds } = this.claim;
+    const events: WorkflowEvent[] = [];
+    const stopped = await deps.agents.db.withTenant(tenantId, async (sql) => {
+      const w = await getWorkflow(sql, tenantId, threadId, kinds, true);
+      if (!w || w.claimed_by !== deps.workerId || !isRunning(w.status)) return false;
+      await updateWorkflow(sql, tenantId, threadId, { status: 'stopped', stop_requested: false, claimed_by: null, claimed_until_ms: null }, deps.workerId);
+      if (w.list_id) await updateList(sql, tenantId, w.list_id, { status: 'stopped' });
+      events.push(await recordEvent(sql, tenantId, threadId, 'stopped', this.stoppedData(w)));
+      return true;
+    });
+    await publishEvents(deps.agents.streams, deps.agents.logger, events);
+    return stopped ? 'stopped' : 'lost';
+  }
+
+  /** What the `stopped` event says. */
+  protected stoppedData(w: WorkflowRow): Record<string, unknown> {
+    return { step: w.current_step };
+  }
+
+  protected abstract finishError(err: unknown): Promise<void>;
 }

@@ -8,7 +8,7 @@ import { getWorkflow, listWorkflowEvents, updateWorkflow, type WorkflowRow } fro
 import type { AgentsDeps } from './context';
 import { agentsError, notFound } from './errors';
 import type { Principal } from './principal';
-import { publishEvents, recordEvent, streamKeyOf, type WorkflowEvent } from './progress';
+import { publishEvents, recordEvent, streamKeyOf, waitForEntries, type WorkflowEvent } from './progress';
 import { continueSearch, searchView, startSearch, stopSearch, type SearchView } from './workflows';
 
 /**
@@ -303,14 +303,8 @@ export async function followWorkflow(deps: AgentsDeps, tenantId: string, threadI
   while (read < MAX_EVENTS && !sink.signal.aborted) {
     // Caught up: a workflow that ended has nothing more to say (a later continue has its own stream).
     if (isEnded(frame.status)) return;
-    const left = deadline - Date.now();
-    if (left <= 0) return;
-    const wait = Math.max(1, Math.min(settings.keepaliveMs, left));
-    const entries = await deps.streams.waitFor(key, tail, wait, 100).catch(async (err: unknown) => {
-      deps.logger.warn({ err, thread_id: threadId }, 'progress stream wait failed; reading the event log instead');
-      await new Promise((r) => setTimeout(r, Math.min(wait, 1_000)));
-      return null;
-    });
+    const entries = await waitForEntries(deps, key, tail, deadline, settings.keepaliveMs, threadId);
+    if (entries === 'expired') return;
     if (entries === null || entries.length === 0) {
       if (entries !== null && !sink.signal.aborted) await sink.write(SSE_KEEPALIVE);
       if (!(await catchUp('quiet'))) return;

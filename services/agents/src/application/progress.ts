@@ -1,4 +1,4 @@
-import type { Logger, ProgressStreams, Sql } from '@lore/runtime';
+import type { Logger, ProgressEntry, ProgressStreams, Sql } from '@lore/runtime';
 import { appendWorkflowEvent } from '../store/workflows';
 
 /**
@@ -41,4 +41,27 @@ export async function publishEvents(streams: ProgressStreams, logger: Logger, ev
       logger.warn({ err, thread_id: e.threadId, seq: e.seq }, 'progress stream append failed; the event log keeps the event');
     }
   }
+}
+
+/**
+ * One wait of a server-sent stream on its progress stream: at most `keepaliveMs`, never past `deadline` (epoch ms).
+ * Answers the entries after `tail` (none: the period passed quietly), null when the wait failed (logged, after a
+ * pause of up to a second, so the caller reads the event log instead), or `expired` once the deadline has passed.
+ */
+export async function waitForEntries(
+  deps: { streams: ProgressStreams; logger: Logger },
+  key: string,
+  tail: string,
+  deadline: number,
+  keepaliveMs: number,
+  threadId: string,
+): Promise<ProgressEntry[] | null | 'expired'> {
+  const left = deadline - Date.now();
+  if (left <= 0) return 'expired';
+  const wait = Math.max(1, Math.min(keepaliveMs, left));
+  return deps.streams.waitFor(key, tail, wait, 100).catch(async (err: unknown) => {
+    deps.logger.warn({ err, thread_id: threadId }, 'progress stream wait failed; reading the event log instead');
+    await new Promise((r) => setTimeout(r, Math.min(wait, 1_000)));
+    return null;
+  });
 }

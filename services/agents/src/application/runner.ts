@@ -1,8 +1,8 @@
 import type { Sql } from '@lore/runtime';
-import { MAX_TOTAL_TARGET, columnIdOf, isRunning, readState, rowIdOf, tableColumns, type Cell, type Column, type SearchKind, type WorkflowState } from '../domain/workflow';
+import { MAX_TOTAL_TARGET, columnIdOf, readState, rowIdOf, tableColumns, type Cell, type Column, type SearchKind, type WorkflowState } from '../domain/workflow';
 import { getList, insertListRows, listRowsOf, updateList, updateListRowCells, type ListRowRow, type NewListRow } from '../store/lists';
 import { claimWorkflow, getWorkflow, updateWorkflow, type WorkflowRow } from '../store/workflows';
-import { handOverClaim, watchClaim } from './claim-watch';
+import { ClaimedRun, RunEnded, handOverClaim } from './claim-watch';
 import type { AgentsDeps } from './context';
 import { targetChosen, withAdditionalCriteria } from '../domain/generic-workflow';
 import { webQueryOf } from '../domain/criteria';
@@ -103,11 +103,6 @@ export const serviceIdOf = (state: unknown): string | null => {
   return typeof id === 'string' && id !== '' ? id : null;
 };
 
-class RunEnded extends Error {
-  constructor(readonly why: 'stop' | 'lost' | 'shutdown') {
-    super(`run ended: ${why}`);
-  }
-}
 
 /**
  * Claims a workflow for this worker: null when another worker holds it or it is not running. The answer runs it
@@ -146,10 +141,7 @@ export async function runWorkflow(deps: RunDeps, tenantId: string, threadId: str
   return claimed ? claimed.run() : 'skipped';
 }
 
-class Run {
-  private readonly abort = new AbortController();
-  private endedBy: RunEnded['why'] | null = null;
-  private readonly unwatch: () => void;
+class Run extends ClaimedRun {
   private readonly started = Date.now();
   private lastWall = Date.now();
   private readonly kind: SearchKind;
@@ -174,26 +166,9 @@ class Run {
     private readonly tenantId: string,
     private workflow: WorkflowRow,
   ) {
+    super(deps, tenantId, workflow.thread_id, 'workflow', KINDS);
     this.kind = workflow.kind as SearchKind;
     this.threadId = workflow.thread_id;
-    const end = (why: RunEnded['why']) => {
-      if (this.endedBy) return;
-      this.endedBy = why;
-      this.abort.abort(new RunEnded(why));
-    };
-    this.unwatch = watchClaim(deps, tenantId, this.threadId, end);
-  }
-
-  dispose(): void {
-    this.unwatch();
-  }
-
-  private get signal(): AbortSignal {
-    return this.abort.signal;
-  }
-
-  private check(): void {
-    if (this.endedBy) throw new RunEnded(this.endedBy);
   }
 
   /** One checkpoint: re-reads the workflow under lock (still ours?), lets `fn` write, records its events, publishes. */
@@ -268,15 +243,7 @@ class Run {
       }
       throw new Error('the run took more than 10,000 batches');
     } catch (err) {
-      // A fetch aborted by the run's signal fails with its own error: the reason is the run's end.
-      const why = err instanceof RunEnded ? err.why : this.endedBy;
-      if (why === 'stop') return await this.finishStopped();
-      if (why) {
-        this.deps.agents.logger.info({ thread_id: this.threadId, why }, 'workflow run ended without finishing; its claim expires for another worker');
-        return why;
-      }
-      await this.finishError(err);
-      return 'error';
+      return this.ended(err);
     }
   }
 
@@ -556,26 +523,12 @@ class Run {
     return 'budget';
   }
 
-  private async finishStopped(): Promise<string> {
-    const events: WorkflowEvent[] = [];
-    const stopped = await this.deps.agents.db.withTenant(this.tenantId, async (sql) => {
-      const w = await getWorkflow(sql, this.tenantId, this.threadId, KINDS, true);
-      if (!w || w.claimed_by !== this.deps.workerId || !isRunning(w.status)) return false;
-      await updateWorkflow(sql, this.tenantId, this.threadId, { status: 'stopped', stop_requested: false, claimed_by: null, claimed_until_ms: null }, this.deps.workerId);
-      if (w.list_id) await updateList(sql, this.tenantId, w.list_id, { status: 'stopped' });
-      events.push(await recordEvent(sql, this.tenantId, this.threadId, 'stopped', { step: w.current_step }));
-      return true;
-    });
-    await publishEvents(this.deps.agents.streams, this.deps.agents.logger, events);
-    return stopped ? 'stopped' : 'lost';
-  }
-
   /** A worker shutting down gives its claim back and sends the workflow to the workers again (one transaction). */
   async handOver(): Promise<void> {
     await handOverClaim(this.deps, this.tenantId, this.threadId);
   }
 
-  private async finishError(err: unknown): Promise<void> {
+  protected async finishError(err: unknown): Promise<void> {
     const message = err instanceof Error ? err.message : String(err);
     this.deps.agents.logger.error({ err, thread_id: this.threadId }, 'workflow run failed');
     const events: WorkflowEvent[] = [];

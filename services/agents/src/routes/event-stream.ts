@@ -1,4 +1,4 @@
-import { PassThrough } from 'node:stream';
+import { openStream } from '@lore/runtime';
 import type { ParameterizedContext } from 'koa';
 import { writeWithDrain, type StreamSink } from '../application/generic-workflows';
 import type { AgentsState } from './route';
@@ -16,18 +16,10 @@ export function serveEventStream(
   log: { what: string; threadId: string },
   headers: Record<string, string> = {},
 ): void {
-  const out = new PassThrough();
-  const gone = new AbortController();
-  ctx.status = 200;
-  ctx.set({ 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no', ...headers });
-  ctx.type = 'text/event-stream; charset=utf-8';
-  ctx.body = out;
-  ctx.res.once('close', () => {
-    gone.abort();
-    leave();
-  });
+  const { out, gone } = openStream(ctx, undefined, headers);
+  ctx.res.once('close', leave);
   const logger = ctx.state.log;
-  void follow({ signal: gone.signal, write: (chunk) => writeWithDrain(out, chunk, gone.signal) })
+  void follow({ signal: gone, write: (chunk) => writeWithDrain(out, chunk, gone) })
     .catch((err: unknown) => logger.error({ err, thread_id: log.threadId }, `${log.what} stream failed; the client resumes it with Last-Event-ID`))
     .finally(() => {
       leave();

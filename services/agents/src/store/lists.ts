@@ -71,14 +71,8 @@ export async function listLists(
   return { lists: r.rows, total: Number(c.rows[0]?.n ?? 0) };
 }
 
-export interface NewListRow {
-  row_id: string;
-  entity_key: string;
-  position: number;
-  cells: Record<string, unknown>;
-  step_source: string;
-  metadata: Record<string, unknown>;
-}
+/** A row to insert: every column a stored row has. */
+export type NewListRow = ListRowRow;
 
 /**
  * Adds rows in one statement; a row whose entity_key (or row_id) the list already holds is skipped, so a resumed run

@@ -17,7 +17,11 @@ import {
   type StopReason,
   timerDelay,
 } from './source';
+import { untilAborted } from './run';
 import { plainTextTitle } from './web-page';
+
+/** What a wait of a file run rejects with when the caller or the deadline stops it (the run then ends as it says). */
+const STOPPED = () => new Error('stopped');
 
 /**
  * The `file` connector source: the files a connector's `file_locations` name, read from the platform's blob store
@@ -87,6 +91,8 @@ export class FileSource implements ConnectorSource {
     const end = (stop: StopReason, detail: string | null = null): RunOutcome => ({ stop, detail, ...counts, elapsedMs: Math.round(performance.now() - started) });
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), timerDelay(limits.maxTotalMs));
+    /** Ends a wait when the caller cancels or the deadline passes. */
+    const waits = AbortSignal.any([options.signal, deadline.signal]);
     const stopped = (): RunOutcome | null => {
       if (options.signal.aborted) return end('aborted', 'cancelled by the caller');
       if (deadline.signal.aborted) return end('max_time', `the time limit of ${limits.maxTotalMs} ms was reached`);
@@ -99,7 +105,7 @@ export class FileSource implements ConnectorSource {
         counts.requests += 1;
         let blob: Awaited<ReturnType<BlobStore['get']>>;
         try {
-          blob = await untilStopped(this.deps.blobs.get(this.deps.tenantId, location), [options.signal, deadline.signal]);
+          blob = await untilAborted(this.deps.blobs.get(this.deps.tenantId, location), waits, STOPPED);
         } catch (err) {
           const halted = stopped();
           if (halted) return halted;
@@ -122,7 +128,7 @@ export class FileSource implements ConnectorSource {
         let read: FileText;
         try {
           // PDF and DOCX are parsed in worker threads (bounded by their own timeout); the run's limits still stop the wait.
-          read = await untilStopped(readFileText({ name, contentType, charset, data: blob.data }, limits.maxDocumentBytes, this.deps.reading ?? DEFAULT_FILE_READING), [options.signal, deadline.signal]);
+          read = await untilAborted(readFileText({ name, contentType, charset, data: blob.data }, limits.maxDocumentBytes, this.deps.reading ?? DEFAULT_FILE_READING), waits, STOPPED);
         } catch (err) {
           const halted = stopped();
           if (halted) return halted;
@@ -168,24 +174,4 @@ export class FileSource implements ConnectorSource {
       clearTimeout(timer);
     }
   }
-}
-
-/** `promise`, or a rejection as soon as one of `signals` aborts. */
-function untilStopped<T>(promise: Promise<T>, signals: AbortSignal[]): Promise<T> {
-  const any = AbortSignal.any(signals);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new Error('stopped'));
-    if (any.aborted) return onAbort();
-    any.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => {
-        any.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        any.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }

@@ -2,24 +2,8 @@ import { OutboundError, OutboundHttpClient, TargetGuard, type HostLookup, type O
 import { checkConnectorConfig, checkCredentialJson } from '../domain/sources';
 import { DEFAULT_FILE_READING, readFileText, type FileReading } from './file-text';
 import { GOOGLE_TOKEN_URL, isFresh, isServiceAccount, readTokenAnswer, tokenRequestBody, tokenUrlOf, type AccessToken, type GoogleCredential } from './google-auth';
-import {
-  contentHash,
-  resolveLimits,
-  timerDelay,
-  type ConnectorSource,
-  type IdListing,
-  type ListOptions,
-  type PreviousState,
-  type RunOptions,
-  type RunOutcome,
-  type SourceLimits,
-  type SourceRun,
-  type StopReason,
-  type Validators,
-  idsOf,
-  itemsOf,
-  type RunEvent,
-} from './source';
+import { ConnectorRun, StopRun } from './run';
+import { contentHash, idsOf, itemsOf, timerDelay, type ConnectorSource, type IdListing, type ListOptions, type PreviousState, type RunEvent, type RunOptions, type RunOutcome, type SourceRun, type Validators } from './source';
 
 /**
  * The `google_drive` connector source: Google Drive's REST API (v3) through the shared outbound client
@@ -260,15 +244,6 @@ export function unchangedByListing(file: DriveFile, previous: Validators | undef
 type Mode = 'load' | 'poll' | 'list';
 type Event = RunEvent;
 
-class StopRun extends Error {
-  constructor(
-    readonly reason: StopReason,
-    readonly detail: string | null = null,
-  ) {
-    super(reason);
-  }
-}
-
 /** A request that failed for good (after retries), for the caller to call a skip or a failure. */
 class CallFailed extends Error {
   constructor(readonly detail: string) {
@@ -338,16 +313,9 @@ interface Call {
 }
 
 /** One operation over the drives: its limits, its counts, the files it has met. */
-class DriveRun {
-  private readonly limits: SourceLimits;
-  private readonly started = performance.now();
-  private readonly deadline: number;
-  private readonly controller = new AbortController();
-  private stop: StopRun | null = null;
-  private readonly counts = { yielded: 0, unchanged: 0, skipped: 0, requests: 0 };
+class DriveRun extends ConnectorRun {
   private listPages = 0;
   private readonly seen = new Set<string>();
-  private readonly cleanup: Array<() => void> = [];
 
   constructor(
     private readonly source: GoogleDriveSource,
@@ -356,29 +324,11 @@ class DriveRun {
     private readonly since: Date | null,
     private readonly previous: PreviousState,
   ) {
-    this.limits = resolveLimits(run.limits);
-    this.deadline = this.started + this.limits.maxTotalMs;
-    const onAbort = () => this.halt(new StopRun('aborted', 'cancelled by the caller'));
-    if (run.signal.aborted) onAbort();
-    else {
-      run.signal.addEventListener('abort', onAbort, { once: true });
-      this.cleanup.push(() => run.signal.removeEventListener('abort', onAbort));
-    }
-  }
-
-  private halt(stop: StopRun): void {
-    if (this.stop) return;
-    this.stop = stop;
-    this.controller.abort(stop);
-  }
-
-  private outcome(): RunOutcome {
-    const stop = this.stop ?? new StopRun('completed');
-    return { stop: stop.reason, detail: stop.detail, ...this.counts, elapsedMs: Math.round(performance.now() - this.started) };
+    super(run);
   }
 
   async *events(): AsyncGenerator<Event, RunOutcome, undefined> {
-    const timer = setTimeout(() => this.halt(new StopRun('max_time', `the time limit of ${this.limits.maxTotalMs} ms was reached`)), timerDelay(this.deadline - performance.now()));
+    const timer = this.deadlineTimer();
     try {
       if (this.stop) return this.outcome();
       const cred = this.source.credential;
@@ -429,22 +379,6 @@ class DriveRun {
       if (!this.stop) this.controller.abort(new StopRun('completed'));
       for (const undo of this.cleanup) undo();
     }
-  }
-
-  /** An event out, counted; the document limit stops the run before a document (or id) past it. */
-  private async *emit(event: Event): AsyncGenerator<Event, void, undefined> {
-    if (this.stop) return;
-    if (event.kind === 'skipped') {
-      this.counts.skipped += 1;
-      yield event;
-      return;
-    }
-    if (this.counts.yielded >= this.limits.maxDocuments) {
-      this.halt(new StopRun('max_documents', `the document limit of ${this.limits.maxDocuments} was reached`));
-      return;
-    }
-    this.counts.yielded += 1;
-    yield event;
   }
 
   // ---- listing ----
@@ -658,26 +592,6 @@ class DriveRun {
       if (asked !== null && asked > o.maxRetryDelayMs) return res!;
       await this.sleep(asked ?? o.retryBaseMs * 2 ** attempt);
     }
-  }
-
-  /** `promise`, or the run's stop as soon as it halts (a file's extraction runs in a worker thread with its own timeout). */
-  private untilHalted<T>(promise: Promise<T>): Promise<T> {
-    const signal = this.controller.signal;
-    return new Promise<T>((resolve, reject) => {
-      if (signal.aborted) return reject(this.stop ?? new StopRun('aborted'));
-      const onAbort = () => reject(this.stop ?? new StopRun('aborted'));
-      signal.addEventListener('abort', onAbort, { once: true });
-      promise.then(
-        (v) => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(v);
-        },
-        (e: unknown) => {
-          signal.removeEventListener('abort', onAbort);
-          reject(e);
-        },
-      );
-    });
   }
 
   private sleep(ms: number): Promise<void> {

@@ -5,24 +5,8 @@ import { checkConnectorConfig } from '../domain/sources';
 import { compareContent, conditionalHeaders, sitemapSaysUnchanged, validatorsFrom } from './change';
 import { DEFAULT_FILE_READING, readFileText, type FileReading, type FileText } from './file-text';
 import { parseSitemap, parseTextSitemap, type SitemapEntry } from './sitemap';
-import {
-  contentHash,
-  resolveLimits,
-  type ConnectorSource,
-  type IdListing,
-  type ListOptions,
-  type PreviousState,
-  type RunOptions,
-  type RunOutcome,
-  type SkipReason,
-  type SourceLimits,
-  type SourceRun,
-  type StopReason,
-  timerDelay,
-  idsOf,
-  itemsOf,
-  type RunEvent,
-} from './source';
+import { ConnectorRun, StopRun } from './run';
+import { contentHash, idsOf, itemsOf, type ConnectorSource, type IdListing, type ListOptions, type PreviousState, type RunEvent, type RunOptions, type RunOutcome, type SkipReason, type SourceRun } from './source';
 import { crawlScope, fileType, hasUnsupportedExtension, inScope, linksToFollow, readableType, readsWhole, type CrawlScope, type WebFileType } from './web-links';
 import { decodePage, plainTextTitle, readHtml, robotsDirectives, titleFromUrl } from './web-page';
 
@@ -137,12 +121,6 @@ interface Fetched {
   error?: OutboundError;
 }
 
-class StopRun extends Error {
-  constructor(readonly reason: StopReason, readonly detail: string | null = null) {
-    super(reason);
-  }
-}
-
 export class WebSource implements ConnectorSource {
   readonly sourceType = 'web' as const;
   private readonly config: WebSourceConfig;
@@ -182,13 +160,7 @@ export class WebSource implements ConnectorSource {
 }
 
 /** One operation over the site: its limits, its politeness, what it has seen. */
-class Run {
-  private readonly limits: SourceLimits;
-  private readonly started = performance.now();
-  private readonly deadline: number;
-  private readonly controller = new AbortController();
-  private stop: StopRun | null = null;
-  private readonly counts = { yielded: 0, unchanged: 0, skipped: 0, requests: 0 };
+class Run extends ConnectorRun {
   private scope: CrawlScope;
   private readonly base: string;
   private rules!: RobotsRules;
@@ -220,34 +192,19 @@ class Run {
     private readonly since: Date,
     private readonly previous: PreviousState,
   ) {
-    this.limits = resolveLimits(run.limits);
-    this.deadline = this.started + this.limits.maxTotalMs;
+    super(run);
     this.base = new URL(config.base_url).href;
     this.scope = crawlScope(this.base);
     // A sitemap may list the pages under its own directory (sitemaps.org): that is its scope.
     if (config.web_connector_type === 'sitemap' && namesSitemap(this.base)) this.scope = crawlScope(new URL('./', this.base).href);
-    const signal = run.signal;
-    const onAbort = () => this.halt(new StopRun('aborted', 'cancelled by the caller'));
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-    this.cleanup.push(() => signal.removeEventListener('abort', onAbort));
   }
 
-  private readonly cleanup: Array<() => void> = [];
-
-  private halt(stop: StopRun): void {
-    if (this.stop) return;
-    this.stop = stop;
-    this.controller.abort(stop);
-  }
-
-  private outcome(): RunOutcome {
-    const stop = this.stop ?? new StopRun('completed', this.sitemapFailures > 0 ? `${this.sitemapFailures} sitemap file(s) could not be read` : null);
-    return { stop: stop.reason, detail: stop.detail, ...this.counts, elapsedMs: Math.round(performance.now() - this.started) };
+  protected override outcome(): RunOutcome {
+    return super.outcome(this.sitemapFailures > 0 ? `${this.sitemapFailures} sitemap file(s) could not be read` : null);
   }
 
   async *events(): AsyncGenerator<Event, RunOutcome, undefined> {
-    const timer = setTimeout(() => this.halt(new StopRun('max_time', `the time limit of ${this.limits.maxTotalMs} ms was reached`)), timerDelay(this.deadline - performance.now()));
+    const timer = this.deadlineTimer();
     const inflight = new Map<number, Promise<Fetched>>();
     try {
       if (this.stop) return this.outcome();
@@ -259,7 +216,7 @@ class Run {
           const task = frontier.shift()!;
           const early = this.beforeFetch(task);
           if (early) {
-            yield* this.emit([early]);
+            yield* this.emit(early);
             continue;
           }
           if (this.pagesStarted >= this.options.maxPages) {
@@ -285,7 +242,7 @@ class Run {
         if (this.stop) break;
         const events = await this.handle(done, frontier);
         if (this.stop) break;
-        yield* this.emit(events);
+        yield* this.emitAll(events);
       }
       return this.outcome();
     } finally {
@@ -315,22 +272,9 @@ class Run {
     return frontier.length > 0;
   }
 
-  /** Events out, counted; the document limit stops the run before a document past it. */
-  private async *emit(events: Event[]): AsyncGenerator<Event, void, undefined> {
-    for (const event of events) {
-      if (this.stop) return;
-      if (event.kind === 'skipped') {
-        this.counts.skipped += 1;
-        yield event;
-        continue;
-      }
-      if (this.counts.yielded >= this.limits.maxDocuments) {
-        this.halt(new StopRun('max_documents', `the document limit of ${this.limits.maxDocuments} was reached`));
-        return;
-      }
-      this.counts.yielded += 1;
-      yield event;
-    }
+  /** Events out, in order, each as `emit` hands one out (none once the run stopped). */
+  private async *emitAll(events: Event[]): AsyncGenerator<Event, void, undefined> {
+    for (const event of events) yield* this.emit(event);
   }
 
   // ---- starting ----
@@ -338,13 +282,13 @@ class Run {
   /** robots.txt, the crawl delay and the first tasks; null when the site cannot be read at all (the run failed). */
   private async prepare(): Promise<Task[] | null> {
     try {
-      await this.bounded(this.fetcher.guard.resolve(this.base));
+      await this.untilHalted(this.fetcher.guard.resolve(this.base));
     } catch (err) {
       if (err instanceof TargetRefusedError) return this.fail(`the base URL is refused (${err.reason})`);
       if (err instanceof StopRun) return null;
       throw err;
     }
-    const rules = await this.bounded(this.fetcher.robots.rulesFor(this.base)).catch((err: unknown) => {
+    const rules = await this.untilHalted(this.fetcher.robots.rulesFor(this.base)).catch((err: unknown) => {
       if (err instanceof StopRun) return null;
       throw err;
     });
@@ -376,26 +320,6 @@ class Run {
   private fail(detail: string): null {
     this.halt(new StopRun('failed', detail));
     return null;
-  }
-
-  /** `promise`, or StopRun as soon as the run is halted (a deadline, the caller). */
-  private bounded<T>(promise: Promise<T>): Promise<T> {
-    const signal = this.controller.signal;
-    return new Promise<T>((resolve, reject) => {
-      const onAbort = () => reject(signal.reason);
-      if (signal.aborted) return onAbort();
-      signal.addEventListener('abort', onAbort, { once: true });
-      promise.then(
-        (v) => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(v);
-        },
-        (e: unknown) => {
-          signal.removeEventListener('abort', onAbort);
-          reject(e);
-        },
-      );
-    });
   }
 
   // ---- sitemaps ----
@@ -515,7 +439,7 @@ class Run {
     const now = performance.now();
     const at = Math.max(now, this.nextStart);
     this.nextStart = at + this.delayMs;
-    if (at > now) await this.bounded(new Promise<void>((r) => setTimeout(r, at - now).unref()));
+    if (at > now) await this.untilHalted(new Promise<void>((r) => setTimeout(r, at - now).unref()));
   }
 
   private requestTimeout(): number {
@@ -676,7 +600,7 @@ class Run {
     let read: FileText;
     try {
       // PDF and DOCX parse in the extractor's worker threads (bounded by its own timeout); the run's limits stop the wait.
-      read = await this.bounded(
+      read = await this.untilHalted(
         readFileText({ name: titleFromUrl(res.url), contentType: res.contentType, charset: res.charset, data: res.body, cut: res.truncated }, this.limits.maxDocumentBytes, this.options.reading),
       );
     } catch (err) {

@@ -1,9 +1,7 @@
 import type { Sql } from '@lore/runtime';
 import type { AccessType } from '../domain/connectors';
 
-export interface ConnectorRow {
-  tenant_id: string;
-  id: number;
+export interface ConnectorFields {
   name: string;
   source: string;
   input_type: string;
@@ -14,20 +12,13 @@ export interface ConnectorRow {
   /** The defaults of the pairs made from it. */
   access_type: AccessType;
   groups: number[];
-  time_created: Date;
-  time_updated: Date;
 }
 
-export interface ConnectorFields {
-  name: string;
-  source: string;
-  input_type: string;
-  connector_specific_config: Record<string, unknown>;
-  refresh_freq: number;
-  prune_freq: number | null;
-  indexing_start: Date | null;
-  access_type: AccessType;
-  groups: number[];
+export interface ConnectorRow extends ConnectorFields {
+  tenant_id: string;
+  id: number;
+  time_created: Date;
+  time_updated: Date;
 }
 
 const COLS = 'tenant_id, id, name, source, input_type, connector_specific_config, refresh_freq, prune_freq, indexing_start, access_type, groups, time_created, time_updated';

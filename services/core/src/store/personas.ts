@@ -1,20 +1,5 @@
 import type { Sql } from '@lore/runtime';
 
-export interface PersonaRow {
-  tenant_id: string;
-  persona_id: number;
-  name: string;
-  description: string;
-  instructions: string;
-  tool_ids: number[];
-  source_types: string[] | null;
-  model: string | null;
-  temperature: number | null;
-  is_default: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
-
 export interface PersonaFields {
   name: string;
   description: string;
@@ -23,6 +8,14 @@ export interface PersonaFields {
   source_types: string[] | null;
   model: string | null;
   temperature: number | null;
+}
+
+export interface PersonaRow extends PersonaFields {
+  tenant_id: string;
+  persona_id: number;
+  is_default: boolean;
+  created_at: Date;
+  updated_at: Date;
 }
 
 /**

@@ -12,10 +12,13 @@ export interface SearchOptions {
   topK?: number;
 }
 
-export interface RetrievedSource extends SourceChunk {
-  chunk_id: string;
-  vault_id: string;
-  heading: string | null;
+/**
+ * A chunk a retrieval found, with its document's provenance as the store reads it (`source`, `updated_at`,
+ * `source_type`, `link`, the owners, `metadata`: see `ChunkRow`).
+ */
+export interface RetrievedSource
+  extends SourceChunk,
+    Pick<ChunkRow, 'chunk_id' | 'vault_id' | 'heading' | 'source' | 'updated_at' | 'source_type' | 'link' | 'primary_owners' | 'secondary_owners' | 'metadata'> {
   snippet: string;
   /** Rank in each retriever that found it (1-based). */
   ranks: Record<string, number>;
@@ -23,17 +26,6 @@ export interface RetrievedSource extends SourceChunk {
   chunk_ind: number;
   /** Reciprocal-rank-fusion score (higher is better; comparable within one retrieval only). */
   score: number;
-  /** How the document arrived (`ingest`, `upload`, `connector`). */
-  source: string;
-  /** The source's last change when a connector gave it, else when the memory last changed the document. */
-  updated_at: Date;
-  /** The connector's kind (`web`, `file`, `google_drive`...); null for ingested and uploaded documents. */
-  source_type: string | null;
-  link: string | null;
-  primary_owners: string[] | null;
-  secondary_owners: string[] | null;
-  /** The source's attributes of the document; {} when it has none. */
-  metadata: Record<string, string>;
 }
 
 export interface Retrieval {

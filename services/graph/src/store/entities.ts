@@ -29,15 +29,7 @@ export interface EntityFilter {
   groups: readonly number[] | null;
 }
 
-interface Raw {
-  entity_id: string;
-  entity_key: string;
-  name: string;
-  kind: string;
-  mention_count: number;
-  document_count: number;
-  created_at: Date | string;
-}
+type Raw = Omit<EntityRow, 'created_at'> & { created_at: Date | string };
 
 const toRow = (r: Raw): EntityRow => ({ ...r, created_at: new Date(r.created_at).toISOString() });
 

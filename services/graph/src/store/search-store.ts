@@ -147,6 +147,7 @@ export interface ChunkRow {
   link: string | null;
   primary_owners: string[] | null;
   secondary_owners: string[] | null;
+  /** The source's attributes of the document; {} when it has none. */
   metadata: Record<string, string>;
 }
 

@@ -29,9 +29,8 @@ import {
   type ResearchState,
   type ResearchUnit,
 } from '../../domain/research';
-import { isRunning } from '../../domain/workflow';
 import { getWorkflow, updateWorkflow, type WorkflowRow } from '../../store/workflows';
-import { handOverClaim, watchClaim } from '../claim-watch';
+import { ClaimedRun, RunEnded, handOverClaim } from '../claim-watch';
 import type { WebPageRead, WebResult } from '../list-building';
 import { publishEvents, recordEvent, type WorkflowEvent } from '../progress';
 import { serviceIdOf, type RunDeps } from '../runner';
@@ -53,11 +52,6 @@ const CLARIFY_TOKENS = 300;
 const BRIEF_TOKENS = 1_500;
 const REPORT_TOKENS = 3_000;
 
-class RunEnded extends Error {
-  constructor(readonly why: 'stop' | 'lost' | 'shutdown') {
-    super(`run ended: ${why}`);
-  }
-}
 
 /** A researcher's position in its searches (ResearchUnit's fields that `searchRound` moves). */
 type SearchCursor = Pick<ResearchUnit, 'page' | 'fallback' | 'from' | 'broaden' | 'end'>;
@@ -95,10 +89,7 @@ export function researchRun(deps: RunDeps, tenantId: string, claimed: WorkflowRo
 /** A configured model: the extractive stand-in of embedded mode writes nothing of its own, so the rules do. */
 const modelOf = (deps: RunDeps): LanguageModel | null => (deps.agents.languageModel?.kind === 'openai' ? deps.agents.languageModel : null);
 
-class ResearchRun {
-  private readonly abort = new AbortController();
-  private endedBy: RunEnded['why'] | null = null;
-  private readonly unwatch: () => void;
+class ResearchRun extends ClaimedRun {
   private readonly threadId: string;
   private lastWall = Date.now();
   private state: ResearchState;
@@ -127,33 +118,16 @@ class ResearchRun {
     private readonly tenantId: string,
     workflow: WorkflowRow,
   ) {
+    super(deps, tenantId, workflow.thread_id, 'research', KINDS);
     this.threadId = workflow.thread_id;
     this.state = readResearchState(workflow.state);
     this.step = workflow.current_step;
     this.model = modelOf(deps);
     // Every fetch in flight listens to the run's signal: at most one search and PAGES_PER_ITERATION page reads per
     // researcher at once (the search asked ahead runs beside the reads), and a few of the run's own.
-    setMaxListeners(MAX_UNITS_LIMIT * (PAGES_PER_ITERATION + 1) + 4, this.abort.signal);
+    setMaxListeners(MAX_UNITS_LIMIT * (PAGES_PER_ITERATION + 1) + 4, this.signal);
     for (const s of this.state.sources) this.seen.add(s.url);
-    const end = (why: RunEnded['why']) => {
-      if (this.endedBy) return;
-      this.endedBy = why;
-      this.abort.abort(new RunEnded(why));
-    };
-    this.unwatch = watchClaim(deps, tenantId, this.threadId, end, 'research');
-    if (workflow.stop_requested || workflow.status === 'stopping') end('stop');
-  }
-
-  dispose(): void {
-    this.unwatch();
-  }
-
-  private get signal(): AbortSignal {
-    return this.abort.signal;
-  }
-
-  private check(): void {
-    if (this.endedBy) throw new RunEnded(this.endedBy);
+    if (workflow.stop_requested || workflow.status === 'stopping') this.end('stop');
   }
 
   /** Which budget is spent, counting what this run spent since its last checkpoint; null while none is. */
@@ -266,14 +240,7 @@ class ResearchRun {
       }
       throw new Error('the research took more than 100 steps');
     } catch (err) {
-      const why = err instanceof RunEnded ? err.why : this.endedBy;
-      if (why === 'stop') return await this.finishStopped();
-      if (why) {
-        this.deps.agents.logger.info({ thread_id: this.threadId, why }, 'research run ended without finishing; its claim expires for another worker');
-        return why;
-      }
-      await this.finishError(err);
-      return 'error';
+      return this.ended(err);
     }
   }
 
@@ -638,17 +605,8 @@ class ResearchRun {
     });
   }
 
-  private async finishStopped(): Promise<string> {
-    const events: WorkflowEvent[] = [];
-    const stopped = await this.deps.agents.db.withTenant(this.tenantId, async (sql) => {
-      const w = await getWorkflow(sql, this.tenantId, this.threadId, KINDS, true);
-      if (!w || w.claimed_by !== this.deps.workerId || !isRunning(w.status)) return false;
-      await updateWorkflow(sql, this.tenantId, this.threadId, { status: 'stopped', stop_requested: false, claimed_by: null, claimed_until_ms: null }, this.deps.workerId);
-      events.push(await recordEvent(sql, this.tenantId, this.threadId, 'stopped', { step: w.current_step, message: 'the research was stopped' }));
-      return true;
-    });
-    await publishEvents(this.deps.agents.streams, this.deps.agents.logger, events);
-    return stopped ? 'stopped' : 'lost';
+  protected override stoppedData(w: WorkflowRow): Record<string, unknown> {
+    return { step: w.current_step, message: 'the research was stopped' };
   }
 
   /** A worker shutting down gives its claim back and sends the workflow to the workers again (one transaction). */
@@ -656,7 +614,7 @@ class ResearchRun {
     await handOverClaim(this.deps, this.tenantId, this.threadId, 'research');
   }
 
-  private async finishError(err: unknown): Promise<void> {
+  protected async finishError(err: unknown): Promise<void> {
     const message = (err instanceof Error ? err.message : String(err)).slice(0, 1000);
     this.deps.agents.logger.error({ err, thread_id: this.threadId }, 'research run failed');
     const events: WorkflowEvent[] = [];

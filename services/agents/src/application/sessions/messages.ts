@@ -76,15 +76,8 @@ const eventOfEntry = (fields: Record<string, string>): LoggedEvent | null => {
   }
 };
 
-/**
- * Sends a session's messages after `afterSeq`: the event log first (the durable copy: a reconnect loses nothing),
- * then live from the progress stream, reading the log again on a gap or a quiet period. `start` (a socket's connect)
- * runs once the follow has its place in the stream; when the events it wrote continue the client's cursor (a first
- * connect), they are sent as written and the log is not read. Resolves after the final message, once the session
- * has ended with nothing left to send, or once `signal` aborts (the socket closed).
- */
-export async function followSession(
-  deps: AgentsDeps,
+/** How a socket follows its session (`followSession` with its dependencies bound). */
+export type SessionFollow = (
   tenantId: string,
   threadId: string,
   listId: string,
@@ -92,7 +85,16 @@ export async function followSession(
   send: (m: TimedSessionMessage) => Promise<void>,
   signal: AbortSignal,
   start?: () => Promise<readonly LoggedEvent[]>,
-): Promise<void> {
+) => Promise<void>;
+
+/**
+ * Sends a session's messages after `afterSeq`: the event log first (the durable copy: a reconnect loses nothing),
+ * then live from the progress stream, reading the log again on a gap or a quiet period. `start` (a socket's connect)
+ * runs once the follow has its place in the stream; when the events it wrote continue the client's cursor (a first
+ * connect), they are sent as written and the log is not read. Resolves after the final message, once the session
+ * has ended with nothing left to send, or once `signal` aborts (the socket closed).
+ */
+export async function followSession(deps: AgentsDeps, ...[tenantId, threadId, listId, afterSeq, send, signal, start]: Parameters<SessionFollow>): Promise<void> {
   const key = streamKeyOf(tenantId, threadId);
   let pos = afterSeq;
   let ended = false;

@@ -1,4 +1,4 @@
-import { PassThrough } from 'node:stream';
+import { openStream } from '@lore/runtime';
 import type { RouterContext } from '@koa/router';
 import type { CsvImportStatus, CsvUploadEvent, RestoredCsvList, ReviewInput, UploadedCsv } from '../../application/csv-imports';
 import { ReviewColumnError } from '../../application/csv-imports';
@@ -22,12 +22,7 @@ const NOT_FOUND = { 404: detail.error('no such import or list in this tenant') }
 
 /** Starts the server-sent stream and hands `write` to `produce`; a failure after the start becomes a last `error` event. */
 function eventStream(ctx: RouterContext<AgentsState>, produce: (write: (e: CsvUploadEvent) => void) => Promise<unknown>): void {
-  const out = new PassThrough();
-  ctx.status = 200;
-  ctx.set('content-type', 'text/event-stream; charset=utf-8');
-  ctx.set('cache-control', 'no-cache, no-transform');
-  ctx.set('x-accel-buffering', 'no');
-  ctx.body = out;
+  const { out } = openStream(ctx);
   let last: CsvUploadEvent | null = null;
   const write = (e: CsvUploadEvent) => {
     last = e;

@@ -4,7 +4,7 @@ import { AppError, IDENTITY_HEADER, isAppError, type IdentitySigner, type Logger
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Principal } from '../../application/principal';
 import type { SessionKind } from '../../application/sessions/agent';
-import type { LoggedEvent, TimedSessionMessage } from '../../application/sessions/messages';
+import type { LoggedEvent, SessionFollow, TimedSessionMessage } from '../../application/sessions/messages';
 import { familyOf, principalOf, shapeError } from '../route';
 import { answerRequest, stopRequest } from './asyncapi';
 
@@ -40,15 +40,7 @@ export interface SessionSocketDeps {
   /** Starts a `ready` session (the first connect): answers the events that wrote; later connects change nothing. */
   connect(p: Principal, kind: SessionKind, threadId: string): Promise<readonly LoggedEvent[]>;
   /** Sends the session's messages after `afterSeq`; `start` (the connect) runs once the follow knows its place in the progress stream. */
-  follow(
-    tenantId: string,
-    threadId: string,
-    listId: string,
-    afterSeq: number,
-    send: (m: TimedSessionMessage) => Promise<void>,
-    signal: AbortSignal,
-    start?: () => Promise<readonly LoggedEvent[]>,
-  ): Promise<void>;
+  follow: SessionFollow;
   answer(p: Principal, kind: SessionKind, threadId: string, listId: string, prompt: string): Promise<boolean>;
   stop(p: Principal, kind: SessionKind, threadId: string): Promise<string>;
 }

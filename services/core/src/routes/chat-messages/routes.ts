@@ -1,4 +1,4 @@
-import { PassThrough } from 'node:stream';
+import { openStream } from '@lore/runtime';
 import type { RouterContext } from '@koa/router';
 import type { CompleteAnswer, PreparedTurn, TurnInput } from '../../application/chat-messages';
 import type { Principal } from '../../application/principal';
@@ -42,20 +42,11 @@ const TURN_ERRORS = { ...NOT_FOUND, 400: detail('a forced tool the persona does 
 
 /** Streams the parts as newline-delimited JSON; a client that leaves cancels the answer (and it is stored as cancelled). */
 function streamParts(ctx: RouterContext<CoreState>, parts: (signal: AbortSignal) => AsyncIterable<AnswerStreamPart>): void {
-  const abort = new AbortController();
-  const out = new PassThrough();
-  ctx.res.on('close', () => {
-    if (!ctx.res.writableFinished) abort.abort();
-  });
-  ctx.status = 200;
-  ctx.set('content-type', 'text/event-stream; charset=utf-8');
-  ctx.set('cache-control', 'no-cache, no-transform');
-  ctx.set('x-accel-buffering', 'no');
-  ctx.body = out;
+  const { out, gone } = openStream(ctx);
   const log = ctx.state.log;
   void (async () => {
     try {
-      for await (const part of parts(abort.signal)) out.write(`${JSON.stringify(part)}\n`);
+      for await (const part of parts(gone)) out.write(`${JSON.stringify(part)}\n`);
     } catch (err) {
       log.warn({ err }, 'chat stream failed');
     } finally {

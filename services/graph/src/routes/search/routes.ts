@@ -1,4 +1,4 @@
-import { PassThrough } from 'node:stream';
+import { openStream } from '@lore/runtime';
 import type { z } from 'zod';
 import type { AnswerPiece, Retrieval, SearchAnswer, SearchOptions } from '../../application/search';
 import type { MemoryScope } from '../../application/context';
@@ -65,31 +65,22 @@ export function searchRoutes(deps: SearchRouteDeps) {
       ok: { status: 200, description: 'server-sent events: `sources`, `token`*, then `done` (or `error`)', content: streamContent() },
       handler: async (ctx, { body }) => {
         const retrieval = await deps.search.retrieve(ctx.state.scope, body.query, searchOptions(body));
-        const abort = new AbortController();
-        const stream = new PassThrough();
         // The request body was consumed already; the response closing before it finished means the client left.
-        ctx.res.on('close', () => {
-          if (!ctx.res.writableFinished) abort.abort();
-        });
-        ctx.status = 200;
-        ctx.set('content-type', 'text/event-stream; charset=utf-8');
-        ctx.set('cache-control', 'no-cache, no-transform');
-        ctx.set('x-accel-buffering', 'no');
-        ctx.body = stream;
+        const { out: stream, gone } = openStream(ctx);
         const log = ctx.state.log;
         const started = process.hrtime.bigint();
         void (async () => {
           let id = 0;
           try {
             stream.write(sseFrame('sources', presentSources(retrieval.mode, retrieval.sources), id++));
-            for await (const piece of deps.search.stream(body.query, retrieval, abort.signal)) {
-              if (abort.signal.aborted) break;
+            for await (const piece of deps.search.stream(body.query, retrieval, gone)) {
+              if (gone.aborted) break;
               if (piece.type === 'token') stream.write(sseFrame('token', { text: piece.text }, id++));
               else stream.write(sseFrame('done', presentSearchAnswer(piece.result, retrieval.mode), id++));
             }
           } catch (err) {
             log.warn({ err }, 'streamed search failed');
-            if (!abort.signal.aborted) stream.write(sseFrame('error', { code: 'INTERNAL', message: 'the answer could not be completed' }, id++));
+            if (!gone.aborted) stream.write(sseFrame('error', { code: 'INTERNAL', message: 'the answer could not be completed' }, id++));
           } finally {
             deps.search.observe(retrieval.mode, Number(process.hrtime.bigint() - started) / 1e9);
             stream.end();
