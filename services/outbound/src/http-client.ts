@@ -8,6 +8,7 @@ import { HttpProxyAgent } from 'http-proxy-agent';
 import { HttpsProxyAgent } from 'https-proxy-agent';
 import type { RobotsPolicy } from './robots';
 import { TargetGuard, TargetRefusedError, type ResolvedTarget } from './target-guard';
+import { untilAborted } from '@lore/runtime/kit';
 
 /**
  * Why a fetch produced no usable response. `refused`: the guard (or the connected peer check) said no, before any
@@ -479,25 +480,6 @@ function withoutBodyHeaders(headers: Record<string, string>): Record<string, str
 
 function clamp(value: number, min: number, max: number): number {
   return Math.min(Math.max(Math.floor(value), min), max);
-}
-
-/** `promise`, or a rejection as soon as `signal` aborts (a resolver that hangs must not outlive the deadline). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    );
-  });
 }
 
 function describe(err: Error): string {

@@ -15,6 +15,7 @@ export * from './http/validate';
 export * from './http/event-stream';
 export * from './metrics/registry';
 export * from './lifecycle/lifecycle';
+export * from './lifecycle/until-aborted';
 export * from './lifecycle/consumer-groups-check';
 export * from './identity/internal-identity';
 export * from './telemetry/propagation';

@@ -1,5 +1,5 @@
 import { parseContentType } from '@lore/outbound';
-import type { BlobStore } from '@lore/runtime';
+import { untilAborted, type BlobStore } from '@lore/runtime';
 import { checkConnectorConfig } from '../domain/sources';
 import { compareContent } from './change';
 import { DEFAULT_FILE_READING, readFileText, type FileReading, type FileText } from './file-text';
@@ -17,7 +17,6 @@ import {
   type StopReason,
   timerDelay,
 } from './source';
-import { untilAborted } from './run';
 import { plainTextTitle } from './web-page';
 
 /** What a wait of a file run rejects with when the caller or the deadline stops it (the run then ends as it says). */

@@ -1,3 +1,4 @@
+import { untilAborted } from '@lore/runtime';
 import { resolveLimits, timerDelay, type RunEvent, type RunOptions, type RunOutcome, type SourceLimits, type StopReason } from './source';
 
 /** Why a run ends early or how it ended: thrown inside a run's reading, it becomes the run's outcome. */
@@ -8,25 +9,6 @@ export class StopRun extends Error {
   ) {
     super(reason);
   }
-}
-
-/** `promise`, or a rejection with `reason()` as soon as `signal` aborts (the promise itself is not cancelled). */
-export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, reason: () => unknown = () => signal.reason): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    if (signal.aborted) return reject(reason());
-    const onAbort = () => reject(reason());
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }
 
 /**
