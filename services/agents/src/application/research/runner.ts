@@ -52,7 +52,6 @@ const CLARIFY_TOKENS = 300;
 const BRIEF_TOKENS = 1_500;
 const REPORT_TOKENS = 3_000;
 
-
 /** A researcher's position in its searches (ResearchUnit's fields that `searchRound` moves). */
 type SearchCursor = Pick<ResearchUnit, 'page' | 'fallback' | 'from' | 'broaden' | 'end'>;
 
