@@ -207,6 +207,26 @@ describe('agents: sessions over websockets', () => {
       expect(reqs[0]!.path).toBe('/robots.txt');
     });
 
+    it('says why a page could not be read, and tries a page that may come back (503) once more, one that will not (404) once', async () => {
+      const [down, gone] = [open[2]!, open[3]!];
+      served.web.outage(served.companyUrl(down), 503);
+      served.web.outage(served.companyUrl(gone), 404);
+      try {
+        const started = await crawl(a, `Find the people at ${served.companyUrl(down)} ${served.companyUrl(gone)}`);
+        const client = await openSession(socketUrl(started.json, a.key));
+        expect(await client.waitFor('done', (m) => m.type === 'done', 90_000)).toMatchObject({ status: 'completed' });
+        const unread = client.messages.filter((m) => m.type === 'progress' && m.data?.read === false).map((m) => [m.message, m.data.reason]);
+        expect(unread).toEqual([
+          [`could not read ${served.companyUrl(down)}: ${served.companyUrl(down)} answered 503`, `${served.companyUrl(down)} answered 503`],
+          [`could not read ${served.companyUrl(gone)}: ${served.companyUrl(gone)} answered 404`, `${served.companyUrl(gone)} answered 404`],
+        ]);
+        expect([served.web.requestsTo(down.slug, '/').length, served.web.requestsTo(gone.slug, '/').length]).toEqual([2, 1]);
+      } finally {
+        served.web.restore(served.companyUrl(down));
+        served.web.restore(served.companyUrl(gone));
+      }
+    });
+
     it('a reconnect with the last cursor loses nothing, and a connect after the end replays the whole session', async () => {
       const c = open[2]!;
       const started = await crawl(a, `Crawl ${served.companyUrl(c)} for its team`);
@@ -366,10 +386,10 @@ describe('agents: sessions over websockets', () => {
     // Both crawls read the same 40 pages only if every page could be read: a page one of them could not read changes
     // which pages the page limit reaches, so name those pages rather than leave a bare difference of rows.
     const unread = async (threadId: string) =>
-      (await s.db.withTenant(a.tenantId, (sql) => sql.query<{ url: string }>(
-        `SELECT data->'data'->>'url' AS url FROM agents.workflow_events WHERE thread_id = $1 AND type = 'progress' AND data->'data'->>'read' = 'false' ORDER BY seq`,
+      (await s.db.withTenant(a.tenantId, (sql) => sql.query<{ url: string; reason: string }>(
+        `SELECT data->'data'->>'url' AS url, data->'data'->>'reason' AS reason FROM agents.workflow_events WHERE thread_id = $1 AND type = 'progress' AND data->'data'->>'read' = 'false' ORDER BY seq`,
         [threadId],
-      ))).rows.map((r) => r.url);
+      ))).rows.map((r) => `${r.url}: ${r.reason}`);
     expect({ interrupted: await unread(thread), reference: await unread(again.json.thread_id as string) }).toEqual({ interrupted: [], reference: [] });
     expect(list.map((r) => r.entity_key).sort()).toEqual(expected);
     expect(list.map((r) => (r.cells as Json).name.value)).toEqual(expect.arrayContaining(sites.map((c) => c.name)));

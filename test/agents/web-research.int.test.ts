@@ -138,7 +138,7 @@ describe('agents: web research and deep search', () => {
       expect(end).toMatchObject({ status: 'completed' });
       const refused = client.messages.filter((m) => m.type === 'progress' && m.stage === 'visited' && /169\.254|10\.0\.0\.1/.test(m.data.url as string));
       expect(refused.length).toBe(2);
-      for (const m of refused) expect(m.data.read).toBe(false);
+      for (const m of refused) expect(m.data).toMatchObject({ read: false, reason: expect.stringContaining('Lore does not read this address') });
       expect(de.requests.filter((r) => /169\.254|10\.0\.0\.1/.test(r.target))).toEqual([]);
       expect(rowsIn(client).filter((r) => /169\.254|10\.0\.0\.1/.test(r.provenance.source_url as string))).toEqual([]);
     });

@@ -56,6 +56,29 @@ describe('OutboundHttpClient', () => {
     expect(s.requests[0]!.headers).toMatchObject({ 'content-type': 'application/json', 'content-length': '7', 'x-lore': 'yes' });
   });
 
+  it('sends a GET once more on a new connection when the kept-alive one breaks before any answer; never a POST, never a fresh connection', async () => {
+    // The server breaks the connection of every second request without a word, as a server closing an idle
+    // kept-alive connection does just as the client reuses it.
+    let n = 0;
+    const s = await server((req, res) => (++n % 2 === 0 ? res.socket!.destroy() : res.end(`answer to ${req.method} ${req.path}`)));
+    const c = client();
+    expect((await c.fetch({ url: `${s.url}/a` })).text()).toBe('answer to GET /a');
+    // The second request goes on the kept connection and breaks; the third, on a new connection, answers.
+    const again = await c.fetch({ url: `${s.url}/b` });
+    expect([again.status, again.text(), s.connections()]).toEqual([200, 'answer to GET /b', 2]);
+    expect(s.requests.map((r) => r.path)).toEqual(['/a', '/b', '/b']);
+    // A POST on a reused connection that breaks is not sent twice: the server may have acted on it.
+    n = 1;
+    expect((await failure(c, { url: `${s.url}/c`, method: 'POST', body: 'x' })).kind).toBe('network_error');
+    expect(s.requests.filter((r) => r.path === '/c')).toHaveLength(1);
+    // A new connection that breaks is the server's answer, not a stale connection: no second try.
+    c.close();
+    n = 1;
+    expect((await failure(c, { url: `${s.url}/d` })).kind).toBe('network_error');
+    expect(s.requests.filter((r) => r.path === '/d')).toHaveLength(1);
+    c.close();
+  });
+
   it('refuses a header value with a line break before connecting', async () => {
     const s = await server((_req, res) => res.end('x'));
     const c = client();

@@ -282,10 +282,16 @@ export class OutboundHttpClient {
     }
   }
 
+  /**
+   * One request and its response head. A kept-alive connection the server closed just as it was reused breaks
+   * before any answer (Node's documented race with the server's idle timeout): a GET, HEAD or OPTIONS then goes once
+   * more on a new connection (`staleRetry`), since the server never saw it.
+   */
   private exchange(
     target: ResolvedTarget,
     req: { method: string; headers: Record<string, string>; body: Buffer | null; connectTimeoutMs: number },
     signal: AbortSignal,
+    staleRetry = true,
   ): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(signal.reason);
@@ -374,7 +380,15 @@ export class OutboundHttpClient {
         cleanup();
         resolve(res);
       });
-      outgoing.on('error', (err) => fail(new OutboundError('network_error', describe(err))));
+      outgoing.on('error', (err) => {
+        if (!settled && staleRetry && outgoing.reusedSocket && SAFE_METHODS.has(req.method) && STALE_CODES.has((err as NodeJS.ErrnoException).code ?? '')) {
+          settled = true;
+          cleanup();
+          outgoing.destroy();
+          return resolve(this.exchange(target, req, signal, false));
+        }
+        fail(new OutboundError('network_error', describe(err)));
+      });
       outgoing.end(req.body ?? undefined);
     });
   }
@@ -481,6 +495,11 @@ function withoutBodyHeaders(headers: Record<string, string>): Record<string, str
 function clamp(value: number, min: number, max: number): number {
   return Math.min(Math.max(Math.floor(value), min), max);
 }
+
+/** Methods sent again after a reused connection broke before any answer (they change nothing on the server). */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** How a reused connection the server had already closed fails (a reset, or a write to a closed socket). */
+const STALE_CODES = new Set(['ECONNRESET', 'EPIPE']);
 
 function describe(err: Error): string {
   const code = (err as NodeJS.ErrnoException).code;

@@ -86,6 +86,18 @@ describe('RobotsPolicy', () => {
     expect(robotsFetches(s)).toBe(3);
   });
 
+  it('asks once more when the connection breaks before robots.txt is answered', async () => {
+    let broken = 0;
+    const s = await startServer((req, res) => {
+      if (req.path === '/robots.txt' && broken++ === 0) return void res.socket!.destroy();
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private');
+    });
+    servers.push(s);
+    const robots = policy();
+    expect([await robots.isAllowed(`${s.url}/page`, BOT), await robots.isAllowed(`${s.url}/private`, BOT)]).toEqual([true, false]);
+    expect([(await robots.rulesFor(s.url))!.source, robotsFetches(s)]).toEqual(['file', 2]);
+  });
+
   it('disallows everything for an origin that cannot be reached or is refused by the guard', async () => {
     const s = await site({ status: 200, body: '' });
     const port = s.port;

@@ -10,7 +10,8 @@ import { OutboundError, type OutboundHttpClient } from './http-client';
  * - 4xx (404, 401, 403, 410 …): no rules, everything allowed. 429 is an exception: "slow down" is not "no file",
  *   so it counts as unreachable.
  * - 5xx, 429, network errors, timeouts, too many redirects, a refused address: complete disallow, remembered for
- *   `unreachableTtlMs` before the file is asked for again.
+ *   `unreachableTtlMs` before the file is asked for again. A connection that failed or broke, or no answer in time,
+ *   is asked once more first: one lost packet should not close a site for the whole period.
  */
 export type RobotsSource = 'file' | 'missing' | 'unreachable';
 
@@ -129,16 +130,11 @@ export class RobotsPolicy {
     const robotsUrl = `${origin}/robots.txt`;
     let rules: RobotsRules;
     let ttl = this.ttlMs;
+    const request = { url: robotsUrl, method: 'GET', headers: { accept: 'text/plain, */*;q=0.1' }, redirect: 'follow', maxRedirects: 5, maxResponseBytes: this.maxBytes, oversize: 'truncate', timeoutMs: this.timeoutMs } as const;
     try {
-      const res = await this.client.fetch({
-        url: robotsUrl,
-        method: 'GET',
-        headers: { accept: 'text/plain, */*;q=0.1' },
-        redirect: 'follow',
-        maxRedirects: 5,
-        maxResponseBytes: this.maxBytes,
-        oversize: 'truncate',
-        timeoutMs: this.timeoutMs,
+      const res = await this.client.fetch(request).catch((err: unknown) => {
+        if (err instanceof OutboundError && (err.kind === 'network_error' || err.kind === 'timeout')) return this.client.fetch(request);
+        throw err;
       });
       if (res.status >= 200 && res.status < 300) {
         rules = this.fromFile(origin, robotsParser(robotsUrl, res.text()));

@@ -37,6 +37,11 @@ export class PageReadError extends Error {
   constructor(
     readonly kind: PageReadFailure,
     message: string,
+    /**
+     * A failure that may not happen again a moment later: no connection, a connection that broke, no answer in
+     * time, a 5xx or 429 answer. A name that does not resolve, robots.txt, a refused address and a 4xx answer are not.
+     */
+    readonly transient = false,
   ) {
     super(message);
     this.name = 'PageReadError';
@@ -90,13 +95,13 @@ export function createPageReader(targets: WebTargets, limits: Partial<PageReadLi
         }
         if (err.kind === 'aborted') {
           // A caller's deadline (a TimeoutError reason) is the site's slowness; a caller that went away is not.
-          if ((signal?.reason as { name?: unknown } | undefined)?.name === 'TimeoutError') throw new PageReadError('unreachable', `${new URL(url).host} could not be read in time`);
+          if ((signal?.reason as { name?: unknown } | undefined)?.name === 'TimeoutError') throw new PageReadError('unreachable', `${new URL(url).host} could not be read in time`, true);
           throw err;
         }
         const why = err.kind === 'refused' ? `it redirects to an address Lore does not contact (${err.message})` : err.kind === 'timeout' ? `no answer within ${timeoutMs} ms` : err.message;
-        throw new PageReadError('unreachable', `${new URL(url).host} could not be read: ${why}`);
+        throw new PageReadError('unreachable', `${new URL(url).host} could not be read: ${why}`, err.kind === 'timeout' || err.kind === 'network_error');
       }
-      if (res.status >= 400) throw new PageReadError('http_error', `${res.url} answered ${res.status}`);
+      if (res.status >= 400) throw new PageReadError('http_error', `${res.url} answered ${res.status}`, res.status >= 500 || res.status === 429);
       if (res.status < 200 || res.status >= 300) throw new PageReadError('unreachable', `${res.url} answered ${res.status} without a page`);
       if (res.contentType !== null && !HTML_TYPES.has(res.contentType)) throw new PageReadError('not_html', `${res.url} is not an HTML page (${res.contentType})`);
       return { url: res.url, html: res.text(), truncated: res.truncated };

@@ -68,10 +68,16 @@ export interface SessionBudgets {
   modelTokens: number;
 }
 
+/** A page the fetcher read, or why it could not (robots.txt, the guard, the site), in words a user can read. */
+export type PageFetch = { page: WebPageRead; reason?: undefined } | { page: null; reason: string };
+
 /** Guarded web access (services/outbound: SSRF guard, robots.txt, size and time limits, per-host politeness). */
 export interface SessionFetcher {
-  /** A page read, or null when robots.txt, the guard, the server or the budget refused it. Counts one fetch. */
-  fetchPage(url: string): Promise<WebPageRead | null>;
+  /**
+   * A page, or why it could not be read. A failure that may pass (no connection, no answer in time, a 5xx) is tried
+   * once more after a pause. Each try counts one fetch; a spent budget or an ended session throws (the run ends).
+   */
+  fetchPage(url: string): Promise<PageFetch>;
   /** A web search (the configured provider), or [] when none is configured. `page` is 1-based. */
   search(query: string, page?: number): Promise<WebResult[]>;
 }

@@ -107,10 +107,10 @@ export const agenticCrawler: SessionAgent = {
     while (queue.length > 0 && pages < CRAWLER_LIMITS.maxPages) {
       if (ctx.signal.aborted) break;
       const { url, depth } = queue.shift()!;
-      const page = await ctx.fetcher.fetchPage(url);
+      const { page, reason } = await ctx.fetcher.fetchPage(url);
       pages++;
       if (!page) {
-        await ctx.emit({ stage: 'fetching', message: `could not read ${url}`, data: { url, depth, read: false } });
+        await ctx.emit({ stage: 'fetching', message: `could not read ${url}: ${reason}`, data: { url, depth, read: false, reason } });
         continue;
       }
       const row = matches(page, keywords) ? rowOfPage(page, new Date().toISOString()) : null;

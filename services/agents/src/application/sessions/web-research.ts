@@ -160,10 +160,14 @@ class Research {
     if (this.read.has(url)) return this.read.get(url)!;
     if (this.full()) return null;
     this.pages++;
-    const page = await this.ctx.fetcher.fetchPage(url);
+    const { page, reason } = await this.ctx.fetcher.fetchPage(url);
     this.read.set(url, page);
     if (page) this.read.set(page.url, page);
-    await this.ctx.emit({ stage: 'visited', message: page ? `read ${page.url}` : `could not read ${url}`, data: { url: page?.url ?? url, title: page?.title ?? '', read: page !== null, pages: this.pages, rows: this.rows } });
+    await this.ctx.emit(
+      page
+        ? { stage: 'visited', message: `read ${page.url}`, data: { url: page.url, title: page.title, read: true, pages: this.pages, rows: this.rows } }
+        : { stage: 'visited', message: `could not read ${url}: ${reason}`, data: { url, title: '', read: false, reason, pages: this.pages, rows: this.rows } },
+    );
     return page;
   }
 
