@@ -63,6 +63,35 @@ describe('lists from the web (the test world behind a SearXNG-format endpoint, t
     for (const src of sources) expect(new URL(src).pathname).toBe('/');
   });
 
+  it('reads a home page that answered 503 once more a second later (and lists its company), one that answered 404 once', async () => {
+    const [down, gone] = matchingCompanies(world, { industry: 'SaaS', country: 'FR' });
+    const mark = served.web.requests.length;
+    const homeReads = (slug: string) => served.web.requests.slice(mark).filter((r) => r.site === slug && r.path === '/');
+    served.web.outage(served.companyUrl(down!), 503);
+    served.web.outage(served.companyUrl(gone!), 404);
+    // The 503 lasts until the worker's first read of the page: the second read, a second later, finds it back.
+    const watching = (async () => {
+      while (homeReads(down!.slug).length === 0) await sleep(10);
+      served.web.restore(served.companyUrl(down!));
+    })();
+    try {
+      const { keys } = await build('company-search', 'SaaS companies in France');
+      await watching;
+      // The worker reads one page at a time, so a page tried once more is read twice in a row (a list reads a home
+      // page again later for other reasons).
+      const log = served.web.requests.slice(mark).map((r) => `${r.site} ${r.path} ${r.status}`);
+      const pairs = log.slice(1).map((x, i) => `${log[i]} → ${x}`);
+      expect(pairs).toContain(`${down!.slug} / 503 → ${down!.slug} / 200`);
+      expect(log).toContain(`${gone!.slug} / 404`);
+      expect(pairs).not.toContain(`${gone!.slug} / 404 → ${gone!.slug} / 404`);
+      expect(keys).toContain(companyKey(down!));
+      expect(keys).not.toContain(companyKey(gone!));
+    } finally {
+      served.web.restore(served.companyUrl(down!));
+      served.web.restore(served.companyUrl(gone!));
+    }
+  });
+
   it('searches people with the role and follows team pages to profiles: every head of marketing in Germany', async () => {
     const truth = matchingPeople(world, { title: 'Head of Marketing', country: 'DE' }).map((p) => personKey(p));
     expect(truth.length).toBeGreaterThan(0);

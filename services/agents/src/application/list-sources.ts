@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { LanguageModel } from '@lore/ai';
 import { CredentialKindSchema } from '@lore/contracts';
 import type { IdentitySigner, KnowledgeSearch, RetrievedChunk } from '@lore/runtime';
@@ -5,6 +6,7 @@ import { extractCompanyFacts, jsonLdNodes } from '../domain/company-page';
 import { compileCriteria, scoreCandidate, type CandidateScore as Scored, type Candidate as ScoringCandidate } from '../domain/scoring';
 import { columnIdOf, type Criterion, type SearchKind } from '../domain/workflow';
 import type { Directory } from '../sources/directory';
+import { PageReadError } from '../sources/web-pages';
 import type { WebSearch } from '../sources/web-search';
 import type { AgentsDeps } from './context';
 import { extractCriteria } from './criteria';
@@ -168,6 +170,25 @@ export function siteLinks(html: string, pageUrl: string): Array<{ url: string; t
 }
 
 /** One page read through the agents' guarded page reader, with its text, facts, person and same-site links. */
+/** The pause before a page whose read failed in a way that may pass is tried again (docs/agents.md). */
+export const PAGE_RETRY_PAUSE_MS = 1_000;
+
+/**
+ * A page read tried once more when it failed in a way that may pass (`PageReadError.transient`: no connection, a
+ * broken one, no answer in time, a 5xx or 429), after a pause, if `again` allows it (the caller's budget; it may
+ * throw to end the run). Any other failure, a second one, or a read cut short by `signal` is thrown as it came.
+ */
+export async function readOnceMore<T>(read: () => Promise<T>, signal: AbortSignal, again: () => boolean | Promise<boolean>): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    if (!(err instanceof PageReadError) || !err.transient || signal.aborted) throw err;
+    await sleep(PAGE_RETRY_PAUSE_MS, undefined, { signal }).catch(() => undefined);
+    if (signal.aborted || !(await again())) throw err;
+    return read();
+  }
+}
+
 export async function readWebPage(pages: AgentsDeps['pages'], url: string, signal: AbortSignal): Promise<WebPageRead> {
   const page = await pages.read(url, signal);
   return { url: page.url, title: titleOf(page.html), text: visibleText(page.html).slice(0, 200_000), facts: pageFacts(page.html, page.url), person: personFacts(page.html), links: siteLinks(page.html, page.url) };

@@ -8,6 +8,7 @@ import { targetChosen, withAdditionalCriteria } from '../domain/generic-workflow
 import { webQueryOf } from '../domain/criteria';
 import { candidateFromKnowledge, candidateFromPage, candidateFromRecord, criterionCells, enrichmentCell, fixedCells, type Candidate, type ListSources, type WebPageRead } from './list-building';
 import { publishEvents, recordEvent, type WorkflowEvent } from './progress';
+import { readOnceMore } from './list-sources';
 import { MAX_ROWS_SHOWN } from './workflows';
 import { isSessionKind } from './sessions/agent';
 import { claimSessionRun } from './sessions/run';
@@ -331,7 +332,12 @@ class Run extends ClaimedRun {
       const canFetch = () => this.fetches + state.spent.fetches < this.deps.settings.budgets.fetches;
       const read = async (url: string): Promise<WebPageRead | null> => {
         this.fetches++;
-        return web.fetchPage(url, this.signal).catch(() => null);
+        const again = () => {
+          if (!canFetch()) return false;
+          this.fetches++;
+          return true;
+        };
+        return readOnceMore(() => web.fetchPage(url, this.signal), this.signal, again).catch(() => null);
       };
       for (const r of results) {
         this.check();

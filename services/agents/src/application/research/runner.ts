@@ -32,6 +32,7 @@ import {
 import { getWorkflow, updateWorkflow, type WorkflowRow } from '../../store/workflows';
 import { ClaimedRun, RunEnded, handOverClaim } from '../claim-watch';
 import type { WebPageRead, WebResult } from '../list-building';
+import { readOnceMore } from '../list-sources';
 import { publishEvents, recordEvent, type WorkflowEvent } from '../progress';
 import { serviceIdOf, type RunDeps } from '../runner';
 import { CREDITS_BUDGET, creditsAtRunStart, meterUsage } from '../credits';
@@ -398,9 +399,14 @@ class ResearchRun extends ClaimedRun {
   private async read(url: string): Promise<WebPageRead | null> {
     const web = this.deps.sources.web;
     if (!web) return null;
-    this.spend();
-    this.fetches++;
-    return web.fetchPage(url, this.signal).catch(() => {
+    const fetchable = () => {
+      this.spend();
+      this.fetches++;
+      return true;
+    };
+    fetchable();
+    return readOnceMore(() => web.fetchPage(url, this.signal), this.signal, fetchable).catch((err: unknown) => {
+      if (err instanceof BudgetSpent) throw err;
       this.check();
       return null;
     });

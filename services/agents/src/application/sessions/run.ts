@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Sql } from '@lore/runtime';
 import { countListRows, insertListRows, updateList, type NewListRow } from '../../store/lists';
 import { getWorkflow, updateWorkflow, type WorkflowRow } from '../../store/workflows';
 import { handOverClaim, watchClaim } from '../claim-watch';
 import type { RunDeps } from '../runner';
-import { readWebPage } from '../list-sources';
+import { readOnceMore, readWebPage } from '../list-sources';
 import { PageReadError } from '../../sources/web-pages';
 import { publishEvents, recordEvent, type WorkflowEvent } from '../progress';
 import { SESSION_KINDS, type SessionContext, type SessionFetcher, type SessionKind, type SessionOptions, type SessionProgress, type SessionRow } from './agent';
@@ -29,9 +28,6 @@ class SessionEnded extends Error {
 const ANSWER_POLL_MS = 200;
 /** The least time between two fetches of one host within a session (politeness on top of robots.txt). */
 export const HOST_INTERVAL_MS = 250;
-/** Tries of a page whose read failed in a way that may pass (PageReadError.transient), and the pause between them. */
-const PAGE_ATTEMPTS = 2;
-const RETRY_PAUSE_MS = 1_000;
 const SNIPPET_CHARS = 500;
 
 const rowIdOf = (entityKey: string): string => `row_${createHash('sha256').update(entityKey).digest('hex').slice(0, 16)}`;
@@ -152,20 +148,22 @@ class SessionRun {
     const read = (url: string) => (country && egress ? readWebPage(egress.reader(country), url, signal) : web ? web.fetchPage(url, signal) : readWebPage(this.deps.agents.pages, url, signal));
     return {
       fetchPage: async (url) => {
-        for (let attempt = 1; ; attempt++) {
+        // Each try is a fetch: it spends the budget and waits its turn at the host.
+        const fetchable = async () => {
           this.check();
           if (!spend()) throw new SessionEnded('budget');
           await polite(url);
-          try {
-            const page = await read(url);
-            return page ? { page } : { page: null, reason: 'the page could not be read' };
-          } catch (err) {
-            // A read cut short by the session's own end is not the page's failure: the run ends instead.
-            this.check();
-            if (!(err instanceof PageReadError)) return { page: null, reason: 'the page could not be read' };
-            if (!err.transient || attempt >= PAGE_ATTEMPTS) return { page: null, reason: err.message };
-            await sleep(RETRY_PAUSE_MS, undefined, { signal }).catch(() => undefined);
-          }
+          return true;
+        };
+        await fetchable();
+        try {
+          const page = await readOnceMore(() => read(url), signal, fetchable);
+          return page ? { page } : { page: null, reason: 'the page could not be read' };
+        } catch (err) {
+          // A read cut short by the session's own end is not the page's failure: the run ends instead.
+          this.check();
+          if (err instanceof SessionEnded) throw err;
+          return { page: null, reason: err instanceof PageReadError ? err.message : 'the page could not be read' };
         }
       },
       search: async (query, page = 1) => {
