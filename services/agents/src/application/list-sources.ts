@@ -169,7 +169,6 @@ export function siteLinks(html: string, pageUrl: string): Array<{ url: string; t
   return out;
 }
 
-/** One page read through the agents' guarded page reader, with its text, facts, person and same-site links. */
 /** The pause before a page whose read failed in a way that may pass is tried again (docs/agents.md). */
 export const PAGE_RETRY_PAUSE_MS = 1_000;
 
@@ -189,6 +188,7 @@ export async function readOnceMore<T>(read: () => Promise<T>, signal: AbortSigna
   }
 }
 
+/** One page read through the agents' guarded page reader, with its text, facts, person and same-site links. */
 export async function readWebPage(pages: AgentsDeps['pages'], url: string, signal: AbortSignal): Promise<WebPageRead> {
   const page = await pages.read(url, signal);
   return { url: page.url, title: titleOf(page.html), text: visibleText(page.html).slice(0, 200_000), facts: pageFacts(page.html, page.url), person: personFacts(page.html), links: siteLinks(page.html, page.url) };
