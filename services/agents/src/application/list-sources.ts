@@ -170,7 +170,7 @@ export function siteLinks(html: string, pageUrl: string): Array<{ url: string; t
 }
 
 /** The pause before a page whose read failed in a way that may pass is tried again (docs/agents.md). */
-export const PAGE_RETRY_PAUSE_MS = 1_000;
+const PAGE_RETRY_PAUSE_MS = 1_000;
 
 /**
  * A page read tried once more when it failed in a way that may pass (`PageReadError.transient`: no connection, a

@@ -160,9 +160,9 @@ class SessionRun {
           const page = await readOnceMore(() => read(url), signal, fetchable);
           return page ? { page } : { page: null, reason: 'the page could not be read' };
         } catch (err) {
-          // A read cut short by the session's own end is not the page's failure: the run ends instead.
+          // A read cut short by the session's own end (a spent budget included) is not the page's failure: the run
+          // ends instead.
           this.check();
-          if (err instanceof SessionEnded) throw err;
           return { page: null, reason: err instanceof PageReadError ? err.message : 'the page could not be read' };
         }
       },
