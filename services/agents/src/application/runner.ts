@@ -1,6 +1,6 @@
 import type { Sql } from '@lore/runtime';
 import { MAX_TOTAL_TARGET, columnIdOf, readState, rowIdOf, tableColumns, type Cell, type Column, type SearchKind, type WorkflowState } from '../domain/workflow';
-import { getList, insertListRows, listRowsOf, updateList, updateListRowCells, type ListRowRow, type NewListRow } from '../store/lists';
+import { countListRows, getList, insertListRows, listRowCellsOf, listRowKeysOf, listRowMetadataOf, updateList, updateListRowCells, type ListRowRow, type NewListRow } from '../store/lists';
 import { claimWorkflow, getWorkflow, updateWorkflow, type WorkflowRow } from '../store/workflows';
 import { ClaimedRun, RunEnded, handOverClaim } from './claim-watch';
 import type { AgentsDeps } from './context';
@@ -411,9 +411,10 @@ class Run extends ClaimedRun {
         fresh.notes = [...fresh.notes.filter((n) => !n.startsWith("the tenant's knowledge could not be read")), ...(note ? [note] : [])];
         this.knowledgeNote = undefined;
       }
-      const existing = await listRowsOf(sql, this.tenantId, list, MAX_ROWS_SHOWN);
+      // Only the keys: a row's metadata holds its candidate's text, and this runs once a batch.
+      const existing = await listRowKeysOf(sql, this.tenantId, list, MAX_ROWS_SHOWN);
       const need = Math.max(0, w.total_target - existing.length);
-      const known = new Set(existing.map((r) => r.entity_key));
+      const known = new Set(existing);
       const rows: NewListRow[] = [];
       for (const { c, s } of scored) {
         if (rows.length >= need) break;
@@ -458,9 +459,14 @@ class Run extends ClaimedRun {
     const list = this.workflow.list_id;
     if (!list) throw new Error('the workflow has no list');
     const state = readState(this.workflow.state);
-    const rows = await this.deps.agents.db.withTenant(this.tenantId, (sql) => listRowsOf(sql, this.tenantId, list, MAX_ROWS_SHOWN));
-    const open = (r: ListRowRow) => Object.values(r.cells as Record<string, Cell>).some((c) => c.status === 'pending' && (!c.column_id.startsWith('enrich_') || state.enrichments[c.column_id]?.status === 'processing'));
-    const batch = rows.filter(open).slice(0, this.deps.settings.batchRows);
+    const open = (r: Pick<ListRowRow, 'cells'>) => Object.values(r.cells as Record<string, Cell>).some((c) => c.status === 'pending' && (!c.column_id.startsWith('enrich_') || state.enrichments[c.column_id]?.status === 'processing'));
+    // Every row's cells say which rows are open; only the batch's metadata (its candidates' text) is read.
+    const { rows, batch } = await this.deps.agents.db.withTenant(this.tenantId, async (sql) => {
+      const all = await listRowCellsOf(sql, this.tenantId, list, MAX_ROWS_SHOWN);
+      const picked = all.filter(open).slice(0, this.deps.settings.batchRows);
+      const metadata = await listRowMetadataOf(sql, this.tenantId, list, picked.map((r) => r.row_id));
+      return { rows: all, batch: picked.map((r) => ({ ...r, metadata: metadata.get(r.row_id) ?? {} })) };
+    });
     const now = new Date().toISOString();
     const updates: Array<{ row_id: string; cells: Record<string, Cell> }> = [];
     for (const r of batch) {
@@ -498,7 +504,7 @@ class Run extends ClaimedRun {
   private async finishCompleted(): Promise<boolean> {
     return this.checkpoint(async (sql, w, state, events) => {
       const list = w.list_id;
-      const found = list ? (await listRowsOf(sql, this.tenantId, list, MAX_ROWS_SHOWN)).length : 0;
+      const found = list ? Math.min(await countListRows(sql, this.tenantId, list), MAX_ROWS_SHOWN) : 0;
       if (found < w.total_target && !state.cursor.exhausted) {
         await updateWorkflow(sql, this.tenantId, this.threadId, { current_step: 'data_collection' }, this.deps.workerId);
         this.workflow = { ...w, current_step: 'data_collection' };
@@ -519,7 +525,7 @@ class Run extends ClaimedRun {
 
   private async finishBudget(budget: string): Promise<string> {
     await this.checkpoint(async (sql, w, state, events) => {
-      const found = w.list_id ? (await listRowsOf(sql, this.tenantId, w.list_id, MAX_ROWS_SHOWN)).length : 0;
+      const found = w.list_id ? Math.min(await countListRows(sql, this.tenantId, w.list_id), MAX_ROWS_SHOWN) : 0;
       const note = `budget spent: ${budget}; the list has ${found} of ${w.total_target} rows`;
       state.notes = [...state.notes.filter((n) => !n.startsWith('budget')), note];
       await updateWorkflow(sql, this.tenantId, this.threadId, { status: 'completed', current_step: 'completed', claimed_by: null, claimed_until_ms: null }, this.deps.workerId);

@@ -116,6 +116,34 @@ export async function listRowsOf(sql: Sql, tenantId: string, listId: string, lim
   return r.rows;
 }
 
+/** The entity keys of a list's first `limit` rows, in order: what a collecting batch checks its candidates against. */
+export async function listRowKeysOf(sql: Sql, tenantId: string, listId: string, limit: number): Promise<string[]> {
+  const r = await sql.query<{ entity_key: string }>(
+    `SELECT entity_key FROM agents.list_rows WHERE tenant_id = $1 AND list_id = $2 ORDER BY position, row_id LIMIT $3`,
+    [tenantId, listId, limit],
+  );
+  return r.rows.map((x) => x.entity_key);
+}
+
+/** A list's first `limit` rows without their metadata (which holds each candidate's source text). */
+export async function listRowCellsOf(sql: Sql, tenantId: string, listId: string, limit: number): Promise<Array<Pick<ListRowRow, 'row_id' | 'cells'>>> {
+  const r = await sql.query<Pick<ListRowRow, 'row_id' | 'cells'>>(
+    `SELECT row_id, cells FROM agents.list_rows WHERE tenant_id = $1 AND list_id = $2 ORDER BY position, row_id LIMIT $3`,
+    [tenantId, listId, limit],
+  );
+  return r.rows;
+}
+
+/** The metadata of the named rows of a list, by row id. */
+export async function listRowMetadataOf(sql: Sql, tenantId: string, listId: string, rowIds: string[]): Promise<Map<string, Record<string, unknown>>> {
+  if (rowIds.length === 0) return new Map();
+  const r = await sql.query<{ row_id: string; metadata: Record<string, unknown> }>(
+    `SELECT row_id, metadata FROM agents.list_rows WHERE tenant_id = $1 AND list_id = $2 AND row_id = ANY($3::text[])`,
+    [tenantId, listId, rowIds],
+  );
+  return new Map(r.rows.map((x) => [x.row_id, x.metadata]));
+}
+
 export async function countListRows(sql: Sql, tenantId: string, listId: string): Promise<number> {
   const r = await sql.query<{ n: string }>(`SELECT count(*) AS n FROM agents.list_rows WHERE tenant_id = $1 AND list_id = $2`, [tenantId, listId]);
   return Number(r.rows[0]?.n ?? 0);
