@@ -1,6 +1,6 @@
 import type { Sql } from '@lore/runtime';
 import { MAX_TOTAL_TARGET, columnIdOf, readState, rowIdOf, tableColumns, type Cell, type Column, type SearchKind, type WorkflowState } from '../domain/workflow';
-import { countListRows, getList, insertListRows, listRowCellsOf, listRowKeysOf, listRowMetadataOf, updateList, updateListRowCells, type ListRowRow, type NewListRow } from '../store/lists';
+import { countListRows, getList, insertListRows, listRowKeysOf, openListRows, updateList, updateListRowCells, type NewListRow } from '../store/lists';
 import { claimWorkflow, getWorkflow, updateWorkflow, type WorkflowRow } from '../store/workflows';
 import { ClaimedRun, RunEnded, handOverClaim } from './claim-watch';
 import type { AgentsDeps } from './context';
@@ -459,14 +459,10 @@ class Run extends ClaimedRun {
     const list = this.workflow.list_id;
     if (!list) throw new Error('the workflow has no list');
     const state = readState(this.workflow.state);
-    const open = (r: Pick<ListRowRow, 'cells'>) => Object.values(r.cells as Record<string, Cell>).some((c) => c.status === 'pending' && (!c.column_id.startsWith('enrich_') || state.enrichments[c.column_id]?.status === 'processing'));
-    // Every row's cells say which rows are open; only the batch's metadata (its candidates' text) is read.
-    const { rows, batch } = await this.deps.agents.db.withTenant(this.tenantId, async (sql) => {
-      const all = await listRowCellsOf(sql, this.tenantId, list, MAX_ROWS_SHOWN);
-      const picked = all.filter(open).slice(0, this.deps.settings.batchRows);
-      const metadata = await listRowMetadataOf(sql, this.tenantId, list, picked.map((r) => r.row_id));
-      return { rows: all, batch: picked.map((r) => ({ ...r, metadata: metadata.get(r.row_id) ?? {} })) };
-    });
+    // The open rows are found in the database: only the batch's rows (their metadata holds each candidate's text)
+    // and the count of the others are read.
+    const enriching = Object.entries(state.enrichments).filter(([, e]) => e.status === 'processing').map(([id]) => id);
+    const { rows: batch, open } = await this.deps.agents.db.withTenant(this.tenantId, (sql) => openListRows(sql, this.tenantId, list, enriching, this.deps.settings.batchRows, MAX_ROWS_SHOWN));
     const now = new Date().toISOString();
     const updates: Array<{ row_id: string; cells: Record<string, Cell> }> = [];
     for (const r of batch) {
@@ -487,7 +483,7 @@ class Run extends ClaimedRun {
     await this.checkpoint(async (sql, w, fresh, events) => {
       await updateListRowCells(sql, this.tenantId, list, updates);
       for (const e of Object.values(fresh.enrichments)) if (e.status === 'processing') e.done += updates.filter((u) => u.cells[e.column_id]).length;
-      const left = rows.filter(open).length - batch.length;
+      const left = open - batch.length;
       if (updates.length > 0) events.push(await recordEvent(sql, this.tenantId, this.threadId, 'rows_enriched', { rows: updates.length, left }));
       if (left <= 0) {
         for (const e of Object.values(fresh.enrichments)) if (e.status === 'processing') e.status = 'completed';

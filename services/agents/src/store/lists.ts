@@ -125,23 +125,30 @@ export async function listRowKeysOf(sql: Sql, tenantId: string, listId: string, 
   return r.rows.map((x) => x.entity_key);
 }
 
-/** A list's first `limit` rows without their metadata (which holds each candidate's source text). */
-export async function listRowCellsOf(sql: Sql, tenantId: string, listId: string, limit: number): Promise<Array<Pick<ListRowRow, 'row_id' | 'cells'>>> {
-  const r = await sql.query<Pick<ListRowRow, 'row_id' | 'cells'>>(
-    `SELECT row_id, cells FROM agents.list_rows WHERE tenant_id = $1 AND list_id = $2 ORDER BY position, row_id LIMIT $3`,
-    [tenantId, listId, limit],
+/**
+ * The rows an enrichment batch works on: among a list's first `scan` rows, those with a pending cell that is not an
+ * enrichment column's or is one of `enriching` (the columns being enriched), the first `limit` of them in order,
+ * and how many such rows there are. One statement; only the batch's rows (with their metadata) are read back.
+ */
+export async function openListRows(
+  sql: Sql,
+  tenantId: string,
+  listId: string,
+  enriching: readonly string[],
+  limit: number,
+  scan: number,
+): Promise<{ rows: ListRowRow[]; open: number }> {
+  const r = await sql.query<ListRowRow & { open: string }>(
+    `SELECT ${ROW_COLS}, open FROM (
+       SELECT r.*, count(*) OVER () AS open
+         FROM (SELECT ${ROW_COLS} FROM agents.list_rows WHERE tenant_id = $1 AND list_id = $2 ORDER BY position, row_id LIMIT $3) r
+        WHERE EXISTS (SELECT 1 FROM jsonb_each(r.cells) c
+                       WHERE c.value->>'status' = 'pending'
+                         AND (NOT starts_with(c.value->>'column_id', 'enrich_') OR c.value->>'column_id' = ANY($4::text[])))
+     ) o ORDER BY position, row_id LIMIT $5`,
+    [tenantId, listId, scan, [...enriching], limit],
   );
-  return r.rows;
-}
-
-/** The metadata of the named rows of a list, by row id. */
-export async function listRowMetadataOf(sql: Sql, tenantId: string, listId: string, rowIds: string[]): Promise<Map<string, Record<string, unknown>>> {
-  if (rowIds.length === 0) return new Map();
-  const r = await sql.query<{ row_id: string; metadata: Record<string, unknown> }>(
-    `SELECT row_id, metadata FROM agents.list_rows WHERE tenant_id = $1 AND list_id = $2 AND row_id = ANY($3::text[])`,
-    [tenantId, listId, rowIds],
-  );
-  return new Map(r.rows.map((x) => [x.row_id, x.metadata]));
+  return { rows: r.rows.map(({ open: _open, ...row }) => row), open: Number(r.rows[0]?.open ?? 0) };
 }
 
 export async function countListRows(sql: Sql, tenantId: string, listId: string): Promise<number> {
