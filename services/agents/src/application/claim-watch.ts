@@ -1,6 +1,6 @@
 import { isRunning } from '../domain/workflow';
 import { updateList } from '../store/lists';
-import { getWorkflow, heartbeatWorkflow, updateWorkflow, workflowFlags, type WorkflowRow } from '../store/workflows';
+import { getWorkflow, heartbeatWorkflow, updateWorkflow, workflowFlagsOf, type WorkflowRow } from '../store/workflows';
 import { enqueueWorkflow } from './workflows';
 import type { AgentsDeps } from './context';
 import { publishEvents, recordEvent, type WorkflowEvent } from './progress';
@@ -20,38 +20,111 @@ export interface ClaimWatchDeps {
 /**
  * Keeps a running workflow's claim and watches for its end (docs/agents.md, "Workflows"), for every kind a worker runs
  * (searches, sessions, research): a heartbeat renews the claim every `heartbeatMs` (a claim no longer held, or a stop
- * asked, ends the run), a watcher reads the stop flag every `stopPollMs`, and the worker's shutdown ends it at once.
- * `end` may be called more than once; the caller keeps the first reason. Answers the function that stops watching
- * (timers cleared, the shutdown listener removed: hundreds of runs share that signal, none may stay on it).
+ * asked, ends the run), the worker's stop watch reads the stop flag every `stopPollMs`, and the worker's shutdown ends
+ * it at once. `end` may be called more than once; the caller keeps the first reason. Answers the function that stops
+ * watching (timers cleared, the run off the stop watch, the shutdown listener removed: hundreds of runs share that
+ * signal, none may stay on it).
  */
 export function watchClaim(deps: ClaimWatchDeps, tenantId: string, threadId: string, end: (why: ClaimEnd) => void, what = 'workflow'): () => void {
   const { db, logger } = deps.agents;
   const onShutdown = () => end('shutdown');
   if (deps.shutdown.aborted) end('shutdown');
   deps.shutdown.addEventListener('abort', onShutdown, { once: true });
-  const timers = [
-    setInterval(() => {
-      db.withTenant(tenantId, (sql) => heartbeatWorkflow(sql, tenantId, threadId, deps.workerId, deps.settings.leaseMs))
-        .then((h) => {
-          if (!h.held) end('lost');
-          else if (h.stopRequested) end('stop');
-        })
-        .catch((err: unknown) => logger.warn({ err, thread_id: threadId }, `${what} heartbeat failed`));
-    }, deps.settings.heartbeatMs),
-    setInterval(() => {
-      db.withTenant(tenantId, (sql) => workflowFlags(sql, tenantId, threadId))
-        .then((w) => {
-          if (!w || w.claimed_by !== deps.workerId) end('lost');
-          else if (w.stop_requested) end('stop');
-        })
-        .catch(() => undefined);
-    }, deps.settings.stopPollMs),
-  ];
-  for (const t of timers) t.unref();
+  const heartbeat = setInterval(() => {
+    db.withTenant(tenantId, (sql) => heartbeatWorkflow(sql, tenantId, threadId, deps.workerId, deps.settings.leaseMs))
+      .then((h) => {
+        if (!h.held) end('lost');
+        else if (h.stopRequested) end('stop');
+      })
+      .catch((err: unknown) => logger.warn({ err, thread_id: threadId }, `${what} heartbeat failed`));
+  }, deps.settings.heartbeatMs);
+  heartbeat.unref();
+  const unwatchStop = stopWatchOf(deps).watch(tenantId, threadId, end);
   return () => {
-    for (const t of timers) clearInterval(t);
+    clearInterval(heartbeat);
+    unwatchStop();
     deps.shutdown.removeEventListener('abort', onShutdown);
   };
+}
+
+/**
+ * The stop flags of every run a worker holds, read together: every `stopPollMs`, one statement per tenant names all
+ * of that tenant's runs (a worker running 100 workflows reads its flags in one transaction, not in 100). A run whose
+ * workflow is gone or claimed by another worker ends `lost`; one whose stop was asked ends `stop`. A read that fails
+ * is tried again at the next tick, as the heartbeat will notice a database that stays away. Ticks never overlap.
+ */
+export class StopWatch {
+  private readonly runs = new Map<string, Map<string, (why: ClaimEnd) => void>>();
+  private timer: NodeJS.Timeout | null = null;
+  private reading = false;
+
+  constructor(private readonly deps: Pick<ClaimWatchDeps, 'agents' | 'workerId'> & { settings: Pick<ClaimWatchDeps['settings'], 'stopPollMs'> }) {}
+
+  /** Watches one run until the answered function is called. */
+  watch(tenantId: string, threadId: string, end: (why: ClaimEnd) => void): () => void {
+    let tenant = this.runs.get(tenantId);
+    if (!tenant) this.runs.set(tenantId, (tenant = new Map()));
+    const key = threadId.toLowerCase();
+    tenant.set(key, end);
+    if (!this.timer) {
+      this.timer = setInterval(() => void this.tick(), this.deps.settings.stopPollMs);
+      this.timer.unref();
+    }
+    return () => {
+      const runs = this.runs.get(tenantId);
+      if (runs?.get(key) !== end) return;
+      runs.delete(key);
+      if (runs.size === 0) this.runs.delete(tenantId);
+      if (this.runs.size === 0 && this.timer) {
+        clearInterval(this.timer);
+        this.timer = null;
+      }
+    };
+  }
+
+  /** How many runs are watched (for tests). */
+  get size(): number {
+    let n = 0;
+    for (const runs of this.runs.values()) n += runs.size;
+    return n;
+  }
+
+  /** One read of every watched run's flags. */
+  async tick(): Promise<void> {
+    if (this.reading) return;
+    this.reading = true;
+    try {
+      await Promise.all(
+        [...this.runs].map(async ([tenantId, runs]) => {
+          const ids = [...runs.keys()];
+          const flags = await this.deps.agents.db.withTenant(tenantId, (sql) => workflowFlagsOf(sql, tenantId, ids)).catch(() => null);
+          if (!flags) return;
+          for (const id of ids) {
+            // A run that stopped watching meanwhile is not told anything.
+            const end = this.runs.get(tenantId)?.get(id);
+            if (!end) continue;
+            const w = flags.get(id);
+            if (!w || w.claimed_by !== this.deps.workerId) end('lost');
+            else if (w.stop_requested) end('stop');
+          }
+        }),
+      );
+    } finally {
+      this.reading = false;
+    }
+  }
+}
+
+/** One stop watch per worker: its database, its name and its poll period. */
+const stopWatches = new WeakMap<AgentsDeps, Map<string, StopWatch>>();
+
+function stopWatchOf(deps: ClaimWatchDeps): StopWatch {
+  let byWorker = stopWatches.get(deps.agents);
+  if (!byWorker) stopWatches.set(deps.agents, (byWorker = new Map()));
+  const key = `${deps.workerId}\n${deps.settings.stopPollMs}`;
+  let watch = byWorker.get(key);
+  if (!watch) byWorker.set(key, (watch = new StopWatch({ agents: deps.agents, workerId: deps.workerId, settings: { stopPollMs: deps.settings.stopPollMs } })));
+  return watch;
 }
 
 /**

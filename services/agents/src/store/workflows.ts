@@ -140,14 +140,14 @@ export async function ownedThreads(sql: Sql, tenantId: string, owner: string, th
   return new Set(r.rows.map((x) => x.thread_id));
 }
 
-/** Who holds a workflow and whether a stop was asked: the run's frequent look (no state read). */
-export async function workflowFlags(sql: Sql, tenantId: string, threadId: string): Promise<{ claimed_by: string | null; stop_requested: boolean } | null> {
-  const r = await sql.query<{ claimed_by: string | null; stop_requested: boolean }>(
-    `SELECT claimed_by, stop_requested FROM agents.workflows WHERE tenant_id = $1 AND thread_id = $2`,
-    [tenantId, threadId],
+/** The claim and stop flag of several workflows of one tenant, by thread id (absent: no such workflow): a worker's frequent look at its runs (no state read). */
+export async function workflowFlagsOf(sql: Sql, tenantId: string, threadIds: readonly string[]): Promise<Map<string, { claimed_by: string | null; stop_requested: boolean }>> {
+  const r = await sql.query<{ thread_id: string; claimed_by: string | null; stop_requested: boolean }>(
+    `SELECT thread_id::text AS thread_id, claimed_by, stop_requested FROM agents.workflows WHERE tenant_id = $1 AND thread_id = ANY($2::uuid[])`,
+    [tenantId, [...threadIds]],
     { prepare: true },
   );
-  return r.rows[0] ?? null;
+  return new Map(r.rows.map((w) => [w.thread_id, { claimed_by: w.claimed_by, stop_requested: w.stop_requested }]));
 }
 
 /** Appends an event to the workflow's log; answers its sequence number and time. */
