@@ -13,7 +13,7 @@ import {
   type SearchKind,
   type WorkflowState,
 } from '../domain/workflow';
-import { countListRows, getList, insertList, listLists, listRowsOf, updateList, updateListRowCells, type ListRow, type ListRowRow } from '../store/lists';
+import { countListRows, getList, insertList, listLists, listRowsOf, listRowsShownOf, updateList, updateListRowCells, type ListRow, type ListRowRow } from '../store/lists';
 import { getWorkflow, insertWorkflow, updateWorkflow, type WorkflowRow } from '../store/workflows';
 import type { AgentsDeps } from './context';
 import { agentsError, notFound } from './errors';
@@ -236,7 +236,7 @@ export async function stopEnrichment(deps: AgentsDeps, principal: Principal, kin
   });
 }
 
-/** Everything a snapshot shows: the workflow, its list and rows. */
+/** Everything a snapshot shows: the workflow, its list and rows (of their metadata, `source` and `score`). */
 export interface SearchView {
   workflow: WorkflowRow;
   state: WorkflowState;
@@ -246,7 +246,7 @@ export interface SearchView {
 
 async function viewOf(sql: Sql, tenantId: string, w: WorkflowRow): Promise<SearchView> {
   const list = w.list_id ? await getList(sql, tenantId, w.list_id) : null;
-  const rows = list ? await listRowsOf(sql, tenantId, list.list_id, MAX_ROWS_SHOWN) : [];
+  const rows = list ? await listRowsShownOf(sql, tenantId, list.list_id, MAX_ROWS_SHOWN) : [];
   return { workflow: w, state: readState(w.state), list, rows };
 }
 

@@ -116,6 +116,19 @@ export async function listRowsOf(sql: Sql, tenantId: string, listId: string, lim
   return r.rows;
 }
 
+/**
+ * A list's first `limit` rows as a snapshot shows them: of the metadata, only `source` and `score` (the rest holds
+ * each candidate's source text, which no snapshot shows and a status poll should not read).
+ */
+export async function listRowsShownOf(sql: Sql, tenantId: string, listId: string, limit: number): Promise<ListRowRow[]> {
+  const r = await sql.query<ListRowRow>(
+    `SELECT row_id, entity_key, position, cells, step_source, jsonb_build_object('source', metadata->'source', 'score', metadata->'score') AS metadata
+       FROM agents.list_rows WHERE tenant_id = $1 AND list_id = $2 ORDER BY position, row_id LIMIT $3`,
+    [tenantId, listId, limit],
+  );
+  return r.rows;
+}
+
 /** The entity keys of a list's first `limit` rows, in order: what a collecting batch checks its candidates against. */
 export async function listRowKeysOf(sql: Sql, tenantId: string, listId: string, limit: number): Promise<string[]> {
   const r = await sql.query<{ entity_key: string }>(
