@@ -156,11 +156,17 @@ export abstract class ClaimedRun {
   private readonly abort = new AbortController();
   protected endedBy: ClaimEnd | null = null;
   private readonly unwatch: () => void;
-  private readonly claim: { deps: ClaimWatchDeps; tenantId: string; threadId: string; what: 'workflow' | 'research'; kinds: readonly string[] };
+  private readonly claim: { deps: ClaimWatchDeps; what: 'workflow' | 'research'; kinds: readonly string[] };
 
   /** `kinds`: the workflow kinds this run reads its row as. */
-  constructor(deps: ClaimWatchDeps, tenantId: string, threadId: string, what: 'workflow' | 'research', kinds: readonly string[]) {
-    this.claim = { deps, tenantId, threadId, what, kinds };
+  constructor(
+    deps: ClaimWatchDeps,
+    protected readonly tenantId: string,
+    protected readonly threadId: string,
+    what: 'workflow' | 'research',
+    kinds: readonly string[],
+  ) {
+    this.claim = { deps, what, kinds };
     this.unwatch = watchClaim(deps, tenantId, threadId, (why) => this.end(why), what);
   }
 
@@ -192,7 +198,7 @@ export abstract class ClaimedRun {
     const why = err instanceof RunEnded ? err.why : this.endedBy;
     if (why === 'stop') return await this.finishStopped();
     if (why) {
-      this.claim.deps.agents.logger.info({ thread_id: this.claim.threadId, why }, `${this.claim.what} run ended without finishing; its claim expires for another worker`);
+      this.claim.deps.agents.logger.info({ thread_id: this.threadId, why }, `${this.claim.what} run ended without finishing; its claim expires for another worker`);
       return why;
     }
     await this.finishError(err);
@@ -204,7 +210,8 @@ export abstract class ClaimedRun {
    * one) `stopped`, and the `stopped` event with `stoppedData`. `lost` when the run is no longer this worker's.
    */
   protected async finishStopped(): Promise<string> {
-    const { deps, tenantId, threadId, kinds } = this.claim;
+    const { deps, kinds } = this.claim;
+    const { tenantId, threadId } = this;
     const events: WorkflowEvent[] = [];
     const stopped = await deps.agents.db.withTenant(tenantId, async (sql) => {
       const w = await getWorkflow(sql, tenantId, threadId, kinds, true);

@@ -146,7 +146,6 @@ class Run extends ClaimedRun {
   private readonly started = Date.now();
   private lastWall = Date.now();
   private readonly kind: SearchKind;
-  private readonly threadId: string;
   private fetches = 0;
   private tokens = 0;
   /** Rows the checkpoint being written adds to the list (what it meters besides the fetches and tokens). */
@@ -164,12 +163,11 @@ class Run extends ClaimedRun {
 
   constructor(
     private readonly deps: RunDeps,
-    private readonly tenantId: string,
+    tenantId: string,
     private workflow: WorkflowRow,
   ) {
     super(deps, tenantId, workflow.thread_id, 'workflow', KINDS);
     this.kind = workflow.kind as SearchKind;
-    this.threadId = workflow.thread_id;
   }
 
   /** One checkpoint: re-reads the workflow under lock (still ours?), lets `fn` write, records its events, publishes. */

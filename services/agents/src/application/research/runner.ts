@@ -90,7 +90,6 @@ export function researchRun(deps: RunDeps, tenantId: string, claimed: WorkflowRo
 const modelOf = (deps: RunDeps): LanguageModel | null => (deps.agents.languageModel?.kind === 'openai' ? deps.agents.languageModel : null);
 
 class ResearchRun extends ClaimedRun {
-  private readonly threadId: string;
   private lastWall = Date.now();
   private state: ResearchState;
   private step: string;
@@ -115,11 +114,10 @@ class ResearchRun extends ClaimedRun {
 
   constructor(
     private readonly deps: RunDeps,
-    private readonly tenantId: string,
+    tenantId: string,
     workflow: WorkflowRow,
   ) {
     super(deps, tenantId, workflow.thread_id, 'research', KINDS);
-    this.threadId = workflow.thread_id;
     this.state = readResearchState(workflow.state);
     this.step = workflow.current_step;
     this.model = modelOf(deps);
