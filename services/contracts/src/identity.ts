@@ -50,3 +50,28 @@ export const ADMIN_ROLES: ReadonlySet<string> = new Set(['admin', 'tenant_admin'
 export function isAdminRole(role: string): boolean {
   return ADMIN_ROLES.has(role);
 }
+
+/**
+ * Who is asking, as every internal service's application layer knows it, derived only from the gateway's signed
+ * identity (a `tenant_id` in a body or a query is never read). Each service's principal extends it.
+ */
+export interface Caller {
+  tenantId: string;
+  /** `<credential kind>:<subject>`: the owner of what the caller creates (sessions, workflows, lists, uploads). */
+  owner: string;
+  /** A tenant key or an administrator. */
+  admin: boolean;
+  /** The workspace and memory the request runs in ('' when the credential's workspace has none). */
+  workspaceId: string;
+  memoryId: string;
+}
+
+export function callerOf(identity: Identity): Caller {
+  return {
+    tenantId: identity.tenant_id,
+    owner: `${identity.credential}:${identity.subject}`,
+    admin: ADMIN_ROLES.has(identity.role),
+    workspaceId: identity.workspace_id,
+    memoryId: identity.memory_id,
+  };
+}

@@ -1,12 +1,7 @@
-/** Who is asking, as the agents application layer needs it: derived only from the gateway's signed identity. */
-export interface Principal {
-  tenantId: string;
-  /** `<credential kind>:<subject>`: the owner of the workflows, lists and imports it starts. */
-  owner: string;
-  /** A tenant key or an administrator. */
-  admin: boolean;
-  workspaceId: string;
-  memoryId: string;
+import type { Caller } from '@lore/contracts';
+
+/** Who is asking, as the agents application layer needs it: the caller (`callerOf`) and what lists and knowledge read. */
+export interface Principal extends Caller {
   /** The identity's role and a signed-in user's groups (what the tenant's knowledge shows them). */
   role?: string;
   groups?: number[];

@@ -1,5 +1,5 @@
 import { AppError, IDENTITY_HEADER, routeFor, type Identity, type IdentitySigner, type LoreState, type ResponseSpec, type ValidationIssue } from '@lore/runtime';
-import { ADMIN_ROLES } from '@lore/contracts';
+import { callerOf } from '@lore/contracts';
 import type Koa from 'koa';
 import { z } from 'zod';
 import type { Principal } from '../application/principal';
@@ -101,11 +101,7 @@ export type AgentsGuard = (access: AgentsAccess, family: ErrorFamily) => Guard[]
 /** The principal of a verified identity (the HTTP routes' guard and the session sockets). */
 export function principalOf(identity: Identity): Principal {
   return {
-    tenantId: identity.tenant_id,
-    owner: `${identity.credential}:${identity.subject}`,
-    admin: ADMIN_ROLES.has(identity.role),
-    workspaceId: identity.workspace_id,
-    memoryId: identity.memory_id,
+    ...callerOf(identity),
     role: identity.role,
     ...(identity.groups ? { groups: identity.groups } : {}),
     readsMemory: (!identity.scopes?.modules || identity.scopes.modules.includes('memory')) && (!identity.scopes?.memories || identity.scopes.memories.includes(identity.memory_id)),

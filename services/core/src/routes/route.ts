@@ -1,5 +1,5 @@
 import { AppError, IDENTITY_HEADER, detailError, detailValidationError, routeFor, type Identity, type IdentitySigner, type LoreState, type ResponseSpec } from '@lore/runtime';
-import { ADMIN_ROLES } from '@lore/contracts';
+import { callerOf } from '@lore/contracts';
 import type Koa from 'koa';
 import { z } from 'zod';
 import { coreError } from '../application/errors';
@@ -64,14 +64,7 @@ export function coreGuard(signer: IdentitySigner): CoreGuard {
     }
     ctx.state.identity = identity;
     ctx.state.identityToken = token;
-    ctx.state.principal = {
-      tenantId: identity.tenant_id,
-      owner: `${identity.credential}:${identity.subject}`,
-      admin: ADMIN_ROLES.has(identity.role),
-      workspaceId: identity.workspace_id,
-      memoryId: identity.memory_id,
-      email: identity.email ?? '',
-    };
+    ctx.state.principal = { ...callerOf(identity), email: identity.email ?? '' };
     ctx.state.log = ctx.state.log.child({ tenant_id: identity.tenant_id });
     if (access !== 'read' && identity.scopes?.access === 'read') throw coreError('FORBIDDEN', 'this key is read-only');
     if (access === 'admin' && !ctx.state.principal.admin) throw coreError('FORBIDDEN', 'administrators only');
