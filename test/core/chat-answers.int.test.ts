@@ -86,6 +86,8 @@ describe('core: chat answers over the memory, through the gateway', () => {
     const d = await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key));
     expect(d.json.messages.map((m: { message_type: string }) => m.message_type)).toEqual(['system', 'user', 'assistant']);
     expect(d.json.messages[2]).toMatchObject({ message_id: r.json.message_id, message: r.json.answer, citations: { 1: docId }, error: null });
+    expect(d.json.messages[2].documents).toEqual(r.json.top_documents);
+    expect(d.json.messages[2].tool_calls).toEqual(r.json.tool_calls);
     expect(d.json.description).toBe(QUESTION);
   });
 

@@ -328,6 +328,14 @@ describe('core: chat projects', () => {
     ]);
     const fileIds = (up.json.files as Array<{ id: string }>).map((f) => f.id);
     await settled(a.key, pid);
+    // The memory knows the hangar too, so the answer's search finds a document besides the project's files.
+    const memo = await s.call('POST', '/api/v1/memory/ingest', { 'x-api-key': a.key }, { content: 'Kestrel hangar note: the night crews open the hangar doors at dawn.', content_type: 'text', routing: { mode: 'auto' } });
+    expect(memo.status).toBe(200);
+    for (let i = 0; i < 200; i++) {
+      const found = await s.call('POST', '/api/v1/memory/retrieve', { 'x-api-key': a.key }, { query: 'When does the Kestrel hangar open?' });
+      if ((found.json.chunks as Array<{ document_id: string }>).some((c) => c.document_id === memo.json.doc_id)) break;
+      await new Promise((res) => setTimeout(res, 200));
+    }
     const inProject = (await s.call('POST', '/api/chat/create-chat-session', as(a.key), { persona_id: 0, project_id: pid })).json.chat_session_id as string;
     const r = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'When does the Kestrel hangar open?', chat_session_id: inProject, stream: false });
     expect(r.status).toBe(200);
@@ -339,6 +347,12 @@ describe('core: chat projects', () => {
     expect(r.json.citation_info).toContainEqual({ citation_num: expect.any(Number), document_id: fileIds[0] });
     // The tool call records the search's documents, not the project's files.
     for (const call of r.json.tool_calls as Array<{ search_docs: Array<{ document_id: string }> }>) expect(call.search_docs.map((d) => d.document_id)).not.toContain(fileIds[0]);
+    expect(r.json.tool_calls[0].search_docs.map((d: { document_id: string }) => d.document_id)).toContain(memo.json.doc_id);
+    // The stored answer shows the same documents and tool calls (a call's documents are stored once, as a slice of
+    // the message's, after the files').
+    const stored = (await s.call('GET', `/api/chat/get-chat-session/${inProject}`, as(a.key))).json.messages.find((m: { message_id: number }) => m.message_id === r.json.message_id);
+    expect(stored.documents).toEqual(r.json.top_documents);
+    expect(stored.tool_calls).toEqual(r.json.tool_calls);
 
     // Streamed: the files' passages come as the first search documents part.
     const streamed = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'How much does the hangar roof repair cost?', chat_session_id: inProject });

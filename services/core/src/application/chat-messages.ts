@@ -1,6 +1,6 @@
 import { groundedAnswerStream, type ChatMessage, type ModelOverrides, type SourceChunk, type ToolDefinition } from '@lore/ai';
 import type { RetrievedChunk } from '@lore/runtime';
-import { withoutCitations, type AnswerStreamPart, type CitationInfo, type SearchDoc, type ToolCallRecord } from '../domain/answer-parts';
+import { searchToolCall, withoutCitations, type AnswerStreamPart, type CitationInfo, type SearchDoc, type StoredSearchCall, type ToolCallRecord } from '../domain/answer-parts';
 import { latestBranch } from '../domain/message-tree';
 import { FILE_CONTEXT, selectPassages, type FilePassage } from '../domain/project-files';
 import { availableContextTokens, countTokens, maxDocumentTokens } from '../domain/tokens';
@@ -299,7 +299,7 @@ async function* answerParts(deps: CoreDeps, turn: PreparedTurn, signal?: AbortSi
   const { chat } = deps;
   let early = turn.early;
   yield { type: 'message_start', chat_session_id: turn.sessionId, user_message_id: Number(turn.userMessageId), parent_message_id: turn.parentMessageId === null ? null : Number(turn.parentMessageId) };
-  const toolCalls: ToolCallRecord[] = [];
+  const toolCalls: StoredSearchCall[] = [];
   let docs: SearchDoc[] = [];
   let answer = '';
   let citations: CitationInfo[] = [];
@@ -345,9 +345,10 @@ async function* answerParts(deps: CoreDeps, turn: PreparedTurn, signal?: AbortSi
           .slice(0, chat.maxDocuments);
         const searched = chunks.map(searchDoc);
         const first = sources?.length ?? 0;
+        const stored = docs.length;
         docs = [...docs, ...searched];
         sources = [...(sources ?? []), ...chunks.map((c, i) => ({ index: first + i + 1, title: c.title, document_id: c.document_id, content: c.content }))];
-        toolCalls.push({ tool_name: 'internal_search', tool_arguments: args, tool_result: JSON.stringify(searched.map((d) => ({ document_id: d.document_id, semantic_identifier: d.semantic_identifier, blurb: d.blurb }))), search_docs: searched, generated_images: null, pre_reasoning: null });
+        toolCalls.push({ tool_name: 'internal_search', tool_arguments: args, pre_reasoning: null, documents: [stored, stored + searched.length] });
         yield { type: 'search_documents', top_documents: searched };
       }
     }
@@ -411,7 +412,7 @@ export async function completeTurn(deps: CoreDeps, turn: PreparedTurn, signal?: 
       // A project session's file passages come in a part of their own, before the search's.
       out.top_documents = [...out.top_documents, ...part.top_documents];
       if (pendingCall) {
-        out.tool_calls.push({ ...pendingCall, tool_result: JSON.stringify(part.top_documents.map((d) => ({ document_id: d.document_id, semantic_identifier: d.semantic_identifier, blurb: d.blurb }))), search_docs: part.top_documents, generated_images: null, pre_reasoning: null });
+        out.tool_calls.push(searchToolCall(pendingCall, part.top_documents));
         pendingCall = null;
       }
     } else if (part.type === 'citation_info') out.citation_info.push({ citation_num: part.citation_num, document_id: part.document_id });

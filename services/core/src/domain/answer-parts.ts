@@ -31,6 +31,39 @@ export interface ToolCallRecord {
   pre_reasoning: string | null;
 }
 
+/** A search call's record: its result (`tool_result`) names the documents it found, which `search_docs` holds. */
+export function searchToolCall(call: { tool_name: string; tool_arguments: Record<string, unknown>; pre_reasoning?: string | null }, found: SearchDoc[]): ToolCallRecord {
+  return {
+    tool_name: call.tool_name,
+    tool_arguments: call.tool_arguments,
+    tool_result: JSON.stringify(found.map((d) => ({ document_id: d.document_id, semantic_identifier: d.semantic_identifier, blurb: d.blurb }))),
+    search_docs: found,
+    generated_images: null,
+    pre_reasoning: call.pre_reasoning ?? null,
+  };
+}
+
+/**
+ * How an answer stores a search call: its documents are a slice of the message's own `documents` (`[from, to)`),
+ * so they are stored once, not three times (the message's documents, the call's, and its result's summary).
+ */
+export interface StoredSearchCall {
+  tool_name: string;
+  tool_arguments: Record<string, unknown>;
+  pre_reasoning: string | null;
+  documents: [number, number];
+}
+
+/** A message's tool calls as answers show them, from what was stored: the slice form, or a whole record as is. */
+export function toolCallsOf(stored: unknown[], documents: unknown[]): unknown[] {
+  return stored.map((c) => {
+    const call = c as Partial<StoredSearchCall> | null;
+    if (!call || !Array.isArray(call.documents) || typeof call.tool_name !== 'string') return c;
+    const [from, to] = call.documents;
+    return searchToolCall({ tool_name: call.tool_name, tool_arguments: call.tool_arguments ?? {}, pre_reasoning: call.pre_reasoning ?? null }, documents.slice(from, to) as SearchDoc[]);
+  });
+}
+
 export interface CitationInfo {
   citation_num: number;
   document_id: string;

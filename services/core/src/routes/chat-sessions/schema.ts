@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { SessionDetail } from '../../application/chat-sessions';
 import { DEFAULT_PERSONA_ID } from '../../domain/personas';
+import { toolCallsOf } from '../../domain/answer-parts';
 import type { ChatMessageRow, ChatSessionRow } from '../../store/chat-sessions';
 import { int32, iso, queryBool, queryNullableBool, queryNullableInt, tenantIdParam } from '../schema-parts';
 
@@ -82,7 +83,7 @@ function presentMessage(m: ChatMessageRow): z.input<typeof chatMessageView> {
     rephrased_query: m.rephrased_query,
     citations: m.citations,
     documents: m.documents,
-    tool_calls: m.tool_calls,
+    tool_calls: toolCallsOf(m.tool_calls, m.documents),
     error: m.error,
     time_sent: iso(m.time_sent),
   };
