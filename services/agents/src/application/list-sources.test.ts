@@ -17,12 +17,21 @@ const thrown = (p: Promise<unknown>) => p.then(() => null, (err: unknown) => err
 describe('readOnceMore', () => {
   const transient = new PageReadError('unreachable', 'a.example could not be read: no answer within 10000 ms', true);
 
+  it('asks the budget before each try, and reads nothing it refuses', async () => {
+    const r = reads('page');
+    expect(await thrown(readOnceMore(r.read, new AbortController().signal, () => false))).toEqual(new Error('the fetch budget is spent'));
+    expect(r.calls()).toBe(0);
+    let asked = 0;
+    expect(await readOnceMore(r.read, new AbortController().signal, () => (asked++, true))).toBe('page');
+    expect([r.calls(), asked]).toEqual([1, 1]);
+  });
+
   it('tries a failure that may pass once more, after a pause, when the budget allows', async () => {
     const r = reads(transient, 'page');
     let asked = 0;
     const started = Date.now();
     expect(await readOnceMore(r.read, new AbortController().signal, () => (asked++, true))).toBe('page');
-    expect([r.calls(), asked]).toEqual([2, 1]);
+    expect([r.calls(), asked]).toEqual([2, 2]);
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
     // A second failure is the answer.
     const twice = reads(transient, transient);
@@ -39,9 +48,11 @@ describe('readOnceMore', () => {
     const o = reads(other, 'page');
     expect(await thrown(readOnceMore(o.read, new AbortController().signal, () => true))).toBe(other);
     expect(o.calls()).toBe(1);
+    // The budget allows the first try and refuses the second: the first failure is the answer.
     const spent = reads(transient, 'page');
-    expect(await thrown(readOnceMore(spent.read, new AbortController().signal, () => false))).toBe(transient);
-    expect(spent.calls()).toBe(1);
+    let tries = 0;
+    expect(await thrown(readOnceMore(spent.read, new AbortController().signal, () => tries++ === 0))).toBe(transient);
+    expect([spent.calls(), tries]).toEqual([1, 2]);
     const ended = new AbortController();
     ended.abort();
     const e = reads(transient, 'page');

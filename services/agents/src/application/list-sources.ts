@@ -173,17 +173,19 @@ export function siteLinks(html: string, pageUrl: string): Array<{ url: string; t
 const PAGE_RETRY_PAUSE_MS = 1_000;
 
 /**
- * A page read tried once more when it failed in a way that may pass (`PageReadError.transient`: no connection, a
- * broken one, no answer in time, a 5xx or 429), after a pause, if `again` allows it (the caller's budget; it may
- * throw to end the run). Any other failure, a second one, or a read cut short by `signal` is thrown as it came.
+ * A page read, tried once more when it failed in a way that may pass (`PageReadError.transient`: no connection, a
+ * broken one, no answer in time, a 5xx or 429), after a pause. `spend` is asked before each try (the caller's fetch
+ * budget; it may throw to end the run): a first try it refuses throws, a second one it refuses leaves the first
+ * failure. Any other failure, a second one, or a read cut short by `signal` is thrown as it came.
  */
-export async function readOnceMore<T>(read: () => Promise<T>, signal: AbortSignal, again: () => boolean | Promise<boolean>): Promise<T> {
+export async function readOnceMore<T>(read: () => Promise<T>, signal: AbortSignal, spend: () => boolean | Promise<boolean>): Promise<T> {
+  if (!(await spend())) throw new Error('the fetch budget is spent');
   try {
     return await read();
   } catch (err) {
     if (!(err instanceof PageReadError) || !err.transient || signal.aborted) throw err;
     await sleep(PAGE_RETRY_PAUSE_MS, undefined, { signal }).catch(() => undefined);
-    if (signal.aborted || !(await again())) throw err;
+    if (signal.aborted || !(await spend())) throw err;
     return read();
   }
 }

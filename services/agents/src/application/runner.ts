@@ -328,15 +328,12 @@ class Run extends ClaimedRun {
       const out: Candidate[] = [];
       const seen = new Set<string>();
       const canFetch = () => this.fetches + state.spent.fetches < this.deps.settings.budgets.fetches;
-      const read = async (url: string): Promise<WebPageRead | null> => {
+      const spend = () => {
+        if (!canFetch()) return false;
         this.fetches++;
-        const again = () => {
-          if (!canFetch()) return false;
-          this.fetches++;
-          return true;
-        };
-        return readOnceMore(() => web.fetchPage(url, this.signal), this.signal, again).catch(() => null);
+        return true;
       };
+      const read = (url: string): Promise<WebPageRead | null> => readOnceMore(() => web.fetchPage(url, this.signal), this.signal, spend).catch(() => null);
       for (const r of results) {
         this.check();
         if (!canFetch()) break;

@@ -402,7 +402,6 @@ class ResearchRun extends ClaimedRun {
       this.fetches++;
       return true;
     };
-    fetchable();
     return readOnceMore(() => web.fetchPage(url, this.signal), this.signal, fetchable).catch((err: unknown) => {
       if (err instanceof BudgetSpent) throw err;
       this.check();

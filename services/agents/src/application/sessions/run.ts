@@ -155,7 +155,6 @@ class SessionRun {
           await polite(url);
           return true;
         };
-        await fetchable();
         try {
           const page = await readOnceMore(() => read(url), signal, fetchable);
           return page ? { page } : { page: null, reason: 'the page could not be read' };
