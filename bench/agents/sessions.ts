@@ -17,7 +17,8 @@
  *
  * Each session crawls one company site of the world (home, about, team page, profiles: about ten pages) from the URL
  * in its prompt; no web search, no language model. `--rounds` rounds of idle then load are pooled (each round's
- * ratio printed too). Prints p50/p95 of each phase, the ratio and a verdict; exits 1 only on a crash.
+ * ratio printed too). `--profile-worker DIR` runs the worker child under V8's CPU profiler (written to DIR when it
+ * exits; the profiler slows the worker, so such a run's figures are not comparable). Prints p50/p95 of each phase, the ratio and a verdict; exits 1 only on a crash.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
@@ -40,6 +41,8 @@ const SESSIONS = argNum('sessions', 200);
 const IDLE_RUNS = argNum('idle-runs', 10);
 const ROUNDS = argNum('rounds', 2);
 const TARGET = 2;
+/** `--profile-worker DIR`: the worker child under V8's CPU profiler, its profile written to DIR when it exits. */
+const PROFILE_WORKER = process.argv.includes('--profile-worker') ? process.argv[process.argv.indexOf('--profile-worker') + 1] : undefined;
 const ROOT = join(__dirname, '..', '..');
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -88,7 +91,7 @@ async function main(): Promise<void> {
     service: { streams: new RedisProgressStreams(redisUrl, { keyPrefix: STREAMS_PREFIX }), socketLimits: { socketsPerTenant: SESSIONS * 2 } },
   });
   const logs: string[] = [];
-  const child: ChildProcess = spawn(process.execPath, ['--conditions=lore-src', '--import', 'tsx', join(ROOT, 'services/agents/src/worker-main.ts')], {
+  const child: ChildProcess = spawn(process.execPath, [...(PROFILE_WORKER ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_WORKER}`] : []), '--conditions=lore-src', '--import', 'tsx', join(ROOT, 'services/agents/src/worker-main.ts')], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',

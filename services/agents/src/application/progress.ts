@@ -1,5 +1,5 @@
-import type { Logger, ProgressEntry, ProgressStreams, Sql } from '@lore/runtime';
-import { appendWorkflowEvent } from '../store/workflows';
+import type { Db, Logger, ProgressEntry, ProgressStreams, Sql } from '@lore/runtime';
+import { appendClaimedEvents, appendWorkflowEvent } from '../store/workflows';
 
 /**
  * A workflow's events (docs/agents.md, "Workflows"): written to agents.workflow_events in the changing transaction
@@ -30,6 +30,20 @@ export const STREAM_TTL_MS = 24 * 60 * 60 * 1000;
 export async function recordEvent(sql: Sql, tenantId: string, threadId: string, type: string, data: Record<string, unknown> = {}): Promise<WorkflowEvent> {
   const { seq, created_at } = await appendWorkflowEvent(sql, tenantId, threadId, type, data);
   return { tenantId, threadId, seq, type, data, at: new Date(created_at).toISOString() };
+}
+
+/**
+ * Records events of a workflow `workerId` still holds, as their own transaction in one round trip; publish them
+ * with `publishEvents`. Null when the claim is no longer this worker's (nothing recorded).
+ */
+export async function recordClaimedEvents(
+  db: Db,
+  claim: { tenantId: string; threadId: string; kinds: readonly string[]; workerId: string },
+  events: ReadonlyArray<{ type: string; data: Record<string, unknown> }>,
+): Promise<WorkflowEvent[] | null> {
+  const written = await appendClaimedEvents(db, claim.tenantId, claim.threadId, claim.kinds, claim.workerId, events);
+  if (!written) return null;
+  return written.map((w, i) => ({ tenantId: claim.tenantId, threadId: claim.threadId, seq: w.seq, type: events[i]!.type, data: events[i]!.data, at: new Date(w.created_at).toISOString() }));
 }
 
 /** Appends committed events to their progress streams; a failing stream is logged, never thrown. */

@@ -1,4 +1,4 @@
-import type { Sql } from '@lore/runtime';
+import type { Db, Sql } from '@lore/runtime';
 
 /** A row of agents.workflows (migration 0001). */
 export interface WorkflowRow {
@@ -163,6 +163,39 @@ export async function appendWorkflowEvent(sql: Sql, tenantId: string, threadId: 
   const row = r.rows[0];
   if (!row) throw new Error(`workflow ${threadId} not found for its event`);
   return { seq: Number(row.seq), created_at: row.created_at };
+}
+
+/**
+ * Appends events to a workflow that `workerId` still holds, as a transaction of its own in one round trip
+ * (`statementAsTenant`): the claim's check, the row's lock, the sequence numbers and the events in one statement.
+ * Answers the events written, in order; null when the workflow is gone or no longer claimed by that worker
+ * (nothing is written). How a running session sends a progress message, its most frequent write.
+ */
+export async function appendClaimedEvents(
+  db: Db,
+  tenantId: string,
+  threadId: string,
+  kinds: readonly string[],
+  workerId: string,
+  events: ReadonlyArray<{ type: string; data: Record<string, unknown> }>,
+): Promise<Array<{ seq: number; created_at: Date }> | null> {
+  if (events.length === 0) throw new Error('appendClaimedEvents needs at least one event');
+  const r = await db.statementAsTenant<{ seq: string; created_at: Date }>(
+    tenantId,
+    `WITH e AS (
+       SELECT x, n FROM jsonb_array_elements($5::jsonb) WITH ORDINALITY AS a(x, n)
+     ), s AS (
+       UPDATE agents.workflows SET next_seq = next_seq + (SELECT count(*) FROM e), updated_at = now()
+        WHERE tenant_id = $1 AND thread_id = $2::uuid AND kind = ANY($3::text[]) AND claimed_by = $4
+       RETURNING tenant_id, thread_id, next_seq - (SELECT count(*) FROM e) AS first
+     )
+     INSERT INTO agents.workflow_events (tenant_id, thread_id, seq, type, data)
+     SELECT s.tenant_id, s.thread_id, s.first + e.n - 1, e.x->>'type', e.x->'data' FROM s, e ORDER BY e.n
+     RETURNING seq, created_at`,
+    [tenantId, threadId, kinds, workerId, JSON.stringify(events.map((e) => ({ type: e.type, data: e.data })))],
+  );
+  if (r.rows.length === 0) return null;
+  return r.rows.map((row) => ({ seq: Number(row.seq), created_at: row.created_at })).sort((a, b) => a.seq - b.seq);
 }
 
 /** Events after `afterSeq`, oldest first, at most `limit`. */

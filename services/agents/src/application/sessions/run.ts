@@ -6,7 +6,7 @@ import { handOverClaim, watchClaim } from '../claim-watch';
 import type { RunDeps } from '../runner';
 import { readOnceMore, readWebPage } from '../list-sources';
 import { PageReadError } from '../../sources/web-pages';
-import { publishEvents, recordEvent, type WorkflowEvent } from '../progress';
+import { publishEvents, recordClaimedEvents, recordEvent, type WorkflowEvent } from '../progress';
 import { SESSION_KINDS, type SessionContext, type SessionFetcher, type SessionKind, type SessionOptions, type SessionProgress, type SessionRow } from './agent';
 import { readSessionState, type SessionState } from './service';
 
@@ -197,9 +197,11 @@ class SessionRun {
       readUpload: async (path: string) => (state.options.uploads.includes(path) ? ((await agents.blobs.get(this.tenantId, path))?.data ?? null) : null),
       emit: async (progress: SessionProgress) => {
         this.check();
-        await this.write(async (sql, _w, _s, events) => {
-          events.push(await recordEvent(sql, this.tenantId, this.threadId, 'progress', { stage: progress.stage, message: progress.message.slice(0, 2000), ...(progress.data ? { data: progress.data } : {}) }));
-        });
+        // A progress message is one statement (the claim's check and the event), the session's most frequent write.
+        const data = { stage: progress.stage, message: progress.message.slice(0, 2000), ...(progress.data ? { data: progress.data } : {}) };
+        const events = await recordClaimedEvents(agents.db, { tenantId: this.tenantId, threadId: this.threadId, kinds: SESSION_KINDS, workerId: this.deps.workerId }, [{ type: 'progress', data }]);
+        if (!events) throw new SessionEnded('lost');
+        await publishEvents(agents.streams, agents.logger, events);
       },
       ask: async (question: string) => {
         const index = asked++;
