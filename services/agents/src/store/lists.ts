@@ -1,4 +1,4 @@
-import type { Sql } from '@lore/runtime';
+import type { Db, Sql } from '@lore/runtime';
 
 /** A row of agents.lists (migration 0001). */
 export interface ListRow {
@@ -88,6 +88,53 @@ export async function insertListRows(sql: Sql, tenantId: string, listId: string,
     [tenantId, listId, JSON.stringify(rows)],
   );
   return r.rows.map((x) => x.entity_key);
+}
+
+/**
+ * A running session's rows (docs/agents.md, "Sessions over websockets"), as a transaction of its own in one round
+ * trip (`statementAsTenant`): the claim's check and lock (the workflow `workerId` holds, of these kinds), the rows
+ * placed after the list's others (a row whose entity key the list holds is left as it is), and a `row` event for each
+ * row written, numbered in the rows' order. Each row carries its event's data. Null when the claim is not (any
+ * longer) that worker's: nothing is written.
+ */
+export async function insertClaimedListRows(
+  db: Db,
+  claim: { tenantId: string; threadId: string; kinds: readonly string[]; workerId: string },
+  listId: string,
+  rows: ReadonlyArray<NewListRow & { event: Record<string, unknown> }>,
+): Promise<Array<{ seq: number; at: string; data: Record<string, unknown> }> | null> {
+  const r = await db.statementAsTenant<{ held: number; events: Array<{ seq: number; at: string; data: Record<string, unknown> }> }>(
+    claim.tenantId,
+    `WITH w AS (
+       SELECT tenant_id, thread_id FROM agents.workflows
+        WHERE tenant_id = $1 AND thread_id = $2::uuid AND kind = ANY($3::text[]) AND claimed_by = $4 FOR UPDATE
+     ), n AS (
+       SELECT count(*) AS total FROM agents.list_rows WHERE tenant_id = $1 AND list_id = $5::uuid
+     ), a AS (
+       SELECT x, i FROM jsonb_array_elements($6::jsonb) WITH ORDINALITY AS a(x, i)
+     ), ins AS (
+       INSERT INTO agents.list_rows (tenant_id, list_id, row_id, entity_key, position, cells, step_source, metadata)
+       SELECT $1, $5::uuid, a.x->>'row_id', a.x->>'entity_key', n.total + a.i, a.x->'cells', a.x->>'step_source', a.x->'metadata'
+         FROM w, n, a ORDER BY a.i
+       ON CONFLICT DO NOTHING RETURNING position
+     ), e AS (
+       SELECT a.x->'event' AS data, row_number() OVER (ORDER BY ins.position) AS k FROM ins, n, a WHERE ins.position = n.total + a.i
+     ), s AS (
+       UPDATE agents.workflows wf SET next_seq = wf.next_seq + (SELECT count(*) FROM e), updated_at = now()
+         FROM w WHERE wf.tenant_id = w.tenant_id AND wf.thread_id = w.thread_id AND EXISTS (SELECT 1 FROM e)
+       RETURNING wf.next_seq - (SELECT count(*) FROM e) AS first
+     ), ev AS (
+       INSERT INTO agents.workflow_events (tenant_id, thread_id, seq, type, data)
+       SELECT $1, $2::uuid, s.first + e.k - 1, 'row', e.data FROM s, e
+       RETURNING seq, created_at, data
+     )
+     SELECT (SELECT count(*) FROM w)::integer AS held,
+            coalesce((SELECT jsonb_agg(jsonb_build_object('seq', ev.seq, 'at', ev.created_at, 'data', ev.data) ORDER BY ev.seq) FROM ev), '[]'::jsonb) AS events`,
+    [claim.tenantId, claim.threadId, claim.kinds, claim.workerId, listId, JSON.stringify(rows)],
+  );
+  const row = r.rows[0];
+  if (!row || Number(row.held) === 0) return null;
+  return row.events.map((e) => ({ seq: Number(e.seq), at: new Date(e.at).toISOString(), data: e.data }));
 }
 
 /** Replaces the cells (and merges the metadata) of several rows in one statement. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Sql } from '@lore/runtime';
-import { countListRows, insertListRows, updateList, type NewListRow } from '../../store/lists';
+import { insertClaimedListRows, updateList } from '../../store/lists';
 import { getWorkflow, updateWorkflow, type WorkflowRow } from '../../store/workflows';
 import { handOverClaim, watchClaim } from '../claim-watch';
 import type { RunDeps } from '../runner';
@@ -226,27 +226,33 @@ class SessionRun {
       writeRows: async (rows: readonly SessionRow[]) => {
         this.check();
         if (rows.length === 0) return 0;
-        const added = await this.write(async (sql, _w, _s, events) => {
-          const total = await countListRows(sql, this.tenantId, this.listId);
-          const fresh: NewListRow[] = rows.map((r, i) => {
-            const rowId = rowIdOf(r.entity_key);
-            const provenance = { source_url: r.provenance.source_url, fetched_at: r.provenance.fetched_at, snippet: r.provenance.snippet.slice(0, SNIPPET_CHARS) };
-            const shown: Record<string, unknown> = { name: r.fields.name ?? '', entity_type: r.entity_type, url: r.fields.url ?? r.provenance.source_url, description: r.fields.description ?? '', ...r.fields };
-            const cells = Object.fromEntries(
-              Object.entries(shown).map(([id, v]) => [id, { row_id: rowId, column_id: id, value: typeof v === 'string' ? v : JSON.stringify(v), status: 'completed', metadata: provenance, expandable: false }]),
-            );
-            return { row_id: rowId, entity_key: r.entity_key, position: total + i + 1, cells, step_source: this.kind, metadata: { entity_type: r.entity_type, fields: r.fields, source: provenance } };
-          });
-          const keys = new Set(await insertListRows(sql, this.tenantId, this.listId, fresh));
-          for (const row of fresh) {
-            if (!keys.has(row.entity_key)) continue;
-            const meta = row.metadata as { entity_type: string; fields: Record<string, unknown>; source: Record<string, unknown> };
-            events.push(await recordEvent(sql, this.tenantId, this.threadId, 'row', { row_id: row.row_id, entity_key: row.entity_key, entity_type: meta.entity_type, fields: meta.fields, provenance: meta.source }));
-          }
-          return keys.size;
+        const fresh = rows.map((r) => {
+          const rowId = rowIdOf(r.entity_key);
+          const provenance = { source_url: r.provenance.source_url, fetched_at: r.provenance.fetched_at, snippet: r.provenance.snippet.slice(0, SNIPPET_CHARS) };
+          const shown: Record<string, unknown> = { name: r.fields.name ?? '', entity_type: r.entity_type, url: r.fields.url ?? r.provenance.source_url, description: r.fields.description ?? '', ...r.fields };
+          const cells = Object.fromEntries(
+            Object.entries(shown).map(([id, v]) => [id, { row_id: rowId, column_id: id, value: typeof v === 'string' ? v : JSON.stringify(v), status: 'completed', metadata: provenance, expandable: false }]),
+          );
+          return {
+            row_id: rowId,
+            entity_key: r.entity_key,
+            position: 0,
+            cells,
+            step_source: this.kind,
+            metadata: { entity_type: r.entity_type, fields: r.fields, source: provenance },
+            event: { row_id: rowId, entity_key: r.entity_key, entity_type: r.entity_type, fields: r.fields, provenance },
+          };
         });
-        this.rows += added;
-        return added;
+        // The claim's check, the rows and their events: one statement (insertClaimedListRows).
+        const written = await insertClaimedListRows(agents.db, { tenantId: this.tenantId, threadId: this.threadId, kinds: SESSION_KINDS, workerId: this.deps.workerId }, this.listId, fresh);
+        if (!written) throw new SessionEnded('lost');
+        await publishEvents(
+          agents.streams,
+          agents.logger,
+          written.map((e) => ({ tenantId: this.tenantId, threadId: this.threadId, seq: e.seq, type: 'row', data: e.data, at: e.at })),
+        );
+        this.rows += written.length;
+        return written.length;
       },
       spendTokens: (n: number) => {
         this.tokens += Math.max(0, n);
