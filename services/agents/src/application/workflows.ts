@@ -13,8 +13,8 @@ import {
   type SearchKind,
   type WorkflowState,
 } from '../domain/workflow';
-import { countListRows, getList, insertList, listLists, listRowsOf, updateList, updateListRowCells, type ListRow, type ListRowRow } from '../store/lists';
-import { getWorkflow, insertWorkflow, updateWorkflow, workflowSnapshot, type WorkflowRow } from '../store/workflows';
+import { countListRows, getList, insertList, listLists, listRowsOf, listRowsShownOf, updateList, updateListRowCells, type ListRow, type ListRowRow } from '../store/lists';
+import { getWorkflow, insertWorkflow, updateWorkflow, type WorkflowRow } from '../store/workflows';
 import type { AgentsDeps } from './context';
 import { agentsError, notFound } from './errors';
 import type { Principal } from './principal';
@@ -244,14 +244,15 @@ export interface SearchView {
   rows: ListRowRow[];
 }
 
-/**
- * A search's snapshot (of this kind, or of either kind for getSearchResult): the workflow, its list and rows in one
- * statement (`workflowSnapshot`), the status routes' read.
- */
+async function viewOf(sql: Sql, tenantId: string, w: WorkflowRow): Promise<SearchView> {
+  const list = w.list_id ? await getList(sql, tenantId, w.list_id) : null;
+  const rows = list ? await listRowsShownOf(sql, tenantId, list.list_id, MAX_ROWS_SHOWN) : [];
+  return { workflow: w, state: readState(w.state), list, rows };
+}
+
+/** A search's snapshot (of this kind, or of either kind for getSearchResult). */
 export async function searchView(deps: AgentsDeps, principal: Principal, kinds: readonly SearchKind[], threadId: string): Promise<SearchView> {
-  const found = UUID.test(threadId) ? await workflowSnapshot(deps.db, principal.tenantId, threadId.toLowerCase(), kinds, principal.admin ? null : principal.owner, MAX_ROWS_SHOWN) : null;
-  if (!found) throw notFound('workflow');
-  return { workflow: found.workflow, state: readState(found.workflow.state), list: found.list, rows: found.rows };
+  return deps.db.withTenant(principal.tenantId, async (sql) => viewOf(sql, principal.tenantId, await visibleWorkflow(sql, principal, threadId, kinds)));
 }
 
 export const ANY_SEARCH = SEARCH_KINDS;

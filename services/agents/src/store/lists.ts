@@ -164,16 +164,17 @@ export async function listRowsOf(sql: Sql, tenantId: string, listId: string, lim
 }
 
 /**
- * The columns of a list row as a snapshot shows it (of its metadata, `source` and `score`), as one JSON object, for
- * a statement that reads the rows with their workflow (`workflowSnapshot`): a snapshot never parses the rest of the
- * metadata (candidates' source texts among it).
+ * A list's first `limit` rows as a snapshot shows them: of the metadata, only `source` and `score` (the rest holds
+ * each candidate's source text, which no snapshot shows and a status poll should not read).
  */
-export const SHOWN_ROW_JSON = `jsonb_build_object('row_id', r.row_id, 'entity_key', r.entity_key, 'position', r.position, 'cells', r.cells,
-  'step_source', r.step_source, 'metadata', jsonb_build_object('source', r.metadata->'source', 'score', r.metadata->'score'))`;
-export const LIST_COLS_OF = (alias: string, prefix: string): string =>
-  ['tenant_id', 'list_id::text', 'thread_id::text', 'owner', 'name', 'description', 'list_type', 'status', 'columns', 'created_at', 'updated_at']
-    .map((c) => `${alias}.${c} AS ${prefix}${c.replace('::text', '')}`)
-    .join(', ');
+export async function listRowsShownOf(sql: Sql, tenantId: string, listId: string, limit: number): Promise<ListRowRow[]> {
+  const r = await sql.query<ListRowRow>(
+    `SELECT row_id, entity_key, position, cells, step_source, jsonb_build_object('source', metadata->'source', 'score', metadata->'score') AS metadata
+       FROM agents.list_rows WHERE tenant_id = $1 AND list_id = $2 ORDER BY position, row_id LIMIT $3`,
+    [tenantId, listId, limit],
+  );
+  return r.rows;
+}
 
 /** The entity keys of a list's first `limit` rows, in order: what a collecting batch checks its candidates against. */
 export async function listRowKeysOf(sql: Sql, tenantId: string, listId: string, limit: number): Promise<string[]> {

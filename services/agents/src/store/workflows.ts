@@ -1,5 +1,4 @@
 import type { Db, Sql } from '@lore/runtime';
-import { LIST_COLS_OF, SHOWN_ROW_JSON, type ListRow, type ListRowRow } from './lists';
 
 /** A row of agents.workflows (migration 0001). */
 export interface WorkflowRow {
@@ -58,47 +57,6 @@ export async function getWorkflow(sql: Sql, tenantId: string, threadId: string, 
     [tenantId, threadId, kinds],
   );
   return r.rows[0] ?? null;
-}
-
-/**
- * A workflow with its list and the list's first `limit` rows (`SHOWN_ROW_JSON`), in one statement as
- * its own transaction (`statementAsTenant`): one round trip, and one snapshot, so the rows shown are those of the
- * workflow shown. `owner` non-null: only that owner's workflow. Null when there is no such workflow.
- */
-export async function workflowSnapshot(
-  db: Db,
-  tenantId: string,
-  threadId: string,
-  kinds: readonly string[],
-  owner: string | null,
-  limit: number,
-): Promise<{ workflow: WorkflowRow; list: ListRow | null; rows: ListRowRow[] } | null> {
-  const wCols = COLS.split(', ').map((c) => `w.${c}`).join(', ');
-  const r = await db.statementAsTenant<WorkflowRow & Record<string, unknown>>(
-    tenantId,
-    `SELECT ${wCols}, ${LIST_COLS_OF('l', 'l__')},
-            CASE WHEN l.list_id IS NULL THEN '[]'::jsonb ELSE coalesce((
-              SELECT jsonb_agg(${SHOWN_ROW_JSON} ORDER BY r.position, r.row_id)
-                FROM (SELECT * FROM agents.list_rows WHERE tenant_id = l.tenant_id AND list_id = l.list_id ORDER BY position, row_id LIMIT $5) r
-            ), '[]'::jsonb) END AS shown_rows
-       FROM agents.workflows w LEFT JOIN agents.lists l ON l.tenant_id = w.tenant_id AND l.list_id = w.list_id
-      WHERE w.tenant_id = $1 AND w.thread_id = $2::uuid AND w.kind = ANY($3::text[]) AND ($4::text IS NULL OR w.owner = $4)`,
-    [tenantId, threadId, kinds, owner, limit],
-  );
-  const row = r.rows[0];
-  if (!row) return null;
-  const workflow = {} as Record<string, unknown>;
-  const list = {} as Record<string, unknown>;
-  for (const [k, v] of Object.entries(row)) {
-    if (k === 'shown_rows') continue;
-    if (k.startsWith('l__')) list[k.slice('l__'.length)] = v;
-    else workflow[k] = v;
-  }
-  return {
-    workflow: workflow as unknown as WorkflowRow,
-    list: list.list_id === null || list.list_id === undefined ? null : (list as unknown as ListRow),
-    rows: row.shown_rows as ListRowRow[],
-  };
 }
 
 /** The columns a change may set. */
