@@ -135,6 +135,17 @@ function segments(sentence: string): Segment[] {
   return out;
 }
 
+/** The sources by marker number, each with its terms and numbers: what checking a claim against them reads. */
+export type IndexedSources = ReadonlyMap<number, { source: SourceChunk; terms: Set<string>; numbers: Set<string> }>;
+
+/**
+ * Reads each source's terms and numbers once. A caller that checks several pieces of one answer against the same
+ * sources (a streamed answer, sentence by sentence) indexes them once and passes the index to each `groundAnswer`.
+ */
+export function indexSources(sources: readonly SourceChunk[]): IndexedSources {
+  return new Map(sources.map((s) => [s.index, { source: s, terms: termSet(`${s.title} ${s.content}`), numbers: new Set(numbersIn(`${s.title} ${s.content}`)) }]));
+}
+
 /**
  * Checks every `[n]` marker of an answer against the chunk it cites before the answer leaves the service
  * (list and range markers are first split into single ones, other bracketed-number forms removed):
@@ -142,8 +153,8 @@ function segments(sentence: string): Segment[] {
  * marker, and (with repair on) a supported claim gets the marker of its best source. The citation list holds
  * exactly the sources still cited, so every marker maps to a citation and every citation to a marker.
  */
-export function groundAnswer(answer: string, sources: SourceChunk[], options: GroundingOptions = DEFAULT_GROUNDING): GroundedAnswer {
-  const byIndex = new Map(sources.map((s) => [s.index, { source: s, terms: termSet(`${s.title} ${s.content}`), numbers: new Set(numbersIn(`${s.title} ${s.content}`)) }]));
+export function groundAnswer(answer: string, sources: SourceChunk[], options: GroundingOptions = DEFAULT_GROUNDING, indexed: IndexedSources = indexSources(sources)): GroundedAnswer {
+  const byIndex = indexed;
   const normalized = normalizeMarkers(answer);
   let removed = normalized.dropped;
   let added = 0;
@@ -207,7 +218,7 @@ export function groundAnswer(answer: string, sources: SourceChunk[], options: Gr
 
 function bestSource(
   claim: string,
-  byIndex: Map<number, { terms: Set<string>; numbers: Set<string> }>,
+  byIndex: ReadonlyMap<number, { terms: Set<string>; numbers: Set<string> }>,
   minOverlap: number,
 ): number | undefined {
   let best: number | undefined;

@@ -1,4 +1,4 @@
-import { groundAnswer, type Citation, type SourceChunk } from './citations';
+import { groundAnswer, indexSources, type Citation, type IndexedSources, type SourceChunk } from './citations';
 import type { LanguageModel, ModelOverrides } from './ports';
 
 /** Cut point after the last complete sentence (and the markers that follow it) in streamed text. */
@@ -40,8 +40,11 @@ export async function* groundedAnswerStream(lm: LanguageModel, request: Grounded
   let sent = '';
   let buffer = '';
   let removed = 0;
+  // Every piece is checked against the same sources: their terms are read once, at the first piece.
+  let indexed: IndexedSources | null = null;
   const emit = function* (raw: string): Generator<GroundedPiece> {
-    const grounded = groundAnswer(raw, sources);
+    indexed ??= indexSources(sources);
+    const grounded = groundAnswer(raw, sources, undefined, indexed);
     removed += grounded.removed_markers;
     for (const c of grounded.citations) cited.set(c.index, c);
     if (!grounded.answer) return;
