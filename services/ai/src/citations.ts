@@ -153,8 +153,7 @@ export function indexSources(sources: readonly SourceChunk[]): IndexedSources {
  * marker, and (with repair on) a supported claim gets the marker of its best source. The citation list holds
  * exactly the sources still cited, so every marker maps to a citation and every citation to a marker.
  */
-export function groundAnswer(answer: string, sources: SourceChunk[], options: GroundingOptions = DEFAULT_GROUNDING, indexed: IndexedSources = indexSources(sources)): GroundedAnswer {
-  const byIndex = indexed;
+export function groundAnswer(answer: string, sources: SourceChunk[], options: GroundingOptions = DEFAULT_GROUNDING, byIndex: IndexedSources = indexSources(sources)): GroundedAnswer {
   const normalized = normalizeMarkers(answer);
   let removed = normalized.dropped;
   let added = 0;
