@@ -202,6 +202,14 @@ describe('knowledge graphs (cluster mode, through the gateway)', () => {
     const chunked = await fetch(target.url, { method: 'POST', headers: { ...target.headers, 'content-type': `multipart/form-data; boundary=${boundary}` }, body: stream, duplex: 'half' } as RequestInit);
     expect(chunked.status).toBe(413);
     expect(((await chunked.json()) as { detail: string }).detail).toMatch(/limited to 26214400 bytes/);
+    // A body that ends inside a part (the file part read, or another part drained) is 400, and the process
+    // that read it keeps serving: the cut part's own stream error used to go unheard and end it.
+    for (const name of ['file', 'other']) {
+      const cut = `--${boundary}\r\nContent-Disposition: form-data; name="list_id"\r\n\r\n${g.graph_id}\r\n--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="cut.csv"\r\n\r\nCompany,Domain\r\nCut,cut.example\r\n`;
+      const res = await fetch(target.url, { method: 'POST', headers: { ...target.headers, 'content-type': `multipart/form-data; boundary=${boundary}` }, body: cut });
+      expect({ name, status: res.status, body: await res.json() }).toEqual({ name, status: 400, body: { detail: 'the multipart body is malformed' } });
+    }
+    expect((await call('GET', `/memory/departments/${g.graph_id}`)).body).toMatchObject({ status: 'ready', node_count: 2, edge_count: 1 });
 
     const cases: Array<[string, string, RegExp]> = [
       ['broken.csv', 'Company,Domain\n"Acme,acme.example\nBeta,beta.example\n', /quoted field is never closed/],

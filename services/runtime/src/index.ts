@@ -33,6 +33,7 @@ export * from './blob/postgres-blob-store';
 export type { S3BlobStore, S3BlobStoreSettings } from './blob/s3-blob-store';
 export * from './blob/blob-store-config';
 export * from './http/body';
+export * from './http/multipart';
 export * from './http/routes';
 export { validateOpenApiDocument, type OpenApiValidation } from './http/openapi-validate';
 export * from './ports/progress-streams';

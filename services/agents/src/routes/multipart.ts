@@ -1,5 +1,5 @@
 import type { RouterContext } from '@koa/router';
-import busboy from 'busboy';
+import { multipartParser, type MultipartParser } from '@lore/runtime';
 import { agentsError } from '../application/errors';
 import type { AgentsState } from './route';
 
@@ -27,9 +27,9 @@ export interface FilePart {
  */
 export async function readFilePart(ctx: RouterContext<AgentsState>, field: string, maxBytes: number): Promise<FilePart | null> {
   if (!ctx.is('multipart/form-data')) throw agentsError('UNSUPPORTED_MEDIA_TYPE', NOT_MULTIPART);
-  let bb: busboy.Busboy;
+  let bb: MultipartParser;
   try {
-    bb = busboy({ headers: ctx.req.headers, defParamCharset: 'utf8', limits: { files: 1, fileSize: maxBytes, fields: 20, fieldSize: 64 * 1024, parts: 21 } });
+    bb = multipartParser(ctx.req.headers, { files: 1, fileSize: maxBytes, fields: 20, fieldSize: 64 * 1024, parts: 21 });
   } catch {
     throw agentsError('UNSUPPORTED_MEDIA_TYPE', NOT_MULTIPART);
   }

@@ -1,5 +1,5 @@
 import type { RouterContext } from '@koa/router';
-import busboy from 'busboy';
+import { multipartParser, type MultipartParser } from '@lore/runtime';
 import { coreError } from '../application/errors';
 import type { UploadLimits, UploadPart } from '../application/uploads';
 import type { CoreState } from './route';
@@ -39,14 +39,9 @@ export async function withFileParts<T>(ctx: RouterContext<CoreState>, limits: Up
  * the next one arrives. Parts with another name are drained; a malformed body is 400, too many files 422.
  */
 async function* fileParts(ctx: RouterContext<CoreState>, limits: UploadLimits, tooMany: (max: number) => Error, reader: { failure: Error | null }): AsyncGenerator<UploadPart> {
-  let bb: busboy.Busboy;
+  let bb: MultipartParser;
   try {
-    bb = busboy({
-      headers: ctx.req.headers,
-      // Browsers send file names as raw UTF-8.
-      defParamCharset: 'utf8',
-      limits: { files: limits.maxFilesPerUpload, fileSize: limits.maxFileBytes + 1, fields: 20, fieldSize: 64 * 1024, parts: limits.maxFilesPerUpload + 20 },
-    });
+    bb = multipartParser(ctx.req.headers, { files: limits.maxFilesPerUpload, fileSize: limits.maxFileBytes + 1, fields: 20, fieldSize: 64 * 1024, parts: limits.maxFilesPerUpload + 20 });
   } catch {
     throw coreError('UNSUPPORTED_MEDIA_TYPE', NOT_MULTIPART);
   }
@@ -63,8 +58,6 @@ async function* fileParts(ctx: RouterContext<CoreState>, limits: UploadLimits, t
       stream.resume();
       return;
     }
-    // A part cut short by a malformed body errors; whoever reads it sees that, and the body's own error says why.
-    stream.on('error', () => undefined);
     queue.push({ filename: info.filename ?? '', contentType: info.mimeType || 'application/octet-stream', stream });
     signal();
   });

@@ -1,7 +1,6 @@
 import type { RouterContext } from '@koa/router';
 import { isAdminRole } from '@lore/contracts';
-import { AppError, detailError, detailValidationError, type Identity } from '@lore/runtime';
-import busboy from 'busboy';
+import { AppError, detailError, detailValidationError, multipartParser, type MultipartParser, type Identity } from '@lore/runtime';
 import type { z } from 'zod';
 import type { GenerateInput, JobAnswer, JobView } from '../../application/knowledge-graphs';
 import type { GraphRow } from '../../store/knowledge-graphs';
@@ -60,9 +59,9 @@ const MULTIPART_SLACK = 64 * 1024;
  */
 function readUpload(ctx: RouterContext<GraphState>, maxBytes: number): Promise<{ listId: string; filename: string; contentType: string; data: Buffer }> {
   return new Promise((resolve, reject) => {
-    let bb: busboy.Busboy;
+    let bb: MultipartParser;
     try {
-      bb = busboy({ headers: ctx.req.headers, limits: { files: 1, fields: 20, fieldSize: 64 * 1024, fileSize: maxBytes, parts: 25 } });
+      bb = multipartParser(ctx.req.headers, { files: 1, fields: 20, fieldSize: 64 * 1024, fileSize: maxBytes, parts: 25 });
     } catch {
       reject(detailError(new AppError('UNSUPPORTED_MEDIA_TYPE', 'send multipart/form-data with a file field named "file"')));
       return;

@@ -1,6 +1,5 @@
 import type { Readable } from 'node:stream';
-import { AppError } from '@lore/runtime';
-import busboy from 'busboy';
+import { AppError, multipartParser, type MultipartParser } from '@lore/runtime';
 import type { RouterContext } from '@koa/router';
 import type { MemoryScope } from '../../application/context';
 import type { UploadView } from '../../application/uploads';
@@ -32,9 +31,9 @@ const MULTIPART_SLACK = 64 * 1024;
  */
 function withFilePart(ctx: RouterContext<GraphState>, maxBytes: number, onFile: (f: UploadFile) => Promise<UploadView>): Promise<UploadView> {
   return new Promise((resolve, reject) => {
-    let bb: busboy.Busboy;
+    let bb: MultipartParser;
     try {
-      bb = busboy({ headers: ctx.req.headers, limits: { files: 1, fields: 20, fieldSize: 64 * 1024, fileSize: maxBytes + 1, parts: 25 } });
+      bb = multipartParser(ctx.req.headers, { files: 1, fields: 20, fieldSize: 64 * 1024, fileSize: maxBytes + 1, parts: 25 });
     } catch {
       reject(new AppError('UNSUPPORTED_MEDIA_TYPE', 'send multipart/form-data with a file field named "file"'));
       return;
