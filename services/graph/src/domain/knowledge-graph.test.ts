@@ -56,6 +56,16 @@ describe('planRecord', () => {
     expect(plan.edges.find((e) => e.label === 'LOCATED_IN')).toEqual({ from: refOf(plan.nodes[0]!), to: 'Location|name:austin', label: 'LOCATED_IN', source: { kind: 'cell', id: 'r1:hq' } });
   });
 
+  it('keeps the report its own id and name, and a row\'s `id` and `name` cells beside them, so rows never share a report by an id column', () => {
+    const columns = cols('id', 'name', 'company');
+    const plans = ['f.csv#2', 'g.csv#2'].map((reportId, i) =>
+      planRecord(columns, columnRoles(columns), { values: ['1', ['Ann Alpha', 'Bob Beta'][i]!, 'AlphaCo'], source: row, reportName: `${reportId} row`, reportId }),
+    );
+    const reports = plans.map((p) => p.nodes.find((n) => n.label === 'ScanReport')!);
+    expect(reports.map((r) => r.key)).toEqual(['ref:f.csv#2', 'ref:g.csv#2']);
+    expect(reports[0]!.properties).toEqual({ id: 'f.csv#2', name: 'f.csv#2 row', 'column:id': '1', 'column:name': 'Ann Alpha', company: 'AlphaCo' });
+  });
+
   it('plans only the report for a row that names no company or person', () => {
     const columns = cols('Note');
     const plan = planRecord(columns, columnRoles(columns), { values: ['hello'], source: row, reportName: 'r', reportId: 'f.csv#2' });

@@ -182,7 +182,7 @@ export function planRecord(columns: ReadonlyArray<{ id: string; header: string }
   const reportProps: Record<string, unknown> = { id: record.reportId, name: record.reportName };
   columns.forEach((c, i) => {
     const v = clean(record.values[i]);
-    if (v) reportProps[c.header || c.id] = v;
+    if (v) reportProps[reportPropertyOf(c.header || c.id)] = v;
   });
   const reportKey = resolutionKey('ScanReport', reportProps);
   if (reportKey) {
@@ -193,6 +193,16 @@ export function planRecord(columns: ReadonlyArray<{ id: string; header: string }
     }
   }
   return { nodes, edges };
+}
+
+/**
+ * Where a ScanReport keeps a cell: under its header, except the report's own `id` (its reference, which its
+ * resolution key is made of) and `name`. A column headed `id` or `name` is kept as `column:id`, `column:name`: were
+ * it written over the reference, rows sharing an `id` value (in one file or across files and lists) would be one
+ * report, and a `name` would be lost under the report's name.
+ */
+export function reportPropertyOf(header: string): string {
+  return header === 'id' || header === 'name' ? `column:${header}` : header;
 }
 
 /** A connector document, as the graph reads it. */

@@ -29,7 +29,9 @@ export function presentGraphChat(a: GraphChatAnswer): z.input<typeof GraphChatAn
   }
   return {
     answer: a.answer,
-    nodes: a.nodes.map((n) => ({ id: n.id, label: n.label, properties: { ...n.properties, name: n.name } })),
+    // Spec 2: a Person has name and linkedin_url. The store keeps no empty values (a blank cell never erases what an
+    // earlier source said), so an unknown profile is told here as the empty string.
+    nodes: a.nodes.map((n) => ({ id: n.id, label: n.label, properties: { ...(n.label === 'Person' ? { linkedin_url: '' } : {}), ...n.properties, name: n.name } })),
     edges,
   };
 }
