@@ -67,6 +67,23 @@ describe('MCP tool server behind the gateway: streams and session lifetime', () 
     const replayed = /^id: (\S+)\ndata: (.*)$/m.exec(text)!;
     expect(replayed[1]).toBe(events[1]!.id);
     expect(JSON.parse(replayed[2]!)).toEqual(answer);
+    // Another tenant's session (and another session of the same key) naming that event id replays nothing: a
+    // stream's events belong to the session that sent them.
+    const other = await s.tenant();
+    for (const key of [other.key, t.key]) {
+      const theirs = await fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { ...headers, 'x-api-key': key },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+      });
+      expect(theirs.status).toBe(200);
+      await theirs.text();
+      const theirSession = { ...headers, 'x-api-key': key, 'mcp-session-id': theirs.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' };
+      const stolen = await fetch(`${base}/mcp`, { method: 'GET', headers: { ...theirSession, accept: 'text/event-stream', 'last-event-id': events[0]!.id } });
+      const body = await stolen.text();
+      expect({ status: stolen.status, leaked: body.includes('"id":7') }).toEqual({ status: 400, leaked: false });
+      await fetch(`${base}/mcp`, { method: 'DELETE', headers: theirSession });
+    }
     // A body over the limit (the server's 1 MiB by default) is refused with 413.
     const big = await fetch(`${base}/mcp`, { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'company_database_search', arguments: { filter: { x: 'y'.repeat(1_100_000) } } } }) });
     expect(big.status).toBe(413);

@@ -6,7 +6,7 @@ import { IDENTITY_HEADER, ROUTE_HEADER, nameServerSpan, recordingSpan, type Iden
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { BoundedEventStore } from './event-store';
+import { BoundedEventStore, type SessionEventStore } from './event-store';
 import { visibleTools } from './tools/access';
 import { envelopeSchema, type AnyTool, type UpstreamResult } from './tools/define';
 import { allTools } from './tools/registry';
@@ -50,6 +50,8 @@ interface Session {
   transport: StreamableHTTPServerTransport;
   server: McpServer;
   lastUsed: number;
+  /** The session's view of the event store (resumable streams). */
+  events: SessionEventStore;
 }
 
 export interface McpService {
@@ -103,8 +105,14 @@ export function createMcpService(options: McpServiceOptions): McpService {
     return server;
   }
 
+  /** A session that ended leaves the table, and its streams' events the store. */
+  function forgetSession(s: Session): void {
+    if (s.id) sessions.delete(s.id);
+    s.events.forget();
+  }
+
   async function closeSession(s: Session): Promise<void> {
-    sessions.delete(s.id);
+    forgetSession(s);
     await s.server.close().catch(() => undefined);
   }
 
@@ -187,21 +195,18 @@ export function createMcpService(options: McpServiceOptions): McpService {
         return;
       }
       const server = buildServer(apiKey, identity);
-      const created: Session = { id: '', keyHash, server, lastUsed: Date.now(), transport: undefined as unknown as StreamableHTTPServerTransport };
+      const created: Session = { id: '', keyHash, server, lastUsed: Date.now(), transport: undefined as unknown as StreamableHTTPServerTransport, events: events.forSession() };
       created.transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        eventStore: events,
+        // The session's own view: its events replay to it alone (docs/mcp.md, "Sessions").
+        eventStore: created.events,
         onsessioninitialized: (id) => {
           created.id = id;
           sessions.set(id, created);
         },
-        onsessionclosed: (id) => {
-          sessions.delete(id);
-        },
+        onsessionclosed: () => forgetSession(created),
       });
-      created.transport.onclose = () => {
-        if (created.id) sessions.delete(created.id);
-      };
+      created.transport.onclose = () => forgetSession(created);
       await server.connect(created.transport);
       session = created;
     }
