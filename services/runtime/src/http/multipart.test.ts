@@ -10,7 +10,7 @@ const part = (name: string, filename: string, content: string) =>
 function parse(body: string, onFile: (name: string, stream: NodeJS.ReadableStream, filename: string) => void): Promise<Error | null> {
   return new Promise((resolve) => {
     const parser = multipartParser(headers, { files: 2, fileSize: 1024 });
-    parser.on('file', (name, stream, info) => onFile(name, stream, info.filename));
+    parser.on('file', (name, stream, info) => onFile(name, stream, info.filename ?? ''));
     parser.on('error', (err: Error) => resolve(err));
     parser.on('close', () => resolve(null));
     const source = new PassThrough();
