@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { ExtractiveLanguageModel } from '@lore/ai';
 import { createLogger, createMetricsRegistry, GraphKnowledgeSearch, IdentitySigner, KafkaBus, listen, MemoryProgressStreams, PostgresBlobStore, PostgresDb, RedisProgressStreams, type Db, type ProgressStreams, type StartedServer } from '@lore/runtime';
 import { createGraphService, type GraphService } from '@lore/graph';
-import { createAgentsService, createAgentsWorker, knowledgeSource, listSources, SearxngWebSearch, webSource, type AgentsService, type AgentsServiceDeps, type AgentsWorker, type RunSettings } from '@lore/agents';
+import { createAgentsService, createAgentsWorker, knowledgeSource, listSources, SearxngWebSearch, webSource, type AgentsService, type AgentsServiceDeps, type AgentsWorker, type ListSources, type RunSettings } from '@lore/agents';
 import { createCreditUsageConsumer, invalidateTenant, type CreditUsageConsumer, type GatewayConfig } from '@lore/gateway';
 import { createMcpService, type McpLimits, type McpService } from '@lore/mcp';
 import type { Registry } from 'prom-client';
@@ -62,7 +62,16 @@ export interface AgentsStackOptions {
   /** Service settings on top of the stack's. */
   service?: Partial<Omit<AgentsServiceDeps, 'db' | 'logger' | 'metrics' | 'signer'>>;
   /** Runs the agents worker in the stack: its run settings, a web source, and whether it starts (default true). */
-  worker?: { settings?: Partial<RunSettings>; searxngUrl?: string; start?: boolean; sweepIntervalMs?: number; consumerGroup?: string; maxRunning?: number };
+  worker?: {
+    settings?: Partial<RunSettings>;
+    searxngUrl?: string;
+    start?: boolean;
+    sweepIntervalMs?: number;
+    consumerGroup?: string;
+    maxRunning?: number;
+    /** Wraps the worker's list sources (a test holding a batch at a point of its choosing). */
+    sources?: (sources: ListSources) => ListSources;
+  };
   /**
    * Runs the graph service with its worker on the same database and Kafka prefix (as core's stack does), behind the
    * gateway (`/api/v1/memory/...`); the agents worker reads the tenant's knowledge from its memory API.
@@ -115,7 +124,9 @@ export async function startAgentsStack(options: AgentsStackOptions = {}): Promis
     worker = createAgentsWorker({
       agents: agents.agents,
       bus: bus!,
-      sources: listSources(agents.agents, { ...(options.worker.searxngUrl ? { web: webSource(new SearxngWebSearch({ baseUrl: options.worker.searxngUrl }), agents.agents.pages) } : {}), knowledge }),
+      sources: (options.worker.sources ?? ((x: ListSources) => x))(
+        listSources(agents.agents, { ...(options.worker.searxngUrl ? { web: webSource(new SearxngWebSearch({ baseUrl: options.worker.searxngUrl }), agents.agents.pages) } : {}), knowledge }),
+      ),
       settings: options.worker.settings,
       consumerGroup: options.worker.consumerGroup ?? `agents-worker-${uniqueSuffix()}`,
       sweepIntervalMs: options.worker.sweepIntervalMs ?? 500,

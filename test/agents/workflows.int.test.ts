@@ -1,7 +1,8 @@
-import { upsertDirectoryRecords } from '@lore/agents';
+import { upsertDirectoryRecords, type ListSources } from '@lore/agents';
 import { companyKey, generateAgentsWorld, matchingCompanies, matchingPeople, personKey, worldDirectoryRecords, type AgentsWorld } from '../support/agents-world';
 import type { TenantFixture } from '../gateway/harness';
 import { startAgentsStack, type AgentsStack, auth, eventually } from './harness';
+import { readStream } from './sse-client';
 
 jest.setTimeout(180_000);
 
@@ -24,13 +25,30 @@ async function finished(s: AgentsStack, t: TenantFixture, path: string, timeoutM
 
 const world = generateAgentsWorld(1);
 
+/** Set by a test: the next batch `when` picks waits at its scoring until released (the test acts mid-batch). */
+const hold: { next: { when: (candidates: number) => boolean; entered: () => void; released: Promise<void> } | null } = { next: null };
+const holdable = (sources: ListSources): ListSources => ({
+  ...sources,
+  scorer: {
+    async score(tenantId, kind, candidates, criteria) {
+      const h = hold.next;
+      if (h?.when(candidates.length)) {
+        hold.next = null;
+        h.entered();
+        await h.released;
+      }
+      return sources.scorer.score(tenantId, kind, candidates, criteria);
+    },
+  },
+});
+
 describe('company and people search workflows through the gateway (worker on real Kafka, streams on real Redis)', () => {
   let s: AgentsStack;
   let a: TenantFixture;
   let b: TenantFixture;
 
   beforeAll(async () => {
-    s = await startAgentsStack({ worker: { settings: { heartbeatMs: 200, leaseMs: 3_000, stopPollMs: 100, batchRows: 3 } } });
+    s = await startAgentsStack({ worker: { settings: { heartbeatMs: 200, leaseMs: 3_000, stopPollMs: 100, batchRows: 3 }, sources: holdable } });
     a = await s.tenant();
     b = await s.tenant();
     await seedDirectory(s, a.tenantId, world);
@@ -157,6 +175,36 @@ describe('company and people search workflows through the gateway (worker on rea
     expect(new Set(everyKey)).toEqual(new Set(germany));
     expect(everyKey.slice(0, 7)).toEqual(keys);
     expect(third.table_structure.notes).toContain(`sources exhausted: ${germany.length} of ${germany.length + 3} rows found`);
+  });
+
+  it('takes a continue that changes the criteria while a continued run is mid-batch: the run reads the sources again for the new criteria', async () => {
+    const start = await s.call('POST', '/company-search/start', auth(a), { prompt: 'Find fintech companies in Berlin' });
+    const thread = start.json.thread_id as string;
+    const first = await finished(s, a, `/company-search/status/${thread}`);
+    const found = first.table_structure.rows.length as number;
+    expect(found).toBeGreaterThan(0);
+    // A continue whose run is held in the batch that finds its sources dry (read, not yet written)...
+    let entered!: () => void;
+    let release!: () => void;
+    const inBatch = new Promise<void>((r) => (entered = r));
+    hold.next = { when: (candidates) => candidates === 0, entered, released: new Promise<void>((r) => (release = r)) };
+    expect((await s.call('POST', '/company-search/continue', auth(a), { thread_id: thread, total_target: found + 1 })).status).toBe(200);
+    await inBatch;
+    // ...then another continue with other criteria, answered (its first frame) while that batch is still held.
+    const saas = matchingCompanies(world, { industry: 'SaaS' }).map(companyKey);
+    const criteria = [{ name: 'Industry', value: 'SaaS', column_name: 'industry' }, { name: 'Location', value: 'Paris, France', column_name: 'location' }];
+    const second = await readStream(s, 'POST', '/api/workflow/continue', auth(a), { thread_id: thread, total_target: found + 10, current_criteria: criteria }, (frames) => frames.length > 0);
+    expect(second.status).toBe(200);
+    release();
+    const done = await eventually('the run with the new criteria', async () => {
+      const r = await s.call('GET', `/company-search/status/${thread}`, auth(a));
+      return r.json.status === 'completed' && r.json.total_target === found + 10 ? (r.json as Json) : null;
+    });
+    // The held batch, judged for the old pass, was dropped: the run read its sources again for SaaS in Paris.
+    const added = (done.all_companies as Json[]).slice(found).map((r) => r.entity_key as string);
+    expect(added.length).toBeGreaterThan(0);
+    for (const k of added) expect(saas).toContain(k);
+    expect(done.table_structure.notes.some((n: string) => n.startsWith('sources exhausted') && n.includes(`${found} of`))).toBe(false);
   });
 
   it('builds a people list to completed, judging each person by their employer too', async () => {

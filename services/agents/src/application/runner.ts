@@ -400,6 +400,10 @@ class Run extends ClaimedRun {
     const scores = await this.deps.sources.scorer.score(this.tenantId, this.kind, candidates, state.criteria);
     const scored = candidates.map((c, i) => ({ c, s: scores[i]! })).filter((x) => x.s.accepted);
     await this.checkpoint(async (sql, w, fresh, events) => {
+      // A continue came in while this batch was read (a new target, perhaps new criteria): it started the sources
+      // over. The batch belongs to the pass before (read at its place, judged by its criteria) and is dropped; the
+      // next batch reads the new pass from the start.
+      if ((fresh.cursor.pass ?? 0) !== (state.cursor.pass ?? 0)) return;
       fresh.cursor = state.cursor;
       if (this.knowledgeNote !== undefined) {
         const note = this.knowledgeNote;

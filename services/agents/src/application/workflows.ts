@@ -134,7 +134,7 @@ export async function continueSearch(
     state.notes = state.notes.filter((n) => !n.startsWith('budget') && !n.startsWith('sources exhausted'));
     // The sources are read again from the start: a run stops mid-page once its target is met, and the directory may
     // hold new records; rows already in the list are skipped by their entity key.
-    state.cursor = { directory_offset: 0, web_pages: 0, exhausted: false };
+    state.cursor = { directory_offset: 0, web_pages: 0, exhausted: false, pass: (state.cursor.pass ?? 0) + 1 };
     const more = edit ? await edit(sql, w, state) : {};
     const step = w.current_step === 'criteria_extraction' ? 'criteria_extraction' : 'data_collection';
     await updateWorkflow(sql, principal.tenantId, w.thread_id, { status: 'continuing', total_target: totalTarget, current_step: step, stop_requested: false, error_message: null, state: state as unknown as Record<string, unknown> });

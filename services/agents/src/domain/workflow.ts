@@ -139,8 +139,12 @@ export interface WorkflowState {
   notes: string[];
   /** Budget spent by the current run (reset by continue). */
   spent: { fetches: number; model_tokens: number; wall_ms: number };
-  /** Data collection's checkpoint: directory offset, whether the tenant's knowledge was read, web queries already read. */
-  cursor: { directory_offset: number; web_pages: number; exhausted: boolean; knowledge_read?: boolean };
+  /**
+   * Data collection's checkpoint: directory offset, whether the tenant's knowledge was read, web queries already read;
+   * `pass` counts the readings of the sources from the start (each continue begins one), so a batch read in an
+   * earlier pass is known for what it is.
+   */
+  cursor: { directory_offset: number; web_pages: number; exhausted: boolean; knowledge_read?: boolean; pass?: number };
   /**
    * Who started the workflow, as their identity had it: the worker reads the tenant's knowledge as them (their
    * workspace and memory, and what their role and groups may see). Absent on workflows started before it was kept.
