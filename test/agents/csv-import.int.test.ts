@@ -274,6 +274,14 @@ describe('CSV import through the gateway', () => {
       raw: '--xyz\r\ncontent-disposition: form-data; name="file"; filename="a.csv"\r\n\r\nName,City\nAcme,Berlin',
     });
     expect([malformed.status, malformed.json]).toEqual([400, { detail: 'the multipart body is malformed' }]);
+    // multipart/form-data without a boundary (or an empty one) is malformed too, not another media type.
+    for (const type of ['multipart/form-data', 'multipart/form-data; boundary=']) {
+      const noBoundary = await http(s.gateway.publicUrl, 'POST', '/api/lists/csv/upload', {
+        headers: { ...as(a.key), 'content-type': type },
+        raw: '--xyz\r\ncontent-disposition: form-data; name="file"; filename="a.csv"\r\n\r\nName,City\nAcme,Berlin\r\n--xyz--\r\n',
+      });
+      expect([type, noBoundary.status, noBoundary.json]).toEqual([type, 400, { detail: 'the multipart body is malformed' }]);
+    }
     const readOnly = await s.key(a.tenantId, { scopes: { access: 'read' } });
     expect((await upload(readOnly, COMPANIES)).status).toBe(403);
     const { threadId } = await analysed(COMPANIES);

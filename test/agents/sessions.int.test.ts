@@ -95,6 +95,12 @@ describe('agents: sessions over websockets', () => {
       const missing = await fetch(`${s.gateway.publicUrl}/service-deep-search/upload`, { method: 'POST', headers: auth(a), body: form3 });
       expect(missing.status).toBe(422);
       expect(await missing.json()).toEqual({ status_code: 422, message: 'validation failed', errors: [{ field: 'body.thread_id', message: expect.any(String), type: 'missing' }], data: null });
+      // A thread_id without a file: only the file is missing.
+      const form4 = new FormData();
+      form4.append('thread_id', r.json.thread_id as string);
+      const noFile = await fetch(`${s.gateway.publicUrl}/service-deep-search/upload`, { method: 'POST', headers: auth(a), body: form4 });
+      expect(noFile.status).toBe(422);
+      expect(await noFile.json()).toEqual({ status_code: 422, message: 'validation failed', errors: [{ field: 'body.file', message: expect.any(String), type: 'missing' }], data: null });
       // Start again with the same thread and list while no question waits: body (b).
       const again = await s.call('POST', '/service-deep-search/start', auth(a), { prompt: 'an answer', thread_id: r.json.thread_id, list_id: r.json.list_id });
       expect(again.status).toBe(422);

@@ -257,6 +257,17 @@ describe('agents: web research and deep search', () => {
       expect(after.status).toBe(204);
     });
 
+    it('answers the live stream at once for a session that has not run yet', async () => {
+      const r = await s.call('POST', '/service-deep-search/start', auth(a), { prompt: 'fintech companies in Berlin', live_url: true });
+      const url = new URL(r.json.live_url as string);
+      const ac = new AbortController();
+      const started = Date.now();
+      // Nothing is connected, so the session writes nothing: the status line must not wait for a keep-alive (15 s).
+      const res = await fetch(`${s.gateway.publicUrl}${url.pathname}/events${url.search}`, { signal: ac.signal });
+      expect({ status: res.status, type: res.headers.get('content-type'), soon: Date.now() - started < 5_000 }).toEqual({ status: 200, type: 'text/event-stream; charset=utf-8', soon: true });
+      ac.abort();
+    });
+
     it('answers 404 to a forged, foreign or missing token, and serves the page with a strict policy', async () => {
       const r = await s.call('POST', '/service-deep-search/start', auth(a), { prompt: 'fintech companies in Berlin', live_url: true });
       const other = await s.call('POST', '/service-deep-search/start', auth(b), { prompt: 'saas companies in Paris', live_url: true });

@@ -116,6 +116,9 @@ export async function followLive(deps: AgentsDeps, s: LiveSession, afterSeq: num
     void sink.write(': keep-alive\n\n');
   }, Math.max(100, Math.floor(settings.keepaliveMs / 2)));
   try {
+    // The answer starts at once (a comment the page ignores): a page opened before its session runs would otherwise
+    // see no status line until the first message or keep-alive, and a proxy may give up on a first byte that late.
+    await sink.write(': open\n\n');
     await followSession(
       deps,
       s.tenantId,

@@ -11,6 +11,7 @@ import type { AgentsState } from './route';
  */
 
 const NOT_MULTIPART = 'send multipart/form-data with the file in a part named "file"';
+const MALFORMED = 'the multipart body is malformed';
 
 export interface FilePart {
   filename: string;
@@ -21,19 +22,26 @@ export interface FilePart {
   fields: Record<string, string>;
 }
 
+/** A multipart body: its file part (null when it has none) and its text fields, which come either way. */
+export interface MultipartRead {
+  file: FilePart | null;
+  fields: Record<string, string>;
+}
+
 /**
- * The part named `field` of a multipart body; null when the body has none. A body that is not multipart/form-data
+ * The part named `field` of a multipart body, and the body's text fields. A body that is not multipart/form-data
  * is 415, a malformed one 400.
  */
-export async function readFilePart(ctx: RouterContext<AgentsState>, field: string, maxBytes: number): Promise<FilePart | null> {
+export async function readFilePart(ctx: RouterContext<AgentsState>, field: string, maxBytes: number): Promise<MultipartRead> {
   if (!ctx.is('multipart/form-data')) throw agentsError('UNSUPPORTED_MEDIA_TYPE', NOT_MULTIPART);
   let bb: MultipartParser;
   try {
     bb = multipartParser(ctx.req.headers, { files: 1, fileSize: maxBytes, fields: 20, fieldSize: 64 * 1024, parts: 21 });
   } catch {
-    throw agentsError('UNSUPPORTED_MEDIA_TYPE', NOT_MULTIPART);
+    // multipart/form-data without a usable boundary is a malformed body; another type is not multipart at all.
+    throw ctx.is('multipart/form-data') ? agentsError('BAD_REQUEST', MALFORMED) : agentsError('UNSUPPORTED_MEDIA_TYPE', NOT_MULTIPART);
   }
-  return new Promise<FilePart | null>((resolve, reject) => {
+  return new Promise<MultipartRead>((resolve, reject) => {
     let found: { filename: string; chunks: Buffer[]; tooLarge: boolean; done: Promise<void> } | null = null;
     let failed = false;
     const fields: Record<string, string> = {};
@@ -61,16 +69,16 @@ export async function readFilePart(ctx: RouterContext<AgentsState>, field: strin
       failed = true;
       ctx.req.unpipe(bb);
       ctx.req.resume();
-      reject(agentsError('BAD_REQUEST', 'the multipart body is malformed'));
+      reject(agentsError('BAD_REQUEST', MALFORMED));
     });
     bb.on('close', () => {
       if (failed) return;
       const part = found;
       if (!part) {
-        resolve(null);
+        resolve({ file: null, fields });
         return;
       }
-      void part.done.then(() => resolve({ filename: part.filename, bytes: Buffer.concat(part.chunks), tooLarge: part.tooLarge, fields }));
+      void part.done.then(() => resolve({ file: { filename: part.filename, bytes: Buffer.concat(part.chunks), tooLarge: part.tooLarge, fields }, fields }));
     });
     ctx.req.pipe(bb);
   });

@@ -13,6 +13,7 @@ import type { CoreState } from './route';
 const MULTIPART_SLACK = 256 * 1024;
 const FILE_PARTS = new Set(['files', 'file']);
 const NOT_MULTIPART = 'send multipart/form-data with file parts named "files"';
+const MALFORMED = 'the multipart body is malformed';
 
 /**
  * Reads an upload's file parts for `use`: a declared Content-Length over the upload limit is 413 before a byte is
@@ -43,7 +44,8 @@ async function* fileParts(ctx: RouterContext<CoreState>, limits: UploadLimits, t
   try {
     bb = multipartParser(ctx.req.headers, { files: limits.maxFilesPerUpload, fileSize: limits.maxFileBytes + 1, fields: 20, fieldSize: 64 * 1024, parts: limits.maxFilesPerUpload + 20 });
   } catch {
-    throw coreError('UNSUPPORTED_MEDIA_TYPE', NOT_MULTIPART);
+    // multipart/form-data without a usable boundary is a malformed body; another type is not multipart at all.
+    throw ctx.is('multipart/form-data') ? coreError('BAD_REQUEST', MALFORMED) : coreError('UNSUPPORTED_MEDIA_TYPE', NOT_MULTIPART);
   }
   const queue: UploadPart[] = [];
   let done = false;
@@ -66,7 +68,7 @@ async function* fileParts(ctx: RouterContext<CoreState>, limits: UploadLimits, t
     signal();
   });
   bb.on('error', () => {
-    reader.failure ??= coreError('BAD_REQUEST', 'the multipart body is malformed');
+    reader.failure ??= coreError('BAD_REQUEST', MALFORMED);
     done = true;
     signal();
   });

@@ -61,7 +61,7 @@ export function csvImportRoutes(deps: CsvImportRouteDeps) {
         422: { description: 'no part named `file`: body (c)', schema: detail.invalidView },
       },
       handler: async (ctx) => {
-        const part = await readFilePart(ctx, 'file', deps.maxBytes());
+        const part = (await readFilePart(ctx, 'file', deps.maxBytes())).file;
         if (!part) throw detailValidationError([{ path: 'file', message: 'Field required: a file part named "file"' }], 'body');
         const p = ctx.state.principal;
         eventStream(ctx, (write) => deps.upload(p, part, write));

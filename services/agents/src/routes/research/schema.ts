@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ResearchView } from '../../application/research/research';
-import { DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_UNITS, MAX_ITERATIONS_LIMIT, MAX_UNITS_LIMIT } from '../../domain/research';
+import { AWAITING_CLARIFICATION, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_UNITS, MAX_ITERATIONS_LIMIT, MAX_UNITS_LIMIT } from '../../domain/research';
 import type { ActiveResearchRow } from '../../store/research';
 
 /** A thread id in a path: 1 to 512 characters, as on the search routes. */
@@ -63,7 +63,11 @@ const messageOf = (v: ResearchView): string => {
   const s = v.state;
   if (v.workflow.status === 'error') return v.workflow.error_message ?? 'the research failed';
   if (s.message) return s.message;
-  if (s.clarification && s.clarification.answer === null) return s.clarification.question;
+  // The question is the message while it waits for its answer; a run stopped while waiting says so instead.
+  if (s.clarification && s.clarification.answer === null) {
+    if (v.workflow.status === AWAITING_CLARIFICATION) return s.clarification.question;
+    if (v.workflow.status === 'stopped') return 'the research was stopped while waiting for a clarification';
+  }
   return v.workflow.status === 'processing' ? 'research in progress' : `research ${v.workflow.status}`;
 };
 

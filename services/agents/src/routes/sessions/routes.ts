@@ -136,14 +136,15 @@ export function sessionRoutes(deps: SessionRouteDeps) {
         422: { description: 'no `file` part, or no `thread_id`: body (a)', schema: family.invalidView },
       },
       handler: async (ctx) => {
-        const part = await readFilePart(ctx, 'file', deps.maxUploadBytes());
+        const { file: part, fields } = await readFilePart(ctx, 'file', deps.maxUploadBytes());
+        const threadId = fields.thread_id;
         const issues = [
           ...(part ? [] : [{ path: 'file', message: 'Field required: a file part named "file"' }]),
-          ...(part?.fields.thread_id ? [] : [{ path: 'thread_id', message: 'Field required: the thread_id deep search start answered' }]),
+          ...(threadId ? [] : [{ path: 'thread_id', message: 'Field required: the thread_id deep search start answered' }]),
         ];
-        if (issues.length > 0 || !part) throw envelopeValidationError(issues, 'body');
+        if (issues.length > 0 || !part || !threadId) throw envelopeValidationError(issues, 'body');
         if (part.tooLarge) throw agentsError('PAYLOAD_TOO_LARGE', `the file is larger than ${deps.maxUploadBytes()} bytes`);
-        const r = await deps.upload(ctx.state.principal, part.fields.thread_id!, { filename: part.filename, bytes: part.bytes, contentType: 'application/octet-stream' });
+        const r = await deps.upload(ctx.state.principal, threadId, { filename: part.filename, bytes: part.bytes, contentType: 'application/octet-stream' });
         return { success: true, workspace_id: r.workspace_id, paths: r.paths };
       },
     }),

@@ -35,7 +35,8 @@ function withFilePart(ctx: RouterContext<GraphState>, maxBytes: number, onFile: 
     try {
       bb = multipartParser(ctx.req.headers, { files: 1, fields: 20, fieldSize: 64 * 1024, fileSize: maxBytes + 1, parts: 25 });
     } catch {
-      reject(new AppError('UNSUPPORTED_MEDIA_TYPE', 'send multipart/form-data with a file field named "file"'));
+      // multipart/form-data without a usable boundary is a malformed body; another type is not multipart at all.
+      reject(ctx.is('multipart/form-data') ? AppError.badRequest('the multipart body is malformed') : new AppError('UNSUPPORTED_MEDIA_TYPE', 'send multipart/form-data with a file field named "file"'));
       return;
     }
     let handled = false;
