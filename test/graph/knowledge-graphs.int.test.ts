@@ -1,5 +1,5 @@
 import { TOPICS, type GraphJobMessage } from '@lore/contracts';
-import type { Identity } from '@lore/runtime';
+import { IDENTITY_HEADER, type Identity } from '@lore/runtime';
 import { Client } from 'pg';
 import { eventually, startHarness, type Harness } from '../memory/support';
 import { uniqueSuffix } from '../support/infra';
@@ -64,11 +64,11 @@ describe('knowledge graphs (cluster mode, through the gateway)', () => {
     }, 90_000, `job ${jobId}`);
 
   const rows = <T>(t: string, text: string, params: unknown[]) => h.db.withTenant(t, async (sql) => (await sql.query<T>(text, params)).rows);
-  const nodesOf = (graphId: string) =>
+  const nodesOf = (graphId: string, t = tenant) =>
     rows<{ node_id: string; label: string; name: string; resolution_key: string; properties: Record<string, unknown> }>(
-      tenant,
+      t,
       `SELECT node_id::text, label, name, resolution_key, properties FROM graph.kg_nodes WHERE tenant_id = $1 AND graph_id = $2 ORDER BY node_id`,
-      [tenant, graphId],
+      [t, graphId],
     );
   const edgesOf = (graphId: string) =>
     rows<{ from_name: string; label: string; to_name: string; open: boolean; source_kind: string; source_id: string; valid_from: Date; valid_to: Date | null; recorded_at: Date }>(
@@ -333,6 +333,59 @@ describe('knowledge graphs (cluster mode, through the gateway)', () => {
       const noneJob = await settled(none.body.jobId);
       expect(noneJob).toMatchObject({ status: 'completed', stats: expect.objectContaining({ rows: 0 }) });
       expect((await edgesOf(webId)).filter((e) => e.open)).toHaveLength(edges.length);
+    });
+
+    it('keeps a graph built from a document only administrators may see to administrators: to a member it is absent everywhere', async () => {
+      // A tenant of its own, so its private document shows in no other test's graph. The member's requests go to the
+      // graph with their signed identity (a gateway key is always the tenant's); the administrator's through the
+      // gateway with the tenant's key.
+      const t = `t_kg_private_${run}`;
+      const m = `mem_kg_private_${run}`;
+      const admin = adminOf(t, m);
+      const member = h.identity(t, m, { role: 'member' } as Partial<Identity>);
+      const asMember = (method: string, path: string, body?: unknown) => h.callGraph(method, path, member, body);
+      const r = await h.callGraph('POST', PUSH, admin, { cc_pair_id: 51, access: { public: false, groups: [] }, documents: [doc('memo/merger', 'Dr. Hana Vogel leads the merger with Hidden Dynamics Corp in Zurich.', 'file')] });
+      expect(r.status).toBe(200);
+      await push(t, m, 52, [doc('wiki/open', 'Dr. Omar Field works at Open Corp in Lisbon.', 'web')]);
+      const finished = (jobId: string, as: (method: string, path: string) => Promise<{ body: any }>) =>
+        eventually(async () => {
+          const j = (await as('GET', `/memory/jobs/${jobId}`)).body;
+          return j?.status === 'completed' || j?.status === 'failed' ? j : undefined;
+        }, 60_000, `job ${jobId}`);
+
+      // A member's ingest reads the public document only, and its graph stays the member's to read.
+      const memberGraph = `kg-member-${run}`;
+      const mine = await asMember('POST', '/memory/ingest/connectors', { list_id: memberGraph, source_types: null, graph_name: 'Member' });
+      expect(mine.status).toBe(200);
+      expect((await finished(mine.body.jobId, asMember)).status).toBe('completed');
+      expect((await asMember('GET', `/memory/departments/${memberGraph}`)).body).toMatchObject({ status: 'ready' });
+      expect((await nodesOf(memberGraph, t)).map((n) => n.name).join(' ')).not.toMatch(/Hidden Dynamics|Hana Vogel/);
+
+      // An administrator's ingest takes the private document too: that graph is the administrators' alone.
+      const asAdmin = (method: string, path: string, body?: unknown) => call(method, path, body, admin);
+      const adminGraph = `kg-admin-${run}`;
+      const theirs = await asAdmin('POST', '/memory/ingest/connectors', { list_id: adminGraph, source_types: null, graph_name: 'Admin' });
+      expect((await finished(theirs.body.jobId, asAdmin)).status).toBe('completed');
+      expect((await nodesOf(adminGraph, t)).map((n) => n.name)).toEqual(expect.arrayContaining(['Hidden Dynamics Corp', 'Doc memo/merger']));
+      const ask = { listId: adminGraph, question: 'What does Doc memo/merger mention?' };
+      expect((await asAdmin('POST', '/memory/chat', ask)).status).toBe(200);
+      expect((await asAdmin('GET', `/memory/departments/${adminGraph}`)).status).toBe(200);
+      const form = new FormData();
+      form.append('list_id', adminGraph);
+      form.append('file', new Blob(['Company\nEvil\n']), 'x.csv');
+      const upload = await fetch(`${h.graphUrl}/memory/upload`, { method: 'POST', headers: { [IDENTITY_HEADER]: await h.signer.sign(member) }, body: form });
+      const absent = [
+        await asMember('GET', `/memory/departments/${adminGraph}`),
+        await asMember('GET', `/memory/jobs/${theirs.body.jobId}`),
+        await asMember('POST', '/memory/chat', ask),
+        { status: upload.status, body: await upload.json() },
+        await asMember('POST', '/memory/ingest/connectors', { list_id: adminGraph, source_types: null, graph_name: 'Again' }),
+        await asMember('POST', '/memory/generate', { listId: adminGraph, records: [], columns: [{ id: 'name', header: 'Company', type: 'fixed' }] }),
+      ];
+      expect(absent.map((x) => [x.status, x.body])).toEqual(absent.map(() => [404, { detail: expect.stringMatching(/not found/) }]));
+      const listed = async (list: () => Promise<{ body: any }>) => ((await list()).body.departments as Array<{ graph_id: string }>).map((d) => d.graph_id).sort();
+      expect(await listed(() => asMember('GET', '/memory/departments'))).toEqual([memberGraph]);
+      expect(await listed(() => asAdmin('GET', '/memory/departments'))).toEqual([adminGraph, memberGraph].sort());
     });
 
     it('closes the edges a changed document no longer says and opens the new ones on an incremental ingest; a deleted document closes its edges', async () => {

@@ -4,6 +4,7 @@ import { questionPhrases } from '../domain/entity-model';
 import { CHAT_LIMITS, answerFromSubgraph, asksAboutThePast, modelPrompt, NO_ENTITY_ANSWER, type SubgraphEdge, type SubgraphNode } from '../domain/graph-chat';
 import { edgesTouching, linkNodes } from '../store/graph-chat';
 import { getGraph, nodesByIds, type NodeRow } from '../store/knowledge-graphs';
+import { visibleGraph, type GraphViewer } from './knowledge-graphs';
 
 export interface GraphChatDeps {
   db: Db;
@@ -55,9 +56,10 @@ export async function walkNeighbourhood(sql: Sql, tenantId: string, listId: stri
  * walks at most `CHAT_LIMITS.hops` hops from them over current edges (closed ones too when the question asks about
  * the past), keeping at most `CHAT_LIMITS.nodes` nodes and `CHAT_LIMITS.edges` edges, all in one snapshot.
  */
-export async function readSubgraph(db: Db, tenantId: string, listId: string, question: string): Promise<Omit<GraphChatAnswer, 'answer'>> {
+export async function readSubgraph(db: Db, viewer: GraphViewer, listId: string, question: string): Promise<Omit<GraphChatAnswer, 'answer'>> {
   const history = asksAboutThePast(question);
-  const found = await db.withTenant(tenantId, async (sql) => ((await getGraph(sql, tenantId, listId)) ? walkNeighbourhood(sql, tenantId, listId, question, history) : null));
+  const tenantId = viewer.tenantId;
+  const found = await db.withTenant(tenantId, async (sql) => (visibleGraph(await getGraph(sql, tenantId, listId), viewer) ? walkNeighbourhood(sql, tenantId, listId, question, history) : null));
   // Spec 2's `{detail}` shape, as the other knowledge-graph routes answer it.
   if (!found) throw detailError(AppError.notFound('graph'), 'graph not found');
   const nodes = found.rows.map((n) => ({ id: n.node_id, label: n.label, name: n.name, properties: n.properties }));
@@ -70,8 +72,8 @@ export async function readSubgraph(db: Db, tenantId: string, listId: string, que
  * (and a model that fails or answers nothing) states them deterministically. A question that names no entity of
  * the graph gets a clear answer and an empty subgraph, without asking the model.
  */
-export async function graphChat(deps: GraphChatDeps, tenantId: string, input: { listId: string; question: string }, signal?: AbortSignal): Promise<GraphChatAnswer> {
-  const sub = await readSubgraph(deps.db, tenantId, input.listId, input.question);
+export async function graphChat(deps: GraphChatDeps, viewer: GraphViewer, input: { listId: string; question: string }, signal?: AbortSignal): Promise<GraphChatAnswer> {
+  const sub = await readSubgraph(deps.db, viewer, input.listId, input.question);
   const seeds = sub.nodes.filter((n) => sub.linked.includes(n.id));
   if (seeds.length === 0) return { ...sub, answer: NO_ENTITY_ANSWER };
   const fallback = answerFromSubgraph(seeds, sub.nodes, sub.edges, sub.history);

@@ -14,6 +14,7 @@ import {
   insertJob,
   lastCompletedJobStart,
   listGraphs,
+  markGraphAdminOnly,
   openEdges,
   refreshGraphCounts,
   setGraphStatus,
@@ -84,6 +85,20 @@ export interface JobView extends JobAnswer {
 
 const notFound = (what: string) => detailError(AppError.notFound(what), `${what} not found`);
 
+/** Who asks: the tenant, and whether the caller is one of its administrators (`isAdminRole`). */
+export interface GraphViewer {
+  tenantId: string;
+  admin: boolean;
+}
+
+/**
+ * The graph as the viewer may see it: a graph holding what only administrators may see (`admin_only`: a connector
+ * ingest took a document that is not public) is, to anyone else, as absent as another tenant's (docs/memory.md).
+ */
+export function visibleGraph(g: GraphRow | null, viewer: GraphViewer): GraphRow | null {
+  return g && (viewer.admin || !g.admin_only) ? g : null;
+}
+
 export async function createGraph(deps: MemoryDeps, tenantId: string, input: { name: string; description?: string; source_type?: string }): Promise<GraphRow> {
   const graphId = newId('g');
   const row = await deps.db.withTenant(tenantId, (sql) =>
@@ -93,18 +108,23 @@ export async function createGraph(deps: MemoryDeps, tenantId: string, input: { n
   return row;
 }
 
-export function graphsOf(deps: MemoryDeps, tenantId: string): Promise<GraphRow[]> {
-  return deps.db.withTenant(tenantId, (sql) => listGraphs(sql, tenantId, GRAPH_LIMITS.maxGraphs));
+export async function graphsOf(deps: MemoryDeps, viewer: GraphViewer): Promise<GraphRow[]> {
+  const all = await deps.db.withTenant(viewer.tenantId, (sql) => listGraphs(sql, viewer.tenantId, GRAPH_LIMITS.maxGraphs));
+  return all.filter((g) => visibleGraph(g, viewer));
 }
 
-export async function graphOf(deps: MemoryDeps, tenantId: string, graphId: string): Promise<GraphRow> {
-  const g = await deps.db.withTenant(tenantId, (sql) => getGraph(sql, tenantId, graphId));
+export async function graphOf(deps: MemoryDeps, viewer: GraphViewer, graphId: string): Promise<GraphRow> {
+  const g = visibleGraph(await deps.db.withTenant(viewer.tenantId, (sql) => getGraph(sql, viewer.tenantId, graphId)), viewer);
   if (!g) throw notFound('graph');
   return g;
 }
 
-export async function jobOf(deps: MemoryDeps, tenantId: string, jobId: string): Promise<JobView> {
-  const j = await deps.db.withTenant(tenantId, (sql) => getJob(sql, tenantId, jobId));
+/** A job, when its graph is one the viewer may see. */
+export async function jobOf(deps: MemoryDeps, viewer: GraphViewer, jobId: string): Promise<JobView> {
+  const j = await deps.db.withTenant(viewer.tenantId, async (sql) => {
+    const job = await getJob(sql, viewer.tenantId, jobId);
+    return job && visibleGraph(await getGraph(sql, viewer.tenantId, job.graph_id), viewer) ? job : null;
+  });
   if (!j) throw notFound('job');
   return jobView(j);
 }
@@ -150,17 +170,18 @@ const answer = (j: GraphJobRow): JobAnswer => ({ jobId: j.job_id, status: j.stat
  */
 export async function acceptUploadJob(
   deps: MemoryDeps,
-  tenantId: string,
+  viewer: GraphViewer,
   listId: string,
   file: { filename: string; contentType: string; data: Buffer },
 ): Promise<JobAnswer> {
-  const known = await deps.db.withTenant(tenantId, (sql) => getGraph(sql, tenantId, listId));
+  const tenantId = viewer.tenantId;
+  const known = visibleGraph(await deps.db.withTenant(tenantId, (sql) => getGraph(sql, tenantId, listId)), viewer);
   if (!known) throw notFound('graph');
   const blobKey = `${tenantId}/graph-uploads/${newId('gu')}`;
   await deps.blobs.put(tenantId, blobKey, file.data, file.contentType || 'text/csv', GRAPH_LIMITS.uploadMaxBytes);
   try {
     const job = await deps.db.withTenant(tenantId, async (sql) => {
-      const graph = await getGraph(sql, tenantId, listId, true);
+      const graph = visibleGraph(await getGraph(sql, tenantId, listId, true), viewer);
       if (!graph) throw notFound('graph');
       return enqueueJob(sql, tenantId, graph, 'upload', { blob_key: blobKey, filename: file.filename.slice(0, 200), size_bytes: file.data.length }, `upload of ${file.filename.slice(0, 200)} queued`);
     });
@@ -177,11 +198,15 @@ export async function acceptUploadJob(
  */
 export async function acceptConnectorJob(
   deps: MemoryDeps,
-  tenantId: string,
-  input: { list_id: string; source_types: string[] | null; mode: 'full' | 'incremental'; graph_name?: string; admin: boolean },
+  viewer: GraphViewer,
+  input: { list_id: string; source_types: string[] | null; mode: 'full' | 'incremental'; graph_name?: string },
 ): Promise<JobAnswer> {
+  const tenantId = viewer.tenantId;
   const job = await deps.db.withTenant(tenantId, async (sql) => {
-    let graph = await getGraph(sql, tenantId, input.list_id, true);
+    const existing = await getGraph(sql, tenantId, input.list_id, true);
+    // A graph only administrators may see is absent to anyone else: neither filled nor made again under its id.
+    if (existing && !visibleGraph(existing, viewer)) throw notFound('graph');
+    let graph = existing;
     if (!graph && input.graph_name !== undefined) {
       if (!GRAPH_ID_RE.test(input.list_id)) throw new AppError('UNPROCESSABLE', 'list_id is invalid', { body: { detail: [{ loc: ['body', 'list_id'], msg: 'a new graph id is 1-128 letters, digits, _ . : or -', type: 'value_error' }] } });
       await insertGraph(sql, tenantId, { graph_id: input.list_id, name: input.graph_name, description: '', source_type: 'connectors' });
@@ -189,7 +214,7 @@ export async function acceptConnectorJob(
     }
     if (!graph) throw notFound('graph');
     const sources = input.source_types === null ? 'all sources' : input.source_types.join(', ') || 'no source';
-    return enqueueJob(sql, tenantId, graph, 'connectors', { source_types: input.source_types, mode: input.mode, admin: input.admin }, `${input.mode} ingest of ${sources} queued`);
+    return enqueueJob(sql, tenantId, graph, 'connectors', { source_types: input.source_types, mode: input.mode, admin: viewer.admin }, `${input.mode} ingest of ${sources} queued`);
   });
   return answer(job);
 }
@@ -205,9 +230,11 @@ export interface GenerateInput {
  * `POST /memory/generate`: the list's records and columns are the job's input (kept in its row); the graph of id
  * `listId` is created (source type `list`) when the tenant has none.
  */
-export async function acceptGenerateJob(deps: MemoryDeps, tenantId: string, input: GenerateInput): Promise<JobAnswer> {
+export async function acceptGenerateJob(deps: MemoryDeps, viewer: GraphViewer, input: GenerateInput): Promise<JobAnswer> {
+  const tenantId = viewer.tenantId;
   const job = await deps.db.withTenant(tenantId, async (sql) => {
     let graph = await getGraph(sql, tenantId, input.listId, true);
+    if (graph && !visibleGraph(graph, viewer)) throw notFound('graph');
     if (!graph) {
       if (!GRAPH_ID_RE.test(input.listId)) throw notFound('graph');
       await insertGraph(sql, tenantId, { graph_id: input.listId, name: input.workflowCategory || input.listId, description: '', source_type: 'list' });
@@ -281,6 +308,7 @@ function applyJob(deps: MemoryDeps, tenantId: string, job: GraphJobRow, eventId:
     const graph = await getGraph(sql, tenantId, job.graph_id, true);
     if (!graph) return null;
     const applied = await applyPlans(sql, tenantId, job, plans);
+    if (plans.adminOnly) await markGraphAdminOnly(sql, tenantId, job.graph_id);
     const counts = await refreshGraphCounts(sql, tenantId, job.graph_id);
     const stats = { ...applied, ...counts };
     const message = `${applied.rows} ${plans.unit} read: ${applied.nodes_created} nodes created, ${applied.edges_opened} edges opened, ${applied.edges_closed} closed`;
@@ -316,6 +344,8 @@ interface JobPlans {
   plans: Array<{ plan: Plan; sources: string[] }>;
   /** A connector ingest also closes the edges of documents deleted since. */
   closeDeletedDocuments: boolean;
+  /** The job takes a document only administrators may see: the graph becomes `admin_only`. */
+  adminOnly?: boolean;
 }
 
 async function planJob(deps: MemoryDeps, tenantId: string, job: GraphJobRow): Promise<JobPlans> {
@@ -404,7 +434,7 @@ async function planConnectors(deps: MemoryDeps, tenantId: string, job: GraphJobR
     sources: [documentSourceId({ ...d, cc_pair_id: Number(d.cc_pair_id) })],
   }));
   // Both modes close what deleted documents said (a changed document is a new copy of the same source).
-  return { unit: 'documents', rows: docs.length, sourceKind: 'document', plans, closeDeletedDocuments: true };
+  return { unit: 'documents', rows: docs.length, sourceKind: 'document', plans, closeDeletedDocuments: true, adminOnly: docs.some((d) => !d.access_public) };
 }
 
 /** Writes the plans in batches: nodes resolved, then each batch's sources' edges closed and opened. */

@@ -27,12 +27,14 @@ export interface GraphRow {
   edge_count: number;
   created_at: string;
   updated_at: string;
+  /** It holds what only administrators may see (a connector document that is not public): others find no such graph. */
+  admin_only: boolean;
 }
 
 const iso = (v: Date | string): string => new Date(v).toISOString();
 const isoOrNull = (v: Date | string | null): string | null => (v === null ? null : iso(v));
 
-const GRAPH_COLUMNS = 'graph_id, name, description, source_type, status, message, node_count, edge_count, created_at, updated_at';
+const GRAPH_COLUMNS = 'graph_id, name, description, source_type, status, message, node_count, edge_count, created_at, updated_at, admin_only';
 
 type RawGraph = Omit<GraphRow, 'created_at' | 'updated_at'> & { created_at: Date | string; updated_at: Date | string };
 const toGraph = (r: RawGraph): GraphRow => ({ ...r, node_count: Number(r.node_count), edge_count: Number(r.edge_count), created_at: iso(r.created_at), updated_at: iso(r.updated_at) });
@@ -67,6 +69,11 @@ export async function listGraphs(sql: Sql, tenantId: string, limit: number): Pro
     [tenantId, limit],
   );
   return r.rows.map(toGraph);
+}
+
+/** The graph now holds what only administrators may see; it stays so (its closed facts keep their history). */
+export async function markGraphAdminOnly(sql: Sql, tenantId: string, graphId: string): Promise<void> {
+  await sql.query(`UPDATE graph.knowledge_graphs SET admin_only = true WHERE tenant_id = $1 AND graph_id = $2 AND NOT admin_only`, [tenantId, graphId]);
 }
 
 export async function setGraphStatus(sql: Sql, tenantId: string, graphId: string, status: GraphStatus, message: string | null): Promise<void> {
@@ -402,6 +409,8 @@ export interface GraphSourceDocument {
   link: string | null;
   source_type: string | null;
   external_id: string | null;
+  /** Seen by everyone in the tenant; otherwise by administrators only. */
+  access_public: boolean;
 }
 
 /**
@@ -415,7 +424,7 @@ export async function connectorDocumentsForGraph(
   options: { sourceTypes: readonly string[] | null; admin: boolean; changedSince: string | null; limit: number; maxChars: number },
 ): Promise<GraphSourceDocument[]> {
   const r = await sql.query<GraphSourceDocument>(
-    `SELECT doc_id, memory_id, cc_pair_id, title, left(content, $6) AS content, link, source_type, external_id FROM graph.documents
+    `SELECT doc_id, memory_id, cc_pair_id, title, left(content, $6) AS content, link, source_type, external_id, access_public FROM graph.documents
       WHERE tenant_id = $1 AND cc_pair_id IS NOT NULL
         AND ($2::text[] IS NULL OR source_type = ANY($2::text[]))
         AND ($3::boolean OR access_public)

@@ -1,12 +1,14 @@
-import { detailError, detailValidationError, type AppError, type Identity } from '@lore/runtime';
+import { detailError, detailValidationError, type AppError } from '@lore/runtime';
 import type { GraphChatAnswer } from '../../application/graph-chat';
+import type { GraphViewer } from '../../application/knowledge-graphs';
+import { viewerOf } from '../knowledge-graphs/routes';
 import { detailStringView, validationView } from '../knowledge-graphs/schema';
 import { BEARER_OR_KEY, route, type MemoryGuard } from '../route';
 import { GraphChatAnswerSchema, GraphChatBody, presentGraphChat } from './schema';
 
 export interface GraphChatRouteDeps {
   guard: MemoryGuard;
-  chat: (tenantId: string, input: { listId: string; question: string }, signal: AbortSignal) => Promise<GraphChatAnswer>;
+  chat: (viewer: GraphViewer, input: { listId: string; question: string }, signal: AbortSignal) => Promise<GraphChatAnswer>;
 }
 
 /**
@@ -23,7 +25,7 @@ export function graphChatRoutes(deps: GraphChatRouteDeps) {
       ok: { status: 200, description: 'the answer, with the nodes and edges of the graph it was read from', schema: GraphChatAnswerSchema },
       responses: {
         400: { description: 'the body is not clean JSON (malformed, not UTF-8, a NUL character, nested too deep)', schema: detailStringView },
-        404: { description: 'no graph `listId` in the tenant', schema: detailStringView },
+        404: { description: 'no graph `listId` in the tenant (or one only administrators may see, to anyone else)', schema: detailStringView },
         422: { description: 'validation failure: `detail` lists every issue (loc, msg, type)', schema: validationView },
       },
       handler: async (ctx, { body }) => {
@@ -31,7 +33,7 @@ export function graphChatRoutes(deps: GraphChatRouteDeps) {
         ctx.req.once('close', () => {
           if (!ctx.res.writableEnded) abort.abort();
         });
-        return presentGraphChat(await deps.chat((ctx.state.identity as Identity).tenant_id, body, abort.signal));
+        return presentGraphChat(await deps.chat(viewerOf(ctx), body, abort.signal));
       },
     }),
   ];

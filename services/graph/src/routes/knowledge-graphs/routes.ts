@@ -2,7 +2,7 @@ import type { RouterContext } from '@koa/router';
 import { isAdminRole } from '@lore/contracts';
 import { AppError, detailError, detailValidationError, multipartParser, type MultipartParser, type Identity } from '@lore/runtime';
 import type { z } from 'zod';
-import type { GenerateInput, JobAnswer, JobView } from '../../application/knowledge-graphs';
+import type { GenerateInput, GraphViewer, JobAnswer, JobView } from '../../application/knowledge-graphs';
 import type { GraphRow } from '../../store/knowledge-graphs';
 import { BEARER_OR_KEY, route, type GraphState, type MemoryGuard } from '../route';
 import {
@@ -27,13 +27,13 @@ export interface KnowledgeGraphRouteDeps {
   graphs: {
     uploadMaxBytes: number;
     generateBodyBytes: number;
-    list: (tenantId: string) => Promise<GraphRow[]>;
-    get: (tenantId: string, graphId: string) => Promise<GraphRow>;
+    list: (viewer: GraphViewer) => Promise<GraphRow[]>;
+    get: (viewer: GraphViewer, graphId: string) => Promise<GraphRow>;
     create: (tenantId: string, input: z.output<typeof CreateGraphBody>) => Promise<GraphRow>;
-    upload: (tenantId: string, listId: string, file: { filename: string; contentType: string; data: Buffer }) => Promise<JobAnswer>;
-    ingestConnectors: (tenantId: string, input: z.output<typeof ConnectorIngestBody> & { admin: boolean }) => Promise<JobAnswer>;
-    generate: (tenantId: string, input: GenerateInput) => Promise<JobAnswer>;
-    job: (tenantId: string, jobId: string) => Promise<JobView>;
+    upload: (viewer: GraphViewer, listId: string, file: { filename: string; contentType: string; data: Buffer }) => Promise<JobAnswer>;
+    ingestConnectors: (viewer: GraphViewer, input: z.output<typeof ConnectorIngestBody>) => Promise<JobAnswer>;
+    generate: (viewer: GraphViewer, input: GenerateInput) => Promise<JobAnswer>;
+    job: (viewer: GraphViewer, jobId: string) => Promise<JobView>;
   };
 }
 
@@ -47,6 +47,11 @@ const READ_ONLY = { 403: detail('the key is read-only') };
 const BUSY = { 429: detail('the graph already has 20 jobs queued or running (Retry-After)') };
 
 const tenantOf = (ctx: RouterContext<GraphState>): string => (ctx.state.identity as Identity).tenant_id;
+/** The caller as the graphs see it: a graph only administrators may see is absent to anyone else. */
+export const viewerOf = (ctx: RouterContext<GraphState>): GraphViewer => {
+  const identity = ctx.state.identity as Identity;
+  return { tenantId: identity.tenant_id, admin: isAdminRole(identity.role) };
+};
 
 const unprocessable = (loc: string[], msg: string) => new AppError('UNPROCESSABLE', msg, { body: { detail: [{ loc, msg, type: 'value_error' }] } });
 
@@ -124,7 +129,7 @@ export function knowledgeGraphRoutes(deps: KnowledgeGraphRouteDeps) {
       ...common, method: 'get', path: '/memory/departments', operationId: 'listDepartments', summary: 'The tenant\'s knowledge graphs (departments and lists), newest first',
       guards: [deps.guard('read')],
       ok: { status: 200, description: 'every graph of the tenant (at most 1,000)', schema: GraphListSchema },
-      handler: async (ctx) => ({ departments: (await deps.graphs.list(tenantOf(ctx))).map(presentGraph) }),
+      handler: async (ctx) => ({ departments: (await deps.graphs.list(viewerOf(ctx))).map(presentGraph) }),
     }),
     route({
       ...common, method: 'post', path: '/memory/departments/create', operationId: 'createDepartment', summary: 'Create a knowledge graph (status `empty`)',
@@ -142,7 +147,7 @@ export function knowledgeGraphRoutes(deps: KnowledgeGraphRouteDeps) {
       guards: [deps.guard('read')],
       ok: { status: 200, description: 'the graph', schema: GraphSchema },
       responses: { 404: detail('no graph of this id in the tenant') },
-      handler: async (ctx, { params }) => presentGraph(await deps.graphs.get(tenantOf(ctx), params.graph_id ?? '')),
+      handler: async (ctx, { params }) => presentGraph(await deps.graphs.get(viewerOf(ctx), params.graph_id ?? '')),
     }),
     route({
       ...common, method: 'post', path: '/memory/upload', operationId: 'uploadToGraph', summary: 'Fill a graph from a table (background job)',
@@ -163,7 +168,7 @@ export function knowledgeGraphRoutes(deps: KnowledgeGraphRouteDeps) {
         if (!ctx.is('multipart/form-data')) throw detailError(new AppError('UNSUPPORTED_MEDIA_TYPE', 'send multipart/form-data with a file field named "file" and list_id'));
         const upload = await readUpload(ctx, max);
         const { listId, ...file } = upload;
-        return presentJobAnswer(await deps.graphs.upload(tenantOf(ctx), listId, file));
+        return presentJobAnswer(await deps.graphs.upload(viewerOf(ctx), listId, file));
       },
     }),
     route({
@@ -173,7 +178,7 @@ export function knowledgeGraphRoutes(deps: KnowledgeGraphRouteDeps) {
       ok: { status: 200, description: 'the job, status `queued`', schema: JobAnswerSchema },
       responses: { ...READ_ONLY, ...INVALID, ...UNREADABLE, ...BUSY, 404: detail('no graph `list_id` in the tenant and no `graph_name` to create it') },
       handler: async (ctx, { body }) =>
-        presentJobAnswer(await deps.graphs.ingestConnectors(tenantOf(ctx), { ...body, admin: isAdminRole((ctx.state.identity as Identity).role) })),
+        presentJobAnswer(await deps.graphs.ingestConnectors(viewerOf(ctx), body)),
     }),
     route({
       ...common, method: 'post', path: '/memory/generate', operationId: 'generateGraph', summary: 'Build a graph from a saved list\'s records and columns (background job)',
@@ -182,14 +187,14 @@ export function knowledgeGraphRoutes(deps: KnowledgeGraphRouteDeps) {
       bodyLimitBytes: deps.graphs.generateBodyBytes,
       ok: { status: 200, description: 'the job, status `queued`', schema: JobAnswerSchema },
       responses: { ...READ_ONLY, ...INVALID, ...UNREADABLE, ...BUSY, 404: detail('`listId` is not a usable graph id') },
-      handler: async (ctx, { body }) => presentJobAnswer(await deps.graphs.generate(tenantOf(ctx), body as GenerateInput)),
+      handler: async (ctx, { body }) => presentJobAnswer(await deps.graphs.generate(viewerOf(ctx), body as GenerateInput)),
     }),
     route({
       ...common, method: 'get', path: '/memory/jobs/:job_id', operationId: 'getGraphJob', summary: 'A knowledge-graph job: queued → running → completed | failed',
       guards: [deps.guard('read')],
       ok: { status: 200, description: 'the job', schema: JobSchema },
       responses: { 404: detail('no job of this id in the tenant') },
-      handler: async (ctx, { params }) => presentJob(await deps.graphs.job(tenantOf(ctx), params.job_id ?? '')),
+      handler: async (ctx, { params }) => presentJob(await deps.graphs.job(viewerOf(ctx), params.job_id ?? '')),
     }),
   ];
 }
