@@ -133,6 +133,21 @@ describe('core: chat answers over the memory, through the gateway', () => {
     expect(memory.json.top_documents.map((d: { document_id: string }) => d.document_id)).toContain(docId);
   });
 
+  it('streams no citation markers with include_citations false, and stores the cited answer still', async () => {
+    const id = await newSession(a.key);
+    const r = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id, include_citations: false });
+    const ps = parts(r.text);
+    expect(ps.map((p) => p.type)).not.toContain('citation_info');
+    const streamed = ps.filter((p) => p.type === 'answer_delta').map((p) => p.text).join('');
+    expect(streamed).toMatch(/nine/);
+    expect(streamed).not.toMatch(/\[\d+\]/);
+    const d = await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key));
+    const stored = d.json.messages.at(-1) as { message: string; citations: Record<string, string> };
+    expect(stored.message).toMatch(/\[1\]/);
+    expect(stored.citations).toEqual({ 1: docId });
+    expect(streamed).toBe(stored.message.replace(/\s*\[\d+(?:\s*,\s*\d+)*\]/g, '').trim());
+  });
+
   it('edits and regenerates as branches, and switches branches with set-message-as-latest', async () => {
     const id = await newSession(a.key);
     const first = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id, stream: false });

@@ -1,6 +1,6 @@
 import { groundedAnswerStream, type ChatMessage, type ModelOverrides, type SourceChunk, type ToolDefinition } from '@lore/ai';
 import type { RetrievedChunk } from '@lore/runtime';
-import { searchToolCall, withoutCitations, type AnswerStreamPart, type CitationInfo, type SearchDoc, type StoredSearchCall, type ToolCallRecord } from '../domain/answer-parts';
+import { citationStripper, searchToolCall, withoutCitations, type AnswerStreamPart, type CitationInfo, type SearchDoc, type StoredSearchCall, type ToolCallRecord } from '../domain/answer-parts';
 import { latestBranch } from '../domain/message-tree';
 import { FILE_CONTEXT, selectPassages, type FilePassage } from '../domain/project-files';
 import { availableContextTokens, countTokens, maxDocumentTokens } from '../domain/tokens';
@@ -354,15 +354,21 @@ async function* answerParts(deps: CoreDeps, turn: PreparedTurn, signal?: AbortSi
     }
     if (sources) {
       const fallback = { noSources: 'No indexed document matches this question.', unanswered: 'The documents found do not answer this question.' };
+      // Without citations the caller gets no citation_info to read markers by: the text it is sent has none. The
+      // stored message keeps them, with its citations.
+      const strip = turn.includeCitations ? null : citationStripper();
       for await (const piece of groundedAnswerStream(chat.languageModel, { question: turn.question, sources, maxTokens: chat.answerMaxTokens, signal, fallback, overrides: turn.overrides })) {
         if (piece.type === 'token') {
           answer += piece.text;
-          yield { type: 'answer_delta', text: piece.text };
+          const text = strip ? strip.push(piece.text) : piece.text;
+          if (text) yield { type: 'answer_delta', text };
         } else {
           answer = piece.answer;
           citations = piece.citations.map((c) => ({ citation_num: c.index, document_id: c.document_id }));
         }
       }
+      const rest = strip?.end();
+      if (rest) yield { type: 'answer_delta', text: rest };
     } else {
       // No search: the model answers from the conversation alone, without citations.
       const completion = await chat.languageModel.chat({ messages: historyMessages(turn), maxTokens: chat.answerMaxTokens, signal, overrides: turn.overrides });

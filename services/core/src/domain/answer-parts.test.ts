@@ -1,9 +1,39 @@
-import { searchToolCall, toolCallsOf, withoutCitations, type SearchDoc } from './answer-parts';
+import { citationStripper, searchToolCall, toolCallsOf, withoutCitations, type SearchDoc } from './answer-parts';
 
 describe('withoutCitations', () => {
   it('removes every marker form the checker leaves and nothing else', () => {
     expect(withoutCitations('The fog horn sounds at nine [1]. Keepers log it [2, 3][4].')).toBe('The fog horn sounds at nine. Keepers log it.');
     expect(withoutCitations('Arrays like a[i] stay.')).toBe('Arrays like a[i] stay.');
+  });
+});
+
+describe('citationStripper', () => {
+  const answers = [
+    'The fog horn sounds at nine [1]. Keepers log it [2, 3][4].',
+    'Arrays like a[i] stay [1], and so do [12 apples] in brackets.',
+    'Heron launches on 3 March [1].',
+    '  Leading space [1]',
+  ];
+
+  it('sends, piece by piece however the answer is cut, exactly the answer without its markers', () => {
+    for (const answer of answers) {
+      // Every cut into two pieces, and one piece per character.
+      const cuts = [...Array.from({ length: answer.length + 1 }, (_, i) => [answer.slice(0, i), answer.slice(i)]), [...answer]];
+      for (const pieces of cuts) {
+        const strip = citationStripper();
+        const sent = pieces.map((p) => strip.push(p)).join('') + strip.end();
+        expect({ pieces, sent }).toEqual({ pieces, sent: withoutCitations(answer) });
+      }
+    }
+  });
+
+  it('holds back only what may still become a marker', () => {
+    const strip = citationStripper();
+    expect(strip.push('Heron launches')).toBe('Heron launches');
+    expect(strip.push(' on 3 March [')).toBe(' on 3 March');
+    expect(strip.push('1')).toBe('');
+    expect(strip.push('].')).toBe('.');
+    expect(strip.end()).toBe('');
   });
 });
 

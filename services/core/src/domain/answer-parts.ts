@@ -85,7 +85,38 @@ export type AnswerStreamPart =
   | { type: 'error'; error: string }
   | { type: 'stop'; message_id: number | null; chat_session_id: string; stop_reason: 'finished' | 'error' };
 
+const MARKERS = /\s*\[\d+(?:\s*,\s*\d+)*\]/g;
+/** The end of a text that may yet become a marker (or the whitespace before one) once more text comes. */
+const OPEN_MARKER = /\s*(?:\[[\d,\s]*)?$/;
+
 /** `[1]`, `[2, 3]`, `[1][2]` markers out of an answer, whitespace before them included. */
 export function withoutCitations(answer: string): string {
-  return answer.replace(/\s*\[\d+(?:\s*,\s*\d+)*\]/g, '').trim();
+  return answer.replace(MARKERS, '').trim();
+}
+
+/**
+ * The same for an answer that arrives in pieces (a stream with `include_citations: false`): `push` takes the next
+ * piece and answers what may be sent now, `end` the rest. A marker split over pieces (`[1` then `, 2]`) is held
+ * back until it is whole; whitespace at the end is held back until it is known not to come before a marker. What
+ * is sent in all is `withoutCitations` of the whole answer.
+ */
+export function citationStripper(): { push(piece: string): string; end(): string } {
+  let text = '';
+  let sent = 0;
+  const take = (upTo: number, clean: string) => {
+    const out = clean.slice(sent, upTo);
+    sent = Math.max(sent, upTo);
+    return out;
+  };
+  return {
+    push(piece) {
+      text += piece;
+      const clean = text.replace(MARKERS, '').replace(/^\s+/, '');
+      return take(clean.length - (OPEN_MARKER.exec(clean)?.[0].length ?? 0), clean);
+    },
+    end() {
+      const clean = withoutCitations(text);
+      return take(clean.length, clean);
+    },
+  };
 }
