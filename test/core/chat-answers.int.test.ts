@@ -181,6 +181,50 @@ describe('core: chat answers over the memory, through the gateway', () => {
     expect((await s.call('POST', '/api/chat/seed-chat-session', as(a.key), { persona_id: 999 })).status).toBe(400);
   });
 
+  it('keeps every question under an answer: turns sent at once follow each other or wait (409), a seeded question is replaced, a question is no parent', async () => {
+    type Msg = { message_id: number; parent_message_id: number | null; message_type: string };
+    const tree = async (id: string) => {
+      const all = await s.db.withTenant(a.tenantId, async (sql) =>
+        (await sql.query<Msg>(`SELECT message_id::int, parent_message_id::int, message_type FROM core.chat_messages WHERE tenant_id = $1 AND session_id = $2`, [a.tenantId, id])).rows);
+      const byId = new Map(all.map((m) => [m.message_id, m]));
+      return { all, shown: ((await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key))).json.messages as Msg[]).map((m) => m.message_id), byId };
+    };
+    // Three turns sent to one session at once: each answered turn follows the one before it on the shown branch, and
+    // a turn sent while another is being answered is refused (409), nothing stored for it.
+    for (let round = 0; round < 3; round++) {
+      const id = await newSession(a.key);
+      const sent = await Promise.all([0, 1, 2].map((i) => s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: `${QUESTION} (${i})`, chat_session_id: id, stream: false })));
+      expect(sent.map((r) => r.status).every((st) => st === 200 || st === 409)).toBe(true);
+      for (const r of sent.filter((x) => x.status === 409)) expect(r.json.detail).toMatch(/still being answered/);
+      const answered = sent.filter((r) => r.status === 200).map((r) => r.json.message_id as number);
+      expect(answered.length).toBeGreaterThan(0);
+      const { all, shown, byId } = await tree(id);
+      for (const m of all) if (m.message_type === 'user') expect(byId.get(m.parent_message_id!)?.message_type).not.toBe('user');
+      for (const mid of answered) expect(shown).toContain(mid);
+      expect(all.filter((m) => m.message_type === 'user')).toHaveLength(answered.length);
+    }
+
+    // A question marked as being answered refuses a new message and a second answer to it alike.
+    const seeded = await s.call('POST', '/api/chat/seed-chat-session', as(a.key), { persona_id: 0, message: QUESTION });
+    const sid = seeded.json.chat_session_id as string;
+    const mark = (until: string) => s.db.withTenant(a.tenantId, (sql) => sql.query(`UPDATE core.chat_messages SET answering_until = ${until} WHERE tenant_id = $1 AND message_id = $2`, [a.tenantId, seeded.json.message_id]));
+    await mark(`now() + interval '1 minute'`);
+    expect((await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'Another question', chat_session_id: sid, stream: false })).status).toBe(409);
+    expect((await s.call('POST', '/api/chat/send-message', as(a.key), { chat_session_id: sid, use_existing_user_message: true })).status).toBe(409);
+    // Once the mark has expired (its answer never came), a new message takes the seeded question's place.
+    await mark(`now() - interval '1 second'`);
+    const next = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: sid, stream: false });
+    expect(next.status).toBe(200);
+    const after = await tree(sid);
+    const [root] = after.all.filter((m) => m.message_type === 'system');
+    const newQuestion = after.byId.get(after.byId.get(next.json.message_id)!.parent_message_id!)!;
+    expect(newQuestion.parent_message_id).toBe(root!.message_id);
+    expect(after.shown).toEqual([root!.message_id, newQuestion.message_id, next.json.message_id]);
+    // The seeded question stays, on its own branch: naming it as a parent is refused (a question is no parent).
+    const underQuestion = await s.call('POST', '/api/chat/send-message', as(a.key), { chat_session_id: sid, parent_message_id: seeded.json.message_id, message: 'hi' });
+    expect([underQuestion.status, underQuestion.json.detail]).toEqual([400, expect.stringMatching(/is a question/)]);
+  });
+
   it('records feedback on answers only, replaces it, and removes it', async () => {
     const id = await newSession(a.key);
     const r = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id, stream: false });

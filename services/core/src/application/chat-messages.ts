@@ -6,7 +6,7 @@ import { FILE_CONTEXT, selectPassages, type FilePassage } from '../domain/projec
 import { availableContextTokens, countTokens, maxDocumentTokens } from '../domain/tokens';
 import { toolById } from '../domain/tools';
 import { getSession, insertSession, sessionMessages } from '../store/chat-sessions';
-import { deleteFeedback, insertMessage, insertMessageAlone, insertRootMessage, lockSessionForTurn, messageRef, setLatestChild, upsertFeedback, type TurnMessage } from '../store/chat-messages';
+import { deleteFeedback, insertMessage, insertMessageAlone, insertRootMessage, lockSessionForTurn, markAnswering, messageRef, setLatestChild, upsertFeedback, type TurnMessage } from '../store/chat-messages';
 import { getPersona, personaOfSession } from '../store/personas';
 import { projectFileTexts } from '../store/project-files';
 import type { CoreDeps } from './context';
@@ -136,22 +136,39 @@ function storeTurn(deps: CoreDeps, p: Principal, identityToken: string, input: T
     let question: string;
     /** The messages before the turn's user message, nearest first. */
     let earlier: TurnMessage[];
+    const answeringUntil = Date.now() + ANSWERING_MS;
     if (input.useExistingUserMessage) {
       const target = start;
       if (!target || target.message_type !== 'user') throw coreError('BAD_REQUEST', 'use_existing_user_message needs a user message of this session to answer');
+      if (target.answering) throw answeringConflict(target.message_id);
       earlier = session.path.slice(1);
       userMessageId = target.message_id;
       parentMessageId = target.parent_message_id;
       question = target.message;
       // Answering it makes its branch the latest one.
       if (parentMessageId !== null) await setLatestChild(sql, p.tenantId, parentMessageId, userMessageId);
+      await markAnswering(sql, p.tenantId, userMessageId, answeringUntil);
     } else {
       if (!start) throw coreError('NOT_FOUND', 'parent message not found in this session');
-      parentMessageId = start.message_id;
+      // A question goes under an answer (or the session's first message), never under another question.
+      let parent = start;
       earlier = session.path;
+      if (start.message_type === 'user') {
+        if (named !== null) {
+          throw coreError('BAD_REQUEST', `message ${named} is a question: a new message goes under an answer; to answer this one, send use_existing_user_message`);
+        }
+        if (start.answering) throw answeringConflict(start.message_id);
+        // The latest question has no answer and none is coming (a seeded question, or a turn that never ended):
+        // the new message takes its place, as a sibling that becomes the latest branch.
+        const above = session.path[1];
+        if (!above || above.message_id !== start.parent_message_id) throw coreError('NOT_FOUND', 'parent message not found in this session');
+        parent = above;
+        earlier = session.path.slice(1);
+      }
+      parentMessageId = parent.message_id;
       question = input.message;
       userMessageId = await insertMessage(sql, p.tenantId, {
-        session_id: session.session_id, parent_message_id: parentMessageId, message_type: 'user', message: question, token_count: countTokens(question),
+        session_id: session.session_id, parent_message_id: parentMessageId, message_type: 'user', message: question, token_count: countTokens(question), answering_until_ms: answeringUntil,
       });
     }
 
@@ -190,6 +207,15 @@ function storeTurn(deps: CoreDeps, p: Principal, identityToken: string, input: T
     };
   });
 }
+
+/**
+ * How long a turn's question counts as being answered when its answer never comes (the process answering it died).
+ * Longer than any answer takes: the model's calls time out well before.
+ */
+const ANSWERING_MS = 10 * 60_000;
+
+const answeringConflict = (messageId: string) =>
+  coreError('CONFLICT', `message ${messageId} of this session is still being answered: send the next message once its answer has come`);
 
 /** The source type of a chat project's files as answers show them. */
 const FILE_SOURCE = 'file';

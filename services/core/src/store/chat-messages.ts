@@ -10,6 +10,8 @@ export interface NewMessage {
   documents?: unknown[];
   tool_calls?: unknown[];
   error?: string | null;
+  /** A user message a turn is answering: until when it counts as being answered (the answer's store clears it). */
+  answering_until_ms?: number | null;
 }
 
 /**
@@ -18,10 +20,10 @@ export interface NewMessage {
  */
 /** A message and its parent's latest-child pointer: one statement. */
 const INSERT_MESSAGE = `WITH m AS (
-       INSERT INTO core.chat_messages (tenant_id, session_id, parent_message_id, message_type, message, token_count, citations, documents, tool_calls, error)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING message_id
+       INSERT INTO core.chat_messages (tenant_id, session_id, parent_message_id, message_type, message, token_count, citations, documents, tool_calls, error, answering_until)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, to_timestamp($11::float8 / 1000)) RETURNING message_id
      ), parent AS (
-       UPDATE core.chat_messages p SET latest_child_message_id = m.message_id FROM m
+       UPDATE core.chat_messages p SET latest_child_message_id = m.message_id, answering_until = NULL FROM m
         WHERE p.tenant_id = $1 AND p.message_id = $3
      )
      SELECT message_id::text FROM m`;
@@ -30,6 +32,7 @@ function insertMessageParams(tenantId: string, m: NewMessage): unknown[] {
   return [
     tenantId, m.session_id, m.parent_message_id, m.message_type, m.message, m.token_count,
     JSON.stringify(m.citations ?? {}), JSON.stringify(m.documents ?? []), JSON.stringify(m.tool_calls ?? []), m.error ?? null,
+    m.answering_until_ms ?? null,
   ];
 }
 
@@ -54,6 +57,11 @@ export async function insertMessageAlone(db: Db, tenantId: string, m: NewMessage
  */
 export function insertRootMessage(sql: Sql, tenantId: string, sessionId: string): Promise<string> {
   return insertMessage(sql, tenantId, { session_id: sessionId, parent_message_id: null, message_type: 'system', message: '', token_count: 0 });
+}
+
+/** Marks a user message as being answered until `untilMs` (a turn answering a seeded question). */
+export async function markAnswering(sql: Sql, tenantId: string, messageId: string, untilMs: number): Promise<void> {
+  await sql.query(`UPDATE core.chat_messages SET answering_until = to_timestamp($3::float8 / 1000) WHERE tenant_id = $1 AND message_id = $2`, [tenantId, messageId, untilMs]);
 }
 
 export async function setLatestChild(sql: Sql, tenantId: string, parentId: string, childId: string): Promise<void> {
@@ -114,6 +122,8 @@ export interface TurnMessage {
   message_type: 'system' | 'user' | 'assistant';
   message: string;
   error: string | null;
+  /** A user message a turn is answering now (its mark has not expired). */
+  answering: boolean;
 }
 
 export interface TurnSession {
@@ -143,6 +153,9 @@ export interface TurnSession {
  * The walk down is bounded by the session's message count, so a damaged pointer that made a cycle cannot loop.
  */
 export async function lockSessionForTurn(sql: Sql, tenantId: string, sessionId: string, owner: string, name: string, start: string | null, pathMessages: number): Promise<TurnSession | null> {
+  // The lock first, in a statement of its own: a statement reads the tree as it was when the statement began, so
+  // one that waited here for another turn of the session would not see that turn's question. The next one does.
+  await sql.query(`SELECT 1 FROM core.chat_sessions WHERE tenant_id = $1 AND session_id = $2 FOR UPDATE`, [tenantId, sessionId], { prepare: true });
   const r = await sql.query<{
     session_id: string;
     current_alternate_model: string | null;
@@ -171,11 +184,11 @@ export async function lockSessionForTurn(sql: Sql, tenantId: string, sessionId: 
      ),
      leaf AS (SELECT message_id FROM branch ORDER BY depth DESC LIMIT 1),
      up AS (
-       SELECT m.message_id, m.parent_message_id, m.latest_child_message_id, m.message_type, m.message, m.error, 1 AS depth
+       SELECT m.message_id, m.parent_message_id, m.latest_child_message_id, m.message_type, m.message, m.error, COALESCE(m.answering_until > now(), false) AS answering, 1 AS depth
          FROM core.chat_messages m
         WHERE m.tenant_id = $1 AND m.session_id = $2 AND m.message_id = COALESCE($5::bigint, (SELECT message_id FROM leaf))
        UNION ALL
-       SELECT p.message_id, p.parent_message_id, p.latest_child_message_id, p.message_type, p.message, p.error, u.depth + 1
+       SELECT p.message_id, p.parent_message_id, p.latest_child_message_id, p.message_type, p.message, p.error, COALESCE(p.answering_until > now(), false), u.depth + 1
          FROM up u JOIN core.chat_messages p ON p.tenant_id = $1 AND p.message_id = u.parent_message_id AND p.session_id = $2
         WHERE u.depth < $6
      )
@@ -183,7 +196,7 @@ export async function lockSessionForTurn(sql: Sql, tenantId: string, sessionId: 
             (SELECT json_agg(json_build_object(
                       'message_id', u.message_id::text, 'parent_message_id', u.parent_message_id::text,
                       'latest_child_message_id', u.latest_child_message_id::text, 'message_type', u.message_type,
-                      'message', u.message, 'error', u.error) ORDER BY u.depth)
+                      'message', u.message, 'error', u.error, 'answering', u.answering) ORDER BY u.depth)
                FROM up u) AS path
        FROM s LEFT JOIN core.personas p ON p.tenant_id = s.tenant_id AND p.persona_id = s.persona_id`,
     [tenantId, sessionId, owner, name, start, pathMessages],

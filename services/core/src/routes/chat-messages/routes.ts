@@ -38,7 +38,12 @@ export interface ChatMessageRouteDeps {
 }
 
 const NOT_FOUND = { 404: detail('no such session, message or persona of the caller') };
-const TURN_ERRORS = { ...NOT_FOUND, 400: detail('a forced tool the persona does not allow, or no user message to answer'), 403: detail('the key is read-only') };
+const TURN_ERRORS = {
+  ...NOT_FOUND,
+  400: detail('a forced tool the persona does not allow, no user message to answer, or a parent_message_id that is a question'),
+  403: detail('the key is read-only'),
+  409: detail('the question the new message would follow is still being answered (another turn of this session is under way)'),
+};
 
 /** Streams the parts as newline-delimited JSON; a client that leaves cancels the answer (and it is stored as cancelled). */
 function streamParts(ctx: RouterContext<CoreState>, parts: (signal: AbortSignal) => AsyncIterable<AnswerStreamPart>): void {
