@@ -240,6 +240,13 @@ describe('core: chat answers over the memory, through the gateway', () => {
     expect((await s.call('DELETE', `/api/chat/remove-chat-message-feedback?chat_message_id=${answerId}`, as(a.key))).status).toBe(200);
     expect((await s.call('DELETE', `/api/chat/remove-chat-message-feedback?chat_message_id=${answerId}`, as(a.key))).status).toBe(404);
     expect((await s.call('DELETE', '/api/chat/remove-chat-message-feedback', as(a.key))).status).toBe(422);
+    // A deleted session cannot be changed: its answers take no feedback, and theirs cannot be removed.
+    expect((await s.call('POST', '/api/chat/create-chat-message-feedback', as(a.key), { chat_message_id: answerId, is_positive: true })).status).toBe(200);
+    expect((await s.call('DELETE', `/api/chat/delete-chat-session/${id}`, as(a.key))).status).toBe(200);
+    expect((await s.call('POST', '/api/chat/create-chat-message-feedback', as(a.key), { chat_message_id: answerId, is_positive: false })).status).toBe(404);
+    expect((await s.call('DELETE', `/api/chat/remove-chat-message-feedback?chat_message_id=${answerId}`, as(a.key))).status).toBe(404);
+    const kept = await s.db.withTenant(a.tenantId, (sql) => sql.query<{ is_positive: boolean }>(`SELECT is_positive FROM core.chat_feedback WHERE message_id = $1`, [answerId]));
+    expect(kept.rows).toEqual([{ is_positive: true }]);
   });
 
   it('counts tokens with the tokenizer: the document budget of a persona, and what a session has left', async () => {

@@ -193,6 +193,10 @@ describe('core: chat sessions and personas through the gateway', () => {
     // The session made with it still reads, naming it.
     expect((await s.call('GET', `/api/chat/get-chat-session/${sid}`, as(member.token))).json.persona_name).toBe('Legal');
     expect((await s.call('DELETE', '/api/persona/0', as(a.key))).status).toBe(400);
+    // Nor changed: it is the same in every tenant.
+    const renamed = await s.call('PATCH', '/api/persona/0', as(a.key), { name: 'hacked' });
+    expect([renamed.status, renamed.json.detail]).toEqual([400, expect.stringMatching(/cannot be changed/)]);
+    expect((await s.call('GET', '/api/persona/0', as(a.key))).json.name).toBe('Lore');
 
     const readOnly = await s.key(a.tenantId, { scopes: { access: 'read' } });
     expect((await s.call('GET', '/api/chat/get-user-chat-sessions', as(readOnly))).status).toBe(200);

@@ -6,7 +6,7 @@ import { FILE_CONTEXT, selectPassages, type FilePassage } from '../domain/projec
 import { availableContextTokens, countTokens, maxDocumentTokens } from '../domain/tokens';
 import { toolById } from '../domain/tools';
 import { getSession, insertSession, sessionMessages } from '../store/chat-sessions';
-import { deleteFeedback, insertMessage, insertMessageAlone, insertRootMessage, lockSessionForTurn, markAnswering, messageRef, setLatestChild, upsertFeedback, type TurnMessage } from '../store/chat-messages';
+import { deleteFeedback, insertMessage, insertMessageAlone, insertRootMessage, lockSessionForTurn, markAnswering, messageRef, setLatestChild, upsertFeedback, type MessageRef, type TurnMessage } from '../store/chat-messages';
 import { getPersona, personaOfSession } from '../store/personas';
 import { projectFileTexts } from '../store/project-files';
 import type { CoreDeps } from './context';
@@ -456,11 +456,14 @@ export async function completeTurn(deps: CoreDeps, turn: PreparedTurn, signal?: 
   return out;
 }
 
+/** A message the caller may act on: in one of their own sessions, which is not deleted ("a deleted session cannot be changed"). */
+const actionable = (m: MessageRef | null, p: Principal): m is MessageRef => m !== null && m.owner === p.owner && !m.session_deleted;
+
 /** Switches branches: the message becomes its parent's latest child (ChatMessageIdentifier). */
 export async function setMessageAsLatest(deps: CoreDeps, p: Principal, messageId: number): Promise<void> {
   const ok = await deps.db.withTenant(p.tenantId, async (sql) => {
     const m = await messageRef(sql, p.tenantId, messageId);
-    if (!m || m.owner !== p.owner || m.session_deleted) return false;
+    if (!actionable(m, p)) return false;
     if (m.parent_message_id !== null) await setLatestChild(sql, p.tenantId, m.parent_message_id, m.message_id);
     return true;
   });
@@ -471,7 +474,7 @@ export async function setMessageAsLatest(deps: CoreDeps, p: Principal, messageId
 export async function giveFeedback(deps: CoreDeps, p: Principal, f: { chat_message_id: number; is_positive: boolean | null; feedback_text: string | null; predefined_feedback: string | null }): Promise<void> {
   const ok = await deps.db.withTenant(p.tenantId, async (sql) => {
     const m = await messageRef(sql, p.tenantId, f.chat_message_id);
-    if (!m || m.owner !== p.owner) return 'missing';
+    if (!actionable(m, p)) return 'missing';
     if (m.message_type !== 'assistant') return 'not_answer';
     await upsertFeedback(sql, p.tenantId, { message_id: m.message_id, owner: p.owner, is_positive: f.is_positive, feedback_text: f.feedback_text, predefined_feedback: f.predefined_feedback });
     return 'ok';
@@ -483,7 +486,7 @@ export async function giveFeedback(deps: CoreDeps, p: Principal, f: { chat_messa
 export async function removeFeedback(deps: CoreDeps, p: Principal, messageId: number): Promise<void> {
   const ok = await deps.db.withTenant(p.tenantId, async (sql) => {
     const m = await messageRef(sql, p.tenantId, messageId);
-    if (!m || m.owner !== p.owner) return false;
+    if (!actionable(m, p)) return false;
     return deleteFeedback(sql, p.tenantId, m.message_id, p.owner);
   });
   if (!ok) throw coreError('NOT_FOUND', 'no feedback on this message');

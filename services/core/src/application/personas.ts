@@ -50,8 +50,12 @@ export function createPersona(deps: CoreDeps, p: Principal, input: PersonaInput)
   return deps.db.withTenant(p.tenantId, (sql) => insertPersona(sql, p.tenantId, fields));
 }
 
-/** PATCH semantics: fields left out keep their value; `null` clears the nullable ones. */
+/**
+ * PATCH semantics: fields left out keep their value; `null` clears the nullable ones. The default persona is the same
+ * in every tenant (its sessions say `is_global_persona`), so it is not changed: a tenant makes a persona of its own.
+ */
 export async function changePersona(deps: CoreDeps, p: Principal, id: number, patch: Partial<PersonaInput>): Promise<PersonaRow> {
+  if (id === DEFAULT_PERSONA_ID) throw coreError('BAD_REQUEST', 'the default persona is the same in every tenant and cannot be changed; create a persona of your own');
   await seedTenant(deps, p.tenantId);
   const row = await deps.db.withTenant(p.tenantId, async (sql) => {
     const current = await getPersona(sql, p.tenantId, id, true);

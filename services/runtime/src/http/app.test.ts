@@ -73,6 +73,14 @@ describe('createHttpApp', () => {
       ctx.res.once('finish', () => setTimeout(() => socket.destroy(new Error('idle socket broke')), 10));
       ctx.body = { sent: true };
     });
+    router.get('/endless', (ctx) => {
+      ctx.type = 'text/plain';
+      ctx.body = new Readable({
+        read() {
+          setTimeout(() => this.push('more '), 5);
+        },
+      });
+    });
     router.get('/streamed', (ctx) => {
       ctx.type = 'text/plain';
       ctx.body = Readable.from(['one ', 'two ', 'three']);
@@ -225,6 +233,18 @@ describe('createHttpApp', () => {
     expect(circular.status).toBe(500);
     await new Promise((r) => setTimeout(r, 20));
     expect(lines.find((l) => l.msg === 'response failed')).toMatchObject({ level: 'error', request_id: 'circular-00001' });
+  });
+
+  it('writes no error line when a client leaves a streamed body before its end, only an info line', async () => {
+    lines.length = 0;
+    const ac = new AbortController();
+    const res = await fetch(`${server.url}/endless`, { headers: { 'x-request-id': 'client-left-001' }, signal: ac.signal });
+    const reader = res.body!.getReader();
+    await reader.read();
+    ac.abort();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(lines.filter((l) => l.msg === 'response failed')).toEqual([]);
+    expect(lines.find((l) => l.msg === 'the client left before the response ended')).toMatchObject({ level: 'info', request_id: 'client-left-001' });
   });
 
   it("reports a socket error during a request as Koa does (an error line with the request's id), and none between requests", async () => {

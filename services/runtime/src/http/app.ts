@@ -238,8 +238,14 @@ export function createHttpApp(options: HttpAppOptions): LoreApp {
 
   // Errors Koa itself meets (a body that cannot be sent, a failed stream, a socket error during a request) go to
   // the log, not to Koa's console printer; like Koa's, 404s, client errors it exposes and a silent app write nothing.
-  app.on('error', (err: Error & { status?: number; expose?: boolean }, ctx?: LoreContext) => {
+  app.on('error', (err: Error & { status?: number; expose?: boolean; code?: string }, ctx?: LoreContext) => {
     if (err.status === 404 || err.expose || app.silent) return;
+    // A streamed body whose client left before its end (a stream read halfway, a cancelled answer): the client's
+    // choice, not a fault of the service, so no error line for an alert to count.
+    if (err.code === 'ERR_STREAM_PREMATURE_CLOSE') {
+      (ctx?.state?.log ?? logger).info('the client left before the response ended');
+      return;
+    }
     (ctx?.state?.log ?? logger).error({ err }, 'response failed');
   });
 

@@ -47,7 +47,7 @@ export function personaRoutes(deps: PersonaRouteDeps) {
       method: 'patch', path: one, operationId: 'updatePersona', summary: 'Change a persona', tags,
       security: CORE_SECURITY, guards: [deps.guard('admin')], params: personaParams, query: tenantQuery, body: updatePersonaBody, ...SPEC_INPUT,
       ok: { status: 200, description: 'the persona as changed', schema: personaView },
-      responses: { ...ADMIN_ONLY, ...NOT_FOUND, 400: detail('an unknown tool id') },
+      responses: { ...ADMIN_ONLY, ...NOT_FOUND, 400: detail('an unknown tool id, or the default persona (id 0), which is the same in every tenant and is not changed') },
       handler: async (ctx, { params, body }) => presentPersona(await deps.personas.change(ctx.state.principal, params.persona_id, body)),
     }),
     route({
