@@ -73,7 +73,10 @@ const ABBREVIATIONS = new Set(['e.g', 'i.e', 'etc', 'mr', 'mrs', 'ms', 'dr', 'pr
 export function splitSentences(text: string, limit = 10_000): string[] {
   const out: string[] = [];
   const normalized = text.replace(/\r\n?/g, '\n');
-  for (const block of normalized.split(/\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)/)) {
+  // Blocks: paragraphs, list items, and Markdown headings (a heading line is a block of its own: its last words are
+  // not the start of the next line's sentence, nor of a name in it). A single line break inside a paragraph is a
+  // wrapped line and reads as a space.
+  for (const block of normalized.split(/\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)|\n(?=[ \t]*#{1,6}[ \t])|(?<=^[ \t]*#{1,6}[ \t][^\n]*)\n/m)) {
     const flat = block.replace(/\s+/g, ' ').trim();
     if (!flat) continue;
     let start = 0;

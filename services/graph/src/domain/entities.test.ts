@@ -16,6 +16,12 @@ describe('entity extraction', () => {
     expect(byKey.has('march')).toBe(false);
   });
 
+  it('never joins a name across a Markdown heading; a single line break in a paragraph reads as a space (wrapped text)', () => {
+    const keys = extractEntities('# Team Overview\nAlice Walker leads research at Contoso Ltd.\n\n## Notes\r\nPeter Parker works at the Daily Bugle with Mary\nJane Watson.').map((e) => e.key);
+    expect(keys).toEqual(expect.arrayContaining(['team overview', 'alice walker', 'contoso ltd', 'peter parker', 'mary jane watson']));
+    expect(keys.filter((k) => /overview alice|notes peter/.test(k))).toEqual([]);
+  });
+
   it('ignores sentence openers that are not names', () => {
     const entities = extractEntities('Refunds take five days. Shipping is free. Invoices are monthly.');
     expect(entities).toEqual([]);
