@@ -201,7 +201,15 @@ describe('core: chat sessions and personas through the gateway', () => {
     const readOnly = await s.key(a.tenantId, { scopes: { access: 'read' } });
     expect((await s.call('GET', '/api/chat/get-user-chat-sessions', as(readOnly))).status).toBe(200);
     const refused = await s.call('POST', '/api/chat/create-chat-session', as(readOnly), { persona_id: 0 });
-    expect(refused.status).toBe(403);
+    expect([refused.status, refused.json]).toEqual([403, { detail: 'the key is read-only' }]);
+    // The gateway's other refusals on core's paths are spec 2's `{detail}` too: a scope without the module, no key.
+    const memoryOnly = await s.key(a.tenantId, { scopes: { modules: ['memory'] } });
+    for (const path of ['/api/chat/get-user-chat-sessions', '/api/manage/admin/connector/status']) {
+      const outOfScope = await s.call('GET', path, as(memoryOnly));
+      expect([path, outOfScope.status, outOfScope.json]).toEqual([path, 403, { detail: expect.stringMatching(/scope does not include/) }]);
+    }
+    const noKey = await s.call('GET', '/api/chat/get-user-chat-sessions', {});
+    expect([noKey.status, noKey.json]).toEqual([401, { detail: expect.any(String) }]);
   });
 
   it('trusts only the gateway\'s signed identity: none, or one signed with another secret, is 401 with detail', async () => {

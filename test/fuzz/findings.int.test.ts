@@ -42,10 +42,14 @@ describe('the fuzzing findings, one request each', () => {
     ];
     for (const [method, path, allow] of cases) {
       const r = await call(method, path);
-      expect({ method, path, status: r.status, allow: r.headers.allow, code: r.json?.error?.code }).toEqual({ method, path, status: 405, allow, code: 'METHOD_NOT_ALLOWED' });
+      // Core's paths answer spec 2's `{detail}`, as every core answer (docs/core.md, "Errors"); the others the envelope.
+      const said = path.startsWith('/api/chat') ? r.json?.detail : r.json?.error?.code;
+      expect({ method, path, status: r.status, allow: r.headers.allow, said }).toEqual({ method, path, status: 405, allow, said: path.startsWith('/api/chat') ? expect.stringMatching(/not allowed on this path/) : 'METHOD_NOT_ALLOWED' });
     }
     const unknown = await call('TRACE', '/api/v1/no-such-route');
     expect({ status: unknown.status, code: unknown.json?.error?.code }).toEqual({ status: 404, code: 'NOT_FOUND' });
+    const unknownCore = await call('GET', '/api/chat/no-such-route');
+    expect([unknownCore.status, unknownCore.json]).toEqual([404, { detail: 'route not found' }]);
   });
 
   it('a credential cookie that is no valid percent-encoding is a malformed credential (401), not a 500', async () => {
@@ -55,15 +59,16 @@ describe('the fuzzing findings, one request each', () => {
     }
   });
 
-  it('core and agents declare the gateway\'s 401 envelope their routes answer a bad key with', async () => {
-    for (const [doc, method, path] of [['core', 'get', '/api/chat/get-user-chat-sessions'], ['agents', 'get', '/api/workflow/people/threads']] as const) {
-      const r = await http(stack.gateway.publicUrl, method.toUpperCase(), path, { headers: { 'x-api-key': 'ck_live_not-a-key' } });
-      expect(r.status).toBe(401);
-      expect(Object.keys(r.json as Json)).toEqual(['error']);
-      const schema = declared(doc, method, path, 401)?.content?.['application/json']?.schema as Json;
-      const shapes = (schema.anyOf as Json[]).map((s) => Object.keys(s.properties as Json).sort().join(','));
-      expect({ doc, hasEnvelope: shapes.includes('error') }).toEqual({ doc, hasEnvelope: true });
-    }
+  it('core and agents declare the 401 their routes answer a bad key with: agents the gateway\'s envelope, core its own detail', async () => {
+    const agents = await http(stack.gateway.publicUrl, 'GET', '/api/workflow/people/threads', { headers: { 'x-api-key': 'ck_live_not-a-key' } });
+    expect([agents.status, Object.keys(agents.json as Json)]).toEqual([401, ['error']]);
+    const schema = declared('agents', 'get', '/api/workflow/people/threads', 401)?.content?.['application/json']?.schema as Json;
+    expect((schema.anyOf as Json[]).map((s) => Object.keys(s.properties as Json).sort().join(','))).toContain('error');
+    // The gateway answers core's paths in spec 2's `{detail}`, as core itself does (docs/core.md, "Errors").
+    const core = await http(stack.gateway.publicUrl, 'GET', '/api/chat/get-user-chat-sessions', { headers: { 'x-api-key': 'ck_live_not-a-key' } });
+    expect([core.status, Object.keys(core.json as Json)]).toEqual([401, ['detail']]);
+    const coreSchema = declared('core', 'get', '/api/chat/get-user-chat-sessions', 401)?.content?.['application/json']?.schema as Json;
+    expect(Object.keys(coreSchema.properties as Json)).toEqual(['detail']);
   });
 
   it('a path the gateway refuses as ambiguous is declared as its 404 envelope on core\'s and agents\' parameterised paths', async () => {

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { RouteTable, createHttpApp, openApiDocumentRoute, type IdentitySigner, type LoreApp, type Logger } from '@lore/runtime';
+import { AppError, RouteTable, createHttpApp, detailError, openApiDocumentRoute, type IdentitySigner, type LoreApp, type Logger } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { answerTurn, availableTokens, completeTurn, giveFeedback, maxSelectedDocumentTokens, prepareTurn, removeFeedback, seedSession, setMessageAsLatest } from './application/chat-messages';
 import { changeProject, createProject, projectOf, projectsOf, removeProject } from './application/chat-projects';
@@ -9,6 +9,7 @@ import { changeSession, createSession, deleteAllSessions, deleteSession, session
 import { uploadConnectorFiles } from './application/connector-files';
 import { associateCredential, ccPairInfo, ccPairStatuses, changeCcPairStatus, createConnector, createDeletionAttempt, indexAttempts, runOnce } from './application/connectors';
 import type { CoreDeps } from './application/context';
+import { coreError } from './application/errors';
 import { createCredential, credentialList, credentialOf, removeCredential } from './application/credentials';
 import { changePersona, createPersona, personaList, personaOf, removePersona } from './application/personas';
 import { coreOpenApi, coreResponses } from './openapi';
@@ -179,7 +180,18 @@ export function createCoreApp(options: CoreAppOptions): LoreApp {
   const table = coreRouteTable(coreRouteDeps(options.core, options.signer), { bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses });
   table.mount(router);
   app.use(router.routes());
-  // A known path with a method it does not declare: 405 with Allow (docs/fuzzing.md).
-  app.use(table.methodNotAllowed());
+  // A known path with a method it does not declare: 405 with Allow (docs/fuzzing.md); a path core does not serve:
+  // 404. In spec 2's `{detail}`, as every core answer.
+  const notAllowed = table.methodNotAllowed();
+  app.use(async (ctx, next) => {
+    try {
+      await notAllowed(ctx as Parameters<typeof notAllowed>[0], next);
+    } catch (err) {
+      throw err instanceof AppError && err.body === undefined ? detailError(err) : err;
+    }
+  });
+  app.use(() => {
+    throw coreError('NOT_FOUND', 'route not found');
+  });
   return app;
 }

@@ -1,5 +1,4 @@
 import { openApiDocument, withGatewayRefusal, type AnyRoute, type ResponseSpec, type RouteTable } from '@lore/runtime';
-import { z } from 'zod';
 import { CORE_SECURITY, detail, detailView, gatewayErrorView, validationErrorView, type CoreState } from './routes/route';
 
 type Json = Record<string, unknown>;
@@ -21,12 +20,18 @@ const COMPONENTS = {
 
 const sameSecurity = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
+const RETRY_AFTER = { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } };
+
+/**
+ * What the gateway in front of core refuses before core sees the request (a credential, its scope, the tenant's
+ * credits and quota, the credential's rate limit), in core's own `{detail}` (docs/core.md, "Errors"). A route that
+ * words one of them itself keeps its own.
+ */
 const GUARDED: Record<number, ResponseSpec> = {
-  // The gateway answers a bad credential itself, in its envelope; core answers a missing identity with `detail`.
-  401: {
-    description: 'no valid credential: the gateway\'s error envelope (a missing, mistyped or revoked key), or `detail` when the gateway\'s signed identity is missing, invalid or expired',
-    schema: z.union([gatewayErrorView, detailView]),
-  },
+  401: detail('no valid credential: a missing, mistyped or revoked key or session (the gateway), or a signed identity that is missing, invalid or expired (core)'),
+  402: detail('the tenant\'s credits are spent, or its plan\'s monthly request quota is used up'),
+  403: detail('the key\'s scope does not include the module, or does not allow this change (a read-only key); the credential\'s IP allowlist; an administrator\'s route'),
+  429: { description: 'the credential\'s rate limit (or the chat message limits); see Retry-After', schema: detailView, headers: RETRY_AFTER },
 };
 
 const BODY_ERRORS: Record<number, ResponseSpec> = {

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import type Koa from 'koa';
-import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, errorBody, isAppError, nameServerSpan, recordingSpan, type LoreApp } from '@lore/runtime';
+import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, detailError, errorBody, isAppError, nameServerSpan, recordingSpan, type LoreApp } from '@lore/runtime';
 import type { GatewayContext } from './context';
 import { authenticate, identityOf, type RequestFacts } from './auth/authenticate';
 import { clientAddress, clientProto } from './domain/network';
@@ -246,7 +246,16 @@ async function authorise(context: GatewayContext, facts: RequestFacts, match: Fo
   }
 }
 
+/** Forwards a request, answering what the gateway itself refuses in the surface's error body (`errorBody`). */
 async function forward(context: GatewayContext, ctx: GatewayKoaContext, match: ForwardMatch, target: UpstreamTarget): Promise<void> {
+  try {
+    await forwardRequest(context, ctx, match, target);
+  } catch (err) {
+    throw match.route.errorBody === 'detail' && isAppError(err) && err.body === undefined ? detailError(err) : err;
+  }
+}
+
+async function forwardRequest(context: GatewayContext, ctx: GatewayKoaContext, match: ForwardMatch, target: UpstreamTarget): Promise<void> {
   const facts = requestFacts(ctx, hostMemoryOf(ctx));
   // `?api-key=` is a socket's credential only (spec 3, "Authentication" 2): a key in a plain request's URL would end
   // up in access logs and browser histories, so HTTP never reads it.

@@ -46,6 +46,12 @@ export interface ForwardRoute {
   missingCredentialBody?: unknown;
   /** Only served on a memory's own hostname (and on the gateway host). */
   memoryRoute?: boolean;
+  /**
+   * The body of the gateway's own answers on this surface (a refused credential, scope or limit, a body too large,
+   * an upstream that failed): `detail` is spec 2's `{ "detail": "<message>" }`, as the upstream itself answers;
+   * unset, the gateway's error envelope.
+   */
+  errorBody?: 'detail';
 }
 
 export const FORWARD_ROUTES: readonly ForwardRoute[] = [
@@ -87,6 +93,8 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
     allowSessions: true,
     metered: true,
     operationSegment: 3,
+    // Every answer of a spec 2 core path is `{detail}`, the gateway's too (docs/core.md, "Errors").
+    errorBody: 'detail',
   },
   {
     name: 'agents',
