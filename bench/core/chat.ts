@@ -15,7 +15,14 @@
  * real PostgreSQL, Redis and Kafka, with the embedded extractive model, so the figure is Lore's own work. Once every
  * document is indexed, the graph's tables are analyzed (as autovacuum would have done on a running install) before
  * anything is timed.
+ *
+ * `--hops` also prints where each timed request spent its time, from the servers' own view (Node's
+ * `http.server.request.start` and `http.server.response.finish` diagnostics channels; the stack runs in this
+ * process): the client's round trip, the gateway's span, its upstream's (core for a chat, graph for a search), and
+ * for a chat the graph's retrieval inside core's span, split into before it, the retrieval, and after it.
  */
+import { subscribe } from 'node:diagnostics_channel';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startCoreStack } from '../../test/core/harness';
@@ -27,6 +34,7 @@ const argNum = (name: string, fallback: number) => {
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
 };
 const ROUNDS = argNum('rounds', 3);
+const HOPS = process.argv.includes('--hops');
 const EXTRA = argNum('extra', 2000);
 const TARGET = 1.3;
 const DATA = join(__dirname, '..', 'memory', 'data', 'lore-kb');
@@ -54,14 +62,38 @@ function note(i: number): { title: string; text: string } {
   };
 }
 
-async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
-  const started = process.hrtime.bigint();
-  const value = await fn();
-  return { ms: Number(process.hrtime.bigint() - started) / 1e6, value };
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+
+/** A request one of the stack's servers handled: its port, path, and when it arrived and was answered. */
+interface Span { port: number; path: string; start: number; end: number }
+const spans: Span[] = [];
+function recordSpans(): void {
+  const open = new WeakMap<ServerResponse, Span>();
+  subscribe('http.server.request.start', (m) => {
+    const { request: req, response, server } = m as { request: IncomingMessage; response: ServerResponse; server: Server };
+    const address = server.address();
+    const span = { port: typeof address === 'object' && address ? address.port : 0, path: (req.url ?? '').split('?')[0]!, start: now(), end: NaN };
+    open.set(response, span);
+    spans.push(span);
+  });
+  subscribe('http.server.response.finish', (m) => {
+    const span = open.get((m as { response: ServerResponse }).response);
+    if (span) span.end = now();
+  });
 }
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T; spans: Span[] }> {
+  const from = spans.length;
+  const started = now();
+  const value = await fn();
+  return { ms: now() - started, value, spans: spans.slice(from) };
+}
+
+const portOf = (url: string) => Number(new URL(url).port);
 
 async function main(): Promise<void> {
   requireEnv('LORE_TEST_PG_URL');
+  if (HOPS) recordSpans();
   const s = await startCoreStack({ checkResponses: false });
   try {
     const t = await s.tenant();
@@ -118,6 +150,10 @@ async function main(): Promise<void> {
     const firstMs: number[] = [];
     const firstTextMs: number[] = [];
     let cited = 0;
+    const hops: Record<string, number[]> = {};
+    const hop = (name: string, ms: number) => (hops[name] ??= []).push(ms);
+    const gatewayPort = portOf(s.gateway.publicUrl);
+    const corePort = portOf(s.coreServer.url);
     for (let round = 0; round < ROUNDS; round++) {
       for (const q of queries) {
         const ids = [await session(), await session()];
@@ -127,6 +163,23 @@ async function main(): Promise<void> {
         if (b.value.json.citation_info.length > 0) cited++;
         searchMs.push(a.ms);
         chatMs.push(b.ms);
+        if (HOPS) {
+          const gw = (t: { spans: Span[] }) => t.spans.find((x) => x.port === gatewayPort)!;
+          const searchUp = a.spans.find((x) => x.port !== gatewayPort && x.path === '/api/v1/memory/search')!;
+          hop('search: client round trip', a.ms);
+          hop('search: gateway span', gw(a).end - gw(a).start);
+          hop('search: graph span', searchUp.end - searchUp.start);
+          const coreSpan = b.spans.find((x) => x.port === corePort)!;
+          const retrieve = b.spans.filter((x) => x.path === '/api/v1/memory/retrieve');
+          hop('chat: client round trip', b.ms);
+          hop('chat: gateway span', gw(b).end - gw(b).start);
+          hop('chat: core span', coreSpan.end - coreSpan.start);
+          if (retrieve.length === 1) {
+            hop('chat: core, until the retrieval arrives in graph', retrieve[0]!.start - coreSpan.start);
+            hop('chat: graph span of the retrieval', retrieve[0]!.end - retrieve[0]!.start);
+            hop('chat: core, after the retrieval', coreSpan.end - retrieve[0]!.end);
+          }
+        }
         const st = await streamed(q.text, ids[1]!);
         firstMs.push(st.first);
         firstTextMs.push(st.firstText);
@@ -142,6 +195,10 @@ async function main(): Promise<void> {
       `chat, streamed        first part p50 ${f(percentile(firstMs, 50))} ms  p95 ${f(percentile(firstMs, 95))} ms;  first answer text p50 ${f(percentile(firstTextMs, 50))} ms  p95 ${f(percentile(firstTextMs, 95))} ms`,
       `verdict               ${ratio <= TARGET ? 'target met' : 'target missed'}`,
     ];
+    if (HOPS) {
+      lines.push('where the time went (p50 / p95, ms; each figure on its own, so they do not add up exactly):');
+      for (const [name, values] of Object.entries(hops)) lines.push(`  ${name.padEnd(50)} ${f(percentile(values, 50))} / ${f(percentile(values, 95))}`);
+    }
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
     await s.close();
