@@ -59,25 +59,33 @@ describe('the fuzzing findings, one request each', () => {
     }
   });
 
-  it('core and agents declare the 401 their routes answer a bad key with: agents the gateway\'s envelope, core its own detail', async () => {
-    const agents = await http(stack.gateway.publicUrl, 'GET', '/api/workflow/people/threads', { headers: { 'x-api-key': 'ck_live_not-a-key' } });
-    expect([agents.status, Object.keys(agents.json as Json)]).toEqual([401, ['error']]);
-    const schema = declared('agents', 'get', '/api/workflow/people/threads', 401)?.content?.['application/json']?.schema as Json;
-    expect((schema.anyOf as Json[]).map((s) => Object.keys(s.properties as Json).sort().join(','))).toContain('error');
-    // The gateway answers core's paths in spec 2's `{detail}`, as core itself does (docs/core.md, "Errors").
-    const core = await http(stack.gateway.publicUrl, 'GET', '/api/chat/get-user-chat-sessions', { headers: { 'x-api-key': 'ck_live_not-a-key' } });
-    expect([core.status, Object.keys(core.json as Json)]).toEqual([401, ['detail']]);
-    const coreSchema = declared('core', 'get', '/api/chat/get-user-chat-sessions', 401)?.content?.['application/json']?.schema as Json;
-    expect(Object.keys(coreSchema.properties as Json)).toEqual(['detail']);
+  it('core and agents answer a bad key in the error body of the path, as declared: core\'s and agents\' /api paths detail, agents\' others the envelope', async () => {
+    const cases: Array<[string, string, string, string[]]> = [
+      ['core', 'get', '/api/chat/get-user-chat-sessions', ['detail']],
+      ['agents', 'get', '/api/workflow/people/threads', ['detail']],
+      ['agents', 'get', '/company-search/getLists', ['data', 'errors', 'message', 'status_code']],
+    ];
+    for (const [doc, method, path, keys] of cases) {
+      const r = await http(stack.gateway.publicUrl, method.toUpperCase(), path, { headers: { 'x-api-key': 'ck_live_not-a-key' } });
+      expect({ path, status: r.status, keys: Object.keys(r.json as Json).sort() }).toEqual({ path, status: 401, keys });
+      const schema = declared(doc, method, path, 401)?.content?.['application/json']?.schema as Json;
+      expect({ path, declared: Object.keys(schema.properties as Json).sort() }).toEqual({ path, declared: keys });
+    }
   });
 
-  it('a path the gateway refuses as ambiguous is declared as its 404 envelope on core\'s and agents\' parameterised paths', async () => {
-    const r = await call('GET', `/company-search/getSearchResult/${encodeURIComponent('a/../b')}`);
-    expect({ status: r.status, keys: Object.keys(r.json as Json) }).toEqual({ status: 404, keys: ['error'] });
-    const schema = declared('agents', 'get', '/company-search/getSearchResult/{thread_id}', 404)?.content?.['application/json']?.schema as Json;
-    expect((schema.anyOf as Json[]).some((s) => 'error' in ((s.properties as Json | undefined) ?? {}))).toBe(true);
-    const core = declared('core', 'patch', '/api/persona/{persona_id}', 404)?.content?.['application/json']?.schema as Json;
-    expect((core.anyOf as Json[]).map((s) => Object.keys(s.properties as Json).sort().join(','))).toEqual(['detail', 'error']);
+  it('a path the gateway refuses as ambiguous answers 404 in the body of the path\'s surface, as declared', async () => {
+    const cases: Array<[string, string, string, string, string[]]> = [
+      ['agents', 'get', `/company-search/getSearchResult/${encodeURIComponent('a/../b')}`, '/company-search/getSearchResult/{thread_id}', ['data', 'errors', 'message', 'status_code']],
+      ['core', 'patch', `/api/persona/${encodeURIComponent('a/../b')}`, '/api/persona/{persona_id}', ['detail']],
+      ['gateway', 'patch', `/api/manage/admin/user-group/${encodeURIComponent('a\\b')}`, '/api/manage/admin/user-group/{group_id}', ['detail']],
+    ];
+    for (const [doc, method, path, template, keys] of cases) {
+      const r = await call(method.toUpperCase(), path, { body: {} });
+      expect({ path, status: r.status, keys: Object.keys(r.json as Json).sort() }).toEqual({ path, status: 404, keys });
+      const schema = declared(doc, method, template, 404)?.content?.['application/json']?.schema as Json;
+      const shapes = ((schema.anyOf as Json[] | undefined) ?? [schema]).map((x) => Object.keys(x.properties as Json).sort());
+      expect({ path, declared: shapes }).toEqual({ path, declared: expect.arrayContaining([keys]) });
+    }
   });
 
   it('a persona\'s temperature closer to 0 than single precision reaches is stored (as 0), not a 500', async () => {
@@ -113,8 +121,9 @@ describe('the fuzzing findings, one request each', () => {
 
   it('a live page path that is no deep search id is refused by the gateway with the 401 the document declares', async () => {
     const r = await http(stack.gateway.publicUrl, 'GET', `/service-deep-search/live/${'0'.repeat(65)}?token=x`);
-    expect({ status: r.status, keys: Object.keys(r.json as Json) }).toEqual({ status: 401, keys: ['error'] });
-    expect(declared('agents', 'get', '/service-deep-search/live/{thread_id}', 401)).toBeDefined();
+    expect({ status: r.status, keys: Object.keys(r.json as Json).sort() }).toEqual({ status: 401, keys: ['data', 'errors', 'message', 'status_code'] });
+    const schema = declared('agents', 'get', '/service-deep-search/live/{thread_id}', 401)?.content?.['application/json']?.schema as Json;
+    expect(Object.keys(schema.properties as Json).sort()).toEqual(['data', 'errors', 'message', 'status_code']);
     const param = (docs.agents!.paths['/service-deep-search/live/{thread_id}'].get.parameters as Json[]).find((p) => p.name === 'thread_id')!;
     expect(param.schema.pattern).toBe('^[0-9a-fA-F-]{36}$');
   });

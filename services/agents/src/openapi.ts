@@ -1,5 +1,4 @@
 import { openApiDocument, withGatewayRefusal, type AnyRoute, type ResponseSpec, type RouteTable } from '@lore/runtime';
-import { z } from 'zod';
 import { AGENTS_SECURITY, familyOf, detailView, envelopeView, gatewayErrorView, validationDetailView, type AgentsState } from './routes/route';
 
 type Json = Record<string, unknown>;
@@ -23,18 +22,24 @@ const sameSecurity = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stri
 
 
 /**
- * What every agents route may answer besides its own statuses: 401 without a valid identity, 403 for a read-only key
- * on a write, 422 for invalid input in the family's body, and the body reader's 400, 413 and 415. A route's own
- * declaration wins.
+ * What every agents route may answer besides its own statuses: 401 without a valid credential, 403 for a key that may
+ * not (its scope, a read-only key on a write), 429 for the credential's rate limit — the gateway's refusals, which it
+ * answers in the family's body as agents does (docs/agents.md, "Errors") — the gateway's 402 in its own envelope,
+ * 422 for invalid input in the family's body, and the body reader's 400, 413 and 415. A route's own declaration
+ * wins.
  */
 export function agentsResponses(route: AnyRoute<AgentsState>): Record<number, ResponseSpec> {
   const family = familyOf(route.path);
   const schema = family === 'envelope' ? envelopeView : detailView;
   const out: Record<number, ResponseSpec> = {};
   if (sameSecurity(route.security, AGENTS_SECURITY) || route.security === undefined) {
-    // The gateway answers a bad credential itself, in its envelope; agents answers a missing identity in the family's.
-    out[401] = { description: 'no valid credential: the gateway\'s error envelope (a missing, mistyped or revoked key), or the family\'s body', schema: z.union([gatewayErrorView, schema]) };
-    if (route.method !== 'get') out[403] = { description: 'a read-only key', schema };
+    out[401] = { description: 'no valid credential: a missing, mistyped or revoked key or session (the gateway), or a signed identity that is missing, invalid or expired (agents)', schema };
+    out[402] = {
+      description: 'the tenant\'s credits are spent, or its plan\'s monthly request quota is used up: the gateway\'s error envelope, whose `error.details.reason` (`credit_balance`, `plan_limit`) tells the two apart (docs/gateway.md)',
+      schema: gatewayErrorView,
+    };
+    out[403] = { description: route.method === 'get' ? 'the key\'s scope does not include the agents module, or its IP allowlist' : 'a read-only key, or the key\'s scope does not include the agents module, or its IP allowlist', schema };
+    out[429] = { description: 'the credential\'s rate limit; see Retry-After', schema };
   }
   if (route.params || route.query || route.body) {
     out[422] = { description: family === 'envelope' ? 'invalid input: body (a), every issue in `errors`' : 'invalid input: body (c), every issue in `detail`', schema: family === 'envelope' ? envelopeView : validationDetailView };
@@ -49,6 +54,8 @@ export function agentsResponses(route: AnyRoute<AgentsState>): Record<number, Re
 
 /** The agents listener's OpenAPI 3.1 document: exactly the table's routes. */
 export function agentsOpenApi(table: RouteTable<AgentsState>): Json {
-  const paths = withGatewayRefusal(table.openApiPaths(), 404, 'at the gateway, a path it does not forward (one an upstream could read differently): its error envelope', gatewayErrorView);
+  const paths = withGatewayRefusal(table.openApiPaths(), 404, 'at the gateway, a path it does not forward (one an upstream could read differently)', (path) =>
+    familyOf(path) === 'envelope' ? envelopeView : detailView,
+  );
   return openApiDocument(AGENTS_INFO, paths, { components: COMPONENTS, security: AGENTS_SECURITY, servers: [{ url: '/', description: 'the gateway' }] });
 }

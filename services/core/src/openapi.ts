@@ -29,7 +29,10 @@ const RETRY_AFTER = { 'Retry-After': { description: 'seconds to wait before retr
  */
 const GUARDED: Record<number, ResponseSpec> = {
   401: detail('no valid credential: a missing, mistyped or revoked key or session (the gateway), or a signed identity that is missing, invalid or expired (core)'),
-  402: detail('the tenant\'s credits are spent, or its plan\'s monthly request quota is used up'),
+  402: {
+    description: 'the tenant\'s credits are spent, or its plan\'s monthly request quota is used up: the gateway\'s error envelope, whose `error.details.reason` (`credit_balance`, `plan_limit`) tells the two apart (docs/gateway.md)',
+    schema: gatewayErrorView,
+  },
   403: detail('the key\'s scope does not include the module, or does not allow this change (a read-only key); the credential\'s IP allowlist; an administrator\'s route'),
   429: { description: 'the credential\'s rate limit (or the chat message limits); see Retry-After', schema: detailView, headers: RETRY_AFTER },
 };
@@ -53,6 +56,6 @@ export function coreResponses(route: AnyRoute<CoreState>): Record<number, Respon
 
 /** The core listener's OpenAPI 3.1 document: exactly the table's routes. */
 export function coreOpenApi(table: RouteTable<CoreState>): Json {
-  const paths = withGatewayRefusal(table.openApiPaths(), 404, 'at the gateway, a path it does not forward (one an upstream could read differently): its error envelope', gatewayErrorView);
+  const paths = withGatewayRefusal(table.openApiPaths(), 404, 'at the gateway, a path it does not forward (one an upstream could read differently)', detailView);
   return openApiDocument(CORE_INFO, paths, { components: COMPONENTS, security: CORE_SECURITY, servers: [{ url: '/', description: 'the gateway; every path starts with /api' }] });
 }

@@ -8,7 +8,7 @@ import type { GatewayContext } from './context';
 import { authenticate, identityOf, type RequestFacts } from './auth/authenticate';
 import { clientAddress, clientProto } from './domain/network';
 import { admitChatMessage, isChatMessage } from './application/chat-limits';
-import { FORWARD_ROUTES, isAmbiguousPath, matchForward, type ForwardMatch } from './forward/route-table';
+import { FORWARD_ROUTES, errorBodyOf, isAmbiguousPath, matchForward, type ForwardMatch } from './forward/route-table';
 import { parseUpstream, proxyHttp, proxyUpgrade, upstreamHeaders, upstreamPath, writeRawResponse, type ProxyFailure, type UpstreamTarget } from './forward/proxy';
 import { hostMemoryOf, requestFacts, requireApiKey, requireDetailSession, requireManageAdmin, requireSession, setHostMemory } from './http/guards';
 import type { GatewayKoaContext, GatewayRequestState, GatewayRouter } from './http/state';
@@ -188,7 +188,7 @@ export function createPublicApp(context: GatewayContext, options: PublicAppOptio
   });
   // Paths an upstream could read differently from the gateway never get past this point.
   app.use(async (ctx, next) => {
-    if (isAmbiguousPath(ctx.path)) throw AppError.notFound('route');
+    if (isAmbiguousPath(ctx.path)) throw inSurfaceBody(ctx.path, AppError.notFound('route'));
     const hostMemory = await memoryForHost(context, ctx.get('host'));
     // A memory's own hostname serves that memory's /api/v1/memory routes and nothing else.
     if (hostMemory && !isMemoryPath(ctx.path)) throw AppError.notFound('route');
@@ -246,12 +246,25 @@ async function authorise(context: GatewayContext, facts: RequestFacts, match: Fo
   }
 }
 
-/** Forwards a request, answering what the gateway itself refuses in the surface's error body (`errorBody`). */
+/**
+ * What the gateway itself answers on a path, in the error body of the path's surface (`errorBodyOf`): spec 2's
+ * `{detail}`, spec 3's envelope, else the gateway's own. The 402s keep the gateway's envelope everywhere (its
+ * `error.details.reason` tells the two apart).
+ */
+function inSurfaceBody(path: string, err: unknown): unknown {
+  const shape = errorBodyOf(path);
+  if (!shape || !isAppError(err) || err.body !== undefined || err.status === 402) return err;
+  return shape === 'detail'
+    ? detailError(err)
+    : new AppError(err.code, err.message, { headers: err.headers, body: { status_code: err.status, message: err.message, errors: [], data: null } });
+}
+
+/** Forwards a request, answering what the gateway itself refuses in the surface's error body. */
 async function forward(context: GatewayContext, ctx: GatewayKoaContext, match: ForwardMatch, target: UpstreamTarget): Promise<void> {
   try {
     await forwardRequest(context, ctx, match, target);
   } catch (err) {
-    throw match.route.errorBody === 'detail' && isAppError(err) && err.body === undefined ? detailError(err) : err;
+    throw inSurfaceBody(ctx.path, err);
   }
 }
 

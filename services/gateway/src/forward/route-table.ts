@@ -47,11 +47,13 @@ export interface ForwardRoute {
   /** Only served on a memory's own hostname (and on the gateway host). */
   memoryRoute?: boolean;
   /**
-   * The body of the gateway's own answers on this surface (a refused credential, scope or limit, a body too large,
-   * an upstream that failed): `detail` is spec 2's `{ "detail": "<message>" }`, as the upstream itself answers;
-   * unset, the gateway's error envelope.
+   * The body of the gateway's own answers on a path of this surface (a refused credential, scope or rate limit, a
+   * body too large, an upstream that failed), as the upstream itself answers there: `detail` is spec 2's
+   * `{ "detail": "<message>" }`, `status_code` spec 3's envelope `{status_code, message, errors: [], data: null}`;
+   * unset, the gateway's error envelope. The 402s keep the gateway's envelope everywhere: its
+   * `error.details.reason` tells the credit balance from the plan's limit (docs/gateway.md).
    */
-  errorBody?: 'detail';
+  errorBody?: (path: string) => 'detail' | 'status_code';
 }
 
 export const FORWARD_ROUTES: readonly ForwardRoute[] = [
@@ -94,7 +96,7 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
     metered: true,
     operationSegment: 3,
     // Every answer of a spec 2 core path is `{detail}`, the gateway's too (docs/core.md, "Errors").
-    errorBody: 'detail',
+    errorBody: () => 'detail',
   },
   {
     name: 'agents',
@@ -117,6 +119,9 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
     // routing and company overview (docs/agents.md, "Service routing", "Company overview").
     readPosts: [/^\/(company|people)-search\/database-search$/, /^\/api\/service-routing\/route$/, /^\/api\/company\/companyOverview(\/html)?$/],
     operationSegment: 1,
+    // The agents' two error families, by path (docs/agents.md, "Errors"): `/api/...` answers `{detail}`, the others
+    // spec 3's envelope; the gateway's refusals there too.
+    errorBody: (path) => (path.startsWith('/api/') ? 'detail' : 'status_code'),
   },
   {
     name: 'mcp',
@@ -173,6 +178,16 @@ export function matchForward(method: string, path: string, routes: readonly Forw
     };
   }
   return null;
+}
+
+/**
+ * The error body of the surface a path belongs to (`errorBody`), for what the gateway answers there itself: the
+ * refusals of the forwarded request, and those made before routing (an ambiguous path). A surface's paths the gateway
+ * serves itself (`except`: user groups under core's `/api/manage`) answer in the surface's body too.
+ */
+export function errorBodyOf(path: string, routes: readonly ForwardRoute[] = FORWARD_ROUTES): 'detail' | 'status_code' | undefined {
+  const route = routes.find((r) => r.prefixes.some((p) => under(path, p)) || r.exact?.includes(path));
+  return route?.errorBody?.(path);
 }
 
 /**

@@ -407,24 +407,27 @@ async function readBodyOnce<State>(ctx: RouterContext<State>, kind: 'json' | 'js
 /**
  * Documents another body a status may carry on every operation with a path parameter: a service behind the gateway
  * gets no request whose path the gateway refuses (a path an upstream could read differently is 404 there, in the
- * gateway's envelope), so its document names that body beside its own 404's (`anyOf`).
+ * body of the path's surface), so its document names that body beside its own 404's (`anyOf`, or the one body when
+ * they are the same). `schema` may depend on the path (a service whose paths answer in different bodies).
  */
-export function withGatewayRefusal(paths: Record<string, Json>, status: number, description: string, schema: z.ZodType): Record<string, Json> {
-  const refusal = jsonSchemaOf(schema, 'output');
+export function withGatewayRefusal(paths: Record<string, Json>, status: number, description: string, schema: z.ZodType | ((path: string) => z.ZodType)): Record<string, Json> {
+  const refusalOf = (path: string) => jsonSchemaOf(typeof schema === 'function' ? schema(path) : schema, 'output');
   const out: Record<string, Json> = {};
   for (const [path, operations] of Object.entries(paths)) {
     if (!path.includes('{')) {
       out[path] = operations;
       continue;
     }
+    const refusal = refusalOf(path);
     const ops: Json = {};
     for (const [method, op] of Object.entries(operations)) {
       const responses = { ...((op as Json).responses as Json) };
       const own = responses[status] as Json | undefined;
       const ownSchema = ((own?.content as Json | undefined)?.['application/json'] as Json | undefined)?.schema as Json | undefined;
+      const same = ownSchema !== undefined && JSON.stringify(ownSchema) === JSON.stringify(refusal);
       responses[status] = {
         description: own ? `${own.description as string}; or ${description}` : description,
-        content: { 'application/json': { schema: ownSchema ? { anyOf: [ownSchema, refusal] } : refusal } },
+        content: { 'application/json': { schema: ownSchema ? (same ? ownSchema : { anyOf: [ownSchema, refusal] }) : refusal } },
       };
       ops[method] = { ...(op as Json), responses };
     }

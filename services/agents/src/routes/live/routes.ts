@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { LiveSession } from '../../application/live-page';
 import type { StreamSink } from '../../application/generic-workflows';
 import { livePageCsp, livePageHtml } from '../../domain/live-page-html';
-import { FAMILY, NONE, errorShape, gatewayErrorView, route } from '../route';
+import { FAMILY, NONE, errorShape, route } from '../route';
 import { serveEventStream } from '../event-stream';
 
 export interface LiveRouteDeps {
@@ -21,7 +21,7 @@ const liveQuery = z.object({ token: z.string().max(1_000).optional() });
 const NOT_FOUND = {
   404: family.error('no such live page: a wrong, forged or expired token, or no such deep search'),
   // Only a deep search id's form is an open path at the gateway; any other path asks for a key there.
-  401: { description: 'at the gateway, a thread id not of a deep search id\'s form: not an open path, so a credential is asked for', schema: gatewayErrorView },
+  401: family.error('at the gateway, a thread id not of a deep search id\'s form: not an open path, so a credential is asked for'),
 };
 const LAST_ID = /^\d{1,15}$/;
 
