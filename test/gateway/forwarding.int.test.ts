@@ -83,6 +83,27 @@ describe('gateway forwarding: streams, uploads, websockets, failures', () => {
     expect(JSON.parse(body).first_chunk_bytes).toBeGreaterThan(0);
   });
 
+  it('never hands the next request a connection an upstream left inside a body it refused (an early 413)', async () => {
+    const u = new URL(g.publicUrl);
+    const send = (body: Buffer, chunked: boolean) =>
+      new Promise<{ status: number; ms: number }>((resolve, reject) => {
+        const started = Date.now();
+        const headers: Record<string, string> = { 'x-api-key': t.key, 'content-type': 'application/octet-stream', ...(chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(body.length) }) };
+        const req = request({ host: u.hostname, port: u.port, method: 'POST', path: '/api/v1/memory/refuse-large', headers, agent: false }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: Date.now() - started }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    for (let round = 0; round < 3; round++) {
+      expect((await send(Buffer.alloc(2_200_000, 'x'), true)).status).toBe(413);
+      // The next request (any caller's) gets its own answer at once, not a timeout or a reset.
+      const next = await send(Buffer.alloc(420 * 1024, 'y'), false);
+      expect({ round, status: next.status }).toEqual({ round, status: 200 });
+    }
+  });
+
   it('refuses bodies over the forwarding limit with 413', async () => {
     const r = await http(g.publicUrl, 'POST', '/api/v1/memory/uploads', { headers: { 'x-api-key': t.key, 'content-type': 'application/octet-stream' }, raw: Buffer.alloc(6 * 1024 * 1024) });
     expect(r.status).toBe(413);

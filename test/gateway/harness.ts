@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHmac, randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { IdentitySigner, PostgresDb, createLogger, createMetricsRegistry, listen, type Logger, type StartedServer } from '@lore/runtime';
+import { IdentitySigner, PostgresDb, createLogger, createMetricsRegistry, listen, readRawBody, type Logger, type StartedServer } from '@lore/runtime';
 import { createGateway, gatewayConfig, RedisGatewayState, type Gateway, type GatewayConfig } from '@lore/gateway';
 import { freshDatabase, requireEnv, type TestDatabase } from '../support/infra';
 import { TEST_ENCRYPTION_KEYS, testEncryptionKeys } from '../support/encryption';
@@ -30,6 +30,15 @@ export async function startEcho(opts: { socketPath?: string } = {}): Promise<Ech
   const server = createServer((req, res) => {
     if (req.url?.includes('/slow')) return; // never answers: timeout tests
     let bytes = 0;
+    if (req.url?.includes('/refuse-large')) {
+      // Refuses a body over 2 MiB as soon as it has read that much, and reads no further: the services' own body
+      // reader, so the rest of the body never leaves the connection.
+      readRawBody(req, 2 * 1024 * 1024).then(
+        (body) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ body_bytes: body.length })),
+        () => res.writeHead(413, { 'content-type': 'application/json' }).end(JSON.stringify({ refused: true })),
+      );
+      return;
+    }
     if (req.url?.includes('/early')) {
       // Answers on the first body chunk: proves the gateway streams request bodies instead of buffering them.
       req.once('data', (c: Buffer) => {

@@ -72,11 +72,7 @@ const ABBREVIATIONS = new Set(['e.g', 'i.e', 'etc', 'mr', 'mrs', 'ms', 'dr', 'pr
  */
 export function splitSentences(text: string, limit = 10_000): string[] {
   const out: string[] = [];
-  const normalized = text.replace(/\r\n?/g, '\n');
-  // Blocks: paragraphs, list items, and Markdown headings (a heading line is a block of its own: its last words are
-  // not the start of the next line's sentence, nor of a name in it). A single line break inside a paragraph is a
-  // wrapped line and reads as a space.
-  for (const block of normalized.split(/\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)|\n(?=[ \t]*#{1,6}[ \t])|(?<=^[ \t]*#{1,6}[ \t][^\n]*)\n/m)) {
+  for (const block of blocksOf(text)) {
     const flat = block.replace(/\s+/g, ' ').trim();
     if (!flat) continue;
     let start = 0;
@@ -84,9 +80,10 @@ export function splitSentences(text: string, limit = 10_000): string[] {
     let m: RegExpExecArray | null;
     while ((m = re.exec(flat)) !== null) {
       const end = m.index + m[0].length;
-      const before = flat.slice(start, m.index);
-      const lastWord = (before.match(/([\p{L}.]+)$/u)?.[1] ?? '').toLowerCase();
-      const next = flat.slice(end).trimStart();
+      // Only the word before the stop and the letter after it decide: both read from a short window, so a long
+      // run of stops that end no sentence ("e.g. e.g. ...", "a. b. c.") costs linear time, not quadratic.
+      const lastWord = (flat.slice(Math.max(start, m.index - 64), m.index).match(/([\p{L}.]+)$/u)?.[1] ?? '').toLowerCase();
+      const next = flat.slice(end, end + 8).trimStart();
       if (m[0].startsWith('.') && (ABBREVIATIONS.has(lastWord) || /^[a-z]$/.test(lastWord))) continue;
       if (next && /^[a-z]/.test(next)) continue;
       const sentence = flat.slice(start, end).trim();
@@ -99,6 +96,36 @@ export function splitSentences(text: string, limit = 10_000): string[] {
     if (out.length >= limit) return out;
   }
   return out;
+}
+
+const HEADING_LINE = /^[ \t]*#{1,6}[ \t]/;
+const LIST_ITEM_LINE = /^\s*(?:[-*•]|\d+[.)])\s/;
+
+/**
+ * The blocks of a text, line by line (linear in its length): paragraphs (ended by a blank line), list items (each a
+ * block), and Markdown headings (a heading line is a block of its own: its last words are not the start of the next
+ * line's sentence, nor of a name in it). A single line break inside a paragraph is a wrapped line and reads as a
+ * space.
+ */
+function blocksOf(text: string): string[] {
+  const blocks: string[] = [];
+  let current: string[] = [];
+  const flush = () => {
+    if (current.length > 0) blocks.push(current.join('\n'));
+    current = [];
+  };
+  for (const line of text.replace(/\r\n?/g, '\n').split('\n')) {
+    if (line.trim() === '') flush();
+    else if (HEADING_LINE.test(line)) {
+      flush();
+      blocks.push(line);
+    } else {
+      if (LIST_ITEM_LINE.test(line)) flush();
+      current.push(line);
+    }
+  }
+  flush();
+  return blocks;
 }
 
 /** Numbers as written in a text (digits with separators), normalised to their digits and decimal point. */

@@ -187,6 +187,11 @@ export function proxyHttp(
 
     upstream.on('response', (upRes) => {
       clear();
+      // An upstream that refused the body as too large, or answered before it was all written, may leave the rest of
+      // it unread on the connection: that connection must carry no other request, so it is closed once this response
+      // ends instead of going back to the pool. Were it kept, the next request written to it (any tenant's) would be
+      // read as the rest of this body, or meet a connection the upstream closes, and hang or fail.
+      if (upRes.statusCode === 413 || !upstream.writableFinished) upstream.shouldKeepAlive = false;
       // The upstream answered before the client finished sending (an early 413, say): once the upstream stops
       // reading, nothing reads the rest of the client's body, so this connection cannot carry another request.
       // Close it after this response instead of leaving the client blocked on a body nobody reads.
