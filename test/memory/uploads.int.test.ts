@@ -106,6 +106,17 @@ describe('uploads through the gateway: every file type, OCR, limits', () => {
     expect(done.filename).toBe('[REDACTED:email] notes.txt');
     const doc = await h.call('GET', `/api/v1/memory/documents/${done.doc_id}`, who);
     expect(doc.body.dlp_matches).toBe(2);
+    // A text with NUL characters (which PostgreSQL text cannot hold), and a UTF-16 file, settle like any other: the
+    // NULs are dropped, the UTF-16 is read by its byte order mark. Before, such an upload was retried until it was
+    // dead-lettered, stayed `extracting`, held back the memory's uploads and kept its unmasked bytes.
+    const nul = await upload(who, 'nul.txt', Buffer.from('Kestrel NUL\u0000 test for owner nul.owner@example.com'), 'text/plain');
+    const utf16 = await upload(who, 'wide.txt', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('The Merlin tower is grey.', 'utf16le')]), 'text/plain');
+    for (const [accepted, text] of [[nul, /Kestrel NUL test for owner \[REDACTED:email\]/], [utf16, /The Merlin tower is grey\./]] as const) {
+      const settledUpload = await settled(who, accepted.body.upload_id);
+      expect(settledUpload.status).toBe('completed');
+      const stored = await h.db.withTenant(tenant, (sql) => sql.query<{ content: string }>(`SELECT content FROM graph.documents WHERE tenant_id = $1 AND doc_id = $2`, [tenant, settledUpload.doc_id]));
+      expect(stored.rows[0]?.content).toMatch(text);
+    }
     // The original bytes (with the unmasked values) are gone once the upload settled.
     const blobs = await h.db.withTenant(tenant, (sql) => sql.query(`SELECT key FROM runtime.blobs WHERE tenant_id = $1`, [tenant]));
     expect(blobs.rows).toEqual([]);

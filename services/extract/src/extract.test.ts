@@ -39,6 +39,17 @@ describe('file kinds', () => {
     expect(detectKind('unknown', 'application/octet-stream', Buffer.from([0, 1, 2]))).toBeNull();
     expect(detectKind('archive.zip', 'application/zip', Buffer.from([0x50, 0x4b, 3, 4]))).toBeNull();
   });
+  it('reads a UTF-16 text file by its byte order mark, and keeps no NUL character in any extracted text', async () => {
+    const opts = { ocr: null, pdfTimeoutMs: 5_000, maxPdfPages: 10, ocrBelowChars: 0, maxOcrImages: 0 };
+    const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('Kestrel owns the lamp.', 'utf16le')]);
+    const be = Buffer.from([0xfe, 0xff, ...Buffer.from('Heron', 'utf16le').swap16()]);
+    expect(detectKind('notes', '', le)).toBe('text');
+    expect((await extractDocument('text', le, opts)).text).toBe('Kestrel owns the lamp.');
+    expect((await extractDocument('text', be, opts)).text).toBe('Heron');
+    expect((await extractDocument('text', Buffer.from('Kestrel NUL\u0000 test'), opts)).text).toBe('Kestrel NUL test');
+    expect((await extractDocument('json', Buffer.from('{"a":"Kestrel json\\u0000nul"}'), opts)).text).not.toContain('\u0000');
+  });
+
   it('encodes raw grey pixels as a PNG', () => {
     const png = pixelsToPng({ width: 2, height: 1, channels: 1, data: new Uint8Array([0, 255]) });
     expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');

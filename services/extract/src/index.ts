@@ -54,6 +54,8 @@ export function detectKind(filename: string, contentType: string, bytes: Buffer)
 }
 
 function looksLikeText(bytes: Buffer): boolean {
+  // A UTF-16 text file (its byte order mark first) is text, though half its bytes are zero.
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) return true;
   const sample = bytes.subarray(0, 4096);
   if (sample.includes(0)) return false;
   return !sample.toString('utf8').includes('\uFFFD');
@@ -107,10 +109,19 @@ export interface Extracted {
   title: string | null;
 }
 
+/**
+ * A text file's characters: UTF-8 (its byte order mark dropped), or UTF-16 when the file starts with a UTF-16 byte
+ * order mark (Windows tools write those): read as UTF-8, such a file would be every other character a NUL.
+ */
 function decodeUtf8(bytes: Buffer): string {
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return new TextDecoder('utf-16le').decode(bytes.subarray(2));
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return new TextDecoder('utf-16be').decode(bytes.subarray(2));
   const text = bytes.toString('utf8');
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
+
+/** NUL characters carry nothing a reader sees, and PostgreSQL text cannot hold them: an extracted text has none. */
+const withoutNul = (text: string): string => (text.includes('\u0000') ? text.replace(/\u0000/g, '') : text);
 
 /** Raw pixels (1, 3 or 4 channels) to PNG, the format the OCR engine reads. */
 export function pixelsToPng(img: Pick<PdfImage, 'width' | 'height' | 'channels' | 'data'>): Buffer {
@@ -140,6 +151,11 @@ export function pixelsToPng(img: Pick<PdfImage, 'width' | 'height' | 'channels' 
  * and `WorkerFailure` when a parser's or the OCR engine's thread fails; `extractionFailureReason` words either.
  */
 export async function extractDocument(kind: FileKind, bytes: Buffer, options: ExtractOptions): Promise<Extracted> {
+  const extracted = await extractKind(kind, bytes, options);
+  return { ...extracted, text: withoutNul(extracted.text), title: extracted.title === null ? null : withoutNul(extracted.title) };
+}
+
+async function extractKind(kind: FileKind, bytes: Buffer, options: ExtractOptions): Promise<Extracted> {
   switch (kind) {
     case 'text':
       return { text: decodeUtf8(bytes), contentType: 'text', extractor: 'text', ocr: false, title: null };

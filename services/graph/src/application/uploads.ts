@@ -152,6 +152,16 @@ export async function processUpload(
       },
     );
   } catch (err) {
+    // A text the database refuses (class 22: data exception, 23: integrity) would be refused again on every
+    // redelivery, holding back the memory's uploads behind it: the upload fails with the reason instead.
+    const code = (err as { code?: unknown } | null)?.code;
+    if (typeof code === 'string' && /^2[23]/.test(code)) {
+      deps.logger.warn({ err, upload_id: upload.upload_id }, 'an upload\'s text was refused by the database');
+      deps.metrics.uploads.inc({ kind, result: 'failed' });
+      await fail(deps, msg, eventId, `the file's text cannot be stored (${code})`);
+      await deps.blobs.delete(msg.tenant_id, upload.blob_key);
+      return 'failed';
+    }
     if (!(err instanceof MemoryErasedError)) throw err;
     // The memory was erased while the file was being read: keep nothing of it.
     await deps.blobs.delete(msg.tenant_id, upload.blob_key);
