@@ -1,5 +1,5 @@
 import { freshDatabase, type TestDatabase } from '../support/infra';
-import { http, makeKey, makeTenant, startEcho, startGateway, uid, type EchoUpstream, type GatewayUnderTest, type TenantFixture } from './harness';
+import { adminCall, http, makeKey, makeTenant, startEcho, startGateway, uid, type EchoUpstream, type GatewayUnderTest, type TenantFixture } from './harness';
 
 jest.setTimeout(120_000);
 
@@ -127,5 +127,27 @@ describe('gateway workspaces: the list wrapper, the active workspace, workspace-
     expect((await http(g.publicUrl, 'POST', `/api/v1/workspaces/${otherWs}/activate`, { headers: as(tenant.key) })).status).toBe(200);
     expect(await memoryOfSearch(pinned.key)).toEqual({ status: 200, memory_id: tenant.memoryId, workspace_id: tenant.workspaceId });
     expect((await http(g.publicUrl, 'GET', `/api/v1/projects/${inOther.json.project_id}`, { headers: h })).status).toBe(404);
+  });
+
+  it('refuses a key scoped to some memories the workspace changes that reach beyond them (403), and leaves the tenant as it was', async () => {
+    const tenant = await makeTenant(g);
+    const other = await http(g.publicUrl, 'POST', '/api/v1/workspaces', { headers: as(tenant.key), body: { name: `Other ${uid()}` } });
+    const scoped = await makeKey(g, tenant.tenantId, { scopes: { memories: [tenant.memoryId] } });
+    const created = await http(g.publicUrl, 'POST', '/api/v1/workspaces', { headers: as(scoped.key), body: { name: `By scoped ${uid()}` } });
+    expect([created.status, created.json.error?.message]).toEqual([403, 'a key scoped to some memories cannot create workspaces']);
+    const switched = await http(g.publicUrl, 'POST', `/api/v1/workspaces/${other.json.workspace_id}/activate`, { headers: as(scoped.key) });
+    expect([switched.status, switched.json.error?.message]).toEqual([403, 'a key scoped to some memories cannot change the active workspace']);
+    const after = await http(g.publicUrl, 'GET', '/api/v1/workspaces', { headers: as(tenant.key) });
+    expect(after.json.active_workspace_id).toBe(tenant.workspaceId);
+    expect(after.json.workspaces).toHaveLength(2);
+    // Its own memory it still uses.
+    expect(await memoryOfSearch(scoped.key)).toEqual({ status: 200, memory_id: tenant.memoryId, workspace_id: tenant.workspaceId });
+    // A key is scoped only to memories of its tenant: none, or another tenant's, is 404 and makes no key.
+    const stranger = await makeTenant(g);
+    for (const memories of [['mem_doesnotexist'], [tenant.memoryId, stranger.memoryId]]) {
+      const r = await adminCall(g, 'POST', `/internal/v1/tenants/${tenant.tenantId}/keys`, { type: 'live', name: 'scoped', scopes: { memories } });
+      expect({ memories, status: r.status }).toEqual({ memories, status: 404 });
+    }
+    expect((await adminCall(g, 'POST', `/internal/v1/tenants/${tenant.tenantId}/keys`, { type: 'live', name: 'scoped', scopes: { memories: [tenant.memoryId] } })).status).toBe(201);
   });
 });

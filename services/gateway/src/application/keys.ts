@@ -20,7 +20,7 @@ import {
   type ApiKeyRecord,
   type RateLimitSetting,
 } from '../store/api-keys';
-import { getMemoryIn } from '../store/memories';
+import { getMemoryIn, memoriesIn } from '../store/memories';
 import { getWorkspaceIn } from '../store/workspaces';
 import { getTenant } from '../store/tenants';
 import { projectWorkspaceIn } from '../store/projects';
@@ -162,6 +162,11 @@ export async function createKey(
       // A memory key lives in its memory's workspace.
       if (input.type === 'memory') workspaceId = memory.workspace_id;
     }
+    // The memories a key is scoped to are memories of the tenant (of its workspace, for a pinned key): another
+    // tenant's, or none, is 404 like any other id named here.
+    const scoped = [...new Set(input.scopes?.memories ?? [])];
+    const usable = (await memoriesIn(sql, tenantId, scoped)).filter((m) => !m.deleted_at && (!workspaceId || m.workspace_id === workspaceId));
+    if (usable.length < scoped.length) throw AppError.notFound('memory');
     if (input.project_id) {
       const projectWorkspace = await projectWorkspaceIn(sql, tenantId, input.project_id);
       if (!projectWorkspace) throw AppError.notFound('project');

@@ -48,6 +48,13 @@ export async function getMemoryIn(sql: Sql, tenantId: string, memoryId: string):
   return r.rows[0] ? toMemory(r.rows[0]) : null;
 }
 
+/** The tenant's memories among `memoryIds`, deleted ones included (the caller decides what they count for). */
+export async function memoriesIn(sql: Sql, tenantId: string, memoryIds: readonly string[]): Promise<Memory[]> {
+  if (memoryIds.length === 0) return [];
+  const r = await sql.query(`SELECT ${COLS} FROM gateway.memories WHERE tenant_id = $1 AND memory_id = ANY($2::text[])`, [tenantId, [...memoryIds]]);
+  return r.rows.map(toMemory);
+}
+
 export async function getMemory(db: Db, tenantId: string, memoryId: string): Promise<Memory | null> {
   return db.withTenant(tenantId, (sql) => getMemoryIn(sql, tenantId, memoryId));
 }

@@ -1,5 +1,6 @@
 import { AppError } from '@lore/runtime';
 import { z } from 'zod';
+import type { Principal } from '../../auth/authenticate';
 import type { TenantContext } from '../../context';
 import type { Workspace } from '../../store/workspaces';
 import { KEY, route, type KeyGuard } from '../../http/route';
@@ -14,6 +15,14 @@ export interface WorkspaceRouteDeps {
     /** The tenant with its workspaces, freshly read. */
     tenant(tenantId: string): Promise<TenantContext | null>;
   };
+}
+
+/**
+ * A key narrowed to some memories acts on those memories only: creating a workspace (a new memory) or switching the
+ * tenant's active one (the memory every unscoped credential then uses by default) reaches beyond them.
+ */
+function refuseMemoryScoped(p: Principal, what: string): void {
+  if (p.keyScope?.memories && p.keyScope.memories.length > 0) throw AppError.forbidden(`a key scoped to some memories cannot ${what}`);
 }
 
 export function workspaceRoutes(deps: WorkspaceRouteDeps) {
@@ -35,6 +44,7 @@ export function workspaceRoutes(deps: WorkspaceRouteDeps) {
       handler: async (ctx, { body }) => {
         const p = ctx.state.principal!;
         if (p.pinnedWorkspaceId !== null) throw AppError.forbidden('a credential bound to one workspace cannot create workspaces');
+        refuseMemoryScoped(p, 'create workspaces');
         const ws = await deps.workspaces.create(p.tenantId, body.name);
         return presentWorkspace(ws, (await deps.workspaces.tenant(p.tenantId)) ?? p.tenant);
       },
@@ -51,6 +61,7 @@ export function workspaceRoutes(deps: WorkspaceRouteDeps) {
           if (p.pinnedWorkspaceId !== id) throw AppError.notFound('workspace');
           throw AppError.forbidden('a credential bound to one workspace cannot change the active workspace');
         }
+        refuseMemoryScoped(p, 'change the active workspace');
         if (!(await deps.workspaces.activate(p.tenantId, id))) throw AppError.notFound('workspace');
         return presentWorkspaceList((await deps.workspaces.tenant(p.tenantId)) ?? p.tenant, null);
       },
