@@ -355,6 +355,20 @@ describe('agents: sessions over websockets', () => {
       client.send({ type: 'stop' });
       await until(client, 'done');
     });
+
+    it('tells a flooding client once a second, and cuts it off (1008) when it keeps on; the session is not ended by it', async () => {
+      const started = await crawl(a, 'crawl');
+      const client = await openSession(socketUrl(started.json, a.key));
+      await until(client, 'clarification');
+      const before = client.messages.length;
+      for (let i = 0; i < 500; i++) client.send({ hello: i });
+      const code = await client.closed;
+      expect(code).toBe(1008);
+      const told = client.messages.slice(before).filter((m) => m.type === 'error' && /too many messages/.test(m.message as string));
+      expect(told.length).toBeGreaterThanOrEqual(1);
+      expect(told.length).toBeLessThanOrEqual(3);
+      expect(await status(a.tenantId, started.json.thread_id as string)).toMatchObject({ status: 'processing' });
+    });
   });
 
   it('a worker SIGKILLed mid-session: the sweep resumes it, the open socket gets the rest, no row twice', async () => {

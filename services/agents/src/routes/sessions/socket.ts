@@ -79,6 +79,9 @@ function refuse(socket: Duplex, path: string, err: AppError): void {
 }
 
 
+/** A client that sends this many seconds' worth of messages over the limit in a row is disconnected (1008). */
+const FLOOD_SECONDS = 20;
+
 export function sessionSockets(deps: SessionSocketDeps): SessionSockets {
   const limits = { ...DEFAULT_SOCKET_LIMITS, ...deps.limits };
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxMessageBytes, perMessageDeflate: false });
@@ -96,14 +99,27 @@ export function sessionSockets(deps: SessionSocketDeps): SessionSockets {
     const clientError = (message: string) => send({ type: 'error', cursor: null, at: new Date().toISOString(), thread_id: ids.thread_id, message });
     let tokens = limits.messagesPerSecond * 2;
     let refilled = Date.now();
+    // Messages dropped in a row, and when the client was last told: a flood is told once a second, not answered
+    // message for message, and a client that keeps on is cut off.
+    let dropped = 0;
+    let toldAt = 0;
     ws.on('message', (data: RawData, isBinary: boolean) => {
       const now = Date.now();
       tokens = Math.min(limits.messagesPerSecond * 2, tokens + ((now - refilled) / 1000) * limits.messagesPerSecond);
       refilled = now;
       if (tokens < 1) {
-        void clientError(`too many messages: at most ${limits.messagesPerSecond} a second`);
+        dropped += 1;
+        if (dropped > limits.messagesPerSecond * FLOOD_SECONDS) {
+          ws.close(1008, 'too many messages');
+          return;
+        }
+        if (now - toldAt >= 1000) {
+          toldAt = now;
+          void clientError(`too many messages: at most ${limits.messagesPerSecond} a second`);
+        }
         return;
       }
+      dropped = 0;
       tokens -= 1;
       void (async () => {
         let body: unknown;
