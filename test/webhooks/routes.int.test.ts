@@ -133,6 +133,11 @@ describe('managing a subscription', () => {
     const ids = [...first.json.webhooks, ...second.json.webhooks].map((w: { webhook_id: string }) => w.webhook_id);
     expect(new Set(ids).size).toBe(5);
     expect((await call(t, 'GET', '/api/v1/webhooks?limit=0')).status).toBe(400);
+    // A cursor no page gave is refused, not read as a place past the end (an empty "last" page).
+    for (const path of ['/api/v1/webhooks?cursor=not-a-cursor', `/api/v1/webhooks/${ids[0]}/deliveries?cursor=zzz`, `/api/v1/webhooks/${ids[0]}/dead-letters?cursor=${ids[1]}`]) {
+      const r = await call(t, 'GET', path);
+      expect({ path, status: r.status, code: r.json.error?.code }).toEqual({ path, status: 400, code: 'VALIDATION_FAILED' });
+    }
   });
 });
 

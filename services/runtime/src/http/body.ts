@@ -18,8 +18,20 @@ export interface BodyLimits {
 
 const tooLarge = (limit: number) => new AppError('PAYLOAD_TOO_LARGE', `request body exceeds ${limit} bytes`);
 
+/**
+ * A request body sent with a content coding (gzip, br, ...) is refused, 415: Lore decodes none, and reading the
+ * coded bytes as they are would take a gzipped body for bad UTF-8, or a plain body labelled gzip for what it says.
+ */
+export function assertNoContentCoding(req: IncomingMessage): void {
+  const coding = String(req.headers['content-encoding'] ?? '').trim().toLowerCase();
+  if (coding !== '' && coding !== 'identity') {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', `request bodies are not decoded: send the body without Content-Encoding (got ${coding.slice(0, 40)})`);
+  }
+}
+
 /** Reads the raw body into one buffer, refusing it as soon as it passes the limit (declared or streamed). */
 export async function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  assertNoContentCoding(req);
   const declared = Number(req.headers['content-length'] ?? '0');
   if (declared > limit) throw tooLarge(limit);
   const chunks: Buffer[] = [];

@@ -307,6 +307,16 @@ describe('RouteTable: what fuzzing the served documents found (docs/fuzzing.md)'
     expect((await fetch(`${base}/nowhere`, { method: 'PUT' })).status).toBe(404);
   });
 
+  it('refuses a body sent with a content coding (415) rather than read its coded bytes as they are', async () => {
+    const { gzipSync } = await import('node:zlib');
+    for (const [coding, body] of [['gzip', gzipSync('{"name":"gz"}')], ['gzip', Buffer.from('{"name":"plain"}')], ['br', Buffer.from('{"name":"b"}')]] as const) {
+      const r = await fetch(`${base}/graphs/create`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': coding }, body });
+      expect({ coding, status: r.status }).toEqual({ coding, status: 415 });
+    }
+    const identity = await fetch(`${base}/graphs/create`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'identity' }, body: '{"name":"x"}' });
+    expect(identity.status).toBe(201);
+  });
+
   it('refuses an empty number in the query instead of reading it as 0', async () => {
     const empty = await fetch(`${base}/list?limit=`);
     expect(empty.status).toBe(400);

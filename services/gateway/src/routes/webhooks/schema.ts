@@ -51,16 +51,23 @@ export const replayBody = z.union([
 
 const limit = (max: number, dflt: number) => z.coerce.number().int().min(1).max(max).default(dflt);
 
-export const listWebhooksQuery = z.object({ limit: limit(200, 50), cursor: z.string().max(64).optional() });
+/**
+ * A page's `next_cursor` is the id of its last item (`wh_…`, `dlv_…`): anything else is no cursor Lore gave, and is
+ * refused (400) rather than read as a place past the end, which would answer an empty last page.
+ */
+const cursor = (prefix: 'wh' | 'dlv') =>
+  z.string().regex(new RegExp(`^${prefix}_[0-9a-f]{24}$`), `a next_cursor of an earlier page (${prefix}_ and 24 hex digits)`).optional();
+
+export const listWebhooksQuery = z.object({ limit: limit(200, 50), cursor: cursor('wh') });
 
 export const listDeliveriesQuery = z.object({
   limit: limit(200, 50),
-  cursor: z.string().max(64).optional(),
+  cursor: cursor('dlv'),
   status: z.enum(['pending', 'retrying', 'succeeded', 'dead']).optional(),
 });
 
 export const listDeadLettersQuery = z
-  .object({ limit: limit(200, 50), cursor: z.string().max(64).optional(), from: isoDate.optional(), to: isoDate.optional() })
+  .object({ limit: limit(200, 50), cursor: cursor('dlv'), from: isoDate.optional(), to: isoDate.optional() })
   .refine((q) => !q.from || !q.to || q.from < q.to, { message: 'from must be before to' });
 
 export const WebhookViewSchema = z.object({
