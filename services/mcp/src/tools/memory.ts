@@ -6,8 +6,8 @@ import { additive, defineRoute, serverTools, open, read, text } from './route-to
  * Names of our design: memory_search and memory_ingest. Spec 1's routes take the key only as `x-api-key`.
  */
 
-/** The largest text `memory_ingest` takes. */
-export const MAX_INGEST_CHARS = 1_000_000;
+/** The largest text `memory_ingest` takes: the memory API's own limit on a document's content (500,000 characters). */
+export const MAX_INGEST_CHARS = 500_000;
 
 export const memoryRoutes = [
   defineRoute({
