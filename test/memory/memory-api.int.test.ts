@@ -61,6 +61,11 @@ describe('memory data plane through the gateway on PostgreSQL, Redis and Kafka',
       expect(r.body.vault_id).toBe(`v_${v.name.toLowerCase()}`);
     }
     expect((await h.call('POST', '/api/v1/memory/vaults', who, VAULTS[0])).status).toBe(409);
+    // The review queue's id is taken in every memory, given or derived from the name alike.
+    for (const body of [{ name: 'Another', vault_id: 'v_unassigned' }, { name: 'Unassigned' }]) {
+      const taken = await h.call('POST', '/api/v1/memory/vaults', who, body);
+      expect({ body, status: taken.status }).toEqual({ body, status: 409 });
+    }
     const patched = await h.call('PATCH', '/api/v1/memory/vaults/v_finance', who, { examples: [...VAULTS[0]!.examples, 'The annual budget review is in May.'] });
     expect(patched.status).toBe(200);
     expect(patched.body.examples).toHaveLength(3);
@@ -82,6 +87,10 @@ describe('memory data plane through the gateway on PostgreSQL, Redis and Kafka',
     expect(unrelated.routing_confidence).toBeLessThan(0.7);
     const manual = await ingest(who, 'Garden birds prefer sunflower seeds.', { mode: 'manual', vault_id: 'v_engineering' });
     expect(manual).toMatchObject({ vault_id: 'v_engineering', routing_confidence: 1, needs_review: false });
+    // By hand into the review queue itself: a request for review, confidence 0 (needs_review means below 0.70).
+    const queued = await ingest(who, 'Garden birds also like peanuts.', { mode: 'manual', vault_id: 'v_unassigned' });
+    expect(queued).toMatchObject({ vault_id: 'v_unassigned', routing_confidence: 0, needs_review: true });
+    docsA.add(queued.doc_id);
     expect((await h.call('POST', '/api/v1/memory/ingest', who, { content: 'x', routing: { mode: 'manual', vault_id: 'v_nope' } })).status).toBe(404);
     for (const d of [finance, unrelated, manual]) {
       docsA.add(d.doc_id);

@@ -44,6 +44,8 @@ export async function createVault(
   input: { vault_id?: string; name: string; description: string; examples: string[] },
 ): Promise<VaultRow> {
   const vaultId = input.vault_id ?? vaultIdFromName(input.name);
+  // Every memory has it: named or derived from the name, the id is taken (409), as any existing vault's is.
+  if (vaultId === UNASSIGNED_VAULT) throw new AppError('CONFLICT', `vault ${vaultId} already exists`);
   return inMemory(deps, scope, async (sql) => {
     const ok = await insertVault(sql, scope.tenantId, scope.memoryId, { vault_id: vaultId, name: input.name, description: input.description, examples: input.examples });
     if (!ok) throw new AppError('CONFLICT', `vault ${vaultId} already exists`);

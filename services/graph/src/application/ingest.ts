@@ -190,7 +190,11 @@ export async function acceptDocument(deps: MemoryDeps, scope: MemoryScope, input
     if (input.routing.mode === 'manual') {
       const vault = await getVault(sql, scope.tenantId, scope.memoryId, input.routing.vault_id);
       if (!vault) throw AppError.notFound('vault');
-      decision = { vault_id: vault.vault_id, confidence: 1, needs_review: vault.vault_id === UNASSIGNED_VAULT, scores: [] };
+      // Filed by hand into the review queue itself is a request for review, as `review` mode is: confidence 0 (spec 1:
+      // needs_review is true below 0.70), not a certain filing that would also say it needs review.
+      decision = vault.vault_id === UNASSIGNED_VAULT
+        ? { vault_id: UNASSIGNED_VAULT, confidence: 0, needs_review: true, scores: [] }
+        : { vault_id: vault.vault_id, confidence: 1, needs_review: false, scores: [] };
     } else if (input.routing.mode === 'review') {
       decision = { vault_id: UNASSIGNED_VAULT, confidence: 0, needs_review: true, scores: [] };
     } else {
