@@ -1,4 +1,4 @@
-import { htmlToText } from './html-text';
+import { decodeEntities, htmlToText } from './html-text';
 
 describe('HTML to text', () => {
   it('keeps headings, paragraphs and list items; drops scripts, styles and comments', () => {
@@ -28,5 +28,11 @@ describe('HTML to text on hostile markup', () => {
       expect(typeof htmlToText(html).text).toBe('string');
     }
     expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it('decodes every named reference of an ASCII character, so an address written with them is read (and masked) as one', () => {
+    expect(decodeEntities('zed&commat;example&period;com')).toBe('zed@example.com');
+    expect(decodeEntities('&lpar;555&rpar; 0100&colon; &num;7 &lowbar;x&lowbar; &nope; &amp;')).toBe('(555) 0100: #7 _x_ &nope; &');
+    expect(htmlToText('<p>Write to zed&commat;example.com</p>').text).toBe('Write to zed@example.com');
   });
 });

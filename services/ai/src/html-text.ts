@@ -4,9 +4,19 @@
  * event loop.
  */
 
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', mdash: '—', ndash: '–', hellip: '…', rsquo: '’', lsquo: '‘', rdquo: '”', ldquo: '“', copy: '©', reg: '®', euro: '€', pound: '£' };
+/**
+ * Named character references: every HTML name for an ASCII character (so `zed&commat;example&period;com` reads as the
+ * address it is, for masking as much as for reading), and the common typographic ones. Keys are lower case.
+ */
+const ENTITIES: Record<string, string> = {
+  tab: '\t', newline: '\n', excl: '!', quot: '"', num: '#', dollar: '$', percnt: '%', amp: '&', apos: "'", lpar: '(',
+  rpar: ')', ast: '*', midast: '*', plus: '+', comma: ',', period: '.', sol: '/', colon: ':', semi: ';', lt: '<',
+  equals: '=', gt: '>', quest: '?', commat: '@', lsqb: '[', lbrack: '[', bsol: '\\', rsqb: ']', rbrack: ']', hat: '^',
+  lowbar: '_', underbar: '_', grave: '`', lcub: '{', lbrace: '{', verbar: '|', vert: '|', rcub: '}', rbrace: '}',
+  nbsp: ' ', mdash: '—', ndash: '–', hellip: '…', rsquo: '’', lsquo: '‘', rdquo: '”', ldquo: '“', copy: '©', reg: '®', euro: '€', pound: '£',
+};
 
-/** Decodes numeric character references and the common named entities; unknown names stay as written. */
+/** Decodes numeric character references and the named ones above; unknown names stay as written. */
 export function decodeEntities(text: string): string {
   return text.replace(/&(#x[0-9a-f]{1,6}|#\d{1,7}|[a-z]{2,8});/gi, (whole, name: string) => {
     if (name[0] === '#') {
