@@ -187,6 +187,17 @@ describe('dead letters and replay', () => {
     expect(pending.json.count).toBe(3);
     expect((await call(t, 'POST', `/api/v1/webhooks/${id}/dead-letters/replay`, {})).status).toBe(400);
     expect((await call(t, 'POST', `/api/v1/webhooks/${id}/dead-letters/replay`, { from: '2030-01-02T00:00:00Z', to: '2030-01-01T00:00:00Z' })).status).toBe(400);
+    // Each refusal names what is wrong, where: too many or no ids at `delivery_ids`, ids and a range at once.
+    const refusals: Array<[unknown, string, RegExp]> = [
+      [{ delivery_ids: Array.from({ length: 101 }, (_, i) => `dlv_${i}`) }, 'delivery_ids', /100/],
+      [{ delivery_ids: [] }, 'delivery_ids', /1/],
+      [{ delivery_ids: [ids[0]], from: '2020-01-01T00:00:00Z' }, 'delivery_ids', /not both/],
+    ];
+    for (const [body, path, message] of refusals) {
+      const r = await call(t, 'POST', `/api/v1/webhooks/${id}/dead-letters/replay`, body);
+      expect(r.status).toBe(400);
+      expect(r.json.error.details).toEqual([expect.objectContaining({ path, message: expect.stringMatching(message) })]);
+    }
   });
 
   it('refuses to replay into a disabled endpoint', async () => {

@@ -166,7 +166,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
       responses: { ...forbidden, 409: err('the webhook is disabled; enable it first') },
       handler: async (ctx, { params, body }) => {
         const viewer = viewerOf(ctx);
-        const selection = 'delivery_ids' in body ? { deliveryIds: body.delivery_ids } : { from: body.from ?? null, to: body.to ?? null };
+        const selection = body.delivery_ids !== undefined ? { deliveryIds: body.delivery_ids } : { from: body.from ?? null, to: body.to ?? null };
         const revived = await service.replay(viewer, idOf(params, 'webhook_id', 'webhook'), selection);
         return { replayed: revived.length, delivery_ids: revived.map((d) => d.id) };
       },

@@ -40,14 +40,19 @@ export const rotateSecretBody = z
 
 const isoDate = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
 
-export const replayBody = z.union([
-  z.object({ delivery_ids: z.array(z.string().min(1).max(64)).min(1).max(100) }).strict(),
-  z
-    .object({ from: isoDate.optional(), to: isoDate.optional() })
-    .strict()
-    .refine((b) => b.from !== undefined || b.to !== undefined, { message: 'give delivery_ids, or from and/or to' })
-    .refine((b) => !b.from || !b.to || b.from < b.to, { message: 'from must be before to' }),
-]);
+/**
+ * Dead letters to replay: `delivery_ids` (1–100), or a time range (`from` and/or `to`), never both. One object, so a
+ * refusal names the field it is about (a list of 101 ids is "too big" at `delivery_ids`, not an unknown key).
+ */
+export const replayBody = z
+  .object({ delivery_ids: z.array(z.string().min(1).max(64)).min(1).max(100).optional(), from: isoDate.optional(), to: isoDate.optional() })
+  .strict()
+  .superRefine((b, ctx) => {
+    const range = b.from !== undefined || b.to !== undefined;
+    if (b.delivery_ids !== undefined && range) ctx.addIssue({ code: 'custom', path: ['delivery_ids'], message: 'give delivery_ids, or from and/or to, not both' });
+    if (b.delivery_ids === undefined && !range) ctx.addIssue({ code: 'custom', path: [], message: 'give delivery_ids, or from and/or to' });
+    if (b.from && b.to && !(b.from < b.to)) ctx.addIssue({ code: 'custom', path: ['from'], message: 'from must be before to' });
+  });
 
 const limit = (max: number, dflt: number) => z.coerce.number().int().min(1).max(max).default(dflt);
 
