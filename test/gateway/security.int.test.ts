@@ -461,6 +461,8 @@ describe('gateway security suite (every public route)', () => {
       ['GET', '/api/v1/api-keys'], ['POST', '/api/v1/api-keys'], ['GET', `/api/v1/api-keys/${a.tenant.keyId}`],
       ['POST', `/api/v1/api-keys/${a.tenant.keyId}/rotate`], ['DELETE', `/api/v1/api-keys/${a.tenant.keyId}`],
       ['GET', '/api/v1/oauth-clients'], ['POST', '/api/v1/oauth-clients'], ['DELETE', `/api/v1/oauth-clients/${a.creds.client.id}`],
+      // Methods those paths do not declare: 404 too, not a 405 whose Allow would show them.
+      ['PATCH', '/api/v1/api-keys'], ['PUT', `/api/v1/api-keys/${a.tenant.keyId}`], ['GET', `/api/v1/api-keys/${a.tenant.keyId}/rotate`], ['PUT', '/api/v1/oauth-clients'],
     ];
     for (const key of [a.tenant.key, mk.key, oat]) {
       const placements: Array<Record<string, string>> = [{ 'x-api-key': key }, { authorization: `Bearer ${key}` }, { 'x-api-key': key, authorization: `Bearer ${a.creds.session}` }];
@@ -472,6 +474,9 @@ describe('gateway security suite (every public route)', () => {
         }
       }
     }
+    // A session's wrong method is still 405 with Allow.
+    const wrong = await http(g.publicUrl, 'PATCH', '/api/v1/api-keys', { headers: asSession(a.creds.session) });
+    expect([wrong.status, wrong.headers.allow]).toEqual([405, expect.stringContaining('GET')]);
     // Nothing was rotated or revoked.
     expect((await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': a.tenant.key } })).status).toBe(200);
     expect((await http(g.publicUrl, 'GET', `/api/v1/api-keys/${a.tenant.keyId}`, { headers: asSession(a.creds.session) })).json.status).toBe('active');

@@ -8,6 +8,7 @@ import type { GatewayContext } from './context';
 import { authenticate, identityOf, type RequestFacts } from './auth/authenticate';
 import { clientAddress, clientProto } from './domain/network';
 import { admitChatMessage, isChatMessage } from './application/chat-limits';
+import { parseCredential } from './domain/credentials';
 import { FORWARD_ROUTES, errorBodyOf, isAmbiguousPath, matchForward, type ForwardMatch } from './forward/route-table';
 import { parseUpstream, proxyHttp, proxyUpgrade, upstreamHeaders, upstreamPath, writeRawResponse, type ProxyFailure, type UpstreamTarget } from './forward/proxy';
 import { hostMemoryOf, requestFacts, requireApiKey, requireDetailSession, requireManageAdmin, requireSession, setHostMemory } from './http/guards';
@@ -209,6 +210,12 @@ export function createPublicApp(context: GatewayContext, options: PublicAppOptio
     if (!match || !target) return next();
     await forward(context, ctx as GatewayKoaContext, match, target);
   });
+  // Key and OAuth-client management is invisible to an API key or OAuth token (spec 1: 404): a method those paths do
+  // not declare is 404 to such a caller too, not a 405 whose Allow would show they exist.
+  app.use(async (ctx: Koa.ParameterizedContext<GatewayRequestState>, next) => {
+    if (PORTAL_PATHS.test(ctx.path) && carriesKey(ctx.get('authorization'), ctx.get('x-api-key'))) throw AppError.notFound('route');
+    await next();
+  });
   // A path of the gateway's own with a method it does not declare (and nothing forwards): 405 with Allow
   // (docs/fuzzing.md).
   app.use(table.methodNotAllowed() as Koa.Middleware<GatewayRequestState>);
@@ -224,6 +231,15 @@ export function createPublicApp(context: GatewayContext, options: PublicAppOptio
     upgraded.clear();
   };
   return { app, handleUpgrade, upstreams, closeUpgraded };
+}
+
+/** The portal's management paths (sessions only): key and OAuth-client management. */
+const PORTAL_PATHS = /^\/api\/v1\/(?:api-keys|oauth-clients)(?:\/|$)/;
+
+/** The request carries an API key or OAuth token: in `x-api-key`, or as the bearer credential. */
+function carriesKey(authorization: string, apiKey: string): boolean {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  return apiKey !== '' || (m !== null && parseCredential(m[1]!) !== null);
 }
 
 /** Whether the client's connection to the gateway itself is TLS. */
