@@ -185,6 +185,11 @@ describe('memory data plane through the gateway on PostgreSQL, Redis and Kafka',
       'dlp_flagged',
     );
     expect(flagged.envelope.payload.dlp_matches).toBe(SEEDED_SECRETS.length);
+    // A value masked in the title counts like one in the text.
+    const titled = await ingest(who, 'The Falcon roadmap is due in spring.', { mode: 'auto' }, { title: 'Notes for jane.roe@example.com' });
+    docsA.add(titled.doc_id);
+    expect(titled.dlp_matches).toBe(1);
+    expect((await waitIndexed(h, who, titled.doc_id))).toMatchObject({ title: 'Notes for [REDACTED:email]', dlp_matches: 1, dlp_kinds: { email: 1 } });
     await eventually(async () => events.find((x) => x.envelope.event === 'memory.ingest.completed' && x.envelope.payload.doc_id === r.doc_id), 60_000, 'completed');
 
     const owner = new Client({ connectionString: h.database!.ownerUrl });

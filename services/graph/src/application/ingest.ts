@@ -45,14 +45,22 @@ export interface AcceptOptions {
   cutToLimit?: boolean;
 }
 
-/** A title that cannot leak: the given one or the first line of the masked text, both masked and bounded. */
-function titleOf(masked: string, given: string | undefined): string {
-  if (given && given.trim()) return truncate(scanAndMask(given.trim()).text, 200);
-  const firstLine = masked
+/**
+ * A title that cannot leak: the given one or the first line of the masked text, both masked and bounded. What
+ * masking the given title took is counted with the document's (`dlp_matches`, `dlp_kinds`, `dlp_flagged`).
+ */
+function titleOf(dlp: DlpResult, given: string | undefined): { title: string; dlp: DlpResult } {
+  if (given && given.trim()) {
+    const masked = scanAndMask(given.trim());
+    const kinds = { ...dlp.kinds };
+    for (const [kind, n] of Object.entries(masked.kinds) as Array<[keyof DlpResult['kinds'], number]>) kinds[kind] = (kinds[kind] ?? 0) + n;
+    return { title: truncate(masked.text, 200), dlp: { ...dlp, matches: dlp.matches + masked.matches, kinds } };
+  }
+  const firstLine = dlp.text
     .split('\n')
     .map((l) => l.replace(/^#+\s*/, '').trim())
     .find((l) => l.length > 0);
-  return truncate(firstLine ?? 'Untitled', 120);
+  return { title: truncate(firstLine ?? 'Untitled', 120), dlp };
 }
 
 /**
@@ -86,8 +94,8 @@ export function prepareDocument(config: Pick<MemoryConfig, 'maxContentChars'>, i
     contentType = input.content_type;
   }
   if (!text.trim()) throw new AppError('VALIDATION_FAILED', 'content is empty', { details: [{ path: 'content', message: 'has no text' }] });
-  const dlp = scanAndMask(text, cutToLimit ? { maxChars: config.maxContentChars } : {});
-  return { title: titleOf(dlp.text, input.title ?? htmlTitle ?? undefined), contentType, dlp };
+  const titled = titleOf(scanAndMask(text, cutToLimit ? { maxChars: config.maxContentChars } : {}), input.title ?? htmlTitle ?? undefined);
+  return { title: titled.title, contentType, dlp: titled.dlp };
 }
 
 /** The classifier's vault for a prepared document, among the memory's vault profiles. */
