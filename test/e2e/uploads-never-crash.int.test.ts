@@ -158,7 +158,7 @@ describe('npm start: no upload, parser or worker thread takes Lore down', () => 
     const file = { name: 'file', filename: 'a.txt', type: 'text/plain', data: 'The Heron depot stores spare turbine blades.' };
 
     const cases: Array<{ name: string; send: () => Promise<{ status: number | null; body: string }>; status: number[] }> = [
-      { name: 'multipart without a boundary', send: () => rawRequest(uploads(), { headers: headers('multipart/form-data'), body: multipart('b1', [file]) }), status: [415] },
+      { name: 'multipart without a boundary', send: () => rawRequest(uploads(), { headers: headers('multipart/form-data'), body: multipart('b1', [file]) }), status: [400] },
       { name: 'a boundary the body never uses', send: () => rawRequest(uploads(), { headers: headers('multipart/form-data; boundary=declared'), body: multipart('other', [file]) }), status: [400] },
       { name: 'a body cut before its closing boundary', send: () => rawRequest(uploads(), { headers: headers('multipart/form-data; boundary=b2'), body: multipart('b2', [file], false).subarray(0, 90) }), status: [400] },
       { name: 'no file part, only a field', send: () => rawRequest(uploads(), { headers: headers('multipart/form-data; boundary=b3'), body: multipart('b3', [{ name: 'note', data: 'hello' }]) }), status: [400] },

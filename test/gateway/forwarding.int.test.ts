@@ -84,23 +84,31 @@ describe('gateway forwarding: streams, uploads, websockets, failures', () => {
   });
 
   it('never hands the next request a connection an upstream left inside a body it refused (an early 413)', async () => {
-    const u = new URL(g.publicUrl);
-    const send = (body: Buffer, chunked: boolean) =>
-      new Promise<{ status: number; ms: number }>((resolve, reject) => {
-        const started = Date.now();
-        const headers: Record<string, string> = { 'x-api-key': t.key, 'content-type': 'application/octet-stream', ...(chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(body.length) }) };
-        const req = request({ host: u.hostname, port: u.port, method: 'POST', path: '/api/v1/memory/refuse-large', headers, agent: false }, (res) => {
-          res.resume();
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: Date.now() - started }));
+    // A gateway of its own, whose upstream may take its time (this suite's answers in 800 ms): the bodies are large
+    // enough to leave part of one unread on the connection, which a loaded machine needs a moment to move.
+    const patient = await startGateway(database, { upstreams: { graph: echo.url }, proxy: { connectTimeoutMs: 5_000, responseTimeoutMs: 30_000, idleTimeoutMs: 30_000, maxBodyBytes: 5 * 1024 * 1024 } }, { redisPrefix: `gwfwd-413:${uid()}:` });
+    try {
+      const tenant = await makeTenant(patient);
+      const u = new URL(patient.publicUrl);
+      const send = (body: Buffer, chunked: boolean) =>
+        new Promise<{ status: number; ms: number }>((resolve, reject) => {
+          const started = Date.now();
+          const headers: Record<string, string> = { 'x-api-key': tenant.key, 'content-type': 'application/octet-stream', ...(chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(body.length) }) };
+          const req = request({ host: u.hostname, port: u.port, method: 'POST', path: '/api/v1/memory/refuse-large', headers, agent: false }, (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: Date.now() - started }));
+          });
+          req.on('error', reject);
+          req.end(body);
         });
-        req.on('error', reject);
-        req.end(body);
-      });
-    for (let round = 0; round < 3; round++) {
-      expect((await send(Buffer.alloc(2_200_000, 'x'), true)).status).toBe(413);
-      // The next request (any caller's) gets its own answer at once, not a timeout or a reset.
-      const next = await send(Buffer.alloc(420 * 1024, 'y'), false);
-      expect({ round, status: next.status }).toEqual({ round, status: 200 });
+      for (let round = 0; round < 3; round++) {
+        expect((await send(Buffer.alloc(2_200_000, 'x'), true)).status).toBe(413);
+        // The next request (any caller's) gets its own answer, not a timeout or a reset.
+        const next = await send(Buffer.alloc(420 * 1024, 'y'), false);
+        expect({ round, status: next.status }).toEqual({ round, status: 200 });
+      }
+    } finally {
+      await patient.close();
     }
   });
 
