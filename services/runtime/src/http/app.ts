@@ -300,10 +300,6 @@ function respondWithError(ctx: LoreContext, err: unknown): void {
   if (appError.status >= 500 && isAppError(err)) ctx.state.log?.warn({ err }, 'request failed');
   ctx.status = appError.status;
   for (const [k, v] of Object.entries(appError.headers)) ctx.set(k, v);
-  // Refused before its body was read to the end (too large, say): the rest of the body is still on the connection,
-  // so the connection ends with this answer rather than read the rest as the next request (a gateway's pooled
-  // connection would otherwise hand the next request to a server still inside this body).
-  if (!ctx.req.complete && ctx.req.readable) ctx.set('Connection', 'close');
   ctx.body = errorBody(appError, ctx.state.requestId ?? 'unknown');
 }
 
