@@ -179,9 +179,14 @@ export function createCoreApp(options: CoreAppOptions): LoreApp {
   const router = new Router<CoreState>();
   const table = coreRouteTable(coreRouteDeps(options.core, options.signer), { bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses });
   table.mount(router);
+  // A path nothing answered (no route of core's, nor the ops routes a process mounts after this): 404 in spec 2's
+  // `{detail}`, as every core answer.
+  app.use(async (ctx, next) => {
+    await next();
+    if (ctx.status === 404 && ctx.body == null && ctx.respond !== false) throw coreError('NOT_FOUND', 'route not found');
+  });
   app.use(router.routes());
-  // A known path with a method it does not declare: 405 with Allow (docs/fuzzing.md); a path core does not serve:
-  // 404. In spec 2's `{detail}`, as every core answer.
+  // A known path with a method it does not declare: 405 with Allow (docs/fuzzing.md), in `{detail}` too.
   const notAllowed = table.methodNotAllowed();
   app.use(async (ctx, next) => {
     try {
@@ -189,9 +194,6 @@ export function createCoreApp(options: CoreAppOptions): LoreApp {
     } catch (err) {
       throw err instanceof AppError && err.body === undefined ? detailError(err) : err;
     }
-  });
-  app.use(() => {
-    throw coreError('NOT_FOUND', 'route not found');
   });
   return app;
 }
