@@ -459,14 +459,17 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
 
     it('never leaves a sign-in with the old password alive when it races a password change', async () => {
       // The sign-in starts at offsets spanning the change's own run (two argon2 computations and a commit), so
-      // in some rounds it reads the old hash before the change commits and finishes after it.
+      // in some rounds it reads the old hash before the change commits and finishes after it. The first rounds
+      // start the sign-in a little before the change, so that on a loaded machine too some sign-in wins the race.
       let signedInWithOldPassword = 0;
-      for (let offset = 0; offset <= 160; offset += 10) {
+      for (let offset = -60; offset <= 160; offset += 10) {
         const userEmail = `race-${offset}-${uid()}@example.test`;
         await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email: userEmail, password, role: 'member' });
         const own = await http(g.publicUrl, 'POST', '/api/auth/login', { body: { email: userEmail, password } });
-        const change = http(g.publicUrl, 'POST', '/api/password/change-password', { headers: { authorization: `Bearer ${own.json.token}` }, body: { old_password: password, new_password: 'a changed passphrase' } });
-        const racer = sleep(offset).then(() => http(g.publicUrl, 'POST', '/api/auth/login', { body: { email: userEmail, password } }));
+        const change = sleep(Math.max(0, -offset)).then(() =>
+          http(g.publicUrl, 'POST', '/api/password/change-password', { headers: { authorization: `Bearer ${own.json.token}` }, body: { old_password: password, new_password: 'a changed passphrase' } }),
+        );
+        const racer = sleep(Math.max(0, offset)).then(() => http(g.publicUrl, 'POST', '/api/auth/login', { body: { email: userEmail, password } }));
         const [changed, raced] = await Promise.all([change, racer]);
         expect(changed.status).toBe(200);
         if (raced.status !== 200) {
