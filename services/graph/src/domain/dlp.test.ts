@@ -162,6 +162,14 @@ describe('DLP on obfuscated values', () => {
     expect(scanAndMask(text).text).toBe('Ｈｅｌｌｏ\u200B, card [REDACTED:card_number]\u200B ok\u00AD.');
   });
 
+  it('finds an address that Markdown emphasis or code wraps', () => {
+    expect(scanAndMask('Plover md: *zoe*@example.com and __kai__@example.com wrote.').text).toBe('Plover md: *[REDACTED:email] and [REDACTED:email] wrote.');
+    expect(scanAndMask('mail **zoe**@example.com, ~~old~~@example.com or `dev`@example.com').text).toBe(
+      'mail **[REDACTED:email], ~~[REDACTED:email] or `[REDACTED:email]',
+    );
+    expect(scanAndMask("R&D's o'brien@example.com").text).toBe("R&D's [REDACTED:email]");
+  });
+
   it('reads full-width digits, full-width at signs and other compatibility forms', () => {
     expect(scanAndMask('card ４１１１ １１１１ １１１１ １１１１ now').text).toBe('card [REDACTED:card_number] now');
     expect(scanAndMask('card ５２００－８２８２－８２８２－８２１０ now').text).toBe('card [REDACTED:card_number] now');

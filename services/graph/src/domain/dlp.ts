@@ -535,8 +535,13 @@ function looksSecret(v: string): boolean {
   return /\d/.test(v) ? classes >= 2 : classes >= 3;
 }
 
-/** An e-mail address: a local part of up to 64 characters, `@`, dotted labels and a top-level domain of letters. */
-const EMAIL = String.raw`(?<![\p{L}\p{M}\p{N}_])[\p{L}\p{N}_][\p{L}\p{M}\p{N}._%+-]{0,63}@[\p{L}\p{M}\p{N}-]{1,63}(?:\.[\p{L}\p{M}\p{N}-]{1,63})*\.\p{L}[\p{L}\p{M}]{1,23}(?![\p{L}\p{M}\p{N}_])`;
+/**
+ * An e-mail address: a local part of up to 64 characters, `@`, dotted labels and a top-level domain of letters. The
+ * local part may hold the symbols an address may (RFC 5322's `atext`, less `/ { | }`), so Markdown around it does
+ * not hide it: in `*zoe*@example.com` (rendered "zoe@example.com") the address `zoe*@example.com` is found and the
+ * opening `*` stays.
+ */
+const EMAIL = String.raw`(?<![\p{L}\p{M}\p{N}_])[\p{L}\p{N}_][\p{L}\p{M}\p{N}._%+\-*~'\x60!#$&=?^]{0,63}@[\p{L}\p{M}\p{N}-]{1,63}(?:\.[\p{L}\p{M}\p{N}-]{1,63})*\.\p{L}[\p{L}\p{M}]{1,23}(?![\p{L}\p{M}\p{N}_])`;
 
 /**
  * E-mail addresses with letters of any script, as internationalised addresses have them (and as NFKC composes
