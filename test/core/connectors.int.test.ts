@@ -379,8 +379,9 @@ describe('core: connectors, credentials and cc pairs through the gateway', () =>
     await expect422('POST', '/api/manage/admin/connector', { ...webConnector('x'), input_type: 'poll' }, ['body.input_type']);
     // A base URL the indexer could never read: 400 with the reason, and no connector.
     for (const [base, why] of [
-      ['https://nowhere.acme.example/', /could not resolve/],
-      ['https://inside.acme.example/', /forbidden address/],
+      // A name that does not resolve and one that points inside are refused in the same words (no DNS oracle).
+      ['https://nowhere.acme.example/', /^base_url cannot be read by a connector: nowhere\.acme\.example does not resolve to an address Lore may reach$/],
+      ['https://inside.acme.example/', /^base_url cannot be read by a connector: inside\.acme\.example does not resolve to an address Lore may reach$/],
       ['http://10.0.0.5/', /private address is not allowed/],
       ['http://169.254.169.254/latest/', /not allowed/],
       ['http://metadata.google.internal/', /local/],

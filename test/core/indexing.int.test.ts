@@ -300,7 +300,7 @@ describe('core: indexing a web connector into the memory', () => {
       name: 'Nowhere', source: 'web', input_type: 'load_state', connector_specific_config: { base_url: 'http://nowhere.invalid/', web_connector_type: 'single' }, access_type: 'public',
     });
     expect(unresolvable.status).toBe(400);
-    expect(unresolvable.json.detail).toMatch(/^base_url cannot be read by a connector: could not resolve/);
+    expect(unresolvable.json.detail).toBe('base_url cannot be read by a connector: nowhere.invalid does not resolve to an address Lore may reach');
 
     // A port where nothing listens any more.
     const closed = createServer();

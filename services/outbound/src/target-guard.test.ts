@@ -115,4 +115,23 @@ describe('TargetGuard.resolve', () => {
     const empty = new TargetGuard({ lookup: async () => [] });
     await expect(empty.resolve('https://empty.example.com/')).rejects.toMatchObject({ reason: 'unresolvable' });
   });
+
+  it('refuses a name that does not resolve and one that points inside in the same words (no DNS oracle)', async () => {
+    const guard = new TargetGuard({
+      lookup: async (name) => {
+        if (name === 'inside.example.com') return [{ address: '10.1.2.3', family: 4 }];
+        if (name === 'meta.example.com') return [{ address: '169.254.169.254', family: 4 }];
+        if (name === 'empty.example.com') return [];
+        throw Object.assign(new Error('nope'), { code: 'ENOTFOUND' });
+      },
+    });
+    const refusals = await Promise.all(
+      ['inside', 'meta', 'empty', 'gone'].map((n) => guard.resolve(`https://${n}.example.com/`).then(() => null, (err: unknown) => err as TargetRefusedError)),
+    );
+    expect(refusals.map((e) => [e?.reason, e?.byName, e?.message])).toEqual(
+      ['inside', 'meta', 'empty', 'gone'].map((n, i) => [i < 2 ? 'forbidden_address' : 'unresolvable', true, `${n}.example.com does not resolve to an address Lore may reach`]),
+    );
+    // A literal address is the caller's own: its refusal names the class and is not a name's.
+    await expect(guard.resolve('https://10.1.2.3/')).rejects.toMatchObject({ reason: 'forbidden_address', byName: false, message: 'IPv4 private address is not allowed' });
+  });
 });

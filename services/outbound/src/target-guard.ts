@@ -24,6 +24,11 @@ export class TargetRefusedError extends Error {
   constructor(
     readonly reason: RefusalReason,
     message: string,
+    /**
+     * The refusal came from resolving a host name (`unresolvable`, or `forbidden_address` from a DNS answer). Such
+     * refusals share one message, so a caller cannot tell a name that does not exist from one that points inside.
+     */
+    readonly byName = false,
   ) {
     super(message);
     this.name = 'TargetRefusedError';
@@ -222,17 +227,19 @@ export class TargetGuard {
     // not answer `<name>.localhost` at all). Only reachable when loopback is allowed (local testing).
     if (this.allowLoopback && isLocalhostName(hostname)) return { url, hostname, port, address: '127.0.0.1', family: 4 };
 
+    // A name that does not resolve and one that resolves to an address Lore may not reach are refused in the same
+    // words: telling them apart would let any caller map which internal names exist (a DNS oracle). `reason` keeps
+    // them apart for code and metrics.
+    const refused = (reason: 'unresolvable' | 'forbidden_address') => new TargetRefusedError(reason, `${hostname} does not resolve to an address Lore may reach`, true);
     let answers: ResolvedAddress[];
     try {
       answers = await this.lookup(hostname);
-    } catch (err) {
-      throw new TargetRefusedError('unresolvable', `could not resolve ${hostname}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+    } catch {
+      throw refused('unresolvable');
     }
-    if (answers.length === 0) throw new TargetRefusedError('unresolvable', `${hostname} has no addresses`);
-    if (answers.length > this.maxAddresses) throw new TargetRefusedError('unresolvable', `${hostname} has too many addresses`);
+    if (answers.length === 0 || answers.length > this.maxAddresses) throw refused('unresolvable');
     for (const answer of answers) {
-      const refusal = addressRefusal(answer.address, this.allowLoopback);
-      if (refusal) throw new TargetRefusedError('forbidden_address', `${hostname} resolves to a forbidden address (${refusal})`);
+      if (addressRefusal(answer.address, this.allowLoopback)) throw refused('forbidden_address');
       if (loopbackOnly && ipaddr.process(answer.address).range() !== 'loopback') {
         throw new TargetRefusedError('scheme_not_allowed', `plain http is accepted only for loopback hosts, and ${hostname} is not one`);
       }

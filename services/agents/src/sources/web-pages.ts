@@ -73,13 +73,15 @@ export function createPageReader(targets: WebTargets, limits: Partial<PageReadLi
   const robots = new RobotsPolicy({ client, maxOrigins: 1000, timeoutMs: Math.min(timeoutMs, 5_000) });
   return {
     async read(url, signal) {
-      // The URL as given is checked first, so a forbidden address is the caller's mistake (refused), told apart from a
-      // name that does not resolve (the site's: unreachable); a redirect hop refused later is the site's doing too.
+      // The URL as given is checked first, so a forbidden address or name is the caller's mistake (refused), told
+      // apart from a host name whose resolution is refused (unreachable: one answer whether the name does not exist
+      // or points inside, so no caller learns which internal names exist); a redirect hop refused later is the
+      // site's doing too.
       try {
         await guard.resolve(url);
       } catch (err) {
         if (!(err instanceof TargetRefusedError)) throw err;
-        if (err.reason === 'unresolvable') throw new PageReadError('unreachable', `${new URL(url).hostname} could not be reached: ${err.message}`);
+        if (err.byName) throw new PageReadError('unreachable', `${new URL(url).hostname} could not be reached: ${err.message}`);
         throw new PageReadError('refused', `Lore does not read this address: ${err.message}`);
       }
       let res;

@@ -284,7 +284,7 @@ class Run extends ConnectorRun {
     try {
       await this.untilHalted(this.fetcher.guard.resolve(this.base));
     } catch (err) {
-      if (err instanceof TargetRefusedError) return this.fail(`the base URL is refused (${err.reason})`);
+      if (err instanceof TargetRefusedError) return this.fail(`the base URL is refused: ${err.message}`);
       if (err instanceof StopRun) return null;
       throw err;
     }
