@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 /**
  * Chat answers end to end with the embedded extractive model: client → gateway → core → (internal_search) the
  * memory API with the caller's identity, on real PostgreSQL, Redis and Kafka. Spec 2's complete response and
@@ -223,6 +224,33 @@ describe('core: chat answers over the memory, through the gateway', () => {
     // The seeded question stays, on its own branch: naming it as a parent is refused (a question is no parent).
     const underQuestion = await s.call('POST', '/api/chat/send-message', as(a.key), { chat_session_id: sid, parent_message_id: seeded.json.message_id, message: 'hi' });
     expect([underQuestion.status, underQuestion.json.detail]).toEqual([400, expect.stringMatching(/is a question/)]);
+  });
+
+  it('clears a question\'s answering mark when its answer cannot be stored, so the next turn is not refused', async () => {
+    const id = await newSession(a.key);
+    // The database refuses this session's answers (a trigger the schema owner adds for the test; removed after).
+    const owner = new Client({ connectionString: s.database.ownerUrl });
+    await owner.connect();
+    const fn = `core.refuse_answers_${id.replace(/-/g, '')}`;
+    try {
+      await owner.query(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'answers refused for the test'; END $$`);
+      await owner.query(`CREATE TRIGGER refuse_answers BEFORE INSERT ON core.chat_messages FOR EACH ROW WHEN (NEW.message_type = 'assistant' AND NEW.session_id = '${id}') EXECUTE FUNCTION ${fn}()`);
+      const failed = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id, stream: false });
+      expect(failed.status).toBe(500);
+      const marked = await s.db.withTenant(a.tenantId, (sql) =>
+        sql.query<{ answering_until: Date | null }>(`SELECT answering_until FROM core.chat_messages WHERE tenant_id = $1 AND session_id = $2 AND message_type = 'user'`, [a.tenantId, id]),
+      );
+      expect(marked.rows).toEqual([{ answering_until: null }]);
+    } finally {
+      await owner.query(`DROP TRIGGER IF EXISTS refuse_answers ON core.chat_messages`);
+      await owner.query(`DROP FUNCTION IF EXISTS ${fn}()`);
+      await owner.end();
+    }
+    // The unanswered question is replaced by the next one at once (no 409 for ten minutes).
+    const next = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id, stream: false });
+    expect(next.status).toBe(200);
+    const shown = (await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key))).json.messages.map((m: { message_id: number }) => m.message_id);
+    expect(shown).toContain(next.json.message_id);
   });
 
   it('records feedback on answers only, replaces it, and removes it', async () => {

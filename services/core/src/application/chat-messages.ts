@@ -6,7 +6,7 @@ import { FILE_CONTEXT, selectPassages, type FilePassage } from '../domain/projec
 import { availableContextTokens, countTokens, maxDocumentTokens } from '../domain/tokens';
 import { toolById } from '../domain/tools';
 import { getSession, insertSession, sessionMessages } from '../store/chat-sessions';
-import { deleteFeedback, insertMessage, insertMessageAlone, insertRootMessage, lockSessionForTurn, markAnswering, messageRef, setLatestChild, upsertFeedback, type MessageRef, type TurnMessage } from '../store/chat-messages';
+import { clearAnswering, deleteFeedback, insertMessage, insertMessageAlone, insertRootMessage, lockSessionForTurn, markAnswering, messageRef, setLatestChild, upsertFeedback, type MessageRef, type TurnMessage } from '../store/chat-messages';
 import { getPersona, personaOfSession } from '../store/personas';
 import { projectFileTexts } from '../store/project-files';
 import type { CoreDeps } from './context';
@@ -407,17 +407,25 @@ async function* answerParts(deps: CoreDeps, turn: PreparedTurn, signal?: AbortSi
     deps.logger.warn({ err, session_id: turn.sessionId }, 'chat answer failed');
     yield { type: 'error', error };
   }
-  const messageId = await insertMessageAlone(deps.db, turn.principal.tenantId, {
-    session_id: turn.sessionId,
-    parent_message_id: turn.userMessageId,
-    message_type: 'assistant',
-    message: answer,
-    token_count: countTokens(answer),
-    citations: Object.fromEntries(citations.map((c) => [String(c.citation_num), c.document_id])),
-    documents: docs,
-    tool_calls: toolCalls,
-    error,
-  });
+  let messageId: string;
+  try {
+    messageId = await insertMessageAlone(deps.db, turn.principal.tenantId, {
+      session_id: turn.sessionId,
+      parent_message_id: turn.userMessageId,
+      message_type: 'assistant',
+      message: answer,
+      token_count: countTokens(answer),
+      citations: Object.fromEntries(citations.map((c) => [String(c.citation_num), c.document_id])),
+      documents: docs,
+      tool_calls: toolCalls,
+      error,
+    });
+  } catch (err) {
+    // No answer will come for the question now: the session's next turn may replace it at once, rather than meet a
+    // 409 until the mark expires.
+    await clearAnswering(deps.db, turn.principal.tenantId, turn.userMessageId).catch((e: unknown) => deps.logger.warn({ err: e, session_id: turn.sessionId }, 'could not clear a question\'s answering mark'));
+    throw err;
+  }
   yield { type: 'stop', message_id: Number(messageId), chat_session_id: turn.sessionId, stop_reason: error ? 'error' : 'finished' };
 }
 

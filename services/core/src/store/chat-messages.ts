@@ -64,6 +64,11 @@ export async function markAnswering(sql: Sql, tenantId: string, messageId: strin
   await sql.query(`UPDATE core.chat_messages SET answering_until = to_timestamp($3::float8 / 1000) WHERE tenant_id = $1 AND message_id = $2`, [tenantId, messageId, untilMs]);
 }
 
+/** Ends a question's answering mark without an answer (its answer could not be stored), in its own transaction. */
+export async function clearAnswering(db: Db, tenantId: string, messageId: string): Promise<void> {
+  await db.statementAsTenant(tenantId, `UPDATE core.chat_messages SET answering_until = NULL WHERE tenant_id = $1 AND message_id = $2`, [tenantId, messageId]);
+}
+
 export async function setLatestChild(sql: Sql, tenantId: string, parentId: string, childId: string): Promise<void> {
   await sql.query(`UPDATE core.chat_messages SET latest_child_message_id = $3 WHERE tenant_id = $1 AND message_id = $2`, [tenantId, parentId, childId]);
 }
