@@ -282,6 +282,12 @@ describe('CSV import through the gateway', () => {
       });
       expect([type, noBoundary.status, noBoundary.json]).toEqual([type, 400, { detail: 'the multipart body is malformed' }]);
     }
+    // A coded body is refused as every coded body is (415), not read as a malformed one.
+    const gzipped = await http(s.gateway.publicUrl, 'POST', '/api/lists/csv/upload', {
+      headers: { ...as(a.key), 'content-type': 'multipart/form-data; boundary=xyz', 'content-encoding': 'gzip' },
+      raw: '--xyz\r\ncontent-disposition: form-data; name="file"; filename="a.csv"\r\n\r\nName,City\nAcme,Berlin\r\n--xyz--\r\n',
+    });
+    expect([gzipped.status, gzipped.json]).toEqual([415, { detail: expect.stringMatching(/without Content-Encoding/) }]);
     const readOnly = await s.key(a.tenantId, { scopes: { access: 'read' } });
     expect((await upload(readOnly, COMPANIES)).status).toBe(403);
     const { threadId } = await analysed(COMPANIES);

@@ -1,5 +1,5 @@
 import type { RouterContext } from '@koa/router';
-import { multipartParser, type MultipartParser } from '@lore/runtime';
+import { multipartParser, MultipartRefusedError, type MultipartParser } from '@lore/runtime';
 import { agentsError } from '../application/errors';
 import type { AgentsState } from './route';
 
@@ -36,10 +36,9 @@ export async function readFilePart(ctx: RouterContext<AgentsState>, field: strin
   if (!ctx.is('multipart/form-data')) throw agentsError('UNSUPPORTED_MEDIA_TYPE', NOT_MULTIPART);
   let bb: MultipartParser;
   try {
-    bb = multipartParser(ctx.req.headers, { files: 1, fileSize: maxBytes, fields: 20, fieldSize: 64 * 1024, parts: 21 });
-  } catch {
-    // multipart/form-data without a usable boundary is a malformed body; another type is not multipart at all.
-    throw ctx.is('multipart/form-data') ? agentsError('BAD_REQUEST', MALFORMED) : agentsError('UNSUPPORTED_MEDIA_TYPE', NOT_MULTIPART);
+    bb = multipartParser(ctx.req.headers, { files: 1, fileSize: maxBytes, fields: 20, fieldSize: 64 * 1024, parts: 21 }, NOT_MULTIPART);
+  } catch (err) {
+    throw err instanceof MultipartRefusedError ? agentsError(err.code, err.message) : err;
   }
   return new Promise<MultipartRead>((resolve, reject) => {
     let found: { filename: string; chunks: Buffer[]; tooLarge: boolean; done: Promise<void> } | null = null;

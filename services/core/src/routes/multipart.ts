@@ -1,5 +1,5 @@
 import type { RouterContext } from '@koa/router';
-import { multipartParser, type MultipartParser } from '@lore/runtime';
+import { multipartParser, MultipartRefusedError, type MultipartParser } from '@lore/runtime';
 import { coreError } from '../application/errors';
 import type { UploadLimits, UploadPart } from '../application/uploads';
 import type { CoreState } from './route';
@@ -42,10 +42,9 @@ export async function withFileParts<T>(ctx: RouterContext<CoreState>, limits: Up
 async function* fileParts(ctx: RouterContext<CoreState>, limits: UploadLimits, tooMany: (max: number) => Error, reader: { failure: Error | null }): AsyncGenerator<UploadPart> {
   let bb: MultipartParser;
   try {
-    bb = multipartParser(ctx.req.headers, { files: limits.maxFilesPerUpload, fileSize: limits.maxFileBytes + 1, fields: 20, fieldSize: 64 * 1024, parts: limits.maxFilesPerUpload + 20 });
-  } catch {
-    // multipart/form-data without a usable boundary is a malformed body; another type is not multipart at all.
-    throw ctx.is('multipart/form-data') ? coreError('BAD_REQUEST', MALFORMED) : coreError('UNSUPPORTED_MEDIA_TYPE', NOT_MULTIPART);
+    bb = multipartParser(ctx.req.headers, { files: limits.maxFilesPerUpload, fileSize: limits.maxFileBytes + 1, fields: 20, fieldSize: 64 * 1024, parts: limits.maxFilesPerUpload + 20 }, NOT_MULTIPART);
+  } catch (err) {
+    throw err instanceof MultipartRefusedError ? coreError(err.code, err.message) : err;
   }
   const queue: UploadPart[] = [];
   let done = false;

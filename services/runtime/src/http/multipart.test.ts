@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { multipartParser } from './multipart';
+import { multipartParser, MultipartRefusedError } from './multipart';
 
 const BOUNDARY = 'lore-boundary';
 const headers = { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` };
@@ -9,7 +9,7 @@ const part = (name: string, filename: string, content: string) =>
 /** Feeds `body` to a parser whose `file` parts `onFile` handles; resolves with the parser's error, or null at its close. */
 function parse(body: string, onFile: (name: string, stream: NodeJS.ReadableStream, filename: string) => void): Promise<Error | null> {
   return new Promise((resolve) => {
-    const parser = multipartParser(headers, { files: 2, fileSize: 1024 });
+    const parser = multipartParser(headers, { files: 2, fileSize: 1024 }, 'send multipart');
     parser.on('file', (name, stream, info) => onFile(name, stream, info.filename ?? ''));
     parser.on('error', (err: Error) => resolve(err));
     parser.on('close', () => resolve(null));
@@ -40,6 +40,23 @@ describe('multipartParser', () => {
     });
     expect(err?.message).toBe('Unexpected end of form');
     expect(seen).toEqual(['Unexpected end of form']);
+  });
+
+  it('refuses, before reading, a coded body and one that is not multipart (415) and one without a boundary (400)', () => {
+    const refusal = (h: Record<string, string>) => {
+      try {
+        multipartParser(h, {}, 'send multipart');
+        return null;
+      } catch (err) {
+        return err instanceof MultipartRefusedError ? [err.code, err.message] : err;
+      }
+    };
+    expect(refusal({ ...headers, 'content-encoding': 'gzip' })).toEqual(['UNSUPPORTED_MEDIA_TYPE', 'request bodies are not decoded: send the body without Content-Encoding (got gzip)']);
+    expect(refusal({ ...headers, 'content-encoding': 'identity' })).toBeNull();
+    expect(refusal({ 'content-type': 'application/json' })).toEqual(['UNSUPPORTED_MEDIA_TYPE', 'send multipart']);
+    expect(refusal({ 'content-type': 'multipart/form-datax; boundary=a' })).toEqual(['UNSUPPORTED_MEDIA_TYPE', 'send multipart']);
+    expect(refusal({ 'content-type': 'multipart/form-data' })).toEqual(['BAD_REQUEST', 'the multipart body is malformed']);
+    expect(refusal({ 'content-type': 'Multipart/Form-Data; boundary=' })).toEqual(['BAD_REQUEST', 'the multipart body is malformed']);
   });
 
   it('reads file names as UTF-8, as browsers and curl send them', async () => {

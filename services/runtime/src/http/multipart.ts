@@ -14,12 +14,36 @@ export type MultipartParser = busboy.Busboy;
  *   (in embedded mode every service of every tenant). The guard is the first `file` listener, so it is in place for
  *   parts a route drains (`resume()`) as much as for those it reads; whoever reads a part still sees its error.
  *
- * Throws as busboy does when the headers are not multipart/form-data with a boundary (the route's 415).
+ * A body it cannot read is refused before a byte is read, with a `MultipartRefusedError` the route answers in its
+ * own family: 415 for a body with a content coding (Lore decodes none, as for every other body) or one that is not
+ * multipart/form-data (`notMultipart`, the route's words for what to send), 400 for multipart/form-data without a
+ * usable boundary.
  */
-export function multipartParser(headers: IncomingHttpHeaders, limits: MultipartLimits): MultipartParser {
-  const parser = busboy({ headers, defParamCharset: 'utf8', limits });
+export function multipartParser(headers: IncomingHttpHeaders, limits: MultipartLimits, notMultipart: string): MultipartParser {
+  const coding = String(headers['content-encoding'] ?? '').trim().toLowerCase();
+  if (coding !== '' && coding !== 'identity') {
+    throw new MultipartRefusedError('UNSUPPORTED_MEDIA_TYPE', `request bodies are not decoded: send the body without Content-Encoding (got ${coding.slice(0, 40)})`);
+  }
+  if (!/^multipart\/form-data\s*(;|$)/i.test(String(headers['content-type'] ?? '').trim())) throw new MultipartRefusedError('UNSUPPORTED_MEDIA_TYPE', notMultipart);
+  let parser: MultipartParser;
+  try {
+    parser = busboy({ headers, defParamCharset: 'utf8', limits });
+  } catch {
+    throw new MultipartRefusedError('BAD_REQUEST', 'the multipart body is malformed');
+  }
   parser.on('file', (_name, stream) => {
     stream.on('error', () => undefined);
   });
   return parser;
+}
+
+/** Why a body cannot be read as multipart/form-data; `code` is the AppError code the route answers with. */
+export class MultipartRefusedError extends Error {
+  constructor(
+    readonly code: 'BAD_REQUEST' | 'UNSUPPORTED_MEDIA_TYPE',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'MultipartRefusedError';
+  }
 }

@@ -1,6 +1,6 @@
 import type { RouterContext } from '@koa/router';
 import { isAdminRole } from '@lore/contracts';
-import { AppError, detailError, detailValidationError, multipartParser, type MultipartParser, type Identity } from '@lore/runtime';
+import { AppError, detailError, detailValidationError, multipartParser, MultipartRefusedError, type MultipartParser, type Identity } from '@lore/runtime';
 import type { z } from 'zod';
 import type { GenerateInput, GraphViewer, JobAnswer, JobView } from '../../application/knowledge-graphs';
 import type { GraphRow } from '../../store/knowledge-graphs';
@@ -66,10 +66,9 @@ function readUpload(ctx: RouterContext<GraphState>, maxBytes: number): Promise<{
   return new Promise((resolve, reject) => {
     let bb: MultipartParser;
     try {
-      bb = multipartParser(ctx.req.headers, { files: 1, fields: 20, fieldSize: 64 * 1024, fileSize: maxBytes, parts: 25 });
-    } catch {
-      // multipart/form-data without a usable boundary is a malformed body; another type is not multipart at all.
-      reject(detailError(ctx.is('multipart/form-data') ? AppError.badRequest('the multipart body is malformed') : new AppError('UNSUPPORTED_MEDIA_TYPE', 'send multipart/form-data with a file field named "file"')));
+      bb = multipartParser(ctx.req.headers, { files: 1, fields: 20, fieldSize: 64 * 1024, fileSize: maxBytes, parts: 25 }, 'send multipart/form-data with a file field named "file" and list_id');
+    } catch (err) {
+      reject(err instanceof MultipartRefusedError ? detailError(new AppError(err.code, err.message)) : err);
       return;
     }
     let listId: string | null = null;

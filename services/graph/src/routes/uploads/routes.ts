@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { AppError, multipartParser, type MultipartParser } from '@lore/runtime';
+import { AppError, multipartParser, MultipartRefusedError, type MultipartParser } from '@lore/runtime';
 import type { RouterContext } from '@koa/router';
 import type { MemoryScope } from '../../application/context';
 import type { UploadView } from '../../application/uploads';
@@ -33,10 +33,9 @@ function withFilePart(ctx: RouterContext<GraphState>, maxBytes: number, onFile: 
   return new Promise((resolve, reject) => {
     let bb: MultipartParser;
     try {
-      bb = multipartParser(ctx.req.headers, { files: 1, fields: 20, fieldSize: 64 * 1024, fileSize: maxBytes + 1, parts: 25 });
-    } catch {
-      // multipart/form-data without a usable boundary is a malformed body; another type is not multipart at all.
-      reject(ctx.is('multipart/form-data') ? AppError.badRequest('the multipart body is malformed') : new AppError('UNSUPPORTED_MEDIA_TYPE', 'send multipart/form-data with a file field named "file"'));
+      bb = multipartParser(ctx.req.headers, { files: 1, fields: 20, fieldSize: 64 * 1024, fileSize: maxBytes + 1, parts: 25 }, 'send multipart/form-data with a file field named "file"');
+    } catch (err) {
+      reject(err instanceof MultipartRefusedError ? new AppError(err.code, err.message) : err);
       return;
     }
     let handled = false;
