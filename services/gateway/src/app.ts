@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import type Koa from 'koa';
-import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, detailError, errorBody, isAppError, nameServerSpan, recordingSpan, type LoreApp } from '@lore/runtime';
+import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, detailError, envelopeError, errorBody, isAppError, nameServerSpan, recordingSpan, type LoreApp } from '@lore/runtime';
 import type { GatewayContext } from './context';
 import { authenticate, identityOf, type RequestFacts } from './auth/authenticate';
 import { clientAddress, clientProto } from './domain/network';
@@ -270,9 +270,7 @@ async function authorise(context: GatewayContext, facts: RequestFacts, match: Fo
 function inSurfaceBody(path: string, err: unknown): unknown {
   const shape = errorBodyOf(path);
   if (!shape || !isAppError(err) || err.body !== undefined || err.status === 402) return err;
-  return shape === 'detail'
-    ? detailError(err)
-    : new AppError(err.code, err.message, { headers: err.headers, body: { status_code: err.status, message: err.message, errors: [], data: null } });
+  return shape === 'detail' ? detailError(err) : envelopeError(err);
 }
 
 /** Forwards a request, answering what the gateway itself refuses in the surface's error body. */

@@ -1,4 +1,4 @@
-import { AppError, IDENTITY_HEADER, routeFor, type Identity, type IdentitySigner, type LoreState, type ResponseSpec, type ValidationIssue } from '@lore/runtime';
+import { AppError, envelopeError, IDENTITY_HEADER, routeFor, type Identity, type IdentitySigner, type LoreState, type ResponseSpec, type ValidationIssue } from '@lore/runtime';
 import { callerOf } from '@lore/contracts';
 import type Koa from 'koa';
 import { z } from 'zod';
@@ -65,8 +65,7 @@ export function detailValidationError(issues: ValidationIssue[], where: 'body' |
 /** An application error worded in the family's shape (an error that already has a body keeps it). */
 export function shapeError(family: ErrorFamily, err: AppError): AppError {
   if (err.body !== undefined) return err;
-  const body = family === 'envelope' ? { status_code: err.status, message: err.message, errors: [], data: null } : { detail: err.message };
-  return new AppError(err.code, err.message, { headers: err.headers, body, cause: err });
+  return family === 'envelope' ? envelopeError(err) : new AppError(err.code, err.message, { headers: err.headers, body: { detail: err.message }, cause: err });
 }
 
 /** What each family declares for its routes' invalid input and their other errors. */

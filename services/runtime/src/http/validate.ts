@@ -30,3 +30,8 @@ export function detailValidationError(issues: ValidationIssue[], where: 'body' |
 export function detailError(e: AppError, detail = e.message): AppError {
   return new AppError(e.code, e.message, { headers: e.headers, body: { detail } });
 }
+
+/** The same error in spec 3's envelope, `{status_code, message, errors: [], data: null}` (agents' paths and their gateway refusals). */
+export function envelopeError(e: AppError): AppError {
+  return new AppError(e.code, e.message, { headers: e.headers, body: { status_code: e.status, message: e.message, errors: [], data: null }, cause: e });
+}
