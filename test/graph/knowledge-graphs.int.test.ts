@@ -115,11 +115,13 @@ describe('knowledge graphs (cluster mode, through the gateway)', () => {
     expect((await call('POST', '/memory/ingest/connectors', { list_id: 'g_unknown', source_types: null })).status).toBe(404);
     const ro = readOnly();
     expect((await call('GET', '/memory/departments', undefined, ro)).status).toBe(200);
-    expect((await call('POST', '/memory/departments/create', { name: 'nope' }, ro)).status).toBe(403);
-    expect((await upload('g_x', { name: 'a.csv', bytes: 'a\n1\n' }, ro)).status).toBe(403);
+    // The gateway's refusals on these routes are spec 2's `{detail}` too, as the graph's own.
+    const refused = await call('POST', '/memory/departments/create', { name: 'nope' }, ro);
+    expect([refused.status, refused.body]).toEqual([403, { detail: expect.stringMatching(/read-only/) }]);
+    expect(await upload('g_x', { name: 'a.csv', bytes: 'a\n1\n' }, ro)).toEqual({ status: 403, body: { detail: expect.stringMatching(/read-only/) } });
     // No credential at all: the gateway refuses.
     const anonymous = await fetch(`${h.url}/memory/departments`);
-    expect(anonymous.status).toBe(401);
+    expect([anonymous.status, await anonymous.json()]).toEqual([401, { detail: expect.any(String) }]);
   });
 
   it('builds a graph from an uploaded CSV: typed nodes, one company per domain, one person per profile, provenance by row', async () => {

@@ -88,21 +88,31 @@ describe('the graph\'s OpenAPI document', () => {
     for (const { key, op: o } of operations(d)) {
       const json = o.requestBody?.content['application/json'] !== undefined;
       expect({ key, jsonBody: json }).toEqual({ key, jsonBody: JSON_BODY_ROUTES.includes(key) });
-      // Every JSON body route declares the reader's refusals; every route behind the identity its 401 and 404.
+      // Every JSON body route declares the reader's refusals; every route behind the identity its 401, the gateway's
+      // refusals (402 credits, 403 scope, 429 rate) and a 404 where an id or a memory can be missing.
       if (json) expect({ key, statuses: ['400', '413', '415'].filter((s) => o.responses[s]) }).toEqual({ key, statuses: ['400', '413', '415'] });
-      if (key !== 'get /openapi.json') expect({ key, statuses: ['401', '404'].filter((s) => o.responses[s]) }).toEqual({ key, statuses: ['401', '404'] });
+      if (key === 'get /openapi.json' || key.includes(' /internal/')) continue;
+      const spec2 = key.includes(' /memory/');
+      const expected = ['401', '402', '403', ...(spec2 && !key.includes('{') && !o.responses['404'] ? [] : ['404']), '429'];
+      expect({ key, statuses: ['401', '402', '403', '404', '429'].filter((s) => o.responses[s]) }).toEqual({ key, statuses: expected });
+      // Each in its surface's body: spec 2's `{detail}` on the knowledge-graph routes, the platform envelope on the
+      // memory routes; a 402 is the gateway's envelope everywhere (its details.reason tells the two kinds apart).
+      for (const status of ['400', '401', '402', '403', '413', '415', '429'].filter((s) => o.responses[s])) {
+        const schema = o.responses[status]!.content?.['application/json']?.schema as { required?: string[] } | undefined;
+        expect({ key, status, required: schema?.required }).toEqual({ key, status, required: spec2 && status !== '402' ? ['detail'] : ['error'] });
+      }
     }
     expect(Object.keys(op('post', '/api/v1/memory/search/stream').responses['200']!.content!)).toEqual(['text/event-stream']);
     const upload = op('post', '/api/v1/memory/uploads');
     expect(Object.keys(upload.requestBody!.content)).toEqual(['multipart/form-data']);
-    expect(Object.keys(upload.responses).sort()).toEqual(['202', '400', '401', '403', '404', '413', '415', '503']);
+    expect(Object.keys(upload.responses).sort()).toEqual(['202', '400', '401', '402', '403', '404', '413', '415', '429', '503']);
     expect(op('post', '/api/v1/memory/vaults').responses['201']).toBeDefined();
     expect(op('delete', '/api/v1/memory/documents/{doc_id}').responses['204']).toBeDefined();
     for (const [method, path] of [['post', '/api/v1/memory/ingest'], ['delete', '/api/v1/memory/vaults/{vault_id}'], ['post', '/api/v1/memory/health/assess']] as const) {
       expect(op(method, path).responses['403']).toBeDefined();
     }
-    expect(op('post', '/api/v1/memory/search').responses['403']).toBeUndefined();
-    expect(op('post', '/api/v1/memory/retrieve').responses['403']).toBeUndefined();
+    // A read-only key may search: a search's 403 is the gateway's scope refusal alone.
+    expect(op('post', '/api/v1/memory/search').responses['403']).toMatchObject({ description: expect.stringMatching(/^the key's scope/) });
     expect(op('get', '/openapi.json').security).toEqual([]);
     expect(Object.keys(op('get', '/openapi.json').responses)).toEqual(['200']);
   });

@@ -1,4 +1,4 @@
-import { AppError, envelopeError, IDENTITY_HEADER, routeFor, type Identity, type IdentitySigner, type LoreState, type ResponseSpec, type ValidationIssue } from '@lore/runtime';
+import { AppError, envelopeError, errorEnvelopeView, IDENTITY_HEADER, routeFor, type Identity, type IdentitySigner, type LoreState, type ResponseSpec, type ValidationIssue } from '@lore/runtime';
 import { callerOf } from '@lore/contracts';
 import type Koa from 'koa';
 import { z } from 'zod';
@@ -46,7 +46,7 @@ export const detailView = z.object({ detail: z.string() });
  * The gateway's error envelope: what a client gets when the gateway refuses the request before it reaches agents
  * (a missing, mistyped or revoked credential is 401 there, in this shape, whatever the route's family).
  */
-export const gatewayErrorView = z.object({ error: z.object({ code: z.string(), message: z.string(), request_id: z.string(), details: z.unknown().optional() }) });
+export const gatewayErrorView = errorEnvelopeView;
 
 const issueType = (message: string): string => (/required|received undefined/i.test(message) ? 'missing' : 'value_error');
 

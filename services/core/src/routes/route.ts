@@ -1,4 +1,4 @@
-import { AppError, IDENTITY_HEADER, detailError, detailValidationError, routeFor, type Identity, type IdentitySigner, type LoreState, type ResponseSpec } from '@lore/runtime';
+import { AppError, IDENTITY_HEADER, detailError, errorEnvelopeView, detailValidationError, routeFor, type Identity, type IdentitySigner, type LoreState, type ResponseSpec } from '@lore/runtime';
 import { callerOf } from '@lore/contracts';
 import type Koa from 'koa';
 import { z } from 'zod';
@@ -41,7 +41,7 @@ export const detail = (description: string): ResponseSpec => ({ description, sch
  * The gateway's error envelope: what a client gets when the gateway refuses the request before it reaches core (a
  * missing, mistyped or revoked credential is 401 there, in this shape).
  */
-export const gatewayErrorView = z.object({ error: z.object({ code: z.string(), message: z.string(), request_id: z.string(), details: z.unknown().optional() }) });
+export const gatewayErrorView = errorEnvelopeView;
 
 /** Every core route answers bad input as spec 2 says: 422 with every issue, and the reader's refusals as `detail`. */
 export const SPEC_INPUT = { invalid: detailValidationError, unreadable: (e: AppError) => detailError(e) };

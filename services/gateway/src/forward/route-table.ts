@@ -81,6 +81,9 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
     metered: true,
     readPosts: [/^\/memory\/chat$/],
     operationSegment: 2,
+    // The knowledge-graph routes answer spec 2's `{detail}` (docs/memory.md, "Knowledge graphs"), the gateway's
+    // refusals too, as on core's paths; the 402s keep the envelope.
+    errorBody: () => 'detail',
   },
   {
     name: 'core',

@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import { z } from 'zod';
-import { routeFor, type ResponseSpec } from '@lore/runtime';
+import { errorEnvelopeView, routeFor, type ResponseSpec } from '@lore/runtime';
 import type { Access } from '../domain/scope';
 import type { ApiKeyRule } from './guards';
 import type { GatewayRequestState } from './state';
@@ -29,9 +29,7 @@ export const MANAGE: Array<Record<string, string[]>> = [{ bearerCredential: [] }
 export const NONE: Array<Record<string, string[]>> = [];
 
 /** The gateway's error envelope. */
-export const errorView = z.object({
-  error: z.object({ code: z.string(), message: z.string(), request_id: z.string(), details: z.unknown().optional() }),
-});
+export const errorView = errorEnvelopeView;
 
 export const err = (description: string): ResponseSpec => ({ description, schema: errorView });
 

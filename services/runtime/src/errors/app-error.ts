@@ -1,3 +1,4 @@
+import { z } from 'zod';
 /**
  * The closed set of error codes Lore answers with. Each code has exactly one HTTP status; the table is the only
  * place that mapping lives.
@@ -71,6 +72,15 @@ export class AppError extends Error {
 export function isAppError(err: unknown): err is AppError {
   return err instanceof AppError;
 }
+
+/**
+ * The platform's error envelope as OpenAPI documents declare it (`errorBody`): the gateway's own answers, spec 1's
+ * routes, and the gateway's refusals (401, 402, 403, 413, 429) wherever they keep it. `details` is the issues of a
+ * validation failure (`[{path, message}]`) or an object saying more (a 402's `reason`).
+ */
+export const errorEnvelopeView = z.object({
+  error: z.object({ code: z.string(), message: z.string(), request_id: z.string(), details: z.unknown().optional() }),
+});
 
 /** The default error body: `{ error: { code, message, request_id, details? } }`. */
 export function errorBody(err: AppError, requestId: string): unknown {

@@ -2,7 +2,7 @@ import type Koa from 'koa';
 import type Router from '@koa/router';
 import type { RouterContext, RouterMiddleware } from '@koa/router';
 import { z } from 'zod';
-import { AppError } from '../errors/app-error';
+import { AppError, errorEnvelopeView } from '../errors/app-error';
 import { readJson, readJsonOrForm, assertCleanStrings } from './body';
 import { zodIssues, type ValidationIssue } from './validate';
 
@@ -365,7 +365,7 @@ export class RouteTable<State> {
       // words it otherwise (and then declares that answer itself).
       const validated = (route.body && (route.bodyKind ?? 'json') !== 'stream') || route.query || route.params;
       if (validated && responses['400'] === undefined && !route.invalid) {
-        responses['400'] = { description: 'invalid request (every issue listed in `error.details`)' };
+        responses['400'] = responseObject({ description: 'invalid request (every issue listed in `error.details`)', schema: errorEnvelopeView });
       }
       // Every authenticated route reads or writes the record, or the gateway's shared state: when that dependency
       // cannot be reached the kit answers 503 UNAVAILABLE with Retry-After (docs/faults.md), unless the route words
