@@ -65,3 +65,68 @@ describe('webhooks in embedded mode (PGlite + in-memory bus)', () => {
     expect(deliveries[0]).toMatchObject({ attempts: 2, cycle: 1 });
   });
 });
+
+describe('webhooks in embedded mode across a restart', () => {
+  it('announces a retry the ended process held again on start, so it is made and the delivery ends', async () => {
+    const restartDb = await PgliteDb.open();
+    await runRuntimeMigrations(restartDb);
+    await migrateGateway(restartDb);
+    const flaky = await startReceiver(pki, (i) => (i === 0 ? { status: 500 } : { status: 200 }));
+    const start = async (recoverOnStart: boolean) => {
+      const memoryBus = new MemoryBus({ logger: silentLogger });
+      const w = createWebhooksWorker({
+        db: restartDb,
+        bus: memoryBus,
+        logger: silentLogger,
+        metrics: createMetricsRegistry('webhooks-restart-test', { defaultMetrics: false }),
+        encryptionKeys: testEncryptionKeys(),
+        config: { allowLoopback: true, extraCaPem: pki.caPem, deliveryTimeoutMs: 2000, recoverOnStart },
+      });
+      await w.start();
+      const r = new OutboxRelay({ db: restartDb, bus: memoryBus, logger: silentLogger, pollIntervalMs: 20 });
+      r.start();
+      return {
+        async end() {
+          await r.stop();
+          await w.stop();
+          await memoryBus.close();
+        },
+      };
+    };
+    try {
+      const tenant = tenantId();
+      const service = webhookService(restartDb);
+      const { subscription } = await service.create({ tenantId: tenant, workspaceId: null }, { url: `${flaky.url}/restart`, events: ['memory.ingest.completed'] });
+      const first = await start(true);
+      await commitEvent(restartDb, envelope(tenant));
+      await flaky.waitFor(1, 20_000);
+      const retrying = await eventually('the failed first attempt recorded', async () => {
+        const rows = await service.deliveries({ tenantId: tenant, workspaceId: null }, subscription.id, { limit: 10 });
+        return rows[0]?.status === 'retrying' ? rows[0] : null;
+      }, 10_000);
+      // The process ends while its bus holds the retry (due a second later): that message is gone with it.
+      await first.end();
+      expect(retrying).toMatchObject({ attempts: 1, status: 'retrying' });
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(flaky.requests).toHaveLength(1);
+
+      const second = await start(true);
+      try {
+        await flaky.waitFor(2, 20_000);
+        const done = await eventually('the delivery acknowledged after the restart', async () => {
+          const rows = await service.deliveries({ tenantId: tenant, workspaceId: null }, subscription.id, { limit: 10 });
+          return rows[0]?.status === 'succeeded' ? rows[0] : null;
+        }, 10_000);
+        expect(done).toMatchObject({ attempts: 2, cycle: 1 });
+        // Announced once, made once: no third request.
+        await new Promise((r) => setTimeout(r, 500));
+        expect(flaky.requests).toHaveLength(2);
+      } finally {
+        await second.end();
+      }
+    } finally {
+      await flaky.close();
+      await restartDb.close();
+    }
+  });
+});

@@ -196,7 +196,8 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
     logger: logger.child({ service: 'webhooks' }),
     metrics,
     encryptionKeys,
-    config: { allowLoopback: config.LORE_WEBHOOKS_ALLOW_LOOPBACK },
+    // The in-memory bus ends with the process: the attempts it held are announced again from their rows on start.
+    config: { allowLoopback: config.LORE_WEBHOOKS_ALLOW_LOOPBACK, recoverOnStart: true },
   });
 
   const server = await listen(gateway.publicApp, config.PORT, config.LORE_HOST);

@@ -79,6 +79,8 @@ export function workerConfigFromEnv(env: WebhooksEnv, readFile: (path: string) =
     startFrom: env.WEBHOOKS_START_FROM,
     maxSubscriptionsPerEvent: 100,
     allowLoopback: env.LORE_WEBHOOKS_ALLOW_LOOPBACK,
+    // Kafka keeps every announced attempt until it is made: nothing to announce again.
+    recoverOnStart: false,
     ...(env.WEBHOOKS_TEST_CA_FILE ? { extraCaPem: readFile(env.WEBHOOKS_TEST_CA_FILE) } : {}),
   };
 }

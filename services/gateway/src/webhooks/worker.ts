@@ -7,7 +7,9 @@ import { WebhookHttpClient } from './delivery-client';
 import { KeyedLimiter } from './keyed-limiter';
 import { PublishBatcher } from './publish-batcher';
 import { webhookMetrics } from './metrics';
-import { RETRY_DELAYS_MS, RETRY_TOPICS } from './schedule';
+import { RETRY_DELAYS_MS, RETRY_TOPICS, topicForStep } from './schedule';
+import { encodeDeliveryMessage } from './messages';
+import { waitingDeliveries } from './store/deliveries';
 import { TargetGuard, type HostLookup } from '@lore/outbound';
 
 export interface WebhooksWorkerConfig {
@@ -30,6 +32,13 @@ export interface WebhooksWorkerConfig {
   allowLoopback: boolean;
   /** Test-only: an extra trusted certificate authority (PEM). Refused by the config parser in production. */
   extraCaPem?: string;
+  /**
+   * Announce again, on start, every delivery waiting for an attempt (`pending` or `retrying`, its lease not held):
+   * for a bus that loses its messages when the process ends (embedded mode's MemoryBus). Kafka keeps them, so the
+   * deployments leave it off. A second announcement of an attempt is harmless: the attempt's lease and the row's
+   * step let exactly one be made.
+   */
+  recoverOnStart: boolean;
 }
 
 export const DEFAULT_WORKER_CONFIG: WebhooksWorkerConfig = {
@@ -40,7 +49,36 @@ export const DEFAULT_WORKER_CONFIG: WebhooksWorkerConfig = {
   startFrom: 'earliest',
   maxSubscriptionsPerEvent: 100,
   allowLoopback: false,
+  recoverOnStart: false,
 };
+
+/** Deliveries read per statement while announcing them again. */
+const RECOVERY_PAGE = 500;
+
+/**
+ * Announces every delivery waiting for an attempt again (see `recoverOnStart`), each on its step's topic with its
+ * due time; returns how many.
+ */
+export async function announceWaitingDeliveries(db: Db, publish: (topic: string, messages: OutgoingMessage[]) => Promise<void>): Promise<number> {
+  let after: string | null = null;
+  let announced = 0;
+  for (;;) {
+    const page = await waitingDeliveries(db, after, RECOVERY_PAGE);
+    if (page.length === 0) return announced;
+    const byTopic = new Map<string, OutgoingMessage[]>();
+    for (const d of page) {
+      const message = encodeDeliveryMessage({
+        v: 1, tenant_id: d.tenantId, delivery_id: d.id, subscription_id: d.subscriptionId, event_id: d.eventId, cycle: d.cycle, step: d.nextStep,
+        due_at: (d.nextAttemptAt ?? new Date()).toISOString(),
+      });
+      const topic = topicForStep(d.nextStep);
+      byTopic.set(topic, [...(byTopic.get(topic) ?? []), message]);
+    }
+    for (const [topic, messages] of byTopic) await publish(topic, messages);
+    announced += page.length;
+    after = page[page.length - 1]!.id;
+  }
+}
 
 export interface WebhooksWorkerDeps {
   db: Db;
@@ -150,6 +188,10 @@ export function createWebhooksWorker(deps: WebhooksWorkerDeps): WebhooksWorker {
       }
       running = true;
       logger.info({ groups: plans.length + 1, timeout_ms: config.deliveryTimeoutMs, allow_loopback: config.allowLoopback }, 'webhooks worker started');
+      if (config.recoverOnStart) {
+        const announced = await announceWaitingDeliveries(deps.db, (topic, messages) => deps.bus.publish(topic, messages));
+        if (announced > 0) logger.info({ deliveries: announced }, 'deliveries waiting since the last stop announced again');
+      }
     },
     async stop() {
       if (!running) return;
