@@ -223,6 +223,8 @@ describe('observability pack (charts/lore: PrometheusRule, promtool rule tests, 
     let dataDir: string | undefined;
     /** Every name the processes export: scraped from a real process, and read from the Kafka bus's and the operator's registries. */
     const exported = new Set<string>();
+    /** What the embedded process's own scrape has. */
+    const embeddedNames = new Set<string>();
 
     beforeAll(async () => {
       // Embedded mode runs every service and worker in one process on one registry: its /metrics, scraped.
@@ -233,7 +235,10 @@ describe('observability pack (charts/lore: PrometheusRule, promtool rule tests, 
       expect(lore.opsUrl).not.toBeNull();
       const scraped = await fetch(`${lore.opsUrl}/metrics`);
       expect(scraped.status).toBe(200);
-      for (const n of exposedNames(await scraped.text())) exported.add(n);
+      for (const n of exposedNames(await scraped.text())) {
+        exported.add(n);
+        embeddedNames.add(n);
+      }
       // The cluster's Kafka bus adds the consumer lag; the operator has metrics of its own.
       const busRegistry = createMetricsRegistry('graph-worker');
       bus = new KafkaBus({ brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','), clientId: 'lore-observability', logger: createLogger({ level: 'silent', service: 'observability' }), metrics: busRegistry });
@@ -252,6 +257,10 @@ describe('observability pack (charts/lore: PrometheusRule, promtool rule tests, 
     it('are read from real registries (the scrape has the HTTP, bus, outbox, memory, webhooks, agents and process metrics)', () => {
       for (const n of ['lore_http_requests_total', 'lore_bus_dead_letters_total', 'lore_outbox_backlog_messages', 'lore_memory_documents_ingested_total', 'lore_webhooks_attempts_total', 'lore_agents_workflows_total', 'lore_process_process_resident_memory_bytes', 'lore_bus_consumer_lag_messages', 'lore_operator_reconcile_errors_total']) {
         expect([n, exported.has(n)]).toEqual([n, true]);
+      }
+      // The in-memory bus counts on the process's registry: in embedded mode its dead-letter counter is the record.
+      for (const n of ['lore_bus_messages_published_total', 'lore_bus_messages_consumed_total', 'lore_bus_dead_letters_total']) {
+        expect([n, embeddedNames.has(n)]).toEqual([n, true]);
       }
     });
 

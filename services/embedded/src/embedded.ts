@@ -75,7 +75,8 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
     return { ok: true, details: { kind: db.kind, vector: db.hasVector } };
   });
   await runRuntimeMigrations(db);
-  const bus = new MemoryBus({ logger });
+  // Its counters (`lore_bus_*`) are the process's: in embedded mode the dead-letter counter is the record of a dead letter.
+  const bus = new MemoryBus({ logger, metrics });
   lifecycle.onShutdown('event bus', () => bus.close());
 
   // Internal services talk over unix sockets in a private folder: one public TCP port, as in a cluster's
