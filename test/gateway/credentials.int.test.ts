@@ -41,6 +41,28 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
     });
   });
 
+  describe('authentication outcomes', () => {
+    it('counts every refusal under its outcome, the ones found before any lookup included', async () => {
+      const decisions = async () =>
+        Object.fromEntries((await g.gateway.context.gatewayMetrics.authDecisions.get()).values.map((v) => [String(v.labels.outcome), v.value]));
+      const before = await decisions();
+      const counted = (after: Record<string, number>, outcome: string) => (after[outcome] ?? 0) - (before[outcome] ?? 0);
+      expect((await http(g.publicUrl, 'GET', '/api/v1/pages/ping')).status).toBe(401);
+      expect((await ping(`${t.key.slice(0, -1)}${t.key.endsWith('A') ? 'B' : 'A'}`)).status).toBe(401);
+      expect((await ping('ck_test_bogus')).status).toBe(401);
+      const badSession = await http(g.publicUrl, 'GET', '/memory/departments', { headers: { authorization: `Bearer ${signSessionJwt({ sub: 'nobody', tid: 'none', exp: 1 })}` } });
+      expect(badSession.status).toBe(401);
+      expect((await ping(t.key)).status).toBe(200);
+      const after = await decisions();
+      expect({
+        missing: counted(after, 'missing_credential'),
+        malformed: counted(after, 'malformed_credential'),
+        session: counted(after, 'invalid_session'),
+        ok: counted(after, 'ok'),
+      }).toEqual({ missing: 1, malformed: 2, session: 1, ok: 1 });
+    });
+  });
+
   describe('rotation', () => {
     it('keeps the old key working for the overlap, then only the new one', async () => {
       const old = await makeKey(g, t.tenantId, {});

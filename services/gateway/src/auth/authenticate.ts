@@ -79,6 +79,12 @@ export interface AuthOutcome {
 
 const unauthorized = (message: string) => AppError.unauthorized(message);
 
+/** A refusal counted under its outcome (`lore_gateway_auth_decisions_total`), so every failed sign-in shows there. */
+function refused(ctx: GatewayContext, outcome: 'missing_credential' | 'malformed_credential' | 'invalid_session', message: string): AppError {
+  ctx.gatewayMetrics.authDecisions.inc({ outcome });
+  return unauthorized(message);
+}
+
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
@@ -117,7 +123,7 @@ function presentedCredential(ctx: GatewayContext, facts: RequestFacts, rule: Rou
       const v = header(h, 'authorization');
       if (v !== undefined) {
         const m = /^Bearer\s+(\S+)\s*$/i.exec(v);
-        if (!m) throw unauthorized('the Authorization header must be "Bearer <credential>"');
+        if (!m) throw refused(ctx, 'malformed_credential', 'the Authorization header must be "Bearer <credential>"');
         candidates.push({ value: m[1]!, bearer: true });
       }
     } else if (source === 'cookie') {
@@ -131,14 +137,14 @@ function presentedCredential(ctx: GatewayContext, facts: RequestFacts, rule: Rou
   const first = candidates[0];
   if (!first) {
     if (!rule.sources.includes('bearer') && header(h, 'authorization') !== undefined) {
-      throw unauthorized('send the API key in the x-api-key header, not in Authorization');
+      throw refused(ctx, 'missing_credential', 'send the API key in the x-api-key header, not in Authorization');
     }
-    throw unauthorized('a credential is required in the x-api-key header');
+    throw refused(ctx, 'missing_credential', 'a credential is required in the x-api-key header');
   }
   const parsed = parseCredential(first.value);
   if (parsed) return { kind: 'credential', parsed };
   if (first.bearer && rule.allowSessions && first.value.split('.').length === 3) return { kind: 'session', token: first.value };
-  throw unauthorized('the credential is malformed or mistyped');
+  throw refused(ctx, 'malformed_credential', 'the credential is malformed or mistyped');
 }
 
 async function fetchCredential(ctx: GatewayContext, parsed: ParsedCredential, hash: string): Promise<CachedCredential | null> {
@@ -376,19 +382,27 @@ export async function authenticate(ctx: GatewayContext, facts: RequestFacts, rul
 /** Bearer session JWTs on the surfaces that accept signed-in users (core, agents). */
 async function authenticateSession(ctx: GatewayContext, facts: RequestFacts, rule: RouteRule, token: string): Promise<AuthOutcome> {
   const user = await resolveSession(ctx, token);
-  if (!user) throw unauthorized('the session is not valid');
+  if (!user) throw refused(ctx, 'invalid_session', 'the session is not valid');
   const tenant = await tenantContext(ctx, user.tenant_id);
-  if (!tenant) throw unauthorized('the session is not valid');
+  if (!tenant) throw refused(ctx, 'invalid_session', 'the session is not valid');
   const memLookup = memoryParamLookup(ctx, tenant.tenant.tenant_id, facts);
   const target = resolveTarget(tenant, facts, { workspaceId: null, memoryId: null }, memLookup && (await memLookup));
   let denial: AppError | null = target instanceof AppError ? target : null;
   const balance = tenant.tenant.credit_balance;
   if (!denial && rule.metered && balance !== null && balance <= 0) denial = creditError(balance);
   const admitted = await ctx.state.admit({ subject: user.user_id, consume: denial === null, rate: ctx.config.rateLimit, quota: null });
-  if (admitted.revoked) throw unauthorized('the session is not valid');
-  if (denial) throw denial;
+  if (admitted.revoked) throw refused(ctx, 'invalid_session', 'the session is not valid');
+  if (denial) {
+    ctx.gatewayMetrics.authDecisions.inc({ outcome: `denied_${denial.status}` });
+    throw denial;
+  }
   const headers = rateHeaders(admitted.rate, ctx.config.rateLimit.perSecond);
-  if (admitted.rate && !admitted.rate.allowed) throw new AppError('RATE_LIMITED', 'the rate limit is exhausted; retry later', { headers });
+  if (admitted.rate && !admitted.rate.allowed) {
+    ctx.gatewayMetrics.rateLimitDecisions.inc({ decision: 'limited' });
+    throw new AppError('RATE_LIMITED', 'the rate limit is exhausted; retry later', { headers });
+  }
+  ctx.gatewayMetrics.rateAllowed.inc();
+  ctx.gatewayMetrics.authOk.inc();
   const t = target as Target;
   return {
     principal: {
