@@ -60,6 +60,9 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
         session: counted(after, 'invalid_session'),
         ok: counted(after, 'ok'),
       }).toEqual({ missing: 1, malformed: 2, session: 1, ok: 1 });
+      // A forwarded request is counted under its surface, not as an unmatched one.
+      const http401 = (await g.gateway.context.metrics.getSingleMetric('lore_http_requests_total')!.get()).values.filter((v) => String(v.labels.status) === '401');
+      expect(http401.find((v) => v.labels.route === 'forward graph')?.value).toBe(1);
     });
   });
 

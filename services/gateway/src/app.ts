@@ -208,6 +208,8 @@ export function createPublicApp(context: GatewayContext, options: PublicAppOptio
     const match = matchForward(ctx.method, ctx.path);
     const target = match ? upstreams.get(match.route.upstream) : undefined;
     if (!match || !target) return next();
+    // Counted and logged under its surface (the upstream counts it under its own route).
+    ctx.state.routeLabel = `forward ${match.route.name}`;
     await forward(context, ctx as GatewayKoaContext, match, target);
   });
   // Key and OAuth-client management is invisible to an API key or OAuth token (spec 1: 404): a method those paths do

@@ -15,6 +15,12 @@ import { writeAccessLine } from '../log/logger';
 export interface LoreState {
   requestId: string;
   log: Logger;
+  /**
+   * What a request no router route matched is counted and logged under (`route` of the HTTP metrics and the access
+   * line) when a middleware answered it as a whole surface (the gateway's forwarding: `forward memory`); a bounded
+   * name, never a path. Without it such a request is `unmatched`.
+   */
+  routeLabel?: string;
 }
 
 export type LoreContext = Koa.ParameterizedContext<LoreState>;
@@ -192,7 +198,7 @@ export function createHttpApp(options: HttpAppOptions): LoreApp {
         const ms = state.elapsedMs();
         const method = ctx.req.method ?? 'GET';
         const matched = (ctx as unknown as { _matchedRoute?: string })._matchedRoute;
-        const route = matched ?? 'unmatched';
+        const route = matched ?? ctx.state.routeLabel ?? 'unmatched';
         const status = ctx.res.statusCode;
         http.observe(method, route, status, ms / 1000);
         if (matched !== undefined) nameTracedRequest(ctx, method, matched, routeHeader);
