@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { context, trace } from '@opentelemetry/api';
+import { context, INVALID_SPAN_CONTEXT, trace } from '@opentelemetry/api';
 import { startTelemetry } from '../telemetry/setup';
 import pino from 'pino';
 import { createLogger, isoTimestamp, redactSecrets, REDACTED, writeAccessLine, type AccessFields } from './logger';
@@ -90,7 +90,11 @@ describe('logger redaction', () => {
       logger.info({ span_id: 'mine' }, 'own field wins');
     });
     logger.info(obj, 'outside');
+    // A placeholder span with the all-zero ids (work no trace started) names no trace either.
+    context.with(trace.setSpanContext(context.active(), INVALID_SPAN_CONTEXT), () => logger.info('untraced'));
     await flush();
+    expect(lines[3]).toMatchObject({ msg: 'untraced' });
+    expect(lines[3]).not.toHaveProperty('trace_id');
     expect(lines[0]).toMatchObject({ op: 'x', msg: 'inside', trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', span_id: '00f067aa0ba902b7' });
     expect(lines[1]).toMatchObject({ msg: 'own field wins', trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', span_id: 'mine' });
     expect(lines[2]).toMatchObject({ op: 'x', msg: 'outside' });

@@ -1,5 +1,5 @@
 import pino, { type Logger, type LoggerOptions } from 'pino';
-import { trace } from '@opentelemetry/api';
+import { isSpanContextValid, trace } from '@opentelemetry/api';
 import { processLogDestination } from './destination';
 
 export type { Logger } from 'pino';
@@ -125,6 +125,8 @@ export function createLogger(config: LoggerConfig): Logger {
       const span = trace.getActiveSpan();
       if (!span) return NO_TRACE;
       const ctx = span.spanContext();
+      // A non-recording placeholder span (work that no trace started) carries the all-zero ids: no trace to name.
+      if (!isSpanContextValid(ctx)) return NO_TRACE;
       return { trace_id: ctx.traceId, span_id: ctx.spanId };
     },
     mixinMergeStrategy: mergeTrace,
