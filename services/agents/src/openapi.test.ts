@@ -47,4 +47,13 @@ describe('the agents OpenAPI document', () => {
       expect({ key, has422: op.responses['422'] !== undefined }).toEqual({ key, has422: true });
     }
   });
+
+  it('declares the multipart form of every upload', () => {
+    const uploads = operations(doc()).filter(({ key }) => key.startsWith('post ') && key.endsWith('/upload'));
+    expect(uploads.map((u) => u.key).sort()).toEqual(['post /api/lists/csv/upload', 'post /service-deep-search/upload']);
+    for (const { key, op } of uploads) {
+      const form = (op.requestBody as { content?: Record<string, { schema?: { required?: string[] } }> } | undefined)?.content?.['multipart/form-data'];
+      expect({ key, required: form?.schema?.required }).toEqual({ key, required: key.includes('deep-search') ? ['file', 'thread_id'] : ['file'] });
+    }
+  });
 });

@@ -239,7 +239,8 @@ function parameters(route: AnyRoute<unknown>): Json[] {
 
 function requestBody(route: AnyRoute<unknown>): Json | undefined {
   const kind = route.bodyKind ?? 'json';
-  if (kind === 'stream') {
+  // A body the handler reads itself (multipart) is declared by its content, whatever the kind says.
+  if (kind === 'stream' || (!route.body && route.bodyContent)) {
     return route.bodyContent ? { required: true, content: route.bodyContent } : undefined;
   }
   if (!route.body) return undefined;

@@ -126,6 +126,7 @@ export function sessionRoutes(deps: SessionRouteDeps) {
       description: 'Multipart: `file` and `thread_id` (from start). Answers the workspace and the server-side paths of every file the session has; the client\'s file name is cleaned, never used as a path.',
       tags: ['deepSearch'],
       guards: deps.guard('write', 'envelope'),
+      bodyKind: 'stream',
       bodyContent: UPLOAD_BODY,
       ok: { status: 200, description: 'the file is kept', schema: uploadView },
       responses: {
