@@ -248,6 +248,14 @@ describe('company and people search workflows through the gateway (worker on rea
     const bad = await s.call('POST', '/company-search/start-enrichment', auth(a), { thread_id: thread, column_name: 'Odd', enrichment_type: 'telepathy' });
     expect(bad.status).toBe(422);
     expect(bad.json).toEqual({ status_code: 422, message: 'enrichment_type must be custom or contacts', errors: [], data: null });
+    // Only what spec 3's people route names (thread and column): a custom column filled by its own name.
+    const byName = await s.call('POST', '/company-search/start-enrichment', auth(a), { thread_id: thread, column_name: 'Website' });
+    expect([byName.status, byName.json.enrichment_type, byName.json.column_id]).toEqual([200, 'custom', 'enrich_website']);
+    const named = await eventually('the column filled by its name', async () => {
+      const r = await s.call('GET', `/company-search/status/${thread}`, auth(a));
+      return r.json.table_structure.rows.every((row: Json) => row.cells.enrich_website?.status === 'completed') ? (r.json as Json) : null;
+    });
+    for (const row of named.table_structure.rows) expect(row.cells.enrich_website.value).toMatch(/^https?:\/\//);
     const stopE = await s.call('POST', `/company-search/stop-enrichment/${thread}`, auth(a));
     expect(stopE.status).toBe(200);
     expect(stopE.json).toMatchObject({ success: true, thread_id: thread, status: 'stopped' });

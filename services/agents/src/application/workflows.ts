@@ -185,7 +185,9 @@ export async function startEnrichment(deps: AgentsDeps, principal: Principal, ki
   if (columnName === '') throw agentsError('UNPROCESSABLE', 'column_name must not be empty');
   const type = input.enrichment_type.trim().toLowerCase() || 'custom';
   if (type !== 'custom' && type !== 'contacts') throw agentsError('UNPROCESSABLE', 'enrichment_type must be custom or contacts');
-  if (type === 'custom' && input.instruction.trim() === '') throw agentsError('UNPROCESSABLE', 'a custom enrichment needs an instruction');
+  // Spec 3's people route takes only the thread and the column: a custom enrichment without an instruction fills the
+  // column by its own name (the candidate's field or sentence that shares a word with it).
+  const instruction = input.instruction.trim() || columnName;
   return inTenant(deps, principal.tenantId, async (sql, events) => {
     const w = await visibleWorkflow(sql, principal, threadId, [kind], true);
     if (w.status === 'stopping') throw agentsError('UNPROCESSABLE', 'the workflow is stopping; enrich it once it has stopped');
@@ -195,7 +197,7 @@ export async function startEnrichment(deps: AgentsDeps, principal: Principal, ki
     const state = readState(w.state);
     const columnId = `enrich_${columnIdOf(columnName)}`;
     if (!state.enrichments[columnId] && Object.keys(state.enrichments).length >= 20) throw agentsError('UNPROCESSABLE', 'a list takes at most 20 enrichment columns');
-    state.enrichments[columnId] = { column_id: columnId, column_name: columnName, instruction: input.instruction.trim(), enrichment_type: type, data_type: input.data_type.trim() || (kind === 'company_search' ? 'company' : 'person'), status: 'processing', done: 0 };
+    state.enrichments[columnId] = { column_id: columnId, column_name: columnName, instruction, enrichment_type: type, data_type: input.data_type.trim() || (kind === 'company_search' ? 'company' : 'person'), status: 'processing', done: 0 };
     const columns = (list.columns as Column[]).filter((c) => c.id !== columnId);
     columns.push({ id: columnId, header: columnName, type: 'enrichment', columnType: 'text', dataType: 'string', width: 240, maxWidth: 600, minWidth: 80, required: false });
     await updateList(sql, principal.tenantId, w.list_id, { columns, status: 'processing' });
