@@ -1,11 +1,11 @@
 import { z } from 'zod';
 
-/** A boolean query parameter (`true`/`false`, also `1`/`0`), with its default when absent. */
+/** A boolean query parameter (`true`/`false`, also `1`/`0`), with its default when absent (which the document shows). */
 export const queryBool = (fallback: boolean) =>
   z
     .enum(['true', 'false', '1', '0'], 'must be true or false')
-    .optional()
-    .transform((v) => (v === undefined ? fallback : v === 'true' || v === '1'));
+    .default(fallback ? 'true' : 'false')
+    .transform((v) => v === 'true' || v === '1');
 
 /** A nullable boolean query parameter: absent, empty or `null` is null. */
 export const queryNullableBool = z
@@ -20,9 +20,10 @@ export const intParam = z
   .transform(Number)
   .refine((n) => Number.isSafeInteger(n) && Math.abs(n) <= 2_147_483_647, 'must be a 32-bit integer');
 
-/** An optional integer query parameter; empty or `null` is null. */
+/** An optional integer query parameter; empty or `null` is null. The pattern is the document's; the range is checked after. */
 export const queryNullableInt = z
   .string()
+  .regex(/^(?:|null|-?\d{1,10})$/, 'must be an integer or null')
   .optional()
   .transform((v, ctx) => {
     if (v === undefined || v === '' || v === 'null') return null;

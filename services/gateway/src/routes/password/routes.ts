@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { AppError, detailError, detailValidationError } from '@lore/runtime';
 import { SESSION, route, RATE_LIMITED_HEADERS, type Guard } from '../../http/route';
 import type { User } from '../../store/users';
@@ -31,13 +32,15 @@ const detailErrors = {
   429: { description: 'per-user rate limit; see Retry-After and RateLimit-* headers', schema: detailView, headers: RATE_LIMITED_HEADERS },
 };
 
-// `tenant_id` in the query is accepted and ignored: the tenant always comes from the session.
+/** `tenant_id` in the query (spec 2) is accepted and ignored: the tenant always comes from the session. */
+const tenantQuery = z.object({ tenant_id: z.string().max(256).optional().describe('accepted and ignored: the tenant is the session\'s') });
+
 export function passwordRoutes(deps: PasswordRouteDeps) {
   return [
     route({
       method: 'post', path: '/api/password/change-password', operationId: 'changePassword', summary: 'Change one\'s own password (spec 2)',
       security: SESSION, guards: [deps.session],
-      body: changePasswordBody, bodyLimitBytes: PASSWORD_BODY_LIMIT, invalid: invalid422, unreadable,
+      query: tenantQuery, body: changePasswordBody, bodyLimitBytes: PASSWORD_BODY_LIMIT, invalid: invalid422, unreadable,
       ok: { status: 200, description: 'changed; every session of the account ends', schema: changedView },
       responses: detailErrors,
       handler: async (ctx, { body }) => {
@@ -49,7 +52,7 @@ export function passwordRoutes(deps: PasswordRouteDeps) {
     route({
       method: 'post', path: '/api/password/reset_password', operationId: 'resetPassword', summary: 'Reset a user\'s password (administrators, spec 2)',
       security: SESSION, guards: [deps.session],
-      body: userResetBody, bodyLimitBytes: PASSWORD_BODY_LIMIT, invalid: invalid422, unreadable,
+      query: tenantQuery, body: userResetBody, bodyLimitBytes: PASSWORD_BODY_LIMIT, invalid: invalid422, unreadable,
       ok: { status: 200, description: 'a temporary password, shown once', schema: userResetResponse },
       responses: { ...detailErrors, 403: { description: 'administrators only', schema: detailView }, 404: { description: 'no such user in the tenant', schema: detailView } },
       handler: async (ctx, { body }) => {
