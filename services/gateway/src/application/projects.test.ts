@@ -47,19 +47,20 @@ describe('projects application module', () => {
     return { code: err.code, details: err.details };
   }
 
-  it('derives the slug from the name and suffixes a taken one', async () => {
+  it('derives the slug from the name and suffixes a taken one; a named slug that is taken is a conflict', async () => {
     const a = await actor();
     const first = await createProject(ctx, a, { name: 'Launch Plan' });
     const second = await createProject(ctx, a, { name: 'Launch  plan!' });
-    const explicit = await createProject(ctx, a, { name: 'Other', slug: 'launch-plan' });
-    expect([first.slug, second.slug, explicit.slug]).toEqual(['launch-plan', 'launch-plan-2', 'launch-plan-3']);
+    expect([first.slug, second.slug]).toEqual(['launch-plan', 'launch-plan-2']);
+    expect(await refusal(createProject(ctx, a, { name: 'Other', slug: 'launch-plan' }))).toMatchObject({ code: 'CONFLICT' });
+    expect((await createProject(ctx, a, { name: 'Other', slug: 'launch-plan-3' })).slug).toBe('launch-plan-3');
     expect(first).toMatchObject({ name: 'Launch Plan', description: '', icon: '', workspace_id: a.workspaceId });
   });
 
   it('answers CONFLICT once five slugs are taken', async () => {
     const a = await actor();
-    for (let i = 0; i < 5; i++) await createProject(ctx, a, { name: 'x', slug: 'dup' });
-    expect(await refusal(createProject(ctx, a, { name: 'x', slug: 'dup' }))).toMatchObject({ code: 'CONFLICT' });
+    for (let i = 0; i < 5; i++) await createProject(ctx, a, { name: 'dup' });
+    expect(await refusal(createProject(ctx, a, { name: 'dup' }))).toMatchObject({ code: 'CONFLICT' });
     expect(await listWorkspaceProjects(ctx, a)).toHaveLength(5);
   });
 

@@ -50,7 +50,8 @@ export async function getWorkspaceProject(ctx: GatewayContext, actor: ProjectAct
 /**
  * Creates a project in the actor's workspace. The plan's `max_projects` is counted in the inserting transaction
  * after the tenant row is locked, so concurrent creates (on any replica) cannot both take the last place. The slug
- * defaults to the name's; a taken one gets a numeric suffix, under the same lock.
+ * defaults to the name's; a taken one gets a numeric suffix, under the same lock. A slug the caller names is theirs
+ * as named: taken, it is a CONFLICT rather than another slug they did not ask for.
  */
 export async function createProject(ctx: GatewayContext, actor: ProjectActor, input: CreateProjectInput): Promise<Project> {
   if (actor.projectId) throw AppError.forbidden('a key scoped to one project cannot create projects');
@@ -63,7 +64,8 @@ export async function createProject(ctx: GatewayContext, actor: ProjectActor, in
       throw planLimitError(`the ${tenant.plan} plan allows ${plan.max_projects} projects`, { limit: 'max_projects', value: plan.max_projects });
     }
     const projectId = newId('prj');
-    for (let attempt = 0; attempt < SLUG_ATTEMPTS; attempt++) {
+    const attempts = input.slug === undefined ? SLUG_ATTEMPTS : 1;
+    for (let attempt = 0; attempt < attempts; attempt++) {
       const project = await insertProjectIn(sql, actor.tenantId, {
         project_id: projectId,
         workspace_id: actor.workspaceId,
@@ -76,7 +78,7 @@ export async function createProject(ctx: GatewayContext, actor: ProjectActor, in
     }
     return null;
   });
-  if (!created) throw new AppError('CONFLICT', 'a project with this slug exists in the workspace');
+  if (!created) throw new AppError('CONFLICT', input.slug === undefined ? 'a project with this slug exists in the workspace' : `a project with the slug ${base} exists in the workspace`);
   return created;
 }
 

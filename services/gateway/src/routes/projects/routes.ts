@@ -23,7 +23,7 @@ export function projectRoutes(deps: ProjectRouteDeps) {
       query: workspaceQuery,
       body: createProjectBody,
       ok: { status: 201, description: 'the project', schema: projectView },
-      responses: { 409: err('slug taken') },
+      responses: { 409: err('the slug named is taken in the workspace (a slug derived from the name gets a numeric suffix instead, up to five)') },
       handler: async (ctx, { body }) => presentProject(await deps.projects.create(ctx.state.principal!, body)),
     }),
     route({
