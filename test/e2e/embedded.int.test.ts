@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LoopbackWeb } from '../support/loopback-web';
@@ -118,9 +118,16 @@ describe('embedded mode', () => {
       const ping = await fetch(`${second.url}/api/v1/pages/ping`, { headers: { 'x-api-key': key } });
       expect(ping.status).toBe(200);
       expect(((await ping.json()) as { tenant_id: string }).tenant_id).toBe(tenant);
+      // Another start on the running one's data directory is refused before it opens anything (a second opener
+      // corrupts the embedded database), and the running one goes on.
+      const refused = await boot(dataDir).then(() => 'started', (e: Error) => e.message);
+      expect(refused).toMatch(/exited with 1[\s\S]*is in use by another Lore process \(pid \d+\)/);
+      expect((await fetch(`${second.url}/api/v1/pages/ping`, { headers: { 'x-api-key': key } })).status).toBe(200);
     } finally {
       await stop(second);
     }
+    // A clean stop gives the directory back.
+    expect(existsSync(join(dataDir, 'lore.pid'))).toBe(false);
   }, 150_000);
 
   it('ingests and answers a cited search through the gateway, even when its ops port is taken', async () => {

@@ -25,6 +25,7 @@ import { AGENTS_TOPICS, createAgentsService, createAgentsWorker, knowledgeSource
 import { createMcpService } from '@lore/mcp';
 import { CORE_TOPICS, createCoreService, GraphConnectorDocuments, GraphKnowledgeSearch, startCredentialSealing, type CoreService } from '@lore/core';
 import type { EmbeddedConfig } from './config';
+import { lockDataDir } from './data-lock';
 import { loadSecrets } from './secrets';
 import { ensureDevCredentials, type DevCredentials, type DevSecret } from './dev-credentials';
 import { embeddedEmbedder, type ModelFetchSetting } from './embedder';
@@ -62,8 +63,12 @@ export interface EmbeddedOptions {
 export async function startEmbedded(config: EmbeddedConfig, logger: Logger, options: EmbeddedOptions = {}): Promise<Embedded> {
   await mkdir(config.LORE_DATA_DIR, { recursive: true });
   await chmod(config.LORE_DATA_DIR, 0o700);
+  // Before anything reads the directory: one process at a time (a second opener corrupts the embedded database).
+  const dataLock = await lockDataDir(config.LORE_DATA_DIR);
   const secrets = await loadSecrets(config.LORE_DATA_DIR);
   const lifecycle = new Lifecycle(logger);
+  // Registered first, so given back last (shutdown runs in reverse order), once the database is closed.
+  lifecycle.onShutdown('data directory lock', () => dataLock.release());
   const metrics = createMetricsRegistry('lore');
   const signer = new IdentitySigner(secrets.identity_secret);
   const encryptionKeys = parseEncryptionKeys(secrets.encryption_keys);

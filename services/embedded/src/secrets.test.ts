@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseEncryptionKeys } from '@lore/runtime';
+import { ConfigError, parseEncryptionKeys } from '@lore/runtime';
 import { loadSecrets } from './secrets';
 
 describe('embedded secrets.json', () => {
@@ -35,5 +35,17 @@ describe('embedded secrets.json', () => {
     // The admin API's token came later still: added the same way, then kept.
     expect(loaded.admin_token.length).toBeGreaterThanOrEqual(40);
     expect((await loadSecrets(dir)).admin_token).toBe(loaded.admin_token);
+  });
+
+  it('refuses an empty or broken file by name, and makes no new secrets in its place', async () => {
+    const file = join(dir, 'secrets.json');
+    for (const [text, why] of [['', /it is empty/], ['{"identity_secret": "x"', /not a JSON object of strings/], ['[1]', /not a JSON object of strings/]] as const) {
+      writeFileSync(file, text);
+      const err = await loadSecrets(dir).then(() => null, (e: unknown) => e);
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).problems).toEqual([expect.stringContaining(`${file} cannot be read`)]);
+      expect((err as ConfigError).problems[0]).toMatch(why);
+      expect(readFileSync(file, 'utf8')).toBe(text);
+    }
   });
 });

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { generateEncryptionKey } from '@lore/runtime';
+import { ConfigError, generateEncryptionKey } from '@lore/runtime';
 
 /** `<data dir>/secrets.json`. */
 export interface EmbeddedSecrets {
@@ -29,7 +29,7 @@ export interface EmbeddedSecrets {
  */
 export async function loadSecrets(dataDir: string): Promise<EmbeddedSecrets> {
   const file = join(dataDir, 'secrets.json');
-  const saved: Partial<EmbeddedSecrets> = existsSync(file) ? (JSON.parse(await readFile(file, 'utf8')) as Partial<EmbeddedSecrets>) : {};
+  const saved: Partial<EmbeddedSecrets> = existsSync(file) ? readSaved(file, await readFile(file, 'utf8')) : {};
   const secrets: EmbeddedSecrets = {
     identity_secret: saved.identity_secret ?? randomBytes(32).toString('base64url'),
     session_secret: saved.session_secret ?? randomBytes(32).toString('base64url'),
@@ -38,9 +38,32 @@ export async function loadSecrets(dataDir: string): Promise<EmbeddedSecrets> {
   };
   const missing = (Object.keys(secrets) as Array<keyof EmbeddedSecrets>).some((k) => saved[k] === undefined);
   if (missing) {
-    await writeFile(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
-    // `mode` applies only when the file is created; an older file keeps its own otherwise.
-    await chmod(file, 0o600);
+    // Written beside it and renamed over it: a stop in the middle leaves the old file or the new one, never a cut one.
+    const next = `${file}.${process.pid}.tmp`;
+    await writeFile(next, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+    // `mode` applies only when the file is created; a leftover keeps its own otherwise.
+    await chmod(next, 0o600);
+    await rename(next, file);
   }
   return secrets;
+}
+
+/**
+ * The saved secrets, or a refusal naming the file: new secrets in its place would leave the database's sealed
+ * webhook secrets unreadable and end every session, so that is the person's decision, not the process's.
+ */
+function readSaved(file: string, text: string): Partial<EmbeddedSecrets> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    parsed = err;
+  }
+  if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) && !(parsed instanceof Error)) {
+    const fields = Object.entries(parsed as Record<string, unknown>);
+    if (fields.every(([, v]) => typeof v === 'string')) return parsed as Partial<EmbeddedSecrets>;
+  }
+  throw new ConfigError([
+    `${file} cannot be read (${text.trim() === '' ? 'it is empty' : 'it is not a JSON object of strings'}): restore it from a copy. If it is lost, delete it and Lore makes new secrets on the next start: sessions end, and every webhook's signing secret must be rotated (the old key cannot open them).`,
+  ]);
 }
