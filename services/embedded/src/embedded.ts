@@ -267,7 +267,8 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   const agentsWorker = createAgentsWorker({ agents: agents.agents, bus, sources: listSources(agents.agents, { web: agentsWeb ? webSource(agentsWeb, agents.agents.pages) : undefined, knowledge: agentsKnowledge }), relay: false });
   await agentsWorker.start();
   lifecycle.onShutdown('agents worker', () => agentsWorker.stop());
-  await startOutboxRelay({ process: 'embedded', db, bus, logger, metrics, pollIntervalMs: 50, topics: [...GRAPH_TOPICS, ...CORE_TOPICS, ...AGENTS_TOPICS, ...CREDIT_TOPICS], lifecycle });
+  // The bus ends with the process: the relay publishes again what a process that ended left unhandled.
+  await startOutboxRelay({ process: 'embedded', db, bus, volatileBus: bus, logger, metrics, pollIntervalMs: 50, topics: [...GRAPH_TOPICS, ...CORE_TOPICS, ...AGENTS_TOPICS, ...CREDIT_TOPICS], lifecycle });
   lifecycle.addCheck('graph', async () => ({ ok: true, details: { ...graph.describe(), embedder: embedding.describe() } }));
   lifecycle.markStarted();
   // After the start: the fetch and the re-embed never hold a request up (the first stops in shutdown first).

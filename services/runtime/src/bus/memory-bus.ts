@@ -173,6 +173,22 @@ export class MemoryBus implements EventBus, BrowsableBus {
     if (this.closed) throw new Error('bus is closed');
   }
 
+  /**
+   * True when every message published so far has been handled by every group that reads its topic (each group's
+   * committed offset is at the end of every partition; a message being handled is not committed yet). Messages of a
+   * topic no group reads count as handled. What the outbox relay checkpoints by (`volatileBus`).
+   */
+  idle(): boolean {
+    for (const group of this.groups.values()) {
+      const topics = new Set(group.members.flatMap((m) => [...m.topics]));
+      for (const topic of topics) {
+        const logs = this.log(topic);
+        for (let p = 0; p < logs.length; p++) if ((group.offsets.get(slot(topic, p)) ?? logs[p]!.base) < logs[p]!.end) return false;
+      }
+    }
+    return true;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

@@ -26,6 +26,7 @@ export const RUNTIME_MIGRATIONS: MigrationSet = {
     // only rows delivered long ago).
     outbox: ['SELECT', 'INSERT', 'UPDATE'],
     processed_events: ['SELECT', 'INSERT', 'DELETE'],
+    bus_checkpoint: ['SELECT', 'INSERT', 'UPDATE'],
   },
 };
 
@@ -106,6 +107,14 @@ export interface OutboxRelayOptions {
    * would be handled again, so it should exceed the broker's retention of the topics. Default 7 days.
    */
   processedRetentionMs?: number;
+  /**
+   * A bus whose messages end with the process (embedded mode's MemoryBus): `idle()` is true when every message
+   * published so far has been handled by every group. While it is, the relay records the last row it had published
+   * (`runtime.bus_checkpoint`); when it starts, it publishes again every row after that one, which the process that
+   * ended may have left unhandled (an accepted document never indexed, a job never run). Consumers dedupe on
+   * `event-id`, as they do Kafka's redeliveries. Never for Kafka, which keeps what it was given.
+   */
+  volatileBus?: { idle(): boolean };
 }
 
 interface OutboxRow {
@@ -148,8 +157,13 @@ export class OutboxRelay {
   /** A commit of outbox rows in this process was reported since the current scan began. */
   private nudged = false;
   private unsubscribe?: () => void;
+  private readonly volatileBus?: { idle(): boolean };
+  /** The last row this relay published, and the last one recorded as handled (`volatileBus`). */
+  private lastPublished: bigint | null = null;
+  private checkpointed: bigint | null = null;
 
   constructor(opts: OutboxRelayOptions) {
+    this.volatileBus = opts.volatileBus;
     this.db = opts.db;
     this.bus = opts.bus;
     this.logger = opts.logger.child({ component: 'outbox-relay' });
@@ -228,6 +242,8 @@ export class OutboxRelay {
       }
       if (done.length > 0) {
         await sql.query(`UPDATE runtime.outbox SET published_at = now() WHERE id = ANY($1::bigint[])`, [done], { prepare: true });
+        // Rows go out in id order: the last is the highest.
+        this.lastPublished = BigInt(done[done.length - 1]!);
       }
       return done.length;
     });
@@ -235,8 +251,51 @@ export class OutboxRelay {
     return { published, locked };
   }
 
+  /**
+   * `volatileBus`: marks every row published after the last checkpoint as not published, so this relay publishes
+   * them again, in order, before anything newer. Returns how many.
+   */
+  private async replayAfterCheckpoint(): Promise<number> {
+    const r = await this.db.query<{ n: string }>(
+      `WITH again AS (
+         UPDATE runtime.outbox SET published_at = NULL
+          WHERE published_at IS NOT NULL AND id > COALESCE((SELECT outbox_id FROM runtime.bus_checkpoint WHERE id = 1), 0)
+         RETURNING 1)
+       SELECT count(*) AS n FROM again`,
+    );
+    return Number(r.rows[0]?.n ?? 0);
+  }
+
+  /**
+   * `volatileBus`: records the last row published before the bus was seen idle. It is read before the bus is asked,
+   * and rows reach the bus before they count as published, so every row up to it has been handled.
+   */
+  private async checkpointIfIdle(): Promise<void> {
+    const upTo = this.lastPublished;
+    if (!this.volatileBus || upTo === null || upTo === this.checkpointed || !this.volatileBus.idle()) return;
+    await this.db.query(
+      `INSERT INTO runtime.bus_checkpoint (id, outbox_id) VALUES (1, $1)
+       ON CONFLICT (id) DO UPDATE SET outbox_id = GREATEST(runtime.bus_checkpoint.outbox_id, EXCLUDED.outbox_id), updated_at = now()`,
+      [upTo.toString()],
+    );
+    this.checkpointed = upTo;
+  }
+
   private async run(): Promise<void> {
     let errors = 0;
+    if (this.volatileBus) {
+      // Before the first drain: what the ended process's bus may have lost goes out first, in its order.
+      for (let attempt = 1; !this.stopping; attempt++) {
+        try {
+          const again = await this.replayAfterCheckpoint();
+          if (again > 0) this.logger.info({ rows: again }, 'outbox rows the ended process may have left unhandled are published again');
+          break;
+        } catch (err) {
+          this.logger.warn({ err, attempt }, 'could not read the bus checkpoint; retrying');
+          await this.sleep(Math.min(MAX_ERROR_BACKOFF_MS, this.pollIntervalMs * 2 ** Math.min(attempt, 10)));
+        }
+      }
+    }
     while (!this.stopping) {
       let delay = this.pollIntervalMs;
       this.idle = false;
@@ -246,6 +305,7 @@ export class OutboxRelay {
         errors = 0;
         if (published >= this.batchSize) delay = 0;
         this.idle = locked && published === 0;
+        await this.checkpointIfIdle();
         await this.pruneIfDue();
       } catch (err) {
         errors += 1;
