@@ -1,5 +1,4 @@
 import type Koa from 'koa';
-import { z } from 'zod';
 import { errorEnvelopeView, routeFor, type ResponseSpec } from '@lore/runtime';
 import type { Access } from '../domain/scope';
 import type { ApiKeyRule } from './guards';
