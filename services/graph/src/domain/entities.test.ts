@@ -59,6 +59,28 @@ describe('fact extraction', () => {
     expect(extractFacts("Acme Corp's password is [REDACTED:secret_assignment].", 0)).toEqual([]);
   });
 
+  it('stays linear on text built to make the name pattern backtrack: runs of all-caps words, one long token', () => {
+    // Each of these took from minutes to days before: 2^n ways to split an all-caps run, every start position of a
+    // long token tried again. Now each is read in a few milliseconds; the bound leaves room for a slow machine.
+    const inputs = [
+      'ACME '.repeat(60),
+      `${'R2D2 '.repeat(40)}is based in`,
+      '4'.repeat(200_000),
+      'A'.repeat(200_000),
+      `${'Acme '.repeat(30)}and ${'Beta Gamma '.repeat(30)}`,
+    ];
+    for (const text of inputs) {
+      const started = Date.now();
+      extractFacts(text, 0);
+      extractEntities(text);
+      expect({ text: text.slice(0, 30), ms: Date.now() - started < 2_000 }).toEqual({ text: text.slice(0, 30), ms: true });
+    }
+    // Names still read as before: all-caps words, digit-led codes and joined runs.
+    expect(extractFacts('ACME Corp is headquartered in Berlin.', 0)).toEqual([expect.objectContaining({ entity_name: 'ACME Corp', value: 'Berlin' })]);
+    expect(extractFacts('3M was founded in 1902.', 0)).toEqual([expect.objectContaining({ entity_name: '3M', value: '1902' })]);
+    expect(extractEntities('We met IBM and the Bank of England in Paris.').map((e) => e.name).sort()).toEqual(['Bank of England', 'IBM', 'Paris']);
+  });
+
   it('normalises numbers for comparison', () => {
     expect(normalizeValue('$1,200.00')).toBe('1200');
     expect(normalizeValue('1200')).toBe('1200');

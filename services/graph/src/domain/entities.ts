@@ -24,7 +24,15 @@ export interface Fact {
   chunk_ord: number;
 }
 
-const NAME = String.raw`(?:[A-Z][\p{L}\p{N}&'’-]*|[A-Z0-9]{2,})(?:\s+(?:of|for|and|&|de|van|von)\s+[A-Z][\p{L}\p{N}&'’-]*|\s+(?:[A-Z][\p{L}\p{N}&'’-]*|[A-Z0-9]{2,}))*`;
+/**
+ * A run of capitalised words. Every text that reaches the indexer is matched against it, so it must stay linear
+ * whatever the text: a name starts at a word's start (never inside a long token, where every position would be
+ * tried again); a word is a capital and at most 40 more characters, or a digit-led code (`3M`); the two word shapes
+ * start with different characters and the joiners are lower case, so a run of words can be split one way only (with
+ * an all-caps word matching two shapes, `ACME ACME …` had 2^n splits to try when a fact pattern failed after it).
+ */
+const WORD = String.raw`(?:[A-Z][\p{L}\p{N}&'’-]{0,40}|\d[A-Z0-9]{1,40})`;
+const NAME = String.raw`(?<![\p{L}\p{N}&'’-])${WORD}(?:\s+(?:of|for|and|&|de|van|von)\s+[A-Z][\p{L}\p{N}&'’-]{0,40}|\s+${WORD})*`;
 const NAME_RE = new RegExp(NAME, 'gu');
 
 const NOT_NAMES = new Set(
@@ -128,11 +136,15 @@ function normalizeAttribute(attr: string): string {
     .join(' ');
 }
 
+/** Longest sentence read for facts: a statement of fact is a sentence, not a page (nor a token of 500,000 digits). */
+const FACT_SENTENCE_MAX_CHARS = 1_000;
+
 /** Facts of one chunk, at most `limit`. Sentences are checked against each pattern; first match wins. */
 export function extractFacts(text: string, chunkOrd: number, limit = 200): Fact[] {
   const out: Fact[] = [];
   for (const sentence of splitSentences(text, 5_000)) {
     if (out.length >= limit) break;
+    if (sentence.length > FACT_SENTENCE_MAX_CHARS) continue;
     if (sentence.includes('[REDACTED:')) continue; // masked values are not facts anyone can compare
     for (const p of FACT_PATTERNS) {
       const m = p.re.exec(sentence);
