@@ -1,4 +1,4 @@
-import { compileFilter, FilterError, jsonPathOf } from './filter';
+import { compileFilter, FilterError, jsonPathOf, regexRefusal } from './filter';
 
 const compile = (filter: unknown) => compileFilter(filter, { column: 'd.data', first: 3 });
 
@@ -75,6 +75,13 @@ describe('compileFilter', () => {
     [{ n: { $regex: 'a', $options: 'g' } }, 'n.$options', /"i"/],
     [{ n: { $options: 'i' } }, 'n.$options', /goes with \$regex/],
     [{ n: { $regex: 'a'.repeat(257) } }, 'n.$regex', /256/],
+    [{ n: { $regex: '^(.*)\\1\\1\\1$' } }, 'n.$regex', /back-references/],
+    [{ n: { $regex: '(?<w>a)\\k<w>' } }, 'n.$regex', /back-references/],
+    [{ n: { $regex: '(a+)+$' } }, 'n.$regex', /repeated group/],
+    [{ n: { $regex: '((ab)*c)*' } }, 'n.$regex', /repeated group/],
+    [{ n: { $regex: '(a{1,200}){1,200}y' } }, 'n.$regex', /up to 100/],
+    [{ n: { $regex: '(a{1,20}){1,20}y' } }, 'n.$regex', /repeated group/],
+    [{ n: { $regex: 'x{101}' } }, 'n.$regex', /up to 100/],
     [{ $or: [] }, '$or', /non-empty array/],
     [{ $and: [1] }, '$and.0', /must be an object/],
     [[], '', /must be an object/],
@@ -86,6 +93,13 @@ describe('compileFilter', () => {
 
   it('accepts a regular expression of exactly 256 characters', () => {
     expect(() => compile({ n: { $regex: 'a'.repeat(256) } })).not.toThrow();
+  });
+
+  it('accepts the patterns a search needs: anchors, classes, alternation, one level of repetition, escapes', () => {
+    for (const pattern of ['^soft', 'ware$', '(saas|b2b)', '^[A-Z][a-z]+ (Inc|Ltd)\\.?$', '\\d{3}-\\d{4}', '[[:alpha:]]+ing', '(ab)+c', '[(+*]{2}', '\\(a+\\)+', 'a{1,100}', '(foo|bar)?baz*?', '[)]+']) {
+      expect({ pattern, refusal: regexRefusal(pattern) }).toEqual({ pattern, refusal: null });
+      expect(() => compile({ n: { $regex: pattern } })).not.toThrow();
+    }
   });
 
   it('refuses nesting deeper than 8 levels, and allows 8', () => {

@@ -13,6 +13,67 @@ export const FIELD_PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$/;
 export const MAX_FILTER_DEPTH = 8;
 export const MAX_FILTER_CLAUSES = 64;
 export const MAX_REGEX_LENGTH = 256;
+/** The largest bound of a counted repetition (`{n,m}`) a `$regex` may hold. */
+export const MAX_REGEX_REPEAT = 100;
+
+/**
+ * Why a `$regex` is refused as too costly to run, or null. A directory search runs every pattern over every record
+ * it reads, and in embedded mode PostgreSQL runs on the process's own thread, where no statement timeout can stop
+ * it: a pattern whose cost can explode would stop every tenant's requests. So, read conservatively (PostgreSQL's
+ * syntax, escapes and bracket expressions skipped over): no back-reference (`\1`, `\k<name>`: `^(.*)\1\1$` takes
+ * minutes over a few thousand records), no repetition of a group that itself repeats (`(a+)+`, `(a{1,200}){1,200}`),
+ * and no counted repetition above `MAX_REGEX_REPEAT`.
+ */
+export function regexRefusal(pattern: string): string | null {
+  /** Per open group: whether something inside it repeats. */
+  const groups: boolean[] = [];
+  let repeatsInside = false;
+  const quantifierAt = (i: number): { end: number; bound: number } | null => {
+    const c = pattern[i];
+    if (c === '*' || c === '+' || c === '?') return { end: i + 1, bound: 0 };
+    if (c !== '{') return null;
+    const m = /^\{(\d+)(?:,(\d*))?\}/.exec(pattern.slice(i));
+    if (!m) return null;
+    return { end: i + m[0].length, bound: Math.max(Number(m[1]), m[2] ? Number(m[2]) : 0) };
+  };
+  for (let i = 0; i < pattern.length; ) {
+    const c = pattern[i]!;
+    let groupRepeats: boolean | null = null;
+    if (c === '\\') {
+      const next = pattern[i + 1] ?? '';
+      if (/[1-9]/.test(next) || next === 'k') return 'back-references (\\1, \\k<name>) are not supported';
+      i += 2;
+    } else if (c === '[') {
+      // A bracket expression: up to its closing `]` (a `]` first in it is a member), `[:class:]` inside.
+      let j = i + 1;
+      if (pattern[j] === '^') j++;
+      if (pattern[j] === ']') j++;
+      while (j < pattern.length && pattern[j] !== ']') j = pattern.startsWith('[:', j) ? Math.max(pattern.indexOf(':]', j + 2) + 2, j + 1) : j + 1;
+      i = j + 1;
+    } else if (c === '(') {
+      groups.push(repeatsInside);
+      repeatsInside = false;
+      i += 1;
+      continue;
+    } else if (c === ')') {
+      groupRepeats = repeatsInside;
+      repeatsInside = (groups.pop() ?? false) || repeatsInside;
+      i += 1;
+    } else {
+      i += 1;
+    }
+    const q = quantifierAt(i);
+    if (!q) continue;
+    if (q.bound > MAX_REGEX_REPEAT) return `a counted repetition may go up to ${MAX_REGEX_REPEAT}`;
+    if (groupRepeats) return 'a repeated group may not itself hold a repetition (such as (a+)+)';
+    repeatsInside = true;
+    i = q.end;
+    // A lazy or possessive marker after the quantifier belongs to it.
+    if (pattern[i] === '?' || pattern[i] === '+') i += 1;
+  }
+  return null;
+}
+
 /** Values in one `$in` or `$nin`. */
 export const MAX_IN_VALUES = 100;
 /** Characters of one string operand. */
@@ -180,6 +241,8 @@ class Compiler {
     this.count(at);
     if (typeof value !== 'string') throw new FilterError(at, `takes a string, not ${describe(value)}`);
     if (value.length > MAX_REGEX_LENGTH) throw new FilterError(at, `a regular expression may hold at most ${MAX_REGEX_LENGTH} characters`);
+    const costly = regexRefusal(value);
+    if (costly) throw new FilterError(at, `this regular expression could take too long to run: ${costly}`);
     if (options !== undefined && options !== '' && options !== 'i') {
       throw new FilterError(at.replace(/\$regex$/, '$options'), `takes "i" (case-insensitive) or "", not ${typeof options === 'string' ? JSON.stringify(options) : describe(options)}`);
     }
