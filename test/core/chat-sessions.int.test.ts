@@ -155,6 +155,23 @@ describe('core: chat sessions and personas through the gateway', () => {
     expect((await s.call('GET', '/api/chat/get-user-chat-sessions', as(other))).json.sessions.map((x: { id: string }) => x.id)).toEqual([theirs]);
   });
 
+  it('holds a tenant to 200 personas, concurrent creates included, and frees a place when one is deleted', async () => {
+    const t = await s.tenant();
+    const create = (n: number) => s.call('POST', '/api/persona', as(t.key), { name: `P${n}` });
+    // In parallel, 20 at a time: the count is taken under a lock, so the limit is never overshot.
+    const made: number[] = [];
+    for (let round = 0; round < 11; round++) {
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => create(round * 20 + i)));
+      for (const r of answers) if (r.status === 201) made.push(r.json.id as number);
+      for (const r of answers) if (r.status !== 201) expect([r.status, r.json]).toEqual([409, { detail: expect.stringMatching(/at most 200 personas/) }]);
+    }
+    expect(made).toHaveLength(200);
+    expect((await s.call('GET', '/api/persona', as(t.key))).json).toHaveLength(201);
+    expect((await s.call('DELETE', `/api/persona/${made[0]}`, as(t.key))).status).toBe(204);
+    expect((await create(999)).status).toBe(201);
+    expect((await create(1000)).status).toBe(409);
+  });
+
   it('lets administrators manage personas; members and read-only keys may only read', async () => {
     const listed = await s.call('GET', '/api/persona', as(a.key));
     expect(listed.status).toBe(200);

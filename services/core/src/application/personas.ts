@@ -1,7 +1,7 @@
 import { DEFAULT_PERSONA, DEFAULT_PERSONA_ID } from '../domain/personas';
 import { unknownToolIds } from '../domain/tools';
 import { coreError } from './errors';
-import { deletePersona, ensureDefaultPersona, getPersona, insertPersona, listPersonas, updatePersona, type PersonaFields, type PersonaRow } from '../store/personas';
+import { countPersonasLocked, deletePersona, ensureDefaultPersona, getPersona, insertPersona, listPersonas, updatePersona, type PersonaFields, type PersonaRow } from '../store/personas';
 import type { CoreDeps } from './context';
 import type { Principal } from './principal';
 
@@ -45,9 +45,20 @@ export async function personaOf(deps: CoreDeps, p: Principal, id: number): Promi
   return row;
 }
 
+/**
+ * Live personas a tenant may have (the default not counted): every list answers them all, and each may hold 20,000
+ * characters of instructions, so the list is bounded by this and not by the tenant.
+ */
+export const MAX_PERSONAS_PER_TENANT = 200;
+
 export function createPersona(deps: CoreDeps, p: Principal, input: PersonaInput): Promise<PersonaRow> {
   const fields = fieldsOf(input);
-  return deps.db.withTenant(p.tenantId, (sql) => insertPersona(sql, p.tenantId, fields));
+  return deps.db.withTenant(p.tenantId, async (sql) => {
+    if ((await countPersonasLocked(sql, p.tenantId)) >= MAX_PERSONAS_PER_TENANT) {
+      throw coreError('CONFLICT', `a tenant may have at most ${MAX_PERSONAS_PER_TENANT} personas: delete one it no longer uses first`);
+    }
+    return insertPersona(sql, p.tenantId, fields);
+  });
 }
 
 /**

@@ -49,6 +49,16 @@ export async function getPersona(sql: Sql, tenantId: string, id: number, lock = 
   return r.rows[0] ?? null;
 }
 
+/**
+ * The tenant's live personas but the default (id 0), counted after a transaction-scoped lock on its persona list: concurrent creates of one
+ * tenant count one after the other, so a limit checked with it cannot be overshot.
+ */
+export async function countPersonasLocked(sql: Sql, tenantId: string): Promise<number> {
+  await sql.query(`SELECT pg_advisory_xact_lock(hashtext('core.personas'), hashtext($1))`, [tenantId]);
+  const r = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM core.personas WHERE tenant_id = $1 AND deleted_at IS NULL AND persona_id <> 0`, [tenantId]);
+  return r.rows[0]!.n;
+}
+
 export async function insertPersona(sql: Sql, tenantId: string, fields: PersonaFields): Promise<PersonaRow> {
   const r = await sql.query<PersonaRow>(
     `INSERT INTO core.personas (tenant_id, name, description, instructions, tool_ids, source_types, model, temperature)

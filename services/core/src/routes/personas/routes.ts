@@ -40,7 +40,7 @@ export function personaRoutes(deps: PersonaRouteDeps) {
       method: 'post', path: `${CORE_PREFIX}/persona`, operationId: 'createPersona', summary: 'Create a persona', tags,
       security: CORE_SECURITY, guards: [deps.guard('admin')], query: tenantQuery, body: createPersonaBody, ...SPEC_INPUT,
       ok: { status: 201, description: 'the persona', schema: personaView },
-      responses: { ...ADMIN_ONLY, 400: detail('an unknown tool id') },
+      responses: { ...ADMIN_ONLY, 400: detail('an unknown tool id'), 409: detail('the tenant has the most personas it may have (200)') },
       handler: async (ctx, { body }) => presentPersona(await deps.personas.create(ctx.state.principal, body)),
     }),
     route({
