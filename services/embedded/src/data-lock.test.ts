@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '@lore/runtime';
-import { LOCK_FILE, lockDataDir } from './data-lock';
+import { isLoreProcess, LOCK_FILE, lockDataDir } from './data-lock';
 
 describe('the data directory lock', () => {
   let dir: string;
@@ -15,9 +15,10 @@ describe('the data directory lock', () => {
   it('refuses a second holder while the first runs, and lets the directory go on release', async () => {
     // The parent of this test process (jest's runner or the shell) stands for a Lore that runs.
     const running = process.ppid;
+    const lore = (pid: number) => pid === running;
     const first = await lockDataDir(dir, running);
     expect(readFileSync(join(dir, LOCK_FILE), 'utf8')).toBe(`${running}\n`);
-    const refused = await lockDataDir(dir).then(() => null, (e: unknown) => e);
+    const refused = await lockDataDir(dir, process.pid, lore).then(() => null, (e: unknown) => e);
     expect(refused).toBeInstanceOf(ConfigError);
     expect((refused as ConfigError).problems).toEqual([expect.stringMatching(new RegExp(`is in use by another Lore process \\(pid ${running}\\)`))]);
     await first.release();
@@ -36,6 +37,15 @@ describe('the data directory lock', () => {
     await taken.release();
     writeFileSync(join(dir, LOCK_FILE), '');
     await (await lockDataDir(dir)).release();
+  });
+
+  it('takes over a file whose pid now belongs to a process that is no Lore (a pid reused after a restart)', async () => {
+    // This test's parent runs, but is no Lore embedded process.
+    expect(isLoreProcess(process.ppid)).toBe(false);
+    writeFileSync(join(dir, LOCK_FILE), `${process.ppid}\n`);
+    const taken = await lockDataDir(dir);
+    expect(readFileSync(join(dir, LOCK_FILE), 'utf8')).toBe(`${process.pid}\n`);
+    await taken.release();
   });
 
   it('does not remove a file another process has taken since', async () => {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError } from '@lore/runtime';
@@ -22,13 +23,30 @@ function alive(pid: number): boolean {
 }
 
 /**
+ * True when `pid` is a running Lore embedded process. A pid is reused: after a container restart the pid in an old
+ * file may be another process's (the `npm start` wrapper's, say), which must not keep Lore from starting. Where the
+ * kernel shows command lines (Linux `/proc`), the process must run embedded mode's entry; elsewhere, being alive is
+ * all that can be known.
+ */
+export function isLoreProcess(pid: number): boolean {
+  if (!alive(pid)) return false;
+  let cmdline: string;
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return true;
+  }
+  return /embedded[\\/](?:src|dist)[\\/]main\.[cm]?[jt]s\b/.test(cmdline);
+}
+
+/**
  * Takes the data directory for this process, before anything opens its database: the embedded PostgreSQL is one
  * process's files, and a second process opening them while the first runs (a second `npm start`, even one that then
  * fails on a port in use) corrupts them beyond opening. The lock is a pid file created exclusively, as PostgreSQL's
  * own `postmaster.pid`: a file whose process is gone (a kill -9, a crash) is stale and taken over; one whose process
  * runs refuses this start with a clear message, and nothing is opened.
  */
-export async function lockDataDir(dataDir: string, pid = process.pid): Promise<DataDirLock> {
+export async function lockDataDir(dataDir: string, pid = process.pid, holds: (pid: number) => boolean = isLoreProcess): Promise<DataDirLock> {
   const file = join(dataDir, LOCK_FILE);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
@@ -45,12 +63,12 @@ export async function lockDataDir(dataDir: string, pid = process.pid): Promise<D
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     const holder = Number.parseInt(await readFile(file, 'utf8').catch(() => ''), 10);
-    if (Number.isInteger(holder) && holder > 0 && holder !== pid && alive(holder)) {
+    if (Number.isInteger(holder) && holder > 0 && holder !== pid && holds(holder)) {
       throw new ConfigError([
         `LORE_DATA_DIR: ${dataDir} is in use by another Lore process (pid ${holder}); stop it first, or give this one another LORE_DATA_DIR (two processes on one embedded database would corrupt it). If no Lore runs there, delete ${file}.`,
       ]);
     }
-    // Stale (its process is gone, or the file is empty or unreadable): take it over.
+    // Stale (its process is gone or is no Lore, or the file is empty or unreadable): take it over.
     await rm(file, { force: true });
   }
   throw new ConfigError([`LORE_DATA_DIR: could not take ${join(dataDir, LOCK_FILE)}: another process keeps creating it`]);
