@@ -28,13 +28,17 @@ export function regexRefusal(pattern: string): string | null {
   /** Per open group: whether something inside it repeats. */
   const groups: boolean[] = [];
   let repeatsInside = false;
-  const quantifierAt = (i: number): { end: number; bound: number } | null => {
+  /** The quantifier at `i`: where it ends, its largest count, and whether it repeats (`?` and `{0,1}` do not). */
+  const quantifierAt = (i: number): { end: number; bound: number; repeats: boolean } | null => {
     const c = pattern[i];
-    if (c === '*' || c === '+' || c === '?') return { end: i + 1, bound: 0 };
+    if (c === '*' || c === '+') return { end: i + 1, bound: 0, repeats: true };
+    if (c === '?') return { end: i + 1, bound: 0, repeats: false };
     if (c !== '{') return null;
-    const m = /^\{(\d+)(?:,(\d*))?\}/.exec(pattern.slice(i));
+    const m = /^\{(\d+)(?:(,)(\d*))?\}/.exec(pattern.slice(i));
     if (!m) return null;
-    return { end: i + m[0].length, bound: Math.max(Number(m[1]), m[2] ? Number(m[2]) : 0) };
+    const low = Number(m[1]);
+    const high = m[2] === undefined ? low : m[3] ? Number(m[3]) : Infinity;
+    return { end: i + m[0].length, bound: Math.max(low, high === Infinity ? low : high), repeats: high > 1 };
   };
   for (let i = 0; i < pattern.length; ) {
     const c = pattern[i]!;
@@ -65,8 +69,8 @@ export function regexRefusal(pattern: string): string | null {
     const q = quantifierAt(i);
     if (!q) continue;
     if (q.bound > MAX_REGEX_REPEAT) return `a counted repetition may go up to ${MAX_REGEX_REPEAT}`;
-    if (groupRepeats) return 'a repeated group may not itself hold a repetition (such as (a+)+)';
-    repeatsInside = true;
+    if (q.repeats && groupRepeats) return 'a repeated group may not itself hold a repetition (such as (a+)+)';
+    if (q.repeats) repeatsInside = true;
     i = q.end;
     // A lazy or possessive marker after the quantifier belongs to it.
     if (pattern[i] === '?' || pattern[i] === '+') i += 1;
