@@ -2,10 +2,13 @@
 -- outbox rows it was published from are kept (marked published) until pruned. The relay of such a bus records here,
 -- whenever the bus has handled everything, the last outbox row it had published; on the next start it publishes
 -- again every row after it (src/outbox/outbox.ts, `volatileBus`). Consumers dedupe on `event-id`, as for Kafka's
--- redeliveries. One row; not tenant-scoped, like the outbox.
+-- redeliveries. `replays` counts the starts that published rows again since the checkpoint last moved: a message
+-- whose handling ends the process would otherwise be published again on every start, so after a few such starts the
+-- relay gives those rows up (logged) and moves the checkpoint past them. One row; not tenant-scoped, like the outbox.
 CREATE TABLE bus_checkpoint (
   id         integer     PRIMARY KEY CHECK (id = 1),
   outbox_id  bigint      NOT NULL,
+  replays    integer     NOT NULL DEFAULT 0 CHECK (replays >= 0),
   updated_at timestamptz NOT NULL DEFAULT now()
 );
 

@@ -133,6 +133,8 @@ const PRUNE_EVERY_MS = 60_000;
 const PRUNE_BATCH = 5_000;
 const PRUNE_MAX_BATCHES = 20;
 const MAX_ERROR_BACKOFF_MS = 10_000;
+/** Starts in a row that may publish the same rows again (`volatileBus`) before the relay gives them up. */
+const MAX_REPLAYS = 3;
 
 /**
  * Publishes outbox rows in id order and marks them published only after the broker acknowledged: a crash between
@@ -253,17 +255,29 @@ export class OutboxRelay {
 
   /**
    * `volatileBus`: marks every row published after the last checkpoint as not published, so this relay publishes
-   * them again, in order, before anything newer. Returns how many.
+   * them again, in order, before anything newer. After `MAX_REPLAYS` starts in a row that did so without the
+   * checkpoint moving (the process ended each time before its bus had handled them: one of them may be what ends
+   * it), those rows are given up instead and the checkpoint moves past them, as a crash loop's message is
+   * dead-lettered on Kafka (the start journal).
    */
-  private async replayAfterCheckpoint(): Promise<number> {
-    const r = await this.db.query<{ n: string }>(
-      `WITH again AS (
-         UPDATE runtime.outbox SET published_at = NULL
-          WHERE published_at IS NOT NULL AND id > COALESCE((SELECT outbox_id FROM runtime.bus_checkpoint WHERE id = 1), 0)
-         RETURNING 1)
-       SELECT count(*) AS n FROM again`,
-    );
-    return Number(r.rows[0]?.n ?? 0);
+  private async replayAfterCheckpoint(): Promise<{ replayed: number; givenUp: number }> {
+    return this.db.tx(async (sql) => {
+      await sql.query(`INSERT INTO runtime.bus_checkpoint (id, outbox_id) VALUES (1, 0) ON CONFLICT (id) DO NOTHING`);
+      const cp = (await sql.query<{ outbox_id: string; replays: number }>(`SELECT outbox_id::text, replays FROM runtime.bus_checkpoint WHERE id = 1 FOR UPDATE`)).rows[0]!;
+      const after = await sql.query<{ n: string; last: string | null }>(
+        `SELECT count(*)::text AS n, max(id)::text AS last FROM runtime.outbox WHERE published_at IS NOT NULL AND id > $1`,
+        [cp.outbox_id],
+      );
+      const n = Number(after.rows[0]?.n ?? 0);
+      if (n === 0) return { replayed: 0, givenUp: 0 };
+      if (cp.replays >= MAX_REPLAYS) {
+        await sql.query(`UPDATE runtime.bus_checkpoint SET outbox_id = $1, replays = 0, updated_at = now() WHERE id = 1`, [after.rows[0]!.last]);
+        return { replayed: 0, givenUp: n };
+      }
+      await sql.query(`UPDATE runtime.outbox SET published_at = NULL WHERE published_at IS NOT NULL AND id > $1`, [cp.outbox_id]);
+      await sql.query(`UPDATE runtime.bus_checkpoint SET replays = replays + 1, updated_at = now() WHERE id = 1`);
+      return { replayed: n, givenUp: 0 };
+    });
   }
 
   /**
@@ -275,7 +289,7 @@ export class OutboxRelay {
     if (!this.volatileBus || upTo === null || upTo === this.checkpointed || !this.volatileBus.idle()) return;
     await this.db.query(
       `INSERT INTO runtime.bus_checkpoint (id, outbox_id) VALUES (1, $1)
-       ON CONFLICT (id) DO UPDATE SET outbox_id = GREATEST(runtime.bus_checkpoint.outbox_id, EXCLUDED.outbox_id), updated_at = now()`,
+       ON CONFLICT (id) DO UPDATE SET outbox_id = GREATEST(runtime.bus_checkpoint.outbox_id, EXCLUDED.outbox_id), replays = 0, updated_at = now()`,
       [upTo.toString()],
     );
     this.checkpointed = upTo;
@@ -287,8 +301,11 @@ export class OutboxRelay {
       // Before the first drain: what the ended process's bus may have lost goes out first, in its order.
       for (let attempt = 1; !this.stopping; attempt++) {
         try {
-          const again = await this.replayAfterCheckpoint();
-          if (again > 0) this.logger.info({ rows: again }, 'outbox rows the ended process may have left unhandled are published again');
+          const { replayed, givenUp } = await this.replayAfterCheckpoint();
+          if (replayed > 0) this.logger.info({ rows: replayed }, 'outbox rows the ended process may have left unhandled are published again');
+          if (givenUp > 0) {
+            this.logger.error({ rows: givenUp, starts: MAX_REPLAYS }, 'outbox rows published again on several starts in a row were never handled before the process ended: given up (one of them may end the process)');
+          }
           break;
         } catch (err) {
           this.logger.warn({ err, attempt }, 'could not read the bus checkpoint; retrying');

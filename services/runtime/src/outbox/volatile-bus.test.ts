@@ -106,4 +106,37 @@ describe('the outbox relay of a bus that ends with the process', () => {
       await db.close();
     }
   });
+
+  it('gives rows up after three starts in a row that never got past them (a message that ends the process each time)', async () => {
+    const db = await PgliteDb.open();
+    try {
+      await runRuntimeMigrations(db);
+      await db.tx((sql) => enqueueOutbox(sql, { topic: TOPIC, key: 'k', eventId: 'poison', value: 'poison' }));
+      const seen: number[] = [];
+      const life = async (n: number) => {
+        const bus = new MemoryBus({ logger });
+        let release: () => void = () => undefined;
+        const held = new Promise<void>((r) => (release = r));
+        await bus.subscribe({ groupId: 'consumer', topics: [TOPIC], fromBeginning: true }, async () => {
+          seen.push(n);
+          // The message "ends the process": its handler never finishes before the process does.
+          await held;
+        });
+        const relay = new OutboxRelay({ db, bus, logger, pollIntervalMs: 10, volatileBus: bus });
+        relay.start();
+        await new Promise((r) => setTimeout(r, 300));
+        await relay.stop();
+        const closing = bus.close();
+        release();
+        await closing;
+      };
+      for (let n = 1; n <= 5; n++) await life(n);
+      // Published by the first life, published again by the next three, given up by the fifth.
+      expect(seen).toEqual([1, 2, 3, 4]);
+      const cp = await db.query<{ outbox_id: string; replays: number }>(`SELECT outbox_id::text, replays FROM runtime.bus_checkpoint WHERE id = 1`);
+      expect(cp.rows[0]).toEqual({ outbox_id: '1', replays: 0 });
+    } finally {
+      await db.close();
+    }
+  });
 });
