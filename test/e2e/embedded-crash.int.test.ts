@@ -1,7 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startProcess, stopProcess, until, type Started } from './processes';
 
 jest.setTimeout(300_000);
 
@@ -10,36 +10,18 @@ const DOCS = 20;
 /** Rows of the graph upload: enough for a job of several seconds. */
 const ROWS = 30_000;
 
-interface Booted {
-  child: ChildProcess;
+interface Booted extends Started {
   url: string;
 }
 
 /** `npm start`'s entry in a process group of its own (so a kill -9 takes the whole of it), ready on a free port. */
-function boot(dataDir: string): Promise<Booted> {
-  const child = spawn(process.execPath, [join(ROOT, 'scripts', 'start-embedded.mjs')], {
+async function boot(dataDir: string): Promise<Booted> {
+  const p = startProcess(process.execPath, [join(ROOT, 'scripts', 'start-embedded.mjs')], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', LORE_OPS_PORT: '0', LORE_ADMIN_PORT: '0', LORE_DATA_DIR: dataDir, LORE_LOG_LEVEL: 'warn', LORE_OCR: 'false', LORE_EMBEDDER: 'hashed' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
   });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`embedded mode not ready within 90 s:\n${out}`)), 90_000);
-    child.stdout!.on('data', () => {
-      const m = /Lore is ready on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]! });
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`embedded mode exited with ${code}:\n${out}`));
-    });
-  });
+  const url = await until('the ready line', async () => /Lore is ready on (http:\/\/\S+)/.exec(p.output())?.[1], 90_000, p);
+  return { ...p, url };
 }
 
 /** Every document of the dev tenant's memory, page by page. */
@@ -59,13 +41,6 @@ async function statuses(url: string, key: string): Promise<Array<{ doc_id: strin
 async function crash(b: Booted): Promise<void> {
   const gone = new Promise((r) => b.child.once('exit', r));
   process.kill(-b.child.pid!, 'SIGKILL');
-  await gone;
-}
-
-async function stop(b: Booted): Promise<void> {
-  if (b.child.exitCode !== null || b.child.signalCode !== null) return;
-  const gone = new Promise((r) => b.child.once('exit', r));
-  b.child.kill('SIGTERM');
   await gone;
 }
 
@@ -132,7 +107,7 @@ describe('embedded mode after a kill -9', () => {
       // It was filled after the restart: the kill found the job unfinished (a test that proves something).
       expect(Date.parse(graph.updated_at)).toBeGreaterThan(restarted);
     } finally {
-      await stop(second);
+      await stopProcess(second);
     }
   });
 });
