@@ -33,7 +33,6 @@ export interface MultipartRead {
  * is 415, a malformed one 400.
  */
 export async function readFilePart(ctx: RouterContext<AgentsState>, field: string, maxBytes: number): Promise<MultipartRead> {
-  if (!ctx.is('multipart/form-data')) throw agentsError('UNSUPPORTED_MEDIA_TYPE', NOT_MULTIPART);
   let bb: MultipartParser;
   try {
     bb = multipartParser(ctx.req.headers, { files: 1, fileSize: maxBytes, fields: 20, fieldSize: 64 * 1024, parts: 21 }, NOT_MULTIPART);

@@ -80,7 +80,7 @@ export interface AuthOutcome {
 const unauthorized = (message: string) => AppError.unauthorized(message);
 
 /** A refusal counted under its outcome (`lore_gateway_auth_decisions_total`), so every failed sign-in shows there. */
-function refused(ctx: GatewayContext, outcome: 'missing_credential' | 'malformed_credential' | 'invalid_session', message: string): AppError {
+function refused(ctx: GatewayContext, outcome: 'missing_credential' | 'malformed_credential' | 'unknown_credential' | 'dead_credential' | 'revoked' | 'invalid_session', message: string): AppError {
   ctx.gatewayMetrics.authDecisions.inc({ outcome });
   return unauthorized(message);
 }
@@ -276,15 +276,9 @@ export async function authenticate(ctx: GatewayContext, facts: RequestFacts, rul
   // A cached record is used without waiting for anything; only a miss (or a stale entry) goes to the loader.
   const cached = ctx.caches.credentials.get(credentialCacheKey(parsed.kind, hash));
   let cred = cached ? verifiedCredential(cached, hash) : await loadCredential(ctx, parsed, hash, true);
-  if (!cred) {
-    ctx.gatewayMetrics.authDecisions.inc({ outcome: 'unknown_credential' });
-    throw unauthorized('the credential is not valid');
-  }
+  if (!cred) throw refused(ctx, 'unknown_credential', 'the credential is not valid');
   const dead = deadReason(cred, now);
-  if (dead) {
-    ctx.gatewayMetrics.authDecisions.inc({ outcome: 'dead_credential' });
-    throw unauthorized(dead);
-  }
+  if (dead) throw refused(ctx, 'dead_credential', dead);
   const row = cred.row;
   const tenant = ctx.caches.tenants.get(row.tenant_id) ?? (await tenantContext(ctx, row.tenant_id));
   if (!tenant) throw unauthorized('the credential is not valid');
@@ -349,10 +343,7 @@ export async function authenticate(ctx: GatewayContext, facts: RequestFacts, rul
     cred = await loadCredential(ctx, parsed, hash, false);
     if (!cred || deadReason(cred, Date.now())) throw unauthorized('the credential is not valid');
   }
-  if (admitted.revoked) {
-    ctx.gatewayMetrics.authDecisions.inc({ outcome: 'revoked' });
-    throw unauthorized('the credential has been revoked');
-  }
+  if (admitted.revoked) throw refused(ctx, 'revoked', 'the credential has been revoked');
   if (denial) {
     ctx.gatewayMetrics.authDecisions.inc({ outcome: `denied_${denial.status}` });
     throw denial;

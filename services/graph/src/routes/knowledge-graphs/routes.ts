@@ -164,7 +164,6 @@ export function knowledgeGraphRoutes(deps: KnowledgeGraphRouteDeps) {
         const max = deps.graphs.uploadMaxBytes;
         const declared = Number(ctx.get('content-length'));
         if (Number.isFinite(declared) && declared > max + MULTIPART_SLACK) throw detailError(new AppError('PAYLOAD_TOO_LARGE', `graph uploads are limited to ${max} bytes`));
-        if (!ctx.is('multipart/form-data')) throw detailError(new AppError('UNSUPPORTED_MEDIA_TYPE', 'send multipart/form-data with a file field named "file" and list_id'));
         const upload = await readUpload(ctx, max);
         const { listId, ...file } = upload;
         return presentJobAnswer(await deps.graphs.upload(viewerOf(ctx), listId, file));

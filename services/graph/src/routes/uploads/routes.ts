@@ -80,7 +80,6 @@ export function uploadRoutes(deps: UploadRouteDeps) {
         if (Number.isFinite(declared) && declared > max + MULTIPART_SLACK) {
           throw new AppError('PAYLOAD_TOO_LARGE', `uploads are limited to ${max} bytes`);
         }
-        if (!ctx.is('multipart/form-data')) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'send multipart/form-data with a file field named "file"');
         const scope = ctx.state.scope;
         return presentUpload(await withFilePart(ctx, max, (file) => deps.uploads.accept(scope, file)));
       },
