@@ -5,8 +5,11 @@ import { Client } from 'pg';
  * search document fields exactly; the streamed parts in order; the message tree (edits, branches, seeded turns);
  * feedback; token budgets; isolation.
  */
+import { createLogger, createMetricsRegistry, IdentitySigner, PostgresBlobStore } from '@lore/runtime';
+import { createCoreService, GraphKnowledgeSearch } from '@lore/core';
 import { closeIdleHttpConnections, http } from '../support/http';
-import type { TenantFixture } from '../gateway/harness';
+import { IDENTITY_SECRET, type TenantFixture } from '../gateway/harness';
+import { testEncryptionKeys } from '../support/encryption';
 import { startCoreStack, type CoreStack } from './harness';
 
 const COMPLETE_FIELDS = ['answer', 'answer_citationless', 'chat_session_id', 'citation_info', 'error_msg', 'message_id', 'pre_answer_reasoning', 'tool_calls', 'top_documents'];
@@ -224,6 +227,29 @@ describe('core: chat answers over the memory, through the gateway', () => {
     // The seeded question stays, on its own branch: naming it as a parent is refused (a question is no parent).
     const underQuestion = await s.call('POST', '/api/chat/send-message', as(a.key), { chat_session_id: sid, parent_message_id: seeded.json.message_id, message: 'hi' });
     expect([underQuestion.status, underQuestion.json.detail]).toEqual([400, expect.stringMatching(/is a question/)]);
+  });
+
+  it('ends the answering marks a stopped process left when the one process that answers starts (embedded mode)', async () => {
+    const seeded = await s.call('POST', '/api/chat/seed-chat-session', as(a.key), { persona_id: 0, message: QUESTION });
+    const sid = seeded.json.chat_session_id as string;
+    // A turn was answering this question when its process died: the mark it left.
+    await s.db.withTenant(a.tenantId, (sql) => sql.query(`UPDATE core.chat_messages SET answering_until = now() + interval '5 minutes' WHERE tenant_id = $1 AND message_id = $2`, [a.tenantId, seeded.json.message_id]));
+    const start = async (soleAnswerer: boolean) => {
+      const core = await createCoreService({
+        db: s.db, migrate: false, soleAnswerer,
+        logger: createLogger({ level: 'silent', service: 'core-test' }), metrics: createMetricsRegistry('core-restart', { defaultMetrics: false }),
+        signer: new IdentitySigner(IDENTITY_SECRET), encryptionKeys: testEncryptionKeys(), blobs: new PostgresBlobStore(s.db),
+        knowledge: new GraphKnowledgeSearch({ url: 'http://127.0.0.1:9', timeoutMs: 1_000 }),
+      });
+      await core.close();
+    };
+    // A cluster's core replica starting beside others leaves it (the turn may be another replica's).
+    await start(false);
+    expect((await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'Another question', chat_session_id: sid, stream: false })).status).toBe(409);
+    // The sole answerer's start ends it, and the next turn is answered at once.
+    await start(true);
+    const next = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: sid, stream: false });
+    expect(next.status).toBe(200);
   });
 
   it('clears a question\'s answering mark when its answer cannot be stored, so the next turn is not refused', async () => {

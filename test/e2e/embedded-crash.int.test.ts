@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startProcess, stopProcess, until, type Started } from './processes';
@@ -81,8 +81,14 @@ describe('embedded mode after a kill -9', () => {
       await crash(first);
     }
     expect(accepted).toHaveLength(DOCS);
+    // The internal sockets' folder: the kill left it behind; the next start there removes it.
+    const killedSockets = readFileSync(join(dataDir, 'sockets.path'), 'utf8').trim();
+    expect(existsSync(join(killedSockets, 'graph.sock'))).toBe(true);
     const restarted = Date.now();
     const second = await boot(dataDir);
+    const secondSockets = readFileSync(join(dataDir, 'sockets.path'), 'utf8').trim();
+    expect(existsSync(killedSockets)).toBe(false);
+    expect(existsSync(join(secondSockets, 'graph.sock'))).toBe(true);
     try {
       const deadline = Date.now() + 120_000;
       let docs = await statuses(second.url, key);
@@ -109,5 +115,7 @@ describe('embedded mode after a kill -9', () => {
     } finally {
       await stopProcess(second);
     }
+    // A clean stop removes its own.
+    expect(existsSync(secondSockets)).toBe(false);
   });
 });

@@ -9,6 +9,7 @@ import { DEFAULT_FILE_READING } from './connectors/file-text';
 import { ExtractiveLanguageModel, type LanguageModel } from '@lore/ai';
 import { TargetGuard, type HostLookup } from '@lore/outbound';
 import { createCoreIndexer, type CoreIndexer, type CoreIndexerDeps } from './indexer';
+import { endAnsweringMarks } from './store/chat-messages';
 
 /** Core's schema: chat (personas, sessions, messages, feedback); connectors come with their own migrations. */
 export const CORE_MIGRATIONS = { schema: 'core', dir: join(__dirname, '..', 'migrations') };
@@ -50,6 +51,12 @@ export interface CoreServiceDeps {
    * (started by the caller). The API deployment has none: its routes only write attempts through the outbox.
    */
   indexer?: Omit<CoreIndexerDeps, 'db' | 'logger' | 'metrics' | 'signer' | 'secrets'>;
+  /**
+   * This process is the only one answering chat turns on its database (embedded mode): at start, every answering
+   * mark is one a stopped process left, and they are all ended (docs/core.md, "Messages and answers"). A cluster's
+   * core replicas leave a dead pod's marks to expire.
+   */
+  soleAnswerer?: boolean;
 }
 
 export interface CoreService {
@@ -73,6 +80,10 @@ export async function createCoreService(deps: CoreServiceDeps): Promise<CoreServ
   }
   // Refuse to start when the application role cannot do the work, or could escape row-level security.
   await assertAppRole(deps.db, CORE_SCHEMAS);
+  if (deps.soleAnswerer) {
+    const ended = await endAnsweringMarks(deps.db);
+    if (ended > 0) logger.warn({ questions: ended }, 'ended the answering marks of turns a stopped process left unanswered');
+  }
   const chat = { languageModel: deps.languageModel ?? new ExtractiveLanguageModel(), knowledge: deps.knowledge, answerMaxTokens: deps.answerMaxTokens ?? 800, maxDocuments: 10 };
   const settings = projectFileSettings(deps.projectFiles);
   // Every core process with the HTTP app extracts the project files it accepts, and takes over those of a stopped one.

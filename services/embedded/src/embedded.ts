@@ -1,5 +1,4 @@
-import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   IdentitySigner,
@@ -26,6 +25,7 @@ import { createMcpService } from '@lore/mcp';
 import { CORE_TOPICS, createCoreService, GraphConnectorDocuments, GraphKnowledgeSearch, startCredentialSealing, type CoreService } from '@lore/core';
 import type { EmbeddedConfig } from './config';
 import { lockDataDir } from './data-lock';
+import { openSocketDir } from './socket-dir';
 import { loadSecrets } from './secrets';
 import { ensureDevCredentials, type DevCredentials, type DevSecret } from './dev-credentials';
 import { embeddedEmbedder, type ModelFetchSetting } from './embedder';
@@ -86,8 +86,10 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
 
   // Internal services talk over unix sockets in a private folder: one public TCP port, as in a cluster's
   // ClusterIP-only services.
-  const socketDir = await mkdtemp(join(tmpdir(), 'lore-'));
-  lifecycle.onShutdown('sockets', () => rm(socketDir, { recursive: true, force: true }));
+  // The folder a killed process left is removed first (./socket-dir.ts).
+  const sockets = await openSocketDir(config.LORE_DATA_DIR);
+  lifecycle.onShutdown('sockets', () => sockets.remove());
+  const socketDir = sockets.path;
   const graphSocket = join(socketDir, 'graph.sock');
   const coreSocket = join(socketDir, 'core.sock');
   const agentsSocket = join(socketDir, 'agents.sock');
@@ -136,6 +138,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
       schedulerIntervalMs: config.LORE_CORE_SCHEDULER_INTERVAL_MS,
       relay: false,
     },
+    soleAnswerer: true,
   });
   const coreServer = await listenSocket(core.app, coreSocket);
   lifecycle.onShutdown('core server', () => coreServer.close(2_000));

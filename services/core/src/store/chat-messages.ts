@@ -69,6 +69,12 @@ export async function clearAnswering(db: Db, tenantId: string, messageId: string
   await db.statementAsTenant(tenantId, `UPDATE core.chat_messages SET answering_until = NULL WHERE tenant_id = $1 AND message_id = $2`, [tenantId, messageId]);
 }
 
+/** Ends every tenant's answering marks (at the start of the one process that answers; migration 0009); returns how many. */
+export async function endAnsweringMarks(db: Db): Promise<number> {
+  const { rows } = await db.query<{ ended: number }>(`SELECT core.end_answering_marks() AS ended`);
+  return rows[0]?.ended ?? 0;
+}
+
 export async function setLatestChild(sql: Sql, tenantId: string, parentId: string, childId: string): Promise<void> {
   await sql.query(`UPDATE core.chat_messages SET latest_child_message_id = $3 WHERE tenant_id = $1 AND message_id = $2`, [tenantId, parentId, childId]);
 }
