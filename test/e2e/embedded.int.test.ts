@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LoopbackWeb } from '../support/loopback-web';
+import { duplicateTopLevelKeys } from './processes';
 import { companyKey, generateAgentsWorld, matchingCompanies, serveAgentsWorld, worldCsv } from '../support/agents-world';
 
 const ROOT = join(__dirname, '..', '..');
@@ -135,12 +136,26 @@ describe('embedded mode', () => {
     const squatter = createServer((_req, res) => res.end('not lore'));
     await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
     const taken = (squatter.address() as AddressInfo).port;
-    const b = await boot(dataDir, { LORE_OPS_PORT: String(taken) });
+    // At info level, so that every service writes a few lines.
+    const b = await boot(dataDir, { LORE_OPS_PORT: String(taken), LORE_LOG_LEVEL: 'info' });
     try {
       // The warning is logged before the banner, but on stderr: the two pipes reach this process in either order.
       const deadline = Date.now() + 15_000;
       while (!b.output().includes('ops port in use') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect(b.output()).toContain('ops port in use');
+      // Each line names its service once (one process hosts them all), whatever part of it wrote the line.
+      // (stdout and stderr reach this process as separate pipes: only whole lines are read.)
+      const parsed = (l: string) => {
+        try {
+          return JSON.parse(l) as { service?: string };
+        } catch {
+          return null;
+        }
+      };
+      const lines = b.output().split('\n').filter((l) => l.startsWith('{') && parsed(l) !== null);
+      const services = new Set(lines.map((l) => parsed(l)!.service));
+      expect([...services].sort()).toEqual(expect.arrayContaining(['agents', 'core', 'gateway', 'graph', 'lore-embedded']));
+      expect(lines.filter((l) => duplicateTopLevelKeys(l).length > 0)).toEqual([]);
       const { api_key: key } = JSON.parse(readFileSync(join(dataDir, 'dev-credentials.json'), 'utf8')) as { api_key: string };
       const headers = { 'x-api-key': key, 'content-type': 'application/json' };
       const ingest = await fetch(`${b.url}/api/v1/memory/ingest`, {

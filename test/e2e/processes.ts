@@ -272,3 +272,30 @@ export async function removeKafkaInstall(prefix: string, clientId: string): Prom
     await admin.disconnect();
   }
 }
+
+/**
+ * The top-level keys a JSON log line names more than once (JSON.parse keeps the last, so a parsed line cannot show
+ * them): a scan of the line's text that skips strings and nested values.
+ */
+export function duplicateTopLevelKeys(line: string): string[] {
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  let depth = 0;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (j < line.length && line[j] !== '"') j += line[j] === '\\' ? 2 : 1;
+      const text = line.slice(i + 1, j);
+      let k = j + 1;
+      while (line[k] === ' ') k++;
+      if (depth === 1 && line[k] === ':') {
+        if (seen.has(text)) repeated.add(text);
+        seen.add(text);
+      }
+      i = j;
+    } else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') depth--;
+  }
+  return [...repeated];
+}

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { MemoryProgressStreams, PostgresBlobStore, RUNTIME_MIGRATIONS, type BlobStore, assertAppRole, type ProgressStreams, checkAppRole, runMigrations, runRuntimeMigrations, type Db, type IdentitySigner, type Lifecycle, type LoreApp, type Logger } from '@lore/runtime';
+import { componentLogger, MemoryProgressStreams, PostgresBlobStore, RUNTIME_MIGRATIONS, type BlobStore, assertAppRole, type ProgressStreams, checkAppRole, runMigrations, runRuntimeMigrations, type Db, type IdentitySigner, type Lifecycle, type LoreApp, type Logger } from '@lore/runtime';
 import type { LanguageModel } from '@lore/ai';
 import type { Registry } from 'prom-client';
 import { createPageReader, type WebTargets } from './sources/web-pages';
@@ -75,7 +75,7 @@ export const AGENTS_VERSION = '1.0.0';
  * single process.
  */
 export async function createAgentsService(deps: AgentsServiceDeps): Promise<AgentsService> {
-  const logger = deps.logger.child({ component: 'agents' });
+  const logger = componentLogger(deps.logger, 'agents');
   if (deps.migrate !== false) {
     await runRuntimeMigrations(deps.db);
     await runMigrations(deps.db, AGENTS_MIGRATIONS);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { TOPICS } from '@lore/contracts';
-import { PoisonError, startOutboxRelay, type BusMessage, type EventBus, type OutboxRelay, type Subscription } from '@lore/runtime';
+import { componentLogger, PoisonError, startOutboxRelay, type BusMessage, type EventBus, type OutboxRelay, type Subscription } from '@lore/runtime';
 import { z } from 'zod';
 import type { AgentsDeps } from './application/context';
 import type { AgentsConfig } from './config';
@@ -76,8 +76,8 @@ export interface AgentsWorker {
  * Runs as the `agents-worker` deployment and inside the embedded process.
  */
 export function createAgentsWorker(deps: AgentsWorkerDeps): AgentsWorker {
-  const logger = deps.agents.logger.child({ component: 'agents-worker' });
   const workerId = deps.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const logger = componentLogger(deps.agents.logger, 'agents-worker');
   const settings: RunSettings = {
     ...DEFAULT_RUN_SETTINGS,
     ...deps.settings,

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { RUNTIME_MIGRATIONS, SecretBox, assertAppRole, checkAppRole, runMigrations, runRuntimeMigrations, type BlobStore, type Db, type EncryptionKey, type IdentitySigner, type KnowledgeSearch, type Lifecycle, type LoreApp, type Logger } from '@lore/runtime';
+import { componentLogger, RUNTIME_MIGRATIONS, SecretBox, assertAppRole, checkAppRole, runMigrations, runRuntimeMigrations, type BlobStore, type Db, type EncryptionKey, type IdentitySigner, type KnowledgeSearch, type Lifecycle, type LoreApp, type Logger } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { createCoreApp } from './app';
 import { connectorFileSettings } from './application/connector-files';
@@ -73,7 +73,7 @@ export interface CoreService {
  * same code runs as the `core` deployment and inside the embedded single process.
  */
 export async function createCoreService(deps: CoreServiceDeps): Promise<CoreService> {
-  const logger = deps.logger.child({ component: 'core' });
+  const logger = componentLogger(deps.logger, 'core');
   if (deps.migrate !== false) {
     await runRuntimeMigrations(deps.db);
     await runMigrations(deps.db, CORE_MIGRATIONS);

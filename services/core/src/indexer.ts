@@ -1,5 +1,5 @@
 import { ConnectorIndexMessageSchema, TOPICS } from '@lore/contracts';
-import { PoisonError, startOutboxRelay, type BusMessage, type Db, type EventBus, type IdentitySigner, type Logger, type OutboxRelay, type SecretBox, type Subscription } from '@lore/runtime';
+import { componentLogger, PoisonError, startOutboxRelay, type BusMessage, type Db, type EventBus, type IdentitySigner, type Logger, type OutboxRelay, type SecretBox, type Subscription } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { createIndexingMetrics, DEFAULT_INDEXING_SETTINGS, runAttempt, scheduleTick, type IndexingDeps, type IndexingSettings } from './application/indexing';
 import type { ConnectorDocuments } from './clients/graph-documents';
@@ -42,7 +42,7 @@ export interface CoreIndexer {
  * docs/core.md.
  */
 export function createCoreIndexer(deps: CoreIndexerDeps): CoreIndexer {
-  const logger = deps.logger.child({ component: 'indexer' });
+  const logger = componentLogger(deps.logger, 'indexer');
   const factory = sourceFactory(deps.sources);
   const indexing: IndexingDeps = {
     metrics: createIndexingMetrics(deps.metrics),

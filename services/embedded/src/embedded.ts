@@ -60,7 +60,12 @@ export interface EmbeddedOptions {
 }
 
 /** Every Lore service and worker in one process: PGlite, in-memory state and bus, one public port. */
-export async function startEmbedded(config: EmbeddedConfig, logger: Logger, options: EmbeddedOptions = {}): Promise<Embedded> {
+/**
+ * `root` is the process's logger without a `service` (`createLogger` without one): each service's lines bind their own,
+ * and embedded mode's own lines `lore-embedded`.
+ */
+export async function startEmbedded(config: EmbeddedConfig, root: Logger, options: EmbeddedOptions = {}): Promise<Embedded> {
+  const logger = root.child({ service: 'lore-embedded' });
   await mkdir(config.LORE_DATA_DIR, { recursive: true });
   await chmod(config.LORE_DATA_DIR, 0o700);
   // Before anything reads the directory: one process at a time (a second opener corrupts the embedded database).
@@ -97,13 +102,13 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
 
   // The local embedding model if it is already in the cache (loading it takes about half a second); otherwise the
   // hashed embedder now and, with `auto`, the model fetched in the background once Lore answers (./embedder.ts).
-  const embedding = await embeddedEmbedder({ config, db, logger: logger.child({ service: 'graph' }), fetch: options.modelFetch });
+  const embedding = await embeddedEmbedder({ config, db, logger: root.child({ service: 'graph' }), fetch: options.modelFetch });
   lifecycle.onShutdown('embedder', () => embedding.close());
   const graph = await createGraphService({
     db,
     bus,
     blobs: new PostgresBlobStore(db),
-    logger: logger.child({ service: 'graph' }),
+    logger: root.child({ service: 'graph' }),
     metrics,
     signer,
     embedder: embedding.switching,
@@ -122,7 +127,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   // through the graph's socket.
   const core = await createCoreService({
     db,
-    logger: logger.child({ service: 'core' }),
+    logger: root.child({ service: 'core' }),
     metrics,
     signer,
     encryptionKeys,
@@ -144,13 +149,13 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   lifecycle.onShutdown('core server', () => coreServer.close(2_000));
   lifecycle.onShutdown('core', () => core.close());
   // In the background: credentials sealed with an older key of the ring are sealed again with the first one.
-  const credentialSealing = startCredentialSealing(db, core.core.secrets, logger.child({ service: 'core' }));
+  const credentialSealing = startCredentialSealing(db, core.core.secrets, root.child({ service: 'core' }));
   lifecycle.onShutdown('credential sealing', () => credentialSealing.stop());
 
   // Agents: list building, imports, utility and seed routes, on the same database.
   const agents = await createAgentsService({
     db,
-    logger: logger.child({ service: 'agents' }),
+    logger: root.child({ service: 'agents' }),
     metrics,
     signer,
     lifecycle,
@@ -173,7 +178,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   const mcp = createMcpService({
     targets: () => ({ agentCore: publicUrl, memory: publicUrl }),
     signer,
-    logger: logger.child({ service: 'mcp' }),
+    logger: root.child({ service: 'mcp' }),
   });
   const mcpServer = await listenSocket(mcp.app, mcpSocket);
   lifecycle.onShutdown('mcp server', () => mcpServer.close(2_000));
@@ -183,7 +188,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
     {
       db,
       state: new MemoryGatewayState(),
-      logger: logger.child({ service: 'gateway' }),
+      logger: root.child({ service: 'gateway' }),
       metrics,
       signer,
       config: gatewayConfig({
@@ -202,7 +207,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   const webhooks = createWebhooksWorker({
     db,
     bus,
-    logger: logger.child({ service: 'webhooks' }),
+    logger: root.child({ service: 'webhooks' }),
     metrics,
     encryptionKeys,
     // The in-memory bus ends with the process: the attempts it held are announced again from their rows on start.
@@ -257,7 +262,7 @@ export async function startEmbedded(config: EmbeddedConfig, logger: Logger, opti
   lifecycle.onShutdown('webhooks worker', () => webhooks.stop());
   // The gateway's credits consumer: the agents' charges (lore.credits.usage) come off tenants' balances, and this
   // process's gateway reads a charged tenant again at once.
-  const credits = createCreditUsageConsumer({ db, bus, logger: logger.child({ service: 'gateway' }), metrics, onBalanceChanged: (tenantId) => invalidateTenant(gateway.context, tenantId) });
+  const credits = createCreditUsageConsumer({ db, bus, logger: root.child({ service: 'gateway' }), metrics, onBalanceChanged: (tenantId) => invalidateTenant(gateway.context, tenantId) });
   await credits.start();
   lifecycle.onShutdown('credits consumer', () => credits.stop());
   await core.indexer!.start();

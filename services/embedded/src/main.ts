@@ -7,11 +7,13 @@ import { readyBanner } from './banner';
 /** `npm start`: the whole platform in one process. */
 async function main(): Promise<void> {
   const config = parseConfig(embeddedEnvSchema, process.env);
-  const logger = createLogger({ level: config.LORE_LOG_LEVEL, service: 'lore-embedded' });
+  // Without a service: each service in the process binds its own (startEmbedded).
+  const root = createLogger({ level: config.LORE_LOG_LEVEL });
+  const logger = root.child({ service: 'lore-embedded' });
   const started = Date.now();
   // With LORE_EMBEDDER=auto and no model in the cache, the fetch script runs in the background with this
   // environment (PATH, HOME, pip's own settings).
-  const lore = await startEmbedded(config, logger, {
+  const lore = await startEmbedded(config, root, {
     modelFetch: { script: join(__dirname, '..', '..', '..', 'scripts', 'fetch-model.sh'), env: process.env },
   });
   lore.lifecycle.installSignalHandlers();

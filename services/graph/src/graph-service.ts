@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { describeAi, ExtractiveLanguageModel, HashedEmbedder, type AiDescription, type Embedder, type LanguageModel } from '@lore/ai';
 import { TOPICS } from '@lore/contracts';
 import {
+  componentLogger,
   assertAppRole,
   checkAppRole,
   ConfigError,
@@ -86,7 +87,7 @@ export const GRAPH_TOPICS = [TOPICS.memoryIngest, TOPICS.memoryUploads, TOPICS.m
  * cluster and inside the embedded single process.
  */
 export async function createGraphService(deps: GraphServiceDeps): Promise<GraphService> {
-  const logger = deps.logger.child({ component: 'graph' });
+  const logger = componentLogger(deps.logger, 'graph');
   if (deps.migrate !== false) {
     await runRuntimeMigrations(deps.db);
     await runMigrations(deps.db, GRAPH_MIGRATIONS);

@@ -1,5 +1,5 @@
 import { CreditBalanceEventSchema } from '@lore/contracts';
-import { PoisonError, type BusMessage } from '@lore/runtime';
+import { componentLogger, PoisonError, type BusMessage } from '@lore/runtime';
 import type { AgentsDeps } from '../application/context';
 import { keepAnnouncedBalance } from '../application/credits';
 
@@ -9,7 +9,7 @@ import { keepAnnouncedBalance } from '../application/credits';
  * workflows read at their checkpoints. A malformed message is dead-lettered at once; a database failure is retried.
  */
 export function creditBalanceConsumer(agents: Pick<AgentsDeps, 'db' | 'logger'>): (message: BusMessage) => Promise<void> {
-  const logger = agents.logger.child({ component: 'credit-balance-consumer' });
+  const logger = componentLogger(agents.logger, 'credit-balance-consumer');
   return async (message) => {
     let event;
     try {

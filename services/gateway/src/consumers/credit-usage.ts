@@ -1,5 +1,5 @@
 import { CreditUsageEventSchema, TOPICS } from '@lore/contracts';
-import { counterOn, PoisonError, type BusMessage, type Db, type EventBus, type Logger, type Subscription } from '@lore/runtime';
+import { componentLogger, counterOn, PoisonError, type BusMessage, type Db, type EventBus, type Logger, type Subscription } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { applyCharge } from '../application/credits';
 
@@ -38,7 +38,7 @@ export interface CreditUsageConsumer {
  * dead-lettered at once; a database failure is retried by the bus.
  */
 export function createCreditUsageConsumer(deps: CreditUsageConsumerDeps): CreditUsageConsumer {
-  const logger = deps.logger.child({ component: 'credits-consumer' });
+  const logger = componentLogger(deps.logger, 'credits-consumer');
   const charges = counterOn(deps.metrics, { name: 'lore_gateway_credit_charges_total', help: 'Credit charges handled, by outcome (charged, not_metered, duplicate, unknown_tenant)', labelNames: ['outcome'] });
   const credits = counterOn(deps.metrics, { name: 'lore_gateway_credits_charged_total', help: 'Credits taken off metered tenants\' balances' });
   let subscription: Subscription | null = null;

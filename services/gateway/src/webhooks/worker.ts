@@ -1,5 +1,5 @@
 import { TOPICS } from '@lore/contracts';
-import { SecretBox, type BusMessage, type Db, type EncryptionKey, type EventBus, type Logger, type OutgoingMessage, type Subscription } from '@lore/runtime';
+import { componentLogger, SecretBox, type BusMessage, type Db, type EncryptionKey, type EventBus, type Logger, type OutgoingMessage, type Subscription } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { AbortedError, AttemptProcessor } from './attempt-processor';
 import { FanOut } from './fan-out';
@@ -117,7 +117,7 @@ export const WEBHOOK_TOPICS: string[] = [TOPICS.events, TOPICS.webhookDeliveries
  */
 export function createWebhooksWorker(deps: WebhooksWorkerDeps): WebhooksWorker {
   const config: WebhooksWorkerConfig = { ...DEFAULT_WORKER_CONFIG, ...stripUndefined(deps.config ?? {}) };
-  const logger = deps.logger.child({ component: 'webhooks-worker' });
+  const logger = componentLogger(deps.logger, 'webhooks-worker');
   const metrics = webhookMetrics(deps.metrics);
   const secrets = new SecretBox(deps.encryptionKeys);
   // Receivers are https only; plain http only to loopback, and only when loopback is allowed (checkWebhookUrl).

@@ -13,6 +13,7 @@ import {
   type Producer,
 } from 'kafkajs';
 import type { Logger } from 'pino';
+import { componentLogger } from '../log/logger';
 import type { Registry } from 'prom-client';
 import type {
   BrowsableBus,
@@ -113,7 +114,7 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
   private closed = false;
 
   constructor(private readonly opts: KafkaBusOptions) {
-    this.logger = opts.logger.child({ component: 'kafka-bus' });
+    this.logger = componentLogger(opts.logger, 'kafka-bus');
     this.metrics = busMetrics(opts.metrics);
     if (opts.metrics) {
       this.lag = consumerLagGauge(opts.metrics, { onError: (err, group) => this.logger.warn({ err, group }, 'could not read the consumer lag for the metrics') });

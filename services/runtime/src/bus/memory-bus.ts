@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { componentLogger } from '../log/logger';
 import type { Registry } from 'prom-client';
 import { TOPICS } from '@lore/contracts';
 import type {
@@ -88,7 +89,7 @@ export class MemoryBus implements EventBus, BrowsableBus {
   private closed = false;
 
   constructor(opts: MemoryBusOptions = {}) {
-    this.logger = opts.logger?.child({ component: 'memory-bus' });
+    this.logger = opts.logger ? componentLogger(opts.logger, 'memory-bus') : undefined;
     this.partitions = opts.partitions ?? 4;
     this.retain = opts.retainPerPartition ?? 10_000;
     this.retry = opts.handlerRetry ?? DEFAULT_HANDLER_RETRY;

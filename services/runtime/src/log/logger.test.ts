@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { context, INVALID_SPAN_CONTEXT, trace } from '@opentelemetry/api';
 import { startTelemetry } from '../telemetry/setup';
 import pino from 'pino';
-import { createLogger, isoTimestamp, redactSecrets, REDACTED, writeAccessLine, type AccessFields } from './logger';
+import { componentLogger, createLogger, isoTimestamp, redactSecrets, REDACTED, writeAccessLine, type AccessFields } from './logger';
 
 function capture() {
   const lines: Record<string, unknown>[] = [];
@@ -205,5 +205,41 @@ describe('access line', () => {
     await flush();
     expect(seen).toEqual([fields]);
     expect(chunks.map((c) => (JSON.parse(c) as { msg: string }).msg)).toEqual(['request', '[api] request']);
+  });
+});
+
+describe('bindings of a process that hosts several services', () => {
+  function raw(service?: string) {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+        done();
+      },
+    });
+    return { lines, logger: createLogger({ level: 'info', ...(service ? { service } : {}), destination }) };
+  }
+  const count = (line: string, key: string) => line.split(`"${key}":`).length - 1;
+
+  it('prints each key once: a service bound under a root without one, a part under a component', async () => {
+    const { lines, logger } = raw();
+    const graph = logger.child({ service: 'graph' });
+    const relay = componentLogger(componentLogger(graph, 'graph'), 'outbox-relay');
+    relay.info('one');
+    componentLogger(relay, 'deeper').info('two');
+    await flush();
+    expect(lines.map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([
+      expect.objectContaining({ service: 'graph', component: 'graph', part: 'outbox-relay', msg: 'one' }),
+      expect.objectContaining({ service: 'graph', component: 'graph', part: 'outbox-relay', msg: 'two' }),
+    ]);
+    for (const line of lines) for (const key of ['service', 'component', 'part']) expect(count(line, key)).toBe(1);
+  });
+
+  it('binds a first component as `component`, and a root with a service keeps it', async () => {
+    const { lines, logger } = raw('gateway');
+    componentLogger(logger, 'webhooks-worker').info('three');
+    await flush();
+    expect(JSON.parse(lines[0]!)).toMatchObject({ service: 'gateway', component: 'webhooks-worker' });
+    expect(count(lines[0]!, 'part')).toBe(0);
   });
 });

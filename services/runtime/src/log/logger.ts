@@ -102,7 +102,11 @@ const SECRET_BINDING_SERIALIZERS: Record<string, () => string> = Object.fromEntr
 
 export interface LoggerConfig {
   level: string;
-  service: string;
+  /**
+   * Every line's `service`. A process that hosts several services (embedded mode) gives none, and each service's
+   * child binds its own: pino appends a child's bindings, so binding it twice would print the key twice.
+   */
+  service?: string;
   /**
    * Where lines go; default: standard output, batched per event-loop turn (`processLogDestination`). Tests
    * capture output through their own stream.
@@ -110,10 +114,22 @@ export interface LoggerConfig {
   destination?: pino.DestinationStream;
 }
 
+/**
+ * A child logger for one part of a service. pino appends a child's bindings to its parent's, so a `component` bound
+ * under another would print the key twice (JSON readers keep one or refuse the line): a part inside a component is
+ * bound as `part`, and a part inside that adds nothing.
+ */
+export function componentLogger(logger: Logger, name: string): Logger {
+  const bound = logger.bindings();
+  if (!('component' in bound)) return logger.child({ component: name });
+  if (!('part' in bound)) return logger.child({ part: name });
+  return logger;
+}
+
 export function createLogger(config: LoggerConfig): Logger {
   const options: LoggerOptions = {
     level: config.level,
-    base: { service: config.service },
+    base: config.service === undefined ? {} : { service: config.service },
     redact: { paths: REDACT_PATHS, censor: REDACTED },
     timestamp: isoTimestamp,
     formatters: { level: (label) => ({ level: label }), log: redactSecrets },

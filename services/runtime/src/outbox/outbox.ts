@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { componentLogger } from '../log/logger';
 import { Gauge, type Registry } from 'prom-client';
 import { runMigrations, type MigrationSet } from '../db/migrate';
 import type { Db, Sql } from '../ports/db';
@@ -168,7 +169,7 @@ export class OutboxRelay {
     this.volatileBus = opts.volatileBus;
     this.db = opts.db;
     this.bus = opts.bus;
-    this.logger = opts.logger.child({ component: 'outbox-relay' });
+    this.logger = componentLogger(opts.logger, 'outbox-relay');
     this.pollIntervalMs = opts.pollIntervalMs ?? 200;
     this.batchSize = opts.batchSize ?? 100;
     this.retentionMs = opts.retentionMs ?? 24 * 3600_000;
