@@ -53,6 +53,23 @@ describe('core: chat sessions and personas through the gateway', () => {
     expect((await s.call('GET', '/api/chat/get-user-chat-sessions', {})).status).toBe(401);
   });
 
+  it('takes the cookie from the gateway\'s own origin only: a request another site makes a browser send is 403', async () => {
+    const cookie = `lore_api_key=${a.key}`;
+    const create = (headers: Record<string, string>) => s.call('POST', '/api/chat/create-chat-session', headers, { persona_id: 0, description: 'origin test' });
+    const own = new URL(s.gateway.publicUrl).origin;
+    expect((await create({ cookie, origin: own })).status).toBe(200);
+    expect((await create({ cookie, 'sec-fetch-site': 'same-origin' })).status).toBe(200);
+    for (const crossSite of [{ origin: 'https://elsewhere.example' }, { origin: 'null' }, { origin: 'not a url' }, { 'sec-fetch-site': 'cross-site', origin: own }]) {
+      const r = await create({ cookie, ...crossSite });
+      expect([r.status, r.json]).toEqual([403, { detail: expect.stringMatching(/lore_api_key cookie is accepted from this origin only/) }]);
+    }
+    // A plain GET a page embeds (no Origin) cannot read the answer across origins; the refusal is for what a site makes a browser send.
+    expect((await s.call('GET', '/api/chat/get-user-chat-sessions', { cookie, 'sec-fetch-site': 'cross-site' })).status).toBe(403);
+    // A key in a header is no cookie: a browser never adds it on its own, so any origin may send it.
+    expect((await create({ 'x-api-key': a.key, origin: 'https://elsewhere.example' })).status).toBe(200);
+    expect((await create({ authorization: `Bearer ${a.key}`, origin: 'https://elsewhere.example' })).status).toBe(200);
+  });
+
   it('answers 400 with detail for an unknown persona, and 422 with every issue for invalid input', async () => {
     const unknown = await s.call('POST', '/api/chat/create-chat-session', as(a.key), { persona_id: 987654 });
     expect(unknown.status).toBe(400);

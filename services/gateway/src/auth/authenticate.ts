@@ -111,10 +111,27 @@ function percentDecoded(value: string): string {
 
 type Presented = { kind: 'credential'; parsed: ParsedCredential } | { kind: 'session'; token: string };
 
+/**
+ * True when a browser sent this request from another origin than the gateway's own: `Sec-Fetch-Site: cross-site`, or
+ * an `Origin` (browsers send it with every cross-origin request other than a plain GET) whose host is not the
+ * request's `Host` (`null`, from a sandboxed page or a file, included). Clients other than browsers send neither.
+ */
+function fromAnotherOrigin(headers: IncomingHttpHeaders): boolean {
+  if (header(headers, 'sec-fetch-site')?.toLowerCase() === 'cross-site') return true;
+  const origin = header(headers, 'origin');
+  if (origin === undefined) return false;
+  const host = header(headers, 'host')?.toLowerCase();
+  try {
+    return origin === 'null' || !host || new URL(origin).host !== host;
+  } catch {
+    return true;
+  }
+}
+
 /** Finds the credential in the places this surface accepts, or explains why there is none. */
 function presentedCredential(ctx: GatewayContext, facts: RequestFacts, rule: RouteRule): Presented {
   const h = facts.headers;
-  const candidates: Array<{ value: string; bearer: boolean }> = [];
+  const candidates: Array<{ value: string; bearer: boolean; cookie?: true }> = [];
   for (const source of rule.sources) {
     if (source === 'x-api-key') {
       const v = header(h, 'x-api-key');
@@ -128,7 +145,7 @@ function presentedCredential(ctx: GatewayContext, facts: RequestFacts, rule: Rou
       }
     } else if (source === 'cookie') {
       const v = cookieValue(h, ctx.config.apiKeyCookie);
-      if (v !== undefined) candidates.push({ value: v, bearer: false });
+      if (v !== undefined) candidates.push({ value: v, bearer: false, cookie: true });
     } else if (source === 'query') {
       const v = facts.query.get('api-key');
       if (v !== null) candidates.push({ value: v, bearer: false });
@@ -140,6 +157,12 @@ function presentedCredential(ctx: GatewayContext, facts: RequestFacts, rule: Rou
       throw refused(ctx, 'missing_credential', 'send the API key in the x-api-key header, not in Authorization');
     }
     throw refused(ctx, 'missing_credential', 'a credential is required in the x-api-key header');
+  }
+  // A browser sends a cookie with requests other sites make it send (a form posting a file, say): the cookie is
+  // taken from the gateway's own origin only, so another site cannot act with a visitor's key (no CSRF).
+  if (first.cookie && fromAnotherOrigin(h)) {
+    ctx.gatewayMetrics.authDecisions.inc({ outcome: 'denied_403' });
+    throw new AppError('FORBIDDEN', `the ${ctx.config.apiKeyCookie} cookie is accepted from this origin only: a request another site makes a browser send cannot use it (send the key in the x-api-key or Authorization header)`);
   }
   const parsed = parseCredential(first.value);
   if (parsed) return { kind: 'credential', parsed };
