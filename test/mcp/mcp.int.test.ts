@@ -91,6 +91,48 @@ describe('MCP tool server behind the gateway: streams and session lifetime', () 
     await fetch(`${base}/mcp`, { method: 'DELETE', headers: session });
   });
 
+  it('speaks JSON-RPC as MCP 2025-11-25 asks: no other origin, no batches, -32600 for what is no message, -32602 for bad params', async () => {
+    const base = s.gateway.publicUrl;
+    const headers = { 'x-api-key': t.key, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const post = async (body: unknown, extra: Record<string, string> = {}) => {
+      const r = await fetch(`${base}/mcp`, { method: 'POST', headers: { ...headers, ...extra }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+      const text = await r.text();
+      const data = /^data: (.+)$/m.exec(text)?.[1];
+      return { status: r.status, json: text ? JSON.parse(data ?? text) : null, sessionId: r.headers.get('mcp-session-id') };
+    };
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    // A page of another origin (DNS rebinding) is refused before anything, a key notwithstanding.
+    for (const origin of ['http://evil.example', 'null']) {
+      expect(await post(initialize, { origin })).toMatchObject({ status: 403, json: { success: false, error: expect.stringMatching(/another origin/) }, sessionId: null });
+    }
+    const own = await post(initialize, { origin: new URL(base).origin });
+    expect(own.status).toBe(200);
+    const session = { 'mcp-session-id': own.sessionId!, 'mcp-protocol-version': '2025-11-25' };
+    expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status).toBe(202);
+    // Batches were removed in 2025-06-18; an empty one is no request in any revision.
+    const batch = await post([{ jsonrpc: '2.0', id: 5, method: 'ping' }, { jsonrpc: '2.0', id: 6, method: 'ping' }], session);
+    expect(batch).toMatchObject({ status: 400, json: { error: { code: -32600, message: expect.stringMatching(/no JSON-RPC batches/) } } });
+    expect(await post([], session)).toMatchObject({ status: 400, json: { error: { code: -32600 } } });
+    // Valid JSON that is no JSON-RPC message: Invalid Request, not a parse error (which stays for what is no JSON).
+    for (const notAMessage of [{ id: 3, method: 'ping' }, { jsonrpc: '2.0', id: null, method: 'ping' }, { jsonrpc: '2.0', id: 3, method: 5 }, 42]) {
+      expect(await post(notAMessage, session)).toMatchObject({ status: 400, json: { jsonrpc: '2.0', error: { code: -32600 } } });
+    }
+    expect(await post('{"jsonrpc":', session)).toMatchObject({ status: 400, json: { error: { code: -32700 } } });
+    // Params a request cannot run with: Invalid params with the request's id, no validation dump.
+    for (const params of [{}, { name: 'get_lists', arguments: 'str' }]) {
+      const bad = await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params }, session);
+      expect(bad).toMatchObject({ status: 200, json: { id: 9, error: { code: -32602, message: expect.stringMatching(/^Invalid params: /) } } });
+    }
+    const noVersion = await post({ ...initialize, params: { capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    expect(noVersion).toMatchObject({ status: 400, json: { id: 1, error: { code: -32602, message: expect.stringMatching(/protocolVersion/) } } });
+    // An id that is a dot segment would take the tool's request to another route: refused as an input error.
+    const dots = await post({ jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name: 'get_status_workflows', arguments: { workflow_id: '..' } } }, session);
+    expect(dots).toMatchObject({ status: 200, json: { id: 11, result: { isError: true, structuredContent: { success: false, error: 'Input validation error: ".." is not an id' } } } });
+    // What still works in the session.
+    expect(await post({ jsonrpc: '2.0', id: 10, method: 'ping' }, session)).toMatchObject({ status: 200, json: { id: 10, result: {} } });
+    await fetch(`${base}/mcp`, { method: 'DELETE', headers: { ...headers, ...session } });
+  });
+
   it('closes a session left idle', async () => {
     const signer = new IdentitySigner(IDENTITY_SECRET);
     const idle = createMcpService({ targets: { agentCore: s.gateway.publicUrl, memory: s.gateway.publicUrl }, signer, logger: createLogger({ level: 'silent', service: 'mcp-test' }), limits: { sessionIdleMs: 600 } });

@@ -58,7 +58,7 @@ interface ToolCase {
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 /** The SDK's refusal of arguments that break a tool's schema, naming the tool and the argument (docs/mcp.md, "Answers"). */
-const schemaError = (tool: string, detail: string) => new RegExp(`^MCP error -32602: Input validation error: Invalid arguments for tool ${tool}: ${detail}$`);
+const schemaError = (tool: string, detail: string) => new RegExp(`^Input validation error: Invalid arguments for tool ${tool}: ${detail}$`);
 const atArg = (tool: string, arg: string) => schemaError(tool, `[^\\n]+ at ${arg}`);
 const WORKFLOW_STATUSES = /^(processing|continuing|stopping|stopped|completed|error)$/;
 const RESEARCH_ACTIVE = /^(processing|continuing|stopping|awaiting_clarification)$/;
@@ -352,7 +352,7 @@ export function describeSearchTools(mode: string, target: () => SearchToolsTarge
         const lists = await ro.call('get_lists');
         expect(lists).toMatchObject({ success: true, data: { success: true, data: expect.any(Array) } });
         for (const name of SEARCH_TOOLS.filter((n) => !READ_TOOLS.includes(n))) {
-          expect(await ro.call(name, MINIMAL_ARGS[name])).toEqual({ success: false, error: `MCP error -32602: Tool ${name} not found` });
+          expect(await ro.call(name, MINIMAL_ARGS[name])).toEqual({ success: false, error: `Tool ${name} not found` });
         }
       } finally {
         await ro.close();
@@ -366,7 +366,7 @@ export function describeSearchTools(mode: string, target: () => SearchToolsTarge
         expect(names).toEqual(allTools().filter((x) => x.access === 'write').map((x) => x.name).sort());
         // A write tool answers (the gateway lets the key write when the tool calls back); every read tool is unknown.
         expect(await wo.call('start_workflow', { prompt: 'ferry operators in the Baltic' })).toMatchObject({ success: true, data: { status: 'processing', thread_id: expect.any(String) } });
-        for (const name of READ_TOOLS) expect(await wo.call(name, MINIMAL_ARGS[name])).toEqual({ success: false, error: `MCP error -32602: Tool ${name} not found` });
+        for (const name of READ_TOOLS) expect(await wo.call(name, MINIMAL_ARGS[name])).toEqual({ success: false, error: `Tool ${name} not found` });
       } finally {
         await wo.close();
       }
@@ -380,7 +380,7 @@ export function describeSearchTools(mode: string, target: () => SearchToolsTarge
         expect(memoryTools).toEqual(allTools().filter((x) => x.module === 'memory').map((x) => x.name).sort());
         for (const name of SEARCH_TOOLS) {
           expect(memoryTools).not.toContain(name);
-          expect(await memoryOnly.call(name, MINIMAL_ARGS[name])).toEqual({ success: false, error: `MCP error -32602: Tool ${name} not found` });
+          expect(await memoryOnly.call(name, MINIMAL_ARGS[name])).toEqual({ success: false, error: `Tool ${name} not found` });
         }
         const agentsTools = (await agentsOnly.client.listTools()).tools.map((x) => x.name).sort();
         expect(agentsTools).toEqual([...SEARCH_TOOLS].sort());

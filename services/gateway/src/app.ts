@@ -13,6 +13,7 @@ import { FORWARD_ROUTES, errorBodyOf, isAmbiguousPath, matchForward, type Forwar
 import { parseUpstream, proxyHttp, proxyUpgrade, upstreamHeaders, upstreamPath, writeRawResponse, type ProxyFailure, type UpstreamTarget } from './forward/proxy';
 import { hostMemoryOf, requestFacts, requireApiKey, requireDetailSession, requireManageAdmin, requireSession, setHostMemory } from './http/guards';
 import type { GatewayKoaContext, GatewayRequestState, GatewayRouter } from './http/state';
+import { fromAnotherOrigin } from './http/origin';
 import { activateWorkspace, createWorkspace, memoryForHost, tenantContext } from './application/tenancy';
 import { createKey, getKey, listKeys, revokeKey, rotateKey } from './application/keys';
 import { createOauthClient, issueClientToken, listClients, revokeOauthClient } from './application/oauth';
@@ -249,6 +250,10 @@ const isTls = (socket: unknown): boolean => (socket as { encrypted?: boolean }).
 
 async function authorise(context: GatewayContext, facts: RequestFacts, match: ForwardMatch, method: string, path: string): Promise<{ token: string | null; headers: Record<string, string> }> {
   if (!match.rule) return { token: null, headers: {} };
+  if (match.route.sameOriginOnly && fromAnotherOrigin(facts.headers)) {
+    context.gatewayMetrics.authDecisions.inc({ outcome: 'denied_403' });
+    throw new AppError('FORBIDDEN', 'request from another origin', { body: match.route.sameOriginOnly.body });
+  }
   try {
     const outcome = await authenticate(context, facts, match.rule);
     // Spec 2's message rate limits, on top of the credential's own (docs/core.md).

@@ -8,7 +8,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { BoundedEventStore, type SessionEventStore } from './event-store';
 import { visibleTools } from './tools/access';
-import { envelopeSchema, type AnyTool, type UpstreamResult } from './tools/define';
+import { envelopeSchema, ToolInputError, type AnyTool, type UpstreamResult } from './tools/define';
 import { allTools } from './tools/registry';
 import { Upstream, type UpstreamTargets } from './tools/upstream';
 
@@ -86,7 +86,9 @@ export function createMcpService(options: McpServiceOptions): McpService {
     const server = new McpServer({ name: 'lore', version: options.version ?? '0.1.0' }, { capabilities: { tools: {} } });
     // The SDK answers bad arguments (and a tool that throws) with a plain-text error; spec 3 wants every tool's answer
     // to be the JSON envelope, so its error result is replaced (docs/mcp.md, "Answers").
-    (server as unknown as { createToolError: (message: string) => CallToolResult }).createToolError = (message) => toolResult({ success: false, error: message });
+    // Its message carries the SDK's `MCP error <code>: ` prefix, which is protocol framing, not the tool's answer.
+    (server as unknown as { createToolError: (message: string) => CallToolResult }).createToolError = (message) =>
+      toolResult({ success: false, error: message.replace(/^MCP error -?\d+: /, '') });
     for (const tool of visibleTools(tools, identity.scopes)) {
       server.registerTool(
         tool.name,
@@ -96,6 +98,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
           try {
             return toolResult(await tool.call(args as never, upstream));
           } catch (err) {
+            if (err instanceof ToolInputError) return toolResult({ success: false, error: `Input validation error: ${err.message}` });
             logger.warn({ tool: tool.name, err: err instanceof Error ? err.message : String(err) }, 'mcp tool failed');
             return toolResult({ success: false, error: `${tool.name} failed` });
           }
@@ -169,6 +172,12 @@ export function createMcpService(options: McpServiceOptions): McpService {
         return;
       }
       body = read.value;
+      const refusal = jsonRpcRefusal(body, ctx.get('mcp-protocol-version'));
+      if (refusal) {
+        ctx.status = refusal.status;
+        ctx.body = refusal.body;
+        return;
+      }
     }
 
     const sessionId = ctx.get('mcp-session-id');
@@ -226,6 +235,63 @@ export function createMcpService(options: McpServiceOptions): McpService {
 
 function isInit(body: unknown): boolean {
   return Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body);
+}
+
+/** The first revision without JSON-RPC batches: a client that negotiated it or a later one sends none. */
+const NO_BATCHES_SINCE = '2025-06-18';
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isId = (v: unknown) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+
+/**
+ * What is wrong with one JSON-RPC message, by JSON-RPC 2.0 and MCP (an id is a string or a number, never null), or
+ * null: a request or notification (`method`), or a response to one of the server's requests (`result` or `error`).
+ */
+function messageProblem(m: unknown): { code: number; message: string } | null {
+  const invalid = (why: string) => ({ code: -32600, message: `Invalid Request: ${why}` });
+  if (!isObject(m)) return invalid('a message is a JSON object');
+  if (m.jsonrpc !== '2.0') return invalid('"jsonrpc" must be "2.0"');
+  if ('method' in m) {
+    if (typeof m.method !== 'string' || m.method === '') return invalid('"method" must be a non-empty string');
+    if ('id' in m && !isId(m.id)) return invalid('"id" must be a string or a number');
+    if ('params' in m && !isObject(m.params)) return invalid('"params" must be an object');
+    const params = (m.params ?? {}) as Record<string, unknown>;
+    if (m.method === 'initialize' && typeof params.protocolVersion !== 'string') return { code: -32602, message: 'Invalid params: initialize needs "params.protocolVersion"' };
+    if (m.method === 'tools/call') {
+      if (typeof params.name !== 'string' || params.name === '') return { code: -32602, message: 'Invalid params: tools/call needs "params.name", the tool\'s name' };
+      if ('arguments' in params && !isObject(params.arguments)) return { code: -32602, message: 'Invalid params: "params.arguments" must be an object' };
+    }
+    return null;
+  }
+  if (!isId(m.id)) return invalid('a message without "method" is a response, whose "id" is a string or a number');
+  if (!('result' in m) && !isObject(m.error)) return invalid('a response carries "result" or "error"');
+  return null;
+}
+
+/**
+ * A body the server answers itself, before the SDK reads it: JSON that is no JSON-RPC message is an Invalid Request
+ * (-32600; the SDK would call it a parse error), params a request cannot be run with are Invalid params (-32602; the
+ * SDK would answer -32603 with its validation dump), and a batch is refused once the session's revision has none
+ * (2025-06-18 removed them), as is an empty one always. Errors of a request carry its id.
+ */
+function jsonRpcRefusal(body: unknown, protocolVersion: string): { status: number; body: unknown } | null {
+  if (Array.isArray(body)) {
+    if (body.length === 0) return { status: 400, body: jsonRpcError(-32600, 'Invalid Request: an empty batch') };
+    if (protocolVersion >= NO_BATCHES_SINCE) {
+      return { status: 400, body: jsonRpcError(-32600, `Invalid Request: MCP ${protocolVersion} has no JSON-RPC batches; send one message a request`) };
+    }
+  }
+  for (const m of Array.isArray(body) ? body : [body]) {
+    const problem = messageProblem(m);
+    if (problem) {
+      const id = isObject(m) && isId(m.id) ? m.id : null;
+      // A well-formed request whose params are wrong is answered (200), as the SDK answers its other errors; a message
+      // that is none, and an initialize that cannot start a session, are a bad request.
+      const answered = problem.code === -32602 && isObject(m) && m.method !== 'initialize';
+      return { status: answered ? 200 : 400, body: { jsonrpc: '2.0', error: problem, id } };
+    }
+  }
+  return null;
 }
 
 function jsonRpcError(code: number, message: string) {

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { AppError, type CredentialKind, type Identity } from '@lore/runtime';
+import { fromAnotherOrigin } from '../http/origin';
 import { digestsEqual, keyTypeOfPrefix, parseCredential, sha256Hex, type ParsedCredential } from '../domain/credentials';
 import { addressAllowed, clientAddress, parseCidrList } from '../domain/network';
 import { appPermissionDenies, oauthScopesDeny, scopeDenies, type KeyScope, type Module, type Need, type RouteAccess } from '../domain/scope';
@@ -111,22 +112,6 @@ function percentDecoded(value: string): string {
 
 type Presented = { kind: 'credential'; parsed: ParsedCredential } | { kind: 'session'; token: string };
 
-/**
- * True when a browser sent this request from another origin than the gateway's own: `Sec-Fetch-Site: cross-site`, or
- * an `Origin` (browsers send it with every cross-origin request other than a plain GET) whose host is not the
- * request's `Host` (`null`, from a sandboxed page or a file, included). Clients other than browsers send neither.
- */
-function fromAnotherOrigin(headers: IncomingHttpHeaders): boolean {
-  if (header(headers, 'sec-fetch-site')?.toLowerCase() === 'cross-site') return true;
-  const origin = header(headers, 'origin');
-  if (origin === undefined) return false;
-  const host = header(headers, 'host')?.toLowerCase();
-  try {
-    return origin === 'null' || !host || new URL(origin).host !== host;
-  } catch {
-    return true;
-  }
-}
 
 /** Finds the credential in the places this surface accepts, or explains why there is none. */
 function presentedCredential(ctx: GatewayContext, facts: RequestFacts, rule: RouteRule): Presented {

@@ -44,6 +44,11 @@ export interface ForwardRoute {
   keepApiKey?: boolean;
   /** Body to answer a request without credential (spec 3 fixes the MCP server's). */
   missingCredentialBody?: unknown;
+  /**
+   * Requests a browser sends from another origin (`fromAnotherOrigin`) are refused with 403 and this body before the
+   * credential is read: MCP's Streamable HTTP transport requires it of a server (against DNS rebinding).
+   */
+  sameOriginOnly?: { body: unknown };
   /** Only served on a memory's own hostname (and on the gateway host). */
   memoryRoute?: boolean;
   /**
@@ -145,6 +150,7 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
     operationSegment: 1,
     keepApiKey: true,
     missingCredentialBody: { success: false, error: 'Missing x-api-key header' },
+    sameOriginOnly: { body: { success: false, error: 'the tool server answers no request a browser sends from another origin (Origin header)' } },
   },
 ];
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { envelopeSchema } from './define';
+import { envelopeSchema, seg, ToolInputError } from './define';
 
 describe('envelopeSchema', () => {
   const envelope = envelopeSchema(z.object({ n: z.number() }));
@@ -62,5 +62,17 @@ describe('envelopeSchema', () => {
       await client.close();
       await server.close();
     }
+  });
+});
+
+describe('seg', () => {
+  it('keeps an argument inside its path segment, and refuses a dot segment, which would leave it', () => {
+    const path = (id: string) => new URL(`http://gateway/company-search/status/${seg(id)}`).pathname;
+    expect(path('wf-1')).toBe('/company-search/status/wf-1');
+    expect(path('../x')).toBe('/company-search/status/..%2Fx');
+    expect(path('a.b')).toBe('/company-search/status/a.b');
+    expect(path('...')).toBe('/company-search/status/...');
+    // A URL reads these as the route above (GET /company-search/), encoded or not.
+    for (const dots of ['.', '..', '%2E', '%2e%2E', '.%2e']) expect(() => seg(dots)).toThrow(ToolInputError);
   });
 });

@@ -98,7 +98,15 @@ export function envelopeSchema(data: z.ZodType = z.unknown()) {
     .meta({ oneOf: ENVELOPE_ONE_OF });
 }
 
-/** Path segment encoding for upstream paths built from arguments. */
+/** An argument a tool cannot use although its schema let it through: answered as an input validation error. */
+export class ToolInputError extends Error {}
+
+/**
+ * Path segment encoding for upstream paths built from arguments. `.` and `..` are dot segments to a URL, encoded or
+ * not (`%2E%2E` too), which would take the path to another route (`workflow_id: ".."` → `GET /company-search/`): such
+ * an id names nothing and is refused.
+ */
 export function seg(value: string): string {
+  if (/^(?:\.|%2e){1,2}$/i.test(value)) throw new ToolInputError(`"${value}" is not an id`);
   return encodeURIComponent(value);
 }
