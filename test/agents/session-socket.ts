@@ -71,7 +71,7 @@ export function openSession(url: string, headers: Record<string, string> = {}): 
 }
 
 /** Opens a socket that must be refused: its HTTP status and body. */
-export function refusal(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+export function refusal(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string; headers: Record<string, string | string[] | undefined> }> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { headers });
     ws.once('open', () => {
@@ -81,7 +81,7 @@ export function refusal(url: string, headers: Record<string, string> = {}): Prom
     ws.once('unexpected-response', (_req, res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
     });
     ws.once('error', (err) => reject(err));
   });

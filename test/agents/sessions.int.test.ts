@@ -1,4 +1,5 @@
 import type { Counter } from 'prom-client';
+import WebSocket from 'ws';
 import { generateAgentsWorld, serveAgentsWorld, type ServedAgentsWorld, type WorldCompany } from '../support/agents-world';
 import type { TenantFixture } from '../gateway/harness';
 import { startAgentsStack, type AgentsStack, auth, eventually } from './harness';
@@ -40,7 +41,7 @@ describe('agents: sessions over websockets', () => {
     expect(open.length).toBeGreaterThanOrEqual(8);
     served = await serveAgentsWorld(world);
     s = await startAgentsStack({
-      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup }, socketLimits: { socketsPerTenant: 4 } },
+      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup }, socketLimits: { socketsPerTenant: 4, pingMs: 500 } },
       worker: { searxngUrl: served.search.url, settings: { heartbeatMs: 200, leaseMs: 2_000 }, sweepIntervalMs: 300 },
     });
     a = await s.tenant();
@@ -259,8 +260,10 @@ describe('agents: sessions over websockets', () => {
       const atEnd = await openSession(`${socketUrl(started.json, a.key)}&cursor=${all[all.length - 1]!.cursor}`);
       expect(await atEnd.closed).toBe(1000);
       expect(atEnd.messages).toEqual([]);
-      // A cursor that is not a whole number is refused before the upgrade.
+      // A cursor that is not a whole number is refused before the upgrade, and so is one no message carried.
       expect((await refusal(`${socketUrl(started.json, a.key)}&cursor=-1`)).status).toBe(400);
+      const beyond = await refusal(`${socketUrl(started.json, a.key)}&cursor=${all[all.length - 1]!.cursor! + 1}`);
+      expect([beyond.status, JSON.parse(beyond.body).detail]).toEqual([400, expect.stringMatching(/beyond this session's last message/)]);
     });
 
     it('asks a clarifying question when the prompt gives nothing to go on, and goes on with the answer sent over the socket', async () => {
@@ -309,7 +312,7 @@ describe('agents: sessions over websockets', () => {
       const sessions = await Promise.all([1, 2, 3, 4, 5].map(() => crawl(b, 'crawl')));
       const clients = await Promise.all(sessions.slice(0, 4).map((r) => openSession(socketUrl(r.json, b.key))));
       const refused = await refusal(socketUrl(sessions[4]!.json, b.key));
-      expect(refused.status).toBe(429);
+      expect([refused.status, refused.headers['retry-after']]).toEqual([429, '5']);
       expect(await status(b.tenantId, sessions[4]!.json.thread_id as string)).toMatchObject({ status: 'ready' });
       // Another tenant is not held back by b's sockets.
       const other = await crawl(a, 'crawl');
@@ -326,6 +329,24 @@ describe('agents: sessions over websockets', () => {
         c.send({ type: 'stop' });
         await until(c, 'done');
       }
+    });
+
+    it('ends a socket whose peer answers no ping, and counts it out', async () => {
+      const started = await crawl(b, 'crawl');
+      // A peer that is gone: its socket library answers no ping (the stack pings every 500 ms).
+      const silent = new WebSocket(socketUrl(started.json, b.key), { autoPong: false });
+      const code = await new Promise<number>((resolve, reject) => {
+        silent.once('error', reject);
+        silent.once('close', (c) => resolve(c));
+      });
+      // Ended by the server without a closing handshake (1006 to the client).
+      expect(code).toBe(1006);
+      // A peer that answers stays: a second socket on the session outlives several pings, then stops it.
+      const alive = await openSession(socketUrl(started.json, b.key));
+      await new Promise((r) => setTimeout(r, 1_600));
+      expect(alive.ws.readyState).toBe(alive.ws.OPEN);
+      alive.send({ type: 'stop' });
+      await until(alive, 'done');
     });
 
     it('stops at once on {"type":"stop"}', async () => {
@@ -347,6 +368,16 @@ describe('agents: sessions over websockets', () => {
       await until(client, 'clarification');
       client.send({ hello: 'there' });
       await client.waitFor('unknown message', (m) => m.type === 'error' && /unknown message/.test(m.message as string));
+      // The two client messages are closed (as the AsyncAPI document has them), and a refusal says what is wrong.
+      const told = (pattern: RegExp) => client.waitFor(String(pattern), (m) => m.type === 'error' && pattern.test(m.message as string));
+      client.send({ prompt: 'alpha', thread_id: started.json.thread_id, list_id: started.json.list_id, extra: 1 });
+      await told(/^invalid clarifying answer: .*extra/);
+      client.send({ prompt: '', thread_id: started.json.thread_id, list_id: started.json.list_id });
+      await told(/^invalid clarifying answer: prompt: /);
+      client.send({ type: 'stop', reason: 'x' });
+      await told(/^invalid stop message: .*reason/);
+      expect(await status(a.tenantId, started.json.thread_id as string)).toMatchObject({ status: 'processing' });
+      await new Promise((r) => setTimeout(r, 1_200));
       for (let i = 0; i < 30; i++) client.send({ hello: i });
       await client.waitFor('too many', (m) => m.type === 'error' && /too many messages/.test(m.message as string));
       expect(await status(a.tenantId, started.json.thread_id as string)).toMatchObject({ status: 'processing' });

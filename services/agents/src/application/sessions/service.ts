@@ -214,7 +214,8 @@ export async function uploadForSession(deps: AgentsDeps, principal: Principal, t
 }
 
 /** The ids of a session the principal may open (404 otherwise); reads only. */
-export async function findSession(deps: AgentsDeps, principal: Principal, kind: SessionKind, threadId: string): Promise<{ thread_id: string; list_id: string }> {
+/** A session of the caller, with the cursor of its last message so far (0 before any). */
+export async function findSession(deps: AgentsDeps, principal: Principal, kind: SessionKind, threadId: string): Promise<{ thread_id: string; list_id: string; last_cursor: number }> {
   const w = await deps.db.withTenant(principal.tenantId, (sql) => visibleSession(sql, principal, kind, threadId));
-  return { thread_id: w.thread_id, list_id: w.list_id ?? '' };
+  return { thread_id: w.thread_id, list_id: w.list_id ?? '', last_cursor: Math.max(0, Number(w.next_seq) - 1) };
 }

@@ -46,8 +46,8 @@ export const doneMessage = z
   .describe('The session ended; the server closes the socket (1000) after it');
 export const sessionMessage = z.discriminatedUnion('type', [progressMessage, clarificationMessage, rowMessage, errorMessage, doneMessage]);
 
-export const stopRequest = z.object({ type: z.literal('stop') }).describe('Stop the session now (it ends with `done`, status `stopped`)');
-export const answerRequest = z.object({ prompt: z.string().min(1).max(4000), thread_id: z.string(), list_id: z.string() }).describe('The answer to the clarification the session waits on');
+export const stopRequest = z.strictObject({ type: z.literal('stop') }).describe('Stop the session now (it ends with `done`, status `stopped`)');
+export const answerRequest = z.strictObject({ prompt: z.string().min(1).max(4000), thread_id: z.string(), list_id: z.string() }).describe('The answer to the clarification the session waits on');
 
 const schema = (s: z.ZodType) => z.toJSONSchema(s, { target: 'draft-2020-12' });
 

@@ -7,6 +7,7 @@ import type { SessionKind } from '../../application/sessions/agent';
 import type { LoggedEvent, SessionFollow, TimedSessionMessage } from '../../application/sessions/messages';
 import { familyOf, principalOf, shapeError } from '../route';
 import { answerRequest, stopRequest } from './asyncapi';
+import type { z } from 'zod';
 
 /**
  * The session sockets (spec 3; docs/agents.md, "Sessions over websockets"), upgraded on the agents listener:
@@ -27,16 +28,18 @@ export interface SessionSocketLimits {
   messagesPerSecond: number;
   /** Open session sockets one tenant may have in this process; beyond, an upgrade is refused with 429. */
   socketsPerTenant: number;
+  /** How often the server pings; a peer that has not answered the last ping by the next is ended. */
+  pingMs: number;
 }
 
-export const DEFAULT_SOCKET_LIMITS: SessionSocketLimits = { maxMessageBytes: 16 * 1024, messagesPerSecond: 5, socketsPerTenant: 50 };
+export const DEFAULT_SOCKET_LIMITS: SessionSocketLimits = { maxMessageBytes: 16 * 1024, messagesPerSecond: 5, socketsPerTenant: 50, pingMs: 30_000 };
 
 export interface SessionSocketDeps {
   signer: IdentitySigner;
   logger: Logger;
   limits?: Partial<SessionSocketLimits>;
   /** The session's ids if the principal may open it (404 otherwise); starts nothing. */
-  find(p: Principal, kind: SessionKind, threadId: string): Promise<{ thread_id: string; list_id: string }>;
+  find(p: Principal, kind: SessionKind, threadId: string): Promise<{ thread_id: string; list_id: string; last_cursor: number }>;
   /** Starts a `ready` session (the first connect): answers the events that wrote; later connects change nothing. */
   connect(p: Principal, kind: SessionKind, threadId: string): Promise<readonly LoggedEvent[]>;
   /** Sends the session's messages after `afterSeq`; `start` (the connect) runs once the follow knows its place in the progress stream. */
@@ -54,7 +57,6 @@ export interface SessionSockets {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const PING_MS = 30_000;
 
 /** The session kind and thread a socket path names, or null for a path that is no session socket. */
 export function socketTarget(url: string): { kind: SessionKind; threadId: string | null; query: URLSearchParams; path: string } | null {
@@ -78,6 +80,27 @@ function refuse(socket: Duplex, path: string, err: AppError): void {
   socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
 }
 
+
+type ClientMessage = { kind: 'stop' } | { kind: 'answer'; answer: z.infer<typeof answerRequest> } | { kind: 'invalid'; problem: string };
+
+/**
+ * What a client's message is, by the AsyncAPI document's two client messages (`stopRequest`, `answerRequest`, both
+ * closed: a field they do not name is refused); an invalid one is told what is wrong with it.
+ */
+export function clientMessage(body: unknown): ClientMessage {
+  const usage = 'send {"type":"stop"} or a clarifying answer {"prompt","thread_id","list_id"}';
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { kind: 'invalid', problem: `unknown message (not a JSON object): ${usage}` };
+  const fields = body as Record<string, unknown>;
+  const [schema, name] = 'type' in fields ? [stopRequest, 'stop message'] as const : 'prompt' in fields ? [answerRequest, 'clarifying answer'] as const : [null, ''] as const;
+  if (!schema) return { kind: 'invalid', problem: `unknown message: ${usage}` };
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+    return { kind: 'invalid', problem: `invalid ${name}: ${where}${issue.message}` };
+  }
+  return name === 'stop message' ? { kind: 'stop' } : { kind: 'answer', answer: parsed.data as z.infer<typeof answerRequest> };
+}
 
 /** A client that sends this many seconds' worth of messages over the limit in a row is disconnected (1008). */
 const FLOOD_SECONDS = 20;
@@ -128,23 +151,35 @@ export function sessionSockets(deps: SessionSocketDeps): SessionSockets {
         } catch {
           body = undefined;
         }
-        if (stopRequest.safeParse(body).success) {
+        const message = clientMessage(body);
+        if (message.kind === 'stop') {
           await deps.stop(p, kind, ids.thread_id);
           return;
         }
-        const answer = answerRequest.safeParse(body);
-        if (answer.success) {
-          if (answer.data.thread_id.toLowerCase() !== ids.thread_id) return clientError('thread_id is not this socket\'s session');
-          if (!(await deps.answer(p, kind, ids.thread_id, answer.data.list_id, answer.data.prompt))) return clientError('the session is not waiting for an answer (or list_id is not its list)');
-          return;
-        }
-        await clientError('unknown message: send {"type":"stop"} or a clarifying answer {"prompt","thread_id","list_id"}');
+        if (message.kind === 'invalid') return clientError(message.problem);
+        const answer = message.answer;
+        if (answer.thread_id.toLowerCase() !== ids.thread_id) return clientError('thread_id is not this socket\'s session');
+        if (!(await deps.answer(p, kind, ids.thread_id, answer.list_id, answer.prompt))) return clientError('the session is not waiting for an answer (or list_id is not its list)');
       })().catch((err: unknown) => {
         log.warn({ err }, 'session socket message failed');
         void clientError(isAppError(err) && err.status < 500 ? err.message : 'the message could not be handled');
       });
     });
-    const ping = setInterval(() => ws.ping(), PING_MS);
+    // A peer that answers no ping until the next one is gone (a dropped network, a suspended laptop): its socket is
+    // ended, so it holds no slot of the tenant's until TCP gives up.
+    let answered = true;
+    ws.on('pong', () => {
+      answered = true;
+    });
+    const ping = setInterval(() => {
+      if (!answered) {
+        log.info('session socket peer answered no ping: ended');
+        ws.terminate();
+        return;
+      }
+      answered = false;
+      ws.ping();
+    }, limits.pingMs);
     ping.unref();
     ws.on('close', () => {
       clearInterval(ping);
@@ -176,8 +211,13 @@ export function sessionSockets(deps: SessionSocketDeps): SessionSockets {
       const rawCursor = target.query.get('cursor');
       const cursor = rawCursor === null ? 0 : Number(rawCursor);
       if (!Number.isSafeInteger(cursor) || cursor < 0) throw new AppError('BAD_REQUEST', 'cursor must be a whole number, the last cursor a message carried');
-      const ids = await deps.find(p, target.kind, target.threadId.toLowerCase());
-      if ((perTenant.get(p.tenantId) ?? 0) >= limits.socketsPerTenant) throw new AppError('RATE_LIMITED', `at most ${limits.socketsPerTenant} session sockets a tenant at once`);
+      const found = await deps.find(p, target.kind, target.threadId.toLowerCase());
+      // A cursor no message carried yet would be waited for in silence, the end included.
+      if (cursor > found.last_cursor) throw new AppError('BAD_REQUEST', `cursor ${cursor} is beyond this session's last message (cursor ${found.last_cursor}): resume from the last cursor a message carried`);
+      const ids = { thread_id: found.thread_id, list_id: found.list_id };
+      if ((perTenant.get(p.tenantId) ?? 0) >= limits.socketsPerTenant) {
+        throw new AppError('RATE_LIMITED', `at most ${limits.socketsPerTenant} session sockets a tenant at once`, { headers: { 'retry-after': '5' } });
+      }
       wss.handleUpgrade(req, socket, head, (ws) => {
         // Counted once upgraded (a handshake ws refuses never reaches here), uncounted on close.
         perTenant.set(p.tenantId, (perTenant.get(p.tenantId) ?? 0) + 1);
