@@ -55,7 +55,7 @@ export async function connectMcp(baseUrl: string, apiKey: string, extraHeaders?:
 }
 
 /** A raw initialize request, for answers the SDK client hides (401, 429). */
-export async function rawInitialize(baseUrl: string, headers: Record<string, string>): Promise<{ status: number; json: any; sessionId: string | null }> {
+export async function rawInitialize(baseUrl: string, headers: Record<string, string>): Promise<{ status: number; json: any; sessionId: string | null; retryAfter: string | null }> {
   const res = await fetch(new URL('/mcp', baseUrl), {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
@@ -69,7 +69,7 @@ export async function rawInitialize(baseUrl: string, headers: Record<string, str
     const data = /^data: (.*)$/m.exec(text);
     json = data ? JSON.parse(data[1]!) : text;
   }
-  return { status: res.status, json, sessionId: res.headers.get('mcp-session-id') };
+  return { status: res.status, json, sessionId: res.headers.get('mcp-session-id'), retryAfter: res.headers.get('retry-after') };
 }
 
 /** A tool server whose upstreams fail: its API address is a closed port. */

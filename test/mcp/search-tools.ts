@@ -407,7 +407,7 @@ export function describeSearchTools(mode: string, target: () => SearchToolsTarge
         // Up to the limit, then a JSON-RPC error naming the count.
         clients.push(...(await Promise.all(Array.from({ length: sessionsPerKey - busy }, () => connectMcp(url, key)))));
         const over = await rawInitialize(url, { 'x-api-key': key });
-        expect(over.status).toBe(429);
+        expect([over.status, over.retryAfter]).toEqual([429, '60']);
         expect(over.json.error.message).toMatch(new RegExp(`${sessionsPerKey} open sessions`));
         // Another key's session id is unknown to this key.
         const res = await fetch(new URL('/mcp', url), {

@@ -200,6 +200,8 @@ export function createMcpService(options: McpServiceOptions): McpService {
       const mine = [...sessions.values()].filter((s) => s.keyHash === keyHash).length;
       if (mine >= limits.maxSessionsPerKey || sessions.size >= limits.maxSessions) {
         ctx.status = 429;
+        // A session frees when its client ends it or it idles out; a minute is a fair first wait.
+        ctx.set('Retry-After', '60');
         ctx.body = jsonRpcError(-32000, mine >= limits.maxSessionsPerKey ? `this key has ${mine} open sessions, the most allowed; close one (DELETE /mcp) or wait for one to idle out` : 'too many open sessions');
         return;
       }
