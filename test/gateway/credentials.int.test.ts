@@ -66,6 +66,20 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
     });
   });
 
+  describe('challenges', () => {
+    it('names on every 401 the schemes its surface reads a credential from (WWW-Authenticate)', async () => {
+      const challengeOf = async (path: string, headers: Record<string, string> = {}) => {
+        const r = await http(g.publicUrl, 'GET', path, { headers });
+        expect(r.status).toBe(401);
+        return r.headers['www-authenticate'];
+      };
+      expect(await challengeOf('/api/v1/pages/ping')).toBe('ApiKey realm="lore", header="x-api-key"');
+      expect(await challengeOf('/api/v1/pages/ping', { 'x-api-key': 'ck_test_bogus' })).toBe('ApiKey realm="lore", header="x-api-key"');
+      expect(await challengeOf('/memory/departments')).toBe('Bearer realm="lore", ApiKey realm="lore", header="x-api-key"');
+      expect(await challengeOf('/api/manage/admin/user-group', { authorization: 'Bearer nonsense' })).toBe('Bearer realm="lore", ApiKey realm="lore", header="x-api-key", cookie="lore_api_key"');
+    });
+  });
+
   describe('rotation', () => {
     it('keeps the old key working for the overlap, then only the new one', async () => {
       const old = await makeKey(g, t.tenantId, {});

@@ -263,7 +263,7 @@ async function authorise(context: GatewayContext, facts: RequestFacts, match: Fo
   } catch (err) {
     const body = match.route.missingCredentialBody;
     if (body !== undefined && isAppError(err) && err.status === 401 && facts.headers['x-api-key'] === undefined) {
-      throw new AppError('UNAUTHORIZED', err.message, { body });
+      throw new AppError('UNAUTHORIZED', err.message, { body, headers: err.headers });
     }
     throw err;
   }
@@ -361,7 +361,9 @@ async function upgrade(context: GatewayContext, upstreams: Map<UpstreamName, Ups
       hostMemory,
     };
     // Spec 3: a socket carries its key in `?api-key=` and nowhere else; a key in a header is refused.
-    if (match.rule && facts.query.get('api-key') === null) throw new AppError('UNAUTHORIZED', 'a websocket carries its key in the api-key query parameter (?api-key=<key>)');
+    if (match.rule && facts.query.get('api-key') === null) {
+      throw new AppError('UNAUTHORIZED', 'a websocket carries its key in the api-key query parameter (?api-key=<key>)', { headers: { 'www-authenticate': 'ApiKey realm="lore", query="api-key"' } });
+    }
     const socketMatch = match.rule ? { ...match, rule: { ...match.rule, sources: match.rule.sources.filter((source) => source === 'query') } } : match;
     const auth = await authorise(context, facts, socketMatch, req.method ?? 'GET', path);
     const headers = upstreamHeaders(req.headers, {

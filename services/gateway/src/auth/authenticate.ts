@@ -275,6 +275,32 @@ function resolveTarget(
  * shared state for revocation, rate limit and monthly quota. Throws the AppError to answer with.
  */
 export async function authenticate(ctx: GatewayContext, facts: RequestFacts, rule: RouteRule): Promise<AuthOutcome> {
+  try {
+    return await authenticateRequest(ctx, facts, rule);
+  } catch (err) {
+    if (err instanceof AppError && err.status === 401) (err.headers as Record<string, string>)['www-authenticate'] = challenge(rule, ctx.config.apiKeyCookie);
+    throw err;
+  }
+}
+
+/**
+ * A 401's `WWW-Authenticate` (RFC 9110 requires one): the schemes this surface reads a credential from. `Bearer` for
+ * the `Authorization` header; `ApiKey`, a scheme of Lore's naming (no registered scheme describes a key in a header
+ * of its own), for `x-api-key`, the cookie or the socket's query parameter, each named.
+ */
+function challenge(rule: RouteRule, cookie: string): string {
+  const challenges: string[] = [];
+  if (rule.sources.includes('bearer')) challenges.push('Bearer realm="lore"');
+  const places = [
+    ...(rule.sources.includes('x-api-key') ? ['header="x-api-key"'] : []),
+    ...(rule.sources.includes('cookie') ? [`cookie="${cookie}"`] : []),
+    ...(rule.sources.includes('query') ? ['query="api-key"'] : []),
+  ];
+  if (places.length > 0) challenges.push(`ApiKey realm="lore", ${places.join(', ')}`);
+  return challenges.join(', ');
+}
+
+async function authenticateRequest(ctx: GatewayContext, facts: RequestFacts, rule: RouteRule): Promise<AuthOutcome> {
   const presented = presentedCredential(ctx, facts, rule);
   if (presented.kind === 'session') return authenticateSession(ctx, facts, rule, presented.token);
 
