@@ -267,7 +267,8 @@ async function main(): Promise<void> {
         LORE_AGENTS_WORKER_PORT: String(port),
         LORE_AGENTS_HOST: '127.0.0.1',
         LORE_AGENTS_RELAY: 'true',
-        LORE_AGENTS_WORKFLOW_MAX_RUNNING: String(WORKFLOWS),
+        // One more than the workflows: a worker keeps one slot for another tenant (docs/agents.md, "The worker").
+        LORE_AGENTS_WORKFLOW_MAX_RUNNING: String(Math.min(256, WORKFLOWS + 1)),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -108,7 +108,8 @@ async function main(): Promise<void> {
       LORE_AGENTS_HOST: '127.0.0.1',
       LORE_AGENTS_RELAY: 'true',
       LORE_AGENTS_ALLOW_LOOPBACK: 'true',
-      LORE_AGENTS_WORKFLOW_MAX_RUNNING: String(Math.min(256, SESSIONS)),
+      // One more than the sessions: a worker keeps one slot for another tenant (docs/agents.md, "The worker").
+      LORE_AGENTS_WORKFLOW_MAX_RUNNING: String(Math.min(256, SESSIONS + 1)),
       LORE_AGENTS_DB_POOL_MAX: '20',
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -27,8 +27,26 @@ const world = generateAgentsWorld(1);
 
 /** Set by a test: the next batch `when` picks waits at its scoring until released (the test acts mid-batch). */
 const hold: { next: { when: (candidates: number) => boolean; entered: () => void; released: Promise<void> } | null } = { next: null };
+/** Set by a test: the next look-up of a company's people (a contacts enrichment) waits until released. */
+const contactsHold: { next: { entered: () => void; released: Promise<void> } | null } = { next: null };
 const holdable = (sources: ListSources): ListSources => ({
   ...sources,
+  ...(sources.directory
+    ? {
+        directory: {
+          ...sources.directory,
+          async search(tenantId, kind, filter, options) {
+            const h = contactsHold.next;
+            if (h && kind === 'person' && (filter as Record<string, unknown>).company_domain) {
+              contactsHold.next = null;
+              h.entered();
+              await h.released;
+            }
+            return sources.directory!.search(tenantId, kind, filter, options);
+          },
+        },
+      }
+    : {}),
   scorer: {
     async score(tenantId, kind, candidates, criteria) {
       const h = hold.next;
@@ -205,6 +223,28 @@ describe('company and people search workflows through the gateway (worker on rea
     expect(added.length).toBeGreaterThan(0);
     for (const k of added) expect(saas).toContain(k);
     expect(done.table_structure.notes.some((n: string) => n.startsWith('sources exhausted') && n.includes(`${found} of`))).toBe(false);
+  });
+
+  it('fills a column asked for while an enrichment batch runs: the run goes back for it instead of completing with it pending', async () => {
+    const start = await s.call('POST', '/company-search/start', auth(a), { prompt: 'Find 3 robotics companies in Munich' });
+    const thread = start.json.thread_id as string;
+    await finished(s, a, `/company-search/status/${thread}`);
+    let entered!: () => void;
+    let release!: () => void;
+    const inBatch = new Promise<void>((r) => (entered = r));
+    contactsHold.next = { entered, released: new Promise<void>((r) => (release = r)) };
+    expect((await s.call('POST', '/company-search/start-enrichment', auth(a), { thread_id: thread, column_name: 'Key contacts', enrichment_type: 'contacts' })).status).toBe(200);
+    // The batch that fills every row's contacts (the last batch) is running...
+    await inBatch;
+    // ...when another column is asked for.
+    expect((await s.call('POST', '/company-search/start-enrichment', auth(a), { thread_id: thread, column_name: 'Website' })).status).toBe(200);
+    release();
+    const done = await eventually('both columns filled', async () => {
+      const r = await s.call('GET', `/company-search/status/${thread}`, auth(a));
+      const filled = r.json.table_structure.rows.every((row: Json) => row.cells.enrich_website?.status === 'completed' && row.cells.enrich_key_contacts?.status === 'completed');
+      return r.json.status === 'completed' && filled ? (r.json as Json) : null;
+    }, 30_000);
+    expect(done.table_structure.rows.length).toBeGreaterThan(0);
   });
 
   it('builds a people list to completed, judging each person by their employer too', async () => {
@@ -395,5 +435,70 @@ describe('stopping a running search', () => {
     } finally {
       await s.worker!.start();
     }
+  });
+});
+
+describe('one worker, several tenants', () => {
+  let s: AgentsStack;
+  let a: TenantFixture;
+  let b: TenantFixture;
+  // Tenant a's runs with "held" in their prompt wait at their criteria until released: long runs that hold slots.
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const planning = new Set<string>();
+
+  beforeAll(async () => {
+    s = await startAgentsStack({
+      worker: {
+        maxRunning: 3,
+        settings: { heartbeatMs: 200, leaseMs: 3_000, stopPollMs: 100 },
+        sources: (sources) => ({
+          ...sources,
+          planner: {
+            async plan(prompt, kind, signal) {
+              if (prompt.includes('held')) {
+                planning.add(prompt);
+                await Promise.race([released, new Promise((r) => signal.addEventListener('abort', r, { once: true }))]);
+                planning.delete(prompt);
+              }
+              return sources.planner.plan(prompt, kind, signal);
+            },
+          },
+        }),
+      },
+    });
+    a = await s.tenant();
+    b = await s.tenant();
+    await seedDirectory(s, a.tenantId, world);
+    await seedDirectory(s, b.tenantId, world);
+  }, 120_000);
+  afterAll(async () => {
+    release();
+    await s?.close();
+  });
+
+  it('keeps a slot for another tenant, and ends a stopped workflow that was waiting for a slot at once', async () => {
+    // a fills the worker: six long runs for three slots.
+    const held: string[] = [];
+    for (let i = 0; i < 6; i++) held.push((await s.call('POST', '/company-search/start', auth(a), { prompt: `Find 3 companies, held ${i}` })).json.thread_id as string);
+    // a runs at most two of them (all the slots but one)...
+    await eventually('two of a\'s runs at their criteria', async () => planning.size === 2, 30_000);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(planning.size).toBe(2);
+    expect(s.worker!.running()).toBe(2);
+    // ...so b's search runs at once, to the end, while a's wait.
+    const bStart = await s.call('POST', '/company-search/start', auth(b), { prompt: 'Find 3 fintech companies in Berlin' });
+    const bDone = await finished(s, b, `/company-search/status/${bStart.json.thread_id}`, 20_000);
+    expect(bDone.status).toBe('completed');
+    // A waiting workflow of a's, stopped, ends at once: its stop does not wait for a slot.
+    const waiting = held[5]!;
+    expect((await s.call('GET', `/company-search/status/${waiting}`, auth(a))).json.status).toBe('processing');
+    expect((await s.call('POST', `/company-search/stop/${waiting}`, auth(a))).json.status).toBe('stopping');
+    const stopped = await finished(s, a, `/company-search/status/${waiting}`, 5_000);
+    expect(stopped.status).toBe('stopped');
+    // Released, every other one of a's runs in its turn and completes; none ran twice at once.
+    release();
+    for (const thread of held.slice(0, 5)) expect((await finished(s, a, `/company-search/status/${thread}`, 60_000)).status).toBe('completed');
+    expect(s.worker!.running()).toBe(0);
   });
 });

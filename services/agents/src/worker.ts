@@ -94,13 +94,79 @@ export function createAgentsWorker(deps: AgentsWorkerDeps): AgentsWorker {
   const runs = new Map<string, Promise<string>>();
   /** Workflows whose message came while this process ran them. */
   const again = new Set<string>();
-  let slotFreed: Array<() => void> = [];
+  /**
+   * Workflows whose message came while no slot was free, by tenant (each tenant's in arrival order, one entry a
+   * workflow): the message is acknowledged at once, so one tenant's backlog never holds another's messages in the
+   * topic, and slots go round the tenants. Kept in memory only: should the process end first, the workflows are still
+   * running and unclaimed in the database, and the sweep (this process's next start, or another worker's) sends them
+   * again.
+   */
+  const pending = new Map<string, Map<string, string>>();
+  /** Runs in this process by tenant. */
+  const perTenant = new Map<string, number>();
+  /**
+   * The most one tenant may run at once in this process: all the slots but one, so another tenant's workflow always
+   * finds one without waiting for a run to end (a run may take minutes).
+   */
+  const tenantCap = maxRunning > 1 ? maxRunning - 1 : 1;
+  let draining: Promise<void> | null = null;
+  let drainAgain = false;
 
   const sessions = deps.sessions ?? sessionAgents();
   const runDeps = (): RunDeps => ({ agents: { ...deps.agents, logger }, sources: deps.sources, settings, workerId, shutdown: shutdown.signal, sessions });
 
-  const waitForSlot = async (): Promise<void> => {
-    while (runs.size >= maxRunning) await new Promise<void>((resolve) => slotFreed.push(resolve));
+  const keyOf = (tenantId: string, threadId: string) => `${tenantId}:${threadId}`;
+  const isPending = (tenantId: string, threadId: string) => pending.get(tenantId)?.has(threadId) ?? false;
+
+  const addPending = (tenantId: string, threadId: string, reason: string, first = false): void => {
+    const mine = pending.get(tenantId) ?? new Map<string, string>();
+    if (mine.has(threadId)) return;
+    if (first) {
+      const rest = [...mine];
+      mine.clear();
+      mine.set(threadId, reason);
+      for (const [t, r] of rest) mine.set(t, r);
+    } else mine.set(threadId, reason);
+    // A tenant new to the queue takes its turn after those already waiting (Map keeps insertion order).
+    pending.delete(tenantId);
+    pending.set(tenantId, mine);
+  };
+
+  /** The next workflow to start: the first waiting of the first tenant in turn that is under its cap. */
+  const takePending = (): { tenantId: string; threadId: string; reason: string } | null => {
+    for (const [tenantId, mine] of pending) {
+      if ((perTenant.get(tenantId) ?? 0) >= tenantCap) continue;
+      const [threadId, reason] = mine.entries().next().value as [string, string];
+      mine.delete(threadId);
+      // Its turn is used: to the back of the line, or out of it when it has nothing left.
+      pending.delete(tenantId);
+      if (mine.size > 0) pending.set(tenantId, mine);
+      return { tenantId, threadId, reason };
+    }
+    return null;
+  };
+
+  /** Starts waiting workflows while slots are free; one drain at a time (a call meanwhile makes it go round again). */
+  const drain = (): Promise<void> => {
+    if (draining) {
+      drainAgain = true;
+      return draining;
+    }
+    draining = (async () => {
+      do {
+        drainAgain = false;
+        while (runs.size < maxRunning && !shutdown.signal.aborted) {
+          const next = takePending();
+          if (!next) break;
+          if (runs.has(keyOf(next.tenantId, next.threadId))) continue;
+          // A failure leaves the workflow to the sweep, which finds it running and unclaimed.
+          await start(next.tenantId, next.threadId, next.reason).catch((err: unknown) => logger.warn({ err, thread_id: next.threadId }, 'workflow could not be claimed; the sweep resumes it'));
+        }
+      } while (drainAgain && !shutdown.signal.aborted);
+    })().finally(() => {
+      draining = null;
+    });
+    return draining;
   };
 
   const handle = async (message: BusMessage): Promise<void> => {
@@ -111,21 +177,28 @@ export function createAgentsWorker(deps: AgentsWorkerDeps): AgentsWorker {
       logger.error({ topic: message.topic, offset: message.offset }, 'malformed workflow message; dead-lettering it');
       throw new PoisonError('malformed message: it does not match its contract schema', { cause: err });
     }
-    const key = `${msg.tenant_id}:${msg.thread_id}`;
+    const key = keyOf(msg.tenant_id, msg.thread_id);
     // A run in this process sees a continue, stop or enrichment at its next checkpoint; should the message have come
     // just as the run ended, the workflow is claimed once more when it has (`again`).
     if (runs.has(key)) {
       again.add(key);
       return;
     }
-    await waitForSlot();
     if (shutdown.signal.aborted) throw new Error('the worker is stopping');
-    await start(msg.tenant_id, msg.thread_id, msg.reason);
+    // A stop never waits for a slot: the run it claims ends at its first checkpoint, so a workflow stopped while it
+    // waited ends at once (it no longer waits either).
+    if (msg.reason === 'stop') {
+      pending.get(msg.tenant_id)?.delete(msg.thread_id);
+      await start(msg.tenant_id, msg.thread_id, msg.reason);
+      return;
+    }
+    addPending(msg.tenant_id, msg.thread_id, msg.reason);
+    await drain();
   };
 
   /** Claims and runs a workflow in the background; false when it could not be claimed. */
   const start = async (tenantId: string, threadId: string, reason: string): Promise<boolean> => {
-    const key = `${tenantId}:${threadId}`;
+    const key = keyOf(tenantId, threadId);
     const claimed = await claimRun(runDeps(), tenantId, threadId);
     if (!claimed) {
       logger.debug({ thread_id: threadId, reason }, 'workflow not claimed: another worker holds it or it is not running');
@@ -143,14 +216,15 @@ export function createAgentsWorker(deps: AgentsWorkerDeps): AgentsWorker {
       })
       .finally(() => {
         runs.delete(key);
-        if (again.delete(key) && !shutdown.signal.aborted) {
-          start(tenantId, threadId, 'again').catch((err: unknown) => logger.warn({ err, thread_id: threadId }, 'workflow could not be claimed again; the sweep resumes it'));
-        }
-        const waiting = slotFreed;
-        slotFreed = [];
-        for (const w of waiting) w();
+        const n = (perTenant.get(tenantId) ?? 1) - 1;
+        if (n <= 0) perTenant.delete(tenantId);
+        else perTenant.set(tenantId, n);
+        // Claimed once more, first in its tenant's line: a message came while it ran.
+        if (again.delete(key) && !shutdown.signal.aborted) addPending(tenantId, threadId, 'again', true);
+        if (!shutdown.signal.aborted) void drain();
       });
     runs.set(key, run);
+    perTenant.set(tenantId, (perTenant.get(tenantId) ?? 0) + 1);
     return true;
   };
 
@@ -159,7 +233,8 @@ export function createAgentsWorker(deps: AgentsWorkerDeps): AgentsWorker {
       const found = [...(await workflowsToResume(deps.agents.db, settings.leaseMs * 2, 100)), ...(await sessionsToResume(deps.agents.db, settings.leaseMs * 2, 100)), ...(await researchToResume(deps.agents.db, settings.leaseMs * 2, 100))];
       let sent = 0;
       for (const { tenant_id, thread_id } of found) {
-        if (runs.has(`${tenant_id}:${thread_id}`)) continue;
+        // Running here, or waiting here for a slot: this process has it.
+        if (runs.has(keyOf(tenant_id, thread_id)) || isPending(tenant_id, thread_id)) continue;
         const resumed = await deps.agents.db.withTenant(tenant_id, async (sql) => {
           const w = await getWorkflow(sql, tenant_id, thread_id, ['company_search', 'people_search', ...SESSION_KINDS, RESEARCH_KIND], true);
           if (!w || !isRunning(w.status)) return false;
@@ -201,9 +276,8 @@ export function createAgentsWorker(deps: AgentsWorkerDeps): AgentsWorker {
       if (timer) clearInterval(timer);
       timer = null;
       shutdown.abort();
-      const waiting = slotFreed;
-      slotFreed = [];
-      for (const w of waiting) w();
+      // What waited is still running and unclaimed in the database: the sweep sends it again.
+      pending.clear();
       const sub = subscription;
       subscription = null;
       await sub?.stop();
