@@ -59,7 +59,8 @@ describe('core: chat sessions and personas through the gateway', () => {
     const own = new URL(s.gateway.publicUrl).origin;
     expect((await create({ cookie, origin: own })).status).toBe(200);
     expect((await create({ cookie, 'sec-fetch-site': 'same-origin' })).status).toBe(200);
-    for (const crossSite of [{ origin: 'https://elsewhere.example' }, { origin: 'null' }, { origin: 'not a url' }, { 'sec-fetch-site': 'cross-site', origin: own }]) {
+    const crossSites: Array<Record<string, string>> = [{ origin: 'https://elsewhere.example' }, { origin: 'null' }, { origin: 'not a url' }, { 'sec-fetch-site': 'cross-site', origin: own }];
+    for (const crossSite of crossSites) {
       const r = await create({ cookie, ...crossSite });
       expect([r.status, r.json]).toEqual([403, { detail: expect.stringMatching(/lore_api_key cookie is accepted from this origin only/) }]);
     }

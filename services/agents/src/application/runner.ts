@@ -481,11 +481,14 @@ class Run extends ClaimedRun {
     }
     await this.checkpoint(async (sql, w, fresh, events) => {
       await updateListRowCells(sql, this.tenantId, list, updates);
-      for (const e of Object.values(fresh.enrichments)) if (e.status === 'processing') e.done += updates.filter((u) => u.cells[e.column_id]).length;
+      // Only the columns this batch worked on: a column asked for since (in `fresh`, not in `enriching`) has not been
+      // filled in any row yet, and stays `processing`, which sends the run back to this step before it completes.
+      const worked = Object.entries(fresh.enrichments).filter(([id, e]) => e.status === 'processing' && enriching.includes(id)).map(([, e]) => e);
+      for (const e of worked) e.done += updates.filter((u) => u.cells[e.column_id]).length;
       const left = open - batch.length;
       if (updates.length > 0) events.push(await recordEvent(sql, this.tenantId, this.threadId, 'rows_enriched', { rows: updates.length, left }));
       if (left <= 0) {
-        for (const e of Object.values(fresh.enrichments)) if (e.status === 'processing') e.status = 'completed';
+        for (const e of worked) e.status = 'completed';
         await updateWorkflow(sql, this.tenantId, this.threadId, { current_step: 'completed' }, this.deps.workerId);
         this.workflow = { ...w, current_step: 'completed' };
       }
