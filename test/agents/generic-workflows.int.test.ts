@@ -259,7 +259,7 @@ describe('the generic workflow API without a worker (Redis, PostgreSQL, through 
     // No worker: started workflows stay running, so limits and running-state refusals are deterministic.
     // Progress streams on real Redis here too (the harness gives a stack without a worker memory ones).
     const streams = new RedisProgressStreams(requireEnv('LORE_TEST_REDIS_URL'), { keyPrefix: `agents-generic-${uniqueSuffix()}:` });
-    s = await startAgentsStack({ service: { streams, genericWorkflows: { maxRunningPerService: 2, keepaliveMs: 300, maxOpenStreams: 3 } } });
+    s = await startAgentsStack({ service: { streams, genericWorkflows: { maxRunningPerService: 2, keepaliveMs: 300, maxOpenStreams: 8 } } });
     a = await s.tenant();
     b = await s.tenant();
   }, 120_000);
@@ -479,36 +479,46 @@ describe('the generic workflow API without a worker (Redis, PostgreSQL, through 
     expect((await s.call('GET', '/api/seed/status', auth(c))).json.summary).toMatchObject({ total: 5, completed: 5 });
   });
 
-  it('serves at most maxOpenStreams streams at once (503 beyond), and a client that leaves gives its slot back', async () => {
-    const t = (await s.call('POST', '/api/workflow/people/start', auth(a), { prompt: 'Find CTOs in Berlin' })).json as unknown as string;
-    // Three clients wait on the running workflow (it has one event; they resume after it) until told to leave.
+  it('serves at most maxOpenStreams streams at once (503 beyond), a quarter of them to one tenant (429 beyond), and a client that leaves gives its slot back', async () => {
+    // Four tenants, each with a running workflow; each tenant's clients wait on it (they resume after its one event).
+    const tenants = [a, b, await s.tenant(), await s.tenant()];
+    const threads = await Promise.all(tenants.map(async (t) => (await s.call('POST', '/api/workflow/people/start', auth(t), { prompt: 'Find CTOs in Berlin' })).json as unknown as string));
     let open = 0;
     let leave = false;
-    const waiting = [0, 1, 2].map(() => {
+    const follow = (i: number) => {
       let counted = false;
-      return readStream(s, 'GET', `/api/workflow/stream/${t}`, { ...auth(a), 'last-event-id': '1' }, undefined, (_frames, comments) => {
+      return readStream(s, 'GET', `/api/workflow/stream/${threads[i]}`, { ...auth(tenants[i]!), 'last-event-id': '1' }, undefined, (_frames, comments) => {
         if (comments >= 1 && !counted) {
           counted = true;
           open++;
         }
         return leave;
       });
-    });
-    await eventually('three streams open', async () => open === 3);
-    const fourth = await s.call('GET', `/api/workflow/stream/${t}`, { ...auth(a), 'last-event-id': '1' });
-    expect(fourth.status).toBe(503);
-    expect(fourth.json).toEqual({ detail: expect.stringMatching(/too many open workflow streams/) });
-    expect(fourth.headers['retry-after']).toBe('5');
-    // A start that would stream is refused before it starts anything.
-    const before = ((await s.call('GET', '/api/workflow/threads', auth(a))).json as unknown as Json[]).length;
-    expect((await s.call('POST', '/api/workflow/start', auth(a), { prompt: 'Find fintech companies' })).status).toBe(503);
-    expect(((await s.call('GET', '/api/workflow/threads', auth(a))).json as unknown as Json[]).length).toBe(before);
+    };
+    // a holds its share (8 / 4 = 2): a third stream of a's is 429, whatever the instance has left.
+    const waiting = [follow(0), follow(0)];
+    await eventually('a\'s two streams open', async () => open === 2);
+    const third = await s.call('GET', `/api/workflow/stream/${threads[0]}`, { ...auth(a), 'last-event-id': '1' });
+    expect([third.status, third.headers['retry-after'], third.json]).toEqual([429, '5', { detail: expect.stringMatching(/the most one tenant may hold/) }]);
+    // Another tenant is not held back by a's streams; the instance fills up with theirs.
+    waiting.push(follow(1), follow(1), follow(2), follow(2), follow(3), follow(3));
+    await eventually('eight streams open', async () => open === 8);
+    const fifth = await s.tenant();
+    const busy = await s.call('GET', `/api/workflow/stream/${threads[1]}`, { ...auth(b), 'last-event-id': '1' });
+    expect(busy.status).toBe(429);
+    const full = await s.call('GET', '/api/workflow/threads', auth(fifth));
+    expect(full.status).toBe(200);
+    // A start that would stream is refused before it starts anything: the instance is full.
+    expect((await s.call('POST', '/api/workflow/start', auth(fifth), { prompt: 'Find fintech companies' })).status).toBe(503);
+    const refused = await s.call('POST', '/api/workflow/start', auth(fifth), { prompt: 'Find fintech companies' });
+    expect([refused.status, refused.headers['retry-after'], refused.json]).toEqual([503, '5', { detail: expect.stringMatching(/too many open workflow streams/) }]);
+    expect(((await s.call('GET', '/api/workflow/threads', auth(fifth))).json as unknown as Json[]).length).toBe(0);
     // The clients leave; their slots come back (the server notices within a keep-alive interval).
     leave = true;
     const left = await Promise.all(waiting);
-    expect(left.map((r) => [r.status, r.ended])).toEqual([[200, false], [200, false], [200, false]]);
-    await eventually('three slots free again', async () => {
-      const probes = await Promise.all([0, 1, 2].map(() => readStream(s, 'GET', `/api/workflow/stream/${t}`, { ...auth(a), 'last-event-id': '1' }, undefined, (_f, comments) => comments >= 1, 5_000)));
+    expect(left.map((r) => r.status)).toEqual(Array(8).fill(200));
+    await eventually('a\'s two slots free again', async () => {
+      const probes = await Promise.all([0, 1].map(() => readStream(s, 'GET', `/api/workflow/stream/${threads[0]}`, { ...auth(a), 'last-event-id': '1' }, undefined, (_f, comments) => comments >= 1, 5_000)));
       return probes.every((p) => p.status === 200);
     }, 10_000, 500);
   });

@@ -105,7 +105,7 @@ export function agentsRouteDeps(agents: AgentsDeps, signer: IdentitySigner): Age
         removeCriterion: (p, kind, input) => removeCriterion(agents, p, kind, input),
         streamable: (p, threadId) => streamable(agents, p, threadId),
         follow: (tenantId, threadId, afterSeq, sink) => followWorkflow(agents, tenantId, threadId, afterSeq, sink),
-        enterStream: () => gate.enter(),
+        enterStream: (tenantId) => gate.enter(tenantId),
       } satisfies WorkflowRouteDeps;
     })(),
     seed: { guard: agentsGuard(signer), start: (p, type) => runSeed(agents, p, type), statuses: (p, type) => seedStatuses(agents, p, type), clear: (p, type, all) => clearSeedStatuses(agents, p, type, all) },
@@ -120,7 +120,7 @@ export function agentsRouteDeps(agents: AgentsDeps, signer: IdentitySigner): Age
         stop: (p, threadId) => stopResearch(agents, p, threadId),
         streamable: (p, threadId) => researchStreamable(agents, p, threadId),
         follow: (tenantId, threadId, afterSeq, sink) => followResearch(agents, tenantId, threadId, afterSeq, sink),
-        enterStream: () => gate.enter(),
+        enterStream: (tenantId) => gate.enter(tenantId),
       } satisfies ResearchRouteDeps;
     })(),
     sessions: {
@@ -139,7 +139,7 @@ export function agentsRouteDeps(agents: AgentsDeps, signer: IdentitySigner): Age
       return {
         open: (token, threadId) => openLiveSession(agents, agents.liveTokens, token, threadId),
         follow: (session, afterSeq, sink) => followLive(agents, session, afterSeq, sink),
-        enterStream: () => gate.enter(),
+        enterStream: (tenantId) => gate.enter(tenantId),
       } satisfies LiveRouteDeps;
     })(),
     company: { guard: agentsGuard(signer), overview: (input, signal) => companyOverview({ pages: agents.pages, logger: agents.logger }, input, signal), html: companyOverviewHtml },

@@ -219,19 +219,35 @@ export async function streamable(deps: AgentsDeps, principal: Principal, threadI
   });
 }
 
-/** Counts the streams this process serves; one over the limit is refused before it starts. */
+/**
+ * Counts the streams this process serves; one over the limit is refused before it starts (503). One tenant holds at
+ * most a quarter of them (429): a tenant's own streams, however many, never lock other tenants out of the streams
+ * (a streaming start or continue included).
+ */
 export class StreamGate {
   private open = 0;
+  private readonly byTenant = new Map<string, number>();
   constructor(private readonly max: () => number) {}
 
-  enter(): () => void {
+  /** The most streams one tenant may hold at once. */
+  tenantMax(): number {
+    return Math.max(1, Math.ceil(this.max() / 4));
+  }
+
+  enter(tenantId: string): () => void {
+    const mine = this.byTenant.get(tenantId) ?? 0;
+    if (mine >= this.tenantMax()) throw agentsError('RATE_LIMITED', `this tenant has ${mine} open streams on this instance, the most one tenant may hold; close one, or try again shortly`, { 'retry-after': '5' });
     if (this.open >= this.max()) throw agentsError('UNAVAILABLE', 'too many open workflow streams on this instance; try again shortly', { 'retry-after': '5' });
     this.open++;
+    this.byTenant.set(tenantId, mine + 1);
     let left = false;
     return () => {
       if (!left) {
         left = true;
         this.open--;
+        const n = (this.byTenant.get(tenantId) ?? 1) - 1;
+        if (n <= 0) this.byTenant.delete(tenantId);
+        else this.byTenant.set(tenantId, n);
       }
     };
   }

@@ -10,8 +10,8 @@ export interface LiveRouteDeps {
   /** The deep search the token opens, or 404. */
   open(token: string | undefined, threadId: string): Promise<LiveSession>;
   follow(session: LiveSession, afterSeq: number, sink: StreamSink): Promise<void>;
-  /** Takes a slot of the open streams (503 when none is left); answers the function that gives it back. */
-  enterStream(): () => void;
+  /** Takes a slot of the open streams (503 when none is left, 429 when the tenant holds its share); answers the function that gives it back. */
+  enterStream(tenantId: string): () => void;
 }
 
 const family = FAMILY.envelope;
@@ -78,7 +78,7 @@ export function liveRoutes(deps: LiveRouteDeps) {
       query: liveQuery,
       parameters: [{ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' }, description: 'the `id:` of the last event received' }],
       ok: { status: 200, description: 'the session\'s messages as server-sent events', content: LIVE_STREAM },
-      responses: { ...NOT_FOUND, 204: { description: 'the session has ended and nothing follows the given Last-Event-ID' }, 503: family.error('too many open streams on this instance; Retry-After') },
+      responses: { ...NOT_FOUND, 204: { description: 'the session has ended and nothing follows the given Last-Event-ID' }, 429: family.error('the tenant already holds its most open streams on this instance (a quarter of them); Retry-After'), 503: family.error('too many open streams on this instance; Retry-After') },
       handler: async (ctx, { params, query }) => {
         const s = await deps.open(query.token, params.thread_id);
         const header = ctx.get('last-event-id').trim();
@@ -89,7 +89,7 @@ export function liveRoutes(deps: LiveRouteDeps) {
           ctx.set(PRIVATE_HEADERS);
           return;
         }
-        const leave = deps.enterStream();
+        const leave = deps.enterStream(s.tenantId);
         serveEventStream(ctx, (sink) => deps.follow(s, after, sink), leave, { what: 'live', threadId: s.threadId }, { ...PRIVATE_HEADERS, 'cache-control': 'no-store, no-transform' });
       },
     }),

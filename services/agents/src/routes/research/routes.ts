@@ -18,8 +18,8 @@ export interface ResearchRouteDeps {
   /** The caller's research and its last event's number, or 404. */
   streamable(p: Principal, threadId: string): Promise<{ thread_id: string; last_seq: number }>;
   follow(tenantId: string, threadId: string, afterSeq: number, sink: StreamSink): Promise<void>;
-  /** Takes a slot of the open streams (503 when none is left); answers the function that gives it back. */
-  enterStream(): () => void;
+  /** Takes a slot of the open streams (503 when none is left, 429 when the tenant holds its share); answers the function that gives it back. */
+  enterStream(tenantId: string): () => void;
 }
 
 const family = FAMILY.envelope;
@@ -79,11 +79,11 @@ export function researchRoutes(deps: ResearchRouteDeps) {
       query: streamQuery,
       parameters: [{ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' }, description: 'the `id:` of the last event received' }],
       ok: { status: 200, description: 'the research\'s events as server-sent events', content: RESEARCH_STREAM },
-      responses: { ...NOT_FOUND, 503: family.error('too many open streams on this instance; Retry-After'), ...INVALID('none') },
+      responses: { ...NOT_FOUND, 429: family.error('the tenant already holds its most open streams on this instance (a quarter of them); Retry-After'), 503: family.error('too many open streams on this instance; Retry-After'), ...INVALID('none') },
       handler: async (ctx, { params, query }) => {
         const w = await deps.streamable(ctx.state.principal, params.thread_id);
         const after = resumePoint(ctx, query, w.last_seq);
-        serveStream(ctx, deps, w.thread_id, after, deps.enterStream());
+        serveStream(ctx, deps, w.thread_id, after, deps.enterStream(ctx.state.principal.tenantId));
       },
     }),
     route({

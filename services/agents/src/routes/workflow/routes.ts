@@ -41,13 +41,14 @@ export interface WorkflowRouteDeps {
   /** The caller's workflow (any kind) and its last event's number, or 404. */
   streamable(p: Principal, threadId: string): Promise<{ thread_id: string; last_seq: number }>;
   follow(tenantId: string, threadId: string, afterSeq: number, sink: StreamSink): Promise<void>;
-  /** Takes a slot of the open streams (503 when none is left); answers the function that gives it back. */
-  enterStream(): () => void;
+  /** Takes a slot of the open streams (503 when none is left, 429 when the tenant holds its share); answers the function that gives it back. */
+  enterStream(tenantId: string): () => void;
 }
 
 const detail = FAMILY.detail;
 const NOT_FOUND = { 404: detail.error("no such workflow of the caller (another tenant's is not found either)") };
-const LIMITED = { 429: detail.error('the serviceId already has its most running workflows (LORE_AGENTS_WORKFLOW_MAX_PER_SERVICE); Retry-After') };
+const LIMITED = { 429: detail.error('the serviceId already has its most running workflows (LORE_AGENTS_WORKFLOW_MAX_PER_SERVICE), or the tenant its most open streams (a quarter of the instance\'s); Retry-After') };
+const TENANT_STREAMS = { 429: detail.error('the tenant already holds its most open streams on this instance (a quarter of them); Retry-After') };
 /** Body (c) for input its schema refuses, `{detail: "<message>"}` for what the workflow's state refuses. */
 const INVALID = (what: string) => ({ 422: { description: `invalid input: body (c); ${what}: {detail: "<message>"}`, schema: z.union([detail.invalidView, detailView]) } });
 const BUSY = { 503: detail.error('too many open streams on this instance; Retry-After') };
@@ -150,7 +151,7 @@ export function workflowRoutes(deps: WorkflowRouteDeps) {
       ok: { status: 200, description: 'the workflow\'s events as server-sent events', content: WORKFLOW_STREAM },
       responses: { 409: detail.error('threadId or list_id is already taken in this tenant'), ...LIMITED, ...BUSY, ...INVALID('a blank prompt') },
       handler: async (ctx, { body }) => {
-        const leave = deps.enterStream();
+        const leave = deps.enterStream(ctx.state.principal.tenantId);
         try {
           const r = await deps.start(ctx.state.principal, 'company_search', body);
           serveStream(ctx, deps, r.thread_id, 0, leave);
@@ -174,7 +175,7 @@ export function workflowRoutes(deps: WorkflowRouteDeps) {
       ok: { status: 200, description: 'the workflow\'s events from the continue on, as server-sent events', content: WORKFLOW_STREAM },
       responses: { ...NOT_FOUND, ...LIMITED, ...BUSY, ...INVALID('a target not above the rows found, a workflow still stopping') },
       handler: async (ctx, { body }) => {
-        const leave = deps.enterStream();
+        const leave = deps.enterStream(ctx.state.principal.tenantId);
         try {
           const r = await deps.continue(ctx.state.principal, 'company_search', body);
           serveStream(ctx, deps, r.thread_id, r.seq - 1, leave);
@@ -198,11 +199,11 @@ export function workflowRoutes(deps: WorkflowRouteDeps) {
       query: streamQuery,
       parameters: [{ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' }, description: 'the `id:` of the last event received' }],
       ok: { status: 200, description: 'the workflow\'s events as server-sent events', content: WORKFLOW_STREAM },
-      responses: { ...NOT_FOUND, ...BUSY, ...INVALID('none') },
+      responses: { ...NOT_FOUND, ...TENANT_STREAMS, ...BUSY, ...INVALID('none') },
       handler: async (ctx, { params, query }) => {
         const w = await deps.streamable(ctx.state.principal, params.thread_id);
         const after = resumePoint(ctx, query, w.last_seq);
-        serveStream(ctx, deps, w.thread_id, after, deps.enterStream());
+        serveStream(ctx, deps, w.thread_id, after, deps.enterStream(ctx.state.principal.tenantId));
       },
     }),
     status('company_search', '/api/workflow/status/:thread_id', false),
