@@ -92,6 +92,17 @@ describe('lists from the web (the test world behind a SearXNG-format endpoint, t
     }
   });
 
+  it('tries the search provider again when it is overloaded or rate limited (twice), and lists as if nothing happened', async () => {
+    const truth = new Set(matchingCompanies(world, { industry: 'SaaS', country: 'FR' }).map(companyKey));
+    const mark = served.search.requests.length;
+    served.search.failNext(1, 503);
+    served.search.failNext(1, 429, { retryAfterSeconds: 1 });
+    const { keys } = await build('company-search', 'SaaS companies in France');
+    expect(served.search.requests.slice(mark, mark + 3).map((r) => r.status)).toEqual([503, 429, 200]);
+    expect(keys.length).toBeGreaterThan(0);
+    expect(keys.filter((k) => !truth.has(k))).toEqual([]);
+  });
+
   it('searches people with the role and follows team pages to profiles: every head of marketing in Germany', async () => {
     const truth = matchingPeople(world, { title: 'Head of Marketing', country: 'DE' }).map((p) => personKey(p));
     expect(truth.length).toBeGreaterThan(0);

@@ -7,7 +7,7 @@ import { compileCriteria, scoreCandidate, type CandidateScore as Scored, type Ca
 import { columnIdOf, type Criterion, type SearchKind } from '../domain/workflow';
 import type { Directory } from '../sources/directory';
 import { PageReadError } from '../sources/web-pages';
-import type { WebSearch } from '../sources/web-search';
+import { isRetryableSearchError, type WebSearch } from '../sources/web-search';
 import type { AgentsDeps } from './context';
 import { extractCriteria } from './criteria';
 import { PostgresDirectory } from './directory';
@@ -187,6 +187,31 @@ export async function readOnceMore<T>(read: () => Promise<T>, signal: AbortSigna
     await sleep(PAGE_RETRY_PAUSE_MS, undefined, { signal }).catch(() => undefined);
     if (signal.aborted || !(await spend())) throw err;
     return read();
+  }
+}
+
+/** Attempts a web search makes in all when the provider answers a retryable failure (429, 5xx, a timeout). */
+export const SEARCH_ATTEMPTS = 3;
+/** The longest pause before another attempt, whatever the provider's Retry-After says (a run has a wall budget). */
+export const SEARCH_RETRY_MAX_WAIT_MS = 30_000;
+
+/**
+ * A web search tried again when the provider answers a retryable failure (`WebSearchError.retryable`: rate limited,
+ * unavailable, timed out): after its `Retry-After` when it sent one, else 1 s then 2 s, at most
+ * `SEARCH_RETRY_MAX_WAIT_MS`, `SEARCH_ATTEMPTS` attempts in all, each spending a fetch of the budget (`spend` false:
+ * the budget is spent, and the failure is thrown). Any other failure, the last one, or a wait cut short by `signal`
+ * is thrown as it came.
+ */
+export async function searchWithRetries<T>(search: () => Promise<T>, signal: AbortSignal, spend: () => boolean): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await search();
+    } catch (err) {
+      if (!isRetryableSearchError(err) || attempt >= SEARCH_ATTEMPTS || signal.aborted) throw err;
+      const wait = Math.min(err.retryAfterMs ?? 1_000 * 2 ** (attempt - 1), SEARCH_RETRY_MAX_WAIT_MS);
+      await sleep(wait, undefined, { signal }).catch(() => undefined);
+      if (signal.aborted || !spend()) throw err;
+    }
   }
 }
 

@@ -8,7 +8,7 @@ import { targetChosen, withAdditionalCriteria } from '../domain/generic-workflow
 import { webQueryOf } from '../domain/criteria';
 import { candidateFromKnowledge, candidateFromPage, candidateFromRecord, criterionCells, enrichmentCell, fixedCells, type Candidate, type ListSources, type WebPageRead } from './list-building';
 import { publishEvents, recordEvent, type WorkflowEvent } from './progress';
-import { readOnceMore } from './list-sources';
+import { readOnceMore, searchWithRetries } from './list-sources';
 import { MAX_ROWS_SHOWN } from './workflows';
 import { isSessionKind } from './sessions/agent';
 import { claimSessionRun } from './sessions/run';
@@ -319,7 +319,13 @@ class Run extends ClaimedRun {
       // when that finds nothing at all, the plan's words (industry, place) from their first page on, team pages leading on.
       const cursor = state.cursor as typeof state.cursor & { web_plan_query?: boolean };
       const roleQuery = this.kind === 'people_search' && !cursor.web_plan_query ? webQueryOf(state.criteria) : '';
-      const results = await web.search(roleQuery || plan.query, state.cursor.web_pages, this.signal);
+      // A provider that is rate limited, overloaded or slow is tried again within the fetch budget (docs/agents.md, "Web search").
+      const spendSearch = () => {
+        if (this.fetches + state.spent.fetches >= this.deps.settings.budgets.fetches) return false;
+        this.fetches++;
+        return true;
+      };
+      const results = await searchWithRetries(() => web.search(roleQuery || plan.query, state.cursor.web_pages, this.signal), this.signal, spendSearch);
       if (roleQuery && roleQuery !== plan.query && results.length === 0 && state.cursor.web_pages === 1) {
         cursor.web_plan_query = true;
         state.cursor.web_pages = 0;
