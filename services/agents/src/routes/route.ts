@@ -65,7 +65,11 @@ export function detailValidationError(issues: ValidationIssue[], where: 'body' |
 /** An application error worded in the family's shape (an error that already has a body keeps it). */
 export function shapeError(family: ErrorFamily, err: AppError): AppError {
   if (err.body !== undefined) return err;
-  return family === 'envelope' ? envelopeError(err) : new AppError(err.code, err.message, { headers: err.headers, body: { detail: err.message }, cause: err });
+  if (family === 'envelope') return envelopeError(err);
+  // The same error worded again: its stack and its cause, not itself as the cause (a logged cause repeats the message: "x: x").
+  const shaped = new AppError(err.code, err.message, { headers: err.headers, body: { detail: err.message }, ...(err.cause !== undefined ? { cause: err.cause } : {}) });
+  shaped.stack = err.stack;
+  return shaped;
 }
 
 /** What each family declares for its routes' invalid input and their other errors. */

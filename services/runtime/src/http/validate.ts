@@ -33,5 +33,8 @@ export function detailError(e: AppError, detail = e.message): AppError {
 
 /** The same error in spec 3's envelope, `{status_code, message, errors: [], data: null}` (agents' paths and their gateway refusals). */
 export function envelopeError(e: AppError): AppError {
-  return new AppError(e.code, e.message, { headers: e.headers, body: { status_code: e.status, message: e.message, errors: [], data: null }, cause: e });
+  // The same error worded again: its stack and its cause, not itself as the cause (a logged cause repeats the message: "x: x").
+  const shaped = new AppError(e.code, e.message, { headers: e.headers, body: { status_code: e.status, message: e.message, errors: [], data: null }, ...(e.cause !== undefined ? { cause: e.cause } : {}) });
+  shaped.stack = e.stack;
+  return shaped;
 }
