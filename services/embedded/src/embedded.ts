@@ -26,6 +26,7 @@ import { CORE_TOPICS, createCoreService, GraphConnectorDocuments, GraphKnowledge
 import type { EmbeddedConfig } from './config';
 import { lockDataDir } from './data-lock';
 import { openSocketDir } from './socket-dir';
+import { statisticsUpkeep } from './statistics';
 import { loadSecrets } from './secrets';
 import { ensureDevCredentials, type DevCredentials, type DevSecret } from './dev-credentials';
 import { embeddedEmbedder, type ModelFetchSetting } from './embedder';
@@ -275,6 +276,12 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
   const agentsWorker = createAgentsWorker({ agents: agents.agents, bus, sources: listSources(agents.agents, { web: agentsWeb ? webSource(agentsWeb, agents.agents.pages) : undefined, knowledge: agentsKnowledge }), relay: false });
   await agentsWorker.start();
   lifecycle.onShutdown('agents worker', () => agentsWorker.stop());
+  // Planner statistics, which PGlite's missing autovacuum would otherwise never gather (./statistics.ts): the tables
+  // that need them now, then a few at a time as they grow.
+  const statistics = statisticsUpkeep(db, logger);
+  lifecycle.onShutdown('planner statistics', async () => statistics.stop());
+  const analyzed = await statistics.analyzeStale();
+  if (analyzed.length > 0) logger.info({ tables: analyzed.length }, 'planner statistics gathered');
   // The bus ends with the process: the relay publishes again what a process that ended left unhandled.
   await startOutboxRelay({ process: 'embedded', db, bus, volatileBus: bus, logger, metrics, pollIntervalMs: 50, topics: [...GRAPH_TOPICS, ...CORE_TOPICS, ...AGENTS_TOPICS, ...CREDIT_TOPICS], lifecycle });
   lifecycle.addCheck('graph', async () => ({ ok: true, details: { ...graph.describe(), embedder: embedding.describe() } }));
