@@ -9,6 +9,7 @@ export * from './db/migrate';
 export * from './db/postgres';
 export * from './db/unavailable';
 export * from './db/pglite';
+export * from './db/explain';
 export * from './crypto/secret-box';
 export * from './crypto/reseal';
 export * from './cache/memory-cache';

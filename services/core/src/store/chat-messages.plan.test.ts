@@ -1,7 +1,7 @@
 jest.setTimeout(60_000);
 
 import { randomUUID } from 'node:crypto';
-import { PgliteDb, runMigrations, runRuntimeMigrations, type Sql } from '@lore/runtime';
+import { PgliteDb, runMigrations, runRuntimeMigrations, explainingSql } from '@lore/runtime';
 import { CORE_MIGRATIONS } from '../core-service';
 import { lockSessionForTurn } from './chat-messages';
 
@@ -27,15 +27,7 @@ describe('a turn\'s walk of the message tree', () => {
                                 latest_child_message_id = CASE WHEN m.message_id = (SELECT max(message_id) FROM core.chat_messages) THEN NULL ELSE m.message_id + 1 END`);
       });
       const plans: string[] = [];
-      const explaining = (sql: Sql): Sql => ({
-        async query<T>(text: string, params?: unknown[]) {
-          if (!text.includes('RECURSIVE')) return sql.query<T>(text, params);
-          const r = await sql.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, params);
-          plans.push(r.rows.map((row) => row['QUERY PLAN']).join('\n'));
-          return { rows: [], rowCount: 0 } as never;
-        },
-      });
-      await db.withTenant('t', (sql) => lockSessionForTurn(explaining(sql), 't', session, 'key:k', 'name', null, 20));
+      await db.withTenant('t', (sql) => lockSessionForTurn(explainingSql(sql, plans, (text) => text.includes('RECURSIVE')), 't', session, 'key:k', 'name', null, 20));
       expect(plans).toHaveLength(1);
       // Both recursive steps (down the latest children, up the parents) by the primary key.
       expect(plans[0]).toContain('Index Cond: ((tenant_id = \'t\'::text) AND (message_id = b.latest_child_message_id))');

@@ -1,6 +1,6 @@
 jest.setTimeout(60_000);
 
-import { PgliteDb, runMigrations, runRuntimeMigrations, type Sql } from '@lore/runtime';
+import { PgliteDb, runMigrations, runRuntimeMigrations, explainingSql } from '@lore/runtime';
 import { GRAPH_MIGRATIONS } from '../graph-service';
 import { linkNodes } from './graph-chat';
 
@@ -31,14 +31,7 @@ describe('linking a question to the graph', () => {
         { node_id: '1', match_key: 'acme' },
       ]);
       const plans: string[] = [];
-      const explaining = (sql: Sql): Sql => ({
-        async query<T>(text: string, params?: unknown[]) {
-          const r = await sql.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, params);
-          plans.push(r.rows.map((row) => row['QUERY PLAN']).join('\n'));
-          return { rows: [], rowCount: 0 } as never;
-        },
-      });
-      await db.withTenant('t', (sql) => linkNodes(explaining(sql), 't', 'g', phrases, 3));
+      await db.withTenant('t', (sql) => linkNodes(explainingSql(sql, plans), 't', 'g', phrases, 3));
       expect(plans[0]).toMatch(/Index (Only )?Scan using kg_node_keys_pkey on kg_node_keys[^\n]*\n\s+Index Cond: \(.*match_key = /);
       expect(plans[0]).not.toMatch(/kg_node_keys_node_idx/);
     } finally {
