@@ -146,11 +146,17 @@ describe('agents: sessions over websockets', () => {
       const started = await crawl(a, `Find the people at ${served.companyUrl(open[0]!)}`);
       const thread = started.json.thread_id as string;
       const url = started.json.websocket_url as string;
-      // The key in a header instead of the query.
-      expect((await refusal(url.replace('api-key=%3Cyour-api-key%3E', '').replace('api-key=<your-api-key>', ''), auth(a))).status).toBe(401);
-      // A wrong key, and the placeholder itself.
-      expect((await refusal(socketUrl(started.json, `${a.key}x`))).status).toBe(401);
-      expect((await refusal(url)).status).toBe(401);
+      // The key in a header instead of the query; a wrong key, and the placeholder itself. The gateway's refusals are
+      // in the agents' `{detail}` shape on these paths, as theirs are (and as for a plain request).
+      const gatewayRefusals = [
+        await refusal(url.replace('api-key=%3Cyour-api-key%3E', '').replace('api-key=<your-api-key>', ''), auth(a)),
+        await refusal(socketUrl(started.json, `${a.key}x`)),
+        await refusal(url),
+      ];
+      for (const r of gatewayRefusals) {
+        expect(r.status).toBe(401);
+        expect(JSON.parse(r.body)).toEqual({ detail: expect.any(String) });
+      }
       // Straight to the agents listener without the gateway's identity.
       const direct = url.replace(new URL(url).host, new URL(s.agentsServer.url).host).replace('<your-api-key>', a.key);
       expect((await refusal(direct)).status).toBe(401);

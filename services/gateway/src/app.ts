@@ -336,9 +336,17 @@ function spanNamer(method: string, target: UpstreamTarget): ((route: string) => 
 
 const REASONS: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 402: 'Payment Required', 403: 'Forbidden', 404: 'Not Found', 413: 'Payload Too Large', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 504: 'Gateway Timeout' };
 
+const pathOf = (url: string): string => {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+};
+
 async function upgrade(context: GatewayContext, upstreams: Map<UpstreamName, UpstreamTarget>, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
   const requestId = randomUUID();
-  const refuse = (err: AppError) => {
+  const refuse = (refused: AppError) => {
+    // In the path's error family, as for a plain request (`forward`): the agents' sockets answer `{detail}`.
+    const shaped = inSurfaceBody(pathOf(req.url ?? '/'), refused);
+    const err = isAppError(shaped) ? shaped : refused;
     writeRawResponse(socket, err.status, REASONS[err.status] ?? 'Error', errorBody(err, requestId), { ...err.headers, 'x-request-id': requestId });
   };
   socket.on('error', () => socket.destroy());
