@@ -276,6 +276,8 @@ describe('deep research on the test world (through the gateway, worker on Kafka,
     expect(after.rows[0]!.n).toBe(before.rows[0]!.n);
     const noAnswer = await s.call('POST', `/research/respond/${'0'.repeat(8)}-0000-0000-0000-${'0'.repeat(12)}`, auth(a), {});
     expect(noAnswer.json).toEqual({ status_code: 422, message: 'validation failed', errors: [{ field: 'body.response', message: 'response is required', type: 'missing' }], data: null });
+    const longQuery = await s.call('POST', '/research/start', auth(a), { query: 'q'.repeat(4001), serviceId: 's' });
+    expect(longQuery.json.errors).toEqual([expect.objectContaining({ field: 'body.query', message: 'query is longer than 4,000 characters' })]);
     const long = await s.call('GET', `/research/status/${'a'.repeat(513)}`, auth(a));
     expect(long.json).toEqual({ status_code: 422, message: 'validation failed', errors: [expect.objectContaining({ field: 'path.thread_id' })], data: null });
     const notJson = await s.call('POST', '/research/start', { ...auth(a), 'content-type': 'text/plain' }, 'query');

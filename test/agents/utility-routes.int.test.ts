@@ -205,6 +205,11 @@ describe('company overview', () => {
     expect(missing.json).toEqual({ detail: [{ loc: ['body', 'companyUrl'], msg: 'Field required', type: 'missing' }] });
     const empty = await overview({ companyUrl: ' ' });
     expect(empty.json).toEqual({ detail: [{ loc: ['body', 'companyUrl'], msg: 'companyUrl is empty', type: 'value_error' }] });
+    // A value that is too long or not a string says so (not "Field required", which only a missing field is).
+    const long = await overview({ companyUrl: `https://example.com/${'a'.repeat(3000)}` });
+    expect(long.json).toEqual({ detail: [{ loc: ['body', 'companyUrl'], msg: 'companyUrl is longer than 2,048 characters', type: 'value_error' }] });
+    const notString = await overview({ companyUrl: 42 });
+    expect(notString.json).toEqual({ detail: [{ loc: ['body', 'companyUrl'], msg: 'companyUrl must be a string', type: expect.any(String) }] });
     const bad = await overview({ companyUrl: 'http://' });
     expect(bad.status).toBe(422);
     expect(bad.json).toEqual({ detail: [{ loc: ['body', 'companyUrl'], msg: 'companyUrl is not a URL', type: 'value_error' }] });

@@ -4,8 +4,9 @@ import { companyUrlOf } from '../../application/company-overview';
 
 export const companyOverviewBody = z.object({
   companyUrl: z
-    .string({ error: 'Field required' })
-    .max(2048)
+    .string({ error: (i) => (i.input === undefined ? 'Field required' : 'companyUrl must be a string') })
+    // Its own message: the schema's `error` would word every issue of the field, a length too ("Field required").
+    .max(2048, 'companyUrl is longer than 2,048 characters')
     .refine((s) => s.trim() !== '', { message: 'companyUrl is empty' })
     .refine((s) => s.trim() === '' || companyUrlOf(s) !== null, { message: 'companyUrl is not a URL' })
     .describe("the company's web site (`https://` is assumed when no scheme is given)"),

@@ -10,7 +10,7 @@ export const threadParams = z.object({ thread_id: z.string().min(1).max(512) });
 const serviceId = z.string({ error: (i) => (i.input === undefined ? 'serviceId is required' : 'serviceId must be a string') }).regex(/^[A-Za-z0-9._:-]{1,128}$/, 'serviceId: 1 to 128 letters, digits or . _ : -');
 
 export const startBody = z.object({
-  query: z.string({ error: (i) => (i.input === undefined ? 'query is required' : 'query must be a string') }).trim().min(1, 'query must not be empty').max(4000),
+  query: z.string({ error: (i) => (i.input === undefined ? 'query is required' : 'query must be a string') }).trim().min(1, 'query must not be empty').max(4000, 'query is longer than 4,000 characters'),
   allow_clarification: z.boolean().default(false),
   max_concurrent_research_units: z.number().int().min(1).max(MAX_UNITS_LIMIT).default(DEFAULT_MAX_UNITS),
   max_researcher_iterations: z.number().int().min(1).max(MAX_ITERATIONS_LIMIT).default(DEFAULT_MAX_ITERATIONS),
