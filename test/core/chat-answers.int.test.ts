@@ -262,7 +262,8 @@ describe('core: chat answers over the memory, through the gateway', () => {
       await owner.query(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'answers refused for the test'; END $$`);
       await owner.query(`CREATE TRIGGER refuse_answers BEFORE INSERT ON core.chat_messages FOR EACH ROW WHEN (NEW.message_type = 'assistant' AND NEW.session_id = '${id}') EXECUTE FUNCTION ${fn}()`);
       const failed = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id, stream: false });
-      expect(failed.status).toBe(500);
+      // A fault, in core's `{detail}` as every core answer.
+      expect([failed.status, failed.json]).toEqual([500, { detail: 'internal error' }]);
       const marked = await s.db.withTenant(a.tenantId, (sql) =>
         sql.query<{ answering_until: Date | null }>(`SELECT answering_until FROM core.chat_messages WHERE tenant_id = $1 AND session_id = $2 AND message_type = 'user'`, [a.tenantId, id]),
       );
@@ -277,6 +278,32 @@ describe('core: chat answers over the memory, through the gateway', () => {
     expect(next.status).toBe(200);
     const shown = (await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key))).json.messages.map((m: { message_id: number }) => m.message_id);
     expect(shown).toContain(next.json.message_id);
+  });
+
+  it('ends a turn whose session was hard-deleted before its answer was stored: 404, and a stream that still ends with error and stop', async () => {
+    // The database refuses this session's answers as it does once the session is gone: the foreign key's error
+    // (23503). A trigger the schema owner adds for the test stands in for a delete that commits mid-turn.
+    const ids = [await newSession(a.key), await newSession(a.key)];
+    const owner = new Client({ connectionString: s.database.ownerUrl });
+    await owner.connect();
+    const fn = `core.gone_${ids[0]!.replace(/-/g, '')}`;
+    try {
+      await owner.query(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'session gone' USING ERRCODE = '23503'; END $$`);
+      await owner.query(`CREATE TRIGGER gone BEFORE INSERT ON core.chat_messages FOR EACH ROW WHEN (NEW.message_type = 'assistant' AND NEW.session_id IN ('${ids[0]}', '${ids[1]}')) EXECUTE FUNCTION ${fn}()`);
+      const complete = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: ids[0], stream: false });
+      expect([complete.status, complete.json]).toEqual([404, { detail: expect.stringMatching(/deleted while its answer was written/) }]);
+      const streamed = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: ids[1], stream: true });
+      expect(streamed.status).toBe(200);
+      const all = parts(streamed.text);
+      expect(all.slice(-2)).toEqual([
+        { type: 'error', error: expect.stringMatching(/deleted while its answer was written/) },
+        { type: 'stop', message_id: null, chat_session_id: ids[1], stop_reason: 'error' },
+      ]);
+    } finally {
+      await owner.query(`DROP TRIGGER IF EXISTS gone ON core.chat_messages`);
+      await owner.query(`DROP FUNCTION IF EXISTS ${fn}()`);
+      await owner.end();
+    }
   });
 
   it('records feedback on answers only, replaces it, and removes it', async () => {

@@ -424,6 +424,9 @@ async function* answerParts(deps: CoreDeps, turn: PreparedTurn, signal?: AbortSi
     // No answer will come for the question now: the session's next turn may replace it at once, rather than meet a
     // 409 until the mark expires.
     await clearAnswering(deps.db, turn.principal.tenantId, turn.userMessageId).catch((e: unknown) => deps.logger.warn({ err: e, session_id: turn.sessionId }, 'could not clear a question\'s answering mark'));
+    // The session was hard-deleted while its answer was written (its messages went with it): as absent as any
+    // other deleted session, not a fault.
+    if ((err as { code?: string }).code === '23503') throw coreError('NOT_FOUND', `chat session ${turn.sessionId} not found: it was deleted while its answer was written`);
     throw err;
   }
   yield { type: 'stop', message_id: Number(messageId), chat_session_id: turn.sessionId, stop_reason: error ? 'error' : 'finished' };

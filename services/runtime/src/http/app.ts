@@ -41,6 +41,11 @@ export interface HttpAppOptions {
    * (default true). The gateway's public listener, which answers clients directly, turns it off.
    */
   routeHeader?: boolean;
+  /**
+   * Words an error that has no body of its own (its own refusals, a fault, a 404 nothing answered) in the service's
+   * error family, e.g. spec 2's `{detail}`; default: the platform's envelope.
+   */
+  errorShape?: (err: AppError) => AppError;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -191,9 +196,9 @@ export function createHttpApp(options: HttpAppOptions): LoreApp {
   const settle = (ctx: LoreContext, state: RequestState, socket: WatchedSocket | undefined, failed: boolean, failure: unknown): Promise<void> | undefined => {
     try {
       try {
-        if (failed) respondWithError(ctx, failure);
+        if (failed) respondWithError(ctx, failure, options.errorShape);
         // Nothing answered the request: the closed 404 body, not Koa's plain-text "Not Found".
-        else if (ctx.res.statusCode === 404 && ctx.response.body === undefined) respondWithError(ctx, new AppError('NOT_FOUND', 'route not found'));
+        else if (ctx.res.statusCode === 404 && ctx.response.body === undefined) respondWithError(ctx, new AppError('NOT_FOUND', 'route not found'), options.errorShape);
       } finally {
         const ms = state.elapsedMs();
         const method = ctx.req.method ?? 'GET';
@@ -285,7 +290,7 @@ function respondJson(ctx: LoreContext): boolean {
   return true;
 }
 
-function respondWithError(ctx: LoreContext, err: unknown): void {
+function respondWithError(ctx: LoreContext, err: unknown, shape?: (err: AppError) => AppError): void {
   let appError: AppError;
   if (isAppError(err)) {
     appError = err;
@@ -304,6 +309,7 @@ function respondWithError(ctx: LoreContext, err: unknown): void {
     }
   }
   if (appError.status >= 500 && isAppError(err)) ctx.state.log?.warn({ err }, 'request failed');
+  if (shape && appError.body === undefined) appError = shape(appError);
   ctx.status = appError.status;
   for (const [k, v] of Object.entries(appError.headers)) ctx.set(k, v);
   ctx.body = errorBody(appError, ctx.state.requestId ?? 'unknown');

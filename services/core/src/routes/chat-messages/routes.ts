@@ -1,4 +1,4 @@
-import { openStream } from '@lore/runtime';
+import { isAppError, openStream } from '@lore/runtime';
 import type { RouterContext } from '@koa/router';
 import type { CompleteAnswer, PreparedTurn, TurnInput } from '../../application/chat-messages';
 import type { Principal } from '../../application/principal';
@@ -45,8 +45,12 @@ const TURN_ERRORS = {
   409: detail('the question the new message would follow is still being answered (another turn of this session is under way)'),
 };
 
-/** Streams the parts as newline-delimited JSON; a client that leaves cancels the answer (and it is stored as cancelled). */
-function streamParts(ctx: RouterContext<CoreState>, parts: (signal: AbortSignal) => AsyncIterable<AnswerStreamPart>): void {
+/**
+ * Streams the parts as newline-delimited JSON; a client that leaves cancels the answer (and it is stored as cancelled).
+ * A failure after the stream began (the answer could not be stored: the session was deleted meanwhile, the database
+ * refused it) still ends the stream as every answer ends: an `error` part, then `stop` with no message id.
+ */
+function streamParts(ctx: RouterContext<CoreState>, sessionId: string, parts: (signal: AbortSignal) => AsyncIterable<AnswerStreamPart>): void {
   const { out, gone } = openStream(ctx);
   const log = ctx.state.log;
   void (async () => {
@@ -54,6 +58,9 @@ function streamParts(ctx: RouterContext<CoreState>, parts: (signal: AbortSignal)
       for await (const part of parts(gone)) out.write(`${JSON.stringify(part)}\n`);
     } catch (err) {
       log.warn({ err }, 'chat stream failed');
+      const error = isAppError(err) && err.status < 500 ? err.message : 'the answer could not be stored';
+      const ending: AnswerStreamPart[] = [{ type: 'error', error }, { type: 'stop', message_id: null, chat_session_id: sessionId, stop_reason: 'error' }];
+      for (const part of ending) out.write(`${JSON.stringify(part)}\n`);
     } finally {
       out.end();
     }
@@ -98,7 +105,7 @@ export function chatMessageRoutes(deps: ChatMessageRouteDeps) {
       handler: async (ctx, { body }) => {
         const turn = await m.prepare(ctx.state.principal, ctx.state.identityToken, turnInput(body));
         if (body.stream) {
-          streamParts(ctx, (signal) => m.stream(turn, signal));
+          streamParts(ctx, turn.sessionId, (signal) => m.stream(turn, signal));
           return undefined;
         }
         const abort = new AbortController();
@@ -116,7 +123,7 @@ export function chatMessageRoutes(deps: ChatMessageRouteDeps) {
       responses: TURN_ERRORS,
       handler: async (ctx, { body }) => {
         const turn = await m.prepare(ctx.state.principal, ctx.state.identityToken, turnInput(body));
-        streamParts(ctx, (signal) => m.stream(turn, signal));
+        streamParts(ctx, turn.sessionId, (signal) => m.stream(turn, signal));
         return undefined;
       },
     }),
