@@ -10,6 +10,7 @@ import { ExtractiveLanguageModel, type LanguageModel } from '@lore/ai';
 import { TargetGuard, type HostLookup } from '@lore/outbound';
 import { createCoreIndexer, type CoreIndexer, type CoreIndexerDeps } from './indexer';
 import { endAnsweringMarks } from './store/chat-messages';
+import { PassageCache } from './application/passage-cache';
 
 /** Core's schema: chat (personas, sessions, messages, feedback); connectors come with their own migrations. */
 export const CORE_MIGRATIONS = { schema: 'core', dir: join(__dirname, '..', 'migrations') };
@@ -88,7 +89,7 @@ export async function createCoreService(deps: CoreServiceDeps): Promise<CoreServ
   const settings = projectFileSettings(deps.projectFiles);
   // Every core process with the HTTP app extracts the project files it accepts, and takes over those of a stopped one.
   const runner = new ProjectFileRunner({ db: deps.db, blobs: deps.blobs, logger, settings, reading: { ...DEFAULT_FILE_READING, logger } });
-  const core: CoreDeps = { db: deps.db, logger, seededTenants: new Set(), chat, secrets: new SecretBox(deps.encryptionKeys), blobs: deps.blobs, projectFiles: { settings, runner }, connectorFiles: connectorFileSettings(deps.connectorFiles), targets: new TargetGuard({ allowLoopback: deps.connectorTargets?.allowLoopback ?? false, ...(deps.connectorTargets?.lookup ? { lookup: deps.connectorTargets.lookup } : {}) }) };
+  const core: CoreDeps = { db: deps.db, logger, seededTenants: new Set(), chat, secrets: new SecretBox(deps.encryptionKeys), blobs: deps.blobs, projectFiles: { settings, runner }, passages: new PassageCache(), connectorFiles: connectorFileSettings(deps.connectorFiles), targets: new TargetGuard({ allowLoopback: deps.connectorTargets?.allowLoopback ?? false, ...(deps.connectorTargets?.lookup ? { lookup: deps.connectorTargets.lookup } : {}) }) };
   deps.lifecycle?.addCheck('core', async () => {
     const { problems } = await checkAppRole(deps.db, CORE_SCHEMAS);
     return { ok: problems.length === 0, details: problems.length > 0 ? { problems } : {} };

@@ -2,13 +2,14 @@ import { groundedAnswerStream, type ChatMessage, type ModelOverrides, type Sourc
 import type { RetrievedChunk } from '@lore/runtime';
 import { citationStripper, searchToolCall, withoutCitations, type AnswerStreamPart, type CitationInfo, type SearchDoc, type StoredSearchCall, type ToolCallRecord } from '../domain/answer-parts';
 import { latestBranch } from '../domain/message-tree';
-import { FILE_CONTEXT, selectPassages, type FilePassage } from '../domain/project-files';
+import { FILE_CONTEXT, indexFile, rankPassages, type FilePassage, type IndexedFile } from '../domain/project-files';
 import { availableContextTokens, countTokens, maxDocumentTokens } from '../domain/tokens';
 import { toolById } from '../domain/tools';
 import { getSession, insertSession, sessionMessages } from '../store/chat-sessions';
 import { clearAnswering, deleteFeedback, insertMessage, insertMessageAlone, insertRootMessage, lockSessionForTurn, markAnswering, messageRef, setLatestChild, upsertFeedback, type MessageRef, type TurnMessage } from '../store/chat-messages';
 import { getPersona, personaOfSession } from '../store/personas';
-import { projectFileTexts } from '../store/project-files';
+import { projectFileHeads, projectFileTextsOf } from '../store/project-files';
+import { PassageCache } from './passage-cache';
 import type { CoreDeps } from './context';
 import { coreError } from './errors';
 import { seedTenant } from './personas';
@@ -184,8 +185,21 @@ function storeTurn(deps: CoreDeps, p: Principal, identityToken: string, input: T
     // A session in a project answers from the project's files too (unless the request's source filter leaves `file` out).
     let files: FilePassage[] = [];
     if (session.project_id !== null && (!input.sourceTypes || input.sourceTypes.includes(FILE_SOURCE))) {
-      const texts = await projectFileTexts(sql, p.tenantId, session.project_id, FILE_CONTEXT.maxFiles, FILE_CONTEXT.maxCharsPerFile);
-      files = selectPassages(texts, question);
+      // Only the files this process has not indexed yet are read whole (./passage-cache.ts).
+      const heads = await projectFileHeads(sql, p.tenantId, session.project_id, FILE_CONTEXT.maxFiles);
+      const indexed = new Map(heads.map((h) => [h.file_id, deps.passages.get(PassageCache.key(p.tenantId, h))]));
+      const missing = heads.filter((h) => !indexed.get(h.file_id));
+      if (missing.length > 0) {
+        const texts = await projectFileTextsOf(sql, p.tenantId, missing.map((h) => h.file_id), FILE_CONTEXT.maxCharsPerFile);
+        for (const h of missing) {
+          const text = texts.get(h.file_id);
+          if (text === undefined) continue;
+          const file = indexFile({ ...h, text });
+          deps.passages.set(PassageCache.key(p.tenantId, h), file);
+          indexed.set(h.file_id, file);
+        }
+      }
+      files = rankPassages(heads.map((h) => indexed.get(h.file_id)).filter((f): f is IndexedFile => f !== undefined), question);
     }
     return {
       principal: p,

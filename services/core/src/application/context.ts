@@ -2,6 +2,7 @@ import type { TargetGuard } from '@lore/outbound';
 import type { BlobStore, Db, Logger, SecretBox } from '@lore/runtime';
 import type { ChatEngine } from './chat-engine';
 import type { ConnectorFileSettings } from './connector-files';
+import type { PassageCache } from './passage-cache';
 import type { ProjectFileRunner, ProjectFileSettings } from './project-files';
 
 /** What core's application layer works with; route modules never see it, only the functions bound to it. */
@@ -15,6 +16,8 @@ export interface CoreDeps {
   chat: ChatEngine;
   /** Where uploaded files wait to be read (the runtime's blob store). */
   blobs: BlobStore;
+  /** Chat project files' passages this process has indexed (a turn in a project reads only the others). */
+  passages: PassageCache;
   /** Chat project files: their limits and this process's extraction runner. */
   projectFiles: { settings: ProjectFileSettings; runner: ProjectFileRunner };
   /** Files uploaded for `file` connectors: their limits. */

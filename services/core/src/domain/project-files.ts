@@ -98,30 +98,45 @@ export function splitPassages(text: string, size: number): string[] {
   return out;
 }
 
+/** A file's passages with the words each holds: what ranking needs, computed once a file (see `PassageCache`). */
+export interface IndexedFile {
+  file_id: string;
+  name: string;
+  time_updated: Date;
+  passages: ReadonlyArray<{ text: string; terms: ReadonlySet<string> }>;
+}
+
+export function indexFile(file: { file_id: string; name: string; text: string; time_updated: Date }, passageChars: number = FILE_CONTEXT.passageChars): IndexedFile {
+  return { file_id: file.file_id, name: file.name, time_updated: file.time_updated, passages: splitPassages(file.text, passageChars).map((text) => ({ text, terms: queryTerms(text) })) };
+}
+
 /**
- * The passages of a project's files a turn gives its answer: every file split into passages, ranked by how many of
- * the question's words each holds (ties: the earlier file, then the earlier passage), the best `maxPassages`. A
- * project with few small files gives all of them, whatever the question (a question such as "summarise the file"
- * shares no word with it).
+ * The passages of a project's files a turn gives its answer: ranked by how many of the question's words each holds
+ * (ties: the earlier file, then the earlier passage), the best `maxPassages`. A project with few small files gives all
+ * of them, whatever the question (a question such as "summarise the file" shares no word with it).
  */
+export function rankPassages(files: readonly IndexedFile[], question: string, maxPassages: number = FILE_CONTEXT.maxPassages): FilePassage[] {
+  const terms = [...queryTerms(question)];
+  const all: Array<FilePassage & { order: number }> = [];
+  let order = 0;
+  for (const f of files) {
+    f.passages.forEach((p, index) => {
+      let hits = 0;
+      for (const t of terms) if (p.terms.has(t)) hits += 1;
+      all.push({ fileId: f.file_id, name: f.name, index, text: p.text, score: terms.length > 0 ? hits / terms.length : 0, updatedAt: f.time_updated, order: order++ });
+    });
+  }
+  return all
+    .sort((a, b) => b.score - a.score || a.order - b.order)
+    .slice(0, maxPassages)
+    .map(({ order: _order, ...p }) => p);
+}
+
+/** `rankPassages` over files given whole (each split and read for its words first). */
 export function selectPassages(
   files: ReadonlyArray<{ file_id: string; name: string; text: string; time_updated: Date }>,
   question: string,
   options: { passageChars: number; maxPassages: number } = FILE_CONTEXT,
 ): FilePassage[] {
-  const terms = queryTerms(question);
-  const all: Array<FilePassage & { order: number }> = [];
-  let order = 0;
-  for (const f of files) {
-    splitPassages(f.text, options.passageChars).forEach((text, index) => {
-      const words = queryTerms(text);
-      let hits = 0;
-      for (const t of terms) if (words.has(t)) hits += 1;
-      all.push({ fileId: f.file_id, name: f.name, index, text, score: terms.size > 0 ? hits / terms.size : 0, updatedAt: f.time_updated, order: order++ });
-    });
-  }
-  return all
-    .sort((a, b) => b.score - a.score || a.order - b.order)
-    .slice(0, options.maxPassages)
-    .map(({ order: _order, ...p }) => p);
+  return rankPassages(files.map((f) => indexFile(f, options.passageChars)), question, options.maxPassages);
 }

@@ -152,13 +152,22 @@ export async function claimExpiredProjectFileJobs(
   return r.rows;
 }
 
-/** The text of the project's completed files for a chat turn: each file's beginning, at most `maxChars` of it. */
-export async function projectFileTexts(sql: Sql, tenantId: string, projectId: number, maxFiles: number, maxChars: number): Promise<Array<{ file_id: string; name: string; text: string; time_updated: Date }>> {
-  const r = await sql.query<{ file_id: string; name: string; text: string; time_updated: Date }>(
-    `SELECT file_id::text AS file_id, name, left(text, $4) AS text, time_updated FROM core.chat_project_files
+/** The project's completed files a chat turn reads, oldest first, without their text (which a cache may hold). */
+export async function projectFileHeads(sql: Sql, tenantId: string, projectId: number, maxFiles: number): Promise<Array<{ file_id: string; name: string; time_updated: Date }>> {
+  const r = await sql.query<{ file_id: string; name: string; time_updated: Date }>(
+    `SELECT file_id::text AS file_id, name, time_updated FROM core.chat_project_files
       WHERE tenant_id = $1 AND project_id = $2 AND status = 'completed'
       ORDER BY seq LIMIT $3`,
-    [tenantId, projectId, maxFiles, maxChars],
+    [tenantId, projectId, maxFiles],
   );
   return r.rows;
+}
+
+/** These files' text for a chat turn: each file's beginning, at most `maxChars` of it. */
+export async function projectFileTextsOf(sql: Sql, tenantId: string, fileIds: readonly string[], maxChars: number): Promise<Map<string, string>> {
+  const r = await sql.query<{ file_id: string; text: string }>(
+    `SELECT file_id::text AS file_id, left(text, $3) AS text FROM core.chat_project_files WHERE tenant_id = $1 AND file_id = ANY($2::uuid[]) AND status = 'completed'`,
+    [tenantId, [...fileIds], maxChars],
+  );
+  return new Map(r.rows.map((row) => [row.file_id, row.text]));
 }
