@@ -304,7 +304,7 @@ describe('CSV import through the gateway', () => {
     expect(notArray.json).toEqual({ detail: [{ loc: ['body', 'column_descriptions'], msg: expect.any(String), type: expect.any(String) }] });
     const unknown = await s.call('POST', `/api/lists/csv/review/${threadId}`, as(a.key), { column_descriptions: [{ column_name: 'X', column_id: 'Revenue', description: '' }] });
     expect(unknown.status).toBe(422);
-    expect(unknown.json).toEqual({ detail: [{ loc: ['body', 'column_descriptions', '0', 'column_id'], msg: expect.stringMatching(/not a column of the file/), type: 'value_error' }] });
+    expect(unknown.json).toEqual({ detail: [{ loc: ['body', 'column_descriptions', 0, 'column_id'], msg: expect.stringMatching(/not a column of the file/), type: 'value_error' }] });
     const badName = await s.call('POST', `/api/lists/csv/review/${threadId}`, as(a.key), { listName: 5, column_descriptions: [{ column_id: 'Company' }] });
     expect(badName.status).toBe(422);
     expect((badName.json.detail as Json[]).map((d) => d.loc)).toEqual(expect.arrayContaining([['body', 'listName'], ['body', 'column_descriptions', '0', 'column_name']]));

@@ -1,4 +1,4 @@
-import { AppError, envelopeError, errorEnvelopeView, IDENTITY_HEADER, routeFor, type Identity, type IdentitySigner, type LoreState, type ResponseSpec, type ValidationIssue } from '@lore/runtime';
+import { AppError, envelopeError, errorEnvelopeView, IDENTITY_HEADER, issueLoc, routeFor, type Identity, type IdentitySigner, type LoreState, type ResponseSpec, type ValidationIssue, detailValidationView } from '@lore/runtime';
 import { callerOf } from '@lore/contracts';
 import type Koa from 'koa';
 import { z } from 'zod';
@@ -39,7 +39,7 @@ export const envelopeIssue = z.object({ field: z.string(), message: z.string(), 
 /** Bodies (a) and (b) of spec 3, and every other error of the envelope family. */
 export const envelopeView = z.object({ status_code: z.number().int(), message: z.string(), errors: z.array(envelopeIssue), data: z.null() });
 /** Body (c) of spec 3. */
-export const validationDetailView = z.object({ detail: z.array(z.object({ loc: z.array(z.string()), msg: z.string(), type: z.string() })) });
+export const validationDetailView = detailValidationView;
 /** Any other error of the detail family. */
 export const detailView = z.object({ detail: z.string() });
 /**
@@ -58,7 +58,7 @@ export function envelopeValidationError(issues: ValidationIssue[], where: 'body'
 
 /** Body (c): every issue as `{loc: ["body", "prompt"], msg, type}`. */
 export function detailValidationError(issues: ValidationIssue[], where: 'body' | 'query' | 'path'): AppError {
-  const detail = issues.map((i) => ({ loc: [where, ...(i.path === '' ? [] : i.path.split('.'))], msg: i.message, type: issueType(i.message) }));
+  const detail = issues.map((i) => ({ loc: issueLoc(where, i), msg: i.message, type: issueType(i.message) }));
   return new AppError('UNPROCESSABLE', `${where} is invalid`, { body: { detail } });
 }
 

@@ -1,4 +1,4 @@
-import { AppError, IDENTITY_HEADER, detailError, errorEnvelopeView, detailValidationError, routeFor, type Identity, type IdentitySigner, type LoreState, type ResponseSpec } from '@lore/runtime';
+import { AppError, IDENTITY_HEADER, detailError, errorEnvelopeView, detailValidationError, routeFor, type Identity, type IdentitySigner, type LoreState, type ResponseSpec, detailValidationView } from '@lore/runtime';
 import { callerOf } from '@lore/contracts';
 import type Koa from 'koa';
 import { z } from 'zod';
@@ -34,7 +34,7 @@ export const NONE: Array<Record<string, string[]>> = [];
 /** Spec 2's error body: `{ detail: string }`. */
 export const detailView = z.object({ detail: z.string() });
 /** Spec 2's validation failure: 422 `{ detail: [{ loc, msg, type }] }`. */
-export const validationErrorView = z.object({ detail: z.array(z.object({ loc: z.array(z.string()), msg: z.string(), type: z.string() })) });
+export const validationErrorView = detailValidationView;
 
 export const detail = (description: string): ResponseSpec => ({ description, schema: detailView });
 /**

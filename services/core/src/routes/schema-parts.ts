@@ -38,6 +38,17 @@ export const queryNullableInt = z
 /** Spec 2: every chat route accepts `tenant_id` (string or null) and ignores it; the tenant is the credential's. */
 export const tenantIdParam = { tenant_id: z.string().max(256).optional() };
 
+/**
+ * A message id in a body or a query: a safe integer. Message ids are 64-bit in the database; a 32-bit bound would
+ * refuse the ids a store passes 2^31 with (they could no longer be edited, rated or made the latest).
+ */
+export const messageIdBody = z.number().int('must be an integer').min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
+export const messageIdParam = z
+  .string()
+  .regex(/^-?\d{1,16}$/, 'must be an integer')
+  .transform(Number)
+  .refine((n) => Number.isSafeInteger(n), 'must be a safe integer (at most 2^53 - 1)');
+
 /** A 32-bit integer in a body. */
 export const int32 = z.number().int('must be an integer').min(-2_147_483_648).max(2_147_483_647);
 

@@ -1,13 +1,24 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { AppError } from '../errors/app-error';
 
 export interface ValidationIssue {
   path: string;
   message: string;
+  /** The path's parts as the validator gave them (array positions as numbers), when it did. */
+  segments?: ReadonlyArray<string | number>;
 }
 
 export function zodIssues(error: z.ZodError): ValidationIssue[] {
-  return error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+  return error.issues.map((i) => ({ path: i.path.join('.'), message: i.message, segments: i.path.map((p) => (typeof p === 'number' ? p : String(p))) }));
+}
+
+/** FastAPI's HTTPValidationError: every issue with its `loc` (strings, and array positions as integers). */
+export const detailValidationView = z.object({ detail: z.array(z.object({ loc: z.array(z.union([z.string(), z.number().int()])), msg: z.string(), type: z.string() })) });
+
+/** A FastAPI-shaped `loc`: where, then the issue's path, array positions as integers (`["body", "ids", 0]`). */
+export function issueLoc(where: 'body' | 'query' | 'path', issue: ValidationIssue): Array<string | number> {
+  // A path written by hand (`column_descriptions.0.column_id`): its numeric parts are positions.
+  return [where, ...(issue.segments ?? (issue.path === '' ? [] : issue.path.split('.').map((p) => (/^\d+$/.test(p) ? Number(p) : p))))];
 }
 
 /** Parses `input` with `schema`; every issue (not only the first) is reported in one 400. */
@@ -22,7 +33,7 @@ export function validate<S extends z.ZodType>(schema: S, input: unknown, what = 
  * `{ detail: [{ loc, msg, type }] }`, `loc` starting with where the value was (`body`, `query`, `path`).
  */
 export function detailValidationError(issues: ValidationIssue[], where: 'body' | 'query' | 'path'): AppError {
-  const detail = issues.map((i) => ({ loc: [where, ...(i.path === '' ? [] : i.path.split('.'))], msg: i.message, type: 'value_error' }));
+  const detail = issues.map((i) => ({ loc: issueLoc(where, i), msg: i.message, type: 'value_error' }));
   return new AppError('UNPROCESSABLE', `${where === 'body' ? 'request body' : where} is invalid`, { body: { detail } });
 }
 

@@ -1,10 +1,16 @@
 import { z } from 'zod';
-import { int32, intParam, tenantIdParam } from '../schema-parts';
+import { int32, intParam, messageIdBody, messageIdParam, tenantIdParam } from '../schema-parts';
 
 const uuid = z.uuid('must be a UUID');
 /** The longest chat message (characters); longer is 422. */
 export const MESSAGE_MAX_CHARS = 20_000;
-const message = z.string().trim().min(1, 'message is required').max(MESSAGE_MAX_CHARS, `at most ${MESSAGE_MAX_CHARS} characters`);
+/** Something to read: not only spaces and invisible characters (zero-width spaces and joiners, word joiner, BOM). */
+const VISIBLE = /[^\s\u200b-\u200d\u2060\ufeff]/u;
+const message = z
+  .string()
+  .trim()
+  .max(MESSAGE_MAX_CHARS, `at most ${MESSAGE_MAX_CHARS} characters`)
+  .refine((m) => VISIBLE.test(m), 'message is required');
 const toolIds = z.array(int32).max(32);
 const filters = z.object({ source_type: z.array(z.string().min(1).max(64)).max(32).nullish() }).passthrough();
 
@@ -27,7 +33,7 @@ export const sendChatMessageBody = z.object({
 export const sendMessageBody = z
   .object({
     chat_session_id: uuid,
-    parent_message_id: int32.nullish(),
+    parent_message_id: messageIdBody.nullish(),
     message: z.string().max(MESSAGE_MAX_CHARS, `at most ${MESSAGE_MAX_CHARS} characters`).default(''),
     use_existing_user_message: z.boolean().default(false),
     include_citations: z.boolean().default(true),
@@ -35,7 +41,7 @@ export const sendMessageBody = z
     forced_tool_id: int32.nullish(),
     internal_search_filters: filters.nullish(),
   })
-  .refine((b) => b.use_existing_user_message || b.message.trim() !== '', { message: 'message is required unless use_existing_user_message is true', path: ['message'] });
+  .refine((b) => b.use_existing_user_message || VISIBLE.test(b.message), { message: 'message is required unless use_existing_user_message is true', path: ['message'] });
 
 const searchDoc = z.object({
   document_id: z.string(),
@@ -90,16 +96,16 @@ export const answerStreamContent = {
   },
 };
 
-export const messageIdentifierBody = z.object({ message_id: int32 });
+export const messageIdentifierBody = z.object({ message_id: messageIdBody });
 export const feedbackBody = z
   .object({
-    chat_message_id: int32,
+    chat_message_id: messageIdBody,
     is_positive: z.boolean().nullish(),
     feedback_text: z.string().max(5_000).nullish(),
     predefined_feedback: z.string().max(200).nullish(),
   })
   .refine((b) => b.is_positive != null || (b.feedback_text ?? '') !== '' || (b.predefined_feedback ?? '') !== '', 'give is_positive, feedback_text or predefined_feedback');
-export const removeFeedbackQuery = z.object({ ...tenantIdParam, chat_message_id: intParam });
+export const removeFeedbackQuery = z.object({ ...tenantIdParam, chat_message_id: messageIdParam });
 export const personaQuery = z.object({ ...tenantIdParam, persona_id: intParam });
 export const maxTokensView = z.object({ max_tokens: z.number().int() });
 export const availableTokensView = z.object({ available_tokens: z.number().int() });

@@ -1,3 +1,4 @@
+import { detailValidationView } from '@lore/runtime';
 import { z } from 'zod';
 import { PASSWORD_MAX, PASSWORD_MIN } from '../../application/identity';
 import type { User } from '../../store/users';
@@ -18,7 +19,7 @@ export const changedView = z.object({});
 
 /** Spec 2's error bodies: `detail` (string) and the 422 HTTPValidationError. */
 export const detailView = z.object({ detail: z.string() });
-export const validationErrorView = z.object({ detail: z.array(z.object({ loc: z.array(z.string()), msg: z.string(), type: z.string() })) });
+export const validationErrorView = detailValidationView;
 
 export function presentReset(r: { user: User; password: string }): UserResetResponse {
   return { user_id: r.user.user_id, user_email: r.user.email, new_password: r.password };

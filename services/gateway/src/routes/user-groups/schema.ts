@@ -1,3 +1,4 @@
+import { detailValidationView } from '@lore/runtime';
 import { z } from 'zod';
 import { MAX_USERS_PER_REQUEST } from '../../application/user-groups';
 import type { UserGroupRecord } from '../../store/user-groups';
@@ -39,7 +40,7 @@ export const userGroupListView = z.array(userGroupView);
 
 /** Spec 2's error bodies: `detail` (string) and the 422 HTTPValidationError. */
 export const detailView = z.object({ detail: z.string() });
-export const validationErrorView = z.object({ detail: z.array(z.object({ loc: z.array(z.string()), msg: z.string(), type: z.string() })) });
+export const validationErrorView = detailValidationView;
 
 export function presentGroup(g: UserGroupRecord): z.input<typeof userGroupView> {
   return {

@@ -1,3 +1,4 @@
+import { detailValidationView } from '@lore/runtime';
 import { z } from 'zod';
 import type { JobAnswer, JobView } from '../../application/knowledge-graphs';
 import { GRAPH_LIMITS } from '../../application/knowledge-graphs';
@@ -111,7 +112,7 @@ export const GRAPH_UPLOAD_BODY = {
 };
 
 export const detailStringView = z.object({ detail: z.string() });
-export const validationView = z.object({ detail: z.array(z.object({ loc: z.array(z.string()), msg: z.string(), type: z.string() })) });
+export const validationView = detailValidationView;
 
 export function presentGraph(g: GraphRow): z.input<typeof GraphSchema> {
   return {
