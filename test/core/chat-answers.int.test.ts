@@ -350,15 +350,23 @@ describe('core: chat answers over the memory, through the gateway', () => {
     const huge = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'x'.repeat(20_001), chat_session_id: id });
     expect(huge.status).toBe(422);
     expect(huge.json.detail[0].loc).toEqual(['body', 'message']);
-    const blank = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: '   ', chat_session_id: id });
-    expect(blank.status).toBe(422);
+    // Blank, or only invisible characters (zero-width space, joiner, BOM): nothing to answer.
+    for (const message of ['   ', '\u200b\u200b', ' \u200d\ufeff ']) {
+      const blank = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message, chat_session_id: id });
+      expect([blank.status, blank.json.detail[0].loc]).toEqual([422, ['body', 'message']]);
+    }
+    expect((await s.call('POST', '/api/chat/send-message', as(a.key), { chat_session_id: id, message: '\u200b' })).status).toBe(422);
     const forced = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id, forced_tool_id: 99 });
     expect(forced.status).toBe(400);
     expect(forced.json).toEqual({ detail: expect.any(String) });
     const unknown = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: '00000000-0000-4000-8000-000000000000' });
     expect(unknown.status).toBe(404);
-    const badParent = await s.call('POST', '/api/chat/send-message', as(a.key), { chat_session_id: id, parent_message_id: 2_000_000_000, message: 'hi' });
-    expect(badParent.status).toBe(404);
+    // Message ids are 64-bit in the store: one past 2^31 is a message that is not there (404), not an invalid id.
+    for (const parent of [2_000_000_000, 2 ** 31 + 5, Number.MAX_SAFE_INTEGER]) {
+      const badParent = await s.call('POST', '/api/chat/send-message', as(a.key), { chat_session_id: id, parent_message_id: parent, message: 'hi' });
+      expect(badParent.status).toBe(404);
+    }
+    expect((await s.call('POST', '/api/chat/send-message', as(a.key), { chat_session_id: id, parent_message_id: 2 ** 53, message: 'hi' })).status).toBe(422);
     const nothingToAnswer = await s.call('POST', '/api/chat/send-message', as(a.key), { chat_session_id: id, use_existing_user_message: true });
     expect(nothingToAnswer.status).toBe(400);
     const notUuid = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: 'abc' });

@@ -4,21 +4,21 @@ import { AppError } from '../errors/app-error';
 export interface ValidationIssue {
   path: string;
   message: string;
-  /** The path's parts as the validator gave them (array positions as numbers), when it did. */
-  segments?: ReadonlyArray<string | number>;
 }
 
 export function zodIssues(error: z.ZodError): ValidationIssue[] {
-  return error.issues.map((i) => ({ path: i.path.join('.'), message: i.message, segments: i.path.map((p) => (typeof p === 'number' ? p : String(p))) }));
+  return error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
 }
 
 /** FastAPI's HTTPValidationError: every issue with its `loc` (strings, and array positions as integers). */
 export const detailValidationView = z.object({ detail: z.array(z.object({ loc: z.array(z.union([z.string(), z.number().int()])), msg: z.string(), type: z.string() })) });
 
-/** A FastAPI-shaped `loc`: where, then the issue's path, array positions as integers (`["body", "ids", 0]`). */
+/**
+ * A FastAPI-shaped `loc`: where, then the issue's path, its numeric parts as integers (array positions:
+ * `["body", "ids", 0]`). An object key made only of digits reads as a position too, which no body of Lore's has.
+ */
 export function issueLoc(where: 'body' | 'query' | 'path', issue: ValidationIssue): Array<string | number> {
-  // A path written by hand (`column_descriptions.0.column_id`): its numeric parts are positions.
-  return [where, ...(issue.segments ?? (issue.path === '' ? [] : issue.path.split('.').map((p) => (/^\d+$/.test(p) ? Number(p) : p))))];
+  return [where, ...(issue.path === '' ? [] : issue.path.split('.').map((p) => (/^\d+$/.test(p) ? Number(p) : p)))];
 }
 
 /** Parses `input` with `schema`; every issue (not only the first) is reported in one 400. */
