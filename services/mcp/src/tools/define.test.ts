@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { envelopeSchema, seg, ToolInputError } from './define';
+import { envelopeSchema, jsonDepth, jsonObject, MAX_JSON_DEPTH, seg, ToolInputError } from './define';
 
 describe('envelopeSchema', () => {
   const envelope = envelopeSchema(z.object({ n: z.number() }));
@@ -74,5 +74,28 @@ describe('seg', () => {
     expect(path('...')).toBe('/company-search/status/...');
     // A URL reads these as the route above (GET /company-search/), encoded or not.
     for (const dots of ['.', '..', '%2E', '%2e%2E', '.%2e']) expect(() => seg(dots)).toThrow(ToolInputError);
+  });
+});
+
+describe('jsonObject', () => {
+  const nested = (levels: number) => {
+    let v: unknown = 1;
+    for (let i = 0; i < levels; i++) v = i % 2 ? [v] : { k: v };
+    return v as Record<string, unknown>;
+  };
+
+  it('counts nesting without recursion, even far deeper than a stack allows', () => {
+    expect(jsonDepth({ a: 1 })).toBe(1);
+    expect(jsonDepth({ a: [{ b: 1 }] })).toBe(3);
+    expect(jsonDepth(nested(100_000), 10)).toBe(11);
+  });
+
+  it('refuses an argument nested deeper than the API accepts, with the reason', () => {
+    const schema = jsonObject('a filter');
+    expect(schema.safeParse({ x: nested(MAX_JSON_DEPTH - 1) }).success).toBe(true);
+    expect(schema.safeParse({ x: nested(MAX_JSON_DEPTH) }).success).toBe(false);
+    const deep = schema.safeParse({ x: nested(100_000) });
+    expect(deep.success).toBe(false);
+    expect(deep.error!.issues[0]!.message).toBe(`nests deeper than ${MAX_JSON_DEPTH} levels`);
   });
 });

@@ -60,9 +60,34 @@ export function cap(description: string, max: number) {
   return z.number().int().min(1).max(max).describe(description);
 }
 
-/** A free-form JSON object argument (search payloads, filters): its field names have at least 1 character too. */
+/** The deepest nesting a free-form argument may have (the API's own filters stop at 64 too). */
+export const MAX_JSON_DEPTH = 64;
+
+/** How deep a JSON value nests (objects and arrays), counted without recursion, stopping past `limit`. */
+export function jsonDepth(value: unknown, limit = MAX_JSON_DEPTH): number {
+  let deepest = 0;
+  const stack: Array<{ v: unknown; d: number }> = [{ v: value, d: 0 }];
+  while (stack.length > 0) {
+    const { v, d } = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    const depth = d + 1;
+    if (depth > deepest) deepest = depth;
+    if (deepest > limit) return deepest;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push({ v: child, d: depth });
+  }
+  return deepest;
+}
+
+/**
+ * A free-form JSON object argument (search payloads, filters): its field names have at least 1 character too, and it
+ * nests at most `MAX_JSON_DEPTH` levels (a deeper one would overflow the stack of whatever reads it next, and the tool
+ * would answer only that it failed).
+ */
 export function jsonObject(description: string) {
-  return z.record(z.string().min(1), z.unknown()).describe(description);
+  return z
+    .record(z.string().min(1), z.unknown())
+    .refine((v) => jsonDepth(v) <= MAX_JSON_DEPTH, `nests deeper than ${MAX_JSON_DEPTH} levels`)
+    .describe(description);
 }
 
 /** The envelope's two shapes in JSON Schema, beside the object's properties (see envelopeSchema). */
