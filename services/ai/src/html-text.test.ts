@@ -1,4 +1,4 @@
-import { decodeEntities, htmlToText } from './html-text';
+import { closingTag, decodeEntities, htmlPlainText, htmlTitle, htmlToText, startTags } from './html-text';
 
 describe('HTML to text', () => {
   it('keeps headings, paragraphs and list items; drops scripts, styles and comments', () => {
@@ -34,5 +34,37 @@ describe('HTML to text on hostile markup', () => {
     expect(decodeEntities('zed&commat;example&period;com')).toBe('zed@example.com');
     expect(decodeEntities('&lpar;555&rpar; 0100&colon; &num;7 &lowbar;x&lowbar; &nope; &amp;')).toBe('(555) 0100: #7 _x_ &nope; &');
     expect(htmlToText('<p>Write to zed&commat;example.com</p>').text).toBe('Write to zed@example.com');
+  });
+});
+
+describe('tag scanning for page facts', () => {
+  it('finds start tags, their attributes and their closing tags as a browser would', () => {
+    const html = '<META name="x" content="1"><meta/><metadata><a href="/t">Team</a><A HREF=\'/b\'>x</ a ><script type="application/ld+json">{}</SCRIPT >';
+    expect([...startTags(html, 'meta')].map((t) => t.attrs)).toEqual([' name="x" content="1"', '/']);
+    const links = [...startTags(html, 'a')];
+    expect(links.map((t) => t.attrs)).toEqual([' href="/t"', " HREF='/b'"]);
+    const close = closingTag(html, 'a', links[0]!.end)!;
+    expect(html.slice(links[0]!.end, close.start)).toBe('Team');
+    // A window: only that many characters are read.
+    expect(closingTag(html, 'a', links[0]!.end, 3)).toBeNull();
+    const script = [...startTags(html, 'script')][0]!;
+    expect(html.slice(script.end, closingTag(html, 'script', script.end)!.start)).toBe('{}');
+    expect(htmlTitle('<title> A &amp; B\n </title>')).toBe('A & B');
+    expect(htmlTitle('<title>never closed')).toBeNull();
+    expect(htmlPlainText('<head><title>T</title></head><p>One&nbsp;<b>two</b></p><script>x()</script>')).toBe('One two');
+  });
+
+  it('reads megabytes of unclosed openers in linear time (the page-fact regexes took minutes)', () => {
+    const started = Date.now();
+    for (const unit of ['<meta ', '<title>', '<script type="application/ld+json">', '<a href="/x">', '<a ', '<script>']) {
+      const html = unit.repeat(Math.ceil(2_000_000 / unit.length));
+      let n = 0;
+      for (const tag of startTags(html, unit.slice(1).split(/[ >]/)[0]!)) n += tag.end > 0 ? 1 : 0;
+      expect(n).toBeGreaterThanOrEqual(0);
+      expect(closingTag(html, 'a', 0)).toBeNull();
+      expect(typeof htmlPlainText(html)).toBe('string');
+      expect(htmlTitle(html)).toBeNull();
+    }
+    expect(Date.now() - started).toBeLessThan(20_000);
   });
 });

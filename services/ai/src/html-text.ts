@@ -120,6 +120,67 @@ function findTitle(html: string): string | undefined {
   return c ? html.slice(gt + 1, c.index) : undefined;
 }
 
+/** The first `<title>`'s text, entities decoded and spaces collapsed; null without one. Linear. */
+export function htmlTitle(html: string): string | null {
+  const title = findTitle(html);
+  return title ? decodeEntities(title.replace(/\s+/g, ' ').trim()) || null : null;
+}
+
+/**
+ * The visible text on one line: hidden elements (scripts, styles, comments, head) removed, every tag a space,
+ * entities decoded, runs of white space one space. Linear, like every step here.
+ */
+export function htmlPlainText(html: string): string {
+  return decodeEntities(replaceTags(stripHidden(html), () => ' '))
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/** A start tag: where it begins and ends (after its `>`), and the text of its attributes. */
+export interface StartTag {
+  start: number;
+  end: number;
+  attrs: string;
+}
+
+/**
+ * Each `<name …>` start tag (any case), in order. Linear: the search for a tag's `>` goes on after it, so openers
+ * inside a tag are not read again, and once no `>` follows there is no later tag either (a regex such as
+ * `/<meta\b[^>]*>/g` read to the end of the page from every unclosed `<meta`: quadratic, minutes for 2 MB).
+ */
+export function* startTags(html: string, name: string): Generator<StartTag> {
+  const opener = new RegExp(`<${name}(?=[\\s/>])`, 'gi');
+  let from = 0;
+  for (;;) {
+    opener.lastIndex = from;
+    const m = opener.exec(html);
+    if (!m) return;
+    const gt = html.indexOf('>', m.index);
+    if (gt < 0) return;
+    yield { start: m.index, end: gt + 1, attrs: html.slice(m.index + m[0].length, gt) };
+    from = gt + 1;
+  }
+}
+
+/**
+ * Where the first `</name>` (any case, spaces before `>` allowed) at or after `from` begins, and where it ends; null
+ * when there is none (within `within` characters of `from`, when given: then only that window is read). A caller
+ * that looks again after a later position without a window must stop at the first null (there is none after it
+ * either), which keeps it linear.
+ */
+export function closingTag(html: string, name: string, from: number, within?: number): { start: number; end: number } | null {
+  const close = new RegExp(`</${name}\\s*>`, 'iy');
+  // In a window, only the window is searched (indexOf on the whole page would read to its end for every call).
+  const text = within === undefined ? html : html.slice(from, from + within);
+  const base = within === undefined ? 0 : from;
+  for (let lt = text.indexOf('</', from - base); lt >= 0; lt = text.indexOf('</', lt + 2)) {
+    close.lastIndex = lt;
+    const c = close.exec(text);
+    if (c) return { start: base + lt, end: base + lt + c[0].length };
+  }
+  return null;
+}
+
 /**
  * HTML to readable text for indexing: drops scripts, styles, comments and head metadata, keeps headings as
  * Markdown headings (the chunker splits on them), puts block elements on their own lines and list items behind

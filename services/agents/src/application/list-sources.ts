@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LanguageModel } from '@lore/ai';
+import { closingTag, htmlPlainText, htmlTitle, startTags } from '@lore/ai/html-text';
 import { CredentialKindSchema } from '@lore/contracts';
 import type { IdentitySigner, KnowledgeSearch, RetrievedChunk } from '@lore/runtime';
 import { extractCompanyFacts, jsonLdNodes } from '../domain/company-page';
@@ -95,20 +96,10 @@ export function directoryScorer(directory: Directory | undefined): CandidateScor
   };
 }
 
-const visibleText = (html: string): string =>
-  html
-    .replace(/<(script|style|noscript)[\s\S]*?<\/\1>/gi, ' ')
-    .replace(/<[^>]+>/g, ' ')
-    .replace(/&nbsp;/g, ' ')
-    .replace(/&amp;/g, '&')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/\s+/g, ' ')
-    .trim();
-
-const titleOf = (html: string): string => /<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1]?.replace(/\s+/g, ' ').trim() ?? '';
+// Both linear (@lore/ai's scanners): a lazy `<script[\s\S]*?</script>` or `<title…</title>` regex read to the page's
+// end from every unclosed opener, quadratic in their number.
+const visibleText = htmlPlainText;
+const titleOf = (html: string): string => htmlTitle(html) ?? '';
 
 /** What a company page states, in the directory's field shape. */
 export function pageFacts(html: string, url: string): Record<string, unknown> {
@@ -146,16 +137,26 @@ export function personFacts(html: string): Record<string, unknown> | null {
   return out;
 }
 
+const QUOTED_HREF = /\bhref\s*=\s*(?:"([^"]*)"|'([^']*)')/i;
+
 /** The page's links to its own site (http(s), same host), absolute and without fragments, each once, in page order. */
 export function siteLinks(html: string, pageUrl: string): Array<{ url: string; text: string }> {
   const base = new URL(pageUrl);
   const out: Array<{ url: string; text: string }> = [];
   const seen = new Set<string>();
-  for (const m of html.matchAll(/<a\b[^>]*?\bhref\s*=\s*(?:"([^"]*)"|'([^']*)')[^>]*>([\s\S]*?)<\/a>/gi)) {
+  let after = 0;
+  for (const tag of startTags(html, 'a')) {
     if (out.length >= MAX_PAGE_LINKS) break;
+    if (tag.start < after) continue;
+    const h = QUOTED_HREF.exec(tag.attrs);
+    if (!h) continue;
+    const close = closingTag(html, 'a', tag.end);
+    // No `</a>` after this link: none after a later one either.
+    if (!close) break;
+    after = close.end;
     let url: URL;
     try {
-      url = new URL((m[1] ?? m[2] ?? '').trim(), base);
+      url = new URL((h[1] ?? h[2] ?? '').trim(), base);
     } catch {
       continue;
     }
@@ -164,7 +165,7 @@ export function siteLinks(html: string, pageUrl: string): Array<{ url: string; t
     const href = url.toString();
     if (seen.has(href)) continue;
     seen.add(href);
-    out.push({ url: href, text: visibleText(m[3] ?? '').slice(0, 200) });
+    out.push({ url: href, text: visibleText(html.slice(tag.end, close.start)).slice(0, 200) });
   }
   return out;
 }

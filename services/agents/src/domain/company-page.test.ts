@@ -114,3 +114,29 @@ describe('company facts from a page', () => {
     expect(f.people.length).toBeLessThanOrEqual(30);
   });
 });
+
+describe('company facts from a hostile page', () => {
+  it('reads a page of 2 MB of unclosed openers in linear time (one overview request used to hold the process for minutes)', () => {
+    const started = Date.now();
+    for (const unit of ['<meta ', '<title>', '<script type="application/ld+json">', '<a href="/team">', '<a ']) {
+      const html = `<html><head><title>Acme</title>${unit.repeat(Math.ceil(2_000_000 / unit.length))}`;
+      const facts = extractCompanyFacts(html, 'https://acme.example/');
+      expect(facts.name).toBe('Acme');
+      expect(jsonLdNodes(html)).toEqual([]);
+      expect(peopleLinkOf(html, 'https://acme.example/')).toBeNull();
+    }
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it('still reads every meta key, JSON-LD block and link of an ordinary page', () => {
+    const html = [
+      '<html><head><title>Acme &amp; Co</title><meta property="og:description" content="We make anvils.">',
+      '<script type="application/ld+json">{"@type":"Organization","name":"Acme Anvils","foundingDate":"1999"}</script>',
+      '<script>var x = "<script type=\\"application/ld+json\\">";</script></head>',
+      '<body><a href="/about">About us</a> <a href="/team">Our team</a></body></html>',
+    ].join('');
+    const facts = extractCompanyFacts(html, 'https://acme.example/');
+    expect(facts).toMatchObject({ name: 'Acme Anvils', founded: '1999', description: 'We make anvils.' });
+    expect(peopleLinkOf(html, 'https://acme.example/')).toBe('https://acme.example/team');
+  });
+});

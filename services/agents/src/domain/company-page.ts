@@ -1,4 +1,4 @@
-import { decodeEntities, htmlToText } from '@lore/ai/html-text';
+import { closingTag, decodeEntities, htmlTitle, htmlToText, startTags } from '@lore/ai/html-text';
 
 /**
  * Facts about a company from one of its web pages (company overview, and the list builder's web data collection):
@@ -64,13 +64,23 @@ const asArray = (v: Json): Json[] => (Array.isArray(v) ? v : v === undefined || 
 const isNode = (v: Json): v is Node => typeof v === 'object' && v !== null && !Array.isArray(v);
 const typesOf = (n: Node): string[] => asArray(n['@type']).filter((t): t is string => typeof t === 'string').map((t) => t.replace(/^.*[/#:]/, '').toLowerCase());
 
+const LD_TYPE = /\btype\s*=\s*["']?application\/ld\+json\b/i;
+
 /** Every JSON-LD node of the page, arrays and `@graph`s flattened, at most MAX_NODES. */
 export function jsonLdNodes(html: string): Node[] {
   const nodes: Node[] = [];
-  const re = /<script\b[^>]*\btype\s*=\s*["']?application\/ld\+json["']?[^>]*>([\s\S]*?)<\/script\s*>/gi;
+  // Linear scanning (`startTags`, `closingTag`): a lazy regex from every unclosed `<script` read to the page's end.
   let blocks = 0;
-  for (let m = re.exec(html); m && blocks < MAX_LD_BLOCKS; m = re.exec(html), blocks++) {
-    const raw = m[1]!.trim();
+  let after = 0;
+  for (const tag of startTags(html, 'script')) {
+    if (blocks >= MAX_LD_BLOCKS) break;
+    if (tag.start < after || !LD_TYPE.test(tag.attrs)) continue;
+    const close = closingTag(html, 'script', tag.end);
+    // No `</script>` after this one: none after a later one either.
+    if (!close) break;
+    after = close.end;
+    blocks++;
+    const raw = html.slice(tag.end, close.start).trim();
     if (raw.length === 0 || raw.length > MAX_LD_CHARS) continue;
     let value: Json;
     try {
@@ -217,9 +227,7 @@ function fromJsonLd(html: string): Partial {
 }
 
 function metaContent(html: string, key: string): string | null {
-  const re = /<meta\b[^>]*>/gi;
-  for (let m = re.exec(html); m; m = re.exec(html)) {
-    const tag = m[0];
+  for (const { attrs: tag } of startTags(html, 'meta')) {
     const k = /\b(?:property|name)\s*=\s*["']([^"']+)["']/i.exec(tag)?.[1];
     if (k?.toLowerCase() !== key) continue;
     const v = /\bcontent\s*=\s*"([^"]*)"|\bcontent\s*=\s*'([^']*)'/i.exec(tag);
@@ -294,6 +302,8 @@ function fromLines(lines: string[]): Partial {
 const PEOPLE_LINK = /\b(?:team|our-team|people|leadership|management|founders|who-we-are|staff)\b/i;
 const ABOUT_LINK = /\b(?:about|about-us|company)\b/i;
 
+const HREF = /\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))/i;
+
 /** The same-site link most likely to list people: team/leadership/people first, then about; absolute, or null. */
 export function peopleLinkOf(html: string, pageUrl: string): string | null {
   let base: URL;
@@ -303,11 +313,16 @@ export function peopleLinkOf(html: string, pageUrl: string): string | null {
     return null;
   }
   let about: string | null = null;
-  const re = /<a\b[^>]*?\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))[^>]*>([\s\S]{0,500}?)<\/a\s*>/gi;
   let n = 0;
-  for (let m = re.exec(html); m && n < 2000; m = re.exec(html), n++) {
-    const href = decodeEntities((m[1] ?? m[2] ?? m[3] ?? '').trim());
-    const text = htmlToText(m[4] ?? '').text;
+  for (const tag of startTags(html, 'a')) {
+    if (n >= 2000) break;
+    const h = HREF.exec(tag.attrs);
+    // A link's text: at most 500 characters up to its `</a>` (only that window is read).
+    const close = h ? closingTag(html, 'a', tag.end, 500 + 5) : null;
+    if (!h || !close || close.start - tag.end > 500) continue;
+    n++;
+    const href = decodeEntities((h[1] ?? h[2] ?? h[3] ?? '').trim());
+    const text = htmlToText(html.slice(tag.end, close.start)).text;
     let url: URL;
     try {
       url = new URL(href, base);
@@ -349,7 +364,7 @@ export function mergePeople(...lists: KeyPerson[][]): KeyPerson[] {
 /** The facts one page gives, structured data first, then meta tags, then the visible text. */
 export function extractCompanyFacts(rawHtml: string, pageUrl: string): CompanyPageFacts {
   const html = rawHtml.length > MAX_PAGE_CHARS ? rawHtml.slice(0, MAX_PAGE_CHARS) : rawHtml;
-  const title = htmlToText(/<title[\s\S]*?<\/title>/i.exec(html)?.[0] ?? '').title;
+  const title = htmlTitle(html);
   const sources = [fromJsonLd(html), fromMeta(html, title), fromText(html)];
   const first = <K extends keyof Partial>(k: K): NonNullable<Partial[K]> | null => {
     for (const s of sources) {
