@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { createDeflate, createDeflateRaw } from 'node:zlib';
 import { detectKind, extractDocument, pixelsToPng } from './index';
 import { pdfWithText } from './scan-pdf';
 import { cleanMarkdown, csvToText, jsonToText, parseCsv } from './tabular';
@@ -64,5 +66,70 @@ describe('test PDFs', () => {
     expect(out.text).toContain('The Kestrel hangar opens at dawn.');
     expect(out.text).toContain('Bring (your) badge\\pass.');
     expect(out.extractor).toBe('pdf');
+  });
+});
+
+describe('decompression bombs', () => {
+  jest.setTimeout(60_000);
+
+  /** `bytes` of spaces, deflated as they stream in (nothing of that size is ever held). */
+  async function deflatedSpaces(bytes: number, raw: boolean): Promise<Buffer> {
+    const z = raw ? createDeflateRaw({ level: 9 }) : createDeflate({ level: 9 });
+    const out: Buffer[] = [];
+    z.on('data', (c: Buffer) => out.push(c));
+    const chunk = Buffer.alloc(1 << 20, 0x20);
+    for (let written = 0; written < bytes; written += chunk.length) if (!z.write(chunk)) await once(z, 'drain');
+    z.end();
+    await once(z, 'end');
+    return Buffer.concat(out);
+  }
+
+  /** A ZIP of one deflated entry, as a DOCX's document.xml would be. */
+  function zipOf(name: string, deflated: Buffer, size: number): Buffer {
+    const n = Buffer.from(name, 'latin1');
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(8, 8);
+    local.writeUInt32LE(deflated.length, 18);
+    local.writeUInt32LE(size >>> 0, 22);
+    local.writeUInt16LE(n.length, 26);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(8, 10);
+    central.writeUInt32LE(deflated.length, 20);
+    central.writeUInt32LE(size >>> 0, 24);
+    central.writeUInt16LE(n.length, 28);
+    const eocd = Buffer.alloc(22);
+    eocd.writeUInt32LE(0x06054b50, 0);
+    eocd.writeUInt16LE(1, 8);
+    eocd.writeUInt16LE(1, 10);
+    eocd.writeUInt32LE(46 + n.length, 12);
+    eocd.writeUInt32LE(30 + n.length + deflated.length, 16);
+    return Buffer.concat([local, n, deflated, central, n, eocd]);
+  }
+
+  const options = { ocr: null, pdfTimeoutMs: 60_000, maxPdfPages: 10, ocrBelowChars: 20, maxOcrImages: 0 };
+
+  it('refuses a DOCX whose document expands past the bound, before the reader inflates it', async () => {
+    const size = 300 * 1024 * 1024;
+    const docx = zipOf('word/document.xml', await deflatedSpaces(size, true), size);
+    expect(docx.length).toBeLessThan(1024 * 1024);
+    await expect(extractDocument('docx', docx, options)).rejects.toThrow(/the DOCX document expands to more than 256 MiB when decompressed/);
+  });
+
+  it('refuses a PDF whose content stream expands past the bound; an ordinary PDF is read', async () => {
+    const size = 300 * 1024 * 1024;
+    const stream = await deflatedSpaces(size, false);
+    const pdf = Buffer.concat([
+      Buffer.from(`%PDF-1.7\n4 0 obj\n<< /Length ${stream.length} /Filter /FlateDecode >>\nstream\n`, 'latin1'),
+      stream,
+      Buffer.from('\nendstream\nendobj\n%%EOF\n', 'latin1'),
+    ]);
+    await expect(extractDocument('pdf', pdf, options)).rejects.toThrow(/the PDF expands to more than 256 MiB when decompressed/);
+    const ordinary = pdfWithText(['An ordinary page.']);
+    expect((await extractDocument('pdf', ordinary, options)).text).toContain('An ordinary page.');
   });
 });

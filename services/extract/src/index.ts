@@ -4,7 +4,7 @@ import { PNG } from 'pngjs';
 import { htmlToText } from '@lore/ai/html-text';
 import { imageSize, MAX_OCR_PIXELS } from './image-size';
 import type { OcrEngine } from './ocr';
-import { parsePdf, type PdfImage } from './pdf';
+import { expandsTooFar, parsePdf, type PdfImage } from './pdf';
 import { cleanMarkdown, csvToText, jsonToText } from './tabular';
 import { runWorkerOnce, WorkerFailure } from './worker-thread';
 
@@ -175,7 +175,7 @@ async function extractKind(kind: FileKind, bytes: Buffer, options: ExtractOption
       }
     case 'docx': {
       const data = new Uint8Array(bytes);
-      const r = await runWorkerOnce<{ ok: boolean; text?: string }>(DOCX_WORKER, {
+      const r = await runWorkerOnce<{ ok: boolean; text?: string; error?: string; limit?: number }>(DOCX_WORKER, {
         what: 'the DOCX reader',
         workerData: { data },
         transferList: [data.buffer],
@@ -183,7 +183,12 @@ async function extractKind(kind: FileKind, bytes: Buffer, options: ExtractOption
         resourceLimits: { maxOldGenerationSizeMb: 512 },
         logger: options.logger,
       });
-      if (!r.ok || typeof r.text !== 'string') throw new UnsupportedFileError('the file is not a readable DOCX document');
+      if (!r.ok && r.error === 'too_large') throw new UnsupportedFileError(expandsTooFar('the DOCX document', r.limit ?? 0));
+      if (!r.ok || typeof r.text !== 'string') {
+        // The reader's own words for the operator's log (the user gets the plain sentence).
+        options.logger?.warn({ reason: (r.error ?? 'no text').slice(0, 300) }, 'DOCX reader refused a file');
+        throw new UnsupportedFileError('the file is not a readable DOCX document');
+      }
       return { text: r.text, contentType: 'text', extractor: 'docx', ocr: false, title: null };
     }
     case 'image': {

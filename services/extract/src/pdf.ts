@@ -22,7 +22,11 @@ export interface PdfContent {
 const WORKER = join(__dirname, '..', 'workers', 'pdf-extract.mjs');
 
 /** A worker's answer: the content, or why PDF.js could not read the file. */
-type PdfReply = ({ ok: true } & PdfContent) | { ok: false; error?: string };
+type PdfReply = ({ ok: true } & PdfContent) | { ok: false; error?: string; limit?: number };
+
+/** The sentence for a document whose compressed parts expand past the workers' bound (workers/inflate-guard.mjs). */
+export const expandsTooFar = (what: string, limit: number): string =>
+  `${what} expands to more than ${Math.round(limit / (1024 * 1024))} MiB when decompressed, more than Lore reads (a decompression bomb, or a document too large to read)`;
 
 /**
  * Parses a PDF in its own worker thread (a clean start, a memory ceiling, a timeout). A file PDF.js cannot read,
@@ -38,6 +42,7 @@ export async function parsePdf(data: Buffer, options: { timeoutMs: number; maxPa
     resourceLimits: { maxOldGenerationSizeMb: 512 },
     logger: options.logger,
   });
+  if (!m.ok && m.error === 'too_large') throw new Error(expandsTooFar('the PDF', m.limit ?? 0));
   if (!m.ok) throw new Error(`unreadable PDF: ${(m.error ?? 'unknown').slice(0, 200)}`);
   return { pages: m.pages, totalPages: m.totalPages, images: m.images };
 }

@@ -5,9 +5,15 @@
 // where images are the raster images of pages whose text layer is shorter than ocrBelowChars (scanned pages).
 import { parentPort, workerData } from 'node:worker_threads';
 import { extractImages, extractText, getDocumentProxy } from 'unpdf';
+import { MAX_INFLATED_BYTES, TooLarge, pdfInflatedSize } from './inflate-guard.mjs';
 
 const { data, ocrBelowChars, maxPages, maxImagePixels } = workerData;
 try {
+  // Counted before PDF.js inflates them: what it inflates lives outside this thread's heap ceiling.
+  const inflated = await pdfInflatedSize(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+  if (inflated > MAX_INFLATED_BYTES) {
+    throw new TooLarge();
+  }
   // PDF.js decodes an image into memory outside this thread's heap ceiling: an image larger than the OCR engine
   // would read is dropped before it is decoded (a few kilobytes of a PDF can declare gigabytes of pixels). Fonts
   // are never compiled to JavaScript.
@@ -23,5 +29,6 @@ try {
   }
   parentPort.postMessage({ ok: true, pages, totalPages, images });
 } catch (err) {
-  parentPort.postMessage({ ok: false, error: err instanceof Error ? err.message : String(err) });
+  if (err instanceof TooLarge) parentPort.postMessage({ ok: false, error: 'too_large', limit: MAX_INFLATED_BYTES });
+  else parentPort.postMessage({ ok: false, error: err instanceof Error ? err.message : String(err) });
 }
