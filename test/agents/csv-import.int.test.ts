@@ -262,6 +262,12 @@ describe('CSV import through the gateway', () => {
     const large = `Name,Notes\n${Array.from({ length: 400 }, (_, i) => `n${i},${'x'.repeat(40)}`).join('\n')}\n`;
     expect(Buffer.byteLength(large)).toBeGreaterThan(LIMITS.maxBytes);
     expect(await failed(large)).toEqual([{ row: 0, column: '', message: `the file is larger than ${LIMITS.maxBytes} bytes`, value: '' }]);
+    // Exactly the limit is within it; one byte more is not.
+    const head = `Name,Notes\n${Array.from({ length: 40 }, (_, i) => `n${i},${'x'.repeat(300)}`).join('\n')}\nlast,`;
+    const exact = `${head}${'y'.repeat(LIMITS.maxBytes - Buffer.byteLength(head) - 1)}\n`;
+    expect(Buffer.byteLength(exact)).toBe(LIMITS.maxBytes);
+    expect((await analysed(exact)).last.status).not.toBe('error');
+    expect(await failed(`${exact} `)).toEqual([{ row: 0, column: '', message: `the file is larger than ${LIMITS.maxBytes} bytes`, value: '' }]);
   });
 
   it('refuses an upload without a file part (422 body (c)), a body that is not multipart (415) or malformed (400), and a read-only key (403)', async () => {

@@ -35,7 +35,8 @@ export interface MultipartRead {
 export async function readFilePart(ctx: RouterContext<AgentsState>, field: string, maxBytes: number): Promise<MultipartRead> {
   let bb: MultipartParser;
   try {
-    bb = multipartParser(ctx.req.headers, { files: 1, fileSize: maxBytes, fields: 20, fieldSize: 64 * 1024, parts: 21 }, NOT_MULTIPART);
+    // busboy says `limit` when a file reaches `fileSize`: one byte more than allowed, so a file of exactly `maxBytes` passes.
+    bb = multipartParser(ctx.req.headers, { files: 1, fileSize: maxBytes + 1, fields: 20, fieldSize: 64 * 1024, parts: 21 }, NOT_MULTIPART);
   } catch (err) {
     throw err instanceof MultipartRefusedError ? agentsError(err.code, err.message) : err;
   }

@@ -66,7 +66,8 @@ function readUpload(ctx: RouterContext<GraphState>, maxBytes: number): Promise<{
   return new Promise((resolve, reject) => {
     let bb: MultipartParser;
     try {
-      bb = multipartParser(ctx.req.headers, { files: 1, fields: 20, fieldSize: 64 * 1024, fileSize: maxBytes, parts: 25 }, 'send multipart/form-data with a file field named "file" and list_id');
+      // busboy says `limit` when a file reaches `fileSize`: one byte more than allowed, so a file of exactly `maxBytes` passes.
+      bb = multipartParser(ctx.req.headers, { files: 1, fields: 20, fieldSize: 64 * 1024, fileSize: maxBytes + 1, parts: 25 }, 'send multipart/form-data with a file field named "file" and list_id');
     } catch (err) {
       reject(err instanceof MultipartRefusedError ? detailError(new AppError(err.code, err.message)) : err);
       return;
