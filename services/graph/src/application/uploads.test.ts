@@ -15,6 +15,7 @@ import {
 } from '@lore/runtime';
 import { TesseractOcr } from '@lore/extract/ocr';
 import { createGraphService, type GraphService } from '../graph-service';
+import { storedFileName } from './uploads';
 
 /**
  * The uploads consumer on PGlite and the in-process bus, with an OCR worker that misbehaves on purpose: the
@@ -104,4 +105,18 @@ describe('uploads whose extraction fails (PGlite)', () => {
     expect(await settled(image)).toMatchObject({ status: 'completed', extractor: 'ocr', error: null });
     expect(await settled(text)).toMatchObject({ status: 'completed', extractor: 'text', error: null });
   }, 60_000);
+});
+
+describe('the name an upload is kept under', () => {
+  it('keeps the extension its reader is chosen by, through masking and cutting', () => {
+    expect(storedFileName('plain.docx')).toBe('plain.docx');
+    const masked = storedFileName('bob@acme.docx');
+    expect(masked).toMatch(/\.docx$/);
+    expect(masked).not.toContain('bob@acme');
+    const long = storedFileName(`${'B'.repeat(300)}.html`);
+    expect(long).toMatch(/\.html$/);
+    expect(long.length).toBeLessThanOrEqual(200);
+    expect(storedFileName('no extension at all')).toBe('no extension at all');
+    expect(storedFileName('x'.repeat(300)).length).toBeLessThanOrEqual(200);
+  });
 });

@@ -39,6 +39,20 @@ export function uploadView(u: UploadRow): UploadView {
 }
 
 /**
+ * The name an upload is kept under: masked like content and cut to 200 characters, with the original extension kept
+ * (its reader is chosen by it when the client sent no specific type): `bob@acme.docx` masked whole, or a 300-character
+ * name cut, used to lose `.docx` and fail as an unsupported type, and a long `.html` name was read as plain text.
+ */
+export function storedFileName(original: string): string {
+  const ext = /\.[A-Za-z0-9]{1,10}$/.exec(original)?.[0] ?? '';
+  const masked = scanAndMask(original).text;
+  // `truncate` adds an ellipsis after its cut: 199 leaves room for it.
+  if (!ext || (masked.endsWith(ext) && masked.length <= 200)) return masked.length <= 200 ? masked : truncate(masked, 199);
+  const stem = masked.endsWith(ext) ? masked.slice(0, -ext.length) : masked;
+  return `${stem.length + ext.length <= 200 ? stem : truncate(stem, 199 - ext.length)}${ext}`;
+}
+
+/**
  * Stores the uploaded bytes (the blob store enforces the size limit while reading the stream), then in one
  * transaction records the upload as `pending` and the `lore.memory.uploads` message. The file name is masked
  * like content: people name files after customers.
@@ -51,7 +65,7 @@ export async function acceptUpload(
   const uploadId = newId('upl');
   const blobKey = `${scope.tenantId}/uploads/${uploadId}`;
   const info = await deps.blobs.put(scope.tenantId, blobKey, file.stream, file.contentType || 'application/octet-stream', deps.config.uploadMaxBytes);
-  const filename = truncate(scanAndMask(file.filename || 'upload').text, 200);
+  const filename = storedFileName(file.filename || 'upload');
   const row = await deps.db.withTenant(scope.tenantId, async (sql) => {
     await openMemory(deps, sql, scope);
     const u = await insertUpload(sql, scope.tenantId, {
