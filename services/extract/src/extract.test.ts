@@ -133,3 +133,35 @@ describe('decompression bombs', () => {
     expect((await extractDocument('pdf', ordinary, options)).text).toContain('An ordinary page.');
   });
 });
+
+describe('PDF page limit', () => {
+  jest.setTimeout(60_000);
+
+  /** A PDF of `count` pages that all show one content stream. */
+  function pdfOfPages(count: number, line: string): Buffer {
+    const content = `BT /F1 14 Tf 16 TL 50 740 Td (${line}) ' ET`;
+    const objects = [
+      '<< /Type /Catalog /Pages 2 0 R >>',
+      `<< /Type /Pages /Kids [${Array.from({ length: count }, (_, i) => `${i + 5} 0 R`).join(' ')}] /Count ${count} >>`,
+      '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>',
+      `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
+      ...Array.from({ length: count }, () => '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>'),
+    ];
+    let out = '%PDF-1.4\n';
+    const offsets: number[] = [];
+    objects.forEach((o, i) => {
+      offsets.push(out.length);
+      out += `${i + 1} 0 obj\n${o}\nendobj\n`;
+    });
+    const xref = out.length;
+    out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
+    out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+    return Buffer.from(out, 'latin1');
+  }
+
+  it('reads the first pages of a long PDF, only those', async () => {
+    const pdf = pdfOfPages(5_000, 'Every page says this.');
+    const out = await extractDocument('pdf', pdf, { ocr: null, pdfTimeoutMs: 60_000, maxPdfPages: 10, ocrBelowChars: 0, maxOcrImages: 0 });
+    expect(out.text.split('Every page says this.').length - 1).toBe(10);
+  });
+});

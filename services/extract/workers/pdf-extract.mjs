@@ -4,7 +4,7 @@
 // Output (message): { pages: string[], totalPages: number, images: [{ page, width, height, channels, data }] }
 // where images are the raster images of pages whose text layer is shorter than ocrBelowChars (scanned pages).
 import { parentPort, workerData } from 'node:worker_threads';
-import { extractImages, extractText, getDocumentProxy } from 'unpdf';
+import { extractImages, getDocumentProxy } from 'unpdf';
 import { MAX_INFLATED_BYTES, TooLarge, pdfInflatedSize } from './inflate-guard.mjs';
 
 const { data, ocrBelowChars, maxPages, maxImagePixels } = workerData;
@@ -18,8 +18,16 @@ try {
   // would read is dropped before it is decoded (a few kilobytes of a PDF can declare gigabytes of pixels). Fonts
   // are never compiled to JavaScript.
   const pdf = await getDocumentProxy(new Uint8Array(data), { maxImageSize: maxImagePixels, isEvalSupported: false });
-  const { totalPages, text } = await extractText(pdf, { mergePages: false });
-  const pages = text.slice(0, maxPages);
+  // Only the pages read: one at a time, the first `maxPages` (all of them at once, then cut, ran a 20,000-page PDF
+  // out of memory instead of giving its first pages). A page's text as unpdf's `extractText` joins it.
+  const totalPages = pdf.numPages;
+  const pages = [];
+  for (let i = 1; i <= Math.min(totalPages, maxPages); i += 1) {
+    const page = await pdf.getPage(i);
+    const content = await page.getTextContent();
+    pages.push(content.items.filter((item) => item.str != null).map((item) => item.str + (item.hasEOL ? '\n' : '')).join(''));
+    page.cleanup();
+  }
   const images = [];
   for (let i = 0; i < pages.length; i += 1) {
     if ((pages[i] ?? '').trim().length >= ocrBelowChars) continue;
