@@ -94,6 +94,19 @@ export const WEB_SOURCE_DEFAULTS = {
   maxSitemapBytes: 50 * 1024 * 1024,
 } as const;
 
+/**
+ * Binary by its first bytes: a NUL in the first 8 KiB (no text encoding a page is served in has one, but UTF-16,
+ * which carries its byte order mark), or a file format's signature (PDF, ZIP, gzip).
+ */
+export function looksBinary(body: Buffer): boolean {
+  const head = body.subarray(0, 8192);
+  // UTF-16 with its byte order mark is text (decodePage reads it), NULs and all.
+  const utf16 = (head[0] === 0xfe && head[1] === 0xff) || (head[0] === 0xff && head[1] === 0xfe);
+  if (!utf16 && head.includes(0)) return true;
+  const start = head.subarray(0, 5).toString('latin1');
+  return start === '%PDF-' || start.startsWith('PK\x03\x04') || (head[0] === 0x1f && head[1] === 0x8b);
+}
+
 const ACCEPT_PAGE = 'text/html,application/xhtml+xml,text/plain;q=0.9,application/pdf;q=0.8,*/*;q=0.1';
 const ACCEPT_SITEMAP = 'application/xml,text/xml;q=0.9,text/plain;q=0.5,*/*;q=0.1';
 /** Fetch errors that may pass by the next run: a listing keeps the page (the indexer must not prune it for them). */
@@ -536,9 +549,15 @@ class Run extends ConnectorRun {
     if (this.handled.has(finalUrl)) return skip('duplicate', 'already read under another address');
     this.handled.add(finalUrl);
 
+    // Lore asks for no compression (`accept-encoding: identity`): a body encoded anyway is bytes no reader here
+    // decodes, and would be indexed as noise.
+    const encoding = String(res.headers['content-encoding'] ?? '').trim().toLowerCase();
+    if (encoding !== '' && encoding !== 'identity') return skip('unsupported_type', `a body encoded ${encoding.slice(0, 40)}, which was not asked for`);
     const type = readableType(res.contentType);
     const file = type === null ? fileType(res.contentType, finalUrl) : null;
     if (type === null && file === null) return skip('unsupported_type', res.contentType ?? 'no content type');
+    // Binary bytes under a text type (a PDF served as text/html): not text to index.
+    if (type !== null && looksBinary(res.body)) return skip('unsupported_type', `binary content served as ${res.contentType ?? 'text'}`);
     const agent = this.fetcher.client.robotsAgent;
     const header = res.headers['x-robots-tag'];
     const headerValues = header === undefined ? [] : Array.isArray(header) ? header : [header];
