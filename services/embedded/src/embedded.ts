@@ -6,6 +6,7 @@ import {
   MemoryBus,
   startOutboxRelay,
   PgliteDb,
+  FileBlobStore,
   PostgresBlobStore,
   createMetricsRegistry,
   listen,
@@ -90,6 +91,11 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
   const bus = new MemoryBus({ logger, metrics });
   lifecycle.onShutdown('event bus', () => bus.close());
 
+  // Uploads, project files, connector files and knowledge-graph CSVs as files under the data directory, read and
+  // written off the process's thread (in PGlite a 25 MiB blob held every request for 10 s); blobs kept in the
+  // database before are still read from there (runtime/blob/file-blob-store.ts).
+  const blobs = new FileBlobStore(join(config.LORE_DATA_DIR, 'blobs'), new PostgresBlobStore(db));
+
   // Internal services talk over unix sockets in a private folder: one public TCP port, as in a cluster's
   // ClusterIP-only services.
   // The folder a killed process left is removed first (./socket-dir.ts).
@@ -108,7 +114,7 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
   const graph = await createGraphService({
     db,
     bus,
-    blobs: new PostgresBlobStore(db),
+    blobs,
     logger: root.child({ service: 'graph' }),
     metrics,
     signer,
@@ -122,8 +128,8 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
   lifecycle.onShutdown('graph', () => graph.close());
 
   // Core: chat, personas and connector administration (credentials sealed with the same key ring), on the same database.
-  // Chat project files and file connectors read the blob store the graph's uploads use (the same database).
-  const coreBlobs = new PostgresBlobStore(db);
+  // Chat project files and file connectors read the blob store the graph's uploads use.
+  const coreBlobs = blobs;
   // Its connector indexer runs here too: the scheduler, the index consumer on the in-memory bus, documents written
   // through the graph's socket.
   const core = await createCoreService({
@@ -161,7 +167,7 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
     signer,
     lifecycle,
     facts: { environment: process.env.NODE_ENV ?? 'development' },
-    // CSV uploads are kept with core's files, in the same database.
+    // CSV uploads are kept with core's files.
     blobs: coreBlobs,
     // The graph's model (the embedded extractive one unless configured): criteria and routing fall back to rules with it.
     languageModel: graph.memory.languageModel,

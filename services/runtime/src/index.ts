@@ -30,6 +30,7 @@ export { DEFAULT_MAX_STARTS, startVerdict } from './bus/start-guard';
 export * from './outbox/outbox';
 export * from './outbox/start-relay';
 export * from './blob/postgres-blob-store';
+export * from './blob/file-blob-store';
 // Types only: the S3 adapter (and the AWS SDK it loads) is required when LORE_BLOB_STORE=s3 asks for it (openBlobStore).
 export type { S3BlobStore, S3BlobStoreSettings } from './blob/s3-blob-store';
 export * from './blob/blob-store-config';

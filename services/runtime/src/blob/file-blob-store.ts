@@ -1,0 +1,119 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import type { BlobInfo, BlobStore } from '../ports/blob-store';
+import { MAX_BLOB_BYTES, readBody } from './read-body';
+
+interface Meta {
+  key: string;
+  size: number;
+  contentType: string;
+  sha256: string;
+  createdAt: string;
+}
+
+const hash = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/**
+ * Blobs as files (embedded mode: `<data dir>/blobs`). PGlite runs on the process's own thread, and a bytea value
+ * travels through it hex-encoded: storing a 25 MiB upload there held every request of the process for 10–14 s, and
+ * reading it back for seconds more. Files are written and read by the thread pool instead.
+ *
+ * Layout: `<root>/<sha256(tenant)[0..16]>/<sha256(key)>.bin` and `.json` (what `BlobInfo` says). Names are hashes, so
+ * no key can name a path outside its tenant's folder, and a tenant's folder holds only its own blobs. A write goes to
+ * a temporary file first and is renamed into place, the bytes before the description, and a blob is what its
+ * description says: a crash leaves either the old blob or the new one, never part of one.
+ *
+ * `fallback` (the store blobs were kept in before) is read when a key has no file, and deleted from with it, so
+ * blobs written before the switch stay readable.
+ */
+export class FileBlobStore implements BlobStore {
+  readonly kind = 'file' as const;
+
+  constructor(
+    private readonly root: string,
+    private readonly fallback: BlobStore | null = null,
+  ) {}
+
+  private paths(tenantId: string, key: string): { dir: string; data: string; meta: string } {
+    const dir = join(this.root, hash(`tenant:${tenantId}`).slice(0, 16));
+    const name = hash(`key:${key}`);
+    return { dir, data: join(dir, `${name}.bin`), meta: join(dir, `${name}.json`) };
+  }
+
+  async put(tenantId: string, key: string, data: Buffer | Readable, contentType: string, maxBytes = MAX_BLOB_BYTES): Promise<BlobInfo> {
+    if (!key) throw new Error('a blob needs a key');
+    const bytes = await readBody(data, Math.min(maxBytes, MAX_BLOB_BYTES));
+    const p = this.paths(tenantId, key);
+    await mkdir(p.dir, { recursive: true, mode: 0o700 });
+    const info: Meta = { key, size: bytes.length, contentType, sha256: createHash('sha256').update(bytes).digest('hex'), createdAt: new Date().toISOString() };
+    await writeWhole(p.data, bytes);
+    await writeWhole(p.meta, Buffer.from(JSON.stringify(info)));
+    // The copy kept before the switch, if any, is now stale.
+    await this.fallback?.delete(tenantId, key);
+    return toInfo(info);
+  }
+
+  async get(tenantId: string, key: string): Promise<{ info: BlobInfo; data: Buffer } | null> {
+    const p = this.paths(tenantId, key);
+    const meta = await readMeta(p.meta, key);
+    if (!meta) return this.fallback ? this.fallback.get(tenantId, key) : null;
+    const data = await readFile(p.data).catch(() => null);
+    return data && data.length === meta.size ? { info: toInfo(meta), data } : null;
+  }
+
+  async stat(tenantId: string, keys: readonly string[]): Promise<BlobInfo[]> {
+    const found: BlobInfo[] = [];
+    const missing: string[] = [];
+    for (const key of new Set(keys)) {
+      const meta = await readMeta(this.paths(tenantId, key).meta, key);
+      if (meta) found.push(toInfo(meta));
+      else missing.push(key);
+    }
+    if (this.fallback && missing.length > 0) found.push(...(await this.fallback.stat(tenantId, missing)));
+    return found;
+  }
+
+  async delete(tenantId: string, key: string): Promise<void> {
+    const p = this.paths(tenantId, key);
+    // The description first: without it the blob no longer exists, whatever happens to its bytes.
+    await rm(p.meta, { force: true });
+    await rm(p.data, { force: true });
+    await this.fallback?.delete(tenantId, key);
+  }
+}
+
+/** Writes a file whole: to a temporary name beside it, flushed, then renamed over it. */
+async function writeWhole(path: string, bytes: Buffer): Promise<void> {
+  const tmp = `${path}.${randomUUID()}.tmp`;
+  const handle = await open(tmp, 'w', 0o600);
+  try {
+    await handle.writeFile(bytes);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+}
+
+async function readMeta(path: string, key: string): Promise<Meta | null> {
+  const text = await readFile(path, 'utf8').catch(() => null);
+  if (text === null) return null;
+  try {
+    const meta = JSON.parse(text) as Meta;
+    // Two keys with one hash would be a SHA-256 collision; a description of another key is no description of this one.
+    return meta.key === key ? meta : null;
+  } catch {
+    return null;
+  }
+}
+
+function toInfo(m: Meta): BlobInfo {
+  return { key: m.key, size: m.size, contentType: m.contentType, sha256: m.sha256, createdAt: new Date(m.createdAt) };
+}
