@@ -208,6 +208,13 @@ describe('core: chat sessions and personas through the gateway', () => {
     expect(pid).toBeGreaterThan(0);
     expect((await s.call('POST', '/api/persona', as(a.key), { name: 'Bad', tool_ids: [99] })).status).toBe(400);
     expect((await s.call('POST', '/api/persona', as(a.key), { name: 'Bad', extra: 1 })).status).toBe(422);
+    // A tool id twice, or one below 1: 422 naming the field.
+    for (const tool_ids of [[1, 1], [-1], [0]]) {
+      const bad = await s.call('POST', '/api/persona', as(a.key), { name: 'Bad', tool_ids });
+      expect([bad.status, bad.json.detail[0].loc.slice(0, 2)]).toEqual([422, ['body', 'tool_ids']]);
+    }
+    const repeated = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'hi', chat_session_id: '00000000-0000-4000-8000-000000000000', allowed_tool_ids: [1, 1] });
+    expect([repeated.status, repeated.json.detail[0].loc]).toEqual([422, ['body', 'allowed_tool_ids']]);
 
     const patched = await s.call('PATCH', `/api/persona/${pid}`, as(a.key), { description: 'for the legal team', source_types: null });
     expect(patched.status).toBe(200);

@@ -52,4 +52,10 @@ export const messageIdParam = z
 /** A 32-bit integer in a body. */
 export const int32 = z.number().int('must be an integer').min(-2_147_483_648).max(2_147_483_647);
 
+/** Tool ids (at least 1 each), each once, at most 32. */
+export const toolIdList = z
+  .array(int32.min(1, 'a tool id is at least 1'))
+  .max(32)
+  .refine((ids) => new Set(ids).size === ids.length, 'a tool id appears twice');
+
 export const iso = (d: Date) => d.toISOString();

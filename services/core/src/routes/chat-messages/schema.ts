@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { int32, intParam, messageIdBody, messageIdParam, tenantIdParam } from '../schema-parts';
+import { int32, intParam, messageIdBody, messageIdParam, tenantIdParam, toolIdList } from '../schema-parts';
 
 const uuid = z.uuid('must be a UUID');
 /** The longest chat message (characters); longer is 422. */
@@ -11,7 +11,7 @@ const message = z
   .trim()
   .max(MESSAGE_MAX_CHARS, `at most ${MESSAGE_MAX_CHARS} characters`)
   .refine((m) => VISIBLE.test(m), 'message is required');
-const toolIds = z.array(int32).max(32);
+const toolIds = toolIdList;
 const filters = z.object({ source_type: z.array(z.string().min(1).max(64)).max(32).nullish() }).passthrough();
 
 /** `send-chat-message`: spec 2's body (stream defaults to true). */

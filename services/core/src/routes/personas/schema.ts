@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { PersonaRow } from '../../store/personas';
-import { int32, intParam, iso, tenantIdParam } from '../schema-parts';
+import { intParam, iso, tenantIdParam, toolIdList } from '../schema-parts';
 
 const sourceTypes = z.array(z.string().min(1).max(64)).max(64);
 
@@ -39,7 +39,7 @@ export function presentPersona(p: PersonaRow): z.input<typeof personaView> {
 const fields = {
   description: z.string().max(2_000),
   instructions: z.string().max(20_000),
-  tool_ids: z.array(int32).max(32),
+  tool_ids: toolIdList,
   source_types: sourceTypes.nullable(),
   model: z.string().min(1).max(200).nullable(),
   temperature: z.number().min(0).max(2).nullable(),
