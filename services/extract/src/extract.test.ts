@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createDeflate, createDeflateRaw } from 'node:zlib';
 import { detectKind, extractDocument, pixelsToPng } from './index';
-import { pdfWithText } from './scan-pdf';
+import { pdfOfObjects, pdfWithText } from './scan-pdf';
 import { cleanMarkdown, csvToText, jsonToText, parseCsv } from './tabular';
 
 describe('Markdown cleaning', () => {
@@ -147,16 +147,7 @@ describe('PDF page limit', () => {
       `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
       ...Array.from({ length: count }, () => '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>'),
     ];
-    let out = '%PDF-1.4\n';
-    const offsets: number[] = [];
-    objects.forEach((o, i) => {
-      offsets.push(out.length);
-      out += `${i + 1} 0 obj\n${o}\nendobj\n`;
-    });
-    const xref = out.length;
-    out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
-    out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-    return Buffer.from(out, 'latin1');
+    return pdfOfObjects(objects);
   }
 
   it('reads the first pages of a long PDF, only those', async () => {

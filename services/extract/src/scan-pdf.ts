@@ -44,6 +44,11 @@ export function pdfWithText(lines: string[]): Buffer {
     '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>',
     `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
   ];
+  return pdfOfObjects(objects);
+}
+
+/** A PDF of these objects (numbered from 1, the first the catalog), with its cross-reference table. */
+export function pdfOfObjects(objects: readonly string[]): Buffer {
   let out = '%PDF-1.4\n';
   const offsets: number[] = [];
   objects.forEach((o, i) => {
