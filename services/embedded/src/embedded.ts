@@ -61,10 +61,10 @@ export interface EmbeddedOptions {
   modelFetch?: ModelFetchSetting;
 }
 
-/** Every Lore service and worker in one process: PGlite, in-memory state and bus, one public port. */
 /**
- * `root` is the process's logger without a `service` (`createLogger` without one): each service's lines bind their own,
- * and embedded mode's own lines `lore-embedded`.
+ * Every Lore service and worker in one process: PGlite, in-memory state and bus, one public port. `root` is the
+ * process's logger without a `service` (`createLogger` without one): each service's lines bind their own, and
+ * embedded mode's own lines `lore-embedded`.
  */
 export async function startEmbedded(config: EmbeddedConfig, root: Logger, options: EmbeddedOptions = {}): Promise<Embedded> {
   const logger = root.child({ service: 'lore-embedded' });

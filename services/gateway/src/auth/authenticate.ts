@@ -112,7 +112,6 @@ function percentDecoded(value: string): string {
 
 type Presented = { kind: 'credential'; parsed: ParsedCredential } | { kind: 'session'; token: string };
 
-
 /** Finds the credential in the places this surface accepts, or explains why there is none. */
 function presentedCredential(ctx: GatewayContext, facts: RequestFacts, rule: RouteRule): Presented {
   const h = facts.headers;
