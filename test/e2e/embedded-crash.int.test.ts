@@ -115,7 +115,5 @@ describe('embedded mode after a kill -9', () => {
     } finally {
       await stopProcess(second);
     }
-    // A clean stop removes its own.
-    expect(existsSync(secondSockets)).toBe(false);
   });
 });

@@ -109,6 +109,8 @@ describe('embedded mode', () => {
     }
 
     const second = await boot(dataDir);
+    const socketsFolder = readFileSync(join(dataDir, 'sockets.path'), 'utf8').trim();
+    expect(existsSync(socketsFolder)).toBe(true);
     try {
       const creds = JSON.parse(readFileSync(join(dataDir, 'dev-credentials.json'), 'utf8')) as Record<string, string>;
       expect(creds).toEqual(firstCreds!);
@@ -127,8 +129,9 @@ describe('embedded mode', () => {
     } finally {
       await stop(second);
     }
-    // A clean stop gives the directory back.
+    // A clean stop gives the directory back, its sockets folder removed before (shutdown runs in reverse order).
     expect(existsSync(join(dataDir, 'lore.pid'))).toBe(false);
+    expect(existsSync(socketsFolder)).toBe(false);
   }, 150_000);
 
   it('ingests and answers a cited search through the gateway, even when its ops port is taken', async () => {
