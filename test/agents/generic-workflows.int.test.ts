@@ -352,7 +352,7 @@ describe('the generic workflow API without a worker (Redis, PostgreSQL, through 
   });
 
   it('answers 422 body (c) for every bad body, path and query', async () => {
-    const cases: Array<[string, string, unknown, string[]]> = [
+    const cases: Array<[string, string, unknown, Array<string | number>]> = [
       ['POST', '/api/workflow/start', { prompt: '   ' }, ['body', 'prompt']],
       ['POST', '/api/workflow/start', {}, ['body', 'prompt']],
       ['POST', '/api/workflow/start', { prompt: 'x', total_target: 0 }, ['body', 'total_target']],
@@ -360,8 +360,8 @@ describe('the generic workflow API without a worker (Redis, PostgreSQL, through 
       ['POST', '/api/workflow/start', { prompt: 'x', type: 'people_search' }, ['body', 'type']],
       ['POST', '/api/workflow/start', { prompt: 'x', threadId: 'not-a-uuid' }, ['body', 'threadId']],
       ['POST', '/api/workflow/start', { prompt: 'x', serviceId: 'has spaces' }, ['body', 'serviceId']],
-      ['POST', '/api/workflow/start', { prompt: 'x', additional_criteria: [{ value: 'no name' }] }, ['body', 'additional_criteria', '0', 'name']],
-      ['POST', '/api/workflow/start', { prompt: 'x', additional_criteria: [{ name: 'a', type: 'must' }] }, ['body', 'additional_criteria', '0', 'type']],
+      ['POST', '/api/workflow/start', { prompt: 'x', additional_criteria: [{ value: 'no name' }] }, ['body', 'additional_criteria', 0, 'name']],
+      ['POST', '/api/workflow/start', { prompt: 'x', additional_criteria: [{ name: 'a', type: 'must' }] }, ['body', 'additional_criteria', 0, 'type']],
       ['POST', '/api/workflow/start', { prompt: 'x', additional_criteria: Array.from({ length: 31 }, (_, i) => ({ name: `c${i}` })) }, ['body', 'additional_criteria']],
       ['POST', '/api/workflow/start', { prompt: 'x'.repeat(4001) }, ['body', 'prompt']],
       ['POST', '/api/workflow/people/start', { prompt: 'x', type: 'list_builder' }, ['body', 'type']],
