@@ -238,3 +238,14 @@ describe('company overview', () => {
     expect(invalid.json).toEqual({ detail: [{ loc: ['body', 'companyData'], msg: expect.any(String), type: expect.any(String) }] });
   });
 });
+
+describe('answers no route gave', () => {
+  it('come in the path\'s error family: {detail} under /api/, spec 3\'s envelope elsewhere', async () => {
+    const direct = async (path: string) => {
+      const r = await fetch(`${s.agentsServer.url}${path}`);
+      return { status: r.status, json: (await r.json()) as unknown };
+    };
+    expect(await direct('/api/no-such-route')).toEqual({ status: 404, json: { detail: 'route not found' } });
+    expect(await direct('/company-search/no/such/route')).toEqual({ status: 404, json: { status_code: 404, message: 'route not found', errors: [], data: null } });
+  });
+});

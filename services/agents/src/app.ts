@@ -4,7 +4,7 @@ import type { Registry } from 'prom-client';
 import type { AgentsDeps } from './application/context';
 import { health } from './application/health';
 import { agentsOpenApi, agentsResponses } from './openapi';
-import { agentsGuard, type AgentsState } from './routes/route';
+import { agentsGuard, familyOf, shapeError, type AgentsState } from './routes/route';
 import { utilityRoutes, type UtilityRouteDeps } from './routes/utility/routes';
 import { directoryRoutes, type DirectoryRouteDeps } from './routes/directory/routes';
 import { searchRoutes, type SearchRouteDeps } from './routes/searches/routes';
@@ -183,7 +183,12 @@ export function documentedAgentsOpenApi(): Record<string, unknown> {
 
 /** The agents listener: the route table, then 404 for everything else. Each route reads its own body. */
 export function createAgentsApp(options: AgentsAppOptions): LoreApp {
-  const app = createHttpApp({ service: 'agents', logger: options.logger, metrics: options.metrics, bodyLimitBytes: options.bodyLimitBytes, parseBodies: false });
+  // Faults (500), 404s no route answered and the kit's own refusals in the path's family, as every answer of the
+  // routes (docs/agents.md, "Errors"): before, they came in the platform's envelope, which is neither.
+  const app = createHttpApp({
+    service: 'agents', logger: options.logger, metrics: options.metrics, bodyLimitBytes: options.bodyLimitBytes, parseBodies: false,
+    errorShape: (err, path) => shapeError(familyOf(path), err),
+  });
   const router = new Router<AgentsState>();
   const table = agentsRouteTable(agentsRouteDeps(options.agents, options.signer), { bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses });
   table.mount(router);

@@ -176,7 +176,7 @@ export function documentedCoreOpenApi(): Record<string, unknown> {
 /** Core's listener: the route table, then 404 for everything else. Each route reads its own body. */
 export function createCoreApp(options: CoreAppOptions): LoreApp {
   // Every answer of core's is spec 2's `{detail}`, its faults (500) and refusals the kit words (413, 415, 503) too.
-  const app = createHttpApp({ service: 'core', logger: options.logger, metrics: options.metrics, bodyLimitBytes: options.bodyLimitBytes, parseBodies: false, errorShape: detailError });
+  const app = createHttpApp({ service: 'core', logger: options.logger, metrics: options.metrics, bodyLimitBytes: options.bodyLimitBytes, parseBodies: false, errorShape: (err) => detailError(err) });
   const router = new Router<CoreState>();
   const table = coreRouteTable(coreRouteDeps(options.core, options.signer), { bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses });
   table.mount(router);

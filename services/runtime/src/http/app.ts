@@ -43,9 +43,10 @@ export interface HttpAppOptions {
   routeHeader?: boolean;
   /**
    * Words an error that has no body of its own (its own refusals, a fault, a 404 nothing answered) in the service's
-   * error family, e.g. spec 2's `{detail}`; default: the platform's envelope.
+   * error family (by the request's path, for a service whose families differ by path), e.g. spec 2's `{detail}`;
+   * default: the platform's envelope.
    */
-  errorShape?: (err: AppError) => AppError;
+  errorShape?: (err: AppError, path: string) => AppError;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -290,7 +291,7 @@ function respondJson(ctx: LoreContext): boolean {
   return true;
 }
 
-function respondWithError(ctx: LoreContext, err: unknown, shape?: (err: AppError) => AppError): void {
+function respondWithError(ctx: LoreContext, err: unknown, shape?: (err: AppError, path: string) => AppError): void {
   let appError: AppError;
   if (isAppError(err)) {
     appError = err;
@@ -309,7 +310,7 @@ function respondWithError(ctx: LoreContext, err: unknown, shape?: (err: AppError
     }
   }
   if (appError.status >= 500 && isAppError(err)) ctx.state.log?.warn({ err }, 'request failed');
-  if (shape && appError.body === undefined) appError = shape(appError);
+  if (shape && appError.body === undefined) appError = shape(appError, ctx.path);
   ctx.status = appError.status;
   for (const [k, v] of Object.entries(appError.headers)) ctx.set(k, v);
   ctx.body = errorBody(appError, ctx.state.requestId ?? 'unknown');
