@@ -90,16 +90,19 @@ type ClientMessage = { kind: 'stop' } | { kind: 'answer'; answer: z.infer<typeof
 export function clientMessage(body: unknown): ClientMessage {
   const usage = 'send {"type":"stop"} or a clarifying answer {"prompt","thread_id","list_id"}';
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return { kind: 'invalid', problem: `unknown message (not a JSON object): ${usage}` };
-  const fields = body as Record<string, unknown>;
-  const [schema, name] = 'type' in fields ? [stopRequest, 'stop message'] as const : 'prompt' in fields ? [answerRequest, 'clarifying answer'] as const : [null, ''] as const;
-  if (!schema) return { kind: 'invalid', problem: `unknown message: ${usage}` };
-  const parsed = schema.safeParse(body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-    return { kind: 'invalid', problem: `invalid ${name}: ${where}${issue.message}` };
+  const invalid = (name: string, error: z.ZodError): ClientMessage => {
+    const issue = error.issues[0]!;
+    return { kind: 'invalid', problem: `invalid ${name}: ${issue.path.length > 0 ? `${issue.path.join('.')}: ` : ''}${issue.message}` };
+  };
+  if ('type' in body) {
+    const stop = stopRequest.safeParse(body);
+    return stop.success ? { kind: 'stop' } : invalid('stop message', stop.error);
   }
-  return name === 'stop message' ? { kind: 'stop' } : { kind: 'answer', answer: parsed.data as z.infer<typeof answerRequest> };
+  if ('prompt' in body) {
+    const answer = answerRequest.safeParse(body);
+    return answer.success ? { kind: 'answer', answer: answer.data } : invalid('clarifying answer', answer.error);
+  }
+  return { kind: 'invalid', problem: `unknown message: ${usage}` };
 }
 
 /** A client that sends this many seconds' worth of messages over the limit in a row is disconnected (1008). */
