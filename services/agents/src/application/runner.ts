@@ -319,13 +319,14 @@ class Run extends ClaimedRun {
       // when that finds nothing at all, the plan's words (industry, place) from their first page on, team pages leading on.
       const cursor = state.cursor as typeof state.cursor & { web_plan_query?: boolean };
       const roleQuery = this.kind === 'people_search' && !cursor.web_plan_query ? webQueryOf(state.criteria) : '';
-      // A provider that is rate limited, overloaded or slow is tried again within the fetch budget (docs/agents.md, "Web search").
-      const spendSearch = () => {
-        if (this.fetches + state.spent.fetches >= this.deps.settings.budgets.fetches) return false;
+      const canFetch = () => this.fetches + state.spent.fetches < this.deps.settings.budgets.fetches;
+      const spend = () => {
+        if (!canFetch()) return false;
         this.fetches++;
         return true;
       };
-      const results = await searchWithRetries(() => web.search(roleQuery || plan.query, state.cursor.web_pages, this.signal), this.signal, spendSearch);
+      // A provider that is rate limited, overloaded or slow is tried again within the fetch budget (docs/agents.md, "Web search").
+      const results = await searchWithRetries(() => web.search(roleQuery || plan.query, state.cursor.web_pages, this.signal), this.signal, spend);
       if (roleQuery && roleQuery !== plan.query && results.length === 0 && state.cursor.web_pages === 1) {
         cursor.web_plan_query = true;
         state.cursor.web_pages = 0;
@@ -333,12 +334,6 @@ class Run extends ClaimedRun {
       }
       const out: Candidate[] = [];
       const seen = new Set<string>();
-      const canFetch = () => this.fetches + state.spent.fetches < this.deps.settings.budgets.fetches;
-      const spend = () => {
-        if (!canFetch()) return false;
-        this.fetches++;
-        return true;
-      };
       const read = (url: string): Promise<WebPageRead | null> => readOnceMore(() => web.fetchPage(url, this.signal), this.signal, spend).catch(() => null);
       for (const r of results) {
         this.check();

@@ -1,5 +1,5 @@
 import { groundedAnswerStream, type ChatMessage, type ModelOverrides, type SourceChunk, type ToolDefinition } from '@lore/ai';
-import type { RetrievedChunk } from '@lore/runtime';
+import type { RetrievedChunk, Sql } from '@lore/runtime';
 import { citationStripper, searchToolCall, withoutCitations, type AnswerStreamPart, type CitationInfo, type SearchDoc, type StoredSearchCall, type ToolCallRecord } from '../domain/answer-parts';
 import { latestBranch } from '../domain/message-tree';
 import { FILE_CONTEXT, indexFile, rankPassages, type FilePassage, type IndexedFile } from '../domain/project-files';
@@ -185,21 +185,7 @@ function storeTurn(deps: CoreDeps, p: Principal, identityToken: string, input: T
     // A session in a project answers from the project's files too (unless the request's source filter leaves `file` out).
     let files: FilePassage[] = [];
     if (session.project_id !== null && (!input.sourceTypes || input.sourceTypes.includes(FILE_SOURCE))) {
-      // Only the files this process has not indexed yet are read whole (./passage-cache.ts).
-      const heads = await projectFileHeads(sql, p.tenantId, session.project_id, FILE_CONTEXT.maxFiles);
-      const indexed = new Map(heads.map((h) => [h.file_id, deps.passages.get(PassageCache.key(p.tenantId, h))]));
-      const missing = heads.filter((h) => !indexed.get(h.file_id));
-      if (missing.length > 0) {
-        const texts = await projectFileTextsOf(sql, p.tenantId, missing.map((h) => h.file_id), FILE_CONTEXT.maxCharsPerFile);
-        for (const h of missing) {
-          const text = texts.get(h.file_id);
-          if (text === undefined) continue;
-          const file = indexFile({ ...h, text });
-          deps.passages.set(PassageCache.key(p.tenantId, h), file);
-          indexed.set(h.file_id, file);
-        }
-      }
-      files = rankPassages(heads.map((h) => indexed.get(h.file_id)).filter((f): f is IndexedFile => f !== undefined), question);
+      files = rankPassages(await projectFiles(deps, sql, p.tenantId, session.project_id), question);
     }
     return {
       principal: p,
@@ -220,6 +206,27 @@ function storeTurn(deps: CoreDeps, p: Principal, identityToken: string, input: T
       early,
     };
   });
+}
+
+/**
+ * A project's completed files split into passages, oldest first: those this process indexed before from its cache
+ * (./passage-cache.ts), the others read and indexed now.
+ */
+async function projectFiles(deps: CoreDeps, sql: Sql, tenantId: string, projectId: number): Promise<IndexedFile[]> {
+  const heads = await projectFileHeads(sql, tenantId, projectId, FILE_CONTEXT.maxFiles);
+  const indexed = new Map(heads.map((h) => [h.file_id, deps.passages.get(PassageCache.key(tenantId, h))]));
+  const missing = heads.filter((h) => !indexed.get(h.file_id));
+  if (missing.length > 0) {
+    const texts = await projectFileTextsOf(sql, tenantId, missing.map((h) => h.file_id), FILE_CONTEXT.maxCharsPerFile);
+    for (const h of missing) {
+      const text = texts.get(h.file_id);
+      if (text === undefined) continue;
+      const file = indexFile({ ...h, text });
+      deps.passages.set(PassageCache.key(tenantId, h), file);
+      indexed.set(h.file_id, file);
+    }
+  }
+  return heads.map((h) => indexed.get(h.file_id)).filter((f): f is IndexedFile => f !== undefined);
 }
 
 /**
