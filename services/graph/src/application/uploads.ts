@@ -46,10 +46,10 @@ export function uploadView(u: UploadRow): UploadView {
 export function storedFileName(original: string): string {
   const ext = /\.[A-Za-z0-9]{1,10}$/.exec(original)?.[0] ?? '';
   const masked = scanAndMask(original).text;
-  // `truncate` adds an ellipsis after its cut: 199 leaves room for it.
-  if (!ext || (masked.endsWith(ext) && masked.length <= 200)) return masked.length <= 200 ? masked : truncate(masked, 199);
-  const stem = masked.endsWith(ext) ? masked.slice(0, -ext.length) : masked;
-  return `${stem.length + ext.length <= 200 ? stem : truncate(stem, 199 - ext.length)}${ext}`;
+  const stem = ext && masked.endsWith(ext) ? masked.slice(0, -ext.length) : masked;
+  const room = 200 - ext.length;
+  // `truncate` adds an ellipsis after its cut: one less leaves room for it.
+  return `${stem.length <= room ? stem : truncate(stem, room - 1)}${ext}`;
 }
 
 /**

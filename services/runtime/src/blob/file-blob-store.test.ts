@@ -29,6 +29,11 @@ describe('FileBlobStore over the store it replaces', () => {
       await store.put('t1', 't1/uploads/old', Buffer.from('now a file'), 'text/plain');
       expect(await before.get('t1', 't1/uploads/old')).toBeNull();
       expect((await store.get('t1', 't1/uploads/old'))?.data.toString()).toBe('now a file');
+      // Replaced again: the new bytes under a new name, the description naming them, the old bytes gone.
+      await store.put('t1', 't1/uploads/old', Buffer.from('replaced'), 'text/plain');
+      expect((await store.get('t1', 't1/uploads/old'))?.data.toString()).toBe('replaced');
+      const [t1Folder] = await readdir(root);
+      expect((await readdir(join(root, t1Folder!))).filter((n) => n.endsWith('.bin'))).toHaveLength(1);
       await before.put('t1', 't1/uploads/other', Buffer.from('x'), 'text/plain');
       await store.delete('t1', 't1/uploads/other');
       expect(await store.get('t1', 't1/uploads/other')).toBeNull();
@@ -36,7 +41,7 @@ describe('FileBlobStore over the store it replaces', () => {
       await store.put('t2', '../../etc/passwd', Buffer.from('y'), 'text/plain');
       const folders = await readdir(root);
       expect(folders).toHaveLength(2);
-      for (const f of folders) for (const name of await readdir(join(root, f))) expect(name).toMatch(/^[0-9a-f]{64}\.(bin|json)$/);
+      for (const f of folders) for (const name of await readdir(join(root, f))) expect(name).toMatch(/^[0-9a-f]{64}\.(?:[0-9a-f-]{36}\.bin|json)$/);
       expect(await store.get('t1', '../../etc/passwd')).toBeNull();
     } finally {
       await db.close();

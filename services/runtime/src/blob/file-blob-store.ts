@@ -7,6 +7,8 @@ import { MAX_BLOB_BYTES, readBody } from './read-body';
 
 interface Meta {
   key: string;
+  /** The bytes' file in the tenant's folder: a new name each put, so a description never names half-replaced bytes. */
+  file: string;
   size: number;
   contentType: string;
   sha256: string;
@@ -20,10 +22,11 @@ const hash = (s: string) => createHash('sha256').update(s).digest('hex');
  * travels through it hex-encoded: storing a 25 MiB upload there held every request of the process for 10–14 s, and
  * reading it back for seconds more. Files are written and read by the thread pool instead.
  *
- * Layout: `<root>/<sha256(tenant)[0..16]>/<sha256(key)>.bin` and `.json` (what `BlobInfo` says). Names are hashes, so
- * no key can name a path outside its tenant's folder, and a tenant's folder holds only its own blobs. A write goes to
- * a temporary file first and is renamed into place, the bytes before the description, and a blob is what its
- * description says: a crash leaves either the old blob or the new one, never part of one.
+ * Layout: `<root>/<sha256(tenant)[0..16]>/<sha256(key)>.json`, the description (what `BlobInfo` says and which file
+ * holds the bytes), and `<sha256(key)>.<random>.bin`, the bytes. Names are hashes, so no key can name a path outside
+ * its tenant's folder, and a tenant's folder holds only its own blobs. A put writes new bytes under a new name, then
+ * the description (beside its place, then renamed into it), then removes the bytes it replaced: a blob is what its
+ * description says, and a crash leaves the old blob or the new one, never part of one.
  *
  * `fallback` (the store blobs were kept in before) is read when a key has no file, and deleted from with it, so
  * blobs written before the switch stay readable.
@@ -36,10 +39,10 @@ export class FileBlobStore implements BlobStore {
     private readonly fallback: BlobStore | null = null,
   ) {}
 
-  private paths(tenantId: string, key: string): { dir: string; data: string; meta: string } {
+  private paths(tenantId: string, key: string): { dir: string; name: string; meta: string } {
     const dir = join(this.root, hash(`tenant:${tenantId}`).slice(0, 16));
     const name = hash(`key:${key}`);
-    return { dir, data: join(dir, `${name}.bin`), meta: join(dir, `${name}.json`) };
+    return { dir, name, meta: join(dir, `${name}.json`) };
   }
 
   async put(tenantId: string, key: string, data: Buffer | Readable, contentType: string, maxBytes = MAX_BLOB_BYTES): Promise<BlobInfo> {
@@ -47,19 +50,24 @@ export class FileBlobStore implements BlobStore {
     const bytes = await readBody(data, Math.min(maxBytes, MAX_BLOB_BYTES));
     const p = this.paths(tenantId, key);
     await mkdir(p.dir, { recursive: true, mode: 0o700 });
-    const info: Meta = { key, size: bytes.length, contentType, sha256: createHash('sha256').update(bytes).digest('hex'), createdAt: new Date().toISOString() };
-    await writeWhole(p.data, bytes);
-    await writeWhole(p.meta, Buffer.from(JSON.stringify(info)));
+    const before = await readMeta(p.meta, key);
+    const meta: Meta = {
+      key, file: `${p.name}.${randomUUID()}.bin`, size: bytes.length, contentType,
+      sha256: createHash('sha256').update(bytes).digest('hex'), createdAt: new Date().toISOString(),
+    };
+    await writeWhole(join(p.dir, meta.file), bytes);
+    await writeWhole(p.meta, Buffer.from(JSON.stringify(meta)));
+    if (before) await rm(join(p.dir, before.file), { force: true });
     // The copy kept before the switch, if any, is now stale.
     await this.fallback?.delete(tenantId, key);
-    return toInfo(info);
+    return toInfo(meta);
   }
 
   async get(tenantId: string, key: string): Promise<{ info: BlobInfo; data: Buffer } | null> {
     const p = this.paths(tenantId, key);
     const meta = await readMeta(p.meta, key);
     if (!meta) return this.fallback ? this.fallback.get(tenantId, key) : null;
-    const data = await readFile(p.data).catch(() => null);
+    const data = await readFile(join(p.dir, meta.file)).catch(() => null);
     return data && data.length === meta.size ? { info: toInfo(meta), data } : null;
   }
 
@@ -77,9 +85,10 @@ export class FileBlobStore implements BlobStore {
 
   async delete(tenantId: string, key: string): Promise<void> {
     const p = this.paths(tenantId, key);
+    const meta = await readMeta(p.meta, key);
     // The description first: without it the blob no longer exists, whatever happens to its bytes.
     await rm(p.meta, { force: true });
-    await rm(p.data, { force: true });
+    if (meta) await rm(join(p.dir, meta.file), { force: true });
     await this.fallback?.delete(tenantId, key);
   }
 }
@@ -107,8 +116,9 @@ async function readMeta(path: string, key: string): Promise<Meta | null> {
   if (text === null) return null;
   try {
     const meta = JSON.parse(text) as Meta;
-    // Two keys with one hash would be a SHA-256 collision; a description of another key is no description of this one.
-    return meta.key === key ? meta : null;
+    // Two keys with one hash would be a SHA-256 collision; a description of another key is no description of this one,
+    // and one naming a file outside its folder none at all.
+    return meta.key === key && /^[0-9a-f]{64}\.[0-9a-f-]{36}\.bin$/.test(meta.file) ? meta : null;
   } catch {
     return null;
   }
