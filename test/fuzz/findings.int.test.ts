@@ -42,9 +42,11 @@ describe('the fuzzing findings, one request each', () => {
     ];
     for (const [method, path, allow] of cases) {
       const r = await call(method, path);
-      // Core's paths answer spec 2's `{detail}`, as every core answer (docs/core.md, "Errors"); the others the envelope.
-      const said = path.startsWith('/api/chat') ? r.json?.detail : r.json?.error?.code;
-      expect({ method, path, status: r.status, allow: r.headers.allow, said }).toEqual({ method, path, status: 405, allow, said: path.startsWith('/api/chat') ? expect.stringMatching(/not allowed on this path/) : 'METHOD_NOT_ALLOWED' });
+      // Core's paths, and the agents' under /api/, answer `{detail}`, as every answer there (docs/core.md and
+      // docs/agents.md, "Errors"); the others the platform's envelope.
+      const detail = path.startsWith('/api/chat') || path.startsWith('/api/workflow');
+      const said = detail ? r.json?.detail : r.json?.error?.code;
+      expect({ method, path, status: r.status, allow: r.headers.allow, said }).toEqual({ method, path, status: 405, allow, said: detail ? expect.stringMatching(/not allowed on this path/) : 'METHOD_NOT_ALLOWED' });
     }
     const unknown = await call('TRACE', '/api/v1/no-such-route');
     expect({ status: unknown.status, code: unknown.json?.error?.code }).toEqual({ status: 404, code: 'NOT_FOUND' });
