@@ -2,6 +2,8 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { createLogger } from '@lore/runtime';
 import { freshDatabase, type TestDatabase } from '../support/infra';
 import { http, makeTenant, startEcho, startGateway, uid, type EchoUpstream, type GatewayUnderTest, type TenantFixture } from './harness';
 import { freePort } from './processes';
@@ -14,6 +16,7 @@ describe('gateway forwarding: streams, uploads, websockets, failures', () => {
   let echo: EchoUpstream;
   let unixEcho: EchoUpstream;
   let t: TenantFixture;
+  const logLines: Array<Record<string, unknown>> = [];
 
   beforeAll(async () => {
     database = await freshDatabase('lore_gwfwd');
@@ -27,7 +30,14 @@ describe('gateway forwarding: streams, uploads, websockets, failures', () => {
         upstreams: { graph: echo.url, agents: echo.url, mcp: unixEcho.url, core: `http://127.0.0.1:${closedPort}` },
         proxy: { connectTimeoutMs: 2000, responseTimeoutMs: 800, idleTimeoutMs: 10_000, maxBodyBytes: 5 * 1024 * 1024 },
       },
-      { redisPrefix: `gwfwd:${uid()}:` },
+      {
+        redisPrefix: `gwfwd:${uid()}:`,
+        logger: createLogger({
+          level: 'info',
+          service: 'gateway-test',
+          destination: new Writable({ write: (c: Buffer, _e, done) => (logLines.push(...c.toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)), done()) }),
+        }),
+      },
     );
     t = await makeTenant(g);
   });
@@ -187,6 +197,19 @@ describe('gateway forwarding: streams, uploads, websockets, failures', () => {
     const unknown = await rawUpgrade(`/not-a-surface?api-key=${t.key}`);
     expect(unknown.head.startsWith('HTTP/1.1 404')).toBe(true);
     unknown.socket.destroy();
+
+    // Each handshake has its access line, as a plain request does: its answer, its route, and no key.
+    const requestIdOf = (head: string) => /x-request-id: ([^\r]+)/i.exec(head)?.[1];
+    const lineOf = async (requestId: string | undefined) => {
+      for (let i = 0; i < 100 && !logLines.some((l) => l.msg === 'request' && l.request_id === requestId); i++) await new Promise((r) => setTimeout(r, 20));
+      return logLines.find((l) => l.msg === 'request' && l.request_id === requestId);
+    };
+    const upgradedLine = await lineOf(String(seen.headers['x-request-id']));
+    expect(upgradedLine).toMatchObject({ method: 'GET', path: '/api/agent/web-and-research', route: 'forward agents', status: 101 });
+    expect(typeof upgradedLine!.duration_ms).toBe('number');
+    expect(await lineOf(requestIdOf(refused.head))).toMatchObject({ path: '/api/agent/web-and-research', status: 401 });
+    expect(await lineOf(requestIdOf(unknown.head))).toMatchObject({ path: '/not-a-surface', route: 'unmatched', status: 404 });
+    expect(JSON.stringify(logLines)).not.toContain(t.key);
   });
 
   it('reads ?api-key= on websockets only: a plain request carrying its key in the URL is 401 and never forwarded', async () => {

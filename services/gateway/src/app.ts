@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import type Koa from 'koa';
-import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, detailError, envelopeError, errorBody, isAppError, nameServerSpan, recordingSpan, type LoreApp } from '@lore/runtime';
+import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, detailError, envelopeError, errorBody, isAppError, nameServerSpan, recordingSpan, writeAccessLine, type LoreApp } from '@lore/runtime';
 import type { GatewayContext } from './context';
 import { authenticate, identityOf, type RequestFacts } from './auth/authenticate';
 import { clientAddress, clientProto } from './domain/network';
@@ -343,11 +343,23 @@ const pathOf = (url: string): string => {
 
 async function upgrade(context: GatewayContext, upstreams: Map<UpstreamName, UpstreamTarget>, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
   const requestId = randomUUID();
+  const began = performance.now();
+  let route = 'unmatched';
+  // One access line per handshake, as for a plain request: its answer (101 when the socket opened) and how long the
+  // handshake took. What passes over the socket afterwards is the upstream's to log.
+  let logged = false;
+  const logAnswer = (status: number) => {
+    if (logged) return;
+    logged = true;
+    const duration = Math.round((performance.now() - began) * 10) / 10;
+    writeAccessLine(context.logger, { request_id: requestId, method: req.method ?? 'GET', path: pathOf(req.url ?? '/'), route, status, duration_ms: duration });
+  };
   const refuse = (refused: AppError) => {
     // In the path's error family, as for a plain request (`forward`): the agents' sockets answer `{detail}`.
     const shaped = inSurfaceBody(pathOf(req.url ?? '/'), refused);
     const err = isAppError(shaped) ? shaped : refused;
     writeRawResponse(socket, err.status, REASONS[err.status] ?? 'Error', errorBody(err, requestId), { ...err.headers, 'x-request-id': requestId });
+    logAnswer(err.status);
   };
   socket.on('error', () => socket.destroy());
   try {
@@ -360,6 +372,7 @@ async function upgrade(context: GatewayContext, upstreams: Map<UpstreamName, Ups
     const match = matchForward(req.method ?? 'GET', path, FORWARD_ROUTES);
     const target = match ? upstreams.get(match.route.upstream) : undefined;
     if (!match || !target) throw AppError.notFound('route');
+    route = `forward ${match.route.name}`;
     const facts: RequestFacts = {
       host: String(req.headers.host ?? ''),
       headers: req.headers,
@@ -386,7 +399,7 @@ async function upgrade(context: GatewayContext, upstreams: Map<UpstreamName, Ups
     proxyUpgrade(req, socket, head, target, upstreamPath(target, url), headers, context.config.proxy, (failure) => {
       context.gatewayMetrics.upstreamErrors.inc({ upstream: target.name, kind: failure.kind });
       refuse(failureError(failure));
-    });
+    }, logAnswer);
   } catch (err) {
     if (isAppError(err)) refuse(err);
     else {

@@ -263,6 +263,8 @@ export function proxyUpgrade(
   headers: OutgoingHttpHeaders,
   timeouts: ProxyTimeouts,
   onFailure: (failure: ProxyFailure) => void,
+  /** Told the status the client was sent: the upstream's refusal, or 101 once the socket is spliced. */
+  onAnswer: (status: number) => void = () => undefined,
 ): void {
   const upstream = openUpstream(target, req.method ?? 'GET', path, headers);
   const timer = setTimeout(() => {
@@ -281,6 +283,7 @@ export function proxyUpgrade(
     lines.push('Connection: close');
     socket.write(`${lines.join('\r\n')}\r\n\r\n`);
     upRes.pipe(socket);
+    onAnswer(upRes.statusCode ?? 502);
   });
   upstream.on('upgrade', (upRes, upSocket, upHead) => {
     clearTimeout(timer);
@@ -291,6 +294,7 @@ export function proxyUpgrade(
     socket.write(`${lines.join('\r\n')}\r\n\r\n`);
     if (upHead.length > 0) socket.write(upHead);
     if (head.length > 0) upSocket.write(head);
+    onAnswer(101);
     upSocket.setTimeout(timeouts.idleTimeoutMs, () => upSocket.destroy());
     upSocket.pipe(socket).pipe(upSocket);
     const close = () => {

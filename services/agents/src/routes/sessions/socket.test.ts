@@ -1,4 +1,9 @@
-import { clientMessage, socketTarget } from './socket';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { IDENTITY_HEADER, IdentitySigner, createLogger } from '@lore/runtime';
+import WebSocket from 'ws';
+import { clientMessage, sessionSockets, socketTarget } from './socket';
 
 describe('socketTarget', () => {
   it('knows the three session socket paths and their thread', () => {
@@ -31,5 +36,70 @@ describe('clientMessage', () => {
     // A stop with an answer's fields is no stop (before, any object with type "stop" stopped the session).
     expect(clientMessage({ type: 'stop', prompt: 'alpha', ...ids }).kind).toBe('invalid');
     for (const other of [{ hello: 1 }, null, [], 'stop', 42, undefined]) expect(problem(other)).toMatch(/^unknown message/);
+  });
+});
+
+describe('session socket access lines', () => {
+  const THREAD = '0b7a3c1e-5f2d-4e8a-9c6b-1d2e3f4a5b6c';
+  const signer = new IdentitySigner('a-test-secret-of-enough-length-for-hs256');
+  const lines: Array<Record<string, unknown>> = [];
+  let server: Server;
+  let url: string;
+  let close: () => void;
+
+  beforeAll(async () => {
+    const logger = createLogger({
+      level: 'info',
+      service: 'agents-test',
+      destination: new Writable({ write: (c: Buffer, _e, done) => (lines.push(...c.toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)), done()) }),
+    });
+    const sockets = sessionSockets({
+      signer,
+      logger,
+      find: async (_p, _kind, threadId) => ({ thread_id: threadId, list_id: 'l-1', last_cursor: 0 }),
+      connect: async () => [],
+      follow: async (_tenant, _thread, _list, _cursor, _send, signal) => {
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve()));
+      },
+      answer: async () => false,
+      stop: async () => 'stopping',
+    });
+    close = sockets.close;
+    server = createServer((_req, res) => res.end());
+    server.on('upgrade', sockets.handleUpgrade);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    close();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  const identity = (access?: 'read') =>
+    signer.sign({ tenant_id: 't-1', workspace_id: 'w-1', memory_id: 'm-1', credential: 'ck_live', subject: 'k-1', role: 'admin', ...(access ? { scopes: { access } } : {}) });
+  /** Connects, and answers the handshake's status (101 once open). */
+  const handshake = (path: string, headers: Record<string, string>) =>
+    new Promise<number>((resolve, reject) => {
+      const ws = new WebSocket(`${url}${path}`, { headers });
+      ws.on('open', () => (ws.close(), resolve(101)));
+      ws.on('unexpected-response', (_req, res) => (res.resume(), resolve(res.statusCode ?? 0)));
+      ws.on('error', reject);
+    });
+  const lineOf = async (requestId: string) => {
+    for (let i = 0; i < 100 && !lines.some((l) => l.request_id === requestId); i++) await new Promise((r) => setTimeout(r, 10));
+    return lines.find((l) => l.request_id === requestId);
+  };
+
+  it('writes one access line per handshake, opened or refused, with its route and without the query', async () => {
+    expect(await handshake(`/api/agent/agentic-crawler?thread_id=${THREAD}&cursor=0`, { [IDENTITY_HEADER]: await identity(), 'x-request-id': 'r-open' })).toBe(101);
+    expect(await lineOf('r-open')).toMatchObject({ msg: 'request', method: 'GET', path: '/api/agent/agentic-crawler', route: '/api/agent/agentic-crawler', status: 101 });
+    expect(typeof (await lineOf('r-open'))!.duration_ms).toBe('number');
+
+    expect(await handshake(`/api/service-deep-search/ws/${THREAD}`, { [IDENTITY_HEADER]: await identity('read'), 'x-request-id': 'r-read' })).toBe(403);
+    expect(await lineOf('r-read')).toMatchObject({ path: `/api/service-deep-search/ws/${THREAD}`, route: '/api/service-deep-search/ws/:thread_id', status: 403 });
+
+    expect(await handshake('/api/agent/elsewhere?thread_id=x', { 'x-request-id': 'r-none' })).toBe(404);
+    expect(await lineOf('r-none')).toMatchObject({ path: '/api/agent/elsewhere', route: 'unmatched', status: 404 });
+    expect(JSON.stringify(lines)).not.toContain('cursor=');
   });
 });

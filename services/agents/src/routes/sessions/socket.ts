@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { AppError, IDENTITY_HEADER, isAppError, type IdentitySigner, type Logger } from '@lore/runtime';
+import { AppError, IDENTITY_HEADER, isAppError, writeAccessLine, type IdentitySigner, type Logger } from '@lore/runtime';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Principal } from '../../application/principal';
 import type { SessionKind } from '../../application/sessions/agent';
@@ -72,12 +72,20 @@ export function socketTarget(url: string): { kind: SessionKind; threadId: string
 
 const REASONS: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 422: 'Unprocessable Entity', 429: 'Too Many Requests', 500: 'Internal Server Error' };
 
-function refuse(socket: Duplex, path: string, err: AppError): void {
+/** The route templates of the socket paths, for the access line. */
+const SOCKET_ROUTES: Record<SessionKind, string> = {
+  deep_search: '/api/service-deep-search/ws/:thread_id',
+  web_research: '/api/agent/web-and-research',
+  agentic_crawler: '/api/agent/agentic-crawler',
+};
+
+function refuse(socket: Duplex, path: string, err: AppError): number {
   const shaped = shapeError(familyOf(path), err);
   const body = JSON.stringify(shaped.body);
   const head = [`HTTP/1.1 ${shaped.status} ${REASONS[shaped.status] ?? 'Error'}`, 'content-type: application/json; charset=utf-8', `content-length: ${Buffer.byteLength(body)}`, 'connection: close'];
   for (const [k, v] of Object.entries(shaped.headers)) head.push(`${k}: ${v}`);
   socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+  return shaped.status;
 }
 
 
@@ -204,8 +212,23 @@ export function sessionSockets(deps: SessionSocketDeps): SessionSockets {
   };
 
   const upgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
+    const began = performance.now();
     const target = socketTarget(req.url ?? '/');
-    if (!target) return refuse(socket, req.url ?? '/', AppError.notFound('route'));
+    // One access line per handshake Lore answers, as the kit writes for a plain request (the query, which holds no
+    // key here but may hold a cursor, stays out of it as it does there). A handshake ws itself refuses (no
+    // Sec-WebSocket-Key…) is answered by ws, and logged by the gateway that relays it.
+    const answered = (status: number) => {
+      const requestId = req.headers['x-request-id'];
+      writeAccessLine(deps.logger, {
+        ...(typeof requestId === 'string' ? { request_id: requestId } : {}),
+        method: req.method ?? 'GET',
+        path: target?.path ?? (req.url ?? '/').split('?')[0]!,
+        route: target ? SOCKET_ROUTES[target.kind] : 'unmatched',
+        status,
+        duration_ms: Math.round((performance.now() - began) * 10) / 10,
+      });
+    };
+    if (!target) return answered(refuse(socket, req.url ?? '/', AppError.notFound('route')));
     try {
       const identity = await deps.signer.verify(typeof req.headers[IDENTITY_HEADER] === 'string' ? req.headers[IDENTITY_HEADER] : undefined);
       const p = principalOf(identity);
@@ -222,15 +245,16 @@ export function sessionSockets(deps: SessionSocketDeps): SessionSockets {
         throw new AppError('RATE_LIMITED', `at most ${limits.socketsPerTenant} session sockets a tenant at once`, { headers: { 'retry-after': '5' } });
       }
       wss.handleUpgrade(req, socket, head, (ws) => {
+        answered(101);
         // Counted once upgraded (a handshake ws refuses never reaches here), uncounted on close.
         perTenant.set(p.tenantId, (perTenant.get(p.tenantId) ?? 0) + 1);
         sockets.add(ws);
         serve(ws, p, target.kind, ids, cursor);
       });
     } catch (err) {
-      if (isAppError(err)) return refuse(socket, target.path, err);
+      if (isAppError(err)) return answered(refuse(socket, target.path, err));
       deps.logger.error({ err }, 'session socket upgrade failed');
-      refuse(socket, target.path, new AppError('INTERNAL', 'internal error'));
+      answered(refuse(socket, target.path, new AppError('INTERNAL', 'internal error')));
     }
   };
 
