@@ -22,6 +22,8 @@ function boot(dataDir: string, env: Record<string, string> = {}): Promise<Booted
     cwd: ROOT,
     env: { ...process.env, PORT: '0', LORE_OPS_PORT: '0', LORE_DATA_DIR: dataDir, LORE_LOG_LEVEL: 'warn', LORE_OCR: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group, as a terminal gives a command, so a test can press Ctrl-C (`stop(b, 'ctrl-c')`).
+    detached: true,
   });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
@@ -43,10 +45,15 @@ function boot(dataDir: string, env: Record<string, string> = {}): Promise<Booted
   });
 }
 
-async function stop(b: Booted): Promise<void> {
+/**
+ * SIGTERM to the launcher (which forwards it), or what Ctrl-C in a terminal does: SIGINT to the whole process group,
+ * so the embedded process gets it from the terminal and again from the launcher.
+ */
+async function stop(b: Booted, how: 'sigterm' | 'ctrl-c' = 'sigterm'): Promise<void> {
   if (b.child.exitCode !== null) return;
   const exited = new Promise((r) => b.child.once('exit', r));
-  b.child.kill('SIGTERM');
+  if (how === 'ctrl-c') process.kill(-b.child.pid!, 'SIGINT');
+  else b.child.kill('SIGTERM');
   await exited;
 }
 
@@ -127,9 +134,10 @@ describe('embedded mode', () => {
       expect(refused).toMatch(/exited with 1[\s\S]*is in use by another Lore process \(pid \d+\)/);
       expect((await fetch(`${second.url}/api/v1/pages/ping`, { headers: { 'x-api-key': key } })).status).toBe(200);
     } finally {
-      await stop(second);
+      await stop(second, 'ctrl-c');
     }
-    // A clean stop gives the directory back, its sockets folder removed before (shutdown runs in reverse order).
+    // A clean stop, Ctrl-C's included, gives the directory back, its sockets folder removed before (shutdown runs in
+    // reverse order).
     expect(existsSync(join(dataDir, 'lore.pid'))).toBe(false);
     expect(existsSync(socketsFolder)).toBe(false);
   }, 150_000);

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import pino from 'pino';
 import { Lifecycle, withTimeout } from './lifecycle';
 
@@ -16,6 +17,34 @@ describe('Lifecycle', () => {
     await lc.shutdown();
     expect(readyDuringHook).toBe(false);
     expect(lc.isStopping).toBe(true);
+  });
+
+  it('shuts down gracefully once for one Ctrl-C delivered twice, and exits at once on a later signal', async () => {
+    const lc = new Lifecycle(quiet);
+    const signals = new EventEmitter();
+    const exits: number[] = [];
+    let release!: () => void;
+    const hookDone = new Promise<void>((resolve) => (release = resolve));
+    let hookRuns = 0;
+    lc.onShutdown('slow', async () => {
+      hookRuns++;
+      await hookDone;
+    });
+    lc.installSignalHandlers((code) => void exits.push(code), signals as unknown as Pick<NodeJS.Process, 'on'>, 50);
+    // The terminal's SIGINT to the process group, then the launcher's forwarded one.
+    signals.emit('SIGINT', 'SIGINT');
+    signals.emit('SIGINT', 'SIGINT');
+    await new Promise((r) => setTimeout(r, 10));
+    expect(exits).toEqual([]);
+    expect(hookRuns).toBe(1);
+    await new Promise((r) => setTimeout(r, 60));
+    signals.emit('SIGTERM', 'SIGTERM');
+    expect(exits).toEqual([130]);
+    release();
+    await lc.shutdown();
+    await new Promise((r) => setImmediate(r));
+    expect(exits).toEqual([130, 0]);
+    expect(hookRuns).toBe(1);
   });
 
   it('reports a failing or throwing check as not ready, naming it', async () => {

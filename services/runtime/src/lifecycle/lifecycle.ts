@@ -82,13 +82,26 @@ export class Lifecycle {
     return this.shutdownPromise;
   }
 
-  /** Wires SIGTERM/SIGINT to a graceful shutdown, then exits. */
-  installSignalHandlers(exit: (code: number) => void = (c) => process.exit(c)): void {
+  /**
+   * Wires SIGTERM/SIGINT to a graceful shutdown, then exits. One Ctrl-C often arrives twice: a terminal signals its
+   * whole foreground process group, and a launcher in that group (`npm start`'s script) forwards it to its child as
+   * well. A repeat within `repeatWindowMs` of the first signal is that same interrupt and is ignored; a later one is a
+   * user who will not wait, and exits at once (code 130), as a process without handlers would.
+   */
+  installSignalHandlers(exit: (code: number) => void = (c) => process.exit(c), signals: Pick<NodeJS.Process, 'on'> = process, repeatWindowMs = 2000): void {
+    let first: number | undefined;
     const handler = (signal: NodeJS.Signals) => {
-      void this.shutdown(signal).then(() => exit(0));
+      if (first === undefined) {
+        first = performance.now();
+        void this.shutdown(signal).then(() => exit(0));
+        return;
+      }
+      if (performance.now() - first < repeatWindowMs) return;
+      this.logger.warn({ signal }, 'signalled again while shutting down: exiting now');
+      exit(130);
     };
-    process.once('SIGTERM', handler);
-    process.once('SIGINT', handler);
+    signals.on('SIGTERM', handler);
+    signals.on('SIGINT', handler);
   }
 }
 
