@@ -211,11 +211,15 @@ describe('the README "Try it" section on npm start', () => {
     const login = await fetch(`${url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: out.admin.email, password: out.admin.password }) });
     expect(login.status).toBe(200);
     expect(((await login.json()) as { user: { tenant_id: string; role: string } }).user).toMatchObject({ tenant_id: 'tenant-c', role: 'admin' });
+    expect(made.stderr).toContain('The key and password above are shown once');
 
     // The same tenant id again: the tenant is reused, a second key is made.
     const again = await cli(['create-tenant', '--name', 'Tenant C', '--tenant-id', 'tenant-c'], env);
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ tenant_id: 'tenant-c', tenant_created: false });
+    // No administrator made, no password printed: the reminder names the key alone.
+    expect(again.stderr).toContain('The key above is shown once');
+    expect(again.stderr).not.toContain('password');
 
     const wrongToken = await cli(['create-tenant', '--name', 'X'], { ...env, LORE_ADMIN_TOKEN: 'not-the-token-0123456789abcdef' });
     expect(wrongToken.code).toBe(1);

@@ -216,6 +216,8 @@ describe('gateway forwarding: streams, uploads, websockets, failures', () => {
     const before = echo.received.length;
     const r = await http(g.publicUrl, 'GET', `/company-search/getLists?api-key=${t.key}`);
     expect(r.status).toBe(401);
+    // The refusal names every place this route reads a credential from, not only the first.
+    expect(JSON.stringify(r.json)).toContain('a credential is required: Authorization: Bearer <credential>, the lore_api_key cookie or the x-api-key header');
     expect(echo.received.slice(before).some((x) => x.url.startsWith('/company-search'))).toBe(false);
     // The same key as a bearer is forwarded.
     const ok = await http(g.publicUrl, 'GET', '/company-search/getLists', { headers: { authorization: `Bearer ${t.key}` } });

@@ -196,7 +196,9 @@ async function run(argv: string[]): Promise<number> {
     throw new UsageError('set LORE_ADMIN_URL (or --admin-url) with LORE_ADMIN_TOKEN, or LORE_DATABASE_URL; see --help');
   }
   process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
-  process.stderr.write('The key and password above are shown once; store them now.\n');
+  // A password is printed only when an administrator was made (and only a new one's); the key always.
+  const withPassword = typeof (out.admin as { password?: unknown } | undefined)?.password === 'string';
+  process.stderr.write(withPassword ? 'The key and password above are shown once; store them now.\n' : 'The key above is shown once; store it now.\n');
   return 0;
 }
 

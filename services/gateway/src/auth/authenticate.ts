@@ -140,7 +140,7 @@ function presentedCredential(ctx: GatewayContext, facts: RequestFacts, rule: Rou
     if (!rule.sources.includes('bearer') && header(h, 'authorization') !== undefined) {
       throw refused(ctx, 'missing_credential', 'send the API key in the x-api-key header, not in Authorization');
     }
-    throw refused(ctx, 'missing_credential', 'a credential is required in the x-api-key header');
+    throw refused(ctx, 'missing_credential', `a credential is required: ${credentialPlaces(rule.sources, ctx.config.apiKeyCookie)}`);
   }
   // A browser sends a cookie with requests other sites make it send (a form posting a file, say): the cookie is
   // taken from the gateway's own origin only, so another site cannot act with a visitor's key (no CSRF).
@@ -456,4 +456,16 @@ export function identityOf(principal: Principal, requestId: string): Identity {
   if (principal.credential === 'session') identity.groups = [...principal.groups];
   if (principal.email) identity.email = principal.email;
   return identity;
+}
+
+/** Where a route's rule reads a credential, in words: what a 401 without one tells the caller to send. */
+function credentialPlaces(sources: readonly string[], cookie: string): string {
+  const words: Record<string, string> = {
+    'x-api-key': 'the x-api-key header',
+    bearer: 'Authorization: Bearer <credential>',
+    cookie: `the ${cookie} cookie`,
+    query: 'the api-key query parameter',
+  };
+  const places = sources.map((source) => words[source] ?? source);
+  return places.length <= 1 ? (places[0] ?? 'none is accepted here') : `${places.slice(0, -1).join(', ')} or ${places[places.length - 1]}`;
 }

@@ -2,7 +2,7 @@
  * The default port of every listener of every cluster-mode process, in one table so that a platform engineer can
  * run all of them on one host without setting a single port, and so a unit test can hold them distinct. Each
  * process's config schema takes its defaults from here; the chart sets the same numbers explicitly
- * (docs/configuration.md, "Default ports").
+ * (docs/configuration.md, "Processes at a glance").
  *
  * Embedded mode is not in the table: it replaces all of these processes with one, so it never runs beside them
  * except for a developer's gateway, and its admin port (9081) already avoids the gateway's 8081.

@@ -23,7 +23,7 @@ export const isSessionKind = (kind: string): kind is SessionKind => (SESSION_KIN
 export interface SessionOptions {
   /** The spec's `llm_model` label as given, or null when none was given. */
   llm_model: string | null;
-  /** The configured model that label maps to (LORE_AGENTS_SESSION_MODELS), or null: the service's default model. */
+  /** The configured language model's name when a label was given (every label maps to it), or null: the service's default. */
   model: string | null;
   live_url: boolean;
   proxy: boolean;
