@@ -177,7 +177,8 @@ describe('deep research on the test world (through the gateway, worker on Kafka,
     const claim = await s.db.withTenant(a.tenantId, (sql) => sql.query<{ claimed_by: string | null }>(`SELECT claimed_by FROM agents.workflows WHERE thread_id = $1`, [thread]));
     expect(claim.rows[0]!.claimed_by).toBeNull();
 
-    const answered = await s.call('POST', `/research/respond/${thread}`, auth(a), { response: 'in Berlin' });
+    // Spec 3's query parameter `response` (a JSON body's `response` works too, below).
+    const answered = await s.call('POST', `/research/respond/${thread}?response=${encodeURIComponent('in Berlin')}`, auth(a));
     expect(answered.status).toBe(200);
     expect(answered.json).toEqual({ thread_id: thread, status: 'processing', message: 'clarification received; the research continues' });
     const again = await s.call('POST', `/research/respond/${thread}`, auth(a), { response: 'twice' });

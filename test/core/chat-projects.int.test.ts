@@ -93,6 +93,8 @@ describe('core: chat projects', () => {
     const other = await s.key(a.tenantId);
     for (const key of [other, b.key]) {
       expect((await s.call('GET', `/api/chat/projects/${pid}`, as(key))).status).toBe(404);
+      // Nor does the sessions listing take it as a filter (it was an empty list, unlike every other project route).
+      expect(await s.call('GET', `/api/chat/get-user-chat-sessions?project_id=${pid}`, as(key))).toMatchObject({ status: 404, json: { detail: expect.stringContaining('project') } });
       expect((await s.call('GET', '/api/chat/projects', as(key))).json.projects.map((p: { id: number }) => p.id)).not.toContain(pid);
       const r = await s.call('POST', '/api/chat/create-chat-session', as(key), { persona_id: 0, project_id: pid });
       expect(r.status).toBe(404);

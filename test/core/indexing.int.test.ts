@@ -260,6 +260,107 @@ describe('core: indexing a web connector into the memory', () => {
     expect(await retrieve(s, b.key, secret.keyword!)).toEqual([]);
   });
 
+  it('keeps a workspace\'s pairs, documents and graphs from credentials bound elsewhere, and memory content from credentials denied the memory', async () => {
+    // A second workspace of tenant A, with its own memory, and a key bound to it: its pair indexes into that memory.
+    const created = await s.call('POST', '/api/v1/workspaces', { 'x-api-key': a.key }, { name: `Second ${uniqueSuffix()}` });
+    expect(created.status).toBe(201);
+    const second = created.json as { workspace_id: string; primary_memory_id: string };
+    const inSecond = await s.key(a.tenantId, { workspace_id: second.workspace_id });
+    const api = admin(s, inSecond);
+    const page = web.page('/docs/page-2.html')!;
+    const connectorId = await api.connector({ name: 'Second workspace page', source: 'web', connector_specific_config: { base_url: page.url, web_connector_type: 'single' } });
+    const credentialId = await api.credential('web');
+    const pair = await api.pair(connectorId, credentialId);
+    const pairId = pair.id as number;
+    const run = await api.runOnce(connectorId);
+    expect(run.status).toBe(200);
+    expect((await api.ended(pairId, run.json.attempts[0].id as number)).status).toBe('success');
+    const [doc] = [...(await allIndexed(s, a.tenantId, pairId, 1)).values()];
+
+    // A key bound to the first workspace, and one scoped to its memory, find no trace of the pair: not listed, and
+    // 404 to read, pause, list attempts of, run or delete; nothing they do reaches it.
+    const inFirst = await s.key(a.tenantId, { workspace_id: a.workspaceId });
+    const firstMemory = await s.key(a.tenantId, { scopes: { memories: [a.memoryId] } });
+    for (const other of [inFirst, firstMemory]) {
+      const listed = await s.call('GET', '/api/manage/admin/connector/status', as(other));
+      expect(listed.status).toBe(200);
+      expect((listed.json as Json[]).map((x) => x.cc_pair_id)).not.toContain(pairId);
+      expect((await s.call('GET', `/api/manage/admin/cc-pair/${pairId}`, as(other))).status).toBe(404);
+      expect((await s.call('GET', `/api/manage/admin/cc-pair/${pairId}/index-attempts`, as(other))).status).toBe(404);
+      expect((await s.call('PUT', `/api/manage/admin/cc-pair/${pairId}/status`, as(other), { status: 'PAUSED' })).status).toBe(404);
+      expect((await s.call('POST', '/api/manage/admin/connector/run-once', as(other), { connector_id: connectorId, credential_ids: [credentialId] })).status).toBe(404);
+      expect((await s.call('POST', '/api/manage/admin/connector/run-once', as(other), { connector_id: connectorId })).status).toBe(400);
+      expect((await s.call('POST', '/api/manage/admin/deletion-attempt', as(other), { connector_id: connectorId, credential_id: credentialId })).status).toBe(404);
+    }
+    expect((await api.info(pairId)).status).toBe('ACTIVE');
+    expect((await memoryDocuments(s, a.tenantId, pairId)).size).toBe(1);
+    // The tenant-wide key sees it.
+    expect((await s.call('GET', `/api/manage/admin/cc-pair/${pairId}`, as(a.key))).status).toBe(200);
+
+    // Knowledge graphs: an ingest by the first workspace's key reads only its own workspace's documents, and a graph
+    // holding the second workspace's documents is absent to it (and to a key denied the memory).
+    const graphJob = async (key: string, listId: string) => {
+      const r = await s.call('POST', '/memory/ingest/connectors', as(key), { list_id: listId, source_types: null, mode: 'full', graph_name: listId });
+      expect(r.status).toBe(200);
+      return eventually(`graph job of ${listId}`, async () => {
+        const j = await s.call('GET', `/memory/jobs/${r.json.jobId}`, as(key));
+        return j.json.status === 'completed' ? (j.json as Json) : undefined;
+      });
+    };
+    const documentNodes = async (listId: string) =>
+      (await s.db.withTenant(a.tenantId, (sql) => sql.query<{ doc_id: string }>(`SELECT properties->>'doc_id' AS doc_id FROM graph.kg_nodes WHERE tenant_id = $1 AND graph_id = $2 AND label = 'Document'`, [a.tenantId, listId]))).rows.map((r) => r.doc_id);
+    // A page of the first workspace's own, through its key.
+    const firstApi = admin(s, inFirst);
+    const firstConnector = await firstApi.connector({ name: 'First workspace page', source: 'web', connector_specific_config: { base_url: web.page('/docs/page-3.html')!.url, web_connector_type: 'single' } });
+    const firstPair = await firstApi.pair(firstConnector, await firstApi.credential('web'));
+    const firstRun = await firstApi.runOnce(firstConnector);
+    expect((await firstApi.ended(firstPair.id as number, firstRun.json.attempts[0].id as number)).status).toBe('success');
+    const [firstDoc] = [...(await allIndexed(s, a.tenantId, firstPair.id as number, 1)).values()];
+    const firstGraph = `first-${uniqueSuffix()}`;
+    await graphJob(inFirst, firstGraph);
+    expect(await documentNodes(firstGraph)).toContain(firstDoc!.doc_id);
+    expect(await documentNodes(firstGraph)).not.toContain(doc!.doc_id);
+    const wholeGraph = `whole-${uniqueSuffix()}`;
+    await graphJob(a.key, wholeGraph);
+    expect(await documentNodes(wholeGraph)).toContain(doc!.doc_id);
+    const graphOnly = await s.key(a.tenantId, { scopes: { modules: ['graph'] } });
+    for (const other of [inFirst, firstMemory, graphOnly]) {
+      expect((await s.call('GET', `/memory/departments/${wholeGraph}`, as(other))).status).toBe(404);
+      const listed = await s.call('GET', '/memory/departments', as(other));
+      expect(listed.status).toBe(200);
+      expect(JSON.stringify(listed.json)).not.toContain(wholeGraph);
+      expect((await s.call('POST', '/memory/chat', as(other), { listId: wholeGraph, question: page.title })).status).toBe(404);
+    }
+    // The second workspace's key does not see it either (it holds the first's page too), nor the first's graph.
+    expect((await s.call('GET', `/memory/departments/${wholeGraph}`, as(inSecond))).status).toBe(404);
+    expect((await s.call('GET', `/memory/departments/${firstGraph}`, as(inSecond))).status).toBe(404);
+    expect((await s.call('GET', `/memory/departments/${firstGraph}`, as(inFirst))).status).toBe(200);
+    expect((await s.call('GET', `/memory/departments/${wholeGraph}`, as(a.key))).status).toBe(200);
+    // A key denied the memory may not ingest documents into a graph at all.
+    expect((await s.call('POST', '/memory/ingest/connectors', as(graphOnly), { list_id: `g-${uniqueSuffix()}`, source_types: null, mode: 'full', graph_name: 'x' })).status).toBe(403);
+
+    // Chat: a key denied the memory (by its modules or its app permissions) is answered without searching it.
+    const inSecondChat = await s.key(a.tenantId, { workspace_id: second.workspace_id, scopes: { modules: ['chat'] } });
+    const inSecondApps = await s.key(a.tenantId, { workspace_id: second.workspace_id, app_permissions: { chat: true } });
+    const ask = async (key: string, extra: Json = {}) => {
+      const session = await s.call('POST', '/api/chat/create-chat-session', as(key), { persona_id: 0 });
+      expect(session.status).toBe(200);
+      return s.call('POST', '/api/chat/send-chat-message', as(key), { message: page.title, chat_session_id: session.json.chat_session_id, stream: false, ...extra });
+    };
+    const allowed = await ask(inSecond);
+    expect(allowed.status).toBe(200);
+    expect((allowed.json.top_documents as Json[]).map((d) => d.document_id)).toContain(doc!.doc_id);
+    for (const denied of [inSecondChat, inSecondApps]) {
+      const answer = await ask(denied);
+      expect(answer.status).toBe(200);
+      expect(answer.json.top_documents).toEqual([]);
+      expect(answer.json.tool_calls).toEqual([]);
+      expect(JSON.stringify(answer.json)).not.toContain(doc!.doc_id);
+      // Asking for the search outright is refused, and says why.
+      expect(await ask(denied, { forced_tool_id: 1 })).toMatchObject({ status: 403, json: { detail: expect.stringContaining('may not read the memory') } });
+    }
+  });
+
   it('deletes a pair with its documents, and refuses runs it cannot make', async () => {
     const api = admin(s, a.key);
     const config: WebSourceConfig = { base_url: web.page('/docs/page-1.html')!.url, web_connector_type: 'single' };

@@ -37,6 +37,16 @@ export const IdentityClaimsSchema = z.object({
   groups: z.array(z.number().int().min(0).max(2_147_483_647)).max(MAX_GROUPS_PER_USER).optional(),
   /** A signed-in user's e-mail address (sessions only; what a credential's `user_email` shows). */
   email: z.string().max(320).optional(),
+  /**
+   * The credential is bound to `workspace_id` (a key pinned to a workspace, a project key, an mk_ key): other
+   * workspaces and what lives in them are invisible to it. Absent: the whole tenant.
+   */
+  workspace_pinned: z.boolean().optional(),
+  /**
+   * false: the credential may not read memory documents (its key scope, app permissions or OAuth scopes leave the
+   * memory module out), so no service hands it their content, through chat, lists or graphs either. Absent: it may.
+   */
+  memory_read: z.boolean().optional(),
 });
 export type Identity = z.infer<typeof IdentityClaimsSchema>;
 
@@ -64,6 +74,48 @@ export interface Caller {
   /** The workspace and memory the request runs in ('' when the credential's workspace has none). */
   workspaceId: string;
   memoryId: string;
+  /** Which workspaces and memories the credential may act on, and whether it may read memory documents at all. */
+  reach: MemoryReach;
+}
+
+/**
+ * Where a credential may act inside its tenant (docs/gateway.md, "Key scopes"): every service applies it to what
+ * lives in a workspace or a memory (cc pairs, connector documents, graphs built from them), beside the gateway's own
+ * checks on the routes it forwards.
+ */
+export interface MemoryReach {
+  /** The one workspace it may act in, or null: every workspace of the tenant. */
+  workspaceId: string | null;
+  /** The memories it may act on (a key's `scopes.memories`, an mk_ key's own), or null: any of those workspaces'. */
+  memoryIds: readonly string[] | null;
+  /**
+   * It may read memory documents (their content, titles, ids) within its reach: false for a credential denied the
+   * memory module (its key scope, app permissions or OAuth scopes).
+   */
+  readsDocuments: boolean;
+}
+
+export function memoryReach(identity: Identity): MemoryReach {
+  const modules = identity.scopes?.modules;
+  const memories = identity.scopes?.memories;
+  const mk = identity.credential === 'mk';
+  return {
+    workspaceId: identity.workspace_pinned === true || mk ? identity.workspace_id : null,
+    memoryIds: mk ? [identity.memory_id] : memories && memories.length > 0 ? [...memories] : null,
+    readsDocuments: identity.memory_read !== false && (!modules || modules.length === 0 || modules.includes('memory')),
+  };
+}
+
+/** Whether something placed in a workspace and a memory (a cc pair, a document) is within the credential's reach. */
+export function withinReach(reach: MemoryReach, place: { workspace_id: string; memory_id: string }): boolean {
+  if (reach.workspaceId !== null && place.workspace_id !== reach.workspaceId) return false;
+  if (reach.memoryIds !== null && !reach.memoryIds.includes(place.memory_id)) return false;
+  return true;
+}
+
+/** Whether the caller may read the documents of the memory its request runs in (chat's search, lists' knowledge). */
+export function readsOwnMemory(caller: Pick<Caller, 'reach' | 'workspaceId' | 'memoryId'>): boolean {
+  return caller.reach.readsDocuments && withinReach(caller.reach, { workspace_id: caller.workspaceId, memory_id: caller.memoryId });
 }
 
 export function callerOf(identity: Identity): Caller {
@@ -73,5 +125,6 @@ export function callerOf(identity: Identity): Caller {
     admin: ADMIN_ROLES.has(identity.role),
     workspaceId: identity.workspace_id,
     memoryId: identity.memory_id,
+    reach: memoryReach(identity),
   };
 }

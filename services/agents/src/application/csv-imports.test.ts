@@ -9,7 +9,7 @@ import type { Principal } from './principal';
 jest.setTimeout(60_000);
 
 const silent = createLogger({ level: 'silent', service: 'agents-unit' });
-const principal = (tenantId: string): Principal => ({ tenantId, owner: 'api_key:k', admin: true, workspaceId: 'w', memoryId: 'm' });
+const principal = (tenantId: string): Principal => ({ tenantId, owner: 'api_key:k', admin: true, workspaceId: 'w', memoryId: 'm', reach: { workspaceId: null, memoryIds: null, readsDocuments: true } });
 
 /** The CSV import and the directory on embedded PostgreSQL (embedded mode runs them there). */
 describe('CSV import and directory search (embedded PostgreSQL)', () => {

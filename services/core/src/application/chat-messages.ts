@@ -1,5 +1,6 @@
 import { groundedAnswerStream, type ChatMessage, type ModelOverrides, type SourceChunk, type ToolDefinition } from '@lore/ai';
 import type { RetrievedChunk, Sql } from '@lore/runtime';
+import { readsOwnMemory } from '@lore/contracts';
 import { citationStripper, searchToolCall, withoutCitations, type AnswerStreamPart, type CitationInfo, type SearchDoc, type StoredSearchCall, type ToolCallRecord } from '../domain/answer-parts';
 import { latestBranch } from '../domain/message-tree';
 import { FILE_CONTEXT, indexFile, rankPassages, type FilePassage, type IndexedFile } from '../domain/project-files';
@@ -112,7 +113,7 @@ function turnOverrides(
  * refusal (unknown session or parent, a tool the persona does not allow) is an HTTP error before any answer part.
  */
 export async function prepareTurn(deps: CoreDeps, p: Principal, identityToken: string, input: TurnInput): Promise<PreparedTurn> {
-  const early = startEarlyRetrieval(deps, identityToken, input);
+  const early = readsOwnMemory(p) ? startEarlyRetrieval(deps, identityToken, input) : null;
   try {
     return await storeTurn(deps, p, identityToken, input, early);
   } catch (err) {
@@ -179,7 +180,13 @@ function storeTurn(deps: CoreDeps, p: Principal, identityToken: string, input: T
     if (input.forcedToolId !== undefined && !allowed.includes(input.forcedToolId)) {
       throw coreError('BAD_REQUEST', `tool ${input.forcedToolId} is not allowed for this persona and request`);
     }
-    const names = allowed.map((id) => toolById(id)?.name).filter((n): n is 'internal_search' => n === 'internal_search');
+    // A credential denied the memory (its key scope, app permissions or OAuth scopes) searches nothing: the answer
+    // would hand it the documents' content (docs/core.md, "Who may search").
+    const searches = readsOwnMemory(p);
+    if (!searches && input.forcedToolId !== undefined && toolById(input.forcedToolId)?.name === 'internal_search') {
+      throw coreError('FORBIDDEN', 'this credential may not read the memory, so it cannot search it (its key scope, app permissions or OAuth scopes leave the memory out)');
+    }
+    const names = allowed.map((id) => toolById(id)?.name).filter((n): n is 'internal_search' => n === 'internal_search' && searches);
     // The branch up to (not including) the user message, oldest first.
     const history = earlier.slice(0, HISTORY_MESSAGES).reverse();
     // A session in a project answers from the project's files too (unless the request's source filter leaves `file` out).

@@ -1,3 +1,4 @@
+import { withinReach } from '@lore/contracts';
 import { TargetRefusedError } from '@lore/outbound';
 import type { Sql } from '@lore/runtime';
 import { accessProblem, distinctIds, statusChange, type AccessType, type SettableStatus } from '../domain/connectors';
@@ -32,6 +33,12 @@ export interface AssociateInput {
 }
 
 const pairNotFound = () => coreError('NOT_FOUND', 'cc pair not found');
+
+/**
+ * A pair the caller may act on: one whose documents go to a workspace and memory within its reach (a key pinned to a
+ * workspace, or scoped to some memories, sees only those pairs; every other pair is as absent as another tenant's).
+ */
+const reachable = (p: Principal, pair: CcPairRow | null): pair is CcPairRow => pair !== null && withinReach(p.reach, pair);
 
 /** The pairs with their connectors and credentials, in the pairs' order (three statements, one transaction). */
 async function detailsOf(sql: Sql, tenantId: string, pairs: CcPairRow[]): Promise<CcPairDetail[]> {
@@ -72,9 +79,15 @@ export async function createConnector(deps: CoreDeps, p: Principal, input: Conne
   return deps.db.withTenant(p.tenantId, (sql) => insertConnector(sql, p.tenantId, { ...input, groups: distinctIds(input.groups) }));
 }
 
-/** The tenant's cc pairs (a connector without a pair is not one); with `credentialId`, those reading with it. */
+/**
+ * The tenant's cc pairs within the caller's reach (a connector without a pair is not one); with `credentialId`, those
+ * reading with it: a credential the tenant does not have is 404, as on the credential's own routes.
+ */
 export function ccPairStatuses(deps: CoreDeps, p: Principal, credentialId: number | null): Promise<CcPairDetail[]> {
-  return deps.db.withTenant(p.tenantId, async (sql) => detailsOf(sql, p.tenantId, await listCcPairs(sql, p.tenantId, credentialId)));
+  return deps.db.withTenant(p.tenantId, async (sql) => {
+    if (credentialId !== null && !(await getCredential(sql, p.tenantId, credentialId))) throw coreError('NOT_FOUND', 'credential not found');
+    return detailsOf(sql, p.tenantId, (await listCcPairs(sql, p.tenantId, credentialId)).filter((pair) => reachable(p, pair)));
+  });
 }
 
 /** Attempts a cc pair's full info shows, newest first. */
@@ -83,7 +96,7 @@ const INFO_ATTEMPTS = 5;
 export async function ccPairInfo(deps: CoreDeps, p: Principal, id: number): Promise<CcPairDetail> {
   const detail = await deps.db.withTenant(p.tenantId, async (sql) => {
     const pair = await getCcPair(sql, p.tenantId, id);
-    return pair ? { ...(await detailOf(sql, p.tenantId, pair)), attempts: await listAttempts(sql, p.tenantId, id, INFO_ATTEMPTS) } : null;
+    return reachable(p, pair) ? { ...(await detailOf(sql, p.tenantId, pair)), attempts: await listAttempts(sql, p.tenantId, id, INFO_ATTEMPTS) } : null;
   });
   if (!detail) throw pairNotFound();
   return detail;
@@ -135,7 +148,7 @@ export function associateCredential(deps: CoreDeps, p: Principal, connectorId: n
 export function changeCcPairStatus(deps: CoreDeps, p: Principal, id: number, status: SettableStatus): Promise<CcPairDetail> {
   return deps.db.withTenant(p.tenantId, async (sql) => {
     const pair = await getCcPair(sql, p.tenantId, id, true);
-    if (!pair) throw pairNotFound();
+    if (!reachable(p, pair)) throw pairNotFound();
     const change = statusChange(pair.status, status);
     if (change === 'deleting') throw coreError('BAD_REQUEST', `cc pair ${id} is being deleted`);
     if (change === 'unchanged') return detailOf(sql, p.tenantId, pair);
@@ -158,13 +171,17 @@ export function runOnce(deps: CoreDeps, p: Principal, connectorId: number, crede
   return deps.db.withTenant(p.tenantId, async (sql) => {
     const connector = await getConnector(sql, p.tenantId, connectorId, 'share');
     if (!connector) throw coreError('NOT_FOUND', 'connector not found');
-    const pairs = (await credentialIdsByConnector(sql, p.tenantId, [connectorId])).get(connectorId) ?? [];
-    const wanted = credentialIds ?? pairs;
-    if (wanted.length === 0) throw coreError('BAD_REQUEST', `connector ${connectorId} has no credential to run with`);
-    const attempts: IndexAttemptRow[] = [];
-    for (const credentialId of distinctIds(wanted)) {
+    const all = (await credentialIdsByConnector(sql, p.tenantId, [connectorId])).get(connectorId) ?? [];
+    // Without credentials named: the connector's pairs within the caller's reach.
+    const pairs: CcPairRow[] = [];
+    for (const credentialId of distinctIds(credentialIds ?? all)) {
       const pair = await ccPairOf(sql, p.tenantId, connectorId, credentialId, true);
-      if (!pair) throw coreError('NOT_FOUND', `connector ${connectorId} has no credential ${credentialId}`);
+      if (reachable(p, pair)) pairs.push(pair);
+      else if (credentialIds) throw coreError('NOT_FOUND', `connector ${connectorId} has no credential ${credentialId}`);
+    }
+    if (pairs.length === 0) throw coreError('BAD_REQUEST', `connector ${connectorId} has no credential to run with`);
+    const attempts: IndexAttemptRow[] = [];
+    for (const pair of pairs) {
       if (pair.status !== 'ACTIVE') throw coreError('BAD_REQUEST', `cc pair ${pair.id} is ${pair.status === 'PAUSED' ? 'paused' : 'being deleted'}`);
       const plan = runPlan({ lastSuccess: pair.last_successful_index_time, lastPruned: pair.last_pruned, pruneFreq: connector.prune_freq }, new Date(), fromBeginning);
       const attempt = await enqueueAttempt(sql, p.tenantId, pair.id, plan.kind, plan.prune, 'manual');
@@ -178,7 +195,7 @@ export function runOnce(deps: CoreDeps, p: Principal, connectorId: number, crede
 /** A pair's attempts, newest first. */
 export function indexAttempts(deps: CoreDeps, p: Principal, id: number, limit: number): Promise<IndexAttemptRow[]> {
   return deps.db.withTenant(p.tenantId, async (sql) => {
-    if (!(await getCcPair(sql, p.tenantId, id))) throw pairNotFound();
+    if (!reachable(p, await getCcPair(sql, p.tenantId, id))) throw pairNotFound();
     return listAttempts(sql, p.tenantId, id, limit);
   });
 }
@@ -194,7 +211,7 @@ export function createDeletionAttempt(deps: CoreDeps, p: Principal, connectorId:
     // The connector first (the order every writer takes), so no pair can be made from it meanwhile.
     const connector = await getConnector(sql, p.tenantId, connectorId, 'update');
     const pair = connector ? await ccPairOf(sql, p.tenantId, connectorId, credentialId, true) : null;
-    if (!pair) throw pairNotFound();
+    if (!reachable(p, pair)) throw pairNotFound();
     if (pair.status !== 'DELETING') {
       await cancelLiveAttempt(sql, p.tenantId, pair.id, 'the pair is being deleted');
       await setCcPairStatus(sql, p.tenantId, pair.id, 'DELETING');

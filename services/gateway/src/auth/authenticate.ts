@@ -66,6 +66,11 @@ export interface Principal {
   groups: readonly number[];
   /** A signed-in user's e-mail address; null for keys and OAuth tokens. */
   email: string | null;
+  /**
+   * Whether the credential may read memory documents: what its key scope, app permissions or OAuth scopes say of a
+   * memory search, whatever the route (chat, lists and graphs hand out document content too).
+   */
+  readsMemory: boolean;
   tenant: TenantContext;
 }
 
@@ -363,6 +368,14 @@ async function authenticateRequest(ctx: GatewayContext, facts: RequestFacts, rul
   }
   const balance = tenant.tenant.credit_balance;
   if (!denial && rule.metered && balance !== null && balance <= 0) denial = creditError(balance);
+  // Whether the credential could search or retrieve from a memory (which memories is for the identity's scope and
+  // pin to say): chat, lists and graphs hand out documents' content only to such a credential.
+  const granted = cred;
+  const reads = (operation: string) => {
+    const n: Need = { module: 'memory', access: 'read', operation, memoryId: null };
+    return (granted.kind === 'key' ? (scopeDenies(granted.row.scopes, n) ?? appPermissionDenies(granted.row.app_permissions, n)) : oauthScopesDeny(granted.row.scopes, n)) === null;
+  };
+  const readsMemory = reads('search') || reads('retrieve');
 
   const plan = planOf(ctx, tenant.tenant);
   const admitted = await ctx.state.admit({
@@ -397,7 +410,7 @@ async function authenticateRequest(ctx: GatewayContext, facts: RequestFacts, rul
   return {
     principal: {
       credential, tenantId: tenant.tenant.tenant_id, subject, role, workspaceId: t.workspaceId, memoryId: t.memoryId, projectId,
-      pinnedWorkspaceId: pins.workspaceId ?? (pins.memoryId || projectId ? t.workspaceId : null), keyScope, oauthScopes, groups: NO_GROUPS, email: null, tenant,
+      pinnedWorkspaceId: pins.workspaceId ?? (pins.memoryId || projectId ? t.workspaceId : null), keyScope, oauthScopes, groups: NO_GROUPS, email: null, readsMemory, tenant,
     },
     headers,
   };
@@ -431,7 +444,7 @@ async function authenticateSession(ctx: GatewayContext, facts: RequestFacts, rul
   return {
     principal: {
       credential: 'session', tenantId: user.tenant_id, subject: user.user_id, role: user.role, workspaceId: t.workspaceId,
-      memoryId: t.memoryId, projectId: null, pinnedWorkspaceId: null, keyScope: null, oauthScopes: null, groups: user.groups, email: user.email, tenant,
+      memoryId: t.memoryId, projectId: null, pinnedWorkspaceId: null, keyScope: null, oauthScopes: null, groups: user.groups, email: user.email, readsMemory: true, tenant,
     },
     headers,
   };
@@ -455,6 +468,9 @@ export function identityOf(principal: Principal, requestId: string): Identity {
   if (principal.keyScope && Object.keys(principal.keyScope).length > 0) identity.scopes = principal.keyScope;
   if (principal.credential === 'session') identity.groups = [...principal.groups];
   if (principal.email) identity.email = principal.email;
+  // Only what narrows the credential is written (tokens stay small; absent claims mean the whole tenant).
+  if (principal.pinnedWorkspaceId !== null) identity.workspace_pinned = true;
+  if (!principal.readsMemory) identity.memory_read = false;
   return identity;
 }
 

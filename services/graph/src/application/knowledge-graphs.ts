@@ -1,9 +1,10 @@
-import { TOPICS, type GraphJobMessage } from '@lore/contracts';
+import { TOPICS, withinReach, type GraphJobMessage, type MemoryReach } from '@lore/contracts';
 import { AppError, claimEvent, detailError, enqueueOutbox, type Sql } from '@lore/runtime';
 import { extractEntities } from '../domain/entities';
 import { columnRoles, documentSourceId, planDocument, planRecord, type Plan, type PlannedEdge } from '../domain/knowledge-graph';
 import { readTable } from '../domain/tabular';
 import {
+  addGraphSourcePlaces,
   closeEdgesOfDeletedDocuments,
   closeEdgesOfSources,
   connectorDocumentsForGraph,
@@ -26,6 +27,7 @@ import {
   type GraphRow,
   type JobKind,
   type SourceKind,
+  type SourcePlace,
 } from '../store/knowledge-graphs';
 import { newId, type MemoryDeps } from './context';
 
@@ -85,18 +87,25 @@ export interface JobView extends JobAnswer {
 
 const notFound = (what: string) => detailError(AppError.notFound(what), `${what} not found`);
 
-/** Who asks: the tenant, and whether the caller is one of its administrators (`isAdminRole`). */
+/**
+ * Who asks: the tenant, whether the caller is one of its administrators (`isAdminRole`), and where it may act
+ * (`memoryReach`: a credential bound to a workspace or scoped to some memories, or denied the memory).
+ */
 export interface GraphViewer {
   tenantId: string;
   admin: boolean;
+  reach: MemoryReach;
 }
 
 /**
- * The graph as the viewer may see it: a graph holding what only administrators may see (`admin_only`: a connector
- * ingest took a document that is not public) is, to anyone else, as absent as another tenant's (docs/memory.md).
+ * The graph as the viewer may see it (docs/memory.md): a graph holding what only administrators may see
+ * (`admin_only`: a connector ingest took a document that is not public), or connector documents of a workspace or
+ * memory beyond the viewer's reach, is to the viewer as absent as another tenant's.
  */
 export function visibleGraph(g: GraphRow | null, viewer: GraphViewer): GraphRow | null {
-  return g && (viewer.admin || !g.admin_only) ? g : null;
+  if (!g || (g.admin_only && !viewer.admin)) return null;
+  if (g.source_places.length > 0 && !(viewer.reach.readsDocuments && g.source_places.every((place) => withinReach(viewer.reach, place)))) return null;
+  return g;
 }
 
 export async function createGraph(deps: MemoryDeps, tenantId: string, input: { name: string; description?: string; source_type?: string }): Promise<GraphRow> {
@@ -202,6 +211,9 @@ export async function acceptConnectorJob(
   input: { list_id: string; source_types: string[] | null; mode: 'full' | 'incremental'; graph_name?: string },
 ): Promise<JobAnswer> {
   const tenantId = viewer.tenantId;
+  if (!viewer.reach.readsDocuments) {
+    throw detailError(AppError.forbidden('this credential may not read memory documents (its key scope, app permissions or OAuth scopes leave the memory out), so it cannot ingest them into a graph'));
+  }
   const job = await deps.db.withTenant(tenantId, async (sql) => {
     const existing = await getGraph(sql, tenantId, input.list_id, true);
     // A graph only administrators may see is absent to anyone else: neither filled nor made again under its id.
@@ -214,7 +226,9 @@ export async function acceptConnectorJob(
     }
     if (!graph) throw notFound('graph');
     const sources = input.source_types === null ? 'all sources' : input.source_types.join(', ') || 'no source';
-    return enqueueJob(sql, tenantId, graph, 'connectors', { source_types: input.source_types, mode: input.mode, admin: viewer.admin }, `${input.mode} ingest of ${sources} queued`);
+    // The job reads only the memories within the caller's reach (kept with it, as whether it is an administrator).
+    const reach = { workspace_id: viewer.reach.workspaceId, memory_ids: viewer.reach.memoryIds };
+    return enqueueJob(sql, tenantId, graph, 'connectors', { source_types: input.source_types, mode: input.mode, admin: viewer.admin, reach }, `${input.mode} ingest of ${sources} queued`);
   });
   return answer(job);
 }
@@ -309,6 +323,7 @@ function applyJob(deps: MemoryDeps, tenantId: string, job: GraphJobRow, eventId:
     if (!graph) return null;
     const applied = await applyPlans(sql, tenantId, job, plans);
     if (plans.adminOnly) await markGraphAdminOnly(sql, tenantId, job.graph_id);
+    if (plans.places && plans.places.length > 0) await addGraphSourcePlaces(sql, tenantId, job.graph_id, plans.places);
     const counts = await refreshGraphCounts(sql, tenantId, job.graph_id);
     const stats = { ...applied, ...counts };
     const message = `${applied.rows} ${plans.unit} read: ${applied.nodes_created} nodes created, ${applied.edges_opened} edges opened, ${applied.edges_closed} closed`;
@@ -346,6 +361,8 @@ interface JobPlans {
   closeDeletedDocuments: boolean;
   /** The job takes a document only administrators may see: the graph becomes `admin_only`. */
   adminOnly?: boolean;
+  /** The workspaces and memories of the connector documents the job takes (the graph's `source_places`). */
+  places?: SourcePlace[];
 }
 
 async function planJob(deps: MemoryDeps, tenantId: string, job: GraphJobRow): Promise<JobPlans> {
@@ -416,6 +433,8 @@ function cellText(v: unknown): string {
 async function planConnectors(deps: MemoryDeps, tenantId: string, job: GraphJobRow): Promise<JobPlans> {
   const sourceTypes = Array.isArray(job.params.source_types) ? (job.params.source_types as string[]) : null;
   const incremental = job.params.mode === 'incremental';
+  // The memories within the reach of the caller that queued it (a job queued before reach was kept: every memory).
+  const reach = (job.params.reach ?? {}) as { workspace_id?: unknown; memory_ids?: unknown };
   const docs = await deps.db.withTenant(tenantId, async (sql) => {
     const since = incremental ? await lastCompletedJobStart(sql, tenantId, job.graph_id, 'connectors', job.job_id) : null;
     return connectorDocumentsForGraph(sql, tenantId, {
@@ -424,6 +443,8 @@ async function planConnectors(deps: MemoryDeps, tenantId: string, job: GraphJobR
       changedSince: since,
       limit: GRAPH_LIMITS.maxDocuments,
       maxChars: GRAPH_LIMITS.maxDocumentChars,
+      workspaceId: typeof reach.workspace_id === 'string' ? reach.workspace_id : null,
+      memoryIds: Array.isArray(reach.memory_ids) ? reach.memory_ids.filter((m): m is string => typeof m === 'string') : null,
     });
   });
   const plans = docs.map((d) => ({
@@ -434,7 +455,8 @@ async function planConnectors(deps: MemoryDeps, tenantId: string, job: GraphJobR
     sources: [documentSourceId({ ...d, cc_pair_id: Number(d.cc_pair_id) })],
   }));
   // Both modes close what deleted documents said (a changed document is a new copy of the same source).
-  return { unit: 'documents', rows: docs.length, sourceKind: 'document', plans, closeDeletedDocuments: true, adminOnly: docs.some((d) => !d.access_public) };
+  const places = new Map(docs.map((d) => [`${d.workspace_id}\u0000${d.memory_id}`, { workspace_id: d.workspace_id, memory_id: d.memory_id }]));
+  return { unit: 'documents', rows: docs.length, sourceKind: 'document', plans, closeDeletedDocuments: true, adminOnly: docs.some((d) => !d.access_public), places: [...places.values()] };
 }
 
 /** Writes the plans in batches: nodes resolved, then each batch's sources' edges closed and opened. */

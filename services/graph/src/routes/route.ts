@@ -28,7 +28,12 @@ export type Guard = Koa.Middleware<GraphState>;
  * The guard of every memory route: the caller's identity and memory, and whether it may change memory content
  * (`write`) or only search and look (`read`).
  */
-export type MemoryGuard = (access: 'read' | 'write') => Guard;
+/**
+ * `search`: a read that hands out the memory's content by query (search, retrieve, the streamed search), refused to
+ * an identity denied memory reads (`memory_read: false`): the gateway refuses such a credential these routes, and
+ * core or agents calling them with its identity must be refused too.
+ */
+export type MemoryGuard = (access: 'read' | 'write' | 'search') => Guard;
 
 /** OpenAPI security of the memory routes (an x-api-key credential at the gateway) and of the open document. */
 export const KEY: Array<Record<string, string[]>> = [{ apiKey: [] }];
@@ -70,6 +75,7 @@ export function memoryGuard(signer: IdentitySigner): MemoryGuard {
     };
     ctx.state.log = ctx.state.log.child({ tenant_id: identity.tenant_id, memory_id: identity.memory_id });
     if (access === 'write' && identity.scopes?.access === 'read') throw AppError.forbidden('this key is read-only');
+    if (access === 'search' && identity.memory_read === false) throw AppError.forbidden('this credential may not read the memory');
     await next();
   };
 }

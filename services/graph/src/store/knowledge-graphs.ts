@@ -29,12 +29,20 @@ export interface GraphRow {
   updated_at: string;
   /** It holds what only administrators may see (a connector document that is not public): others find no such graph. */
   admin_only: boolean;
+  /** The workspaces and memories its connector documents came from: others find no such graph (`visibleGraph`). */
+  source_places: SourcePlace[];
+}
+
+/** Where a document lives: its workspace and memory. */
+export interface SourcePlace {
+  workspace_id: string;
+  memory_id: string;
 }
 
 const iso = (v: Date | string): string => new Date(v).toISOString();
 const isoOrNull = (v: Date | string | null): string | null => (v === null ? null : iso(v));
 
-const GRAPH_COLUMNS = 'graph_id, name, description, source_type, status, message, node_count, edge_count, created_at, updated_at, admin_only';
+const GRAPH_COLUMNS = 'graph_id, name, description, source_type, status, message, node_count, edge_count, created_at, updated_at, admin_only, source_places';
 
 type RawGraph = Omit<GraphRow, 'created_at' | 'updated_at'> & { created_at: Date | string; updated_at: Date | string };
 const toGraph = (r: RawGraph): GraphRow => ({ ...r, node_count: Number(r.node_count), edge_count: Number(r.edge_count), created_at: iso(r.created_at), updated_at: iso(r.updated_at) });
@@ -74,6 +82,17 @@ export async function listGraphs(sql: Sql, tenantId: string, limit: number): Pro
 /** The graph now holds what only administrators may see; it stays so (its closed facts keep their history). */
 export async function markGraphAdminOnly(sql: Sql, tenantId: string, graphId: string): Promise<void> {
   await sql.query(`UPDATE graph.knowledge_graphs SET admin_only = true WHERE tenant_id = $1 AND graph_id = $2 AND NOT admin_only`, [tenantId, graphId]);
+}
+
+/** The graph now also holds connector documents of these workspaces and memories; kept, as `admin_only` is. */
+export async function addGraphSourcePlaces(sql: Sql, tenantId: string, graphId: string, places: readonly SourcePlace[]): Promise<void> {
+  await sql.query(
+    `UPDATE graph.knowledge_graphs
+        SET source_places = (SELECT coalesce(jsonb_agg(p ORDER BY p), '[]'::jsonb)
+                               FROM (SELECT jsonb_array_elements(source_places) AS p UNION SELECT jsonb_array_elements($3::jsonb)) x)
+      WHERE tenant_id = $1 AND graph_id = $2`,
+    [tenantId, graphId, JSON.stringify(places.map((pl) => ({ workspace_id: pl.workspace_id, memory_id: pl.memory_id })))],
+  );
 }
 
 export async function setGraphStatus(sql: Sql, tenantId: string, graphId: string, status: GraphStatus, message: string | null): Promise<void> {
@@ -402,6 +421,7 @@ export async function listEdges(
 /** A connector document as a graph job reads it. */
 export interface GraphSourceDocument {
   doc_id: string;
+  workspace_id: string;
   memory_id: string;
   cc_pair_id: number;
   title: string;
@@ -414,23 +434,43 @@ export interface GraphSourceDocument {
 }
 
 /**
- * The tenant's connector documents (of every memory) for a connector ingest: of the given source types (all when
- * null), public ones only unless `admin`, changed after `changedSince` when given (an incremental ingest), at most
- * `limit` in a stable order; content cut at `maxChars`.
+ * The tenant's connector documents for a connector ingest: of the memories within the caller's reach (`workspaceId`,
+ * `memoryIds`; null: every one), of the given source types (all when null), public ones only unless `admin`,
+ * changed after `changedSince` when given (an incremental ingest), at most `limit` in a stable order; content cut at
+ * `maxChars`.
  */
 export async function connectorDocumentsForGraph(
   sql: Sql,
   tenantId: string,
-  options: { sourceTypes: readonly string[] | null; admin: boolean; changedSince: string | null; limit: number; maxChars: number },
+  options: {
+    sourceTypes: readonly string[] | null;
+    admin: boolean;
+    changedSince: string | null;
+    limit: number;
+    maxChars: number;
+    workspaceId: string | null;
+    memoryIds: readonly string[] | null;
+  },
 ): Promise<GraphSourceDocument[]> {
   const r = await sql.query<GraphSourceDocument>(
-    `SELECT doc_id, memory_id, cc_pair_id, title, left(content, $6) AS content, link, source_type, external_id, access_public FROM graph.documents
+    `SELECT doc_id, workspace_id, memory_id, cc_pair_id, title, left(content, $6) AS content, link, source_type, external_id, access_public FROM graph.documents
       WHERE tenant_id = $1 AND cc_pair_id IS NOT NULL
         AND ($2::text[] IS NULL OR source_type = ANY($2::text[]))
         AND ($3::boolean OR access_public)
         AND ($4::timestamptz IS NULL OR updated_at > $4::timestamptz)
+        AND ($7::text IS NULL OR workspace_id = $7::text)
+        AND ($8::text[] IS NULL OR memory_id = ANY($8::text[]))
       ORDER BY doc_id LIMIT $5`,
-    [tenantId, options.sourceTypes === null ? null : [...options.sourceTypes], options.admin, options.changedSince, options.limit, options.maxChars],
+    [
+      tenantId,
+      options.sourceTypes === null ? null : [...options.sourceTypes],
+      options.admin,
+      options.changedSince,
+      options.limit,
+      options.maxChars,
+      options.workspaceId,
+      options.memoryIds === null ? null : [...options.memoryIds],
+    ],
   );
   return r.rows;
 }

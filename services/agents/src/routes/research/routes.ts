@@ -6,7 +6,7 @@ import type { ResearchStartInput, ResearchView } from '../../application/researc
 import type { ActiveResearchRow } from '../../store/research';
 import { AGENTS_SECURITY, FAMILY, route, type AgentsGuard, type AgentsState } from '../route';
 import { serveEventStream } from '../event-stream';
-import { RESEARCH_STREAM, activeView, presentActive, presentResult, presentStatus, researchResultView, researchStatusView, respondBody, respondView, startBody, stopView, streamQuery, threadParams } from './schema';
+import { RESEARCH_STREAM, activeView, presentActive, presentResult, presentStatus, researchResultView, researchStatusView, respondBody, respondQuery, respondView, startBody, stopView, streamQuery, threadParams } from './schema';
 
 export interface ResearchRouteDeps {
   guard: AgentsGuard;
@@ -118,14 +118,20 @@ export function researchRoutes(deps: ResearchRouteDeps) {
       path: '/research/respond/:thread_id',
       operationId: 'researchRespond',
       summary: 'Answer the clarifying question',
-      description: '`response` (or `query`) 1–4,000: the answer. The run continues (status `processing`). A run not waiting for an answer: 422 body (b).',
+      description:
+        '`response` 1–4,000: the answer, as spec 3\'s query parameter `?response=` or in a JSON body (`response`, or `query`); the query parameter wins when both are sent, and one of them is required (422). The run continues (status `processing`). A run not waiting for an answer: 422 body (b).',
       tags,
       guards: deps.guard('write', 'envelope'),
       params: threadParams,
+      query: respondQuery,
       body: respondBody,
       ok: { status: 200, description: 'status and message', schema: respondView },
-      responses: { ...NOT_FOUND, ...INVALID('a run not waiting for an answer') },
-      handler: async (ctx, { params, body }) => deps.respond(ctx.state.principal, params.thread_id, (body.response ?? body.query)!),
+      responses: { ...NOT_FOUND, ...INVALID('no answer given, or a run not waiting for an answer') },
+      handler: async (ctx, { params, query, body }) => {
+        const answer = query.response ?? body.response ?? body.query;
+        if (answer === undefined) throw family.invalid([{ path: 'response', message: 'response is required' }], 'body');
+        return deps.respond(ctx.state.principal, params.thread_id, answer);
+      },
     }),
     route({
       ...common,

@@ -19,10 +19,14 @@ export const startBody = z.object({
   serviceId,
 });
 
-/** The answer to the clarifying question: `response` (or `query`, as the start names its text). */
-export const respondBody = z
-  .object({ response: z.string().trim().min(1, 'response must not be empty').max(4000).optional(), query: z.string().trim().min(1, 'query must not be empty').max(4000).optional() })
-  .refine((b) => b.response !== undefined || b.query !== undefined, { message: 'response is required', path: ['response'] });
+const answerText = (name: string) => z.string().trim().min(1, `${name} must not be empty`).max(4000);
+
+/**
+ * The answer to the clarifying question: spec 3's `response`, as a query parameter (`?response=`) or in a JSON body
+ * (`response`, or `query` as the start names its text). One of them is required (the route says so).
+ */
+export const respondBody = z.object({ response: answerText('response').optional(), query: answerText('query').optional() });
+export const respondQuery = z.object({ response: answerText('response').optional() });
 
 /** `?last_event_id=` (the `Last-Event-ID` header wins when both are sent). */
 export const streamQuery = z.object({ last_event_id: z.string().max(20).optional() });

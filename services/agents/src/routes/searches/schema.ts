@@ -169,7 +169,7 @@ export function presentSnapshot(v: SearchView): z.input<typeof snapshotView> {
   };
 }
 
-/** `author`: a signed-in user's numeric id when the owner is one, else 0 (keys have no user). */
+/** `author`: an owner whose subject is a whole number (none of Lore's credentials has one: user ids are text), else 0. */
 const authorOf = (owner: string): number => {
   const subject = owner.slice(owner.indexOf(':') + 1);
   return /^\d{1,15}$/.test(subject) ? Number(subject) : 0;

@@ -45,9 +45,10 @@ export function chatSessionRoutes(deps: ChatSessionRouteDeps) {
   return [
     route({
       method: 'get', path: `${chat}/get-user-chat-sessions`, operationId: 'getUserChatSessions', summary: 'List the caller\'s chat sessions', tags,
-      description: 'Newest first. `project_id` lists a chat project\'s sessions; otherwise `only_non_project_chats` (default true) leaves project sessions out. A failed chat (no answered message) is listed only with `include_failed_chats`.',
+      description: 'Newest first. `project_id` lists a chat project\'s sessions (a project that is not the caller\'s: 404); otherwise `only_non_project_chats` (default true) leaves project sessions out. A failed chat (no answered message) is listed only with `include_failed_chats`.',
       security: CORE_SECURITY, guards: [deps.guard('read')], query: listSessionsQuery, ...SPEC_INPUT,
       ok: { status: 200, description: 'the sessions', schema: sessionListView },
+      responses: { 404: detail('project_id names no project of the caller') },
       handler: async (ctx, { query }) => {
         const rows = await deps.sessions.list(ctx.state.principal, { projectId: query.project_id, onlyNonProject: query.only_non_project_chats, includeFailed: query.include_failed_chats });
         return { sessions: rows.map(presentSession) };

@@ -63,10 +63,10 @@ export function connectorRoutes(deps: ConnectorRouteDeps) {
     }),
     route({
       method: 'get', path: `${admin}/connector`, operationId: 'getConnectors', summary: 'List the connector-credential pairs, by credential', tags,
-      description: 'The status entries of the pairs reading with `credential`; without it (or `null`), all of them.',
+      description: 'The status entries of the pairs reading with `credential` (a credential the tenant does not have: 404); without it (or `null`), all of them.',
       security: CORE_SECURITY, guards: adminReads(deps.guard), query: connectorListQuery, ...SPEC_INPUT,
       ok: { status: 200, description: 'the status entries', schema: ccPairStatusListView },
-      responses: ADMIN_READ,
+      responses: { ...ADMIN_READ, 404: detail('no such credential in the tenant') },
       handler: async (ctx, { query }) => (await c.statuses(ctx.state.principal, query.credential)).map(presentStatusEntry),
     }),
     route({

@@ -1,5 +1,5 @@
 import type { RouterContext } from '@koa/router';
-import { isAdminRole } from '@lore/contracts';
+import { isAdminRole, memoryReach } from '@lore/contracts';
 import { AppError, detailError, detailValidationError, multipartParser, MultipartRefusedError, type MultipartParser, type Identity } from '@lore/runtime';
 import type { z } from 'zod';
 import type { GenerateInput, GraphViewer, JobAnswer, JobView } from '../../application/knowledge-graphs';
@@ -47,10 +47,10 @@ const READ_ONLY = { 403: detail('the key is read-only') };
 const BUSY = { 429: detail('the graph already has 20 jobs queued or running (Retry-After)') };
 
 const tenantOf = (ctx: RouterContext<GraphState>): string => (ctx.state.identity as Identity).tenant_id;
-/** The caller as the graphs see it: a graph only administrators may see is absent to anyone else. */
+/** The caller as the graphs see it: a graph only administrators may see, or built from memories beyond its reach, is absent to it. */
 export const viewerOf = (ctx: RouterContext<GraphState>): GraphViewer => {
   const identity = ctx.state.identity as Identity;
-  return { tenantId: identity.tenant_id, admin: isAdminRole(identity.role) };
+  return { tenantId: identity.tenant_id, admin: isAdminRole(identity.role), reach: memoryReach(identity) };
 };
 
 const unprocessable = (loc: string[], msg: string) => new AppError('UNPROCESSABLE', msg, { body: { detail: [{ loc, msg, type: 'value_error' }] } });

@@ -35,7 +35,7 @@ export function searchRoutes(deps: SearchRouteDeps) {
     route({
       method: 'post', path: `${MEMORY_PREFIX}/search`, operationId: 'searchMemory', tags,
       summary: 'Cited answer from hybrid retrieval',
-      security: KEY, guards: [deps.guard('read')],
+      security: KEY, guards: [deps.guard('search')],
       body: SearchBodySchema,
       ok: { status: 200, description: 'the answer; every `[n]` marker points at a citation that supports it', schema: SearchAnswerSchema },
       handler: async (ctx, { body }) => {
@@ -47,7 +47,7 @@ export function searchRoutes(deps: SearchRouteDeps) {
       method: 'post', path: `${MEMORY_PREFIX}/retrieve`, operationId: 'retrieveMemory', tags,
       summary: 'Hybrid retrieval only: the chunks a cited answer would draw on, whole',
       description: 'The same retrieval as search, without an answer: for clients that answer themselves, and for chat\'s internal_search.',
-      security: KEY, guards: [deps.guard('read')],
+      security: KEY, guards: [deps.guard('search')],
       body: SearchBodySchema,
       ok: { status: 200, description: 'the chunks, best first, numbered from 1', schema: RetrievalSchema },
       handler: async (ctx, { body }) => presentRetrieval(await deps.search.retrieve(ctx.state.scope, body.query, searchOptions(body))),
@@ -60,7 +60,7 @@ export function searchRoutes(deps: SearchRouteDeps) {
     route({
       method: 'post', path: `${MEMORY_PREFIX}/search/stream`, operationId: 'streamSearchMemory', tags,
       summary: 'Streamed cited answer: sources, tokens, done (server-sent events)',
-      security: KEY, guards: [deps.guard('read')],
+      security: KEY, guards: [deps.guard('search')],
       body: SearchBodySchema,
       ok: { status: 200, description: 'server-sent events: `sources`, `token`*, then `done` (or `error`)', content: streamContent() },
       handler: async (ctx, { body }) => {
