@@ -33,6 +33,11 @@ export const operatorEnvSchema = z
     LORE_OPERATOR_ADMIN_URL: z.url({ error: 'must be the URL of the gateway internal admin listener' }),
     LORE_OPERATOR_ADMIN_TOKEN: envSecret(24),
     LORE_OPERATOR_BASE_DOMAIN: z.string().regex(DNS_NAME, 'must be a lowercase DNS name'),
+    LORE_OPERATOR_HOSTNAME_DOMAINS: z
+      .string()
+      .default('')
+      .transform((v) => v.split(',').map((d) => d.trim()).filter((d) => d !== ''))
+      .pipe(z.array(z.string().regex(DNS_NAME, 'must be a comma-separated list of lowercase DNS names'))),
     POD_NAMESPACE: z.string().regex(DNS_LABEL).optional(),
     POD_NAME: z.string().optional(),
     LORE_OPERATOR_GATEWAY_NAMESPACE: z.string().regex(DNS_LABEL).optional(),
@@ -100,6 +105,7 @@ export function loadOperatorConfig(env: Record<string, string | undefined>, fall
     admin: { url: e.LORE_OPERATOR_ADMIN_URL, token: e.LORE_OPERATOR_ADMIN_TOKEN },
     settings: {
       baseDomain: e.LORE_OPERATOR_BASE_DOMAIN,
+      hostnameDomains: e.LORE_OPERATOR_HOSTNAME_DOMAINS,
       gatewayNamespace: (e.LORE_OPERATOR_GATEWAY_NAMESPACE ?? podNamespace)!,
       gatewayServiceName: e.LORE_OPERATOR_GATEWAY_SERVICE,
       gatewayServicePort: e.LORE_OPERATOR_GATEWAY_SERVICE_PORT,

@@ -183,6 +183,22 @@ describe('Memory', () => {
     expect(condition(m, 'Stalled')).toBeUndefined();
   });
 
+  it('reports a hostname the namespace may not claim as Stalled/HostnameNotAllowed, and serves it once the spec names its own', async () => {
+    const ns = await createNamespace(suite.scope.run, { tenant: `tenant-${suite.scope.run}-g` });
+    // The gateway's public host: outside the base domain and the listed example.org.
+    await kubectlOk(['-n', ns, 'apply', '-f', '-'], memoryYaml('squat', { hostname: 'lore.example.com' }));
+    const stalled = await waitFor('HostnameNotAllowed', async () => {
+      const x = await getMemory(ns, 'squat');
+      return condition(x, 'Stalled')?.reason === 'HostnameNotAllowed' ? x : undefined;
+    });
+    expect(condition(stalled, 'Stalled')!.message).toContain(`<label>-${ns}.`);
+    expect(stalled.status?.memoryId).toBeUndefined();
+    // Its own name under the base domain is served.
+    await kubectlOk(['-n', ns, 'apply', '-f', '-'], memoryYaml('squat', { hostname: `kb-${ns}.${BASE_DOMAIN}` }));
+    const ready = await waitReady(ns, 'squat');
+    expect(ready.status?.hostname).toBe(`kb-${ns}.${BASE_DOMAIN}`);
+  });
+
   it('reports a hostname held by another memory as Stalled/HostnameConflict', async () => {
     const host = `taken-${suite.scope.run}.example.org`;
     const ns1 = await createNamespace(suite.scope.run, { tenant: `tenant-${suite.scope.run}-e` });

@@ -134,12 +134,31 @@ describe('api key reconciler', () => {
     expect(k.status!.pendingKeyToken).toBeUndefined();
   });
 
+  it('never takes over a Secret another owner creates while it issues: its new key is revoked, and it stalls on the conflict', async () => {
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(API_KEY, apiKey('twin-a', 'team', { type: 'live', secretName: 'shared' }));
+    // Another ApiKey naming the same Secret writes it between this one's read and its write (applied together).
+    const foreign = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'shared', namespace: 'team' }, data: { 'key-id': Buffer.from('key_other').toString('base64') } };
+    ctx.hooks = { afterKeyCreated: () => kube.seed(SECRET, foreign) };
+    await expect(apiKeyReconciler(ctx)('team/twin-a')).rejects.toThrow(/created by another owner/);
+    ctx.hooks = undefined;
+    expect(kube.peek<SecretObject>(SECRET, 'team', 'shared')!.data).toEqual(foreign.data);
+    const made = [...admin.keys.values()];
+    expect(made).toHaveLength(1);
+    expect(made[0]!.revoked_at).not.toBeNull();
+    await settle(apiKeyReconciler(ctx), 'team/twin-a');
+    const k = kube.peek<ApiKeyObject>(API_KEY, 'team', 'twin-a')!;
+    expect(cond(k, 'Stalled')).toMatchObject({ status: 'True', reason: 'SecretConflict' });
+    expect(cond(k, 'Ready')?.status).not.toBe('True');
+  });
+
   it('issues a new ApiKey with one status write: nothing is recorded before the platform makes the key', async () => {
     const { ctx, kube, admin } = controllerFixture();
     kube.seed(NAMESPACE, namespace('team', 'acme'));
     kube.seed(API_KEY, apiKey('one', 'team', { type: 'live', secretName: 'one' }));
     await settle(apiKeyReconciler(ctx), 'team/one');
-    expect(kube.writes.map((w) => `${w.verb} ${w.resource}`).sort()).toEqual(['patch apikeys', 'apply secrets', 'update-status apikeys'].sort());
+    expect(kube.writes.map((w) => `${w.verb} ${w.resource}`).sort()).toEqual(['patch apikeys', 'create secrets', 'update-status apikeys'].sort());
     const k = kube.peek<ApiKeyObject>(API_KEY, 'team', 'one')!;
     expect(admin.keys.get(k.status!.keyId!)!.client_token).toBe(issuanceToken(String(k.metadata.uid), undefined, 0));
   });

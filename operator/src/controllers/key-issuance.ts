@@ -1,4 +1,5 @@
 import type { AdminCreateKeyBody } from '@lore/contracts';
+import { isAlreadyExists } from '../kube/errors';
 import { SECRET } from '../kube/resources';
 import type { KubeObject } from '../kube/types';
 import { isPlatformStatus, replayedKeyId } from '../platform/admin-client';
@@ -91,7 +92,20 @@ export async function issueKeyIntoSecret(ctx: ControllerContext, args: IssueKeyA
       continue;
     }
     ctx.hooks?.afterKeyCreated?.();
-    await ctx.kube.apply(SECRET, keySecret(owner, secretName, made.key, made.key_id, extra), FIELD_MANAGER);
+    const secret = keySecret(owner, secretName, made.key, made.key_id, extra);
+    try {
+      // A Secret that was not there when read is created, never applied: another owner's that appeared meanwhile
+      // (two ApiKeys naming one Secret, applied together) must not be taken over.
+      if (live) await ctx.kube.apply(SECRET, secret, FIELD_MANAGER);
+      else await ctx.kube.create(SECRET, secret);
+    } catch (err) {
+      if (live || !isAlreadyExists(err)) throw err;
+      // The key just made has no Secret to live in: revoked, and the next reconcile finds the Secret another's
+      // (SecretConflict).
+      await ctx.admin.revokeKey(tenantId, made.key_id);
+      ctx.logger.warn({ owner: who, key_id: made.key_id, secret: secretName }, 'revoked a new key: its Secret was created by another owner meanwhile');
+      throw new Error(`Secret ${secretName} was created by another owner while ${who} issued its key; key ${made.key_id} was revoked`);
+    }
     ctx.hooks?.afterSecretWritten?.();
     return { key_id: made.key_id, recovered: false, ...(made.replaced ? { replaced: made.replaced } : {}) };
   }

@@ -75,7 +75,7 @@ describe('memory reconciler', () => {
     kube.seed(MEMORY, memory('notes', 'team'));
     await settle(memoryReconciler(ctx), 'team/notes');
     expect(kube.writes.map((w) => `${w.verb} ${w.resource}`).sort()).toEqual(
-      ['patch memories', 'apply ingresses', 'apply secrets', 'update-status memories'].sort(),
+      ['patch memories', 'apply ingresses', 'create secrets', 'update-status memories'].sort(),
     );
   });
 
@@ -215,6 +215,24 @@ describe('memory reconciler', () => {
     expect(third).not.toBe(second);
     const s = kube.peek<SecretObject>(SECRET, 'team', 'notes-memory-key')!;
     expect(Buffer.from(s.data!['key-id']!, 'base64').toString()).toBe(third);
+  });
+
+  it('stalls on a hostname the namespace may not claim, before asking the platform for anything', async () => {
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    // The gateway's own host (a memory's hostname serves only that memory, for every tenant), and another
+    // namespace's default hostname.
+    kube.seed(MEMORY, memory('squat', 'team', { hostname: 'lore.example.com' }));
+    kube.seed(MEMORY, memory('wiki', 'team', { hostname: 'wiki-other.mem.example.test' }));
+    kube.seed(MEMORY, memory('own', 'team', { hostname: 'docs-team.mem.example.test' }));
+    const reconcile = memoryReconciler(ctx);
+    for (const name of ['squat', 'wiki']) {
+      await settle(reconcile, `team/${name}`);
+      const stalled = cond(kube.peek<MemoryObject>(MEMORY, 'team', name), 'Stalled');
+      expect(stalled).toMatchObject({ status: 'True', reason: 'HostnameNotAllowed', message: expect.stringContaining('<label>-team.mem.example.test') });
+    }
+    await settle(reconcile, 'team/own');
+    expect([...admin.memories.values()].map((m) => m.hostname)).toEqual(['docs-team.mem.example.test']);
   });
 
   it('stalls on a hostname held by another memory, and on a Secret it does not own', async () => {

@@ -9,7 +9,7 @@ import { StaleCacheError, keySecret, keyState, secretKeyId, secretOwnership, sec
 import { secretBeforeIssuing, settleInterruptedIssuance } from './key-owner';
 import { issueKeyIntoSecret } from './key-issuance';
 import { memoryIngress } from './memory-ingress';
-import { MEMORY_FINALIZER, defaultKeySecretName, ingressNameFor, memoryHostname, memoryIdFor } from './names';
+import { MEMORY_FINALIZER, defaultKeySecretName, hostnameProblem, ingressNameFor, memoryHostname, memoryIdFor } from './names';
 import type { StatusSession } from './status-session';
 import { servingTenant, tenantOfDeleted, tenantReconciler } from './tenant-reconciler';
 import type { MemoryObject, MemoryStatus, SecretObject } from './types';
@@ -62,6 +62,10 @@ async function provision(ctx: ControllerContext, s: Session, now: Date): Promise
   // 2. The memory in the platform (idempotent: its id derives from the object's uid).
   const memoryId = status.memoryId ?? memoryIdFor(uid);
   const hostname = memoryHostname(obj.spec, name, namespace, ctx.settings.baseDomain);
+  if (obj.spec?.hostname) {
+    const problem = hostnameProblem(obj.spec.hostname, namespace, ctx.settings.baseDomain, ctx.settings.hostnameDomains);
+    if (problem) return s.stall('HostnameNotAllowed', problem);
+  }
   let record;
   try {
     record = await ctx.admin.putMemory(tenantId, memoryId, {

@@ -1,9 +1,21 @@
-import { dnsLabel, ingressNameFor, memoryHostname, memoryIdFor } from './names';
+import { dnsLabel, hostnameProblem, ingressNameFor, memoryHostname, memoryIdFor } from './names';
 
 describe('names', () => {
   it('defaults the hostname to <name>-<namespace>.<baseDomain>', () => {
     expect(memoryHostname(undefined, 'notes', 'team', 'mem.example.com')).toBe('notes-team.mem.example.com');
     expect(memoryHostname({ hostname: 'kb.acme.io' }, 'notes', 'team', 'mem.example.com')).toBe('kb.acme.io');
+  });
+
+  it('lets a namespace claim its own names under the base domain and any host of a listed domain, and nothing else', () => {
+    const ok = (host: string, domains: string[] = []) => hostnameProblem(host, 'team-a', 'mem.example.com', domains) === null;
+    expect(ok('wiki-team-a.mem.example.com')).toBe(true);
+    expect(ok('kb.acme.io', ['acme.io'])).toBe(true);
+    expect(ok('deep.kb.acme.io', ['acme.io'])).toBe(true);
+    // Another namespace's default, the gateway's own host, a bare base domain label, a deeper name, another domain.
+    for (const host of ['wiki-team-b.mem.example.com', 'lore.example.com', 'api.mem.example.com', 'team-a.mem.example.com', 'x.wiki-team-a.mem.example.com', 'lore-gateway.lore.svc', 'kb.acme.io', 'acme.io']) {
+      expect({ host, ok: ok(host, host === 'acme.io' ? ['acme.io'] : []) }).toEqual({ host, ok: false });
+    }
+    expect(hostnameProblem('lore.example.com', 'team-a', 'mem.example.com', ['acme.io'])).toMatch(/<label>-team-a\.mem\.example\.com .*under acme\.io/);
   });
 
   it('fits long or dotted names into one DNS label with a hash, keeping distinct inputs distinct', () => {

@@ -37,6 +37,24 @@ export function memoryHostname(spec: { hostname?: string } | undefined, name: st
   return `${dnsLabel(`${name}-${namespace}`)}.${baseDomain}`;
 }
 
+/**
+ * Why a Memory may not be served on `spec.hostname`, or null when it may (docs/operator.md, "Hostnames"). A tenant's
+ * user who may create Memory objects must not take a host that is not theirs: the gateway's own (a memory's hostname
+ * serves that memory and nothing else, for every tenant), another namespace's default hostname, or any host of
+ * another domain. So a hostname is either this namespace's under the base domain (one label, ending in
+ * `-<namespace>`, as the defaults do) or under a domain the platform's administrator listed for custom hostnames.
+ */
+export function hostnameProblem(hostname: string, namespace: string, baseDomain: string, customDomains: readonly string[]): string | null {
+  if (customDomains.some((d) => hostname.endsWith(`.${d}`))) return null;
+  const suffix = `.${baseDomain}`;
+  if (hostname.endsWith(suffix)) {
+    const label = hostname.slice(0, -suffix.length);
+    if (!label.includes('.') && label.endsWith(`-${namespace}`) && label.length > namespace.length + 1) return null;
+  }
+  const custom = customDomains.length > 0 ? `, or a host under ${customDomains.join(', ')}` : '';
+  return `spec.hostname ${hostname} is not one this namespace may claim: use <label>-${namespace}.${baseDomain} (this namespace's names under the base domain)${custom}`;
+}
+
 /** The platform id of a Memory: derived from its uid, so a retried create always names the same memory. */
 export function memoryIdFor(uid: string): string {
   return `mem_${uid.replace(/-/g, '').toLowerCase()}`;

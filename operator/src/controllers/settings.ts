@@ -9,6 +9,11 @@ export interface IngressTls {
 export interface OperatorSettings {
   /** Domain under which default memory hostnames are made: `<name>-<namespace>.<baseDomain>`. */
   baseDomain: string;
+  /**
+   * Domains under which a Memory may name any `spec.hostname` (the platform administrator's choice); under the base
+   * domain a namespace may claim only `<label>-<namespace>.<baseDomain>` (`hostnameProblem`).
+   */
+  hostnameDomains: readonly string[];
   /** Namespace of the gateway Service; the per-memory Ingresses are created there. */
   gatewayNamespace: string;
   gatewayServiceName: string;

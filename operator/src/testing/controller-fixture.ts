@@ -10,6 +10,7 @@ import { FakeKube } from './fake-kube';
 
 export const TEST_SETTINGS: OperatorSettings = {
   baseDomain: 'mem.example.test',
+  hostnameDomains: ['example.org'],
   gatewayNamespace: 'lore-system',
   gatewayServiceName: 'lore-gateway',
   gatewayServicePort: 80,

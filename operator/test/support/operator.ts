@@ -35,6 +35,8 @@ export function operatorConfig(scope: SuiteScope, platform: Platform, overrides:
     admin: { url: platform.adminUrl, token: ADMIN_TOKEN },
     settings: {
       baseDomain: BASE_DOMAIN,
+      // The suites name custom hostnames under example.org.
+      hostnameDomains: ['example.org'],
       gatewayNamespace: scope.systemNamespace,
       gatewayServiceName: GATEWAY_SERVICE,
       gatewayServicePort: 80,
@@ -144,6 +146,7 @@ export function operatorEnv(scope: SuiteScope, platform: Platform, extra: Record
     LORE_OPERATOR_ADMIN_URL: platform.adminUrl,
     LORE_OPERATOR_ADMIN_TOKEN: ADMIN_TOKEN,
     LORE_OPERATOR_BASE_DOMAIN: BASE_DOMAIN,
+    LORE_OPERATOR_HOSTNAME_DOMAINS: 'example.org',
     LORE_OPERATOR_GATEWAY_NAMESPACE: scope.systemNamespace,
     LORE_OPERATOR_GATEWAY_SERVICE: GATEWAY_SERVICE,
     LORE_OPERATOR_NAMESPACE_SELECTOR: `lore.dev/test-run=${scope.run}`,
