@@ -182,6 +182,27 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       expect((await adminCall(g, 'DELETE', `/internal/v1/tenants/${t.tenantId}/memories/${put.json.memory_id}?retain_data=false`)).status).toBe(204);
       expect((await adminCall(g, 'GET', `/internal/v1/tenants/${t.tenantId}/keys/${mk.keyId}`)).json.revoked_at).not.toBeNull();
     });
+
+    it('scoped to a deleted memory alone are revoked with it; scoped to others too, they lose it, and a memory made again under its id is not theirs', async () => {
+      const memoryId = `mem-${uid()}`;
+      const host = `scoped-${uid()}.example.test`;
+      expect((await adminCall(g, 'PUT', `/internal/v1/tenants/${t.tenantId}/memories/${memoryId}`, { name: 'Scoped', hostname: host })).status).toBe(200);
+      const alone = await makeKey(g, t.tenantId, { scopes: { memories: [memoryId] } });
+      const both = await makeKey(g, t.tenantId, { scopes: { memories: [memoryId, t.memoryId] } });
+      const search = (key: string, query = `?memory_id=${memoryId}`) => http(g.publicUrl, 'POST', `/api/v1/memory/search${query}`, { headers: { 'x-api-key': key }, body: {} });
+      expect((await search(alone.key)).status).toBe(200);
+      expect((await search(both.key)).status).toBe(200);
+      expect((await adminCall(g, 'DELETE', `/internal/v1/tenants/${t.tenantId}/memories/${memoryId}?retain_data=false`)).status).toBe(204);
+      expect((await adminCall(g, 'GET', `/internal/v1/tenants/${t.tenantId}/keys/${alone.keyId}`)).json.revoked_at).not.toBeNull();
+      expect((await search(alone.key, '')).status).toBe(401);
+      const narrowed = await adminCall(g, 'GET', `/internal/v1/tenants/${t.tenantId}/keys/${both.keyId}`);
+      expect(narrowed.json).toMatchObject({ revoked_at: null, scopes: { memories: [t.memoryId] } });
+      expect((await search(both.key, `?memory_id=${t.memoryId}`)).status).toBe(200);
+      // The id made again is a new memory: neither key reaches it.
+      expect((await adminCall(g, 'PUT', `/internal/v1/tenants/${t.tenantId}/memories/${memoryId}`, { name: 'Someone else\'s', hostname: `again-${uid()}.example.test` })).status).toBe(200);
+      expect((await search(alone.key)).status).toBe(401);
+      expect((await search(both.key)).status).toBe(403);
+    });
   });
 
   describe('admin API contract', () => {

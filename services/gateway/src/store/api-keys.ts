@@ -156,10 +156,23 @@ export async function revokeKeyIn(sql: Sql, tenantId: string, keyId: string): Pr
   return getKeyIn(sql, tenantId, keyId);
 }
 
-/** Revokes every key bound to a memory; returns the ids (already revoked ones too, so markers are re-written). */
+/**
+ * Revokes every key bound to a memory — its `mk_` keys, and keys whose `scopes.memories` names that memory alone —
+ * and takes the memory out of the scope of keys that name others too (an id created again later is a new memory,
+ * which no old key may reach; an emptied list would mean every memory). Returns the revoked ids (already revoked
+ * ones too, so markers are re-written).
+ */
 export async function revokeKeysOfMemoryIn(sql: Sql, tenantId: string, memoryId: string): Promise<string[]> {
-  await sql.query(`UPDATE gateway.api_keys SET revoked_at = now() WHERE tenant_id = $1 AND memory_id = $2 AND revoked_at IS NULL`, [tenantId, memoryId]);
-  const r = await sql.query<{ key_id: string }>(`SELECT key_id FROM gateway.api_keys WHERE tenant_id = $1 AND memory_id = $2 LIMIT 100000`, [tenantId, memoryId]);
+  const onlyThis = `(coalesce(memory_id = $2, false) OR (jsonb_typeof(scopes->'memories') = 'array' AND scopes->'memories' @> jsonb_build_array($2::text)
+                      AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(scopes->'memories') e WHERE e <> $2)))`;
+  await sql.query(`UPDATE gateway.api_keys SET revoked_at = now() WHERE tenant_id = $1 AND revoked_at IS NULL AND ${onlyThis}`, [tenantId, memoryId]);
+  await sql.query(
+    `UPDATE gateway.api_keys
+        SET scopes = jsonb_set(scopes, '{memories}', (SELECT jsonb_agg(e) FROM jsonb_array_elements_text(scopes->'memories') e WHERE e <> $2))
+      WHERE tenant_id = $1 AND jsonb_typeof(scopes->'memories') = 'array' AND scopes->'memories' @> jsonb_build_array($2::text) AND NOT ${onlyThis}`,
+    [tenantId, memoryId],
+  );
+  const r = await sql.query<{ key_id: string }>(`SELECT key_id FROM gateway.api_keys WHERE tenant_id = $1 AND ${onlyThis} LIMIT 100000`, [tenantId, memoryId]);
   return r.rows.map((x) => x.key_id);
 }
 
