@@ -337,6 +337,41 @@ describe('knowledge graphs (cluster mode, through the gateway)', () => {
       expect((await edgesOf(webId)).filter((e) => e.open)).toHaveLength(edges.length);
     });
 
+    it('erases a deleted memory\'s facts and the nodes only they gave from the graphs built from it, and keeps the rest', async () => {
+      const t = `t_kg_erase_${run}`;
+      const keep = `mem_kg_keep_${run}`;
+      const gone = `mem_kg_gone_${run}`;
+      await push(t, keep, 61, [doc('wiki/keep', 'Dr. Ada Lovelace leads research at Initech Corp. The team meets in Berlin every spring.', 'web')]);
+      await push(t, gone, 62, [doc('wiki/gone', 'Dr. Ada Lovelace met Dr. Zed Quill in Oslo. He leads Quill Corp.', 'web')]);
+      const admin = adminOf(t, keep);
+      const listId = `kg-erase-${run}`;
+      const ingest = await h.callGraph('POST', '/memory/ingest/connectors', admin, { list_id: listId, source_types: null, graph_name: 'Both memories' });
+      expect(ingest.status).toBe(200);
+      await eventually(async () => {
+        const j = await h.callGraph('GET', `/memory/jobs/${ingest.body.jobId}`, admin);
+        return j.body.status === 'completed' ? true : undefined;
+      }, 90_000, 'the ingest');
+      const names = async () => (await nodesOf(listId, t)).map((n) => `${n.label}:${n.name}`);
+      expect(await names()).toEqual(expect.arrayContaining(['Document:Doc wiki/keep', 'Document:Doc wiki/gone', 'Person:Zed Quill', 'Company:Quill Corp', 'Location:Oslo', 'Person:Ada Lovelace']));
+      const places = async () => (await rows<{ p: unknown }>(t, `SELECT source_places AS p FROM graph.knowledge_graphs WHERE tenant_id = $1 AND graph_id = $2`, [t, listId]))[0]!.p as Array<{ memory_id: string }>;
+      expect((await places()).map((x) => x.memory_id).sort()).toEqual([gone, keep].sort());
+
+      // The gateway announces the memory's erasure.
+      const eventId = `evt_erase_${run}`;
+      const message = { event_id: eventId, type: 'memory.deleted', tenant_id: t, memory_id: gone, retain_data: false, occurred_at: new Date().toISOString() };
+      await h.bus.publish(TOPICS.memoryLifecycle, [{ key: gone, value: JSON.stringify(message), headers: { 'event-id': eventId } }]);
+      await eventually(async () => (h.logs.text().split('\n').some((l) => l.includes('memory erased') && l.includes(gone)) ? true : undefined), 90_000, 'the erasure');
+
+      const after = await names();
+      expect(after).toEqual(expect.arrayContaining(['Document:Doc wiki/keep', 'Person:Ada Lovelace', 'Company:Initech Corp', 'Location:Berlin']));
+      expect(after.join(' ')).not.toMatch(/wiki\/gone|Zed Quill|Quill Corp|Oslo/);
+      const left = await rows<{ n: number }>(t, `SELECT count(*)::int AS n FROM graph.kg_edges WHERE tenant_id = $1 AND graph_id = $2 AND source_ref->>'memory_id' = $3`, [t, listId, gone]);
+      expect(left[0]!.n).toBe(0);
+      expect((await places()).map((x) => x.memory_id)).toEqual([keep]);
+      const graph = await h.callGraph('GET', `/memory/departments/${listId}`, admin);
+      expect(graph.body.node_count).toBe(after.length);
+    });
+
     it('keeps a graph built from a document only administrators may see to administrators: to a member it is absent everywhere', async () => {
       // A tenant of its own, so its private document shows in no other test's graph. The member's requests go to the
       // graph with their signed identity (a gateway key is always the tenant's); the administrator's through the

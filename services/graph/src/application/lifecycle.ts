@@ -14,6 +14,7 @@ import {
   uploadBatch,
   type MemoryTable,
 } from '../store/erasure';
+import { eraseMemoryFactsBatch, forgetGraphSourceMemory, graphsWithMemory } from '../store/knowledge-graphs';
 import type { MemoryDeps } from './context';
 
 export const LIFECYCLE_CONSUMER = 'graph-worker.lifecycle';
@@ -32,7 +33,9 @@ export interface ErasureResult {
  * 2. Uploads (their blobs first, then the rows), facts, mentions, contradictions, entities, BM25 statistics,
  *    vaults, then chunks with their postings and documents go, each in transactions of at most `eraseBatchRows`
  *    rows (documents: that many per batch, their chunks deleted first in batches of that size).
- * 3. The tombstone is marked complete. It stays, so a message about the memory that arrives later still refuses.
+ * 3. Knowledge graphs built from the memory's connector documents lose the facts those documents gave and the nodes
+ *    only they gave, in batches of the same size, and stop naming the memory among their sources.
+ * 4. The tombstone is marked complete. It stays, so a message about the memory that arrives later still refuses.
  *
  * Every step is idempotent: a crash part-way makes the redelivered event resume (its claim is there, its erasure
  * not complete); a redelivery after completion, or after the memory id was created again, does nothing.
@@ -86,6 +89,16 @@ export async function eraseMemory(deps: MemoryDeps, msg: MemoryDeletedMessage, e
       if (n < limit) break;
     }
     count('documents', await run((sql) => deleteDocuments(sql, tenantId, memoryId, docs)));
+  }
+  // Knowledge graphs built from the memory's connector documents: their facts and the nodes only they gave.
+  for (const graphId of await run((sql) => graphsWithMemory(sql, tenantId, memoryId))) {
+    for (;;) {
+      const n = await run((sql) => eraseMemoryFactsBatch(sql, tenantId, graphId, memoryId, limit));
+      count('graph_facts', n.edges);
+      count('graph_nodes', n.nodes);
+      if (n.edges === 0 && n.nodes < limit) break;
+    }
+    await run((sql) => forgetGraphSourceMemory(sql, tenantId, graphId, memoryId));
   }
   await run((sql) => finishErasure(sql, tenantId, memoryId, eventId));
   deps.metrics.erasures.inc({ outcome: 'erased' });

@@ -84,6 +84,49 @@ export async function markGraphAdminOnly(sql: Sql, tenantId: string, graphId: st
   await sql.query(`UPDATE graph.knowledge_graphs SET admin_only = true WHERE tenant_id = $1 AND graph_id = $2 AND NOT admin_only`, [tenantId, graphId]);
 }
 
+/** The graphs that hold connector documents of a memory (their `source_places` name it). */
+export async function graphsWithMemory(sql: Sql, tenantId: string, memoryId: string): Promise<string[]> {
+  const r = await sql.query<{ graph_id: string }>(
+    `SELECT graph_id FROM graph.knowledge_graphs WHERE tenant_id = $1 AND source_places @> jsonb_build_array(jsonb_build_object('memory_id', $2::text)) ORDER BY graph_id`,
+    [tenantId, memoryId],
+  );
+  return r.rows.map((x) => x.graph_id);
+}
+
+/**
+ * One batch of a memory's erasure from a graph (docs/memory.md, "Deleting a memory"): the facts its connector
+ * documents gave (open and closed), then the nodes first seen in them that no fact holds any more (every Document
+ * node of the memory, and the entities only it mentioned). Answers the rows deleted; 0 when none is left.
+ */
+export async function eraseMemoryFactsBatch(sql: Sql, tenantId: string, graphId: string, memoryId: string, limit: number): Promise<{ edges: number; nodes: number }> {
+  const edges = await sql.query(
+    `DELETE FROM graph.kg_edges WHERE tenant_id = $1 AND graph_id = $2 AND edge_id IN (
+       SELECT edge_id FROM graph.kg_edges WHERE tenant_id = $1 AND graph_id = $2 AND source_kind = 'document' AND source_ref->>'memory_id' = $3 LIMIT $4)`,
+    [tenantId, graphId, memoryId, limit],
+  );
+  if (edges.rowCount > 0) return { edges: edges.rowCount, nodes: 0 };
+  const nodes = await sql.query(
+    `DELETE FROM graph.kg_nodes WHERE tenant_id = $1 AND graph_id = $2 AND node_id IN (
+       SELECT n.node_id FROM graph.kg_nodes n
+        WHERE n.tenant_id = $1 AND n.graph_id = $2 AND n.source_kind = 'document' AND left(n.source_id, length($3) + 1) = $3 || '/'
+          AND NOT EXISTS (SELECT 1 FROM graph.kg_edges e WHERE e.tenant_id = $1 AND e.graph_id = $2 AND (e.from_node = n.node_id OR e.to_node = n.node_id))
+        LIMIT $4)`,
+    [tenantId, graphId, memoryId, limit],
+  );
+  return { edges: 0, nodes: nodes.rowCount };
+}
+
+/** The memory's facts are gone from the graph: it no longer names the memory among its sources; counts anew. */
+export async function forgetGraphSourceMemory(sql: Sql, tenantId: string, graphId: string, memoryId: string): Promise<void> {
+  await sql.query(
+    `UPDATE graph.knowledge_graphs
+        SET source_places = (SELECT coalesce(jsonb_agg(p ORDER BY p), '[]'::jsonb) FROM jsonb_array_elements(source_places) p WHERE p->>'memory_id' <> $3)
+      WHERE tenant_id = $1 AND graph_id = $2`,
+    [tenantId, graphId, memoryId],
+  );
+  await refreshGraphCounts(sql, tenantId, graphId);
+}
+
 /** The graph now also holds connector documents of these workspaces and memories; kept, as `admin_only` is. */
 export async function addGraphSourcePlaces(sql: Sql, tenantId: string, graphId: string, places: readonly SourcePlace[]): Promise<void> {
   await sql.query(
