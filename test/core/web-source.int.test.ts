@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { pdfWithText } from '@lore/extract/scan-pdf';
 import { DEFAULT_FILE_READING } from '../../services/core/src/connectors/file-text';
 import {
@@ -239,6 +241,34 @@ describe('recursive crawl', () => {
     const pages = await collect(source(web, { base_url: base, web_connector_type: 'recursive' }, { maxPages: 4 }).loadAll(opts()));
     expect(pages.outcome).toMatchObject({ stop: 'max_pages', requests: 4 });
     expect(pageRequests(web, 'alpha')).toHaveLength(4);
+  });
+
+  it('keeps at most maxQueued URLs waiting on a link farm: the rest are dropped, never read, and the run ends with max_pages', async () => {
+    // Every page links to 50 new pages (a link farm, an endless calendar): unbounded, the queue grows by 49 a page.
+    const requested: string[] = [];
+    const farm = createServer((req, res) => {
+      const path = (req.url ?? '/').split('?')[0]!;
+      requested.push(path);
+      if (path === '/robots.txt') return void res.writeHead(404).end();
+      const prefix = path === '/' ? '/p' : path;
+      const links = Array.from({ length: 50 }, (_, i) => `<a href="${prefix}-${i + 1}">link ${i + 1}</a>`).join(' ');
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<html><head><title>${path}</title></head><body><p>Farm page ${path}.</p>${links}</body></html>`);
+    });
+    await new Promise<void>((resolve) => farm.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(farm.address() as AddressInfo).port}/`;
+      const fetcher = createWebFetcher({ allowLoopback: true });
+      fetchers.push(fetcher);
+      const run = await collect(new WebSource({ base_url: base, web_connector_type: 'recursive' }, fetcher, { minDelayMs: 0, maxPages: 20, maxQueued: 5, concurrency: 1 }).loadAll(opts()));
+      expect(run.outcome).toMatchObject({ stop: 'max_pages' });
+      // Breadth first: the home page's first five links were queued and read, its sixth was dropped and never asked for.
+      const pages = requested.filter((p) => p !== '/robots.txt');
+      expect(pages.slice(0, 6)).toEqual(['/', '/p-1', '/p-2', '/p-3', '/p-4', '/p-5']);
+      expect(pages).not.toContain('/p-6');
+      expect(pages.length).toBeLessThanOrEqual(20);
+    } finally {
+      await new Promise((resolve) => farm.close(resolve));
+    }
   });
 
   it('refuses a site whose robots.txt answers 500, without asking for a page', async () => {

@@ -78,6 +78,12 @@ export interface WebSourceOptions {
   /** Bytes of one sitemap file (after decompression). */
   maxSitemapBytes?: number;
   /**
+   * URLs waiting to be read at most (default twice `maxPages`): a site whose pages link to more new pages than that
+   * (a link farm, an endless calendar) has the rest of its links dropped, so a run's memory stays bounded, and the
+   * run ends with `max_pages`.
+   */
+  maxQueued?: number;
+  /**
    * How PDF, DOCX, CSV and JSON responses are read (the extractor's limits; default the memory uploads'): a PDF,
    * DOCX or JSON file is read whole up to `maxFileBytes` (larger: `too_large`), its text cut at `maxDocumentBytes`.
    */
@@ -155,6 +161,7 @@ export class WebSource implements ConnectorSource {
       requestTimeoutMs: options.requestTimeoutMs ?? WEB_SOURCE_DEFAULTS.requestTimeoutMs,
       maxSitemaps: options.maxSitemaps ?? WEB_SOURCE_DEFAULTS.maxSitemaps,
       maxSitemapBytes: options.maxSitemapBytes ?? WEB_SOURCE_DEFAULTS.maxSitemapBytes,
+      maxQueued: Math.max(1, options.maxQueued ?? 2 * (options.maxPages ?? WEB_SOURCE_DEFAULTS.maxPages)),
       reading: options.reading ?? DEFAULT_FILE_READING,
     };
   }
@@ -195,6 +202,8 @@ class Run extends ConnectorRun {
   private reseeded = false;
   /** Page fetches started (the `maxPages` budget; sitemap files are not pages). */
   private pagesStarted = 0;
+  /** Links were dropped because `maxQueued` URLs were already waiting. */
+  private linksDropped = false;
 
   constructor(
     private readonly config: WebSourceConfig,
@@ -245,6 +254,10 @@ class Run extends ConnectorRun {
         if (inflight.size === 0) {
           if (frontier.length > 0) {
             this.halt(new StopRun('max_pages', `the page limit of ${this.options.maxPages} was reached`));
+            break;
+          }
+          if (this.linksDropped) {
+            this.halt(new StopRun('max_pages', `the site links to more new pages than one run keeps waiting (${this.options.maxQueued}); the rest were not read`));
             break;
           }
           if (this.reseed(frontier)) continue;
@@ -569,6 +582,10 @@ class Run extends ConnectorRun {
     if (facts && this.config.web_connector_type === 'recursive' && task.depth < this.options.maxDepth) {
       for (const url of linksToFollow(facts.links, this.scope, directives.nofollow)) {
         if (this.seen.has(url)) continue;
+        if (frontier.length >= this.options.maxQueued) {
+          this.linksDropped = true;
+          break;
+        }
         this.seen.add(url);
         frontier.push({ url, depth: task.depth + 1 });
       }
@@ -581,8 +598,11 @@ class Run extends ConnectorRun {
       if (recursive || inSitemap) {
         this.deferred.set(finalUrl, canonical);
         if (recursive && !this.seen.has(canonical)) {
-          this.seen.add(canonical);
-          frontier.push({ url: canonical, depth: task.depth });
+          if (frontier.length >= this.options.maxQueued) this.linksDropped = true;
+          else {
+            this.seen.add(canonical);
+            frontier.push({ url: canonical, depth: task.depth });
+          }
         }
         return skip('duplicate', 'its canonical link names another page');
       }
