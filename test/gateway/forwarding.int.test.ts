@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createLogger } from '@lore/runtime';
 import { freshDatabase, type TestDatabase } from '../support/infra';
-import { http, makeTenant, startEcho, startGateway, uid, type EchoUpstream, type GatewayUnderTest, type TenantFixture } from './harness';
+import { adminCall, http, makeKey, makeTenant, startEcho, startGateway, uid, type EchoUpstream, type GatewayUnderTest, type TenantFixture } from './harness';
 import { freePort } from './processes';
 
 jest.setTimeout(120_000);
@@ -28,7 +28,7 @@ describe('gateway forwarding: streams, uploads, websockets, failures', () => {
       {
         // graph and agents over TCP, mcp over a unix socket (as in embedded mode), core pointing at nothing.
         upstreams: { graph: echo.url, agents: echo.url, mcp: unixEcho.url, core: `http://127.0.0.1:${closedPort}` },
-        proxy: { connectTimeoutMs: 2000, responseTimeoutMs: 800, idleTimeoutMs: 10_000, maxBodyBytes: 5 * 1024 * 1024 },
+        proxy: { connectTimeoutMs: 2000, responseTimeoutMs: 800, idleTimeoutMs: 10_000, maxBodyBytes: 5 * 1024 * 1024, revocationRecheckMs: 100 },
       },
       {
         redisPrefix: `gwfwd:${uid()}:`,
@@ -210,6 +210,45 @@ describe('gateway forwarding: streams, uploads, websockets, failures', () => {
     expect(await lineOf(requestIdOf(refused.head))).toMatchObject({ path: '/api/agent/web-and-research', status: 401 });
     expect(await lineOf(requestIdOf(unknown.head))).toMatchObject({ path: '/not-a-surface', route: 'unmatched', status: 404 });
     expect(JSON.stringify(logLines)).not.toContain(t.key);
+  });
+
+  it('ends the open streams and sockets of a key once it is revoked; another key\'s go on', async () => {
+    const doomed = await makeKey(g, t.tenantId, {});
+    const kept = await makeKey(g, t.tenantId, {});
+    const u = new URL(g.publicUrl);
+    /** An endless event stream through the gateway: resolves with how it ended once it does. */
+    const stream = (key: string) => {
+      let ticks = 0;
+      let stop: () => void = () => undefined;
+      const ended = new Promise<string>((resolve) => {
+        const req = request({ host: u.hostname, port: u.port, method: 'GET', path: '/api/v1/memory/documents/endless', headers: { 'x-api-key': key } }, (res) => {
+          expect(res.statusCode).toBe(200);
+          res.on('data', () => void (ticks += 1));
+          res.on('end', () => resolve('ended'));
+          res.on('error', () => resolve('broken'));
+          res.on('close', () => resolve('closed'));
+        });
+        req.on('error', () => resolve('broken'));
+        req.end();
+        stop = () => req.destroy();
+      });
+      return { ended, ticks: () => ticks, stop };
+    };
+    const a = stream(doomed.key);
+    const b = stream(kept.key);
+    const socket = (await rawUpgrade(`/api/agent/web-and-research?api-key=${doomed.key}&thread_id=th2`)).socket;
+    const socketClosed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(a.ticks()).toBeGreaterThan(0);
+    expect((await adminCall(g, 'DELETE', `/internal/v1/tenants/${t.tenantId}/keys/${doomed.keyId}`)).status).toBe(204);
+    const within = <T>(p: Promise<T>) => Promise.race([p, new Promise<'pending'>((r) => setTimeout(() => r('pending'), 5_000))]);
+    expect(await within(a.ended)).not.toBe('pending');
+    expect(await within(socketClosed.then(() => 'closed'))).toBe('closed');
+    // The other key's stream still flows.
+    const before = b.ticks();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(b.ticks()).toBeGreaterThan(before);
+    b.stop();
   });
 
   it('reads ?api-key= on websockets only: a plain request carrying its key in the URL is 401 and never forwarded', async () => {

@@ -53,6 +53,13 @@ export async function startEcho(opts: { socketPath?: string } = {}): Promise<Ech
     req.on('end', () => {
       received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, bodyBytes: bytes });
       if (received.length > 20_000) received.splice(0, 10_000);
+      if (req.url?.includes('/endless')) {
+        // An event stream that never ends by itself (a workflow's, an MCP session's): the client or the gateway ends it.
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        const tick = setInterval(() => res.write('event: tick\ndata: {}\n\n'), 50);
+        res.on('close', () => clearInterval(tick));
+        return;
+      }
       if (req.url?.includes('/stream')) {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
         res.write('event: sources\ndata: []\n\n');

@@ -232,6 +232,7 @@ export function createPublicApp(context: GatewayContext, options: PublicAppOptio
   const closeUpgraded = () => {
     for (const s of upgraded) s.destroy();
     upgraded.clear();
+    openStreams(context).stop();
   };
   return { app, handleUpgrade, upstreams, closeUpgraded };
 }
@@ -248,8 +249,8 @@ function carriesKey(authorization: string, apiKey: string): boolean {
 /** Whether the client's connection to the gateway itself is TLS. */
 const isTls = (socket: unknown): boolean => (socket as { encrypted?: boolean }).encrypted === true;
 
-async function authorise(context: GatewayContext, facts: RequestFacts, match: ForwardMatch, method: string, path: string): Promise<{ token: string | null; headers: Record<string, string> }> {
-  if (!match.rule) return { token: null, headers: {} };
+async function authorise(context: GatewayContext, facts: RequestFacts, match: ForwardMatch, method: string, path: string): Promise<{ token: string | null; headers: Record<string, string>; subject: string | null }> {
+  if (!match.rule) return { token: null, headers: {}, subject: null };
   if (match.route.sameOriginOnly && fromAnotherOrigin(facts.headers)) {
     context.gatewayMetrics.authDecisions.inc({ outcome: 'denied_403' });
     throw new AppError('FORBIDDEN', 'request from another origin', { body: match.route.sameOriginOnly.body });
@@ -259,7 +260,7 @@ async function authorise(context: GatewayContext, facts: RequestFacts, match: Fo
     // Spec 2's message rate limits, on top of the credential's own (docs/core.md).
     const chat = match.route.upstream === 'core' && isChatMessage(method, path) ? await admitChatMessage(context, outcome.principal) : {};
     const token = await context.signer.sign(identityOf(outcome.principal, facts.requestId));
-    return { token, headers: { ...outcome.headers, ...chat } };
+    return { token, headers: { ...outcome.headers, ...chat }, subject: outcome.principal.subject };
   } catch (err) {
     const body = match.route.missingCredentialBody;
     if (body !== undefined && isAppError(err) && err.status === 401 && facts.headers['x-api-key'] === undefined) {
@@ -294,7 +295,7 @@ async function forwardRequest(context: GatewayContext, ctx: GatewayKoaContext, m
   // `?api-key=` is a socket's credential only (spec 3, "Authentication" 2): a key in a plain request's URL would end
   // up in access logs and browser histories, so HTTP never reads it.
   const httpMatch = match.rule ? { ...match, rule: { ...match.rule, sources: match.rule.sources.filter((source) => source !== 'query') } } : match;
-  let auth: { token: string | null; headers: Record<string, string> };
+  let auth: { token: string | null; headers: Record<string, string>; subject: string | null };
   try {
     auth = await authorise(context, facts, httpMatch, ctx.method, ctx.path);
   } catch (err) {
@@ -312,6 +313,11 @@ async function forwardRequest(context: GatewayContext, ctx: GatewayKoaContext, m
     apiKeyCookie: context.config.apiKeyCookie,
   });
   ctx.respond = false;
+  // A stream (server-sent events, a long download) ends when its credential is revoked, not only when it ends.
+  if (auth.subject !== null) {
+    const untrack = openStreams(context).track(auth.subject, () => ctx.res.destroy());
+    ctx.res.once('close', untrack);
+  }
   const extra = { ...auth.headers, 'x-request-id': ctx.state.requestId };
   const result = await proxyHttp(ctx.req, ctx.res, target, upstreamPath(target, ctx.originalUrl), headers, context.config.proxy, extra, spanNamer(ctx.method, target));
   if ('kind' in result) {
@@ -332,6 +338,64 @@ function spanNamer(method: string, target: UpstreamTarget): ((route: string) => 
     const base = target.basePath;
     nameServerSpan(span, method, base && route.startsWith(`${base}/`) ? route.slice(base.length) : route);
   };
+}
+
+/**
+ * The forwarded requests and sockets open now, by credential subject (docs/gateway.md, "Revocation"). A revoked
+ * key's next request is refused at once; what it already has open — a workflow's event stream, a session socket, an
+ * MCP stream — is closed on the next check (`proxy.revocationRecheckMs`), which reads each open subject's revocation
+ * record (spending nothing).
+ */
+class OpenStreams {
+  private readonly open = new Map<string, Set<() => void>>();
+  private timer: NodeJS.Timeout | undefined;
+  private checking = false;
+
+  constructor(private readonly context: GatewayContext) {}
+
+  track(subject: string, close: () => void): () => void {
+    let set = this.open.get(subject);
+    if (!set) this.open.set(subject, (set = new Set()));
+    set.add(close);
+    if (!this.timer) {
+      this.timer = setInterval(() => void this.check(), this.context.config.proxy.revocationRecheckMs ?? 10_000);
+      this.timer.unref();
+    }
+    return () => {
+      set.delete(close);
+      if (set.size === 0 && this.open.get(subject) === set) this.open.delete(subject);
+    };
+  }
+
+  private async check(): Promise<void> {
+    if (this.checking) return;
+    this.checking = true;
+    try {
+      for (const subject of [...this.open.keys()]) {
+        const admitted = await this.context.state.admit({ subject, consume: false, rate: this.context.config.rateLimit, quota: null }).catch(() => null);
+        const closers = this.open.get(subject);
+        if (!admitted?.revoked || !closers) continue;
+        this.open.delete(subject);
+        this.context.logger.info({ subject, closed: closers.size }, 'closed the open streams and sockets of a revoked credential');
+        for (const close of closers) close();
+      }
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}
+
+const streamsOf = new WeakMap<GatewayContext, OpenStreams>();
+
+function openStreams(context: GatewayContext): OpenStreams {
+  let streams = streamsOf.get(context);
+  if (!streams) streamsOf.set(context, (streams = new OpenStreams(context)));
+  return streams;
 }
 
 const REASONS: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 402: 'Payment Required', 403: 'Forbidden', 404: 'Not Found', 413: 'Payload Too Large', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 504: 'Gateway Timeout' };
@@ -396,6 +460,11 @@ async function upgrade(context: GatewayContext, upstreams: Map<UpstreamName, Ups
       apiKeyCookie: context.config.apiKeyCookie,
       upgrade: true,
     });
+    // The spliced socket ends when its credential is revoked, as a forwarded stream does.
+    if (auth.subject !== null) {
+      const untrack = openStreams(context).track(auth.subject, () => socket.destroy());
+      socket.once('close', untrack);
+    }
     proxyUpgrade(req, socket, head, target, upstreamPath(target, url), headers, context.config.proxy, (failure) => {
       context.gatewayMetrics.upstreamErrors.inc({ upstream: target.name, kind: failure.kind });
       refuse(failureError(failure));

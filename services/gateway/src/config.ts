@@ -40,7 +40,14 @@ export interface GatewayConfig {
   defaultPlan: string;
   /** Where forwarded surfaces go: `http://host:port` or `unix:/path/to.sock`. A missing upstream means 404. */
   upstreams: Partial<Record<UpstreamName, string>>;
-  proxy: { connectTimeoutMs: number; responseTimeoutMs: number; idleTimeoutMs: number; maxBodyBytes: number };
+  proxy: {
+    connectTimeoutMs: number;
+    responseTimeoutMs: number;
+    idleTimeoutMs: number;
+    maxBodyBytes: number;
+    /** How often open forwarded streams and sockets are checked against their credential's revocation (default 10 s). */
+    revocationRecheckMs?: number;
+  };
   /** Largest JSON body of the gateway's own routes. */
   bodyLimitBytes: number;
   /** The internal admin API's service credential; null disables the admin API. */
@@ -164,6 +171,7 @@ export const gatewayEnvSchema = z
     GATEWAY_PROXY_CONNECT_TIMEOUT_MS: envInt(5_000, 1, 600_000),
     GATEWAY_PROXY_RESPONSE_TIMEOUT_MS: envInt(60_000, 1, 3_600_000),
     GATEWAY_PROXY_IDLE_TIMEOUT_MS: envInt(300_000, 1, 86_400_000),
+    GATEWAY_PROXY_REVOCATION_RECHECK_MS: envInt(10_000, 100, 300_000),
     GATEWAY_PROXY_MAX_BODY_BYTES: envInt(100 * 1024 * 1024, 1, 10 * 1024 * 1024 * 1024),
     GATEWAY_MEMORY_BASE_DOMAIN: z.string().regex(/^[a-z0-9.-]+$/).default('memory.localhost'),
     GATEWAY_RUN_MIGRATIONS: envBool(true),
@@ -202,6 +210,7 @@ export function configFromEnv(env: GatewayEnv): GatewayConfig {
       connectTimeoutMs: env.GATEWAY_PROXY_CONNECT_TIMEOUT_MS,
       responseTimeoutMs: env.GATEWAY_PROXY_RESPONSE_TIMEOUT_MS,
       idleTimeoutMs: env.GATEWAY_PROXY_IDLE_TIMEOUT_MS,
+      revocationRecheckMs: env.GATEWAY_PROXY_REVOCATION_RECHECK_MS,
       maxBodyBytes: env.GATEWAY_PROXY_MAX_BODY_BYTES,
     },
     adminToken: env.GATEWAY_ADMIN_TOKEN,
