@@ -378,6 +378,10 @@ describe('core: connectors, credentials and cc pairs through the gateway', () =>
       'body.connector_specific_config.web_connector_type',
     ]);
     await expect422('POST', '/api/manage/admin/connector', { ...webConnector('x'), input_type: 'poll' }, ['body.input_type']);
+    // A time PostgreSQL cannot store (year 0, also once moved to UTC) is refused like any bad one, not a 500.
+    for (const instant of ['0000-01-01T00:00:00Z', '0001-01-01T00:00:00+05:00']) {
+      await expect422('POST', '/api/manage/admin/connector', { ...webConnector('x'), indexing_start: instant }, ['body.indexing_start']);
+    }
     // A base URL the indexer could never read: 400 with the reason, and no connector.
     for (const [base, why] of [
       // A name that does not resolve and one that points inside are refused in the same words (no DNS oracle).

@@ -192,6 +192,8 @@ describe('dead letters and replay', () => {
       [{ delivery_ids: Array.from({ length: 101 }, (_, i) => `dlv_${i}`) }, 'delivery_ids', /100/],
       [{ delivery_ids: [] }, 'delivery_ids', /1/],
       [{ delivery_ids: [ids[0]], from: '2020-01-01T00:00:00Z' }, 'delivery_ids', /not both/],
+      // A time PostgreSQL cannot store is a refusal, not a 500.
+      [{ from: '0000-06-01T00:00:00Z' }, 'from', /years 1 and 9999/],
     ];
     for (const [body, path, message] of refusals) {
       const r = await call(t, 'POST', `/api/v1/webhooks/${id}/dead-letters/replay`, body);

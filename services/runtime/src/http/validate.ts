@@ -6,6 +6,18 @@ export interface ValidationIssue {
   message: string;
 }
 
+/**
+ * An ISO 8601 date-time with a time zone that PostgreSQL can store: years 1 to 9999 once in UTC (`0000-…`, or
+ * `0001-01-01T00:00:00+05:00`, would fail in the statement as a 500).
+ */
+export function isoInstant(error = 'must be an ISO timestamp with a time zone') {
+  return z.iso.datetime({ offset: true, error }).refine((v) => {
+    const year = new Date(v).getUTCFullYear();
+    // Not a date-time at all: the format's own issue says so, once.
+    return Number.isNaN(year) || (year >= 1 && year <= 9999);
+  }, 'must be a time between the years 1 and 9999');
+}
+
 export function zodIssues(error: z.ZodError): ValidationIssue[] {
   return error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
 }

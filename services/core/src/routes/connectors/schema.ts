@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isoInstant } from '@lore/runtime';
 import type { CcPairDetail, ConnectorRecord } from '../../application/connectors';
 import type { IndexAttemptRow } from '../../store/index-attempts';
 import { ACCESS_TYPES, accessProblem } from '../../domain/connectors';
@@ -157,7 +158,7 @@ export const createConnectorBody = z
     connector_specific_config: z.record(z.string().max(200), z.unknown()).describe('by source: web {base_url, web_connector_type}, file {file_locations}, google_drive (docs/core.md)'),
     refresh_freq: seconds(60).default(86_400).describe('seconds between runs (at least 60; default a day)'),
     prune_freq: seconds(60).nullable().default(null).describe('seconds between prunes; null: never'),
-    indexing_start: z.iso.datetime({ offset: true, error: 'must be an ISO timestamp with a time zone' }).nullable().default(null),
+    indexing_start: isoInstant().nullable().default(null),
     access_type: accessType.describe('the default of the pairs made from it'),
     groups: groupIds.default([]).describe('the default groups of its private pairs'),
   })

@@ -1,4 +1,5 @@
 import { EVENT_KINDS } from '@lore/contracts';
+import { isoInstant } from '@lore/runtime';
 import { z } from 'zod';
 import { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS } from '../../webhooks/subscriptions';
 import type { AttemptRow, DeliveryRow } from '../../webhooks/store/deliveries';
@@ -38,7 +39,7 @@ export const rotateSecretBody = z
   })
   .strict();
 
-const isoDate = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
+const isoDate = isoInstant('must be an ISO timestamp with a time zone').transform((s) => new Date(s));
 
 /**
  * Dead letters to replay: `delivery_ids` (1–100), or a time range (`from` and/or `to`), never both. One object, so a
