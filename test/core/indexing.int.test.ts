@@ -361,6 +361,32 @@ describe('core: indexing a web connector into the memory', () => {
     }
   });
 
+  it('records what a run it pauses had written: the pair\'s documents, its last status, the attempt\'s total', async () => {
+    const api = admin(s, a.key);
+    web.slow = { totalMs: 300, chunks: 2 };
+    const connectorId = await api.connector({ name: 'Slow page', source: 'web', connector_specific_config: { base_url: web.special.slow, web_connector_type: 'single' } });
+    const pair = await api.pair(connectorId, await api.credential('web'));
+    const pairId = pair.id as number;
+    const first = await api.runOnce(connectorId);
+    expect((await api.ended(pairId, first.json.attempts[0].id as number)).status).toBe('success');
+    await allIndexed(s, a.tenantId, pairId, 1);
+    // The page now takes a minute: the next run is still reading it when the pair is paused.
+    web.slow = { totalMs: 60_000, chunks: 60 };
+    const second = await api.runOnce(connectorId, { from_beginning: true });
+    const attemptId = second.json.attempts[0].id as number;
+    await eventually('the run to be reading', async () => {
+      const r = await s.call('GET', `/api/manage/admin/cc-pair/${pairId}/index-attempts`, as(a.key));
+      return (r.json.index_attempts as Json[]).find((x) => x.id === attemptId)?.status === 'in_progress' ? true : undefined;
+    });
+    expect((await s.call('PUT', `/api/manage/admin/cc-pair/${pairId}/status`, as(a.key), { status: 'PAUSED' })).status).toBe(200);
+    const info = await api.info(pairId);
+    expect(info).toMatchObject({ status: 'PAUSED', num_docs_indexed: 1, last_index_attempt_status: 'canceled' });
+    const attempts = (await s.call('GET', `/api/manage/admin/cc-pair/${pairId}/index-attempts`, as(a.key))).json.index_attempts as Json[];
+    expect(attempts.find((x) => x.id === attemptId)).toMatchObject({ status: 'canceled', total_docs_indexed: 1 });
+    web.slow = { totalMs: 300, chunks: 2 };
+    await web.idle();
+  });
+
   it('deletes a pair with its documents, and refuses runs it cannot make', async () => {
     const api = admin(s, a.key);
     const config: WebSourceConfig = { base_url: web.page('/docs/page-1.html')!.url, web_connector_type: 'single' };

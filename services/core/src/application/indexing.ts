@@ -126,7 +126,12 @@ export async function enqueueAttempt(sql: Sql, tenantId: string, ccPairId: numbe
 /** Ends the pair's live attempt (a pause, a deletion); the worker running it sees that at its next heartbeat. */
 export async function cancelLiveAttempt(sql: Sql, tenantId: string, ccPairId: number, reason: string): Promise<void> {
   const live = await liveAttempt(sql, tenantId, ccPairId);
-  if (live) await finishAttempt(sql, tenantId, live.id, 'canceled', reason, null);
+  if (!live) return;
+  // What the run wrote before it was stopped stays in the memory, and the pair and the attempt say so (the worker
+  // sees the cancel at its next heartbeat; a batch it writes meanwhile is counted by the pair's next run).
+  if (await finishAttempt(sql, tenantId, live.id, 'canceled', reason, await countDocuments(sql, tenantId, ccPairId))) {
+    await recordEnd(sql, tenantId, ccPairId, live, 'canceled', false);
+  }
 }
 
 /** A pair made or resumed: due now. */
