@@ -387,6 +387,47 @@ describe('core: indexing a web connector into the memory', () => {
     await web.idle();
   });
 
+  it('runs another tenant\'s connector at once while one tenant\'s slow crawls fill the worker', async () => {
+    // Tenant B: six pairs over a page that takes a minute. The worker runs at most three of them (all its runs but
+    // one); the rest wait in it without holding the topic's partitions.
+    web.slow = { totalMs: 60_000, chunks: 60 };
+    const slow = admin(s, b.key);
+    const slowPairs: Array<{ connectorId: number; credentialId: number; pairId: number }> = [];
+    for (let i = 0; i < 6; i++) {
+      const connectorId = await slow.connector({ name: `Slow ${i}`, source: 'web', connector_specific_config: { base_url: web.special.slow, web_connector_type: 'single' } });
+      const credentialId = await slow.credential('web');
+      const pair = await slow.pair(connectorId, credentialId);
+      expect((await slow.runOnce(connectorId)).status).toBe(200);
+      slowPairs.push({ connectorId, credentialId, pairId: pair.id as number });
+    }
+    await eventually('three of B\'s runs to be reading', async () => {
+      let reading = 0;
+      for (const p of slowPairs) {
+        const r = await s.call('GET', `/api/manage/admin/cc-pair/${p.pairId}/index-attempts`, as(b.key));
+        if ((r.json.index_attempts as Json[])[0]?.status === 'in_progress') reading++;
+      }
+      return reading === 3 ? true : undefined;
+    });
+    try {
+      // Tenant A's one-page connector (another site: a site gets two requests at a time) runs now, not after B's minute.
+      const quick = admin(s, a.key);
+      const page = web.pages('beta').find((p) => p.robotsAllowed && !p.noindex && p.canonical === null && p.contentType.startsWith('text/html'))!;
+      const connectorId = await quick.connector({ name: 'Quick page', source: 'web', connector_specific_config: { base_url: page.url, web_connector_type: 'single' } });
+      const pair = await quick.pair(connectorId, await quick.credential('web'));
+      const started = Date.now();
+      const run = await quick.runOnce(connectorId);
+      expect((await quick.ended(pair.id as number, run.json.attempts[0].id as number)).status).toBe('success');
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      for (const p of slowPairs) {
+        expect((await s.call('POST', '/api/manage/admin/deletion-attempt', as(b.key), { connector_id: p.connectorId, credential_id: p.credentialId })).status).toBe(200);
+      }
+      for (const p of slowPairs) await eventually(`B's pair ${p.pairId} to be gone`, async () => (await s.call('GET', `/api/manage/admin/cc-pair/${p.pairId}`, as(b.key))).status === 404);
+      web.slow = { totalMs: 300, chunks: 2 };
+      await web.idle();
+    }
+  });
+
   it('deletes a pair with its documents, and refuses runs it cannot make', async () => {
     const api = admin(s, a.key);
     const config: WebSourceConfig = { base_url: web.page('/docs/page-1.html')!.url, web_connector_type: 'single' };

@@ -1,7 +1,7 @@
-import { ConnectorIndexMessageSchema, TOPICS } from '@lore/contracts';
+import { ConnectorIndexMessageSchema, TOPICS, type ConnectorIndexMessage } from '@lore/contracts';
 import { componentLogger, PoisonError, startOutboxRelay, type BusMessage, type Db, type EventBus, type IdentitySigner, type Logger, type OutboxRelay, type SecretBox, type Subscription } from '@lore/runtime';
 import type { Registry } from 'prom-client';
-import { createIndexingMetrics, DEFAULT_INDEXING_SETTINGS, runAttempt, scheduleTick, type IndexingDeps, type IndexingSettings } from './application/indexing';
+import { createIndexingMetrics, DEFAULT_INDEXING_SETTINGS, holdWaitingAttempt, runAttempt, scheduleTick, type IndexingDeps, type IndexingSettings } from './application/indexing';
 import type { ConnectorDocuments } from './clients/graph-documents';
 import { sourceFactory, type SourceSettings } from './connectors/factory';
 
@@ -60,7 +60,78 @@ export function createCoreIndexer(deps: CoreIndexerDeps): CoreIndexer {
   let relay: OutboxRelay | null = null;
   let timer: NodeJS.Timeout | null = null;
   let ticking: Promise<number> | null = null;
-  let active = 0;
+
+  /**
+   * Runs take minutes (a site's Crawl-delay, an hour's limit), so a message is not held while its run goes on: its
+   * attempt is held (`holdWaitingAttempt`: heartbeated, so a worker that dies is found out as for a run) and the
+   * message acknowledged, and the attempt waits here for a free run, each tenant's in arrival order, the tenants in
+   * turn. One tenant runs at most all but one of `maxRunning`, so another tenant's attempt never waits for its runs
+   * to end (before 2026-11-30 runs took the partitions, and one tenant's slow crawls held every other tenant's).
+   */
+  const maxRunning = Math.max(1, indexing.settings.maxRunning);
+  const tenantCap = maxRunning > 1 ? maxRunning - 1 : 1;
+  const runs = new Map<string, Promise<void>>();
+  const perTenant = new Map<string, number>();
+  const waiting = new Map<string, Map<string, ConnectorIndexMessage>>();
+  let waitBeat: NodeJS.Timeout | null = null;
+  const keyOf = (m: ConnectorIndexMessage) => `${m.tenant_id}:${m.attempt_id}`;
+
+  const wait = (msg: ConnectorIndexMessage): void => {
+    const mine = waiting.get(msg.tenant_id) ?? new Map<string, ConnectorIndexMessage>();
+    mine.set(keyOf(msg), msg);
+    // A tenant new to the line takes its turn after those already in it (a Map keeps insertion order).
+    waiting.delete(msg.tenant_id);
+    waiting.set(msg.tenant_id, mine);
+  };
+
+  /** The next attempt to run: the first waiting of the first tenant in turn under its cap. */
+  const next = (): ConnectorIndexMessage | null => {
+    for (const [tenantId, mine] of waiting) {
+      if ((perTenant.get(tenantId) ?? 0) >= tenantCap) continue;
+      const [key, msg] = mine.entries().next().value as [string, ConnectorIndexMessage];
+      mine.delete(key);
+      waiting.delete(tenantId);
+      if (mine.size > 0) waiting.set(tenantId, mine);
+      return msg;
+    }
+    return null;
+  };
+
+  const run = (msg: ConnectorIndexMessage): void => {
+    const key = keyOf(msg);
+    perTenant.set(msg.tenant_id, (perTenant.get(msg.tenant_id) ?? 0) + 1);
+    const done = runAttempt(indexing, msg, stopping.signal)
+      .then((result) => logger.debug({ attempt_id: msg.attempt_id, result }, 'index message handled'))
+      // A run that fails outright (the database gone) leaves its attempt to the scheduler, which finds it silent.
+      .catch((err: unknown) => logger.error({ err, attempt_id: msg.attempt_id }, 'index attempt failed to run; the scheduler retries it'))
+      .finally(() => {
+        runs.delete(key);
+        const n = (perTenant.get(msg.tenant_id) ?? 1) - 1;
+        if (n <= 0) perTenant.delete(msg.tenant_id);
+        else perTenant.set(msg.tenant_id, n);
+        if (!stopping.signal.aborted) drain();
+      });
+    runs.set(key, done);
+  };
+
+  const drain = (): void => {
+    while (runs.size < maxRunning && !stopping.signal.aborted) {
+      const msg = next();
+      if (!msg) return;
+      run(msg);
+    }
+  };
+
+  /** Keeps the waiting attempts held; drops those no longer live (paused or deleted meanwhile). */
+  const holdWaiting = async (): Promise<void> => {
+    for (const [tenantId, mine] of [...waiting]) {
+      for (const [key, msg] of [...mine]) {
+        const held = await holdWaitingAttempt(indexing, msg).catch(() => true);
+        if (!held) mine.delete(key);
+      }
+      if (mine.size === 0 && waiting.get(tenantId) === mine) waiting.delete(tenantId);
+    }
+  };
 
   const tick = (): Promise<number> => {
     // One pass at a time in this process; other replicas are kept apart by the row locks.
@@ -78,13 +149,16 @@ export function createCoreIndexer(deps: CoreIndexerDeps): CoreIndexer {
       logger.error({ topic: message.topic, offset: message.offset }, 'malformed index message; dead-lettering it');
       throw new PoisonError('malformed message: it does not match its contract schema', { cause: err });
     }
-    active++;
-    try {
-      const result = await runAttempt(indexing, msg, stopping.signal);
-      logger.debug({ attempt_id: msg.attempt_id, result }, 'index message handled');
-    } finally {
-      active--;
+    if (stopping.signal.aborted) throw new Error('the indexer is stopping');
+    const key = keyOf(msg);
+    if (runs.has(key) || waiting.get(msg.tenant_id)?.has(key)) return;
+    // Not the pair's live attempt any more (a redelivery after its end, a pause meanwhile): nothing to run.
+    if (!(await holdWaitingAttempt(indexing, msg))) {
+      logger.debug({ attempt_id: msg.attempt_id }, 'index message for an attempt no longer live; nothing to run');
+      return;
     }
+    wait(msg);
+    drain();
   };
 
   return {
@@ -98,20 +172,30 @@ export function createCoreIndexer(deps: CoreIndexerDeps): CoreIndexer {
         tick().catch((err: unknown) => logger.warn({ err }, 'index scheduler pass failed'));
       }, deps.schedulerIntervalMs ?? 15_000);
       timer.unref();
+      waitBeat = setInterval(() => void holdWaiting(), indexing.settings.heartbeatMs);
+      waitBeat.unref();
     },
     async stop() {
       if (timer) clearInterval(timer);
       timer = null;
-      // Running attempts end `canceled` and their pairs are due again at once (another worker takes them).
+      // Running attempts end `canceled` and their pairs are due again at once (another worker takes them); so do
+      // waiting ones, each run with the stop already signalled.
       stopping.abort();
+      if (waitBeat) clearInterval(waitBeat);
+      waitBeat = null;
       const sub = subscription;
       subscription = null;
       await sub?.stop();
+      const left: ConnectorIndexMessage[] = [];
+      for (const mine of waiting.values()) left.push(...mine.values());
+      waiting.clear();
+      for (const msg of left) await runAttempt(indexing, msg, stopping.signal).catch((err: unknown) => logger.warn({ err, attempt_id: msg.attempt_id }, 'a waiting attempt could not be released'));
+      await Promise.allSettled([...runs.values()]);
       await relay?.stop();
       relay = null;
       await ticking?.catch(() => 0);
     },
     tick,
-    running: () => active,
+    running: () => runs.size,
   };
 }

@@ -42,7 +42,7 @@ async function main(): Promise<void> {
           ...(config.LORE_CONNECTORS_GOOGLE_TOKEN_URL ? { tokenUrl: config.LORE_CONNECTORS_GOOGLE_TOKEN_URL } : {}),
         },
       },
-      settings: { heartbeatMs: config.LORE_CORE_INDEX_HEARTBEAT_MS, staleMs: config.LORE_CORE_INDEX_STALE_MS, batchDocuments: config.LORE_CORE_INDEX_BATCH_DOCUMENTS },
+      settings: { heartbeatMs: config.LORE_CORE_INDEX_HEARTBEAT_MS, staleMs: config.LORE_CORE_INDEX_STALE_MS, batchDocuments: config.LORE_CORE_INDEX_BATCH_DOCUMENTS, maxRunning: config.LORE_CORE_INDEX_MAX_RUNNING },
       schedulerIntervalMs: config.LORE_CORE_SCHEDULER_INTERVAL_MS,
       consumerGroup: config.LORE_CORE_CONSUMER_GROUP,
       relay: config.LORE_CORE_RELAY,

@@ -59,6 +59,11 @@ export interface IndexingSettings {
   limits?: Partial<SourceLimits>;
   /** Pairs the scheduler starts per tick at most. */
   schedulePerTick: number;
+  /**
+   * Runs one worker process holds at once; one tenant holds all of them but one (docs/core.md, "Workers and
+   * failures"). Attempts beyond wait in the worker, each tenant's in turn.
+   */
+  maxRunning: number;
 }
 
 export const DEFAULT_INDEXING_SETTINGS: IndexingSettings = {
@@ -67,7 +72,17 @@ export const DEFAULT_INDEXING_SETTINGS: IndexingSettings = {
   batchDocuments: 16,
   batchBytes: 8 * 1024 * 1024,
   schedulePerTick: 50,
+  maxRunning: 4,
 };
+
+/**
+ * An attempt waiting in a worker for a free run: says the worker holds it (the scheduler fails it, like a silent run,
+ * should the worker die before running it). False when the attempt is no longer the pair's live one (paused,
+ * deleted, or already ended): nothing is left to run.
+ */
+export function holdWaitingAttempt(deps: Pick<IndexingDeps, 'db'>, msg: ConnectorIndexMessage): Promise<boolean> {
+  return deps.db.withTenant(msg.tenant_id, (sql) => heartbeat(sql, msg.tenant_id, msg.cc_pair_id, msg.attempt_id));
+}
 
 /** What the indexer counts (`/metrics` of the process running it). */
 export interface IndexingMetrics {
