@@ -48,6 +48,27 @@ describe('api key reconciler', () => {
     expect(k.status!.expiresAt).toBe('2099-01-01T00:00:00.000Z');
   });
 
+  it('issues a fresh key when a Memory of its scope now has another id (deleted and made again), revoking the old one', async () => {
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(MEMORY, { apiVersion: 'lore.dev/v1alpha1', kind: 'Memory', metadata: { name: 'kb', namespace: 'team' }, spec: {} });
+    await settle(memoryReconciler(ctx), 'team/kb');
+    kube.seed(API_KEY, apiKey('scoped', 'team', { type: 'live', secretName: 'scoped', scopes: { memories: ['kb'] } }));
+    const reconcile = apiKeyReconciler(ctx);
+    await settle(reconcile, 'team/scoped');
+    const first = kube.peek<ApiKeyObject>(API_KEY, 'team', 'scoped')!.status!.keyId!;
+    // The Memory now names another platform memory (as after a delete and a create under the same name).
+    const m = kube.peek<MemoryObject>(MEMORY, 'team', 'kb')!;
+    await kube.replaceStatus(MEMORY, { ...m, status: { ...m.status!, memoryId: 'mem_again' } });
+    await settle(reconcile, 'team/scoped');
+    const k = kube.peek<ApiKeyObject>(API_KEY, 'team', 'scoped')!;
+    expect(k.status!.keyId).not.toBe(first);
+    expect(admin.keys.get(first)!.revoked_at).not.toBeNull();
+    expect(admin.keys.get(k.status!.keyId!)!.request).toMatchObject({ scopes: { memories: ['mem_again'] } });
+    expect(secretKeyId(kube.peek(SECRET, 'team', 'scoped'))).toBe(k.status!.keyId);
+    expect(cond(k, 'Ready')?.status).toBe('True');
+  });
+
   it('waits for the referenced Memory, then issues an mk_ key bound to it', async () => {
     const { ctx, kube, admin } = controllerFixture();
     kube.seed(NAMESPACE, namespace('team', 'acme'));

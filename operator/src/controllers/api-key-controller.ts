@@ -112,6 +112,13 @@ async function issue(ctx: ControllerContext, s: Session, now: Date): Promise<Rec
     else if (state === 'expired') {
       if ((spec.rotationRequest ?? '') !== (status.lastRotationRequest ?? '')) need = 'KeyMissing';
       else return s.stall('KeyExpired', `key ${status.keyId} expired at ${current?.expires_at}; change spec.rotationRequest to issue a new one, or delete the ApiKey`);
+    } else if (!sameMembers(current?.scopes.memories ?? [], scopedMemoryIds)) {
+      // A Memory of its scope was deleted and made again (a new id), or the platform took a deleted one out of the
+      // key's scope: the key no longer reaches what the spec names. Scopes are fixed at issue, so the key is
+      // revoked and a fresh one issued with the memories' ids now.
+      await ctx.admin.revokeKey(tenantId, status.keyId!);
+      await ctx.events.record(obj, 'Normal', 'KeyReissued', 'Reissue', `key ${status.keyId} named memories that are gone; issuing a key for the Memories now named`);
+      need = 'KeyRevoked';
     } else if ((spec.rotationRequest ?? '') !== (status.lastRotationRequest ?? '')) need = 'Rotation';
   }
 
@@ -269,4 +276,10 @@ async function cleanupApiKey(ctx: ControllerContext, obj: ApiKeyObject): Promise
   const secret = secretName ? ctx.caches.secrets.get(namespace, secretName) : undefined;
   if (secret && secretName && isControlledBy(secret, obj)) await deleteIfPresent(ctx.kube, SECRET, namespace, secretName, secret.metadata.uid);
   return { done: true };
+}
+
+/** Whether two lists of ids hold the same ids, in any order. */
+function sameMembers(a: readonly string[], b: readonly string[]): boolean {
+  const x = new Set(a);
+  return x.size === new Set(b).size && b.every((id) => x.has(id));
 }
