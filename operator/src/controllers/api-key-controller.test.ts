@@ -1,7 +1,7 @@
 import { API_KEY, MEMORY, NAMESPACE, SECRET } from '../kube/resources';
 import { PlatformError } from '../platform/admin-client';
 import { controllerFixture, namespace, settle } from '../testing/controller-fixture';
-import { apiKeyReconciler, apiKeysReferencing } from './api-key-controller';
+import { apiKeyReconciler, apiKeysReferencing, isCalendarDateTime } from './api-key-controller';
 import { issuanceToken } from './key-secret';
 import { memoryReconciler } from './memory-controller';
 import type { ApiKeyObject, MemoryObject, SecretObject } from './types';
@@ -46,6 +46,18 @@ describe('api key reconciler', () => {
     expect(k.status!.pendingKeyToken).toBeUndefined();
     expect(secretKeyId(kube.peek(SECRET, 'team', 'ci'))).toBe(k.status!.keyId);
     expect(k.status!.expiresAt).toBe('2099-01-01T00:00:00.000Z');
+  });
+
+  it('refuses an expiresAt that is no date (30 February) instead of moving it, and tells how to renew a key past its own expiresAt', async () => {
+    expect(['2030-02-28T00:00:00Z', '2028-02-29T23:59:59+02:00'].map(isCalendarDateTime)).toEqual([true, true]);
+    expect(['2030-02-30T00:00:00Z', '2029-02-29T00:00:00Z', '2030-04-31T12:00:00Z', '2030-01-01T24:00:00Z'].map(isCalendarDateTime)).toEqual([false, false, false, false]);
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(API_KEY, apiKey('feb', 'team', { type: 'live', secretName: 'feb', expiresAt: '2030-02-30T00:00:00Z' }));
+    await settle(apiKeyReconciler(ctx), 'team/feb');
+    const k = kube.peek<ApiKeyObject>(API_KEY, 'team', 'feb')!;
+    expect(cond(k, 'Stalled')).toMatchObject({ status: 'True', reason: 'Rejected', message: expect.stringContaining('2030-02-30') });
+    expect(admin.keys.size).toBe(0);
   });
 
   it('issues a fresh key when a Memory of its scope now has another id (deleted and made again), revoking the old one', async () => {

@@ -55,6 +55,10 @@ async function issue(ctx: ControllerContext, s: Session, now: Date): Promise<Rec
   if (!tenant.ok) return tenant.result;
   const tenantId = tenant.tenantId;
   status.tenantId = tenantId;
+  // The schema's pattern takes 2030-02-30; a date that is none is refused, not moved to the next month.
+  if (spec.expiresAt !== undefined && !isCalendarDateTime(spec.expiresAt)) {
+    return s.stall('Rejected', `spec.expiresAt ${spec.expiresAt} is not a date and time that exists`);
+  }
 
   // Memories named by the spec must be provisioned first; their events requeue this key.
   let memoryId: string | undefined;
@@ -110,6 +114,9 @@ async function issue(ctx: ControllerContext, s: Session, now: Date): Promise<Rec
     if (state === 'missing') need = 'KeyMissing';
     else if (state === 'revoked') need = 'KeyRevoked';
     else if (state === 'expired') {
+      // A spec.expiresAt in the past cannot be issued again (it cannot change either): only a new ApiKey helps.
+      const pastExpiry = spec.expiresAt !== undefined && Date.parse(spec.expiresAt) <= now.getTime();
+      if (pastExpiry) return s.stall('KeyExpired', `key ${status.keyId} expired at ${current?.expires_at}, its spec.expiresAt, which cannot change; delete the ApiKey and create it again with a later expiresAt`);
       if ((spec.rotationRequest ?? '') !== (status.lastRotationRequest ?? '')) need = 'KeyMissing';
       else return s.stall('KeyExpired', `key ${status.keyId} expired at ${current?.expires_at}; change spec.rotationRequest to issue a new one, or delete the ApiKey`);
     } else if (!sameMembers(current?.scopes.memories ?? [], scopedMemoryIds)) {
@@ -282,4 +289,13 @@ async function cleanupApiKey(ctx: ControllerContext, obj: ApiKeyObject): Promise
 function sameMembers(a: readonly string[], b: readonly string[]): boolean {
   const x = new Set(a);
   return x.size === new Set(b).size && b.every((id) => x.has(id));
+}
+
+/** Whether an RFC 3339 date-time names a day and time that exist (no 30 February, no hour 24). */
+export function isCalendarDateTime(value: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})/.exec(value);
+  if (!m) return !Number.isNaN(Date.parse(value));
+  const [y, mo, d, h, mi, se] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  const t = new Date(Date.UTC(y, mo - 1, d, h, mi, se));
+  return t.getUTCFullYear() === y && t.getUTCMonth() === mo - 1 && t.getUTCDate() === d && t.getUTCHours() === h && t.getUTCMinutes() === mi && t.getUTCSeconds() === se;
 }

@@ -1,3 +1,4 @@
+import { PlatformError } from '../platform/admin-client';
 import { INGRESS, MEMORY, NAMESPACE, SECRET } from '../kube/resources';
 import { controllerFixture, namespace, settle } from '../testing/controller-fixture';
 import { issuanceToken } from './key-secret';
@@ -233,6 +234,20 @@ describe('memory reconciler', () => {
     }
     await settle(reconcile, 'team/own');
     expect([...admin.memories.values()].map((m) => m.hostname)).toEqual(['docs-team.mem.example.test']);
+  });
+
+  it('stalls on a workspace the platform does not know instead of retrying it for ever', async () => {
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    const put = admin.putMemory.bind(admin);
+    admin.putMemory = async (tenantId, memoryId, body) => {
+      if (body.workspace_id === 'ws_nowhere') throw new PlatformError('put_memory', 404, 'NOT_FOUND', 'workspace not found');
+      return put(tenantId, memoryId, body);
+    };
+    kube.seed(MEMORY, memory('lost', 'team', { workspaceId: 'ws_nowhere' }));
+    const r = await settle(memoryReconciler(ctx), 'team/lost');
+    expect(r?.requeueAfterMs).toBeUndefined();
+    expect(cond(kube.peek<MemoryObject>(MEMORY, 'team', 'lost'), 'Stalled')).toMatchObject({ status: 'True', reason: 'WorkspaceNotFound', message: expect.stringContaining('ws_nowhere') });
   });
 
   it('stalls on a hostname held by another memory, and on a Secret it does not own', async () => {

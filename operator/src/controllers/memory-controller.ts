@@ -78,6 +78,11 @@ async function provision(ctx: ControllerContext, s: Session, now: Date): Promise
       return s.stall('HostnameConflict', `hostname ${hostname} cannot be used (${err.message}); choose another spec.hostname`, 5 * 60_000);
     }
     if (isPlatformStatus(err, 400) || isPlatformStatus(err, 422)) return s.stall('Rejected', `the platform refused the memory: ${err.message}`);
+    // The tenant exists (it was just ensured): what the platform does not know is the spec's workspace, which only a
+    // spec change mends.
+    if (isPlatformStatus(err, 404) && obj.spec?.workspaceId) {
+      return s.stall('WorkspaceNotFound', `spec.workspaceId ${obj.spec.workspaceId} names no workspace of tenant ${tenantId}: ${err.message}`);
+    }
     throw err;
   }
   Object.assign(status, { tenantId, memoryId, hostname: record.hostname || hostname, workspaceId: record.workspace_id });
