@@ -1,5 +1,5 @@
 import { ConfigError } from '@lore/runtime/kit';
-import { loadOperatorConfig } from './config';
+import { labelSelectorProblem, loadOperatorConfig } from './config';
 
 const base = {
   LORE_OPERATOR_ADMIN_URL: 'http://lore-gateway-admin:8081',
@@ -16,6 +16,27 @@ describe('operator config', () => {
     expect(c.leaderElection).toEqual({ namespace: 'lore', name: 'lore-operator', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
     expect(c.identity).toBe('host-1');
     expect(c.resyncMs).toBe(600_000);
+  });
+
+  it('refuses at start a namespace selector, an IngressClass or an annotation key the API server would refuse later', () => {
+    for (const ok of ['lore.dev/enabled=true', 'env in (prod, staging),!legacy', 'tier!=db, team', 'app.kubernetes.io/part-of==lore', 'x notin (a)']) {
+      expect({ ok, problem: labelSelectorProblem(ok) }).toEqual({ ok, problem: null });
+    }
+    for (const bad of ['lore.dev/enabled=yes please', 'env in (prod', '=x', 'a b c', 'UPPER.example/x=1', 'k=v,']) {
+      expect({ bad, refused: labelSelectorProblem(bad) !== null }).toEqual({ bad, refused: true });
+    }
+    const problemsOf = (env: Record<string, string>) => {
+      try {
+        loadOperatorConfig({ ...base, ...env }, 'h');
+        return '';
+      } catch (e) {
+        return (e as ConfigError).problems.join('\n');
+      }
+    };
+    expect(problemsOf({ LORE_OPERATOR_NAMESPACE_SELECTOR: 'env in (prod' })).toMatch(/LORE_OPERATOR_NAMESPACE_SELECTOR.*unbalanced/);
+    expect(problemsOf({ LORE_OPERATOR_INGRESS_CLASS: 'Nginx Public' })).toMatch(/LORE_OPERATOR_INGRESS_CLASS/);
+    expect(problemsOf({ LORE_OPERATOR_INGRESS_ANNOTATIONS: '{"not a key!":"x"}' })).toMatch(/LORE_OPERATOR_INGRESS_ANNOTATIONS.*not an annotation key/);
+    expect(problemsOf({ LORE_OPERATOR_NAMESPACE_SELECTOR: 'lore.dev/served=yes', LORE_OPERATOR_INGRESS_CLASS: 'nginx', LORE_OPERATOR_INGRESS_ANNOTATIONS: '{"cert-manager.io/cluster-issuer":"le"}' })).toBe('');
   });
 
   it('reports every problem at once and never defaults the admin token', () => {

@@ -5,6 +5,53 @@ import type { OperatorSettings } from './controllers/settings';
 const DNS_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
+/** A label or annotation key: an optional DNS-subdomain prefix and `/`, then a name of at most 63 characters. */
+const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+
+/**
+ * Why a label selector is not one the API server takes, or null: comma-separated `key`, `!key`, `key=value`,
+ * `key==value`, `key!=value`, `key in (a,b)`, `key notin (a,b)`. Checked at start, so a typo stops the operator with
+ * its reason instead of leaving it never ready while every list call is refused.
+ */
+export function labelSelectorProblem(selector: string): string | null {
+  // Split on commas outside parentheses.
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < selector.length; i++) {
+    if (selector[i] === '(') depth++;
+    else if (selector[i] === ')') depth--;
+    else if (selector[i] === ',' && depth === 0) {
+      parts.push(selector.slice(start, i));
+      start = i + 1;
+    }
+    if (depth < 0 || depth > 1) return 'unbalanced parentheses';
+  }
+  if (depth !== 0) return 'unbalanced parentheses';
+  parts.push(selector.slice(start));
+  for (const raw of parts) {
+    const part = raw.trim();
+    const set = /^(\S+)\s+(in|notin)\s*\(([^()]*)\)$/.exec(part);
+    if (set) {
+      if (!QUALIFIED_NAME.test(set[1]!)) return `"${set[1]}" is not a label key`;
+      const values = set[3]!.split(',').map((v) => v.trim());
+      if (values.some((v) => !LABEL_VALUE.test(v))) return `"${part}" holds a value that is not a label value`;
+      continue;
+    }
+    const eq = /^([^=!\s]+)\s*(==|=|!=)\s*(\S*)$/.exec(part);
+    if (eq) {
+      if (!QUALIFIED_NAME.test(eq[1]!)) return `"${eq[1]}" is not a label key`;
+      if (!LABEL_VALUE.test(eq[3]!)) return `"${eq[3]}" is not a label value`;
+      continue;
+    }
+    const exists = /^!?\s*(\S+)$/.exec(part);
+    if (exists && QUALIFIED_NAME.test(exists[1]!)) continue;
+    return `"${part}" is not a requirement (key, !key, key=value, key!=value, key in (a,b), key notin (a,b))`;
+  }
+  return null;
+}
+
 const annotations = z
   .string()
   .optional()
@@ -13,7 +60,10 @@ const annotations = z
     try {
       const parsed = JSON.parse(v) as unknown;
       if (parsed && typeof parsed === 'object' && !Array.isArray(parsed) && Object.values(parsed).every((x) => typeof x === 'string')) {
-        return parsed as Record<string, string>;
+        const badKey = Object.keys(parsed).find((k) => !QUALIFIED_NAME.test(k) || k.length > 316);
+        if (badKey === undefined) return parsed as Record<string, string>;
+        ctx.addIssue({ code: 'custom', message: `"${badKey}" is not an annotation key (an optional DNS prefix and /, then a name of letters, digits, - _ . of at most 63 characters)` });
+        return z.NEVER;
       }
     } catch {
       // reported below
@@ -46,13 +96,19 @@ export const operatorEnvSchema = z
       .string()
       .default('80')
       .transform((v) => (/^\d+$/.test(v) ? Number(v) : v)),
-    LORE_OPERATOR_INGRESS_CLASS: z.string().optional(),
+    LORE_OPERATOR_INGRESS_CLASS: z.union([z.literal(''), z.string().regex(DNS_NAME, 'must be an IngressClass name (a lowercase DNS name)')]).optional(),
     LORE_OPERATOR_INGRESS_ANNOTATIONS: annotations,
     LORE_OPERATOR_INGRESS_TLS_MODE: z.enum(['none', 'secret', 'per-host']).default('none'),
     LORE_OPERATOR_INGRESS_TLS_SECRET: z.string().optional(),
     LORE_OPERATOR_DATA_RETENTION: z.enum(['Retain', 'Delete']).default('Retain'),
     LORE_OPERATOR_MEMORY_KEY_OVERLAP_SECONDS: envInt(3600, 0, 30 * 86400),
-    LORE_OPERATOR_NAMESPACE_SELECTOR: z.string().optional(),
+    LORE_OPERATOR_NAMESPACE_SELECTOR: z
+      .string()
+      .optional()
+      .superRefine((v, ctx) => {
+        const problem = v ? labelSelectorProblem(v) : null;
+        if (problem) ctx.addIssue({ code: 'custom', message: `must be a label selector: ${problem}` });
+      }),
     LORE_OPERATOR_WORKERS: envInt(8, 1, 64),
     LORE_OPERATOR_RESYNC_SECONDS: envInt(600, 0, 86400),
     LORE_OPERATOR_LEADER_ELECTION: envBool(true),
