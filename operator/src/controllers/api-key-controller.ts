@@ -9,7 +9,7 @@ import type { ControllerContext } from './context';
 import { StaleCacheError, keySecret, keyState, secretKeyId, secretOwnership, secretPlaintext, secretProblem } from './key-secret';
 import { secretBeforeIssuing, settleInterruptedIssuance } from './key-owner';
 import { issueKeyIntoSecret, keysOfInterruptedIssuances, type IssuedKey } from './key-issuance';
-import { API_KEY_FINALIZER } from './names';
+import { API_KEY_FINALIZER, platformName } from './names';
 import type { StatusSession } from './status-session';
 import { servingTenant, tenantOfDeleted, tenantReconciler } from './tenant-reconciler';
 import type { ApiKeyObject, ApiKeyStatus, MemoryObject } from './types';
@@ -201,7 +201,7 @@ async function issue(ctx: ControllerContext, s: Session, now: Date): Promise<Rec
 /** The platform options of the key the spec describes (Memory names resolved to memory ids). */
 function keyOptions(obj: ApiKeyObject, memoryId: string | undefined, scopedMemoryIds: string[]): Omit<AdminCreateKeyBody, 'client_token'> {
   const spec = obj.spec!;
-  const body: Omit<AdminCreateKeyBody, 'client_token'> = { type: spec.type, name: spec.displayName ?? `${obj.metadata.namespace}/${obj.metadata.name}` };
+  const body: Omit<AdminCreateKeyBody, 'client_token'> = { type: spec.type, name: spec.displayName ?? platformName('', String(obj.metadata.namespace), String(obj.metadata.name)) };
   if (memoryId) body.memory_id = memoryId;
   if (spec.scopes) {
     const scopes: NonNullable<AdminCreateKeyBody['scopes']> = {};

@@ -9,7 +9,7 @@ import { StaleCacheError, keySecret, keyState, secretKeyId, secretOwnership, sec
 import { secretBeforeIssuing, settleInterruptedIssuance } from './key-owner';
 import { issueKeyIntoSecret } from './key-issuance';
 import { memoryIngress } from './memory-ingress';
-import { MEMORY_FINALIZER, defaultKeySecretName, hostnameProblem, ingressNameFor, memoryHostname, memoryIdFor } from './names';
+import { MEMORY_FINALIZER, defaultKeySecretName, hostnameProblem, ingressNameFor, memoryHostname, memoryIdFor, platformName } from './names';
 import type { StatusSession } from './status-session';
 import { servingTenant, tenantOfDeleted, tenantReconciler } from './tenant-reconciler';
 import type { MemoryObject, MemoryStatus, SecretObject } from './types';
@@ -69,7 +69,7 @@ async function provision(ctx: ControllerContext, s: Session, now: Date): Promise
   let record;
   try {
     record = await ctx.admin.putMemory(tenantId, memoryId, {
-      name: obj.spec?.displayName ?? `${namespace}/${name}`,
+      name: obj.spec?.displayName ?? platformName('', namespace, name),
       hostname,
       ...(obj.spec?.workspaceId ? { workspace_id: obj.spec.workspaceId } : {}),
     });
@@ -206,7 +206,7 @@ async function ensureMemoryKey(
     base: status.keyId,
     baseUsable: oldUsable,
     overlapSeconds: ctx.settings.memoryKeyOverlapSeconds,
-    options: { type: 'memory', name: `k8s ${namespace}/${name}`, memory_id: memoryId },
+    options: { type: 'memory', name: platformName('k8s ', namespace, name), memory_id: memoryId },
     secretName,
     live,
     extra,

@@ -1,4 +1,4 @@
-import { dnsLabel, hostnameProblem, ingressNameFor, memoryHostname, memoryIdFor } from './names';
+import { PLATFORM_NAME_MAX, dnsLabel, hostnameProblem, ingressNameFor, memoryHostname, memoryIdFor, platformName } from './names';
 
 describe('names', () => {
   it('defaults the hostname to <name>-<namespace>.<baseDomain>', () => {
@@ -16,6 +16,14 @@ describe('names', () => {
       expect({ host, ok: ok(host, host === 'acme.io' ? ['acme.io'] : []) }).toEqual({ host, ok: false });
     }
     expect(hostnameProblem('lore.example.com', 'team-a', 'mem.example.com', ['acme.io'])).toMatch(/<label>-team-a\.mem\.example\.com .*under acme\.io/);
+  });
+
+  it('fits names made from long object names into the platform\'s 200 characters, keeping distinct ones distinct', () => {
+    expect(platformName('k8s ', 'team', 'notes')).toBe('k8s team/notes');
+    const a = platformName('', 'team', 'n'.repeat(253));
+    const b = platformName('', 'team', `${'n'.repeat(252)}m`);
+    expect([a.length, b.length]).toEqual([PLATFORM_NAME_MAX, PLATFORM_NAME_MAX]);
+    expect(a).not.toBe(b);
   });
 
   it('fits long or dotted names into one DNS label with a hash, keeping distinct inputs distinct', () => {

@@ -73,3 +73,13 @@ export function defaultKeySecretName(memoryName: string): string {
 
 /** Tenant ids accepted from a namespace label or annotation. */
 export const TENANT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+
+/** The most characters the platform takes in a memory's or a key's name. */
+export const PLATFORM_NAME_MAX = 200;
+
+/** A name derived from an object's namespace and name, fitted into the platform's limit (a hash keeps it unique). */
+export function platformName(prefix: string, namespace: string, name: string): string {
+  const full = `${prefix}${namespace}/${name}`;
+  if (full.length <= PLATFORM_NAME_MAX) return full;
+  return `${full.slice(0, PLATFORM_NAME_MAX - 9)}~${shortHash(full)}`;
+}

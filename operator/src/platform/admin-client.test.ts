@@ -65,3 +65,11 @@ describe('HttpPlatformAdmin parses answers with the admin API contract', () => {
     await expect(admin.findKeyByClientToken('t1', 'iss1-z')).rejects.toMatchObject({ operation: 'find_key', code: 'MALFORMED_ANSWER' });
   });
 });
+
+describe('PlatformError', () => {
+  it('says which fields the admin API refused, so a condition message tells what to change', () => {
+    const err = new PlatformError('put_memory', 400, 'VALIDATION_FAILED', 'request body is invalid', [{ path: 'name', message: 'String must contain at most 200 character(s)' }]);
+    expect(err.message).toBe('platform put_memory: 400 VALIDATION_FAILED: request body is invalid (name: String must contain at most 200 character(s))');
+    expect(new PlatformError('get_key', 404, 'NOT_FOUND', 'key not found').message).toBe('platform get_key: 404 NOT_FOUND: key not found');
+  });
+});

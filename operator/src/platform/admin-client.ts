@@ -55,9 +55,19 @@ export class PlatformError extends Error {
     /** The error's `details`, when the platform sent any. */
     readonly details?: unknown,
   ) {
-    super(`platform ${operation}: ${status} ${code}: ${message}`);
+    super(`platform ${operation}: ${status} ${code}: ${message}${detailsText(details)}`);
     this.name = 'PlatformError';
   }
+}
+
+/** The admin API's validation details as words (`name: too long`), so a condition message says which field. */
+function detailsText(details: unknown): string {
+  if (!Array.isArray(details) || details.length === 0) return '';
+  const parts = details
+    .slice(0, 5)
+    .map((d) => (d && typeof d === 'object' ? `${String((d as { path?: unknown }).path ?? '')}: ${String((d as { message?: unknown }).message ?? '')}` : String(d)))
+    .map((t) => t.slice(0, 200));
+  return ` (${parts.join('; ')})`;
 }
 
 export function isPlatformStatus(err: unknown, status: number): err is PlatformError {

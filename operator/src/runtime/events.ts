@@ -48,7 +48,8 @@ export class KubeEventRecorder implements EventRecorder {
     const event = {
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
-      metadata: { name: `${obj.metadata.name}.${randomBytes(8).toString('hex')}`, namespace },
+      // An object name may be 253 characters, an Event's too: the name is cut to leave room for its suffix.
+      metadata: { name: `${String(obj.metadata.name).slice(0, 253 - 17).replace(/[.-]+$/, '')}.${randomBytes(8).toString('hex')}`, namespace },
       eventTime: microTime(new Date(now)),
       reportingController: this.opts.controller,
       reportingInstance: this.opts.instance.slice(0, 128),
