@@ -16,7 +16,7 @@ import { consume, createWebFetcher, WebSource, type WebSourceConfig } from '../.
 import { closeIdleHttpConnections } from '../support/http';
 import { TEST_ENCRYPTION_KEYS } from '../support/encryption';
 import { requireEnv, uniqueSuffix } from '../support/infra';
-import { IDENTITY_SECRET, type TenantFixture } from '../gateway/harness';
+import { adminCall, IDENTITY_SECRET, type TenantFixture } from '../gateway/harness';
 import { LoopbackWeb } from '../support/loopback-web';
 import { type CoreStack, eventually, startCoreStack } from './harness';
 
@@ -426,6 +426,36 @@ describe('core: indexing a web connector into the memory', () => {
       web.slow = { totalMs: 300, chunks: 2 };
       await web.idle();
     }
+  });
+
+  it('fails a run into a memory that was erased, with the reason, and pauses the pair instead of crawling for nothing', async () => {
+    const created = await s.call('POST', '/api/v1/workspaces', { 'x-api-key': a.key }, { name: `Doomed ${uniqueSuffix()}` });
+    expect(created.status).toBe(201);
+    const doomed = created.json as { workspace_id: string; primary_memory_id: string };
+    const api = admin(s, await s.key(a.tenantId, { workspace_id: doomed.workspace_id }));
+    const connectorId = await api.connector({ name: 'Doomed page', source: 'web', connector_specific_config: { base_url: web.page('/docs/page-5.html')!.url, web_connector_type: 'single' } });
+    const pair = await api.pair(connectorId, await api.credential('web'));
+    const pairId = pair.id as number;
+    const first = await api.runOnce(connectorId);
+    expect((await api.ended(pairId, first.json.attempts[0].id as number)).status).toBe('success');
+    await allIndexed(s, a.tenantId, pairId, 1);
+
+    expect((await adminCall(s.gateway, 'DELETE', `/internal/v1/tenants/${a.tenantId}/memories/${doomed.primary_memory_id}?retain_data=false`)).status).toBe(204);
+    await eventually('the memory to be erased', async () => {
+      const r = await s.db.withTenant(a.tenantId, (sql) => sql.query<{ erased_at: Date | null }>(`SELECT erased_at FROM graph.memories WHERE tenant_id = $1 AND memory_id = $2`, [a.tenantId, doomed.primary_memory_id]));
+      return r.rows[0]?.erased_at ? true : undefined;
+    });
+    const tenantWide = admin(s, a.key);
+    const again = await tenantWide.runOnce(connectorId, { from_beginning: true });
+    expect(again.status).toBe(200);
+    const ended = await tenantWide.ended(pairId, again.json.attempts[0].id as number);
+    expect(ended).toMatchObject({ status: 'failed', error_msg: expect.stringContaining('no longer exists') });
+    const info = await tenantWide.info(pairId);
+    expect(info).toMatchObject({ status: 'PAUSED', last_index_attempt_status: 'failed' });
+    // Paused, the schedule leaves it alone; deleting it still works.
+    expect(await s.core.indexer!.tick()).toBe(0);
+    expect((await s.call('POST', '/api/manage/admin/deletion-attempt', as(a.key), { connector_id: connectorId, credential_id: pair.credential.id })).status).toBe(200);
+    await eventually('the pair to be gone', async () => (await s.call('GET', `/api/manage/admin/cc-pair/${pairId}`, as(a.key))).status === 404);
   });
 
   it('deletes a pair with its documents, and refuses runs it cannot make', async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { TOPICS, type ConnectorIndexMessage, type CredentialKind } from '@lore/contracts';
 import { counterOn, enqueueOutbox, histogramOn, type BlobStore, type Db, type IdentitySigner, type Logger, type SecretBox, type Sql } from '@lore/runtime';
 import type { Counter, Histogram, Registry } from 'prom-client';
-import type { ConnectorDocuments, PairAccess } from '../clients/graph-documents';
+import { ConnectorDocumentsError, type ConnectorDocuments, type PairAccess } from '../clients/graph-documents';
 import { consume, type ConnectorSource, type RunOutcome, type SourceDocument, type SourceLimits, type Validators } from '../connectors/source';
 import {
   beforeIndexingStart,
@@ -15,7 +15,7 @@ import {
   type AttemptStatus,
   type AttemptTrigger,
 } from '../domain/indexing';
-import { countAttempt, deleteCcPair, getCcPair, recordAttemptEnd, type CcPairRow } from '../store/cc-pairs';
+import { countAttempt, deleteCcPair, getCcPair, recordAttemptEnd, setCcPairStatus, type CcPairRow } from '../store/cc-pairs';
 import { countDocuments, forgetDocuments, forgetPairDocuments, keepDocuments, keptValidators, type KeptDocument } from '../store/connector-documents';
 import { deleteConnectorWithoutPairs, getConnector, type ConnectorRow } from '../store/connectors';
 import { getCredential } from '../store/credentials';
@@ -122,6 +122,7 @@ export interface IndexingDeps {
 
 /** The pair's documents are in no memory: the identity that made it had none. */
 const NO_MEMORY = 'the pair has no memory to index into: the workspace it was created in has none';
+const MEMORY_GONE = 'the memory this pair indexes into no longer exists (it was deleted): the pair is paused; delete it, or make a new pair in a workspace with a memory';
 
 /**
  * Writes a live attempt for the pair with its message, in the caller's transaction; null when the pair already has
@@ -281,6 +282,8 @@ class PairRun {
   private interruption: Interruption = null;
   private readonly progress: AttemptProgress = { new_docs_indexed: 0, docs_unchanged: 0, docs_skipped: 0, docs_removed: 0 };
   private writeErrors = 0;
+  /** The graph answered that the pair's memory does not exist (deleted): the run fails and the pair is paused. */
+  private memoryGone = false;
   private readonly tenantId: string;
   private readonly pairId: number;
   private readonly onStop = () => this.interrupt('shutdown');
@@ -432,6 +435,13 @@ class PairRun {
       results = await this.deps.documents.push(await this.identity(), this.pairId, this.access(), batch.map((b) => b.document), this.abort.signal);
     } catch (err) {
       if (this.abort.signal.aborted) throw err;
+      // The memory is gone (deleted, erased): no later write can succeed, so the run stops here, and crawling the
+      // source again on the schedule would only read it for nothing.
+      if (err instanceof ConnectorDocumentsError && err.status === 404) {
+        this.memoryGone = true;
+        this.abort.abort();
+        throw new Error(MEMORY_GONE);
+      }
       // One failed write does not end the run: its documents are retried by the next one (nothing was kept).
       this.writeErrors += batch.length;
       this.log.warn({ err, documents: batch.length }, 'writing documents to the memory failed');
@@ -518,7 +528,8 @@ class PairRun {
       const ended = await finishAttempt(sql, tenantId, attempt.id, status, error ? error.slice(0, 2000) : null, total);
       if (ended) await recordEnd(sql, tenantId, pairId, attempt, status, pruned);
       else if (pruned) await recordEnd(sql, tenantId, pairId, attempt, 'canceled', true);
-      const pair = await getCcPair(sql, tenantId, pairId);
+      let pair = await getCcPair(sql, tenantId, pairId);
+      if (pair && this.memoryGone && pair.status === 'ACTIVE') pair = await setCcPairStatus(sql, tenantId, pairId, 'PAUSED');
       const connector = pair ? await getConnector(sql, tenantId, pair.connector_id) : null;
       // Due again after its refresh interval (a deletion that failed: a minute), or at once after a shutdown.
       const now = new Date();
