@@ -122,14 +122,21 @@ export function createCoreIndexer(deps: CoreIndexerDeps): CoreIndexer {
     }
   };
 
-  /** Keeps the waiting attempts held; drops those no longer live (paused or deleted meanwhile). */
+  /** Keeps the waiting attempts held; drops those no longer live (paused or deleted meanwhile). One pass at a time. */
+  let holding = false;
   const holdWaiting = async (): Promise<void> => {
-    for (const [tenantId, mine] of [...waiting]) {
-      for (const [key, msg] of [...mine]) {
-        const held = await holdWaitingAttempt(indexing, msg).catch(() => true);
-        if (!held) mine.delete(key);
+    if (holding) return;
+    holding = true;
+    try {
+      for (const [tenantId, mine] of [...waiting]) {
+        for (const [key, msg] of [...mine]) {
+          const held = await holdWaitingAttempt(indexing, msg).catch(() => true);
+          if (!held) mine.delete(key);
+        }
+        if (mine.size === 0 && waiting.get(tenantId) === mine) waiting.delete(tenantId);
       }
-      if (mine.size === 0 && waiting.get(tenantId) === mine) waiting.delete(tenantId);
+    } finally {
+      holding = false;
     }
   };
 
