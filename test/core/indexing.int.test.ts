@@ -289,8 +289,18 @@ describe('core: indexing a web connector into the memory', () => {
       expect((await s.call('GET', `/api/manage/admin/cc-pair/${pairId}/index-attempts`, as(other))).status).toBe(404);
       expect((await s.call('PUT', `/api/manage/admin/cc-pair/${pairId}/status`, as(other), { status: 'PAUSED' })).status).toBe(404);
       expect((await s.call('POST', '/api/manage/admin/connector/run-once', as(other), { connector_id: connectorId, credential_ids: [credentialId] })).status).toBe(404);
-      expect((await s.call('POST', '/api/manage/admin/connector/run-once', as(other), { connector_id: connectorId })).status).toBe(400);
+      expect((await s.call('POST', '/api/manage/admin/connector/run-once', as(other), { connector_id: connectorId })).status).toBe(404);
       expect((await s.call('POST', '/api/manage/admin/deletion-attempt', as(other), { connector_id: connectorId, credential_id: credentialId })).status).toBe(404);
+      // Nor can it pair its own credential with the other workspace's connector (which would index that
+      // workspace's source into its own memory), nor use the other workspace's stored credential, nor see it.
+      const own = await s.call('POST', '/api/manage/credential', as(other), { name: `own ${uniqueSuffix()}`, source: 'web', credential_json: {} });
+      expect(own.status).toBe(201);
+      expect(await s.call('PUT', `/api/manage/connector/${connectorId}/credential/${own.json.id}`, as(other), {})).toMatchObject({ status: 404, json: { detail: 'connector not found' } });
+      const ownConnector = await s.call('POST', '/api/manage/admin/connector', as(other), { name: 'own', source: 'web', input_type: 'load_state', connector_specific_config: { base_url: page.url, web_connector_type: 'single' }, refresh_freq: 3600, prune_freq: null, indexing_start: null, access_type: 'public', groups: [] });
+      expect(ownConnector.status).toBe(200);
+      expect(await s.call('PUT', `/api/manage/connector/${ownConnector.json.id}/credential/${credentialId}`, as(other), {})).toMatchObject({ status: 404, json: { detail: 'credential not found' } });
+      expect((await s.call('GET', `/api/manage/credential/${credentialId}`, as(other))).status).toBe(404);
+      expect(((await s.call('GET', '/api/manage/credential', as(other))).json as Json[]).map((c) => c.id)).not.toContain(credentialId);
     }
     expect((await api.info(pairId)).status).toBe('ACTIVE');
     expect((await memoryDocuments(s, a.tenantId, pairId)).size).toBe(1);

@@ -113,6 +113,16 @@ export function withinReach(reach: MemoryReach, place: { workspace_id: string; m
   return true;
 }
 
+/**
+ * Whether a tenant-level thing placed where its maker worked (a connector, a stored credential: its workspace and
+ * memory, '' when not known) is within the reach of a caller: every one for a tenant-wide credential, else only those
+ * placed within its workspace and memories.
+ */
+export function placeWithinReach(reach: MemoryReach, place: { workspace_id: string; memory_id: string }): boolean {
+  if (reach.workspaceId === null && reach.memoryIds === null) return true;
+  return place.workspace_id !== '' && withinReach(reach, place);
+}
+
 /** Whether the caller may read the documents of the memory its request runs in (chat's search, lists' knowledge). */
 export function readsOwnMemory(caller: Pick<Caller, 'reach' | 'workspaceId' | 'memoryId'>): boolean {
   return caller.reach.readsDocuments && withinReach(caller.reach, { workspace_id: caller.workspaceId, memory_id: caller.memoryId });

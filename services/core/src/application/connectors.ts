@@ -1,4 +1,4 @@
-import { withinReach } from '@lore/contracts';
+import { placeWithinReach, withinReach } from '@lore/contracts';
 import { TargetRefusedError } from '@lore/outbound';
 import type { Sql } from '@lore/runtime';
 import { accessProblem, distinctIds, statusChange, type AccessType, type SettableStatus } from '../domain/connectors';
@@ -8,6 +8,7 @@ import { connectorsByIds, getConnector, insertConnector, type ConnectorFields, t
 import { listAttempts, type IndexAttemptRow } from '../store/index-attempts';
 import { credentialsByIds, getCredential, type CredentialRow } from '../store/credentials';
 import { checkFileLocations } from './connector-files';
+import { credentialWithinReach } from './credentials';
 import type { CoreDeps } from './context';
 import { coreError } from './errors';
 import { cancelLiveAttempt, enqueueAttempt, scheduleNow, unschedulePair } from './indexing';
@@ -39,6 +40,12 @@ const pairNotFound = () => coreError('NOT_FOUND', 'cc pair not found');
  * workspace, or scoped to some memories, sees only those pairs; every other pair is as absent as another tenant's).
  */
 const reachable = (p: Principal, pair: CcPairRow | null): pair is CcPairRow => pair !== null && withinReach(p.reach, pair);
+
+/**
+ * A connector the caller may use: one made within its reach (a key bound to a workspace cannot pair its own credential
+ * with another workspace's connector, and read that workspace's sources into its memory).
+ */
+const connectorWithinReach = (p: Principal, connector: ConnectorRow | null): connector is ConnectorRow => connector !== null && placeWithinReach(p.reach, connector);
 
 /** The pairs with their connectors and credentials, in the pairs' order (three statements, one transaction). */
 async function detailsOf(sql: Sql, tenantId: string, pairs: CcPairRow[]): Promise<CcPairDetail[]> {
@@ -76,7 +83,7 @@ export async function createConnector(deps: CoreDeps, p: Principal, input: Conne
       throw err;
     }
   }
-  return deps.db.withTenant(p.tenantId, (sql) => insertConnector(sql, p.tenantId, { ...input, groups: distinctIds(input.groups) }));
+  return deps.db.withTenant(p.tenantId, (sql) => insertConnector(sql, p.tenantId, { ...input, groups: distinctIds(input.groups) }, { workspace_id: p.workspaceId, memory_id: p.memoryId }));
 }
 
 /**
@@ -85,7 +92,7 @@ export async function createConnector(deps: CoreDeps, p: Principal, input: Conne
  */
 export function ccPairStatuses(deps: CoreDeps, p: Principal, credentialId: number | null): Promise<CcPairDetail[]> {
   return deps.db.withTenant(p.tenantId, async (sql) => {
-    if (credentialId !== null && !(await getCredential(sql, p.tenantId, credentialId))) throw coreError('NOT_FOUND', 'credential not found');
+    if (credentialId !== null && !credentialWithinReach(p, await getCredential(sql, p.tenantId, credentialId))) throw coreError('NOT_FOUND', 'credential not found');
     return detailsOf(sql, p.tenantId, (await listCcPairs(sql, p.tenantId, credentialId)).filter((pair) => reachable(p, pair)));
   });
 }
@@ -109,9 +116,9 @@ export async function ccPairInfo(deps: CoreDeps, p: Principal, id: number): Prom
 export function associateCredential(deps: CoreDeps, p: Principal, connectorId: number, credentialId: number, input: AssociateInput): Promise<CcPairDetail> {
   return deps.db.withTenant(p.tenantId, async (sql) => {
     const connector = await getConnector(sql, p.tenantId, connectorId, 'share');
-    if (!connector) throw coreError('NOT_FOUND', 'connector not found');
+    if (!connectorWithinReach(p, connector)) throw coreError('NOT_FOUND', 'connector not found');
     const credential = await getCredential(sql, p.tenantId, credentialId, 'share');
-    if (!credential) throw coreError('NOT_FOUND', 'credential not found');
+    if (!credentialWithinReach(p, credential)) throw coreError('NOT_FOUND', 'credential not found');
     if (credential.source !== connector.source) {
       throw coreError('BAD_REQUEST', `credential ${credentialId} is for source ${credential.source}, connector ${connectorId} reads ${connector.source}`);
     }
@@ -170,7 +177,7 @@ export function changeCcPairStatus(deps: CoreDeps, p: Principal, id: number, sta
 export function runOnce(deps: CoreDeps, p: Principal, connectorId: number, credentialIds: number[] | null, fromBeginning: boolean): Promise<IndexAttemptRow[]> {
   return deps.db.withTenant(p.tenantId, async (sql) => {
     const connector = await getConnector(sql, p.tenantId, connectorId, 'share');
-    if (!connector) throw coreError('NOT_FOUND', 'connector not found');
+    if (!connectorWithinReach(p, connector)) throw coreError('NOT_FOUND', 'connector not found');
     const all = (await credentialIdsByConnector(sql, p.tenantId, [connectorId])).get(connectorId) ?? [];
     // Without credentials named: the connector's pairs within the caller's reach.
     const pairs: CcPairRow[] = [];

@@ -28,7 +28,7 @@ describe('re-sealing stored credentials after a key rotation (embedded PostgreSQ
 
   const create = (tenantId: string, seal: (id: number) => Record<string, string>) =>
     db.withTenant(tenantId, async (sql) => {
-      const row = await insertCredential(sql, tenantId, { owner: 'api_key:k', user_email: '', source: 'google_drive', name: 'drive', admin_public: true, curator_public: false, groups: [] });
+      const row = await insertCredential(sql, tenantId, { owner: 'api_key:k', user_email: '', source: 'google_drive', name: 'drive', admin_public: true, curator_public: false, groups: [] }, { workspace_id: 'w', memory_id: 'm' });
       return setCredentialJson(sql, tenantId, row.id, seal(row.id));
     });
   const read = async (tenantId: string, id: number) => (await db.withTenant(tenantId, (sql) => getCredential(sql, tenantId, id)))!;

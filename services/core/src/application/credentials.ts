@@ -1,3 +1,4 @@
+import { placeWithinReach } from '@lore/contracts';
 import type { Source } from '../domain/sources';
 import { ccPairIdsOfCredential } from '../store/cc-pairs';
 import { deleteCredential, getCredential, insertCredential, listCredentials, setCredentialJson, type CredentialRow } from '../store/credentials';
@@ -33,18 +34,24 @@ export function createCredential(deps: CoreDeps, p: Principal, input: Credential
       admin_public: input.admin_public,
       curator_public: input.curator_public,
       groups: input.groups,
-    });
+    }, { workspace_id: p.workspaceId, memory_id: p.memoryId });
     return setCredentialJson(sql, p.tenantId, row.id, sealCredentialJson(deps.secrets, p.tenantId, row.id, input.credential_json));
   });
 }
 
-export function credentialList(deps: CoreDeps, p: Principal): Promise<CredentialRow[]> {
-  return deps.db.withTenant(p.tenantId, (sql) => listCredentials(sql, p.tenantId));
+/**
+ * A stored credential belongs where it was made: a credential bound to a workspace, or scoped to some memories, sees
+ * and uses only those made within its reach (docs/core.md, "A cc pair lives in a workspace").
+ */
+export const credentialWithinReach = (p: Principal, row: CredentialRow | null): row is CredentialRow => row !== null && placeWithinReach(p.reach, row);
+
+export async function credentialList(deps: CoreDeps, p: Principal): Promise<CredentialRow[]> {
+  return (await deps.db.withTenant(p.tenantId, (sql) => listCredentials(sql, p.tenantId))).filter((row) => credentialWithinReach(p, row));
 }
 
 export async function credentialOf(deps: CoreDeps, p: Principal, id: number): Promise<CredentialRow> {
   const row = await deps.db.withTenant(p.tenantId, (sql) => getCredential(sql, p.tenantId, id));
-  if (!row) throw notFound();
+  if (!credentialWithinReach(p, row)) throw notFound();
   return row;
 }
 
@@ -52,7 +59,7 @@ export async function credentialOf(deps: CoreDeps, p: Principal, id: number): Pr
 export async function removeCredential(deps: CoreDeps, p: Principal, id: number): Promise<void> {
   await deps.db.withTenant(p.tenantId, async (sql) => {
     // Locked: no pair can be made with it between the check and the delete.
-    if (!(await getCredential(sql, p.tenantId, id, 'update'))) throw notFound();
+    if (!credentialWithinReach(p, await getCredential(sql, p.tenantId, id, 'update'))) throw notFound();
     const pairs = await ccPairIdsOfCredential(sql, p.tenantId, id);
     if (pairs.length > 0) throw coreError('BAD_REQUEST', `credential ${id} is used by cc pair(s) ${pairs.join(', ')}: delete them first`);
     await deleteCredential(sql, p.tenantId, id);

@@ -17,17 +17,21 @@ export interface ConnectorFields {
 export interface ConnectorRow extends ConnectorFields {
   tenant_id: string;
   id: number;
+  /** Where it belongs: the workspace and memory of the credential that made it ('' when unknown: made before). */
+  workspace_id: string;
+  memory_id: string;
   time_created: Date;
   time_updated: Date;
 }
 
-const COLS = 'tenant_id, id, name, source, input_type, connector_specific_config, refresh_freq, prune_freq, indexing_start, access_type, groups, time_created, time_updated';
+const COLS =
+  'tenant_id, id, name, source, input_type, connector_specific_config, refresh_freq, prune_freq, indexing_start, access_type, groups, workspace_id, memory_id, time_created, time_updated';
 
-export async function insertConnector(sql: Sql, tenantId: string, f: ConnectorFields): Promise<ConnectorRow> {
+export async function insertConnector(sql: Sql, tenantId: string, f: ConnectorFields, place: { workspace_id: string; memory_id: string }): Promise<ConnectorRow> {
   const r = await sql.query<ConnectorRow>(
-    `INSERT INTO core.connectors (tenant_id, name, source, input_type, connector_specific_config, refresh_freq, prune_freq, indexing_start, access_type, groups)
-     VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10) RETURNING ${COLS}`,
-    [tenantId, f.name, f.source, f.input_type, JSON.stringify(f.connector_specific_config), f.refresh_freq, f.prune_freq, f.indexing_start, f.access_type, f.groups],
+    `INSERT INTO core.connectors (tenant_id, name, source, input_type, connector_specific_config, refresh_freq, prune_freq, indexing_start, access_type, groups, workspace_id, memory_id)
+     VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11, $12) RETURNING ${COLS}`,
+    [tenantId, f.name, f.source, f.input_type, JSON.stringify(f.connector_specific_config), f.refresh_freq, f.prune_freq, f.indexing_start, f.access_type, f.groups, place.workspace_id, place.memory_id],
   );
   return r.rows[0]!;
 }

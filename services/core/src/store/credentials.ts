@@ -13,6 +13,9 @@ export interface CredentialRow {
   admin_public: boolean;
   curator_public: boolean;
   groups: number[];
+  /** Where it belongs: the workspace and memory of the credential that made it ('' when unknown: made before). */
+  workspace_id: string;
+  memory_id: string;
   time_created: Date;
   time_updated: Date;
 }
@@ -27,14 +30,14 @@ export interface CredentialFields {
   groups: number[];
 }
 
-const COLS = 'tenant_id, id, owner, user_email, source, name, credential_json, admin_public, curator_public, groups, time_created, time_updated';
+const COLS = 'tenant_id, id, owner, user_email, source, name, credential_json, admin_public, curator_public, groups, workspace_id, memory_id, time_created, time_updated';
 
 /** Inserts the credential without its secret (its id binds the sealed values): `setCredentialJson` follows. */
-export async function insertCredential(sql: Sql, tenantId: string, f: CredentialFields): Promise<CredentialRow> {
+export async function insertCredential(sql: Sql, tenantId: string, f: CredentialFields, place: { workspace_id: string; memory_id: string }): Promise<CredentialRow> {
   const r = await sql.query<CredentialRow>(
-    `INSERT INTO core.credentials (tenant_id, owner, user_email, source, name, admin_public, curator_public, groups)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLS}`,
-    [tenantId, f.owner, f.user_email, f.source, f.name, f.admin_public, f.curator_public, f.groups],
+    `INSERT INTO core.credentials (tenant_id, owner, user_email, source, name, admin_public, curator_public, groups, workspace_id, memory_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLS}`,
+    [tenantId, f.owner, f.user_email, f.source, f.name, f.admin_public, f.curator_public, f.groups, place.workspace_id, place.memory_id],
   );
   return r.rows[0]!;
 }
