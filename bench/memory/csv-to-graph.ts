@@ -64,7 +64,7 @@ async function main(): Promise<void> {
     const tenant = 't_bench_kg';
     const g = await createKnowledgeGraph(graph.memory, tenant, { name: 'bench' });
     const t0 = performance.now();
-    const job = await acceptUploadJob(graph.memory, { tenantId: tenant, admin: true }, g.graph_id, { filename: 'people.csv', contentType: 'text/csv', data: Buffer.from(csv) });
+    const job = await acceptUploadJob(graph.memory, { tenantId: tenant, admin: true, reach: { workspaceId: null, memoryIds: null, readsDocuments: true } }, g.graph_id, { filename: 'people.csv', contentType: 'text/csv', data: Buffer.from(csv) });
     let done = null;
     for (;;) {
       done = await db.withTenant(tenant, (sql) => getJob(sql, tenant, job.jobId));
