@@ -37,6 +37,11 @@ describe('operator config', () => {
     expect(problemsOf({ LORE_OPERATOR_INGRESS_CLASS: 'Nginx Public' })).toMatch(/LORE_OPERATOR_INGRESS_CLASS/);
     expect(problemsOf({ LORE_OPERATOR_INGRESS_ANNOTATIONS: '{"not a key!":"x"}' })).toMatch(/LORE_OPERATOR_INGRESS_ANNOTATIONS.*not an annotation key/);
     expect(problemsOf({ LORE_OPERATOR_NAMESPACE_SELECTOR: 'lore.dev/served=yes', LORE_OPERATOR_INGRESS_CLASS: 'nginx', LORE_OPERATOR_INGRESS_ANNOTATIONS: '{"cert-manager.io/cluster-issuer":"le"}' })).toBe('');
+    // Custom hostname domains that would hand out the base domain's names, or a whole top-level domain.
+    expect(problemsOf({ LORE_OPERATOR_HOSTNAME_DOMAINS: 'example.com' })).toMatch(/LORE_OPERATOR_HOSTNAME_DOMAINS.*holds the base domain/);
+    expect(problemsOf({ LORE_OPERATOR_HOSTNAME_DOMAINS: 'mem.example.com' })).toMatch(/holds the base domain/);
+    expect(problemsOf({ LORE_OPERATOR_HOSTNAME_DOMAINS: 'com' })).toMatch(/two labels/);
+    expect(problemsOf({ LORE_OPERATOR_HOSTNAME_DOMAINS: 'kb.acme.io, docs.example.org' })).toBe('');
   });
 
   it('reports every problem at once and never defaults the admin token', () => {

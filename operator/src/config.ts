@@ -87,7 +87,7 @@ export const operatorEnvSchema = z
       .string()
       .default('')
       .transform((v) => v.split(',').map((d) => d.trim()).filter((d) => d !== ''))
-      .pipe(z.array(z.string().regex(DNS_NAME, 'must be a comma-separated list of lowercase DNS names'))),
+      .pipe(z.array(z.string().regex(DNS_NAME, 'must be a comma-separated list of lowercase DNS names').refine((d) => d.includes('.'), 'must list domains of two labels or more'))),
     POD_NAMESPACE: z.string().regex(DNS_LABEL).optional(),
     POD_NAME: z.string().optional(),
     LORE_OPERATOR_GATEWAY_NAMESPACE: z.string().regex(DNS_LABEL).optional(),
@@ -129,6 +129,13 @@ export const operatorEnvSchema = z
     }
     if (env.LORE_OPERATOR_INGRESS_TLS_MODE === 'secret' && !env.LORE_OPERATOR_INGRESS_TLS_SECRET) {
       ctx.addIssue({ code: 'custom', path: ['LORE_OPERATOR_INGRESS_TLS_SECRET'], message: 'is required when LORE_OPERATOR_INGRESS_TLS_MODE is secret' });
+    }
+    // A listed domain lets any namespace name any host under it: the base domain (every namespace's defaults) or one
+    // above it (the gateway's own host is usually there) would hand those out.
+    for (const d of env.LORE_OPERATOR_HOSTNAME_DOMAINS ?? []) {
+      if (env.LORE_OPERATOR_BASE_DOMAIN === d || env.LORE_OPERATOR_BASE_DOMAIN?.endsWith(`.${d}`)) {
+        ctx.addIssue({ code: 'custom', path: ['LORE_OPERATOR_HOSTNAME_DOMAINS'], message: `${d} holds the base domain ${env.LORE_OPERATOR_BASE_DOMAIN}: list domains that hold nothing else of the platform` });
+      }
     }
     if (env.LORE_OPERATOR_RENEW_DEADLINE_SECONDS >= env.LORE_OPERATOR_LEASE_DURATION_SECONDS) {
       ctx.addIssue({ code: 'custom', path: ['LORE_OPERATOR_RENEW_DEADLINE_SECONDS'], message: 'must be shorter than LORE_OPERATOR_LEASE_DURATION_SECONDS' });

@@ -887,6 +887,9 @@ describe('charts/lore', () => {
     ['a misspelt agents.worker key', ['--set', 'agents.worker.replicas=2'], 'replicas'],
     ['workflows at once agents-worker would refuse', ['--set', 'agents.worker.maxRunning=0'], '/agents/worker/maxRunning'],
     ['a run budget agents-worker would refuse', ['--set', 'agents.worker.budgetWallMs=500'], '/agents/worker/budgetWallMs'],
+    ['an IngressClass name the API server would refuse', ['--set', 'operator.ingress.className=Nginx Public'], '/operator/ingress/className'],
+    ['an annotation key the API server would refuse', ['--set-json', 'operator.ingress.annotations={"not a key!":"x"}'], 'not a key!'],
+    ['a one-label custom hostname domain', ['--set', 'operator.hostnameDomains[0]=com'], '/operator/hostnameDomains/0'],
   ])('refuses %s through values.schema.json', async (_name, args, field) => {
     const r = await template('lore', ns, ['-f', MINIMAL, ...args]);
     expect(r.code).not.toBe(0);

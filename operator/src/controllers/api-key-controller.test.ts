@@ -186,6 +186,31 @@ describe('api key reconciler', () => {
     expect(cond(k, 'Ready')?.status).not.toBe('True');
   });
 
+  it('never writes a rotated key over a Secret someone replaced while the platform rotated it', async () => {
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(API_KEY, apiKey('rot', 'team', { type: 'live', secretName: 'rot' }));
+    const reconcile = apiKeyReconciler(ctx);
+    await settle(reconcile, 'team/rot');
+    const k = kube.peek<ApiKeyObject>(API_KEY, 'team', 'rot')!;
+    const before = admin.keys.size;
+    await kube.replace(API_KEY, { ...k, spec: { ...k.spec!, rotationRequest: 'now' } });
+    // The user deletes the operator's Secret and makes their own of the same name while the rotation is under way.
+    const theirs = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'rot', namespace: 'team' }, data: { mine: Buffer.from('yes').toString('base64') } };
+    ctx.hooks = {
+      afterKeyCreated: () => {
+        void kube.delete(SECRET, 'team', 'rot');
+        kube.seed(SECRET, theirs);
+      },
+    };
+    await expect(reconcile('team/rot')).rejects.toThrow(/replaced or created by another owner/);
+    ctx.hooks = undefined;
+    expect(kube.peek<SecretObject>(SECRET, 'team', 'rot')!.data).toEqual(theirs.data);
+    const made = [...admin.keys.values()].slice(before);
+    expect(made).toHaveLength(1);
+    expect(made[0]!.revoked_at).not.toBeNull();
+  });
+
   it('issues a new ApiKey with one status write: nothing is recorded before the platform makes the key', async () => {
     const { ctx, kube, admin } = controllerFixture();
     kube.seed(NAMESPACE, namespace('team', 'acme'));

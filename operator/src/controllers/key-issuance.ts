@@ -1,5 +1,5 @@
 import type { AdminCreateKeyBody } from '@lore/contracts';
-import { isAlreadyExists } from '../kube/errors';
+import { isAlreadyExists, isConflict, isNotFound } from '../kube/errors';
 import { SECRET } from '../kube/resources';
 import type { KubeObject } from '../kube/types';
 import { isPlatformStatus, replayedKeyId } from '../platform/admin-client';
@@ -95,16 +95,18 @@ export async function issueKeyIntoSecret(ctx: ControllerContext, args: IssueKeyA
     const secret = keySecret(owner, secretName, made.key, made.key_id, extra);
     try {
       // A Secret that was not there when read is created, never applied: another owner's that appeared meanwhile
-      // (two ApiKeys naming one Secret, applied together) must not be taken over.
-      if (live) await ctx.kube.apply(SECRET, secret, FIELD_MANAGER);
+      // (two ApiKeys naming one Secret, applied together) must not be taken over. One that was there is written only
+      // if it is still that one (its resourceVersion as a precondition): deleted and made again by someone else
+      // while the platform call ran, it is theirs.
+      if (live) await ctx.kube.apply(SECRET, { ...secret, metadata: { ...secret.metadata, resourceVersion: live.metadata.resourceVersion } }, FIELD_MANAGER);
       else await ctx.kube.create(SECRET, secret);
     } catch (err) {
-      if (live || !isAlreadyExists(err)) throw err;
+      if (live ? !(isConflict(err) || isNotFound(err)) : !isAlreadyExists(err)) throw err;
       // The key just made has no Secret to live in: revoked, and the next reconcile finds the Secret another's
       // (SecretConflict).
       await ctx.admin.revokeKey(tenantId, made.key_id);
-      ctx.logger.warn({ owner: who, key_id: made.key_id, secret: secretName }, 'revoked a new key: its Secret was created by another owner meanwhile');
-      throw new Error(`Secret ${secretName} was created by another owner while ${who} issued its key; key ${made.key_id} was revoked`);
+      ctx.logger.warn({ owner: who, key_id: made.key_id, secret: secretName }, 'revoked a new key: its Secret was replaced or created by another owner meanwhile');
+      throw new Error(`Secret ${secretName} was replaced or created by another owner while ${who} issued its key; key ${made.key_id} was revoked`);
     }
     ctx.hooks?.afterSecretWritten?.();
     return { key_id: made.key_id, recovered: false, ...(made.replaced ? { replaced: made.replaced } : {}) };

@@ -225,15 +225,24 @@ describe('memory reconciler', () => {
     // namespace's default hostname.
     kube.seed(MEMORY, memory('squat', 'team', { hostname: 'lore.example.com' }));
     kube.seed(MEMORY, memory('wiki', 'team', { hostname: 'wiki-other.mem.example.test' }));
-    kube.seed(MEMORY, memory('own', 'team', { hostname: 'docs-team.mem.example.test' }));
+    kube.seed(MEMORY, memory('own', 'team', { hostname: 'own-team.mem.example.test' }));
     const reconcile = memoryReconciler(ctx);
     for (const name of ['squat', 'wiki']) {
       await settle(reconcile, `team/${name}`);
       const stalled = cond(kube.peek<MemoryObject>(MEMORY, 'team', name), 'Stalled');
-      expect(stalled).toMatchObject({ status: 'True', reason: 'HostnameNotAllowed', message: expect.stringContaining('<label>-team.mem.example.test') });
+      expect(stalled).toMatchObject({ status: 'True', reason: 'HostnameNotAllowed', message: expect.stringContaining(`the default ${name}-team.mem.example.test`) });
     }
     await settle(reconcile, 'team/own');
-    expect([...admin.memories.values()].map((m) => m.hostname)).toEqual(['docs-team.mem.example.test']);
+    expect([...admin.memories.values()].map((m) => m.hostname)).toEqual(['own-team.mem.example.test']);
+  });
+
+  it('stalls, making no key, when its key Secret\'s default name would be too long for a Secret', async () => {
+    const { ctx, kube, admin } = controllerFixture();
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(MEMORY, memory('n'.repeat(245), 'team'));
+    await settle(memoryReconciler(ctx), `team/${'n'.repeat(245)}`);
+    expect(cond(kube.peek<MemoryObject>(MEMORY, 'team', 'n'.repeat(245)), 'Stalled')).toMatchObject({ status: 'True', reason: 'Rejected', message: expect.stringContaining('spec.keySecretName') });
+    expect(admin.keys.size).toBe(0);
   });
 
   it('stalls on a workspace the platform does not know instead of retrying it for ever', async () => {

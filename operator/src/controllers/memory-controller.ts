@@ -54,6 +54,10 @@ async function provision(ctx: ControllerContext, s: Session, now: Date): Promise
   // A key will be issued (first issuance, or its Secret is gone): the live read of the Secret that must precede
   // it starts now, alongside the platform call.
   const secretName = obj.spec?.keySecretName ?? defaultKeySecretName(name);
+  // A name the API server refuses for a Secret would make a key on every retry, each revoked later: said once.
+  if (secretName.length > 253) {
+    return s.stall('Rejected', `the key's Secret name ${secretName.slice(0, 40)}… is longer than 253 characters: set spec.keySecretName`);
+  }
   const secret = ctx.caches.secrets.get(namespace, secretName);
   const settling = !!(status.pendingKeyId || status.pendingKeyToken);
   const liveSecret = !settling && (!status.keyId || !secret) ? ctx.kube.get<SecretObject>(SECRET, namespace, secretName) : undefined;
@@ -63,7 +67,7 @@ async function provision(ctx: ControllerContext, s: Session, now: Date): Promise
   const memoryId = status.memoryId ?? memoryIdFor(uid);
   const hostname = memoryHostname(obj.spec, name, namespace, ctx.settings.baseDomain);
   if (obj.spec?.hostname) {
-    const problem = hostnameProblem(obj.spec.hostname, namespace, ctx.settings.baseDomain, ctx.settings.hostnameDomains);
+    const problem = hostnameProblem(obj.spec.hostname, name, namespace, ctx.settings.baseDomain, ctx.settings.hostnameDomains);
     if (problem) return s.stall('HostnameNotAllowed', problem);
   }
   let record;

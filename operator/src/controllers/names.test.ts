@@ -6,16 +6,17 @@ describe('names', () => {
     expect(memoryHostname({ hostname: 'kb.acme.io' }, 'notes', 'team', 'mem.example.com')).toBe('kb.acme.io');
   });
 
-  it('lets a namespace claim its own names under the base domain and any host of a listed domain, and nothing else', () => {
-    const ok = (host: string, domains: string[] = []) => hostnameProblem(host, 'team-a', 'mem.example.com', domains) === null;
+  it('lets a Memory name its own default hostname or any host of a listed domain, and nothing else', () => {
+    const ok = (host: string, domains: string[] = []) => hostnameProblem(host, 'wiki', 'team-a', 'mem.example.com', domains) === null;
     expect(ok('wiki-team-a.mem.example.com')).toBe(true);
     expect(ok('kb.acme.io', ['acme.io'])).toBe(true);
     expect(ok('deep.kb.acme.io', ['acme.io'])).toBe(true);
-    // Another namespace's default, the gateway's own host, a bare base domain label, a deeper name, another domain.
-    for (const host of ['wiki-team-b.mem.example.com', 'lore.example.com', 'api.mem.example.com', 'team-a.mem.example.com', 'x.wiki-team-a.mem.example.com', 'lore-gateway.lore.svc', 'kb.acme.io', 'acme.io']) {
+    // Another name of its namespace's shape (ambiguous: `docs-team-a` is also `docs` of namespace `team-a`… or of
+    // `a`), another namespace's default, the gateway's own host, a deeper name, another domain, the listed domain itself.
+    for (const host of ['docs-team-a.mem.example.com', 'wiki-team-b.mem.example.com', 'lore.example.com', 'api.mem.example.com', 'x.wiki-team-a.mem.example.com', 'lore-gateway.lore.svc', 'kb.acme.io', 'acme.io']) {
       expect({ host, ok: ok(host, host === 'acme.io' ? ['acme.io'] : []) }).toEqual({ host, ok: false });
     }
-    expect(hostnameProblem('lore.example.com', 'team-a', 'mem.example.com', ['acme.io'])).toMatch(/<label>-team-a\.mem\.example\.com .*under acme\.io/);
+    expect(hostnameProblem('lore.example.com', 'wiki', 'team-a', 'mem.example.com', ['acme.io'])).toMatch(/under acme\.io, or none \(the default wiki-team-a\.mem\.example\.com\)/);
   });
 
   it('fits names made from long object names into the platform\'s 200 characters, keeping distinct ones distinct', () => {

@@ -41,18 +41,15 @@ export function memoryHostname(spec: { hostname?: string } | undefined, name: st
  * Why a Memory may not be served on `spec.hostname`, or null when it may (docs/operator.md, "Hostnames"). A tenant's
  * user who may create Memory objects must not take a host that is not theirs: the gateway's own (a memory's hostname
  * serves that memory and nothing else, for every tenant), another namespace's default hostname, or any host of
- * another domain. So a hostname is either this namespace's under the base domain (one label, ending in
- * `-<namespace>`, as the defaults do) or under a domain the platform's administrator listed for custom hostnames.
+ * another domain. Under the base domain only the Memory's own default name may be named (a label merely ending in
+ * `-<namespace>` is no proof: `wiki-team-prod` is `wiki` of `team-prod` as well as `wiki-team` of `prod`); any
+ * other custom hostname must be under a domain the platform's administrator listed.
  */
-export function hostnameProblem(hostname: string, namespace: string, baseDomain: string, customDomains: readonly string[]): string | null {
+export function hostnameProblem(hostname: string, name: string, namespace: string, baseDomain: string, customDomains: readonly string[]): string | null {
   if (customDomains.some((d) => hostname.endsWith(`.${d}`))) return null;
-  const suffix = `.${baseDomain}`;
-  if (hostname.endsWith(suffix)) {
-    const label = hostname.slice(0, -suffix.length);
-    if (!label.includes('.') && label.endsWith(`-${namespace}`) && label.length > namespace.length + 1) return null;
-  }
-  const custom = customDomains.length > 0 ? `, or a host under ${customDomains.join(', ')}` : '';
-  return `spec.hostname ${hostname} is not one this namespace may claim: use <label>-${namespace}.${baseDomain} (this namespace's names under the base domain)${custom}`;
+  if (hostname === memoryHostname(undefined, name, namespace, baseDomain)) return null;
+  const custom = customDomains.length > 0 ? `a host under ${customDomains.join(', ')}, or ` : '';
+  return `spec.hostname ${hostname} is not one this Memory may claim: name ${custom}none (the default ${memoryHostname(undefined, name, namespace, baseDomain)})`;
 }
 
 /** The platform id of a Memory: derived from its uid, so a retried create always names the same memory. */

@@ -75,6 +75,11 @@ export class FakeKube implements KubeClient {
   async apply<T extends KubeObject>(rt: ResourceType, obj: T, _fieldManager: string): Promise<T> {
     this.log('apply', rt, obj.metadata.name);
     const current = this.store.get(this.key(rt, obj.metadata.namespace, String(obj.metadata.name)));
+    // As the API server does: a resourceVersion in the applied object is a precondition.
+    const expected = obj.metadata.resourceVersion;
+    if (expected !== undefined && current?.metadata.resourceVersion !== expected) {
+      throw new KubeApiError(409, 'PATCH', rt.plural, { reason: 'Conflict', code: 409 });
+    }
     const merged = current ? (merge(structuredClone(current), structuredClone(obj)) as T) : structuredClone(obj);
     return this.save(rt, merged, current);
   }
