@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { TOPICS } from '@lore/contracts';
-import { componentLogger, PoisonError, startOutboxRelay, type BusMessage, type EventBus, type OutboxRelay, type Subscription } from '@lore/runtime';
+import { componentLogger, PoisonError, startOutboxRelay, TenantTurns, type BusMessage, type EventBus, type OutboxRelay, type Subscription } from '@lore/runtime';
 import { z } from 'zod';
 import type { AgentsDeps } from './application/context';
 import type { AgentsConfig } from './config';
@@ -101,7 +101,7 @@ export function createAgentsWorker(deps: AgentsWorkerDeps): AgentsWorker {
    * running and unclaimed in the database, and the sweep (this process's next start, or another worker's) sends them
    * again.
    */
-  const pending = new Map<string, Map<string, string>>();
+  const pending = new TenantTurns<string>();
   /** Runs in this process by tenant. */
   const perTenant = new Map<string, number>();
   /**
@@ -116,34 +116,14 @@ export function createAgentsWorker(deps: AgentsWorkerDeps): AgentsWorker {
   const runDeps = (): RunDeps => ({ agents: { ...deps.agents, logger }, sources: deps.sources, settings, workerId, shutdown: shutdown.signal, sessions });
 
   const keyOf = (tenantId: string, threadId: string) => `${tenantId}:${threadId}`;
-  const isPending = (tenantId: string, threadId: string) => pending.get(tenantId)?.has(threadId) ?? false;
+  const isPending = (tenantId: string, threadId: string) => pending.has(tenantId, threadId);
 
-  const addPending = (tenantId: string, threadId: string, reason: string, first = false): void => {
-    const mine = pending.get(tenantId) ?? new Map<string, string>();
-    if (mine.has(threadId)) return;
-    if (first) {
-      const rest = [...mine];
-      mine.clear();
-      mine.set(threadId, reason);
-      for (const [t, r] of rest) mine.set(t, r);
-    } else mine.set(threadId, reason);
-    // A tenant new to the queue takes its turn after those already waiting (Map keeps insertion order).
-    pending.delete(tenantId);
-    pending.set(tenantId, mine);
-  };
+  const addPending = (tenantId: string, threadId: string, reason: string, first = false): void => pending.add(tenantId, threadId, reason, first);
 
   /** The next workflow to start: the first waiting of the first tenant in turn that is under its cap. */
   const takePending = (): { tenantId: string; threadId: string; reason: string } | null => {
-    for (const [tenantId, mine] of pending) {
-      if ((perTenant.get(tenantId) ?? 0) >= tenantCap) continue;
-      const [threadId, reason] = mine.entries().next().value as [string, string];
-      mine.delete(threadId);
-      // Its turn is used: to the back of the line, or out of it when it has nothing left.
-      pending.delete(tenantId);
-      if (mine.size > 0) pending.set(tenantId, mine);
-      return { tenantId, threadId, reason };
-    }
-    return null;
+    const next = pending.take((tenantId) => (perTenant.get(tenantId) ?? 0) < tenantCap);
+    return next ? { tenantId: next.tenantId, threadId: next.key, reason: next.item } : null;
   };
 
   /** Starts waiting workflows while slots are free; one drain at a time (a call meanwhile makes it go round again). */
@@ -188,7 +168,7 @@ export function createAgentsWorker(deps: AgentsWorkerDeps): AgentsWorker {
     // A stop never waits for a slot: the run it claims ends at its first checkpoint, so a workflow stopped while it
     // waited ends at once (it no longer waits either).
     if (msg.reason === 'stop') {
-      pending.get(msg.tenant_id)?.delete(msg.thread_id);
+      pending.delete(msg.tenant_id, msg.thread_id);
       await start(msg.tenant_id, msg.thread_id, msg.reason);
       return;
     }

@@ -13,18 +13,19 @@ ALTER TABLE core.credentials ADD COLUMN memory_id text NOT NULL DEFAULT '';
 ALTER TABLE core.connectors NO FORCE ROW LEVEL SECURITY;
 ALTER TABLE core.credentials NO FORCE ROW LEVEL SECURITY;
 ALTER TABLE core.cc_pairs NO FORCE ROW LEVEL SECURITY;
-UPDATE core.connectors c
-   SET workspace_id = p.workspace_id, memory_id = p.memory_id
-  FROM (SELECT tenant_id, connector_id, min(workspace_id) AS workspace_id, min(memory_id) AS memory_id
-          FROM core.cc_pairs GROUP BY tenant_id, connector_id
-        HAVING count(DISTINCT (workspace_id, memory_id)) = 1) p
- WHERE c.tenant_id = p.tenant_id AND c.id = p.connector_id;
-UPDATE core.credentials c
-   SET workspace_id = p.workspace_id, memory_id = p.memory_id
-  FROM (SELECT tenant_id, credential_id, min(workspace_id) AS workspace_id, min(memory_id) AS memory_id
-          FROM core.cc_pairs GROUP BY tenant_id, credential_id
-        HAVING count(DISTINCT (workspace_id, memory_id)) = 1) p
- WHERE c.tenant_id = p.tenant_id AND c.id = p.credential_id;
+DO $$
+DECLARE
+  t record;
+BEGIN
+  FOR t IN SELECT * FROM (VALUES ('connectors', 'connector_id'), ('credentials', 'credential_id')) AS x(tbl, col) LOOP
+    EXECUTE format(
+      'UPDATE core.%1$I c SET workspace_id = p.workspace_id, memory_id = p.memory_id
+         FROM (SELECT tenant_id, %2$I AS id, min(workspace_id) AS workspace_id, min(memory_id) AS memory_id
+                 FROM core.cc_pairs GROUP BY tenant_id, %2$I
+               HAVING count(DISTINCT (workspace_id, memory_id)) = 1) p
+        WHERE c.tenant_id = p.tenant_id AND c.id = p.id', t.tbl, t.col);
+  END LOOP;
+END $$;
 ALTER TABLE core.connectors FORCE ROW LEVEL SECURITY;
 ALTER TABLE core.credentials FORCE ROW LEVEL SECURITY;
 ALTER TABLE core.cc_pairs FORCE ROW LEVEL SECURITY;

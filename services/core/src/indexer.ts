@@ -1,5 +1,5 @@
 import { ConnectorIndexMessageSchema, TOPICS, type ConnectorIndexMessage } from '@lore/contracts';
-import { componentLogger, PoisonError, startOutboxRelay, type BusMessage, type Db, type EventBus, type IdentitySigner, type Logger, type OutboxRelay, type SecretBox, type Subscription } from '@lore/runtime';
+import { componentLogger, PoisonError, startOutboxRelay, TenantTurns, type BusMessage, type Db, type EventBus, type IdentitySigner, type Logger, type OutboxRelay, type SecretBox, type Subscription } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { createIndexingMetrics, DEFAULT_INDEXING_SETTINGS, holdWaitingAttempt, runAttempt, scheduleTick, type IndexingDeps, type IndexingSettings } from './application/indexing';
 import type { ConnectorDocuments } from './clients/graph-documents';
@@ -72,30 +72,12 @@ export function createCoreIndexer(deps: CoreIndexerDeps): CoreIndexer {
   const tenantCap = maxRunning > 1 ? maxRunning - 1 : 1;
   const runs = new Map<string, Promise<void>>();
   const perTenant = new Map<string, number>();
-  const waiting = new Map<string, Map<string, ConnectorIndexMessage>>();
+  const waiting = new TenantTurns<ConnectorIndexMessage>();
   let waitBeat: NodeJS.Timeout | null = null;
   const keyOf = (m: ConnectorIndexMessage) => `${m.tenant_id}:${m.attempt_id}`;
 
-  const wait = (msg: ConnectorIndexMessage): void => {
-    const mine = waiting.get(msg.tenant_id) ?? new Map<string, ConnectorIndexMessage>();
-    mine.set(keyOf(msg), msg);
-    // A tenant new to the line takes its turn after those already in it (a Map keeps insertion order).
-    waiting.delete(msg.tenant_id);
-    waiting.set(msg.tenant_id, mine);
-  };
-
   /** The next attempt to run: the first waiting of the first tenant in turn under its cap. */
-  const next = (): ConnectorIndexMessage | null => {
-    for (const [tenantId, mine] of waiting) {
-      if ((perTenant.get(tenantId) ?? 0) >= tenantCap) continue;
-      const [key, msg] = mine.entries().next().value as [string, ConnectorIndexMessage];
-      mine.delete(key);
-      waiting.delete(tenantId);
-      if (mine.size > 0) waiting.set(tenantId, mine);
-      return msg;
-    }
-    return null;
-  };
+  const next = (): ConnectorIndexMessage | null => waiting.take((tenantId) => (perTenant.get(tenantId) ?? 0) < tenantCap)?.item ?? null;
 
   const run = (msg: ConnectorIndexMessage): void => {
     const key = keyOf(msg);
@@ -128,12 +110,9 @@ export function createCoreIndexer(deps: CoreIndexerDeps): CoreIndexer {
     if (holding) return;
     holding = true;
     try {
-      for (const [tenantId, mine] of [...waiting]) {
-        for (const [key, msg] of [...mine]) {
-          const held = await holdWaitingAttempt(indexing, msg).catch(() => true);
-          if (!held) mine.delete(key);
-        }
-        if (mine.size === 0 && waiting.get(tenantId) === mine) waiting.delete(tenantId);
+      for (const { tenantId, key, item } of waiting.entries()) {
+        const held = await holdWaitingAttempt(indexing, item).catch(() => true);
+        if (!held) waiting.delete(tenantId, key);
       }
     } finally {
       holding = false;
@@ -158,13 +137,13 @@ export function createCoreIndexer(deps: CoreIndexerDeps): CoreIndexer {
     }
     if (stopping.signal.aborted) throw new Error('the indexer is stopping');
     const key = keyOf(msg);
-    if (runs.has(key) || waiting.get(msg.tenant_id)?.has(key)) return;
+    if (runs.has(key) || waiting.has(msg.tenant_id, key)) return;
     // Not the pair's live attempt any more (a redelivery after its end, a pause meanwhile): nothing to run.
     if (!(await holdWaitingAttempt(indexing, msg))) {
       logger.debug({ attempt_id: msg.attempt_id }, 'index message for an attempt no longer live; nothing to run');
       return;
     }
-    wait(msg);
+    waiting.add(msg.tenant_id, key, msg);
     drain();
   };
 
@@ -193,8 +172,7 @@ export function createCoreIndexer(deps: CoreIndexerDeps): CoreIndexer {
       const sub = subscription;
       subscription = null;
       await sub?.stop();
-      const left: ConnectorIndexMessage[] = [];
-      for (const mine of waiting.values()) left.push(...mine.values());
+      const left = waiting.entries().map((w) => w.item);
       waiting.clear();
       for (const msg of left) await runAttempt(indexing, msg, stopping.signal).catch((err: unknown) => logger.warn({ err, attempt_id: msg.attempt_id }, 'a waiting attempt could not be released'));
       await Promise.allSettled([...runs.values()]);

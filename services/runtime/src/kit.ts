@@ -17,6 +17,7 @@ export * from './metrics/registry';
 export * from './lifecycle/lifecycle';
 export * from './lifecycle/until-aborted';
 export * from './lifecycle/consumer-groups-check';
+export * from './work/tenant-turns';
 export * from './identity/internal-identity';
 export * from './telemetry/propagation';
 export * from './telemetry/http';
