@@ -271,6 +271,38 @@ describe('recursive crawl', () => {
     }
   });
 
+  it('keeps at most maxQueued URLs of its sitemaps: a load reads that many and ends with max_pages, a listing fails', async () => {
+    const requested: string[] = [];
+    const site = createServer((req, res) => {
+      const path = (req.url ?? '/').split('?')[0]!;
+      requested.push(path);
+      if (path === '/robots.txt') return void res.writeHead(404).end();
+      if (path === '/sitemap.xml') {
+        const port = (site.address() as AddressInfo).port;
+        const urls = Array.from({ length: 30 }, (_, i) => `<url><loc>http://127.0.0.1:${port}/s-${i + 1}</loc></url>`).join('');
+        return void res.writeHead(200, { 'content-type': 'application/xml' }).end(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${urls}</urlset>`);
+      }
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<html><head><title>${path}</title></head><body><p>Listed page ${path}.</p></body></html>`);
+    });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(site.address() as AddressInfo).port}/sitemap.xml`;
+      const fetcher = createWebFetcher({ allowLoopback: true });
+      fetchers.push(fetcher);
+      const web = new WebSource({ base_url: base, web_connector_type: 'sitemap' }, fetcher, { minDelayMs: 0, maxPages: 100, maxQueued: 5, concurrency: 1 });
+      const run = await collect(web.loadAll(opts()));
+      expect(run.outcome.stop).toBe('max_pages');
+      expect(run.docs.map((d) => new URL(d.document.id).pathname)).toEqual(['/s-1', '/s-2', '/s-3', '/s-4', '/s-5']);
+      expect(requested).not.toContain('/s-6');
+      const ids: string[] = [];
+      const listing = await consume(web.listIds({ signal: new AbortController().signal, limits: {} }), (id) => void ids.push(String(id)));
+      expect(listing.stop).toBe('failed');
+      expect(listing.detail).toMatch(/more than 5 URLs/);
+    } finally {
+      await new Promise((resolve) => site.close(resolve));
+    }
+  });
+
   it('refuses a site whose robots.txt answers 500, without asking for a page', async () => {
     const web = await world();
     const { docs, outcome } = await collect(source(web, { base_url: web.siteUrl('delta'), web_connector_type: 'recursive' }).loadAll(opts()));

@@ -37,7 +37,7 @@ export const coreConfigSchema = z.object({
   LORE_CORE_SCHEDULER_INTERVAL_MS: envInt(15_000, 100, 3_600_000),
   LORE_CORE_INDEX_HEARTBEAT_MS: envInt(5_000, 50, 600_000),
   LORE_CORE_INDEX_STALE_MS: envInt(60_000, 200, 86_400_000),
-  LORE_CORE_INDEX_MAX_RUNNING: envInt(4, 1, 64),
+  LORE_CORE_INDEX_MAX_RUNNING: envInt(8, 1, 64),
   /** Documents per write to the memory (a run keeps its progress after each write). */
   LORE_CORE_INDEX_BATCH_DOCUMENTS: envInt(16, 1, 100),
   /** Web and Drive connectors may read loopback addresses (local testing only; refused in production). */

@@ -65,11 +65,12 @@ export function createCoreIndexer(deps: CoreIndexerDeps): CoreIndexer {
    * Runs take minutes (a site's Crawl-delay, an hour's limit), so a message is not held while its run goes on: its
    * attempt is held (`holdWaitingAttempt`: heartbeated, so a worker that dies is found out as for a run) and the
    * message acknowledged, and the attempt waits here for a free run, each tenant's in arrival order, the tenants in
-   * turn. One tenant runs at most all but one of `maxRunning`, so another tenant's attempt never waits for its runs
-   * to end (before 2026-11-30 runs took the partitions, and one tenant's slow crawls held every other tenant's).
+   * turn. One tenant runs at most a quarter of `maxRunning` (2 of the default 8), so at least four tenants run at
+   * once whatever the others do, and a tenant beyond them waits only for a run to end, never behind another's
+   * backlog (before 2026-11-30 runs took the partitions, and one tenant's slow crawls held every other tenant's).
    */
   const maxRunning = Math.max(1, indexing.settings.maxRunning);
-  const tenantCap = maxRunning > 1 ? maxRunning - 1 : 1;
+  const tenantCap = Math.max(1, Math.floor(maxRunning / 4));
   const runs = new Map<string, Promise<void>>();
   const perTenant = new Map<string, number>();
   const waiting = new TenantTurns<ConnectorIndexMessage>();

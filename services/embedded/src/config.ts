@@ -43,6 +43,7 @@ export const embeddedEnvSchema = z.object({
     .refine((v) => v === undefined || /^https?:\/\/\S+$/.test(v), { message: 'must be an http(s) URL' }),
   /** How often the connector scheduler looks for due pairs (ms). */
   LORE_CORE_SCHEDULER_INTERVAL_MS: envInt(15_000, 100, 3_600_000),
+  LORE_CORE_INDEX_MAX_RUNNING: envInt(8, 1, 64),
 }).superRefine((env, ctx) => {
   refuseLoopbackInProduction(env, ctx);
   if (env.NODE_ENV === 'production' && env.LORE_CONNECTORS_ALLOW_LOOPBACK) {

@@ -148,6 +148,7 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
       documents: new GraphConnectorDocuments({ url: `unix:${graphSocket}`, timeoutMs: 60_000 }),
       sources: { allowLoopback: config.LORE_CONNECTORS_ALLOW_LOOPBACK, blobs: coreBlobs },
       schedulerIntervalMs: config.LORE_CORE_SCHEDULER_INTERVAL_MS,
+      settings: { maxRunning: config.LORE_CORE_INDEX_MAX_RUNNING },
       relay: false,
     },
     soleAnswerer: true,

@@ -60,7 +60,7 @@ export interface IndexingSettings {
   /** Pairs the scheduler starts per tick at most. */
   schedulePerTick: number;
   /**
-   * Runs one worker process holds at once; one tenant holds all of them but one (docs/core.md, "Workers and
+   * Runs one worker process holds at once; one tenant holds at most a quarter of them (docs/core.md, "Workers and
    * failures"). Attempts beyond wait in the worker, each tenant's in turn.
    */
   maxRunning: number;
@@ -72,7 +72,7 @@ export const DEFAULT_INDEXING_SETTINGS: IndexingSettings = {
   batchDocuments: 16,
   batchBytes: 8 * 1024 * 1024,
   schedulePerTick: 50,
-  maxRunning: 4,
+  maxRunning: 8,
 };
 
 /**
@@ -201,7 +201,7 @@ export async function recoverStale(deps: IndexingDeps): Promise<number> {
       if (!row || row.attempt_id !== s.attempt_id) return false;
       const attempt = await getAttempt(sql, s.tenant_id, s.attempt_id, true);
       if (attempt && (attempt.status === 'in_progress' || attempt.status === 'not_started')) {
-        await finishAttempt(sql, s.tenant_id, attempt.id, 'failed', 'the worker running it stopped answering', null);
+        await finishAttempt(sql, s.tenant_id, attempt.id, 'failed', 'the worker running it stopped answering', await countDocuments(sql, s.tenant_id, s.cc_pair_id));
         await recordEnd(sql, s.tenant_id, s.cc_pair_id, attempt, 'failed', false);
       }
       await clearAttempt(sql, s.tenant_id, s.cc_pair_id, s.attempt_id, new Date());

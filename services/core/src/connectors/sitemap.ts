@@ -34,9 +34,17 @@ export function parseSitemap(xml: string, maxEntries = MAX_SITEMAP_ENTRIES): Par
     const loc = firstElement(inner, 'loc');
     if (!loc) continue;
     const lastmod = parseLastmod(firstElement(inner, 'lastmod') ?? '');
-    entries.push({ loc, lastmod: lastmod?.at ?? null, lastmodLatest: lastmod?.latest ?? null });
+    entries.push({ loc: detached(loc), lastmod: lastmod?.at ?? null, lastmodLatest: lastmod?.latest ?? null });
   }
   return { kind, entries };
+}
+
+/**
+ * A copy of a string cut from a sitemap's text that does not keep that text alive: a slice of a string may share its
+ * parent's memory, and a few URLs of a 50 MB sitemap would otherwise hold all 50 MB for as long as the run lists them.
+ */
+function detached(value: string): string {
+  return Buffer.from(value, 'utf8').toString('utf8');
 }
 
 /** A plain text sitemap: every line that is an absolute http(s) URL. */
@@ -45,7 +53,7 @@ export function parseTextSitemap(text: string, maxEntries = MAX_SITEMAP_ENTRIES)
   for (const line of text.split('\n')) {
     if (entries.length >= maxEntries) break;
     const t = line.trim();
-    if (/^https?:\/\/\S+$/i.test(t) && URL.canParse(t)) entries.push({ loc: t, lastmod: null, lastmodLatest: null });
+    if (/^https?:\/\/\S+$/i.test(t) && URL.canParse(t)) entries.push({ loc: detached(t), lastmod: null, lastmodLatest: null });
   }
   return entries;
 }

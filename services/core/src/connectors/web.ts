@@ -373,8 +373,18 @@ class Run extends ConnectorRun {
         this.sitemapFailures += 1;
         continue;
       }
-      if (parsed.kind === 'urlset') entries.push(...parsed.entries);
-      else if (nesting < MAX_SITEMAP_NESTING) {
+      if (parsed.kind === 'urlset') {
+        // No more URLs than a run keeps waiting: the rest could not be read in this run anyway, and a set of sitemaps
+        // may list millions (a listing for pruning that cannot hold them all is incomplete, and fails).
+        const room = this.options.maxQueued - entries.length;
+        if (parsed.entries.length > room) {
+          entries.push(...parsed.entries.slice(0, Math.max(0, room)));
+          this.linksDropped = true;
+          if (this.mode === 'list') return this.fail(`the sitemaps list more than ${this.options.maxQueued} URLs`);
+          break;
+        }
+        entries.push(...parsed.entries);
+      } else if (nesting < MAX_SITEMAP_NESTING) {
         for (const child of parsed.entries) {
           const href = URL.canParse(child.loc) ? new URL(child.loc).href : null;
           if (href && /^https?:/.test(href) && !visited.has(href)) {
