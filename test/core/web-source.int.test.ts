@@ -96,6 +96,25 @@ afterAll(async () => {
   await Promise.all(worlds.map((w) => w.close()));
 });
 
+/**
+ * A hostile site of a test's own on loopback (a link farm, a huge sitemap): every path asked for is kept in order;
+ * robots.txt is absent; `page` answers the rest.
+ */
+async function ownSite(page: (path: string, origin: string) => { type: string; body: string }): Promise<{ origin: string; requested: string[]; close(): Promise<void> }> {
+  const requested: string[] = [];
+  let origin = '';
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    requested.push(path);
+    if (path === '/robots.txt') return void res.writeHead(404).end();
+    const answer = page(path, origin);
+    res.writeHead(200, { 'content-type': answer.type }).end(answer.body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { origin, requested, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
 describe('single page', () => {
   it('reads the base URL and nothing else, with its title, text, validators and date, as LoreBot', async () => {
     const web = await world();
@@ -245,61 +264,45 @@ describe('recursive crawl', () => {
 
   it('keeps at most maxQueued URLs waiting on a link farm: the rest are dropped, never read, and the run ends with max_pages', async () => {
     // Every page links to 50 new pages (a link farm, an endless calendar): unbounded, the queue grows by 49 a page.
-    const requested: string[] = [];
-    const farm = createServer((req, res) => {
-      const path = (req.url ?? '/').split('?')[0]!;
-      requested.push(path);
-      if (path === '/robots.txt') return void res.writeHead(404).end();
+    const farm = await ownSite((path) => {
       const prefix = path === '/' ? '/p' : path;
       const links = Array.from({ length: 50 }, (_, i) => `<a href="${prefix}-${i + 1}">link ${i + 1}</a>`).join(' ');
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<html><head><title>${path}</title></head><body><p>Farm page ${path}.</p>${links}</body></html>`);
+      return { type: 'text/html; charset=utf-8', body: `<html><head><title>${path}</title></head><body><p>Farm page ${path}.</p>${links}</body></html>` };
     });
-    await new Promise<void>((resolve) => farm.listen(0, '127.0.0.1', resolve));
     try {
-      const base = `http://127.0.0.1:${(farm.address() as AddressInfo).port}/`;
       const fetcher = createWebFetcher({ allowLoopback: true });
       fetchers.push(fetcher);
-      const run = await collect(new WebSource({ base_url: base, web_connector_type: 'recursive' }, fetcher, { minDelayMs: 0, maxPages: 20, maxQueued: 5, concurrency: 1 }).loadAll(opts()));
+      const run = await collect(new WebSource({ base_url: `${farm.origin}/`, web_connector_type: 'recursive' }, fetcher, { minDelayMs: 0, maxPages: 20, maxQueued: 5, concurrency: 1 }).loadAll(opts()));
       expect(run.outcome).toMatchObject({ stop: 'max_pages' });
       // Breadth first: the home page's first five links were queued and read, its sixth was dropped and never asked for.
-      const pages = requested.filter((p) => p !== '/robots.txt');
+      const pages = farm.requested.filter((p) => p !== '/robots.txt');
       expect(pages.slice(0, 6)).toEqual(['/', '/p-1', '/p-2', '/p-3', '/p-4', '/p-5']);
       expect(pages).not.toContain('/p-6');
       expect(pages.length).toBeLessThanOrEqual(20);
     } finally {
-      await new Promise((resolve) => farm.close(resolve));
+      await farm.close();
     }
   });
 
   it('keeps at most maxQueued URLs of its sitemaps: a load reads that many and ends with max_pages, a listing fails', async () => {
-    const requested: string[] = [];
-    const site = createServer((req, res) => {
-      const path = (req.url ?? '/').split('?')[0]!;
-      requested.push(path);
-      if (path === '/robots.txt') return void res.writeHead(404).end();
-      if (path === '/sitemap.xml') {
-        const port = (site.address() as AddressInfo).port;
-        const urls = Array.from({ length: 30 }, (_, i) => `<url><loc>http://127.0.0.1:${port}/s-${i + 1}</loc></url>`).join('');
-        return void res.writeHead(200, { 'content-type': 'application/xml' }).end(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${urls}</urlset>`);
-      }
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<html><head><title>${path}</title></head><body><p>Listed page ${path}.</p></body></html>`);
-    });
-    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    const site = await ownSite((path, origin) =>
+      path === '/sitemap.xml'
+        ? { type: 'application/xml', body: `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${Array.from({ length: 30 }, (_, i) => `<url><loc>${origin}/s-${i + 1}</loc></url>`).join('')}</urlset>` }
+        : { type: 'text/html; charset=utf-8', body: `<html><head><title>${path}</title></head><body><p>Listed page ${path}.</p></body></html>` },
+    );
     try {
-      const base = `http://127.0.0.1:${(site.address() as AddressInfo).port}/sitemap.xml`;
       const fetcher = createWebFetcher({ allowLoopback: true });
       fetchers.push(fetcher);
-      const web = new WebSource({ base_url: base, web_connector_type: 'sitemap' }, fetcher, { minDelayMs: 0, maxPages: 100, maxQueued: 5, concurrency: 1 });
+      const web = new WebSource({ base_url: `${site.origin}/sitemap.xml`, web_connector_type: 'sitemap' }, fetcher, { minDelayMs: 0, maxPages: 100, maxQueued: 5, concurrency: 1 });
       const run = await collect(web.loadAll(opts()));
       expect(run.outcome.stop).toBe('max_pages');
       expect(run.docs.map((d) => new URL(d.document.id).pathname)).toEqual(['/s-1', '/s-2', '/s-3', '/s-4', '/s-5']);
-      expect(requested).not.toContain('/s-6');
-      const ids: string[] = [];
-      const listing = await consume(web.listIds({ signal: new AbortController().signal, limits: {} }), (id) => void ids.push(String(id)));
+      expect(site.requested).not.toContain('/s-6');
+      const listing = await consume(web.listIds({ signal: new AbortController().signal, limits: {} }), () => undefined);
       expect(listing.stop).toBe('failed');
       expect(listing.detail).toMatch(/more than 5 URLs/);
     } finally {
-      await new Promise((resolve) => site.close(resolve));
+      await site.close();
     }
   });
 

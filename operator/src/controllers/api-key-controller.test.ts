@@ -12,6 +12,16 @@ function apiKey(name: string, ns: string, spec: ApiKeyObject['spec']): ApiKeyObj
 const cond = (o: ApiKeyObject | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 const secretKeyId = (s: SecretObject | undefined) => Buffer.from(s!.data!['key-id']!, 'base64').toString();
 
+/** A fixture with one ApiKey of namespace `team` (tenant acme) reconciled until it settled. */
+async function issuedKey(name: string, spec: ApiKeyObject['spec']) {
+  const fixture = controllerFixture();
+  fixture.kube.seed(NAMESPACE, namespace('team', 'acme'));
+  fixture.kube.seed(API_KEY, apiKey(name, 'team', spec));
+  const reconcile = apiKeyReconciler(fixture.ctx);
+  await settle(reconcile, `team/${name}`);
+  return { ...fixture, reconcile, key: fixture.kube.peek<ApiKeyObject>(API_KEY, 'team', name)! };
+}
+
 describe('api key reconciler', () => {
   it('creates the key with the spec options in the namespace tenant and writes its plaintext once', async () => {
     const { ctx, kube, admin } = controllerFixture();
@@ -140,12 +150,7 @@ describe('api key reconciler', () => {
   });
 
   it('stalls on an expired key instead of silently issuing a new one', async () => {
-    const { ctx, kube, admin } = controllerFixture();
-    kube.seed(NAMESPACE, namespace('team', 'acme'));
-    kube.seed(API_KEY, apiKey('e', 'team', { type: 'ephemeral', secretName: 'e' }));
-    const reconcile = apiKeyReconciler(ctx);
-    await settle(reconcile, 'team/e');
-    const k = kube.peek<ApiKeyObject>(API_KEY, 'team', 'e')!;
+    const { kube, admin, reconcile, key: k } = await issuedKey('e', { type: 'ephemeral', secretName: 'e' });
     admin.keys.get(k.status!.keyId!)!.expires_at = new Date(Date.now() - 1000).toISOString();
     await settle(reconcile, 'team/e');
     expect(cond(kube.peek(API_KEY, 'team', 'e'), 'Stalled')?.reason).toBe('KeyExpired');
@@ -187,12 +192,7 @@ describe('api key reconciler', () => {
   });
 
   it('never writes a rotated key over a Secret someone replaced while the platform rotated it', async () => {
-    const { ctx, kube, admin } = controllerFixture();
-    kube.seed(NAMESPACE, namespace('team', 'acme'));
-    kube.seed(API_KEY, apiKey('rot', 'team', { type: 'live', secretName: 'rot' }));
-    const reconcile = apiKeyReconciler(ctx);
-    await settle(reconcile, 'team/rot');
-    const k = kube.peek<ApiKeyObject>(API_KEY, 'team', 'rot')!;
+    const { ctx, kube, admin, reconcile, key: k } = await issuedKey('rot', { type: 'live', secretName: 'rot' });
     const before = admin.keys.size;
     await kube.replace(API_KEY, { ...k, spec: { ...k.spec!, rotationRequest: 'now' } });
     // The user deletes the operator's Secret and makes their own of the same name while the rotation is under way.
