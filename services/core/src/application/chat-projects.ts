@@ -33,8 +33,9 @@ export async function removeProject(deps: CoreDeps, p: Principal, id: number): P
 
 /**
  * Inside a session transaction: the project a session may be put in must be the caller's own (share-locked so it
- * cannot be deleted before the session row is written). Another's, or none, is 404 like any unknown id.
+ * cannot be deleted before the session row is written; `lock` false for a read that writes nothing). Another's, or
+ * none, is 404 like any unknown id.
  */
-export async function assertOwnProject(sql: Sql, p: Principal, id: number): Promise<void> {
-  if (!(await getProject(sql, p.tenantId, p.owner, id, true))) throw notFound();
+export async function assertOwnProject(sql: Sql, p: Principal, id: number, lock = true): Promise<void> {
+  if (!(await getProject(sql, p.tenantId, p.owner, id, lock))) throw notFound();
 }

@@ -55,7 +55,8 @@ export async function createSession(deps: CoreDeps, p: Principal, input: { perso
 /** The caller's sessions; a `projectId` that is not one of the caller's projects is 404, as on every project route. */
 export function sessionsOf(deps: CoreDeps, p: Principal, filter: Omit<SessionFilter, 'owner'>): Promise<ChatSessionRow[]> {
   return deps.db.withTenant(p.tenantId, async (sql) => {
-    if (filter.projectId !== null) await assertOwnProject(sql, p, filter.projectId);
+    // Read, not locked: a listing changes nothing a delete could race.
+    if (filter.projectId !== null) await assertOwnProject(sql, p, filter.projectId, false);
     return listSessions(sql, p.tenantId, { ...filter, owner: p.owner });
   });
 }
