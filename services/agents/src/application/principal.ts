@@ -5,6 +5,4 @@ export interface Principal extends Caller {
   /** The identity's role and a signed-in user's groups (what the tenant's knowledge shows them). */
   role?: string;
   groups?: number[];
-  /** The credential may read its memory (a key scoped to other modules or memories may not): false keeps lists off it. */
-  readsMemory?: boolean;
 }

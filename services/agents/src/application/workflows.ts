@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { TOPICS } from '@lore/contracts';
+import { readsOwnMemory, TOPICS } from '@lore/contracts';
 import { enqueueOutbox, type Sql } from '@lore/runtime';
 import {
   DEFAULT_TOTAL_TARGET,
@@ -92,7 +92,7 @@ export async function startSearch(deps: AgentsDeps, principal: Principal, kind: 
   // The worker reads the tenant's knowledge as the starter: their workspace, memory, role and groups (no memory when
   // their credential may not read it).
   const [credential = 'session', ...subject] = principal.owner.split(':');
-  state.starter = { workspace_id: principal.workspaceId, memory_id: principal.readsMemory === false ? '' : principal.memoryId, credential, subject: subject.join(':'), role: principal.role ?? (principal.admin ? 'admin' : 'member'), ...(principal.groups ? { groups: principal.groups } : {}) };
+  state.starter = { workspace_id: principal.workspaceId, memory_id: readsOwnMemory(principal) ? principal.memoryId : '', credential, subject: subject.join(':'), role: principal.role ?? (principal.admin ? 'admin' : 'member'), ...(principal.groups ? { groups: principal.groups } : {}) };
   await inTenant(deps, principal.tenantId, async (sql, events) => {
     await input.admit?.(sql);
     await insertList(sql, principal.tenantId, { list_id: listId, thread_id: threadId, owner: principal.owner, name: title, description: state.description, list_type: kind, status: 'processing', columns: [] });

@@ -1,5 +1,5 @@
 import { AppError, envelopeError, errorEnvelopeView, IDENTITY_HEADER, issueLoc, routeFor, type Identity, type IdentitySigner, type LoreState, type ResponseSpec, type ValidationIssue, detailValidationView } from '@lore/runtime';
-import { callerOf, readsOwnMemory } from '@lore/contracts';
+import { callerOf } from '@lore/contracts';
 import type Koa from 'koa';
 import { z } from 'zod';
 import type { Principal } from '../application/principal';
@@ -107,7 +107,6 @@ export function principalOf(identity: Identity): Principal {
     ...callerOf(identity),
     role: identity.role,
     ...(identity.groups ? { groups: identity.groups } : {}),
-    readsMemory: readsOwnMemory(callerOf(identity)),
   };
 }
 
