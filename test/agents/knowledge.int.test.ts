@@ -132,4 +132,64 @@ describe('the tenant\'s knowledge as a list-building source (graph service and i
     expect(snap.table_structure.sources).toEqual(['directory']);
     expect(snap.all_companies).toEqual([]);
   });
+
+  it('keeps a list built from a memory from credentials beyond that memory, as the memory itself', async () => {
+    const fromMemory = await search(a, 'Find fintech companies in Berlin');
+    expect(fromMemory.all_companies.length).toBeGreaterThan(0);
+    const withoutMemory = await search({ ...a, key: await s.key(a.tenantId, { scopes: { modules: ['agents'] } }) }, 'Find fintech companies in Munich');
+    expect(withoutMemory.table_structure.sources).toEqual(['directory']);
+    const listOf = async (thread: string): Promise<string> => {
+      const r = await s.call('GET', '/company-search/getLists?limit=100', auth(a));
+      const item = (r.json.data as Json[]).find((l) => l.listLinkID === thread);
+      if (!item) throw new Error(`no list of ${thread}`);
+      return item.id as string;
+    };
+    const listId = await listOf(fromMemory.thread_id as string);
+    const otherListId = await listOf(withoutMemory.thread_id as string);
+    const created = await s.call('POST', '/api/v1/workspaces', { 'x-api-key': a.key }, { name: `Elsewhere ${Date.now()}` });
+    expect(created.status).toBe(201);
+    const elsewhere = created.json as { workspace_id: string };
+
+    const seen = async (key: string) => {
+      const h = auth({ ...a, key });
+      const status = await s.call('GET', `/company-search/status/${fromMemory.thread_id}`, h);
+      const result = await s.call('GET', `/company-search/getSearchResult/${fromMemory.thread_id}`, h);
+      const generic = await s.call('GET', `/api/workflow/status/${fromMemory.thread_id}`, h);
+      const restored = await s.call('GET', `/api/workflow/restore/${listId}`, h);
+      const lists = await s.call('GET', '/company-search/getLists?limit=100', h);
+      const threads = await s.call('GET', '/api/workflow/threads', h);
+      const stream = await s.call('GET', `/api/stream/stream-status/workflow:${fromMemory.thread_id}`, h);
+      const active = await s.call('GET', '/api/stream/active-streams', h);
+      const enrich = await s.call('POST', '/company-search/start-enrichment', h, { thread_id: fromMemory.thread_id, column_name: 'Founders', instruction: 'who founded it' });
+      // Continuing reads the memory again, as the list's starter: never for a credential beyond it.
+      const cont = await s.call('POST', '/company-search/continue', h, { thread_id: fromMemory.thread_id, total_target: 50 });
+      const contGeneric = await s.call('POST', '/api/workflow/continue', h, { thread_id: fromMemory.thread_id, total_target: 50, current_criteria: [{ name: 'industry', value: 'Healthcare' }] });
+      expect(lists.status).toBe(200);
+      expect(threads.status).toBe(200);
+      expect(active.status).toBe(200);
+      const listIds = (lists.json.data as Json[]).map((l) => l.id);
+      const threadIds = (threads.json as Json[]).map((t) => t.thread_id);
+      return {
+        statuses: [status.status, result.status, generic.status, restored.status, stream.status, enrich.status, cont.status, contGeneric.status],
+        listed: listIds.includes(listId),
+        threaded: threadIds.includes(fromMemory.thread_id),
+        streamed: JSON.stringify(active.json).includes(fromMemory.thread_id),
+        other: listIds.includes(otherListId),
+      };
+    };
+    // A key bound to another workspace, and a tenant key denied the memory module: as if the list did not exist. A
+    // list that read no memory stays the tenant's.
+    for (const key of [await s.key(a.tenantId, { workspace_id: elsewhere.workspace_id }), await s.key(a.tenantId, { scopes: { modules: ['agents'] } })]) {
+      const v = await seen(key);
+      expect(v.statuses).toEqual([404, 404, 404, 404, 404, 404, 404, 404]);
+      expect({ listed: v.listed, threaded: v.threaded, streamed: v.streamed, other: v.other }).toEqual({ listed: false, threaded: false, streamed: false, other: true });
+    }
+    // A key scoped to the list's memory, and one bound to its workspace, see it as its maker does.
+    for (const key of [await s.key(a.tenantId, { scopes: { memories: [a.memoryId] } }), await s.key(a.tenantId, { workspace_id: a.workspaceId })]) {
+      const v = await seen(key);
+      expect(v.statuses.slice(0, 5)).toEqual([200, 200, 200, 200, 200]);
+      expect(v.statuses.slice(5)).not.toContain(404);
+      expect({ listed: v.listed, threaded: v.threaded, other: v.other }).toEqual({ listed: true, threaded: true, other: true });
+    }
+  });
 });

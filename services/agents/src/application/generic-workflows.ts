@@ -7,7 +7,7 @@ import { countRunningForService, listExists, listThreads, lockService, removeCol
 import { getWorkflow, listWorkflowEvents, updateWorkflow, type WorkflowRow } from '../store/workflows';
 import type { AgentsDeps } from './context';
 import { agentsError, notFound } from './errors';
-import type { Principal } from './principal';
+import { seesWorkflow, type Principal } from './principal';
 import { publishEvents, recordEvent, streamKeyOf, waitForEntries, type WorkflowEvent } from './progress';
 import { continueSearch, searchView, startSearch, stopSearch, type SearchView } from './workflows';
 
@@ -92,10 +92,10 @@ export interface GenericContinueInput {
   current_criteria?: CriterionInput[];
 }
 
-/** A workflow of the caller (its owner, or an administrator), or 404. */
+/** A workflow the caller sees (`seesWorkflow`), or 404. */
 async function ownWorkflow(sql: Sql, principal: Principal, threadId: string, kinds: readonly SearchKind[]): Promise<WorkflowRow> {
   const w = UUID.test(threadId) ? await getWorkflow(sql, principal.tenantId, threadId.toLowerCase(), kinds) : null;
-  if (!w || (!principal.admin && w.owner !== principal.owner)) throw notFound('workflow');
+  if (!w || !seesWorkflow(principal, w)) throw notFound('workflow');
   return w;
 }
 
@@ -111,7 +111,7 @@ export async function continueGeneric(deps: AgentsDeps, principal: Principal, ki
   const current = input.current_criteria?.map(toCriterion);
   const added = (input.additional_criteria ?? []).map(toCriterion);
   const r = await continueSearch(deps, principal, kind, input.thread_id, target, async (sql, w, state) => {
-    if (!principal.admin && w.owner !== principal.owner) throw notFound('workflow');
+    if (!seesWorkflow(principal, w)) throw notFound('workflow');
     seq = Number(w.next_seq);
     const keys = state as typeof state & GenericStateKeys;
     if (input.serviceId !== undefined) keys.service_id = input.serviceId;
@@ -145,15 +145,15 @@ export type SearchViewWithKeys = SearchView & { keys: GenericStateKeys };
 
 export async function genericView(deps: AgentsDeps, principal: Principal, kind: SearchKind, threadId: string): Promise<SearchViewWithKeys> {
   const v = await searchView(deps, principal, [kind], threadId);
-  if (!principal.admin && v.workflow.owner !== principal.owner) throw notFound('workflow');
+  if (!seesWorkflow(principal, v.workflow)) throw notFound('workflow');
   return { ...v, keys: v.state as unknown as GenericStateKeys };
 }
 
 export const MAX_THREADS_PAGE = 200;
 
-/** The caller's workflows of a kind (an administrator: the tenant's), newest first. */
+/** The workflows of a kind the caller sees (`seesWorkflow`), newest first. */
 export async function threadsOf(deps: AgentsDeps, principal: Principal, kind: SearchKind, page: { limit: number; offset: number }): Promise<ThreadRow[]> {
-  return deps.db.withTenant(principal.tenantId, (sql) => listThreads(sql, principal.tenantId, principal.admin ? null : principal.owner, kind, { limit: Math.min(page.limit, MAX_THREADS_PAGE), offset: page.offset }));
+  return deps.db.withTenant(principal.tenantId, (sql) => listThreads(sql, principal.tenantId, principal, kind, { limit: Math.min(page.limit, MAX_THREADS_PAGE), offset: page.offset }));
 }
 
 export interface RestoredWorkflow {
@@ -165,9 +165,9 @@ export interface RestoredWorkflow {
 export async function restoreGeneric(deps: AgentsDeps, principal: Principal, listId: string): Promise<RestoredWorkflow> {
   const found = await deps.db.withTenant(principal.tenantId, async (sql) => {
     const list = UUID.test(listId) ? await getList(sql, principal.tenantId, listId.toLowerCase()) : null;
-    if (!list || !list.thread_id || !(ANY as readonly string[]).includes(list.list_type) || (!principal.admin && list.owner !== principal.owner)) throw notFound('list');
+    if (!list || !list.thread_id || !(ANY as readonly string[]).includes(list.list_type)) throw notFound('list');
     const w = await getWorkflow(sql, principal.tenantId, list.thread_id, ANY);
-    if (!w) throw notFound('list');
+    if (!w || !seesWorkflow(principal, w)) throw notFound('list');
     return { threadId: w.thread_id, total: await countListRows(sql, principal.tenantId, list.list_id) };
   });
   // searchView opens its own transaction: after this one, never inside it (embedded mode's one PGlite connection
@@ -184,7 +184,7 @@ export async function removeCriterion(deps: AgentsDeps, principal: Principal, ki
   const events: WorkflowEvent[] = [];
   const threadId = await deps.db.withTenant(principal.tenantId, async (sql) => {
     const found = UUID.test(input.thread_id) ? await getWorkflow(sql, principal.tenantId, input.thread_id.toLowerCase(), [kind], true) : null;
-    if (!found || (!principal.admin && found.owner !== principal.owner)) throw notFound('workflow');
+    if (!found || !seesWorkflow(principal, found)) throw notFound('workflow');
     if (isRunning(found.status)) throw agentsError('CONFLICT', `the workflow is ${found.status}; remove a criterion once it has ended (stop it first)`);
     const state = readState(found.state);
     const keys = state as typeof state & GenericStateKeys;

@@ -1,9 +1,9 @@
 import { isRunning } from '../domain/workflow';
 import { RESEARCH_KIND } from '../domain/research';
-import { getWorkflow, ownedThreads } from '../store/workflows';
+import { getWorkflow, visibleThreads } from '../store/workflows';
 import type { AgentsDeps } from './context';
 import { notFound } from './errors';
-import type { Principal } from './principal';
+import { seesWorkflow, type Principal } from './principal';
 import { publicStreamKey, streamKeyOf, tenantStreamPrefix } from './progress';
 
 /**
@@ -18,11 +18,11 @@ const KEY = /^workflow:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 export async function activeStreams(deps: AgentsDeps, principal: Principal): Promise<string[]> {
   const prefix = tenantStreamPrefix(principal.tenantId);
   const keys = (await deps.streams.list(prefix, MAX_ACTIVE_STREAMS)).map((k) => k.slice(prefix.length));
-  if (principal.admin) return keys;
-  // A user who is not an administrator: the streams of their own workflows only.
+  // The streams of the workflows the caller sees (`seesWorkflow`): a user's own; an administrator's, the tenant's
+  // within its reach.
   const threads = keys.map((k) => KEY.exec(k)?.[1]?.toLowerCase()).filter((t): t is string => t !== undefined);
-  const own = await deps.db.withTenant(principal.tenantId, (sql) => ownedThreads(sql, principal.tenantId, principal.owner, threads));
-  return keys.filter((k) => own.has(KEY.exec(k)?.[1]?.toLowerCase() ?? ''));
+  const seen = await deps.db.withTenant(principal.tenantId, (sql) => visibleThreads(sql, principal.tenantId, principal, threads));
+  return keys.filter((k) => seen.has(KEY.exec(k)?.[1]?.toLowerCase() ?? ''));
 }
 
 export interface StreamStatus {
@@ -40,8 +40,8 @@ export async function streamStatus(deps: AgentsDeps, principal: Principal, strea
   if (!m) throw notFound('stream');
   const threadId = m[1]!.toLowerCase();
   const w = await deps.db.withTenant(principal.tenantId, (sql) => getWorkflow(sql, principal.tenantId, threadId, ['company_search', 'people_search', RESEARCH_KIND]));
-  // A user who is not an administrator sees the streams of their own workflows only, as their snapshots.
-  if (w && !principal.admin && w.owner !== principal.owner) throw notFound('stream');
+  // The streams of the workflows the caller sees, as their snapshots.
+  if (w && !seesWorkflow(principal, w)) throw notFound('stream');
   const info = await deps.streams.describe(streamKeyOf(principal.tenantId, threadId));
   if (!info) throw notFound('stream');
   return {

@@ -17,7 +17,7 @@ import { countListRows, getList, insertList, listLists, listRowsOf, listRowsShow
 import { getWorkflow, insertWorkflow, updateWorkflow, type WorkflowRow } from '../store/workflows';
 import type { AgentsDeps } from './context';
 import { agentsError, notFound } from './errors';
-import type { Principal } from './principal';
+import { seesWorkflow, type Principal } from './principal';
 import { publishEvents, recordEvent, type WorkflowEvent } from './progress';
 
 /**
@@ -47,10 +47,10 @@ export async function enqueueWorkflow(sql: Sql, tenantId: string, threadId: stri
   await enqueueOutbox(sql, { topic: TOPICS.agentsWorkflows, key: `${tenantId}:${threadId}`, eventId: message.event_id, value: message });
 }
 
-/** The workflow of a thread the principal may see (its owner, or an administrator), or 404. */
+/** The workflow of a thread the principal may see (`seesWorkflow`), or 404. */
 async function visibleWorkflow(sql: Sql, principal: Principal, threadId: string, kinds: readonly string[], lock = false): Promise<WorkflowRow> {
   const w = UUID.test(threadId) ? await getWorkflow(sql, principal.tenantId, threadId.toLowerCase(), kinds, lock) : null;
-  if (!w || (!principal.admin && w.owner !== principal.owner)) throw notFound('workflow');
+  if (!w || !seesWorkflow(principal, w)) throw notFound('workflow');
   return w;
 }
 
@@ -261,7 +261,7 @@ export const ANY_SEARCH = SEARCH_KINDS;
 
 export type SavedListRow = ListRow & { rows: string };
 
-/** The principal's lists (a tenant key or an administrator: the tenant's), newest first. */
+/** The lists the principal sees (`seesWorkflow`: its own; an administrator's, the tenant's within its reach), newest first. */
 export async function savedLists(deps: AgentsDeps, principal: Principal, page: { limit: number; offset: number }): Promise<{ lists: SavedListRow[]; total: number }> {
-  return deps.db.withTenant(principal.tenantId, (sql) => listLists(sql, principal.tenantId, principal.admin ? null : principal.owner, page));
+  return deps.db.withTenant(principal.tenantId, (sql) => listLists(sql, principal.tenantId, principal, page));
 }

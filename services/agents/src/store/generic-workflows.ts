@@ -1,4 +1,5 @@
 import type { Sql } from '@lore/runtime';
+import { seesWorkflowSql, type Viewer } from './visibility';
 
 /** Reads and changes of the generic workflow API that the workflow store does not have (docs/agents.md, "Generic workflow API"). */
 
@@ -40,13 +41,15 @@ export interface ThreadRow {
   updated_at: Date;
 }
 
-/** A kind's workflows of the tenant (only `owner`'s unless null), newest first. */
-export async function listThreads(sql: Sql, tenantId: string, owner: string | null, kind: string, page: { limit: number; offset: number }): Promise<ThreadRow[]> {
+/** A kind's workflows of the tenant the viewer sees (`seesWorkflow`), newest first. */
+export async function listThreads(sql: Sql, tenantId: string, viewer: Viewer, kind: string, page: { limit: number; offset: number }): Promise<ThreadRow[]> {
+  const params: unknown[] = [tenantId, kind];
+  const sees = seesWorkflowSql({ owner: 'w.owner', state: 'w.state' }, viewer, params);
   const r = await sql.query<ThreadRow>(
-    `SELECT thread_id::text AS thread_id, tenant_id, status, state->>'service_id' AS service_id, created_at, updated_at FROM agents.workflows
-      WHERE tenant_id = $1 AND kind = $2 AND ($3::text IS NULL OR owner = $3)
-      ORDER BY created_at DESC, thread_id LIMIT $4 OFFSET $5`,
-    [tenantId, kind, owner, page.limit, page.offset],
+    `SELECT w.thread_id::text AS thread_id, w.tenant_id, w.status, w.state->>'service_id' AS service_id, w.created_at, w.updated_at FROM agents.workflows w
+      WHERE w.tenant_id = $1 AND w.kind = $2 AND ${sees}
+      ORDER BY w.created_at DESC, w.thread_id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, page.limit, page.offset],
   );
   return r.rows;
 }

@@ -1,4 +1,5 @@
 import type { Db, Sql } from '@lore/runtime';
+import { seesWorkflowSql, type Viewer } from './visibility';
 
 /** A row of agents.lists (migration 0001). */
 export interface ListRow {
@@ -52,22 +53,29 @@ export async function updateList(sql: Sql, tenantId: string, listId: string, pat
   );
 }
 
-/** The tenant's lists (only `owner`'s unless null), newest first, with their row counts, and how many there are. */
+/**
+ * The tenant's lists the viewer sees (`seesWorkflow`, by the list's owner and its workflow's starter), newest first,
+ * with their row counts, and how many there are.
+ */
 export async function listLists(
   sql: Sql,
   tenantId: string,
-  owner: string | null,
+  viewer: Viewer,
   page: { limit: number; offset: number },
 ): Promise<{ lists: Array<ListRow & { rows: string }>; total: number }> {
+  const params: unknown[] = [tenantId];
+  const sees = seesWorkflowSql({ owner: 'l.owner', state: 'w.state' }, viewer, params);
+  const from = `FROM agents.lists l LEFT JOIN agents.workflows w ON w.tenant_id = l.tenant_id AND w.thread_id = l.thread_id
+      WHERE l.tenant_id = $1 AND ${sees}`;
   const r = await sql.query<ListRow & { rows: string }>(
     `SELECT l.tenant_id, l.list_id::text AS list_id, l.thread_id::text AS thread_id, l.owner, l.name, l.description, l.list_type, l.status, l.columns,
             l.created_at, l.updated_at,
             (SELECT count(*) FROM agents.list_rows r WHERE r.tenant_id = l.tenant_id AND r.list_id = l.list_id) AS rows
-       FROM agents.lists l WHERE l.tenant_id = $1 AND ($2::text IS NULL OR l.owner = $2)
-      ORDER BY l.created_at DESC, l.list_id LIMIT $3 OFFSET $4`,
-    [tenantId, owner, page.limit, page.offset],
+       ${from}
+      ORDER BY l.created_at DESC, l.list_id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, page.limit, page.offset],
   );
-  const c = await sql.query<{ n: string }>(`SELECT count(*) AS n FROM agents.lists WHERE tenant_id = $1 AND ($2::text IS NULL OR owner = $2)`, [tenantId, owner]);
+  const c = await sql.query<{ n: string }>(`SELECT count(*) AS n ${from}`, params);
   return { lists: r.rows, total: Number(c.rows[0]?.n ?? 0) };
 }
 

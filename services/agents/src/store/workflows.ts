@@ -1,4 +1,5 @@
 import type { Db, Sql } from '@lore/runtime';
+import { seesWorkflowSql, type Viewer } from './visibility';
 
 /** A row of agents.workflows (migration 0001). */
 export interface WorkflowRow {
@@ -130,13 +131,12 @@ export async function heartbeatWorkflow(sql: Sql, tenantId: string, threadId: st
   return row ? { held: true, stopRequested: row.stop_requested, totalTarget: row.total_target } : { held: false, stopRequested: false, totalTarget: 0 };
 }
 
-/** Which of these threads are workflows of `owner`. */
-export async function ownedThreads(sql: Sql, tenantId: string, owner: string, threadIds: readonly string[]): Promise<Set<string>> {
+/** Which of these threads are workflows the viewer sees (`seesWorkflow`). */
+export async function visibleThreads(sql: Sql, tenantId: string, viewer: Viewer, threadIds: readonly string[]): Promise<Set<string>> {
   if (threadIds.length === 0) return new Set();
-  const r = await sql.query<{ thread_id: string }>(
-    `SELECT thread_id::text AS thread_id FROM agents.workflows WHERE tenant_id = $1 AND owner = $2 AND thread_id = ANY($3::uuid[])`,
-    [tenantId, owner, threadIds],
-  );
+  const params: unknown[] = [tenantId, threadIds];
+  const sees = seesWorkflowSql({ owner: 'w.owner', state: 'w.state' }, viewer, params);
+  const r = await sql.query<{ thread_id: string }>(`SELECT w.thread_id::text AS thread_id FROM agents.workflows w WHERE w.tenant_id = $1 AND w.thread_id = ANY($2::uuid[]) AND ${sees}`, params);
   return new Set(r.rows.map((x) => x.thread_id));
 }
 

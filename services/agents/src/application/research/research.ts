@@ -9,7 +9,7 @@ import { getWorkflow, insertWorkflow, listWorkflowEvents, updateWorkflow, type W
 import type { AgentsDeps } from '../context';
 import { agentsError, notFound } from '../errors';
 import { DEFAULT_GENERIC_WORKFLOWS, type StreamSink } from '../generic-workflows';
-import type { Principal } from '../principal';
+import { seesWorkflow, type Principal } from '../principal';
 import { publishEvents, recordEvent, streamKeyOf, waitForEntries, type WorkflowEvent } from '../progress';
 import { enqueueWorkflow } from '../workflows';
 
@@ -48,7 +48,7 @@ async function inTenant<T>(deps: AgentsDeps, tenantId: string, fn: (sql: Sql, ev
 /** The research workflow of a thread the principal may see (its owner, or an administrator), or 404. */
 async function visibleResearch(sql: Sql, principal: Principal, threadId: string, lock = false): Promise<WorkflowRow> {
   const w = UUID.test(threadId) ? await getWorkflow(sql, principal.tenantId, threadId.toLowerCase(), [RESEARCH_KIND], lock) : null;
-  if (!w || (!principal.admin && w.owner !== principal.owner)) throw notFound('research');
+  if (!w || !seesWorkflow(principal, w)) throw notFound('research');
   return w;
 }
 

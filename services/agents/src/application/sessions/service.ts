@@ -4,7 +4,7 @@ import { insertList, updateList } from '../../store/lists';
 import { getWorkflow, insertWorkflow, updateWorkflow, type WorkflowRow } from '../../store/workflows';
 import type { AgentsDeps } from '../context';
 import { agentsError, notFound } from '../errors';
-import type { Principal } from '../principal';
+import { seesWorkflow, type Principal } from '../principal';
 import { publishEvents, recordEvent, type WorkflowEvent } from '../progress';
 import { enqueueWorkflow } from '../workflows';
 import { SESSION_KINDS, type SessionKind, type SessionOptions } from './agent';
@@ -74,7 +74,7 @@ async function inTenant<T>(deps: AgentsDeps, tenantId: string, fn: (sql: Sql, ev
 /** The session of a thread the principal may see (its owner, or an administrator), of this kind; else 404. */
 export async function visibleSession(sql: Sql, principal: Principal, kind: SessionKind, threadId: string, lock = false): Promise<WorkflowRow> {
   const w = UUID.test(threadId) ? await getWorkflow(sql, principal.tenantId, threadId.toLowerCase(), [kind], lock) : null;
-  if (!w || (!principal.admin && w.owner !== principal.owner)) throw notFound('session');
+  if (!w || !seesWorkflow(principal, w)) throw notFound('session');
   return w;
 }
 
@@ -102,7 +102,7 @@ export async function prepareSession(deps: AgentsDeps, principal: Principal, kin
     // are always Lore's.
     if (input.thread_id) {
       const existing = await getWorkflow(sql, principal.tenantId, input.thread_id.toLowerCase(), SESSION_KINDS, true);
-      if (!existing || existing.kind !== kind || (!principal.admin && existing.owner !== principal.owner)) throw notFound('session');
+      if (!existing || existing.kind !== kind || !seesWorkflow(principal, existing)) throw notFound('session');
       if (!input.list_id || existing.list_id !== input.list_id.toLowerCase()) throw agentsError('UNPROCESSABLE', 'thread_id names an existing session: give its list_id too to answer its clarifying question');
       if (!(await recordAnswer(sql, principal.tenantId, existing, prompt, events))) throw agentsError('UNPROCESSABLE', 'the session is not waiting for an answer to a clarifying question');
       return { thread_id: existing.thread_id, list_id: existing.list_id, status: existing.status, options: readSessionState(existing.state).options, answered: true };
