@@ -251,6 +251,12 @@ describe('webhook route security', () => {
     expect((await call(otherModule, 'GET', '/api/v1/webhooks')).status).toBe(403);
     const memoryScoped = await makeKey(g, alice.tenantId, { scopes: { memories: [alice.memoryId] } });
     expect((await call(memoryScoped, 'GET', '/api/v1/webhooks')).status).toBe(403);
+    // Every event carries memory documents' ids and what was read from them (entity names, values): a key that may
+    // use webhooks but not read the memory may not subscribe to them.
+    const memoryDenied = await makeKey(g, alice.tenantId, { scopes: { modules: ['webhooks', 'projects'] } });
+    const created = await call(memoryDenied, 'POST', '/api/v1/webhooks', { url: URL_OK, events: ['memory.entity.created'] });
+    expect([created.status, created.json.error.message]).toEqual([403, 'a credential that may not read the memory cannot manage webhooks: every event carries documents\' ids']);
+    expect((await call(memoryDenied, 'GET', '/api/v1/webhooks')).status).toBe(403);
   });
 
   it('confines a workspace-pinned key to its workspace', async () => {

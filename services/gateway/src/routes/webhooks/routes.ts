@@ -42,6 +42,7 @@ function viewerOf(ctx: Koa.ParameterizedContext<GatewayRequestState>): Viewer {
   if (p.credential === 'mk') throw AppError.forbidden('a memory key cannot manage webhooks');
   if (p.projectId) throw AppError.forbidden('a key scoped to one project cannot manage webhooks');
   if (p.keyScope?.memories && p.keyScope.memories.length > 0) throw AppError.forbidden('a key scoped to some memories cannot manage webhooks');
+  if (!p.readsMemory) throw AppError.forbidden("a credential that may not read the memory cannot manage webhooks: every event carries documents' ids");
   return { tenantId: p.tenantId, workspaceId: p.pinnedWorkspaceId };
 }
 
@@ -60,7 +61,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
   const write = (operation: string) => [deps.guard({ module: 'webhooks', access: 'write', operation })];
   const service = deps.webhooks;
   const tags = ['webhooks'];
-  const forbidden = { 403: err('key scope, IP allowlist, or a key narrowed to a memory, a project or some memories') };
+  const forbidden = { 403: err('key scope, IP allowlist, a key narrowed to a memory, a project or some memories, or a credential that may not read the memory') };
   return [
     route({
       method: 'post', path: '/api/v1/webhooks', operationId: 'createWebhook', summary: 'Subscribe an HTTPS endpoint to events', tags,
