@@ -21,13 +21,14 @@ export interface McpClient {
 
 /**
  * The SDK's own client over Streamable HTTP, with `x-api-key` on every request; `extraHeaders` adds headers made
- * afresh for each request (a signed identity, for a tool server reached without the gateway).
+ * afresh for each request (a signed identity, for a tool server reached without the gateway); `path` may name a place
+ * (`/mcp?memory_id=…`).
  */
-export async function connectMcp(baseUrl: string, apiKey: string, extraHeaders?: () => Promise<Record<string, string>>): Promise<McpClient> {
+export async function connectMcp(baseUrl: string, apiKey: string, extraHeaders?: () => Promise<Record<string, string>>, path = '/mcp'): Promise<McpClient> {
   const withHeaders: typeof fetch | undefined = extraHeaders
     ? async (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...(await extraHeaders()) } })
     : undefined;
-  const transport = new StreamableHTTPClientTransport(new URL('/mcp', baseUrl), { requestInit: { headers: { 'x-api-key': apiKey } }, ...(withHeaders ? { fetch: withHeaders } : {}) });
+  const transport = new StreamableHTTPClientTransport(new URL(path, baseUrl), { requestInit: { headers: { 'x-api-key': apiKey } }, ...(withHeaders ? { fetch: withHeaders } : {}) });
   const client = new Client({ name: 'lore-test', version: '1.0.0' });
   await client.connect(transport);
   return {

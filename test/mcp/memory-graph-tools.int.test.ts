@@ -61,6 +61,32 @@ describe('memory-graph and memory tools behind the gateway', () => {
     expect(found.data.answer.length).toBeGreaterThan(0);
   });
 
+  it('a key scoped to a memory uses the tools in the memory its session was opened in, and no other', async () => {
+    const created = await s.call('POST', '/api/v1/workspaces', { 'x-api-key': t.key }, { name: `Quay ${Date.now()}` });
+    expect(created.status).toBe(201);
+    const other = created.json as { workspace_id: string; primary_memory_id: string };
+    const scoped = await s.key(t.tenantId, { scopes: { memories: [other.primary_memory_id] } });
+    // Opened without naming its memory, the key is refused as over HTTP.
+    await expect(connectMcp(s.gateway.publicUrl, scoped)).rejects.toThrow(/does not include this memory/);
+    const m = await connectMcp(s.gateway.publicUrl, scoped, undefined, `/mcp?memory_id=${other.primary_memory_id}`);
+    try {
+      const stored = await m.call('memory_ingest', { content: 'The harbour crane lifts forty tonnes at most.', title: 'Crane sheet' });
+      expect(stored).toMatchObject({ success: true, data: { doc_id: expect.any(String) } });
+      await until('the text to be searchable in its memory', async () => {
+        const r = await m.call('memory_search', { query: 'How much does the harbour crane lift?' });
+        return r.success && r.data.citations.some((x: { document_id: string }) => x.document_id === stored.data.doc_id) ? r : undefined;
+      }, 60_000);
+      // It went into the key's memory, not the tenant's first one.
+      const first = await c.call('memory_search', { query: 'How much does the harbour crane lift?' });
+      expect(first.success).toBe(true);
+      expect(first.data.citations.map((x: { document_id: string }) => x.document_id)).not.toContain(stored.data.doc_id);
+    } finally {
+      await m.close();
+    }
+    // A session opened in a memory beyond the key's scope is refused at the door.
+    await expect(connectMcp(s.gateway.publicUrl, scoped, undefined, `/mcp?memory_id=${t.memoryId}`)).rejects.toThrow(/does not include this memory/);
+  });
+
   it('a key scoped to the graph module sees the graph tools only; a read-only one no write tool of them', async () => {
     const graphOnly = await connectMcp(s.gateway.publicUrl, await s.key(t.tenantId, { scopes: { modules: ['mcp', 'graph'] } }));
     const readOnly = await connectMcp(s.gateway.publicUrl, await s.key(t.tenantId, { scopes: { access: 'read' } }));

@@ -10,7 +10,7 @@ import { BoundedEventStore, type SessionEventStore } from './event-store';
 import { visibleTools } from './tools/access';
 import { envelopeSchema, ToolInputError, type AnyTool, type UpstreamResult } from './tools/define';
 import { allTools } from './tools/registry';
-import { Upstream, type UpstreamTargets } from './tools/upstream';
+import { Upstream, type UpstreamOptions, type UpstreamTargets } from './tools/upstream';
 
 export const MISSING_KEY = { success: false, error: 'Missing x-api-key header' } as const;
 
@@ -82,7 +82,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
   const sessions = new Map<string, Session>();
   const targets = () => (typeof options.targets === 'function' ? options.targets() : options.targets);
 
-  function buildServer(apiKey: string, identity: Identity): McpServer {
+  function buildServer(apiKey: string, identity: Identity, place: UpstreamOptions['place']): McpServer {
     const server = new McpServer({ name: 'lore', version: options.version ?? '0.1.0' }, { capabilities: { tools: {} } });
     // The SDK answers bad arguments (and a tool that throws) with a plain-text error; spec 3 wants every tool's answer
     // to be the JSON envelope, so its error result is replaced (docs/mcp.md, "Answers").
@@ -94,7 +94,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
         tool.name,
         { title: tool.title, description: tool.description, inputSchema: tool.input, outputSchema: envelopeSchema(tool.data), annotations: tool.annotations },
         async (args: unknown) => {
-          const upstream = new Upstream(targets(), apiKey, { timeoutMs: limits.upstreamTimeoutMs, maxAnswerBytes: limits.upstreamMaxBytes });
+          const upstream = new Upstream(targets(), apiKey, { timeoutMs: limits.upstreamTimeoutMs, maxAnswerBytes: limits.upstreamMaxBytes, place });
           try {
             return toolResult(await tool.call(args as never, upstream));
           } catch (err) {
@@ -205,7 +205,10 @@ export function createMcpService(options: McpServiceOptions): McpService {
         ctx.body = jsonRpcError(-32000, mine >= limits.maxSessionsPerKey ? `this key has ${mine} open sessions, the most allowed; close one (DELETE /mcp) or wait for one to idle out` : 'too many open sessions');
         return;
       }
-      const server = buildServer(apiKey, identity);
+      // A session opened in a named place acts there (the gateway has checked the names against the key's reach and
+      // signed what they resolved to).
+      const place = { ...(ctx.query.memory_id !== undefined && identity.memory_id ? { memory_id: identity.memory_id } : {}), ...(ctx.query.workspace_id !== undefined ? { workspace_id: identity.workspace_id } : {}) };
+      const server = buildServer(apiKey, identity, place);
       const created: Session = { id: '', keyHash, server, lastUsed: Date.now(), transport: undefined as unknown as StreamableHTTPServerTransport, events: events.forSession() };
       created.transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),

@@ -30,6 +30,11 @@ export interface UpstreamOptions {
   timeoutMs: number;
   /** The most bytes of an upstream answer read (a larger one is an error, never buffered whole). */
   maxAnswerBytes: number;
+  /**
+   * The place the session was opened in, when its request named one (`/mcp?memory_id=…` or `?workspace_id=…`): every
+   * call back names it too, so a key that must name its memory (one scoped to some memories) can use the tools.
+   */
+  place?: { memory_id?: string; workspace_id?: string };
 }
 
 export class Upstream {
@@ -53,7 +58,7 @@ export class Upstream {
 
   async call(target: Target, req: UpstreamRequest): Promise<UpstreamResult> {
     const url = new URL(req.path.replace(/^\/+/, ''), this.targets[target].replace(/\/*$/, '/'));
-    for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    for (const [k, v] of Object.entries({ ...req.query, ...this.options.place })) if (v !== undefined) url.searchParams.set(k, String(v));
     const headers: Record<string, string> = req.keyHeader === 'x-api-key' ? { 'x-api-key': this.apiKey, accept: 'application/json' } : { authorization: `Bearer ${this.apiKey}`, accept: 'application/json' };
     let body: string | FormData | undefined;
     if (req.form) body = req.form;
