@@ -2,11 +2,12 @@
  * `file` connectors end to end on real PostgreSQL, Redis and Kafka, through the gateway: an administrator uploads
  * files (`POST /api/manage/admin/connector/file/upload`), creates a `file` connector with the answered paths, runs
  * it, and the memory finds the files' words; bad uploads get clear 4xx answers and keep nothing; a connector names
- * only files uploaded to its own tenant; deleting the last connector that names a file deletes it. See "Connector
+ * only files uploaded to its own tenant, within its maker's reach; deleting the last connector that names a file deletes it. See "Connector
  * files" in docs/core.md.
  */
 import { randomUUID } from 'node:crypto';
 import { pdfWithText } from '@lore/extract/scan-pdf';
+import { PostgresBlobStore } from '@lore/runtime';
 import { multipart } from '../e2e/processes';
 import type { TenantFixture } from '../gateway/harness';
 import { closeIdleHttpConnections, http, type HttpResult } from '../support/http';
@@ -18,7 +19,8 @@ jest.setTimeout(120_000);
 type Json = Record<string, any>;
 const as = (key: string) => ({ authorization: `Bearer ${key}` });
 const UPLOAD = '/api/manage/admin/connector/file/upload';
-const PATH = /^connector-files\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\/(.+)$/;
+/** `connector-files/<workspace>/<memory>/<uuid>/<name>`: the uploader's workspace and memory, then the file's own id and name. */
+const PATH = /^connector-files\/ws_[A-Za-z0-9_-]+\/[A-Za-z0-9._-]+\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\/(.+)$/;
 
 /** Small limits, so the suite reaches them with small files. */
 const LIMITS = { maxFileBytes: 64 * 1024, maxUploadBytes: 100 * 1024, maxFilesPerUpload: 4 };
@@ -210,6 +212,31 @@ describe('core: file connectors', () => {
     // B's own file is B's to use; A's is A's.
     expect((await createFileConnector(b.key, [theirs!])).status).toBe(200);
     expect((await createFileConnector(a.key, [mine!])).status).toBe(200);
+  });
+
+  it('keeps a file uploaded in one workspace from connectors made by credentials bound to another', async () => {
+    const [inFirst] = await uploaded(a.key, [{ filename: 'first.md', type: 'text/markdown', data: '# First\n\nThe first workspace keeps the amber ledger.' }]);
+    expect(inFirst!.startsWith(`connector-files/${a.workspaceId}/${a.memoryId}/`)).toBe(true);
+    const created = await s.call('POST', '/api/v1/workspaces', { 'x-api-key': a.key }, { name: `Second ${uniqueSuffix()}` });
+    expect(created.status).toBe(201);
+    const second = created.json as { workspace_id: string; primary_memory_id: string };
+    const inSecond = await s.key(a.tenantId, { workspace_id: second.workspace_id });
+    const refused = await createFileConnector(inSecond, [inFirst!]);
+    expect([refused.status, refused.json]).toEqual([400, { detail: `file_locations must be paths of files uploaded with POST /api/manage/admin/connector/file/upload; not uploaded: ${JSON.stringify(inFirst)}` }]);
+    // Its own uploads land in its workspace and are its to use; a key bound to the first workspace, or scoped to its
+    // memory, may use the first's.
+    const [own] = await uploaded(inSecond, [{ filename: 'second.md', type: 'text/markdown', data: '# Second\n\nThe second workspace keeps the jade ledger.' }]);
+    expect(own!.startsWith(`connector-files/${second.workspace_id}/${second.primary_memory_id}/`)).toBe(true);
+    expect((await createFileConnector(inSecond, [own!])).status).toBe(200);
+    expect((await createFileConnector(await s.key(a.tenantId, { workspace_id: a.workspaceId }), [inFirst!])).status).toBe(200);
+    expect((await createFileConnector(await s.key(a.tenantId, { scopes: { memories: [a.memoryId] } }), [inFirst!])).status).toBe(200);
+    // A tenant-wide key may use either, and a file kept under the older key shape (no place) stays the tenant-wide
+    // credentials' only.
+    expect((await createFileConnector(a.key, [inFirst!, own!])).status).toBe(200);
+    const legacy = `connector-files/${randomUUID()}/legacy.md`;
+    await new PostgresBlobStore(s.db).put(a.tenantId, legacy, Buffer.from('# Legacy\n\nAn older upload.'), 'text/markdown');
+    expect((await createFileConnector(a.key, [legacy])).status).toBe(200);
+    expect((await createFileConnector(inSecond, [legacy])).status).toBe(400);
   });
 
   it('deletes a deleted connector\'s uploaded files that no other connector names, and keeps those another names', async () => {

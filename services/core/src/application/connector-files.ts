@@ -1,7 +1,8 @@
+import { placeWithinReach } from '@lore/contracts';
 import { parseContentType } from '@lore/outbound';
 import { detailValidationError, type BlobStore, type Logger, type Sql } from '@lore/runtime';
 import { DEFAULT_FILE_READING, fileKindOf, KIND_HEAD_BYTES } from '../connectors/file-text';
-import { connectorFileKey, connectorFileName, DEFAULT_CONNECTOR_FILE_LIMITS, isConnectorFileKey, nameList, type ConnectorFileLimits } from '../domain/connector-files';
+import { connectorFileKey, connectorFileName, connectorFilePlace, DEFAULT_CONNECTOR_FILE_LIMITS, isConnectorFileKey, nameList, type ConnectorFileLimits } from '../domain/connector-files';
 import { failureReason } from '../domain/project-files';
 import { fileLocationsInUse } from '../store/connectors';
 import type { CoreDeps } from './context';
@@ -11,9 +12,10 @@ import { storeUpload, type StoredFile, type UploadPart } from './uploads';
 
 /**
  * Files uploaded for `file` connectors (docs/core.md, "Connector files"): an upload stores each file under
- * `connector-files/<uuid>/<name>` in the tenant's blob store and answers those paths, which a `file` connector's
- * `file_locations` then name. A connector may only name such files of its own tenant; deleting the last connector
- * that names a file deletes the file.
+ * `connector-files/<workspace>/<memory>/<uuid>/<name>` in the tenant's blob store (the uploader's workspace and
+ * memory) and answers those paths, which a `file` connector's `file_locations` then name. A connector may only name
+ * such files of its own tenant, uploaded within its maker's reach; deleting the last connector that names a file
+ * deletes the file.
  */
 
 export interface ConnectorFileSettings {
@@ -38,7 +40,7 @@ export function uploadConnectorFiles(deps: CoreDeps, p: Principal, parts: AsyncI
     deps,
     p.tenantId,
     parts,
-    { limits: deps.connectorFiles.limits, keyOf: connectorFileKey, nameOf: connectorFileName, headBytes: KIND_HEAD_BYTES, check: refuseUnreadable },
+    { limits: deps.connectorFiles.limits, keyOf: (id, name) => connectorFileKey({ workspace_id: p.workspaceId, memory_id: p.memoryId }, id, name), nameOf: connectorFileName, headBytes: KIND_HEAD_BYTES, check: refuseUnreadable },
     async (files) => files.map((f) => f.key),
   );
 }
@@ -54,11 +56,14 @@ function refuseUnreadable(file: StoredFile): void {
 
 /**
  * A `file` connector may name only files uploaded to its own tenant (`connector-files/…` keys of the tenant's blob
- * store; another tenant's path is no key of this one): any other location is 400 naming them.
+ * store; another tenant's path is no key of this one) within the caller's reach (`placeWithinReach` of the place in
+ * the key: a file uploaded in another workspace or memory is, to a credential bound elsewhere, as if never
+ * uploaded): any other location is 400 naming them.
  */
-export async function checkFileLocations(deps: Pick<CoreDeps, 'blobs'>, tenantId: string, locations: readonly string[]): Promise<void> {
+export async function checkFileLocations(deps: Pick<CoreDeps, 'blobs'>, p: Principal, locations: readonly string[]): Promise<void> {
   const unique = [...new Set(locations)];
-  const found = new Set((await deps.blobs.stat(tenantId, unique.filter(isConnectorFileKey))).map((b) => b.key));
+  const candidates = unique.filter((l) => isConnectorFileKey(l) && placeWithinReach(p.reach, connectorFilePlace(l)));
+  const found = new Set((await deps.blobs.stat(p.tenantId, candidates)).map((b) => b.key));
   const missing = unique.filter((l) => !found.has(l));
   if (missing.length > 0) {
     throw coreError(

@@ -69,11 +69,12 @@ async function detailOf(sql: Sql, tenantId: string, pair: CcPairRow): Promise<Cc
  * A connector reads nothing until a credential is associated with it (`associateCredential`). A web connector's
  * base URL must be one the indexer may read: a local or private address, or a host name that does not resolve, is
  * 400 with the reason (the indexer checks every fetch again, redirects included). A file connector's
- * `file_locations` must be files uploaded to the tenant (`connector-files/…`): 400 naming the others.
+ * `file_locations` must be files uploaded to the tenant (`connector-files/…`) within the caller's reach: 400 naming
+ * the others.
  */
 export async function createConnector(deps: CoreDeps, p: Principal, input: ConnectorFields): Promise<ConnectorRow> {
   const locations = input.source === 'file' ? input.connector_specific_config.file_locations : undefined;
-  if (Array.isArray(locations)) await checkFileLocations(deps, p.tenantId, locations.filter((l): l is string => typeof l === 'string'));
+  if (Array.isArray(locations)) await checkFileLocations(deps, p, locations.filter((l): l is string => typeof l === 'string'));
   const baseUrl = input.source === 'web' ? input.connector_specific_config.base_url : undefined;
   if (typeof baseUrl === 'string') {
     try {

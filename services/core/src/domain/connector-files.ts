@@ -45,9 +45,25 @@ export function connectorFileName(uploaded: string | undefined): string {
   return [...chars.slice(0, 200 - ext.length), ...ext].join('');
 }
 
-/** The blob key of an uploaded file: `connector-files/<uuid>/<name>`. */
-export function connectorFileKey(id: string, name: string): string {
-  return `${CONNECTOR_FILES_PREFIX}${id}/${name}`;
+/** A workspace or memory id that can stand as one segment of a key. */
+const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The blob key of an uploaded file: `connector-files/<workspace>/<memory>/<uuid>/<name>`, the workspace and memory
+ * being the uploader's (what `connectorFilePlace` reads back); `connector-files/<uuid>/<name>` when either id cannot
+ * stand as a segment (and for files uploaded before 2026-11-30).
+ */
+export function connectorFileKey(place: { workspace_id: string; memory_id: string }, id: string, name: string): string {
+  const placed = SEGMENT.test(place.workspace_id) && SEGMENT.test(place.memory_id);
+  return placed ? `${CONNECTOR_FILES_PREFIX}${place.workspace_id}/${place.memory_id}/${id}/${name}` : `${CONNECTOR_FILES_PREFIX}${id}/${name}`;
+}
+
+/** Where an uploaded file was uploaded (the uploader's workspace and memory), `''` for both when its key does not say. */
+export function connectorFilePlace(key: string): { workspace_id: string; memory_id: string } {
+  const [workspace = '', memory = '', id = ''] = key.slice(CONNECTOR_FILES_PREFIX.length).split('/');
+  if (!UUID.test(workspace) && SEGMENT.test(workspace) && SEGMENT.test(memory) && UUID.test(id)) return { workspace_id: workspace, memory_id: memory };
+  return { workspace_id: '', memory_id: '' };
 }
 
 export function isConnectorFileKey(key: string): boolean {

@@ -3,7 +3,7 @@ import { tenantIdParam } from '../schema-parts';
 
 /** The answer of a `file` connector upload (our design): the files' paths, for a `file` connector's `file_locations`. */
 export const connectorFileUploadView = z.object({
-  file_paths: z.array(z.string()).describe('where each file is kept (`connector-files/<uuid>/<name>`), in upload order: the `file_locations` of a file connector'),
+  file_paths: z.array(z.string()).describe('where each file is kept (`connector-files/<workspace>/<memory>/<uuid>/<name>`), in upload order: the `file_locations` of a file connector'),
 });
 
 export const tenantQuery = z.object(tenantIdParam);
