@@ -142,6 +142,17 @@ describe('gateway workspaces: the list wrapper, the active workspace, workspace-
     expect(after.json.workspaces).toHaveLength(2);
     // Its own memory it still uses.
     expect(await memoryOfSearch(scoped.key)).toEqual({ status: 200, memory_id: tenant.memoryId, workspace_id: tenant.workspaceId });
+    // It lists only the workspace its memory is in: another's name and memory are not its to see. A key scoped to the
+    // other workspace's memory sees that one, with it as the workspace it acts in.
+    const listed = await http(g.publicUrl, 'GET', '/api/v1/workspaces', { headers: as(scoped.key) });
+    expect(listed.status).toBe(200);
+    expect(listed.json.workspaces.map((w: { workspace_id: string }) => w.workspace_id)).toEqual([tenant.workspaceId]);
+    expect(listed.json.active_workspace_id).toBe(tenant.workspaceId);
+    const otherScoped = await makeKey(g, tenant.tenantId, { scopes: { memories: [other.json.primary_memory_id] } });
+    const theirs = await http(g.publicUrl, 'GET', `/api/v1/workspaces?memory_id=${other.json.primary_memory_id}`, { headers: as(otherScoped.key) });
+    expect(theirs.status).toBe(200);
+    expect(theirs.json.workspaces.map((w: { workspace_id: string }) => w.workspace_id)).toEqual([other.json.workspace_id]);
+    expect(theirs.json.active_workspace_id).toBe(other.json.workspace_id);
     // A key is scoped only to memories of its tenant: none, or another tenant's, is 404 and makes no key.
     const stranger = await makeTenant(g);
     for (const memories of [['mem_doesnotexist'], [tenant.memoryId, stranger.memoryId]]) {

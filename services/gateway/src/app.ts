@@ -14,7 +14,7 @@ import { parseUpstream, proxyHttp, proxyUpgrade, upstreamHeaders, upstreamPath, 
 import { hostMemoryOf, requestFacts, requireApiKey, requireDetailSession, requireManageAdmin, requireSession, setHostMemory } from './http/guards';
 import type { GatewayKoaContext, GatewayRequestState, GatewayRouter } from './http/state';
 import { fromAnotherOrigin } from './http/origin';
-import { activateWorkspace, createWorkspace, memoryForHost, tenantContext } from './application/tenancy';
+import { activateWorkspace, createWorkspace, memoryForHost, tenantContext, tenantMemory } from './application/tenancy';
 import { createKey, getKey, listKeys, revokeKey, rotateKey } from './application/keys';
 import { createOauthClient, issueClientToken, listClients, revokeOauthClient } from './application/oauth';
 import { changePassword, login, logout, refresh, resetPassword } from './application/identity';
@@ -86,6 +86,7 @@ export function publicRouteDeps(context: GatewayContext): PublicRouteDeps {
         create: (tenantId, name) => createWorkspace(context, tenantId, name),
         activate: (tenantId, id) => activateWorkspace(context, tenantId, id),
         tenant: (tenantId) => tenantContext(context, tenantId),
+        memoryWorkspace: async (tenantId, memoryId) => (await tenantMemory(context, tenantId, memoryId))?.workspace_id ?? null,
       },
     },
     projects: { guard, projects: projectService(context) },

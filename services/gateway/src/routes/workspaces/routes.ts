@@ -14,6 +14,8 @@ export interface WorkspaceRouteDeps {
     activate(tenantId: string, workspaceId: string): Promise<boolean>;
     /** The tenant with its workspaces, freshly read. */
     tenant(tenantId: string): Promise<TenantContext | null>;
+    /** The workspace a live memory of the tenant is in, or null. */
+    memoryWorkspace(tenantId: string, memoryId: string): Promise<string | null>;
   };
 }
 
@@ -31,9 +33,14 @@ export function workspaceRoutes(deps: WorkspaceRouteDeps) {
       method: 'get', path: '/api/v1/workspaces', operationId: 'listWorkspaces', summary: 'The tenant\'s workspaces, active and default',
       security: KEY, guards: [deps.guard({ module: 'workspaces', access: 'read', operation: 'list' })],
       ok: { status: 200, description: 'workspace list wrapper', schema: workspaceListView },
-      handler: (ctx) => {
+      handler: async (ctx) => {
         const p = ctx.state.principal!;
-        return presentWorkspaceList(p.tenant, p.pinnedWorkspaceId);
+        if (p.pinnedWorkspaceId !== null) return presentWorkspaceList(p.tenant, new Set([p.pinnedWorkspaceId]), p.pinnedWorkspaceId);
+        // A key scoped to some memories sees the workspaces those memories are in, and no other's name or memory.
+        const scoped = p.keyScope?.memories ?? [];
+        if (scoped.length === 0) return presentWorkspaceList(p.tenant, null, null);
+        const within = new Set((await Promise.all(scoped.map((m) => deps.workspaces.memoryWorkspace(p.tenantId, m)))).filter((w): w is string => w !== null));
+        return presentWorkspaceList(p.tenant, within, within.has(p.tenant.tenant.active_workspace_id ?? '') ? null : p.workspaceId);
       },
     }),
     route({
@@ -63,7 +70,7 @@ export function workspaceRoutes(deps: WorkspaceRouteDeps) {
         }
         refuseMemoryScoped(p, 'change the active workspace');
         if (!(await deps.workspaces.activate(p.tenantId, id))) throw AppError.notFound('workspace');
-        return presentWorkspaceList((await deps.workspaces.tenant(p.tenantId)) ?? p.tenant, null);
+        return presentWorkspaceList((await deps.workspaces.tenant(p.tenantId)) ?? p.tenant, null, null);
       },
     }),
   ];

@@ -31,11 +31,15 @@ export function presentWorkspace(w: Workspace, tenant: TenantContext): Workspace
 }
 
 /** A credential pinned to a workspace sees only that one; the others are invisible, not forbidden. */
-export function presentWorkspaceList(tenant: TenantContext, pinned: string | null): WorkspaceListView {
-  const all = [...tenant.workspaces.values()].filter((w) => pinned === null || w.workspace_id === pinned);
+/**
+ * The tenant's workspaces, or only those of `within`; `active` stands for the tenant's active workspace when the
+ * caller is bound elsewhere (its pin, or the workspace its request acts in).
+ */
+export function presentWorkspaceList(tenant: TenantContext, within: ReadonlySet<string> | null, active: string | null): WorkspaceListView {
+  const all = [...tenant.workspaces.values()].filter((w) => within === null || within.has(w.workspace_id));
   return {
     workspaces: all.map((w) => presentWorkspace(w, tenant)),
-    active_workspace_id: pinned ?? tenant.tenant.active_workspace_id ?? '',
+    active_workspace_id: active ?? tenant.tenant.active_workspace_id ?? '',
     default_workspace_id: tenant.tenant.default_workspace_id ?? '',
   };
 }
