@@ -265,6 +265,26 @@ describe('knowledge graphs (cluster mode, through the gateway)', () => {
     expect((await call('GET', `/memory/departments/${g.graph_id}`)).body).toMatchObject({ status: 'error', node_count: nodesBefore.length, edge_count: edgesBefore.length });
   });
 
+  it('takes a name as long as a field may be: its key is bounded, the same name meets its own node again, and nothing is retried', async () => {
+    const g = await createGraph('Long names');
+    // 9,000 letters that do not compress: as a key whole, its index row would pass PostgreSQL's 8 KiB.
+    let seed = 7;
+    const letter = () => String.fromCharCode(97 + ((seed = (seed * 1103515245 + 12345) % 2147483648) % 26));
+    const long = Array.from({ length: 9_000 }, letter).join('');
+    const other = `${long.slice(0, 8_999)}${long.endsWith('a') ? 'b' : 'a'}`;
+    for (const [name, rows] of [['long-1.csv', [long]], ['long-2.csv', [long, other]]] as const) {
+      const accepted = await upload(g.graph_id, { name, bytes: ['company,city', ...rows.map((r) => `${r},Paris`)].join('\n') });
+      expect(accepted.status).toBe(200);
+      expect(await settled(accepted.body.jobId)).toMatchObject({ status: 'completed' });
+    }
+    const companies = (await nodesOf(g.graph_id)).filter((n) => n.label === 'Company');
+    // The same long name twice is one company; one differing in its last letter is another.
+    expect(companies.map((c) => c.name.length)).toEqual([9_000, 9_000]);
+    for (const c of companies) expect(c.resolution_key).toMatch(/^name:[a-z]{395}#sha256:[0-9a-f]{64}$/);
+    expect(new Set(companies.map((c) => c.resolution_key)).size).toBe(2);
+    expect((await call('GET', `/memory/departments/${g.graph_id}`)).body.status).toBe('ready');
+  });
+
   it('applies a redelivered job message once', async () => {
     const g = await createGraph('Redelivery');
     const accepted = await upload(g.graph_id, { name: 'r.csv', bytes: 'Name,Company,Domain\nAda Lovelace,Initech,initech.example\n' });

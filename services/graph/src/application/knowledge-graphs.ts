@@ -303,10 +303,11 @@ export async function processGraphJob(
     return 'failed';
   }
   const outcome = await applyJob(deps, tenantId, job, eventId, plans).catch(async (err: unknown) => {
-    // A value the database refuses (class 22: data exception, 23: integrity) would be refused again on every
-    // redelivery: the job fails with the reason instead, and the rolled-back transaction left the graph as it was.
+    // A value the database refuses (class 22: data exception, 23: integrity, 54: a limit such as an index row's size)
+    // would be refused again on every redelivery: the job fails with the reason instead, and the rolled-back
+    // transaction left the graph as it was.
     const code = (err as { code?: unknown } | null)?.code;
-    if (typeof code !== 'string' || !/^2[23]/.test(code)) throw err;
+    if (typeof code !== 'string' || !/^(2[23]|54)/.test(code)) throw err;
     deps.logger.warn({ err, job_id: job.job_id }, 'a graph job\'s input was refused by the database');
     await finishFailed(deps, tenantId, job, eventId, `the input holds a value that cannot be stored (${code})`);
     return 'failed' as const;

@@ -1,4 +1,4 @@
-import { entityKey, foldName, kindOfLabel, labelOfKind, normalizeDomain, questionPhrases, resolutionKey } from './entity-model';
+import { boundedKey, entityKey, foldName, kindOfLabel, labelOfKind, normalizeDomain, questionPhrases, resolutionKey } from './entity-model';
 
 describe('the shared entity model', () => {
   it('maps memory entity kinds to node labels and back', () => {
@@ -14,6 +14,16 @@ describe('the shared entity model', () => {
   it('keeps the memory entity key of the first migration', () => {
     expect(entityKey('The Acme  Corp’s')).toBe('acme corp');
     expect(entityKey('Café')).toBe('café');
+  });
+
+  it('bounds a long key: its start and the SHA-256 of the whole, never splitting a character', () => {
+    expect(boundedKey('name:acme')).toBe('name:acme');
+    const long = `name:${'🌊'.repeat(600)}x`;
+    const bounded = boundedKey(long);
+    expect(bounded).toMatch(/^name:(🌊){395}#sha256:[0-9a-f]{64}$/u);
+    expect(boundedKey(long)).toBe(bounded);
+    expect(boundedKey(`${long}y`)).not.toBe(bounded);
+    expect(resolutionKey('Location', { name: 'b'.repeat(10_000) })).toHaveLength(400 + '#sha256:'.length + 64);
   });
 
   it('folds names without case, accents or punctuation', () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { STOPWORDS } from '@lore/ai';
 import { normalizeDomain, normalizeProfileUrl } from '@lore/contracts';
 
@@ -73,6 +74,23 @@ const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
  * properties name nothing.
  */
 export function resolutionKey(label: NodeLabel, properties: Record<string, unknown>): string | null {
+  const key = unboundedKey(label, properties);
+  return key === null ? null : boundedKey(key);
+}
+
+/** The most characters a resolution key keeps as written; a unique index holds it (at most 8 KiB a row). */
+export const MAX_KEY_CHARS = 512;
+
+/**
+ * A key as it is, when short; a longer one (a 10,000-character name is within an upload's limits) is its start and
+ * the SHA-256 of the whole, so equal keys stay equal, different ones different, and the index always holds it.
+ */
+export function boundedKey(key: string): string {
+  if (key.length <= MAX_KEY_CHARS) return key;
+  return `${Array.from(key).slice(0, 400).join('')}#sha256:${createHash('sha256').update(key).digest('hex')}`;
+}
+
+function unboundedKey(label: NodeLabel, properties: Record<string, unknown>): string | null {
   const name = foldName(text(properties.name));
   switch (label) {
     case 'Company': {

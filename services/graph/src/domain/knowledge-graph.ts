@@ -1,4 +1,4 @@
-import { foldName, normalizeDomain, resolutionKey } from './entity-model';
+import { boundedKey, foldName, normalizeDomain, resolutionKey } from './entity-model';
 
 /**
  * How tabular data (an uploaded file's rows, a saved list's records) and connector documents become typed nodes and
@@ -240,7 +240,7 @@ export function planDocument(doc: GraphDocument, maxEntities: number): Plan {
   };
   const docNode: PlannedNode = {
     label: 'Document',
-    key: `doc:${sourceId}`,
+    key: boundedKey(`doc:${sourceId}`),
     name: doc.title || doc.external_id || doc.doc_id,
     properties: { name: doc.title, link: doc.link ?? '', source_type: doc.source_type ?? '', external_id: doc.external_id ?? '', doc_id: doc.doc_id },
     source,

@@ -37,6 +37,19 @@ describe('logger redaction', () => {
     expect((lines[0]!.headers as Record<string, string>).host).toBe('h');
   });
 
+  it("censors a failed statement's values on a logged error, keeping its message, code and statement", async () => {
+    const { lines, logger } = capture();
+    // As the embedded database's errors come: the statement and its values on the error.
+    const err = Object.assign(new Error('index row requires 9072 bytes'), { code: '54000', query: 'INSERT INTO graph.kg_nodes …', params: ['tenant', 'Ada Brook, 12 Quay Street'] });
+    logger.warn({ err }, 'event handler failed; retrying');
+    logger.warn({ error: err }, 'failed');
+    await flush();
+    expect(lines[0]!.err).toMatchObject({ message: 'index row requires 9072 bytes', code: '54000', query: 'INSERT INTO graph.kg_nodes …', params: REDACTED });
+    expect(lines[1]!.error).toMatchObject({ code: '54000', params: REDACTED });
+    for (const line of lines) expect(JSON.stringify(line)).not.toContain('Quay Street');
+    expect(err.params).toEqual(['tenant', 'Ada Brook, 12 Quay Street']);
+  });
+
   it('censors secret-named fields at the top level and one level down, keeping the rest', async () => {
     const { lines, logger } = capture();
     logger.warn({ token: 't0p', password: 'pw', apiKey: 'ak', key: 'ck_live_top', key_id: 'kid_1', subscription: { signing_secret: 'whsec_x', key: 'k', id: 's1' } }, 'x');

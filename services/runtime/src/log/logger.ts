@@ -5,10 +5,13 @@ import { processLogDestination } from './destination';
 export type { Logger } from 'pino';
 
 /**
- * Header paths never written to logs: credentials, auth headers, cookies. These are exact paths, which pino
- * compiles into direct property accesses (cheap on every line).
+ * Paths never written to logs: credentials, auth headers, cookies, and the values a failed statement was given (an
+ * embedded database's errors carry `params`: documents' text, uploaded rows, hashed keys). These are exact paths,
+ * which pino compiles into direct property accesses (cheap on every line).
  */
 export const REDACT_PATHS = [
+  'err.params',
+  'error.params',
   'req.headers.authorization',
   'req.headers["x-api-key"]',
   'req.headers.cookie',
