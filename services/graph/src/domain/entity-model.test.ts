@@ -26,6 +26,14 @@ describe('the shared entity model', () => {
     expect(resolutionKey('Location', { name: 'b'.repeat(10_000) })).toHaveLength(400 + '#sha256:'.length + 64);
   });
 
+  it('keeps apart names that differ by a mark of another script than an accent', () => {
+    expect(foldName('कमल')).not.toBe(foldName('कमला'));
+    expect(foldName('ガス太郎')).not.toBe(foldName('カス太郎'));
+    expect(foldName('Zoë Müller')).toBe(foldName('Zoe Muller'));
+    // A question's words keep their marks too: the name is one word, as written.
+    expect(questionPhrases('कमला कौन है')).toContain('कमला');
+  });
+
   it('folds names without case, accents or punctuation', () => {
     expect(foldName('Café Nöel GmbH')).toBe('cafe noel gmbh');
     expect(foldName('The CAFÉ-Noël GmbH')).toBe('cafe noel gmbh');

@@ -49,17 +49,19 @@ export function entityKey(name: string): string {
 }
 
 /**
- * The form names are compared in: Unicode compatibility forms folded (NFKD), accents and other combining marks
- * dropped, lower case, every run of punctuation or space one space, no leading article. "Café Nöel GmbH",
+ * The form names are compared in: Unicode compatibility forms folded (NFKD), accents (the combining diacritical
+ * marks) dropped, lower case, every run of punctuation or space one space, no leading article. "Café Nöel GmbH",
  * "cafe noel gmbh" and "The CAFÉ-Noël GmbH" all read `cafe noel gmbh`.
  */
 export function foldName(name: string): string {
   return name
     .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
+    // The combining diacritical marks only, as graph.kg_fold drops them: the marks of other scripts (a Devanagari
+    // vowel sign, a Japanese voicing mark) make another name, not an accented one.
+    .replace(/[\u0300-\u036f]+/g, '')
     .toLowerCase()
     .replace(/['’]s\b/g, '')
-    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .replace(/[^\p{L}\p{M}\p{N}]+/gu, ' ')
     .trim()
     .replace(/^(?:the|a|an) /, '');
 }
@@ -133,7 +135,7 @@ export const MAX_PHRASE_WORDS = 6;
  * a match. At most `limit` phrases, the shorter runs first.
  */
 export function questionPhrases(question: string, limit = 2_000): string[] {
-  const words = [...question.matchAll(/[\p{L}\p{N}]+/gu)].map((m) => ({ start: m.index ?? 0, end: (m.index ?? 0) + m[0].length, folded: foldName(m[0]) }));
+  const words = [...question.matchAll(/[\p{L}\p{M}\p{N}]+/gu)].map((m) => ({ start: m.index ?? 0, end: (m.index ?? 0) + m[0].length, folded: foldName(m[0]) }));
   const meaningful = (w: { folded: string } | undefined) => w !== undefined && w.folded !== '' && !STOPWORDS.has(w.folded);
   const out = new Set<string>();
   for (let n = 1; n <= MAX_PHRASE_WORDS; n++) {

@@ -28,6 +28,13 @@ describe('readTable', () => {
     expect(r.ok ? '' : r.reason).toMatch(reason);
   });
 
+  it('reads a row of as many fields as a row may have, each as long as a field may be', () => {
+    const full = Array.from({ length: 4 }, (_, i) => String(i).repeat(20));
+    expect(read(`a,b,c,d\n${full.join(',')}\n`)).toEqual({ ok: true, header: ['a', 'b', 'c', 'd'], rows: [full] });
+    // A quoted field that runs on past what a whole row may hold is refused, naming the bound.
+    expect(read(`a,b\n"${'x'.repeat(200)}\n,y\n`)).toEqual({ ok: false, reason: expect.stringMatching(/longer than 84 characters .*unclosed quote/) });
+  });
+
   it('refuses bytes that are not UTF-8 text, and binary data', () => {
     expect(read(new Uint8Array([0x4e, 0x61, 0xff, 0x0a]))).toEqual({ ok: false, reason: expect.stringMatching(/not UTF-8/) });
     expect(read('a,b\n\u0001\u0002,x\n')).toEqual({ ok: false, reason: expect.stringMatching(/binary/) });

@@ -43,6 +43,8 @@ function decode(bytes: Uint8Array): string | null {
   }
 }
 
+const maxRowChars = (limits: TableLimits): number => limits.maxColumns * (limits.maxFieldChars + 1);
+
 export function readTable(bytes: Uint8Array, limits: TableLimits): TableReading {
   const text = decode(bytes);
   if (text === null) return { ok: false, reason: 'the file is not UTF-8 text (a spreadsheet must be saved as CSV)' };
@@ -57,7 +59,9 @@ export function readTable(bytes: Uint8Array, limits: TableLimits): TableReading 
       skip_empty_lines: true,
       // One record past the limit is enough to know it is exceeded.
       to: limits.maxRows + 2,
-      max_record_size: limits.maxFieldChars * 4,
+      // The parser bounds a whole row: as many fields as a row may have, each as long as a field may be (then each
+      // field is checked on its own, below).
+      max_record_size: maxRowChars(limits),
     }) as string[][];
   } catch (err) {
     const e = err as { code?: string; lines?: number; message?: string };
@@ -74,7 +78,7 @@ export function readTable(bytes: Uint8Array, limits: TableLimits): TableReading 
       case 'INVALID_OPENING_QUOTE':
         return { ok: false, reason: `a quote opens in the middle of a field${at}` };
       case 'CSV_MAX_RECORD_SIZE':
-        return { ok: false, reason: `a row is too long${at} (an unclosed quote?)` };
+        return { ok: false, reason: `a row is longer than ${maxRowChars(limits)} characters${at} (an unclosed quote?)` };
       default:
         return { ok: false, reason: `the file is not a valid table${at}` };
     }
