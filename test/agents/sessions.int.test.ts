@@ -215,6 +215,13 @@ describe('agents: sessions over websockets', () => {
       expect(list.map((r) => r.entity_key).sort()).toEqual(rows.map((m) => m.row.entity_key as string).sort());
       for (const r of list) expect((r.metadata as Json).source).toMatchObject({ source_url: expect.any(String), fetched_at: expect.any(String), snippet: expect.any(String) });
       expect(await status(a.tenantId, thread)).toMatchObject({ status: 'completed', claimed_by: null });
+      // The list getLists shows for the session is read through getSearchResult, as a search's.
+      const listed = await s.call('GET', '/company-search/getLists?limit=100', auth(a));
+      expect((listed.json.data as Json[]).map((l) => l.id)).toContain(started.json.list_id);
+      const result = await s.call('GET', `/company-search/getSearchResult/${thread}`, auth(a));
+      expect(result.status).toBe(200);
+      expect(result.json).toMatchObject({ thread_id: thread, list_id: started.json.list_id, list_type: 'agentic_crawler', status: 'completed', total: list.length });
+      expect((result.json.data as Json[]).map((r) => r.row_id).sort()).toEqual(list.map((r) => r.row_id).sort());
       // Robots.txt was read before any page of the site.
       const reqs = served.web.requestsTo(c.slug);
       expect(reqs[0]!.path).toBe('/robots.txt');

@@ -253,7 +253,7 @@ async function viewOf(sql: Sql, tenantId: string, w: WorkflowRow): Promise<Searc
 }
 
 /** A search's snapshot (of this kind, or of either kind for getSearchResult). */
-export async function searchView(deps: AgentsDeps, principal: Principal, kinds: readonly SearchKind[], threadId: string): Promise<SearchView> {
+export async function searchView(deps: AgentsDeps, principal: Principal, kinds: readonly string[], threadId: string): Promise<SearchView> {
   return deps.db.withTenant(principal.tenantId, async (sql) => viewOf(sql, principal.tenantId, await visibleWorkflow(sql, principal, threadId, kinds)));
 }
 

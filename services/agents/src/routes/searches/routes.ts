@@ -1,7 +1,11 @@
 import type { Principal } from '../../application/principal';
 import type { EnrichmentInput, EnrichmentTask, SavedListRow, SearchView, StartInput } from '../../application/workflows';
-import type { SearchKind } from '../../domain/workflow';
+import { SESSION_KINDS } from '../../application/sessions/agent';
+import { SEARCH_KINDS, type SearchKind } from '../../domain/workflow';
 import { AGENTS_SECURITY, FAMILY, route, type AgentsGuard } from '../route';
+
+/** The workflows whose rows getSearchResult gives: searches, and sessions (their list stores what they found). */
+const RESULT_KINDS: readonly string[] = [...SEARCH_KINDS, ...SESSION_KINDS];
 import {
   continueBody,
   continueView,
@@ -26,7 +30,8 @@ export interface SearchRouteDeps {
   start(p: Principal, kind: SearchKind, input: StartInput): Promise<{ thread_id: string; status: string }>;
   continue(p: Principal, kind: SearchKind, threadId: string, totalTarget: number): Promise<{ thread_id: string; status: string }>;
   stop(p: Principal, kind: SearchKind, threadId: string): Promise<{ thread_id: string; status: string; message: string }>;
-  view(p: Principal, kinds: readonly SearchKind[], threadId: string): Promise<SearchView>;
+  /** A workflow's snapshot, of these kinds (a search's, or for a result also a session's). */
+  view(p: Principal, kinds: readonly string[], threadId: string): Promise<SearchView>;
   startEnrichment(p: Principal, kind: SearchKind, threadId: string, input: EnrichmentInput): Promise<EnrichmentTask>;
   stopEnrichment(p: Principal, kind: SearchKind, threadId: string): Promise<EnrichmentTask>;
   lists(p: Principal, page: { limit: number; offset: number }): Promise<{ lists: SavedListRow[]; total: number }>;
@@ -148,13 +153,14 @@ export function searchRoutes(deps: SearchRouteDeps) {
       method: 'get',
       path: '/company-search/getSearchResult/:thread_id',
       operationId: 'companySearchGetSearchResult',
-      summary: 'The rows a company or people search found',
+      summary: 'The rows a company or people search, or a deep search, web research or crawler session found',
       tags: ['companySearch'],
       guards: deps.guard('read', 'envelope'),
       params: threadParams,
       ok: { status: 200, description: 'the result', schema: searchResultView },
       responses: notFound,
-      handler: async (ctx, { params }) => presentSearchResult(await deps.view(ctx.state.principal, ['company_search', 'people_search'], params.thread_id)),
+      // A search's rows, and a deep search, web research or crawler session's (spec 3: their list stores the results).
+      handler: async (ctx, { params }) => presentSearchResult(await deps.view(ctx.state.principal, RESULT_KINDS, params.thread_id)),
     }),
     ...forKind('people_search', '/people-search', 'people', 'peopleSearch', 'thread_id'),
   ];
