@@ -1,6 +1,7 @@
 import { companyKey, generateAgentsWorld, matchingCompanies, matchingPeople, personKey, serveAgentsWorld, type ServedAgentsWorld } from '../support/agents-world';
 import type { TenantFixture } from '../gateway/harness';
 import { startAgentsStack, type AgentsStack } from './harness';
+import { readStream } from './sse-client';
 
 /**
  * Lists built from the web only (docs/agents.md, "Benchmarks", list quality): the tenant's directory is empty, the
@@ -61,6 +62,33 @@ describe('lists from the web (the test world behind a SearXNG-format endpoint, t
     // Each row's source is its site's home page.
     expect(sources.length).toBe(keys.length);
     for (const src of sources) expect(new URL(src).pathname).toBe('/');
+  });
+
+  it('searches the web with the criteria as the generic workflow API edits them, at start and on continue', async () => {
+    const auth = { authorization: `Bearer ${t.key}` };
+    let mark = served.search.requests.length;
+    const started = await readStream(s, 'POST', '/api/workflow/start', auth, {
+      prompt: 'SaaS companies in France',
+      total_target: 2,
+      additional_criteria: [{ name: 'Location', value: 'Germany', column_name: 'location', type: 'hard_filter' }],
+    });
+    expect(started.status).toBe(200);
+    const thread = started.frames[0]!.data.thread_id as string;
+    const last = started.frames[started.frames.length - 1]!.data;
+    expect(last.status).toBe('completed');
+    const queries = () => served.search.requests.slice(mark).map((r) => String(r.params.q ?? ''));
+    // The added place replaced the prompt's: the search asks for Germany, not France.
+    expect(queries().length).toBeGreaterThan(0);
+    for (const q of queries()) expect(q).toMatch(/Germany/);
+    for (const q of queries()) expect(q).not.toMatch(/France/);
+    mark = served.search.requests.length;
+    const status = (await s.call('GET', `/api/workflow/status/${thread}`, auth)).json as Json;
+    const current = (status.criteria as Json[]).map((c) => (c.column_name === 'industry' ? { ...c, value: 'Fintech' } : c));
+    const continued = await readStream(s, 'POST', '/api/workflow/continue', auth, { thread_id: thread, total_target: 4, current_criteria: current });
+    expect(continued.status).toBe(200);
+    expect(queries().length).toBeGreaterThan(0);
+    for (const q of queries()) expect(q).toMatch(/Fintech.*Germany|Germany.*Fintech/);
+    for (const q of queries()) expect(q).not.toMatch(/SaaS/);
   });
 
   it('reads a home page that answered 503 once more a second later (and lists its company), one that answered 404 once', async () => {

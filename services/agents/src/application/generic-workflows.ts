@@ -9,6 +9,7 @@ import type { AgentsDeps } from './context';
 import { agentsError, notFound } from './errors';
 import { seesWorkflow, type Principal } from './principal';
 import { publishEvents, recordEvent, streamKeyOf, waitForEntries, type WorkflowEvent } from './progress';
+import { webSearchQuery } from './list-sources';
 import { continueSearch, searchView, startSearch, stopSearch, type SearchView } from './workflows';
 
 /**
@@ -124,6 +125,9 @@ export async function continueGeneric(deps: AgentsDeps, principal: Principal, ki
       return more;
     }
     state.criteria = mergeCriteria(current ?? state.criteria, added);
+    // The web search follows the criteria: it is made again from them and the prompt's keywords.
+    const plan = (state as typeof state & { plan?: { query: string; keywords?: string[] } }).plan;
+    if (plan?.keywords !== undefined) plan.query = webSearchQuery(state.criteria, plan.keywords, w.prompt);
     if (w.list_id) {
       const list = await getList(sql, principal.tenantId, w.list_id);
       const extra = ((list?.columns ?? []) as Column[]).filter((c) => c.type === 'enrichment');

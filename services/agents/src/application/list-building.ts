@@ -18,6 +18,8 @@ export interface SearchPlan {
   filter: DirectoryFilter;
   /** The web search query. */
   query: string;
+  /** The prompt's keywords beside its criteria: the query is made again from them when the criteria change. */
+  keywords?: string[];
   /** Model tokens spent making the plan (0 without a model). */
   modelTokens: number;
   /** Rows the prompt asks for ("find 40 ..."), when it names a number: the first run's target. */

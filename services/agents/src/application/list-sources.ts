@@ -26,20 +26,28 @@ const CRITERIA_MAX_TOKENS = 1_500;
 
 const scoringKind = (kind: SearchKind): 'company' | 'person' => (kind === 'company_search' ? 'company' : 'person');
 
+/**
+ * The web search query of a list: its hard industry and place criteria's values and the prompt's keywords, else the
+ * prompt. Industry and place words find a company's pages and its people's profiles; a role's words ("CEO") are
+ * often not on the page (it says "Chief Executive Officer"), so the scorer judges the role instead. Made again
+ * whenever the criteria change (the generic workflow API's `additional_criteria` and `current_criteria`).
+ */
+export function webSearchQuery(criteria: readonly Criterion[], keywords: readonly string[], prompt: string): string {
+  const hard = criteria.filter((c) => c.type === 'hard_filter' && (c.column_name === 'industry' || c.column_name === 'location'));
+  return [...hard.map((c) => c.value.split(',')[0]!.trim()), ...keywords].filter(Boolean).join(' ') || prompt;
+}
+
 export function criteriaPlanner(model: LanguageModel | null): CriteriaPlanner {
   return {
     async plan(prompt, kind, signal) {
       const r = await extractCriteria(model, prompt, scoringKind(kind), { signal, maxTokens: CRITERIA_MAX_TOKENS });
-      // Industry and place words find a company's pages and its people's profiles; a role's words ("CEO") are often
-      // not on the page (it says "Chief Executive Officer"), so the scorer judges the role instead.
-      const hard = r.criteria.filter((c) => c.type === 'hard_filter' && (c.column_name === 'industry' || c.column_name === 'location'));
-      const query = [...hard.map((c) => c.value.split(',')[0]!.trim()), ...r.keywords].filter(Boolean).join(' ') || prompt;
       return {
         category: r.category,
         goal: r.description,
         criteria: r.criteria,
         filter: {},
-        query,
+        query: webSearchQuery(r.criteria, r.keywords, prompt),
+        keywords: r.keywords,
         modelTokens: r.source === 'model' ? CRITERIA_MAX_TOKENS + Math.ceil(prompt.length / 4) : 0,
         ...(r.count !== null ? { count: r.count } : {}),
         title: r.title,

@@ -8,7 +8,7 @@ import { targetChosen, withAdditionalCriteria } from '../domain/generic-workflow
 import { webQueryOf } from '../domain/criteria';
 import { candidateFromKnowledge, candidateFromPage, candidateFromRecord, criterionCells, enrichmentCell, fixedCells, type Candidate, type ListSources, type WebPageRead } from './list-building';
 import { publishEvents, recordEvent, type WorkflowEvent } from './progress';
-import { readOnceMore, searchWithRetries } from './list-sources';
+import { readOnceMore, searchWithRetries, webSearchQuery } from './list-sources';
 import { MAX_ROWS_SHOWN } from './workflows';
 import { isSessionKind } from './sessions/agent';
 import { claimSessionRun } from './sessions/run';
@@ -258,7 +258,9 @@ class Run extends ClaimedRun {
       // An unnamed list takes the criteria's title ("Fintech companies in Berlin with 51+ employees").
       const retitle = !state.named && plan.title ? plan.title.slice(0, 200) : null;
       if (retitle) state.title = retitle;
-      (state as WorkflowState & { plan?: unknown }).plan = { filter: plan.filter, query: plan.query };
+      // Criteria a caller added change the web search as they change the list.
+      const query = plan.keywords !== undefined ? webSearchQuery(state.criteria, plan.keywords, this.workflow.prompt) : plan.query;
+      (state as WorkflowState & { plan?: unknown }).plan = { filter: plan.filter, query, ...(plan.keywords !== undefined ? { keywords: plan.keywords } : {}) };
       const knowledge = this.deps.sources.knowledge && state.starter?.memory_id ? 'knowledge' : null;
       state.sources = [this.deps.sources.directory ? 'directory' : null, knowledge, this.deps.sources.web ? 'web' : null].filter((s): s is string => s !== null);
       if (!this.deps.sources.web) {
