@@ -24,6 +24,20 @@ export interface MigrationSet {
 
 const IDENT = /^[a-z_][a-z0-9_]*$/;
 
+/** The database holds migrations this version does not have: a newer Lore migrated it. */
+export class NewerSchemaError extends Error {
+  constructor(
+    readonly schema: string,
+    readonly versions: readonly string[],
+  ) {
+    super(
+      `the ${schema} schema was migrated by a newer version of Lore (${versions.join(', ')} ${versions.length === 1 ? 'is not a migration' : 'are not migrations'} of this version): ` +
+        'run that version or a later one, or restore the backup made before the upgrade; an older version would write rows the newer one reads wrongly',
+    );
+    this.name = 'NewerSchemaError';
+  }
+}
+
 /**
  * Applies a service's pending migrations as the schema owner, then grants the application role what it needs.
  * The application role is the one the application connection logs in as (LORE_DATABASE_URL's role, asked of the
@@ -55,6 +69,10 @@ export async function runMigrations(db: Db, set: MigrationSet): Promise<string[]
       const done = new Set(
         (await sql.query<{ version: string }>(`SELECT version FROM ${set.schema}.schema_migrations`)).rows.map((r) => r.version),
       );
+      // A database a newer Lore migrated: this version's code would write rows without what those migrations added
+      // (a graph's places, a connector's workspace), which the newer version then reads as open to everyone.
+      const unknown = [...done].filter((v) => !files.includes(v)).sort();
+      if (unknown.length > 0) throw new NewerSchemaError(set.schema, unknown);
       for (const file of [...files.filter((f) => !done.has(f)), ...always]) {
         const text = await readFile(join(set.dir, file), 'utf8');
         const record = !file.startsWith('always_');
