@@ -250,4 +250,22 @@ describe('the same trace in embedded mode (npm start), on the in-process bus', (
       system: 'lore_memory_bus',
     });
   });
+
+  it('exports no query value: a key in a request\'s query, a webhook receiver\'s token', async () => {
+    const token = `hooktoken${randomBytes(6).toString('hex')}`;
+    const hook = await http(url, 'POST', '/api/v1/webhooks', { headers: { 'x-api-key': apiKey }, body: { url: `${hooks.url}?token=${token}`, events: ['memory.ingest.completed'] } });
+    expect(hook.status).toBe(201);
+    const word = `probeword${randomBytes(6).toString('hex')}`;
+    // A key in the query (a browser's stream), and a search word.
+    expect((await fetch(`${url}/api/v1/pages/ping?api-key=${apiKey}&q=${word}`, { headers: { 'x-api-key': apiKey } })).status).toBe(200);
+    const ingest = await http(url, 'POST', '/api/v1/memory/ingest', { headers: { 'x-api-key': apiKey }, body: { content: `A note about ${word}.`, title: 'Query check' } });
+    expect(ingest.status).toBe(200);
+    const delivered = await until('the delivery to the token\'s receiver to be traced', async () => otlp.spans.find((s) => s.kind === SPAN_KIND.client && String(s.attributes['url.full'] ?? '').includes('token=REDACTED')), 60_000, lore);
+    expect(String(delivered.attributes['url.full'])).toBe(`${hooks.url}?token=REDACTED`);
+    const ping = await until('the ping\'s server span', async () => otlp.spans.find((s) => s.kind === SPAN_KIND.server && String(s.attributes['url.query'] ?? '').startsWith('api-key=')), 30_000, lore);
+    expect(ping.attributes['url.query']).toBe('api-key=REDACTED&q=REDACTED');
+    const all = JSON.stringify(otlp.spans);
+    for (const secret of [apiKey, token]) expect(all).not.toContain(secret);
+    expect(all).not.toContain(`q=${word}`);
+  });
 });

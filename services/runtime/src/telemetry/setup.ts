@@ -1,4 +1,6 @@
-import { context, propagation, diag, DiagConsoleLogger, DiagLogLevel } from '@opentelemetry/api';
+// Types only: loading node:http here, before the SDK starts, would keep it from being instrumented.
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import { context, propagation, diag, DiagConsoleLogger, DiagLogLevel, type Span } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 
@@ -12,6 +14,32 @@ const HANDLE = Symbol.for('lore.telemetry');
 type Global = typeof globalThis & { [HANDLE]?: TelemetryHandle };
 
 const PROBE_PATHS = /^\/(livez|readyz|metrics)(\/|\?|$)/;
+
+/** What a span keeps of a query string: its names, every value `REDACTED`. */
+export function queryNamesOnly(query: string): string {
+  const out = new URLSearchParams();
+  for (const name of new URLSearchParams(query).keys()) out.append(name, 'REDACTED');
+  return out.toString();
+}
+
+/**
+ * A request's span keeps no query value (`url.query` of a server span, `url.full` of a client span). A query may hold
+ * a key (`?api-key=` on a socket or stream a browser opens), a webhook receiver's token, or a user's search words;
+ * logs already leave queries out (`http/access.ts`).
+ */
+export function redactQueryOfSpan(span: Pick<Span, 'setAttribute'>, request: ClientRequest | IncomingMessage): void {
+  if (!('getHeader' in request)) {
+    const url = request.url ?? '';
+    const q = url.indexOf('?');
+    if (q >= 0) span.setAttribute('url.query', queryNamesOnly(url.slice(q + 1)));
+    return;
+  }
+  const path = request.path;
+  const q = path.indexOf('?');
+  if (q < 0) return;
+  const host = request.getHeader('host') ?? request.host;
+  span.setAttribute('url.full', `${request.protocol}//${String(host)}${path.slice(0, q)}?${queryNamesOnly(path.slice(q + 1))}`);
+}
 
 function truthy(v: string | undefined): boolean {
   return v !== undefined && ['1', 'true', 'yes'].includes(v.trim().toLowerCase());
@@ -66,6 +94,7 @@ function startSdk(env: NodeJS.ProcessEnv): TelemetryHandle {
       new HttpInstrumentation({
         // Probes and scrapes would drown the traces that matter.
         ignoreIncomingRequestHook: (req) => PROBE_PATHS.test(req.url ?? ''),
+        requestHook: redactQueryOfSpan,
       }),
     ],
     // Metrics go through prom-client's /metrics and logs through pino: the SDK exports traces only.
