@@ -285,6 +285,31 @@ describe('knowledge graphs (cluster mode, through the gateway)', () => {
     expect((await call('GET', `/memory/departments/${g.graph_id}`)).body.status).toBe('ready');
   });
 
+  it('closes the facts of rows a shorter version of a file no longer has, and only of that file', async () => {
+    const g = await createGraph('Staff');
+    const up = async (name: string, lines: string[]) => {
+      const accepted = await upload(g.graph_id, { name, bytes: ['name,company', ...lines].join('\n') });
+      expect(accepted.status).toBe(200);
+      return settled(accepted.body.jobId);
+    };
+    await up('staff.csv', ['Ada Brook,Acme', 'Bob Stone,Acme', 'Cy Reed,Initech']);
+    await up('other.csv', ['Dee Lane,Initech']);
+    const shorter = await up('staff.csv', ['Ada Brook,Acme']);
+    expect(shorter).toMatchObject({ status: 'completed' });
+    expect(shorter.stats.edges_closed).toBeGreaterThan(0);
+    const open = facts((await edgesOf(g.graph_id)).filter((e) => e.open));
+    expect(open).toContain('Ada Brook -WORKS_AT-> Acme');
+    expect(open).toContain('Dee Lane -WORKS_AT-> Initech');
+    expect(open).not.toContain('Bob Stone -WORKS_AT-> Acme');
+    expect(open).not.toContain('Cy Reed -WORKS_AT-> Initech');
+    // What the removed rows said stays as history, closed.
+    const closed = facts((await edgesOf(g.graph_id)).filter((e) => !e.open));
+    expect(closed).toEqual(expect.arrayContaining(['Bob Stone -WORKS_AT-> Acme', 'Cy Reed -WORKS_AT-> Initech']));
+    const chat = await call('POST', '/memory/chat', { listId: g.graph_id, question: 'Where does Bob Stone work?' });
+    expect(chat.status).toBe(200);
+    expect(chat.body.edges.filter((e: { valid_to?: string | null }) => !e.valid_to).map((e: { label: string }) => e.label)).not.toContain('WORKS_AT');
+  });
+
   it('applies a redelivered job message once', async () => {
     const g = await createGraph('Redelivery');
     const accepted = await upload(g.graph_id, { name: 'r.csv', bytes: 'Name,Company,Domain\nAda Lovelace,Initech,initech.example\n' });

@@ -6,6 +6,7 @@ import { readTable } from '../domain/tabular';
 import {
   addGraphSourcePlaces,
   closeEdgesOfDeletedDocuments,
+  closeEdgesOfRowsBeyond,
   closeEdgesOfSources,
   connectorDocumentsForGraph,
   factKey,
@@ -360,6 +361,8 @@ interface JobPlans {
   plans: Array<{ plan: Plan; sources: string[] }>;
   /** A connector ingest also closes the edges of documents deleted since. */
   closeDeletedDocuments: boolean;
+  /** An upload also closes what the rows past its last said, of an earlier version of the same file. */
+  closeRowsBeyond?: { filename: string; lastRow: number };
   /** The job takes a document only administrators may see: the graph becomes `admin_only`. */
   adminOnly?: boolean;
   /** The workspaces and memories of the connector documents the job takes (the graph's `source_places`). */
@@ -388,12 +391,12 @@ async function planUpload(deps: MemoryDeps, tenantId: string, job: GraphJobRow):
   const roles = columnRoles(columns);
   const plans = table.rows.map((values, i) => {
     // A row of a file is named by the file and its line, so uploading a changed version of the file again closes
-    // what its rows no longer say.
+    // what its rows no longer say, and what rows it no longer has said (`closeRowsBeyond`).
     const sourceId = `${filename}#${i + 2}`;
     const source = { kind: 'row' as const, id: sourceId, ref: { filename, row: i + 2, job_id: job.job_id } };
     return { plan: planRecord(columns, roles, { values, source, reportName: `${filename} row ${i + 2}`, reportId: sourceId }), sources: [sourceId] };
   });
-  return { unit: 'rows', rows: table.rows.length, sourceKind: 'row', plans, closeDeletedDocuments: false };
+  return { unit: 'rows', rows: table.rows.length, sourceKind: 'row', plans, closeDeletedDocuments: false, closeRowsBeyond: { filename, lastRow: table.rows.length + 1 } };
 }
 
 function planGenerate(job: GraphJobRow): JobPlans {
@@ -477,6 +480,7 @@ async function applyPlans(sql: Sql, tenantId: string, job: GraphJobRow, jobPlans
     applied.edges_opened += await openEdges(sql, tenantId, job.graph_id, job.job_id, edges);
   }
   if (jobPlans.closeDeletedDocuments) applied.edges_closed += await closeEdgesOfDeletedDocuments(sql, tenantId, job.graph_id);
+  if (jobPlans.closeRowsBeyond) applied.edges_closed += await closeEdgesOfRowsBeyond(sql, tenantId, job.graph_id, jobPlans.closeRowsBeyond.filename, jobPlans.closeRowsBeyond.lastRow);
   return applied;
 }
 

@@ -397,6 +397,21 @@ export async function closeEdgesOfSources(
   return r.rowCount;
 }
 
+/**
+ * Closes the open facts of a file's rows past `lastRow` (`<filename>#<row>` sources): the rows a shorter version of
+ * the file, uploaded again, no longer has.
+ */
+export async function closeEdgesOfRowsBeyond(sql: Sql, tenantId: string, graphId: string, filename: string, lastRow: number): Promise<number> {
+  const r = await sql.query(
+    `UPDATE graph.kg_edges SET valid_to = greatest(now(), valid_from)
+      WHERE tenant_id = $1 AND graph_id = $2 AND source_kind = 'row' AND valid_to IS NULL
+        AND left(source_id, length($3) + 1) = $3 || '#' AND substr(source_id, length($3) + 2) ~ '^[0-9]{1,9}$'
+        AND substr(source_id, length($3) + 2)::integer > $4`,
+    [tenantId, graphId, filename, lastRow],
+  );
+  return r.rowCount;
+}
+
 /** The key `closeEdgesOfSources` keeps an edge by: its fact and its source. */
 export const factKey = (e: Pick<EdgeInput, 'from' | 'label' | 'to' | 'source'>): string => `${e.from}|${e.label}|${e.to}|${e.source.id}`;
 
