@@ -162,6 +162,35 @@ describe('graph chat and memory entities (through the gateway)', () => {
     await expectRealSubgraph(h.db, tenant, created.body.graph_id, body);
   });
 
+  it('links names that start or end with a stop word, are stop words joined, or hold a symbol the fold spells out', async () => {
+    const who = h.identity(tenant);
+    const created = await h.call('POST', '/memory/departments/create', who, { name: `Stop words ${run}` });
+    expect(created.status).toBe(200);
+    const target = await h.authorize(who, '/memory/upload');
+    const form = new FormData();
+    form.append('list_id', created.body.graph_id);
+    form.append('file', new Blob(['company,city\nAT&T,Dallas\nAcme™,Oslo\nWill Smith Holdings,Rome\nOn Holding,Zurich\n']), 'stop.csv');
+    const accepted = await fetch(target.url, { method: 'POST', headers: target.headers, body: form });
+    expect(accepted.status).toBe(200);
+    const { jobId } = (await accepted.json()) as { jobId: string };
+    const job = await eventually(async () => {
+      const r = await h.call('GET', `/memory/jobs/${jobId}`, who);
+      return r.body?.status === 'completed' || r.body?.status === 'failed' ? r.body : undefined;
+    }, 90_000, `job ${jobId}`);
+    expect(job.status).toBe('completed');
+    for (const [question, company, city] of [
+      ['Where is AT&T?', 'AT&T', 'Dallas'],
+      ['Where is Acme™?', 'Acme™', 'Oslo'],
+      ['Where is Will Smith Holdings?', 'Will Smith Holdings', 'Rome'],
+      ['Where is On Holding?', 'On Holding', 'Zurich'],
+    ]) {
+      const r = await h.call('POST', '/memory/chat', who, { listId: created.body.graph_id, question });
+      expect(r.status).toBe(200);
+      expect([question, r.body.nodes.map((n: any) => n.properties.name)]).toEqual([question, expect.arrayContaining([company, city])]);
+      await expectRealSubgraph(h.db, tenant, created.body.graph_id, r.body);
+    }
+  });
+
   it('lists a memory\'s entities after a real ingest, page by page, only to its tenant', async () => {
     const who = h.identity(tenant, `mem_ent_${run}`);
     const doc = await ingestOk(h, who, 'Acme Corp opened an office in Berlin. Dr. Jane Smith leads Acme Corp. Globex Labs competes with Acme Corp in Berlin.');

@@ -59,11 +59,24 @@ describe('the shared entity model', () => {
     const phrases = questionPhrases('Who works at ÁCME Corp, and what does acme.com sell?');
     expect(phrases).toEqual(expect.arrayContaining(['ÁCME Corp', 'ÁCME', 'acme.com', 'acme', 'works']));
     expect(phrases).not.toContain('Who');
-    expect(phrases).not.toContain('at ÁCME');
+    // A name may start or end with a stop word, or be made of stop words joined without a space.
+    for (const [q, name] of [
+      ['What about AT&T?', 'AT&T'],
+      ['Tell me about Will Smith Holdings', 'Will Smith Holdings'],
+      ['Where is On Holding based?', 'On Holding'],
+      ['Who founded No Name Ltd', 'No Name Ltd'],
+      ['What is Acme™ worth?', 'AcmeTM'],
+    ] as const) expect([q, questionPhrases(q)]).toEqual([q, expect.arrayContaining([name])]);
+    expect(questionPhrases('What about AT&T?')).not.toContain('about');
     expect(questionPhrases('Where is Zoë O’Brien-Smith?')).toContain('Zoë O’Brien-Smith');
     expect(questionPhrases('Who backs Plan B and Company 5?')).toEqual(expect.arrayContaining(['Plan B', 'Company 5']));
     expect(normalizeDomain('not a domain')).toBe('');
     expect(questionPhrases('who is it?')).toEqual([]);
     expect(questionPhrases(Array.from({ length: 1000 }, (_, i) => `w${i}`).join(' '), 50)).toHaveLength(50);
+    // A question of chat's longest length: a name at its end is still read in full.
+    const pair = (i: number) => String.fromCharCode(97 + Math.floor(i / 26), 97 + (i % 26));
+    const long = `${Array.from({ length: 640 }, (_, i) => pair(i)).join(' ')} Northwind Trading Company Limited`;
+    expect(long.length).toBeLessThanOrEqual(2_000);
+    expect(questionPhrases(long)).toContain('Northwind Trading Company Limited');
   });
 });

@@ -129,22 +129,28 @@ export const MAX_PHRASE_WORDS = 6;
 
 /**
  * The phrases of a question that could name a node (graph chat's entity linking): every run of 1 to
- * `MAX_PHRASE_WORDS` consecutive words that neither starts nor ends with a stop word, as
- * written in the question, separators included ("ACME Corp", "acme.com", "O’Brien"). The database folds them and a
- * node's names with one function (`graph.kg_fold`, migration 0010), so case, accents and punctuation never decide
- * a match. At most `limit` phrases, the shorter runs first.
+ * `MAX_PHRASE_WORDS` consecutive words, as written in the question, separators included ("ACME Corp", "acme.com",
+ * "O’Brien"). A single word counts unless it is a stop word. A longer run counts when one of its words is not a stop
+ * word ("Will Smith Holdings", "On Holding"), or when its words are joined without spaces ("AT&T"). The question is
+ * read in compatibility form (NFKC: "Acme™" is "AcmeTM", as its node's folded name). The database folds the phrases
+ * and a node's names with one function (`graph.kg_fold`, migration 0010), so case, accents and punctuation never
+ * decide a match. At most `limit` phrases, the shorter runs first; the default takes every run of a question of the
+ * longest length chat accepts.
  */
-export function questionPhrases(question: string, limit = 2_000): string[] {
-  const words = [...question.matchAll(/[\p{L}\p{M}\p{N}]+/gu)].map((m) => ({ start: m.index ?? 0, end: (m.index ?? 0) + m[0].length, folded: foldName(m[0]) }));
-  const meaningful = (w: { folded: string } | undefined) => w !== undefined && w.folded !== '' && !STOPWORDS.has(w.folded);
+export function questionPhrases(question: string, limit = 6_000): string[] {
+  const text = question.normalize('NFKC');
+  const words = [...text.matchAll(/[\p{L}\p{M}\p{N}]+/gu)].map((m) => ({ start: m.index ?? 0, end: (m.index ?? 0) + m[0].length, folded: foldName(m[0]) }));
+  const meaningful = words.map((w) => w.folded !== '' && !STOPWORDS.has(w.folded));
+  const spaced = words.map((w, i) => i + 1 < words.length && /\s/u.test(text.slice(w.end, words[i + 1]!.start)));
   const out = new Set<string>();
   for (let n = 1; n <= MAX_PHRASE_WORDS; n++) {
     for (let i = 0; i + n <= words.length; i++) {
       if (out.size >= limit) return [...out];
-      const first = words[i];
-      const last = words[i + n - 1];
-      if (!first || !last || !meaningful(first) || !meaningful(last)) continue;
-      out.add(question.slice(first.start, last.end));
+      const run = meaningful.slice(i, i + n);
+      const tight = n > 1 && !spaced.slice(i, i + n - 1).some(Boolean);
+      if (!run.some(Boolean) && !tight) continue;
+      if (n === 1 && !run[0]) continue;
+      out.add(text.slice(words[i]!.start, words[i + n - 1]!.end));
     }
   }
   return [...out];
