@@ -66,6 +66,16 @@ describe('planRecord', () => {
     expect(reports[0]!.properties).toEqual({ id: 'f.csv#2', name: 'f.csv#2 row', 'column:id': '1', 'column:name': 'Ann Alpha', company: 'AlphaCo' });
   });
 
+  it('keeps every cell of a row whatever its header: `__proto__`, `constructor`, a header spelled like a kept one', () => {
+    const columns = cols('company', '__proto__', 'constructor', 'id', 'column:id');
+    const plan = planRecord(columns, columnRoles(columns), { values: ['Acme', 'protoval', 'ctorval', 'ID1', 'colid'], source: row, reportName: 'r', reportId: 'f.csv#2' });
+    const report = plan.nodes.find((n) => n.label === 'ScanReport')!;
+    const props = JSON.parse(JSON.stringify(report.properties)) as Record<string, unknown>;
+    expect(Object.keys(props).sort()).toEqual(['__proto__', 'column:column:id', 'column:id', 'company', 'constructor', 'id', 'name']);
+    expect(props).toMatchObject({ 'column:id': 'ID1', 'column:column:id': 'colid', constructor: 'ctorval', company: 'Acme' });
+    expect(Object.getOwnPropertyDescriptor(props, '__proto__')?.value).toBe('protoval');
+  });
+
   it('plans only the report for a row that names no company or person', () => {
     const columns = cols('Note');
     const plan = planRecord(columns, columnRoles(columns), { values: ['hello'], source: row, reportName: 'r', reportId: 'f.csv#2' });

@@ -179,7 +179,8 @@ export function planRecord(columns: ReadonlyArray<{ id: string; header: string }
     }
   }
 
-  const reportProps: Record<string, unknown> = { id: record.reportId, name: record.reportName };
+  // Without a prototype: a column headed `__proto__` (or `constructor`) is a key like any other.
+  const reportProps: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, { id: record.reportId, name: record.reportName });
   columns.forEach((c, i) => {
     const v = clean(record.values[i]);
     if (v) reportProps[reportPropertyOf(c.header || c.id)] = v;
@@ -199,10 +200,11 @@ export function planRecord(columns: ReadonlyArray<{ id: string; header: string }
  * Where a ScanReport keeps a cell: under its header, except the report's own `id` (its reference, which its
  * resolution key is made of) and `name`. A column headed `id` or `name` is kept as `column:id`, `column:name`: were
  * it written over the reference, rows sharing an `id` value (in one file or across files and lists) would be one
- * report, and a `name` would be lost under the report's name.
+ * report, and a `name` would be lost under the report's name. A header that itself starts with `column:` is prefixed
+ * the same way, so no two headers ever share a key (`column:id` is `column:column:id`).
  */
 export function reportPropertyOf(header: string): string {
-  return header === 'id' || header === 'name' ? `column:${header}` : header;
+  return header === 'id' || header === 'name' || header.startsWith('column:') ? `column:${header}` : header;
 }
 
 /** A connector document, as the graph reads it. */
