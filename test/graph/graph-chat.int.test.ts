@@ -191,6 +191,34 @@ describe('graph chat and memory entities (through the gateway)', () => {
     }
   });
 
+  it('tells a fact many rows say once, and spends the edge budget on distinct facts', async () => {
+    const who = h.identity(tenant);
+    const created = await h.call('POST', '/memory/departments/create', who, { name: `Hub ${run}` });
+    expect(created.status).toBe(200);
+    const target = await h.authorize(who, '/memory/upload');
+    const form = new FormData();
+    form.append('list_id', created.body.graph_id);
+    const rows = Array.from({ length: 40 }, (_, i) => `Person ${String.fromCharCode(65 + (i % 26))}${i},Engineer,Quayside Hub`);
+    form.append('file', new Blob([['name,title,company', ...rows].join('\n')]), 'hub.csv');
+    const accepted = await fetch(target.url, { method: 'POST', headers: target.headers, body: form });
+    expect(accepted.status).toBe(200);
+    const { jobId } = (await accepted.json()) as { jobId: string };
+    const job = await eventually(async () => {
+      const r = await h.call('GET', `/memory/jobs/${jobId}`, who);
+      return r.body?.status === 'completed' || r.body?.status === 'failed' ? r.body : undefined;
+    }, 90_000, `job ${jobId}`);
+    expect(job.status).toBe('completed');
+    const r = await h.call('POST', '/memory/chat', who, { listId: created.body.graph_id, question: 'Who is at Quayside Hub?' });
+    expect(r.status).toBe(200);
+    const lines = (r.body.answer as string).split('. ');
+    const repeated = lines.filter((l, i) => lines.indexOf(l) !== i);
+    expect(repeated).toEqual([]);
+    // Every edge of the answer is a distinct fact.
+    const facts = (r.body.edges as Array<{ from: string; label: string; to: string }>).map((e) => `${e.from}|${e.label}|${e.to}`);
+    expect(new Set(facts).size).toBe(facts.length);
+    await expectRealSubgraph(h.db, tenant, created.body.graph_id, r.body);
+  });
+
   it('lists a memory\'s entities after a real ingest, page by page, only to its tenant', async () => {
     const who = h.identity(tenant, `mem_ent_${run}`);
     const doc = await ingestOk(h, who, 'Acme Corp opened an office in Berlin. Dr. Jane Smith leads Acme Corp. Globex Labs competes with Acme Corp in Berlin.');

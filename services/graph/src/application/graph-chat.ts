@@ -30,19 +30,23 @@ export interface GraphChatAnswer {
 export async function walkNeighbourhood(sql: Sql, tenantId: string, listId: string, question: string, history: boolean): Promise<{ linked: string[]; rows: NodeRow[]; edges: SubgraphEdge[] }> {
   const linked = (await linkNodes(sql, tenantId, listId, questionPhrases(question), CHAT_LIMITS.seeds)).map((l) => l.node_id);
   const nodeIds = new Set(linked);
+  // By fact: the same relation said by many rows is one edge of the walk (a closed one by its end too), so copies
+  // never spend the edge budget nor repeat in the answer.
   const edges = new Map<string, SubgraphEdge>();
+  const factOf = (e: { from_node: string; label: string; to_node: string; valid_to: Date | string | null }) =>
+    `${e.from_node}|${e.label}|${e.to_node}|${e.valid_to === null ? '' : new Date(e.valid_to).toISOString()}`;
   let frontier = linked;
   for (let hop = 0; hop < CHAT_LIMITS.hops && frontier.length > 0 && edges.size < CHAT_LIMITS.edges; hop++) {
     const next: string[] = [];
     for (const e of await edgesTouching(sql, tenantId, listId, frontier, history, CHAT_LIMITS.edges)) {
-      if (edges.has(e.edge_id) || edges.size >= CHAT_LIMITS.edges) continue;
+      if (edges.has(factOf(e)) || edges.size >= CHAT_LIMITS.edges) continue;
       const fresh = [e.from_node, e.to_node].filter((id, i, all) => !nodeIds.has(id) && all.indexOf(id) === i);
       if (nodeIds.size + fresh.length > CHAT_LIMITS.nodes) continue;
       for (const id of fresh) {
         nodeIds.add(id);
         next.push(id);
       }
-      edges.set(e.edge_id, { id: e.edge_id, from: e.from_node, to: e.to_node, label: e.label, valid_from: e.valid_from, valid_to: e.valid_to });
+      edges.set(factOf(e), { id: e.edge_id, from: e.from_node, to: e.to_node, label: e.label, valid_from: e.valid_from, valid_to: e.valid_to });
     }
     frontier = next;
   }
