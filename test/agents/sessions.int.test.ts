@@ -299,6 +299,11 @@ describe('agents: sessions over websockets', () => {
       const started = await crawl(a, 'crawl');
       const client = await openSession(socketUrl(started.json, a.key));
       await until(client, 'clarification');
+      // Without its list, or with another list: each told what is wrong.
+      const noList = await s.call('POST', '/agentic-crawler/start', auth(a), { prompt: served.companyUrl(c), thread_id: started.json.thread_id });
+      expect([noList.status, JSON.stringify(noList.json)]).toEqual([422, expect.stringContaining('give its list_id too')]);
+      const otherList = await s.call('POST', '/agentic-crawler/start', auth(a), { prompt: served.companyUrl(c), thread_id: started.json.thread_id, list_id: '00000000-0000-4000-8000-000000000000' });
+      expect([otherList.status, JSON.stringify(otherList.json)]).toEqual([422, expect.stringContaining('list_id is not the list of the session thread_id names')]);
       const answered = await s.call('POST', '/agentic-crawler/start', auth(a), { prompt: served.companyUrl(c), thread_id: started.json.thread_id, list_id: started.json.list_id });
       expect(answered.status).toBe(200);
       expect(answered.json).toMatchObject({ thread_id: started.json.thread_id, list_id: started.json.list_id, status: 'processing' });

@@ -103,7 +103,8 @@ export async function prepareSession(deps: AgentsDeps, principal: Principal, kin
     if (input.thread_id) {
       const existing = await getWorkflow(sql, principal.tenantId, input.thread_id.toLowerCase(), SESSION_KINDS, true);
       if (!existing || existing.kind !== kind || !seesWorkflow(principal, existing)) throw notFound('session');
-      if (!input.list_id || existing.list_id !== input.list_id.toLowerCase()) throw agentsError('UNPROCESSABLE', 'thread_id names an existing session: give its list_id too to answer its clarifying question');
+      if (!input.list_id) throw agentsError('UNPROCESSABLE', 'thread_id names an existing session: give its list_id too to answer its clarifying question');
+      if (existing.list_id !== input.list_id.toLowerCase()) throw agentsError('UNPROCESSABLE', "list_id is not the list of the session thread_id names: give the list_id its start answered");
       if (!(await recordAnswer(sql, principal.tenantId, existing, prompt, events))) throw agentsError('UNPROCESSABLE', 'the session is not waiting for an answer to a clarifying question');
       return { thread_id: existing.thread_id, list_id: existing.list_id, status: existing.status, options: readSessionState(existing.state).options, answered: true };
     }
