@@ -143,6 +143,9 @@ describe('the generic workflow API with the worker (real Kafka, Redis, PostgreSQ
     const ids = after.table_structure.columns.map((c: Json) => c.id);
     expect(ids).toContain('remote_friendly');
     expect(ids).not.toContain('uses_kubernetes');
+    // The dropped criterion's cells left the rows found before the continue, as its column left the table.
+    expect((after.table_structure.rows as Json[]).length).toBeGreaterThan(0);
+    for (const row of after.table_structure.rows as Json[]) expect(Object.keys(row.cells)).not.toContain('uses_kubernetes');
     // The directory holds no more matches: the same rows, and a note saying so.
     expect(after.table_structure.current_count).toBe(truth.length);
   });

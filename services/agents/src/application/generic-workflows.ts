@@ -130,8 +130,13 @@ export async function continueGeneric(deps: AgentsDeps, principal: Principal, ki
     if (plan?.keywords !== undefined) plan.query = webSearchQuery(state.criteria, plan.keywords, w.prompt);
     if (w.list_id) {
       const list = await getList(sql, principal.tenantId, w.list_id);
-      const extra = ((list?.columns ?? []) as Column[]).filter((c) => c.type === 'enrichment');
-      await updateList(sql, principal.tenantId, w.list_id, { columns: tableColumns(kind, state.criteria, extra) });
+      const before = (list?.columns ?? []) as Column[];
+      const extra = before.filter((c) => c.type === 'enrichment');
+      const columns = tableColumns(kind, state.criteria, extra);
+      await updateList(sql, principal.tenantId, w.list_id, { columns });
+      // A criterion the edit dropped leaves no cell behind in the rows found before, as remove-criteria does.
+      const kept = new Set(columns.map((c) => c.id));
+      for (const c of before) if (c.type === 'criterion' && !kept.has(c.id)) await removeColumnCells(sql, principal.tenantId, w.list_id, c.id);
     }
     more.criteria = state.criteria;
     return more;
