@@ -157,9 +157,12 @@ describe('agents: sessions over websockets', () => {
         expect(r.status).toBe(401);
         expect(JSON.parse(r.body)).toEqual({ detail: expect.any(String) });
       }
-      // Straight to the agents listener without the gateway's identity.
+      // Straight to the agents listener without the gateway's identity: refused, and counted as a plain request is.
+      const counted = async () => ((await s.metrics.getSingleMetric('lore_http_requests_total')!.get()).values.find((v) => v.labels.route === '/api/agent/agentic-crawler' && String(v.labels.status) === '401')?.value ?? 0);
+      const before = await counted();
       const direct = url.replace(new URL(url).host, new URL(s.agentsServer.url).host).replace('<your-api-key>', a.key);
       expect((await refusal(direct)).status).toBe(401);
+      expect(await counted()).toBe(before + 1);
       // Another tenant's key: not found.
       const foreign = await refusal(socketUrl(started.json, b.key));
       expect(foreign.status).toBe(404);

@@ -210,6 +210,11 @@ describe('gateway forwarding: streams, uploads, websockets, failures', () => {
     expect(await lineOf(requestIdOf(refused.head))).toMatchObject({ path: '/api/agent/web-and-research', status: 401 });
     expect(await lineOf(requestIdOf(unknown.head))).toMatchObject({ path: '/not-a-surface', route: 'unmatched', status: 404 });
     expect(JSON.stringify(logLines)).not.toContain(t.key);
+    // And its count, as a plain request's: a refused handshake reaches the same alerts.
+    const counted = (await g.metrics.getSingleMetric('lore_http_requests_total')!.get()).values;
+    const count = (route: string, status: string) => counted.find((v) => v.labels.route === route && String(v.labels.status) === status)?.value ?? 0;
+    expect(count('forward agents', '101')).toBeGreaterThanOrEqual(1);
+    expect(count('forward agents', '401')).toBeGreaterThanOrEqual(1);
   });
 
   it('ends the open streams and sockets of a key once it is revoked; another key\'s go on', async () => {

@@ -108,6 +108,7 @@ export async function createAgentsService(deps: AgentsServiceDeps): Promise<Agen
   const sockets = sessionSockets({
     signer: deps.signer,
     logger,
+    metrics: deps.metrics,
     ...(deps.socketLimits ? { limits: deps.socketLimits } : {}),
     find: (p, kind, threadId) => findSession(agents, p, kind, threadId),
     connect: (p, kind, threadId) => connectSession(agents, p, kind, threadId),

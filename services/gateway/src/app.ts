@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import type Koa from 'koa';
-import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, detailError, envelopeError, errorBody, isAppError, nameServerSpan, recordingSpan, writeAccessLine, type LoreApp } from '@lore/runtime';
+import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, createHttpMetrics, detailError, envelopeError, errorBody, isAppError, nameServerSpan, recordingSpan, writeAccessLine, type LoreApp } from '@lore/runtime';
 import type { GatewayContext } from './context';
 import { authenticate, identityOf, type RequestFacts } from './auth/authenticate';
 import { clientAddress, clientProto } from './domain/network';
@@ -416,8 +416,11 @@ async function upgrade(context: GatewayContext, upstreams: Map<UpstreamName, Ups
   const logAnswer = (status: number) => {
     if (logged) return;
     logged = true;
-    const duration = Math.round((performance.now() - began) * 10) / 10;
-    writeAccessLine(context.logger, { request_id: requestId, method: req.method ?? 'GET', path: pathOf(req.url ?? '/'), route, status, duration_ms: duration });
+    const ms = performance.now() - began;
+    // Counted as a plain request is (`lore_http_requests_total`, its duration), so a failing handshake reaches the
+    // same alerts.
+    createHttpMetrics(context.metrics).observe(req.method ?? 'GET', route, status, ms / 1000);
+    writeAccessLine(context.logger, { request_id: requestId, method: req.method ?? 'GET', path: pathOf(req.url ?? '/'), route, status, duration_ms: Math.round(ms * 10) / 10 });
   };
   const refuse = (refused: AppError) => {
     // In the path's error family, as for a plain request (`forward`): the agents' sockets answer `{detail}`.

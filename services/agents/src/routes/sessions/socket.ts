@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { AppError, IDENTITY_HEADER, isAppError, writeAccessLine, type IdentitySigner, type Logger } from '@lore/runtime';
+import { AppError, createHttpMetrics, IDENTITY_HEADER, isAppError, writeAccessLine, type IdentitySigner, type Logger } from '@lore/runtime';
+import type { Registry } from 'prom-client';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Principal } from '../../application/principal';
 import type { SessionKind } from '../../application/sessions/agent';
@@ -37,6 +38,8 @@ export const DEFAULT_SOCKET_LIMITS: SessionSocketLimits = { maxMessageBytes: 16 
 export interface SessionSocketDeps {
   signer: IdentitySigner;
   logger: Logger;
+  /** A handshake is counted in `lore_http_requests_total` and its duration, as a plain request is. */
+  metrics?: Registry;
   limits?: Partial<SessionSocketLimits>;
   /** The session's ids if the principal may open it (404 otherwise); starts nothing. */
   find(p: Principal, kind: SessionKind, threadId: string): Promise<{ thread_id: string; list_id: string; last_cursor: number }>;
@@ -117,6 +120,7 @@ export function clientMessage(body: unknown): ClientMessage {
 const FLOOD_SECONDS = 20;
 
 export function sessionSockets(deps: SessionSocketDeps): SessionSockets {
+  const httpMetrics = deps.metrics ? createHttpMetrics(deps.metrics) : undefined;
   const limits = { ...DEFAULT_SOCKET_LIMITS, ...deps.limits };
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxMessageBytes, perMessageDeflate: false });
   const perTenant = new Map<string, number>();
@@ -219,13 +223,16 @@ export function sessionSockets(deps: SessionSocketDeps): SessionSockets {
     // Sec-WebSocket-Key…) is answered by ws, and logged by the gateway that relays it.
     const answered = (status: number) => {
       const requestId = req.headers['x-request-id'];
+      const route = target ? SOCKET_ROUTES[target.kind] : 'unmatched';
+      const ms = performance.now() - began;
+      httpMetrics?.observe(req.method ?? 'GET', route, status, ms / 1000);
       writeAccessLine(deps.logger, {
         ...(typeof requestId === 'string' ? { request_id: requestId } : {}),
         method: req.method ?? 'GET',
         path: target?.path ?? (req.url ?? '/').split('?')[0]!,
-        route: target ? SOCKET_ROUTES[target.kind] : 'unmatched',
+        route,
         status,
-        duration_ms: Math.round((performance.now() - began) * 10) / 10,
+        duration_ms: Math.round(ms * 10) / 10,
       });
     };
     if (!target) return answered(refuse(socket, req.url ?? '/', AppError.notFound('route')));
