@@ -50,8 +50,12 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       expect((await http(g.publicUrl, 'GET', '/api/v1/pages/ping')).status).toBe(401);
       expect((await ping(`${t.key.slice(0, -1)}${t.key.endsWith('A') ? 'B' : 'A'}`)).status).toBe(401);
       expect((await ping('ck_test_bogus')).status).toBe(401);
-      const badSession = await http(g.publicUrl, 'GET', '/memory/departments', { headers: { authorization: `Bearer ${signSessionJwt({ sub: 'nobody', tid: 'none', exp: 1 })}` } });
+      const forged = { authorization: `Bearer ${signSessionJwt({ sub: 'nobody', tid: 'none', exp: 1 })}` };
+      const badSession = await http(g.publicUrl, 'GET', '/memory/departments', { headers: forged });
       expect(badSession.status).toBe(401);
+      // The portal's and the password routes' sessions are counted too (a stolen token is tried there first).
+      expect((await http(g.publicUrl, 'GET', '/api/v1/api-keys', { headers: forged })).status).toBe(401);
+      expect((await http(g.publicUrl, 'POST', '/api/password/change-password', { headers: forged, body: { old_password: 'a', new_password: 'b' } })).status).toBe(401);
       expect((await ping(t.key)).status).toBe(200);
       const after = await decisions();
       expect({
@@ -59,7 +63,7 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
         malformed: counted(after, 'malformed_credential'),
         session: counted(after, 'invalid_session'),
         ok: counted(after, 'ok'),
-      }).toEqual({ missing: 1, malformed: 2, session: 1, ok: 1 });
+      }).toEqual({ missing: 1, malformed: 2, session: 3, ok: 1 });
       // A forwarded request is counted under its surface, not as an unmatched one.
       const http401 = (await g.gateway.context.metrics.getSingleMetric('lore_http_requests_total')!.get()).values.filter((v) => String(v.labels.status) === '401');
       expect(http401.find((v) => v.labels.route === 'forward graph')?.value).toBe(1);

@@ -211,7 +211,7 @@ describe('gateway forwarding: streams, uploads, websockets, failures', () => {
     expect(await lineOf(requestIdOf(unknown.head))).toMatchObject({ path: '/not-a-surface', route: 'unmatched', status: 404 });
     expect(JSON.stringify(logLines)).not.toContain(t.key);
     // And its count, as a plain request's: a refused handshake reaches the same alerts.
-    const counted = (await g.metrics.getSingleMetric('lore_http_requests_total')!.get()).values;
+    const counted = (await g.gateway.context.metrics.getSingleMetric('lore_http_requests_total')!.get()).values;
     const count = (route: string, status: string) => counted.find((v) => v.labels.route === route && String(v.labels.status) === status)?.value ?? 0;
     expect(count('forward agents', '101')).toBeGreaterThanOrEqual(1);
     expect(count('forward agents', '401')).toBeGreaterThanOrEqual(1);

@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import { createHmac, randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { IdentitySigner, PostgresDb, createLogger, createMetricsRegistry, listen, readRawBody, type Logger, type StartedServer } from '@lore/runtime';
-import type { Registry } from 'prom-client';
 import { createGateway, gatewayConfig, RedisGatewayState, type Gateway, type GatewayConfig } from '@lore/gateway';
 import { freshDatabase, requireEnv, type TestDatabase } from '../support/infra';
 import { TEST_ENCRYPTION_KEYS, testEncryptionKeys } from '../support/encryption';
@@ -105,8 +104,6 @@ export interface GatewayUnderTest {
   redis: Redis;
   state: RedisGatewayState;
   signer: IdentitySigner;
-  /** The gateway's metrics registry (what its /metrics serves). */
-  metrics: Registry;
   servers: StartedServer[];
   close(): Promise<void>;
 }
@@ -128,9 +125,8 @@ export async function startGateway(
     ...overrides,
     sessions: { secret: SESSION_SECRET, cookieSecure: false },
   });
-  const metrics = createMetricsRegistry('gateway-test', { defaultMetrics: false });
   const gateway = await createGateway(
-    { db, state, logger: opts.logger ?? createLogger({ level: 'silent', service: 'gateway-test' }), metrics, signer, config },
+    { db, state, logger: opts.logger ?? createLogger({ level: 'silent', service: 'gateway-test' }), metrics: createMetricsRegistry('gateway-test', { defaultMetrics: false }), signer, config },
     { migrate: opts.migrate ?? true, checkResponses: true },
   );
   const pub = await listen(gateway.publicApp, 0, '127.0.0.1');
@@ -144,7 +140,6 @@ export async function startGateway(
     redis,
     state,
     signer,
-    metrics,
     servers: [pub, admin],
     async close() {
       await gateway.close();

@@ -56,7 +56,8 @@ export function requireApiKey(context: GatewayContext, rule: ApiKeyRule) {
 /**
  * One request of a signed-in user against the shared state: revocation of the user, then the per-user rate
  * limit. Returns the `RateLimit-*` headers every answer carries; a 429 (built by `limited`, so routes with a
- * spec-fixed error shape keep it) carries them too, with `Retry-After`.
+ * spec-fixed error shape keep it) carries them too, with `Retry-After`. Counted as the credential pipeline counts
+ * a session (`lore_gateway_auth_decisions_total`, `lore_gateway_rate_limit_decisions_total`).
  */
 export async function admitSession(
   context: GatewayContext,
@@ -64,10 +65,23 @@ export async function admitSession(
   limited: (headers: Record<string, string>) => AppError = (headers) => new AppError('RATE_LIMITED', 'too many requests; retry later', { headers }),
 ): Promise<Record<string, string> | null> {
   const admitted = await context.state.admit({ subject: user.user_id, consume: true, rate: context.config.rateLimit, quota: null });
-  if (admitted.revoked) return null;
+  if (admitted.revoked) {
+    invalidSession(context);
+    return null;
+  }
   const headers = rateHeaders(admitted.rate, context.config.rateLimit.perSecond);
-  if (admitted.rate && !admitted.rate.allowed) throw limited(headers);
+  if (admitted.rate && !admitted.rate.allowed) {
+    context.gatewayMetrics.rateLimitDecisions.inc({ decision: 'limited' });
+    throw limited(headers);
+  }
+  context.gatewayMetrics.rateAllowed.inc();
+  context.gatewayMetrics.authOk.inc();
   return headers;
+}
+
+/** A session token that names no valid session, counted as the credential pipeline counts one. */
+function invalidSession(context: GatewayContext): void {
+  context.gatewayMetrics.authDecisions.inc({ outcome: 'invalid_session' });
 }
 
 /**
@@ -83,7 +97,10 @@ export function requireSession(context: GatewayContext, opts: { admin: boolean }
     if (!m) throw AppError.unauthorized('a signed-in session is required (Authorization: Bearer <session token>)');
     if (parseCredential(m[1]!) !== null) throw AppError.notFound('route');
     const user = await resolveSession(context, m[1]!);
-    if (!user) throw AppError.unauthorized('the session is not valid');
+    if (!user) {
+      invalidSession(context);
+      throw AppError.unauthorized('the session is not valid');
+    }
     const headers = await admitSession(context, user);
     if (!headers) throw AppError.unauthorized('the session is not valid');
     ctx.set(headers);
@@ -103,7 +120,10 @@ export function requireDetailSession(context: GatewayContext) {
   return async (ctx: Ctx, next: Koa.Next) => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
     const user = m ? await resolveSession(context, m[1]!) : null;
-    if (!user) throw notSignedIn();
+    if (!user) {
+      if (m) invalidSession(context);
+      throw notSignedIn();
+    }
     const headers = await admitSession(context, user, (h) => new AppError('RATE_LIMITED', 'too many requests', { headers: h, body: { detail: 'too many requests; retry later' } }));
     if (!headers) throw notSignedIn();
     ctx.set(headers);
