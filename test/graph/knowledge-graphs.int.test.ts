@@ -468,6 +468,15 @@ describe('knowledge graphs (cluster mode, through the gateway)', () => {
       const listed = async (list: () => Promise<{ body: any }>) => ((await list()).body.departments as Array<{ graph_id: string }>).map((d) => d.graph_id).sort();
       expect(await listed(() => asMember('GET', '/memory/departments'))).toEqual([memberGraph]);
       expect(await listed(() => asAdmin('GET', '/memory/departments'))).toEqual([adminGraph, memberGraph].sort());
+
+      // The public document the member's graph took is made private (its content unchanged): the graph that holds it
+      // becomes the administrators' alone too.
+      const closed = await h.callGraph('POST', PUSH, admin, { cc_pair_id: 52, access: { public: false, groups: [] }, documents: [doc('wiki/open', 'Dr. Omar Field works at Open Corp in Lisbon.', 'web')] });
+      expect(closed.status).toBe(200);
+      expect((await asMember('GET', `/memory/departments/${memberGraph}`)).status).toBe(404);
+      expect((await asMember('POST', '/memory/chat', { listId: memberGraph, question: 'Where does Omar Field work?' })).status).toBe(404);
+      expect(await listed(() => asMember('GET', '/memory/departments'))).toEqual([]);
+      expect((await asAdmin('GET', `/memory/departments/${memberGraph}`)).status).toBe(200);
     });
 
     it('closes the edges a changed document no longer says and opens the new ones on an incremental ingest; a deleted document closes its edges', async () => {

@@ -1,9 +1,11 @@
 import { enqueueOutboxBatch } from '@lore/runtime';
 import { scanAndMask } from '../domain/dlp';
 import { hasText, normalizeGroups, planBatch, slices, writesNothing, type BatchItem, type BatchPlan, type ConnectorAccess } from '../domain/connector-documents';
+import { documentNodeKey } from '../domain/knowledge-graph';
 import type { RoutingDecision } from '../domain/routing';
 import { findConnectorCopies, isConnectorDuplicate, lockConnectorDocuments, setConnectorAccess } from '../store/connector-documents';
 import { deleteDocuments, insertDocuments, type ConnectorColumns } from '../store/documents';
+import { markGraphsHoldingAdminOnly } from '../store/knowledge-graphs';
 import { vaultProfiles } from '../store/vaults';
 import { newId, openMemory, rememberMemory, type MemoryDeps, type MemoryScope } from './context';
 import { acceptanceMessages, countAccepted, documentRow, prepareDocument, routeAutomatically, type Acceptance, type PreparedDocument } from './ingest';
@@ -144,6 +146,9 @@ async function writeBatch(
       // Inside the accepting transaction: the memory never holds both copies of a document, nor neither.
       await deleteDocuments(sql, tenantId, memoryId, plan.deleted);
       await setConnectorAccess(sql, tenantId, memoryId, plan.accessChanged, access);
+      // Documents only administrators may see (now private, or a new private copy): a graph that took one while it
+      // was public becomes the administrators' alone, as a graph that took it private is.
+      if (!access.public) await markGraphsHoldingAdminOnly(sql, tenantId, items.map((it) => documentNodeKey({ memory_id: memoryId, cc_pair_id: ccPairId, external_id: it.id, doc_id: '' })));
       if (plan.accepted.length === 0) return { plan, decisions: [] };
       const profiles = await vaultProfiles(sql, tenantId, memoryId);
       const acceptances = new Map<number, Acceptance>();

@@ -229,6 +229,9 @@ const KIND_LABEL: Record<string, GraphNodeLabel> = { organization: 'Company', pe
 export const documentSourceId = (doc: Pick<GraphDocument, 'memory_id' | 'cc_pair_id' | 'external_id' | 'doc_id'>): string =>
   `${doc.memory_id}/${doc.cc_pair_id}/${doc.external_id ?? doc.doc_id}`;
 
+/** The resolution key of a connector document's node. */
+export const documentNodeKey = (doc: Pick<GraphDocument, 'memory_id' | 'cc_pair_id' | 'external_id' | 'doc_id'>): string => boundedKey(`doc:${documentSourceId(doc)}`);
+
 /**
  * A connector document's node and what it MENTIONS: the people, organisations and places memory ingest's extraction
  * finds in its text (concepts are not node types). Every fact's source is the document.
@@ -242,7 +245,7 @@ export function planDocument(doc: GraphDocument, maxEntities: number): Plan {
   };
   const docNode: PlannedNode = {
     label: 'Document',
-    key: boundedKey(`doc:${sourceId}`),
+    key: documentNodeKey(doc),
     name: doc.title || doc.external_id || doc.doc_id,
     properties: { name: doc.title, link: doc.link ?? '', source_type: doc.source_type ?? '', external_id: doc.external_id ?? '', doc_id: doc.doc_id },
     source,

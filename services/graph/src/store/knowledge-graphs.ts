@@ -84,6 +84,21 @@ export async function markGraphAdminOnly(sql: Sql, tenantId: string, graphId: st
   await sql.query(`UPDATE graph.knowledge_graphs SET admin_only = true WHERE tenant_id = $1 AND graph_id = $2 AND NOT admin_only`, [tenantId, graphId]);
 }
 
+/**
+ * Marks `admin_only` every graph of the tenant holding one of these Document nodes (by resolution key): a document
+ * only administrators may see now, whatever it was when the graph took it.
+ */
+export async function markGraphsHoldingAdminOnly(sql: Sql, tenantId: string, documentKeys: readonly string[]): Promise<number> {
+  if (documentKeys.length === 0) return 0;
+  const r = await sql.query(
+    `UPDATE graph.knowledge_graphs g SET admin_only = true
+      WHERE g.tenant_id = $1 AND NOT g.admin_only
+        AND EXISTS (SELECT 1 FROM graph.kg_nodes n WHERE n.tenant_id = g.tenant_id AND n.graph_id = g.graph_id AND n.label = 'Document' AND n.resolution_key = ANY($2::text[]))`,
+    [tenantId, [...new Set(documentKeys)]],
+  );
+  return r.rowCount;
+}
+
 /** The graphs that hold connector documents of a memory (their `source_places` name it). */
 export async function graphsWithMemory(sql: Sql, tenantId: string, memoryId: string): Promise<string[]> {
   const r = await sql.query<{ graph_id: string }>(
