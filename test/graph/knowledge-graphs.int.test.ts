@@ -417,6 +417,29 @@ describe('knowledge graphs (cluster mode, through the gateway)', () => {
       expect(graph.body.node_count).toBe(after.length);
     });
 
+    it('leaves out the documents of a memory an erasure has begun on, which the erasure would not find again', async () => {
+      const t = `t_kg_erasing_${run}`;
+      const kept = `mem_kg_kept_${run}`;
+      const going = `mem_kg_going_${run}`;
+      await push(t, kept, 71, [doc('wiki/stay', 'Dr. Ivo Stay leads research at Staywell Corp. The team meets in Graz.', 'web')]);
+      await push(t, going, 72, [doc('wiki/leave', 'Dr. Lea Leave leads research at Leaving Corp. The team meets in Linz.', 'web')]);
+      // The erasure of `going` has begun (its tombstone is written) and its documents are not deleted yet.
+      await h.db.withTenant(t, (sql) => sql.query(`UPDATE graph.memories SET erase_requested_at = now() WHERE tenant_id = $1 AND memory_id = $2`, [t, going]));
+      const admin = adminOf(t, kept);
+      const listId = `kg-erasing-${run}`;
+      const ingest = await h.callGraph('POST', '/memory/ingest/connectors', admin, { list_id: listId, source_types: null, graph_name: 'During an erasure' });
+      expect(ingest.status).toBe(200);
+      await eventually(async () => {
+        const j = await h.callGraph('GET', `/memory/jobs/${ingest.body.jobId}`, admin);
+        return j.body.status === 'completed' ? true : undefined;
+      }, 90_000, 'the ingest');
+      const names = (await nodesOf(listId, t)).map((n) => n.name).join(' ');
+      expect(names).toMatch(/Staywell Corp/);
+      expect(names).not.toMatch(/Leaving Corp|wiki\/leave|Lea Leave/);
+      const places = (await rows<{ p: Array<{ memory_id: string }> }>(t, `SELECT source_places AS p FROM graph.knowledge_graphs WHERE tenant_id = $1 AND graph_id = $2`, [t, listId]))[0]!.p;
+      expect(places.map((x) => x.memory_id)).toEqual([kept]);
+    });
+
     it('keeps a graph built from a document only administrators may see to administrators: to a member it is absent everywhere', async () => {
       // A tenant of its own, so its private document shows in no other test's graph. The member's requests go to the
       // graph with their signed identity (a gateway key is always the tenant's); the administrator's through the

@@ -3,6 +3,7 @@ import { AppError, claimEvent, detailError, enqueueOutbox, type Sql } from '@lor
 import { extractEntities } from '../domain/entities';
 import { columnRoles, documentSourceId, planDocument, planRecord, type Plan, type PlannedEdge } from '../domain/knowledge-graph';
 import { readTable } from '../domain/tabular';
+import { memoryErasing } from '../store/memories';
 import {
   addGraphSourcePlaces,
   closeEdgesOfDeletedDocuments,
@@ -317,12 +318,27 @@ export async function processGraphJob(
   return outcome ?? 'duplicate';
 }
 
+/**
+ * A connector job's plans less the documents of memories an erasure has begun on since the job read them. Each
+ * memory's row is locked KEY SHARE until the job's transaction ends (`memoryErasing`): an erasure that begins later
+ * waits for it, then finds the memory in the graph's `source_places` and erases what the job wrote.
+ */
+async function withoutErasedMemories(sql: Sql, tenantId: string, plans: JobPlans): Promise<JobPlans> {
+  if (!plans.places || plans.places.length === 0) return plans;
+  const erased = new Set<string>();
+  for (const memory of new Set(plans.places.map((p) => p.memory_id))) if (await memoryErasing(sql, tenantId, memory)) erased.add(memory);
+  if (erased.size === 0) return plans;
+  const kept = plans.plans.filter((p) => p.memoryId === undefined || !erased.has(p.memoryId));
+  return { ...plans, plans: kept, rows: kept.length, places: plans.places.filter((p) => !erased.has(p.memory_id)) };
+}
+
 /** The job's one transaction: its claim, its nodes and edges, its outcome and the graph's status. */
-function applyJob(deps: MemoryDeps, tenantId: string, job: GraphJobRow, eventId: string, plans: JobPlans): Promise<'completed' | null> {
+function applyJob(deps: MemoryDeps, tenantId: string, job: GraphJobRow, eventId: string, planned: JobPlans): Promise<'completed' | null> {
   return deps.db.withTenant(tenantId, async (sql) => {
     if (!(await claimEvent(sql, GRAPH_JOB_CONSUMER, eventId))) return null;
     const graph = await getGraph(sql, tenantId, job.graph_id, true);
     if (!graph) return null;
+    const plans = await withoutErasedMemories(sql, tenantId, planned);
     const applied = await applyPlans(sql, tenantId, job, plans);
     if (plans.adminOnly) await markGraphAdminOnly(sql, tenantId, job.graph_id);
     if (plans.places && plans.places.length > 0) await addGraphSourcePlaces(sql, tenantId, job.graph_id, plans.places);
@@ -358,7 +374,7 @@ interface JobPlans {
   unit: string;
   rows: number;
   sourceKind: SourceKind;
-  plans: Array<{ plan: Plan; sources: string[] }>;
+  plans: Array<{ plan: Plan; sources: string[]; memoryId?: string }>;
   /** A connector ingest also closes the edges of documents deleted since. */
   closeDeletedDocuments: boolean;
   /** An upload also closes what the rows past its last said, of an earlier version of the same file. */
@@ -457,6 +473,7 @@ async function planConnectors(deps: MemoryDeps, tenantId: string, job: GraphJobR
       GRAPH_LIMITS.maxEntitiesPerDocument,
     ),
     sources: [documentSourceId({ ...d, cc_pair_id: Number(d.cc_pair_id) })],
+    memoryId: d.memory_id,
   }));
   // Both modes close what deleted documents said (a changed document is a new copy of the same source).
   const places = new Map(docs.map((d) => [`${d.workspace_id}\u0000${d.memory_id}`, { workspace_id: d.workspace_id, memory_id: d.memory_id }]));
