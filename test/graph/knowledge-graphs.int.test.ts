@@ -1,5 +1,5 @@
 import { TOPICS, type GraphJobMessage } from '@lore/contracts';
-import { IDENTITY_HEADER, type Identity } from '@lore/runtime';
+import { IDENTITY_HEADER, PostgresBlobStore, type Identity } from '@lore/runtime';
 import { Client } from 'pg';
 import { eventually, startHarness, type Harness } from '../memory/support';
 import { uniqueSuffix } from '../support/infra';
@@ -605,6 +605,44 @@ describe('knowledge graphs (cluster mode, through the gateway)', () => {
     // Row-level security: the other tenant's transaction sees none of our rows even without a tenant condition.
     const seen = await h.db.withTenant(other, async (sql) => (await sql.query<{ n: string }>(`SELECT count(*)::text AS n FROM graph.kg_nodes WHERE graph_id = $1`, [mine.graph_id])).rows[0]!.n);
     expect(seen).toBe('0');
+  });
+
+  it('deletes a graph for good: its nodes, facts, jobs and kept upload bytes; 404 to another tenant, 403 to a read-only key', async () => {
+    const g = await createGraph('Doomed');
+    const done = await upload(g.graph_id, { name: 'doomed.csv', bytes: 'name,company\nAda Brook,Acme\nBob Stone,Initech\n' });
+    expect((await settled(done.body.jobId)).status).toBe('completed');
+    // An upload still waiting for its job keeps its bytes: the deletion takes them too. (Written here without its
+    // message, so no worker runs it first.)
+    const waitingKey = `graph-uploads/${g.graph_id}/waiting-${run}.csv`;
+    await new PostgresBlobStore(h.db).put(tenant, waitingKey, Buffer.from('name,company\nCy Reed,Initech\n'), 'text/csv');
+    await h.db.withTenant(tenant, (sql) => sql.query(`INSERT INTO graph.graph_jobs (tenant_id, job_id, graph_id, kind, params) VALUES ($1, $2, $3, 'upload', $4::jsonb)`, [tenant, `gj_waiting_${run}`, g.graph_id, JSON.stringify({ blob_key: waitingKey, filename: 'waiting.csv' })]));
+    const blobCount = async () => (await rows<{ n: number }>(tenant, `SELECT count(*)::int AS n FROM runtime.blobs WHERE tenant_id = $1 AND key = $2`, [tenant, waitingKey]))[0]!.n;
+    expect(await blobCount()).toBe(1);
+    expect((await nodesOf(g.graph_id)).length).toBeGreaterThan(0);
+
+    expect((await call('DELETE', `/memory/departments/${g.graph_id}`, undefined, readOnly())).status).toBe(403);
+    expect((await call('DELETE', `/memory/departments/${g.graph_id}`, undefined, who(other))).status).toBe(404);
+    const deleted = await call('DELETE', `/memory/departments/${g.graph_id}`);
+    expect(deleted.status).toBe(204);
+    expect((await call('GET', `/memory/departments/${g.graph_id}`)).status).toBe(404);
+    expect((await call('GET', `/memory/jobs/${done.body.jobId}`)).status).toBe(404);
+    expect((await call('POST', '/memory/chat', { listId: g.graph_id, question: 'Where does Ada Brook work?' })).status).toBe(404);
+    expect(await nodesOf(g.graph_id)).toEqual([]);
+    expect(await blobCount()).toBe(0);
+    expect(((await call('GET', '/memory/departments')).body.departments as Array<{ graph_id: string }>).map((d) => d.graph_id)).not.toContain(g.graph_id);
+    expect((await call('DELETE', `/memory/departments/${g.graph_id}`)).status).toBe(404);
+  });
+
+  it('holds at most 1,000 graphs of a tenant: one more is 409 with the way out, and a deletion makes room', async () => {
+    const t = `t_kg_many_${run}`;
+    const as = who(t, `mem_kg_many_${run}`);
+    await h.db.withTenant(t, (sql) => sql.query(`INSERT INTO graph.knowledge_graphs (tenant_id, graph_id, name) SELECT $1, 'bulk-' || i, 'Bulk ' || i FROM generate_series(1, 1000) AS i`, [t]));
+    const over = await call('POST', '/memory/departments/create', { name: 'One more' }, as);
+    expect([over.status, over.body]).toEqual([409, { detail: expect.stringMatching(/^the tenant has 1000 graphs, the most it may have: delete one first/) }]);
+    expect((await call('POST', '/memory/ingest/connectors', { list_id: 'one-more', source_types: null, graph_name: 'One more' }, as)).status).toBe(409);
+    expect((await call('GET', '/memory/departments', undefined, as)).body.departments).toHaveLength(1000);
+    expect((await call('DELETE', '/memory/departments/bulk-7', undefined, as)).status).toBe(204);
+    expect((await call('POST', '/memory/departments/create', { name: 'One more' }, as)).status).toBe(200);
   });
 
   it('answers 429 with Retry-After while a graph has 20 jobs queued or running, and takes jobs again once they ran', async () => {

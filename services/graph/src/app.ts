@@ -7,7 +7,7 @@ import { entitiesOf, entityOf } from './application/entities';
 import { graphChat } from './application/graph-chat';
 import { changeVault, contradictionsOf, createVault, documentOf, documentsOf, fileIntoVault, health, removeDocument, removeVault, resolve, vaultOf, vaultsOf } from './application/governance';
 import { acceptDocument } from './application/ingest';
-import { GRAPH_LIMITS, acceptConnectorJob, acceptGenerateJob, acceptUploadJob, createGraph, graphOf, graphsOf, jobOf } from './application/knowledge-graphs';
+import { GRAPH_LIMITS, acceptConnectorJob, acceptGenerateJob, acceptUploadJob, createGraph, deleteGraph, graphOf, graphsOf, jobOf } from './application/knowledge-graphs';
 import { answerStream, retrieve, search } from './application/search';
 import { acceptUpload, getUploadView } from './application/uploads';
 import { graphOpenApi, graphResponses } from './openapi';
@@ -124,6 +124,7 @@ export function graphRouteDeps(memory: MemoryDeps, signer: IdentitySigner): Grap
         list: (viewer) => graphsOf(memory, viewer),
         get: (viewer, graphId) => graphOf(memory, viewer, graphId),
         create: (tenantId, input) => createGraph(memory, tenantId, input),
+        remove: (viewer, graphId) => deleteGraph(memory, viewer, graphId),
         upload: (viewer, listId, file) => acceptUploadJob(memory, viewer, listId, file),
         ingestConnectors: (viewer, input) => acceptConnectorJob(memory, viewer, input),
         generate: (viewer, input) => acceptGenerateJob(memory, viewer, input),

@@ -52,13 +52,51 @@ export async function insertGraph(
   sql: Sql,
   tenantId: string,
   g: Pick<GraphRow, 'graph_id' | 'name' | 'description' | 'source_type'>,
+  maxGraphs?: number,
 ): Promise<GraphRow | null> {
+  if (maxGraphs !== undefined) {
+    // Counted under a lock of the tenant's graphs, so two creates at once cannot both pass the limit.
+    await sql.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 11))`, [`graphs:${tenantId}`]);
+    const n = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM graph.knowledge_graphs WHERE tenant_id = $1`, [tenantId]);
+    if ((n.rows[0]?.n ?? 0) >= maxGraphs) throw new GraphLimitError(maxGraphs);
+  }
   const r = await sql.query<RawGraph>(
     `INSERT INTO graph.knowledge_graphs (tenant_id, graph_id, name, description, source_type) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (tenant_id, graph_id) DO NOTHING RETURNING ${GRAPH_COLUMNS}`,
     [tenantId, g.graph_id, g.name, g.description, g.source_type],
   );
   return r.rows[0] ? toGraph(r.rows[0]) : null;
+}
+
+/** The tenant already has the most graphs it may have. */
+export class GraphLimitError extends Error {
+  constructor(readonly limit: number) {
+    super(`the tenant has ${limit} graphs, the most it may have: delete one first (DELETE /memory/departments/{graph_id})`);
+  }
+}
+
+/** At most `limit` of a graph's facts, then of its nodes, deleted (a graph's deletion in bounded steps); answers the rows. */
+export async function deleteGraphRowsBatch(sql: Sql, tenantId: string, graphId: string, limit: number): Promise<number> {
+  const edges = await sql.query(
+    `DELETE FROM graph.kg_edges WHERE tenant_id = $1 AND graph_id = $2 AND edge_id IN (SELECT edge_id FROM graph.kg_edges WHERE tenant_id = $1 AND graph_id = $2 LIMIT $3)`,
+    [tenantId, graphId, limit],
+  );
+  if (edges.rowCount > 0) return edges.rowCount;
+  const nodes = await sql.query(
+    `DELETE FROM graph.kg_nodes WHERE tenant_id = $1 AND graph_id = $2 AND node_id IN (SELECT node_id FROM graph.kg_nodes WHERE tenant_id = $1 AND graph_id = $2 LIMIT $3)`,
+    [tenantId, graphId, limit],
+  );
+  return nodes.rowCount;
+}
+
+/** Deletes a graph's row with what is left of it (its jobs, nodes and facts cascade); answers the upload bytes its jobs kept. */
+export async function deleteGraphRow(sql: Sql, tenantId: string, graphId: string): Promise<string[]> {
+  const blobs = await sql.query<{ key: string }>(
+    `SELECT params->>'blob_key' AS key FROM graph.graph_jobs WHERE tenant_id = $1 AND graph_id = $2 AND kind = 'upload' AND coalesce(params->>'blob_key', '') <> ''`,
+    [tenantId, graphId],
+  );
+  await sql.query(`DELETE FROM graph.knowledge_graphs WHERE tenant_id = $1 AND graph_id = $2`, [tenantId, graphId]);
+  return blobs.rows.map((b) => b.key);
 }
 
 /** One graph; with `lock` its row stays locked until the transaction ends (jobs of one graph apply one at a time). */

@@ -30,6 +30,7 @@ export interface KnowledgeGraphRouteDeps {
     list: (viewer: GraphViewer) => Promise<GraphRow[]>;
     get: (viewer: GraphViewer, graphId: string) => Promise<GraphRow>;
     create: (tenantId: string, input: z.output<typeof CreateGraphBody>) => Promise<GraphRow>;
+    remove: (viewer: GraphViewer, graphId: string) => Promise<void>;
     upload: (viewer: GraphViewer, listId: string, file: { filename: string; contentType: string; data: Buffer }) => Promise<JobAnswer>;
     ingestConnectors: (viewer: GraphViewer, input: z.output<typeof ConnectorIngestBody>) => Promise<JobAnswer>;
     generate: (viewer: GraphViewer, input: GenerateInput) => Promise<JobAnswer>;
@@ -45,6 +46,8 @@ const UNREADABLE = { 400: { description: 'the body is not clean JSON (malformed,
 const READ_ONLY = { 403: detail('the key is read-only') };
 /** What every job route answers while its graph already has the most jobs queued or running. */
 const BUSY = { 429: detail('the graph already has 20 jobs queued or running (Retry-After)') };
+/** What a route that may create a graph answers once the tenant has the most graphs it may have. */
+const TOO_MANY_GRAPHS = { 409: detail('the tenant has 1,000 graphs, the most it may have: delete one first') };
 
 const tenantOf = (ctx: RouterContext<GraphState>): string => (ctx.state.identity as Identity).tenant_id;
 /** The caller as the graphs see it: a graph only administrators may see, or built from memories beyond its reach, is absent to it. */
@@ -136,7 +139,7 @@ export function knowledgeGraphRoutes(deps: KnowledgeGraphRouteDeps) {
       guards: [deps.guard('write')],
       body: CreateGraphBody,
       ok: { status: 200, description: 'the graph, with tenant_id and list_id (equal to graph_id)', schema: CreatedGraphSchema },
-      responses: { ...READ_ONLY, ...INVALID, ...UNREADABLE },
+      responses: { ...READ_ONLY, ...INVALID, ...UNREADABLE, ...TOO_MANY_GRAPHS },
       handler: async (ctx, { body }) => {
         const g = await deps.graphs.create(tenantOf(ctx), body);
         return { ...presentGraph(g), tenant_id: tenantOf(ctx), list_id: g.graph_id };
@@ -148,6 +151,16 @@ export function knowledgeGraphRoutes(deps: KnowledgeGraphRouteDeps) {
       ok: { status: 200, description: 'the graph', schema: GraphSchema },
       responses: { 404: detail('no graph of this id in the tenant') },
       handler: async (ctx, { params }) => presentGraph(await deps.graphs.get(viewerOf(ctx), params.graph_id ?? '')),
+    }),
+    route({
+      ...common, method: 'delete', path: '/memory/departments/:graph_id', operationId: 'deleteDepartment', summary: 'Delete a knowledge graph with its nodes, facts, history and jobs (our design)',
+      guards: [deps.guard('write')],
+      ok: { status: 204, description: 'deleted for good, the bytes its uploads kept included' },
+      responses: { ...READ_ONLY, 404: detail('no graph of this id in the tenant') },
+      handler: async (ctx, { params }) => {
+        await deps.graphs.remove(viewerOf(ctx), params.graph_id ?? '');
+        ctx.status = 204;
+      },
     }),
     route({
       ...common, method: 'post', path: '/memory/upload', operationId: 'uploadToGraph', summary: 'Fill a graph from a table (background job)',
@@ -175,7 +188,7 @@ export function knowledgeGraphRoutes(deps: KnowledgeGraphRouteDeps) {
       guards: [deps.guard('write')],
       body: ConnectorIngestBody,
       ok: { status: 200, description: 'the job, status `queued`', schema: JobAnswerSchema },
-      responses: { ...READ_ONLY, ...INVALID, ...UNREADABLE, ...BUSY, 404: detail('no graph `list_id` in the tenant and no `graph_name` to create it') },
+      responses: { ...READ_ONLY, ...INVALID, ...UNREADABLE, ...BUSY, ...TOO_MANY_GRAPHS, 404: detail('no graph `list_id` in the tenant and no `graph_name` to create it') },
       handler: async (ctx, { body }) =>
         presentJobAnswer(await deps.graphs.ingestConnectors(viewerOf(ctx), body)),
     }),
@@ -185,7 +198,7 @@ export function knowledgeGraphRoutes(deps: KnowledgeGraphRouteDeps) {
       body: GenerateBody,
       bodyLimitBytes: deps.graphs.generateBodyBytes,
       ok: { status: 200, description: 'the job, status `queued`', schema: JobAnswerSchema },
-      responses: { ...READ_ONLY, ...INVALID, ...UNREADABLE, ...BUSY, 404: detail('`listId` is not a usable graph id') },
+      responses: { ...READ_ONLY, ...INVALID, ...UNREADABLE, ...BUSY, ...TOO_MANY_GRAPHS, 404: detail('`listId` is not a usable graph id') },
       handler: async (ctx, { body }) => presentJobAnswer(await deps.graphs.generate(viewerOf(ctx), body as GenerateInput)),
     }),
     route({
