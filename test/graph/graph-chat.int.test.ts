@@ -52,6 +52,25 @@ describe('graph chat and memory entities (through the gateway)', () => {
 
   const chat = (who: ReturnType<Harness['identity']>, body: unknown, via: Harness = h) => via.call('POST', '/memory/chat', who, body);
 
+  /** A new graph of the tenant, built from one uploaded CSV by its job (through the gateway): its id. */
+  async function uploadedGraph(who: ReturnType<Harness['identity']>, name: string, file: string, csv: string): Promise<string> {
+    const created = await h.call('POST', '/memory/departments/create', who, { name });
+    expect(created.status).toBe(200);
+    const target = await h.authorize(who, '/memory/upload');
+    const form = new FormData();
+    form.append('list_id', created.body.graph_id);
+    form.append('file', new Blob([csv]), file);
+    const accepted = await fetch(target.url, { method: 'POST', headers: target.headers, body: form });
+    expect(accepted.status).toBe(200);
+    const { jobId } = (await accepted.json()) as { jobId: string };
+    const job = await eventually(async () => {
+      const r = await h.call('GET', `/memory/jobs/${jobId}`, who);
+      return r.body?.status === 'completed' || r.body?.status === 'failed' ? r.body : undefined;
+    }, 90_000, `job ${jobId}`);
+    expect(job.status).toBe('completed');
+    return created.body.graph_id as string;
+  }
+
   it('answers from the neighbourhood of the entities the question names, every node and edge real', async () => {
     const who = h.identity(tenant);
     // Lower case, no accent, the domain: all link the same company.
@@ -135,80 +154,41 @@ describe('graph chat and memory entities (through the gateway)', () => {
 
   it('chats over a graph an upload job built, asked with Authorization: Bearer', async () => {
     const who = h.identity(tenant);
-    const created = await h.call('POST', '/memory/departments/create', who, { name: `Upload ${run}` });
-    expect(created.status).toBe(200);
-    const target = await h.authorize(who, '/memory/upload');
-    const form = new FormData();
-    form.append('list_id', created.body.graph_id);
-    form.append('file', new Blob(['Name,Title,Company,Website,LinkedIn,Location\nGrace Hopper,Rear Admiral,Navy Labs,navylabs.example,linkedin.com/in/grace-hopper,Arlington\n']), 'people.csv');
-    const accepted = await fetch(target.url, { method: 'POST', headers: target.headers, body: form });
-    expect(accepted.status).toBe(200);
-    const { jobId } = (await accepted.json()) as { jobId: string };
-    const job = await eventually(async () => {
-      const r = await h.call('GET', `/memory/jobs/${jobId}`, who);
-      return r.body?.status === 'completed' || r.body?.status === 'failed' ? r.body : undefined;
-    }, 90_000, `job ${jobId}`);
-    expect(job.status).toBe('completed');
+    const graphId = await uploadedGraph(who, `Upload ${run}`, 'people.csv', 'Name,Title,Company,Website,LinkedIn,Location\nGrace Hopper,Rear Admiral,Navy Labs,navylabs.example,linkedin.com/in/grace-hopper,Arlington\n');
     const ask = await h.authorize(who, '/memory/chat');
     const res = await fetch(ask.url, {
       method: 'POST',
       headers: { authorization: `Bearer ${ask.headers['x-api-key']}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ listId: created.body.graph_id, question: 'Where does grace hopper work?' }),
+      body: JSON.stringify({ listId: graphId, question: 'Where does grace hopper work?' }),
     });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { answer: string; nodes: any[]; edges: any[] };
     expect(body.nodes.map((n) => n.properties.name)).toEqual(expect.arrayContaining(['Grace Hopper', 'Navy Labs', 'Arlington']));
     expect(body.answer).toContain('Grace Hopper (Person) works at Navy Labs (Company)');
-    await expectRealSubgraph(h.db, tenant, created.body.graph_id, body);
+    await expectRealSubgraph(h.db, tenant, graphId, body);
   });
 
   it('links names that start or end with a stop word, are stop words joined, or hold a symbol the fold spells out', async () => {
     const who = h.identity(tenant);
-    const created = await h.call('POST', '/memory/departments/create', who, { name: `Stop words ${run}` });
-    expect(created.status).toBe(200);
-    const target = await h.authorize(who, '/memory/upload');
-    const form = new FormData();
-    form.append('list_id', created.body.graph_id);
-    form.append('file', new Blob(['company,city\nAT&T,Dallas\nAcme™,Oslo\nWill Smith Holdings,Rome\nOn Holding,Zurich\n']), 'stop.csv');
-    const accepted = await fetch(target.url, { method: 'POST', headers: target.headers, body: form });
-    expect(accepted.status).toBe(200);
-    const { jobId } = (await accepted.json()) as { jobId: string };
-    const job = await eventually(async () => {
-      const r = await h.call('GET', `/memory/jobs/${jobId}`, who);
-      return r.body?.status === 'completed' || r.body?.status === 'failed' ? r.body : undefined;
-    }, 90_000, `job ${jobId}`);
-    expect(job.status).toBe('completed');
+    const graphId = await uploadedGraph(who, `Stop words ${run}`, 'stop.csv', 'company,city\nAT&T,Dallas\nAcme™,Oslo\nWill Smith Holdings,Rome\nOn Holding,Zurich\n');
     for (const [question, company, city] of [
       ['Where is AT&T?', 'AT&T', 'Dallas'],
       ['Where is Acme™?', 'Acme™', 'Oslo'],
       ['Where is Will Smith Holdings?', 'Will Smith Holdings', 'Rome'],
       ['Where is On Holding?', 'On Holding', 'Zurich'],
     ]) {
-      const r = await h.call('POST', '/memory/chat', who, { listId: created.body.graph_id, question });
+      const r = await h.call('POST', '/memory/chat', who, { listId: graphId, question });
       expect(r.status).toBe(200);
       expect([question, r.body.nodes.map((n: any) => n.properties.name)]).toEqual([question, expect.arrayContaining([company, city])]);
-      await expectRealSubgraph(h.db, tenant, created.body.graph_id, r.body);
+      await expectRealSubgraph(h.db, tenant, graphId, r.body);
     }
   });
 
   it('tells a fact many rows say once, and spends the edge budget on distinct facts', async () => {
     const who = h.identity(tenant);
-    const created = await h.call('POST', '/memory/departments/create', who, { name: `Hub ${run}` });
-    expect(created.status).toBe(200);
-    const target = await h.authorize(who, '/memory/upload');
-    const form = new FormData();
-    form.append('list_id', created.body.graph_id);
     const rows = Array.from({ length: 40 }, (_, i) => `Person ${String.fromCharCode(65 + (i % 26))}${i},Engineer,Quayside Hub`);
-    form.append('file', new Blob([['name,title,company', ...rows].join('\n')]), 'hub.csv');
-    const accepted = await fetch(target.url, { method: 'POST', headers: target.headers, body: form });
-    expect(accepted.status).toBe(200);
-    const { jobId } = (await accepted.json()) as { jobId: string };
-    const job = await eventually(async () => {
-      const r = await h.call('GET', `/memory/jobs/${jobId}`, who);
-      return r.body?.status === 'completed' || r.body?.status === 'failed' ? r.body : undefined;
-    }, 90_000, `job ${jobId}`);
-    expect(job.status).toBe('completed');
-    const r = await h.call('POST', '/memory/chat', who, { listId: created.body.graph_id, question: 'Who is at Quayside Hub?' });
+    const graphId = await uploadedGraph(who, `Hub ${run}`, 'hub.csv', ['name,title,company', ...rows].join('\n'));
+    const r = await h.call('POST', '/memory/chat', who, { listId: graphId, question: 'Who is at Quayside Hub?' });
     expect(r.status).toBe(200);
     const lines = (r.body.answer as string).split('. ');
     const repeated = lines.filter((l, i) => lines.indexOf(l) !== i);
@@ -216,7 +196,7 @@ describe('graph chat and memory entities (through the gateway)', () => {
     // Every edge of the answer is a distinct fact.
     const facts = (r.body.edges as Array<{ from: string; label: string; to: string }>).map((e) => `${e.from}|${e.label}|${e.to}`);
     expect(new Set(facts).size).toBe(facts.length);
-    await expectRealSubgraph(h.db, tenant, created.body.graph_id, r.body);
+    await expectRealSubgraph(h.db, tenant, graphId, r.body);
   });
 
   it('lists a memory\'s entities after a real ingest, page by page, only to its tenant', async () => {
