@@ -57,13 +57,19 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       expect((await http(g.publicUrl, 'GET', '/api/v1/api-keys', { headers: forged })).status).toBe(401);
       expect((await http(g.publicUrl, 'POST', '/api/password/change-password', { headers: forged, body: { old_password: 'a', new_password: 'b' } })).status).toBe(401);
       expect((await ping(t.key)).status).toBe(200);
+      // A revoked key is counted as revoked, an expired one as dead.
+      const revoked = await makeKey(g, t.tenantId, {});
+      expect((await adminCall(g, 'DELETE', `/internal/v1/tenants/${t.tenantId}/keys/${revoked.keyId}`)).status).toBe(204);
+      expect((await ping(revoked.key)).status).toBe(401);
       const after = await decisions();
       expect({
         missing: counted(after, 'missing_credential'),
         malformed: counted(after, 'malformed_credential'),
         session: counted(after, 'invalid_session'),
+        revoked: counted(after, 'revoked'),
+        dead: counted(after, 'dead_credential'),
         ok: counted(after, 'ok'),
-      }).toEqual({ missing: 1, malformed: 2, session: 3, ok: 1 });
+      }).toEqual({ missing: 1, malformed: 2, session: 3, revoked: 1, dead: 0, ok: 1 });
       // A forwarded request is counted under its surface, not as an unmatched one.
       const http401 = (await g.gateway.context.metrics.getSingleMetric('lore_http_requests_total')!.get()).values.filter((v) => String(v.labels.status) === '401');
       expect(http401.find((v) => v.labels.route === 'forward graph')?.value).toBe(1);

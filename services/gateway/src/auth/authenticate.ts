@@ -316,7 +316,9 @@ async function authenticateRequest(ctx: GatewayContext, facts: RequestFacts, rul
   let cred = cached ? verifiedCredential(cached, hash) : await loadCredential(ctx, parsed, hash, true);
   if (!cred) throw refused(ctx, 'unknown_credential', 'the credential is not valid');
   const dead = deadReason(cred, now);
-  if (dead) throw refused(ctx, 'dead_credential', dead);
+  // A revoked key (or OAuth client) is counted as `revoked`, as a revocation the shared state knows of; an expired
+  // one as `dead_credential`.
+  if (dead) throw refused(ctx, /revoked/.test(dead) ? 'revoked' : 'dead_credential', dead);
   const row = cred.row;
   const tenant = ctx.caches.tenants.get(row.tenant_id) ?? (await tenantContext(ctx, row.tenant_id));
   if (!tenant) throw unauthorized('the credential is not valid');
