@@ -149,6 +149,24 @@ describe('SearxngWebSearch against a SearXNG JSON endpoint', () => {
     }
   });
 
+  it('sends the address\'s user and password as basic authentication, never in the request\'s URL', async () => {
+    const url = new URL(served.search.url);
+    url.username = 'lore';
+    url.password = 'p@ss:word';
+    const guarded = new SearxngWebSearch({ baseUrl: url.href });
+    try {
+      expect((await guarded.search('fintech')).results.length).toBeGreaterThan(0);
+      const sent = served.search.requests.at(-1)!;
+      expect(sent.headers.authorization).toBe(`Basic ${Buffer.from('lore:p@ss:word').toString('base64')}`);
+      expect(sent.path).not.toMatch(/lore|word/);
+      // Without a user in the address, no header.
+      expect((await searx.search('fintech')).results.length).toBeGreaterThan(0);
+      expect(served.search.requests.at(-1)!.headers.authorization).toBeUndefined();
+    } finally {
+      guarded.close();
+    }
+  });
+
   it('turns a stalled instance into a retryable timeout within its deadline', async () => {
     const stalled = await rawServer(() => {
       /* never answers */

@@ -182,6 +182,8 @@ export class SearxngWebSearch implements WebSearch {
   private readonly http: OutboundHttpClient;
   private readonly ownsClient: boolean;
   private readonly timeoutMs: number;
+  /** `Authorization: Basic …` from the address's user and password (an instance behind basic authentication). */
+  private readonly authorization: string | null;
 
   constructor(options: SearxngWebSearchOptions) {
     let base: URL;
@@ -193,6 +195,11 @@ export class SearxngWebSearch implements WebSearch {
     if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new WebSearchError('misconfigured', 'the SearXNG address must be an http(s) URL');
     base.search = '';
     base.hash = '';
+    // The address's user and password go in a header to that origin only (the guard allows no other), never in the
+    // request's URL, which logs and traces would show.
+    this.authorization = base.username || base.password ? `Basic ${Buffer.from(`${decodeURIComponent(base.username)}:${decodeURIComponent(base.password)}`).toString('base64')}` : null;
+    base.username = '';
+    base.password = '';
     if (!base.pathname.endsWith('/')) base.pathname = `${base.pathname}/`;
     this.endpoint = new URL('search', base);
     this.ownsClient = options.http === undefined;
@@ -220,7 +227,7 @@ export class SearxngWebSearch implements WebSearch {
     try {
       res = await this.http.fetch({
         url,
-        headers: { accept: 'application/json' },
+        headers: { accept: 'application/json', ...(this.authorization ? { authorization: this.authorization } : {}) },
         timeoutMs: this.timeoutMs,
         maxResponseBytes: MAX_RESPONSE_BYTES,
         maxRedirects: 2,
