@@ -597,6 +597,26 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       expect(gone.status).toBe(200);
       expect((await http(g.publicUrl, 'GET', '/api/v1/projects', { headers: { 'x-api-key': tok.json.access_token } })).status).toBe(401);
     });
+
+    it('keeps an OAuth client of one project in that project\'s workspace, as a key of that project', async () => {
+      const auth = { authorization: `Bearer ${session}` };
+      const project = await http(g.publicUrl, 'POST', '/api/v1/projects', { headers: { 'x-api-key': t.key }, body: { name: `Scoped ${uid()}` } });
+      expect(project.status).toBe(201);
+      const elsewhere = await http(g.publicUrl, 'POST', '/api/v1/workspaces', { headers: { 'x-api-key': t.key }, body: { name: `Elsewhere ${uid()}` } });
+      expect(elsewhere.status).toBe(201);
+      // Another workspace beside the project: refused as for a key.
+      const mismatched = await http(g.publicUrl, 'POST', '/api/v1/oauth-clients', { headers: auth, body: { name: 'mismatched', scopes: ['projects:read'], project_id: project.json.project_id, workspace_id: elsewhere.json.workspace_id } });
+      expect(mismatched.status).toBe(404);
+      const client = await http(g.publicUrl, 'POST', '/api/v1/oauth-clients', { headers: auth, body: { name: 'one project', scopes: ['projects:read'], project_id: project.json.project_id } });
+      expect(client.status).toBe(201);
+      expect(client.json.workspace_id).toBe(project.json.workspace_id);
+      const tok = await http(g.publicUrl, 'POST', '/api/v1/oauth/token', { body: { grant_type: 'client_credentials', client_id: client.json.client_id, client_secret: client.json.client_secret } });
+      expect(tok.status).toBe(200);
+      const bearer = { 'x-api-key': tok.json.access_token as string };
+      expect((await http(g.publicUrl, 'GET', `/api/v1/projects/${project.json.project_id}`, { headers: bearer })).status).toBe(200);
+      // Another workspace is not the client's to name.
+      expect((await http(g.publicUrl, 'GET', `/api/v1/projects?workspace_id=${elsewhere.json.workspace_id}`, { headers: bearer })).status).toBe(404);
+    });
   });
 
   describe('project scope', () => {

@@ -23,10 +23,15 @@ export async function createOauthClient(
     const ws = await ctx.db.withTenant(tenantId, (sql) => getWorkspaceIn(sql, tenantId, input.workspace_id!));
     if (!ws) throw AppError.notFound('workspace');
   }
+  // A client of one project lives in that project's workspace, as a key of one project does: it is pinned there, and
+  // a workspace given beside it must be the project's.
+  let workspaceId = input.workspace_id ?? null;
   if (input.project_id) {
     const projectId = input.project_id;
-    const workspaceId = await ctx.db.withTenant(tenantId, (sql) => projectWorkspaceIn(sql, tenantId, projectId));
-    if (workspaceId === null) throw AppError.notFound('project');
+    const projectWorkspace = await ctx.db.withTenant(tenantId, (sql) => projectWorkspaceIn(sql, tenantId, projectId));
+    if (projectWorkspace === null) throw AppError.notFound('project');
+    if (workspaceId && projectWorkspace !== workspaceId) throw AppError.notFound('project');
+    workspaceId = projectWorkspace;
   }
   const secret = mintSecret(OAUTH_SECRET_PREFIX);
   const client = await insertClient(ctx.db, tenantId, {
@@ -34,7 +39,7 @@ export async function createOauthClient(
     name: input.name,
     secret_hash: sha256Hex(secret),
     scopes: [...new Set(input.scopes)],
-    workspace_id: input.workspace_id ?? null,
+    workspace_id: workspaceId,
     project_id: input.project_id ?? null,
     ip_allowlist: input.ip_allowlist ?? [],
     created_by: createdBy,
