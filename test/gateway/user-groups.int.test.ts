@@ -118,6 +118,21 @@ describe('gateway: user groups', () => {
     const token = await http(g.publicUrl, 'POST', '/api/v1/oauth/token', { body: { grant_type: 'client_credentials', client_id: client.json.client_id, client_secret: client.json.client_secret } });
     const pagesOnly = await makeKey(g, a.tenantId, { scopes: { modules: ['pages'] } });
     const readOnly = await makeKey(g, a.tenantId, { scopes: { access: 'read' } });
+    // Keys narrowed to a workspace, a project or some memories: groups are the whole tenant's, never theirs.
+    const pinned = await makeKey(g, a.tenantId, { workspace_id: a.workspaceId });
+    const project = await call('POST', '/api/v1/projects', { 'x-api-key': a.key }, { name: `P ${uid()}` });
+    const projectKey = await makeKey(g, a.tenantId, { project_id: project.json.project_id });
+    const memoryScoped = await makeKey(g, a.tenantId, { scopes: { memories: [a.memoryId] } });
+    for (const [label, headers] of [
+      ['key bound to a workspace', bearer(pinned.key)],
+      ['key of a project', bearer(projectKey.key)],
+      ['key scoped to a memory', bearer(memoryScoped.key)],
+    ] as Array<[string, Record<string, string>]>) {
+      for (const [method, path] of [['GET', PATH], ['POST', PATH], ['PATCH', `${PATH}/${g1.id}`]] as const) {
+        const r = await call(method, path, headers, method === 'GET' ? undefined : { name: `X ${uid()}`, user_ids: [] });
+        expect({ label, method, status: r.status, detail: r.json?.detail }).toEqual({ label, method, status: 403, detail: expect.stringMatching(/^user groups are the whole tenant's/) });
+      }
+    }
     for (const [label, headers, status] of [
       ['member', bearer(member.token), 403],
       ['OAuth token', bearer(token.json.access_token), 403],

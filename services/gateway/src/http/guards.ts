@@ -137,7 +137,7 @@ export function requireDetailSession(context: GatewayContext) {
  * takes — a session JWT or an API key as `Authorization: Bearer`, the API-key cookie, or `x-api-key` — through the
  * same pipeline as the forwarded ones (key scope module `connectors`, operation `admin`, IP allowlist, rate limit,
  * quota), for administrators only (`isAdminRole`: an administrator's session or a tenant key), as core's manage
- * routes are. The control plane is not metered. Every refusal is in spec 2's `{ detail }` shape, with the status
+ * routes are, and never for a credential narrowed to a workspace, a project or some memories. The control plane is not metered. Every refusal is in spec 2's `{ detail }` shape, with the status
  * and rate headers the pipeline gave it. Sets `principal`.
  */
 export function requireManageAdmin(context: GatewayContext) {
@@ -150,6 +150,13 @@ export function requireManageAdmin(context: GatewayContext) {
       });
       ctx.set(outcome.headers);
       if (!isAdminRole(outcome.principal.role)) throw new AppError('FORBIDDEN', 'administrators only', { body: { detail: 'administrators only' } });
+      // User groups are the whole tenant's (they open private connector documents in every workspace): a credential
+      // narrowed to a workspace, a project or some memories does not manage them.
+      const p = outcome.principal;
+      if (p.pinnedWorkspaceId !== null || (p.keyScope?.memories?.length ?? 0) > 0) {
+        const detail = "user groups are the whole tenant's: a credential bound to a workspace, a project or some memories cannot manage them";
+        throw new AppError('FORBIDDEN', detail, { body: { detail } });
+      }
       ctx.state.principal = outcome.principal;
       await next();
     };
