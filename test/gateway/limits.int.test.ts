@@ -124,6 +124,31 @@ describe('gateway limits: per-key rate limit, plan limits, credit balance', () =
     }
   });
 
+  it('throttles guesses of the current password on change-password, per account, before the password is checked', async () => {
+    const strict = await startGateway(database, { loginRateLimit: { perSecond: 0.01, burst: 3 } }, { redisPrefix: `gwlim5:${uid()}:`, migrate: false });
+    try {
+      const t = await makeTenant(strict);
+      const password = 'a long enough password';
+      const session = async () => {
+        const email = `guesser-${uid()}@example.test`;
+        expect((await adminCall(strict, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email, password, role: 'member' })).status).toBe(201);
+        return { authorization: `Bearer ${(await http(strict.publicUrl, 'POST', '/api/auth/login', { body: { email, password } })).json.token as string}` };
+      };
+      const guesser = await session();
+      const change = (headers: Record<string, string>, old: string) => http(strict.publicUrl, 'POST', '/api/password/change-password', { headers, body: { old_password: old, new_password: 'a new passphrase here' } });
+      for (let i = 0; i < 3; i++) expect((await change(guesser, `guess ${i}`)).status).toBe(400);
+      const limited = await change(guesser, 'guess 3');
+      expect([limited.status, limited.json]).toEqual([429, { detail: expect.stringMatching(/too many attempts/) }]);
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      // Even the right password waits its turn: nothing is checked while the account is throttled.
+      expect((await change(guesser, password)).status).toBe(429);
+      // Another account has its own budget.
+      expect((await change(await session(), password)).status).toBe(200);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('answers slow_down (RFC 6749) with Retry-After once a client asks the token endpoint too often', async () => {
     const strict = await startGateway(database, { loginRateLimit: { perSecond: 0.01, burst: 2 } }, { redisPrefix: `gwlim4:${uid()}:`, migrate: false });
     try {

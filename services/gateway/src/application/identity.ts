@@ -149,8 +149,19 @@ export async function logout(ctx: GatewayContext, refreshToken: string): Promise
   if (row) await revokeRefreshToken(ctx.db, row.tenant_id, row.token_id);
 }
 
-/** Changing a password ends every session of the account, this one included: the user signs in again. */
+/**
+ * Changing a password ends every session of the account, this one included: the user signs in again. Attempts are
+ * throttled per account (the login rate limit, in the shared state) before the current password is checked, so a
+ * stolen session cannot guess the password, nor keep the password hashing busy.
+ */
 export async function changePassword(ctx: GatewayContext, user: User, oldPassword: string, newPassword: string): Promise<'ok' | 'wrong_password'> {
+  const r = await ctx.state.hit(`password-change:user:${user.user_id}`, ctx.config.loginRateLimit);
+  if (!r.allowed) {
+    throw new AppError('RATE_LIMITED', 'too many password changes; retry later', {
+      headers: { 'Retry-After': String(Math.max(1, Math.ceil(r.retryAfterMs / 1000))) },
+      body: { detail: 'too many attempts to change the password; retry later' },
+    });
+  }
   const current = await getPasswordHash(ctx.db, user.tenant_id, user.user_id);
   if (!current || !(await argonVerify(current, oldPassword).catch(() => false))) return 'wrong_password';
   await replacePassword(ctx.db, user.tenant_id, user.user_id, await hashPassword(newPassword));
