@@ -176,6 +176,13 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       expect((await http(g.publicUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': stranger.key, host }, body: {} })).status).toBe(404);
     });
 
+    it('are the only keys a memory_id binds: another type of key naming one is refused, before it could look bound', async () => {
+      for (const type of ['live', 'test', 'ephemeral']) {
+        const r = await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/keys`, { type, name: 'looks bound', memory_id: t.memoryId });
+        expect({ type, status: r.status, message: r.json.error?.message }).toEqual({ type, status: 400, message: expect.stringMatching(/memory_id is only for memory \(mk_\) keys/) });
+      }
+    });
+
     it('are revoked with their memory', async () => {
       const host = `gone-${uid()}.example.test`;
       const put = await adminCall(g, 'PUT', `/internal/v1/tenants/${t.tenantId}/memories/mem-${uid()}`, { name: 'Gone', hostname: host });

@@ -86,6 +86,9 @@ function checkOptions(ctx: GatewayContext, input: CreateKeyInput, now: number): 
     }
   }
   if (input.type === 'memory' && !input.memory_id) problems.push('memory_id is required for memory (mk_) keys');
+  // Only a memory key is bound by its memory_id: on another key it would read as a binding that nothing holds (and
+  // the memory's deletion would revoke the key). Another key is narrowed to memories with scopes.memories.
+  if (input.type !== 'memory' && input.memory_id) problems.push('memory_id is only for memory (mk_) keys: narrow another key to some memories with scopes.memories');
   return problems.length > 0 ? problems.join('; ') : null;
 }
 
