@@ -87,6 +87,11 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       expect(await challengeOf('/api/v1/pages/ping', { 'x-api-key': 'ck_test_bogus' })).toBe('ApiKey realm="lore", header="x-api-key"');
       expect(await challengeOf('/memory/departments')).toBe('Bearer realm="lore", ApiKey realm="lore", header="x-api-key"');
       expect(await challengeOf('/api/manage/admin/user-group', { authorization: 'Bearer nonsense' })).toBe('Bearer realm="lore", ApiKey realm="lore", header="x-api-key", cookie="lore_api_key"');
+      // The portal's and the password routes read a session token only.
+      expect(await challengeOf('/api/v1/api-keys')).toBe('Bearer realm="lore"');
+      expect(await challengeOf('/api/v1/oauth-clients', { authorization: `Bearer ${signSessionJwt({ sub: 'nobody', tid: 'none', exp: 1 })}` })).toBe('Bearer realm="lore"');
+      const password = await http(g.publicUrl, 'POST', '/api/password/change-password', { body: { old_password: 'a', new_password: 'b' } });
+      expect([password.status, password.headers['www-authenticate']]).toEqual([401, 'Bearer realm="lore"']);
     });
   });
 

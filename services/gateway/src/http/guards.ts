@@ -94,15 +94,15 @@ export function requireSession(context: GatewayContext, opts: { admin: boolean }
     if (ctx.get('x-api-key') !== '') throw AppError.notFound('route');
     const auth = ctx.get('authorization');
     const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-    if (!m) throw AppError.unauthorized('a signed-in session is required (Authorization: Bearer <session token>)');
+    if (!m) throw sessionRequired('a signed-in session is required (Authorization: Bearer <session token>)');
     if (parseCredential(m[1]!) !== null) throw AppError.notFound('route');
     const user = await resolveSession(context, m[1]!);
     if (!user) {
       invalidSession(context);
-      throw AppError.unauthorized('the session is not valid');
+      throw sessionRequired('the session is not valid');
     }
     const headers = await admitSession(context, user);
-    if (!headers) throw AppError.unauthorized('the session is not valid');
+    if (!headers) throw sessionRequired('the session is not valid');
     ctx.set(headers);
     if (opts.admin && user.role !== 'admin') throw AppError.forbidden('this needs an administrator');
     ctx.state.user = user;
@@ -110,7 +110,10 @@ export function requireSession(context: GatewayContext, opts: { admin: boolean }
   };
 }
 
-const notSignedIn = () => new AppError('UNAUTHORIZED', 'not signed in', { body: { detail: 'a valid session token is required' } });
+/** A 401 of a route that reads a session token from `Authorization: Bearer`, naming that challenge (RFC 9110). */
+const SESSION_CHALLENGE = { 'www-authenticate': 'Bearer realm="lore"' };
+const sessionRequired = (message: string) => new AppError('UNAUTHORIZED', message, { headers: { ...SESSION_CHALLENGE } });
+const notSignedIn = () => new AppError('UNAUTHORIZED', 'not signed in', { headers: { ...SESSION_CHALLENGE }, body: { detail: 'a valid session token is required' } });
 
 /**
  * Spec 2's password routes: a session bearer token, rate-limited per user like every portal route, with errors in
