@@ -64,6 +64,15 @@ function schemathesis(bin: string, args: string[], env: Record<string, string>):
   });
 }
 
+/** Schemathesis's report, its FAILURES section first, every line at most 400 characters, 20,000 in all. */
+function readableReport(output: string): string {
+  const lines = output.split('\n').map((l) => (l.length > 400 ? `${l.slice(0, 400)}… (${l.length} characters)` : l));
+  const start = lines.findIndex((l) => /=+ FAILURES =+/.test(l));
+  const end = start < 0 ? -1 : lines.findIndex((l, i) => i > start && /=+ (WARNINGS|SUMMARY) =+/.test(l));
+  const failures = start < 0 ? [] : lines.slice(start, end < 0 ? undefined : end);
+  return [...failures, '…', ...lines.slice(-120)].join('\n').slice(0, 20_000);
+}
+
 describe('Schemathesis over every served OpenAPI document, through the gateway', () => {
   let bin: string;
   let stack: FuzzStack;
@@ -114,8 +123,9 @@ describe('Schemathesis over every served OpenAPI document, through the gateway',
         { LORE_FUZZ_API_KEY: key, LORE_FUZZ_SESSION: session },
       );
       process.stdout.write(`fuzz ${name} ${which}: ${Math.round((Date.now() - started) / 1000)}s, exit ${run.code}\n`);
-      // Schemathesis's own report of what it found, in full, when the run is not clean.
-      if (run.code !== 0) throw new Error(`Schemathesis found problems in the ${name} document (${which}, seed ${SEED}):\n${run.output.slice(-20_000)}`);
+      // Schemathesis's own report of what it found when the run is not clean: its failures first, each line cut short
+      // (a generated value can be tens of kilobytes long and would push everything else out of the message).
+      if (run.code !== 0) throw new Error(`Schemathesis found problems in the ${name} document (${which}, seed ${SEED}):\n${readableReport(run.output)}`);
       expect(run.output).not.toContain(key);
       const xml = readFileSync(junit, 'utf8');
       expect(xml).toMatch(/<testsuite[^>]* failures="0"/);
