@@ -57,7 +57,8 @@ export class HeadlessBrowser {
         `--user-data-dir=${profile}`,
         'about:blank',
       ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
+      // A process group of its own, so closing it ends its helper processes (renderer, zygote, crash handler) too.
+      { stdio: ['ignore', 'ignore', 'pipe'], detached: true },
     );
     const port = await new Promise<number>((resolve, reject) => {
       let seen = '';
@@ -129,17 +130,34 @@ export class HeadlessBrowser {
   }
 
   async close(): Promise<void> {
+    const group = (signal: NodeJS.Signals) => {
+      try {
+        // The whole group: the browser and every helper it started.
+        if (this.child.pid !== undefined) process.kill(-this.child.pid, signal);
+      } catch {
+        // Already gone.
+      }
+    };
     if (this.child.exitCode === null) {
       const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-      this.child.kill('SIGTERM');
+      group('SIGTERM');
       await Promise.race([exited, new Promise<void>((resolve) => setTimeout(resolve, 5_000))]);
       if (this.child.exitCode === null) {
-        this.child.kill('SIGKILL');
+        group('SIGKILL');
         await Promise.race([exited, new Promise<void>((resolve) => setTimeout(resolve, 5_000))]);
       }
     }
-    // Chromium's helper processes (renderer, zygote, crash handler) notice the browser's exit a moment later and may
-    // still write into the profile while it is removed (ENOTEMPTY): retry with Node's linear back-off.
-    rmSync(this.profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    // Helpers left of the group are killed outright; one may still be writing into the profile a moment after the
+    // browser exits (ENOTEMPTY), so the removal is tried again for a few seconds.
+    group('SIGKILL');
+    for (let attempt = 0; ; attempt++) {
+      try {
+        rmSync(this.profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+        return;
+      } catch (err) {
+        if (attempt >= 20) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
   }
 }
