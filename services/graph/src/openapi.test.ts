@@ -76,7 +76,7 @@ describe('the graph\'s OpenAPI document', () => {
         'get /api/v1/memory/contradictions', 'get /api/v1/memory/documents', 'get /api/v1/memory/documents/{doc_id}', 'delete /api/v1/memory/documents/{doc_id}',
         'get /api/v1/memory/health', 'post /api/v1/memory/health/assess', 'get /api/v1/memory/review', 'post /api/v1/memory/uploads', 'get /api/v1/memory/uploads/{upload_id}',
         'get /api/v1/memory/vaults', 'get /api/v1/memory/vaults/{vault_id}', 'delete /api/v1/memory/vaults/{vault_id}',
-        'get /memory/departments', 'get /memory/departments/{graph_id}', 'post /memory/upload', 'get /memory/jobs/{job_id}',
+        'get /memory/departments', 'get /memory/departments/{graph_id}', 'delete /memory/departments/{graph_id}', 'post /memory/upload', 'get /memory/jobs/{job_id}',
         'get /api/v1/memory/entities', 'get /api/v1/memory/entities/{entity_id}',
       ].sort(),
     );
