@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LoopbackWeb } from '../support/loopback-web';
-import { duplicateTopLevelKeys } from './processes';
+import { duplicateTopLevelKeys, freePort } from './processes';
 import { companyKey, generateAgentsWorld, matchingCompanies, serveAgentsWorld, worldCsv } from '../support/agents-world';
 
 const ROOT = join(__dirname, '..', '..');
@@ -16,11 +16,15 @@ interface Booted {
   output: () => string;
 }
 
-/** Starts `npm start`'s entry exactly as a newcomer would, on a free port, and waits for the ready line. */
-function boot(dataDir: string, env: Record<string, string> = {}): Promise<Booted> {
+/**
+ * Starts `npm start`'s entry exactly as a newcomer would, on free ports, and waits for the ready line. The admin API
+ * gets a free port too: a Lore the developer runs beside the tests holds the default one.
+ */
+async function boot(dataDir: string, env: Record<string, string> = {}): Promise<Booted> {
+  const adminPort = String(await freePort());
   const child = spawn(process.execPath, [join(ROOT, 'scripts', 'start-embedded.mjs')], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', LORE_OPS_PORT: '0', LORE_DATA_DIR: dataDir, LORE_LOG_LEVEL: 'warn', LORE_OCR: 'false', ...env },
+    env: { ...process.env, PORT: '0', LORE_OPS_PORT: '0', LORE_ADMIN_PORT: adminPort, LORE_DATA_DIR: dataDir, LORE_LOG_LEVEL: 'warn', LORE_OCR: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group, as a terminal gives a command, so a test can press Ctrl-C (`stop(b, 'ctrl-c')`).
     detached: true,
