@@ -184,6 +184,20 @@ describe('graph chat and memory entities (through the gateway)', () => {
     }
   });
 
+  it('keeps a row\'s every cell through the store and the answer, a `__proto__` column\'s included', async () => {
+    const who = h.identity(tenant);
+    const graphId = await uploadedGraph(who, `Proto ${run}`, 'proto.csv', 'company,__proto__,constructor\nProtoworks,protoval,ctorval\n');
+    const stored = await h.db.withTenant(tenant, async (sql) => (await sql.query<{ p: Record<string, unknown> }>(`SELECT properties AS p FROM graph.kg_nodes WHERE tenant_id = $1 AND graph_id = $2 AND label = 'ScanReport'`, [tenant, graphId])).rows);
+    expect(stored).toHaveLength(1);
+    expect(Object.getOwnPropertyDescriptor(stored[0]!.p, '__proto__')?.value).toBe('protoval');
+    const r = await h.call('POST', '/memory/chat', who, { listId: graphId, question: 'What about Protoworks?' });
+    expect(r.status).toBe(200);
+    const report = (r.body.nodes as Array<{ label: string; properties: Record<string, unknown> }>).find((n) => n.label === 'ScanReport');
+    expect(report).toBeDefined();
+    expect(Object.getOwnPropertyDescriptor(report!.properties, '__proto__')?.value).toBe('protoval');
+    expect(report!.properties.constructor).toBe('ctorval');
+  });
+
   it('tells a fact many rows say once, and spends the edge budget on distinct facts', async () => {
     const who = h.identity(tenant);
     const rows = Array.from({ length: 40 }, (_, i) => `Person ${String.fromCharCode(65 + (i % 26))}${i},Engineer,Quayside Hub`);

@@ -142,9 +142,14 @@ export async function createGraph(deps: MemoryDeps, tenantId: string, input: { n
  */
 export async function deleteGraph(deps: MemoryDeps, viewer: GraphViewer, graphId: string): Promise<void> {
   const tenantId = viewer.tenantId;
-  if (!visibleGraph(await deps.db.withTenant(tenantId, (sql) => getGraph(sql, tenantId, graphId)), viewer)) throw notFound('graph');
-  while ((await deps.db.withTenant(tenantId, (sql) => deleteGraphRowsBatch(sql, tenantId, graphId, GRAPH_LIMITS.deleteBatchRows))) > 0) {
-    // Bounded steps: another tenant's requests run between them (embedded mode's one database connection).
+  // Bounded steps, another tenant's requests running between them (embedded mode's one database connection); each
+  // step looks again whether the viewer still sees the graph (one made admin_only meanwhile is not theirs to delete).
+  for (;;) {
+    const deleted = await deps.db.withTenant(tenantId, async (sql) =>
+      visibleGraph(await getGraph(sql, tenantId, graphId), viewer) ? deleteGraphRowsBatch(sql, tenantId, graphId, GRAPH_LIMITS.deleteBatchRows) : null,
+    );
+    if (deleted === null) throw notFound('graph');
+    if (deleted === 0) break;
   }
   const blobs = await deps.db.withTenant(tenantId, async (sql) => {
     // Locked, then checked again: a graph made admin_only meanwhile stays the administrators' to delete.
