@@ -126,7 +126,12 @@ export function researchRoutes(deps: ResearchRouteDeps) {
       query: respondQuery,
       body: respondBody,
       ok: { status: 200, description: 'status and message', schema: respondView },
-      responses: { ...NOT_FOUND, ...INVALID('no answer given, or a run not waiting for an answer') },
+      responses: {
+        ...NOT_FOUND,
+        ...INVALID('no answer given, or a run not waiting for an answer'),
+        // Node's HTTP parser answers it, with no body, before Lore reads the request: a long answer belongs in the body.
+        431: { description: 'the request line and headers are longer than the server reads (16 KiB): send a long `response` in the JSON body' },
+      },
       handler: async (ctx, { params, query, body }) => {
         const answer = query.response ?? body.response ?? body.query;
         if (answer === undefined) throw family.invalid([{ path: 'response', message: 'response is required' }], 'body');
