@@ -1,8 +1,6 @@
-import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { GATEWAY_MIGRATIONS_DIR } from '@lore/gateway';
-import { PgliteDb, runMigrations, runRuntimeMigrations } from '@lore/runtime';
+import type { PgliteDb } from '@lore/runtime';
+import { earlierDatabase, type EarlierDatabase } from '../support/migrations';
 
 jest.setTimeout(120_000);
 
@@ -12,19 +10,15 @@ jest.setTimeout(120_000);
  */
 describe('gateway migration 0006: an OAuth client of one project in its project\'s workspace', () => {
   const T = 'tenant-upgraded';
+  let earlier: EarlierDatabase;
   let db: PgliteDb;
-  let dir: string;
 
   beforeAll(async () => {
-    db = await PgliteDb.open();
-    await runRuntimeMigrations(db);
-    dir = await mkdtemp(join(tmpdir(), 'lore-gateway-migrations-'));
-    for (const f of await readdir(GATEWAY_MIGRATIONS_DIR)) if (/^\d{4}_/.test(f) && f !== '0006_oauth_client_project_workspace.sql') await copyFile(join(GATEWAY_MIGRATIONS_DIR, f), join(dir, f));
-    await runMigrations(db, { schema: 'gateway', dir });
+    earlier = await earlierDatabase({ schema: 'gateway', dir: GATEWAY_MIGRATIONS_DIR }, (f) => f !== '0006_oauth_client_project_workspace.sql');
+    db = earlier.db;
   });
   afterAll(async () => {
-    await db?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await earlier?.close();
   });
 
   it('pins a project\'s client to the project\'s workspace, and leaves the others as they were', async () => {
@@ -39,7 +33,7 @@ describe('gateway migration 0006: an OAuth client of one project in its project\
       await client('oc_tenant', null, null);
       await client('oc_workspace', 'ws_a', null);
     });
-    await runMigrations(db, { schema: 'gateway', dir: GATEWAY_MIGRATIONS_DIR });
+    await earlier.upgrade();
     const rows = await db.withTenant(T, async (sql) => (await sql.query<{ client_id: string; workspace_id: string | null }>(`SELECT client_id, workspace_id FROM gateway.oauth_clients WHERE tenant_id = $1 ORDER BY client_id`, [T])).rows);
     expect(rows).toEqual([
       { client_id: 'oc_none', workspace_id: 'ws_b' },

@@ -1,8 +1,6 @@
-import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { GRAPH_MIGRATIONS } from '@lore/graph';
-import { PgliteDb, runMigrations, runRuntimeMigrations } from '@lore/runtime';
+import type { PgliteDb } from '@lore/runtime';
+import { earlierDatabase, type EarlierDatabase } from '../support/migrations';
 
 jest.setTimeout(120_000);
 
@@ -12,20 +10,16 @@ jest.setTimeout(120_000);
  */
 describe('graph migration 0013: the places of a graph built before 0012', () => {
   const T = 'tenant-upgraded';
+  let earlier: EarlierDatabase;
   let db: PgliteDb;
-  let dir: string;
 
   beforeAll(async () => {
-    db = await PgliteDb.open();
-    await runRuntimeMigrations(db);
     // The migrations as a data directory written before 0013 had them.
-    dir = await mkdtemp(join(tmpdir(), 'lore-graph-migrations-'));
-    for (const f of await readdir(GRAPH_MIGRATIONS.dir)) if (/^\d{4}_/.test(f) && f < '0013') await copyFile(join(GRAPH_MIGRATIONS.dir, f), join(dir, f));
-    await runMigrations(db, { schema: 'graph', dir });
+    earlier = await earlierDatabase(GRAPH_MIGRATIONS, (f) => f < '0013');
+    db = earlier.db;
   });
   afterAll(async () => {
-    await db?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await earlier?.close();
   });
 
   it('adds the memory of every Document node and document fact, with its documents\' workspace, to what the graph held', async () => {
@@ -47,7 +41,7 @@ describe('graph migration 0013: the places of a graph built before 0012', () => 
       // A graph a job placed since 0012: what it holds is kept.
       await sql.query(`UPDATE graph.knowledge_graphs SET source_places = '[{"workspace_id": "ws1", "memory_id": "m1"}, {"workspace_id": "ws3", "memory_id": "m3"}]' WHERE tenant_id = $1 AND graph_id = 'job-placed'`, [T]);
     });
-    await runMigrations(db, GRAPH_MIGRATIONS);
+    await earlier.upgrade();
     const places = await db.withTenant(T, async (sql) =>
       Object.fromEntries((await sql.query<{ graph_id: string; source_places: unknown }>(`SELECT graph_id, source_places FROM graph.knowledge_graphs WHERE tenant_id = $1`, [T])).rows.map((r) => [r.graph_id, r.source_places])),
     );
