@@ -4,13 +4,13 @@ import { SSE_KEEPALIVE, eventOfEntry, foldEvent, initialFrame, isEnded, mergeCri
 import { isRunning, readState, tableColumns, type Column, type Criterion, type SearchKind } from '../domain/workflow';
 import { countListRows, getList, updateList } from '../store/lists';
 import { countRunningForService, listExists, listThreads, lockService, removeColumnCells, workflowExists, type ThreadRow } from '../store/generic-workflows';
-import { getWorkflow, listWorkflowEvents, updateWorkflow, type WorkflowRow } from '../store/workflows';
+import { getWorkflow, listWorkflowEvents, updateWorkflow } from '../store/workflows';
 import type { AgentsDeps } from './context';
 import { agentsError, notFound } from './errors';
 import { seesWorkflow, type Principal } from './principal';
 import { publishEvents, recordEvent, streamKeyOf, waitForEntries, type WorkflowEvent } from './progress';
 import { webSearchQuery } from './list-sources';
-import { continueSearch, searchView, startSearch, stopSearch, type SearchView } from './workflows';
+import { continueSearch, searchView, startSearch, stopSearch, visibleWorkflow, type SearchView } from './workflows';
 
 /**
  * The generic workflow API (docs/agents.md, "Generic workflow API"): start and continue with criteria a caller adds
@@ -93,13 +93,6 @@ export interface GenericContinueInput {
   current_criteria?: CriterionInput[];
 }
 
-/** A workflow the caller sees (`seesWorkflow`), or 404. */
-async function ownWorkflow(sql: Sql, principal: Principal, threadId: string, kinds: readonly SearchKind[]): Promise<WorkflowRow> {
-  const w = UUID.test(threadId) ? await getWorkflow(sql, principal.tenantId, threadId.toLowerCase(), kinds) : null;
-  if (!w || !seesWorkflow(principal, w)) throw notFound('workflow');
-  return w;
-}
-
 /**
  * Continues a workflow: `current_criteria` replaces its criteria, `additional_criteria` are merged in (by column), the
  * list's criterion columns follow; without `total_target` the workflow's own target is kept. Answers the sequence
@@ -107,12 +100,11 @@ async function ownWorkflow(sql: Sql, principal: Principal, threadId: string, kin
  */
 export async function continueGeneric(deps: AgentsDeps, principal: Principal, kind: SearchKind, input: GenericContinueInput): Promise<{ thread_id: string; seq: number }> {
   let target = input.total_target;
-  if (target === undefined) target = (await deps.db.withTenant(principal.tenantId, (sql) => ownWorkflow(sql, principal, input.thread_id, [kind]))).total_target;
+  if (target === undefined) target = (await deps.db.withTenant(principal.tenantId, (sql) => visibleWorkflow(sql, principal, input.thread_id, [kind]))).total_target;
   let seq = 0;
   const current = input.current_criteria?.map(toCriterion);
   const added = (input.additional_criteria ?? []).map(toCriterion);
   const r = await continueSearch(deps, principal, kind, input.thread_id, target, async (sql, w, state) => {
-    if (!seesWorkflow(principal, w)) throw notFound('workflow');
     seq = Number(w.next_seq);
     const keys = state as typeof state & GenericStateKeys;
     if (input.serviceId !== undefined) keys.service_id = input.serviceId;
@@ -154,7 +146,6 @@ export type SearchViewWithKeys = SearchView & { keys: GenericStateKeys };
 
 export async function genericView(deps: AgentsDeps, principal: Principal, kind: SearchKind, threadId: string): Promise<SearchViewWithKeys> {
   const v = await searchView(deps, principal, [kind], threadId);
-  if (!seesWorkflow(principal, v.workflow)) throw notFound('workflow');
   return { ...v, keys: v.state as unknown as GenericStateKeys };
 }
 
@@ -192,8 +183,7 @@ export async function restoreGeneric(deps: AgentsDeps, principal: Principal, lis
 export async function removeCriterion(deps: AgentsDeps, principal: Principal, kind: SearchKind, input: { thread_id: string; column_name?: string; name?: string }): Promise<SearchView> {
   const events: WorkflowEvent[] = [];
   const threadId = await deps.db.withTenant(principal.tenantId, async (sql) => {
-    const found = UUID.test(input.thread_id) ? await getWorkflow(sql, principal.tenantId, input.thread_id.toLowerCase(), [kind], true) : null;
-    if (!found || !seesWorkflow(principal, found)) throw notFound('workflow');
+    const found = await visibleWorkflow(sql, principal, input.thread_id, [kind], true);
     if (isRunning(found.status)) throw agentsError('CONFLICT', `the workflow is ${found.status}; remove a criterion once it has ended (stop it first)`);
     const state = readState(found.state);
     const keys = state as typeof state & GenericStateKeys;
@@ -223,7 +213,7 @@ export async function removeCriterion(deps: AgentsDeps, principal: Principal, ki
 /** Checks the caller may follow a workflow's stream (any kind); answers its thread id and last event's number. */
 export async function streamable(deps: AgentsDeps, principal: Principal, threadId: string): Promise<{ thread_id: string; last_seq: number }> {
   return deps.db.withTenant(principal.tenantId, async (sql) => {
-    const w = await ownWorkflow(sql, principal, threadId, ANY);
+    const w = await visibleWorkflow(sql, principal, threadId, ANY);
     return { thread_id: w.thread_id, last_seq: Number(w.next_seq) - 1 };
   });
 }

@@ -48,7 +48,7 @@ export async function enqueueWorkflow(sql: Sql, tenantId: string, threadId: stri
 }
 
 /** The workflow of a thread the principal may see (`seesWorkflow`), or 404. */
-async function visibleWorkflow(sql: Sql, principal: Principal, threadId: string, kinds: readonly string[], lock = false): Promise<WorkflowRow> {
+export async function visibleWorkflow(sql: Sql, principal: Principal, threadId: string, kinds: readonly string[], lock = false): Promise<WorkflowRow> {
   const w = UUID.test(threadId) ? await getWorkflow(sql, principal.tenantId, threadId.toLowerCase(), kinds, lock) : null;
   if (!w || !seesWorkflow(principal, w)) throw notFound('workflow');
   return w;
