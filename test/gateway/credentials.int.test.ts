@@ -569,6 +569,41 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       expect(signedInWithOldPassword).toBeGreaterThan(0);
     });
 
+    it('ends a sign-in\'s sessions when it signs out, and only that sign-in\'s', async () => {
+      const userEmail = `logout-${uid()}@example.test`;
+      await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email: userEmail, password, role: 'admin' });
+      const signIn = async () => {
+        const r = await http(g.publicUrl, 'POST', '/api/auth/login', { body: { email: userEmail, password } });
+        expect(r.status).toBe(200);
+        return { token: r.json.token as string, cookie: String(r.headers['set-cookie']).split(';')[0]! };
+      };
+      const laptop = await signIn();
+      const phone = await signIn();
+      const refreshed = await http(g.publicUrl, 'POST', '/api/auth/refresh', { headers: { cookie: laptop.cookie } });
+      expect(refreshed.status).toBe(200);
+      const keys = (token: string) => http(g.publicUrl, 'GET', '/api/v1/api-keys', { headers: { authorization: `Bearer ${token}` } });
+      expect((await keys(laptop.token)).status).toBe(200);
+      expect((await keys(refreshed.json.token)).status).toBe(200);
+      const out = await http(g.publicUrl, 'POST', '/api/auth/logout', { headers: { cookie: laptop.cookie } });
+      expect(out.status).toBe(204);
+      expect(String(out.headers['set-cookie'])).toMatch(/refresh_token=;.*Max-Age=0/);
+      // The signed-out sign-in's session JWTs end at once, the refreshed one too, on every surface that takes them.
+      expect((await keys(laptop.token)).status).toBe(401);
+      expect((await keys(refreshed.json.token)).status).toBe(401);
+      const search = await http(g.publicUrl, 'GET', '/api/manage/admin/user-group', { headers: { authorization: `Bearer ${laptop.token}` } });
+      expect(search.status).toBe(401);
+      expect((await http(g.publicUrl, 'POST', '/api/auth/refresh', { headers: { cookie: laptop.cookie } })).status).toBe(401);
+      // The other sign-in of the same account goes on.
+      expect((await keys(phone.token)).status).toBe(200);
+      expect((await http(g.publicUrl, 'GET', '/api/manage/admin/user-group', { headers: { authorization: `Bearer ${phone.token}` } })).status).toBe(200);
+      // A token naming another sign-in of the account (or none) is not accepted.
+      const { sid: _sid, ...withoutSid } = jwtClaims(phone.token);
+      expect((await keys(signSessionJwt(withoutSid))).status).toBe(401);
+      expect((await keys(signSessionJwt({ ...jwtClaims(phone.token), sid: jwtClaims(laptop.token).sid }))).status).toBe(401);
+      expect((await keys(signSessionJwt({ ...jwtClaims(phone.token), sid: 'rtk_unknown' }))).status).toBe(401);
+      expect((await keys(signSessionJwt(jwtClaims(phone.token)))).status).toBe(200);
+    });
+
     it('ties a session to the password generation it was issued under, not to clocks', async () => {
       const userEmail = `clock-${uid()}@example.test`;
       await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email: userEmail, password, role: 'member' });

@@ -41,6 +41,8 @@ export interface SessionClaims {
   role: User['role'];
   /** The account's session generation when the token was issued (`User.sessions_valid_after_ms`). */
   generation: number;
+  /** The sign-in this token belongs to: the id of the refresh token that sign-in stored (`sid`). */
+  sessionId: string;
 }
 
 function sessionKey(ctx: GatewayContext): Uint8Array {
@@ -49,11 +51,12 @@ function sessionKey(ctx: GatewayContext): Uint8Array {
 
 /**
  * A session JWT for `user` as read together with the password it signed in with (or the refresh token it
- * presented): the token carries the account's session generation and dies with it.
+ * presented): the token carries the account's session generation and dies with it, and the id of its sign-in's
+ * refresh token (`sid`), and dies when that sign-in is signed out.
  */
-export async function issueSessionToken(ctx: GatewayContext, user: Pick<User, 'user_id' | 'tenant_id' | 'role' | 'sessions_valid_after_ms'>): Promise<string> {
+export async function issueSessionToken(ctx: GatewayContext, user: Pick<User, 'user_id' | 'tenant_id' | 'role' | 'sessions_valid_after_ms'>, sessionId: string): Promise<string> {
   const now = Date.now();
-  return new SignJWT({ tid: user.tenant_id, role: user.role, gen: user.sessions_valid_after_ms })
+  return new SignJWT({ tid: user.tenant_id, role: user.role, gen: user.sessions_valid_after_ms, sid: sessionId })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuer(ISSUER)
     .setAudience(AUDIENCE)
@@ -70,24 +73,26 @@ export async function verifySessionToken(ctx: GatewayContext, token: string): Pr
   try {
     const { payload } = await jwtVerify(token, sessionKey(ctx), { issuer: ISSUER, audience: AUDIENCE, algorithms: ['HS256'] });
     if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string' || (payload.role !== 'admin' && payload.role !== 'member')) return null;
-    if (typeof payload.gen !== 'number') return null;
-    return { userId: payload.sub, tenantId: payload.tid, role: payload.role, generation: payload.gen };
+    if (typeof payload.gen !== 'number' || typeof payload.sid !== 'string') return null;
+    return { userId: payload.sub, tenantId: payload.tid, role: payload.role, generation: payload.gen, sessionId: payload.sid };
   } catch {
     return null;
   }
 }
 
 /**
- * A signed-in user for one request: the JWT must verify, the account must exist and be enabled, and the token
- * must belong to the account's current session generation (checked against the database each time). A password
- * change or reset starts a new generation, so every session issued before it fails, whatever the clocks of the
- * replicas that issued and check it say. The same statement reads the user's groups: they are never in the
- * session JWT (which lives 15 days), so a membership change counts from the next request.
+ * A signed-in user for one request: the JWT must verify, the account must exist and be enabled, the token
+ * must belong to the account's current session generation, and its sign-in must not be signed out (its refresh
+ * token not revoked), all checked against the database each time. A password change or reset starts a new
+ * generation, so every session issued before it fails, whatever the clocks of the replicas that issued and
+ * check it say; signing out revokes the sign-in's refresh token, so every session JWT of that sign-in fails.
+ * The same statement reads the user's groups: they are never in the session JWT (which lives 15 days), so a
+ * membership change counts from the next request.
  */
 export async function resolveSession(ctx: GatewayContext, token: string): Promise<SessionUser | null> {
   const claims = await verifySessionToken(ctx, token);
   if (!claims) return null;
-  const user = await getSessionUser(ctx.db, claims.tenantId, claims.userId);
+  const user = await getSessionUser(ctx.db, claims.tenantId, claims.userId, claims.sessionId);
   if (!user || user.disabled_at || claims.generation !== user.sessions_valid_after_ms) return null;
   return user;
 }
@@ -119,13 +124,14 @@ export async function login(ctx: GatewayContext, email: string, password: string
   // that password is still the account's, and the session generation is read in the same statement: a password
   // change that commits while this login runs either ends this session too or makes the login fail.
   const refreshToken = mintSecret(REFRESH_TOKEN_PREFIX);
+  const tokenId = newId('rtk');
   const user = await insertRefreshTokenIfPassword(ctx.db, found.tenant_id, found.user_id, found.password_hash, {
-    token_id: newId('rtk'),
+    token_id: tokenId,
     token_hash: sha256Hex(refreshToken),
     expires_at: new Date(Date.now() + ctx.config.sessions.refreshTtlSeconds * 1000).toISOString(),
   });
   if (!user) throw wrong();
-  return { token: await issueSessionToken(ctx, user), expiresIn: ctx.config.sessions.ttlSeconds, refreshToken, user };
+  return { token: await issueSessionToken(ctx, user, tokenId), expiresIn: ctx.config.sessions.ttlSeconds, refreshToken, user };
 }
 
 export type RefreshOutcome = { ok: true; token: string; expiresIn: number } | { ok: false };
@@ -140,9 +146,10 @@ export async function refresh(ctx: GatewayContext, refreshToken: string): Promis
   // password change gets either nothing or a session of the old generation, which the change has ended.
   const user = await userOfLiveRefreshToken(ctx.db, row.tenant_id, row.token_id);
   if (!user || user.disabled_at) return { ok: false };
-  return { ok: true, token: await issueSessionToken(ctx, user), expiresIn: ctx.config.sessions.ttlSeconds };
+  return { ok: true, token: await issueSessionToken(ctx, user, row.token_id), expiresIn: ctx.config.sessions.ttlSeconds };
 }
 
+/** Signs a sign-in out: its refresh token is revoked, which ends every session JWT issued from it too. */
 export async function logout(ctx: GatewayContext, refreshToken: string): Promise<void> {
   if (!hasValidChecksum(refreshToken, REFRESH_TOKEN_PREFIX)) return;
   const row = await refreshTokenByHash(ctx.db, sha256Hex(refreshToken));

@@ -58,13 +58,19 @@ export interface SessionUser extends User {
  * `user_group_members_user`), and a membership change is seen by the next request on every replica.
  */
 /** Every request of a signed-in user reads this: one statement, so one round trip (`statementAsTenant`). */
-export async function getSessionUser(db: Db, tenantId: string, userId: string): Promise<SessionUser | null> {
+/**
+ * The user of a session JWT with their groups, in one statement; null unless the sign-in the token belongs to
+ * (`sessionId`, its refresh token's id) is the user's and not revoked. Its expiry is not asked: the JWT has its own.
+ */
+export async function getSessionUser(db: Db, tenantId: string, userId: string, sessionId: string): Promise<SessionUser | null> {
   const r = await db.statementAsTenant(
     tenantId,
     `SELECT ${COLS},
             ARRAY(SELECT m.group_id FROM gateway.user_group_members m WHERE m.tenant_id = $1 AND m.user_id = $2 ORDER BY m.group_id) AS groups
-       FROM gateway.users WHERE tenant_id = $1 AND user_id = $2`,
-    [tenantId, userId],
+       FROM gateway.users WHERE tenant_id = $1 AND user_id = $2
+        AND EXISTS (SELECT 1 FROM gateway.refresh_tokens r
+                     WHERE r.tenant_id = $1 AND r.token_id = $3 AND r.user_id = $2 AND r.revoked_at IS NULL)`,
+    [tenantId, userId, sessionId],
   );
   const row = r.rows[0];
   return row ? { ...toUser(row), groups: intArray(row.groups) } : null;
