@@ -146,7 +146,9 @@ export async function createGraphService(deps: GraphServiceDeps): Promise<GraphS
       await deps.bus.ensureTopics(GRAPH_TOPICS);
       const subs: Subscription[] = [];
       for (const c of consumers) {
-        subs.push(await deps.bus.subscribe({ groupId: c.groupId(group), topics: [c.topic], fromBeginning: true }, (message) => c.handle(message)));
+        const options = { groupId: c.groupId(group), topics: [c.topic], fromBeginning: true };
+        const deadLettered = c.deadLettered?.bind(c);
+        subs.push(await deps.bus.subscribe(deadLettered ? { ...options, onDeadLetter: (m) => deadLettered(m) } : options, (message) => c.handle(message)));
       }
       subscriptions = subs;
       relay = await startOutboxRelay({

@@ -393,6 +393,18 @@ function applyJob(deps: MemoryDeps, tenantId: string, job: GraphJobRow, eventId:
   });
 }
 
+/**
+ * A job whose message was dead-lettered (docs/runtime.md, "Poison messages"): failed with `reason`, and its graph out
+ * of `building` once no other job of it is pending, unless the job finished meanwhile.
+ */
+export async function failDeadLetteredJob(deps: MemoryDeps, msg: GraphJobMessage, eventId: string, reason: string): Promise<'failed' | 'finished' | 'missing'> {
+  const job = await deps.db.withTenant(msg.tenant_id, (sql) => getJob(sql, msg.tenant_id, msg.job_id));
+  if (!job) return 'missing';
+  if (job.status === 'completed' || job.status === 'failed') return 'finished';
+  await finishFailed(deps, msg.tenant_id, job, eventId, reason);
+  return 'failed';
+}
+
 async function finishFailed(deps: MemoryDeps, tenantId: string, job: GraphJobRow, eventId: string, reason: string): Promise<void> {
   await deps.db.withTenant(tenantId, async (sql) => {
     if (!(await claimEvent(sql, GRAPH_JOB_CONSUMER, eventId))) return;

@@ -187,6 +187,17 @@ export async function processUpload(
   return result ? 'accepted' : 'duplicate';
 }
 
+/**
+ * An upload whose message was dead-lettered (docs/runtime.md, "Poison messages"): failed with `reason` unless it
+ * was processed meanwhile, and its bytes dropped as every failed upload's are.
+ */
+export async function failDeadLetteredUpload(deps: MemoryDeps, msg: MemoryUploadMessage, eventId: string, reason: string): Promise<void> {
+  const upload = await deps.db.withTenant(msg.tenant_id, (sql) => getUpload(sql, msg.tenant_id, msg.upload_id));
+  if (!upload || (upload.status !== 'pending' && upload.status !== 'extracting')) return;
+  await fail(deps, msg, eventId, reason);
+  await deps.blobs.delete(msg.tenant_id, upload.blob_key);
+}
+
 async function fail(deps: MemoryDeps, msg: MemoryUploadMessage, eventId: string, reason: string): Promise<void> {
   await deps.db.withTenant(msg.tenant_id, async (sql) => {
     if (!(await claimEvent(sql, UPLOAD_CONSUMER, eventId))) return;

@@ -9,6 +9,23 @@ export interface GraphConsumer {
   groupId(workerGroup: string): string;
   /** Throws to have the bus redeliver the message (infrastructure errors); returns when it is handled. */
   handle(message: BusMessage): Promise<void>;
+  /**
+   * The message is in `lore.dead` (its handler kept failing, or workers kept stopping on it): mark what it stood for
+   * failed, so a user does not wait for it for good. Given the message as it parses (nothing for one that does not).
+   */
+  deadLettered?(message: BusMessage): Promise<void>;
+}
+
+/** The reason a user reads on what a dead-lettered message stood for; the error itself is in the logs and `lore.dead`. */
+export const DEAD_LETTER_REASON = 'could not be processed (an internal error; it was set aside for the operators)';
+
+/** The message as its schema reads it, or null: for the dead-letter hook, which has nothing to do with a malformed one. */
+export function parsedOrNull<S extends z.ZodType>(schema: S, message: BusMessage): z.infer<S> | null {
+  try {
+    return schema.parse(JSON.parse(message.value.toString('utf8')));
+  } catch {
+    return null;
+  }
 }
 
 /**

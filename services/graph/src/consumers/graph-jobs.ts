@@ -1,8 +1,8 @@
 import { GraphJobMessageSchema, TOPICS } from '@lore/contracts';
 import { eventIdOf, type BusMessage } from '@lore/runtime';
 import type { MemoryDeps } from '../application/context';
-import { processGraphJob } from '../application/knowledge-graphs';
-import { parseMessage, type GraphConsumer } from './consumer';
+import { failDeadLetteredJob, processGraphJob } from '../application/knowledge-graphs';
+import { DEAD_LETTER_REASON, parseMessage, parsedOrNull, type GraphConsumer } from './consumer';
 
 /**
  * `lore.graph.jobs`: applies a knowledge-graph job (upload, connector ingest, generate). Input that cannot become a
@@ -20,6 +20,12 @@ export function graphJobConsumer(memory: MemoryDeps): GraphConsumer {
       if (!msg) return;
       const outcome = await processGraphJob(memory, msg, eventIdOf(message) ?? msg.event_id);
       logger.info({ job_id: msg.job_id, graph_id: msg.graph_id, outcome }, 'graph job handled');
+    },
+    async deadLettered(message: BusMessage): Promise<void> {
+      const msg = parsedOrNull(GraphJobMessageSchema, message);
+      if (!msg) return;
+      const outcome = await failDeadLetteredJob(memory, msg, eventIdOf(message) ?? msg.event_id, `the job ${DEAD_LETTER_REASON}`);
+      logger.warn({ job_id: msg.job_id, graph_id: msg.graph_id, outcome }, 'a dead-lettered graph job was marked failed');
     },
   };
 }

@@ -2,7 +2,7 @@ import { MemoryIngestMessageSchema, TOPICS } from '@lore/contracts';
 import { eventIdOf, inSpan, type BusMessage } from '@lore/runtime';
 import type { MemoryDeps } from '../application/context';
 import { failDocument, indexDocument } from '../application/indexer';
-import { parseMessage, type GraphConsumer } from './consumer';
+import { DEAD_LETTER_REASON, parseMessage, parsedOrNull, type GraphConsumer } from './consumer';
 
 /**
  * `lore.memory.ingest` (keyed by memory id, so one memory is indexed in order): chunks, embeds and indexes a
@@ -41,6 +41,12 @@ export function ingestConsumer(memory: MemoryDeps): GraphConsumer {
         logger.error({ err, doc_id: msg.doc_id, attempts: n }, 'indexing failed repeatedly; marking the document failed');
         await failDocument(memory, msg, eventId, 'indexing failed repeatedly');
       }
+    },
+    async deadLettered(message: BusMessage): Promise<void> {
+      const msg = parsedOrNull(MemoryIngestMessageSchema, message);
+      if (!msg) return;
+      await failDocument(memory, msg, eventIdOf(message) ?? msg.event_id, `the document ${DEAD_LETTER_REASON}`);
+      logger.warn({ doc_id: msg.doc_id }, 'a dead-lettered document was marked failed');
     },
   };
 }

@@ -1,8 +1,8 @@
 import { MemoryUploadMessageSchema, TOPICS } from '@lore/contracts';
 import { eventIdOf, type BusMessage } from '@lore/runtime';
 import type { MemoryDeps } from '../application/context';
-import { processUpload } from '../application/uploads';
-import { parseMessage, type GraphConsumer } from './consumer';
+import { failDeadLetteredUpload, processUpload } from '../application/uploads';
+import { DEAD_LETTER_REASON, parseMessage, parsedOrNull, type GraphConsumer } from './consumer';
 
 /**
  * `lore.memory.uploads`: extracts an uploaded file and ingests its text. A file that cannot be read fails its upload
@@ -20,6 +20,12 @@ export function uploadConsumer(memory: MemoryDeps): GraphConsumer {
       const eventId = eventIdOf(message) ?? msg.event_id;
       const outcome = await processUpload(memory, msg, eventId);
       logger.info({ upload_id: msg.upload_id, outcome }, 'upload handled');
+    },
+    async deadLettered(message: BusMessage): Promise<void> {
+      const msg = parsedOrNull(MemoryUploadMessageSchema, message);
+      if (!msg) return;
+      await failDeadLetteredUpload(memory, msg, eventIdOf(message) ?? msg.event_id, `the file ${DEAD_LETTER_REASON}`);
+      logger.warn({ upload_id: msg.upload_id }, 'a dead-lettered upload was marked failed');
     },
   };
 }

@@ -328,6 +328,44 @@ export function describeBusContract(name: string, open: () => Promise<BusFixture
       expect(await counterValue(fx.metrics, 'lore_bus_handler_failures_total', topic)).toBe(3);
     });
 
+    it('runs the subscription\'s dead-letter hook once for a dead-lettered message, and goes on when the hook fails', async () => {
+      const topic = await freshTopic();
+      const groupId = group('dead-hook');
+      await bus.publish(topic, [
+        { key: 'k', value: 'bad-1' },
+        { key: 'k', value: 'good' },
+        { key: 'k', value: 'bad-2' },
+        { key: 'k', value: 'last' },
+      ]);
+      const done: string[] = [];
+      const hooked: Array<{ value: string; error: string; attempts: number }> = [];
+      await subscribe(
+        {
+          groupId,
+          topics: [topic],
+          fromBeginning: true,
+          maxAttempts: 2,
+          onDeadLetter: async (m, failure) => {
+            hooked.push({ value: text(m), error: failure.error, attempts: failure.attempts });
+            if (text(m) === 'bad-2') throw new Error('the hook itself failed');
+          },
+        },
+        async (m) => {
+          if (text(m).startsWith('bad')) throw new Error(`cannot handle ${text(m)}`);
+          done.push(text(m));
+        },
+      );
+      await waitFor('the message after the second bad one', () => done.length >= 2, timeout);
+      expect(done).toEqual(['good', 'last']);
+      expect(hooked).toEqual([
+        { value: 'bad-1', error: expect.stringContaining('cannot handle bad-1'), attempts: 2 },
+        { value: 'bad-2', error: expect.stringContaining('cannot handle bad-2'), attempts: 2 },
+      ]);
+      let dead: DeadLetter[] = [];
+      for (const deadline = Date.now() + timeout; dead.length < 2 && Date.now() < deadline; ) dead = await deadLettersOf(topic);
+      expect(dead.map((d) => d.value.toString('utf8'))).toEqual(['bad-1', 'bad-2']);
+    });
+
     it('retries a transient error past the bound without dead-lettering the message', async () => {
       const topic = await freshTopic();
       const groupId = group('transient');

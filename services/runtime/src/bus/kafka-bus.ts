@@ -33,7 +33,7 @@ import { inBatchConsumerSpan, inConsumerSpan } from '../telemetry/spans';
 import { consumerLagGauge, type ConsumerLagGauge } from './lag-metrics';
 import { busMetrics, type BusMetrics } from './metrics';
 import { BrokerNames, startsAtBeginning } from './naming';
-import { DEFAULT_MAX_ATTEMPTS, deadLetterOf, handleChunk, poisonPolicy, type ChunkSteps, type FailureRecord } from './poison';
+import { DEFAULT_MAX_ATTEMPTS, afterDeadLetter, deadLetterOf, handleChunk, poisonPolicy, type ChunkSteps, type FailureRecord, type PoisonPolicy } from './poison';
 import { DEFAULT_HANDLER_RETRY, Sleeper, backoffMs, type HandlerRetry } from './retry';
 import { DEFAULT_MAX_STARTS, PartitionStarts, type StartDecision } from './start-guard';
 import type { ConsumerStartJournal } from './start-journal';
@@ -319,7 +319,7 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
         firstFailureAt: now,
         lastFailureAt: now,
       };
-      return this.deadLetter(message, options.groupId, failure, () => stopping, sleeper, heartbeat, 'message dead-lettered unhandled: consumers kept stopping while handling it; going on with the next one');
+      return this.deadLetter(message, options.groupId, policy, failure, () => stopping, sleeper, heartbeat, 'message dead-lettered unhandled: consumers kept stopping while handling it; going on with the next one');
     };
 
     /**
@@ -340,7 +340,7 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
           this.logger.warn({ err, topic, partition, group: options.groupId, attempt, transient, delay_ms: delayMs }, 'event handler failed; retrying');
         }
       },
-      deadLetter: (message, failure) => this.deadLetter(message, options.groupId, failure, () => stopping, sleeper, heartbeat),
+      deadLetter: (message, failure) => this.deadLetter(message, options.groupId, policy, failure, () => stopping, sleeper, heartbeat),
       done: (last, handled) => {
         if (handled > 0) this.metrics.consumed.inc({ topic }, handled);
         done(last, handled);
@@ -496,11 +496,12 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
 
   /**
    * Publishes a dead letter, retrying until the broker has it (the message's offset is committed only then), and
-   * counts and logs it. Creates the dead-letter topic the first time.
+   * counts and logs it, then runs the subscription's `onDeadLetter`. Creates the dead-letter topic the first time.
    */
   private async deadLetter(
     message: BusMessage,
     group: string,
+    policy: PoisonPolicy,
     failure: FailureRecord,
     stopping: () => boolean,
     sleeper: Sleeper,
@@ -529,6 +530,7 @@ export class KafkaBus implements EventBus, BrowsableBus, GroupMembershipSource {
       { topic: message.topic, partition: message.partition, offset: message.offset, key: message.key, group, attempts: failure.attempts, error: failure.error },
       logLine,
     );
+    await afterDeadLetter(policy, message, group, failure, this.logger);
   }
 
   async browse(logical: string, options: BrowseOptions = {}): Promise<BusMessage[]> {

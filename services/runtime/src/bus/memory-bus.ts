@@ -16,7 +16,7 @@ import { injectTraceHeaders } from '../telemetry/propagation';
 import { inBatchConsumerSpan, inConsumerSpan } from '../telemetry/spans';
 import { busMetrics, type BusMetrics } from './metrics';
 import { startsAtBeginning } from './naming';
-import { DEFAULT_MAX_ATTEMPTS, deadLetterOf, handleChunk, poisonPolicy, type FailureRecord, type PoisonPolicy } from './poison';
+import { DEFAULT_MAX_ATTEMPTS, afterDeadLetter, deadLetterOf, handleChunk, poisonPolicy, type FailureRecord, type PoisonPolicy } from './poison';
 import { DEFAULT_HANDLER_RETRY, Sleeper, type HandlerRetry } from './retry';
 
 export interface MemoryBusOptions {
@@ -263,6 +263,7 @@ export class MemoryBus implements EventBus, BrowsableBus {
       { topic: message.topic, partition: message.partition, offset: message.offset, group: owner.groupId, attempts: failure.attempts, error: failure.error },
       'message dead-lettered after its handler kept failing; going on with the next one',
     );
+    await afterDeadLetter(owner.policy, message, owner.groupId, failure, this.logger);
   }
 
   /** Drops what every active group has consumed, keeping the newest `retainPerPartition` messages. */

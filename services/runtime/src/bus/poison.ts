@@ -77,6 +77,7 @@ export interface PoisonPolicy {
   maxAttempts: number;
   retry: HandlerRetry;
   isTransient: (err: unknown) => boolean;
+  onDeadLetter?: SubscribeOptions['onDeadLetter'];
 }
 
 export function poisonPolicy(options: SubscribeOptions, defaults: { maxAttempts: number; retry: HandlerRetry }): PoisonPolicy {
@@ -87,7 +88,24 @@ export function poisonPolicy(options: SubscribeOptions, defaults: { maxAttempts:
     maxAttempts,
     retry: options.retry ?? defaults.retry,
     isTransient: extra ? (err) => isTransientError(err) || extra(err) : (err) => isTransientError(err),
+    ...(options.onDeadLetter ? { onDeadLetter: options.onDeadLetter } : {}),
   };
+}
+
+/** Runs the subscription's `onDeadLetter` for a message now in `lore.dead`: once, its error logged, never thrown. */
+export async function afterDeadLetter(
+  policy: PoisonPolicy,
+  message: BusMessage,
+  group: string,
+  failure: FailureRecord,
+  logger: { warn(obj: object, msg: string): void } | undefined,
+): Promise<void> {
+  if (!policy.onDeadLetter) return;
+  try {
+    await policy.onDeadLetter(message, { error: failure.error, attempts: failure.attempts });
+  } catch (err) {
+    logger?.warn({ err, topic: message.topic, partition: message.partition, offset: message.offset, group }, 'the subscription\'s dead-letter hook failed');
+  }
 }
 
 /** Why a message was dead-lettered. */

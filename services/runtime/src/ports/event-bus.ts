@@ -31,6 +31,13 @@ export interface SubscribeOptions {
   retry?: { initialMs: number; maxMs: number };
   /** Also treats these errors as transient (besides `TransientError` and recognised dependency outages). */
   isTransient?: (err: unknown) => boolean;
+  /**
+   * Called once a message of this subscription is in `lore.dead` (its handler kept failing, declared it poison, or
+   * consumers kept stopping on it), before its offset is committed: the place to mark what the message stood for
+   * (a job, an upload) as failed, so it is not left waiting for good. It is tried once; an error is logged and the
+   * group goes on.
+   */
+  onDeadLetter?: (message: BusMessage, failure: { error: string; attempts: number }) => Promise<void>;
 }
 
 export interface SubscribeBatchOptions extends SubscribeOptions {
