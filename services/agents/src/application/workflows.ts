@@ -47,14 +47,18 @@ export async function enqueueWorkflow(sql: Sql, tenantId: string, threadId: stri
   await enqueueOutbox(sql, { topic: TOPICS.agentsWorkflows, key: `${tenantId}:${threadId}`, eventId: message.event_id, value: message });
 }
 
-/** The workflow of a thread the principal may see (`seesWorkflow`), or 404. */
-export async function visibleWorkflow(sql: Sql, principal: Principal, threadId: string, kinds: readonly string[], lock = false): Promise<WorkflowRow> {
+/**
+ * The workflow of a thread the principal may see (`seesWorkflow`: its owner, or an administrator within the reach of
+ * the memory it reads), of one of `kinds`; else 404 naming `noun` (a workflow, a research run, a session).
+ */
+export async function visibleWorkflow(sql: Sql, principal: Principal, threadId: string, kinds: readonly string[], lock = false, noun = 'workflow'): Promise<WorkflowRow> {
   const w = UUID.test(threadId) ? await getWorkflow(sql, principal.tenantId, threadId.toLowerCase(), kinds, lock) : null;
-  if (!w || !seesWorkflow(principal, w)) throw notFound('workflow');
+  if (!w || !seesWorkflow(principal, w)) throw notFound(noun);
   return w;
 }
 
-async function inTenant<T>(deps: AgentsDeps, tenantId: string, fn: (sql: Sql, events: WorkflowEvent[]) => Promise<T>): Promise<T> {
+/** Runs `fn` in one transaction of the tenant, then publishes the workflow events it recorded. */
+export async function inTenant<T>(deps: AgentsDeps, tenantId: string, fn: (sql: Sql, events: WorkflowEvent[]) => Promise<T>): Promise<T> {
   const events: WorkflowEvent[] = [];
   const out = await deps.db.withTenant(tenantId, (sql) => fn(sql, events));
   await publishEvents(deps.streams, deps.logger, events);

@@ -5,13 +5,13 @@ import { AWAITING_CLARIFICATION, RESEARCH_KIND, endsStream, newResearchState, re
 import { RUNNING_STATUSES, isRunning } from '../../domain/workflow';
 import { countRunningForService, lockService } from '../../store/generic-workflows';
 import { activeResearch, type ActiveResearchRow } from '../../store/research';
-import { getWorkflow, insertWorkflow, listWorkflowEvents, updateWorkflow, type WorkflowRow } from '../../store/workflows';
+import { insertWorkflow, listWorkflowEvents, updateWorkflow, type WorkflowRow } from '../../store/workflows';
 import type { AgentsDeps } from '../context';
-import { agentsError, notFound } from '../errors';
+import { agentsError } from '../errors';
 import { DEFAULT_GENERIC_WORKFLOWS, type StreamSink } from '../generic-workflows';
-import { seesWorkflow, type Principal } from '../principal';
-import { publishEvents, recordEvent, streamKeyOf, waitForEntries, type WorkflowEvent } from '../progress';
-import { enqueueWorkflow } from '../workflows';
+import type { Principal } from '../principal';
+import { recordEvent, streamKeyOf, waitForEntries } from '../progress';
+import { enqueueWorkflow, inTenant, visibleWorkflow } from '../workflows';
 
 /**
  * Deep research, the API side (docs/agents.md, "Deep research"): start, respond, stop and the reads. A research run
@@ -19,7 +19,6 @@ import { enqueueWorkflow } from '../workflows';
  * so every change is one transaction; the worker's runner (runner.ts beside this) does the research.
  */
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Statuses `active` lists: running, and waiting for the caller's answer. */
 export const ACTIVE_STATUSES = [...RUNNING_STATUSES, AWAITING_CLARIFICATION] as const;
 const MAX_ACTIVE = 200;
@@ -38,18 +37,9 @@ export interface ResearchView {
   state: ResearchState;
 }
 
-async function inTenant<T>(deps: AgentsDeps, tenantId: string, fn: (sql: Sql, events: WorkflowEvent[]) => Promise<T>): Promise<T> {
-  const events: WorkflowEvent[] = [];
-  const out = await deps.db.withTenant(tenantId, (sql) => fn(sql, events));
-  await publishEvents(deps.streams, deps.logger, events);
-  return out;
-}
-
 /** The research workflow of a thread the principal may see (its owner, or an administrator), or 404. */
-async function visibleResearch(sql: Sql, principal: Principal, threadId: string, lock = false): Promise<WorkflowRow> {
-  const w = UUID.test(threadId) ? await getWorkflow(sql, principal.tenantId, threadId.toLowerCase(), [RESEARCH_KIND], lock) : null;
-  if (!w || !seesWorkflow(principal, w)) throw notFound('research');
-  return w;
+function visibleResearch(sql: Sql, principal: Principal, threadId: string, lock = false): Promise<WorkflowRow> {
+  return visibleWorkflow(sql, principal, threadId, [RESEARCH_KIND], lock, 'research');
 }
 
 /**

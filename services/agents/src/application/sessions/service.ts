@@ -5,8 +5,8 @@ import { getWorkflow, insertWorkflow, updateWorkflow, type WorkflowRow } from '.
 import type { AgentsDeps } from '../context';
 import { agentsError, notFound } from '../errors';
 import { seesWorkflow, type Principal } from '../principal';
-import { publishEvents, recordEvent, type WorkflowEvent } from '../progress';
-import { enqueueWorkflow } from '../workflows';
+import { recordEvent, type WorkflowEvent } from '../progress';
+import { enqueueWorkflow, inTenant, visibleWorkflow } from '../workflows';
 import { SESSION_KINDS, type SessionKind, type SessionOptions } from './agent';
 
 /**
@@ -45,8 +45,6 @@ export const READY = 'ready';
 export const SESSION_ENDED = ['completed', 'stopped', 'error'] as const;
 export const isSessionEnded = (status: string): boolean => (SESSION_ENDED as readonly string[]).includes(status);
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export interface PrepareInput {
   prompt: string;
   thread_id?: string | undefined;
@@ -64,18 +62,9 @@ export interface PreparedSession {
   answered: boolean;
 }
 
-async function inTenant<T>(deps: AgentsDeps, tenantId: string, fn: (sql: Sql, events: WorkflowEvent[]) => Promise<T>): Promise<T> {
-  const events: WorkflowEvent[] = [];
-  const out = await deps.db.withTenant(tenantId, (sql) => fn(sql, events));
-  await publishEvents(deps.streams, deps.logger, events);
-  return out;
-}
-
 /** The session of a thread the principal may see (its owner, or an administrator), of this kind; else 404. */
-export async function visibleSession(sql: Sql, principal: Principal, kind: SessionKind, threadId: string, lock = false): Promise<WorkflowRow> {
-  const w = UUID.test(threadId) ? await getWorkflow(sql, principal.tenantId, threadId.toLowerCase(), [kind], lock) : null;
-  if (!w || !seesWorkflow(principal, w)) throw notFound('session');
-  return w;
+export function visibleSession(sql: Sql, principal: Principal, kind: SessionKind, threadId: string, lock = false): Promise<WorkflowRow> {
+  return visibleWorkflow(sql, principal, threadId, [kind], lock, 'session');
 }
 
 /** Records the answer to the question the session waits on, in the caller's transaction; false when none waits. */
