@@ -471,6 +471,10 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       const invalid = await http(g.publicUrl, 'POST', '/api/password/change-password', { headers: userAuth, body: { old_password: password, new_password: 'short' } });
       expect(invalid.status).toBe(422);
       expect(invalid.json.detail[0]).toMatchObject({ loc: ['body', 'new_password'], msg: expect.any(String), type: expect.any(String) });
+      // The same password again changes nothing and would end every session: refused, the session kept.
+      const same = await http(g.publicUrl, 'POST', '/api/password/change-password', { headers: userAuth, body: { old_password: password, new_password: password } });
+      expect(same.status).toBe(422);
+      expect(same.json.detail).toEqual([{ loc: ['body', 'new_password'], msg: 'the new password must differ from the current one', type: 'value_error' }]);
       const wrong = await http(g.publicUrl, 'POST', '/api/password/change-password?tenant_id=someone-else', { headers: userAuth, body: { old_password: 'wrong password!', new_password: 'another long passphrase' } });
       expect(wrong.status).toBe(400);
       const changed = await http(g.publicUrl, 'POST', '/api/password/change-password', { headers: userAuth, body: { old_password: password, new_password: 'another long passphrase' } });

@@ -153,6 +153,19 @@ describe('gateway workspaces: the list wrapper, the active workspace, workspace-
     expect(theirs.status).toBe(200);
     expect(theirs.json.workspaces.map((w: { workspace_id: string }) => w.workspace_id)).toEqual([other.json.workspace_id]);
     expect(theirs.json.active_workspace_id).toBe(other.json.workspace_id);
+    // Naming no place, it acts in the workspace of its memory: ping, workspaces, projects and search answer.
+    for (const path of ['/api/v1/pages/ping', '/api/v1/workspaces', '/api/v1/projects']) {
+      expect({ path, status: (await http(g.publicUrl, 'GET', path, { headers: as(otherScoped.key) })).status }).toEqual({ path, status: 200 });
+    }
+    expect((await http(g.publicUrl, 'GET', '/api/v1/workspaces', { headers: as(otherScoped.key) })).json.active_workspace_id).toBe(other.json.workspace_id);
+    expect(await memoryOfSearch(otherScoped.key)).toEqual({ status: 200, memory_id: other.json.primary_memory_id, workspace_id: other.json.workspace_id });
+    // Another administrator activating the other workspace takes neither key out of its memory.
+    expect((await http(g.publicUrl, 'POST', `/api/v1/workspaces/${other.json.workspace_id}/activate`, { headers: as(tenant.key) })).status).toBe(200);
+    expect(await memoryOfSearch(scoped.key)).toEqual({ status: 200, memory_id: tenant.memoryId, workspace_id: tenant.workspaceId });
+    expect((await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: as(scoped.key) })).status).toBe(200);
+    expect(await memoryOfSearch(otherScoped.key)).toEqual({ status: 200, memory_id: other.json.primary_memory_id, workspace_id: other.json.workspace_id });
+    // What it names outside its memories stays refused.
+    expect((await http(g.publicUrl, 'GET', `/api/v1/projects?workspace_id=${other.json.workspace_id}`, { headers: as(scoped.key) })).status).toBe(403);
     // A key is scoped only to memories of its tenant: none, or another tenant's, is 404 and makes no key.
     const stranger = await makeTenant(g);
     for (const memories of [['mem_doesnotexist'], [tenant.memoryId, stranger.memoryId]]) {

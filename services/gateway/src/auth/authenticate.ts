@@ -237,13 +237,17 @@ function memoryParamLookup(ctx: GatewayContext, tenantId: string, facts: Request
 /**
  * Which workspace and memory the request acts on. The credential's pins come first; `workspace_id` and
  * `memory_id` query parameters may narrow within what the credential reaches. Anything outside it is 404.
- * `memParam` is what `memoryParamLookup` found (undefined: no parameter).
+ * `memParam` is what `memoryParamLookup` found (undefined: no parameter). A key whose scope names memories and
+ * whose request names no place acts in the tenant's active workspace when that workspace's memory is in its scope,
+ * else in the first workspace of the tenant whose primary memory it names (`scopedMemories`, in the scope's order):
+ * another administrator activating a workspace does not take such a key out of its memories.
  */
 function resolveTarget(
   tenant: TenantContext,
   facts: RequestFacts,
   pins: { workspaceId: string | null; memoryId: string | null },
   memParam: MemoryParam | undefined,
+  scopedMemories: readonly string[] = [],
 ): Target | AppError {
   const tenantId = tenant.tenant.tenant_id;
   let workspaceId: string | null = null;
@@ -267,10 +271,21 @@ function resolveTarget(
     workspaceId = wsParam;
   }
   if (pins.workspaceId && workspaceId !== null && workspaceId !== pins.workspaceId) return AppError.notFound('workspace');
+  if (workspaceId === null && !pins.workspaceId && scopedMemories.length > 0) workspaceId = workspaceOfScope(tenant, scopedMemories);
   workspaceId ??= pins.workspaceId ?? tenant.tenant.active_workspace_id ?? tenant.tenant.default_workspace_id;
   if (!workspaceId) return AppError.notFound('workspace');
   memoryId ??= tenant.workspaces.get(workspaceId)?.primary_memory_id ?? '';
   return { workspaceId, memoryId };
+}
+
+/** The workspace a memory-scoped key acts in when its request names none (see `resolveTarget`); null: the default. */
+function workspaceOfScope(tenant: TenantContext, scopedMemories: readonly string[]): string | null {
+  const active = tenant.workspaces.get(tenant.tenant.active_workspace_id ?? tenant.tenant.default_workspace_id ?? '');
+  if (active?.primary_memory_id && scopedMemories.includes(active.primary_memory_id)) return null;
+  for (const memoryId of scopedMemories) {
+    for (const w of tenant.workspaces.values()) if (w.primary_memory_id === memoryId) return w.workspace_id;
+  }
+  return null;
 }
 
 /**
@@ -352,7 +367,7 @@ async function authenticateRequest(ctx: GatewayContext, facts: RequestFacts, rul
   // because "revoked" (401) must win over any other answer.
   let denial: AppError | null = null;
   const memLookup = memoryParamLookup(ctx, tenant.tenant.tenant_id, facts);
-  const target = resolveTarget(tenant, facts, pins, memLookup && (await memLookup));
+  const target = resolveTarget(tenant, facts, pins, memLookup && (await memLookup), keyScope?.memories ?? []);
   if (target instanceof AppError) denial = target;
   const need: Need = { module: rule.module, access: rule.access, operation: rule.operation, memoryId: target instanceof AppError ? null : target.memoryId };
   if (!denial && cred.kind === 'key' && cred.row.type === 'memory' && rule.module !== 'memory') {

@@ -44,6 +44,8 @@ export function passwordRoutes(deps: PasswordRouteDeps) {
       ok: { status: 200, description: 'changed; every session of the account ends', schema: changedView },
       responses: detailErrors,
       handler: async (ctx, { body }) => {
+        // A change to the same password would end every session and change nothing: refused like any invalid field.
+        if (body.new_password === body.old_password) throw detailValidationError([{ path: 'new_password', message: 'the new password must differ from the current one' }], 'body');
         const outcome = await deps.passwords.change(ctx.state.user!, body.old_password, body.new_password);
         if (outcome === 'wrong_password') throw new AppError('BAD_REQUEST', 'wrong password', { body: { detail: 'the current password is wrong' } });
         return {};
