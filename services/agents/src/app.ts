@@ -1,5 +1,4 @@
-import Router from '@koa/router';
-import { RouteTable, createHttpApp, openApiDocumentRoute, type IdentitySigner, type LoreApp, type Logger } from '@lore/runtime';
+import { RouteTable, createHttpApp, openApiDocumentRoute, type IdentitySigner, type LoreApp, type Logger, createRouter } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import type { AgentsDeps } from './application/context';
 import { health } from './application/health';
@@ -189,7 +188,7 @@ export function createAgentsApp(options: AgentsAppOptions): LoreApp {
     service: 'agents', logger: options.logger, metrics: options.metrics, bodyLimitBytes: options.bodyLimitBytes, parseBodies: false,
     errorShape: (err, path) => shapeError(familyOf(path), err),
   });
-  const router = new Router<AgentsState>();
+  const router = createRouter<AgentsState>();
   const table = agentsRouteTable(agentsRouteDeps(options.agents, options.signer), { bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses });
   table.mount(router);
   app.use(router.routes());

@@ -1,5 +1,4 @@
-import Router from '@koa/router';
-import { AppError, RouteTable, createHttpApp, detailError, openApiDocumentRoute, type IdentitySigner, type LoreApp, type Logger } from '@lore/runtime';
+import { AppError, RouteTable, createHttpApp, detailError, openApiDocumentRoute, type IdentitySigner, type LoreApp, type Logger, createRouter } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { answerTurn, availableTokens, completeTurn, giveFeedback, maxSelectedDocumentTokens, prepareTurn, removeFeedback, seedSession, setMessageAsLatest } from './application/chat-messages';
 import { changeProject, createProject, projectOf, projectsOf, removeProject } from './application/chat-projects';
@@ -177,7 +176,7 @@ export function documentedCoreOpenApi(): Record<string, unknown> {
 export function createCoreApp(options: CoreAppOptions): LoreApp {
   // Every answer of core's is spec 2's `{detail}`, its faults (500) and refusals the kit words (413, 415, 503) too.
   const app = createHttpApp({ service: 'core', logger: options.logger, metrics: options.metrics, bodyLimitBytes: options.bodyLimitBytes, parseBodies: false, errorShape: (err) => detailError(err) });
-  const router = new Router<CoreState>();
+  const router = createRouter<CoreState>();
   const table = coreRouteTable(coreRouteDeps(options.core, options.signer), { bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses });
   table.mount(router);
   // A path nothing answered (no route of core's, nor the ops routes a process mounts after this): 404 in spec 2's

@@ -1,9 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
-import Router from '@koa/router';
 import type Koa from 'koa';
-import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, createHttpMetrics, detailError, envelopeError, errorBody, isAppError, nameServerSpan, recordingSpan, writeAccessLine, type LoreApp } from '@lore/runtime';
+import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, createHttpMetrics, detailError, envelopeError, errorBody, isAppError, nameServerSpan, recordingSpan, writeAccessLine, type LoreApp, createRouter } from '@lore/runtime';
 import type { GatewayContext } from './context';
 import { authenticate, identityOf, type RequestFacts } from './auth/authenticate';
 import { clientAddress, clientProto } from './domain/network';
@@ -199,7 +198,7 @@ export function createPublicApp(context: GatewayContext, options: PublicAppOptio
     await next();
   });
 
-  const router = new Router<GatewayRequestState>();
+  const router = createRouter<GatewayRequestState>();
   const table = publicRouteTable(publicRouteDeps(context), { bodyLimitBytes: context.config.bodyLimitBytes, checkResponses: options.checkResponses });
   table.mount(router);
   options.extraRoutes?.(router, context);

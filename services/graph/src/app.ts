@@ -1,5 +1,4 @@
-import Router from '@koa/router';
-import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, type IdentitySigner, type LoreApp, type Logger } from '@lore/runtime';
+import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, type IdentitySigner, type LoreApp, type Logger, createRouter } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { deleteConnectorDocuments, upsertConnectorDocuments } from './application/connector-documents';
 import type { MemoryDeps } from './application/context';
@@ -180,7 +179,7 @@ export function inertRouteDeps(): GraphRouteDeps {
 export function createGraphApp(options: GraphAppOptions): LoreApp {
   // No body parser: every route reads its own body through the runtime's one reader (uploads stream theirs).
   const app = createHttpApp({ service: 'graph', logger: options.logger, metrics: options.metrics, bodyLimitBytes: options.bodyLimitBytes, parseBodies: false });
-  const router = new Router<GraphState>();
+  const router = createRouter<GraphState>();
   const table = graphRouteTable(graphRouteDeps(options.memory, options.signer), { bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses });
   table.mount(router);
   app.use(router.routes());

@@ -1,5 +1,5 @@
-import Router, { type RouterContext } from '@koa/router';
-import { AppError, assertCleanStrings, createHttpApp, validate, type LoreApp, type LoreState } from '@lore/runtime';
+import type { RouterContext } from '@koa/router';
+import { AppError, assertCleanStrings, createHttpApp, validate, type LoreApp, type LoreState, createRouter } from '@lore/runtime';
 import type { GatewayContext } from '../context';
 import { secretsEqual } from '../domain/credentials';
 import { createKey, findKeyByClientToken, getKey, presentKey, revokeKey, rotateKey } from '../application/keys';
@@ -59,7 +59,7 @@ export function createAdminApp(context: GatewayContext): LoreApp {
     await next();
   });
 
-  const router = new Router<LoreState>({ prefix: '/internal/v1' });
+  const router = createRouter<LoreState>({ prefix: '/internal/v1' });
   const param = (ctx: RouterContext<LoreState>, name: string): string => {
     const v = ctx.params[name] ?? '';
     if (!AdminIdSchema.safeParse(v).success) throw AppError.notFound(name.replace('_id', ''));

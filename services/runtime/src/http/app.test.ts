@@ -2,7 +2,7 @@ import { Readable, Writable } from 'node:stream';
 import { request as httpRequest, Agent } from 'node:http';
 import Router from '@koa/router';
 import pino from 'pino';
-import { createHttpApp, opsRouter, type LoreState } from './app';
+import { createHttpApp, createRouter, opsRouter, type LoreState } from './app';
 import { listen, type StartedServer } from './server';
 import { AppError } from '../errors/app-error';
 import { createLogger } from '../log/logger';
@@ -301,5 +301,30 @@ describe('createHttpApp', () => {
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
     expect(metrics).toMatch(/route="\/items\/:id"/);
     expect(metrics).toMatch(/status="409"/);
+  });
+});
+
+describe('createRouter', () => {
+  it('matches a path only as written: another case or a trailing slash is 404', async () => {
+    const app = createHttpApp({ service: 'router-test', logger: createLogger({ level: 'silent', service: 'router-test' }), metrics: createMetricsRegistry('router_test'), bodyLimitBytes: 64 });
+    const router = createRouter<LoreState>({ prefix: '/api/v1' });
+    router.get('/company-search/getLists', (ctx) => {
+      ctx.body = { ok: true };
+    });
+    router.get('/items/:id', (ctx) => {
+      ctx.body = { id: ctx.params.id };
+    });
+    app.use(router.routes());
+    const server = await listen(app, 0, '127.0.0.1');
+    try {
+      const status = async (path: string) => (await fetch(`${server.url}${path}`)).status;
+      expect(await status('/api/v1/company-search/getLists')).toBe(200);
+      expect(await fetch(`${server.url}/api/v1/items/AbC`).then((r) => r.json())).toEqual({ id: 'AbC' });
+      for (const path of ['/api/v1/company-search/getlists', '/API/V1/company-search/getLists', '/api/v1/company-search/getLists/', '/api/v1/items/1/', '/api/v1/Items/1']) {
+        expect({ path, status: await status(path) }).toEqual({ path, status: 404 });
+      }
+    } finally {
+      await server.close(100);
+    }
   });
 });

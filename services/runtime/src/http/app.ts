@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
-import Router from '@koa/router';
+import Router, { type RouterOptions } from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -320,8 +320,16 @@ function respondWithError(ctx: LoreContext, err: unknown, shape?: (err: AppError
  * `/livez` (the process is up: always 200), `/readyz` (dependencies ready: 200 or 503) and `/metrics`.
  * The gateway serves these on its separate operations port so no unversioned route is public.
  */
+/**
+ * A router of Lore's: paths match exactly as written, case and trailing slash included (`@koa/router` matches
+ * case-insensitively and with a trailing slash by default), so each route has one spelling and every other is 404.
+ */
+export function createRouter<S>(options: Omit<RouterOptions, 'sensitive' | 'strict'> = {}): Router<S> {
+  return new Router<S>({ ...options, sensitive: true, strict: true });
+}
+
 export function opsRouter(lifecycle: Lifecycle, metrics: Registry): Router<LoreState> {
-  const router = new Router<LoreState>();
+  const router = createRouter<LoreState>();
   router.get('/livez', (ctx) => {
     ctx.body = { status: 'ok' };
   });
