@@ -117,6 +117,29 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       expect(again.status).toBe(409);
     });
 
+    it('lets a replacement own what the keys before it made: the identity\'s subject is the first key of the chain', async () => {
+      const subjectOf = async (key: string) => {
+        const r = await http(g.publicUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': key }, body: { query: 'q' } });
+        expect(r.status).toBe(200);
+        return (await g.signer.verify(String(r.json.headers['x-lore-identity']))).subject;
+      };
+      const first = await makeKey(g, t.tenantId, {});
+      expect(await subjectOf(first.key)).toBe(first.keyId);
+      const second = await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/keys/${first.keyId}/rotate`, { overlap_seconds: 60 });
+      expect(second.status).toBe(201);
+      expect(await subjectOf(second.json.key)).toBe(first.keyId);
+      expect(await subjectOf(first.key)).toBe(first.keyId);
+      const third = await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/keys/${second.json.key_id}/rotate`, { overlap_seconds: 0 });
+      expect(third.status).toBe(201);
+      expect(await subjectOf(third.json.key)).toBe(first.keyId);
+      // Another key, and a key made afresh, are their own.
+      const other = await makeKey(g, t.tenantId, {});
+      expect(await subjectOf(other.key)).toBe(other.keyId);
+      // Revocation still follows the key itself: the second is revoked, the third goes on.
+      expect((await ping(second.json.key)).status).toBe(401);
+      expect((await ping(third.json.key)).status).toBe(200);
+    });
+
     it('with no overlap stops the old key at once', async () => {
       const old = await makeKey(g, t.tenantId, {});
       expect((await ping(old.key)).status).toBe(200);

@@ -51,6 +51,11 @@ export interface Principal {
   tenantId: string;
   /** Key id, OAuth client id or user id. */
   subject: string;
+  /**
+   * Who the data the credential makes downstream belongs to, the identity's `subject`: a key's lineage (the first
+   * key of its rotation chain, so a replacement owns what the keys before it made), else the subject itself.
+   */
+  owner: string;
   role: string;
   workspaceId: string;
   memoryId: string;
@@ -426,7 +431,7 @@ async function authenticateRequest(ctx: GatewayContext, facts: RequestFacts, rul
   const t = target as Target;
   return {
     principal: {
-      credential, tenantId: tenant.tenant.tenant_id, subject, role, workspaceId: t.workspaceId, memoryId: t.memoryId, projectId,
+      credential, tenantId: tenant.tenant.tenant_id, subject, owner: cred.kind === 'key' ? cred.row.lineage_id : subject, role, workspaceId: t.workspaceId, memoryId: t.memoryId, projectId,
       pinnedWorkspaceId: pins.workspaceId ?? (pins.memoryId || projectId ? t.workspaceId : null), keyScope, oauthScopes, groups: NO_GROUPS, email: null, readsMemory, tenant,
     },
     headers,
@@ -460,7 +465,7 @@ async function authenticateSession(ctx: GatewayContext, facts: RequestFacts, rul
   const t = target as Target;
   return {
     principal: {
-      credential: 'session', tenantId: user.tenant_id, subject: user.user_id, role: user.role, workspaceId: t.workspaceId,
+      credential: 'session', tenantId: user.tenant_id, subject: user.user_id, owner: user.user_id, role: user.role, workspaceId: t.workspaceId,
       memoryId: t.memoryId, projectId: null, pinnedWorkspaceId: null, keyScope: null, oauthScopes: null, groups: user.groups, email: user.email, readsMemory: true, tenant,
     },
     headers,
@@ -477,7 +482,7 @@ export function identityOf(principal: Principal, requestId: string): Identity {
     workspace_id: principal.workspaceId,
     memory_id: principal.memoryId,
     credential: principal.credential,
-    subject: principal.subject,
+    subject: principal.owner,
     role: principal.role,
     project_id: principal.projectId,
     request_id: requestId,

@@ -78,8 +78,12 @@ export type NewApiKey = Omit<ApiKeyRecord, 'revoked_at' | 'replaced_by' | 'creat
 export async function insertKeyIn(sql: Sql, k: NewApiKey): Promise<ApiKeyRecord> {
   const r = await sql.query(
     `INSERT INTO gateway.api_keys (tenant_id, key_id, type, name, key_hash, prefix, memory_id, workspace_id, project_id, scopes,
-        ip_allowlist, app_permissions, rate_limit, expires_at, rotated_from, created_by, client_token)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::text[], $12::jsonb, $13::jsonb, $14, $15, $16, $17) RETURNING ${COLS}`,
+        ip_allowlist, app_permissions, rate_limit, expires_at, rotated_from, created_by, client_token, lineage_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::text[], $12::jsonb, $13::jsonb, $14, $15, $16, $17,
+             -- A replacement keeps the lineage of the key it replaces (migration 0007): it owns what they made.
+             CASE WHEN $15::text IS NULL THEN NULL
+                  ELSE COALESCE((SELECT o.lineage_id FROM gateway.api_keys o WHERE o.tenant_id = $1 AND o.key_id = $15), $15) END)
+     RETURNING ${COLS}`,
     [
       k.tenant_id, k.key_id, k.type, k.name, k.key_hash, k.prefix, k.memory_id, k.workspace_id, k.project_id,
       JSON.stringify(k.scopes), k.ip_allowlist, JSON.stringify(k.app_permissions),
@@ -187,6 +191,8 @@ export interface KeyAuthRow extends KeyGrant {
   revoked_at_ms: number | null;
   /** Set on the old key of a rotation: once `expires_at` passes, it is revoked (not merely expired). */
   replaced_by: string | null;
+  /** The id of the first key of its rotation chain (its own id when it replaced none): what services own data by. */
+  lineage_id: string;
 }
 
 export async function keyByHash(db: Db, hash: string): Promise<KeyAuthRow | null> {
@@ -203,5 +209,6 @@ export async function keyByHash(db: Db, hash: string): Promise<KeyAuthRow | null
     expires_at_ms: millisOrNull(row.expires_at),
     revoked_at_ms: millisOrNull(row.revoked_at),
     replaced_by: (row.replaced_by as string | null | undefined) ?? null,
+    lineage_id: typeof row.lineage_id === 'string' ? row.lineage_id : String(row.key_id),
   };
 }
