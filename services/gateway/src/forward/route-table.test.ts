@@ -23,6 +23,13 @@ describe('forwarding table', () => {
     expect(matchForward('POST', '/mcp')).toMatchObject({ route: { upstream: 'mcp', keepApiKey: true } });
   });
 
+  it('names each operation for app_permissions, persona routes by their path and not by a persona id', () => {
+    expect(matchForward('POST', '/api/chat/send-message')?.rule).toMatchObject({ module: 'chat', operation: 'send-message' });
+    expect(matchForward('GET', '/api/persona')?.rule).toMatchObject({ module: 'chat', operation: 'persona' });
+    expect(matchForward('PATCH', '/api/persona/6')?.rule).toMatchObject({ module: 'chat', operation: 'persona' });
+    expect(matchForward('GET', '/api/manage/admin/cc-pair/3')?.rule).toMatchObject({ module: 'connectors', operation: 'admin' });
+  });
+
   it('lets every access level use the MCP surface, whatever the method, under the mcp module and unmetered', () => {
     for (const method of ['POST', 'GET', 'DELETE']) {
       const m = matchForward(method, '/mcp');

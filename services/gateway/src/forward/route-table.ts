@@ -40,6 +40,8 @@ export interface ForwardRoute {
   anyAccess?: boolean;
   /** Index of the path segment naming the operation, for `app_permissions` (index 0 is the empty segment before the first slash). */
   operationSegment: number;
+  /** The operation of a path whose place differs from `operationSegment`'s (it wins when it answers a name). */
+  operationOf?: (segments: readonly string[]) => string | undefined;
   /** The MCP server calls the public API back with the caller's own key (spec 3), so it keeps x-api-key. */
   keepApiKey?: boolean;
   /** Body to answer a request without credential (spec 3 fixes the MCP server's). */
@@ -103,6 +105,9 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
     allowSessions: true,
     metered: true,
     operationSegment: 3,
+    // `/api/chat/<operation>`, `/api/manage/<operation>`, but `/api/persona[/<id>]` is the operation `persona`: its
+    // third segment is an id, and an id is no operation a key could be granted (before 2026-11-30 it was taken as one).
+    operationOf: (segments) => (segments[2] === 'persona' ? 'persona' : undefined),
     // Every answer of a spec 2 core path is `{detail}`, the gateway's too (docs/core.md, "Errors").
     errorBody: () => 'detail',
   },
@@ -177,7 +182,8 @@ export function matchForward(method: string, path: string, routes: readonly Forw
     if (route.open?.includes(path) || route.openPatterns?.some((re) => re.test(path))) return { route, rule: null };
     if (!route.prefixes.some((p) => under(path, p)) && !route.exact?.includes(path)) continue;
     if (route.except?.some((p) => under(path, p))) return null;
-    const operation = path.split('/')[route.operationSegment] ?? '';
+    const segments = path.split('/');
+    const operation = route.operationOf?.(segments) ?? segments[route.operationSegment] ?? '';
     return {
       route,
       rule: {
