@@ -246,14 +246,22 @@ describe('core: connectors, credentials and cc pairs through the gateway', () =>
     expect(info.json.connector).toMatchObject({ id: connectorId, source: 'google_drive', input_type: 'poll', refresh_freq: 600, prune_freq: 86_400, indexing_start: '2024-01-01T00:00:00.000Z', credential_ids: [cred.id] });
     expect(Object.keys(info.json.credential).sort()).toEqual(CREDENTIAL_FIELDS);
 
+    // A run, which the pause cancels: every answer of the status route is the full info, its attempts included.
+    const run = await s.call('POST', '/api/manage/admin/connector/run-once', as(a.key), { connector_id: connectorId });
+    expect(run.status).toBe(200);
+    const attemptId = run.json.attempts[0].id as number;
     const paused = await s.call('PUT', `/api/manage/admin/cc-pair/${pair.id}/status`, as(a.key), { status: 'PAUSED' });
     expect(paused.status).toBe(200);
-    expect(paused.json.status).toBe('PAUSED');
-    expect((await s.call('GET', `/api/manage/admin/cc-pair/${pair.id}`, as(a.key))).json.status).toBe('PAUSED');
+    expect(Object.keys(paused.json).sort()).toEqual(CC_PAIR_FIELDS);
+    expect(paused.json).toMatchObject({ status: 'PAUSED', number_of_index_attempts: 1, latest_index_attempts: [{ id: attemptId, status: 'canceled' }] });
+    const read = (await s.call('GET', `/api/manage/admin/cc-pair/${pair.id}`, as(a.key))).json;
+    expect(read.status).toBe('PAUSED');
+    expect(paused.json.latest_index_attempts).toEqual(read.latest_index_attempts);
     // Asking for the status it has changes nothing.
-    expect((await s.call('PUT', `/api/manage/admin/cc-pair/${pair.id}/status`, as(a.key), { status: 'PAUSED' })).json.status).toBe('PAUSED');
+    const again = await s.call('PUT', `/api/manage/admin/cc-pair/${pair.id}/status`, as(a.key), { status: 'PAUSED' });
+    expect(again.json).toMatchObject({ status: 'PAUSED', latest_index_attempts: [{ id: attemptId }] });
     const resumed = await s.call('PUT', `/api/manage/admin/cc-pair/${pair.id}/status`, as(a.key), { status: 'ACTIVE' });
-    expect(resumed.json.status).toBe('ACTIVE');
+    expect(resumed.json).toMatchObject({ status: 'ACTIVE', latest_index_attempts: [{ id: attemptId }] });
 
     const deleting = await s.call('PUT', `/api/manage/admin/cc-pair/${pair.id}/status`, as(a.key), { status: 'DELETING' });
     expect(deleting.status).toBe(422);

@@ -101,10 +101,15 @@ export function ccPairStatuses(deps: CoreDeps, p: Principal, credentialId: numbe
 /** Attempts a cc pair's full info shows, newest first. */
 const INFO_ATTEMPTS = 5;
 
+/** A pair's full info: its detail and its newest attempts (what every route answering full info shows). */
+async function fullInfoOf(sql: Sql, tenantId: string, pair: CcPairRow): Promise<CcPairDetail> {
+  return { ...(await detailOf(sql, tenantId, pair)), attempts: await listAttempts(sql, tenantId, pair.id, INFO_ATTEMPTS) };
+}
+
 export async function ccPairInfo(deps: CoreDeps, p: Principal, id: number): Promise<CcPairDetail> {
   const detail = await deps.db.withTenant(p.tenantId, async (sql) => {
     const pair = await getCcPair(sql, p.tenantId, id);
-    return reachable(p, pair) ? { ...(await detailOf(sql, p.tenantId, pair)), attempts: await listAttempts(sql, p.tenantId, id, INFO_ATTEMPTS) } : null;
+    return reachable(p, pair) ? fullInfoOf(sql, p.tenantId, pair) : null;
   });
   if (!detail) throw pairNotFound();
   return detail;
@@ -151,7 +156,8 @@ export function associateCredential(deps: CoreDeps, p: Principal, connectorId: n
 /**
  * Pauses or resumes a pair (asking for the status it has changes nothing); a pair being deleted is 400. A pause
  * ends the live attempt (its worker stops at its next heartbeat) and takes the pair off the schedule; a resume puts
- * it back, due at once.
+ * it back, due at once. Answers the full info, newest attempts included, as a read does (before 2026-11-30 its
+ * `latest_index_attempts` was always empty).
  */
 export function changeCcPairStatus(deps: CoreDeps, p: Principal, id: number, status: SettableStatus): Promise<CcPairDetail> {
   return deps.db.withTenant(p.tenantId, async (sql) => {
@@ -159,14 +165,14 @@ export function changeCcPairStatus(deps: CoreDeps, p: Principal, id: number, sta
     if (!reachable(p, pair)) throw pairNotFound();
     const change = statusChange(pair.status, status);
     if (change === 'deleting') throw coreError('BAD_REQUEST', `cc pair ${id} is being deleted`);
-    if (change === 'unchanged') return detailOf(sql, p.tenantId, pair);
+    if (change === 'unchanged') return fullInfoOf(sql, p.tenantId, pair);
     if (status === 'PAUSED') {
       await cancelLiveAttempt(sql, p.tenantId, id, 'the pair was paused');
       await unschedulePair(sql, p.tenantId, id);
     } else {
       await scheduleNow(sql, p.tenantId, id);
     }
-    return detailOf(sql, p.tenantId, await setCcPairStatus(sql, p.tenantId, id, status));
+    return fullInfoOf(sql, p.tenantId, await setCcPairStatus(sql, p.tenantId, id, status));
   });
 }
 
