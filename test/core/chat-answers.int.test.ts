@@ -80,7 +80,7 @@ describe('core: chat answers over the memory, through the gateway', () => {
     expect(r.json.citation_info).toContainEqual({ citation_num: 1, document_id: docId });
     const doc = r.json.top_documents[0];
     expect(Object.keys(doc).sort()).toEqual(DOC_FIELDS);
-    expect(doc).toMatchObject({ document_id: docId, source_type: 'memory', is_internet: false, hidden: false, link: `/api/v1/memory/documents/${docId}` });
+    expect(doc).toMatchObject({ document_id: docId, source_type: 'memory', is_internet: false, hidden: false, link: `/api/v1/memory/documents/${docId}?memory_id=${a.memoryId}` });
     expect(r.json.tool_calls).toHaveLength(1);
     expect(Object.keys(r.json.tool_calls[0]).sort()).toEqual(TOOL_FIELDS);
     expect(r.json.tool_calls[0]).toMatchObject({ tool_name: 'internal_search', generated_images: null });
@@ -137,6 +137,47 @@ describe('core: chat answers over the memory, through the gateway', () => {
     expect(memory.json.top_documents.map((d: { document_id: string }) => d.document_id)).toContain(docId);
   });
 
+  it('keeps a persona\'s searches to its source types, narrowed (never widened) by the request\'s filter', async () => {
+    const persona = async (source_types: string[]) => (await s.call('POST', '/api/persona', as(a.key), { name: `Sources ${source_types.join('+')}`, tool_ids: [1], source_types })).json.id as number;
+    const ask = async (personaId: number, filter?: string[]) => {
+      const id = (await s.call('POST', '/api/chat/create-chat-session', as(a.key), { persona_id: personaId })).json.chat_session_id as string;
+      const r = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id, stream: false, ...(filter ? { internal_search_filters: { source_type: filter } } : {}) });
+      expect(r.status).toBe(200);
+      return (r.json.top_documents as Array<{ document_id: string }>).map((d) => d.document_id);
+    };
+    const webOnly = await persona(['web']);
+    const memoryAndWeb = await persona(['memory', 'web']);
+    expect(await ask(webOnly)).toEqual([]);
+    // A request cannot widen the persona's sources, and may narrow them.
+    expect(await ask(webOnly, ['memory'])).toEqual([]);
+    expect(await ask(memoryAndWeb)).toContain(docId);
+    expect(await ask(memoryAndWeb, ['memory'])).toContain(docId);
+    expect(await ask(memoryAndWeb, ['web'])).toEqual([]);
+  });
+
+  it('links a memory document to the memory the chat searched, so the same key opens it from any workspace', async () => {
+    const key = { 'x-api-key': a.key };
+    const created = await s.call('POST', '/api/v1/workspaces', key, { name: `Falcon ${Date.now()}` });
+    expect(created.status).toBe(201);
+    const w2 = created.json.workspace_id as string;
+    const ingest = await s.call('POST', `/api/v1/memory/ingest?workspace_id=${w2}`, key, {
+      content: 'The launch code word for the falcon program is BLUEBIRD.', content_type: 'text', routing: { mode: 'auto' },
+    });
+    expect(ingest.status).toBe(200);
+    let top: Array<{ document_id: string; link: string }> = [];
+    for (let i = 0; i < 100 && !top.some((d) => d.document_id === ingest.json.doc_id); i++) {
+      if (i > 0) await new Promise((res) => setTimeout(res, 200));
+      const id = (await s.call('POST', `/api/chat/create-chat-session?workspace_id=${w2}`, as(a.key), { persona_id: 0 })).json.chat_session_id as string;
+      const r = await s.call('POST', `/api/chat/send-chat-message?workspace_id=${w2}`, as(a.key), { message: 'What is the launch code word for the falcon program?', chat_session_id: id, stream: false });
+      top = r.json.top_documents;
+    }
+    const doc = top.find((d) => d.document_id === ingest.json.doc_id)!;
+    expect(doc.link).toMatch(/\?memory_id=/);
+    // The key's active workspace is still the default one: the link names the memory itself.
+    const opened = await s.call('GET', doc.link, key);
+    expect([opened.status, opened.json.doc_id]).toEqual([200, ingest.json.doc_id]);
+  });
+
   it('streams no citation markers with include_citations false, and stores the cited answer still', async () => {
     const id = await newSession(a.key);
     const r = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id, include_citations: false });
@@ -170,6 +211,39 @@ describe('core: chat answers over the memory, through the gateway', () => {
     expect(back.json.messages.map((m: { message_id: number }) => m.message_id)).toEqual([root!.message_id, question!.message_id, first.json.message_id]);
     // Another tenant cannot switch it.
     expect((await s.call('PUT', '/api/chat/set-message-as-latest', as(b.key), { message_id: question!.message_id })).status).toBe(404);
+  });
+
+  it('shows the branch of a message of an older branch once it is answered, continued or set as the latest, up to the root', async () => {
+    const id = await newSession(a.key);
+    const shown = async () => ((await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key))).json.messages as Array<{ message_id: number; message: string }>).map((m) => m.message_id);
+    const ask = async (body: Record<string, unknown>) => {
+      const ps = parts((await s.call('POST', '/api/chat/send-message', as(a.key), { chat_session_id: id, ...body })).text);
+      expect(ps.at(-1)).toMatchObject({ type: 'stop', stop_reason: 'finished' });
+      return ps.at(-1)!.message_id as number;
+    };
+    // root → q1 → a1 → q2 → a2, then q1 edited: the shown branch is root → q1' → a1'.
+    await ask({ message: QUESTION });
+    await ask({ message: 'When was the Skerry Point lamp electrified?' });
+    const [root, q1, a1, q2, a2] = await shown();
+    const a1b = await ask({ parent_message_id: root, message: `${QUESTION} (edited)` });
+    expect((await shown()).at(-1)).toBe(a1b);
+    // Answering q2 again (an older branch's question) shows its branch, from the root down to the new answer.
+    const a2b = await ask({ parent_message_id: q2, use_existing_user_message: true });
+    expect(await shown()).toEqual([root, q1, a1, q2, a2b]);
+    // Back to the edited branch, then set-message-as-latest on the older branch's answer: its whole branch is shown.
+    expect((await s.call('PUT', '/api/chat/set-message-as-latest', as(a.key), { message_id: a1b })).status).toBe(200);
+    expect((await shown()).at(-1)).toBe(a1b);
+    expect((await s.call('PUT', '/api/chat/set-message-as-latest', as(a.key), { message_id: q2 })).status).toBe(200);
+    expect(await shown()).toEqual([root, q1, a1, q2, a2b]);
+    await s.call('PUT', '/api/chat/set-message-as-latest', as(a.key), { message_id: a1b });
+    expect((await s.call('PUT', '/api/chat/set-message-as-latest', as(a.key), { message_id: a2 })).status).toBe(200);
+    expect(await shown()).toEqual([root, q1, a1, q2, a2]);
+    // A new message under an older branch's answer: that branch, ending with it, is shown.
+    await s.call('PUT', '/api/chat/set-message-as-latest', as(a.key), { message_id: a1b });
+    const a3 = await ask({ parent_message_id: a1, message: 'Who keeps the Skerry Point light?' });
+    const after = await shown();
+    expect(after.slice(0, 3)).toEqual([root, q1, a1]);
+    expect(after.at(-1)).toBe(a3);
   });
 
   it('answers a seeded session\'s first message with use_existing_user_message', async () => {
@@ -227,6 +301,38 @@ describe('core: chat answers over the memory, through the gateway', () => {
     // The seeded question stays, on its own branch: naming it as a parent is refused (a question is no parent).
     const underQuestion = await s.call('POST', '/api/chat/send-message', as(a.key), { chat_session_id: sid, parent_message_id: seeded.json.message_id, message: 'hi' });
     expect([underQuestion.status, underQuestion.json.detail]).toEqual([400, expect.stringMatching(/is a question/)]);
+  });
+
+  it('lists a seeded session, and one whose question is being answered, as sessions, not failed chats', async () => {
+    const listed = async (failed = false) => ((await s.call('GET', `/api/chat/get-user-chat-sessions${failed ? '?include_failed_chats=true' : ''}`, as(a.key))).json.sessions as Array<{ id: string }>).map((x) => x.id);
+    const seeded = await s.call('POST', '/api/chat/seed-chat-session', as(a.key), { persona_id: 0, message: QUESTION });
+    const sid = seeded.json.chat_session_id as string;
+    expect(await listed()).toContain(sid);
+    // Its question being answered (the mark a turn sets): still listed.
+    const sql = (text: string, params: unknown[]) => s.db.withTenant(a.tenantId, (q) => q.query(text, [a.tenantId, ...params]));
+    await sql(`UPDATE core.chat_messages SET answering_until = now() + interval '1 minute' WHERE tenant_id = $1 AND message_id = $2`, [seeded.json.message_id]);
+    expect(await listed()).toContain(sid);
+    // Its answer failed: a failed chat, listed only with include_failed_chats.
+    await sql(`UPDATE core.chat_messages SET answering_until = NULL WHERE tenant_id = $1 AND message_id = $2`, [seeded.json.message_id]);
+    await sql(`INSERT INTO core.chat_messages (tenant_id, session_id, parent_message_id, message_type, message, error) VALUES ($1, $2, $3, 'assistant', '', 'the answer could not be completed')`, [sid, seeded.json.message_id]);
+    expect(await listed()).not.toContain(sid);
+    expect(await listed(true)).toContain(sid);
+  });
+
+  it('names a session from its first question without cutting a character in half, and from a trimmed description', async () => {
+    const long = `${'a'.repeat(119)}😀 fog horn`;
+    const id = await newSession(a.key);
+    expect((await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: long, chat_session_id: id, stream: false })).status).toBe(200);
+    expect((await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key))).json.description).toBe('a'.repeat(119));
+    const seeded = await s.call('POST', '/api/chat/seed-chat-session', as(a.key), { persona_id: 0, message: long });
+    expect((await s.call('GET', `/api/chat/get-chat-session/${seeded.json.chat_session_id}`, as(a.key))).json.description).toBe('a'.repeat(119));
+    // A description of only spaces is no name: the first question names the session.
+    const blank = (await s.call('POST', '/api/chat/create-chat-session', as(a.key), { persona_id: 0, description: '   ' })).json.chat_session_id as string;
+    expect((await s.call('GET', `/api/chat/get-chat-session/${blank}`, as(a.key))).json.description).toBe('');
+    await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: blank, stream: false });
+    expect((await s.call('GET', `/api/chat/get-chat-session/${blank}`, as(a.key))).json.description).toBe(QUESTION);
+    const named = (await s.call('POST', '/api/chat/create-chat-session', as(a.key), { persona_id: 0, description: '  Fog log  ' })).json.chat_session_id as string;
+    expect((await s.call('GET', `/api/chat/get-chat-session/${named}`, as(a.key))).json.description).toBe('Fog log');
   });
 
   it('ends the answering marks a stopped process left when the one process that answers starts (embedded mode)', async () => {
@@ -359,6 +465,19 @@ describe('core: chat answers over the memory, through the gateway', () => {
     const forced = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id, forced_tool_id: 99 });
     expect(forced.status).toBe(400);
     expect(forced.json).toEqual({ detail: expect.any(String) });
+    // A tool id below 1 is invalid (422) whether forced or allowed; an unknown one is 400, as in a persona's tool_ids.
+    const zero = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id, forced_tool_id: 0 });
+    expect([zero.status, zero.json.detail[0].loc]).toEqual([422, ['body', 'forced_tool_id']]);
+    const unknownTool = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id, allowed_tool_ids: [99] });
+    expect([unknownTool.status, unknownTool.json.detail]).toEqual([400, expect.stringMatching(/unknown tool id\(s\).*99/)]);
+    expect((await s.call('POST', '/api/chat/send-message', as(a.key), { chat_session_id: id, message: QUESTION, allowed_tool_ids: [1, 99] })).status).toBe(400);
+    // A seeded message is checked as a sent one is: only spaces or invisible characters is 422, and nothing is made.
+    const before = (await s.call('GET', '/api/chat/get-user-chat-sessions', as(a.key))).json.sessions.length as number;
+    for (const message of ['   \u200b  ', '']) {
+      const seeded = await s.call('POST', '/api/chat/seed-chat-session', as(a.key), { persona_id: 0, message });
+      expect([seeded.status, seeded.json.detail[0].loc]).toEqual([422, ['body', 'message']]);
+    }
+    expect((await s.call('GET', '/api/chat/get-user-chat-sessions', as(a.key))).json.sessions).toHaveLength(before);
     const unknown = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: '00000000-0000-4000-8000-000000000000' });
     expect(unknown.status).toBe(404);
     // Message ids are 64-bit in the store: one past 2^31 is a message that is not there (404), not an invalid id.

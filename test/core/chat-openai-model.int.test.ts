@@ -220,6 +220,40 @@ describe('core: chat answers with an OpenAI-format model', () => {
     expect((await send('question 11')).status).toBe(200);
   });
 
+  it('writes a searched answer with the persona\'s instructions and the conversation before the question', async () => {
+    const persona = await s.call('POST', '/api/persona', as(a.key), { name: 'Pirate', instructions: 'Talk like a pirate.', tool_ids: [1] });
+    const id = await newSession(persona.json.id);
+    const ask = (message: string) => s.call('POST', '/api/chat/send-chat-message', as(a.key), { message, chat_session_id: id, stream: false, forced_tool_id: 1 });
+    expect((await ask('How is the Osprey site powered?')).status).toBe(200);
+    model.bodies = [];
+    const followUp = await ask('And its backup generators?');
+    expect(followUp.json.answer).toMatch(/solar power since 2022 \[1\]/);
+    // The answer call: the grounding rules with the persona's instructions, the earlier turn (its answer without
+    // the markers that numbered other sources), then the sources and the question.
+    const messages = model.bodies.at(-1)!.messages!;
+    expect(messages[0]).toMatchObject({ role: 'system', content: expect.stringMatching(/numbered sources[\s\S]*Talk like a pirate\.$/) });
+    expect(messages.slice(1, 3)).toEqual([{ role: 'user', content: 'How is the Osprey site powered?' }, { role: 'assistant', content: 'The Osprey data center runs on solar power since 2022.' }]);
+    expect(messages.at(-1)).toMatchObject({ role: 'user', content: expect.stringMatching(/^Sources:[\s\S]*Question: And its backup generators\?$/) });
+  });
+
+  it('searches with the first three queries of a call that asks more, and with the question when its arguments are not JSON', async () => {
+    const ask = async (args: unknown) => {
+      model.turns = [{ tool_calls: [{ name: 'internal_search', arguments: args }] }];
+      recorder.queries = [];
+      const r = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'Osprey backup generators', chat_session_id: await newSession(), stream: false });
+      expect([r.status, r.json.error_msg]).toEqual([200, null]);
+      return r;
+    };
+    const many = await ask({ queries: ['Osprey power', 'Osprey solar', 'Osprey generators', 'Osprey fuel', 'Osprey biodiesel'] });
+    expect(many.json.tool_calls[0].tool_arguments).toEqual({ queries: ['Osprey power', 'Osprey solar', 'Osprey generators'] });
+    expect(many.json.top_documents[0].document_id).toBe(docId);
+    expect(many.json.answer).toMatch(/\[1\]/);
+    const broken = await ask('{not json');
+    expect(broken.json.tool_calls[0].tool_arguments).toEqual({ queries: ['Osprey backup generators'] });
+    expect(recorder.queries).toEqual(['Osprey backup generators']);
+    expect(broken.json.answer).toMatch(/\[1\]/);
+  });
+
   it('skips the decision when the tool is forced', async () => {
     const r = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'Osprey backup generators', chat_session_id: await newSession(), stream: false, forced_tool_id: 1 });
     expect(r.json.tool_calls[0].tool_arguments).toEqual({ queries: ['Osprey backup generators'] });

@@ -54,7 +54,9 @@ export class LoopbackModel {
         }
         const body = JSON.parse(raw || '{}') as ChatBody;
         this.bodies.push(body);
-        const prompt = body.messages?.find((m) => m.role === 'user')?.content ?? '';
+        // The last user message that lists sources (an answer's come after the conversation before it), else the first.
+        const asked = (body.messages ?? []).filter((m) => m.role === 'user');
+        const prompt = (asked.findLast((m) => /^\[1\] /m.test(m.content ?? '')) ?? asked[0])?.content ?? '';
         const turn = this.turns.shift() ?? this.reply?.(body) ?? { content: this.script ?? LoopbackModel.quoteFirstSource(prompt) };
         const calls = (turn.tool_calls ?? []).map((c, i) => ({
           id: c.id ?? `call_loopback_${this.requests}_${i}`,

@@ -1,6 +1,6 @@
 import { groundAnswer, type SourceChunk } from './citations';
 import { groundedAnswerStream, type GroundedPiece } from './grounded-stream';
-import type { LanguageModel } from './ports';
+import type { AnswerRequest, LanguageModel } from './ports';
 
 const SOURCES: SourceChunk[] = [
   { index: 1, title: 'Refund policy', document_id: 'doc_a', content: 'Refunds are issued within five business days after the return arrives.' },
@@ -70,5 +70,14 @@ describe('groundedAnswerStream', () => {
     expect(pieces.filter((p) => p.type === 'token').length).toBeGreaterThan(12);
     // Indexing reads each source's content twice (its terms, its numbers); four indexings would read it eight times.
     expect(reads()).toEqual([2, 2, 2]);
+  });
+
+  it('hands the model the asker\'s instructions and the conversation with the sources', async () => {
+    const seen: AnswerRequest[] = [];
+    const lm: LanguageModel = { ...scripted('Refunds are issued within five business days [1].'), stream: (r) => (seen.push(r), scripted('Refunds are issued within five business days [1].').stream(r)) };
+    const history = [{ role: 'user' as const, content: 'Who handles refunds?' }, { role: 'assistant' as const, content: 'The shop does.' }];
+    const fallback = { noSources: 'none', unanswered: 'unanswered' };
+    for await (const piece of groundedAnswerStream(lm, { question: 'How long?', sources: SOURCES, maxTokens: 50, fallback, instructions: 'Be brief.', history })) void piece;
+    expect(seen[0]).toMatchObject({ question: 'How long?', instructions: 'Be brief.', history });
   });
 });

@@ -1,5 +1,5 @@
 import { groundAnswer, indexSources, type Citation, type IndexedSources, type SourceChunk } from './citations';
-import type { LanguageModel, ModelOverrides } from './ports';
+import type { ConversationMessage, LanguageModel, ModelOverrides } from './ports';
 
 /** Cut point after the last complete sentence (and the markers that follow it) in streamed text. */
 export function completeSentencesUpTo(text: string): number {
@@ -16,6 +16,9 @@ export interface GroundedStreamRequest {
   maxTokens: number;
   signal?: AbortSignal;
   overrides?: ModelOverrides;
+  /** Passed to the model as they are (AnswerRequest): the asker's instructions and the conversation before the question. */
+  instructions?: string;
+  history?: ConversationMessage[];
   /** What to answer when there is no source at all, and when the sources yield no grounded sentence. */
   fallback: { noSources: string; unanswered: string };
 }
@@ -53,7 +56,11 @@ export async function* groundedAnswerStream(lm: LanguageModel, request: Grounded
     for (const piece of text.match(/\s*\S+/g) ?? []) yield { type: 'token', text: piece };
   };
   if (sources.length > 0) {
-    for await (const piece of lm.stream({ question: request.question, sources, maxTokens: request.maxTokens, signal: request.signal, overrides: request.overrides })) {
+    for await (const piece of lm.stream({
+      question: request.question, sources, maxTokens: request.maxTokens, signal: request.signal, overrides: request.overrides,
+      ...(request.instructions ? { instructions: request.instructions } : {}),
+      ...(request.history ? { history: request.history } : {}),
+    })) {
       buffer += piece;
       if (buffer.length > MAX_BUFFER) break;
       const cut = completeSentencesUpTo(buffer);

@@ -7,6 +7,7 @@ export {
   type ChatMessage,
   type ChatRequest,
   type ChatStreamEvent,
+  type ConversationMessage,
   type Embedder,
   type FinishReason,
   type JsonSchema,

@@ -121,6 +121,28 @@ describe('OpenAI-compatible providers against a loopback server', () => {
     expect(req.body.messages[1].content).toContain('[1] Refund policy');
   });
 
+  it('writes the answer with the asker\'s instructions after the grounding rules and the conversation before the sources', async () => {
+    const lm = new OpenAiLanguageModel({ baseUrl: fake.url, model: 'tiny-chat', timeoutMs: 5_000, retries: 0 });
+    const history = [
+      { role: 'user' as const, content: 'Who handles refunds?' },
+      { role: 'assistant' as const, content: 'x'.repeat(10_000) },
+      ...Array.from({ length: 12 }, (_, i) => ({ role: i % 2 === 0 ? ('user' as const) : ('assistant' as const), content: `turn ${i}` })),
+    ];
+    await collect(lm.stream({ question: 'And how long do they take?', sources, maxTokens: 100, instructions: 'Talk like a pirate.', history }));
+    const messages = fake.requests[0]!.body.messages as Array<{ role: string; content: string }>;
+    expect(messages[0]!.role).toBe('system');
+    expect(messages[0]!.content).toMatch(/^You answer questions using only the numbered sources[\s\S]*Talk like a pirate\.$/);
+    // The last ten messages of the conversation, in order, then the sources and the question.
+    expect(messages.slice(1, -1).map((m) => m.content)).toEqual(history.slice(-10).map((m) => m.content));
+    expect(messages.at(-1)).toMatchObject({ role: 'user', content: expect.stringMatching(/^Sources:\n\[1\] Refund policy[\s\S]*Question: And how long do they take\?$/) });
+    // A long earlier message is cut.
+    await collect(lm.stream({ question: 'q', sources, maxTokens: 100, history: history.slice(0, 2) }));
+    const cut = fake.requests[1]!.body.messages as Array<{ role: string; content: string }>;
+    expect(cut.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    expect(cut[2]!.content).toHaveLength(4_000);
+    expect(cut[0]!.content).not.toMatch(/own instructions/);
+  });
+
   it('sends a request\'s own model and temperature instead of the configured ones', async () => {
     const lm = new OpenAiLanguageModel({ baseUrl: fake.url, model: 'tiny-chat', timeoutMs: 5_000, retries: 0, temperature: 0.1 });
     await collect(lm.stream({ question: 'How long do refunds take?', sources, maxTokens: 50, overrides: { model: 'big-chat', temperature: 0.7 } }));
@@ -299,6 +321,25 @@ describe('tool calling and structured output in the OpenAI wire format', () => {
     expect(feedback[1]).toMatchObject({ role: 'assistant', tool_calls: [{ id: 'c1', function: { name: 'delete_everything' } }] });
     expect(feedback[2]).toMatchObject({ role: 'tool', tool_call_id: 'c1' });
     expect(feedback[2].content).toMatch(/not one of the offered tools/);
+  });
+
+  it('accepts any arguments for a tool the caller reads itself, and still checks the other tools\' arguments', async () => {
+    const request: ChatRequest = { messages: [{ role: 'user', content: 'search x' }], tools: [searchTool, weatherTool], uncheckedArguments: ['search_documents'] };
+    for (const args of ['{"query":"x","limit":0}', '{not json']) {
+      fake.requests = [];
+      fake.replies = [{ tool_calls: [{ id: 'c1', name: 'search_documents', arguments: args }] }];
+      const completion = await lm().chat(request);
+      expect(completion.message.tool_calls?.[0]?.function.arguments).toBe(args);
+      // Accepted as it came: no retry, and the option is not sent to the provider.
+      expect(fake.requests).toHaveLength(1);
+      expect(fake.requests[0]!.body).not.toHaveProperty('uncheckedArguments');
+    }
+    fake.replies = [{ tool_calls: [{ id: 'c2', name: 'get_weather', arguments: '{"town":1}' }] }, { tool_calls: [{ id: 'c3', name: 'get_weather', arguments: '{"town":1}' }] }];
+    const error = await lm().chat(request).catch((e: unknown) => e);
+    expect(error).toMatchObject({ reason: 'invalid_arguments', attempts: 2 });
+    // A tool that was not offered is refused whatever the option names.
+    fake.replies = [{ tool_calls: [{ id: 'c4', name: 'delete_everything', arguments: '{}' }] }, { tool_calls: [{ id: 'c5', name: 'delete_everything', arguments: '{}' }] }];
+    expect(await lm().chat({ ...request, uncheckedArguments: ['delete_everything'] }).catch((e: unknown) => e)).toMatchObject({ reason: 'unknown_tool' });
   });
 
   it('streams a retry event when the first streamed answer breaks the schema', async () => {

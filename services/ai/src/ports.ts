@@ -8,6 +8,22 @@ export interface AnswerRequest {
   signal?: AbortSignal;
   /** This request's model and sampling temperature instead of the configured ones (a chat persona's or session's). */
   overrides?: ModelOverrides;
+  /**
+   * The asker's own instructions (a chat persona's: tone, language, format), followed within the grounding rules,
+   * which they never override. A model that cannot use them (the embedded one) ignores them.
+   */
+  instructions?: string;
+  /**
+   * The conversation before the question, oldest first, so a follow-up ("and its budget?") is read in context.
+   * Adapters keep only its last messages, each cut to a bound; the embedded model ignores it.
+   */
+  history?: ConversationMessage[];
+}
+
+/** An earlier message of a conversation, as an answer's context. */
+export interface ConversationMessage {
+  role: 'user' | 'assistant';
+  content: string;
 }
 
 /** A request's own model and temperature; a provider that has one fixed model may ignore them. */
@@ -58,6 +74,13 @@ export interface ChatRequest {
   maxTokens?: number;
   signal?: AbortSignal;
   overrides?: ModelOverrides;
+  /**
+   * Offered tools whose arguments the caller reads itself, tolerating what does not match their `parameters` (for
+   * example core's `internal_search`, which keeps the first three queries and falls back to the question): a call
+   * of one of them is accepted whatever its arguments, so a model that adds a fourth query does not fail the
+   * request. The call must still name an offered tool; every other tool's arguments are checked as always.
+   */
+  uncheckedArguments?: readonly string[];
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';

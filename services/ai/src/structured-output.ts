@@ -65,10 +65,12 @@ export function parseToolArguments(call: ToolCall, tools: ToolDefinition[]): Rec
   return JSON.parse(call.function.arguments) as Record<string, unknown>;
 }
 
-function toolCallIssues(call: ToolCall, tools: ToolDefinition[], required: string | undefined): { reason: AiOutputReason; issues: string[] } | null {
+function toolCallIssues(call: ToolCall, tools: ToolDefinition[], required: string | undefined, unchecked: readonly string[] = []): { reason: AiOutputReason; issues: string[] } | null {
   const tool = tools.find((t) => t.function.name === call.function.name);
   if (!tool) return { reason: 'unknown_tool', issues: [`${call.function.name} is not one of the offered tools (${tools.map((t) => t.function.name).join(', ') || 'none'})`] };
   if (required !== undefined && call.function.name !== required) return { reason: 'unknown_tool', issues: [`the tool to call is ${required}, not ${call.function.name}`] };
+  // The caller reads this tool's arguments itself (ChatRequest.uncheckedArguments): a mismatch is its to tolerate.
+  if (unchecked.includes(call.function.name)) return null;
   const parsed = parseJsonAnswer(call.function.arguments || '{}');
   if (!parsed.ok) return { reason: 'invalid_arguments', issues: [`arguments are not JSON: ${parsed.error}`] };
   if (parsed.value === null || typeof parsed.value !== 'object' || Array.isArray(parsed.value)) return { reason: 'invalid_arguments', issues: ['arguments are not a JSON object'] };
@@ -93,7 +95,7 @@ export function checkCompletion(request: ChatRequest, completion: ChatCompletion
   const calls = completion.message.tool_calls ?? [];
   if (calls.length > 0) {
     const named = typeof choice === 'object' ? choice.function.name : undefined;
-    const results = calls.map((call) => ({ call, problem: choice === 'none' ? { reason: 'unknown_tool' as const, issues: ['no tool may be called'] } : toolCallIssues(call, tools, named) }));
+    const results = calls.map((call) => ({ call, problem: choice === 'none' ? { reason: 'unknown_tool' as const, issues: ['no tool may be called'] } : toolCallIssues(call, tools, named, request.uncheckedArguments) }));
     const bad = results.filter((r) => r.problem !== null);
     if (bad.length === 0) return { ok: true, completion: { ...completion, finish_reason: 'tool_calls' } };
     const issues = bad.flatMap((r) => r.problem?.issues.map((i) => `${r.call.function.name}: ${i}`) ?? []);

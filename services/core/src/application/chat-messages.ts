@@ -1,15 +1,16 @@
-import { groundedAnswerStream, type ChatMessage, type ModelOverrides, type SourceChunk, type ToolDefinition } from '@lore/ai';
+import { groundedAnswerStream, type ChatMessage, type ConversationMessage, type ModelOverrides, type SourceChunk, type ToolDefinition } from '@lore/ai';
 import type { RetrievedChunk, Sql } from '@lore/runtime';
 import { readsOwnMemory } from '@lore/contracts';
 import { citationStripper, searchToolCall, withoutCitations, type AnswerStreamPart, type CitationInfo, type SearchDoc, type StoredSearchCall, type ToolCallRecord } from '../domain/answer-parts';
 import { latestBranch } from '../domain/message-tree';
 import { FILE_CONTEXT, indexFile, rankPassages, type FilePassage, type IndexedFile } from '../domain/project-files';
 import { availableContextTokens, countTokens, maxDocumentTokens } from '../domain/tokens';
-import { toolById } from '../domain/tools';
+import { toolById, unknownToolIds } from '../domain/tools';
 import { getSession, insertSession, sessionMessages } from '../store/chat-sessions';
-import { clearAnswering, deleteFeedback, insertMessage, insertMessageAlone, insertRootMessage, lockSessionForTurn, markAnswering, messageRef, setLatestChild, upsertFeedback, type MessageRef, type TurnMessage } from '../store/chat-messages';
+import { clearAnswering, deleteFeedback, insertMessage, insertMessageAlone, insertRootMessage, lockSessionForTurn, markAnswering, messageRef, setLatestBranch, upsertFeedback, type MessageRef, type TurnMessage } from '../store/chat-messages';
 import { getPersona, personaOfSession } from '../store/personas';
 import { projectFileHeads, projectFileTextsOf } from '../store/project-files';
+import { automaticName, turnSourceTypes } from './chat-rules';
 import { PassageCache } from './passage-cache';
 import type { CoreDeps } from './context';
 import { coreError } from './errors';
@@ -26,7 +27,7 @@ export interface TurnInput {
   useExistingUserMessage: boolean;
   allowedToolIds?: number[];
   forcedToolId?: number;
-  /** Only documents of these source types (e.g. `memory`, `web`); undefined: every source. */
+  /** The request's filter: only documents of these source types (e.g. `memory`, `web`); undefined: every source. */
   sourceTypes?: string[];
   includeCitations: boolean;
 }
@@ -44,6 +45,7 @@ export interface PreparedTurn {
   history: TurnMessage[];
   tools: Array<'internal_search'>;
   forced: 'internal_search' | null;
+  /** What the search keeps to: the persona's source types narrowed by the request's (`turnSourceTypes`); undefined: every source. */
   sourceTypes?: string[];
   includeCitations: boolean;
   /** The model and temperature this turn asks for: the session's overrides, else the persona's, else the configured. */
@@ -64,6 +66,8 @@ export interface PreparedTurn {
  */
 export interface EarlyRetrieval {
   query: string;
+  /** The source filter the memory API was asked with (`retrievalFilter` of the request's types). */
+  filter: string[] | undefined;
   chunks: Promise<RetrievedChunk[]>;
   cancel(): void;
 }
@@ -74,11 +78,14 @@ function startEarlyRetrieval(deps: CoreDeps, identityToken: string, input: TurnI
   const isSearch = (id: number) => toolById(id)?.name === 'internal_search';
   if (input.allowedToolIds && !input.allowedToolIds.some(isSearch)) return null;
   if (input.forcedToolId !== undefined && !isSearch(input.forcedToolId)) return null;
+  // A filter that keeps no source type finds nothing: there is nothing to retrieve.
+  if (input.sourceTypes?.length === 0) return null;
   const abort = new AbortController();
-  const chunks = deps.chat.knowledge.retrieve(identityToken, input.message, undefined, abort.signal, retrievalFilter(input.sourceTypes));
+  const filter = retrievalFilter(input.sourceTypes);
+  const chunks = deps.chat.knowledge.retrieve(identityToken, input.message, undefined, abort.signal, filter);
   // Unused, or cancelled, its failure is nobody's: awaited, it fails the search as any retrieval would.
   chunks.catch(() => undefined);
-  return { query: input.message, chunks, cancel: () => abort.abort() };
+  return { query: input.message, filter, chunks, cancel: () => abort.abort() };
 }
 
 const INTERNAL_SEARCH: ToolDefinition = {
@@ -113,6 +120,9 @@ function turnOverrides(
  * refusal (unknown session or parent, a tool the persona does not allow) is an HTTP error before any answer part.
  */
 export async function prepareTurn(deps: CoreDeps, p: Principal, identityToken: string, input: TurnInput): Promise<PreparedTurn> {
+  // An unknown tool is refused here as in a persona's `tool_ids`, rather than silently allowing nothing.
+  const unknown = unknownToolIds(input.allowedToolIds ?? []);
+  if (unknown.length > 0) throw coreError('BAD_REQUEST', `unknown tool id(s) in allowed_tool_ids: ${unknown.join(', ')}`);
   const early = readsOwnMemory(p) ? startEarlyRetrieval(deps, identityToken, input) : null;
   try {
     return await storeTurn(deps, p, identityToken, input, early);
@@ -127,7 +137,7 @@ function storeTurn(deps: CoreDeps, p: Principal, identityToken: string, input: T
     const named = input.parentMessageId === undefined || input.parentMessageId === null ? null : String(input.parentMessageId);
     // A new question names an unnamed session; a seeded one was named when it was seeded. The path starts at the
     // message asked for, else at the latest branch's leaf, and goes up from there.
-    const session = await lockSessionForTurn(sql, p.tenantId, input.sessionId, p.owner, input.useExistingUserMessage ? '' : input.message.slice(0, 120), named, HISTORY_MESSAGES + 1);
+    const session = await lockSessionForTurn(sql, p.tenantId, input.sessionId, p.owner, input.useExistingUserMessage ? '' : automaticName(input.message), named, HISTORY_MESSAGES + 1);
     if (!session) throw coreError('NOT_FOUND', 'chat session not found');
     const persona = session.persona;
     if (!persona) throw coreError('NOT_FOUND', 'the session\'s persona no longer exists');
@@ -147,8 +157,8 @@ function storeTurn(deps: CoreDeps, p: Principal, identityToken: string, input: T
       userMessageId = target.message_id;
       parentMessageId = target.parent_message_id;
       question = target.message;
-      // Answering it makes its branch the latest one.
-      if (parentMessageId !== null) await setLatestChild(sql, p.tenantId, parentMessageId, userMessageId);
+      // Answering it makes its branch the latest one, up to the root: it may be below a branch point higher up.
+      await setLatestBranch(sql, p.tenantId, session.session_id, userMessageId);
       await markAnswering(sql, p.tenantId, userMessageId, answeringUntil);
     } else {
       if (!start) throw coreError('NOT_FOUND', 'parent message not found in this session');
@@ -169,6 +179,9 @@ function storeTurn(deps: CoreDeps, p: Principal, identityToken: string, input: T
       }
       parentMessageId = parent.message_id;
       question = input.message;
+      // A named parent may be on an older branch: its branch becomes the shown one, and the new message (its latest
+      // child, by the insert) ends it. An unnamed one is on the shown branch already.
+      if (named !== null) await setLatestBranch(sql, p.tenantId, session.session_id, parentMessageId);
       userMessageId = await insertMessage(sql, p.tenantId, {
         session_id: session.session_id, parent_message_id: parentMessageId, message_type: 'user', message: question, token_count: countTokens(question), answering_until_ms: answeringUntil,
       });
@@ -189,9 +202,10 @@ function storeTurn(deps: CoreDeps, p: Principal, identityToken: string, input: T
     const names = allowed.map((id) => toolById(id)?.name).filter((n): n is 'internal_search' => n === 'internal_search' && searches);
     // The branch up to (not including) the user message, oldest first.
     const history = earlier.slice(0, HISTORY_MESSAGES).reverse();
-    // A session in a project answers from the project's files too (unless the request's source filter leaves `file` out).
+    const sourceTypes = turnSourceTypes(persona.source_types, input.sourceTypes);
+    // A session in a project answers from the project's files too (unless the source types leave `file` out).
     let files: FilePassage[] = [];
-    if (session.project_id !== null && (!input.sourceTypes || input.sourceTypes.includes(FILE_SOURCE))) {
+    if (session.project_id !== null && (!sourceTypes || sourceTypes.includes(FILE_SOURCE))) {
       files = rankPassages(await projectFiles(deps, sql, p.tenantId, session.project_id), question);
     }
     return {
@@ -205,7 +219,7 @@ function storeTurn(deps: CoreDeps, p: Principal, identityToken: string, input: T
       history,
       tools: names,
       forced: input.forcedToolId !== undefined ? 'internal_search' : null,
-      sourceTypes: input.sourceTypes,
+      sourceTypes,
       includeCitations: input.includeCitations,
       overrides: turnOverrides(session, persona),
       projectId: session.project_id,
@@ -286,13 +300,30 @@ function retrievalFilter(wanted: string[] | undefined): string[] | undefined {
   return wanted && !wanted.includes(MEMORY_SOURCE) ? wanted : undefined;
 }
 
-function searchDoc(c: RetrievedChunk): SearchDoc {
+/** Whether two retrieval filters ask the memory API for the same thing (the same types, in any order). */
+function sameFilter(a: string[] | undefined, b: string[] | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  const [sa, sb] = [new Set(a), new Set(b)];
+  return sa.size === sb.size && [...sa].every((t) => sb.has(t));
+}
+
+/**
+ * A memory document's path in the memory API, naming the memory the search read (`?memory_id=`), so the same key
+ * opens it whatever workspace is active when it follows the link; without it the path read the key's default
+ * workspace and was a 404 for a chat run in another one.
+ */
+function memoryDocumentLink(documentId: string, memoryId: string): string {
+  const path = `/api/v1/memory/documents/${encodeURIComponent(documentId)}`;
+  return memoryId ? `${path}?memory_id=${encodeURIComponent(memoryId)}` : path;
+}
+
+function searchDoc(c: RetrievedChunk, memoryId: string): SearchDoc {
   return {
     document_id: c.document_id,
     chunk_ind: c.chunk_ind,
     semantic_identifier: c.title,
     // A connector's document opens where it lives; a memory document through the memory API.
-    link: c.link ?? `/api/v1/memory/documents/${encodeURIComponent(c.document_id)}`,
+    link: c.link ?? memoryDocumentLink(c.document_id, memoryId),
     blurb: c.snippet,
     source_type: sourceTypeOf(c),
     boost: 0,
@@ -320,13 +351,23 @@ function queriesOf(args: string, question: string): string[] {
   }
 }
 
+/**
+ * The branch before the question as the model reads it: the questions, and the answers that did not fail. An
+ * answer's `[n]` markers are left out: they numbered that turn's sources, not this one's.
+ */
+function conversationOf(turn: PreparedTurn): ConversationMessage[] {
+  const out: ConversationMessage[] = [];
+  for (const m of turn.history) {
+    if (m.message_type === 'user') out.push({ role: 'user', content: m.message });
+    else if (m.message_type === 'assistant' && !m.error) out.push({ role: 'assistant', content: withoutCitations(m.message) });
+  }
+  return out;
+}
+
 function historyMessages(turn: PreparedTurn): ChatMessage[] {
   const out: ChatMessage[] = [];
   if (turn.persona.instructions) out.push({ role: 'system', content: turn.persona.instructions });
-  for (const m of turn.history) {
-    if (m.message_type === 'user') out.push({ role: 'user', content: m.message });
-    else if (m.message_type === 'assistant' && !m.error) out.push({ role: 'assistant', content: m.message });
-  }
+  out.push(...conversationOf(turn));
   out.push({ role: 'user', content: turn.question });
   return out;
 }
@@ -370,7 +411,12 @@ async function* answerParts(deps: CoreDeps, turn: PreparedTurn, signal?: AbortSi
       let queries = [turn.question];
       let called = turn.forced === 'internal_search';
       if (!called) {
-        const decision = await chat.languageModel.chat({ messages: historyMessages(turn), tools: [INTERNAL_SEARCH], tool_choice: 'auto', maxTokens: 256, signal, overrides: turn.overrides });
+        // `queriesOf` reads the search's arguments itself, tolerating more than three queries or no JSON at all, so
+        // the port's strict argument check must not refuse the completion before it can.
+        const decision = await chat.languageModel.chat({
+          messages: historyMessages(turn), tools: [INTERNAL_SEARCH], tool_choice: 'auto', maxTokens: 256, signal, overrides: turn.overrides,
+          uncheckedArguments: [INTERNAL_SEARCH.function.name],
+        });
         const call = decision.message.tool_calls?.find((c) => c.function.name === 'internal_search');
         if (call) {
           called = true;
@@ -385,9 +431,11 @@ async function* answerParts(deps: CoreDeps, turn: PreparedTurn, signal?: AbortSi
         for (const q of queries) {
           // Each query retrieves as many chunks as a memory search answers from (the memory API's default); the
           // question's own was started with the turn.
-          const mine = early?.query === q ? early : null;
+          const filter = retrievalFilter(wanted);
+          const mine = early?.query === q && sameFilter(early.filter, filter) ? early : null;
           if (mine) early = null;
-          const retrieved = mine ? mine.chunks : chat.knowledge.retrieve(turn.identityToken, q, undefined, signal, retrievalFilter(wanted));
+          // A filter that keeps no source type (a persona's and a request's with none in common) finds nothing.
+          const retrieved = mine ? mine.chunks : wanted?.length === 0 ? Promise.resolve([]) : chat.knowledge.retrieve(turn.identityToken, q, undefined, signal, filter);
           for (const c of await retrieved) {
             const seen = found.get(c.chunk_id);
             if (!seen || seen.score < c.score) found.set(c.chunk_id, c);
@@ -397,7 +445,7 @@ async function* answerParts(deps: CoreDeps, turn: PreparedTurn, signal?: AbortSi
           .filter((c) => !wanted || wanted.includes(sourceTypeOf(c)))
           .sort((a, b) => b.score - a.score)
           .slice(0, chat.maxDocuments);
-        const searched = chunks.map(searchDoc);
+        const searched = chunks.map((c) => searchDoc(c, turn.principal.memoryId));
         const first = sources?.length ?? 0;
         const stored = docs.length;
         docs = [...docs, ...searched];
@@ -411,7 +459,10 @@ async function* answerParts(deps: CoreDeps, turn: PreparedTurn, signal?: AbortSi
       // Without citations the caller gets no citation_info to read markers by: the text it is sent has none. The
       // stored message keeps them, with its citations.
       const strip = turn.includeCitations ? null : citationStripper();
-      for await (const piece of groundedAnswerStream(chat.languageModel, { question: turn.question, sources, maxTokens: chat.answerMaxTokens, signal, fallback, overrides: turn.overrides })) {
+      // The answer is written with the persona's instructions and the conversation as well as the sources, as an
+      // answer without a search is: a follow-up is read in context, in the persona's tone.
+      const context = { instructions: turn.persona.instructions, history: conversationOf(turn) };
+      for await (const piece of groundedAnswerStream(chat.languageModel, { question: turn.question, sources, maxTokens: chat.answerMaxTokens, signal, fallback, overrides: turn.overrides, ...context })) {
         if (piece.type === 'token') {
           answer += piece.text;
           const text = strip ? strip.push(piece.text) : piece.text;
@@ -498,12 +549,12 @@ export async function completeTurn(deps: CoreDeps, turn: PreparedTurn, signal?: 
 /** A message the caller may act on: in one of their own sessions, which is not deleted ("a deleted session cannot be changed"). */
 const actionable = (m: MessageRef | null, p: Principal): m is MessageRef => m !== null && m.owner === p.owner && !m.session_deleted;
 
-/** Switches branches: the message becomes its parent's latest child (ChatMessageIdentifier). */
+/** Switches branches (ChatMessageIdentifier): the message's branch is the one shown, every ancestor's latest child on its path. */
 export async function setMessageAsLatest(deps: CoreDeps, p: Principal, messageId: number): Promise<void> {
   const ok = await deps.db.withTenant(p.tenantId, async (sql) => {
     const m = await messageRef(sql, p.tenantId, messageId);
     if (!actionable(m, p)) return false;
-    if (m.parent_message_id !== null) await setLatestChild(sql, p.tenantId, m.parent_message_id, m.message_id);
+    await setLatestBranch(sql, p.tenantId, m.session_id, m.message_id);
     return true;
   });
   if (!ok) throw coreError('NOT_FOUND', 'chat message not found');
@@ -561,7 +612,7 @@ export async function seedSession(deps: CoreDeps, p: Principal, input: { persona
   return deps.db.withTenant(p.tenantId, async (sql) => {
     const persona = await getPersona(sql, p.tenantId, input.persona_id, true);
     if (!persona) throw coreError('BAD_REQUEST', `persona ${input.persona_id} does not exist`);
-    const name = input.description || (input.message ?? '').slice(0, 120);
+    const name = input.description || automaticName(input.message ?? '');
     const session = await insertSession(sql, p.tenantId, { session_id: randomUUID(), owner: p.owner, name, persona_id: persona.persona_id, project_id: null });
     const root = await insertRootMessage(sql, p.tenantId, session.session_id);
     if (!input.message) return { chat_session_id: session.session_id, message_id: null };

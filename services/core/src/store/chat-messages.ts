@@ -75,8 +75,31 @@ export async function endAnsweringMarks(db: Db): Promise<number> {
   return rows[0]?.ended ?? 0;
 }
 
-export async function setLatestChild(sql: Sql, tenantId: string, parentId: string, childId: string): Promise<void> {
-  await sql.query(`UPDATE core.chat_messages SET latest_child_message_id = $3 WHERE tenant_id = $1 AND message_id = $2`, [tenantId, parentId, childId]);
+/**
+ * Makes the message's branch the one shown: from the message up to the root, every ancestor's latest child becomes
+ * the next message of that path (one statement). Moving only the direct parent's pointer left a message below a branch
+ * point higher up on no branch `get-chat-session` shows. Each step up is a primary-key look-up (as in
+ * `lockSessionForTurn`), and a parent's id is always below its child's (a parent exists before its children), which
+ * the walk checks, so it ends at the root whatever the stored pointers say. Pointers already right are not written.
+ */
+export async function setLatestBranch(sql: Sql, tenantId: string, sessionId: string, messageId: string): Promise<void> {
+  await sql.query(
+    `WITH RECURSIVE up AS (
+       SELECT m.message_id, m.parent_message_id FROM core.chat_messages m WHERE m.tenant_id = $1 AND m.session_id = $2 AND m.message_id = $3
+       UNION ALL
+       SELECT p.message_id, p.parent_message_id
+         FROM up u CROSS JOIN LATERAL (
+           SELECT m.message_id, m.parent_message_id FROM core.chat_messages m
+            WHERE m.tenant_id = $1 AND m.message_id = u.parent_message_id AND m.session_id IS NOT DISTINCT FROM $2::uuid
+            LIMIT 1
+         ) p
+        WHERE p.message_id < u.message_id
+     )
+     UPDATE core.chat_messages c SET latest_child_message_id = u.message_id
+       FROM up u
+      WHERE c.tenant_id = $1 AND c.session_id = $2 AND c.message_id = u.parent_message_id AND c.latest_child_message_id IS DISTINCT FROM u.message_id`,
+    [tenantId, sessionId, messageId],
+  );
 }
 
 export interface MessageRef {
@@ -137,6 +160,16 @@ export interface TurnMessage {
   answering: boolean;
 }
 
+/** What a turn takes from the session's persona. */
+export interface TurnPersona {
+  instructions: string;
+  tool_ids: number[];
+  /** The source types its searches are limited to; null: every source. */
+  source_types: string[] | null;
+  model: string | null;
+  temperature: number | null;
+}
+
 export interface TurnSession {
   session_id: string;
   current_alternate_model: string | null;
@@ -144,7 +177,7 @@ export interface TurnSession {
   /** The chat project the session is filed in, if any. */
   project_id: number | null;
   /** The session's persona (deleted ones too: a session keeps the persona it started with); null if it is gone. */
-  persona: { instructions: string; tool_ids: number[]; model: string | null; temperature: number | null } | null;
+  persona: TurnPersona | null;
   /**
    * The turn's starting message (the one asked for, else the leaf) and then its ancestors, nearest first: at most
    * `pathMessages` messages. Empty when the starting message is not in this session.
@@ -174,6 +207,7 @@ export async function lockSessionForTurn(sql: Sql, tenantId: string, sessionId: 
     project_id: number | null;
     instructions: string | null;
     tool_ids: number[] | null;
+    source_types: string[] | null;
     model: string | null;
     temperature: number | null;
     path: TurnMessage[] | null;
@@ -216,7 +250,7 @@ export async function lockSessionForTurn(sql: Sql, tenantId: string, sessionId: 
          ) p
         WHERE u.depth < $6
      )
-     SELECT s.session_id, s.current_alternate_model, s.current_temperature_override, s.project_id, p.instructions, p.tool_ids, p.model, p.temperature,
+     SELECT s.session_id, s.current_alternate_model, s.current_temperature_override, s.project_id, p.instructions, p.tool_ids, p.source_types, p.model, p.temperature,
             (SELECT json_agg(json_build_object(
                       'message_id', u.message_id::text, 'parent_message_id', u.parent_message_id::text,
                       'latest_child_message_id', u.latest_child_message_id::text, 'message_type', u.message_type,
@@ -233,7 +267,7 @@ export async function lockSessionForTurn(sql: Sql, tenantId: string, sessionId: 
     current_alternate_model: row.current_alternate_model,
     current_temperature_override: row.current_temperature_override,
     project_id: row.project_id,
-    persona: row.tool_ids === null ? null : { instructions: row.instructions ?? '', tool_ids: row.tool_ids, model: row.model, temperature: row.temperature },
+    persona: row.tool_ids === null ? null : { instructions: row.instructions ?? '', tool_ids: row.tool_ids, source_types: row.source_types, model: row.model, temperature: row.temperature },
     path: row.path ?? [],
   };
 }

@@ -56,8 +56,10 @@ export interface SessionFilter {
 }
 
 /**
- * The owner's live sessions, newest first. A failed chat is one whose user messages all went unanswered (every
- * assistant reply failed, or none came); a session without messages yet is not failed.
+ * The owner's live sessions, newest first. A failed chat is one whose answers all failed: it has answers, none
+ * without an error, and no question of it is being answered now. A session without questions, one whose question is
+ * still being answered (its answer is on its way), and one whose questions were never answered (a seeded session,
+ * answered when asked to) are not failed.
  */
 export async function listSessions(sql: Sql, tenantId: string, f: SessionFilter): Promise<ChatSessionRow[]> {
   const where = ['s.tenant_id = $1', 's.owner = $2', 's.deleted_at IS NULL'];
@@ -69,8 +71,9 @@ export async function listSessions(sql: Sql, tenantId: string, f: SessionFilter)
     where.push('s.project_id IS NULL');
   }
   if (!f.includeFailed) {
-    where.push(`(NOT EXISTS (SELECT 1 FROM core.chat_messages m WHERE m.tenant_id = s.tenant_id AND m.session_id = s.session_id AND m.message_type = 'user')
-      OR EXISTS (SELECT 1 FROM core.chat_messages m WHERE m.tenant_id = s.tenant_id AND m.session_id = s.session_id AND m.message_type = 'assistant' AND m.error IS NULL))`);
+    where.push(`(NOT EXISTS (SELECT 1 FROM core.chat_messages m WHERE m.tenant_id = s.tenant_id AND m.session_id = s.session_id AND m.message_type = 'assistant')
+      OR EXISTS (SELECT 1 FROM core.chat_messages m WHERE m.tenant_id = s.tenant_id AND m.session_id = s.session_id AND m.message_type = 'assistant' AND m.error IS NULL)
+      OR EXISTS (SELECT 1 FROM core.chat_messages m WHERE m.tenant_id = s.tenant_id AND m.session_id = s.session_id AND m.message_type = 'user' AND m.answering_until > now()))`);
   }
   const r = await sql.query<ChatSessionRow>(
     `SELECT ${COLS.split(', ').map((c) => `s.${c}`).join(', ')} FROM core.chat_sessions s WHERE ${where.join(' AND ')} ORDER BY s.time_updated DESC, s.session_id LIMIT 1000`,

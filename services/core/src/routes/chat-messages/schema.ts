@@ -12,6 +12,8 @@ const message = z
   .max(MESSAGE_MAX_CHARS, `at most ${MESSAGE_MAX_CHARS} characters`)
   .refine((m) => VISIBLE.test(m), 'message is required');
 const toolIds = toolIdList;
+/** A tool to force: an id below 1 is invalid (422), as in `allowed_tool_ids` and a persona's `tool_ids`. */
+const forcedToolId = int32.min(1, 'a tool id is at least 1');
 const filters = z.object({ source_type: z.array(z.string().min(1).max(64)).max(32).nullish() }).passthrough();
 
 /** `send-chat-message`: spec 2's body (stream defaults to true). */
@@ -21,7 +23,7 @@ export const sendChatMessageBody = z.object({
   stream: z.boolean().default(true),
   include_citations: z.boolean().default(true),
   allowed_tool_ids: toolIds.nullish(),
-  forced_tool_id: int32.nullish(),
+  forced_tool_id: forcedToolId.nullish(),
   internal_search_filters: filters.nullish(),
 });
 
@@ -38,7 +40,7 @@ export const sendMessageBody = z
     use_existing_user_message: z.boolean().default(false),
     include_citations: z.boolean().default(true),
     allowed_tool_ids: toolIds.nullish(),
-    forced_tool_id: int32.nullish(),
+    forced_tool_id: forcedToolId.nullish(),
     internal_search_filters: filters.nullish(),
   })
   .refine((b) => b.use_existing_user_message || VISIBLE.test(b.message), { message: 'message is required unless use_existing_user_message is true', path: ['message'] });
@@ -109,7 +111,17 @@ export const removeFeedbackQuery = z.object({ ...tenantIdParam, chat_message_id:
 export const personaQuery = z.object({ ...tenantIdParam, persona_id: intParam });
 export const maxTokensView = z.object({ max_tokens: z.number().int() });
 export const availableTokensView = z.object({ available_tokens: z.number().int() });
-export const seedBody = z.object({ persona_id: int32, description: z.string().max(500).nullish(), message: z.string().max(MESSAGE_MAX_CHARS).nullish() });
+/**
+ * ChatSeedRequest: `message`, when given, is checked as send-message's is (trimmed; only spaces or invisible
+ * characters: 422), since `use_existing_user_message` answers it as it was stored. `description` is trimmed like
+ * create-chat-session's: empty, the session is named from the message.
+ */
+const seedMessage = z
+  .string()
+  .trim()
+  .max(MESSAGE_MAX_CHARS, `at most ${MESSAGE_MAX_CHARS} characters`)
+  .refine((m) => VISIBLE.test(m), 'message has nothing to answer (only spaces or invisible characters): leave it out to seed a session without one');
+export const seedBody = z.object({ persona_id: int32, description: z.string().trim().max(500).nullish(), message: seedMessage.nullish() });
 export const seedView = z.object({ chat_session_id: z.string(), message_id: z.number().int().nullable() });
 export const tenantQuery = z.object(tenantIdParam);
 export const sessionParams = z.object({ session_id: uuid });

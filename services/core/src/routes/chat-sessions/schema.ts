@@ -122,7 +122,8 @@ export const deleteSessionQuery = z.object({ ...tenantIdParam, hard_delete: quer
 
 export const createSessionBody = z.object({
   persona_id: int32,
-  description: z.string().max(500).nullish(),
+  /** The session's name, trimmed: empty (or only spaces) leaves it to be named from its first question. */
+  description: z.string().trim().max(500).nullish(),
   /** One of the caller's chat projects (our addition to spec 2's body). */
   project_id: int32.nullish(),
 });
