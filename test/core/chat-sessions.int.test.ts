@@ -216,6 +216,17 @@ describe('core: chat sessions and personas through the gateway', () => {
     const repeated = await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: 'hi', chat_session_id: '00000000-0000-4000-8000-000000000000', allowed_tool_ids: [1, 1] });
     expect([repeated.status, repeated.json.detail[0].loc]).toEqual([422, ['body', 'allowed_tool_ids']]);
 
+    // Personas serve every workspace of the tenant: a key bound to one workspace, or to some memories, reads them and
+    // changes none.
+    for (const bound of [await s.key(a.tenantId, { workspace_id: a.workspaceId }), await s.key(a.tenantId, { scopes: { memories: [a.memoryId] } })]) {
+      expect((await s.call('GET', `/api/persona/${pid}`, as(bound))).status).toBe(200);
+      for (const [method, path, body] of [['POST', '/api/persona', { name: 'Bound' }], ['PATCH', `/api/persona/${pid}`, { instructions: 'changed by a bound key' }], ['DELETE', `/api/persona/${pid}`, undefined]] as const) {
+        const r = await s.call(method, path, as(bound), body);
+        expect({ method, status: r.status, detail: r.json.detail }).toEqual({ method, status: 403, detail: expect.stringMatching(/^tenant-wide administrators only/) });
+      }
+    }
+    expect((await s.call('GET', `/api/persona/${pid}`, as(a.key))).json.instructions).toBe('Answer for lawyers.');
+
     const patched = await s.call('PATCH', `/api/persona/${pid}`, as(a.key), { description: 'for the legal team', source_types: null });
     expect(patched.status).toBe(200);
     expect(patched.json).toMatchObject({ name: 'Legal', description: 'for the legal team', source_types: null, instructions: 'Answer for lawyers.' });

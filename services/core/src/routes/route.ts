@@ -20,8 +20,12 @@ export const route = routeFor<CoreState>();
 
 export type Guard = Koa.Middleware<CoreState>;
 
-/** `read`: look; `write`: change one's own chats; `admin`: manage the tenant's personas and connectors. */
-export type CoreAccess = 'read' | 'write' | 'admin';
+/**
+ * `read`: look; `write`: change one's own chats; `admin`: manage connectors (within the credential's reach);
+ * `tenant-admin`: manage what every workspace of the tenant shares (personas), so only an administrator whose
+ * credential is not bound to a workspace, a project or some memories.
+ */
+export type CoreAccess = 'read' | 'write' | 'admin' | 'tenant-admin';
 export type CoreGuard = (access: CoreAccess) => Guard;
 
 /**
@@ -67,7 +71,11 @@ export function coreGuard(signer: IdentitySigner): CoreGuard {
     ctx.state.principal = { ...callerOf(identity), email: identity.email ?? '' };
     ctx.state.log = ctx.state.log.child({ tenant_id: identity.tenant_id });
     if (access !== 'read' && identity.scopes?.access === 'read') throw coreError('FORBIDDEN', 'this key is read-only');
-    if (access === 'admin' && !ctx.state.principal.admin) throw coreError('FORBIDDEN', 'administrators only');
+    if ((access === 'admin' || access === 'tenant-admin') && !ctx.state.principal.admin) throw coreError('FORBIDDEN', 'administrators only');
+    const { reach } = ctx.state.principal;
+    if (access === 'tenant-admin' && (reach.workspaceId !== null || reach.memoryIds !== null)) {
+      throw coreError('FORBIDDEN', 'tenant-wide administrators only: this credential is bound to a workspace, a project or some memories, and personas serve every workspace');
+    }
     await next();
   };
 }

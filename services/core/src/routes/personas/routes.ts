@@ -15,7 +15,7 @@ export interface PersonaRouteDeps {
   };
 }
 
-const ADMIN_ONLY = { 403: detail('administrators only (a tenant key or an admin user), or a read-only key') };
+const ADMIN_ONLY = { 403: detail('tenant-wide administrators only (a tenant key bound to no workspace, project or memories, or an admin user), or a read-only key') };
 const NOT_FOUND = { 404: detail('no such persona in the tenant') };
 
 /** Personas: anyone of the tenant may list and read them; administrators create, change and delete them. */
@@ -38,14 +38,14 @@ export function personaRoutes(deps: PersonaRouteDeps) {
     }),
     route({
       method: 'post', path: `${CORE_PREFIX}/persona`, operationId: 'createPersona', summary: 'Create a persona', tags,
-      security: CORE_SECURITY, guards: [deps.guard('admin')], query: tenantQuery, body: createPersonaBody, ...SPEC_INPUT,
+      security: CORE_SECURITY, guards: [deps.guard('tenant-admin')], query: tenantQuery, body: createPersonaBody, ...SPEC_INPUT,
       ok: { status: 201, description: 'the persona', schema: personaView },
       responses: { ...ADMIN_ONLY, 400: detail('an unknown tool id'), 409: detail('the tenant has the most personas it may have (200)') },
       handler: async (ctx, { body }) => presentPersona(await deps.personas.create(ctx.state.principal, body)),
     }),
     route({
       method: 'patch', path: one, operationId: 'updatePersona', summary: 'Change a persona', tags,
-      security: CORE_SECURITY, guards: [deps.guard('admin')], params: personaParams, query: tenantQuery, body: updatePersonaBody, ...SPEC_INPUT,
+      security: CORE_SECURITY, guards: [deps.guard('tenant-admin')], params: personaParams, query: tenantQuery, body: updatePersonaBody, ...SPEC_INPUT,
       ok: { status: 200, description: 'the persona as changed', schema: personaView },
       responses: { ...ADMIN_ONLY, ...NOT_FOUND, 400: detail('an unknown tool id, or the default persona (id 0), which is the same in every tenant and is not changed') },
       handler: async (ctx, { params, body }) => presentPersona(await deps.personas.change(ctx.state.principal, params.persona_id, body)),
@@ -53,7 +53,7 @@ export function personaRoutes(deps: PersonaRouteDeps) {
     route({
       method: 'delete', path: one, operationId: 'deletePersona', summary: 'Delete a persona', tags,
       description: 'Sessions created with it keep it; new sessions cannot start with it. The default persona (id 0) cannot be deleted.',
-      security: CORE_SECURITY, guards: [deps.guard('admin')], params: personaParams, query: tenantQuery, ...SPEC_INPUT,
+      security: CORE_SECURITY, guards: [deps.guard('tenant-admin')], params: personaParams, query: tenantQuery, ...SPEC_INPUT,
       ok: { status: 204, description: 'deleted' },
       responses: { ...ADMIN_ONLY, ...NOT_FOUND, 400: detail('the default persona') },
       handler: async (ctx, { params }) => {
