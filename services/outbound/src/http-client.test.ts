@@ -1,4 +1,4 @@
-import { OutboundError, OutboundHttpClient, parseContentType, type OutboundRequest } from './http-client';
+import { OutboundError, OutboundHttpClient, parseContentType, pinnedLookupOf, type OutboundRequest } from './http-client';
 import { TargetGuard } from './target-guard';
 import { startServer, startSilentListener, zoneLookup, type TestServer } from './test-servers';
 
@@ -288,6 +288,22 @@ describe('OutboundHttpClient', () => {
       expect(err.kind).toBe('refused');
       expect(s.connections()).toBe(0);
     });
+  });
+});
+
+describe('pinnedLookupOf', () => {
+  it('answers the checked address, never at once: a connect failing at once must find the request listening', async () => {
+    const lookup = pinnedLookupOf({ address: '2606:4700::1111', family: 6 });
+    const order: string[] = [];
+    const single = new Promise<unknown[]>((resolve) => lookup('v6only.example', { family: 0 }, (...a: unknown[]) => resolve(a)));
+    const all = new Promise<unknown[]>((resolve) => lookup('v6only.example', { all: true }, (...a: unknown[]) => resolve(a)));
+    void single.then(() => order.push('lookup answered'));
+    order.push('caller went on');
+    // What the HTTP request schedules after creating its socket (it attaches its error handler on a later tick).
+    process.nextTick(() => order.push('request attached its handlers'));
+    expect(await single).toEqual([null, '2606:4700::1111', 6]);
+    expect(await all).toEqual([null, [{ address: '2606:4700::1111', family: 6 }]]);
+    expect(order).toEqual(['caller went on', 'request attached its handlers', 'lookup answered']);
   });
 });
 

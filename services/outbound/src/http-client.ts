@@ -137,6 +137,22 @@ const ORIGIN_BOUND_HEADERS = new Set(['authorization', 'cookie', 'proxy-authoriz
  * time and redirects are bounded. Compression is not negotiated (`accept-encoding: identity`), so the size limit is
  * the size of what the caller gets.
  */
+/**
+ * The `lookup` of a connection to a checked target: it answers the address the guard checked, never a fresh DNS
+ * answer, and answers it once pending ticks have run, as `dns.lookup` does. Answered at once, a connect that fails at once (no
+ * route to an IPv6-only name on an IPv4-only host: ENETUNREACH) destroyed the socket before the HTTP request had
+ * attached its error handler, and the unhandled error ended the whole process (before 2026-11-30).
+ */
+export function pinnedLookupOf(target: Pick<ResolvedTarget, 'address' | 'family'>): LookupFunction {
+  return (_hostname, options, callback) => {
+    const all = (options as { all?: boolean }).all === true;
+    setImmediate(() => {
+      if (all) (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: target.address, family: target.family }]);
+      else callback(null, target.address, target.family);
+    });
+  };
+}
+
 export class OutboundHttpClient {
   private readonly guard: TargetGuard;
   private readonly http: HttpAgent;
@@ -275,7 +291,7 @@ export class OutboundHttpClient {
 
   private async check(url: string | URL, signal: AbortSignal): Promise<ResolvedTarget> {
     try {
-      return await untilAborted(this.guard.resolve(url), signal);
+      return await this.guard.resolve(url, signal);
     } catch (err) {
       if (err instanceof TargetRefusedError) throw new OutboundError('refused', err.message);
       throw err;
@@ -310,12 +326,7 @@ export class OutboundHttpClient {
       };
       const onAbort = () => fail(signal.reason as OutboundError);
 
-      // The connection goes to the address the guard checked, never to a fresh DNS answer.
-      const pinnedLookup: LookupFunction = (_hostname, options, callback) => {
-        const all = (options as { all?: boolean }).all === true;
-        if (all) (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: target.address, family: target.family }]);
-        else callback(null, target.address, target.family);
-      };
+      const pinnedLookup = pinnedLookupOf(target);
       const https = target.url.protocol === 'https:';
       const proxy = this.proxy;
       // Through an egress proxy: an https target is tunnelled with CONNECT to the checked address (the TLS handshake

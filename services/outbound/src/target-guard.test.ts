@@ -78,6 +78,23 @@ describe('checkTargetUrl', () => {
 });
 
 describe('TargetGuard.resolve', () => {
+  it('gives a name up when its resolution takes too long, or when the caller stops waiting', async () => {
+    const never = new TargetGuard({ lookup: () => new Promise(() => undefined), lookupTimeoutMs: 50 });
+    const started = Date.now();
+    const slow = await never.resolve('https://slow-dns.example/').catch((e: unknown) => e);
+    expect(slow).toBeInstanceOf(TargetRefusedError);
+    expect(slow).toMatchObject({ reason: 'unresolvable', message: 'slow-dns.example does not resolve to an address Lore may reach' });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    const patient = new TargetGuard({ lookup: () => new Promise(() => undefined), lookupTimeoutMs: 60_000 });
+    const deadline = AbortSignal.timeout(50);
+    const aborted = await patient.resolve('https://slow-dns.example/', deadline).catch((e: unknown) => e);
+    expect(aborted).toBe(deadline.reason);
+    expect((aborted as Error).name).toBe('TimeoutError');
+    // A prompt answer is unaffected.
+    const fast = new TargetGuard({ lookup: async () => [{ address: '93.184.216.34', family: 4 }], lookupTimeoutMs: 50 });
+    await expect(fast.resolve('https://fast.example/', AbortSignal.timeout(1_000))).resolves.toMatchObject({ address: '93.184.216.34' });
+  });
+
   it('lets plain http through to a loopback name, pinned to the loopback address whatever the resolver says', async () => {
     const asked: string[] = [];
     // A resolver (a hosts file) that points every name, localhost ones too, at a public address.

@@ -61,6 +61,12 @@ export interface TargetGuardOptions extends TargetPolicy {
   lookup?: HostLookup;
   /** Most addresses one name may resolve to before the answer is treated as hostile. */
   maxAddresses?: number;
+  /**
+   * How long one name's resolution may take before the name counts as one that does not resolve (default 10 s). The
+   * system resolver has no deadline of its own: a name whose servers never answer held its caller for as long as the
+   * resolver's retries took (before 2026-11-30).
+   */
+  lookupTimeoutMs?: number;
 }
 
 export interface ResolvedTarget {
@@ -197,12 +203,14 @@ export class TargetGuard {
   private readonly protocols: readonly Protocol[];
   private readonly lookup: HostLookup;
   private readonly maxAddresses: number;
+  private readonly lookupTimeoutMs: number;
 
   constructor(options: TargetGuardOptions = {}) {
     this.allowLoopback = options.allowLoopback ?? false;
     this.protocols = options.protocols ?? ALL_PROTOCOLS;
     this.lookup = options.lookup ?? defaultLookup;
     this.maxAddresses = options.maxAddresses ?? 32;
+    this.lookupTimeoutMs = options.lookupTimeoutMs ?? 10_000;
   }
 
   /** True when a connection to `address` is allowed (used again on the connected socket as a second line). */
@@ -212,9 +220,11 @@ export class TargetGuard {
 
   /**
    * Checks the URL, resolves its host and checks every address. One forbidden address refuses the whole target:
-   * a name that mixes public and private answers is hostile. Returns the address to pin the connection to.
+   * a name that mixes public and private answers is hostile. Returns the address to pin the connection to. The
+   * resolution ends at `lookupTimeoutMs` (refused as a name that does not resolve) or when `signal` aborts (its
+   * reason is thrown), whichever comes first.
    */
-  async resolve(raw: string | URL): Promise<ResolvedTarget> {
+  async resolve(raw: string | URL, signal?: AbortSignal): Promise<ResolvedTarget> {
     const url = checkTargetUrl(raw, { protocols: this.protocols, allowLoopback: this.allowLoopback });
     const hostname = bareHost(url);
     const port = url.port ? Number(url.port) : DEFAULT_PORTS[url.protocol as Protocol];
@@ -232,9 +242,11 @@ export class TargetGuard {
     // them apart for code and metrics.
     const refused = (reason: 'unresolvable' | 'forbidden_address') => new TargetRefusedError(reason, `${hostname} does not resolve to an address Lore may reach`, true);
     let answers: ResolvedAddress[];
+    signal?.throwIfAborted();
     try {
-      answers = await this.lookup(hostname);
-    } catch {
+      answers = await this.boundedLookup(hostname, signal);
+    } catch (err) {
+      if (signal?.aborted && err === signal.reason) throw err;
       throw refused('unresolvable');
     }
     if (answers.length === 0 || answers.length > this.maxAddresses) throw refused('unresolvable');
@@ -246,5 +258,26 @@ export class TargetGuard {
     }
     const chosen = answers[0]!;
     return { url, hostname, port, address: chosen.address, family: isIP(chosen.address) === 6 ? 6 : 4 };
+  }
+
+  /** The lookup, given up at `lookupTimeoutMs` (an error) or when `signal` aborts (its reason). */
+  private boundedLookup(hostname: string, signal: AbortSignal | undefined): Promise<ResolvedAddress[]> {
+    return new Promise<ResolvedAddress[]>((resolve, reject) => {
+      const timer = setTimeout(() => finish(() => reject(new Error(`no answer for ${hostname} within ${this.lookupTimeoutMs} ms`))), this.lookupTimeoutMs);
+      const onAbort = () => finish(() => reject(signal!.reason));
+      let done = false;
+      const finish = (settle: () => void) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        settle();
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.lookup(hostname).then(
+        (answers) => finish(() => resolve(answers)),
+        (err: unknown) => finish(() => reject(err)),
+      );
+    });
   }
 }

@@ -72,3 +72,15 @@ describe('reading a page', () => {
     }
   });
 });
+
+it('stops waiting for a name that resolves slowly at the caller\'s deadline', async () => {
+  const slowNames = createPageReader({ allowLoopback: false, lookup: () => new Promise((r) => setTimeout(() => r([{ address: '93.184.216.34', family: 4 }]), 5_000)) }, { timeoutMs: 400 });
+  try {
+    const started = Date.now();
+    const [kind, message] = await kindOf(slowNames.read('https://slow-dns.example/', AbortSignal.timeout(200)));
+    expect([kind, message]).toEqual(['unreachable', 'slow-dns.example could not be read in time']);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  } finally {
+    slowNames.close();
+  }
+});

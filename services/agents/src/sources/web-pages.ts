@@ -78,8 +78,12 @@ export function createPageReader(targets: WebTargets, limits: Partial<PageReadLi
       // or points inside, so no caller learns which internal names exist); a redirect hop refused later is the
       // site's doing too.
       try {
-        await guard.resolve(url);
+        await guard.resolve(url, signal);
       } catch (err) {
+        // The caller's deadline passed while the name resolved: the site is slow to find, as slow to answer below.
+        if (signal?.aborted && err === signal.reason && (err as { name?: unknown } | null)?.name === 'TimeoutError') {
+          throw new PageReadError('unreachable', `${new URL(url).host} could not be read in time`, true);
+        }
         if (!(err instanceof TargetRefusedError)) throw err;
         if (err.byName) throw new PageReadError('unreachable', `${new URL(url).hostname} could not be reached: ${err.message}`);
         throw new PageReadError('refused', `Lore does not read this address: ${err.message}`);

@@ -20,6 +20,24 @@ describe('untilAborted', () => {
     await expect(untilAborted(Promise.resolve(1), c.signal, () => new Error('stopped'))).rejects.toThrow('stopped');
   });
 
+  it('leaves no unhandled rejection behind when the promise fails after a signal already aborted', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const c = new AbortController();
+      c.abort(new Error('gone'));
+      let fail: (e: Error) => void = () => undefined;
+      const later = new Promise<number>((_, reject) => (fail = reject));
+      await expect(untilAborted(later, c.signal)).rejects.toThrow('gone');
+      fail(new Error('the work failed afterwards'));
+      await new Promise((r) => setTimeout(r, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('leaves no listener on the signal once it has answered', async () => {
     const c = new AbortController();
     let listeners = 0;

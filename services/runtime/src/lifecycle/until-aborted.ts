@@ -5,7 +5,11 @@
  */
 export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, reason: () => unknown = () => signal.reason): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    if (signal.aborted) return reject(reason());
+    if (signal.aborted) {
+      // Nobody waits for `promise` any more: its own failure must not surface as an unhandled rejection.
+      promise.catch(() => undefined);
+      return reject(reason());
+    }
     const onAbort = () => reject(reason());
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then(
