@@ -138,6 +138,15 @@ const ORIGIN_BOUND_HEADERS = new Set(['authorization', 'cookie', 'proxy-authoriz
  * the size of what the caller gets.
  */
 /**
+ * The content coding of a response body the client did not ask for (it sends `accept-encoding: identity`), or null
+ * for a plain body: bytes no reader of Lore decodes, which read as text would be noise.
+ */
+export function unrequestedEncoding(res: Pick<OutboundResponse, 'headers'>): string | null {
+  const encoding = String(res.headers['content-encoding'] ?? '').trim().toLowerCase();
+  return encoding === '' || encoding === 'identity' ? null : encoding.slice(0, 40);
+}
+
+/**
  * The `lookup` of a connection to a checked target: it answers the address the guard checked, never a fresh DNS
  * answer, and answers it once pending ticks have run, as `dns.lookup` does. Answered at once, a connect that fails at once (no
  * route to an IPv6-only name on an IPv4-only host: ENETUNREACH) destroyed the socket before the HTTP request had

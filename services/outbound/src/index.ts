@@ -22,6 +22,7 @@ export {
   OutboundError,
   OutboundHttpClient,
   parseContentType,
+  unrequestedEncoding,
   type OutboundErrorKind,
   type OutboundHttpClientOptions,
   type OutboundMethod,

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { createLogger } from '@lore/runtime';
 import { companyOverview } from '../application/company-overview';
 import { createPageReader, PageReadError, type PageReader } from './web-pages';
@@ -13,6 +14,7 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     if (req.url === '/robots.txt') return res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private/\n');
     if (req.url === '/slow') return; // never answers
+    if (req.url === '/gzip') return res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' }).end(gzipSync('<p>compressed</p>'));
     if (req.url === '/pdf') return res.writeHead(200, { 'content-type': 'application/pdf' }).end('%PDF-1.4');
     if (req.url === '/') return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<title>Home</title><a href="/slow">Our team</a>');
     if (req.url === '/private/x' || req.url === '/page') return res.writeHead(200, { 'content-type': 'text/html' }).end('<p>ok</p>');
@@ -83,4 +85,8 @@ it('stops waiting for a name that resolves slowly at the caller\'s deadline', as
   } finally {
     slowNames.close();
   }
+});
+
+it('does not read a compressed body it did not ask for as a page', async () => {
+  expect(await kindOf(reader.read(`${base}/gzip`))).toEqual(['not_html', `${base}/gzip answered a body encoded gzip, which was not asked for`]);
 });

@@ -1,4 +1,4 @@
-import { OutboundError, OutboundHttpClient, RobotsPolicy, TargetGuard, TargetRefusedError, type HostLookup } from '@lore/outbound';
+import { OutboundError, OutboundHttpClient, RobotsPolicy, TargetGuard, TargetRefusedError, unrequestedEncoding, type HostLookup } from '@lore/outbound';
 
 /**
  * Reading one web page a user or the web named (company overview; reusable by anything that reads company sites):
@@ -110,6 +110,9 @@ export function createPageReader(targets: WebTargets, limits: Partial<PageReadLi
       if (res.status >= 400) throw new PageReadError('http_error', `${res.url} answered ${res.status}`, res.status >= 500 || res.status === 429);
       if (res.status < 200 || res.status >= 300) throw new PageReadError('unreachable', `${res.url} answered ${res.status} without a page`);
       if (res.contentType !== null && !HTML_TYPES.has(res.contentType)) throw new PageReadError('not_html', `${res.url} is not an HTML page (${res.contentType})`);
+      // A compressed body Lore did not ask for is bytes, not a page (before 2026-11-30 it was read as garbage text).
+      const encoding = unrequestedEncoding(res);
+      if (encoding !== null) throw new PageReadError('not_html', `${res.url} answered a body encoded ${encoding}, which was not asked for`);
       return { url: res.url, html: res.text(), truncated: res.truncated };
     },
     close: () => client.close(),

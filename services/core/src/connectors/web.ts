@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { htmlToText } from '@lore/ai/html-text';
-import { OutboundError, OutboundHttpClient, RobotsPolicy, TargetGuard, TargetRefusedError, type HostLookup, type OutboundResponse, type RobotsRules } from '@lore/outbound';
+import { OutboundError, OutboundHttpClient, RobotsPolicy, TargetGuard, TargetRefusedError, unrequestedEncoding, type HostLookup, type OutboundResponse, type RobotsRules } from '@lore/outbound';
 import { checkConnectorConfig } from '../domain/sources';
 import { compareContent, conditionalHeaders, sitemapSaysUnchanged, validatorsFrom } from './change';
 import { DEFAULT_FILE_READING, readFileText, type FileReading, type FileText } from './file-text';
@@ -574,8 +574,8 @@ class Run extends ConnectorRun {
 
     // Lore asks for no compression (`accept-encoding: identity`): a body encoded anyway is bytes no reader here
     // decodes, and would be indexed as noise.
-    const encoding = String(res.headers['content-encoding'] ?? '').trim().toLowerCase();
-    if (encoding !== '' && encoding !== 'identity') return skip('unsupported_type', `a body encoded ${encoding.slice(0, 40)}, which was not asked for`);
+    const encoding = unrequestedEncoding(res);
+    if (encoding !== null) return skip('unsupported_type', `a body encoded ${encoding}, which was not asked for`);
     const type = readableType(res.contentType);
     const file = type === null ? fileType(res.contentType, finalUrl) : null;
     if (type === null && file === null) return skip('unsupported_type', res.contentType ?? 'no content type');
