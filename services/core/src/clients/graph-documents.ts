@@ -45,6 +45,44 @@ function clean(text: string): string {
 }
 
 /**
+ * The bounds the graph's push schema puts on a document's fields (services/graph/src/routes/connector-documents/
+ * schema.ts; a body over any of them is refused whole, 422). The text has none (the graph keeps its beginning) and
+ * the id is the document's identity, never cut (a source skips an id over 2048 characters).
+ */
+export const PUSH_BOUNDS = {
+  title: 1000,
+  link: 4096,
+  sourceType: 64,
+  owner: 1000,
+  owners: 1000,
+  metadataKey: 1000,
+  metadataValue: 100_000,
+  metadataEntries: 1000,
+  contentHash: 128,
+} as const;
+
+/** The text cut to `max` UTF-16 units (what the schema counts), never between the halves of a surrogate pair. */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const end = /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max;
+  return text.slice(0, end);
+}
+
+/** A list of owners within the schema's bounds. */
+function owners(list: string[] | null | undefined): string[] | null {
+  return list ? list.slice(0, PUSH_BOUNDS.owners).map((o) => cut(clean(o), PUSH_BOUNDS.owner)) : null;
+}
+
+/** Metadata within the schema's bounds: the first entries, keys and values cut. */
+function metadata(m: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(m)
+      .slice(0, PUSH_BOUNDS.metadataEntries)
+      .map(([k, v]) => [cut(clean(k), PUSH_BOUNDS.metadataKey), cut(clean(v), PUSH_BOUNDS.metadataValue)]),
+  );
+}
+
+/**
  * A source's date as the memory can store it: years 1 to 9999 (PostgreSQL refuses year 0 and an ISO string of a
  * later year); anything else (a sitemap's `0000-00-00`, a broken header) is unknown rather than a failed batch.
  */
@@ -63,15 +101,18 @@ export class GraphConnectorDocuments implements ConnectorDocuments {
       access,
       documents: documents.map((d) => ({
         id: d.id,
-        title: clean(d.title),
+        // Every bounded field is cut to its bound here, the one place documents leave core: one page with an odd
+        // field (a `<title>` of 2000 characters) is written cut, not refused with the batch it travels in (before
+        // 2026-11-30 its whole batch failed, on every run).
+        title: cut(clean(d.title), PUSH_BOUNDS.title),
         text: clean(d.text),
-        link: d.link,
-        source_type: d.source_type,
+        link: cut(d.link, PUSH_BOUNDS.link),
+        source_type: cut(d.source_type, PUSH_BOUNDS.sourceType),
         updated_at: storableDate(d.updated_at),
-        primary_owners: d.primary_owners?.map(clean) ?? null,
-        secondary_owners: d.secondary_owners?.map(clean) ?? null,
-        metadata: Object.fromEntries(Object.entries(d.metadata).map(([k, v]) => [clean(k), clean(v)])),
-        content_hash: d.content_hash,
+        primary_owners: owners(d.primary_owners),
+        secondary_owners: owners(d.secondary_owners),
+        metadata: metadata(d.metadata),
+        content_hash: cut(d.content_hash, PUSH_BOUNDS.contentHash),
       })),
     });
     const parsed = pushAnswer.safeParse(await this.call('/internal/v1/connector-documents', body, identityToken, signal));
