@@ -107,20 +107,83 @@ async function sourceTruth(web: LoopbackWeb, config: WebSourceConfig): Promise<M
   }
 }
 
+/**
+ * Between core and the graph service: passes every call on, but while `holding` (after `passing` more writes went
+ * through) holds each connector-document write, not a deletion, until `release()`, and forwards it then even when
+ * core stopped waiting for it, as a graph that had the request already would still apply it.
+ */
+interface WriteGate {
+  url: string;
+  target: string;
+  holding: boolean;
+  passing: number;
+  held: Array<() => void>;
+  release(): void;
+  close(): Promise<void>;
+}
+
+async function writeGate(): Promise<WriteGate> {
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const forward = () => {
+        const t = new URL(gate.target);
+        const out = request({ host: t.hostname, port: t.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        });
+        out.on('error', () => res.destroy());
+        res.on('error', () => undefined);
+        out.end(Buffer.concat(chunks));
+      };
+      if (req.url === '/internal/v1/connector-documents' && gate.holding) {
+        if (gate.passing > 0) gate.passing--;
+        else return void gate.held.push(forward);
+      }
+      forward();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const gate: WriteGate = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    target: '',
+    holding: false,
+    passing: 0,
+    held: [],
+    release() {
+      gate.holding = false;
+      gate.passing = 0;
+      for (const forward of gate.held.splice(0)) forward();
+    },
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+  return gate;
+}
+
 describe('core: indexing a web connector into the memory', () => {
   let s: CoreStack;
   let web: LoopbackWeb;
+  let gate: WriteGate;
   let a: TenantFixture;
   let b: TenantFixture;
 
   beforeAll(async () => {
     web = await new LoopbackWeb({ seed: 23, crawlDelaySeconds: { alpha: 0, beta: 0 } }).start();
-    s = await startCoreStack({ indexer: { sources: { lookup: web.lookup, web: { minDelayMs: 0 } }, settings: { heartbeatMs: 200, staleMs: 3_000 } } });
+    gate = await writeGate();
+    s = await startCoreStack({
+      indexer: { sources: { lookup: web.lookup, web: { minDelayMs: 0 } }, settings: { heartbeatMs: 200, staleMs: 3_000, batchDocuments: 4 } },
+      graphUrl: (url) => {
+        gate.target = url;
+        return gate.url;
+      },
+    });
     a = await s.tenant();
     b = await s.tenant();
   }, 120_000);
   afterAll(async () => {
     await s?.close();
+    await gate?.close();
     await web?.close();
     closeIdleHttpConnections();
   });
@@ -395,6 +458,86 @@ describe('core: indexing a web connector into the memory', () => {
     expect(attempts.find((x) => x.id === attemptId)).toMatchObject({ status: 'canceled', total_docs_indexed: 1 });
     web.slow = { totalMs: 300, chunks: 2 };
     await web.idle();
+  });
+
+  it('deletes a pair while its run writes: the deletion waits for the write, and no document of the pair stays in the memory', async () => {
+    const api = admin(s, a.key);
+    const config: WebSourceConfig = { base_url: `${web.siteUrl('alpha')}/`, web_connector_type: 'recursive' };
+    const connectorId = await api.connector({ name: 'Deleted while writing', source: 'web', connector_specific_config: config });
+    const credentialId = await api.credential('web');
+    const pairId = (await api.pair(connectorId, credentialId)).id as number;
+    gate.holding = true;
+    try {
+      expect((await api.runOnce(connectorId)).status).toBe(200);
+      await eventually('a write of the run to be under way', async () => gate.held.length === 1);
+      const del = await s.call('POST', '/api/manage/admin/deletion-attempt', as(a.key), { connector_id: connectorId, credential_id: credentialId });
+      expect(del.status).toBe(200);
+      // The deletion starts at once in the worker, beside the run it canceled, whose write is still under way.
+      await sleep(2_000);
+    } finally {
+      gate.release();
+    }
+    await eventually('the pair to be gone', async () => (await s.call('GET', `/api/manage/admin/cc-pair/${pairId}`, as(a.key))).status === 404);
+    await eventually('the canceled run to end', async () => s.core.indexer!.running() === 0);
+    await sleep(500);
+    // Before 2026-11-30 the deletion removed the pair first, then the canceled run's write landed: its documents
+    // stayed in the memory for good, under a pair that no longer existed.
+    expect((await memoryDocuments(s, a.tenantId, pairId)).size).toBe(0);
+    const kept = await s.db.withTenant(a.tenantId, (sql) => sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM core.connector_documents WHERE tenant_id = $1 AND cc_pair_id = $2`, [a.tenantId, pairId]));
+    expect(kept.rows[0]!.n).toBe(0);
+  });
+
+  it('counts a run\'s documents batch by batch, and a resumed pair\'s run writes only after the paused run\'s write ended', async () => {
+    const api = admin(s, a.key);
+    const config: WebSourceConfig = { base_url: `${web.siteUrl('alpha')}/`, web_connector_type: 'recursive' };
+    const truth = await sourceTruth(web, config);
+    expect(truth.size).toBeGreaterThan(8);
+    const connectorId = await api.connector({ name: 'Paused while writing', source: 'web', connector_specific_config: config });
+    const pairId = (await api.pair(connectorId, await api.credential('web'))).id as number;
+    // The first batch (4 documents) goes through; the second is held.
+    gate.holding = true;
+    gate.passing = 1;
+    let second: number;
+    try {
+      const first = (await api.runOnce(connectorId)).json.attempts[0].id as number;
+      await eventually('the second write to be under way', async () => gate.held.length === 1);
+      // The pair counts what the run wrote so far (before 2026-11-30: 0 until the run ended).
+      expect(await api.info(pairId)).toMatchObject({ indexing: true, num_docs_indexed: 4 });
+
+      expect((await s.call('PUT', `/api/manage/admin/cc-pair/${pairId}/status`, as(a.key), { status: 'PAUSED' })).status).toBe(200);
+      expect((await s.call('PUT', `/api/manage/admin/cc-pair/${pairId}/status`, as(a.key), { status: 'ACTIVE' })).status).toBe(200);
+      expect(await s.core.indexer!.tick()).toBe(1);
+      second = (await api.info(pairId)).latest_index_attempts[0].id as number;
+      expect(second).not.toBe(first);
+      await eventually('the resumed run to be reading', async () => {
+        const r = await s.call('GET', `/api/manage/admin/cc-pair/${pairId}/index-attempts`, as(a.key));
+        return (r.json.index_attempts as Json[]).find((x) => x.id === second)?.status === 'in_progress' ? true : undefined;
+      });
+      // The new run waits for the paused run's write (before 2026-11-30 it wrote beside it).
+      await sleep(1_500);
+      expect(gate.held).toHaveLength(1);
+    } finally {
+      gate.release();
+    }
+    expect(await api.ended(pairId, second)).toMatchObject({ status: 'success' });
+    await allIndexed(s, a.tenantId, pairId, truth.size);
+    expect(await api.info(pairId)).toMatchObject({ num_docs_indexed: truth.size });
+  });
+
+  it('writes a page whose title is longer than the memory takes, cut, with the rest of its batch', async () => {
+    const api = admin(s, a.key);
+    const title = 'Long title '.repeat(150);
+    const home = web.add(`${web.siteUrl('beta')}/long/index.html`, '<html><head><title>Long home</title></head><body><p>See <a href="title.html">the long one</a>.</p></body></html>');
+    web.add(`${web.siteUrl('beta')}/long/title.html`, `<html><head><title>${title}</title></head><body><p>The page with the longest title mentions zorbulant.</p></body></html>`);
+    const connectorId = await api.connector({ name: 'Long title', source: 'web', connector_specific_config: { base_url: home.url, web_connector_type: 'recursive' } });
+    const pairId = (await api.pair(connectorId, await api.credential('web'))).id as number;
+    const run = await api.runOnce(connectorId);
+    // Before 2026-11-30 the graph refused the whole batch: completed_with_errors, nothing written, on every run.
+    expect(await api.ended(pairId, run.json.attempts[0].id as number)).toMatchObject({ status: 'success', new_docs_indexed: 2 });
+    await allIndexed(s, a.tenantId, pairId, 2);
+    const titles = await s.db.withTenant(a.tenantId, (sql) => sql.query<{ title: string }>(`SELECT title FROM graph.documents WHERE tenant_id = $1 AND cc_pair_id = $2 ORDER BY title`, [a.tenantId, pairId]));
+    // (The memory shows a title of its own length: the document is there, under its title's beginning.)
+    expect(titles.rows.map((r) => r.title)).toEqual(['Long home', expect.stringMatching(/^Long title Long title /)]);
   });
 
   it('runs another tenant\'s connector at once while one tenant\'s slow crawls fill the worker', async () => {

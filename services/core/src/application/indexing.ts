@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { TOPICS, type ConnectorIndexMessage, type CredentialKind } from '@lore/contracts';
-import { counterOn, enqueueOutbox, histogramOn, type BlobStore, type Db, type IdentitySigner, type Logger, type SecretBox, type Sql } from '@lore/runtime';
+import { counterOn, enqueueOutbox, GraphCallError, histogramOn, type BlobStore, type Db, type IdentitySigner, type Logger, type SecretBox, type Sql } from '@lore/runtime';
 import type { Counter, Histogram, Registry } from 'prom-client';
 import { ConnectorDocumentsError, type ConnectorDocuments, type PairAccess } from '../clients/graph-documents';
 import { consume, type ConnectorSource, type RunOutcome, type SourceDocument, type SourceLimits, type Validators } from '../connectors/source';
@@ -15,7 +15,19 @@ import {
   type AttemptStatus,
   type AttemptTrigger,
 } from '../domain/indexing';
-import { countAttempt, deleteCcPair, getCcPair, recordAttemptEnd, setCcPairStatus, type CcPairRow } from '../store/cc-pairs';
+import {
+  countAttempt,
+  deleteCcPair,
+  getCcPair,
+  holdWriteLease,
+  lockWriteLease,
+  recordAttemptEnd,
+  releaseWriteLease,
+  renewWriteLease,
+  setCcPairStatus,
+  setDocsIndexed,
+  type CcPairRow,
+} from '../store/cc-pairs';
 import { countDocuments, forgetDocuments, forgetPairDocuments, keepDocuments, keptValidators, type KeptDocument } from '../store/connector-documents';
 import { deleteConnectorWithoutPairs, getConnector, type ConnectorRow } from '../store/connectors';
 import { getCredential } from '../store/credentials';
@@ -134,7 +146,8 @@ export async function enqueueAttempt(sql: Sql, tenantId: string, ccPairId: numbe
   await countAttempt(sql, tenantId, ccPairId);
   await setScheduledAttempt(sql, tenantId, ccPairId, attempt.id);
   const message: ConnectorIndexMessage = { event_id: `idx_${randomUUID()}`, tenant_id: tenantId, cc_pair_id: ccPairId, attempt_id: attempt.id };
-  // Keyed by the pair: one pair's attempts (a run, then its deletion) are handled in order, never at once.
+  // Keyed by the pair. Messages are acknowledged before their runs end, so a deletion may start while the run it
+  // canceled is still going: the pair's write lease (`PairRun.leased`) keeps their writes apart.
   await enqueueOutbox(sql, { topic: TOPICS.connectorsIndex, key: `${tenantId}:${ccPairId}`, eventId: message.event_id, value: message });
   return attempt;
 }
@@ -143,8 +156,8 @@ export async function enqueueAttempt(sql: Sql, tenantId: string, ccPairId: numbe
 export async function cancelLiveAttempt(sql: Sql, tenantId: string, ccPairId: number, reason: string): Promise<void> {
   const live = await liveAttempt(sql, tenantId, ccPairId);
   if (!live) return;
-  // What the run wrote before it was stopped stays in the memory, and the pair and the attempt say so (the worker
-  // sees the cancel at its next heartbeat; a batch it writes meanwhile is counted by the pair's next run).
+  // What the run wrote before it was stopped stays in the memory, and the pair and the attempt say so (a write under
+  // way ends, under the pair's write lease, and counts itself on the pair; the run writes nothing after it).
   if (await finishAttempt(sql, tenantId, live.id, 'canceled', reason, await countDocuments(sql, tenantId, ccPairId))) {
     await recordEnd(sql, tenantId, ccPairId, live, 'canceled', false);
   }
@@ -228,6 +241,33 @@ async function recordEnd(sql: Sql, tenantId: string, pairId: number, attempt: In
     succeeded_from: status === 'success' && attempt.kind !== 'delete' ? (attempt.time_started ?? attempt.time_created) : null,
     pruned,
   });
+}
+
+/** How long a write waits before it looks again at a lease another attempt holds. */
+const LEASE_POLL_MS = 200;
+
+/**
+ * Takes the pair's write lease for the attempt, when the attempt is still live and no other attempt holds the lease
+ * (or its holder stopped renewing it for `staleMs`). The pair's row is locked first, the order a pause or a deletion
+ * takes before it cancels the attempt, and the attempt is read in a statement of its own after it: a cancel that
+ * committed meanwhile is seen, and one that comes later waits for this transaction.
+ */
+async function takeWriteLease(sql: Sql, tenantId: string, pairId: number, attemptId: number, staleMs: number): Promise<'taken' | 'busy' | 'ended'> {
+  const lease = await lockWriteLease(sql, tenantId, pairId, staleMs);
+  if (!lease) return 'ended';
+  const attempt = await getAttempt(sql, tenantId, attemptId);
+  if (attempt?.status !== 'in_progress') return 'ended';
+  if (lease.attemptId !== null && lease.attemptId !== attemptId && lease.fresh) return 'busy';
+  await holdWriteLease(sql, tenantId, pairId, attemptId);
+  return 'taken';
+}
+
+/**
+ * A graph call that failed without an answer (unreachable, or too slow: the client gave up): the graph may still
+ * apply it, so the lease it was made under is not given back (it goes stale instead).
+ */
+function unanswered(err: unknown): boolean {
+  return err instanceof GraphCallError && !(err instanceof ConnectorDocumentsError);
 }
 
 interface Claimed {
@@ -346,6 +386,49 @@ class PairRun {
     return { public: this.c.pair.access_type === 'public', groups: this.c.pair.groups };
   }
 
+  /**
+   * Runs `change` (a write into the pair's memory, or a removal from it, with what the indexer keeps of it) holding
+   * the pair's write lease, renewed every heartbeat until the graph answered. Waits while another attempt holds it (a
+   * canceled run's last write, still under way); does nothing and answers null once this attempt is no longer live
+   * (paused, deleted) or the run is stopping. So a deletion, which takes the lease before it removes the pair's
+   * documents, never runs beside a write, and a canceled run writes nothing after it (before 2026-11-30 a run
+   * canceled by a deletion could push one more batch after the deletion, and its documents stayed in the memory).
+   */
+  private async leased<T>(change: () => Promise<T>): Promise<{ value: T } | null> {
+    const { tenantId, pairId } = this;
+    const attemptId = this.c.attempt.id;
+    for (;;) {
+      const take = await this.deps.db.withTenant(tenantId, (sql) => takeWriteLease(sql, tenantId, pairId, attemptId, this.deps.settings.staleMs));
+      if (take === 'taken') break;
+      if (take === 'ended') {
+        this.interrupt('canceled');
+        return null;
+      }
+      if (this.abort.signal.aborted) return null;
+      await new Promise((r) => setTimeout(r, LEASE_POLL_MS));
+    }
+    const renew = setInterval(() => {
+      this.deps.db
+        .withTenant(tenantId, (sql) => renewWriteLease(sql, tenantId, pairId, attemptId))
+        .catch((err: unknown) => this.log.warn({ err }, 'renewing the write lease failed'));
+    }, this.deps.settings.heartbeatMs);
+    renew.unref();
+    let release = true;
+    try {
+      return { value: await change() };
+    } catch (err) {
+      release = !unanswered(err);
+      throw err;
+    } finally {
+      clearInterval(renew);
+      if (release) {
+        await this.deps.db
+          .withTenant(tenantId, (sql) => releaseWriteLease(sql, tenantId, pairId, attemptId))
+          .catch((err: unknown) => this.log.warn({ err }, 'releasing the write lease failed; it goes stale'));
+      }
+    }
+  }
+
   async execute(): Promise<AttemptResult> {
     let status: AttemptStatus;
     let error: string | null = null;
@@ -428,13 +511,31 @@ class PairRun {
     return outcome;
   }
 
-  /** Writes a batch into the memory, then keeps what each document became and the run's counts. */
+  /**
+   * Writes a batch into the memory, then keeps what each document became and the run's counts, under the pair's
+   * write lease: nothing once the attempt is no longer live. A write under way is not aborted by a cancel: it ends
+   * (within the graph client's timeout) before the lease is given back.
+   */
   private async write(batch: Array<{ document: SourceDocument; validators: Validators }>): Promise<void> {
-    let results;
     try {
-      results = await this.deps.documents.push(await this.identity(), this.pairId, this.access(), batch.map((b) => b.document), this.abort.signal);
+      await this.leased(async () => {
+        const results = await this.deps.documents.push(await this.identity(), this.pairId, this.access(), batch.map((b) => b.document));
+        const kept: KeptDocument[] = [];
+        results.forEach((r, i) => {
+          const b = batch[i]!;
+          this.deps.metrics?.documents.inc({ outcome: r.outcome });
+          if (r.outcome === 'skipped') this.progress.docs_skipped++;
+          else {
+            if (r.outcome === 'unchanged') this.progress.docs_unchanged++;
+            else this.progress.new_docs_indexed++;
+            kept.push({ doc_key: b.document.id, doc_id: r.doc_id, validators: b.validators });
+          }
+        });
+        await this.saveProgress(kept);
+      });
     } catch (err) {
-      if (this.abort.signal.aborted) throw err;
+      // Only the graph's refusals and failures are the batch's; anything else (the database) fails the run.
+      if (this.abort.signal.aborted || !(err instanceof GraphCallError)) throw err;
       // The memory is gone (deleted, erased): no later write can succeed, so the run stops here, and crawling the
       // source again on the schedule would only read it for nothing.
       if (err instanceof ConnectorDocumentsError && err.status === 404) {
@@ -445,20 +546,7 @@ class PairRun {
       // One failed write does not end the run: its documents are retried by the next one (nothing was kept).
       this.writeErrors += batch.length;
       this.log.warn({ err, documents: batch.length }, 'writing documents to the memory failed');
-      return;
     }
-    const kept: KeptDocument[] = [];
-    results.forEach((r, i) => {
-      const b = batch[i]!;
-      this.deps.metrics?.documents.inc({ outcome: r.outcome });
-      if (r.outcome === 'skipped') this.progress.docs_skipped++;
-      else {
-        if (r.outcome === 'unchanged') this.progress.docs_unchanged++;
-        else this.progress.new_docs_indexed++;
-        kept.push({ doc_key: b.document.id, doc_id: r.doc_id, validators: b.validators });
-      }
-    });
-    await this.saveProgress(kept);
   }
 
   private async saveProgress(kept: KeptDocument[]): Promise<void> {
@@ -467,6 +555,10 @@ class PairRun {
     const going = await this.deps.db.withTenant(this.tenantId, async (sql) => {
       // What the memory now holds is kept even when the attempt was canceled meanwhile: the documents are there.
       await keepDocuments(sql, this.tenantId, this.pairId, kept);
+      // The pair's count follows the run batch by batch (before 2026-11-30 it moved only when the attempt ended, and
+      // showed 0 during a first load whose documents were already found by search). The pair's row before the
+      // attempt's: the order a pause or a deletion locks them in.
+      await setDocsIndexed(sql, this.tenantId, this.pairId, await countDocuments(sql, this.tenantId, this.pairId));
       return addProgress(sql, this.tenantId, this.c.attempt.id, delta);
     });
     if (!going) this.interrupt('canceled');
@@ -488,9 +580,12 @@ class PairRun {
     const gone = idsToPrune(known.keys(), listed);
     for (let i = 0; i < gone.length; i += 500) {
       const ids = gone.slice(i, i + 500);
-      await this.deps.documents.remove(await this.identity(), this.pairId, ids, this.abort.signal);
-      const n = await this.deps.db.withTenant(this.tenantId, (sql) => forgetDocuments(sql, this.tenantId, this.pairId, ids));
-      this.progress.docs_removed += n;
+      // Under the write lease, as a write: a run canceled meanwhile removes nothing more.
+      const removed = await this.leased(async () => {
+        await this.deps.documents.remove(await this.identity(), this.pairId, ids);
+        this.progress.docs_removed += await this.deps.db.withTenant(this.tenantId, (sql) => forgetDocuments(sql, this.tenantId, this.pairId, ids));
+      });
+      if (!removed) return false;
     }
     await this.saveProgress([]);
     return true;
@@ -499,19 +594,24 @@ class PairRun {
   /**
    * Removes every document of the pair from its memory, then the pair (and its connector when no other pair reads
    * it) with its attempts and what was kept. A deleted `file` connector's uploaded files that no other connector
-   * names are deleted after. A failure leaves the pair DELETING; the scheduler tries again.
+   * names are deleted after. A failure leaves the pair DELETING; the scheduler tries again. It holds the pair's write
+   * lease throughout: it waits for a write of the run it canceled that is still under way, and no write follows it.
    */
   private async deletePair(inMemory: boolean): Promise<AttemptStatus> {
-    if (inMemory) await this.deps.documents.remove(await this.identity(), this.pairId, undefined, this.abort.signal);
-    const leftBehind = await this.deps.db.withTenant(this.tenantId, async (sql) => {
-      const connector = await getConnector(sql, this.tenantId, this.c.pair.connector_id, 'update');
-      await forgetPairDocuments(sql, this.tenantId, this.pairId);
-      await deleteAttemptsOfPair(sql, this.tenantId, this.pairId);
-      await unschedulePair(sql, this.tenantId, this.pairId);
-      await deleteCcPair(sql, this.tenantId, this.pairId);
-      const deleted = await deleteConnectorWithoutPairs(sql, this.tenantId, this.c.pair.connector_id);
-      return deleted && connector?.source === 'file' ? filesLeftBehind(sql, this.tenantId, connector.connector_specific_config) : [];
+    const done = await this.leased(async () => {
+      if (inMemory) await this.deps.documents.remove(await this.identity(), this.pairId, undefined);
+      return this.deps.db.withTenant(this.tenantId, async (sql) => {
+        const connector = await getConnector(sql, this.tenantId, this.c.pair.connector_id, 'update');
+        await forgetPairDocuments(sql, this.tenantId, this.pairId);
+        await deleteAttemptsOfPair(sql, this.tenantId, this.pairId);
+        await unschedulePair(sql, this.tenantId, this.pairId);
+        await deleteCcPair(sql, this.tenantId, this.pairId);
+        const deleted = await deleteConnectorWithoutPairs(sql, this.tenantId, this.c.pair.connector_id);
+        return deleted && connector?.source === 'file' ? filesLeftBehind(sql, this.tenantId, connector.connector_specific_config) : [];
+      });
     });
+    if (!done) throw new Error('the deletion stopped before it removed anything');
+    const leftBehind = done.value;
     this.log.info('cc pair deleted with its documents');
     if (leftBehind.length > 0 && this.deps.blobs) {
       await deleteConnectorFiles({ blobs: this.deps.blobs, logger: this.log }, this.tenantId, leftBehind);

@@ -129,3 +129,41 @@ export async function recordAttemptEnd(
     [tenantId, id, e.num_docs_indexed, e.status, e.repeated_errors, e.succeeded_from, e.pruned],
   );
 }
+
+/** Who holds the pair's write lease: the attempt, and whether it renewed it within `staleMs`. */
+export interface WriteLease {
+  attemptId: number | null;
+  fresh: boolean;
+}
+
+/** The pair's write lease, the pair's row locked FOR UPDATE (null: the pair is gone). */
+export async function lockWriteLease(sql: Sql, tenantId: string, id: number, staleMs: number): Promise<WriteLease | null> {
+  const r = await sql.query<{ writer_attempt_id: number | null; fresh: boolean }>(
+    `SELECT writer_attempt_id, coalesce(writer_seen_at >= now() - make_interval(secs => $3::float8 / 1000), false) AS fresh
+       FROM core.cc_pairs WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
+    [tenantId, id, staleMs],
+  );
+  const row = r.rows[0];
+  return row ? { attemptId: row.writer_attempt_id, fresh: row.fresh } : null;
+}
+
+/** Gives the pair's write lease to the attempt (the caller checked it is free), or renews it. */
+export async function holdWriteLease(sql: Sql, tenantId: string, id: number, attemptId: number): Promise<void> {
+  await sql.query(`UPDATE core.cc_pairs SET writer_attempt_id = $3, writer_seen_at = now() WHERE tenant_id = $1 AND id = $2`, [tenantId, id, attemptId]);
+}
+
+/** Renews the lease while the attempt's write goes on; false when it no longer holds it. */
+export async function renewWriteLease(sql: Sql, tenantId: string, id: number, attemptId: number): Promise<boolean> {
+  const r = await sql.query(`UPDATE core.cc_pairs SET writer_seen_at = now() WHERE tenant_id = $1 AND id = $2 AND writer_attempt_id = $3`, [tenantId, id, attemptId]);
+  return r.rowCount === 1;
+}
+
+/** The attempt's write ended: the lease is free. */
+export async function releaseWriteLease(sql: Sql, tenantId: string, id: number, attemptId: number): Promise<void> {
+  await sql.query(`UPDATE core.cc_pairs SET writer_attempt_id = NULL, writer_seen_at = NULL WHERE tenant_id = $1 AND id = $2 AND writer_attempt_id = $3`, [tenantId, id, attemptId]);
+}
+
+/** The pair's documents now (updated after each batch a run writes, so it follows the run). */
+export async function setDocsIndexed(sql: Sql, tenantId: string, id: number, n: number): Promise<void> {
+  await sql.query(`UPDATE core.cc_pairs SET num_docs_indexed = $3 WHERE tenant_id = $1 AND id = $2`, [tenantId, id, n]);
+}
