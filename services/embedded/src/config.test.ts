@@ -1,5 +1,5 @@
 import { ConfigError, parseConfig } from '@lore/runtime';
-import { embeddedEnvSchema } from './config';
+import { embeddedEnvSchema, googleEndpoints } from './config';
 
 describe('embedded configuration: LORE_WEBHOOKS_ALLOW_LOOPBACK', () => {
   it('is off by default and on when set outside production', () => {
@@ -21,5 +21,17 @@ describe('embedded configuration: LORE_WEBHOOKS_ALLOW_LOOPBACK', () => {
 
   it('takes only boolean words', () => {
     expect(() => parseConfig(embeddedEnvSchema, { LORE_WEBHOOKS_ALLOW_LOOPBACK: 'sure' })).toThrow(/LORE_WEBHOOKS_ALLOW_LOOPBACK/);
+  });
+});
+
+describe('embedded configuration: LORE_CONNECTORS_GOOGLE_API_URL and LORE_CONNECTORS_GOOGLE_TOKEN_URL', () => {
+  it('points the Drive source at the endpoints set, as the core worker does, and at Google\'s without them', () => {
+    const config = parseConfig(embeddedEnvSchema, { LORE_CONNECTORS_GOOGLE_API_URL: 'http://127.0.0.1:7001', LORE_CONNECTORS_GOOGLE_TOKEN_URL: 'http://127.0.0.1:7001/token' });
+    expect(googleEndpoints(config)).toEqual({ apiBaseUrl: 'http://127.0.0.1:7001', tokenUrl: 'http://127.0.0.1:7001/token' });
+    expect(googleEndpoints(parseConfig(embeddedEnvSchema, { LORE_CONNECTORS_GOOGLE_TOKEN_URL: '' }))).toEqual({});
+  });
+
+  it('takes only http(s) URLs', () => {
+    expect(() => parseConfig(embeddedEnvSchema, { LORE_CONNECTORS_GOOGLE_API_URL: 'ftp://drive.example' })).toThrow(/LORE_CONNECTORS_GOOGLE_API_URL/);
   });
 });

@@ -3,6 +3,13 @@ import { z } from 'zod';
 import { envInt } from '@lore/runtime';
 import { allowLoopbackSetting, refuseLoopbackInProduction } from '@lore/gateway';
 
+/** An optional http(s) endpoint; empty is unset. */
+const endpointUrl = z
+  .string()
+  .optional()
+  .transform((v) => (v === '' ? undefined : v))
+  .refine((v) => v === undefined || /^https?:\/\/\S+$/.test(v), { message: 'must be an http(s) URL' });
+
 /** Embedded mode's environment. Everything has a default: the newcomer's first minute needs no setup. */
 export const embeddedEnvSchema = z.object({
   PORT: envInt(8080, 0, 65535),
@@ -33,6 +40,12 @@ export const embeddedEnvSchema = z.object({
   LORE_WEBHOOKS_ALLOW_LOOPBACK: allowLoopbackSetting,
   /** `true`: web and Drive connectors may read this machine (docs/core.md, "Indexing"); refused in production. */
   LORE_CONNECTORS_ALLOW_LOOPBACK: allowLoopbackSetting,
+  /**
+   * Google's Drive API and token endpoints for the Drive source (a proxy, a loopback Drive), as the cluster's core
+   * worker reads them (docs/configuration.md); default Google's.
+   */
+  LORE_CONNECTORS_GOOGLE_API_URL: endpointUrl,
+  LORE_CONNECTORS_GOOGLE_TOKEN_URL: endpointUrl,
   /** `true`: list building and company overview may read this machine's web pages (docs/agents.md); refused in production. */
   LORE_AGENTS_ALLOW_LOOPBACK: allowLoopbackSetting,
   /** A SearXNG instance (its JSON API) list building searches the web with; without one lists come from the directory. */
@@ -55,3 +68,14 @@ export const embeddedEnvSchema = z.object({
 });
 
 export type EmbeddedConfig = z.infer<typeof embeddedEnvSchema>;
+
+/**
+ * Where the Drive source calls Google (its API and token endpoints), only those set: embedded mode passes them to its
+ * indexer as the core worker does (before 2026-11-30 it ignored them and always called Google).
+ */
+export function googleEndpoints(config: Pick<EmbeddedConfig, 'LORE_CONNECTORS_GOOGLE_API_URL' | 'LORE_CONNECTORS_GOOGLE_TOKEN_URL'>): { apiBaseUrl?: string; tokenUrl?: string } {
+  return {
+    ...(config.LORE_CONNECTORS_GOOGLE_API_URL ? { apiBaseUrl: config.LORE_CONNECTORS_GOOGLE_API_URL } : {}),
+    ...(config.LORE_CONNECTORS_GOOGLE_TOKEN_URL ? { tokenUrl: config.LORE_CONNECTORS_GOOGLE_TOKEN_URL } : {}),
+  };
+}

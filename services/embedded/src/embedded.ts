@@ -24,7 +24,7 @@ import { createGraphService, GRAPH_TOPICS, type GraphService } from '@lore/graph
 import { AGENTS_TOPICS, createAgentsService, createAgentsWorker, knowledgeSource, listSources, webSearchFrom, webSource, type AgentsService } from '@lore/agents';
 import { createMcpService } from '@lore/mcp';
 import { CORE_TOPICS, createCoreService, GraphConnectorDocuments, GraphKnowledgeSearch, startCredentialSealing, type CoreService } from '@lore/core';
-import type { EmbeddedConfig } from './config';
+import { googleEndpoints, type EmbeddedConfig } from './config';
 import { lockDataDir } from './data-lock';
 import { openSocketDir } from './socket-dir';
 import { statisticsUpkeep } from './statistics';
@@ -146,7 +146,7 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
     indexer: {
       bus,
       documents: new GraphConnectorDocuments({ url: `unix:${graphSocket}`, timeoutMs: 60_000 }),
-      sources: { allowLoopback: config.LORE_CONNECTORS_ALLOW_LOOPBACK, blobs: coreBlobs },
+      sources: { allowLoopback: config.LORE_CONNECTORS_ALLOW_LOOPBACK, blobs: coreBlobs, google: googleEndpoints(config) },
       schedulerIntervalMs: config.LORE_CORE_SCHEDULER_INTERVAL_MS,
       settings: { maxRunning: config.LORE_CORE_INDEX_MAX_RUNNING },
       relay: false,
