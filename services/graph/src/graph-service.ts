@@ -9,6 +9,7 @@ import {
   probeVector,
   RUNTIME_MIGRATIONS,
   startOutboxRelay,
+  sweepAbandonedBlobs,
   type OutboxRelay,
   runMigrations,
   runRuntimeMigrations,
@@ -25,6 +26,7 @@ import type { Registry } from 'prom-client';
 import { createGraphApp } from './app';
 import { TesseractOcr, type OcrEngine } from '@lore/extract/ocr';
 import { createGraphMetrics, DEFAULT_MEMORY_CONFIG, type MemoryConfig, type MemoryDeps } from './application/context';
+import { ABANDONED_BLOB_AGE_MS, GRAPH_BLOB_OWNER } from './application/blob-owner';
 import { graphConsumers } from './consumers';
 import { hasEmbeddingColumn } from './store/search-store';
 
@@ -139,6 +141,15 @@ export async function createGraphService(deps: GraphServiceDeps): Promise<GraphS
   const consumers = graphConsumers(memory);
   let relay: OutboxRelay | null = null;
   let subscriptions: Subscription[] = [];
+  let sweeper: NodeJS.Timeout | null = null;
+  // Upload bytes written by a process killed before their upload's row committed (runtime's blob intents): deleted
+  // once an hour old, checked every ten minutes and at start.
+  const sweepAbandoned = () =>
+    sweepAbandonedBlobs(deps.db, deps.blobs, GRAPH_BLOB_OWNER, ABANDONED_BLOB_AGE_MS)
+      .then((swept) => {
+        if (swept > 0) logger.warn({ swept }, 'deleted the bytes of uploads whose record was never written (a process stopped in between)');
+      })
+      .catch((err: unknown) => logger.warn({ err }, 'sweeping abandoned upload bytes failed; the next sweep tries again'));
 
   const worker = {
     async start(): Promise<void> {
@@ -161,8 +172,13 @@ export async function createGraphService(deps: GraphServiceDeps): Promise<GraphS
         pollIntervalMs: 50,
         topics: GRAPH_TOPICS,
       });
+      sweeper = setInterval(() => void sweepAbandoned(), 10 * 60_000);
+      sweeper.unref();
+      void sweepAbandoned();
     },
     async stop(): Promise<void> {
+      if (sweeper) clearInterval(sweeper);
+      sweeper = null;
       const subs = subscriptions;
       subscriptions = [];
       await Promise.all(subs.map((s) => s.stop()));

@@ -31,6 +31,7 @@ export * from './outbox/outbox';
 export * from './outbox/start-relay';
 export * from './blob/postgres-blob-store';
 export * from './blob/file-blob-store';
+export * from './blob/blob-intents';
 // Types only: the S3 adapter (and the AWS SDK it loads) is required when LORE_BLOB_STORE=s3 asks for it (openBlobStore).
 export type { S3BlobStore, S3BlobStoreSettings } from './blob/s3-blob-store';
 export * from './blob/blob-store-config';

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PgliteDb } from '../db/pglite';
@@ -45,6 +45,30 @@ describe('FileBlobStore over the store it replaces', () => {
       expect(await store.get('t1', '../../etc/passwd')).toBeNull();
     } finally {
       await db.close();
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('FileBlobStore.sweepUnfinished', () => {
+  it('removes the pieces of puts a crash cut short, and nothing of a finished blob or of a put running now', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'lore-file-blobs-'));
+    try {
+      const store = new FileBlobStore(root);
+      await store.put('t1', 'kept', Buffer.from('a finished blob'), 'text/plain');
+      const [tenantDir] = await readdir(root);
+      const dir = join(root, tenantDir!);
+      const finished = new Set(await readdir(dir));
+      // What a process killed inside `put` leaves: bytes without their description, and temporary files.
+      const pieces = [`${'a'.repeat(64)}.${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}.bin`, `${'b'.repeat(64)}.json.1234.tmp`, `${'c'.repeat(64)}.x.bin.5678.tmp`];
+      for (const p of pieces) await writeFile(join(dir, p), 'unmasked bytes');
+      // A put running now: its pieces are younger than the threshold.
+      expect(await store.sweepUnfinished(60_000)).toBe(0);
+      expect(await readdir(dir)).toHaveLength(finished.size + pieces.length);
+      expect(await store.sweepUnfinished(60_000, Date.now() + 120_000)).toBe(3);
+      expect(new Set(await readdir(dir))).toEqual(finished);
+      expect((await store.get('t1', 'kept'))?.data.toString()).toBe('a finished blob');
+    } finally {
       await rm(root, { recursive: true, force: true });
     }
   });
