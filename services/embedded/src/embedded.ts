@@ -95,6 +95,19 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
   // written off the process's thread (in PGlite a 25 MiB blob held every request for 10 s); blobs kept in the
   // database before are still read from there (runtime/blob/file-blob-store.ts).
   const blobs = new FileBlobStore(join(config.LORE_DATA_DIR, 'blobs'), new PostgresBlobStore(db));
+  // Pieces of puts a killed process cut short (temporary files, bytes without their description): removed at start
+  // and hourly once ten minutes old, so a put running now is never touched.
+  const sweepBlobs = () =>
+    blobs
+      .sweepUnfinished(10 * 60_000)
+      .then((removed) => {
+        if (removed > 0) logger.warn({ removed }, 'removed the pieces of blob writes a stopped process left');
+      })
+      .catch((err: unknown) => logger.warn({ err }, 'sweeping unfinished blob writes failed'));
+  void sweepBlobs();
+  const blobSweeper = setInterval(() => void sweepBlobs(), 60 * 60_000);
+  blobSweeper.unref();
+  lifecycle.onShutdown('blob sweeper', async () => clearInterval(blobSweeper));
 
   // Internal services talk over unix sockets in a private folder: one public TCP port, as in a cluster's
   // ClusterIP-only services.
