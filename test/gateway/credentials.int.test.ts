@@ -140,6 +140,20 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       expect((await ping(third.json.key)).status).toBe(200);
     });
 
+    it('ends the overlap of the key a rotated replacement replaced: at most two keys of a chain work at once', async () => {
+      const first = await makeKey(g, t.tenantId, {});
+      const second = await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/keys/${first.keyId}/rotate`, { overlap_seconds: 3600 });
+      expect([(await ping(first.key)).status, (await ping(second.json.key)).status]).toEqual([200, 200]);
+      const third = await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/keys/${second.json.key_id}/rotate`, { overlap_seconds: 3600 });
+      expect(third.status).toBe(201);
+      // The first's hour of overlap ended with the second rotation; the second keeps its own.
+      const firstAfter = await ping(first.key);
+      expect([firstAfter.status, firstAfter.json.error?.message]).toEqual([401, expect.stringMatching(/revoked/)]);
+      expect([(await ping(second.json.key)).status, (await ping(third.json.key)).status]).toEqual([200, 200]);
+      expect((await adminCall(g, 'GET', `/internal/v1/tenants/${t.tenantId}/keys/${first.keyId}`)).json.status).toBe('revoked');
+      expect((await adminCall(g, 'GET', `/internal/v1/tenants/${t.tenantId}/keys/${second.json.key_id}`)).json.status).toBe('active');
+    });
+
     it('with no overlap stops the old key at once', async () => {
       const old = await makeKey(g, t.tenantId, {});
       expect((await ping(old.key)).status).toBe(200);

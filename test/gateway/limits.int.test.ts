@@ -239,6 +239,23 @@ describe('gateway limits: per-key rate limit, plan limits, credit balance', () =
     expect((await http(g.publicUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': c.key }, body: { query: 'q' } })).status).toBe(200);
   });
 
+  it('counts a signed-in user\'s requests against the monthly quota as a key\'s, and refuses them once it is used up', async () => {
+    const t = await makeTenant(g);
+    expect((await adminCall(g, 'PUT', `/internal/v1/tenants/${t.tenantId}/billing`, { plan: 'tiny' })).status).toBe(200);
+    const email = `quota-${uid()}@example.test`;
+    expect((await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email, password: 'a long enough password', role: 'admin' })).status).toBe(201);
+    const login = await http(g.publicUrl, 'POST', '/api/auth/login', { body: { email, password: 'a long enough password' } });
+    expect(login.status).toBe(200);
+    const asUser = () => http(g.publicUrl, 'GET', '/memory/departments', { headers: { authorization: `Bearer ${login.json.token}` } });
+    // Five a month: three of the user's, two of the key's.
+    for (let i = 0; i < 3; i++) expect({ i, status: (await asUser()).status }).toEqual({ i, status: 200 });
+    for (let i = 0; i < 2; i++) expect({ i, status: (await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': t.key } })).status }).toEqual({ i, status: 200 });
+    const over = await asUser();
+    expect(over.status).toBe(402);
+    expect(over.headers['ratelimit-limit']).toBeDefined();
+    expect((await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': t.key } })).status).toBe(402);
+  });
+
   it('does not meter the MCP surface (the API calls its tools make are metered), but rate-limits it', async () => {
     const mcp = (key: string) => http(g.publicUrl, 'POST', '/mcp', { headers: { 'x-api-key': key }, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
     // The monthly quota: /mcp requests do not count, so a tool call counts once (its call back to the API).

@@ -257,12 +257,22 @@ export async function rotateKey(
     });
     await markReplacedIn(sql, tenantId, keyId, record.key_id, new Date(notAfter).toISOString());
     const replaced = (await getKeyIn(sql, tenantId, keyId))!;
-    return { record, plaintext, replaced };
+    // Rotating a replacement ends the overlap of the key it replaced, now: at most two keys of one rotation chain
+    // work at once. Before 2026-11-30 rotating the replacement again and again kept every key of the chain working
+    // for its overlap (up to 30 days each), past the plan's max_keys and with a rate limit of its own each.
+    const predecessor = old.rotated_from ? await getKeyIn(sql, tenantId, old.rotated_from) : null;
+    const ended = predecessor && predecessor.replaced_by === old.key_id && !predecessor.revoked_at && (!predecessor.expires_at || Date.parse(predecessor.expires_at) > now) ? predecessor : null;
+    if (ended) await markReplacedIn(sql, tenantId, ended.key_id, old.key_id, new Date(now).toISOString());
+    return { record, plaintext, replaced, ended };
   }));
   if (!result) throw AppError.notFound('key');
   await revokeSubjects(ctx, [keyId], notAfter, overlap * 1000);
   invalidateCredential(ctx, 'key', result.replaced.key_hash);
-  return result;
+  if (result.ended) {
+    await revokeSubjects(ctx, [result.ended.key_id], now);
+    invalidateCredential(ctx, 'key', result.ended.key_hash);
+  }
+  return { record: result.record, plaintext: result.plaintext, replaced: result.replaced };
 }
 
 /** Revokes at once: database first, then the shared record every replica checks on every request. */

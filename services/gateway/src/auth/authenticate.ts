@@ -422,11 +422,7 @@ async function authenticateRequest(ctx: GatewayContext, facts: RequestFacts, rul
     throw new AppError('RATE_LIMITED', 'the rate limit of this credential is exhausted; retry later', { headers });
   }
   ctx.gatewayMetrics.rateAllowed.inc();
-  if (admitted.quotaExceeded) {
-    const err = planLimitError(`the ${tenant.tenant.plan} plan's monthly request quota is used up`, { limit: 'requests_per_month', value: plan.requests_per_month ?? 0 });
-    Object.assign(err.headers, headers);
-    throw err;
-  }
+  if (admitted.quotaExceeded) throw quotaError(tenant, plan, headers);
   ctx.gatewayMetrics.authOk.inc();
   const t = target as Target;
   return {
@@ -436,6 +432,13 @@ async function authenticateRequest(ctx: GatewayContext, facts: RequestFacts, rul
     },
     headers,
   };
+}
+
+/** The 402 of a tenant whose monthly request quota is used up, with the request's rate headers. */
+function quotaError(tenant: TenantContext, plan: ReturnType<typeof planOf>, headers: Record<string, string>): AppError {
+  const err = planLimitError(`the ${tenant.tenant.plan} plan's monthly request quota is used up`, { limit: 'requests_per_month', value: plan.requests_per_month ?? 0 });
+  Object.assign(err.headers, headers);
+  return err;
 }
 
 /** Bearer session JWTs on the surfaces that accept signed-in users (core, agents). */
@@ -449,7 +452,11 @@ async function authenticateSession(ctx: GatewayContext, facts: RequestFacts, rul
   let denial: AppError | null = target instanceof AppError ? target : null;
   const balance = tenant.tenant.credit_balance;
   if (!denial && rule.metered && balance !== null && balance <= 0) denial = creditError(balance);
-  const admitted = await ctx.state.admit({ subject: user.user_id, consume: denial === null, rate: ctx.config.rateLimit, quota: null });
+  // A signed-in user's requests count against the tenant's monthly quota as a key's do (before 2026-11-30 they were
+  // neither counted nor refused once it was used up).
+  const plan = planOf(ctx, tenant.tenant);
+  const quota = plan.requests_per_month && rule.countsQuota !== false ? { tenantId: tenant.tenant.tenant_id, limit: plan.requests_per_month } : null;
+  const admitted = await ctx.state.admit({ subject: user.user_id, consume: denial === null, rate: ctx.config.rateLimit, quota });
   if (admitted.revoked) throw refused(ctx, 'invalid_session', 'the session is not valid');
   if (denial) {
     ctx.gatewayMetrics.authDecisions.inc({ outcome: `denied_${denial.status}` });
@@ -461,6 +468,7 @@ async function authenticateSession(ctx: GatewayContext, facts: RequestFacts, rul
     throw new AppError('RATE_LIMITED', 'the rate limit is exhausted; retry later', { headers });
   }
   ctx.gatewayMetrics.rateAllowed.inc();
+  if (admitted.quotaExceeded) throw quotaError(tenant, plan, headers);
   ctx.gatewayMetrics.authOk.inc();
   const t = target as Target;
   return {
