@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
 
@@ -14,17 +14,45 @@ export interface StartedServer {
 export const SERVER_KEEP_ALIVE_MS = 65_000;
 
 /**
+ * How long a request may take to arrive whole, headers and body: a 25 MiB upload at 100 KiB/s takes about 4 minutes.
+ * Past it the server answers 408 and closes the connection. Answers are not bounded by it: a stream (SSE) begins once
+ * its request has arrived, and is bounded by its own handler.
+ */
+export const SERVER_REQUEST_TIMEOUT_MS = 300_000;
+
+/**
  * The HTTP server every listener of a service uses, TCP or unix socket alike: idle keep-alive connections live
  * `SERVER_KEEP_ALIVE_MS` (Node's default of 5 s is shorter than a caller's pool keeps a connection, and a request
- * sent on a connection the server is closing fails with ECONNRESET), and no whole-request timeout (long-lived streams,
- * SSE, are bounded by their own handlers).
+ * sent on a connection the server is closing fails with ECONNRESET), headers must arrive within
+ * `SERVER_KEEP_ALIVE_MS` + 1 s, and a whole request within `requestTimeoutMs` (default `SERVER_REQUEST_TIMEOUT_MS`).
+ * Before 2026-11-30 a request's body had no deadline: a client sending it a byte a minute, or one refused (401, 413)
+ * before its body was read, held its connection for good, and enough of them took the process's file descriptors.
+ * Node checks the deadlines every `checkIntervalMs` (default 30 s).
  */
-export function createServiceServer(handler: (req: any, res: any) => void): Server {
-  const server = createServer(handler);
+export function createServiceServer(handler: (req: any, res: any) => void, options: { requestTimeoutMs?: number; checkIntervalMs?: number } = {}): Server {
+  const server = createServer({ connectionsCheckingInterval: options.checkIntervalMs ?? 30_000 }, (req: IncomingMessage, res: ServerResponse) => {
+    closeAfterAnsweringEarly(req, res);
+    handler(req, res);
+  });
+  const requestTimeoutMs = options.requestTimeoutMs ?? SERVER_REQUEST_TIMEOUT_MS;
   server.keepAliveTimeout = SERVER_KEEP_ALIVE_MS;
-  server.headersTimeout = SERVER_KEEP_ALIVE_MS + 1_000;
-  server.requestTimeout = 0;
+  // Node checks neither deadline when the headers' is the longer.
+  server.headersTimeout = Math.min(SERVER_KEEP_ALIVE_MS + 1_000, requestTimeoutMs);
+  server.requestTimeout = requestTimeoutMs;
   return server;
+}
+
+/**
+ * An answer begun before its request arrived whole (a 401, a 413 refused before the body was read) closes the
+ * connection after it (`Connection: close`): otherwise Node reads and discards the rest of the body, however slowly
+ * it comes, to keep the connection alive, and the request deadline no longer applies once the answer is sent.
+ */
+function closeAfterAnsweringEarly(req: IncomingMessage, res: ServerResponse): void {
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
+    if (!req.complete) this.shouldKeepAlive = false;
+    return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+  } as ServerResponse['writeHead'];
 }
 
 export async function listen(app: Koa<any, any> | ((req: any, res: any) => void), port: number, host = '0.0.0.0'): Promise<StartedServer> {
