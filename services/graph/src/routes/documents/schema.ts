@@ -36,9 +36,18 @@ export function encodeCursor(createdAt: string, docId: string): string {
   return Buffer.from(`${createdAt}|${docId}`).toString('base64url');
 }
 
+/**
+ * A cursor as `encodeCursor` writes it, or 400: exactly one `|`, the time in the ISO form the store writes (years 1 to
+ * 9999, which PostgreSQL stores). Before 2026-11-30 any text `Date.parse` read got through (`1`, year 0, year
+ * 275760) and PostgreSQL refused it: a 500.
+ */
 export function decodeCursor(cursor: string): { created_at: string; doc_id: string } {
-  const [createdAt, docId] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  if (!createdAt || !docId || Number.isNaN(Date.parse(createdAt))) throw AppError.badRequest('cursor is invalid');
+  const parts = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  const [createdAt, docId] = parts;
+  const invalid = () => AppError.badRequest('cursor is invalid');
+  if (parts.length !== 2 || !createdAt || !docId || docId.length > 128 || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(createdAt)) throw invalid();
+  const time = new Date(createdAt);
+  if (Number.isNaN(time.getTime()) || time.toISOString() !== createdAt || time.getUTCFullYear() < 1) throw invalid();
   return { created_at: createdAt, doc_id: docId };
 }
 
