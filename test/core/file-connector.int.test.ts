@@ -154,6 +154,16 @@ describe('core: file connectors', () => {
     const many = await upload(a.key, Array.from({ length: LIMITS.maxFilesPerUpload + 1 }, (_, i) => ({ filename: `f${i}.txt`, type: 'text/plain', data: `file ${i}` })));
     expect(many.status).toBe(422);
     expect(many.json).toEqual({ detail: [{ loc: ['body', 'files'], msg: `at most ${LIMITS.maxFilesPerUpload} files per upload`, type: 'value_error' }] });
+    // Files after more other fields than an upload takes are not dropped in silence: the whole upload is refused.
+    const boundary = `lore-${randomUUID()}`;
+    const paddedParts = [
+      { name: 'files', filename: 'first.txt', type: 'text/plain', data: 'first' },
+      ...Array.from({ length: 30 }, (_, i) => ({ name: `junk${i}`, data: 'x' })),
+      { name: 'files', filename: 'last.txt', type: 'text/plain', data: 'last' },
+    ];
+    const padded = await http(s.gateway.publicUrl, 'POST', UPLOAD, { headers: { ...as(a.key), 'content-type': `multipart/form-data; boundary=${boundary}` }, raw: multipart(boundary, paddedParts) });
+    expect(padded.status).toBe(422);
+    expect(padded.json).toEqual({ detail: [{ loc: ['body', 'files'], msg: `an upload holds at most ${LIMITS.maxFilesPerUpload} files and 20 other fields`, type: 'value_error' }] });
 
     // A type no file connector reads is refused at once, naming the file, with the whole upload.
     const zip = await upload(a.key, [

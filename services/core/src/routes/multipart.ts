@@ -1,5 +1,5 @@
 import type { RouterContext } from '@koa/router';
-import { multipartParser, MultipartRefusedError, type MultipartParser } from '@lore/runtime';
+import { detailValidationError, multipartParser, MultipartRefusedError, type MultipartParser } from '@lore/runtime';
 import { coreError } from '../application/errors';
 import type { UploadLimits, UploadPart } from '../application/uploads';
 import type { CoreState } from './route';
@@ -66,6 +66,14 @@ async function* fileParts(ctx: RouterContext<CoreState>, limits: UploadLimits, t
     reader.failure ??= tooMany(limits.maxFilesPerUpload);
     signal();
   });
+  // Past the parts or fields bound the parser skips what follows without a word: the whole upload is refused instead
+  // (before 2026-11-30 files after enough other fields were dropped and the upload answered 2xx with the rest).
+  const tooManyParts = () => {
+    reader.failure ??= detailValidationError([{ path: 'files', message: `an upload holds at most ${limits.maxFilesPerUpload} files and 20 other fields` }], 'body');
+    signal();
+  };
+  bb.on('partsLimit', tooManyParts);
+  bb.on('fieldsLimit', tooManyParts);
   bb.on('error', () => {
     reader.failure ??= coreError('BAD_REQUEST', MALFORMED);
     done = true;
