@@ -1,4 +1,5 @@
 import { Readable, Writable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
 import { request as httpRequest, Agent } from 'node:http';
 import Router from '@koa/router';
 import pino from 'pino';
@@ -182,6 +183,14 @@ describe('createHttpApp', () => {
     const big = await fetch(`${server.url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ a: 'x'.repeat(200) }) });
     expect(big.status).toBe(413);
     expect(((await big.json()) as { error: { code: string } }).error.code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('refuses a coded body (415) before reading it, instead of inflating it', async () => {
+    const coded = await fetch(`${server.url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync('{"a":1}') });
+    expect(coded.status).toBe(415);
+    expect(((await coded.json()) as { error: { code: string } }).error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    const plain = await fetch(`${server.url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'identity' }, body: '{"a":2}' });
+    expect(await plain.json()).toEqual({ got: { a: 2 } });
   });
 
   it('parses PATCH bodies too, and leaves bodies of other methods to the handler', async () => {

@@ -11,6 +11,7 @@ import type { Lifecycle } from '../lifecycle/lifecycle';
 import { inCallerTrace } from '../telemetry/http';
 import { ROUTE_HEADER, nameServerSpan, recordingSpan } from '../telemetry/spans';
 import { writeAccessLine } from '../log/logger';
+import { assertNoContentCoding } from './body';
 
 export interface LoreState {
   requestId: string;
@@ -234,6 +235,9 @@ export function createHttpApp(options: HttpAppOptions): LoreApp {
     ctx.res.setHeader('x-request-id', requestId);
     let run: Promise<unknown>;
     try {
+      // A coded body is refused (415) before any byte of it is read, as every raw-body reader of Lore does: the body
+      // parser would inflate it (before 2026-11-30 the admin API did, before checking the caller).
+      if (parseBody !== undefined && BODY_METHODS.includes(ctx.req.method ?? 'GET')) assertNoContentCoding(ctx.req);
       run = parseBody !== undefined && BODY_METHODS.includes(ctx.req.method ?? 'GET') ? parseBody(ctx, () => fnMiddleware(ctx)) : fnMiddleware(ctx);
     } catch (err) {
       run = Promise.reject(err);
