@@ -32,9 +32,14 @@ export const mcpConfigSchema = z.object({
   LORE_IDENTITY_SECRET: envSecret(32),
   LORE_MCP_BODY_LIMIT_BYTES: envInt(1024 * 1024, 1024, 16 * 1024 * 1024),
   LORE_MCP_MAX_SESSIONS_PER_KEY: envInt(16, 1, 10_000),
+  /** Keep it far below LORE_MCP_MAX_SESSIONS: it is what keeps one tenant from locking the others out. */
+  LORE_MCP_MAX_SESSIONS_PER_TENANT: envInt(200, 1, 100_000),
   LORE_MCP_MAX_SESSIONS: envInt(2_000, 1, 100_000),
   LORE_MCP_SESSION_IDLE_MS: envInt(15 * 60_000, 1_000, 24 * 3_600_000),
   LORE_MCP_EVENT_STORE_MAX: envInt(10_000, 10, 1_000_000),
+  /** The event store's bounds in bytes (docs/mcp.md, "Sessions"): a count alone let the answers' size fill the heap. */
+  LORE_MCP_EVENT_STORE_BYTES: envInt(64 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
+  LORE_MCP_EVENT_STORE_SESSION_BYTES: envInt(16 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
   LORE_MCP_UPSTREAM_TIMEOUT_MS: envInt(30_000, 100, 600_000),
   LORE_MCP_UPSTREAM_MAX_BYTES: envInt(8 * 1024 * 1024, 1024, 64 * 1024 * 1024),
 });

@@ -4,4 +4,4 @@ export { defineTool, str, cap, jsonObject, envelopeSchema, seg, type AnyTool, ty
 export { Upstream, errorMessage, type UpstreamTargets, type Target } from './tools/upstream';
 export { TOOL_MODULES, allTools } from './tools/registry';
 export { visibleTools } from './tools/access';
-export { BoundedEventStore } from './event-store';
+export { BoundedEventStore, type EventStoreLimits } from './event-store';

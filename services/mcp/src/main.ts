@@ -38,9 +38,12 @@ async function main(): Promise<void> {
     limits: {
       bodyLimitBytes: config.LORE_MCP_BODY_LIMIT_BYTES,
       maxSessionsPerKey: config.LORE_MCP_MAX_SESSIONS_PER_KEY,
+      maxSessionsPerTenant: config.LORE_MCP_MAX_SESSIONS_PER_TENANT,
       maxSessions: config.LORE_MCP_MAX_SESSIONS,
       sessionIdleMs: config.LORE_MCP_SESSION_IDLE_MS,
       eventStoreMax: config.LORE_MCP_EVENT_STORE_MAX,
+      eventStoreBytes: config.LORE_MCP_EVENT_STORE_BYTES,
+      eventStoreSessionBytes: config.LORE_MCP_EVENT_STORE_SESSION_BYTES,
       upstreamTimeoutMs: config.LORE_MCP_UPSTREAM_TIMEOUT_MS,
       upstreamMaxBytes: config.LORE_MCP_UPSTREAM_MAX_BYTES,
     },

@@ -2,10 +2,11 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Koa from 'koa';
 import type { Identity } from '@lore/contracts';
-import { IDENTITY_HEADER, ROUTE_HEADER, nameServerSpan, recordingSpan, type IdentitySigner, type Logger } from '@lore/runtime';
+import { IDENTITY_HEADER, ROUTE_HEADER, assertNoContentCoding, nameServerSpan, recordingSpan, type IdentitySigner, type Logger } from '@lore/runtime';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { isInitializeRequest, type CallToolResult, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { BoundedEventStore, type SessionEventStore } from './event-store';
 import { visibleTools } from './tools/access';
 import { envelopeSchema, ToolInputError, type AnyTool, type UpstreamResult } from './tools/define';
@@ -27,9 +28,16 @@ export interface McpServiceOptions {
 export interface McpLimits {
   bodyLimitBytes: number;
   maxSessionsPerKey: number;
+  /** Open sessions of one tenant, far below `maxSessions`: one tenant's sessions never refuse another's. */
+  maxSessionsPerTenant: number;
+  /** Open sessions of the replica in all: the last guard. */
   maxSessions: number;
   sessionIdleMs: number;
   eventStoreMax: number;
+  /** UTF-8 bytes of the stream events kept for resumption, in all sessions together. */
+  eventStoreBytes: number;
+  /** UTF-8 bytes of one session's kept stream events. */
+  eventStoreSessionBytes: number;
   upstreamTimeoutMs: number;
   upstreamMaxBytes: number;
 }
@@ -37,9 +45,12 @@ export interface McpLimits {
 const DEFAULT_LIMITS: McpLimits = {
   bodyLimitBytes: 1024 * 1024,
   maxSessionsPerKey: 16,
+  maxSessionsPerTenant: 200,
   maxSessions: 2_000,
   sessionIdleMs: 15 * 60_000,
   eventStoreMax: 10_000,
+  eventStoreBytes: 64 * 1024 * 1024,
+  eventStoreSessionBytes: 16 * 1024 * 1024,
   upstreamTimeoutMs: 30_000,
   upstreamMaxBytes: 8 * 1024 * 1024,
 };
@@ -47,17 +58,45 @@ const DEFAULT_LIMITS: McpLimits = {
 interface Session {
   id: string;
   keyHash: string;
-  transport: StreamableHTTPServerTransport;
+  tenantId: string;
+  transport: SessionTransport;
   server: McpServer;
   lastUsed: number;
   /** The session's view of the event store (resumable streams). */
   events: SessionEventStore;
+  /** Ids of the session's requests not answered yet: a request reusing one is refused (`reusedIdRefusal`). */
+  inFlight: Set<RequestId>;
+}
+
+/**
+ * The SDK's transport, telling the session when one of its requests has been answered. The SDK maps a request's id
+ * to the stream that carries its answer, one stream an id: a second request with an id still in flight takes the
+ * first one's mapping, and one of the two streams then never ends. The session refuses such a request instead, and
+ * learns here when an id is free again.
+ */
+class SessionTransport extends StreamableHTTPServerTransport {
+  constructor(
+    options: ConstructorParameters<typeof StreamableHTTPServerTransport>[0],
+    private readonly answered: (id: RequestId) => void,
+  ) {
+    super(options);
+  }
+
+  override async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    try {
+      await super.send(message, options);
+    } finally {
+      if (isResponse(message)) this.answered(message.id);
+    }
+  }
 }
 
 export interface McpService {
   app: Koa;
   /** Open sessions (tests, metrics). */
   sessionCount(): number;
+  /** What the event store keeps for resumption: its events and their UTF-8 bytes (tests, metrics). */
+  storedEvents(): { count: number; bytes: number };
   close(): Promise<void>;
 }
 
@@ -78,8 +117,10 @@ export function createMcpService(options: McpServiceOptions): McpService {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const tools = options.tools ?? allTools();
   const logger = options.logger;
-  const events = new BoundedEventStore(limits.eventStoreMax);
+  const events = new BoundedEventStore({ maxEvents: limits.eventStoreMax, maxBytes: limits.eventStoreBytes, maxSessionBytes: limits.eventStoreSessionBytes });
   const sessions = new Map<string, Session>();
+  /** Sessions whose initialize is being answered: they count against the caps before the SDK names them. */
+  const opening = new Set<Session>();
   const targets = () => (typeof options.targets === 'function' ? options.targets() : options.targets);
 
   function buildServer(apiKey: string, identity: Identity, place: UpstreamOptions['place']): McpServer {
@@ -168,7 +209,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
       const read = await readBody(ctx.req, limits.bodyLimitBytes);
       if (!read.ok) {
         ctx.status = read.status;
-        ctx.body = jsonRpcError(read.status === 413 ? -32600 : -32700, read.error);
+        ctx.body = jsonRpcError(read.status === 400 ? -32700 : read.status === 413 ? -32600 : -32000, read.error);
         return;
       }
       body = read.value;
@@ -197,20 +238,20 @@ export function createMcpService(options: McpServiceOptions): McpService {
         ctx.body = jsonRpcError(-32000, 'Bad Request: no mcp-session-id header, and not an initialize request');
         return;
       }
-      const mine = [...sessions.values()].filter((s) => s.keyHash === keyHash).length;
-      if (mine >= limits.maxSessionsPerKey || sessions.size >= limits.maxSessions) {
+      const full = sessionCapReached([...new Set([...sessions.values(), ...opening])], keyHash, identity.tenant_id, limits);
+      if (full) {
         ctx.status = 429;
         // A session frees when its client ends it or it idles out; a minute is a fair first wait.
         ctx.set('Retry-After', '60');
-        ctx.body = jsonRpcError(-32000, mine >= limits.maxSessionsPerKey ? `this key has ${mine} open sessions, the most allowed; close one (DELETE /mcp) or wait for one to idle out` : 'too many open sessions');
+        ctx.body = jsonRpcError(-32000, full);
         return;
       }
       // A session opened in a named place acts there (the gateway has checked the names against the key's reach and
       // signed what they resolved to).
       const place = { ...(ctx.query.memory_id !== undefined && identity.memory_id ? { memory_id: identity.memory_id } : {}), ...(ctx.query.workspace_id !== undefined ? { workspace_id: identity.workspace_id } : {}) };
       const server = buildServer(apiKey, identity, place);
-      const created: Session = { id: '', keyHash, server, lastUsed: Date.now(), transport: undefined as unknown as StreamableHTTPServerTransport, events: events.forSession() };
-      created.transport = new StreamableHTTPServerTransport({
+      const created: Session = { id: '', keyHash, tenantId: identity.tenant_id, server, lastUsed: Date.now(), transport: undefined as unknown as SessionTransport, events: events.forSession(), inFlight: new Set() };
+      created.transport = new SessionTransport({
         sessionIdGenerator: () => randomUUID(),
         // The session's own view: its events replay to it alone (docs/mcp.md, "Sessions").
         eventStore: created.events,
@@ -219,23 +260,90 @@ export function createMcpService(options: McpServiceOptions): McpService {
           sessions.set(id, created);
         },
         onsessionclosed: () => forgetSession(created),
-      });
+      }, (id) => created.inFlight.delete(id));
       created.transport.onclose = () => forgetSession(created);
-      await server.connect(created.transport);
-      session = created;
+      opening.add(created);
+      try {
+        await server.connect(created.transport);
+        ctx.respond = false;
+        await created.transport.handleRequest(ctx.req, ctx.res, body);
+      } finally {
+        opening.delete(created);
+      }
+      return;
     }
+    const refused = reusedIdRefusal(session, body);
+    if (refused) {
+      ctx.status = 400;
+      ctx.body = refused;
+      return;
+    }
+    const reserved = requestIds(body);
+    for (const id of reserved) session.inFlight.add(id);
+    for (const id of cancelledIds(body)) session.inFlight.delete(id);
     ctx.respond = false;
-    await session.transport.handleRequest(ctx.req, ctx.res, body);
+    try {
+      await session.transport.handleRequest(ctx.req, ctx.res, body);
+    } finally {
+      // The SDK answered the request itself (a bad header, say): it ran nothing, and its ids are free again. A request
+      // it runs is answered 200, its ids freed when their answers are sent.
+      if (ctx.res.statusCode !== 200) for (const id of reserved) session.inFlight.delete(id);
+    }
   });
 
   return {
     app,
     sessionCount: () => sessions.size,
+    storedEvents: () => ({ count: events.size, bytes: events.bytes }),
     async close() {
       clearInterval(sweep);
       await Promise.all([...sessions.values()].map((s) => closeSession(s)));
     },
   };
+}
+
+/**
+ * Why a new session is refused, or null: the key's cap, then the tenant's (far below the replica's, so one tenant's
+ * sessions never refuse another's), then the replica's own, the last guard.
+ */
+function sessionCapReached(open: Session[], keyHash: string, tenantId: string, limits: McpLimits): string | null {
+  const mine = open.filter((s) => s.keyHash === keyHash).length;
+  if (mine >= limits.maxSessionsPerKey) return `this key has ${mine} open sessions, the most allowed; close one (DELETE /mcp) or wait for one to idle out`;
+  const tenant = open.filter((s) => s.tenantId === tenantId).length;
+  if (tenant >= limits.maxSessionsPerTenant) {
+    return `this tenant has ${tenant} open sessions on this replica, the most one tenant may hold; close one (DELETE /mcp) or wait for one to idle out`;
+  }
+  return open.length >= limits.maxSessions ? 'too many open sessions' : null;
+}
+
+const isResponse = (m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId } => 'id' in m && ('result' in m || 'error' in m);
+
+/** The ids of the requests (not notifications, not responses) a body carries. */
+function requestIds(body: unknown): RequestId[] {
+  return (Array.isArray(body) ? body : [body]).filter((m) => isObject(m) && 'method' in m && isId(m.id)).map((m) => (m as { id: RequestId }).id);
+}
+
+/** The request ids a body's `notifications/cancelled` name: the SDK sends no answer to a cancelled request. */
+function cancelledIds(body: unknown): RequestId[] {
+  return (Array.isArray(body) ? body : [body])
+    .filter((m) => isObject(m) && m.method === 'notifications/cancelled' && isObject(m.params) && isId(m.params.requestId))
+    .map((m) => ((m as { params: { requestId: RequestId } }).params.requestId));
+}
+
+/**
+ * A request whose id the session has not answered yet (or that a batch repeats) is refused, 400 with -32600 and the
+ * id: JSON-RPC asks a client for a unique id per request, and the SDK, which maps an id to one answer stream, would
+ * otherwise leave one of the two streams open for good.
+ */
+function reusedIdRefusal(session: Session, body: unknown): unknown {
+  const seen = new Set<RequestId>();
+  for (const id of requestIds(body)) {
+    if (session.inFlight.has(id) || seen.has(id)) {
+      return { jsonrpc: '2.0', error: { code: -32600, message: `Invalid Request: id ${JSON.stringify(id)} belongs to a request of this session that is not answered yet; give every request its own id` }, id };
+    }
+    seen.add(id);
+  }
+  return null;
 }
 
 function isInit(body: unknown): boolean {
@@ -304,6 +412,12 @@ function jsonRpcError(code: number, message: string) {
 }
 
 async function readBody(req: IncomingMessage, limit: number): Promise<{ ok: true; value: unknown } | { ok: false; status: number; error: string }> {
+  // A content coding is refused with 415, as every Lore body reader refuses it (Lore decodes none).
+  try {
+    assertNoContentCoding(req);
+  } catch (err) {
+    return { ok: false, status: 415, error: (err as Error).message };
+  }
   const declared = Number(req.headers['content-length'] ?? '0');
   if (declared > limit) return { ok: false, status: 413, error: `body larger than ${limit} bytes` };
   const chunks: Buffer[] = [];
