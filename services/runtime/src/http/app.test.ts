@@ -1,6 +1,7 @@
 import { Readable, Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { request as httpRequest, Agent } from 'node:http';
+import { connect } from 'node:net';
 import Router from '@koa/router';
 import pino from 'pino';
 import { createHttpApp, createRouter, opsRouter, type LoreState } from './app';
@@ -73,6 +74,12 @@ describe('createHttpApp', () => {
       brokeLater = new Promise((resolve) => socket.once('close', () => setImmediate(resolve)));
       ctx.res.once('finish', () => setTimeout(() => socket.destroy(new Error('idle socket broke')), 10));
       ctx.body = { sent: true };
+    });
+    router.put('/raw', async (ctx) => {
+      // Reads its body itself, as the gateway's proxy and the upload routes do.
+      let size = 0;
+      for await (const chunk of ctx.req) size += (chunk as Buffer).length;
+      ctx.body = { size };
     });
     router.get('/endless', (ctx) => {
       ctx.type = 'text/plain';
@@ -254,6 +261,21 @@ describe('createHttpApp', () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(lines.filter((l) => l.msg === 'response failed')).toEqual([]);
     expect(lines.find((l) => l.msg === 'the client left before the response ended')).toMatchObject({ level: 'info', request_id: 'client-left-001' });
+  });
+
+  it('counts a client that left in the middle of its request body as 499, with an info line and no error line', async () => {
+    lines.length = 0;
+    await new Promise<void>((resolve) => {
+      const socket = connect(Number(new URL(server.url).port), '127.0.0.1', () => {
+        socket.write('PUT /raw HTTP/1.1\r\nhost: x\r\nx-request-id: left-mid-body-1\r\ncontent-type: application/octet-stream\r\ncontent-length: 100000\r\n\r\nfirst bytes');
+        setTimeout(() => socket.destroy(), 100);
+      });
+      socket.on('close', () => resolve());
+      socket.on('error', () => resolve());
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(lines.filter((l) => l.level === 'error' || l.msg === 'response failed')).toEqual([]);
+    expect(lines.find((l) => l.msg === 'request' && l.request_id === 'left-mid-body-1')).toMatchObject({ route: '/raw', status: 499 });
   });
 
   it("reports a socket error during a request as Koa does (an error line with the request's id), and none between requests", async () => {

@@ -166,6 +166,15 @@ const BODY_METHODS = ['POST', 'PUT', 'PATCH'];
  * directly, and only for methods that carry a body), the error mapping, the RED metrics and the access line, and
  * last a JSON body is sent (see `respondJson`) or the answer is left to Koa's response step.
  */
+/** The status proxies record for a client that closed its request before it was answered. */
+const CLIENT_CLOSED_REQUEST = 499;
+
+/** True when the client closed the connection before its request's body arrived whole. */
+function clientLeftMidRequest(ctx: LoreContext): boolean {
+  const req = ctx.req;
+  return !req.complete && (req.readableAborted || req.socket?.destroyed === true);
+}
+
 export function createHttpApp(options: HttpAppOptions): LoreApp {
   const app = new KitKoa({ proxy: options.proxy ?? false });
   const http = createHttpMetrics(options.metrics);
@@ -198,7 +207,12 @@ export function createHttpApp(options: HttpAppOptions): LoreApp {
   const settle = (ctx: LoreContext, state: RequestState, socket: WatchedSocket | undefined, failed: boolean, failure: unknown): Promise<void> | undefined => {
     try {
       try {
-        if (failed) respondWithError(ctx, failure, options.errorShape);
+        // The client left before its request arrived whole (an upload cancelled halfway): there is no one to answer.
+        // Counted and logged as 499, the status proxies give a client that closed its request, not as whatever the
+        // handler had not set yet (a 404) or the error its broken read raised.
+        if (clientLeftMidRequest(ctx)) {
+          if (!ctx.res.headersSent) ctx.res.statusCode = CLIENT_CLOSED_REQUEST;
+        } else if (failed) respondWithError(ctx, failure, options.errorShape);
         // Nothing answered the request: the closed 404 body, not Koa's plain-text "Not Found".
         else if (ctx.res.statusCode === 404 && ctx.response.body === undefined) respondWithError(ctx, new AppError('NOT_FOUND', 'route not found'), options.errorShape);
       } finally {
@@ -260,6 +274,11 @@ export function createHttpApp(options: HttpAppOptions): LoreApp {
     // choice, not a fault of the service, so no error line for an alert to count.
     if (err.code === 'ERR_STREAM_PREMATURE_CLOSE') {
       (ctx?.state?.log ?? logger).info('the client left before the response ended');
+      return;
+    }
+    // A client that closed its connection in the middle of its request's body: its choice too.
+    if (ctx && clientLeftMidRequest(ctx)) {
+      (ctx.state?.log ?? logger).info('the client left before its request ended');
       return;
     }
     (ctx?.state?.log ?? logger).error({ err }, 'response failed');

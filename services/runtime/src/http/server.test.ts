@@ -30,7 +30,7 @@ describe('createServiceServer', () => {
         req.on('data', () => undefined);
         req.on('end', () => res.writeHead(200).end('read'));
       },
-      { requestTimeoutMs: 1_000, checkIntervalMs: 100 },
+      { requestTimeoutMs: 1_000, checkIntervalMs: 100, drainAfterAnswerMs: 1_000 },
     );
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     try {

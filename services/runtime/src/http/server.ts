@@ -29,9 +29,10 @@ export const SERVER_REQUEST_TIMEOUT_MS = 300_000;
  * before its body was read, held its connection for good, and enough of them took the process's file descriptors.
  * Node checks the deadlines every `checkIntervalMs` (default 30 s).
  */
-export function createServiceServer(handler: (req: any, res: any) => void, options: { requestTimeoutMs?: number; checkIntervalMs?: number } = {}): Server {
+export function createServiceServer(handler: (req: any, res: any) => void, options: { requestTimeoutMs?: number; checkIntervalMs?: number; drainAfterAnswerMs?: number } = {}): Server {
+  const drainMs = options.drainAfterAnswerMs ?? SERVER_DRAIN_AFTER_ANSWER_MS;
   const server = createServer({ connectionsCheckingInterval: options.checkIntervalMs ?? 30_000 }, (req: IncomingMessage, res: ServerResponse) => {
-    closeAfterAnsweringEarly(req, res);
+    boundDrainAfterAnswer(req, res, drainMs);
     handler(req, res);
   });
   const requestTimeoutMs = options.requestTimeoutMs ?? SERVER_REQUEST_TIMEOUT_MS;
@@ -42,17 +43,26 @@ export function createServiceServer(handler: (req: any, res: any) => void, optio
   return server;
 }
 
+/** How long the rest of a request's body may take to arrive once its answer was sent (see `boundDrainAfterAnswer`). */
+export const SERVER_DRAIN_AFTER_ANSWER_MS = 30_000;
+
 /**
- * An answer begun before its request arrived whole (a 401, a 413 refused before the body was read) closes the
- * connection after it (`Connection: close`): otherwise Node reads and discards the rest of the body, however slowly
- * it comes, to keep the connection alive, and the request deadline no longer applies once the answer is sent.
+ * An answer sent before its request arrived whole (a 401, a 413 refused before the body was read): Node reads and
+ * discards the rest of the body to keep the connection, and the request deadline no longer applies once the answer is
+ * sent. The rest must then arrive within `drainMs`, or the connection is closed. The connection is not closed at once:
+ * a caller still sending (the gateway relaying a body to a service that refused it early) must be able to finish and
+ * read the answer.
  */
-function closeAfterAnsweringEarly(req: IncomingMessage, res: ServerResponse): void {
-  const writeHead = res.writeHead;
-  res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
-    if (!req.complete) this.shouldKeepAlive = false;
-    return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
-  } as ServerResponse['writeHead'];
+function boundDrainAfterAnswer(req: IncomingMessage, res: ServerResponse, drainMs: number): void {
+  res.once('finish', () => {
+    if (req.complete) return;
+    const timer = setTimeout(() => {
+      if (!req.complete) req.socket.destroy();
+    }, drainMs);
+    timer.unref();
+    req.once('end', () => clearTimeout(timer));
+    req.once('close', () => clearTimeout(timer));
+  });
 }
 
 export async function listen(app: Koa<any, any> | ((req: any, res: any) => void), port: number, host = '0.0.0.0'): Promise<StartedServer> {
