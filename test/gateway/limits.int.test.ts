@@ -239,6 +239,22 @@ describe('gateway limits: per-key rate limit, plan limits, credit balance', () =
     expect((await http(g.publicUrl, 'POST', '/api/v1/memory/search', { headers: { 'x-api-key': c.key }, body: { query: 'q' } })).status).toBe(200);
   });
 
+  it('spends rate on refused requests too: each refusal carries the RateLimit headers, and a flood of them is throttled', async () => {
+    const t = await makeTenant(g);
+    const k = await makeKey(g, t.tenantId, { scopes: { modules: ['memory'] }, rate_limit: { per_second: 0.5, burst: 2 } });
+    const ping = () => http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': k.key } });
+    for (let i = 0; i < 2; i++) {
+      const r = await ping();
+      expect({ i, status: r.status, limit: r.headers['ratelimit-limit'] !== undefined }).toEqual({ i, status: 403, limit: true });
+    }
+    const third = await ping();
+    expect(third.status).toBe(429);
+    expect(third.headers['retry-after']).toBeDefined();
+    // Refusals spend no quota: a tiny plan's five requests are all still there.
+    expect((await adminCall(g, 'PUT', `/internal/v1/tenants/${t.tenantId}/billing`, { plan: 'tiny' })).status).toBe(200);
+    for (let i = 0; i < 5; i++) expect({ i, status: (await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': t.key } })).status }).toEqual({ i, status: 200 });
+  });
+
   it('counts a signed-in user\'s requests against the monthly quota as a key\'s, and refuses them once it is used up', async () => {
     const t = await makeTenant(g);
     expect((await adminCall(g, 'PUT', `/internal/v1/tenants/${t.tenantId}/billing`, { plan: 'tiny' })).status).toBe(200);

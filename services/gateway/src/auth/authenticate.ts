@@ -400,11 +400,13 @@ async function authenticateRequest(ctx: GatewayContext, facts: RequestFacts, rul
   const readsMemory = reads('search') || reads('retrieve');
 
   const plan = planOf(ctx, tenant.tenant);
+  // A refused request spends rate like any other (so a flood of refusals is throttled too, and each answer carries
+  // the RateLimit headers), never quota.
   const admitted = await ctx.state.admit({
     subject,
-    consume: denial === null,
+    consume: true,
     rate,
-    quota: plan.requests_per_month && rule.countsQuota !== false ? { tenantId: tenant.tenant.tenant_id, limit: plan.requests_per_month } : null,
+    quota: denial === null && plan.requests_per_month && rule.countsQuota !== false ? { tenantId: tenant.tenant.tenant_id, limit: plan.requests_per_month } : null,
   });
   if (observeSharedEpoch(ctx, admitted.epoch)) {
     // The shared state lost its records (or is new): nothing cached can be trusted; ask the database.
@@ -412,15 +414,12 @@ async function authenticateRequest(ctx: GatewayContext, facts: RequestFacts, rul
     if (!cred || deadReason(cred, Date.now())) throw unauthorized('the credential is not valid');
   }
   if (admitted.revoked) throw refused(ctx, 'revoked', 'the credential has been revoked');
-  if (denial) {
-    ctx.gatewayMetrics.authDecisions.inc({ outcome: `denied_${denial.status}` });
-    throw denial;
-  }
   const headers = rateHeaders(admitted.rate, rate.perSecond);
   if (admitted.rate && !admitted.rate.allowed) {
     ctx.gatewayMetrics.rateLimitDecisions.inc({ decision: 'limited' });
     throw new AppError('RATE_LIMITED', 'the rate limit of this credential is exhausted; retry later', { headers });
   }
+  if (denial) throw deniedWith(ctx, denial, headers);
   ctx.gatewayMetrics.rateAllowed.inc();
   if (admitted.quotaExceeded) throw quotaError(tenant, plan, headers);
   ctx.gatewayMetrics.authOk.inc();
@@ -432,6 +431,13 @@ async function authenticateRequest(ctx: GatewayContext, facts: RequestFacts, rul
     },
     headers,
   };
+}
+
+/** A refusal decided before the shared state was asked (scope, credits, place), counted, with the rate headers. */
+function deniedWith(ctx: GatewayContext, denial: AppError, headers: Record<string, string>): AppError {
+  ctx.gatewayMetrics.authDecisions.inc({ outcome: `denied_${denial.status}` });
+  Object.assign(denial.headers, headers);
+  return denial;
 }
 
 /** The 402 of a tenant whose monthly request quota is used up, with the request's rate headers. */
@@ -456,17 +462,14 @@ async function authenticateSession(ctx: GatewayContext, facts: RequestFacts, rul
   // neither counted nor refused once it was used up).
   const plan = planOf(ctx, tenant.tenant);
   const quota = plan.requests_per_month && rule.countsQuota !== false ? { tenantId: tenant.tenant.tenant_id, limit: plan.requests_per_month } : null;
-  const admitted = await ctx.state.admit({ subject: user.user_id, consume: denial === null, rate: ctx.config.rateLimit, quota });
+  const admitted = await ctx.state.admit({ subject: user.user_id, consume: true, rate: ctx.config.rateLimit, quota: denial === null ? quota : null });
   if (admitted.revoked) throw refused(ctx, 'invalid_session', 'the session is not valid');
-  if (denial) {
-    ctx.gatewayMetrics.authDecisions.inc({ outcome: `denied_${denial.status}` });
-    throw denial;
-  }
   const headers = rateHeaders(admitted.rate, ctx.config.rateLimit.perSecond);
   if (admitted.rate && !admitted.rate.allowed) {
     ctx.gatewayMetrics.rateLimitDecisions.inc({ decision: 'limited' });
     throw new AppError('RATE_LIMITED', 'the rate limit is exhausted; retry later', { headers });
   }
+  if (denial) throw deniedWith(ctx, denial, headers);
   ctx.gatewayMetrics.rateAllowed.inc();
   if (admitted.quotaExceeded) throw quotaError(tenant, plan, headers);
   ctx.gatewayMetrics.authOk.inc();
