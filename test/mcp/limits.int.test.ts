@@ -1,9 +1,10 @@
 import { gzipSync } from 'node:zlib';
 import { IdentitySigner, createLogger, listen, type StartedServer } from '@lore/runtime';
-import { createMcpService, defineTool, type McpService } from '@lore/mcp';
-import { z } from 'zod';
+// The service from its sources, as the tools the test hands it are (`test-tools` is no part of the package's API).
+import { createMcpService, type McpService } from '../../services/mcp/src/index';
 import { IDENTITY_SECRET, freshDatabase, makeKey, makeTenant, startGateway, uid, type GatewayUnderTest, type TenantFixture } from '../gateway/harness';
 import type { TestDatabase } from '../support/infra';
+import { mcpMessagesOf, sizedAnswerTools } from '../../services/mcp/src/test-tools';
 
 jest.setTimeout(120_000);
 
@@ -11,39 +12,11 @@ const KiB = 1024;
 const MiB = 1024 * KiB;
 const PROTOCOL = '2025-11-25';
 
-/** A tool answering as many KiB as asked, and one answering once the test lets it: no upstream needed. */
-let release: () => void = () => undefined;
-const tools = [
-  defineTool({
-    name: 'big',
-    description: 'An answer of `kib` KiB.',
-    input: z.object({ kib: z.number().int().min(1).max(4096) }),
-    access: 'read',
-    module: 'memory',
-    call: async ({ kib }) => ({ success: true, data: { filler: 'x'.repeat(kib * KiB) } }),
-  }),
-  defineTool({
-    name: 'gate',
-    description: 'Answers once released.',
-    input: z.object({}),
-    access: 'read',
-    module: 'memory',
-    call: () => new Promise((resolve) => (release = () => resolve({ success: true, data: 'released' }))),
-  }),
-];
+const sized = sizedAnswerTools();
+const tools = sized.tools;
+const release = sized.release;
 
-/** The JSON-RPC messages of an answer, JSON or a server-sent stream (a priming event's message is null). */
-function messagesOf(text: string): Array<{ id?: string; message: any }> {
-  if (text.startsWith('{')) return [{ message: JSON.parse(text) }];
-  return text
-    .split('\n\n')
-    .filter((block) => block.trim() !== '')
-    .map((block) => {
-      const id = /^id: (.*)$/m.exec(block)?.[1];
-      const data = /^data: ?(.*)$/m.exec(block)?.[1] ?? '';
-      return { ...(id ? { id } : {}), message: data ? JSON.parse(data) : null };
-    });
-}
+const messagesOf = mcpMessagesOf;
 
 /**
  * The limits of `/mcp` (docs/mcp.md, "Sessions"), through a real gateway: the event store bounded in bytes, each

@@ -1,34 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { IDENTITY_HEADER, IdentitySigner, createLogger, listen } from '@lore/runtime';
-import { z } from 'zod';
 import { createMcpService, type McpLimits, type McpService } from './mcp-service';
-import { defineTool } from './tools/define';
+import { mcpMessagesOf, sizedAnswerTools } from './test-tools';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
 const PROTOCOL = '2025-11-25';
 
-/** A tool whose answer is as large as asked, and one that answers when the test lets it. */
-let release: () => void = () => undefined;
-const tools = [
-  defineTool({
-    name: 'big',
-    description: 'An answer of `kib` KiB.',
-    input: z.object({ kib: z.number().int().min(1).max(4096) }),
-    access: 'read',
-    module: 'memory',
-    call: async ({ kib }) => ({ success: true, data: { filler: 'x'.repeat(kib * KiB) } }),
-  }),
-  defineTool({
-    name: 'gate',
-    description: 'Answers once released.',
-    input: z.object({}),
-    access: 'read',
-    module: 'memory',
-    call: () => new Promise((resolve) => (release = () => resolve({ success: true, data: 'released' }))),
-  }),
-];
+const sized = sizedAnswerTools();
+const tools = sized.tools;
+const release = sized.release;
 
 interface Harness {
   service: McpService;
@@ -66,18 +48,7 @@ async function headersOf(h: { signer: IdentitySigner }, who: Caller, session?: s
   };
 }
 
-/** The JSON-RPC messages of an answer, whether JSON or a server-sent stream (a priming event's message is null). */
-function messagesOf(text: string): Array<{ id?: string; message: any }> {
-  if (text.startsWith('{')) return [{ message: JSON.parse(text) }];
-  return text
-    .split('\n\n')
-    .filter((block) => block.trim() !== '')
-    .map((block) => {
-      const id = /^id: (.*)$/m.exec(block)?.[1];
-      const data = /^data: ?(.*)$/m.exec(block)?.[1] ?? '';
-      return { ...(id ? { id } : {}), message: data ? JSON.parse(data) : null };
-    });
-}
+const messagesOf = mcpMessagesOf;
 
 async function post(h: Harness & { signer: IdentitySigner }, who: Caller, body: unknown, session?: string, extra: Record<string, string> = {}) {
   const res = await fetch(h.url, { method: 'POST', headers: { ...(await headersOf(h, who, session)), ...extra }, body: JSON.stringify(body) });
