@@ -103,6 +103,28 @@ describe('agents: web research and deep search', () => {
       }
     });
 
+    it('reads sizes and founding years as criteria and "or" as alternatives: company prompts that mention staff find exactly their companies', async () => {
+      const cases: Array<{ path: string; prompt: string; truth: ReturnType<typeof matchingCompanies>; criteria: string[] }> = [
+        // A size word ("employees", "staff") qualifies the companies: no people search, and no "than" or "500" on the page.
+        { path: '/webandreasearch/start', prompt: 'Find cybersecurity companies in London with more than 500 employees', truth: matchingCompanies(world, { industry: 'Cybersecurity', city: 'London', employeesMin: 501 }), criteria: ['Company size: 501+'] },
+        { path: '/service-deep-search/start', prompt: 'Find SaaS companies in Lyon with more than 100 staff', truth: matchingCompanies(world, { industry: 'SaaS', city: 'Lyon', employeesMin: 101 }), criteria: ['Company size: 101+'] },
+        { path: '/webandreasearch/start', prompt: 'Find fintech companies in Berlin founded after 2004', truth: matchingCompanies(world, { industry: 'Fintech', city: 'Berlin', foundedFrom: 2005 }), criteria: ['Founded: 2005 or later'] },
+        { path: '/service-deep-search/start', prompt: 'Find SaaS companies in Paris or Lyon', truth: matchingCompanies(world, { industry: 'SaaS', city: ['Paris', 'Lyon'] }), criteria: [] },
+      ];
+      for (const c of cases) {
+        // Each case leaves some of the place's companies out, and finds more than one.
+        expect(c.truth.length).toBeGreaterThan(1);
+        const { client, end } = await run(c.path, { prompt: c.prompt });
+        expect(end).toMatchObject({ status: 'completed', summary: expect.stringMatching(new RegExp(`^${c.truth.length} companies found`)) });
+        const planning = client.messages.find((m) => m.type === 'progress' && m.stage === 'planning')!;
+        expect(planning.data).toMatchObject({ target: 'company', criteria: c.criteria });
+        expect((planning.data as Json).terms.some((t: string) => /^\d|^(than|after|more)$/.test(t))).toBe(false);
+        const rows = rowsIn(client);
+        expect({ prompt: c.prompt, names: rows.map((r) => r.fields.name).sort() }).toEqual({ prompt: c.prompt, names: c.truth.map((x) => x.name).sort() });
+        for (const r of rows) expect(r.entity_type).toBe('company');
+      }
+    });
+
     it('asks a clarifying question when the prompt names nothing to look for, and goes on with the answer sent over the socket', async () => {
       const r = await s.call('POST', '/webandreasearch/start', auth(a), { prompt: 'Find me some companies please' });
       const client = await openSession(socketUrl(r.json, a.key));

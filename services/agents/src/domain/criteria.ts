@@ -758,6 +758,25 @@ export function extractCriteriaByRules(prompt: string, kind: SearchKind, options
   };
 }
 
+/**
+ * The size and founding-year qualifiers of a prompt ("more than 50 employees", "founded after 2015") as hard criteria,
+ * and the prompt with their words blanked out (the same length, so a position in one is a position in the other).
+ * For web research, which judges pages by their words and must not ask a page to contain "than" or "50" (docs/agents.md,
+ * "Web research and deep search agents"). Vague size words ("startups", "SMB") are no qualifiers here: they stay words.
+ */
+export function readQualifiers(prompt: string, kind: SearchKind, options: ExtractOptions = {}): { criteria: Criterion[]; rest: string } {
+  const now = options.now ?? new Date();
+  let r = new Reading(prompt);
+  const size = readSize(r);
+  if (size && !size.explicit) r = new Reading(prompt);
+  const founded = readFounded(r, now);
+  const whose = capital(kind === 'person' ? "the person's company" : 'the company');
+  const criteria: Criterion[] = [];
+  if (size?.explicit) criteria.push(criterion('Company size', formatRange(size.range), COLUMNS.employees, 'number', 'hard_filter', `${whose} has ${formatRange(size.range)} employees.`));
+  if (founded) criteria.push(criterion('Founded', formatYears(founded), COLUMNS.founded, 'number', 'hard_filter', `${whose} was founded ${describeYears(founded)}.`));
+  return { criteria, rest: r.text.replace(/[\s\S]/g, (ch: string, i: number) => (r.taken[i] ? ' ' : ch)) };
+}
+
 function unique<T>(items: T[]): T[] {
   return [...new Set(items)];
 }

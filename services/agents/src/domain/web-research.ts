@@ -1,15 +1,27 @@
+import { MAX_PROMPT_CHARS, readPlaces, readQualifiers, type Criterion, type ExtractOptions } from './criteria';
+import { INDUSTRIES, findTerms, normalizeText } from './lexicon';
+import { scoreCandidate } from './scoring';
+
 /**
  * Planning and judging for the web research and deep search agents (docs/agents.md, "Web research and deep search
  * agents"). Pure: what a prompt asks for (companies, people or pages), the words a page must contain to answer it,
- * the search queries, whether the prompt is too vague to plan, and whether a read page answers it.
+ * the sizes and founding years a company must have, the search queries, whether the prompt is too vague to plan, and
+ * whether a read page answers it.
  */
 
 export type ResearchTarget = 'company' | 'person' | 'page';
 
 export interface ResearchPlan {
   target: ResearchTarget;
-  /** Words every answering page contains (lower case, singular): the prompt's content words. */
+  /** The prompt's content words (lower case, singular), for queries and snippets. */
   terms: string[];
+  /** What every answering page contains: one word of each group ("Berlin or Munich" is one group of two). */
+  required: string[][];
+  /**
+   * Sizes and founding years asked for ("more than 50 employees", "founded after 2015"), list building's hard criteria:
+   * judged on an answering company's facts, never as page words. Companies and people only.
+   */
+  criteria: Criterion[];
   /** The roles a person must hold (each a list of spellings, any of which counts), for `person`. */
   roles: string[][];
   /** Web search queries, most specific first. */
@@ -31,12 +43,17 @@ const STOP = new Set(
     'based located headquartered operating active web internet online site sites website websites page pages ' +
     'company companies startup startups firm firms business businesses organisation organisations organization organizations ' +
     'vendor vendors provider providers maker makers brand brands ' +
-    'people person persons employee employees staff team teams member members'
+    'people person persons employee employees staff team teams member members ' +
+    // Comparisons and rankings: they qualify what is asked for, no page has to say them.
+    'than after before since between less fewer least larger smaller bigger biggest largest smallest leading major ' +
+    'have has having had with without employ employs employing size sized headcount'
   ).split(' '),
 );
 
 const COMPANY_WORDS = new Set('company companies startup startups firm firms business businesses organisation organisations organization organizations vendor vendors provider providers maker makers brand brands who'.split(' '));
 const PEOPLE_WORDS = new Set('people person persons employee employees staff team teams member members'.split(' '));
+/** Words that make a following people word a company's size: "with 50 employees", "having a large team". */
+const SIZE_LEAD = new Set('with having has have employing'.split(' '));
 
 /** Role words → the spellings a title may use. */
 const ROLES: Record<string, string[]> = {
@@ -68,8 +85,8 @@ export function stem(word: string): string {
   return w;
 }
 
-/** The prompt's words as written (URLs left out). */
-const wordsOf = (text: string): string[] => text.replace(URL_IN_TEXT, ' ').match(/[\p{L}\p{N}][\p{L}\p{N}+&-]*/gu) ?? [];
+/** The prompt's words as written, each with its position (URLs left out). */
+const wordsAt = (text: string): Array<{ word: string; at: number }> => [...text.matchAll(/[\p{L}\p{N}][\p{L}\p{N}+&-]*/gu)].map((m) => ({ word: m[0], at: m.index ?? 0 }));
 
 export function urlsOf(prompt: string): string[] {
   const out: string[] = [];
@@ -86,33 +103,102 @@ export function urlsOf(prompt: string): string[] {
 }
 
 /**
- * The plan of a prompt by rules. `person` when the prompt names roles or people, `company` when it names companies
- * (or asks "who"), else `page`. Terms: the content words left after grammar, requests, vague nouns and role words.
+ * Whether a people word says how big a company is rather than asking for people: inside a size qualifier the
+ * criteria read ("more than 50 employees"), with a number just before it ("50 staff", "20-person team") or "of" and a
+ * number after it ("a team of 20"), or led by "with", "having" ... ("with a large team").
  */
-export function planResearch(prompt: string): ResearchPlan {
-  const words = wordsOf(prompt);
+function isSizeWord(words: ReadonlyArray<{ word: string; at: number }>, k: number, qualified: boolean): boolean {
+  if (qualified) return true;
+  const lower = (j: number) => words[j]?.word.toLowerCase() ?? '';
+  const before = [lower(k - 1), lower(k - 2), lower(k - 3)];
+  if (before.slice(0, 2).some((w) => /^\d/.test(w) || /^\d[\d,.]*k?-(?:person|people|strong)$/.test(w))) return true;
+  if (lower(k + 1) === 'of' && /^\d/.test(lower(k + 2))) return true;
+  return before.some((w) => SIZE_LEAD.has(w));
+}
+
+/** Whether the text between two terms only joins them as alternatives ("Berlin or Munich", "A, B or C"). */
+const joinsAlternatives = (gap: string): 'or' | 'comma' | null => {
+  const words = gap.toLowerCase().match(/[\p{L}\p{N}/]+/gu) ?? [];
+  if (words.length === 0) return /,/.test(gap) ? 'comma' : null;
+  if (!words.every((w) => w === 'or' || w === 'and/or' || STOP.has(w))) return null;
+  return words.some((w) => w === 'or' || w === 'and/or') ? 'or' : null;
+};
+
+/** A place, an industry, or another word: a comma lists alternatives only between two of one kind ("Berlin, Munich or Paris"). */
+const kindOfTerm = (term: string): string => (readPlaces(term).length > 0 ? 'place' : findTerms(term, INDUSTRIES).length > 0 ? 'industry' : 'word');
+
+/**
+ * Each term its group, except runs joined by "or" (and by commas between terms of one kind, "Berlin, Munich or
+ * Hamburg"): those are one group of alternatives.
+ */
+function groupAlternatives(found: ReadonlyArray<{ term: string; join: 'or' | 'comma' | null }>): string[][] {
+  const runs: Array<{ terms: string[]; or: boolean }> = [];
+  for (const f of found) {
+    const last = runs[runs.length - 1];
+    const comma = f.join === 'comma' && last !== undefined && kindOfTerm(f.term) !== 'word' && kindOfTerm(f.term) === kindOfTerm(last.terms[last.terms.length - 1]!);
+    if (last && (f.join === 'or' || comma)) {
+      last.terms.push(f.term);
+      last.or ||= f.join === 'or';
+    } else runs.push({ terms: [f.term], or: false });
+  }
+  return runs.flatMap((r) => (r.or ? [r.terms] : r.terms.map((t) => [t])));
+}
+
+/** Search queries: one a combination of the groups' alternatives (at most four), then the first two groups alone. */
+function queriesOf(groups: readonly string[][]): string[] {
+  if (groups.length === 0) return [];
+  let combos: string[][] = [[]];
+  for (const g of groups) combos = combos.flatMap((c) => g.map((w) => [...c, w])).slice(0, 4);
+  const out = combos.map((c) => c.join(' '));
+  if (groups.length > 2) out.push(groups.slice(0, 2).map((g) => g[0]).join(' '));
+  return [...new Set(out)];
+}
+
+/**
+ * The plan of a prompt by rules. `person` when the prompt names roles or asks for people ("people at ...",
+ * "employees of ..."; a people word that gives a company's size, "with 50 employees" or "a team of 20", does not),
+ * `company` when it names companies (or asks "who"), else `page`. Terms: the content words left after grammar,
+ * requests, vague nouns, comparisons and role words. For companies and people, sizes and founding years are read
+ * as criteria and their words (and any other bare number: "40 companies" is a count) are not terms; terms joined
+ * by "or" are alternatives.
+ */
+export function planResearch(prompt: string, options: ExtractOptions = {}): ResearchPlan {
+  // The criteria's reading of the prompt, URLs blanked to keep positions: a blank in `rest` is a qualifier's word.
+  const text = normalizeText(prompt).slice(0, MAX_PROMPT_CHARS).replace(URL_IN_TEXT, (m) => ' '.repeat(m.length));
+  const { criteria, rest } = readQualifiers(text, 'company', options);
+  const words = wordsAt(text);
+  const qualified = (at: number): boolean => rest[at] === ' ';
   const roles: string[][] = [];
-  const terms: string[] = [];
   let people = false;
   let companies = false;
-  for (const written of words) {
-    const raw = written.toLowerCase();
+  for (const [k, { word, at }] of words.entries()) {
+    const raw = word.toLowerCase();
     const w = stem(raw);
     if (ROLES[w]) {
       if (!roles.some((r) => r === ROLES[w])) roles.push(ROLES[w]!);
       continue;
     }
-    if (PEOPLE_WORDS.has(raw) || PEOPLE_WORDS.has(w)) people = true;
+    if ((PEOPLE_WORDS.has(raw) || PEOPLE_WORDS.has(w)) && !isSizeWord(words, k, qualified(at))) people = true;
     if (COMPANY_WORDS.has(raw) || COMPANY_WORDS.has(w)) companies = true;
-    if (STOP.has(raw) || STOP.has(w) || w.length < 2) continue;
-    // A word written with a capital is a name (Paris, SaaS): kept as written, never singularised.
-    const term = /\p{Lu}/u.test(written) ? raw : w;
-    if (!terms.includes(term)) terms.push(term);
   }
   const target: ResearchTarget = roles.length > 0 || people ? 'person' : companies ? 'company' : 'page';
-  const kept = terms.slice(0, 8);
-  const queries = kept.length === 0 ? [] : [kept.join(' '), ...(kept.length > 2 ? [kept.slice(0, 2).join(' ')] : [])];
-  return { target, terms: kept, roles, queries, urls: urlsOf(prompt) };
+  const entities = target !== 'page';
+  const found: Array<{ term: string; join: 'or' | 'comma' | null }> = [];
+  let lastEnd = -1;
+  for (const { word, at } of words) {
+    const raw = word.toLowerCase();
+    const w = stem(raw);
+    if (ROLES[w] || STOP.has(raw) || STOP.has(w) || w.length < 2) continue;
+    // A company's size, founding year or a count is no word a page must hold.
+    if (entities && (qualified(at) || /^[\d,.]+(?:k|\+)?(?:-(?:person|people|strong|employees?))?$/.test(w))) continue;
+    // A word written with a capital is a name (Paris, SaaS): kept as written, never singularised.
+    const term = /\p{Lu}/u.test(word) ? raw : w;
+    const join = lastEnd < 0 ? null : joinsAlternatives((entities ? rest : text).slice(lastEnd, at));
+    lastEnd = at + word.length;
+    if (!found.some((f) => f.term === term)) found.push({ term, join });
+  }
+  const required = groupAlternatives(found).slice(0, 8);
+  return { target, terms: required.flat(), required, criteria: entities ? criteria : [], roles, queries: queriesOf(required), urls: urlsOf(prompt) };
 }
 
 /**
@@ -130,10 +216,24 @@ export const CLARIFYING_QUESTION =
 
 const norm = (s: string): string => s.toLowerCase().replace(/\s+/g, ' ');
 
-/** Whether a text contains every term (as a word start: `fintech` matches `fintechs`, not `afintech`). */
-export function containsTerms(text: string, terms: readonly string[]): boolean {
+/**
+ * Whether a text contains every term, or one of each group of alternatives, as a word start (`fintech` matches
+ * `fintechs`, not `afintech`); a number as a whole number (`50` does not match `500`).
+ */
+export function containsTerms(text: string, terms: ReadonlyArray<string | readonly string[]>): boolean {
   const t = ` ${norm(text).replace(/[^\p{L}\p{N}+&-]+/gu, ' ')} `;
-  return terms.every((term) => t.includes(` ${term}`));
+  const has = (term: string) => (/^\d+$/.test(term) ? new RegExp(` ${term}(?!\\d)`).test(t) : t.includes(` ${term}`));
+  return terms.every((group) => (typeof group === 'string' ? has(group) : group.some(has)));
+}
+
+/**
+ * Whether a company's facts (its page's) meet the sizes and founding years asked for: list building's scorer judges
+ * each on the facts, then on the page's text; only a company shown outside a range is refused, one whose page states
+ * none of them is not (the criteria are applied where the page allows, never as words).
+ */
+export function meetsCriteria(facts: Record<string, unknown>, text: string, criteria: readonly Criterion[]): boolean {
+  if (criteria.length === 0) return true;
+  return scoreCandidate({ kind: 'company', data: facts, pageText: text }, criteria).verdicts.every((v) => v.outcome !== 'not_matched');
 }
 
 /** Whether a title holds one of the roles (any spelling of each; no roles: any title). */

@@ -1,6 +1,6 @@
 import type { LanguageModel } from '@lore/ai';
 import { detectKind, extractDocument, extractionFailureReason } from '@lore/extract';
-import { CLARIFYING_QUESTION, bestSentence, containsTerms, holdsRole, isTooVague, planResearch, referenceUrls, stem, type ResearchPlan, type ResearchTarget } from '../../domain/web-research';
+import { CLARIFYING_QUESTION, bestSentence, containsTerms, holdsRole, isTooVague, meetsCriteria, planResearch, referenceUrls, stem, type ResearchPlan, type ResearchTarget } from '../../domain/web-research';
 import type { WebPageRead } from '../list-building';
 import type { SessionAgent, SessionContext, SessionRow } from './agent';
 
@@ -208,7 +208,8 @@ class Research {
     for (const home of homes) {
       if (this.full()) return;
       const page = await this.page(home);
-      if (!page || !str(page.facts.name) || !containsTerms(pageText(page), this.plan.terms)) continue;
+      // The prompt's words on the page, its sizes and founding years in the company's facts (or its text).
+      if (!page || !str(page.facts.name) || !containsTerms(pageText(page), this.plan.required) || !meetsCriteria(page.facts, page.text, this.plan.criteria)) continue;
       if (!people) {
         const f = page.facts;
         const fields: Record<string, unknown> = { name: str(f.name), industry: str(f.industry), location: locationText(f.location), description: str(f.description).slice(0, 500), url: home };
@@ -250,7 +251,7 @@ class Research {
     while (queue.length > 0 && !this.full()) {
       const { url, depth } = queue.shift()!;
       const page = await this.page(url);
-      if (!page || !containsTerms(pageText(page), this.plan.terms)) continue;
+      if (!page || !containsTerms(pageText(page), this.plan.required)) continue;
       await this.write({ entity_key: `page:${page.url}`, entity_type: 'page', fields: { name: page.title || page.url, url: page.url, summary: bestSentence(page.text, this.plan.terms, 300) }, provenance: this.provenance(page, this.plan.terms) });
       if (depth > 0 || this.limits.followLinks === 0) continue;
       for (const link of (page.links ?? []).slice(0, this.limits.followLinks)) {
@@ -312,10 +313,11 @@ function researchAgent(kind: 'web_research' | 'deep_search', limits: ResearchLim
         return { summary: 'nothing to look for: 0 rows' };
       }
       const { plan, by } = planned;
+      const criteria = plan.criteria.map((c) => `${c.name}: ${c.value}`);
       await ctx.emit({
         stage: 'planning',
-        message: `looking for ${plan.target === 'person' ? 'people' : plan.target === 'company' ? 'companies' : 'pages'} with: ${plan.terms.join(', ') || '(the named sites)'}${plan.roles.length > 0 ? `; roles: ${plan.roles.map((r) => r[0]).join(', ')}` : ''}`,
-        data: { target: plan.target, terms: plan.terms, queries: plan.queries, planned_by: by, proxy_country_code: ctx.options.proxy_country_code },
+        message: `looking for ${plan.target === 'person' ? 'people' : plan.target === 'company' ? 'companies' : 'pages'} with: ${plan.required.map((g) => g.join(' or ')).join(', ') || '(the named sites)'}${plan.roles.length > 0 ? `; roles: ${plan.roles.map((r) => r[0]).join(', ')}` : ''}${criteria.length > 0 ? `; ${criteria.join('; ')}` : ''}`,
+        data: { target: plan.target, terms: plan.terms, criteria, queries: plan.queries, planned_by: by, proxy_country_code: ctx.options.proxy_country_code },
       });
       const research = new Research(ctx, plan, limits);
       const extra = kind === 'deep_search' ? await references(ctx) : [];
