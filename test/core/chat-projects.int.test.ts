@@ -108,6 +108,31 @@ describe('core: chat projects', () => {
     expect((await s.call('GET', `/api/chat/projects/${pid}`, as(a.key))).status).toBe(200);
   });
 
+  it('holds an owner to 500 projects, concurrent creates included, and lists at most 500', async () => {
+    const t = await s.tenant();
+    const first = await s.call('POST', '/api/chat/projects', as(t.key), { name: 'First' });
+    expect(first.status).toBe(201);
+    const owner = (await s.db.withTenant(t.tenantId, (sql) => sql.query<{ owner: string }>(`SELECT owner FROM core.chat_projects WHERE project_id = $1`, [first.json.id]))).rows[0]!.owner;
+    const fill = (n: number) => s.db.withTenant(t.tenantId, (sql) => sql.query(`INSERT INTO core.chat_projects (tenant_id, owner, name) SELECT $1, $2, 'filled ' || i FROM generate_series(1, $3) i`, [t.tenantId, owner, n]));
+    // Written directly up to 10 below the cap (the real one): 20 at once, counted under a lock, let exactly 10 through.
+    await fill(489);
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => s.call('POST', '/api/chat/projects', as(t.key), { name: `Race ${i}` })));
+    expect(answers.filter((r) => r.status === 201)).toHaveLength(10);
+    for (const r of answers.filter((x) => x.status !== 201)) expect([r.status, r.json]).toEqual([409, { detail: expect.stringMatching(/500 chat projects, the most one may have/) }]);
+    const list = async () => (await s.call('GET', '/api/chat/projects', as(t.key))).json.projects as Array<{ id: number }>;
+    expect(await list()).toHaveLength(500);
+    // Another key of the tenant is another owner; deleting one frees a place.
+    expect((await s.call('POST', '/api/chat/projects', as(await s.key(t.tenantId)), { name: 'Elsewhere' })).status).toBe(201);
+    expect((await s.call('DELETE', `/api/chat/projects/${first.json.id}`, as(t.key))).status).toBe(204);
+    expect((await s.call('POST', '/api/chat/projects', as(t.key), { name: 'Again' })).status).toBe(201);
+    expect((await s.call('POST', '/api/chat/projects', as(t.key), { name: 'One more' })).status).toBe(409);
+    // Projects past the cap (made before it existed) are not listed: the answer stays bounded, oldest first.
+    await fill(5);
+    const listed = await list();
+    expect(listed).toHaveLength(500);
+    expect(listed.map((p) => p.id)).toEqual([...listed.map((p) => p.id)].sort((x, y) => x - y));
+  });
+
   it('still has the default persona after a new tenant\'s first chat request was refused inside its transaction', async () => {
     const c = await s.tenant();
     // The first request of the tenant writes persona 0; the refusal rolls its own transaction back, not that write.

@@ -190,6 +190,32 @@ describe('core: chat sessions and personas through the gateway', () => {
     expect((await create(1000)).status).toBe(409);
   });
 
+  it('holds an owner to 10,000 live sessions, concurrent creates and seeds included; a deleted one frees its place', async () => {
+    const t = await s.tenant();
+    const first = await newSession(t.key);
+    const owner = (await s.db.withTenant(t.tenantId, (sql) => sql.query<{ owner: string }>(`SELECT owner FROM core.chat_sessions WHERE session_id = $1`, [first]))).rows[0]!.owner;
+    // Written directly up to 10 below the cap (the cap is the real one, 10,000); deleted sessions are not counted.
+    await s.db.withTenant(t.tenantId, async (sql) => {
+      await sql.query(`INSERT INTO core.chat_sessions (tenant_id, session_id, owner, persona_id) SELECT $1, gen_random_uuid(), $2, 0 FROM generate_series(1, 9989)`, [t.tenantId, owner]);
+      await sql.query(`INSERT INTO core.chat_sessions (tenant_id, session_id, owner, persona_id, deleted_at) SELECT $1, gen_random_uuid(), $2, 0, now() FROM generate_series(1, 5)`, [t.tenantId, owner]);
+    });
+    // 20 at once, half created and half seeded: the count is taken under a lock, so exactly 10 get through.
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+      i % 2 === 0
+        ? s.call('POST', '/api/chat/create-chat-session', as(t.key), { persona_id: 0 })
+        : s.call('POST', '/api/chat/seed-chat-session', as(t.key), { persona_id: 0, message: 'hello' })));
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(10);
+    for (const r of answers.filter((x) => x.status !== 200)) expect([r.status, r.json]).toEqual([409, { detail: expect.stringMatching(/10,000 chat sessions, the most one may have/) }]);
+    const live = async () => (await s.db.withTenant(t.tenantId, (sql) => sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM core.chat_sessions WHERE owner = $1 AND deleted_at IS NULL`, [owner]))).rows[0]!.n;
+    expect(await live()).toBe(10_000);
+    // Another key of the tenant is another owner, with its own room.
+    expect((await s.call('POST', '/api/chat/create-chat-session', as(await s.key(t.tenantId)), { persona_id: 0 })).status).toBe(200);
+    expect((await s.call('DELETE', `/api/chat/delete-chat-session/${first}`, as(t.key))).status).toBe(200);
+    expect((await s.call('POST', '/api/chat/create-chat-session', as(t.key), { persona_id: 0 })).status).toBe(200);
+    expect((await s.call('POST', '/api/chat/create-chat-session', as(t.key), { persona_id: 0 })).status).toBe(409);
+    expect(await live()).toBe(10_000);
+  });
+
   it('lets administrators manage personas; members and read-only keys may only read', async () => {
     const listed = await s.call('GET', '/api/persona', as(a.key));
     expect(listed.status).toBe(200);

@@ -306,6 +306,35 @@ describe('core: connectors, credentials and cc pairs through the gateway', () =>
     expect(again.json).toEqual({ detail: 'connector not found' });
   });
 
+  it('holds a tenant to 500 connectors and 500 credentials, concurrent creates included, and lists at most 500 credentials', async () => {
+    const t = await s.tenant();
+    // Written directly up to 10 below each cap (the real ones): 20 at once, counted under a lock, let exactly 10 through.
+    await s.db.withTenant(t.tenantId, async (sql) => {
+      await sql.query(`INSERT INTO core.connectors (tenant_id, name, source, input_type, refresh_freq) SELECT $1, 'filled ' || i, 'web', 'load_state', 3600 FROM generate_series(1, 490) i`, [t.tenantId]);
+      await sql.query(`INSERT INTO core.credentials (tenant_id, owner, source, name) SELECT $1, 'api_key:filled', 'google_drive', 'filled ' || i FROM generate_series(1, 490) i`, [t.tenantId]);
+    });
+    const connectors = await Promise.all(Array.from({ length: 20 }, (_, i) => s.call('POST', '/api/manage/admin/connector', as(t.key), webConnector(`Race ${i}`))));
+    expect(connectors.filter((r) => r.status === 200)).toHaveLength(10);
+    for (const r of connectors.filter((x) => x.status !== 200)) expect([r.status, r.json]).toEqual([409, { detail: expect.stringMatching(/^the tenant has 500 connectors, the most it may have/) }]);
+    const credentials = await Promise.all(Array.from({ length: 20 }, (_, i) => s.call('POST', '/api/manage/credential', as(t.key), oauthCredential(`race ${i}`))));
+    expect(credentials.filter((r) => r.status === 201)).toHaveLength(10);
+    for (const r of credentials.filter((x) => x.status !== 201)) expect([r.status, r.json]).toEqual([409, { detail: expect.stringMatching(/^the tenant has 500 credentials, the most it may have/) }]);
+    const counts = (await s.db.withTenant(t.tenantId, (sql) => sql.query<{ connectors: number; credentials: number }>(
+      `SELECT (SELECT count(*)::int FROM core.connectors) AS connectors, (SELECT count(*)::int FROM core.credentials) AS credentials`))).rows[0];
+    expect(counts).toEqual({ connectors: 500, credentials: 500 });
+    // Another tenant has its own room; a deleted credential frees a place.
+    expect((await s.call('POST', '/api/manage/credential', as((await s.tenant()).key), oauthCredential('another tenant\'s'))).status).toBe(201);
+    const last = credentials.find((r) => r.status === 201)!.json.id as number;
+    expect((await s.call('DELETE', `/api/manage/credential/${last}`, as(t.key))).status).toBe(204);
+    expect((await s.call('POST', '/api/manage/credential', as(t.key), oauthCredential('again'))).status).toBe(201);
+    expect((await s.call('POST', '/api/manage/credential', as(t.key), oauthCredential('one more'))).status).toBe(409);
+    // Credentials past the cap (made before it existed) are not listed: the answer stays bounded, oldest first.
+    await s.db.withTenant(t.tenantId, (sql) => sql.query(`INSERT INTO core.credentials (tenant_id, owner, source, name) SELECT $1, 'api_key:filled', 'google_drive', 'late ' || i FROM generate_series(1, 5) i`, [t.tenantId]));
+    const listed = (await s.call('GET', '/api/manage/credential', as(t.key))).json as Json[];
+    expect(listed).toHaveLength(500);
+    expect(listed.some((c) => String(c.name).startsWith('late '))).toBe(false);
+  });
+
   it('keeps everything to its tenant: another tenant gets 404 and never sees it listed', async () => {
     const connectorId = await connector(a.key, driveConnector('Private to A'));
     const cred = await credential(a.key, oauthCredential('private to A'));

@@ -11,6 +11,7 @@ import { clearAnswering, deleteFeedback, insertMessage, insertMessageAlone, inse
 import { getPersona, personaOfSession } from '../store/personas';
 import { projectFileHeads, projectFileTextsOf } from '../store/project-files';
 import { automaticName, turnSourceTypes } from './chat-rules';
+import { assertRoomForSession } from './chat-sessions';
 import { PassageCache } from './passage-cache';
 import type { CoreDeps } from './context';
 import { coreError } from './errors';
@@ -605,11 +606,13 @@ export async function availableTokens(deps: CoreDeps, p: Principal, sessionId: s
 
 /**
  * ChatSeedRequest (our design): a new session of the caller on a persona, optionally with a first user message
- * left unanswered — `send-message` with `use_existing_user_message` answers it.
+ * left unanswered — `send-message` with `use_existing_user_message` answers it. It counts as a session created
+ * (`MAX_SESSIONS_PER_OWNER`, 409 past it).
  */
 export async function seedSession(deps: CoreDeps, p: Principal, input: { persona_id: number; description?: string | null; message?: string | null }): Promise<{ chat_session_id: string; message_id: number | null }> {
   await seedTenant(deps, p.tenantId);
   return deps.db.withTenant(p.tenantId, async (sql) => {
+    await assertRoomForSession(sql, p);
     const persona = await getPersona(sql, p.tenantId, input.persona_id, true);
     if (!persona) throw coreError('BAD_REQUEST', `persona ${input.persona_id} does not exist`);
     const name = input.description || automaticName(input.message ?? '');

@@ -1,17 +1,29 @@
 import type { Sql } from '@lore/runtime';
-import { deleteProject, getProject, insertProject, listProjects, updateProject, type ChatProjectRow } from '../store/chat-projects';
+import { countProjectsLocked, deleteProject, getProject, insertProject, listProjects, updateProject, type ChatProjectRow } from '../store/chat-projects';
 import type { CoreDeps } from './context';
 import { coreError } from './errors';
 import type { Principal } from './principal';
 
 const notFound = () => coreError('NOT_FOUND', 'chat project not found');
 
+/**
+ * Projects one owner may have. The listing answers them all, each with a count of its sessions, so it is bounded by
+ * this and not by the owner; the listing also stops here (oldest first).
+ */
+export const MAX_PROJECTS_PER_OWNER = 500;
+
+/** Counted under a lock in the inserting transaction, so concurrent creates stop at exactly the cap. */
 export function createProject(deps: CoreDeps, p: Principal, input: { name: string; description?: string }): Promise<ChatProjectRow> {
-  return deps.db.withTenant(p.tenantId, (sql) => insertProject(sql, p.tenantId, p.owner, input.name, input.description ?? ''));
+  return deps.db.withTenant(p.tenantId, async (sql) => {
+    if ((await countProjectsLocked(sql, p.tenantId, p.owner, MAX_PROJECTS_PER_OWNER)) >= MAX_PROJECTS_PER_OWNER) {
+      throw coreError('CONFLICT', `you have ${MAX_PROJECTS_PER_OWNER} chat projects, the most one may have: delete one you no longer use first`);
+    }
+    return insertProject(sql, p.tenantId, p.owner, input.name, input.description ?? '');
+  });
 }
 
 export function projectsOf(deps: CoreDeps, p: Principal): Promise<ChatProjectRow[]> {
-  return deps.db.withTenant(p.tenantId, (sql) => listProjects(sql, p.tenantId, p.owner));
+  return deps.db.withTenant(p.tenantId, (sql) => listProjects(sql, p.tenantId, p.owner, MAX_PROJECTS_PER_OWNER));
 }
 
 export async function projectOf(deps: CoreDeps, p: Principal, id: number): Promise<ChatProjectRow> {

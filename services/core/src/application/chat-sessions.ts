@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import type { Sql } from '@lore/runtime';
 import { latestBranch } from '../domain/message-tree';
 import { getPersona, personaName } from '../store/personas';
 import {
+  countLiveSessionsLocked,
   getSession,
   hardDeleteSession,
   insertSession,
@@ -31,10 +33,28 @@ export interface SessionDetail {
 
 const notFound = () => coreError('NOT_FOUND', 'chat session not found');
 
-/** Spec 2: an unknown (or deleted) persona is 400 with `detail`. */
+/**
+ * Live sessions one owner may have (a deleted one frees its place). The listing shows the newest 1,000; this bounds
+ * what an owner keeps behind them, each with its messages.
+ */
+export const MAX_SESSIONS_PER_OWNER = 10_000;
+
+/**
+ * Inside a transaction that creates a session, before any row is locked: 409 once the owner has the most live
+ * sessions it may have. The count is taken under a lock held to the commit, so concurrent creates stop at exactly the
+ * cap; taking it first keeps every creating transaction's locks in one order.
+ */
+export async function assertRoomForSession(sql: Sql, p: Principal): Promise<void> {
+  if ((await countLiveSessionsLocked(sql, p.tenantId, p.owner, MAX_SESSIONS_PER_OWNER)) >= MAX_SESSIONS_PER_OWNER) {
+    throw coreError('CONFLICT', `you have ${MAX_SESSIONS_PER_OWNER.toLocaleString('en-US')} chat sessions, the most one may have: delete ones you no longer need first`);
+  }
+}
+
+/** Spec 2: an unknown (or deleted) persona is 400 with `detail`; an owner with the most sessions it may have, 409. */
 export async function createSession(deps: CoreDeps, p: Principal, input: { persona_id: number; description?: string | null; project_id?: number | null }): Promise<ChatSessionRow> {
   await seedTenant(deps, p.tenantId);
   return deps.db.withTenant(p.tenantId, async (sql) => {
+    await assertRoomForSession(sql, p);
     // Locked for share: the persona cannot be deleted between this check and the insert.
     const persona = await getPersona(sql, p.tenantId, input.persona_id, true);
     if (!persona) throw coreError('BAD_REQUEST', `persona ${input.persona_id} does not exist`);

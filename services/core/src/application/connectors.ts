@@ -4,7 +4,7 @@ import type { Sql } from '@lore/runtime';
 import { accessProblem, distinctIds, statusChange, type AccessType, type SettableStatus } from '../domain/connectors';
 import { runPlan } from '../domain/indexing';
 import { ccPairOf, credentialIdsByConnector, getCcPair, insertCcPair, listCcPairs, setCcPairStatus, type CcPairRow } from '../store/cc-pairs';
-import { connectorsByIds, getConnector, insertConnector, type ConnectorFields, type ConnectorRow } from '../store/connectors';
+import { connectorsByIds, countConnectorsLocked, getConnector, insertConnector, type ConnectorFields, type ConnectorRow } from '../store/connectors';
 import { listAttempts, type IndexAttemptRow } from '../store/index-attempts';
 import { credentialsByIds, getCredential, type CredentialRow } from '../store/credentials';
 import { checkFileLocations } from './connector-files';
@@ -66,11 +66,18 @@ async function detailOf(sql: Sql, tenantId: string, pair: CcPairRow): Promise<Cc
 }
 
 /**
+ * Connectors a tenant may have, in all its workspaces, paired or not: each is read on its own schedule, and the
+ * status listings answer every pair made from them, so they are bounded by this and not by the tenant.
+ */
+export const MAX_CONNECTORS_PER_TENANT = 500;
+
+/**
  * A connector reads nothing until a credential is associated with it (`associateCredential`). A web connector's
  * base URL must be one the indexer may read: a local or private address, or a host name that does not resolve, is
  * 400 with the reason (the indexer checks every fetch again, redirects included). A file connector's
  * `file_locations` must be files uploaded to the tenant (`connector-files/…`) within the caller's reach: 400 naming
- * the others.
+ * the others. The tenant's connectors are counted under a lock in the inserting transaction, so concurrent creates
+ * stop at exactly the cap (409).
  */
 export async function createConnector(deps: CoreDeps, p: Principal, input: ConnectorFields): Promise<ConnectorRow> {
   const locations = input.source === 'file' ? input.connector_specific_config.file_locations : undefined;
@@ -84,7 +91,12 @@ export async function createConnector(deps: CoreDeps, p: Principal, input: Conne
       throw err;
     }
   }
-  return deps.db.withTenant(p.tenantId, (sql) => insertConnector(sql, p.tenantId, { ...input, groups: distinctIds(input.groups) }, { workspace_id: p.workspaceId, memory_id: p.memoryId }));
+  return deps.db.withTenant(p.tenantId, async (sql) => {
+    if ((await countConnectorsLocked(sql, p.tenantId, MAX_CONNECTORS_PER_TENANT)) >= MAX_CONNECTORS_PER_TENANT) {
+      throw coreError('CONFLICT', `the tenant has ${MAX_CONNECTORS_PER_TENANT} connectors, the most it may have: delete one it no longer uses first (POST /api/manage/admin/deletion-attempt; a connector goes with its last pair)`);
+    }
+    return insertConnector(sql, p.tenantId, { ...input, groups: distinctIds(input.groups) }, { workspace_id: p.workspaceId, memory_id: p.memoryId });
+  });
 }
 
 /**

@@ -1,7 +1,7 @@
 import { placeWithinReach } from '@lore/contracts';
 import type { Source } from '../domain/sources';
 import { ccPairIdsOfCredential } from '../store/cc-pairs';
-import { deleteCredential, getCredential, insertCredential, listCredentials, setCredentialJson, type CredentialRow } from '../store/credentials';
+import { countCredentialsLocked, deleteCredential, getCredential, insertCredential, listCredentials, setCredentialJson, type CredentialRow } from '../store/credentials';
 import type { CoreDeps } from './context';
 import { sealCredentialJson } from './credential-secrets';
 import { coreError } from './errors';
@@ -20,11 +20,21 @@ export interface CredentialInput {
 const notFound = () => coreError('NOT_FOUND', 'credential not found');
 
 /**
+ * Credentials a tenant may have, in all its workspaces. Every listing answers them all (and the status listings
+ * one per pair), so they are bounded by this and not by the tenant; `GET /api/manage/credential` also stops here.
+ */
+export const MAX_CREDENTIALS_PER_TENANT = 500;
+
+/**
  * Stores a credential with its secret sealed: the row is written first (its id binds every sealed value), then
- * the sealed values, in one transaction. The plaintext never reaches the database.
+ * the sealed values, in one transaction. The plaintext never reaches the database. The tenant's credentials are
+ * counted under a lock in that transaction, so concurrent creates stop at exactly the cap.
  */
 export function createCredential(deps: CoreDeps, p: Principal, input: CredentialInput): Promise<CredentialRow> {
   return deps.db.withTenant(p.tenantId, async (sql) => {
+    if ((await countCredentialsLocked(sql, p.tenantId, MAX_CREDENTIALS_PER_TENANT)) >= MAX_CREDENTIALS_PER_TENANT) {
+      throw coreError('CONFLICT', `the tenant has ${MAX_CREDENTIALS_PER_TENANT} credentials, the most it may have: delete one it no longer uses first`);
+    }
     const row = await insertCredential(sql, p.tenantId, {
       owner: p.owner,
       // A signed-in user's address, from the gateway's identity; a key or an OAuth client has none ('').
@@ -46,7 +56,7 @@ export function createCredential(deps: CoreDeps, p: Principal, input: Credential
 export const credentialWithinReach = (p: Principal, row: CredentialRow | null): row is CredentialRow => row !== null && placeWithinReach(p.reach, row);
 
 export async function credentialList(deps: CoreDeps, p: Principal): Promise<CredentialRow[]> {
-  return (await deps.db.withTenant(p.tenantId, (sql) => listCredentials(sql, p.tenantId))).filter((row) => credentialWithinReach(p, row));
+  return (await deps.db.withTenant(p.tenantId, (sql) => listCredentials(sql, p.tenantId, MAX_CREDENTIALS_PER_TENANT))).filter((row) => credentialWithinReach(p, row));
 }
 
 export async function credentialOf(deps: CoreDeps, p: Principal, id: number): Promise<CredentialRow> {

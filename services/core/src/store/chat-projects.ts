@@ -1,4 +1,5 @@
 import type { Sql } from '@lore/runtime';
+import { countUpTo, lockCount } from './caps';
 
 export interface ChatProjectRow {
   project_id: number;
@@ -21,8 +22,15 @@ export async function insertProject(sql: Sql, tenantId: string, owner: string, n
   return r.rows[0]!;
 }
 
-export async function listProjects(sql: Sql, tenantId: string, owner: string): Promise<ChatProjectRow[]> {
-  const r = await sql.query<ChatProjectRow>(`SELECT ${COLS} FROM core.chat_projects p WHERE p.tenant_id = $1 AND p.owner = $2 ORDER BY p.project_id`, [tenantId, owner]);
+/** The owner's projects (counted up to `limit`), after taking the lock every project create of that owner takes. */
+export async function countProjectsLocked(sql: Sql, tenantId: string, owner: string, limit: number): Promise<number> {
+  await lockCount(sql, 'core.chat_projects', `${tenantId}/${owner}`);
+  return countUpTo(sql, 'FROM core.chat_projects WHERE tenant_id = $1 AND owner = $2', [tenantId, owner], limit);
+}
+
+/** The owner's first `limit` projects, oldest first. */
+export async function listProjects(sql: Sql, tenantId: string, owner: string, limit: number): Promise<ChatProjectRow[]> {
+  const r = await sql.query<ChatProjectRow>(`SELECT ${COLS} FROM core.chat_projects p WHERE p.tenant_id = $1 AND p.owner = $2 ORDER BY p.project_id LIMIT $3`, [tenantId, owner, limit]);
   return r.rows;
 }
 

@@ -1,4 +1,5 @@
 import type { Sql } from '@lore/runtime';
+import { countUpTo, lockCount } from './caps';
 import { asReal } from './personas';
 
 export interface ChatSessionRow {
@@ -45,6 +46,15 @@ export async function insertSession(
     [tenantId, s.session_id, s.owner, s.name, s.persona_id, s.project_id],
   );
   return r.rows[0]!;
+}
+
+/**
+ * The owner's live sessions (counted up to `limit`), after taking the lock every session create of that owner takes:
+ * a deleted one (hidden or removed) is not counted.
+ */
+export async function countLiveSessionsLocked(sql: Sql, tenantId: string, owner: string, limit: number): Promise<number> {
+  await lockCount(sql, 'core.chat_sessions', `${tenantId}/${owner}`);
+  return countUpTo(sql, 'FROM core.chat_sessions WHERE tenant_id = $1 AND owner = $2 AND deleted_at IS NULL', [tenantId, owner], limit);
 }
 
 export interface SessionFilter {

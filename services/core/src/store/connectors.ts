@@ -1,5 +1,6 @@
 import type { Sql } from '@lore/runtime';
 import type { AccessType } from '../domain/connectors';
+import { countUpTo, lockCount } from './caps';
 
 export interface ConnectorFields {
   name: string;
@@ -26,6 +27,15 @@ export interface ConnectorRow extends ConnectorFields {
 
 const COLS =
   'tenant_id, id, name, source, input_type, connector_specific_config, refresh_freq, prune_freq, indexing_start, access_type, groups, workspace_id, memory_id, time_created, time_updated';
+
+/**
+ * The tenant's connectors, paired or not (counted up to `limit`), after taking the lock every connector create of the
+ * tenant takes.
+ */
+export async function countConnectorsLocked(sql: Sql, tenantId: string, limit: number): Promise<number> {
+  await lockCount(sql, 'core.connectors', tenantId);
+  return countUpTo(sql, 'FROM core.connectors WHERE tenant_id = $1', [tenantId], limit);
+}
 
 export async function insertConnector(sql: Sql, tenantId: string, f: ConnectorFields, place: { workspace_id: string; memory_id: string }): Promise<ConnectorRow> {
   const r = await sql.query<ConnectorRow>(

@@ -1,4 +1,5 @@
 import type { Sql } from '@lore/runtime';
+import { countUpTo, lockCount } from './caps';
 
 export interface CredentialRow {
   tenant_id: string;
@@ -32,6 +33,12 @@ export interface CredentialFields {
 
 const COLS = 'tenant_id, id, owner, user_email, source, name, credential_json, admin_public, curator_public, groups, workspace_id, memory_id, time_created, time_updated';
 
+/** The tenant's credentials (counted up to `limit`), after taking the lock every credential create of the tenant takes. */
+export async function countCredentialsLocked(sql: Sql, tenantId: string, limit: number): Promise<number> {
+  await lockCount(sql, 'core.credentials', tenantId);
+  return countUpTo(sql, 'FROM core.credentials WHERE tenant_id = $1', [tenantId], limit);
+}
+
 /** Inserts the credential without its secret (its id binds the sealed values): `setCredentialJson` follows. */
 export async function insertCredential(sql: Sql, tenantId: string, f: CredentialFields, place: { workspace_id: string; memory_id: string }): Promise<CredentialRow> {
   const r = await sql.query<CredentialRow>(
@@ -51,8 +58,9 @@ export async function setCredentialJson(sql: Sql, tenantId: string, id: number, 
   return r.rows[0]!;
 }
 
-export async function listCredentials(sql: Sql, tenantId: string): Promise<CredentialRow[]> {
-  const r = await sql.query<CredentialRow>(`SELECT ${COLS} FROM core.credentials WHERE tenant_id = $1 ORDER BY id`, [tenantId]);
+/** The tenant's first `limit` credentials, oldest first. */
+export async function listCredentials(sql: Sql, tenantId: string, limit: number): Promise<CredentialRow[]> {
+  const r = await sql.query<CredentialRow>(`SELECT ${COLS} FROM core.credentials WHERE tenant_id = $1 ORDER BY id LIMIT $2`, [tenantId, limit]);
   return r.rows;
 }
 

@@ -177,7 +177,7 @@ export function chatMessageRoutes(deps: ChatMessageRouteDeps) {
       description: 'Answer the seeded message with send-message and `use_existing_user_message: true`.',
       security: CORE_SECURITY, guards: write, query: tenantQuery, body: seedBody, ...SPEC_INPUT,
       ok: { status: 200, description: 'the session (and its first message\'s id)', schema: seedView },
-      responses: { 400: detail('persona_id names no persona of the tenant'), 403: detail('the key is read-only') },
+      responses: { 400: detail('persona_id names no persona of the tenant'), 403: detail('the key is read-only'), 409: detail('the caller has 10,000 live chat sessions, the most one may have') },
       handler: async (ctx, { body }) => m.seed(ctx.state.principal, body),
     }),
   ];

@@ -28,14 +28,14 @@ export function chatProjectRoutes(deps: ChatProjectRouteDeps) {
     route({
       method: 'get', path: base, operationId: 'listChatProjects', summary: 'List the caller\'s chat projects', tags,
       security: CORE_SECURITY, guards: [deps.guard('read')], query: tenantQuery, ...SPEC_INPUT,
-      ok: { status: 200, description: 'the projects, oldest first', schema: projectListView },
+      ok: { status: 200, description: 'the projects, oldest first (at most 500, the most one may have)', schema: projectListView },
       handler: async (ctx) => ({ projects: (await deps.projects.list(ctx.state.principal)).map(presentProject) }),
     }),
     route({
       method: 'post', path: base, operationId: 'createChatProject', summary: 'Create a chat project', tags,
       security: CORE_SECURITY, guards: write, query: tenantQuery, body: createProjectBody, ...SPEC_INPUT,
       ok: { status: 201, description: 'the project', schema: projectView },
-      responses: READ_ONLY,
+      responses: { ...READ_ONLY, 409: detail('the caller has 500 chat projects, the most one may have') },
       handler: async (ctx, { body }) => presentProject(await deps.projects.create(ctx.state.principal, body)),
     }),
     route({

@@ -36,6 +36,8 @@ export interface ChatSessionRouteDeps {
 
 const NOT_FOUND = { 404: detail('no such session of the caller (or not shared, or deleted)') };
 const READ_ONLY = { 403: detail('the key is read-only') };
+/** What a route that creates a session answers once its caller has the most live sessions one may have. */
+const TOO_MANY_SESSIONS = { 409: detail('the caller has 10,000 live chat sessions, the most one may have') };
 
 /** Spec 2's chat session routes. Sessions belong to the principal that created them. */
 export function chatSessionRoutes(deps: ChatSessionRouteDeps) {
@@ -58,7 +60,7 @@ export function chatSessionRoutes(deps: ChatSessionRouteDeps) {
       method: 'post', path: `${chat}/create-chat-session`, operationId: 'createChatSession', summary: 'Create a chat session', tags,
       security: CORE_SECURITY, guards: write, query: tenantQuery, body: createSessionBody, ...SPEC_INPUT,
       ok: { status: 200, description: 'the new session\'s id', schema: createdSessionView },
-      responses: { ...READ_ONLY, 400: detail('persona_id names no persona of the tenant'), 404: detail('project_id names no chat project of the caller') },
+      responses: { ...READ_ONLY, 400: detail('persona_id names no persona of the tenant'), 404: detail('project_id names no chat project of the caller'), ...TOO_MANY_SESSIONS },
       handler: async (ctx, { body }) => ({ chat_session_id: (await deps.sessions.create(ctx.state.principal, body)).session_id }),
     }),
     route({

@@ -74,7 +74,7 @@ export function connectorRoutes(deps: ConnectorRouteDeps) {
       description: 'The connector reads nothing until a credential of its source is associated with it; `access_type` and `groups` are the defaults of those pairs.',
       security: CORE_SECURITY, guards: adminWrites(deps.guard), query: tenantQuery, body: createConnectorBody, ...SPEC_INPUT,
       ok: { status: 200, description: 'ObjectCreationIdResponse', schema: objectCreationView },
-      responses: { ...ADMIN_WRITE, 400: detail('a web base_url no connector may read: a local, private or metadata address, or a host name that does not resolve') },
+      responses: { ...ADMIN_WRITE, 400: detail('a web base_url no connector may read: a local, private or metadata address, or a host name that does not resolve'), 409: detail('the tenant has 500 connectors, the most it may have') },
       handler: async (ctx, { body }) => ({ id: (await c.create(ctx.state.principal, body)).id, credential_id: null }),
     }),
     route({
