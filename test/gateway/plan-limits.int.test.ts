@@ -4,8 +4,8 @@ import { adminCall, http, makeTenant, startGateway, uid, type GatewayUnderTest, 
 jest.setTimeout(120_000);
 
 /**
- * Plan limits hold under concurrency: `max_projects`, `max_keys` and the webhook subscription cap are counted inside
- * the transaction that inserts, under the tenant's row lock, so N creates racing at a limit of L let exactly L through, whichever replica takes them.
+ * Plan limits hold under concurrency: `max_projects`, `max_keys` and the tenant caps (webhook subscriptions, workspaces,
+ * OAuth clients) are counted inside the transaction that inserts, under the tenant's row lock, so N creates racing at a limit of L let exactly L through, whichever replica takes them.
  */
 describe('plan limits under concurrent creates', () => {
   const RACERS = 20;
@@ -103,5 +103,41 @@ describe('plan limits under concurrent creates', () => {
     expect(statuses.filter((s) => s === 422)).toHaveLength(20);
     const page = await http(a.publicUrl, 'GET', '/api/v1/webhooks?limit=100', { headers: { 'x-api-key': t.key } });
     expect(page.json.count).toBe(50);
+  });
+
+  it('lets exactly the tenant cap of 100 workspaces (the default one included) through 120 concurrent creates on two replicas', async () => {
+    const t = await makeTenant(a);
+    const results = await Promise.all(
+      Array.from({ length: 120 }, (_, i) => http(replica(i).publicUrl, 'POST', '/api/v1/workspaces', { headers: { 'x-api-key': t.key }, body: { name: `Race ${i}` } })),
+    );
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(99);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(21);
+    for (const r of results.filter((x) => x.status === 409)) {
+      expect(r.json.error).toMatchObject({ code: 'CONFLICT', message: 'the tenant has 100 workspaces, the most it may have', details: { limit: 'max_workspaces', value: 100 } });
+    }
+    const list = await http(b.publicUrl, 'GET', '/api/v1/workspaces', { headers: { 'x-api-key': t.key } });
+    expect(list.json.workspaces).toHaveLength(100);
+  });
+
+  it('lets exactly the tenant cap of 100 OAuth clients through 120 concurrent creates on two replicas; a revoked one frees its place', async () => {
+    const t = await makeTenant(a);
+    const email = `admin-${uid()}@example.test`;
+    const password = 'a long enough password';
+    expect((await adminCall(a, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email, password, role: 'admin' })).status).toBe(201);
+    const login = await http(a.publicUrl, 'POST', '/api/auth/login', { body: { email, password } });
+    const auth = { authorization: `Bearer ${login.json.token}` };
+    const create = (g: GatewayUnderTest, name: string) => http(g.publicUrl, 'POST', '/api/v1/oauth-clients', { headers: auth, body: { name, scopes: ['projects:read'] } });
+    const results = await Promise.all(Array.from({ length: 120 }, (_, i) => create(replica(i), `race-${i}`)));
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(100);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(20);
+    for (const r of results.filter((x) => x.status === 409)) {
+      expect(r.json.error).toMatchObject({ code: 'CONFLICT', message: expect.stringMatching(/^the tenant has 100 OAuth clients, the most it may have/), details: { limit: 'max_oauth_clients', value: 100 } });
+    }
+    const revoked = results.find((r) => r.status === 201)!.json.client_id as string;
+    expect((await http(a.publicUrl, 'DELETE', `/api/v1/oauth-clients/${revoked}`, { headers: auth })).status).toBe(200);
+    expect((await create(b, 'after revoking')).status).toBe(201);
+    expect((await create(a, 'one more')).status).toBe(409);
   });
 });

@@ -3,10 +3,18 @@ import { OAUTH_SECRET_PREFIX, OAUTH_TOKEN_PREFIX, digestsEqual, hasValidChecksum
 import { invalidCidrs } from '../domain/network';
 import { invalidOauthScopes, scopesCovered } from '../domain/scope';
 import type { GatewayContext } from '../context';
-import { clientForToken, insertClient, insertToken, listClients, purgeExpiredTokens, revokeClient, type OauthClient } from '../store/oauth';
+import { clientForToken, countLiveClientsIn, insertClientIn, insertToken, listClients, purgeExpiredTokens, revokeClient, type OauthClient } from '../store/oauth';
 import { getWorkspaceIn } from '../store/workspaces';
 import { invalidateAllCredentials, revokeSubjects } from './cache-invalidation';
 import { projectWorkspaceIn } from '../store/projects';
+import { lockTenantIn } from '../store/tenants';
+
+/**
+ * Clients a tenant may have that are not revoked (a revoked one frees its place). Each is a standing secret that
+ * mints tokens for the tenant, and the listing answers the newest 1,000, so they are bounded by this and not by the
+ * tenant.
+ */
+export const MAX_OAUTH_CLIENTS_PER_TENANT = 100;
 
 export async function createOauthClient(
   ctx: GatewayContext,
@@ -34,15 +42,25 @@ export async function createOauthClient(
     workspaceId = projectWorkspace;
   }
   const secret = mintSecret(OAUTH_SECRET_PREFIX);
-  const client = await insertClient(ctx.db, tenantId, {
-    client_id: newId('oc'),
-    name: input.name,
-    secret_hash: sha256Hex(secret),
-    scopes: [...new Set(input.scopes)],
-    workspace_id: workspaceId,
-    project_id: input.project_id ?? null,
-    ip_allowlist: input.ip_allowlist ?? [],
-    created_by: createdBy,
+  // Counted under the tenant's row lock, in the inserting transaction (as plan limits are): concurrent creates, on any
+  // replica, stop at exactly MAX_OAUTH_CLIENTS_PER_TENANT.
+  const client = await ctx.db.withTenant(tenantId, async (sql) => {
+    if (!(await lockTenantIn(sql, tenantId))) throw AppError.notFound('tenant');
+    if ((await countLiveClientsIn(sql, tenantId, MAX_OAUTH_CLIENTS_PER_TENANT)) >= MAX_OAUTH_CLIENTS_PER_TENANT) {
+      throw new AppError('CONFLICT', `the tenant has ${MAX_OAUTH_CLIENTS_PER_TENANT} OAuth clients, the most it may have: revoke one it no longer uses first`, {
+        details: { limit: 'max_oauth_clients', value: MAX_OAUTH_CLIENTS_PER_TENANT },
+      });
+    }
+    return insertClientIn(sql, tenantId, {
+      client_id: newId('oc'),
+      name: input.name,
+      secret_hash: sha256Hex(secret),
+      scopes: [...new Set(input.scopes)],
+      workspace_id: workspaceId,
+      project_id: input.project_id ?? null,
+      ip_allowlist: input.ip_allowlist ?? [],
+      created_by: createdBy,
+    });
   });
   return { client, secret };
 }

@@ -2,8 +2,8 @@ import { TOPICS, isoMillis, type MemoryLifecycleMessage } from '@lore/contracts'
 import { AppError, enqueueOutbox, type Sql } from '@lore/runtime';
 import { newId } from '../domain/credentials';
 import type { GatewayContext, TenantContext } from '../context';
-import { insertTenant, setWorkspacePointers, getTenant, getTenantIn, type Tenant } from '../store/tenants';
-import { clearPrimaryMemoryIn, insertWorkspace, listWorkspacesIn, setPrimaryMemory, getWorkspaceIn, slugTaken, type Workspace } from '../store/workspaces';
+import { insertTenant, lockTenantIn, setWorkspacePointers, getTenant, getTenantIn, type Tenant } from '../store/tenants';
+import { clearPrimaryMemoryIn, countWorkspacesIn, insertWorkspace, listWorkspacesIn, setPrimaryMemory, getWorkspaceIn, slugTaken, type Workspace } from '../store/workspaces';
 import { getMemoryIn, hardDeleteMemoryIn, insertMemory, memoryOwner, softDeleteMemoryIn, upsertMemoryIn, memoryByHostname, type Memory } from '../store/memories';
 import { revokeKeysOfMemoryIn } from '../store/api-keys';
 import { isUniqueViolation, slugify } from '../store/rows';
@@ -48,8 +48,24 @@ export async function createTenant(ctx: GatewayContext, input: { tenant_id?: str
   return result;
 }
 
+/**
+ * Workspaces a tenant may have, the default one included. Every authenticated request loads the tenant's workspaces
+ * (`tenantContext`), and each one has a memory of its own, so they are bounded by this and not by the tenant.
+ */
+export const MAX_WORKSPACES_PER_TENANT = 100;
+
+/**
+ * A new workspace with its primary memory. The workspaces are counted under the tenant's row lock, in the inserting
+ * transaction (as plan limits are), so concurrent creates, on any replica, stop at exactly MAX_WORKSPACES_PER_TENANT.
+ */
 export async function createWorkspace(ctx: GatewayContext, tenantId: string, name: string): Promise<Workspace> {
-  const { workspace } = await ctx.db.withTenant(tenantId, (sql) => createWorkspaceIn(ctx, sql, tenantId, name));
+  const { workspace } = await ctx.db.withTenant(tenantId, async (sql) => {
+    if (!(await lockTenantIn(sql, tenantId))) throw AppError.notFound('tenant');
+    if ((await countWorkspacesIn(sql, tenantId, MAX_WORKSPACES_PER_TENANT)) >= MAX_WORKSPACES_PER_TENANT) {
+      throw new AppError('CONFLICT', `the tenant has ${MAX_WORKSPACES_PER_TENANT} workspaces, the most it may have`, { details: { limit: 'max_workspaces', value: MAX_WORKSPACES_PER_TENANT } });
+    }
+    return createWorkspaceIn(ctx, sql, tenantId, name);
+  });
   invalidateTenant(ctx, tenantId);
   return workspace;
 }

@@ -1,4 +1,4 @@
-import type { Db } from '@lore/runtime';
+import type { Db, Sql } from '@lore/runtime';
 import { iso, isoRequired, millisOrNull, textArray } from './rows';
 
 export interface OauthClient {
@@ -29,19 +29,26 @@ function toClient(r: Record<string, unknown>): OauthClient {
   };
 }
 
-export async function insertClient(
-  db: Db,
+/** The tenant's clients not revoked (counted up to `limit`); the caller holds the tenant's row (lockTenantIn). */
+export async function countLiveClientsIn(sql: Sql, tenantId: string, limit: number): Promise<number> {
+  const r = await sql.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (SELECT 1 FROM gateway.oauth_clients WHERE tenant_id = $1 AND revoked_at IS NULL LIMIT $2) counted`,
+    [tenantId, limit],
+  );
+  return r.rows[0]!.n;
+}
+
+export async function insertClientIn(
+  sql: Sql,
   tenantId: string,
   c: { client_id: string; name: string; secret_hash: string; scopes: string[]; workspace_id: string | null; project_id: string | null; ip_allowlist: string[]; created_by: string },
 ): Promise<OauthClient> {
-  return db.withTenant(tenantId, async (sql) => {
-    const r = await sql.query(
-      `INSERT INTO gateway.oauth_clients (tenant_id, client_id, name, secret_hash, scopes, workspace_id, project_id, ip_allowlist, created_by)
-       VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8::text[], $9) RETURNING ${COLS}`,
-      [tenantId, c.client_id, c.name, c.secret_hash, c.scopes, c.workspace_id, c.project_id, c.ip_allowlist, c.created_by],
-    );
-    return toClient(r.rows[0]!);
-  });
+  const r = await sql.query(
+    `INSERT INTO gateway.oauth_clients (tenant_id, client_id, name, secret_hash, scopes, workspace_id, project_id, ip_allowlist, created_by)
+     VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8::text[], $9) RETURNING ${COLS}`,
+    [tenantId, c.client_id, c.name, c.secret_hash, c.scopes, c.workspace_id, c.project_id, c.ip_allowlist, c.created_by],
+  );
+  return toClient(r.rows[0]!);
 }
 
 export async function listClients(db: Db, tenantId: string, limit: number): Promise<OauthClient[]> {

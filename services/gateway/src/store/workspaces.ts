@@ -29,6 +29,12 @@ export async function insertWorkspace(sql: Sql, tenantId: string, ws: { workspac
   return toWorkspace(r.rows[0]!);
 }
 
+/** The tenant's workspaces (counted up to `limit`); the caller holds the tenant's row (lockTenantIn). */
+export async function countWorkspacesIn(sql: Sql, tenantId: string, limit: number): Promise<number> {
+  const r = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM gateway.workspaces WHERE tenant_id = $1 LIMIT $2) counted`, [tenantId, limit]);
+  return r.rows[0]!.n;
+}
+
 export async function setPrimaryMemory(sql: Sql, tenantId: string, workspaceId: string, memoryId: string): Promise<void> {
   await sql.query(`UPDATE gateway.workspaces SET primary_memory_id = $3 WHERE tenant_id = $1 AND workspace_id = $2`, [tenantId, workspaceId, memoryId]);
 }

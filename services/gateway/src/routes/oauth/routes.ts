@@ -2,7 +2,7 @@ import { AppError } from '@lore/runtime';
 import { z } from 'zod';
 import { OauthError } from '../../application/oauth';
 import type { OauthClient } from '../../store/oauth';
-import { NONE, SESSION, route, type SessionGuard } from '../../http/route';
+import { NONE, SESSION, err, route, type SessionGuard } from '../../http/route';
 import { clientListView, clientView, createClientBody, createdClientView, oauthErrorView, presentClient, presentClientList, presentCreatedClient, tokenRequest, tokenView } from './schema';
 
 export interface OauthRouteDeps {
@@ -50,6 +50,7 @@ export function oauthRoutes(deps: OauthRouteDeps) {
       security: SESSION, guards: [admin],
       body: createClientBody,
       ok: { status: 201, description: '`client_secret` is shown only here', schema: createdClientView },
+      responses: { 409: err('the tenant has 100 OAuth clients not revoked, the most it may have') },
       handler: async (ctx, { body }) => {
         const user = ctx.state.user!;
         const { client, secret } = await deps.clients.create(user.tenant_id, body, `user:${user.user_id}`);

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Principal } from '../../auth/authenticate';
 import type { TenantContext } from '../../context';
 import type { Workspace } from '../../store/workspaces';
-import { KEY, route, type KeyGuard } from '../../http/route';
+import { KEY, err, route, type KeyGuard } from '../../http/route';
 import { createWorkspaceBody, presentWorkspace, presentWorkspaceList, workspaceListView, workspaceView } from './schema';
 
 export interface WorkspaceRouteDeps {
@@ -48,6 +48,7 @@ export function workspaceRoutes(deps: WorkspaceRouteDeps) {
       security: KEY, guards: [deps.guard({ module: 'workspaces', access: 'write', operation: 'create' })],
       body: createWorkspaceBody,
       ok: { status: 201, description: 'the new workspace', schema: workspaceView },
+      responses: { 409: err('the tenant has 100 workspaces, the most it may have') },
       handler: async (ctx, { body }) => {
         const p = ctx.state.principal!;
         if (p.pinnedWorkspaceId !== null) throw AppError.forbidden('a credential bound to one workspace cannot create workspaces');
