@@ -397,6 +397,57 @@ describe('deep research budgets, a configured model, and a killed worker', () =>
     }
   });
 
+  it('never lets the stored state run ahead of the event log: every source and iteration it holds is named by a researcher_progress event committed with it', async () => {
+    // A slow search engine, as in the crash that showed it: a researcher waits for the search it asked ahead after its
+    // pages are read, while the others write their checkpoints. A crash may come at any commit, so every commit counts.
+    const proxy = createServer((req, res) => {
+      setTimeout(() => {
+        fetch(`${served.search.url}${req.url}`)
+          .then(async (r) => res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' }).end(await r.text()))
+          .catch(() => res.writeHead(502).end());
+      }, 250);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+    const s = await startAgentsStack({
+      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup } },
+      worker: { searxngUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, settings: { budgets: { fetches: 500, wallMs: 120_000, modelTokens: 50_000 } } },
+    });
+    try {
+      const t = await s.tenant();
+      const thread = (await start(s, t, { query: QUERY, max_concurrent_research_units: 3, max_researcher_iterations: 4 })).json.thread_id as string;
+      const ahead: string[] = [];
+      let looks = 0;
+      for (let ended = false; !ended; ) {
+        // One statement: the state and the log as one commit left them.
+        const r = await s.db.withTenant(t.tenantId, (sql) =>
+          sql.query<{ status: string; state: Json; progress: Json[] }>(
+            `SELECT w.status, w.state, COALESCE((SELECT jsonb_agg(e.data ORDER BY e.seq) FROM agents.workflow_events e WHERE e.thread_id = w.thread_id AND e.type = 'researcher_progress'), '[]'::jsonb) AS progress
+               FROM agents.workflows w WHERE w.thread_id = $1`,
+            [thread],
+          ),
+        );
+        const { status, state, progress } = r.rows[0]!;
+        looks++;
+        const logged = new Set(progress.flatMap((p) => p.read as string[]));
+        for (const x of (state.sources ?? []) as ResearchSource[]) if (!logged.has(x.url)) ahead.push(`source ${x.n} ${x.url}`);
+        for (const [unit, u] of Object.entries((state.units ?? {}) as Record<string, Json>)) {
+          const events = progress.filter((p) => String(p.unit) === unit).length;
+          if (u.iterations !== events) ahead.push(`unit ${unit}: ${u.iterations} iterations, ${events} events`);
+        }
+        ended = ['completed', 'stopped', 'error'].includes(status);
+        if (!ended) await new Promise((w) => setTimeout(w, 5));
+      }
+      expect(looks).toBeGreaterThan(10);
+      expect([...new Set(ahead)]).toEqual([]);
+      const ev = await eventsOf(s, t.tenantId, thread);
+      expect(ev[ev.length - 1]!.type).toBe('completed');
+      expect((await storedSources(s, t.tenantId, thread)).length).toBeGreaterThan(3);
+    } finally {
+      await s.close();
+      await new Promise((r) => proxy.close(r));
+    }
+  });
+
   it('refuses a start over the serviceId\'s running workflows with 429 and Retry-After, writing nothing; other serviceIds go on', async () => {
     // No worker: started runs stay running.
     const s = await startAgentsStack({ service: { genericWorkflows: { maxRunningPerService: 1 } } });
@@ -538,7 +589,7 @@ describe('deep research budgets, a configured model, and a killed worker', () =>
     }
   });
 
-  it('resumes a research whose worker was killed mid-run: each iteration once, one brief, one report', async () => {
+  it('resumes a research whose worker was killed mid-run: its researcher started once, each iteration once with the pages it kept, one brief, one report', async () => {
     const s = await startAgentsStack({
       service: { webTargets: { allowLoopback: true, lookup: served.web.lookup } },
       worker: { start: false, searxngUrl: served.search.url, settings: { heartbeatMs: 200, leaseMs: 2_000 }, sweepIntervalMs: 300 },
@@ -565,8 +616,18 @@ describe('deep research budgets, a configured model, and a killed worker', () =>
       expect(ev.filter((e) => e.type === 'completed')).toHaveLength(1);
       const iterations = ev.filter((e) => e.type === 'researcher_progress').map((e) => `${e.data.unit}:${e.data.iteration}`);
       expect(new Set(iterations).size).toBe(iterations.length);
+      // Each researcher resumed where it was: started once (the one killed mid-way too), its iterations 1, 2, 3 ... in order.
+      const startedUnits = ev.filter((e) => e.type === 'researcher_started').map((e) => e.data.unit as number);
+      expect(startedUnits).toEqual(startedUnits.map((_, k) => k));
+      for (const unit of startedUnits) {
+        const mine = iterations.filter((x) => x.startsWith(`${unit}:`));
+        expect(mine).toEqual(mine.map((_, k) => `${unit}:${k + 1}`));
+      }
       const sources = await storedSources(s, t.tenantId, thread);
       expect(new Set(sources.map((x) => x.url)).size).toBe(sources.length);
+      // Every page kept is named by the event of the iteration that read it.
+      const logged = new Set(ev.filter((e) => e.type === 'researcher_progress').flatMap((e) => e.data.read as string[]));
+      expect(sources.filter((x) => !logged.has(x.url))).toEqual([]);
       expect(sources.map((x) => x.n)).toEqual(sources.map((_, i) => i + 1));
       expectEveryClaimSupported(done.final_report, sources);
       expect(await s.metrics.metrics()).toMatch(/lore_agents_workflows_resumed_total\{[^}]*\} [1-9]/);

@@ -71,6 +71,8 @@ export interface ResearchUnit {
    * asked again. Absent in states written before it existed.
    */
   end?: number;
+  /** Its `researcher_started` event is written (a resumed run does not write it again). Absent in older states. */
+  started?: boolean;
 }
 
 export const newUnit = (): ResearchUnit => ({ iterations: 0, done: false, notes: [], queries: [], page: 0, fallback: false, from: 1, broaden: 0, end: 0 });

@@ -426,8 +426,11 @@ class ResearchRun extends ClaimedRun {
     const activeNow = this.active;
     let counted = true;
     // The start is written while the first search runs: nothing the researcher does needs it written first, and
-    // checkpoints are written in the order asked, so its event still comes before the researcher's progress.
+    // checkpoints are written in the order asked, so its event still comes before the researcher's progress. Once per
+    // researcher: a resumed run's researcher that started before (its unit says so) does not start again.
     const started = this.checkpoint(async (sql, _w, events) => {
+      if (unit.started || unit.iterations > 0) return;
+      unit.started = true;
       events.push(await recordEvent(sql, this.tenantId, this.threadId, 'researcher_started', { unit: i, question: area.question, active: activeNow, message: `researcher ${i + 1} started: ${area.question}` }));
     });
     started.catch(() => undefined); // awaited before the researcher's next checkpoint, which reports its failure
@@ -452,29 +455,18 @@ class ResearchRun extends ClaimedRun {
         while (unit.iterations < max && !finished) {
           this.spend();
           const round = await this.nextRound(unit, area, base, i, true);
-          Object.assign(unit, round.cursor);
-          const read: string[] = [];
           // The iteration's pages are read at once (each through the guarded reader, each a fetch of the budget), then
           // kept in result order. While they are read, the next iteration's search is asked ahead (what it asks does
           // not depend on what these pages say): its answers wait in the run's answers for that iteration, and when it
           // finds nothing new the researcher knows it is done as soon as the pages are read. Its results are not taken
           // ahead: until that iteration runs, any idle researcher may read them.
-          const ahead = round.fresh.length > 0 && unit.iterations + 1 < max ? this.nextRound(unit, area, base, i, false) : null;
+          // The state (shared: any researcher's checkpoint writes all of it) changes only inside this iteration's own
+          // checkpoint, with its event: until then the cursor, the pages and the notes are the researcher's alone.
+          const ahead = round.fresh.length > 0 && unit.iterations + 1 < max ? this.nextRound({ ...unit, ...round.cursor }, area, base, i, false) : null;
           ahead?.catch(() => undefined); // awaited below
           const pages = await Promise.all(round.fresh.map((r) => this.read(r.url)));
-          for (const [k, r] of round.fresh.entries()) {
-            const page = pages[k];
-            // A page read under another address (a redirect) that some researcher has read already counts once.
-            if (!page || page.text.trim() === '' || this.state.sources.length >= MAX_SOURCES || this.state.sources.some((x) => x.url === page.url)) continue;
-            const source: ResearchSource = { n: this.state.sources.length + 1, url: page.url, title: (page.title || r.title).slice(0, 300), text: page.text.slice(0, SOURCE_TEXT_CHARS) };
-            this.state.sources.push(source);
-            this.seen.add(page.url);
-            read.push(page.url);
-            unit.notes.push(...takeNotes(area.question, source));
-          }
-          unit.iterations++;
-          unit.queries.push(round.query);
-          const iteration = unit.iterations;
+          for (const page of pages) if (page) this.seen.add(page.url);
+          const iteration = unit.iterations + 1;
           // Nothing new, or the last iteration allowed: the researcher ends with this checkpoint. So it does when the
           // next iteration's search found nothing new (that dry iteration is written with this one: nothing read later
           // makes a result unread again), or a budget was spent during it.
@@ -502,7 +494,10 @@ class ResearchRun extends ClaimedRun {
                   message: `researcher ${i + 1}, iteration ${n}: searched "${query}", read ${urls.length} page(s)`,
                 }),
               );
-            await progress(iteration, round.query, read);
+            Object.assign(unit, round.cursor);
+            unit.iterations = iteration;
+            unit.queries.push(round.query);
+            await progress(iteration, round.query, this.keep(unit, area.question, round.fresh, pages));
             if (dry) {
               Object.assign(unit, dry.cursor);
               unit.iterations++;
@@ -523,6 +518,25 @@ class ResearchRun extends ClaimedRun {
     } finally {
       if (counted) this.active--;
     }
+  }
+
+  /**
+   * Keeps an iteration's pages as sources (numbered in the order kept, at most MAX_SOURCES) and their notes in its unit;
+   * answers the URLs kept. Called inside the iteration's checkpoint only, so the state never holds an iteration whose
+   * `researcher_progress` event is not written with it.
+   */
+  private keep(unit: ResearchUnit, question: string, results: readonly WebResult[], pages: ReadonlyArray<WebPageRead | null>): string[] {
+    const read: string[] = [];
+    for (const [k, r] of results.entries()) {
+      const page = pages[k];
+      // A page read under another address (a redirect) that some researcher has read already counts once.
+      if (!page || page.text.trim() === '' || this.state.sources.length >= MAX_SOURCES || this.state.sources.some((x) => x.url === page.url)) continue;
+      const source: ResearchSource = { n: this.state.sources.length + 1, url: page.url, title: (page.title || r.title).slice(0, 300), text: page.text.slice(0, SOURCE_TEXT_CHARS) };
+      this.state.sources.push(source);
+      read.push(page.url);
+      unit.notes.push(...takeNotes(question, source));
+    }
+    return read;
   }
 
   /**
