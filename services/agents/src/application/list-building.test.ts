@@ -1,6 +1,7 @@
+import { extractCriteriaByRules } from '../domain/criteria';
 import type { Criterion } from '../domain/workflow';
 import { candidateFromPage, candidateFromRecord, criterionCells, enrichmentCell, entityKeyOf, fixedCells, hostOf, openRecord } from './list-building';
-import { personFacts, toCandidateScore } from './list-sources';
+import { directoryScorer, pageFacts, personFacts, toCandidateScore } from './list-sources';
 
 const NOW = '2026-11-25T10:00:00.000Z';
 const record = {
@@ -77,6 +78,20 @@ describe('list building', () => {
     const cells = criterionCells('r1', [crit('employees'), crit('founded', 'soft_filter')], score, p);
     expect(cells.employees).toMatchObject({ value: '120', status: 'completed', metadata: { snippet: 'employees: 120', met: true, source_url: 'directory:1' } });
     expect(cells.founded).toMatchObject({ status: 'error', metadata: { reason: 'no source states it' } });
+  });
+
+  it('fills the criterion cells of a plain web page with what it names, not "yes" or its whole description', async () => {
+    const url = 'http://acme.localhost:4000/';
+    const text = 'Acme is a fintech company in Berlin, Germany, with 50 employees founded in 2015. It is one of the fintech companies in Berlin.';
+    const html = `<html><head><title>Fintech Berlin /</title></head><body><p>${text}</p></body></html>`;
+    const c = candidateFromPage('company_search', { url, title: 'Fintech Berlin /', text, facts: pageFacts(html, url), person: null }, { url, title: '', snippet: '' }, NOW)!;
+    const criteria = extractCriteriaByRules('Find fintech companies in Berlin with more than 20 employees', 'company').criteria;
+    const [score] = await directoryScorer(undefined).score('t', 'company_search', [c], criteria);
+    expect(score!.accepted).toBe(true);
+    const cells = criterionCells('r1', criteria, score!, c.provenance);
+    expect(cells.industry).toMatchObject({ value: 'Fintech', status: 'completed', metadata: { met: true, snippet: expect.stringMatching(/fintech/i) } });
+    expect(cells.location).toMatchObject({ value: 'Berlin, Germany', status: 'completed', metadata: { met: true, snippet: expect.stringMatching(/Berlin/) } });
+    expect(cells.employees).toMatchObject({ value: '50', status: 'completed', metadata: { met: true } });
   });
 
   it('accepts a candidate only when every hard filter is matched', () => {

@@ -58,13 +58,19 @@ export function criteriaPlanner(model: LanguageModel | null): CriteriaPlanner {
 
 const outcome = (o: string): boolean | null => (o === 'matched' ? true : o === 'not_matched' ? false : null);
 
-/** The scorer's verdicts by column id; accepted when every hard filter is matched (or, without hard filters, any is). */
+/**
+ * The scorer's verdicts by column id; accepted when every hard filter is matched (or, without hard filters, any is).
+ * A verdict's value is what its source says for the criterion: the field's value when the criterion's own field
+ * decided, else what the text names (`Evidence.match`: "Fintech" from a description, "Berlin, Germany" from a page),
+ * never the whole text; the quote stays the evidence.
+ */
 export function toCandidateScore(s: Scored): CandidateScore {
   const verdicts: Record<string, CriterionVerdict> = {};
   for (const v of s.verdicts) {
     const e = v.evidence;
     const evidence = e ? (e.source === 'page' ? (e.snippet ?? '') : `${e.field ?? ''}: ${e.value ?? ''}`) : '';
-    verdicts[columnIdOf(v.column_name || v.name)] = { met: outcome(v.outcome), value: e?.value ?? (v.outcome === 'matched' ? 'yes' : v.outcome === 'not_matched' ? 'no' : ''), evidence };
+    const value = e?.match ?? (e?.source === 'field' ? e.value : undefined);
+    verdicts[columnIdOf(v.column_name || v.name)] = { met: outcome(v.outcome), value: value ?? (v.outcome === 'matched' ? 'yes' : v.outcome === 'not_matched' ? 'no' : ''), evidence };
   }
   const hasHard = s.verdicts.some((v) => v.type === 'hard_filter');
   return { accepted: hasHard ? s.qualified : !s.excluded && s.score > 0, score: s.score, verdicts };

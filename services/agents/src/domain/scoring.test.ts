@@ -118,7 +118,7 @@ describe('scoreCandidate: companies', () => {
     ];
     const s = scoreCandidate(company(ACME, 'Our platform runs on Kubernetes.'), compileCriteria(edited));
     expect(outcomes(s)).toEqual({ hq: 'matched', uses_kubernetes: 'matched' });
-    expect(s.verdicts[1]!.evidence).toEqual({ source: 'page', snippet: 'Our platform runs on Kubernetes.' });
+    expect(s.verdicts[1]!.evidence).toEqual({ source: 'page', snippet: 'Our platform runs on Kubernetes.', match: 'kubernetes' });
   });
 });
 

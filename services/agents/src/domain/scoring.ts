@@ -1,6 +1,7 @@
 import {
   interpretCriterion,
   parseNumber,
+  placeLabel,
   readPlaces,
   readRoleText,
   type Constraint,
@@ -74,6 +75,12 @@ export interface Evidence {
   value?: string;
   /** The words around the deciding match, for `page` evidence (at most ~200 characters). */
   snippet?: string;
+  /**
+   * What the source says for the criterion, in the lexicon's words (an industry's or a place's label, a number, the
+   * keywords found), when the evidence is not the criterion's own field: a page's text, or a description that names
+   * the industry. A list's cell shows it rather than the whole text the evidence quotes.
+   */
+  match?: string;
 }
 
 export interface Verdict {
@@ -326,7 +333,8 @@ function judgeIndustry(view: CandidateView, wanted: string[]): Judgement {
   for (const t of more) {
     if (!t) continue;
     const ids = findTerms(normalizeText(asText(t.value)), INDUSTRIES).map((h) => h.term.id);
-    if (satisfies(ids)) return MATCHED(fieldEvidence(t.path, t.value));
+    const found = ids.find((id) => wanted.some((w) => industrySatisfies(w, id)));
+    if (found) return MATCHED({ ...fieldEvidence(t.path, t.value), match: INDUSTRY_BY_ID.get(found)?.label ?? found });
   }
   const hit = findPageTerm(view, wanted.map((id) => INDUSTRY_BY_ID.get(id)).filter((x) => x !== undefined).flatMap((i) => [i, ...INDUSTRIES.filter((c) => industrySatisfies(i.id, c.id))]));
   if (hit) return MATCHED(hit);
@@ -344,14 +352,15 @@ function companyField(view: CandidateView, paths: string[]): { path: string; val
   return null;
 }
 
-function findPageTerm(view: CandidateView, terms: Parameters<typeof termRegexes>[0][]): Evidence | null {
+/** The first of `terms` the page names, quoted, its `match` the term's label (or `label` when given). */
+function findPageTerm(view: CandidateView, terms: Parameters<typeof termRegexes>[0][], label?: string): Evidence | null {
   if (view.page === '') return null;
   for (const term of terms) {
     for (const re of termRegexes(term)) {
       re.lastIndex = 0;
       const m = re.exec(view.page);
       re.lastIndex = 0;
-      if (m) return pageEvidence(view, m.index, m.index + m[0].length);
+      if (m) return { ...pageEvidence(view, m.index, m.index + m[0].length), match: label ?? term.label };
     }
   }
   return null;
@@ -429,7 +438,7 @@ function judgeLocation(view: CandidateView, wanted: Place[]): Judgement {
   if (view.page !== '') {
     for (const w of wanted) {
       const term = w.kind === 'city' ? w.city : w.kind === 'state' ? w.state : w.kind === 'country' ? w.country : w.region;
-      const hit = findPageTerm(view, [term]);
+      const hit = findPageTerm(view, [term], placeLabel(w));
       if (hit) return MATCHED(hit);
     }
   }
@@ -505,7 +514,7 @@ function judgeRange(view: CandidateView, wanted: Range, dimension: 'employees' |
       if (n === null) continue;
       const start = m.index ?? 0;
       const inside = rangeIn({ min: n, max: n }, wanted);
-      const evidence = pageEvidence(view, start, start + m[0].length);
+      const evidence = { ...pageEvidence(view, start, start + m[0].length), match: String(n) };
       return inside ? MATCHED(evidence) : NOT_MATCHED(evidence);
     }
   }
@@ -598,22 +607,25 @@ function judgeWords(view: CandidateView, words: string[]): Judgement {
   const record = view.text();
   let found = 0;
   let first: Evidence | null = null;
+  const named: string[] = [];
   for (const word of words) {
     const re = new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegex(word)}(?![\\p{L}\\p{N}])`, 'iu');
     const inRecord = re.exec(record);
     if (inRecord) {
       found += 1;
+      named.push(word);
       first ??= { source: 'field', value: snippetAround(record, inRecord.index, inRecord.index + inRecord[0].length).slice(0, MAX_EVIDENCE_VALUE) };
       continue;
     }
     const inPage = view.page === '' ? null : re.exec(view.page);
     if (inPage) {
       found += 1;
+      named.push(word);
       first ??= pageEvidence(view, inPage.index, inPage.index + inPage[0].length);
     }
   }
   if (found === 0) return record.trim() === '' && view.page === '' ? UNKNOWN : { outcome: 'not_matched', strength: 0, evidence: null };
-  return { outcome: 'matched', strength: round(found / words.length), evidence: first };
+  return { outcome: 'matched', strength: round(found / words.length), evidence: first ? { ...first, match: named.join(', ') } : null };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
