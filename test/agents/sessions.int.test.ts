@@ -423,7 +423,7 @@ describe('agents: sessions over websockets', () => {
     });
   });
 
-  it('a worker SIGKILLed mid-session: the sweep resumes it, the open socket gets the rest, no row twice', async () => {
+  it('a worker SIGKILLed mid-session: the sweep resumes it, the open socket gets the rest, no row twice, and done counts every row', async () => {
     const sites = open.slice(0, 8);
     await s.worker!.stop();
     const started = await crawl(a, `Find the people at ${sites.map((c) => served.companyUrl(c)).join(' ')}`);
@@ -449,6 +449,8 @@ describe('agents: sessions over websockets', () => {
     expect(new Set(rowKeys).size).toBe(rowKeys.length);
     const list = await rowsOf(a.tenantId, started.json.list_id as string);
     expect(list.map((r) => r.row_id).length).toBe(rowKeys.length);
+    // `done` counts the session's rows, the dead worker's included, not only those of the run that resumed it.
+    expect(done).toMatchObject({ rows: list.length, summary: expect.stringMatching(new RegExp(`^${list.length} rows from \\d+ pages$`)) });
     // The same crawl never interrupted finds exactly the same rows.
     const again = await crawl(a, `Find the people at ${sites.map((c) => served.companyUrl(c)).join(' ')}`);
     const reference = await openSession(socketUrl(again.json, a.key));

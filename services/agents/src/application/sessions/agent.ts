@@ -108,6 +108,11 @@ export interface SessionContext {
   ask(question: string): Promise<string>;
   /** Writes rows into the session's list (one transaction), each also sent to the client; answers how many were new. */
   writeRows(rows: readonly SessionRow[]): Promise<number>;
+  /**
+   * The rows the session's list holds now, those an earlier run of the session wrote included (a run resumed after a
+   * crash skips them as duplicates, so its own count is not the session's): what a summary counts.
+   */
+  rowsInList(): Promise<number>;
   /** A reference file uploaded for this session (deep search: one of `options.uploads`), or null. */
   readUpload?(path: string): Promise<Buffer | null>;
   /** Counts model tokens against the budget. */

@@ -125,6 +125,7 @@ export const agenticCrawler: SessionAgent = {
         queue.push({ url: next, depth: depth + 1 });
       }
     }
-    return { summary: `${rows} rows from ${pages} pages` };
+    // The session's rows: a run resumed after a crash skips those an earlier run wrote, so it cannot count them itself.
+    return { summary: `${await ctx.rowsInList()} rows from ${pages} pages` };
   },
 };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Sql } from '@lore/runtime';
-import { insertClaimedListRows, updateList } from '../../store/lists';
+import { countListRows, insertClaimedListRows, updateList } from '../../store/lists';
 import { getWorkflow, updateWorkflow, type WorkflowRow } from '../../store/workflows';
 import { handOverClaim, watchClaim } from '../claim-watch';
 import type { RunDeps } from '../runner';
@@ -70,7 +70,6 @@ class SessionRun {
   private readonly listId: string;
   private fetches = 0;
   private tokens = 0;
-  private rows = 0;
   private budgetNote = '';
   private readonly lastFetch = new Map<string, number>();
 
@@ -251,9 +250,9 @@ class SessionRun {
           agents.logger,
           written.map((e) => ({ tenantId: this.tenantId, threadId: this.threadId, seq: e.seq, type: 'row', data: e.data, at: e.at })),
         );
-        this.rows += written.length;
         return written.length;
       },
+      rowsInList: () => agents.db.withTenant(this.tenantId, (sql) => countListRows(sql, this.tenantId, this.listId)),
       spendTokens: (n: number) => {
         this.tokens += Math.max(0, n);
         if (this.tokens >= this.deps.settings.budgets.modelTokens) {
@@ -281,12 +280,12 @@ class SessionRun {
       if (!agent) throw new Error(`no agent runs ${this.kind} sessions in this worker`);
       const outcome = await agent.run(this.context(readSessionState(this.workflow.state)));
       this.check();
-      return await this.finish('completed', 'done', { outcome: 'completed', summary: outcome.summary, rows: this.rows });
+      return await this.finish('completed', 'done', (rows) => ({ outcome: 'completed', summary: outcome.summary, rows }));
     } catch (err) {
       const why = err instanceof SessionEnded ? err.why : this.endedBy;
-      if (why === 'stop') return await this.finish('stopped', 'done', { outcome: 'stopped', rows: this.rows });
+      if (why === 'stop') return await this.finish('stopped', 'done', (rows) => ({ outcome: 'stopped', rows }));
       if (why === 'budget') {
-        await this.finish('completed', 'done', { outcome: 'budget', summary: `budget spent: ${this.budgetNote}; ${this.rows} rows written`, rows: this.rows });
+        await this.finish('completed', 'done', (rows) => ({ outcome: 'budget', summary: `budget spent: ${this.budgetNote}; ${rows} rows written`, rows }));
         return 'budget';
       }
       if (why) {
@@ -300,12 +299,17 @@ class SessionRun {
     }
   }
 
-  /** Ends the session: its status, its list's, and the last event, in one transaction; `lost` if no longer ours. */
-  private async finish(status: string, event: string, data: Record<string, unknown>): Promise<string> {
+  /**
+   * Ends the session: its status, its list's, and the last event, in one transaction; `lost` if no longer ours. A
+   * function `data` gets the rows of the session's list, counted in that transaction: the session's rows, an earlier
+   * run's included (a run resumed after a crash skips those as duplicates, so it cannot count them itself).
+   */
+  private async finish(status: string, event: string, data: Record<string, unknown> | ((rows: number) => Record<string, unknown>)): Promise<string> {
     const events: WorkflowEvent[] = [];
     const done = await this.deps.agents.db.withTenant(this.tenantId, async (sql) => {
       const w = await getWorkflow(sql, this.tenantId, this.threadId, SESSION_KINDS, true);
       if (!w || w.claimed_by !== this.deps.workerId) return false;
+      if (typeof data === 'function') data = data(w.list_id ? await countListRows(sql, this.tenantId, w.list_id) : 0);
       await updateWorkflow(sql, this.tenantId, this.threadId, { status, current_step: status, stop_requested: false, claimed_by: null, claimed_until_ms: null, ...(status === 'error' ? { error_message: String(data.message) } : {}) }, this.deps.workerId);
       if (w.list_id) await updateList(sql, this.tenantId, w.list_id, { status });
       events.push(await recordEvent(sql, this.tenantId, this.threadId, event, { ...data, elapsed_ms: Date.now() - this.started }));

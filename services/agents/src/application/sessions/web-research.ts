@@ -264,9 +264,10 @@ class Research {
     }
   }
 
-  summary(): string {
+  /** The session's rows (an earlier run's included, when this one resumed it) and the pages this run read. */
+  async summary(): Promise<string> {
     const what = this.plan.target === 'person' ? 'people' : this.plan.target === 'company' ? 'companies' : 'pages';
-    return `${this.rows} ${what} found on ${this.pages} pages read`;
+    return `${await this.ctx.rowsInList()} ${what} found on ${this.pages} pages read`;
   }
 }
 
@@ -324,7 +325,7 @@ function researchAgent(kind: 'web_research' | 'deep_search', limits: ResearchLim
       const urls = await research.candidates(extra);
       if (plan.target === 'page') await research.pagesAnswering(urls);
       else await research.companies(urls, plan.target === 'person');
-      return { summary: research.summary() };
+      return { summary: await research.summary() };
     },
   };
 }
