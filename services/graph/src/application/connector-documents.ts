@@ -55,9 +55,9 @@ export const CONNECTOR_DELETE_BATCH = 100;
  *
  * A look without a lock comes first (one statement, no transaction): a batch the memory holds unchanged, access
  * included, is answered from it, and only the documents to accept are masked and titled — before the transaction
- * opens. The transaction then opens the memory (the erasure check), locks the batch's copies, decides again under
- * those locks, and writes with a constant number of statements: the replaced copies' deletion (`deleteDocuments`),
- * one access update, one vault-profile read for routing, one multi-row insert of the documents and one of their
+ * opens. The transaction then opens the memory (the erasure check), reads (and locks) the vault profiles for routing,
+ * locks the batch's copies, decides again under those locks, and writes with a constant number of statements: the
+ * replaced copies' deletion (`deleteDocuments`), one access update, one multi-row insert of the documents and one of their
  * outbox messages. Two pushes racing to create the same document: the second's insert fails on the unique index and
  * its whole batch is tried once more, now finding the first's copies.
  */
@@ -141,6 +141,10 @@ async function writeBatch(
       // The memory first (its row locked KEY SHARE, as every write does), then the copies: the order an erasure
       // takes them in.
       await openMemory(deps, sql, scope);
+      // The vaults next, locked against their deletion until the commit (the documents are routed among them), and
+      // before the copies: a vault's deletion locks its row before the documents it moves, so the two never wait on
+      // each other in a circle.
+      const profiles = await vaultProfiles(sql, tenantId, memoryId, true);
       const copies = await findConnectorCopies((text, params) => sql.query(text, params), tenantId, memoryId, ccPairId, lookup, true);
       const plan = planBatch(items, copies, access, () => newId('doc'));
       // Inside the accepting transaction: the memory never holds both copies of a document, nor neither.
@@ -150,7 +154,6 @@ async function writeBatch(
       // was public becomes the administrators' alone, as a graph that took it private is.
       if (!access.public) await markGraphsHoldingAdminOnly(sql, tenantId, items.map((it) => documentNodeKey({ memory_id: memoryId, cc_pair_id: ccPairId, external_id: it.id, doc_id: '' })));
       if (plan.accepted.length === 0) return { plan, decisions: [] };
-      const profiles = await vaultProfiles(sql, tenantId, memoryId);
       const acceptances = new Map<number, Acceptance>();
       for (const i of plan.accepted) {
         const p = prepare(i);
@@ -199,7 +202,7 @@ function connectorColumns(ccPairId: number, access: ConnectorAccess, doc: Connec
 /**
  * Deletes the pair's documents from the memory — those with the given source ids, or all of them — keeping the BM25
  * statistics true, in transactions of at most CONNECTOR_DELETE_BATCH documents (each: the rows locked, then
- * `deleteDocuments`, five statements whatever their number). Returns how many were deleted.
+ * `deleteDocuments`, seven statements whatever their number). Returns how many were deleted.
  */
 export async function deleteConnectorDocuments(deps: MemoryDeps, scope: MemoryScope, ccPairId: number, ids: string[] | undefined): Promise<number> {
   const batch = (externalIds: string[] | null) =>

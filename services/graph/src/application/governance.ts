@@ -3,7 +3,7 @@ import { assessHealth, type HealthAssessment } from '../domain/health';
 import { UNASSIGNED_VAULT } from '../domain/routing';
 import { deleteDocument, fileDocument, getDocument, listDocuments, type DocumentView, type ListFilter } from '../store/documents';
 import { getContradiction, healthInputs, listContradictions, resolveContradiction, type ContradictionView } from '../store/governance';
-import { deleteVault, getVault, insertVault, listVaults, updateVault, type VaultRow } from '../store/vaults';
+import { deleteVault, getVault, insertVault, listVaults, lockVault, updateVault, type VaultRow } from '../store/vaults';
 import { openMemory, rememberMemory, visibleGroups, type MemoryDeps, type MemoryScope } from './context';
 import { emitEvent } from './events';
 
@@ -101,7 +101,8 @@ export async function fileIntoVault(deps: MemoryDeps, scope: MemoryScope, docId:
   return inMemory(deps, scope, async (sql) => {
     const doc = await getDocument(sql, scope.tenantId, scope.memoryId, docId, visibleGroups(scope));
     if (!doc) throw AppError.notFound('document');
-    if (!(await getVault(sql, scope.tenantId, scope.memoryId, vaultId))) throw AppError.notFound('vault');
+    // Locked until the commit: the vault's deletion committed before (404) or waits and then moves this document.
+    if (!(await lockVault(sql, scope.tenantId, scope.memoryId, vaultId))) throw AppError.notFound('vault');
     await fileDocument(sql, scope.tenantId, scope.memoryId, docId, vaultId);
     return (await getDocument(sql, scope.tenantId, scope.memoryId, docId)) as DocumentView;
   });

@@ -17,7 +17,7 @@ import {
 } from '../store/index-store';
 import { claimHealthSlot, memoryErasing } from '../store/memories';
 import { chunksToReembed, tenantsToReembed, writeReembedded } from '../store/reembed';
-import { setUploadStatus } from '../store/uploads';
+import { failUploadOfMissingDocument, setUploadStatus } from '../store/uploads';
 import { newId, type MemoryDeps, type MemoryScope } from './context';
 import { emitEvent } from './events';
 
@@ -31,10 +31,12 @@ export type IndexOutcome = 'indexed' | 'duplicate' | 'missing' | 'failed' | 'era
 
 /**
  * Indexes one accepted document. Heavy work (chunking, embeddings, entity and fact extraction) happens outside
- * any transaction; then ONE transaction claims the event, writes chunks, postings, statistics, entities, facts and
- * contradictions, flips the document to `indexed` and records the events. A crash anywhere before the commit
- * leaves nothing behind and the redelivered message starts over; a redelivery after the commit finds the claim
- * and does nothing. So every document is indexed exactly once.
+ * any transaction; then ONE transaction claims the event, locks the document's row, writes chunks, postings,
+ * statistics, entities, facts and contradictions, flips the document to `indexed` and records the events. A crash
+ * anywhere before the commit leaves nothing behind and the redelivered message starts over; a redelivery after the
+ * commit finds the claim and does nothing. So every document is indexed exactly once. A document deleted before it
+ * is indexed is `missing`, and an upload still waiting for it ends `failed` (its deletion settles the upload too;
+ * this covers a document that went any other way).
  */
 export async function indexDocument(deps: MemoryDeps, msg: MemoryIngestMessage, eventId: string): Promise<IndexOutcome> {
   // Held until the chunks are committed: an embedder switch waits for documents embedded with the old model.
@@ -53,7 +55,10 @@ export function chunkEmbeddingText(title: string, heading: string | null | undef
 
 async function indexWith(deps: MemoryDeps, embedder: Embedder, msg: MemoryIngestMessage, eventId: string): Promise<IndexOutcome> {
   const doc = await deps.db.withTenant(msg.tenant_id, (sql) => loadDocumentToIndex(sql, msg.tenant_id, msg.doc_id));
-  if (!doc) return 'missing';
+  if (!doc) {
+    await deps.db.withTenant(msg.tenant_id, (sql) => failUploadOfMissingDocument(sql, msg.tenant_id, msg.doc_id));
+    return 'missing';
+  }
   if (doc.status === 'indexed') return 'duplicate';
   const scope: MemoryScope = { tenantId: msg.tenant_id, workspaceId: doc.workspace_id, memoryId: doc.memory_id };
 
@@ -69,8 +74,14 @@ async function indexWith(deps: MemoryDeps, embedder: Embedder, msg: MemoryIngest
     // An erasure of the memory waits for this transaction, or this one sees it: the document is (or will be)
     // gone, and nothing must be written for it.
     if (await memoryErasing(sql, msg.tenant_id, doc.memory_id)) return 'erased' as const;
-    const current = await loadDocumentToIndex(sql, msg.tenant_id, msg.doc_id);
-    if (!current || current.status === 'indexed') return null;
+    // Locked until the commit: a filing, a vault deletion or the document's deletion waits for the chunks below,
+    // or committed before and is seen here.
+    const current = await loadDocumentToIndex(sql, msg.tenant_id, msg.doc_id, true);
+    if (!current) {
+      await failUploadOfMissingDocument(sql, msg.tenant_id, msg.doc_id);
+      return 'missing' as const;
+    }
+    if (current.status === 'indexed') return null;
     // The vault may have changed (review) between the read above and now: index under the current one.
     const target = { ...doc, vault_id: current.vault_id };
     const chunkCount = await writeChunks(sql, msg.tenant_id, target, chunks, embeddings);
@@ -113,7 +124,7 @@ async function indexWith(deps: MemoryDeps, embedder: Embedder, msg: MemoryIngest
     return { age: Number(current.age_seconds ?? 0) };
   });
   if (!started) return 'duplicate';
-  if (started === 'erased') return 'erased';
+  if (started === 'erased' || started === 'missing') return started;
   deps.metrics.indexed.inc({ result: 'indexed' });
   deps.metrics.ingestToIndexed.observe(started.age);
   return 'indexed';

@@ -6,7 +6,7 @@ import { AppError, enqueueOutboxBatch, type OutboxMessage, type Sql } from '@lor
 import { scanAndMask, type DlpResult } from '../domain/dlp';
 import { classify, UNASSIGNED_VAULT, type RoutingDecision, type VaultProfile } from '../domain/routing';
 import { insertDocument, type ConnectorColumns, type NewDocument } from '../store/documents';
-import { getVault, vaultProfiles } from '../store/vaults';
+import { lockVault, vaultProfiles } from '../store/vaults';
 import { newId, openMemory, rememberMemory, type MemoryConfig, type MemoryDeps, type MemoryScope } from './context';
 import { eventMessage } from './events';
 
@@ -195,18 +195,20 @@ export async function acceptDocument(deps: MemoryDeps, scope: MemoryScope, input
     await openMemory(deps, sql, scope);
     if (options.before && !(await options.before(sql))) return null;
     let decision: RoutingDecision;
+    // The chosen vault is locked until the commit (`lockVault`, `vaultProfiles` with a lock): its deletion either
+    // committed before (404, or not a candidate) or waits and then moves this document to the review queue.
     if (input.routing.mode === 'manual') {
-      const vault = await getVault(sql, scope.tenantId, scope.memoryId, input.routing.vault_id);
-      if (!vault) throw AppError.notFound('vault');
+      const vaultId = input.routing.vault_id;
+      if (!(await lockVault(sql, scope.tenantId, scope.memoryId, vaultId))) throw AppError.notFound('vault');
       // Filed by hand into the review queue itself is a request for review, as `review` mode is: confidence 0 (spec 1:
       // needs_review is true below 0.70), not a certain filing that would also say it needs review.
-      decision = vault.vault_id === UNASSIGNED_VAULT
+      decision = vaultId === UNASSIGNED_VAULT
         ? { vault_id: UNASSIGNED_VAULT, confidence: 0, needs_review: true, scores: [] }
-        : { vault_id: vault.vault_id, confidence: 1, needs_review: false, scores: [] };
+        : { vault_id: vaultId, confidence: 1, needs_review: false, scores: [] };
     } else if (input.routing.mode === 'review') {
       decision = { vault_id: UNASSIGNED_VAULT, confidence: 0, needs_review: true, scores: [] };
     } else {
-      decision = routeAutomatically(prepared, await vaultProfiles(sql, scope.tenantId, scope.memoryId));
+      decision = routeAutomatically(prepared, await vaultProfiles(sql, scope.tenantId, scope.memoryId, true));
     }
     const acceptance: Acceptance = {
       docId,

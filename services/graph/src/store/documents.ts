@@ -1,4 +1,5 @@
 import type { Sql } from '@lore/runtime';
+import { failUploadsOfDeletedDocuments } from './uploads';
 
 export type DocumentStatus = 'queued' | 'indexed' | 'failed';
 
@@ -189,7 +190,12 @@ export async function listDocuments(sql: Sql, tenantId: string, memoryId: string
   return r.rows.map(toView);
 }
 
-/** Files a document into a vault (review action): the chunks follow, and it leaves the review queue. */
+/**
+ * Files a document into a vault (review action): the chunks follow, and it leaves the review queue. The caller
+ * locked the vault (`lockVault`). A worker indexing the document holds its row until its chunks committed
+ * (`loadDocumentToIndex` with a lock): the UPDATE of the document waits for it, and the UPDATE of the chunks, a
+ * later statement, then sees and moves them; a worker starting later reads the new vault.
+ */
 export async function fileDocument(sql: Sql, tenantId: string, memoryId: string, docId: string, vaultId: string): Promise<boolean> {
   const r = await sql.query(
     `UPDATE graph.documents SET vault_id = $4, needs_review = false, routing_mode = 'review', updated_at = now()
@@ -201,21 +207,37 @@ export async function fileDocument(sql: Sql, tenantId: string, memoryId: string,
   return true;
 }
 
+/** Locks these documents FOR UPDATE until the transaction ends, in `doc_id` order (no two deleters wait in a circle). */
+async function lockDocuments(sql: Sql, tenantId: string, memoryId: string, docIds: readonly string[]): Promise<void> {
+  await sql.query(`SELECT doc_id FROM graph.documents WHERE tenant_id = $1 AND memory_id = $2 AND doc_id = ANY($3::text[]) ORDER BY doc_id FOR UPDATE`, [
+    tenantId,
+    memoryId,
+    [...docIds],
+  ]);
+}
+
 /** Deletes a document and keeps the BM25 statistics true (they count what is indexed): `deleteDocuments` of one. */
 export async function deleteDocument(sql: Sql, tenantId: string, memoryId: string, docId: string): Promise<boolean> {
   return (await deleteDocuments(sql, tenantId, memoryId, [docId])) === 1;
 }
 
 /**
- * Deletes documents and keeps the BM25 statistics true, with five statements whatever their number; returns how
- * many were deleted. The caller locks the documents first (`FOR UPDATE`), so the worker cannot add chunks to them
- * meanwhile. Each statistic loses what the documents' chunks counted, as deleting them one by one would:
+ * Deletes documents and keeps the BM25 statistics true, with seven statements whatever their number; returns how
+ * many were deleted. It locks the documents first (`FOR UPDATE`, in `doc_id` order, as callers that locked them
+ * already did: taking a lock one holds costs nothing). A worker indexing one of them holds its row
+ * (`loadDocumentToIndex` with a lock) until its chunks and their statistics committed, so this waits and then
+ * counts them; a worker starting later waits for this deletion and finds the document gone. Without the lock
+ * (the document route had none until 2026-11-30) the statements below saw none of the chunks being written, and
+ * the statistics kept counting them after the document went. Each statistic loses what the documents' chunks
+ * counted, as deleting them one by one would:
  * - `term_stats.df` counts chunks holding the term, and a chunk belongs to one document, so a term's chunks among
  *   all the documents are the sum of its chunks in each (one group per term over all their chunks);
  * - `corpus_stats` loses the count and the summed length of all their chunks;
  * - an entity's `mention_count` loses the sum of its mentions in them (a mention row per document and entity),
  *   floored at 0 — one by one it was `greatest(0, greatest(0, c - a) - b)`, which equals `greatest(0, c - (a + b))`
  *   for mentions ≥ 0;
+ * - an upload of one of them still waiting for indexing ends `failed` (`failUploadsOfDeletedDocuments`): nothing
+ *   else would ever settle it;
  * - contradictions naming any of them go, then the documents (chunks, postings, mentions and facts cascade).
  * Term and entity rows are locked in key order, as the worker's indexing locks them, so two transactions that
  * touch the same terms never wait on each other in a circle.
@@ -223,6 +245,7 @@ export async function deleteDocument(sql: Sql, tenantId: string, memoryId: strin
 export async function deleteDocuments(sql: Sql, tenantId: string, memoryId: string, docIds: readonly string[]): Promise<number> {
   const ids = [...new Set(docIds)];
   if (ids.length === 0) return 0;
+  await lockDocuments(sql, tenantId, memoryId, ids);
   await sql.query(
     `WITH x AS (
        SELECT l.lexeme AS term, count(*)::int AS n FROM graph.chunks c, unnest(c.tsv) l
@@ -259,6 +282,7 @@ export async function deleteDocuments(sql: Sql, tenantId: string, memoryId: stri
       WHERE e.tenant_id = $1 AND e.memory_id = $2 AND e.entity_key = locked.entity_key`,
     [tenantId, memoryId, ids],
   );
+  await failUploadsOfDeletedDocuments(sql, tenantId, memoryId, ids);
   await sql.query(`DELETE FROM graph.contradictions WHERE tenant_id = $1 AND memory_id = $2 AND (doc_a = ANY($3::text[]) OR doc_b = ANY($3::text[]))`, [
     tenantId,
     memoryId,

@@ -20,11 +20,19 @@ export interface DocumentToIndex {
   age_seconds?: number;
 }
 
-export async function loadDocumentToIndex(sql: Sql, tenantId: string, docId: string): Promise<DocumentToIndex | null> {
+/**
+ * The document to index. With `lock` (the indexing transaction) its row stays locked FOR NO KEY UPDATE until the
+ * transaction ends, and the row read is the latest committed one: filing it into a vault, deleting its vault and
+ * deleting it wait until its chunks and statistics are committed (and then move or count them), or committed
+ * before and are seen here. A plain read let a filing commit between this read and the chunks' insert, which then
+ * carried the old vault, and a deletion that counted none of the chunks being written. NO KEY UPDATE leaves alone
+ * the KEY SHARE locks that foreign-key checks take.
+ */
+export async function loadDocumentToIndex(sql: Sql, tenantId: string, docId: string, lock = false): Promise<DocumentToIndex | null> {
   const r = await sql.query<DocumentToIndex>(
     `SELECT doc_id, memory_id, workspace_id, vault_id, title, content, status, upload_id,
             extract(epoch FROM (clock_timestamp() - created_at))::float8 AS age_seconds
-       FROM graph.documents WHERE tenant_id = $1 AND doc_id = $2`,
+       FROM graph.documents WHERE tenant_id = $1 AND doc_id = $2${lock ? ' FOR NO KEY UPDATE' : ''}`,
     [tenantId, docId],
   );
   return r.rows[0] ?? null;

@@ -63,3 +63,34 @@ export async function setUploadStatus(
     [tenantId, uploadId, status, extra.extractor ?? null, extra.ocr ?? null, extra.doc_id ?? null, extra.error?.slice(0, 500) ?? null],
   );
 }
+
+/** Why an upload failed whose document was deleted before the worker indexed it. */
+export const DOCUMENT_DELETED_BEFORE_INDEXING = 'the document was deleted before it was indexed';
+
+/**
+ * Ends the uploads of these documents that still wait for indexing (`indexing`) as `failed`, with
+ * DOCUMENT_DELETED_BEFORE_INDEXING: their document is being deleted, so the worker will never complete them. Runs
+ * in the deleting transaction, before the documents go (it finds the uploads through the documents' `upload_id`,
+ * by primary key). Uploads already `completed` stay so: their document was indexed before it was deleted.
+ */
+export async function failUploadsOfDeletedDocuments(sql: Sql, tenantId: string, memoryId: string, docIds: readonly string[]): Promise<void> {
+  await sql.query(
+    `UPDATE graph.uploads u SET status = 'failed', error = $4, updated_at = now()
+       FROM graph.documents d
+      WHERE d.tenant_id = $1 AND d.memory_id = $2 AND d.doc_id = ANY($3::text[]) AND d.upload_id IS NOT NULL
+        AND u.tenant_id = $1 AND u.upload_id = d.upload_id AND u.status = 'indexing'`,
+    [tenantId, memoryId, [...docIds], DOCUMENT_DELETED_BEFORE_INDEXING],
+  );
+}
+
+/**
+ * The same for a document the worker finds gone (its row, and so its `upload_id`, no longer exists): the upload
+ * naming it that still says `indexing`. Only the worker's rare "document missing" path runs it.
+ */
+export async function failUploadOfMissingDocument(sql: Sql, tenantId: string, docId: string): Promise<void> {
+  await sql.query(
+    `UPDATE graph.uploads SET status = 'failed', error = $3, updated_at = now()
+      WHERE tenant_id = $1 AND doc_id = $2 AND status = 'indexing'`,
+    [tenantId, docId, DOCUMENT_DELETED_BEFORE_INDEXING],
+  );
+}

@@ -40,10 +40,15 @@ export async function listVaults(sql: Sql, tenantId: string, memoryId: string): 
   return r.rows.map(toRow);
 }
 
-/** Profiles for the classifier (no counts: routing runs on every ingest). */
-export async function vaultProfiles(sql: Sql, tenantId: string, memoryId: string): Promise<VaultProfile[]> {
+/**
+ * Profiles for the classifier (no counts: routing runs on every ingest). With `lock` (a transaction that files
+ * documents into the vault the classifier picks) every vault read stays locked FOR KEY SHARE until it ends, as
+ * `lockVault` locks one, so none of them can be deleted before the documents are stored; a vault whose deletion is
+ * under way is waited for and then left out.
+ */
+export async function vaultProfiles(sql: Sql, tenantId: string, memoryId: string, lock = false): Promise<VaultProfile[]> {
   const r = await sql.query<VaultProfile>(
-    `SELECT vault_id, name, description, examples FROM graph.vaults WHERE tenant_id = $1 AND memory_id = $2 ORDER BY vault_id LIMIT 1000`,
+    `SELECT vault_id, name, description, examples FROM graph.vaults WHERE tenant_id = $1 AND memory_id = $2 ORDER BY vault_id LIMIT 1000${lock ? ' FOR KEY SHARE' : ''}`,
     [tenantId, memoryId],
   );
   return r.rows;
@@ -83,8 +88,29 @@ export async function updateVault(
   return r.rowCount === 1;
 }
 
-/** Deletes a vault; its documents go back to `v_unassigned` and into the review queue. Returns moved count. */
+/**
+ * True when the vault exists, and then its row stays locked FOR KEY SHARE until the transaction ends. Whatever files
+ * a document into a named vault (manual ingest, review filing) takes this lock first: a deletion of the vault
+ * (which locks its row FOR UPDATE before moving the vault's documents) either committed before, and the vault is
+ * missing here, or waits for this transaction and then moves what it filed. Without it a document filed while its
+ * vault was being deleted stayed in a vault that no longer exists. KEY SHARE conflicts with nothing else (other
+ * filings, a PATCH of the vault), so writers never wait on each other here.
+ */
+export async function lockVault(sql: Sql, tenantId: string, memoryId: string, vaultId: string): Promise<boolean> {
+  const r = await sql.query(`SELECT 1 FROM graph.vaults WHERE tenant_id = $1 AND memory_id = $2 AND vault_id = $3 FOR KEY SHARE`, [tenantId, memoryId, vaultId]);
+  return r.rowCount === 1;
+}
+
+/**
+ * Deletes a vault; its documents go back to `v_unassigned` and into the review queue (their chunks too). Returns
+ * the moved count, or null when there is no such vault. The vault's row is locked FOR UPDATE first, so a writer
+ * filing into it (`lockVault`, `vaultProfiles` with a lock) either committed before — and its document is moved here — or waits and then finds
+ * the vault gone; a document being indexed holds its row (`loadDocumentToIndex` with a lock), so the UPDATE of the
+ * documents waits for its chunks and the UPDATE of the chunks then moves them too.
+ */
 export async function deleteVault(sql: Sql, tenantId: string, memoryId: string, vaultId: string): Promise<number | null> {
+  const locked = await sql.query(`SELECT 1 FROM graph.vaults WHERE tenant_id = $1 AND memory_id = $2 AND vault_id = $3 FOR UPDATE`, [tenantId, memoryId, vaultId]);
+  if (locked.rowCount !== 1) return null;
   const moved = await sql.query(
     `UPDATE graph.documents SET vault_id = $4, needs_review = true, updated_at = now()
       WHERE tenant_id = $1 AND memory_id = $2 AND vault_id = $3`,
