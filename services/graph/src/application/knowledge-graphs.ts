@@ -1,5 +1,6 @@
 import { TOPICS, withinReach, type GraphJobMessage, type MemoryReach } from '@lore/contracts';
-import { AppError, claimEvent, detailError, enqueueOutbox, type Sql } from '@lore/runtime';
+import { AppError, announceBlob, claimEvent, detailError, enqueueOutbox, settleBlob, type Sql } from '@lore/runtime';
+import { GRAPH_BLOB_OWNER } from './blob-owner';
 import { extractEntities } from '../domain/entities';
 import { columnRoles, documentSourceId, planDocument, planRecord, type Plan, type PlannedEdge } from '../domain/knowledge-graph';
 import { readTable } from '../domain/tabular';
@@ -230,11 +231,15 @@ export async function acceptUploadJob(
   const known = visibleGraph(await deps.db.withTenant(tenantId, (sql) => getGraph(sql, tenantId, listId)), viewer);
   if (!known) throw notFound('graph');
   const blobKey = `${tenantId}/graph-uploads/${newId('gu')}`;
+  // Announced before the bytes, settled with the job: a process stopped in between leaves bytes the worker's sweep
+  // deletes (runtime's blob intents).
+  await announceBlob(deps.db, GRAPH_BLOB_OWNER, tenantId, blobKey);
   await deps.blobs.put(tenantId, blobKey, file.data, file.contentType || 'text/csv', GRAPH_LIMITS.uploadMaxBytes);
   try {
     const job = await deps.db.withTenant(tenantId, async (sql) => {
       const graph = visibleGraph(await getGraph(sql, tenantId, listId, true), viewer);
       if (!graph) throw notFound('graph');
+      await settleBlob(sql, tenantId, blobKey);
       return enqueueJob(sql, tenantId, graph, 'upload', { blob_key: blobKey, filename: file.filename.slice(0, 200), size_bytes: file.data.length }, `upload of ${file.filename.slice(0, 200)} queued`);
     });
     return answer(job);

@@ -1,7 +1,8 @@
 import type { Readable } from 'node:stream';
 import { truncate } from '@lore/ai';
 import { TOPICS, type MemoryUploadMessage } from '@lore/contracts';
-import { AppError, claimEvent, enqueueOutbox } from '@lore/runtime';
+import { AppError, announceBlob, claimEvent, enqueueOutbox, settleBlob } from '@lore/runtime';
+import { GRAPH_BLOB_OWNER } from './blob-owner';
 import { scanAndMask } from '../domain/dlp';
 import { detectKind, extractDocument, extractionFailureReason, UnsupportedFileError } from '@lore/extract';
 import { getUpload, insertUpload, setUploadStatus, type UploadRow } from '../store/uploads';
@@ -64,10 +65,14 @@ export async function acceptUpload(
 ): Promise<UploadView> {
   const uploadId = newId('upl');
   const blobKey = `${scope.tenantId}/uploads/${uploadId}`;
+  // Announced before the bytes, settled with the upload's row: a process stopped in between leaves bytes (unmasked)
+  // that the worker's sweep deletes (runtime's blob intents; before 2026-11-30 they stayed for good).
+  await announceBlob(deps.db, GRAPH_BLOB_OWNER, scope.tenantId, blobKey);
   const info = await deps.blobs.put(scope.tenantId, blobKey, file.stream, file.contentType || 'application/octet-stream', deps.config.uploadMaxBytes);
   const filename = storedFileName(file.filename || 'upload');
   const row = await deps.db.withTenant(scope.tenantId, async (sql) => {
     await openMemory(deps, sql, scope);
+    await settleBlob(sql, scope.tenantId, blobKey);
     const u = await insertUpload(sql, scope.tenantId, {
       upload_id: uploadId,
       memory_id: scope.memoryId,

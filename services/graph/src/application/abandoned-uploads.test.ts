@@ -1,0 +1,43 @@
+import { IDENTITY_HEADER, IdentitySigner, MemoryBus, PgliteDb, PostgresBlobStore, announceBlob, createLogger, createMetricsRegistry, listen, type Identity } from '@lore/runtime';
+import { createGraphService } from '../graph-service';
+import { GRAPH_BLOB_OWNER } from './blob-owner';
+
+/**
+ * An upload's bytes are written before its row commits. A process stopped in between left them for good; now the
+ * upload announces its key first and settles it with the row, and the graph worker deletes what stayed unsettled
+ * for an hour (runtime's blob intents, docs/runtime.md).
+ */
+describe('upload bytes whose record was never written (PGlite)', () => {
+  it('are deleted by the worker once abandoned; an accepted upload\'s are settled and kept until it is processed', async () => {
+    const db = await PgliteDb.open();
+    const bus = new MemoryBus({ logger: createLogger({ level: 'silent', service: 't' }) });
+    const blobs = new PostgresBlobStore(db);
+    const signer = new IdentitySigner('abandoned-uploads-identity-secret-0123456789');
+    const graph = await createGraphService({ db, bus, blobs, logger: createLogger({ level: 'silent', service: 'graph-abandoned-test' }), metrics: createMetricsRegistry('graph_abandoned_test', { defaultMetrics: false }), signer });
+    const server = await listen(graph.app, 0, '127.0.0.1');
+    try {
+      const who: Identity = { tenant_id: 't_ab', workspace_id: 'ws_ab', memory_id: 'm_ab', credential: 'ck_test', subject: 'key_ab', role: 'admin' };
+      // An upload accepted through the route: its key is settled in the transaction that records it.
+      const form = new FormData();
+      form.append('file', new Blob(['The Heron depot stores spare turbine blades.'], { type: 'text/plain' }), 'notes.txt');
+      const res = await fetch(`${server.url}/api/v1/memory/uploads`, { method: 'POST', headers: { [IDENTITY_HEADER]: await signer.sign(who) }, body: form });
+      expect(res.status).toBe(202);
+      expect((await db.query(`SELECT 1 FROM runtime.blob_intents`)).rows).toHaveLength(0);
+      // What a process stopped between the bytes and the row leaves: an announced key and its bytes, no upload row.
+      await announceBlob(db, GRAPH_BLOB_OWNER, 't_ab', 't_ab/uploads/upl_stopped');
+      await blobs.put('t_ab', 't_ab/uploads/upl_stopped', Buffer.from('unmasked: jane@example.com'), 'text/plain');
+      await db.query(`UPDATE runtime.blob_intents SET created_at = now() - interval '2 hours'`);
+      await graph.worker.start();
+      for (const deadline = Date.now() + 10_000; (await blobs.get('t_ab', 't_ab/uploads/upl_stopped')) !== null; ) {
+        if (Date.now() > deadline) throw new Error('the abandoned bytes are still there');
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      expect((await db.query(`SELECT 1 FROM runtime.blob_intents`)).rows).toHaveLength(0);
+    } finally {
+      await server.close(100);
+      await graph.close();
+      await bus.close();
+      await db.close();
+    }
+  }, 60_000);
+});
