@@ -1,4 +1,4 @@
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -96,7 +96,7 @@ describe('gateway forwarding: streams, uploads, websockets, failures', () => {
   it('never hands the next request a connection an upstream left inside a body it refused (an early 413)', async () => {
     // A gateway of its own, whose upstream may take its time (this suite's answers in 800 ms): the bodies are large
     // enough to leave part of one unread on the connection, which a loaded machine needs a moment to move.
-    const patient = await startGateway(database, { upstreams: { graph: echo.url }, proxy: { connectTimeoutMs: 5_000, responseTimeoutMs: 30_000, idleTimeoutMs: 30_000, maxBodyBytes: 5 * 1024 * 1024 } }, { redisPrefix: `gwfwd-413:${uid()}:` });
+    const patient = await startGateway(database, { upstreams: { graph: echo.url }, proxy: { connectTimeoutMs: 5_000, responseTimeoutMs: 30_000, idleTimeoutMs: 30_000, maxBodyBytes: 16 * 1024 * 1024 } }, { redisPrefix: `gwfwd-413:${uid()}:` });
     try {
       const tenant = await makeTenant(patient);
       const u = new URL(patient.publicUrl);
@@ -117,6 +117,32 @@ describe('gateway forwarding: streams, uploads, websockets, failures', () => {
         const next = await send(Buffer.alloc(420 * 1024, 'y'), false);
         expect({ round, status: next.status }).toEqual({ round, status: 200 });
       }
+      // A client still writing a body far past what the upstream reads gets the upstream's 413, not a reset (EPIPE):
+      // the gateway reads and drops the rest instead of closing the connection under it.
+      // A client keeping its connections, as Node's default agent does.
+      const keepAlive = new Agent({ keepAlive: true });
+      const streamed = (size: number) =>
+        new Promise<{ status: number; connection: string | undefined } | { error: string }>((resolve) => {
+          const req = request({ host: u.hostname, port: u.port, method: 'POST', path: '/api/v1/memory/refuse-large', headers: { 'x-api-key': tenant.key, 'content-type': 'application/octet-stream', 'content-length': String(size) }, agent: keepAlive }, (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+          });
+          req.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message }));
+          // Written as a client streams a file: 64 KiB at a time, waiting whenever the socket is full.
+          const chunk = Buffer.alloc(64 * 1024, 'z');
+          let sent = 0;
+          const pump = () => {
+            while (sent < size) {
+              sent += chunk.length;
+              if (!req.write(chunk)) return void req.once('drain', pump);
+            }
+            req.end();
+          };
+          pump();
+        });
+      // The connection is kept (its rest drained), not closed under the client: `Connection: close` was what reset it.
+      for (let round = 0; round < 6; round++) expect({ round, big: await streamed(128 * 64 * 1024) }).toEqual({ round, big: { status: 413, connection: 'keep-alive' } });
+      keepAlive.destroy();
     } finally {
       await patient.close();
     }

@@ -192,10 +192,10 @@ export function proxyHttp(
       // ends instead of going back to the pool. Were it kept, the next request written to it (any tenant's) would be
       // read as the rest of this body, or meet a connection the upstream closes, and hang or fail.
       if (upRes.statusCode === 413 || !upstream.writableFinished) upstream.shouldKeepAlive = false;
-      // The upstream answered before the client finished sending (an early 413, say): once the upstream stops
-      // reading, nothing reads the rest of the client's body, so this connection cannot carry another request.
-      // Close it after this response instead of leaving the client blocked on a body nobody reads.
-      if (!req.complete) res.shouldKeepAlive = false;
+      // The upstream answered before the client finished sending (an early 413, say): the rest of the client's body is
+      // read and dropped once the answer has gone (below, at the upstream's end), within the listener's drain bound
+      // (`createServiceServer`), so the client can finish writing and read the answer. Closing the connection after
+      // the answer instead (before 2026-11-30) reset many clients still writing: they saw EPIPE, not the 413.
       const route = upRes.headers[ROUTE_HEADER];
       if (onRoute && typeof route === 'string') onRoute(route);
       const h = responseHeaders(upRes);
