@@ -1,5 +1,5 @@
 import type { RouterContext } from '@koa/router';
-import { multipartParser, MultipartRefusedError, type MultipartParser } from '@lore/runtime';
+import { multipartParser, MultipartRefusedError, type MultipartParser, feedMultipart } from '@lore/runtime';
 import { agentsError } from '../application/errors';
 import type { AgentsState } from './route';
 
@@ -79,6 +79,6 @@ export async function readFilePart(ctx: RouterContext<AgentsState>, field: strin
       }
       void part.done.then(() => resolve({ file: { filename: part.filename, bytes: Buffer.concat(part.chunks), tooLarge: part.tooLarge, fields }, fields }));
     });
-    ctx.req.pipe(bb);
+    feedMultipart(ctx.req, bb);
   });
 }

@@ -1,5 +1,5 @@
 import type { RouterContext } from '@koa/router';
-import { detailValidationError, multipartParser, MultipartRefusedError, type MultipartParser } from '@lore/runtime';
+import { detailValidationError, multipartParser, MultipartRefusedError, type MultipartParser, feedMultipart } from '@lore/runtime';
 import { coreError } from '../application/errors';
 import type { UploadLimits, UploadPart } from '../application/uploads';
 import type { CoreState } from './route';
@@ -83,7 +83,7 @@ async function* fileParts(ctx: RouterContext<CoreState>, limits: UploadLimits, t
     done = true;
     signal();
   });
-  ctx.req.pipe(bb);
+  feedMultipart(ctx.req, bb);
   try {
     for (;;) {
       const next = queue.shift();

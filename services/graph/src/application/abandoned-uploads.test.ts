@@ -1,4 +1,5 @@
 import { IDENTITY_HEADER, IdentitySigner, MemoryBus, PgliteDb, PostgresBlobStore, announceBlob, createLogger, createMetricsRegistry, listen, type Identity } from '@lore/runtime';
+import { connect } from 'node:net';
 import { createGraphService } from '../graph-service';
 import { GRAPH_BLOB_OWNER } from './blob-owner';
 
@@ -8,12 +9,13 @@ import { GRAPH_BLOB_OWNER } from './blob-owner';
  * for an hour (runtime's blob intents, docs/runtime.md).
  */
 describe('upload bytes whose record was never written (PGlite)', () => {
-  it('are deleted by the worker once abandoned; an accepted upload\'s are settled and kept until it is processed', async () => {
+  it('are deleted by the worker once abandoned; an accepted upload\'s are settled; an upload its client left halfway ends (499)', async () => {
     const db = await PgliteDb.open();
     const bus = new MemoryBus({ logger: createLogger({ level: 'silent', service: 't' }) });
     const blobs = new PostgresBlobStore(db);
     const signer = new IdentitySigner('abandoned-uploads-identity-secret-0123456789');
-    const graph = await createGraphService({ db, bus, blobs, logger: createLogger({ level: 'silent', service: 'graph-abandoned-test' }), metrics: createMetricsRegistry('graph_abandoned_test', { defaultMetrics: false }), signer });
+    const metrics = createMetricsRegistry('graph_abandoned_test', { defaultMetrics: false });
+    const graph = await createGraphService({ db, bus, blobs, logger: createLogger({ level: 'silent', service: 'graph-abandoned-test' }), metrics, signer });
     const server = await listen(graph.app, 0, '127.0.0.1');
     try {
       const who: Identity = { tenant_id: 't_ab', workspace_id: 'ws_ab', memory_id: 'm_ab', credential: 'ck_test', subject: 'key_ab', role: 'admin' };
@@ -33,6 +35,24 @@ describe('upload bytes whose record was never written (PGlite)', () => {
         await new Promise((r) => setTimeout(r, 25));
       }
       expect((await db.query(`SELECT 1 FROM runtime.blob_intents`)).rows).toHaveLength(0);
+
+      // A client that leaves halfway through its file: the route ends (a 499), instead of waiting for good.
+      const boundary = 'lore-abandoned';
+      const head = `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="half.txt"\r\ncontent-type: text/plain\r\n\r\nthe first half of a file`;
+      const identity = await signer.sign(who);
+      await new Promise<void>((resolve) => {
+        const socket = connect(Number(new URL(server.url).port), '127.0.0.1', () => {
+          socket.write(`POST /api/v1/memory/uploads HTTP/1.1\r\nhost: x\r\n${IDENTITY_HEADER}: ${identity}\r\ncontent-type: multipart/form-data; boundary=${boundary}\r\ncontent-length: 100000\r\n\r\n${head}`);
+          setTimeout(() => socket.destroy(), 200);
+        });
+        socket.on('close', () => resolve());
+        socket.on('error', () => resolve());
+      });
+      const leftCounted = async () => /lore_http_requests_total\{[^}]*route="\/api\/v1\/memory\/uploads"[^}]*status="499"/.test(await metrics.metrics());
+      for (const deadline = Date.now() + 10_000; !(await leftCounted()); ) {
+        if (Date.now() > deadline) throw new Error('the abandoned upload never ended');
+        await new Promise((r) => setTimeout(r, 25));
+      }
     } finally {
       await server.close(100);
       await graph.close();

@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import busboy from 'busboy';
 
 export type MultipartLimits = busboy.Limits;
@@ -35,6 +35,20 @@ export function multipartParser(headers: IncomingHttpHeaders, limits: MultipartL
     stream.on('error', () => undefined);
   });
   return parser;
+}
+
+/**
+ * Feeds a request's body to its parser. A client that leaves in the middle (its connection closes before the body's
+ * end) ends the parser's input there: the body then ends inside a part, so the parser and that part's stream fail
+ * ("Unexpected end of form"), and whoever reads them (a blob store writing the file) stops waiting. `pipe` alone never
+ * ends its destination when its source is destroyed: before 2026-11-30 an upload abandoned halfway kept its route
+ * waiting for good, with no answer, no access line and its write open.
+ */
+export function feedMultipart(req: IncomingMessage, parser: MultipartParser): void {
+  req.pipe(parser);
+  req.once('close', () => {
+    if (!req.complete && !parser.writableEnded) parser.end();
+  });
 }
 
 /** Why a body cannot be read as multipart/form-data; `code` is the AppError code the route answers with. */

@@ -1,6 +1,6 @@
 import type { RouterContext } from '@koa/router';
 import { isAdminRole, memoryReach } from '@lore/contracts';
-import { AppError, detailError, detailValidationError, multipartParser, MultipartRefusedError, type MultipartParser, type Identity } from '@lore/runtime';
+import { AppError, detailError, detailValidationError, multipartParser, MultipartRefusedError, type MultipartParser, type Identity, feedMultipart } from '@lore/runtime';
 import type { z } from 'zod';
 import type { GenerateInput, GraphViewer, JobAnswer, JobView } from '../../application/knowledge-graphs';
 import type { GraphRow } from '../../store/knowledge-graphs';
@@ -115,7 +115,7 @@ function readUpload(ctx: RouterContext<GraphState>, maxBytes: number): Promise<{
       closed = true;
       finish();
     });
-    ctx.req.pipe(bb);
+    feedMultipart(ctx.req, bb);
   });
 }
 

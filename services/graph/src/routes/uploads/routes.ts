@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { AppError, multipartParser, MultipartRefusedError, type MultipartParser } from '@lore/runtime';
+import { AppError, multipartParser, MultipartRefusedError, type MultipartParser, feedMultipart } from '@lore/runtime';
 import type { RouterContext } from '@koa/router';
 import type { MemoryScope } from '../../application/context';
 import type { UploadView } from '../../application/uploads';
@@ -54,7 +54,7 @@ function withFilePart(ctx: RouterContext<GraphState>, maxBytes: number, onFile: 
     bb.on('close', () => {
       if (!handled) reject(new AppError('VALIDATION_FAILED', 'a file field named "file" is required', { details: [{ path: 'file', message: 'is required' }] }));
     });
-    ctx.req.pipe(bb);
+    feedMultipart(ctx.req, bb);
   });
 }
 
