@@ -164,6 +164,12 @@ describe('gateway workspaces: the list wrapper, the active workspace, workspace-
     expect(await memoryOfSearch(scoped.key)).toEqual({ status: 200, memory_id: tenant.memoryId, workspace_id: tenant.workspaceId });
     expect((await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: as(scoped.key) })).status).toBe(200);
     expect(await memoryOfSearch(otherScoped.key)).toEqual({ status: 200, memory_id: other.json.primary_memory_id, workspace_id: other.json.workspace_id });
+    // A key scoped to a memory that is no workspace's primary memory acts in that memory too.
+    const extra = `mem_extra${uid().replace(/[^a-z0-9]/gi, '').slice(0, 12)}`;
+    expect((await adminCall(g, 'PUT', `/internal/v1/tenants/${tenant.tenantId}/memories/${extra}`, { name: 'Extra', hostname: `${extra.replace(/_/g, '-').toLowerCase()}.memory.example`, workspace_id: other.json.workspace_id })).status).toBe(200);
+    const extraScoped = await makeKey(g, tenant.tenantId, { scopes: { memories: [extra] } });
+    expect((await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: as(extraScoped.key) })).status).toBe(200);
+    expect(await memoryOfSearch(extraScoped.key)).toEqual({ status: 200, memory_id: extra, workspace_id: other.json.workspace_id });
     // What it names outside its memories stays refused.
     expect((await http(g.publicUrl, 'GET', `/api/v1/projects?workspace_id=${other.json.workspace_id}`, { headers: as(scoped.key) })).status).toBe(403);
     // A key is scoped only to memories of its tenant: none, or another tenant's, is 404 and makes no key.

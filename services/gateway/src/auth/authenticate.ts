@@ -294,6 +294,32 @@ function workspaceOfScope(tenant: TenantContext, scopedMemories: readonly string
 }
 
 /**
+ * A key scoped only to memories that are no workspace's primary memory, whose request names no place: it acts in the
+ * first of them that is a live memory of the tenant, as if it had named it (`?memory_id=`); undefined when a
+ * primary memory decides (`workspaceOfScope`) or none of them is live. Before 2026-11-30 such a key was refused
+ * (403) on every route, ping included, unless the request named its memory.
+ */
+function scopedMemoryLookup(
+  ctx: GatewayContext,
+  tenant: TenantContext,
+  facts: RequestFacts,
+  pins: { workspaceId: string | null; memoryId: string | null },
+  scopedMemories: readonly string[],
+): Promise<MemoryParam | undefined> | undefined {
+  if (scopedMemories.length === 0 || facts.hostMemory || pins.workspaceId || pins.memoryId || facts.query.get('workspace_id') !== null) return undefined;
+  const active = tenant.workspaces.get(tenant.tenant.active_workspace_id ?? tenant.tenant.default_workspace_id ?? '');
+  if (active?.primary_memory_id && scopedMemories.includes(active.primary_memory_id)) return undefined;
+  if (workspaceOfScope(tenant, scopedMemories) !== null) return undefined;
+  return (async () => {
+    for (const memoryId of scopedMemories.slice(0, 16)) {
+      const found = await tenantMemory(ctx, tenant.tenant.tenant_id, memoryId);
+      if (found) return found;
+    }
+    return undefined;
+  })();
+}
+
+/**
  * The whole credential pipeline for one request: find and verify the credential, resolve tenant, workspace
  * and memory, apply IP allowlist, scope, app permissions and credits locally, then one round trip to the
  * shared state for revocation, rate limit and monthly quota. Throws the AppError to answer with.
@@ -371,7 +397,7 @@ async function authenticateRequest(ctx: GatewayContext, facts: RequestFacts, rul
   // Local decisions first; a refused request still asks the shared state whether the credential is revoked,
   // because "revoked" (401) must win over any other answer.
   let denial: AppError | null = null;
-  const memLookup = memoryParamLookup(ctx, tenant.tenant.tenant_id, facts);
+  const memLookup = memoryParamLookup(ctx, tenant.tenant.tenant_id, facts) ?? scopedMemoryLookup(ctx, tenant, facts, pins, keyScope?.memories ?? []);
   const target = resolveTarget(tenant, facts, pins, memLookup && (await memLookup), keyScope?.memories ?? []);
   if (target instanceof AppError) denial = target;
   const need: Need = { module: rule.module, access: rule.access, operation: rule.operation, memoryId: target instanceof AppError ? null : target.memoryId };
