@@ -512,6 +512,9 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       const same = await http(g.publicUrl, 'POST', '/api/password/change-password', { headers: userAuth, body: { old_password: password, new_password: password } });
       expect(same.status).toBe(422);
       expect(same.json.detail).toEqual([{ loc: ['body', 'new_password'], msg: 'the new password must differ from the current one', type: 'value_error' }]);
+      // With a wrong current password, the answer is that one, whatever the new one.
+      const sameButWrong = await http(g.publicUrl, 'POST', '/api/password/change-password', { headers: userAuth, body: { old_password: 'not the password at all', new_password: 'not the password at all' } });
+      expect([sameButWrong.status, sameButWrong.json.detail]).toEqual([400, 'the current password is wrong']);
       const wrong = await http(g.publicUrl, 'POST', '/api/password/change-password?tenant_id=someone-else', { headers: userAuth, body: { old_password: 'wrong password!', new_password: 'another long passphrase' } });
       expect(wrong.status).toBe(400);
       const changed = await http(g.publicUrl, 'POST', '/api/password/change-password', { headers: userAuth, body: { old_password: password, new_password: 'another long passphrase' } });

@@ -161,7 +161,7 @@ export async function logout(ctx: GatewayContext, refreshToken: string): Promise
  * throttled per account (the login rate limit, in the shared state) before the current password is checked, so a
  * stolen session cannot guess the password, nor keep the password hashing busy.
  */
-export async function changePassword(ctx: GatewayContext, user: User, oldPassword: string, newPassword: string): Promise<'ok' | 'wrong_password'> {
+export async function changePassword(ctx: GatewayContext, user: User, oldPassword: string, newPassword: string): Promise<'ok' | 'wrong_password' | 'same_password'> {
   const r = await ctx.state.hit(`password-change:user:${user.user_id}`, ctx.config.loginRateLimit);
   if (!r.allowed) {
     throw new AppError('RATE_LIMITED', 'too many password changes; retry later', {
@@ -171,6 +171,9 @@ export async function changePassword(ctx: GatewayContext, user: User, oldPasswor
   }
   const current = await getPasswordHash(ctx.db, user.tenant_id, user.user_id);
   if (!current || !(await argonVerify(current, oldPassword).catch(() => false))) return 'wrong_password';
+  // Checked once the current password is known right (and the attempt counted): the same password again would end
+  // every session and change nothing.
+  if (newPassword === oldPassword) return 'same_password';
   await replacePassword(ctx.db, user.tenant_id, user.user_id, await hashPassword(newPassword));
   return 'ok';
 }

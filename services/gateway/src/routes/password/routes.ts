@@ -11,7 +11,7 @@ export interface PasswordRouteDeps {
   /** Spec 2's session check: a session bearer token, per-user rate limit, errors as `{ detail }`. */
   session: Guard;
   passwords: {
-    change(user: User, oldPassword: string, newPassword: string): Promise<'ok' | 'wrong_password'>;
+    change(user: User, oldPassword: string, newPassword: string): Promise<'ok' | 'wrong_password' | 'same_password'>;
     /** Null when the tenant has no user with that address. */
     reset(tenantId: string, email: string): Promise<{ user: User; password: string } | null>;
   };
@@ -44,10 +44,10 @@ export function passwordRoutes(deps: PasswordRouteDeps) {
       ok: { status: 200, description: 'changed; every session of the account ends', schema: changedView },
       responses: detailErrors,
       handler: async (ctx, { body }) => {
-        // A change to the same password would end every session and change nothing: refused like any invalid field.
-        if (body.new_password === body.old_password) throw detailValidationError([{ path: 'new_password', message: 'the new password must differ from the current one' }], 'body');
         const outcome = await deps.passwords.change(ctx.state.user!, body.old_password, body.new_password);
         if (outcome === 'wrong_password') throw new AppError('BAD_REQUEST', 'wrong password', { body: { detail: 'the current password is wrong' } });
+        // The right current password given again as the new one: refused like any invalid field, sessions kept.
+        if (outcome === 'same_password') throw detailValidationError([{ path: 'new_password', message: 'the new password must differ from the current one' }], 'body');
         return {};
       },
     }),
