@@ -66,8 +66,14 @@ describe('memory-graph and memory tools behind the gateway', () => {
     expect(created.status).toBe(201);
     const other = created.json as { workspace_id: string; primary_memory_id: string };
     const scoped = await s.key(t.tenantId, { scopes: { memories: [other.primary_memory_id] } });
-    // Opened without naming its memory, the key is refused as over HTTP.
-    await expect(connectMcp(s.gateway.publicUrl, scoped)).rejects.toThrow(/does not include this memory/);
+    // Opened without naming its memory, the key acts in its memory, as over HTTP (docs/gateway.md: the workspace whose
+    // primary memory it names).
+    const unnamed = await connectMcp(s.gateway.publicUrl, scoped);
+    try {
+      expect(await unnamed.call('memory_search', { query: 'How much does the harbour crane lift?' })).toMatchObject({ success: true });
+    } finally {
+      await unnamed.close();
+    }
     const m = await connectMcp(s.gateway.publicUrl, scoped, undefined, `/mcp?memory_id=${other.primary_memory_id}`);
     try {
       const stored = await m.call('memory_ingest', { content: 'The harbour crane lifts forty tonnes at most.', title: 'Crane sheet' });
