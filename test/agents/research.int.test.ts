@@ -337,29 +337,45 @@ describe('deep research budgets, a configured model, and a killed worker', () =>
     }
   });
 
+  /**
+   * The world's search engine behind a listener that answers each search `delayMs` late, as a remote one does;
+   * `onSearch` sees each search as it arrives and may return what to do once it is answered.
+   */
+  async function slowSearch(delayMs: number, onSearch: (url: URL) => (() => void) | void = () => undefined) {
+    const proxy = createServer((req, res) => {
+      const answered = onSearch(new URL(req.url ?? '/', 'http://x'));
+      setTimeout(() => {
+        fetch(`${served.search.url}${req.url}`)
+          .then(async (r) => res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' }).end(await r.text()))
+          .catch(() => res.writeHead(502).end())
+          .finally(() => answered?.());
+      }, delayMs);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+    return proxy;
+  }
+
+  /** A stack whose worker searches through `proxy`, with budgets large enough for the runs below. */
+  function searchingStack(proxy: ReturnType<typeof createServer>) {
+    return startAgentsStack({
+      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup } },
+      worker: { searxngUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, settings: { budgets: { fetches: 500, wallMs: 120_000, modelTokens: 50_000 } } },
+    });
+  }
+
   it('asks the search engine at most one search per researcher at once and each result page once a run; an area ends at a round with nothing new', async () => {
     // A search engine that takes 40 ms an answer, as a remote one does, in front of the world's: it counts the searches
     // in flight and what each asked.
     let inFlight = 0;
     let most = 0;
     const asked: string[] = [];
-    const proxy = createServer((req, res) => {
+    const proxy = await slowSearch(40, (url) => {
       inFlight++;
       most = Math.max(most, inFlight);
-      const url = new URL(req.url ?? '/', 'http://x');
       asked.push(`${url.searchParams.get('q')} p${url.searchParams.get('pageno') ?? '1'}`);
-      setTimeout(() => {
-        fetch(`${served.search.url}${req.url}`)
-          .then(async (r) => res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' }).end(await r.text()))
-          .catch(() => res.writeHead(502).end())
-          .finally(() => inFlight--);
-      }, 40);
+      return () => inFlight--;
     });
-    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
-    const s = await startAgentsStack({
-      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup } },
-      worker: { searxngUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, settings: { budgets: { fetches: 500, wallMs: 120_000, modelTokens: 50_000 } } },
-    });
+    const s = await searchingStack(proxy);
     try {
       const t = await s.tenant();
       for (const units of [5, 2]) {
@@ -400,18 +416,8 @@ describe('deep research budgets, a configured model, and a killed worker', () =>
   it('never lets the stored state run ahead of the event log: every source and iteration it holds is named by a researcher_progress event committed with it', async () => {
     // A slow search engine, as in the crash that showed it: a researcher waits for the search it asked ahead after its
     // pages are read, while the others write their checkpoints. A crash may come at any commit, so every commit counts.
-    const proxy = createServer((req, res) => {
-      setTimeout(() => {
-        fetch(`${served.search.url}${req.url}`)
-          .then(async (r) => res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' }).end(await r.text()))
-          .catch(() => res.writeHead(502).end());
-      }, 250);
-    });
-    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
-    const s = await startAgentsStack({
-      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup } },
-      worker: { searxngUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, settings: { budgets: { fetches: 500, wallMs: 120_000, modelTokens: 50_000 } } },
-    });
+    const proxy = await slowSearch(250);
+    const s = await searchingStack(proxy);
     try {
       const t = await s.tenant();
       const thread = (await start(s, t, { query: QUERY, max_concurrent_research_units: 3, max_researcher_iterations: 4 })).json.thread_id as string;

@@ -4,7 +4,7 @@ import { IdentitySigner, createLogger, listen, type StartedServer } from '@lore/
 import { createMcpService, type McpService } from '../../services/mcp/src/index';
 import { IDENTITY_SECRET, freshDatabase, makeKey, makeTenant, startGateway, uid, type GatewayUnderTest, type TenantFixture } from '../gateway/harness';
 import type { TestDatabase } from '../support/infra';
-import { mcpMessagesOf, sizedAnswerTools } from '../../services/mcp/src/test-tools';
+import { mcpMessagesOf, resumedAnswer, sizedAnswerTools } from '../../services/mcp/src/test-tools';
 
 jest.setTimeout(120_000);
 
@@ -86,18 +86,9 @@ describe('MCP tool server limits behind the gateway', () => {
     }
     // 30 answers of over 512 KiB each went out; each session keeps at most 2 MiB of them.
     expect(mcp.storedEvents().bytes).toBeLessThanOrEqual(2 * 2 * MiB);
-    const ac = new AbortController();
-    const resumed = await fetch(`${g.publicUrl}/mcp`, { method: 'GET', headers: { ...headers(a.key, last!.session), accept: 'text/event-stream', 'last-event-id': last!.primer }, signal: ac.signal });
+    const resumed = await resumedAnswer(`${g.publicUrl}/mcp`, headers(a.key, last!.session), last!.primer);
     expect(resumed.status).toBe(200);
-    const reader = resumed.body!.getReader();
-    let text = '';
-    while (!text.includes('"structuredContent"') || !text.endsWith('\n\n')) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      text += Buffer.from(value).toString('utf8');
-    }
-    ac.abort();
-    expect(messagesOf(text).map((m) => m.message)).toEqual([last!.answer]);
+    expect(messagesOf(resumed.text).map((m) => m.message)).toEqual([last!.answer]);
     for (const session of sessions) await close(a.key, session);
     expect(mcp.storedEvents()).toEqual({ count: 0, bytes: 0 });
   });

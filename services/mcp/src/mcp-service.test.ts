@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { IDENTITY_HEADER, IdentitySigner, createLogger, listen } from '@lore/runtime';
 import { createMcpService, type McpLimits, type McpService } from './mcp-service';
-import { mcpMessagesOf, sizedAnswerTools } from './test-tools';
+import { mcpMessagesOf, resumedAnswer, sizedAnswerTools } from './test-tools';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -92,20 +92,7 @@ describe('MCP tool server: limits of /mcp', () => {
     // Each answer is kept once: a session's 2 MiB holds 7 answers of 256 KiB (3 if counted twice), three sessions
     // together are held to 4 MiB.
     expect(h.service.storedEvents().count).toBeGreaterThanOrEqual(2 * 15);
-    const resume = async (session: string, lastEventId: string) => {
-      const ac = new AbortController();
-      const res = await fetch(h.url, { method: 'GET', headers: { ...(await headersOf(h, a, session)), accept: 'text/event-stream', 'last-event-id': lastEventId }, signal: ac.signal });
-      if (res.status !== 200) return { status: res.status, text: await res.text() };
-      const reader = res.body!.getReader();
-      let text = '';
-      while (!text.includes('"structuredContent"') || !text.endsWith('\n\n')) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        text += Buffer.from(value).toString('utf8');
-      }
-      ac.abort();
-      return { status: 200, text };
-    };
+    const resume = async (session: string, lastEventId: string) => resumedAnswer(h.url, await headersOf(h, a, session), lastEventId);
     // The newest answer replays as it was sent (its text rebuilt from structuredContent).
     const resumed = await resume(last!.session, last!.primer);
     expect(resumed.status).toBe(200);

@@ -40,3 +40,22 @@ export function mcpMessagesOf(text: string): Array<{ id?: string; message: any }
       return { ...(id ? { id } : {}), message: data ? JSON.parse(data) : null };
     });
 }
+
+/**
+ * The text of a resumed stream (a GET with `Last-Event-ID`) up to the end of the first event carrying a tool's answer,
+ * then the stream is let go; the status and body of any other answer.
+ */
+export async function resumedAnswer(url: string, headers: Record<string, string>, lastEventId: string): Promise<{ status: number; text: string }> {
+  const ac = new AbortController();
+  const res = await fetch(url, { method: 'GET', headers: { ...headers, accept: 'text/event-stream', 'last-event-id': lastEventId }, signal: ac.signal });
+  if (res.status !== 200) return { status: res.status, text: await res.text() };
+  const reader = res.body!.getReader();
+  let text = '';
+  while (!text.includes('"structuredContent"') || !text.endsWith('\n\n')) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += Buffer.from(value).toString('utf8');
+  }
+  ac.abort();
+  return { status: 200, text };
+}
