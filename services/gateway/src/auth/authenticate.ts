@@ -276,21 +276,28 @@ function resolveTarget(
     workspaceId = wsParam;
   }
   if (pins.workspaceId && workspaceId !== null && workspaceId !== pins.workspaceId) return AppError.notFound('workspace');
-  if (workspaceId === null && !pins.workspaceId && scopedMemories.length > 0) workspaceId = workspaceOfScope(tenant, scopedMemories);
+  if (workspaceId === null && !pins.workspaceId && scopedMemories.length > 0) {
+    const scoped = workspaceOfScope(tenant, scopedMemories);
+    if (scoped !== 'active' && scoped !== 'none') workspaceId = scoped;
+  }
   workspaceId ??= pins.workspaceId ?? tenant.tenant.active_workspace_id ?? tenant.tenant.default_workspace_id;
   if (!workspaceId) return AppError.notFound('workspace');
   memoryId ??= tenant.workspaces.get(workspaceId)?.primary_memory_id ?? '';
   return { workspaceId, memoryId };
 }
 
-/** The workspace a memory-scoped key acts in when its request names none (see `resolveTarget`); null: the default. */
-function workspaceOfScope(tenant: TenantContext, scopedMemories: readonly string[]): string | null {
+/**
+ * The workspace a memory-scoped key acts in when its request names none (see `resolveTarget`): `active` when the
+ * active workspace's primary memory is in its scope, else the first workspace whose primary memory it names, else
+ * `none` (it names no workspace's primary memory: `scopedMemoryLookup` decides).
+ */
+function workspaceOfScope(tenant: TenantContext, scopedMemories: readonly string[]): string {
   const active = tenant.workspaces.get(tenant.tenant.active_workspace_id ?? tenant.tenant.default_workspace_id ?? '');
-  if (active?.primary_memory_id && scopedMemories.includes(active.primary_memory_id)) return null;
+  if (active?.primary_memory_id && scopedMemories.includes(active.primary_memory_id)) return 'active';
   for (const memoryId of scopedMemories) {
     for (const w of tenant.workspaces.values()) if (w.primary_memory_id === memoryId) return w.workspace_id;
   }
-  return null;
+  return 'none';
 }
 
 /**
@@ -307,9 +314,7 @@ function scopedMemoryLookup(
   scopedMemories: readonly string[],
 ): Promise<MemoryParam | undefined> | undefined {
   if (scopedMemories.length === 0 || facts.hostMemory || pins.workspaceId || pins.memoryId || facts.query.get('workspace_id') !== null) return undefined;
-  const active = tenant.workspaces.get(tenant.tenant.active_workspace_id ?? tenant.tenant.default_workspace_id ?? '');
-  if (active?.primary_memory_id && scopedMemories.includes(active.primary_memory_id)) return undefined;
-  if (workspaceOfScope(tenant, scopedMemories) !== null) return undefined;
+  if (workspaceOfScope(tenant, scopedMemories) !== 'none') return undefined;
   return (async () => {
     for (const memoryId of scopedMemories.slice(0, 16)) {
       const found = await tenantMemory(ctx, tenant.tenant.tenant_id, memoryId);
