@@ -675,6 +675,13 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       });
       expect(tok.status).toBe(200);
       expect(tok.json).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'projects:read' });
+      // One authentication method a request (RFC 6749 §2.3): Basic beside a body secret is refused, even a right one.
+      const both = await http(g.publicUrl, 'POST', '/api/v1/oauth/token', {
+        headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+        raw: `grant_type=client_credentials&client_id=${client.json.client_id}&client_secret=${client.json.client_secret}`,
+      });
+      expect(both.status).toBe(400);
+      expect(both.json.error).toBe('invalid_request');
       expect((await http(g.publicUrl, 'GET', '/api/v1/projects', { headers: { 'x-api-key': tok.json.access_token } })).status).toBe(200);
       expect((await http(g.publicUrl, 'POST', '/api/v1/projects', { headers: { 'x-api-key': tok.json.access_token }, body: { name: 'n' } })).status).toBe(403);
       expect((await ping(tok.json.access_token)).status).toBe(403);

@@ -77,7 +77,7 @@ export function oauthRoutes(deps: OauthRouteDeps) {
     }),
     /**
      * RFC 6749 client-credentials grant. The client authenticates with HTTP Basic or `client_id` + `client_secret`
-     * in the body (form-encoded or JSON); answers and errors use the RFC's shapes. A body the reader refuses is
+     * in the body (form-encoded or JSON), never both (400 `invalid_request`); answers and errors use the RFC's shapes. A body the reader refuses is
      * `invalid_request` (400), except a body over the limit (413) or of another media type (415), which keep the
      * gateway's error envelope: the RFC has no code for them.
      */
@@ -102,6 +102,10 @@ export function oauthRoutes(deps: OauthRouteDeps) {
         ctx.set('cache-control', 'no-store');
         ctx.set('pragma', 'no-cache');
         const basic = basicCredentials(ctx.get('authorization'));
+        // RFC 6749 §2.3: a client uses one authentication method per request.
+        if (basic && (body.client_secret !== undefined || (body.client_id !== undefined && body.client_id !== basic.id))) {
+          throw rfcError(400, 'invalid_request', 'authenticate the client one way: HTTP Basic or client_id and client_secret in the body, not both');
+        }
         const clientId = basic?.id ?? body.client_id ?? '';
         const clientSecret = basic?.secret ?? body.client_secret ?? '';
         try {
