@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { request } from 'node:http';
 import { multipart } from '../e2e/processes';
 import type { TenantFixture } from '../gateway/harness';
 import { http, type HttpResult } from '../support/http';
@@ -11,8 +12,8 @@ const as = (key: string) => ({ authorization: `Bearer ${key}` });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 
-/** Small limits so the suite reaches them with small files; small batches so an import takes several. */
-const LIMITS = { maxBytes: 16 * 1024, maxColumns: 8, maxRows: 60, batchSize: 7, sweepIntervalMs: 250, leaseMs: 10_000 };
+/** Small limits so the suite reaches them with small files; small batches so an import takes several; one analysis at once. */
+const LIMITS = { maxBytes: 16 * 1024, maxColumns: 8, maxRows: 60, batchSize: 7, sweepIntervalMs: 250, leaseMs: 10_000, maxAnalyses: 1 };
 
 const COMPANIES = [
   'Company,Website,Employees,Country,Notes',
@@ -240,7 +241,7 @@ describe('CSV import through the gateway', () => {
     expect(await failed('Name,City\nAcme,"Berlin\nBeta,Paris\n')).toEqual([{ row: 2, column: '', message: expect.stringMatching(/quoted field is not closed/), value: '' }]);
     const ragged = await failed('Name,City\nAcme,Berlin\nBeta\nGamma,Rome,IT\nDelta,Oslo\n');
     expect(ragged).toEqual([
-      { row: 3, column: '', message: 'the row has 1 fields; the header has 2', value: 'Beta' },
+      { row: 3, column: '', message: 'the row has 1 field; the header has 2', value: 'Beta' },
       { row: 4, column: '', message: 'the row has 3 fields; the header has 2', value: 'Gamma,Rome,IT' },
     ]);
     expect(await failed('')).toEqual([{ row: 0, column: '', message: 'the file is empty', value: '' }]);
@@ -252,6 +253,8 @@ describe('CSV import through the gateway', () => {
       { row: 1, column: 'column 2', message: 'the header names no column here', value: '' },
       { row: 1, column: 'Name', message: 'the header names this column more than once', value: 'Name' },
     ]);
+    const longName = 'n'.repeat(201);
+    expect(await failed(`Name,${longName}\nx,y\n`)).toEqual([{ row: 1, column: `${'n'.repeat(200)}…`, message: "the column's name is longer than 200 characters", value: '201' }]);
   });
 
   it('ends too wide, too long and too large files in status error', async () => {
@@ -314,6 +317,8 @@ describe('CSV import through the gateway', () => {
     const badName = await s.call('POST', `/api/lists/csv/review/${threadId}`, as(a.key), { listName: 5, column_descriptions: [{ column_id: 'Company' }] });
     expect(badName.status).toBe(422);
     expect((badName.json.detail as Json[]).map((d) => d.loc)).toEqual(expect.arrayContaining([['body', 'listName'], ['body', 'column_descriptions', 0, 'column_name']]));
+    const sameName = await s.call('POST', `/api/lists/csv/review/${threadId}`, as(a.key), { column_descriptions: [{ column_name: 'Company', column_id: 'Website' }] });
+    expect([sameName.status, sameName.json]).toEqual([422, { detail: [{ loc: ['body', 'column_descriptions', 0, 'column_name'], msg: expect.stringMatching(/already the name of another column/), type: 'value_error' }] }]);
     const badPath = await s.call('POST', '/api/lists/csv/review/not-a-uuid', as(a.key), {});
     expect([badPath.status, badPath.json.detail[0].loc]).toEqual([422, ['path', 'thread_id']]);
     expect((await s.call('GET', `/api/lists/csv/status/${threadId}`, as(a.key))).json.status).toBe('ready_for_review');
@@ -378,5 +383,59 @@ describe('CSV import through the gateway', () => {
     const dir = await s.call('POST', '/company-search/database-search', as(a.key), { filter: { website: { $regex: '^https://c[0-9]+\\.example$' } }, limit: 100 });
     expect(dir.json.count).toBe(40);
     expect((dir.json.data as Json[]).every((d) => d.source === `csv:${listId}`)).toBe(true);
+  });
+
+  it('imports a `__proto__` column like any other, cuts a long file name to 200 characters, and restores the rest after an offset', async () => {
+    const { threadId, events: evs } = await analysed('__proto__,constructor,Name\nevil,ctor,Acme\nmore,ctor2,Beta\n', a.key, `${'p'.repeat(300)}.csv`);
+    expect(evs[0]!.filename).toBe('p'.repeat(200));
+    const listId = await review(a.key, threadId);
+    await until(a.key, threadId, 'completed');
+    const restored = await s.call('GET', `/api/lists/csv/restore/${listId}`, as(a.key));
+    expect(restored.json.title).toBe('p'.repeat(200));
+    const rows = restored.json.table_structure.rows as Json[];
+    expect(rows.map((r) => Object.keys(r.cells as Json))).toEqual([
+      ['__proto__', 'constructor', 'Name'],
+      ['__proto__', 'constructor', 'Name'],
+    ]);
+    expect(Object.getOwnPropertyDescriptor(rows[0]!.cells, '__proto__')?.value).toMatchObject({ row_id: 'row-2', column_id: '__proto__', value: 'evil' });
+    const rest = await s.call('GET', `/api/lists/csv/restore/${listId}?offset=1`, as(a.key));
+    expect(rest.status).toBe(200);
+    expect((rest.json.table_structure.rows as Json[]).map((r) => r.id)).toEqual(['row-3']);
+    expect(rest.json.table_structure.current_count).toBe(2);
+    const bad = await s.call('GET', `/api/lists/csv/restore/${listId}?offset=-1`, as(a.key));
+    expect([bad.status, bad.json.detail[0].loc]).toEqual([422, ['query', 'offset']]);
+  });
+
+  it('analyses one upload at a time here: another is 429 for the tenant holding the slot, 503 for others, with Retry-After', async () => {
+    const boundary = `lore-${randomUUID()}`;
+    const body = multipart(boundary, [{ name: 'file', filename: 'slow.csv', type: 'text/csv', data: COMPANIES }]);
+    const slow = request(new URL('/api/lists/csv/upload', s.gateway.publicUrl), {
+      method: 'POST',
+      headers: { ...as(a.key), 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(body.length) },
+    });
+    const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      slow.on('response', (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      slow.on('error', reject);
+    });
+    // Half the body: the upload holds its slot while it waits for the rest.
+    slow.write(body.subarray(0, 60));
+    const gate = s.agents.agents.csvImports.analyses;
+    for (const deadline = Date.now() + 10_000; gate.size === 0 && Date.now() < deadline; ) await sleep(20);
+    expect(gate.size).toBe(1);
+    const busy = await upload(a.key, COMPANIES);
+    expect([busy.status, busy.headers['retry-after'], busy.json]).toEqual([429, '5', { detail: expect.stringMatching(/most CSV uploads/) }]);
+    const other = await upload(b.key, COMPANIES);
+    expect([other.status, other.headers['retry-after'], other.json]).toEqual([503, '5', { detail: expect.stringMatching(/too many CSV uploads/) }]);
+    slow.end(body.subarray(60));
+    const done = await answered;
+    expect(done.status).toBe(200);
+    expect(events({ status: done.status, headers: {}, text: done.text, json: null }).map((e) => e.status)).toEqual(['analyzing', 'analyzing', 'ready_for_review']);
+    // The slot is free again.
+    expect((await analysed(COMPANIES, b.key)).last.status).toBe('ready_for_review');
   });
 });

@@ -69,6 +69,7 @@ export function agentsRouteDeps(agents: AgentsDeps, signer: IdentitySigner): Age
     csvImport: {
       guard: agentsGuard(signer),
       maxBytes: () => agents.csvImport.maxBytes,
+      admit: (p) => agents.csvImports.analyses.enter(p.tenantId),
       upload: (p, file, emit) => analyzeUpload(agents, p, file, emit),
       review: async (p, threadId, input) => {
         const reviewed = await reviewImport(agents, p, threadId, input);
@@ -77,7 +78,7 @@ export function agentsRouteDeps(agents: AgentsDeps, signer: IdentitySigner): Age
         return reviewed;
       },
       status: (p, threadId) => importStatus(agents, p, threadId),
-      restore: (p, listId) => restoreCsvList(agents, p, listId),
+      restore: (p, listId, offset) => restoreCsvList(agents, p, listId, offset),
     },
     searches: {
       guard: agentsGuard(signer),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { BlobStore, Db, Logger } from '@lore/runtime';
-import { DEFAULT_CSV_LIMITS, DELIMITER_NAMES, readCsv, type CsvDelimiter, type CsvEncoding, type CsvLimits, type CsvProblem } from '../domain/csv';
+import { isTransientError, type BlobStore, type Db, type Logger } from '@lore/runtime';
+import { DEFAULT_CSV_LIMITS, DELIMITER_NAMES, MAX_RECORD_CHARS, readCsv, type CsvDelimiter, type CsvEncoding, type CsvLimits, type CsvProblem } from '../domain/csv';
 import { describeColumn, directoryDocument, directoryMapping, type ColumnDataType } from '../domain/csv-columns';
 import {
   appendEvents,
@@ -14,11 +14,12 @@ import {
   insertImport,
   insertList,
   insertRows,
-  listRows,
+  listRowsAfter,
   releaseImport,
   setListStatus,
   updateImport,
   type CsvImportRow,
+  type ImportedRow,
   type StoredRow,
 } from '../store/csv-imports';
 import { writeDirectoryRecords, type DirectoryInput } from './directory';
@@ -42,14 +43,33 @@ export interface CsvImportSettings extends CsvLimits {
   sweepIntervalMs: number;
   /** An upload still `analyzing` after this long was cut short (its process stopped): the sweep ends it in `error`. */
   staleAnalysisMs: number;
+  /**
+   * Uploads one process reads and analyses at once (each holds its whole file and its parsed rows in memory); one
+   * tenant may hold half of them. Beyond, an upload is refused with Retry-After.
+   */
+  maxAnalyses: number;
 }
 
-export const DEFAULT_CSV_IMPORT: CsvImportSettings = { ...DEFAULT_CSV_LIMITS, batchSize: 500, leaseMs: 60_000, sweepIntervalMs: 30_000, staleAnalysisMs: 10 * 60_000 };
+export const DEFAULT_CSV_IMPORT: CsvImportSettings = { ...DEFAULT_CSV_LIMITS, batchSize: 500, leaseMs: 60_000, sweepIntervalMs: 30_000, staleAnalysisMs: 10 * 60_000, maxAnalyses: 2 };
 
 /** Claims of one import before it is given up as failing (a file that can no longer be read, a bug). */
 const MAX_ATTEMPTS = 5;
 /** Rows a restore answers at most (the rest stay in the list). */
 export const MAX_RESTORE_ROWS = 5_000;
+/**
+ * Bytes of rows a restore answers at most: every cell is answered as an object naming its row and column, so 5,000
+ * rows of 200 columns would be a body of hundreds of megabytes. A client reads the rest with `offset`.
+ */
+export const MAX_RESTORE_BYTES = 16 * 1024 * 1024;
+/** Rows a restore reads from the database at a time (rows stored in the old, expanded shape are large). */
+const RESTORE_PAGE = 200;
+/**
+ * Characters of values one batch writes at most, whatever its row count: the batch is one JSON parameter, which
+ * must stay far below V8's longest string. A record is at most MAX_RECORD_CHARS, so a batch holds at least one.
+ */
+const MAX_BATCH_CHARS = 4 * MAX_RECORD_CHARS;
+/** Characters of a file name kept (the list's default name, the events, the restored rows): a list name's limit. */
+export const MAX_FILENAME_CHARS = 200;
 
 export interface CsvImportDeps {
   db: Db;
@@ -96,6 +116,12 @@ export interface UploadedCsv {
 }
 
 const stateOf = (row: CsvImportRow): ImportState => row.state as unknown as ImportState;
+
+/** The upload's file name, cut to MAX_FILENAME_CHARS characters (whole code points). */
+export function clipFilename(filename: string): string {
+  const points = Array.from(filename);
+  return points.length > MAX_FILENAME_CHARS ? points.slice(0, MAX_FILENAME_CHARS).join('') : filename;
+}
 const safeName = (filename: string): string => (filename.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 100) || 'upload.csv');
 
 /**
@@ -105,7 +131,7 @@ const safeName = (filename: string): string => (filename.replace(/[^A-Za-z0-9._-
  */
 export async function analyzeUpload(deps: CsvImportDeps, p: Principal, file: UploadedCsv, emit: (e: CsvUploadEvent) => void): Promise<string> {
   const threadId = randomUUID();
-  const filename = file.filename || 'upload.csv';
+  const filename = clipFilename(file.filename || 'upload.csv');
   const started: CsvUploadEvent = { event: 'status', thread_id: threadId, status: 'analyzing', filename };
   await deps.db.withTenant(p.tenantId, async (sql) => {
     await insertImport(sql, p.tenantId, { threadId, owner: p.owner, status: 'analyzing', state: { filename, size: file.bytes.length } });
@@ -204,9 +230,10 @@ export async function reviewImport(deps: CsvImportDeps, p: Principal, threadId: 
       const g = given.get(c.column_id);
       return { column_name: g?.column_name || c.column_name, column_id: c.column_id, description: g?.description ?? c.description, data_type: c.data_type };
     });
+    checkDisplayNames(columns, input.column_descriptions ?? []);
     const listId = randomUUID();
     const review = {
-      listName: input.listName?.trim() || state.filename.replace(/\.(csv|tsv|txt)$/i, ''),
+      listName: input.listName?.trim() || clipFilename(state.filename).replace(/\.(csv|tsv|txt)$/i, ''),
       listDescription: input.listDescription ?? '',
       description: input.description ?? '',
       category: input.category ?? '',
@@ -224,6 +251,23 @@ export async function reviewImport(deps: CsvImportDeps, p: Principal, threadId: 
     await appendEvents(sql, p.tenantId, threadId, [{ type: 'status', data: { event: 'status', thread_id: threadId, status: 'importing', list_id: listId } }]);
     return { listId, started: true };
   });
+}
+
+/**
+ * Two columns may not be shown under one name (a restored table would have two columns headed alike): the column a
+ * review renamed onto another's name is the one refused.
+ */
+function checkDisplayNames(columns: readonly ColumnDescription[], given: ReadonlyArray<{ column_id: string }>): void {
+  const indexOf = new Map(given.map((c, i) => [c.column_id, i]));
+  const shown = new Map<string, string>();
+  for (const c of columns) {
+    const other = shown.get(c.column_name);
+    if (other !== undefined) {
+      const renamed = indexOf.get(c.column_id) ?? indexOf.get(other) ?? 0;
+      throw new ReviewColumnError(`column_descriptions.${renamed}.column_name`, `"${c.column_name}" is already the name of another column`);
+    }
+    shown.set(c.column_name, c.column_id);
+  }
 }
 
 /** A table column of the list (spec 3's column): keyed by the file's column name, headed by the reviewed one. */
@@ -263,14 +307,38 @@ export interface RestoredCsvList {
   currentCount: number;
 }
 
-/** The imported list with its first rows (at most MAX_RESTORE_ROWS), for the restore route. */
-export async function restoreCsvList(deps: CsvImportDeps, p: Principal, listId: string): Promise<RestoredCsvList> {
+/**
+ * The imported list with its rows in file order after the first `offset`, for the restore route: at most
+ * MAX_RESTORE_ROWS rows and MAX_RESTORE_BYTES of them (at least one), read a page at a time, each expanded to the
+ * restored shape. `currentCount` is every row imported, so a client sees when there are more to read.
+ */
+export async function restoreCsvList(deps: CsvImportDeps, p: Principal, listId: string, offset = 0): Promise<RestoredCsvList> {
   return deps.db.withTenant(p.tenantId, async (sql) => {
     const list = await getCsvList(sql, p.tenantId, listId);
     if (!list) throw notFound('CSV list');
     const row = list.thread_id ? await getImport(sql, p.tenantId, list.thread_id) : null;
-    const rows = await listRows(sql, p.tenantId, listId, MAX_RESTORE_ROWS);
-    const currentCount = rows.length < MAX_RESTORE_ROWS ? rows.length : await countRows(sql, p.tenantId, listId);
+    const filename = clipFilename(row ? stateOf(row).filename : '');
+    const columnIds = (list.columns as Array<{ id?: unknown }>).map((c) => String(c.id ?? ''));
+    const rows: StoredRow[] = [];
+    let bytes = 0;
+    let after = offset;
+    let more = true;
+    while (more && rows.length < MAX_RESTORE_ROWS) {
+      const page = await listRowsAfter(sql, p.tenantId, listId, after, Math.min(RESTORE_PAGE, MAX_RESTORE_ROWS - rows.length));
+      more = page.length === Math.min(RESTORE_PAGE, MAX_RESTORE_ROWS - rows.length);
+      for (const stored of page) {
+        const restored = restoredRow(stored, columnIds, filename);
+        bytes += Buffer.byteLength(JSON.stringify(restored));
+        if (bytes > MAX_RESTORE_BYTES && rows.length > 0) {
+          more = false;
+          break;
+        }
+        rows.push(restored);
+        after = stored.position;
+      }
+    }
+    const reachedEnd = !more && rows.length < MAX_RESTORE_ROWS && bytes <= MAX_RESTORE_BYTES;
+    const currentCount = offset === 0 && reachedEnd ? rows.length : await countRows(sql, p.tenantId, listId);
     return {
       list: { listId: list.list_id, threadId: list.thread_id, name: list.name, description: list.description, columns: list.columns },
       rows,
@@ -280,15 +348,89 @@ export async function restoreCsvList(deps: CsvImportDeps, p: Principal, listId: 
   });
 }
 
-/** The stored row of data record `index` (0-based; the file's row `index + 2`). */
-function storedRow(index: number, record: readonly string[], header: readonly string[], filename: string): StoredRow {
-  const csvRow = index + 2;
-  const rowId = `row-${csvRow}`;
-  const cells: Record<string, unknown> = {};
-  header.forEach((columnId, i) => {
-    cells[columnId] = { row_id: rowId, column_id: columnId, value: record[i] ?? '', status: 'completed', metadata: { source: 'csv', csv_row: csvRow, csv_column: columnId }, expandable: false };
+/**
+ * A stored row in the restored shape. A row is stored as its values in the list's column order (`cells` a JSON
+ * array) and expanded here: every cell names its row and column, every row the file. Rows written before that
+ * (cells already keyed by column id, the file name in their metadata) are answered as they are.
+ */
+function restoredRow(stored: StoredRow, columnIds: readonly string[], filename: string): StoredRow {
+  const values: unknown = stored.cells;
+  if (!Array.isArray(values)) return stored;
+  const csvRow = stored.position + 1;
+  // Keyed by the file's header names: without a prototype, a column named `__proto__` is a cell like any other.
+  const cells = Object.create(null) as Record<string, unknown>;
+  columnIds.forEach((columnId, i) => {
+    cells[columnId] = { row_id: stored.row_id, column_id: columnId, value: String(values[i] ?? ''), status: 'completed', metadata: { source: 'csv', csv_row: csvRow, csv_column: columnId }, expandable: false };
   });
-  return { row_id: rowId, entity_key: `row:${csvRow}`, position: index + 1, cells, step_source: 'csv_import', metadata: { source: 'csv', csv_row: csvRow, filename } };
+  return { ...stored, cells, metadata: { ...stored.metadata, source: 'csv', csv_row: csvRow, filename } };
+}
+
+/**
+ * The stored row of data record `index` (0-based; the file's row `index + 2`): its values in the file's column
+ * order and nothing every row shares (column ids, file name), which the restore adds back.
+ */
+function importedRow(index: number, record: readonly string[], width: number): ImportedRow {
+  const csvRow = index + 2;
+  return { row_id: `row-${csvRow}`, entity_key: `row:${csvRow}`, position: index + 1, values: Array.from({ length: width }, (_, i) => record[i] ?? ''), step_source: 'csv_import', metadata: { source: 'csv', csv_row: csvRow } };
+}
+
+/** The end (exclusive) of the batch starting at `start`: at most `maxRows` rows and MAX_BATCH_CHARS of values, at least one row. */
+export function batchEnd(rows: readonly (readonly string[])[], start: number, maxRows: number, maxChars = MAX_BATCH_CHARS): number {
+  let end = start;
+  let chars = 0;
+  while (end < rows.length && end - start < maxRows) {
+    const size = rows[end]!.reduce((n, v) => n + v.length + 4, 16);
+    if (end > start && chars + size > maxChars) break;
+    chars += size;
+    end += 1;
+  }
+  return end;
+}
+
+/** Gives the event loop a turn: embedded PostgreSQL answers queries without one, so a loop of them starves all I/O. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Bounds the uploads a process reads and analyses at once (each holds its file and its parsed rows in memory):
+ * `max()` in all (503 beyond), half of them, at least one, for one tenant (429 beyond).
+ */
+export class AnalysisGate {
+  private open = 0;
+  private readonly byTenant = new Map<string, number>();
+  constructor(private readonly max: () => number) {}
+
+  /** Takes a slot; answers the function that gives it back (once, whatever number of calls). */
+  enter(tenantId: string): () => void {
+    const mine = this.byTenant.get(tenantId) ?? 0;
+    if (mine >= Math.max(1, Math.ceil(this.max() / 2))) throw agentsError('RATE_LIMITED', 'this tenant already has its most CSV uploads being analysed on this instance; try again shortly', { 'retry-after': '5' });
+    if (this.open >= this.max()) throw agentsError('UNAVAILABLE', 'too many CSV uploads are being analysed on this instance; try again shortly', { 'retry-after': '5' });
+    this.open += 1;
+    this.byTenant.set(tenantId, mine + 1);
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      this.open -= 1;
+      const n = (this.byTenant.get(tenantId) ?? 1) - 1;
+      if (n <= 0) this.byTenant.delete(tenantId);
+      else this.byTenant.set(tenantId, n);
+    };
+  }
+
+  /** Uploads being read or analysed now. */
+  get size(): number {
+    return this.open;
+  }
+}
+
+/** Why a batch's failure is no reason to try again: anything but a dependency's outage (a claim lost is not a failure). */
+function isDeterministic(err: unknown): boolean {
+  return !(err instanceof ClaimLost) && !isTransientError(err);
+}
+
+function reasonOf(err: unknown): string {
+  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }
 
 class ClaimLost extends Error {}
@@ -298,13 +440,17 @@ class ClaimLost extends Error {}
  * import at a time (its claim in agents.workflows); a claim not renewed within the lease lets another take over.
  */
 export class CsvImporter {
+  /** The uploads being read and analysed in this process (the upload route takes a slot before reading the body). */
+  readonly analyses: AnalysisGate;
   private readonly worker = `agents-${randomUUID()}`;
   private readonly running = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | null = null;
   private sweeping: Promise<number> | null = null;
   private stopping = false;
 
-  constructor(private readonly deps: CsvImportDeps) {}
+  constructor(private readonly deps: CsvImportDeps) {
+    this.analyses = new AnalysisGate(() => deps.csvImport.maxAnalyses);
+  }
 
   /** Sweeps now and then every `sweepIntervalMs`. */
   start(): void {
@@ -416,26 +562,37 @@ export class CsvImporter {
     const mapping = directoryMapping(header);
     const source = `csv:${listId}`;
     let directoryRecords = state.directory_records ?? 0;
-    for (let start = Math.min(state.imported_rows ?? 0, rows.length); start < rows.length; start += csvImport.batchSize) {
+    for (let start = Math.min(state.imported_rows ?? 0, rows.length); start < rows.length; ) {
+      // Between batches the process answers requests and signals; a stopping one ends here, its claim given up.
+      await nextTurn();
       if (this.stopping) {
         await db.withTenant(tenantId, (sql) => releaseImport(sql, tenantId, threadId, this.worker));
         return;
       }
-      const batch = rows.slice(start, start + csvImport.batchSize);
-      const end = start + batch.length;
-      await db.withTenant(tenantId, async (sql) => {
-        // The claim first: it locks the import and proves no other process took it over.
-        if (!(await checkpointImport(sql, tenantId, threadId, this.worker, csvImport.leaseMs, end))) throw new ClaimLost();
-        await insertRows(sql, tenantId, listId, batch.map((record, k) => storedRow(start + k, record, header, state.filename)));
-        const inputs: DirectoryInput[] = [];
-        for (const record of batch) {
-          const data = directoryDocument(mapping, record);
-          if (data) inputs.push({ kind: mapping.kind, data, source });
-        }
-        directoryRecords += await writeDirectoryRecords(sql, tenantId, inputs);
-        await updateImport(sql, tenantId, threadId, { status: 'processing', state: { directory_records: directoryRecords } });
-        await appendEvents(sql, tenantId, threadId, [{ type: 'progress', data: { event: 'progress', thread_id: threadId, status: 'processing', imported_rows: end, total_rows: rows.length } }]);
-      });
+      const end = batchEnd(rows, start, csvImport.batchSize);
+      const batch = rows.slice(start, end);
+      try {
+        await db.withTenant(tenantId, async (sql) => {
+          // The claim first: it locks the import and proves no other process took it over.
+          if (!(await checkpointImport(sql, tenantId, threadId, this.worker, csvImport.leaseMs, end))) throw new ClaimLost();
+          await insertRows(sql, tenantId, listId, batch.map((record, k) => importedRow(start + k, record, header.length)));
+          const inputs: DirectoryInput[] = [];
+          for (const record of batch) {
+            const data = directoryDocument(mapping, record);
+            if (data) inputs.push({ kind: mapping.kind, data, source });
+          }
+          directoryRecords += await writeDirectoryRecords(sql, tenantId, inputs);
+          await updateImport(sql, tenantId, threadId, { status: 'processing', state: { directory_records: directoryRecords } });
+          await appendEvents(sql, tenantId, threadId, [{ type: 'progress', data: { event: 'progress', thread_id: threadId, status: 'processing', imported_rows: end, total_rows: rows.length } }]);
+        });
+      } catch (err) {
+        // An outage is waited out (the claim expires, the sweep resumes); a failure the same rows would meet again ends the import now.
+        if (this.stopping || !isDeterministic(err)) throw err;
+        this.deps.logger.error({ err, thread_id: threadId }, 'csv import failed on rows it cannot write; it ends in error');
+        await this.fail(tenantId, threadId, listId, `rows ${start + 2}–${end + 1} of the file could not be imported (${reasonOf(err)}); trying again would fail the same way`);
+        return;
+      }
+      start = end;
     }
     await db.withTenant(tenantId, async (sql) => {
       const current = await getImport(sql, tenantId, threadId, true);

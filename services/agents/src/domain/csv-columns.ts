@@ -120,7 +120,8 @@ function integer(v: string): number | null {
  */
 export function directoryDocument(mapping: DirectoryMapping, row: readonly string[]): Record<string, unknown> | null {
   const byRole = new Map<ColumnRole, string>();
-  const doc: Record<string, unknown> = {};
+  // Keys come from the file's header: without a prototype, `constructor` or `toString` is a field like any other.
+  const doc: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   row.forEach((raw, i) => {
     const v = raw.trim();
     if (v === '') return;

@@ -1,4 +1,4 @@
-import { decodeCsv, decodeWindows1252, detectDelimiter, looksBinary, readCsv, DEFAULT_CSV_LIMITS, MAX_LISTED_PROBLEMS } from './csv';
+import { decodeCsv, decodeWindows1252, detectDelimiter, looksBinary, readCsv, DEFAULT_CSV_LIMITS, MAX_HEADER_CHARS, MAX_LISTED_PROBLEMS } from './csv';
 import { describeColumn, directoryDocument, directoryMapping, fieldKeyOf, humanize } from './csv-columns';
 
 const read = (text: string | Buffer, limits = DEFAULT_CSV_LIMITS) => readCsv(typeof text === 'string' ? Buffer.from(text) : text, limits);
@@ -48,7 +48,7 @@ describe('readCsv', () => {
       encoding: 'utf-8',
       delimiter: ',',
       errors: [
-        { row: 3, column: '', message: 'the row has 1 fields; the header has 2', value: '3' },
+        { row: 3, column: '', message: 'the row has 1 field; the header has 2', value: '3' },
         { row: 4, column: '', message: 'the row has 3 fields; the header has 2', value: '4,5,6' },
       ],
     });
@@ -79,6 +79,12 @@ describe('readCsv', () => {
     expect(read('a,b,c\n1,2,3\n', limits)).toMatchObject({ ok: false, errors: [{ row: 1, message: 'the file has 3 columns; at most 2 are allowed' }] });
     expect(read('a,b\n1,2\n3,4\n5,6\n', { ...limits, maxBytes: 100 })).toMatchObject({ ok: false, errors: [{ row: 0, message: 'the file has more than 2 rows' }] });
     expect(read('a,b\n1,2\n3,4\n', { ...limits, maxBytes: 100 }).ok).toBe(true);
+  });
+
+  it('refuses a column name longer than 200 characters (every restored cell repeats it)', () => {
+    const long = 'h'.repeat(MAX_HEADER_CHARS + 1);
+    expect(read(`a,${long}\n1,2\n`)).toMatchObject({ ok: false, errors: [{ row: 1, column: `${'h'.repeat(200)}…`, message: "the column's name is longer than 200 characters", value: '201' }] });
+    expect(read(`a,${'h'.repeat(MAX_HEADER_CHARS)}\n1,2\n`).ok).toBe(true);
   });
 });
 
@@ -117,5 +123,10 @@ describe('directory documents of rows', () => {
     expect(m.kind).toBe('person');
     expect(directoryDocument(m, ['Ada', 'Park', 'CTO', '', 'acme.de'])).toEqual({ name: 'Ada Park', title: 'CTO', company_domain: 'acme.de' });
     expect(directoryDocument(m, ['Ada', 'Park', '', '', ''])).toBeNull();
+  });
+
+  it('keeps columns named like an object\'s own properties (`constructor`, `__proto__`)', () => {
+    const m = directoryMapping(['Company', 'Domain', 'constructor', '__proto__']);
+    expect({ ...directoryDocument(m, ['Acme', 'acme.de', 'ctor', 'proto']) }).toEqual({ name: 'Acme', domain: 'acme.de', constructor: 'ctor', proto: 'proto' });
   });
 });

@@ -48,7 +48,13 @@ export const MAX_LISTED_PROBLEMS = 100;
 /** Characters of a problem's `value`. */
 const MAX_VALUE_CHARS = 200;
 /** Characters of one record (a runaway quoted field stops here). */
-const MAX_RECORD_CHARS = 1024 * 1024;
+export const MAX_RECORD_CHARS = 1024 * 1024;
+/**
+ * Characters of one header name. A column's name is its id: the list's column, every restored cell and the
+ * directory's field key repeat it, so a long one multiplies what a file stores and answers; 200 is what a review's
+ * display name may be.
+ */
+export const MAX_HEADER_CHARS = 200;
 
 const clip = (v: string): string => (v.length > MAX_VALUE_CHARS ? `${v.slice(0, MAX_VALUE_CHARS)}…` : v);
 const whole = (message: string, value = ''): CsvProblem => ({ row: 0, column: '', message, value });
@@ -156,7 +162,7 @@ function capped(errors: CsvProblem[]): CsvProblem[] {
 
 /**
  * Reads a whole CSV file, or says everything wrong with it: too large, empty, binary, malformed (unclosed quote,
- * stray quote), a header with empty or repeated names, more columns or rows than allowed, only a header, records
+ * stray quote, a record over MAX_RECORD_CHARS), a header with empty, too long or repeated names, more columns or rows than allowed, only a header, records
  * whose field count differs from the header's.
  */
 export function readCsv(bytes: Uint8Array, limits: CsvLimits): CsvReading {
@@ -186,6 +192,7 @@ export function readCsv(bytes: Uint8Array, limits: CsvLimits): CsvReading {
   const seen = new Set<string>();
   header.forEach((name, i) => {
     if (name === '') errors.push({ row: 1, column: `column ${i + 1}`, message: 'the header names no column here', value: '' });
+    else if (name.length > MAX_HEADER_CHARS) errors.push({ row: 1, column: clip(name), message: `the column's name is longer than ${MAX_HEADER_CHARS} characters`, value: String(name.length) });
     else if (seen.has(name)) errors.push({ row: 1, column: name, message: 'the header names this column more than once', value: name });
     seen.add(name);
   });
@@ -194,7 +201,8 @@ export function readCsv(bytes: Uint8Array, limits: CsvLimits): CsvReading {
   if (rows.length > limits.maxRows) errors.push(whole(`the file has more than ${limits.maxRows} rows`, String(limits.maxRows)));
   rows.forEach((record, i) => {
     if (record.length !== header.length) {
-      errors.push({ row: i + 2, column: '', message: `the row has ${record.length} fields; the header has ${header.length}`, value: clip(record.join(delimiter)) });
+      const fields = record.length === 1 ? '1 field' : `${record.length} fields`;
+      errors.push({ row: i + 2, column: '', message: `the row has ${fields}; the header has ${header.length}`, value: clip(record.join(delimiter)) });
     }
   });
   if (errors.length > 0) return { ok: false, encoding, delimiter, errors: capped(errors) };

@@ -27,8 +27,21 @@ export interface ListRow {
   columns: unknown[];
 }
 
-/** A list row as the import writes it (agents.list_rows). */
+/** A list row as it is read back (agents.list_rows); an import's `cells` hold a JSON array (ImportedRow). */
 export type StoredRow = ListRowRow;
+
+/**
+ * A list row as the import writes it: `values` (stored as `cells`, a JSON array) in the list's column order,
+ * without what every row shares; the restore expands them into cells.
+ */
+export interface ImportedRow {
+  row_id: string;
+  entity_key: string;
+  position: number;
+  values: string[];
+  step_source: string;
+  metadata: Record<string, unknown>;
+}
 
 const IMPORT_COLUMNS = 'thread_id, owner, status, state, list_id, claimed_by, created_at, updated_at';
 
@@ -173,12 +186,12 @@ export async function getCsvList(sql: Sql, tenantId: string, listId: string): Pr
 }
 
 /** Writes rows keyed by `entity_key`: a row already written (a resumed import) is left as it is. Returns how many were new. */
-export async function insertRows(sql: Sql, tenantId: string, listId: string, rows: readonly StoredRow[]): Promise<number> {
+export async function insertRows(sql: Sql, tenantId: string, listId: string, rows: readonly ImportedRow[]): Promise<number> {
   if (rows.length === 0) return 0;
   const r = await sql.query(
     `INSERT INTO agents.list_rows (tenant_id, list_id, row_id, entity_key, position, cells, step_source, metadata)
-     SELECT $1, $2, r.row_id, r.entity_key, r.position, r.cells, r.step_source, r.metadata
-       FROM jsonb_to_recordset($3::jsonb) AS r(row_id text, entity_key text, position integer, cells jsonb, step_source text, metadata jsonb)
+     SELECT $1, $2, r.row_id, r.entity_key, r.position, r."values", r.step_source, r.metadata
+       FROM jsonb_to_recordset($3::jsonb) AS r(row_id text, entity_key text, position integer, "values" jsonb, step_source text, metadata jsonb)
      ON CONFLICT DO NOTHING`,
     [tenantId, listId, JSON.stringify(rows)],
   );
@@ -190,12 +203,12 @@ export async function countRows(sql: Sql, tenantId: string, listId: string): Pro
   return Number(r.rows[0]?.n ?? 0);
 }
 
-/** The list's first `limit` rows in file order. */
-export async function listRows(sql: Sql, tenantId: string, listId: string, limit: number): Promise<StoredRow[]> {
+/** The list's rows in file order after position `after` (0: from the first), at most `limit`. */
+export async function listRowsAfter(sql: Sql, tenantId: string, listId: string, after: number, limit: number): Promise<StoredRow[]> {
   const r = await sql.query<StoredRow>(
     `SELECT row_id, entity_key, position, cells, step_source, metadata FROM agents.list_rows
-      WHERE tenant_id = $1 AND list_id = $2 ORDER BY position LIMIT $3`,
-    [tenantId, listId, limit],
+      WHERE tenant_id = $1 AND list_id = $2 AND position > $3 ORDER BY position LIMIT $4`,
+    [tenantId, listId, after, limit],
   );
   return r.rows;
 }

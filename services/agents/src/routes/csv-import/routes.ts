@@ -5,16 +5,18 @@ import { ReviewColumnError } from '../../application/csv-imports';
 import type { Principal } from '../../application/principal';
 import { readFilePart } from '../multipart';
 import { AGENTS_SECURITY, FAMILY, detailValidationError, route, type AgentsGuard, type AgentsState } from '../route';
-import { UPLOAD_BODY, UPLOAD_STREAM, listParams, presentRestore, presentStatus, restoreView, reviewBody, reviewView, statusView, threadParams } from './schema';
+import { UPLOAD_BODY, UPLOAD_STREAM, listParams, presentRestore, presentStatus, restoreQuery, restoreView, reviewBody, reviewView, statusView, threadParams } from './schema';
 
 export interface CsvImportRouteDeps {
   guard: AgentsGuard;
   /** Largest file an upload keeps (a larger one ends in status `error`). */
   maxBytes(): number;
+  /** Takes a slot of the uploads analysed at once (503 when none is left, 429 when the tenant holds its share); answers the function that gives it back. */
+  admit(p: Principal): () => void;
   upload(p: Principal, file: UploadedCsv, emit: (e: CsvUploadEvent) => void): Promise<string>;
   review(p: Principal, threadId: string, input: ReviewInput): Promise<{ listId: string; started: boolean }>;
   status(p: Principal, threadId: string): Promise<CsvImportStatus>;
-  restore(p: Principal, listId: string): Promise<RestoredCsvList>;
+  restore(p: Principal, listId: string, offset: number): Promise<RestoredCsvList>;
 }
 
 const detail = FAMILY.detail;
@@ -48,7 +50,7 @@ export function csvImportRoutes(deps: CsvImportRouteDeps) {
       operationId: 'uploadCsv',
       summary: 'Upload a CSV file and stream its analysis',
       description:
-        'Multipart with the file in the part `file`. The answer is a server-sent stream: the thread, its analysis (columns with suggested descriptions, row count, delimiter, encoding), then status `ready_for_review`, or status `error` with every problem listed (row, column, message, value): an empty, binary, malformed (unclosed quote, ragged rows), too wide (default 200 columns), too long (default 200,000 rows) or too large (default 50 MiB) file.',
+        'Multipart with the file in the part `file`. The answer is a server-sent stream: the thread, its analysis (columns with suggested descriptions, row count, delimiter, encoding), then status `ready_for_review`, or status `error` with every problem listed (row, column, message, value): an empty, binary, malformed (unclosed quote, ragged rows, a record longer than 1,048,576 characters), too wide (default 200 columns), too long (default 200,000 rows) or too large (default 50 MiB) file, or a column name longer than 200 characters. The file name is kept cut to 200 characters. An instance analyses 2 uploads at once (a tenant 1): beyond, 503 or 429 with Retry-After.',
       tags,
       security: AGENTS_SECURITY,
       guards: deps.guard('write', 'detail'),
@@ -59,12 +61,26 @@ export function csvImportRoutes(deps: CsvImportRouteDeps) {
         400: detail.error('a malformed multipart body'),
         415: detail.error('the body is not multipart/form-data'),
         422: { description: 'no part named `file`: body (c)', schema: detail.invalidView },
+        429: detail.error("the tenant already has its most uploads being analysed on this instance (half of them), or the credential's rate limit; Retry-After"),
+        503: detail.error('too many uploads are being analysed on this instance, or a dependency cannot be reached; Retry-After'),
       },
       handler: async (ctx) => {
-        const part = (await readFilePart(ctx, 'file', deps.maxBytes())).file;
-        if (!part) throw detailValidationError([{ path: 'file', message: 'Field required: a file part named "file"' }], 'body');
         const p = ctx.state.principal;
-        eventStream(ctx, (write) => deps.upload(p, part, write));
+        // The slot is held from the body's first byte (the whole file is kept in memory) to the analysis's end.
+        const leave = deps.admit(p);
+        let part: UploadedCsv | null;
+        try {
+          part = (await readFilePart(ctx, 'file', deps.maxBytes())).file;
+        } catch (err) {
+          leave();
+          throw err;
+        }
+        if (!part) {
+          leave();
+          throw detailValidationError([{ path: 'file', message: 'Field required: a file part named "file"' }], 'body');
+        }
+        const file = part;
+        eventStream(ctx, (write) => deps.upload(p, file, write).finally(leave));
       },
     }),
     route({
@@ -73,7 +89,7 @@ export function csvImportRoutes(deps: CsvImportRouteDeps) {
       operationId: 'reviewCsv',
       summary: 'Name the list and its columns, and start the import',
       description:
-        'The import must be `ready_for_review`; it becomes `importing`, then `processing` while rows are written, then `completed`. Reviewing an import already started answers its list again and starts nothing. A `column_id` that is not one of the file\'s columns is 422 body (c).',
+        'The import must be `ready_for_review`; it becomes `importing`, then `processing` while rows are written, then `completed`. Reviewing an import already started answers its list again and starts nothing. A `column_id` that is not one of the file\'s columns, or a `column_name` another column already has, is 422 body (c).',
       tags,
       security: AGENTS_SECURITY,
       guards: deps.guard('write', 'detail'),
@@ -116,14 +132,17 @@ export function csvImportRoutes(deps: CsvImportRouteDeps) {
       path: '/api/lists/csv/restore/:list_id',
       operationId: 'restoreCsvList',
       summary: 'An imported list as a restored workflow',
+      description:
+        'The rows in file order after the first `offset`: at most 5,000 rows and 16 MiB of them (at least one row). When `table_structure.rows` holds fewer than `current_count - offset`, read the rest with `offset` advanced by the rows received.',
       tags,
       security: AGENTS_SECURITY,
       guards: deps.guard('read', 'detail'),
       params: listParams,
+      query: restoreQuery,
       invalid: detail.invalid,
       ok: { status: 200, description: 'the restored workflow of spec 3: the imported rows as the table, each cell naming its CSV row', schema: restoreView },
       responses: NOT_FOUND,
-      handler: async (ctx, { params }) => presentRestore(await deps.restore(ctx.state.principal, params.list_id)),
+      handler: async (ctx, { params, query }) => presentRestore(await deps.restore(ctx.state.principal, params.list_id, query.offset)),
     }),
   ];
 }

@@ -3,6 +3,9 @@ import type { CsvImportStatus, RestoredCsvList } from '../../application/csv-imp
 
 export const threadParams = z.object({ thread_id: z.uuid().describe('the import thread (the upload stream\'s `thread_id`)') });
 export const listParams = z.object({ list_id: z.uuid().describe('the list the review created') });
+export const restoreQuery = z.object({
+  offset: z.coerce.number().int().min(0).max(10_000_000).default(0).describe('rows to skip: the restore answers the rows after the first `offset` (0: from the first)'),
+});
 
 const columnDescription = z.object({
   column_name: z.string().trim().min(1).max(200).describe('the editable display name'),
@@ -57,9 +60,9 @@ export const restoreView = z.object({
   total_target: z.number().int().describe("the file's data rows"),
   table_structure: z.object({
     columns: z.array(tableColumnView),
-    rows: z.array(rowView).describe('the rows in file order (at most 5,000)'),
+    rows: z.array(rowView).describe('the rows in file order after the first `offset`: at most 5,000 and 16 MiB of them (at least one); fewer than `current_count - offset` means more follow'),
     total_target: z.number().int(),
-    current_count: z.number().int().describe('rows imported so far'),
+    current_count: z.number().int().describe('rows imported so far (all of them, whatever `offset`)'),
   }),
   title: z.string(),
   description: z.string(),
