@@ -3,9 +3,10 @@
  * PostgreSQL and Redis. Exact spec 2 shapes: the session's ten fields, 400 `detail` for an unknown persona, 422
  * `{ detail: [{ loc, msg, type }] }` for every invalid input.
  */
-import { IdentitySigner, IDENTITY_HEADER } from '@lore/runtime';
+import { IdentitySigner, IDENTITY_HEADER, runMigrations } from '@lore/runtime';
+import { CORE_MIGRATIONS } from '@lore/core';
 import { closeIdleHttpConnections, http } from '../support/http';
-import type { TenantFixture } from '../gateway/harness';
+import { adminCall, type TenantFixture } from '../gateway/harness';
 import { startCoreStack, type CoreStack } from './harness';
 
 const SESSION_FIELDS = ['current_alternate_model', 'current_temperature_override', 'global_persona_id', 'id', 'is_global_persona', 'name', 'persona_id', 'shared_status', 'time_created', 'time_updated'];
@@ -142,6 +143,39 @@ describe('core: chat sessions and personas through the gateway', () => {
     expect((await s.call('GET', `/api/chat/get-chat-session/${id}?is_shared=true`, as(b.key))).status).toBe(404);
     const listed = await s.call('GET', '/api/chat/get-user-chat-sessions', as(a.key));
     expect(listed.json.sessions.find((x: { id: string }) => x.id === id).shared_status).toBe('public');
+  });
+
+  it('gives a rotated key\'s replacement, after the upgrade, the sessions and projects it made before (core migration 0012)', async () => {
+    const t = await s.tenant();
+    const first = await newSession(t.key);
+    const rotated = await adminCall(s.gateway, 'POST', `/internal/v1/tenants/${t.tenantId}/keys/${t.keyId}/rotate`, { overlap_seconds: 3600 });
+    expect(rotated.status).toBe(201);
+    const replacement = rotated.json.key as string;
+    const replacementId = rotated.json.key_id as string;
+    const made = await newSession(replacement);
+    const project = (await s.call('POST', '/api/chat/projects', as(replacement), { name: 'Made by the replacement' })).json.id as number;
+    // Before gateway migration 0007 the replacement's subject was its own id: its rows named it.
+    const before = `ck_live:${replacementId}`;
+    await s.db.withTenant(t.tenantId, async (sql) => {
+      await sql.query(`UPDATE core.chat_sessions SET owner = $2 WHERE tenant_id = $1 AND session_id = $3`, [t.tenantId, before, made]);
+      await sql.query(`UPDATE core.chat_projects SET owner = $2 WHERE tenant_id = $1 AND project_id = $3`, [t.tenantId, before, project]);
+    });
+    const sessionsOf = async (key: string) => ((await s.call('GET', '/api/chat/get-user-chat-sessions', as(key))).json.sessions as Array<{ id: string }>).map((x) => x.id);
+    const projectsOf = async (key: string) => ((await s.call('GET', '/api/chat/projects', as(key))).json.projects as Array<{ id: number }>).map((x) => x.id);
+    expect(await sessionsOf(replacement)).toEqual([first]);
+    expect(await projectsOf(replacement)).toEqual([]);
+
+    // The upgrade: core's migrations run again (0012 as a data directory of that time has not had it).
+    await s.db.asOwner((sql) => sql.query(`DELETE FROM core.schema_migrations WHERE version = '0012_key_owners_to_lineage.sql'`));
+    await runMigrations(s.db, CORE_MIGRATIONS);
+
+    for (const key of [replacement, t.key]) {
+      expect((await sessionsOf(key)).sort()).toEqual([first, made].sort());
+      expect(await projectsOf(key)).toEqual([project]);
+      expect((await s.call('GET', `/api/chat/get-chat-session/${made}`, as(key))).status).toBe(200);
+    }
+    const owners = await s.db.withTenant(t.tenantId, async (sql) => (await sql.query<{ owner: string }>(`SELECT DISTINCT owner FROM core.chat_sessions WHERE tenant_id = $1`, [t.tenantId])).rows);
+    expect(owners).toEqual([{ owner: `ck_live:${t.keyId}` }]);
   });
 
   it('soft-deletes (retrievable with include_deleted) and hard-deletes (gone with its rows)', async () => {
