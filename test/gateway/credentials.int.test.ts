@@ -648,6 +648,35 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       expect((await keys(signSessionJwt(jwtClaims(phone.token)))).status).toBe(200);
     });
 
+    it('tells a session issued by an earlier version (no sid) to refresh or sign in, on every surface, and its refresh cookie still serves', async () => {
+      const userEmail = `earlier-${uid()}@example.test`;
+      await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email: userEmail, password, role: 'admin' });
+      const login = await http(g.publicUrl, 'POST', '/api/auth/login', { body: { email: userEmail, password } });
+      expect(login.status).toBe(200);
+      // What the version before sign-ins were carried in the JWT issued: the same claims without `sid`.
+      const { sid: _sid, ...claims } = jwtClaims(login.json.token);
+      const auth = { authorization: `Bearer ${signSessionJwt(claims)}` };
+      const why = 'the session was issued by an earlier version of Lore: refresh it or sign in again';
+      const portal = await http(g.publicUrl, 'GET', '/api/v1/api-keys', { headers: auth });
+      expect(portal.status).toBe(401);
+      expect(portal.json.error).toMatchObject({ code: 'UNAUTHORIZED', message: why });
+      expect(portal.headers['www-authenticate']).toBe('Bearer realm="lore"');
+      const manage = await http(g.publicUrl, 'GET', '/api/manage/admin/user-group', { headers: auth });
+      expect({ status: manage.status, body: manage.json }).toEqual({ status: 401, body: { detail: why } });
+      const change = await http(g.publicUrl, 'POST', '/api/password/change-password', { headers: auth, body: { old_password: password, new_password: 'irrelevant passphrase' } });
+      expect({ status: change.status, body: change.json }).toEqual({ status: 401, body: { detail: why } });
+      expect(change.headers['www-authenticate']).toBe('Bearer realm="lore"');
+      // Any other refusal keeps its words: a forged or ended session is simply not valid.
+      const forged = { authorization: `Bearer ${signSessionJwt({ ...claims, sid: 'rtk_unknown' })}` };
+      expect((await http(g.publicUrl, 'GET', '/api/v1/api-keys', { headers: forged })).json.error.message).toBe('the session is not valid');
+      expect((await http(g.publicUrl, 'GET', '/api/manage/admin/user-group', { headers: forged })).json).toEqual({ detail: 'the session is not valid' });
+      expect((await http(g.publicUrl, 'POST', '/api/password/change-password', { headers: forged, body: { old_password: password, new_password: 'irrelevant passphrase' } })).json).toEqual({ detail: 'a valid session token is required' });
+      // The sign-in's refresh cookie gets a session of this version.
+      const refreshed = await http(g.publicUrl, 'POST', '/api/auth/refresh', { headers: { cookie: String(login.headers['set-cookie']).split(';')[0]! } });
+      expect(refreshed.status).toBe(200);
+      expect((await http(g.publicUrl, 'GET', '/api/v1/api-keys', { headers: { authorization: `Bearer ${refreshed.json.token}` } })).status).toBe(200);
+    });
+
     it('ties a session to the password generation it was issued under, not to clocks', async () => {
       const userEmail = `clock-${uid()}@example.test`;
       await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email: userEmail, password, role: 'member' });

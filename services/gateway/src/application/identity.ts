@@ -1,5 +1,5 @@
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
-import { SignJWT, jwtVerify } from 'jose';
+import { SignJWT, jwtVerify, type JWTPayload } from 'jose';
 import { AppError } from '@lore/runtime';
 import { REFRESH_TOKEN_PREFIX, hasValidChecksum, mintSecret, newId, randomBase62, sha256Hex, digestsEqual } from '../domain/credentials';
 import type { GatewayContext } from '../context';
@@ -67,17 +67,38 @@ export async function issueSessionToken(ctx: GatewayContext, user: Pick<User, 'u
     .sign(sessionKey(ctx));
 }
 
-/** Verifies a session JWT's signature and lifetime; null when it is not one of ours or has expired. */
-export async function verifySessionToken(ctx: GatewayContext, token: string): Promise<SessionClaims | null> {
+/** The claims of a session JWT whose signature, issuer, audience and lifetime are good; null otherwise. */
+async function verifiedPayload(ctx: GatewayContext, token: string): Promise<JWTPayload | null> {
   if (token.length > 4096 || token.split('.').length !== 3) return null;
   try {
-    const { payload } = await jwtVerify(token, sessionKey(ctx), { issuer: ISSUER, audience: AUDIENCE, algorithms: ['HS256'] });
-    if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string' || (payload.role !== 'admin' && payload.role !== 'member')) return null;
-    if (typeof payload.gen !== 'number' || typeof payload.sid !== 'string') return null;
-    return { userId: payload.sub, tenantId: payload.tid, role: payload.role, generation: payload.gen, sessionId: payload.sid };
+    return (await jwtVerify(token, sessionKey(ctx), { issuer: ISSUER, audience: AUDIENCE, algorithms: ['HS256'] })).payload;
   } catch {
     return null;
   }
+}
+
+/** Verifies a session JWT's signature and lifetime; null when it is not one of ours or has expired. */
+export async function verifySessionToken(ctx: GatewayContext, token: string): Promise<SessionClaims | null> {
+  const payload = await verifiedPayload(ctx, token);
+  if (!payload) return null;
+  if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string' || (payload.role !== 'admin' && payload.role !== 'member')) return null;
+  if (typeof payload.gen !== 'number' || typeof payload.sid !== 'string') return null;
+  return { userId: payload.sub, tenantId: payload.tid, role: payload.role, generation: payload.gen, sessionId: payload.sid };
+}
+
+/** The refusal of a session JWT that `resolveSession` does not accept. */
+export const INVALID_SESSION = 'the session is not valid';
+/** The refusal of a session JWT issued before session JWTs carried their sign-in (`sid`). */
+export const EARLIER_SESSION = 'the session was issued by an earlier version of Lore: refresh it or sign in again';
+
+/**
+ * Why a session JWT `resolveSession` refused is refused, in words its user can act on: one of ours, still within
+ * its lifetime, without a `sid` was issued before the upgrade that made signing out end a sign-in's JWTs, and its
+ * sign-in's refresh cookie still gets a new one (POST /api/auth/refresh); anything else is simply not valid.
+ */
+export async function sessionRefusal(ctx: GatewayContext, token: string): Promise<string> {
+  const payload = await verifiedPayload(ctx, token);
+  return payload && payload.sid === undefined && typeof payload.sub === 'string' ? EARLIER_SESSION : INVALID_SESSION;
 }
 
 /**

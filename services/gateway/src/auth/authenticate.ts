@@ -9,7 +9,7 @@ import { planOf } from '../context';
 import { keyByHash } from '../store/api-keys';
 import { tokenByHash } from '../store/oauth';
 import { tenantContext, tenantMemory } from '../application/tenancy';
-import { resolveSession } from '../application/identity';
+import { resolveSession, sessionRefusal } from '../application/identity';
 import { creditError, planLimitError } from '../application/billing';
 import { credentialCacheKey, invalidateCredential, observeSharedEpoch } from '../application/cache-invalidation';
 import type { RateOutcome } from '../state/gateway-state';
@@ -481,7 +481,7 @@ function quotaError(tenant: TenantContext, plan: ReturnType<typeof planOf>, head
 /** Bearer session JWTs on the surfaces that accept signed-in users (core, agents). */
 async function authenticateSession(ctx: GatewayContext, facts: RequestFacts, rule: RouteRule, token: string): Promise<AuthOutcome> {
   const user = await resolveSession(ctx, token);
-  if (!user) throw refused(ctx, 'invalid_session', 'the session is not valid');
+  if (!user) throw refused(ctx, 'invalid_session', await sessionRefusal(ctx, token));
   const tenant = await tenantContext(ctx, user.tenant_id);
   if (!tenant) throw refused(ctx, 'invalid_session', 'the session is not valid');
   const memLookup = memoryParamLookup(ctx, tenant.tenant.tenant_id, facts);

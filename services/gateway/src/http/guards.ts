@@ -5,7 +5,7 @@ import { authenticate, rateHeaders, type RequestFacts, type RouteRule } from '..
 import type { Access } from '../domain/scope';
 import { parseCredential } from '../domain/credentials';
 import type { GatewayContext } from '../context';
-import { resolveSession } from '../application/identity';
+import { EARLIER_SESSION, resolveSession, sessionRefusal } from '../application/identity';
 import type { User } from '../store/users';
 import type { GatewayRequestState } from './state';
 
@@ -99,7 +99,7 @@ export function requireSession(context: GatewayContext, opts: { admin: boolean }
     const user = await resolveSession(context, m[1]!);
     if (!user) {
       invalidSession(context);
-      throw sessionRequired('the session is not valid');
+      throw sessionRequired(await sessionRefusal(context, m[1]!));
     }
     const headers = await admitSession(context, user);
     if (!headers) throw sessionRequired('the session is not valid');
@@ -113,7 +113,7 @@ export function requireSession(context: GatewayContext, opts: { admin: boolean }
 /** A 401 of a route that reads a session token from `Authorization: Bearer`, naming that challenge (RFC 9110). */
 const SESSION_CHALLENGE = { 'www-authenticate': 'Bearer realm="lore"' };
 const sessionRequired = (message: string) => new AppError('UNAUTHORIZED', message, { headers: { ...SESSION_CHALLENGE } });
-const notSignedIn = () => new AppError('UNAUTHORIZED', 'not signed in', { headers: { ...SESSION_CHALLENGE }, body: { detail: 'a valid session token is required' } });
+const notSignedIn = (detail = 'a valid session token is required') => new AppError('UNAUTHORIZED', 'not signed in', { headers: { ...SESSION_CHALLENGE }, body: { detail } });
 
 /**
  * Spec 2's password routes: a session bearer token, rate-limited per user like every portal route, with errors in
@@ -124,8 +124,11 @@ export function requireDetailSession(context: GatewayContext) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
     const user = m ? await resolveSession(context, m[1]!) : null;
     if (!user) {
-      if (m) invalidSession(context);
-      throw notSignedIn();
+      if (!m) throw notSignedIn();
+      invalidSession(context);
+      // A session of an earlier version says so; any other stays the route's usual answer.
+      const why = await sessionRefusal(context, m[1]!);
+      throw why === EARLIER_SESSION ? notSignedIn(why) : notSignedIn();
     }
     const headers = await admitSession(context, user, (h) => new AppError('RATE_LIMITED', 'too many requests', { headers: h, body: { detail: 'too many requests; retry later' } }));
     if (!headers) throw notSignedIn();
