@@ -14,7 +14,6 @@ import {
   createHttpApp,
   listenSocket,
   parseEncryptionKeys,
-  runRuntimeMigrations,
   type Db,
   type Logger,
   type StartedServer,
@@ -31,6 +30,7 @@ import { statisticsUpkeep } from './statistics';
 import { loadSecrets } from './secrets';
 import { ensureDevCredentials, type DevCredentials, type DevSecret } from './dev-credentials';
 import { embeddedEmbedder, type ModelFetchSetting } from './embedder';
+import { migrateEmbedded } from './migrations';
 
 export type { DevCredentials, DevSecret };
 
@@ -86,7 +86,9 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
     await db.ping();
     return { ok: true, details: { kind: db.kind, vector: db.hasVector } };
   });
-  await runRuntimeMigrations(db);
+  // Every schema's migrations before any service starts, in the migrations Job's order, each logged when it changed
+  // something (./migrations.ts); the services start without migrating.
+  await migrateEmbedded(db, logger);
   // Its counters (`lore_bus_*`) are the process's: in embedded mode the dead-letter counter is the record of a dead letter.
   const bus = new MemoryBus({ logger, metrics });
   lifecycle.onShutdown('event bus', () => bus.close());
@@ -135,6 +137,7 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
     ...(config.LORE_OCR === 'false' ? { ocr: null } : {}),
     relay: false,
     lifecycle,
+    migrate: false,
   });
   const graphServer = await listenSocket(graph.app, graphSocket);
   lifecycle.onShutdown('graph server', () => graphServer.close(2_000));
@@ -165,6 +168,7 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
       relay: false,
     },
     soleAnswerer: true,
+    migrate: false,
   });
   const coreServer = await listenSocket(core.app, coreSocket);
   lifecycle.onShutdown('core server', () => coreServer.close(2_000));
@@ -186,6 +190,7 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
     // The graph's model (the embedded extractive one unless configured): criteria and routing fall back to rules with it.
     languageModel: graph.memory.languageModel,
     webTargets: { allowLoopback: config.LORE_AGENTS_ALLOW_LOOPBACK },
+    migrate: false,
   });
   const agentsServer = await listenSocket(agents.app, agentsSocket);
   // Websocket upgrades (the agents session sockets the gateway splices through).
@@ -221,7 +226,7 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
       }),
     },
     // The graph, core and agents upstreams are this process: their health is already this readiness.
-    { lifecycle, checkUpstreams: false },
+    { lifecycle, checkUpstreams: false, migrate: false },
   );
   lifecycle.onShutdown('gateway', () => gateway.close());
 
