@@ -255,6 +255,32 @@ describe('a process whose application role lacks what it needs refuses to start'
     expect(twice.output).toContain(`LORE_DATABASE_URL and LORE_DATABASE_OWNER_URL both log in as "${install.owner}"`);
   });
 
+  it('the gateway and the graph API, on a schema a newer release migrated (helm rollback): exit 1, fatal NewerSchemaError, nothing written', async () => {
+    // What a rollback leaves: the newer release's Job recorded a migration this version does not have.
+    const record = (sql: string) => asSuperuser(install.name, (c) => c.query(sql));
+    await record(`INSERT INTO gateway.schema_migrations (version) VALUES ('9999_newer.sql'); INSERT INTO graph.schema_migrations (version) VALUES ('9999_newer.sql')`);
+    try {
+      const gw = await runProcess('services/gateway/dist/main.js', gatewayEnv(install.appUrl));
+      expect(gw.code).toBe(1);
+      expect(gw.output).toContain('fatal: NewerSchemaError: the gateway schema was migrated by a newer version of Lore (9999_newer.sql is not a migration of this version)');
+      const graphApi = await runProcess('services/graph/dist/main.js', {
+        LORE_LOG_LEVEL: 'warn',
+        LORE_DATABASE_URL: install.appUrl,
+        LORE_KAFKA_BROKERS: requireEnv('LORE_TEST_KAFKA_BROKERS'),
+        LORE_IDENTITY_SECRET: IDENTITY_SECRET,
+        LORE_GRAPH_HOST: '127.0.0.1',
+        LORE_GRAPH_PORT: '0',
+        LORE_EMBEDDER: 'hashed',
+      });
+      expect(graphApi.code).toBe(1);
+      expect(graphApi.output).toContain('fatal: NewerSchemaError: the graph schema was migrated by a newer version of Lore');
+      const versions = await asSuperuser(install.name, (c) => c.query(`SELECT version FROM gateway.schema_migrations WHERE version LIKE '9999%' UNION ALL SELECT version FROM graph.schema_migrations WHERE version LIKE '9999%'`));
+      expect(versions.rows).toHaveLength(2);
+    } finally {
+      await record(`DELETE FROM gateway.schema_migrations WHERE version = '9999_newer.sql'; DELETE FROM graph.schema_migrations WHERE version = '9999_newer.sql'`);
+    }
+  });
+
   it('the webhooks worker, without USAGE on its schemas: exit 1 naming the role', async () => {
     const r = await runProcess('services/gateway/dist/webhooks-main.js', {
       LOG_LEVEL: 'warn',

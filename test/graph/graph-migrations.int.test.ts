@@ -59,3 +59,81 @@ describe('graph migration 0013: the places of a graph built before 0012', () => 
     });
   });
 });
+
+describe('graph migration 0015: the database keeps a graph\'s places, whichever worker writes its documents', () => {
+  const T = 'tenant-rolling';
+  let earlier: EarlierDatabase;
+  let db: PgliteDb;
+
+  beforeAll(async () => {
+    earlier = await earlierDatabase(GRAPH_MIGRATIONS, (f) => f < '0015');
+    db = earlier.db;
+  });
+  afterAll(async () => {
+    await earlier?.close();
+  });
+
+  const places = async () =>
+    db.withTenant(T, async (sql) =>
+      Object.fromEntries((await sql.query<{ graph_id: string; source_places: unknown }>(`SELECT graph_id, source_places FROM graph.knowledge_graphs WHERE tenant_id = $1`, [T])).rows.map((r) => [r.graph_id, r.source_places])),
+    );
+  /** What a graph-worker from before 0012 writes for a connector document: its Document node and a fact, no places. */
+  const oldWorkerWrites = (graph: string, memory: string, doc: string) =>
+    db.withTenant(T, async (sql) => {
+      const node = async (label: string, key: string) =>
+        (await sql.query<{ node_id: string }>(`INSERT INTO graph.kg_nodes (tenant_id, graph_id, label, resolution_key, name, source_kind, source_id) VALUES ($1, $2, $3, $4, $4, 'document', $5) RETURNING node_id`, [T, graph, label, key, `${memory}/1/${doc}`])).rows[0]!.node_id;
+      const from = await node('Document', `doc:${memory}/1/${doc}`);
+      const to = await node('Company', `name:${doc}-co`);
+      await sql.query(
+        `INSERT INTO graph.kg_edges (tenant_id, graph_id, from_node, to_node, label, source_kind, source_id, source_ref, job_id) VALUES ($1, $2, $3, $4, 'MENTIONS', 'document', $5, $6, 'job-old')`,
+        [T, graph, from, to, `${memory}/1/${doc}`, JSON.stringify({ memory_id: memory, doc_id: doc })],
+      );
+    });
+
+  it('repairs the graphs an older worker filled after 0013, then names the memory of every document written after it', async () => {
+    await db.withTenant(T, async (sql) => {
+      for (const [m, ws] of [['m1', 'ws1'], ['m2', 'ws2'], ['m3', 'ws1']]) {
+        await sql.query(`INSERT INTO graph.memories (tenant_id, memory_id) VALUES ($1, $2)`, [T, m]);
+        await sql.query(
+          `INSERT INTO graph.documents (tenant_id, memory_id, workspace_id, doc_id, vault_id, title, content_type, content, content_sha256, routing_mode, routing_confidence, needs_review)
+           VALUES ($1, $2, $3, $4, 'v', 'Page', 'text/plain', 'x', 'h', 'auto', 1, false)`,
+          [T, m, ws, `d-${m}`],
+        );
+      }
+      for (const g of ['filled-before', 'filled-after', 'current', 'rows']) await sql.query(`INSERT INTO graph.knowledge_graphs (tenant_id, graph_id, name) VALUES ($1, $2, $2)`, [T, g]);
+    });
+    // Between 0013 and 0015: an old worker fills a graph, which is left with no places (open to every credential).
+    await oldWorkerWrites('filled-before', 'm1', 'd-m1');
+    expect((await places())['filled-before']).toEqual([]);
+
+    await earlier.upgrade();
+    expect((await places())['filled-before']).toEqual([{ workspace_id: 'ws1', memory_id: 'm1' }]);
+
+    // After 0015 an old worker still running writes documents of two memories: both are named, each once.
+    await oldWorkerWrites('filled-after', 'm2', 'd-m2');
+    await oldWorkerWrites('filled-after', 'm1', 'd-m1');
+    await oldWorkerWrites('filled-after', 'm2', 'd-m2b');
+    // The current worker names the places itself (addGraphSourcePlaces, after its nodes and facts): nothing doubles.
+    await oldWorkerWrites('current', 'm3', 'd-m3');
+    await db.withTenant(T, (sql) =>
+      sql.query(
+        `UPDATE graph.knowledge_graphs
+            SET source_places = (SELECT coalesce(jsonb_agg(p ORDER BY p), '[]'::jsonb)
+                                   FROM (SELECT jsonb_array_elements(source_places) AS p UNION SELECT jsonb_array_elements($3::jsonb)) x)
+          WHERE tenant_id = $1 AND graph_id = $2`,
+        [T, 'current', JSON.stringify([{ workspace_id: 'ws1', memory_id: 'm3' }])],
+      ),
+    );
+    // A CSV graph's rows say nothing of memories.
+    await db.withTenant(T, (sql) => sql.query(`INSERT INTO graph.kg_nodes (tenant_id, graph_id, label, resolution_key, name, source_kind, source_id) VALUES ($1, 'rows', 'Company', 'name:acme', 'Acme', 'row', 'a.csv#2')`, [T]));
+    expect(await places()).toEqual({
+      'filled-before': [{ workspace_id: 'ws1', memory_id: 'm1' }],
+      'filled-after': [
+        { workspace_id: 'ws1', memory_id: 'm1' },
+        { workspace_id: 'ws2', memory_id: 'm2' },
+      ],
+      current: [{ workspace_id: 'ws1', memory_id: 'm3' }],
+      rows: [],
+    });
+  });
+});

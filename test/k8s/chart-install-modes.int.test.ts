@@ -136,7 +136,7 @@ describe('charts/lore install modes', () => {
 
     // Migrations run after the Cluster exists on install, before anything changes on upgrade, waiting for both roles.
     const job = find('Job', 'lore-migrations');
-    expect(job.metadata.annotations['helm.sh/hook']).toBe('post-install,pre-upgrade');
+    expect(job.metadata.annotations['helm.sh/hook']).toBe('post-install,pre-upgrade,pre-rollback');
     const jobEnv = Object.fromEntries((job.spec.template.spec.containers[0].env as any[]).map((e) => [e.name, e.valueFrom?.secretKeyRef]));
     expect(jobEnv).toMatchObject({ LORE_DATABASE_URL: { name: 'lore-postgresql-lore-app', key: 'uri' }, LORE_DATABASE_OWNER_URL: { name: 'lore-postgresql-app', key: 'uri' } });
     expect(job.spec.template.spec.initContainers.map((c: any) => c.name)).toEqual(['wait-for-database']);
@@ -144,21 +144,21 @@ describe('charts/lore install modes', () => {
   });
 
   it.each([
-    ['external services (the minimal values)', ['-f', MINIMAL], { cluster: false, kafka: false, redis: false, hook: 'pre-install,pre-upgrade' }],
+    ['external services (the minimal values)', ['-f', MINIMAL], { cluster: false, kafka: false, redis: false, hook: 'pre-install,pre-upgrade,pre-rollback' }],
     [
       'external PostgreSQL, Kafka and Redis in the cluster',
       ['-f', MINIMAL, '--set', 'kafka.mode=strimzi', '--set-json', 'externalKafka.brokers=[]', '--set', 'redis.mode=inCluster', '--set', 'externalRedis.url='],
-      { cluster: false, kafka: true, redis: true, hook: 'pre-install,pre-upgrade' },
+      { cluster: false, kafka: true, redis: true, hook: 'pre-install,pre-upgrade,pre-rollback' },
     ],
     [
       'CloudNativePG with an existing Secret for the rest',
       ['--set', 'secrets.existingSecret=lore-credentials', '--set', 'postgresql.mode=cloudnativepg', '--set', 'kafka.mode=external', '--set', 'externalKafka.brokers[0]=kafka:9092', '--set', 'redis.mode=external'],
-      { cluster: true, kafka: false, redis: false, hook: 'post-install,pre-upgrade' },
+      { cluster: true, kafka: false, redis: false, hook: 'post-install,pre-upgrade,pre-rollback' },
     ],
     [
       'three Kafka nodes and two PostgreSQL instances, nothing kept',
       ['--set', 'kafka.strimzi.replicas=3', '--set', 'postgresql.cloudnativepg.instances=2', '--set', 'postgresql.cloudnativepg.keep=false', '--set', 'kafka.strimzi.keep=false', '--set', 'secrets.keep=false', '--set', 'postgresql.cloudnativepg.pgvector=false'],
-      { cluster: true, kafka: true, redis: true, hook: 'post-install,pre-upgrade' },
+      { cluster: true, kafka: true, redis: true, hook: 'post-install,pre-upgrade,pre-rollback' },
     ],
   ])('renders %s into objects the API server accepts', async (name, args, want) => {
     const r = await template('lore', ns, [...WITH_OPERATORS, ...args]);
@@ -167,6 +167,11 @@ describe('charts/lore install modes', () => {
     const has = (kind: string) => objs.some((o) => o.kind === kind);
     expect({ cluster: has('Cluster'), kafka: has('Kafka') && has('KafkaNodePool'), redis: has('StatefulSet') }).toEqual({ cluster: want.cluster, kafka: want.kafka, redis: want.redis });
     expect(objs.find((o) => o.kind === 'Job').metadata.annotations['helm.sh/hook']).toBe(want.hook);
+    // The Job's script and Secret are hooks of the same events: a rollback recreates them from the release it rolls
+    // back to, whose migrate.js refuses a newer schema and so stops the rollback (docs/chart.md, "Upgrades and rollbacks").
+    const migrations = objs.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'migrations');
+    expect(migrations.map((o) => o.kind).sort()).toEqual(want.cluster ? ['ConfigMap', 'Job'] : ['ConfigMap', 'Job', 'Secret']);
+    for (const o of migrations) expect(o.metadata.annotations['helm.sh/hook']).toBe(want.hook);
     const env = (component: string) =>
       Object.fromEntries((objs.find((o) => o.kind === 'Deployment' && o.metadata.labels['app.kubernetes.io/component'] === component).spec.template.spec.containers[0].env as any[]).map((e) => [e.name, e.valueFrom?.secretKeyRef]));
     const secret = args.includes('secrets.existingSecret=lore-credentials') ? 'lore-credentials' : 'lore';

@@ -58,6 +58,31 @@ describe('chart migrations script', () => {
     expect(again.every((l) => l.msg === 'schema up to date')).toBe(true);
   });
 
+  it('refuses a schema a newer release migrated, exiting 1 before it applies anything (what stops a helm rollback to this release)', async () => {
+    const c = new Client({ connectionString: db.ownerUrl });
+    await c.connect();
+    try {
+      await c.query(`INSERT INTO graph.schema_migrations (version) VALUES ('9999_newer.sql')`);
+      const before = (await c.query(`SELECT count(*)::int AS n FROM graph.schema_migrations`)).rows[0].n;
+      const r = await migrate(db);
+      expect(r.code).toBe(1);
+      expect(r.output).toContain('NewerSchemaError: the graph schema was migrated by a newer version of Lore (9999_newer.sql is not a migration of this version)');
+      expect((await c.query(`SELECT count(*)::int AS n FROM graph.schema_migrations`)).rows[0].n).toBe(before);
+      // The application role reads the record (each process's start-up check), and cannot write it.
+      const app = new Client({ connectionString: db.url });
+      await app.connect();
+      try {
+        expect((await app.query(`SELECT version FROM graph.schema_migrations WHERE version = '9999_newer.sql'`)).rows).toHaveLength(1);
+        await expect(app.query(`DELETE FROM graph.schema_migrations`)).rejects.toThrow(/permission denied/);
+      } finally {
+        await app.end();
+      }
+    } finally {
+      await c.query(`DELETE FROM graph.schema_migrations WHERE version = '9999_newer.sql'`);
+      await c.end();
+    }
+  });
+
   it('fails loudly without the owner URL', async () => {
     const r = await migrate({ ...db, ownerUrl: '' });
     expect(r.code).toBe(1);

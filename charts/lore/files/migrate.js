@@ -1,6 +1,8 @@
 // Applies the database migrations of every Lore service present in the image, as the schema owner, then exits.
-// Run by the chart's migrations Job (a pre-install and pre-upgrade hook) before any deployment starts, so no
-// service needs the owner's credentials. Each set is applied under an advisory lock: concurrent runs are safe.
+// Run by the chart's migrations Job (a pre-install, pre-upgrade and pre-rollback hook) before any deployment starts,
+// so no service needs the owner's credentials. Each set is applied under an advisory lock: concurrent runs are safe.
+// A schema a newer Lore migrated is refused before anything is applied (NewerSchemaError): the script exits 1, which
+// fails the hook and so stops a `helm rollback` to an older release before its pods would run on that schema.
 'use strict';
 const { createRequire } = require('node:module');
 

@@ -1,6 +1,7 @@
 import { ConfigError } from '../config/config';
 import type { Sql } from '../ports/db';
 import type { MigrationSet } from './migrate';
+import { assertSchemaNotNewer } from './schema-version';
 
 /** What the application role may do on a table when its migration set does not narrow it. */
 export const DEFAULT_TABLE_PRIVILEGES = ['SELECT', 'INSERT', 'UPDATE', 'DELETE'] as const;
@@ -106,8 +107,12 @@ export async function checkAppRole(db: Sql, sets: readonly MigrationSet[]): Prom
 }
 
 /**
- * Refuses to start a process whose application role cannot do its work (or could escape row-level security):
- * a `ConfigError` naming `LORE_DATABASE_URL` and every problem, which the entry points print and exit 1 on.
+ * Every process's start-up check of its database. Refuses to start a process whose application role cannot do its
+ * work (or could escape row-level security): a `ConfigError` naming `LORE_DATABASE_URL` and every problem, which the
+ * entry points print and exit 1 on. Then refuses, read-only, a schema a newer Lore migrated (`NewerSchemaError`,
+ * `fatal:` at exit): in cluster mode no service migrates, and after `helm rollback` to an older release this is what
+ * keeps its pods from writing on the newer schema. The readiness checks use `checkAppRole` alone: a pod already
+ * serving while the next release's migrations run must stay ready until the rolling update replaces it.
  */
 export async function assertAppRole(db: Sql, sets: readonly MigrationSet[]): Promise<AppRoleReport> {
   const report = await checkAppRole(db, sets);
@@ -117,5 +122,6 @@ export async function assertAppRole(db: Sql, sets: readonly MigrationSet[]): Pro
       'LORE_DATABASE_URL: run the migrations with this application role in LORE_DATABASE_URL (they grant it what it needs), or fix the role as docs/install.md describes',
     ]);
   }
+  await assertSchemaNotNewer(db, sets);
   return report;
 }

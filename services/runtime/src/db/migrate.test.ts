@@ -1,7 +1,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NewerSchemaError, runMigrations, type MigrationSet } from './migrate';
+import { ConfigError } from '../config/config';
+import { assertAppRole, assertSchemaNotNewer, NewerSchemaError, runMigrations, type MigrationSet } from './migrate';
 import { PgliteDb } from './pglite';
 import { runRuntimeMigrations } from '../outbox/outbox';
 
@@ -34,6 +35,35 @@ describe('migrations (embedded PostgreSQL)', () => {
     // The pending migration of this version was not applied either.
     const columns = await db.asOwner((sql) => sql.query<{ column_name: string }>(`SELECT column_name FROM information_schema.columns WHERE table_schema = 'newer_t' AND table_name = 'things' ORDER BY column_name`));
     expect(columns.rows.map((r) => r.column_name)).toEqual(['id', 'v']);
+  });
+
+  it('refuses at start, read-only and as the application role, a schema a newer version migrated (the check of cluster mode, where no service migrates)', async () => {
+    const own = await mkdtemp(join(tmpdir(), 'lore-migrate-ro-'));
+    try {
+      await writeFile(join(own, '0001_things.sql'), 'CREATE TABLE things (id bigserial PRIMARY KEY);');
+      const set: MigrationSet = { schema: 'newer_ro', dir: own };
+      await runMigrations(db, set);
+      // This version's schema: the start goes on.
+      await expect(assertSchemaNotNewer(db, [set])).resolves.toBeUndefined();
+      await expect(assertAppRole(db, [set])).resolves.toMatchObject({ problems: [] });
+      // A newer version's Job applied one migration more (the rollback case: no Job of this version ran since).
+      await db.asOwner((sql) => sql.query(`INSERT INTO newer_ro.schema_migrations (version) VALUES ('0002_newer.sql')`));
+      const refused = assertAppRole(db, [set]);
+      await expect(refused).rejects.toBeInstanceOf(NewerSchemaError);
+      await expect(refused).rejects.toThrow('the newer_ro schema was migrated by a newer version of Lore (0002_newer.sql is not a migration of this version)');
+      await expect(assertSchemaNotNewer(db, [set])).rejects.toBeInstanceOf(NewerSchemaError);
+      // Nothing was written, and the application role could not have: it only reads the record.
+      const recorded = await db.asOwner((sql) => sql.query<{ version: string }>(`SELECT version FROM newer_ro.schema_migrations ORDER BY version`));
+      expect(recorded.rows.map((r) => r.version)).toEqual(['0001_things.sql', '0002_newer.sql']);
+      await expect(db.query(`DELETE FROM newer_ro.schema_migrations`)).rejects.toThrow(/permission denied/);
+      // A role the migrations never granted cannot be checked: refused as a configuration problem, not started.
+      await db.asOwner((sql) => sql.query(`REVOKE SELECT ON newer_ro.schema_migrations FROM lore_app`));
+      const unread = assertSchemaNotNewer(db, [set]);
+      await expect(unread).rejects.toBeInstanceOf(ConfigError);
+      await expect(unread).rejects.toThrow("may not read newer_ro.schema_migrations, so the schema's version cannot be checked");
+    } finally {
+      await rm(own, { recursive: true, force: true });
+    }
   });
 
   it("gives the bus checkpoint its replays column where the first 0003 left it out", async () => {

@@ -1,10 +1,12 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Db, Sql } from '../ports/db';
 import { APP_ROLE } from '../ports/db';
 import { appRoleOf, quoteIdent } from './app-role';
+import { migrationFiles, NewerSchemaError, SCHEMA_IDENT, unknownVersions } from './schema-version';
 
 export { appRoleOf, assertAppRole, checkAppRole, DEFAULT_TABLE_PRIVILEGES, quoteIdent, type AppRoleReport } from './app-role';
+export { assertSchemaNotNewer, NewerSchemaError } from './schema-version';
 export { probeVector, type VectorProbe } from './vector';
 
 export interface MigrationSet {
@@ -22,21 +24,7 @@ export interface MigrationSet {
   appPrivileges?: Record<string, Array<'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE'>>;
 }
 
-const IDENT = /^[a-z_][a-z0-9_]*$/;
-
-/** The database holds migrations this version does not have: a newer Lore migrated it. */
-export class NewerSchemaError extends Error {
-  constructor(
-    readonly schema: string,
-    readonly versions: readonly string[],
-  ) {
-    super(
-      `the ${schema} schema was migrated by a newer version of Lore (${versions.join(', ')} ${versions.length === 1 ? 'is not a migration' : 'are not migrations'} of this version): ` +
-        'run that version or a later one, or restore the backup made before the upgrade; an older version would write rows the newer one reads wrongly',
-    );
-    this.name = 'NewerSchemaError';
-  }
-}
+const IDENT = SCHEMA_IDENT;
 
 /**
  * Applies a service's pending migrations as the schema owner, then grants the application role what it needs.
@@ -46,11 +34,9 @@ export class NewerSchemaError extends Error {
  */
 export async function runMigrations(db: Db, set: MigrationSet): Promise<string[]> {
   if (!IDENT.test(set.schema)) throw new Error(`invalid schema name ${set.schema}`);
-  const listing = await readdir(set.dir);
-  const files = listing.filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort();
   // `always_<name>.sql`: idempotent scripts run after the numbered files on every run, never recorded (e.g. the
   // graph's embedding column, added whenever pgvector has appeared since).
-  const always = listing.filter((f) => /^always_[\w-]+\.sql$/.test(f)).sort();
+  const { numbered: files, always } = await migrationFiles(set.dir);
   const applied: string[] = [];
   const appRole = await appRoleOf(db).catch((err: unknown) => {
     throw new Error(`cannot connect as the application role (LORE_DATABASE_URL) to grant it its rights: ${(err as Error).message}`, { cause: err });
@@ -71,7 +57,7 @@ export async function runMigrations(db: Db, set: MigrationSet): Promise<string[]
       );
       // A database a newer Lore migrated: this version's code would write rows without what those migrations added
       // (a graph's places, a connector's workspace), which the newer version then reads as open to everyone.
-      const unknown = [...done].filter((v) => !files.includes(v)).sort();
+      const unknown = unknownVersions(done, files);
       if (unknown.length > 0) throw new NewerSchemaError(set.schema, unknown);
       for (const file of [...files.filter((f) => !done.has(f)), ...always]) {
         const text = await readFile(join(set.dir, file), 'utf8');
@@ -103,7 +89,10 @@ async function grantAppRole(sql: Sql, set: MigrationSet, role: string): Promise<
   await sql.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
   await sql.query(`GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${schema} TO ${role}`);
   await sql.query(`GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ${schema} TO ${role}`);
+  // The record of applied migrations is the owner's to write. The application role may read it: each process checks
+  // at start that no newer Lore migrated the schema (assertSchemaNotNewer), also where only the chart's Job migrates.
   await sql.query(`REVOKE ALL ON ${schema}.schema_migrations FROM ${role}`);
+  await sql.query(`GRANT SELECT ON ${schema}.schema_migrations TO ${role}`);
   for (const [table, privileges] of Object.entries(set.appPrivileges ?? {})) {
     if (!IDENT.test(table)) throw new Error(`invalid table name ${table}`);
     await sql.query(`REVOKE ALL ON ${schema}.${table} FROM ${role}`);
