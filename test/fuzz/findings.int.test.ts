@@ -42,9 +42,9 @@ describe('the fuzzing findings, one request each', () => {
     ];
     for (const [method, path, allow] of cases) {
       const r = await call(method, path);
-      // Core's paths, and the agents' under /api/, answer `{detail}`, as every answer there (docs/core.md and
-      // docs/agents.md, "Errors"); the others the platform's envelope.
-      const detail = path.startsWith('/api/chat') || path.startsWith('/api/workflow');
+      // Core's paths, the agents' under /api/ and spec 2's /memory/* answer `{detail}`, as every answer there
+      // (docs/core.md, docs/agents.md "Errors", docs/memory.md "Knowledge graphs"); the others the platform's envelope.
+      const detail = path.startsWith('/api/chat') || path.startsWith('/api/workflow') || path.startsWith('/memory/');
       const said = detail ? r.json?.detail : r.json?.error?.code;
       expect({ method, path, status: r.status, allow: r.headers.allow, said }).toEqual({ method, path, status: 405, allow, said: detail ? expect.stringMatching(/not allowed on this path/) : 'METHOD_NOT_ALLOWED' });
     }
@@ -52,6 +52,9 @@ describe('the fuzzing findings, one request each', () => {
     expect({ status: unknown.status, code: unknown.json?.error?.code }).toEqual({ status: 404, code: 'NOT_FOUND' });
     const unknownCore = await call('GET', '/api/chat/no-such-route');
     expect([unknownCore.status, unknownCore.json]).toEqual([404, { detail: 'route not found' }]);
+    // Under a prefix the gateway forwards to the graph: the graph's own 404, in spec 2's `{detail}`.
+    const unknownGraph = await call('GET', '/memory/departments/');
+    expect([unknownGraph.status, unknownGraph.json]).toEqual([404, { detail: 'route not found' }]);
   });
 
   it('a credential cookie that is no valid percent-encoding is a malformed credential (401), not a 500', async () => {

@@ -1,6 +1,8 @@
 import { TOPICS, type GraphJobMessage } from '@lore/contracts';
 import { IDENTITY_HEADER, PostgresBlobStore, type Identity } from '@lore/runtime';
 import { Client } from 'pg';
+import { SOURCES } from '../../services/core/src/domain/sources';
+import { CONNECTOR_SOURCES } from '../../services/graph/src/domain/knowledge-graph';
 import { eventually, startHarness, type Harness } from '../memory/support';
 import { uniqueSuffix } from '../support/infra';
 
@@ -354,6 +356,10 @@ describe('knowledge graphs (cluster mode, through the gateway)', () => {
       await push(other, otherMemory, 43, [doc('wiki/eve', 'Dr. Eve Secret works at Hidden Corp in Oslo.', 'web')]);
     });
 
+    it('takes in source_types exactly the sources core\'s connectors read', () => {
+      expect([...CONNECTOR_SOURCES].sort()).toEqual([...SOURCES].sort());
+    });
+
     it('reads every source with source_types null and only the listed ones otherwise; graph_name creates the graph', async () => {
       const listId = `kg-conn-all-${run}`;
       const all = await call('POST', '/memory/ingest/connectors', { list_id: listId, source_types: null, graph_name: 'All sources' });
@@ -376,7 +382,10 @@ describe('knowledge graphs (cluster mode, through the gateway)', () => {
       const edges = await edgesOf(webId);
       expect(edges.every((e) => e.source_kind === 'document' && e.source_id === `${memory}/41/wiki/ada`)).toBe(true);
 
-      const none = await call('POST', '/memory/ingest/connectors', { list_id: webId, source_types: ['confluence'] });
+      // A source Lore has no connector for is refused, naming those it has; a known one with no document reads nothing.
+      const unknown = await call('POST', '/memory/ingest/connectors', { list_id: webId, source_types: ['confluence'] });
+      expect([unknown.status, unknown.body.detail]).toEqual([422, [{ loc: ['body', 'source_types', 0], msg: expect.stringMatching(/the sources are web, file, google_drive$/), type: 'value_error' }]]);
+      const none = await call('POST', '/memory/ingest/connectors', { list_id: webId, source_types: ['file'] });
       const noneJob = await settled(none.body.jobId);
       expect(noneJob).toMatchObject({ status: 'completed', stats: expect.objectContaining({ rows: 0 }) });
       expect((await edgesOf(webId)).filter((e) => e.open)).toHaveLength(edges.length);

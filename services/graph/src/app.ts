@@ -1,4 +1,4 @@
-import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, type IdentitySigner, type LoreApp, type Logger, createRouter } from '@lore/runtime';
+import { AppError, RouteTable, openApiDocumentRoute, createHttpApp, detailError, type IdentitySigner, type LoreApp, type Logger, createRouter } from '@lore/runtime';
 import type { Registry } from 'prom-client';
 import { deleteConnectorDocuments, upsertConnectorDocuments } from './application/connector-documents';
 import type { MemoryDeps } from './application/context';
@@ -175,10 +175,26 @@ export function inertRouteDeps(): GraphRouteDeps {
   return inert as GraphRouteDeps;
 }
 
+/** Spec 2's knowledge-graph paths (`/memory`, `/memory/...`), whose every refusal is `{detail}`. */
+export const isSpec2Path = (path: string): boolean => path === '/memory' || path.startsWith('/memory/');
+
+/**
+ * An error no route shaped (a path no route answers: 404; a method its path does not declare: 405; a fault: 500) in
+ * its path's family: spec 2's `{detail}` under `/memory/*`, as every other answer there and as core answers its own
+ * paths; the platform envelope elsewhere (spec 1's `/api/v1/memory/*`, the internal routes). Before 2026-11-30 the
+ * 404 and 405 of `/memory/*` came in the envelope, which neither the docs nor the served document declared.
+ */
+export function shapeGraphError(err: AppError, path: string): AppError {
+  return isSpec2Path(path) ? detailError(err) : err;
+}
+
 /** The graph's listener: the route table, then 404 for everything else. JSON bodies are read by each route. */
 export function createGraphApp(options: GraphAppOptions): LoreApp {
   // No body parser: every route reads its own body through the runtime's one reader (uploads stream theirs).
-  const app = createHttpApp({ service: 'graph', logger: options.logger, metrics: options.metrics, bodyLimitBytes: options.bodyLimitBytes, parseBodies: false });
+  const app = createHttpApp({
+    service: 'graph', logger: options.logger, metrics: options.metrics, bodyLimitBytes: options.bodyLimitBytes, parseBodies: false,
+    errorShape: shapeGraphError,
+  });
   const router = createRouter<GraphState>();
   const table = graphRouteTable(graphRouteDeps(options.memory, options.signer), { bodyLimitBytes: options.bodyLimitBytes, checkResponses: options.checkResponses });
   table.mount(router);

@@ -55,7 +55,7 @@ const detail = (description: string): ResponseSpec => ({ description, schema: de
 const GRAPH_ERRORS: Record<number, ResponseSpec> = {
   401: detail('no valid credential: a missing, mistyped or revoked key or session'),
   402: QUOTA,
-  403: detail('the key\'s scope does not include the graph module, a read-only key on a write, or the credential\'s IP allowlist'),
+  403: detail('the key\'s scope does not include the graph module, a read-only key on a write or a write-only key on a read, or the credential\'s IP allowlist'),
   429: { description: 'the credential\'s rate limit; see Retry-After', schema: detailStringView, headers: RETRY_AFTER },
 };
 

@@ -43,7 +43,10 @@ const SPEC2 = { invalid: detailValidationError, unreadable: (e: AppError) => det
 const INVALID = { 422: { description: 'validation failure: `detail` lists every issue (loc, msg, type)', schema: validationView } };
 /** What the body reader refuses before validation (bytes that are not clean JSON), in spec 2's `{detail}`. */
 const UNREADABLE = { 400: { description: 'the body is not clean JSON (malformed, not UTF-8, a NUL character, nested too deep)', schema: detailStringView } };
-const READ_ONLY = { 403: detail('the key is read-only') };
+/** Who may not write to a graph (the graph's guard and the gateway's refusals, all `{detail}`). */
+const WRITE_REFUSED = { 403: detail('the key is read-only, its scope does not include the graph module, or the credential\'s IP allowlist refuses the caller') };
+/** Who may not read a graph. */
+const READ_REFUSED = { 403: detail('the key is write-only, its scope does not include the graph module, or the credential\'s IP allowlist refuses the caller') };
 /** What every job route answers while its graph already has the most jobs queued or running. */
 const BUSY = { 429: detail('the graph already has 20 jobs queued or running (Retry-After)') };
 /** What a route that may create a graph answers once the tenant has the most graphs it may have. */
@@ -61,41 +64,64 @@ const unprocessable = (loc: string[], msg: string) => new AppError('UNPROCESSABL
 /** Multipart overhead allowed on top of the file before Content-Length alone says 413. */
 const MULTIPART_SLACK = 64 * 1024;
 
+/** Parts one upload's body may hold (fields and files together); busboy drops those past it. */
+const UPLOAD_PARTS = 25;
+
+type Issue = { loc: string[]; msg: string; type: string };
+
 /**
  * Reads `POST /memory/upload`'s multipart body: the `file` part (kept in memory up to the limit: a table is read
- * whole by its job anyway) and the `list_id` field, in either order.
+ * whole by its job anyway) and the `list_id` field, in either order, whatever other parts come before them. Exactly
+ * one `file` part, sent as a file: a file part of another name (`list_id` sent as a file, an `attachment`) or a second
+ * `file` is drained and refused (422 at its own `loc`), never taken for the table. Before 2026-11-30 busboy was told
+ * to take one file part at most, so a file part of another name sent first used it up and the real `file` was
+ * dropped unread ("file is required"). `list_id` is taken as sent, like the JSON routes' ids.
  */
 function readUpload(ctx: RouterContext<GraphState>, maxBytes: number): Promise<{ listId: string; filename: string; contentType: string; data: Buffer }> {
   return new Promise((resolve, reject) => {
     let bb: MultipartParser;
     try {
       // busboy says `limit` when a file reaches `fileSize`: one byte more than allowed, so a file of exactly `maxBytes` passes.
-      bb = multipartParser(ctx.req.headers, { files: 1, fields: 20, fieldSize: 64 * 1024, fileSize: maxBytes + 1, parts: 25 }, 'send multipart/form-data with a file field named "file" and list_id');
+      // Every file part reaches the handler below (`files` as many as parts), which keeps only `file`.
+      bb = multipartParser(
+        ctx.req.headers,
+        { files: UPLOAD_PARTS, fields: 20, fieldSize: 64 * 1024, fileSize: maxBytes + 1, parts: UPLOAD_PARTS },
+        'send multipart/form-data with a file field named "file" and list_id',
+      );
     } catch (err) {
       reject(err instanceof MultipartRefusedError ? detailError(new AppError(err.code, err.message)) : err);
       return;
     }
     let listId: string | null = null;
     let file: { filename: string; contentType: string; data: Buffer } | null = null;
+    /** Problems of the parts sent, one per `loc` (the first found). */
+    const issues = new Map<string, Issue>();
+    const refuse = (field: string, msg: string, type = 'value_error') => {
+      if (!issues.has(field)) issues.set(field, { loc: ['body', field], msg, type });
+    };
     let tooLarge = false;
     let pending = 0;
     let closed = false;
     const finish = () => {
       if (!closed || pending > 0) return;
       if (tooLarge) return reject(detailError(new AppError('PAYLOAD_TOO_LARGE', `graph uploads are limited to ${maxBytes} bytes`)));
-      const missing: Array<{ loc: string[]; msg: string; type: string }> = [];
-      if (!file) missing.push({ loc: ['body', 'file'], msg: 'a file field named "file" is required', type: 'missing' });
-      if (!listId) missing.push({ loc: ['body', 'list_id'], msg: 'list_id is required', type: 'missing' });
-      if (missing.length > 0) return reject(new AppError('UNPROCESSABLE', 'request body is invalid', { body: { detail: missing } }));
+      if (!file) refuse('file', 'a file field named "file" is required', 'missing');
+      if (!listId) refuse('list_id', 'list_id is required', 'missing');
+      if (issues.size > 0) return reject(new AppError('UNPROCESSABLE', 'request body is invalid', { body: { detail: [...issues.values()] } }));
       if (file!.data.length === 0) return reject(unprocessable(['body', 'file'], 'the file is empty'));
       resolve({ listId: listId!, ...file! });
     };
     bb.on('field', (name, value) => {
-      if (name === 'list_id') listId = value.trim();
+      if (name === 'list_id') listId = value;
+      else if (name === 'file') refuse('file', '"file" must be a file part (with a filename), not a text field');
     });
     bb.on('file', (name, stream, info) => {
-      if (name !== 'file' || file) {
+      if (name !== 'file' || file || pending > 0) {
+        // Read to its end (the body goes on after it) and thrown away.
         stream.resume();
+        if (name === 'file') refuse('file', 'one file per upload: the body holds more than one "file" part');
+        else if (name === 'list_id') refuse('list_id', 'list_id must be a text field, not a file');
+        else refuse(name.slice(0, 100), `a file part named "${name.slice(0, 100)}" is not taken: the table goes in the part named "file"`);
         return;
       }
       pending += 1;
@@ -132,6 +158,7 @@ export function knowledgeGraphRoutes(deps: KnowledgeGraphRouteDeps) {
       ...common, method: 'get', path: '/memory/departments', operationId: 'listDepartments', summary: 'The tenant\'s knowledge graphs (departments and lists), newest first',
       guards: [deps.guard('read')],
       ok: { status: 200, description: 'every graph of the tenant (at most 1,000)', schema: GraphListSchema },
+      responses: { ...READ_REFUSED },
       handler: async (ctx) => ({ departments: (await deps.graphs.list(viewerOf(ctx))).map(presentGraph) }),
     }),
     route({
@@ -139,7 +166,7 @@ export function knowledgeGraphRoutes(deps: KnowledgeGraphRouteDeps) {
       guards: [deps.guard('write')],
       body: CreateGraphBody,
       ok: { status: 200, description: 'the graph, with tenant_id and list_id (equal to graph_id)', schema: CreatedGraphSchema },
-      responses: { ...READ_ONLY, ...INVALID, ...UNREADABLE, ...TOO_MANY_GRAPHS },
+      responses: { ...WRITE_REFUSED, ...INVALID, ...UNREADABLE, ...TOO_MANY_GRAPHS },
       handler: async (ctx, { body }) => {
         const g = await deps.graphs.create(tenantOf(ctx), body);
         return { ...presentGraph(g), tenant_id: tenantOf(ctx), list_id: g.graph_id };
@@ -149,14 +176,14 @@ export function knowledgeGraphRoutes(deps: KnowledgeGraphRouteDeps) {
       ...common, method: 'get', path: '/memory/departments/:graph_id', operationId: 'getDepartment', summary: 'A knowledge graph',
       guards: [deps.guard('read')],
       ok: { status: 200, description: 'the graph', schema: GraphSchema },
-      responses: { 404: detail('no graph of this id in the tenant') },
+      responses: { ...READ_REFUSED, 404: detail('no graph of this id in the tenant') },
       handler: async (ctx, { params }) => presentGraph(await deps.graphs.get(viewerOf(ctx), params.graph_id ?? '')),
     }),
     route({
       ...common, method: 'delete', path: '/memory/departments/:graph_id', operationId: 'deleteDepartment', summary: 'Delete a knowledge graph with its nodes, facts, history and jobs (our design)',
       guards: [deps.guard('write')],
       ok: { status: 204, description: 'deleted for good, the bytes its uploads kept included' },
-      responses: { ...READ_ONLY, 404: detail('no graph of this id in the tenant') },
+      responses: { ...WRITE_REFUSED, 404: detail('no graph of this id in the tenant') },
       handler: async (ctx, { params }) => {
         await deps.graphs.remove(viewerOf(ctx), params.graph_id ?? '');
         ctx.status = 204;
@@ -168,7 +195,7 @@ export function knowledgeGraphRoutes(deps: KnowledgeGraphRouteDeps) {
       bodyKind: 'stream', bodyContent: GRAPH_UPLOAD_BODY,
       ok: { status: 200, description: 'the job, status `queued`', schema: JobAnswerSchema },
       responses: {
-        ...READ_ONLY, ...INVALID, ...BUSY,
+        ...WRITE_REFUSED, ...INVALID, ...BUSY,
         400: detail('malformed multipart body'),
         404: detail('no graph `list_id` in the tenant'),
         413: detail('the file is larger than the limit'),
@@ -188,7 +215,7 @@ export function knowledgeGraphRoutes(deps: KnowledgeGraphRouteDeps) {
       guards: [deps.guard('write')],
       body: ConnectorIngestBody,
       ok: { status: 200, description: 'the job, status `queued`', schema: JobAnswerSchema },
-      responses: { ...READ_ONLY, ...INVALID, ...UNREADABLE, ...BUSY, ...TOO_MANY_GRAPHS, 404: detail('no graph `list_id` in the tenant and no `graph_name` to create it') },
+      responses: { ...WRITE_REFUSED, ...INVALID, ...UNREADABLE, ...BUSY, ...TOO_MANY_GRAPHS, 404: detail('no graph `list_id` in the tenant and no `graph_name` to create it') },
       handler: async (ctx, { body }) =>
         presentJobAnswer(await deps.graphs.ingestConnectors(viewerOf(ctx), body)),
     }),
@@ -198,14 +225,14 @@ export function knowledgeGraphRoutes(deps: KnowledgeGraphRouteDeps) {
       body: GenerateBody,
       bodyLimitBytes: deps.graphs.generateBodyBytes,
       ok: { status: 200, description: 'the job, status `queued`', schema: JobAnswerSchema },
-      responses: { ...READ_ONLY, ...INVALID, ...UNREADABLE, ...BUSY, ...TOO_MANY_GRAPHS, 404: detail('`listId` is not a usable graph id') },
+      responses: { ...WRITE_REFUSED, ...INVALID, ...UNREADABLE, ...BUSY, ...TOO_MANY_GRAPHS, 404: detail('`listId` is not a usable graph id') },
       handler: async (ctx, { body }) => presentJobAnswer(await deps.graphs.generate(viewerOf(ctx), body as GenerateInput)),
     }),
     route({
       ...common, method: 'get', path: '/memory/jobs/:job_id', operationId: 'getGraphJob', summary: 'A knowledge-graph job: queued → running → completed | failed',
       guards: [deps.guard('read')],
       ok: { status: 200, description: 'the job', schema: JobSchema },
-      responses: { 404: detail('no job of this id in the tenant') },
+      responses: { ...READ_REFUSED, 404: detail('no job of this id in the tenant') },
       handler: async (ctx, { params }) => presentJob(await deps.graphs.job(viewerOf(ctx), params.job_id ?? '')),
     }),
   ];

@@ -2,6 +2,7 @@ import { detailValidationView } from '@lore/runtime';
 import { z } from 'zod';
 import type { JobAnswer, JobView } from '../../application/knowledge-graphs';
 import { GRAPH_LIMITS } from '../../application/knowledge-graphs';
+import { CONNECTOR_SOURCES } from '../../domain/knowledge-graph';
 import type { GraphRow } from '../../store/knowledge-graphs';
 
 /** Spec 2's knowledge-graph (department) fields, plus `message` (why the last job failed, when it did). */
@@ -27,9 +28,16 @@ export const CreateGraphBody = z.object({
   source_type: z.string().trim().min(1).max(100).optional(),
 });
 
+const SOURCE_NAMES = CONNECTOR_SOURCES.join(', ');
+
 export const ConnectorIngestBody = z.object({
   list_id: z.string().min(1).max(128),
-  source_types: z.array(z.string().min(1).max(100)).max(100).nullable().describe('required: null means every source'),
+  source_types: z
+    .array(z.enum(CONNECTOR_SOURCES, { error: (issue) => `${JSON.stringify(String(issue.input).slice(0, 100))} is not a connector source: the sources are ${SOURCE_NAMES}` }))
+    .min(1, 'name at least one source, or null for every source')
+    .max(100)
+    .nullable()
+    .describe(`required: the connector sources to read (${SOURCE_NAMES}; an unknown one is 422), or null for every source`),
   mode: z.enum(['full', 'incremental']).default('full'),
   graph_name: z.string().trim().min(1).max(200).optional().describe('when set and the tenant has no graph `list_id`, one is created with this name'),
 });
@@ -44,6 +52,11 @@ const CellBody = z
   })
   .passthrough();
 
+/** The longest column id generate takes (a cell's key is a column id). */
+const MAX_COLUMN_ID = 200;
+const COLUMN_ID_TOO_LONG = `a column id is at most ${MAX_COLUMN_ID} characters`;
+const CELL_KEY_TOO_LONG = `a cell's key is a column id, at most ${MAX_COLUMN_ID} characters`;
+
 export const GenerateBody = z.object({
   listId: z.string().min(1).max(128).describe('the graph id (created, source type `list`, when the tenant has none)'),
   workflowCategory: z.string().max(200).optional(),
@@ -51,7 +64,10 @@ export const GenerateBody = z.object({
     .array(
       z
         .object({
-          cells: z.record(z.string().max(200), CellBody.nullable()).refine((c) => Object.keys(c).length <= GRAPH_LIMITS.maxColumns, `at most ${GRAPH_LIMITS.maxColumns} cells`),
+          // A key too long is named by the limit it breaks (zod's own word for any bad key is "Invalid key in record").
+          cells: z
+            .record(z.string().max(MAX_COLUMN_ID), CellBody.nullable(), { error: (issue) => (issue.code === 'invalid_key' ? CELL_KEY_TOO_LONG : undefined) })
+            .refine((c) => Object.keys(c).length <= GRAPH_LIMITS.maxColumns, `at most ${GRAPH_LIMITS.maxColumns} cells`),
           step_source: z.string().max(200).optional(),
           // A saved list's row names its source as a word, as the provenance object the agents' status route gives
           // (`{source, source_url, snippet, fetched_at}`), or null when it has none; null ids are the same as absent.
@@ -71,8 +87,8 @@ export const GenerateBody = z.object({
   columns: z
     .array(
       z.object({
-        id: z.string().min(1).max(200),
-        header: z.string().max(200),
+        id: z.string().min(1).max(MAX_COLUMN_ID, COLUMN_ID_TOO_LONG),
+        header: z.string().max(200, 'a column header is at most 200 characters'),
         type: z.string().min(1).max(100).describe('`fixed` (the entity\'s own fields) or `dynamic` (criteria, enrichment)'),
       }).passthrough(),
     )
@@ -103,8 +119,12 @@ export const GRAPH_UPLOAD_BODY = {
     schema: {
       type: 'object',
       properties: {
-        file: { type: 'string', format: 'binary', description: `a table: CSV (or tab, semicolon or pipe separated), UTF-8, a header line, at most ${GRAPH_LIMITS.maxRows} rows and ${GRAPH_LIMITS.maxColumns} columns` },
-        list_id: { type: 'string', description: 'the graph to fill' },
+        file: {
+          type: 'string',
+          format: 'binary',
+          description: `a table: CSV (or tab, semicolon or pipe separated), UTF-8, a header line, at most ${GRAPH_LIMITS.maxRows} rows and ${GRAPH_LIMITS.maxColumns} columns; the one file part of the body (a file part of another name is 422)`,
+        },
+        list_id: { type: 'string', description: 'the graph to fill (a text field, taken as sent)' },
       },
       required: ['file', 'list_id'],
     },
