@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import {
   IdentitySigner,
   Lifecycle,
-  MemoryBus,
   startOutboxRelay,
   PgliteDb,
   FileBlobStore,
@@ -27,6 +26,7 @@ import { googleEndpoints, type EmbeddedConfig } from './config';
 import { lockDataDir } from './data-lock';
 import { openSocketDir } from './socket-dir';
 import { statisticsUpkeep } from './statistics';
+import { createEmbeddedBus } from './bus';
 import { loadSecrets } from './secrets';
 import { ensureDevCredentials, type DevCredentials, type DevSecret } from './dev-credentials';
 import { embeddedEmbedder, type ModelFetchSetting } from './embedder';
@@ -90,7 +90,8 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
   // something (./migrations.ts); the services start without migrating.
   await migrateEmbedded(db, logger);
   // Its counters (`lore_bus_*`) are the process's: in embedded mode the dead-letter counter is the record of a dead letter.
-  const bus = new MemoryBus({ logger, metrics });
+  // It keeps no message every group has handled (./bus.ts): every group subscribes below, before the relay starts.
+  const bus = createEmbeddedBus({ logger, metrics });
   lifecycle.onShutdown('event bus', () => bus.close());
 
   // Uploads, project files, connector files and knowledge-graph CSVs as files under the data directory, read and

@@ -27,6 +27,24 @@ describe('MemoryBus', () => {
     await bus.close();
   });
 
+  it('with a retention of 0 keeps nothing every group handled, and a waiting message holds only its own bytes', async () => {
+    const bus = new MemoryBus({ logger, partitions: 2, retainPerPartition: 0, handlerRetry: retry });
+    // Not read by any group yet: kept, each value in a buffer of its own (not a view of a shared 8 KB pool slab).
+    await bus.publish('t', [{ key: 'a', value: 'x'.repeat(100) }, { key: 'b', value: Buffer.from('y'.repeat(50)) }]);
+    const waiting = await bus.browse('t');
+    expect(waiting).toHaveLength(2);
+    for (const m of waiting) expect(m.value.buffer.byteLength).toBe(m.value.length);
+    let handled = 0;
+    const s = await bus.subscribe({ groupId: 'g', topics: ['t'], fromBeginning: true }, async () => void handled++);
+    await bus.publish('t', Array.from({ length: 40 }, (_, i) => ({ key: `k${i}`, value: `v${i}` })));
+    await waitFor('42 messages', () => handled === 42, 1_000);
+    // The log is trimmed right after each handled message is committed.
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await bus.browse('t')).toHaveLength(0);
+    await s.stop();
+    await bus.close();
+  });
+
   it('refuses to publish once closed', async () => {
     const bus = new MemoryBus();
     await bus.close();

@@ -24,7 +24,10 @@ export interface MemoryBusOptions {
   metrics?: Registry;
   /** Partitions per topic; a key always maps to the same one, so order is kept per key. Default 4. */
   partitions?: number;
-  /** Messages kept per partition once every active group has consumed them (for late `fromBeginning` groups). */
+  /**
+   * Messages kept per partition once every active group has consumed them (for late `fromBeginning` groups).
+   * Default 10 000; embedded mode keeps none (services/embedded/src/bus.ts).
+   */
   retainPerPartition?: number;
   handlerRetry?: HandlerRetry;
   /** Default bound of counted failed attempts before a message is dead-lettered (per subscription: `maxAttempts`). */
@@ -107,7 +110,7 @@ export class MemoryBus implements EventBus, BrowsableBus {
     for (const m of messages) {
       logs[partitionOf(m.key, this.partitions)]!.messages.push({
         key: m.key,
-        value: Buffer.isBuffer(m.value) ? Buffer.from(m.value) : Buffer.from(m.value, 'utf8'),
+        value: ownBytes(m.value),
         // A traceparent the caller carries (the outbox keeps the enqueuing request's) wins over the active one.
         headers: { ...injectTraceHeaders({}), ...m.headers },
       });
@@ -295,6 +298,21 @@ export class MemoryBus implements EventBus, BrowsableBus {
     this.waiters = new Set();
     for (const resolve of waiters) resolve();
   }
+}
+
+/**
+ * The message's bytes in a buffer of their own. `Buffer.from` puts anything under 4 KB in a shared 8 KB pool slab,
+ * so a message the log kept would keep the whole slab (and whatever else shares it) alive; this costs only its bytes.
+ */
+function ownBytes(value: Buffer | string): Buffer {
+  if (typeof value === 'string') {
+    const own = Buffer.allocUnsafeSlow(Buffer.byteLength(value, 'utf8'));
+    own.write(value, 'utf8');
+    return own;
+  }
+  const own = Buffer.allocUnsafeSlow(value.length);
+  value.copy(own);
+  return own;
 }
 
 function toBusMessage(topic: string, partition: number, offset: number, stored: StoredMessage): BusMessage {
