@@ -257,6 +257,17 @@ describe('CSV import through the gateway', () => {
     expect(await failed(`Name,${longName}\nx,y\n`)).toEqual([{ row: 1, column: `${'n'.repeat(200)}…`, message: "the column's name is longer than 200 characters", value: '201' }]);
   });
 
+  it('counts a column name in characters and cuts problems between characters, so an emoji never leaves the upload stuck', async () => {
+    // 200 emoji (400 UTF-16 units) are 200 characters: accepted; 201 are refused, the name cut after the 200th.
+    expect((await analysed(`a,${'😀'.repeat(200)}\n1,2\n`)).last.status).toBe('ready_for_review');
+    expect(await failed(`a,${'😀'.repeat(201)}\n1,2\n`)).toEqual([{ row: 1, column: `${'😀'.repeat(200)}…`, message: "the column's name is longer than 200 characters", value: '201' }]);
+    // An emoji across the 200th UTF-16 unit is kept whole: a lone half of it could not be stored, and the upload
+    // stayed `analyzing`. 199 letters and an emoji are 200 characters (accepted); one letter more is refused.
+    expect((await analysed(`${'a'.repeat(199)}😀,b\n1,2\n`)).last.status).toBe('ready_for_review');
+    expect(await failed(`${'a'.repeat(199)}😀x,b\n1,2\n`)).toEqual([{ row: 1, column: `${'a'.repeat(199)}😀…`, message: "the column's name is longer than 200 characters", value: '201' }]);
+    expect(await failed(`a,b\n${'x'.repeat(199)}😀yy\n`)).toEqual([{ row: 2, column: '', message: 'the row has 1 field; the header has 2', value: `${'x'.repeat(199)}😀…` }]);
+  });
+
   it('ends too wide, too long and too large files in status error', async () => {
     const wide = `${Array.from({ length: 9 }, (_, i) => `c${i}`).join(',')}\n${Array.from({ length: 9 }, () => 'x').join(',')}\n`;
     expect(await failed(wide)).toEqual([{ row: 1, column: '', message: 'the file has 9 columns; at most 8 are allowed', value: '9' }]);
@@ -271,6 +282,31 @@ describe('CSV import through the gateway', () => {
     expect(Buffer.byteLength(exact)).toBe(LIMITS.maxBytes);
     expect((await analysed(exact)).last.status).not.toBe('error');
     expect(await failed(`${exact} `)).toEqual([{ row: 0, column: '', message: `the file is larger than ${LIMITS.maxBytes} bytes`, value: '' }]);
+  });
+
+  it('takes the part named `file` whatever parts come before or after it, ignoring the others', async () => {
+    const send = (parts: Array<{ name: string; filename?: string; type?: string; data: Buffer | string }>) => {
+      const boundary = `lore-${randomUUID()}`;
+      return http(s.gateway.publicUrl, 'POST', '/api/lists/csv/upload', {
+        headers: { ...as(a.key), 'content-type': `multipart/form-data; boundary=${boundary}` },
+        raw: multipart(boundary, parts),
+      });
+    };
+    const junk = { name: 'x', filename: 'junk.csv', type: 'text/csv', data: 'junk\n1\n' };
+    const note = { name: 'note', data: 'hello' };
+    const real = { name: 'file', filename: 'real.csv', type: 'text/csv', data: COMPANIES };
+    // Until 2026-11-30 a file part of another name sent first used up busboy's one file and `file` was dropped (422).
+    for (const parts of [[junk, real], [real, junk], [note, junk, junk, real], [real, { ...real, filename: 'second.csv', data: 'other\n1\n' }]]) {
+      const r = await send(parts);
+      expect([parts.map((p) => p.name), r.status]).toEqual([parts.map((p) => p.name), 200]);
+      const evs = events(r);
+      expect(evs.map((e) => e.status)).toEqual(['analyzing', 'analyzing', 'ready_for_review']);
+      expect([evs[0]!.filename, evs[1]!.row_count]).toEqual(['real.csv', 3]);
+    }
+    // Past the parts read (21), a `file` is never reached: said so, not just "required".
+    const tooMany = await send([...Array.from({ length: 21 }, () => junk), real]);
+    expect([tooMany.status, tooMany.json]).toEqual([422, { detail: [{ loc: ['body', 'file'], msg: expect.stringMatching(/first 21 parts/), type: 'missing' }] }]);
+    expect((await analysed(COMPANIES)).last.status).toBe('ready_for_review');
   });
 
   it('refuses an upload without a file part (422 body (c)), a body that is not multipart (415) or malformed (400), and a read-only key (403)', async () => {
@@ -404,6 +440,17 @@ describe('CSV import through the gateway', () => {
     expect(rest.json.table_structure.current_count).toBe(2);
     const bad = await s.call('GET', `/api/lists/csv/restore/${listId}?offset=-1`, as(a.key));
     expect([bad.status, bad.json.detail[0].loc]).toEqual([422, ['query', 'offset']]);
+    // Decimal digits only: `Number()`'s other forms were taken until 2026-11-30 (0x10 skipped 16 rows).
+    for (const offset of ['0x10', '0b1', '1e3', '1e0', '%205', '5%20', '%2B1', '1.0', '-0', 'abc']) {
+      const r = await s.call('GET', `/api/lists/csv/restore/${listId}?offset=${offset}`, as(a.key));
+      expect([offset, r.status, r.json.detail]).toEqual([offset, 422, [{ loc: ['query', 'offset'], msg: 'offset must be an integer ≥ 0 in decimal digits (such as 0 or 5000)', type: expect.any(String) }]]);
+    }
+    const repeated = await s.call('GET', `/api/lists/csv/restore/${listId}?offset=1&offset=1`, as(a.key));
+    expect([repeated.status, repeated.json.detail]).toEqual([422, [{ loc: ['query', 'offset'], msg: 'give offset once (it is repeated)', type: expect.any(String) }]]);
+    const tooFar = await s.call('GET', `/api/lists/csv/restore/${listId}?offset=10000001`, as(a.key));
+    expect([tooFar.status, tooFar.json.detail[0].msg]).toEqual([422, 'offset is at most 10000000']);
+    const padded = await s.call('GET', `/api/lists/csv/restore/${listId}?offset=01`, as(a.key));
+    expect((padded.json.table_structure.rows as Json[]).map((r) => r.id)).toEqual(['row-3']);
   });
 
   it('analyses one upload at a time here: another is 429 for the tenant holding the slot, 503 for others, with Retry-After', async () => {

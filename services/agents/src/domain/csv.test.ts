@@ -1,6 +1,8 @@
-import { decodeCsv, decodeWindows1252, detectDelimiter, looksBinary, readCsv, DEFAULT_CSV_LIMITS, MAX_HEADER_CHARS, MAX_LISTED_PROBLEMS } from './csv';
+import { charCount, clip, decodeCsv, decodeWindows1252, detectDelimiter, looksBinary, readCsv, DEFAULT_CSV_LIMITS, MAX_HEADER_CHARS, MAX_LISTED_PROBLEMS } from './csv';
 import { describeColumn, directoryDocument, directoryMapping, fieldKeyOf, humanize } from './csv-columns';
 
+/** No lone surrogate (jsonb refuses one). */
+const wellFormed = (v: string) => !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(v);
 const read = (text: string | Buffer, limits = DEFAULT_CSV_LIMITS) => readCsv(typeof text === 'string' ? Buffer.from(text) : text, limits);
 
 describe('decodeCsv', () => {
@@ -10,6 +12,16 @@ describe('decodeCsv', () => {
     expect(decodeCsv(Buffer.from([0xfe, 0xff, 0x00, 0x61]))).toEqual({ text: 'a', encoding: 'utf-16be', bom: true });
     expect(decodeCsv(Buffer.from('Köln'))).toEqual({ text: 'Köln', encoding: 'utf-8', bom: false });
     expect(decodeCsv(Buffer.from([0x4b, 0xf6, 0x6c, 0x6e, 0x80]))).toEqual({ text: 'Köln€', encoding: 'windows-1252', bom: false });
+  });
+
+  it('never answers a lone surrogate (jsonb refuses one): UTF-16 halves become U+FFFD, UTF-8-encoded halves are not UTF-8', () => {
+    // UTF-16LE: a high surrogate before 'A', a low one before 'B'.
+    const le = decodeCsv(Buffer.from([0xff, 0xfe, 0x3d, 0xd8, 0x41, 0x00, 0x00, 0xdc, 0x42, 0x00]));
+    expect(le.text).toBe('\ufffdA\ufffdB');
+    expect(decodeCsv(Buffer.from([0xfe, 0xff, 0xd8, 0x3d])).text).toBe('\ufffd');
+    // A surrogate encoded as UTF-8 (ED A0 BD) is no valid UTF-8: read as windows-1252.
+    expect(decodeCsv(Buffer.from([0x61, 0xed, 0xa0, 0xbd]))).toMatchObject({ text: 'aí\u00a0½', encoding: 'windows-1252' });
+    for (const { text } of [le, decodeCsv(Buffer.from([0x61, 0xed, 0xa0, 0xbd]))]) expect(wellFormed(text)).toBe(true);
   });
 
   it('maps windows-1252 bytes 0x80–0x9F to their characters', () => {
@@ -85,6 +97,56 @@ describe('readCsv', () => {
     const long = 'h'.repeat(MAX_HEADER_CHARS + 1);
     expect(read(`a,${long}\n1,2\n`)).toMatchObject({ ok: false, errors: [{ row: 1, column: `${'h'.repeat(200)}…`, message: "the column's name is longer than 200 characters", value: '201' }] });
     expect(read(`a,${'h'.repeat(MAX_HEADER_CHARS)}\n1,2\n`).ok).toBe(true);
+  });
+
+  it('counts a column name in characters: 200 emoji pass, 201 are refused, the name cut between characters', () => {
+    expect(read(`a,${'😀'.repeat(200)}\n1,2\n`).ok).toBe(true);
+    const r = read(`a,${'😀'.repeat(201)}\n1,2\n`);
+    expect(r).toEqual({ ok: false, encoding: 'utf-8', delimiter: ',', errors: [{ row: 1, column: `${'😀'.repeat(200)}…`, message: "the column's name is longer than 200 characters", value: '201' }] });
+    // An emoji straddling the 200th UTF-16 unit is kept whole, never halved into a lone surrogate.
+    const straddling = read(`${'a'.repeat(199)}😀x,b\n1,2\n`);
+    expect(straddling).toMatchObject({ ok: false, errors: [{ row: 1, column: `${'a'.repeat(199)}😀…`, value: '201' }] });
+    if (!straddling.ok) expect(wellFormed(straddling.errors[0]!.column)).toBe(true);
+  });
+
+  it('cuts a ragged row\'s value between characters, so the problem can be stored', () => {
+    const r = read(`a,b\n${'x'.repeat(199)}😀yy\n`);
+    expect(r).toMatchObject({ ok: false, errors: [{ row: 2, message: 'the row has 1 field; the header has 2', value: `${'x'.repeat(199)}😀…` }] });
+    if (!r.ok) expect(wellFormed(r.errors[0]!.value)).toBe(true);
+  });
+
+  it('lists every field holding a NUL, past the binary check\'s first 64 KiB too, so such a file is never imported partway', () => {
+    const before = Array.from({ length: 5000 }, (_, i) => `Co${i},c${i}.com`).join('\n');
+    expect(before.length).toBeGreaterThan(64 * 1024);
+    const r = read(`name,domain\n${before}\nBad\u0000Co,bad.com\nok,x\u0000\nfine,fine.com\n`);
+    expect(r).toEqual({
+      ok: false,
+      encoding: 'utf-8',
+      delimiter: ',',
+      errors: [
+        { row: 5002, column: 'name', message: 'the field holds a NUL character (binary data?), which cannot be stored', value: 'Bad\u2400Co' },
+        { row: 5003, column: 'domain', message: 'the field holds a NUL character (binary data?), which cannot be stored', value: 'x\u2400' },
+      ],
+    });
+    // In the header too (blank lines, skipped, put it past the sample); no problem's text holds the NUL itself.
+    const head = read(`${'\n'.repeat(70_000)}n,x\u0000y\n1,2\n3,\u0000\n`);
+    expect(head).toMatchObject({
+      ok: false,
+      errors: [
+        { row: 1, column: 'x\u2400y', message: expect.stringMatching(/NUL/), value: 'x\u2400y' },
+        { row: 3, column: 'x\u2400y', message: expect.stringMatching(/NUL/), value: '\u2400' },
+      ],
+    });
+    if (!head.ok) expect(JSON.stringify(head.errors)).not.toContain('\\u0000');
+  });
+});
+
+describe('clip and charCount', () => {
+  it('count and cut in characters (code points), never through a surrogate pair', () => {
+    expect(charCount('a😀b')).toBe(3);
+    expect(clip('😀'.repeat(200))).toBe('😀'.repeat(200));
+    expect(clip('😀'.repeat(201))).toBe(`${'😀'.repeat(200)}…`);
+    expect(clip(`${'a'.repeat(199)}😀😀`)).toBe(`${'a'.repeat(199)}😀…`);
   });
 });
 

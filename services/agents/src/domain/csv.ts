@@ -56,7 +56,29 @@ export const MAX_RECORD_CHARS = 1024 * 1024;
  */
 export const MAX_HEADER_CHARS = 200;
 
-const clip = (v: string): string => (v.length > MAX_VALUE_CHARS ? `${v.slice(0, MAX_VALUE_CHARS)}…` : v);
+/**
+ * Characters (code points) of `v`. The limits say characters, as the review's names and the file name count them;
+ * an emoji is one character but two UTF-16 units.
+ */
+export function charCount(v: string): number {
+  let n = 0;
+  for (let i = 0; i < v.length; i += v.codePointAt(i)! > 0xffff ? 2 : 1) n += 1;
+  return n;
+}
+
+/**
+ * `v` cut to MAX_VALUE_CHARS characters, then `…`. The cut falls between code points: one through a surrogate pair
+ * would leave a lone half, which jsonb refuses, and the problem could not be stored (until 2026-11-30 the upload then
+ * stayed `analyzing`).
+ */
+export function clip(v: string): string {
+  let end = 0;
+  for (let n = 0; end < v.length && n < MAX_VALUE_CHARS; n += 1) end += v.codePointAt(end)! > 0xffff ? 2 : 1;
+  return end < v.length ? `${v.slice(0, end)}…` : v;
+}
+
+/** A value shown in a problem: NUL (which jsonb cannot hold) shown as ␀, then clipped. */
+const shown = (v: string): string => clip(v.replace(/\u0000/g, '\u2400'));
 const whole = (message: string, value = ''): CsvProblem => ({ row: 0, column: '', message, value });
 
 /**
@@ -72,7 +94,11 @@ export function decodeWindows1252(bytes: Uint8Array): string {
   return new TextDecoder('latin1').decode(bytes).replace(/[\u0080-\u009f]/g, (c) => String.fromCharCode(CP1252_HIGH[c.charCodeAt(0) - 0x80]!));
 }
 
-/** Decodes the bytes: a BOM decides (UTF-8, UTF-16LE/BE), else UTF-8 when valid, else windows-1252. */
+/**
+ * Decodes the bytes: a BOM decides (UTF-8, UTF-16LE/BE), else UTF-8 when valid, else windows-1252. The text never
+ * holds a lone surrogate (jsonb refuses one): UTF-8 that encodes a surrogate is not valid UTF-8 (so read as
+ * windows-1252), and the UTF-16 decoders replace an unpaired surrogate with U+FFFD.
+ */
 export function decodeCsv(bytes: Uint8Array): { text: string; encoding: CsvEncoding; bom: boolean } {
   if (bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
     return { text: new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes.subarray(3)), encoding: 'utf-8', bom: true };
@@ -155,6 +181,20 @@ function parseProblem(err: CsvParseError): CsvProblem {
   }
 }
 
+const NUL_MESSAGE = 'the field holds a NUL character (binary data?), which cannot be stored';
+
+/**
+ * The fields of a record that hold a NUL. The binary check samples the first 64 KiB only; a NUL further on would
+ * pass the analysis and then fail the import partway (jsonb cannot hold one), leaving a partial list behind.
+ */
+function nulProblems(record: string[], header: string[], row: number): CsvProblem[] {
+  const found: CsvProblem[] = [];
+  record.forEach((field, j) => {
+    if (field.includes('\u0000')) found.push({ row, column: shown(header[j] ?? ''), message: NUL_MESSAGE, value: shown(field.trim()) });
+  });
+  return found;
+}
+
 function capped(errors: CsvProblem[]): CsvProblem[] {
   if (errors.length <= MAX_LISTED_PROBLEMS) return errors;
   return [...errors.slice(0, MAX_LISTED_PROBLEMS), whole(`and ${errors.length - MAX_LISTED_PROBLEMS} more problems`)];
@@ -163,7 +203,7 @@ function capped(errors: CsvProblem[]): CsvProblem[] {
 /**
  * Reads a whole CSV file, or says everything wrong with it: too large, empty, binary, malformed (unclosed quote,
  * stray quote, a record over MAX_RECORD_CHARS), a header with empty, too long or repeated names, more columns or rows than allowed, only a header, records
- * whose field count differs from the header's.
+ * whose field count differs from the header's, a field holding a NUL anywhere in the file.
  */
 export function readCsv(bytes: Uint8Array, limits: CsvLimits): CsvReading {
   if (bytes.length > limits.maxBytes) return { ok: false, errors: [whole(`the file is larger than ${limits.maxBytes} bytes`, String(bytes.length))] };
@@ -185,6 +225,8 @@ export function readCsv(bytes: Uint8Array, limits: CsvLimits): CsvReading {
     return { ok: false, encoding, delimiter, errors: [parseProblem(err as CsvParseError)] };
   }
   const header = (records[0] ?? []).map((h) => h.trim());
+  // Past the binary check's sample a NUL is looked for field by field (only when the text holds one at all).
+  const hasNul = text.includes('\u0000');
   const errors: CsvProblem[] = [];
   if (header.length > limits.maxColumns) {
     return { ok: false, encoding, delimiter, errors: [{ row: 1, column: '', message: `the file has ${header.length} columns; at most ${limits.maxColumns} are allowed`, value: String(header.length) }] };
@@ -192,7 +234,8 @@ export function readCsv(bytes: Uint8Array, limits: CsvLimits): CsvReading {
   const seen = new Set<string>();
   header.forEach((name, i) => {
     if (name === '') errors.push({ row: 1, column: `column ${i + 1}`, message: 'the header names no column here', value: '' });
-    else if (name.length > MAX_HEADER_CHARS) errors.push({ row: 1, column: clip(name), message: `the column's name is longer than ${MAX_HEADER_CHARS} characters`, value: String(name.length) });
+    else if (hasNul && name.includes('\u0000')) errors.push({ row: 1, column: shown(name), message: NUL_MESSAGE, value: shown(name) });
+    else if (charCount(name) > MAX_HEADER_CHARS) errors.push({ row: 1, column: clip(name), message: `the column's name is longer than ${MAX_HEADER_CHARS} characters`, value: String(charCount(name)) });
     else if (seen.has(name)) errors.push({ row: 1, column: name, message: 'the header names this column more than once', value: name });
     seen.add(name);
   });
@@ -202,8 +245,9 @@ export function readCsv(bytes: Uint8Array, limits: CsvLimits): CsvReading {
   rows.forEach((record, i) => {
     if (record.length !== header.length) {
       const fields = record.length === 1 ? '1 field' : `${record.length} fields`;
-      errors.push({ row: i + 2, column: '', message: `the row has ${fields}; the header has ${header.length}`, value: clip(record.join(delimiter)) });
+      errors.push({ row: i + 2, column: '', message: `the row has ${fields}; the header has ${header.length}`, value: shown(record.join(delimiter)) });
     }
+    if (hasNul) errors.push(...nulProblems(record, header, i + 2));
   });
   if (errors.length > 0) return { ok: false, encoding, delimiter, errors: capped(errors) };
   return { ok: true, file: { encoding, bom, delimiter, header, rows: rows.map((r) => r.map((v) => v.trim())) } };

@@ -26,24 +26,35 @@ export interface FilePart {
 export interface MultipartRead {
   file: FilePart | null;
   fields: Record<string, string>;
+  /** The body held more than MAX_PARTS parts: those past the bound were skipped unread (a `file` among them too). */
+  truncated: boolean;
 }
 
+/** Parts of a body read at most: the file and 20 others (text fields or file parts of other names, all ignored). */
+export const MAX_PARTS = 21;
+
 /**
- * The part named `field` of a multipart body, and the body's text fields. A body that is not multipart/form-data
- * is 415, a malformed one 400.
+ * The part named `field` of a multipart body, and the body's text fields. File parts of other names, and a second
+ * `field`, are read to their end and ignored, whatever their order: busboy is told to hand over as many file parts
+ * as the body may hold parts (until 2026-11-30 it was told one, so a file part of another name sent first used up the
+ * slot and the real file was dropped unread). A body that is not multipart/form-data is 415, a malformed one 400.
  */
 export async function readFilePart(ctx: RouterContext<AgentsState>, field: string, maxBytes: number): Promise<MultipartRead> {
   let bb: MultipartParser;
   try {
     // busboy says `limit` when a file reaches `fileSize`: one byte more than allowed, so a file of exactly `maxBytes` passes.
-    bb = multipartParser(ctx.req.headers, { files: 1, fileSize: maxBytes + 1, fields: 20, fieldSize: 64 * 1024, parts: 21 }, NOT_MULTIPART);
+    bb = multipartParser(ctx.req.headers, { files: MAX_PARTS, fileSize: maxBytes + 1, fields: 20, fieldSize: 64 * 1024, parts: MAX_PARTS }, NOT_MULTIPART);
   } catch (err) {
     throw err instanceof MultipartRefusedError ? agentsError(err.code, err.message) : err;
   }
   return new Promise<MultipartRead>((resolve, reject) => {
     let found: { filename: string; chunks: Buffer[]; tooLarge: boolean; done: Promise<void> } | null = null;
     let failed = false;
+    let truncated = false;
     const fields: Record<string, string> = {};
+    bb.on('partsLimit', () => {
+      truncated = true;
+    });
     bb.on('field', (name, value) => {
       if (!(name in fields)) fields[name] = value;
     });
@@ -74,10 +85,10 @@ export async function readFilePart(ctx: RouterContext<AgentsState>, field: strin
       if (failed) return;
       const part = found;
       if (!part) {
-        resolve({ file: null, fields });
+        resolve({ file: null, fields, truncated });
         return;
       }
-      void part.done.then(() => resolve({ file: { filename: part.filename, bytes: Buffer.concat(part.chunks), tooLarge: part.tooLarge, fields }, fields }));
+      void part.done.then(() => resolve({ file: { filename: part.filename, bytes: Buffer.concat(part.chunks), tooLarge: part.tooLarge, fields }, fields, truncated }));
     });
     feedMultipart(ctx.req, bb);
   });

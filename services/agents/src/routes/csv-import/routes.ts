@@ -3,7 +3,7 @@ import type { RouterContext } from '@koa/router';
 import type { CsvImportStatus, CsvUploadEvent, RestoredCsvList, ReviewInput, UploadedCsv } from '../../application/csv-imports';
 import { ReviewColumnError } from '../../application/csv-imports';
 import type { Principal } from '../../application/principal';
-import { readFilePart } from '../multipart';
+import { MAX_PARTS, readFilePart, type MultipartRead } from '../multipart';
 import { AGENTS_SECURITY, FAMILY, detailValidationError, route, type AgentsGuard, type AgentsState } from '../route';
 import { UPLOAD_BODY, UPLOAD_STREAM, listParams, presentRestore, presentStatus, restoreQuery, restoreView, reviewBody, reviewView, statusView, threadParams } from './schema';
 
@@ -60,7 +60,7 @@ export function csvImportRoutes(deps: CsvImportRouteDeps) {
       responses: {
         400: detail.error('a malformed multipart body'),
         415: detail.error('the body is not multipart/form-data'),
-        422: { description: 'no part named `file`: body (c)', schema: detail.invalidView },
+        422: { description: 'no part named `file` (among the first 21 parts): body (c)', schema: detail.invalidView },
         429: detail.error("the tenant already has its most uploads being analysed on this instance (half of them), or the credential's rate limit; Retry-After"),
         503: detail.error('too many uploads are being analysed on this instance, or a dependency cannot be reached; Retry-After'),
       },
@@ -68,16 +68,18 @@ export function csvImportRoutes(deps: CsvImportRouteDeps) {
         const p = ctx.state.principal;
         // The slot is held from the body's first byte (the whole file is kept in memory) to the analysis's end.
         const leave = deps.admit(p);
-        let part: UploadedCsv | null;
+        let read: MultipartRead;
         try {
-          part = (await readFilePart(ctx, 'file', deps.maxBytes())).file;
+          read = await readFilePart(ctx, 'file', deps.maxBytes());
         } catch (err) {
           leave();
           throw err;
         }
+        const part: UploadedCsv | null = read.file;
         if (!part) {
           leave();
-          throw detailValidationError([{ path: 'file', message: 'Field required: a file part named "file"' }], 'body');
+          const message = read.truncated ? `Field required: no file part named "file" among the body's first ${MAX_PARTS} parts` : 'Field required: a file part named "file"';
+          throw detailValidationError([{ path: 'file', message }], 'body');
         }
         const file = part;
         eventStream(ctx, (write) => deps.upload(p, file, write).finally(leave));
