@@ -711,6 +711,25 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       });
       expect(both.status).toBe(400);
       expect(both.json.error).toBe('invalid_request');
+      // An Authorization header the endpoint cannot read as Basic is the client's failed authentication (RFC 6749 §5.2):
+      // 401 invalid_client with the Basic challenge, and the right credentials in the body are not tried instead.
+      const b64 = (text: string) => Buffer.from(text).toString('base64');
+      for (const [name, authorization] of [
+        ['no colon', `Basic ${b64('nocolon')}`],
+        ['bad %-encoding', `Basic ${b64(`${client.json.client_id}%zz:${client.json.client_secret}`)}`],
+        ['not base64', 'Basic !!!not-base64!!!'],
+        ['base64 with junk', `Basic ${b64('a:b')}?x`],
+        ['no token', 'Basic'],
+        ['not UTF-8', `Basic ${Buffer.from([0xff, 0x3a, 0xfe]).toString('base64')}`],
+        ['another scheme', `Bearer ${client.json.client_secret}`],
+      ] as const) {
+        const r = await http(g.publicUrl, 'POST', '/api/v1/oauth/token', {
+          headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+          raw: `grant_type=client_credentials&client_id=${client.json.client_id}&client_secret=${client.json.client_secret}`,
+        });
+        expect([name, r.status, r.json.error, r.headers['www-authenticate']]).toEqual([name, 401, 'invalid_client', 'Basic realm="lore"']);
+        expect(r.json.access_token).toBeUndefined();
+      }
       expect((await http(g.publicUrl, 'GET', '/api/v1/projects', { headers: { 'x-api-key': tok.json.access_token } })).status).toBe(200);
       expect((await http(g.publicUrl, 'POST', '/api/v1/projects', { headers: { 'x-api-key': tok.json.access_token }, body: { name: 'n' } })).status).toBe(403);
       expect((await ping(tok.json.access_token)).status).toBe(403);

@@ -164,6 +164,23 @@ describe('gateway forwarding: streams, uploads, websockets, failures', () => {
     expect(slow.json.error.code).toBe('GATEWAY_TIMEOUT');
   });
 
+  it('answers a /memory path it forwards nowhere 404 {detail}, as the graph answers its own; other paths keep the envelope', async () => {
+    const before = echo.received.length;
+    for (const path of ['/memory', '/memory/', '/memory/nope', '/memory/chatx', '/memory/departmentsX', '/memory//departments', '/memory/x/../departments']) {
+      for (const headers of [{}, { authorization: `Bearer ${t.key}` }] as Array<Record<string, string>>) {
+        const r = await http(g.publicUrl, 'GET', path, { headers });
+        expect([path, r.status, r.json]).toEqual([path, 404, { detail: 'route not found' }]);
+        expect(r.headers['x-request-id']).toEqual(expect.any(String));
+      }
+    }
+    expect(echo.received.length).toBe(before);
+    // Spec 1's memory API, and paths outside `/memory`, keep the gateway's envelope.
+    for (const path of ['/memoryx', '/api/v1/memoryx', '/api/v1//memory', '/nowhere']) {
+      const r = await http(g.publicUrl, 'GET', path, { headers: { 'x-api-key': t.key } });
+      expect([path, r.status, r.json.error?.code]).toEqual([path, 404, 'NOT_FOUND']);
+    }
+  });
+
   it('forwards over a unix socket and keeps the caller\'s x-api-key only for the MCP server', async () => {
     const r = await http(g.publicUrl, 'POST', '/mcp', { headers: { 'x-api-key': t.key }, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
     expect(r.status).toBe(200);

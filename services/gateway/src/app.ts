@@ -222,6 +222,11 @@ export function createPublicApp(context: GatewayContext, options: PublicAppOptio
   // A path of the gateway's own with a method it does not declare (and nothing forwards): 405 with Allow
   // (docs/fuzzing.md).
   app.use(table.methodNotAllowed() as Koa.Middleware<GatewayRequestState>);
+  // Nothing serves the path: 404, in the error body of the surface whose prefix it is under (spec 2's `/memory`
+  // answers `{detail}` for its unserved paths too), else the envelope.
+  app.use(async (ctx) => {
+    throw inSurfaceBody(ctx.path, AppError.notFound('route'));
+  });
 
   const upgraded = new Set<Duplex>();
   const handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {

@@ -1,6 +1,6 @@
 import { TRUST_HEADERS } from '@lore/runtime';
 import { oauthScopesDeny, scopeDenies } from '../domain/scope';
-import { FORWARD_ROUTES, isAmbiguousPath, matchForward } from './route-table';
+import { FORWARD_ROUTES, errorBodyOf, isAmbiguousPath, matchForward } from './route-table';
 import { parseUpstream, upstreamHeaders, upstreamPath } from './proxy';
 
 describe('forwarding table', () => {
@@ -71,6 +71,12 @@ describe('forwarding table', () => {
     expect(matchForward('GET', '/mcpx')).toBeNull();
     expect(matchForward('GET', '/internal/v1/tenants')).toBeNull();
     expect(matchForward('GET', '/api/v1/projects')).toBeNull();
+  });
+
+  it("words the gateway's answers under spec 2's whole /memory prefix as {detail}, forwarded or not; spec 1's memory API keeps the envelope", () => {
+    for (const p of ['/memory', '/memory/', '/memory/nope', '/memory//departments', '/memory/departments/g1']) expect([p, errorBodyOf(p)]).toEqual([p, 'detail']);
+    expect(matchForward('GET', '/memory/nope')).toBeNull();
+    for (const p of ['/memoryx', '/api/v1/memory/search', '/api/v1/memoryx']) expect([p, errorBodyOf(p)]).toEqual([p, undefined]);
   });
 
   it('refuses paths an upstream could normalise differently', () => {

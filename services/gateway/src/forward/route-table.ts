@@ -61,6 +61,11 @@ export interface ForwardRoute {
    * `error.details.reason` tells the credit balance from the plan's limit (docs/gateway.md).
    */
   errorBody?: (path: string) => 'detail' | 'status_code';
+  /**
+   * Prefixes the surface's error body covers beyond `prefixes`: the gateway forwards none of their other paths, but
+   * answers them (404) in `errorBody`, because the spec gives the whole prefix that family (spec 2's `/memory`).
+   */
+  errorScope?: readonly string[];
 }
 
 export const FORWARD_ROUTES: readonly ForwardRoute[] = [
@@ -89,8 +94,10 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
     readPosts: [/^\/memory\/chat$/],
     operationSegment: 2,
     // The knowledge-graph routes answer spec 2's `{detail}` (docs/memory.md, "Knowledge graphs"), the gateway's
-    // refusals too, as on core's paths; the 402s keep the envelope.
+    // refusals too, as on core's paths; the 402s keep the envelope. So does a path under `/memory` that no route
+    // serves (`/memory`, `/memory/nope`): 404 `{detail}` (before 2026-11-30 the envelope).
     errorBody: () => 'detail',
+    errorScope: ['/memory'],
   },
   {
     name: 'core',
@@ -198,10 +205,11 @@ export function matchForward(method: string, path: string, routes: readonly Forw
 /**
  * The error body of the surface a path belongs to (`errorBody`), for what the gateway answers there itself: the
  * refusals of the forwarded request, and those made before routing (an ambiguous path). A surface's paths the gateway
- * serves itself (`except`: user groups under core's `/api/manage`) answer in the surface's body too.
+ * serves itself (`except`: user groups under core's `/api/manage`) answer in the surface's body too, and so do the
+ * paths of its `errorScope` that nothing serves.
  */
 export function errorBodyOf(path: string, routes: readonly ForwardRoute[] = FORWARD_ROUTES): 'detail' | 'status_code' | undefined {
-  const route = routes.find((r) => r.prefixes.some((p) => under(path, p)) || r.exact?.includes(path));
+  const route = routes.find((r) => r.prefixes.some((p) => under(path, p)) || r.exact?.includes(path) || r.errorScope?.some((p) => under(path, p)));
   return route?.errorBody?.(path);
 }
 

@@ -23,16 +23,34 @@ const LIST_LIMIT = 1000;
 /** A token request is a few short fields; anyone may send one, so the limit is small. */
 const TOKEN_BODY_LIMIT = 16 * 1024;
 
+/** The challenge of a refused client authentication: HTTP Basic is the one method of the header (RFC 6749 §5.2). */
+const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="lore"' };
+
+/**
+ * The client credentials of the token request's Authorization header (RFC 6749 §2.3.1: form-encoded id and secret,
+ * base64 in HTTP Basic); null without the header. A header that cannot be read — Basic with no colon, bad base64 or
+ * %-encoding, or another scheme (Bearer) — is 401 `invalid_client` with the Basic challenge: the client tried to
+ * authenticate with it, so the body's credentials are not tried instead (before 2026-11-30 they were).
+ */
 function basicCredentials(header: string): { id: string; secret: string } | null {
-  const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
-  if (!m) return null;
-  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  if (header.trim() === '') return null;
+  const unreadable = (why: string) => rfcError(401, 'invalid_client', `the Authorization header ${why}: send Basic base64(client_id:client_secret)`, BASIC_CHALLENGE);
+  const [scheme = '', token = ''] = header.trim().split(/\s+(.*)/s);
+  if (scheme.toLowerCase() !== 'basic') throw unreadable('uses a scheme the token endpoint does not take');
+  const bytes = Buffer.from(token, 'base64');
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(token) || bytes.toString('base64').replace(/=+$/, '') !== token.replace(/=+$/, '')) throw unreadable('is not valid base64');
+  let decoded: string;
+  try {
+    decoded = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw unreadable('is not valid UTF-8');
+  }
   const colon = decoded.indexOf(':');
-  if (colon < 0) return null;
+  if (colon < 0) throw unreadable('holds no colon between the client id and secret');
   try {
     return { id: decodeURIComponent(decoded.slice(0, colon)), secret: decodeURIComponent(decoded.slice(colon + 1)) };
   } catch {
-    return null;
+    throw unreadable('holds a malformed %-encoding');
   }
 }
 
@@ -77,7 +95,8 @@ export function oauthRoutes(deps: OauthRouteDeps) {
     }),
     /**
      * RFC 6749 client-credentials grant. The client authenticates with HTTP Basic or `client_id` + `client_secret`
-     * in the body (form-encoded or JSON), never both (400 `invalid_request`); answers and errors use the RFC's shapes. A body the reader refuses is
+     * in the body (form-encoded or JSON), never both (400 `invalid_request`); an Authorization header it cannot read as
+     * Basic is 401 `invalid_client`. Answers and errors use the RFC's shapes. A body the reader refuses is
      * `invalid_request` (400), except a body over the limit (413) or of another media type (415), which keep the
      * gateway's error envelope: the RFC has no code for them.
      */
@@ -113,7 +132,7 @@ export function oauthRoutes(deps: OauthRouteDeps) {
         } catch (e) {
           if (!(e instanceof OauthError)) throw e;
           const headers: Record<string, string> =
-            e.status === 401 ? { 'WWW-Authenticate': 'Basic realm="lore"' } : e.status === 429 ? { 'Retry-After': String(e.retryAfterSeconds ?? 1) } : {};
+            e.status === 401 ? BASIC_CHALLENGE : e.status === 429 ? { 'Retry-After': String(e.retryAfterSeconds ?? 1) } : {};
           throw rfcError(e.status, e.error, e.description, headers);
         }
       },

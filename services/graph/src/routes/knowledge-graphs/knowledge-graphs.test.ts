@@ -130,6 +130,33 @@ describe('knowledge graphs (PGlite, the graph\'s own listener)', () => {
       expect([text.status, text.body.detail]).toEqual([422, [{ loc: ['body', 'file'], msg: expect.stringMatching(/must be a file part/), type: 'value_error' }]]);
     });
 
+    it('refuses a body past 25 parts or 20 text fields whole, instead of dropping the later parts; 20 text fields pass', async () => {
+      const graphId = await newGraph('Many parts');
+      const fields = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `note${i}`, value: 'x' }));
+      const file = { name: 'file', value: csv, filename: 'a.csv' };
+      const list = { name: 'list_id', value: graphId };
+      const tooMany = { loc: ['body'], msg: 'an upload holds at most 25 parts, at most 20 of them text fields: send "file", "list_id" and fewer other parts', type: 'value_error' };
+      // Before, the 21st text field on (here list_id) was dropped unread: "list_id is required".
+      for (const [name, parts] of [
+        ['21 text fields', [...fields(20), list, file]],
+        ['23 text fields', [...fields(23), list, file]],
+        ['26 parts', [...Array.from({ length: 5 }, (_, i) => ({ name: `extra${i}`, value: 'x', filename: `x${i}.csv` })), ...fields(19), list, file]],
+      ] as const) {
+        const r = await multipart([...parts]);
+        expect([name, r.status, r.body.detail]).toEqual([name, 422, [tooMany]]);
+      }
+      const atLimit = await multipart([...fields(19), list, file]);
+      expect([atLimit.status, atLimit.body.status]).toEqual([200, 'queued']);
+    });
+
+    it('refuses a list_id sent twice (which graph was meant is unknown), whatever the values', async () => {
+      const graphId = await newGraph('Twice');
+      for (const second of [graphId, 'another']) {
+        const r = await multipart([{ name: 'list_id', value: graphId }, { name: 'file', value: csv, filename: 'a.csv' }, { name: 'list_id', value: second }]);
+        expect([second, r.status, r.body.detail]).toEqual([second, 422, [{ loc: ['body', 'list_id'], msg: 'list_id is sent more than once: send it once', type: 'value_error' }]]);
+      }
+    });
+
     it('takes list_id as sent, as every other route takes a graph id: one with spaces around it names no graph', async () => {
       const graphId = await newGraph('Untrimmed');
       const padded = await multipart([{ name: 'file', value: csv, filename: 'a.csv' }, { name: 'list_id', value: ` ${graphId} ` }]);

@@ -64,10 +64,15 @@ const unprocessable = (loc: string[], msg: string) => new AppError('UNPROCESSABL
 /** Multipart overhead allowed on top of the file before Content-Length alone says 413. */
 const MULTIPART_SLACK = 64 * 1024;
 
-/** Parts one upload's body may hold (fields and files together); busboy drops those past it. */
+/** Parts one upload's body may hold (fields and files together), and text fields among them; busboy drops those past either. */
 const UPLOAD_PARTS = 25;
+const UPLOAD_FIELDS = 20;
 
 type Issue = { loc: string[]; msg: string; type: string };
+
+/** A body with more parts than busboy reads: refused whole, since what it skipped (`list_id`, `file`) is unknown. */
+const tooManyParts = () =>
+  unprocessable(['body'], `an upload holds at most ${UPLOAD_PARTS} parts, at most ${UPLOAD_FIELDS} of them text fields: send "file", "list_id" and fewer other parts`);
 
 /**
  * Reads `POST /memory/upload`'s multipart body: the `file` part (kept in memory up to the limit: a table is read
@@ -75,7 +80,10 @@ type Issue = { loc: string[]; msg: string; type: string };
  * one `file` part, sent as a file: a file part of another name (`list_id` sent as a file, an `attachment`) or a second
  * `file` is drained and refused (422 at its own `loc`), never taken for the table. Before 2026-11-30 busboy was told
  * to take one file part at most, so a file part of another name sent first used it up and the real `file` was
- * dropped unread ("file is required"). `list_id` is taken as sent, like the JSON routes' ids.
+ * dropped unread ("file is required"). `list_id` is taken as sent, like the JSON routes' ids, and sent once: a
+ * second `list_id` is 422 (which graph was meant is unknowable). A body past `UPLOAD_PARTS` parts or `UPLOAD_FIELDS`
+ * text fields is refused whole (`tooManyParts`): before 2026-11-30 busboy dropped the later parts without a word, so
+ * a `list_id` or `file` sent after them was "required".
  */
 function readUpload(ctx: RouterContext<GraphState>, maxBytes: number): Promise<{ listId: string; filename: string; contentType: string; data: Buffer }> {
   return new Promise((resolve, reject) => {
@@ -85,7 +93,7 @@ function readUpload(ctx: RouterContext<GraphState>, maxBytes: number): Promise<{
       // Every file part reaches the handler below (`files` as many as parts), which keeps only `file`.
       bb = multipartParser(
         ctx.req.headers,
-        { files: UPLOAD_PARTS, fields: 20, fieldSize: 64 * 1024, fileSize: maxBytes + 1, parts: UPLOAD_PARTS },
+        { files: UPLOAD_PARTS, fields: UPLOAD_FIELDS, fieldSize: 64 * 1024, fileSize: maxBytes + 1, parts: UPLOAD_PARTS },
         'send multipart/form-data with a file field named "file" and list_id',
       );
     } catch (err) {
@@ -100,11 +108,13 @@ function readUpload(ctx: RouterContext<GraphState>, maxBytes: number): Promise<{
       if (!issues.has(field)) issues.set(field, { loc: ['body', field], msg, type });
     };
     let tooLarge = false;
+    let overParts = false;
     let pending = 0;
     let closed = false;
     const finish = () => {
       if (!closed || pending > 0) return;
       if (tooLarge) return reject(detailError(new AppError('PAYLOAD_TOO_LARGE', `graph uploads are limited to ${maxBytes} bytes`)));
+      if (overParts) return reject(tooManyParts());
       if (!file) refuse('file', 'a file field named "file" is required', 'missing');
       if (!listId) refuse('list_id', 'list_id is required', 'missing');
       if (issues.size > 0) return reject(new AppError('UNPROCESSABLE', 'request body is invalid', { body: { detail: [...issues.values()] } }));
@@ -112,7 +122,8 @@ function readUpload(ctx: RouterContext<GraphState>, maxBytes: number): Promise<{
       resolve({ listId: listId!, ...file! });
     };
     bb.on('field', (name, value) => {
-      if (name === 'list_id') listId = value;
+      if (name === 'list_id' && listId !== null) refuse('list_id', 'list_id is sent more than once: send it once');
+      else if (name === 'list_id') listId = value;
       else if (name === 'file') refuse('file', '"file" must be a file part (with a filename), not a text field');
     });
     bb.on('file', (name, stream, info) => {
@@ -136,6 +147,11 @@ function readUpload(ctx: RouterContext<GraphState>, maxBytes: number): Promise<{
         finish();
       });
     });
+    for (const limit of ['partsLimit', 'filesLimit', 'fieldsLimit'] as const) {
+      bb.on(limit, () => {
+        overParts = true;
+      });
+    }
     bb.on('error', () => reject(detailError(AppError.badRequest('the multipart body is malformed'))));
     bb.on('close', () => {
       closed = true;
