@@ -89,6 +89,32 @@ describe('createHttpApp', () => {
         },
       });
     });
+    // The client's connection breaks under a streamed answer (what a write to a socket the client closed reports).
+    router.get('/broken-pipe', (ctx) => {
+      ctx.type = 'text/plain';
+      let sent = false;
+      ctx.body = new Readable({
+        read() {
+          if (sent) return;
+          sent = true;
+          this.push('first ');
+          setTimeout(() => ctx.req.socket.destroy(Object.assign(new Error('write EPIPE'), { code: 'EPIPE', errno: -32, syscall: 'write' })), 20);
+        },
+      });
+    });
+    // An upstream's connection error while the client is still connected: a real failure.
+    router.get('/upstream-reset', (ctx) => {
+      ctx.type = 'text/plain';
+      let sent = false;
+      ctx.body = new Readable({
+        read() {
+          if (sent) return;
+          sent = true;
+          this.push('first ');
+          setTimeout(() => this.destroy(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', errno: -104, syscall: 'read' })), 20);
+        },
+      });
+    });
     router.get('/streamed', (ctx) => {
       ctx.type = 'text/plain';
       ctx.body = Readable.from(['one ', 'two ', 'three']);
@@ -261,6 +287,22 @@ describe('createHttpApp', () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(lines.filter((l) => l.msg === 'response failed')).toEqual([]);
     expect(lines.find((l) => l.msg === 'the client left before the response ended')).toMatchObject({ level: 'info', request_id: 'client-left-001' });
+  });
+
+  it('logs a broken client connection under a streamed answer (EPIPE) at info, and an upstream reset at error', async () => {
+    lines.length = 0;
+    const res = await fetch(`${server.url}/broken-pipe`, { headers: { 'x-request-id': 'broken-pipe-01' } });
+    await res.text().catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(lines.filter((l) => l.msg === 'response failed')).toEqual([]);
+    expect(lines.find((l) => l.msg === 'the client left before the response ended')).toMatchObject({ level: 'info', request_id: 'broken-pipe-01', code: 'EPIPE' });
+    lines.length = 0;
+    const ac = new AbortController();
+    const upstream = await fetch(`${server.url}/upstream-reset`, { headers: { 'x-request-id': 'upstream-rst-1' }, signal: ac.signal });
+    await upstream.body!.getReader().read();
+    await new Promise((r) => setTimeout(r, 100));
+    ac.abort();
+    expect(lines.find((l) => l.msg === 'response failed')).toMatchObject({ level: 'error', request_id: 'upstream-rst-1' });
   });
 
   it('counts a client that left in the middle of its request body as 499, with an info line and no error line', async () => {

@@ -89,7 +89,15 @@ class RequestState {
 
 /** Where a socket keeps the context of the request it is carrying (see `watchSocket`). */
 const IN_FLIGHT = Symbol('lore.inFlightRequest');
-type WatchedSocket = NonNullable<LoreContext['req']['socket']> & { [IN_FLIGHT]?: LoreContext };
+/** The last request the socket carried, kept after its middleware settled (its body may still be streaming). */
+const LAST_REQUEST = Symbol('lore.lastRequest');
+type WatchedSocket = NonNullable<LoreContext['req']['socket']> & { [IN_FLIGHT]?: LoreContext; [LAST_REQUEST]?: LoreContext };
+
+/**
+ * The errors client sockets reported of their own (watchSocket), so the app's error listener knows which came from
+ * the client's connection.
+ */
+const CLIENT_SOCKET_ERRORS = new WeakSet<Error>();
 
 /**
  * Koa reports an error of the socket under a response through `ctx.onerror` (its request step attaches
@@ -102,12 +110,16 @@ function watchSocket(ctx: LoreContext): WatchedSocket | undefined {
   if (!socket) return undefined;
   if (!(IN_FLIGHT in socket)) {
     socket.on('error', (err: Error) => {
+      // Not the error of a streamed body's source, which Koa's pipeline passes down to the socket after the source
+      // failed (a connection the client closed fails the socket first).
+      if ((socket[LAST_REQUEST]?.body as { errored?: unknown } | null | undefined)?.errored !== err) CLIENT_SOCKET_ERRORS.add(err);
       const current = socket[IN_FLIGHT];
       socket[IN_FLIGHT] = undefined;
       current?.onerror(err);
     });
   }
   socket[IN_FLIGHT] = ctx;
+  socket[LAST_REQUEST] = ctx;
   return socket;
 }
 
@@ -173,6 +185,18 @@ const CLIENT_CLOSED_REQUEST = 499;
 function clientLeftMidRequest(ctx: LoreContext): boolean {
   const req = ctx.req;
   return !req.complete && (req.readableAborted || req.socket?.destroyed === true);
+}
+
+/** Error codes of a connection the other side closed (a write to it, a read from it). */
+const CONNECTION_GONE = new Set(['EPIPE', 'ECONNRESET', 'ECONNABORTED']);
+
+/**
+ * True when the error is the client's connection going away under a response already started: a connection error
+ * its own socket reported. The same code from an upstream (a streamed body's source) is a real failure: Koa's
+ * pipeline destroys the client's socket with that one too, so only where the error came from tells them apart.
+ */
+function clientLeftMidResponse(err: Error & { code?: string }, ctx: LoreContext): boolean {
+  return err.code !== undefined && CONNECTION_GONE.has(err.code) && CLIENT_SOCKET_ERRORS.has(err) && ctx.res.headersSent;
 }
 
 export function createHttpApp(options: HttpAppOptions): LoreApp {
@@ -274,6 +298,13 @@ export function createHttpApp(options: HttpAppOptions): LoreApp {
     // choice, not a fault of the service, so no error line for an alert to count.
     if (err.code === 'ERR_STREAM_PREMATURE_CLOSE') {
       (ctx?.state?.log ?? logger).info('the client left before the response ended');
+      return;
+    }
+    // A write to (or read from) the connection of a client that closed it while its answer streamed: EPIPE or
+    // ECONNRESET rather than a premature close, depending on when the close reached the socket (before 2026-11-30
+    // logged as "response failed" with its stack). The client's choice as well.
+    if (ctx && clientLeftMidResponse(err, ctx)) {
+      (ctx.state?.log ?? logger).info({ code: err.code }, 'the client left before the response ended');
       return;
     }
     // A client that closed its connection in the middle of its request's body: its choice too.
