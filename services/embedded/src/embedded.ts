@@ -303,7 +303,8 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
   await agentsWorker.start();
   lifecycle.onShutdown('agents worker', () => agentsWorker.stop());
   // Planner statistics, which PGlite's missing autovacuum would otherwise never gather (./statistics.ts): the tables
-  // that need them now, then a few at a time as they grow.
+  // that need them now, then a few at a time as they grow; and a checkpoint every 5 minutes, which PGlite's missing
+  // checkpointer would otherwise never run (all WAL kept and replayed after a crash).
   const statistics = statisticsUpkeep(db, logger);
   lifecycle.onShutdown('planner statistics', async () => statistics.stop());
   const analyzed = await statistics.analyzeStale();

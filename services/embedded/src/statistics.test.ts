@@ -39,4 +39,29 @@ describe('planner statistics in embedded mode', () => {
       await db.close();
     }
   });
+
+  it('checkpoints the database on its tick when something was written since its last checkpoint, and only then', async () => {
+    const db = await PgliteDb.open();
+    const upkeep = statisticsUpkeep(db, createLogger({ level: 'silent', service: 'test' }), { intervalMs: 3_600_000, checkpointIntervalMs: 50 });
+    const checkpointLsn = async () =>
+      (await db.asOwner((sql) => sql.query<{ lsn: string }>(`SELECT checkpoint_lsn::text AS lsn FROM pg_control_checkpoint()`))).rows[0]!.lsn;
+    try {
+      await db.asOwner((sql) => sql.query(`CREATE SCHEMA core; CREATE TABLE core.items (v int); INSERT INTO core.items SELECT generate_series(1, 1000)`));
+      const before = await checkpointLsn();
+      // The tick runs a CHECKPOINT of its own: the control file's checkpoint moves past what was written.
+      const deadline = Date.now() + 5_000;
+      while ((await checkpointLsn()) === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      expect(await checkpointLsn()).not.toBe(before);
+      // The timer stopped (a tick in progress given time to end), the same checks by hand: nothing written since the
+      // last checkpoint, nothing to do; a write, a checkpoint.
+      upkeep.stop();
+      await new Promise((r) => setTimeout(r, 200));
+      expect(await upkeep.checkpoint()).toBe(false);
+      await db.asOwner((sql) => sql.query(`INSERT INTO core.items VALUES (1001)`));
+      expect(await upkeep.checkpoint()).toBe(true);
+    } finally {
+      upkeep.stop();
+      await db.close();
+    }
+  });
 });
