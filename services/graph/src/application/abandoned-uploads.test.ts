@@ -1,6 +1,6 @@
-import { IDENTITY_HEADER, IdentitySigner, MemoryBus, PgliteDb, PostgresBlobStore, announceBlob, createLogger, createMetricsRegistry, listen, type Identity } from '@lore/runtime';
+import { IDENTITY_HEADER, announceBlob, type Identity } from '@lore/runtime';
 import { connect } from 'node:net';
-import { createGraphService } from '../graph-service';
+import { startGraphTestStack } from '../test-stack';
 import { GRAPH_BLOB_OWNER } from './blob-owner';
 
 /**
@@ -10,19 +10,15 @@ import { GRAPH_BLOB_OWNER } from './blob-owner';
  */
 describe('upload bytes whose record was never written (PGlite)', () => {
   it('are deleted by the worker once abandoned; an accepted upload\'s are settled; an upload its client left halfway ends (499)', async () => {
-    const db = await PgliteDb.open();
-    const bus = new MemoryBus({ logger: createLogger({ level: 'silent', service: 't' }) });
-    const blobs = new PostgresBlobStore(db);
-    const signer = new IdentitySigner('abandoned-uploads-identity-secret-0123456789');
-    const metrics = createMetricsRegistry('graph_abandoned_test', { defaultMetrics: false });
-    const graph = await createGraphService({ db, bus, blobs, logger: createLogger({ level: 'silent', service: 'graph-abandoned-test' }), metrics, signer });
-    const server = await listen(graph.app, 0, '127.0.0.1');
+    const stack = await startGraphTestStack('abandoned-uploads', { worker: false });
+    const { db, graph, server, metrics } = stack;
+    const blobs = graph.memory.blobs;
     try {
       const who: Identity = { tenant_id: 't_ab', workspace_id: 'ws_ab', memory_id: 'm_ab', credential: 'ck_test', subject: 'key_ab', role: 'admin' };
       // An upload accepted through the route: its key is settled in the transaction that records it.
       const form = new FormData();
       form.append('file', new Blob(['The Heron depot stores spare turbine blades.'], { type: 'text/plain' }), 'notes.txt');
-      const res = await fetch(`${server.url}/api/v1/memory/uploads`, { method: 'POST', headers: { [IDENTITY_HEADER]: await signer.sign(who) }, body: form });
+      const res = await fetch(`${server.url}/api/v1/memory/uploads`, { method: 'POST', headers: await stack.identify(who), body: form });
       expect(res.status).toBe(202);
       expect((await db.query(`SELECT 1 FROM runtime.blob_intents`)).rows).toHaveLength(0);
       // What a process stopped between the bytes and the row leaves: an announced key and its bytes, no upload row.
@@ -39,7 +35,7 @@ describe('upload bytes whose record was never written (PGlite)', () => {
       // A client that leaves halfway through its file: the route ends (a 499), instead of waiting for good.
       const boundary = 'lore-abandoned';
       const head = `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="half.txt"\r\ncontent-type: text/plain\r\n\r\nthe first half of a file`;
-      const identity = await signer.sign(who);
+      const identity = (await stack.identify(who))[IDENTITY_HEADER];
       await new Promise<void>((resolve) => {
         const socket = connect(Number(new URL(server.url).port), '127.0.0.1', () => {
           socket.write(`POST /api/v1/memory/uploads HTTP/1.1\r\nhost: x\r\n${IDENTITY_HEADER}: ${identity}\r\ncontent-type: multipart/form-data; boundary=${boundary}\r\ncontent-length: 100000\r\n\r\n${head}`);
@@ -54,10 +50,7 @@ describe('upload bytes whose record was never written (PGlite)', () => {
         await new Promise((r) => setTimeout(r, 25));
       }
     } finally {
-      await server.close(100);
-      await graph.close();
-      await bus.close();
-      await db.close();
+      await stack.close();
     }
   }, 60_000);
 });

@@ -1,18 +1,7 @@
 import { TOPICS, type MemoryCreatedMessage, type MemoryDeletedMessage } from '@lore/contracts';
-import {
-  IDENTITY_HEADER,
-  IdentitySigner,
-  MemoryBus,
-  PgliteDb,
-  PostgresBlobStore,
-  createLogger,
-  createMetricsRegistry,
-  listen,
-  type BlobStore,
-  type Identity,
-  type StartedServer,
-} from '@lore/runtime';
-import { createGraphService, type GraphService } from '../graph-service';
+import { createMetricsRegistry, type BlobStore, type Identity, type MemoryBus, type PgliteDb, type StartedServer } from '@lore/runtime';
+import type { GraphService } from '../graph-service';
+import { startGraphTestStack, type GraphTestStack } from '../test-stack';
 import { eraseMemory, reopenMemory } from './lifecycle';
 
 /**
@@ -44,9 +33,8 @@ describe('erasing a memory (PGlite)', () => {
   let bus: MemoryBus;
   let graph: GraphService;
   let server: StartedServer;
+  let stack: GraphTestStack;
   const busMetrics = createMetricsRegistry('graph-lifecycle-bus', { defaultMetrics: false });
-  const signer = new IdentitySigner('lifecycle-unit-identity-secret-0123456789');
-  const logger = createLogger({ level: 'silent', service: 'graph-lifecycle-test' });
 
   const who = (tenant: string, memory: string): Identity => ({
     tenant_id: tenant,
@@ -61,7 +49,7 @@ describe('erasing a memory (PGlite)', () => {
   const otherTenant = who('t_b', 'm_gone');
 
   async function call(identity: Identity, method: string, path: string, body?: unknown, raw?: { type: string; data: Buffer }): Promise<{ status: number; body: any }> {
-    const headers: Record<string, string> = { [IDENTITY_HEADER]: await signer.sign(identity) };
+    const headers: Record<string, string> = await stack.identify(identity);
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (raw) headers['content-type'] = raw.type;
     const res = await fetch(`${server.url}/api/v1/memory${path}`, { method, headers, body: raw ? raw.data : body === undefined ? undefined : JSON.stringify(body) });
@@ -139,27 +127,12 @@ describe('erasing a memory (PGlite)', () => {
   });
 
   beforeAll(async () => {
-    db = await PgliteDb.open();
-    bus = new MemoryBus({ logger, metrics: busMetrics });
-    graph = await createGraphService({
-      db,
-      bus,
-      blobs: new PostgresBlobStore(db),
-      logger,
-      metrics: createMetricsRegistry('graph-lifecycle-test', { defaultMetrics: false }),
-      signer,
-      ocr: null,
-      config: { eraseBatchRows: 2 },
-    });
-    await graph.worker.start();
-    server = await listen(graph.app, 0, '127.0.0.1');
+    stack = await startGraphTestStack('lifecycle', { bus: { metrics: busMetrics }, service: { config: { eraseBatchRows: 2 } } });
+    ({ db, bus, graph, server } = stack);
   }, 60_000);
 
   afterAll(async () => {
-    await server?.close(100);
-    await graph?.close();
-    await bus?.close();
-    await db?.close();
+    await stack?.close();
   });
 
   let keptBefore: Record<string, number>;

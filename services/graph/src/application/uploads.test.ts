@@ -1,20 +1,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  IDENTITY_HEADER,
-  IdentitySigner,
-  MemoryBus,
-  PgliteDb,
-  PostgresBlobStore,
-  createLogger,
-  createMetricsRegistry,
-  listen,
-  type Identity,
-  type StartedServer,
-} from '@lore/runtime';
+import { createLogger, type Identity } from '@lore/runtime';
 import { TesseractOcr } from '@lore/extract/ocr';
-import { createGraphService, type GraphService } from '../graph-service';
+import { startGraphTestStack, type GraphTestStack } from '../test-stack';
 import { storedFileName } from './uploads';
 
 /**
@@ -32,47 +21,27 @@ parentPort.on('message', ({ id, image }) => {
 
 describe('uploads whose extraction fails (PGlite)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'lore-uploads-'));
-  let db: PgliteDb;
-  let bus: MemoryBus;
-  let graph: GraphService;
-  let server: StartedServer;
+  let stack: GraphTestStack;
   let ocr: TesseractOcr;
-  const signer = new IdentitySigner('uploads-unit-identity-secret-0123456789');
-  const logger = createLogger({ level: 'silent', service: 'graph-uploads-test' });
   const who: Identity = { tenant_id: 't_up', workspace_id: 'ws_up', memory_id: 'm_up', credential: 'ck_test', subject: 'key_up', role: 'admin' };
 
   beforeAll(async () => {
     const workerFile = join(dir, 'ocr.mjs');
     writeFileSync(workerFile, MISBEHAVING_OCR);
-    ocr = new TesseractOcr({ timeoutMs: 1_000, workerFile, logger });
-    db = await PgliteDb.open();
-    bus = new MemoryBus({ logger });
-    graph = await createGraphService({
-      db,
-      bus,
-      blobs: new PostgresBlobStore(db),
-      logger,
-      metrics: createMetricsRegistry('graph-uploads-test', { defaultMetrics: false }),
-      signer,
-      ocr,
-    });
-    await graph.worker.start();
-    server = await listen(graph.app, 0, '127.0.0.1');
+    ocr = new TesseractOcr({ timeoutMs: 1_000, workerFile, logger: createLogger({ level: 'silent', service: 'graph-uploads-ocr' }) });
+    stack = await startGraphTestStack('uploads', { service: { ocr } });
   }, 60_000);
 
   afterAll(async () => {
-    await server?.close(100);
-    await graph?.close();
+    await stack?.close();
     await ocr?.close();
-    await bus?.close();
-    await db?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
   async function upload(filename: string, type: string, data: Buffer): Promise<string> {
     const form = new FormData();
     form.append('file', new Blob([data], { type }), filename);
-    const res = await fetch(`${server.url}/api/v1/memory/uploads`, { method: 'POST', headers: { [IDENTITY_HEADER]: await signer.sign(who) }, body: form });
+    const res = await fetch(`${stack.server.url}/api/v1/memory/uploads`, { method: 'POST', headers: await stack.identify(who), body: form });
     expect(res.status).toBe(202);
     return ((await res.json()) as { upload_id: string }).upload_id;
   }
@@ -80,7 +49,7 @@ describe('uploads whose extraction fails (PGlite)', () => {
   async function settled(uploadId: string): Promise<{ status: string; error: string | null; extractor: string | null }> {
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const res = await fetch(`${server.url}/api/v1/memory/uploads/${uploadId}`, { headers: { [IDENTITY_HEADER]: await signer.sign(who) } });
+      const res = await fetch(`${stack.server.url}/api/v1/memory/uploads/${uploadId}`, { headers: await stack.identify(who) });
       const body = (await res.json()) as { status: string; error: string | null; extractor: string | null };
       if (body.status === 'completed' || body.status === 'failed') return body;
       if (Date.now() > deadline) throw new Error(`upload ${uploadId} still ${body.status}`);

@@ -1,19 +1,6 @@
-import {
-  IDENTITY_HEADER,
-  IdentitySigner,
-  MemoryBus,
-  PgliteDb,
-  PostgresBlobStore,
-  createLogger,
-  createMetricsRegistry,
-  listen,
-  type BlobStore,
-  type BusMessage,
-  type Identity,
-  type StartedServer,
-} from '@lore/runtime';
+import { PostgresBlobStore, type BlobStore, type BusMessage, type Identity, type PgliteDb } from '@lore/runtime';
 import { TOPICS } from '@lore/contracts';
-import { createGraphService, type GraphService } from '../graph-service';
+import { startGraphTestStack, type GraphTestStack } from '../test-stack';
 
 /**
  * What a message stood for is failed when the bus dead-letters it (docs/runtime.md, "Poison messages"): a graph job
@@ -21,21 +8,15 @@ import { createGraphService, type GraphService } from '../graph-service';
  * blob store refusing every read) must not stay `running`/`extracting` for good, nor its graph `building`.
  */
 describe('dead-lettered graph jobs and uploads (PGlite, in-process bus)', () => {
-  let db: PgliteDb;
-  let bus: MemoryBus;
-  let graph: GraphService;
-  let server: StartedServer;
+  let stack: GraphTestStack;
   let brokenReads = true;
   const dead: BusMessage[] = [];
-  const signer = new IdentitySigner('dead-letters-unit-identity-secret-0123456789');
-  const logger = createLogger({ level: 'silent', service: 'graph-dead-letters-test' });
   const who: Identity = { tenant_id: 't_dead', workspace_id: 'ws_dead', memory_id: 'm_dead', credential: 'ck_test', subject: 'key_dead', role: 'admin' };
 
-  beforeAll(async () => {
-    db = await PgliteDb.open();
-    bus = new MemoryBus({ logger, maxAttempts: 2, handlerRetry: { initialMs: 5, maxMs: 10 } });
-    const stored = new PostgresBlobStore(db);
-    const blobs: BlobStore = {
+  /** The database's blob store, refusing every read while `brokenReads` holds. */
+  const failingReads = (on: PgliteDb): BlobStore => {
+    const stored = new PostgresBlobStore(on);
+    return {
       kind: stored.kind,
       put: (...a) => stored.put(...a),
       stat: (...a) => stored.stat(...a),
@@ -45,25 +26,23 @@ describe('dead-lettered graph jobs and uploads (PGlite, in-process bus)', () => 
         return stored.get(tenantId, key);
       },
     };
-    graph = await createGraphService({ db, bus, blobs, logger, metrics: createMetricsRegistry('graph-dead-letters-test', { defaultMetrics: false }), signer });
-    await graph.worker.start();
-    await bus.subscribe({ groupId: 'dead-watch', topics: [TOPICS.dead], fromBeginning: true }, async (m) => {
+  };
+
+  beforeAll(async () => {
+    stack = await startGraphTestStack('dead-letters', { bus: { maxAttempts: 2, handlerRetry: { initialMs: 5, maxMs: 10 } }, blobs: failingReads });
+    await stack.bus.subscribe({ groupId: 'dead-watch', topics: [TOPICS.dead], fromBeginning: true }, async (m) => {
       dead.push(m);
     });
-    server = await listen(graph.app, 0, '127.0.0.1');
   }, 60_000);
 
   afterAll(async () => {
-    await server?.close(100);
-    await graph?.close();
-    await bus?.close();
-    await db?.close();
+    await stack?.close();
   });
 
   const call = async (method: string, path: string, body?: FormData | object) => {
-    const headers: Record<string, string> = { [IDENTITY_HEADER]: await signer.sign(who) };
+    const headers: Record<string, string> = await stack.identify(who);
     if (body && !(body instanceof FormData)) headers['content-type'] = 'application/json';
-    const res = await fetch(`${server.url}${path}`, { method, headers, body: body instanceof FormData ? body : body ? JSON.stringify(body) : undefined });
+    const res = await fetch(`${stack.server.url}${path}`, { method, headers, body: body instanceof FormData ? body : body ? JSON.stringify(body) : undefined });
     return { status: res.status, json: (await res.json()) as Record<string, unknown> };
   };
 

@@ -1,6 +1,6 @@
-import { IDENTITY_HEADER, IdentitySigner, MemoryBus, PgliteDb, PostgresBlobStore, createLogger, createMetricsRegistry, listen, type Identity, type StartedServer } from '@lore/runtime';
-import { createGraphService, type GraphService } from '../../graph-service';
+import type { Identity } from '@lore/runtime';
 import { getGraph, getJob, insertGraph, insertJob, refreshGraphCounts, setGraphStatus, setJobStatus } from '../../store/knowledge-graphs';
+import { startGraphTestStack, type GraphTestStack } from '../../test-stack';
 
 /**
  * Spec 2's knowledge-graph routes on PGlite, straight to the graph's listener (a signed identity, no gateway): what
@@ -8,41 +8,22 @@ import { getGraph, getJob, insertGraph, insertJob, refreshGraphCounts, setGraphS
  * transaction writes. The worker is not started: the jobs stay queued, which these tests do not need.
  */
 describe('knowledge graphs (PGlite, the graph\'s own listener)', () => {
-  let db: PgliteDb;
-  let bus: MemoryBus;
-  let graph: GraphService;
-  let server: StartedServer;
-  const signer = new IdentitySigner('knowledge-graphs-unit-identity-secret-0123');
-  const logger = createLogger({ level: 'silent', service: 'graph-kg-test' });
+  let stack: GraphTestStack;
   const tenant = 't_kg_unit';
   const who: Identity = { tenant_id: tenant, workspace_id: 'ws_kg', memory_id: 'm_kg', credential: 'ck_test', subject: 'key_kg', role: 'admin' };
 
   beforeAll(async () => {
-    db = await PgliteDb.open();
-    bus = new MemoryBus({ logger });
-    graph = await createGraphService({
-      db,
-      bus,
-      blobs: new PostgresBlobStore(db),
-      logger,
-      metrics: createMetricsRegistry('graph-kg-test', { defaultMetrics: false }),
-      signer,
-      ocr: null,
-    });
-    server = await listen(graph.app, 0, '127.0.0.1');
+    stack = await startGraphTestStack('knowledge-graphs', { worker: false });
   }, 60_000);
 
   afterAll(async () => {
-    await server?.close(100);
-    await graph?.close();
-    await bus?.close();
-    await db?.close();
+    await stack?.close();
   });
 
   async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }> {
-    const headers: Record<string, string> = { [IDENTITY_HEADER]: await signer.sign(who) };
+    const headers: Record<string, string> = await stack.identify(who);
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${server.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${stack.server.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
   }
@@ -55,9 +36,9 @@ describe('knowledge graphs (PGlite, the graph\'s own listener)', () => {
       const type = p.filename === undefined ? '' : 'Content-Type: text/csv\r\n';
       return `--${boundary}\r\nContent-Disposition: ${disposition}\r\n${type}\r\n${p.value}\r\n`;
     });
-    const res = await fetch(`${server.url}/memory/upload`, {
+    const res = await fetch(`${stack.server.url}/memory/upload`, {
       method: 'POST',
-      headers: { [IDENTITY_HEADER]: await signer.sign(who), 'content-type': `multipart/form-data; boundary=${boundary}` },
+      headers: { ...(await stack.identify(who)), 'content-type': `multipart/form-data; boundary=${boundary}` },
       body: `${chunks.join('')}--${boundary}--\r\n`,
     });
     const text = await res.text();
@@ -199,7 +180,7 @@ describe('knowledge graphs (PGlite, the graph\'s own listener)', () => {
       const jobId = 'gj_kg_times';
       const pause = 400;
       const began = Date.now();
-      await db.withTenant(tenant, async (sql) => {
+      await stack.db.withTenant(tenant, async (sql) => {
         await insertGraph(sql, tenant, { graph_id: graphId, name: 'Times', description: '', source_type: 'list' });
         await insertJob(sql, tenant, { job_id: jobId, graph_id: graphId, kind: 'generate', message: 'queued', params: {} });
         await setJobStatus(sql, tenant, jobId, 'running', 'running');
@@ -210,7 +191,7 @@ describe('knowledge graphs (PGlite, the graph\'s own listener)', () => {
         await setGraphStatus(sql, tenant, graphId, 'ready', null);
       });
       const ended = Date.now();
-      const { job, g } = await db.withTenant(tenant, async (sql) => ({ job: await getJob(sql, tenant, jobId), g: await getGraph(sql, tenant, graphId) }));
+      const { job, g } = await stack.db.withTenant(tenant, async (sql) => ({ job: await getJob(sql, tenant, jobId), g: await getGraph(sql, tenant, graphId) }));
       const at = (iso: string | null | undefined) => new Date(iso ?? 0).getTime();
       // The row's own creation is the transaction's start; its end is after the pause.
       expect(at(job?.created_at)).toBeLessThan(began + pause / 2);
