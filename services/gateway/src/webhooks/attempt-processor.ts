@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { TOPICS } from '@lore/contracts';
 import { PoisonError, SealedValueError, claimEvent, inSpan, injectTraceHeaders, markSpanFailed, type BusMessage, type Db, type Logger, type OutgoingMessage, type SecretBox } from '@lore/runtime';
 import type { WebhookHttpClient, AttemptResult } from './delivery-client';
@@ -220,7 +221,7 @@ export class AttemptProcessor {
         },
         transition,
       );
-      if (!recorded) return 'duplicate' as const;
+      if (recorded !== 'recorded') return recorded;
       if (transition.status === 'dead' && this.deps.disableAfterDeadLetters > 0) {
         const disabled = await recordDeadLetter(sql, m.tenant_id, delivery.subscriptionId, this.deps.disableAfterDeadLetters);
         return disabled ? ('disabled' as const) : ('recorded' as const);
@@ -230,6 +231,12 @@ export class AttemptProcessor {
     const log = this.deps.logger.child({ delivery_id: delivery.id, subscription_id: delivery.subscriptionId, event_id: delivery.eventId });
     if (outcome === 'duplicate') {
       log.info({ step: m.step, cycle: m.cycle }, 'attempt already recorded by another worker');
+      return;
+    }
+    if (outcome === 'gone') {
+      // The subscription was deleted (its deliveries with it) while the attempt was in flight: nothing to record,
+      // nothing follows, and no dead letter is counted.
+      log.info({ step: m.step, cycle: m.cycle, outcome: result.outcome }, 'delivery deleted with its subscription during the attempt; nothing recorded');
       return;
     }
     log.debug({ step: m.step, attempt, outcome: result.outcome, status_code: result.statusCode, latency_ms: result.latencyMs }, 'attempt recorded');
@@ -294,6 +301,18 @@ export class AttemptProcessor {
       { key: messageKey(m.tenant_id, m.delivery_id), value: JSON.stringify(dead), headers: { 'event-id': `${attemptKey(m)}:dead` } },
     ]);
   }
+}
+
+/**
+ * The controller whose signal ends every hold of one worker. Each held message (and each wait for another worker's
+ * lease) listens to that one signal until its timer fires, so more than ten at once is normal, not a leak: the
+ * listener limit is lifted, or Node would print a MaxListenersExceededWarning whenever a slow or down receiver makes
+ * more than ten retries wait together.
+ */
+export function holdController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }
 
 /** Waits until `dueMs` (bounded by MAX_HOLD_MS); a stopping worker ends the wait by throwing, leaving the offset. */

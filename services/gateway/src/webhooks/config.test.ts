@@ -30,6 +30,13 @@ describe('webhooks worker configuration', () => {
     expect(config).toMatchObject({ allowLoopback: true, extraCaPem: 'PEM from /ca.pem' });
   });
 
+  it('keeps settled deliveries 30 days unless LORE_WEBHOOKS_RETENTION_DAYS says otherwise (0: for ever)', () => {
+    expect(workerConfigFromEnv(parseConfig(webhooksEnvSchema, base)).retentionDays).toBe(30);
+    expect(workerConfigFromEnv(parseConfig(webhooksEnvSchema, { ...base, LORE_WEBHOOKS_RETENTION_DAYS: '0' })).retentionDays).toBe(0);
+    expect(workerConfigFromEnv(parseConfig(webhooksEnvSchema, { ...base, LORE_WEBHOOKS_RETENTION_DAYS: '7' })).retentionDays).toBe(7);
+    expect(() => parseConfig(webhooksEnvSchema, { ...base, LORE_WEBHOOKS_RETENTION_DAYS: '-1' })).toThrow(/LORE_WEBHOOKS_RETENTION_DAYS/);
+  });
+
   it('in production without the loopback setting starts with loopback refused', () => {
     const config = workerConfigFromEnv(parseConfig(webhooksEnvSchema, { ...base, NODE_ENV: 'production', LORE_WEBHOOKS_ALLOW_LOOPBACK: 'false' }));
     expect(config.allowLoopback).toBe(false);

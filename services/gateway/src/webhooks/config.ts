@@ -23,6 +23,13 @@ export function refuseLoopbackInProduction(env: { NODE_ENV?: string | undefined;
 }
 
 /**
+ * `LORE_WEBHOOKS_RETENTION_DAYS`: days a settled delivery (succeeded or dead) and its attempts are kept after its
+ * last change before the worker's sweep deletes them; 0 keeps them for ever. Delivery history otherwise grows
+ * without bound (a few KB per delivery).
+ */
+export const retentionDaysSetting = envInt(30, 0, 3650);
+
+/**
  * The webhooks worker's environment, parsed once by webhooks-main.ts. The loopback setting and the test-only extra
  * certificate authority are refused outright when NODE_ENV is production, so a mistaken value in a production
  * deployment stops the process instead of opening the internal network to subscribers.
@@ -55,6 +62,7 @@ export const webhooksEnvSchema = z
     WEBHOOKS_RUN_MIGRATIONS: envBool(false),
     WEBHOOKS_RUN_OUTBOX_RELAY: envBool(true),
     LORE_WEBHOOKS_ALLOW_LOOPBACK: allowLoopbackSetting,
+    LORE_WEBHOOKS_RETENTION_DAYS: retentionDaysSetting,
     WEBHOOKS_TEST_CA_FILE: z.string().optional(),
   })
   .superRefine((env, ctx) => {
@@ -81,6 +89,7 @@ export function workerConfigFromEnv(env: WebhooksEnv, readFile: (path: string) =
     allowLoopback: env.LORE_WEBHOOKS_ALLOW_LOOPBACK,
     // Kafka keeps every announced attempt until it is made: nothing to announce again.
     recoverOnStart: false,
+    retentionDays: env.LORE_WEBHOOKS_RETENTION_DAYS,
     ...(env.WEBHOOKS_TEST_CA_FILE ? { extraCaPem: readFile(env.WEBHOOKS_TEST_CA_FILE) } : {}),
   };
 }

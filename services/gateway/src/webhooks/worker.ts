@@ -1,7 +1,7 @@
 import { TOPICS } from '@lore/contracts';
 import { componentLogger, SecretBox, type BusMessage, type Db, type EncryptionKey, type EventBus, type Logger, type OutgoingMessage, type Subscription } from '@lore/runtime';
 import type { Registry } from 'prom-client';
-import { AbortedError, AttemptProcessor } from './attempt-processor';
+import { AbortedError, AttemptProcessor, holdController } from './attempt-processor';
 import { FanOut } from './fan-out';
 import { WebhookHttpClient } from './delivery-client';
 import { KeyedLimiter } from './keyed-limiter';
@@ -9,7 +9,7 @@ import { PublishBatcher } from './publish-batcher';
 import { webhookMetrics } from './metrics';
 import { RETRY_DELAYS_MS, RETRY_TOPICS, topicForStep } from './schedule';
 import { encodeDeliveryMessage } from './messages';
-import { waitingDeliveries } from './store/deliveries';
+import { pruneSettledDeliveries, waitingDeliveries } from './store/deliveries';
 import { TargetGuard, type HostLookup } from '@lore/outbound';
 
 export interface WebhooksWorkerConfig {
@@ -39,6 +39,12 @@ export interface WebhooksWorkerConfig {
    * step let exactly one be made.
    */
   recoverOnStart: boolean;
+  /**
+   * Days a settled delivery (succeeded or dead) and its attempts are kept after its last change; a periodic sweep
+   * deletes older ones (`LORE_WEBHOOKS_RETENTION_DAYS`). 0 keeps them for ever. A delivery still waiting for an
+   * attempt is never deleted.
+   */
+  retentionDays: number;
 }
 
 export const DEFAULT_WORKER_CONFIG: WebhooksWorkerConfig = {
@@ -50,7 +56,29 @@ export const DEFAULT_WORKER_CONFIG: WebhooksWorkerConfig = {
   maxSubscriptionsPerEvent: 100,
   allowLoopback: false,
   recoverOnStart: false,
+  retentionDays: 30,
 };
+
+/** How often the retention sweep runs (the outbox relay prunes at the same pace). */
+const RETENTION_SWEEP_EVERY_MS = 60_000;
+/** Deliveries deleted per statement, and statements per sweep: short locks, the rest waits for the next sweep. */
+const RETENTION_BATCH = 500;
+const RETENTION_MAX_BATCHES = 20;
+const DAY_MS = 86_400_000;
+
+/**
+ * Deletes the settled deliveries (with their attempts) older than the retention, in bounded batches; returns how
+ * many went. Several workers sweeping at once is harmless: each row is deleted once.
+ */
+export async function pruneDeliveryHistory(db: Db, retentionDays: number): Promise<number> {
+  let pruned = 0;
+  for (let batch = 0; batch < RETENTION_MAX_BATCHES; batch++) {
+    const n = await pruneSettledDeliveries(db, retentionDays * DAY_MS, RETENTION_BATCH);
+    pruned += n;
+    if (n < RETENTION_BATCH) break;
+  }
+  return pruned;
+}
 
 /** Deliveries read per statement while announcing them again. */
 const RECOVERY_PAGE = 500;
@@ -123,9 +151,30 @@ export function createWebhooksWorker(deps: WebhooksWorkerDeps): WebhooksWorker {
   // Receivers are https only; plain http only to loopback, and only when loopback is allowed (checkWebhookUrl).
   const guard = new TargetGuard({ protocols: ['https:'], allowLoopback: config.allowLoopback, ...(deps.lookup ? { lookup: deps.lookup } : {}) });
   let client: WebhookHttpClient | undefined;
-  let abort = new AbortController();
+  let abort = holdController();
   let subscriptions: Subscription[] = [];
   let running = false;
+  let sweepTimer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<void> = Promise.resolve();
+
+  /** One retention sweep, then the next one a minute later while the worker runs; a failure waits for the next. */
+  const sweep = async () => {
+    try {
+      const pruned = await pruneDeliveryHistory(deps.db, config.retentionDays);
+      if (pruned > 0) logger.debug({ deliveries: pruned, retention_days: config.retentionDays }, 'settled deliveries past the retention deleted');
+    } catch (err) {
+      logger.warn({ err }, 'webhook delivery retention sweep failed; retrying at the next one');
+    }
+  };
+  const scheduleSweep = (delayMs: number) => {
+    if (config.retentionDays <= 0) return;
+    sweepTimer = setTimeout(() => {
+      sweeping = sweep().finally(() => {
+        if (running) scheduleSweep(RETENTION_SWEEP_EVERY_MS);
+      });
+    }, delayMs);
+    sweepTimer.unref();
+  };
 
   const build = () => {
     client = new WebhookHttpClient({
@@ -158,7 +207,7 @@ export function createWebhooksWorker(deps: WebhooksWorkerDeps): WebhooksWorker {
     },
     async start() {
       if (running) return;
-      abort = new AbortController();
+      abort = holdController();
       const { fanOut, attempts } = build();
       const signal = abort.signal;
       await deps.bus.ensureTopics(WEBHOOK_TOPICS);
@@ -192,15 +241,17 @@ export function createWebhooksWorker(deps: WebhooksWorkerDeps): WebhooksWorker {
         const announced = await announceWaitingDeliveries(deps.db, (topic, messages) => deps.bus.publish(topic, messages));
         if (announced > 0) logger.info({ deliveries: announced }, 'deliveries waiting since the last stop announced again');
       }
+      scheduleSweep(0);
     },
     async stop() {
       if (!running) return;
       running = false;
+      clearTimeout(sweepTimer);
       // Leaving the groups first marks each subscription as stopping, so the holds ended by the abort hand their
       // messages back instead of being retried in place.
       const leaving = subscriptions.map((s) => s.stop());
       abort.abort();
-      await Promise.allSettled(leaving);
+      await Promise.allSettled([...leaving, sweeping]);
       subscriptions = [];
       client?.close();
       logger.info('webhooks worker stopped');

@@ -323,8 +323,9 @@ export type DeliveryTransition =
  * Records an attempt and moves the delivery to its next state in one statement, provided `claim` is claimed now in
  * `runtime.processed_events` (the marker `claimEvent` writes: exactly one record per attempt, even if two workers
  * got this far) and the delivery is still waiting for exactly this attempt (cycle and step); a success also ends the
- * endpoint's dead-letter streak. Returns false when the attempt was claimed before or the delivery moved on
- * meanwhile (nothing but the claim is written then).
+ * endpoint's dead-letter streak. Returns `duplicate` when the attempt was claimed before or the delivery moved on
+ * meanwhile, and `gone` when the delivery no longer exists (its subscription was deleted during the attempt);
+ * nothing but the claim is written then.
  */
 export async function recordAttempt(
   sql: Sql,
@@ -332,8 +333,8 @@ export async function recordAttempt(
   claim: { consumer: string; key: string },
   a: RecordedAttempt,
   t: DeliveryTransition,
-): Promise<boolean> {
-  const r = await sql.query<{ updated: string }>(
+): Promise<'recorded' | 'duplicate' | 'gone'> {
+  const r = await sql.query<{ updated: string; present: string }>(
     `WITH claimed AS (
         INSERT INTO runtime.processed_events (consumer, event_id) VALUES ($20, $21)
         ON CONFLICT (consumer, event_id) DO NOTHING
@@ -364,7 +365,8 @@ export async function recordAttempt(
          WHERE $15 = 'succeeded' AND tenant_id = $1 AND id = $3 AND consecutive_dead_letters <> 0 AND EXISTS (SELECT 1 FROM moved)
         RETURNING 1
       )
-      SELECT (SELECT count(*) FROM attempt) AS updated`,
+      SELECT (SELECT count(*) FROM attempt) AS updated,
+             (SELECT count(*) FROM gateway.webhook_deliveries WHERE tenant_id = $1 AND id = $2) AS present`,
     [
       tenantId,
       a.deliveryId,
@@ -390,7 +392,8 @@ export async function recordAttempt(
     ],
     { prepare: true },
   );
-  return Number(r.rows[0]?.updated ?? 0) === 1;
+  if (Number(r.rows[0]?.updated ?? 0) === 1) return 'recorded';
+  return Number(r.rows[0]?.present ?? 0) === 0 ? 'gone' : 'duplicate';
 }
 
 export async function applyTransition(
@@ -458,4 +461,17 @@ export async function waitingDeliveries(db: Sql, after: string | null, limit: nu
     nextStep: Number(row.next_step),
     nextAttemptAt: row.next_attempt_at === null ? null : new Date(row.next_attempt_at),
   }));
+}
+
+/**
+ * Across tenants: deletes at most `limit` settled deliveries (succeeded or dead) last changed more than
+ * `retentionMs` ago, with their attempts (security-definer function of migration 0103; a delivery waiting for an
+ * attempt is never deleted). Returns how many went.
+ */
+export async function pruneSettledDeliveries(db: Sql, retentionMs: number, limit: number): Promise<number> {
+  const r = await db.query<{ pruned: string | number }>(
+    `SELECT gateway.prune_webhook_deliveries(make_interval(secs => $1), $2) AS pruned`,
+    [retentionMs / 1000, limit],
+  );
+  return Number(r.rows[0]?.pruned ?? 0);
 }

@@ -1,0 +1,111 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { TOPICS } from '@lore/contracts';
+import { PgliteDb, SecretBox, createMetricsRegistry, generateEncryptionKey, parseEncryptionKeys, runRuntimeMigrations, type Logger, type OutgoingMessage } from '@lore/runtime';
+import { migrateGateway } from '../gateway';
+import { AbortedError, AttemptProcessor, holdController, holdUntil } from './attempt-processor';
+import type { WebhookHttpClient } from './delivery-client';
+import { KeyedLimiter } from './keyed-limiter';
+import { encodeDeliveryMessage } from './messages';
+import { webhookMetrics } from './metrics';
+
+/**
+ * Node prints its warnings from the real process, which a Jest test does not see (its `process` is a copy), so the
+ * holds run in a child process that reports every `warning` event it gets.
+ */
+const CHILD = `
+const loaded = await import(${JSON.stringify(join(__dirname, 'attempt-processor.ts'))});
+const { holdController, holdUntil } = loaded.holdController ? loaded : loaded.default;
+const warnings = [];
+process.on('warning', (w) => warnings.push(w.name + ': ' + w.message));
+const controller = holdController();
+const due = Date.now() + 50;
+await Promise.all(Array.from({ length: 20 }, () => holdUntil(due, controller.signal)));
+await new Promise((resolve) => setImmediate(resolve));
+console.log(JSON.stringify({ warnings }));
+`;
+
+describe('holding retries until they are due', () => {
+  it('holds 20 messages on the worker signal at once without a MaxListenersExceededWarning', () => {
+    const r = spawnSync(process.execPath, ['--conditions=lore-src', '--import', 'tsx', '--input-type=module', '-e', CHILD], { encoding: 'utf8', timeout: 30_000 });
+    expect(r.stderr).not.toMatch(/MaxListenersExceededWarning/);
+    expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toEqual({ warnings: [] });
+  });
+
+  it('ends every hold when the worker stops', async () => {
+    const controller = holdController();
+    const holds = Array.from({ length: 20 }, () => holdUntil(Date.now() + 60_000, controller.signal));
+    controller.abort();
+    for (const h of holds) await expect(h).rejects.toBeInstanceOf(AbortedError);
+  });
+});
+
+/** A logger that keeps the message of every line, whatever its level. */
+function recordingLogger(lines: string[]): Logger {
+  const log = (a: unknown, b?: unknown) => void lines.push(typeof a === 'string' ? a : String(b));
+  const logger = { info: log, debug: log, warn: log, error: log, trace: log, fatal: log, child: () => logger };
+  return logger as unknown as Logger;
+}
+
+describe('an attempt whose subscription is deleted while it is in flight', () => {
+  let db: PgliteDb;
+
+  beforeAll(async () => {
+    db = await PgliteDb.open();
+    await runRuntimeMigrations(db);
+    await migrateGateway(db);
+  }, 60_000);
+
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  it('records nothing, publishes nothing and counts no dead letter, even when it was the last retry and failed', async () => {
+    const tenant = `t-${randomBytes(4).toString('hex')}`;
+    const subscriptionId = `wh_${randomBytes(12).toString('hex')}`;
+    const deliveryId = `dlv_${randomBytes(12).toString('hex')}`;
+    await db.withTenant(tenant, async (sql) => {
+      await sql.query(
+        `INSERT INTO gateway.webhook_subscriptions (id, tenant_id, url, events, secret) VALUES ($1, $2, 'https://hooks.example.com/x', ARRAY['memory.ingest.completed'], $3)`,
+        [subscriptionId, tenant, `whsec_${randomBytes(32).toString('base64')}`],
+      );
+      await sql.query(
+        `INSERT INTO gateway.webhook_deliveries (id, tenant_id, subscription_id, event_id, event, body, status, cycle, next_step, attempts, next_attempt_at)
+         VALUES ($1, $2, $3, 'evt_1', 'memory.ingest.completed', '{}', 'retrying', 1, 5, 5, now())`,
+        [deliveryId, tenant, subscriptionId],
+      );
+    });
+    // The receiver fails the last retry; meanwhile the subscription (and with it the delivery) is deleted.
+    const client = {
+      send: async () => {
+        await db.withTenant(tenant, (sql) => sql.query(`DELETE FROM gateway.webhook_subscriptions WHERE tenant_id = $1 AND id = $2`, [tenant, subscriptionId]));
+        return { outcome: 'http_error', statusCode: 503, latencyMs: 5, responseSnippet: null, error: 'HTTP 503' };
+      },
+    } as unknown as WebhookHttpClient;
+    const registry = createMetricsRegistry('attempt-gone-test', { defaultMetrics: false });
+    const published: Array<{ topic: string; messages: OutgoingMessage[] }> = [];
+    const lines: string[] = [];
+    const processor = new AttemptProcessor({
+      db,
+      publish: async (topic, messages) => void published.push({ topic, messages }),
+      client,
+      limiter: new KeyedLimiter(4),
+      logger: recordingLogger(lines),
+      metrics: webhookMetrics(registry),
+      deliveryTimeoutMs: 1000,
+      disableAfterDeadLetters: 10,
+      secrets: new SecretBox(parseEncryptionKeys(generateEncryptionKey('k1'))),
+    });
+    const message = encodeDeliveryMessage({
+      v: 1, tenant_id: tenant, delivery_id: deliveryId, subscription_id: subscriptionId, event_id: 'evt_1', cycle: 1, step: 5, due_at: new Date().toISOString(),
+    });
+    await processor.handle({ topic: TOPICS.webhookRetry30s, partition: 0, offset: '0', key: message.key, value: Buffer.from(message.value), headers: message.headers }, holdController().signal);
+
+    expect(published).toEqual([]);
+    const dead = (await registry.getSingleMetric('lore_webhooks_dead_letters_total')?.get())?.values ?? [];
+    expect(dead.reduce((n, v) => n + v.value, 0)).toBe(0);
+    expect(lines).toContain('delivery deleted with its subscription during the attempt; nothing recorded');
+    expect(lines).not.toContain('attempt already recorded by another worker');
+  });
+});
