@@ -24,6 +24,15 @@ describe('embedded configuration: LORE_WEBHOOKS_ALLOW_LOOPBACK', () => {
   });
 });
 
+describe('embedded configuration: LORE_WEBHOOKS_RETENTION_DAYS', () => {
+  it('keeps settled deliveries 30 days unless set, 0 for ever, and refuses what is not a day count', () => {
+    expect(parseConfig(embeddedEnvSchema, {}).LORE_WEBHOOKS_RETENTION_DAYS).toBe(30);
+    expect(parseConfig(embeddedEnvSchema, { LORE_WEBHOOKS_RETENTION_DAYS: '7' }).LORE_WEBHOOKS_RETENTION_DAYS).toBe(7);
+    expect(parseConfig(embeddedEnvSchema, { LORE_WEBHOOKS_RETENTION_DAYS: '0' }).LORE_WEBHOOKS_RETENTION_DAYS).toBe(0);
+    expect(() => parseConfig(embeddedEnvSchema, { LORE_WEBHOOKS_RETENTION_DAYS: 'a week' })).toThrow(/LORE_WEBHOOKS_RETENTION_DAYS/);
+  });
+});
+
 describe('embedded configuration: LORE_CONNECTORS_GOOGLE_API_URL and LORE_CONNECTORS_GOOGLE_TOKEN_URL', () => {
   it('points the Drive source at the endpoints set, as the core worker does, and at Google\'s without them', () => {
     const config = parseConfig(embeddedEnvSchema, { LORE_CONNECTORS_GOOGLE_API_URL: 'http://127.0.0.1:7001', LORE_CONNECTORS_GOOGLE_TOKEN_URL: 'http://127.0.0.1:7001/token' });

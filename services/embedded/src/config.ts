@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { envInt } from '@lore/runtime';
-import { allowLoopbackSetting, refuseLoopbackInProduction } from '@lore/gateway';
+import { allowLoopbackSetting, refuseLoopbackInProduction, retentionDaysSetting } from '@lore/gateway';
 
 /** An optional http(s) endpoint; empty is unset. */
 const endpointUrl = z
@@ -38,6 +38,7 @@ export const embeddedEnvSchema = z.object({
   NODE_ENV: z.string().optional(),
   /** `true`: webhook subscriptions may name receivers on this machine (docs/webhooks.md); refused in production. */
   LORE_WEBHOOKS_ALLOW_LOOPBACK: allowLoopbackSetting,
+  LORE_WEBHOOKS_RETENTION_DAYS: retentionDaysSetting,
   /** `true`: web and Drive connectors may read this machine (docs/core.md, "Indexing"); refused in production. */
   LORE_CONNECTORS_ALLOW_LOOPBACK: allowLoopbackSetting,
   /**

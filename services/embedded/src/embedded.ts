@@ -238,7 +238,7 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
     metrics,
     encryptionKeys,
     // The in-memory bus ends with the process: the attempts it held are announced again from their rows on start.
-    config: { allowLoopback: config.LORE_WEBHOOKS_ALLOW_LOOPBACK, recoverOnStart: true },
+    config: { allowLoopback: config.LORE_WEBHOOKS_ALLOW_LOOPBACK, recoverOnStart: true, retentionDays: config.LORE_WEBHOOKS_RETENTION_DAYS },
   });
 
   const server = await listen(gateway.publicApp, config.PORT, config.LORE_HOST);

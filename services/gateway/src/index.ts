@@ -10,7 +10,7 @@ export { createKey, rotateKey, revokeKey } from './application/keys';
 export { createUser } from './application/identity';
 export { pingHandler } from './routes/pages/routes';
 export { parseCredential, hasValidChecksum, KEY_PREFIX } from './domain/credentials';
-export { createWebhooksWorker, allowLoopbackSetting, refuseLoopbackInProduction, type WebhooksWorker, type WebhooksWorkerDeps } from './webhooks';
+export { createWebhooksWorker, allowLoopbackSetting, refuseLoopbackInProduction, retentionDaysSetting, type WebhooksWorker, type WebhooksWorkerDeps } from './webhooks';
 export type { GatewayRouter, GatewayKoaContext } from './http/state';
 export { createCreditUsageConsumer, CREDIT_TOPICS, CREDITS_CONSUMER_GROUP, type CreditUsageConsumer, type CreditUsageConsumerDeps } from './consumers/credit-usage';
 export { invalidateTenant } from './application/cache-invalidation';
