@@ -129,7 +129,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
     route({
       method: 'get', path: '/api/v1/webhooks/:webhook_id/deliveries', operationId: 'listWebhookDeliveries', summary: 'Delivery history, newest first', tags,
       security: KEY, guards: read('deliveries'), query: listDeliveriesQuery,
-      ok: { status: 200, description: 'a page of deliveries', schema: deliveryListView },
+      ok: { status: 200, description: 'a page of deliveries; settled ones are kept `LORE_WEBHOOKS_RETENTION_DAYS` days (30 by default) after their last change', schema: deliveryListView },
       responses: forbidden,
       handler: async (ctx, { params, query }) => {
         const viewer = viewerOf(ctx);
@@ -151,7 +151,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
     route({
       method: 'get', path: '/api/v1/webhooks/:webhook_id/dead-letters', operationId: 'listWebhookDeadLetters', summary: 'Deliveries that ran out of attempts', tags,
       security: KEY, guards: read('dead-letters'), query: listDeadLettersQuery,
-      ok: { status: 200, description: 'a page of dead letters', schema: deadLetterListView },
+      ok: { status: 200, description: 'a page of dead letters, kept `LORE_WEBHOOKS_RETENTION_DAYS` days (30 by default) after their last change', schema: deadLetterListView },
       responses: forbidden,
       handler: async (ctx, { params, query }) => {
         const viewer = viewerOf(ctx);
