@@ -1,5 +1,5 @@
 export { createAgentsService, AGENTS_MIGRATIONS, AGENTS_VERSION, type AgentsService, type AgentsServiceDeps } from './agents-service';
-export { agentsConfigSchema, type AgentsConfig } from './config';
+export { agentsConfigSchema, agentsApiLimitsEnv, agentsWorkflowEnv, csvImportFrom, searxngUrlSetting, type AgentsConfig, type AgentsApiLimitsConfig, type AgentsWorkflowConfig } from './config';
 export { documentedAgentsOpenApi, AGENTS_OPENAPI_PATH } from './app';
 export { PostgresDirectory, searchDirectory, upsertDirectoryRecords, writeDirectoryRecords, type DirectoryInput, type DirectoryPage } from './application/directory';
 export type { Directory, DirectoryDocument, DirectoryFilter, DirectoryKind, DirectoryRecord } from './sources/directory';

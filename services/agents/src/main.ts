@@ -1,6 +1,6 @@
 import { languageModelFromEnv } from '@lore/ai';
 import { IdentitySigner, RedisProgressStreams, exitOnConfigError, listen, openBlobStore, opsRouter, startServiceProcess } from '@lore/runtime';
-import { agentsConfigSchema } from './config';
+import { agentsConfigSchema, csvImportFrom } from './config';
 import { createAgentsService } from './agents-service';
 import { parseEgressProxies } from './domain/egress';
 import { LiveTokens } from './application/live-page';
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
     blobs: openBlobStore(config, db, lifecycle),
     facts: { environment: config.NODE_ENV },
     bodyLimitBytes: config.LORE_AGENTS_BODY_LIMIT_BYTES,
-    csvImport: { maxBytes: config.LORE_AGENTS_CSV_MAX_BYTES, maxColumns: config.LORE_AGENTS_CSV_MAX_COLUMNS, maxRows: config.LORE_AGENTS_CSV_MAX_ROWS },
+    csvImport: csvImportFrom(config),
     lifecycle,
     ...(streams ? { streams } : {}),
     webTargets: { allowLoopback: config.LORE_AGENTS_ALLOW_LOOPBACK },

@@ -4,7 +4,7 @@ import { TOPICS } from '@lore/contracts';
 import { componentLogger, PoisonError, startOutboxRelay, TenantTurns, type BusMessage, type EventBus, type OutboxRelay, type Subscription } from '@lore/runtime';
 import { z } from 'zod';
 import type { AgentsDeps } from './application/context';
-import type { AgentsConfig } from './config';
+import type { AgentsWorkflowConfig } from './config';
 import type { ListSources } from './application/list-building';
 import { claimRun, DEFAULT_RUN_SETTINGS, type RunDeps, type RunSettings } from './application/runner';
 import { enqueueWorkflow } from './application/workflows';
@@ -24,8 +24,8 @@ import { creditBalanceConsumer } from './consumers/credit-balance';
  */
 export const AGENTS_TOPICS = [TOPICS.agentsWorkflows, TOPICS.creditsUsage, TOPICS.creditsBalance] as const;
 
-/** The run settings of the agents configuration. */
-export function runSettingsFrom(config: AgentsConfig): RunSettings {
+/** The run settings of the agents configuration (the agents worker's, or embedded mode's, which reads the same settings). */
+export function runSettingsFrom(config: AgentsWorkflowConfig): RunSettings {
   return {
     leaseMs: config.LORE_AGENTS_WORKFLOW_LEASE_MS,
     heartbeatMs: config.LORE_AGENTS_WORKFLOW_HEARTBEAT_MS,

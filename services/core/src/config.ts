@@ -6,6 +6,36 @@ const optionalString = z
   .optional()
   .transform((v) => (v === '' ? undefined : v));
 
+/**
+ * One of Google's endpoints for the Drive source (its API or token URL): an http(s) URL, empty is unset. Checked at
+ * start, so a value without a scheme is refused there (until 2026-11-30 core took any string and the Drive run failed).
+ */
+export const googleEndpointSetting = optionalString.refine((v) => v === undefined || /^https?:\/\/\S+$/.test(v), { message: 'must be an http(s) URL' });
+
+/**
+ * The upload limits a user sets: chat project files (docs/core.md, "Project files") and files uploaded for `file`
+ * connectors ("Connector files"). Exported so embedded mode reads the same names, ranges and defaults.
+ */
+export const coreFileEnv = {
+  LORE_CORE_PROJECT_FILE_MAX_BYTES: envInt(20 * 1024 * 1024, 1, 256 * 1024 * 1024),
+  LORE_CORE_PROJECT_FILES_PER_UPLOAD: envInt(20, 1, 1_000),
+  LORE_CORE_PROJECT_UPLOAD_MAX_BYTES: envInt(50 * 1024 * 1024, 1, 1024 * 1024 * 1024),
+  LORE_CORE_PROJECT_MAX_FILES: envInt(100, 1, 100_000),
+  LORE_CORE_PROJECT_FILE_WORKERS: envInt(2, 1, 64),
+  LORE_CORE_CONNECTOR_FILE_MAX_BYTES: envInt(25 * 1024 * 1024, 1, 256 * 1024 * 1024),
+  LORE_CORE_CONNECTOR_FILES_PER_UPLOAD: envInt(50, 1, 1_000),
+  LORE_CORE_CONNECTOR_UPLOAD_MAX_BYTES: envInt(50 * 1024 * 1024, 1, 1024 * 1024 * 1024),
+};
+
+/** The connector scheduler's interval and the indexer's runs at once: the core worker's, and embedded mode's. */
+export const coreIndexerEnv = {
+  LORE_CORE_SCHEDULER_INTERVAL_MS: envInt(15_000, 100, 3_600_000),
+  LORE_CORE_INDEX_MAX_RUNNING: envInt(8, 1, 64),
+};
+
+/** The values of `coreFileEnv`, in any configuration that spreads it. */
+export type CoreFileConfig = z.infer<z.ZodObject<typeof coreFileEnv>>;
+
 /** The environment of the core process, parsed once by `main.ts`. Secrets have no default. */
 export const coreConfigSchema = z.object({
   LORE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -34,27 +64,17 @@ export const coreConfigSchema = z.object({
   LORE_CORE_WORKER_PORT: envInt(DEFAULT_PORTS.coreWorker, 0, 65535),
   LORE_CORE_RELAY: envBool(true),
   LORE_CORE_CONSUMER_GROUP: z.string().min(1).default('core-worker'),
-  LORE_CORE_SCHEDULER_INTERVAL_MS: envInt(15_000, 100, 3_600_000),
+  ...coreIndexerEnv,
   LORE_CORE_INDEX_HEARTBEAT_MS: envInt(5_000, 50, 600_000),
   LORE_CORE_INDEX_STALE_MS: envInt(60_000, 200, 86_400_000),
-  LORE_CORE_INDEX_MAX_RUNNING: envInt(8, 1, 64),
   /** Documents per write to the memory (a run keeps its progress after each write). */
   LORE_CORE_INDEX_BATCH_DOCUMENTS: envInt(16, 1, 100),
   /** Web and Drive connectors may read loopback addresses (local testing only; refused in production). */
   LORE_CONNECTORS_ALLOW_LOOPBACK: envBool(false),
   /** Google's API and token endpoints (a proxy, or a loopback Drive in tests); default Google's. */
-  LORE_CONNECTORS_GOOGLE_API_URL: optionalString,
-  LORE_CONNECTORS_GOOGLE_TOKEN_URL: optionalString,
-  // Chat project files (docs/core.md, "Project files").
-  LORE_CORE_PROJECT_FILE_MAX_BYTES: envInt(20 * 1024 * 1024, 1, 256 * 1024 * 1024),
-  LORE_CORE_PROJECT_FILES_PER_UPLOAD: envInt(20, 1, 1_000),
-  LORE_CORE_PROJECT_UPLOAD_MAX_BYTES: envInt(50 * 1024 * 1024, 1, 1024 * 1024 * 1024),
-  LORE_CORE_PROJECT_MAX_FILES: envInt(100, 1, 100_000),
-  LORE_CORE_PROJECT_FILE_WORKERS: envInt(2, 1, 64),
-  // Files uploaded for `file` connectors (docs/core.md, "Connector files").
-  LORE_CORE_CONNECTOR_FILE_MAX_BYTES: envInt(25 * 1024 * 1024, 1, 256 * 1024 * 1024),
-  LORE_CORE_CONNECTOR_FILES_PER_UPLOAD: envInt(50, 1, 1_000),
-  LORE_CORE_CONNECTOR_UPLOAD_MAX_BYTES: envInt(50 * 1024 * 1024, 1, 1024 * 1024 * 1024),
+  LORE_CONNECTORS_GOOGLE_API_URL: googleEndpointSetting,
+  LORE_CONNECTORS_GOOGLE_TOKEN_URL: googleEndpointSetting,
+  ...coreFileEnv,
   /** Where project files and connector files are kept: PostgreSQL (default) or an S3-compatible bucket. */
   ...blobStoreEnv,
 }).superRefine((c, ctx) => {
@@ -71,7 +91,7 @@ export const coreConfigSchema = z.object({
 export type CoreConfig = z.infer<typeof coreConfigSchema>;
 
 /** The project file settings a deployment sets (the rest keep their defaults). */
-export function projectFileConfig(c: CoreConfig) {
+export function projectFileConfig(c: CoreFileConfig) {
   return {
     limits: {
       maxFileBytes: c.LORE_CORE_PROJECT_FILE_MAX_BYTES,
@@ -84,7 +104,7 @@ export function projectFileConfig(c: CoreConfig) {
 }
 
 /** The limits of uploads for `file` connectors a deployment sets. */
-export function connectorFileConfig(c: CoreConfig) {
+export function connectorFileConfig(c: CoreFileConfig) {
   return {
     limits: {
       maxFileBytes: c.LORE_CORE_CONNECTOR_FILE_MAX_BYTES,

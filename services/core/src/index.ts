@@ -1,5 +1,5 @@
 export { createCoreService, CORE_MIGRATIONS, type CoreService, type CoreServiceDeps } from './core-service';
-export { coreConfigSchema, type CoreConfig } from './config';
+export { coreConfigSchema, coreFileEnv, coreIndexerEnv, connectorFileConfig, googleEndpointSetting, projectFileConfig, type CoreConfig, type CoreFileConfig } from './config';
 export { documentedCoreOpenApi, CORE_OPENAPI_PATH } from './app';
 export { DEFAULT_PERSONA_ID } from './domain/personas';
 // The memory API's client lives in the runtime (the agents read the tenant's knowledge with it too).

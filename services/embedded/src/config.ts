@@ -2,13 +2,8 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { envInt } from '@lore/runtime';
 import { allowLoopbackSetting, refuseLoopbackInProduction, retentionDaysSetting } from '@lore/gateway';
-
-/** An optional http(s) endpoint; empty is unset. */
-const endpointUrl = z
-  .string()
-  .optional()
-  .transform((v) => (v === '' ? undefined : v))
-  .refine((v) => v === undefined || /^https?:\/\/\S+$/.test(v), { message: 'must be an http(s) URL' });
+import { agentsApiLimitsEnv, agentsWorkflowEnv, csvImportFrom, runSettingsFrom, searxngUrlSetting, type RunSettings } from '@lore/agents';
+import { connectorFileConfig, coreFileEnv, coreIndexerEnv, googleEndpointSetting, projectFileConfig } from '@lore/core';
 
 /** Embedded mode's environment. Everything has a default: the newcomer's first minute needs no setup. */
 export const embeddedEnvSchema = z.object({
@@ -45,19 +40,23 @@ export const embeddedEnvSchema = z.object({
    * Google's Drive API and token endpoints for the Drive source (a proxy, a loopback Drive), as the cluster's core
    * worker reads them (docs/configuration.md); default Google's.
    */
-  LORE_CONNECTORS_GOOGLE_API_URL: endpointUrl,
-  LORE_CONNECTORS_GOOGLE_TOKEN_URL: endpointUrl,
+  LORE_CONNECTORS_GOOGLE_API_URL: googleEndpointSetting,
+  LORE_CONNECTORS_GOOGLE_TOKEN_URL: googleEndpointSetting,
   /** `true`: list building and company overview may read this machine's web pages (docs/agents.md); refused in production. */
   LORE_AGENTS_ALLOW_LOOPBACK: allowLoopbackSetting,
   /** A SearXNG instance (its JSON API) list building searches the web with; without one lists come from the directory. */
-  LORE_AGENTS_SEARXNG_URL: z
-    .string()
-    .optional()
-    .transform((v) => (v === '' ? undefined : v))
-    .refine((v) => v === undefined || /^https?:\/\/\S+$/.test(v), { message: 'must be an http(s) URL' }),
-  /** How often the connector scheduler looks for due pairs (ms). */
-  LORE_CORE_SCHEDULER_INTERVAL_MS: envInt(15_000, 100, 3_600_000),
-  LORE_CORE_INDEX_MAX_RUNNING: envInt(8, 1, 64),
+  LORE_AGENTS_SEARXNG_URL: searxngUrlSetting,
+  /**
+   * The agents' and core's settings a user of embedded mode sets as on a cluster, with the definitions (names, ranges,
+   * defaults) of the processes that read them there (before 2026-11-30 embedded mode ignored them):
+   * the search workflows' runs at once, budgets and credit prices (the agents worker's); the CSV import limits,
+   * generic workflows per service and the live page's token lifetime (the agents API's); the project and connector
+   * file upload limits (core's); the connector scheduler's interval and the indexer's runs at once (the core worker's).
+   */
+  ...agentsWorkflowEnv,
+  ...agentsApiLimitsEnv,
+  ...coreFileEnv,
+  ...coreIndexerEnv,
 }).superRefine((env, ctx) => {
   refuseLoopbackInProduction(env, ctx);
   if (env.NODE_ENV === 'production' && env.LORE_CONNECTORS_ALLOW_LOOPBACK) {
@@ -79,4 +78,23 @@ export function googleEndpoints(config: Pick<EmbeddedConfig, 'LORE_CONNECTORS_GO
     ...(config.LORE_CONNECTORS_GOOGLE_API_URL ? { apiBaseUrl: config.LORE_CONNECTORS_GOOGLE_API_URL } : {}),
     ...(config.LORE_CONNECTORS_GOOGLE_TOKEN_URL ? { tokenUrl: config.LORE_CONNECTORS_GOOGLE_TOKEN_URL } : {}),
   };
+}
+
+/** What embedded mode's agents worker runs with: the agents worker's settings, from the same variables. */
+export function agentsWorkerSettings(config: EmbeddedConfig): { settings: RunSettings; maxRunning: number; sweepIntervalMs: number } {
+  return { settings: runSettingsFrom(config), maxRunning: config.LORE_AGENTS_WORKFLOW_MAX_RUNNING, sweepIntervalMs: config.LORE_AGENTS_WORKFLOW_SWEEP_MS };
+}
+
+/** The agents API's limits in embedded mode, from the variables the cluster's agents API reads. */
+export function agentsServiceSettings(config: EmbeddedConfig): { csvImport: ReturnType<typeof csvImportFrom>; genericWorkflows: { maxRunningPerService: number }; liveUrlTtlSeconds: number } {
+  return {
+    csvImport: csvImportFrom(config),
+    genericWorkflows: { maxRunningPerService: config.LORE_AGENTS_WORKFLOW_MAX_PER_SERVICE },
+    liveUrlTtlSeconds: config.LORE_AGENTS_LIVE_URL_TTL_S,
+  };
+}
+
+/** Core's upload limits in embedded mode, from the variables the cluster's core reads. */
+export function coreFileSettings(config: EmbeddedConfig): { projectFiles: ReturnType<typeof projectFileConfig>; connectorFiles: ReturnType<typeof connectorFileConfig> } {
+  return { projectFiles: projectFileConfig(config), connectorFiles: connectorFileConfig(config) };
 }

@@ -19,10 +19,10 @@ import {
 } from '@lore/runtime';
 import { createGateway, createCreditUsageConsumer, CREDIT_TOPICS, gatewayConfig, invalidateTenant, MemoryGatewayState, createWebhooksWorker, type Gateway } from '@lore/gateway';
 import { createGraphService, GRAPH_TOPICS, type GraphService } from '@lore/graph';
-import { AGENTS_TOPICS, createAgentsService, createAgentsWorker, knowledgeSource, listSources, webSearchFrom, webSource, type AgentsService } from '@lore/agents';
+import { AGENTS_TOPICS, createAgentsService, createAgentsWorker, knowledgeSource, listSources, LiveTokens, webSearchFrom, webSource, type AgentsService } from '@lore/agents';
 import { createMcpService } from '@lore/mcp';
 import { CORE_TOPICS, createCoreService, GraphConnectorDocuments, GraphKnowledgeSearch, startCredentialSealing, type CoreService } from '@lore/core';
-import { googleEndpoints, type EmbeddedConfig } from './config';
+import { agentsServiceSettings, agentsWorkerSettings, coreFileSettings, googleEndpoints, type EmbeddedConfig } from './config';
 import { lockDataDir } from './data-lock';
 import { openSocketDir } from './socket-dir';
 import { statisticsUpkeep } from './statistics';
@@ -159,6 +159,8 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
     knowledge: new GraphKnowledgeSearch({ url: `unix:${graphSocket}`, timeoutMs: 10_000 }),
     languageModel: graph.memory.languageModel,
     blobs: coreBlobs,
+    // Project and connector file upload limits, from the variables core reads on a cluster.
+    ...coreFileSettings(config),
     connectorTargets: { allowLoopback: config.LORE_CONNECTORS_ALLOW_LOOPBACK },
     indexer: {
       bus,
@@ -178,7 +180,9 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
   const credentialSealing = startCredentialSealing(db, core.core.secrets, root.child({ service: 'core' }));
   lifecycle.onShutdown('credential sealing', () => credentialSealing.stop());
 
-  // Agents: list building, imports, utility and seed routes, on the same database.
+  // Agents: list building, imports, utility and seed routes, on the same database, with the API's limits from the
+  // variables the agents API reads on a cluster.
+  const agentsLimits = agentsServiceSettings(config);
   const agents = await createAgentsService({
     db,
     logger: root.child({ service: 'agents' }),
@@ -191,6 +195,10 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
     // The graph's model (the embedded extractive one unless configured): criteria and routing fall back to rules with it.
     languageModel: graph.memory.languageModel,
     webTargets: { allowLoopback: config.LORE_AGENTS_ALLOW_LOOPBACK },
+    csvImport: agentsLimits.csvImport,
+    genericWorkflows: agentsLimits.genericWorkflows,
+    // One process: a random key (LiveTokens' default), with the lifetime set.
+    liveTokens: new LiveTokens(undefined, agentsLimits.liveUrlTtlSeconds),
     migrate: false,
   });
   const agentsServer = await listenSocket(agents.app, agentsSocket);
@@ -294,12 +302,13 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
   lifecycle.onShutdown('credits consumer', () => credits.stop());
   await core.indexer!.start();
   lifecycle.onShutdown('core indexer', () => core.indexer!.stop());
-  // The agents worker runs the search workflows here, on the in-memory bus (progress streams in memory too).
+  // The agents worker runs the search workflows here, on the in-memory bus (progress streams in memory too), with the
+  // agents worker's runs at once, budgets and credit prices (./config.ts).
   // With LORE_AGENTS_SEARXNG_URL it searches the web too; without it lists come from the directory and the tenant's
   // knowledge (the memory API on the graph's socket, as the workflow's starter), and the snapshot says so.
   const agentsWeb = webSearchFrom({ searxngUrl: config.LORE_AGENTS_SEARXNG_URL });
   const agentsKnowledge = knowledgeSource(new GraphKnowledgeSearch({ url: `unix:${graphSocket}`, timeoutMs: 10_000 }), signer);
-  const agentsWorker = createAgentsWorker({ agents: agents.agents, bus, sources: listSources(agents.agents, { web: agentsWeb ? webSource(agentsWeb, agents.agents.pages) : undefined, knowledge: agentsKnowledge }), relay: false });
+  const agentsWorker = createAgentsWorker({ agents: agents.agents, bus, sources: listSources(agents.agents, { web: agentsWeb ? webSource(agentsWeb, agents.agents.pages) : undefined, knowledge: agentsKnowledge }), relay: false, ...agentsWorkerSettings(config) });
   await agentsWorker.start();
   lifecycle.onShutdown('agents worker', () => agentsWorker.stop());
   // Planner statistics, which PGlite's missing autovacuum would otherwise never gather (./statistics.ts): the tables
