@@ -449,6 +449,9 @@ describe('charts/lore', () => {
       expect(names('graph')).toEqual(expect.arrayContaining(['LORE_KAFKA_BROKERS', 'LORE_KAFKA_PREFIX']));
       expect(names('core').filter((n) => n.startsWith('LORE_KAFKA'))).toEqual([]);
       expect(names('core-worker').filter((n) => n.startsWith('LORE_KAFKA'))).toEqual(['LORE_KAFKA_BROKERS', 'LORE_KAFKA_PREFIX']);
+      // The gateway has no bus either (the webhooks worker reads Kafka): no address it never uses.
+      expect(names('gateway').filter((n) => n.startsWith('LORE_KAFKA'))).toEqual([]);
+      expect(names('webhooks').filter((n) => n.startsWith('LORE_KAFKA'))).toEqual(['LORE_KAFKA_BROKERS', 'LORE_KAFKA_PREFIX']);
     });
 
     it('needs the key ring for core alone (it seals connector credentials)', async () => {
@@ -495,7 +498,7 @@ describe('charts/lore', () => {
     it.each([
       ['minimal', MINIMAL, 'lore'],
       ['full', FULL, 'lore-credentials'],
-    ])('runs agents with the %s values: its entry point on 8084, probes on that port, PostgreSQL, Redis and the identity secret from the Secret, graph\'s language model, SearXNG when given, nothing else', async (_name, values, secret) => {
+    ])('runs agents with the %s values: its entry point on 8084, probes on that port, PostgreSQL, Redis and the identity secret from the Secret, graph\'s language model, no SearXNG address (the worker\'s), nothing else', async (_name, values, secret) => {
       const objs = await renderObjects('lore', ns, ['-f', values]);
       const c = containerOf(objs, 'agents');
       expect(c.image).toBe(containerOf(objs, 'gateway').image);
@@ -519,12 +522,13 @@ describe('charts/lore', () => {
       const llm = ['LORE_AI_LLM_BASE_URL', 'LORE_AI_LLM_MODEL', 'LORE_AI_LLM_API_KEY'];
       if (values === FULL) {
         for (const name of llm) expect({ name, env: byName[name] }).toEqual({ name, env: graphEnv[name] });
-        expect(byName.LORE_AGENTS_SEARXNG_URL).toEqual({ name: 'LORE_AGENTS_SEARXNG_URL', value: 'http://searxng.search.svc:8080' });
         // Egress proxy URLs may carry credentials: only from the Secret the values name.
         expect(byName.LORE_AGENTS_EGRESS_PROXIES).toEqual({ name: 'LORE_AGENTS_EGRESS_PROXIES', valueFrom: { secretKeyRef: { name: 'lore-egress-proxies', key: 'egress-proxies' } } });
       } else {
-        for (const name of [...llm, 'LORE_AGENTS_SEARXNG_URL', 'LORE_AGENTS_EGRESS_PROXIES']) expect({ name, present: name in byName }).toEqual({ name, present: false });
+        for (const name of [...llm, 'LORE_AGENTS_EGRESS_PROXIES']) expect({ name, present: name in byName }).toEqual({ name, present: false });
       }
+      // The web search is the worker's alone (the API builds no lists): never on the API, even with agents.searxngUrl.
+      expect('LORE_AGENTS_SEARXNG_URL' in byName).toBe(false);
       expect(byName.LORE_AGENTS_LIVE_URL_TTL_S).toEqual({ name: 'LORE_AGENTS_LIVE_URL_TTL_S', value: values === FULL ? '1800' : '3600' });
       // Never the owner's URL, the key ring, Kafka (the worker's), the embedder, loopback reads or a port name agents does not read.
       for (const absent of ['LORE_DATABASE_OWNER_URL', 'LORE_ENCRYPTION_KEYS', 'LORE_KAFKA_BROKERS', 'LORE_KAFKA_PREFIX', 'LORE_AI_EMBEDDINGS_API_KEY', 'LORE_EMBEDDER', 'LORE_HTTP_PORT', 'LORE_AGENTS_ALLOW_LOOPBACK', 'LORE_AGENTS_WORKER_PORT']) {
@@ -544,7 +548,7 @@ describe('charts/lore', () => {
         LORE_AGENTS_BODY_LIMIT_BYTES: values === FULL ? 2097152 : 1048576,
         LORE_AGENTS_ALLOW_LOOPBACK: false,
       });
-      expect(parsed.data?.LORE_AGENTS_SEARXNG_URL).toBe(values === FULL ? 'http://searxng.search.svc:8080' : undefined);
+      expect(parsed.data?.LORE_AGENTS_SEARXNG_URL).toBeUndefined();
       expect(parsed.data?.LORE_AI_LLM_BASE_URL).toBe(values === FULL ? 'http://vllm.ai.svc:8000/v1' : undefined);
       expect(parsed.data?.LORE_AI_LLM_MODEL).toBe(values === FULL ? 'qwen2.5-7b-instruct' : undefined);
       expect(parsed.data?.LORE_DATABASE_OWNER_URL).toBeUndefined();
@@ -587,9 +591,12 @@ describe('charts/lore', () => {
       const byName = envByName(objs, 'agents-worker');
       const agentsEnv = envByName(objs, 'agents');
       // What it shares with agents comes from the same sources: the Secret, agents' values, graph's language model.
-      for (const name of ['LORE_DATABASE_URL', 'LORE_REDIS_URL', 'LORE_IDENTITY_SECRET', 'LORE_AGENTS_MIGRATE', 'LORE_AGENTS_SEARXNG_URL', 'LORE_AGENTS_EGRESS_PROXIES', 'LORE_AI_LLM_BASE_URL', 'LORE_AI_LLM_MODEL', 'LORE_AI_LLM_API_KEY']) {
+      for (const name of ['LORE_DATABASE_URL', 'LORE_REDIS_URL', 'LORE_IDENTITY_SECRET', 'LORE_AGENTS_MIGRATE', 'LORE_AGENTS_EGRESS_PROXIES', 'LORE_AI_LLM_BASE_URL', 'LORE_AI_LLM_MODEL', 'LORE_AI_LLM_API_KEY']) {
         expect({ name, env: byName[name] }).toEqual({ name, env: agentsEnv[name] });
       }
+      // The web search (SearXNG) when agents.searxngUrl names one: the worker's alone.
+      if (values === FULL) expect(byName.LORE_AGENTS_SEARXNG_URL).toEqual({ name: 'LORE_AGENTS_SEARXNG_URL', value: 'http://searxng.search.svc:8080' });
+      else expect('LORE_AGENTS_SEARXNG_URL' in byName).toBe(false);
       expect(byName.LORE_REDIS_URL).toEqual({ name: 'LORE_REDIS_URL', valueFrom: { secretKeyRef: { name: secret, key: 'redis-url' } } });
       expect(byName.LORE_AGENTS_WORKER_PORT).toEqual({ name: 'LORE_AGENTS_WORKER_PORT', value: '8089' });
       // The tenant's knowledge: graph's Service URL, the worker's alone (the API builds no lists).
@@ -882,6 +889,8 @@ describe('charts/lore', () => {
     ['a scheduler interval core-worker would refuse', ['--set', 'core.worker.schedulerIntervalMs=10'], 'schedulerIntervalMs'],
     ['a Drive endpoint that is no http(s) URL', ['--set', 'core.worker.googleApiUrl=ftp://drive.example.com'], 'googleApiUrl'],
     ['a misspelt core.worker key', ['--set', 'core.worker.replicas=2'], 'replicas'],
+    ['a rate the gateway would refuse', ['--set', 'gateway.rateLimit.perSecond=1000001'], '/gateway/rateLimit/perSecond'],
+    ['a burst the gateway would refuse', ['--set', 'gateway.rateLimit.burst=10000001'], '/gateway/rateLimit/burst'],
     ['an agents body limit agents would refuse', ['--set', 'agents.bodyLimitBytes=100'], '/agents/bodyLimitBytes'],
     ['a SearXNG address that is no http(s) URL', ['--set', 'agents.searxngUrl=ftp://searxng.example.com'], '/agents/searxngUrl'],
     ['a misspelt agents.worker key', ['--set', 'agents.worker.replicas=2'], 'replicas'],
@@ -895,6 +904,12 @@ describe('charts/lore', () => {
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('values don\'t meet the specifications of the schema');
     expect(r.stderr).toContain(field);
+  });
+
+  it("takes the gateway's largest rate and burst (values.schema.json's maxima are the gateway's)", async () => {
+    const r = await template('lore', ns, ['-f', MINIMAL, '--set', 'gateway.rateLimit.perSecond=1000000', '--set', 'gateway.rateLimit.burst=10000000']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
   });
 
   it('documents every value in values.yaml with a comment', () => {
