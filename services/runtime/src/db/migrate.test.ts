@@ -1,10 +1,10 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../config/config';
 import { assertAppRole, assertSchemaNotNewer, NewerSchemaError, runMigrations, type MigrationSet } from './migrate';
 import { PgliteDb } from './pglite';
-import { runRuntimeMigrations } from '../outbox/outbox';
+import { RUNTIME_MIGRATIONS, runRuntimeMigrations } from '../outbox/outbox';
 
 jest.setTimeout(60_000);
 
@@ -63,6 +63,22 @@ describe('migrations (embedded PostgreSQL)', () => {
       await expect(unread).rejects.toThrow("may not read newer_ro.schema_migrations, so the schema's version cannot be checked");
     } finally {
       await rm(own, { recursive: true, force: true });
+    }
+  });
+
+  it('makes a release from before the start-up check refuse at the runtime schema, the first it migrates, before it touches any grant', async () => {
+    await runRuntimeMigrations(db);
+    // The runtime set as a release before the check had it: every migration up to 0005.
+    const older = await mkdtemp(join(tmpdir(), 'lore-migrate-older-'));
+    try {
+      for (const f of (await readdir(RUNTIME_MIGRATIONS.dir)).filter((f) => /^000[1-5]_/.test(f))) await copyFile(join(RUNTIME_MIGRATIONS.dir, f), join(older, f));
+      const refused = runMigrations(db, { ...RUNTIME_MIGRATIONS, dir: older });
+      await expect(refused).rejects.toBeInstanceOf(NewerSchemaError);
+      await expect(refused).rejects.toThrow(/the runtime schema was migrated by a newer version of Lore \(0006_schema_versions_readable\.sql/);
+      // This version's start-up check still reads the runtime record as the application role.
+      await expect(assertSchemaNotNewer(db, [RUNTIME_MIGRATIONS])).resolves.toBeUndefined();
+    } finally {
+      await rm(older, { recursive: true, force: true });
     }
   });
 
