@@ -7,7 +7,7 @@ import { MemoryBus, type MemoryBusOptions } from '@lore/runtime';
  * only other publisher, publishes only to its own topics once its groups have joined. A retention would serve no
  * one and hold memory: with 10 000 a partition, ~1.4 KB a message and 64 partitions, up to about 0.9 GB that never
  * came back. Messages no group has handled yet are kept whatever this says, and `lore.dead` (read by no group, only
- * listed) keeps every dead letter until the process ends.
+ * listed) and `lore.webhook.dead` (read by no group here) keep every dead letter until the process ends.
  */
 export const EMBEDDED_BUS_RETAIN_PER_PARTITION = 0;
 

@@ -91,6 +91,7 @@ describe('readCsv', () => {
     expect(read('a,b,c\n1,2,3\n', limits)).toMatchObject({ ok: false, errors: [{ row: 1, message: 'the file has 3 columns; at most 2 are allowed' }] });
     expect(read('a,b\n1,2\n3,4\n5,6\n', { ...limits, maxBytes: 100 })).toMatchObject({ ok: false, errors: [{ row: 0, message: 'the file has more than 2 rows' }] });
     expect(read('a,b\n1,2\n3,4\n', { ...limits, maxBytes: 100 }).ok).toBe(true);
+    expect(read('a,b\n1,2\n3,4\n', { ...limits, maxBytes: 100, maxRows: 1 })).toMatchObject({ ok: false, errors: [{ row: 0, message: 'the file has more than 1 row' }] });
   });
 
   it('refuses a column name longer than 200 characters (every restored cell repeats it)', () => {

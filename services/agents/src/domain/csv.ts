@@ -241,7 +241,7 @@ export function readCsv(bytes: Uint8Array, limits: CsvLimits): CsvReading {
   });
   const rows = records.slice(1);
   if (rows.length === 0) errors.push(whole('the file has a header and no rows'));
-  if (rows.length > limits.maxRows) errors.push(whole(`the file has more than ${limits.maxRows} rows`, String(limits.maxRows)));
+  if (rows.length > limits.maxRows) errors.push(whole(`the file has more than ${limits.maxRows} ${limits.maxRows === 1 ? 'row' : 'rows'}`, String(limits.maxRows)));
   rows.forEach((record, i) => {
     if (record.length !== header.length) {
       const fields = record.length === 1 ? '1 field' : `${record.length} fields`;

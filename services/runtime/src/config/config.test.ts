@@ -37,6 +37,16 @@ describe('parseConfig', () => {
     expect(() => parseConfig(schema, { ...base, SIGNING_KEY: 'short' })).toThrow(/at least 16 characters/);
   });
 
+  it('reads an integer setting in decimal digits only', () => {
+    const base = { SIGNING_KEY: 'k'.repeat(16), DATABASE_URL: 'postgres://h/db' };
+    expect(parseConfig(schema, { ...base, PORT: '8081' }).PORT).toBe(8081);
+    expect(parseConfig(schema, { ...base, PORT: ' 8082 ' }).PORT).toBe(8082);
+    expect(parseConfig(schema, { ...base, PORT: '' }).PORT).toBe(8080);
+    for (const odd of ['0x1f90', '8e3', '8080.0', '+8080', '0b11', '8_080']) {
+      expect(() => parseConfig(schema, { ...base, PORT: odd })).toThrow(new RegExp(`PORT: must be an integer between 1 and 65535, got "${odd.replace('+', '\\+').replace('.', '\\.')}"`));
+    }
+  });
+
   it('does not print secret values in its message', () => {
     try {
       parseConfig(schema, { SIGNING_KEY: 'tooshort-secret', DATABASE_URL: 'x' });

@@ -29,13 +29,17 @@ export const envBool = (defaultValue: boolean) =>
     .optional()
     .transform((v) => (v === undefined ? defaultValue : v === 'true' || v === '1' || v === 'yes'));
 
+/**
+ * An integer setting in decimal digits (an optional `-`, surrounding spaces ignored); unset or empty: the default.
+ * `Number()` alone would also read `0x10`, `1e3` or `5.0`, which no documented value looks like.
+ */
 export const envInt = (defaultValue: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   z
     .string()
     .optional()
     .transform((v, ctx) => {
       if (v === undefined || v === '') return defaultValue;
-      const n = Number(v);
+      const n = /^\s*-?\d+\s*$/.test(v) ? Number(v) : Number.NaN;
       if (!Number.isInteger(n) || n < min || n > max) {
         ctx.addIssue({ code: 'custom', message: `must be an integer between ${min} and ${max}, got "${v}"` });
         return z.NEVER;
