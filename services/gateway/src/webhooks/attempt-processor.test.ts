@@ -23,7 +23,8 @@ const controller = holdController();
 const due = Date.now() + 50;
 await Promise.all(Array.from({ length: 20 }, () => holdUntil(due, controller.signal)));
 await new Promise((resolve) => setImmediate(resolve));
-console.log(JSON.stringify({ warnings }));
+// The child's answer to the test, on its stdout (not a log line).
+process.stdout.write(JSON.stringify({ warnings }));
 `;
 
 describe('holding retries until they are due', () => {
