@@ -1,8 +1,6 @@
 import { TOPICS, type GraphJobMessage } from '@lore/contracts';
 import { IDENTITY_HEADER, PostgresBlobStore, type Identity } from '@lore/runtime';
 import { Client } from 'pg';
-import { SOURCES } from '../../services/core/src/domain/sources';
-import { CONNECTOR_SOURCES } from '../../services/graph/src/domain/knowledge-graph';
 import { eventually, startHarness, type Harness } from '../memory/support';
 import { uniqueSuffix } from '../support/infra';
 
@@ -354,10 +352,6 @@ describe('knowledge graphs (cluster mode, through the gateway)', () => {
       await push(tenant, memory, 42, [doc('drive/grace', 'Dr. Grace Hopper advises Umbrella Corp. She lives in Paris.', 'google_drive')]);
       // Another tenant's connector documents never reach this tenant's graphs.
       await push(other, otherMemory, 43, [doc('wiki/eve', 'Dr. Eve Secret works at Hidden Corp in Oslo.', 'web')]);
-    });
-
-    it('takes in source_types exactly the sources core\'s connectors read', () => {
-      expect([...CONNECTOR_SOURCES].sort()).toEqual([...SOURCES].sort());
     });
 
     it('reads every source with source_types null and only the listed ones otherwise; graph_name creates the graph', async () => {

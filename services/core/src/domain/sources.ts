@@ -1,12 +1,13 @@
 import { z } from 'zod';
+import { CONNECTOR_SOURCES, type ConnectorSource } from '@lore/contracts';
 
 /**
  * The sources a connector may read and, per source, what its connector configuration and its credential's
  * `credential_json` must hold. Pure rules: the route schemas apply them, so a bad value is a 422 naming its field.
  */
 
-export const SOURCES = ['web', 'file', 'google_drive'] as const;
-export type Source = (typeof SOURCES)[number];
+export const SOURCES = CONNECTOR_SOURCES;
+export type Source = ConnectorSource;
 
 /** How a connector fetches: the whole source each run (`load_state`), changes since the last run (`poll`), or pushed events. */
 export const INPUT_TYPES = ['load_state', 'poll', 'event'] as const;

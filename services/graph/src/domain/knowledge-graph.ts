@@ -38,13 +38,6 @@ export interface Plan {
 
 export const refOf = (n: Pick<PlannedNode, 'label' | 'key'>): string => `${n.label}|${n.key}`;
 
-/**
- * The connector sources a connector ingest may name in `source_types`: the sources core's connectors read (core's
- * `domain/sources.ts`, the `connector.source` its status route lists). A name outside them would read no document,
- * and the job would complete empty as if there were nothing to take, so it is refused instead.
- */
-export const CONNECTOR_SOURCES = ['web', 'file', 'google_drive'] as const;
-
 /** What a column of a table says about its row's entities. */
 export type ColumnRole =
   | 'company_name'

@@ -1,8 +1,8 @@
+import { CONNECTOR_SOURCES } from '@lore/contracts';
 import { detailValidationView } from '@lore/runtime';
 import { z } from 'zod';
 import type { JobAnswer, JobView } from '../../application/knowledge-graphs';
 import { GRAPH_LIMITS } from '../../application/knowledge-graphs';
-import { CONNECTOR_SOURCES } from '../../domain/knowledge-graph';
 import type { GraphRow } from '../../store/knowledge-graphs';
 
 /** Spec 2's knowledge-graph (department) fields, plus `message` (why the last job failed, when it did). */
