@@ -15,7 +15,7 @@
  * every answer of the web waits `--latency` ms first (default 150: a remote site's round trip), since on loopback a
  * page costs nothing and there would be nothing to overlap.
  */
-import { reportClaims, supports, type ResearchSource } from '../../services/agents/src/domain/research';
+import { ownReportLines, readResearchState, reportClaims, supports, type ResearchSource } from '../../services/agents/src/domain/research';
 import { startAgentsStack, type AgentsStack } from '../../test/agents/harness';
 import { generateAgentsWorld, serveAgentsWorld, type ServedAgentsWorld } from '../../test/support/agents-world';
 import { closeIdleHttpConnections } from '../../test/support/http';
@@ -80,7 +80,8 @@ async function research(served: ServedAgentsWorld, units: number): Promise<RunRe
       if (e.type === 'researcher_finished') now--;
     }
     const sources = new Map((rows.state.sources as ResearchSource[]).map((x) => [x.n, x]));
-    const claims = reportClaims(String(status.final_report));
+    // Every line but the run's own (title, areas' headings): the lines the citation checker checks.
+    const claims = reportClaims(String(status.final_report), ownReportLines(readResearchState(rows.state)));
     const supported = claims.filter((c) => c.markers.length > 0 && c.markers.every((n) => sources.has(n) && supports(c.claim, sources.get(n)!))).length;
     return { wallMs: last - first, researchMs: researchTo - researchFrom, sources: sources.size, claims: claims.length, supported, mostAtOnce: most };
   } finally {

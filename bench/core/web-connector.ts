@@ -62,6 +62,8 @@ const ROUNDS = argNum('rounds', 3);
 const MODE = argStr('mode', 'recursive') as 'recursive' | 'sitemap';
 /** Spacing of request starts, for the source (`minDelayMs`) and both loops alike. Default 0, as the suites run. */
 const DELAY_MS = argNum('delay-ms', 0);
+/** Documents per write to the memory (`LORE_CORE_INDEX_BATCH_DOCUMENTS`); default: the indexer's own. */
+const BATCH = argNum('batch', 0);
 /** The web source's requests in flight per site (WebSource: at most 2). */
 const CONCURRENCY = 2;
 const TARGET = 0.5;
@@ -242,7 +244,7 @@ async function main(): Promise<void> {
   requireEnv('LORE_TEST_PG_URL');
   timePushes();
   const web = await new LoopbackWeb({ seed: 12, crawlDelaySeconds: { alpha: 0, beta: 0 }, generatedPages: PAGES }).start();
-  const s = await startCoreStack({ checkResponses: false, indexer: { sources: { lookup: web.lookup, web: { minDelayMs: DELAY_MS } } } });
+  const s = await startCoreStack({ checkResponses: false, indexer: { sources: { lookup: web.lookup, web: { minDelayMs: DELAY_MS } }, ...(BATCH > 0 ? { settings: { batchDocuments: BATCH } } : {}) } });
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const fetcher = createWebFetcher({ allowLoopback: true, lookup: web.lookup });
   const alpha = web.siteUrl('alpha');

@@ -375,6 +375,7 @@ describe('the generic workflow API without a worker (Redis, PostgreSQL, through 
       ['POST', '/api/workflow/people/remove-criteria', { column_name: 'x' }, ['body', 'thread_id']],
       ['GET', `/api/workflow/status/${'x'.repeat(513)}`, undefined, ['path', 'thread_id']],
       ['GET', '/api/workflow/threads?limit=0', undefined, ['query', 'limit']],
+      ['GET', '/api/workflow/threads?limit=1e1', undefined, ['query', 'limit']],
       ['GET', '/api/seed/status?seed_type=places', undefined, ['query', 'seed_type']],
       ['DELETE', '/api/seed/status?clear_all=maybe', undefined, ['query', 'clear_all']],
     ];

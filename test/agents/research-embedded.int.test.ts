@@ -1,4 +1,4 @@
-import { BRIEF_SECTIONS, REPORT_SECTIONS, hasSections, reportClaims } from '../../services/agents/src/domain/research';
+import { BRIEF_SECTIONS, REPORT_SECTIONS, hasSections, ownReportLines, reportClaims } from '../../services/agents/src/domain/research';
 import { generateAgentsWorld, serveAgentsWorld, type ServedAgentsWorld } from '../support/agents-world';
 import { useEmbedded } from '../support/embedded';
 import { ended, pollUntil, streamOf, until } from './embedded-client';
@@ -37,16 +37,18 @@ describe('deep research in embedded mode', () => {
     expect(hasSections(status.final_report, REPORT_SECTIONS)).toBe(true);
     expect(status.sources.length).toBeGreaterThan(2);
     const read = new Set(status.sources.map((x: any) => x.n));
-    const claims = reportClaims(status.final_report);
+    const res = await fetch(`${embedded.lore.url}/research/stream/${thread}`, { headers: { 'x-api-key': embedded.lore.credentials.api_key, 'last-event-id': '1' } });
+    const text = await res.text();
+    const frames = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!));
+    // Every line of the report but Lore's own (its title and the areas' headings, from the brief's event) is checked.
+    const areas = (frames.find((f) => f.type === 'brief')!.data.areas as string[]).map((question) => ({ question }));
+    const claims = reportClaims(status.final_report, ownReportLines({ query: status.query, clarification: null, partial: false, message: status.message, areas }));
     expect(claims.length).toBeGreaterThan(2);
     for (const c of claims) {
       expect(c.markers.length).toBeGreaterThan(0);
       for (const n of c.markers) expect(read.has(n)).toBe(true);
     }
     for (const x of status.sources) expect(served!.web.requests.some((r) => String(x.url).includes(r.host))).toBe(true);
-    const res = await fetch(`${embedded.lore.url}/research/stream/${thread}`, { headers: { 'x-api-key': embedded.lore.credentials.api_key, 'last-event-id': '1' } });
-    const text = await res.text();
-    const frames = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!));
     expect(frames[0]).toMatchObject({ seq: 2 });
     expect(frames[frames.length - 1]).toMatchObject({ event: 'complete', final_report: status.final_report });
   });

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { OpenAiLanguageModel } from '@lore/ai';
-import { BRIEF_SECTIONS, REPORT_SECTIONS, hasSections, reportClaims, supports, type ResearchSource } from '../../services/agents/src/domain/research';
+import { BRIEF_SECTIONS, REPORT_SECTIONS, hasSections, ownReportLines, readResearchState, reportClaims, supports, type ResearchSource } from '../../services/agents/src/domain/research';
 import { generateAgentsWorld, serveAgentsWorld, type ServedAgentsWorld } from '../support/agents-world';
 import { LoopbackModel, type LoopbackChatBody } from '../support/loopback-model';
 import type { TenantFixture } from '../gateway/harness';
@@ -17,6 +17,12 @@ const QUERY = 'fintech companies in Berlin';
 async function storedSources(s: AgentsStack, tenantId: string, thread: string): Promise<ResearchSource[]> {
   const r = await s.db.withTenant(tenantId, (sql) => sql.query<{ state: Json }>(`SELECT state FROM agents.workflows WHERE thread_id = $1`, [thread]));
   return r.rows[0]!.state.sources as ResearchSource[];
+}
+
+/** The lines of the research's report that are Lore's own (its title, partial marker, areas' headings). */
+async function ownLines(s: AgentsStack, tenantId: string, thread: string): Promise<string[]> {
+  const r = await s.db.withTenant(tenantId, (sql) => sql.query<{ state: Json }>(`SELECT state FROM agents.workflows WHERE thread_id = $1`, [thread]));
+  return ownReportLines(readResearchState(r.rows[0]!.state));
 }
 
 async function eventsOf(s: AgentsStack, tenantId: string, thread: string): Promise<Array<{ seq: number; type: string; data: Json }>> {
@@ -35,10 +41,10 @@ function mostAtOnce(events: Array<{ type: string }>): number {
   return most;
 }
 
-/** Every claim of the report cites a fetched source, and each cited source supports it. */
-function expectEveryClaimSupported(report: string, sources: ResearchSource[]): number {
+/** Every claim of the report (each line but the run's own) cites a fetched source, and each cited source supports it. */
+function expectEveryClaimSupported(report: string, sources: ResearchSource[], own: string[]): number {
   const byN = new Map(sources.map((x) => [x.n, x]));
-  const claims = reportClaims(report);
+  const claims = reportClaims(report, own);
   for (const c of claims) {
     expect(c.markers.length).toBeGreaterThan(0);
     for (const n of c.markers) {
@@ -117,7 +123,7 @@ describe('deep research on the test world (through the gateway, worker on Kafka,
     // Every source was fetched from the world (no URL twice), and the report's sources list only cited ones.
     expect(new Set(sources.map((x) => x.url)).size).toBe(sources.length);
     for (const x of sources) expect(served.web.requests.some((r) => x.url.includes(r.host) && x.url.endsWith(r.path))).toBe(true);
-    expect(expectEveryClaimSupported(last.final_report, sources)).toBeGreaterThan(3);
+    expect(expectEveryClaimSupported(last.final_report, sources, await ownLines(s, a.tenantId, thread))).toBeGreaterThan(3);
     const listed = [...String(last.final_report.split('## Sources')[1]).matchAll(/^(\d+)\. \[/gm)].map((m) => Number(m[1]));
     const cited = [...new Set([...String(last.final_report.split('## Sources')[0]).matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1])))].sort((x, y) => x - y);
     expect(listed).toEqual(cited);
@@ -141,7 +147,7 @@ describe('deep research on the test world (through the gateway, worker on Kafka,
     expect(done.status).toBe('completed');
     const sources = await storedSources(s, a.tenantId, thread);
     expect(sources.length).toBeGreaterThan(0);
-    expect(expectEveryClaimSupported(done.final_report, sources)).toBeGreaterThan(0);
+    expect(expectEveryClaimSupported(done.final_report, sources, await ownLines(s, a.tenantId, thread))).toBeGreaterThan(0);
     const queries = (await eventsOf(s, a.tenantId, thread)).filter((e) => e.type === 'researcher_progress' && e.data.unit === 0).map((e) => e.data.query);
     expect(queries).toEqual(['fintech companies Berlin']);
   });
@@ -189,7 +195,7 @@ describe('deep research on the test world (through the gateway, worker on Kafka,
     const done = rest.frames[rest.frames.length - 1]!.data;
     expect(done.event).toBe('complete');
     expect(done.research_brief).toContain('fintech companies (in Berlin)');
-    expect(expectEveryClaimSupported(done.final_report, await storedSources(s, a.tenantId, thread))).toBeGreaterThan(0);
+    expect(expectEveryClaimSupported(done.final_report, await storedSources(s, a.tenantId, thread), await ownLines(s, a.tenantId, thread))).toBeGreaterThan(0);
   });
 
   it('resumes a stream with Last-Event-ID (header or query): every frame once, equal to a full replay; at the end an empty stream', async () => {
@@ -224,7 +230,9 @@ describe('deep research on the test world (through the gateway, worker on Kafka,
     expect(ended.status).toBe('stopped');
     expect(Date.now() - asked).toBeLessThan(3_000);
     const read = await readStream(s, 'GET', `/research/stream/${thread}`, auth(a));
-    expect(read.frames[read.frames.length - 1]!.data).toMatchObject({ event: 'stopped', status: 'stopped' });
+    // Both frames of the stop name the step it came in (before 2026-11-30 their step was '').
+    expect(read.frames[read.frames.length - 1]!.data).toMatchObject({ event: 'stopped', status: 'stopped', step: 'research' });
+    expect(read.frames.find((f) => f.data.type === 'stop_requested')!.data).toMatchObject({ status: 'stopping', step: 'research' });
     expect((await s.call('DELETE', `/research/stop/${thread}`, auth(a))).json).toMatchObject({ status: 'stopped', message: expect.stringMatching(/already ended/) });
 
     const waiting = (await start(s, a, { query: 'payment firms', allow_clarification: true })).json.thread_id as string;
@@ -308,9 +316,11 @@ describe('deep research budgets, a configured model, and a killed worker', () =>
     await served?.close();
   });
 
-  it('ends cleanly when the fetch budget is spent, with a report marked partial that still cites only what it read', async () => {
+  it('ends cleanly when the fetch budget is spent, with a report marked partial that still cites only what it read; the model is still asked for it', async () => {
+    // The model's answers are unusable (no JSON, no sections): the brief and the report are Lore's, but it was asked.
+    const model = await new LoopbackModel().start();
     const s = await startAgentsStack({
-      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup } },
+      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup }, languageModel: new OpenAiLanguageModel({ baseUrl: model.url, model: 'loopback', timeoutMs: 5_000, retries: 0 }) },
       worker: { searxngUrl: served.search.url, settings: { budgets: { fetches: 8, wallMs: 120_000, modelTokens: 50_000 } } },
     });
     try {
@@ -325,15 +335,18 @@ describe('deep research budgets, a configured model, and a killed worker', () =>
       // Searches asked ahead and pages read at once are each counted before they go out: never more than the budget.
       const spent = await s.db.withTenant(t.tenantId, (sql) => sql.query<{ n: number }>(`SELECT (state->'spent'->>'fetches')::int AS n FROM agents.workflows WHERE thread_id = $1`, [thread]));
       expect(spent.rows[0]!.n).toBeLessThanOrEqual(8);
-      expectEveryClaimSupported(done.final_report, sources);
+      expectEveryClaimSupported(done.final_report, sources, await ownLines(s, t.tenantId, thread));
       const types = (await eventsOf(s, t.tenantId, thread)).map((e) => e.type);
       expect(types).toContain('budget_spent');
       expect(types[types.length - 1]).toBe('completed');
       const frames = await readStream(s, 'GET', `/research/stream/${thread}`, auth(t));
       expect(frames.frames[frames.frames.length - 1]!.data).toMatchObject({ event: 'complete', partial: true });
       expect(await s.metrics.metrics()).toMatch(/lore_agents_workflows_total\{kind="deep_research",status="budget"[^}]*\} 1/);
+      // A spent fetch budget does not skip the model's report (until 2026-11-30 any spent budget did).
+      expect(model.bodies.map((b) => b.response_format?.json_schema?.name ?? 'report')).toEqual(['research_brief', 'research_brief', 'report']);
     } finally {
       await s.close();
+      await model.stop();
     }
   });
 
@@ -405,7 +418,7 @@ describe('deep research budgets, a configured model, and a killed worker', () =>
         expect(sources.length).toBeGreaterThan(3);
         for (const x of sources) expect(berlin.some((n) => x.title.includes(n))).toBe(true);
         expect(asked.every((q) => q.startsWith('fintech companies Berlin'))).toBe(true);
-        expectEveryClaimSupported(done.final_report, sources);
+        expectEveryClaimSupported(done.final_report, sources, await ownLines(s, t.tenantId, thread));
       }
     } finally {
       await s.close();
@@ -496,7 +509,13 @@ describe('deep research budgets, a configured model, and a killed worker', () =>
     }
   });
 
-  it('charges model calls to the token budget and ends partial once it is spent, asking the model nothing more', async () => {
+  /** The run's stored state: what it spent, and its sources. */
+  async function spentOf(s: AgentsStack, tenantId: string, thread: string): Promise<{ fetches: number; model_tokens: number }> {
+    const r = await s.db.withTenant(tenantId, (sql) => sql.query<{ state: Json }>(`SELECT state FROM agents.workflows WHERE thread_id = $1`, [thread]));
+    return r.rows[0]!.state.spent;
+  }
+
+  it('makes no model call whose charge does not fit in the tokens left: the budget is spent and the report partial', async () => {
     const model = await new LoopbackModel().start();
     model.reply = () => ({ content: JSON.stringify({ research_brief: '## Research question\nq', areas: [] }) });
     const s = await startAgentsStack({
@@ -507,14 +526,136 @@ describe('deep research budgets, a configured model, and a killed worker', () =>
       const t = await s.tenant();
       const thread = (await start(s, t, { query: QUERY })).json.thread_id as string;
       const done = await untilEnded(s, t, thread);
-      expect(done).toMatchObject({ status: 'completed', partial: true, message: expect.stringMatching(/^partial report: budget spent: model tokens \(\d+ of 1000\)$/) });
-      // The brief's call spent the budget (its answer, lacking the sections, was set aside for Lore's own brief).
-      expect(model.bodies).toHaveLength(1);
+      // The brief's call (1,500 tokens and its prompt) does not fit in 1,000: it is not made (until 2026-11-30 it was,
+      // and charged past the budget).
+      expect(done).toMatchObject({ status: 'completed', partial: true, message: expect.stringMatching(/^partial report: budget spent: model tokens \(0 of 1000; the next call needs 1\d{3}\)$/) });
+      expect(model.bodies).toHaveLength(0);
+      expect((await spentOf(s, t.tenantId, thread)).model_tokens).toBe(0);
       expect(hasSections(done.research_brief, BRIEF_SECTIONS)).toBe(true);
       expect(hasSections(done.final_report, REPORT_SECTIONS)).toBe(true);
+      const types = (await eventsOf(s, t.tenantId, thread)).map((e) => e.type);
+      expect(types.slice(-3)).toEqual(['budget_spent', 'notes_compressed', 'completed']);
     } finally {
       await s.close();
       await model.stop();
+    }
+  });
+
+  it('charges every request a model call sends (the retry after a refused answer too) and never spends past the token budget', async () => {
+    // The brief's answers are not JSON, twice: two requests, each charged. The report's call then does not fit.
+    const model = await new LoopbackModel().start();
+    model.reply = () => ({ content: 'Here is a plan, not JSON.' });
+    const s = await startAgentsStack({
+      service: { webTargets: { allowLoopback: true, lookup: served.web.lookup }, languageModel: new OpenAiLanguageModel({ baseUrl: model.url, model: 'loopback', timeoutMs: 5_000, retries: 0 }) },
+      worker: { searxngUrl: served.search.url, settings: { budgets: { fetches: 500, wallMs: 120_000, modelTokens: 5_000 } } },
+    });
+    try {
+      const t = await s.tenant();
+      const thread = (await start(s, t, { query: QUERY, max_researcher_iterations: 1 })).json.thread_id as string;
+      const done = await untilEnded(s, t, thread);
+      expect(model.bodies.map((b) => b.response_format?.json_schema?.name ?? 'report')).toEqual(['research_brief', 'research_brief']);
+      const spent = await spentOf(s, t.tenantId, thread);
+      // Each brief request: 1,500 and its prompt / 4 (the retry's prompt carries the feedback).
+      expect(spent.model_tokens).toBeGreaterThan(3_000);
+      expect(spent.model_tokens).toBeLessThanOrEqual(5_000);
+      expect(done).toMatchObject({ status: 'completed', partial: true, message: expect.stringMatching(/^partial report: budget spent: model tokens \(\d+ of 5000; the next call needs \d+\)$/) });
+      expect(done.final_report).toMatch(/^# Research report: [^\n]+\n\n> \*\*Partial report\*\*: budget spent: model tokens/);
+      const sources = await storedSources(s, t.tenantId, thread);
+      expect(sources.length).toBeGreaterThan(0);
+      expectEveryClaimSupported(done.final_report, sources, await ownLines(s, t.tenantId, thread));
+      const types = (await eventsOf(s, t.tenantId, thread)).map((e) => e.type);
+      expect(types.slice(-3)).toEqual(['notes_compressed', 'budget_spent', 'completed']);
+    } finally {
+      await s.close();
+      await model.stop();
+    }
+  });
+
+  it('bounds a model call by the wall time left: a model that never answers holds a 3 s budget for about 3 s, not its timeouts and retries', async () => {
+    let asked = 0;
+    const hung = createServer((req) => {
+      asked++;
+      req.resume(); // never answered
+    });
+    await new Promise<void>((r) => hung.listen(0, '127.0.0.1', () => r()));
+    const s = await startAgentsStack({
+      service: {
+        webTargets: { allowLoopback: true, lookup: served.web.lookup },
+        languageModel: new OpenAiLanguageModel({ baseUrl: `http://127.0.0.1:${(hung.address() as AddressInfo).port}/v1`, model: 'hung', timeoutMs: 20_000, retries: 2, backoffMs: 1 }),
+      },
+      worker: { searxngUrl: served.search.url, settings: { budgets: { fetches: 500, wallMs: 3_000, modelTokens: 50_000 } } },
+    });
+    try {
+      const t = await s.tenant();
+      const began = Date.now();
+      const thread = (await start(s, t, { query: QUERY })).json.thread_id as string;
+      const done = await untilEnded(s, t, thread);
+      // Until 2026-11-30 the brief's call alone took three attempts of 20 s.
+      expect(Date.now() - began).toBeLessThan(10_000);
+      expect(done).toMatchObject({ status: 'completed', partial: true, message: expect.stringMatching(/^partial report: budget spent: wall time \([34] s of 3 s\)$/) });
+      // One request, cut off at the deadline and not retried; no report call once the wall time is spent.
+      expect(asked).toBe(1);
+      expect(hasSections(done.final_report, REPORT_SECTIONS)).toBe(true);
+    } finally {
+      await s.close();
+      hung.closeAllConnections();
+      await new Promise((r) => hung.close(r));
+    }
+  });
+
+  it("charges no fetch for an address the guard refuses, stops reading at 60 sources, and says so when every search failed", async () => {
+    // A search engine whose result pages hold private addresses (refused before any connection) among pages of a site
+    // on loopback, each result a new page, so five researchers of ten iterations would read 75.
+    let mode: 'pages' | 'down' = 'pages';
+    let searches = 0;
+    const pages: string[] = [];
+    const site = createServer((req, res) => {
+      if (req.url === '/robots.txt') return void res.writeHead(404).end();
+      pages.push(req.url ?? '');
+      const id = (req.url ?? '').replace(/\W+/g, ' ').trim();
+      res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><head><title>Fintech company ${id}</title></head><body><p>The fintech company ${id} is one of the fintech companies in Berlin, founded there to build payment software for small shops.</p></body></html>`);
+    });
+    await new Promise<void>((r) => site.listen(0, '127.0.0.1', () => r()));
+    const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    const engine = createServer((req, res) => {
+      searches++;
+      if (mode === 'down') return void res.writeHead(503).end('overloaded');
+      const url = new URL(req.url ?? '/', 'http://x');
+      const key = `${url.searchParams.get('q')} ${url.searchParams.get('pageno') ?? '1'}`.replace(/\W+/g, '-');
+      // An odd result page begins with a private address: a researcher reads it and one page, an even page two pages.
+      const odd = Number(url.searchParams.get('pageno') ?? '1') % 2 === 1;
+      const results = Array.from({ length: 10 }, (_, i) => ({ url: odd && i === 0 ? `http://10.20.30.${i + 1}/${key}` : `${origin}/${key}/${i}`, title: `Result ${i}`, content: 'fintech companies in Berlin' }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ query: url.searchParams.get('q'), results }));
+    });
+    await new Promise<void>((r) => engine.listen(0, '127.0.0.1', () => r()));
+    const s = await searchingStack(engine);
+    try {
+      const t = await s.tenant();
+      const thread = (await start(s, t, { query: QUERY, max_concurrent_research_units: 5, max_researcher_iterations: 10 })).json.thread_id as string;
+      const done = await untilEnded(s, t, thread);
+      expect(done).toMatchObject({ status: 'completed', partial: false });
+      const sources = await storedSources(s, t.tenantId, thread);
+      expect(sources).toHaveLength(60);
+      // No page was read past the cap (until 2026-11-30 pages went on being read, charged and thrown away).
+      expect(pages).toHaveLength(60);
+      // Each search and each page asked for is a fetch; a refused address is none (until 2026-11-30 each was charged).
+      const spent = await spentOf(s, t.tenantId, thread);
+      expect(spent.fetches).toBe(searches + pages.length);
+      expect(done.credits_used).toBe(searches + pages.length);
+
+      mode = 'down';
+      searches = 0;
+      const failed = (await start(s, t, { query: QUERY, max_researcher_iterations: 1 })).json.thread_id as string;
+      const nothing = await untilEnded(s, t, failed);
+      // Still completed, as docs/agents.md says a failed search is read; but the run says the engine failed.
+      expect(nothing).toMatchObject({ status: 'completed', partial: false, message: 'research completed without sources: every web search failed (the search engine did not answer)' });
+      expect(nothing.final_report).toContain('_Every web search failed (the search engine did not answer), so no page was read._');
+      const ev = await eventsOf(s, t.tenantId, failed);
+      expect(ev.find((e) => e.type === 'search_failed')!.data).toMatchObject({ searches, message: expect.stringMatching(/^every web search failed/) });
+    } finally {
+      await s.close();
+      await new Promise((r) => engine.close(r));
+      await new Promise((r) => site.close(r));
     }
   });
 
@@ -552,6 +693,11 @@ describe('deep research budgets, a configured model, and a killed worker', () =>
           '# Fintech in Berlin',
           '## Executive summary',
           `${note[2]} [${note[1]}]. ${invented}`,
+          // Invented claims dressed as a quote, an italic remark, a heading and a rule: checked like prose.
+          '> Berlin fintech companies were all founded in 1850 and employ 90000 people each.',
+          '_Berlin fintech companies are run by convicted fraudsters according to regulators._',
+          '### Berlin fintech companies all went bankrupt in 2023',
+          '--- Berlin fintech companies owe 5 billion euros.',
           '## Key findings',
           `- ${note[2]} [${note[1]}].`,
           '- Berlin banks lend to every startup in the city [99].',
@@ -579,14 +725,16 @@ describe('deep research budgets, a configured model, and a killed worker', () =>
       const done = await untilEnded(s, t, thread);
       expect(done.status).toBe('completed');
       expect(done.research_brief).toMatch(/^# Brief\n## Research question\nFintech in Berlin\./);
-      expect(done.final_report).toMatch(/^# Fintech in Berlin\n## Executive summary\n/);
+      // The title is Lore's; the model wrote the sections.
+      expect(done.final_report).toMatch(/^# Research report: fintech companies \(Berlin\)\n\n## Executive summary\n/);
+      expect(done.final_report).not.toMatch(/1850|fraudsters|bankrupt|5 billion/);
       expect(invented).not.toBe('');
       expect(done.final_report).not.toContain('Globex');
       expect(done.final_report).not.toContain('[99]');
       expect(done.final_report).not.toContain('Berlin banks');
-      expectEveryClaimSupported(done.final_report, await storedSources(s, t.tenantId, thread));
+      expectEveryClaimSupported(done.final_report, await storedSources(s, t.tenantId, thread), await ownLines(s, t.tenantId, thread));
       const ev = await eventsOf(s, t.tenantId, thread);
-      expect(ev.find((e) => e.type === 'completed')!.data.removed_claims).toBe(2);
+      expect(ev.find((e) => e.type === 'completed')!.data.removed_claims).toBe(6);
       expect(ev.filter((e) => e.type === 'researcher_started')).toHaveLength(2);
       expect(model.bodies.map((x) => x.response_format?.json_schema?.name ?? 'report')).toEqual(['clarification', 'research_brief', 'report']);
     } finally {
@@ -635,7 +783,7 @@ describe('deep research budgets, a configured model, and a killed worker', () =>
       const logged = new Set(ev.filter((e) => e.type === 'researcher_progress').flatMap((e) => e.data.read as string[]));
       expect(sources.filter((x) => !logged.has(x.url))).toEqual([]);
       expect(sources.map((x) => x.n)).toEqual(sources.map((_, i) => i + 1));
-      expectEveryClaimSupported(done.final_report, sources);
+      expectEveryClaimSupported(done.final_report, sources, await ownLines(s, t.tenantId, thread));
       expect(await s.metrics.metrics()).toMatch(/lore_agents_workflows_resumed_total\{[^}]*\} [1-9]/);
     } finally {
       await s.close();

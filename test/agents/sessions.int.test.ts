@@ -187,6 +187,24 @@ describe('agents: sessions over websockets', () => {
         expect(await status(a.tenantId, r.json.thread_id as string)).toMatchObject({ status: 'ready' });
       }
     });
+
+    it('answers 404 to a thread id with a malformed %-encoding, and to a cursor that is not decimal digits 400; the service goes on', async () => {
+      const deep = await s.call('POST', '/service-deep-search/start', auth(a), { prompt: 'p' });
+      const url = new URL(socketUrl(deep.json, a.key));
+      // Until 2026-11-30 decoding this path threw outside the handshake's error handling and ended the process.
+      for (const bad of ['%E0%A4%A', '%', '%zz']) {
+        const malformed = new URL(url);
+        malformed.pathname = `/api/service-deep-search/ws/${bad}`;
+        expect([bad, (await refusal(malformed.href)).status]).toEqual([bad, 404]);
+      }
+      for (const cursor of ['', '0x0', '1e0', '+1', ' 1', '1.0']) {
+        const r = new URL(url);
+        r.searchParams.set('cursor', cursor);
+        expect([cursor, (await refusal(r.href)).status]).toEqual([cursor, 400]);
+      }
+      expect(await status(a.tenantId, deep.json.thread_id as string)).toMatchObject({ status: 'ready' });
+      expect((await s.call('POST', '/service-deep-search/start', auth(a), { prompt: 'p' })).status).toBe(200);
+    });
   });
 
   describe('the crawler', () => {
@@ -379,6 +397,8 @@ describe('agents: sessions over websockets', () => {
       expect(done).toMatchObject({ status: 'stopped', outcome: 'stopped' });
       expect(await status(a.tenantId, started.json.thread_id as string)).toMatchObject({ status: 'stopped', claimed_by: null });
       const rows = await rowsOf(a.tenantId, started.json.list_id as string);
+      // A stopped `done` counts the list's rows, and its summary says so (it was empty before 2026-11-30).
+      expect(done).toMatchObject({ rows: rows.length, summary: `stopped: ${rows.length} rows written` });
       const everyone = open.slice(0, 4).reduce((n, c) => n + 1 + peopleOf(c).length, 0);
       expect(rows.length).toBeLessThan(everyone);
     });
@@ -397,6 +417,16 @@ describe('agents: sessions over websockets', () => {
       await told(/^invalid clarifying answer: prompt: /);
       client.send({ type: 'stop', reason: 'x' });
       await told(/^invalid stop message: .*reason/);
+      // Another type is a message Lore does not know (not a broken stop); a binary frame is refused as one, whatever
+      // it holds; an answer of only white space is empty, though the session waits; a refusal quotes a prefix only.
+      client.send({ type: 'ping' });
+      await told(/^unknown message: type "ping"/);
+      client.ws.send(Buffer.from(JSON.stringify({ type: 'stop' })), { binary: true });
+      await told(/^binary frames are not accepted/);
+      client.send({ prompt: '   ', thread_id: started.json.thread_id, list_id: started.json.list_id });
+      await told(/^invalid clarifying answer: prompt: the answer is empty/);
+      client.send({ type: 'stop', ['k'.repeat(10_000)]: 1 });
+      expect((await told(/^invalid stop message: unknown field "k+…"$/)).message.length).toBeLessThan(200);
       expect(await status(a.tenantId, started.json.thread_id as string)).toMatchObject({ status: 'processing' });
       await new Promise((r) => setTimeout(r, 1_200));
       for (let i = 0; i < 30; i++) client.send({ hello: i });
@@ -421,6 +451,23 @@ describe('agents: sessions over websockets', () => {
       expect(told.length).toBeLessThanOrEqual(3);
       expect(await status(a.tenantId, started.json.thread_id as string)).toMatchObject({ status: 'processing' });
     });
+  });
+
+  it('a stop that lands before the run begins ends `done` with the rows an earlier run wrote, and a summary counting them', async () => {
+    await s.worker!.stop();
+    const started = await crawl(a, `Find the people at ${served.companyUrl(open[5]!)}`);
+    const thread = started.json.thread_id as string;
+    const client = await openSession(socketUrl(started.json, a.key));
+    await client.waitFor('started', (m) => m.type === 'progress');
+    // Rows a run before this one wrote (a worker that died), then the stop, before any worker runs the session again.
+    await s.db.withTenant(a.tenantId, (sql) =>
+      sql.query(`INSERT INTO agents.list_rows (tenant_id, list_id, row_id, entity_key, position) VALUES ($1, $2, 'row_early_a', 'company:early-a', 1), ($1, $2, 'row_early_b', 'company:early-b', 2)`, [a.tenantId, started.json.list_id]),
+    );
+    client.send({ type: 'stop' });
+    await eventually('the session to be stopping', async () => (await status(a.tenantId, thread))?.status === 'stopping', 10_000);
+    await s.worker!.start();
+    const done = await client.waitFor('done', (m) => m.type === 'done', 60_000);
+    expect(done).toMatchObject({ status: 'stopped', outcome: 'stopped', rows: 2, summary: 'stopped: 2 rows written' });
   });
 
   it('a worker SIGKILLed mid-session: the sweep resumes it, the open socket gets the rest, no row twice, and done counts every row', async () => {

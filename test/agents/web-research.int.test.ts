@@ -307,6 +307,17 @@ describe('agents: web research and deep search', () => {
         const res = await get(bad);
         expect({ bad, status: res.status }).toEqual({ bad, status: 404 });
       }
+      // A thread id that is not even a UUID answers the same 404, with a key or without, on the page and its stream
+      // (until 2026-11-30: 401 without a key, 422 with one).
+      const missing = await get(`${url.pathname}`);
+      for (const id of ['abc', '%E0%A4%A', '0'.repeat(65)]) {
+        for (const path of [`/service-deep-search/live/${id}?token=x`, `/service-deep-search/live/${id}/events?token=x`]) {
+          for (const headers of [{}, { 'x-api-key': a.key }] as Array<Record<string, string>>) {
+            const res = await get(path, headers);
+            expect({ path, headers, status: res.status, message: (res.json as Json)?.message }).toEqual({ path, headers, status: 404, message: (missing.json as Json).message });
+          }
+        }
+      }
       // Another tenant's own page opens for them only.
       const theirs = new URL(other.json.live_url as string);
       expect((await get(`${theirs.pathname}${theirs.search}`)).status).toBe(200);

@@ -354,6 +354,19 @@ describe('company and people search workflows through the gateway (worker on rea
     expect(((await s.call('GET', '/api/stream/active-streams', as(admin))).json as string).split(',')).toContain(`workflow:${thread}`);
   });
 
+  it('starts searches whose prompt puts an emoji where their title or searches are cut, and stores them whole', async () => {
+    // The list's title is the prompt's first 79 UTF-16 units: unit 79 is the first half of the emoji.
+    const prompt = `${'x'.repeat(78)}😀 fintech companies in Berlin`;
+    for (const path of ['/company-search/start', '/people-search/start']) {
+      // Until 2026-11-30 the title kept the emoji's first half, which jsonb refused: 500, nothing started.
+      const r = await s.call('POST', path, auth(a), { prompt });
+      expect([path, r.status]).toEqual([path, 200]);
+      const status = await s.call('GET', `${path.replace('/start', '/status')}/${r.json.thread_id as string}`, auth(a));
+      expect(status.status).toBe(200);
+      await s.call('POST', `${path.replace('/start', '/stop')}/${r.json.thread_id as string}`, auth(a));
+    }
+  });
+
   it('answers every bad input with 422 body (a) naming the field, and refusals as a whole with body (b)', async () => {
     const cases: Array<[string, string, unknown, Array<{ field: string; type: string }>]> = [
       ['POST', '/company-search/start', {}, [{ field: 'body.prompt', type: 'missing' }]],
@@ -370,6 +383,9 @@ describe('company and people search workflows through the gateway (worker on rea
       ['POST', `/company-search/stop-enrichment/${'x'.repeat(513)}`, undefined, [{ field: 'path.thread_id', type: 'value_error' }]],
       ['GET', '/company-search/getLists?limit=0', undefined, [{ field: 'query.limit', type: 'value_error' }]],
       ['GET', '/company-search/getLists?offset=-1', undefined, [{ field: 'query.offset', type: 'value_error' }]],
+      // Decimal digits only: Number() would have read 1e1 as 10 and 0x10 as 16.
+      ['GET', '/company-search/getLists?limit=1e1', undefined, [{ field: 'query.limit', type: 'value_error' }]],
+      ['GET', '/company-search/getLists?offset=0x10', undefined, [{ field: 'query.offset', type: 'value_error' }]],
     ];
     for (const [method, path, body, errors] of cases) {
       const res = await s.call(method, path, auth(a), body);

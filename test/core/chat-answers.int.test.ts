@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { Client } from 'pg';
 /**
  * Chat answers end to end with the embedded extractive model: client → gateway → core → (internal_search) the
@@ -153,6 +154,35 @@ describe('core: chat answers over the memory, through the gateway', () => {
     expect(await ask(memoryAndWeb)).toContain(docId);
     expect(await ask(memoryAndWeb, ['memory'])).toContain(docId);
     expect(await ask(memoryAndWeb, ['web'])).toEqual([]);
+  });
+
+  it('answers and stores a turn citing a document whose snippet would be cut through an emoji', async () => {
+    const key = { 'x-api-key': a.key };
+    const created = await s.call('POST', '/api/v1/workspaces', key, { name: `Emoji ${Date.now()}` });
+    expect(created.status).toBe(201);
+    const w = created.json.workspace_id as string;
+    // 280 UTF-16 units in, with no space before, an emoji's two halves sit across the snippet's cut.
+    const ingest = await s.call('POST', `/api/v1/memory/ingest?workspace_id=${w}`, key, { content: `y${'😀'.repeat(400)} zanzibar quota is nine`, content_type: 'text', routing: { mode: 'auto' } });
+    expect(ingest.status).toBe(200);
+    const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+    let cited: { document_id: string; blurb: string } | undefined;
+    for (let i = 0; i < 100 && !cited; i++) {
+      if (i > 0) await new Promise((res) => setTimeout(res, 200));
+      const id = (await s.call('POST', `/api/chat/create-chat-session?workspace_id=${w}`, as(a.key), { persona_id: 0 })).json.chat_session_id as string;
+      // Until 2026-11-30 the snippet kept a lone half of the emoji, and the answer could not be stored: 500.
+      const r = await s.call('POST', `/api/chat/send-chat-message?workspace_id=${w}`, as(a.key), { message: 'What is the zanzibar quota?', chat_session_id: id, stream: false });
+      expect(r.status).toBe(200);
+      cited = (r.json.top_documents as Array<{ document_id: string; blurb: string }>).find((d) => d.document_id === ingest.json.doc_id);
+      if (cited) {
+        expect(lone.test(cited.blurb)).toBe(false);
+        const stored = await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key));
+        expect((stored.json.messages as Array<{ message_type: string }>).map((m) => m.message_type)).toEqual(['system', 'user', 'assistant']);
+      }
+    }
+    expect(cited).toBeDefined();
+    // The memory's own retrieval serves the snippet whole too.
+    const retrieved = await s.call('POST', `/api/v1/memory/retrieve?workspace_id=${w}`, key, { query: 'zanzibar quota' });
+    expect((retrieved.json.chunks as Array<{ snippet?: string; content?: string }>).every((c) => !lone.test(JSON.stringify(c)))).toBe(true);
   });
 
   it('links a memory document to the memory the chat searched, so the same key opens it from any workspace', async () => {
@@ -495,5 +525,107 @@ describe('core: chat answers over the memory, through the gateway', () => {
     expect(d.json.messages).toHaveLength(1);
     // The streamed route answers core's own document, and core's listener is reachable only with an identity.
     expect((await http(s.coreServer.url, 'POST', '/api/chat/send-chat-message', { body: { message: QUESTION, chat_session_id: id } })).status).toBe(401);
+  });
+
+  it('cancels a turn whose client left while it was being prepared, and stores it as cancelled', async () => {
+    for (const [route, extra] of [['/api/chat/send-message', {}], ['/api/chat/send-chat-message', { stream: false }]] as const) {
+      const id = await newSession(a.key);
+      // Another transaction holds the session's row, so the turn waits in its preparation, before any byte is sent.
+      let release!: () => void;
+      const released = new Promise<void>((done) => (release = done));
+      const holding = s.db.withTenant(a.tenantId, async (sql) => {
+        await sql.query('SELECT 1 FROM core.chat_sessions WHERE tenant_id = $1 AND session_id = $2 FOR UPDATE', [a.tenantId, id]);
+        await released;
+      });
+      const body = JSON.stringify({ chat_session_id: id, message: QUESTION, ...extra });
+      const req = request(`${s.gateway.publicUrl}${route}`, { method: 'POST', headers: { ...as(a.key), 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } });
+      req.on('error', () => undefined);
+      req.on('response', (res) => res.resume());
+      req.end(body);
+      try {
+        let waiting = 0;
+        for (let i = 0; i < 100 && waiting === 0; i++) {
+          await new Promise((res) => setTimeout(res, 50));
+          const r = await s.db.withTenant(a.tenantId, (sql) => sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%core.chat_sessions%'`));
+          waiting = r.rows[0]!.n;
+        }
+        expect(waiting).toBe(1);
+        // The client leaves; the gateway closes its request to core, which hears it while the turn still waits.
+        req.destroy();
+        await new Promise((res) => setTimeout(res, 1_000));
+      } finally {
+        release();
+        await holding;
+      }
+      let messages: Array<{ message_type: string; message: string; error: string | null }> = [];
+      for (let i = 0; i < 100 && messages.length < 3; i++) {
+        await new Promise((res) => setTimeout(res, 100));
+        messages = (await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key))).json.messages;
+      }
+      // Until 2026-11-30 the turn ran on and its answer was stored as a finished one (error null).
+      expect({ route, answer: messages.slice(1).map((m) => [m.message_type, m.message === QUESTION ? 'question' : m.message, m.error]) })
+        .toEqual({ route, answer: [['user', 'question', null], ['assistant', '', 'the answer was cancelled']] });
+      // The question is answered (cancelled), so the session takes its next turn at once.
+      expect((await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id, stream: false })).status).toBe(200);
+    }
+  });
+
+  it('trims a message before checking its length, on every route that takes one', async () => {
+    // 19,990 characters and 20 trailing spaces: 20,010 sent, 19,990 after the trim.
+    const text = `${'fog horn '.repeat(2_300).slice(0, 19_989)}x${' '.repeat(20)}`;
+    expect(text.length).toBe(20_010);
+    const id = await newSession(a.key);
+    // Until 2026-11-30 send-message checked before trimming: 422 where the others answered 200.
+    const sent = await s.call('POST', '/api/chat/send-message', as(a.key), { chat_session_id: id, message: text });
+    expect(sent.status).toBe(200);
+    expect(parts(sent.text).at(-1)).toMatchObject({ type: 'stop', stop_reason: 'finished' });
+    expect((await s.call('POST', '/api/chat/send-chat-message', as(a.key), { chat_session_id: await newSession(a.key), message: text, stream: false })).status).toBe(200);
+    expect((await s.call('POST', '/api/chat/seed-chat-session', as(a.key), { persona_id: 0, message: text })).status).toBe(200);
+    // Longer than 20,000 once trimmed is still 422 everywhere.
+    const over = `${text.trimEnd()}${'y'.repeat(11)}  `;
+    for (const [route, body] of [
+      ['/api/chat/send-message', { chat_session_id: id, message: over }],
+      ['/api/chat/send-chat-message', { chat_session_id: id, message: over }],
+      ['/api/chat/seed-chat-session', { persona_id: 0, message: over }],
+    ] as const) {
+      const r = await s.call('POST', route, as(a.key), body);
+      expect([route, r.status, r.json.detail?.[0]?.loc]).toEqual([route, 422, ['body', 'message']]);
+    }
+  });
+
+  it('never leaves a session nameless from its first question, and refuses a name with nothing to read', async () => {
+    // The first character (a letter under 300 accents) is longer than the whole name: cut between code points.
+    const accented = `a${'\u0301'.repeat(300)} fog horn?`;
+    const name = `a${'\u0301'.repeat(119)}`;
+    const id = await newSession(a.key);
+    expect((await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: accented, chat_session_id: id, stream: false })).status).toBe(200);
+    // Until 2026-11-30 both were named '' (and the seeded one stayed so once answered).
+    expect((await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key))).json.description).toBe(name);
+    const seeded = (await s.call('POST', '/api/chat/seed-chat-session', as(a.key), { persona_id: 0, message: accented })).json.chat_session_id as string;
+    expect((await s.call('GET', `/api/chat/get-chat-session/${seeded}`, as(a.key))).json.description).toBe(name);
+    // A name of only invisible characters is refused, as such a message is; a description of them is no name.
+    for (const invisible of ['\u200b', ' \u2060\ufeff ']) {
+      const renamed = await s.call('PUT', '/api/chat/rename-chat-session', as(a.key), { chat_session_id: id, name: invisible });
+      expect([renamed.status, renamed.json.detail[0].loc]).toEqual([422, ['body', 'name']]);
+      const patched = await s.call('PATCH', `/api/chat/chat-session/${id}`, as(a.key), { name: invisible });
+      expect([patched.status, patched.json.detail[0].loc]).toEqual([422, ['body', 'name']]);
+      const created = (await s.call('POST', '/api/chat/create-chat-session', as(a.key), { persona_id: 0, description: invisible })).json.chat_session_id as string;
+      expect((await s.call('GET', `/api/chat/get-chat-session/${created}`, as(a.key))).json.description).toBe('');
+    }
+    expect((await s.call('GET', `/api/chat/get-chat-session/${id}`, as(a.key))).json.description).toBe(name);
+  });
+
+  it('answers the document budget of a deleted persona, whose sessions still answer', async () => {
+    const persona = (await s.call('POST', '/api/persona', as(a.key), { name: 'Short-lived', instructions: 'Answer about lighthouses in one sentence.', tool_ids: [1] })).json.id as number;
+    const budget = (await s.call('GET', `/api/chat/max-selected-document-tokens?persona_id=${persona}`, as(a.key))).json.max_tokens as number;
+    expect(budget).toBeGreaterThan(1000);
+    const id = (await s.call('POST', '/api/chat/create-chat-session', as(a.key), { persona_id: persona })).json.chat_session_id as string;
+    expect((await s.call('DELETE', `/api/persona/${persona}`, as(a.key))).status).toBe(204);
+    expect((await s.call('POST', '/api/chat/send-chat-message', as(a.key), { message: QUESTION, chat_session_id: id, stream: false })).status).toBe(200);
+    // Until 2026-11-30: 404 `persona not found`.
+    const after = await s.call('GET', `/api/chat/max-selected-document-tokens?persona_id=${persona}`, as(a.key));
+    expect([after.status, after.json]).toEqual([200, { max_tokens: budget }]);
+    // Still the tenant's own: another tenant's key does not find it.
+    expect((await s.call('GET', `/api/chat/max-selected-document-tokens?persona_id=${persona}`, as(b.key))).status).toBe(404);
   });
 });

@@ -351,5 +351,22 @@ describe('core: chat sessions and personas through the gateway', () => {
     expect(r.json.openapi).toBe('3.1.0');
     expect(r.json.info.version).toBe('0.0.0-dev');
     expect(Object.keys(r.json.paths)).toEqual(expect.arrayContaining(['/api/chat/create-chat-session', '/api/chat/get-user-chat-sessions', '/api/persona']));
+    // Spec 2's booleans and integers are documented as such (until 2026-11-30 as strings, defaults "true"), and are
+    // still read from their text: true/false/1/0, digits, and anything else a 422 naming the parameter.
+    const schemaOf = (path: string, method: string, name: string) => (r.json.paths[path][method].parameters as Array<{ name: string; schema: unknown }>).find((p) => p.name === name)!.schema;
+    expect(schemaOf('/api/chat/get-user-chat-sessions', 'get', 'only_non_project_chats')).toEqual({ type: 'boolean', default: true });
+    expect(schemaOf('/api/chat/get-user-chat-sessions', 'get', 'project_id')).toEqual({ anyOf: [expect.objectContaining({ type: 'integer' }), { type: 'null' }] });
+    expect(schemaOf('/api/chat/delete-chat-session/{session_id}', 'delete', 'hard_delete')).toEqual({ type: ['boolean', 'null'] });
+    expect(schemaOf('/api/chat/max-selected-document-tokens', 'get', 'persona_id')).toEqual(expect.objectContaining({ type: 'integer' }));
+    expect(schemaOf('/api/chat/remove-chat-message-feedback', 'delete', 'chat_message_id')).toEqual(expect.objectContaining({ type: 'integer' }));
+    expect((await s.call('GET', '/api/chat/get-user-chat-sessions?only_non_project_chats=0&include_failed_chats=1&project_id=null', as(a.key))).status).toBe(200);
+    expect((await s.call('GET', '/api/chat/max-selected-document-tokens?persona_id=0', as(a.key))).status).toBe(200);
+    const bad = await s.call('GET', '/api/chat/get-user-chat-sessions?only_non_project_chats=yes&project_id=x', as(a.key));
+    expect([bad.status, bad.json.detail]).toEqual([422, [
+      { loc: ['query', 'project_id'], msg: 'must be an integer or null', type: 'value_error' },
+      { loc: ['query', 'only_non_project_chats'], msg: 'must be true or false', type: 'value_error' },
+    ]]);
+    const tooBig = await s.call('GET', '/api/chat/max-selected-document-tokens?persona_id=9999999999', as(a.key));
+    expect([tooBig.status, tooBig.json.detail]).toEqual([422, [{ loc: ['query', 'persona_id'], msg: 'must be a 32-bit integer', type: 'value_error' }]]);
   });
 });

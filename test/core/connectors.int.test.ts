@@ -306,6 +306,34 @@ describe('core: connectors, credentials and cc pairs through the gateway', () =>
     expect(again.json).toEqual({ detail: 'connector not found' });
   });
 
+  it('holds a tenant to 1000 cc pairs, concurrent associations included; another tenant has its own room', async () => {
+    const t = await s.tenant();
+    // 33 connectors × 30 credentials written directly: 990 pairs, 10 below the cap.
+    const made = await s.db.withTenant(t.tenantId, async (sql) => {
+      await sql.query(`INSERT INTO core.connectors (tenant_id, name, source, input_type, refresh_freq) SELECT $1, 'filled ' || i, 'google_drive', 'load_state', 3600 FROM generate_series(1, 34) i`, [t.tenantId]);
+      await sql.query(`INSERT INTO core.credentials (tenant_id, owner, source, name) SELECT $1, 'api_key:filled', 'google_drive', 'filled ' || i FROM generate_series(1, 50) i`, [t.tenantId]);
+      const connectors = (await sql.query<{ id: number }>(`SELECT id FROM core.connectors WHERE tenant_id = $1 ORDER BY id`, [t.tenantId])).rows.map((r) => Number(r.id));
+      const credentials = (await sql.query<{ id: number }>(`SELECT id FROM core.credentials WHERE tenant_id = $1 ORDER BY id`, [t.tenantId])).rows.map((r) => Number(r.id));
+      await sql.query(
+        `INSERT INTO core.cc_pairs (tenant_id, connector_id, credential_id, name, access_type, groups, workspace_id, memory_id, creator_credential, creator_subject)
+         SELECT $1, c, k, 'filled', 'public', '{}', $4, $5, 'api_key', 'filled' FROM unnest($2::bigint[]) c CROSS JOIN unnest($3::bigint[]) k`,
+        [t.tenantId, connectors.slice(0, 33), credentials.slice(0, 30), t.workspaceId, t.memoryId],
+      );
+      return { connector: connectors[33]!, credentials: credentials.slice(30) };
+    });
+    // 20 associations of the last connector at once: exactly 10 go through.
+    const tries = await Promise.all(made.credentials.map((k) => s.call('PUT', `/api/manage/connector/${made.connector}/credential/${k}`, as(t.key), {})));
+    expect(tries.filter((r) => r.status === 200)).toHaveLength(10);
+    for (const r of tries.filter((x) => x.status !== 200)) expect([r.status, r.json]).toEqual([409, { detail: expect.stringMatching(/^the tenant has 1000 cc pairs, the most it may have/) }]);
+    const count = async () => (await s.db.withTenant(t.tenantId, (sql) => sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM core.cc_pairs WHERE tenant_id = $1`, [t.tenantId]))).rows[0]!.n;
+    expect(await count()).toBe(1000);
+    // Another tenant has its own room.
+    const other = await s.tenant();
+    const otherConnector = await s.call('POST', '/api/manage/admin/connector', as(other.key), webConnector('another tenant\'s'));
+    const otherCredential = await s.call('POST', '/api/manage/credential', as(other.key), { credential_json: {}, source: 'web', name: 'web' });
+    expect((await s.call('PUT', `/api/manage/connector/${otherConnector.json.id}/credential/${otherCredential.json.id}`, as(other.key), {})).status).toBe(200);
+  });
+
   it('holds a tenant to 500 connectors and 500 credentials, concurrent creates included, and lists at most 500 credentials', async () => {
     const t = await s.tenant();
     // Written directly up to 10 below each cap (the real ones): 20 at once, counted under a lock, let exactly 10 through.

@@ -118,6 +118,8 @@ interface WriteGate {
   holding: boolean;
   passing: number;
   held: Array<() => void>;
+  /** The documents of every write that reached the gate, in order (passed or held). */
+  sizes: number[];
   release(): void;
   close(): Promise<void>;
 }
@@ -137,6 +139,13 @@ async function writeGate(): Promise<WriteGate> {
         res.on('error', () => undefined);
         out.end(Buffer.concat(chunks));
       };
+      if (req.url === '/internal/v1/connector-documents') {
+        try {
+          gate.sizes.push((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { documents: unknown[] }).documents.length);
+        } catch {
+          gate.sizes.push(-1);
+        }
+      }
       if (req.url === '/internal/v1/connector-documents' && gate.holding) {
         if (gate.passing > 0) gate.passing--;
         else return void gate.held.push(forward);
@@ -151,6 +160,7 @@ async function writeGate(): Promise<WriteGate> {
     holding: false,
     passing: 0,
     held: [],
+    sizes: [],
     release() {
       gate.holding = false;
       gate.passing = 0;
@@ -494,13 +504,17 @@ describe('core: indexing a web connector into the memory', () => {
     expect(truth.size).toBeGreaterThan(8);
     const connectorId = await api.connector({ name: 'Paused while writing', source: 'web', connector_specific_config: config });
     const pairId = (await api.pair(connectorId, await api.credential('web'))).id as number;
-    // The first batch (4 documents) goes through; the second is held.
+    // The first write goes through; the second is held.
     gate.holding = true;
     gate.passing = 1;
+    gate.sizes = [];
     let second: number;
     try {
       const first = (await api.runOnce(connectorId)).json.attempts[0].id as number;
       await eventually('the second write to be under way', async () => gate.held.length === 1);
+      // A fast site fills its batches (4 here); the source reads one more batch while a write is held, then waits.
+      await sleep(300);
+      expect(gate.sizes).toEqual([4, 4]);
       // The pair counts what the run wrote so far (before 2026-11-30: 0 until the run ended).
       expect(await api.info(pairId)).toMatchObject({ indexing: true, num_docs_indexed: 4 });
 
@@ -522,6 +536,35 @@ describe('core: indexing a web connector into the memory', () => {
     expect(await api.ended(pairId, second)).toMatchObject({ status: 'success' });
     await allIndexed(s, a.tenantId, pairId, truth.size);
     expect(await api.info(pairId)).toMatchObject({ num_docs_indexed: truth.size });
+    // No write ever carried more than a batch.
+    expect(Math.max(...gate.sizes)).toBeLessThanOrEqual(4);
+    expect(Math.min(...gate.sizes)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('writes the pages of a slow site within about a second of reading them, before its batch is full', async () => {
+    const api = admin(s, a.key);
+    const base = `${web.siteUrl('beta')}/linger`;
+    const home = web.add(`${base}/index.html`, '<html><head><title>Linger home</title></head><body><p>Read <a href="quick.html">the quick page</a> and <a href="slow.html">the slow one</a>.</p></body></html>');
+    web.add(`${base}/quick.html`, '<html><head><title>Quick page</title></head><body><p>The quick page answers at once and mentions quillwort.</p></body></html>');
+    web.add(`${base}/slow.html`, '<html><head><title>Slow page</title></head><body><p>The slow page takes its time and mentions slowberry.</p></body></html>');
+    web.delay(`${base}/slow.html`, 4_000);
+    try {
+      const connectorId = await api.connector({ name: 'Linger', source: 'web', connector_specific_config: { base_url: home.url, web_connector_type: 'recursive' } });
+      const pairId = (await api.pair(connectorId, await api.credential('web'))).id as number;
+      gate.sizes = [];
+      const started = Date.now();
+      const run = await api.runOnce(connectorId);
+      // Two pages are read at once; the slow one is still on its way when the linger (1 s) writes the two others.
+      await eventually('the first write', async () => (gate.sizes.length > 0 ? true : undefined));
+      const firstWriteAfter = Date.now() - started;
+      expect(gate.sizes).toEqual([2]);
+      expect(firstWriteAfter).toBeLessThan(3_500);
+      expect(web.requestsTo('beta', '/linger/slow.html').filter((r) => r.done)).toHaveLength(0);
+      expect(await api.ended(pairId, run.json.attempts[0].id as number)).toMatchObject({ status: 'success', new_docs_indexed: 3 });
+      expect(gate.sizes).toEqual([2, 1]);
+    } finally {
+      web.delay(`${base}/slow.html`, 0);
+    }
   });
 
   it('writes a page whose title is longer than the memory takes, cut, with the rest of its batch', async () => {

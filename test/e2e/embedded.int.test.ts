@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LoopbackWeb } from '../support/loopback-web';
@@ -193,6 +193,40 @@ describe('embedded mode', () => {
     } finally {
       await stop(b);
       squatter.close();
+    }
+  }, 120_000);
+
+  it('is not ready while its data directory cannot be written, and ready again when it can', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'lore-embedded-ready-'));
+    const opsPort = await freePort();
+    const b = await boot(own, { LORE_OPS_PORT: String(opsPort) });
+    const readyz = async () => {
+      const r = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
+      return { status: r.status, body: (await r.json()) as { status: string; checks: Record<string, { ok: boolean; error?: string }> } };
+    };
+    const until = async (status: number) => {
+      const deadline = Date.now() + 20_000;
+      let last = await readyz();
+      while (last.status !== status && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 250));
+        last = await readyz();
+      }
+      return last;
+    };
+    try {
+      const ready = await until(200);
+      expect([ready.status, ready.body.checks['data directory']]).toEqual([200, { ok: true }]);
+      // The directory goes away under the running process (an unmounted volume, a removed folder).
+      renameSync(own, `${own}.moved`);
+      const gone = await until(503);
+      expect([gone.status, gone.body.status, gone.body.checks['data directory']]).toEqual([503, 'not_ready', { ok: false, error: 'the data directory is not writable (ENOENT)' }]);
+      expect(gone.body.checks.database).toMatchObject({ ok: true });
+      renameSync(`${own}.moved`, own);
+      expect((await until(200)).status).toBe(200);
+    } finally {
+      if (existsSync(`${own}.moved`)) renameSync(`${own}.moved`, own);
+      await stop(b);
+      rmSync(own, { recursive: true, force: true });
     }
   }, 120_000);
 

@@ -154,6 +154,31 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       expect((await adminCall(g, 'GET', `/internal/v1/tenants/${t.tenantId}/keys/${second.json.key_id}`)).json.status).toBe('active');
     });
 
+    it('answers the same reason on every replica at once: a rotated key\'s, a revoked key\'s, not the one the other replica had cached', async () => {
+      const prefix = `gwcred-replicas:${uid()}:`;
+      const first = await startGateway(database, { upstreams: { graph: echo.url } }, { redisPrefix: prefix, migrate: false });
+      const second = await startGateway(database, { upstreams: { graph: echo.url } }, { redisPrefix: prefix, migrate: false });
+      try {
+        const on = (gw: typeof first, key: string) => http(gw.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': key } });
+        const rotated = await makeKey(first, t.tenantId, {});
+        const revoked = await makeKey(first, t.tenantId, {});
+        // Both replicas know both keys (cached as live).
+        for (const gw of [first, second]) for (const k of [rotated, revoked]) expect((await on(gw, k.key)).status).toBe(200);
+        expect((await adminCall(first, 'POST', `/internal/v1/tenants/${t.tenantId}/keys/${rotated.keyId}/rotate`, { overlap_seconds: 0 })).status).toBe(201);
+        expect((await adminCall(first, 'DELETE', `/internal/v1/tenants/${t.tenantId}/keys/${revoked.keyId}`)).status).toBe(204);
+        // Until 2026-11-30 the replica that had them cached said "the credential has been revoked" until its cache expired.
+        for (const gw of [second, first]) {
+          const a = await on(gw, rotated.key);
+          expect([a.status, a.json.error.message]).toEqual([401, 'the key has been revoked: it was rotated and its overlap has ended']);
+          const b = await on(gw, revoked.key);
+          expect([b.status, b.json.error.message]).toEqual([401, 'the key has been revoked']);
+        }
+      } finally {
+        await first.close();
+        await second.close();
+      }
+    });
+
     it('with no overlap stops the old key at once', async () => {
       const old = await makeKey(g, t.tenantId, {});
       expect((await ping(old.key)).status).toBe(200);

@@ -1,5 +1,5 @@
 import { Agent, request } from 'node:http';
-import { connect } from 'node:net';
+import { connect, createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -145,6 +145,55 @@ describe('gateway forwarding: streams, uploads, websockets, failures', () => {
       keepAlive.destroy();
     } finally {
       await patient.close();
+    }
+  });
+
+  it('sends a read once more on a fresh connection when a kept one is dropped under it before any answer; never a write', async () => {
+    // An upstream that answers each connection's first request and drops the connection under its second, unread:
+    // what a replica that closes its idle connections does to a caller writing on one at that moment.
+    const seen: Array<{ connection: number; method: string; path: string }> = [];
+    let connections = 0;
+    const flaky = createNetServer((socket) => {
+      const connection = ++connections;
+      let buffered = '';
+      let answered = 0;
+      socket.on('data', (d: Buffer) => {
+        buffered += d.toString('latin1');
+        for (;;) {
+          const end = buffered.indexOf('\r\n\r\n');
+          if (end < 0) return;
+          const head = buffered.slice(0, end);
+          const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+          if (buffered.length < end + 4 + length) return;
+          buffered = buffered.slice(end + 4 + length);
+          const [method, path] = head.split(' ');
+          seen.push({ connection, method: method!, path: path! });
+          if (answered++ > 0) return void socket.destroy();
+          const payload = JSON.stringify({ connection });
+          socket.write(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${payload.length}\r\nconnection: keep-alive\r\n\r\n${payload}`);
+        }
+      });
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((r) => flaky.listen(0, '127.0.0.1', () => r()));
+    const flakyGateway = await startGateway(database, { upstreams: { graph: `http://127.0.0.1:${(flaky.address() as AddressInfo).port}` } }, { redisPrefix: `gwfwd-replay:${uid()}:`, migrate: false });
+    try {
+      const tenant = await makeTenant(flakyGateway);
+      const headers = { 'x-api-key': tenant.key };
+      // A read warms a kept connection; the next is written to it, dropped, and sent again on a fresh one.
+      expect((await http(flakyGateway.publicUrl, 'GET', '/api/v1/memory/documents', { headers })).status).toBe(200);
+      const read = await http(flakyGateway.publicUrl, 'GET', '/api/v1/memory/documents', { headers });
+      // Until 2026-11-30: 502 "upstream graph is unavailable (ECONNRESET)".
+      expect([read.status, read.json]).toEqual([200, { connection: 2 }]);
+      expect(seen.map((r) => [r.connection, r.method])).toEqual([[1, 'GET'], [1, 'GET'], [2, 'GET']]);
+      // A write dropped the same way may have been read and acted on (the same error comes from an upstream that dies
+      // after reading): it is never sent twice, and the caller is told it may have failed.
+      const write = await http(flakyGateway.publicUrl, 'POST', '/api/v1/memory/ingest', { headers, body: { content: 'once' } });
+      expect(write.status).toBe(502);
+      expect(seen.slice(3).map((r) => [r.connection, r.method])).toEqual([[2, 'POST']]);
+    } finally {
+      await flakyGateway.close();
+      await new Promise((r) => flaky.close(r));
     }
   });
 
@@ -297,6 +346,42 @@ describe('gateway forwarding: streams, uploads, websockets, failures', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(b.ticks()).toBeGreaterThan(before);
     b.stop();
+  });
+
+  it('ends the open streams and sockets of a key once it expires, as a revoked key\'s', async () => {
+    const expiresAt = Date.now() + 3_000;
+    const brief = await makeKey(g, t.tenantId, { expires_at: new Date(expiresAt).toISOString() });
+    const u = new URL(g.publicUrl);
+    let ticks = 0;
+    const streamEnded = new Promise<number>((resolve) => {
+      const req = request({ host: u.hostname, port: u.port, method: 'GET', path: '/api/v1/memory/documents/endless', headers: { 'x-api-key': brief.key } }, (res) => {
+        expect(res.statusCode).toBe(200);
+        res.on('data', () => void (ticks += 1));
+        res.on('close', () => resolve(Date.now()));
+        res.on('error', () => resolve(Date.now()));
+      });
+      req.on('error', () => resolve(Date.now()));
+      req.end();
+    });
+    const { head, socket } = await rawUpgrade(`/api/agent/web-and-research?api-key=${brief.key}&thread_id=th3`);
+    expect(head.startsWith('HTTP/1.1 101')).toBe(true);
+    const socketClosed = new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now())));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(ticks).toBeGreaterThan(0);
+    const within = <T>(p: Promise<T>) => Promise.race([p, new Promise<'pending'>((r) => setTimeout(() => r('pending'), 8_000))]);
+    const [streamAt, socketAt] = await Promise.all([within(streamEnded), within(socketClosed)]);
+    // Both closed at the key's expiry (not before it, and not left open until they end by themselves).
+    for (const at of [streamAt, socketAt]) {
+      expect(at).not.toBe('pending');
+      expect(at as number).toBeGreaterThanOrEqual(expiresAt - 50);
+      expect(at as number).toBeLessThan(expiresAt + 2_000);
+    }
+    expect(logLines.some((l) => l.msg === 'closed an open stream or socket of an expired credential' && l.subject === brief.keyId)).toBe(true);
+    // A key without an expiry is not touched by it.
+    const { socket: kept } = await rawUpgrade(`/api/agent/web-and-research?api-key=${t.key}&thread_id=th4`);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(kept.destroyed).toBe(false);
+    kept.destroy();
   });
 
   it('reads ?api-key= on websockets only: a plain request carrying its key in the URL is 401 and never forwarded', async () => {

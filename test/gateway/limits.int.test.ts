@@ -96,7 +96,7 @@ describe('gateway limits: per-key rate limit, plan limits, credit balance', () =
     expect((await http(g.publicUrl, 'GET', '/api/v1/pages/ping', { headers: { 'x-api-key': k2.key } })).status).toBe(200);
   });
 
-  it('throttles sign-in attempts per e-mail address and per client address, before the password is looked at', async () => {
+  it('throttles sign-in attempts per client address and per account, so that one address cannot lock an account out', async () => {
     // The suite's requests come from loopback: trusting it as a proxy lets each request name its client address.
     const strict = await startGateway(database, { loginRateLimit: { perSecond: 0.01, burst: 3 }, trustedProxies: ['127.0.0.1/32'] }, { redisPrefix: `gwlim3:${uid()}:`, migrate: false });
     try {
@@ -106,19 +106,24 @@ describe('gateway limits: per-key rate limit, plan limits, credit balance', () =
       expect((await adminCall(strict, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email, password, role: 'member' })).status).toBe(201);
       const attempt = (address: string, pw: string, who = email) =>
         http(strict.publicUrl, 'POST', '/api/auth/login', { headers: { 'x-forwarded-for': address }, body: { email: who, password: pw } });
+      // One address guesses until its budget is spent, and is then refused before the password is looked at.
       for (let i = 0; i < 3; i++) expect((await attempt('203.0.113.1', 'wrong password here')).status).toBe(401);
-      // The e-mail address's budget is spent: the right password from a fresh address is refused too.
-      const limited = await attempt('203.0.113.2', password);
+      const limited = await attempt('203.0.113.1', password);
       expect(limited.status).toBe(429);
       expect(limited.json.error.code).toBe('RATE_LIMITED');
       expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-      // The case of the address does not make a new budget.
-      expect((await attempt('203.0.113.3', password, email.toUpperCase())).status).toBe(429);
-      // The first client address spent its budget too: another user is refused from there, not from elsewhere.
+      // The owner, from another address, still signs in: one address cannot lock the account out.
+      expect((await attempt('203.0.113.2', password)).status).toBe(200);
+      // The first address spent its own budget: another user is refused from there, not from elsewhere.
       const other = `other-${uid()}@example.test`;
       expect((await adminCall(strict, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email: other, password, role: 'member' })).status).toBe(201);
       expect((await attempt('203.0.113.1', password, other)).status).toBe(429);
       expect((await attempt('203.0.113.4', password, other)).status).toBe(200);
+      // The account's own budget (three addresses' worth) ends guessing from many addresses: 4 + 3 + 2 of its 9 are
+      // spent above and here; the tenth attempt, whatever its address, case or spaces, is refused.
+      for (let i = 0; i < 3; i++) expect((await attempt('203.0.113.5', 'wrong password here')).status).toBe(401);
+      for (let i = 0; i < 2; i++) expect((await attempt('203.0.113.6', 'wrong password here')).status).toBe(401);
+      expect((await attempt('203.0.113.7', password, `  ${email.toUpperCase()} `)).status).toBe(429);
     } finally {
       await strict.close();
     }

@@ -313,7 +313,7 @@ describe('charts/lore', () => {
         LORE_CORE_SCHEDULER_INTERVAL_MS: values === FULL ? 30000 : 15000,
         LORE_CORE_INDEX_HEARTBEAT_MS: values === FULL ? 10000 : 5000,
         LORE_CORE_INDEX_STALE_MS: values === FULL ? 120000 : 60000,
-        LORE_CORE_INDEX_BATCH_DOCUMENTS: values === FULL ? 32 : 16,
+        LORE_CORE_INDEX_BATCH_DOCUMENTS: values === FULL ? 32 : 64,
         LORE_CONNECTORS_ALLOW_LOOPBACK: false,
       });
       expect(parsed.data?.LORE_CONNECTORS_GOOGLE_API_URL).toBe(values === FULL ? 'https://google-apis.proxy.example.com' : undefined);

@@ -103,7 +103,9 @@ export function describeRouteTools(mode: string, target: () => RouteToolsTarget)
     it('ingest into the memory and search it', async () => {
       const stored = await ok('memory_ingest', { content: 'The Skerry Point lighthouse keepers light the lamp at dusk every evening.', title: 'Keepers log' });
       expect(stored).toMatchObject({ doc_id: expect.any(String), vault_id: expect.any(String) });
-      await refused('memory_ingest', { content: '   ' }, /must not be empty at content/);
+      await refused('memory_ingest', { content: '' }, /must not be empty at content/);
+      // A string is sent as given: what a text of spaces is, the API says, as it does to REST (the tool trimmed it).
+      await refused('memory_ingest', { content: '   ' }, /^HTTP 4\d\d: .*content is empty/);
       const found = await until('the ingested text to be searchable', async () => {
         const r = await ok('memory_search', { query: 'When do the Skerry Point keepers light the lamp?' });
         return (r.citations as Array<{ document_id: string }>).some((c) => c.document_id === stored.doc_id) ? r : undefined;

@@ -271,6 +271,7 @@ export class LoopbackWeb {
   private readonly timers = new Set<NodeJS.Timeout>();
   /** Paths answering an error for now (`outage`), by site and path. */
   private readonly outages = new Map<string, number>();
+  private readonly delays = new Map<string, number>();
   private open = 0;
   private idleWaiters: Array<() => void> = [];
 
@@ -408,6 +409,13 @@ export class LoopbackWeb {
     this.outages.delete(`${site}${path}`);
   }
 
+  /** Makes a path answer `ms` later than it would (a slow server); 0 ends it. */
+  delay(target: string, ms: number): void {
+    const { site, path } = this.locate(target);
+    if (ms > 0) this.delays.set(`${site}${path}`, ms);
+    else this.delays.delete(`${site}${path}`);
+  }
+
   /** Requests to one site (optionally one path, query included). */
   requestsTo(site: WorldSite | 'hub', path?: string): WebRequest[] {
     return this.requests.filter((r) => r.site === site && (path === undefined || r.path === path));
@@ -467,6 +475,19 @@ export class LoopbackWeb {
       return this.sendText(req, res, rec, 400, 'Bad request target.\n');
     }
     if (site === 'hub') return this.serveHub(req, res, rec, url.pathname);
+    const delay = this.delays.get(`${site}${url.pathname}${url.search}`);
+    if (delay !== undefined) {
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        if (!res.destroyed) this.serveSite(req, res, rec, site, url);
+      }, delay);
+      this.timers.add(timer);
+      return;
+    }
+    this.serveSite(req, res, rec, site, url);
+  }
+
+  private serveSite(req: IncomingMessage, res: ServerResponse, rec: WebRequest, site: WorldSite, url: URL): void {
     const outage = this.outages.get(`${site}${url.pathname}${url.search}`);
     if (outage !== undefined) return this.sendHtml(req, res, rec, outage, errorPage('Unavailable', 'This page is down for now; try again later.'));
     const resources = this.sites.get(site)!;

@@ -1,5 +1,5 @@
 import { languageModelFromEnv } from '@lore/ai';
-import { IdentitySigner, RedisProgressStreams, exitOnConfigError, listen, openBlobStore, opsRouter, startServiceProcess } from '@lore/runtime';
+import { IdentitySigner, LISTENER_CLOSE_TIMEOUT_MS, RedisProgressStreams, exitOnConfigError, listen, openBlobStore, opsRouter, startServiceProcess } from '@lore/runtime';
 import { agentsConfigSchema, csvImportFrom } from './config';
 import { createAgentsService } from './agents-service';
 import { parseEgressProxies } from './domain/egress';
@@ -34,7 +34,7 @@ async function main(): Promise<void> {
   const server = await listen(agents.app, config.LORE_AGENTS_PORT, config.LORE_AGENTS_HOST);
   // The session sockets (deep search, web research, crawler) are upgraded on the same listener.
   server.server.on('upgrade', agents.handleUpgrade);
-  lifecycle.onShutdown('http server', () => server.close());
+  lifecycle.onShutdown('http server', () => server.close(), LISTENER_CLOSE_TIMEOUT_MS);
   lifecycle.onShutdown('agents', () => agents.close());
   lifecycle.markStarted();
   logger.info({ url: server.url }, 'agents listening');

@@ -21,7 +21,7 @@ export {
 } from './ports';
 export { AiOutputError, checkCompletion, completeChecked, parseJsonAnswer, parseToolArguments, schemaIssues, streamChecked, type AiOutputReason } from './structured-output';
 export { fillSchema } from './schema-filler';
-export { AiProviderError, OpenAiClient, sseData, type OpenAiClientOptions } from './openai-client';
+export { AiProviderError, MAX_MODEL_RESPONSE_BYTES, OpenAiClient, readCapped, sseData, type OpenAiClientOptions } from './openai-client';
 export { OpenAiLanguageModel, buildMessages, type OpenAiLanguageModelOptions } from './openai-language-model';
 export { languageModelFrom, languageModelFromEnv, type LanguageModelEnv, type LanguageModelSettings } from './language-model-from';
 export { OpenAiEmbedder, type OpenAiEmbedderOptions } from './openai-embedder';
@@ -45,4 +45,4 @@ export {
 } from './citations';
 export { completeSentencesUpTo, groundedAnswerStream, type GroundedPiece, type GroundedStreamRequest } from './grounded-stream';
 export { DEFAULT_EXTRACTIVE, extractiveAnswer, NO_ANSWER, type ExtractiveOptions } from './extractive';
-export { contentTerms, numbersIn, splitSentences, stem, STOPWORDS, termSet, truncate, words } from './text';
+export { contentTerms, cutUnits, numbersIn, splitSentences, stem, STOPWORDS, termSet, truncate, words } from './text';

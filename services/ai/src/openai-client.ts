@@ -11,7 +11,19 @@ export interface OpenAiClientOptions {
   logger?: Logger;
   /** Base of the exponential backoff between attempts. */
   backoffMs?: number;
+  /**
+   * The most bytes a model's answer may have, whole or streamed in all (default MAX_MODEL_RESPONSE_BYTES); a longer
+   * one is refused as an `AiProviderError` once that many bytes are read.
+   */
+  maxResponseBytes?: number;
 }
+
+/**
+ * The most bytes a model's answer may have (4 MiB), whole or as a stream in all. Far above anything `max_tokens` lets
+ * a model write (a 16,000-token answer is about 64 KB of text, a few times that as JSON with escapes), and small
+ * enough that a server sending an endless or enormous body cannot fill the process's memory.
+ */
+export const MAX_MODEL_RESPONSE_BYTES = 4 * 1024 * 1024;
 
 export class AiProviderError extends Error {
   constructor(
@@ -38,11 +50,21 @@ export class OpenAiClient {
     this.base = options.baseUrl.replace(/\/+$/, '');
   }
 
-  /** POSTs JSON and returns the response once its status is 2xx; the caller reads the body. */
-  async post(path: string, body: unknown, signal?: AbortSignal): Promise<Response> {
+  /** The most bytes an answer may have (`maxResponseBytes`). */
+  get maxResponseBytes(): number {
+    return this.options.maxResponseBytes ?? MAX_MODEL_RESPONSE_BYTES;
+  }
+
+  /**
+   * POSTs JSON and returns the response once its status is 2xx; the caller reads the body (with `readCapped` or
+   * `sseData`'s total limit). `onAttempt` is called before every HTTP attempt, the first and each retry, so a caller
+   * can charge each; a throw from it ends the request there, before that attempt is sent.
+   */
+  async post(path: string, body: unknown, signal?: AbortSignal, onAttempt?: () => void): Promise<Response> {
     const attempts = this.options.retries + 1;
     let lastError: unknown;
     for (let attempt = 1; attempt <= attempts; attempt += 1) {
+      onAttempt?.();
       const timeout = AbortSignal.timeout(this.options.timeoutMs);
       const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
       let retryAfterMs: number | undefined;
@@ -105,16 +127,57 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** Server-sent events from a fetch body: yields each `data:` payload (joined across lines), stops at `[DONE]`. */
-export async function* sseData(body: ReadableStream<Uint8Array>, maxEventBytes = 1_000_000): AsyncIterable<string> {
+/**
+ * A response body read as text, at most `limit` bytes: a longer one (by its `content-length`, or once that many bytes
+ * have arrived) is cancelled and refused as an `AiProviderError`, so an answer never costs more memory than the limit.
+ */
+export async function readCapped(res: Response, limit: number): Promise<string> {
+  const tooLong = () => new AiProviderError(`AI provider answered more than ${limitText(limit)}; the answer is refused`);
+  const declared = Number(res.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > limit) {
+    await res.body?.cancel().catch(() => undefined);
+    throw tooLong();
+  }
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > limit) {
+        await reader.cancel().catch(() => undefined);
+        throw tooLong();
+      }
+      chunks.push(value);
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  return Buffer.concat(chunks, total).toString('utf8');
+}
+
+const limitText = (bytes: number): string => (bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`);
+
+/**
+ * Server-sent events from a fetch body: yields each `data:` payload (joined across lines), stops at `[DONE]`. An event
+ * over `maxEventBytes`, or a stream over `maxTotalBytes` in all, is refused as an `AiProviderError` (the body is
+ * cancelled).
+ */
+export async function* sseData(body: ReadableStream<Uint8Array>, maxEventBytes = 1_000_000, maxTotalBytes = MAX_MODEL_RESPONSE_BYTES): AsyncIterable<string> {
   const decoder = new TextDecoder();
   let buffer = '';
   let data: string[] = [];
+  let total = 0;
   const reader = body.getReader();
   try {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
+      total += value.byteLength;
+      if (total > maxTotalBytes) throw new AiProviderError(`AI provider streamed more than ${limitText(maxTotalBytes)}; the answer is refused`);
       buffer += decoder.decode(value, { stream: true });
       if (buffer.length > maxEventBytes) throw new AiProviderError('AI provider sent an oversized stream event');
       let nl: number;

@@ -1,4 +1,4 @@
-import { AiProviderError, OpenAiClient, type OpenAiClientOptions } from './openai-client';
+import { AiProviderError, OpenAiClient, readCapped, type OpenAiClientOptions } from './openai-client';
 import type { Embedder } from './ports';
 
 export interface OpenAiEmbedderOptions extends OpenAiClientOptions {
@@ -9,6 +9,13 @@ export interface OpenAiEmbedderOptions extends OpenAiClientOptions {
   /** Send `dimensions` (models that can shorten their vectors, e.g. text-embedding-3-*). */
   requestDimensions?: boolean;
 }
+
+/**
+ * The most a vector's number takes in JSON (`-0.012345678901234567,` and room for an exponent); a request's answer is
+ * read up to its inputs × dims × this, and 64 KiB besides, never more (until 2026-11-30 it was read whole).
+ */
+const BYTES_PER_NUMBER = 32;
+const ANSWER_OVERHEAD_BYTES = 64 * 1024;
 
 /** `/embeddings` of any OpenAI-compatible server; vectors are checked for size and normalised to unit length. */
 export class OpenAiEmbedder implements Embedder {
@@ -33,7 +40,13 @@ export class OpenAiEmbedder implements Embedder {
         { model: this.model, input, encoding_format: 'float', ...(this.options.requestDimensions ? { dimensions: this.dims } : {}) },
         signal,
       );
-      const json = (await res.json()) as { data?: Array<{ index?: number; embedding?: unknown }> };
+      const text = await readCapped(res, input.length * this.dims * BYTES_PER_NUMBER + ANSWER_OVERHEAD_BYTES);
+      let json: { data?: Array<{ index?: number; embedding?: unknown }> };
+      try {
+        json = JSON.parse(text) as typeof json;
+      } catch {
+        throw new AiProviderError('AI provider answered embeddings that are not JSON');
+      }
       const data = json.data;
       if (!Array.isArray(data) || data.length !== input.length) throw new AiProviderError('AI provider returned the wrong number of embeddings');
       const ordered = [...data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));

@@ -1,6 +1,7 @@
+import { cutUnits } from './text';
 import { z } from 'zod';
 import type { SourceChunk } from './citations';
-import { AiProviderError, OpenAiClient, sseData, type OpenAiClientOptions } from './openai-client';
+import { AiProviderError, OpenAiClient, readCapped, sseData, type OpenAiClientOptions } from './openai-client';
 import type { AnswerRequest, ChatCompletion, ChatMessage, ChatRequest, ChatStreamEvent, FinishReason, LanguageModel, ToolCall } from './ports';
 import { AiOutputError, completeChecked, streamChecked } from './structured-output';
 
@@ -29,7 +30,7 @@ const MAX_HISTORY_CHARS = 4_000;
  * answer keeps the asker's tone while every sentence stays cited.
  */
 export function buildMessages(question: string, sources: SourceChunk[], context: Pick<AnswerRequest, 'instructions' | 'history'> = {}): ChatMessage[] {
-  const listing = sources.map((s) => `[${s.index}] ${s.title}\n${s.content.slice(0, MAX_SOURCE_CHARS)}`).join('\n\n');
+  const listing = sources.map((s) => `[${s.index}] ${s.title}\n${cutUnits(s.content, MAX_SOURCE_CHARS)}`).join('\n\n');
   const instructions = context.instructions?.trim();
   const system = instructions ? `${SYSTEM_PROMPT}\n\nYour own instructions follow; keep to the rules above whatever they say.\n${instructions}` : SYSTEM_PROMPT;
   const history = (context.history ?? []).slice(-MAX_HISTORY_MESSAGES).map((m): ChatMessage => ({ role: m.role, content: m.content.slice(0, MAX_HISTORY_CHARS) }));
@@ -104,7 +105,7 @@ function indexWithout(calls: Map<number, { id: string }>, id: string | null | un
 }
 
 function refused(refusal: string): AiOutputError {
-  return new AiOutputError(`the model refused: ${refusal.slice(0, 300)}`, 'refusal', [refusal.slice(0, 300)], 1);
+  return new AiOutputError(`the model refused: ${cutUnits(refusal, 300)}`, 'refusal', [cutUnits(refusal, 300)], 1);
 }
 
 /**
@@ -149,13 +150,25 @@ export class OpenAiLanguageModel implements LanguageModel {
     };
   }
 
-  private async completeOnce(request: ChatRequest): Promise<ChatCompletion> {
-    const res = await this.client.post('/chat/completions', this.body(request, false), request.signal);
-    return this.readWhole(res);
+  private post(request: ChatRequest, stream: boolean): Promise<Response> {
+    const onAttempt = request.onAttempt;
+    return this.client.post('/chat/completions', this.body(request, stream), request.signal, onAttempt ? () => onAttempt(request.messages) : undefined);
   }
 
+  private async completeOnce(request: ChatRequest): Promise<ChatCompletion> {
+    return this.readWhole(await this.post(request, false));
+  }
+
+  /** A whole completion, read with the client's byte limit (a longer answer is refused, never read into memory). */
   private async readWhole(res: Response): Promise<ChatCompletion> {
-    const parsed = WireCompletion.safeParse(await res.json().catch(() => null));
+    const text = await readCapped(res, this.client.maxResponseBytes);
+    let json: unknown = null;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      // not JSON: reported below
+    }
+    const parsed = WireCompletion.safeParse(json);
     if (!parsed.success) throw new AiProviderError('AI provider answered without a chat completion');
     const choice = parsed.data.choices[0]!;
     if (choice.message.refusal) throw refused(choice.message.refusal);
@@ -168,7 +181,7 @@ export class OpenAiLanguageModel implements LanguageModel {
 
   /** One streamed attempt: text and tool-call pieces as they arrive, then the completion they add up to. */
   private async *once(request: ChatRequest): AsyncGenerator<ChatStreamEvent> {
-    const res = await this.client.post('/chat/completions', this.body(request, true), request.signal);
+    const res = await this.post(request, true);
     if (!res.body) throw new AiProviderError('AI provider sent no body');
     const type = res.headers.get('content-type') ?? '';
     if (!type.includes('text/event-stream')) {
@@ -187,7 +200,7 @@ export class OpenAiLanguageModel implements LanguageModel {
     // Tool calls arrive in pieces keyed by `index`: the first piece carries the id and name, later ones append to
     // the arguments text.
     const calls = new Map<number, { id: string; name: string; arguments: string }>();
-    for await (const payload of sseData(res.body)) {
+    for await (const payload of sseData(res.body, 1_000_000, this.client.maxResponseBytes)) {
       let json: unknown;
       try {
         json = JSON.parse(payload);

@@ -8,17 +8,10 @@ import { OpenAiEmbedder } from './openai-embedder';
 import { OpenAiLanguageModel } from './openai-language-model';
 
 /** A loopback server that speaks the OpenAI wire format, scripted per test. */
-class FakeOpenAi {
+/** An OpenAI-format server on loopback: the tests' fakes differ only in how they answer. */
+abstract class LoopbackOpenAi {
   server!: Server;
   url = '';
-  requests: Array<{ path: string; auth: string | undefined; body: any }> = [];
-  /** Status codes to answer before behaving normally (consumed one per request). */
-  failures: number[] = [];
-  delayMs = 0;
-  completion = 'Refunds are issued within five business days [1]. The moon is made of cheese [7].';
-  /** Scripted answers, one per chat request, before the default completion. */
-  replies: Array<{ content?: string; tool_calls?: Array<{ id: string; name: string; arguments: string }>; refusal?: string; deltas?: unknown[] }> = [];
-  dims = 8;
 
   async start(): Promise<void> {
     this.server = createServer((req, res) => void this.handle(req, res));
@@ -31,7 +24,20 @@ class FakeOpenAi {
     return new Promise((r) => this.server.close(() => r()));
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected abstract handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
+}
+
+class FakeOpenAi extends LoopbackOpenAi {
+  requests: Array<{ path: string; auth: string | undefined; body: any }> = [];
+  /** Status codes to answer before behaving normally (consumed one per request). */
+  failures: number[] = [];
+  delayMs = 0;
+  completion = 'Refunds are issued within five business days [1]. The moon is made of cheese [7].';
+  /** Scripted answers, one per chat request, before the default completion. */
+  replies: Array<{ content?: string; tool_calls?: Array<{ id: string; name: string; arguments: string }>; refusal?: string; deltas?: unknown[] }> = [];
+  dims = 8;
+
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let raw = '';
     for await (const c of req) raw += c;
     const body = raw ? JSON.parse(raw) : null;
@@ -373,5 +379,131 @@ describe('tool calling and structured output in the OpenAI wire format', () => {
   it('reports a refusal as a typed error', async () => {
     fake.replies = [{ refusal: 'I cannot help with that.' }];
     await expect(lm().chat({ messages: [{ role: 'user', content: 'x' }], response_format: ticketFormat })).rejects.toMatchObject({ name: 'AiOutputError', reason: 'refusal' });
+  });
+});
+
+/**
+ * A model server whose answer is far larger than any `max_tokens` allows: `size` bytes of "Zorblax ", as one valid
+ * chat completion (`json`), or as small stream events (`sse`), written as fast as the client reads them. It counts
+ * the bytes it wrote before the client closed the connection.
+ */
+class HugeAnswer extends LoopbackOpenAi {
+  written = 0;
+  requests: Array<{ messages: Array<{ role: string; content: string | null }> }> = [];
+  /** The next answers, one per request: a huge one, or a short one with this text. */
+  answers: Array<{ kind: 'json' | 'sse'; size: number; length?: boolean } | { kind: 'short'; content: string }> = [];
+
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let raw = '';
+    for await (const c of req) raw += c;
+    this.requests.push(JSON.parse(raw));
+    const answer = this.answers.shift() ?? { kind: 'short', content: 'ok' };
+    if (answer.kind === 'short') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: answer.content }, finish_reason: 'stop' }] }));
+      return;
+    }
+    const word = 'Zorblax '.repeat(8 * 1024);
+    const [head, piece, tail] =
+      answer.kind === 'json'
+        ? ['{"object":"chat.completion","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"', word, '"}}]}']
+        : ['', `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: word } }] })}\n\n`, 'data: [DONE]\n\n'];
+    const pieces = Math.ceil(answer.size / piece.length);
+    const headers: Record<string, string> = { 'content-type': answer.kind === 'json' ? 'application/json' : 'text/event-stream' };
+    if (answer.length) headers['content-length'] = String(head.length + pieces * piece.length + tail.length);
+    res.writeHead(200, headers);
+    let closed = false;
+    res.on('close', () => (closed = true));
+    const write = (text: string) => {
+      this.written += text.length;
+      return res.write(text);
+    };
+    write(head);
+    for (let i = 0; i < pieces && !closed; i++) {
+      if (!write(piece)) await new Promise((r) => (res.once('drain', r), res.once('close', r)));
+    }
+    if (!closed) res.end(tail);
+  }
+}
+
+describe('answers larger than a model may write', () => {
+  const huge = new HugeAnswer();
+  const lm = () => new OpenAiLanguageModel({ baseUrl: huge.url, model: 'm', timeoutMs: 30_000, retries: 0 });
+  const HUGE = 96 * 1024 * 1024;
+  beforeAll(() => huge.start());
+  afterAll(() => huge.stop());
+  beforeEach(() => {
+    huge.written = 0;
+    huge.requests = [];
+  });
+
+  it('refuses a whole answer over 4 MiB once that much has arrived, without reading the rest', async () => {
+    huge.answers = [{ kind: 'json', size: HUGE }];
+    const heap = process.memoryUsage().heapUsed;
+    const began = Date.now();
+    const error = await lm()
+      .chat({ messages: [{ role: 'user', content: 'Tell me about Zorblax' }], maxTokens: 100 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AiProviderError);
+    expect((error as Error).message).toBe('AI provider answered more than 4 MiB; the answer is refused');
+    expect(Date.now() - began).toBeLessThan(5_000);
+    // The client hung up after about the limit (what the sockets buffer besides): the rest was never sent or held.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(huge.written).toBeLessThan(24 * 1024 * 1024);
+    expect(process.memoryUsage().heapUsed - heap).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it('refuses embeddings longer than their inputs and dimensions can take, without reading the rest', async () => {
+    huge.answers = [{ kind: 'json', size: HUGE }];
+    const embedder = new OpenAiEmbedder({ baseUrl: huge.url, model: 'e', dims: 8, timeoutMs: 30_000, retries: 0 });
+    // 2 inputs × 8 numbers: about 64 KiB is the most such an answer is read.
+    await expect(embedder.embed(['one', 'two'])).rejects.toThrow(/^AI provider answered more than \d+ bytes; the answer is refused$/);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(huge.written).toBeLessThan(24 * 1024 * 1024);
+  });
+
+  it('refuses a whole answer whose declared length is over the limit before reading it', async () => {
+    huge.answers = [{ kind: 'json', size: HUGE, length: true }];
+    await expect(lm().chat({ messages: [{ role: 'user', content: 'x' }] })).rejects.toThrow('AI provider answered more than 4 MiB; the answer is refused');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(huge.written).toBeLessThan(24 * 1024 * 1024);
+  });
+
+  it('refuses a stream over 4 MiB in all, however small its events', async () => {
+    huge.answers = [{ kind: 'sse', size: HUGE }];
+    const began = Date.now();
+    await expect(drain(lm().chatStream({ messages: [{ role: 'user', content: 'x' }] }))).rejects.toThrow('AI provider streamed more than 4 MiB; the answer is refused');
+    expect(Date.now() - began).toBeLessThan(5_000);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(huge.written).toBeLessThan(24 * 1024 * 1024);
+  });
+
+  it('sends back at most a short prefix of a refused answer with the retry feedback', async () => {
+    // A 3 MiB answer (under the limit) that is not the JSON asked for, then a good one.
+    huge.answers = [{ kind: 'json', size: 3 * 1024 * 1024 }, { kind: 'short', content: '{"title":"t","priority":"low","hours":1}' }];
+    const completion = await lm().chat({ messages: [{ role: 'user', content: 'ticket' }], response_format: ticketFormat });
+    expect(completion.parsed).toEqual({ title: 't', priority: 'low', hours: 1 });
+    const echoed = huge.requests[1]!.messages[1]!;
+    expect(echoed.role).toBe('assistant');
+    expect(echoed.content!.length).toBeLessThan(2_100);
+    expect(echoed.content).toMatch(/^Zorblax Zorblax [\s\S]*… \[cut: \d+ more characters\]$/);
+    expect(JSON.stringify(huge.requests[1]).length).toBeLessThan(5_000);
+  });
+
+  it('calls onAttempt before every request a chat sends: the retry after a refused answer too', async () => {
+    huge.answers = [{ kind: 'short', content: 'not json' }, { kind: 'short', content: '{"title":"t","priority":"low","hours":1}' }];
+    const seen: number[] = [];
+    await lm().chat({ messages: [{ role: 'user', content: 'ticket' }], response_format: ticketFormat, onAttempt: (m) => seen.push(m.length) });
+    expect(seen).toEqual([1, 3]);
+    // A throw ends the chat before the request is sent.
+    const before = huge.requests.length;
+    await expect(
+      lm().chat({
+        messages: [{ role: 'user', content: 'x' }],
+        onAttempt: () => {
+          throw new Error('over budget');
+        },
+      }),
+    ).rejects.toThrow('over budget');
+    expect(huge.requests).toHaveLength(before);
   });
 });

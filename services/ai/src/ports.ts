@@ -81,6 +81,12 @@ export interface ChatRequest {
    * request. The call must still name an offered tool; every other tool's arguments are checked as always.
    */
   uncheckedArguments?: readonly string[];
+  /**
+   * Called before every request a model sends for this chat (a retry after a network error or a 5xx, and the second
+   * answer asked for after a refused one, each count) with the messages it sends, so a caller can charge each
+   * attempt to a budget; a throw ends the chat there, before that request is sent. Not sent to the provider.
+   */
+  onAttempt?: (messages: readonly ChatMessage[]) => void;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';

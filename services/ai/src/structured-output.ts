@@ -1,3 +1,4 @@
+import { cutUnits } from './text';
 import { z } from 'zod';
 import { AiProviderError } from './openai-client';
 import type { ChatCompletion, ChatMessage, ChatRequest, ChatStreamEvent, JsonSchema, ToolCall, ToolDefinition } from './ports';
@@ -78,6 +79,20 @@ function toolCallIssues(call: ToolCall, tools: ToolDefinition[], required: strin
   return issues.length > 0 ? { reason: 'invalid_arguments', issues } : null;
 }
 
+/**
+ * Characters of a refused answer sent back to the model with the feedback: enough for it to see what it wrote, never
+ * the whole of a long one (an answer of megabytes would otherwise go back up as the next prompt).
+ */
+export const ECHO_CHARS = 2_000;
+
+/** A refused answer's text as the feedback repeats it: at most ECHO_CHARS, marked when cut. */
+export function echoOf(text: string): string {
+  return text.length > ECHO_CHARS ? `${cutUnits(text, ECHO_CHARS)}… [cut: ${text.length - ECHO_CHARS} more characters]` : text;
+}
+
+/** The refused tool calls as the feedback repeats them: each call's arguments cut like any echoed answer. */
+const echoCalls = (calls: readonly ToolCall[]): ToolCall[] => calls.map((c) => ({ ...c, function: { ...c.function, arguments: echoOf(c.function.arguments) } }));
+
 interface OutputProblem {
   reason: AiOutputReason;
   issues: string[];
@@ -105,7 +120,7 @@ export function checkCompletion(request: ChatRequest, completion: ChatCompletion
         reason: bad[0]?.problem?.reason ?? 'invalid_arguments',
         issues,
         feedback: [
-          { role: 'assistant', content: completion.message.content, tool_calls: calls },
+          { role: 'assistant', content: completion.message.content === null ? null : echoOf(completion.message.content), tool_calls: echoCalls(calls) },
           ...results.map((r): ChatMessage => ({
             role: 'tool',
             tool_call_id: r.call.id,
@@ -124,7 +139,7 @@ export function checkCompletion(request: ChatRequest, completion: ChatCompletion
         reason: 'missing_tool_call',
         issues: [`the answer calls no tool, but ${which} must be called`],
         feedback: [
-          { role: 'assistant', content: text },
+          { role: 'assistant', content: echoOf(text) },
           { role: 'user', content: `You must call ${which} now.` },
         ],
       },
@@ -141,7 +156,7 @@ export function checkCompletion(request: ChatRequest, completion: ChatCompletion
       reason: parsed.ok ? 'schema_mismatch' : 'invalid_json',
       issues,
       feedback: [
-        { role: 'assistant', content: text },
+        { role: 'assistant', content: echoOf(text) },
         {
           role: 'user',
           content: `That answer does not match the JSON schema "${format.json_schema.name}": ${issues.join('; ')}. Answer again with only a JSON value that matches the schema.`,

@@ -1,4 +1,4 @@
-import { splitSentences } from './text';
+import { cutUnits, splitSentences, truncate } from './text';
 
 describe('splitSentences', () => {
   it('keeps a Markdown heading a sentence of its own, and reads a wrapped line as a space', () => {
@@ -22,5 +22,17 @@ describe('splitSentences', () => {
       const out = splitSentences(unit.repeat(200_000));
       expect(out.length).toBeGreaterThan(0);
     }
+  });
+});
+
+describe('cutting text between code points', () => {
+  it('never leaves half of a surrogate pair at the cut', () => {
+    const text = `y${'😀'.repeat(10)}`;
+    // Unit 4 is the second emoji's first half: the cut goes before it.
+    expect(cutUnits(text, 4)).toBe('y😀');
+    expect(cutUnits(text, 5)).toBe('y😀😀');
+    expect(cutUnits(text, 100)).toBe(text);
+    expect(cutUnits('😀', 1)).toBe('');
+    expect(truncate(`y${'😀'.repeat(400)}`, 280)).toBe(`y${'😀'.repeat(139)}…`);
   });
 });

@@ -137,9 +137,21 @@ export function numbersIn(text: string): string[] {
   return out;
 }
 
+/**
+ * The text's first `max` UTF-16 units at most, never between the halves of a surrogate pair: a lone half is no
+ * character, and jsonb and PostgreSQL's text refuse it (a snippet cut through an emoji failed every chat answer that
+ * cited it, until 2026-11-30).
+ */
+export function cutUnits(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const end = max > 0 && /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max;
+  return text.slice(0, Math.max(0, end));
+}
+
+/** A snippet of at most `max` units and `…`: cut at its last space past 60 % of it, else between code points. */
 export function truncate(text: string, max: number): string {
   if (text.length <= max) return text;
-  const cut = text.slice(0, max);
+  const cut = cutUnits(text, max);
   const space = cut.lastIndexOf(' ');
   return `${(space > max * 0.6 ? cut.slice(0, space) : cut).trimEnd()}…`;
 }

@@ -68,7 +68,7 @@ export const coreConfigSchema = z.object({
   LORE_CORE_INDEX_HEARTBEAT_MS: envInt(5_000, 50, 600_000),
   LORE_CORE_INDEX_STALE_MS: envInt(60_000, 200, 86_400_000),
   /** Documents per write to the memory (a run keeps its progress after each write). */
-  LORE_CORE_INDEX_BATCH_DOCUMENTS: envInt(16, 1, 100),
+  LORE_CORE_INDEX_BATCH_DOCUMENTS: envInt(64, 1, 100),
   /** Web and Drive connectors may read loopback addresses (local testing only; refused in production). */
   LORE_CONNECTORS_ALLOW_LOOPBACK: envBool(false),
   /** Google's API and token endpoints (a proxy, or a loopback Drive in tests); default Google's. */

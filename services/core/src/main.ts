@@ -1,4 +1,4 @@
-import { GraphKnowledgeSearch, IdentitySigner, exitOnConfigError, openBlobStore, listen, opsRouter, startServiceProcess } from '@lore/runtime';
+import { GraphKnowledgeSearch, IdentitySigner, LISTENER_CLOSE_TIMEOUT_MS, exitOnConfigError, openBlobStore, listen, opsRouter, startServiceProcess } from '@lore/runtime';
 import { languageModelFromEnv } from '@lore/ai';
 import { connectorFileConfig, coreConfigSchema, projectFileConfig } from './config';
 import { createCoreService } from './core-service';
@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   });
   core.app.use(opsRouter(lifecycle, metrics).routes());
   const server = await listen(core.app, config.LORE_CORE_PORT, config.LORE_CORE_HOST);
-  lifecycle.onShutdown('http server', () => server.close());
+  lifecycle.onShutdown('http server', () => server.close(), LISTENER_CLOSE_TIMEOUT_MS);
   lifecycle.onShutdown('core', () => core.close());
   lifecycle.markStarted();
   logger.info({ url: server.url }, 'core listening');

@@ -5,7 +5,8 @@ import { createLogger, createMetricsRegistry, openApiPath, validateOpenApiDocume
 import { createCoreApp, documentedCoreOpenApi } from './app';
 import type { CoreDeps } from './application/context';
 
-type Operation = { operationId: string; responses: Record<string, { content?: Record<string, { schema?: unknown }> }> };
+type Parameter = { name: string; in: string; required: boolean; schema: Record<string, unknown> };
+type Operation = { operationId: string; parameters?: Parameter[]; responses: Record<string, { content?: Record<string, { schema?: unknown }> }> };
 type Doc = { openapi: string; info: { version: string }; paths: Record<string, Record<string, Operation>> };
 
 const doc = () => documentedCoreOpenApi() as unknown as Doc;
@@ -60,6 +61,31 @@ describe('core\'s OpenAPI document', () => {
     expect(mounted.sort()).toEqual(operations(doc()).map((o) => o.key).sort());
     expect(mounted).toEqual(expect.arrayContaining(SPEC_SESSION_ROUTES));
     expect(mounted).toEqual(expect.arrayContaining(SPEC_CONNECTOR_ROUTES));
+  });
+
+  it('types spec 2\'s boolean and integer query parameters as the spec does, not as the text they are written in', () => {
+    const d = doc();
+    const param = (path: string, method: string, name: string) => d.paths[path]![method]!.parameters!.find((p) => p.name === name && p.in === 'query')!.schema;
+    const int32 = { type: 'integer', minimum: -2_147_483_647, maximum: 2_147_483_647 };
+    expect({
+      only_non_project_chats: param('/api/chat/get-user-chat-sessions', 'get', 'only_non_project_chats'),
+      include_failed_chats: param('/api/chat/get-user-chat-sessions', 'get', 'include_failed_chats'),
+      project_id: param('/api/chat/get-user-chat-sessions', 'get', 'project_id'),
+      is_shared: param('/api/chat/get-chat-session/{session_id}', 'get', 'is_shared'),
+      include_deleted: param('/api/chat/get-chat-session/{session_id}', 'get', 'include_deleted'),
+      hard_delete: param('/api/chat/delete-chat-session/{session_id}', 'delete', 'hard_delete'),
+      chat_message_id: param('/api/chat/remove-chat-message-feedback', 'delete', 'chat_message_id'),
+      persona_id: param('/api/chat/max-selected-document-tokens', 'get', 'persona_id'),
+    }).toEqual({
+      only_non_project_chats: { type: 'boolean', default: true },
+      include_failed_chats: { type: 'boolean', default: false },
+      project_id: { anyOf: [int32, { type: 'null' }] },
+      is_shared: { type: 'boolean', default: false },
+      include_deleted: { type: 'boolean', default: false },
+      hard_delete: { type: ['boolean', 'null'] },
+      chat_message_id: { type: 'integer', minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER },
+      persona_id: int32,
+    });
   });
 
   it('declares spec 2\'s 422 body on every route that validates input', () => {

@@ -24,6 +24,7 @@ import { createMcpService } from '@lore/mcp';
 import { CORE_TOPICS, createCoreService, GraphConnectorDocuments, GraphKnowledgeSearch, startCredentialSealing, type CoreService } from '@lore/core';
 import { agentsServiceSettings, agentsWorkerSettings, coreFileSettings, googleEndpoints, type EmbeddedConfig } from './config';
 import { lockDataDir } from './data-lock';
+import { dataDirCheck } from './data-dir-check';
 import { openSocketDir } from './socket-dir';
 import { statisticsUpkeep } from './statistics';
 import { createEmbeddedBus } from './bus';
@@ -86,6 +87,8 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
     await db.ping();
     return { ok: true, details: { kind: db.kind, vector: db.hasVector } };
   });
+  // Everything is kept under the data directory: one that can no longer be written is not ready (./data-dir-check.ts).
+  lifecycle.addCheck('data directory', dataDirCheck(config.LORE_DATA_DIR));
   // Every schema's migrations before any service starts, in the migrations Job's order, each logged when it changed
   // something (./migrations.ts); the services start without migrating.
   await migrateEmbedded(db, logger);
@@ -252,7 +255,8 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
   const server = await listen(gateway.publicApp, config.PORT, config.LORE_HOST);
   publicUrl = server.url;
   server.server.on('upgrade', gateway.handleUpgrade);
-  lifecycle.onShutdown('public server', () => server.close());
+  // Ctrl-C should not wait long: what is under way has 5 s (a cluster's listeners have 20).
+  lifecycle.onShutdown('public server', () => server.close(5_000));
   const credentials = await ensureDevCredentials({
     dataDir: config.LORE_DATA_DIR,
     gateway: gateway.context,
@@ -267,7 +271,7 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
   if (config.LORE_ADMIN_PORT > 0) {
     try {
       admin = await listen(gateway.adminApp, config.LORE_ADMIN_PORT, '127.0.0.1');
-      lifecycle.onShutdown('admin server', () => admin!.close());
+      lifecycle.onShutdown('admin server', () => admin!.close(5_000));
     } catch (err) {
       // Like the ops port: a busy port must not keep the public API from starting.
       if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
@@ -281,7 +285,7 @@ export async function startEmbedded(config: EmbeddedConfig, root: Logger, option
     opsApp.use(opsRouter(lifecycle, metrics).routes());
     try {
       ops = await listen(opsApp, config.LORE_OPS_PORT, config.LORE_HOST);
-      lifecycle.onShutdown('ops server', () => ops!.close());
+      lifecycle.onShutdown('ops server', () => ops!.close(2_000));
     } catch (err) {
       // Probes and metrics are a convenience here: a busy port must not keep the newcomer's Lore from starting.
       if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;

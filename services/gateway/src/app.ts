@@ -254,8 +254,16 @@ function carriesKey(authorization: string, apiKey: string): boolean {
 /** Whether the client's connection to the gateway itself is TLS. */
 const isTls = (socket: unknown): boolean => (socket as { encrypted?: boolean }).encrypted === true;
 
-async function authorise(context: GatewayContext, facts: RequestFacts, match: ForwardMatch, method: string, path: string): Promise<{ token: string | null; headers: Record<string, string>; subject: string | null }> {
-  if (!match.rule) return { token: null, headers: {}, subject: null };
+/** A request's credential as forwarded: the identity to sign on, its subject, and when it expires (null: never). */
+interface Authorised {
+  token: string | null;
+  headers: Record<string, string>;
+  subject: string | null;
+  expiresAtMs: number | null;
+}
+
+async function authorise(context: GatewayContext, facts: RequestFacts, match: ForwardMatch, method: string, path: string): Promise<Authorised> {
+  if (!match.rule) return { token: null, headers: {}, subject: null, expiresAtMs: null };
   if (match.route.sameOriginOnly && fromAnotherOrigin(facts.headers)) {
     context.gatewayMetrics.authDecisions.inc({ outcome: 'denied_403' });
     throw new AppError('FORBIDDEN', 'request from another origin', { body: match.route.sameOriginOnly.body });
@@ -265,7 +273,7 @@ async function authorise(context: GatewayContext, facts: RequestFacts, match: Fo
     // Spec 2's message rate limits, on top of the credential's own (docs/core.md).
     const chat = match.route.upstream === 'core' && isChatMessage(method, path) ? await admitChatMessage(context, outcome.principal) : {};
     const token = await context.signer.sign(identityOf(outcome.principal, facts.requestId));
-    return { token, headers: { ...outcome.headers, ...chat }, subject: outcome.principal.subject };
+    return { token, headers: { ...outcome.headers, ...chat }, subject: outcome.principal.subject, expiresAtMs: outcome.expiresAtMs };
   } catch (err) {
     const body = match.route.missingCredentialBody;
     if (body !== undefined && isAppError(err) && err.status === 401 && facts.headers['x-api-key'] === undefined) {
@@ -300,7 +308,7 @@ async function forwardRequest(context: GatewayContext, ctx: GatewayKoaContext, m
   // `?api-key=` is a socket's credential only (spec 3, "Authentication" 2): a key in a plain request's URL would end
   // up in access logs and browser histories, so HTTP never reads it.
   const httpMatch = match.rule ? { ...match, rule: { ...match.rule, sources: match.rule.sources.filter((source) => source !== 'query') } } : match;
-  let auth: { token: string | null; headers: Record<string, string>; subject: string | null };
+  let auth: Authorised;
   try {
     auth = await authorise(context, facts, httpMatch, ctx.method, ctx.path);
   } catch (err) {
@@ -318,9 +326,9 @@ async function forwardRequest(context: GatewayContext, ctx: GatewayKoaContext, m
     apiKeyCookie: context.config.apiKeyCookie,
   });
   ctx.respond = false;
-  // A stream (server-sent events, a long download) ends when its credential is revoked, not only when it ends.
+  // A stream (server-sent events, a long download) ends when its credential is revoked or expires, not only when it ends.
   if (auth.subject !== null) {
-    const untrack = openStreams(context).track(auth.subject, () => ctx.res.destroy());
+    const untrack = openStreams(context).track(auth.subject, () => ctx.res.destroy(), auth.expiresAtMs);
     ctx.res.once('close', untrack);
   }
   const extra = { ...auth.headers, 'x-request-id': ctx.state.requestId };
@@ -345,11 +353,29 @@ function spanNamer(method: string, target: UpstreamTarget): ((route: string) => 
   };
 }
 
+/** Node's timers wait at most this long (about 24.8 days); a longer wait is taken in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Runs `fn` at `at` (epoch ms), however far off; answers the function that cancels it. */
+function timerAt(at: number, fn: () => void): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    const wait = at - Date.now();
+    if (wait <= 0) return fn();
+    timer = setTimeout(arm, Math.min(wait, MAX_TIMER_MS));
+    timer.unref();
+  };
+  arm();
+  return () => clearTimeout(timer);
+}
+
 /**
  * The forwarded requests and sockets open now, by credential subject (docs/gateway.md, "Revocation"). A revoked
  * key's next request is refused at once; what it already has open — a workflow's event stream, a session socket, an
  * MCP stream — is closed on the next check (`proxy.revocationRecheckMs`), which reads each open subject's revocation
- * record (spending nothing).
+ * record (spending nothing). What a credential with an `expires_at` opened is closed at that instant, by a timer of
+ * its own: an expired key is refused from then on as a revoked one is (until 2026-11-30 its open sockets and streams
+ * went on until they ended by themselves).
  */
 class OpenStreams {
   private readonly open = new Map<string, Set<() => void>>();
@@ -358,15 +384,23 @@ class OpenStreams {
 
   constructor(private readonly context: GatewayContext) {}
 
-  track(subject: string, close: () => void): () => void {
+  track(subject: string, close: () => void, expiresAtMs: number | null = null): () => void {
     let set = this.open.get(subject);
     if (!set) this.open.set(subject, (set = new Set()));
     set.add(close);
+    const cancelExpiry =
+      expiresAtMs === null
+        ? undefined
+        : timerAt(expiresAtMs, () => {
+            this.context.logger.info({ subject }, 'closed an open stream or socket of an expired credential');
+            close();
+          });
     if (!this.timer) {
       this.timer = setInterval(() => void this.check(), this.context.config.proxy.revocationRecheckMs ?? 10_000);
       this.timer.unref();
     }
     return () => {
+      cancelExpiry?.();
       set.delete(close);
       if (set.size === 0 && this.open.get(subject) === set) this.open.delete(subject);
     };
@@ -468,9 +502,9 @@ async function upgrade(context: GatewayContext, upstreams: Map<UpstreamName, Ups
       apiKeyCookie: context.config.apiKeyCookie,
       upgrade: true,
     });
-    // The spliced socket ends when its credential is revoked, as a forwarded stream does.
+    // The spliced socket ends when its credential is revoked or expires, as a forwarded stream does.
     if (auth.subject !== null) {
-      const untrack = openStreams(context).track(auth.subject, () => socket.destroy());
+      const untrack = openStreams(context).track(auth.subject, () => socket.destroy(), auth.expiresAtMs);
       socket.once('close', untrack);
     }
     proxyUpgrade(req, socket, head, target, upstreamPath(target, url), headers, context.config.proxy, (failure) => {

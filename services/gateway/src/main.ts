@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import {
-  IdentitySigner, Lifecycle, PostgresDb, createLogger, createMetricsRegistry, exitOnConfigError, listen, parseConfig,
+  IdentitySigner, Lifecycle, LISTENER_CLOSE_TIMEOUT_MS, PostgresDb, createLogger, createMetricsRegistry, exitOnConfigError, listen, parseConfig,
   type StartedServer,
 } from '@lore/runtime';
 import { configFromEnv, gatewayEnvSchema } from './config';
@@ -34,9 +34,9 @@ async function main(): Promise<void> {
 
   const pub = await listen(gateway.publicApp, env.GATEWAY_PORT, env.GATEWAY_HOST);
   pub.server.on('upgrade', gateway.handleUpgrade);
-  lifecycle.onShutdown('public listener', () => pub.close());
   const admin = await listen(gateway.adminApp, env.GATEWAY_ADMIN_PORT, env.GATEWAY_ADMIN_HOST);
-  lifecycle.onShutdown('admin listener', () => admin.close());
+  // Both drain at once, within one grace (each lets its in-flight requests finish).
+  lifecycle.onShutdown('public and admin listeners', async () => void (await Promise.all([pub.close(), admin.close()])), LISTENER_CLOSE_TIMEOUT_MS);
   if (gateway.opsApp) {
     ops = await listen(gateway.opsApp, env.GATEWAY_OPS_PORT, env.GATEWAY_HOST);
     logger.info({ port: ops.port }, 'ops listening');

@@ -1,4 +1,4 @@
-import { exitOnConfigError, listen, opsRouter, startOutboxRelay } from '@lore/runtime';
+import { exitOnConfigError, LISTENER_CLOSE_TIMEOUT_MS, listen, opsRouter, startOutboxRelay } from '@lore/runtime';
 import { createGraphService, GRAPH_TOPICS } from './graph-service';
 import { startGraphProcess } from './process';
 
@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   });
   graph.app.use(opsRouter(lifecycle, metrics).routes());
   const server = await listen(graph.app, config.LORE_GRAPH_PORT, config.LORE_GRAPH_HOST);
-  lifecycle.onShutdown('http server', () => server.close());
+  lifecycle.onShutdown('http server', () => server.close(), LISTENER_CLOSE_TIMEOUT_MS);
   // Consumers run in graph-worker; which processes relay is decided in one place (startOutboxRelay).
   await startOutboxRelay({ process: 'graph', enabled: config.LORE_GRAPH_RELAY, db: deps.db, bus: deps.bus, logger, metrics, topics: GRAPH_TOPICS, lifecycle });
   lifecycle.onShutdown('graph', () => graph.close());

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import {
   IdentitySigner,
   Lifecycle,
+  LISTENER_CLOSE_TIMEOUT_MS,
   createLogger,
   createMetricsRegistry,
   exitOnConfigError,
@@ -51,7 +52,7 @@ async function main(): Promise<void> {
   // /livez, /readyz and /metrics beside /health and /mcp, as every Lore service's port serves them.
   mcp.app.use(opsRouter(lifecycle, metrics).routes());
   const server = await listen(mcp.app, config.MCP_PORT, config.MCP_HOST);
-  lifecycle.onShutdown('http server', () => server.close());
+  lifecycle.onShutdown('http server', () => server.close(), LISTENER_CLOSE_TIMEOUT_MS);
   lifecycle.onShutdown('mcp sessions', () => mcp.close());
   lifecycle.markStarted();
   logger.info({ url: server.url }, 'mcp listening');

@@ -1,8 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { IDENTITY_HEADER, IdentitySigner, createLogger, listen } from '@lore/runtime';
+import { z } from 'zod';
+import { CLIENT_ADDRESS_HEADER, IDENTITY_HEADER, IdentitySigner, createLogger, listen, type StartedServer } from '@lore/runtime';
 import { createMcpService, type McpLimits, type McpService } from './mcp-service';
 import { mcpMessagesOf, resumedAnswer, sizedAnswerTools } from './test-tools';
+import { defineTool, type AnyTool } from './tools/define';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -19,9 +22,9 @@ interface Harness {
 }
 
 /** The tool server on its own listener, reached as the gateway reaches it (the key kept, a signed identity). */
-async function start(limits: Partial<McpLimits>): Promise<Harness & { signer: IdentitySigner }> {
+async function start(limits: Partial<McpLimits>, api = 'http://127.0.0.1:9', served: AnyTool[] = tools): Promise<Harness & { signer: IdentitySigner }> {
   const signer = new IdentitySigner(randomBytes(32).toString('hex'));
-  const service = createMcpService({ targets: { agentCore: 'http://127.0.0.1:9', memory: 'http://127.0.0.1:9' }, signer, logger: createLogger({ level: 'silent', service: 'mcp-test' }), tools, limits });
+  const service = createMcpService({ targets: { agentCore: api, memory: api }, signer, logger: createLogger({ level: 'silent', service: 'mcp-test' }), tools: served, limits });
   const server = await listen(service.app, 0, '127.0.0.1');
   return {
     service,
@@ -172,5 +175,181 @@ describe('MCP tool server: limits of /mcp', () => {
     expect((await post(h, a, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 9 } }, session)).status).toBe(202);
     ac.abort();
     expect((await post(h, a, callTool(9, 'big', { kib: 1 }), session)).status).toBe(200);
+  });
+});
+
+/** An API that records what reaches it: `/hold` is never answered (until its request is aborted), anything else 200. */
+async function startApi(): Promise<{ url: string; seen: IncomingMessage[]; aborted: Promise<void>; holding: Promise<void>; close(): Promise<void> }> {
+  const seen: IncomingMessage[] = [];
+  let onHold: () => void = () => undefined;
+  let onAbort: () => void = () => undefined;
+  const holding = new Promise<void>((resolve) => (onHold = resolve));
+  const aborted = new Promise<void>((resolve) => (onAbort = resolve));
+  const server: StartedServer = await listen((req: IncomingMessage, res: import('node:http').ServerResponse) => {
+    seen.push(req);
+    if (req.url?.startsWith('/hold')) {
+      onHold();
+      res.once('close', () => onAbort());
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+  }, 0, '127.0.0.1');
+  return { url: server.url, seen, aborted, holding, close: () => server.close(100) };
+}
+
+/** Tools that call the API back: `api_get` a path of the caller's choosing. */
+const apiTools = [
+  defineTool({
+    name: 'api_get',
+    description: 'GET a path of the API.',
+    input: z.object({ path: z.string().min(1) }),
+    access: 'read',
+    module: 'memory',
+    call: ({ path }, upstream) => upstream.get('agentCore', path),
+  }),
+];
+
+/** `p`, or a failure naming `what` after `ms`. */
+async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+describe('MCP tool server: the call back to the API', () => {
+  let h: Harness & { signer: IdentitySigner };
+  let api: Awaited<ReturnType<typeof startApi>>;
+  afterEach(async () => {
+    await h?.close();
+    await api?.close();
+  });
+
+  it('carries the client\'s address as the gateway forwarded it, signed and bound to the key, so the gateway can check the key\'s IP allowlist', async () => {
+    api = await startApi();
+    h = await start({}, api.url, apiTools);
+    const a = { key: 'ck_a', tenant: 'tenant-a' };
+    const { session } = await open(h, a);
+    const res = await post(h, a, callTool(2, 'api_get', { path: '/ping' }), session, { 'x-forwarded-for': '203.0.113.9' });
+    expect(messagesOf(res.text).at(-1)!.message).toMatchObject({ id: 2, result: { structuredContent: { success: true, data: { ok: true } } } });
+    const token = api.seen.at(-1)!.headers[CLIENT_ADDRESS_HEADER] as string;
+    const keyHash = createHash('sha256').update(a.key).digest('hex');
+    expect(await h.signer.verifyClientAddress(token, keyHash)).toBe('203.0.113.9');
+    // Bound to the key: it speaks for no other; and only this deployment's secret makes one.
+    expect(await h.signer.verifyClientAddress(token, createHash('sha256').update('ck_other').digest('hex'))).toBeNull();
+    expect(await new IdentitySigner(randomBytes(32).toString('hex')).verifyClientAddress(token, keyHash)).toBeNull();
+    // Not an identity either.
+    await expect(h.signer.verify(token)).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    // A request that names no client address (none forwarded) carries none.
+    await post(h, a, callTool(3, 'api_get', { path: '/ping' }), session);
+    expect(api.seen.at(-1)!.headers[CLIENT_ADDRESS_HEADER]).toBeUndefined();
+  });
+
+  it('aborts the request to the API when the client cancels the tool call (it ran on until the API answered)', async () => {
+    api = await startApi();
+    h = await start({ upstreamTimeoutMs: 60_000 }, api.url, apiTools);
+    const a = { key: 'ck_a', tenant: 'tenant-a' };
+    const { session } = await open(h, a);
+    const ac = new AbortController();
+    const call = await fetch(h.url, { method: 'POST', headers: await headersOf(h, a, session), body: JSON.stringify(callTool(5, 'api_get', { path: '/hold' })), signal: ac.signal });
+    expect(call.status).toBe(200);
+    await within(api.holding, 5_000, 'the call back');
+    expect((await post(h, a, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5, reason: 'no longer needed' } }, session)).status).toBe(202);
+    await within(api.aborted, 5_000, 'the call back aborted');
+    ac.abort();
+  });
+});
+
+describe('MCP tool server: JSON-RPC at the edges', () => {
+  let h: Harness & { signer: IdentitySigner };
+  afterEach(async () => {
+    release();
+    await h?.close();
+  });
+  const a = { key: 'ck_a', tenant: 'tenant-a' };
+  /** A POST with the session id but without `MCP-Protocol-Version`, as a client may send it. */
+  const bare = async (body: unknown, session: string) => {
+    const headers = await headersOf(h, a, session);
+    delete headers['mcp-protocol-version'];
+    const res = await fetch(h.url, { method: 'POST', headers, body: JSON.stringify(body) });
+    const text = await res.text();
+    // A batch refused whole is answered as one JSON array.
+    const messages = text.startsWith('[') ? (JSON.parse(text) as unknown[]) : text ? messagesOf(text).map((m) => m.message).filter((m) => m !== null) : [];
+    return { status: res.status, messages };
+  };
+  const openAt = async (version: string) => {
+    const init = await post(h, a, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'unit', version: '1' } } });
+    expect(init.status).toBe(200);
+    expect((await bare({ jsonrpc: '2.0', method: 'notifications/initialized' }, init.sessionId!)).status).toBe(202);
+    return init.sessionId!;
+  };
+
+  it('keeps id 0 reserved after its cancellation, which the SDK ignores, until its answer is sent', async () => {
+    h = await start({});
+    const { session } = await open(h, a);
+    const first = await fetch(h.url, { method: 'POST', headers: await headersOf(h, a, session), body: JSON.stringify(callTool(0, 'gate')) });
+    expect(first.status).toBe(200);
+    expect((await post(h, a, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 0 } }, session)).status).toBe(202);
+    // The SDK runs id 0 on: a second request with it is refused, as for any id in flight.
+    const again = await post(h, a, callTool(0, 'big', { kib: 1 }), session);
+    expect(again.status).toBe(400);
+    expect(messagesOf(again.text)[0]!.message).toMatchObject({ id: 0, error: { code: -32600 } });
+    release();
+    expect(messagesOf(await first.text()).at(-1)!.message).toMatchObject({ id: 0, result: { structuredContent: { success: true, data: 'released' } } });
+    expect((await post(h, a, callTool(0, 'big', { kib: 1 }), session)).status).toBe(200);
+  });
+
+  it('refuses a fractional id as an Invalid Request (-32600), not a parse error', async () => {
+    h = await start({});
+    const { session } = await open(h, a);
+    const res = await post(h, a, { jsonrpc: '2.0', id: 1.5, method: 'ping' }, session);
+    expect(res.status).toBe(400);
+    expect(messagesOf(res.text)[0]!.message).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: "id" must be a string or an integer' }, id: null });
+  });
+
+  it('refuses an initialize sent as a notification, and opens no session for it', async () => {
+    h = await start({});
+    const res = await post(h, a, { jsonrpc: '2.0', method: 'initialize', params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'unit', version: '1' } } });
+    expect(res.status).toBe(400);
+    expect(messagesOf(res.text)[0]!.message).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: initialize is a request: it needs an "id"' }, id: null });
+    expect(h.service.sessionCount()).toBe(0);
+  });
+
+  it('decides batches by the revision the session negotiated when a request leaves out MCP-Protocol-Version', async () => {
+    h = await start({});
+    const batch = [{ jsonrpc: '2.0', id: 101, method: 'ping' }, { jsonrpc: '2.0', id: 102, method: 'tools/list' }];
+    const current = await openAt(PROTOCOL);
+    expect(await bare(batch, current)).toMatchObject({ status: 400, messages: [{ error: { code: -32600, message: expect.stringMatching(/MCP 2025-11-25 has no JSON-RPC batches/) } }] });
+    // A session of 2025-03-26, which has batches, runs them.
+    const older = await openAt('2025-03-26');
+    const ran = await bare(batch, older);
+    expect(ran.status).toBe(200);
+    expect(ran.messages.map((m) => (m as { id: number }).id).sort()).toEqual([101, 102]);
+  });
+
+  it('answers every request of a batch holding a bad message, and runs none of it', async () => {
+    h = await start({});
+    const older = await openAt('2025-03-26');
+    const res = await bare([{ jsonrpc: '2.0', id: 24, method: 'tools/call', params: { name: 'big', arguments: { kib: 1 } } }, { jsonrpc: '2.0', id: 25, method: 'tools/call', params: {} }, { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } }], older);
+    expect(res).toEqual({
+      status: 200,
+      messages: [
+        { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: not run: message 2 of this batch is invalid, so none of it ran; send the batch again without it' }, id: 24 },
+        { jsonrpc: '2.0', error: { code: -32602, message: 'Invalid params: tools/call needs "params.name", the tool\'s name' }, id: 25 },
+      ],
+    });
+    // A message that is none makes the batch a bad request; its answer has no id to carry.
+    const worse = await bare([{ jsonrpc: '2.0', id: 26, method: 'ping' }, 42], older);
+    expect(worse).toEqual({
+      status: 400,
+      messages: [
+        { jsonrpc: '2.0', error: { code: -32600, message: expect.stringMatching(/^Invalid Request: not run: message 2 /) }, id: 26 },
+        { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: a message is a JSON object' }, id: null },
+      ],
+    });
+    // Neither id is in flight: both run once sent alone.
+    expect((await bare({ jsonrpc: '2.0', id: 24, method: 'ping' }, older)).status).toBe(200);
   });
 });

@@ -1,12 +1,20 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { isIP } from 'node:net';
 import Koa from 'koa';
 import type { Identity } from '@lore/contracts';
 import { IDENTITY_HEADER, ROUTE_HEADER, assertNoContentCoding, nameServerSpan, recordingSpan, type IdentitySigner, type Logger } from '@lore/runtime';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { isInitializeRequest, type CallToolResult, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import {
+  LATEST_PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  isInitializeRequest,
+  type CallToolResult,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 import { BoundedEventStore, type SessionEventStore } from './event-store';
 import { visibleTools } from './tools/access';
 import { envelopeSchema, ToolInputError, type AnyTool, type UpstreamResult } from './tools/define';
@@ -66,6 +74,16 @@ interface Session {
   events: SessionEventStore;
   /** Ids of the session's requests not answered yet: a request reusing one is refused (`reusedIdRefusal`). */
   inFlight: Set<RequestId>;
+  /** The MCP revision the session's initialize negotiated: what a request without `MCP-Protocol-Version` speaks. */
+  protocolVersion: string;
+}
+
+/** What the SDK hands a tool's handler beside its arguments: the parts the server uses. */
+interface ToolCallExtra {
+  /** Aborted when the client cancels the call (`notifications/cancelled`) or the session closes. */
+  signal: AbortSignal;
+  /** The HTTP request that carried the call. */
+  requestInfo?: { headers: IncomingHttpHeaders };
 }
 
 /**
@@ -123,7 +141,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
   const opening = new Set<Session>();
   const targets = () => (typeof options.targets === 'function' ? options.targets() : options.targets);
 
-  function buildServer(apiKey: string, identity: Identity, place: UpstreamOptions['place']): McpServer {
+  function buildServer(apiKey: string, keyHash: string, identity: Identity, place: UpstreamOptions['place']): McpServer {
     const server = new McpServer({ name: 'lore', version: options.version ?? '0.1.0' }, { capabilities: { tools: {} } });
     // The SDK answers bad arguments (and a tool that throws) with a plain-text error; spec 3 wants every tool's answer
     // to be the JSON envelope, so its error result is replaced (docs/mcp.md, "Answers").
@@ -134,8 +152,15 @@ export function createMcpService(options: McpServiceOptions): McpService {
       server.registerTool(
         tool.name,
         { title: tool.title, description: tool.description, inputSchema: tool.input, outputSchema: envelopeSchema(tool.data), annotations: tool.annotations },
-        async (args: unknown) => {
-          const upstream = new Upstream(targets(), apiKey, { timeoutMs: limits.upstreamTimeoutMs, maxAnswerBytes: limits.upstreamMaxBytes, place });
+        async (args: unknown, extra: ToolCallExtra) => {
+          const address = forwardedClient(extra.requestInfo?.headers);
+          const upstream = new Upstream(targets(), apiKey, {
+            timeoutMs: limits.upstreamTimeoutMs,
+            maxAnswerBytes: limits.upstreamMaxBytes,
+            place,
+            signal: extra.signal,
+            ...(address ? { clientAddress: () => options.signer.signClientAddress(address, keyHash) } : {}),
+          });
           try {
             return toolResult(await tool.call(args as never, upstream));
           } catch (err) {
@@ -213,7 +238,11 @@ export function createMcpService(options: McpServiceOptions): McpService {
         return;
       }
       body = read.value;
-      const refusal = jsonRpcRefusal(body, ctx.get('mcp-protocol-version'));
+      // A request without the version header speaks what its session negotiated (MCP: a server falls back to
+      // 2025-03-26 only when it has no other way to know).
+      const known = sessions.get(ctx.get('mcp-session-id'));
+      const version = ctx.get('mcp-protocol-version') || (known?.keyHash === keyHash ? known.protocolVersion : '');
+      const refusal = jsonRpcRefusal(body, version);
       if (refusal) {
         ctx.status = refusal.status;
         ctx.body = refusal.body;
@@ -249,8 +278,11 @@ export function createMcpService(options: McpServiceOptions): McpService {
       // A session opened in a named place acts there (the gateway has checked the names against the key's reach and
       // signed what they resolved to).
       const place = { ...(ctx.query.memory_id !== undefined && identity.memory_id ? { memory_id: identity.memory_id } : {}), ...(ctx.query.workspace_id !== undefined ? { workspace_id: identity.workspace_id } : {}) };
-      const server = buildServer(apiKey, identity, place);
-      const created: Session = { id: '', keyHash, tenantId: identity.tenant_id, server, lastUsed: Date.now(), transport: undefined as unknown as SessionTransport, events: events.forSession(), inFlight: new Set() };
+      const server = buildServer(apiKey, keyHash, identity, place);
+      const created: Session = {
+        id: '', keyHash, tenantId: identity.tenant_id, server, lastUsed: Date.now(), transport: undefined as unknown as SessionTransport, events: events.forSession(), inFlight: new Set(),
+        protocolVersion: negotiatedVersion(body),
+      };
       created.transport = new SessionTransport({
         sessionIdGenerator: () => randomUUID(),
         // The session's own view: its events replay to it alone (docs/mcp.md, "Sessions").
@@ -323,11 +355,33 @@ function requestIds(body: unknown): RequestId[] {
   return (Array.isArray(body) ? body : [body]).filter((m) => isObject(m) && 'method' in m && isId(m.id)).map((m) => (m as { id: RequestId }).id);
 }
 
-/** The request ids a body's `notifications/cancelled` name: the SDK sends no answer to a cancelled request. */
+/**
+ * The request ids a body's `notifications/cancelled` name: the SDK sends no answer to a cancelled request. An id the
+ * SDK does not cancel stays reserved: its cancellation handler skips a falsy id (`0`, `""`), runs that request on
+ * and answers it, so the id is free only once that answer is sent.
+ */
 function cancelledIds(body: unknown): RequestId[] {
   return (Array.isArray(body) ? body : [body])
-    .filter((m) => isObject(m) && m.method === 'notifications/cancelled' && isObject(m.params) && isId(m.params.requestId))
+    .filter((m) => isObject(m) && m.method === 'notifications/cancelled' && isObject(m.params) && isId(m.params.requestId) && Boolean(m.params.requestId))
     .map((m) => ((m as { params: { requestId: RequestId } }).params.requestId));
+}
+
+/** The revision an initialize negotiates, as the SDK answers it: the one asked for when it knows it, else its newest. */
+function negotiatedVersion(body: unknown): string {
+  const init = (Array.isArray(body) ? body : [body]).find((m) => isInitializeRequest(m));
+  const asked = init?.params.protocolVersion;
+  return asked !== undefined && SUPPORTED_PROTOCOL_VERSIONS.includes(asked) ? asked : LATEST_PROTOCOL_VERSION;
+}
+
+/**
+ * The client's address as the gateway forwarded the `/mcp` request that runs a tool: the gateway drops whatever
+ * `X-Forwarded-For` a client sends and writes the one address it checked the key's allowlist against. Only the
+ * gateway reaches this server (a request without its signed identity is refused before any tool runs).
+ */
+function forwardedClient(headers: IncomingHttpHeaders | undefined): string | undefined {
+  const raw = headers?.['x-forwarded-for'];
+  const last = (Array.isArray(raw) ? raw.join(',') : raw)?.split(',').at(-1)?.trim();
+  return last && isIP(last) !== 0 ? last : undefined;
 }
 
 /**
@@ -354,7 +408,8 @@ function isInit(body: unknown): boolean {
 const NO_BATCHES_SINCE = '2025-06-18';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isId = (v: unknown) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+/** A JSON-RPC id as MCP takes it: a string or an integer (the SDK refuses a fractional one). */
+const isId = (v: unknown) => typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v));
 
 /**
  * What is wrong with one JSON-RPC message, by JSON-RPC 2.0 and MCP (an id is a string or a number, never null), or
@@ -366,7 +421,9 @@ function messageProblem(m: unknown): { code: number; message: string } | null {
   if (m.jsonrpc !== '2.0') return invalid('"jsonrpc" must be "2.0"');
   if ('method' in m) {
     if (typeof m.method !== 'string' || m.method === '') return invalid('"method" must be a non-empty string');
-    if ('id' in m && !isId(m.id)) return invalid('"id" must be a string or a number');
+    if ('id' in m && !isId(m.id)) return invalid('"id" must be a string or an integer');
+    // An initialize without an id is a notification: it could start no session and nothing would answer it.
+    if (m.method === 'initialize' && !('id' in m)) return invalid('initialize is a request: it needs an "id"');
     if ('params' in m && !isObject(m.params)) return invalid('"params" must be an object');
     const params = (m.params ?? {}) as Record<string, unknown>;
     if (m.method === 'initialize' && typeof params.protocolVersion !== 'string') return { code: -32602, message: 'Invalid params: initialize needs "params.protocolVersion"' };
@@ -376,7 +433,7 @@ function messageProblem(m: unknown): { code: number; message: string } | null {
     }
     return null;
   }
-  if (!isId(m.id)) return invalid('a message without "method" is a response, whose "id" is a string or a number');
+  if (!isId(m.id)) return invalid('a message without "method" is a response, whose "id" is a string or an integer');
   if (!('result' in m) && !isObject(m.error)) return invalid('a response carries "result" or "error"');
   return null;
 }
@@ -385,7 +442,8 @@ function messageProblem(m: unknown): { code: number; message: string } | null {
  * A body the server answers itself, before the SDK reads it: JSON that is no JSON-RPC message is an Invalid Request
  * (-32600; the SDK would call it a parse error), params a request cannot be run with are Invalid params (-32602; the
  * SDK would answer -32603 with its validation dump), and a batch is refused once the session's revision has none
- * (2025-06-18 removed them), as is an empty one always. Errors of a request carry its id.
+ * (2025-06-18 removed them), as is an empty one always. Errors of a request carry its id. A batch with a bad message
+ * is refused whole and answered per message (`batchRefusal`).
  */
 function jsonRpcRefusal(body: unknown, protocolVersion: string): { status: number; body: unknown } | null {
   if (Array.isArray(body)) {
@@ -393,18 +451,46 @@ function jsonRpcRefusal(body: unknown, protocolVersion: string): { status: numbe
     if (protocolVersion >= NO_BATCHES_SINCE) {
       return { status: 400, body: jsonRpcError(-32600, `Invalid Request: MCP ${protocolVersion} has no JSON-RPC batches; send one message a request`) };
     }
+    return batchRefusal(body);
   }
-  for (const m of Array.isArray(body) ? body : [body]) {
-    const problem = messageProblem(m);
-    if (problem) {
-      const id = isObject(m) && isId(m.id) ? m.id : null;
-      // A well-formed request whose params are wrong is answered (200), as the SDK answers its other errors; a message
-      // that is none, and an initialize that cannot start a session, are a bad request.
-      const answered = problem.code === -32602 && isObject(m) && m.method !== 'initialize';
-      return { status: answered ? 200 : 400, body: { jsonrpc: '2.0', error: problem, id } };
-    }
-  }
-  return null;
+  const problem = messageProblem(body);
+  return problem ? { status: problemAnswered(body, problem) ? 200 : 400, body: problemAnswer(body, problem) } : null;
+}
+
+/**
+ * A batch with a bad message is not run (the SDK would answer the first bad message alone and leave the batch's other
+ * requests unanswered for good), and every request in it is answered: a bad message with its own error, a good
+ * request with -32600 saying it was not run, so the client can send it again; notifications and responses get
+ * nothing, as JSON-RPC has it. 200 when every bad message is a request whose params are wrong, else 400.
+ */
+function batchRefusal(batch: unknown[]): { status: number; body: unknown } | null {
+  const problems = batch.map((m) => messageProblem(m));
+  const bad = problems.flatMap((p, i) => (p ? [i] : []));
+  if (bad.length === 0) return null;
+  const notRun = {
+    code: -32600,
+    message: `Invalid Request: not run: message ${bad.map((i) => i + 1).join(', ')} of this batch ${bad.length === 1 ? 'is' : 'are'} invalid, so none of it ran; send the batch again without ${bad.length === 1 ? 'it' : 'them'}`,
+  };
+  const answers = batch.flatMap((m, i) => {
+    const problem = problems[i];
+    if (problem) return [problemAnswer(m, problem)];
+    return isObject(m) && 'method' in m && 'id' in m ? [{ jsonrpc: '2.0', error: notRun, id: m.id }] : [];
+  });
+  const answered = bad.every((i) => problemAnswered(batch[i], problems[i]!));
+  return { status: answered ? 200 : 400, body: answers };
+}
+
+/** The error answering a bad message, with its id when it has a usable one (else null, as JSON-RPC has it). */
+function problemAnswer(m: unknown, problem: { code: number; message: string }) {
+  return { jsonrpc: '2.0', error: problem, id: isObject(m) && isId(m.id) ? m.id : null };
+}
+
+/**
+ * A well-formed request whose params are wrong is answered (200), as the SDK answers its other errors; a message that
+ * is none, and an initialize that cannot start a session, are a bad request.
+ */
+function problemAnswered(m: unknown, problem: { code: number }): boolean {
+  return problem.code === -32602 && isObject(m) && m.method !== 'initialize';
 }
 
 function jsonRpcError(code: number, message: string) {

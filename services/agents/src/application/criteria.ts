@@ -1,3 +1,4 @@
+import { cutUnits } from '@lore/ai';
 import type { JsonSchema, LanguageModel } from '@lore/ai';
 import {
   COLUMN_TYPES,
@@ -98,7 +99,7 @@ export async function extractCriteria(model: LanguageModel | null, prompt: strin
     const completion = await model.chat({
       messages: [
         { role: 'system', content: SYSTEM },
-        { role: 'user', content: `List of ${kind === 'person' ? 'people' : 'companies'}. Request: ${prompt.slice(0, MAX_PROMPT_CHARS)}` },
+        { role: 'user', content: `List of ${kind === 'person' ? 'people' : 'companies'}. Request: ${cutUnits(prompt, MAX_PROMPT_CHARS)}` },
       ],
       response_format: { type: 'json_schema', json_schema: { name: 'list_criteria', schema: CRITERIA_SCHEMA, strict: true } },
       maxTokens: options.maxTokens ?? 1_500,
@@ -107,7 +108,7 @@ export async function extractCriteria(model: LanguageModel | null, prompt: strin
     answer = completion.parsed;
   } catch (err) {
     if (options.signal?.aborted) throw err;
-    return rules(`the model did not answer usably: ${(err as Error).message}`.slice(0, MAX_TEXT));
+    return rules(cutUnits(`the model did not answer usably: ${(err as Error).message}`, MAX_TEXT));
   }
   const normalized = normalizeModelCriteria(answer, kind, options);
   if (typeof normalized === 'string') return rules(normalized);

@@ -1,3 +1,4 @@
+import { cutUnits } from '@lore/ai';
 import { randomUUID } from 'node:crypto';
 import { isTransientError, type BlobStore, type Db, type Logger } from '@lore/runtime';
 import { DEFAULT_CSV_LIMITS, DELIMITER_NAMES, MAX_RECORD_CHARS, readCsv, type CsvDelimiter, type CsvEncoding, type CsvLimits, type CsvProblem } from '../domain/csv';
@@ -430,7 +431,7 @@ function isDeterministic(err: unknown): boolean {
 
 function reasonOf(err: unknown): string {
   const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  return text.length > 200 ? `${cutUnits(text, 200)}…` : text;
 }
 
 class ClaimLost extends Error {}

@@ -1,3 +1,4 @@
+import { cutUnits } from '@lore/ai';
 import type { Directory, DirectoryFilter, DirectoryRecord } from '../sources/directory';
 import { columnIdOf, openCell, sourcedCell, type Cell, type Column, type Criterion, type EnrichmentState, type Provenance, type SearchKind, type WorkflowStarter } from '../domain/workflow';
 import { extractCompanyFactsFromText, extractPersonFactsFromText } from '../domain/company-page';
@@ -122,7 +123,7 @@ export interface ListSources {
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
-const cap = (s: string, n: number): string => (s.length <= n ? s : s.slice(0, n));
+const cap = (s: string, n: number): string => (s.length <= n ? s : cutUnits(s, n));
 
 export const hostOf = (url: string): string => {
   try {

@@ -1,3 +1,4 @@
+import { cutUnits } from '@lore/ai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LanguageModel } from '@lore/ai';
 import { closingTag, htmlPlainText, htmlTitle, startTags } from '@lore/ai/html-text';
@@ -179,7 +180,7 @@ export function siteLinks(html: string, pageUrl: string): Array<{ url: string; t
     const href = url.toString();
     if (seen.has(href)) continue;
     seen.add(href);
-    out.push({ url: href, text: visibleText(html.slice(tag.end, close.start)).slice(0, 200) });
+    out.push({ url: href, text: cutUnits(visibleText(html.slice(tag.end, close.start)), 200) });
   }
   return out;
 }
@@ -233,7 +234,7 @@ export async function searchWithRetries<T>(search: () => Promise<T>, signal: Abo
 /** One page read through the agents' guarded page reader, with its text, facts, person and same-site links. */
 export async function readWebPage(pages: AgentsDeps['pages'], url: string, signal: AbortSignal): Promise<WebPageRead> {
   const page = await pages.read(url, signal);
-  return { url: page.url, title: titleOf(page.html), text: visibleText(page.html).slice(0, 200_000), facts: pageFacts(page.html, page.url), person: personFacts(page.html), links: siteLinks(page.html, page.url) };
+  return { url: page.url, title: titleOf(page.html), text: cutUnits(visibleText(page.html), 200_000), facts: pageFacts(page.html, page.url), person: personFacts(page.html), links: siteLinks(page.html, page.url) };
 }
 
 /** A web source from the web search port and the agents' page reader. */
@@ -280,7 +281,7 @@ export function knowledgeSource(search: KnowledgeSearch, signer: IdentitySigner)
         title: first.title,
         link: first.link,
         source_type: first.source_type,
-        text: parts.sort((a, b) => a.chunk_ind - b.chunk_ind).map((p) => p.content).join('\n').slice(0, KNOWLEDGE_DOCUMENT_CHARS),
+        text: cutUnits(parts.sort((a, b) => a.chunk_ind - b.chunk_ind).map((p) => p.content).join('\n'), KNOWLEDGE_DOCUMENT_CHARS),
         snippet: first.snippet,
       }));
     },

@@ -1,3 +1,4 @@
+import { cutUnits } from '@lore/ai';
 import type { Sql } from '@lore/runtime';
 import { MAX_TOTAL_TARGET, columnIdOf, readState, rowIdOf, tableColumns, type Cell, type Column, type SearchKind, type WorkflowState } from '../domain/workflow';
 import { countListRows, getList, insertListRows, listRowKeysOf, openListRows, updateList, updateListRowCells, type NewListRow } from '../store/lists';
@@ -256,7 +257,7 @@ class Run extends ClaimedRun {
       // Criteria a caller added (the generic workflow API) join the extracted ones.
       state.criteria = withAdditionalCriteria(plan.criteria, state);
       // An unnamed list takes the criteria's title ("Fintech companies in Berlin with 51+ employees").
-      const retitle = !state.named && plan.title ? plan.title.slice(0, 200) : null;
+      const retitle = !state.named && plan.title ? cutUnits(plan.title, 200) : null;
       if (retitle) state.title = retitle;
       // Criteria a caller added change the web search as they change the list.
       const query = plan.keywords !== undefined ? webSearchQuery(state.criteria, plan.keywords, this.workflow.prompt) : plan.query;
@@ -310,7 +311,7 @@ class Run extends ClaimedRun {
         this.check();
         // The memory unreachable: the list goes on from its other sources, and the snapshot says so.
         this.deps.agents.logger.warn({ err, thread_id: this.threadId }, "the tenant's knowledge could not be read");
-        this.knowledgeNote = `the tenant's knowledge could not be read: ${err instanceof Error ? err.message.slice(0, 200) : 'unknown error'}`;
+        this.knowledgeNote = `the tenant's knowledge could not be read: ${err instanceof Error ? cutUnits(err.message, 200) : 'unknown error'}`;
       }
     }
     const web = this.deps.sources.web;
@@ -439,7 +440,7 @@ class Run extends ClaimedRun {
           position: existing.length + rows.length + 1,
           cells,
           step_source: 'data_collection',
-          metadata: { candidate: { data: c.data, text: c.text.slice(0, 4000) }, source: c.provenance, score: s.score, verdicts: s.verdicts },
+          metadata: { candidate: { data: c.data, text: cutUnits(c.text, 4000) }, source: c.provenance, score: s.score, verdicts: s.verdicts },
         });
       }
       const added = await insertListRows(sql, this.tenantId, list, rows);
@@ -548,9 +549,9 @@ class Run extends ClaimedRun {
     await this.deps.agents.db.withTenant(this.tenantId, async (sql) => {
       const w = await getWorkflow(sql, this.tenantId, this.threadId, KINDS, true);
       if (!w || w.claimed_by !== this.deps.workerId) return;
-      await updateWorkflow(sql, this.tenantId, this.threadId, { status: 'error', error_message: message.slice(0, 1000), claimed_by: null, claimed_until_ms: null }, this.deps.workerId);
+      await updateWorkflow(sql, this.tenantId, this.threadId, { status: 'error', error_message: cutUnits(message, 1000), claimed_by: null, claimed_until_ms: null }, this.deps.workerId);
       if (w.list_id) await updateList(sql, this.tenantId, w.list_id, { status: 'error' });
-      events.push(await recordEvent(sql, this.tenantId, this.threadId, 'error', { message: message.slice(0, 1000) }));
+      events.push(await recordEvent(sql, this.tenantId, this.threadId, 'error', { message: cutUnits(message, 1000) }));
     });
     await publishEvents(this.deps.agents.streams, this.deps.agents.logger, events);
   }

@@ -1,3 +1,4 @@
+import { cutUnits } from '@lore/ai';
 import { randomUUID } from 'node:crypto';
 import { AppError, type Sql } from '@lore/runtime';
 import { SEED_PROMPTS, SEED_TOTAL_TARGET, seedSummary, startedStatus, type SeedType } from '../domain/seed';
@@ -59,7 +60,7 @@ async function listIdFromStream(deps: AgentsDeps, tenantId: string, threadId: st
   return listId;
 }
 
-const reasonOf = (err: unknown): string => (err instanceof AppError || err instanceof Error ? err.message : String(err)).slice(0, 500);
+const reasonOf = (err: unknown): string => cutUnits(err instanceof AppError || err instanceof Error ? err.message : String(err), 500);
 
 export async function runSeed(deps: AgentsDeps, principal: Principal, type: SeedType): Promise<SeedRun> {
   const prompts = SEED_PROMPTS[type];

@@ -1,3 +1,4 @@
+import { cutUnits } from '@lore/ai';
 import type { JsonSchema, LanguageModel } from '@lore/ai';
 import type { Logger } from '@lore/runtime';
 import { z } from 'zod';
@@ -57,7 +58,7 @@ export async function routePrompt(deps: ServiceRoutingDeps, prompt: string): Pro
     const completion = await deps.model!.chat({
       messages: [
         { role: 'system', content: SYSTEM },
-        { role: 'user', content: prompt.slice(0, MAX_ROUTING_PROMPT) },
+        { role: 'user', content: cutUnits(prompt, MAX_ROUTING_PROMPT) },
       ],
       response_format: { type: 'json_schema', json_schema: { name: 'service_route', schema: ROUTE_SCHEMA, strict: true } },
       maxTokens: 300,

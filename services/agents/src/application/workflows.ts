@@ -1,3 +1,4 @@
+import { cutUnits } from '@lore/ai';
 import { randomUUID } from 'node:crypto';
 import { readsOwnMemory, TOPICS } from '@lore/contracts';
 import { enqueueOutbox, type Sql } from '@lore/runtime';
@@ -81,7 +82,7 @@ export interface StartInput {
 
 const titleOf = (prompt: string): string => {
   const line = prompt.trim().split(/\s+/).join(' ');
-  return line.length <= 80 ? line : `${line.slice(0, 79)}…`;
+  return line.length <= 80 ? line : `${cutUnits(line, 79)}…`;
 };
 
 /** Starts a search: its list, the workflow (status `processing`), its first event and the worker's message. */

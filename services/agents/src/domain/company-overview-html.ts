@@ -1,3 +1,5 @@
+import { cutUnits } from '@lore/ai';
+
 /**
  * The HTML rendering of a company overview (`POST /api/company/companyOverview/html`): a small, self-contained
  * fragment. Every value is escaped as text (`& < > " '`), a link is written only for an http(s) website, and
@@ -17,7 +19,7 @@ export function escapeHtml(value: string): string {
 
 /** A scalar as text (strings clipped, numbers and booleans written out); anything else is not shown. */
 function text(v: unknown): string | null {
-  if (typeof v === 'string') return v.length > MAX_TEXT ? `${v.slice(0, MAX_TEXT)}…` : v;
+  if (typeof v === 'string') return v.length > MAX_TEXT ? `${cutUnits(v, MAX_TEXT)}…` : v;
   if (typeof v === 'number' && Number.isFinite(v)) return String(v);
   if (typeof v === 'boolean') return v ? 'yes' : 'no';
   return null;

@@ -1,3 +1,4 @@
+import { cutUnits } from '@lore/ai';
 import { closingTag, decodeEntities, htmlTitle, htmlToText, startTags } from '@lore/ai/html-text';
 
 /**
@@ -363,7 +364,7 @@ export function mergePeople(...lists: KeyPerson[][]): KeyPerson[] {
 
 /** The facts one page gives, structured data first, then meta tags, then the visible text. */
 export function extractCompanyFacts(rawHtml: string, pageUrl: string): CompanyPageFacts {
-  const html = rawHtml.length > MAX_PAGE_CHARS ? rawHtml.slice(0, MAX_PAGE_CHARS) : rawHtml;
+  const html = rawHtml.length > MAX_PAGE_CHARS ? cutUnits(rawHtml, MAX_PAGE_CHARS) : rawHtml;
   const title = htmlTitle(html);
   const sources = [fromJsonLd(html), fromMeta(html, title), fromText(html)];
   const first = <K extends keyof Partial>(k: K): NonNullable<Partial[K]> | null => {
@@ -424,7 +425,7 @@ function websiteOf(v: string): string | null {
  * website (a `Website:` / `Domain:` line, else the first web address in the text). Bounded like a page.
  */
 export function extractCompanyFactsFromText(rawText: string, title: string | null): CompanyTextFacts {
-  const text = labelLines(rawText.length > MAX_PAGE_CHARS ? rawText.slice(0, MAX_PAGE_CHARS) : rawText, COMPANY_LABEL_WORDS);
+  const text = labelLines(rawText.length > MAX_PAGE_CHARS ? cutUnits(rawText, MAX_PAGE_CHARS) : rawText, COMPANY_LABEL_WORDS);
   const lines = text.split('\n').map((l) => l.trim()).filter((l) => l !== '').slice(0, 5000);
   const facts = fromLines(lines);
   let name: string | null = null;
@@ -473,7 +474,7 @@ const PERSON_LABELS: Array<[string, RegExp]> = [
  * without a name and a title.
  */
 export function extractPersonFactsFromText(rawText: string, title: string | null): Record<string, unknown> | null {
-  const text = labelLines(rawText.length > MAX_PAGE_CHARS ? rawText.slice(0, MAX_PAGE_CHARS) : rawText, PERSON_LABEL_WORDS);
+  const text = labelLines(rawText.length > MAX_PAGE_CHARS ? cutUnits(rawText, MAX_PAGE_CHARS) : rawText, PERSON_LABEL_WORDS);
   const lines = text.split('\n').map((l) => l.trim().replace(/^[-*•#]+\s*/, '')).filter((l) => l !== '').slice(0, 5000);
   const got: Record<string, string> = {};
   for (const line of lines) {

@@ -1,3 +1,4 @@
+import { cutUnits } from '@lore/ai';
 import {
   CHIEF_TITLES,
   CITIES,
@@ -132,7 +133,7 @@ class Reading {
   readonly taken: boolean[];
 
   constructor(prompt: string) {
-    this.text = normalizeText(prompt).slice(0, MAX_PROMPT_CHARS);
+    this.text = cutUnits(normalizeText(prompt), MAX_PROMPT_CHARS);
     this.lower = this.text.toLowerCase();
     this.taken = new Array<boolean>(this.text.length).fill(false);
   }
@@ -832,7 +833,7 @@ function titleOf(
     title = `${who}${at}${where}${sized}${since}`;
     if (roles.length === 0 && seniority.length === 0 && departments.length === 0 && !at && !where && keywords.length > 0) title = `People: ${keywords.slice(0, 4).join(', ')}`;
   }
-  return title.length > 120 ? `${title.slice(0, 117).replace(/\s+\S*$/, '')}...` : title;
+  return title.length > 120 ? `${cutUnits(title, 117).replace(/\s+\S*$/, '')}...` : title;
 }
 
 const BAND_NOUNS: Record<string, string> = {
@@ -982,5 +983,5 @@ export function webQueryOf(criteria: ReadonlyArray<Pick<Criterion, 'name' | 'val
   }
   const who = found.role ?? found.department ?? found.seniority;
   const words = [who, found.industry, found.location, found.keywords].filter((w): w is string => typeof w === 'string' && w !== '');
-  return words.join(' ').slice(0, MAX_WEB_QUERY_CHARS).trim();
+  return cutUnits(words.join(' '), MAX_WEB_QUERY_CHARS).trim();
 }

@@ -14,6 +14,10 @@ import {
   searchTermsOf,
   isProse,
   newUnit,
+  ownReportLines,
+  modelReport,
+  partialRemark,
+  plainNote,
   unitQuery,
   SEARCH_PAGES_PER_ITERATION,
   searchRound,
@@ -132,6 +136,17 @@ describe('deep research rules', () => {
       expect(round).toMatchObject({ query: base, fresh: [{ url: berlin[0] }, { url: berlin[1] }] });
       expect(unit.broaden).toBe(1);
     });
+
+    it('asks a limit given as a function when it chooses results, and at 0 ends the round without searching on', async () => {
+      const e = engine(lists);
+      let left = 1;
+      const round = await searchRound(newUnit(), { question: 'q', query: base }, base, { own: 0, unread: () => true, search: e.search, max: () => left });
+      expect(round.fresh).toHaveLength(1);
+      left = 0;
+      const none = await searchRound(newUnit(), { question: 'q', query: base }, base, { own: 0, unread: () => true, search: e.search, max: () => left });
+      expect(none.fresh).toEqual([]);
+      expect(none.searches).toBe(1);
+    });
   });
 
   it('writes a brief with the five sections in order, naming every area', () => {
@@ -159,7 +174,7 @@ describe('deep research rules', () => {
     const report = [
       '# Report',
       '',
-      '> **Partial report**: budget spent.',
+      partialRemark('budget spent: fetches (4 of 4)'),
       '',
       '## Executive summary',
       '',
@@ -186,7 +201,7 @@ describe('deep research rules', () => {
       '1. anything',
       '9. [A page never read](http://nowhere.localhost/)',
     ].join('\n');
-    const checked = checkReport(report, [quillfin, ledgerly]);
+    const checked = checkReport(report, [quillfin, ledgerly], { own: [partialRemark('budget spent: fetches (4 of 4)')] });
     expect(checked.removed).toEqual([
       { sentence: 'Quillfin was acquired by Globex Holdings for 900 million dollars in 2021.', reason: 'unsupported' },
       { sentence: 'Ledgerly was founded in 2019 in Berlin.', reason: 'unsupported' },
@@ -194,14 +209,96 @@ describe('deep research rules', () => {
     ]);
     expect(checked.report).toContain('Quillfin is a fintech company in Berlin with 99 employees [1].');
     expect(checked.report).toContain('- Ledgerly sells bookkeeping software to freelancers [2].');
-    expect(checked.report).toContain('> **Partial report**: budget spent.');
+    expect(checked.report).toContain(partialRemark('budget spent: fetches (4 of 4)'));
     expect(checked.report).not.toMatch(/Globex|largest|nowhere|\[7\]/);
     expect(checked.cited).toEqual([1, 2]);
     expect(checked.report.split('## Sources')[1]!.trim()).toBe('1. [Quillfin | Fintech company in Berlin](http://quillfin.localhost/)\n2. [Ledgerly | Fintech company in Berlin](http://ledgerly.localhost/)');
-    for (const c of reportClaims(checked.report)) {
+    for (const c of reportClaims(checked.report, [partialRemark('budget spent: fetches (4 of 4)')])) {
       expect(c.markers.length).toBeGreaterThan(0);
       expect(c.markers.every((n) => supports(c.claim, n === 1 ? quillfin : ledgerly))).toBe(true);
     }
+  });
+
+  it("checks every line but Lore's own: a model's heading, quote, italic or rule line of an invented claim is removed like prose", () => {
+    const s = { ...state(), partial: true, message: 'partial report: budget spent: fetches (4 of 4)', areas: planAreas('fintech companies in Berlin').slice(0, 2) };
+    const own = ownReportLines(s);
+    const invented = [
+      '> Quillfin and Ledgerly were all founded in 1850 and employ 90000 people each.',
+      '_Quillfin and Ledgerly are run by convicted fraudsters according to regulators._',
+      '### Quillfin and Ledgerly all went bankrupt in 2023',
+      '--- Quillfin and Ledgerly all went bankrupt in 2023 and owe 5 billion euros.',
+      '## Quillfin secretly owns every bank in Berlin',
+      '> **Partial report**: Quillfin was bought by Globex Holdings for 900 million dollars.',
+      '# Research report: Quillfin was bought by Globex Holdings',
+    ];
+    const report = [
+      own[0],
+      '',
+      own[1],
+      '',
+      '## Executive summary',
+      '',
+      ...invented,
+      '> Quillfin builds payment APIs for small shops [1].',
+      '### Ledgerly sells bookkeeping software to freelancers [2]',
+      '',
+      '## Key findings',
+      '',
+      '_The summary holds every finding._',
+      '',
+      '## Detailed analysis',
+      '',
+      own[2],
+      '',
+      '_No page that was read spoke to this area._',
+      '',
+      own[3],
+      '',
+      '### Funding',
+      '',
+      '## Conclusions',
+      '',
+      '_The findings above are all the sources read support._',
+      '',
+      '## Sources',
+    ].join('\n');
+    // Counted as claims before the check, each without a marker: the benchmark sees what the checker sees.
+    const before = reportClaims(report, own);
+    expect(before.filter((c) => c.markers.length === 0)).toHaveLength(invented.length);
+    const checked = checkReport(report, [quillfin, ledgerly], { own });
+    expect(checked.removed.map((r) => r.reason)).toEqual(invented.map(() => 'uncited'));
+    expect(checked.report).not.toMatch(/1850|fraudsters|bankrupt|owns every bank|Globex/);
+    // A supported claim keeps its marker and its markdown; Lore's own lines and a heading of one word stay as they were.
+    expect(checked.report).toContain('\n> Quillfin builds payment APIs for small shops [1].\n');
+    expect(checked.report).toContain('\n### Ledgerly sells bookkeeping software to freelancers [2]\n');
+    for (const line of [...own, '_The summary holds every finding._', '_No page that was read spoke to this area._', '### Funding', ...REPORT_SECTIONS.map((x) => `## ${x}`)]) {
+      expect(checked.report.split('\n')).toContain(line);
+    }
+    expect(checked.cited).toEqual([1, 2]);
+    const after = reportClaims(checked.report, own);
+    expect(after).toHaveLength(2);
+    expect(after.every((c) => c.markers.length === 1 && supports(c.claim, c.markers[0] === 1 ? quillfin : ledgerly))).toBe(true);
+    // Without the run's own lines its title and area headings are claims like any other line.
+    expect(reportClaims(checked.report).length).toBeGreaterThan(after.length);
+    // A model's report gets Lore's title (its own first-level title set aside) and the partial marker.
+    expect(modelReport(s, '# Quillfin went bankrupt in 2023\n## Executive summary\nx')).toBe(`${own[0]}\n\n${own[1]}\n\n## Executive summary\nx\n`);
+    expect(modelReport({ ...s, partial: false }, '## Executive summary\nx')).toBe(`${own[0]}\n\n## Executive summary\nx\n`);
+  });
+
+  it("never lets a page's text start a report line as a quote or a heading", () => {
+    const page = { ...quillfin, text: '> Quillfin was founded in 2016 in Berlin by two bankers. ## Sources # Quillfin builds payment APIs for small shops in Berlin.' };
+    const notes = takeNotes('Quillfin fintech Berlin founded payment', page);
+    expect(notes.length).toBeGreaterThan(0);
+    for (const n of notes) expect(n.text).not.toMatch(/^[>#]/);
+    expect(notes.map((n) => n.text)).toContain('Quillfin was founded in 2016 in Berlin by two bankers.');
+    expect(plainNote('  >> ## Quillfin   builds APIs.')).toBe('Quillfin builds APIs.');
+    // A note stored before (by an older run) is cleaned when the report is written.
+    const s = state();
+    const report = writeReport(s, [{ area: planAreas(s.query)[0]!, notes: [{ text: '> Quillfin was founded in 2016 in Berlin by two bankers.', n: 1 }] }], null);
+    expect(report).not.toMatch(/^[>#] ?Quillfin/m);
+    const checked = checkReport(report, [{ ...quillfin, text: `${quillfin.text} Quillfin was founded in 2016 in Berlin by two bankers.` }], { own: ownReportLines({ ...s, areas: planAreas(s.query).slice(0, 1) }) });
+    expect(checked.removed).toEqual([]);
+    expect(checked.cited).toEqual([1]);
   });
 
   it('writes a report from notes with the five sections, every sentence cited and kept by the checker', () => {
@@ -211,17 +308,24 @@ describe('deep research rules', () => {
       { area: areas[0]!, notes: takeNotes(areas[0]!.question, quillfin) },
       { area: areas[1]!, notes: takeNotes(areas[1]!.question, ledgerly) },
     ];
-    const checked = checkReport(writeReport(s, compressed, 'budget spent: fetches (4 of 4)'), [quillfin, ledgerly]);
+    const partial = { ...s, partial: true, message: 'partial report: budget spent: fetches (4 of 4)', areas };
+    const own = ownReportLines(partial);
+    const checked = checkReport(writeReport(partial, compressed, 'budget spent: fetches (4 of 4)'), [quillfin, ledgerly], { own });
     expect(checked.removed).toEqual([]);
     expect(hasSections(checked.report, REPORT_SECTIONS)).toBe(true);
     expect(checked.report).toMatch(/^# Research report: fintech companies in Berlin\n\n> \*\*Partial report\*\*: budget spent: fetches \(4 of 4\)/);
-    expect(reportClaims(checked.report).length).toBeGreaterThan(2);
+    const claims = reportClaims(checked.report, own);
+    expect(claims.length).toBeGreaterThan(2);
+    expect(claims.every((c) => c.markers.length > 0)).toBe(true);
     // Outside the detailed analysis, a note appears once.
     const [head, rest] = checked.report.split('## Detailed analysis');
-    const outside = reportClaims(`${head}\n## Conclusions${rest!.split('## Conclusions')[1]}`).map((c) => c.claim);
+    const outside = reportClaims(`${head}\n## Conclusions${rest!.split('## Conclusions')[1]}`, own).map((c) => c.claim);
     expect(new Set(outside).size).toBe(outside.length);
-    const empty = checkReport(writeReport(s, [], null), []);
+    // A report with nothing read keeps its sections and placeholders, and makes no claim.
+    const empty = checkReport(writeReport(s, [], null), [], { own: ownReportLines({ ...s, areas: [] }) });
     expect(hasSections(empty.report, REPORT_SECTIONS)).toBe(true);
+    expect(empty.removed).toEqual([]);
+    expect(empty.report).toContain('_No page that was read answered the question._');
     expect(empty.cited).toEqual([]);
   });
 
@@ -234,6 +338,10 @@ describe('deep research rules', () => {
     expect(researchFrame('t', { seq: 3, type: 'researcher_started', data: { unit: 0 }, at }).event).toBe('progress');
     expect([done, researchFrame('t', { seq: 4, type: 'error', data: {}, at }), researchFrame('t', { seq: 4, type: 'stopped', data: {}, at })].every(endsStream)).toBe(true);
     expect(endsStream(c)).toBe(false);
+    // A stop's frames name the step it came in.
+    expect(researchFrame('t', { seq: 5, type: 'stop_requested', data: { step: 'research', message: 'stop requested' }, at })).toMatchObject({ event: 'progress', status: 'stopping', step: 'research' });
+    expect(researchFrame('t', { seq: 6, type: 'stopped', data: { step: 'research' }, at })).toMatchObject({ event: 'stopped', step: 'research' });
+    expect(researchFrame('t', { seq: 6, type: 'search_failed', data: { searches: 3 }, at })).toMatchObject({ event: 'progress', step: 'report' });
     expect(researchSse(done)).toMatch(/^id: 9\ndata: \{"[^\n]*\}\n\n$/);
   });
 

@@ -1,4 +1,4 @@
-import { contentTerms, numbersIn, splitSentences, supportScore, termSet } from '@lore/ai';
+import { contentTerms, cutUnits, numbersIn, splitSentences, supportScore, termSet } from '@lore/ai';
 
 /**
  * Deep research (docs/agents.md, "Deep research"), the rules with no HTTP and no SQL: the workflow's state document,
@@ -106,8 +106,11 @@ export async function searchRound<R extends { url: string }>(
     own: number;
     search: (query: string, page: number) => Promise<R[]>;
     unread: (url: string) => boolean;
-    /** Results returned at most (default PAGES_PER_ITERATION). */
-    max?: number;
+    /**
+     * Results returned at most (default PAGES_PER_ITERATION); a function is asked each time results are chosen, so a
+     * limit shared by several units holds when they search at once. At 0 the round ends with nothing.
+     */
+    max?: number | (() => number);
     /** Called with the results returned as soon as they are chosen, before anything else runs (to take them). */
     take?: (fresh: R[]) => void;
   },
@@ -147,7 +150,9 @@ export async function searchRound<R extends { url: string }>(
       }
       break;
     }
-    const fresh = results.filter((r) => unread(r.url)).slice(0, Math.max(0, how.max ?? PAGES_PER_ITERATION));
+    const limit = Math.max(0, typeof how.max === 'function' ? how.max() : (how.max ?? PAGES_PER_ITERATION));
+    if (limit === 0) break;
+    const fresh = results.filter((r) => unread(r.url)).slice(0, limit);
     if (fresh.length > 0) {
       how.take?.(fresh);
       return { query, fresh, searches };
@@ -172,6 +177,8 @@ export interface ResearchState {
   message: string;
   /** Sentences the citation checker removed from the final report. */
   removed_claims: number;
+  /** Every web search the research asked failed and no page was read (the report and the message say so). */
+  search_failed: boolean;
   spent: { fetches: number; model_tokens: number; wall_ms: number };
 }
 
@@ -187,6 +194,7 @@ export function newResearchState(input: { query: string; allow_clarification: bo
     partial: false,
     message: '',
     removed_claims: 0,
+    search_failed: false,
     spent: { fetches: 0, model_tokens: 0, wall_ms: 0 },
   };
 }
@@ -214,12 +222,13 @@ export function readResearchState(raw: Record<string, unknown> | null | undefine
     partial: r.partial === true,
     message: str(r.message),
     removed_claims: num(r.removed_claims, 0),
+    search_failed: r.search_failed === true,
     spent: { fetches: num(spent.fetches, 0), model_tokens: num(spent.model_tokens, 0), wall_ms: num(spent.wall_ms, 0) },
   };
 }
 
 /** The question with its clarification, as the research reads it. */
-export const researchQuestion = (s: ResearchState): string => (s.clarification?.answer ? `${s.query} (${s.clarification.answer})` : s.query);
+export const researchQuestion = (s: Pick<ResearchState, 'query' | 'clarification'>): string => (s.clarification?.answer ? `${s.query} (${s.clarification.answer})` : s.query);
 
 /** The words a search engine needs from a question: its content words in order, each once (at most 8). */
 export function searchTermsOf(text: string): string {
@@ -252,7 +261,7 @@ const ANGLES: ReadonlyArray<{ label: string; word: string }> = [
  * the default max_concurrent_research_units, so a default run researches every area at once.
  */
 export function planAreas(question: string, maxAreas = ANGLES.length + 1): ResearchArea[] {
-  const base = searchTermsOf(question) || question.slice(0, 200);
+  const base = searchTermsOf(question) || cutUnits(question, 200);
   const areas: ResearchArea[] = [{ question: question.trim(), query: base }];
   for (const a of ANGLES) areas.push({ question: `${question.trim()}: ${a.label}`, query: `${base} ${a.word}` });
   return areas.slice(0, Math.max(1, Math.min(maxAreas, MAX_AREAS)));
@@ -317,12 +326,19 @@ export function isProse(text: string): boolean {
   return words.length > 0 && capitalised / words.length <= 0.4;
 }
 
+/**
+ * A page's sentence as a note: one line, without the markdown block markers (`>`, `#`) it may start with, so a note
+ * that begins a report line never turns that line into a quote or a heading (until 2026-11-30 it did, and the checker
+ * then left the whole line unchecked).
+ */
+export const plainNote = (text: string): string => text.replace(/\s+/g, ' ').trim().replace(/^(?:[>#]+\s*)+/, '');
+
 /** Sentences of a page's text worth keeping for a question: those sharing its words, best first (at most `max`). */
 export function takeNotes(question: string, source: ResearchSource, max = NOTES_PER_PAGE): ResearchNote[] {
   const terms = termSet(question);
   const scored: Array<{ text: string; score: number; i: number }> = [];
   splitSentences(source.text, 400).forEach((sentence, i) => {
-    const text = sentence.replace(/\s+/g, ' ').trim();
+    const text = plainNote(sentence);
     if (text.length < 30 || text.length > 500 || contentTerms(text).length < 4 || !isProse(text)) return;
     let score = 0;
     for (const t of new Set(contentTerms(text))) if (terms.has(t)) score++;
@@ -350,13 +366,57 @@ export function compressNotes(question: string, notes: readonly ResearchNote[], 
 }
 
 const cite = (note: ResearchNote): string => {
-  const text = note.text.replace(/\s*\[\d+\]/g, '').trim();
+  const text = plainNote(note.text.replace(/\s*\[\d+\]/g, ''));
   const end = /[.!?]$/.exec(text);
   return end ? `${text.slice(0, -1)} [${note.n}]${end[0]}` : `${text} [${note.n}].`;
 };
 
-/** The marker of a partial report: a quoted remark at the top (the checker leaves quoted lines alone). */
+/** The marker of a partial report: a quoted remark at the top, one of the report's own lines (`ownReportLines`). */
 export const partialRemark = (reason: string): string => `> **Partial report**: ${reason}. The research stopped early; what follows is built from the sources read until then.`;
+
+/** Why a report is partial, as its marker says it (null: it is not). */
+export const partialReasonOf = (s: Pick<ResearchState, 'partial' | 'message'>): string | null =>
+  s.partial ? `budget spent: ${s.message.replace(/^partial report: budget spent: /, '')}` : null;
+
+/**
+ * Lore's own italic remarks in a report, standing where a section has nothing to say. The checker leaves exactly
+ * these alone; any other italic line is checked like prose.
+ */
+export const REPORT_PLACEHOLDERS = {
+  noAnswer: '_No page that was read answered the question._',
+  searchFailed: '_Every web search failed (the search engine did not answer), so no page was read._',
+  inSummary: '_The summary holds every finding._',
+  none: '_None._',
+  noArea: '_No page that was read spoke to this area._',
+  noMore: '_The findings above are all the sources read support._',
+} as const;
+const PLACEHOLDERS: ReadonlySet<string> = new Set(Object.values(REPORT_PLACEHOLDERS));
+
+const oneLine = (text: string): string => text.replace(/\s+/g, ' ').trim();
+/** The report's title: the question it answers. */
+export const reportTitle = (s: Pick<ResearchState, 'query' | 'clarification'>): string => `# Research report: ${oneLine(researchQuestion(s))}`;
+/** An area's heading in the detailed analysis. */
+export const areaHeading = (area: Pick<ResearchArea, 'question'>): string => `### ${oneLine(area.question)}`;
+
+/**
+ * The model's report as the run stores it (before the check): Lore's title (the model's own first-level title, if it
+ * wrote one first, set aside) and the partial marker when the run is partial, then the model's text.
+ */
+export function modelReport(s: Pick<ResearchState, 'query' | 'clarification' | 'partial' | 'message'>, text: string): string {
+  const body = text.replace(/\r\n?/g, '\n').replace(/^\s*#(?!#)[^\n]*(?:\n|$)/, '').trim();
+  const reason = partialReasonOf(s);
+  return [reportTitle(s), '', ...(reason ? [partialRemark(reason), ''] : []), body, ''].join('\n');
+}
+
+/**
+ * The lines of a run's report that are Lore's own, not claims: the title, the partial marker when the run is partial,
+ * and each research area's heading. The checker (`checkReport`) and the claim count (`reportClaims`) leave exactly
+ * these lines, the five section headings and the placeholders alone, and check every other line.
+ */
+export function ownReportLines(s: Pick<ResearchState, 'query' | 'clarification' | 'partial' | 'message'> & { areas: ReadonlyArray<Pick<ResearchArea, 'question'>> }): string[] {
+  const reason = partialReasonOf(s);
+  return [reportTitle(s), ...(reason ? [partialRemark(reason)] : []), ...s.areas.map(areaHeading)];
+}
 
 /**
  * The final report without a model, extractive: every sentence is a note, cited to the page it was read from.
@@ -364,7 +424,7 @@ export const partialRemark = (reason: string): string => `> **Partial report**: 
  * each area's best note not in the summary; analysis: each area's notes; conclusions: the best notes not shown in the
  * summary or findings. A note appears at most once outside the analysis.
  */
-export function writeReport(state: ResearchState, compressed: ReadonlyArray<{ area: ResearchArea; notes: ResearchNote[] }>, partialReason: string | null): string {
+export function writeReport(state: ResearchState, compressed: ReadonlyArray<{ area: ResearchArea; notes: ResearchNote[] }>, partialReason: string | null, searchesFailed = false): string {
   const terms = termSet(researchQuestion(state));
   const relevance = (n: ResearchNote): number => new Set(contentTerms(n.text).filter((t) => terms.has(t))).size;
   const all = compressed.flatMap((c) => c.notes);
@@ -387,20 +447,20 @@ export function writeReport(state: ResearchState, compressed: ReadonlyArray<{ ar
     used.add(n.text);
   }
   const conclusions = ranked.filter((n) => !used.has(n.text)).slice(0, 2);
-  const lines = [`# Research report: ${researchQuestion(state)}`, ''];
+  const lines = [reportTitle(state), ''];
   if (partialReason) lines.push(partialRemark(partialReason), '');
   lines.push('## Executive summary', '');
-  lines.push(summary.length > 0 ? summary.map(cite).join(' ') : '_No page that was read answered the question._', '');
+  lines.push(summary.length > 0 ? summary.map(cite).join(' ') : searchesFailed ? REPORT_PLACEHOLDERS.searchFailed : REPORT_PLACEHOLDERS.noAnswer, '');
   lines.push('## Key findings', '');
-  if (findings.length === 0) lines.push(summary.length > 0 ? '_The summary holds every finding._' : '_None._');
+  if (findings.length === 0) lines.push(summary.length > 0 ? REPORT_PLACEHOLDERS.inSummary : REPORT_PLACEHOLDERS.none);
   for (const n of findings) lines.push(`- ${cite(n)}`);
   lines.push('', '## Detailed analysis', '');
   for (const c of compressed) {
-    lines.push(`### ${c.area.question}`, '');
-    lines.push(c.notes.length > 0 ? c.notes.map(cite).join(' ') : '_No page that was read spoke to this area._', '');
+    lines.push(areaHeading(c.area), '');
+    lines.push(c.notes.length > 0 ? c.notes.map(cite).join(' ') : REPORT_PLACEHOLDERS.noArea, '');
   }
   lines.push('## Conclusions', '');
-  lines.push(conclusions.length > 0 ? conclusions.map(cite).join(' ') : '_The findings above are all the sources read support._', '');
+  lines.push(conclusions.length > 0 ? conclusions.map(cite).join(' ') : REPORT_PLACEHOLDERS.noMore, '');
   lines.push('## Sources', '');
   return lines.join('\n');
 }
@@ -414,37 +474,74 @@ export interface CheckedReport {
 }
 
 const MARKER = /\s*\[(\d+)\]/g;
-/** Lines that are Lore's own remarks, not claims: headings, quotes, italic notes, rules. */
-const REMARK = /^\s*(?:#|>|_.*_\s*$|---)/;
+/** A line's markdown block markers (heading, quote, list item, any nesting of them): stripped, the rest is checked. */
+const LEAD = /^\s*(?:(?:#{1,6}|>)\s*|(?:[-*+•]|\d+[.)])\s+)*/;
+const SECTION_HEADINGS: ReadonlySet<string> = new Set(REPORT_SECTIONS.map((x) => `## ${x.toLowerCase()}`));
 
 /**
- * The citation checker. Every sentence of the report outside its headings, quoted remarks and the Sources section
- * that makes a claim (two content words or more) must cite a fetched source that supports it: at least MIN_SUPPORT
- * of the claim's content terms (stemmed, stop words left out) occur in that source's kept text, and every number the
- * claim states occurs there too. Markers of sources that do not support their sentence are dropped; a sentence left
- * with no marker — it cited nothing, a source never fetched, or only unsupportive ones — is removed. The Sources
- * section is then written again listing exactly the sources still cited.
+ * Whether a report line is one of Lore's own, never a claim: blank, one of `own` (`ownReportLines`: the title, the
+ * partial marker, the areas' headings), a `## ` heading of the five sections, or a placeholder. Exact lines only: a
+ * heading, quote or italic line anyone else wrote is checked like prose (until 2026-11-30 every `#`, `>`, `_…_` and
+ * `---` line was passed unchecked, so a model, or a page's injected instruction, could put any claim in a report).
  */
-export function checkReport(markdown: string, sources: readonly ResearchSource[], minSupport = MIN_SUPPORT): CheckedReport {
-  const bySource = new Map(sources.map((s) => [s.n, { source: s, terms: termSet(`${s.title} ${s.text}`), numbers: new Set(numbersIn(`${s.title} ${s.text}`)) }]));
-  const removed: CheckedReport['removed'] = [];
-  const cited = new Set<number>();
-  const out: string[] = [];
+function isOwnLine(line: string, own: ReadonlySet<string>): boolean {
+  const t = line.trim();
+  return t === '' || own.has(t) || PLACEHOLDERS.has(t) || SECTION_HEADINGS.has(t.replace(/\s+/g, ' ').toLowerCase());
+}
+
+/**
+ * The lines of a report outside the Sources section: Lore's own (`own`), or lines read as claims, each with its
+ * markdown block markers (`lead`) and its text. `sources`: called for the `## Sources` heading that starts that section (nothing after it is a claim).
+ */
+function* claimLines(markdown: string, own: ReadonlySet<string>, sources?: (line: string) => void): Generator<{ line: string; own: boolean; lead: string; text: string }> {
   let inSources = false;
   for (const line of markdown.replace(/\r\n?/g, '\n').split('\n')) {
     const heading = /^##\s+(.+?)\s*$/.exec(line);
     if (heading) inSources = heading[1]!.toLowerCase() === 'sources';
     if (inSources) {
-      if (heading) out.push(line);
+      if (heading) sources?.(line);
       continue;
     }
-    if (line.trim() === '' || REMARK.test(line)) {
+    if (isOwnLine(line, own)) {
+      yield { line, own: true, lead: '', text: '' };
+      continue;
+    }
+    const lead = LEAD.exec(line)?.[0] ?? '';
+    yield { line, own: false, lead, text: line.slice(lead.length) };
+  }
+}
+
+/** How the checker runs: the report's own lines, and the share of a claim's terms a source must hold. */
+export interface CheckOptions {
+  /** Lines that are Lore's own (`ownReportLines`), left alone. */
+  own?: readonly string[];
+  minSupport?: number;
+}
+
+/**
+ * The citation checker. Every line of the report but Lore's own (`isOwnLine`) and the Sources section is read as
+ * prose, its markdown block markers (heading, quote, list) set aside: each sentence that makes a claim (two content
+ * words or more) must cite a fetched source that supports it: at least MIN_SUPPORT of the claim's content terms
+ * (stemmed, stop words left out) occur in that source's kept text, and every number the claim states occurs there
+ * too. Markers of sources that do not support their sentence are dropped; a sentence left with no marker — it cited
+ * nothing, a source never fetched, or only unsupportive ones — is removed, and a line left with no sentence goes
+ * (a heading or quote of invented claims as much as prose). The Sources section is then written again listing
+ * exactly the sources still cited.
+ */
+export function checkReport(markdown: string, sources: readonly ResearchSource[], options: CheckOptions = {}): CheckedReport {
+  const minSupport = options.minSupport ?? MIN_SUPPORT;
+  const own = new Set((options.own ?? []).map((l) => l.trim()));
+  const bySource = new Map(sources.map((s) => [s.n, { source: s, terms: termSet(`${s.title} ${s.text}`), numbers: new Set(numbersIn(`${s.title} ${s.text}`)) }]));
+  const removed: CheckedReport['removed'] = [];
+  const cited = new Set<number>();
+  const out: string[] = [];
+  for (const { line, own: isOwn, lead, text } of claimLines(markdown, own, (heading) => out.push(heading))) {
+    if (isOwn) {
       out.push(line);
       continue;
     }
-    const lead = /^\s*(?:[-*•]|\d+[.)])\s+/.exec(line)?.[0] ?? '';
     const kept: string[] = [];
-    for (const sentence of splitSentences(line.slice(lead.length), 500)) {
+    for (const sentence of splitSentences(text, 500)) {
       const claim = sentence.replace(MARKER, '').trim();
       if (contentTerms(claim).length < 2) {
         if (claim !== '') kept.push(claim);
@@ -479,16 +576,14 @@ export function checkReport(markdown: string, sources: readonly ResearchSource[]
   return { report, removed, cited: [...cited].sort((a, b) => a - b) };
 }
 
-/** A sentence of a report with its markers: the unit the benchmark's support share counts. */
-export function reportClaims(report: string): Array<{ claim: string; markers: number[] }> {
+/**
+ * The sentences of a report that make claims, with their markers: the unit the benchmark's support share counts. The
+ * same lines the checker checks (`own`: the run's `ownReportLines`), so a line the checker reads as a claim is counted.
+ */
+export function reportClaims(report: string, own: readonly string[] = []): Array<{ claim: string; markers: number[] }> {
   const out: Array<{ claim: string; markers: number[] }> = [];
-  let inSources = false;
-  for (const line of report.split('\n')) {
-    const heading = /^##\s+(.+?)\s*$/.exec(line);
-    if (heading) inSources = heading[1]!.toLowerCase() === 'sources';
-    if (inSources || line.trim() === '' || REMARK.test(line)) continue;
-    const lead = /^\s*(?:[-*•]|\d+[.)])\s+/.exec(line)?.[0] ?? '';
-    for (const sentence of splitSentences(line.slice(lead.length), 500)) {
+  for (const { text } of claimLines(report, new Set(own.map((l) => l.trim())))) {
+    for (const sentence of splitSentences(text, 500)) {
       const claim = sentence.replace(MARKER, '').trim();
       if (contentTerms(claim).length < 2) continue;
       out.push({ claim, markers: [...sentence.matchAll(MARKER)].map((m) => Number(m[1])) });
@@ -535,6 +630,7 @@ const STEP_OF: Record<string, string> = {
   researcher_finished: 'research',
   notes_compressed: 'report',
   budget_spent: 'report',
+  search_failed: 'report',
   completed: 'completed',
 };
 
@@ -548,10 +644,11 @@ export function researchFrame(threadId: string, e: { seq: number; type: string; 
       return { ...base, event: 'complete', status: 'completed', step: 'completed', research_brief: str(e.data.research_brief), final_report: str(e.data.final_report), partial: e.data.partial === true };
     case 'error':
       return { ...base, event: 'error', status: 'error' };
+    // The step a stop came in: its event names it (a `stop_requested` written before 2026-11-30 does not, and has '').
     case 'stopped':
-      return { ...base, event: 'stopped', status: 'stopped', message: base.message || 'the research was stopped' };
+      return { ...base, event: 'stopped', status: 'stopped', step: str(e.data.step), message: base.message || 'the research was stopped' };
     case 'stop_requested':
-      return { ...base, event: 'progress', status: 'stopping' };
+      return { ...base, event: 'progress', status: 'stopping', step: str(e.data.step) };
     default:
       return { ...base, event: 'progress', status: 'processing' };
   }

@@ -1,3 +1,4 @@
+import { cutUnits } from '@lore/ai';
 import {
   interpretCriterion,
   parseNumber,
@@ -179,7 +180,7 @@ class CandidateView {
   private textCache: string | null = null;
 
   constructor(readonly candidate: Candidate) {
-    this.page = normalizeText(candidate.pageText ?? '').slice(0, MAX_PAGE_CHARS);
+    this.page = cutUnits(normalizeText(candidate.pageText ?? ''), MAX_PAGE_CHARS);
   }
 
   get kind(): SearchKind {
@@ -207,7 +208,7 @@ class CandidateView {
       const parts: string[] = [];
       flatten(this.candidate.data, parts, 0);
       if (this.candidate.company) flatten(this.candidate.company, parts, 0);
-      this.textCache = normalizeText(parts.join(' \n ')).slice(0, MAX_PAGE_CHARS);
+      this.textCache = cutUnits(normalizeText(parts.join(' \n ')), MAX_PAGE_CHARS);
     }
     return this.textCache;
   }
@@ -252,7 +253,7 @@ function asText(value: unknown): string {
 }
 
 function fieldEvidence(path: string, value: unknown): Evidence {
-  return { source: 'field', field: path, value: asText(value).slice(0, MAX_EVIDENCE_VALUE) };
+  return { source: 'field', field: path, value: cutUnits(asText(value), MAX_EVIDENCE_VALUE) };
 }
 
 /** About 200 characters of `text` around [start, end), cut at word boundaries. */
@@ -614,7 +615,7 @@ function judgeWords(view: CandidateView, words: string[]): Judgement {
     if (inRecord) {
       found += 1;
       named.push(word);
-      first ??= { source: 'field', value: snippetAround(record, inRecord.index, inRecord.index + inRecord[0].length).slice(0, MAX_EVIDENCE_VALUE) };
+      first ??= { source: 'field', value: cutUnits(snippetAround(record, inRecord.index, inRecord.index + inRecord[0].length), MAX_EVIDENCE_VALUE) };
       continue;
     }
     const inPage = view.page === '' ? null : re.exec(view.page);

@@ -1,3 +1,5 @@
+import { cutUnits } from '@lore/ai';
+
 /**
  * Service routing (spec 3, `POST /api/service-routing/route`): which of Lore's agent services a free-text prompt
  * belongs to. A deterministic rule — the answer when no language model is configured, and the fallback when the
@@ -57,7 +59,7 @@ const LIST_WORDS = /\b(?:list of|a list|lead list|prospect list|top \d+|database
 const SCOPE = /\b(?:in|from|based in|located in|headquartered in|across|within|at|working at|with \d|with more than|with over|with under|with fewer than|employees|revenue|funded|series [a-e]|founded)\b/;
 
 function clean(prompt: string): string {
-  let p = prompt.slice(0, MAX_ROUTING_PROMPT).normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
+  let p = cutUnits(prompt, MAX_ROUTING_PROMPT).normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
   for (let i = 0; i < 4; i++) {
     const next = p.replace(POLITE, '');
     if (next === p) break;

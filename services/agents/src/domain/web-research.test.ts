@@ -8,6 +8,10 @@ describe('planResearch', () => {
     expect(planResearch('who builds payment software in Berlin?')).toMatchObject({ target: 'company', terms: ['payment', 'software', 'berlin'], queries: ['payment software berlin', 'payment software'] });
   });
 
+  it('takes the prompt\'s URLs, a bracketed IPv6 host whole', () => {
+    expect(planResearch('fintech companies at http://[2001:db8::1]/about and https://a.example/x.').urls).toEqual(['http://[2001:db8::1]/about', 'https://a.example/x']);
+  });
+
   it('reads people by role or by people words, the roles kept apart from the terms', () => {
     const p = planResearch('CTOs of SaaS companies in Paris');
     expect(p).toMatchObject({ target: 'person', terms: ['saas', 'paris'], roles: [['chief technology officer', 'cto']] });

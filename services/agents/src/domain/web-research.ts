@@ -1,3 +1,5 @@
+import { cutUnits } from '@lore/ai';
+
 import { MAX_PROMPT_CHARS, readPlaces, readQualifiers, type Criterion, type ExtractOptions } from './criteria';
 import { INDUSTRIES, findTerms, normalizeText } from './lexicon';
 import { scoreCandidate } from './scoring';
@@ -75,7 +77,12 @@ const ROLES: Record<string, string[]> = {
   president: ['president'],
 };
 
-const URL_IN_TEXT = /\bhttps?:\/\/[^\s<>"'`)\]]+/gi;
+/**
+ * An http(s) URL in a prompt's text: up to white space, a quote, `<`, `>`, or a `)` or `]` closing around it (Markdown
+ * links, parentheses). A bracketed IPv6 host (`http://[2001:db8::1]/team`) is read whole: until 2026-11-30 it was cut
+ * at its `]` and dropped as no URL. What is fetched is still the SSRF guard's to decide.
+ */
+export const URL_IN_TEXT = /\bhttps?:\/\/(?:\[[0-9a-f:.]+\][^\s<>"'`)\]]*|[^\s<>"'`)\]]+)/gi;
 
 /** A word's singular-ish form: `companies` → `company`, `ctos` → `cto`, `engineers` → `engineer`. */
 export function stem(word: string): string {
@@ -164,7 +171,7 @@ function queriesOf(groups: readonly string[][]): string[] {
  */
 export function planResearch(prompt: string, options: ExtractOptions = {}): ResearchPlan {
   // The criteria's reading of the prompt, URLs blanked to keep positions: a blank in `rest` is a qualifier's word.
-  const text = normalizeText(prompt).slice(0, MAX_PROMPT_CHARS).replace(URL_IN_TEXT, (m) => ' '.repeat(m.length));
+  const text = cutUnits(normalizeText(prompt), MAX_PROMPT_CHARS).replace(URL_IN_TEXT, (m) => ' '.repeat(m.length));
   const { criteria, rest } = readQualifiers(text, 'company', options);
   const words = wordsAt(text);
   const qualified = (at: number): boolean => rest[at] === ' ';

@@ -42,6 +42,8 @@ export class PageReadError extends Error {
      * time, a 5xx or 429 answer. A name that does not resolve, robots.txt, a refused address and a 4xx answer are not.
      */
     readonly transient = false,
+    /** No request went out: the guard refused the address (or the name's) before any connection. */
+    readonly unsent = false,
   ) {
     super(message);
     this.name = 'PageReadError';
@@ -85,8 +87,8 @@ export function createPageReader(targets: WebTargets, limits: Partial<PageReadLi
           throw new PageReadError('unreachable', `${new URL(url).host} could not be read in time`, true);
         }
         if (!(err instanceof TargetRefusedError)) throw err;
-        if (err.byName) throw new PageReadError('unreachable', `${new URL(url).hostname} could not be reached: ${err.message}`);
-        throw new PageReadError('refused', `Lore does not read this address: ${err.message}`);
+        if (err.byName) throw new PageReadError('unreachable', `${new URL(url).hostname} could not be reached: ${err.message}`, false, true);
+        throw new PageReadError('refused', `Lore does not read this address: ${err.message}`, false, true);
       }
       let res;
       try {

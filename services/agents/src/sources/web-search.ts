@@ -1,3 +1,4 @@
+import { cutUnits } from '@lore/ai';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { OutboundError, OutboundHttpClient, TargetGuard, TargetRefusedError, type HostLookup, type OutboundResponse, type ResolvedAddress, type ResolvedTarget } from '@lore/outbound';
@@ -293,7 +294,7 @@ function fromStatus(res: OutboundResponse): WebSearchError {
 function errorDetail(res: OutboundResponse): string {
   try {
     const body = JSON.parse(res.text()) as { error?: unknown };
-    return typeof body.error === 'string' ? body.error.replace(/[\u0000-\u001f\u007f]+/g, ' ').slice(0, 200) : '';
+    return typeof body.error === 'string' ? cutUnits(body.error.replace(/[\u0000-\u001f\u007f]+/g, ' '), 200) : '';
   } catch {
     return '';
   }
@@ -338,7 +339,7 @@ export function toResults(raw: readonly unknown[], limit: number): WebSearchResu
     const published = r.data.publishedDate ? Date.parse(r.data.publishedDate) : NaN;
     out.push({
       url: href,
-      title: plain(r.data.title ?? '', MAX_TITLE_CHARS) || href.slice(0, MAX_TITLE_CHARS),
+      title: plain(r.data.title ?? '', MAX_TITLE_CHARS) || cutUnits(href, MAX_TITLE_CHARS),
       snippet: plain(r.data.content ?? '', MAX_SNIPPET_CHARS),
       ...(Number.isNaN(published) ? {} : { publishedAt: new Date(published).toISOString() }),
     });

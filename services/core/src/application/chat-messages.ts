@@ -1,4 +1,4 @@
-import { groundedAnswerStream, type ChatMessage, type ConversationMessage, type ModelOverrides, type SourceChunk, type ToolDefinition } from '@lore/ai';
+import { cutUnits, groundedAnswerStream, type ChatMessage, type ConversationMessage, type ModelOverrides, type SourceChunk, type ToolDefinition } from '@lore/ai';
 import type { RetrievedChunk, Sql } from '@lore/runtime';
 import { readsOwnMemory } from '@lore/contracts';
 import { citationStripper, searchToolCall, withoutCitations, type AnswerStreamPart, type CitationInfo, type SearchDoc, type StoredSearchCall, type ToolCallRecord } from '../domain/answer-parts';
@@ -265,7 +265,7 @@ const FILE_SOURCE = 'file';
 
 /** A passage of a project file as a search document the answer may cite. */
 function fileDoc(f: FilePassage, projectId: number): SearchDoc {
-  const blurb = f.text.length > 240 ? `${f.text.slice(0, 240).replace(/\s+\S*$/, '')}…` : f.text;
+  const blurb = f.text.length > 240 ? `${cutUnits(f.text, 240).replace(/\s+\S*$/, '')}…` : f.text;
   return {
     document_id: f.fileId,
     chunk_ind: f.index,
@@ -401,6 +401,8 @@ async function* answerParts(deps: CoreDeps, turn: PreparedTurn, signal?: AbortSi
   let citations: CitationInfo[] = [];
   let error: string | null = null;
   try {
+    // A client gone before the answer began (while the turn was prepared) is not waited on: the answer is cancelled.
+    signal?.throwIfAborted();
     let sources: SourceChunk[] | null = null;
     // The project's files come first, as their own search documents part; the search (if any) adds to them.
     if (turn.projectId !== null && turn.files.length > 0) {
@@ -583,10 +585,14 @@ export async function removeFeedback(deps: CoreDeps, p: Principal, messageId: nu
   if (!ok) throw coreError('NOT_FOUND', 'no feedback on this message');
 }
 
-/** MaxSelectedDocumentTokens: what selected documents may take for this persona. */
+/**
+ * MaxSelectedDocumentTokens: what selected documents may take for this persona. A deleted persona answers too: the
+ * sessions made with it still answer with its instructions, so their clients still need its budget (until 2026-11-30
+ * it was 404 while `available-context-tokens` of the same sessions answered).
+ */
 export async function maxSelectedDocumentTokens(deps: CoreDeps, p: Principal, personaId: number): Promise<number> {
   await seedTenant(deps, p.tenantId);
-  const persona = await deps.db.withTenant(p.tenantId, (sql) => getPersona(sql, p.tenantId, personaId));
+  const persona = await deps.db.withTenant(p.tenantId, (sql) => personaOfSession(sql, p.tenantId, personaId));
   if (!persona) throw coreError('NOT_FOUND', 'persona not found');
   return maxDocumentTokens(persona.instructions);
 }

@@ -3,7 +3,7 @@ import { TargetRefusedError } from '@lore/outbound';
 import type { Sql } from '@lore/runtime';
 import { accessProblem, distinctIds, statusChange, type AccessType, type SettableStatus } from '../domain/connectors';
 import { runPlan } from '../domain/indexing';
-import { ccPairOf, credentialIdsByConnector, getCcPair, insertCcPair, listCcPairs, setCcPairStatus, type CcPairRow } from '../store/cc-pairs';
+import { ccPairOf, countCcPairsLocked, credentialIdsByConnector, getCcPair, insertCcPair, listCcPairs, setCcPairStatus, type CcPairRow } from '../store/cc-pairs';
 import { connectorsByIds, countConnectorsLocked, getConnector, insertConnector, type ConnectorFields, type ConnectorRow } from '../store/connectors';
 import { listAttempts, type IndexAttemptRow } from '../store/index-attempts';
 import { credentialsByIds, getCredential, type CredentialRow } from '../store/credentials';
@@ -128,8 +128,15 @@ export async function ccPairInfo(deps: CoreDeps, p: Principal, id: number): Prom
 }
 
 /**
+ * Pairs a tenant may have: each is scheduled and run on its own, and the status listings answer every pair, so they
+ * are bounded by this (connectors and credentials have caps of their own, but their pairs could reach 500 × 500).
+ */
+export const MAX_CC_PAIRS_PER_TENANT = 1000;
+
+/**
  * Makes the cc pair of a connector and a credential of the same source (400 otherwise, and when the pair exists).
- * Both rows are locked for share, so neither can be deleted while the pair is written.
+ * Both rows are locked for share, so neither can be deleted while the pair is written. The tenant's pairs are
+ * counted under a lock in the same transaction, so concurrent associations stop at exactly the cap (409).
  */
 export function associateCredential(deps: CoreDeps, p: Principal, connectorId: number, credentialId: number, input: AssociateInput): Promise<CcPairDetail> {
   return deps.db.withTenant(p.tenantId, async (sql) => {
@@ -145,6 +152,9 @@ export function associateCredential(deps: CoreDeps, p: Principal, connectorId: n
     const groups = distinctIds(input.groups ?? (accessType === 'private' ? connector.groups : []));
     const problem = accessProblem(accessType, groups);
     if (problem) throw coreError('BAD_REQUEST', problem);
+    if ((await countCcPairsLocked(sql, p.tenantId, MAX_CC_PAIRS_PER_TENANT)) >= MAX_CC_PAIRS_PER_TENANT) {
+      throw coreError('CONFLICT', `the tenant has ${MAX_CC_PAIRS_PER_TENANT} cc pairs, the most it may have: delete one it no longer uses first (POST /api/manage/admin/deletion-attempt)`);
+    }
     const [creatorCredential, ...subject] = p.owner.split(':');
     const pair = await insertCcPair(sql, p.tenantId, {
       connector_id: connectorId,

@@ -67,6 +67,11 @@ export interface IndexingSettings {
   /** Documents per write to the memory, and their text's bytes at most. */
   batchDocuments: number;
   batchBytes: number;
+  /**
+   * The longest a document read waits for its batch to fill: a batch is written once full, or once its first
+   * document has waited this long, whichever comes first (never while the write before is in flight).
+   */
+  batchLingerMs: number;
   /** Limits every run's source honours. */
   limits?: Partial<SourceLimits>;
   /** Pairs the scheduler starts per tick at most. */
@@ -81,8 +86,9 @@ export interface IndexingSettings {
 export const DEFAULT_INDEXING_SETTINGS: IndexingSettings = {
   heartbeatMs: 5_000,
   staleMs: 60_000,
-  batchDocuments: 16,
+  batchDocuments: 64,
   batchBytes: 8 * 1024 * 1024,
+  batchLingerMs: 1_000,
   schedulePerTick: 50,
   maxRunning: 8,
 };
@@ -468,19 +474,69 @@ class PairRun {
     const options = { signal: this.abort.signal, limits: this.deps.settings.limits };
     const since = this.c.pair.last_successful_index_time;
     const run = this.c.attempt.kind === 'load' || !since ? source.loadAll(options) : source.pollSince(since, this.c.previous, options);
-    let batch: Array<{ document: SourceDocument; validators: Validators }> = [];
-    let bytes = 0;
-    // A batch is written while the source reads the next: at most one write in flight, two batches held.
+    // What the source yields waits in `pending` until it makes a full batch (`batchDocuments` documents or
+    // `batchBytes` of text) or its first document has waited `batchLingerMs`: a fast site is written in full batches,
+    // and a slow one's pages reach the memory within about the linger of being read. At most one write is in flight
+    // (a batch that is due meanwhile goes when it ends), and the source waits while a full batch waits behind it.
+    const pending: Array<{ document: SourceDocument; validators: Validators; at: number }> = [];
+    let pendingBytes = 0;
     let writing: Promise<void> | null = null;
-    const flush = async (full: typeof batch) => {
-      if (writing) await writing;
-      writing = this.write(full);
-      // Handled here so a failure waits, unreported, for the next flush or the end of the run to rethrow it.
-      writing.catch(() => undefined);
+    let writeFailure: { err: unknown } | null = null;
+    let lingering: NodeJS.Timeout | null = null;
+    const { batchDocuments, batchBytes, batchLingerMs } = this.deps.settings;
+    /** Rethrows a write's failure (read through a call: the callbacks below set it while this code awaits). */
+    const rethrow = () => {
+      if (writeFailure) throw writeFailure.err;
+    };
+    const full = () => pending.length >= batchDocuments || pendingBytes >= batchBytes;
+    const take = () => {
+      const out: Array<{ document: SourceDocument; validators: Validators }> = [];
+      let taken = 0;
+      while (pending.length > 0 && out.length < batchDocuments && (out.length === 0 || taken < batchBytes)) {
+        const next = pending.shift()!;
+        const size = Buffer.byteLength(next.document.text);
+        out.push({ document: next.document, validators: next.validators });
+        taken += size;
+        pendingBytes -= size;
+      }
+      return out;
+    };
+    const stopLingering = () => {
+      if (lingering) clearTimeout(lingering);
+      lingering = null;
+    };
+    /** At the run's end: everything left is due at once. After the run's failure: nothing more is written. */
+    let draining = false;
+    let stopped = false;
+    /** Starts a write of what is due, else waits for the linger. */
+    const kick = () => {
+      // An interrupted run (canceled, or the worker stopping) starts no more writes; the one in flight ends.
+      if (stopped || writing || writeFailure || pending.length === 0 || this.interruption) return;
+      const waited = Date.now() - pending[0]!.at;
+      if (!draining && !full() && waited < batchLingerMs) {
+        lingering ??= setTimeout(() => {
+          lingering = null;
+          kick();
+        }, batchLingerMs - waited);
+        return;
+      }
+      stopLingering();
+      writing = this.write(take()).then(
+        () => {
+          writing = null;
+          kick();
+        },
+        (err: unknown) => {
+          // Kept for the next document or the end of the run to rethrow; nothing more is written.
+          writeFailure = { err };
+          writing = null;
+        },
+      );
     };
     let outcome: RunOutcome;
     try {
       outcome = await consume(run, async (item) => {
+        rethrow();
         if (item.kind === 'skipped') {
           this.progress.docs_skipped++;
           return;
@@ -489,25 +545,34 @@ class PairRun {
           this.progress.docs_skipped++;
           return;
         }
-        batch.push({ document: item.document, validators: item.validators });
-        bytes += Buffer.byteLength(item.document.text);
-        if (batch.length >= this.deps.settings.batchDocuments || bytes >= this.deps.settings.batchBytes) {
-          const full = batch;
-          batch = [];
-          bytes = 0;
-          await flush(full);
+        pending.push({ document: item.document, validators: item.validators, at: Date.now() });
+        pendingBytes += Buffer.byteLength(item.document.text);
+        kick();
+        // Back-pressure: a full batch waits behind the write in flight; the source reads on once it has gone.
+        while (full() && writing) {
+          await writing;
+          rethrow();
         }
       });
     } catch (err) {
       // The write in flight ends before the run does (what it wrote is kept); the run's own failure is what counts.
-      await (writing as Promise<void> | null)?.catch(() => undefined);
+      stopped = true;
+      stopLingering();
+      while (writing) await writing;
       throw err;
     }
-    if (writing) await writing;
-    // Documents the source found unchanged (a 304, an old enough date, the same hash) were not yielded.
+    // Documents the source found unchanged (a 304, an old enough date, the same hash) were not yielded: counted
+    // before the last writes, so that the last one carries them; with nothing left to write, the counts alone.
     this.progress.docs_unchanged += outcome.unchanged;
-    if (batch.length > 0 && !this.interruption) await this.write(batch);
-    else await this.saveProgress([]);
+    const wrote = pending.length > 0 && !this.interruption;
+    // Everything left goes now, batch after batch.
+    draining = true;
+    stopLingering();
+    kick();
+    while (writing) await writing;
+    stopLingering();
+    rethrow();
+    if (!wrote) await this.saveProgress([]);
     return outcome;
   }
 

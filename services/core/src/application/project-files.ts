@@ -2,7 +2,7 @@ import { parseContentType } from '@lore/outbound';
 import type { BlobStore, Db, Logger } from '@lore/runtime';
 import { readFileText, type FileReading } from '../connectors/file-text';
 import { cleanFileName, DEFAULT_PROJECT_FILE_LIMITS, failureReason, type ProjectFileLimits } from '../domain/project-files';
-import { countTokens } from '../domain/tokens';
+import { countTokensYielding } from '../domain/tokens';
 import {
   claimExpiredProjectFileJobs,
   countProjectFiles,
@@ -215,7 +215,7 @@ export class ProjectFileRunner {
     else {
       const { contentType, charset } = parseContentType(file.content_type);
       const read = await readFileText({ name: file.name, contentType, charset, data: blob.data }, settings.limits.maxTextBytes, this.deps.reading);
-      outcome = read.ok ? { status: 'completed', text: read.text, token_count: countTokens(read.text), extractor: read.extractor } : { status: 'failed', error: failureReason(read.reason, read.detail) };
+      outcome = read.ok ? { status: 'completed', text: read.text, token_count: await countTokensYielding(read.text), extractor: read.extractor } : { status: 'failed', error: failureReason(read.reason, read.detail) };
     }
     await db.withTenant(tenantId, (sql) => settleProjectFile(sql, tenantId, fileId, outcome));
     // The text is what answers use: the bytes go once the file is settled.

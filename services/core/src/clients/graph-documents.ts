@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { SourceDocument } from '../connectors/source';
+import { cutUnits } from '@lore/ai';
 import { graphPost, GraphCallError, type GraphHttpOptions } from '@lore/runtime';
 
 /**
@@ -61,16 +62,9 @@ export const PUSH_BOUNDS = {
   contentHash: 128,
 } as const;
 
-/** The text cut to `max` UTF-16 units (what the schema counts), never between the halves of a surrogate pair. */
-function cut(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const end = /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max;
-  return text.slice(0, end);
-}
-
 /** A list of owners within the schema's bounds. */
 function owners(list: string[] | null | undefined): string[] | null {
-  return list ? list.slice(0, PUSH_BOUNDS.owners).map((o) => cut(clean(o), PUSH_BOUNDS.owner)) : null;
+  return list ? list.slice(0, PUSH_BOUNDS.owners).map((o) => cutUnits(clean(o), PUSH_BOUNDS.owner)) : null;
 }
 
 /** Metadata within the schema's bounds: the first entries, keys and values cut. */
@@ -78,7 +72,7 @@ function metadata(m: Record<string, string>): Record<string, string> {
   return Object.fromEntries(
     Object.entries(m)
       .slice(0, PUSH_BOUNDS.metadataEntries)
-      .map(([k, v]) => [cut(clean(k), PUSH_BOUNDS.metadataKey), cut(clean(v), PUSH_BOUNDS.metadataValue)]),
+      .map(([k, v]) => [cutUnits(clean(k), PUSH_BOUNDS.metadataKey), cutUnits(clean(v), PUSH_BOUNDS.metadataValue)]),
   );
 }
 
@@ -104,15 +98,15 @@ export class GraphConnectorDocuments implements ConnectorDocuments {
         // Every bounded field is cut to its bound here, the one place documents leave core: one page with an odd
         // field (a `<title>` of 2000 characters) is written cut, not refused with the batch it travels in (before
         // 2026-11-30 its whole batch failed, on every run).
-        title: cut(clean(d.title), PUSH_BOUNDS.title),
+        title: cutUnits(clean(d.title), PUSH_BOUNDS.title),
         text: clean(d.text),
-        link: cut(d.link, PUSH_BOUNDS.link),
-        source_type: cut(d.source_type, PUSH_BOUNDS.sourceType),
+        link: cutUnits(d.link, PUSH_BOUNDS.link),
+        source_type: cutUnits(d.source_type, PUSH_BOUNDS.sourceType),
         updated_at: storableDate(d.updated_at),
         primary_owners: owners(d.primary_owners),
         secondary_owners: owners(d.secondary_owners),
         metadata: metadata(d.metadata),
-        content_hash: cut(d.content_hash, PUSH_BOUNDS.contentHash),
+        content_hash: cutUnits(d.content_hash, PUSH_BOUNDS.contentHash),
       })),
     });
     const parsed = pushAnswer.safeParse(await this.call('/internal/v1/connector-documents', body, identityToken, signal));

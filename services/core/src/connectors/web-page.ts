@@ -1,3 +1,4 @@
+import { cutUnits } from '@lore/ai';
 import { TextDecoder } from 'node:util';
 import { decodeEntities as decodeHtmlEntities } from '@lore/ai/html-text';
 
@@ -221,7 +222,7 @@ export function robotsDirectives(metaValues: readonly string[], headerValues: re
 export function plainTextTitle(text: string): string | null {
   for (const line of text.split('\n', 50)) {
     const t = line.trim();
-    if (t) return t.length > 200 ? `${t.slice(0, 199)}…` : t;
+    if (t) return t.length > 200 ? `${cutUnits(t, 199)}…` : t;
   }
   return null;
 }

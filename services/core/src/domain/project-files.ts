@@ -3,6 +3,7 @@
  * "Project files"). No HTTP, no SQL.
  */
 
+import { cutUnits } from '@lore/ai';
 export interface ProjectFileLimits {
   /** The largest file (bytes); a larger one answers 413. */
   maxFileBytes: number;
@@ -89,7 +90,8 @@ export function splitPassages(text: string, size: number): string[] {
     if (cut < floor) cut = window.lastIndexOf('\n');
     if (cut < floor) cut = Math.max(window.lastIndexOf('. '), window.lastIndexOf('? '), window.lastIndexOf('! ')) + 1;
     if (cut < floor) cut = window.lastIndexOf(' ');
-    if (cut < floor) cut = size;
+    // No break at all: between code points (a cut through a surrogate pair would leave a half on each side).
+    if (cut < floor) cut = cutUnits(rest, size).length || size;
     const piece = rest.slice(0, cut).trim();
     if (piece) out.push(piece);
     rest = rest.slice(cut).trim();

@@ -1,4 +1,5 @@
 import type { Sql } from '@lore/runtime';
+import { countUpTo, lockCount } from './caps';
 import type { AccessType, CcPairStatus } from '../domain/connectors';
 
 export interface CcPairRow {
@@ -31,6 +32,12 @@ const COLS =
   'workspace_id, memory_id, creator_credential, creator_subject, last_successful_index_time, last_pruned, time_created, time_updated';
 
 /** The new pair, or null when the connector already has this credential. */
+/** The tenant's pairs, counted up to `limit` under a lock held until the transaction ends (a cap's check and insert). */
+export async function countCcPairsLocked(sql: Sql, tenantId: string, limit: number): Promise<number> {
+  await lockCount(sql, 'core.cc_pairs', tenantId);
+  return countUpTo(sql, 'FROM core.cc_pairs WHERE tenant_id = $1', [tenantId], limit);
+}
+
 export async function insertCcPair(
   sql: Sql,
   tenantId: string,

@@ -125,14 +125,30 @@ export interface LoginResult {
   user: User;
 }
 
-/** E-mail and password in, a session out; every failure is the same 401 so accounts cannot be enumerated. */
 /**
- * Sign-in attempts are throttled per e-mail address and per client address (the login rate limit of the config,
- * in the shared state, so every replica counts the same attempts) before the password is looked at.
+ * One account's sign-in attempts from all addresses together may run at this many times the per-address rate: one
+ * address (which its own budgets hold to the rate) cannot spend the account's budget and lock its owner out; it takes
+ * more addresses than this, each at its full rate, for as long as the lockout should last.
+ */
+export const LOGIN_ACCOUNT_FACTOR = 3;
+
+/**
+ * E-mail and password in, a session out; every failure is the same 401 so accounts cannot be enumerated. Sign-in
+ * attempts are throttled before the password is looked at (in the shared state, so every replica counts the same
+ * attempts): per client address (the login rate limit of the config), then per account at `LOGIN_ACCOUNT_FACTOR`
+ * times that rate. An attempt its address may not make spends nothing of the account's budget.
  */
 export async function login(ctx: GatewayContext, email: string, password: string, clientAddress: string | null): Promise<LoginResult> {
-  for (const key of [`login:email:${email.toLowerCase()}`, `login:ip:${clientAddress ?? 'unknown'}`]) {
-    const r = await ctx.state.hit(key, ctx.config.loginRateLimit);
+  // The account as it is looked up (trimmed), in one case: ` a@x.test` or `A@X.TEST` is no budget of its own.
+  const account = email.trim().toLowerCase();
+  const address = clientAddress ?? 'unknown';
+  const rate = ctx.config.loginRateLimit;
+  const budgets: Array<[string, { perSecond: number; burst: number }]> = [
+    [`login:ip:${address}`, rate],
+    [`login:email:${account}`, { perSecond: rate.perSecond * LOGIN_ACCOUNT_FACTOR, burst: rate.burst * LOGIN_ACCOUNT_FACTOR }],
+  ];
+  for (const [key, limit] of budgets) {
+    const r = await ctx.state.hit(key, limit);
     if (!r.allowed) {
       throw new AppError('RATE_LIMITED', 'too many sign-in attempts; retry later', { headers: { 'Retry-After': String(Math.max(1, Math.ceil(r.retryAfterMs / 1000))) } });
     }

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { AppError, type CredentialKind, type Identity } from '@lore/runtime';
+import { AppError, CLIENT_ADDRESS_HEADER, type CredentialKind, type Identity } from '@lore/runtime';
 import { fromAnotherOrigin } from '../http/origin';
 import { digestsEqual, keyTypeOfPrefix, parseCredential, sha256Hex, type ParsedCredential } from '../domain/credentials';
 import { addressAllowed, clientAddress, parseCidrList } from '../domain/network';
@@ -86,6 +86,11 @@ export interface AuthOutcome {
   principal: Principal;
   /** RateLimit-* headers for the response. */
   headers: Record<string, string>;
+  /**
+   * When the credential stops working by itself (a key's or an OAuth token's `expires_at`, epoch ms); null when it
+   * never does, and for a signed-in user's session. What it has open is closed then (docs/gateway.md, "Revocation").
+   */
+  expiresAtMs: number | null;
 }
 
 const unauthorized = (message: string) => AppError.unauthorized(message);
@@ -409,7 +414,7 @@ async function authenticateRequest(ctx: GatewayContext, facts: RequestFacts, rul
   if (!denial && cred.kind === 'key' && cred.row.type === 'memory' && rule.module !== 'memory') {
     denial = AppError.forbidden('an mk_ key reaches only its memory\'s /api/v1/memory routes');
   }
-  if (!denial && cred.ipAllowlist.length > 0 && !addressAllowed(clientAddress(facts.remoteAddress, facts.headers['x-forwarded-for'], ctx.trustedProxies), cred.ipAllowlist)) {
+  if (!denial && cred.ipAllowlist.length > 0 && !addressAllowed(await allowlistAddress(ctx, facts, hash), cred.ipAllowlist)) {
     denial = AppError.forbidden('the credential is not allowed from this address');
   }
   if (!denial) {
@@ -444,7 +449,12 @@ async function authenticateRequest(ctx: GatewayContext, facts: RequestFacts, rul
     cred = await loadCredential(ctx, parsed, hash, false);
     if (!cred || deadReason(cred, Date.now())) throw unauthorized('the credential is not valid');
   }
-  if (admitted.revoked) throw refused(ctx, 'revoked', 'the credential has been revoked');
+  if (admitted.revoked) {
+    // The shared record says so at once on every replica; the database says why, so that every replica answers the
+    // refusal the one that revoked it does (until 2026-11-30 the others said only "revoked" until their cache expired).
+    const fresh = await loadCredential(ctx, parsed, hash, false);
+    throw refused(ctx, 'revoked', (fresh && deadReason(fresh, Date.now())) ?? 'the credential has been revoked');
+  }
   const headers = rateHeaders(admitted.rate, rate.perSecond);
   if (admitted.rate && !admitted.rate.allowed) {
     ctx.gatewayMetrics.rateLimitDecisions.inc({ decision: 'limited' });
@@ -461,7 +471,20 @@ async function authenticateRequest(ctx: GatewayContext, facts: RequestFacts, rul
       pinnedWorkspaceId: pins.workspaceId ?? (pins.memoryId || projectId ? t.workspaceId : null), keyScope, oauthScopes, groups: NO_GROUPS, email: null, readsMemory, tenant,
     },
     headers,
+    expiresAtMs: cred.row.expires_at_ms,
   };
+}
+
+/**
+ * The address a credential's IP allowlist is checked against: the client's own (`clientAddress`), or, on a call the
+ * MCP tool server makes back for a client, the address that client's `/mcp` request came from, which the server
+ * carries signed with the internal identity secret and bound to the key (`CLIENT_ADDRESS_HEADER`). Without it the
+ * allowlist saw the tool server's address, and every tool call of an allowlisted key was refused. A header that does
+ * not verify (a client's own, another key's, an expired one) is ignored: it cannot widen what the key reaches.
+ */
+async function allowlistAddress(ctx: GatewayContext, facts: RequestFacts, keyHash: string): Promise<string | null> {
+  const carried = await ctx.signer.verifyClientAddress(header(facts.headers, CLIENT_ADDRESS_HEADER), keyHash);
+  return carried ?? clientAddress(facts.remoteAddress, facts.headers['x-forwarded-for'], ctx.trustedProxies);
 }
 
 /** A refusal decided before the shared state was asked (scope, credits, place), counted, with the rate headers. */
@@ -511,6 +534,7 @@ async function authenticateSession(ctx: GatewayContext, facts: RequestFacts, rul
       memoryId: t.memoryId, projectId: null, pinnedWorkspaceId: null, keyScope: null, oauthScopes: null, groups: user.groups, email: user.email, readsMemory: true, tenant,
     },
     headers,
+    expiresAtMs: null,
   };
 }
 

@@ -131,10 +131,18 @@ export interface ProxyTimeouts {
   maxBodyBytes: number;
 }
 
+/** Methods a reset request may be sent again with: those that change nothing (RFC 9110's safe methods). */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 /**
  * Streams one request to the upstream and its response back, chunk by chunk (SSE, multipart and large bodies
  * are never buffered). Resolves with the status sent to the client, or with a failure when nothing was sent
  * yet so the caller can answer 502/504/413 in the gateway's error shape.
+ *
+ * A request on a pooled connection that fails before any answer with ECONNRESET or EPIPE (a replica that is stopping
+ * closed the connection as the request was written to it) is sent once more on another connection when its method is
+ * a safe one without a body (GET, HEAD, OPTIONS): the same error also comes from an upstream that read the request
+ * and then died or was cut, so a request that may change something is never sent twice; it gets the 502.
  */
 export function proxyHttp(
   req: IncomingMessage,
@@ -155,13 +163,16 @@ export function proxyHttp(
         resolve(v);
       }
     };
-    const upstream = openUpstream(target, req.method ?? 'GET', path, headers);
     let connectTimer: NodeJS.Timeout | undefined;
     const timers: { response?: NodeJS.Timeout } = {};
     const clear = () => {
       clearTimeout(connectTimer);
       clearTimeout(timers.response);
     };
+    // Sent once more at most, and only what changes nothing and carries no body.
+    const bodiless = (req.headers['content-length'] === undefined || req.headers['content-length'] === '0') && req.headers['transfer-encoding'] === undefined;
+    let replayable = SAFE_METHODS.has((req.method ?? 'GET').toUpperCase()) && bodiless;
+    let upstream = openUpstream(target, req.method ?? 'GET', path, headers);
     const fail = (failure: ProxyFailure) => {
       clear();
       upstream.destroy();
@@ -171,55 +182,69 @@ export function proxyHttp(
       } else settle(failure);
     };
 
-    upstream.on('socket', (socket) => {
-      const connecting = (socket as unknown as { connecting?: boolean }).connecting;
-      if (connecting) {
-        connectTimer = setTimeout(() => fail({ kind: 'timeout', message: `upstream ${target.name} did not accept the connection in time` }), timeouts.connectTimeoutMs);
-        socket.once('connect', () => clearTimeout(connectTimer));
-      }
-    });
-    timers.response = setTimeout(() => fail({ kind: 'timeout', message: `upstream ${target.name} did not answer in time` }), timeouts.responseTimeoutMs);
-
-    upstream.on('error', (err: NodeJS.ErrnoException) => {
-      if (settled) return;
-      fail({ kind: 'unavailable', message: `upstream ${target.name} is unavailable (${err.code ?? 'error'})` });
-    });
-
-    upstream.on('response', (upRes) => {
-      clear();
-      // An upstream that refused the body as too large, or answered before it was all written, may leave the rest of
-      // it unread on the connection: that connection must carry no other request, so it is closed once this response
-      // ends instead of going back to the pool. Were it kept, the next request written to it (any tenant's) would be
-      // read as the rest of this body, or meet a connection the upstream closes, and hang or fail.
-      if (upRes.statusCode === 413 || !upstream.writableFinished) upstream.shouldKeepAlive = false;
-      // The upstream answered before the client finished sending (an early 413, say): the rest of the client's body is
-      // read and dropped once the answer has gone (below, at the upstream's end), within the listener's drain bound
-      // (`createServiceServer`), so the client can finish writing and read the answer. Closing the connection after
-      // the answer instead (before 2026-11-30) reset many clients still writing: they saw EPIPE, not the 413.
-      const route = upRes.headers[ROUTE_HEADER];
-      if (onRoute && typeof route === 'string') onRoute(route);
-      const h = responseHeaders(upRes);
-      for (const [k, v] of Object.entries(extraResponseHeaders)) h[k] = v;
-      res.writeHead(upRes.statusCode ?? 502, h);
-      // Streams (SSE) must reach the client as they are produced.
-      res.flushHeaders();
-      upRes.setTimeout(timeouts.idleTimeoutMs, () => {
-        upRes.destroy();
-        res.destroy();
-      });
-      upRes.pipe(res);
-      upRes.on('end', () => {
-        if (!req.complete) {
-          req.unpipe(upstream);
-          req.resume();
+    const wire = (up: ClientRequest) => {
+      up.on('socket', (socket) => {
+        const connecting = (socket as unknown as { connecting?: boolean }).connecting;
+        if (connecting) {
+          clearTimeout(connectTimer);
+          connectTimer = setTimeout(() => fail({ kind: 'timeout', message: `upstream ${target.name} did not accept the connection in time` }), timeouts.connectTimeoutMs);
+          socket.once('connect', () => clearTimeout(connectTimer));
         }
-        settle({ status: upRes.statusCode ?? 502 });
       });
-      upRes.on('error', () => {
-        res.destroy();
-        settle({ status: upRes.statusCode ?? 502 });
+
+      up.on('error', (err: NodeJS.ErrnoException) => {
+        if (settled || up !== upstream) return;
+        if (replayable && up.reusedSocket && !res.headersSent && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
+          replayable = false;
+          req.unpipe(up);
+          up.destroy();
+          upstream = openUpstream(target, req.method ?? 'GET', path, headers);
+          wire(upstream);
+          upstream.end();
+          return;
+        }
+        fail({ kind: 'unavailable', message: `upstream ${target.name} is unavailable (${err.code ?? 'error'})` });
       });
-    });
+
+      up.on('response', (upRes) => {
+        clear();
+        replayable = false;
+        // An upstream that refused the body as too large, or answered before it was all written, may leave the rest of
+        // it unread on the connection: that connection must carry no other request, so it is closed once this response
+        // ends instead of going back to the pool. Were it kept, the next request written to it (any tenant's) would be
+        // read as the rest of this body, or meet a connection the upstream closes, and hang or fail.
+        if (upRes.statusCode === 413 || !up.writableFinished) up.shouldKeepAlive = false;
+        // The upstream answered before the client finished sending (an early 413, say): the rest of the client's body is
+        // read and dropped once the answer has gone (below, at the upstream's end), within the listener's drain bound
+        // (`createServiceServer`), so the client can finish writing and read the answer. Closing the connection after
+        // the answer instead (before 2026-11-30) reset many clients still writing: they saw EPIPE, not the 413.
+        const route = upRes.headers[ROUTE_HEADER];
+        if (onRoute && typeof route === 'string') onRoute(route);
+        const h = responseHeaders(upRes);
+        for (const [k, v] of Object.entries(extraResponseHeaders)) h[k] = v;
+        res.writeHead(upRes.statusCode ?? 502, h);
+        // Streams (SSE) must reach the client as they are produced.
+        res.flushHeaders();
+        upRes.setTimeout(timeouts.idleTimeoutMs, () => {
+          upRes.destroy();
+          res.destroy();
+        });
+        upRes.pipe(res);
+        upRes.on('end', () => {
+          if (!req.complete) {
+            req.unpipe(up);
+            req.resume();
+          }
+          settle({ status: upRes.statusCode ?? 502 });
+        });
+        upRes.on('error', () => {
+          res.destroy();
+          settle({ status: upRes.statusCode ?? 502 });
+        });
+      });
+    };
+    wire(upstream);
+    timers.response = setTimeout(() => fail({ kind: 'timeout', message: `upstream ${target.name} did not answer in time` }), timeouts.responseTimeoutMs);
 
     res.on('close', () => {
       // The client went away: stop the upstream work too.
@@ -240,7 +265,6 @@ export function proxyHttp(
   });
 }
 
-/** Writes a minimal HTTP response on a raw socket (refused websocket upgrades). */
 export function writeRawResponse(socket: Duplex, status: number, reason: string, body: unknown, headers: Record<string, string> = {}): void {
   const payload = JSON.stringify(body);
   const lines = [

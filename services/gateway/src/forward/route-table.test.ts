@@ -61,7 +61,12 @@ describe('forwarding table', () => {
     const thread = '0b8f3c52-6a43-4c1e-9b7e-2f4d5a6b7c8d';
     expect(matchForward('GET', `/service-deep-search/live/${thread}`)).toMatchObject({ route: { upstream: 'agents' }, rule: null });
     expect(matchForward('GET', `/service-deep-search/live/${thread}/events`)).toMatchObject({ route: { upstream: 'agents' }, rule: null });
-    for (const p of [`/service-deep-search/live/${thread}/other`, '/service-deep-search/live/not-a-thread', '/service-deep-search/start', `/service-deep-search/live/${thread}x`]) {
+    // Any id is open there: the agents service answers the same 404 for a thread id that is no UUID as for a missing one.
+    for (const id of ['not-a-thread', `${thread}x`, '0'.repeat(65), '%E0%A4%A']) {
+      expect(matchForward('GET', `/service-deep-search/live/${id}`)).toMatchObject({ rule: null });
+      expect(matchForward('GET', `/service-deep-search/live/${id}/events`)).toMatchObject({ rule: null });
+    }
+    for (const p of [`/service-deep-search/live/${thread}/other`, '/service-deep-search/live', '/service-deep-search/live/', '/service-deep-search/start', `/service-deep-search/live/${thread}/events/x`]) {
       expect(matchForward('GET', p)?.rule).toMatchObject({ module: 'agents' });
     }
   });

@@ -130,7 +130,9 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
     // The agents service's own OpenAPI document (docs/agents.md) is open like the others, and so is the AsyncAPI
     // document of its session sockets.
     open: ['/api/health', '/api/service-routing/health', '/', '/api/agents/openapi.json', '/api/agents/asyncapi.json'],
-    openPatterns: [/^\/service-deep-search\/live\/[0-9a-fA-F-]{36}(?:\/events)?$/],
+    // Any one segment, UUID or not: the agents service answers its one 404 for every link that opens nothing (until
+    // 2026-11-30 only a UUID's form was open, and any other id was asked for a key, 401, or with one refused 422).
+    openPatterns: [/^\/service-deep-search\/live\/[^/]+(?:\/events)?$/],
     module: () => 'agents',
     sources: ['bearer', 'cookie', 'x-api-key', 'query'],
     allowSessions: true,

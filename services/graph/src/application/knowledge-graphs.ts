@@ -1,3 +1,4 @@
+import { cutUnits } from '@lore/ai';
 import { TOPICS, withinReach, type GraphJobMessage, type MemoryReach } from '@lore/contracts';
 import { AppError, announceBlob, claimEvent, detailError, enqueueOutbox, settleBlob, type Sql } from '@lore/runtime';
 import { GRAPH_BLOB_OWNER } from './blob-owner';
@@ -240,7 +241,7 @@ export async function acceptUploadJob(
       const graph = visibleGraph(await getGraph(sql, tenantId, listId, true), viewer);
       if (!graph) throw notFound('graph');
       await settleBlob(sql, tenantId, blobKey);
-      return enqueueJob(sql, tenantId, graph, 'upload', { blob_key: blobKey, filename: file.filename.slice(0, 200), size_bytes: file.data.length }, `upload of ${file.filename.slice(0, 200)} queued`);
+      return enqueueJob(sql, tenantId, graph, 'upload', { blob_key: blobKey, filename: cutUnits(file.filename, 200), size_bytes: file.data.length }, `upload of ${cutUnits(file.filename, 200)} queued`);
     });
     return answer(job);
   } catch (err) {

@@ -22,6 +22,38 @@ describe('entity extraction', () => {
     expect(keys.filter((k) => /overview alice|notes peter/.test(k))).toEqual([]);
   });
 
+  it('classes people without a title by a role before the name, or an apposition or "who" after it', () => {
+    const text =
+      'The launch was approved by Maria Gonzalez after a review. Tomas Berg, the CTO of Initech, objected. ' +
+      'Our new supplier is Northwind. Priya Natarajan wrote the plan. A week later Priya Natarajan, who runs finance, signed it. ' +
+      'The office was opened by founder Kenji Watanabe. Globex is led by Hank Scorpio. Project Falcon, the new platform, ships soon.';
+    const kinds = new Map(extractEntities(text).map((e) => [e.key, e.kind]));
+    expect(Object.fromEntries(['maria gonzalez', 'tomas berg', 'priya natarajan', 'kenji watanabe', 'hank scorpio', 'northwind', 'project falcon'].map((k) => [k, kinds.get(k)]))).toEqual({
+      'maria gonzalez': 'person',
+      'tomas berg': 'person',
+      // The first mention said nothing; the second, with "who", does.
+      'priya natarajan': 'person',
+      'kenji watanabe': 'person',
+      'hank scorpio': 'person',
+      northwind: 'concept',
+      'project falcon': 'concept',
+    });
+  });
+
+  it('never makes a person of a company that a role or "by" stands before: one word, all capitals, or a company suffix', () => {
+    const text =
+      'The Series A round was led by Sequoia Capital. The project was led by IBM and finished in March. ' +
+      'The deal was signed by Siemens last week. We hired the consultant McKinsey for the review. The fund is run by BlackRock.';
+    const kinds = new Map(extractEntities(text).map((e) => [e.key, e.kind]));
+    expect(Object.fromEntries(['sequoia capital', 'ibm', 'siemens', 'mckinsey', 'blackrock'].map((k) => [k, kinds.get(k)]))).toEqual({
+      'sequoia capital': 'organization',
+      ibm: 'organization',
+      siemens: 'concept',
+      mckinsey: 'concept',
+      blackrock: 'concept',
+    });
+  });
+
   it('ignores sentence openers that are not names', () => {
     const entities = extractEntities('Refunds take five days. Shipping is free. Invoices are monthly.');
     expect(entities).toEqual([]);

@@ -42,9 +42,23 @@ const NOT_NAMES = new Set(
     'september october november december q1 q2 q3 q4 redacted yes no ok note summary introduction conclusion'
   ).split(' '),
 );
-const ORG_SUFFIX = /\b(?:inc|ltd|llc|gmbh|corp|corporation|company|co|plc|ag|sa|bank|university|group|labs|foundation|institute|agency|ministry)\.?$/i;
+const ORG_SUFFIX = /\b(?:inc|ltd|llc|gmbh|corp|corporation|company|co|plc|ag|sa|bank|university|group|labs|foundation|institute|agency|ministry|capital|ventures|partners|holdings|technologies|systems|solutions|consulting|industries|associates|fund|trust)\.?$/i;
+/**
+ * A person's name as context may say so: two to four capitalised words, none of them all capitals. A round "led by
+ * Sequoia", a deal "signed by Siemens", "the asset manager BlackRock": one word after such a cue is as often a
+ * company, so context alone makes a person only of a name of this shape.
+ */
+const PERSON_NAME = /^(?:\p{Lu}[\p{Ll}\p{M}'’-]+)(?:\s+\p{Lu}[\p{Ll}\p{M}'’.-]*){1,3}$/u;
 const PERSON_TITLE = /\b(?:mr|mrs|ms|dr|prof|sir|madam)\.?\s+$/i;
 const PLACE_PREP = /\b(?:in|at|from|near|to)\s+$/i;
+/**
+ * People without a title: a role just before the name ("CEO Jane Doe", "led by Jane Doe"), or an apposition or a
+ * relative clause just after it ("Jane Doe, the CEO of …", "Jane Doe, who …"). Roles are read as words (`CEO`, not
+ * `CEOs`); a company does not take "who".
+ */
+const ROLES = String.raw`(?:CEO|CTO|CFO|COO|CIO|CISO|founder|co-founder|cofounder|president|vice\s+president|chairman|chairwoman|chairperson|chair|director|manager|engineer|analyst|professor|minister|senator|author|editor|spokesperson|spokeswoman|spokesman|lawyer|attorney|consultant|architect|designer|recruiter|head\s+of\s+\p{L}+)`;
+const PERSON_ROLE_BEFORE = new RegExp(String.raw`(?:\b${ROLES}|\b(?:led|founded|co-founded|headed|run|managed|chaired|written|signed|approved|presented)\s+by)\s+$`, 'iu');
+const PERSON_AFTER = new RegExp(String.raw`^\s*,\s+(?:(?:the|our|their|its|a|an)\s+)?(?:(?:new|former|acting|interim|chief|senior|lead|principal|deputy|assistant|general)\s+)*(?:${ROLES}\b|who\b)`, 'iu');
 
 function cleanName(raw: string): string | null {
   let name = raw.replace(/['’]s$/, '').trim();
@@ -67,7 +81,7 @@ export function extractEntities(text: string, limit = 500): ExtractedEntity[] {
   const found = new Map<string, ExtractedEntity>();
   const sentences = splitSentences(text.replace(/\[REDACTED:[a-z_]+\]/g, ' '), 20_000);
   const midSentence = new Set<string>();
-  const candidates: Array<{ name: string; initial: boolean; before: string }> = [];
+  const candidates: Array<{ name: string; initial: boolean; before: string; after: string }> = [];
   for (const sentence of sentences) {
     for (const m of sentence.matchAll(NAME_RE)) {
       const name = cleanName(m[0]);
@@ -75,7 +89,8 @@ export function extractEntities(text: string, limit = 500): ExtractedEntity[] {
       const offset = m.index ?? 0;
       const initial = sentence.slice(0, offset).trim() === '' && name === m[0].trim();
       if (!initial) midSentence.add(entityKey(name));
-      candidates.push({ name, initial, before: sentence.slice(Math.max(0, offset - 12), offset) });
+      const end = offset + m[0].length;
+      candidates.push({ name, initial, before: sentence.slice(Math.max(0, offset - 24), offset), after: sentence.slice(end, end + 60) });
     }
   }
   for (const c of candidates) {
@@ -85,19 +100,22 @@ export function extractEntities(text: string, limit = 500): ExtractedEntity[] {
     const existing = found.get(key);
     if (existing) {
       existing.mentions += 1;
+      // A later mention may say what an earlier one did not ("Jane Doe wrote …", then "Jane Doe, the CTO, …").
+      if (existing.kind === 'concept') existing.kind = kindOf(c.name, c.before, c.after);
       continue;
     }
     if (found.size >= limit) continue;
-    found.set(key, { key, name: c.name, kind: kindOf(c.name, c.before), mentions: 1 });
+    found.set(key, { key, name: c.name, kind: kindOf(c.name, c.before, c.after), mentions: 1 });
   }
   return [...found.values()];
 }
 
-function kindOf(name: string, before: string): EntityKind {
+function kindOf(name: string, before: string, after: string): EntityKind {
   if (ORG_SUFFIX.test(name)) return 'organization';
   if (PERSON_TITLE.test(before)) return 'person';
-  if (PLACE_PREP.test(before)) return 'place';
   if (/^[A-Z0-9]{2,}$/.test(name)) return 'organization';
+  if (PERSON_NAME.test(name) && (PERSON_ROLE_BEFORE.test(before) || PERSON_AFTER.test(after))) return 'person';
+  if (PLACE_PREP.test(before)) return 'place';
   return 'concept';
 }
 

@@ -1,3 +1,4 @@
+import { cutUnits } from '@lore/ai';
 import { contentTerms, type SourceChunk } from '@lore/ai';
 
 /**
@@ -25,7 +26,7 @@ export function suggestFollowups(question: string, sources: SourceChunk[], entit
   }
   if (out.length < limit && sources.length > 0) {
     const focus = question.replace(/[?.!]+$/, '').trim();
-    if (focus) add(`Which sources disagree about ${focus.length > 80 ? `${focus.slice(0, 77)}…` : focus}?`, 'disagree');
+    if (focus) add(`Which sources disagree about ${focus.length > 80 ? `${cutUnits(focus, 77)}…` : focus}?`, 'disagree');
   }
   return out;
 }

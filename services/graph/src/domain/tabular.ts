@@ -1,3 +1,4 @@
+import { cutUnits } from '@lore/ai';
 import { parse } from 'csv-parse/sync';
 
 /**
@@ -89,7 +90,7 @@ export function readTable(bytes: Uint8Array, limits: TableLimits): TableReading 
   const seen = new Set<string>();
   for (const [i, h] of header.entries()) {
     if (h === '') return { ok: false, reason: `the header names no column ${i + 1}` };
-    if (seen.has(h.toLowerCase())) return { ok: false, reason: `the header names the column "${h.slice(0, 100)}" twice` };
+    if (seen.has(h.toLowerCase())) return { ok: false, reason: `the header names the column "${cutUnits(h, 100)}" twice` };
     seen.add(h.toLowerCase());
   }
   const rows = records.slice(1);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { assertCleanStrings } from '@lore/runtime';
 import { envelopeSchema, jsonDepth, jsonObject, MAX_JSON_DEPTH, seg, ToolInputError } from './define';
 
 describe('envelopeSchema', () => {
@@ -92,10 +93,26 @@ describe('jsonObject', () => {
 
   it('refuses an argument nested deeper than the API accepts, with the reason', () => {
     const schema = jsonObject('a filter');
-    expect(schema.safeParse({ x: nested(MAX_JSON_DEPTH - 1) }).success).toBe(true);
-    expect(schema.safeParse({ x: nested(MAX_JSON_DEPTH) }).success).toBe(false);
+    expect(schema.safeParse({ x: nested(MAX_JSON_DEPTH - 2) }).success).toBe(true);
+    expect(schema.safeParse({ x: nested(MAX_JSON_DEPTH - 1) }).success).toBe(false);
     const deep = schema.safeParse({ x: nested(100_000) });
     expect(deep.success).toBe(false);
-    expect(deep.error!.issues[0]!.message).toBe(`nests deeper than ${MAX_JSON_DEPTH} levels`);
+    expect(deep.error!.issues[0]!.message).toBe(`nests deeper than ${MAX_JSON_DEPTH - 1} levels (${MAX_JSON_DEPTH} with the request body around it, as the API counts)`);
+  });
+
+  it('takes exactly the filters the API takes inside its request body (a filter of 64 levels passed, then the API refused it)', () => {
+    const schema = jsonObject('a filter');
+    for (let levels = MAX_JSON_DEPTH - 4; levels <= MAX_JSON_DEPTH + 1; levels++) {
+      const filter = { x: nested(levels - 1) };
+      expect(jsonDepth(filter)).toBe(levels);
+      let api = true;
+      try {
+        // The API's body check, on the body the database searches send ({filter, limit, offset}).
+        assertCleanStrings({ filter, limit: 10 });
+      } catch {
+        api = false;
+      }
+      expect({ levels, tool: schema.safeParse(filter).success }).toEqual({ levels, tool: api });
+    }
   });
 });

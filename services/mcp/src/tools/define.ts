@@ -79,14 +79,22 @@ export function jsonDepth(value: unknown, limit = MAX_JSON_DEPTH): number {
 }
 
 /**
- * A free-form JSON object argument (search payloads, filters): its field names have at least 1 character too, and it
- * nests at most `MAX_JSON_DEPTH` levels (a deeper one would overflow the stack of whatever reads it next, and the tool
+ * The deepest a free-form argument may nest: it is sent as a field of the request body, whose own object is one
+ * level more of the API's `MAX_JSON_DEPTH` (until 2026-11-30 the argument alone was counted, and one nesting exactly
+ * 64 levels passed the tool's check to be refused by the API).
+ */
+export const MAX_ARGUMENT_DEPTH = MAX_JSON_DEPTH - 1;
+
+/**
+ * A free-form JSON object argument (search payloads, filters), sent as a field of the request body's top level: its
+ * field names have at least 1 character too, and it nests at most `MAX_ARGUMENT_DEPTH` levels, so the body the API
+ * reads nests at most `MAX_JSON_DEPTH` (a deeper one would overflow the stack of whatever reads it next, and the tool
  * would answer only that it failed).
  */
 export function jsonObject(description: string) {
   return z
     .record(z.string().min(1), z.unknown())
-    .refine((v) => jsonDepth(v) <= MAX_JSON_DEPTH, `nests deeper than ${MAX_JSON_DEPTH} levels`)
+    .refine((v) => jsonDepth(v) <= MAX_ARGUMENT_DEPTH, `nests deeper than ${MAX_ARGUMENT_DEPTH} levels (${MAX_JSON_DEPTH} with the request body around it, as the API counts)`)
     .describe(description);
 }
 

@@ -41,6 +41,7 @@ const decoder = () => new TextDecoder('utf-8');
  */
 export const readAnswerStream: StreamReader = async (body, { maxBytes, signal }) => {
   const out: z.infer<typeof collectedAnswer> = { answer: '', citations: [], documents: [], message_id: null, chat_session_id: null, error: null };
+  /** Document ids already listed: a document's chunks (`chunk_ind`) are one document to the answer. */
   const seen = new Set<string>();
   const d = decoder();
   let size = 0;
@@ -65,7 +66,7 @@ export const readAnswerStream: StreamReader = async (body, { maxBytes, signal })
         break;
       case 'search_documents':
         for (const doc of Array.isArray(part.top_documents) ? (part.top_documents as Array<Record<string, unknown>>) : []) {
-          const key = `${String(doc.document_id)}#${String(doc.chunk_ind)}`;
+          const key = String(doc.document_id);
           if (seen.has(key) || out.documents.length >= MAX_ANSWER_DOCUMENTS) continue;
           seen.add(key);
           out.documents.push({

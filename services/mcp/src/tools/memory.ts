@@ -36,7 +36,7 @@ export const memoryRoutes = [
     module: 'memory',
     write: true,
     input: {
-      content: z.string().trim().min(1, 'must not be empty').max(MAX_INGEST_CHARS, `at most ${MAX_INGEST_CHARS} characters`),
+      content: text(MAX_INGEST_CHARS).describe('the text, stored as given (not trimmed), as POST /api/v1/memory/ingest stores it'),
       content_type: z.enum(['text', 'markdown', 'html']).optional().describe('text (the default), markdown or html'),
       title: text(500).optional(),
       vault_id: text(64).optional().describe('store in this vault instead of routing automatically'),

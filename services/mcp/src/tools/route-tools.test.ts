@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { enterpriseRoutes, enterpriseTools, MAX_ANSWER_DOCUMENTS, MAX_PROJECT_FILE_BYTES, readAnswerStream } from './enterprise';
 import { MAX_UPLOAD_CSV_BYTES, memoryGraphRoutes, memoryGraphTools } from './memory-graph';
-import { memoryRoutes, memoryTools } from './memory';
-import { envelopeSchema } from './define';
+import { MAX_INGEST_CHARS, memoryRoutes, memoryTools } from './memory';
+import { envelopeSchema, ToolInputError } from './define';
 import { argumentSchema, type RouteTool } from './route-tools';
 
 const all: RouteTool[] = [...memoryGraphRoutes, ...enterpriseRoutes, ...memoryRoutes];
@@ -43,7 +43,6 @@ describe('the memory-graph, enterprise and memory tools', () => {
 
   it('refuse empty strings and caps below 1, naming the argument', () => {
     expect(issues('memory_get_department', { graph_id: '' })).toEqual(['graph_id: must not be empty']);
-    expect(issues('memory_get_department', { graph_id: '   ' })).toEqual(['graph_id: must not be empty']);
     expect(issues('memory_chat', { list_id: 'g1' })).toEqual(['question: Invalid input: expected string, received undefined']);
     expect(issues('enterprise_get_cc_pair', { cc_pair_id: 0 })).toEqual(['cc_pair_id: must be at least 1']);
     expect(issues('enterprise_get_cc_pair', { cc_pair_id: 1.5 })).toEqual(['cc_pair_id: must be an integer']);
@@ -54,13 +53,35 @@ describe('the memory-graph, enterprise and memory tools', () => {
 
   it('build the upstream request of each route', () => {
     expect(tool('memory_get_department').request(args('memory_get_department', { graph_id: 'a/b c' }))).toEqual({ base: 'memory', method: 'GET', path: '/memory/departments/a%2Fb%20c' });
-    expect(tool('memory_chat').request(args('memory_chat', { list_id: 'g1', question: ' who? ' }))).toEqual({ base: 'memory', method: 'POST', path: '/memory/chat', json: { listId: 'g1', question: 'who?' } });
+    expect(tool('memory_chat').request(args('memory_chat', { list_id: 'g1', question: 'who?' }))).toEqual({ base: 'memory', method: 'POST', path: '/memory/chat', json: { listId: 'g1', question: 'who?' } });
     expect(tool('memory_ingest_connectors').request(args('memory_ingest_connectors', { list_id: 'g1' })).json).toEqual({ list_id: 'g1', source_types: null, mode: undefined, graph_name: undefined });
     expect(tool('memory_ingest').request(args('memory_ingest', { content: 'hello', vault_id: 'v_a' })).json).toMatchObject({ routing: { mode: 'manual', vault_id: 'v_a' } });
     expect(tool('enterprise_get_project_file_statuses').request(args('enterprise_get_project_file_statuses', { project_id: 3, file_ids: [SESSION, SESSION] })).query).toEqual({ file_ids: `${SESSION},${SESSION}` });
     expect(tool('enterprise_associate_credential').request(args('enterprise_associate_credential', { connector_id: 4, credential_id: 9 })).path).toBe('/api/manage/connector/4/credential/9');
     expect(tool('enterprise_send_chat_message').request(args('enterprise_send_chat_message', { chat_session_id: SESSION, message: 'hi', source_types: ['web'] })).json)
       .toMatchObject({ stream: true, include_citations: true, internal_search_filters: { source_type: ['web'] } });
+  });
+
+  it('send strings as given, never trimmed, as REST takes them: the API decides what spaces mean (they were trimmed, and "   " refused against the schema)', () => {
+    expect(tool('memory_chat').request(args('memory_chat', { list_id: 'g1', question: ' who? ' })).json).toEqual({ listId: 'g1', question: ' who? ' });
+    const markdown = '    indented code\n\ntext  \n';
+    expect(tool('memory_ingest').request(args('memory_ingest', { content: markdown, title: ' T ' })).json).toMatchObject({ content: markdown, title: ' T ' });
+    expect(tool('memory_ingest').request(args('memory_ingest', { content: '   ' })).json).toMatchObject({ content: '   ' });
+    expect(tool('enterprise_rename_chat_session').request(args('enterprise_rename_chat_session', { chat_session_id: SESSION, name: ' n ' })).json).toEqual({ chat_session_id: SESSION, name: ' n ' });
+    expect(tool('memory_get_department').request(args('memory_get_department', { graph_id: '   ' })).path).toBe('/memory/departments/%20%20%20');
+    // What the schema publishes is the whole rule: at least one character.
+    expect(issues('memory_ingest', { content: '' })).toEqual(['content: must not be empty']);
+    expect(issues('memory_ingest', { content: ' '.repeat(MAX_INGEST_CHARS) })).toEqual([]);
+    expect(issues('memory_ingest', { content: ' '.repeat(MAX_INGEST_CHARS + 1) })).toEqual([`content: at most ${MAX_INGEST_CHARS} characters`]);
+  });
+
+  it('refuse a graph id that is a dot segment, encoded or not, as an input error: it would take the request to another route', async () => {
+    for (const dots of ['.', '..', '%2E', '%2e%2E', '.%2e']) {
+      expect(() => tool('memory_get_department').request(args('memory_get_department', { graph_id: dots }))).toThrow(ToolInputError);
+      const server = memoryGraphTools.find((t) => t.name === 'memory_get_department')!;
+      await expect(server.call({ graph_id: dots }, undefined as never)).rejects.toThrow(`"${dots}" is not an id`);
+    }
+    expect(tool('memory_get_department').request(args('memory_get_department', { graph_id: '...' })).path).toBe('/memory/departments/...');
   });
 
   it('upload a CSV or files given as content, within the size cap, exactly one content each', () => {
@@ -114,6 +135,23 @@ describe('readAnswerStream', () => {
       answer: 'Ada wrote it [1].', citations: [{ citation_num: 1, document_id: 'd1' }], message_id: 12, chat_session_id: SESSION, error: null,
       documents: [doc(1), doc(2)].map(({ chunk_ind: _c, ...d }) => d),
     });
+  });
+
+  it('lists a document once however many of its chunks the search found, as docs/mcp.md says (one entry per chunk before)', async () => {
+    const chunk = (n: number, c: number) => ({ ...doc(n), chunk_ind: c, blurb: `chunk ${c}`, score: 1 - c / 10 });
+    const out = (await readAnswerStream(
+      lines([
+        { type: 'search_documents', top_documents: [chunk(1, 0), chunk(1, 1), chunk(2, 0), chunk(1, 2)] },
+        { type: 'search_documents', top_documents: [chunk(2, 3), chunk(3, 0)] },
+      ]),
+      limits(),
+    )) as { documents: Array<{ document_id: string; blurb: string }> };
+    expect(out.documents.map((d) => [d.document_id, d.blurb])).toEqual([['d1', 'chunk 0'], ['d2', 'chunk 0'], ['d3', 'chunk 0']]);
+    // The cap counts documents, not one document's chunks.
+    const chunks = Array.from({ length: 60 }, (_, c) => chunk(0, c));
+    const many = (await readAnswerStream(lines([{ type: 'search_documents', top_documents: [...chunks, ...Array.from({ length: 60 }, (_, i) => doc(i + 1))] }], 4096), limits())) as { documents: Array<{ document_id: string }> };
+    expect(many.documents).toHaveLength(MAX_ANSWER_DOCUMENTS);
+    expect(new Set(many.documents.map((d) => d.document_id)).size).toBe(MAX_ANSWER_DOCUMENTS);
   });
 
   it('reports a failed answer, caps documents, and stops past the byte limit', async () => {

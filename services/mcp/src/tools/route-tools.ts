@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool as defineServerTool, type AnyTool, type UpstreamResult } from './define';
+import { defineTool as defineServerTool, seg as idSegment, type AnyTool, type UpstreamResult } from './define';
 import type { Upstream } from './upstream';
 
 /**
@@ -73,11 +73,18 @@ export const read = (title: string): ToolAnnotations => ({ title, readOnlyHint: 
 export const additive = (title: string, idempotent = false): ToolAnnotations => ({ title, readOnlyHint: false, destructiveHint: false, idempotentHint: idempotent, openWorldHint: false });
 export const destructive = (title: string, idempotent = false): ToolAnnotations => ({ title, readOnlyHint: false, destructiveHint: true, idempotentHint: idempotent, openWorldHint: false });
 
-/** A path segment from an argument. */
-export const seg = (v: string | number): string => encodeURIComponent(String(v));
+/**
+ * A path segment from an argument: a string id as `define.ts` `seg` takes it (a dot segment, `.` or `..`, encoded or
+ * not, is an input validation error: it would take the request to another route), an integer id as its digits.
+ */
+export const seg = (v: string | number): string => (typeof v === 'number' ? String(v) : idSegment(v));
 
-/** Argument types shared by the tool modules: strings need a character, ids and caps are at least 1. */
-export const text = (max: number) => z.string().trim().min(1, 'must not be empty').max(max, `at most ${max} characters`);
+/**
+ * Argument types shared by the tool modules: strings need a character, ids and caps are at least 1. A string is sent
+ * as given, never trimmed, as the REST routes take it: what a string of spaces means is the API's to say, and the
+ * published schema (`minLength` 1) is then the whole rule.
+ */
+export const text = (max: number) => z.string().min(1, 'must not be empty').max(max, `at most ${max} characters`);
 export const id = () => z.number().int('must be an integer').min(1, 'must be at least 1').max(2_147_483_647);
 export const uuid = () => z.uuid('must be a UUID');
 

@@ -1,3 +1,4 @@
+import { CLIENT_ADDRESS_HEADER } from '@lore/runtime';
 import type { UpstreamResult } from './define';
 
 /**
@@ -35,6 +36,16 @@ export interface UpstreamOptions {
    * call back names it too, so a key that must name its memory (one scoped to some memories) can use the tools.
    */
   place?: { memory_id?: string; workspace_id?: string };
+  /**
+   * The tool call's cancellation (the client's `notifications/cancelled`, or its connection gone): it aborts the
+   * request to the API too, so a cancelled call stops spending there (a chat answer, a research run).
+   */
+  signal?: AbortSignal;
+  /**
+   * Signs the address of the client whose `/mcp` request runs the tool, for `CLIENT_ADDRESS_HEADER`: the gateway
+   * checks a key's IP allowlist against it rather than against this server's own address (docs/mcp.md).
+   */
+  clientAddress?: () => Promise<string>;
 }
 
 export class Upstream {
@@ -60,23 +71,30 @@ export class Upstream {
     const url = new URL(req.path.replace(/^\/+/, ''), this.targets[target].replace(/\/*$/, '/'));
     for (const [k, v] of Object.entries({ ...req.query, ...this.options.place })) if (v !== undefined) url.searchParams.set(k, String(v));
     const headers: Record<string, string> = req.keyHeader === 'x-api-key' ? { 'x-api-key': this.apiKey, accept: 'application/json' } : { authorization: `Bearer ${this.apiKey}`, accept: 'application/json' };
+    if (this.options.clientAddress) headers[CLIENT_ADDRESS_HEADER] = await this.options.clientAddress();
     let body: string | FormData | undefined;
     if (req.form) body = req.form;
     else if (req.body !== undefined && req.method !== 'GET' && req.method !== 'DELETE') {
       body = JSON.stringify(req.body);
       headers['content-type'] = 'application/json';
     }
+    const timeout = AbortSignal.timeout(this.options.timeoutMs);
+    const cancelled = this.options.signal;
+    if (cancelled?.aborted) return CANCELLED;
     let res: Response;
     try {
-      res = await fetch(url, { method: req.method, headers, body, redirect: 'manual', signal: AbortSignal.timeout(this.options.timeoutMs) });
+      res = await fetch(url, { method: req.method, headers, body, redirect: 'manual', signal: cancelled ? AbortSignal.any([timeout, cancelled]) : timeout });
     } catch (err) {
-      const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
+      if (cancelled?.aborted) return CANCELLED;
+      const timedOut = timeout.aborted || (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'));
       return { success: false, error: timedOut ? `upstream did not answer within ${this.options.timeoutMs} ms` : 'upstream unreachable' };
     }
     let text: string;
     try {
       text = await readCapped(res, this.options.maxAnswerBytes);
     } catch {
+      if (cancelled?.aborted) return CANCELLED;
+      if (timeout.aborted) return { success: false, error: `upstream did not answer within ${this.options.timeoutMs} ms` };
       return { success: false, error: `upstream answer larger than ${this.options.maxAnswerBytes} bytes` };
     }
     const parsed = parseJson(text);
@@ -86,6 +104,9 @@ export class Upstream {
     return { success: false, error: `HTTP ${res.status}: ${errorMessage(parsed.ok ? parsed.value : undefined, res.statusText)}` };
   }
 }
+
+/** What a cancelled call answers: the SDK sends a cancelled request's client nothing, so this is for the log. */
+const CANCELLED: UpstreamResult = { success: false, error: 'the tool call was cancelled' };
 
 async function readCapped(res: Response, max: number): Promise<string> {
   if (!res.body) return '';

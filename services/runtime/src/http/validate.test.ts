@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { detailValidationError, detailValidationView, issueLoc, zodIssues } from './validate';
+import { detailValidationError, detailValidationView, issueLoc, queryInteger, zodIssues } from './validate';
 
 describe('validation issues in FastAPI\'s shape', () => {
   it('names array positions as integers in loc, from the validator or from a path written by hand', () => {
@@ -15,5 +15,28 @@ describe('validation issues in FastAPI\'s shape', () => {
     // What the routes answer is what their documents declare.
     const body = detailValidationError(issues, 'body').body;
     expect(detailValidationView.safeParse(body).success).toBe(true);
+  });
+});
+
+describe('queryInteger', () => {
+  const schema = z.object({ limit: queryInteger('limit', { min: 1, max: 200, default: 50 }) });
+  const read = (limit: unknown) => schema.safeParse(limit === undefined ? {} : { limit });
+
+  it('reads decimal digits and defaults when absent', () => {
+    expect([read('7').data, read('200').data, read('007').data, read(undefined).data]).toEqual([{ limit: 7 }, { limit: 200 }, { limit: 7 }, { limit: 50 }]);
+  });
+
+  it('refuses what Number() would have read', () => {
+    for (const text of ['1e1', '0x10', ' 5', '+3', '5.0', '', '-1', '1_0', 'Infinity']) {
+      const r = read(text);
+      expect([text, r.success, r.error?.issues[0]?.message]).toEqual([text, false, 'limit must be an integer ≥ 1 in decimal digits (such as 50)']);
+    }
+  });
+
+  it('names the bound a value is past, and a repeated parameter', () => {
+    expect(read('0').error?.issues[0]?.message).toBe('limit is at least 1');
+    expect(read('201').error?.issues[0]?.message).toBe('limit is at most 200');
+    expect(read('99999999999999999999').error?.issues[0]?.message).toBe('limit is at most 200');
+    expect(read(['1', '2']).error?.issues[0]?.message).toBe('give limit once (it is repeated)');
   });
 });

@@ -18,6 +18,25 @@ export function isoInstant(error = 'must be an ISO timestamp with a time zone') 
   }, 'must be a time between the years 1 and 9999');
 }
 
+/**
+ * An integer of the query string, written in decimal digits only. `z.coerce.number()` runs `Number()` on the text,
+ * which also reads `0x10`, `1e1`, ` 5`, `+3`, `5.0` and an empty value (as 0); here anything but digits stays text and
+ * is refused, and a repeated parameter (an array) is told so.
+ */
+export function queryInteger(name: string, bounds: { min: number; max: number; default: number }) {
+  const { min, max } = bounds;
+  return z.preprocess(
+    // Digits past 2^53 read as the largest safe integer, so they are told the bound, not that they are no integer.
+    (v) => (typeof v === 'string' && /^\d+$/.test(v) ? Math.min(Number(v), Number.MAX_SAFE_INTEGER) : v),
+    z
+      .number({ error: (iss) => (Array.isArray(iss.input) ? `give ${name} once (it is repeated)` : `${name} must be an integer ≥ ${min} in decimal digits (such as ${bounds.default})`) })
+      .int()
+      .min(min, { error: `${name} is at least ${min}` })
+      .max(max, { error: `${name} is at most ${max}` })
+      .default(bounds.default),
+  );
+}
+
 export function zodIssues(error: z.ZodError): ValidationIssue[] {
   return error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
 }

@@ -42,4 +42,14 @@ describe('IdentitySigner', () => {
     const other = new IdentitySigner(`${SECRET}-other`);
     await expect(signer.verify(await other.sign(identity))).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
   });
+
+  it('signs a client address for one key, which no identity check takes and no other key or secret reads', async () => {
+    const token = await signer.signClientAddress('203.0.113.9', 'a'.repeat(64));
+    await expect(signer.verifyClientAddress(token, 'a'.repeat(64))).resolves.toBe('203.0.113.9');
+    await expect(signer.verifyClientAddress(token, 'b'.repeat(64))).resolves.toBeNull();
+    await expect(new IdentitySigner(`${SECRET}-other`).verifyClientAddress(token, 'a'.repeat(64))).resolves.toBeNull();
+    await expect(signer.verify(token)).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    // An identity is no client address either, nor is a plain address or nothing.
+    for (const other of [await signer.sign(identity), '203.0.113.9', '', undefined]) await expect(signer.verifyClientAddress(other, 'a'.repeat(64))).resolves.toBeNull();
+  });
 });

@@ -17,23 +17,52 @@ interface MemoryStream {
   waiters: Set<() => void>;
 }
 
+const expired = (s: MemoryStream, now: number): boolean => s.expiresAt !== null && s.expiresAt <= now;
+
 /** Progress streams in this process (embedded mode, unit tests): the Redis adapter's behaviour without Redis. */
 export class MemoryProgressStreams implements ProgressStreams {
   readonly kind = 'memory' as const;
   private readonly streams = new Map<string, MemoryStream>();
   private closed = false;
 
+  /** Expired streams are swept at most this often, on an append (only appends make new streams). */
+  static readonly SWEEP_EVERY_MS = 60_000;
+  private lastSweep = Date.now();
+
   private live(key: string): MemoryStream | undefined {
     const s = this.streams.get(key);
-    if (s && s.expiresAt !== null && s.expiresAt <= Date.now()) {
+    if (s && expired(s, Date.now())) return this.expire(key, s);
+    return s;
+  }
+
+  /**
+   * An expired stream goes, as Redis drops an expired key. One with waiters stays as their empty placeholder, so a
+   * new append still wakes them (it is not listed or described until then).
+   */
+  private expire(key: string, s: MemoryStream): MemoryStream | undefined {
+    if (s.waiters.size === 0) {
       this.streams.delete(key);
       return undefined;
     }
+    Object.assign(s, { entries: [], lastMs: 0, lastSeq: 0, appendedAt: 0, expiresAt: null });
     return s;
+  }
+
+  /** Streams nobody reads again expire too: until 2026-11-30 they were dropped only when read, and held memory. */
+  private sweep(now: number): void {
+    if (now - this.lastSweep < MemoryProgressStreams.SWEEP_EVERY_MS) return;
+    this.lastSweep = now;
+    for (const [key, s] of this.streams) if (expired(s, now)) this.expire(key, s);
+  }
+
+  /** Streams held, expired ones not yet swept included (for tests and metrics). */
+  get size(): number {
+    return this.streams.size;
   }
 
   async append(key: string, fields: Record<string, string>, options: { maxLen?: number; ttlMs?: number } = {}): Promise<string> {
     if (this.closed) throw new Error('progress streams closed');
+    this.sweep(Date.now());
     let s = this.live(key);
     if (!s) {
       s = { entries: [], lastMs: 0, lastSeq: 0, appendedAt: 0, expiresAt: null, waiters: new Set() };

@@ -134,7 +134,7 @@ export async function stopResearch(deps: AgentsDeps, principal: Principal, threa
     if (!isRunning(w.status)) return { thread_id: w.thread_id, status: w.status, message: `the research has already ended (${w.status})` };
     if (w.status !== 'stopping') {
       await updateWorkflow(sql, principal.tenantId, w.thread_id, { status: 'stopping', stop_requested: true });
-      events.push(await recordEvent(sql, principal.tenantId, w.thread_id, 'stop_requested', { message: 'stop requested' }));
+      events.push(await recordEvent(sql, principal.tenantId, w.thread_id, 'stop_requested', { step: w.current_step, message: 'stop requested' }));
       await enqueueWorkflow(sql, principal.tenantId, w.thread_id, 'stop');
     }
     return { thread_id: w.thread_id, status: 'stopping', message: 'the research stops after the fetch in progress' };

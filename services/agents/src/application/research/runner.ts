@@ -1,5 +1,6 @@
+import { cutUnits } from '@lore/ai';
 import { setMaxListeners } from 'node:events';
-import type { LanguageModel } from '@lore/ai';
+import type { ChatCompletion, ChatMessage, ChatRequest, LanguageModel } from '@lore/ai';
 import type { Sql } from '@lore/runtime';
 import {
   AWAITING_CLARIFICATION,
@@ -14,8 +15,10 @@ import {
   checkReport,
   compressNotes,
   hasSections,
+  modelReport,
   newUnit,
-  partialRemark,
+  ownReportLines,
+  partialReasonOf,
   planAreas,
   readResearchState,
   researchQuestion,
@@ -32,6 +35,7 @@ import {
 import { getWorkflow, updateWorkflow, type WorkflowRow } from '../../store/workflows';
 import { ClaimedRun, RunEnded, handOverClaim } from '../claim-watch';
 import type { WebPageRead, WebResult } from '../list-building';
+import { PageReadError } from '../../sources/web-pages';
 import { readOnceMore } from '../list-sources';
 import { publishEvents, recordEvent, type WorkflowEvent } from '../progress';
 import { serviceIdOf, type RunDeps } from '../runner';
@@ -66,6 +70,8 @@ interface Round {
 /** Ends the research step early: a budget is spent (the report is written from what was read, marked partial). */
 class BudgetSpent extends Error {}
 
+const wallText = (spentMs: number, budgetMs: number): string => `wall time (${Math.round(spentMs / 1000)} s of ${Math.round(budgetMs / 1000)} s)`;
+
 /** The run of a claimed `deep_research` workflow (runner.ts `claimRun` dispatches here by kind). */
 export function researchRun(deps: RunDeps, tenantId: string, claimed: WorkflowRow): { kind: string; run(): Promise<string> } {
   return {
@@ -96,6 +102,15 @@ class ResearchRun extends ClaimedRun {
   /** Spent since the last checkpoint. */
   private fetches = 0;
   private tokens = 0;
+  /** Page reads under way: counted against the fetch budget, charged once the page was asked for (`settleRead`). */
+  private readsUnderWay = 0;
+  /** Results taken for reading and not yet kept or set aside: counted against MAX_SOURCES with the sources kept. */
+  private pagesTaken = 0;
+  /** Searches this run asked the engine, by how they ended (a run whose every search failed says so). */
+  private searchesAnswered = 0;
+  private searchesFailed = 0;
+  /** A budget a model call found spent, or would have overshot (tokens, credits, wall time): it counts as spent. */
+  private outOf: string | null = null;
   /** The search engine's answers this run has had (or is waiting for), by result page and query. */
   private readonly answers = new Map<string, Promise<WebResult[]>>();
   /** Search rounds researchers are waiting for now, and the searches asked ahead waiting for none to be. */
@@ -133,12 +148,34 @@ class ResearchRun extends ClaimedRun {
     const b = this.deps.settings.budgets;
     const s = this.state.spent;
     if (this.creditsOut) return CREDITS_BUDGET;
-    const fetches = s.fetches + this.fetches;
+    if (this.outOf) return this.outOf;
+    const fetches = s.fetches + this.fetches + this.readsUnderWay;
     const tokens = s.model_tokens + this.tokens;
     const wall = s.wall_ms + (Date.now() - this.lastWall);
     if (fetches >= b.fetches) return `fetches (${fetches} of ${b.fetches})`;
     if (tokens >= b.modelTokens) return `model tokens (${tokens} of ${b.modelTokens})`;
-    if (wall >= b.wallMs) return `wall time (${Math.round(wall / 1000)} s of ${Math.round(b.wallMs / 1000)} s)`;
+    if (wall >= b.wallMs) return wallText(wall, b.wallMs);
+    return null;
+  }
+
+  /** Wall time this run has spent, counting what it spent since its last checkpoint. */
+  private wallSpent(): number {
+    return this.state.spent.wall_ms + (Date.now() - this.lastWall);
+  }
+
+  /**
+   * Why a model call charged `cost` tokens may not be made now, or null: the tenant's credits are used up, a model
+   * call found a budget spent before, the call's charge does not fit in the tokens left, or the wall time is spent.
+   * The fetch budget is not one of them: a run that read all it may still gets the model's report.
+   */
+  private modelBudget(cost: number): string | null {
+    if (this.creditsOut) return CREDITS_BUDGET;
+    if (this.outOf) return this.outOf;
+    const b = this.deps.settings.budgets;
+    const tokens = this.state.spent.model_tokens + this.tokens;
+    if (tokens + cost > b.modelTokens) return `model tokens (${tokens} of ${b.modelTokens}; the next call needs ${cost})`;
+    const wall = this.wallSpent();
+    if (wall >= b.wallMs) return wallText(wall, b.wallMs);
     return null;
   }
 
@@ -242,31 +279,62 @@ class ResearchRun extends ClaimedRun {
     }
   }
 
-  /** A model call's cost: its completion limit plus the prompt's length / 4 (the port reports no usage). */
-  private charge(maxTokens: number, prompt: string): void {
-    this.tokens += maxTokens + Math.ceil(prompt.length / 4);
+  /**
+   * One model call within the run's budgets. Every request it sends (an HTTP retry, the second answer asked for after
+   * a refused one) is charged its completion limit plus its prompt's length / 4 (the port reports no usage) before it
+   * goes out, and is not sent when that charge does not fit in the tokens left (`modelBudget`). The call has the wall
+   * time left as its deadline: a model that hangs is cut off when the wall budget is spent, not after its own timeouts
+   * and retries. A call not made, or cut off, for a budget sets `outOf`: that budget counts as spent from then on (the
+   * research stops, the report is partial). Null when there is no model, a budget stopped the call, or the model did
+   * not answer (the rules decide then).
+   */
+  private async chat(name: string, request: Pick<ChatRequest, 'messages' | 'response_format'>, maxTokens: number): Promise<ChatCompletion | null> {
+    if (!this.model) return null;
+    const cost = (messages: readonly ChatMessage[]) => maxTokens + Math.ceil(messages.reduce((n, m) => n + (m.content?.length ?? 0), 0) / 4);
+    const before = this.modelBudget(cost(request.messages));
+    if (before) {
+      this.outOf ??= before;
+      return null;
+    }
+    const deadline = AbortSignal.timeout(Math.max(1, this.deps.settings.budgets.wallMs - this.wallSpent()));
+    try {
+      return await this.model.chat({
+        ...request,
+        maxTokens,
+        signal: AbortSignal.any([this.signal, deadline]),
+        onAttempt: (messages) => {
+          const charge = cost(messages);
+          const over = this.modelBudget(charge);
+          if (over) throw new BudgetSpent(over);
+          this.tokens += charge;
+        },
+      });
+    } catch (err) {
+      this.check();
+      if (err instanceof BudgetSpent || deadline.aborted) {
+        this.outOf ??= err instanceof BudgetSpent ? err.message : wallText(this.wallSpent(), this.deps.settings.budgets.wallMs);
+        this.deps.agents.logger.info({ thread_id: this.threadId, call: name, budget: this.outOf }, 'a model call met a spent budget; the rules decide');
+        return null;
+      }
+      this.deps.agents.logger.warn({ err, thread_id: this.threadId, call: name }, 'the model did not answer usably; the rules decide');
+      return null;
+    }
   }
 
-  /** Asks the model for structured output; null when there is none, the budget is spent, or the answer is unusable. */
+  /** Asks the model for structured output; null when there is none, a budget stopped it, or the answer is unusable. */
   private async ask<T>(name: string, schema: Record<string, unknown>, system: string, user: string, maxTokens: number): Promise<T | null> {
-    if (!this.model || this.spentBudget()) return null;
-    this.charge(maxTokens, system + user);
-    try {
-      const c = await this.model.chat({
+    const c = await this.chat(
+      name,
+      {
         messages: [
           { role: 'system', content: system },
           { role: 'user', content: user },
         ],
         response_format: { type: 'json_schema', json_schema: { name, schema, strict: true } },
-        maxTokens,
-        signal: this.signal,
-      });
-      return (c.parsed ?? null) as T | null;
-    } catch (err) {
-      this.check();
-      this.deps.agents.logger.warn({ err, thread_id: this.threadId, call: name }, 'the model did not answer usably; the rules decide');
-      return null;
-    }
+      },
+      maxTokens,
+    );
+    return (c?.parsed ?? null) as T | null;
   }
 
   /** Asks the clarifying question (the model's, when it wants one; else Lore's own): true when the run now waits. */
@@ -275,7 +343,7 @@ class ResearchRun extends ClaimedRun {
       await this.checkpoint((sql) => this.moveTo(sql, 'brief'));
       return false;
     }
-    let question = `Before the research starts: what should it focus on for "${this.state.query.slice(0, 300)}" — which aspects, region or time frame matter most, and what is out of scope?`;
+    let question = `Before the research starts: what should it focus on for "${cutUnits(this.state.query, 300)}" — which aspects, region or time frame matter most, and what is out of scope?`;
     const asked = await this.ask<{ need_clarification: boolean; question: string }>(
       'clarification',
       { type: 'object', properties: { need_clarification: { type: 'boolean' }, question: { type: 'string' } }, required: ['need_clarification', 'question'], additionalProperties: false },
@@ -291,7 +359,7 @@ class ResearchRun extends ClaimedRun {
       });
       return false;
     }
-    if (asked?.question.trim()) question = asked.question.trim().slice(0, 1000);
+    if (asked?.question.trim()) question = cutUnits(asked.question.trim(), 1000);
     await this.checkpoint(async (sql, _w, events) => {
       this.state.clarification = { question, answer: null };
       // Waiting is not running: the claim goes, and the sweep leaves the workflow alone until the answer comes. In the
@@ -325,8 +393,8 @@ class ResearchRun extends ClaimedRun {
     this.check();
     const modelAreas = (drafted?.areas ?? []).filter((a) => a.question.trim() !== '' && searchTermsOf(a.query) !== '').slice(0, MAX_AREAS);
     if (drafted && hasSections(drafted.research_brief, BRIEF_SECTIONS) && modelAreas.length > 0) {
-      areas = modelAreas.map((a) => ({ question: a.question.trim().slice(0, 500), query: searchTermsOf(a.query) }));
-      brief = drafted.research_brief.trim().slice(0, 20_000);
+      areas = modelAreas.map((a) => ({ question: cutUnits(a.question.trim(), 500), query: searchTermsOf(a.query) }));
+      brief = cutUnits(drafted.research_brief.trim(), 20_000);
     }
     await this.checkpoint(async (sql, _w, events) => {
       this.state.research_brief = brief;
@@ -356,10 +424,16 @@ class ResearchRun extends ClaimedRun {
     );
     if (failures.length > 0) throw failures[0];
     this.check();
+    const spent = this.budget ?? this.outOf;
     await this.checkpoint(async (sql, _w, events) => {
-      if (this.budget) {
+      if (this.searchesFailed > 0 && this.searchesAnswered === 0 && this.state.sources.length === 0) {
+        // The engine failed every search: not "the web has nothing". Said by an event, the message and the report.
+        this.state.search_failed = true;
+        events.push(await recordEvent(sql, this.tenantId, this.threadId, 'search_failed', { searches: this.searchesFailed, message: `every web search failed (${this.searchesFailed}): the search engine did not answer, so no page was read` }));
+      }
+      if (spent) {
         this.state.partial = true;
-        this.state.message = `partial report: budget spent: ${this.budget}`;
+        this.state.message = `partial report: budget spent: ${spent}`;
         events.push(await recordEvent(sql, this.tenantId, this.threadId, 'budget_spent', { message: this.state.message }));
       }
       await this.moveTo(sql, 'report');
@@ -384,29 +458,62 @@ class ResearchRun extends ClaimedRun {
     }
     this.spend();
     this.fetches++;
-    const asked = web.search(query, page, this.signal).catch((err: unknown) => {
-      this.answers.delete(key);
-      this.check();
-      this.deps.agents.logger.warn({ err, thread_id: this.threadId }, 'research search failed; the researcher goes on');
-      return [] as WebResult[];
-    });
+    const asked = web.search(query, page, this.signal).then(
+      (results) => {
+        this.searchesAnswered++;
+        return results;
+      },
+      (err: unknown) => {
+        this.answers.delete(key);
+        this.check();
+        this.searchesFailed++;
+        this.deps.agents.logger.warn({ err, thread_id: this.threadId }, 'research search failed; the researcher goes on');
+        return [] as WebResult[];
+      },
+    );
     this.answers.set(key, asked);
     return asked;
   }
 
+  /**
+   * One page through the guarded reader (read once more after a transient failure). Each attempt is counted against
+   * the fetch budget while it runs and charged once it ends, unless the guard refused the address before any request
+   * went out (a private or forbidden address, a name that resolves to one): no page was asked for, so nothing is charged.
+   */
   private async read(url: string): Promise<WebPageRead | null> {
     const web = this.deps.sources.web;
     if (!web) return null;
     const fetchable = () => {
       this.spend();
-      this.fetches++;
+      this.readsUnderWay++;
       return true;
     };
-    return readOnceMore(() => web.fetchPage(url, this.signal), this.signal, fetchable).catch((err: unknown) => {
+    const attempt = async (): Promise<WebPageRead | null> => {
+      try {
+        const page = await web.fetchPage(url, this.signal);
+        this.settleRead(true);
+        return page;
+      } catch (err) {
+        this.settleRead(!(err instanceof PageReadError && err.unsent));
+        throw err;
+      }
+    };
+    return readOnceMore(attempt, this.signal, fetchable).catch((err: unknown) => {
       if (err instanceof BudgetSpent) throw err;
       this.check();
       return null;
     });
+  }
+
+  /** A page read attempt has ended: off the reads under way, and charged as a fetch when a request went out. */
+  private settleRead(charged: boolean): void {
+    this.readsUnderWay--;
+    if (charged) this.fetches++;
+  }
+
+  /** Sources the run may still take: MAX_SOURCES less those kept and those taken for reading. */
+  private sourcesLeft(): number {
+    return MAX_SOURCES - this.state.sources.length - this.pagesTaken;
   }
 
   /**
@@ -452,61 +559,66 @@ class ResearchRun extends ClaimedRun {
     try {
       let finished = false;
       try {
-        while (unit.iterations < max && !finished) {
+        // Once the run holds MAX_SOURCES (kept, or taken for reading), nothing more is searched or read: it could not be kept.
+        while (unit.iterations < max && !finished && this.sourcesLeft() > 0) {
           this.spend();
           const round = await this.nextRound(unit, area, base, i, true);
-          // The iteration's pages are read at once (each through the guarded reader, each a fetch of the budget), then
-          // kept in result order. While they are read, the next iteration's search is asked ahead (what it asks does
-          // not depend on what these pages say): its answers wait in the run's answers for that iteration, and when it
-          // finds nothing new the researcher knows it is done as soon as the pages are read. Its results are not taken
-          // ahead: until that iteration runs, any idle researcher may read them.
-          // The state (shared: any researcher's checkpoint writes all of it) changes only inside this iteration's own
-          // checkpoint, with its event: until then the cursor, the pages and the notes are the researcher's alone.
-          const ahead = round.fresh.length > 0 && unit.iterations + 1 < max ? this.nextRound({ ...unit, ...round.cursor }, area, base, i, false) : null;
-          ahead?.catch(() => undefined); // awaited below
-          const pages = await Promise.all(round.fresh.map((r) => this.read(r.url)));
-          for (const page of pages) if (page) this.seen.add(page.url);
-          const iteration = unit.iterations + 1;
-          // Nothing new, or the last iteration allowed: the researcher ends with this checkpoint. So it does when the
-          // next iteration's search found nothing new (that dry iteration is written with this one: nothing read later
-          // makes a result unread again), or a budget was spent during it.
-          let last = round.fresh.length === 0 || iteration >= max;
-          let dry: Round | null = null;
-          if (ahead) {
-            try {
-              const next = await ahead;
-              if (next.fresh.length === 0) dry = next;
-            } catch (err) {
-              if (!(err instanceof BudgetSpent)) throw err;
+          try {
+            // The iteration's pages are read at once (each through the guarded reader, each a fetch of the budget), then
+            // kept in result order. While they are read, the next iteration's search is asked ahead (what it asks does
+            // not depend on what these pages say): its answers wait in the run's answers for that iteration, and when it
+            // finds nothing new the researcher knows it is done as soon as the pages are read. Its results are not taken
+            // ahead: until that iteration runs, any idle researcher may read them.
+            // The state (shared: any researcher's checkpoint writes all of it) changes only inside this iteration's own
+            // checkpoint, with its event: until then the cursor, the pages and the notes are the researcher's alone.
+            const ahead = round.fresh.length > 0 && unit.iterations + 1 < max && this.sourcesLeft() > 0 ? this.nextRound({ ...unit, ...round.cursor }, area, base, i, false) : null;
+            ahead?.catch(() => undefined); // awaited below
+            const pages = await Promise.all(round.fresh.map((r) => this.read(r.url)));
+            for (const page of pages) if (page) this.seen.add(page.url);
+            const iteration = unit.iterations + 1;
+            // Nothing new, or the last iteration allowed: the researcher ends with this checkpoint. So it does when the
+            // next iteration's search found nothing new (that dry iteration is written with this one: nothing read later
+            // makes a result unread again), or a budget was spent during it.
+            let last = round.fresh.length === 0 || iteration >= max;
+            let dry: Round | null = null;
+            if (ahead) {
+              try {
+                const next = await ahead;
+                if (next.fresh.length === 0) dry = next;
+              } catch (err) {
+                if (!(err instanceof BudgetSpent)) throw err;
+              }
+              if (dry || this.budget) last = true;
             }
-            if (dry || this.budget) last = true;
+            await started;
+            await this.checkpoint(async (sql, _w, events) => {
+              const progress = async (n: number, query: string, urls: string[]) =>
+                events.push(
+                  await recordEvent(sql, this.tenantId, this.threadId, 'researcher_progress', {
+                    unit: i,
+                    iteration: n,
+                    query,
+                    read: urls,
+                    notes: unit.notes.length,
+                    message: `researcher ${i + 1}, iteration ${n}: searched "${query}", read ${urls.length} page(s)`,
+                  }),
+                );
+              Object.assign(unit, round.cursor);
+              unit.iterations = iteration;
+              unit.queries.push(round.query);
+              await progress(iteration, round.query, this.keep(unit, area.question, round.fresh, pages));
+              if (dry) {
+                Object.assign(unit, dry.cursor);
+                unit.iterations++;
+                unit.queries.push(dry.query);
+                await progress(unit.iterations, dry.query, []);
+              }
+              if (last) await finish(sql, events);
+            });
+            finished = last;
+          } finally {
+            this.pagesTaken -= round.fresh.length;
           }
-          await started;
-          await this.checkpoint(async (sql, _w, events) => {
-            const progress = async (n: number, query: string, urls: string[]) =>
-              events.push(
-                await recordEvent(sql, this.tenantId, this.threadId, 'researcher_progress', {
-                  unit: i,
-                  iteration: n,
-                  query,
-                  read: urls,
-                  notes: unit.notes.length,
-                  message: `researcher ${i + 1}, iteration ${n}: searched "${query}", read ${urls.length} page(s)`,
-                }),
-              );
-            Object.assign(unit, round.cursor);
-            unit.iterations = iteration;
-            unit.queries.push(round.query);
-            await progress(iteration, round.query, this.keep(unit, area.question, round.fresh, pages));
-            if (dry) {
-              Object.assign(unit, dry.cursor);
-              unit.iterations++;
-              unit.queries.push(dry.query);
-              await progress(unit.iterations, dry.query, []);
-            }
-            if (last) await finish(sql, events);
-          });
-          finished = last;
         }
       } catch (err) {
         if (!(err instanceof BudgetSpent)) throw err;
@@ -531,7 +643,7 @@ class ResearchRun extends ClaimedRun {
       const page = pages[k];
       // A page read under another address (a redirect) that some researcher has read already counts once.
       if (!page || page.text.trim() === '' || this.state.sources.length >= MAX_SOURCES || this.state.sources.some((x) => x.url === page.url)) continue;
-      const source: ResearchSource = { n: this.state.sources.length + 1, url: page.url, title: (page.title || r.title).slice(0, 300), text: page.text.slice(0, SOURCE_TEXT_CHARS) };
+      const source: ResearchSource = { n: this.state.sources.length + 1, url: page.url, title: cutUnits(page.title || r.title, 300), text: cutUnits(page.text, SOURCE_TEXT_CHARS) };
       this.state.sources.push(source);
       read.push(page.url);
       unit.notes.push(...takeNotes(question, source));
@@ -558,8 +670,15 @@ class ResearchRun extends ClaimedRun {
         },
         unread: (url) => !this.seen.has(url),
         // No more than the run may still keep as sources.
-        max: Math.min(PAGES_PER_ITERATION, MAX_SOURCES - this.state.sources.length),
-        ...(take ? { take: (results: WebResult[]) => results.forEach((r) => this.seen.add(r.url)) } : {}),
+        max: () => Math.min(PAGES_PER_ITERATION, this.sourcesLeft()),
+        ...(take
+          ? {
+              take: (results: WebResult[]) => {
+                results.forEach((r) => this.seen.add(r.url));
+                this.pagesTaken += results.length;
+              },
+            }
+          : {}),
       });
       return { query, fresh, cursor: { page: copy.page, fallback: copy.fallback, from: copy.from, broaden: copy.broaden, end: copy.end ?? 0 } };
     } finally {
@@ -572,39 +691,47 @@ class ResearchRun extends ClaimedRun {
     while (this.waitedFor > 0) await new Promise<void>((r) => this.whenNoneWaitedFor.push(r));
   }
 
-  /** The final report (the model's when it keeps the sections after the citation check, else Lore's own), checked. */
+  /**
+   * The final report (the model's when it keeps the sections after the citation check, else Lore's own), checked with
+   * the run's own lines (`ownReportLines`) as the only lines it leaves alone. The model writes the body; the title and
+   * the partial marker are Lore's. A budget the report's model call found spent, or would have overshot, makes the
+   * report partial like one spent during research (`budget_spent` before `completed`); a spent fetch budget alone does
+   * not keep the model from writing it.
+   */
   private async report(): Promise<void> {
     const compressed = this.state.areas.map((area, i) => ({ area, notes: this.state.units[String(i)]?.notes ?? [] }));
-    const partialReason = this.state.partial ? `budget spent: ${this.state.message.replace(/^partial report: budget spent: /, '')}` : null;
-    let checked = checkReport(writeReport(this.state, compressed, partialReason), this.state.sources);
+    let text = '';
     if (this.model && compressed.some((c) => c.notes.length > 0)) {
       const notes = compressed.map((c) => `Area: ${c.area.question}\n${c.notes.map((n) => `[${n.n}] ${n.text}`).join('\n')}`).join('\n\n');
       const system = `You write a research report in markdown from numbered notes. Use exactly these "## " sections in this order: ${REPORT_SECTIONS.join(', ')}. Every sentence of a claim ends with the [n] marker of the note it comes from; state nothing the notes do not say.`;
       const user = `Question: ${researchQuestion(this.state)}\n\nNotes:\n${notes}`;
-      if (!this.spentBudget()) {
-        this.charge(REPORT_TOKENS, system + user);
-        const text = await this.model
-          .chat({ messages: [{ role: 'system', content: system }, { role: 'user', content: user }], maxTokens: REPORT_TOKENS, signal: this.signal })
-          .then((c) => c.message.content ?? '')
-          .catch((err: unknown) => {
-            this.check();
-            this.deps.agents.logger.warn({ err, thread_id: this.threadId }, 'the model did not write the report; Lore writes it from the notes');
-            return '';
-          });
-        this.check();
-        const drafted = partialReason ? text.replace(/^(#[^\n]*\n)?/, (title) => `${title}\n${partialRemark(partialReason)}\n\n`) : text;
-        const fromModel = checkReport(drafted, this.state.sources);
-        if (hasSections(fromModel.report, REPORT_SECTIONS) && fromModel.cited.length > 0) checked = fromModel;
-      }
+      const c = await this.chat('report', { messages: [{ role: 'system', content: system }, { role: 'user', content: user }] }, REPORT_TOKENS);
+      this.check();
+      text = c?.message.content ?? '';
+    }
+    const spentNow = !this.state.partial ? this.outOf : null;
+    const outcome = spentNow ? { ...this.state, partial: true, message: `partial report: budget spent: ${spentNow}` } : this.state;
+    const own = ownReportLines(outcome);
+    let checked = checkReport(writeReport(this.state, compressed, partialReasonOf(outcome), this.state.search_failed), this.state.sources, { own });
+    if (text.trim() !== '') {
+      const fromModel = checkReport(modelReport(outcome, text), this.state.sources, { own });
+      if (hasSections(fromModel.report, REPORT_SECTIONS) && fromModel.cited.length > 0) checked = fromModel;
     }
     const cited = checked.cited.length;
     await this.checkpoint(async (sql, _w, events) => {
+      if (spentNow) {
+        this.state.partial = true;
+        this.state.message = outcome.message;
+        events.push(await recordEvent(sql, this.tenantId, this.threadId, 'budget_spent', { message: this.state.message }));
+      }
       this.state.final_report = checked.report;
       this.state.removed_claims = checked.removed.length;
       if (!this.state.partial) {
-        this.state.message = this.deps.sources.web
-          ? `research completed: ${this.state.sources.length} pages read, ${cited} cited`
-          : 'research completed without sources: no web search provider is configured (LORE_AGENTS_SEARXNG_URL)';
+        this.state.message = !this.deps.sources.web
+          ? 'research completed without sources: no web search provider is configured (LORE_AGENTS_SEARXNG_URL)'
+          : this.state.search_failed
+            ? 'research completed without sources: every web search failed (the search engine did not answer)'
+            : `research completed: ${this.state.sources.length} pages read, ${cited} cited`;
       }
       await updateWorkflow(sql, this.tenantId, this.threadId, { status: 'completed', current_step: 'completed', claimed_by: null, claimed_until_ms: null }, this.deps.workerId);
       this.step = 'completed';
@@ -631,7 +758,7 @@ class ResearchRun extends ClaimedRun {
   }
 
   protected async finishError(err: unknown): Promise<void> {
-    const message = (err instanceof Error ? err.message : String(err)).slice(0, 1000);
+    const message = cutUnits(err instanceof Error ? err.message : String(err), 1000);
     this.deps.agents.logger.error({ err, thread_id: this.threadId }, 'research run failed');
     const events: WorkflowEvent[] = [];
     await this.deps.agents.db.withTenant(this.tenantId, async (sql) => {

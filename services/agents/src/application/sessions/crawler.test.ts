@@ -6,6 +6,12 @@ describe('the crawler', () => {
     expect(seedUrlsOf('no url here; ftp://c.example/ is not one')).toEqual([]);
   });
 
+  it('takes a URL whose host is a bracketed IPv6 address whole (the SSRF guard decides whether it is read)', () => {
+    expect(seedUrlsOf('Crawl http://[2001:db8::1]/team and (https://[::1]:8080/about).')).toEqual(['http://[2001:db8::1]/team', 'https://[::1]:8080/about']);
+    expect(seedUrlsOf('see [the site](http://[2001:db8::2]) or [http://b.example]')).toEqual(['http://[2001:db8::2]/', 'http://b.example/']);
+    expect(keywordsOf('fintech at http://[2001:db8::1]/team')).toEqual(['fintech']);
+  });
+
   it('looks for the prompt\'s words, without its URLs and filler words', () => {
     expect(keywordsOf('Find the fintech companies in Berlin at https://a.example/')).toEqual(['fintech', 'berlin']);
     expect(keywordsOf('crawl')).toEqual([]);

@@ -1,3 +1,5 @@
+import { cutUnits } from '@lore/ai';
+import { URL_IN_TEXT } from '../../domain/web-research';
 import type { WebPageRead } from '../list-building';
 import type { SessionAgent, SessionContext, SessionRow } from './agent';
 
@@ -11,7 +13,6 @@ import type { SessionAgent, SessionContext, SessionRow } from './agent';
  */
 export const CRAWLER_LIMITS = { maxPages: 40, maxDepth: 2, seeds: 10, searchSeeds: 5, linksPerPage: 60 } as const;
 
-const URL_IN_TEXT = /\bhttps?:\/\/[^\s<>"'`)\]]+/gi;
 const STOP_WORDS = new Set(
   'a an and any are as at be by crawl every find for from get give in into is it list me of on or out pages people person site sites the their them these this those to up use web website websites what which who with all about companies company'.split(' '),
 );
@@ -47,7 +48,7 @@ const locationText = (loc: unknown): string => {
 
 /** The row a page gives: a person's profile, or a company's page with its facts; null for any other page. */
 export function rowOfPage(page: WebPageRead, fetchedAt: string): SessionRow | null {
-  const snippet = page.text.replace(/\s+/g, ' ').trim().slice(0, 500);
+  const snippet = cutUnits(page.text.replace(/\s+/g, ' ').trim(), 500);
   const provenance = { source_url: page.url, fetched_at: fetchedAt, snippet };
   if (page.person && str(page.person.name)) {
     const p = page.person;
@@ -58,7 +59,7 @@ export function rowOfPage(page: WebPageRead, fetchedAt: string): SessionRow | nu
   if (!name) return null;
   const u = new URL(page.url);
   // A company is one row per site, whichever of its pages stated its facts first.
-  const fields = { name, industry: str(page.facts.industry), location: locationText(page.facts.location), description: str(page.facts.description).slice(0, 500), url: `${u.origin}/` };
+  const fields = { name, industry: str(page.facts.industry), location: locationText(page.facts.location), description: cutUnits(str(page.facts.description), 500), url: `${u.origin}/` };
   return { entity_key: `company:${u.host.toLowerCase()}`, entity_type: 'company', fields, provenance };
 }
 
@@ -92,8 +93,8 @@ export const agenticCrawler: SessionAgent = {
     const keywords = seeds.length > 0 ? [] : keywordsOf(prompt);
     let start = seeds;
     if (start.length === 0) {
-      await ctx.emit({ stage: 'searching', message: `searching the web for: ${prompt.slice(0, 200)}` });
-      const results = await ctx.fetcher.search(keywords.join(' ').slice(0, 400));
+      await ctx.emit({ stage: 'searching', message: `searching the web for: ${cutUnits(prompt, 200)}` });
+      const results = await ctx.fetcher.search(cutUnits(keywords.join(' '), 400));
       start = results.map((r) => normal(r.url)).filter((u): u is string => u !== null).slice(0, CRAWLER_LIMITS.searchSeeds);
       if (start.length === 0) {
         await ctx.emit({ stage: 'searching', message: 'the prompt names no URL and a web search found no page to start from' });

@@ -1,3 +1,4 @@
+import { cutUnits } from '@lore/ai';
 import { createHash } from 'node:crypto';
 import type { Sql } from '@lore/runtime';
 import { countListRows, insertClaimedListRows, updateList } from '../../store/lists';
@@ -29,6 +30,12 @@ const ANSWER_POLL_MS = 200;
 /** The least time between two fetches of one host within a session (politeness on top of robots.txt). */
 export const HOST_INTERVAL_MS = 250;
 const SNIPPET_CHARS = 500;
+
+/**
+ * A stopped session's `done`: the rows its list holds (an earlier run's included) and a summary that counts them, as
+ * every `done` has. Until 2026-11-30 a stop's summary was empty, and a stop before the run began said `rows: 0`.
+ */
+const stoppedDone = (rows: number): Record<string, unknown> => ({ outcome: 'stopped', summary: `stopped: ${rows} rows written`, rows });
 
 const rowIdOf = (entityKey: string): string => `row_${createHash('sha256').update(entityKey).digest('hex').slice(0, 16)}`;
 const hostOf = (url: string): string => {
@@ -197,7 +204,7 @@ class SessionRun {
       emit: async (progress: SessionProgress) => {
         this.check();
         // A progress message is one statement (the claim's check and the event), the session's most frequent write.
-        const data = { stage: progress.stage, message: progress.message.slice(0, 2000), ...(progress.data ? { data: progress.data } : {}) };
+        const data = { stage: progress.stage, message: cutUnits(progress.message, 2000), ...(progress.data ? { data: progress.data } : {}) };
         const events = await recordClaimedEvents(agents.db, { tenantId: this.tenantId, threadId: this.threadId, kinds: SESSION_KINDS, workerId: this.deps.workerId }, [{ type: 'progress', data }]);
         if (!events) throw new SessionEnded('lost');
         await publishEvents(agents.streams, agents.logger, events);
@@ -207,9 +214,9 @@ class SessionRun {
         const known = await this.write(async (sql, _w, s, events) => {
           if (s.answers[index] !== undefined) return s.answers[index]!;
           if (s.questions.length <= index) {
-            s.questions = [...s.questions, question.slice(0, 2000)];
+            s.questions = [...s.questions, cutUnits(question, 2000)];
             await updateWorkflow(sql, this.tenantId, this.threadId, { state: s as unknown as Record<string, unknown> }, this.deps.workerId);
-            events.push(await recordEvent(sql, this.tenantId, this.threadId, 'clarification', { index, question: question.slice(0, 2000) }));
+            events.push(await recordEvent(sql, this.tenantId, this.threadId, 'clarification', { index, question: cutUnits(question, 2000) }));
           }
           return null;
         });
@@ -227,7 +234,7 @@ class SessionRun {
         if (rows.length === 0) return 0;
         const fresh = rows.map((r) => {
           const rowId = rowIdOf(r.entity_key);
-          const provenance = { source_url: r.provenance.source_url, fetched_at: r.provenance.fetched_at, snippet: r.provenance.snippet.slice(0, SNIPPET_CHARS) };
+          const provenance = { source_url: r.provenance.source_url, fetched_at: r.provenance.fetched_at, snippet: cutUnits(r.provenance.snippet, SNIPPET_CHARS) };
           const shown: Record<string, unknown> = { name: r.fields.name ?? '', entity_type: r.entity_type, url: r.fields.url ?? r.provenance.source_url, description: r.fields.description ?? '', ...r.fields };
           const cells = Object.fromEntries(
             Object.entries(shown).map(([id, v]) => [id, { row_id: rowId, column_id: id, value: typeof v === 'string' ? v : JSON.stringify(v), status: 'completed', metadata: provenance, expandable: false }]),
@@ -275,7 +282,7 @@ class SessionRun {
 
   async execute(): Promise<string> {
     try {
-      if (this.workflow.stop_requested || this.workflow.status === 'stopping') return await this.finish('stopped', 'done', { outcome: 'stopped' });
+      if (this.workflow.stop_requested || this.workflow.status === 'stopping') return await this.finish('stopped', 'done', stoppedDone);
       const agent = this.deps.sessions?.get(this.kind);
       if (!agent) throw new Error(`no agent runs ${this.kind} sessions in this worker`);
       const outcome = await agent.run(this.context(readSessionState(this.workflow.state)));
@@ -283,7 +290,7 @@ class SessionRun {
       return await this.finish('completed', 'done', (rows) => ({ outcome: 'completed', summary: outcome.summary, rows }));
     } catch (err) {
       const why = err instanceof SessionEnded ? err.why : this.endedBy;
-      if (why === 'stop') return await this.finish('stopped', 'done', (rows) => ({ outcome: 'stopped', rows }));
+      if (why === 'stop') return await this.finish('stopped', 'done', stoppedDone);
       if (why === 'budget') {
         await this.finish('completed', 'done', (rows) => ({ outcome: 'budget', summary: `budget spent: ${this.budgetNote}; ${rows} rows written`, rows }));
         return 'budget';
@@ -292,7 +299,7 @@ class SessionRun {
         this.deps.agents.logger.info({ thread_id: this.threadId, why }, 'session run ended without finishing; its claim expires for another worker');
         return why;
       }
-      const message = (err instanceof Error ? err.message : String(err)).slice(0, 1000);
+      const message = cutUnits(err instanceof Error ? err.message : String(err), 1000);
       this.deps.agents.logger.error({ err, thread_id: this.threadId }, 'session run failed');
       await this.finish('error', 'error', { message }).catch(() => 'lost');
       return 'error';

@@ -1,3 +1,4 @@
+import { cutUnits } from '@lore/ai';
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '@lore/runtime';
 import { insertList, updateList } from '../../store/lists';
@@ -101,7 +102,7 @@ export async function prepareSession(deps: AgentsDeps, principal: Principal, kin
     const threadId = randomUUID();
     const listId = randomUUID();
     const state: SessionState = { options: input.options, questions: [], answers: [], agent: {}, connected_at: null };
-    const name = prompt.split(/\s+/).join(' ').slice(0, 80);
+    const name = cutUnits(prompt.split(/\s+/).join(' '), 80);
     await insertList(sql, principal.tenantId, { list_id: listId, thread_id: threadId, owner: principal.owner, name, description: '', list_type: kind, status: READY, columns: SESSION_COLUMNS });
     await insertWorkflow(sql, principal.tenantId, { thread_id: threadId, kind, owner: principal.owner, status: READY, current_step: 'waiting_for_client', prompt, state: state as unknown as Record<string, unknown>, total_target: 0, list_id: listId });
     return { thread_id: threadId, list_id: listId, status: READY, options: input.options, answered: false };
@@ -144,10 +145,14 @@ export async function connectSession(deps: AgentsDeps, principal: Principal, kin
   return written;
 }
 
-/** A clarifying answer sent over the socket: false when the session waits on none (or `list_id` is not its list). */
+/**
+ * A clarifying answer sent over the socket: false when the session waits on none (or `list_id` is not its list). An
+ * answer that is only white space is refused as empty (400), whether or not the session waits: until 2026-11-30 it
+ * answered false, and the socket said the session was not waiting.
+ */
 export async function answerSession(deps: AgentsDeps, principal: Principal, kind: SessionKind, threadId: string, listId: string, answer: string): Promise<boolean> {
   const text = answer.trim();
-  if (text === '') return false;
+  if (text === '') throw agentsError('BAD_REQUEST', 'the answer is empty (only white space)');
   return inTenant(deps, principal.tenantId, async (sql, events) => {
     const w = await visibleSession(sql, principal, kind, threadId, true);
     if (w.list_id !== listId.toLowerCase()) return false;

@@ -1,3 +1,4 @@
+import { cutUnits } from '@lore/ai';
 import type { LanguageModel } from '@lore/ai';
 import { detectKind, extractDocument, extractionFailureReason } from '@lore/extract';
 import { CLARIFYING_QUESTION, bestSentence, containsTerms, holdsRole, isTooVague, meetsCriteria, planResearch, referenceUrls, stem, type ResearchPlan, type ResearchTarget } from '../../domain/web-research';
@@ -66,7 +67,7 @@ async function modelPlan(ctx: SessionContext, model: LanguageModel | undefined, 
     const completion = await model.chat({
       messages: [
         { role: 'system', content: PLAN_SYSTEM },
-        { role: 'user', content: prompt.slice(0, 4_000) },
+        { role: 'user', content: cutUnits(prompt, 4_000) },
       ],
       response_format: { type: 'json_schema', json_schema: { name: 'web_research_plan', schema: PLAN_SCHEMA, strict: true } },
       maxTokens: PLAN_MAX_TOKENS,
@@ -77,10 +78,10 @@ async function modelPlan(ctx: SessionContext, model: LanguageModel | undefined, 
     if (!p || !['company', 'person', 'page'].includes(p.target as string) || !Array.isArray(p.queries)) return null;
     const queries = p.queries
       .filter((q): q is string => typeof q === 'string')
-      .map((q) => q.replace(/\s+/g, ' ').trim().slice(0, 200))
+      .map((q) => cutUnits(q.replace(/\s+/g, ' ').trim(), 200))
       .filter((q) => q !== '')
       .slice(0, 3);
-    const clarification = typeof p.clarification === 'string' && p.clarification.trim() !== '' ? p.clarification.trim().slice(0, 500) : null;
+    const clarification = typeof p.clarification === 'string' && p.clarification.trim() !== '' ? cutUnits(p.clarification.trim(), 500) : null;
     return { target: p.target as ResearchTarget, queries, clarification };
   } catch (err) {
     if (ctx.signal.aborted) throw err;
@@ -141,6 +142,9 @@ const normal = (url: string): string | null => {
 };
 
 class Research {
+  /** Pages asked for: what the page limit bounds, read or not. */
+  private tried = 0;
+  /** Pages actually read (`data.pages`, the summary's "pages read"): until 2026-11-30 every page asked for counted. */
   private pages = 0;
   private rows = 0;
   private readonly read = new Map<string, WebPageRead | null>();
@@ -152,17 +156,20 @@ class Research {
   ) {}
 
   private full(): boolean {
-    return this.pages >= this.limits.maxPages || this.ctx.signal.aborted;
+    return this.tried >= this.limits.maxPages || this.ctx.signal.aborted;
   }
 
   /** A page through the session's fetcher, once per URL; every read is reported (the live page lists them). */
   private async page(url: string): Promise<WebPageRead | null> {
     if (this.read.has(url)) return this.read.get(url)!;
     if (this.full()) return null;
-    this.pages++;
+    this.tried++;
     const { page, reason } = await this.ctx.fetcher.fetchPage(url);
     this.read.set(url, page);
-    if (page) this.read.set(page.url, page);
+    if (page) {
+      this.pages++;
+      this.read.set(page.url, page);
+    }
     await this.ctx.emit(
       page
         ? { stage: 'visited', message: `read ${page.url}`, data: { url: page.url, title: page.title, read: true, pages: this.pages, rows: this.rows } }
@@ -176,7 +183,7 @@ class Research {
   }
 
   private provenance(page: WebPageRead, terms: readonly string[]) {
-    return { source_url: page.url, fetched_at: new Date().toISOString(), snippet: bestSentence(page.text, terms) || page.text.slice(0, 500) };
+    return { source_url: page.url, fetched_at: new Date().toISOString(), snippet: bestSentence(page.text, terms) || cutUnits(page.text, 500) };
   }
 
   /** Candidate URLs: the prompt's and the references' first, then each query's results, in order, each once. */
@@ -212,7 +219,7 @@ class Research {
       if (!page || !str(page.facts.name) || !containsTerms(pageText(page), this.plan.required) || !meetsCriteria(page.facts, page.text, this.plan.criteria)) continue;
       if (!people) {
         const f = page.facts;
-        const fields: Record<string, unknown> = { name: str(f.name), industry: str(f.industry), location: locationText(f.location), description: str(f.description).slice(0, 500), url: home };
+        const fields: Record<string, unknown> = { name: str(f.name), industry: str(f.industry), location: locationText(f.location), description: cutUnits(str(f.description), 500), url: home };
         if (typeof f.employees === 'number') fields.employees = f.employees;
         if (typeof f.founded === 'number') fields.founded = f.founded;
         await this.write({ entity_key: `company:${new URL(home).host.toLowerCase()}`, entity_type: 'company', fields, provenance: this.provenance(page, this.plan.terms) });
@@ -264,10 +271,14 @@ class Research {
     }
   }
 
-  /** The session's rows (an earlier run's included, when this one resumed it) and the pages this run read. */
+  /**
+   * The session's rows (an earlier run's included, when this one resumed it), the pages this run read, and how many it
+   * could not read (refused by the SSRF guard or robots.txt, failed, not answering): a run that read nothing says so.
+   */
   async summary(): Promise<string> {
     const what = this.plan.target === 'person' ? 'people' : this.plan.target === 'company' ? 'companies' : 'pages';
-    return `${await this.ctx.rowsInList()} ${what} found on ${this.pages} pages read`;
+    const unread = this.tried - this.pages;
+    return `${await this.ctx.rowsInList()} ${what} found on ${this.pages} pages read${unread > 0 ? ` (${unread} could not be read)` : ''}`;
   }
 }
 
@@ -291,7 +302,7 @@ async function references(ctx: SessionContext): Promise<string[]> {
     }
     let text: string;
     try {
-      text = (await extractDocument(kind, file, REFERENCE_EXTRACT)).text.slice(0, REFERENCE_CHARS);
+      text = cutUnits((await extractDocument(kind, file, REFERENCE_EXTRACT)).text, REFERENCE_CHARS);
     } catch (err) {
       ctx.logger.warn({ err, file: name }, 'a reference file could not be read');
       await ctx.emit({ stage: 'reference', message: `the reference file ${name} could not be read: ${extractionFailureReason(kind, err)}`, data: { file: name, read: false } });

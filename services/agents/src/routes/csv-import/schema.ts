@@ -1,3 +1,4 @@
+import { queryInteger } from '@lore/runtime';
 import { z } from 'zod';
 import type { CsvImportStatus, RestoredCsvList } from '../../application/csv-imports';
 
@@ -6,25 +7,8 @@ export const listParams = z.object({ list_id: z.uuid().describe('the list the re
 /** Rows a restore may skip at most. */
 const MAX_OFFSET = 10_000_000;
 
-/**
- * A query integer ≥ 0 written in decimal digits only, as the docs promise. `z.coerce.number()` runs `Number()` on
- * the text, which also reads `0x10`, `1e3`, ` 5`, `+3` and `5.0` (until 2026-11-30 those were taken); anything but
- * digits stays text here and is refused, a repeated parameter (an array) with its own message.
- */
-function queryCount(name: string, max: number) {
-  return z.preprocess(
-    (v) => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v),
-    z
-      .number({ error: (iss) => (Array.isArray(iss.input) ? `give ${name} once (it is repeated)` : `${name} must be an integer ≥ 0 in decimal digits (such as 0 or 5000)`) })
-      .int()
-      .min(0)
-      .max(max, { error: `${name} is at most ${max}` })
-      .default(0),
-  );
-}
-
 export const restoreQuery = z.object({
-  offset: queryCount('offset', MAX_OFFSET).describe('rows to skip: the restore answers the rows after the first `offset` (0: from the first); decimal digits only'),
+  offset: queryInteger('offset', { min: 0, max: MAX_OFFSET, default: 0 }).describe('rows to skip: the restore answers the rows after the first `offset` (0: from the first); decimal digits only'),
 });
 
 const columnDescription = z.object({

@@ -15,13 +15,14 @@ export interface LiveRouteDeps {
 }
 
 const family = FAMILY.envelope;
-/** A deep search's id: the form the gateway forwards without a credential (its openPatterns); any other is 422 here. */
-const liveParams = z.object({ thread_id: z.string().regex(/^[0-9a-fA-F-]{36}$/, 'a deep search id') });
+/**
+ * Any thread id: one that is no deep search's (not even a UUID) opens nothing, and answers the same 404 as a wrong
+ * token (until 2026-11-30 one not of a UUID's form was 422 here, and 401 at the gateway without a key).
+ */
+const liveParams = z.object({ thread_id: z.string() });
 const liveQuery = z.object({ token: z.string().max(1_000).optional() });
 const NOT_FOUND = {
   404: family.error('no such live page: a wrong, forged or expired token, or no such deep search'),
-  // Only a deep search id's form is an open path at the gateway; any other path asks for a key there.
-  401: family.error('at the gateway, a thread id not of a deep search id\'s form: not an open path, so a credential is asked for'),
 };
 const LAST_ID = /^\d{1,15}$/;
 

@@ -1,3 +1,4 @@
+import { queryInteger } from '@lore/runtime';
 import { z } from 'zod';
 import type { SavedListRow, SearchView } from '../../application/workflows';
 import { MAX_TOTAL_TARGET, type Cell, type Column } from '../../domain/workflow';
@@ -28,8 +29,8 @@ export const enrichmentBody = z.object({
 });
 
 export const listsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-  offset: z.coerce.number().int().min(0).max(100_000).default(0),
+  limit: queryInteger('limit', { min: 1, max: 100, default: 50 }),
+  offset: queryInteger('offset', { min: 0, max: 100_000, default: 0 }),
 });
 
 export const startView = z.object({ success: z.boolean(), message: z.string(), thread_id: z.string(), status: z.string() });

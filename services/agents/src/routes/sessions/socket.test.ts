@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { IDENTITY_HEADER, IdentitySigner, createLogger } from '@lore/runtime';
 import WebSocket from 'ws';
-import { clientMessage, sessionSockets, socketTarget } from './socket';
+import { clientFrame, clientMessage, sessionSockets, socketTarget } from './socket';
 
 describe('socketTarget', () => {
   it('knows the three session socket paths and their thread', () => {
@@ -28,7 +28,9 @@ describe('clientMessage', () => {
   it('says what is wrong with a message that is almost one of them', () => {
     const problem = (body: unknown) => (clientMessage(body) as { problem: string }).problem;
     expect(problem({ type: 'stop', reason: 'x' })).toMatch(/^invalid stop message: .*reason/);
-    expect(problem({ type: 'pause' })).toMatch(/^invalid stop message: type: /);
+    // A type other than stop is a message Lore does not know, not a broken stop.
+    expect(problem({ type: 'pause' })).toMatch(/^unknown message: type "pause" is not one Lore reads/);
+    expect(problem({ type: 'ping' })).toMatch(/^unknown message: /);
     expect(problem({ prompt: 'alpha', ...ids, extra: 1 })).toMatch(/^invalid clarifying answer: .*extra/);
     expect(problem({ prompt: '', ...ids })).toMatch(/^invalid clarifying answer: prompt: /);
     expect(problem({ prompt: 'x'.repeat(4001), ...ids })).toMatch(/^invalid clarifying answer: prompt: /);
@@ -36,6 +38,28 @@ describe('clientMessage', () => {
     // A stop with an answer's fields is no stop (before, any object with type "stop" stopped the session).
     expect(clientMessage({ type: 'stop', prompt: 'alpha', ...ids }).kind).toBe('invalid');
     for (const other of [{ hello: 1 }, null, [], 'stop', 42, undefined]) expect(problem(other)).toMatch(/^unknown message/);
+  });
+
+  it('says an answer of only white space is empty', () => {
+    expect(clientMessage({ prompt: ' \n\t ', ...ids })).toEqual({ kind: 'invalid', problem: 'invalid clarifying answer: prompt: the answer is empty (only white space)' });
+    expect(clientMessage({ prompt: ' alpha ', ...ids })).toEqual({ kind: 'answer', answer: { prompt: ' alpha ', ...ids } });
+  });
+
+  it('quotes no more than a short prefix of what the client sent', () => {
+    const key = 'k'.repeat(15_000);
+    const problems = [{ type: 'stop', [key]: 1 }, { prompt: 'alpha', ...ids, [key]: 1 }, { type: key }, { type: { [key]: key } }].map((b) => (clientMessage(b) as { problem: string }).problem);
+    for (const p of problems) expect(p.length).toBeLessThan(200);
+    expect(problems[0]).toBe(`invalid stop message: unknown field "${'k'.repeat(40)}…"`);
+    expect(problems[2]).toMatch(new RegExp(`^unknown message: type "${'k'.repeat(40)}…" is not one Lore reads`));
+  });
+});
+
+describe('clientFrame', () => {
+  it('refuses a binary frame as one, whatever it holds, and reads a text frame as JSON', () => {
+    expect(clientFrame(Buffer.from('{"type":"stop"}'), true)).toEqual({ kind: 'invalid', problem: expect.stringMatching(/^binary frames are not accepted: /) });
+    expect(clientFrame(Buffer.from('{"type":"stop"}'), false)).toEqual({ kind: 'stop' });
+    expect(clientFrame([Buffer.from('{"type":'), Buffer.from('"stop"}')], false)).toEqual({ kind: 'stop' });
+    expect(clientFrame(Buffer.from('{not json'), false)).toEqual({ kind: 'invalid', problem: expect.stringMatching(/^unknown message \(not a JSON object\)/) });
   });
 });
 

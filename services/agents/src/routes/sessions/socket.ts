@@ -1,3 +1,5 @@
+import { cutUnits } from '@lore/ai';
+
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AppError, createHttpMetrics, IDENTITY_HEADER, isAppError, writeAccessLine, type IdentitySigner, type Logger } from '@lore/runtime';
@@ -61,13 +63,25 @@ export interface SessionSockets {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/**
+ * A path segment percent-decoded; null for a malformed encoding (`%E0%A4%A`), which names no session (404). Until
+ * 2026-11-30 the decoding threw outside the handshake's error handling, and one such handshake ended the process.
+ */
+function decodedSegment(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
 /** The session kind and thread a socket path names, or null for a path that is no session socket. */
 export function socketTarget(url: string): { kind: SessionKind; threadId: string | null; query: URLSearchParams; path: string } | null {
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
   const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
   const deep = /^\/api\/service-deep-search\/ws\/([^/]+)$/.exec(path);
-  if (deep) return { kind: 'deep_search', threadId: decodeURIComponent(deep[1]!), query, path };
+  if (deep) return { kind: 'deep_search', threadId: decodedSegment(deep[1]!), query, path };
   if (path === '/api/agent/web-and-research') return { kind: 'web_research', threadId: query.get('thread_id'), query, path };
   if (path === '/api/agent/agentic-crawler') return { kind: 'agentic_crawler', threadId: query.get('thread_id'), query, path };
   return null;
@@ -94,26 +108,61 @@ function refuse(socket: Duplex, path: string, err: AppError): number {
 
 type ClientMessage = { kind: 'stop' } | { kind: 'answer'; answer: z.infer<typeof answerRequest> } | { kind: 'invalid'; problem: string };
 
+const USAGE = 'send {"type":"stop"} or a clarifying answer {"prompt","thread_id","list_id"}';
+/** How much of a client's own key or value a refusal quotes: a refusal never echoes a whole 16 KiB frame back. */
+const QUOTED_CHARS = 40;
+
+/** A client's key or value as a refusal quotes it: JSON-quoted, cut to a short prefix. */
+export function quoted(value: unknown): string {
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+  return JSON.stringify(text.length > QUOTED_CHARS ? `${cutUnits(text, QUOTED_CHARS)}…` : text);
+}
+
+/** What is wrong with a message by its schema's first issue, quoting no more of the client's keys than a prefix. */
+function invalid(name: string, error: z.ZodError): ClientMessage {
+  const issue = error.issues[0]!;
+  const at = issue.path.length > 0 ? `${issue.path.map((k) => (typeof k === 'string' && k.length > QUOTED_CHARS ? `${cutUnits(k, QUOTED_CHARS)}…` : String(k))).join('.')}: ` : '';
+  // Zod's own wording of unrecognised keys quotes each key whole.
+  const problem = issue.code === 'unrecognized_keys' ? `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.slice(0, 3).map(quoted).join(', ')}${issue.keys.length > 3 ? ', …' : ''}` : issue.message;
+  return { kind: 'invalid', problem: `invalid ${name}: ${at}${problem}` };
+}
+
 /**
  * What a client's message is, by the AsyncAPI document's two client messages (`stopRequest`, `answerRequest`, both
- * closed: a field they do not name is refused); an invalid one is told what is wrong with it.
+ * closed: a field they do not name is refused); an invalid one is told what is wrong with it. A `type` other than
+ * `stop` is a message Lore does not know (until 2026-11-30 it was called a broken stop message), and an answer that is
+ * only white space is empty (it was answered "the session is not waiting").
  */
 export function clientMessage(body: unknown): ClientMessage {
-  const usage = 'send {"type":"stop"} or a clarifying answer {"prompt","thread_id","list_id"}';
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { kind: 'invalid', problem: `unknown message (not a JSON object): ${usage}` };
-  const invalid = (name: string, error: z.ZodError): ClientMessage => {
-    const issue = error.issues[0]!;
-    return { kind: 'invalid', problem: `invalid ${name}: ${issue.path.length > 0 ? `${issue.path.join('.')}: ` : ''}${issue.message}` };
-  };
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { kind: 'invalid', problem: `unknown message (not a JSON object): ${USAGE}` };
   if ('type' in body) {
+    const type = (body as { type: unknown }).type;
+    if (type !== 'stop') return { kind: 'invalid', problem: `unknown message: type ${quoted(type)} is not one Lore reads; ${USAGE}` };
     const stop = stopRequest.safeParse(body);
     return stop.success ? { kind: 'stop' } : invalid('stop message', stop.error);
   }
   if ('prompt' in body) {
     const answer = answerRequest.safeParse(body);
-    return answer.success ? { kind: 'answer', answer: answer.data } : invalid('clarifying answer', answer.error);
+    if (!answer.success) return invalid('clarifying answer', answer.error);
+    if (answer.data.prompt.trim() === '') return { kind: 'invalid', problem: 'invalid clarifying answer: prompt: the answer is empty (only white space)' };
+    return { kind: 'answer', answer: answer.data };
   }
-  return { kind: 'invalid', problem: `unknown message: ${usage}` };
+  return { kind: 'invalid', problem: `unknown message: ${USAGE}` };
+}
+
+/**
+ * A client's frame read as a message: JSON text, or a refusal. A binary frame is refused as one whatever it holds
+ * (until 2026-11-30 it was called "not a JSON object").
+ */
+export function clientFrame(data: RawData, isBinary: boolean): ClientMessage {
+  if (isBinary) return { kind: 'invalid', problem: `binary frames are not accepted: ${USAGE} as a JSON text frame` };
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8'));
+  } catch {
+    body = undefined;
+  }
+  return clientMessage(body);
 }
 
 /** A client that sends this many seconds' worth of messages over the limit in a row is disconnected (1008). */
@@ -160,13 +209,7 @@ export function sessionSockets(deps: SessionSocketDeps): SessionSockets {
       dropped = 0;
       tokens -= 1;
       void (async () => {
-        let body: unknown;
-        try {
-          body = isBinary ? undefined : JSON.parse(Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8'));
-        } catch {
-          body = undefined;
-        }
-        const message = clientMessage(body);
+        const message = clientFrame(data, isBinary);
         if (message.kind === 'stop') {
           await deps.stop(p, kind, ids.thread_id);
           return;
@@ -242,8 +285,9 @@ export function sessionSockets(deps: SessionSocketDeps): SessionSockets {
       if (identity.scopes?.access === 'read') throw new AppError('FORBIDDEN', 'this key is read-only: connecting starts the session');
       if (!target.threadId || !UUID.test(target.threadId)) throw AppError.notFound('session');
       const rawCursor = target.query.get('cursor');
-      const cursor = rawCursor === null ? 0 : Number(rawCursor);
-      if (!Number.isSafeInteger(cursor) || cursor < 0) throw new AppError('BAD_REQUEST', 'cursor must be a whole number, the last cursor a message carried');
+      // Decimal digits only: `Number()` read an empty cursor as 0 (the whole session again), and `0x0` or `1e0`.
+      const cursor = rawCursor === null ? 0 : /^\d{1,15}$/.test(rawCursor) ? Number(rawCursor) : NaN;
+      if (!Number.isSafeInteger(cursor) || cursor < 0) throw new AppError('BAD_REQUEST', 'cursor must be a whole number in decimal digits, the last cursor a message carried');
       const found = await deps.find(p, target.kind, target.threadId.toLowerCase());
       // A cursor no message carried yet would be waited for in silence, the end included.
       if (cursor > found.last_cursor) throw new AppError('BAD_REQUEST', `cursor ${cursor} is beyond this session's last message (cursor ${found.last_cursor}): resume from the last cursor a message carried`);
@@ -268,7 +312,11 @@ export function sessionSockets(deps: SessionSocketDeps): SessionSockets {
   return {
     handleUpgrade: (req, socket, head) => {
       socket.on('error', () => socket.destroy());
-      void upgrade(req, socket, head);
+      // Nothing a handshake holds may end the process: whatever escapes the handshake's own handling closes its socket.
+      upgrade(req, socket, head).catch((err: unknown) => {
+        deps.logger.error({ err }, 'session socket upgrade failed');
+        socket.destroy();
+      });
     },
     open: () => sockets.size,
     close: () => {

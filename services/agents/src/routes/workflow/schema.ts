@@ -1,3 +1,4 @@
+import { queryInteger } from '@lore/runtime';
 import { z } from 'zod';
 import type { RestoredWorkflow, SearchViewWithKeys } from '../../application/generic-workflows';
 import type { ThreadRow } from '../../store/generic-workflows';
@@ -60,8 +61,8 @@ export const removeCriteriaBody = z
 export const threadParams = z.object({ thread_id: z.string().min(1).max(512) });
 export const listParams = z.object({ list_id: z.string().min(1).max(512) });
 export const threadsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  offset: z.coerce.number().int().min(0).max(100_000).default(0),
+  limit: queryInteger('limit', { min: 1, max: 200, default: 50 }),
+  offset: queryInteger('offset', { min: 0, max: 100_000, default: 0 }),
 });
 /** `?last_event_id=` (the `Last-Event-ID` header wins when both are sent). */
 export const streamQuery = z.object({ last_event_id: z.string().max(20).optional() });

@@ -1,4 +1,4 @@
-import { isAppError, openStream } from '@lore/runtime';
+import { clientGone, isAppError, openStream } from '@lore/runtime';
 import type { RouterContext } from '@koa/router';
 import type { CompleteAnswer, PreparedTurn, TurnInput } from '../../application/chat-messages';
 import type { Principal } from '../../application/principal';
@@ -48,7 +48,8 @@ const TURN_ERRORS = {
 /**
  * Streams the parts as newline-delimited JSON; a client that leaves cancels the answer (and it is stored as cancelled).
  * A failure after the stream began (the answer could not be stored: the session was deleted meanwhile, the database
- * refused it) still ends the stream as every answer ends: an `error` part, then `stop` with no message id.
+ * refused it) still ends the stream as every answer ends: an `error` part, then `stop` with no message id. `gone` is
+ * the request's `clientGone`, heard since the turn began.
  */
 function streamParts(ctx: RouterContext<CoreState>, sessionId: string, parts: (signal: AbortSignal) => AsyncIterable<AnswerStreamPart>): void {
   const { out, gone } = openStream(ctx);
@@ -103,16 +104,14 @@ export function chatMessageRoutes(deps: ChatMessageRouteDeps) {
       ok: { status: 200, description: 'the answer', schema: completeAnswerView, content: answerStreamContent },
       responses: TURN_ERRORS,
       handler: async (ctx, { body }) => {
+        // Heard from the start: a client gone while the turn is prepared cancels it too (stored as cancelled).
+        const gone = clientGone(ctx);
         const turn = await m.prepare(ctx.state.principal, ctx.state.identityToken, turnInput(body));
         if (body.stream) {
           streamParts(ctx, turn.sessionId, (signal) => m.stream(turn, signal));
           return undefined;
         }
-        const abort = new AbortController();
-        ctx.res.on('close', () => {
-          if (!ctx.res.writableFinished) abort.abort();
-        });
-        return m.complete(turn, abort.signal);
+        return m.complete(turn, gone);
       },
     }),
     route({
@@ -122,6 +121,8 @@ export function chatMessageRoutes(deps: ChatMessageRouteDeps) {
       ok: { status: 200, description: 'newline-delimited AnswerStreamPart objects', content: answerStreamContent },
       responses: TURN_ERRORS,
       handler: async (ctx, { body }) => {
+        // Heard from the start (streamParts answers the same signal): a client gone while the turn is prepared cancels it.
+        clientGone(ctx);
         const turn = await m.prepare(ctx.state.principal, ctx.state.identityToken, turnInput(body));
         streamParts(ctx, turn.sessionId, (signal) => m.stream(turn, signal));
         return undefined;

@@ -3,7 +3,7 @@ import type { SessionDetail } from '../../application/chat-sessions';
 import { DEFAULT_PERSONA_ID } from '../../domain/personas';
 import { toolCallsOf } from '../../domain/answer-parts';
 import type { ChatMessageRow, ChatSessionRow } from '../../store/chat-sessions';
-import { int32, iso, queryBool, queryNullableBool, queryNullableInt, tenantIdParam } from '../schema-parts';
+import { int32, iso, queryBool, queryNullableBool, queryNullableInt, sessionDescription, sessionName, tenantIdParam } from '../schema-parts';
 
 const uuid = z.uuid('must be a UUID');
 const sharedStatus = z.enum(['private', 'public']);
@@ -122,14 +122,14 @@ export const deleteSessionQuery = z.object({ ...tenantIdParam, hard_delete: quer
 
 export const createSessionBody = z.object({
   persona_id: int32,
-  /** The session's name, trimmed: empty (or only spaces) leaves it to be named from its first question. */
-  description: z.string().trim().max(500).nullish(),
+  /** The session's name, trimmed: empty (or only spaces or invisible characters) leaves it to be named from its first question. */
+  description: sessionDescription.nullish(),
   /** One of the caller's chat projects (our addition to spec 2's body). */
   project_id: int32.nullish(),
 });
 export const createdSessionView = z.object({ chat_session_id: z.string() });
 
-export const renameBody = z.object({ chat_session_id: uuid, name: z.string().trim().min(1).max(500) });
+export const renameBody = z.object({ chat_session_id: uuid, name: sessionName });
 export const renamedView = z.object({ new_name: z.string() });
 
 /** UpdateChatSessionTemperatureRequest (our design of its fields): null clears the override. */
@@ -139,7 +139,7 @@ export const modelBody = z.object({ chat_session_id: uuid, new_alternate_model: 
 
 /** ChatSessionUpdateRequest (our design of its fields): sharing, name, and the chat project (null: none). */
 export const updateSessionBody = z
-  .object({ sharing_status: sharedStatus.optional(), name: z.string().trim().min(1).max(500).optional(), project_id: int32.nullable().optional() })
+  .object({ sharing_status: sharedStatus.optional(), name: sessionName.optional(), project_id: int32.nullable().optional() })
   .refine((b) => b.sharing_status !== undefined || b.name !== undefined || b.project_id !== undefined, 'name at least one of sharing_status, name, project_id');
 
 export const emptyView = z.object({});

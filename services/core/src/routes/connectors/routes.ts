@@ -89,7 +89,7 @@ export function connectorRoutes(deps: ConnectorRouteDeps) {
       description: 'Makes their cc pair. The credential\'s source must be the connector\'s; name, access_type and groups default to the connector\'s.',
       security: CORE_SECURITY, guards: adminWrites(deps.guard), params: associateParams, query: tenantQuery, body: associateBody, ...SPEC_INPUT,
       ok: { status: 200, description: 'the new cc pair', schema: ccPairInfoView },
-      responses: { ...ADMIN_WRITE, 404: detail('no such connector or credential in the tenant'), 400: detail('another source, or the pair exists') },
+      responses: { ...ADMIN_WRITE, 404: detail('no such connector or credential in the tenant'), 400: detail('another source, or the pair exists'), 409: detail('the tenant has 1000 cc pairs, the most it may have') },
       handler: async (ctx, { params, body }) => presentCcPairInfo(await c.associate(ctx.state.principal, params.connector_id, params.credential_id, body)),
     }),
     route({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoInstant } from '@lore/runtime';
+import { isoInstant, queryInteger } from '@lore/runtime';
 import type { CcPairDetail, ConnectorRecord } from '../../application/connectors';
 import type { IndexAttemptRow } from '../../store/index-attempts';
 import { ACCESS_TYPES, accessProblem } from '../../domain/connectors';
@@ -217,7 +217,7 @@ export const runOnceView = z.object({
   attempts: z.array(indexAttemptView).describe('one not_started attempt per pair'),
 });
 
-export const attemptsQuery = z.object({ ...tenantIdParam, limit: z.coerce.number().int().min(1).max(100).default(20) });
+export const attemptsQuery = z.object({ ...tenantIdParam, limit: queryInteger('limit', { min: 1, max: 100, default: 20 }) });
 export const attemptListView = z.object({ index_attempts: z.array(indexAttemptView) });
 
 export const connectorListQuery = z.object({ ...tenantIdParam, credential: queryNullableInt.describe('only the pairs reading with this credential; absent or null: all') });

@@ -1,5 +1,5 @@
 import { EVENT_KINDS } from '@lore/contracts';
-import { isoInstant } from '@lore/runtime';
+import { isoInstant, queryInteger } from '@lore/runtime';
 import { z } from 'zod';
 import { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS } from '../../webhooks/subscriptions';
 import type { AttemptRow, DeliveryRow } from '../../webhooks/store/deliveries';
@@ -55,7 +55,7 @@ export const replayBody = z
     if (b.from && b.to && !(b.from < b.to)) ctx.addIssue({ code: 'custom', path: ['from'], message: 'from must be before to' });
   });
 
-const limit = (max: number, dflt: number) => z.coerce.number().int().min(1).max(max).default(dflt);
+const limit = (max: number, dflt: number) => queryInteger('limit', { min: 1, max, default: dflt });
 
 /**
  * A page's `next_cursor` is the id of its last item (`wh_…`, `dlv_…`): anything else is no cursor Lore gave, and is

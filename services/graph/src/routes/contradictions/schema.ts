@@ -1,7 +1,8 @@
+import { queryInteger } from '@lore/runtime';
 import { z } from 'zod';
 import type { ContradictionView } from '../../store/governance';
 
-export const ContradictionsQuery = z.object({ status: z.enum(['open', 'resolved']).optional(), limit: z.coerce.number().int().min(1).max(200).default(50) });
+export const ContradictionsQuery = z.object({ status: z.enum(['open', 'resolved']).optional(), limit: queryInteger('limit', { min: 1, max: 200, default: 50 }) });
 
 export const RESOLUTIONS = ['keep_first', 'keep_second', 'both_valid', 'dismissed'] as const;
 

@@ -1,4 +1,4 @@
-import { AppError } from '@lore/runtime';
+import { AppError, queryInteger } from '@lore/runtime';
 import { z } from 'zod';
 import type { DocumentView } from '../../store/documents';
 
@@ -27,7 +27,7 @@ export const DocumentListSchema = z.object({ documents: z.array(DocumentSchema),
 export const ListDocumentsQuery = z.object({
   vault_id: z.string().max(64).optional(),
   status: z.enum(['queued', 'indexed', 'failed']).optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+  limit: queryInteger('limit', { min: 1, max: 200, default: 50 }),
   cursor: z.string().max(200).optional(),
 });
 

@@ -1,4 +1,4 @@
-import { AppError } from '@lore/runtime';
+import { AppError, queryInteger } from '@lore/runtime';
 import { z } from 'zod';
 import type { EntityDetail, MemoryEntity } from '../../application/entities';
 import { ENTITY_KINDS, NODE_LABELS } from '../../domain/entity-model';
@@ -24,7 +24,7 @@ export const EntityDetailSchema = EntitySchema.extend({
 export const ListEntitiesQuery = z.object({
   kind: z.enum(ENTITY_KINDS).optional(),
   doc_id: z.string().min(1).max(64).optional().describe('only the entities this document mentions'),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+  limit: queryInteger('limit', { min: 1, max: 200, default: 50 }),
   cursor: z.string().max(400).optional(),
 });
 

@@ -1,3 +1,4 @@
+import { cutUnits } from '@lore/ai';
 import type { RouterContext } from '@koa/router';
 import { isAdminRole, memoryReach } from '@lore/contracts';
 import { AppError, detailError, detailValidationError, multipartParser, MultipartRefusedError, type MultipartParser, type Identity, feedMultipart } from '@lore/runtime';
@@ -132,7 +133,7 @@ function readUpload(ctx: RouterContext<GraphState>, maxBytes: number): Promise<{
         stream.resume();
         if (name === 'file') refuse('file', 'one file per upload: the body holds more than one "file" part');
         else if (name === 'list_id') refuse('list_id', 'list_id must be a text field, not a file');
-        else refuse(name.slice(0, 100), `a file part named "${name.slice(0, 100)}" is not taken: the table goes in the part named "file"`);
+        else refuse(cutUnits(name, 100), `a file part named "${cutUnits(name, 100)}" is not taken: the table goes in the part named "file"`);
         return;
       }
       pending += 1;
