@@ -194,6 +194,10 @@ describe('dead letters and replay', () => {
       [{ delivery_ids: [ids[0]], from: '2020-01-01T00:00:00Z' }, 'delivery_ids', /not both/],
       // A time PostgreSQL cannot store is a refusal, not a 500.
       [{ from: '0000-06-01T00:00:00Z' }, 'from', /years 1 and 9999/],
+      // A bad bound beside a good one is told what is wrong with it, not that from must be before to.
+      [{ from: '0000-06-01T00:00:00Z', to: '2030-01-02T00:00:00Z' }, 'from', /years 1 and 9999/],
+      [{ from: '2030-01-01T00:00:00Z', to: '0000-06-01T00:00:00Z' }, 'to', /years 1 and 9999/],
+      [{ from: 'yesterday', to: '2030-01-02T00:00:00Z' }, 'from', /ISO timestamp/],
     ];
     for (const [body, path, message] of refusals) {
       const r = await call(t, 'POST', `/api/v1/webhooks/${id}/dead-letters/replay`, body);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { detailValidationError, detailValidationView, issueLoc, queryInteger, zodIssues } from './validate';
+import { detailValidationError, detailValidationView, isoInstant, issueLoc, queryInteger, zodIssues } from './validate';
 
 describe('validation issues in FastAPI\'s shape', () => {
   it('names array positions as integers in loc, from the validator or from a path written by hand', () => {
@@ -38,5 +38,20 @@ describe('queryInteger', () => {
     expect(read('201').error?.issues[0]?.message).toBe('limit is at most 200');
     expect(read('99999999999999999999').error?.issues[0]?.message).toBe('limit is at most 200');
     expect(read(['1', '2']).error?.issues[0]?.message).toBe('give limit once (it is repeated)');
+  });
+});
+
+describe('isoInstant', () => {
+  const messages = (text: string) => isoInstant().safeParse(text).error?.issues.map((i) => i.message);
+
+  it('takes a time with a time zone in the years 1 to 9999', () => {
+    expect([messages('2026-12-01T10:00:00Z'), messages('0001-01-01T00:00:00Z'), messages('9999-12-31T23:59:59+00:00')]).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('tells text that is no time one thing, and a time out of range the other', () => {
+    expect(messages('yesterday')).toEqual(['must be an ISO timestamp with a time zone']);
+    // Date reads an expanded year; the format does not, and says so alone.
+    expect(messages('+010000-01-01T00:00:00Z')).toEqual(['must be an ISO timestamp with a time zone']);
+    expect(messages('0000-06-01T00:00:00Z')).toEqual(['must be a time between the years 1 and 9999']);
   });
 });

@@ -11,9 +11,9 @@ export interface ValidationIssue {
  * `0001-01-01T00:00:00+05:00`, would fail in the statement as a 500).
  */
 export function isoInstant(error = 'must be an ISO timestamp with a time zone') {
-  return z.iso.datetime({ offset: true, error }).refine((v) => {
+  // `abort`: text that is no date-time gets the format's issue alone, not also the years' (`+010000-…` is one to Date).
+  return z.iso.datetime({ offset: true, error, abort: true }).refine((v) => {
     const year = new Date(v).getUTCFullYear();
-    // Not a date-time at all: the format's own issue says so, once.
     return Number.isNaN(year) || (year >= 1 && year <= 9999);
   }, 'must be a time between the years 1 and 9999');
 }

@@ -42,6 +42,12 @@ export const rotateSecretBody = z
 const isoDate = isoInstant('must be an ISO timestamp with a time zone').transform((s) => new Date(s));
 
 /**
+ * Whether a range's bounds are in order. Only two bounds that are both good times are compared: a bound refused on its
+ * own (not a time, or out of the years 1 to 9999) is told so at its field, not also "from must be before to".
+ */
+const inOrder = (from: unknown, to: unknown) => !(from instanceof Date && to instanceof Date) || from < to;
+
+/**
  * Dead letters to replay: `delivery_ids` (1–100), or a time range (`from` and/or `to`), never both. One object, so a
  * refusal names the field it is about (a list of 101 ids is "too big" at `delivery_ids`, not an unknown key).
  */
@@ -52,7 +58,7 @@ export const replayBody = z
     const range = b.from !== undefined || b.to !== undefined;
     if (b.delivery_ids !== undefined && range) ctx.addIssue({ code: 'custom', path: ['delivery_ids'], message: 'give delivery_ids, or from and/or to, not both' });
     if (b.delivery_ids === undefined && !range) ctx.addIssue({ code: 'custom', path: [], message: 'give delivery_ids, or from and/or to' });
-    if (b.from && b.to && !(b.from < b.to)) ctx.addIssue({ code: 'custom', path: ['from'], message: 'from must be before to' });
+    if (!inOrder(b.from, b.to)) ctx.addIssue({ code: 'custom', path: ['from'], message: 'from must be before to' });
   });
 
 const limit = (max: number, dflt: number) => queryInteger('limit', { min: 1, max, default: dflt });
@@ -74,7 +80,7 @@ export const listDeliveriesQuery = z.object({
 
 export const listDeadLettersQuery = z
   .object({ limit: limit(200, 50), cursor: cursor('dlv'), from: isoDate.optional(), to: isoDate.optional() })
-  .refine((q) => !q.from || !q.to || q.from < q.to, { message: 'from must be before to' });
+  .refine((q) => inOrder(q.from, q.to), { message: 'from must be before to' });
 
 export const WebhookViewSchema = z.object({
   webhook_id: z.string(),
