@@ -83,6 +83,19 @@ describe('CSV import and directory search (embedded PostgreSQL)', () => {
     expect((await importStatus(deps, p, fresh)).status).toBe('analyzing');
   });
 
+  it('answers an id that is no UUID as one that names nothing (404), as the workflow routes do', async () => {
+    const p = principal('tenant-4');
+    const threadId = await analyzeUpload(deps, p, { filename: 'firms.csv', bytes: Buffer.from('Company\nAcme\n'), tooLarge: false }, () => {});
+    const notFound = expect.objectContaining({ code: 'NOT_FOUND', status: 404 });
+    for (const id of ['not-a-uuid', `${threadId}x`, 'x'.repeat(512)]) {
+      await expect(importStatus(deps, p, id)).rejects.toEqual(notFound);
+      await expect(reviewImport(deps, p, id, {})).rejects.toEqual(notFound);
+      await expect(restoreCsvList(deps, p, id)).rejects.toEqual(notFound);
+    }
+    // The same import by its id in capitals.
+    expect((await importStatus(deps, p, threadId.toUpperCase())).thread_id).toBe(threadId);
+  });
+
   /** Uploads `csv` and reviews it; answers the thread and the list. */
   async function reviewed(p: Principal, csv: string, filename = 'file.csv', input: Parameters<typeof reviewImport>[3] = {}): Promise<{ threadId: string; listId: string; events: CsvUploadEvent[] }> {
     const events: CsvUploadEvent[] = [];

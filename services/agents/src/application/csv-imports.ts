@@ -27,6 +27,8 @@ import { writeDirectoryRecords, type DirectoryInput } from './directory';
 import { agentsError, notFound } from './errors';
 import type { Principal } from './principal';
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /**
  * The CSV import of spec 3 (docs/agents.md, "CSV import"): an upload is analysed and kept (status `analyzing`, then
  * `ready_for_review` or `error`); a review names the list and its columns and starts the import (`importing`), which
@@ -214,7 +216,8 @@ export class ReviewColumnError extends Error {
  */
 export async function reviewImport(deps: CsvImportDeps, p: Principal, threadId: string, input: ReviewInput): Promise<{ listId: string; started: boolean }> {
   return deps.db.withTenant(p.tenantId, async (sql) => {
-    const row = await getImport(sql, p.tenantId, threadId, true);
+    // An id that is no UUID names no import (the column is a uuid: PostgreSQL would refuse the text).
+    const row = UUID.test(threadId) ? await getImport(sql, p.tenantId, threadId.toLowerCase(), true) : null;
     if (!row) throw notFound('CSV import');
     const state = stateOf(row);
     if (row.list_id && ['importing', 'processing', 'completed'].includes(row.status)) return { listId: row.list_id, started: false };
@@ -287,7 +290,7 @@ export interface CsvImportStatus {
 }
 
 export async function importStatus(deps: CsvImportDeps, p: Principal, threadId: string): Promise<CsvImportStatus> {
-  const row = await deps.db.withTenant(p.tenantId, (sql) => getImport(sql, p.tenantId, threadId));
+  const row = UUID.test(threadId) ? await deps.db.withTenant(p.tenantId, (sql) => getImport(sql, p.tenantId, threadId.toLowerCase())) : null;
   if (!row) throw notFound('CSV import');
   const state = stateOf(row);
   return {
@@ -315,7 +318,7 @@ export interface RestoredCsvList {
  */
 export async function restoreCsvList(deps: CsvImportDeps, p: Principal, listId: string, offset = 0): Promise<RestoredCsvList> {
   return deps.db.withTenant(p.tenantId, async (sql) => {
-    const list = await getCsvList(sql, p.tenantId, listId);
+    const list = UUID.test(listId) ? await getCsvList(sql, p.tenantId, listId.toLowerCase()) : null;
     if (!list) throw notFound('CSV list');
     const row = list.thread_id ? await getImport(sql, p.tenantId, list.thread_id) : null;
     const filename = clipFilename(row ? stateOf(row).filename : '');

@@ -2,8 +2,12 @@ import { queryInteger } from '@lore/runtime';
 import { z } from 'zod';
 import type { CsvImportStatus, RestoredCsvList } from '../../application/csv-imports';
 
-export const threadParams = z.object({ thread_id: z.uuid().describe('the import thread (the upload stream\'s `thread_id`)') });
-export const listParams = z.object({ list_id: z.uuid().describe('the list the review created') });
+/**
+ * Path ids as the workflow routes take them: 1–512 characters, and one that names no import or list of the tenant —
+ * not a UUID at all included — is 404 (until 2026-12-01 an id that was no UUID was 422 here).
+ */
+export const threadParams = z.object({ thread_id: z.string().min(1).max(512).describe('the import thread (the upload stream\'s `thread_id`)') });
+export const listParams = z.object({ list_id: z.string().min(1).max(512).describe('the list the review created') });
 /** Rows a restore may skip at most. */
 const MAX_OFFSET = 10_000_000;
 
