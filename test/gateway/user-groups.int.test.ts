@@ -52,7 +52,14 @@ describe('gateway: user groups', () => {
     echo = await startEcho();
     g = await startGateway(
       database,
-      { upstreams: { core: echo.url }, rateLimit: { perSecond: 10_000, burst: 10_000 }, loginRateLimit: { perSecond: 100, burst: 200 } },
+      {
+        upstreams: { core: echo.url },
+        rateLimit: { perSecond: 10_000, burst: 10_000 },
+        loginRateLimit: { perSecond: 100, burst: 200 },
+        // Every tenant is unlimited but one the quota test moves to `tiny`.
+        plans: { unlimited: {}, tiny: { requests_per_month: 3 } },
+        defaultPlan: 'unlimited',
+      },
       { redisPrefix: `gwgroups:${uid()}:` },
     );
     a = await makeTenant(g);
@@ -214,6 +221,26 @@ describe('gateway: user groups', () => {
     await g.db.withTenant(a.tenantId, (sql) => sql.query(`DELETE FROM gateway.users WHERE tenant_id = $1 AND user_id = $2`, [a.tenantId, member.userId]));
     expect((await call('GET', `${PATH}/${z.id}`, bearer(admin.token))).json.user_ids).toEqual([admin.userId]);
     expect((await call('GET', '/api/chat/get-user-chat-sessions', bearer(member.token))).status).toBe(401);
+  });
+
+  it('answers a used-up monthly quota in the gateway\'s envelope on every /api/manage route, its own and core\'s alike', async () => {
+    const t = await makeTenant(g);
+    expect((await adminCall(g, 'PUT', `/internal/v1/tenants/${t.tenantId}/billing`, { plan: 'tiny' })).status).toBe(200);
+    let spent = 0;
+    while ((await call('GET', PATH, bearer(t.key))).status === 200) expect(++spent).toBeLessThanOrEqual(3);
+    const planLimit = { error: expect.objectContaining({ code: 'PLAN_LIMIT_EXCEEDED', details: expect.objectContaining({ reason: 'plan_limit', limit: 'requests_per_month' }) }) };
+    for (const [method, path, body] of [
+      ['GET', PATH],
+      ['POST', PATH, { name: `Late ${uid()}` }],
+      ['DELETE', `${PATH}/1`],
+      ['GET', '/api/manage/credential'],
+      ['POST', '/api/manage/admin/connector', { name: 'x' }],
+    ] as Array<[string, string, unknown?]>) {
+      for (const headers of [bearer(t.key), { 'x-api-key': t.key }]) {
+        const r = await call(method, path, headers, body);
+        expect({ method, path, status: r.status, body: r.json }).toEqual({ method, path, status: 402, body: planLimit });
+      }
+    }
   });
 
   it(`keeps a user in at most ${MAX_GROUPS_PER_USER} groups, even when changes race`, async () => {

@@ -1,6 +1,7 @@
 import { IdentitySigner, PgliteDb, createLogger, createMetricsRegistry, generateEncryptionKey, listen, parseEncryptionKeys, type StartedServer } from '@lore/runtime';
 import { createGateway, type Gateway } from './gateway';
-import { gatewayConfig } from './config';
+import { DEFAULT_PLANS, gatewayConfig } from './config';
+import { setBilling } from './application/billing';
 import { MemoryGatewayState } from './state/memory-state';
 import { ensureDevTenant } from './application/dev-tenant';
 import { createUser, resolveSession } from './application/identity';
@@ -19,7 +20,11 @@ describe('gateway on embedded PostgreSQL (embedded mode)', () => {
       logger: createLogger({ level: 'silent', service: 'gateway-unit' }),
       metrics: createMetricsRegistry('gateway-unit', { defaultMetrics: false }),
       signer: new IdentitySigner('unit-identity-secret-0123456789abcdef'),
-      config: gatewayConfig({ sessions: { secret: 'unit-session-secret-0123456789abcdef' }, encryptionKeys: parseEncryptionKeys(generateEncryptionKey('unit')) }),
+      config: gatewayConfig({
+        sessions: { secret: 'unit-session-secret-0123456789abcdef' },
+        encryptionKeys: parseEncryptionKeys(generateEncryptionKey('unit')),
+        plans: { ...DEFAULT_PLANS, tiny: { requests_per_month: 2 } },
+      }),
     });
     server = await listen(gateway.publicApp, 0, '127.0.0.1');
   }, 60_000);
@@ -78,6 +83,22 @@ describe('gateway on embedded PostgreSQL (embedded mode)', () => {
     expect((await resolveSession(gateway.context, token))?.groups).toEqual([group.id]);
     // Row-level security: nothing of the groups outside the tenant's transaction.
     expect((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM gateway.user_group_members`)).rows[0]!.n).toBe(0);
+  });
+
+  it('answers the used-up monthly quota on the user-group routes in the envelope, as on all of /api/manage', async () => {
+    const dev = await ensureDevTenant(gateway.context, { tenantId: 'dev-quota' });
+    await setBilling(gateway.context, dev.tenant_id, { plan: 'tiny' });
+    const groups = (method: string) =>
+      fetch(`${server.url}/api/manage/admin/user-group`, { method, headers: { 'x-api-key': dev.api_key, 'content-type': 'application/json' }, body: method === 'POST' ? JSON.stringify({ name: 'Late' }) : undefined });
+    for (let i = 0; i < 2; i++) expect((await groups('GET')).status).toBe(200);
+    for (const method of ['GET', 'POST']) {
+      const r = await groups(method);
+      expect({ method, status: r.status, body: await r.json() }).toEqual({
+        method,
+        status: 402,
+        body: { error: expect.objectContaining({ code: 'PLAN_LIMIT_EXCEEDED', details: expect.objectContaining({ reason: 'plan_limit', limit: 'requests_per_month' }) }) },
+      });
+    }
   });
 
   it('answers 401 for a missing key and 404 for routes it does not own', async () => {

@@ -144,14 +144,16 @@ export function requireDetailSession(context: GatewayContext) {
  * same pipeline as the forwarded ones (key scope module `connectors`, operation `admin`, IP allowlist, rate limit,
  * quota), for administrators only (`isAdminRole`: an administrator's session or a tenant key), as core's manage
  * routes are, and never for a credential narrowed to a workspace, a project or some memories. The control plane is not metered. Every refusal is in spec 2's `{ detail }` shape, with the status
- * and rate headers the pipeline gave it. Sets `principal`.
+ * and rate headers the pipeline gave it, except the quota's 402, which keeps the gateway's envelope as it does on
+ * every `/api/manage` path (docs/core.md, "Errors"). Sets `principal`.
  */
 export function requireManageAdmin(context: GatewayContext) {
   return (access: Access) => {
     const rule: RouteRule = { module: 'connectors', access, operation: 'admin', sources: ['bearer', 'cookie', 'x-api-key'], allowSessions: true, metered: false };
     return async (ctx: Ctx, next: Koa.Next) => {
       const outcome = await authenticate(context, requestFacts(ctx, hostMemoryOf(ctx)), rule).catch((err: unknown) => {
-        if (err instanceof AppError) throw detailError(err);
+        // The 402s keep the gateway's envelope, as on the rest of `/api/manage`: `error.details.reason` tells them apart.
+        if (err instanceof AppError && err.status !== 402) throw detailError(err);
         throw err;
       });
       ctx.set(outcome.headers);

@@ -1,6 +1,6 @@
 import { AppError, detailError, detailValidationError, type ResponseSpec } from '@lore/runtime';
 import type { GroupInput } from '../../application/user-groups';
-import { MANAGE, RATE_LIMITED_HEADERS, route, type ManageGuard } from '../../http/route';
+import { MANAGE, RATE_LIMITED_HEADERS, err, route, type ManageGuard } from '../../http/route';
 import type { UserGroupRecord } from '../../store/user-groups';
 import { createGroupBody, detailView, groupParams, manageQuery, presentGroup, updateGroupBody, userGroupListView, userGroupView, validationErrorView } from './schema';
 
@@ -24,18 +24,18 @@ const notFound = () => new AppError('NOT_FOUND', 'user group not found', { body:
 async function detailed<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
-  } catch (err) {
-    if (err instanceof AppError && err.body === undefined) throw detailError(err);
-    throw err;
+  } catch (e) {
+    if (e instanceof AppError && e.body === undefined) throw detailError(e);
+    throw e;
   }
 }
 
 const detail = (description: string): ResponseSpec => ({ description, schema: detailView });
 
-/** What every user-group route may answer besides its success, all in spec 2's shapes. */
+/** What every user-group route may answer besides its success: spec 2's shapes, but for the 402 (the gateway's envelope, as on all of `/api/manage`). */
 const ANSWERS: Record<number, ResponseSpec> = {
   401: detail('no valid credential'),
-  402: detail('the plan\'s monthly request quota is used up (API keys)'),
+  402: err('the plan\'s monthly request quota is used up: the gateway\'s error envelope, as on every `/api/manage` path (`error.details.reason` is `plan_limit`)'),
   403: detail('not an administrator (a member\'s session, an OAuth token), or the key\'s scope or IP allowlist does not allow it'),
   404: detail('no such user group in the tenant (another tenant\'s is absent), or a workspace or memory of another tenant named in the query'),
   422: { description: 'invalid path, query or body (every issue listed)', schema: validationErrorView },
