@@ -180,4 +180,33 @@ describe('gateway workspaces: the list wrapper, the active workspace, workspace-
     }
     expect((await adminCall(g, 'POST', `/internal/v1/tenants/${tenant.tenantId}/keys`, { type: 'live', name: 'scoped', scopes: { memories: [tenant.memoryId] } })).status).toBe(201);
   });
+
+  it('gives a workspace whose primary memory is deleted its oldest remaining memory, and a workspace left with none the next one put there', async () => {
+    const tenant = await makeTenant(g);
+    const primary = async () => {
+      const r = await http(g.publicUrl, 'GET', '/api/v1/workspaces', { headers: as(tenant.key) });
+      return (r.json.workspaces as Array<{ workspace_id: string; primary_memory_id: string }>).find((w) => w.workspace_id === tenant.workspaceId)!.primary_memory_id;
+    };
+    const memory = (name: string) => `mem_${name}${uid()}`;
+    const put = async (id: string) => {
+      const r = await adminCall(g, 'PUT', `/internal/v1/tenants/${tenant.tenantId}/memories/${id}`, { name: id, hostname: `${id.replace(/_/g, '-').toLowerCase()}.memory.example` });
+      expect(r.status).toBe(200);
+    };
+    const remove = async (id: string, retain: boolean) => expect((await adminCall(g, 'DELETE', `/internal/v1/tenants/${tenant.tenantId}/memories/${id}?retain_data=${retain}`)).status).toBe(204);
+    const [second, third, fourth] = [memory('second'), memory('third'), memory('fourth')];
+    await put(second);
+    await put(third);
+    expect(await primary()).toBe(tenant.memoryId);
+    await remove(tenant.memoryId, false);
+    expect(await primary()).toBe(second);
+    // A request naming no memory acts in the new primary at once.
+    expect(await memoryOfSearch(tenant.key)).toEqual({ status: 200, memory_id: second, workspace_id: tenant.workspaceId });
+    await remove(second, true);
+    expect(await primary()).toBe(third);
+    await remove(third, false);
+    expect(await primary()).toBe('');
+    await put(fourth);
+    expect(await primary()).toBe(fourth);
+    expect(await memoryOfSearch(tenant.key)).toEqual({ status: 200, memory_id: fourth, workspace_id: tenant.workspaceId });
+  });
 });

@@ -2,6 +2,7 @@ import { IdentitySigner, PgliteDb, createLogger, createMetricsRegistry, generate
 import { createGateway, type Gateway } from './gateway';
 import { DEFAULT_PLANS, gatewayConfig } from './config';
 import { setBilling } from './application/billing';
+import { createWorkspace, deleteMemory, upsertMemory } from './application/tenancy';
 import { MemoryGatewayState } from './state/memory-state';
 import { ensureDevTenant } from './application/dev-tenant';
 import { createUser, resolveSession } from './application/identity';
@@ -99,6 +100,36 @@ describe('gateway on embedded PostgreSQL (embedded mode)', () => {
         body: { error: expect.objectContaining({ code: 'PLAN_LIMIT_EXCEEDED', details: expect.objectContaining({ reason: 'plan_limit', limit: 'requests_per_month' }) }) },
       });
     }
+  });
+
+  it('gives a workspace whose primary memory is deleted its oldest remaining memory as primary, and a workspace with none the next one', async () => {
+    const dev = await ensureDevTenant(gateway.context, { tenantId: 'dev-primary' });
+    const listed = async () => {
+      const r = await fetch(`${server.url}/api/v1/workspaces`, { headers: { 'x-api-key': dev.api_key } });
+      return (await r.json()) as { default_workspace_id: string; workspaces: Array<{ workspace_id: string; primary_memory_id: string }> };
+    };
+    const primaries = async () => Object.fromEntries((await listed()).workspaces.map((w) => [w.workspace_id, w.primary_memory_id]));
+    const ws = (await listed()).default_workspace_id;
+    const first = (await primaries())[ws]!;
+    const put = (id: string, workspaceId = ws) => upsertMemory(gateway.context, dev.tenant_id, id, { name: id, hostname: `${id.replace(/_/g, '-')}.primary.example`, workspace_id: workspaceId });
+    await put('mem_second');
+    await put('mem_third');
+    // Adding a memory leaves the primary as it is.
+    expect((await primaries())[ws]).toBe(first);
+    await deleteMemory(gateway.context, dev.tenant_id, first, false);
+    expect((await primaries())[ws]).toBe('mem_second');
+    await deleteMemory(gateway.context, dev.tenant_id, 'mem_second', true);
+    expect((await primaries())[ws]).toBe('mem_third');
+    // The last memory gone, the workspace has none; the next memory put there becomes its primary.
+    await deleteMemory(gateway.context, dev.tenant_id, 'mem_third', false);
+    expect((await primaries())[ws]).toBe('');
+    await put('mem_fourth');
+    expect((await primaries())[ws]).toBe('mem_fourth');
+    // A primary memory moved to another workspace leaves its own the oldest one it has left.
+    const other = await createWorkspace(gateway.context, dev.tenant_id, 'Other');
+    await put('mem_fifth');
+    await put('mem_fourth', other.workspace_id);
+    expect(await primaries()).toEqual({ [ws]: 'mem_fifth', [other.workspace_id]: other.primary_memory_id });
   });
 
   it('answers 401 for a missing key and 404 for routes it does not own', async () => {

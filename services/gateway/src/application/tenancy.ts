@@ -3,7 +3,7 @@ import { AppError, enqueueOutbox, type Sql } from '@lore/runtime';
 import { newId } from '../domain/credentials';
 import type { GatewayContext, TenantContext } from '../context';
 import { insertTenant, lockTenantIn, setWorkspacePointers, getTenant, getTenantIn, type Tenant } from '../store/tenants';
-import { clearPrimaryMemoryIn, countWorkspacesIn, insertWorkspace, listWorkspacesIn, setPrimaryMemory, getWorkspaceIn, slugTaken, type Workspace } from '../store/workspaces';
+import { clearPrimaryMemoryIn, countWorkspacesIn, insertWorkspace, listWorkspacesIn, promotePrimaryMemoryIn, setPrimaryMemory, getWorkspaceIn, slugTaken, type Workspace } from '../store/workspaces';
 import { getMemoryIn, hardDeleteMemoryIn, insertMemory, memoryOwner, softDeleteMemoryIn, upsertMemoryIn, memoryByHostname, type Memory } from '../store/memories';
 import { revokeKeysOfMemoryIn } from '../store/api-keys';
 import { isUniqueViolation, slugify } from '../store/rows';
@@ -143,17 +143,21 @@ export async function upsertMemory(
   if (!workspaceId) throw AppError.notFound('workspace');
   try {
     const memory = await ctx.db.withTenant(tenantId, async (sql) => {
+      await lockTenantIn(sql, tenantId);
       if (!(await getWorkspaceIn(sql, tenantId, workspaceId))) throw AppError.notFound('workspace');
       const previous = await getMemoryIn(sql, tenantId, memoryId);
       const saved = await upsertMemoryIn(sql, tenantId, { memory_id: memoryId, workspace_id: workspaceId, name: input.name, hostname });
       // A new row (ids chosen by the caller may be reused after an erasing delete): the data plane lifts the
       // erasure of the earlier memory with this id, after finishing it.
       if (!previous) await announceMemory(sql, tenantId, memoryId, 'memory.created');
-      return { saved, previousHost: previous?.hostname ?? null };
+      // A workspace left without a primary memory gets this one; the one it left (moved away) its oldest other.
+      const promoted = await promotePrimaryMemoryIn(sql, tenantId, previous ? [workspaceId, previous.workspace_id] : [workspaceId]);
+      return { saved, previousHost: previous?.hostname ?? null, promoted };
     });
     if (memory.previousHost) invalidateHost(ctx, memory.previousHost);
     invalidateHost(ctx, hostname);
     invalidateMemory(ctx, tenantId, memoryId);
+    if (memory.promoted > 0) invalidateTenant(ctx, tenantId);
     return memory.saved;
   } catch (err) {
     if (isUniqueViolation(err)) throw new AppError('CONFLICT', `hostname ${hostname} is already used by another memory`);
@@ -163,23 +167,28 @@ export async function upsertMemory(
 
 /**
  * Deletes a memory: every key bound to it is revoked first (database, then the shared revocation record, so no
- * replica accepts them on the next request). With `retainData` the row stays (soft delete) so the data plane
+ * replica accepts them on the next request). A workspace whose primary memory it was takes its oldest remaining
+ * memory as primary, in the same transaction. With `retainData` the row stays (soft delete) so the data plane
  * can keep the memory's content; otherwise the row is removed and, in the same transaction, `memory.deleted` is
  * enqueued on `lore.memory.lifecycle`: the graph worker erases the memory's data when it consumes it. Idempotent
  * (a memory already gone enqueues nothing: its erasure was enqueued by the call that removed it).
  */
 export async function deleteMemory(ctx: GatewayContext, tenantId: string, memoryId: string, retainData: boolean): Promise<void> {
   const result = await ctx.db.withTenant(tenantId, async (sql) => {
+    // Memory changes of a tenant take turns on its row, so two deletes in one workspace cannot each promote the other.
+    await lockTenantIn(sql, tenantId);
     const existing = await getMemoryIn(sql, tenantId, memoryId);
     if (!existing) return null;
     const keyIds = await revokeKeysOfMemoryIn(sql, tenantId, memoryId);
-    await clearPrimaryMemoryIn(sql, tenantId, memoryId);
+    const primaryOf = await clearPrimaryMemoryIn(sql, tenantId, memoryId);
     if (retainData) {
       await softDeleteMemoryIn(sql, tenantId, memoryId);
     } else {
       await hardDeleteMemoryIn(sql, tenantId, memoryId);
       await announceMemory(sql, tenantId, memoryId, 'memory.deleted');
     }
+    // The workspace's oldest remaining memory becomes its primary, in the same transaction (none left: none).
+    await promotePrimaryMemoryIn(sql, tenantId, [...new Set([existing.workspace_id, ...primaryOf])]);
     return { keyIds, hostname: existing.hostname };
   });
   if (!result) return;

@@ -39,9 +39,32 @@ export async function setPrimaryMemory(sql: Sql, tenantId: string, workspaceId: 
   await sql.query(`UPDATE gateway.workspaces SET primary_memory_id = $3 WHERE tenant_id = $1 AND workspace_id = $2`, [tenantId, workspaceId, memoryId]);
 }
 
-/** A deleted memory stops being any workspace's primary memory. */
-export async function clearPrimaryMemoryIn(sql: Sql, tenantId: string, memoryId: string): Promise<void> {
-  await sql.query(`UPDATE gateway.workspaces SET primary_memory_id = NULL WHERE tenant_id = $1 AND primary_memory_id = $2`, [tenantId, memoryId]);
+/** A deleted memory stops being any workspace's primary memory; answers the workspaces whose primary it was. */
+export async function clearPrimaryMemoryIn(sql: Sql, tenantId: string, memoryId: string): Promise<string[]> {
+  const r = await sql.query<{ workspace_id: string }>(
+    `UPDATE gateway.workspaces SET primary_memory_id = NULL WHERE tenant_id = $1 AND primary_memory_id = $2 RETURNING workspace_id`,
+    [tenantId, memoryId],
+  );
+  return r.rows.map((w) => w.workspace_id);
+}
+
+/**
+ * Gives each of these workspaces whose primary memory is missing — none, deleted, or moved to another workspace — its
+ * oldest live memory as primary (none when it has none left). Answers how many workspaces changed.
+ */
+export async function promotePrimaryMemoryIn(sql: Sql, tenantId: string, workspaceIds: readonly string[]): Promise<number> {
+  const r = await sql.query(
+    `UPDATE gateway.workspaces w
+        SET primary_memory_id = (SELECT m.memory_id FROM gateway.memories m
+                                  WHERE m.tenant_id = w.tenant_id AND m.workspace_id = w.workspace_id AND m.deleted_at IS NULL
+                                  ORDER BY m.created_at, m.memory_id LIMIT 1)
+      WHERE w.tenant_id = $1 AND w.workspace_id = ANY($2::text[])
+        AND NOT EXISTS (SELECT 1 FROM gateway.memories p
+                         WHERE p.tenant_id = w.tenant_id AND p.memory_id = w.primary_memory_id AND p.workspace_id = w.workspace_id AND p.deleted_at IS NULL)
+        AND EXISTS (SELECT 1 FROM gateway.memories m WHERE m.tenant_id = w.tenant_id AND m.workspace_id = w.workspace_id AND m.deleted_at IS NULL)`,
+    [tenantId, [...workspaceIds]],
+  );
+  return r.rowCount;
 }
 
 export async function listWorkspacesIn(sql: Sql, tenantId: string, limit = 1000): Promise<Workspace[]> {
