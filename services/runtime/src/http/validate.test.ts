@@ -54,4 +54,11 @@ describe('isoInstant', () => {
     expect(messages('+010000-01-01T00:00:00Z')).toEqual(['must be an ISO timestamp with a time zone']);
     expect(messages('0000-06-01T00:00:00Z')).toEqual(['must be a time between the years 1 and 9999']);
   });
+
+  it('leaves the checks of the object around it running, whatever is wrong with the time', () => {
+    const body = z.object({ at: isoInstant() }).superRefine((_b, ctx) => ctx.addIssue({ code: 'custom', path: [], message: 'the object was checked' }));
+    for (const at of ['yesterday', '+010000-01-01T00:00:00Z', '0000-06-01T00:00:00Z']) {
+      expect(body.safeParse({ at }).error?.issues.map((i) => i.message)).toContain('the object was checked');
+    }
+  });
 });

@@ -11,11 +11,18 @@ export interface ValidationIssue {
  * `0001-01-01T00:00:00+05:00`, would fail in the statement as a 500).
  */
 export function isoInstant(error = 'must be an ISO timestamp with a time zone') {
-  // `abort`: text that is no date-time gets the format's issue alone, not also the years' (`+010000-…` is one to Date).
-  return z.iso.datetime({ offset: true, error, abort: true }).refine((v) => {
-    const year = new Date(v).getUTCFullYear();
-    return Number.isNaN(year) || (year >= 1 && year <= 9999);
-  }, 'must be a time between the years 1 and 9999');
+  return z.iso.datetime({ offset: true, error }).refine(
+    (v) => {
+      const year = new Date(v).getUTCFullYear();
+      return Number.isNaN(year) || (year >= 1 && year <= 9999);
+    },
+    {
+      message: 'must be a time between the years 1 and 9999',
+      // Only a date-time is asked its year: text that is none gets the format's issue alone (`+010000-…` is one to
+      // Date, not to the format). Not `abort`, which would also stop the checks of the object around it.
+      when: (payload) => payload.issues.length === 0,
+    },
+  );
 }
 
 /**
