@@ -154,4 +154,133 @@ describe('knowledge graphs in embedded mode', () => {
     const names = rows.map((r) => String((r.cells as Record<string, { value: unknown }>).name?.value)).sort();
     expect(companies).toEqual(names);
   });
+  describe('how rows become entities (docs/memory.md, "Mapping tables and lists to nodes and edges")', () => {
+    const uploadText = async (graphId: string, name: string, text: string) => {
+      const form = new FormData();
+      form.append('file', new Blob([text]), name);
+      form.append('list_id', graphId);
+      const up = await post('/memory/upload', form);
+      expect(up.status).toBe(200);
+      expect(await settled((JSON.parse(up.text) as { jobId: string }).jobId)).toMatchObject({ status: 'completed' });
+    };
+    const newGraph = async (name: string) => (await call('POST', '/memory/departments/create', { name })).json.graph_id as string;
+    const query = async <T>(text: string, params: unknown[]) => {
+      const l = embedded.lore;
+      return l.parts.db.withTenant(l.credentials.tenant_id, async (sql) => (await sql.query<T>(text, [l.credentials.tenant_id, ...params])).rows);
+    };
+    const nodes = (graphId: string, label: string) =>
+      query<{ name: string; resolution_key: string; properties: Record<string, unknown> }>(
+        `SELECT name, resolution_key, properties FROM graph.kg_nodes WHERE tenant_id = $1 AND graph_id = $2 AND label = $3 ORDER BY resolution_key`,
+        [graphId, label],
+      );
+    const openFacts = async (graphId: string, label: string) =>
+      (
+        await query<{ fact: string }>(
+          `SELECT f.resolution_key || ' ' || e.label || ' ' || t.resolution_key AS fact FROM graph.kg_edges e
+             JOIN graph.kg_nodes f ON f.tenant_id = e.tenant_id AND f.graph_id = e.graph_id AND f.node_id = e.from_node
+             JOIN graph.kg_nodes t ON t.tenant_id = e.tenant_id AND t.graph_id = e.graph_id AND t.node_id = e.to_node
+            WHERE e.tenant_id = $1 AND e.graph_id = $2 AND e.label = $3 AND e.valid_to IS NULL ORDER BY 1`,
+          [graphId, label],
+        )
+      ).map((r) => r.fact);
+
+    it('keeps named companies apart from their people\'s mail domains, never makes a free-mail provider a company, and reads a contact list as people', async () => {
+      const g = await newGraph('Mail domains');
+      await uploadText(
+        g,
+        'people.csv',
+        ['Full Name,Company,Title,Email', 'Alice Jones,Stripe,Engineer,alice.jones@gmail.com', 'Bob King,Shopify,Designer,bob.king@gmail.com', 'Carol White,Stripe,PM,carol@stripe.com', 'Dr. Dan Brown,Independent Consultant,Consultant,dan@outlook.com'].join('\n'),
+      );
+      expect((await nodes(g, 'Company')).map((c) => c.resolution_key)).toEqual(['name:independent consultant', 'name:shopify', 'name:stripe']);
+      expect(await openFacts(g, 'WORKS_AT')).toEqual([
+        'name:alice jones|stripe WORKS_AT name:stripe',
+        'name:bob king|shopify WORKS_AT name:shopify',
+        'name:carol white|stripe WORKS_AT name:stripe',
+        'name:dan brown|independent consultant WORKS_AT name:independent consultant',
+      ]);
+      expect((await nodes(g, 'Person')).find((p) => p.resolution_key.startsWith('name:dan brown'))).toMatchObject({ name: 'Dan Brown', properties: { name: 'Dan Brown', honorific: 'Dr.' } });
+
+      const contacts = await newGraph('Contacts');
+      await uploadText(contacts, 'contacts.csv', ['Name,Email,Phone,City', 'Alice Jones,alice.jones@gmail.com,+1 555 0100,Boston', 'Bob King,bob.king@gmail.com,+1 555 0101,Denver', 'Carol White,carol@whiteconsulting.com,+1 555 0102,Austin'].join('\n'));
+      expect((await nodes(contacts, 'Person')).map((p) => p.name)).toEqual(['Alice Jones', 'Bob King', 'Carol White']);
+      expect((await nodes(contacts, 'Company')).map((c) => c.resolution_key)).toEqual(['domain:whiteconsulting.com']);
+    });
+
+    it('replaces a re-uploaded row\'s report with that row\'s values, where entities keep what earlier rows said', async () => {
+      const g = await newGraph('Re-upload');
+      const header = 'First Name,Last Name,Company Name,Job Title,Email,LinkedIn URL,City,Website';
+      await uploadText(g, 'people.csv', [header, 'Anna,Müller,Acme GmbH,Head of Sales,anna@acme.de,https://www.linkedin.com/in/anna-mueller/,Berlin,acme.de', 'José,García,Globex Corporation,CTO,jose@globex.com,linkedin.com/in/josegarcia,Madrid,globex.com'].join('\n'));
+      await uploadText(g, 'people.csv', [header, 'Anna,Müller,Acme GmbH,Head of Sales,,https://www.linkedin.com/in/anna-mueller/,Berlin,acme.de', 'Zoë,Brook,Globex Corporation,Engineer,zoe@globex.com,,Madrid,globex.com'].join('\n'));
+      const reports = await nodes(g, 'ScanReport');
+      expect(reports.find((r) => r.resolution_key === 'ref:people.csv#3')!.properties).toEqual({
+        id: 'people.csv#3',
+        name: 'people.csv row 3',
+        'First Name': 'Zoë',
+        'Last Name': 'Brook',
+        'Company Name': 'Globex Corporation',
+        'Job Title': 'Engineer',
+        Email: 'zoe@globex.com',
+        City: 'Madrid',
+        Website: 'globex.com',
+      });
+      expect(reports.find((r) => r.resolution_key === 'ref:people.csv#2')!.properties).not.toHaveProperty('Email');
+      // A blank cell never erases an entity's property (documented): Anna keeps her address.
+      expect((await nodes(g, 'Person')).find((p) => p.name === 'Anna Müller')!.properties).toMatchObject({ email: 'anna@acme.de' });
+
+      // A list's record renamed: its report's name is the new one, and graph chat no longer finds it by the old.
+      const list = `kg-rename-${g}`;
+      const generate = async (name: string) => {
+        const r = await call('POST', '/memory/generate', { listId: list, columns: [{ id: 'name', header: 'Name', type: 'fixed' }, { id: 'company', header: 'Company', type: 'fixed' }], records: [{ id: 'r1', cells: { name: { value: name }, company: { value: 'Initech' } } }] });
+        expect(await settled(r.json.jobId)).toMatchObject({ status: 'completed' });
+      };
+      await generate('Wanda Oldname');
+      await generate('Xavier Newname');
+      const [report] = await nodes(list, 'ScanReport');
+      expect(report).toMatchObject({ name: 'Xavier Newname', properties: { id: `list:${list}:r1`, name: 'Xavier Newname', Name: 'Xavier Newname', Company: 'Initech' } });
+      const keys = await query<{ match_key: string }>(
+        `SELECT k.match_key FROM graph.kg_node_keys k JOIN graph.kg_nodes n ON n.tenant_id = k.tenant_id AND n.graph_id = k.graph_id AND n.node_id = k.node_id
+          WHERE k.tenant_id = $1 AND k.graph_id = $2 AND n.label = 'ScanReport'`,
+        [list],
+      );
+      expect(keys.map((k) => k.match_key)).toContain('xavier newname');
+      expect(keys.map((k) => k.match_key)).not.toContain('wanda oldname');
+    });
+
+    it('makes one company of rows with and without its domain, and one person of rows with and without the profile; two candidates keep them apart', async () => {
+      const g = await newGraph('Two forms');
+      await uploadText(
+        g,
+        'companies.csv',
+        ['Company;Website;Industry;HQ', 'ACME GMBH ;;Manufacturing;Berlin, Germany', 'Acme GmbH;https://acme.de/about;Manufacturing;Berlin', 'Société Générale;societegenerale.com;Banking;Paris', 'Societe Generale;;Banking;Paris'].join('\n'),
+      );
+      expect((await nodes(g, 'Company')).map((c) => [c.resolution_key, c.name])).toEqual([
+        ['domain:acme.de', 'Acme GmbH'],
+        ['domain:societegenerale.com', 'Société Générale'],
+      ]);
+      await uploadText(
+        g,
+        'people.csv',
+        [
+          'First Name,Last Name,Company Name,Job Title,Email,LinkedIn URL,City',
+          'Anna,Müller,Acme GmbH,Head of Sales,anna@acme.de,https://www.linkedin.com/in/anna-mueller/,Berlin',
+          'anna,muller,ACME GmbH,head of sales,,,berlin',
+          'Bob,Smith,Acme GmbH,Engineer,bob@acme.de,,Berlin',
+        ].join('\n'),
+      );
+      // Every row's company is the domain's; the profile-less Anna at it is the profiled one.
+      expect((await nodes(g, 'Company')).map((c) => c.resolution_key)).toEqual(['domain:acme.de', 'domain:societegenerale.com']);
+      expect((await nodes(g, 'Person')).map((p) => [p.resolution_key, p.name])).toEqual([
+        ['name:bob smith|acme.de', 'Bob Smith'],
+        ['profile:linkedin.com/in/anna-mueller', 'Anna Müller'],
+      ]);
+      // Later uploads resolve against the graph: a profile-less row of Anna at Acme is her again.
+      await uploadText(g, 'later.csv', ['Name,Company,City', 'Anna Muller,Acme GmbH,Hamburg'].join('\n'));
+      expect((await nodes(g, 'Person')).map((p) => p.resolution_key)).toEqual(['name:bob smith|acme.de', 'profile:linkedin.com/in/anna-mueller']);
+      expect(await openFacts(g, 'LOCATED_IN')).toContain('profile:linkedin.com/in/anna-mueller LOCATED_IN name:hamburg');
+
+      // Two companies called Globex with domains: a row naming Globex alone is neither.
+      await uploadText(g, 'globex.csv', ['Company,Website', 'Globex,globex.com', 'Globex,globex.de', 'Globex,'].join('\n'));
+      expect((await nodes(g, 'Company')).map((c) => c.resolution_key).filter((k) => k.includes('globex'))).toEqual(['domain:globex.com', 'domain:globex.de', 'name:globex']);
+    });
+  });
 });

@@ -3,7 +3,18 @@ import { TOPICS, withinReach, type GraphJobMessage, type MemoryReach } from '@lo
 import { AppError, announceBlob, claimEvent, detailError, enqueueOutbox, settleBlob, type Sql } from '@lore/runtime';
 import { GRAPH_BLOB_OWNER } from './blob-owner';
 import { extractEntities } from '../domain/entities';
-import { columnRoles, documentSourceId, planDocument, planRecord, type Plan, type PlannedEdge } from '../domain/knowledge-graph';
+import {
+  columnRoles,
+  companyNamesToResolve,
+  documentSourceId,
+  peopleToResolve,
+  planDocument,
+  planRecord,
+  resolveCompanies,
+  resolvePeople,
+  type Plan,
+  type PlannedEdge,
+} from '../domain/knowledge-graph';
 import { readTable } from '../domain/tabular';
 import { memoryErasing } from '../store/memories';
 import {
@@ -14,6 +25,7 @@ import {
   connectorDocumentsForGraph,
   deleteGraphRow,
   deleteGraphRowsBatch,
+  domainCompaniesNamed,
   factKey,
   getGraph,
   GraphLimitError,
@@ -24,6 +36,7 @@ import {
   listGraphs,
   markGraphAdminOnly,
   openEdges,
+  profiledPeopleAt,
   refreshGraphCounts,
   setGraphStatus,
   setJobStatus,
@@ -539,11 +552,24 @@ async function planConnectors(deps: MemoryDeps, tenantId: string, job: GraphJobR
   return { unit: 'documents', rows: docs.length, sourceKind: 'document', plans, closeDeletedDocuments: true, adminOnly: docs.some((d) => !d.access_public), places: [...places.values()] };
 }
 
+/**
+ * The job's plans with each name-keyed company and profile-less person given the key of the one node of the other
+ * form it is, in the graph or in the job (docs/memory.md, "Entity resolution"): companies first, then people at the
+ * resolved companies. Read in the job's transaction, under the graph's row lock.
+ */
+async function resolvedPlans(sql: Sql, tenantId: string, graphId: string, jobPlans: JobPlans): Promise<JobPlans['plans']> {
+  let plans = jobPlans.plans.map((p) => p.plan);
+  plans = resolveCompanies(plans, await domainCompaniesNamed(sql, tenantId, graphId, companyNamesToResolve(plans)));
+  plans = resolvePeople(plans, await profiledPeopleAt(sql, tenantId, graphId, peopleToResolve(plans)));
+  return jobPlans.plans.map((p, i) => ({ ...p, plan: plans[i]! }));
+}
+
 /** Writes the plans in batches: nodes resolved, then each batch's sources' edges closed and opened. */
 async function applyPlans(sql: Sql, tenantId: string, job: GraphJobRow, jobPlans: JobPlans): Promise<Applied> {
   const applied: Applied = { rows: jobPlans.rows, nodes_created: 0, edges_opened: 0, edges_closed: 0 };
-  for (let start = 0; start < jobPlans.plans.length; start += GRAPH_LIMITS.batchRows) {
-    const batch = jobPlans.plans.slice(start, start + GRAPH_LIMITS.batchRows);
+  const all = await resolvedPlans(sql, tenantId, job.graph_id, jobPlans);
+  for (let start = 0; start < all.length; start += GRAPH_LIMITS.batchRows) {
+    const batch = all.slice(start, start + GRAPH_LIMITS.batchRows);
     const { ids, created } = await upsertNodes(sql, tenantId, job.graph_id, batch.flatMap((p) => p.plan.nodes));
     applied.nodes_created += created;
     const edges: EdgeInput[] = [];

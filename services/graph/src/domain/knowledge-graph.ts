@@ -1,4 +1,5 @@
 import { boundedKey, foldName, normalizeDomain, resolutionKey } from './entity-model';
+import { isPersonalMailDomain } from './personal-mail';
 
 /**
  * How tabular data (an uploaded file's rows, a saved list's records) and connector documents become typed nodes and
@@ -21,6 +22,11 @@ export interface PlannedNode {
   name: string;
   properties: Record<string, unknown>;
   source: FactSource;
+  /**
+   * The node's properties are exactly these, replacing what it held (a ScanReport: its record's values now), instead
+   * of being merged into them (every entity: a blank never erases).
+   */
+  replace?: true;
 }
 
 export interface PlannedEdge {
@@ -53,22 +59,33 @@ export type ColumnRole =
   | 'other';
 
 const ROLE_WORDS: Array<[ColumnRole, RegExp]> = [
-  ['profile_url', /^(?:linkedin(?: url| profile(?: url)?)?|profile(?: url)?|person linkedin(?: url)?|linkedin_url)$/],
-  ['company_domain', /^(?:domain|website|web site|company domain|company website|company url|site|homepage|url)$/],
-  ['company_name', /^(?:company|company name|organisation|organization|organisation name|organization name|employer|account|account name|business)$/],
+  ['profile_url', /^(?:linkedin(?: url| profile(?: url| link)?| link)?|profile(?: url| link)?|person linkedin(?: url)?|linkedin_url)$/],
+  [
+    'company_domain',
+    /^(?:domain|domain name|website|website url|website address|web site|web address|company domain|company domain name|company website|company website url|company url|site|homepage|homepage url|url)$/,
+  ],
+  [
+    'company_name',
+    /^(?:company|company name|current company|current employer|organisation|organization|organisation name|organization name|employer|employer name|account|account name|business|business name)$/,
+  ],
   ['first_name', /^(?:first name|firstname|given name)$/],
   ['last_name', /^(?:last name|lastname|surname|family name)$/],
-  ['person_name', /^(?:full name|person|person name|contact|contact name|employee)$/],
-  ['email', /^(?:email|e mail|email address|work email)$/],
-  ['title', /^(?:title|job title|position|role|job)$/],
-  ['location', /^(?:location|city|country|hq|headquarters|address|region)$/],
+  ['person_name', /^(?:full name|person|person name|contact|contact name|contact full name|employee|employee name)$/],
+  ['email', /^(?:email|e mail|email address|e mail address|work email|business email)$/],
+  ['title', /^(?:title|job title|current title|current job title|current position|position|role|job|job role|designation)$/],
+  [
+    'location',
+    /^(?:location|city|town|city town|country|country region|hq|hq location|headquarters|headquarters location|company location|address|region|state region|mailing city|billing city)$/,
+  ],
   ['industry', /^(?:industry|sector|vertical)$/],
 ];
 
 /**
  * Each column's role, from its header (then its id): the names companies and people lists use (the agents service's
- * fixed columns among them). A bare `name` is a person's when the table also names a company, a title or a profile
- * (a people list), and otherwise the company's (a company list).
+ * fixed columns among them, and common exports' own: `Current Company`, `Website URL`, `Country/Region`...). A bare
+ * `name` is a person's when the table also names a company, a title, a profile, a first or last name, or an e-mail
+ * without a website or domain column (a people list: `Name,Email,Phone,City` is a contact list), and otherwise the
+ * company's (a company list: `Name,Website,Email` keeps companies with their contact address).
  */
 export function columnRoles(columns: ReadonlyArray<{ id: string; header: string }>): ColumnRole[] {
   const roleOf = (text: string): ColumnRole | 'name' | null => {
@@ -78,7 +95,9 @@ export function columnRoles(columns: ReadonlyArray<{ id: string; header: string 
     return null;
   };
   const first = columns.map((c) => roleOf(c.header) ?? roleOf(c.id) ?? 'other');
-  const peopleTable = first.some((r) => r === 'company_name' || r === 'title' || r === 'profile_url' || r === 'first_name');
+  const has = (role: ColumnRole): boolean => first.includes(role);
+  const peopleTable =
+    has('company_name') || has('title') || has('profile_url') || has('first_name') || has('last_name') || (has('email') && !has('company_domain'));
   const used = new Set<ColumnRole>();
   return first.map((r) => {
     const role: ColumnRole = r === 'name' ? (peopleTable ? 'person_name' : 'company_name') : r;
@@ -105,11 +124,33 @@ export interface TabularRecord {
 
 const clean = (v: string | undefined): string => (v ?? '').replace(/\s+/g, ' ').trim();
 
+/** Honorifics a person's name may start with in a table: `Dr.`, `Prof.`, `Mr.`, `Mrs.`, `Ms.`, `Mx.`, `Miss`. */
+const HONORIFIC = /^(?:dr|prof|mrs|mr|ms|mx|miss)(?:\.\s*|\s+)/i;
+
+/**
+ * A person's name without the honorifics it starts with (`Prof. Dr. Hans Müller` is `Hans Müller`), and those
+ * honorifics (`Prof. Dr.`); a name that is nothing but honorifics stays as it is.
+ */
+export function splitHonorific(name: string): { name: string; honorific: string } {
+  let rest = name;
+  const taken: string[] = [];
+  for (let m = HONORIFIC.exec(rest); m; m = HONORIFIC.exec(rest)) {
+    taken.push(m[0].trim());
+    rest = rest.slice(m[0].length);
+  }
+  return rest.trim() ? { name: rest.trim(), honorific: taken.join(' ') } : { name, honorific: '' };
+}
+
 /**
  * The nodes and edges one record says: a Company (by domain, else name), a Person (by profile URL, else name and
  * company) who WORKS_AT it, HOLDS_POSITION a Position (title at the company) and is LOCATED_IN a Location (the
- * company is, when there is no person), and a ScanReport holding every value of the record that DESCRIBES the
- * person and the company. A record naming neither a company nor a person yields only its ScanReport.
+ * company is, when there is no person), and a ScanReport holding every value of the record (and only of it: it
+ * replaces what the report held) that DESCRIBES the person and the company. A record naming neither a company nor a
+ * person yields only its ScanReport.
+ *
+ * The company's domain is the website or domain column's. The e-mail's domain names the company only when the record
+ * names no company (a company's name is its identity then, not where its people's mail is) and never when it is a
+ * personal mail provider's (`gmail.com`, `hotmail.de`: `isPersonalMailDomain`).
  */
 export function planRecord(columns: ReadonlyArray<{ id: string; header: string }>, roles: readonly ColumnRole[], record: TabularRecord): Plan {
   const at = (role: ColumnRole): number => roles.indexOf(role);
@@ -125,17 +166,21 @@ export function planRecord(columns: ReadonlyArray<{ id: string; header: string }
   const edges: PlannedEdge[] = [];
 
   const email = value('email');
-  const emailDomain = email.includes('@') ? normalizeDomain(email.split('@')[1] ?? '') : '';
+  const emailDomain = email.includes('@') ? normalizeDomain(email.slice(email.lastIndexOf('@') + 1)) : '';
   const companyName = value('company_name');
-  const domain = normalizeDomain(value('company_domain')) || emailDomain;
+  const ownDomain = normalizeDomain(value('company_domain'));
+  const mailDomain = !companyName && !ownDomain && emailDomain && !isPersonalMailDomain(emailDomain) ? emailDomain : '';
+  const domain = ownDomain || mailDomain;
   let company: PlannedNode | null = null;
   if (companyName || domain) {
     const properties: Record<string, unknown> = { name: companyName || domain, domain, industry: value('industry') };
     const key = resolutionKey('Company', properties);
-    if (key) company = { label: 'Company', key, name: companyName || domain, properties, source: sourceOf(companyName ? 'company_name' : 'company_domain') };
+    const source = sourceOf(companyName ? 'company_name' : ownDomain ? 'company_domain' : 'email');
+    if (key) company = { label: 'Company', key, name: companyName || domain, properties, source };
   }
 
-  const personName = value('person_name') || [value('first_name'), value('last_name')].filter(Boolean).join(' ');
+  const written = value('person_name') || [value('first_name'), value('last_name')].filter(Boolean).join(' ');
+  const { name: personName, honorific } = splitHonorific(written);
   const profile = value('profile_url');
   let person: PlannedNode | null = null;
   if (personName || profile) {
@@ -146,6 +191,7 @@ export function planRecord(columns: ReadonlyArray<{ id: string; header: string }
       title: value('title'),
       company: companyName,
       company_domain: domain,
+      honorific,
     };
     const key = resolutionKey('Person', properties);
     if (key) person = { label: 'Person', key, name: personName || profile, properties, source: sourceOf(personName ? 'person_name' : 'profile_url') };
@@ -187,7 +233,7 @@ export function planRecord(columns: ReadonlyArray<{ id: string; header: string }
   });
   const reportKey = resolutionKey('ScanReport', reportProps);
   if (reportKey) {
-    const report: PlannedNode = { label: 'ScanReport', key: reportKey, name: record.reportName, properties: reportProps, source: record.source };
+    const report: PlannedNode = { label: 'ScanReport', key: reportKey, name: record.reportName, properties: reportProps, source: record.source, replace: true };
     nodes.push(report);
     for (const described of [person, company]) {
       if (described) edges.push({ from: refOf(report), to: refOf(described), label: 'DESCRIBES', source: record.source });
@@ -267,4 +313,155 @@ export function planDocument(doc: GraphDocument, maxEntities: number): Plan {
     edges.push({ from: refOf(docNode), to: refOf(node), label: 'MENTIONS', source });
   }
   return { nodes, edges };
+}
+
+// ------------------------------------------------------------------------------ one entity under two forms of key
+
+/*
+ * A company is keyed by its domain when a record gives one, else by its name; a person by a profile URL, else by name
+ * and company. One entity can so arrive under both forms (a row with the website, another without), and the keys
+ * never meet. Before a job writes, `resolveCompanies` and `resolvePeople` give a name-keyed node the key of the one
+ * node of the other form it must be, from what the graph holds and what the job itself plans (the application looks
+ * the graph's candidates up: store `domainCompaniesNamed`, `profiledPeopleAt`). Exactly one candidate is required:
+ * with two (two companies named "Globex" at two domains) the name-keyed node stays apart.
+ */
+
+/** The folded name under which a name-keyed node was keyed, or null when its key is another form (or a digest). */
+function keyedName(node: PlannedNode, label: GraphNodeLabel): string | null {
+  if (node.label !== label || !node.key.startsWith('name:')) return null;
+  const name = foldName(typeof node.properties.name === 'string' ? node.properties.name : '');
+  return name && (node.key === `name:${name}` || node.key.startsWith(`name:${name}|`)) ? name : null;
+}
+
+const nodeName = (node: PlannedNode): string => foldName(typeof node.properties.name === 'string' ? node.properties.name : node.name);
+
+/** The folded names of the name-keyed companies of these plans: the graph's domain-keyed companies of these names are looked up. */
+export function companyNamesToResolve(plans: readonly Plan[]): string[] {
+  const names = new Set<string>();
+  for (const plan of plans) for (const node of plan.nodes) {
+    const name = keyedName(node, 'Company');
+    if (name) names.add(name);
+  }
+  return [...names];
+}
+
+function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  const set = map.get(key);
+  if (set) set.add(value);
+  else map.set(key, new Set([value]));
+}
+
+/** The one candidate of a name, from the graph's and the job's own, or null when there is none or more than one. */
+function onlyCandidate(...sets: Array<ReadonlySet<string> | undefined>): string | null {
+  const all = new Set<string>();
+  for (const set of sets) for (const v of set ?? []) all.add(v);
+  return all.size === 1 ? [...all][0]! : null;
+}
+
+/** A plan with some of its nodes re-keyed (`keys`: old ref → the node's new key, and properties to drop or set), its edges following. */
+function rekeyed(plan: Plan, keys: ReadonlyMap<string, { key: string; properties: Record<string, unknown> }>): Plan {
+  if (keys.size === 0) return plan;
+  const refs = new Map<string, string>();
+  const nodes = plan.nodes.map((node) => {
+    const change = keys.get(refOf(node));
+    if (!change) return node;
+    const next: PlannedNode = { ...node, key: change.key, properties: change.properties };
+    refs.set(refOf(node), refOf(next));
+    return next;
+  });
+  const edges = plan.edges.map((e) => ({ ...e, from: refs.get(e.from) ?? e.from, to: refs.get(e.to) ?? e.to }));
+  return { nodes, edges };
+}
+
+/** Properties without the node's `name`: a node resolved to another keeps that one's spelling of it. */
+function withoutName(properties: Record<string, unknown>): Record<string, unknown> {
+  const rest = { ...properties };
+  delete rest.name;
+  return rest;
+}
+
+/**
+ * Gives each name-keyed Company the key of the one domain-keyed Company whose folded name equals its own: the
+ * graph's (`known`: folded name → keys of its domain-keyed companies of that name) or one the same job plans (a row
+ * with the website beside a row without it, in either order). The record's person (when not keyed by a profile) and
+ * position, which name their company in their keys, follow it.
+ */
+export function resolveCompanies(plans: readonly Plan[], known: ReadonlyMap<string, ReadonlySet<string>>): Plan[] {
+  const planned = new Map<string, Set<string>>();
+  for (const plan of plans) for (const node of plan.nodes) {
+    if (node.label === 'Company' && node.key.startsWith('domain:')) addTo(planned, nodeName(node), node.key);
+  }
+  return plans.map((plan) => {
+    const keys = new Map<string, { key: string; properties: Record<string, unknown> }>();
+    const domains = new Map<string, string>();
+    for (const node of plan.nodes) {
+      const name = keyedName(node, 'Company');
+      const target = name === null ? null : onlyCandidate(known.get(name), planned.get(name));
+      if (target === null) continue;
+      keys.set(refOf(node), { key: target, properties: withoutName(node.properties) });
+      domains.set(refOf(node), target.slice('domain:'.length));
+    }
+    if (domains.size === 0) return plan;
+    // The person who works at it and the position at it: keyed by the company's domain now, as a row with it would be.
+    for (const e of plan.edges) {
+      const domain = domains.get(e.to);
+      if (domain === undefined || (e.label !== 'WORKS_AT' && e.label !== 'POSITION_AT')) continue;
+      const node = plan.nodes.find((n) => refOf(n) === e.from);
+      if (!node || (node.label !== 'Person' && node.label !== 'Position')) continue;
+      const properties = { ...node.properties, company_domain: domain };
+      const key = resolutionKey(node.label, properties);
+      if (key) keys.set(e.from, { key, properties });
+    }
+    return rekeyed(plan, keys);
+  });
+}
+
+/** A person's name and the key of the company they work at, as `profiledPeopleAt` looks them up. */
+export interface PersonAtCompany {
+  name: string;
+  companyKey: string;
+}
+
+export const personAtCompanyKey = (p: PersonAtCompany): string => `${p.name}\u0000${p.companyKey}`;
+
+/** Each Person of the plans with the company it WORKS_AT in its record, and whether it is keyed by a profile. */
+function peopleAtCompanies(plans: readonly Plan[]): Array<{ plan: number; node: PlannedNode; at: PersonAtCompany; profiled: boolean }> {
+  const out: Array<{ plan: number; node: PlannedNode; at: PersonAtCompany; profiled: boolean }> = [];
+  plans.forEach((plan, i) => {
+    for (const e of plan.edges) {
+      if (e.label !== 'WORKS_AT') continue;
+      const node = plan.nodes.find((n) => refOf(n) === e.from && n.label === 'Person');
+      const companyKey = e.to.startsWith('Company|') ? e.to.slice('Company|'.length) : '';
+      if (!node || !companyKey) continue;
+      const profiled = node.key.startsWith('profile:');
+      const name = profiled ? nodeName(node) : keyedName(node, 'Person');
+      if (name) out.push({ plan: i, node, at: { name, companyKey }, profiled });
+    }
+  });
+  return out;
+}
+
+/** The profile-less people of these plans, by name and company: the graph's profiled people at the company are looked up. */
+export function peopleToResolve(plans: readonly Plan[]): PersonAtCompany[] {
+  const seen = new Map<string, PersonAtCompany>();
+  for (const p of peopleAtCompanies(plans)) if (!p.profiled) seen.set(personAtCompanyKey(p.at), p.at);
+  return [...seen.values()];
+}
+
+/**
+ * Gives each Person keyed by name and company the key of the one profiled Person of the same folded name who works
+ * (or worked) at the same company: the graph's (`known`: `personAtCompanyKey` → their keys) or one the same job plans.
+ * Run after `resolveCompanies`, so the company is the resolved one.
+ */
+export function resolvePeople(plans: readonly Plan[], known: ReadonlyMap<string, ReadonlySet<string>>): Plan[] {
+  const people = peopleAtCompanies(plans);
+  const planned = new Map<string, Set<string>>();
+  for (const p of people) if (p.profiled) addTo(planned, personAtCompanyKey(p.at), p.node.key);
+  const keys = plans.map(() => new Map<string, { key: string; properties: Record<string, unknown> }>());
+  for (const p of people) {
+    if (p.profiled) continue;
+    const target = onlyCandidate(known.get(personAtCompanyKey(p.at)), planned.get(personAtCompanyKey(p.at)));
+    if (target !== null) keys[p.plan]!.set(refOf(p.node), { key: target, properties: withoutName(p.node.properties) });
+  }
+  return plans.map((plan, i) => rekeyed(plan, keys[i]!));
 }

@@ -1,4 +1,5 @@
 import type { Sql } from '@lore/runtime';
+import { personAtCompanyKey, type PersonAtCompany } from '../domain/knowledge-graph';
 
 /**
  * Knowledge graphs, their jobs, typed nodes and bi-temporal edges (migration 0008; docs/memory.md, "Knowledge
@@ -326,6 +327,8 @@ export interface NodeInput {
   name: string;
   properties: Record<string, unknown>;
   source: Provenance;
+  /** The node's properties and name become exactly these (a ScanReport: its record as it is now), not a merge. */
+  replace?: boolean;
 }
 
 export interface NodeRow {
@@ -348,23 +351,65 @@ const toNode = (r: RawNode): NodeRow => ({ ...r, node_id: String(r.node_id), cre
 export const nodeRef = (label: NodeLabel, key: string): string => `${label}|${key}`;
 
 /**
- * Creates or resolves nodes in one statement: a node with the same label and resolution key is the same entity,
- * and the properties seen now are merged into what it had (a new non-empty value wins). Inputs naming the same
- * entity twice are merged first. Returns every input's node id by `nodeRef`, and how many nodes were new.
+ * Creates or resolves nodes: a node with the same label and resolution key is the same entity, and the properties
+ * seen now are merged into what it had (a new non-empty value wins; a blank never erases). A node marked `replace`
+ * (a ScanReport) instead holds exactly what it is given now, name included, and the keys graph chat found it by that
+ * it no longer has are dropped (migration 0010 adds the new ones). Inputs naming the same entity twice are merged first
+ * (a later `replace` input wins whole), the name of the first input that has a `name` property kept. Returns every
+ * input's node id by `nodeRef`, and how many nodes were new.
  */
 export async function upsertNodes(sql: Sql, tenantId: string, graphId: string, nodes: readonly NodeInput[]): Promise<{ ids: Map<string, string>; created: number }> {
   const merged = new Map<string, NodeInput>();
   for (const n of nodes) {
     const ref = nodeRef(n.label, n.key);
     const seen = merged.get(ref);
-    merged.set(ref, seen ? { ...seen, properties: { ...seen.properties, ...n.properties } } : n);
+    if (!seen || n.replace) merged.set(ref, n);
+    else merged.set(ref, { ...seen, name: seen.properties.name === undefined && n.properties.name !== undefined ? n.name : seen.name, properties: { ...seen.properties, ...n.properties } });
   }
   const ids = new Map<string, string>();
-  if (merged.size === 0) return { ids, created: 0 };
+  let created = 0;
   const list = [...merged.values()];
-  // A node that already holds every property seen now is not rewritten (no new row version, no index or trigger
-  // work): it is read back by its key instead. The read sees the statement's snapshot, where such a node exists:
-  // writers of one graph hold its row lock (`getGraph(..., true)`), so none can add it between the two.
+  for (const replace of [false, true]) {
+    const group = list.filter((n) => (n.replace === true) === replace);
+    if (group.length === 0) continue;
+    const written = await writeNodes(sql, tenantId, graphId, group, replace);
+    for (const [ref, id] of written.ids) ids.set(ref, id);
+    created += written.created;
+  }
+  return { ids, created };
+}
+
+async function writeNodes(sql: Sql, tenantId: string, graphId: string, list: readonly NodeInput[], replace: boolean): Promise<{ ids: Map<string, string>; created: number }> {
+  const params = [
+    tenantId,
+    graphId,
+    list.map((n) => n.label),
+    list.map((n) => n.key),
+    list.map((n) => n.name),
+    list.map((n) => JSON.stringify(dropEmpty(n.properties))),
+    list.map((n) => n.source.kind),
+    list.map((n) => n.source.id),
+  ];
+  if (replace) {
+    // The keys of what a replaced node held: another record's values (a name, a title) must not find it any more.
+    await sql.query(
+      `DELETE FROM graph.kg_node_keys k
+        USING graph.kg_nodes n, unnest($3::text[], $4::text[], $5::text[], $6::text[]) AS x(label, key, name, props)
+        WHERE n.tenant_id = $1 AND n.graph_id = $2 AND n.label = x.label AND n.resolution_key = x.key
+          AND (n.properties <> x.props::jsonb OR n.name <> x.name)
+          AND k.tenant_id = $1 AND k.graph_id = $2 AND k.node_id = n.node_id`,
+      params.slice(0, 6),
+    );
+  }
+  // A node that already holds every property seen now (exactly them, when replaced) is not rewritten (no new row
+  // version, no index or trigger work): it is read back by its key instead. The read sees the statement's snapshot,
+  // where such a node exists: writers of one graph hold its row lock (`getGraph(..., true)`), so none can add it
+  // between the two.
+  const update = replace
+    ? `DO UPDATE SET properties = EXCLUDED.properties, name = EXCLUDED.name, updated_at = now()
+         WHERE n.properties <> EXCLUDED.properties OR n.name <> EXCLUDED.name`
+    : `DO UPDATE SET properties = n.properties || EXCLUDED.properties, updated_at = now()
+         WHERE NOT (n.properties @> EXCLUDED.properties)`;
   const r = await sql.query<{ node_id: string | number; label: NodeLabel; resolution_key: string; inserted: boolean }>(
     `WITH x AS (
        SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) AS x(label, key, name, props, skind, sid)
@@ -372,8 +417,7 @@ export async function upsertNodes(sql: Sql, tenantId: string, graphId: string, n
        INSERT INTO graph.kg_nodes AS n (tenant_id, graph_id, label, resolution_key, name, properties, source_kind, source_id)
        SELECT $1, $2, x.label, x.key, x.name, x.props::jsonb, x.skind, x.sid FROM x
        ON CONFLICT (tenant_id, graph_id, label, resolution_key)
-       DO UPDATE SET properties = n.properties || EXCLUDED.properties, updated_at = now()
-         WHERE NOT (n.properties @> EXCLUDED.properties)
+       ${update}
        RETURNING node_id, label, resolution_key, (xmax = 0) AS inserted
      )
      SELECT node_id, label, resolution_key, inserted FROM written
@@ -381,17 +425,9 @@ export async function upsertNodes(sql: Sql, tenantId: string, graphId: string, n
      SELECT n.node_id, n.label, n.resolution_key, false FROM x
        JOIN graph.kg_nodes n ON n.tenant_id = $1 AND n.graph_id = $2 AND n.label = x.label AND n.resolution_key = x.key
       WHERE NOT EXISTS (SELECT 1 FROM written w WHERE w.label = x.label AND w.resolution_key = x.key)`,
-    [
-      tenantId,
-      graphId,
-      list.map((n) => n.label),
-      list.map((n) => n.key),
-      list.map((n) => n.name),
-      list.map((n) => JSON.stringify(dropEmpty(n.properties))),
-      list.map((n) => n.source.kind),
-      list.map((n) => n.source.id),
-    ],
+    params,
   );
+  const ids = new Map<string, string>();
   let created = 0;
   for (const row of r.rows) {
     ids.set(nodeRef(row.label, row.resolution_key), String(row.node_id));
@@ -407,6 +443,72 @@ function dropEmpty(p: Record<string, unknown>): Record<string, unknown> {
   for (const [k, v] of Object.entries(p)) {
     if (v === null || v === undefined || (typeof v === 'string' && v.trim() === '')) continue;
     out[k] = v;
+  }
+  return out;
+}
+
+/** The longest key graph chat's node keys hold (migration 0010): a longer name is looked up nowhere. */
+const MAX_MATCH_KEY = 200;
+
+/**
+ * The graph's companies keyed by their domain whose name (the node's `name`, or its `name` property) folds to one of
+ * `names` (folded by `foldName`): folded name → their resolution keys. Found through graph chat's node keys
+ * (migration 0010), which hold every node's folded names; `graph.kg_fold` folds as `foldName` does.
+ */
+export async function domainCompaniesNamed(sql: Sql, tenantId: string, graphId: string, names: readonly string[]): Promise<Map<string, Set<string>>> {
+  const wanted = [...new Set(names)].filter((n) => n !== '' && n.length <= MAX_MATCH_KEY);
+  const out = new Map<string, Set<string>>();
+  if (wanted.length === 0) return out;
+  const r = await sql.query<{ folded: string; key: string }>(
+    `SELECT DISTINCT k.match_key AS folded, n.resolution_key AS key
+       FROM graph.kg_node_keys k
+       JOIN graph.kg_nodes n ON n.tenant_id = k.tenant_id AND n.graph_id = k.graph_id AND n.node_id = k.node_id
+      WHERE k.tenant_id = $1 AND k.graph_id = $2 AND k.match_key = ANY($3::text[])
+        AND n.label = 'Company' AND left(n.resolution_key, 7) = 'domain:'
+        AND (graph.kg_fold(n.name) = k.match_key OR graph.kg_fold(n.properties ->> 'name') = k.match_key)`,
+    [tenantId, graphId, wanted],
+  );
+  for (const row of r.rows) {
+    const set = out.get(row.folded) ?? new Set<string>();
+    set.add(row.key);
+    out.set(row.folded, set);
+  }
+  return out;
+}
+
+/**
+ * The graph's people keyed by a profile URL whose name folds to one of these people's names and who work or worked
+ * (a WORKS_AT fact, open or closed) at that person's company (by its resolution key): `personAtCompanyKey` → their
+ * resolution keys.
+ */
+export async function profiledPeopleAt(
+  sql: Sql,
+  tenantId: string,
+  graphId: string,
+  people: readonly PersonAtCompany[],
+): Promise<Map<string, Set<string>>> {
+  const wanted = people.filter((p) => p.name !== '' && p.name.length <= MAX_MATCH_KEY);
+  const out = new Map<string, Set<string>>();
+  if (wanted.length === 0) return out;
+  const pairs = new Set(wanted.map(personAtCompanyKey));
+  const r = await sql.query<{ folded: string; company_key: string; key: string }>(
+    `SELECT DISTINCT k.match_key AS folded, c.resolution_key AS company_key, p.resolution_key AS key
+       FROM graph.kg_node_keys k
+       JOIN graph.kg_nodes p ON p.tenant_id = k.tenant_id AND p.graph_id = k.graph_id AND p.node_id = k.node_id
+       JOIN graph.kg_edges e ON e.tenant_id = p.tenant_id AND e.graph_id = p.graph_id AND e.from_node = p.node_id
+       JOIN graph.kg_nodes c ON c.tenant_id = e.tenant_id AND c.graph_id = e.graph_id AND c.node_id = e.to_node
+      WHERE k.tenant_id = $1 AND k.graph_id = $2 AND k.match_key = ANY($3::text[])
+        AND p.label = 'Person' AND left(p.resolution_key, 8) = 'profile:'
+        AND (graph.kg_fold(p.name) = k.match_key OR graph.kg_fold(p.properties ->> 'name') = k.match_key)
+        AND e.label = 'WORKS_AT' AND c.label = 'Company' AND c.resolution_key = ANY($4::text[])`,
+    [tenantId, graphId, [...new Set(wanted.map((p) => p.name))], [...new Set(wanted.map((p) => p.companyKey))]],
+  );
+  for (const row of r.rows) {
+    const pair = personAtCompanyKey({ name: row.folded, companyKey: row.company_key });
+    if (!pairs.has(pair)) continue;
+    const set = out.get(pair) ?? new Set<string>();
+    set.add(row.key);
+    out.set(pair, set);
   }
   return out;
 }
