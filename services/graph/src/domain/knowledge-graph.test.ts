@@ -227,6 +227,8 @@ describe('one entity under two forms of key', () => {
     expect(keysOf(resolved, 'Company')).toEqual(['domain:acme.de', 'domain:societegenerale.com', 'name:initech']);
     // Its spelling does not replace the name of the company it resolved to; the rest of what it says is kept.
     expect(resolved[0]!.nodes[0]!.properties).toEqual({ domain: '', industry: '' });
+    // Should its batch write the node first, the node is named as the row with the domain names it.
+    expect(resolved[0]!.nodes[0]!.name).toBe('Acme GmbH');
     expect(facts(resolved)[0]).toBe('Company|domain:acme.de LOCATED_IN Location|name:berlin');
     expect(resolved[0]!.edges.filter((e) => e.label === 'DESCRIBES').map((e) => e.to)).toEqual(['Company|domain:acme.de']);
     // The plans given are not changed.
@@ -277,6 +279,7 @@ describe('one entity under two forms of key', () => {
     // At Initech no profiled Anna Müller is known: that one stays apart.
     expect(keysOf(resolved, 'Person')).toEqual(['profile:linkedin.com/in/anna-mueller', 'name:anna muller|initech.io']);
     expect(resolved[1]!.nodes.find((n) => n.label === 'Person')!.properties).not.toHaveProperty('name');
+    expect(resolved[1]!.nodes.find((n) => n.label === 'Person')!.name).toBe('Anna Müller');
     expect(facts([resolved[1]!])[0]).toBe('Person|profile:linkedin.com/in/anna-mueller WORKS_AT Company|domain:acme.de');
 
     // The graph's profiled people count too; two of them keep the person apart.

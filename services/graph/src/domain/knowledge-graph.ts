@@ -358,14 +358,21 @@ function onlyCandidate(...sets: Array<ReadonlySet<string> | undefined>): string 
   return all.size === 1 ? [...all][0]! : null;
 }
 
-/** A plan with some of its nodes re-keyed (`keys`: old ref → the node's new key, and properties to drop or set), its edges following. */
-function rekeyed(plan: Plan, keys: ReadonlyMap<string, { key: string; properties: Record<string, unknown> }>): Plan {
+/** How `rekeyed` changes a node: its new key and properties, and the name a node it creates is given. */
+interface Rekey {
+  key: string;
+  properties: Record<string, unknown>;
+  name?: string;
+}
+
+/** A plan with some of its nodes re-keyed (`keys`: by old ref), its edges following. */
+function rekeyed(plan: Plan, keys: ReadonlyMap<string, Rekey>): Plan {
   if (keys.size === 0) return plan;
   const refs = new Map<string, string>();
   const nodes = plan.nodes.map((node) => {
     const change = keys.get(refOf(node));
     if (!change) return node;
-    const next: PlannedNode = { ...node, key: change.key, properties: change.properties };
+    const next: PlannedNode = { ...node, key: change.key, properties: change.properties, name: change.name ?? node.name };
     refs.set(refOf(node), refOf(next));
     return next;
   });
@@ -388,17 +395,22 @@ function withoutName(properties: Record<string, unknown>): Record<string, unknow
  */
 export function resolveCompanies(plans: readonly Plan[], known: ReadonlyMap<string, ReadonlySet<string>>): Plan[] {
   const planned = new Map<string, Set<string>>();
+  // A node the job creates under the key is named as the job's first row with that key names it, whichever batch
+  // writes it first.
+  const names = new Map<string, string>();
   for (const plan of plans) for (const node of plan.nodes) {
-    if (node.label === 'Company' && node.key.startsWith('domain:')) addTo(planned, nodeName(node), node.key);
+    if (node.label !== 'Company' || !node.key.startsWith('domain:')) continue;
+    addTo(planned, nodeName(node), node.key);
+    if (!names.has(node.key)) names.set(node.key, node.name);
   }
   return plans.map((plan) => {
-    const keys = new Map<string, { key: string; properties: Record<string, unknown> }>();
+    const keys = new Map<string, Rekey>();
     const domains = new Map<string, string>();
     for (const node of plan.nodes) {
       const name = keyedName(node, 'Company');
       const target = name === null ? null : onlyCandidate(known.get(name), planned.get(name));
       if (target === null) continue;
-      keys.set(refOf(node), { key: target, properties: withoutName(node.properties) });
+      keys.set(refOf(node), { key: target, properties: withoutName(node.properties), name: names.get(target) });
       domains.set(refOf(node), target.slice('domain:'.length));
     }
     if (domains.size === 0) return plan;
@@ -456,12 +468,17 @@ export function peopleToResolve(plans: readonly Plan[]): PersonAtCompany[] {
 export function resolvePeople(plans: readonly Plan[], known: ReadonlyMap<string, ReadonlySet<string>>): Plan[] {
   const people = peopleAtCompanies(plans);
   const planned = new Map<string, Set<string>>();
-  for (const p of people) if (p.profiled) addTo(planned, personAtCompanyKey(p.at), p.node.key);
-  const keys = plans.map(() => new Map<string, { key: string; properties: Record<string, unknown> }>());
+  const names = new Map<string, string>();
+  for (const p of people) {
+    if (!p.profiled) continue;
+    addTo(planned, personAtCompanyKey(p.at), p.node.key);
+    if (!names.has(p.node.key)) names.set(p.node.key, p.node.name);
+  }
+  const keys = plans.map(() => new Map<string, Rekey>());
   for (const p of people) {
     if (p.profiled) continue;
     const target = onlyCandidate(known.get(personAtCompanyKey(p.at)), planned.get(personAtCompanyKey(p.at)));
-    if (target !== null) keys[p.plan]!.set(refOf(p.node), { key: target, properties: withoutName(p.node.properties) });
+    if (target !== null) keys[p.plan]!.set(refOf(p.node), { key: target, properties: withoutName(p.node.properties), name: names.get(target) });
   }
   return plans.map((plan, i) => rekeyed(plan, keys[i]!));
 }
