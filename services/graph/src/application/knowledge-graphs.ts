@@ -2,6 +2,7 @@ import { cutUnits } from '@lore/ai';
 import { TOPICS, withinReach, type GraphJobMessage, type MemoryReach } from '@lore/contracts';
 import { AppError, announceBlob, claimEvent, detailError, enqueueOutbox, settleBlob, type Sql } from '@lore/runtime';
 import { GRAPH_BLOB_OWNER } from './blob-owner';
+import { documentNaming, withDocumentNaming } from '../domain/document-names';
 import { extractEntities } from '../domain/entities';
 import {
   columnRoles,
@@ -539,14 +540,16 @@ async function planConnectors(deps: MemoryDeps, tenantId: string, job: GraphJobR
       memoryIds: Array.isArray(reach.memory_ids) ? reach.memory_ids.filter((m): m is string => typeof m === 'string') : null,
     });
   });
-  const plans = docs.map((d) => ({
-    plan: planDocument(
-      { doc_id: d.doc_id, memory_id: d.memory_id, cc_pair_id: Number(d.cc_pair_id), title: d.title, link: d.link, source_type: d.source_type, external_id: d.external_id, entities: extractEntities(d.content, GRAPH_LIMITS.maxEntitiesPerDocument) },
-      GRAPH_LIMITS.maxEntitiesPerDocument,
-    ),
-    sources: [documentSourceId({ ...d, cc_pair_id: Number(d.cc_pair_id) })],
-    memoryId: d.memory_id,
-  }));
+  const plans = docs.map((d) => {
+    // A file is named by its file name, anything else by its title; the node keeps both (domain/document-names.ts).
+    const naming = documentNaming(d);
+    const doc = { doc_id: d.doc_id, memory_id: d.memory_id, cc_pair_id: Number(d.cc_pair_id), title: naming.name, link: d.link, source_type: d.source_type, external_id: d.external_id, entities: extractEntities(d.content, GRAPH_LIMITS.maxEntitiesPerDocument) };
+    return {
+      plan: withDocumentNaming(planDocument(doc, GRAPH_LIMITS.maxEntitiesPerDocument), naming),
+      sources: [documentSourceId(doc)],
+      memoryId: d.memory_id,
+    };
+  });
   // Both modes close what deleted documents said (a changed document is a new copy of the same source).
   const places = new Map(docs.map((d) => [`${d.workspace_id}\u0000${d.memory_id}`, { workspace_id: d.workspace_id, memory_id: d.memory_id }]));
   return { unit: 'documents', rows: docs.length, sourceKind: 'document', plans, closeDeletedDocuments: true, adminOnly: docs.some((d) => !d.access_public), places: [...places.values()] };
