@@ -1,4 +1,4 @@
-import { contentTerms, numbersIn, splitSentences, termSet } from './text';
+import { contentTerms, numbersIn, splitSentences, termSet, type TextOptions } from './text';
 
 /** A retrieved chunk as the answerer saw it, numbered from 1 in retrieval order. */
 export interface SourceChunk {
@@ -94,9 +94,10 @@ export function normalizeMarkers(text: string): { text: string; dropped: number 
 /**
  * How well `chunk` supports `claim`: the share of the claim's content terms found in the chunk, forced to 0
  * when the claim states a number the chunk does not contain (numbers are where paraphrase turns into error).
+ * `options`: how the claim is read into terms (the chunk's terms must have been read the same way).
  */
-export function supportScore(claim: string, chunkTerms: Set<string>, chunkNumbers: Set<string>): number {
-  const terms = new Set(contentTerms(claim));
+export function supportScore(claim: string, chunkTerms: Set<string>, chunkNumbers: Set<string>, options: TextOptions = {}): number {
+  const terms = new Set(contentTerms(claim, undefined, options));
   if (terms.size === 0) return 0;
   for (const n of numbersIn(claim)) if (!chunkNumbers.has(n)) return 0;
   let hit = 0;

@@ -45,4 +45,4 @@ export {
 } from './citations';
 export { completeSentencesUpTo, groundedAnswerStream, type GroundedPiece, type GroundedStreamRequest } from './grounded-stream';
 export { DEFAULT_EXTRACTIVE, extractiveAnswer, NO_ANSWER, type ExtractiveOptions } from './extractive';
-export { contentTerms, cutUnits, numbersIn, splitSentences, stem, STOPWORDS, termSet, truncate, words } from './text';
+export { contentTerms, cutUnits, numbersIn, SEGMENTED, splitSentences, stem, STOPWORDS, termSet, truncate, withoutLinks, words, type TextOptions } from './text';

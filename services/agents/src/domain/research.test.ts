@@ -349,3 +349,129 @@ describe('deep research rules', () => {
     expect(readResearchState({ query: 'q' })).toMatchObject({ query: 'q', max_concurrent_research_units: 5, max_researcher_iterations: 3, sources: [], spent: { fetches: 0 } });
   });
 });
+
+describe('the citation checker on scripts written without spaces, links and tables', () => {
+  const zh: ResearchSource = { n: 1, url: 'http://zh.localhost/', title: '蚂蚁科技 | 北京金融科技公司', text: '蚂蚁科技是一家位于北京的金融科技公司，成立于2016年，有99名员工。它为小商店提供支付服务。' };
+  const ja: ResearchSource = { n: 2, url: 'http://ja.localhost/', title: 'クイルフィン', text: 'クイルフィンはベルリンのフィンテック企業で、2016年に設立されました。従業員は99人です。小さな店舗向けに決済APIを提供しています。' };
+  const th: ResearchSource = { n: 3, url: 'http://th.localhost/', title: 'ควอลฟิน บริษัทฟินเทคในเบอร์ลิน', text: 'ควอลฟินเป็นบริษัทฟินเทคในเบอร์ลิน ประเทศเยอรมนี มีพนักงาน 99 คน ก่อตั้งในปี 2016 ควอลฟินพัฒนาระบบชำระเงินสำหรับร้านค้าขนาดเล็ก' };
+  const ko: ResearchSource = { n: 4, url: 'http://ko.localhost/', title: '퀼핀', text: '퀼핀은 베를린의 핀테크 회사이며 2016년에 설립되었습니다. 직원은 99명입니다.' };
+  const report = (...lines: string[]) => ['## Executive summary', '', ...lines, '', '## Sources', ''].join('\n');
+
+  it('removes a Chinese claim that cites nothing, keeps one its Chinese page supports and removes one it does not', () => {
+    // Until 2026-12-01 a Chinese sentence was one "word", no claim, and kept unchecked.
+    const uncited = checkReport(report('蚂蚁科技在2021年被环球控股以九亿美元收购。'), [zh]);
+    expect(uncited.removed).toEqual([{ sentence: '蚂蚁科技在2021年被环球控股以九亿美元收购。', reason: 'uncited' }]);
+    expect(uncited.report).not.toContain('环球');
+    expect(reportClaims(report('蚂蚁科技在2021年被环球控股以九亿美元收购。'))).toEqual([{ claim: '蚂蚁科技在2021年被环球控股以九亿美元收购。', markers: [] }]);
+    // Sentences end at 。 with no space after it, each checked against what it cites.
+    const cited = checkReport(report('蚂蚁科技是一家位于北京的金融科技公司，成立于2016年 [1]。蚂蚁科技为小商店提供支付服务 [1]。蚂蚁科技被环球控股以九亿美元收购 [1]。'), [zh]);
+    expect(cited.removed).toEqual([{ sentence: '蚂蚁科技被环球控股以九亿美元收购。', reason: 'unsupported' }]);
+    expect(cited.report).toContain('\n蚂蚁科技是一家位于北京的金融科技公司，成立于2016年 [1]。蚂蚁科技为小商店提供支付服务 [1]。\n');
+    expect(cited.cited).toEqual([1]);
+    expect(supports('蚂蚁科技为小商店提供支付服务', zh)).toBe(true);
+    // A number the page does not state is no more supported in full-width digits than in ASCII ones.
+    expect(checkReport(report('蚂蚁科技成立于２０１９年，位于北京 [1]。'), [zh]).removed).toHaveLength(1);
+    expect(checkReport(report('蚂蚁科技成立于２０１６年，位于北京 [1]。'), [zh]).removed).toEqual([]);
+  });
+
+  it('writes an extractive report from a Chinese page, a note a sentence, that the checker keeps whole', () => {
+    const page: ResearchSource = { n: 1, url: 'http://zh.localhost/', title: '蚂蚁科技', text: '蚂蚁科技是一家位于北京的金融科技公司，成立于2016年，目前有99名员工。蚂蚁科技为北京、上海和广州的小商店提供移动支付服务和在线记账软件。' };
+    const s = newResearchState({ query: '北京的金融科技公司', allow_clarification: false, max_concurrent_research_units: 5, max_researcher_iterations: 3, service_id: 'svc-1' });
+    const areas = planAreas(s.query).slice(0, 1);
+    const notes = takeNotes(areas[0]!.question, page);
+    expect(notes.map((n) => n.text)).toEqual(['蚂蚁科技是一家位于北京的金融科技公司，成立于2016年，目前有99名员工。', '蚂蚁科技为北京、上海和广州的小商店提供移动支付服务和在线记账软件。']);
+    const checked = checkReport(writeReport(s, [{ area: areas[0]!, notes }], null), [page], { own: ownReportLines({ ...s, areas }) });
+    expect(checked.removed).toEqual([]);
+    expect(checked.report).toContain('蚂蚁科技是一家位于北京的金融科技公司，成立于2016年，目前有99名员工 [1]。');
+    expect(checked.cited).toEqual([1]);
+  });
+
+  it('checks Japanese and Thai claims word by word, and Korean as before', () => {
+    const ja1 = checkReport(report('クイルフィンはベルリンのフィンテック企業です [2]。クイルフィンは2021年にグローベックスに買収されました [2]。クイルフィンはベルリンの銀行をすべて所有しています。'), [zh, ja]);
+    expect(ja1.removed.map((r) => r.reason)).toEqual(['unsupported', 'uncited']);
+    expect(ja1.report).toContain('\nクイルフィンはベルリンのフィンテック企業です [2]。\n');
+    // Thai marks a sentence with a space: a cited one ends at the space after its marker.
+    const thai = checkReport(report('ควอลฟินพัฒนาระบบชำระเงินสำหรับร้านค้าขนาดเล็ก [3] ควอลฟินถูกซื้อกิจการโดยบริษัทโกลเบ็กซ์ด้วยเงินเก้าร้อยล้านดอลลาร์ [3] ควอลฟินล้มละลายในปี 2023'), [th]);
+    expect(thai.removed).toEqual([
+      { sentence: 'ควอลฟินถูกซื้อกิจการโดยบริษัทโกลเบ็กซ์ด้วยเงินเก้าร้อยล้านดอลลาร์', reason: 'unsupported' },
+      { sentence: 'ควอลฟินล้มละลายในปี 2023', reason: 'uncited' },
+    ]);
+    expect(thai.report).toContain('\nควอลฟินพัฒนาระบบชำระเงินสำหรับร้านค้าขนาดเล็ก [3]\n');
+    const korean = checkReport(report('퀼핀은 베를린의 핀테크 회사이며 2016년에 설립되었습니다 [4]. 퀼핀은 글로벡스에 인수되었습니다 [4]. 퀼핀은 모든 은행을 소유합니다.'), [ko]);
+    expect(korean.removed.map((r) => r.reason)).toEqual(['unsupported', 'uncited']);
+    expect(korean.report).toContain('\n퀼핀은 베를린의 핀테크 회사이며 2016년에 설립되었습니다 [4].\n');
+  });
+
+  it("judges support on prose: a link's address is no part of a claim, nor of a page", () => {
+    // The page's addresses hold "globex acquired quillfin 2021"; its prose does not.
+    const page: ResearchSource = { ...quillfin, text: `${quillfin.text} Read more at https://news.example/globex-acquired-quillfin-2021-for-900-million or on [the press page](https://press.example/globex/acquired/quillfin/2021).` };
+    expect(supports('Globex acquired Quillfin in 2021.', page)).toBe(false);
+    expect(checkReport(report('Globex acquired Quillfin in 2021 [1].'), [page]).removed).toEqual([{ sentence: 'Globex acquired Quillfin in 2021.', reason: 'unsupported' }]);
+    // A claim with a link is supported on its words, not its address's (numbers included); the link stays.
+    const linked = [
+      'Quillfin builds payment APIs for small shops, as [its site](https://quillfin.example/archive-2099/launch-news) says [1].',
+      'Quillfin is a fintech company in Berlin (https://registry.example/companies/hrb-778899) [1].',
+    ];
+    const kept = checkReport(report(...linked), [quillfin]);
+    expect(kept.removed).toEqual([]);
+    for (const l of linked) expect(kept.report).toContain(`\n${l}\n`);
+    // A sentence that is a link, and little more, is still a claim to cite, and only its prose can be supported.
+    const bare = checkReport(report('Read https://evil.example/free-money-offer now.', 'See https://evil.example/quillfin-payment-apis-small-shops [1].'), [quillfin]);
+    expect(bare.removed.map((r) => r.reason)).toEqual(['uncited', 'unsupported']);
+    expect(bare.report).not.toContain('evil.example');
+  });
+
+  it('checks a table row by row, as sentences: header and delimiter rows stay, every row keeps its columns, a claim no source supports leaves its cell', () => {
+    const table = [
+      '| Company | Founded | Employees | Notes |',
+      '|---|:---:|---:|---|',
+      '| Quillfin | 2016 | 99 | Builds payment APIs for small shops [1] |',
+      '| Ledgerly | 2019 | 40 | [2] |',
+      '|  Ledgerly [2]  | Germany | 40 | Sells bookkeeping software to freelancers |',
+      '| Quillfin [1] | 2016 | 99 | Was bought by Globex Holdings for 900 million dollars [1] |',
+      '| Quillfin | 2016 | 99 | Was bought by Globex Holdings for 900 million dollars [1] |',
+      '| Globex Holdings | 1850 | 90000 | [1] |',
+      '| Ledgerly | Berlin | 40 | Sells bookkeeping software to freelancers |',
+      '| Ledgerly [1][2] | Berlin | 40 |  |',
+    ];
+    const injected = ['| Company | Quillfin secretly owns every bank in Berlin and Germany |', '|---|---|', '| Quillfin | Builds payment APIs for small shops [1] |'];
+    const bare = ['Company | Founded', '--- | ---', 'Quillfin [1] | 2016', 'Globex | 1850 [1]'];
+    const sources = [quillfin, ledgerly];
+    const checked = checkReport(report(...table, '', ...injected, '', ...bare), sources);
+    expect(checked.removed).toEqual([
+      { sentence: 'Was bought by Globex Holdings for 900 million dollars', reason: 'unsupported' },
+      // The row's facts, cited only by the marker of the claim removed beside them, go with it.
+      { sentence: 'Was bought by Globex Holdings for 900 million dollars', reason: 'unsupported' },
+      { sentence: 'Quillfin | 2016 | 99', reason: 'unsupported' },
+      { sentence: 'Globex Holdings | 1850 | 90000', reason: 'unsupported' },
+      { sentence: 'Ledgerly | Berlin | 40 | Sells bookkeeping software to freelancers', reason: 'uncited' },
+      { sentence: 'Quillfin secretly owns every bank in Berlin and Germany', reason: 'uncited' },
+      { sentence: 'Globex | 1850', reason: 'unsupported' },
+    ]);
+    const body = checked.report.split('## Sources')[0]!.split('## Executive summary')[1]!.trim();
+    expect(body).toBe(
+      [
+        // Rows the check leaves as they were keep their layout; a row the check changed is written again.
+        ...table.slice(0, 5),
+        '| Quillfin [1] | 2016 | 99 |  |',
+        '| Ledgerly [2] | Berlin | 40 |  |',
+        '',
+        '| Company |  |',
+        ...injected.slice(1),
+        '',
+        ...bare.slice(0, 3),
+      ].join('\n'),
+    );
+    expect(checked.cited).toEqual([1, 2]);
+    // Every claim left cites only sources that support it (as the benchmark counts), and a second check changes nothing.
+    const claims = reportClaims(checked.report);
+    expect(claims).toHaveLength(8);
+    for (const c of claims) {
+      expect(c.markers.length).toBeGreaterThan(0);
+      for (const n of c.markers) expect(supports(c.claim, sources[n - 1]!)).toBe(true);
+    }
+    const again = checkReport(checked.report, sources);
+    expect(again.removed).toEqual([]);
+    expect(again.report).toBe(checked.report);
+  });
+});

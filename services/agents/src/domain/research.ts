@@ -1,4 +1,4 @@
-import { contentTerms, cutUnits, numbersIn, splitSentences, supportScore, termSet } from '@lore/ai';
+import { contentTerms, cutUnits, numbersIn, SEGMENTED, splitSentences, supportScore, termSet, withoutLinks } from '@lore/ai';
 
 /**
  * Deep research (docs/agents.md, "Deep research"), the rules with no HTTP and no SQL: the workflow's state document,
@@ -333,15 +333,19 @@ export function isProse(text: string): boolean {
  */
 export const plainNote = (text: string): string => text.replace(/\s+/g, ' ').trim().replace(/^(?:[>#]+\s*)+/, '');
 
-/** Sentences of a page's text worth keeping for a question: those sharing its words, best first (at most `max`). */
+/**
+ * Sentences of a page's text worth keeping for a question: those sharing its words, best first (at most `max`). Read as
+ * the checker reads them (`SEGMENTED`), so a note from a page in Chinese, Japanese or Thai is one sentence, the unit
+ * its marker vouches for.
+ */
 export function takeNotes(question: string, source: ResearchSource, max = NOTES_PER_PAGE): ResearchNote[] {
-  const terms = termSet(question);
+  const terms = termSet(question, SEGMENTED);
   const scored: Array<{ text: string; score: number; i: number }> = [];
-  splitSentences(source.text, 400).forEach((sentence, i) => {
+  splitSentences(source.text, 400, SEGMENTED).forEach((sentence, i) => {
     const text = plainNote(sentence);
-    if (text.length < 30 || text.length > 500 || contentTerms(text).length < 4 || !isProse(text)) return;
+    if (text.length < 30 || text.length > 500 || contentTerms(text, undefined, SEGMENTED).length < 4 || !isProse(text)) return;
     let score = 0;
-    for (const t of new Set(contentTerms(text))) if (terms.has(t)) score++;
+    for (const t of new Set(contentTerms(text, undefined, SEGMENTED))) if (terms.has(t)) score++;
     if (score > 0) scored.push({ text, score, i });
   });
   scored.sort((a, b) => b.score - a.score || a.i - b.i);
@@ -350,15 +354,15 @@ export function takeNotes(question: string, source: ResearchSource, max = NOTES_
 
 /** An area's notes compressed: each sentence once (the same words from two pages count once), best first. */
 export function compressNotes(question: string, notes: readonly ResearchNote[], max = NOTES_PER_AREA): ResearchNote[] {
-  const terms = termSet(question);
+  const terms = termSet(question, SEGMENTED);
   const seen = new Set<string>();
   const out: Array<ResearchNote & { score: number; i: number }> = [];
   notes.forEach((note, i) => {
-    const key = contentTerms(note.text).join(' ');
+    const key = contentTerms(note.text, undefined, SEGMENTED).join(' ');
     if (seen.has(key)) return;
     seen.add(key);
     let score = 0;
-    for (const t of new Set(contentTerms(note.text))) if (terms.has(t)) score++;
+    for (const t of new Set(contentTerms(note.text, undefined, SEGMENTED))) if (terms.has(t)) score++;
     out.push({ ...note, score, i });
   });
   out.sort((a, b) => b.score - a.score || a.i - b.i);
@@ -367,7 +371,7 @@ export function compressNotes(question: string, notes: readonly ResearchNote[], 
 
 const cite = (note: ResearchNote): string => {
   const text = plainNote(note.text.replace(/\s*\[\d+\]/g, ''));
-  const end = /[.!?]$/.exec(text);
+  const end = /[.!?。｡！？]$/.exec(text);
   return end ? `${text.slice(0, -1)} [${note.n}]${end[0]}` : `${text} [${note.n}].`;
 };
 
@@ -425,8 +429,8 @@ export function ownReportLines(s: Pick<ResearchState, 'query' | 'clarification' 
  * summary or findings. A note appears at most once outside the analysis.
  */
 export function writeReport(state: ResearchState, compressed: ReadonlyArray<{ area: ResearchArea; notes: ResearchNote[] }>, partialReason: string | null, searchesFailed = false): string {
-  const terms = termSet(researchQuestion(state));
-  const relevance = (n: ResearchNote): number => new Set(contentTerms(n.text).filter((t) => terms.has(t))).size;
+  const terms = termSet(researchQuestion(state), SEGMENTED);
+  const relevance = (n: ResearchNote): number => new Set(contentTerms(n.text, undefined, SEGMENTED).filter((t) => terms.has(t))).size;
   const all = compressed.flatMap((c) => c.notes);
   const ranked = all.map((n, i) => ({ n, i, r: relevance(n) })).sort((a, b) => b.r - a.r || a.i - b.i).map((x) => x.n);
   const used = new Set<string>();
@@ -477,6 +481,15 @@ const MARKER = /\s*\[(\d+)\]/g;
 /** A line's markdown block markers (heading, quote, list item, any nesting of them): stripped, the rest is checked. */
 const LEAD = /^\s*(?:(?:#{1,6}|>)\s*|(?:[-*+•]|\d+[.)])\s+)*/;
 const SECTION_HEADINGS: ReadonlySet<string> = new Set(REPORT_SECTIONS.map((x) => `## ${x.toLowerCase()}`));
+/** A table's delimiter row (`|---|:--:|`): it holds a pipe, dashes, colons and spaces only. */
+const TABLE_DELIMITER = /^\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?$/;
+/** A cell separator: a pipe not escaped by a backslash. */
+const PIPE = /(?<!\\)\|/;
+/**
+ * A table cell's sentence of more content words than this is a claim of its own; a shorter one is a label (a column's
+ * name, a company's, a year, a count): in the header never a claim, in a body row one of the row's facts.
+ */
+const CELL_LABEL_TERMS = 3;
 
 /**
  * Whether a report line is one of Lore's own, never a claim: blank, one of `own` (`ownReportLines`: the title, the
@@ -489,13 +502,32 @@ function isOwnLine(line: string, own: ReadonlySet<string>): boolean {
   return t === '' || own.has(t) || PLACEHOLDERS.has(t) || SECTION_HEADINGS.has(t.replace(/\s+/g, ' ').toLowerCase());
 }
 
+const isDelimiterRow = (text: string): boolean => text.includes('|') && TABLE_DELIMITER.test(text.trim());
+
+/** A report line read for the checker: Lore's own, prose, or a row of a markdown table (its header, delimiter or a body row). */
+interface ReportLine {
+  line: string;
+  own: boolean;
+  lead: string;
+  text: string;
+  table?: 'header' | 'delimiter' | 'row';
+}
+
 /**
  * The lines of a report outside the Sources section: Lore's own (`own`), or lines read as claims, each with its
- * markdown block markers (`lead`) and its text. `sources`: called for the `## Sources` heading that starts that section (nothing after it is a claim).
+ * markdown block markers (`lead`) and its text. A table (a line with a pipe followed by a delimiter row, then the lines
+ * with a pipe after it) is read row by row, and so is any other line that starts with a pipe. `sources`: called for
+ * the `## Sources` heading that starts that section (nothing after it is a claim).
  */
-function* claimLines(markdown: string, own: ReadonlySet<string>, sources?: (line: string) => void): Generator<{ line: string; own: boolean; lead: string; text: string }> {
+function* claimLines(markdown: string, own: ReadonlySet<string>, sources?: (line: string) => void): Generator<ReportLine> {
   let inSources = false;
-  for (const line of markdown.replace(/\r\n?/g, '\n').split('\n')) {
+  let inTable = false;
+  const lines = markdown.replace(/\r\n?/g, '\n').split('\n');
+  const split = (line: string): { lead: string; text: string } => {
+    const lead = LEAD.exec(line)?.[0] ?? '';
+    return { lead, text: line.slice(lead.length) };
+  };
+  for (const [i, line] of lines.entries()) {
     const heading = /^##\s+(.+?)\s*$/.exec(line);
     if (heading) inSources = heading[1]!.toLowerCase() === 'sources';
     if (inSources) {
@@ -503,11 +535,17 @@ function* claimLines(markdown: string, own: ReadonlySet<string>, sources?: (line
       continue;
     }
     if (isOwnLine(line, own)) {
+      inTable = false;
       yield { line, own: true, lead: '', text: '' };
       continue;
     }
-    const lead = LEAD.exec(line)?.[0] ?? '';
-    yield { line, own: false, lead, text: line.slice(lead.length) };
+    const { lead, text } = split(line);
+    let table: ReportLine['table'];
+    if (inTable && isDelimiterRow(text)) table = 'delimiter';
+    else if (PIPE.test(text) && !isDelimiterRow(text) && lines[i + 1] !== undefined && isDelimiterRow(split(lines[i + 1]!).text)) table = 'header';
+    else if ((inTable && PIPE.test(text)) || text.trimStart().startsWith('|')) table = 'row';
+    inTable = table !== undefined;
+    yield { line, own: false, lead, text, table };
   }
 }
 
@@ -518,54 +556,194 @@ export interface CheckOptions {
   minSupport?: number;
 }
 
+/** A sentence of a line or a table cell: its text without markers, and the sources it cites. */
+interface Sentence {
+  text: string;
+  markers: number[];
+}
+
+/** The sentences of a line or cell, read with scripts written without spaces segmented (`SEGMENTED`). */
+function sentencesOf(text: string): Sentence[] {
+  return splitSentences(text, 500, SEGMENTED).map((s) => ({ text: s.replace(MARKER, '').trim(), markers: [...new Set([...s.matchAll(MARKER)].map((m) => Number(m[1])))] }));
+}
+
+/** A text makes a claim when it has `min` content words or more (link addresses' words counted: an uncited link goes). */
+const makesClaim = (text: string, min = 2): boolean => contentTerms(text, undefined, SEGMENTED).length >= min;
+
+/** What a claim, or a page, says for the support check: its prose, without link addresses, in compatibility form (full-width digits are digits). */
+const proseOf = (text: string): string => withoutLinks(text).normalize('NFKC');
+
+/** A sentence with its markers, before its final stop if it has one. */
+function marked(text: string, markers: readonly number[]): string {
+  const marks = markers.map((n) => `[${n}]`).join('');
+  if (marks === '') return text;
+  if (text === '') return marks;
+  const end = /[.!?。｡！？။។៕]+["')」』”’）》]*$/u.exec(text);
+  return end ? `${text.slice(0, end.index).trimEnd()} ${marks}${end[0]}` : `${text} ${marks}`;
+}
+
+/** Sentences joined again: with a space, but none after the stop of a script written without spaces (`。`, `！`, `？`). */
+function joined(parts: readonly string[]): string {
+  return parts.reduce((all, p) => (all === '' ? p : /[。｡！？]["')」』”’）》]*$/u.test(all) ? `${all}${p}` : `${all} ${p}`), '');
+}
+
+/** A table row's cells (its outer pipes set aside; an escaped pipe `\|` stays in its cell). */
+function cellsOf(text: string): string[] {
+  let t = text.trim();
+  if (t.startsWith('|')) t = t.slice(1);
+  if (t.endsWith('|') && !t.endsWith('\\|')) t = t.slice(0, -1);
+  return t.split(PIPE).map((c) => c.trim());
+}
+
+/** One claim a table row makes, with the sentences it stands for (`at`: cell and sentence). */
+interface RowClaim {
+  claim: string;
+  markers: number[];
+  at: Array<[number, number]>;
+  /** The row's claim, cited by no marker of its own: read with the markers of this cell (the row's last cited claim). */
+  via?: [number, number];
+}
+
+const at = ([c, i]: readonly [number, number]): string => `${c}:${i}`;
+
+/**
+ * The claims of a table row. A cell's sentence of more than CELL_LABEL_TERMS content words with markers of its own is a
+ * claim of its own, like a sentence of prose. The rest of a body row (its short cells: a name, a year, "99 employees";
+ * and any longer sentence without a marker) is one claim, the row's, when it holds two content words or more:
+ * "Quillfin | 2016 | 99" states something only as a row. It is cited by the markers written in that rest (a sources
+ * column, a marker beside a name), or, when there are none, by those of the row's last claim of its own (a marker at
+ * the end of the row). In the header a longer sentence is a claim cited by its own markers, a shorter one a column
+ * label, never a claim.
+ */
+function rowClaims(cells: readonly Sentence[][], header: boolean): RowClaim[] {
+  const out: RowClaim[] = [];
+  const rest: Array<[number, number]> = [];
+  let last: [number, number] | undefined;
+  for (const [c, cell] of cells.entries()) {
+    for (const [i, s] of cell.entries()) {
+      if (makesClaim(s.text, CELL_LABEL_TERMS + 1) && (header || s.markers.length > 0)) {
+        out.push({ claim: s.text, markers: s.markers, at: [[c, i]] });
+        last = [c, i];
+      } else if (!header) rest.push([c, i]);
+    }
+  }
+  const sentence = (p: [number, number]): Sentence => cells[p[0]]![p[1]]!;
+  const text = rest.map((p) => sentence(p).text).filter((t) => t !== '').join(' | ');
+  if (header || !makesClaim(text)) return out;
+  const own = [...new Set(rest.flatMap((p) => sentence(p).markers))];
+  out.push(own.length > 0 || last === undefined ? { claim: text, markers: own, at: rest } : { claim: text, markers: sentence(last).markers, at: rest, via: last });
+  return out;
+}
+
+/**
+ * Checks one table row (`judge`: the markers of a claim that support it), as prose is checked: a claim keeps the
+ * markers that support it and is removed (its cells emptied) when none does. The row's claim read with another cell's
+ * markers (`via`) is kept only when every marker that cell keeps supports it too. A body row all of whose claims are
+ * removed is removed (null); the header row, and a row that makes no claim, keep every cell, so the table keeps its
+ * columns. Markers beside no claim (a column label's, a lone name's) are dropped, as in prose.
+ */
+function checkRow(text: string, header: boolean, judge: (claim: string, markers: readonly number[]) => number[]): { row: string | null; removed: CheckedReport['removed']; cited: number[] } {
+  const original = cellsOf(text);
+  const cells = original.map(sentencesOf);
+  const claims = rowClaims(cells, header);
+  const removed: CheckedReport['removed'] = [];
+  const dropped = new Set<string>();
+  const good = new Map<string, number[]>();
+  let kept = 0;
+  for (const c of claims) {
+    let supporting = judge(c.claim, c.markers);
+    if (c.via) {
+      const theirs = good.get(at(c.via)) ?? [];
+      supporting = theirs.length > 0 && theirs.every((n) => supporting.includes(n)) ? theirs : [];
+    }
+    if (supporting.length === 0) {
+      removed.push({ sentence: c.claim, reason: c.markers.length === 0 ? 'uncited' : 'unsupported' });
+      for (const p of c.at) dropped.add(at(p));
+      continue;
+    }
+    kept += 1;
+    if (!c.via) for (const p of c.at) good.set(at(p), supporting);
+  }
+  const cited = new Set<number>();
+  const rendered = cells.map((cell, c) =>
+    joined(
+      cell.flatMap((s, i) => {
+        if (dropped.has(at([c, i]))) return [];
+        const markers = s.markers.filter((n) => good.get(at([c, i]))?.includes(n));
+        for (const n of markers) cited.add(n);
+        const out = marked(s.text, markers);
+        return out === '' ? [] : [out];
+      }),
+    ),
+  );
+  if (!header && claims.length > 0 && kept === 0) return { row: null, removed, cited: [] };
+  // A row the check leaves as it was keeps its own layout (padding, outer pipes or none).
+  const same = rendered.every((c, x) => c === original[x]);
+  return { row: same ? text : `| ${rendered.join(' | ')} |`, removed, cited: [...cited] };
+}
+
 /**
  * The citation checker. Every line of the report but Lore's own (`isOwnLine`) and the Sources section is read as
  * prose, its markdown block markers (heading, quote, list) set aside: each sentence that makes a claim (two content
  * words or more) must cite a fetched source that supports it: at least MIN_SUPPORT of the claim's content terms
  * (stemmed, stop words left out) occur in that source's kept text, and every number the claim states occurs there
- * too. Markers of sources that do not support their sentence are dropped; a sentence left with no marker — it cited
+ * too. Text in scripts written without spaces (Chinese, Japanese, Thai...) is read word by word (`SEGMENTED`), and
+ * support is judged on prose only: link addresses, in the claim or in the page, are no part of it (`withoutLinks`).
+ * Markers of sources that do not support their sentence are dropped; a sentence left with no marker — it cited
  * nothing, a source never fetched, or only unsupportive ones — is removed, and a line left with no sentence goes
- * (a heading or quote of invented claims as much as prose). The Sources section is then written again listing
- * exactly the sources still cited.
+ * (a heading or quote of invented claims as much as prose). A markdown table is checked cell by cell (`checkRow`). The
+ * Sources section is then written again listing exactly the sources still cited.
  */
 export function checkReport(markdown: string, sources: readonly ResearchSource[], options: CheckOptions = {}): CheckedReport {
   const minSupport = options.minSupport ?? MIN_SUPPORT;
   const own = new Set((options.own ?? []).map((l) => l.trim()));
-  const bySource = new Map(sources.map((s) => [s.n, { source: s, terms: termSet(`${s.title} ${s.text}`), numbers: new Set(numbersIn(`${s.title} ${s.text}`)) }]));
+  const bySource = new Map(
+    sources.map((s) => {
+      const text = proseOf(`${s.title} ${s.text}`);
+      return [s.n, { source: s, terms: termSet(text, SEGMENTED), numbers: new Set(numbersIn(text)) }];
+    }),
+  );
+  const judge = (claim: string, markers: readonly number[]): number[] => {
+    const prose = proseOf(claim);
+    return markers.filter((n) => {
+      const s = bySource.get(n);
+      return s !== undefined && supportScore(prose, s.terms, s.numbers, SEGMENTED) >= minSupport;
+    });
+  };
   const removed: CheckedReport['removed'] = [];
   const cited = new Set<number>();
   const out: string[] = [];
-  for (const { line, own: isOwn, lead, text } of claimLines(markdown, own, (heading) => out.push(heading))) {
-    if (isOwn) {
+  for (const { line, own: isOwn, lead, text, table } of claimLines(markdown, own, (heading) => out.push(heading))) {
+    if (isOwn || table === 'delimiter') {
       out.push(line);
       continue;
     }
+    if (table) {
+      const checked = checkRow(text, table === 'header', judge);
+      removed.push(...checked.removed);
+      for (const n of checked.cited) cited.add(n);
+      if (checked.row !== null) out.push(lead + checked.row);
+      continue;
+    }
     const kept: string[] = [];
-    for (const sentence of splitSentences(text, 500)) {
-      const claim = sentence.replace(MARKER, '').trim();
-      if (contentTerms(claim).length < 2) {
+    for (const { text: claim, markers } of sentencesOf(text)) {
+      if (!makesClaim(claim)) {
         if (claim !== '') kept.push(claim);
         continue;
       }
-      const markers = [...new Set([...sentence.matchAll(MARKER)].map((m) => Number(m[1])))];
       if (markers.length === 0) {
         removed.push({ sentence: claim, reason: 'uncited' });
         continue;
       }
-      const good = markers.filter((n) => {
-        const s = bySource.get(n);
-        return s !== undefined && supportScore(claim, s.terms, s.numbers) >= minSupport;
-      });
+      const good = judge(claim, markers);
       if (good.length === 0) {
         removed.push({ sentence: claim, reason: 'unsupported' });
         continue;
       }
       for (const n of good) cited.add(n);
-      const marks = good.map((n) => `[${n}]`).join('');
-      const end = /[.!?]+["')]*$/.exec(claim);
-      kept.push(end ? `${claim.slice(0, end.index).trimEnd()} ${marks}${end[0]}` : `${claim} ${marks}`);
+      kept.push(marked(claim, good));
     }
-    if (kept.length > 0) out.push(lead + kept.join(' '));
+    if (kept.length > 0) out.push(lead + joined(kept));
   }
   if (!/^##\s+sources\s*$/im.test(markdown)) out.push('', '## Sources');
   const list = [...cited].sort((a, b) => a - b).map((n) => {
@@ -578,24 +756,26 @@ export function checkReport(markdown: string, sources: readonly ResearchSource[]
 
 /**
  * The sentences of a report that make claims, with their markers: the unit the benchmark's support share counts. The
- * same lines the checker checks (`own`: the run's `ownReportLines`), so a line the checker reads as a claim is counted.
+ * same lines the checker checks (`own`: the run's `ownReportLines`), so a line the checker reads as a claim is counted;
+ * a table row's claims as the checker reads them (`rowClaims`).
  */
 export function reportClaims(report: string, own: readonly string[] = []): Array<{ claim: string; markers: number[] }> {
   const out: Array<{ claim: string; markers: number[] }> = [];
-  for (const { text } of claimLines(report, new Set(own.map((l) => l.trim())))) {
-    for (const sentence of splitSentences(text, 500)) {
-      const claim = sentence.replace(MARKER, '').trim();
-      if (contentTerms(claim).length < 2) continue;
-      out.push({ claim, markers: [...sentence.matchAll(MARKER)].map((m) => Number(m[1])) });
+  for (const { text, table } of claimLines(report, new Set(own.map((l) => l.trim())))) {
+    if (table === 'delimiter') continue;
+    if (table) {
+      for (const c of rowClaims(cellsOf(text).map(sentencesOf), table === 'header')) out.push({ claim: c.claim, markers: c.markers });
+      continue;
     }
+    for (const { text: claim, markers } of sentencesOf(text)) if (makesClaim(claim)) out.push({ claim, markers });
   }
   return out;
 }
 
 /** Whether `source` supports `claim` as the checker judges it. */
 export function supports(claim: string, source: ResearchSource, minSupport = MIN_SUPPORT): boolean {
-  const text = `${source.title} ${source.text}`;
-  return supportScore(claim, termSet(text), new Set(numbersIn(text))) >= minSupport;
+  const text = proseOf(`${source.title} ${source.text}`);
+  return supportScore(proseOf(claim), termSet(text, SEGMENTED), new Set(numbersIn(text)), SEGMENTED) >= minSupport;
 }
 
 // ---- the stream ----
