@@ -474,7 +474,8 @@ describe('knowledge graphs (cluster mode, through the gateway)', () => {
       const adminGraph = `kg-admin-${run}`;
       const theirs = await asAdmin('POST', '/memory/ingest/connectors', { list_id: adminGraph, source_types: null, graph_name: 'Admin' });
       expect((await finished(theirs.body.jobId, asAdmin)).status).toBe('completed');
-      expect((await nodesOf(adminGraph, t)).map((n) => n.name)).toEqual(expect.arrayContaining(['Hidden Dynamics Corp', 'Doc memo/merger']));
+      // A file's Document node is named by its file name (the last segment of its source id), a page's by its title.
+      expect((await nodesOf(adminGraph, t)).map((n) => n.name)).toEqual(expect.arrayContaining(['Hidden Dynamics Corp', 'merger', 'Doc wiki/open']));
       const ask = { listId: adminGraph, question: 'What does Doc memo/merger mention?' };
       expect((await asAdmin('POST', '/memory/chat', ask)).status).toBe(200);
       expect((await asAdmin('GET', `/memory/departments/${adminGraph}`)).status).toBe(200);
