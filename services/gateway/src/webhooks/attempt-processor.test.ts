@@ -8,6 +8,7 @@ import { AbortedError, AttemptProcessor, holdController, holdUntil } from './att
 import type { WebhookHttpClient } from './delivery-client';
 import { KeyedLimiter } from './keyed-limiter';
 import { encodeDeliveryMessage } from './messages';
+import { leaseRemainingMs } from './store/deliveries';
 import { webhookMetrics } from './metrics';
 
 /**
@@ -110,3 +111,111 @@ describe('an attempt whose subscription is deleted while it is in flight', () =>
     expect(lines).not.toContain('attempt already recorded by another worker');
   });
 });
+
+describe('the times of an attempt that waited for its endpoint', () => {
+  let db: PgliteDb;
+
+  beforeAll(async () => {
+    db = await PgliteDb.open();
+    await runRuntimeMigrations(db);
+    await migrateGateway(db);
+  }, 60_000);
+
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  it('starts, signs, leases and schedules the retry from when the request really went out and ended', async () => {
+    const tenant = `t-${randomBytes(4).toString('hex')}`;
+    const subscriptionId = `wh_${randomBytes(12).toString('hex')}`;
+    const deliveryIds = [`dlv_${randomBytes(12).toString('hex')}`, `dlv_${randomBytes(12).toString('hex')}`];
+    await db.withTenant(tenant, async (sql) => {
+      await sql.query(
+        `INSERT INTO gateway.webhook_subscriptions (id, tenant_id, url, events, secret) VALUES ($1, $2, 'https://hooks.example.com/x', ARRAY['memory.ingest.completed'], $3)`,
+        [subscriptionId, tenant, `whsec_${randomBytes(32).toString('base64')}`],
+      );
+      for (const [i, id] of deliveryIds.entries()) {
+        await sql.query(
+          `INSERT INTO gateway.webhook_deliveries (id, tenant_id, subscription_id, event_id, event, body, status, next_attempt_at)
+           VALUES ($1, $2, $3, $4, 'memory.ingest.completed', '{}', 'pending', now())`,
+          [id, tenant, subscriptionId, `evt_${i}`],
+        );
+      }
+    });
+    const DELIVERY_TIMEOUT_MS = 1000;
+    const ANSWER_MS = 1200;
+    // Each request: when it went out, the lease left on the delivery then, its signature time, and when it ended.
+    const sends = new Map<string, { at: number; leaseLeftMs: number; signedAt: number; endedAt: number }>();
+    const client = {
+      send: async (input: { headers: Record<string, string> }) => {
+        const at = Date.now();
+        const id = input.headers['x-lore-delivery-id']!;
+        const leaseLeftMs = await db.withTenant(tenant, (sql) => leaseRemainingMs(sql, tenant, id));
+        await new Promise((r) => setTimeout(r, ANSWER_MS));
+        sends.set(id, { at, leaseLeftMs, signedAt: Number(input.headers['webhook-timestamp']) * 1000, endedAt: Date.now() });
+        return { outcome: 'http_error', statusCode: 503, latencyMs: ANSWER_MS, responseSnippet: null, error: 'HTTP 503' };
+      },
+    } as unknown as WebhookHttpClient;
+    const registry = createMetricsRegistry('attempt-times-test', { defaultMetrics: false });
+    const processor = new AttemptProcessor({
+      db,
+      publish: async () => undefined,
+      client,
+      // One attempt at a time against the endpoint: the second delivery waits a whole answer for its slot.
+      limiter: new KeyedLimiter(1),
+      logger: recordingLogger([]),
+      metrics: webhookMetrics(registry),
+      deliveryTimeoutMs: DELIVERY_TIMEOUT_MS,
+      disableAfterDeadLetters: 10,
+      secrets: new SecretBox(parseEncryptionKeys(generateEncryptionKey('k1'))),
+    });
+    const dueAt = new Date();
+    const handled = deliveryIds.map((id, i) => {
+      const message = encodeDeliveryMessage({
+        v: 1, tenant_id: tenant, delivery_id: id, subscription_id: subscriptionId, event_id: `evt_${i}`, cycle: 1, step: 0, due_at: dueAt.toISOString(),
+      });
+      return processor.handle({ topic: TOPICS.webhookDeliveries, partition: i, offset: '0', key: message.key, value: Buffer.from(message.value), headers: message.headers }, holdController().signal);
+    });
+    await Promise.all(handled);
+    // Attempts may be recorded after the handler returned: wait for both records.
+    const rows = await waitForRows(db, tenant, deliveryIds, 20_000);
+
+    const checks = deliveryIds.map((id) => {
+      const sent = sends.get(id)!;
+      const row = rows.get(id)!;
+      return {
+        // Recorded start and signature time: when the request went out, not when its message arrived.
+        startedWhenSent: row.startedAt >= sent.at - 100,
+        signedWhenSent: sent.signedAt >= Math.floor((sent.at - 100) / 1000) * 1000,
+        // The lease covered the whole attempt from its start: the delivery timeout plus the grace for the record.
+        leaseCoversAttempt: sent.leaseLeftMs >= DELIVERY_TIMEOUT_MS + 5_000 - 300,
+        // Spec 1: the retry is due one second after the failed attempt ended, never sooner.
+        retryAfterEnd: row.nextAttemptAt >= sent.endedAt + 1_000 - 5,
+      };
+    });
+    const all = { startedWhenSent: true, signedWhenSent: true, leaseCoversAttempt: true, retryAfterEnd: true };
+    expect(checks).toEqual([all, all]);
+    // The second delivery waited a whole answer for its slot, which its lateness shows.
+    const lateness = (await registry.getSingleMetric('lore_webhooks_schedule_lateness_seconds')!.get()).values.find((v) => v.metricName === 'lore_webhooks_schedule_lateness_seconds_sum');
+    expect(lateness!.value).toBeGreaterThanOrEqual((ANSWER_MS - 200) / 1000);
+  }, 30_000);
+});
+
+/** The recorded start of each delivery's first attempt and the delivery's next due time, once both are recorded. */
+async function waitForRows(db: PgliteDb, tenant: string, ids: string[], timeoutMs: number): Promise<Map<string, { startedAt: number; nextAttemptAt: number }>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await db.withTenant(tenant, (sql) =>
+      sql.query<{ id: string; started_at: Date; next_attempt_at: Date | null }>(
+        `SELECT d.id, a.started_at, d.next_attempt_at FROM gateway.webhook_deliveries d JOIN gateway.webhook_attempts a ON a.delivery_id = d.id AND a.attempt = 1
+          WHERE d.id = ANY($1::text[])`,
+        [ids],
+      ),
+    );
+    if (r.rows.length === ids.length && r.rows.every((row) => row.next_attempt_at !== null)) {
+      return new Map(r.rows.map((row) => [row.id, { startedAt: new Date(row.started_at).getTime(), nextAttemptAt: new Date(row.next_attempt_at!).getTime() }]));
+    }
+    if (Date.now() > deadline) throw new Error(`attempts not recorded within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

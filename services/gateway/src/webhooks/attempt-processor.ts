@@ -67,13 +67,24 @@ export class AttemptProcessor {
     if (!m) throw new PoisonError('malformed delivery message');
     const dueMs = Date.parse(m.due_at);
     await holdUntil(dueMs, signal);
+    // The endpoint's slot comes first: the lease, the attempt's start (its record, its signature time, its lateness)
+    // and so the end its next due time counts from are all taken once the attempt can go out, never before a wait.
+    const sent = await this.deps.limiter.run(m.subscription_id, () => this.leaseAndSend(m, dueMs, signal));
+    if (sent) await this.record(m, sent.delivery, sent.startedAt, sent.finishedAt, sent.result);
+  }
 
+  /** Takes the lease and sends (inside the endpoint's slot); null when nothing is to be sent. */
+  private async leaseAndSend(
+    m: DeliveryMessage,
+    dueMs: number,
+    signal: AbortSignal,
+  ): Promise<{ delivery: DeliveryRow; startedAt: Date; finishedAt: Date; result: AttemptResult } | null> {
     const leased = await this.lease(m, signal);
-    if (leased === 'handled') return;
+    if (leased === 'handled') return null;
     const { delivery, subscription } = leased;
     if (!subscription.enabled) {
       await this.deadLetter(m, delivery, 'endpoint_disabled');
-      return;
+      return null;
     }
 
     const startedAt = new Date();
@@ -94,21 +105,22 @@ export class AttemptProcessor {
       // without an attempt and can be replayed once the secret is rotated.
       log.error({ reason: err.reason }, 'stored webhook secret does not open; delivery dead-lettered');
       await this.deadLetter(m, delivery, 'secret_unreadable');
-      return;
+      return null;
     }
     this.deps.metrics.lateness.observe({ step: String(m.step) }, Math.max(0, startedAt.getTime() - dueMs) / 1000);
     let result: AttemptResult;
     try {
-      result = await this.deps.limiter.run(subscription.id, () => this.tracedSend(m, delivery, subscription, secrets, startedAt));
+      result = await this.tracedSend(m, delivery, subscription, secrets, startedAt);
     } catch (err) {
       // An unexpected local failure (not the receiver's): give the lease back and let the bus retry the message.
       await this.deps.db.withTenant(m.tenant_id, (sql) => releaseLease(sql, m.tenant_id, m.delivery_id)).catch(() => undefined);
       throw err;
     }
-    const finishedAt = new Date(startedAt.getTime() + result.latencyMs);
+    // The attempt ends when its response, error or timeout is known: the next due time counts from here.
+    const finishedAt = new Date(Math.max(Date.now(), startedAt.getTime() + result.latencyMs));
     this.deps.metrics.attempts.inc({ outcome: result.outcome, step: String(m.step) });
     this.deps.metrics.attemptDuration.observe({ outcome: result.outcome }, result.latencyMs / 1000);
-    await this.record(m, delivery, startedAt, finishedAt, result);
+    return { delivery, startedAt, finishedAt, result };
   }
 
   /** Takes the lease, or decides the message needs nothing more than a re-publish of what follows it. */
