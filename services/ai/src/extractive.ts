@@ -1,5 +1,5 @@
 import type { SourceChunk } from './citations';
-import { contentTerms, splitSentences } from './text';
+import { ANSWERING, contentTerms, splitSentences, words } from './text';
 
 export interface ExtractiveOptions {
   /** Most sentences in an answer. */
@@ -12,39 +12,72 @@ export const DEFAULT_EXTRACTIVE: ExtractiveOptions = { maxSentences: 4, minCover
 
 /** Words that shape a question but say nothing about its topic ("how long does X take"). */
 const QUESTION_NOISE = new Set(
-  'how long many much take took taken tell know give get find say explain describe list need use make work happen mean anything something thing'
+  (
+    'how long many much take took taken tell know give get find say explain describe list need use make work happen mean anything something thing ' +
+    // Chinese and Japanese question words ("how much", "where", "which", "why", "when")
+    '多少 哪里 哪儿 哪个 为什么 几 いくら どこ どれ いつ どう なぜ 何'
+  )
     .split(' ')
-    .flatMap((w) => contentTerms(w)),
+    .flatMap((w) => contentTerms(w, undefined, ANSWERING)),
 );
 
 export const NO_ANSWER = 'The sources hold nothing that answers this question.';
 
+/** A source as the answerer may receive it: a retrieved chunk, with the heading it sits under when the caller knows it. */
+export type AnswerSource = SourceChunk & { heading?: string | null };
+
+/** How much a question term counts when a sentence only inherits it from its section's heading or FAQ question. */
+const FROM_SECTION = 0.8;
+
+/** Words that make a short line a statement rather than a label ("Refunds are issued …" vs "Refund policy"). */
+const VERB_CUES = new Set(
+  (
+    'is are was were be been being am has have had having will would can could must may might shall should do does did done ' +
+    'get gets got need needs needed take takes took include includes included apply applies applied cost costs'
+  ).split(' '),
+);
+
+interface Candidate {
+  sentence: string;
+  key: string;
+  index: number;
+  rank: number;
+  pos: number;
+  own: Set<string>;
+  section: Set<string>;
+  title: Set<string>;
+}
+
 /**
  * The embedded answerer: quotes the retrieved sentences that best cover the question, each followed by the
  * marker of the chunk it came from. Nothing is paraphrased, so every marker is supported by construction; the
- * grounding check still runs on its output like on any model's. Scoring: question-term coverage weighted by
- * how rare each term is among the candidate sentences, plus a small bonus for higher-ranked chunks.
+ * grounding check still runs on its output like on any model's. Question and sources are read in the answering
+ * reading (`ANSWERING`: Chinese, Japanese and Thai segmented into words, numbers whole).
+ *
+ * - Headings, titles and FAQ question lines are labels, never quoted: the sentences under them inherit their terms
+ *   (a heading's and a question line's at `FROM_SECTION`, the document title's at `FROM_TITLE`), so "root cause"
+ *   finds the sentences of the section "Root cause".
+ * - Scoring: question-term coverage weighted by how rare each term is among the candidate sentences, plus a small
+ *   bonus for higher-ranked chunks and earlier sentences.
+ * - The question's distinctive terms (its names, and its rarest other term the sources hold) must all occur
+ *   together in the chunk (with its heading and title) of at least one chosen sentence; otherwise nothing answers
+ *   the question ("Who is the CEO of Lumetric?" is not answered by a CEO in one source and Lumetric in another).
+ * - The same sentence from two copies of a document (differing in emphasis or spacing) is quoted once.
  */
-export function extractiveAnswer(question: string, sources: SourceChunk[], options: ExtractiveOptions = DEFAULT_EXTRACTIVE): string {
-  const all = [...new Set(contentTerms(question))];
+export function extractiveAnswer(question: string, sources: AnswerSource[], options: ExtractiveOptions = DEFAULT_EXTRACTIVE): string {
+  const all = [...new Set(contentTerms(question, undefined, ANSWERING))];
   const topical = all.filter((t) => !QUESTION_NOISE.has(t));
   const q = topical.length > 0 ? topical : all;
   if (q.length === 0 || sources.length === 0) return NO_ANSWER;
-  const candidates: Array<{ sentence: string; index: number; rank: number; terms: Set<string>; pos: number }> = [];
-  sources.forEach((s, rank) => {
-    splitSentences(s.content, 400).forEach((sentence, pos) => {
-      if (sentence.length < 12 || sentence.length > 800) return;
-      candidates.push({ sentence, index: s.index, rank, terms: new Set(contentTerms(sentence)), pos });
-    });
-  });
+  const candidates = candidatesOf(sources);
   const df = new Map<string, number>();
-  for (const c of candidates) for (const t of q) if (c.terms.has(t)) df.set(t, (df.get(t) ?? 0) + 1);
+  for (const c of candidates) for (const t of q) if (c.own.has(t) || c.section.has(t) || c.title.has(t)) df.set(t, (df.get(t) ?? 0) + 1);
   const weight = (t: string) => Math.log(1 + (candidates.length + 1) / ((df.get(t) ?? 0) + 0.5));
   const total = q.reduce((sum, t) => sum + weight(t), 0);
+  const share = (c: Candidate, t: string) => (c.own.has(t) ? 1 : c.section.has(t) ? FROM_SECTION : 0);
   const scored = candidates
     .map((c) => {
-      const covered = q.filter((t) => c.terms.has(t));
-      const coverage = covered.reduce((sum, t) => sum + weight(t), 0) / total;
+      const coverage = q.reduce((sum, t) => sum + weight(t) * share(c, t), 0) / total;
       return { ...c, coverage, score: coverage + 0.15 / (1 + c.rank) + 0.02 / (1 + c.pos) };
     })
     .filter((c) => c.coverage >= options.minCoverage)
@@ -54,19 +87,118 @@ export function extractiveAnswer(question: string, sources: SourceChunk[], optio
   for (const c of scored) {
     if (chosen.length >= options.maxSentences) break;
     // A sentence that adds no new question term and is weaker than the best one is redundant.
-    const adds = q.some((t) => c.terms.has(t) && !coveredTerms.has(t));
+    const adds = q.some((t) => c.own.has(t) && !coveredTerms.has(t));
     if (chosen.length > 0 && !adds && c.score < (chosen[0]?.score ?? 0) * 0.8) continue;
-    if (chosen.some((x) => x.sentence === c.sentence)) continue;
+    if (chosen.some((x) => x.key === c.key)) continue;
     chosen.push(c);
-    for (const t of q) if (c.terms.has(t)) coveredTerms.add(t);
+    for (const t of q) if (c.own.has(t)) coveredTerms.add(t);
   }
   if (chosen.length === 0) return NO_ANSWER;
+  if (!answersTheAsk(question, q, candidates, chosen)) return NO_ANSWER;
   chosen.sort((a, b) => a.rank - b.rank || a.pos - b.pos);
   return chosen.map((c) => withMarker(c.sentence, c.index)).join(' ');
 }
 
+/** Every quotable sentence of the sources, with the terms it owns and inherits; labels are read, not kept. */
+function candidatesOf(sources: AnswerSource[]): Candidate[] {
+  const out: Candidate[] = [];
+  sources.forEach((s, rank) => {
+    const title = new Set(contentTerms(s.title, 2_000, ANSWERING));
+    const titleKey = keyOf(s.title);
+    const headingKey = s.heading ? keyOf(s.heading) : null;
+    // A heading that is the title labels the document, not a section.
+    let heading = new Set(s.heading && headingKey !== titleKey ? contentTerms(s.heading, 2_000, ANSWERING) : []);
+    let asked = new Set<string>();
+    const mine: Candidate[] = [];
+    // Emphasis is markup, not text: without it a bold FAQ question ("**Where is my data stored?**") ends at its mark.
+    const content = s.content.replace(/\*\*|__/g, '');
+    splitSentences(content, 400, ANSWERING).forEach((sentence, pos) => {
+      const own = new Set(contentTerms(sentence, 2_000, ANSWERING));
+      const key = keyOf(sentence);
+      if (key === titleKey) {
+        // The title (the first chunk's heading): its terms are every sentence's already.
+        asked = new Set();
+        return;
+      }
+      if (key === headingKey || (pos === 0 && isLabel(sentence))) {
+        // A heading (the chunker puts it before its section's first sentence): the section's label.
+        heading = new Set([...heading, ...own]);
+        asked = new Set();
+        return;
+      }
+      if (isQuestionLine(sentence)) {
+        asked = own;
+        return;
+      }
+      if (sentence.length < 12 || sentence.length > 800) return;
+      mine.push({ sentence, key, index: s.index, rank, pos, own, section: new Set([...heading, ...asked]), title });
+    });
+    out.push(...mine);
+  });
+  return out;
+}
+
+/** The form two copies of one sentence share: no emphasis, quotes' styles, case or spacing. */
+function keyOf(text: string): string {
+  return text
+    .replace(/[*_`]+/g, '')
+    .replace(/[.:;!?。！？]+$/u, '')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .toLowerCase();
+}
+
+/** A short line without a verb or a closing stop of its own: a heading ("Root cause.", "First 90 days."). */
+function isLabel(sentence: string): boolean {
+  const body = sentence.replace(/[.。]$/u, '').trim();
+  if (body === '' || /[.!?;:。！？]/u.test(body.slice(-1))) return false;
+  const ws = words(body, 20);
+  if (ws.length === 0 || ws.length > 8 || body.includes(':')) return false;
+  return !ws.some((w) => VERB_CUES.has(w));
+}
+
+/** A question in the sources (an FAQ's question line): it asks, it does not answer. */
+function isQuestionLine(sentence: string): boolean {
+  return /[?？]["')\]」』]*$/u.test(sentence.trim());
+}
+
+/** Question terms that ask for a price ("what does X cost"): an answer to them states one. */
+const PRICE_ASK = new Set(['cost', 'pric', 'fee', 'charg']);
+const PRICE_TOLD = /[€$£¥₹]|\b(?:eur|usd|gbp|chf|cost|costs|price|prices|priced|fee|fees|charge|charged|free)\b|\d\s*(?:euros?|dollars?|pounds?|yuan|yen|元)/iu;
+
+/**
+ * Whether the chosen sentences can answer the question, beyond sharing words with it. The names the question uses (a
+ * capitalised word not opening a sentence, or an all-capitals one; words with digits left out) must occur together in
+ * one chosen sentence, with what it inherits from its heading and title ("Who is the CEO of Lumetric?" is not
+ * answered by a CEO in one source and Lumetric in another). A question without names must find its rarest term the
+ * candidates hold in a chosen sentence. A question asking for a price must find a price or an amount.
+ */
+function answersTheAsk(question: string, q: string[], candidates: Candidate[], chosen: Candidate[]): boolean {
+  const holds = (c: Candidate, t: string) => c.own.has(t) || c.section.has(t) || c.title.has(t);
+  const names = new Set<string>();
+  for (const m of question.matchAll(/(^|[.!?。！？]\s*|\s|[("'“‘])(\p{Lu}[\p{L}\p{M}'’-]*)/gu)) {
+    const opens = m.index === 0 || /[.!?。！？]/u.test(m[1] ?? '');
+    const word = m[2] ?? '';
+    if (opens && !/^\p{Lu}{2,}$/u.test(word)) continue;
+    for (const t of contentTerms(word, 4, ANSWERING)) if (q.includes(t) && !/\d/.test(t)) names.add(t);
+  }
+  if (names.size > 0) {
+    if (!chosen.some((c) => [...names].every((t) => holds(c, t)))) return false;
+  } else {
+    let rarest: { t: string; n: number } | undefined;
+    for (const t of q) {
+      if (/\d/.test(t)) continue;
+      const n = candidates.filter((c) => holds(c, t)).length;
+      if (n > 0 && (rarest === undefined || n < rarest.n)) rarest = { t, n };
+    }
+    if (rarest && !chosen.some((c) => holds(c, rarest.t))) return false;
+  }
+  if (q.some((t) => PRICE_ASK.has(t)) && !chosen.some((c) => PRICE_TOLD.test(c.sentence))) return false;
+  return true;
+}
+
 function withMarker(sentence: string, index: number): string {
   const clean = sentence.replace(/\s*\[\d{1,3}\]/g, '').trim();
-  const end = /[.!?]+["')\]]*$/.exec(clean);
+  const end = /[.!?。！？]+["')\]」』]*$/u.exec(clean);
   return end ? `${clean.slice(0, end.index)} [${index}]${end[0]}` : `${clean} [${index}].`;
 }

@@ -32,10 +32,36 @@ export interface TextOptions {
    * hashed embedder's vectors (and so the stored index) are made from the default reading, and stay as they are.
    */
   segment?: boolean;
+  /**
+   * Read a number written with separators as one word: `12,000` is `12000` (a comma before groups of three digits is
+   * a thousands separator) and `12.5` stays `12.5`, where the default reading has the words `12` and `000`, or `12`
+   * and `5` (so "12,000 euros" met "€12.5 million"). Off by default, for the same reason as `segment`.
+   */
+  wholeNumbers?: boolean;
 }
 
 /** The reading the citation checks use: runs of scripts without spaces segmented into words. */
 export const SEGMENTED: TextOptions = Object.freeze({ segment: true });
+
+/**
+ * The reading the answerers use on question and sources at query time (the built-in extractive answer, the grounding
+ * of every answer): segmented, and numbers read whole. Nothing stored is read this way.
+ */
+export const ANSWERING: TextOptions = Object.freeze({ segment: true, wholeNumbers: true });
+
+/** A number with separators (`12,000`, `12.5`, `1,234.50`) not run into letters: one word in the `wholeNumbers` reading. */
+const WHOLE_NUMBER = /\p{N}+(?:[.,]\p{N}+)+(?![\p{L}\p{N}])/u;
+
+function withNumbers(pattern: RegExp): RegExp {
+  return new RegExp(`${WHOLE_NUMBER.source}|${pattern.source}`, 'gu');
+}
+const WORD_OR_NUMBER = withNumbers(WORD);
+const WORD_WITH_MARKS_OR_NUMBER = withNumbers(WORD_WITH_MARKS);
+
+/** A whole number's word: thousands separators dropped (`12,000` → `12000`), a decimal point kept. */
+function numberWord(w: string): string {
+  return /^\d{1,3}(?:,\d{3})+(?:\.\d+)?$/.test(w) ? w.replace(/,/g, '') : w;
+}
 
 /** Letters of the scripts written without spaces between words. Hangul is written with spaces and is not one. */
 const UNSPACED = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}]/u;
@@ -77,18 +103,23 @@ function wordSegmenter(): Intl.Segmenter {
  * text and stops at the limit.
  */
 export function words(text: string, limit = 200_000, options: TextOptions = {}): string[] {
+  const numbers = options.wholeNumbers === true;
   if (options.segment !== true) {
     const out: string[] = [];
-    for (const m of text.matchAll(WORD)) {
+    for (const m of text.matchAll(numbers ? WORD_OR_NUMBER : WORD)) {
       if (out.length >= limit) break;
-      out.push(m[0].toLowerCase().replace(/['’][\p{L}]+$/u, ''));
+      out.push(numbers && /^\p{N}+[.,]/u.test(m[0]) ? numberWord(m[0]) : m[0].toLowerCase().replace(/['’][\p{L}]+$/u, ''));
     }
     return out;
   }
   const out: string[] = [];
   const segment = UNSPACED.test(text);
-  for (const m of text.matchAll(WORD_WITH_MARKS)) {
+  for (const m of text.matchAll(numbers ? WORD_WITH_MARKS_OR_NUMBER : WORD_WITH_MARKS)) {
     if (out.length >= limit) break;
+    if (numbers && /^\p{N}+[.,]/u.test(m[0])) {
+      out.push(numberWord(m[0]));
+      continue;
+    }
     const w = m[0].toLowerCase().replace(/['’][\p{L}\p{M}]+$/u, '');
     if (!segment || !UNSPACED.test(w)) {
       out.push(w);
