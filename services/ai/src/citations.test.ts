@@ -105,3 +105,20 @@ describe('citation grounding', () => {
     expect(hasOtherMarkerForm('Refunds [1,2].')).toBe(true);
   });
 });
+
+describe('grounding reads Chinese, Japanese and Thai word by word (QA F3, 2026-12-01)', () => {
+  const shanghai: SourceChunk[] = [{ index: 1, title: '上海办公室指南', document_id: 's', content: '交通和停车. 地下停车场每天停车费为50元。公司为每位员工每月报销交通费最多300元。' }];
+
+  it('keeps the marker of a faithful Chinese paraphrase', () => {
+    const grounded = groundAnswer('上海办公室的停车费是每天50元[1]。', shanghai);
+    expect(grounded.citations.map((c) => c.index)).toEqual([1]);
+    expect(grounded.removed_markers).toBe(0);
+    expect(grounded.answer).toBe('上海办公室的停车费是每天50元 [1]。');
+  });
+
+  it('still drops the marker of a Chinese claim the source does not hold, sentence by sentence at 。', () => {
+    const grounded = groundAnswer('上海办公室的停车费是每天50元[1]。公司每年提供免费午餐和健身房[1]。', shanghai);
+    expect(grounded.removed_markers).toBe(1);
+    expect(grounded.answer).toBe('上海办公室的停车费是每天50元 [1]。 公司每年提供免费午餐和健身房。');
+  });
+});

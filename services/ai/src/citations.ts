@@ -1,4 +1,4 @@
-import { contentTerms, numbersIn, splitSentences, termSet, type TextOptions } from './text';
+import { ANSWERING, contentTerms, numbersIn, splitSentences, termSet, type TextOptions } from './text';
 
 /** A retrieved chunk as the answerer saw it, numbered from 1 in retrieval order. */
 export interface SourceChunk {
@@ -140,11 +140,13 @@ function segments(sentence: string): Segment[] {
 export type IndexedSources = ReadonlyMap<number, { source: SourceChunk; terms: Set<string>; numbers: Set<string> }>;
 
 /**
- * Reads each source's terms and numbers once. A caller that checks several pieces of one answer against the same
- * sources (a streamed answer, sentence by sentence) indexes them once and passes the index to each `groundAnswer`.
+ * Reads each source's terms and numbers once, in the answering reading (`ANSWERING`: Chinese, Japanese and Thai
+ * segmented into words, numbers whole), the reading `groundAnswer` reads claims in. A caller that checks several
+ * pieces of one answer against the same sources (a streamed answer, sentence by sentence) indexes them once and
+ * passes the index to each `groundAnswer`.
  */
 export function indexSources(sources: readonly SourceChunk[]): IndexedSources {
-  return new Map(sources.map((s) => [s.index, { source: s, terms: termSet(`${s.title} ${s.content}`), numbers: new Set(numbersIn(`${s.title} ${s.content}`)) }]));
+  return new Map(sources.map((s) => [s.index, { source: s, terms: termSet(`${s.title} ${s.content}`, ANSWERING), numbers: new Set(numbersIn(`${s.title} ${s.content}`)) }]));
 }
 
 /**
@@ -152,7 +154,9 @@ export function indexSources(sources: readonly SourceChunk[]): IndexedSources {
  * (list and range markers are first split into single ones, other bracketed-number forms removed):
  * markers that cite nothing or an unsupportive chunk are removed, a claim no source supports carries no
  * marker, and (with repair on) a supported claim gets the marker of its best source. The citation list holds
- * exactly the sources still cited, so every marker maps to a citation and every citation to a marker.
+ * exactly the sources still cited, so every marker maps to a citation and every citation to a marker. Answer and
+ * sources are read in the answering reading (`ANSWERING`), so a faithful Chinese, Japanese or Thai paraphrase keeps
+ * its marker and its sentences end at `。`, `！`, `？`.
  */
 export function groundAnswer(answer: string, sources: SourceChunk[], options: GroundingOptions = DEFAULT_GROUNDING, byIndex: IndexedSources = indexSources(sources)): GroundedAnswer {
   const normalized = normalizeMarkers(answer);
@@ -165,17 +169,17 @@ export function groundAnswer(answer: string, sources: SourceChunk[], options: Gr
   const outParagraphs = paragraphs.map((paragraph) => {
     if (paragraph.trim() === '') return '';
     const lead = /^\s*(?:[-*•]|\d+[.)])\s+/.exec(paragraph)?.[0] ?? '';
-    const sentences = splitSentences(paragraph.slice(lead.length), 500);
+    const sentences = splitSentences(paragraph.slice(lead.length), 500, ANSWERING);
     const rendered = sentences.map((sentence) => {
       const segs = segments(sentence);
       const wholeClaim = sentence.replace(MARKER, '');
       let sentenceHasMarker = false;
       for (const seg of segs) {
-        const claim = contentTerms(seg.text).length >= 2 ? seg.text : wholeClaim;
+        const claim = contentTerms(seg.text, undefined, ANSWERING).length >= 2 ? seg.text : wholeClaim;
         const kept: number[] = [];
         for (const n of seg.markers) {
           const s = byIndex.get(n);
-          if (!s || kept.includes(n) || supportScore(claim, s.terms, s.numbers) < options.minOverlap) {
+          if (!s || kept.includes(n) || supportScore(claim, s.terms, s.numbers, ANSWERING) < options.minOverlap) {
             removed += 1;
             continue;
           }
@@ -184,7 +188,7 @@ export function groundAnswer(answer: string, sources: SourceChunk[], options: Gr
         seg.markers = kept;
         if (kept.length > 0) sentenceHasMarker = true;
       }
-      const isClaim = contentTerms(wholeClaim).length >= 2;
+      const isClaim = contentTerms(wholeClaim, undefined, ANSWERING).length >= 2;
       if (!sentenceHasMarker && isClaim) {
         const best = options.repair ? bestSource(wholeClaim, byIndex, options.minOverlap) : undefined;
         if (best !== undefined) {
@@ -224,7 +228,7 @@ function bestSource(
   let best: number | undefined;
   let bestScore = minOverlap;
   for (const [n, s] of byIndex) {
-    const score = supportScore(claim, s.terms, s.numbers);
+    const score = supportScore(claim, s.terms, s.numbers, ANSWERING);
     if (score > bestScore || (score === bestScore && best === undefined && score >= minOverlap)) {
       best = n;
       bestScore = score;
@@ -243,7 +247,7 @@ function render(segs: Segment[]): string {
     const text = seg.text.replace(/\s+$/, '');
     const marks = seg.markers.map((n) => `[${n}]`).join('');
     // Markers sit before the sentence's closing punctuation: "… five days [1]."
-    const end = /[.!?;:]+["')\]]*$/.exec(text);
+    const end = /[.!?;:。！？；：]+["')\]」』]*$/u.exec(text);
     out += end ? `${text.slice(0, end.index).trimEnd()} ${marks}${end[0]}` : `${text} ${marks}`;
   }
   return out.replace(/\s+([.!?;:,])/g, '$1').replace(/\s{2,}/g, ' ').trim();
