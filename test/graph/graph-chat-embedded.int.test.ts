@@ -60,6 +60,56 @@ describe('graph chat and memory entities (embedded mode)', () => {
     expect(nothing.json).toEqual({ answer: expect.stringContaining('names no person, company'), nodes: [], edges: [] });
   });
 
+  it('links people, not ordinary words, and tells history and several positions for what they are', async () => {
+    const created = await e.call('POST', '/memory/departments/create', { name: `Linking ${run}`, source_type: 'list' });
+    const graphId = created.json.graph_id as string;
+    const rows = [
+      'Name,Company,Title,Email,Website,LinkedIn,City',
+      'Tom Ford,Acme,Engineer,tom@acme.example,acme.example,,Oslo',
+      'Raj Patel,Work.com,Sales,raj@work.com,work.com,,Austin',
+      'Kim Park,Data Inc,Analyst,kim@data.com,data.com,,Seoul',
+      'Anna Müller,Acme,Head of Sales,anna.mueller@acme.example,acme.example,https://www.linkedin.com/in/anna-mueller/,Berlin',
+      "Dr. Sarah O'Connor,Helios Robotics,Engineer,sarah@helios.example,helios.example,,Dublin",
+      'José García,Globex,CTO,jose@globex.example,globex.example,linkedin.com/in/josegarcia,Madrid',
+      'José García,Initech,Advisor,jose@initech.example,initech.example,linkedin.com/in/josegarcia,Madrid',
+      'Bob Smith,Umbrella Corp,Manager,bob@umbrella.example,umbrella.example,,Paris',
+    ];
+    const build = async (csv: string) => {
+      const accepted = await upload(graphId, 'people.csv', csv);
+      expect(accepted.status).toBe(200);
+      const job = await eventually(async () => {
+        const r = await e.call('GET', `/memory/jobs/${accepted.json.jobId}`);
+        return r.json?.status === 'completed' || r.json?.status === 'failed' ? r.json : undefined;
+      }, 60_000);
+      expect(job.status).toBe('completed');
+    };
+    await build(rows.join('\n'));
+    const ask = async (question: string) => {
+      const r = await e.call('POST', '/memory/chat', { listId: graphId, question });
+      expect(r.status).toBe(200);
+      return { answer: r.json.answer as string, names: (r.json.nodes as Array<{ label: string; properties: { name: string } }>).map((n) => `${n.properties.name} (${n.label})`) };
+    };
+
+    // Ordinary words do not link Work.com or Data Inc through their domains.
+    const tom = await ask('Where does Tom Ford work?');
+    expect(tom.answer).toMatch(/^Tom Ford \(Person\)/);
+    expect(tom.names).not.toContain('Work.com (Company)');
+    expect((await ask('Is there any data about Tom Ford?')).names).not.toContain('Data Inc (Company)');
+    // An e-mail address, a profile URL, a lone first name, a plural.
+    expect((await ask('Who is anna.mueller@acme.example?')).answer).toMatch(/^Anna Müller \(Person\)/);
+    expect((await ask('Whose profile is https://linkedin.com/in/anna-mueller?')).answer).toMatch(/^Anna Müller \(Person\)/);
+    expect((await ask('Where does Sarah work?')).answer).toMatch(/Sarah O'Connor \(Person\) works at Helios Robotics \(Company\)/);
+    expect((await ask('How many engineers are there?')).names).toContain('Engineer (Position)');
+    // Two current positions: neither is given as the person's one title.
+    const jose = await ask('Where does José García work?');
+    expect(jose.answer).toMatch(/^José García \(Person\) — .*?; positions at 2 companies\. José García \(Person\) works at /);
+    expect(jose.answer).not.toContain('title: Advisor');
+
+    // Bob's row is gone from the new export: he is history, not a current fact.
+    await build(rows.filter((r) => !r.startsWith('Bob Smith')).join('\n'));
+    expect((await ask('Who is Bob Smith?')).answer).toMatch(/^Bob Smith \(Person\) — history only, no current relation; recorded with /);
+  });
+
   it('answers 404 for another tenant\'s graph and 422 for a bad body', async () => {
     const foreign = `g_foreign_${run}`;
     await seedChatGraph(e.lore.parts.db, `t_other_${run}`, foreign);

@@ -213,6 +213,48 @@ describe('graph chat and memory entities (through the gateway)', () => {
     await expectRealSubgraph(h.db, tenant, graphId, r.body);
   });
 
+  it('reads every named entity\'s own facts beside a hub, says what the bounds cut, and links people, not ordinary words', async () => {
+    const who = h.identity(tenant);
+    const staff = Array.from({ length: 300 }, (_, i) => `Person${String(i).padStart(3, '0')} Tester,BigCo,Tester,p${i}@bigco.example,bigco.example,Berlin`);
+    const rows = [
+      ...staff,
+      'Hub Friend,SmallCo,CTO,hub@smallco.example,smallco.example,Hamburg',
+      'Tom Ford,Acme,Engineer,tom@acme.example,acme.example,Oslo',
+      'Raj Patel,Work.com,Sales,raj@work.com,work.com,Austin',
+      'Anna Müller,Acme,Head of Sales,anna.mueller@acme.example,acme.example,Berlin',
+    ];
+    const graphId = await uploadedGraph(who, `Hub and words ${run}`, 'hub.csv', ['Name,Company,Title,Email,Website,City', ...rows].join('\n'));
+    const ask = async (question: string) => {
+      const r = await chat(who, { listId: graphId, question });
+      expect(r.status).toBe(200);
+      await expectRealSubgraph(h.db, tenant, graphId, r.body);
+      return r.body as { answer: string; nodes: Array<{ id: string; label: string; properties: { name: string } }>; edges: Array<{ from: string; to: string; label: string }> };
+    };
+    const named = (body: { nodes: Array<{ id: string; label: string; properties: { name: string } }> }, name: string, label: string) => body.nodes.find((n) => n.properties.name === name && n.label === label)?.id;
+
+    // The hub's 1,200 older facts do not crowd out Hub Friend's own, and the answer says how much it left out.
+    const both = await ask('Tell me about Hub Friend and BigCo');
+    expect(both.nodes.length).toBeLessThanOrEqual(50);
+    expect(both.edges.length).toBeLessThanOrEqual(100);
+    const friend = named(both, 'Hub Friend', 'Person');
+    expect(both.edges).toEqual(expect.arrayContaining([
+      { from: friend, to: named(both, 'SmallCo', 'Company'), label: 'WORKS_AT' },
+      { from: friend, to: named(both, 'Hamburg', 'Location'), label: 'LOCATED_IN' },
+    ]));
+    expect(both.answer).toContain('BigCo (Company) has 300 current "works at" relations (');
+
+    // "work" is no company, though Work.com's domain starts with it.
+    const tom = await ask('Where does Tom Ford work?');
+    expect(tom.answer).toMatch(/^Tom Ford \(Person\)/);
+    expect(named(tom, 'Work.com', 'Company')).toBeUndefined();
+    // A person's e-mail address links the person (the company's domain inside it links nothing of its own).
+    const anna = await ask('Who is anna.mueller@acme.example?');
+    expect(anna.answer).toMatch(/^Anna Müller \(Person\)/);
+    expect(anna.answer).toContain('Anna Müller (Person) works at Acme (Company)');
+    // A name the graph lacks is said so.
+    expect((await ask('Does Microsoft have an office in Hamburg?')).answer).toMatch(/^Not in this graph: Microsoft\. Hamburg \(Location\)/);
+  });
+
   it('lists a memory\'s entities after a real ingest, page by page, only to its tenant', async () => {
     const who = h.identity(tenant, `mem_ent_${run}`);
     const doc = await ingestOk(h, who, 'Acme Corp opened an office in Berlin. Dr. Jane Smith leads Acme Corp. Globex Labs competes with Acme Corp in Berlin.');

@@ -137,3 +137,50 @@ describe('graph migration 0015: the database keeps a graph\'s places, whichever 
     });
   });
 });
+
+/**
+ * 0016 gives people graph chat's new keys — e-mail, the name without honorifics, the first and last parts of the name
+ * — those written before it (its backfill) and after it (the node-keys trigger); other nodes get none of them.
+ */
+describe('graph migration 0016: the keys of people', () => {
+  const T = 'tenant-keys';
+  let earlier: EarlierDatabase;
+  let db: PgliteDb;
+
+  beforeAll(async () => {
+    earlier = await earlierDatabase(GRAPH_MIGRATIONS, (f) => f < '0016');
+    db = earlier.db;
+  });
+  afterAll(async () => {
+    await earlier?.close();
+  });
+
+  const keysOf = (name: string) =>
+    db.withTenant(T, async (sql) =>
+      (await sql.query<{ match_key: string }>(
+        `SELECT k.match_key FROM graph.kg_node_keys k JOIN graph.kg_nodes n USING (tenant_id, graph_id, node_id) WHERE k.tenant_id = $1 AND n.name = $2 ORDER BY k.match_key`,
+        [T, name],
+      )).rows.map((r) => r.match_key),
+    );
+  const node = (label: string, key: string, name: string, properties: Record<string, unknown>) =>
+    db.withTenant(T, (sql) =>
+      sql.query(`INSERT INTO graph.kg_nodes (tenant_id, graph_id, label, resolution_key, name, properties, source_kind, source_id) VALUES ($1, 'g', $2, $3, $4, $5::jsonb, 'row', 'a.csv#2')`, [T, label, key, name, JSON.stringify(properties)]),
+    );
+
+  it('adds them to the people already stored, and the trigger to people written since', async () => {
+    await db.withTenant(T, (sql) => sql.query(`INSERT INTO graph.knowledge_graphs (tenant_id, graph_id, name) VALUES ($1, 'g', 'g')`, [T]));
+    await node('Person', "name:dr sarah o connor", "Dr. Sarah O'Connor", { name: "Dr. Sarah O'Connor", email: 'Sarah.OConnor@Helios.example' });
+    await node('Company', 'domain:helios.example', 'Helios Robotics', { name: 'Helios Robotics', domain: 'helios.example' });
+    expect(await keysOf("Dr. Sarah O'Connor")).toEqual(['dr sarah o connor']);
+    await earlier.upgrade();
+    expect(await keysOf("Dr. Sarah O'Connor")).toEqual(['dr sarah o connor', 'part:o connor', 'part:sarah', 'sarah o connor', 'sarah oconnor helios example']);
+    expect(await keysOf('Helios Robotics')).toEqual(['helios', 'helios example', 'helios robotics']);
+    await node('Person', 'name:ada lovelace', 'Ada King Lovelace', { name: 'Ada King Lovelace', title: 'Countess' });
+    expect(await keysOf('Ada King Lovelace')).toEqual(['ada king lovelace', 'countess', 'part:ada', 'part:lovelace']);
+    await node('Person', 'name:cher', 'Cher', { name: 'Cher' });
+    expect(await keysOf('Cher')).toEqual(['cher']);
+    // A Chinese name stored spaced is also found as written, without the space (its parts are one letter each).
+    await node('Person', 'name:李 雷', '李 雷', { name: '李 雷' });
+    expect(await keysOf('李 雷')).toEqual(['李 雷', '李雷']);
+  });
+});

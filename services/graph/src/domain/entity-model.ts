@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { STOPWORDS } from '@lore/ai';
+import { SEGMENTED, STOPWORDS, words as textWords } from '@lore/ai';
 import { normalizeDomain, normalizeProfileUrl } from '@lore/contracts';
 
 export { normalizeDomain, normalizeProfileUrl };
@@ -138,20 +138,89 @@ export const MAX_PHRASE_WORDS = 6;
  * longest length chat accepts.
  */
 export function questionPhrases(question: string, limit = 6_000): string[] {
+  return questionPhraseSpans(question, limit).map((p) => p.text);
+}
+
+/** Where a phrase stands in its question: the indexes of its first and last word in `questionWords`. */
+export interface WordSpan {
+  first: number;
+  last: number;
+}
+
+/** A phrase of a question, as written, and every place it is written. */
+export interface PhraseSpan {
+  text: string;
+  spans: WordSpan[];
+}
+
+/** A word of a question (NFKC form): where it starts and ends in that form, and its folded form. */
+export interface QuestionWord {
+  start: number;
+  end: number;
+  folded: string;
+}
+
+/** Letters of the scripts written without spaces between words (as `@lore/ai`'s segmented reading knows them). */
+const UNSPACED = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}]/u;
+
+/**
+ * The question in compatibility form (NFKC) and its words: runs of letters, marks and digits; a run holding letters
+ * of a script written without spaces (Chinese, Japanese, Thai…) cut into its words by `@lore/ai`'s segmented reading
+ * (`words` with `SEGMENTED`, the platform's word segmenter), so "谁在腾讯工作" has the words of "腾讯".
+ */
+export function questionWords(question: string): { text: string; words: QuestionWord[] } {
   const text = question.normalize('NFKC');
-  const words = [...text.matchAll(/[\p{L}\p{M}\p{N}]+/gu)].map((m) => ({ start: m.index ?? 0, end: (m.index ?? 0) + m[0].length, folded: foldName(m[0]) }));
+  const words: QuestionWord[] = [];
+  for (const m of text.matchAll(/[\p{L}\p{M}\p{N}]+/gu)) {
+    const start = m.index ?? 0;
+    const whole = () => words.push({ start, end: start + m[0].length, folded: foldName(m[0]) });
+    const lower = m[0].toLowerCase();
+    if (!UNSPACED.test(m[0]) || lower.length !== m[0].length) {
+      whole();
+      continue;
+    }
+    // The segmenter's words in order, found back in the run (they are its pieces, lower-cased as it is).
+    const pieces: QuestionWord[] = [];
+    let at = 0;
+    for (const piece of textWords(m[0], m[0].length, SEGMENTED)) {
+      const i = lower.indexOf(piece, at);
+      if (i < 0) break;
+      pieces.push({ start: start + i, end: start + i + piece.length, folded: foldName(m[0].slice(i, i + piece.length)) });
+      at = i + piece.length;
+    }
+    if (pieces.length === 0) whole();
+    else words.push(...pieces);
+  }
+  return { text, words };
+}
+
+/** `questionPhrases` with the places of each phrase (graph chat knows which words a match covers). */
+export function questionPhraseSpans(question: string, limit = 6_000): PhraseSpan[] {
+  const { text, words } = questionWords(question);
   const meaningful = words.map((w) => w.folded !== '' && !STOPWORDS.has(w.folded));
   const spaced = words.map((w, i) => i + 1 < words.length && /\s/u.test(text.slice(w.end, words[i + 1]!.start)));
-  const out = new Set<string>();
+  const out = new Map<string, PhraseSpan>();
   for (let n = 1; n <= MAX_PHRASE_WORDS; n++) {
     for (let i = 0; i + n <= words.length; i++) {
-      if (out.size >= limit) return [...out];
       const run = meaningful.slice(i, i + n);
       const tight = n > 1 && !spaced.slice(i, i + n - 1).some(Boolean);
       if (!run.some(Boolean) && !tight) continue;
       if (n === 1 && !run[0]) continue;
-      out.add(text.slice(words[i]!.start, words[i + n - 1]!.end));
+      const phrase = text.slice(words[i]!.start, words[i + n - 1]!.end);
+      const span = { first: i, last: i + n - 1 };
+      // Words the segmenter cut apart (nothing between them) are also read spaced: a name stored as "李 雷" is
+      // asked as "李雷".
+      const cut = n > 1 && words.slice(i + 1, i + n).every((w, j) => w.start === words[i + j]!.end);
+      for (const p of cut ? [phrase, words.slice(i, i + n).map((w) => text.slice(w.start, w.end)).join(' ')] : [phrase]) {
+        const known = out.get(p);
+        if (known) {
+          known.spans.push(span);
+          continue;
+        }
+        if (out.size >= limit) return [...out.values()];
+        out.set(p, { text: p, spans: [span] });
+      }
     }
   }
-  return [...out];
+  return [...out.values()];
 }
