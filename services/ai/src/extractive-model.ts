@@ -20,8 +20,8 @@ import { contentTerms } from './text';
  *   call id is a hash of the conversation and the tool name.
  * - Once tool results are present (or tools are not offered, or `tool_choice` is `none`): an extractive answer to
  *   the last user message from the tool results (a JSON list of records with `title`/`content`-like fields is
- *   read as one source per record, anything else as one source per result), or from the system messages when
- *   there are no results, with `[n]` markers numbered in that order.
+ *   read as one source per record, anything else as one source per result), with `[n]` markers numbered in that
+ *   order. Without results it answers `NO_SOURCES`: system messages are instructions, never quoted as facts.
  * - Structured output (`json_schema`): the schema filled from the last user message and the sources by rules
  *   (`fillSchema`), then checked against the schema like any model's answer.
  */
@@ -30,7 +30,8 @@ export class ExtractiveLanguageModel implements LanguageModel {
   readonly model = 'lore-extractive-v1';
 
   async *stream(request: AnswerRequest): AsyncIterable<string> {
-    const text = extractiveAnswer(request.question, request.sources);
+    const previous = findLast(request.history ?? [], (m) => m.role === 'user')?.content;
+    const text = extractiveAnswer(inContext(request.question, previous), request.sources);
     const pieces = text.match(/\S+\s*/g) ?? [];
     let budget = request.maxTokens;
     for (const piece of pieces) {
@@ -59,11 +60,17 @@ async function* streamCompletion(completion: ChatCompletion): AsyncGenerator<Cha
   yield { type: 'done', completion };
 }
 
+/** The embedded model's text answer when no tool ran: it quotes sources, and instructions are none (since 2026-12-01). */
+export const NO_SOURCES = 'No sources were searched for this question, so there is nothing to answer from.';
+
 /** The embedded model's answer to a chat request (see `ExtractiveLanguageModel`). Pure and deterministic. */
 export function embeddedCompletion(request: ChatRequest): ChatCompletion {
   const messages = request.messages;
   const lastUser = findLastIndex(messages, (m) => m.role === 'user');
-  const question = lastUser >= 0 ? (messages[lastUser]?.content ?? '') : '';
+  const asked = lastUser >= 0 ? (messages[lastUser]?.content ?? '') : '';
+  const previous = findLast(messages.slice(0, Math.max(0, lastUser)), (m) => m.role === 'user')?.content ?? undefined;
+  // A follow-up ("And what about the second one?") is searched for and answered with the question before it.
+  const question = inContext(asked, previous);
   const results = messages.slice(lastUser + 1).filter((m): m is Extract<ChatMessage, { role: 'tool' }> => m.role === 'tool');
   const tools = request.tools ?? [];
   const choice: ToolChoice = request.tool_choice ?? (tools.length > 0 ? 'auto' : 'none');
@@ -78,13 +85,36 @@ export function embeddedCompletion(request: ChatRequest): ChatCompletion {
       };
     }
   }
-  const sources = results.length > 0 ? sourcesFromResults(messages, results) : sourcesFromSystem(messages);
   const format = request.response_format;
   if (format?.type === 'json_schema') {
+    const sources = results.length > 0 ? sourcesFromResults(messages, results) : sourcesFromSystem(messages);
     const text = [question, ...sources.map((s) => `${s.title}\n${s.content}`)].join('\n\n');
     return { message: { role: 'assistant', content: JSON.stringify(fillSchema(format.json_schema.schema, text, question)) }, finish_reason: 'stop' };
   }
-  return { message: { role: 'assistant', content: extractiveAnswer(question, sources) }, finish_reason: 'stop' };
+  // System messages are instructions (a persona's, a service's prompt), never facts to quote: without tool results
+  // there is nothing to answer from.
+  if (results.length === 0) return { message: { role: 'assistant', content: NO_SOURCES }, finish_reason: 'stop' };
+  return { message: { role: 'assistant', content: extractiveAnswer(question, sourcesFromResults(messages, results)) }, finish_reason: 'stop' };
+}
+
+function findLast<T>(items: readonly T[], test: (item: T) => boolean): T | undefined {
+  for (let i = items.length - 1; i >= 0; i -= 1) if (test(items[i] as T)) return items[i];
+  return undefined;
+}
+
+/** Words that make a message lean on the one before it: pronouns and determiners pointing back, "and" or "what about" leading. */
+const POINTS_BACK = /^(?:and|but|also|so|what about|how about|and what|then)\b|\b(?:it|its|they|them|their|theirs|this|that|these|those|he|him|his|she|her|hers|one|ones|former|latter|same|there|then)\b/i;
+
+/**
+ * The question a message asks, read in its conversation: a short follow-up that points back ("And what about the
+ * second one?", "When is it released?": at most eight words and a pronoun, or a leading "and"/"what about") is read
+ * with the user's question before it, joined. Any other message is read alone.
+ */
+export function inContext(question: string, previous: string | null | undefined): string {
+  if (!previous || previous.trim() === '') return question;
+  const words = question.trim().split(/\s+/).filter((w) => w !== '');
+  if (words.length === 0 || words.length > 8 || !POINTS_BACK.test(question.trim())) return question;
+  return `${previous.trim()} ${question.trim()}`;
 }
 
 function findLastIndex<T>(items: T[], test: (item: T) => boolean): number {

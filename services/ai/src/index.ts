@@ -25,7 +25,7 @@ export { AiProviderError, MAX_MODEL_RESPONSE_BYTES, OpenAiClient, readCapped, ss
 export { OpenAiLanguageModel, buildMessages, type OpenAiLanguageModelOptions } from './openai-language-model';
 export { languageModelFrom, languageModelFromEnv, type LanguageModelEnv, type LanguageModelSettings } from './language-model-from';
 export { OpenAiEmbedder, type OpenAiEmbedderOptions } from './openai-embedder';
-export { chooseTool, embeddedCompletion, ExtractiveLanguageModel } from './extractive-model';
+export { chooseTool, embeddedCompletion, ExtractiveLanguageModel, NO_SOURCES } from './extractive-model';
 export { HashedEmbedder } from './hashed-embedder';
 export { LocalModelEmbedder, defaultModelDir, hasLocalModel, LOCAL_MODEL_FOLDER, MODEL_MANIFEST, type LocalModelEmbedderOptions } from './local-model-embedder';
 export { EmbedderUpgrade, indexingLease, SwitchingEmbedder, type EmbedderUpgradeDeps, type IndexLease, type LeasingEmbedder, type UpgradeState, type UpgradeStatus } from './embedder-switch';
