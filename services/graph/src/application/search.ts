@@ -116,7 +116,7 @@ export async function* answerStream(deps: MemoryDeps, question: string, sources:
       .map((e) => e.name);
     yield {
       type: 'done',
-      result: { answer: piece.answer, citations: piece.citations, chunk_count: sources.length, suggested_followups: suggestFollowups(question, sources, entityNames) },
+      result: { answer: piece.answer, citations: piece.citations, chunk_count: sources.length, suggested_followups: suggestFollowups(question, sources, entityNames, 3, piece.citations.length > 0) },
     };
   }
 }

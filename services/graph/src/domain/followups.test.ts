@@ -15,4 +15,13 @@ describe('follow-ups', () => {
       'What are the key points of "Shipping"?',
     ]);
   });
+
+  it('offers no fragment or common word as a name, and nothing after an answer that cited nothing (QA F11)', () => {
+    const faq: SourceChunk[] = [
+      { index: 1, title: 'Customer FAQ', document_id: 'd1', content: 'Standard support is available Monday to Friday, 08:00 to 18:00 CET. First, read the status page. Complete the form; the first reply comes once you complete it.' },
+    ];
+    const f = suggestFollowups('When is support available?', faq, ['00 CET', 'Sundays 02', 'First', 'Complete', 'Read', 'Monday']);
+    expect(f).toEqual(['What else does the memory say about Monday?', 'What are the key points of "Customer FAQ"?', 'Which sources disagree about When is support available?']);
+    expect(suggestFollowups('When is support available?', faq, ['Monday'], 3, false)).toEqual([]);
+  });
 });
