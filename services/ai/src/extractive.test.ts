@@ -95,6 +95,11 @@ describe('extractive answerer: no loosely related quotes (QA F2)', () => {
     expect(extractiveAnswer('How much does Premium Support cost?', sources)).toContain('€1,200 per year per workspace');
   });
 
+  it('finds the names in the quoted sentence\'s chunk: a document names its subject once', () => {
+    const note = [{ index: 1, title: 'note', document_id: 'n', content: 'Lighthouse keepers on Skerry Point log the fog horn every evening at nine. The lamp was electrified in 1961.' }];
+    expect(extractiveAnswer('When was the Skerry Point lamp electrified?', note)).toBe('The lamp was electrified in 1961 [1].');
+  });
+
   it('still answers what the sources say about a name', () => {
     expect(extractiveAnswer('What is Harbor?', sources)).toContain('Harbor is the mobile companion of Atlas [3].');
   });

@@ -46,6 +46,8 @@ interface Candidate {
   own: Set<string>;
   section: Set<string>;
   title: Set<string>;
+  /** Every term of the sentence's chunk, its heading and title: where the question's names must meet. */
+  chunk: Set<string>;
 }
 
 /**
@@ -59,9 +61,9 @@ interface Candidate {
  *   finds the sentences of the section "Root cause".
  * - Scoring: question-term coverage weighted by how rare each term is among the candidate sentences, plus a small
  *   bonus for higher-ranked chunks and earlier sentences.
- * - The question's distinctive terms (its names, and its rarest other term the sources hold) must all occur
- *   together in the chunk (with its heading and title) of at least one chosen sentence; otherwise nothing answers
- *   the question ("Who is the CEO of Lumetric?" is not answered by a CEO in one source and Lumetric in another).
+ * - The question's names must occur together in the chunk (with its heading and title) of a chosen sentence, a
+ *   question without names must find its rarest term in a chosen sentence, a price question a price
+ *   (`answersTheAsk`); otherwise nothing answers the question.
  * - The same sentence from two copies of a document (differing in emphasis or spacing) is quoted once.
  */
 export function extractiveAnswer(question: string, sources: AnswerSource[], options: ExtractiveOptions = DEFAULT_EXTRACTIVE): string {
@@ -110,10 +112,12 @@ function candidatesOf(sources: AnswerSource[]): Candidate[] {
     let heading = new Set(s.heading && headingKey !== titleKey ? contentTerms(s.heading, 2_000, ANSWERING) : []);
     let asked = new Set<string>();
     const mine: Candidate[] = [];
+    const chunk = new Set([...title, ...heading]);
     // Emphasis is markup, not text: without it a bold FAQ question ("**Where is my data stored?**") ends at its mark.
     const content = s.content.replace(/\*\*|__/g, '');
     splitSentences(content, 400, ANSWERING).forEach((sentence, pos) => {
       const own = new Set(contentTerms(sentence, 2_000, ANSWERING));
+      for (const t of own) chunk.add(t);
       const key = keyOf(sentence);
       if (key === titleKey) {
         // The title (the first chunk's heading): its terms are every sentence's already.
@@ -131,7 +135,7 @@ function candidatesOf(sources: AnswerSource[]): Candidate[] {
         return;
       }
       if (sentence.length < 12 || sentence.length > 800) return;
-      mine.push({ sentence, key, index: s.index, rank, pos, own, section: new Set([...heading, ...asked]), title });
+      mine.push({ sentence, key, index: s.index, rank, pos, own, section: new Set([...heading, ...asked]), title, chunk });
     });
     out.push(...mine);
   });
@@ -169,8 +173,8 @@ const PRICE_TOLD = /[€$£¥₹]|\b(?:eur|usd|gbp|chf|cost|costs|price|prices|p
 /**
  * Whether the chosen sentences can answer the question, beyond sharing words with it. The names the question uses (a
  * capitalised word not opening a sentence, or an all-capitals one; words with digits left out) must occur together in
- * one chosen sentence, with what it inherits from its heading and title ("Who is the CEO of Lumetric?" is not
- * answered by a CEO in one source and Lumetric in another). A question without names must find its rarest term the
+ * the chunk of one chosen sentence, with its heading and title ("Who is the CEO of Lumetric?" is not answered by a
+ * CEO in one source and Lumetric in another). A question without names must find its rarest term the
  * candidates hold in a chosen sentence. A question asking for a price must find a price or an amount.
  */
 function answersTheAsk(question: string, q: string[], candidates: Candidate[], chosen: Candidate[]): boolean {
@@ -183,7 +187,7 @@ function answersTheAsk(question: string, q: string[], candidates: Candidate[], c
     for (const t of contentTerms(word, 4, ANSWERING)) if (q.includes(t) && !/\d/.test(t)) names.add(t);
   }
   if (names.size > 0) {
-    if (!chosen.some((c) => [...names].every((t) => holds(c, t)))) return false;
+    if (!chosen.some((c) => [...names].every((t) => c.chunk.has(t)))) return false;
   } else {
     let rarest: { t: string; n: number } | undefined;
     for (const t of q) {
