@@ -97,7 +97,7 @@ describe('extractive answerer: no loosely related quotes (QA F2)', () => {
 
   it('finds the names in the quoted sentence\'s chunk: a document names its subject once', () => {
     const note = [{ index: 1, title: 'note', document_id: 'n', content: 'Lighthouse keepers on Skerry Point log the fog horn every evening at nine. The lamp was electrified in 1961.' }];
-    expect(extractiveAnswer('When was the Skerry Point lamp electrified?', note)).toBe('The lamp was electrified in 1961 [1].');
+    expect(extractiveAnswer('When was the Skerry Point lamp electrified?', note)).toContain('The lamp was electrified in 1961 [1].');
   });
 
   it('still answers what the sources say about a name', () => {
