@@ -143,3 +143,11 @@ describe('extractive answerer: FAQ lines and copies (QA F9)', () => {
     expect(extractiveAnswer('Where is customer data stored?', sources)).toBe('Customer data is stored in our data centres in Frankfurt (Germany) and Dublin (Ireland) [1].');
   });
 });
+
+describe('extractive answerer: a title made of the note\'s first sentence is no label', () => {
+  it('quotes a one-sentence note whose title is that sentence', () => {
+    const text = 'Refunds are issued within five business days after the return arrives at the Rotterdam warehouse.';
+    const sources = [{ index: 1, title: text, document_id: 'n', content: text }];
+    expect(extractiveAnswer('How long do refunds take?', sources)).toBe('Refunds are issued within five business days after the return arrives at the Rotterdam warehouse [1].');
+  });
+});

@@ -119,7 +119,7 @@ function candidatesOf(sources: AnswerSource[]): Candidate[] {
       const own = new Set(contentTerms(sentence, 2_000, ANSWERING));
       for (const t of own) chunk.add(t);
       const key = keyOf(sentence);
-      if (key === titleKey) {
+      if (key === titleKey && (key === headingKey || isLabel(sentence, true))) {
         // The title (the first chunk's heading): its terms are every sentence's already.
         asked = new Set();
         return;
@@ -152,12 +152,16 @@ function keyOf(text: string): string {
     .toLowerCase();
 }
 
-/** A short line without a verb or a closing stop of its own: a heading ("Root cause.", "First 90 days."). */
-function isLabel(sentence: string): boolean {
+/**
+ * A short line without a verb or a closing stop of its own: a heading ("Root cause.", "First 90 days."), at most eight
+ * words without a colon; a title ("Post-mortem: Atlas outage on 21 August 2026") may have a colon and fourteen words.
+ * A title that is a sentence (a note titled by its first words) is no label.
+ */
+function isLabel(sentence: string, title = false): boolean {
   const body = sentence.replace(/[.。]$/u, '').trim();
   if (body === '' || /[.!?;:。！？]/u.test(body.slice(-1))) return false;
   const ws = words(body, 20);
-  if (ws.length === 0 || ws.length > 8 || body.includes(':')) return false;
+  if (ws.length === 0 || ws.length > (title ? 14 : 8) || (!title && body.includes(':'))) return false;
   return !ws.some((w) => VERB_CUES.has(w));
 }
 
