@@ -1,5 +1,5 @@
 import type { SourceChunk } from './citations';
-import { ANSWERING, contentTerms, splitSentences, words } from './text';
+import { ANSWERING, contentTerms, splitSentences } from './text';
 
 export interface ExtractiveOptions {
   /** Most sentences in an answer. */
@@ -111,6 +111,8 @@ function candidatesOf(sources: AnswerSource[]): Candidate[] {
     // A heading that is the title labels the document, not a section.
     let heading = new Set(s.heading && headingKey !== titleKey ? contentTerms(s.heading, 2_000, ANSWERING) : []);
     let asked = new Set<string>();
+    // What the next sentences inherit: made anew only when a label changes it, shared by the sentences under it.
+    let section: Set<string> | undefined;
     const mine: Candidate[] = [];
     const chunk = new Set([...title, ...heading]);
     // Emphasis is markup, not text: without it a bold FAQ question ("**Where is my data stored?**") ends at its mark.
@@ -122,20 +124,24 @@ function candidatesOf(sources: AnswerSource[]): Candidate[] {
       if (key === titleKey && (key === headingKey || isLabel(sentence, true))) {
         // The title (the first chunk's heading): its terms are every sentence's already.
         asked = new Set();
+        section = undefined;
         return;
       }
       if (key === headingKey || (pos === 0 && isLabel(sentence))) {
         // A heading (the chunker puts it before its section's first sentence): the section's label.
         heading = new Set([...heading, ...own]);
         asked = new Set();
+        section = undefined;
         return;
       }
       if (isQuestionLine(sentence)) {
         asked = own;
+        section = undefined;
         return;
       }
       if (sentence.length < 12 || sentence.length > 800) return;
-      mine.push({ sentence, key, index: s.index, rank, pos, own, section: new Set([...heading, ...asked]), title, chunk });
+      section ??= asked.size === 0 ? heading : new Set([...heading, ...asked]);
+      mine.push({ sentence, key, index: s.index, rank, pos, own, section, title, chunk });
     });
     out.push(...mine);
   });
@@ -155,14 +161,21 @@ function keyOf(text: string): string {
 /**
  * A short line without a verb or a closing stop of its own: a heading ("Root cause.", "First 90 days."), at most eight
  * words without a colon; a title ("Post-mortem: Atlas outage on 21 August 2026") may have a colon and fourteen words.
- * A title that is a sentence (a note titled by its first words) is no label.
+ * A line of five words or more without a colon must also be written like a title (half its longer words
+ * capitalised): "The Gannet archive keeps invoices for ten years" is a sentence, and a note titled by it is quoted.
  */
 function isLabel(sentence: string, title = false): boolean {
   const body = sentence.replace(/[.。]$/u, '').trim();
   if (body === '' || /[.!?;:。！？]/u.test(body.slice(-1))) return false;
-  const ws = words(body, 20);
-  if (ws.length === 0 || ws.length > (title ? 14 : 8) || (!title && body.includes(':'))) return false;
-  return !ws.some((w) => VERB_CUES.has(w));
+  const tokens = body.match(/[\p{L}\p{N}][\p{L}\p{M}\p{N}'’-]*/gu) ?? [];
+  const colon = body.includes(':');
+  if (tokens.length === 0 || tokens.length > (title ? 14 : 8) || (!title && colon)) return false;
+  if (tokens.some((w) => VERB_CUES.has(w.toLowerCase()))) return false;
+  if (tokens.length >= 5 && !colon) {
+    const cased = tokens.filter((w) => w.length >= 4 && /^[\p{Lu}\p{Ll}]/u.test(w));
+    if (cased.filter((w) => /^\p{Lu}/u.test(w)).length * 2 < cased.length) return false;
+  }
+  return true;
 }
 
 /** A question in the sources (an FAQ's question line): it asks, it does not answer. */
