@@ -93,6 +93,8 @@ describe('graph chat rules', () => {
   it('reads plurals in the singular too, and e-mail addresses and profile URLs whole', () => {
     expect(singularForms('engineers')).toEqual(['engineer']);
     expect(singularForms('Companies')).toEqual(['Company']);
+    // An ordinary word is not read in the singular: "works" is no "work".
+    expect(readQuestion('Who works at Acme?').phrases.map((p) => p.text)).not.toContain('work');
     expect(singularForms('branches')).toEqual(['branch', 'branche']);
     expect([singularForms('boss'), singularForms('status'), singularForms('bus'), singularForms('its')]).toEqual([[], [], [], []]);
     const plural = readQuestion('How many software engineers are there?').phrases.map((p) => p.text);

@@ -184,10 +184,11 @@ export function readQuestion(question: string, limit = 6_000): QuestionReading {
     if (first === last && isHonorific(words[first]!.folded)) continue;
     const single = first === last;
     add(p.text, p.spans, single && COMMON_WORDS.has(words[first]!.folded));
+    // The singular of a plural noun ("engineers"), not of an ordinary word ("works", "companies") nor a stop word.
     const lastWord = words[last]!;
+    if (isOrdinary(lastWord.folded)) continue;
     for (const singular of singularForms(text.slice(lastWord.start, lastWord.end))) {
-      const folded = foldName(singular);
-      add(`${text.slice(words[first]!.start, lastWord.start)}${singular}`, p.spans, single && (COMMON_WORDS.has(folded) || COMMON_WORDS.has(lastWord.folded)));
+      if (!isOrdinary(foldName(singular))) add(`${text.slice(words[first]!.start, lastWord.start)}${singular}`, p.spans, false);
     }
   }
 

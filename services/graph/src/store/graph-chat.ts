@@ -38,34 +38,28 @@ export async function matchKeys(
   perKey: number,
 ): Promise<{ keys: MatchedKey[]; parts: MatchedPart[] }> {
   if (phrases.length === 0 && parts.length === 0) return { keys: [], parts: [] };
-  const r = await sql.query<{ node_id: string | number; match_key: string; ords: number[]; part: boolean }>(
+  // Only the look-ups the question needs (most have no profile URL, many no lone word): each is a CTE and a branch.
+  const params: unknown[] = [tenantId, graphId];
+  const param = (v: unknown) => `$${params.push(v)}`;
+  const ctes: string[] = [];
+  const branches: string[] = [];
+  if (phrases.length > 0) {
+    const [texts, weak, limit] = [param(phrases.map((p) => p.text)), param(phrases.map((p) => p.weak)), param(perKey)];
     // One primary-key look-up per folded phrase, whatever the planner knows of the table. The phrases are folded
     // first (MATERIALIZED): under row-level security a condition whose value calls functions that are not leakproof
     // (the fold's) may not be an index condition, so `match_key = ANY(folded phrases)` was a filter over every key of
     // the graph, in the node index's order (6.7 s on 200,000 keys, the whole embedded process waiting; now 22 ms).
-    // The domain-label test reads the candidate node by its primary key, only for a weak phrase's candidates.
-    `WITH q AS MATERIALIZED (
+    ctes.push(`q AS MATERIALIZED (
        SELECT graph.kg_fold(p.phrase) AS key, array_agg(p.ord::int - 1 ORDER BY p.ord) AS ords, bool_and(p.weak) AS weak
-         FROM unnest($3::text[], $4::boolean[]) WITH ORDINALITY AS p(phrase, weak, ord)
-        GROUP BY 1
-     ), u AS MATERIALIZED (
-       SELECT 'profile:' || p.phrase AS key, array_agg(p.ord::int - 1 ORDER BY p.ord) AS ords
-         FROM unnest($3::text[], $7::boolean[]) WITH ORDINALITY AS p(phrase, profile, ord)
-        WHERE p.profile
-        GROUP BY 1
-     ), w AS MATERIALIZED (
-       SELECT 'part:' || graph.kg_fold(p.word) AS key, array_agg(p.ord::int - 1 ORDER BY p.ord) AS ords
-         FROM unnest($5::text[]) WITH ORDINALITY AS p(word, ord)
-        WHERE graph.kg_fold(p.word) <> ''
-        GROUP BY 1
-     )
-     SELECT k.node_id, q.key AS match_key, q.ords, false AS part
+         FROM unnest(${texts}::text[], ${weak}::boolean[]) WITH ORDINALITY AS p(phrase, weak, ord)
+        GROUP BY 1)`);
+    branches.push(`SELECT k.node_id, q.key AS match_key, q.ords, false AS part
        FROM q
        CROSS JOIN LATERAL (
          SELECT n.node_id FROM graph.kg_node_keys n
           WHERE n.tenant_id = $1 AND n.graph_id = $2 AND n.match_key = q.key
-            -- A scalar subquery, run for this candidate only (by the node's primary key): an EXISTS here became a
-            -- hashed subplan that folded every node of the graph.
+            -- The domain-label test of a weak phrase's candidate: a scalar subquery, run for this candidate only (by
+            -- the node's primary key); an EXISTS here became a hashed subplan that folded every node of the graph.
             AND (NOT q.weak OR (
               SELECT graph.kg_fold(split_part(m.properties ->> 'domain', '.', 1)) = q.key
                  AND graph.kg_fold(m.name) <> q.key
@@ -76,27 +70,39 @@ export async function matchKeys(
                     WHERE graph.kg_fold(a.alias) = q.key)
                 FROM graph.kg_nodes m
                WHERE m.tenant_id = $1 AND m.graph_id = $2 AND m.node_id = n.node_id) IS NOT TRUE)
-          ORDER BY n.node_id LIMIT $6
+          ORDER BY n.node_id LIMIT ${limit}
        ) k
-      WHERE q.key <> ''
-     UNION ALL
-     SELECT k.node_id, u.key, u.ords, false
+      WHERE q.key <> ''`);
+  }
+  const profiles = phrases.flatMap((p, i) => (p.profile === true ? [{ text: p.text, i }] : []));
+  if (profiles.length > 0) {
+    const [texts, ords] = [param(profiles.map((p) => `profile:${p.text}`)), param(profiles.map((p) => p.i))];
+    ctes.push(`u AS MATERIALIZED (
+       SELECT p.key, array_agg(p.ord ORDER BY p.ord) AS ords FROM unnest(${texts}::text[], ${ords}::int[]) AS p(key, ord) GROUP BY 1)`);
+    branches.push(`SELECT k.node_id, u.key, u.ords, false
        FROM u
        CROSS JOIN LATERAL (
          SELECT n.node_id FROM graph.kg_nodes n
           WHERE n.tenant_id = $1 AND n.graph_id = $2 AND n.label = 'Person' AND n.resolution_key = u.key
           LIMIT 1
-       ) k
-     UNION ALL
-     SELECT k.node_id, w.key, w.ords, true
+       ) k`);
+  }
+  if (parts.length > 0) {
+    const words = param([...parts]);
+    ctes.push(`w AS MATERIALIZED (
+       SELECT 'part:' || graph.kg_fold(p.word) AS key, array_agg(p.ord::int - 1 ORDER BY p.ord) AS ords
+         FROM unnest(${words}::text[]) WITH ORDINALITY AS p(word, ord)
+        WHERE graph.kg_fold(p.word) <> ''
+        GROUP BY 1)`);
+    branches.push(`SELECT k.node_id, w.key, w.ords, true
        FROM w
        CROSS JOIN LATERAL (
          SELECT n.node_id FROM graph.kg_node_keys n
           WHERE n.tenant_id = $1 AND n.graph_id = $2 AND n.match_key = w.key
           ORDER BY n.node_id LIMIT 2
-       ) k`,
-    [tenantId, graphId, phrases.map((p) => p.text), phrases.map((p) => p.weak), [...parts], perKey, phrases.map((p) => p.profile === true)],
-  );
+       ) k`);
+  }
+  const r = await sql.query<{ node_id: string | number; match_key: string; ords: number[]; part: boolean }>(`WITH ${ctes.join(', ')} ${branches.join(' UNION ALL ')}`, params);
   const keys: MatchedKey[] = [];
   const matchedParts: MatchedPart[] = [];
   for (const row of r.rows) {
