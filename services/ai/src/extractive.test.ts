@@ -149,6 +149,9 @@ describe('extractive answerer: a title made of the note\'s first sentence is no 
     const text = 'Refunds are issued within five business days after the return arrives at the Rotterdam warehouse.';
     const sources = [{ index: 1, title: text, document_id: 'n', content: text }];
     expect(extractiveAnswer('How long do refunds take?', sources)).toBe('Refunds are issued within five business days after the return arrives at the Rotterdam warehouse [1].');
+    // An OCR'd scan: one line without a stop, its title that line.
+    const scan = [{ index: 1, title: 'The Albatross warehouse opens in Bergen', document_id: 's', content: 'The Albatross warehouse opens in Bergen' }];
+    expect(extractiveAnswer('Albatross warehouse Bergen', scan)).toBe('The Albatross warehouse opens in Bergen [1].');
     for (const note of ['The Gannet archive keeps invoices for ten years.', 'The Orion cluster runs on twelve nodes in Frankfurt.']) {
       const one = [{ index: 1, title: note, document_id: 'n', content: note }];
       expect(extractiveAnswer(note.includes('Gannet') ? 'Gannet archive invoices' : 'Orion cluster nodes', one)).toBe(`${note.slice(0, -1)} [1].`);

@@ -161,7 +161,7 @@ function keyOf(text: string): string {
 /**
  * A short line without a verb or a closing stop of its own: a heading ("Root cause.", "First 90 days."), at most eight
  * words without a colon; a title ("Post-mortem: Atlas outage on 21 August 2026") may have a colon and fourteen words.
- * A line of five words or more without a colon must also be written like a title (half its longer words
+ * A line of five words or more without a colon must also be written like a title (most of its longer words
  * capitalised): "The Gannet archive keeps invoices for ten years" is a sentence, and a note titled by it is quoted.
  */
 function isLabel(sentence: string, title = false): boolean {
@@ -173,7 +173,7 @@ function isLabel(sentence: string, title = false): boolean {
   if (tokens.some((w) => VERB_CUES.has(w.toLowerCase()))) return false;
   if (tokens.length >= 5 && !colon) {
     const cased = tokens.filter((w) => w.length >= 4 && /^[\p{Lu}\p{Ll}]/u.test(w));
-    if (cased.filter((w) => /^\p{Lu}/u.test(w)).length * 2 < cased.length) return false;
+    if (cased.filter((w) => /^\p{Lu}/u.test(w)).length * 2 <= cased.length) return false;
   }
   return true;
 }
