@@ -10,6 +10,7 @@ import { MEMORY_ANNOTATION } from './controllers/memory-ingress';
 import { API_KEY_FINALIZER, MANAGED_BY_LABEL, MANAGED_BY_VALUE, MEMORY_FINALIZER, OWNER_KIND_LABEL } from './controllers/names';
 import type { ControllerHooks, OperatorSettings } from './controllers/settings';
 import { TenantRegistry } from './controllers/tenant';
+import { Tombstones } from './controllers/tenant-reconciler';
 import type { ApiKeyObject, IngressObject, MemoryObject, NamespaceObject, SecretObject } from './controllers/types';
 import type { BackoffOptions } from './runtime/backoff';
 import { Controller } from './runtime/controller';
@@ -61,6 +62,7 @@ export class LoreOperator {
   readonly ingresses: Informer<IngressObject>;
   readonly memoryController: Controller;
   readonly apiKeyController: Controller;
+  readonly tombstones = { memories: new Tombstones<MemoryObject>(), apiKeys: new Tombstones<ApiKeyObject>() };
   private readonly elector?: LeaderElector;
   private readonly events: EventRecorder;
   private readonly log: Logger;
@@ -93,6 +95,7 @@ export class LoreOperator {
       settings,
       logger,
       caches: { namespaces: this.namespaces, memories: this.memories, apiKeys: this.apiKeys, secrets: this.secrets, ingresses: this.ingresses },
+      tombstones: this.tombstones,
       hooks: opts.hooks,
     };
     const common = { logger, metrics: opts.metrics, workers: opts.workers ?? 8, backoff: opts.backoff };
@@ -189,7 +192,11 @@ export class LoreOperator {
         referencing(m);
       },
       onDelete: (m) => {
-        memory(m);
+        // Gone with our finalizer still on it: the API server deleted it before its cleanup could run.
+        if (m.metadata.finalizers?.includes(MEMORY_FINALIZER)) {
+          this.tombstones.memories.add(m);
+          mem.enqueue(objectKey(m));
+        } else memory(m);
         referencing(m);
       },
       onResync: memory,
@@ -200,7 +207,12 @@ export class LoreOperator {
       onUpdate: (old, k) => {
         if (needsReconcile(old, k, API_KEY_FINALIZER)) apiKey(k);
       },
-      onDelete: apiKey,
+      onDelete: (k) => {
+        if (k.metadata.finalizers?.includes(API_KEY_FINALIZER)) {
+          this.tombstones.apiKeys.add(k);
+          keys.enqueue(objectKey(k));
+        } else apiKey(k);
+      },
       onResync: apiKey,
     });
 

@@ -351,4 +351,37 @@ describe('api key reconciler', () => {
     expect(admin.keys.get(legacy.key_id)!.revoked_at).toBeTruthy();
     expect(admin.workingKeys('acme').map((w) => w.key_id)).toEqual([current.status!.keyId]);
   });
+
+  it('revokes its key and deletes its Secret when the API server deletes it while its finalizer is being added', async () => {
+    let vanish = () => {};
+    const { ctx, kube, admin } = controllerFixture({ afterSecretWritten: () => vanish() });
+    kube.seed(NAMESPACE, namespace('team', 'acme'));
+    kube.seed(API_KEY, apiKey('k7', 'team', { type: 'live', secretName: 'k7-secret' }));
+    vanish = () => {
+      vanish = () => {};
+      kube.vanish(API_KEY, 'team', 'k7');
+    };
+    const reconcile = apiKeyReconciler(ctx);
+    await settle(reconcile, 'team/k7');
+    expect(admin.keys.size).toBe(1);
+    expect(admin.workingKeys('acme')).toEqual([]);
+    expect(kube.peek(SECRET, 'team', 'k7-secret')).toBeUndefined();
+
+    // Made again with the name: a fresh key in a Secret of its own, no SecretConflict with the dead one's.
+    kube.seed(API_KEY, apiKey('k7', 'team', { type: 'live', secretName: 'k7-secret' }));
+    await settle(reconcile, 'team/k7');
+    const k = kube.peek<ApiKeyObject>(API_KEY, 'team', 'k7')!;
+    expect(cond(k, 'Ready')?.status).toBe('True');
+    expect(admin.workingKeys('acme').map((x) => x.key_id)).toEqual([k.status!.keyId]);
+  });
+
+  it('revokes the key of a watch DELETED copy that still carries its finalizer (nothing else names the key)', async () => {
+    const { ctx, kube, admin, reconcile } = await issuedKey('k6', { type: 'live', secretName: 'k6-secret' });
+    const dead = kube.vanish<ApiKeyObject>(API_KEY, 'team', 'k6');
+    // The last copy the watch saw may not carry the status the reconcile was about to write.
+    ctx.tombstones.apiKeys.add({ ...dead, status: undefined });
+    await settle(reconcile, 'team/k6');
+    expect(admin.workingKeys('acme')).toEqual([]);
+    expect(kube.peek(SECRET, 'team', 'k6-secret')).toBeUndefined();
+  });
 });

@@ -12,7 +12,7 @@ import { issueKeyIntoSecret, keysOfInterruptedIssuances, type IssuedKey } from '
 import { API_KEY_FINALIZER, platformName } from './names';
 import type { StatusSession } from './status-session';
 import { servingTenant, tenantOfDeleted, tenantReconciler } from './tenant-reconciler';
-import type { ApiKeyObject, ApiKeyStatus, MemoryObject } from './types';
+import type { ApiKeyObject, ApiKeyStatus, MemoryObject, SecretObject } from './types';
 
 type Session = StatusSession<ApiKeyStatus, ApiKeyObject>;
 
@@ -35,6 +35,7 @@ export function apiKeyReconciler(ctx: ControllerContext): Reconcile {
     rt: API_KEY,
     finalizer: API_KEY_FINALIZER,
     cache: (c) => c.caches.apiKeys,
+    tombstones: (c) => c.tombstones.apiKeys,
     apply: issue,
     cleanup: cleanupApiKey,
   });
@@ -280,7 +281,8 @@ async function cleanupApiKey(ctx: ControllerContext, obj: ApiKeyObject): Promise
   if (tenantId) for (const id of ids) await ctx.admin.revokeKey(tenantId, id);
   if (ids.length && tenantId) await ctx.events.record(obj, 'Normal', 'KeyRevoked', 'RevokeKey', `revoked ${ids.join(', ')}`);
   const secretName = obj.spec?.secretName;
-  const secret = secretName ? ctx.caches.secrets.get(namespace, secretName) : undefined;
+  // Read live when the cache lacks it: a Secret written a moment ago, or one that lost its label, is deleted too.
+  const secret = secretName ? (ctx.caches.secrets.get(namespace, secretName) ?? (await ctx.kube.get<SecretObject>(SECRET, namespace, secretName))) : undefined;
   if (secret && secretName && isControlledBy(secret, obj)) await deleteIfPresent(ctx.kube, SECRET, namespace, secretName, secret.metadata.uid);
   return { done: true };
 }

@@ -4,6 +4,7 @@ import type { PlatformAdmin } from '../platform/admin-client';
 import type { EventRecorder } from '../runtime/events';
 import type { ControllerHooks, OperatorSettings } from './settings';
 import type { TenantRegistry } from './tenant';
+import type { Tombstones } from './tenant-reconciler';
 import type { ApiKeyObject, IngressObject, MemoryObject, NamespaceObject, ObjectCache, SecretObject } from './types';
 
 /** Everything a Lore controller works with; built once by the operator (or by a unit test). */
@@ -21,6 +22,8 @@ export interface ControllerContext {
     secrets: ObjectCache<SecretObject>;
     ingresses: ObjectCache<IngressObject>;
   };
+  /** Objects that vanished before their cleanup ran, per kind: fed by the watches' DELETED events and by the reconcilers. */
+  tombstones: { memories: Tombstones<MemoryObject>; apiKeys: Tombstones<ApiKeyObject> };
   hooks?: ControllerHooks;
   now?: () => Date;
 }

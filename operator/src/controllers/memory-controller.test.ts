@@ -332,4 +332,51 @@ describe('memory reconciler', () => {
     expect(after.status!.hostname).toBe('moved.example.org');
     expect(cond(after, 'Ready')).toMatchObject({ status: 'True', observedGeneration: 2, lastTransitionTime: before.lastTransitionTime });
   });
+
+  describe('an object the API server deletes while its finalizer is being added (finalizer ignored)', () => {
+    it('cleans up when the reconcile\'s status write is refused for the gone uid, and a Memory made again with the name comes up', async () => {
+      let vanish = () => {};
+      const { ctx, kube, admin } = controllerFixture({ afterSecretWritten: () => vanish() });
+      kube.seed(NAMESPACE, namespace('team', 'acme'));
+      kube.seed(MEMORY, memory('notes', 'team'));
+      vanish = () => {
+        vanish = () => {};
+        kube.vanish(MEMORY, 'team', 'notes');
+      };
+      const reconcile = memoryReconciler(ctx);
+      await settle(reconcile, 'team/notes');
+
+      expect(kube.peek(MEMORY, 'team', 'notes')).toBeUndefined();
+      expect([...admin.memories.values()].map((m) => m.deleted)).toEqual([true]);
+      expect(admin.workingKeys('acme')).toEqual([]);
+      expect(kube.peek(SECRET, 'team', 'notes-memory-key')).toBeUndefined();
+      expect(kube.all(INGRESS)).toEqual([]);
+
+      kube.seed(MEMORY, memory('notes', 'team'));
+      await settle(reconcile, 'team/notes');
+      const again = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
+      expect(cond(again, 'Ready')).toMatchObject({ status: 'True', reason: 'Provisioned' });
+      expect(again.status!.hostname).toBe('notes-team.mem.example.test');
+      expect(admin.workingKeys('acme').map((k) => k.key_id)).toEqual([again.status!.keyId]);
+    });
+
+    it('cleans up from the final copy a watch DELETED event carries with the finalizer, before serving a Memory made again', async () => {
+      const { ctx, kube, admin, reconcile } = await provisionedNotes();
+      const dead = kube.vanish<MemoryObject>(MEMORY, 'team', 'notes');
+      // The operator's watch handler: the final copy still carries the finalizer.
+      ctx.tombstones.memories.add(dead);
+      kube.seed(MEMORY, memory('notes', 'team'));
+      await settle(reconcile, 'team/notes');
+
+      expect(admin.memories.get(dead.status!.memoryId!)).toMatchObject({ deleted: true });
+      expect(kube.peek(INGRESS, 'lore-system', dead.status!.ingressName!)).toBeUndefined();
+      const again = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
+      expect(again.metadata.uid).not.toBe(dead.metadata.uid);
+      expect(cond(again, 'Ready')).toMatchObject({ status: 'True' });
+      expect(kube.peek<SecretObject>(SECRET, 'team', 'notes-memory-key')!.metadata.ownerReferences![0]!.uid).toBe(again.metadata.uid);
+      expect(admin.workingKeys('acme').map((k) => k.key_id)).toEqual([again.status!.keyId]);
+      expect(ctx.tombstones.memories.size).toBe(0);
+    });
+  });
+
 });

@@ -28,6 +28,7 @@ export function memoryReconciler(ctx: ControllerContext): Reconcile {
     rt: MEMORY,
     finalizer: MEMORY_FINALIZER,
     cache: (c) => c.caches.memories,
+    tombstones: (c) => c.tombstones.memories,
     apply: provision,
     cleanup: cleanupMemory,
   });
@@ -243,7 +244,8 @@ async function cleanupMemory(ctx: ControllerContext, obj: MemoryObject): Promise
   }
   await deleteIfPresent(ctx.kube, INGRESS, ctx.settings.gatewayNamespace, status.ingressName ?? ingressNameFor(namespace, name, String(obj.metadata.uid)));
   const secretName = status.keySecretName ?? obj.spec?.keySecretName ?? defaultKeySecretName(name);
-  const secret = ctx.caches.secrets.get(namespace, secretName);
+  // Read live when the cache lacks it: a Secret written a moment ago, or one that lost its label, is deleted too.
+  const secret = ctx.caches.secrets.get(namespace, secretName) ?? (await ctx.kube.get<SecretObject>(SECRET, namespace, secretName));
   if (secret && isControlledBy(secret, obj)) await deleteIfPresent(ctx.kube, SECRET, namespace, secretName, secret.metadata.uid);
   return { done: true };
 }

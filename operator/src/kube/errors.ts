@@ -31,3 +31,11 @@ export function isGone(err: unknown): boolean {
 export function isAlreadyExists(err: unknown): boolean {
   return err instanceof KubeApiError && err.status === 409 && err.reason === 'AlreadyExists';
 }
+
+/**
+ * A write refused because the object it names (by uid) no longer exists: the API server answers 409 "Precondition
+ * failed: UID in precondition" when the object was deleted, or deleted and made again under the same name.
+ */
+export function isUidPreconditionFailed(err: unknown): boolean {
+  return err instanceof KubeApiError && err.status === 409 && /UID in precondition/i.test(err.message);
+}

@@ -110,4 +110,22 @@ describe('Informer', () => {
     expect(resynced.sort()).toEqual(['a', 'b']);
     await inf.stop();
   });
+
+  it('hands delete handlers the final copy a DELETED event carries (finalizers included), not the older cached one', async () => {
+    const kube = new ScriptedKube();
+    kube.lists = [{ items: [obj('a', '1')], rv: '10' }];
+    kube.watches = [
+      async (emit) => {
+        emit({ type: 'DELETED', object: { metadata: { name: 'a', namespace: 'ns', resourceVersion: '12', finalizers: ['lore.dev/memory-deprovision'] } } });
+      },
+    ];
+    const inf = new Informer({ kube: kube as unknown as KubeClient, resource: MEMORY, logger });
+    const deleted: KubeObject[] = [];
+    inf.addHandlers({ onDelete: (o) => deleted.push(o) });
+    inf.start();
+    await inf.waitForSync();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(deleted.map((o) => o.metadata.finalizers)).toEqual([['lore.dev/memory-deprovision']]);
+    await inf.stop();
+  });
 });

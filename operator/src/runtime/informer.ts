@@ -215,9 +215,9 @@ export class Informer<T extends KubeObject> {
     if (event.type === 'BOOKMARK') return true;
     const key = objectKey(obj);
     if (event.type === 'DELETED') {
-      const old = this.cache.get(key) ?? obj;
+      // The event carries the object's final state (its finalizers as the API server last had them).
       this.cache.delete(key);
-      for (const h of this.handlers) h.onDelete?.(old);
+      for (const h of this.handlers) h.onDelete?.(obj);
       return true;
     }
     this.upsert(key, obj);

@@ -2,6 +2,7 @@ import { createLogger } from '@lore/runtime/kit';
 import type { ControllerContext } from '../controllers/context';
 import type { OperatorSettings, ControllerHooks } from '../controllers/settings';
 import { TenantRegistry } from '../controllers/tenant';
+import { Tombstones } from '../controllers/tenant-reconciler';
 import { API_KEY, INGRESS, MEMORY, NAMESPACE, SECRET } from '../kube/resources';
 import type { KubeObject } from '../kube/types';
 import { InMemoryPlatformAdmin } from '../platform/in-memory-admin';
@@ -50,6 +51,7 @@ export function controllerFixture(hooks?: ControllerHooks): { ctx: ControllerCon
       secrets: kube.cache(SECRET),
       ingresses: kube.cache(INGRESS),
     },
+    tombstones: { memories: new Tombstones(), apiKeys: new Tombstones() },
     hooks,
   };
   return { ctx, kube, admin, events };

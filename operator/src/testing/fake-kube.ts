@@ -121,6 +121,19 @@ export class FakeKube implements KubeClient {
     }
   }
 
+  /**
+   * The API server finishing a DELETE whatever finalizers the object carries (the race of a DELETE that read the
+   * object just before a finalizer was added): the object is gone; its final copy is returned, as a watch's DELETED
+   * event would carry it.
+   */
+  vanish<T extends KubeObject>(rt: ResourceType, namespace: string | undefined, name: string): T {
+    const k = this.key(rt, namespace, name);
+    const current = this.store.get(k);
+    if (!current) throw new Error(`${k} does not exist`);
+    this.store.delete(k);
+    return structuredClone(current) as T;
+  }
+
   /** A user deleting an object (kubectl delete), not logged as the operator's write. */
   userDelete(rt: ResourceType, namespace: string | undefined, name: string): void {
     void this.delete(rt, namespace, name);
@@ -141,6 +154,12 @@ export class FakeKube implements KubeClient {
 
   private require(rt: ResourceType, obj: KubeObject): KubeObject {
     const current = this.store.get(this.key(rt, obj.metadata.namespace, String(obj.metadata.name)));
+    const uid = obj.metadata.uid;
+    // As the API server does: a uid in the body is a precondition, failed when that object is gone (or was made again).
+    if (uid && current?.metadata.uid !== uid) {
+      const message = `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current?.metadata.uid ?? ''}`;
+      throw new KubeApiError(409, 'PUT', rt.plural, { reason: 'Conflict', code: 409, message });
+    }
     if (!current) throw new KubeApiError(404, 'PUT', rt.plural, { reason: 'NotFound', code: 404 });
     return current;
   }
