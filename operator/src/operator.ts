@@ -13,6 +13,7 @@ import { TenantRegistry } from './controllers/tenant';
 import { Tombstones } from './controllers/tenant-reconciler';
 import type { ApiKeyObject, IngressObject, MemoryObject, NamespaceObject, SecretObject } from './controllers/types';
 import type { BackoffOptions } from './runtime/backoff';
+import { STALLED } from './runtime/conditions';
 import { Controller } from './runtime/controller';
 import { deepEqual } from './runtime/equality';
 import { KubeEventRecorder, type EventRecorder } from './runtime/events';
@@ -96,6 +97,7 @@ export class LoreOperator {
       logger,
       caches: { namespaces: this.namespaces, memories: this.memories, apiKeys: this.apiKeys, secrets: this.secrets, ingresses: this.ingresses },
       tombstones: this.tombstones,
+      onHostnameFreed: () => this.enqueueHostnameWaiters(),
       hooks: opts.hooks,
     };
     const common = { logger, metrics: opts.metrics, workers: opts.workers ?? 8, backoff: opts.backoff };
@@ -232,6 +234,12 @@ export class LoreOperator {
       if (key) mem.enqueue(key);
     };
     this.ingresses.addHandlers({ onUpdate: (_o, i) => toMemory(i), onDelete: toMemory });
+  }
+
+  /** Memories stalled because their hostname was taken look again once a hostname is released. */
+  private enqueueHostnameWaiters(): void {
+    const waiting = (m: MemoryObject) => !!m.status?.conditions?.some((c) => c.type === STALLED && c.status === 'True' && c.reason === 'HostnameConflict');
+    for (const m of this.memories.list(waiting)) this.memoryController.enqueue(objectKey(m));
   }
 
   private enqueueNamespace(ns: NamespaceObject): void {

@@ -212,6 +212,11 @@ describe('Memory', () => {
     });
     expect(condition(m, 'Ready').message).toContain(host);
     expect((await kubectl(['-n', ns2, 'get', 'secret', 'second-memory-key'])).code).not.toBe(0);
+
+    // The first moves elsewhere: the waiting one takes the host at once, not at its 5-minute requeue.
+    await kubectlOk(['-n', ns1, 'patch', 'memory', 'first', '--type=merge', '-p', JSON.stringify({ spec: { hostname: `moved-${suite.scope.run}.example.org` } })]);
+    const second = await waitReady(ns2, 'second', 30_000);
+    expect(second.status.hostname).toBe(host);
   });
 
   it('refuses to overwrite a Secret it does not manage', async () => {

@@ -24,6 +24,8 @@ export interface ControllerContext {
   };
   /** Objects that vanished before their cleanup ran, per kind: fed by the watches' DELETED events and by the reconcilers. */
   tombstones: { memories: Tombstones<MemoryObject>; apiKeys: Tombstones<ApiKeyObject> };
+  /** A memory's hostname was released (deleted, or moved to another): Memories waiting for a hostname look again. */
+  onHostnameFreed?: () => void;
   hooks?: ControllerHooks;
   now?: () => Date;
 }

@@ -379,4 +379,21 @@ describe('memory reconciler', () => {
     });
   });
 
+  it('tells Memories waiting for a hostname when one is released (deleted or moved)', async () => {
+    const { ctx, kube } = controllerFixture();
+    const freed: number[] = [];
+    ctx.onHostnameFreed = () => freed.push(1);
+    kube.seed(NAMESPACE, namespace('a', 't1'));
+    kube.seed(MEMORY, memory('one', 'a', { hostname: 'kb.example.org' }));
+    const reconcile = memoryReconciler(ctx);
+    await settle(reconcile, 'a/one');
+    expect(freed).toEqual([]);
+    const m = kube.peek<MemoryObject>(MEMORY, 'a', 'one')!;
+    await kube.replace(MEMORY, { ...m, spec: { hostname: 'other.example.org' } });
+    await settle(reconcile, 'a/one');
+    expect(freed).toHaveLength(1);
+    kube.userDelete(MEMORY, 'a', 'one');
+    await settle(reconcile, 'a/one');
+    expect(freed).toHaveLength(2);
+  });
 });

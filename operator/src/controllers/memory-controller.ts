@@ -90,7 +90,10 @@ async function provision(ctx: ControllerContext, s: Session, now: Date): Promise
     }
     throw err;
   }
+  const previousHostname = status.hostname;
   Object.assign(status, { tenantId, memoryId, hostname: record.hostname || hostname, workspaceId: record.workspace_id });
+  // The platform moved the memory: its old hostname is free for a Memory that waits for it.
+  if (previousHostname && previousHostname !== status.hostname) ctx.onHostnameFreed?.();
   status.conditions = setCondition(
     status.conditions,
     { type: PROVISIONED, status: 'True', reason: 'Provisioned', message: `memory ${memoryId} exists in tenant ${tenantId}` },
@@ -238,6 +241,7 @@ async function cleanupMemory(ctx: ControllerContext, obj: MemoryObject): Promise
     const memoryId = status.memoryId ?? memoryIdFor(String(obj.metadata.uid));
     const retain = (obj.spec?.dataRetention ?? ctx.settings.defaultDataRetention) === 'Retain';
     await ctx.admin.deleteMemory(tenantId, memoryId, retain);
+    ctx.onHostnameFreed?.();
     // The platform revokes a deleted memory's keys; revoking ours explicitly costs little and leaves no doubt.
     for (const keyId of [status.keyId, status.pendingKeyId]) if (keyId) await ctx.admin.revokeKey(tenantId, keyId);
     await ctx.events.record(obj, 'Normal', 'Deprovisioned', 'Deprovision', `memory ${memoryId} deleted (data ${retain ? 'retained' : 'erased'}); its keys are revoked`);
