@@ -39,7 +39,8 @@ const VERB_CUES = new Set(
 
 interface Candidate {
   sentence: string;
-  key: string;
+  /** The sentence's `keyOf`, read when it is about to be quoted. */
+  key?: string;
   index: number;
   rank: number;
   pos: number;
@@ -91,6 +92,7 @@ export function extractiveAnswer(question: string, sources: AnswerSource[], opti
     // A sentence that adds no new question term and is weaker than the best one is redundant.
     const adds = q.some((t) => c.own.has(t) && !coveredTerms.has(t));
     if (chosen.length > 0 && !adds && c.score < (chosen[0]?.score ?? 0) * 0.8) continue;
+    c.key ??= keyOf(c.sentence);
     if (chosen.some((x) => x.key === c.key)) continue;
     chosen.push(c);
     for (const t of q) if (c.own.has(t)) coveredTerms.add(t);
@@ -120,14 +122,17 @@ function candidatesOf(sources: AnswerSource[]): Candidate[] {
     splitSentences(content, 400, ANSWERING).forEach((sentence, pos) => {
       const own = new Set(contentTerms(sentence, 2_000, ANSWERING));
       for (const t of own) chunk.add(t);
-      const key = keyOf(sentence);
-      if (key === titleKey && (key === headingKey || isLabel(sentence, true))) {
+      // Only a sentence about as long as the title or heading can be it (emphasis and a stop apart): keys cost.
+      const near = (label: string | null) => label !== null && Math.abs(sentence.length - label.length) <= 8 && keyOf(sentence) === label;
+      const isTitle = near(titleKey);
+      const isHeading = near(headingKey);
+      if (isTitle && (isHeading || isLabel(sentence, true))) {
         // The title (the first chunk's heading): its terms are every sentence's already.
         asked = new Set();
         section = undefined;
         return;
       }
-      if (key === headingKey || (pos === 0 && isLabel(sentence))) {
+      if (isHeading || (pos === 0 && isLabel(sentence))) {
         // A heading (the chunker puts it before its section's first sentence): the section's label.
         heading = new Set([...heading, ...own]);
         asked = new Set();
@@ -141,7 +146,7 @@ function candidatesOf(sources: AnswerSource[]): Candidate[] {
       }
       if (sentence.length < 12 || sentence.length > 800) return;
       section ??= asked.size === 0 ? heading : new Set([...heading, ...asked]);
-      mine.push({ sentence, key, index: s.index, rank, pos, own, section, title, chunk });
+      mine.push({ sentence, index: s.index, rank, pos, own, section, title, chunk });
     });
     out.push(...mine);
   });

@@ -58,7 +58,6 @@ function withNumbers(pattern: RegExp): RegExp {
 const WORD_OR_NUMBER = withNumbers(WORD);
 const WORD_WITH_MARKS_OR_NUMBER = withNumbers(WORD_WITH_MARKS);
 
-const MARK = /\p{M}/u;
 
 /** Whether a match of the `wholeNumbers` patterns is a number with separators (only those hold `.` or `,`). */
 function isWholeNumber(w: string): boolean {
@@ -72,6 +71,8 @@ function numberWord(w: string): string {
 
 /** Letters of the scripts written without spaces between words. Hangul is written with spaces and is not one. */
 const UNSPACED = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}]/u;
+/** Those letters or a combining mark: a text without any is read alike by the segmented reading and the default one. */
+const UNSPACED_OR_MARK = new RegExp(`${UNSPACED.source.slice(0, -1)}\\p{M}]`, 'u');
 
 /**
  * Function words of those scripts that a segmenter returns as words of two letters or more (one-letter words are left
@@ -113,7 +114,7 @@ export function words(text: string, limit = 200_000, options: TextOptions = {}):
   const numbers = options.wholeNumbers === true;
   // Without letters of a script written without spaces and without combining marks, the segmented reading reads a
   // text exactly as the default one does: the default's loop is the cheaper one.
-  if (options.segment !== true || (!UNSPACED.test(text) && !MARK.test(text))) {
+  if (options.segment !== true || !UNSPACED_OR_MARK.test(text)) {
     const out: string[] = [];
     for (const m of text.matchAll(numbers ? WORD_OR_NUMBER : WORD)) {
       if (out.length >= limit) break;
