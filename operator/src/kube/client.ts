@@ -43,6 +43,11 @@ export interface DeleteOptions {
   propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
 }
 
+/** Per-request options: `signal` aborts the request (the caller's own deadline, shorter than the client's timeout). */
+export interface RequestOptions {
+  signal?: AbortSignal;
+}
+
 /** Called after every request with its verb and outcome (metrics, and counting writes in the benchmark). */
 export type RequestObserver = (info: { verb: string; resource: string; status: number; seconds: number }) => void;
 
@@ -51,11 +56,11 @@ export type RequestObserver = (info: { verb: string; resource: string; status: n
  * narrow to their kinds. Watch delivers decoded events until the server closes the stream or `signal` aborts.
  */
 export interface KubeClient {
-  get<T extends KubeObject>(rt: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined>;
+  get<T extends KubeObject>(rt: ResourceType, namespace: string | undefined, name: string, opts?: RequestOptions): Promise<T | undefined>;
   list<T extends KubeObject>(rt: ResourceType, opts?: ListOptions): Promise<KubeList<T>>;
   watch(rt: ResourceType, opts: WatchOptions, onEvent: (e: WatchEvent) => void, signal: AbortSignal): Promise<void>;
-  create<T extends KubeObject>(rt: ResourceType, obj: T): Promise<T>;
-  replace<T extends KubeObject>(rt: ResourceType, obj: T): Promise<T>;
+  create<T extends KubeObject>(rt: ResourceType, obj: T, opts?: RequestOptions): Promise<T>;
+  replace<T extends KubeObject>(rt: ResourceType, obj: T, opts?: RequestOptions): Promise<T>;
   /** PUT of the status subresource; the object's resourceVersion makes it an optimistic-locked write. */
   replaceStatus<T extends KubeObject>(rt: ResourceType, obj: T): Promise<T>;
   /** Server-side apply (`application/apply-patch+yaml`) as `fieldManager`, forcing ownership of conflicting fields. */
@@ -72,6 +77,7 @@ interface RequestSpec {
   contentType?: string;
   resource: string;
   verb: string;
+  signal?: AbortSignal;
 }
 
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -106,9 +112,9 @@ export class HttpKubeClient implements KubeClient {
     this.agent.destroy();
   }
 
-  async get<T extends KubeObject>(rt: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined> {
+  async get<T extends KubeObject>(rt: ResourceType, namespace: string | undefined, name: string, opts: RequestOptions = {}): Promise<T | undefined> {
     try {
-      return await this.call<T>({ method: 'GET', verb: 'get', resource: rt.plural, path: objectPath(rt, namespace, name) });
+      return await this.call<T>({ method: 'GET', verb: 'get', resource: rt.plural, path: objectPath(rt, namespace, name), signal: opts.signal });
     } catch (err) {
       if (err instanceof KubeApiError && err.status === 404) return undefined;
       throw err;
@@ -125,17 +131,18 @@ export class HttpKubeClient implements KubeClient {
     });
   }
 
-  create<T extends KubeObject>(rt: ResourceType, obj: T): Promise<T> {
-    return this.call<T>({ method: 'POST', verb: 'create', resource: rt.plural, path: collectionPath(rt, obj.metadata.namespace), body: obj });
+  create<T extends KubeObject>(rt: ResourceType, obj: T, opts: RequestOptions = {}): Promise<T> {
+    return this.call<T>({ method: 'POST', verb: 'create', resource: rt.plural, path: collectionPath(rt, obj.metadata.namespace), body: obj, signal: opts.signal });
   }
 
-  replace<T extends KubeObject>(rt: ResourceType, obj: T): Promise<T> {
+  replace<T extends KubeObject>(rt: ResourceType, obj: T, opts: RequestOptions = {}): Promise<T> {
     return this.call<T>({
       method: 'PUT',
       verb: 'update',
       resource: rt.plural,
       path: objectPath(rt, obj.metadata.namespace, String(obj.metadata.name)),
       body: obj,
+      signal: opts.signal,
     });
   }
 
@@ -227,8 +234,9 @@ export class HttpKubeClient implements KubeClient {
     const started = process.hrtime.bigint();
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), REQUEST_TIMEOUT_MS);
+    const signal = spec.signal ? AbortSignal.any([controller.signal, spec.signal]) : controller.signal;
     try {
-      const res = await this.open(spec, controller.signal, REQUEST_TIMEOUT_MS);
+      const res = await this.open(spec, signal, REQUEST_TIMEOUT_MS);
       const text = await readAll(res);
       const status = res.statusCode ?? 0;
       this.record(spec.verb, spec.resource, status, started);
@@ -265,9 +273,17 @@ export class HttpKubeClient implements KubeClient {
 function readAll(res: http.IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
+    let ended = false;
     res.on('data', (c: Buffer) => chunks.push(c));
-    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    res.on('end', () => {
+      ended = true;
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
     res.on('error', reject);
+    // An aborted request (its deadline passed) closes the response without an end.
+    res.on('close', () => {
+      if (!ended) reject(new Error('response closed before its end'));
+    });
   });
 }
 

@@ -1,5 +1,7 @@
 import { createLogger } from '@lore/runtime/kit';
-import { LEASE } from '../kube/resources';
+import type { RequestOptions } from '../kube/client';
+import { LEASE, type ResourceType } from '../kube/resources';
+import type { KubeObject } from '../kube/types';
 import { FakeKube } from '../testing/fake-kube';
 import { LeaderElector } from './leader-election';
 
@@ -77,6 +79,42 @@ describe('LeaderElector', () => {
     await kube.replace(LEASE, { ...lease, spec: { ...lease.spec, holderIdentity: 'usurper', renewTime: new Date().toISOString() } });
     await until(() => !a.isLeader);
     expect(log).toEqual(['a+', 'a-']);
+    await a.stop();
+  });
+
+  it('steps down at the renew deadline while a renewal hangs on a dead connection, aborting it, before the lease runs out', async () => {
+    const kube = new FakeKube();
+    let hang = false;
+    const aborted: string[] = [];
+    // Requests that never get an answer once `hang` is set, as on a blackholed keep-alive connection.
+    const stall = <T>(verb: string, opts: RequestOptions | undefined, real: () => Promise<T>): Promise<T> => {
+      if (!hang) return real();
+      return new Promise<T>((_resolve, reject) => {
+        opts?.signal?.addEventListener('abort', () => {
+          aborted.push(verb);
+          reject(new Error('aborted'));
+        });
+      });
+    };
+    const dead = Object.create(kube) as FakeKube;
+    dead.get = <T extends KubeObject>(rt: ResourceType, ns: string | undefined, name: string, opts?: RequestOptions) => stall('get', opts, () => kube.get<T>(rt, ns, name));
+    dead.replace = <T extends KubeObject>(rt: ResourceType, obj: T, opts?: RequestOptions) => stall('replace', opts, () => kube.replace<T>(rt, obj));
+    const log: string[] = [];
+    const a = elector(dead, 'a', log);
+    a.start();
+    await until(() => a.isLeader);
+    const renewTime = () => Date.parse(kube.peek<any>(LEASE, 'lore', 'lock')!.spec.renewTime);
+    const before = renewTime();
+    await until(() => renewTime() > before);
+    hang = true;
+    const lastRenewal = renewTime();
+    await until(() => !a.isLeader);
+    const steppedDownAfter = Date.now() - lastRenewal;
+    // renewDeadlineMs 400, leaseDurationMs 600: down before anyone else may take the lease.
+    expect(steppedDownAfter).toBeLessThan(600);
+    expect(aborted.length).toBeGreaterThanOrEqual(1);
+    expect(log).toEqual(['a+', 'a-']);
+    hang = false;
     await a.stop();
   });
 });

@@ -37,7 +37,9 @@ export interface LeaderElectionOptions {
  *   duration as measured on the candidate's own clock (no trust in clock agreement between nodes);
  * - every write is a PUT carrying the resourceVersion read, so two candidates can never both succeed;
  * - the leader renews every retry period and steps down when it has not managed to renew within the renew
- *   deadline, which is shorter than the lease duration, so it stops before anyone else may start;
+ *   deadline, which is shorter than the lease duration, so it stops before anyone else may start: a timer steps
+ *   down at the deadline whatever request is in flight, and a request still in flight then is aborted (a renewal
+ *   counts from when it was sent);
  * - on a graceful stop the leader releases the lease so a standby takes over without waiting.
  */
 export class LeaderElector {
@@ -51,6 +53,10 @@ export class LeaderElector {
   private lastRenew = 0;
   private loop?: Promise<void>;
   private wake?: () => void;
+  /** Fires when the renew deadline passes without a successful renewal: the leader steps down then, not later. */
+  private deadline?: NodeJS.Timeout;
+  /** The lease request in flight, aborted at the renew deadline (or on stop). */
+  private inflight?: AbortController;
 
   constructor(private readonly opts: LeaderElectionOptions) {
     this.leaseDurationMs = opts.leaseDurationMs ?? 15_000;
@@ -72,6 +78,7 @@ export class LeaderElector {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    this.inflight?.abort();
     this.wake?.();
     await this.loop;
     if (this.leading) {
@@ -83,15 +90,27 @@ export class LeaderElector {
   private async run(): Promise<void> {
     while (!this.stopped) {
       let ok: boolean | 'taken' = false;
+      // A renewal counts from when it was sent (the API server may record it any time after), and may not outlive
+      // the renew deadline: a request stuck on a dead connection is aborted then.
+      const sent = Date.now();
+      const ac = new AbortController();
+      const budget = this.leading ? Math.max(0, this.lastRenew + this.renewDeadlineMs - sent) : this.renewDeadlineMs;
+      const abortAt = setTimeout(() => ac.abort(), budget);
+      this.inflight = ac;
       try {
-        ok = await this.tryAcquireOrRenew();
+        ok = await this.tryAcquireOrRenew(ac.signal);
       } catch (err) {
         this.opts.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'leader election: lease request failed');
+      } finally {
+        clearTimeout(abortAt);
+        this.inflight = undefined;
       }
       if (this.stopped) break;
+      if (ok === true && ac.signal.aborted) ok = false;
       if (ok === true) {
-        this.lastRenew = Date.now();
+        this.lastRenew = sent;
         if (!this.leading) this.setLeading(true);
+        if (this.leading) this.armDeadline();
       } else if (ok === 'taken' && this.leading) {
         this.opts.logger.error('leader election: another replica holds the lease; stepping down');
         this.setLeading(false);
@@ -106,19 +125,35 @@ export class LeaderElector {
     }
   }
 
+  /** Steps down at lastRenew + renewDeadline unless a renewal succeeds first, whatever request is in flight. */
+  private armDeadline(): void {
+    if (this.deadline) clearTimeout(this.deadline);
+    this.deadline = setTimeout(
+      () => {
+        if (!this.leading || this.stopped) return;
+        this.opts.logger.error('leader election: could not renew the lease in time; stepping down');
+        this.inflight?.abort();
+        this.setLeading(false);
+      },
+      Math.max(0, this.lastRenew + this.renewDeadlineMs - Date.now()),
+    );
+    this.deadline.unref?.();
+  }
+
   private setLeading(value: boolean): void {
     if (this.leading === value) return;
     this.leading = value;
+    if (!value && this.deadline) clearTimeout(this.deadline);
     this.opts.logger.info({ identity: this.opts.identity, lease: `${this.opts.namespace}/${this.opts.name}` }, value ? 'became leader' : 'stopped leading');
     if (value) this.opts.onStartedLeading();
     else this.opts.onStoppedLeading();
   }
 
   /** true: we hold the lease now; 'taken': another candidate holds a live lease; false: try again later. */
-  private async tryAcquireOrRenew(): Promise<boolean | 'taken'> {
+  private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean | 'taken'> {
     const { kube, namespace, name, identity } = this.opts;
     const now = new Date();
-    const lease = await kube.get<Lease>(LEASE, namespace, name);
+    const lease = await kube.get<Lease>(LEASE, namespace, name, { signal });
     if (!lease) {
       try {
         await kube.create<Lease>(LEASE, {
@@ -126,7 +161,7 @@ export class LeaderElector {
           kind: 'Lease',
           metadata: { name, namespace },
           spec: this.spec(now, now, 0),
-        });
+        }, { signal });
         return true;
       } catch (err) {
         if (isAlreadyExists(err)) return false;
@@ -144,7 +179,7 @@ export class LeaderElector {
     const acquireTime = iHold && spec.acquireTime ? new Date(spec.acquireTime) : now;
     const transitions = (spec.leaseTransitions ?? 0) + (iHold ? 0 : 1);
     try {
-      const updated = await kube.replace<Lease>(LEASE, { ...lease, spec: this.spec(acquireTime, now, transitions) });
+      const updated = await kube.replace<Lease>(LEASE, { ...lease, spec: this.spec(acquireTime, now, transitions) }, { signal });
       const s = updated.spec ?? {};
       this.observed = { record: JSON.stringify([s.holderIdentity, s.renewTime, s.acquireTime, s.leaseTransitions]), at: Date.now() };
       return true;
