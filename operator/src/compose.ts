@@ -72,9 +72,11 @@ export function composeOperator(opts: ComposeOptions): ComposedOperator {
       const app = createHttpApp({ service: 'operator', logger, metrics: registry });
       app.use(opsRouter(lifecycle, registry).routes());
       server = await listen(app, config.health.port, config.health.host);
+      // Hooks run in reverse order: the operator drains its controllers and releases the Lease while the kube
+      // client still works, then the client closes, then the probe server.
       lifecycle.onShutdown('probe server', () => server!.close(1_000));
-      lifecycle.onShutdown('operator', () => operator.stop(), 15_000);
       lifecycle.onShutdown('kube client', async () => kube.close());
+      lifecycle.onShutdown('operator', () => operator.stop(), 15_000);
       await operator.start();
       lifecycle.markStarted();
       return server;

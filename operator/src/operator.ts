@@ -68,6 +68,8 @@ export class LoreOperator {
   private readonly events: EventRecorder;
   private readonly log: Logger;
   private started = false;
+  /** stop() was asked for: leadership released on purpose is no loss. */
+  private stopping = false;
   private controllersRunning = false;
 
   constructor(private readonly opts: OperatorOptions) {
@@ -113,7 +115,13 @@ export class LoreOperator {
         ...opts.leaderElection,
         onStartedLeading: () => this.startControllers(),
         onStoppedLeading: () => {
-          void this.stopControllers().then(() => opts.onLostLeadership?.());
+          // A requested stop drains the controllers itself and is no loss of leadership.
+          if (this.stopping) return;
+          // Lost: no key is taken any more, and the process is told at once (not after in-flight reconciles
+          // finish): another replica may lead as soon as the lease runs out.
+          const drained = this.stopControllers();
+          if (opts.onLostLeadership) opts.onLostLeadership();
+          else void drained;
         },
       });
     }
@@ -132,6 +140,7 @@ export class LoreOperator {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.stopControllers();
     await this.events.flush?.();
     await this.elector?.stop();

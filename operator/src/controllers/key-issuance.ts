@@ -105,7 +105,7 @@ export async function issueKeyIntoSecret(ctx: ControllerContext, args: IssueKeyA
       // The key just made has no Secret to live in: revoked, and the next reconcile finds the Secret another's
       // (SecretConflict).
       await ctx.admin.revokeKey(tenantId, made.key_id);
-      ctx.logger.warn({ owner: who, key_id: made.key_id, secret: secretName }, 'revoked a new key: its Secret was replaced or created by another owner meanwhile');
+      ctx.logger.warn({ owner: who, key_id: made.key_id, secret_name: secretName }, 'revoked a new key: its Secret was replaced or created by another owner meanwhile');
       throw new Error(`Secret ${secretName} was replaced or created by another owner while ${who} issued its key; key ${made.key_id} was revoked`);
     }
     ctx.hooks?.afterSecretWritten?.();

@@ -84,4 +84,26 @@ describe('Controller', () => {
     expect(runs).toBe(2);
     await c.stop();
   });
+
+  it('names the object of a failed reconcile in its log line (a field the logger does not redact)', async () => {
+    const lines: string[] = [];
+    const captured = createLogger({ level: 'warn', service: 'test', destination: { write: (l: string) => void lines.push(l) } });
+    const registry = createMetricsRegistry('test', { defaultMetrics: false });
+    const c = new Controller({
+      name: 'test',
+      reconcile: async () => {
+        throw new Error('socket hang up');
+      },
+      logger: captured,
+      metrics: createOperatorMetrics(registry),
+      backoff: { baseMs: 1_000, maxMs: 1_000, jitter: 0 },
+    });
+    c.start();
+    c.enqueue('team/notes');
+    await tick(30);
+    await c.stop();
+    const line = JSON.parse(lines.find((l) => l.includes('reconcile failed'))!);
+    expect(line).toMatchObject({ object: 'team/notes', err: 'socket hang up' });
+    expect(JSON.stringify(line)).not.toContain('[redacted]');
+  });
 });

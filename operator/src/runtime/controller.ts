@@ -102,7 +102,8 @@ export class Controller {
       this.opts.metrics.reconcileErrors.inc({ ...labels, kind });
       const delay = this.queue.addRateLimited(key);
       const failures = this.queue.failuresOf(key);
-      const log = { key, kind, failures, retry_in_ms: delay, err: err instanceof Error ? err.message : String(err) };
+      // The object's work-queue key as `object`: the logger redacts fields named `key` (they usually hold secrets).
+      const log = { object: key, kind, failures, retry_in_ms: delay, err: err instanceof Error ? err.message : String(err) };
       // Conflicts and a cache one version behind are the normal price of optimistic locking: the watch brings
       // the newer object.
       if (kind === 'conflict' || kind === 'stale') this.log.debug(log, 'reconcile raced a newer version; retrying');
