@@ -152,6 +152,20 @@ describe('ApiKey', () => {
     expect((await ping(third.key)).status).toBe(200);
   });
 
+  it('restores the label of its Secret when someone removes it, keeping the key in it', async () => {
+    const ns = await createNamespace(suite.scope.run, { tenant: `tenant-${suite.scope.run}-g` });
+    await kubectlOk(['-n', ns, 'apply', '-f', '-'], apiKey('labelled', { type: 'live', secretName: 'labelled' }));
+    const k = await waitReady(ns, 'labelled');
+    await kubectlOk(['-n', ns, 'label', 'secret', 'labelled', 'app.kubernetes.io/managed-by-']);
+    await waitFor('label restored', async () => {
+      const s = await kubectlJson(['-n', ns, 'get', 'secret', 'labelled']);
+      return s.metadata.labels?.['app.kubernetes.io/managed-by'] === 'lore-operator';
+    });
+    expect((await secret(ns, 'labelled')).keyId).toBe(k.status.keyId);
+    const again = await waitReady(ns, 'labelled');
+    expect(again.status.keyId).toBe(k.status.keyId);
+  });
+
   it('rejects invalid specs at the API server with a clear message', async () => {
     const ns = await createNamespace(suite.scope.run, { tenant: `tenant-${suite.scope.run}-g` });
     const noRef = await kubectl(['-n', ns, 'apply', '-f', '-'], apiKey('bad', { type: 'memory', secretName: 's' }));

@@ -384,4 +384,26 @@ describe('api key reconciler', () => {
     expect(admin.workingKeys('acme')).toEqual([]);
     expect(kube.peek(SECRET, 'team', 'k6-secret')).toBeUndefined();
   });
+
+  it('restores the label of its Secret when someone removes it (the Secret informer selects on it), keeping the key', async () => {
+    const { ctx, kube, admin, events, reconcile, key } = await issuedKey('k2', { type: 'live', secretName: 'k2-secret' });
+    // The cache holds only Secrets labelled as the operator's, as the informer's label selector does.
+    const labelled = (o: SecretObject | undefined) => (o?.metadata.labels?.['app.kubernetes.io/managed-by'] === 'lore-operator' ? o : undefined);
+    ctx.caches.secrets = { get: (ns, name) => labelled(kube.peek<SecretObject>(SECRET, ns, name)), list: () => kube.all<SecretObject>(SECRET).filter((o) => !!labelled(o)) };
+    const before = kube.peek<SecretObject>(SECRET, 'team', 'k2-secret')!;
+    const { 'app.kubernetes.io/managed-by': _gone, ...rest } = before.metadata.labels!;
+    await kube.replace(SECRET, { ...before, metadata: { ...before.metadata, labels: rest } });
+
+    await settle(reconcile, 'team/k2');
+    const after = kube.peek<SecretObject>(SECRET, 'team', 'k2-secret')!;
+    expect(after.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'lore-operator' });
+    expect(secretKeyId(after)).toBe(key.status!.keyId);
+    expect(after.data!['api-key']).toBe(before.data!['api-key']);
+    expect(events.map((e) => e.reason)).toContain('SecretRelabelled');
+    await settle(reconcile, 'team/k2');
+    const k = kube.peek<ApiKeyObject>(API_KEY, 'team', 'k2')!;
+    expect(cond(k, 'Ready')?.status).toBe('True');
+    expect(k.status!.keyId).toBe(key.status!.keyId);
+    expect(admin.workingKeys('acme').map((x) => x.key_id)).toEqual([key.status!.keyId]);
+  });
 });

@@ -6,8 +6,8 @@ import { READY, isConditionTrue, setCondition } from '../runtime/conditions';
 import type { Reconcile, ReconcileResult } from '../runtime/controller';
 import { KEY_ISSUED } from './condition-types';
 import type { ControllerContext } from './context';
-import { StaleCacheError, keySecret, keyState, secretKeyId, secretOwnership, secretPlaintext, secretProblem } from './key-secret';
-import { secretBeforeIssuing, settleInterruptedIssuance } from './key-owner';
+import { keySecret, keyState, secretKeyId, secretOwnership, secretPlaintext, secretProblem } from './key-secret';
+import { repairUncachedSecret, secretBeforeIssuing, settleInterruptedIssuance } from './key-owner';
 import { issueKeyIntoSecret, keysOfInterruptedIssuances, type IssuedKey } from './key-issuance';
 import { API_KEY_FINALIZER, platformName } from './names';
 import type { StatusSession } from './status-session';
@@ -141,7 +141,9 @@ async function issue(ctx: ControllerContext, s: Session, now: Date): Promise<Rec
   let oldUsable = false;
   if (status.keyId && need !== 'NotIssued' && need !== 'KeyMissing' && need !== 'KeyRevoked') {
     if ((need === 'SecretMissing' || need === 'SecretMismatch') && secretKeyId(live) === status.keyId && secretPlaintext(live)) {
-      throw new StaleCacheError(`Secret ${namespace}/${spec.secretName}`);
+      await repairUncachedSecret(ctx, obj, live!, (plaintext) => keySecret(obj, spec.secretName, plaintext, status.keyId!, extra));
+      // The watch brings the relabelled Secret into the cache; the next reconcile checks the key in it.
+      return { requeueAfterMs: 1_000 };
     }
     oldUsable = keyState(current ?? (await ctx.admin.getKey(tenantId, status.keyId)), now) === 'usable';
   }

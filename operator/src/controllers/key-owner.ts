@@ -1,9 +1,10 @@
 import { SECRET, type ResourceType } from '../kube/resources';
 import type { Condition, KubeObject } from '../kube/types';
-import { isControlledBy } from '../runtime/apply';
+import { FIELD_MANAGER, isControlledBy } from '../runtime/apply';
 import type { ReconcileResult } from '../runtime/controller';
 import type { ControllerContext } from './context';
-import { assertCurrent, settlePendingKey } from './key-secret';
+import { StaleCacheError, assertCurrent, secretKeyId, secretPlaintext, settlePendingKey } from './key-secret';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './names';
 import type { StatusSession } from './status-session';
 import type { SecretObject } from './types';
 
@@ -67,4 +68,41 @@ export async function secretBeforeIssuing<S extends KeyOwnerStatus, T extends Ku
   const live = await (args.started ?? ctx.kube.get<SecretObject>(SECRET, String(s.obj.metadata.namespace), args.secretName));
   if (live && !isControlledBy(live, s.obj)) return { ok: false, result: (await s.stall('SecretConflict', args.conflict, 60_000))! };
   return { ok: true, live };
+}
+
+/**
+ * The owner's Secret, read live, holds its current key while the cache lacks it (or holds an older copy). Either
+ * the cache is a moment behind (StaleCacheError: retried once the watch catches up), or the Secret lost the label
+ * the Secret informer selects on (someone removed or changed `app.kubernetes.io/managed-by`): then the cache will
+ * never see it, so the desired Secret (the live plaintext, labels included) is applied again, which brings it back
+ * into the cache, and a Warning event says so. A failed repair throws with what is wrong, for status to show.
+ */
+export async function repairUncachedSecret(
+  ctx: ControllerContext,
+  owner: KubeObject,
+  live: SecretObject,
+  desired: (plaintext: string) => SecretObject,
+): Promise<SecretObject> {
+  const name = `${live.metadata.namespace}/${live.metadata.name}`;
+  if (live.metadata.labels?.[MANAGED_BY_LABEL] === MANAGED_BY_VALUE) throw new StaleCacheError(`Secret ${name}`);
+  const want = desired(secretPlaintext(live)!);
+  let repaired: SecretObject;
+  try {
+    // Only that very Secret (its resourceVersion as a precondition): one replaced meanwhile is looked at again.
+    repaired = await ctx.kube.apply(SECRET, { ...want, metadata: { ...want.metadata, resourceVersion: live.metadata.resourceVersion } }, FIELD_MANAGER);
+  } catch (err) {
+    throw new Error(
+      `Secret ${name} holds key ${secretKeyId(live)} but lost its label ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}, so the operator no longer watches it; restoring the label failed: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
+  }
+  ctx.logger.warn({ owner: `${owner.kind} ${owner.metadata.namespace}/${owner.metadata.name}`, secret_name: name }, 'restored the label of an owned Secret');
+  await ctx.events.record(
+    owner,
+    'Warning',
+    'SecretRelabelled',
+    'RepairSecret',
+    `Secret ${live.metadata.name} had lost its label ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}; restored (the key in it is unchanged)`,
+  );
+  return repaired;
 }

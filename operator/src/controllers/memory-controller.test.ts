@@ -396,4 +396,33 @@ describe('memory reconciler', () => {
     await settle(reconcile, 'a/one');
     expect(freed).toHaveLength(2);
   });
+
+  it('restores the label of its key Secret when someone removes it, keeping the key; a failed repair shows in status', async () => {
+    const { ctx, kube, reconcile } = await provisionedNotes();
+    const labelled = (o: SecretObject | undefined) => (o?.metadata.labels?.['app.kubernetes.io/managed-by'] === 'lore-operator' ? o : undefined);
+    ctx.caches.secrets = { get: (ns, name) => labelled(kube.peek<SecretObject>(SECRET, ns, name)), list: () => kube.all<SecretObject>(SECRET).filter((o) => !!labelled(o)) };
+    const m = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
+    const unlabel = async () => {
+      const s = kube.peek<SecretObject>(SECRET, 'team', 'notes-memory-key')!;
+      await kube.replace(SECRET, { ...s, metadata: { ...s.metadata, labels: { 'app.kubernetes.io/managed-by': 'someone-else' } } });
+    };
+    await unlabel();
+
+    // The repair is refused once: status says what is wrong.
+    const apply = kube.apply.bind(kube);
+    kube.apply = async () => {
+      kube.apply = apply;
+      throw new Error('denied by policy');
+    };
+    await expect(reconcile('team/notes')).rejects.toThrow('lost its label');
+    expect(cond(kube.peek<MemoryObject>(MEMORY, 'team', 'notes'), 'Ready')).toMatchObject({ status: 'False', message: expect.stringContaining('lost its label app.kubernetes.io/managed-by=lore-operator') });
+
+    await settle(reconcile, 'team/notes');
+    await settle(reconcile, 'team/notes');
+    const s = kube.peek<SecretObject>(SECRET, 'team', 'notes-memory-key')!;
+    expect(s.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'lore-operator' });
+    const after = kube.peek<MemoryObject>(MEMORY, 'team', 'notes')!;
+    expect(after.status!.keyId).toBe(m.status!.keyId);
+    expect(cond(after, 'Ready')?.status).toBe('True');
+  });
 });

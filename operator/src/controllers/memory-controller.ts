@@ -5,8 +5,8 @@ import { READY, isConditionTrue, removeCondition, setCondition } from '../runtim
 import type { Reconcile, ReconcileResult } from '../runtime/controller';
 import { INGRESS_READY, KEY_ISSUED, PROVISIONED } from './condition-types';
 import type { ControllerContext } from './context';
-import { StaleCacheError, keySecret, keyState, secretKeyId, secretOwnership, secretPlaintext, secretProblem } from './key-secret';
-import { secretBeforeIssuing, settleInterruptedIssuance } from './key-owner';
+import { keySecret, keyState, secretKeyId, secretOwnership, secretPlaintext, secretProblem } from './key-secret';
+import { repairUncachedSecret, secretBeforeIssuing, settleInterruptedIssuance } from './key-owner';
 import { issueKeyIntoSecret } from './key-issuance';
 import { memoryIngress } from './memory-ingress';
 import { MEMORY_FINALIZER, defaultKeySecretName, hostnameProblem, ingressNameFor, memoryHostname, memoryIdFor, platformName } from './names';
@@ -203,7 +203,11 @@ async function ensureMemoryKey(
   const live = read.live;
   let oldUsable = false;
   if (status.keyId && (need === 'SecretMissing' || need === 'SecretMismatch')) {
-    if (secretKeyId(live) === status.keyId && secretPlaintext(live)) throw new StaleCacheError(`Secret ${namespace}/${secretName}`);
+    if (secretKeyId(live) === status.keyId && secretPlaintext(live)) {
+      await repairUncachedSecret(ctx, s.obj, live!, (plaintext) => keySecret(s.obj, secretName, plaintext, status.keyId!, extra));
+      // The watch brings the relabelled Secret into the cache; the next reconcile checks the key in it.
+      return { requeueAfterMs: 1_000 };
+    }
     oldUsable = keyState(await ctx.admin.getKey(tenantId, status.keyId), now) === 'usable';
   }
 
