@@ -525,6 +525,29 @@ describe('gateway credentials: rotation, expiry, memory keys, sessions, OAuth', 
       expect((await ping(other.key)).status).toBe(200);
     });
 
+    it('lists the 1000 newest keys with the tenant\'s whole count (spec 1 names no paging for the list)', async () => {
+      const many = await makeTenant(g);
+      const adminEmail = `many-${uid()}@example.test`;
+      expect((await adminCall(g, 'POST', `/internal/v1/tenants/${many.tenantId}/users`, { email: adminEmail, password, role: 'admin' })).status).toBe(201);
+      const login = await http(g.publicUrl, 'POST', '/api/auth/login', { body: { email: adminEmail, password } });
+      // 1000 old revoked keys beside the tenant's own: a long history of rotations.
+      await g.db.asOwner((sql) =>
+        sql.query(
+          `INSERT INTO gateway.api_keys (tenant_id, key_id, type, name, key_hash, prefix, created_by, created_at, revoked_at)
+           SELECT $1, 'key_old_' || $2 || '_' || n, 'live', 'old ' || n, md5($2 || n), 'ck_live_', 'test', now() - interval '1 day' - n * interval '1 second', now()
+           FROM generate_series(1, 1000) AS n`,
+          [many.tenantId, uid()],
+        ),
+      );
+      const list = await http(g.publicUrl, 'GET', '/api/v1/api-keys', { headers: { authorization: `Bearer ${login.json.token}` } });
+      expect(list.status).toBe(200);
+      expect(list.json.api_keys).toHaveLength(1000);
+      expect(list.json.api_keys.map((k: { key_id: string }) => k.key_id)).toContain(many.keyId);
+      const total = await g.db.asOwner((sql) => sql.query<{ n: string }>(`SELECT count(*) AS n FROM gateway.api_keys WHERE tenant_id = $1`, [many.tenantId]));
+      expect(Number(total.rows[0]!.n)).toBeGreaterThan(1000);
+      expect(list.json.count).toBe(Number(total.rows[0]!.n));
+    });
+
     it('changes and resets passwords (spec 2), ending old sessions', async () => {
       const userEmail = `user-${uid()}@example.test`;
       await adminCall(g, 'POST', `/internal/v1/tenants/${t.tenantId}/users`, { email: userEmail, password, role: 'member' });

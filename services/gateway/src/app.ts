@@ -14,7 +14,7 @@ import { hostMemoryOf, requestFacts, requireApiKey, requireDetailSession, requir
 import type { GatewayKoaContext, GatewayRequestState, GatewayRouter } from './http/state';
 import { fromAnotherOrigin } from './http/origin';
 import { activateWorkspace, createWorkspace, memoryForHost, tenantContext, tenantMemory } from './application/tenancy';
-import { createKey, getKey, listKeys, revokeKey, rotateKey } from './application/keys';
+import { countKeys, createKey, getKey, listKeys, revokeKey, rotateKey } from './application/keys';
 import { createOauthClient, issueClientToken, listClients, revokeOauthClient } from './application/oauth';
 import { changePassword, login, logout, refresh, resetPassword } from './application/identity';
 import { WebhookService } from './webhooks/subscriptions';
@@ -94,6 +94,7 @@ export function publicRouteDeps(context: GatewayContext): PublicRouteDeps {
       keys: {
         create: (tenantId, input, by) => createKey(context, tenantId, input, by),
         list: (tenantId, limit) => listKeys(context.db, tenantId, limit),
+        count: (tenantId) => countKeys(context.db, tenantId),
         get: (tenantId, id) => getKey(context.db, tenantId, id),
         rotate: (tenantId, id, overlap, by) => rotateKey(context, tenantId, id, overlap, by),
         revoke: (tenantId, id) => revokeKey(context, tenantId, id),

@@ -13,6 +13,7 @@ import {
   getKeyIn,
   insertKeyIn,
   isClientTokenTaken,
+  countKeys,
   listKeys,
   lockKeyIn,
   markReplacedIn,
@@ -284,7 +285,7 @@ export async function revokeKey(ctx: GatewayContext, tenantId: string, keyId: st
   return record;
 }
 
-export { getKey, getKeyByClientToken, listKeys };
+export { countKeys, getKey, getKeyByClientToken, listKeys };
 
 /**
  * The key a create or rotate call of the admin API made with `clientToken`, or null when none did; a tenant that

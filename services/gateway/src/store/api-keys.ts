@@ -130,6 +130,14 @@ export async function listKeys(db: Db, tenantId: string, limit: number): Promise
   });
 }
 
+/** Every key of the tenant, revoked and expired ones included: the `count` of the portal's key list. */
+export async function countKeys(db: Db, tenantId: string): Promise<number> {
+  return db.withTenant(tenantId, async (sql) => {
+    const r = await sql.query<{ n: string }>(`SELECT count(*) AS n FROM gateway.api_keys WHERE tenant_id = $1`, [tenantId]);
+    return Number(r.rows[0]?.n ?? 0);
+  });
+}
+
 /** Keys that still authenticate (not revoked, not expired): what `max_keys` counts. */
 export async function countUsableKeysIn(sql: Sql, tenantId: string): Promise<number> {
   const r = await sql.query<{ n: string }>(

@@ -28,6 +28,7 @@ export function presentRotatedKey(k: ApiKeyRecord, plaintext: string, replaced: 
   return { ...presentKey(k), key: plaintext, replaced_key_id: replaced.key_id, replaced_key_expires_at: replaced.expires_at };
 }
 
-export function presentKeyList(keys: ApiKeyRecord[]): z.input<typeof keyListView> {
-  return { api_keys: keys.map((k) => presentKey(k)), count: keys.length };
+/** `count` is every key of the tenant: more than the listed ones when the list was cut at its limit. */
+export function presentKeyList(keys: ApiKeyRecord[], count = keys.length): z.input<typeof keyListView> {
+  return { api_keys: keys.map((k) => presentKey(k)), count: Math.max(count, keys.length) };
 }
