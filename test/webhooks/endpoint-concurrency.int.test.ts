@@ -20,11 +20,9 @@ import {
  * Attempts against one endpoint are bounded per worker, however many deliveries are due at once.
  *
  * Every assertion states something the worker guarantees, never a race: the bound, every delivery made once, the
- * least time twelve slow answers two at a time can take, and the other endpoint served. It does NOT assert that the
- * other endpoint is served before the busy one's backlog drains: a delivery waiting for a busy endpoint's slot holds
- * its partition (docs/webhooks.md, "Concurrency and ordering"), so a delivery behind it in the same partition waits
- * too, and which partition each one lands in is chance. (That order was asserted here once and failed on a loaded
- * machine.)
+ * least time twelve slow answers two at a time can take, and the other endpoint served. That the other endpoint is
+ * not delayed by the busy one (since 2026-12-01 an attempt waiting for a slot holds no partition) is proven with a
+ * hanging endpoint in hanging-endpoint.int.test.ts.
  */
 jest.setTimeout(120_000);
 

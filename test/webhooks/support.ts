@@ -92,6 +92,8 @@ export function now(): number {
 export async function startReceiver(pki: TestPki, reply: (index: number, req: { path: string; headers: IncomingHttpHeaders; body: string }) => Reply): Promise<Receiver> {
   const requests: ReceivedRequest[] = [];
   let waiters: Array<() => void> = [];
+  // Answers still to be given: closing the receiver cancels them, so a long `delayMs` keeps no test process alive.
+  const answers = new Set<NodeJS.Timeout>();
   const server: HttpsServer = createTlsServer({ key: pki.keyPem, cert: pki.certPem }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -112,8 +114,13 @@ export async function startReceiver(pki: TestPki, reply: (index: number, req: { 
           record.answeredAt = now();
         });
       };
-      if (r.delayMs) setTimeout(answer, r.delayMs);
-      else answer();
+      if (r.delayMs) {
+        const timer = setTimeout(() => {
+          answers.delete(timer);
+          answer();
+        }, r.delayMs);
+        answers.add(timer);
+      } else answer();
     });
   });
   server.keepAliveTimeout = 30_000;
@@ -140,6 +147,8 @@ export async function startReceiver(pki: TestPki, reply: (index: number, req: { 
     },
     close: () =>
       new Promise<void>((resolve) => {
+        answers.forEach((t) => clearTimeout(t));
+        answers.clear();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
@@ -201,7 +210,7 @@ export function uniqueGroupPrefix(name: string): string {
 }
 
 export async function startWorker(
-  db: PostgresDb,
+  db: Db,
   bus: EventBus,
   pki: TestPki,
   config: Partial<WebhooksWorkerConfig> & { groupIdPrefix: string },
@@ -257,7 +266,7 @@ export function webhookService(db: Db): WebhookService {
   return new WebhookService(db, testSecretBox(), { allowLoopbackTargets: true });
 }
 
-export async function subscribe(db: PostgresDb, tenant: string, url: string, events: EventKind[] = [...EVENT_KINDS]): Promise<{ id: string; secret: string }> {
+export async function subscribe(db: Db, tenant: string, url: string, events: EventKind[] = [...EVENT_KINDS]): Promise<{ id: string; secret: string }> {
   const { subscription, secret } = await webhookService(db).create({ tenantId: tenant, workspaceId: null }, { url, events });
   return { id: subscription.id, secret };
 }

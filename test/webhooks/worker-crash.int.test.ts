@@ -23,7 +23,8 @@ import { requireEnv } from '../support/infra';
 /**
  * The webhooks worker as a real process, killed with SIGKILL while it holds a scheduled retry: a second process
  * resumes the schedule from Kafka's committed offsets and PostgreSQL, nothing is lost, and every repeat carries the
- * same event id. The second process waits for the dead member's Kafka session to expire (9 s here).
+ * same event id. The second process waits for the dead member's Kafka session to expire (9 s here). And killed while
+ * an attempt is in flight: the attempt is made again once its lease has run out (the sweep of expired leases).
  */
 jest.setTimeout(180_000);
 
@@ -173,5 +174,68 @@ describe('webhooks worker killed mid-schedule', () => {
     second.child.kill('SIGTERM');
     await exited(second.child);
     expect(second.child.exitCode).toBe(0);
+  });
+});
+
+describe('webhooks worker killed while an attempt is in flight', () => {
+  it('makes the attempt again once its lease has run out: the bus message was committed when the attempt was handed over', async () => {
+    // The first request hangs (the worker is killed meanwhile); every later one is acknowledged.
+    const hangingOnce = await startReceiver(pki, (i) => (i === 0 ? { status: 200, delayMs: 60_000 } : { status: 200 }));
+    try {
+      const env = {
+        NODE_ENV: 'test',
+        LOG_LEVEL: process.env.WC_LOG_LEVEL ?? 'info',
+        LORE_DATABASE_URL: store.database.url,
+        LORE_KAFKA_BROKERS: requireEnv('LORE_TEST_KAFKA_BROKERS'),
+        LORE_ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
+        WEBHOOKS_GROUP_ID_PREFIX: uniqueGroupPrefix('crash-inflight'),
+        WEBHOOKS_START_FROM: 'latest',
+        WEBHOOKS_OPS_PORT: '0',
+        WEBHOOKS_OPS_HOST: '127.0.0.1',
+        WEBHOOKS_DELIVERY_TIMEOUT_MS: '2000',
+        WEBHOOKS_KAFKA_SESSION_TIMEOUT_MS: '9000',
+        WEBHOOKS_RUN_OUTBOX_RELAY: 'false',
+        LORE_WEBHOOKS_ALLOW_LOOPBACK: 'true',
+        WEBHOOKS_TEST_CA_FILE: pki.caFile,
+      };
+      const tenant = tenantId();
+      const sub = await subscribe(store.db, tenant, `${hangingOnce.url}/inflight`, ['memory.ingest.completed']);
+      const first = spawnWorker(env);
+      children.push(first.child);
+      await first.ready;
+      const event = envelope(tenant);
+      await publishEvent(bus, event);
+      await hangingOnce.waitFor(1, 30_000);
+      const leased = await store.db.withTenant(tenant, async (sql) =>
+        (await sql.query<{ lease_until: Date | null; attempts: number }>(`SELECT lease_until, attempts FROM gateway.webhook_deliveries WHERE subscription_id = $1`, [sub.id])).rows[0]!,
+      );
+      expect(leased.attempts).toBe(0);
+      expect(leased.lease_until).not.toBeNull();
+      first.child.kill('SIGKILL');
+      await exited(first.child);
+
+      const second = spawnWorker(env);
+      children.push(second.child);
+      await second.ready;
+      // Lease: the 2 s timeout plus 5 s, from the start of the killed attempt; then the next sweep (every 10 s).
+      const seen = await hangingOnce.waitFor(2, 60_000).catch((err: Error) => {
+        throw new Error(`${err.message}\n--- first process ---\n${first.output.join('')}\n--- second process ---\n${second.output.join('')}`);
+      });
+      expect(seen[1]!.at).toBeGreaterThanOrEqual(leased.lease_until!.getTime() - 50);
+      for (const r of seen) expect(assertSigned(r, sub.secret).event_id).toBe(event.event_id);
+      const delivery = await eventually('the acknowledged delivery', () =>
+        store.db.withTenant(tenant, async (sql) => {
+          const r = await sql.query<{ status: string; attempts: number }>(`SELECT status, attempts FROM gateway.webhook_deliveries WHERE subscription_id = $1`, [sub.id]);
+          return r.rows[0]?.status === 'succeeded' ? r.rows[0] : null;
+        }), 10_000);
+      // The killed attempt left no record: the one made again is the delivery's first.
+      expect(delivery.attempts).toBe(1);
+      expect(second.output.join('')).toContain('deliveries whose attempt lease ran out without a record announced again');
+      second.child.kill('SIGTERM');
+      await exited(second.child);
+      expect(second.child.exitCode).toBe(0);
+    } finally {
+      await hangingOnce.close();
+    }
   });
 });

@@ -15,6 +15,14 @@ export const DeliveryMessageSchema = z.object({
   cycle: z.number().int().min(1),
   step: z.number().int().min(0).max(LAST_STEP),
   due_at: z.iso.datetime(),
+  /**
+   * Set when a worker handed the attempt back without making it (its endpoint had too many attempts waiting, or
+   * another copy held the lease): not before then. `due_at` stays the schedule's time, which the attempt records.
+   * A worker of an earlier release ignores both fields and attempts at once.
+   */
+  not_before: z.iso.datetime().optional(),
+  /** How many times the attempt was handed back so far (the wait grows with it). */
+  deferrals: z.number().int().min(0).optional(),
 });
 export type DeliveryMessage = z.infer<typeof DeliveryMessageSchema>;
 

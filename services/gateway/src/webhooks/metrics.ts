@@ -5,6 +5,7 @@ export interface WebhookMetrics {
   attempts: Counter<'outcome' | 'step'>;
   attemptDuration: Histogram<'outcome'>;
   lateness: Histogram<'step'>;
+  deferred: Counter<'reason'>;
   deadLetters: Counter<'reason'>;
   endpointsDisabled: Counter;
   fanout: Counter<'result'>;
@@ -32,6 +33,11 @@ export function webhookMetrics(registry?: Registry): WebhookMetrics {
       help: 'How long after its due time an attempt started, by schedule step',
       labelNames: ['step'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1, 5, 30],
+    }),
+    deferred: counterOn(registry, {
+      name: 'lore_webhooks_attempts_deferred_total',
+      help: 'Attempts handed back to the bus without being made, by reason (endpoint_busy, leased, unknown_key)',
+      labelNames: ['reason'],
     }),
     deadLetters: counterOn(registry, { name: 'lore_webhooks_dead_letters_total', help: 'Deliveries dead-lettered, by reason', labelNames: ['reason'] }),
     endpointsDisabled: counterOn(registry, { name: 'lore_webhooks_endpoints_disabled_total', help: 'Endpoints disabled automatically after repeated dead letters' }),

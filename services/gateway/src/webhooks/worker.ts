@@ -4,12 +4,11 @@ import type { Registry } from 'prom-client';
 import { AbortedError, AttemptProcessor, holdController } from './attempt-processor';
 import { FanOut } from './fan-out';
 import { WebhookHttpClient } from './delivery-client';
-import { KeyedLimiter } from './keyed-limiter';
 import { PublishBatcher } from './publish-batcher';
 import { webhookMetrics } from './metrics';
 import { RETRY_DELAYS_MS, RETRY_TOPICS, topicForStep } from './schedule';
 import { encodeDeliveryMessage } from './messages';
-import { pruneSettledDeliveries, waitingDeliveries } from './store/deliveries';
+import { pruneSettledDeliveries, releaseLeasesIf, waitingDeliveries, waitingDeliveriesWithLeases } from './store/deliveries';
 import { TargetGuard, type HostLookup } from '@lore/outbound';
 
 export interface WebhooksWorkerConfig {
@@ -95,10 +94,7 @@ export async function announceWaitingDeliveries(db: Db, publish: (topic: string,
     if (page.length === 0) return announced;
     const byTopic = new Map<string, OutgoingMessage[]>();
     for (const d of page) {
-      const message = encodeDeliveryMessage({
-        v: 1, tenant_id: d.tenantId, delivery_id: d.id, subscription_id: d.subscriptionId, event_id: d.eventId, cycle: d.cycle, step: d.nextStep,
-        due_at: (d.nextAttemptAt ?? new Date()).toISOString(),
-      });
+      const message = encodeDeliveryMessage(messageOf(d));
       const topic = topicForStep(d.nextStep);
       byTopic.set(topic, [...(byTopic.get(topic) ?? []), message]);
     }
@@ -106,6 +102,48 @@ export async function announceWaitingDeliveries(db: Db, publish: (topic: string,
     announced += page.length;
     after = page[page.length - 1]!.id;
   }
+}
+
+/** How often the worker announces again the deliveries whose lease ran out without a record. */
+export const LEASE_SWEEP_EVERY_MS = 10_000;
+
+/**
+ * Announces again every delivery whose attempt lease ran out without a record (its worker ended while the attempt
+ * waited or ran: the bus message was committed when the attempt was handed over), each on its step's topic with its
+ * due time, then gives the lease back unless it changed hands meanwhile. `skip` names deliveries this process still
+ * holds. Returns how many were announced. Several workers sweeping at once may announce one twice: harmless, the
+ * lease and the row's step let exactly one attempt be made.
+ */
+export async function announceExpiredLeases(
+  db: Db,
+  publish: (topic: string, messages: OutgoingMessage[]) => Promise<void>,
+  skip: (deliveryId: string) => boolean = () => false,
+): Promise<number> {
+  let after: string | null = null;
+  let announced = 0;
+  for (;;) {
+    const page = await waitingDeliveriesWithLeases(db, after, RECOVERY_PAGE, true);
+    if (page.length === 0) return announced;
+    after = page[page.length - 1]!.id;
+    const orphans = page.filter((d) => !skip(d.id));
+    const byTopic = new Map<string, OutgoingMessage[]>();
+    for (const d of orphans) {
+      const topic = topicForStep(d.nextStep);
+      byTopic.set(topic, [...(byTopic.get(topic) ?? []), encodeDeliveryMessage(messageOf(d))]);
+    }
+    for (const [topic, messages] of byTopic) await publish(topic, messages);
+    const byTenant = new Map<string, Array<{ deliveryId: string; token: string }>>();
+    for (const d of orphans) byTenant.set(d.tenantId, [...(byTenant.get(d.tenantId) ?? []), { deliveryId: d.id, token: d.leaseToken! }]);
+    for (const [tenant, leases] of byTenant) await db.withTenant(tenant, (sql) => releaseLeasesIf(sql, tenant, leases));
+    announced += orphans.length;
+  }
+}
+
+function messageOf(d: { tenantId: string; id: string; subscriptionId: string; eventId: string; cycle: number; nextStep: number; nextAttemptAt: Date | null }) {
+  return {
+    v: 1 as const, tenant_id: d.tenantId, delivery_id: d.id, subscription_id: d.subscriptionId, event_id: d.eventId, cycle: d.cycle, step: d.nextStep,
+    due_at: (d.nextAttemptAt ?? new Date()).toISOString(),
+  };
 }
 
 export interface WebhooksWorkerDeps {
@@ -156,6 +194,9 @@ export function createWebhooksWorker(deps: WebhooksWorkerDeps): WebhooksWorker {
   let running = false;
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<void> = Promise.resolve();
+  let leaseTimer: NodeJS.Timeout | undefined;
+  let leaseSweeping: Promise<void> = Promise.resolve();
+  let processor: AttemptProcessor | undefined;
 
   /** One retention sweep, then the next one a minute later while the worker runs; a failure waits for the next. */
   const sweep = async () => {
@@ -176,6 +217,21 @@ export function createWebhooksWorker(deps: WebhooksWorkerDeps): WebhooksWorker {
     sweepTimer.unref();
   };
 
+  /** The sweep of expired leases, then the next one while the worker runs; a failure waits for the next. */
+  const scheduleLeaseSweep = (delayMs: number, publish: (topic: string, messages: OutgoingMessage[]) => Promise<void>) => {
+    leaseTimer = setTimeout(() => {
+      leaseSweeping = announceExpiredLeases(deps.db, publish, (id) => processor?.holds(id) ?? false)
+        .then((n) => {
+          if (n > 0) logger.info({ deliveries: n }, 'deliveries whose attempt lease ran out without a record announced again');
+        })
+        .catch((err: unknown) => logger.warn({ err }, 'sweep of expired webhook attempt leases failed; retrying at the next one'))
+        .finally(() => {
+          if (running) scheduleLeaseSweep(LEASE_SWEEP_EVERY_MS, publish);
+        });
+    }, delayMs);
+    leaseTimer.unref();
+  };
+
   const build = () => {
     client = new WebhookHttpClient({
       guard,
@@ -191,14 +247,14 @@ export function createWebhooksWorker(deps: WebhooksWorkerDeps): WebhooksWorker {
       db: deps.db,
       publish,
       client,
-      limiter: new KeyedLimiter(config.concurrencyPerEndpoint),
+      limits: { perEndpoint: config.concurrencyPerEndpoint },
       logger,
       metrics,
       deliveryTimeoutMs: config.deliveryTimeoutMs,
       disableAfterDeadLetters: config.disableAfterDeadLetters,
       secrets,
     });
-    return { fanOut, attempts };
+    return { fanOut, attempts, publish };
   };
 
   return {
@@ -208,7 +264,8 @@ export function createWebhooksWorker(deps: WebhooksWorkerDeps): WebhooksWorker {
     async start() {
       if (running) return;
       abort = holdController();
-      const { fanOut, attempts } = build();
+      const { fanOut, attempts, publish } = build();
+      processor = attempts;
       const signal = abort.signal;
       await deps.bus.ensureTopics(WEBHOOK_TOPICS);
       const fromBeginning = config.startFrom === 'earliest';
@@ -242,17 +299,22 @@ export function createWebhooksWorker(deps: WebhooksWorkerDeps): WebhooksWorker {
         if (announced > 0) logger.info({ deliveries: announced }, 'deliveries waiting since the last stop announced again');
       }
       scheduleSweep(0);
+      scheduleLeaseSweep(0, publish);
     },
     async stop() {
       if (!running) return;
       running = false;
       clearTimeout(sweepTimer);
+      clearTimeout(leaseTimer);
       // Leaving the groups first marks each subscription as stopping, so the holds ended by the abort hand their
       // messages back instead of being retried in place.
       const leaving = subscriptions.map((s) => s.stop());
       abort.abort();
-      await Promise.allSettled([...leaving, sweeping]);
+      await Promise.allSettled([...leaving, sweeping, leaseSweeping]);
       subscriptions = [];
+      // Attempts waiting for their endpoint go back to the bus; those running are finished and recorded.
+      await processor?.stop();
+      processor = undefined;
       client?.close();
       logger.info('webhooks worker stopped');
     },

@@ -261,19 +261,26 @@ export async function reviveDeadLetters(
   return r.rows.map(toDelivery);
 }
 
+/** A delivery leased for an attempt, its subscription, and the lease's end as a token (`renewLease`, `releaseLeaseIf`). */
+export interface LeasedDelivery {
+  delivery: DeliveryRow;
+  subscription: SubscriptionRow;
+  /** `lease_until` as PostgreSQL prints it: exact to the microsecond, unlike a Date. */
+  leaseToken: string;
+}
+
+function leasedRow(row: Record<string, unknown> | undefined): LeasedDelivery | null {
+  if (!row) return null;
+  const sub = Object.fromEntries(SUBSCRIPTION_COLS.map((c) => [c, row[`s_${c}`]]));
+  return { delivery: toDelivery(row), subscription: toSubscription(sub), leaseToken: String(row.lease_token) };
+}
+
 /**
  * Takes the attempt lease for (cycle, step) when the delivery is waiting for exactly that attempt and nobody else
  * holds it, and reads the subscription in the same statement. Returns both when taken; otherwise null (the caller
  * reads the row to find out why).
  */
-export async function acquireLease(
-  sql: Sql,
-  tenantId: string,
-  deliveryId: string,
-  cycle: number,
-  step: number,
-  leaseMs: number,
-): Promise<{ delivery: DeliveryRow; subscription: SubscriptionRow } | null> {
+export async function acquireLease(sql: Sql, tenantId: string, deliveryId: string, cycle: number, step: number, leaseMs: number): Promise<LeasedDelivery | null> {
   const r = await sql.query(
     `WITH leased AS (
         UPDATE gateway.webhook_deliveries SET lease_until = now() + make_interval(secs => $5::double precision / 1000)
@@ -281,15 +288,52 @@ export async function acquireLease(
            AND (lease_until IS NULL OR lease_until < now())
         RETURNING ${COLS}
       )
-      SELECT leased.*, ${SUBSCRIPTION_COLS.map((c) => `s.${c} AS s_${c}`).join(', ')}
+      SELECT leased.*, leased.lease_until::text AS lease_token, ${SUBSCRIPTION_COLS.map((c) => `s.${c} AS s_${c}`).join(', ')}
         FROM leased JOIN gateway.webhook_subscriptions s ON s.id = leased.subscription_id AND s.tenant_id = leased.tenant_id`,
     [tenantId, deliveryId, cycle, step, leaseMs],
     { prepare: true },
   );
-  const row = r.rows[0];
-  if (!row) return null;
-  const sub = Object.fromEntries(SUBSCRIPTION_COLS.map((c) => [c, row[`s_${c}`]]));
-  return { delivery: toDelivery(row), subscription: toSubscription(sub) };
+  return leasedRow(r.rows[0]);
+}
+
+/**
+ * Extends a lease this worker holds (`token`, whether or not it has run out meanwhile) to `leaseMs` from now, while
+ * the delivery still waits for (cycle, step), and reads the delivery and its subscription again. Null when the lease
+ * is no longer this worker's (another worker took it after it ran out), the delivery moved on, or it was deleted.
+ */
+export async function renewLease(
+  sql: Sql,
+  tenantId: string,
+  deliveryId: string,
+  cycle: number,
+  step: number,
+  token: string,
+  leaseMs: number,
+): Promise<LeasedDelivery | null> {
+  const r = await sql.query(
+    `WITH leased AS (
+        UPDATE gateway.webhook_deliveries SET lease_until = now() + make_interval(secs => $6::double precision / 1000)
+         WHERE tenant_id = $1 AND id = $2 AND cycle = $3 AND next_step = $4 AND status IN ('pending', 'retrying')
+           AND lease_until = $5::timestamptz
+        RETURNING ${COLS}
+      )
+      SELECT leased.*, leased.lease_until::text AS lease_token, ${SUBSCRIPTION_COLS.map((c) => `s.${c} AS s_${c}`).join(', ')}
+        FROM leased JOIN gateway.webhook_subscriptions s ON s.id = leased.subscription_id AND s.tenant_id = leased.tenant_id`,
+    [tenantId, deliveryId, cycle, step, token, leaseMs],
+    { prepare: true },
+  );
+  return leasedRow(r.rows[0]);
+}
+
+/** Gives back leases this worker holds (`token` each), unless they changed hands meanwhile. */
+export async function releaseLeasesIf(sql: Sql, tenantId: string, leases: Array<{ deliveryId: string; token: string }>): Promise<void> {
+  if (leases.length === 0) return;
+  await sql.query(
+    `UPDATE gateway.webhook_deliveries d SET lease_until = NULL
+       FROM unnest($2::text[], $3::timestamptz[]) AS l(id, token)
+      WHERE d.tenant_id = $1 AND d.id = l.id AND d.lease_until = l.token`,
+    [tenantId, leases.map((l) => l.deliveryId), leases.map((l) => l.token)],
+  );
 }
 
 /** Milliseconds until another worker's lease on the delivery ends (0 when none is held). */
@@ -460,6 +504,41 @@ export async function waitingDeliveries(db: Sql, after: string | null, limit: nu
     cycle: Number(row.cycle),
     nextStep: Number(row.next_step),
     nextAttemptAt: row.next_attempt_at === null ? null : new Date(row.next_attempt_at),
+  }));
+}
+
+/** A delivery waiting for an attempt with the end of its lease (`webhook_deliveries_waiting_leases`, migration 0104). */
+export interface WaitingLeasedDelivery extends WaitingDelivery {
+  /** Null when no lease was ever taken or the last one was given back or ended by a record. */
+  leaseUntil: Date | null;
+  /** `lease_until` exact to the microsecond (`releaseLeasesIf`). */
+  leaseToken: string | null;
+}
+
+/**
+ * Across tenants, in id order after `after`: deliveries waiting for an attempt (pending or retrying) with their
+ * lease's end, leased or not; with `expiredOnly`, only those whose lease was taken and ran out without a record
+ * (security-definer function of migration 0104; never a body or a secret).
+ */
+export async function waitingDeliveriesWithLeases(db: Sql, after: string | null, limit: number, expiredOnly: boolean): Promise<WaitingLeasedDelivery[]> {
+  const r = await db.query<{
+    tenant_id: string; id: string; subscription_id: string; event_id: string; cycle: number; next_step: number;
+    next_attempt_at: Date | string | null; lease_until: Date | string | null; lease_token: string | null;
+  }>(
+    `SELECT tenant_id, id, subscription_id, event_id, cycle, next_step, next_attempt_at, lease_until, lease_token
+       FROM gateway.webhook_deliveries_waiting_leases($1, $2, $3)`,
+    [after, limit, expiredOnly],
+  );
+  return r.rows.map((row) => ({
+    tenantId: String(row.tenant_id),
+    id: String(row.id),
+    subscriptionId: String(row.subscription_id),
+    eventId: String(row.event_id),
+    cycle: Number(row.cycle),
+    nextStep: Number(row.next_step),
+    nextAttemptAt: row.next_attempt_at === null ? null : new Date(row.next_attempt_at),
+    leaseUntil: row.lease_until === null ? null : new Date(row.lease_until),
+    leaseToken: row.lease_token === null ? null : String(row.lease_token),
   }));
 }
 
