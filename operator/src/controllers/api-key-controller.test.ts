@@ -111,6 +111,15 @@ describe('api key reconciler', () => {
     const m = kube.peek<MemoryObject>(MEMORY, 'team', 'kb')!;
     expect(k.status).toMatchObject({ memoryId: m.status!.memoryId, hostname: m.status!.hostname });
     expect(admin.keys.get(k.status!.keyId!)).toMatchObject({ type: 'memory', memory_id: m.status!.memoryId });
+    expect(cond(k, 'KeyIssued')?.status).toBe('True');
+
+    // The Memory is deleted: its keys are revoked by the platform, and KeyIssued says so.
+    kube.userDelete(MEMORY, 'team', 'kb');
+    await settle(memoryReconciler(ctx), 'team/kb');
+    await settle(reconcile, 'team/edge');
+    k = kube.peek<ApiKeyObject>(API_KEY, 'team', 'edge')!;
+    expect(cond(k, 'Ready')).toMatchObject({ status: 'False', reason: 'MemoryNotFound' });
+    expect(cond(k, 'KeyIssued')).toMatchObject({ status: 'False', reason: 'MemoryNotFound' });
   });
 
   it('rotates when rotationRequest changes, keeping the previous key for the overlap', async () => {

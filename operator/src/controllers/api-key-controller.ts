@@ -66,7 +66,18 @@ async function issue(ctx: ControllerContext, s: Session, now: Date): Promise<Rec
   if (spec.type === 'memory') {
     const memory = ctx.caches.memories.get(namespace, spec.memoryRef!.name);
     const waiting = memoryProblem(memory, spec.memoryRef!.name, tenantId);
-    if (waiting) return waitFor(s, waiting);
+    if (waiting) {
+      // The platform revoked the keys of a deleted memory: the key in the Secret no longer works.
+      if (waiting.reason === 'MemoryNotFound' && status.keyId && isConditionTrue(status.conditions, KEY_ISSUED)) {
+        status.conditions = setCondition(
+          status.conditions,
+          { type: KEY_ISSUED, status: 'False', reason: 'MemoryNotFound', message: `key ${status.keyId} belonged to a memory that no longer exists; its keys are revoked` },
+          s.generation,
+          now,
+        );
+      }
+      return waitFor(s, waiting);
+    }
     memoryId = memory!.status!.memoryId;
     status.memoryId = memoryId;
     status.hostname = memory!.status!.hostname;
