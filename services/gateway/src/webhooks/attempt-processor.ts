@@ -19,7 +19,7 @@ import type { WebhookHttpClient, AttemptResult } from './delivery-client';
 import { EndpointQueue } from './endpoint-queue';
 import { attemptKey, decodeDeliveryMessage, encodeDeliveryMessage, messageKey, type DeadLetterMessage, type DeliveryMessage } from './messages';
 import type { WebhookMetrics } from './metrics';
-import { afterFailure, RETRY_DELAYS_MS, RETRY_TOPICS, topicForStep } from './schedule';
+import { afterFailure, RETRY_DELAYS_MS, topicForStep, topicForWait } from './schedule';
 import { openSigningSecret } from './secret-storage';
 import { signatureHeaders, type SigningSecrets } from './signing';
 import {
@@ -301,8 +301,8 @@ export class AttemptProcessor {
    * were published (a shorter wait than the topic's delay never delays a message behind it).
    */
   private async defer(m: DeliveryMessage, waitMs: number, reason: 'endpoint_busy' | 'leased' | 'unknown_key'): Promise<void> {
-    const i = RETRY_DELAYS_MS.findIndex((d) => d >= waitMs);
-    const topic = RETRY_TOPICS[i === -1 ? RETRY_TOPICS.length - 1 : i]!;
+    // As a first attempt would wait: on the shortest retry topic whose delay covers the wait.
+    const topic = topicForWait(0, waitMs);
     const wait = Math.min(waitMs, RETRY_DELAYS_MS[RETRY_DELAYS_MS.length - 1]!);
     const again: DeliveryMessage = { ...m, not_before: new Date(Date.now() + wait).toISOString(), deferrals: (m.deferrals ?? 0) + 1 };
     await this.deps.publish(topic, [encodeDeliveryMessage(again)]);

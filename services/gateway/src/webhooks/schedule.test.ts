@@ -1,5 +1,5 @@
 import { TOPICS } from '@lore/contracts';
-import { afterFailure, LAST_STEP, RETRY_DELAYS_MS, topicForStep } from './schedule';
+import { afterFailure, LAST_STEP, RETRY_DELAYS_MS, topicForStep, topicForWait } from './schedule';
 
 describe('retry schedule', () => {
   const t0 = new Date('2025-01-01T00:00:00.000Z');
@@ -35,5 +35,15 @@ describe('retry schedule', () => {
     expect(() => afterFailure(6, t0)).toThrow(RangeError);
     expect(() => afterFailure(-1, t0)).toThrow(RangeError);
     expect(() => topicForStep(6)).toThrow(RangeError);
+  });
+
+  it('puts a message that must wait on a topic whose delay covers the wait, its own when that suffices', () => {
+    expect(topicForWait(0, 0)).toBe(TOPICS.webhookDeliveries);
+    expect(topicForWait(0, 1)).toBe(TOPICS.webhookRetry1s);
+    expect(topicForWait(0, 2_500)).toBe(TOPICS.webhookRetry4s);
+    expect(topicForWait(2, 1_500)).toBe(TOPICS.webhookRetry2s);
+    expect(topicForWait(1, 7_000)).toBe(TOPICS.webhookRetry8s);
+    expect(topicForWait(5, 12_000)).toBe(TOPICS.webhookRetry30s);
+    expect(topicForWait(1, 60_000)).toBe(TOPICS.webhookRetry30s);
   });
 });

@@ -37,3 +37,17 @@ export function topicForStep(step: number): string {
   if (!topic) throw new RangeError(`invalid delivery step ${step}`);
   return topic;
 }
+
+/**
+ * The topic for a message of `step` that must wait `waitMs` from now before its attempt: its step's own topic when the
+ * wait is no longer than that topic's delay, else the shortest retry topic whose delay covers the wait (the longest
+ * one beyond 30 s). A retry topic is a delay line: a message that waits longer than its topic's delay would hold up
+ * the messages published after it, which come due sooner; a shorter wait delays nothing.
+ */
+export function topicForWait(step: number, waitMs: number): string {
+  const own = step === 0 ? 0 : RETRY_DELAYS_MS[step - 1];
+  if (own === undefined) throw new RangeError(`invalid delivery step ${step}`);
+  if (waitMs <= own) return topicForStep(step);
+  const i = RETRY_DELAYS_MS.findIndex((d) => d >= waitMs);
+  return RETRY_TOPICS[i === -1 ? RETRY_TOPICS.length - 1 : i]!;
+}

@@ -6,9 +6,9 @@ import { FanOut } from './fan-out';
 import { WebhookHttpClient } from './delivery-client';
 import { PublishBatcher } from './publish-batcher';
 import { webhookMetrics } from './metrics';
-import { RETRY_DELAYS_MS, RETRY_TOPICS, topicForStep } from './schedule';
-import { encodeDeliveryMessage } from './messages';
-import { pruneSettledDeliveries, releaseLeasesIf, waitingDeliveries, waitingDeliveriesWithLeases } from './store/deliveries';
+import { RETRY_DELAYS_MS, RETRY_TOPICS, topicForStep, topicForWait } from './schedule';
+import { encodeDeliveryMessage, type DeliveryMessage } from './messages';
+import { pruneSettledDeliveries, releaseLeasesIf, waitingDeliveriesWithLeases } from './store/deliveries';
 import { TargetGuard, type HostLookup } from '@lore/outbound';
 
 export interface WebhooksWorkerConfig {
@@ -82,25 +82,59 @@ export async function pruneDeliveryHistory(db: Db, retentionDays: number): Promi
 /** Deliveries read per statement while announcing them again. */
 const RECOVERY_PAGE = 500;
 
+/** What start-up recovery announced. */
+export interface Recovered {
+  announced: number;
+  /**
+   * `id@lease` of each delivery announced while its lease was still held: due when that lease ends, so the sweep of
+   * expired leases leaves it alone (it would announce it a second time).
+   */
+  leased: Set<string>;
+}
+
+/** The key `Recovered.leased` and the sweep agree on. */
+export function leaseKey(deliveryId: string, leaseToken: string | null): string {
+  return `${deliveryId}@${leaseToken ?? ''}`;
+}
+
 /**
- * Announces every delivery waiting for an attempt again (see `recoverOnStart`), each on its step's topic with its
- * due time; returns how many.
+ * Announces every delivery waiting for an attempt again (see `recoverOnStart`), each with its due time. A delivery
+ * whose lease is still held (the ended process was making or queueing its attempt) is announced due when the lease
+ * ends (`not_before`), on a topic whose delay covers that wait; an expired lease is given back, so the sweep of
+ * expired leases does not announce the delivery again. `skip` names deliveries this process already holds.
  */
-export async function announceWaitingDeliveries(db: Db, publish: (topic: string, messages: OutgoingMessage[]) => Promise<void>): Promise<number> {
+export async function announceWaitingDeliveries(
+  db: Db,
+  publish: (topic: string, messages: OutgoingMessage[]) => Promise<void>,
+  skip: (deliveryId: string) => boolean = () => false,
+): Promise<Recovered> {
   let after: string | null = null;
-  let announced = 0;
+  const recovered: Recovered = { announced: 0, leased: new Set() };
   for (;;) {
-    const page = await waitingDeliveries(db, after, RECOVERY_PAGE);
-    if (page.length === 0) return announced;
+    const page = await waitingDeliveriesWithLeases(db, after, RECOVERY_PAGE, false);
+    if (page.length === 0) return recovered;
+    after = page[page.length - 1]!.id;
+    const nowMs = Date.now();
     const byTopic = new Map<string, OutgoingMessage[]>();
+    const expired = new Map<string, Array<{ deliveryId: string; token: string }>>();
     for (const d of page) {
-      const message = encodeDeliveryMessage(messageOf(d));
-      const topic = topicForStep(d.nextStep);
-      byTopic.set(topic, [...(byTopic.get(topic) ?? []), message]);
+      if (skip(d.id)) continue;
+      const leaseEnd = d.leaseUntil?.getTime() ?? 0;
+      const held = leaseEnd > nowMs;
+      const message = messageOf(d);
+      const waitMs = Math.max(held ? leaseEnd + 50 : 0, d.nextAttemptAt?.getTime() ?? 0) - nowMs;
+      if (held) {
+        message.not_before = new Date(leaseEnd + 50).toISOString();
+        recovered.leased.add(leaseKey(d.id, d.leaseToken));
+      } else if (d.leaseToken !== null) {
+        expired.set(d.tenantId, [...(expired.get(d.tenantId) ?? []), { deliveryId: d.id, token: d.leaseToken }]);
+      }
+      const topic = topicForWait(d.nextStep, waitMs);
+      byTopic.set(topic, [...(byTopic.get(topic) ?? []), encodeDeliveryMessage(message)]);
+      recovered.announced += 1;
     }
     for (const [topic, messages] of byTopic) await publish(topic, messages);
-    announced += page.length;
-    after = page[page.length - 1]!.id;
+    for (const [tenant, leases] of expired) await db.withTenant(tenant, (sql) => releaseLeasesIf(sql, tenant, leases));
   }
 }
 
@@ -117,7 +151,7 @@ export const LEASE_SWEEP_EVERY_MS = 10_000;
 export async function announceExpiredLeases(
   db: Db,
   publish: (topic: string, messages: OutgoingMessage[]) => Promise<void>,
-  skip: (deliveryId: string) => boolean = () => false,
+  skip: (deliveryId: string, leaseToken: string | null) => boolean = () => false,
 ): Promise<number> {
   let after: string | null = null;
   let announced = 0;
@@ -125,7 +159,7 @@ export async function announceExpiredLeases(
     const page = await waitingDeliveriesWithLeases(db, after, RECOVERY_PAGE, true);
     if (page.length === 0) return announced;
     after = page[page.length - 1]!.id;
-    const orphans = page.filter((d) => !skip(d.id));
+    const orphans = page.filter((d) => !skip(d.id, d.leaseToken));
     const byTopic = new Map<string, OutgoingMessage[]>();
     for (const d of orphans) {
       const topic = topicForStep(d.nextStep);
@@ -139,7 +173,7 @@ export async function announceExpiredLeases(
   }
 }
 
-function messageOf(d: { tenantId: string; id: string; subscriptionId: string; eventId: string; cycle: number; nextStep: number; nextAttemptAt: Date | null }) {
+function messageOf(d: { tenantId: string; id: string; subscriptionId: string; eventId: string; cycle: number; nextStep: number; nextAttemptAt: Date | null }): DeliveryMessage {
   return {
     v: 1 as const, tenant_id: d.tenantId, delivery_id: d.id, subscription_id: d.subscriptionId, event_id: d.eventId, cycle: d.cycle, step: d.nextStep,
     due_at: (d.nextAttemptAt ?? new Date()).toISOString(),
@@ -197,6 +231,8 @@ export function createWebhooksWorker(deps: WebhooksWorkerDeps): WebhooksWorker {
   let leaseTimer: NodeJS.Timeout | undefined;
   let leaseSweeping: Promise<void> = Promise.resolve();
   let processor: AttemptProcessor | undefined;
+  /** Deliveries start-up recovery announced due at the end of a lease still held then (`Recovered.leased`). */
+  let recoveredLeases = new Set<string>();
 
   /** One retention sweep, then the next one a minute later while the worker runs; a failure waits for the next. */
   const sweep = async () => {
@@ -220,7 +256,7 @@ export function createWebhooksWorker(deps: WebhooksWorkerDeps): WebhooksWorker {
   /** The sweep of expired leases, then the next one while the worker runs; a failure waits for the next. */
   const scheduleLeaseSweep = (delayMs: number, publish: (topic: string, messages: OutgoingMessage[]) => Promise<void>) => {
     leaseTimer = setTimeout(() => {
-      leaseSweeping = announceExpiredLeases(deps.db, publish, (id) => processor?.holds(id) ?? false)
+      leaseSweeping = announceExpiredLeases(deps.db, publish, (id, token) => (processor?.holds(id) ?? false) || recoveredLeases.has(leaseKey(id, token)))
         .then((n) => {
           if (n > 0) logger.info({ deliveries: n }, 'deliveries whose attempt lease ran out without a record announced again');
         })
@@ -295,8 +331,11 @@ export function createWebhooksWorker(deps: WebhooksWorkerDeps): WebhooksWorker {
       running = true;
       logger.info({ groups: plans.length + 1, timeout_ms: config.deliveryTimeoutMs, allow_loopback: config.allowLoopback }, 'webhooks worker started');
       if (config.recoverOnStart) {
-        const announced = await announceWaitingDeliveries(deps.db, (topic, messages) => deps.bus.publish(topic, messages));
-        if (announced > 0) logger.info({ deliveries: announced }, 'deliveries waiting since the last stop announced again');
+        const recovered = await announceWaitingDeliveries(deps.db, (topic, messages) => deps.bus.publish(topic, messages), (id) => attempts.holds(id));
+        recoveredLeases = recovered.leased;
+        if (recovered.announced > 0) {
+          logger.info({ deliveries: recovered.announced, leased: recovered.leased.size }, 'deliveries waiting since the last stop announced again');
+        }
       }
       scheduleSweep(0);
       scheduleLeaseSweep(0, publish);

@@ -1,0 +1,81 @@
+import { randomBytes } from 'node:crypto';
+import { TOPICS } from '@lore/contracts';
+import { PgliteDb, runRuntimeMigrations, type OutgoingMessage } from '@lore/runtime';
+import { migrateGateway } from '../gateway';
+import { decodeDeliveryMessage } from './messages';
+import { announceExpiredLeases, announceWaitingDeliveries, leaseKey } from './worker';
+
+/** Start-up recovery (embedded mode, `recoverOnStart`) on embedded PostgreSQL, with the sweep of expired leases. */
+describe('announcing waiting deliveries again at start', () => {
+  let db: PgliteDb;
+
+  beforeAll(async () => {
+    db = await PgliteDb.open();
+    await runRuntimeMigrations(db);
+    await migrateGateway(db);
+  }, 60_000);
+
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  const published: Array<{ topic: string; messages: OutgoingMessage[] }> = [];
+  const publish = async (topic: string, messages: OutgoingMessage[]) => void published.push({ topic, messages });
+  const announced = () => published.flatMap((p) => p.messages.map((m) => ({ topic: p.topic, m: decodeDeliveryMessage(Buffer.from(String(m.value)))! })));
+
+  async function deliveries(rows: Record<string, { step: number; due: string; lease: string }>): Promise<{ tenant: string; ids: Record<string, string> }> {
+    const tenant = `t-${randomBytes(4).toString('hex')}`;
+    const sub = `wh_${randomBytes(12).toString('hex')}`;
+    const ids: Record<string, string> = {};
+    await db.withTenant(tenant, async (sql) => {
+      await sql.query(
+        `INSERT INTO gateway.webhook_subscriptions (id, tenant_id, url, events, secret) VALUES ($1, $2, 'https://hooks.example.com/x', ARRAY['memory.ingest.completed'], 'whsec_x')`,
+        [sub, tenant],
+      );
+      for (const [name, r] of Object.entries(rows)) {
+        ids[name] = `dlv_${randomBytes(12).toString('hex')}`;
+        await sql.query(
+          `INSERT INTO gateway.webhook_deliveries (id, tenant_id, subscription_id, event_id, event, body, status, next_step, attempts, next_attempt_at, lease_until)
+           VALUES ($1, $2, $3, $4, 'memory.ingest.completed', '{}', $5, $6, $6, ${r.due}, ${r.lease})`,
+          [ids[name], tenant, sub, `evt_${name}`, r.step === 0 ? 'pending' : 'retrying', r.step],
+        );
+      }
+    });
+    return { tenant, ids };
+  }
+
+  it('announces a delivery whose lease the ended process still held, due when the lease ends, and only once with the sweep', async () => {
+    const { tenant, ids } = await deliveries({
+      waiting: { step: 0, due: 'now()', lease: 'NULL' },
+      expired: { step: 1, due: `now() - interval '2 seconds'`, lease: `now() - interval '1 second'` },
+      held: { step: 2, due: `now() - interval '1 second'`, lease: `now() + interval '1500 milliseconds'` },
+      heldHere: { step: 0, due: 'now()', lease: `now() + interval '20 seconds'` },
+    });
+    const leaseOf = async (id: string) =>
+      db.withTenant(tenant, (sql) => sql.query<{ lease_until: Date | null }>(`SELECT lease_until FROM gateway.webhook_deliveries WHERE id = $1`, [id])).then((r) => r.rows[0]!.lease_until);
+    const heldUntil = (await leaseOf(ids.held!))!.getTime();
+    published.length = 0;
+    const recovered = await announceWaitingDeliveries(db, publish, (id) => id === ids.heldHere);
+
+    const byId = new Map(announced().map((a) => [a.m.delivery_id, a]));
+    expect([...byId.keys()].sort()).toEqual([ids.waiting, ids.expired, ids.held].sort());
+    expect(recovered.announced).toBe(3);
+    expect(byId.get(ids.waiting!)).toMatchObject({ topic: TOPICS.webhookDeliveries, m: { step: 0 } });
+    expect(byId.get(ids.expired!)).toMatchObject({ topic: TOPICS.webhookRetry1s, m: { step: 1 } });
+    expect(byId.get(ids.expired!)!.m.not_before).toBeUndefined();
+    // The held one: its step and schedule, not before its lease ends, on a topic whose delay covers that wait.
+    const held = byId.get(ids.held!)!;
+    expect(held).toMatchObject({ topic: TOPICS.webhookRetry2s, m: { step: 2 } });
+    expect(Date.parse(held.m.not_before!)).toBeGreaterThanOrEqual(heldUntil);
+    expect(recovered.leased.size).toBe(1);
+    // The expired lease was given back: the sweep has nothing of it to announce again.
+    expect(await leaseOf(ids.expired!)).toBeNull();
+
+    // Once the held lease has run out, the sweep leaves the delivery recovery already announced alone.
+    await new Promise((r) => setTimeout(r, Math.max(0, heldUntil - Date.now()) + 100));
+    published.length = 0;
+    const swept = await announceExpiredLeases(db, publish, (id, token) => id === ids.heldHere || recovered.leased.has(leaseKey(id, token)));
+    expect(swept).toBe(0);
+    expect(published).toEqual([]);
+  }, 30_000);
+});
