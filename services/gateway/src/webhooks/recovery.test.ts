@@ -78,4 +78,36 @@ describe('announcing waiting deliveries again at start', () => {
     expect(swept).toBe(0);
     expect(published).toEqual([]);
   }, 30_000);
+
+  it("publishes each topic's deliveries in due order, whatever their ids, so none due later holds back one due sooner", async () => {
+    const tenant = `t-${randomBytes(4).toString('hex')}`;
+    const sub = `wh_${randomBytes(12).toString('hex')}`;
+    const prefix = `dlv_${randomBytes(6).toString('hex')}`;
+    // Ids in one order, due times (all on the 30 s topic) in another.
+    const rows = [
+      { id: `${prefix}_a`, dueInS: 20 },
+      { id: `${prefix}_b`, dueInS: 5 },
+      { id: `${prefix}_c`, dueInS: 12 },
+      { id: `${prefix}_d`, dueInS: -3 },
+    ];
+    await db.withTenant(tenant, async (sql) => {
+      await sql.query(
+        `INSERT INTO gateway.webhook_subscriptions (id, tenant_id, url, events, secret) VALUES ($1, $2, 'https://hooks.example.com/x', ARRAY['memory.ingest.completed'], 'whsec_x')`,
+        [sub, tenant],
+      );
+      for (const r of rows) {
+        await sql.query(
+          `INSERT INTO gateway.webhook_deliveries (id, tenant_id, subscription_id, event_id, event, body, status, next_step, attempts, next_attempt_at)
+           VALUES ($1, $2, $3, $4, 'memory.ingest.completed', '{}', 'retrying', 5, 5, now() + make_interval(secs => $5))`,
+          [r.id, tenant, sub, `evt_${r.id}`, r.dueInS],
+        );
+      }
+    });
+    published.length = 0;
+    await announceWaitingDeliveries(db, publish);
+    const order = announced()
+      .filter((a) => a.m.delivery_id.startsWith(prefix))
+      .map((a) => ({ topic: a.topic, id: a.m.delivery_id }));
+    expect(order).toEqual([`${prefix}_d`, `${prefix}_b`, `${prefix}_c`, `${prefix}_a`].map((id) => ({ topic: TOPICS.webhookRetry30s, id })));
+  }, 30_000);
 });

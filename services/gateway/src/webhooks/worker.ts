@@ -110,32 +110,40 @@ export async function announceWaitingDeliveries(
 ): Promise<Recovered> {
   let after: string | null = null;
   const recovered: Recovered = { announced: 0, leased: new Set() };
+  // All of them first: a retry topic's consumer holds the head of a partition until it is due, so each topic's
+  // messages go out in due order (the rows come in id order), or one due later would hold back one already due.
+  const byTopic = new Map<string, Array<{ dueMs: number; message: OutgoingMessage }>>();
+  const expired = new Map<string, Array<{ deliveryId: string; token: string }>>();
+  const nowMs = Date.now();
   for (;;) {
     const page = await waitingDeliveriesWithLeases(db, after, RECOVERY_PAGE, false);
-    if (page.length === 0) return recovered;
+    if (page.length === 0) break;
     after = page[page.length - 1]!.id;
-    const nowMs = Date.now();
-    const byTopic = new Map<string, OutgoingMessage[]>();
-    const expired = new Map<string, Array<{ deliveryId: string; token: string }>>();
     for (const d of page) {
       if (skip(d.id)) continue;
       const leaseEnd = d.leaseUntil?.getTime() ?? 0;
       const held = leaseEnd > nowMs;
       const message = messageOf(d);
-      const waitMs = Math.max(held ? leaseEnd + 50 : 0, d.nextAttemptAt?.getTime() ?? 0) - nowMs;
+      const dueMs = Math.max(held ? leaseEnd + 50 : 0, d.nextAttemptAt?.getTime() ?? nowMs);
       if (held) {
         message.not_before = new Date(leaseEnd + 50).toISOString();
         recovered.leased.add(leaseKey(d.id, d.leaseToken));
       } else if (d.leaseToken !== null) {
         expired.set(d.tenantId, [...(expired.get(d.tenantId) ?? []), { deliveryId: d.id, token: d.leaseToken }]);
       }
-      const topic = topicForWait(d.nextStep, waitMs);
-      byTopic.set(topic, [...(byTopic.get(topic) ?? []), encodeDeliveryMessage(message)]);
+      const topic = topicForWait(d.nextStep, dueMs - nowMs);
+      const list = byTopic.get(topic) ?? [];
+      list.push({ dueMs, message: encodeDeliveryMessage(message) });
+      byTopic.set(topic, list);
       recovered.announced += 1;
     }
-    for (const [topic, messages] of byTopic) await publish(topic, messages);
-    for (const [tenant, leases] of expired) await db.withTenant(tenant, (sql) => releaseLeasesIf(sql, tenant, leases));
   }
+  for (const [topic, list] of byTopic) {
+    const ordered = list.sort((a, b) => a.dueMs - b.dueMs).map((x) => x.message);
+    for (let i = 0; i < ordered.length; i += RECOVERY_PAGE) await publish(topic, ordered.slice(i, i + RECOVERY_PAGE));
+  }
+  for (const [tenant, leases] of expired) await db.withTenant(tenant, (sql) => releaseLeasesIf(sql, tenant, leases));
+  return recovered;
 }
 
 /** How often the worker announces again the deliveries whose lease ran out without a record. */
@@ -161,7 +169,9 @@ export async function announceExpiredLeases(
     after = page[page.length - 1]!.id;
     const orphans = page.filter((d) => !skip(d.id, d.leaseToken));
     const byTopic = new Map<string, OutgoingMessage[]>();
-    for (const d of orphans) {
+    // In due order within each topic, as at start-up recovery.
+    const byDue = [...orphans].sort((a, b) => (a.nextAttemptAt?.getTime() ?? 0) - (b.nextAttemptAt?.getTime() ?? 0));
+    for (const d of byDue) {
       const topic = topicForStep(d.nextStep);
       byTopic.set(topic, [...(byTopic.get(topic) ?? []), encodeDeliveryMessage(messageOf(d))]);
     }
