@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { TOPICS } from '@lore/contracts';
-import { PgliteDb, runRuntimeMigrations, type OutgoingMessage } from '@lore/runtime';
+import { MemoryBus, PgliteDb, createLogger, createMetricsRegistry, generateEncryptionKey, parseEncryptionKeys, runRuntimeMigrations, type OutgoingMessage } from '@lore/runtime';
 import { migrateGateway } from '../gateway';
-import { decodeDeliveryMessage } from './messages';
-import { announceExpiredLeases, announceWaitingDeliveries, leaseKey } from './worker';
+import { decodeDeliveryMessage, encodeDeliveryMessage } from './messages';
+import { announceExpiredLeases, announceWaitingDeliveries, createWebhooksWorker, leaseKey } from './worker';
 
 /** Start-up recovery (embedded mode, `recoverOnStart`) on embedded PostgreSQL, with the sweep of expired leases. */
 describe('announcing waiting deliveries again at start', () => {
@@ -109,5 +109,33 @@ describe('announcing waiting deliveries again at start', () => {
       .filter((a) => a.m.delivery_id.startsWith(prefix))
       .map((a) => ({ topic: a.topic, id: a.m.delivery_id }));
     expect(order).toEqual([`${prefix}_d`, `${prefix}_b`, `${prefix}_c`, `${prefix}_a`].map((id) => ({ topic: TOPICS.webhookRetry30s, id })));
+  }, 30_000);
+
+  it('lets the in-memory bus count as idle for the outbox relay while retries wait on it (they are rebuilt from their rows at start)', async () => {
+    const bus = new MemoryBus({ logger: createLogger({ level: 'silent', service: 'recovery-test' }) });
+    const worker = createWebhooksWorker({
+      db,
+      bus,
+      logger: createLogger({ level: 'silent', service: 'recovery-test' }),
+      metrics: createMetricsRegistry('recovery-idle-test', { defaultMetrics: false }),
+      encryptionKeys: parseEncryptionKeys(generateEncryptionKey('k1')),
+      config: { recoverOnStart: true, retentionDays: 0 },
+    });
+    await worker.start();
+    try {
+      // A retry due in 20 s: its topic's consumer holds it until then.
+      const retry = encodeDeliveryMessage({
+        v: 1, tenant_id: 't-idle', delivery_id: 'dlv_idle', subscription_id: 'wh_idle', event_id: 'evt_idle', cycle: 1, step: 5,
+        due_at: new Date(Date.now() + 20_000).toISOString(),
+      });
+      await bus.publish(TOPICS.webhookRetry30s, [retry]);
+      await new Promise((r) => setTimeout(r, 50));
+      // Held, with what start-up recovery announced from the rows of the tests above.
+      expect((await bus.browse(TOPICS.webhookRetry30s)).map((m) => m.key)).toContain('t-idle/dlv_idle');
+      expect(bus.idle()).toBe(true);
+    } finally {
+      await worker.stop();
+      await bus.close();
+    }
   }, 30_000);
 });

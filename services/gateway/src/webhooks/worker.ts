@@ -331,7 +331,12 @@ export function createWebhooksWorker(deps: WebhooksWorkerDeps): WebhooksWorker {
           deps.bus.subscribeBatch({ groupId: `${config.groupIdPrefix}.fanout`, topics: [TOPICS.events], fromBeginning, maxBatch: FANOUT_MAX_BATCH }, (ms) =>
             fanOut.handleBatch(ms),
           ),
-          ...plans.map((p) => deps.bus.subscribe({ groupId: `${config.groupIdPrefix}.${p.group}`, topics: [p.topic], fromBeginning }, p.handler)),
+          // With recoverOnStart the deliveries' rows are announced again at every start, so a bus that ends with the
+          // process need not be idle of these messages before the outbox relay checkpoints (held retries would keep
+          // it from ever being idle while a receiver fails).
+          ...plans.map((p) =>
+            deps.bus.subscribe({ groupId: `${config.groupIdPrefix}.${p.group}`, topics: [p.topic], fromBeginning, rebuiltOnStart: config.recoverOnStart }, p.handler),
+          ),
         ]);
       } catch (err) {
         abort.abort();

@@ -45,6 +45,29 @@ describe('MemoryBus', () => {
     await bus.close();
   });
 
+  it('is idle while only a group rebuilt at start has messages waiting, and not while any other group has', async () => {
+    const bus = new MemoryBus({ logger, partitions: 2, handlerRetry: retry });
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    // Like a webhook retry held until it is due: handled (and committed) only later.
+    const rebuilt = await bus.subscribe({ groupId: 'retries', topics: ['retry'], rebuiltOnStart: true }, () => held);
+    let handled = 0;
+    const ordinary = await bus.subscribe({ groupId: 'jobs', topics: ['jobs'] }, async () => void handled++);
+    await bus.publish('retry', [{ key: 'a', value: '1' }, { key: 'b', value: '2' }]);
+    expect(bus.idle()).toBe(true);
+    await bus.publish('jobs', [{ key: 'a', value: 'j' }]);
+    await waitFor('the job', () => handled === 1, 1_000);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(bus.idle()).toBe(true);
+    // The same topic read by an ordinary group too: its messages count again.
+    const other = await bus.subscribe({ groupId: 'audit', topics: ['retry'], fromBeginning: true }, () => held);
+    expect(bus.idle()).toBe(false);
+    release();
+    await waitFor('idle', () => bus.idle(), 1_000);
+    await Promise.all([rebuilt.stop(), ordinary.stop(), other.stop()]);
+    await bus.close();
+  });
+
   it('refuses to publish once closed', async () => {
     const bus = new MemoryBus();
     await bus.close();

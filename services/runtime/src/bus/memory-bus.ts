@@ -60,6 +60,8 @@ interface Member {
   maxBatch: number;
   stopped: boolean;
   inFlight: Set<Promise<unknown>>;
+  /** `SubscribeOptions.rebuiltOnStart`: `idle()` does not wait for this member's messages. */
+  rebuiltOnStart: boolean;
 }
 
 interface Group {
@@ -147,7 +149,16 @@ export class MemoryBus implements EventBus, BrowsableBus {
       group = { members: [], offsets: new Map(), workers: new Set() };
       this.groups.set(options.groupId, group);
     }
-    const member: Member = { groupId: options.groupId, policy, topics: new Set(options.topics), handler, maxBatch, stopped: false, inFlight: new Set() };
+    const member: Member = {
+      groupId: options.groupId,
+      policy,
+      topics: new Set(options.topics),
+      handler,
+      maxBatch,
+      stopped: false,
+      inFlight: new Set(),
+      rebuiltOnStart: options.rebuiltOnStart === true,
+    };
     group.members.push(member);
     for (const topic of options.topics) {
       this.log(topic).forEach((log, p) => {
@@ -180,11 +191,13 @@ export class MemoryBus implements EventBus, BrowsableBus {
   /**
    * True when every message published so far has been handled by every group that reads its topic (each group's
    * committed offset is at the end of every partition; a message being handled is not committed yet). Messages of a
-   * topic no group reads count as handled. What the outbox relay checkpoints by (`volatileBus`).
+   * topic no group reads count as handled, and so do those of a group whose subscriber rebuilds its work at start
+   * (`rebuiltOnStart`: webhook deliveries and retries, which wait on the bus for up to 30 s each and would otherwise
+   * keep it from ever being idle while a receiver fails). What the outbox relay checkpoints by (`volatileBus`).
    */
   idle(): boolean {
     for (const group of this.groups.values()) {
-      const topics = new Set(group.members.flatMap((m) => [...m.topics]));
+      const topics = new Set(group.members.filter((m) => !m.rebuiltOnStart).flatMap((m) => [...m.topics]));
       for (const topic of topics) {
         const logs = this.log(topic);
         for (let p = 0; p < logs.length; p++) if ((group.offsets.get(slot(topic, p)) ?? logs[p]!.base) < logs[p]!.end) return false;

@@ -38,6 +38,13 @@ export interface SubscribeOptions {
    * group goes on.
    */
   onDeadLetter?: (message: BusMessage, failure: { error: string; attempts: number }) => Promise<void>;
+  /**
+   * The subscriber makes this group's work again from durable state when its process starts (the webhooks worker
+   * announces every delivery still waiting, from its rows), so a bus that ends with the process may lose the group's
+   * unhandled messages: `MemoryBus.idle()`, what the outbox relay checkpoints by, does not wait for them. Kafka keeps
+   * every message and ignores it.
+   */
+  rebuiltOnStart?: boolean;
 }
 
 export interface SubscribeBatchOptions extends SubscribeOptions {
