@@ -476,7 +476,7 @@ export async function applyTransition(
   );
 }
 
-/** A delivery waiting for an attempt, as its message names it (`webhook_deliveries_waiting`: no body, no secret). */
+/** A delivery waiting for an attempt, as its message names it (no body, no secret). */
 export interface WaitingDelivery {
   tenantId: string;
   id: string;
@@ -485,26 +485,6 @@ export interface WaitingDelivery {
   cycle: number;
   nextStep: number;
   nextAttemptAt: Date | null;
-}
-
-/**
- * Across tenants, in id order after `after`: deliveries waiting for an attempt (pending or retrying) whose lease is
- * not held (security-definer function; what a delivery message holds, never a body or a secret).
- */
-export async function waitingDeliveries(db: Sql, after: string | null, limit: number): Promise<WaitingDelivery[]> {
-  const r = await db.query<{ tenant_id: string; id: string; subscription_id: string; event_id: string; cycle: number; next_step: number; next_attempt_at: Date | string | null }>(
-    `SELECT tenant_id, id, subscription_id, event_id, cycle, next_step, next_attempt_at FROM gateway.webhook_deliveries_waiting($1, $2)`,
-    [after, limit],
-  );
-  return r.rows.map((row) => ({
-    tenantId: String(row.tenant_id),
-    id: String(row.id),
-    subscriptionId: String(row.subscription_id),
-    eventId: String(row.event_id),
-    cycle: Number(row.cycle),
-    nextStep: Number(row.next_step),
-    nextAttemptAt: row.next_attempt_at === null ? null : new Date(row.next_attempt_at),
-  }));
 }
 
 /** A delivery waiting for an attempt with the end of its lease (`webhook_deliveries_waiting_leases`, migration 0104). */
