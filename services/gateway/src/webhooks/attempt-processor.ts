@@ -104,8 +104,13 @@ interface Attempt {
   /** The delivery and subscription read with the lease, when it was taken for the attempt itself. */
   leased: LeasedDelivery | null;
   leasedAtMs: number;
-  /** The message's trace headers: the attempt's span continues the event's trace wherever it starts. */
+  /** The message's trace headers: what the attempt's message carries when it is handed back to the bus. */
   trace: Record<string, string>;
+  /**
+   * The trace context of the hand-over (the bus handler's consumer span, else the message's): the attempt's span is
+   * its child wherever and whenever the attempt starts, as when it ran inside the handler.
+   */
+  runTrace: Record<string, string>;
 }
 
 /**
@@ -160,7 +165,7 @@ export class AttemptProcessor {
     // Open the secrets now: one this worker cannot open fails here, where the bus retries the message.
     if (!(await this.checkSecrets(m, delivery, subscription, 'throw'))) return;
 
-    const attempt: Attempt = { m, dueMs, leaseToken: leased.leaseToken, leased: startsNow ? leased : null, leasedAtMs: Date.now(), trace: traceHeadersOf(message.headers) };
+    const attempt: Attempt = { m, dueMs, leaseToken: leased.leaseToken, leased: startsNow ? leased : null, leasedAtMs: Date.now(), trace: traceHeadersOf(message.headers), runTrace: handOverTrace(message) };
     this.own(m.delivery_id);
     if (this.queue.offer(key, attempt) === 'key_full') {
       // The endpoint's queue filled up while the lease was being taken: give the lease back and the attempt to the bus.
@@ -229,7 +234,7 @@ export class AttemptProcessor {
     const { m } = a;
     const log = () => this.deps.logger.child({ delivery_id: m.delivery_id, subscription_id: m.subscription_id, event_id: m.event_id });
     try {
-      await withExtractedContext(a.trace, async () => {
+      await withExtractedContext(a.runTrace, async () => {
         let leased = a.leased && Date.now() - a.leasedAtMs < FRESH_LEASE_MS ? a.leased : null;
         if (!leased) {
           // The times of the attempt start now: its lease runs from here (and the subscription is read again: it may
@@ -559,4 +564,13 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }, ms);
     signal.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/**
+ * The trace context an attempt handed over now runs in: the active one (the bus handler's consumer span, itself in
+ * the event's trace), or, with no span active, the one the message carries.
+ */
+function handOverTrace(message: BusMessage): Record<string, string> {
+  const here = injectTraceHeaders({});
+  return here.traceparent ? here : traceHeadersOf(message.headers);
 }
