@@ -18,7 +18,9 @@ import {
 
 /**
  * One endpoint that never answers must not delay anyone else's deliveries (docs/webhooks.md, "Concurrency and
- * ordering"): its attempts wait for its slots inside the worker, not in a bus handler, so no partition waits for it.
+ * ordering"): its attempts wait for its slots inside the worker, not in a bus handler, so no partition waits for it,
+ * and the worker's connections to a host are not capped at one subscription's bound, so another subscription on the
+ * same host (here the same server, another path) does not wait for its sockets either.
  * Until 2026-12-01 a hanging endpoint's attempts waited for its slot inside the handler, holding the partition, and
  * the healthy endpoint's first attempts came 5 to 65 s late. Run on both buses: embedded mode's in-memory bus (on
  * PGlite, as `npm start`) and Kafka (on PostgreSQL, as the cluster).
@@ -30,19 +32,17 @@ const EVENTS = 24;
 const HEALTHY_WITHIN_MS = 2_000;
 
 let pki: TestPki;
-let hanging: Receiver;
-let healthy: Receiver;
+let receiver: Receiver;
 
 beforeAll(async () => {
   pki = createTestPki();
-  // Reads the request, then never answers (the worker gives up after its 5 s delivery timeout).
-  hanging = await startReceiver(pki, () => ({ status: 200, delayMs: 600_000 }));
-  healthy = await startReceiver(pki, () => ({ status: 200 }));
+  // One server, as when two subscriptions point at one host: under `/hang/` it reads the request and never answers
+  // (the worker gives up after its 5 s delivery timeout), under `/ok/` it answers at once.
+  receiver = await startReceiver(pki, (_, req) => (req.path.startsWith('/hooks/hang/') ? { status: 200, delayMs: 600_000 } : { status: 200 }));
 });
 
 afterAll(async () => {
-  await hanging?.close();
-  await healthy?.close();
+  await receiver?.close();
   pki?.cleanup();
 });
 
@@ -52,17 +52,17 @@ afterAll(async () => {
  */
 async function delaysBehindHangingEndpoint(db: Db, bus: EventBus): Promise<{ delays: number[]; hangingSeen: number }> {
   const tenant = tenantId();
-  await subscribe(db, tenant, `${hanging.url}/${tenant}`, ['memory.ingest.completed']);
-  await subscribe(db, tenant, `${healthy.url}/${tenant}`, ['memory.ingest.completed']);
+  await subscribe(db, tenant, `${receiver.url}/hang/${tenant}`, ['memory.ingest.completed']);
+  await subscribe(db, tenant, `${receiver.url}/ok/${tenant}`, ['memory.ingest.completed']);
   const publishedAt = new Map<string, number>();
   for (let i = 0; i < EVENTS; i++) {
     const e = envelope(tenant);
     publishedAt.set(e.event_id, await publishEvent(bus, e));
     if (i % 4 === 3) await new Promise((r) => setTimeout(r, 100));
   }
-  const seen = await waitForPath(healthy, `/hooks/${tenant}`, EVENTS, 60_000);
+  const seen = await waitForPath(receiver, `/hooks/ok/${tenant}`, EVENTS, 60_000);
   const delays = seen.map((r) => r.at - publishedAt.get(String(r.headers['webhook-id']))!);
-  return { delays, hangingSeen: hanging.requests.filter((r) => r.path === `/hooks/${tenant}`).length };
+  return { delays, hangingSeen: receiver.requests.filter((r) => r.path === `/hooks/hang/${tenant}`).length };
 }
 
 async function waitForPath(receiver: Receiver, path: string, n: number, timeoutMs: number) {

@@ -1,7 +1,7 @@
 import { TOPICS } from '@lore/contracts';
 import { componentLogger, SecretBox, type BusMessage, type Db, type EncryptionKey, type EventBus, type Logger, type OutgoingMessage, type Subscription } from '@lore/runtime';
 import type { Registry } from 'prom-client';
-import { AbortedError, AttemptProcessor, holdController } from './attempt-processor';
+import { AbortedError, AttemptProcessor, DEFAULT_ATTEMPT_LIMITS, holdController } from './attempt-processor';
 import { FanOut } from './fan-out';
 import { WebhookHttpClient } from './delivery-client';
 import { PublishBatcher } from './publish-batcher';
@@ -282,7 +282,10 @@ export function createWebhooksWorker(deps: WebhooksWorkerDeps): WebhooksWorker {
     client = new WebhookHttpClient({
       guard,
       timeoutMs: config.deliveryTimeoutMs,
-      maxSocketsPerOrigin: Math.max(config.concurrencyPerEndpoint, 1),
+      // Not one subscription's bound: several subscriptions (of several tenants) may point at one host, and a socket
+      // cap per host shared by them would let one hanging path hold every other's requests. The attempt queue bounds
+      // each subscription (concurrencyPerEndpoint) and the process (maxRunning), so this only mirrors the latter.
+      maxSocketsPerOrigin: DEFAULT_ATTEMPT_LIMITS.maxRunning,
       ...(config.extraCaPem ? { extraCaPem: config.extraCaPem } : {}),
     });
     // Concurrent handlers share broker round trips; each still waits for its own acknowledgement.
