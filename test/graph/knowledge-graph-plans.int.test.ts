@@ -49,9 +49,9 @@ describe('a graph job\'s look-ups on tables without statistics', () => {
 
         // The replaced reports lost the keys of what they said before and gained the new ones.
         const keys = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM graph.kg_node_keys WHERE tenant_id = $1 AND graph_id = $2 AND match_key LIKE 'row % first'`, [T, G]);
-        expect(keys.rows[0].n).toBe(0);
+        expect(keys.rows[0]?.n).toBe(0);
         const fresh = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM graph.kg_node_keys WHERE tenant_id = $1 AND graph_id = $2 AND match_key LIKE 'row % second'`, [T, G]);
-        expect(fresh.rows[0].n).toBe(N);
+        expect(fresh.rows[0]?.n).toBe(N);
         // A few rows per input and statement; a join that reads the graph for every input reads N × N (25 million).
         expect(read).toBeLessThan(40 * 3 * N);
       });
@@ -67,5 +67,5 @@ async function rowsRead(sql: Sql): Promise<number> {
     `SELECT coalesce(sum(coalesce(idx_tup_fetch, 0) + seq_tup_read), 0) AS n FROM pg_stat_xact_user_tables
       WHERE schemaname = 'graph' AND relname IN ('kg_nodes', 'kg_node_keys', 'kg_edges')`,
   );
-  return Number(r.rows[0].n);
+  return Number(r.rows[0]?.n);
 }
