@@ -1,5 +1,7 @@
 import { runMigrations, runRuntimeMigrations, type Sql } from '@lore/runtime';
 import { GRAPH_MIGRATIONS } from '@lore/graph';
+import { readSubgraph } from '../../services/graph/src/application/graph-chat';
+import type { GraphViewer } from '../../services/graph/src/application/knowledge-graphs';
 import { domainCompaniesNamed, openEdges, profiledPeopleAt, upsertNodes, type NodeInput } from '../../services/graph/src/store/knowledge-graphs';
 import { freshPostgresDb } from '../runtime/support';
 
@@ -55,6 +57,33 @@ describe('a graph job\'s look-ups on tables without statistics', () => {
         // A few rows per input and statement; a join that reads the graph for every input reads N × N (25 million).
         expect(read).toBeLessThan(40 * 3 * N);
       });
+    } finally {
+      await stack.close();
+    }
+  });
+
+  it('graph chat over a graph no ANALYZE has seen gathers its statistics first', async () => {
+    const stack = await freshPostgresDb();
+    try {
+      await runRuntimeMigrations(stack.db);
+      await runMigrations(stack.db, GRAPH_MIGRATIONS);
+      // Autovacuum stays away from this database's graph tables: only graph chat may analyze them here.
+      await stack.db.asOwner(async (sql) => {
+        for (const t of ['kg_nodes', 'kg_node_keys', 'kg_edges']) await sql.query(`ALTER TABLE graph.${t} SET (autovacuum_enabled = false)`);
+      });
+      await stack.db.withTenant(T, async (sql) => {
+        await sql.query(`INSERT INTO graph.knowledge_graphs (tenant_id, graph_id, name, status) VALUES ($1, $2, 'Chat', 'ready')`, [T, G]);
+        const people = Array.from({ length: 2_000 }, (_, i): NodeInput => ({ label: 'Person', key: `profile:example.org/in/p${i}`, name: `Person ${i}`, properties: { name: `Person ${i}` }, source: { kind: 'row', id: `people.csv#${i}` } }));
+        await upsertNodes(sql, T, G, people);
+      });
+      // What the last ANALYZE counted (-1: never analyzed); pg_stats hides the statistics of tables under row-level
+      // security.
+      const analyzed = () => stack.db.withTenant(T, async (sql) => Number((await sql.query<{ n: number }>(`SELECT reltuples AS n FROM pg_class WHERE oid = 'graph.kg_node_keys'::regclass`)).rows[0]?.n));
+      expect(await analyzed()).toBe(-1);
+      const viewer: GraphViewer = { tenantId: T, admin: true, reach: { readsDocuments: true } as GraphViewer['reach'] };
+      const sub = await readSubgraph(stack.db, viewer, G, 'Who is Person 17?');
+      expect(sub.nodes.map((n) => n.name)).toContain('Person 17');
+      expect(await analyzed()).toBeGreaterThanOrEqual(2_000);
     } finally {
       await stack.close();
     }

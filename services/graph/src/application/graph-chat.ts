@@ -14,7 +14,7 @@ import {
   type SubgraphNode,
 } from '../domain/graph-chat';
 import { currentRelationCounts, edgesOfNodes, matchKeys, type NodeEdgeRow } from '../store/graph-chat';
-import { getGraph, nodesByIds, type NodeRow } from '../store/knowledge-graphs';
+import { gatherStatisticsIfBlind, getGraph, nodesByIds, type NodeRow } from '../store/knowledge-graphs';
 import { visibleGraph, type GraphViewer } from './knowledge-graphs';
 
 export interface GraphChatDeps {
@@ -121,7 +121,13 @@ export async function walkNeighbourhood(sql: Sql, tenantId: string, listId: stri
 export async function readSubgraph(db: Db, viewer: GraphViewer, listId: string, question: string): Promise<Omit<GraphChatAnswer, 'answer'>> {
   const history = asksAboutThePast(question);
   const tenantId = viewer.tenantId;
-  const found = await db.withTenant(tenantId, async (sql) => (visibleGraph(await getGraph(sql, tenantId, listId), viewer) ? walkNeighbourhood(sql, tenantId, listId, question, history) : null));
+  const found = await db.withTenant(tenantId, async (sql) => {
+    if (!visibleGraph(await getGraph(sql, tenantId, listId), viewer)) return null;
+    // A graph asked about right after its first jobs, before autovacuum analyzed it: each phrase's look-up could read
+    // every key of the graph (docs/memory.md, "Planner statistics inside a job").
+    await gatherStatisticsIfBlind(sql, tenantId, listId);
+    return walkNeighbourhood(sql, tenantId, listId, question, history);
+  });
   // Spec 2's `{detail}` shape, as the other knowledge-graph routes answer it.
   if (!found) throw detailError(AppError.notFound('graph'), 'graph not found');
   const nodes = found.rows.map((n) => ({ id: n.node_id, label: n.label, name: n.name, properties: n.properties }));
