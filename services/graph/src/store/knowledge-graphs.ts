@@ -350,31 +350,37 @@ const toNode = (r: RawNode): NodeRow => ({ ...r, node_id: String(r.node_id), cre
 /** `label|key`: how a batch names a node before it has an id. */
 export const nodeRef = (label: NodeLabel, key: string): string => `${label}|${key}`;
 
-/** Below this many nodes a graph's look-ups stay cheap whatever the planner believes; no statistics are gathered. */
-const STATISTICS_MIN_NODES = 1_000;
+/** Below this many rows of a graph in a table its look-ups stay cheap whatever the planner believes. */
+const STATISTICS_MIN_ROWS = 1_000;
 
 /**
- * Gathers the knowledge-graph tables' planner statistics (migration 0017) when the planner believes this graph holds
- * a tenth or less of the nodes it has (at least `STATISTICS_MIN_NODES`): it has not been analyzed since the graph grew,
- * in this job's transaction or before. A job's look-ups by label and resolution key, and by node id, are then index
- * reads of one node each, not reads of the whole graph per node. Answers whether it gathered them; false also when
- * another job holds the tables' statistics lock (it goes on without, as before).
+ * Gathers the knowledge-graph tables' planner statistics (migration 0017) when the planner believes this graph has a
+ * tenth or less of the nodes, or of the edges, it has (at least `STATISTICS_MIN_ROWS`): no ANALYZE has seen the graph
+ * since it grew, in this job's transaction or before. A job's look-ups by label and resolution key, by node id and by
+ * an edge's end are then index reads of one entry each, not reads of the whole graph per entry. Answers whether it
+ * gathered them; false also when another job holds the tables' statistics lock (it goes on without, as before).
  */
 export async function gatherStatisticsIfBlind(sql: Sql, tenantId: string, graphId: string): Promise<boolean> {
-  const counted = await sql.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM (SELECT 1 FROM graph.kg_nodes WHERE tenant_id = $1 AND graph_id = $2 LIMIT $3) s`,
-    [tenantId, graphId, 10 * STATISTICS_MIN_NODES],
-  );
-  const nodes = counted.rows[0]?.n ?? 0;
-  if (nodes < STATISTICS_MIN_NODES) return false;
-  const plan = await sql.query<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> | string }>(
-    `EXPLAIN (FORMAT JSON) SELECT 1 FROM graph.kg_nodes WHERE tenant_id = $1 AND graph_id = $2`,
-    [tenantId, graphId],
-  );
-  const raw = plan.rows[0]?.['QUERY PLAN'];
-  const doc = typeof raw === 'string' ? (JSON.parse(raw) as Array<{ Plan: { 'Plan Rows': number } }>) : raw;
-  const believed = Number(doc?.[0]?.Plan?.['Plan Rows'] ?? 0);
-  if (believed * 10 > nodes) return false;
+  let blind = false;
+  for (const table of ['graph.kg_nodes', 'graph.kg_edges']) {
+    const counted = await sql.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${table} WHERE tenant_id = $1 AND graph_id = $2 LIMIT $3) s`,
+      [tenantId, graphId, 10 * STATISTICS_MIN_ROWS],
+    );
+    const rows = counted.rows[0]?.n ?? 0;
+    if (rows < STATISTICS_MIN_ROWS) continue;
+    const plan = await sql.query<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> | string }>(
+      `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${table} WHERE tenant_id = $1 AND graph_id = $2`,
+      [tenantId, graphId],
+    );
+    const raw = plan.rows[0]?.['QUERY PLAN'];
+    const doc = typeof raw === 'string' ? (JSON.parse(raw) as Array<{ Plan: { 'Plan Rows': number } }>) : raw;
+    if (Number(doc?.[0]?.Plan?.['Plan Rows'] ?? 0) * 10 <= rows) {
+      blind = true;
+      break;
+    }
+  }
+  if (!blind) return false;
   const r = await sql.query<{ gathered: boolean }>(`SELECT graph.kg_gather_statistics() AS gathered`);
   return r.rows[0]?.gathered === true;
 }
@@ -398,10 +404,11 @@ export async function upsertNodes(sql: Sql, tenantId: string, graphId: string, n
   const ids = new Map<string, string>();
   let created = 0;
   const list = [...merged.values()];
-  await gatherStatisticsIfBlind(sql, tenantId, graphId);
   for (const replace of [false, true]) {
     const group = list.filter((n) => (n.replace === true) === replace);
     if (group.length === 0) continue;
+    // Before each group: the first may have written the nodes that make the graph large.
+    await gatherStatisticsIfBlind(sql, tenantId, graphId);
     const written = await writeNodes(sql, tenantId, graphId, group, replace);
     for (const [ref, id] of written.ids) ids.set(ref, id);
     created += written.created;
