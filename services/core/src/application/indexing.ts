@@ -17,6 +17,7 @@ import {
 } from '../domain/indexing';
 import {
   countAttempt,
+  addDocsIndexed,
   deleteCcPair,
   getCcPair,
   holdWriteLease,
@@ -330,6 +331,11 @@ class PairRun {
   private writeErrors = 0;
   /** The graph answered that the pair's memory does not exist (deleted): the run fails and the pair is paused. */
   private memoryGone = false;
+  /**
+   * The pair's document count was counted in this run (its first batch, and the batch after a prune): from then on
+   * each batch adds the documents it kept that the pair did not have.
+   */
+  private docsCounted = false;
   private readonly tenantId: string;
   private readonly pairId: number;
   private readonly onStop = () => this.interrupt('shutdown');
@@ -617,15 +623,21 @@ class PairRun {
   private async saveProgress(kept: KeptDocument[]): Promise<void> {
     const delta = { ...this.progress };
     this.progress.new_docs_indexed = this.progress.docs_unchanged = this.progress.docs_skipped = this.progress.docs_removed = 0;
+    const counted = this.docsCounted;
     const going = await this.deps.db.withTenant(this.tenantId, async (sql) => {
       // What the memory now holds is kept even when the attempt was canceled meanwhile: the documents are there.
-      await keepDocuments(sql, this.tenantId, this.pairId, kept);
+      const added = await keepDocuments(sql, this.tenantId, this.pairId, kept);
       // The pair's count follows the run batch by batch (before 2026-11-30 it moved only when the attempt ended, and
       // showed 0 during a first load whose documents were already found by search). The pair's row before the
-      // attempt's: the order a pause or a deletion locks them in.
-      await setDocsIndexed(sql, this.tenantId, this.pairId, await countDocuments(sql, this.tenantId, this.pairId));
+      // attempt's: the order a pause or a deletion locks them in. Counted once per run, then grown by each batch's
+      // new documents (only this run writes the pair's documents: it holds the write lease); before 2026-12-01 every
+      // batch counted them all, so a first load read the pair's documents once per batch (5,000 documents: 200,000
+      // rows, growing with the square of the load).
+      if (counted) await addDocsIndexed(sql, this.tenantId, this.pairId, added);
+      else await setDocsIndexed(sql, this.tenantId, this.pairId, await countDocuments(sql, this.tenantId, this.pairId));
       return addProgress(sql, this.tenantId, this.c.attempt.id, delta);
     });
+    this.docsCounted = true;
     if (!going) this.interrupt('canceled');
   }
 
@@ -652,6 +664,8 @@ class PairRun {
       });
       if (!removed) return false;
     }
+    // The removals are counted with the rest: the pair's documents are counted again.
+    this.docsCounted = false;
     await this.saveProgress([]);
     return true;
   }

@@ -174,3 +174,8 @@ export async function releaseWriteLease(sql: Sql, tenantId: string, id: number, 
 export async function setDocsIndexed(sql: Sql, tenantId: string, id: number, n: number): Promise<void> {
   await sql.query(`UPDATE core.cc_pairs SET num_docs_indexed = $3 WHERE tenant_id = $1 AND id = $2`, [tenantId, id, n]);
 }
+
+/** The pair's documents grew by `n` (the documents a batch kept that it did not have), in the batch's transaction. */
+export async function addDocsIndexed(sql: Sql, tenantId: string, id: number, n: number): Promise<void> {
+  await sql.query(`UPDATE core.cc_pairs SET num_docs_indexed = num_docs_indexed + $3 WHERE tenant_id = $1 AND id = $2`, [tenantId, id, n]);
+}
