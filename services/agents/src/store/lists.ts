@@ -103,7 +103,8 @@ export async function insertListRows(sql: Sql, tenantId: string, listId: string,
  * trip (`statementAsTenant`): the claim's check and lock (the workflow `workerId` holds, of these kinds), the rows
  * placed after the list's others (a row whose entity key the list holds is left as it is), and a `row` event for each
  * row written, numbered in the rows' order. Each row carries its event's data. Null when the claim is not (any
- * longer) that worker's: nothing is written.
+ * longer) that worker's: nothing is written. "After the others" is after the list's last position, one index read
+ * (not a count of the list: a session writes its rows one at a time, and counting read the whole list for each).
  */
 export async function insertClaimedListRows(
   db: Db,
@@ -117,16 +118,16 @@ export async function insertClaimedListRows(
        SELECT tenant_id, thread_id FROM agents.workflows
         WHERE tenant_id = $1 AND thread_id = $2::uuid AND kind = ANY($3::text[]) AND claimed_by = $4 FOR UPDATE
      ), n AS (
-       SELECT count(*) AS total FROM agents.list_rows WHERE tenant_id = $1 AND list_id = $5::uuid
+       SELECT coalesce((SELECT position FROM agents.list_rows WHERE tenant_id = $1 AND list_id = $5::uuid ORDER BY position DESC LIMIT 1), 0) AS last
      ), a AS (
        SELECT x, i FROM jsonb_array_elements($6::jsonb) WITH ORDINALITY AS a(x, i)
      ), ins AS (
        INSERT INTO agents.list_rows (tenant_id, list_id, row_id, entity_key, position, cells, step_source, metadata)
-       SELECT $1, $5::uuid, a.x->>'row_id', a.x->>'entity_key', n.total + a.i, a.x->'cells', a.x->>'step_source', a.x->'metadata'
+       SELECT $1, $5::uuid, a.x->>'row_id', a.x->>'entity_key', n.last + a.i, a.x->'cells', a.x->>'step_source', a.x->'metadata'
          FROM w, n, a ORDER BY a.i
        ON CONFLICT DO NOTHING RETURNING position
      ), e AS (
-       SELECT a.x->'event' AS data, row_number() OVER (ORDER BY ins.position) AS k FROM ins, n, a WHERE ins.position = n.total + a.i
+       SELECT a.x->'event' AS data, row_number() OVER (ORDER BY ins.position) AS k FROM ins, n, a WHERE ins.position = n.last + a.i
      ), s AS (
        UPDATE agents.workflows wf SET next_seq = wf.next_seq + (SELECT count(*) FROM e), updated_at = now()
          FROM w WHERE wf.tenant_id = w.tenant_id AND wf.thread_id = w.thread_id AND EXISTS (SELECT 1 FROM e)
