@@ -2,6 +2,7 @@ import { migrateGateway } from '@lore/gateway';
 import type { Sql } from '@lore/runtime';
 import { acquireLease, fanOutEvents, recordAttempt, releaseLeasesIf, type EventForFanOut } from '../../services/gateway/src/webhooks/store/deliveries';
 import { insertSubscription } from '../../services/gateway/src/webhooks/store/subscriptions';
+import { lockUsersIn, usersAtGroupLimitIn } from '../../services/gateway/src/store/user-groups';
 import { freshPostgresDb } from '../runtime/support';
 
 jest.setTimeout(300_000);
@@ -94,6 +95,60 @@ describe('webhook deliveries on tables without statistics of the tenant', () => 
         expect(read.handBackBatch).toBeLessThan(2 * DELIVERIES);
         expect(read.recordAttempt).toBeLessThan(20 * DELIVERIES);
       }
+    } finally {
+      await stack.close();
+    }
+  });
+});
+
+/**
+ * Changing a group's members locks the named users and counts their other groups. On tables no ANALYZE has seen,
+ * both were planned as reads of all the tenant's users and memberships (2,000 and 10,000 rows per change of 200
+ * members), so creating groups one after the other read users × groups.
+ */
+describe('user groups on tables without statistics', () => {
+  it('reads the named users and their memberships only', async () => {
+    const stack = await freshPostgresDb();
+    try {
+      await migrateGateway(stack.db);
+      await stack.db.asOwner(async (sql) => {
+        for (const t of ['users', 'user_groups', 'user_group_members']) await sql.query(`ALTER TABLE gateway.${t} SET (autovacuum_enabled = false)`);
+      });
+      const T = 'tenant-groups';
+      const USERS = 2_000;
+      const GROUPS = 50;
+      const users = Array.from({ length: USERS }, (_, i) => `usr_${i}`);
+      const groups = await stack.db.withTenant(T, async (sql) => {
+        await sql.query(`INSERT INTO gateway.tenants (tenant_id, name, plan) VALUES ($1, 'Groups', 'free')`, [T]);
+        await sql.query(
+          `INSERT INTO gateway.users (tenant_id, user_id, email, password_hash, role) SELECT $1, u, u || '@groups.example', 'x', 'member' FROM unnest($2::text[]) AS u`,
+          [T, users],
+        );
+        const ids: number[] = [];
+        for (let g = 0; g < GROUPS; g++) {
+          const r = await sql.query<{ group_id: number }>(`INSERT INTO gateway.user_groups (tenant_id, name) VALUES ($1, $2) RETURNING group_id`, [T, `group ${g}`]);
+          ids.push(Number(r.rows[0]!.group_id));
+          await sql.query(`INSERT INTO gateway.user_group_members (tenant_id, group_id, user_id) SELECT $1, $2, u FROM unnest($3::text[]) AS u`, [
+            T,
+            ids[g],
+            users.filter((_, i) => i % 10 === g % 10),
+          ]);
+        }
+        return ids;
+      });
+      const named = [...users.slice(0, 200), 'usr_missing'];
+      const read = await stack.db.withTenant(T, async (sql) => {
+        const before = await rowsRead(sql);
+        for (let g = 0; g < GROUPS; g++) {
+          expect(await lockUsersIn(sql, T, named)).toEqual([...users.slice(0, 200)].sort());
+          // Users 0..199 are in 5 groups each (every tenth group); without group 0, those of group 0 are in 4.
+          expect(await usersAtGroupLimitIn(sql, T, named, null, 5)).toHaveLength(200);
+          expect(await usersAtGroupLimitIn(sql, T, named, groups[0]!, 5)).toHaveLength(180);
+        }
+        return (await rowsRead(sql)) - before;
+      });
+      // About 200 users and 2 × 1,000 memberships per change; before, 2,000 users and 2 × 10,000 memberships.
+      expect(read).toBeLessThan(GROUPS * 4_000);
     } finally {
       await stack.close();
     }

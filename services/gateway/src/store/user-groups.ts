@@ -96,8 +96,13 @@ export async function deleteGroupIn(sql: Sql, tenantId: string, groupId: number)
  */
 export async function lockUsersIn(sql: Sql, tenantId: string, userIds: readonly string[]): Promise<string[]> {
   if (userIds.length === 0) return [];
+  // One primary-key look-up per named user, taken in id order (the sorted list drives the loop). `user_id =
+  // ANY(...)` beside `tenant_id = $1` was planned as a read of all the tenant's users when the statistics did not
+  // know the tenant (docs/gateway.md, "Planner statistics").
   const r = await sql.query<{ user_id: string }>(
-    `SELECT user_id FROM gateway.users WHERE tenant_id = $1 AND user_id = ANY($2::text[]) ORDER BY user_id FOR NO KEY UPDATE`,
+    `SELECT u.user_id FROM (SELECT DISTINCT id FROM unnest($2::text[]) AS n(id) ORDER BY id) n
+       CROSS JOIN LATERAL (SELECT user_id FROM gateway.users WHERE tenant_id = $1 AND user_id = n.id LIMIT 1) u
+      ORDER BY u.user_id FOR NO KEY UPDATE OF u`,
     [tenantId, userIds],
   );
   return r.rows.map((x) => String(x.user_id));
@@ -106,10 +111,13 @@ export async function lockUsersIn(sql: Sql, tenantId: string, userIds: readonly 
 /** Of the named users, those already in at least `limit` groups other than `exceptGroupId`. */
 export async function usersAtGroupLimitIn(sql: Sql, tenantId: string, userIds: readonly string[], exceptGroupId: number | null, limit: number): Promise<string[]> {
   if (userIds.length === 0) return [];
+  // Each named user's memberships counted through the (tenant_id, user_id, ...) index: `user_id = ANY(...)` was
+  // planned as a read of all the tenant's memberships when the statistics did not know the tenant.
   const r = await sql.query<{ user_id: string }>(
-    `SELECT user_id FROM gateway.user_group_members
-      WHERE tenant_id = $1 AND user_id = ANY($2::text[]) AND ($3::integer IS NULL OR group_id <> $3)
-      GROUP BY user_id HAVING count(*) >= $4 ORDER BY user_id`,
+    `SELECT n.id AS user_id FROM (SELECT DISTINCT id FROM unnest($2::text[]) AS n(id)) n
+      WHERE (SELECT count(*) FROM gateway.user_group_members m
+              WHERE m.tenant_id = $1 AND m.user_id = n.id AND ($3::integer IS NULL OR m.group_id <> $3)) >= greatest($4::integer, 1)
+      ORDER BY n.id`,
     [tenantId, userIds, exceptGroupId, limit],
   );
   return r.rows.map((x) => String(x.user_id));
