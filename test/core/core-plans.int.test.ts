@@ -7,7 +7,7 @@ import { getCcPair, insertCcPair } from '../../services/core/src/store/cc-pairs'
 import { listProjects } from '../../services/core/src/store/chat-projects';
 import { insertConnector } from '../../services/core/src/store/connectors';
 import { insertCredential } from '../../services/core/src/store/credentials';
-import { freshPostgresDb } from '../runtime/support';
+import { freshPostgresDb, rowsRead } from '../runtime/support';
 import { testSecretBox } from '../support/encryption';
 
 jest.setTimeout(300_000);
@@ -131,9 +131,9 @@ describe('core\'s bulk statements on tables without statistics', () => {
         );
       });
       await stack.db.withTenant(T, async (sql) => {
-        const before = await rowsRead(sql);
+        const before = await rowsRead(sql, ['core']);
         const projects = await listProjects(sql, T, OWNER, 500);
-        const read = (await rowsRead(sql)) - before;
+        const read = (await rowsRead(sql, ['core'])) - before;
         expect(projects).toHaveLength(P);
         expect(projects.reduce((n, p) => n + p.session_count, 0)).toBe(S / 2);
         // The projects and the sessions in them, once each (about 1,200 rows); counting each project's sessions
@@ -167,11 +167,6 @@ async function* pagesUpTo(n: number): AsyncGenerator<SourceItem, RunOutcome, und
   return outcome(n);
 }
 
-/** Rows this transaction has read (by index or by scanning) from core's tables so far. */
-async function rowsRead(sql: Sql): Promise<number> {
-  const r = await sql.query<{ n: string | number }>(`SELECT coalesce(sum(coalesce(idx_tup_fetch, 0) + seq_tup_read), 0) AS n FROM pg_stat_xact_user_tables WHERE schemaname = 'core'`);
-  return Number(r.rows[0]?.n);
-}
 
 /** The database, each tenant transaction adding the rows it read from core's tables to `add`. */
 function countingDb(db: Db, add: (rows: number) => void): Db {
@@ -183,9 +178,9 @@ function countingDb(db: Db, add: (rows: number) => void): Db {
       }
       return <R>(tenantId: string, fn: (sql: Sql) => Promise<R>) =>
         target.withTenant(tenantId, async (sql) => {
-          const before = await rowsRead(sql);
+          const before = await rowsRead(sql, ['core']);
           const value = await fn(sql);
-          add((await rowsRead(sql)) - before);
+          add((await rowsRead(sql, ['core'])) - before);
           return value;
         });
     },

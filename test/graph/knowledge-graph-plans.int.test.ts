@@ -1,9 +1,9 @@
-import { runMigrations, runRuntimeMigrations, type Sql } from '@lore/runtime';
+import { runMigrations, runRuntimeMigrations } from '@lore/runtime';
 import { GRAPH_MIGRATIONS } from '@lore/graph';
 import { readSubgraph } from '../../services/graph/src/application/graph-chat';
 import type { GraphViewer } from '../../services/graph/src/application/knowledge-graphs';
 import { domainCompaniesNamed, openEdges, profiledPeopleAt, upsertNodes, type NodeInput } from '../../services/graph/src/store/knowledge-graphs';
-import { freshPostgresDb } from '../runtime/support';
+import { freshPostgresDb, rowsRead } from '../runtime/support';
 
 jest.setTimeout(180_000);
 
@@ -32,7 +32,7 @@ describe('a graph job\'s look-ups on tables without statistics', () => {
         const report = (i: number, v: string): NodeInput => ({ label: 'ScanReport', key: `ref:people.csv:${i}`, name: `Row ${i} ${v}`, properties: { id: `row-${i}`, title: `Row ${i} ${v}` }, source: src(i), replace: true });
         const range = Array.from({ length: N }, (_, i) => i + 1);
 
-        const before = await rowsRead(sql);
+        const before = await rowsRead(sql, ['graph'], ['kg_nodes', 'kg_node_keys', 'kg_edges']);
         const first = await upsertNodes(sql, T, G, range.flatMap((i) => [company(i), person(i), report(i, 'first')]));
         expect(first.created).toBe(3 * N);
         await openEdges(sql, T, G, 'job-1', range.map((i) => ({ from: first.ids.get(`Person|profile:example.org/in/p${i}`)!, to: first.ids.get(`Company|domain:c${i}.example`)!, label: 'WORKS_AT', source: src(i) })));
@@ -47,7 +47,7 @@ describe('a graph job\'s look-ups on tables without statistics', () => {
         const people = await profiledPeopleAt(sql, T, G, range.map((i) => ({ name: `person ${i}`, companyKey: `domain:c${i}.example` })));
         expect(people.size).toBe(N);
         expect([...people.values()].every((keys) => keys.size === 1)).toBe(true);
-        const read = (await rowsRead(sql)) - before;
+        const read = (await rowsRead(sql, ['graph'], ['kg_nodes', 'kg_node_keys', 'kg_edges'])) - before;
 
         // The replaced reports lost the keys of what they said before and gained the new ones.
         const keys = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM graph.kg_node_keys WHERE tenant_id = $1 AND graph_id = $2 AND match_key LIKE 'row % first'`, [T, G]);
@@ -91,11 +91,3 @@ describe('a graph job\'s look-ups on tables without statistics', () => {
   });
 });
 
-/** Rows this transaction has read (by index or by scanning) from the graph's node, key and edge tables so far. */
-async function rowsRead(sql: Sql): Promise<number> {
-  const r = await sql.query<{ n: string | number }>(
-    `SELECT coalesce(sum(coalesce(idx_tup_fetch, 0) + seq_tup_read), 0) AS n FROM pg_stat_xact_user_tables
-      WHERE schemaname = 'graph' AND relname IN ('kg_nodes', 'kg_node_keys', 'kg_edges')`,
-  );
-  return Number(r.rows[0]?.n);
-}
