@@ -363,19 +363,23 @@ const STATISTICS_MIN_ROWS = 1_000;
 export async function gatherStatisticsIfBlind(sql: Sql, tenantId: string, graphId: string): Promise<boolean> {
   let blind = false;
   for (const table of ['graph.kg_nodes', 'graph.kg_edges']) {
-    const counted = await sql.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${table} WHERE tenant_id = $1 AND graph_id = $2 LIMIT $3) s`,
-      [tenantId, graphId, 10 * STATISTICS_MIN_ROWS],
-    );
-    const rows = counted.rows[0]?.n ?? 0;
-    if (rows < STATISTICS_MIN_ROWS) continue;
+    // What the planner believes first (no rows read): a graph it takes for large enough is not looked up row by row
+    // through the wrong index, and nothing is counted (graph chat asks on every question).
     const plan = await sql.query<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> | string }>(
       `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${table} WHERE tenant_id = $1 AND graph_id = $2`,
       [tenantId, graphId],
     );
     const raw = plan.rows[0]?.['QUERY PLAN'];
     const doc = typeof raw === 'string' ? (JSON.parse(raw) as Array<{ Plan: { 'Plan Rows': number } }>) : raw;
-    if (Number(doc?.[0]?.Plan?.['Plan Rows'] ?? 0) * 10 <= rows) {
+    const believed = Math.ceil(Number(doc?.[0]?.Plan?.['Plan Rows'] ?? 0));
+    if (believed >= STATISTICS_MIN_ROWS) continue;
+    // Blind when the graph has at least ten times that, and at least STATISTICS_MIN_ROWS: counted no further.
+    const enough = Math.max(STATISTICS_MIN_ROWS, 10 * believed);
+    const counted = await sql.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${table} WHERE tenant_id = $1 AND graph_id = $2 LIMIT $3) s`,
+      [tenantId, graphId, enough],
+    );
+    if ((counted.rows[0]?.n ?? 0) >= enough) {
       blind = true;
       break;
     }
