@@ -47,6 +47,9 @@ module.exports = {
       // The default timeout of each project comes from a setup file: jest-circus reads `testTimeout` from the
       // global configuration only and ignores a project's (test/support/jest/unit-timeout.ts says why 30 s).
       setupFilesAfterEnv: ['<rootDir>/test/support/jest/unit-timeout.ts'],
+      // Every new PGlite database of a unit suite starts from one dump made here (about 0.6 s instead of 3–4 s each).
+      globalSetup: '<rootDir>/test/support/jest/pglite-template.ts',
+      globalTeardown: '<rootDir>/test/support/jest/pglite-template-teardown.ts',
     },
     {
       ...common,

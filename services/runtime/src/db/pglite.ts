@@ -1,3 +1,4 @@
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { PGlite, types, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import type { Db, Sql, SqlResult } from '../ports/db';
@@ -32,14 +33,37 @@ export class PgliteDb implements Db {
 
   private constructor(private readonly pg: PGlite) {}
 
-  /** `dataDir` undefined keeps the database in memory (unit tests). */
+  /**
+   * `dataDir` undefined keeps the database in memory (unit tests). A new database (in memory, or a data directory
+   * that is missing or empty) starts from the dump `LORE_PGLITE_TEMPLATE` names when it is set (`writeTemplate`),
+   * instead of being created from nothing (about 0.6 s instead of 3–4 s on the project's machine); the unit suites
+   * set it (test/support/jest/pglite-template.ts).
+   */
   static async open(dataDir?: string): Promise<PgliteDb> {
-    const options = { extensions: { vector }, parsers: PARSERS };
+    const template = templateFor(dataDir);
+    const options = { extensions: { vector }, parsers: PARSERS, ...(template ? { loadDataDir: template } : {}) };
     const pg = dataDir ? new PGlite(dataDir, options) : new PGlite(options);
     await pg.waitReady;
     await pg.exec('CREATE EXTENSION IF NOT EXISTS vector');
     await ensureAppRole(wrap(pg));
     return new PgliteDb(pg);
+  }
+
+  /**
+   * Writes the dump a new database can start from (`LORE_PGLITE_TEMPLATE`): a database created from nothing, as
+   * `open` leaves it (pgvector, the application role), and nothing else. Made by this PGlite, for this PGlite: a dump
+   * of another version may not load.
+   */
+  static async writeTemplate(path: string): Promise<void> {
+    const pg = new PGlite({ extensions: { vector }, parsers: PARSERS });
+    try {
+      await pg.waitReady;
+      await pg.exec('CREATE EXTENSION IF NOT EXISTS vector');
+      await ensureAppRole(wrap(pg));
+      writeFileSync(path, Buffer.from(await (await pg.dumpDataDir('none')).arrayBuffer()));
+    } finally {
+      await pg.close();
+    }
   }
 
   query<T>(text: string, params?: unknown[]): Promise<SqlResult<T>> {
@@ -89,6 +113,18 @@ export class PgliteDb implements Db {
     const run = this.tail.then(fn, fn);
     this.tail = run.catch(() => undefined);
     return run;
+  }
+}
+
+/** The dump a new database starts from (`LORE_PGLITE_TEMPLATE`), or none: not set, or the data directory holds a database. */
+function templateFor(dataDir: string | undefined): Blob | undefined {
+  const path = process.env.LORE_PGLITE_TEMPLATE;
+  if (!path) return undefined;
+  if (dataDir !== undefined && existsSync(dataDir) && readdirSync(dataDir).length > 0) return undefined;
+  try {
+    return new Blob([readFileSync(path)]);
+  } catch (err) {
+    throw new Error(`LORE_PGLITE_TEMPLATE names a dump that cannot be read (${path}): ${(err as Error).message}`, { cause: err });
   }
 }
 
