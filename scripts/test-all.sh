@@ -40,16 +40,23 @@ step "install dependencies"
 # and any change to one of those makes `npm ci` run and check again (docs/infrastructure.md, "The test command").
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   nm_dir="$LORE_CACHE_DIR/node-modules"
-  nm_key=$( (cat package-lock.json; git ls-files -z '*package.json' | sort -z | xargs -0 cat; node --version; uname -sm) | sha256sum | cut -c1-24)
+  # Every node_modules npm ci fills: the root's and a workspace's own, where the lockfile puts a version that differs
+  # from the root's (services/runtime/node_modules/jose, for one).
+  mapfile -t nm_paths < <(node -e '
+    const keys = Object.keys(require("./package-lock.json").packages);
+    const nested = keys.map((k) => /^(?!node_modules\/)(.+?)\/node_modules\//.exec(k)?.[1]).filter(Boolean);
+    for (const p of ["node_modules", ...[...new Set(nested)].sort().map((d) => d + "/node_modules")]) console.log(p);') \
+    && [ "${#nm_paths[@]}" -gt 0 ] || fail_setup "reading package-lock.json"
+  nm_key=$( (echo "node_modules tar 2: ${nm_paths[*]}"; cat package-lock.json; git ls-files -z '*package.json' | sort -z | xargs -0 cat; node --version; uname -sm) | sha256sum | cut -c1-24)
   nm_cache="$nm_dir/$nm_key.tar"
   if [ -f "$nm_cache" ]; then
     echo "unpacking the dependencies npm ci installed before from this lockfile ($nm_cache)"
-    rm -rf node_modules && tar -xf "$nm_cache" && touch node_modules/.package-lock.json || fail_setup "unpacking $nm_cache"
+    rm -rf "${nm_paths[@]}" && tar -xf "$nm_cache" && touch node_modules/.package-lock.json || fail_setup "unpacking $nm_cache"
   else
     ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund || fail_setup "npm ci"
     # Kept before anything runs from it; written aside and renamed, so a run stopped half-way leaves nothing that
     # looks whole (its part goes with the next run's clean-up). The two newest are kept (about 0.7 GB each).
-    mkdir -p "$nm_dir" && find "$nm_dir" -name '*.partial.*' -mmin +60 -delete && tar -cf "$nm_cache.partial.$$" node_modules && mv "$nm_cache.partial.$$" "$nm_cache" \
+    mkdir -p "$nm_dir" && find "$nm_dir" -name '*.partial.*' -mmin +60 -delete && tar -cf "$nm_cache.partial.$$" "${nm_paths[@]}" && mv "$nm_cache.partial.$$" "$nm_cache" \
       && { ls -t "$nm_dir"/*.tar | tail -n +3 | xargs -r rm -f; } \
       || { rm -f "$nm_cache.partial.$$"; echo "could not keep node_modules in $nm_dir (the run goes on)" >&2; }
   fi

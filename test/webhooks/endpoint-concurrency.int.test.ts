@@ -40,7 +40,7 @@ let peak = 0;
 beforeAll(async () => {
   pki = createTestPki();
   store = await webhooksDatabase();
-  bus = kafkaBus('concurrency');
+  bus = kafkaBus('concurrency', { ownTopics: true });
   worker = await startWorker(store.db, bus, pki, { groupIdPrefix: uniqueGroupPrefix('concurrency'), concurrencyPerEndpoint: BOUND });
   slow = await startReceiver(pki, () => {
     inFlight += 1;

@@ -61,7 +61,7 @@ const lookup: HostLookup = async (hostname) => {
 beforeAll(async () => {
   pki = createTestPki();
   store = await webhooksDatabase();
-  bus = kafkaBus('signatures');
+  bus = kafkaBus('signatures', { ownTopics: true });
   worker = await startWorker(store.db, bus, pki, { groupIdPrefix: uniqueGroupPrefix('signatures') }, lookup);
   relay = startRelay(store.db, bus, 50);
   all = await startReceiver(pki, () => ({ status: 200 }));

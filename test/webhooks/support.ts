@@ -196,9 +196,15 @@ export async function webhooksDatabase(maxConnections = 12): Promise<WebhooksDb>
   };
 }
 
-export function kafkaBus(name: string): KafkaBus {
+/**
+ * A bus on the shared test broker. With `ownTopics`, every topic and group carries a random prefix (as an install
+ * sharing a broker has, `LORE_KAFKA_PREFIX`): the suite's worker then reads only its own events and deliveries, and
+ * no other suite's worker reads its, so the suite may run beside others (test/integration-lanes.txt).
+ */
+export function kafkaBus(name: string, options: { ownTopics?: boolean } = {}): KafkaBus {
   return new KafkaBus({
     brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','),
+    ...(options.ownTopics ? { prefix: `wh-${name}-${randomBytes(4).toString('hex')}`, partitions: 2 } : {}),
     clientId: `webhooks-test-${name}`,
     logger: silentLogger,
     metrics: createMetricsRegistry(`webhooks-test-${name}`, { defaultMetrics: false }),
