@@ -77,6 +77,11 @@ export interface HarnessOptions {
    * as in production; `direct` (default): to the graph with a signed identity.
    */
   via?: 'direct' | 'gateway';
+  /**
+   * The Kafka bus's topics and groups carry this prefix (as an install sharing a broker has, `LORE_KAFKA_PREFIX`), so
+   * a suite's other consumers read only this harness's messages and no other suite reads them. Default: none.
+   */
+  kafkaPrefix?: string;
 }
 
 /** The graph service in-process over HTTP, on real PostgreSQL + Kafka (or PGlite + the memory bus). */
@@ -95,7 +100,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness & {
   const metrics = createMetricsRegistry('graph-test', { defaultMetrics: false });
   const bus: EventBus =
     (options.bus ?? (options.backend === 'postgres' ? 'kafka' : 'memory')) === 'kafka'
-      ? new KafkaBus({ brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','), clientId: `graph-test-${uniqueSuffix()}`, logger, partitions: 2 })
+      ? new KafkaBus({ brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','), clientId: `graph-test-${uniqueSuffix()}`, logger, partitions: 2, ...(options.kafkaPrefix ? { prefix: options.kafkaPrefix } : {}) })
       : new MemoryBus({ logger });
   const via = options.via ?? 'direct';
   if (via === 'gateway' && options.backend !== 'postgres') throw new Error('the gateway runs on PostgreSQL only');

@@ -1,13 +1,13 @@
 import { migrateGateway } from '@lore/gateway';
-import { KafkaBus, type PostgresDb } from '@lore/runtime';
+import type { KafkaBus, PostgresDb } from '@lore/runtime';
 import type { WebhooksWorker } from '../../services/gateway/src/webhooks/worker';
 import { startHarness, waitIndexed, type Harness } from '../memory/support';
-import { requireEnv } from '../support/infra';
 import {
   assertSigned,
   createTestPki,
   eventually,
-  silentLogger,
+  kafkaBus,
+  ownTopicPrefix,
   startReceiver,
   startWorker,
   subscribe,
@@ -32,9 +32,11 @@ let receiver: Receiver;
 
 beforeAll(async () => {
   pki = createTestPki();
-  h = await startHarness({ backend: 'postgres', bus: 'kafka' });
+  // Both buses on topics of this suite's own: its worker reads only its events, no other suite's worker reads them.
+  const prefix = ownTopicPrefix('pipeline');
+  h = await startHarness({ backend: 'postgres', bus: 'kafka', kafkaPrefix: prefix });
   await migrateGateway(h.db);
-  bus = new KafkaBus({ brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','), clientId: 'webhooks-pipeline-test', logger: silentLogger });
+  bus = kafkaBus('pipeline', { prefix });
   worker = await startWorker(h.db as PostgresDb, bus, pki, { groupIdPrefix: uniqueGroupPrefix('pipeline') });
   receiver = await startReceiver(pki, () => ({ status: 204 }));
 });

@@ -196,15 +196,22 @@ export async function webhooksDatabase(maxConnections = 12): Promise<WebhooksDb>
   };
 }
 
+/** A random topic prefix of a suite's own (see `kafkaBus`). */
+export function ownTopicPrefix(name: string): string {
+  return `wh-${name}-${randomBytes(4).toString('hex')}`;
+}
+
 /**
  * A bus on the shared test broker. With `ownTopics`, every topic and group carries a random prefix (as an install
  * sharing a broker has, `LORE_KAFKA_PREFIX`): the suite's worker then reads only its own events and deliveries, and
- * no other suite's worker reads its, so the suite may run beside others (test/integration-lanes.txt).
+ * no other suite's worker reads its, so the suite may run beside others (test/integration-lanes.txt). `prefix`
+ * names that prefix, to share it with another bus of the suite (the graph harness's).
  */
-export function kafkaBus(name: string, options: { ownTopics?: boolean } = {}): KafkaBus {
+export function kafkaBus(name: string, options: { ownTopics?: boolean; prefix?: string } = {}): KafkaBus {
+  const prefix = options.prefix ?? (options.ownTopics ? ownTopicPrefix(name) : undefined);
   return new KafkaBus({
     brokers: requireEnv('LORE_TEST_KAFKA_BROKERS').split(','),
-    ...(options.ownTopics ? { prefix: `wh-${name}-${randomBytes(4).toString('hex')}`, partitions: 2 } : {}),
+    ...(prefix ? { prefix, partitions: 2 } : {}),
     clientId: `webhooks-test-${name}`,
     logger: silentLogger,
     metrics: createMetricsRegistry(`webhooks-test-${name}`, { defaultMetrics: false }),
