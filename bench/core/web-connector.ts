@@ -20,6 +20,9 @@
  *   says "a plain fetch loop": everything Lore adds, its SSRF-guarded client included, counts against it. The same
  *   loop through the guarded outbound client the source uses (guard, robots.txt, limits; its pool kept as the
  *   indexer keeps its own) is printed beside it, to show how much of the gap is the client.
+ * - the web source alone: the same crawl (`WebSource.loadAll` with the same fetcher and configuration) read to its
+ *   end in this process with nothing written — links, robots directives, canonical links, text and content hashes
+ *   included. Printed beside the loops, not judged: it is the ceiling of the indexing figure, which adds the writes.
  * - indexing: a fresh tenant, connector, credential and pair; `run-once` (a load) through the gateway, timed to
  *   the moment `GET …/index-attempts` shows the attempt ended: every document accepted into the memory through the
  *   graph's pipeline (DLP, routing, the worker's message), which is what the target is judged on. Chunking and
@@ -47,7 +50,7 @@ import { requireEnv, uniqueSuffix } from '../../test/support/infra';
 import { closeIdleHttpConnections } from '../../test/support/http';
 import { LoopbackWeb } from '../../test/support/loopback-web';
 import { median } from '../support/stats';
-import { createWebFetcher, WEB_USER_AGENT, type WebFetcher } from '../../services/core/src/connectors';
+import { createWebFetcher, WEB_USER_AGENT, WebSource, type WebFetcher, type WebSourceConfig } from '../../services/core/src/connectors';
 
 const argNum = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -123,6 +126,26 @@ async function guardedLoop(fetcher: WebFetcher, urls: string[]): Promise<number>
     if (r.status !== 200) throw new Error(`${url} answered ${r.status}`);
   });
   return now() - started;
+}
+
+/**
+ * The web source alone, read to its end with nothing written: the same crawl the indexer runs (fetch, robots.txt,
+ * links, canonical, text, content hash), as fast as this process reads it. The ceiling of the indexing figure.
+ */
+async function sourceAlone(fetcher: WebFetcher, config: WebSourceConfig): Promise<{ ms: number; docs: number }> {
+  const source = new WebSource(config, fetcher, { minDelayMs: DELAY_MS });
+  const started = now();
+  let docs = 0;
+  const run = source.loadAll({ signal: new AbortController().signal });
+  for (;;) {
+    const next = await run.next();
+    if (next.done) {
+      if (next.value.stop !== 'completed') throw new Error(`the source alone stopped: ${next.value.stop}`);
+      break;
+    }
+    if (next.value.kind === 'document') docs += 1;
+  }
+  return { ms: now() - started, docs };
 }
 
 /** Admin calls of one tenant through the gateway. */
@@ -248,7 +271,7 @@ async function main(): Promise<void> {
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const fetcher = createWebFetcher({ allowLoopback: true, lookup: web.lookup });
   const alpha = web.siteUrl('alpha');
-  const config = { base_url: MODE === 'sitemap' ? `${alpha}/generated/sitemap.xml` : `${alpha}/generated/`, web_connector_type: MODE };
+  const config: WebSourceConfig = { base_url: MODE === 'sitemap' ? `${alpha}/generated/sitemap.xml` : `${alpha}/generated/`, web_connector_type: MODE };
   const wallStart = (): number => performance.timeOrigin + performance.now();
   try {
     /** One load of the site by a fresh pair in a fresh tenant, then a poll of the unchanged site. */
@@ -307,9 +330,11 @@ async function main(): Promise<void> {
     if (urls.length !== world.size || missing.length > 0) throw new Error(`the connector indexed ${urls.length} documents, the section has ${world.size} (${missing.slice(0, 3).join(', ')} …)`);
     await plainLoop(web, agent, urls);
     await guardedLoop(fetcher, urls);
+    await sourceAlone(fetcher, config);
 
     const plain: number[] = [];
     const guarded: number[] = [];
+    const alone: number[] = [];
     const loads: Load[] = [];
     const polls: Poll[] = [];
     let pageBytes = 0;
@@ -318,6 +343,9 @@ async function main(): Promise<void> {
       plain.push(p.ms);
       pageBytes = p.bytes;
       guarded.push(await guardedLoop(fetcher, urls));
+      const a = await sourceAlone(fetcher, config);
+      if (a.docs !== urls.length) throw new Error(`round ${r + 1}: the source alone read ${a.docs} documents, not ${urls.length}`);
+      alone.push(a.ms);
       const { load, poll } = await round();
       if (load.docs !== urls.length) throw new Error(`round ${r + 1} indexed ${load.docs} documents, not ${urls.length}`);
       loads.push(load);
@@ -342,6 +370,7 @@ async function main(): Promise<void> {
       `web connector benchmark (${MODE}, ${n} pages of alpha's generated section, ${(pageBytes / n / 1024).toFixed(1)} KiB a page; ${ROUNDS} rounds after a warm-up, medians; ${CONCURRENCY} requests at a time everywhere; request starts ${DELAY_MS} ms apart)`,
       `fetch loop, plain node:http   ${f0(median(plain))} ms   ${f0(plainRate)} pages/s   (judged baseline)`,
       `fetch loop, guarded client    ${f0(median(guarded))} ms   ${f0(guardedRate)} pages/s   (the source's SSRF-guarded client with robots.txt; shown, not judged)`,
+      `web source alone              ${f0(median(alone))} ms   ${f0(median(alone.map(rate)))} pages/s   (the crawl read to its end in this process, nothing written: the ceiling of indexing; ${f2(median(alone.map(rate)) / plainRate)}x of the plain loop)`,
       `indexing, accepted            ${f0(median(loads.map((l) => l.acceptedMs)))} ms   ${f0(acceptedRate)} pages/s   (run-once → attempt ended: every document in the memory's pipeline)`,
       `indexing, all chunks indexed  ${f0(median(loads.map((l) => l.indexedMs)))} ms   ${f0(indexedRate)} pages/s   (run-once → every document chunked and embedded; ${f0(median(loads.map((l) => l.chunks)))} chunks)`,
       `  where the accepted time goes: run-once → first request ${f0(median(loads.map((l) => l.dispatchMs)))} ms, crawl (first → last request, ${f0(median(loads.map((l) => l.requests)))} requests) ${f0(median(loads.map((l) => l.crawlMs)))} ms, last request → seen ended ${f0(median(loads.map((l) => l.tailMs)))} ms`,
