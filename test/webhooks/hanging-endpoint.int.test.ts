@@ -121,7 +121,7 @@ describe('a hanging endpoint, cluster (Kafka, PostgreSQL)', () => {
 
   beforeAll(async () => {
     store = await webhooksDatabase();
-    bus = kafkaBus('hang');
+    bus = kafkaBus('hang', { ownTopics: true });
     worker = await startWorker(store.db, bus, pki, { groupIdPrefix: uniqueGroupPrefix('hang-kafka') });
   });
 
