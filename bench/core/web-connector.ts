@@ -50,7 +50,7 @@ import { requireEnv, uniqueSuffix } from '../../test/support/infra';
 import { closeIdleHttpConnections } from '../../test/support/http';
 import { LoopbackWeb } from '../../test/support/loopback-web';
 import { median } from '../support/stats';
-import { createWebFetcher, WEB_USER_AGENT, WebSource, type WebFetcher, type WebSourceConfig } from '../../services/core/src/connectors';
+import { consume, createWebFetcher, WEB_USER_AGENT, WebSource, type WebFetcher, type WebSourceConfig } from '../../services/core/src/connectors';
 
 const argNum = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -136,15 +136,10 @@ async function sourceAlone(fetcher: WebFetcher, config: WebSourceConfig): Promis
   const source = new WebSource(config, fetcher, { minDelayMs: DELAY_MS });
   const started = now();
   let docs = 0;
-  const run = source.loadAll({ signal: new AbortController().signal });
-  for (;;) {
-    const next = await run.next();
-    if (next.done) {
-      if (next.value.stop !== 'completed') throw new Error(`the source alone stopped: ${next.value.stop}`);
-      break;
-    }
-    if (next.value.kind === 'document') docs += 1;
-  }
+  const outcome = await consume(source.loadAll({ signal: new AbortController().signal }), (item) => {
+    if (item.kind === 'document') docs += 1;
+  });
+  if (outcome.stop !== 'completed') throw new Error(`the source alone stopped: ${outcome.stop}`);
   return { ms: now() - started, docs };
 }
 
